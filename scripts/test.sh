@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Set everything up, then run the whole test suite with the project's standing checks:
+# ruff (lint and format), mypy --strict, and pytest. Exits non-zero if any of them fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+.venv/bin/mypy
+.venv/bin/python -m pytest "$@"

@@ -1,0 +1,193 @@
+"""The one place that reads and quotes POSIX shell text. Pure.
+
+`shlex` is not enough here: it has no notion of `&&`, `$(...)`, comments inside words or which
+characters were quoted, and the audit must know where each word came from and whether the
+`{tests}` placeholder stood alone, unquoted, as a whole word.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Word", "quote", "split_words", "substitute_tests"]
+
+PLACEHOLDER = "{tests}"
+_BLANKS = " \t"
+_OPERATOR_CHARS = "&|;()<>\n"
+_DOUBLE_QUOTE_ESCAPES = '$`"\\\n'
+_ASSIGNMENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One shell word: its value after quote removal, its source span, its place in a command.
+
+    `index` counts a command's words from 0 (the command name); leading `NAME=value`
+    assignments are marked `assignment` and have index -1.
+    """
+
+    text: str
+    start: int
+    end: int
+    index: int
+    quoted: bool
+    assignment: bool
+
+    def raw(self, source: str) -> str:
+        """The word as written in the source."""
+        return source[self.start : self.end]
+
+
+def quote(value: str) -> str:
+    """Single-quote a value for a POSIX shell (`'` becomes `'"'"'`)."""
+    return "'" + value.replace("'", "'\"'\"'") + "'"
+
+
+def substitute_tests(command: str, selectors: tuple[str, ...] | list[str]) -> str:
+    """Replace every `{tests}` with the selectors, each single-quoted, joined by spaces."""
+    return command.replace(PLACEHOLDER, " ".join(quote(selector) for selector in selectors))
+
+
+class _Reader:
+    """A small POSIX shell lexer: words and operators, quotes, substitutions, comments."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.position = 0
+        self.words: list[Word] = []
+        self.index = 0
+        self.in_prefix = True
+
+    def peek(self, offset: int = 0) -> str:
+        at = self.position + offset
+        return self.source[at] if at < len(self.source) else ""
+
+    def run(self) -> list[Word]:
+        while self.position < len(self.source):
+            char = self.peek()
+            if char in _BLANKS:
+                self.position += 1
+            elif char in _OPERATOR_CHARS:
+                self.operator()
+            elif char == "#":
+                self.comment()
+            else:
+                self.word()
+        return self.words
+
+    def operator(self) -> None:
+        char = self.peek()
+        self.position += 1
+        if char in "<>":
+            while self.peek() in ("<", ">", "&", "|", "-"):
+                self.position += 1
+            return  # a redirection: the next word is its target, still part of this command
+        self.index = 0
+        self.in_prefix = True
+
+    def comment(self) -> None:
+        newline = self.source.find("\n", self.position)
+        self.position = len(self.source) if newline == -1 else newline
+
+    def word(self) -> None:
+        start = self.position
+        text: list[str] = []
+        quoted = False
+        while self.position < len(self.source):
+            char = self.peek()
+            if char in _BLANKS or char in _OPERATOR_CHARS:
+                break
+            if char == "'":
+                quoted = True
+                text.append(self.single_quoted())
+            elif char == '"':
+                quoted = True
+                text.append(self.double_quoted())
+            elif char == "\\":
+                quoted = True
+                text.append(self.peek(1) if self.peek(1) != "\n" else "")
+                self.position += 2
+            elif char == "$" and self.peek(1) == "'":
+                quoted = True
+                self.position += 1
+                text.append(self.single_quoted())
+            elif char == "$" and self.peek(1) == "(":
+                text.append(self.substitution())
+            elif char == "`":
+                text.append(self.backticks())
+            else:
+                text.append(char)
+                self.position += 1
+        self.position = min(self.position, len(self.source))
+        assignment = self.in_prefix and _ASSIGNMENT_RE.match(self.source, start) is not None
+        index = -1 if assignment else self.index
+        self.words.append(Word("".join(text), start, self.position, index, quoted, assignment))
+        if not assignment:
+            self.in_prefix = False
+            self.index += 1
+
+    def single_quoted(self) -> str:
+        close = self.source.find("'", self.position + 1)
+        end = len(self.source) if close == -1 else close
+        value = self.source[self.position + 1 : end]
+        self.position = end + 1
+        return value
+
+    def double_quoted(self) -> str:
+        value: list[str] = []
+        self.position += 1
+        while self.position < len(self.source):
+            char = self.peek()
+            if char == '"':
+                self.position += 1
+                break
+            if char == "\\" and self.peek(1) in _DOUBLE_QUOTE_ESCAPES and self.peek(1):
+                value.append(self.peek(1) if self.peek(1) != "\n" else "")
+                self.position += 2
+            elif char == "$" and self.peek(1) == "(":
+                value.append(self.substitution())
+            elif char == "`":
+                value.append(self.backticks())
+            else:
+                value.append(char)
+                self.position += 1
+        return "".join(value)
+
+    def substitution(self) -> str:
+        """`$( ... )`, nested and quote-aware; kept as written."""
+        start = self.position
+        depth = 0
+        while self.position < len(self.source):
+            char = self.peek()
+            if char == "\\":
+                self.position += 2
+                continue
+            if char == "'":
+                self.single_quoted()
+                continue
+            if char == '"':
+                self.double_quoted()
+                continue
+            self.position += 1
+            if char == "(":
+                depth += 1
+            elif char == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+        return self.source[start : self.position]
+
+    def backticks(self) -> str:
+        start = self.position
+        self.position += 1
+        while self.position < len(self.source) and self.peek() != "`":
+            self.position += 2 if self.peek() == "\\" else 1
+        self.position += 1
+        self.position = min(self.position, len(self.source))
+        return self.source[start : self.position]
+
+
+def split_words(source: str) -> list[Word]:
+    """Split shell text into words; `index` counts words from the start of each command."""
+    return _Reader(source).run()

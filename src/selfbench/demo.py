@@ -1,0 +1,141 @@
+"""`selfbench demo`: author one task from an embedded sample repository, end to end."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from selfbench import _sample
+from selfbench._git import git
+from selfbench._json import loads_strict
+from selfbench.audit import AuditReport, audit
+from selfbench.contract import AUTHORING_DEFAULTS, parse_definition
+from selfbench.patches import parse_patch
+from selfbench.submit import submit_task
+
+__all__ = ["SampleRepository", "build_sample_repository", "run_demo", "sample_arguments"]
+
+_TESTS_PATHSPEC = "tests"
+_PROMPT = """\
+Our slugs mangle non-English titles: "Grüße aus Köln" currently becomes "gr-e-aus-k-ln".
+Please make `slugify` spell accented Latin text in plain ASCII first, the way a German or
+Scandinavian reader would expect (ä becomes ae, ß becomes ss, other accents are dropped), and
+expose that conversion on its own as `slugkit.transliterate`.
+
+While you are in there, add two keyword-only options to `slugify`: `separator` (default "-";
+it must be one or more non-alphanumeric characters, otherwise raise ValueError) and
+`max_length` (default None; when set, cut the slug at a word boundary so it fits, cutting the
+first word itself only if it alone is too long; values below 1 raise ValueError).
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class SampleRepository:
+    """The sample repository on disk and the two commits of its pull request."""
+
+    path: Path
+    base: str
+    head: str
+
+
+def _write_tree(root: Path, files: dict[str, str]) -> None:
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+
+
+def build_sample_repository(parent: Path) -> SampleRepository:
+    """Create the sample repository with its base commit and its merged change."""
+    path = parent / "slugkit"
+    path.mkdir()
+    git(path, "init", "--quiet", "--initial-branch=main")
+    _write_tree(path, _sample.BASE)
+    git(path, "add", "--all")
+    git(path, "commit", "--quiet", "--message", "Initial slugkit")
+    base = git(path, "rev-parse", "HEAD").decode().strip()
+    _write_tree(path, _sample.CHANGE)
+    git(path, "add", "--all")
+    git(path, "commit", "--quiet", "--message", f"{_sample.PR_TITLE} (#{_sample.PR_NUMBER})")
+    head = git(path, "rev-parse", "HEAD").decode().strip()
+    return SampleRepository(path, base, head)
+
+
+def sample_arguments(repo: SampleRepository) -> dict[str, Any]:
+    """The `submit_task` arguments an author would send for the sample's pull request."""
+    diff = ("diff", "--binary", "--no-color", "--no-ext-diff", repo.base, repo.head, "--")
+    gold = git(repo.path, *diff, ".", f":(exclude){_TESTS_PATHSPEC}")
+    tests = git(repo.path, *diff, _TESTS_PATHSPEC)
+    definition = {
+        "schemaVersion": 1,
+        "difficulty": "medium",
+        "taskId": f"slugkit-pr-{_sample.PR_NUMBER}",
+        "repo": "example/slugkit",
+        "baseCommit": repo.base,
+        "workdir": ".",
+        "setupCommand": "python -m pip install --quiet pytest",
+        "testCommand": "python -m pytest -q {tests}",
+        "failToPass": ["tests/test_translit.py", "tests/test_options.py"],
+        "passToPass": ["tests/test_core.py"],
+        "testPaths": ["tests/test_translit.py", "tests/test_options.py"],
+        "toolchains": ["python"],
+        "sourcePr": _sample.PR_NUMBER,
+        "sourceUrl": f"https://example.com/example/slugkit/pull/{_sample.PR_NUMBER}",
+        "prompt": _PROMPT,
+        **AUTHORING_DEFAULTS,
+    }
+    return {
+        "definition": definition,
+        "testPatch": tests.decode("utf-8"),
+        "goldPatch": gold.decode("utf-8"),
+    }
+
+
+def audit_task_dir(task_dir: Path) -> AuditReport:
+    """Audit an authored task directory as `selfbench audit` does."""
+    source = task_dir / "definition.json"
+    loaded = parse_definition(loads_strict(source.read_bytes(), source=str(source)))
+    gold = parse_patch((task_dir / "gold.patch").read_bytes(), lenient=True)
+    tests = parse_patch((task_dir / "test.patch").read_bytes(), lenient=True)
+    return audit(loaded.definition, gold, tests, loading_warnings=loaded.warnings)
+
+
+def run_demo(*, keep: bool = False) -> int:
+    """Build the sample, author its task through submit_task, audit it, and say what happened."""
+    from selfbench._report import console  # noqa: PLC0415 - only the demo prints this way
+
+    workspace = Path(tempfile.mkdtemp(prefix="selfbench-demo-"))
+    try:
+        repo = build_sample_repository(workspace)
+        console.print(f"[bold]1. sample repository[/]  {repo.path}")
+        console.print(
+            f"   base {repo.base[:12]}  →  merged PR #{_sample.PR_NUMBER} {repo.head[:12]}"
+        )
+        arguments = sample_arguments(repo)
+        output = workspace / "tasks"
+        output.mkdir()
+        result = submit_task(arguments, output_root=output)
+        task_dir = output / arguments["definition"]["taskId"]
+        console.print(f"[bold]2. submit_task[/]  {result}")
+        for name in ("definition.json", "test.patch", "gold.patch"):
+            size = (task_dir / name).stat().st_size
+            console.print(f"   {task_dir.name}/{name}  {size:,} bytes")
+        report = audit_task_dir(task_dir)
+        verdict = "[green]accepted[/]" if report.accepted else f"[red]rejected[/]: {report.reason}"
+        console.print(f"[bold]3. static audit[/]  {verdict}")
+        console.print(
+            f"   {report.implementation_files} implementation files, "
+            f"{report.implementation_changed_lines} changed lines, "
+            f"{report.test_files} held-out test files"
+        )
+        for warning in report.warnings:
+            console.print(f"   [yellow]warning:[/] {warning}")
+        if keep:
+            console.print(f"kept {workspace}")
+        return 0 if report.accepted else 1
+    finally:
+        if not keep:
+            shutil.rmtree(workspace, ignore_errors=True)

@@ -1,0 +1,3 @@
+"""Shared fixtures: real git repositories built in temp dirs."""
+
+from __future__ import annotations
