@@ -3,6 +3,7 @@
 # ruff (lint and format), mypy --strict, and pytest. Exits non-zero if any of them fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+./scripts/system-deps.sh
 ./scripts/setup.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .

@@ -5,13 +5,15 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["rename_no_replace", "write_atomic"]
+__all__ = ["exchange", "rename_no_replace", "write_atomic"]
 
 _AT_FDCWD = -100
 _RENAME_NOREPLACE = 1
+_RENAME_EXCHANGE = 2
 
 
 def _renameat2() -> Any:
@@ -59,9 +61,11 @@ def rename_no_replace(source: Path, target: Path) -> None:
 
 def write_atomic(path: Path, content: bytes, *, mode: int = 0o644) -> None:
     """Write a file by writing a temp file beside it and renaming it over the target."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # A unique temp name: two writers of one path (threads share a pid) must not share it.
+    descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    temp = Path(name)
     try:
-        with temp.open("wb") as handle:
+        with os.fdopen(descriptor, "wb") as handle:
             handle.write(content)
             handle.flush()
             os.fsync(handle.fileno())
@@ -69,3 +73,22 @@ def write_atomic(path: Path, content: bytes, *, mode: int = 0o644) -> None:
         temp.replace(path)
     finally:
         temp.unlink(missing_ok=True)
+
+
+def exchange(first: Path, second: Path) -> bool:
+    """Swap two existing paths atomically (renameat2 RENAME_EXCHANGE); False where unsupported.
+
+    Raises:
+        OSError: the swap failed for a reason other than missing support.
+    """
+    if _RENAMEAT2 is None:
+        return False
+    result = _RENAMEAT2(
+        _AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE
+    )
+    if result == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), str(first))

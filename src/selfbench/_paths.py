@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import posixpath
+import re
 
 __all__ = [
     "escapes_repository",
     "escaping_task_paths",
+    "harbor_name_problem",
     "join_repository_path",
     "unsafe_patch_path",
 ]
 
 _ROOT = "/repo"
+_DOTGIT_RE = re.compile(r"(?:\.git|git~1)[. ]*(?::.*)?", re.IGNORECASE | re.ASCII | re.DOTALL)
+_SEPARATORS_RE = re.compile(r"[/\\]")
 
 
 def escapes_repository(path: str) -> bool:
@@ -31,14 +35,18 @@ def join_repository_path(workdir: str, path: str) -> str:
 
 
 def unsafe_patch_path(path: str) -> bool:
-    """Whether a patch path is absolute, has a `..` component, or names `.git` at any depth.
+    """Whether `git apply` would refuse a patch path (its `verify_path`, with NTFS protection).
 
-    The same rule `git apply` enforces; checking it first turns git's refusal into our message.
+    Refused: an absolute path, an empty, `.` or `..` component, and `.git` at any depth in any
+    case, with the spellings Windows reads as `.git` (`git~1`, trailing dots or spaces, a `:`
+    stream suffix; a backslash separates there too). Checking first turns git's refusal into
+    our message.
     """
-    if not path or path.startswith("/") or "\0" in path:
+    if not path or "\0" in path:
         return True
-    parts = [part for part in path.split("/") if part not in ("", ".")]
-    return not parts or any(part == ".." or part.lower() == ".git" for part in parts)
+    if any(part in {"", ".", ".."} for part in path.split("/")):
+        return True
+    return any(_DOTGIT_RE.fullmatch(part) for part in _SEPARATORS_RE.split(path))
 
 
 def escaping_task_paths(workdir: str, test_paths: tuple[str, ...]) -> tuple[str, ...]:
@@ -49,3 +57,13 @@ def escaping_task_paths(workdir: str, test_paths: tuple[str, ...]) -> tuple[str,
         if path.startswith("/") or escapes_repository(joined):
             escaping.append(joined)
     return tuple(dict.fromkeys(escaping))
+
+
+def harbor_name_problem(task_id: str) -> str | None:
+    """Why a taskId cannot name a Harbor task (`selfbench/<taskId>`), or None when it can.
+
+    The schema's pattern admits `a..b`; Harbor refuses a task name holding `..`.
+    """
+    if ".." in task_id:
+        return f"taskId {task_id} cannot name a Harbor task: it holds '..'"
+    return None

@@ -24,7 +24,9 @@ class Word:
     """One shell word: its value after quote removal, its source span, its place in a command.
 
     `index` counts a command's words from 0 (the command name); leading `NAME=value`
-    assignments are marked `assignment` and have index -1.
+    assignments are marked `assignment` and have index -1. The target of a redirection (`>log`,
+    the `2` of `2>&1`, a here-document's delimiter) is marked `redirect`, has index -1 and is
+    not an argument of the command.
     """
 
     text: str
@@ -33,6 +35,7 @@ class Word:
     index: int
     quoted: bool
     assignment: bool
+    redirect: bool = False
 
     def raw(self, source: str) -> str:
         """The word as written in the source."""
@@ -58,6 +61,9 @@ class _Reader:
         self.words: list[Word] = []
         self.index = 0
         self.in_prefix = True
+        self.redirect_next = False
+        self.heredoc_next: bool | None = None  # after `<<` / `<<-`: whether tabs are stripped
+        self.heredocs: list[tuple[str, bool]] = []
 
     def peek(self, offset: int = 0) -> str:
         at = self.position + offset
@@ -68,6 +74,8 @@ class _Reader:
             char = self.peek()
             if char in _BLANKS:
                 self.position += 1
+            elif char == "\\" and self.peek(1) == "\n":  # a line continuation between words
+                self.position += 2
             elif char in _OPERATOR_CHARS:
                 self.operator()
             elif char == "#":
@@ -77,14 +85,37 @@ class _Reader:
         return self.words
 
     def operator(self) -> None:
+        start = self.position
         char = self.peek()
         self.position += 1
         if char in "<>":
             while self.peek() in ("<", ">", "&", "|", "-"):
                 self.position += 1
-            return  # a redirection: the next word is its target, still part of this command
+            op = self.source[start : self.position]
+            # A redirection: the next word is its target, still part of this command.
+            self.redirect_next = True
+            if op.startswith("<<") and not op.startswith("<<<"):
+                self.heredoc_next = op == "<<-"
+            return
+        if char == "\n" and self.heredocs:
+            self.here_documents()
         self.index = 0
         self.in_prefix = True
+        self.redirect_next = False
+        self.heredoc_next = None
+
+    def here_documents(self) -> None:
+        """Skip the here-document bodies opened on the line just ended: text, not words."""
+        for delimiter, strip_tabs in self.heredocs:
+            while self.position < len(self.source):
+                newline = self.source.find("\n", self.position)
+                stop = len(self.source) if newline == -1 else newline
+                line = self.source[self.position : stop]
+                self.position = stop + 1
+                if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                    break
+        self.position = min(self.position, len(self.source))
+        self.heredocs.clear()
 
     def comment(self) -> None:
         newline = self.source.find("\n", self.position)
@@ -95,37 +126,55 @@ class _Reader:
         text: list[str] = []
         quoted = False
         while self.position < len(self.source):
-            char = self.peek()
-            if char in _BLANKS or char in _OPERATOR_CHARS:
+            if self.peek() in _BLANKS or self.peek() in _OPERATOR_CHARS:
                 break
-            if char == "'":
-                quoted = True
-                text.append(self.single_quoted())
-            elif char == '"':
-                quoted = True
-                text.append(self.double_quoted())
-            elif char == "\\":
-                quoted = True
-                text.append(self.peek(1) if self.peek(1) != "\n" else "")
-                self.position += 2
-            elif char == "$" and self.peek(1) == "'":
-                quoted = True
-                self.position += 1
-                text.append(self.single_quoted())
-            elif char == "$" and self.peek(1) == "(":
-                text.append(self.substitution())
-            elif char == "`":
-                text.append(self.backticks())
-            else:
-                text.append(char)
-                self.position += 1
+            piece, piece_quoted = self.piece()
+            text.append(piece)
+            quoted = quoted or piece_quoted
         self.position = min(self.position, len(self.source))
+        self.finish_word("".join(text), start, quoted=quoted)
+
+    def piece(self) -> tuple[str, bool]:
+        """One part of a word: a quoted string, an escape, a substitution or a character."""
+        char, following = self.peek(), self.peek(1)
+        if char == "\\":
+            self.position += 2
+            # A backslash-newline is a line continuation: removed, it quotes nothing.
+            return ("", False) if following == "\n" else (following, True)
+        if char == "'" or (char == "$" and following == "'"):
+            self.position += 1 if char == "$" else 0  # `$'...'`: ANSI-C quoting, read as '...'
+            return self.single_quoted(), True
+        if char == '"':
+            return self.double_quoted(), True
+        if char == "$" and following == "(":
+            return self.substitution(), False
+        if char == "`":
+            return self.backticks(), False
+        self.position += 1
+        return char, False
+
+    def finish_word(self, value: str, start: int, *, quoted: bool) -> None:
+        io_number = value.isascii() and value.isdigit() and not quoted and self.peek() in ("<", ">")
+        if self.redirect_next or io_number:
+            self.redirect_target(value, start, quoted=quoted)
+            return
         assignment = self.in_prefix and _ASSIGNMENT_RE.match(self.source, start) is not None
         index = -1 if assignment else self.index
-        self.words.append(Word("".join(text), start, self.position, index, quoted, assignment))
+        self.words.append(Word(value, start, self.position, index, quoted, assignment))
         if not assignment:
             self.in_prefix = False
             self.index += 1
+
+    def redirect_target(self, value: str, start: int, *, quoted: bool) -> None:
+        """Record a redirection's file descriptor or target; it is no argument of the command."""
+        if self.redirect_next and self.heredoc_next is not None:
+            self.heredocs.append((value, self.heredoc_next))
+        if self.redirect_next:
+            self.redirect_next = False
+            self.heredoc_next = None
+        self.words.append(
+            Word(value, start, self.position, -1, quoted, assignment=False, redirect=True)
+        )
 
     def single_quoted(self) -> str:
         close = self.source.find("'", self.position + 1)

@@ -122,8 +122,8 @@ def audit(
 def command_blockers(command: str, selectors: tuple[str, ...]) -> list[str]:
     """Rules 6 to 8: the test command's use of `{tests}`, in the spec's order."""
     blockers = []
-    remainder = command.replace(PLACEHOLDER, " ")
-    if any(is_hard_coded(selector, split_words(remainder)) for selector in selectors):
+    words = split_words(command.replace(PLACEHOLDER, " "))
+    if any(is_hard_coded(selector, words) for selector in selectors):
         blockers.append(HARD_CODED)
     occurrences = command.count(PLACEHOLDER)
     if occurrences != 1:
@@ -133,9 +133,18 @@ def command_blockers(command: str, selectors: tuple[str, ...]) -> list[str]:
     return blockers
 
 
+def _is_placeholder_word(word: Word) -> bool:
+    return (
+        word.text == PLACEHOLDER and not word.quoted and not word.assignment and not word.redirect
+    )
+
+
 def placeholder_is_argument_list(command: str) -> bool:
-    """Every `{tests}` is a whole shell word: unquoted, unassigned, not inside a larger word."""
-    whole = {word.start for word in split_words(command) if word.raw(command) == PLACEHOLDER}
+    """Every `{tests}` is a whole shell word: unquoted, unassigned, not inside a larger word.
+
+    Nor the target of a redirection or a line of a here-document: neither is an argument list.
+    """
+    whole = {word.start for word in split_words(command) if _is_placeholder_word(word)}
     starts = [m.start() for m in re.finditer(re.escape(PLACEHOLDER), command)]
     return all(start in whole for start in starts)
 
@@ -198,7 +207,8 @@ def prompt_warnings(definition: TaskDefinition, gold: Patch, tests: Patch) -> tu
     if re.search(pr_pattern, prompt, flags=re.IGNORECASE):
         warnings.append(f"prompt mentions the source PR number ({number})")
     url = definition.sourceUrl.rstrip("/")
-    if url and url.lower() in prompt.lower():
+    # `…/pull/42` inside `…/pull/420` is another pull request, not a mention.
+    if url and re.search(rf"{re.escape(url)}(?![\w-])", prompt, flags=re.IGNORECASE):
         warnings.append("prompt mentions the source PR URL")
     base = definition.baseCommit.lower()
     for run in _HEX_RUN_RE.findall(prompt):

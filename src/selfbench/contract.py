@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,7 +87,8 @@ def _integer(value: Any) -> int:
         raise _fail("must be an integer")
     if isinstance(value, float) and not value.is_integer():
         raise _fail("must be an integer")
-    if abs(value) > MAX_SAFE_INTEGER:
+    # Only the upper end: every integer field is >= 1, so a huge negative value gets that message.
+    if value > MAX_SAFE_INTEGER:
         raise _fail(f"must be at most {MAX_SAFE_INTEGER} (the largest safe JSON integer)")
     return int(value)
 
@@ -100,16 +102,30 @@ def _positive_integer(value: int) -> int:
 def _number(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _fail("must be a number")
-    if abs(value) > MAX_SAFE_INTEGER:
-        raise _fail(f"must be at most {MAX_SAFE_INTEGER} (the largest safe JSON integer)")
+    # NaN and the infinities are not JSON numbers; a caller's own JSON parser may still make them.
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _fail("must be a number")
     if value <= 0:
         raise _fail("must be greater than 0")
+    if value > MAX_SAFE_INTEGER:
+        raise _fail(f"must be at most {MAX_SAFE_INTEGER} (the largest safe JSON integer)")
     return float(value)
 
 
 def _schema_version(value: int) -> int:
     if value != 1:
         raise _fail("must be 1")
+    return value
+
+
+def _unicode(value: str) -> str:
+    # A lone surrogate ("\ud800" decoded by a lenient parser) cannot be written as UTF-8, so it
+    # would crash the definition digest and the files submit_task writes.
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _fail("must not contain a lone surrogate") from None
     return value
 
 
@@ -197,7 +213,8 @@ PositiveNumber = Annotated[
     BeforeValidator(_number),
     WithJsonSchema({"type": "number", "exclusiveMinimum": 0, "maximum": MAX_SAFE_INTEGER}),
 ]
-NonEmptyStr = Annotated[str, AfterValidator(_non_empty), WithJsonSchema(_STRING_SCHEMA)]
+Text = Annotated[str, AfterValidator(_unicode)]
+NonEmptyStr = Annotated[Text, AfterValidator(_non_empty), WithJsonSchema(_STRING_SCHEMA)]
 SchemaVersion = Annotated[
     int, BeforeValidator(_integer), AfterValidator(_schema_version), WithJsonSchema({"const": 1})
 ]
@@ -210,8 +227,8 @@ TaskIdStr = Annotated[
 ShaStr = Annotated[
     str, AfterValidator(_sha), WithJsonSchema({"type": "string", "pattern": _SHA_PATTERN})
 ]
-TestCommandStr = Annotated[str, AfterValidator(_test_command), WithJsonSchema(_STRING_SCHEMA)]
-SourceUrlStr = Annotated[str, AfterValidator(_source_url), WithJsonSchema(_STRING_SCHEMA)]
+TestCommandStr = Annotated[Text, AfterValidator(_test_command), WithJsonSchema(_STRING_SCHEMA)]
+SourceUrlStr = Annotated[Text, AfterValidator(_source_url), WithJsonSchema(_STRING_SCHEMA)]
 ToolchainStr = Annotated[
     str, AfterValidator(_toolchain), WithJsonSchema({"enum": list(TOOLCHAINS)})
 ]
@@ -312,8 +329,8 @@ class SubmitArguments(_Strict):
     """The whole argument object of the `submit_task` tool."""
 
     definition: TaskDefinition
-    testPatch: str
-    goldPatch: str
+    testPatch: Text
+    goldPatch: Text
 
 
 # --- error translation -------------------------------------------------------------------------
@@ -352,7 +369,7 @@ def _issues(error: ValidationError, prefix: str = "") -> tuple[Issue, ...]:
 
 # --- loading -----------------------------------------------------------------------------------
 
-_NESTED = {"timeouts": Timeouts, "resources": Resources}
+_NESTED: dict[str, type[BaseModel]] = {"timeouts": Timeouts, "resources": Resources}
 
 
 @dataclass(frozen=True, slots=True)
@@ -463,7 +480,8 @@ def check_definition(data: bytes, *, mode: Mode = "persisted", source: str = "$"
 def canonical_json(definition: TaskDefinition) -> bytes:
     """Compact JSON in schema field order, integral numbers without a fraction, non-ASCII kept."""
     value = normalize_numbers(definition.model_dump(mode="json"))
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return text.encode("utf-8")
 
 
 def definition_sha256(definition: TaskDefinition) -> str:

@@ -3,32 +3,41 @@
 Hand-written on purpose. Library parsers (unidiff, whatthepatch, patch-ng) decode to text first,
 lose CRLF and non-UTF-8 bytes, mis-split `diff --git` headers whose unquoted paths hold spaces,
 and count a removed line that reads `-- x` or an added `++ y` as a file header. Counting must
-follow hunk structure, and must run at C speed on a 50 MB patch, so it works on the buffer
-with `bytes.find`/`bytes.count` and walks lines in Python only when a hunk is irregular.
+follow hunk structure, and must run at C speed on a 50 MB patch, so it works on the buffer: one
+regex pass finds the lines that are neither changes nor context (section and hunk headers,
+markers), three `bytes.count` calls check and count each hunk, and lines are walked in Python
+only when a hunk is irregular.
 
 Grammar (what `git diff --binary` and `git format-patch` emit; `git apply -p1` semantics)::
 
     patch    := section*                       (strict: the bytes start with "diff --git ")
-    section  := "diff --git " NAME " " NAME LF header* body
+    section  := "diff --git " NAME " " NAME LF header* body junk
     header   := ("old mode" | "new mode" | "deleted file mode" | "new file mode" | "index"
                  | "similarity index" | "dissimilarity index" | "copy from" | "copy to"
                  | "rename from" | "rename to" | "rename old" | "rename new") ... LF
-    body     := ("--- " NAME LF "+++ " NAME LF hunk+ | "GIT binary patch" ... | "Binary files" ...)?
+    body     := (["--- " NAME LF "+++ " NAME LF] hunk+
+                 | "GIT binary patch" ... | "Binary files" ... " differ")?
     hunk     := "@@ -" N ["," N] " +" N ["," N] " @@" ... LF line*   (until both counts are used)
     line     := (" " | "+" | "-") TEXT LF | "\\" TEXT LF | LF        (an empty line is context)
+    junk     := any lines up to the next section                     (ignored, see below)
 
 A NAME is a C-quoted string (`"a/x\\ty"`, octal escapes for other bytes) or raw bytes; the
-first path component (`a/`, `b/`) is stripped. Lines after a complete hunk up to the next
-section are ignored, as `git apply` ignores a mail signature.
+first path component (`a/`, `b/`) is stripped. As in `git apply`: hunks follow each other with
+nothing between them; lines after the last hunk, or after headers that change metadata (mode,
+new, deleted, rename, copy), are junk and ignored, as a mail signature is; a section with no
+body and no metadata change is an error, as is junk where a body should start.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from functools import partial
 from posixpath import basename
-from typing import Literal
+from typing import Literal, TypeVar
 
 from selfbench.errors import PatchError
 
@@ -44,6 +53,7 @@ __all__ = [
     "parse_patch",
 ]
 
+_T = TypeVar("_T")
 Status = Literal["added", "deleted", "modified", "renamed", "copied", "mode-only", "binary"]
 
 GIT_PATCH_MAGIC = b"diff --git "
@@ -54,12 +64,22 @@ DEPENDENCY_MANIFESTS = frozenset(
         "poetry.lock", "Pipfile", "Pipfile.lock", "go.mod", "go.sum", "Cargo.toml", "Cargo.lock",
     }
 )  # fmt: skip
-_HUNK_RE = re.compile(rb"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+# Counts of up to 18 digits: a longer one is malformed, and int() stays within its digit limit.
+_HUNK_RE = re.compile(rb"@@ -\d{1,18}(?:,(\d{1,18}))? \+\d{1,18}(?:,(\d{1,18}))? @@")
+# A line that is neither a change nor context (an empty line is context): a LF, then its first byte.
+_IRREGULAR_RE = re.compile(rb"\n[^-+ \n]")
 _HEADER_KEYS = (
     b"old mode ", b"new mode ", b"deleted file mode ", b"new file mode ", b"index ",
     b"similarity index ", b"dissimilarity index ", b"copy from ", b"copy to ",
     b"rename from ", b"rename to ", b"rename old ", b"rename new ",
 )  # fmt: skip
+# Headers that name a path, and those that change something without a hunk.
+_NAME_KEYS = frozenset(
+    {b"rename from", b"rename to", b"rename old", b"rename new", b"copy from", b"copy to"}
+)
+_METADATA_KEYS = _NAME_KEYS | {b"deleted file mode", b"new file mode"}
+_QUOTED_STOP_RE = re.compile(rb'["\\]')
+_SHOWN = 200  # characters of a bad name an error message shows
 _ESCAPES = {
     ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11, ord("f"): 12,
     ord("r"): 13, ord('"'): 34, ord("\\"): 92,
@@ -150,25 +170,27 @@ def parse_patch(data: bytes, *, lenient: bool = False) -> Patch:
     """
     if not lenient and not is_git_patch(data):
         raise PatchError("not a Git patch: it does not start with 'diff --git '")
-    starts = _section_starts(data)
+    marks = _irregular_lines(data)
+    starts = [mark for mark in marks if data.startswith(GIT_PATCH_MAGIC, mark)]
     files = []
     for index, start in enumerate(starts):
         end = starts[index + 1] if index + 1 < len(starts) else len(data)
         try:
-            files.append(_Section(data, start, end, lenient=lenient).parse())
+            files.append(_Section(data, start, end, marks, lenient=lenient).parse())
         except PatchError:
             if not lenient:
                 raise
     return Patch(data, tuple(files))
 
 
-def _section_starts(data: bytes) -> list[int]:
-    starts = [0] if data.startswith(GIT_PATCH_MAGIC) else []
-    position = data.find(b"\n" + GIT_PATCH_MAGIC)
-    while position != -1:
-        starts.append(position + 1)
-        position = data.find(b"\n" + GIT_PATCH_MAGIC, position + 1)
-    return starts
+def _irregular_lines(data: bytes) -> list[int]:
+    """Where each line starts that is not a change, context or empty: one pass at C speed.
+
+    In a hunk region these are hunk headers and `\\ No newline` markers (and junk); elsewhere
+    they are the `diff --git` lines and the extended headers.
+    """
+    first = [0] if data[:1] not in {b"", b"-", b"+", b" ", b"\n"} else []
+    return first + [match.start() + 1 for match in _IRREGULAR_RE.finditer(data)]
 
 
 def _line_number(data: bytes, offset: int) -> int:
@@ -179,25 +201,27 @@ def _unquote(text: bytes) -> tuple[bytes, bytes]:
     """Decode one C-quoted name at the start of `text`; return it and the rest after it."""
     out = bytearray()
     i = 1
-    while i < len(text):
-        char = text[i]
-        if char == ord('"'):
-            return bytes(out), text[i + 1 :]
-        if char == ord("\\"):
-            escape = text[i + 1 : i + 2]
-            if escape and escape[0] in _ESCAPES:
-                out.append(_ESCAPES[escape[0]])
-                i += 2
-                continue
-            octal = text[i + 1 : i + 4]
-            if len(octal) == 3 and all(48 <= b <= 55 for b in octal) and int(octal, 8) < 256:
-                out.append(int(octal, 8))
-                i += 4
-                continue
-            raise PatchError(f"bad escape in quoted path {text.decode('utf-8', 'replace')}")
-        out.append(char)
-        i += 1
-    raise PatchError(f"unterminated quoted path {text.decode('utf-8', 'replace')}")
+    while (stop := _QUOTED_STOP_RE.search(text, i)) is not None:
+        j = stop.start()
+        out += text[i:j]
+        if text[j] == 0x22:  # the closing quote
+            return bytes(out), text[j + 1 :]
+        escape = text[j + 1 : j + 2]
+        octal = text[j + 1 : j + 4]
+        if escape and escape[0] in _ESCAPES:
+            out.append(_ESCAPES[escape[0]])
+            i = j + 2
+        elif len(octal) == 3 and all(48 <= b <= 55 for b in octal) and int(octal, 8) < 256:
+            out.append(int(octal, 8))
+            i = j + 4
+        else:
+            raise PatchError(f"bad escape in quoted path {_shown(text[: j + 2])}")
+    raise PatchError(f"unterminated quoted path {_shown(text)}")
+
+
+def _shown(text: bytes) -> str:
+    shown = text.decode("utf-8", "backslashreplace")
+    return shown if len(shown) <= _SHOWN else shown[:_SHOWN] + "..."
 
 
 def _decode(name: bytes) -> str:
@@ -210,6 +234,12 @@ def _strip_prefix(name: bytes) -> str:
     if slash <= 0 or slash == len(name) - 1:
         raise PatchError(f"path without a/ or b/ prefix: {_decode(name)!r}")
     return _decode(name[slash + 1 :])
+
+
+def _side_name(value: bytes) -> str | None:
+    """The path a ---/+++ line names: None for /dev/null, else without its first component."""
+    name = _file_name(value)
+    return None if name == b"/dev/null" else _strip_prefix(name)
 
 
 def _file_name(value: bytes) -> bytes:
@@ -251,19 +281,24 @@ def _header_names(rest: bytes) -> tuple[str | None, str | None]:
 class _Section:
     """Parses one `diff --git` section, data[start:end)."""
 
-    def __init__(self, data: bytes, start: int, end: int, *, lenient: bool) -> None:
+    def __init__(
+        self, data: bytes, start: int, end: int, marks: list[int], *, lenient: bool
+    ) -> None:
         self.data = data
+        self.marks = marks
         self.lenient = lenient
         self.start = start
         self.end = end
         self.headers: dict[bytes, bytes] = {}
-        self.minus_name: bytes | None = None
-        self.plus_name: bytes | None = None
+        self.names: dict[bytes, str] = {}  # "rename from" and the like, decoded
+        self.sides: tuple[str | None, str | None] | None = None  # from the ---/+++ lines
         self.binary = False
         self.hunks = 0
         self.changed = 0
 
     def error(self, offset: int, what: str) -> PatchError:
+        if self.lenient:  # never shown; counting lines for each of many bad sections is quadratic
+            return PatchError(what)
         return PatchError(f"{what} at line {_line_number(self.data, offset)}")
 
     def next_line(self, position: int) -> tuple[bytes, int]:
@@ -275,14 +310,24 @@ class _Section:
 
     def parse(self) -> FileChange:
         first, position = self.next_line(self.start)
-        header_old, header_new = _header_names(first[len(GIT_PATCH_MAGIC) :])
+        rest = first[len(GIT_PATCH_MAGIC) :]
+        names = self.decoded(self.start, lambda: _header_names(rest)) or (None, None)
         position = self.parse_headers(position)
         try:
             self.parse_body(position)
         except PatchError:
             if not self.lenient:
                 raise
-        return self.build(header_old, header_new)
+        return self.build(*names)
+
+    def decoded(self, offset: int, decode: Callable[[], _T]) -> _T | None:
+        """Names decoded from the line at `offset`; None (lenient only) when they are bad."""
+        try:
+            return decode()
+        except PatchError as exc:
+            if not self.lenient:
+                raise self.error(offset, str(exc)) from exc
+            return None
 
     def parse_headers(self, position: int) -> int:
         while position < self.end:
@@ -290,12 +335,19 @@ class _Section:
             key = next((k for k in _HEADER_KEYS if line.startswith(k)), None)
             if key is None:
                 return position
-            self.headers[key.strip()] = line[len(key) :]
+            name, value = key.strip(), line[len(key) :]
+            self.headers[name] = value
+            if name in _NAME_KEYS:
+                decoded = self.decoded(position, partial(_full_name, value))
+                if decoded is not None:
+                    self.names[name] = decoded
             position = after
         return position
 
     def parse_body(self, position: int) -> None:
         if position >= self.end:
+            if not self.changes_metadata():
+                raise self.error(self.start, "diff section changes nothing")
             return
         line, after = self.next_line(position)
         if line.startswith((b"GIT binary patch", b"Binary files ")):
@@ -305,48 +357,80 @@ class _Section:
             plus, after_plus = self.next_line(after)
             if not plus.startswith(b"+++ "):
                 raise self.error(after, "expected a +++ line")
-            self.minus_name = _file_name(line[4:])
-            self.plus_name = _file_name(plus[4:])
+            self.sides = self.decoded(
+                position, lambda: (_side_name(line[4:]), _side_name(plus[4:]))
+            )
             self.parse_hunks(after_plus)
             return
-        if not line.startswith(b"@@ "):
+        if line.startswith(b"@@ "):
+            self.parse_hunks(position)
+        elif not self.changes_metadata():  # else what follows is a signature or junk, ignored
             raise self.error(position, "unrecognized line in a diff header")
-        self.parse_hunks(position)
+
+    def changes_metadata(self) -> bool:
+        """Whether the headers alone change something: `git apply` accepts a section without
+        hunks only then."""
+        headers = self.headers
+        if headers.keys() & _METADATA_KEYS:
+            return True
+        old_mode, new_mode = headers.get(b"old mode"), headers.get(b"new mode")
+        return old_mode is not None and new_mode is not None and old_mode != new_mode
 
     def parse_hunks(self, position: int) -> None:
-        data, end = self.data, self.end
+        """Count every hunk from the first header, at `position`, to the end of the section.
+
+        The irregular lines split the region into hunks. A hunk holding only changes, context
+        and `\\` markers is counted with three `bytes.count` calls; any other is walked.
+        """
+        data, end, marks = self.data, self.end, self.marks
         if position >= end or not data.startswith(b"@@ ", position):
             raise self.error(position, "expected a hunk header")
-        while position < end and data.startswith(b"@@ ", position):
-            header, body = self.next_line(position)
-            match = _HUNK_RE.match(header)
+        region = marks[bisect_left(marks, position) : bisect_left(marks, end)]
+        heads = [mark for mark in region if data.startswith(b"@@ ", mark)]
+        inner = self.inner_lines(region) if len(heads) < len(region) else {}
+        stops = heads[1:]
+        stops.append(end)
+        for header_at, stop in zip(heads, stops, strict=True):
+            match = _HUNK_RE.match(data, header_at, stop)
             if match is None:
-                raise self.error(position, "malformed hunk header")
-            old = 1 if match[2] is None else int(match[2])
-            new = 1 if match[4] is None else int(match[4])
-            following = data.find(b"\n@@ ", body - 1, end)
-            stop = end if following == -1 else following + 1
-            position = self.count_hunk(body, stop, old, new)
+                raise self.error(header_at, "malformed hunk header")
+            old, new = map(int, match.groups(b"1"))
+            body = data.find(b"\n", match.end(), stop) + 1 or stop
             self.hunks += 1
-            if following == -1:
-                return
-            position = stop
+            markers = inner.get(header_at, 0)
+            finished = self.count_hunk(body, stop, old, new, markers) if markers >= 0 else -1
+            if finished == -1:
+                finished = self.walk_hunk(body, stop, old, new)
+            if finished < stop < end and not self.lenient:
+                raise self.error(finished, "unexpected line after a hunk")
 
-    def count_hunk(self, start: int, stop: int, old: int, new: int) -> int:
-        """Count a hunk's changed lines; return where its body ends."""
+    def inner_lines(self, region: list[int]) -> dict[int, int]:
+        """Per hunk header, the `\\` marker lines of its hunk, or -1 when it holds other lines."""
         data = self.data
-        lines = data.count(b"\n", start, stop)
-        if stop > start and data[stop - 1] != 0x0A:
+        inner: dict[int, int] = {}
+        header_at = region[0]
+        for mark in region[1:]:
+            if data.startswith(b"@@ ", mark):
+                header_at = mark
+            elif data[mark] == 0x5C and inner.get(header_at, 0) >= 0:
+                inner[header_at] = inner.get(header_at, 0) + 1
+            else:
+                inner[header_at] = -1
+        return inner
+
+    def count_hunk(self, body: int, stop: int, old: int, new: int, markers: int) -> int:
+        """Count a regular hunk at C speed; return its end, or -1 when the counts disagree."""
+        data = self.data
+        lines = data.count(b"\n", body, stop)
+        if body < stop and data[stop - 1] != 0x0A:
             lines += 1
-        minus = data.count(b"\n-", start - 1, stop)
-        plus = data.count(b"\n+", start - 1, stop)
-        context = data.count(b"\n ", start - 1, stop) + data.count(b"\n\n", start - 1, stop)
-        markers = data.count(b"\n\\", start - 1, stop)
-        regular = minus + plus + context + markers == lines
-        if regular and minus + context == old and plus + context == new:
-            self.changed += minus + plus
-            return stop
-        return self.walk_hunk(start, stop, old, new)
+        minus = data.count(b"\n-", body - 1, stop)
+        plus = data.count(b"\n+", body - 1, stop)
+        context = lines - minus - plus - markers  # empty lines are context too
+        if minus + context != old or plus + context != new:
+            return -1
+        self.changed += minus + plus
+        return stop
 
     def walk_hunk(self, position: int, stop: int, old: int, new: int) -> int:
         """The exact line walk, for a hunk followed by other lines (a signature, junk)."""
@@ -388,18 +472,10 @@ class _Section:
         return "modified"
 
     def build(self, header_old: str | None, header_new: str | None) -> FileChange:
-        headers = self.headers
-        old = header_old
-        new = header_new
-        if self.minus_name is not None and self.plus_name is not None:
-            old = None if self.minus_name == b"/dev/null" else _strip_prefix(self.minus_name)
-            new = None if self.plus_name == b"/dev/null" else _strip_prefix(self.plus_name)
-        source = headers.get(b"rename from", headers.get(b"rename old", headers.get(b"copy from")))
-        target = headers.get(b"rename to", headers.get(b"rename new", headers.get(b"copy to")))
-        if source is not None:
-            old = _full_name(source)
-        if target is not None:
-            new = _full_name(target)
+        names = self.names
+        old, new = (header_old, header_new) if self.sides is None else self.sides
+        old = names.get(b"rename from", names.get(b"rename old", names.get(b"copy from", old)))
+        new = names.get(b"rename to", names.get(b"rename new", names.get(b"copy to", new)))
         status = self.status()
         if status == "added":
             old = None

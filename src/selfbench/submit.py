@@ -11,7 +11,7 @@ from typing import Any
 
 from selfbench._fs import rename_no_replace
 from selfbench._json import dumps_pretty
-from selfbench._paths import escaping_task_paths, unsafe_patch_path
+from selfbench._paths import escaping_task_paths, harbor_name_problem, unsafe_patch_path
 from selfbench.audit import audit
 from selfbench.contract import parse_definition, parse_submit_arguments
 from selfbench.errors import DefinitionError, PatchError, PreflightError, SubmitError
@@ -142,35 +142,53 @@ def _patch_blockers(name: str, label: str, data: bytes) -> tuple[list[str], Patc
 def preflight_blockers(
     definition: dict[str, Any], test_patch: bytes, gold_patch: bytes
 ) -> tuple[str, ...]:
-    """Everything that would reject this task after submission, found now; empty when clean."""
-    blockers: list[str] = []
+    """Everything that would reject this task after submission, found now; empty when clean.
+
+    A definition that fails persisted validation is reported issue by issue, and the patches
+    are still judged, so one call lists every blocker; only the audit needs a valid definition.
+    """
+    test_blockers, _ = _patch_blockers("test.patch", "test", test_patch)
+    gold_blockers, _ = _patch_blockers("gold.patch", "gold", gold_patch)
     try:
         loaded = parse_definition(definition, mode="persisted", prefix="definition")
     except DefinitionError as exc:
-        return tuple(str(issue) for issue in exc.issues)
+        return (*(str(issue) for issue in exc.issues), *test_blockers, *gold_blockers)
     task = loaded.definition
-    blockers.extend(
-        f"task path escapes repository: {path}"
-        for path in escaping_task_paths(task.workdir, task.testPaths)
-    )
-    test_blockers, _ = _patch_blockers("test.patch", "test", test_patch)
-    gold_blockers, _ = _patch_blockers("gold.patch", "gold", gold_patch)
-    blockers.extend(test_blockers + gold_blockers)
+    name_problem = harbor_name_problem(task.taskId)
+    escaping = [
+        *([name_problem] if name_problem else []),
+        *(
+            f"task path escapes repository: {path}"
+            for path in escaping_task_paths(task.workdir, task.testPaths)
+        ),
+    ]
     report = audit(
         task, parse_patch(gold_patch, lenient=True), parse_patch(test_patch, lenient=True)
     )
-    blockers.extend(report.blockers)
-    return tuple(blockers)
+    return (*escaping, *test_blockers, *gold_blockers, *report.blockers)
 
 
 def _write_exclusive(root: Path, task_id: str, files: dict[str, bytes]) -> None:
-    """Write the task's files into a private temp dir under root, then rename it into place."""
+    """Write the task's files into a private temp dir under root, then rename it into place.
+
+    Raises:
+        SubmitError: the root is missing, the task exists, or the disk refused a write.
+    """
     target = root / task_id
     if not root.is_dir():
         raise SubmitError(f"{OUTPUT_ENV} directory does not exist: {root}")
     if os.path.lexists(target):
         raise SubmitError(f"task {task_id} already exists: {target}")
-    staging = Path(tempfile.mkdtemp(prefix=f".{task_id}.", suffix=".tmp", dir=root))
+    try:
+        _stage_and_rename(root, target, files)
+    except FileExistsError:
+        raise SubmitError(f"task {task_id} already exists: {target}") from None
+    except OSError as exc:  # a full disk or a read-only root is an input problem, not a bug
+        raise SubmitError(f"cannot write task {task_id}: {exc.strerror or exc}") from None
+
+
+def _stage_and_rename(root: Path, target: Path, files: dict[str, bytes]) -> None:
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=root))
     try:
         for name, content in files.items():
             with (staging / name).open("xb") as handle:
@@ -178,10 +196,7 @@ def _write_exclusive(root: Path, task_id: str, files: dict[str, bytes]) -> None:
                 handle.flush()
                 os.fsync(handle.fileno())
         staging.chmod(0o755)
-        try:
-            rename_no_replace(staging, target)
-        except FileExistsError:
-            raise SubmitError(f"task {task_id} already exists: {target}") from None
+        rename_no_replace(staging, target)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)

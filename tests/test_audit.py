@@ -1,0 +1,434 @@
+"""The static audit, SPEC §4: thresholds, the eight blockers in order, metrics, warnings."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from helpers import (
+    GOLD,
+    SOURCE_URL,
+    TESTS,
+    added_file,
+    definition,
+    implementation_patch,
+    modified_file,
+    patch,
+    run_audit,
+    selectors,
+    task,
+)
+from selfbench.audit import THRESHOLDS, Threshold, audit
+from selfbench.contract import parse_definition
+from selfbench.patches import parse_patch
+
+OVERLAP = "gold and held-out test patches overlap: {}"
+NO_TEST_FILES = "held-out test patch changes no files"
+HARD_CODED = 'test command must not hard-code fail-to-pass or pass-to-pass paths outside "{tests}"'
+NOT_ONCE = 'test command must contain "{tests}" exactly once'
+QUOTED = 'test command must expand "{tests}" as an unquoted shell argument list'
+
+# The table of SPEC §4: difficulty, gold files ≥, gold changed lines ≥, passToPass ≥.
+TABLE = [("easy", 1, 20, 0), ("medium", 2, 50, 1), ("hard", 3, 100, 2)]
+
+
+def test_thresholds_are_the_spec_table() -> None:
+    assert {
+        level: Threshold(files=files, changed_lines=lines, pass_to_pass=regressions)
+        for level, files, lines, regressions in TABLE
+    } == THRESHOLDS
+
+
+# --- the threshold table -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("level", "files", "lines", "regressions"), TABLE)
+def test_a_task_at_every_minimum_is_accepted(
+    level: str, files: int, lines: int, regressions: int
+) -> None:
+    definition = task(difficulty=level, passToPass=selectors("regress", regressions))
+
+    report = run_audit(definition, gold=implementation_patch(files, lines))
+
+    assert report.blockers == ()
+    assert report.accepted
+    assert report.reason == ""
+    assert (report.implementation_files, report.implementation_changed_lines) == (files, lines)
+
+
+@pytest.mark.parametrize(("level", "files", "lines", "regressions"), TABLE)
+def test_one_implementation_file_too_few(
+    level: str, files: int, lines: int, regressions: int
+) -> None:
+    definition = task(difficulty=level, passToPass=selectors("regress", regressions))
+
+    report = run_audit(definition, gold=implementation_patch(files - 1, lines))
+
+    too_few_files = (
+        f"{level} mode requires at least {files} implementation files; found {files - 1}"
+    )
+    if files == 1:  # no file at all: no changed line either
+        no_lines = f"{level} mode requires at least {lines} changed implementation lines; found 0"
+        assert report.blockers == (too_few_files, no_lines)
+    else:
+        assert report.blockers == (too_few_files,)
+    assert not report.accepted
+
+
+@pytest.mark.parametrize(("level", "files", "lines", "regressions"), TABLE)
+def test_one_changed_line_too_few(level: str, files: int, lines: int, regressions: int) -> None:
+    definition = task(difficulty=level, passToPass=selectors("regress", regressions))
+
+    report = run_audit(definition, gold=implementation_patch(files, lines - 1))
+
+    assert report.blockers == (
+        f"{level} mode requires at least {lines} changed implementation lines; found {lines - 1}",
+    )
+
+
+@pytest.mark.parametrize(
+    ("level", "files", "lines", "regressions"), [row for row in TABLE if row[3] > 0]
+)
+def test_one_pass_to_pass_test_too_few(
+    level: str, files: int, lines: int, regressions: int
+) -> None:
+    definition = task(difficulty=level, passToPass=selectors("regress", regressions - 1))
+
+    report = run_audit(definition, gold=implementation_patch(files, lines))
+
+    assert report.blockers == (
+        f"{level} mode requires at least {regressions} pass-to-pass regression tests",
+    )
+
+
+def test_the_exact_message_of_a_medium_task_one_line_short() -> None:
+    definition = task(difficulty="medium", passToPass=["tests/test_old.py"])
+
+    report = run_audit(definition, gold=implementation_patch(2, 49))
+
+    assert (
+        report.reason == "medium mode requires at least 50 changed implementation lines; found 49"
+    )
+
+
+# --- blockers in the spec's order --------------------------------------------------------------
+
+
+def test_every_blocker_but_the_empty_test_patch_in_order() -> None:
+    definition = task(
+        difficulty="hard",
+        testCommand='pytest tests/test_new.py "{tests}" {tests}',
+        passToPass=["tests/test_old.py"],
+    )
+    gold = patch(added_file("src/widgets/parse.py", 10), added_file("tests/test_new.py", 3))
+
+    report = run_audit(definition, gold=gold)
+
+    assert report.blockers == (
+        OVERLAP.format("tests/test_new.py"),
+        "hard mode requires at least 3 implementation files; found 2",
+        "hard mode requires at least 100 changed implementation lines; found 13",
+        "hard mode requires at least 2 pass-to-pass regression tests",
+        HARD_CODED,
+        NOT_ONCE,
+        QUOTED,
+    )
+    assert report.reason == "; ".join(report.blockers)
+    assert not report.accepted
+
+
+def test_every_blocker_but_the_overlap_in_order() -> None:
+    definition = task(difficulty="medium", testCommand="pytest tests/test_new.py 'a {tests}' x")
+
+    report = run_audit(definition, gold=b"", tests=b"")
+
+    assert report.blockers == (
+        "medium mode requires at least 2 implementation files; found 0",
+        "medium mode requires at least 50 changed implementation lines; found 0",
+        NO_TEST_FILES,
+        "medium mode requires at least 1 pass-to-pass regression tests",
+        HARD_CODED,
+        QUOTED,
+    )
+    assert report.reason == (
+        "medium mode requires at least 2 implementation files; found 0; "
+        "medium mode requires at least 50 changed implementation lines; found 0; "
+        f"{NO_TEST_FILES}; "
+        "medium mode requires at least 1 pass-to-pass regression tests; "
+        f"{HARD_CODED}; {QUOTED}"
+    )
+
+
+def test_overlap_lists_every_shared_path_in_gold_order() -> None:
+    gold = patch(added_file("a", 10), added_file("src/widgets/x.py", 10), modified_file("b", 1, 1))
+    tests = patch(added_file("b", 1), added_file("tests/test_new.py", 1), added_file("a", 1))
+
+    report = run_audit(task(), gold=gold, tests=tests)
+
+    assert report.blockers == ("gold and held-out test patches overlap: a, b",)
+
+
+def test_overlap_counts_old_paths_and_shows_undecodable_bytes() -> None:
+    rename = (
+        'diff --git "a/tests/caf\\303\\251.py" "b/tests/bad\\377.py"\n'
+        "similarity index 100%\n"
+        'rename from "tests/caf\\303\\251.py"\n'
+        'rename to "tests/bad\\377.py"\n'
+    )
+    gold = patch(rename, added_file("src/widgets/x.py", 20))
+    tests = patch(
+        'diff --git "a/tests/bad\\377.py" "b/tests/bad\\377.py"\n', "deleted file mode 100644\n"
+    )
+    tests += patch(added_file("tests/café.py", 1))
+
+    report = run_audit(task(), gold=gold, tests=tests)
+
+    assert report.blockers == (OVERLAP.format("tests/café.py, tests/bad\\xff.py"),)
+
+
+# --- metrics -----------------------------------------------------------------------------------
+
+
+def test_metrics_count_sections_and_changed_lines() -> None:
+    binary = (
+        "diff --git a/assets/logo.png b/assets/logo.png\n"
+        "new file mode 100644\n"
+        "index 0000000..3f4e1a2\n"
+        "GIT binary patch\n"
+        "literal 3\n"
+        "Kc${NkU|;|M00aO5\n"
+        "\n"
+        "literal 0\n"
+        "HcmV?d00001\n"
+        "\n"
+    )
+    gold = patch(added_file("src/widgets/a.py", 7), modified_file("src/widgets/b.py", 3, 5), binary)
+    tests = patch(added_file("tests/test_new.py", 4), modified_file("tests/test_old.py", 1, 2))
+
+    report = run_audit(task(), gold=gold, tests=tests)
+
+    assert report.to_json() == {
+        "accepted": False,
+        "blockers": ["easy mode requires at least 20 changed implementation lines; found 15"],
+        "metrics": {"implementationFiles": 3, "implementationChangedLines": 15, "testFiles": 2},
+        "warnings": [],
+    }
+
+
+def test_report_json_of_an_accepted_task() -> None:
+    assert run_audit(task()).to_json() == {
+        "accepted": True,
+        "blockers": [],
+        "metrics": {"implementationFiles": 1, "implementationChangedLines": 20, "testFiles": 1},
+        "warnings": [],
+    }
+
+
+# --- rule 6: hard-coded selectors --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "fail_to_pass", "pass_to_pass"),
+    [
+        ("test {tests} && test tests/new.ts", ["tests/new.ts"], []),
+        ("pytest ./tests/a.py {tests}", ["tests/a.py"], []),
+        ("pytest --file=tests/a.py {tests}", ["tests/a.py"], []),
+        ("pytest x:tests/a.py {tests}", ["tests/a.py"], []),
+        ("pytest tests/a.py::test_one {tests}", ["tests/a.py"], []),
+        ("pytest tests/a.py {tests}", ["tests/a.py"], []),
+        ("pytest 'tests/a b.py' {tests}", ["tests/a b.py"], []),
+        ("pytest {tests} tests/old.py", ["tests/a.py"], ["tests/old.py"]),
+        ("bun test test {tests}", ["test"], []),
+        ("cd web && npx vitest run {tests} --dir src", ["src"], []),
+    ],
+)
+def test_hard_coded_selector(
+    command: str, fail_to_pass: list[str], pass_to_pass: list[str]
+) -> None:
+    definition = task(testCommand=command, failToPass=fail_to_pass, passToPass=pass_to_pass)
+
+    assert run_audit(definition).blockers == (HARD_CODED,)
+
+
+@pytest.mark.parametrize(
+    ("command", "selector"),
+    [
+        ("bun test {tests}", "test"),
+        ("npm test -- {tests}", "test"),
+        ("cargo test {tests}", "test"),
+        ("pytest tests/a.pyc {tests}", "tests/a.py"),
+        ("pytest mytests/a.py {tests}", "tests/a.py"),
+        ("pytest -k test_a {tests}", "tests/a.py"),
+        ("pytest {tests} # tests/a.py", "tests/a.py"),
+        ("pytest {tests}", "tests/a.py"),
+    ],
+)
+def test_not_a_hard_coded_selector(command: str, selector: str) -> None:
+    definition = task(testCommand=command, failToPass=[selector])
+
+    assert run_audit(definition).blockers == ()
+
+
+# --- rule 7: exactly once ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "blockers"),
+    [
+        ("pytest", (NOT_ONCE,)),
+        ("pytest {tests} {tests}", (NOT_ONCE,)),
+        ('pytest {tests} "{tests}"', (NOT_ONCE, QUOTED)),
+    ],
+)
+def test_placeholder_exactly_once(command: str, blockers: tuple[str, ...]) -> None:
+    # Submission mode: a persisted definition could not even omit the placeholder.
+    definition = task(mode="submission", testCommand=command)
+
+    assert run_audit(definition).blockers == blockers
+
+
+# --- rule 8: an unquoted argument list ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'pytest "{tests}"',
+        "pytest '{tests}'",
+        'pytest "--files={tests}"',
+        "pytest 'a {tests}'",
+        "FILES={tests} pytest",
+        "export T={tests}; pytest $T",
+        "pytest --files={tests}",
+        "env T={tests} pytest",
+        "pytest {tests}x",
+        "pytest \\{tests}",
+        "pytest $'{tests}'",
+        "pytest $(echo {tests})",
+        "pytest `echo {tests}`",
+        "pytest ${T:-{tests}}",
+        "pytest # {tests}",
+        "pytest >{tests}",
+        "pytest <<EOF\n{tests}\nEOF",
+    ],
+)
+def test_placeholder_not_an_argument_list(command: str) -> None:
+    assert run_audit(task(testCommand=command)).blockers == (QUOTED,)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pytest {tests}",
+        "npm test -- {tests}",
+        "cd sub && pytest -x {tests} | tee log",
+        "CI=1 pytest {tests} 2>&1 | tee log",
+        "python -m pytest -q \\\n  {tests}",
+        'for t in {tests}; do pytest "$t"; done',
+        "cat <<'EOF' >conf.ini\n[x]\nEOF\npytest {tests}",
+    ],
+)
+def test_placeholder_as_an_argument_list(command: str) -> None:
+    assert run_audit(task(testCommand=command)).blockers == ()
+
+
+# --- warnings ----------------------------------------------------------------------------------
+
+PR = "prompt mentions the source PR number (42)"
+URL = "prompt mentions the source PR URL"
+
+
+@pytest.mark.parametrize(
+    ("prompt", "warnings"),
+    [
+        ("Fix the parser so that trailing commas work.", ()),
+        ("Finish what #42 started.", (PR,)),
+        ("As discussed in PR 42, accept trailing commas.", (PR,)),
+        ("See pull request #42 for context.", (PR,)),
+        ("See #420 and PR 4200 for unrelated work.", ()),
+        (f"Background: {SOURCE_URL}", (URL,)),
+        (f"Background: {SOURCE_URL}0", ()),
+        (
+            "Start from 0123456 and fix the parser.",
+            ("prompt mentions a commit hash prefix of baseCommit (0123456)",),
+        ),
+        (
+            "Start from 0123456789ABCDEF.",
+            ("prompt mentions a commit hash prefix of baseCommit (0123456789ABCDEF)",),
+        ),
+        ("Use the 012345 build.", ()),
+        (
+            "Make tests/test_new.py pass.",
+            (
+                "prompt mentions a selector (tests/test_new.py)",
+                "prompt mentions a held-out path (tests/test_new.py)",
+            ),
+        ),
+        (
+            "Keep tests/conftest.py working.",
+            ("prompt mentions a held-out path (tests/conftest.py)",),
+        ),
+        (
+            "The bug is in module_0.py, I think.",
+            ("prompt mentions a gold file name (module_0.py)",),
+        ),
+        ("The bug is in module_0.pyc, I think.", ()),
+    ],
+)
+def test_prompt_warnings(prompt: str, warnings: tuple[str, ...]) -> None:
+    tests = patch(added_file("tests/test_new.py", 3), added_file("tests/conftest.py", 1))
+
+    report = run_audit(task(prompt=prompt), tests=tests)
+
+    assert report.warnings == warnings
+    assert report.accepted
+
+
+def test_warnings_never_block_and_dropped_keys_come_first() -> None:
+    raw = {**definition(prompt="Fix #42."), "reviewer": "x"}
+    raw["timeouts"] = {**raw["timeouts"], "idleSeconds": 5}
+    loaded = parse_definition(raw)
+    gold, tests = parse_patch(GOLD), parse_patch(TESTS)
+
+    report = audit(loaded.definition, gold, tests, loading_warnings=loaded.warnings)
+
+    assert report.warnings == (
+        "dropped unknown key timeouts.idleSeconds",
+        "dropped unknown key reviewer",
+        PR,
+    )
+    assert report.blockers == ()
+
+
+# --- any bytes ---------------------------------------------------------------------------------
+
+PLAIN_DIFF = b"--- a/tests/test_new.py\n+++ b/tests/test_new.py\n@@ -1 +1 @@\n-old\n+new\n"
+
+
+def test_empty_patches_are_judged_not_refused() -> None:
+    report = run_audit(task(), gold=b"", tests=b"")
+
+    assert report.blockers == (
+        "easy mode requires at least 1 implementation files; found 0",
+        "easy mode requires at least 20 changed implementation lines; found 0",
+        NO_TEST_FILES,
+    )
+
+
+def test_a_test_patch_that_is_not_a_git_patch_changes_no_files() -> None:
+    assert run_audit(task(), tests=PLAIN_DIFF).blockers == (NO_TEST_FILES,)
+
+
+def test_a_gold_patch_that_is_not_a_git_patch_changes_no_files() -> None:
+    assert run_audit(task(), gold=PLAIN_DIFF * 20).blockers == (
+        "easy mode requires at least 1 implementation files; found 0",
+        "easy mode requires at least 20 changed implementation lines; found 0",
+    )
+
+
+@given(gold=st.binary(max_size=300), tests=st.binary(max_size=300))
+def test_the_audit_judges_any_bytes(gold: bytes, tests: bytes) -> None:
+    report = run_audit(task(), gold=b"diff --git " + gold, tests=tests)
+
+    assert report.accepted == (report.blockers == ())

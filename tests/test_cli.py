@@ -1,0 +1,393 @@
+"""The `selfbench` command line: check, audit, submit; exit codes and whole outputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import GOLD, TESTS, arguments, definition, write_task_files
+from selfbench.cli import main
+from selfbench.submit import OUTPUT_ENV
+
+TASK_ID = "widgets-pr-42"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any]:
+    code, out, err = run(capsys, *argv)
+    assert err == ""
+    return code, json.loads(out)
+
+
+def write_json(path: Path, value: Any) -> str:
+    path.write_text(json.dumps(value), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "tasks"
+    path.mkdir()
+    monkeypatch.setenv(OUTPUT_ENV, str(path))
+    return path
+
+
+# --- check -------------------------------------------------------------------------------------
+
+
+def test_check_valid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = write_json(tmp_path / "definition.json", definition())
+
+    assert run_json(capsys, "check", source, "--json") == (
+        0,
+        {"valid": True, "issues": [], "warnings": []},
+    )
+
+
+def test_check_invalid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = write_json(tmp_path / "definition.json", definition(difficulty="x", sourcePr=0))
+
+    assert run_json(capsys, "check", source, "--json") == (
+        1,
+        {
+            "valid": False,
+            "issues": [
+                {"path": "difficulty", "message": "must be one of easy, medium, hard"},
+                {"path": "sourcePr", "message": "must be at least 1"},
+            ],
+            "warnings": [],
+        },
+    )
+
+
+def test_check_reports_dropped_keys_as_warnings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = write_json(tmp_path / "definition.json", {**definition(), "reviewer": "me"})
+
+    assert run_json(capsys, "check", source, "--json") == (
+        0,
+        {"valid": True, "issues": [], "warnings": ["dropped unknown key reviewer"]},
+    )
+
+
+def test_check_submission_mode_rejects_unknown_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = write_json(tmp_path / "definition.json", {**definition(), "reviewer": "me"})
+
+    assert run_json(capsys, "check", source, "--mode", "submission", "--json") == (
+        1,
+        {
+            "valid": False,
+            "issues": [{"path": "reviewer", "message": "is not allowed (unknown key)"}],
+            "warnings": [],
+        },
+    )
+
+
+def test_check_malformed_json_is_an_invalid_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "definition.json"
+    source.write_bytes(b'{"taskId": "a", "taskId": "b"}')
+
+    assert run_json(capsys, "check", str(source), "--json") == (
+        1,
+        {
+            "valid": False,
+            "issues": [{"path": "$", "message": 'invalid JSON: duplicate key "taskId"'}],
+            "warnings": [],
+        },
+    )
+
+
+def test_check_unreadable_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "missing.json"
+
+    assert run(capsys, "check", str(missing), "--json") == (
+        2,
+        "",
+        f"error: cannot read {missing}: No such file or directory\n",
+    )
+
+
+def test_check_human_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    valid = write_json(tmp_path / "valid.json", definition())
+    invalid = write_json(tmp_path / "invalid.json", definition(sourcePr=0))
+
+    assert run(capsys, "check", valid) == (0, f"valid  {valid}\n", "")
+    assert run(capsys, "check", invalid) == (
+        1,
+        f"invalid  {invalid}\n  sourcePr: must be at least 1\n",
+        "",
+    )
+
+
+# --- audit -------------------------------------------------------------------------------------
+
+
+def test_audit_accepted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_task_files(tmp_path / TASK_ID)
+
+    assert run_json(capsys, "audit", str(tmp_path / TASK_ID), "--json") == (
+        0,
+        {
+            "accepted": True,
+            "blockers": [],
+            "metrics": {"implementationFiles": 1, "implementationChangedLines": 20, "testFiles": 1},
+            "warnings": [],
+        },
+    )
+
+
+def test_audit_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    value = {**definition(difficulty="medium", prompt="Fix #42."), "reviewer": "me"}
+    write_task_files(tmp_path / TASK_ID, value)
+
+    assert run_json(capsys, "audit", str(tmp_path / TASK_ID), "--json") == (
+        1,
+        {
+            "accepted": False,
+            "blockers": [
+                "medium mode requires at least 2 implementation files; found 1",
+                "medium mode requires at least 50 changed implementation lines; found 20",
+                "medium mode requires at least 1 pass-to-pass regression tests",
+            ],
+            "metrics": {"implementationFiles": 1, "implementationChangedLines": 20, "testFiles": 1},
+            "warnings": [
+                "dropped unknown key reviewer",
+                "prompt mentions the source PR number (42)",
+            ],
+        },
+    )
+
+
+def words_per_line(text: str) -> list[str]:
+    """Output lines with runs of blanks collapsed: the table's padding is rich's business."""
+    return [" ".join(line.split()) for line in text.splitlines()]
+
+
+def test_audit_human_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_task_files(tmp_path / "ok")
+    write_task_files(tmp_path / "bad", definition(prompt="Fix #42."), tests=b"")
+
+    code, out, err = run(capsys, "audit", str(tmp_path / "ok"))
+    assert (code, err) == (0, "")
+    assert words_per_line(out) == [
+        f"accepted {TASK_ID}",
+        "implementation files 1",
+        "implementation changed lines 20",
+        "held-out test files 1",
+    ]
+
+    code, out, err = run(capsys, "audit", str(tmp_path / "bad"))
+    assert (code, err) == (1, "")
+    assert words_per_line(out) == [
+        f"rejected {TASK_ID}",
+        "implementation files 1",
+        "implementation changed lines 20",
+        "held-out test files 0",
+        "blocker: held-out test patch changes no files",
+        "warning: prompt mentions the source PR number (42)",
+    ]
+
+
+def test_audit_missing_task_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_task_files(tmp_path / TASK_ID)
+    (tmp_path / TASK_ID / "gold.patch").unlink()
+    missing = tmp_path / TASK_ID / "gold.patch"
+
+    assert run(capsys, "audit", str(tmp_path / TASK_ID), "--json") == (
+        2,
+        "",
+        f"error: cannot read {missing}: No such file or directory\n",
+    )
+
+
+def test_audit_missing_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "nope" / "definition.json"
+
+    assert run(capsys, "audit", str(tmp_path / "nope")) == (
+        2,
+        "",
+        f"error: cannot read {missing}: No such file or directory\n",
+    )
+
+
+def test_audit_invalid_definition(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_task_files(tmp_path / TASK_ID, definition(difficulty="x", testCommand="pytest"))
+
+    assert run(capsys, "audit", str(tmp_path / TASK_ID), "--json") == (
+        2,
+        "",
+        (
+            "error: difficulty: must be one of easy, medium, hard\n"
+            'error: testCommand: testCommand must contain "{tests}"\n'
+        ),
+    )
+
+
+# --- submit ------------------------------------------------------------------------------------
+
+
+def submit_files(tmp_path: Path, value: dict[str, Any], tests: bytes, gold: bytes) -> list[str]:
+    """Write the three inputs of `selfbench submit`; return its file options."""
+    inputs = tmp_path / "inputs"
+    inputs.mkdir(exist_ok=True)
+    (inputs / "test.patch").write_bytes(tests)
+    (inputs / "gold.patch").write_bytes(gold)
+    return [
+        "--definition",
+        write_json(inputs / "definition.json", value),
+        "--test-patch",
+        str(inputs / "test.patch"),
+        "--gold-patch",
+        str(inputs / "gold.patch"),
+    ]
+
+
+def test_submit_files(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    options = submit_files(tmp_path, definition(), TESTS, GOLD)
+
+    assert run(capsys, "submit", *options) == (0, f"Submitted {TASK_ID}.\n", "")
+    assert (root / TASK_ID / "gold.patch").read_bytes() == GOLD
+    assert (root / TASK_ID / "test.patch").read_bytes() == TESTS
+
+
+def test_submit_args(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = write_json(tmp_path / "args.json", arguments())
+
+    assert run(capsys, "submit", "--args", source) == (0, f"Submitted {TASK_ID}.\n", "")
+    assert sorted(entry.name for entry in (root / TASK_ID).iterdir()) == [
+        "definition.json",
+        "gold.patch",
+        "test.patch",
+    ]
+
+
+def test_submit_output_root_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    source = write_json(tmp_path / "args.json", arguments())
+
+    assert run(capsys, "submit", "--args", source, "--output-root", str(other)) == (
+        0,
+        f"Submitted {TASK_ID}.\n",
+        "",
+    )
+    assert (other / TASK_ID / "gold.patch").read_bytes() == GOLD
+
+
+def test_submit_refused_by_preflight(
+    tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    options = submit_files(tmp_path, definition(difficulty="medium"), b"", GOLD)
+
+    assert run(capsys, "submit", *options) == (
+        1,
+        "",
+        (
+            "error: test.patch is not a Git patch\n"
+            "error: medium mode requires at least 2 implementation files; found 1\n"
+            "error: medium mode requires at least 50 changed implementation lines; found 20\n"
+            "error: held-out test patch changes no files\n"
+            "error: medium mode requires at least 1 pass-to-pass regression tests\n"
+        ),
+    )
+    assert list(root.iterdir()) == []
+
+
+def test_submit_without_preflight(
+    tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    options = submit_files(tmp_path, definition(difficulty="medium"), b"", GOLD)
+
+    assert run(capsys, "submit", *options, "--no-preflight") == (0, f"Submitted {TASK_ID}.\n", "")
+    assert (root / TASK_ID / "test.patch").read_bytes() == b""
+
+
+def test_submit_twice(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = write_json(tmp_path / "args.json", arguments())
+    run(capsys, "submit", "--args", source)
+
+    assert run(capsys, "submit", "--args", source) == (
+        2,
+        "",
+        f"error: task {TASK_ID} already exists: {root / TASK_ID}\n",
+    )
+
+
+def test_submit_invalid_definition(
+    tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    options = submit_files(tmp_path, definition(sourcePr=0, reviewer="me"), TESTS, GOLD)
+
+    assert run(capsys, "submit", *options) == (
+        2,
+        "",
+        (
+            "error: definition.sourcePr: must be at least 1\n"
+            "error: definition.reviewer: is not allowed (unknown key)\n"
+        ),
+    )
+
+
+def test_submit_not_configured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv(OUTPUT_ENV, raising=False)
+    source = write_json(tmp_path / "args.json", arguments())
+
+    assert run(capsys, "submit", "--args", source) == (
+        2,
+        "",
+        "error: SELFBENCH_TASK_OUTPUT is not configured\n",
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["submit"], "missing --definition, --test-patch, --gold-patch (or give --args)"),
+        (
+            ["submit", "--definition", "d.json"],
+            "missing --test-patch, --gold-patch (or give --args)",
+        ),
+        (
+            ["submit", "--args", "a.json", "--definition", "d.json"],
+            "--args replaces --definition, --test-patch and --gold-patch",
+        ),
+    ],
+)
+def test_submit_usage_errors(
+    argv: list[str], message: str, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, *argv) == (2, "", f"error: {message}\n")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["frobnicate"],
+        ["check"],
+        ["audit", "a", "b"],
+        ["submit", "--bogus"],
+        ["check", "x", "--mode", "lax"],
+    ],
+)
+def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("usage: selfbench")
+    assert captured.err.splitlines()[-1].startswith("error: ")
