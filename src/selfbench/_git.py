@@ -6,9 +6,10 @@ import os
 import subprocess
 from pathlib import Path
 
+from selfbench._gzip import compress_stream
 from selfbench.errors import SelfbenchError
 
-__all__ = ["GitError", "git"]
+__all__ = ["GitError", "archive_tar", "git"]
 
 # A fixed identity and clock, and no user or system configuration, so the same inputs always give
 # the same commits and nothing in ~/.gitconfig changes what a command prints.
@@ -49,3 +50,26 @@ def git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
         last = detail[-1] if detail else f"exit code {result.returncode}"
         raise GitError(f"git {args[0]} failed: {last}")
     return result.stdout
+
+
+def archive_tar(repo: Path, commit: str, target: Path) -> None:
+    """Write `git archive --format=tar` of a commit to `target`, gzipped on several cores.
+
+    Raises:
+        GitError: git archive failed.
+    """
+    with (
+        target.open("wb") as out,
+        subprocess.Popen(
+            ["git", "-C", str(repo), "archive", "--format=tar", commit],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **_ENV},
+        ) as process,
+    ):
+        assert process.stdout is not None  # noqa: S101 - guaranteed by stdout=PIPE
+        compress_stream(process.stdout, out)
+        error = process.stderr.read() if process.stderr else b""
+        if process.wait() != 0:
+            lines = error.decode("utf-8", "replace").strip().splitlines()
+            raise GitError(f"git archive failed: {lines[-1] if lines else process.returncode}")

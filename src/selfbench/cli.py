@@ -113,6 +113,63 @@ def _submit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _hosts(args: argparse.Namespace) -> tuple[str, ...] | None:
+    return tuple(args.agent_allowed_host) if args.agent_allowed_host else None
+
+
+def _compile(args: argparse.Namespace) -> int:
+    from selfbench.compiler import compile_task  # noqa: PLC0415
+
+    out = Path(args.out)
+    task = compile_task(
+        Path(args.task_dir), repo=Path(args.repo), out=out, allowed_hosts=_hosts(args)
+    )
+    sys.stdout.write(f"Compiled {task.definition.taskId} into {out}\n")
+    return EXIT_OK
+
+
+def _refresh(args: argparse.Namespace) -> int:
+    from selfbench.compiler import refresh_bundle  # noqa: PLC0415
+
+    bundle = Path(args.bundle)
+    definition = refresh_bundle(
+        bundle, definition=Path(args.definition), allowed_hosts=_hosts(args)
+    )
+    sys.stdout.write(f"Refreshed {definition.taskId} in {bundle}\n")
+    return EXIT_OK
+
+
+def _collect(args: argparse.Namespace) -> int:
+    from selfbench.collect import StoreTarget, collect_authoring, read_candidate  # noqa: PLC0415
+    from selfbench.store import LocalArtifactStore  # noqa: PLC0415
+
+    store_args = (args.store, args.run_id, args.candidate_id)
+    if any(store_args) and not all(store_args):
+        raise InputError("--store, --run-id and --candidate-id go together")
+    store = (
+        StoreTarget(LocalArtifactStore(Path(args.store)), args.run_id, args.candidate_id)
+        if args.store
+        else None
+    )
+    result = collect_authoring(
+        Path(args.authoring_root),
+        repo=Path(args.repo),
+        out=Path(args.out),
+        candidate=read_candidate(Path(args.candidate)) if args.candidate else None,
+        store=store,
+        allowed_hosts=_hosts(args),
+    )
+    _print_json(
+        {
+            "bundle": str(result.bundle),
+            "archive": str(result.archive),
+            "definition": str(result.definition),
+            "stored": [ref.to_json() for ref in result.stored],
+        }
+    )
+    return EXIT_OK
+
+
 def _demo(args: argparse.Namespace) -> int:
     from selfbench.demo import run_demo  # noqa: PLC0415
 
@@ -160,10 +217,43 @@ def _parser() -> argparse.ArgumentParser:
     )
     submit.set_defaults(run=_submit)
 
+    compile_ = commands.add_parser("compile", help="compile an authored task into a Harbor bundle")
+    compile_.add_argument("task_dir", metavar="TASK_DIR")
+    compile_.add_argument("--repo", required=True, help="git repository holding baseCommit")
+    compile_.add_argument("--out", required=True, metavar="OUT_DIR")
+    _add_hosts(compile_)
+    compile_.set_defaults(run=_compile)
+
+    refresh = commands.add_parser("refresh", help="re-render a bundle from a repaired definition")
+    refresh.add_argument("bundle", metavar="BUNDLE")
+    refresh.add_argument("--definition", required=True, metavar="FILE")
+    _add_hosts(refresh)
+    refresh.set_defaults(run=_refresh)
+
+    collect = commands.add_parser("collect", help="compile and pack an authoring run's task")
+    collect.add_argument("authoring_root", metavar="AUTHORING_ROOT")
+    collect.add_argument("--repo", required=True)
+    collect.add_argument("--out", required=True, metavar="DIR")
+    collect.add_argument("--candidate", metavar="CANDIDATE.json")
+    collect.add_argument("--store", metavar="DIR", help="a local artifact store")
+    collect.add_argument("--run-id")
+    collect.add_argument("--candidate-id")
+    _add_hosts(collect)
+    collect.set_defaults(run=_collect)
+
     demo = commands.add_parser("demo", help="author and audit a task from a built-in sample")
     demo.add_argument("--keep", action="store_true", help="keep the sample's temp directory")
     demo.set_defaults(run=_demo)
     return parser
+
+
+def _add_hosts(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--agent-allowed-host",
+        action="append",
+        metavar="HOST",
+        help="a host the agent may reach (repeatable; replaces the default list)",
+    )
 
 
 def _version() -> str:
@@ -174,7 +264,10 @@ def _version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code (0 ok, 1 checked and failed, 2 input rejected)."""
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exit_:  # usage errors, --help and --version end here, not in the caller
+        return exit_.code if isinstance(exit_.code, int) else EXIT_INPUT
     command: _Command = args.run
     try:
         return command(args)

@@ -12,11 +12,19 @@ from selfbench import _sample
 from selfbench._git import git
 from selfbench._json import loads_strict
 from selfbench.audit import AuditReport, audit
+from selfbench.compiler import compile_task
 from selfbench.contract import AUTHORING_DEFAULTS, parse_definition
 from selfbench.patches import parse_patch
 from selfbench.submit import submit_task
 
-__all__ = ["SampleRepository", "build_sample_repository", "run_demo", "sample_arguments"]
+__all__ = [
+    "SampleRepository",
+    "audit_task_dir",
+    "build_sample_repository",
+    "bundle_tree",
+    "run_demo",
+    "sample_arguments",
+]
 
 _TESTS_PATHSPEC = "tests"
 _PROMPT = """\
@@ -103,8 +111,22 @@ def audit_task_dir(task_dir: Path) -> AuditReport:
     return audit(loaded.definition, gold, tests, loading_warnings=loaded.warnings)
 
 
+def bundle_tree(bundle: Path) -> list[str]:
+    """The bundle's files, one line each: path, mode, size; a hard-linked copy says so."""
+    lines = []
+    seen: dict[int, str] = {}
+    for path in sorted(p for p in bundle.rglob("*") if p.is_file()):
+        relative = path.relative_to(bundle).as_posix()
+        status = path.stat()
+        size = f"{status.st_size:>9,} bytes"
+        twin = seen.setdefault(status.st_ino, relative)
+        note = f"  (hard link of {twin})" if twin != relative else ""
+        lines.append(f"{relative:<34} {status.st_mode & 0o777:o}  {size}{note}")
+    return lines
+
+
 def run_demo(*, keep: bool = False) -> int:
-    """Build the sample, author its task through submit_task, audit it, and say what happened."""
+    """Build the sample, author its task, audit and compile it, and say what happened."""
     from selfbench._report import console  # noqa: PLC0415 - only the demo prints this way
 
     workspace = Path(tempfile.mkdtemp(prefix="selfbench-demo-"))
@@ -133,6 +155,11 @@ def run_demo(*, keep: bool = False) -> int:
         )
         for warning in report.warnings:
             console.print(f"   [yellow]warning:[/] {warning}")
+        bundle = workspace / "bundles" / task_dir.name
+        compile_task(task_dir, repo=repo.path, out=bundle)
+        console.print(f"[bold]4. compile[/]  Harbor task at {bundle}")
+        for line in bundle_tree(bundle):
+            console.print(f"   {line}")
         if keep:
             console.print(f"kept {workspace}")
         return 0 if report.accepted else 1

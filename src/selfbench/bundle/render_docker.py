@@ -1,0 +1,317 @@
+"""The agent image `environment/Dockerfile` and the verifier image `tests/Dockerfile`. Pure.
+
+Definition strings reach a Dockerfile through one function only, `exec_form`: a JSON array
+`RUN ["/bin/bash", "-c", SCRIPT, NAME, ARG...]` whose arguments reach the script as `$1`, `$2`.
+The JSON escapes every control and non-ASCII character (so a newline cannot start a new
+instruction) and `<`, `>`, `&` (so no heredoc marker appears); exec-form arguments are not
+expanded by the builder. Every other line is fixed text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from selfbench.bundle import layout
+from selfbench.bundle.render_scripts import container_workdir
+from selfbench.contract import TaskDefinition
+
+__all__ = [
+    "APT_PACKAGES",
+    "BASE_IMAGE",
+    "TOOLCHAIN_ORDER",
+    "exec_form",
+    "expand_toolchains",
+    "render_agent_dockerfile",
+    "render_verifier_dockerfile",
+]
+
+BASE_IMAGE = "ubuntu:24.04"
+APT_PACKAGES = (
+    "bash", "build-essential", "ca-certificates", "curl", "git", "jq", "passwd", "pkg-config",
+    "procps", "unzip", "xz-utils",
+)  # fmt: skip
+TOOLCHAIN_ORDER = ("uv", "python", "node", "bun", "go", "rust")
+_IMPLIED = {"python": ("uv",), "bun": ("node",)}
+_UV_VERSION = "0.13.8"
+_NODE_VERSION = "22.14.0"
+_BUN_VERSION = "1.3.14"
+_GO_VERSION = "1.25.0"
+_RUST_VERSION = "1.90.0"
+_PYTHON_VERSIONS = ("3.11", "3.12", "3.13")
+_DEFAULT_PYTHON = "3.12"
+_SNAPSHOT = "/root/selfbench-repo.tar.gz"
+_DEPENDENCY_PATCH = "/root/selfbench-dependency-setup.patch"
+_HTML_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
+_ARCH = (
+    'case "$(dpkg --print-architecture)" in amd64) arch={amd64} ;; arm64) arch={arm64} ;; '
+    '*) echo "unsupported architecture" >&2; exit 1 ;; esac'
+)
+
+# --- quoting -----------------------------------------------------------------------------------
+
+
+def _json_string(value: str) -> str:
+    text = json.dumps(value, ensure_ascii=True)
+    for char, escape in _HTML_UNSAFE.items():
+        text = text.replace(char, escape)
+    return text
+
+
+def exec_form(script: str, *args: str) -> str:
+    """`RUN ["/bin/bash", "-c", script, "selfbench", *args]`: how data enters a Dockerfile."""
+    words = ("/bin/bash", "-c", script, "selfbench", *args)
+    return "RUN [" + ", ".join(_json_string(word) for word in words) + "]"
+
+
+def _run(*commands: str) -> str:
+    """A shell-form RUN of fixed commands joined with `&&`, one per continuation line."""
+    return "RUN " + " \\\n    && ".join(commands)
+
+
+def _env(**values: str) -> str:
+    return "ENV " + " \\\n    ".join(f"{name}={value}" for name, value in values.items())
+
+
+# --- toolchains --------------------------------------------------------------------------------
+
+
+def expand_toolchains(toolchains: Iterable[str]) -> tuple[str, ...]:
+    """The declared toolchains plus the implied ones (python ⇒ uv, bun ⇒ node), in layer order."""
+    wanted = set(toolchains)
+    for name in tuple(wanted):
+        wanted.update(_IMPLIED.get(name, ()))
+    return tuple(name for name in TOOLCHAIN_ORDER if name in wanted)
+
+
+def _uv_layer() -> str:
+    installer = f"https://astral.sh/uv/{_UV_VERSION}/install.sh"
+    return _run(
+        f"curl -LsSf {installer} | env UV_INSTALL_DIR=/usr/local/bin UV_NO_MODIFY_PATH=1 sh",
+        "uv --version",
+    )
+
+
+def _python_layer() -> str:
+    find = f"uv python find --python-preference only-managed {_DEFAULT_PYTHON}"
+    env = _env(UV_PYTHON_INSTALL_DIR="/opt/uv-python", UV_PYTHON_BIN_DIR="/usr/local/bin")
+    run = _run(
+        f"uv python install {' '.join(_PYTHON_VERSIONS)}",
+        f'ln -sf "$({find})" /usr/local/bin/python3',
+        "ln -sf python3 /usr/local/bin/python",
+        "python --version",
+    )
+    return f"{env}\n{run}"
+
+
+def _node_layer() -> str:
+    name = f"node-v{_NODE_VERSION}-linux-${{arch}}"
+    url = f"https://nodejs.org/dist/v{_NODE_VERSION}/{name}.tar.xz"
+    env = _env(COREPACK_HOME="/opt/corepack", PLAYWRIGHT_BROWSERS_PATH="/opt/playwright")
+    run = _run(
+        _ARCH.format(amd64="x64", arm64="arm64"),
+        f'curl -fsSL "{url}" | tar -xJ -C /usr/local --strip-components=1 --no-same-owner',
+        "mkdir -p /opt/corepack /opt/playwright",
+        "corepack enable",
+        "node --version",
+    )
+    return f"{env}\n{run}"
+
+
+def _bun_layer() -> str:
+    return _run(f"npm install --global bun@{_BUN_VERSION}", "bun --version")
+
+
+def _go_layer() -> str:
+    url = f"https://go.dev/dl/go{_GO_VERSION}.linux-${{arch}}.tar.gz"
+    run = _run(
+        _ARCH.format(amd64="amd64", arm64="arm64"),
+        f'curl -fsSL "{url}" | tar -xz -C /usr/local',
+        "mkdir -p /opt/go",
+        "go version",
+    )
+    return f"{_env(GOPATH='/opt/go')}\n{run}"
+
+
+def _rust_layer() -> str:
+    options = f"-y --no-modify-path --profile minimal --default-toolchain {_RUST_VERSION}"
+    env = _env(RUSTUP_HOME="/usr/local/rustup", CARGO_HOME="/usr/local/cargo")
+    run = _run(
+        f"curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- {options}",
+        "rustc --version",
+        "cargo --version",
+    )
+    return f"{env}\n{run}"
+
+
+_LAYERS = {
+    "uv": _uv_layer,
+    "python": _python_layer,
+    "node": _node_layer,
+    "bun": _bun_layer,
+    "go": _go_layer,
+    "rust": _rust_layer,
+}
+_SHARED_STATE = {
+    "node": ("/opt/corepack",),
+    "go": ("/opt/go",),
+    "rust": ("/usr/local/rustup", "/usr/local/cargo"),
+}
+
+
+def _base(toolchains: tuple[str, ...]) -> list[str]:
+    env = _env(
+        DEBIAN_FRONTEND="noninteractive",
+        PATH=layout.CONTAINER_PATH,
+        UV_CACHE_DIR=layout.CONTAINER_UV_CACHE,
+    )
+    apt = _run(
+        "apt-get update",
+        f"apt-get install -y --no-install-recommends {' '.join(APT_PACKAGES)}",
+        "rm -rf /var/lib/apt/lists/*",
+        "git config --system --add safe.directory '*'",
+        "printf 'export PATH=%s\\n' \"$PATH\" > /etc/profile.d/00-selfbench-path.sh",
+        f"mkdir -p {layout.CONTAINER_UV_CACHE}",
+    )
+    header = [f"FROM {BASE_IMAGE}", 'SHELL ["/bin/bash", "-o", "pipefail", "-c"]', env, apt]
+    return header + [f"# toolchain: {name}\n{_LAYERS[name]()}" for name in toolchains]
+
+
+# --- the repository ----------------------------------------------------------------------------
+
+
+def _setup(definition: TaskDefinition) -> str:
+    script = 'cd -- "$1" && exec /bin/bash -lc "$2"'
+    return exec_form(script, container_workdir(definition), definition.setupCommand)
+
+
+def _python_packaging() -> str:
+    script = (
+        "set -euo pipefail; "
+        f"find {layout.CONTAINER_APP} -name .venv -type d -prune -print0 | "
+        "while IFS= read -r -d '' venv; do "
+        'if [ -x "$venv/bin/python" ]; then '
+        "uv pip install --python \"$venv/bin/python\" 'setuptools>=70' wheel; "
+        "fi; done"
+    )
+    comment = "# python: every virtual environment under /app gets setuptools>=70 and wheel"
+    return f"{comment}\n{exec_form(script)}"
+
+
+def _reset() -> str:
+    app = layout.CONTAINER_APP
+    return _run(f"git -C {app} reset -q --hard HEAD", f"git -C {app} clean -fdq")
+
+
+def _prepare(definition: TaskDefinition, toolchains: tuple[str, ...]) -> list[str]:
+    """Run setupCommand from the workdir, then give the venvs their build tools."""
+    steps = [_setup(definition)]
+    if "python" in toolchains:
+        steps.append(_python_packaging())
+    return steps
+
+
+def _context_name(bundle_path: str) -> str:
+    """A bundle file's name inside its image's build context (its own directory)."""
+    return bundle_path.rpartition("/")[2]
+
+
+def _repository(
+    definition: TaskDefinition, toolchains: tuple[str, ...], snapshot: str
+) -> list[str]:
+    app = layout.CONTAINER_APP
+    unpack = _run(
+        f"mkdir -p {app}",
+        f"tar -xzf {_SNAPSHOT} -C {app} --no-same-owner",
+        f"rm {_SNAPSHOT}",
+        f"git -C {app} init -q --initial-branch=main",
+        f"git -C {app} config user.name selfbench",
+        f"git -C {app} config user.email selfbench@localhost",
+        f"git -C {app} add --all --force",
+        "GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z"
+        f" git -C {app} commit -q --no-verify --no-gpg-sign --allow-empty -m 'selfbench base'",
+    )
+    copy = f"COPY {_context_name(snapshot)} {_SNAPSHOT}"
+    return ["# the repository at its base commit", copy, unpack, *_prepare(definition, toolchains)]
+
+
+def _shared_state(toolchains: tuple[str, ...]) -> list[str]:
+    """Toolchain state that setup filled as root, made usable by the unprivileged users."""
+    paths = [path for name in toolchains for path in _SHARED_STATE.get(name, ())]
+    if not paths:
+        return []
+    return [_run(f"chmod -R a+rwX {' '.join(paths)}")]
+
+
+# --- the two images ----------------------------------------------------------------------------
+
+
+def _document(sections: Iterable[str]) -> str:
+    return "\n".join(sections) + "\n"
+
+
+def render_agent_dockerfile(definition: TaskDefinition) -> str:
+    """`environment/Dockerfile`: the base snapshot, set up, for the agent; no held-out data."""
+    toolchains = expand_toolchains(definition.toolchains)
+    user, selfbench = layout.AGENT_USER, layout.CONTAINER_SELFBENCH
+    tail = [
+        "# the agent starts from the base tree (plus ignored dependencies); its base git dir is",
+        "# kept root-only for the collect step",
+        _reset(),
+        _run(
+            f"useradd --create-home --shell /bin/bash {user}",
+            f"mkdir -p {selfbench}",
+            f"cp -a {layout.CONTAINER_APP}/.git {layout.CONTAINER_BASE_GIT}",
+            f"chown -R root:root {selfbench}",
+            f"chmod 0700 {selfbench} {layout.CONTAINER_BASE_GIT}",
+            f"chown -R {user}:{user} {layout.CONTAINER_APP} {layout.CONTAINER_UV_CACHE}",
+        ),
+        f"USER {user}",
+        f"WORKDIR {layout.CONTAINER_APP}",
+    ]
+    repository = _repository(definition, toolchains, layout.ENV_SNAPSHOT)
+    body = [*_base(toolchains), *repository, *_shared_state(toolchains)]
+    return _document([*body, *tail])
+
+
+def _dependency_layer(definition: TaskDefinition, toolchains: tuple[str, ...]) -> list[str]:
+    name = _context_name(layout.DEPENDENCY_PATCH)
+    apply = _run(
+        f"git -C {layout.CONTAINER_APP} apply --binary --whitespace=nowarn {_DEPENDENCY_PATCH}",
+        f"rm {_DEPENDENCY_PATCH}",
+    )
+    comment = "# the gold patch's dependency manifests: install, then back to the base tree"
+    copy = f"COPY {name} {_DEPENDENCY_PATCH}"
+    return [comment, copy, apply, *_prepare(definition, toolchains), _reset()]
+
+
+def _verifier_tail() -> list[str]:
+    user, tests = layout.VERIFIER_USER, layout.CONTAINER_TESTS
+    test_sh = f"{tests}/{_context_name(layout.TEST_SH)}"
+    copy = f"COPY {_context_name(layout.TEST_SH)} {_context_name(layout.TEST_PATCH)} {tests}/"
+    return [
+        "# the verifier: runs the held-out tests as an unprivileged user",
+        _run(
+            f"useradd --create-home --shell /bin/bash {user}",
+            f"mkdir -p {layout.CONTAINER_SELFBENCH}",
+            f"chmod 0700 {layout.CONTAINER_SELFBENCH}",
+            f"chown -R {user}:{user} {layout.CONTAINER_APP}",
+        ),
+        copy,
+        _run(
+            f"chown -R root:root {tests}",
+            f"chmod 0700 {tests}",
+            f"chmod 0600 {layout.CONTAINER_TEST_PATCH}",
+            f"chmod 0755 {test_sh}",
+        ),
+        f"WORKDIR {layout.CONTAINER_APP}",
+    ]
+
+
+def render_verifier_dockerfile(definition: TaskDefinition, *, dependency_setup: bool) -> str:
+    """`tests/Dockerfile`: the same base, plus the gold patch's dependencies and the verifier."""
+    toolchains = expand_toolchains(definition.toolchains)
+    body = [*_base(toolchains), *_repository(definition, toolchains, layout.TESTS_SNAPSHOT)]
+    if dependency_setup:
+        body.extend(_dependency_layer(definition, toolchains))
+    return _document([*body, *_shared_state(toolchains), *_verifier_tail()])

@@ -1,0 +1,274 @@
+"""Compile an authored task into a Harbor bundle, and refresh one after a repair (SPEC §5).
+
+Rendering is pure (`selfbench.bundle`); this module does the I/O around it: the checks in the
+spec's order, one `git archive` snapshot hard-linked into both build contexts, and an atomic
+swap of the finished tree into place.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from selfbench._fs import exchange, rename_no_replace
+from selfbench._git import GitError, archive_tar, git
+from selfbench._json import JsonError, loads_strict
+from selfbench._paths import escaping_task_paths, harbor_name_problem, unsafe_patch_path
+from selfbench.bundle import layout
+from selfbench.bundle.render import BundleFile, render_bundle
+from selfbench.contract import LoadedDefinition, TaskDefinition, parse_definition
+from selfbench.errors import SelfbenchError
+from selfbench.patches import display_path, is_git_patch, parse_patch
+
+__all__ = [
+    "AuthoredTask",
+    "CompileError",
+    "check_authored_task",
+    "compile_task",
+    "read_authored_task",
+    "refresh_bundle",
+]
+
+_REFRESHED = frozenset(
+    {
+        layout.TEST_SH,
+        layout.TASK_TOML,
+        layout.ENV_DOCKERFILE,
+        layout.TESTS_DOCKERFILE,
+        layout.DEPENDENCY_PATCH,
+        layout.MANIFEST,
+    }
+)
+
+
+class CompileError(SelfbenchError):
+    """An authored task or a bundle that cannot be compiled or refreshed."""
+
+
+@dataclass(frozen=True, slots=True)
+class AuthoredTask:
+    """An authored task directory, read: the definition and both patches' bytes."""
+
+    loaded: LoadedDefinition
+    test_patch: bytes
+    gold_patch: bytes
+
+    @property
+    def definition(self) -> TaskDefinition:
+        """The validated definition."""
+        return self.loaded.definition
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise CompileError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def read_definition_file(path: Path) -> LoadedDefinition:
+    """Read a `definition.json` in persisted mode.
+
+    Raises:
+        CompileError: the file cannot be read.
+        JsonError: it is not well-formed JSON.
+        DefinitionError: it is not a valid definition.
+    """
+    return parse_definition(loads_strict(_read_bytes(path), source=str(path)))
+
+
+def read_authored_task(task_dir: Path) -> AuthoredTask:
+    """Read `definition.json`, `test.patch` and `gold.patch` from an authored directory.
+
+    Raises:
+        CompileError: a file cannot be read.
+        JsonError: the definition is not well-formed JSON.
+        DefinitionError: the definition is invalid (persisted mode).
+    """
+    loaded = read_definition_file(task_dir / "definition.json")
+    return AuthoredTask(
+        loaded, _read_bytes(task_dir / "test.patch"), _read_bytes(task_dir / "gold.patch")
+    )
+
+
+def _check_patch(name: str, label: str, data: bytes, *, need_paths: bool) -> None:
+    if not is_git_patch(data):
+        raise CompileError(f"{name} is not a Git patch")
+    patch = parse_patch(data, lenient=True)
+    if need_paths and not patch.paths:
+        raise CompileError(f"{name} changes no files")
+    for path in patch.paths:
+        if unsafe_patch_path(path):
+            raise CompileError(f"{label} patch path escapes repository: {display_path(path)}")
+
+
+def check_authored_task(task: AuthoredTask) -> None:
+    """The compile checks after parsing, in the spec's order; the first failure raises.
+
+    Raises:
+        CompileError: with the spec's message for the first check that fails.
+    """
+    definition = task.definition
+    problem = harbor_name_problem(definition.taskId)
+    if problem is not None:
+        raise CompileError(problem)
+    for path in escaping_task_paths(definition.workdir, definition.testPaths):
+        raise CompileError(f"task path escapes repository: {path}")
+    _check_patch("test.patch", "test", task.test_patch, need_paths=True)
+    _check_patch("gold.patch", "gold", task.gold_patch, need_paths=False)
+
+
+def _check_base_commit(repo: Path, sha: str) -> None:
+    try:
+        git(repo, "rev-parse", "--git-dir")
+    except GitError:
+        raise CompileError(f"not a git repository: {repo}") from None
+    try:
+        git(repo, "cat-file", "-e", f"{sha}^{{commit}}")
+    except GitError:
+        raise CompileError(f"baseCommit {sha} is not a commit in {repo}") from None
+
+
+def _write_files(root: Path, files: tuple[BundleFile, ...]) -> None:
+    for item in files:
+        path = root / item.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(item.content)
+        path.chmod(item.mode)
+
+
+def _write_snapshot(root: Path, repo: Path, sha: str) -> None:
+    """One `git archive` of the base commit, stored once and hard-linked into both contexts."""
+    first = root / layout.ENV_SNAPSHOT
+    second = root / layout.TESTS_SNAPSHOT
+    first.parent.mkdir(parents=True, exist_ok=True)
+    second.parent.mkdir(parents=True, exist_ok=True)
+    archive_tar(repo, sha, first)
+    first.chmod(0o644)
+    os.link(first, second)
+
+
+@contextmanager
+def _staging(target: Path) -> Iterator[Path]:
+    """A fresh directory beside `target`, removed again unless it was swapped into place."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        yield staging
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _publish(staging: Path, target: Path) -> None:
+    """Put a finished tree at `target`: the old tree or the new one, never a mix."""
+    staging.chmod(0o755)
+    if not os.path.lexists(target):
+        rename_no_replace(staging, target)
+        return
+    if not target.is_dir() or target.is_symlink():
+        raise CompileError(f"output exists and is not a bundle directory: {target}")
+    if exchange(staging, target):
+        return  # the old bundle now sits at `staging` and is removed with it
+    retired = staging.with_name(staging.name + ".old")
+    target.rename(retired)
+    staging.rename(target)
+    shutil.rmtree(retired, ignore_errors=True)
+
+
+def compile_task(
+    task_dir: Path,
+    *,
+    repo: Path,
+    out: Path,
+    allowed_hosts: tuple[str, ...] | None = None,
+) -> AuthoredTask:
+    """Compile an authored task directory into a Harbor bundle at `out`.
+
+    Raises:
+        CompileError: a check failed (nothing is written).
+        JsonError: the definition is not well-formed JSON.
+        DefinitionError: the definition is invalid.
+    """
+    task = read_authored_task(task_dir)
+    check_authored_task(task)
+    _check_base_commit(repo, task.definition.baseCommit)
+    files = render_bundle(
+        task.definition,
+        task.test_patch,
+        task.gold_patch,
+        allowed_hosts=allowed_hosts or layout.DEFAULT_ALLOWED_HOSTS,
+    )
+    with _staging(out) as staging:
+        _write_files(staging, files)
+        _write_snapshot(staging, repo, task.definition.baseCommit)
+        _publish(staging, out)
+    return task
+
+
+def _bundle_task_id(bundle: Path) -> str:
+    manifest_path = bundle / layout.MANIFEST
+    try:
+        manifest = loads_strict(_read_bytes(manifest_path), source=str(manifest_path))
+    except JsonError as exc:
+        raise CompileError(str(exc)) from None
+    task_id = manifest.get("taskId") if isinstance(manifest, dict) else None
+    if not isinstance(task_id, str):
+        raise CompileError(f"{manifest_path}: taskId is missing")
+    return task_id
+
+
+def _current_allowed_hosts(bundle: Path) -> tuple[str, ...]:
+    path = bundle / layout.TASK_TOML
+    try:
+        hosts = tomllib.loads(_read_bytes(path).decode("utf-8"))["agent"]["allowed_hosts"]
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError):
+        raise CompileError(f"{path}: cannot read [agent] allowed_hosts") from None
+    return tuple(str(host) for host in hosts)
+
+
+def refresh_bundle(
+    bundle: Path,
+    *,
+    definition: Path,
+    allowed_hosts: tuple[str, ...] | None = None,
+) -> TaskDefinition:
+    """Re-render a bundle from a new definition and the bundle's own patches, atomically.
+
+    Raises:
+        CompileError: the bundle is unreadable or belongs to another task.
+        JsonError: the definition is not well-formed JSON.
+        DefinitionError: the definition is invalid.
+    """
+    loaded = read_definition_file(definition)
+    old_id = _bundle_task_id(bundle)
+    if old_id != loaded.definition.taskId:
+        raise CompileError(f"bundle task {old_id} does not match {loaded.definition.taskId}")
+    test_patch = _read_bytes(bundle / layout.TEST_PATCH)
+    gold_patch = _read_bytes(bundle / layout.GOLD_PATCH)
+    hosts = allowed_hosts or _current_allowed_hosts(bundle)
+    rendered = render_bundle(loaded.definition, test_patch, gold_patch, allowed_hosts=hosts)
+    fresh = tuple(item for item in rendered if item.path in _REFRESHED)
+    with _staging(bundle) as staging:
+        _link_tree(bundle, staging, skip=_REFRESHED)
+        _write_files(staging, fresh)
+        _publish(staging, bundle)
+    return loaded.definition
+
+
+def _link_tree(source: Path, target: Path, *, skip: frozenset[str]) -> None:
+    """Hard-link every file of `source` into `target` except the `skip` paths."""
+    for path in sorted(source.rglob("*")):
+        relative = path.relative_to(source).as_posix()
+        if relative in skip or (path.is_dir() and not path.is_symlink()):
+            continue
+        if not path.is_file() or path.is_symlink():
+            raise CompileError(f"bundle holds something other than files: {relative}")
+        destination = target / relative
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        os.link(path, destination, follow_symlinks=False)
