@@ -194,6 +194,8 @@ def _mentions(prompt: str, text: str) -> bool:
     """`text` appears in the prompt as a whole token, not inside a longer name."""
     if not text:
         return False
+    if text.isascii() and prompt.isascii() and text.lower() not in prompt.lower():
+        return False  # the common case, without compiling a pattern per file name
     pattern = rf"(?<![\w/.-]){re.escape(text)}(?![\w/-])(?!\.\w)"
     return re.search(pattern, prompt, flags=re.IGNORECASE) is not None
 

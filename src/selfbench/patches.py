@@ -66,8 +66,9 @@ DEPENDENCY_MANIFESTS = frozenset(
 )  # fmt: skip
 # Counts of up to 18 digits: a longer one is malformed, and int() stays within its digit limit.
 _HUNK_RE = re.compile(rb"@@ -\d{1,18}(?:,(\d{1,18}))? \+\d{1,18}(?:,(\d{1,18}))? @@")
-# A line that is neither a change nor context (an empty line is context): a LF, then its first byte.
-_IRREGULAR_RE = re.compile(rb"\n[^-+ \n]")
+# A line that is neither a change nor context (an empty, stripped context line counts here): the
+# LF before it. A lookahead, so a run of such lines is found line by line.
+_IRREGULAR_RE = re.compile(rb"\n(?=[^-+ ])")
 _HEADER_KEYS = (
     b"old mode ", b"new mode ", b"deleted file mode ", b"new file mode ", b"index ",
     b"similarity index ", b"dissimilarity index ", b"copy from ", b"copy to ",
@@ -189,7 +190,7 @@ def _irregular_lines(data: bytes) -> list[int]:
     In a hunk region these are hunk headers and `\\ No newline` markers (and junk); elsewhere
     they are the `diff --git` lines and the extended headers.
     """
-    first = [0] if data[:1] not in {b"", b"-", b"+", b" ", b"\n"} else []
+    first = [0] if data[:1] not in {b"", b"-", b"+", b" "} else []
     return first + [match.start() + 1 for match in _IRREGULAR_RE.finditer(data)]
 
 
@@ -387,6 +388,8 @@ class _Section:
             raise self.error(position, "expected a hunk header")
         region = marks[bisect_left(marks, position) : bisect_left(marks, end)]
         heads = [mark for mark in region if data.startswith(b"@@ ", mark)]
+        if len(heads) == len(region) and self.count_plain_hunks(heads):
+            return
         inner = self.inner_lines(region) if len(heads) < len(region) else {}
         stops = heads[1:]
         stops.append(end)
@@ -418,18 +421,51 @@ class _Section:
                 inner[header_at] = -1
         return inner
 
+    def count_plain_hunks(self, heads: list[int]) -> bool:
+        """Count, hunk by hunk, a section whose hunks hold only changes and context.
+
+        The common case, done in a few comprehensions of C calls instead of a Python loop
+        per hunk. False (nothing counted) when any hunk is not exactly what its header says;
+        the caller then walks the hunks one by one to say which.
+        """
+        data, end = self.data, self.end
+        matches = [_HUNK_RE.match(data, head, end) for head in heads]
+        if None in matches:
+            return False
+        found = [match for match in matches if match is not None]
+        olds = [int(match[1] or b"1") for match in found]
+        news = [int(match[2] or b"1") for match in found]
+        bodies = [data.find(b"\n", match.end(), end) + 1 or end for match in found]
+        stops = [*heads[1:], end]
+        lines = [data.count(b"\n", body, stop) for body, stop in zip(bodies, stops, strict=True)]
+        if data[end - 1] != 0x0A:
+            lines[-1] += 1
+        contexts = [
+            data.count(b"\n ", body - 1, stop) for body, stop in zip(bodies, stops, strict=True)
+        ]
+        for old, new, count, context in zip(olds, news, lines, contexts, strict=True):
+            if context > min(old, new) or count - context != old + new - 2 * context:
+                return False
+        self.hunks = len(heads)
+        self.changed = sum(lines) - sum(contexts)
+        return True
+
     def count_hunk(self, body: int, stop: int, old: int, new: int, markers: int) -> int:
-        """Count a regular hunk at C speed; return its end, or -1 when the counts disagree."""
+        """Count a regular hunk at C speed; return its end, or -1 when the counts disagree.
+
+        The caller knows every line here starts with `-`, `+`, ` ` or is a `\\` marker (empty
+        lines are irregular and walked), so the line count and the context count settle the
+        rest: the changes are the other lines, and they must be exactly what the header says.
+        """
         data = self.data
         lines = data.count(b"\n", body, stop)
         if body < stop and data[stop - 1] != 0x0A:
             lines += 1
-        minus = data.count(b"\n-", body - 1, stop)
-        plus = data.count(b"\n+", body - 1, stop)
-        context = lines - minus - plus - markers  # empty lines are context too
-        if minus + context != old or plus + context != new:
+        context = data.count(b"\n ", body - 1, stop)
+        changes = lines - context - markers
+        if context > min(old, new) or changes != old + new - 2 * context:
             return -1
-        self.changed += minus + plus
+        self.changed += changes
         return stop
 
     def walk_hunk(self, position: int, stop: int, old: int, new: int) -> int:
