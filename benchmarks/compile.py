@@ -161,13 +161,17 @@ def main() -> None:
             ),
             "git archive tar": lambda: _git(repo, "archive", "--format=tar", "-o", str(tar), sha),
         }
+        os.sync()  # let the kernel write the generated repository out before timing anything
+        for action in actions.values():
+            action()  # one untimed warm-up each: a cold page cache is not what we measure
         times: dict[str, list[float]] = {name: [] for name in actions}
         for _ in range(args.runs):
             for name, action in actions.items():
                 times[name].append(_timed(action))
         medians = {name: statistics.median(values) for name, values in times.items()}
         for name, value in medians.items():
-            print(f"{name:22} {value:7.2f} s")
+            runs = " ".join(f"{run:.2f}" for run in times[name])
+            print(f"{name:22} {value:7.2f} s   (runs: {runs})")
         ours = medians["selfbench compile"]
         print(f"compile / git archive tar.gz = {ours / medians['git archive tar.gz']:.2f}x")
         print(f"compile / git archive tar    = {ours / medians['git archive tar']:.2f}x (floor)")

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Install the system tools the test suite uses (git, shellcheck) with apt when they are missing.
+# Install system tools with apt when they are missing: the ones named, else those the test suite
+# uses (git, shellcheck).
 # Python 3.12 for the Harbor venv is looked up on PATH and in pyenv; it is not installed here.
 set -euo pipefail
 missing=()
-for tool in git shellcheck; do
+tools=("$@")
+[ ${#tools[@]} -gt 0 ] || tools=(git shellcheck)
+for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0

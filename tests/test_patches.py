@@ -233,6 +233,10 @@ def test_octal_escapes_decode_utf8_and_keep_other_bytes() -> None:
     assert display_path(change.old_path) == 'ä "q" \\.txt'
 
 
+def test_display_path_keeps_one_problem_on_one_line() -> None:
+    assert display_path("a\nb\tc\x7f") == "a\\x0ab\\x09c\\x7f"
+
+
 def test_one_quoted_and_one_plain_header_name() -> None:
     data = (
         b'diff --git a/plain "b/t\\tab"\n'

@@ -10,8 +10,9 @@ order, and every member header carries no name and a zero time.
 from __future__ import annotations
 
 import os
+import queue
+import threading
 import zlib
-from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO
 
@@ -29,13 +30,31 @@ def _member(block: bytes, level: int) -> bytes:
 def compress_stream(
     source: IO[bytes], target: IO[bytes], *, level: int = 1, workers: int | None = None
 ) -> None:
-    """Gzip everything readable from `source` into `target`, using several cores."""
+    """Gzip everything readable from `source` into `target`, using several cores.
+
+    The calling thread only reads, so a pipe feeding `source` never stalls while blocks are
+    compressed; a writer thread puts finished members out in order. At most a few blocks are
+    in flight, so memory stays flat however long the stream.
+    """
     threads = workers or max(1, min(4, os.cpu_count() or 1))
-    pending: deque[Future[bytes]] = deque()
+    in_flight: queue.Queue[Future[bytes] | None] = queue.Queue(maxsize=threads * 2)
+    failure: list[BaseException] = []
+
+    def write_members() -> None:
+        while (member := in_flight.get()) is not None:
+            try:
+                target.write(member.result())
+            except BaseException as exc:  # noqa: BLE001 - handed to the reading thread
+                failure.append(exc)
+
+    writer = threading.Thread(target=write_members, name="selfbench-gzip-writer")
     with ThreadPoolExecutor(max_workers=threads) as pool:
-        while block := source.read(_BLOCK):
-            pending.append(pool.submit(_member, block, level))
-            while len(pending) > threads * 2:
-                target.write(pending.popleft().result())
-        while pending:
-            target.write(pending.popleft().result())
+        writer.start()
+        try:
+            while not failure and (block := source.read(_BLOCK)):
+                in_flight.put(pool.submit(_member, block, level))
+        finally:
+            in_flight.put(None)
+            writer.join()
+    if failure:
+        raise failure[0]

@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -33,6 +34,18 @@ def _read(path: str) -> bytes:
         return Path(path).read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+@contextmanager
+def _working(message: str) -> Iterator[None]:
+    """A spinner on stderr while long work runs, for a person at a terminal only."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
+
+    with Console(stderr=True).status(message):
+        yield
 
 
 def _print_json(value: Any) -> None:
@@ -121,9 +134,10 @@ def _compile(args: argparse.Namespace) -> int:
     from selfbench.compiler import compile_task  # noqa: PLC0415
 
     out = Path(args.out)
-    task = compile_task(
-        Path(args.task_dir), repo=Path(args.repo), out=out, allowed_hosts=_hosts(args)
-    )
+    with _working(f"compiling {args.task_dir}"):
+        task = compile_task(
+            Path(args.task_dir), repo=Path(args.repo), out=out, allowed_hosts=_hosts(args)
+        )
     sys.stdout.write(f"Compiled {task.definition.taskId} into {out}\n")
     return EXIT_OK
 
@@ -151,14 +165,15 @@ def _collect(args: argparse.Namespace) -> int:
         if args.store
         else None
     )
-    result = collect_authoring(
-        Path(args.authoring_root),
-        repo=Path(args.repo),
-        out=Path(args.out),
-        candidate=read_candidate(Path(args.candidate)) if args.candidate else None,
-        store=store,
-        allowed_hosts=_hosts(args),
-    )
+    with _working(f"collecting {args.authoring_root}"):
+        result = collect_authoring(
+            Path(args.authoring_root),
+            repo=Path(args.repo),
+            out=Path(args.out),
+            candidate=read_candidate(Path(args.candidate)) if args.candidate else None,
+            store=store,
+            allowed_hosts=_hosts(args),
+        )
     _print_json(
         {
             "bundle": str(result.bundle),

@@ -138,9 +138,13 @@ def is_git_patch(data: bytes) -> bool:
     return data.startswith(GIT_PATCH_MAGIC)
 
 
+_CONTROL_ESCAPES = {code: f"\\x{code:02x}" for code in [*range(0x20), 0x7F]}
+
+
 def display_path(path: str) -> str:
-    """A path fit to print: bytes that were not UTF-8 shown as \\x escapes."""
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    """A path fit to print on one line: non-UTF-8 bytes and control characters as \\x escapes."""
+    text = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return text.translate(_CONTROL_ESCAPES)
 
 
 def is_dependency_manifest(path: str) -> bool:

@@ -1,0 +1,38 @@
+"""The package root's public names are pinned: a change to them is a deliberate API change."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import selfbench
+
+EXPORTED = {
+    "ArtifactRef", "AuditReport", "CompileError", "DefinitionError", "FileChange", "Issue",
+    "LocalArtifactStore", "Patch", "PatchError", "PreflightError", "SelfbenchError",
+    "SubmitError", "TaskDefinition", "__version__", "audit", "check_definition",
+    "collect_authoring", "compile_task", "parse_definition", "parse_patch", "read_definition",
+    "refresh_bundle", "submission_json_schema", "submit_files", "submit_task",
+}  # fmt: skip
+
+
+def test_the_exported_names_are_pinned() -> None:
+    assert set(selfbench.__all__) == EXPORTED
+
+
+def test_every_exported_name_resolves() -> None:
+    for name in selfbench.__all__:
+        assert getattr(selfbench, name) is not None, name
+
+
+def test_every_error_is_a_selfbench_error() -> None:
+    errors = [getattr(selfbench, name) for name in selfbench.__all__ if name.endswith("Error")]
+    assert all(issubclass(error, selfbench.SelfbenchError) for error in errors)
+
+
+def test_importing_the_package_loads_no_heavy_module() -> None:
+    probe = "import sys, selfbench; print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'rich', 'selfbench.'))))"  # noqa: E501
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "['selfbench.errors']"
