@@ -315,6 +315,21 @@ def test_refresh_refuses_another_task(
     assert str(error.value) == "bundle task slugkit-pr-42 does not match other-task"
 
 
+def test_refresh_cli(
+    tmp_path: Path, sample: SampleRepository, authored: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bundle"
+    compile_task(authored, repo=sample.path, out=out)
+    same = tmp_path / "same.json"
+    same.write_text(json.dumps(_definition(sample)), encoding="utf-8")
+    assert main(["refresh", str(out), "--definition", str(same)]) == 0
+    assert capsys.readouterr().out == f"Refreshed slugkit-pr-42 in {out}\n"
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(_definition(sample, taskId="other-task")), encoding="utf-8")
+    assert main(["refresh", str(out), "--definition", str(other)]) == 2
+    assert capsys.readouterr().err == "error: bundle task slugkit-pr-42 does not match other-task\n"
+
+
 def test_refresh_writes_or_removes_the_dependency_patch(
     tmp_path: Path, sample: SampleRepository
 ) -> None:

@@ -15,7 +15,7 @@ from selfbench._paths import escaping_task_paths, harbor_name_problem, unsafe_pa
 from selfbench.audit import audit
 from selfbench.contract import parse_definition, parse_submit_arguments
 from selfbench.errors import DefinitionError, PatchError, PreflightError, SubmitError
-from selfbench.patches import Patch, display_path, is_git_patch, parse_patch
+from selfbench.patches import display_path, is_git_patch, parse_patch
 
 __all__ = [
     "INCOMPLETE",
@@ -122,13 +122,13 @@ def _submit(
     return f"Submitted {task_id}."
 
 
-def _patch_blockers(name: str, label: str, data: bytes) -> tuple[list[str], Patch | None]:
+def _patch_blockers(name: str, label: str, data: bytes) -> list[str]:
     if not is_git_patch(data):
-        return [f"{name} is not a Git patch"], None
+        return [f"{name} is not a Git patch"]
     try:
         patch = parse_patch(data)
     except PatchError as exc:
-        return [f"{name}: {exc}"], None
+        return [f"{name}: {exc}"]
     blockers = [
         f"{label} patch path escapes repository: {display_path(path)}"
         for path in patch.paths
@@ -136,7 +136,7 @@ def _patch_blockers(name: str, label: str, data: bytes) -> tuple[list[str], Patc
     ]
     if name == "test.patch" and not patch.paths:
         blockers.insert(0, "test.patch changes no files")
-    return blockers, patch
+    return blockers
 
 
 def preflight_blockers(
@@ -147,8 +147,8 @@ def preflight_blockers(
     A definition that fails persisted validation is reported issue by issue, and the patches
     are still judged, so one call lists every blocker; only the audit needs a valid definition.
     """
-    test_blockers, _ = _patch_blockers("test.patch", "test", test_patch)
-    gold_blockers, _ = _patch_blockers("gold.patch", "gold", gold_patch)
+    test_blockers = _patch_blockers("test.patch", "test", test_patch)
+    gold_blockers = _patch_blockers("gold.patch", "gold", gold_patch)
     try:
         loaded = parse_definition(definition, mode="persisted", prefix="definition")
     except DefinitionError as exc:
