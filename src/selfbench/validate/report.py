@@ -1,0 +1,154 @@
+"""Validation results: the verifier's `reward.json`, one run's record, one task's verdict.
+
+Both environments (`local` and `harbor`) produce the same `TaskReport`, and the verdict rule of
+SPEC §7 lives here once: nop must fail fail-to-pass and pass pass-to-pass; oracle must score 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from selfbench._json import loads_strict
+from selfbench.errors import SelfbenchError
+
+__all__ = [
+    "REWARD_FIELDS",
+    "Check",
+    "Reward",
+    "RewardError",
+    "RunReport",
+    "TaskReport",
+    "parity_reason",
+    "read_reward",
+]
+
+REWARD_FIELDS = (
+    "reward",
+    "patch_applied",
+    "fail_to_pass",
+    "pass_to_pass",
+    "deterministic",
+    "setup_completed",
+    "fail_to_pass_exit_code",
+    "fail_to_pass_repeat_exit_code",
+    "pass_to_pass_exit_code",
+)
+"""The keys of `/logs/verifier/reward.json`, in the order `tests/test.sh` writes them."""
+
+
+class RewardError(SelfbenchError):
+    """A `reward.json` that is missing or not what the verifier writes."""
+
+
+class Reward(BaseModel):
+    """The verifier's verdict for one run, as `tests/test.sh` writes it."""
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="forbid")
+
+    reward: Literal[0, 1]
+    patch_applied: Literal[0, 1]
+    fail_to_pass: Literal[0, 1]
+    pass_to_pass: Literal[0, 1]
+    deterministic: Literal[0, 1]
+    setup_completed: Literal[0, 1]
+    fail_to_pass_exit_code: int
+    fail_to_pass_repeat_exit_code: int
+    pass_to_pass_exit_code: int
+
+
+def read_reward(data: bytes, where: str) -> Reward:
+    """Parse `reward.json` bytes; `where` names the file in the one-line error."""
+    try:
+        return Reward.model_validate(loads_strict(data, source=where))
+    except (ValueError, ValidationError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if isinstance(exc, ValidationError):
+            error = exc.errors()[0]
+            location = ".".join(str(part) for part in error["loc"]) or "(root)"
+            first = f"{location}: {error['msg']}"
+        raise RewardError(f"{where}: not a selfbench reward.json: {first}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One Beyond check (per selector, independent rerun, the suite really ran)."""
+
+    name: str
+    passed: bool
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "passed": self.passed, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    """One verifier run (nop or oracle): its reward (None when none was written) and log path."""
+
+    reward: Reward | None
+    log: str
+    tests: dict[str, str] = field(default_factory=dict)
+    """Per-test outcomes parsed from the log (test name → passed/failed/skipped), when known."""
+
+    def to_json(self) -> dict[str, Any]:
+        fields: dict[str, Any] = (
+            self.reward.model_dump() if self.reward else dict.fromkeys(REWARD_FIELDS)
+        )
+        result = {**fields, "log": self.log}
+        if self.tests:
+            result["tests"] = dict(self.tests)
+        return result
+
+
+@dataclass(frozen=True, slots=True)
+class TaskReport:
+    """One task's validation verdict."""
+
+    task_id: str
+    accepted: bool
+    reason: str | None
+    nop: RunReport
+    oracle: RunReport
+    checks: tuple[Check, ...] = ()
+    environment: str = "local"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "taskId": self.task_id,
+            "accepted": self.accepted,
+            "reason": self.reason,
+            "environment": self.environment,
+            "nop": self.nop.to_json(),
+            "oracle": self.oracle.to_json(),
+            "checks": [check.to_json() for check in self.checks],
+        }
+
+
+_ORACLE_FAILURES = (
+    ("patch_applied", "oracle: the gold patch did not apply"),
+    ("setup_completed", "oracle: the held-out tests could not be prepared"),
+    ("fail_to_pass", "oracle: fail-to-pass failed with the gold patch"),
+    ("deterministic", "oracle: fail-to-pass failed on the repeat run (not deterministic)"),
+    ("pass_to_pass", "oracle: pass-to-pass failed with the gold patch"),
+)
+
+
+def parity_reason(nop: Reward | None, oracle: Reward | None) -> str | None:
+    """The original's verdict: None when accepted, else the first reason it is not."""
+    if nop is None:
+        return "nop: the verifier wrote no reward.json"
+    if nop.fail_to_pass:
+        return "nop: fail-to-pass passed without the solution"
+    if not nop.pass_to_pass:
+        return "nop: pass-to-pass failed without the solution"
+    if oracle is None:
+        return "oracle: the verifier wrote no reward.json"
+    if oracle.reward == 1:
+        return None
+    return next(
+        (message for name, message in _ORACLE_FAILURES if not getattr(oracle, name)),
+        "oracle: reward 0",
+    )
