@@ -21,7 +21,14 @@ from selfbench.bundle import layout
 from selfbench.contract import TaskDefinition, definition_sha256, parse_definition
 from selfbench.errors import DefinitionError, SelfbenchError
 
-__all__ = ["BUNDLE_DIR", "DEFINITION_FILE", "BundleError", "LocatedTask", "locate_task"]
+__all__ = [
+    "BUNDLE_DIR",
+    "DEFINITION_FILE",
+    "BundleError",
+    "LocatedTask",
+    "find_bundle",
+    "locate_task",
+]
 
 BUNDLE_DIR = "harbor-task"
 DEFINITION_FILE = "definition.json"
@@ -58,7 +65,8 @@ def _manifest(bundle: Path) -> dict[str, object]:
     return manifest
 
 
-def _bundle_of(path: Path) -> Path:
+def find_bundle(path: Path) -> Path:
+    """The bundle directory `path` names: itself, or its `harbor-task/`."""
     if (path / layout.TASK_TOML).is_file():
         return path
     if (path / BUNDLE_DIR / layout.TASK_TOML).is_file():
@@ -73,7 +81,7 @@ def locate_task(path: Path, *, definition: Path | None = None) -> LocatedTask:
         BundleError: not a bundle, no definition found, or one compiled from other inputs.
         DefinitionError: the definition found is not a valid persisted definition.
     """
-    bundle = _bundle_of(path)
+    bundle = find_bundle(path)
     definition_path = definition or bundle.parent / DEFINITION_FILE
     if not definition_path.is_file():
         raise BundleError(

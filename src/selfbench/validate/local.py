@@ -1,0 +1,523 @@
+"""The `local` environment: prove a bundle on this machine, with no Docker engine (SPEC §7).
+
+Every phase runs the bundle's own scripts in the isolated workspace of `sandbox.py`, the way the
+two images and Harbor would:
+
+1. *prepare*: unpack the snapshot into `/app`, commit it as the base, run `setupCommand` once,
+   reset to the base (ignored dependencies stay) and keep the root-only base git dir; when the
+   gold patch touches a manifest, a verifier copy also gets those dependencies (the verifier
+   image's dependency layer);
+2. per run, an *agent* phase on a copy of the prepared tree (oracle: `solve.sh` as `agent`; nop:
+   nothing) and the collect command from `task.toml`, which writes the agent patch;
+3. a *verifier* phase on a fresh copy of the verifier tree: `tests/test.sh` as root, which writes
+   `reward.json`.
+
+Beyond the original (off with `parity=True`): each fail-to-pass selector proven on its own at the
+base and with the gold patch, the determinism rerun from a fresh copy, and "the suite really ran"
+from the runners' own output.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+import tomllib
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from selfbench._shell import substitute_tests
+from selfbench.bundle import layout
+from selfbench.bundle.locate import LocatedTask
+from selfbench.bundle.render_scripts import fail_to_pass_command, pass_to_pass_command
+from selfbench.contract import TaskDefinition
+from selfbench.validate.outcomes import parse_outcomes
+from selfbench.validate.report import (
+    Check,
+    Reward,
+    RewardError,
+    RunReport,
+    TaskReport,
+    parity_reason,
+    read_reward,
+)
+from selfbench.validate.sandbox import Mounts, PhaseResult, Sandbox, choose_users, require_sandbox
+
+__all__ = ["LocalOptions", "validate_local"]
+
+_COLLECT_SECONDS = 300.0
+_NETWORK_ERRORS = re.compile(
+    r"ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ENETUNREACH|Temporary failure in name resolution|"
+    r"Name or service not known|Network is unreachable|getaddrinfo|Could not resolve host"
+)
+
+_PREPARE = r"""
+set -euo pipefail
+export GIT_CONFIG_NOSYSTEM=1
+tar -xzf /run/selfbench/repo.tar.gz -C /app --no-same-owner
+git -C /app init -q --initial-branch=main
+git -C /app config user.name selfbench
+git -C /app config user.email selfbench@localhost
+git -C /app add --all --force
+GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z \
+  git -C /app commit -q --no-verify --no-gpg-sign --allow-empty -m 'selfbench base'
+echo "selfbench: setup: $2"
+(cd -- "$1" && exec /bin/bash -lc "$2")
+git -C /app reset -q --hard HEAD
+git -C /app clean -fdq
+mkdir -p /opt/selfbench
+cp -a /app/.git /opt/selfbench/base.git
+chmod 0700 /opt/selfbench /opt/selfbench/base.git
+"""
+
+_DEPENDENCIES = r"""
+set -euo pipefail
+export GIT_CONFIG_NOSYSTEM=1
+git -C /app apply --binary --whitespace=nowarn /run/selfbench/dependency-setup.patch
+echo "selfbench: setup with the gold patch's dependency manifests: $2"
+(cd -- "$1" && exec /bin/bash -lc "$2")
+git -C /app reset -q --hard HEAD
+git -C /app clean -fdq
+"""
+
+_AGENT = r"""
+set -uo pipefail
+if [ "$1" = oracle ]; then
+  chown -R agent:agent /app
+  echo "selfbench: solve.sh as agent"
+  (cd /app && exec runuser -u agent -- env HOME=/home/agent bash /solution/solve.sh) </dev/null
+  echo "selfbench: solve.sh exited $?"
+  pkill -KILL -u agent >/dev/null 2>&1 || true
+fi
+echo "selfbench: collect"
+timeout -k 5 "$2" bash -c "$3"
+echo "selfbench: collect exited $?"
+"""
+
+_VERIFIER = r"""
+set -uo pipefail
+chown -R verifier:verifier /app
+chown -R root:root /tests
+chmod 0700 /tests
+chmod 0600 /tests/test.patch
+chmod 0755 /tests/test.sh
+mkdir -p /logs/verifier /logs/selfbench
+timeout -k 5 "$1" bash /tests/test.sh
+echo "selfbench: test.sh exited $?"
+workdir="$2"
+seconds="$3"
+shift 3
+index=0
+for command in "$@"; do
+  (cd -- "$workdir" && exec timeout -k 5 "$seconds" runuser -u verifier -- \
+    env PATH="$PATH" HOME=/home/verifier bash -c "$command") \
+    </dev/null >"/logs/selfbench/selector-$index.log" 2>&1
+  echo "$?" >"/logs/selfbench/selector-$index.code"
+  pkill -KILL -u verifier >/dev/null 2>&1 || true
+  index=$((index + 1))
+done
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class LocalOptions:
+    """How the local environment runs."""
+
+    logs: Path
+    """Where each task's logs go: `<logs>/<taskId>/{prepare,nop,oracle,rerun}.log`."""
+    parity: bool = False
+    """Give the original's verdict: no per-selector, rerun or suite-ran checks."""
+    network: bool = False
+    """Let the tests reach the network (setup always may)."""
+    keep: bool = False
+    """Keep each task's workspace (the prepared trees) for inspection."""
+    workspace: Path | None = None
+    """Where workspaces are created (default: the system temp directory)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """One verifier run as seen from the host."""
+
+    name: str
+    reward: Reward | None
+    log: Path
+    phase: PhaseResult
+    selectors: tuple[tuple[str, str, int, str], ...] = ()
+    """(selector, command, exit code, output) of each per-selector command, in order."""
+
+
+@dataclass
+class _Task:
+    located: LocatedTask
+    sandbox: Sandbox
+    logs: Path
+    options: LocalOptions
+    prepared: Path = field(init=False)
+    verifier_base: Path = field(init=False)
+    base_git: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        root = self.sandbox.root
+        self.prepared = root / "prepared"
+        self.verifier_base = self.prepared
+        self.base_git = root / "opt-base"
+
+    @property
+    def definition(self) -> TaskDefinition:
+        return self.located.definition
+
+    @property
+    def bundle(self) -> Path:
+        return self.located.bundle
+
+    def workdir(self) -> str:
+        return f"{layout.CONTAINER_APP}/{self.definition.workdir}"
+
+    def fresh(self, name: str) -> Path:
+        path = self.sandbox.root / name
+        path.mkdir(parents=True)
+        return path
+
+    # --- phases -----------------------------------------------------------------------------
+
+    def prepare(self) -> str | None:
+        """Set up the prepared trees; a reason when setup failed."""
+        self.prepared.mkdir()
+        self.base_git.mkdir()
+        log = self.logs / "prepare.log"
+        seconds = float(self.definition.timeouts.setupSeconds)
+        result = self.sandbox.run(
+            _PREPARE,
+            (self.workdir(), self.definition.setupCommand),
+            log=log,
+            timeout=seconds,
+            mounts=Mounts(
+                binds={
+                    layout.CONTAINER_APP: self.prepared,
+                    layout.CONTAINER_SELFBENCH: self.base_git,
+                },
+                ro_binds={"/run/selfbench/repo.tar.gz": self.bundle / layout.TESTS_SNAPSHOT},
+                network=True,
+            ),
+        )
+        if result.timed_out:
+            return f"setup: timed out after {seconds:g} s (log {log})"
+        if result.exit_code != 0:
+            return f"setup: setupCommand failed (exit {result.exit_code}; log {log})"
+        dependency_patch = self.bundle / layout.DEPENDENCY_PATCH
+        if not dependency_patch.is_file():
+            return None
+        self.verifier_base = self.sandbox.root / "verifier-prepared"
+        _copy_tree(self.prepared, self.verifier_base)
+        result = self.sandbox.run(
+            _DEPENDENCIES,
+            (self.workdir(), self.definition.setupCommand),
+            log=log,
+            timeout=seconds,
+            mounts=Mounts(
+                binds={layout.CONTAINER_APP: self.verifier_base},
+                ro_binds={"/run/selfbench/dependency-setup.patch": dependency_patch},
+                network=True,
+            ),
+        )
+        if result.exit_code != 0 or result.timed_out:
+            return f"setup: the dependency setup failed (exit {result.exit_code}; log {log})"
+        return None
+
+    def agent(self, name: str, *, oracle: bool) -> Path:
+        """Run the agent phase and the collect step; the host directory holding agent.patch."""
+        opt = self.fresh(f"{name}-agent-opt")
+        _copy_tree(self.base_git, opt)
+        binds = {layout.CONTAINER_SELFBENCH: opt}
+        ro_binds: dict[str, Path] = {}
+        if oracle:
+            app = self.sandbox.root / f"{name}-agent-app"
+            _copy_tree(self.prepared, app)
+            binds[layout.CONTAINER_APP] = app
+            ro_binds["/solution"] = self.bundle / "solution"
+        else:
+            ro_binds[layout.CONTAINER_APP] = self.prepared
+        self.sandbox.run(
+            _AGENT,
+            ("oracle" if oracle else "nop", f"{_COLLECT_SECONDS:g}", _collect_command(self.bundle)),
+            log=self.logs / f"{name}.log",
+            timeout=float(self.definition.timeouts.agentSeconds) + _COLLECT_SECONDS,
+            mounts=Mounts(binds=binds, ro_binds=ro_binds, network=True),
+        )
+        return opt
+
+    def verifier(self, name: str, agent_opt: Path, selectors: Sequence[str]) -> _Run:
+        """Run `tests/test.sh` on a fresh copy of the verifier tree, then per-selector runs."""
+        app = self.sandbox.root / f"{name}-app"
+        _copy_tree(self.verifier_base, app)
+        tests, opt, logs = (
+            self.fresh(f"{name}-tests"),
+            self.fresh(f"{name}-opt"),
+            self.fresh(f"{name}-logs"),
+        )
+        for item in (layout.TEST_SH, layout.TEST_PATCH):
+            shutil.copyfile(self.bundle / item, tests / Path(item).name)
+        patch = agent_opt / Path(layout.CONTAINER_AGENT_PATCH).name
+        if patch.is_file():
+            shutil.copyfile(patch, opt / patch.name)
+        timeouts = self.definition.timeouts
+        commands = [substitute_tests(self.definition.testCommand, [s]) for s in selectors]
+        log = self.logs / f"{name}.log"
+        phase = self.sandbox.run(
+            _VERIFIER,
+            (
+                f"{timeouts.setupSeconds + timeouts.testsSeconds:g}",
+                self.workdir(),
+                f"{timeouts.testsSeconds:g}",
+                *commands,
+            ),
+            log=log,
+            timeout=float(timeouts.setupSeconds + timeouts.testsSeconds * (1 + len(commands))),
+            mounts=Mounts(
+                binds={
+                    layout.CONTAINER_APP: app,
+                    layout.CONTAINER_TESTS: tests,
+                    layout.CONTAINER_SELFBENCH: opt,
+                    "/logs": logs,
+                },
+                network=self.options.network,
+            ),
+        )
+        reward_path = logs / "verifier" / "reward.json"
+        reward: Reward | None = None
+        if reward_path.is_file():
+            try:
+                reward = read_reward(reward_path.read_bytes(), f"{name} reward.json")
+            except RewardError:
+                reward = None
+        results = []
+        for index, selector in enumerate(selectors):
+            code_path = logs / "selfbench" / f"selector-{index}.code"
+            output_path = logs / "selfbench" / f"selector-{index}.log"
+            code = int(code_path.read_text().strip() or "-1") if code_path.is_file() else -1
+            output = output_path.read_text(errors="replace") if output_path.is_file() else ""
+            results.append((selector, commands[index], code, output))
+            with log.open("a", encoding="utf-8") as handle:
+                handle.write(f"selfbench: selector {selector!r} exited {code}\n{output}")
+        if not self.options.keep:
+            shutil.rmtree(app, ignore_errors=True)
+        return _Run(name, reward, log, phase, tuple(results))
+
+    # --- the verdict ----------------------------------------------------------------------------
+
+    def validate(self) -> TaskReport:
+        reason = self.prepare()
+        prepare_log = str(self.logs / "prepare.log")
+        if reason is not None:
+            empty = RunReport(None, prepare_log)
+            return TaskReport(
+                self.definition.taskId, accepted=False, reason=reason, nop=empty, oracle=empty
+            )
+        several = len(self.definition.failToPass) > 1 and not self.options.parity
+        selectors = tuple(self.definition.failToPass) if several else ()
+        nop = self.verifier("nop", self.agent("nop", oracle=False), selectors)
+        oracle_opt = self.agent("oracle", oracle=True)
+        oracle = self.verifier("oracle", oracle_opt, selectors)
+        checks: list[Check] = []
+        reason = _phase_reason(nop) or _phase_reason(oracle)
+        reason = reason or parity_reason(nop.reward, oracle.reward)
+        if not self.options.parity:
+            rerun = self.verifier("rerun", oracle_opt, ())
+            checks = self.beyond_checks(nop, oracle, rerun)
+            reason = reason or next((c.detail for c in checks if not c.passed), None)
+        if reason is not None:
+            reason = _with_network_hint(reason, (nop, oracle), network=self.options.network)
+        return TaskReport(
+            self.definition.taskId,
+            reason is None,
+            reason,
+            RunReport(nop.reward, str(nop.log), _outcomes(nop.log, self.commands())),
+            RunReport(oracle.reward, str(oracle.log), _outcomes(oracle.log, self.commands())),
+            tuple(checks),
+        )
+
+    def commands(self) -> dict[str, str]:
+        """The verifier's commands by their `test.sh` log label."""
+        return {
+            "fail-to-pass": fail_to_pass_command(self.definition),
+            "pass-to-pass": pass_to_pass_command(self.definition),
+        }
+
+    def beyond_checks(self, nop: _Run, oracle: _Run, rerun: _Run) -> list[Check]:
+        checks = [
+            _selector_check(nop, expect_pass=False),
+            _selector_check(oracle, expect_pass=True),
+        ]
+        rerun_ok = rerun.reward is not None and rerun.reward.reward == 1
+        checks.append(
+            Check(
+                "independent rerun",
+                rerun_ok or not (oracle.reward and oracle.reward.reward == 1),
+                ""
+                if rerun_ok
+                else "oracle rerun from a fresh copy did not score 1 (not deterministic; "
+                f"log {rerun.log})",
+            )
+        )
+        checks.append(self.suite_ran(nop, oracle))
+        return checks
+
+    def suite_ran(self, nop: _Run, oracle: _Run) -> Check:
+        """The fail-to-pass command with the gold patch and pass-to-pass really ran tests."""
+        f2p = fail_to_pass_command(self.definition)
+        p2p = pass_to_pass_command(self.definition)
+        problems: list[str] = []
+        for run in (oracle, nop):
+            if run.reward is None:
+                continue
+            segments = _segments(run.log.read_text(errors="replace"))
+            wanted = [("pass-to-pass", p2p, run.reward.pass_to_pass_exit_code)]
+            if run is oracle:
+                wanted.insert(0, ("fail-to-pass", f2p, run.reward.fail_to_pass_exit_code))
+            for label, command, code in wanted:
+                text = segments.get(label)
+                if text is None or command == "true" or code != 0:
+                    continue
+                outcome = parse_outcomes(command, text, code)
+                if outcome.no_tests is not None:
+                    problems.append(f"{run.name}: {label} ran no test: {outcome.no_tests}")
+        return Check("suite ran", not problems, "; ".join(problems))
+
+
+def _copy_tree(source: Path, target: Path) -> None:
+    """Copy a prepared tree with its owners, modes, links and ignored files (`cp -a`)."""
+    target.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        ["cp", "-a", "--reflink=auto", "--", f"{source}/.", f"{target}/"],
+        check=True,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+    )
+
+
+def _collect_command(bundle: Path) -> str:
+    """The `[[verifier.collect]]` command of the bundle's own `task.toml`."""
+    config = tomllib.loads((bundle / layout.TASK_TOML).read_text(encoding="utf-8"))
+    collect = config["verifier"]["collect"]
+    return str(collect[0]["command"])
+
+
+def _phase_reason(run: _Run) -> str | None:
+    if run.phase.timed_out:
+        return f"{run.name}: timed out (log {run.log})"
+    if run.reward is None:
+        return f"{run.name}: the verifier wrote no reward.json (log {run.log})"
+    return None
+
+
+def _selector_check(run: _Run, *, expect_pass: bool) -> Check:
+    name = "per selector with the gold patch" if expect_pass else "per selector at the base"
+    if run.reward is None or not run.reward.setup_completed:
+        return Check(name, passed=True, detail="not run: the held-out tests were not prepared")
+    command_of = run.name
+    for selector, command, code, output in run.selectors:
+        outcome = parse_outcomes(command, output, code)
+        passed = code == 0 and outcome.no_tests is None
+        if expect_pass and not passed:
+            why = outcome.no_tests or f"exit {code}"
+            return Check(
+                name, passed=False, detail=f"{command_of}: selector {selector} fails alone ({why})"
+            )
+        if not expect_pass and passed:
+            return Check(
+                name,
+                passed=False,
+                detail=f"{command_of}: selector {selector} already passes without the solution",
+            )
+    return Check(name, passed=True)
+
+
+_MARKER = re.compile(r"^selfbench: (fail-to-pass|fail-to-pass again|pass-to-pass)\b", re.MULTILINE)
+_RETRY = re.compile(r"^selfbench: infrastructure error \(exit (\d+)\)", re.MULTILINE)
+_END = re.compile(r"^selfbench: (?:reward|pass-to-pass|fail-to-pass)", re.MULTILINE)
+
+
+def _segments(log: str) -> dict[str, str]:
+    """Each verifier command's output (its last attempt) in a `test.sh` log, by label."""
+    result: dict[str, str] = {}
+    matches = list(_MARKER.finditer(log))
+    for index, match in enumerate(matches):
+        end = matches[index + 1].start() if index + 1 < len(matches) else len(log)
+        text = log[match.end() : end]
+        reward = text.find("\nselfbench: reward ")
+        if reward >= 0:
+            text = text[:reward]
+        retries = list(_RETRY.finditer(text))
+        if retries:
+            text = text[retries[-1].end() :]
+        result[match.group(1)] = text
+    return result
+
+
+def _outcomes(log: Path, commands: dict[str, str]) -> dict[str, str]:
+    """Per-test outcomes of the run's fail-to-pass and pass-to-pass output, when parseable."""
+    tests: dict[str, str] = {}
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return tests
+    for label, output in _segments(text).items():
+        if label in commands:
+            tests.update(parse_outcomes(commands[label], output, 0).tests)
+    return tests
+
+
+def _with_network_hint(reason: str, runs: Sequence[_Run], *, network: bool) -> str:
+    if network:
+        return reason
+    for run in runs:
+        try:
+            text = run.log.read_text(errors="replace")
+        except OSError:
+            continue
+        match = _NETWORK_ERRORS.search(text)
+        if match:
+            return (
+                f"{reason}; the tests needed the network ({match.group(0)} in {run.log}), "
+                "which the local environment withholds (--network allows it)"
+            )
+    return reason
+
+
+def validate_local(
+    tasks: Sequence[LocatedTask],
+    *,
+    options: LocalOptions,
+    jobs: int = 1,
+    on_done: Callable[[TaskReport], None] | None = None,
+) -> list[TaskReport]:
+    """Validate bundles locally, `jobs` tasks at a time; reports in the order given.
+
+    Raises:
+        SandboxError: this machine cannot create the isolated workspace.
+    """
+    bwrap = require_sandbox()
+    users = choose_users()
+    options.logs.mkdir(parents=True, exist_ok=True)
+
+    def one(located: LocatedTask) -> TaskReport:
+        logs = options.logs / located.definition.taskId
+        shutil.rmtree(logs, ignore_errors=True)
+        logs.mkdir(parents=True)
+        root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
+        try:
+            sandbox = Sandbox(root, users, bwrap)
+            report = _Task(located, sandbox, logs, options).validate()
+        finally:
+            if not options.keep:
+                shutil.rmtree(root, ignore_errors=True)
+        if on_done is not None:
+            on_done(report)
+        return report
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(one, tasks))

@@ -1,0 +1,274 @@
+"""The isolated workspace the `local` environment runs a bundle's scripts in (SPEC §7).
+
+Isolation is bubblewrap's (`bwrap`, Debian package `bubblewrap`): a well-kept, small setuid-free
+tool that builds a private mount namespace from a list of binds, which is exactly what the
+containers provide and nothing more. Each phase gets:
+
+* the host's system directories bound read-only (so the host's toolchains run), with the task's
+  own directories bound writable at the container paths: `/app`, `/tests`, `/logs`,
+  `/opt/selfbench`, and `/solution` read-only only where the solution may be seen;
+* private `/tmp`, `/run`, `/dev` and `/proc`; the host's `/home`, `/root`, `/run` and `/tmp`
+  hidden (no sockets such as a Docker daemon's, no one's secrets);
+* `/etc/passwd` and `/etc/group` with the `agent` and `verifier` users added;
+* its own PID namespace: when the phase's script ends, every process it started dies with it;
+* root inside keeps only the capabilities the scripts need (owning and switching users, killing
+  the verifier's leftovers), never `CAP_SYS_ADMIN`, so it cannot remount anything writable;
+* optionally no network (a fresh network namespace with only loopback).
+
+Creating a mount namespace with several users needs root: the local environment refuses to start
+otherwise (`selfbench validate --env harbor` needs no privileges on this machine).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from selfbench.bundle import layout
+from selfbench.errors import SelfbenchError
+
+__all__ = [
+    "CONTAINER_PATH",
+    "Mounts",
+    "PhaseResult",
+    "Sandbox",
+    "SandboxError",
+    "Users",
+    "choose_users",
+    "require_sandbox",
+]
+
+CONTAINER_PATH = layout.CONTAINER_PATH
+
+_HIDDEN = frozenset({"proc", "dev", "sys", "tmp", "run", "home", "root", "opt", "lost+found"})
+"""Top-level host entries not bound as they are: replaced by private ones or hidden."""
+
+_OPT_OWN = frozenset({"selfbench", "uv-cache"})
+"""`/opt` entries that belong to the task, never the host's."""
+
+_CAPABILITIES = (
+    "CAP_CHOWN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_DAC_READ_SEARCH",
+    "CAP_FOWNER",
+    "CAP_FSETID",
+    "CAP_KILL",
+    "CAP_SETGID",
+    "CAP_SETUID",
+    "CAP_AUDIT_WRITE",
+)
+"""What root inside needs: chown/chmod the tree, switch to agent/verifier, kill leftovers."""
+
+_FIRST_UID = 61000
+
+
+class SandboxError(SelfbenchError):
+    """The isolated workspace cannot be created on this machine."""
+
+
+@dataclass(frozen=True, slots=True)
+class Users:
+    """Host uids/gids that stand for the container's `agent` and `verifier` users."""
+
+    agent: int
+    verifier: int
+
+
+@dataclass(frozen=True, slots=True)
+class Mounts:
+    """What one phase sees besides the read-only host: container path → host path."""
+
+    binds: Mapping[str, Path] = field(default_factory=dict)
+    """Writable."""
+    ro_binds: Mapping[str, Path] = field(default_factory=dict)
+    """Read-only."""
+    network: bool = False
+    """Share the host's network (else only a private loopback)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseResult:
+    """How one sandboxed phase ended."""
+
+    exit_code: int
+    timed_out: bool
+    seconds: float
+
+
+def require_sandbox() -> str:
+    """The `bwrap` executable; refuses when this machine cannot create the workspace."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise SandboxError(
+            "the local environment needs bubblewrap (bwrap): apt-get install bubblewrap"
+        )
+    if os.geteuid() != 0:
+        raise SandboxError(
+            "the local environment needs root to create its workspace users; "
+            "run as root (or use --env harbor)"
+        )
+    return bwrap
+
+
+def _used_ids(path: Path) -> set[int]:
+    ids: set[int] = set()
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ids
+    for line in text.splitlines():
+        fields = line.split(":")
+        if len(fields) > 2 and fields[2].isdigit():
+            ids.add(int(fields[2]))
+    return ids
+
+
+def choose_users() -> Users:
+    """Two host ids no host user or group has, for `agent` and `verifier`."""
+    used = _used_ids(Path("/etc/passwd")) | _used_ids(Path("/etc/group"))
+    free = (uid for uid in range(_FIRST_UID, _FIRST_UID + 4096) if uid not in used)
+    return Users(agent=next(free), verifier=next(free))
+
+
+def _account_files(root: Path, users: Users) -> tuple[Path, Path]:
+    """`/etc/passwd` and `/etc/group` for the sandbox: the host's plus agent and verifier."""
+    root.mkdir(parents=True, exist_ok=True)
+    passwd, group = root / "passwd", root / "group"
+    names = {layout.AGENT_USER: users.agent, layout.VERIFIER_USER: users.verifier}
+    host_passwd = [
+        line
+        for line in Path("/etc/passwd").read_text(encoding="utf-8").splitlines()
+        if line.split(":", 1)[0] not in names
+    ]
+    host_group = [
+        line
+        for line in Path("/etc/group").read_text(encoding="utf-8").splitlines()
+        if line.split(":", 1)[0] not in names
+    ]
+    host_passwd.extend(
+        f"{name}:x:{uid}:{uid}::/home/{name}:/bin/bash" for name, uid in names.items()
+    )
+    host_group.extend(f"{name}:x:{uid}:" for name, uid in names.items())
+    passwd.write_text("\n".join(host_passwd) + "\n", encoding="utf-8")
+    group.write_text("\n".join(host_group) + "\n", encoding="utf-8")
+    return passwd, group
+
+
+@dataclass
+class Sandbox:
+    """A workspace root on the host and the way to run phases isolated inside it."""
+
+    root: Path
+    users: Users
+    bwrap: str
+    _etc: tuple[Path, Path] = field(init=False)
+    _homes: dict[str, Path] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._etc = _account_files(self.root / "etc", self.users)
+        self._homes = {}
+        for name, uid in (
+            ("root", 0),
+            (layout.AGENT_USER, self.users.agent),
+            (layout.VERIFIER_USER, self.users.verifier),
+        ):
+            home = self.root / "home" / name
+            home.mkdir(parents=True, exist_ok=True)
+            os.chown(home, uid, uid)
+            home.chmod(0o755 if name != "root" else 0o700)
+            self._homes[name] = home
+
+    def _host_binds(self) -> list[str]:
+        args: list[str] = []
+        for entry in sorted(os.scandir("/"), key=lambda item: item.name):
+            name = entry.name
+            if name in _HIDDEN or name in {"app", "tests", "solution", "logs"}:
+                continue
+            if entry.is_symlink():
+                args += ["--symlink", str(Path(entry.path).readlink()), f"/{name}"]
+            elif entry.is_dir(follow_symlinks=False):
+                args += ["--ro-bind", entry.path, f"/{name}"]
+        args += ["--dir", "/opt"]
+        if Path("/opt").is_dir():
+            for entry in sorted(os.scandir("/opt"), key=lambda item: item.name):
+                if entry.name in _OPT_OWN:
+                    continue
+                if entry.is_symlink():
+                    args += ["--symlink", str(Path(entry.path).readlink()), entry.path]
+                elif entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False):
+                    args += ["--ro-bind", entry.path, entry.path]
+        return args
+
+    def command(self, script: str, args: Sequence[str], mounts: Mounts) -> list[str]:
+        """The `bwrap` argv that runs `bash -c script` as root in the workspace."""
+        passwd, group = self._etc
+        argv = [
+            self.bwrap,
+            "--die-with-parent",
+            "--new-session",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--hostname",
+            "selfbench",
+        ]
+        if not mounts.network:
+            argv.append("--unshare-net")
+        argv += self._host_binds()
+        argv += ["--ro-bind", str(passwd), "/etc/passwd", "--ro-bind", str(group), "/etc/group"]
+        argv += ["--proc", "/proc", "--dev", "/dev", "--ro-bind", "/sys", "/sys"]
+        argv += ["--tmpfs", "/tmp", "--tmpfs", "/run", "--dir", "/home"]  # noqa: S108 - private tmpfs
+        argv += ["--bind", str(self._homes["root"]), "/root"]
+        for name in (layout.AGENT_USER, layout.VERIFIER_USER):
+            argv += ["--bind", str(self._homes[name]), f"/home/{name}"]
+        for target, source in sorted(mounts.binds.items()):
+            argv += ["--bind", str(source), target]
+        for target, source in sorted(mounts.ro_binds.items()):
+            argv += ["--ro-bind", str(source), target]
+        argv += ["--remount-ro", "/", "--chdir", "/"]
+        argv += ["--cap-drop", "ALL"]
+        for capability in _CAPABILITIES:
+            argv += ["--cap-add", capability]
+        argv += ["--", "/bin/bash", "-c", script, "selfbench", *args]
+        return argv
+
+    def run(
+        self, script: str, args: Sequence[str], *, mounts: Mounts, log: Path, timeout: float
+    ) -> PhaseResult:
+        """Run one phase; its output is appended to `log`. Kills it all after `timeout` s."""
+        argv = self.command(script, args, mounts)
+        environment = {
+            "PATH": CONTAINER_PATH,
+            "HOME": "/root",
+            "LANG": "C.UTF-8",
+            "TERM": "dumb",
+            "USER": "root",
+            "LOGNAME": "root",
+        }
+        start = time.monotonic()
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("ab") as output:
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                env=environment,
+                start_new_session=True,
+            )
+            timed_out = False
+            try:
+                code = process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                os.killpg(process.pid, signal.SIGKILL)
+                code = process.wait()
+                output.write(f"\nselfbench: phase killed after {timeout:g} s\n".encode())
+        return PhaseResult(code, timed_out, time.monotonic() - start)
