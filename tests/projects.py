@@ -44,8 +44,8 @@ class Project:
     """A repository before and after a merged change, and how to test it."""
 
     base: dict[str, str]
-    gold: dict[str, str | None]
-    """Implementation files the change writes (None deletes)."""
+    gold: dict[str, str | Path | None]
+    """Implementation files the change writes (a Path: a symlink to it; None deletes)."""
     tests: dict[str, str]
     """Held-out test files the change writes."""
     definition: dict[str, Any]
@@ -67,11 +67,14 @@ _DEFAULTS: dict[str, Any] = {
 }
 
 
-def _write(root: Path, files: dict[str, str | None]) -> None:
+def _write(root: Path, files: dict[str, str | Path | None]) -> None:
     for name, text in files.items():
         path = root / name
         if text is None:
             path.unlink()
+            continue
+        if isinstance(text, Path):
+            path.symlink_to(text)
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

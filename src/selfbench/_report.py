@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from selfbench.audit import AuditReport
 from selfbench.contract import CheckReport
+from selfbench.validate.report import TaskReport
 
-__all__ = ["console", "print_audit", "print_check"]
+__all__ = ["console", "print_audit", "print_check", "print_validation"]
 
 console = Console(highlight=False, soft_wrap=True)
 
@@ -39,3 +42,27 @@ def print_audit(task_id: str, report: AuditReport) -> None:
         console.print(Text.assemble(("  blocker: ", "red"), blocker))
     for warning in report.warnings:
         console.print(Text.assemble(("  warning: ", "yellow"), warning))
+
+
+def print_validation(reports: list[TaskReport]) -> None:
+    """Print `selfbench validate`'s verdicts: one row per task, then each rejection's reason."""
+    table = Table(box=None, padding=(0, 2))
+    for column in ("task", "verdict", "nop f2p/p2p", "oracle reward", "checks"):
+        table.add_column(column)
+    for report in reports:
+        verdict = (
+            Text("accepted", "bold green") if report.accepted else Text("rejected", "bold red")
+        )
+        nop, oracle = report.nop.reward, report.oracle.reward
+        nop_cell = f"{nop.fail_to_pass}/{nop.pass_to_pass}" if nop else "-"
+        oracle_cell = str(oracle.reward) if oracle else "-"
+        passed = sum(check.passed for check in report.checks)
+        checks = f"{passed}/{len(report.checks)}" if report.checks else "-"
+        table.add_row(report.task_id, verdict, nop_cell, oracle_cell, checks)
+    console.print(table)
+    for report in reports:
+        if report.reason:
+            console.print(Text.assemble((f"{report.task_id}: ", "bold"), report.reason))
+    logs = {Path(report.oracle.log).parent for report in reports if report.oracle.log}
+    for directory in sorted(logs):
+        console.print(Text.assemble(("logs: ", "dim"), str(directory)))

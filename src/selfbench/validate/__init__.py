@@ -36,7 +36,8 @@ def validate(  # noqa: PLR0913 - one keyword per documented option
     """Validate bundles (or collect directories); one report per task, in the order given.
 
     `definition` names the definition of a single bundle that has none beside it. `logs` (local)
-    and `jobs_dir` (harbor) default to new temporary directories, kept for the reports' paths.
+    defaults to a new temporary directory, kept for the reports' paths; `jobs_dir` (harbor) to
+    `jobs`, as Harbor's own.
 
     Raises:
         BundleError: a path is not a bundle, or its definition is missing or not its own.
@@ -51,7 +52,7 @@ def validate(  # noqa: PLR0913 - one keyword per documented option
         from selfbench.validate.harbor import validate_with_harbor  # noqa: PLC0415
 
         bundles = [find_bundle(path) for path in paths]
-        directory = jobs_dir or Path(tempfile.mkdtemp(prefix="selfbench-jobs-"))
+        directory = jobs_dir or Path("jobs")
         reports = validate_with_harbor(
             bundles,
             environment=harbor_environment,

@@ -46,7 +46,7 @@ from selfbench.validate.report import (
 )
 from selfbench.validate.sandbox import Mounts, PhaseResult, Sandbox, choose_users, require_sandbox
 
-__all__ = ["LocalOptions", "validate_local"]
+__all__ = ["LocalOptions", "score_patch", "validate_local"]
 
 _COLLECT_SECONDS = 300.0
 _NETWORK_ERRORS = re.compile(
@@ -133,7 +133,7 @@ class LocalOptions:
     network: bool = False
     """Let the tests reach the network (setup always may)."""
     keep: bool = False
-    """Keep each task's workspace (the prepared trees) for inspection."""
+    """Keep each task's workspace (the prepared trees); `<logs>/<taskId>/workspace.txt` names it."""
     workspace: Path | None = None
     """Where workspaces are created (default: the system temp directory)."""
 
@@ -326,7 +326,8 @@ class _Task:
         reason = _phase_reason(nop) or _phase_reason(oracle)
         reason = reason or parity_reason(nop.reward, oracle.reward)
         if not self.options.parity:
-            rerun = self.verifier("rerun", oracle_opt, ())
+            scored = oracle.reward is not None and oracle.reward.reward == 1
+            rerun = self.verifier("rerun", oracle_opt, ()) if scored else None
             checks = self.beyond_checks(nop, oracle, rerun)
             reason = reason or next((c.detail for c in checks if not c.passed), None)
         if reason is not None:
@@ -347,22 +348,22 @@ class _Task:
             "pass-to-pass": pass_to_pass_command(self.definition),
         }
 
-    def beyond_checks(self, nop: _Run, oracle: _Run, rerun: _Run) -> list[Check]:
+    def beyond_checks(self, nop: _Run, oracle: _Run, rerun: _Run | None) -> list[Check]:
+        """The Beyond checks; `rerun` is None when the oracle did not score 1 (nothing to rerun)."""
         checks = [
             _selector_check(nop, expect_pass=False),
             _selector_check(oracle, expect_pass=True),
         ]
-        rerun_ok = rerun.reward is not None and rerun.reward.reward == 1
-        checks.append(
-            Check(
-                "independent rerun",
-                rerun_ok or not (oracle.reward and oracle.reward.reward == 1),
-                ""
-                if rerun_ok
-                else "oracle rerun from a fresh copy did not score 1 (not deterministic; "
-                f"log {rerun.log})",
+        if rerun is None:
+            checks.append(Check("independent rerun", passed=True, detail="not run"))
+        elif rerun.reward is not None and rerun.reward.reward == 1:
+            checks.append(Check("independent rerun", passed=True))
+        else:
+            detail = (
+                "oracle: the rerun from a fresh copy did not score 1 (not deterministic; "
+                f"log {rerun.log})"
             )
-        )
+            checks.append(Check("independent rerun", passed=False, detail=detail))
         checks.append(self.suite_ran(nop, oracle))
         return checks
 
@@ -509,6 +510,8 @@ def validate_local(
         shutil.rmtree(logs, ignore_errors=True)
         logs.mkdir(parents=True)
         root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
+        if options.keep:
+            (logs / "workspace.txt").write_text(f"{root}\n", encoding="utf-8")
         try:
             sandbox = Sandbox(root, users, bwrap)
             report = _Task(located, sandbox, logs, options).validate()
@@ -521,3 +524,28 @@ def validate_local(
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         return list(pool.map(one, tasks))
+
+
+def score_patch(located: LocatedTask, patch: bytes | None, *, options: LocalOptions) -> RunReport:
+    """Run the verifier on an agent's patch (None: no patch collected), as Harbor would.
+
+    Raises:
+        SandboxError: this machine cannot create the isolated workspace.
+    """
+    bwrap = require_sandbox()
+    logs = options.logs / located.definition.taskId
+    logs.mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
+    try:
+        task = _Task(located, Sandbox(root, choose_users(), bwrap), logs, options)
+        reason = task.prepare()
+        if reason is not None:
+            return RunReport(None, str(logs / "prepare.log"))
+        opt = task.fresh("collected")
+        if patch is not None:
+            (opt / Path(layout.CONTAINER_AGENT_PATCH).name).write_bytes(patch)
+        run = task.verifier("agent", opt, ())
+        return RunReport(run.reward, str(run.log), _outcomes(run.log, task.commands()))
+    finally:
+        if not options.keep:
+            shutil.rmtree(root, ignore_errors=True)

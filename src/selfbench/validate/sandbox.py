@@ -224,7 +224,7 @@ class Sandbox:
         argv += self._host_binds()
         argv += ["--ro-bind", str(passwd), "/etc/passwd", "--ro-bind", str(group), "/etc/group"]
         argv += ["--proc", "/proc", "--dev", "/dev", "--ro-bind", "/sys", "/sys"]
-        argv += ["--tmpfs", "/tmp", "--tmpfs", "/run", "--dir", "/home"]  # noqa: S108 - private tmpfs
+        argv += ["--perms", "01777", "--tmpfs", "/tmp", "--tmpfs", "/run", "--dir", "/home"]  # noqa: S108 - private tmpfs
         argv += ["--bind", str(self._homes["root"]), "/root"]
         for name in (layout.AGENT_USER, layout.VERIFIER_USER):
             argv += ["--bind", str(self._homes[name]), f"/home/{name}"]

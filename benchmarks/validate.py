@@ -1,0 +1,168 @@
+"""Benchmark: `selfbench validate --env local` against running the tests bare.
+
+Builds a Python project whose test suite takes about `--suite-seconds` (default 5 s) of real CPU
+work, with a merged change and its held-out test, and compiles it. Then measures:
+
+* the floor: `setupCommand` once plus three bare runs of the whole test command (fail-to-pass
+  and pass-to-pass selectors together) on the host, in a prepared copy with the gold patch —
+  what any validation must at least spend (nop, oracle, determinism);
+* our whole local validation of that task (sandbox, copies, nop, oracle, the per-selector checks
+  and the independent rerun included), and the ratio to the floor (target ≤ 1.25);
+* four such tasks with `-j 1` and with `-j 2`, and the speed-up (target ≥ 1.6 on 2 cores).
+
+Needs root and bubblewrap, like the local environment itself.
+
+    .venv/bin/python benchmarks/validate.py                     # the 5 s suite
+    .venv/bin/python benchmarks/validate.py --suite-seconds 1   # a quick run
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from projects import Project, build, git
+from selfbench.bundle import layout
+from selfbench.validate import validate
+
+_SETUP = "python3 -m venv --system-site-packages --without-pip .venv"
+_TEST = ".venv/bin/python -m pytest -q -p no:cacheprovider {tests}"
+_SLOW_FILES = 4
+
+_WORK = """\
+import hashlib
+
+
+def spin(rounds):
+    digest = b"selfbench"
+    for _ in range(rounds):
+        digest = hashlib.sha256(digest).digest()
+    return digest
+"""
+
+
+def _calibrate(seconds: float) -> int:
+    """Hash rounds that take `seconds` of CPU on this machine in the project's interpreter."""
+    probe = 200_000
+    script = f"{_WORK}\nimport time\nt = time.process_time()\nspin({probe})\n"
+    script += "print(time.process_time() - t)"
+    result = subprocess.run(
+        ["python3", "-c", script],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    per_round = float(result.stdout) / probe
+    return max(1, int(seconds / per_round))
+
+
+def project(task_id: str, rounds: int) -> Project:
+    """A project: a slow regression suite (pass-to-pass) and a fast new feature (fail-to-pass)."""
+    per_test = rounds // (_SLOW_FILES * 2)
+    slow = {
+        f"tests/test_slow_{index}.py": (
+            "from calc.work import spin\n\n\n"
+            f"def test_a():\n    assert len(spin({per_test})) == 32\n\n\n"
+            f"def test_b():\n    assert len(spin({per_test})) == 32\n"
+        )
+        for index in range(_SLOW_FILES)
+    }
+    return Project(
+        base={
+            ".gitignore": ".venv/\n__pycache__/\n",
+            "calc/__init__.py": "def add(a, b):\n    return a + b\n",
+            "calc/work.py": _WORK,
+            **slow,
+        },
+        gold={
+            "calc/__init__.py": (
+                "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
+            )
+        },
+        tests={
+            "tests/test_mul.py": (
+                "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+            )
+        },
+        definition={
+            "taskId": task_id,
+            "setupCommand": _SETUP,
+            "testCommand": _TEST,
+            "failToPass": ["tests/test_mul.py"],
+            "passToPass": sorted(slow),
+            "toolchains": ["python"],
+        },
+    )
+
+
+def floor_seconds(out: Path, scratch: Path) -> float:
+    """Setup once and three bare runs of the whole test command, on the host."""
+    repo = out.parent.parent / "repo"
+    tree = scratch / "floor"
+    shutil.rmtree(tree, ignore_errors=True)
+    git(repo, "worktree", "add", "-q", "--detach", str(tree), "HEAD")
+    git(tree, "checkout", "-q", "main")
+    # The same interpreter and tools as the sandbox: the containers' PATH, not this shell's.
+    env = {**os.environ, "PATH": layout.CONTAINER_PATH}
+    start = time.perf_counter()
+    subprocess.run(["bash", "-c", _SETUP], cwd=tree, check=True, env=env)
+    selectors = ["tests/test_mul.py", *(f"tests/test_slow_{i}.py" for i in range(_SLOW_FILES))]
+    command = _TEST.replace("{tests}", " ".join(selectors))
+    for _ in range(3):
+        subprocess.run(
+            ["bash", "-c", command],
+            cwd=tree,
+            check=True,
+            capture_output=True,
+            env=env,
+        )
+    elapsed = time.perf_counter() - start
+    git(repo, "worktree", "remove", "--force", str(tree))
+    return elapsed
+
+
+def timed_validate(outs: list[Path], jobs: int, logs: Path) -> float:
+    start = time.perf_counter()
+    reports = validate(outs, jobs=jobs, logs=logs)
+    elapsed = time.perf_counter() - start
+    rejected = [f"{r.task_id}: {r.reason}" for r in reports if not r.accepted]
+    if rejected:
+        raise SystemExit("benchmark task rejected: " + "; ".join(rejected))
+    return elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--suite-seconds", type=float, default=5.0)
+    args = parser.parse_args()
+    rounds = _calibrate(args.suite_seconds)
+    with tempfile.TemporaryDirectory(prefix="selfbench-bench-validate-") as scratch_name:
+        scratch = Path(scratch_name)
+        one = build(project("bench-0", rounds), scratch / "p0")
+        floor = floor_seconds(one, scratch)
+        ours = timed_validate([one], 1, scratch / "logs-one")
+        print(f"suite            ~{args.suite_seconds:g} s of CPU per run")
+        print(
+            f"floor            {floor:6.2f} s  (setup once + three bare runs of the test command)"
+        )
+        print(f"validate (1)     {ours:6.2f} s  = {ours / floor:.2f}x the floor (target <= 1.25)")
+        outs = [build(project(f"bench-{i}", rounds), scratch / f"q{i}") for i in range(4)]
+        serial = timed_validate(outs, 1, scratch / "logs-j1")
+        parallel = timed_validate(outs, 2, scratch / "logs-j2")
+        print(f"4 tasks, -j 1    {serial:6.2f} s")
+        print(
+            f"4 tasks, -j 2    {parallel:6.2f} s  = {serial / parallel:.2f}x faster (target >= 1.6)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,159 @@
+"""What one repair of a task may change (SPEC §7, validation repair and coupling repair). Pure.
+
+A repair is judged after the fact, from what it produced: the definition before and after it,
+the original held-out test patch, and the repository paths of the files it changed (what
+`git diff --name-only` prints for the repaired work tree; `definition.json` is not one of them).
+The first rule broken raises `RepairError` with the spec's message, checked in the spec's order:
+
+* validation repair: an immutable definition field changed (fields in schema order), a changed
+  file outside the held-out tests, an original test patch that names no files, an original
+  test patch path that is not test-only;
+* coupling repair: a changed file outside the held-out tests, an original test patch that names
+  no files.
+
+Paths follow Git's rules, not the file system's. The *paths of the test patch* are every old and
+new path it names (a rename's both sides, a deleted file's old path), read leniently as the audit
+reads it, so bytes that are not a Git patch name no files. A changed path is compared in its
+normal form: empty and `.` components dropped (`./tests//a.py` is `tests/a.py`); `..` is never
+resolved, since a lexical `..` can be wrong across a symlink, and a path `git apply` would refuse
+(absolute, `..`, `.git`) admits nothing and is never test-only. Comparison is case-sensitive, as
+Git's is. A message lists its paths as given, each once, in order, joined by `, ` (as the audit's
+overlap blocker does), each shown with `display_path` so a hostile name stays on one line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from fnmatch import fnmatchcase
+from posixpath import basename
+
+from selfbench._paths import unsafe_patch_path
+from selfbench.contract import TaskDefinition
+from selfbench.errors import EXIT_REJECTED, SelfbenchError
+from selfbench.patches import display_path, parse_patch
+
+__all__ = [
+    "IMMUTABLE_FIELDS",
+    "MUTABLE_FIELDS",
+    "TEST_FILE_PATTERNS",
+    "TEST_SEGMENTS",
+    "RepairError",
+    "check_coupling_repair",
+    "check_validation_repair",
+    "is_test_only_path",
+]
+
+IMMUTABLE_FIELDS = (
+    "schemaVersion", "difficulty", "taskId", "repo", "baseCommit", "workdir", "sourcePr",
+    "sourceUrl", "prompt",
+)  # fmt: skip
+MUTABLE_FIELDS = (
+    "setupCommand", "testCommand", "failToPass", "passToPass", "testPaths", "toolchains",
+    "timeouts", "resources",
+)  # fmt: skip
+# Compared lower-cased: the spec makes these segments case-insensitive.
+TEST_SEGMENTS = frozenset(
+    {
+        "test", "tests", "__tests__", "e2e", "integration", "fixture", "fixtures", "selfbench",
+        "selfbench-tests", "selfbench_tests", ".selfbench-tests",
+    }
+)  # fmt: skip
+# The toolchains' own conventions (Beyond), matched case-sensitively as pytest and go match them.
+TEST_FILE_PATTERNS = ("test_*.py", "*_test.py", "conftest.py", "*_test.go")
+# The spec's `(^|.)(test|spec).<ext>`, Jest's convention with the extension left open: `test` or
+# `spec` at the start of the name or after a dot, then exactly one final extension. The dots are
+# literal (`latest.js` is not a test) and the case is Jest's (`foo.Test.ts` is not one either).
+_TEST_NAME_RE = re.compile(r"(?:.*\.)?(?:test|spec)\.[^.]+", re.DOTALL)
+
+OUTSIDE_VALIDATION = "validation repair changed files outside held-out tests: {paths}"
+OUTSIDE_COUPLING = "repair changed files outside the held-out tests: {paths}"
+NO_FILES = "original held-out test patch changes no files"
+NOT_TEST_ONLY = "validation repair requires test-only patch paths: {paths}"
+IMMUTABLE = "validation repair changed immutable definition field {name}"
+
+
+class RepairError(SelfbenchError):
+    """A repair changed something it may not: the task is rejected."""
+
+    exit_code = EXIT_REJECTED
+
+
+def is_test_only_path(path: str) -> bool:
+    """Whether a repository path is a test file by its name alone (SPEC §7).
+
+    True when a component is a test segment (any case), or the file name matches
+    `(^|.)(test|spec).<ext>` or a toolchain convention. A path `git apply` refuses never is.
+    """
+    if unsafe_patch_path(path):
+        return False
+    if any(part.lower() in TEST_SEGMENTS for part in path.split("/")):
+        return True
+    name = basename(path)
+    return bool(_TEST_NAME_RE.fullmatch(name)) or any(
+        fnmatchcase(name, pattern) for pattern in TEST_FILE_PATTERNS
+    )
+
+
+def check_validation_repair(
+    original: TaskDefinition,
+    repaired: TaskDefinition,
+    test_patch: bytes,
+    changed: Iterable[str],
+) -> None:
+    """Check a validation repair: mutable definition fields and held-out test files only.
+
+    `test_patch` is the original held-out test patch; `changed` the repository paths of the
+    files the repair changed. Definitions are compared as parsed values, so `42.0` for `42` or
+    a dropped unknown key is no change.
+
+    Raises:
+        RepairError: with the spec's message for the first rule the repair breaks.
+    """
+    for name in IMMUTABLE_FIELDS:
+        if getattr(original, name) != getattr(repaired, name):
+            raise RepairError(IMMUTABLE.format(name=name))
+    held_out = _held_out_paths(test_patch, changed, OUTSIDE_VALIDATION)
+    not_test_only = [path for path in held_out if not is_test_only_path(path)]
+    if not_test_only:
+        raise RepairError(NOT_TEST_ONLY.format(paths=_listed(not_test_only)))
+
+
+def check_coupling_repair(test_patch: bytes, changed: Iterable[str]) -> None:
+    """Check a coupling repair: it may rewrite the held-out test files only.
+
+    Raises:
+        RepairError: with the spec's message for the first rule the repair breaks.
+    """
+    _held_out_paths(test_patch, changed, OUTSIDE_COUPLING)
+
+
+def _held_out_paths(test_patch: bytes, changed: Iterable[str], outside: str) -> tuple[str, ...]:
+    """The original test patch's paths, once every changed path is known to be one of them."""
+    if isinstance(changed, str):  # one path would be read as its characters
+        raise TypeError("changed must be an iterable of paths, not one string")
+    paths = parse_patch(test_patch, lenient=True).paths
+    admitted = {path for path in paths if not unsafe_patch_path(path)}
+    seen: set[str] = set()
+    strays = []
+    for path in changed:
+        normal = _normal_form(path)
+        if normal not in seen and normal not in admitted:
+            strays.append(path)
+        seen.add(normal)
+    if strays:
+        raise RepairError(outside.format(paths=_listed(strays)))
+    if not paths:
+        raise RepairError(NO_FILES)
+    return paths
+
+
+def _normal_form(path: str) -> str:
+    """A relative path without empty or `.` components; an absolute one as it is."""
+    if path.startswith("/"):
+        return path
+    return "/".join(part for part in path.split("/") if part not in {"", "."})
+
+
+def _listed(paths: Iterable[str]) -> str:
+    return ", ".join(display_path(path) for path in paths)

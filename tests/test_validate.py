@@ -1,0 +1,350 @@
+"""`selfbench validate --env local` end to end (SPEC §7): real projects, real runners, real sandbox.
+
+Each case builds a real repository with a real merged change (tests/projects.py), compiles it,
+and validates the bundle with its own scripts in the bubblewrap workspace: pytest from Debian's
+python3-pytest for the Python project, Node's own test runner for the Node project.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from projects import Project, build
+from selfbench.bundle.locate import locate_task
+from selfbench.cli import main
+from selfbench.validate import validate
+from selfbench.validate.local import LocalOptions, score_patch
+from selfbench.validate.report import TaskReport
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("bwrap") is None,
+    reason="the local environment needs root and bubblewrap (CI runs as root)",
+)
+
+PYTEST = ".venv/bin/python -m pytest -q -p no:cacheprovider {tests}"
+PY_SETUP = "python3 -m venv --system-site-packages --without-pip .venv"
+
+PY_BASE = {
+    ".gitignore": ".venv/\n__pycache__/\n",
+    "calc/__init__.py": "def add(a, b):\n    return a + b\n",
+    "tests/test_core.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+}
+PY_GOLD: dict[str, str | Path | None] = {
+    "calc/__init__.py": "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
+}
+PY_TEST_MUL = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+
+
+def python_project(task_id: str, **changes: Any) -> Project:
+    """The calc project: the change adds `mul`; its held-out test fails without it."""
+    tests = changes.pop("tests", {"tests/test_mul.py": PY_TEST_MUL})
+    definition = {
+        "taskId": task_id,
+        "setupCommand": PY_SETUP,
+        "testCommand": PYTEST,
+        "failToPass": sorted(tests),
+        "passToPass": ["tests/test_core.py"],
+        "toolchains": ["python"],
+        **changes.pop("definition", {}),
+    }
+    return Project(
+        base={**PY_BASE, **changes.pop("base", {})},
+        gold={**PY_GOLD, **changes.pop("gold", {})},
+        tests=tests,
+        definition=definition,
+    )
+
+
+NODE_BASE = {
+    "package.json": '{\n  "name": "strutil",\n  "version": "1.0.0",\n  "private": true\n}\n',
+    "src/index.js": "exports.capitalize = (s) => s.charAt(0).toUpperCase() + s.slice(1);\n",
+    "test/core.test.js": (
+        "const test = require('node:test');\nconst assert = require('node:assert');\n"
+        "const { capitalize } = require('../src/index.js');\n\n"
+        "test('capitalize', () => assert.strictEqual(capitalize('ab'), 'Ab'));\n"
+    ),
+}
+NODE_GOLD: dict[str, str | Path | None] = {
+    "src/index.js": (
+        "exports.capitalize = (s) => s.charAt(0).toUpperCase() + s.slice(1);\n"
+        "exports.reverse = (s) => [...s].reverse().join('');\n"
+    )
+}
+NODE_TEST = (
+    "const test = require('node:test');\nconst assert = require('node:assert');\n"
+    "const { reverse } = require('../src/index.js');\n\n"
+    "test('reverse', () => assert.strictEqual(reverse('abc'), 'cba'));\n"
+)
+
+
+def node_project(task_id: str, tests: dict[str, str] | None = None) -> Project:
+    """The strutil project: the change adds `reverse`; `node --test` runs the held-out test."""
+    tests = tests or {"test/reverse.test.js": NODE_TEST}
+    return Project(
+        base=NODE_BASE,
+        gold=NODE_GOLD,
+        tests=tests,
+        definition={
+            "taskId": task_id,
+            "setupCommand": "node --version",
+            "testCommand": "node --test {tests}",
+            "failToPass": sorted(tests),
+            "passToPass": ["test/core.test.js"],
+            "toolchains": ["node"],
+        },
+    )
+
+
+def run(project: Project, tmp_path: Path, **options: Any) -> TaskReport:
+    out = build(project, tmp_path / "build")
+    [report] = validate([out], logs=tmp_path / "logs", **options)
+    return report
+
+
+# --- the verdicts -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [python_project, node_project], ids=["pytest", "node-test"])
+def test_a_real_change_is_accepted(make: Any, tmp_path: Path) -> None:
+    report = run(make("real-change"), tmp_path)
+    assert report.reason is None
+    assert report.accepted
+    nop, oracle = report.nop.reward, report.oracle.reward
+    assert nop is not None
+    assert oracle is not None
+    assert (nop.fail_to_pass, nop.pass_to_pass, nop.patch_applied) == (0, 1, 1)
+    assert nop.fail_to_pass_exit_code != 0
+    assert (oracle.reward, oracle.deterministic) == (1, 1)
+    assert [check.passed for check in report.checks] == [True] * 4
+    assert Path(report.oracle.log).is_file()
+
+
+def test_the_cli_prints_json_reports_and_exits_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = build(python_project("cli-task"), tmp_path / "build")
+    code = main(["validate", str(out), "--json", "--logs", str(tmp_path / "logs")])
+    reports = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert [item["taskId"] for item in reports] == ["cli-task"]
+    assert reports[0]["accepted"] is True
+    assert set(reports[0]["nop"]) >= {"reward", "fail_to_pass", "pass_to_pass", "log"}
+    assert reports[0]["oracle"]["reward"] == 1
+
+
+def test_a_flaky_test_is_caught_by_the_determinism_rerun(tmp_path: Path) -> None:
+    flaky = (
+        "import os\n\nfrom calc import mul\n\n\ndef test_mul():\n"
+        "    marker = '/tmp/selfbench-flaky-ran'\n"
+        "    first = not os.path.exists(marker)\n"
+        "    open(marker, 'w').close()\n"
+        "    assert mul(2, 3) == 6 and first\n"
+    )
+    report = run(python_project("flaky", tests={"tests/test_mul.py": flaky}), tmp_path)
+    assert not report.accepted
+    assert report.reason == "oracle: fail-to-pass failed on the repeat run (not deterministic)"
+
+
+ALREADY_PASSES = "from calc import add\n\n\ndef test_old():\n    assert add(2, 2) == 4\n"
+
+
+def test_a_selector_that_already_passes_is_caught_per_selector(tmp_path: Path) -> None:
+    tests = {"tests/test_mul.py": PY_TEST_MUL, "tests/test_old.py": ALREADY_PASSES}
+    project = python_project("hidden-pass", tests=tests)
+    report = run(project, tmp_path)
+    assert not report.accepted
+    assert report.reason == "nop: selector tests/test_old.py already passes without the solution"
+
+
+def test_parity_misses_the_selector_that_already_passes(tmp_path: Path) -> None:
+    tests = {"tests/test_mul.py": PY_TEST_MUL, "tests/test_old.py": ALREADY_PASSES}
+    report = run(python_project("hidden-pass", tests=tests), tmp_path, parity=True)
+    assert report.accepted
+    assert report.checks == ()
+
+
+def test_a_selector_matching_no_test_is_caught(tmp_path: Path) -> None:
+    empty = "// the tests for this module are still to be written\n"
+    tests = {"test/reverse.test.js": NODE_TEST, "test/empty.test.js": empty}
+    report = run(node_project("no-test", tests), tmp_path)
+    assert not report.accepted
+    assert report.reason is not None
+    assert report.reason.startswith("oracle: selector test/empty.test.js fails alone (")
+    assert run(node_project("no-test", tests), tmp_path / "parity", parity=True).accepted
+
+
+INSTALL = """\
+import pathlib
+import sysconfig
+
+site = pathlib.Path(sysconfig.get_paths()["purelib"])
+for name in pathlib.Path("requirements.txt").read_text().split():
+    (site / f"{name}.py").write_text(f"NAME = {name!r}\\n")
+"""
+
+
+def test_a_gold_patch_that_changes_a_manifest_gets_its_dependencies(tmp_path: Path) -> None:
+    project = python_project(
+        "manifest",
+        base={"requirements.txt": "leftpadlib\n", "tools/install.py": INSTALL},
+        gold={
+            "requirements.txt": "leftpadlib\nshoutlib\n",
+            "calc/__init__.py": (
+                "import shoutlib\n\n\ndef add(a, b):\n    return a + b\n\n\n"
+                "def mul(a, b):\n    return a * b\n"
+            ),
+        },
+        definition={"setupCommand": f"{PY_SETUP} && .venv/bin/python tools/install.py"},
+    )
+    out = build(project, tmp_path / "build")
+    assert (out / "harbor-task" / "tests" / "dependency-setup.patch").is_file()
+    [report] = validate([out], logs=tmp_path / "logs")
+    assert report.reason is None
+    assert report.accepted
+
+
+def test_a_task_whose_tests_need_the_network_is_reported_not_hung(tmp_path: Path) -> None:
+    online = (
+        "import socket\n\nfrom calc import mul\n\n\ndef test_mul():\n"
+        "    socket.create_connection(('example.com', 80), timeout=5).close()\n"
+        "    assert mul(2, 3) == 6\n"
+    )
+    report = run(python_project("online", tests={"tests/test_mul.py": online}), tmp_path)
+    assert not report.accepted
+    assert report.reason is not None
+    assert report.reason.startswith("oracle: fail-to-pass failed with the gold patch; ")
+    assert "the tests needed the network" in report.reason
+
+
+def test_a_failing_setup_command_is_the_reason(tmp_path: Path) -> None:
+    project = python_project("bad-setup", definition={"setupCommand": "exit 3"})
+    report = run(project, tmp_path)
+    assert not report.accepted
+    assert report.reason is not None
+    assert report.reason.startswith("setup: setupCommand failed (exit 3; log ")
+
+
+# --- agent patches --------------------------------------------------------------------------
+
+
+def _agent_patch(out: Path, path: str, text: str) -> bytes:
+    """A patch that rewrites `path` of the base snapshot to `text` (as `git diff` writes it)."""
+    from projects import git  # noqa: PLC0415
+
+    repo = out.parent.parent / "repo"
+    (repo / path).write_text(text, encoding="utf-8")
+    patch = git(repo, "diff", "--binary", "--", path).encode()
+    git(repo, "checkout", "-q", "--", path)
+    return patch
+
+
+def test_an_agent_patch_that_edits_a_held_out_test_is_neutralised(tmp_path: Path) -> None:
+    out = build(python_project("cheat"), tmp_path / "build")
+    repo = out.parent.parent / "repo"
+    (repo / "tests" / "test_mul.py").write_text("def test_mul():\n    assert True\n")
+    from projects import git  # noqa: PLC0415
+
+    git(repo, "add", "-N", "tests/test_mul.py")
+    cheat = git(repo, "diff", "--binary").encode()
+    options = LocalOptions(logs=tmp_path / "logs")
+    report = score_patch(locate_task(out), cheat, options=options)
+    assert report.reward is not None
+    assert report.reward.patch_applied == 1
+    assert report.reward.fail_to_pass == 0
+    assert report.reward.reward == 0
+    honest = _agent_patch(out, "calc/__init__.py", str(PY_GOLD["calc/__init__.py"]))
+    assert score_patch(locate_task(out), honest, options=options).reward.reward == 1  # type: ignore[union-attr]
+
+
+def test_no_agent_patch_scores_0(tmp_path: Path) -> None:
+    out = build(python_project("no-patch"), tmp_path / "build")
+    report = score_patch(locate_task(out), None, options=LocalOptions(logs=tmp_path / "logs"))
+    assert report.reward is not None
+    assert (report.reward.patch_applied, report.reward.reward) == (0, 0)
+
+
+# --- jobs ------------------------------------------------------------------------------------
+
+
+def test_several_tasks_in_parallel_keep_their_order(tmp_path: Path) -> None:
+    outs = [
+        build(python_project("first"), tmp_path / "a"),
+        build(node_project("second"), tmp_path / "b"),
+    ]
+    done: list[str] = []
+    reports = validate(
+        outs, jobs=2, logs=tmp_path / "logs", on_done=lambda r: done.append(r.task_id)
+    )
+    assert [report.task_id for report in reports] == ["first", "second"]
+    assert sorted(done) == ["first", "second"]
+    assert all(report.accepted for report in reports)
+
+
+# --- repair, refresh, validate again ----------------------------------------------------------
+
+
+def test_repair_then_refresh_then_validate_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A rejected task is repaired (definition and a held-out test), refreshed, then accepted."""
+    from projects import git  # noqa: PLC0415
+
+    wrong = PY_TEST_MUL.replace("== 6", "== 5")
+    tests = {"tests/test_mul.py": wrong, "tests/test_old.py": ALREADY_PASSES}
+    out = build(python_project("repaired", tests=tests), tmp_path / "build")
+    logs = str(tmp_path / "logs")
+    assert main(["validate", str(out), "--logs", logs]) == 1
+    assert (
+        "repaired: rejected: oracle: fail-to-pass failed with the gold patch"
+        in capsys.readouterr().err
+    )
+
+    repo = out.parent.parent / "repo"
+    (repo / "tests").mkdir(exist_ok=True)
+    for name, text in {
+        "tests/test_mul.py": PY_TEST_MUL,
+        "tests/test_old.py": ALREADY_PASSES,
+    }.items():
+        (repo / name).write_text(text)
+    git(repo, "add", "-N", "tests")
+    new_patch = tmp_path / "test.patch"
+    new_patch.write_text(
+        git(repo, "diff", "--binary", "--", "tests/test_mul.py", "tests/test_old.py")
+    )
+    original = out / "definition.json"
+    repaired = tmp_path / "repaired.json"
+    definition = json.loads(original.read_text())
+    definition["failToPass"] = ["tests/test_mul.py"]
+    definition["passToPass"] = ["tests/test_core.py", "tests/test_old.py"]
+    repaired.write_text(json.dumps(definition, indent=2))
+    bundle = out / "harbor-task"
+    check = ["repair-check", str(original), str(repaired), "--test-patch"]
+    check += [str(bundle / "tests" / "test.patch"), "--changed", "tests/test_mul.py"]
+    assert main(check) == 0
+
+    (bundle / "tests" / "test.patch").write_bytes(new_patch.read_bytes())
+    assert main(["refresh", str(bundle), "--definition", str(repaired)]) == 0
+    original.write_bytes(repaired.read_bytes())
+    capsys.readouterr()
+    assert main(["validate", str(out), "--json", "--logs", logs]) == 0
+    [report] = json.loads(capsys.readouterr().out)
+    assert report["accepted"] is True
+
+
+def test_a_definition_that_is_not_the_bundles_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = build(python_project("stale"), tmp_path / "build")
+    definition = json.loads((out / "definition.json").read_text())
+    definition["passToPass"] = []
+    (out / "definition.json").write_text(json.dumps(definition))
+    assert main(["validate", str(out)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: ")
+    assert "not the definition bundle stale was compiled from" in error

@@ -1,0 +1,212 @@
+"""Hostile tasks in the local environment: nothing outside the workspace changes, nothing survives.
+
+Every case validates (or scores) a task whose test, gold or agent patch or command attacks the
+machine, while a sentinel tree outside the workspace — visible in the sandbox, read-only — is
+hashed before and after, with `/etc` and the invoking user's home. Run as root, as CI does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from projects import build, git
+from selfbench.bundle.locate import locate_task
+from selfbench.validate import validate
+from selfbench.validate.local import LocalOptions, score_patch
+from test_validate import PY_TEST_MUL, python_project
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("bwrap") is None,
+    reason="the local environment needs root and bubblewrap (CI runs as root)",
+)
+
+_MARK = "selfbench-hostile-4711"
+
+
+def _digest(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        stat = path.lstat()
+        digest.update(f"{path.relative_to(root)}\0{stat.st_mode:o}\0".encode())
+        if path.is_file() and not path.is_symlink():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _listing(root: Path) -> list[str]:
+    return sorted(entry.name for entry in os.scandir(root))
+
+
+@pytest.fixture
+def sentinel() -> Iterator[Path]:
+    """A tree outside the workspace, in a directory the sandbox shows read-only (/var/tmp)."""
+    root = Path(tempfile.mkdtemp(prefix=f"{_MARK}-", dir="/var/tmp"))
+    (root / "keep.txt").write_text("do not touch\n")
+    (root / "sub").mkdir()
+    (root / "sub" / "data.bin").write_bytes(bytes(range(256)))
+    root.chmod(0o755)
+    home = Path.home()
+    before = (_digest(root), _listing(Path("/etc")), _listing(home), _etc_passwd())
+    yield root
+    after = (_digest(root), _listing(Path("/etc")), _listing(home), _etc_passwd())
+    shutil.rmtree(root, ignore_errors=True)
+    assert after == before, "something outside the workspace changed"
+    assert _survivors() == [], "a process outlived the validation"
+
+
+def _etc_passwd() -> bytes:
+    return Path("/etc/passwd").read_bytes()
+
+
+def _survivors() -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if _MARK.encode() in command and b"pytest" not in command:
+            found.append(command.replace(b"\0", b" ").decode(errors="replace"))
+    return found
+
+
+def _attack(sentinel: Path) -> str:
+    """Shell that tries every escape it can think of; each step may fail, none may succeed."""
+    target = str(sentinel)
+    return (
+        f"ln -sfn /etc etc-link; echo pwned > etc-link/{_MARK} ; "
+        f"ln -sfn {target} out-link; echo pwned > out-link/keep.txt ; rm -rf out-link/ ; "
+        f"chmod -R 777 {target} ; rm -rf --no-preserve-root {target} ; "
+        f"echo pwned >> ~/.bashrc ; echo pwned > $HOME/{_MARK} ; echo pwned > /root/{_MARK} ; "
+        f"echo pwned > /etc/{_MARK} ; touch /usr/{_MARK} ; mount -o remount,rw / ; "
+        f"mkdir -p .git/hooks && echo pwned > .git/hooks/{_MARK} ; "
+        f"(exec -a {_MARK} sleep 600 &) ; setsid bash -c 'exec -a {_MARK} sleep 600' & "
+        "true"
+    )
+
+
+def test_a_hostile_setup_command_changes_nothing_outside(sentinel: Path, tmp_path: Path) -> None:
+    project = python_project(
+        "hostile-setup", definition={"setupCommand": f"{_attack(sentinel)} && true"}
+    )
+    out = build(project, tmp_path / "build")
+    [report] = validate([out], logs=tmp_path / "logs")
+    assert report.nop.reward is not None  # the attack failed quietly; validation went on
+
+
+def test_a_hostile_test_command_changes_nothing_outside(sentinel: Path, tmp_path: Path) -> None:
+    command = f"{_attack(sentinel)}; .venv/bin/python -m pytest -q -p no:cacheprovider {{tests}}"
+    project = python_project("hostile-tests", definition={"testCommand": command})
+    out = build(project, tmp_path / "build")
+    [report] = validate([out], logs=tmp_path / "logs")
+    assert report.oracle.reward is not None
+
+
+def test_a_test_cannot_read_the_gold_patch(sentinel: Path, tmp_path: Path) -> None:
+    peek = (
+        "import pathlib\n\n\ndef test_mul():\n"
+        "    text = pathlib.Path('/solution/gold.patch').read_text()\n"
+        "    assert 'def mul' in text\n"
+    )
+    out = build(python_project("peek", tests={"tests/test_mul.py": peek}), tmp_path / "build")
+    [report] = validate([out], logs=tmp_path / "logs")
+    assert report.oracle.reward is not None
+    assert report.oracle.reward.fail_to_pass == 0
+    assert (
+        "No such file or directory: '/solution/gold.patch'" in Path(report.oracle.log).read_text()
+    )
+
+
+def test_a_hostile_held_out_test_changes_nothing_outside(sentinel: Path, tmp_path: Path) -> None:
+    attack = _attack(sentinel).replace("'", "\\'")
+    hostile = (
+        "import subprocess\n\nfrom calc import mul\n\n\ndef test_mul():\n"
+        f"    subprocess.run(['bash', '-c', '{attack}'], check=False)\n"
+        "    assert mul(2, 3) == 6\n"
+    )
+    project = python_project("hostile-test-file", tests={"tests/test_mul.py": hostile})
+    out = build(project, tmp_path / "build")
+    [report] = validate([out], logs=tmp_path / "logs")
+    assert report.oracle.reward is not None
+
+
+def _patch(out: Path, files: dict[str, Any]) -> bytes:
+    repo = out.parent.parent / "repo"
+    for name, content in files.items():
+        path = repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, Path):
+            path.symlink_to(content)
+        else:
+            path.write_text(content)
+    git(repo, "add", "-A")
+    patch = git(repo, "diff", "--cached", "--binary").encode()
+    git(repo, "reset", "-q", "--hard")
+    return patch
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["symlink-then-write", "into-git", "outside-path", "absolute-path"],
+)
+def test_a_hostile_agent_patch_changes_nothing_outside(
+    case: str, sentinel: Path, tmp_path: Path
+) -> None:
+    out = build(python_project(f"agent-{case}"), tmp_path / "build")
+    if case == "symlink-then-write":
+        link = _patch(out, {"escape": sentinel})
+        write = (
+            b"diff --git a/escape/keep.txt b/escape/keep.txt\n"
+            b"--- a/escape/keep.txt\n+++ b/escape/keep.txt\n@@ -1 +1 @@\n-do not touch\n+pwned\n"
+        )
+        patch = link + write
+    elif case == "into-git":
+        patch = (
+            b"diff --git a/.git/hooks/pre-commit b/.git/hooks/pre-commit\nnew file mode 100755\n"
+            b"--- /dev/null\n+++ b/.git/hooks/pre-commit\n@@ -0,0 +1 @@\n+pwned\n"
+        )
+    elif case == "outside-path":
+        patch = (
+            b"diff --git a/../../x b/../../x\nnew file mode 100644\n"
+            b"--- /dev/null\n+++ b/../../x\n@@ -0,0 +1 @@\n+pwned\n"
+        )
+    else:
+        name = f"{sentinel}/new.txt".lstrip("/")
+        patch = (
+            f"diff --git a//{name} b//{name}\nnew file mode 100644\n"
+            f"--- /dev/null\n+++ b//{name}\n@@ -0,0 +1 @@\n+pwned\n"
+        ).encode()
+    report = score_patch(locate_task(out), patch, options=LocalOptions(logs=tmp_path / "logs"))
+    assert report.reward is not None
+    assert report.reward.reward == 0
+
+
+def test_a_gold_patch_with_a_symlink_out_cannot_write_through_it(
+    sentinel: Path, tmp_path: Path
+) -> None:
+    """The gold patch adds a symlink to the sentinel; the held-out tests write through it."""
+    write_through = (
+        "\n\ndef test_write_through():\n"
+        "    with open('escape/keep.txt', 'w') as handle:\n"
+        "        handle.write('pwned')\n"
+    )
+    project = python_project(
+        "gold-symlink",
+        gold={"escape": sentinel},
+        tests={"tests/test_mul.py": PY_TEST_MUL + write_through},
+    )
+    out = build(project, tmp_path / "build")
+    [report] = validate([out], logs=tmp_path / "logs")
+    assert report.oracle.reward is not None
+    assert report.oracle.reward.fail_to_pass == 0
+    assert "Read-only file system" in Path(report.oracle.log).read_text()
