@@ -1,0 +1,296 @@
+"""`selfbench mcp`: the author's tools over the Model Context Protocol (stdio).
+
+Tools: `submit_task` (SPEC §2, input schema = the submission JSON Schema) and `check_task`, the
+same arguments as a dry run that writes nothing. Prompt: `author_task`, the authoring brief.
+`check_task` is also a plain function; the server only translates between MCP and it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from selfbench._author_prompt import render_author_brief
+from selfbench.audit import audit
+from selfbench.contract import (
+    DIFFICULTIES,
+    Difficulty,
+    parse_definition,
+    parse_submit_arguments,
+    submission_json_schema,
+)
+from selfbench.errors import DefinitionError, Issue, PreflightError, SelfbenchError
+from selfbench.patches import parse_patch
+from selfbench.submit import preflight_blockers, resolve_output_root, submit_task
+
+if TYPE_CHECKING:
+    import mcp_types
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server
+
+__all__ = ["SERVER_NAME", "TaskCheck", "build_server", "check_task", "serve_stdio"]
+
+SERVER_NAME = "selfbench"
+_INSTRUCTIONS = (
+    "selfbench turns a merged pull request into a benchmark task for coding agents. Read the "
+    "author_task prompt first. Call check_task with the full arguments (definition, testPatch, "
+    "goldPatch) until it reports accepted, then call submit_task once with the same arguments."
+)
+_SUBMIT_DESCRIPTION = (
+    "Submit one authored task: the definition (schemaVersion 1), the held-out test patch and "
+    "the gold patch. Validates, runs the preflight (Git patches, safe paths, static audit) and "
+    "writes $SELFBENCH_TASK_OUTPUT/<taskId>/ atomically. Returns 'Submitted <taskId>.'; a "
+    "refusal lists every blocker and writes nothing."
+)
+_CHECK_DESCRIPTION = (
+    "Dry run of submit_task with the same arguments: schema validation, preflight, static audit "
+    "(blockers, metrics) and the prompt's integrity warnings. Writes nothing."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskCheck:
+    """What `check_task` found: accepted exactly when there are no issues and no blockers."""
+
+    task_id: str | None
+    issues: tuple[Issue, ...]
+    blockers: tuple[str, ...]
+    warnings: tuple[str, ...]
+    metrics: dict[str, int] | None
+
+    @property
+    def accepted(self) -> bool:
+        """True when `submit_task` with the same arguments would write the task."""
+        return not self.issues and not self.blockers
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as the tool's structured result shapes it."""
+        return {
+            "taskId": self.task_id,
+            "accepted": self.accepted,
+            "issues": [{"path": issue.path, "message": issue.message} for issue in self.issues],
+            "blockers": list(self.blockers),
+            "warnings": list(self.warnings),
+            "metrics": self.metrics,
+        }
+
+    def to_text(self) -> str:
+        """One line per finding, for an agent reading the tool's text."""
+        name = self.task_id or "the task"
+        head = f"{name} would be accepted." if self.accepted else f"{name} would be refused:"
+        lines = [head]
+        lines.extend(f"- {issue}" for issue in self.issues)
+        lines.extend(f"- {blocker}" for blocker in self.blockers)
+        lines.extend(f"warning: {warning}" for warning in self.warnings)
+        return "\n".join(lines)
+
+
+def _task_id(arguments: Any) -> str | None:
+    definition = arguments.get("definition") if isinstance(arguments, Mapping) else None
+    task_id = definition.get("taskId") if isinstance(definition, Mapping) else None
+    return task_id if isinstance(task_id, str) and task_id else None
+
+
+def _destination_blockers(task_id: str, output_root: str | os.PathLike[str] | None) -> list[str]:
+    """What the output root would refuse: not configured, missing, or the task already there."""
+    try:
+        root = resolve_output_root(output_root)
+    except SelfbenchError as exc:
+        return [str(exc)]
+    if not root.is_dir():
+        return [f"SELFBENCH_TASK_OUTPUT directory does not exist: {root}"]
+    target = root / task_id
+    return [f"task {task_id} already exists: {target}"] if os.path.lexists(target) else []
+
+
+def _audit_findings(
+    definition: Any, test_patch: bytes, gold_patch: bytes
+) -> tuple[tuple[str, ...], dict[str, int] | None]:
+    try:
+        loaded = parse_definition(definition, mode="persisted", prefix="definition")
+    except DefinitionError:
+        return (), None
+    gold, tests = parse_patch(gold_patch, lenient=True), parse_patch(test_patch, lenient=True)
+    report = audit(loaded.definition, gold, tests, loading_warnings=loaded.warnings)
+    return report.warnings, report.to_json()["metrics"]
+
+
+def check_task(arguments: Any, *, output_root: str | os.PathLike[str] | None = None) -> TaskCheck:
+    """Judge `submit_task` arguments as submit would, and write nothing.
+
+    The output root (the argument, else `$SELFBENCH_TASK_OUTPUT`) is consulted only to report
+    that it is missing or already holds the task.
+    """
+    issues: tuple[Issue, ...] = ()
+    try:
+        parse_submit_arguments(arguments)
+    except DefinitionError as exc:
+        issues = exc.issues
+    task_id = _task_id(arguments)
+    test_patch = arguments.get("testPatch") if isinstance(arguments, Mapping) else None
+    gold_patch = arguments.get("goldPatch") if isinstance(arguments, Mapping) else None
+    definition = arguments.get("definition") if isinstance(arguments, Mapping) else None
+    if not isinstance(test_patch, str) or not isinstance(gold_patch, str):
+        return TaskCheck(task_id, issues, (), (), None)
+    tests, gold = (
+        test_patch.encode("utf-8", "surrogatepass"),
+        gold_patch.encode("utf-8", "surrogatepass"),
+    )
+    shown = {str(issue) for issue in issues}
+    blockers = [
+        blocker
+        for blocker in preflight_blockers(cast("dict[str, Any]", definition), tests, gold)
+        if blocker not in shown
+    ]
+    if not issues and task_id is not None:
+        blockers.extend(_destination_blockers(task_id, output_root))
+    warnings, metrics = _audit_findings(definition, tests, gold)
+    return TaskCheck(task_id, issues, tuple(blockers), warnings, metrics)
+
+
+# --- the MCP edge ------------------------------------------------------------------------------
+
+
+def _text_result(text: str, *, error: bool, structured: Any = None) -> mcp_types.CallToolResult:
+    import mcp_types  # noqa: PLC0415 - the SDK loads only when the server runs
+
+    return mcp_types.CallToolResult(
+        content=[mcp_types.TextContent(text=text)],
+        structured_content=structured,
+        is_error=error,
+    )
+
+
+def _submit_result(
+    arguments: dict[str, Any], output_root: str | None, *, preflight: bool
+) -> mcp_types.CallToolResult:
+    try:
+        message = submit_task(arguments, output_root=output_root, preflight=preflight)
+    except PreflightError as exc:
+        lines = [f"submit_task refused {exc.task_id}; nothing was written. Blockers:"]
+        lines.extend(f"- {blocker}" for blocker in exc.blockers)
+        structured = {"submitted": False, "blockers": list(exc.blockers)}
+        return _text_result("\n".join(lines), error=True, structured=structured)
+    except SelfbenchError as exc:
+        structured = {"submitted": False, "blockers": list(exc.lines)}
+        return _text_result(str(exc), error=True, structured=structured)
+    return _text_result(message, error=False, structured={"submitted": True})
+
+
+def _check_result(arguments: dict[str, Any], output_root: str | None) -> mcp_types.CallToolResult:
+    report = check_task(arguments, output_root=output_root)
+    return _text_result(report.to_text(), error=False, structured=report.to_json())
+
+
+def _prompt_difficulty(arguments: Mapping[str, str] | None) -> Difficulty | None:
+    from mcp import MCPError  # noqa: PLC0415
+    from mcp_types import INVALID_PARAMS  # noqa: PLC0415
+
+    value = (arguments or {}).get("difficulty") or None
+    if value is None:
+        return None
+    if value not in DIFFICULTIES:
+        message = f"difficulty must be one of {', '.join(DIFFICULTIES)}; got {value!r}"
+        raise MCPError(INVALID_PARAMS, message)
+    return value
+
+
+def build_server(
+    *, output_root: str | os.PathLike[str] | None = None, preflight: bool = True
+) -> Server[Any]:
+    """The MCP server: `submit_task`, `check_task` and the `author_task` prompt."""
+    import anyio.to_thread  # noqa: PLC0415
+    import mcp_types as types  # noqa: PLC0415
+    from mcp import MCPError  # noqa: PLC0415
+    from mcp.server.lowlevel import Server  # noqa: PLC0415
+
+    from selfbench import __version__  # noqa: PLC0415
+
+    root = os.fspath(output_root) if output_root is not None else None
+    schema = submission_json_schema()
+    tools = [
+        types.Tool(name="submit_task", description=_SUBMIT_DESCRIPTION, input_schema=schema),
+        types.Tool(name="check_task", description=_CHECK_DESCRIPTION, input_schema=schema),
+    ]
+    prompt = types.Prompt(
+        name="author_task",
+        description="How to author one selfbench task from a merged pull request.",
+        arguments=[
+            types.PromptArgument(
+                name="difficulty", description="easy, medium or hard", required=False
+            ),
+            types.PromptArgument(
+                name="pullRequest", description="the PR to author (URL or number)", required=False
+            ),
+        ],
+    )
+
+    async def list_tools(
+        _: ServerRequestContext[Any, Any], __: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(
+        _: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        arguments = params.arguments or {}
+        # The work is synchronous file and patch handling; a worker thread keeps the
+        # connection answering (pings, cancellations) while a large patch is judged.
+        if params.name == "submit_task":
+            return await anyio.to_thread.run_sync(
+                functools.partial(_submit_result, arguments, root, preflight=preflight)
+            )
+        if params.name == "check_task":
+            return await anyio.to_thread.run_sync(_check_result, arguments, root)
+        raise MCPError(types.INVALID_PARAMS, f"unknown tool: {params.name}")
+
+    async def list_prompts(
+        _: ServerRequestContext[Any, Any], __: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[prompt])
+
+    async def get_prompt(
+        _: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        if params.name != "author_task":
+            raise MCPError(types.INVALID_PARAMS, f"unknown prompt: {params.name}")
+        text = render_author_brief(
+            difficulty=_prompt_difficulty(params.arguments),
+            pull_request=(params.arguments or {}).get("pullRequest"),
+        )
+        message = types.PromptMessage(role="user", content=types.TextContent(text=text))
+        return types.GetPromptResult(description=prompt.description, messages=[message])
+
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=_INSTRUCTIONS,
+        get_tool_input_schema=lambda name: (
+            schema if name in {"submit_task", "check_task"} else None
+        ),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
+
+
+def serve_stdio(
+    *, output_root: str | os.PathLike[str] | None = None, preflight: bool = True
+) -> None:
+    """Serve the MCP server on this process's stdin and stdout until the client disconnects."""
+    import anyio  # noqa: PLC0415
+    from mcp.server.stdio import stdio_server  # noqa: PLC0415
+
+    server = build_server(output_root=output_root, preflight=preflight)
+
+    async def run() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a person stops it
+        anyio.run(run)

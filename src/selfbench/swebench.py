@@ -1,0 +1,575 @@
+"""SWE-bench interop (SPEC §10): SWE-bench instances in as SelfBench tasks, and back out.
+
+An instance file is JSON Lines, one instance object a line. The fields both formats share map
+one to one: `instance_id` ↔ `taskId`, `repo`, `base_commit` ↔ `baseCommit`, `patch` ↔
+`gold.patch`, `test_patch` ↔ `test.patch`, `FAIL_TO_PASS` ↔ `failToPass`, `PASS_TO_PASS` ↔
+`passToPass`, `problem_statement` ↔ `prompt`. Everything else a task needs is derived:
+difficulty from the gold patch's size, `testPaths` from the test patch, `sourcePr` from
+`pull_number` or the instance id's `-<number>` suffix, the commands from the options or from the
+`swebench` package's per-repository specs when that package is installed.
+
+Parsing and mapping are pure; `import_swebench` and `export_swebench` do the I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from selfbench._fs import write_atomic
+from selfbench._json import JsonError, loads_strict
+from selfbench._shell import quote
+from selfbench.audit import THRESHOLDS
+from selfbench.contract import (
+    AUTHORING_DEFAULTS,
+    DIFFICULTIES,
+    TASK_ID_PATTERN,
+    Difficulty,
+    TaskDefinition,
+    parse_definition,
+)
+from selfbench.errors import DefinitionError, PreflightError, SelfbenchError, SubmitError
+from selfbench.patches import parse_patch
+from selfbench.submit import submit_files
+
+__all__ = [
+    "Commands",
+    "ImportReport",
+    "ImportedTask",
+    "SkippedInstance",
+    "SwebenchError",
+    "SwebenchInstance",
+    "choose_difficulty",
+    "export_swebench",
+    "import_swebench",
+    "instance_definition",
+    "load_swebench_specs",
+    "parse_instance",
+    "parse_instances",
+    "parse_test_list",
+    "render_instance",
+    "spec_commands",
+]
+
+_TASK_ID_RE = re.compile(TASK_ID_PATTERN)
+_SHA_RE = re.compile(r"[0-9a-fA-F]{40}")
+_PR_SUFFIX_RE = re.compile(r"-([1-9][0-9]{0,15})\Z")
+_OWNER_NAME_RE = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+_URL_RE = re.compile(r"https?://[^\s/]+/\S*")
+_MAX_PR = 2**53 - 1
+_SHOWN_PROBLEMS = 100
+_TEST_LIST = "must be a list of strings or a JSON-encoded list of strings"
+
+
+class SwebenchError(SelfbenchError):
+    """An instance file or a task directory that cannot be converted; nothing was written."""
+
+
+@dataclass(frozen=True, slots=True)
+class SwebenchInstance:
+    """One SWE-bench instance, the fields selfbench reads."""
+
+    instance_id: str
+    repo: str
+    base_commit: str
+    patch: str
+    test_patch: str
+    fail_to_pass: tuple[str, ...]
+    pass_to_pass: tuple[str, ...]
+    problem_statement: str
+    created_at: str | None = None
+    version: str | None = None
+    pull_number: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Commands:
+    """The setup and test commands of an imported task."""
+
+    setup: str
+    test: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedTask:
+    """An instance written as a task directory."""
+
+    instance_id: str
+    difficulty: Difficulty
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedInstance:
+    """An instance that did not become a task, and every reason why."""
+
+    instance_id: str
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What `import_swebench` wrote and what it skipped; complete when nothing was skipped."""
+
+    imported: tuple[ImportedTask, ...]
+    skipped: tuple[SkippedInstance, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as the CLI's JSON output shapes it."""
+        return {
+            "imported": [
+                {"instanceId": t.instance_id, "difficulty": t.difficulty, "path": str(t.path)}
+                for t in self.imported
+            ],
+            "skipped": [
+                {"instanceId": s.instance_id, "reasons": list(s.reasons)} for s in self.skipped
+            ],
+        }
+
+
+# --- parsing -----------------------------------------------------------------------------------
+
+
+def parse_test_list(value: Any) -> tuple[str, ...]:
+    """`FAIL_TO_PASS` / `PASS_TO_PASS`: a list of strings, or a string holding one as JSON.
+
+    Raises:
+        SwebenchError: the value is neither.
+    """
+    if isinstance(value, str):
+        try:
+            value = loads_strict(value.encode("utf-8", "surrogatepass"), source="list")
+        except JsonError:
+            raise SwebenchError(_TEST_LIST) from None
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise SwebenchError(_TEST_LIST)
+    return tuple(value)
+
+
+def _string(
+    raw: Mapping[str, Any], key: str, problems: list[str], *, optional: bool = False
+) -> Any:
+    value = raw.get(key)
+    if value is None and optional:
+        return None
+    if key not in raw:
+        problems.append(f"{key}: is required")
+    elif not isinstance(value, str):
+        problems.append(f"{key}: must be a string")
+    elif not value.isascii() and not _encodable(value):
+        problems.append(f"{key}: must not contain a lone surrogate")
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _encodable(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _pull_number(raw: Mapping[str, Any], problems: list[str]) -> int | None:
+    value = raw.get("pull_number")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _MAX_PR:
+        problems.append("pull_number: must be a positive integer")
+        return None
+    return value
+
+
+def _identity_problems(instance_id: str | None, base_commit: str | None) -> list[str]:
+    problems = []
+    if instance_id is not None and not _TASK_ID_RE.fullmatch(instance_id):
+        problems.append(f"instance_id: must match {TASK_ID_PATTERN} (it names the task)")
+    if base_commit is not None and not _SHA_RE.fullmatch(base_commit):
+        problems.append("base_commit: expected a full commit SHA")
+    return problems
+
+
+def parse_instance(value: Any) -> SwebenchInstance:
+    """Validate one decoded instance object; unknown keys are ignored.
+
+    Raises:
+        SwebenchError: every problem found, one `field: message` line each.
+    """
+    if not isinstance(value, dict):
+        raise SwebenchError("instance must be a JSON object")
+    problems: list[str] = []
+    fields = {
+        key: _string(value, key, problems)
+        for key in ("instance_id", "repo", "base_commit", "patch", "test_patch")
+    }
+    statement = _string(value, "problem_statement", problems)
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+        try:
+            lists[key] = parse_test_list(value[key]) if key in value else ()
+        except SwebenchError as exc:
+            problems.append(f"{key}: {exc}")
+        if key not in value:
+            problems.append(f"{key}: is required")
+    created_at = _string(value, "created_at", problems, optional=True)
+    version = _string(value, "version", problems, optional=True)
+    pull_number = _pull_number(value, problems)
+    problems.extend(_identity_problems(fields["instance_id"], fields["base_commit"]))
+    if problems:
+        raise SwebenchError("\n".join(problems))
+    return SwebenchInstance(
+        **fields,
+        fail_to_pass=lists["FAIL_TO_PASS"],
+        pass_to_pass=lists["PASS_TO_PASS"],
+        problem_statement=statement,
+        created_at=created_at,
+        version=version,
+        pull_number=pull_number,
+    )
+
+
+def parse_instances(data: bytes, *, source: str) -> tuple[SwebenchInstance, ...]:
+    """Parse a JSON Lines instance file; blank lines are skipped.
+
+    Raises:
+        SwebenchError: every problem in the file, each line starting `<source>:<line>: `.
+    """
+    instances: list[SwebenchInstance] = []
+    problems: list[str] = []
+    first_line: dict[str, int] = {}
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{source}:{number}"
+        try:
+            instance = parse_instance(loads_strict(line, source=where))
+        except JsonError as exc:
+            problems.append(str(exc))
+            continue
+        except SwebenchError as exc:
+            problems.extend(f"{where}: {problem}" for problem in exc.lines)
+            continue
+        seen = first_line.setdefault(instance.instance_id, number)
+        if seen != number:
+            problems.append(f"{where}: instance_id {instance.instance_id} repeats line {seen}")
+        instances.append(instance)
+    if not problems and not instances:
+        problems.append(f"{source}: no instances")
+    if len(problems) > _SHOWN_PROBLEMS:  # a wrong file must not flood the terminal
+        hidden = len(problems) - _SHOWN_PROBLEMS
+        problems[_SHOWN_PROBLEMS:] = [f"{source}: {hidden} more problems not shown"]
+    if problems:
+        raise SwebenchError("\n".join(problems))
+    return tuple(instances)
+
+
+# --- mapping an instance to a task -------------------------------------------------------------
+
+
+def choose_difficulty(files: int, changed_lines: int, pass_to_pass: int) -> Difficulty | None:
+    """The highest difficulty whose gates a gold patch of this size meets; None when none."""
+    met = [
+        level
+        for level in DIFFICULTIES
+        if files >= THRESHOLDS[level].files
+        and changed_lines >= THRESHOLDS[level].changed_lines
+        and pass_to_pass >= THRESHOLDS[level].pass_to_pass
+    ]
+    return met[-1] if met else None
+
+
+def _source_pr(instance: SwebenchInstance) -> int | None:
+    if instance.pull_number is not None:
+        return instance.pull_number
+    match = _PR_SUFFIX_RE.search(instance.instance_id)
+    return int(match.group(1)) if match else None
+
+
+def _source_url(repo: str, number: int) -> str | None:
+    if _OWNER_NAME_RE.fullmatch(repo):
+        return f"https://github.com/{repo}/pull/{number}"
+    if _URL_RE.fullmatch(repo):
+        return f"{repo.rstrip('/').removesuffix('.git')}/pull/{number}"
+    return None
+
+
+def _no_gate(files: int, lines: int, pass_to_pass: int) -> str:
+    easy = THRESHOLDS["easy"]
+    return (
+        f"meets no difficulty gate: the gold patch changes {files} files and {lines} lines, "
+        f"with {pass_to_pass} pass-to-pass tests (easy needs {easy.files} file and "
+        f"{easy.changed_lines} changed lines)"
+    )
+
+
+def instance_definition(
+    instance: SwebenchInstance, commands: Commands
+) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
+    """The task definition an instance maps to, or None and every reason it cannot."""
+    gold = parse_patch(instance.patch.encode("utf-8"), lenient=True)
+    tests = parse_patch(instance.test_patch.encode("utf-8"), lenient=True)
+    difficulty = choose_difficulty(len(gold.files), gold.changed_lines, len(instance.pass_to_pass))
+    reasons = []
+    if difficulty is None:
+        reasons.append(_no_gate(len(gold.files), gold.changed_lines, len(instance.pass_to_pass)))
+    number = _source_pr(instance)
+    url = _source_url(instance.repo, number) if number is not None else None
+    if number is None:
+        reasons.append("no pull request number: no pull_number, and the id has no -<number>")
+    elif url is None:
+        reasons.append(f"cannot build a pull request URL from repo {instance.repo!r}")
+    if difficulty is None or number is None or url is None:
+        return None, tuple(reasons)
+    return {
+        "schemaVersion": 1,
+        "difficulty": difficulty,
+        "taskId": instance.instance_id,
+        "repo": instance.repo,
+        "baseCommit": instance.base_commit,
+        "workdir": ".",
+        "setupCommand": commands.setup,
+        "testCommand": commands.test,
+        "failToPass": list(instance.fail_to_pass),
+        "passToPass": list(instance.pass_to_pass),
+        "testPaths": list(tests.paths),
+        "toolchains": ["python"],
+        "sourcePr": number,
+        "sourceUrl": url,
+        "prompt": instance.problem_statement,
+        **AUTHORING_DEFAULTS,
+    }, ()
+
+
+# --- commands from the swebench package ---------------------------------------------------------
+
+
+def load_swebench_specs() -> Mapping[str, Any] | None:
+    """The `swebench` package's per-repository specs, or None when it is not installed.
+
+    Releases before 5.0 publish `swebench.harness.constants.MAP_REPO_VERSION_TO_SPECS`;
+    releases without it count as not installed.
+    """
+    try:
+        from swebench.harness import constants  # type: ignore[import-not-found] # noqa: PLC0415
+    except ImportError:
+        return None
+    specs = getattr(constants, "MAP_REPO_VERSION_TO_SPECS", None)
+    return specs if isinstance(specs, Mapping) else None
+
+
+def _string_list(value: Any) -> list[str] | None:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return value
+    return None
+
+
+def spec_commands(spec: Any) -> Commands | None:
+    """Setup and test commands from one swebench spec; None when it does not say enough.
+
+    Setup: the spec's `pre_install` steps, its `pip_packages`, then `install`, joined by `&&`.
+    Test: `test_cmd` (a string, or steps joined by `&&`) followed by `{tests}`.
+    """
+    if not isinstance(spec, Mapping):
+        return None
+    pre, packages = _string_list(spec.get("pre_install")), _string_list(spec.get("pip_packages"))
+    install, test = _string_list(spec.get("install")), _string_list(spec.get("test_cmd"))
+    if pre is None or packages is None or install is None or not test:
+        return None
+    pip = ["python -m pip install " + " ".join(quote(p) for p in packages)] if packages else []
+    setup = [*pre, *pip, *install]
+    if not setup:
+        return None
+    return Commands(setup=" && ".join(setup), test=" && ".join(test) + " {tests}")
+
+
+def _commands(
+    instance: SwebenchInstance,
+    setup_command: str | None,
+    test_command: str | None,
+    specs: Mapping[str, Any] | None,
+) -> Commands | str:
+    """The options, completed from the instance's swebench spec; a reason when that fails."""
+    if setup_command is not None and test_command is not None:
+        return Commands(setup=setup_command, test=test_command)
+    versions = specs.get(instance.repo) if specs is not None else None
+    spec = versions.get(instance.version) if isinstance(versions, Mapping) else None
+    from_spec = spec_commands(spec)
+    if from_spec is None:
+        return (
+            f"no swebench spec for {instance.repo} version {instance.version}; "
+            "give --setup-command and --test-command"
+        )
+    return Commands(
+        setup=setup_command if setup_command is not None else from_spec.setup,
+        test=test_command if test_command is not None else from_spec.test,
+    )
+
+
+# --- I/O ---------------------------------------------------------------------------------------
+
+
+def _write_task(
+    instance: SwebenchInstance, commands: Commands, out: Path
+) -> ImportedTask | SkippedInstance:
+    definition, reasons = instance_definition(instance, commands)
+    if definition is None:
+        return SkippedInstance(instance.instance_id, reasons)
+    gold, tests = instance.patch.encode("utf-8"), instance.test_patch.encode("utf-8")
+    try:
+        submit_files(definition, tests, gold, output_root=out)
+    except PreflightError as exc:
+        return SkippedInstance(instance.instance_id, exc.blockers)
+    except (DefinitionError, SubmitError) as exc:
+        return SkippedInstance(instance.instance_id, exc.lines)
+    return ImportedTask(instance.instance_id, definition["difficulty"], out / instance.instance_id)
+
+
+def _check_options(setup_command: str | None, test_command: str | None) -> None:
+    for flag, given in (("--setup-command", setup_command), ("--test-command", test_command)):
+        if given is not None and not given.strip():
+            raise SwebenchError(f"{flag} must not be empty")
+    if test_command is not None and "{tests}" not in test_command:
+        raise SwebenchError('--test-command must contain "{tests}"')
+
+
+def import_swebench(
+    instances_file: Path,
+    *,
+    out: Path,
+    setup_command: str | None = None,
+    test_command: str | None = None,
+    specs: Mapping[str, Any] | None = None,
+) -> ImportReport:
+    """Turn each instance of a JSON Lines file into a task directory under `out`.
+
+    Commands: the options when given, else the swebench specs (`load_swebench_specs()` when
+    `specs` is None). An instance that meets no difficulty gate, or that submit's preflight
+    (which includes the static audit) refuses, is skipped and reported with every reason.
+
+    Raises:
+        SwebenchError: the file cannot be read or holds a malformed instance, or no commands
+            can be had; nothing is written then.
+    """
+    if setup_command is None or test_command is None:
+        specs = specs if specs is not None else load_swebench_specs()
+        if specs is None:
+            raise SwebenchError(
+                "import-swebench needs --setup-command and --test-command "
+                "(the swebench package's per-repository specs are not installed)"
+            )
+    _check_options(setup_command, test_command)
+    try:
+        data = instances_file.read_bytes()
+    except OSError as exc:
+        raise SwebenchError(f"cannot read {instances_file}: {exc.strerror or exc}") from None
+    instances = parse_instances(data, source=str(instances_file))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SwebenchError(f"cannot create {out}: {exc.strerror or exc}") from None
+    imported: list[ImportedTask] = []
+    skipped: list[SkippedInstance] = []
+    for instance in instances:
+        commands = _commands(instance, setup_command, test_command, specs)
+        if isinstance(commands, str):
+            skipped.append(SkippedInstance(instance.instance_id, (commands,)))
+            continue
+        result = _write_task(instance, commands, out)
+        if isinstance(result, ImportedTask):
+            imported.append(result)
+        else:
+            skipped.append(result)
+    return ImportReport(tuple(imported), tuple(skipped))
+
+
+def render_instance(
+    definition: TaskDefinition, test_patch: bytes, gold_patch: bytes
+) -> dict[str, Any]:
+    """A task as a SWE-bench instance (test lists JSON-encoded, as the published datasets do).
+
+    Raises:
+        SwebenchError: a patch is not UTF-8 text (SWE-bench holds patches as strings).
+    """
+    texts = {}
+    for name, data in (("test.patch", test_patch), ("gold.patch", gold_patch)):
+        try:
+            texts[name] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise SwebenchError(
+                f"{name} is not UTF-8 text; a SWE-bench patch must be a string"
+            ) from None
+    return {
+        "instance_id": definition.taskId,
+        "repo": definition.repo,
+        "base_commit": definition.baseCommit,
+        "patch": texts["gold.patch"],
+        "test_patch": texts["test.patch"],
+        "problem_statement": definition.prompt,
+        "hints_text": "",
+        "FAIL_TO_PASS": json.dumps(list(definition.failToPass), ensure_ascii=False),
+        "PASS_TO_PASS": json.dumps(list(definition.passToPass), ensure_ascii=False),
+        "pull_number": definition.sourcePr,
+    }
+
+
+def _read_task(task_dir: Path) -> dict[str, Any]:
+    try:
+        raw = (task_dir / "definition.json").read_bytes()
+        tests = (task_dir / "test.patch").read_bytes()
+        gold = (task_dir / "gold.patch").read_bytes()
+    except OSError as exc:
+        raise SwebenchError(
+            f"{task_dir}: cannot read {Path(exc.filename or '').name}: {exc.strerror or exc}"
+        ) from None
+    try:
+        definition = parse_definition(
+            loads_strict(raw, source=str(task_dir / "definition.json"))
+        ).definition
+        return render_instance(definition, tests, gold)
+    except DefinitionError as exc:
+        raise SwebenchError(
+            "\n".join(f"{task_dir / 'definition.json'}: {line}" for line in exc.lines)
+        ) from None
+    except SwebenchError as exc:
+        raise SwebenchError(f"{task_dir}: {exc}") from None
+
+
+def export_swebench(task_dirs: Sequence[Path], *, out: Path) -> int:
+    """Write the tasks as one SWE-bench JSON Lines file, atomically; return how many.
+
+    Raises:
+        SwebenchError: a task directory cannot be read or converted, or two share a taskId;
+            `out` is not written then.
+        JsonError: a definition.json is not well-formed JSON.
+    """
+    if not task_dirs:
+        raise SwebenchError("export-swebench needs at least one task directory")
+    lines: list[str] = []
+    problems: list[str] = []
+    owners: dict[str, Path] = {}
+    for task_dir in task_dirs:
+        try:
+            instance = _read_task(task_dir)
+        except SelfbenchError as exc:
+            problems.extend(exc.lines)
+            continue
+        first = owners.get(instance["instance_id"])
+        if first is not None:
+            problems.append(f"{task_dir}: taskId {instance['instance_id']} repeats {first}")
+        owners.setdefault(instance["instance_id"], task_dir)
+        lines.append(json.dumps(instance, ensure_ascii=False) + "\n")
+    if problems:
+        raise SwebenchError("\n".join(problems))
+    try:
+        write_atomic(out, "".join(lines).encode("utf-8"))
+    except OSError as exc:
+        raise SwebenchError(f"cannot write {out}: {exc.strerror or exc}") from None
+    return len(lines)
