@@ -1,0 +1,158 @@
+"""The `export`, `verify`, `extract` and `review` commands of the `selfbench` command line.
+
+`verify` is a checker: exit 0 verified, 1 refused (the one-line reason on stderr), 2 when the
+file cannot be read at all. `extract` and `review` need a sound export: a refused archive is
+rejected input for them, exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from selfbench.errors import EXIT_OK, EXIT_REJECTED
+
+__all__ = ["add_export_commands"]
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def _progress(message: str) -> None:
+    if sys.stderr.isatty():
+        sys.stderr.write(f"{message}\n")
+
+
+def _export(args: argparse.Namespace) -> int:
+    from selfbench.export import RunInfo, export_run  # noqa: PLC0415 - lazy by design
+
+    run = RunInfo(args.run_id, args.repository_url, args.repository_commit)
+    result = export_run(
+        [Path(item) for item in args.inputs],
+        run=run,
+        out=Path(args.out),
+        validation=[Path(item) for item in args.validation] if args.validation else None,
+        progress=_progress,
+    )
+    left_out = [{"taskId": item.task_id, "reason": item.reason} for item in result.left_out]
+    if args.json:
+        _print_json(
+            {"export": str(result.path), "manifest": result.manifest.to_json(), "leftOut": left_out}
+        )
+        return EXIT_OK
+    total = result.manifest.accepted_count + len(left_out)
+    sys.stdout.write(
+        f"Exported {result.manifest.accepted_count} of {total} tasks to {result.path}\n"
+    )
+    for item in result.left_out:
+        sys.stdout.write(f"left out {item.task_id}: {item.reason}\n")
+    return EXIT_OK
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from selfbench.export import ArchiveError, verify_export  # noqa: PLC0415
+
+    try:
+        verified = verify_export(Path(args.file))
+    except ArchiveError as exc:
+        if args.json:
+            _print_json({"verified": False, "problem": str(exc)})
+        sys.stderr.write(f"error: {exc}\n")
+        return EXIT_REJECTED
+    manifest = verified.manifest
+    if args.json:
+        _print_json({"verified": True, "manifest": manifest.to_json()})
+        return EXIT_OK
+    easy, medium, hard = manifest.candidate_counts
+    sys.stdout.write(
+        f"Verified {args.file}: run {manifest.run_id}, {manifest.accepted_count} tasks "
+        f"(candidates: easy {easy}, medium {medium}, hard {hard})\n"
+    )
+    return EXIT_OK
+
+
+def _extract(args: argparse.Namespace) -> int:
+    from selfbench.export import extract_export  # noqa: PLC0415
+
+    out = Path(args.out)
+    verified = extract_export(Path(args.file), out=out)
+    sys.stdout.write(f"Extracted {verified.manifest.accepted_count} tasks into {out}\n")
+    sys.stdout.write(f"Run them with Harbor: harbor run --path {out} --agent oracle\n")
+    return EXIT_OK
+
+
+def _interrupt(_signal: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _stopped_by_sigterm() -> Iterator[None]:
+    """SIGTERM stops the server like Ctrl-C does, so its temporary files are removed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _review(args: argparse.Namespace) -> int:
+    from selfbench.review import open_review  # noqa: PLC0415
+
+    clean_out = Path(args.out) if args.out else None
+    with (
+        _stopped_by_sigterm(),
+        open_review(Path(args.file), clean_out=clean_out, port=args.port) as server,
+    ):
+        sys.stdout.write(f"Reviewing {args.file} at {server.url}\n")
+        sys.stdout.write(f"A clean export is written to {server.clean_out}; Ctrl-C stops.\n")
+        sys.stdout.flush()
+        with contextlib.suppress(KeyboardInterrupt):
+            server.serve_forever()
+    return EXIT_OK
+
+
+def add_export_commands(commands: Any) -> None:
+    """Register the four commands on the CLI's subparsers."""
+    export = commands.add_parser("export", help="pack bundles into one verified run export")
+    export.add_argument("inputs", nargs="+", metavar="BUNDLE_OR_COLLECT_DIR")
+    export.add_argument("--run-id", required=True, metavar="ID")
+    export.add_argument("--repository-url", required=True, metavar="URL")
+    export.add_argument("--repository-commit", required=True, metavar="SHA")
+    export.add_argument("--out", required=True, metavar="FILE")
+    export.add_argument(
+        "--validation",
+        action="append",
+        metavar="REPORT.json",
+        help="`selfbench validate --json` output (repeatable; a later report on a task wins)",
+    )
+    export.add_argument("--json", action="store_true", help="print the JSON result")
+    export.set_defaults(run=_export)
+
+    verify = commands.add_parser("verify", help="check an export's digests, counts and members")
+    verify.add_argument("file", metavar="FILE")
+    verify.add_argument("--json", action="store_true", help="print the JSON result")
+    verify.set_defaults(run=_verify)
+
+    extract = commands.add_parser("extract", help="unpack an export into a Harbor tasks dir")
+    extract.add_argument("file", metavar="FILE")
+    extract.add_argument("--out", required=True, metavar="DIR")
+    extract.set_defaults(run=_extract)
+
+    review = commands.add_parser("review", help="review an export in a local web page")
+    review.add_argument("file", metavar="FILE")
+    review.add_argument(
+        "--out", metavar="FILE", help="the clean export (default NAME.clean.tar.gz)"
+    )
+    review.add_argument("--port", type=int, default=0, help="default 0: a free port")
+    review.set_defaults(run=_review)

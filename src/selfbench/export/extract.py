@@ -1,0 +1,95 @@
+"""Unpack a verified export into a Harbor tasks directory: `DIR/<taskId>/task.toml …`.
+
+Everything is written under `DIR` only: into a private staging directory inside it, from member
+names the reader has already checked, with files created exclusively and never through a
+link. Only when the whole export has verified are the task directories renamed into place; on
+any failure the staging directory is removed (and `DIR` too, if extract created it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from selfbench._fs import rename_no_replace
+from selfbench.export._streams import BLOCK, Readable
+from selfbench.export.manifest import ExportError
+from selfbench.export.reader import Limits, VerifiedExport, read_export
+
+__all__ = ["extract_export"]
+
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+class _Unpacker:
+    """A TaskSink writing each task under `staging/<taskId>/`."""
+
+    def __init__(self, staging: Path) -> None:
+        self.staging = staging
+        self.done: list[str] = []
+
+    def _path(self, task_id: str, relative: str) -> Path:
+        return self.staging / task_id / relative if relative else self.staging / task_id
+
+    def task_directory(self, task_id: str, relative: str) -> None:
+        path = self._path(task_id, relative)
+        path.mkdir(mode=0o755, parents=True, exist_ok=True)
+
+    def task_file(
+        self, task_id: str, relative: str, content: Readable, *, size: int, executable: bool
+    ) -> None:
+        path = self._path(task_id, relative)
+        path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+        free = shutil.disk_usage(path.parent).free
+        if size > free:
+            name = f"{task_id}/{relative}"
+            raise ExportError(f"no room for {name}: it claims {size} bytes, {free} are free")
+        descriptor = os.open(path, _CREATE, 0o755 if executable else 0o644)
+        with os.fdopen(descriptor, "wb") as target:
+            while chunk := content.read(BLOCK):
+                target.write(chunk)
+
+    def task_done(self, task_id: str) -> None:
+        self.done.append(task_id)
+
+
+def _prepare(out: Path) -> bool:
+    """Make sure `out` is an empty directory; True when extract created it."""
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise ExportError(f"{out}: not a directory")
+    if out.is_dir():
+        if any(out.iterdir()):
+            raise ExportError(f"{out}: directory is not empty")
+        return False
+    out.mkdir(parents=True)
+    return True
+
+
+def extract_export(archive: Path, *, out: Path, limits: Limits | None = None) -> VerifiedExport:
+    """Verify `archive` and unpack each task to `out/<taskId>/`, all or nothing.
+
+    Raises:
+        ArchiveError: the archive fails verification (nothing is left in `out`).
+        ExportError: `out` is not an empty directory, the disk is full, or it cannot be read.
+    """
+    try:
+        created = _prepare(out)
+        staging = Path(tempfile.mkdtemp(prefix=".selfbench-extract-", dir=out))
+    except OSError as exc:
+        raise ExportError(f"cannot create {out}: {exc.strerror or exc}") from None
+    unpacker = _Unpacker(staging)
+    try:
+        verified = read_export(archive, sink=unpacker, limits=limits)
+        for task_id in unpacker.done:
+            rename_no_replace(staging / task_id, out / task_id)
+        staging.rmdir()
+    except BaseException as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        if created:
+            shutil.rmtree(out, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise ExportError(f"cannot extract into {out}: {exc.strerror or exc}") from None
+        raise
+    return verified

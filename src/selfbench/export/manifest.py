@@ -1,0 +1,209 @@
+"""The export's `manifest.json` (SPEC §8): build, render and parse it. Pure: no I/O.
+
+`manifest.json` holds `schemaVersion` (1), `runId`, `candidateCounts` {easy, medium, hard},
+`repository` {url, commit}, `version` (the builder), `acceptedCount` and `tasks`
+[{taskId, sha256}], in that order, two-space indented. Parsing is strict: unknown or missing keys,
+wrong types and counts that disagree are refused, each with a one-line message.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from selfbench._json import JsonError, dumps_pretty, loads_strict
+from selfbench._paths import harbor_name_problem
+from selfbench.errors import SelfbenchError
+
+__all__ = [
+    "DIFFICULTIES",
+    "MANIFEST_NAME",
+    "MAX_TASK_ID",
+    "SCHEMA_VERSION",
+    "TASKS_DIR",
+    "ArchiveError",
+    "ExportError",
+    "Manifest",
+    "TaskEntry",
+    "parse_manifest",
+    "render_manifest",
+    "task_id_problem",
+    "task_member_name",
+]
+
+SCHEMA_VERSION = 1
+MANIFEST_NAME = "manifest.json"
+TASKS_DIR = "tasks"
+DIFFICULTIES = ("easy", "medium", "hard")
+_TASK_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_SHA256_RE = re.compile(r"[0-9a-f]{64}")
+_COMMIT_RE = re.compile(r"[0-9a-fA-F]{40}")
+MAX_TASK_ID = 93
+"""The longest taskId an export holds: `tasks/<taskId>.tar.gz` must fit a plain ustar header."""
+_KEYS = ("schemaVersion", "runId", "candidateCounts", "repository", "version", "acceptedCount")
+
+
+class ExportError(SelfbenchError):
+    """An export that cannot be written, or inputs that cannot make one."""
+
+
+class ArchiveError(ExportError):
+    """An export archive that fails verification: a digest, a count, or an unsafe member."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskEntry:
+    """One exported task: its id and the SHA-256 of `tasks/<taskId>.tar.gz`."""
+
+    task_id: str
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """What `manifest.json` says about a run export."""
+
+    run_id: str
+    candidate_counts: tuple[int, int, int]
+    """Candidates given to the export, by difficulty: easy, medium, hard."""
+    repository_url: str
+    repository_commit: str
+    version: str
+    tasks: tuple[TaskEntry, ...]
+
+    @property
+    def accepted_count(self) -> int:
+        """The number of exported tasks."""
+        return len(self.tasks)
+
+    def keeping(self, task_ids: frozenset[str]) -> Manifest:
+        """The same manifest listing only the tasks named (a clean export's manifest)."""
+        return replace(self, tasks=tuple(t for t in self.tasks if t.task_id in task_ids))
+
+    def to_json(self) -> dict[str, Any]:
+        """The manifest as JSON, keys in the spec's order."""
+        return {
+            "schemaVersion": SCHEMA_VERSION,
+            "runId": self.run_id,
+            "candidateCounts": dict(zip(DIFFICULTIES, self.candidate_counts, strict=True)),
+            "repository": {"url": self.repository_url, "commit": self.repository_commit},
+            "version": self.version,
+            "acceptedCount": self.accepted_count,
+            "tasks": [{"taskId": task.task_id, "sha256": task.sha256} for task in self.tasks],
+        }
+
+
+def task_member_name(task_id: str) -> str:
+    """Where a task's archive sits in the export."""
+    return f"{TASKS_DIR}/{task_id}.tar.gz"
+
+
+def task_id_problem(task_id: str) -> str | None:
+    """Why `task_id` cannot name an exported task, or None when it can."""
+    if not _TASK_ID_RE.fullmatch(task_id):
+        return f"taskId {task_id!r} does not match ^[A-Za-z0-9][A-Za-z0-9._-]*$"
+    if len(task_id) > MAX_TASK_ID:
+        return f"taskId {task_id} is longer than {MAX_TASK_ID} characters, an export's limit"
+    return harbor_name_problem(task_id)
+
+
+def render_manifest(manifest: Manifest) -> bytes:
+    """`manifest.json` bytes: two-space indented, keys in order, trailing newline."""
+    return dumps_pretty(manifest.to_json()).encode("utf-8")
+
+
+# --- parsing -----------------------------------------------------------------------------------
+
+
+def _fail(where: str, message: str) -> ArchiveError:
+    return ArchiveError(f"{where}: {message}")
+
+
+def _object(value: Any, keys: tuple[str, ...], where: str, path: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _fail(where, f"{path} must be an object")
+    missing = [key for key in keys if key not in value]
+    if missing:
+        raise _fail(where, f"{path} lacks {', '.join(missing)}")
+    unknown = sorted(key for key in value if key not in keys)
+    if unknown:
+        raise _fail(where, f"{path} has unknown key {unknown[0]}")
+    return value
+
+
+def _string(value: Any, where: str, path: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise _fail(where, f"{path} must be a non-empty string")
+    return value
+
+
+def _count(value: Any, where: str, path: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _fail(where, f"{path} must be a non-negative integer")
+    return value
+
+
+def _tasks(value: Any, where: str) -> tuple[TaskEntry, ...]:
+    if not isinstance(value, list):
+        raise _fail(where, "tasks must be an array")
+    entries: list[TaskEntry] = []
+    seen: set[str] = set()
+    for index, item in enumerate(value):
+        path = f"tasks[{index}]"
+        fields = _object(item, ("taskId", "sha256"), where, path)
+        task_id = _string(fields["taskId"], where, f"{path}.taskId")
+        problem = task_id_problem(task_id)
+        if problem is not None:
+            raise _fail(where, f"{path}.taskId: {problem}")
+        if task_id in seen:
+            raise _fail(where, f"{path}.taskId: task {task_id} is listed twice")
+        seen.add(task_id)
+        digest = fields["sha256"]
+        if not isinstance(digest, str) or not _SHA256_RE.fullmatch(digest):
+            raise _fail(where, f"{path}.sha256 must be 64 lowercase hex digits")
+        entries.append(TaskEntry(task_id, digest))
+    return tuple(entries)
+
+
+def parse_manifest(data: bytes, *, where: str = MANIFEST_NAME) -> Manifest:
+    """Parse and check `manifest.json` bytes, counts included.
+
+    Raises:
+        ArchiveError: not well-formed JSON, not the schema, or counts that disagree.
+    """
+    try:
+        value = loads_strict(data, source=where)
+    except JsonError as exc:
+        raise ArchiveError(str(exc)) from None
+    fields = _object(value, (*_KEYS, "tasks"), where, "manifest")
+    if fields["schemaVersion"] != SCHEMA_VERSION or isinstance(fields["schemaVersion"], bool):
+        raise _fail(where, f"schemaVersion must be {SCHEMA_VERSION}")
+    counts = _object(fields["candidateCounts"], DIFFICULTIES, where, "candidateCounts")
+    repository = _object(fields["repository"], ("url", "commit"), where, "repository")
+    commit = _string(repository["commit"], where, "repository.commit")
+    if not _COMMIT_RE.fullmatch(commit):
+        raise _fail(where, "repository.commit must be a full commit SHA")
+    manifest = Manifest(
+        run_id=_string(fields["runId"], where, "runId"),
+        candidate_counts=(
+            _count(counts["easy"], where, "candidateCounts.easy"),
+            _count(counts["medium"], where, "candidateCounts.medium"),
+            _count(counts["hard"], where, "candidateCounts.hard"),
+        ),
+        repository_url=_string(repository["url"], where, "repository.url"),
+        repository_commit=commit,
+        version=_string(fields["version"], where, "version"),
+        tasks=_tasks(fields["tasks"], where),
+    )
+    accepted = _count(fields["acceptedCount"], where, "acceptedCount")
+    if accepted != manifest.accepted_count:
+        raise _fail(
+            where, f"acceptedCount {accepted} does not match {manifest.accepted_count} tasks"
+        )
+    if accepted > sum(manifest.candidate_counts):
+        raise _fail(
+            where,
+            f"acceptedCount {accepted} exceeds {sum(manifest.candidate_counts)} candidates",
+        )
+    return manifest

@@ -1,0 +1,424 @@
+"""Read a run export as a stream and verify everything on the way (SPEC §8, Beyond).
+
+One pass, memory flat: the outer archive's first member must be `manifest.json`; each
+`tasks/<taskId>.tar.gz` that follows is hashed while its own tar is parsed, and its digest is
+compared with the manifest's before the task counts as read. Every member of both layers is
+checked before a byte of its content is used: no absolute names, no `..`, no links, devices or
+extended headers, no duplicates, nothing outside the layout, no size beyond the limits. The first
+problem ends the read with one line naming the archive and the member.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import tarfile
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from selfbench._json import JsonError, loads_strict
+from selfbench.bundle import layout
+from selfbench.bundle.locate import BUNDLE_DIR
+from selfbench.export._streams import (
+    HashingReader,
+    MemberReader,
+    Readable,
+    StreamError,
+    TarReader,
+    shown,
+)
+from selfbench.export.manifest import (
+    DIFFICULTIES,
+    MANIFEST_NAME,
+    TASKS_DIR,
+    ArchiveError,
+    ExportError,
+    Manifest,
+    parse_manifest,
+    render_manifest,
+    task_id_problem,
+    task_member_name,
+)
+
+__all__ = [
+    "BUNDLE_DIRS",
+    "BUNDLE_FILES",
+    "REQUIRED_FILES",
+    "REVIEW_FILE",
+    "Limits",
+    "TaskSink",
+    "VerifiedExport",
+    "copy_tasks",
+    "read_export",
+    "read_manifest",
+    "verify_export",
+]
+
+REVIEW_FILE = ".selfbench-review.json"
+"""The review record each exported task carries at its root (definition, validation, audit)."""
+REQUIRED_FILES = frozenset({*layout.BUNDLE_PATHS, REVIEW_FILE} - {layout.DEPENDENCY_PATCH})
+BUNDLE_FILES = frozenset({*layout.BUNDLE_PATHS, REVIEW_FILE})
+"""Every file a task archive may hold under `harbor-task/`."""
+BUNDLE_DIRS = frozenset({"", *(path.rpartition("/")[0] for path in layout.BUNDLE_PATHS)})
+"""Every directory it may hold ("" is `harbor-task/` itself)."""
+_JSON_FILES = frozenset({layout.MANIFEST, REVIEW_FILE})
+_REGULAR = (tarfile.REGTYPE, tarfile.AREGTYPE)
+_EXTENDED = (
+    tarfile.XHDTYPE,
+    tarfile.XGLTYPE,
+    tarfile.SOLARIS_XHDTYPE,
+    tarfile.GNUTYPE_LONGNAME,
+    tarfile.GNUTYPE_LONGLINK,
+    tarfile.GNUTYPE_SPARSE,
+)
+_DEVICES = (tarfile.CHRTYPE, tarfile.BLKTYPE, tarfile.FIFOTYPE)
+_OUTER_LAYOUT = "member outside the export layout (manifest.json, tasks/<taskId>.tar.gz)"
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What a member may claim: one member's size, all task files together, a JSON record."""
+
+    member_bytes: int = 4 << 30
+    total_bytes: int = 64 << 30
+    json_bytes: int = 16 << 20
+
+
+class TaskSink(Protocol):
+    """Receives each task's verified-so-far members; `task_done` once its digest matched."""
+
+    def task_directory(self, task_id: str, relative: str) -> None: ...
+
+    def task_file(
+        self, task_id: str, relative: str, content: Readable, *, size: int, executable: bool
+    ) -> None: ...
+
+    def task_done(self, task_id: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class VerifiedExport:
+    """A verified export: its manifest and each task's difficulty."""
+
+    manifest: Manifest
+    difficulties: dict[str, str] = field(default_factory=dict)
+
+
+# --- one-line errors ---------------------------------------------------------------------------
+
+
+class _Where:
+    """The archive and the chain of members being read, for messages."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.members: list[str] = []
+
+    def error(self, message: str, *members: str) -> ArchiveError:
+        chain = [shown(member) for member in (*self.members, *members)]
+        return ArchiveError(": ".join([str(self.path), *chain, message]))
+
+
+@contextmanager
+def _translated(where: _Where) -> Iterator[None]:
+    """Turn a broken stream into one ArchiveError naming where it broke."""
+    try:
+        yield
+    except StreamError as exc:
+        raise where.error(str(exc)) from None
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise where.error(f"not a valid gzip stream ({exc})") from None
+
+
+def _member_problem(info: tarfile.TarInfo) -> str | None:
+    """Why a member is unsafe whatever the layout, or None; the first rule that fails wins."""
+    name = info.name
+    parts = name.split("/")
+    rules = (
+        (info.type in _EXTENDED, "extended (pax or GNU) header; exports use plain ustar"),
+        (name.startswith("/"), "absolute member name"),
+        (".." in parts, "member name escapes the archive (..)"),
+        (any(part in ("", ".") for part in parts), "member name is not normalized"),
+        (
+            info.type in (tarfile.SYMTYPE, tarfile.LNKTYPE),
+            f"link member (to {shown(info.linkname)}); links are refused",
+        ),
+        (info.type in _DEVICES, "device or FIFO member"),
+        (info.type not in (*_REGULAR, tarfile.DIRTYPE), f"unsupported member type {info.type!r}"),
+        (info.type == tarfile.DIRTYPE and info.size > 0, "directory member with content"),
+    )
+    return next((message for failed, message in rules if failed), None)
+
+
+class _Budget:
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.total = 0
+
+    def check_member(self, info: tarfile.TarInfo) -> str | None:
+        """Why one member's claimed size is refused, or None."""
+        if info.size > self.limits.member_bytes:
+            return f"member claims {info.size} bytes (limit {self.limits.member_bytes})"
+        return None
+
+    def check(self, info: tarfile.TarInfo) -> str | None:
+        """As `check_member`, and count it towards what the export unpacks to."""
+        problem = self.check_member(info)
+        if problem is not None:
+            return problem
+        self.total += info.size
+        if self.total > self.limits.total_bytes:
+            return f"the export unpacks to more than {self.limits.total_bytes} bytes"
+        return None
+
+
+# --- the outer layer ---------------------------------------------------------------------------
+
+
+class _Outer:
+    """The outer archive: the manifest first, then each listed task's member."""
+
+    def __init__(self, stream: IO[bytes], where: _Where, budget: _Budget) -> None:
+        self.where = where
+        self.budget = budget
+        self.tar = TarReader(gzip.GzipFile(fileobj=stream, mode="rb"))
+        self.manifest = self._manifest()
+        self.expected = {entry.task_id: entry.sha256 for entry in self.manifest.tasks}
+        self.names = {MANIFEST_NAME}
+        self.seen: set[str] = set()
+
+    def _manifest(self) -> Manifest:
+        info = self.tar.next()
+        if info is None or info.name != MANIFEST_NAME or info.type not in _REGULAR:
+            found = "nothing" if info is None else shown(info.name)
+            raise self.where.error(f"the first member must be {MANIFEST_NAME}; found {found}")
+        if info.size > self.budget.limits.json_bytes:
+            raise self.where.error(f"member claims {info.size} bytes", MANIFEST_NAME)
+        return parse_manifest(
+            self.tar.content().read(), where=f"{self.where.path}: {MANIFEST_NAME}"
+        )
+
+    def _task_id(self, info: tarfile.TarInfo) -> str | None:
+        """The task a member holds, None for the `tasks/` directory; refuses anything else."""
+        problem = _member_problem(info)
+        if problem is None and info.name in self.names:
+            problem = "duplicate member"
+        self.names.add(info.name)
+        if problem is None and info.name == TASKS_DIR and info.type == tarfile.DIRTYPE:
+            return None
+        stem = info.name.removeprefix(f"{TASKS_DIR}/").removesuffix(".tar.gz")
+        if problem is None and (
+            info.name != task_member_name(stem)
+            or task_id_problem(stem)
+            or info.type not in _REGULAR
+        ):
+            problem = _OUTER_LAYOUT
+        if problem is None and stem not in self.expected:
+            problem = f"task {stem} is not listed in {MANIFEST_NAME}"
+        problem = problem or self.budget.check_member(info)
+        if problem is not None:
+            raise self.where.error(problem, info.name)
+        return stem
+
+    def tasks(self) -> Iterator[tuple[str, MemberReader]]:
+        """Each task member in archive order, then a check that none listed is missing."""
+        while (info := self.tar.next()) is not None:
+            task_id = self._task_id(info)
+            if task_id is not None:
+                self.seen.add(task_id)
+                self.where.members.append(info.name)
+                yield task_id, self.tar.content()
+                self.where.members.pop()
+        for entry in self.manifest.tasks:
+            if entry.task_id not in self.seen:
+                member = task_member_name(entry.task_id)
+                raise self.where.error(f"listed in {MANIFEST_NAME} but missing", member)
+
+    def check_digest(self, task_id: str, digest: str) -> None:
+        expected = self.expected[task_id]
+        if digest != expected:
+            raise self.where.error(f"sha256 {digest} does not match {MANIFEST_NAME} ({expected})")
+
+
+# --- one task's archive ------------------------------------------------------------------------
+
+
+class _Task:
+    """One task archive's members, checked against the bundle layout."""
+
+    def __init__(self, task_id: str, where: _Where, budget: _Budget, sink: TaskSink | None) -> None:
+        self.task_id = task_id
+        self.where = where
+        self.budget = budget
+        self.sink = sink
+        self.names: set[str] = set()
+        self.files: set[str] = set()
+        self.difficulty = ""
+
+    def _relative(self, info: tarfile.TarInfo) -> str:
+        problem = _member_problem(info)
+        if problem is None and info.name in self.names:
+            problem = "duplicate member"
+        self.names.add(info.name)
+        relative = info.name.removeprefix(BUNDLE_DIR).removeprefix("/")
+        if (
+            problem is None
+            and info.name != BUNDLE_DIR
+            and not info.name.startswith(f"{BUNDLE_DIR}/")
+        ):
+            problem = f"member outside {BUNDLE_DIR}/"
+        is_dir = info.type == tarfile.DIRTYPE
+        if problem is None and relative not in (BUNDLE_DIRS if is_dir else BUNDLE_FILES):
+            problem = "member outside the bundle layout"
+        problem = problem or self.budget.check(info)
+        if problem is not None:
+            raise self.where.error(problem, info.name)
+        return relative
+
+    def read(self, tar: TarReader) -> None:
+        while (info := tar.next()) is not None:
+            relative = self._relative(info)
+            if info.type == tarfile.DIRTYPE:
+                if self.sink is not None:
+                    self.sink.task_directory(self.task_id, relative)
+                continue
+            self.files.add(relative)
+            content: Readable = tar.content()
+            if relative in _JSON_FILES:
+                content = io.BytesIO(self._record(relative, info, tar.content()))
+            if self.sink is not None:
+                executable = bool(info.mode & 0o111)
+                self.sink.task_file(
+                    self.task_id, relative, content, size=info.size, executable=executable
+                )
+        for missing in sorted(REQUIRED_FILES - self.files):
+            raise self.where.error(f"lacks {BUNDLE_DIR}/{missing}")
+
+    def _record(self, relative: str, info: tarfile.TarInfo, content: MemberReader) -> bytes:
+        name = f"{BUNDLE_DIR}/{relative}"
+        if info.size > self.budget.limits.json_bytes:
+            raise self.where.error(f"member claims {info.size} bytes", name)
+        data = content.read()
+        try:
+            value: Any = loads_strict(data, source=name)
+        except JsonError as exc:
+            raise self.where.error(str(exc)) from None
+        record = value.get("definition") if relative == REVIEW_FILE else value
+        if not isinstance(record, dict) or record.get("taskId") != self.task_id:
+            raise self.where.error(f"does not describe task {self.task_id}", name)
+        if relative == layout.MANIFEST:
+            difficulty = record.get("difficulty")
+            if difficulty not in DIFFICULTIES:
+                raise self.where.error("difficulty is missing or unknown", name)
+            self.difficulty = str(difficulty)
+        return data
+
+
+def _read_task(task: _Task, content: MemberReader) -> str:
+    hashing = HashingReader(content)
+    task.read(TarReader(gzip.GzipFile(fileobj=hashing, mode="rb")))
+    hashing.drain()
+    return hashing.sha256.hexdigest()
+
+
+def _check_counts(where: _Where, manifest: Manifest, difficulties: dict[str, str]) -> None:
+    for difficulty, candidates in zip(DIFFICULTIES, manifest.candidate_counts, strict=True):
+        accepted = sum(value == difficulty for value in difficulties.values())
+        if accepted > candidates:
+            raise where.error(
+                f"{accepted} {difficulty} tasks exported but candidateCounts.{difficulty} is "
+                f"{candidates}",
+                MANIFEST_NAME,
+            )
+
+
+def _open(path: Path) -> IO[bytes]:
+    try:
+        return path.open("rb")
+    except OSError as exc:
+        raise ExportError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def read_export(
+    path: Path, *, sink: TaskSink | None = None, limits: Limits | None = None
+) -> VerifiedExport:
+    """Verify the export at `path` in one streaming pass, handing each task's members to `sink`.
+
+    Raises:
+        ArchiveError: the first problem found, naming the member.
+        ExportError: the file cannot be read.
+    """
+    where = _Where(path)
+    budget = _Budget(limits or Limits())
+    difficulties: dict[str, str] = {}
+    with _open(path) as stream, _translated(where):
+        outer = _Outer(stream, where, budget)
+        for task_id, content in outer.tasks():
+            task = _Task(task_id, where, budget, sink)
+            outer.check_digest(task_id, _read_task(task, content))
+            difficulties[task_id] = task.difficulty
+            if sink is not None:
+                sink.task_done(task_id)
+        _check_counts(where, outer.manifest, difficulties)
+    return VerifiedExport(outer.manifest, difficulties)
+
+
+def verify_export(path: Path, *, limits: Limits | None = None) -> VerifiedExport:
+    """Verify every digest, count and member of the export at `path`.
+
+    Raises:
+        ArchiveError: the first problem found, naming the member.
+        ExportError: the file cannot be read.
+    """
+    return read_export(path, limits=limits)
+
+
+def read_manifest(path: Path) -> Manifest:
+    """The manifest alone (the first member), checked; the tasks are not read.
+
+    Raises:
+        ArchiveError: the manifest is missing or malformed.
+        ExportError: the file cannot be read.
+    """
+    where = _Where(path)
+    with _open(path) as stream, _translated(where):
+        return _Outer(stream, where, _Budget(Limits())).manifest
+
+
+class _Writer(Protocol):
+    def add_bytes(self, name: str, content: bytes, *, executable: bool = False) -> None: ...
+
+    def add_directory(self, name: str) -> None: ...
+
+    def add_stream(
+        self, name: str, source: Readable, size: int, *, executable: bool = False
+    ) -> None: ...
+
+
+def copy_tasks(source: Path, writer: _Writer, *, drop: frozenset[str]) -> Manifest:
+    """Write `source`'s manifest without `drop`, then every kept task byte for byte.
+
+    Raises:
+        ArchiveError: `source` fails verification of its layout or a digest.
+        ExportError: a dropped task is not in the export.
+    """
+    where = _Where(source)
+    with _open(source) as stream, _translated(where):
+        outer = _Outer(stream, where, _Budget(Limits()))
+        listed = {entry.task_id for entry in outer.manifest.tasks}
+        for task_id in sorted(drop - listed):
+            raise ExportError(f"cannot drop {task_id}: not a task of {source}")
+        manifest = outer.manifest.keeping(frozenset(listed - drop))
+        writer.add_bytes(MANIFEST_NAME, render_manifest(manifest))
+        writer.add_directory(TASKS_DIR)
+        for task_id, content in outer.tasks():
+            if task_id in drop:
+                continue
+            hashing = HashingReader(content)
+            writer.add_stream(task_member_name(task_id), hashing, content.remaining)
+            outer.check_digest(task_id, hashing.sha256.hexdigest())
+    return manifest

@@ -1,0 +1,340 @@
+"""Write a run export (SPEC §8): refresh, pack and list each accepted task, atomically.
+
+Layout of the export, a gzip tar written in this order:
+
+    manifest.json
+    tasks/
+    tasks/<taskId>.tar.gz   harbor-task/ ... plus harbor-task/.selfbench-review.json
+
+`.selfbench-review.json` carries what the review page shows beyond the bundle: the definition,
+the validation verdict (or null) and the static audit. It sits at the task root, where Harbor's
+`Task` and `harbor lint` ignore it and from where nothing enters a container (only
+`environment/`, `tests/` and `solution/` do).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from selfbench._json import JsonError, dumps_pretty, loads_strict
+from selfbench.audit import audit
+from selfbench.bundle import layout
+from selfbench.bundle.locate import BUNDLE_DIR, DEFINITION_FILE, LocatedTask, locate_task
+from selfbench.compiler import refresh_bundle
+from selfbench.contract import TaskDefinition
+from selfbench.export._tar import TarWriter, atomic_file
+from selfbench.export.manifest import (
+    DIFFICULTIES,
+    MANIFEST_NAME,
+    TASKS_DIR,
+    ExportError,
+    Manifest,
+    TaskEntry,
+    render_manifest,
+    task_id_problem,
+    task_member_name,
+)
+from selfbench.export.reader import BUNDLE_DIRS, BUNDLE_FILES, REVIEW_FILE, copy_tasks
+from selfbench.patches import parse_patch
+
+__all__ = [
+    "ExportResult",
+    "LeftOut",
+    "RunInfo",
+    "export_run",
+    "read_validation_reports",
+    "write_clean_export",
+]
+
+_TASK_LEVEL = 6
+_OUTER_LEVEL = 0  # the outer layer holds gzip files only: deflating them again gains nothing
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """The run an export comes from."""
+
+    run_id: str
+    repository_url: str
+    repository_commit: str
+
+
+@dataclass(frozen=True, slots=True)
+class LeftOut:
+    """A task given to the export and not exported, and why."""
+
+    task_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExportResult:
+    """What an export wrote."""
+
+    path: Path
+    manifest: Manifest
+    left_out: tuple[LeftOut, ...]
+
+
+def _version() -> str:
+    from selfbench import __version__  # noqa: PLC0415 - avoid an import cycle at load time
+
+    return f"selfbench {__version__} (compiler revision {layout.COMPILER_REVISION})"
+
+
+def _check_run(run: RunInfo) -> None:
+    if not run.run_id.strip() or not run.run_id.isprintable():
+        raise ExportError("--run-id must be a non-empty single line")
+    if not run.repository_url.strip() or not run.repository_url.isprintable():
+        raise ExportError("--repository-url must be a non-empty single line")
+    commit = run.repository_commit
+    if len(commit) != 40 or any(c not in "0123456789abcdefABCDEF" for c in commit):
+        raise ExportError(f"--repository-commit {commit}: expected a full commit SHA")
+
+
+# --- validation reports ------------------------------------------------------------------------
+
+
+def _report_entries(value: Any, where: str) -> list[dict[str, Any]]:
+    entries = value if isinstance(value, list) else [value]
+    for index, entry in enumerate(entries):
+        ok = (
+            isinstance(entry, dict)
+            and isinstance(entry.get("taskId"), str)
+            and isinstance(entry.get("accepted"), bool)
+        )
+        if not ok:
+            raise ExportError(
+                f"{where}: entry {index} is not a validation report (taskId, accepted)"
+            )
+    return entries
+
+
+def read_validation_reports(paths: Sequence[Path]) -> dict[str, dict[str, Any]]:
+    """Every task's validation report by taskId; a later report on a task replaces an earlier.
+
+    Raises:
+        ExportError: a file is unreadable or is not `selfbench validate --json` output.
+    """
+    reports: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        try:
+            value = loads_strict(path.read_bytes(), source=str(path))
+        except OSError as exc:
+            raise ExportError(f"cannot read {path}: {exc.strerror or exc}") from None
+        except JsonError as exc:
+            raise ExportError(str(exc)) from None
+        for entry in _report_entries(value, str(path)):
+            reports[entry["taskId"]] = entry
+    return reports
+
+
+# --- inputs ------------------------------------------------------------------------------------
+
+
+def _refreshed(path: Path) -> LocatedTask:
+    """Refresh the bundle at `path` from its definition, then locate it (digests checked)."""
+    bundle = path if (path / layout.TASK_TOML).is_file() else path / BUNDLE_DIR
+    definition = bundle.parent / DEFINITION_FILE
+    if (bundle / layout.TASK_TOML).is_file() and definition.is_file():
+        try:
+            refresh_bundle(bundle, definition=definition)
+        except OSError as exc:
+            raise ExportError(f"cannot refresh {bundle}: {exc.strerror or exc}") from None
+    return locate_task(path)
+
+
+def _located(inputs: Sequence[Path]) -> list[LocatedTask]:
+    tasks: dict[str, LocatedTask] = {}
+    for path in inputs:
+        task = _refreshed(path)
+        task_id = task.definition.taskId
+        problem = task_id_problem(task_id)
+        if problem is not None:
+            raise ExportError(f"{path}: {problem}")
+        if task_id in tasks:
+            raise ExportError(f"task {task_id} given twice: {tasks[task_id].bundle}, {task.bundle}")
+        tasks[task_id] = task
+    return [tasks[task_id] for task_id in sorted(tasks)]
+
+
+def _verdicts(
+    tasks: list[LocatedTask], reports: dict[str, dict[str, Any]] | None
+) -> tuple[list[LocatedTask], list[LeftOut]]:
+    if reports is None:
+        return tasks, []
+    kept: list[LocatedTask] = []
+    left_out: list[LeftOut] = []
+    for task in tasks:
+        task_id = task.definition.taskId
+        report = reports.get(task_id)
+        if report is None:
+            raise ExportError(f"no validation report names task {task_id}")
+        if report["accepted"]:
+            kept.append(task)
+        else:
+            reason = report.get("reason")
+            text = reason if isinstance(reason, str) and reason else "rejected by validation"
+            left_out.append(LeftOut(task_id, text))
+    return kept, left_out
+
+
+# --- packing -----------------------------------------------------------------------------------
+
+
+def _review_record(task: LocatedTask, validation: dict[str, Any] | None) -> bytes:
+    definition: TaskDefinition = task.definition
+    gold = (task.bundle / layout.GOLD_PATCH).read_bytes()
+    tests = (task.bundle / layout.TEST_PATCH).read_bytes()
+    report = audit(definition, parse_patch(gold, lenient=True), parse_patch(tests, lenient=True))
+    record = {
+        "definition": definition.model_dump(mode="json"),
+        "validation": validation,
+        "audit": report.to_json(),
+    }
+    return dumps_pretty(record).encode("utf-8")
+
+
+def _bundle_entries(bundle: Path) -> list[tuple[str, Path | None]]:
+    """Every path of the bundle (None for a directory), sorted, relative, posix."""
+    entries: list[tuple[str, Path | None]] = []
+    for path in bundle.rglob("*"):
+        relative = path.relative_to(bundle).as_posix()
+        if path.is_symlink() or not (path.is_file() or path.is_dir()):
+            raise ExportError(f"{bundle}: cannot pack {relative}: not a regular file or directory")
+        if relative not in (BUNDLE_FILES if path.is_file() else BUNDLE_DIRS):
+            raise ExportError(f"{bundle}: cannot pack {relative}: not a path of a bundle")
+        entries.append((relative, path if path.is_file() else None))
+    return sorted(entries)
+
+
+def _pack_task(task: LocatedTask, review: bytes, target: Path) -> str:
+    """Pack `harbor-task/` plus the review record into `target`; return its SHA-256."""
+    entries: list[tuple[str, Path | bytes | None]] = [*_bundle_entries(task.bundle)]
+    entries.append((REVIEW_FILE, review))
+    with target.open("wb") as raw:
+        writer = TarWriter(raw, level=_TASK_LEVEL)
+        try:
+            writer.add_directory(BUNDLE_DIR)
+            for relative, source in sorted(entries, key=lambda entry: entry[0]):
+                name = f"{BUNDLE_DIR}/{relative}"
+                if source is None:
+                    writer.add_directory(name)
+                elif isinstance(source, bytes):
+                    writer.add_bytes(name, source)
+                else:
+                    writer.add_file(name, source)
+            writer.finish()
+        except BaseException:
+            writer.gzip.abort()
+            raise
+    return writer.gzip.sha256.hexdigest()
+
+
+def _write_outer(out: Path, manifest: Manifest, archives: dict[str, Path]) -> None:
+    with atomic_file(out) as raw:
+        writer = TarWriter(raw, level=_OUTER_LEVEL)
+        try:
+            writer.add_bytes(MANIFEST_NAME, render_manifest(manifest))
+            writer.add_directory(TASKS_DIR)
+            for entry in manifest.tasks:
+                writer.add_file(task_member_name(entry.task_id), archives[entry.task_id])
+            writer.finish()
+        except BaseException:
+            writer.gzip.abort()
+            raise
+
+
+def _pack_all(
+    tasks: list[LocatedTask],
+    reports: dict[str, dict[str, Any]],
+    staging: Path,
+    progress: Callable[[str], None] | None,
+) -> dict[str, tuple[Path, str]]:
+    """Pack each task into `staging`; taskId → (archive, SHA-256), in taskId order."""
+    archives: dict[str, tuple[Path, str]] = {}
+    for task in tasks:
+        task_id = task.definition.taskId
+        if progress is not None:
+            progress(f"packing {task_id}")
+        archive = staging / f"{task_id}.tar.gz"
+        digest = _pack_task(task, _review_record(task, reports.get(task_id)), archive)
+        archives[task_id] = (archive, digest)
+    return archives
+
+
+def export_run(
+    inputs: Sequence[Path],
+    *,
+    run: RunInfo,
+    out: Path,
+    validation: Sequence[Path] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> ExportResult:
+    """Refresh, pack and list every accepted task into one export at `out`, atomically.
+
+    With `validation` reports, a task they reject is left out and one they do not name is an
+    error; `candidateCounts` counts every task given.
+
+    Raises:
+        ExportError: bad run fields, unreadable reports, duplicate or unnamed tasks, I/O errors.
+        BundleError: an input is not a bundle or its definition does not belong to it.
+        CompileError: a bundle cannot be refreshed.
+    """
+    _check_run(run)
+    reports = read_validation_reports(validation) if validation is not None else None
+    tasks = _located(inputs)
+    kept, left_out = _verdicts(tasks, reports)
+    counts = [sum(t.definition.difficulty == d for t in tasks) for d in DIFFICULTIES]
+    out = out.absolute()
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tasks", dir=out.parent))
+    except OSError as exc:
+        raise ExportError(f"cannot write {out}: {exc.strerror or exc}") from None
+    try:
+        archives = _pack_all(kept, reports or {}, staging, progress)
+        manifest = Manifest(
+            run_id=run.run_id,
+            candidate_counts=(counts[0], counts[1], counts[2]),
+            repository_url=run.repository_url,
+            repository_commit=run.repository_commit,
+            version=_version(),
+            tasks=tuple(TaskEntry(task_id, digest) for task_id, (_, digest) in archives.items()),
+        )
+        _write_outer(out, manifest, {task_id: path for task_id, (path, _) in archives.items()})
+    except OSError as exc:
+        raise ExportError(f"cannot write {out}: {exc.strerror or exc}") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return ExportResult(out, manifest, tuple(left_out))
+
+
+def write_clean_export(source: Path, out: Path, *, drop: frozenset[str]) -> Manifest:
+    """Copy `source` to `out` without the dropped tasks: same format, manifest filtered.
+
+    The kept task archives are copied byte for byte, each digest checked on the way.
+
+    Raises:
+        ArchiveError: `source` fails verification.
+        ExportError: a dropped task is not in the export, `out` is `source`, or I/O failed.
+    """
+    if out.absolute() == source.absolute():
+        raise ExportError(f"a clean export must not replace its source: {out}")
+    try:
+        with atomic_file(out) as raw:
+            writer = TarWriter(raw, level=_OUTER_LEVEL)
+            try:
+                manifest = copy_tasks(source, writer, drop=drop)
+                writer.finish()
+            except BaseException:
+                writer.gzip.abort()
+                raise
+    except OSError as exc:
+        raise ExportError(f"cannot write {out}: {exc.strerror or exc}") from None
+    return manifest

@@ -1,0 +1,171 @@
+// The review page. Every string from the export is hostile: it reaches the page only through
+// textContent, never as markup.
+"use strict";
+
+const token = document.querySelector('meta[name="selfbench-token"]').content;
+const dropped = new Set();
+let selected = null;
+
+function el(tag, text, className) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  if (className) node.className = className;
+  return node;
+}
+
+async function getJson(url) {
+  const response = await fetch(url, { headers: { Accept: "application/json" } });
+  const value = await response.json();
+  if (!response.ok) throw new Error(value.error || response.statusText);
+  return value;
+}
+
+function showRun(summary) {
+  const manifest = summary.manifest;
+  document.getElementById("file").textContent = summary.file;
+  const counts = manifest.candidateCounts;
+  const rows = [
+    ["Run", manifest.runId],
+    ["Repository", manifest.repository.url],
+    ["Commit", manifest.repository.commit],
+    ["Candidates", `easy ${counts.easy} · medium ${counts.medium} · hard ${counts.hard}`],
+    ["Accepted", String(manifest.acceptedCount)],
+    ["Built by", manifest.version],
+  ];
+  const list = document.getElementById("run");
+  list.replaceChildren();
+  for (const [name, value] of rows) {
+    list.append(el("dt", name), el("dd", value));
+  }
+}
+
+function metricsText(audit) {
+  if (!audit || !audit.metrics) return "unknown";
+  const m = audit.metrics;
+  return `${m.implementationFiles} files · ${m.implementationChangedLines} lines · ${m.testFiles} test files`;
+}
+
+function showTasks(summary) {
+  const body = document.querySelector("#tasks tbody");
+  body.replaceChildren();
+  for (const task of summary.tasks) {
+    const row = el("tr", null, "task");
+    row.dataset.taskId = task.taskId;
+    const verdict = el("td", task.verdict, `verdict verdict-${task.verdict.replace(" ", "-")}`);
+    if (task.reason) verdict.title = task.reason;
+    const toggle = el("button", "Drop", "toggle");
+    toggle.type = "button";
+    toggle.addEventListener("click", (event) => {
+      event.stopPropagation();
+      if (dropped.has(task.taskId)) dropped.delete(task.taskId);
+      else dropped.add(task.taskId);
+      row.classList.toggle("dropped", dropped.has(task.taskId));
+      toggle.textContent = dropped.has(task.taskId) ? "Restore" : "Drop";
+      updateWriteButton(summary);
+    });
+    const cell = el("td");
+    cell.append(toggle);
+    row.append(
+      el("td", task.taskId, "id"),
+      el("td", task.difficulty, "difficulty"),
+      verdict,
+      el("td", metricsText(task.audit), "metrics"),
+      cell,
+    );
+    row.addEventListener("click", () => selectTask(task.taskId));
+    body.append(row);
+  }
+  updateWriteButton(summary);
+}
+
+function updateWriteButton(summary) {
+  const kept = summary.tasks.length - dropped.size;
+  document.getElementById("write").textContent = `Write clean export (${kept} of ${summary.tasks.length} tasks)`;
+}
+
+function diffView(patch) {
+  const pre = el("pre", null, "diff");
+  for (const line of patch.text.split("\n")) {
+    let kind = "ctx";
+    if (line.startsWith("diff --git ")) kind = "file";
+    else if (line.startsWith("@@")) kind = "hunk";
+    else if (line.startsWith("+++ ") || line.startsWith("--- ")) kind = "meta";
+    else if (line.startsWith("+")) kind = "add";
+    else if (line.startsWith("-")) kind = "del";
+    else if (!line.startsWith(" ")) kind = "meta";
+    pre.append(el("span", line, kind));
+  }
+  const wrap = el("div");
+  wrap.append(pre);
+  if (patch.omittedBytes > 0) {
+    wrap.append(el("p", `${patch.omittedBytes} of ${patch.bytes} bytes not shown.`, "note"));
+  }
+  return wrap;
+}
+
+function showDetail(task) {
+  const detail = document.getElementById("detail");
+  detail.replaceChildren();
+  detail.append(el("h2", task.taskId));
+  detail.append(el("h3", "Prompt"), el("pre", task.prompt, "prompt"));
+  const audit = task.audit || {};
+  detail.append(el("h3", "Validation"));
+  const validation = task.validation;
+  const verdict = !validation ? "not validated" : validation.accepted ? "accepted" : "rejected";
+  detail.append(el("p", validation && validation.reason ? `${verdict}: ${validation.reason}` : verdict));
+  detail.append(el("h3", "Audit"), el("p", metricsText(audit)));
+  for (const blocker of audit.blockers || []) detail.append(el("p", `blocker: ${blocker}`, "note"));
+  for (const warning of audit.warnings || []) detail.append(el("p", `warning: ${warning}`, "note"));
+  detail.append(el("h3", "Definition"), el("pre", JSON.stringify(task.definition, null, 2)));
+  detail.append(el("h3", "Gold patch"), diffView(task.goldPatch));
+  detail.append(el("h3", "Held-out test patch"), diffView(task.testPatch));
+}
+
+async function selectTask(taskId) {
+  selected = taskId;
+  for (const row of document.querySelectorAll("tr.task")) {
+    row.classList.toggle("selected", row.dataset.taskId === taskId);
+  }
+  try {
+    const task = await getJson(`/api/tasks/${encodeURIComponent(taskId)}`);
+    if (selected === taskId) showDetail(task);
+  } catch (error) {
+    setStatus(`Cannot load ${taskId}: ${error.message}`, true);
+  }
+}
+
+function setStatus(text, isError) {
+  const status = document.getElementById("status");
+  status.textContent = text;
+  status.classList.toggle("error", Boolean(isError));
+}
+
+async function writeClean() {
+  setStatus("Writing…", false);
+  try {
+    const response = await fetch("/api/clean-export", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-Selfbench-Token": token },
+      body: JSON.stringify({ drop: [...dropped].sort() }),
+    });
+    const value = await response.json();
+    if (!response.ok) throw new Error(value.error || response.statusText);
+    setStatus(`Wrote ${value.path} (${value.manifest.acceptedCount} tasks, verified).`, false);
+  } catch (error) {
+    setStatus(`Clean export failed: ${error.message}`, true);
+  }
+}
+
+async function start() {
+  try {
+    const summary = await getJson("/api/export");
+    showRun(summary);
+    showTasks(summary);
+    document.getElementById("write").addEventListener("click", writeClean);
+    document.body.dataset.ready = "true";
+  } catch (error) {
+    setStatus(`Cannot load the export: ${error.message}`, true);
+  }
+}
+
+start();
