@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
 # Install system tools with apt when they are missing: the ones named, else those the test suite
-# uses (git, shellcheck).
+# uses: git, shellcheck, bwrap (bubblewrap, the local validation sandbox), pytest-3 (Debian's
+# pytest, the host toolchain of the Python validation tests) and chromium (the review page's
+# browser test).
 # Python 3.12 for the Harbor venv is looked up on PATH and in pyenv; it is not installed here.
 set -euo pipefail
 missing=()
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(git shellcheck)
+[ ${#tools[@]} -gt 0 ] || tools=(git shellcheck bwrap pytest-3 chromium)
+# The Debian package that provides each tool (a tool not listed is its own package).
+package_of() {
+  case "$1" in
+    bwrap) echo bubblewrap ;;
+    pytest-3) echo python3-pytest ;;
+    *) echo "$1" ;;
+  esac
+}
 for tool in "${tools[@]}"; do
-  command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+  command -v "$tool" >/dev/null 2>&1 || missing+=("$(package_of "$tool")")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 sudo=()

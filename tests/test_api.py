@@ -9,10 +9,14 @@ import selfbench
 
 EXPORTED = {
     "ArtifactRef", "AuditReport", "CompileError", "DefinitionError", "FileChange", "Issue",
-    "LocalArtifactStore", "Patch", "PatchError", "PreflightError", "SelfbenchError",
-    "SubmitError", "TaskDefinition", "__version__", "audit", "check_definition",
-    "collect_authoring", "compile_task", "parse_definition", "parse_patch", "read_definition",
+    "LocalArtifactStore", "Patch", "PatchError", "PreflightError", "RepairError",
+    "SelfbenchError", "SubmitError", "TaskDefinition", "__version__", "audit",
+    "check_coupling_repair", "check_definition", "check_validation_repair", "collect_authoring",
+    "compile_task", "is_test_only_path", "parse_definition", "parse_patch", "read_definition",
     "refresh_bundle", "submission_json_schema", "submit_files", "submit_task",
+    "SwebenchError", "check_task", "export_swebench", "import_swebench",
+    "ArchiveError", "ExportError", "RunInfo", "export_run", "extract_export", "open_review",
+    "verify_export", "write_clean_export", "BundleError", "TaskReport", "validate_bundles",
 }  # fmt: skip
 
 

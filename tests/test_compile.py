@@ -108,8 +108,8 @@ def test_snapshot_is_the_base_commit_stored_once(
     assert first.stat().st_ino == second.stat().st_ino
     with tarfile.open(first) as archive:
         names = {member.name for member in archive.getmembers() if member.isfile()}
-    assert names == {"README.md", "pyproject.toml", "slugkit/__init__.py", "slugkit/core.py",
-                     "tests/test_core.py"}  # fmt: skip
+    assert names == {".gitignore", "README.md", "pyproject.toml", "slugkit/__init__.py",
+                     "slugkit/core.py", "tests/test_core.py"}  # fmt: skip
 
 
 def test_compile_is_byte_reproducible(

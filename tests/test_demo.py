@@ -11,6 +11,7 @@ import pytest
 
 from selfbench import _sample
 from selfbench._git import git
+from selfbench.cli import main
 from selfbench.demo import SampleRepository, build_sample_repository, run_demo, sample_arguments
 
 
@@ -34,12 +35,22 @@ def run_sample_tests(checkout: Path, selectors: list[str]) -> subprocess.Complet
     )
 
 
-def test_run_demo(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run_demo() == 0
+def test_run_demo(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert run_demo(out=tmp_path) == 0
 
     out = capsys.readouterr().out
     assert f"2. submit_task  Submitted slugkit-pr-{_sample.PR_NUMBER}." in out
     assert "3. static audit  accepted" in out
+    if os.geteuid() == 0:  # the local sandbox needs root; CI runs as root
+        assert "5. validate  nop, oracle, per selector, rerun (local sandbox)\n   accepted\n" in out
+        assert "oracle: reward 1" in out
+    else:
+        assert "5. validate  skipped: the local environment needs root" in out
+    export = tmp_path / "slugkit-demo.tar.gz"
+    assert f"6. export  {export}" in out
+    assert "   verified: 1 task, every digest and member checked" in out
+    assert f"selfbench review {export}" in out
+    assert main(["verify", str(export)]) == 0
 
 
 def test_the_sample_repository_has_a_base_and_a_merged_change(sample: SampleRepository) -> None:

@@ -20,6 +20,7 @@ from selfbench.errors import (
 
 if TYPE_CHECKING:
     from selfbench.audit import AuditReport, audit
+    from selfbench.bundle.locate import BundleError
     from selfbench.collect import collect_authoring
     from selfbench.compiler import CompileError, compile_task, refresh_bundle
     from selfbench.contract import (
@@ -29,24 +30,60 @@ if TYPE_CHECKING:
         read_definition,
         submission_json_schema,
     )
+    from selfbench.export import (
+        ArchiveError,
+        ExportError,
+        RunInfo,
+        export_run,
+        extract_export,
+        verify_export,
+        write_clean_export,
+    )
+    from selfbench.mcp_server import check_task
     from selfbench.patches import FileChange, Patch, parse_patch
+    from selfbench.repair import (
+        RepairError,
+        check_coupling_repair,
+        check_validation_repair,
+        is_test_only_path,
+    )
+    from selfbench.review import open_review
     from selfbench.store import ArtifactRef, LocalArtifactStore
     from selfbench.submit import submit_files, submit_task
+    from selfbench.swebench import SwebenchError, export_swebench, import_swebench
+    from selfbench.validate import validate_bundles
+    from selfbench.validate.report import TaskReport
 
 __version__ = "0.1.0"
 
 _LAZY = {
+    "ArchiveError": "selfbench.export",
     "ArtifactRef": "selfbench.store",
     "AuditReport": "selfbench.audit",
+    "BundleError": "selfbench.bundle.locate",
     "CompileError": "selfbench.compiler",
+    "ExportError": "selfbench.export",
     "FileChange": "selfbench.patches",
     "LocalArtifactStore": "selfbench.store",
     "Patch": "selfbench.patches",
+    "RepairError": "selfbench.repair",
+    "RunInfo": "selfbench.export",
+    "SwebenchError": "selfbench.swebench",
     "TaskDefinition": "selfbench.contract",
+    "TaskReport": "selfbench.validate.report",
     "audit": "selfbench.audit",
+    "check_coupling_repair": "selfbench.repair",
     "check_definition": "selfbench.contract",
+    "check_task": "selfbench.mcp_server",
+    "check_validation_repair": "selfbench.repair",
     "collect_authoring": "selfbench.collect",
     "compile_task": "selfbench.compiler",
+    "export_run": "selfbench.export",
+    "export_swebench": "selfbench.swebench",
+    "extract_export": "selfbench.export",
+    "import_swebench": "selfbench.swebench",
+    "is_test_only_path": "selfbench.repair",
+    "open_review": "selfbench.review",
     "parse_definition": "selfbench.contract",
     "parse_patch": "selfbench.patches",
     "read_definition": "selfbench.contract",
@@ -54,27 +91,46 @@ _LAZY = {
     "submission_json_schema": "selfbench.contract",
     "submit_files": "selfbench.submit",
     "submit_task": "selfbench.submit",
+    "validate_bundles": "selfbench.validate",
+    "verify_export": "selfbench.export",
+    "write_clean_export": "selfbench.export",
 }
 
 __all__ = [
+    "ArchiveError",
     "ArtifactRef",
     "AuditReport",
+    "BundleError",
     "CompileError",
     "DefinitionError",
+    "ExportError",
     "FileChange",
     "Issue",
     "LocalArtifactStore",
     "Patch",
     "PatchError",
     "PreflightError",
+    "RepairError",
+    "RunInfo",
     "SelfbenchError",
     "SubmitError",
+    "SwebenchError",
     "TaskDefinition",
+    "TaskReport",
     "__version__",
     "audit",
+    "check_coupling_repair",
     "check_definition",
+    "check_task",
+    "check_validation_repair",
     "collect_authoring",
     "compile_task",
+    "export_run",
+    "export_swebench",
+    "extract_export",
+    "import_swebench",
+    "is_test_only_path",
+    "open_review",
     "parse_definition",
     "parse_patch",
     "read_definition",
@@ -82,6 +138,9 @@ __all__ = [
     "submission_json_schema",
     "submit_files",
     "submit_task",
+    "validate_bundles",
+    "verify_export",
+    "write_clean_export",
 ]
 
 

@@ -218,6 +218,7 @@ def test_max_length_must_be_positive():
 """
 
 BASE: dict[str, str] = {
+    ".gitignore": ".venv/\n__pycache__/\n.pytest_cache/\n",
     "README.md": _README,
     "pyproject.toml": _PYPROJECT,
     "slugkit/__init__.py": _INIT_BEFORE,

@@ -12,9 +12,14 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from selfbench.errors import EXIT_INPUT, EXIT_OK, EXIT_REJECTED, SelfbenchError
+from selfbench._cli_export import add_export_commands
+from selfbench.errors import EXIT_INPUT, EXIT_OK, EXIT_REJECTED, DefinitionError, SelfbenchError
+
+if TYPE_CHECKING:
+    from selfbench.contract import TaskDefinition
+    from selfbench.validate.report import TaskReport
 
 __all__ = ["main"]
 
@@ -185,10 +190,150 @@ def _collect(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _validate(args: argparse.Namespace) -> int:
+    from selfbench.validate import validate  # noqa: PLC0415
+
+    if args.jobs < 1:
+        raise InputError("-j must be at least 1")
+    paths = [Path(path) for path in args.bundles]
+    with _validation_progress(len(paths)) as on_done:
+        reports = validate(
+            paths,
+            environment=args.env,
+            jobs=args.jobs,
+            parity=args.parity,
+            network=args.network,
+            logs=Path(args.logs) if args.logs else None,
+            keep=args.keep,
+            definition=Path(args.definition) if args.definition else None,
+            harbor_environment=args.harbor_env,
+            jobs_dir=Path(args.jobs_dir) if args.jobs_dir else None,
+            harbor=args.harbor,
+            on_done=on_done,
+        )
+    if args.json:
+        _print_json([report.to_json() for report in reports])
+    else:
+        from selfbench._report import print_validation  # noqa: PLC0415
+
+        print_validation(reports)
+    return EXIT_OK if all(report.accepted for report in reports) else EXIT_REJECTED
+
+
+@contextmanager
+def _validation_progress(total: int) -> Iterator[Callable[[TaskReport], None]]:
+    """Live progress on stderr: a bar at a terminal, one line per finished task otherwise."""
+    if not sys.stderr.isatty():
+
+        def line(report: TaskReport) -> None:
+            verdict = "accepted" if report.accepted else f"rejected: {report.reason}"
+            sys.stderr.write(f"{report.task_id}: {verdict}\n")
+
+        yield line
+        return
+    from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
+    from rich.progress import (  # noqa: PLC0415
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    console = Console(stderr=True)
+    columns = (SpinnerColumn(), TextColumn("validating"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, TimeElapsedColumn(), console=console, transient=True) as progress:
+        bar = progress.add_task("validate", total=total)
+
+        def advance(report: TaskReport) -> None:
+            mark = "[green]accepted[/]" if report.accepted else "[red]rejected[/]"
+            progress.console.print(f"{mark} {report.task_id}")
+            progress.advance(bar)
+
+        yield advance
+
+
+def _read_definition(path: str) -> TaskDefinition:
+    """A definition file in persisted mode; its problems name the file, as two are read."""
+    from selfbench._json import loads_strict  # noqa: PLC0415
+    from selfbench.contract import parse_definition  # noqa: PLC0415
+
+    try:
+        return parse_definition(loads_strict(_read(path), source=path)).definition
+    except DefinitionError as exc:
+        raise InputError("\n".join(f"{path}: {line}" for line in exc.lines)) from None
+
+
+def _repair_check(args: argparse.Namespace) -> int:
+    from selfbench.repair import (  # noqa: PLC0415
+        RepairError,
+        check_coupling_repair,
+        check_validation_repair,
+    )
+
+    definitions = [path for path in (args.original, args.repaired) if path is not None]
+    if args.coupling and definitions:
+        raise InputError("--coupling takes no definitions")
+    if not args.coupling and len(definitions) != 2:
+        raise InputError("repair-check needs ORIGINAL.json and REPAIRED.json (or --coupling)")
+    loaded = [_read_definition(path) for path in definitions]
+    test_patch = _read(args.test_patch)
+    try:
+        if args.coupling:
+            check_coupling_repair(test_patch, args.changed)
+        else:
+            check_validation_repair(loaded[0], loaded[1], test_patch, args.changed)
+    except RepairError as exc:
+        if not args.json:
+            raise
+        _print_json({"allowed": False, "reason": str(exc)})
+        return EXIT_REJECTED
+    if args.json:
+        _print_json({"allowed": True, "reason": None})
+    else:
+        sys.stdout.write(f"{'coupling' if args.coupling else 'validation'} repair allowed\n")
+    return EXIT_OK
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from selfbench.mcp_server import serve_stdio  # noqa: PLC0415
+
+    serve_stdio(output_root=args.output_root, preflight=args.preflight)
+    return EXIT_OK
+
+
+def _import_swebench(args: argparse.Namespace) -> int:
+    from selfbench.swebench import import_swebench  # noqa: PLC0415
+
+    report = import_swebench(
+        Path(args.instances),
+        out=Path(args.out),
+        setup_command=args.setup_command,
+        test_command=args.test_command,
+    )
+    if args.json:
+        _print_json(report.to_json())
+    else:
+        for task in report.imported:
+            sys.stdout.write(f"imported {task.instance_id} ({task.difficulty}) into {task.path}\n")
+        for skipped in report.skipped:
+            sys.stdout.write(f"skipped {skipped.instance_id}: {'; '.join(skipped.reasons)}\n")
+    return EXIT_REJECTED if report.skipped else EXIT_OK
+
+
+def _export_swebench(args: argparse.Namespace) -> int:
+    from selfbench.swebench import export_swebench  # noqa: PLC0415
+
+    count = export_swebench([Path(path) for path in args.task_dirs], out=Path(args.out))
+    sys.stdout.write(f"Exported {count} instances to {args.out}\n")
+    return EXIT_OK
+
+
 def _demo(args: argparse.Namespace) -> int:
     from selfbench.demo import run_demo  # noqa: PLC0415
 
-    return run_demo(keep=args.keep)
+    return run_demo(keep=args.keep, out=Path(args.out) if args.out else None)
 
 
 # --- the parser --------------------------------------------------------------------------------
@@ -204,6 +349,98 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
+    _add_authoring_commands(commands)  # schema, check, audit, submit
+
+    compile_ = commands.add_parser("compile", help="compile an authored task into a Harbor bundle")
+    compile_.add_argument("task_dir", metavar="TASK_DIR")
+    compile_.add_argument("--repo", required=True, help="git repository holding baseCommit")
+    compile_.add_argument("--out", required=True, metavar="OUT_DIR")
+    _add_hosts(compile_)
+    compile_.set_defaults(run=_compile)
+
+    refresh = commands.add_parser("refresh", help="re-render a bundle from a repaired definition")
+    refresh.add_argument("bundle", metavar="BUNDLE")
+    refresh.add_argument("--definition", required=True, metavar="FILE")
+    _add_hosts(refresh)
+    refresh.set_defaults(run=_refresh)
+
+    collect = commands.add_parser("collect", help="compile and pack an authoring run's task")
+    collect.add_argument("authoring_root", metavar="AUTHORING_ROOT")
+    collect.add_argument("--repo", required=True)
+    collect.add_argument("--out", required=True, metavar="DIR")
+    collect.add_argument("--candidate", metavar="CANDIDATE.json")
+    collect.add_argument("--store", metavar="DIR", help="a local artifact store")
+    collect.add_argument("--run-id")
+    collect.add_argument("--candidate-id")
+    _add_hosts(collect)
+    collect.set_defaults(run=_collect)
+
+    _add_validate(commands.add_parser("validate", help="prove bundles: nop fails, oracle passes"))
+
+    _add_repair_check(commands.add_parser("repair-check", help="check what a repair changed"))
+
+    _add_agent_commands(commands)  # mcp, import-swebench, export-swebench
+
+    add_export_commands(commands)
+
+    demo = commands.add_parser("demo", help="author, prove and export a sample task")
+    demo.add_argument("--keep", action="store_true", help="keep the sample's temp directory")
+    demo.add_argument("--out", metavar="DIR", help="where the export goes (default: a temp dir)")
+    demo.set_defaults(run=_demo)
+    return parser
+
+
+def _add_repair_check(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("original", nargs="?", metavar="ORIGINAL.json")
+    parser.add_argument("repaired", nargs="?", metavar="REPAIRED.json")
+    parser.add_argument("--coupling", action="store_true", help="a coupling repair: no definitions")
+    parser.add_argument(
+        "--test-patch", required=True, metavar="FILE", help="the original held-out test patch"
+    )
+    parser.add_argument(
+        "--changed",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="PATH",
+        help="repository paths of the files the repair changed (repeatable)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the JSON verdict")
+    parser.set_defaults(run=_repair_check)
+
+
+def _add_agent_commands(commands: Any) -> None:
+    _add_mcp(commands.add_parser("mcp", help="serve submit_task and check_task over MCP (stdio)"))
+    _add_swebench(commands)
+
+
+def _add_mcp(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output-root", metavar="DIR", help="instead of $SELFBENCH_TASK_OUTPUT")
+    parser.add_argument(
+        "--no-preflight",
+        dest="preflight",
+        action="store_false",
+        help="submit_task skips the preflight checks (strict compatibility)",
+    )
+    parser.set_defaults(run=_mcp)
+
+
+def _add_swebench(commands: Any) -> None:
+    importer = commands.add_parser("import-swebench", help="SWE-bench instances to task dirs")
+    importer.add_argument("instances", metavar="INSTANCES.jsonl")
+    importer.add_argument("--out", required=True, metavar="DIR")
+    importer.add_argument("--setup-command", metavar="CMD", help="needed without swebench specs")
+    importer.add_argument("--test-command", metavar="CMD", help='holds "{tests}" once')
+    importer.add_argument("--json", action="store_true", help="print the JSON report")
+    importer.set_defaults(run=_import_swebench)
+
+    exporter = commands.add_parser("export-swebench", help="task dirs to SWE-bench instances")
+    exporter.add_argument("task_dirs", nargs="+", metavar="TASK_DIR")
+    exporter.add_argument("--out", required=True, metavar="FILE.jsonl")
+    exporter.set_defaults(run=_export_swebench)
+
+
+def _add_authoring_commands(commands: Any) -> None:
     schema = commands.add_parser("schema", help="print the submit_task JSON Schema")
     schema.set_defaults(run=_schema)
 
@@ -232,34 +469,27 @@ def _parser() -> argparse.ArgumentParser:
     )
     submit.set_defaults(run=_submit)
 
-    compile_ = commands.add_parser("compile", help="compile an authored task into a Harbor bundle")
-    compile_.add_argument("task_dir", metavar="TASK_DIR")
-    compile_.add_argument("--repo", required=True, help="git repository holding baseCommit")
-    compile_.add_argument("--out", required=True, metavar="OUT_DIR")
-    _add_hosts(compile_)
-    compile_.set_defaults(run=_compile)
 
-    refresh = commands.add_parser("refresh", help="re-render a bundle from a repaired definition")
-    refresh.add_argument("bundle", metavar="BUNDLE")
-    refresh.add_argument("--definition", required=True, metavar="FILE")
-    _add_hosts(refresh)
-    refresh.set_defaults(run=_refresh)
-
-    collect = commands.add_parser("collect", help="compile and pack an authoring run's task")
-    collect.add_argument("authoring_root", metavar="AUTHORING_ROOT")
-    collect.add_argument("--repo", required=True)
-    collect.add_argument("--out", required=True, metavar="DIR")
-    collect.add_argument("--candidate", metavar="CANDIDATE.json")
-    collect.add_argument("--store", metavar="DIR", help="a local artifact store")
-    collect.add_argument("--run-id")
-    collect.add_argument("--candidate-id")
-    _add_hosts(collect)
-    collect.set_defaults(run=_collect)
-
-    demo = commands.add_parser("demo", help="author and audit a task from a built-in sample")
-    demo.add_argument("--keep", action="store_true", help="keep the sample's temp directory")
-    demo.set_defaults(run=_demo)
-    return parser
+def _add_validate(validate: argparse.ArgumentParser) -> None:
+    validate.add_argument("bundles", nargs="+", metavar="BUNDLE_OR_COLLECT_DIR")
+    validate.add_argument("--env", choices=("local", "harbor"), default="local")
+    validate.add_argument("-j", "--jobs", type=int, default=1, help="tasks validated at once")
+    validate.add_argument("--json", action="store_true", help="print the JSON reports")
+    validate.add_argument("--logs", metavar="DIR", help="where the local runs' logs go")
+    validate.add_argument(
+        "--parity", action="store_true", help="the original's verdict: no Beyond checks"
+    )
+    validate.add_argument(
+        "--network", action="store_true", help="let the tests reach the network (local)"
+    )
+    validate.add_argument("--keep", action="store_true", help="keep the local workspaces")
+    validate.add_argument(
+        "--definition", metavar="FILE", help="the definition of a bundle with none beside it"
+    )
+    validate.add_argument("--harbor-env", default="docker", help="Harbor's environment type")
+    validate.add_argument("--jobs-dir", metavar="DIR", help="Harbor's jobs directory")
+    validate.add_argument("--harbor", default="harbor", help="the harbor executable")
+    validate.set_defaults(run=_validate)
 
 
 def _add_hosts(parser: argparse.ArgumentParser) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from selfbench import _sample
 from selfbench._git import git
 from selfbench._json import loads_strict
 from selfbench.audit import AuditReport, audit
+from selfbench.bundle.locate import BUNDLE_DIR, DEFINITION_FILE
 from selfbench.compiler import compile_task
 from selfbench.contract import AUTHORING_DEFAULTS, parse_definition
 from selfbench.patches import parse_patch
@@ -84,8 +86,8 @@ def sample_arguments(repo: SampleRepository) -> dict[str, Any]:
         "repo": "example/slugkit",
         "baseCommit": repo.base,
         "workdir": ".",
-        "setupCommand": "python -m pip install --quiet pytest",
-        "testCommand": "python -m pytest -q {tests}",
+        "setupCommand": "python3 -m venv .venv && .venv/bin/python -m pip install --quiet pytest",
+        "testCommand": ".venv/bin/python -m pytest -q {tests}",
         "failToPass": ["tests/test_translit.py", "tests/test_options.py"],
         "passToPass": ["tests/test_core.py"],
         "testPaths": ["tests/test_translit.py", "tests/test_options.py"],
@@ -125,7 +127,7 @@ def bundle_tree(bundle: Path) -> list[str]:
     return lines
 
 
-def run_demo(*, keep: bool = False) -> int:
+def run_demo(*, keep: bool = False, out: Path | None = None) -> int:
     """Build the sample, author its task, audit and compile it, and say what happened."""
     from selfbench._report import console  # noqa: PLC0415 - only the demo prints this way
 
@@ -155,14 +157,79 @@ def run_demo(*, keep: bool = False) -> int:
         )
         for warning in report.warnings:
             console.print(f"   [yellow]warning:[/] {warning}")
-        bundle = workspace / "bundles" / task_dir.name
+        collected = workspace / "out" / task_dir.name
+        bundle = collected / BUNDLE_DIR
         compile_task(task_dir, repo=repo.path, out=bundle)
+        shutil.copyfile(task_dir / DEFINITION_FILE, collected / DEFINITION_FILE)
         console.print(f"[bold]4. compile[/]  Harbor task at {bundle}")
         for line in bundle_tree(bundle):
             console.print(f"   {line}")
+        validation = workspace / "validation.json"
+        accepted = _demo_validate(collected, workspace / "logs", validation)
+        export_dir = out or Path(tempfile.mkdtemp(prefix="selfbench-demo-export-"))
+        _demo_export(repo, collected, validation if validation.is_file() else None, export_dir)
         if keep:
             console.print(f"kept {workspace}")
-        return 0 if report.accepted else 1
+        return 0 if report.accepted and accepted is not False else 1
     finally:
         if not keep:
             shutil.rmtree(workspace, ignore_errors=True)
+
+
+def _demo_validate(collected: Path, logs: Path, report: Path) -> bool | None:
+    """Step 5: prove the task locally and write the report; None when this machine cannot."""
+    from selfbench._report import console  # noqa: PLC0415
+    from selfbench.validate import validate  # noqa: PLC0415
+    from selfbench.validate.sandbox import SandboxError, require_sandbox  # noqa: PLC0415
+
+    try:
+        require_sandbox()
+    except SandboxError as exc:
+        console.print(f"[bold]5. validate[/]  skipped: {exc}")
+        return None
+    console.print("[bold]5. validate[/]  nop, oracle, per selector, rerun (local sandbox)")
+    with console.status("   running the bundle's own scripts…"):
+        [result] = validate([collected], logs=logs)
+    verdict = "[green]accepted[/]" if result.accepted else f"[red]rejected[/]: {result.reason}"
+    console.print(f"   {verdict}")
+    nop, oracle = result.nop.reward, result.oracle.reward
+    if nop is not None and oracle is not None:
+        console.print(
+            f"   nop: fail-to-pass {'passed' if nop.fail_to_pass else 'failed'}, "
+            f"pass-to-pass {'passed' if nop.pass_to_pass else 'failed'};  "
+            f"oracle: reward {oracle.reward}"
+        )
+    for check in result.checks:
+        mark = "[green]ok[/]" if check.passed else "[red]failed[/]"
+        console.print(f"   {mark} {check.name}")
+    report.write_text(json.dumps([result.to_json()], indent=2) + "\n", encoding="utf-8")
+    return result.accepted
+
+
+def _demo_export(
+    repo: SampleRepository, collected: Path, validation: Path | None, directory: Path
+) -> None:
+    """Step 6: export the run, verify the archive, and say how to review it and run Harbor.
+
+    The export outlives the demo's workspace, in `directory`, so the commands printed can be
+    tried.
+    """
+    from selfbench._report import console  # noqa: PLC0415
+    from selfbench.export import RunInfo, export_and_verify  # noqa: PLC0415
+
+    directory.mkdir(parents=True, exist_ok=True)
+    out = directory / "slugkit-demo.tar.gz"
+    run = RunInfo(
+        run_id="demo",
+        repository_url="https://example.com/example/slugkit",
+        repository_commit=repo.head,
+    )
+    done = export_and_verify(
+        [collected], run=run, out=out, validation=[validation] if validation else None
+    )
+    manifest = done.verified.manifest
+    console.print(f"[bold]6. export[/]  {out}  ({out.stat().st_size:,} bytes)")
+    console.print(f"   verified: {manifest.accepted_count} task, every digest and member checked")
+    console.print("[bold]next[/]")
+    for command in done.next_steps:
+        console.print(f"   {command}")

@@ -13,7 +13,7 @@ from typing import Literal
 
 from selfbench.validate.report import TaskReport
 
-__all__ = ["Environment", "validate"]
+__all__ = ["Environment", "validate", "validate_bundles"]
 
 Environment = Literal["local", "harbor"]
 
@@ -74,3 +74,7 @@ def validate(  # noqa: PLR0913 - one keyword per documented option
         keep=keep,
     )
     return validate_local(located, options=options, jobs=jobs, on_done=on_done)
+
+
+validate_bundles = validate
+"""`validate` under the name the package root exports (`selfbench.validate` is this package)."""

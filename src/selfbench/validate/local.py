@@ -30,10 +30,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfbench._shell import substitute_tests
+from selfbench.audit import held_out_paths
 from selfbench.bundle import layout
 from selfbench.bundle.locate import LocatedTask
-from selfbench.bundle.render_scripts import fail_to_pass_command, pass_to_pass_command
+from selfbench.bundle.render_scripts import (
+    fail_to_pass_command,
+    pass_to_pass_command,
+    render_test_sh,
+)
 from selfbench.contract import TaskDefinition
+from selfbench.patches import parse_patch
 from selfbench.validate.outcomes import parse_outcomes
 from selfbench.validate.report import (
     Check,
@@ -250,8 +256,11 @@ class _Task:
         )
         return opt
 
-    def verifier(self, name: str, agent_opt: Path, selectors: Sequence[str]) -> _Run:
-        """Run `tests/test.sh` on a fresh copy of the verifier tree, then per-selector runs."""
+    def verifier(
+        self, name: str, agent_opt: Path, selectors: Sequence[str], test_sh: str | None = None
+    ) -> _Run:
+        """Run `tests/test.sh` (or `test_sh`) on a fresh copy of the verifier tree, then each
+        selector on its own."""
         app = self.sandbox.root / f"{name}-app"
         _copy_tree(self.verifier_base, app)
         tests, opt, logs = (
@@ -261,6 +270,8 @@ class _Task:
         )
         for item in (layout.TEST_SH, layout.TEST_PATCH):
             shutil.copyfile(self.bundle / item, tests / Path(item).name)
+        if test_sh is not None:
+            (tests / Path(layout.TEST_SH).name).write_text(test_sh, encoding="utf-8")
         patch = agent_opt / Path(layout.CONTAINER_AGENT_PATCH).name
         if patch.is_file():
             shutil.copyfile(patch, opt / patch.name)
@@ -327,7 +338,7 @@ class _Task:
         reason = reason or parity_reason(nop.reward, oracle.reward)
         if not self.options.parity:
             scored = oracle.reward is not None and oracle.reward.reward == 1
-            rerun = self.verifier("rerun", oracle_opt, ()) if scored else None
+            rerun = self.verifier("rerun", oracle_opt, (), self.rerun_test_sh()) if scored else None
             checks = self.beyond_checks(nop, oracle, rerun)
             reason = reason or next((c.detail for c in checks if not c.passed), None)
         if reason is not None:
@@ -340,6 +351,20 @@ class _Task:
             RunReport(oracle.reward, str(oracle.log), _outcomes(oracle.log, self.commands())),
             tuple(checks),
         )
+
+    def rerun_test_sh(self) -> str | None:
+        """The verifier for the determinism rerun: the bundle's, rendered without pass-to-pass.
+
+        The rerun proves fail-to-pass again from a fresh copy; pass-to-pass has already passed
+        with the gold patch, and running it a third time would only cost a whole suite run.
+        None (run the bundle's own) when the bundle's verifier is not what its definition renders.
+        """
+        test_patch = parse_patch((self.bundle / layout.TEST_PATCH).read_bytes(), lenient=True)
+        protected = held_out_paths(self.definition, test_patch)
+        own = (self.bundle / layout.TEST_SH).read_text(encoding="utf-8", errors="replace")
+        if render_test_sh(self.definition, protected) != own:
+            return None
+        return render_test_sh(self.definition.model_copy(update={"passToPass": []}), protected)
 
     def commands(self) -> dict[str, str]:
         """The verifier's commands by their `test.sh` log label."""
