@@ -348,3 +348,38 @@ def test_a_definition_that_is_not_the_bundles_is_refused(
     error = capsys.readouterr().err
     assert error.startswith("error: ")
     assert "not the definition bundle stale was compiled from" in error
+
+
+# --- refusals ----------------------------------------------------------------------------------
+
+
+def test_the_local_environment_refuses_to_run_without_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = build(python_project("unprivileged"), tmp_path / "build")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert main(["validate", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        "error: the local environment needs root to create its workspace users; "
+        "run as root (or use --env harbor)\n"
+    )
+
+
+def test_the_harbor_environment_names_a_missing_harbor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = build(python_project("no-harbor"), tmp_path / "build")
+    missing = tmp_path / "bin" / "harbor"
+    command = ["validate", str(out), "--env", "harbor", "--harbor", str(missing)]
+    assert main([*command, "--jobs-dir", str(tmp_path / "jobs")]) == 2
+    error = capsys.readouterr().err
+    assert error == f"error: cannot run harbor: {missing}: No such file or directory\n"
+
+
+def test_a_path_that_is_not_a_bundle_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["validate", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {tmp_path}: not a bundle (no task.toml) or a collect directory\n"
+    )
