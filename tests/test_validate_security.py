@@ -1,7 +1,8 @@
 """Hostile tasks in the local environment: nothing outside the workspace changes, nothing survives.
 
 Every case validates (or scores) a task whose test, gold or agent patch or command attacks the
-machine, while a sentinel tree outside the workspace — visible in the sandbox, read-only — is
+machine, while a sentinel tree outside the workspace (under /var/cache: visible in the sandbox,
+read-only) is
 hashed before and after, with `/etc` and the invoking user's home. Run as root, as CI does.
 """
 
@@ -47,8 +48,8 @@ def _listing(root: Path) -> list[str]:
 
 @pytest.fixture
 def sentinel() -> Iterator[Path]:
-    """A tree outside the workspace, in a directory the sandbox shows read-only (/var/tmp)."""
-    root = Path(tempfile.mkdtemp(prefix=f"{_MARK}-", dir="/var/tmp"))
+    """A tree outside the workspace, in a directory the sandbox shows read-only (/var/cache)."""
+    root = Path(tempfile.mkdtemp(prefix=f"{_MARK}-", dir="/var/cache"))
     (root / "keep.txt").write_text("do not touch\n")
     (root / "sub").mkdir()
     (root / "sub" / "data.bin").write_bytes(bytes(range(256)))

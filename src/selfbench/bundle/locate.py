@@ -13,6 +13,7 @@ manifest's `definitionSha256`; a refreshed bundle records the repaired definitio
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,4 +108,13 @@ def locate_task(path: Path, *, definition: Path | None = None) -> LocatedTask:
             f"{definition_path}: not the definition bundle {parsed.taskId} was compiled from"
             " (refresh the bundle after a repair)"
         )
+    for field, name in (
+        ("testPatchSha256", layout.TEST_PATCH),
+        ("goldPatchSha256", layout.GOLD_PATCH),
+    ):
+        if manifest.get(field) != hashlib.sha256(_read(bundle / name)).hexdigest():
+            raise BundleError(
+                f"{bundle / name}: changed since the bundle was compiled"
+                f" ({field} differs; recompile or refresh it)"
+            )
     return LocatedTask(bundle=bundle, definition_path=definition_path, definition=parsed)

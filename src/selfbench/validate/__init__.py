@@ -65,7 +65,9 @@ def validate(  # noqa: PLR0913 - one keyword per documented option
                 on_done(report)
         return reports
     from selfbench.validate.local import LocalOptions, validate_local  # noqa: PLC0415
+    from selfbench.validate.sandbox import require_sandbox  # noqa: PLC0415
 
+    require_sandbox()  # before anything is created on disk
     located = [locate_task(path, definition=definition) for path in paths]
     options = LocalOptions(
         logs=logs or Path(tempfile.mkdtemp(prefix="selfbench-logs-")),

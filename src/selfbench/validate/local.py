@@ -39,6 +39,7 @@ from selfbench.bundle.render_scripts import (
     render_test_sh,
 )
 from selfbench.contract import TaskDefinition
+from selfbench.errors import SelfbenchError
 from selfbench.patches import parse_patch
 from selfbench.validate.outcomes import parse_outcomes
 from selfbench.validate.report import (
@@ -50,15 +51,25 @@ from selfbench.validate.report import (
     parity_reason,
     read_reward,
 )
-from selfbench.validate.sandbox import Mounts, PhaseResult, Sandbox, choose_users, require_sandbox
+from selfbench.validate.sandbox import (
+    Mounts,
+    PhaseResult,
+    Sandbox,
+    SandboxError,
+    choose_users,
+    require_sandbox,
+)
 
 __all__ = ["LocalOptions", "score_patch", "validate_local"]
 
 _COLLECT_SECONDS = 300.0
+_TIMEOUT_EXIT = 124  # timeout(1)
 _NETWORK_ERRORS = re.compile(
-    r"ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ENETUNREACH|Temporary failure in name resolution|"
-    r"Name or service not known|Network is unreachable|getaddrinfo|Could not resolve host"
+    r"ENOTFOUND|EAI_AGAIN|ENETUNREACH|Temporary failure in name resolution|"
+    r"Name or service not known|Network is unreachable|Could not resolve host"
 )
+"""Name resolution or routing failing: what a test sees without a network (not a refused
+connection, which a test may provoke on purpose)."""
 
 _PREPARE = r"""
 set -euo pipefail
@@ -72,6 +83,8 @@ GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z \
   git -C /app commit -q --no-verify --no-gpg-sign --allow-empty -m 'selfbench base'
 echo "selfbench: setup: $2"
 (cd -- "$1" && exec /bin/bash -lc "$2")
+chmod -R a+rwX /opt/uv-cache /opt/go /opt/corepack
+cp -a /app/. /verifier/
 git -C /app reset -q --hard HEAD
 git -C /app clean -fdq
 mkdir -p /opt/selfbench
@@ -92,15 +105,19 @@ git -C /app clean -fdq
 _AGENT = r"""
 set -uo pipefail
 if [ "$1" = oracle ]; then
-  chown -R agent:agent /app
+  chown -R agent:agent /app /opt/uv-cache
   echo "selfbench: solve.sh as agent"
   (cd /app && exec runuser -u agent -- env HOME=/home/agent bash /solution/solve.sh) </dev/null
-  echo "selfbench: solve.sh exited $?"
+  status=$?
+  echo "$status" >/run/selfbench-status/solve
+  echo "selfbench: solve.sh exited $status"
   pkill -KILL -u agent >/dev/null 2>&1 || true
 fi
 echo "selfbench: collect"
 timeout -k 5 "$2" bash -c "$3"
-echo "selfbench: collect exited $?"
+status=$?
+echo "$status" >/run/selfbench-status/collect
+echo "selfbench: collect exited $status"
 """
 
 _VERIFIER = r"""
@@ -112,7 +129,9 @@ chmod 0600 /tests/test.patch
 chmod 0755 /tests/test.sh
 mkdir -p /logs/verifier /logs/selfbench
 timeout -k 5 "$1" bash /tests/test.sh
-echo "selfbench: test.sh exited $?"
+status=$?
+echo "$status" >/logs/selfbench/test.sh.code
+echo "selfbench: test.sh exited $status"
 workdir="$2"
 seconds="$3"
 shift 3
@@ -154,6 +173,18 @@ class _Run:
     phase: PhaseResult
     selectors: tuple[tuple[str, str, int, str], ...] = ()
     """(selector, command, exit code, output) of each per-selector command, in order."""
+    agent_reason: str | None = None
+    """Why the agent phase before this run went wrong, if it did."""
+    test_sh_code: int = 0
+    """`tests/test.sh`'s exit status (124: killed by its timeout)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Agent:
+    """An agent phase's outcome: the host directory holding agent.patch, and what went wrong."""
+
+    opt: Path
+    reason: str | None
 
 
 @dataclass
@@ -190,10 +221,19 @@ class _Task:
 
     # --- phases -----------------------------------------------------------------------------
 
+    def hidden(self) -> tuple[Path, ...]:
+        """Host paths no phase may see: the directory holding the bundle and its definition."""
+        holder = self.bundle.parent.resolve()
+        system = {Path("/"), *(Path("/", name) for name in ("usr", "etc", "var", "opt", "bin"))}
+        if holder in system or self.sandbox.root.resolve().is_relative_to(holder):
+            return (self.bundle.resolve(),)
+        return (holder,)
+
     def prepare(self) -> str | None:
         """Set up the prepared trees; a reason when setup failed."""
         self.prepared.mkdir()
         self.base_git.mkdir()
+        self.verifier_base = self.fresh("verifier-prepared")
         log = self.logs / "prepare.log"
         seconds = float(self.definition.timeouts.setupSeconds)
         result = self.sandbox.run(
@@ -205,9 +245,12 @@ class _Task:
                 binds={
                     layout.CONTAINER_APP: self.prepared,
                     layout.CONTAINER_SELFBENCH: self.base_git,
+                    "/verifier": self.verifier_base,
                 },
                 ro_binds={"/run/selfbench/repo.tar.gz": self.bundle / layout.TESTS_SNAPSHOT},
                 network=True,
+                hidden=self.hidden(),
+                root_home_writable=True,
             ),
         )
         if result.timed_out:
@@ -217,8 +260,6 @@ class _Task:
         dependency_patch = self.bundle / layout.DEPENDENCY_PATCH
         if not dependency_patch.is_file():
             return None
-        self.verifier_base = self.sandbox.root / "verifier-prepared"
-        _copy_tree(self.prepared, self.verifier_base)
         result = self.sandbox.run(
             _DEPENDENCIES,
             (self.workdir(), self.definition.setupCommand),
@@ -228,17 +269,22 @@ class _Task:
                 binds={layout.CONTAINER_APP: self.verifier_base},
                 ro_binds={"/run/selfbench/dependency-setup.patch": dependency_patch},
                 network=True,
+                hidden=self.hidden(),
+                root_home_writable=True,
             ),
         )
-        if result.exit_code != 0 or result.timed_out:
+        if result.timed_out:
+            return f"setup: the dependency setup timed out after {seconds:g} s (log {log})"
+        if result.exit_code != 0:
             return f"setup: the dependency setup failed (exit {result.exit_code}; log {log})"
         return None
 
-    def agent(self, name: str, *, oracle: bool) -> Path:
-        """Run the agent phase and the collect step; the host directory holding agent.patch."""
+    def agent(self, name: str, *, oracle: bool) -> _Agent:
+        """Run the agent phase and the collect step; where agent.patch is, and how it went."""
         opt = self.fresh(f"{name}-agent-opt")
+        status = self.fresh(f"{name}-agent-status")
         _copy_tree(self.base_git, opt)
-        binds = {layout.CONTAINER_SELFBENCH: opt}
+        binds = {layout.CONTAINER_SELFBENCH: opt, "/run/selfbench-status": status}
         ro_binds: dict[str, Path] = {}
         if oracle:
             app = self.sandbox.root / f"{name}-agent-app"
@@ -247,17 +293,31 @@ class _Task:
             ro_binds["/solution"] = self.bundle / "solution"
         else:
             ro_binds[layout.CONTAINER_APP] = self.prepared
-        self.sandbox.run(
+        log = self.logs / f"{name}.log"
+        phase = self.sandbox.run(
             _AGENT,
             ("oracle" if oracle else "nop", f"{_COLLECT_SECONDS:g}", _collect_command(self.bundle)),
-            log=self.logs / f"{name}.log",
+            log=log,
             timeout=float(self.definition.timeouts.agentSeconds) + _COLLECT_SECONDS,
-            mounts=Mounts(binds=binds, ro_binds=ro_binds, network=True),
+            mounts=Mounts(binds=binds, ro_binds=ro_binds, network=True, hidden=self.hidden()),
         )
-        return opt
+        if oracle and not self.options.keep:
+            shutil.rmtree(self.sandbox.root / f"{name}-agent-app", ignore_errors=True)
+        reason = None
+        if phase.timed_out:
+            reason = f"{name}: the agent phase timed out (log {log})"
+        elif oracle and _status(status / "solve") != 0:
+            reason = (
+                f"{name}: solution/solve.sh failed (exit {_status(status / 'solve')}; log {log})"
+            )
+        elif _status(status / "collect") != 0:
+            reason = (
+                f"{name}: the collect step failed (exit {_status(status / 'collect')}; log {log})"
+            )
+        return _Agent(opt, reason)
 
     def verifier(
-        self, name: str, agent_opt: Path, selectors: Sequence[str], test_sh: str | None = None
+        self, name: str, agent: _Agent, selectors: Sequence[str], test_sh: str | None = None
     ) -> _Run:
         """Run `tests/test.sh` (or `test_sh`) on a fresh copy of the verifier tree, then each
         selector on its own."""
@@ -272,7 +332,7 @@ class _Task:
             shutil.copyfile(self.bundle / item, tests / Path(item).name)
         if test_sh is not None:
             (tests / Path(layout.TEST_SH).name).write_text(test_sh, encoding="utf-8")
-        patch = agent_opt / Path(layout.CONTAINER_AGENT_PATCH).name
+        patch = agent.opt / Path(layout.CONTAINER_AGENT_PATCH).name
         if patch.is_file():
             shutil.copyfile(patch, opt / patch.name)
         timeouts = self.definition.timeouts
@@ -296,6 +356,7 @@ class _Task:
                     "/logs": logs,
                 },
                 network=self.options.network,
+                hidden=self.hidden(),
             ),
         )
         reward_path = logs / "verifier" / "reward.json"
@@ -316,7 +377,8 @@ class _Task:
                 handle.write(f"selfbench: selector {selector!r} exited {code}\n{output}")
         if not self.options.keep:
             shutil.rmtree(app, ignore_errors=True)
-        return _Run(name, reward, log, phase, tuple(results))
+        test_sh_code = _status(logs / "selfbench" / "test.sh.code")
+        return _Run(name, reward, log, phase, tuple(results), agent.reason, test_sh_code)
 
     # --- the verdict ----------------------------------------------------------------------------
 
@@ -331,14 +393,16 @@ class _Task:
         several = len(self.definition.failToPass) > 1 and not self.options.parity
         selectors = tuple(self.definition.failToPass) if several else ()
         nop = self.verifier("nop", self.agent("nop", oracle=False), selectors)
-        oracle_opt = self.agent("oracle", oracle=True)
-        oracle = self.verifier("oracle", oracle_opt, selectors)
+        oracle_agent = self.agent("oracle", oracle=True)
+        oracle = self.verifier("oracle", oracle_agent, selectors)
         checks: list[Check] = []
         reason = _phase_reason(nop) or _phase_reason(oracle)
         reason = reason or parity_reason(nop.reward, oracle.reward)
         if not self.options.parity:
             scored = oracle.reward is not None and oracle.reward.reward == 1
-            rerun = self.verifier("rerun", oracle_opt, (), self.rerun_test_sh()) if scored else None
+            rerun = (
+                self.verifier("rerun", oracle_agent, (), self.rerun_test_sh()) if scored else None
+            )
             checks = self.beyond_checks(nop, oracle, rerun)
             reason = reason or next((c.detail for c in checks if not c.passed), None)
         if reason is not None:
@@ -383,6 +447,9 @@ class _Task:
             checks.append(Check("independent rerun", passed=True, detail="not run"))
         elif rerun.reward is not None and rerun.reward.reward == 1:
             checks.append(Check("independent rerun", passed=True))
+        elif _phase_reason(rerun) is not None:
+            detail = f"oracle rerun from a fresh copy: {_phase_reason(rerun)}"
+            checks.append(Check("independent rerun", passed=False, detail=detail))
         else:
             detail = (
                 "oracle: the rerun from a fresh copy did not score 1 (not deterministic; "
@@ -433,11 +500,21 @@ def _collect_command(bundle: Path) -> str:
 
 
 def _phase_reason(run: _Run) -> str | None:
-    if run.phase.timed_out:
-        return f"{run.name}: timed out (log {run.log})"
+    if run.agent_reason is not None:
+        return run.agent_reason
+    if run.phase.timed_out or run.test_sh_code == _TIMEOUT_EXIT:
+        return f"{run.name}: the verifier timed out (log {run.log})"
     if run.reward is None:
         return f"{run.name}: the verifier wrote no reward.json (log {run.log})"
     return None
+
+
+def _status(path: Path) -> int:
+    """An exit status a phase wrote to `path`; -1 when it wrote none."""
+    try:
+        return int(path.read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        return -1
 
 
 def _selector_check(run: _Run, *, expect_pass: bool) -> Check:
@@ -527,11 +604,17 @@ def validate_local(
         SandboxError: this machine cannot create the isolated workspace.
     """
     bwrap = require_sandbox()
+    seen: set[str] = set()
+    for located in tasks:
+        if located.definition.taskId in seen:
+            raise SandboxError(f"task {located.definition.taskId} is given more than once")
+        seen.add(located.definition.taskId)
     users = choose_users()
     options.logs.mkdir(parents=True, exist_ok=True)
 
     def one(located: LocatedTask) -> TaskReport:
-        logs = options.logs / located.definition.taskId
+        task_id = located.definition.taskId
+        logs = options.logs / task_id
         shutil.rmtree(logs, ignore_errors=True)
         logs.mkdir(parents=True)
         root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
@@ -540,6 +623,17 @@ def validate_local(
         try:
             sandbox = Sandbox(root, users, bwrap)
             report = _Task(located, sandbox, logs, options).validate()
+        except (
+            OSError,
+            subprocess.CalledProcessError,
+            SelfbenchError,
+            KeyError,
+            ValueError,
+        ) as exc:
+            # One task's broken bundle or a full disk rejects that task, not the whole batch.
+            empty = RunReport(None, str(logs / "prepare.log"))
+            reason = f"validation failed: {type(exc).__name__}: {exc}".splitlines()[0]
+            report = TaskReport(task_id, accepted=False, reason=reason, nop=empty, oracle=empty)
         finally:
             if not options.keep:
                 shutil.rmtree(root, ignore_errors=True)
@@ -569,7 +663,7 @@ def score_patch(located: LocatedTask, patch: bytes | None, *, options: LocalOpti
         opt = task.fresh("collected")
         if patch is not None:
             (opt / Path(layout.CONTAINER_AGENT_PATCH).name).write_bytes(patch)
-        run = task.verifier("agent", opt, ())
+        run = task.verifier("agent", _Agent(opt, None), ())
         return RunReport(run.reward, str(run.log), _outcomes(run.log, task.commands()))
     finally:
         if not options.keep:

@@ -136,14 +136,26 @@ _ORACLE_FAILURES = (
 )
 
 
+_NOP_FAILURES = (
+    ("patch_applied", False, "nop: the collected (empty) patch did not apply"),
+    (
+        "setup_completed",
+        False,
+        "nop: the held-out tests could not be prepared (test.patch does not apply)",
+    ),
+    ("fail_to_pass", True, "nop: fail-to-pass passed without the solution"),
+    ("pass_to_pass", False, "nop: pass-to-pass failed without the solution"),
+)
+"""(field, the value that rejects, the reason), in the order they are judged."""
+
+
 def parity_reason(nop: Reward | None, oracle: Reward | None) -> str | None:
     """The original's verdict: None when accepted, else the first reason it is not."""
     if nop is None:
         return "nop: the verifier wrote no reward.json"
-    if nop.fail_to_pass:
-        return "nop: fail-to-pass passed without the solution"
-    if not nop.pass_to_pass:
-        return "nop: pass-to-pass failed without the solution"
+    for name, rejecting, message in _NOP_FAILURES:
+        if bool(getattr(nop, name)) == rejecting:
+            return message
     if oracle is None:
         return "oracle: the verifier wrote no reward.json"
     if oracle.reward == 1:

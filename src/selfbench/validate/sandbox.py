@@ -35,6 +35,8 @@ from selfbench.errors import SelfbenchError
 
 __all__ = [
     "CONTAINER_PATH",
+    "SHARED_ENVIRONMENT",
+    "SHARED_STATE",
     "Mounts",
     "PhaseResult",
     "Sandbox",
@@ -46,16 +48,42 @@ __all__ = [
 
 CONTAINER_PATH = layout.CONTAINER_PATH
 
-_HIDDEN = frozenset({"proc", "dev", "sys", "tmp", "run", "home", "root", "opt", "lost+found"})
-"""Top-level host entries not bound as they are: replaced by private ones or hidden."""
+_SYSTEM_DIRS = ("bin", "etc", "lib", "lib32", "lib64", "libx32", "nix", "sbin", "usr", "var")
+"""The host's top-level entries the sandbox sees (read-only); everything else is absent: homes,
+`/root`, `/tmp`, `/run` (sockets such as a Docker daemon's), `/mnt`, `/media`, `/srv` and any
+project directory at the top level."""
 
-_OPT_OWN = frozenset({"selfbench", "uv-cache"})
-"""`/opt` entries that belong to the task, never the host's."""
+_COVERED_DIRS = (
+    "/var/tmp",  # noqa: S108 - covered by a private tmpfs, never written
+    "/var/log",
+    "/var/mail",
+    "/var/spool",
+    "/var/backups",
+    "/var/lib/docker",
+    "/var/lib/containerd",
+)
+"""Host state under the bound directories that is replaced by an empty private tmpfs."""
+
+_COVERED_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")
+"""Host secrets replaced by empty files (so are `/etc/ssh/ssh_host_*key`)."""
+
+SHARED_STATE = ("/opt/uv-cache", "/opt/go", "/opt/corepack")
+"""The images' shared tool state (SPEC §5), one private writable directory per task."""
+
+SHARED_ENVIRONMENT = {
+    "UV_CACHE_DIR": "/opt/uv-cache",
+    "GOPATH": "/opt/go",
+    "COREPACK_HOME": "/opt/corepack",
+}
+"""The images' environment for that state."""
+
+_MAX_PROCESSES = 4096
+_LIMITS = f"ulimit -u {_MAX_PROCESSES} 2>/dev/null || true\n"
+"""Every phase caps its processes (per user: a fork bomb stops there, not at the host's limit)."""
 
 _CAPABILITIES = (
     "CAP_CHOWN",
     "CAP_DAC_OVERRIDE",
-    "CAP_DAC_READ_SEARCH",
     "CAP_FOWNER",
     "CAP_FSETID",
     "CAP_KILL",
@@ -63,7 +91,11 @@ _CAPABILITIES = (
     "CAP_SETUID",
     "CAP_AUDIT_WRITE",
 )
-"""What root inside needs: chown/chmod the tree, switch to agent/verifier, kill leftovers."""
+"""What root inside needs: chown/chmod the tree, switch to agent/verifier, kill leftovers.
+
+Never `CAP_DAC_READ_SEARCH`: it allows `open_by_handle_at`, which opens any inode of a mounted
+filesystem by number, read-only binds notwithstanding (the "shocker" container escape).
+"""
 
 _FIRST_UID = 61000
 
@@ -90,6 +122,10 @@ class Mounts:
     """Read-only."""
     network: bool = False
     """Share the host's network (else only a private loopback)."""
+    hidden: tuple[Path, ...] = ()
+    """Host directories covered by an empty tmpfs (the task's own bundle, its definition)."""
+    root_home_writable: bool = False
+    """Root's home is writable (the setup phase), else read-only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,47 +198,43 @@ def _account_files(root: Path, users: Users) -> tuple[Path, Path]:
 
 @dataclass
 class Sandbox:
-    """A workspace root on the host and the way to run phases isolated inside it."""
+    """A workspace root on the host and the way to run phases isolated inside it.
+
+    `root/home/root` is root's home: writable in the phase that sets the task up (as the
+    images' build keeps what setup left in `/root`), read-only afterwards. The `agent` and
+    `verifier` homes are new and empty in every phase, so no run inherits another's caches.
+    `root/shared/*` are the images' shared tool state (`/opt/uv-cache`, `/opt/go`,
+    `/opt/corepack`), writable in every phase.
+    """
 
     root: Path
     users: Users
     bwrap: str
     _etc: tuple[Path, Path] = field(init=False)
-    _homes: dict[str, Path] = field(init=False)
+    _root_home: Path = field(init=False)
+    _phases: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
         self._etc = _account_files(self.root / "etc", self.users)
-        self._homes = {}
+        self._root_home = self.root / "home" / "root"
+        self._root_home.mkdir(parents=True, exist_ok=True)
+        self._root_home.chmod(0o700)
+        for target in SHARED_STATE:
+            (self.root / "shared" / Path(target).name).mkdir(parents=True, exist_ok=True)
+
+    def _user_homes(self) -> list[str]:
+        """Fresh, empty homes for agent and verifier, for one phase."""
+        self._phases += 1
+        args: list[str] = []
         for name, uid in (
-            ("root", 0),
             (layout.AGENT_USER, self.users.agent),
             (layout.VERIFIER_USER, self.users.verifier),
         ):
-            home = self.root / "home" / name
-            home.mkdir(parents=True, exist_ok=True)
+            home = self.root / "home" / f"{name}-{self._phases}"
+            home.mkdir(parents=True)
             os.chown(home, uid, uid)
-            home.chmod(0o755 if name != "root" else 0o700)
-            self._homes[name] = home
-
-    def _host_binds(self) -> list[str]:
-        args: list[str] = []
-        for entry in sorted(os.scandir("/"), key=lambda item: item.name):
-            name = entry.name
-            if name in _HIDDEN or name in {"app", "tests", "solution", "logs"}:
-                continue
-            if entry.is_symlink():
-                args += ["--symlink", str(Path(entry.path).readlink()), f"/{name}"]
-            elif entry.is_dir(follow_symlinks=False):
-                args += ["--ro-bind", entry.path, f"/{name}"]
-        args += ["--dir", "/opt"]
-        if Path("/opt").is_dir():
-            for entry in sorted(os.scandir("/opt"), key=lambda item: item.name):
-                if entry.name in _OPT_OWN:
-                    continue
-                if entry.is_symlink():
-                    args += ["--symlink", str(Path(entry.path).readlink()), entry.path]
-                elif entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False):
-                    args += ["--ro-bind", entry.path, entry.path]
+            home.chmod(0o755)
+            args += ["--bind", str(home), f"/home/{name}"]
         return args
 
     def command(self, script: str, args: Sequence[str], mounts: Mounts) -> list[str]:
@@ -221,13 +253,16 @@ class Sandbox:
         ]
         if not mounts.network:
             argv.append("--unshare-net")
-        argv += self._host_binds()
+        argv += _host_binds()
         argv += ["--ro-bind", str(passwd), "/etc/passwd", "--ro-bind", str(group), "/etc/group"]
         argv += ["--proc", "/proc", "--dev", "/dev", "--ro-bind", "/sys", "/sys"]
         argv += ["--perms", "01777", "--tmpfs", "/tmp", "--tmpfs", "/run", "--dir", "/home"]  # noqa: S108 - private tmpfs
-        argv += ["--bind", str(self._homes["root"]), "/root"]
-        for name in (layout.AGENT_USER, layout.VERIFIER_USER):
-            argv += ["--bind", str(self._homes[name]), f"/home/{name}"]
+        home_mode = "--bind" if mounts.root_home_writable else "--ro-bind"
+        argv += [home_mode, str(self._root_home), "/root", *self._user_homes()]
+        for target in SHARED_STATE:
+            argv += ["--bind", str(self.root / "shared" / Path(target).name), target]
+        for path in mounts.hidden:
+            argv += ["--tmpfs", str(path)]
         for target, source in sorted(mounts.binds.items()):
             argv += ["--bind", str(source), target]
         for target, source in sorted(mounts.ro_binds.items()):
@@ -236,7 +271,7 @@ class Sandbox:
         argv += ["--cap-drop", "ALL"]
         for capability in _CAPABILITIES:
             argv += ["--cap-add", capability]
-        argv += ["--", "/bin/bash", "-c", script, "selfbench", *args]
+        argv += ["--", "/bin/bash", "-c", _LIMITS + script, "selfbench", *args]
         return argv
 
     def run(
@@ -251,6 +286,7 @@ class Sandbox:
             "TERM": "dumb",
             "USER": "root",
             "LOGNAME": "root",
+            **SHARED_ENVIRONMENT,
         }
         start = time.monotonic()
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -271,4 +307,38 @@ class Sandbox:
                 os.killpg(process.pid, signal.SIGKILL)
                 code = process.wait()
                 output.write(f"\nselfbench: phase killed after {timeout:g} s\n".encode())
+            except BaseException:  # an interrupt: the phase must not outlive selfbench
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                raise
         return PhaseResult(code, timed_out, time.monotonic() - start)
+
+
+def _bind_entry(path: Path) -> list[str]:
+    """Show one host entry read-only: a symlink as itself, a directory or file bound."""
+    if path.is_symlink():
+        return ["--symlink", str(path.readlink()), str(path)]
+    if path.is_dir() or path.is_file():
+        return ["--ro-bind", str(path), str(path)]
+    return []
+
+
+def _host_binds() -> list[str]:
+    """The host's system directories, read-only; secrets and runtime state covered."""
+    args: list[str] = []
+    for name in _SYSTEM_DIRS:
+        args += _bind_entry(Path("/", name))
+    args += ["--dir", "/opt"]
+    if Path("/opt").is_dir():
+        for entry in sorted(Path("/opt").iterdir()):
+            if str(entry) not in SHARED_STATE and entry.name != "selfbench":
+                args += _bind_entry(entry)
+    covered_files = [Path(name) for name in _COVERED_FILES]
+    covered_files += sorted(Path("/etc/ssh").glob("ssh_host_*key"))
+    for name in _COVERED_DIRS:
+        if Path(name).is_dir() and not Path(name).is_symlink():
+            args += ["--tmpfs", name]
+    for path in covered_files:
+        if path.is_file() and not path.is_symlink():
+            args += ["--ro-bind", "/dev/null", str(path)]
+    return args
