@@ -110,7 +110,20 @@ def run(project: Project, tmp_path: Path, **options: Any) -> TaskReport:
 # --- the verdicts -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("make", [python_project, node_project], ids=["pytest", "node-test"])
+def _two_selectors(task_id: str) -> Project:
+    second = PY_TEST_MUL.replace("test_mul(", "test_mul_negative(").replace(
+        "(2, 3) == 6", "(-2, 3) == -6"
+    )
+    return python_project(
+        task_id, tests={"tests/test_mul.py": PY_TEST_MUL, "tests/test_neg.py": second}
+    )
+
+
+@pytest.mark.parametrize(
+    "make",
+    [python_project, node_project, _two_selectors],
+    ids=["pytest", "node-test", "pytest-two-selectors"],
+)
 def test_a_real_change_is_accepted(make: Any, tmp_path: Path) -> None:
     report = run(make("real-change"), tmp_path)
     assert report.reason is None
@@ -177,6 +190,18 @@ def test_a_selector_matching_no_test_is_caught(tmp_path: Path) -> None:
     assert report.reason is not None
     assert report.reason.startswith("oracle: selector test/empty.test.js fails alone (")
     assert run(node_project("no-test", tests), tmp_path / "parity", parity=True).accepted
+
+
+def test_a_pass_to_pass_selector_that_runs_no_test_is_caught(tmp_path: Path) -> None:
+    empty = "// the regression tests for this module are still to be written\n"
+    project = node_project("empty-regression")
+    project.base["test/legacy.test.js"] = empty
+    project.definition["passToPass"] = ["test/legacy.test.js"]
+    report = run(project, tmp_path)
+    assert not report.accepted
+    assert report.reason is not None
+    assert report.reason.startswith("oracle: pass-to-pass ran no test: node --test ran no test (")
+    assert run(project, tmp_path / "parity", parity=True).accepted
 
 
 INSTALL = """\

@@ -8,6 +8,7 @@ hashed before and after, with `/etc` and the invoking user's home. Run as root, 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import shutil
@@ -33,10 +34,12 @@ _MARK = "selfbench-hostile-4711"
 
 
 def _digest(root: Path) -> str:
+    """Names, modes, owners, times and contents of a tree."""
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*")):
+    for path in sorted([root, *root.rglob("*")]):
         stat = path.lstat()
-        digest.update(f"{path.relative_to(root)}\0{stat.st_mode:o}\0".encode())
+        fields = (path.relative_to(root), stat.st_mode, stat.st_uid, stat.st_gid, stat.st_mtime_ns)
+        digest.update("\0".join(map(str, fields)).encode())
         if path.is_file() and not path.is_symlink():
             digest.update(path.read_bytes())
     return digest.hexdigest()
@@ -211,3 +214,63 @@ def test_a_gold_patch_with_a_symlink_out_cannot_write_through_it(
     assert report.oracle.reward is not None
     assert report.oracle.reward.fail_to_pass == 0
     assert "Read-only file system" in Path(report.oracle.log).read_text()
+
+
+OPEN_BY_HANDLE = r"""
+import ctypes, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+# struct file_handle {handle_bytes, handle_type, f_handle}: inode 2 (a filesystem's root) as
+# FILEID_INO32_GEN, the handle the "shocker" escape forges to leave a bind mount
+handle = ctypes.create_string_buffer(struct.pack("Ii", 8, 1) + struct.pack("II", 2, 0))
+fd = libc.open_by_handle_at(os.open("/app", os.O_RDONLY), handle, os.O_RDONLY)
+print("opened" if fd >= 0 else f"errno {ctypes.get_errno()}")
+"""
+
+
+def test_root_in_the_sandbox_cannot_open_files_by_handle(tmp_path: Path) -> None:
+    from selfbench.validate.sandbox import (  # noqa: PLC0415
+        Mounts,
+        Sandbox,
+        choose_users,
+        require_sandbox,
+    )
+
+    app = tmp_path / "app"
+    app.mkdir()
+    sandbox = Sandbox(tmp_path / "ws", choose_users(), require_sandbox())
+    log = tmp_path / "probe.log"
+    result = sandbox.run(
+        'exec python3 -c "$1"',
+        (OPEN_BY_HANDLE,),
+        mounts=Mounts(binds={"/app": app}),
+        log=log,
+        timeout=60,
+    )
+    assert result.exit_code == 0, log.read_text()
+    assert log.read_text().strip() == f"errno {errno.EPERM}"
+
+
+@pytest.fixture
+def visible_dir() -> Iterator[Path]:
+    """A directory the sandbox shows read-only (/var/cache), for a project built there."""
+    root = Path(tempfile.mkdtemp(prefix=f"{_MARK}-", dir="/var/cache"))
+    root.chmod(0o755)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_test_cannot_read_its_bundle_through_the_host_path(visible_dir: Path) -> None:
+    """The bundle lives in a directory the sandbox shows; the task's own files are covered."""
+    root = visible_dir
+    gold = root / "build" / "collected" / "host-peek" / "harbor-task" / "solution" / "gold.patch"
+    peek = (
+        "import pathlib\n\nfrom calc import mul\n\n\ndef test_mul():\n"
+        f"    assert not pathlib.Path({str(gold)!r}).exists()\n"
+        "    assert mul(2, 3) == 6\n"
+    )
+    out = build(python_project("host-peek", tests={"tests/test_mul.py": peek}), root / "build")
+    assert out / "harbor-task" / "solution" / "gold.patch" == gold
+    assert gold.is_file()
+    [report] = validate([out], logs=root / "logs")
+    assert report.reason is None
+    assert report.accepted

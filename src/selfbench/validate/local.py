@@ -299,7 +299,7 @@ class _Task:
             ("oracle" if oracle else "nop", f"{_COLLECT_SECONDS:g}", _collect_command(self.bundle)),
             log=log,
             timeout=float(self.definition.timeouts.agentSeconds) + _COLLECT_SECONDS,
-            mounts=Mounts(binds=binds, ro_binds=ro_binds, network=True, hidden=self.hidden()),
+            mounts=Mounts(binds=binds, ro_binds=ro_binds, hidden=self.hidden()),
         )
         if oracle and not self.options.keep:
             shutil.rmtree(self.sandbox.root / f"{name}-agent-app", ignore_errors=True)
