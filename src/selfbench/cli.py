@@ -472,7 +472,12 @@ def _add_authoring_commands(commands: Any) -> None:
 
 def _add_validate(validate: argparse.ArgumentParser) -> None:
     validate.add_argument("bundles", nargs="+", metavar="BUNDLE_OR_COLLECT_DIR")
-    validate.add_argument("--env", choices=("local", "harbor"), default="local")
+    validate.add_argument(
+        "--env",
+        choices=("local", "harbor"),
+        default="local",
+        help="local: this machine's sandbox (root); harbor: `harbor run` (default: local)",
+    )
     validate.add_argument("-j", "--jobs", type=int, default=1, help="tasks validated at once")
     validate.add_argument("--json", action="store_true", help="print the JSON reports")
     validate.add_argument("--logs", metavar="DIR", help="where the local runs' logs go")
@@ -486,9 +491,18 @@ def _add_validate(validate: argparse.ArgumentParser) -> None:
     validate.add_argument(
         "--definition", metavar="FILE", help="the definition of a bundle with none beside it"
     )
-    validate.add_argument("--harbor-env", default="docker", help="Harbor's environment type")
-    validate.add_argument("--jobs-dir", metavar="DIR", help="Harbor's jobs directory")
-    validate.add_argument("--harbor", default="harbor", help="the harbor executable")
+    validate.add_argument(
+        "--harbor-env",
+        default="docker",
+        metavar="NAME",
+        help="Harbor's environment: docker, modal, daytona, … (default: docker)",
+    )
+    validate.add_argument(
+        "--jobs-dir", metavar="DIR", help="Harbor's jobs directory (default: jobs)"
+    )
+    validate.add_argument(
+        "--harbor", default="harbor", metavar="PATH", help="the harbor executable"
+    )
     validate.set_defaults(run=_validate)
 
 
