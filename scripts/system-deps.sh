@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Install system tools with apt when they are missing: the ones named, else those the test suite
-# uses: git, shellcheck, bwrap (bubblewrap, the local validation sandbox), pytest-3 (Debian's
+# uses: git, shellcheck, bwrap (bubblewrap, the local validation sandbox) and slirp4netns (its
+# network for setup), pytest-3 (Debian's
 # pytest, the host toolchain of the Python validation tests) and chromium (the review page's
 # browser test).
 # Python 3.12 for the Harbor venv is looked up on PATH and in pyenv; it is not installed here.
 set -euo pipefail
 missing=()
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(git shellcheck bwrap pytest-3 chromium)
+[ ${#tools[@]} -gt 0 ] || tools=(git shellcheck bwrap slirp4netns pytest-3 chromium)
 # The Debian package that provides each tool (a tool not listed is its own package).
 package_of() {
   case "$1" in

@@ -11,7 +11,9 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import shlex
 import shutil
+import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +25,7 @@ from projects import build, git
 from selfbench.bundle.locate import locate_task
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, score_patch
-from test_validate import PY_TEST_MUL, python_project
+from test_validate import PY_SETUP, PY_TEST_MUL, python_project
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("bwrap") is None,
@@ -273,4 +275,30 @@ def test_a_test_cannot_read_its_bundle_through_the_host_path(visible_dir: Path) 
     assert gold.is_file()
     [report] = validate([out], logs=root / "logs")
     assert report.reason is None
+    assert report.accepted
+
+
+def test_setup_reaches_the_network_but_not_the_hosts_loopback(tmp_path: Path) -> None:
+    """setupCommand gets a user-mode network (slirp4netns): the host's loopback services are out
+    of reach, as they are from a container."""
+    if shutil.which("slirp4netns") is None:
+        pytest.skip("slirp4netns is not installed (scripts/system-deps.sh installs it)")
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    server.settimeout(0.1)
+    probe = (
+        "import socket\n"
+        f"try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=3).sendall(b'pwned')\n"
+        "    print('reached', 'the host')\nexcept OSError as exc:\n    print('refused', exc)\n"
+    )
+    command = f"python3 -c {shlex.quote(probe)} && {PY_SETUP}"
+    project = python_project("loopback", definition={"setupCommand": command})
+    out = build(project, tmp_path / "build")
+    [report] = validate([out], logs=tmp_path / "logs")
+    with pytest.raises(TimeoutError):
+        server.accept()
+    server.close()
+    log = (tmp_path / "logs" / "loopback" / "prepare.log").read_text()
+    assert "\nrefused [Errno 111] Connection refused\n" in log
+    assert "\nreached the host\n" not in log
     assert report.accepted

@@ -21,7 +21,10 @@ otherwise (`selfbench validate --env harbor` needs no privileges on this machine
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
+import select
 import shutil
 import signal
 import subprocess
@@ -29,6 +32,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from selfbench.bundle import layout
 from selfbench.errors import SelfbenchError
@@ -237,8 +241,15 @@ class Sandbox:
             args += ["--bind", str(home), f"/home/{name}"]
         return args
 
-    def command(self, script: str, args: Sequence[str], mounts: Mounts) -> list[str]:
-        """The `bwrap` argv that runs `bash -c script` as root in the workspace."""
+    def command(
+        self, script: str, args: Sequence[str], mounts: Mounts, *, slirp: _Slirp | None = None
+    ) -> list[str]:
+        """The `bwrap` argv that runs `bash -c script` as root in the workspace.
+
+        With `slirp`, the phase gets its own network namespace, which `run` connects to the
+        outside through slirp4netns once bwrap reports it (`--info-fd`) and before the script
+        starts (`--block-fd`).
+        """
         passwd, group = self._etc
         argv = [
             self.bwrap,
@@ -251,9 +262,13 @@ class Sandbox:
             "--hostname",
             "selfbench",
         ]
-        if not mounts.network:
+        if not mounts.network or slirp is not None:
             argv.append("--unshare-net")
+        if slirp is not None:
+            argv += ["--info-fd", str(slirp.info_write), "--block-fd", str(slirp.block_read)]
         argv += _host_binds()
+        if slirp is not None:
+            argv += ["--ro-bind", str(self._resolv_conf()), "/etc/resolv.conf"]
         argv += ["--ro-bind", str(passwd), "/etc/passwd", "--ro-bind", str(group), "/etc/group"]
         argv += ["--proc", "/proc", "--dev", "/dev", "--ro-bind", "/sys", "/sys"]
         argv += ["--perms", "01777", "--tmpfs", "/tmp", "--tmpfs", "/run", "--dir", "/home"]  # noqa: S108 - private tmpfs
@@ -274,11 +289,35 @@ class Sandbox:
         argv += ["--", "/bin/bash", "-c", _LIMITS + script, "selfbench", *args]
         return argv
 
+    def _resolv_conf(self) -> Path:
+        """slirp4netns answers DNS at 10.0.2.3 (the host's resolver may sit on its loopback)."""
+        path = self.root / "etc" / "resolv.conf"
+        if not path.is_file():
+            path.write_text(f"nameserver {_SLIRP_DNS}\n", encoding="ascii")
+        return path
+
     def run(
         self, script: str, args: Sequence[str], *, mounts: Mounts, log: Path, timeout: float
     ) -> PhaseResult:
         """Run one phase; its output is appended to `log`. Kills it all after `timeout` s."""
-        argv = self.command(script, args, mounts)
+        slirp = _Slirp.open() if mounts.network and shutil.which("slirp4netns") else None
+        try:
+            return self._run(script, args, mounts=mounts, log=log, timeout=timeout, slirp=slirp)
+        finally:
+            if slirp is not None:
+                slirp.close()
+
+    def _run(
+        self,
+        script: str,
+        args: Sequence[str],
+        *,
+        mounts: Mounts,
+        log: Path,
+        timeout: float,
+        slirp: _Slirp | None,
+    ) -> PhaseResult:
+        argv = self.command(script, args, mounts, slirp=slirp)
         environment = {
             "PATH": CONTAINER_PATH,
             "HOME": "/root",
@@ -298,9 +337,12 @@ class Sandbox:
                 stderr=subprocess.STDOUT,
                 env=environment,
                 start_new_session=True,
+                pass_fds=slirp.child_fds() if slirp else (),
             )
             timed_out = False
             try:
+                if slirp is not None:
+                    slirp.connect(output)
                 code = process.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 timed_out = True
@@ -312,6 +354,87 @@ class Sandbox:
                 process.wait()
                 raise
         return PhaseResult(code, timed_out, time.monotonic() - start)
+
+
+_SLIRP_DNS = "10.0.2.3"
+_SLIRP_READY_SECONDS = 10.0
+
+
+@dataclass
+class _Slirp:
+    """A phase's user-mode network: slirp4netns NATs a fresh network namespace to the outside,
+    with the host's loopback unreachable (`--disable-host-loopback`), as a container's bridge.
+    """
+
+    info_read: int
+    info_write: int
+    block_read: int
+    block_write: int
+    process: subprocess.Popen[bytes] | None = None
+
+    @classmethod
+    def open(cls) -> _Slirp:
+        info_read, info_write = os.pipe()
+        block_read, block_write = os.pipe()
+        return cls(info_read, info_write, block_read, block_write)
+
+    def child_fds(self) -> tuple[int, int]:
+        return (self.info_write, self.block_read)
+
+    def connect(self, output: IO[bytes]) -> None:
+        """Attach the network to the namespace bwrap made, then let the phase start."""
+        os.close(self.info_write)
+        os.close(self.block_read)
+        self.info_write = self.block_read = -1
+        try:
+            pid = self._child_pid()
+            if pid is None:
+                return  # bwrap failed before making the namespace; its error is in the log
+            ready_read, ready_write = os.pipe()
+            try:
+                self.process = subprocess.Popen(
+                    [
+                        "slirp4netns",
+                        "--configure",
+                        "--mtu=65520",
+                        "--disable-host-loopback",
+                        f"--ready-fd={ready_write}",
+                        str(pid),
+                        "tap0",
+                    ],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=output,
+                    pass_fds=(ready_write,),
+                )
+                os.close(ready_write)
+                ready, _, _ = select.select([ready_read], [], [], _SLIRP_READY_SECONDS)
+                if not ready or not os.read(ready_read, 1):
+                    output.write(b"selfbench: slirp4netns did not start; no network\n")
+            finally:
+                os.close(ready_read)
+        finally:
+            os.write(self.block_write, b"1")
+
+    def _child_pid(self) -> int | None:
+        data = b""
+        while b"}" not in data:
+            ready, _, _ = select.select([self.info_read], [], [], _SLIRP_READY_SECONDS)
+            chunk = os.read(self.info_read, 4096) if ready else b""
+            if not chunk:
+                return None
+            data += chunk
+        match = re.search(rb'"child-pid":\s*(\d+)', data)
+        return int(match.group(1)) if match else None
+
+    def close(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+        for fd in (self.info_read, self.info_write, self.block_read, self.block_write):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
 
 
 def _bind_entry(path: Path) -> list[str]:
