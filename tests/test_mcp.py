@@ -244,12 +244,45 @@ def test_an_agent_authors_a_real_task_end_to_end(root: Path, tmp_path: Path) -> 
 
 
 def test_no_preflight_submits_what_the_preflight_refuses(root: Path, tmp_path: Path) -> None:
+    refused = refused_arguments()
+    not_blocking = [f"not blocking (preflight is off): {b}" for b in REFUSED_BLOCKERS]
+
     async def scenario(session: ClientSession) -> None:
-        result = await session.call_tool("submit_task", refused_arguments())
+        # check_task answers for this server: without the preflight, submit would write.
+        checked = await session.call_tool("check_task", refused)
+        assert not checked.is_error
+        assert checked.structured_content is not None
+        assert checked.structured_content["accepted"] is True
+        assert checked.structured_content["blockers"] == []
+        assert checked.structured_content["warnings"][:3] == not_blocking
+        assert text_of(checked).splitlines()[:4] == [
+            f"{TASK_ID} would be accepted.",
+            *(f"warning: {line}" for line in not_blocking),
+        ]
+        assert entries(root) == []
+
+        result = await session.call_tool("submit_task", refused)
         assert text_of(result) == f"Submitted {TASK_ID}."
+
+        # What still stops submit stops the check too: the task now exists.
+        again = await session.call_tool("check_task", refused)
+        assert again.structured_content is not None
+        assert again.structured_content["accepted"] is False
+        assert again.structured_content["blockers"] == [
+            f"task {TASK_ID} already exists: {root / TASK_ID}"
+        ]
 
     run_with_server(scenario, output_root=root, tmp_path=tmp_path, args=("--no-preflight",))
     assert sorted(p.name for p in (root / TASK_ID).iterdir()) == FILES
+
+
+def test_check_task_without_the_preflight_still_reports_schema_issues(root: Path) -> None:
+    bad = refused_arguments()
+    bad["definition"]["timeouts"]["setupSeconds"] = True
+    report = check_task(bad, output_root=root, preflight=False)
+    assert not report.accepted
+    assert [issue.path for issue in report.issues] == ["definition.timeouts.setupSeconds"]
+    assert report.blockers == ()
 
 
 # --- the pure parts -----------------------------------------------------------------------------

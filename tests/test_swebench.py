@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from helpers import GOLD, TESTS, added_file, implementation_patch
 from selfbench import swebench
 from selfbench.cli import main
+from selfbench.collect import collect_authoring
 from selfbench.contract import AUTHORING_DEFAULTS, TASK_ID_PATTERN, parse_definition
 from selfbench.demo import SampleRepository, build_sample_repository, sample_arguments
 from selfbench.swebench import (
@@ -28,6 +29,8 @@ from selfbench.swebench import (
     SwebenchError,
     choose_difficulty,
     instance_definition,
+    instance_metadata,
+    is_pytest_selector,
     parse_instance,
     parse_test_list,
     render_instance,
@@ -39,6 +42,8 @@ TEST = "python -m pytest -q {tests}"
 OPTIONS = ["--setup-command", SETUP, "--test-command", TEST]
 SHARED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement")
 FILES = ["definition.json", "gold.patch", "test.patch"]
+IMPORTED = ["definition.json", "gold.patch", "swebench.json", "test.patch"]  # with the sidecar
+METADATA = {"created_at": "2024-05-01T12:00:00Z", "version": "0.3"}
 LIST_MESSAGE = "must be a list of strings or a JSON-encoded list of strings"
 
 
@@ -89,6 +94,11 @@ def shared_fields(instance: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
+def metadata_fields(instance: dict[str, Any]) -> dict[str, Any]:
+    """What the sidecar keeps: `created_at` and `version`, when present."""
+    return {key: instance[key] for key in ("created_at", "version") if key in instance}
+
+
 def tree(directory: Path) -> dict[str, bytes]:
     return {
         path.relative_to(directory).as_posix(): path.read_bytes()
@@ -108,7 +118,9 @@ def test_import_writes_an_audited_task(
     assert main(["import-swebench", str(source), "--out", str(out), *OPTIONS]) == 0
     task_dir = out / "example__slugkit-42"
     assert capsys.readouterr().out == f"imported example__slugkit-42 (medium) into {task_dir}\n"
-    assert sorted(p.name for p in task_dir.iterdir()) == FILES
+    assert sorted(p.name for p in out.iterdir()) == ["example__slugkit-42"]  # no staging left
+    assert sorted(p.name for p in task_dir.iterdir()) == IMPORTED
+    assert json.loads((task_dir / "swebench.json").read_text(encoding="utf-8")) == METADATA
 
     definition = json.loads((task_dir / "definition.json").read_text(encoding="utf-8"))
     authored = sample_arguments(sample)
@@ -203,6 +215,35 @@ def test_an_existing_task_is_reported_not_overwritten(
         f"skipped example__slugkit-42: task example__slugkit-42 already exists: {target}\n"
     )
     assert list(target.iterdir()) == []
+    assert [p.name for p in out.iterdir()] == ["example__slugkit-42"]  # no staging left behind
+
+
+def test_the_sidecar_is_written_only_when_there_is_something_to_keep(
+    sample: SampleRepository, tmp_path: Path
+) -> None:
+    bare = sample_instance(sample)
+    del bare["created_at"], bare["version"]
+    source = write_jsonl(tmp_path / "in.jsonl", bare)
+    out = tmp_path / "tasks"
+    assert main(["import-swebench", str(source), "--out", str(out), *OPTIONS]) == 0
+    assert sorted(p.name for p in (out / "example__slugkit-42").iterdir()) == FILES
+
+
+def test_a_task_with_its_sidecar_audits_compiles_and_collects(
+    sample: SampleRepository, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = write_jsonl(tmp_path / "in.jsonl", sample_instance(sample))
+    out = tmp_path / "tasks"
+    assert main(["import-swebench", str(source), "--out", str(out), *OPTIONS]) == 0
+    task_dir = out / "example__slugkit-42"
+    assert (task_dir / "swebench.json").is_file()
+    assert main(["audit", str(task_dir)]) == 0
+    bundle = tmp_path / "bundle"
+    assert main(["compile", str(task_dir), "--repo", str(sample.path), "--out", str(bundle)]) == 0
+    assert not any(path.name == "swebench.json" for path in bundle.rglob("*"))
+    collected = collect_authoring(out, repo=sample.path, out=tmp_path / "collected")
+    assert collected.definition.read_bytes() == (task_dir / "definition.json").read_bytes()
+    capsys.readouterr()
 
 
 # --- round trip ----------------------------------------------------------------------------------
@@ -220,6 +261,7 @@ def test_import_export_import_is_lossless(
             problem_statement="Grüße: « non-ASCII » survives.\r\nSecond line\n",
         ),
     ]
+    del original[1]["created_at"], original[1]["version"]  # a task with nothing for the sidecar
     first_out, second_out = tmp_path / "first", tmp_path / "second"
     source = write_jsonl(tmp_path / "in.jsonl", *original)
     assert main(["import-swebench", str(source), "--out", str(first_out), *OPTIONS]) == 0
@@ -233,8 +275,34 @@ def test_import_export_import_is_lossless(
         shared_fields(i) for i in original
     ]
     assert all(isinstance(json.loads(line)["FAIL_TO_PASS"], str) for line in lines)
+    assert [metadata_fields(json.loads(line)) for line in lines] == [METADATA, {}]
 
     assert main(["import-swebench", str(exported), "--out", str(second_out), *OPTIONS]) == 0
+    assert tree(second_out) == tree(first_out)
+
+
+@pytest.mark.usefixtures("fake_swebench")
+def test_a_round_trip_through_the_swebench_specs_needs_no_command_options(
+    sample: SampleRepository, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    original = sample_instance(sample)
+    first_out, second_out = tmp_path / "first", tmp_path / "second"
+    source = write_jsonl(tmp_path / "in.jsonl", original)
+    assert main(["import-swebench", str(source), "--out", str(first_out)]) == 0
+    task_dir = first_out / "example__slugkit-42"
+    definition = json.loads((task_dir / "definition.json").read_text(encoding="utf-8"))
+    assert definition["testCommand"] == "pytest -rA {tests}"  # from the spec of version 0.3
+
+    exported = tmp_path / "out.jsonl"
+    assert main(["export-swebench", str(task_dir), "--out", str(exported)]) == 0
+    (line,) = exported.read_text(encoding="utf-8").splitlines()
+    instance = json.loads(line)
+    assert shared_fields(instance) == shared_fields(original)
+    assert metadata_fields(instance) == METADATA == metadata_fields(original)
+
+    capsys.readouterr()
+    assert main(["import-swebench", str(exported), "--out", str(second_out)]) == 0
+    assert capsys.readouterr().out.startswith("imported example__slugkit-42 (medium)")
     assert tree(second_out) == tree(first_out)
 
 
@@ -342,6 +410,33 @@ def test_export_refuses_what_swebench_cannot_hold(
     assert out.read_text(encoding="utf-8") == "previous\n"
 
 
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"version": 3.0, "created_at": null}', "version: must be a string"),
+        ('["0.3"]', "must be a JSON object"),
+    ],
+    ids=["not-a-string", "not-an-object"],
+)
+def test_export_refuses_a_malformed_sidecar(
+    content: str,
+    message: str,
+    sample: SampleRepository,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    source = write_jsonl(tmp_path / "in.jsonl", sample_instance(sample))
+    tasks = tmp_path / "tasks"
+    main(["import-swebench", str(source), "--out", str(tasks), *OPTIONS])
+    sidecar = tasks / "example__slugkit-42" / "swebench.json"
+    sidecar.write_text(content, encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    capsys.readouterr()
+    assert main(["export-swebench", str(sidecar.parent), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == f"error: {sidecar}: {message}\n"
+    assert not out.exists()
+
+
 # --- the swebench package's specs ----------------------------------------------------------------
 
 FAKE_CONSTANTS = """\
@@ -397,6 +492,64 @@ def test_commands_come_from_the_installed_swebench_specs(
         "&& python -m pip install -e ."
     )
     assert definition["testCommand"] == "pytest -rA {tests}"
+
+
+DJANGO = ["test_slug (tests.test_options.OptionsTests)"]
+SYMPY = ["test_transliterate", "test_options"]
+
+
+@pytest.mark.usefixtures("fake_swebench")
+@pytest.mark.parametrize(
+    ("fail_to_pass", "pass_to_pass"),
+    [(DJANGO, ["test_core (tests.test_core.CoreTests)"]), (SYMPY, ["tests/test_core.py"])],
+    ids=["django", "sympy"],
+)
+def test_a_spec_test_command_is_refused_for_selectors_that_are_not_node_ids(
+    fail_to_pass: list[str],
+    pass_to_pass: list[str],
+    sample: SampleRepository,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    foreign = sample_instance(sample, FAIL_TO_PASS=fail_to_pass, PASS_TO_PASS=pass_to_pass)
+    source = write_jsonl(tmp_path / "in.jsonl", foreign)
+    out = tmp_path / "tasks"
+    assert main(["import-swebench", str(source), "--out", str(out)]) == 1
+    assert capsys.readouterr().out == (
+        f"skipped example__slugkit-42: selectors are not pytest node ids (e.g. "
+        f"{fail_to_pass[0]!r}); pass --test-command for this repository\n"
+    )
+    assert list(out.iterdir()) == []
+
+    # With the repository's own runner given, the spec still supplies the setup command.
+    runner = "python tests/runtests.py {tests}"
+    assert main(["import-swebench", str(source), "--out", str(out), "--test-command", runner]) == 0
+    definition = json.loads((out / "example__slugkit-42" / "definition.json").read_text())
+    assert definition["testCommand"] == runner
+    assert definition["failToPass"] == fail_to_pass
+    assert definition["setupCommand"].startswith("echo preparing && ")
+
+
+@pytest.mark.parametrize(
+    ("selector", "expected"),
+    [
+        ("tests/test_x.py", True),
+        ("test_requests.py::RequestsTestCase::test_basic", True),
+        ("tests/", True),
+        ("lib/m/tests/test_axes.py::test_fill[png]", True),
+        ("sklearn/t/test_x.py::test_y[float64-a b::c]", True),
+        ("tests/test_x.py::TestX::test_y[", False),
+        ("tests/test_x.py[1]", False),
+        ("tests/test_x.py::", False),
+        ("test_x (module.Class)", False),
+        ("test_x (module.Class.test_x)\nA docstring line", False),
+        ("test_issue_1234", False),
+        ("/", False),
+        ("", False),
+    ],
+)
+def test_is_pytest_selector(selector: str, expected: bool) -> None:
+    assert is_pytest_selector(selector) is expected
 
 
 def test_without_the_package_there_are_no_specs() -> None:
@@ -469,9 +622,15 @@ statements = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_s
     fail_to_pass=selectors.filter(bool),
     pass_to_pass=selectors,
     encoded=st.booleans(),
+    metadata=st.dictionaries(st.sampled_from(["created_at", "version"]), statements),
 )
 def test_render_and_parse_round_trip_on_shared_fields(
-    task_id: str, statement: str, fail_to_pass: list[str], pass_to_pass: list[str], encoded: bool
+    task_id: str,
+    statement: str,
+    fail_to_pass: list[str],
+    pass_to_pass: list[str],
+    encoded: bool,
+    metadata: dict[str, str],
 ) -> None:
     lists = (
         [json.dumps(fail_to_pass), json.dumps(pass_to_pass)]
@@ -490,13 +649,15 @@ def test_render_and_parse_round_trip_on_shared_fields(
         "problem_statement": statement,
         "FAIL_TO_PASS": lists[0],
         "PASS_TO_PASS": lists[1],
+        **metadata,
     }
     instance = parse_instance(raw)
+    assert instance_metadata(instance) == metadata
     value, reasons = instance_definition(instance, Commands("make", "pytest {tests}"))
     assert reasons == ()
     assert value is not None
     definition = parse_definition(value).definition
-    rendered = render_instance(definition, TESTS, GOLD)
+    rendered = render_instance(definition, TESTS, GOLD, instance_metadata(instance))
     reparsed = parse_instance(json.loads(json.dumps(rendered)))
     assert reparsed == replace(instance, pull_number=definition.sourcePr)
     assert shared_fields(rendered) == shared_fields(raw)

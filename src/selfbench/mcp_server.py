@@ -46,6 +46,7 @@ _SUBMIT_DESCRIPTION = (
     "writes $SELFBENCH_TASK_OUTPUT/<taskId>/ atomically. Returns 'Submitted <taskId>.'; a "
     "refusal lists every blocker and writes nothing."
 )
+_PREFLIGHT_OFF = "not blocking (preflight is off): "
 _CHECK_DESCRIPTION = (
     "Dry run of submit_task with the same arguments: schema validation, preflight, static audit "
     "(blockers, metrics) and the prompt's integrity warnings. Writes nothing."
@@ -119,11 +120,15 @@ def _audit_findings(
     return report.warnings, report.to_json()["metrics"]
 
 
-def check_task(arguments: Any, *, output_root: str | os.PathLike[str] | None = None) -> TaskCheck:
+def check_task(
+    arguments: Any, *, output_root: str | os.PathLike[str] | None = None, preflight: bool = True
+) -> TaskCheck:
     """Judge `submit_task` arguments as submit would, and write nothing.
 
     The output root (the argument, else `$SELFBENCH_TASK_OUTPUT`) is consulted only to report
-    that it is missing or already holds the task.
+    that it is missing or already holds the task. With `preflight=False` (submit's switch), the
+    preflight's findings do not block, as they would not block submit; they come back as
+    warnings, since the audit and compile still refuse such a task later.
     """
     issues: tuple[Issue, ...] = ()
     try:
@@ -141,14 +146,17 @@ def check_task(arguments: Any, *, output_root: str | os.PathLike[str] | None = N
         gold_patch.encode("utf-8", "surrogatepass"),
     )
     shown = {str(issue) for issue in issues}
-    blockers = [
+    found = [
         blocker
         for blocker in preflight_blockers(cast("dict[str, Any]", definition), tests, gold)
         if blocker not in shown
     ]
+    blockers = found if preflight else []
     if not issues and task_id is not None:
         blockers.extend(_destination_blockers(task_id, output_root))
     warnings, metrics = _audit_findings(definition, tests, gold)
+    if not preflight:
+        warnings = (*(f"{_PREFLIGHT_OFF}{finding}" for finding in found), *warnings)
     return TaskCheck(task_id, issues, tuple(blockers), warnings, metrics)
 
 
@@ -181,8 +189,10 @@ def _submit_result(
     return _text_result(message, error=False, structured={"submitted": True})
 
 
-def _check_result(arguments: dict[str, Any], output_root: str | None) -> mcp_types.CallToolResult:
-    report = check_task(arguments, output_root=output_root)
+def _check_result(
+    arguments: dict[str, Any], output_root: str | None, *, preflight: bool
+) -> mcp_types.CallToolResult:
+    report = check_task(arguments, output_root=output_root, preflight=preflight)
     return _text_result(report.to_text(), error=False, structured=report.to_json())
 
 
@@ -245,7 +255,9 @@ def build_server(
                 functools.partial(_submit_result, arguments, root, preflight=preflight)
             )
         if params.name == "check_task":
-            return await anyio.to_thread.run_sync(_check_result, arguments, root)
+            return await anyio.to_thread.run_sync(
+                functools.partial(_check_result, arguments, root, preflight=preflight)
+            )
         raise MCPError(types.INVALID_PARAMS, f"unknown tool: {params.name}")
 
     async def list_prompts(

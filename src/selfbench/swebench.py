@@ -8,6 +8,11 @@ difficulty from the gold patch's size, `testPaths` from the test patch, `sourceP
 `pull_number` or the instance id's `-<number>` suffix, the commands from the options or from the
 `swebench` package's per-repository specs when that package is installed.
 
+`version` and `created_at` have no place in a definition; an imported task keeps them in a
+sidecar, `swebench.json` beside `definition.json` (which audit, compile and collect never read),
+and export writes them back, so a round trip keeps the spec a re-import (or SWE-bench's own
+harness, which indexes `version`) needs.
+
 Parsing and mapping are pure; `import_swebench` and `export_swebench` do the I/O.
 """
 
@@ -15,13 +20,15 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from selfbench._fs import write_atomic
-from selfbench._json import JsonError, loads_strict
+from selfbench._fs import rename_no_replace, write_atomic
+from selfbench._json import JsonError, dumps_pretty, loads_strict
 from selfbench._shell import quote
 from selfbench.audit import THRESHOLDS
 from selfbench.contract import (
@@ -37,6 +44,7 @@ from selfbench.patches import parse_patch
 from selfbench.submit import submit_files
 
 __all__ = [
+    "METADATA_FILE",
     "Commands",
     "ImportReport",
     "ImportedTask",
@@ -47,6 +55,8 @@ __all__ = [
     "export_swebench",
     "import_swebench",
     "instance_definition",
+    "instance_metadata",
+    "is_pytest_selector",
     "load_swebench_specs",
     "parse_instance",
     "parse_instances",
@@ -63,6 +73,14 @@ _URL_RE = re.compile(r"https?://[^\s/]+/\S*")
 _MAX_PR = 2**53 - 1
 _SHOWN_PROBLEMS = 100
 _TEST_LIST = "must be a list of strings or a JSON-encoded list of strings"
+METADATA_FILE = "swebench.json"
+_METADATA_KEYS = ("created_at", "version")
+# A pytest node id or path: `dir/test_x.py`, `dir/`, `dir/test_x.py::Class::test_y[params]`.
+_PYTEST_PATH_RE = re.compile(r"[^\s:\[\]]+(?:\.py|/)")
+_PYTEST_NAME_RE = re.compile(r"[^\s:\[\]]+")
+_NOT_NODE_IDS = (
+    "selectors are not pytest node ids (e.g. {example!r}); pass --test-command for this repository"
+)
 
 
 class SwebenchError(SelfbenchError):
@@ -344,6 +362,12 @@ def instance_definition(
     }, ()
 
 
+def instance_metadata(instance: SwebenchInstance) -> dict[str, str]:
+    """What the task's `swebench.json` sidecar keeps: `created_at` and `version`, when given."""
+    values = {"created_at": instance.created_at, "version": instance.version}
+    return {key: value for key, value in values.items() if value is not None}
+
+
 # --- commands from the swebench package ---------------------------------------------------------
 
 
@@ -390,13 +414,32 @@ def spec_commands(spec: Any) -> Commands | None:
     return Commands(setup=" && ".join(setup), test=" && ".join(test) + " {tests}")
 
 
+def is_pytest_selector(selector: str) -> bool:
+    """Whether a selector is a pytest path or node id (`path.py::Class::test[params]`).
+
+    A spec's test command gets the selectors as arguments, which works only for pytest; Django
+    (`test_x (module.Class)`) and SymPy (`test_x`) names are matched against parsed logs by
+    SWE-bench and mean nothing on a command line.
+    """
+    head, bracket, params = selector.partition("[")
+    path, *names = head.split("::")
+    if bracket and (not names or not params.endswith("]")):
+        return False
+    return _PYTEST_PATH_RE.fullmatch(path) is not None and all(
+        _PYTEST_NAME_RE.fullmatch(name) for name in names
+    )
+
+
 def _commands(
     instance: SwebenchInstance,
     setup_command: str | None,
     test_command: str | None,
     specs: Mapping[str, Any] | None,
 ) -> Commands | str:
-    """The options, completed from the instance's swebench spec; a reason when that fails."""
+    """The options, completed from the instance's swebench spec; a reason when that fails.
+
+    A test command from a spec is refused for selectors that are not pytest node ids.
+    """
     if setup_command is not None and test_command is not None:
         return Commands(setup=setup_command, test=test_command)
     versions = specs.get(instance.repo) if specs is not None else None
@@ -407,6 +450,14 @@ def _commands(
             f"no swebench spec for {instance.repo} version {instance.version}; "
             "give --setup-command and --test-command"
         )
+    if test_command is None:
+        foreign = [
+            selector
+            for selector in (*instance.fail_to_pass, *instance.pass_to_pass)
+            if not is_pytest_selector(selector)
+        ]
+        if foreign:
+            return _NOT_NODE_IDS.format(example=foreign[0])
     return Commands(
         setup=setup_command if setup_command is not None else from_spec.setup,
         test=test_command if test_command is not None else from_spec.test,
@@ -416,6 +467,36 @@ def _commands(
 # --- I/O ---------------------------------------------------------------------------------------
 
 
+def _submit_with_sidecar(
+    definition: dict[str, Any], tests: bytes, gold: bytes, sidecar: bytes, out: Path
+) -> None:
+    """`submit_files` plus the sidecar, still one atomic rename of the whole task directory.
+
+    The task is submitted into a private staging root under `out` (hidden, so collect never
+    counts it), the sidecar is added, and the directory is renamed into place without replacing.
+
+    Raises:
+        SubmitError: as `submit_files`, including the task already existing at `out`.
+        DefinitionError: as `submit_files`.
+    """
+    task_id = str(definition["taskId"])
+    target = out / task_id
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=f".{task_id}.", suffix=".import.tmp", dir=out))
+    except OSError as exc:
+        raise SubmitError(f"cannot write task {task_id}: {exc.strerror or exc}") from None
+    try:
+        submit_files(definition, tests, gold, output_root=staging)
+        write_atomic(staging / task_id / METADATA_FILE, sidecar)
+        rename_no_replace(staging / task_id, target)
+    except FileExistsError:
+        raise SubmitError(f"task {task_id} already exists: {target}") from None
+    except OSError as exc:
+        raise SubmitError(f"cannot write task {task_id}: {exc.strerror or exc}") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
 def _write_task(
     instance: SwebenchInstance, commands: Commands, out: Path
 ) -> ImportedTask | SkippedInstance:
@@ -423,8 +504,13 @@ def _write_task(
     if definition is None:
         return SkippedInstance(instance.instance_id, reasons)
     gold, tests = instance.patch.encode("utf-8"), instance.test_patch.encode("utf-8")
+    metadata = instance_metadata(instance)
     try:
-        submit_files(definition, tests, gold, output_root=out)
+        if metadata:
+            sidecar = dumps_pretty(metadata).encode("utf-8")
+            _submit_with_sidecar(definition, tests, gold, sidecar, out)
+        else:
+            submit_files(definition, tests, gold, output_root=out)
     except PreflightError as exc:
         return SkippedInstance(instance.instance_id, exc.blockers)
     except (DefinitionError, SubmitError) as exc:
@@ -491,9 +577,14 @@ def import_swebench(
 
 
 def render_instance(
-    definition: TaskDefinition, test_patch: bytes, gold_patch: bytes
+    definition: TaskDefinition,
+    test_patch: bytes,
+    gold_patch: bytes,
+    metadata: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """A task as a SWE-bench instance (test lists JSON-encoded, as the published datasets do).
+
+    `metadata` is the task's sidecar (`created_at`, `version`); its fields are written when given.
 
     Raises:
         SwebenchError: a patch is not UTF-8 text (SWE-bench holds patches as strings).
@@ -514,10 +605,41 @@ def render_instance(
         "test_patch": texts["test.patch"],
         "problem_statement": definition.prompt,
         "hints_text": "",
+        **{key: metadata[key] for key in _METADATA_KEYS if metadata and key in metadata},
         "FAIL_TO_PASS": json.dumps(list(definition.failToPass), ensure_ascii=False),
         "PASS_TO_PASS": json.dumps(list(definition.passToPass), ensure_ascii=False),
         "pull_number": definition.sourcePr,
     }
+
+
+def _read_metadata(task_dir: Path) -> dict[str, str]:
+    """The task's `swebench.json` sidecar; empty when the task has none (it was not imported).
+
+    Raises:
+        SwebenchError: the sidecar is unreadable or not an object of strings.
+        JsonError: it is not well-formed JSON.
+    """
+    source = task_dir / METADATA_FILE
+    try:
+        raw = source.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise SwebenchError(
+            f"{task_dir}: cannot read {METADATA_FILE}: {exc.strerror or exc}"
+        ) from None
+    value = loads_strict(raw, source=str(source))
+    if not isinstance(value, dict):
+        raise SwebenchError(f"{source}: must be a JSON object")
+    known = {key: value[key] for key in _METADATA_KEYS if value.get(key) is not None}
+    problems = [
+        f"{source}: {key}: must be a string"
+        for key, field in known.items()
+        if not isinstance(field, str)
+    ]
+    if problems:
+        raise SwebenchError("\n".join(problems))
+    return known
 
 
 def _read_task(task_dir: Path) -> dict[str, Any]:
@@ -529,11 +651,12 @@ def _read_task(task_dir: Path) -> dict[str, Any]:
         raise SwebenchError(
             f"{task_dir}: cannot read {Path(exc.filename or '').name}: {exc.strerror or exc}"
         ) from None
+    metadata = _read_metadata(task_dir)
     try:
         definition = parse_definition(
             loads_strict(raw, source=str(task_dir / "definition.json"))
         ).definition
-        return render_instance(definition, tests, gold)
+        return render_instance(definition, tests, gold, metadata)
     except DefinitionError as exc:
         raise SwebenchError(
             "\n".join(f"{task_dir / 'definition.json'}: {line}" for line in exc.lines)
