@@ -302,3 +302,21 @@ def test_setup_reaches_the_network_but_not_the_hosts_loopback(tmp_path: Path) ->
     assert "\nrefused [Errno 111] Connection refused\n" in log
     assert "\nreached the host\n" not in log
     assert report.accepted
+
+
+def test_a_phase_that_prints_without_end_is_cut(tmp_path: Path) -> None:
+    from selfbench.validate.sandbox import (  # noqa: PLC0415
+        LOG_LIMIT,
+        Mounts,
+        Sandbox,
+        choose_users,
+        require_sandbox,
+    )
+
+    sandbox = Sandbox(tmp_path / "ws", choose_users(), require_sandbox())
+    log = tmp_path / "flood.log"
+    result = sandbox.run("yes selfbench-flood", (), mounts=Mounts(), log=log, timeout=5)
+    assert result.timed_out
+    size = log.stat().st_size
+    assert LOG_LIMIT < size < LOG_LIMIT + 200
+    assert log.read_bytes().endswith(b" s\n")

@@ -52,6 +52,7 @@ from selfbench.validate.report import (
     read_reward,
 )
 from selfbench.validate.sandbox import (
+    LOG_LIMIT,
     Mounts,
     PhaseResult,
     Sandbox,
@@ -134,13 +135,14 @@ echo "$status" >/logs/selfbench/test.sh.code
 echo "selfbench: test.sh exited $status"
 workdir="$2"
 seconds="$3"
-shift 3
+limit="$4"
+shift 4
 index=0
 for command in "$@"; do
   (cd -- "$workdir" && exec timeout -k 5 "$seconds" runuser -u verifier -- \
     env PATH="$PATH" HOME=/home/verifier bash -c "$command") \
-    </dev/null >"/logs/selfbench/selector-$index.log" 2>&1
-  echo "$?" >"/logs/selfbench/selector-$index.code"
+    </dev/null 2>&1 | head -c "$limit" >"/logs/selfbench/selector-$index.log"
+  echo "${PIPESTATUS[0]}" >"/logs/selfbench/selector-$index.code"
   pkill -KILL -u verifier >/dev/null 2>&1 || true
   index=$((index + 1))
 done
@@ -344,6 +346,7 @@ class _Task:
                 f"{timeouts.setupSeconds + timeouts.testsSeconds:g}",
                 self.workdir(),
                 f"{timeouts.testsSeconds:g}",
+                str(LOG_LIMIT),
                 *commands,
             ),
             log=log,

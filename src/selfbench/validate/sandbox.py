@@ -28,6 +28,7 @@ import select
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from selfbench.errors import SelfbenchError
 
 __all__ = [
     "CONTAINER_PATH",
+    "LOG_LIMIT",
     "SHARED_ENVIRONMENT",
     "SHARED_STATE",
     "Mounts",
@@ -333,12 +335,15 @@ class Sandbox:
             process = subprocess.Popen(
                 argv,
                 stdin=subprocess.DEVNULL,
-                stdout=output,
+                stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 env=environment,
                 start_new_session=True,
                 pass_fds=slirp.child_fds() if slirp else (),
             )
+            assert process.stdout is not None  # noqa: S101 - stdout=PIPE above
+            copier = threading.Thread(target=_copy_capped, args=(process.stdout, output))
+            copier.start()
             timed_out = False
             try:
                 if slirp is not None:
@@ -348,13 +353,37 @@ class Sandbox:
                 timed_out = True
                 os.killpg(process.pid, signal.SIGKILL)
                 code = process.wait()
-                output.write(f"\nselfbench: phase killed after {timeout:g} s\n".encode())
             except BaseException:  # an interrupt: the phase must not outlive selfbench
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
                 raise
+            finally:
+                copier.join()
+                process.stdout.close()
+            if timed_out:
+                output.write(f"\nselfbench: phase killed after {timeout:g} s\n".encode())
         return PhaseResult(code, timed_out, time.monotonic() - start)
 
+
+def _copy_capped(source: IO[bytes], target: IO[bytes]) -> None:
+    """Copy a phase's output to its log, at most `LOG_LIMIT` bytes; drain (and drop) the rest.
+
+    A test that prints without end must fill neither the disk nor, when the log is parsed, the
+    memory.
+    """
+    written = 0
+    while chunk := os.read(source.fileno(), 1 << 16):
+        if written < LOG_LIMIT:
+            kept = chunk[: LOG_LIMIT - written]
+            target.write(kept)
+            written += len(kept)
+            if written >= LOG_LIMIT:
+                target.write(f"\nselfbench: log cut at {LOG_LIMIT:,} bytes\n".encode())
+    target.flush()
+
+
+LOG_LIMIT = 64 << 20
+"""The most of one phase's output kept in its log."""
 
 _SLIRP_DNS = "10.0.2.3"
 _SLIRP_READY_SECONDS = 10.0
