@@ -97,6 +97,18 @@ class RawMember:
     size: int | None = None
     """A size to claim in the header instead of `len(data)` (the data is written as given)."""
     pax: bool = False
+    size_field: bytes | None = None
+    """Twelve raw bytes for the header's size field (a negative or base-256 size), if any."""
+
+
+def _with_size_field(header: bytes, field: bytes) -> bytes:
+    """`header` with its size field replaced and its checksum made right again."""
+    assert len(field) == 12
+    block = bytearray(header)
+    block[124:136] = field
+    block[148:156] = b" " * 8
+    block[148:156] = b"%06o\0 " % sum(block[:512])
+    return bytes(block)
 
 
 def _header(member: RawMember) -> bytes:
@@ -109,7 +121,8 @@ def _header(member: RawMember) -> bytes:
         info.devmajor, info.devminor = 1, 3
     if member.pax:
         return info.tobuf(format=tarfile.PAX_FORMAT, encoding="utf-8", errors="surrogateescape")
-    return info.tobuf(format=tarfile.USTAR_FORMAT, encoding="utf-8", errors="surrogateescape")
+    header = info.tobuf(format=tarfile.USTAR_FORMAT, encoding="utf-8", errors="surrogateescape")
+    return header if member.size_field is None else _with_size_field(header, member.size_field)
 
 
 def gzip_tar(members: list[RawMember], *, end: bytes = bytes(1024)) -> bytes:

@@ -7,6 +7,8 @@ import hashlib
 import json
 import os
 import tarfile
+import zlib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from export_helpers import (
     report,
 )
 from harbor_env import run_in_harbor_venv
+from selfbench._fs import rename_no_replace
 from selfbench.bundle import layout
 from selfbench.bundle.locate import BundleError, LocatedTask
 from selfbench.cli import main
@@ -36,11 +39,14 @@ from selfbench.export import (
     RunInfo,
     export_and_verify,
     export_run,
+    extract,
     extract_export,
+    reader,
     verify_export,
     write_clean_export,
     writer,
 )
+from selfbench.export._streams import MemberReader
 from selfbench.export.manifest import task_id_problem
 
 RUN = RunInfo("run-7", "https://example.com/acme/slugkit.git", COMMIT)
@@ -334,6 +340,113 @@ def test_clean_export_drops_tasks_and_keeps_the_rest_byte_for_byte(
     assert str(caught.value) == f"cannot drop nope: not a task of {exported}"
 
 
+def test_extract_json_lists_the_tasks(
+    tmp_path: Path, exported: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "tasks"
+    assert main(["extract", str(exported), "--out", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"extracted": list(IDS), "out": str(out)}
+    assert _names(out) == list(IDS)
+
+
+def test_a_failed_rename_rolls_back_the_tasks_already_moved(
+    tmp_path: Path, exported: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = rename_no_replace
+
+    def full_at_slug_b(source: Path, target: Path) -> None:
+        if target.name == "slug-b":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(source, target)
+
+    monkeypatch.setattr(extract, "rename_no_replace", full_at_slug_b)
+    for created in (True, False):
+        out = tmp_path / f"out-{created}"
+        if not created:
+            out.mkdir()
+        with pytest.raises(ExportError) as caught:
+            extract_export(exported, out=out)
+        assert str(caught.value) == f"cannot extract into {out}: No space left on device"
+        assert not out.exists() if created else _names(out) == []
+
+
+def test_a_clean_export_refuses_a_source_swapped_after_loading(
+    tmp_path: Path, exported: Path, collected: list[Path]
+) -> None:
+    source = tmp_path / "run.tar.gz"
+    source.write_bytes(exported.read_bytes())
+    loaded = verify_export(source).manifest
+    other = tmp_path / "other.tar.gz"
+    export_run(collected[:2], run=RunInfo("run-8", RUN.repository_url, COMMIT), out=other)
+    other.replace(source)  # another sound export, holding tasks nobody reviewed
+    clean = tmp_path / "clean.tar.gz"
+    with pytest.raises(ArchiveError) as caught:
+        write_clean_export(source, clean, drop=frozenset(), expected=loaded)
+    assert str(caught.value) == (
+        f"{source}: manifest.json: not the export that was loaded for review (the file changed "
+        "since); nothing written"
+    )
+    members = members_of(exported.read_bytes())  # same manifest, a task archive changed
+    members[2] = RawMember(members[2].name, members[3].data)
+    source.write_bytes(gzip_tar(members))
+    with pytest.raises(ArchiveError) as caught:
+        write_clean_export(source, clean, drop=frozenset({"slug-c"}), expected=loaded)
+    assert "tasks/slug-a.tar.gz: sha256 " in str(caught.value)
+    assert _names(tmp_path) == ["run.tar.gz"]
+
+
+@pytest.mark.parametrize("spelling", ["dotdot", "symlink", "hardlink"])
+def test_a_clean_export_must_not_replace_its_source_however_spelled(
+    tmp_path: Path, exported: Path, spelling: str
+) -> None:
+    source = tmp_path / "run.tar.gz"
+    source.write_bytes(exported.read_bytes())
+    (tmp_path / "sub").mkdir()
+    out = tmp_path / "sub" / ".." / "run.tar.gz"
+    if spelling != "dotdot":
+        out = tmp_path / "sub" / "clean.tar.gz"
+        if spelling == "symlink":
+            out.symlink_to(source)
+        else:
+            out.hardlink_to(source)
+    with pytest.raises(ExportError) as caught:
+        write_clean_export(source, out, drop=frozenset({"slug-b"}))
+    assert str(caught.value) == f"a clean export must not replace its source: {out}"
+    assert source.read_bytes() == exported.read_bytes()
+
+
+def test_a_member_reader_never_asks_its_stream_for_everything() -> None:
+    class Stream:
+        def read(self, size: int = -1, /) -> bytes:
+            assert size >= 0, "read(-1) would take the rest of the archive"
+            return bytes(size)
+
+    assert MemberReader(Stream(), -1).read() == b""
+    assert MemberReader(Stream(), -1).read(10) == b""
+    assert MemberReader(Stream(), 3).read() == bytes(3)
+
+
+def test_refusals_never_quote_more_than_a_line_of_the_archive(
+    tmp_path: Path, exported: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = _task_archive(exported, "slug-a")
+    manifest = json.loads(_members(outer_archive({"slug-a": good}))["manifest.json"])
+    manifest["tasks"][0]["taskId"] = "a\n" + "b" * (1 << 20)
+    archive = tmp_path / "long.tar.gz"
+    archive.write_bytes(outer_archive({"slug-a": good}, manifest=manifest))
+    assert main(["verify", str(archive)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {archive}: manifest.json: tasks[0].taskId: taskId 'a\\nbbb")
+    assert err.endswith("...\n")
+    assert err.count("\n") == 1
+    assert len(err) < len(str(archive)) + 1100
+    where = reader._Where(archive)  # noqa: SLF001 - a decompressor's complaint, however long
+    with pytest.raises(ArchiveError) as caught, reader._translated(where):  # noqa: SLF001
+        raise zlib.error("junk\n" + "\xff" * (16 << 20))
+    problem = "not a valid gzip stream (junk\\n"  # and then 300 characters in all
+    assert str(caught.value) == f"{archive}: {problem}{'ÿ' * (300 - len(problem))}..."
+
+
 # --- hostile archives --------------------------------------------------------------------------
 
 
@@ -364,7 +477,68 @@ def _outer_hostile(good: bytes, case: str, evil: Path) -> bytes | None:
     if case == "outer-gigabytes":
         listed = members_of(outer_archive({"slug-a": good}))[:2]
         return gzip_tar([*listed, RawMember("tasks/slug-a.tar.gz", size=5 << 30)])
+    field = _size_field(case)
+    if field is not None and case.startswith(("outer-", "manifest-")):
+        members = members_of(outer_archive({"slug-a": good}))
+        index = 0 if case.startswith("manifest-") else 2
+        members[index] = replace(members[index], size_field=field)
+        return gzip_tar(members)
     return outer_archive({"slug-a": good}, extra=cases[case]) if case in cases else None
+
+
+NEGATIVE_SIZE = b"-0000000001\0"  # octal text that tarfile reads as -1
+BASE256_MINUS_ONE = b"\xff" * 12  # GNU base-256: -1, which once made read(-1) take everything
+BASE256_SMALL = b"\x80" + (5).to_bytes(11, "big")  # base-256 for 5: harmless, still refused
+
+
+def _size_field(case: str) -> bytes | None:
+    """The raw size field a `*-negative-size`/`*-base256-*` case claims, else None."""
+    fields = {
+        "negative-size": NEGATIVE_SIZE,
+        "base256-minus-one": BASE256_MINUS_ONE,
+        "base256-small": BASE256_SMALL,
+    }
+    return next((field for suffix, field in fields.items() if case.endswith(suffix)), None)
+
+
+def _forge_record(case: str, record: Any, bundle_manifest: dict[str, Any]) -> Any:
+    """The review record `case` makes hostile (the bundle manifest is edited in place)."""
+    definition = record["definition"]
+    edits: dict[str, Any] = {
+        "review-extra-key": lambda: record.update(prompt="<b>not the instruction</b>"),
+        "review-missing-key": lambda: record.pop("audit"),
+        "review-definition": lambda: definition.update(prompt="a prompt nobody compiled"),
+        "review-unknown-key": lambda: definition.update(difficulty_note="shown to a reviewer"),
+        "review-invalid-definition": lambda: definition.pop("baseCommit"),
+        # the digest still matches; the difficulty does not
+        "review-difficulty": lambda: bundle_manifest.update(difficulty="easy"),
+        "review-validation": lambda: record.update(validation=report("slug-z", accepted=True)),
+        "review-audit": lambda: record.update(audit="fine"),
+    }
+    if case == "review-not-object":
+        return []
+    edits[case]()
+    return record
+
+
+def _review_record(inner: list[RawMember], case: str) -> list[RawMember] | None:
+    """The task's members with its review record (or bundle manifest) made hostile."""
+    if not case.startswith("review-"):
+        return None
+    review_name = f"harbor-task/{REVIEW_FILE}"
+    manifest_name = f"harbor-task/{layout.MANIFEST}"
+    members = {member.name: member for member in inner}
+    record = json.loads(members[review_name].data)
+    if case == "review-long-key":  # a duplicate key of 100 000 characters and a newline
+        key = json.dumps("k" * 100_000 + "\n")
+        data = f"{{{key}: 1, {key}: 2, " + json.dumps(record)[1:]
+        members[review_name] = RawMember(review_name, data.encode())
+        return list(members.values())
+    bundle_manifest = json.loads(members[manifest_name].data)
+    record = _forge_record(case, record, bundle_manifest)
+    members[review_name] = RawMember(review_name, json.dumps(record).encode())
+    members[manifest_name] = RawMember(manifest_name, json.dumps(bundle_manifest).encode())
+    return list(members.values())
 
 
 def _inner_hostile(inner: list[RawMember], case: str, evil: Path) -> bytes | None:
@@ -382,6 +556,12 @@ def _inner_hostile(inner: list[RawMember], case: str, evil: Path) -> bytes | Non
         "inner-duplicate": RawMember("harbor-task/task.toml", b"x"),
     }
     gold = "harbor-task/solution/gold.patch"
+    field = _size_field(case)
+    if field is not None and case.startswith("inner-"):
+        return _with([replace(m, size_field=field) if m.name == gold else m for m in inner])
+    record = _review_record(inner, case)
+    if record is not None:
+        return _with(record)
     if case == "inner-gigabytes":
         kept = [member for member in inner if member.name != gold]
         return _with(kept, RawMember(gold, size=6 << 30))
@@ -422,6 +602,11 @@ def _hostile(exported: Path, case: str, target: Path) -> bytes:
     return _manifest_hostile(good, case)
 
 
+GOLD = "tasks/slug-a.tar.gz: harbor-task/solution/gold.patch"
+REVIEW = f"tasks/slug-a.tar.gz: harbor-task/{REVIEW_FILE}"
+BASE256 = "size field in base-256 (a GNU extension); exports use plain ustar"
+NOT_A_RECORD = "not a review record (an object of exactly definition, validation, audit)"
+
 HOSTILE = {
     "outer-absolute": "{evil}: absolute member name",
     "outer-dotdot": "tasks/../../evil: member name escapes the archive (..)",
@@ -458,6 +643,31 @@ HOSTILE = {
     "truncated": "tasks/slug-a.tar.gz: not a valid gzip stream (Compressed file ended before "
     "the end-of-stream marker was reached)",
     "trailing": "data after the end of the archive",
+    "outer-negative-size": "tasks/slug-a.tar.gz: member claims a negative size (-1)",
+    "outer-base256-minus-one": f"tasks/slug-a.tar.gz: {BASE256}",
+    "outer-base256-small": f"tasks/slug-a.tar.gz: {BASE256}",
+    "manifest-negative-size": "manifest.json: member claims a negative size (-1)",
+    "manifest-base256-minus-one": f"manifest.json: {BASE256}",
+    "inner-negative-size": f"{GOLD}: member claims a negative size (-1)",
+    "inner-base256-minus-one": f"{GOLD}: {BASE256}",
+    "inner-base256-small": f"{GOLD}: {BASE256}",
+    "review-not-object": f"{REVIEW}: {NOT_A_RECORD}",
+    "review-extra-key": f"{REVIEW}: {NOT_A_RECORD}",
+    "review-missing-key": f"{REVIEW}: {NOT_A_RECORD}",
+    "review-definition": f"{REVIEW}: its definition is not the bundle's (definitionSha256 of "
+    ".selfbench-manifest.json)",
+    "review-unknown-key": f"{REVIEW}: invalid definition: unknown key difficulty_note",
+    "review-invalid-definition": f"{REVIEW}: invalid definition: definition.baseCommit: is "
+    "required",
+    "review-difficulty": f"{REVIEW}: difficulty medium does not match .selfbench-manifest.json "
+    "(easy)",
+    "review-validation": f"{REVIEW}: validation is neither null nor a report on task slug-a",
+    "review-audit": f"{REVIEW}: audit is not an object",
+    "review-long-key": (
+        'tasks/slug-a.tar.gz: harbor-task/.selfbench-review.json: invalid JSON: duplicate key "'
+        + "k" * 235
+        + "..."
+    ),
 }
 
 

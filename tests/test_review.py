@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,12 +22,29 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, sync_playwright
 
-from export_helpers import COMMIT, HOSTILE_PROMPT, author_collected, report
+from export_helpers import (
+    COMMIT,
+    HOSTILE_PROMPT,
+    RawMember,
+    author_collected,
+    gzip_tar,
+    members_of,
+    report,
+)
 from harbor_env import run_in_harbor_venv
 from selfbench.cli import main
 from selfbench.demo import build_sample_repository
-from selfbench.export import RunInfo, export_run, verify_export
-from selfbench.review import ReviewServer, open_review
+from selfbench.export import (
+    REVIEW_FILE,
+    ArchiveError,
+    ExportError,
+    RunInfo,
+    export_run,
+    verify_export,
+)
+from selfbench.review import ReviewServer, load_review, open_review
+from selfbench.review import data as data_module
+from selfbench.review import server as review_server
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -149,6 +167,117 @@ def test_review_refuses_a_hostile_archive(
     archive.write_bytes(b"\x1f\x8b not really")
     assert main(["review", str(archive)]) == 2
     assert capsys.readouterr().err.startswith(f"error: {archive}: not a valid gzip stream")
+
+
+def _token(server: ReviewServer) -> str:
+    _, page, _ = _request(server, "GET", "/", headers={})
+    found = re.search(rb'name="selfbench-token" content="([^"]+)"', page)
+    assert found is not None
+    return found.group(1).decode()
+
+
+def _write(server: ReviewServer, body: bytes, **headers: str) -> tuple[int, Any]:
+    sent = {"X-Selfbench-Token": _token(server), "Content-Type": "application/json", **headers}
+    status, answer, _ = _request(server, "POST", "/api/clean-export", headers=sent, body=body)
+    return status, json.loads(answer)
+
+
+def test_a_task_detail_shows_only_what_it_lists(server: ReviewServer) -> None:
+    """Extra keys in a review record (kept on disk) never reach the page or override fields."""
+    record_path = server.data.root / "slug-plain" / REVIEW_FILE
+    record = json.loads(record_path.read_bytes())
+    record.update(prompt="<b>forged</b>", difficulty="easy", taskId="slug-hostile", extra=1)
+    record_path.write_text(json.dumps(record), encoding="utf-8")
+    detail = _get(server.url + "api/tasks/slug-plain")
+    assert set(detail) == {
+        *("taskId", "difficulty", "prompt", "promptBytes", "promptOmittedBytes", "definition"),
+        *("validation", "audit", "goldPatch", "testPatch"),
+    }
+    instruction = server.data.root / "slug-plain" / "instruction.md"
+    assert detail["prompt"] == instruction.read_text(encoding="utf-8")
+    assert (detail["taskId"], detail["difficulty"]) == ("slug-plain", "medium")
+
+
+@pytest.mark.parametrize("length", ["abc", "-5", "", "99999999999"])
+def test_a_malformed_content_length_is_a_bad_request(server: ReviewServer, length: str) -> None:
+    status, answer = _write(server, b'{"drop": []}', **{"Content-Length": length})
+    assert (status, answer) == (400, {"error": "Content-Length must be 1 to 1048576"})
+    assert not server.clean_out.exists()
+
+
+def test_the_clean_export_refuses_an_export_swapped_after_loading(
+    export: Path, tmp_path: Path
+) -> None:
+    source = tmp_path / "run.tar.gz"
+    shutil.copyfile(export, source)
+    with open_review(source, clean_out=tmp_path / "clean.tar.gz").start() as running:
+        members = members_of(source.read_bytes())  # another sound export, one task fewer
+        manifest = json.loads(members[0].data)
+        manifest["tasks"] = manifest["tasks"][1:]
+        manifest["acceptedCount"] = 2
+        members = [RawMember("manifest.json", json.dumps(manifest).encode()), *members[1:2]]
+        members += members_of(export.read_bytes())[3:]
+        source.write_bytes(gzip_tar(members))
+        verify_export(source)
+        status, answer = _write(running, b'{"drop": []}')
+        assert status == 409
+        assert answer["error"] == (
+            f"{source}: manifest.json: not the export that was loaded for review (the file "
+            "changed since); nothing written"
+        )
+        assert not running.clean_out.exists()
+        assert sorted(path.name for path in tmp_path.iterdir()) == ["run.tar.gz"]
+
+
+def test_a_clean_export_that_does_not_verify_is_removed(
+    server: ReviewServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(path: Path, **_: Any) -> None:
+        raise ArchiveError(f"{path}: simulated")
+
+    monkeypatch.setattr(review_server, "read_export", refuse)
+    status, answer = _write(server, b'{"drop": ["slug-plain"]}')
+    assert status == 400
+    assert answer["error"] == (
+        f"the clean export did not verify and was removed: {server.clean_out}: simulated"
+    )
+    assert not server.clean_out.exists()
+
+
+@pytest.mark.parametrize("spelling", ["dotdot", "symlink"])
+def test_review_refuses_a_clean_export_that_is_its_source(
+    export: Path, tmp_path: Path, spelling: str
+) -> None:
+    source = tmp_path / "run.tar.gz"
+    shutil.copyfile(export, source)
+    (tmp_path / "sub").mkdir()
+    out = tmp_path / "sub" / ".." / "run.tar.gz"
+    if spelling == "symlink":
+        out = tmp_path / "sub" / "clean.tar.gz"
+        out.symlink_to(source)
+    with pytest.raises(ExportError) as caught:
+        open_review(source, clean_out=out)
+    assert str(caught.value) == f"a clean export must not replace its source: {out}"
+
+
+def test_only_the_shown_part_of_a_patch_is_kept(
+    export: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(data_module, "PATCH_SHOWN_BYTES", 100)
+    data = load_review(export)
+    try:
+        kept = data.root / "slug-plain"
+        assert all(path.stat().st_size <= 100 for path in kept.iterdir() if "patch" in path.name)
+        assert (kept / "instruction.md").stat().st_size <= 100
+        detail = data.detail("slug-plain")
+        assert detail is not None
+        gold = detail["goldPatch"]
+        assert len(gold["text"]) == 100
+        assert gold["bytes"] > 100
+        assert gold["omittedBytes"] == gold["bytes"] - 100
+        assert detail["promptOmittedBytes"] == detail["promptBytes"] - 100
+    finally:
+        data.close()
 
 
 # --- end to end in Chromium --------------------------------------------------------------------

@@ -84,6 +84,10 @@ def _extract(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     verified = extract_export(Path(args.file), out=out)
+    if args.json:
+        extracted = [entry.task_id for entry in verified.manifest.tasks]
+        _print_json({"extracted": extracted, "out": str(out)})
+        return EXIT_OK
     sys.stdout.write(f"Extracted {verified.manifest.accepted_count} tasks into {out}\n")
     sys.stdout.write(f"Run them with Harbor: harbor run --path {out} --agent oracle\n")
     return EXIT_OK
@@ -147,6 +151,7 @@ def add_export_commands(commands: Any) -> None:
     extract = commands.add_parser("extract", help="unpack an export into a Harbor tasks dir")
     extract.add_argument("file", metavar="FILE")
     extract.add_argument("--out", required=True, metavar="DIR")
+    extract.add_argument("--json", action="store_true", help="print the JSON result")
     extract.set_defaults(run=_extract)
 
     review = commands.add_parser("review", help="review an export in a local web page")

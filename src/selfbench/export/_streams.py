@@ -30,6 +30,7 @@ __all__ = [
     "StreamError",
     "TarReader",
     "Writable",
+    "one_line",
     "shown",
     "tar_header",
 ]
@@ -39,6 +40,9 @@ _GZIP_WBITS = 31
 _TAR_BLOCK = 512
 _TRAILER_LIMIT = 1 << 20
 _SHOWN_NAME = 120
+_SHOWN_MESSAGE = 300
+_SIZE_FIELD = 124
+"""Offset of the size field in a tar header; a set high bit there means GNU base-256."""
 
 
 class Readable(Protocol):
@@ -57,10 +61,21 @@ class StreamError(Exception):
     """Raised by the tar reader; the caller names the archive and member."""
 
 
+def one_line(text: str, limit: int = _SHOWN_MESSAGE) -> str:
+    """`text` fit for a one-line message: control characters escaped, cut after `limit`.
+
+    Only a bounded prefix is ever looked at, so even a message carrying a gigabyte of
+    archive bytes costs nothing to show.
+    """
+    head = text[: limit + 1]
+    if not head.isprintable():
+        head = repr(head)[1:-1]
+    return head if len(head) <= limit and len(text) <= limit else f"{head[:limit]}..."
+
+
 def shown(name: str) -> str:
     """A member name fit for a one-line message: control characters escaped, long names cut."""
-    text = name if name.isprintable() else repr(name)[1:-1]
-    return text if len(text) <= _SHOWN_NAME else f"{text[:_SHOWN_NAME]}..."
+    return one_line(name, _SHOWN_NAME)
 
 
 def _member(block: bytes, level: int) -> bytes:
@@ -171,8 +186,9 @@ class MemberReader:
     remaining: int
 
     def read(self, size: int = -1, /) -> bytes:
-        if size < 0 or size > self.remaining:
-            size = self.remaining
+        left = max(self.remaining, 0)  # never ask the stream for "everything" (read(-1))
+        if size < 0 or size > left:
+            size = left
         if size == 0:
             return b""
         data = self._stream.read(size)
@@ -217,7 +233,14 @@ class TarReader:
         try:
             info = tarfile.TarInfo.frombuf(block, "utf-8", "surrogateescape")
         except tarfile.HeaderError as exc:
-            raise StreamError(f"malformed tar header ({exc})") from None
+            raise StreamError(f"malformed tar header ({one_line(str(exc))})") from None
+        if block[_SIZE_FIELD] & 0x80:
+            raise StreamError(
+                f"{shown(info.name)}: size field in base-256 (a GNU extension); "
+                "exports use plain ustar"
+            )
+        if info.size < 0:
+            raise StreamError(f"{shown(info.name)}: member claims a negative size ({info.size})")
         content = info.size if info.type in (tarfile.REGTYPE, tarfile.AREGTYPE) else 0
         self._current = MemberReader(self._stream, content)
         self._padding = -content % _TAR_BLOCK

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from selfbench._fs import rename_no_replace
-from selfbench.export._streams import BLOCK, Readable
+from selfbench.export._streams import BLOCK, Readable, one_line
 from selfbench.export.manifest import ExportError
 from selfbench.export.reader import Limits, VerifiedExport, read_export
 
@@ -78,18 +78,31 @@ def extract_export(archive: Path, *, out: Path, limits: Limits | None = None) ->
         created = _prepare(out)
         staging = Path(tempfile.mkdtemp(prefix=".selfbench-extract-", dir=out))
     except OSError as exc:
-        raise ExportError(f"cannot create {out}: {exc.strerror or exc}") from None
+        raise ExportError(f"cannot create {out}: {one_line(exc.strerror or str(exc))}") from None
     unpacker = _Unpacker(staging)
+    moved: list[str] = []
     try:
         verified = read_export(archive, sink=unpacker, limits=limits)
         for task_id in unpacker.done:
             rename_no_replace(staging / task_id, out / task_id)
+            moved.append(task_id)
         staging.rmdir()
     except BaseException as exc:
+        _roll_back(moved, staging, out)
         shutil.rmtree(staging, ignore_errors=True)
         if created:
             shutil.rmtree(out, ignore_errors=True)
         if isinstance(exc, OSError):
-            raise ExportError(f"cannot extract into {out}: {exc.strerror or exc}") from None
+            detail = one_line(exc.strerror or str(exc))
+            raise ExportError(f"cannot extract into {out}: {detail}") from None
         raise
     return verified
+
+
+def _roll_back(moved: list[str], staging: Path, out: Path) -> None:
+    """Undo the renames already done: each task goes back into staging (or is removed)."""
+    for task_id in reversed(moved):
+        try:
+            rename_no_replace(out / task_id, staging / task_id)
+        except OSError:
+            shutil.rmtree(out / task_id, ignore_errors=True)

@@ -23,12 +23,15 @@ from typing import IO, Any, Protocol
 from selfbench._json import JsonError, loads_strict
 from selfbench.bundle import layout
 from selfbench.bundle.locate import BUNDLE_DIR
+from selfbench.contract import definition_sha256, parse_definition
+from selfbench.errors import DefinitionError
 from selfbench.export._streams import (
     HashingReader,
     MemberReader,
     Readable,
     StreamError,
     TarReader,
+    one_line,
     shown,
 )
 from selfbench.export.manifest import (
@@ -49,6 +52,7 @@ __all__ = [
     "BUNDLE_FILES",
     "REQUIRED_FILES",
     "REVIEW_FILE",
+    "REVIEW_KEYS",
     "Limits",
     "TaskSink",
     "VerifiedExport",
@@ -60,6 +64,8 @@ __all__ = [
 
 REVIEW_FILE = ".selfbench-review.json"
 """The review record each exported task carries at its root (definition, validation, audit)."""
+REVIEW_KEYS = ("definition", "validation", "audit")
+"""The review record's keys, in the order the writer writes them; a reader wants exactly these."""
 REQUIRED_FILES = frozenset({*layout.BUNDLE_PATHS, REVIEW_FILE} - {layout.DEPENDENCY_PATCH})
 BUNDLE_FILES = frozenset({*layout.BUNDLE_PATHS, REVIEW_FILE})
 """Every file a task archive may hold under `harbor-task/`."""
@@ -76,6 +82,8 @@ _EXTENDED = (
     tarfile.GNUTYPE_SPARSE,
 )
 _DEVICES = (tarfile.CHRTYPE, tarfile.BLKTYPE, tarfile.FIFOTYPE)
+_MESSAGE_BEYOND_PATH = 1000
+"""How long a message may run after the archive's path (member names and the problem)."""
 _OUTER_LAYOUT = "member outside the export layout (manifest.json, tasks/<taskId>.tar.gz)"
 
 
@@ -120,18 +128,28 @@ class _Where:
 
     def error(self, message: str, *members: str) -> ArchiveError:
         chain = [shown(member) for member in (*self.members, *members)]
-        return ArchiveError(": ".join([str(self.path), *chain, message]))
+        return ArchiveError(": ".join([str(self.path), *chain, one_line(message)]))
 
 
 @contextmanager
 def _translated(where: _Where) -> Iterator[None]:
-    """Turn a broken stream into one ArchiveError naming where it broke."""
+    """Turn a broken stream into one ArchiveError naming where it broke.
+
+    Every message leaving here is one short line: whatever of the archive it quotes (a JSON
+    key, a taskId, a decompressor's complaint) is escaped and cut.
+    """
     try:
         yield
     except StreamError as exc:
         raise where.error(str(exc)) from None
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise where.error(f"not a valid gzip stream ({exc})") from None
+    except ExportError as exc:
+        text = str(exc)
+        brief = one_line(text, len(str(where.path)) + _MESSAGE_BEYOND_PATH)
+        if brief == text:
+            raise
+        raise type(exc)(brief) from None
 
 
 def _member_problem(info: tarfile.TarInfo) -> str | None:
@@ -248,7 +266,12 @@ class _Outer:
 
 
 class _Task:
-    """One task archive's members, checked against the bundle layout."""
+    """One task archive's members, checked against the bundle layout.
+
+    The review record must agree with the bundle it travels with: the digest of its definition
+    is the bundle manifest's `definitionSha256`, and its difficulty the manifest's. The two
+    files may come in either order, so that check runs once every member has been read.
+    """
 
     def __init__(self, task_id: str, where: _Where, budget: _Budget, sink: TaskSink | None) -> None:
         self.task_id = task_id
@@ -258,6 +281,9 @@ class _Task:
         self.names: set[str] = set()
         self.files: set[str] = set()
         self.difficulty = ""
+        self.definition_sha256: str | None = None
+        self.reviewed: tuple[str, str] | None = None
+        """The review record's definition: its digest and its difficulty."""
 
     def _relative(self, info: tarfile.TarInfo) -> str:
         problem = _member_problem(info)
@@ -297,6 +323,7 @@ class _Task:
                 )
         for missing in sorted(REQUIRED_FILES - self.files):
             raise self.where.error(f"lacks {BUNDLE_DIR}/{missing}")
+        self._check_review()
 
     def _record(self, relative: str, info: tarfile.TarInfo, content: MemberReader) -> bytes:
         name = f"{BUNDLE_DIR}/{relative}"
@@ -307,15 +334,66 @@ class _Task:
             value: Any = loads_strict(data, source=name)
         except JsonError as exc:
             raise self.where.error(str(exc)) from None
-        record = value.get("definition") if relative == REVIEW_FILE else value
-        if not isinstance(record, dict) or record.get("taskId") != self.task_id:
-            raise self.where.error(f"does not describe task {self.task_id}", name)
-        if relative == layout.MANIFEST:
-            difficulty = record.get("difficulty")
-            if difficulty not in DIFFICULTIES:
-                raise self.where.error("difficulty is missing or unknown", name)
-            self.difficulty = str(difficulty)
+        if relative == REVIEW_FILE:
+            self._review(value, name)
+        else:
+            self._bundle_manifest(value, name)
         return data
+
+    def _bundle_manifest(self, value: Any, name: str) -> None:
+        if not isinstance(value, dict) or value.get("taskId") != self.task_id:
+            raise self.where.error(f"does not describe task {self.task_id}", name)
+        difficulty = value.get("difficulty")
+        if difficulty not in DIFFICULTIES:
+            raise self.where.error("difficulty is missing or unknown", name)
+        self.difficulty = str(difficulty)
+        digest = value.get("definitionSha256")
+        self.definition_sha256 = digest if isinstance(digest, str) else None
+
+    def _review(self, value: Any, name: str) -> None:
+        """Check the review record's shape (exactly what the writer writes) and keep its digest."""
+        if not isinstance(value, dict) or sorted(value) != sorted(REVIEW_KEYS):
+            keys = ", ".join(REVIEW_KEYS)
+            raise self.where.error(f"not a review record (an object of exactly {keys})", name)
+        raw = value["definition"]
+        if not isinstance(raw, dict) or raw.get("taskId") != self.task_id:
+            raise self.where.error(f"does not describe task {self.task_id}", name)
+        try:
+            loaded = parse_definition(raw, mode="persisted", prefix="definition")
+        except DefinitionError as exc:
+            raise self.where.error(f"invalid definition: {exc.lines[0]}", name) from None
+        if loaded.warnings:
+            unknown = loaded.warnings[0].removeprefix("dropped ")
+            raise self.where.error(f"invalid definition: {unknown}", name)
+        definition = loaded.definition
+        self.reviewed = (definition_sha256(definition), definition.difficulty)
+        validation = value["validation"]
+        if validation is not None and not (
+            isinstance(validation, dict)
+            and validation.get("taskId") == self.task_id
+            and isinstance(validation.get("accepted"), bool)
+        ):
+            raise self.where.error(
+                f"validation is neither null nor a report on task {self.task_id}", name
+            )
+        if not isinstance(value["audit"], dict):
+            raise self.where.error("audit is not an object", name)
+
+    def _check_review(self) -> None:
+        if self.reviewed is None:  # unreachable: the record is a required file
+            raise self.where.error(f"lacks {BUNDLE_DIR}/{REVIEW_FILE}")
+        name = f"{BUNDLE_DIR}/{REVIEW_FILE}"
+        digest, difficulty = self.reviewed
+        if digest != self.definition_sha256:
+            raise self.where.error(
+                f"its definition is not the bundle's (definitionSha256 of {layout.MANIFEST})",
+                name,
+            )
+        if difficulty != self.difficulty:
+            raise self.where.error(
+                f"difficulty {difficulty} does not match {layout.MANIFEST} ({self.difficulty})",
+                name,
+            )
 
 
 def _read_task(task: _Task, content: MemberReader) -> str:
@@ -399,16 +477,29 @@ class _Writer(Protocol):
     ) -> None: ...
 
 
-def copy_tasks(source: Path, writer: _Writer, *, drop: frozenset[str]) -> Manifest:
+def copy_tasks(
+    source: Path, writer: _Writer, *, drop: frozenset[str], expected: Manifest | None = None
+) -> Manifest:
     """Write `source`'s manifest without `drop`, then every kept task byte for byte.
 
+    With `expected` (the manifest a reviewer was shown), `source` must still hold exactly that
+    manifest; each kept task's digest is then checked against it as the task is copied, so
+    the copy holds only what was reviewed even if the file was replaced in between.
+
     Raises:
-        ArchiveError: `source` fails verification of its layout or a digest.
+        ArchiveError: `source` fails verification of its layout or a digest, or it is not the
+            export `expected` describes.
         ExportError: a dropped task is not in the export.
     """
     where = _Where(source)
     with _open(source) as stream, _translated(where):
         outer = _Outer(stream, where, _Budget(Limits()))
+        if expected is not None and outer.manifest != expected:
+            raise where.error(
+                "not the export that was loaded for review (the file changed since); "
+                "nothing written",
+                MANIFEST_NAME,
+            )
         listed = {entry.task_id for entry in outer.manifest.tasks}
         for task_id in sorted(drop - listed):
             raise ExportError(f"cannot drop {task_id}: not a task of {source}")

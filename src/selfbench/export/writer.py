@@ -39,7 +39,13 @@ from selfbench.export.manifest import (
     task_id_problem,
     task_member_name,
 )
-from selfbench.export.reader import BUNDLE_DIRS, BUNDLE_FILES, REVIEW_FILE, copy_tasks
+from selfbench.export.reader import (
+    BUNDLE_DIRS,
+    BUNDLE_FILES,
+    REVIEW_FILE,
+    REVIEW_KEYS,
+    copy_tasks,
+)
 from selfbench.patches import parse_patch
 
 __all__ = [
@@ -48,6 +54,7 @@ __all__ = [
     "RunInfo",
     "export_run",
     "read_validation_reports",
+    "same_file",
     "write_clean_export",
 ]
 
@@ -192,11 +199,8 @@ def _review_record(task: LocatedTask, validation: dict[str, Any] | None) -> byte
     gold = (task.bundle / layout.GOLD_PATCH).read_bytes()
     tests = (task.bundle / layout.TEST_PATCH).read_bytes()
     report = audit(definition, parse_patch(gold, lenient=True), parse_patch(tests, lenient=True))
-    record = {
-        "definition": definition.model_dump(mode="json"),
-        "validation": validation,
-        "audit": report.to_json(),
-    }
+    values = (definition.model_dump(mode="json"), validation, report.to_json())
+    record = dict(zip(REVIEW_KEYS, values, strict=True))  # definition, validation, audit
     return dumps_pretty(record).encode("utf-8")
 
 
@@ -315,22 +319,35 @@ def export_run(
     return ExportResult(out, manifest, tuple(left_out))
 
 
-def write_clean_export(source: Path, out: Path, *, drop: frozenset[str]) -> Manifest:
+def same_file(first: Path, second: Path) -> bool:
+    """Whether two paths name one file, however spelled (`a/../x`, a symlink, a hard link)."""
+    if first.resolve() == second.resolve():
+        return True
+    try:
+        return first.samefile(second)
+    except OSError:  # either is missing: then they are not one existing file
+        return False
+
+
+def write_clean_export(
+    source: Path, out: Path, *, drop: frozenset[str], expected: Manifest | None = None
+) -> Manifest:
     """Copy `source` to `out` without the dropped tasks: same format, manifest filtered.
 
-    The kept task archives are copied byte for byte, each digest checked on the way.
+    The kept task archives are copied byte for byte, each digest checked on the way. With
+    `expected` (the manifest that was reviewed), `source` must still be exactly that export.
 
     Raises:
-        ArchiveError: `source` fails verification.
+        ArchiveError: `source` fails verification, or it is not the export `expected` lists.
         ExportError: a dropped task is not in the export, `out` is `source`, or I/O failed.
     """
-    if out.absolute() == source.absolute():
+    if same_file(out, source):
         raise ExportError(f"a clean export must not replace its source: {out}")
     try:
         with atomic_file(out) as raw:
             writer = TarWriter(raw, level=_OUTER_LEVEL)
             try:
-                manifest = copy_tasks(source, writer, drop=drop)
+                manifest = copy_tasks(source, writer, drop=drop, expected=expected)
                 writer.finish()
             except BaseException:
                 writer.gzip.abort()

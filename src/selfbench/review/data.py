@@ -3,14 +3,19 @@
 Loading verifies the whole export in one streaming pass and keeps, per task, only what a
 reviewer reads: the instruction, both patches and the review record (definition, validation
 verdict, audit). They go to a private temporary directory, not to memory, so a large export
-costs little; a patch is shown up to `PATCH_SHOWN_BYTES` and says how much was left out.
+costs little; of the instruction and each patch only the first `PATCH_SHOWN_BYTES` are kept
+(and shown), the rest is counted, so a hostile export cannot fill the disk either.
+
+The page shows the export's own words only where they are labelled as such: the prompt comes
+from the task's `instruction.md`, the difficulty from its bundle manifest, and the review
+record gives only the definition, the validation verdict and the audit recorded at export.
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +32,14 @@ _KEPT = frozenset({layout.INSTRUCTION, layout.GOLD_PATCH, layout.TEST_PATCH, REV
 
 
 class _Keeper:
-    """A TaskSink saving the files the page shows under `root/<taskId>/`."""
+    """A TaskSink saving the files the page shows under `root/<taskId>/`, each cut to the limit.
+
+    `sizes` records each kept file's full size, so the page can say how much it left out.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.sizes: dict[tuple[str, str], int] = {}
 
     def task_directory(self, task_id: str, relative: str) -> None:
         """Directories hold nothing the page shows."""
@@ -41,16 +50,20 @@ class _Keeper:
         relative: str,
         content: Readable,
         *,
-        size: int,  # noqa: ARG002 - the protocol's; the page needs no size
-        executable: bool,  # noqa: ARG002 - nor the mode
+        size: int,
+        executable: bool,  # noqa: ARG002 - the protocol's; the page needs no mode
     ) -> None:
         if relative not in _KEPT:
             return
         path = self.root / task_id / relative.replace("/", "__")
         path.parent.mkdir(exist_ok=True)
+        # The review record is bounded by the reader's JSON limit and is needed whole.
+        left = size if relative == REVIEW_FILE else min(size, PATCH_SHOWN_BYTES)
         with path.open("xb") as target:
-            while chunk := content.read(BLOCK):
+            while left > 0 and (chunk := content.read(min(BLOCK, left))):
                 target.write(chunk)
+                left -= len(chunk)
+        self.sizes[task_id, relative] = size  # the rest is skipped by the reader, unkept
 
     def task_done(self, task_id: str) -> None:
         """Nothing to finish."""
@@ -70,6 +83,8 @@ class ReviewData:
     manifest: Manifest
     difficulties: dict[str, str]
     root: Path
+    sizes: dict[tuple[str, str], int] = field(default_factory=dict)
+    """Each kept file's full size in the export (the kept copy stops at the shown limit)."""
 
     def _file(self, task_id: str, relative: str) -> Path:
         return self.root / task_id / relative.replace("/", "__")
@@ -98,29 +113,40 @@ class ReviewData:
             )
         return {"file": self.export.name, "manifest": self.manifest.to_json(), "tasks": tasks}
 
-    def _patch(self, task_id: str, relative: str) -> dict[str, Any]:
+    def _shown(self, task_id: str, relative: str) -> tuple[str, int, int]:
+        """The kept text of a file, its full size and the bytes not shown."""
         path = self._file(task_id, relative)
-        size = path.stat().st_size
         with path.open("rb") as handle:
             shown = handle.read(PATCH_SHOWN_BYTES)
-        return {
-            "text": shown.decode("utf-8", errors="replace"),
-            "bytes": size,
-            "omittedBytes": size - len(shown),
-        }
+        size = self.sizes.get((task_id, relative), path.stat().st_size)
+        return shown.decode("utf-8", errors="replace"), size, size - len(shown)
+
+    def _patch(self, task_id: str, relative: str) -> dict[str, Any]:
+        text, size, omitted = self._shown(task_id, relative)
+        return {"text": text, "bytes": size, "omittedBytes": omitted}
 
     def detail(self, task_id: str) -> dict[str, Any] | None:
-        """One task's prompt, record and both patches; None for an unknown task."""
+        """One task's prompt, recorded definition, validation and audit, and both patches.
+
+        Built from an allow-list: whatever else a review record holds never reaches the page,
+        and the prompt (`instruction.md`) and difficulty (the bundle manifest) come from the
+        bundle itself. None for an unknown task.
+        """
         if task_id not in self.difficulties:
             return None
-        instruction = self._file(task_id, layout.INSTRUCTION).read_bytes()
+        record = self.record(task_id)
+        prompt, prompt_size, prompt_omitted = self._shown(task_id, layout.INSTRUCTION)
         return {
-            "taskId": task_id,
-            "difficulty": self.difficulties[task_id],
-            "prompt": instruction.decode("utf-8", errors="replace"),
-            **self.record(task_id),
+            "definition": record.get("definition"),
+            "validation": record.get("validation"),
+            "audit": record.get("audit"),
             "goldPatch": self._patch(task_id, layout.GOLD_PATCH),
             "testPatch": self._patch(task_id, layout.TEST_PATCH),
+            "prompt": prompt,
+            "promptBytes": prompt_size,
+            "promptOmittedBytes": prompt_omitted,
+            "taskId": task_id,
+            "difficulty": self.difficulties[task_id],
         }
 
     def close(self) -> None:
@@ -136,9 +162,10 @@ def load_review(export: Path) -> ReviewData:
         ExportError: it cannot be read.
     """
     root = Path(tempfile.mkdtemp(prefix="selfbench-review-"))
+    keeper = _Keeper(root)
     try:
-        verified = read_export(export, sink=_Keeper(root))
+        verified = read_export(export, sink=keeper)
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
-    return ReviewData(export, verified.manifest, verified.difficulties, root)
+    return ReviewData(export, verified.manifest, verified.difficulties, root, keeper.sizes)

@@ -20,8 +20,9 @@ from typing import Any, Self
 from urllib.parse import unquote, urlsplit
 
 from selfbench.errors import SelfbenchError
+from selfbench.export.manifest import ArchiveError, ExportError
 from selfbench.export.reader import read_export
-from selfbench.export.writer import write_clean_export
+from selfbench.export.writer import same_file, write_clean_export
 from selfbench.review.data import ReviewData, load_review
 
 __all__ = ["ReviewServer", "clean_export_path", "open_review"]
@@ -103,10 +104,15 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._error(HTTPStatus.NOT_FOUND, "not found")
 
-    def _body(self) -> Any:
-        length = int(self.headers.get("Content-Length") or 0)
-        if not 0 < length <= _MAX_BODY:
+    def _length(self) -> int | None:
+        """The request's Content-Length, or None when it is malformed or out of bounds."""
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
             return None
+        return length if 0 < length <= _MAX_BODY else None
+
+    def _body(self, length: int) -> Any:
         try:
             return json.loads(self.rfile.read(length))
         except ValueError:
@@ -120,13 +126,20 @@ class _Handler(BaseHTTPRequestHandler):
         if urlsplit(self.path).path != "/api/clean-export":
             self._error(HTTPStatus.NOT_FOUND, "not found")
             return
-        body = self._body()
+        length = self._length()
+        if length is None:
+            self.close_connection = True  # the body, if any, is not read
+            self._error(HTTPStatus.BAD_REQUEST, f"Content-Length must be 1 to {_MAX_BODY}")
+            return
+        body = self._body(length)
         drop = body.get("drop") if isinstance(body, dict) else None
         if not isinstance(drop, list) or not all(isinstance(item, str) for item in drop):
             self._error(HTTPStatus.BAD_REQUEST, 'expected {"drop": [taskId, ...]}')
             return
         try:
             self._json(self.server.write_clean(frozenset(drop)))
+        except ArchiveError as exc:  # the export on disk is no longer the one reviewed
+            self._error(HTTPStatus.CONFLICT, str(exc))
         except SelfbenchError as exc:
             self._error(HTTPStatus.BAD_REQUEST, str(exc))
 
@@ -142,9 +155,25 @@ class _Server(ThreadingHTTPServer):
         self._writing = threading.Lock()
 
     def write_clean(self, drop: frozenset[str]) -> dict[str, Any]:
+        """Write the clean export of what was reviewed, and verify it.
+
+        Raises:
+            ArchiveError: the export on disk is not the one loaded (changed since); nothing
+                is written.
+            ExportError: a drop names no task, the write failed, or what was written does not
+                verify (it is then removed).
+        """
         with self._writing:
-            manifest = write_clean_export(self.data.export, self.clean_out, drop=drop)
-            read_export(self.clean_out)  # what was written verifies, or the reviewer hears why
+            manifest = write_clean_export(
+                self.data.export, self.clean_out, drop=drop, expected=self.data.manifest
+            )
+            try:
+                read_export(self.clean_out)  # what was written verifies, or it is removed
+            except SelfbenchError as exc:
+                self.clean_out.unlink(missing_ok=True)
+                raise ExportError(
+                    f"the clean export did not verify and was removed: {exc}"
+                ) from None
         return {"path": str(self.clean_out), "manifest": manifest.to_json()}
 
 
@@ -194,10 +223,8 @@ def open_review(export: Path, *, clean_out: Path | None = None, port: int = 0) -
         ArchiveError: the export fails verification.
         ExportError: it cannot be read, or `clean_out` is the export itself.
     """
-    from selfbench.export.manifest import ExportError  # noqa: PLC0415
-
     target = clean_out or clean_export_path(export)
-    if target.absolute() == export.absolute():
+    if same_file(target, export):
         raise ExportError(f"a clean export must not replace its source: {target}")
     data = load_review(export)
     try:

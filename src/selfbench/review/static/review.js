@@ -108,12 +108,15 @@ function showDetail(task) {
   detail.replaceChildren();
   detail.append(el("h2", task.taskId));
   detail.append(el("h3", "Prompt"), el("pre", task.prompt, "prompt"));
+  if (task.promptOmittedBytes > 0) {
+    detail.append(el("p", `${task.promptOmittedBytes} of ${task.promptBytes} bytes not shown.`, "note"));
+  }
   const audit = task.audit || {};
-  detail.append(el("h3", "Validation"));
+  detail.append(el("h3", "Validation (as recorded in the export)"));
   const validation = task.validation;
   const verdict = !validation ? "not validated" : validation.accepted ? "accepted" : "rejected";
   detail.append(el("p", validation && validation.reason ? `${verdict}: ${validation.reason}` : verdict));
-  detail.append(el("h3", "Audit"), el("p", metricsText(audit)));
+  detail.append(el("h3", "Audit (as recorded in the export)"), el("p", metricsText(audit)));
   for (const blocker of audit.blockers || []) detail.append(el("p", `blocker: ${blocker}`, "note"));
   for (const warning of audit.warnings || []) detail.append(el("p", `warning: ${warning}`, "note"));
   detail.append(el("h3", "Definition"), el("pre", JSON.stringify(task.definition, null, 2)));
