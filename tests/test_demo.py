@@ -36,9 +36,10 @@ def run_sample_tests(checkout: Path, selectors: list[str]) -> subprocess.Complet
 
 
 def test_run_demo(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert run_demo(out=tmp_path) == 0
+    code = run_demo(out=tmp_path)
 
     out = capsys.readouterr().out
+    assert code == 0, out
     assert f"2. submit_task  Submitted slugkit-pr-{_sample.PR_NUMBER}." in out
     assert "3. static audit  accepted" in out
     if os.geteuid() == 0:  # the local sandbox needs root; CI runs as root

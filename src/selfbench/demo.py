@@ -86,7 +86,10 @@ def sample_arguments(repo: SampleRepository) -> dict[str, Any]:
         "repo": "example/slugkit",
         "baseCommit": repo.base,
         "workdir": ".",
-        "setupCommand": "python3 -m venv .venv && .venv/bin/python -m pip install --quiet pytest",
+        "setupCommand": (
+            "python3 -m venv --system-site-packages .venv"
+            " && .venv/bin/python -m pip install --quiet pytest"
+        ),
         "testCommand": ".venv/bin/python -m pytest -q {tests}",
         "failToPass": ["tests/test_translit.py", "tests/test_options.py"],
         "passToPass": ["tests/test_core.py"],

@@ -281,7 +281,7 @@ class _Task:
             return f"setup: the dependency setup failed (exit {result.exit_code}; log {log})"
         return None
 
-    def agent(self, name: str, *, oracle: bool) -> _Agent:
+    def agent(self, name: str, *, oracle: bool, last: bool = False) -> _Agent:
         """Run the agent phase and the collect step; where agent.patch is, and how it went."""
         opt = self.fresh(f"{name}-agent-opt")
         status = self.fresh(f"{name}-agent-status")
@@ -290,7 +290,7 @@ class _Task:
         ro_binds: dict[str, Path] = {}
         if oracle:
             app = self.sandbox.root / f"{name}-agent-app"
-            _copy_tree(self.prepared, app)
+            _take_tree(self.prepared, app, last=last)
             binds[layout.CONTAINER_APP] = app
             ro_binds["/solution"] = self.bundle / "solution"
         else:
@@ -319,12 +319,18 @@ class _Task:
         return _Agent(opt, reason)
 
     def verifier(
-        self, name: str, agent: _Agent, selectors: Sequence[str], test_sh: str | None = None
+        self,
+        name: str,
+        agent: _Agent,
+        selectors: Sequence[str],
+        test_sh: str | None = None,
+        *,
+        last: bool = False,
     ) -> _Run:
         """Run `tests/test.sh` (or `test_sh`) on a fresh copy of the verifier tree, then each
         selector on its own."""
         app = self.sandbox.root / f"{name}-app"
-        _copy_tree(self.verifier_base, app)
+        _take_tree(self.verifier_base, app, last=last)
         tests, opt, logs = (
             self.fresh(f"{name}-tests"),
             self.fresh(f"{name}-opt"),
@@ -396,7 +402,7 @@ class _Task:
         several = len(self.definition.failToPass) > 1 and not self.options.parity
         selectors = tuple(self.definition.failToPass) if several else ()
         nop = self.verifier("nop", self.agent("nop", oracle=False), selectors)
-        oracle_agent = self.agent("oracle", oracle=True)
+        oracle_agent = self.agent("oracle", oracle=True, last=True)
         oracle = self.verifier("oracle", oracle_agent, selectors)
         checks: list[Check] = []
         reason = _phase_reason(nop) or _phase_reason(oracle)
@@ -404,7 +410,9 @@ class _Task:
         if not self.options.parity:
             scored = oracle.reward is not None and oracle.reward.reward == 1
             rerun = (
-                self.verifier("rerun", oracle_agent, (), self.rerun_test_sh()) if scored else None
+                self.verifier("rerun", oracle_agent, (), self.rerun_test_sh(), last=True)
+                if scored
+                else None
             )
             checks = self.beyond_checks(nop, oracle, rerun)
             reason = reason or next((c.detail for c in checks if not c.passed), None)
@@ -493,6 +501,14 @@ def _copy_tree(source: Path, target: Path) -> None:
         stdin=subprocess.DEVNULL,
         capture_output=True,
     )
+
+
+def _take_tree(source: Path, target: Path, *, last: bool) -> None:
+    """A fresh copy of a prepared tree for one run; its last user takes the tree itself."""
+    if last:
+        source.rename(target)
+    else:
+        _copy_tree(source, target)
 
 
 def _collect_command(bundle: Path) -> str:
@@ -666,7 +682,7 @@ def score_patch(located: LocatedTask, patch: bytes | None, *, options: LocalOpti
         opt = task.fresh("collected")
         if patch is not None:
             (opt / Path(layout.CONTAINER_AGENT_PATCH).name).write_bytes(patch)
-        run = task.verifier("agent", _Agent(opt, None), ())
+        run = task.verifier("agent", _Agent(opt, None), (), last=True)
         return RunReport(run.reward, str(run.log), _outcomes(run.log, task.commands()))
     finally:
         if not options.keep:

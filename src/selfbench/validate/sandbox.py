@@ -386,7 +386,7 @@ LOG_LIMIT = 64 << 20
 """The most of one phase's output kept in its log."""
 
 _SLIRP_DNS = "10.0.2.3"
-_SLIRP_READY_SECONDS = 10.0
+_SLIRP_READY_SECONDS = 30.0
 
 
 @dataclass
