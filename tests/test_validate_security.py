@@ -320,3 +320,27 @@ def test_a_phase_that_prints_without_end_is_cut(tmp_path: Path) -> None:
     size = log.stat().st_size
     assert LOG_LIMIT < size < LOG_LIMIT + 200
     assert log.read_bytes().endswith(b" s\n")
+
+
+def test_a_test_that_takes_more_than_the_tasks_memory_is_killed(tmp_path: Path) -> None:
+    from selfbench.validate.cgroup import Limits, PhaseCgroup  # noqa: PLC0415
+
+    group, why = PhaseCgroup.create(Limits(cpus=1, memory_mb=64, pids=16))
+    if group is None:
+        pytest.skip(why)
+    group.close()
+    hog = (
+        "from calc import mul\n\n\ndef test_mul():\n"
+        "    hoard = bytearray(1024 << 20)\n"
+        "    assert mul(2, 3) == 6 and hoard\n"
+    )
+    resources = {"cpus": 1, "memoryMb": 256, "storageMb": 1024}
+    project = python_project(
+        "hog", tests={"tests/test_mul.py": hog}, definition={"resources": resources}
+    )
+    [report] = validate([build(project, tmp_path / "build")], logs=tmp_path / "logs")
+    assert not report.accepted
+    assert report.reason == (
+        "oracle: fail-to-pass failed with the gold patch; "
+        "a process was killed for using more than the task's 256 MB of memory"
+    )

@@ -41,6 +41,7 @@ from selfbench.bundle.render_scripts import (
 from selfbench.contract import TaskDefinition
 from selfbench.errors import SelfbenchError
 from selfbench.patches import parse_patch
+from selfbench.validate.cgroup import Limits
 from selfbench.validate.outcomes import parse_outcomes
 from selfbench.validate.report import (
     Check,
@@ -223,6 +224,12 @@ class _Task:
 
     # --- phases -----------------------------------------------------------------------------
 
+    def memory_hint(self) -> str:
+        return (
+            "a process was killed for using more than the task's "
+            f"{self.definition.resources.memoryMb} MB of memory"
+        )
+
     def hidden(self) -> tuple[Path, ...]:
         """Host paths no phase may see: the directory holding the bundle and its definition."""
         holder = self.bundle.parent.resolve()
@@ -258,7 +265,8 @@ class _Task:
         if result.timed_out:
             return f"setup: timed out after {seconds:g} s (log {log})"
         if result.exit_code != 0:
-            return f"setup: setupCommand failed (exit {result.exit_code}; log {log})"
+            hint = f"; {self.memory_hint()}" if result.out_of_memory else ""
+            return f"setup: setupCommand failed (exit {result.exit_code}; log {log}){hint}"
         dependency_patch = self.bundle / layout.DEPENDENCY_PATCH
         if not dependency_patch.is_file():
             return None
@@ -418,6 +426,8 @@ class _Task:
             reason = reason or next((c.detail for c in checks if not c.passed), None)
         if reason is not None:
             reason = _with_network_hint(reason, (nop, oracle), network=self.options.network)
+            if nop.phase.out_of_memory or oracle.phase.out_of_memory:
+                reason += f"; {self.memory_hint()}"
         return TaskReport(
             self.definition.taskId,
             reason is None,
@@ -501,6 +511,16 @@ def _copy_tree(source: Path, target: Path) -> None:
         stdin=subprocess.DEVNULL,
         capture_output=True,
     )
+
+
+_MAX_TASKS = 8192
+"""A phase's process cap (the sandbox also caps each user at half that)."""
+
+
+def _limits(definition: TaskDefinition) -> Limits:
+    """The task's resources as the local environment enforces them (storage is not)."""
+    resources = definition.resources
+    return Limits(cpus=float(resources.cpus), memory_mb=resources.memoryMb, pids=_MAX_TASKS)
 
 
 def _take_tree(source: Path, target: Path, *, last: bool) -> None:
@@ -640,7 +660,7 @@ def validate_local(
         if options.keep:
             (logs / "workspace.txt").write_text(f"{root}\n", encoding="utf-8")
         try:
-            sandbox = Sandbox(root, users, bwrap)
+            sandbox = Sandbox(root, users, bwrap, _limits(located.definition))
             report = _Task(located, sandbox, logs, options).validate()
         except (
             OSError,
@@ -675,7 +695,8 @@ def score_patch(located: LocatedTask, patch: bytes | None, *, options: LocalOpti
     logs.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
     try:
-        task = _Task(located, Sandbox(root, choose_users(), bwrap), logs, options)
+        sandbox = Sandbox(root, choose_users(), bwrap, _limits(located.definition))
+        task = _Task(located, sandbox, logs, options)
         reason = task.prepare()
         if reason is not None:
             return RunReport(None, str(logs / "prepare.log"))

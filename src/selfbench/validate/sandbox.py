@@ -7,13 +7,17 @@ containers provide and nothing more. Each phase gets:
 * the host's system directories bound read-only (so the host's toolchains run), with the task's
   own directories bound writable at the container paths: `/app`, `/tests`, `/logs`,
   `/opt/selfbench`, and `/solution` read-only only where the solution may be seen;
-* private `/tmp`, `/run`, `/dev` and `/proc`; the host's `/home`, `/root`, `/run` and `/tmp`
-  hidden (no sockets such as a Docker daemon's, no one's secrets);
+* private `/tmp`, `/run`, `/dev` and `/proc`; everything but the system directories absent
+  (homes, `/root`, `/run` with its sockets, project directories), host secrets in `/etc` and the
+  task's own bundle covered;
 * `/etc/passwd` and `/etc/group` with the `agent` and `verifier` users added;
 * its own PID namespace: when the phase's script ends, every process it started dies with it;
 * root inside keeps only the capabilities the scripts need (owning and switching users, killing
-  the verifier's leftovers), never `CAP_SYS_ADMIN`, so it cannot remount anything writable;
-* optionally no network (a fresh network namespace with only loopback).
+  the verifier's leftovers): never `CAP_SYS_ADMIN` (no remounting) nor `CAP_DAC_READ_SEARCH`
+  (no `open_by_handle_at`);
+* a network only where the phase needs one (setup): its own namespace, connected to the outside
+  by slirp4netns without the host's loopback; otherwise a fresh namespace with only loopback;
+* a control group with the task's CPUs and memory and a process cap (`cgroup.py`).
 
 Creating a mount namespace with several users needs root: the local environment refuses to start
 otherwise (`selfbench validate --env harbor` needs no privileges on this machine).
@@ -37,6 +41,7 @@ from typing import IO
 
 from selfbench.bundle import layout
 from selfbench.errors import SelfbenchError
+from selfbench.validate.cgroup import Limits, PhaseCgroup
 
 __all__ = [
     "CONTAINER_PATH",
@@ -141,6 +146,8 @@ class PhaseResult:
     exit_code: int
     timed_out: bool
     seconds: float
+    out_of_memory: bool = False
+    """The kernel killed a process of the phase for exceeding the task's memory."""
 
 
 def require_sandbox() -> str:
@@ -216,6 +223,8 @@ class Sandbox:
     root: Path
     users: Users
     bwrap: str
+    limits: Limits | None = None
+    """The task's CPUs and memory, and a process cap, per phase (None: unlimited)."""
     _etc: tuple[Path, Path] = field(init=False)
     _root_home: Path = field(init=False)
     _phases: int = field(init=False, default=0)
@@ -244,14 +253,15 @@ class Sandbox:
         return args
 
     def command(
-        self, script: str, args: Sequence[str], mounts: Mounts, *, slirp: _Slirp | None = None
+        self, script: str, args: Sequence[str], mounts: Mounts, *, gate: _Gate | None = None
     ) -> list[str]:
         """The `bwrap` argv that runs `bash -c script` as root in the workspace.
 
-        With `slirp`, the phase gets its own network namespace, which `run` connects to the
-        outside through slirp4netns once bwrap reports it (`--info-fd`) and before the script
-        starts (`--block-fd`).
+        With a `gate`, bwrap reports its namespaces (`--info-fd`) and waits (`--block-fd`) until
+        `run` has moved the phase into its control group and, when the phase has a network, has
+        connected its own network namespace to the outside through slirp4netns.
         """
+        slirp = gate is not None and gate.slirp_wanted
         passwd, group = self._etc
         argv = [
             self.bwrap,
@@ -264,12 +274,12 @@ class Sandbox:
             "--hostname",
             "selfbench",
         ]
-        if not mounts.network or slirp is not None:
+        if not mounts.network or slirp:
             argv.append("--unshare-net")
-        if slirp is not None:
-            argv += ["--info-fd", str(slirp.info_write), "--block-fd", str(slirp.block_read)]
+        if gate is not None:
+            argv += ["--info-fd", str(gate.info_write), "--block-fd", str(gate.block_read)]
         argv += _host_binds()
-        if slirp is not None:
+        if slirp:
             argv += ["--ro-bind", str(self._resolv_conf()), "/etc/resolv.conf"]
         argv += ["--ro-bind", str(passwd), "/etc/passwd", "--ro-bind", str(group), "/etc/group"]
         argv += ["--proc", "/proc", "--dev", "/dev", "--ro-bind", "/sys", "/sys"]
@@ -302,14 +312,17 @@ class Sandbox:
         self, script: str, args: Sequence[str], *, mounts: Mounts, log: Path, timeout: float
     ) -> PhaseResult:
         """Run one phase; its output is appended to `log`. Kills it all after `timeout` s."""
-        slirp = _Slirp.open() if mounts.network and shutil.which("slirp4netns") else None
+        gate = _Gate.open(slirp=mounts.network and shutil.which("slirp4netns") is not None)
+        cgroup, why = PhaseCgroup.create(self.limits) if self.limits else (None, "")
         try:
-            return self._run(script, args, mounts=mounts, log=log, timeout=timeout, slirp=slirp)
+            return self._run(script, args, mounts=mounts, log=log, timeout=timeout, gate=gate,
+                             cgroup=cgroup, note=why)  # fmt: skip
         finally:
-            if slirp is not None:
-                slirp.close()
+            gate.close()
+            if cgroup is not None:
+                cgroup.close()
 
-    def _run(
+    def _run(  # noqa: PLR0913 - run's arguments and the phase's plumbing
         self,
         script: str,
         args: Sequence[str],
@@ -317,9 +330,11 @@ class Sandbox:
         mounts: Mounts,
         log: Path,
         timeout: float,
-        slirp: _Slirp | None,
+        gate: _Gate,
+        cgroup: PhaseCgroup | None,
+        note: str,
     ) -> PhaseResult:
-        argv = self.command(script, args, mounts, slirp=slirp)
+        argv = self.command(script, args, mounts, gate=gate)
         environment = {
             "PATH": CONTAINER_PATH,
             "HOME": "/root",
@@ -332,6 +347,8 @@ class Sandbox:
         start = time.monotonic()
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("ab") as output:
+            if note:
+                output.write(f"selfbench: {note}\n".encode())
             process = subprocess.Popen(
                 argv,
                 stdin=subprocess.DEVNULL,
@@ -339,15 +356,14 @@ class Sandbox:
                 stderr=subprocess.STDOUT,
                 env=environment,
                 start_new_session=True,
-                pass_fds=slirp.child_fds() if slirp else (),
+                pass_fds=gate.child_fds(),
             )
             assert process.stdout is not None  # noqa: S101 - stdout=PIPE above
             copier = threading.Thread(target=_copy_capped, args=(process.stdout, output))
             copier.start()
             timed_out = False
             try:
-                if slirp is not None:
-                    slirp.connect(output)
+                gate.release(output, bwrap=process.pid, cgroup=cgroup)
                 code = process.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 timed_out = True
@@ -362,7 +378,8 @@ class Sandbox:
                 process.stdout.close()
             if timed_out:
                 output.write(f"\nselfbench: phase killed after {timeout:g} s\n".encode())
-        return PhaseResult(code, timed_out, time.monotonic() - start)
+        out_of_memory = cgroup is not None and cgroup.out_of_memory()
+        return PhaseResult(code, timed_out, time.monotonic() - start, out_of_memory)
 
 
 def _copy_capped(source: IO[bytes], target: IO[bytes]) -> None:
@@ -390,60 +407,77 @@ _SLIRP_READY_SECONDS = 30.0
 
 
 @dataclass
-class _Slirp:
-    """A phase's user-mode network: slirp4netns NATs a fresh network namespace to the outside,
-    with the host's loopback unreachable (`--disable-host-loopback`), as a container's bridge.
+class _Gate:
+    """Holds a phase at bwrap's `--block-fd` until it is set up from outside: moved into its
+    control group and, when it has a network, given a user-mode one by slirp4netns, which NATs a
+    fresh network namespace to the outside with the host's loopback out of reach
+    (`--disable-host-loopback`), as a container's bridge does.
     """
 
     info_read: int
     info_write: int
     block_read: int
     block_write: int
-    process: subprocess.Popen[bytes] | None = None
+    slirp_wanted: bool
+    slirp: subprocess.Popen[bytes] | None = None
 
     @classmethod
-    def open(cls) -> _Slirp:
+    def open(cls, *, slirp: bool) -> _Gate:
         info_read, info_write = os.pipe()
         block_read, block_write = os.pipe()
-        return cls(info_read, info_write, block_read, block_write)
+        return cls(info_read, info_write, block_read, block_write, slirp)
 
     def child_fds(self) -> tuple[int, int]:
         return (self.info_write, self.block_read)
 
-    def connect(self, output: IO[bytes]) -> None:
-        """Attach the network to the namespace bwrap made, then let the phase start."""
+    def release(self, output: IO[bytes], *, bwrap: int, cgroup: PhaseCgroup | None) -> None:
+        """Set the phase up from outside, then let its script start."""
         os.close(self.info_write)
         os.close(self.block_read)
         self.info_write = self.block_read = -1
         try:
             pid = self._child_pid()
             if pid is None:
-                return  # bwrap failed before making the namespace; its error is in the log
-            ready_read, ready_write = os.pipe()
-            try:
-                self.process = subprocess.Popen(
-                    [
-                        "slirp4netns",
-                        "--configure",
-                        "--mtu=65520",
-                        "--disable-host-loopback",
-                        f"--ready-fd={ready_write}",
-                        str(pid),
-                        "tap0",
-                    ],
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=output,
-                    pass_fds=(ready_write,),
-                )
-                os.close(ready_write)
-                ready, _, _ = select.select([ready_read], [], [], _SLIRP_READY_SECONDS)
-                if not ready or not os.read(ready_read, 1):
-                    output.write(b"selfbench: slirp4netns did not start; no network\n")
-            finally:
-                os.close(ready_read)
+                return  # bwrap failed before making the namespaces; its error is in the log
+            if cgroup is not None:
+                try:
+                    cgroup.add(bwrap)
+                    cgroup.add(pid)
+                except OSError as exc:
+                    output.write(f"selfbench: no resource limits: {exc.strerror}\n".encode())
+            if self.slirp_wanted:
+                self._connect(pid, output)
         finally:
-            os.write(self.block_write, b"1")
+            with contextlib.suppress(OSError):  # bwrap may be gone already
+                os.write(self.block_write, b"1")
+
+    def _connect(self, pid: int, output: IO[bytes]) -> None:
+        ready_read, ready_write = os.pipe()
+        try:
+            self.slirp = subprocess.Popen(
+                [
+                    "slirp4netns",
+                    "--configure",
+                    "--mtu=65520",
+                    "--disable-host-loopback",
+                    f"--ready-fd={ready_write}",
+                    str(pid),
+                    "tap0",
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=output,
+                pass_fds=(ready_write,),
+            )
+            os.close(ready_write)
+            ready_write = -1
+            ready, _, _ = select.select([ready_read], [], [], _SLIRP_READY_SECONDS)
+            if not ready or not os.read(ready_read, 1):
+                output.write(b"selfbench: slirp4netns did not start; no network\n")
+        finally:
+            os.close(ready_read)
+            if ready_write >= 0:
+                os.close(ready_write)
 
     def _child_pid(self) -> int | None:
         data = b""
@@ -457,9 +491,9 @@ class _Slirp:
         return int(match.group(1)) if match else None
 
     def close(self) -> None:
-        if self.process is not None:
-            self.process.kill()
-            self.process.wait()
+        if self.slirp is not None:
+            self.slirp.kill()
+            self.slirp.wait()
         for fd in (self.info_read, self.info_write, self.block_read, self.block_write):
             if fd >= 0:
                 with contextlib.suppress(OSError):
