@@ -20,7 +20,7 @@ from selfbench.bundle.locate import locate_task
 from selfbench.cli import main
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, score_patch
-from selfbench.validate.report import TaskReport
+from selfbench.validate.report import REWARD_FIELDS, Reward, TaskReport
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("bwrap") is None,
@@ -408,3 +408,48 @@ def test_a_path_that_is_not_a_bundle_is_refused(
     assert capsys.readouterr().err == (
         f"error: {tmp_path}: not a bundle (no task.toml) or a collect directory\n"
     )
+
+
+# --- the Beyond checks' verdicts, from recorded runs ------------------------------------------
+
+
+NO_REWARD = "oracle rerun from a fresh copy: rerun: the verifier wrote no reward.json (log {log})"
+
+
+def _reward(**fields: int) -> Reward:
+    values = {name: 1 for name in REWARD_FIELDS if not name.endswith("exit_code")}
+    values |= {"fail_to_pass_exit_code": 0, "fail_to_pass_repeat_exit_code": 0}
+    values |= {"pass_to_pass_exit_code": 0, **fields}
+    return Reward.model_validate(values)
+
+
+@pytest.mark.parametrize(
+    ("rerun", "passed", "detail"),
+    [
+        (_reward(), True, ""),
+        (
+            _reward(reward=0, deterministic=0, fail_to_pass_repeat_exit_code=1),
+            False,
+            "oracle: the rerun from a fresh copy did not score 1 (not deterministic; log {log})",
+        ),
+        (None, False, NO_REWARD),
+    ],
+    ids=["scores-again", "fails-again", "no-reward"],
+)  # fmt: skip
+def test_the_independent_rerun_check(
+    tmp_path: Path, rerun: Reward | None, passed: bool, detail: str
+) -> None:
+    out = build(python_project("rerun-check"), tmp_path / "build")
+    from selfbench.validate.local import _Run, _Task  # noqa: PLC0415
+    from selfbench.validate.sandbox import PhaseResult, Sandbox, Users  # noqa: PLC0415
+
+    log = tmp_path / "run.log"
+    log.write_text("")
+    phase = PhaseResult(exit_code=0, timed_out=False, seconds=1.0)
+    sandbox = Sandbox(tmp_path / "ws", Users(agent=61000, verifier=61001), "bwrap")
+    task = _Task(locate_task(out), sandbox, tmp_path, LocalOptions(logs=tmp_path))
+    nop = _Run("nop", _reward(reward=0, fail_to_pass=0, deterministic=0), log, phase)
+    oracle = _Run("oracle", _reward(), log, phase)
+    checks = task.beyond_checks(nop, oracle, _Run("rerun", rerun, log, phase))
+    [check] = [check for check in checks if check.name == "independent rerun"]
+    assert (check.passed, check.detail) == (passed, detail.format(log=log))
