@@ -24,6 +24,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from _bench import TEST_PATCH, git
+
 _WORDS = (
     "alpha",
     "beta",
@@ -53,25 +55,6 @@ _WORDS = (
     "stream",
     "token",
 )
-_GIT_ENV = {
-    **os.environ,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@localhost",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@localhost",
-}
-_PATCH = (
-    b"diff --git a/tests/test_new.py b/tests/test_new.py\nnew file mode 100644\n"
-    b"--- /dev/null\n+++ b/tests/test_new.py\n@@ -0,0 +1 @@\n+def test_x(): pass\n"
-)
-
-
-def _git(repo: Path, *args: str) -> bytes:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], env=_GIT_ENV, check=True, capture_output=True
-    ).stdout
 
 
 def _text(rng: random.Random, size: int) -> bytes:
@@ -90,14 +73,14 @@ def generate_repository(root: Path, *, size_mb: int) -> str:
     files = size_mb * 100
     repo = root / "repo"
     repo.mkdir()
-    _git(repo, "init", "--quiet")
+    git(repo, "init", "--quiet")
     for index in range(files):
         path = repo / f"pkg{index % 97}" / f"mod{index // 97}" / f"file{index}.py"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(_text(rng, 10_000))
-    _git(repo, "add", "--all")
-    _git(repo, "commit", "--quiet", "-m", "base")
-    return _git(repo, "rev-parse", "HEAD").decode().strip()
+    git(repo, "add", "--all")
+    git(repo, "commit", "--quiet", "-m", "base")
+    return git(repo, "rev-parse", "HEAD").decode().strip()
 
 
 def write_task(root: Path, sha: str) -> Path:
@@ -114,8 +97,8 @@ def write_task(root: Path, sha: str) -> Path:
         "resources": {"cpus": 4, "memoryMb": 8192, "storageMb": 20480},
     }  # fmt: skip
     (task / "definition.json").write_text(json.dumps(definition))
-    (task / "test.patch").write_bytes(_PATCH)
-    (task / "gold.patch").write_bytes(_PATCH.replace(b"tests/test_new.py", b"src/new.py"))
+    (task / "test.patch").write_bytes(TEST_PATCH)
+    (task / "gold.patch").write_bytes(TEST_PATCH.replace(b"tests/test_new.py", b"src/new.py"))
     return task
 
 
@@ -156,10 +139,10 @@ def main() -> None:
         compile_cmd += ["--repo", str(repo), "--out", str(bundle)]
         actions: dict[str, Callable[[], object]] = {
             "selfbench compile": lambda: subprocess.run(compile_cmd, check=True),
-            "git archive tar.gz": lambda: _git(
+            "git archive tar.gz": lambda: git(
                 repo, "archive", "--format=tar.gz", "-o", str(targz), sha
             ),
-            "git archive tar": lambda: _git(repo, "archive", "--format=tar", "-o", str(tar), sha),
+            "git archive tar": lambda: git(repo, "archive", "--format=tar", "-o", str(tar), sha),
         }
         os.sync()  # let the kernel write the generated repository out before timing anything
         for action in actions.values():

@@ -24,27 +24,13 @@ import tempfile
 import time
 from pathlib import Path
 
-_GIT_ENV = {
-    **os.environ,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@localhost",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@localhost",
-}
-_PATCH = (
-    b"diff --git a/tests/test_new.py b/tests/test_new.py\nnew file mode 100644\n"
-    b"--- /dev/null\n+++ b/tests/test_new.py\n@@ -0,0 +1 @@\n+def test_x(): pass\n"
-)
+from _bench import TEST_PATCH, git
+
 _FILE_BYTES = 100_000
 
 
 def _git(repo: Path, *args: str) -> str:
-    result = subprocess.run(
-        ["git", "-C", str(repo), *args], env=_GIT_ENV, check=True, capture_output=True
-    )
-    return result.stdout.decode().strip()
+    return git(repo, *args).decode().strip()
 
 
 def generate_repository(root: Path, *, snapshot_mb: float) -> tuple[Path, str]:
@@ -76,8 +62,8 @@ def author(root: Path, sha: str, index: int) -> Path:
         "resources": {"cpus": 4, "memoryMb": 8192, "storageMb": 20480},
     }  # fmt: skip
     (task / "definition.json").write_text(json.dumps(definition))
-    (task / "test.patch").write_bytes(_PATCH)
-    (task / "gold.patch").write_bytes(_PATCH.replace(b"tests/test_new.py", b"src/new.py"))
+    (task / "test.patch").write_bytes(TEST_PATCH)
+    (task / "gold.patch").write_bytes(TEST_PATCH.replace(b"tests/test_new.py", b"src/new.py"))
     return task
 
 
