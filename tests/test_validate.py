@@ -453,3 +453,19 @@ def test_the_independent_rerun_check(
     checks = task.beyond_checks(nop, oracle, _Run("rerun", rerun, log, phase))
     [check] = [check for check in checks if check.name == "independent rerun"]
     assert (check.passed, check.detail) == (passed, detail.format(log=log))
+
+
+def test_workspaces_go_where_asked_and_can_be_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = build(python_project("kept"), tmp_path / "build")
+    workspaces, logs = tmp_path / "workspaces", tmp_path / "logs"
+    command = ["validate", str(out), "--logs", str(logs), "--workspace", str(workspaces)]
+    assert main(command) == 2
+    assert capsys.readouterr().err == f"error: --workspace {workspaces}: not a directory\n"
+    workspaces.mkdir()
+    assert main([*command, "--keep"]) == 0
+    [kept] = workspaces.iterdir()
+    assert (logs / "kept" / "workspace.txt").read_text() == f"{kept}\n"
+    assert (kept / "rerun-app" / "calc" / "__init__.py").is_file()
+    shutil.rmtree(kept)

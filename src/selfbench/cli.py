@@ -205,6 +205,7 @@ def _validate(args: argparse.Namespace) -> int:
             network=args.network,
             logs=Path(args.logs) if args.logs else None,
             keep=args.keep,
+            workspace=Path(args.workspace) if args.workspace else None,
             definition=Path(args.definition) if args.definition else None,
             harbor_environment=args.harbor_env,
             jobs_dir=Path(args.jobs_dir) if args.jobs_dir else None,
@@ -488,6 +489,9 @@ def _add_validate(validate: argparse.ArgumentParser) -> None:
         "--network", action="store_true", help="let the tests reach the network (local)"
     )
     validate.add_argument("--keep", action="store_true", help="keep the local workspaces")
+    validate.add_argument(
+        "--workspace", metavar="DIR", help="where the local workspaces go (default: temp dir)"
+    )
     validate.add_argument(
         "--definition", metavar="FILE", help="the definition of a bundle with none beside it"
     )

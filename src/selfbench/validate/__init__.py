@@ -27,6 +27,7 @@ def validate(  # noqa: PLR0913 - one keyword per documented option
     network: bool = False,
     logs: Path | None = None,
     keep: bool = False,
+    workspace: Path | None = None,
     definition: Path | None = None,
     harbor_environment: str = "docker",
     jobs_dir: Path | None = None,
@@ -35,7 +36,9 @@ def validate(  # noqa: PLR0913 - one keyword per documented option
 ) -> list[TaskReport]:
     """Validate bundles (or collect directories); one report per task, in the order given.
 
-    `definition` names the definition of a single bundle that has none beside it. `logs` (local)
+    `workspace` is where the local environment makes each task's prepared trees (default: the
+    system temp directory). `definition` names the definition of a single bundle that has none
+    beside it. `logs` (local)
     defaults to a new temporary directory, kept for the reports' paths; `jobs_dir` (harbor) to
     `jobs`, as Harbor's own.
 
@@ -68,12 +71,15 @@ def validate(  # noqa: PLR0913 - one keyword per documented option
     from selfbench.validate.sandbox import require_sandbox  # noqa: PLC0415
 
     require_sandbox()  # before anything is created on disk
+    if workspace is not None and not workspace.is_dir():
+        raise BundleError(f"--workspace {workspace}: not a directory")
     located = [locate_task(path, definition=definition) for path in paths]
     options = LocalOptions(
         logs=logs or Path(tempfile.mkdtemp(prefix="selfbench-logs-")),
         parity=parity,
         network=network,
         keep=keep,
+        workspace=workspace,
     )
     return validate_local(located, options=options, jobs=jobs, on_done=on_done)
 
