@@ -1,12 +1,13 @@
-"""What the benchmarks share: a git with a fixed identity, and a one-file held-out test patch."""
+"""What the benchmarks share: a git with a fixed identity and a small authored task."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
 
-__all__ = ["TEST_PATCH", "git"]
+__all__ = ["TEST_PATCH", "git", "write_task"]
 
 _GIT_ENV = {
     **os.environ,
@@ -30,3 +31,21 @@ def git(repo: Path, *args: str) -> bytes:
     return subprocess.run(
         ["git", "-C", str(repo), *args], env=_GIT_ENV, check=True, capture_output=True
     ).stdout
+
+
+def write_task(task: Path, sha: str, index: int) -> Path:
+    """An easy authored task `bench-<index>` at `task`: one new test file, one new source file."""
+    task.mkdir(parents=True)
+    definition = {
+        "schemaVersion": 1, "difficulty": "easy", "taskId": f"bench-{index:02d}",
+        "repo": "bench/repo", "baseCommit": sha, "workdir": ".", "setupCommand": "true",
+        "testCommand": "pytest {tests}", "failToPass": ["tests/test_new.py"], "passToPass": [],
+        "testPaths": ["tests/test_new.py"], "toolchains": ["python"], "sourcePr": index + 1,
+        "sourceUrl": f"https://example.com/pull/{index + 1}", "prompt": f"Task {index}.",
+        "timeouts": {"setupSeconds": 900, "agentSeconds": 2400, "testsSeconds": 900},
+        "resources": {"cpus": 4, "memoryMb": 8192, "storageMb": 20480},
+    }  # fmt: skip
+    (task / "definition.json").write_text(json.dumps(definition))
+    (task / "test.patch").write_bytes(TEST_PATCH)
+    (task / "gold.patch").write_bytes(TEST_PATCH.replace(b"tests/test_new.py", b"src/new.py"))
+    return task

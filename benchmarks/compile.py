@@ -12,7 +12,6 @@ the ratios, and the bundle's bytes on disk against the size of the tar.gz.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import shutil
@@ -24,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _bench import TEST_PATCH, git
+from _bench import git, write_task
 
 _WORDS = (
     "alpha",
@@ -83,25 +82,6 @@ def generate_repository(root: Path, *, size_mb: int) -> str:
     return git(repo, "rev-parse", "HEAD").decode().strip()
 
 
-def write_task(root: Path, sha: str) -> Path:
-    """An authored task for the generated repository."""
-    task = root / "task"
-    task.mkdir()
-    definition = {
-        "schemaVersion": 1, "difficulty": "easy", "taskId": "bench-1", "repo": "bench/repo",
-        "baseCommit": sha, "workdir": ".", "setupCommand": "true",
-        "testCommand": "pytest {tests}", "failToPass": ["tests/test_new.py"], "passToPass": [],
-        "testPaths": ["tests/test_new.py"], "toolchains": ["python"], "sourcePr": 1,
-        "sourceUrl": "https://example.com/pull/1", "prompt": "Do the thing.",
-        "timeouts": {"setupSeconds": 900, "agentSeconds": 2400, "testsSeconds": 900},
-        "resources": {"cpus": 4, "memoryMb": 8192, "storageMb": 20480},
-    }  # fmt: skip
-    (task / "definition.json").write_text(json.dumps(definition))
-    (task / "test.patch").write_bytes(TEST_PATCH)
-    (task / "gold.patch").write_bytes(TEST_PATCH.replace(b"tests/test_new.py", b"src/new.py"))
-    return task
-
-
 def _timed(action: Callable[[], object]) -> float:
     start = time.perf_counter()
     action()
@@ -130,7 +110,7 @@ def main() -> None:
         started = time.perf_counter()
         sha = generate_repository(root, size_mb=args.size_mb)
         print(f"generated {args.size_mb * 100} files in {time.perf_counter() - started:.1f} s")
-        task = write_task(root, sha)
+        task = write_task(root / "task", sha, 0)
         repo = root / "repo"
         bundle = root / "bundle"
         targz = root / "snapshot.tar.gz"

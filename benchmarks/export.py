@@ -14,7 +14,6 @@ Prints the medians, their ratio, and the export's peak RSS (target: under 200 MB
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import statistics
@@ -24,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _bench import TEST_PATCH, git
+from _bench import git, write_task
 
 _FILE_BYTES = 100_000
 
@@ -48,25 +47,6 @@ def generate_repository(root: Path, *, snapshot_mb: float) -> tuple[Path, str]:
     return repo, _git(repo, "rev-parse", "HEAD")
 
 
-def author(root: Path, sha: str, index: int) -> Path:
-    """One authored task directory for the generated repository."""
-    task = root / "authored" / f"bench-{index:02d}"
-    task.mkdir(parents=True)
-    definition = {
-        "schemaVersion": 1, "difficulty": "easy", "taskId": f"bench-{index:02d}",
-        "repo": "bench/repo", "baseCommit": sha, "workdir": ".", "setupCommand": "true",
-        "testCommand": "pytest {tests}", "failToPass": ["tests/test_new.py"], "passToPass": [],
-        "testPaths": ["tests/test_new.py"], "toolchains": ["python"], "sourcePr": index + 1,
-        "sourceUrl": f"https://example.com/pull/{index + 1}", "prompt": f"Task {index}.",
-        "timeouts": {"setupSeconds": 900, "agentSeconds": 2400, "testsSeconds": 900},
-        "resources": {"cpus": 4, "memoryMb": 8192, "storageMb": 20480},
-    }  # fmt: skip
-    (task / "definition.json").write_text(json.dumps(definition))
-    (task / "test.patch").write_bytes(TEST_PATCH)
-    (task / "gold.patch").write_bytes(TEST_PATCH.replace(b"tests/test_new.py", b"src/new.py"))
-    return task
-
-
 def build_bundles(root: Path, *, bundles: int, size_mb: float) -> list[Path]:
     """`bundles` collect directories (`harbor-task/` beside `definition.json`)."""
     from selfbench.compiler import compile_task  # noqa: PLC0415 - only after argument parsing
@@ -74,7 +54,7 @@ def build_bundles(root: Path, *, bundles: int, size_mb: float) -> list[Path]:
     repo, sha = generate_repository(root, snapshot_mb=size_mb / 2)
     collected = []
     for index in range(bundles):
-        task = author(root, sha, index)
+        task = write_task(root / "authored" / f"bench-{index:02d}", sha, index)
         out = root / "collected" / task.name
         compile_task(task, repo=repo, out=out / "harbor-task")
         (out / "definition.json").write_bytes((task / "definition.json").read_bytes())
