@@ -18,6 +18,7 @@ import pytest
 from projects import Project, build
 from selfbench.bundle.locate import locate_task
 from selfbench.cli import main
+from selfbench.compiler import compile_task
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, score_patch
 from selfbench.validate.report import REWARD_FIELDS, Reward, TaskReport
@@ -469,3 +470,85 @@ def test_workspaces_go_where_asked_and_can_be_kept(
     assert (logs / "kept" / "workspace.txt").read_text() == f"{kept}\n"
     assert (kept / "rerun-app" / "calc" / "__init__.py").is_file()
     shutil.rmtree(kept)
+
+
+# --- reasons for what went wrong before the tests ----------------------------------------------
+
+
+def test_a_setup_that_overruns_its_time_is_the_reason(tmp_path: Path) -> None:
+    timeouts = {"setupSeconds": 2, "agentSeconds": 60, "testsSeconds": 60}
+    project = python_project(
+        "slow-setup", definition={"setupCommand": "sleep 30", "timeouts": timeouts}
+    )
+    report = run(project, tmp_path)
+    assert report.reason == (
+        f"setup: setupCommand timed out after 2 s (log {tmp_path / 'logs/slow-setup/prepare.log'})"
+    )
+
+
+def test_tests_that_overrun_their_time_are_the_reason(tmp_path: Path) -> None:
+    timeouts = {"setupSeconds": 1, "agentSeconds": 60, "testsSeconds": 2}
+    definition = {"setupCommand": "true", "testCommand": f"sleep 30; {PYTEST}"}
+    project = python_project("slow-tests", definition={**definition, "timeouts": timeouts})
+    report = run(project, tmp_path)
+    assert report.reason == (
+        f"nop: the verifier timed out (log {tmp_path / 'logs/slow-tests/nop.log'})"
+    )
+
+
+def _recompile(out: Path, edit: str, replacement: str, name: str) -> None:
+    """Edit one authored file of a built project and compile it again into `out`."""
+    task = out.parent.parent / "authored" / out.name
+    path = task / name
+    path.write_text(path.read_text().replace(edit, replacement))
+    repo = out.parent.parent / "repo"
+    compile_task(task, repo=repo, out=out / "harbor-task")
+    (out / "definition.json").write_bytes((task / "definition.json").read_bytes())
+
+
+def test_a_gold_patch_that_does_not_apply_names_solve_sh(tmp_path: Path) -> None:
+    out = build(python_project("stale-gold"), tmp_path / "build")
+    _recompile(out, " def add(a, b):", " def add(x, y):", "gold.patch")
+    [report] = validate([out], logs=tmp_path / "logs")
+    log = tmp_path / "logs" / "stale-gold" / "oracle.log"
+    assert report.reason == f"oracle: solution/solve.sh failed (exit 1; log {log})"
+
+
+def test_a_task_given_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = build(python_project("twice"), tmp_path / "build")
+    assert main(["validate", str(out), str(out / "harbor-task")]) == 2
+    assert capsys.readouterr().err == "error: task twice is given more than once\n"
+
+
+def test_a_patch_changed_after_compile_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = build(python_project("edited"), tmp_path / "build")
+    gold = out / "harbor-task" / "solution" / "gold.patch"
+    gold.write_text(gold.read_text().replace("a * b", "b * a"))
+    assert main(["validate", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {gold}: changed since the bundle was compiled "
+        "(goldPatchSha256 differs; recompile or refresh it)\n"
+    )
+
+
+def test_a_broken_bundle_rejects_its_task_not_the_batch(tmp_path: Path) -> None:
+    broken = build(python_project("no-collect"), tmp_path / "a")
+    task_toml = broken / "harbor-task" / "task.toml"
+    task_toml.write_text(task_toml.read_text().replace("[[verifier.collect]]", "[verifier.other]"))
+    fine = build(python_project("fine"), tmp_path / "b")
+    first, second = validate([broken, fine], logs=tmp_path / "logs")
+    assert first.reason == f"validation failed: {task_toml}: no [[verifier.collect]] command"
+    assert second.accepted
+
+
+def test_the_local_environment_needs_bubblewrap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = build(python_project("no-bwrap"), tmp_path / "build")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert main(["validate", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        "error: the local environment needs bubblewrap (bwrap): apt-get install bubblewrap\n"
+    )

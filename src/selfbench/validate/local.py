@@ -32,7 +32,7 @@ from pathlib import Path
 from selfbench._shell import substitute_tests
 from selfbench.audit import held_out_paths
 from selfbench.bundle import layout
-from selfbench.bundle.locate import LocatedTask
+from selfbench.bundle.locate import BundleError, LocatedTask
 from selfbench.bundle.render_scripts import (
     fail_to_pass_command,
     pass_to_pass_command,
@@ -57,7 +57,6 @@ from selfbench.validate.sandbox import (
     Mounts,
     PhaseResult,
     Sandbox,
-    SandboxError,
     choose_users,
     require_sandbox,
 )
@@ -177,7 +176,7 @@ class _Run:
     selectors: tuple[tuple[str, str, int, str], ...] = ()
     """(selector, command, exit code, output) of each per-selector command, in order."""
     agent_reason: str | None = None
-    """Why the agent phase before this run went wrong, if it did."""
+    """Why the agent phase before this run went wrong, or why its reward.json is unreadable."""
     test_sh_code: int = 0
     """`tests/test.sh`'s exit status (124: killed by its timeout)."""
 
@@ -243,50 +242,50 @@ class _Task:
         self.prepared.mkdir()
         self.base_git.mkdir()
         self.verifier_base = self.fresh("verifier-prepared")
+        reason = self.setup(
+            _PREPARE,
+            "setupCommand",
+            binds={
+                layout.CONTAINER_APP: self.prepared,
+                layout.CONTAINER_SELFBENCH: self.base_git,
+                "/verifier": self.verifier_base,
+            },
+            ro_binds={"/run/selfbench/repo.tar.gz": self.bundle / layout.TESTS_SNAPSHOT},
+        )
+        dependency_patch = self.bundle / layout.DEPENDENCY_PATCH
+        if reason is not None or not dependency_patch.is_file():
+            return reason
+        return self.setup(
+            _DEPENDENCIES,
+            "the dependency setup",
+            binds={layout.CONTAINER_APP: self.verifier_base},
+            ro_binds={"/run/selfbench/dependency-setup.patch": dependency_patch},
+        )
+
+    def setup(
+        self, script: str, label: str, *, binds: dict[str, Path], ro_binds: dict[str, Path]
+    ) -> str | None:
+        """Run one setup phase (network, root's home writable); a reason when it failed."""
         log = self.logs / "prepare.log"
         seconds = float(self.definition.timeouts.setupSeconds)
         result = self.sandbox.run(
-            _PREPARE,
+            script,
             (self.workdir(), self.definition.setupCommand),
             log=log,
             timeout=seconds,
             mounts=Mounts(
-                binds={
-                    layout.CONTAINER_APP: self.prepared,
-                    layout.CONTAINER_SELFBENCH: self.base_git,
-                    "/verifier": self.verifier_base,
-                },
-                ro_binds={"/run/selfbench/repo.tar.gz": self.bundle / layout.TESTS_SNAPSHOT},
+                binds=binds,
+                ro_binds=ro_binds,
                 network=True,
                 hidden=self.hidden(),
                 root_home_writable=True,
             ),
         )
         if result.timed_out:
-            return f"setup: timed out after {seconds:g} s (log {log})"
+            return f"setup: {label} timed out after {seconds:g} s (log {log})"
         if result.exit_code != 0:
             hint = f"; {self.memory_hint()}" if result.out_of_memory else ""
-            return f"setup: setupCommand failed (exit {result.exit_code}; log {log}){hint}"
-        dependency_patch = self.bundle / layout.DEPENDENCY_PATCH
-        if not dependency_patch.is_file():
-            return None
-        result = self.sandbox.run(
-            _DEPENDENCIES,
-            (self.workdir(), self.definition.setupCommand),
-            log=log,
-            timeout=seconds,
-            mounts=Mounts(
-                binds={layout.CONTAINER_APP: self.verifier_base},
-                ro_binds={"/run/selfbench/dependency-setup.patch": dependency_patch},
-                network=True,
-                hidden=self.hidden(),
-                root_home_writable=True,
-            ),
-        )
-        if result.timed_out:
-            return f"setup: the dependency setup timed out after {seconds:g} s (log {log})"
-        if result.exit_code != 0:
-            return f"setup: the dependency setup failed (exit {result.exit_code}; log {log})"
+            return f"setup: {label} failed (exit {result.exit_code}; log {log}){hint}"
         return None
 
     def agent(self, name: str, *, oracle: bool, last: bool = False) -> _Agent:
@@ -378,11 +377,12 @@ class _Task:
         )
         reward_path = logs / "verifier" / "reward.json"
         reward: Reward | None = None
+        reward_error = None
         if reward_path.is_file():
             try:
                 reward = read_reward(reward_path.read_bytes(), f"{name} reward.json")
-            except RewardError:
-                reward = None
+            except RewardError as exc:
+                reward_error = str(exc)
         results = []
         for index, selector in enumerate(selectors):
             code_path = logs / "selfbench" / f"selector-{index}.code"
@@ -395,7 +395,8 @@ class _Task:
         if not self.options.keep:
             shutil.rmtree(app, ignore_errors=True)
         test_sh_code = _status(logs / "selfbench" / "test.sh.code")
-        return _Run(name, reward, log, phase, tuple(results), agent.reason, test_sh_code)
+        reason = agent.reason or reward_error
+        return _Run(name, reward, log, phase, tuple(results), reason, test_sh_code)
 
     # --- the verdict ----------------------------------------------------------------------------
 
@@ -532,10 +533,21 @@ def _take_tree(source: Path, target: Path, *, last: bool) -> None:
 
 
 def _collect_command(bundle: Path) -> str:
-    """The `[[verifier.collect]]` command of the bundle's own `task.toml`."""
-    config = tomllib.loads((bundle / layout.TASK_TOML).read_text(encoding="utf-8"))
-    collect = config["verifier"]["collect"]
-    return str(collect[0]["command"])
+    """The `[[verifier.collect]]` command of the bundle's own `task.toml`.
+
+    Raises:
+        BundleError: task.toml cannot be read or has no collect command.
+    """
+    path = bundle / layout.TASK_TOML
+    try:
+        command = tomllib.loads(path.read_text(encoding="utf-8"))["verifier"]["collect"][0][
+            "command"
+        ]
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, LookupError, TypeError):
+        raise BundleError(f"{path}: no [[verifier.collect]] command") from None
+    if not isinstance(command, str):
+        raise BundleError(f"{path}: no [[verifier.collect]] command")
+    return command
 
 
 def _phase_reason(run: _Run) -> str | None:
@@ -639,14 +651,18 @@ def validate_local(
 ) -> list[TaskReport]:
     """Validate bundles locally, `jobs` tasks at a time; reports in the order given.
 
+    A task whose bundle turns out broken while it runs is rejected with the reason; the others
+    go on.
+
     Raises:
         SandboxError: this machine cannot create the isolated workspace.
+        BundleError: a task is given more than once.
     """
     bwrap = require_sandbox()
     seen: set[str] = set()
     for located in tasks:
         if located.definition.taskId in seen:
-            raise SandboxError(f"task {located.definition.taskId} is given more than once")
+            raise BundleError(f"task {located.definition.taskId} is given more than once")
         seen.add(located.definition.taskId)
     users = choose_users()
     options.logs.mkdir(parents=True, exist_ok=True)
@@ -666,12 +682,11 @@ def validate_local(
             OSError,
             subprocess.CalledProcessError,
             SelfbenchError,
-            KeyError,
-            ValueError,
         ) as exc:
             # One task's broken bundle or a full disk rejects that task, not the whole batch.
             empty = RunReport(None, str(logs / "prepare.log"))
-            reason = f"validation failed: {type(exc).__name__}: {exc}".splitlines()[0]
+            why = str(exc) if isinstance(exc, SelfbenchError) else f"{type(exc).__name__}: {exc}"
+            reason = f"validation failed: {why}".splitlines()[0]
             report = TaskReport(task_id, accepted=False, reason=reason, nop=empty, oracle=empty)
         finally:
             if not options.keep:

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from selfbench._json import loads_strict
+from selfbench._json import JsonError, loads_strict
 from selfbench.errors import SelfbenchError
 
 __all__ = [
@@ -63,8 +63,9 @@ def read_reward(data: bytes, where: str) -> Reward:
     """Parse `reward.json` bytes; `where` names the file in the one-line error."""
     try:
         return Reward.model_validate(loads_strict(data, source=where))
-    except (ValueError, ValidationError) as exc:
+    except (JsonError, ValueError, ValidationError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        first = first.removeprefix(f"{where}: ")  # JsonError names the source itself
         if isinstance(exc, ValidationError):
             error = exc.errors()[0]
             location = ".".join(str(part) for part in error["loc"]) or "(root)"
