@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -514,10 +515,15 @@ def test_a_gold_patch_that_does_not_apply_names_solve_sh(tmp_path: Path) -> None
     assert report.reason == f"oracle: solution/solve.sh failed (exit 1; log {log})"
 
 
-def test_a_task_given_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_task_given_twice_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = build(python_project("twice"), tmp_path / "build")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
     assert main(["validate", str(out), str(out / "harbor-task")]) == 2
     assert capsys.readouterr().err == "error: task twice is given more than once\n"
+    assert list((tmp_path / "tmp").iterdir()) == []  # no logs directory left behind
 
 
 def test_a_patch_changed_after_compile_is_refused(

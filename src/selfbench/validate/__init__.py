@@ -67,13 +67,18 @@ def validate(  # noqa: PLR0913 - one keyword per documented option
             for report in reports:
                 on_done(report)
         return reports
-    from selfbench.validate.local import LocalOptions, validate_local  # noqa: PLC0415
+    from selfbench.validate.local import (  # noqa: PLC0415
+        LocalOptions,
+        refuse_duplicates,
+        validate_local,
+    )
     from selfbench.validate.sandbox import require_sandbox  # noqa: PLC0415
 
     require_sandbox()  # before anything is created on disk
     if workspace is not None and not workspace.is_dir():
         raise BundleError(f"--workspace {workspace}: not a directory")
     located = [locate_task(path, definition=definition) for path in paths]
+    refuse_duplicates(located)  # before the logs directory is made
     options = LocalOptions(
         logs=logs or Path(tempfile.mkdtemp(prefix="selfbench-logs-")),
         parity=parity,

@@ -61,7 +61,7 @@ from selfbench.validate.sandbox import (
     require_sandbox,
 )
 
-__all__ = ["LocalOptions", "score_patch", "validate_local"]
+__all__ = ["LocalOptions", "refuse_duplicates", "score_patch", "validate_local"]
 
 _COLLECT_SECONDS = 300.0
 _TIMEOUT_EXIT = 124  # timeout(1)
@@ -642,6 +642,19 @@ def _with_network_hint(reason: str, runs: Sequence[_Run], *, network: bool) -> s
     return reason
 
 
+def refuse_duplicates(tasks: Sequence[LocatedTask]) -> None:
+    """Each task once: two runs of one task would share its logs directory.
+
+    Raises:
+        BundleError: a task is given more than once.
+    """
+    seen: set[str] = set()
+    for located in tasks:
+        if located.definition.taskId in seen:
+            raise BundleError(f"task {located.definition.taskId} is given more than once")
+        seen.add(located.definition.taskId)
+
+
 def validate_local(
     tasks: Sequence[LocatedTask],
     *,
@@ -659,11 +672,7 @@ def validate_local(
         BundleError: a task is given more than once.
     """
     bwrap = require_sandbox()
-    seen: set[str] = set()
-    for located in tasks:
-        if located.definition.taskId in seen:
-            raise BundleError(f"task {located.definition.taskId} is given more than once")
-        seen.add(located.definition.taskId)
+    refuse_duplicates(tasks)
     users = choose_users()
     options.logs.mkdir(parents=True, exist_ok=True)
 
