@@ -26,7 +26,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from selfbench._shell import quote
-from selfbench.bundle import BundleFile, layout, render_bundle, render_manifest, render_refresh
+from selfbench.bundle import (
+    BundleFile,
+    build_bundle_manifest,
+    layout,
+    render_bundle,
+    render_bundle_manifest,
+    render_refresh,
+)
 from selfbench.bundle.render_docker import APT_PACKAGES, exec_form, expand_toolchains
 from selfbench.bundle.render_scripts import collect_command, git_exclude_pattern
 from selfbench.bundle.render_toml import task_config
@@ -180,7 +187,7 @@ def test_instruction_is_the_trimmed_prompt_plus_one_newline() -> None:
 
 def test_manifest_records_the_compiler_and_the_input_digests() -> None:
     definition = make_definition(difficulty="medium")
-    data = render_manifest(definition, TEST_PATCH, GOLD_PATCH)
+    data = render_bundle_manifest(build_bundle_manifest(definition, TEST_PATCH, GOLD_PATCH))
     assert data.endswith(b"}\n")
     assert json.loads(data) == {
         "generator": "selfbench",

@@ -25,6 +25,8 @@ from typing import Any
 import pytest
 
 from harbor_env import harbor_venv
+from selfbench.bundle import BundleManifest, render_bundle_manifest
+from selfbench.errors import BundleError
 from selfbench.validate.harbor import (
     HarborError,
     HarborTrial,
@@ -160,8 +162,8 @@ def write_task(root: Path, task_id: str, nop: Any, oracle: Any) -> Path:
         f'if [ -f "$FAKE_ROOT/app/solved" ]; then\n{reward_script(oracle)}\n'
         f"else\n{reward_script(nop)}\nfi\n"
     )
-    manifest = {"generator": "selfbench", "taskId": task_id}
-    (bundle / ".selfbench-manifest.json").write_text(json.dumps(manifest))
+    manifest = BundleManifest(task_id, "easy", "a" * 64, "b" * 64, "c" * 64)
+    (bundle / ".selfbench-manifest.json").write_bytes(render_bundle_manifest(manifest))
     return parent if task_id == "good" else bundle
 
 
@@ -400,15 +402,27 @@ def test_task_given_twice(tmp_path: Path) -> None:
     assert str(error.value) == "task weak is given more than once"
 
 
-@pytest.mark.parametrize("manifest", ['{"taskId": "../x"}', "[]", '{"taskId": 3}'])
-def test_manifest_without_a_task_id(tmp_path: Path, manifest: str) -> None:
+BAD_MANIFESTS: dict[str, tuple[dict[str, Any] | None, str]] = {
+    "escaping-task-id": (
+        {"taskId": "../x"},
+        "taskId '../x' does not match ^[A-Za-z0-9][A-Za-z0-9._-]*$",
+    ),
+    "not-an-object": (None, "not a selfbench manifest (a JSON object)"),
+    "numeric-task-id": ({"taskId": 3}, "taskId must be a string"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_MANIFESTS)
+def test_manifest_without_a_task_id(tmp_path: Path, case: str) -> None:
     bundle = write_task(tmp_path / "bundles", "weak", NOP_OK, ORACLE_OK)
-    (bundle / ".selfbench-manifest.json").write_text(manifest)
-    with pytest.raises(HarborError) as error:
+    path = bundle / ".selfbench-manifest.json"
+    changes, message = BAD_MANIFESTS[case]
+    value = [] if changes is None else {**json.loads(path.read_bytes()), **changes}
+    path.write_text(json.dumps(value))
+    with pytest.raises(BundleError) as error:
         validate_with_harbor([bundle], environment="docker", jobs_dir=tmp_path / "jobs")
-    assert (
-        str(error.value) == f"{bundle}/.selfbench-manifest.json: not a selfbench manifest: taskId"
-    )
+    assert str(error.value) == f"{path}: {message}"
+    assert not (tmp_path / "jobs").exists()
 
 
 def test_no_bundles(tmp_path: Path) -> None:

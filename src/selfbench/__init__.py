@@ -10,6 +10,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from selfbench.errors import (
+    BundleError,
     DefinitionError,
     Issue,
     PatchError,
@@ -20,7 +21,6 @@ from selfbench.errors import (
 
 if TYPE_CHECKING:
     from selfbench.audit import AuditReport, audit
-    from selfbench.bundle.locate import BundleError
     from selfbench.collect import collect_authoring
     from selfbench.compiler import CompileError, compile_task, refresh_bundle
     from selfbench.contract import (
@@ -60,7 +60,6 @@ _LAZY = {
     "ArchiveError": "selfbench.export",
     "ArtifactRef": "selfbench.store",
     "AuditReport": "selfbench.audit",
-    "BundleError": "selfbench.bundle.locate",
     "CompileError": "selfbench.compiler",
     "ExportError": "selfbench.export",
     "FileChange": "selfbench.patches",

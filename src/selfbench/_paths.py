@@ -8,7 +8,6 @@ import re
 __all__ = [
     "escapes_repository",
     "escaping_task_paths",
-    "harbor_name_problem",
     "join_repository_path",
     "unsafe_patch_path",
 ]
@@ -57,13 +56,3 @@ def escaping_task_paths(workdir: str, test_paths: tuple[str, ...]) -> tuple[str,
         if path.startswith("/") or escapes_repository(joined):
             escaping.append(joined)
     return tuple(dict.fromkeys(escaping))
-
-
-def harbor_name_problem(task_id: str) -> str | None:
-    """Why a taskId cannot name a Harbor task (`selfbench/<taskId>`), or None when it can.
-
-    The schema's pattern admits `a..b`; Harbor refuses a task name holding `..`.
-    """
-    if ".." in task_id:
-        return f"taskId {task_id} cannot name a Harbor task: it holds '..'"
-    return None

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from posixpath import basename
 from typing import Any
 
-from selfbench._paths import join_repository_path
 from selfbench._shell import PLACEHOLDER, Word, split_words
+from selfbench.bundle.held_out import held_out_paths
 from selfbench.contract import Difficulty, TaskDefinition
 from selfbench.patches import Patch, display_path
 
-__all__ = ["THRESHOLDS", "AuditReport", "Threshold", "audit", "held_out_paths"]
+__all__ = ["THRESHOLDS", "AuditReport", "Threshold", "audit"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,12 +182,6 @@ def is_hard_coded(selector: str, words: list[Word]) -> bool:
             continue
         return True
     return False
-
-
-def held_out_paths(definition: TaskDefinition, tests: Patch) -> tuple[str, ...]:
-    """The protected paths: each testPath joined to workdir, then every path of the test patch."""
-    joined = [join_repository_path(definition.workdir, path) for path in definition.testPaths]
-    return tuple(dict.fromkeys([*joined, *tests.paths]))
 
 
 def _mentions(prompt: str, text: str) -> bool:

@@ -18,11 +18,17 @@ from pathlib import Path
 
 from selfbench._fs import exchange, rename_no_replace
 from selfbench._git import GitError, archive_tar, git
-from selfbench._json import JsonError, loads_strict
-from selfbench._paths import escaping_task_paths, harbor_name_problem, unsafe_patch_path
+from selfbench._json import loads_strict
+from selfbench._paths import escaping_task_paths, unsafe_patch_path
 from selfbench.bundle import layout
-from selfbench.bundle.render import BundleFile, render_bundle
-from selfbench.contract import LoadedDefinition, TaskDefinition, parse_definition
+from selfbench.bundle.locate import read_bundle_manifest
+from selfbench.bundle.render import BundleFile, render_bundle, render_refresh
+from selfbench.contract import (
+    LoadedDefinition,
+    TaskDefinition,
+    harbor_name_problem,
+    parse_definition,
+)
 from selfbench.errors import SelfbenchError
 from selfbench.patches import display_path, is_git_patch, parse_patch
 
@@ -34,17 +40,6 @@ __all__ = [
     "read_authored_task",
     "refresh_bundle",
 ]
-
-_REFRESHED = frozenset(
-    {
-        layout.TEST_SH,
-        layout.TASK_TOML,
-        layout.ENV_DOCKERFILE,
-        layout.TESTS_DOCKERFILE,
-        layout.DEPENDENCY_PATCH,
-        layout.MANIFEST,
-    }
-)
 
 
 class CompileError(SelfbenchError):
@@ -211,18 +206,6 @@ def compile_task(
     return task
 
 
-def _bundle_task_id(bundle: Path) -> str:
-    manifest_path = bundle / layout.MANIFEST
-    try:
-        manifest = loads_strict(_read_bytes(manifest_path), source=str(manifest_path))
-    except JsonError as exc:
-        raise CompileError(str(exc)) from None
-    task_id = manifest.get("taskId") if isinstance(manifest, dict) else None
-    if not isinstance(task_id, str):
-        raise CompileError(f"{manifest_path}: taskId is missing")
-    return task_id
-
-
 def _current_allowed_hosts(bundle: Path) -> tuple[str, ...]:
     path = bundle / layout.TASK_TOML
     try:
@@ -242,20 +225,21 @@ def refresh_bundle(
 
     Raises:
         CompileError: the bundle is unreadable or belongs to another task.
+        BundleError: its manifest cannot be read or is malformed.
         JsonError: the definition is not well-formed JSON.
         DefinitionError: the definition is invalid.
     """
     loaded = read_definition_file(definition)
-    old_id = _bundle_task_id(bundle)
+    old_id = read_bundle_manifest(bundle).task_id
     if old_id != loaded.definition.taskId:
         raise CompileError(f"bundle task {old_id} does not match {loaded.definition.taskId}")
     test_patch = _read_bytes(bundle / layout.TEST_PATCH)
     gold_patch = _read_bytes(bundle / layout.GOLD_PATCH)
     hosts = allowed_hosts or _current_allowed_hosts(bundle)
-    rendered = render_bundle(loaded.definition, test_patch, gold_patch, allowed_hosts=hosts)
-    fresh = tuple(item for item in rendered if item.path in _REFRESHED)
+    rendered = render_refresh(loaded.definition, test_patch, gold_patch, allowed_hosts=hosts)
+    fresh = tuple(item for item in rendered if item.path in layout.REFRESH_PATHS)
     with _staging(bundle) as staging:
-        _link_tree(bundle, staging, skip=_REFRESHED)
+        _link_tree(bundle, staging, skip=layout.REFRESH_PATHS)
         _write_files(staging, fresh)
         _publish(staging, bundle)
     return loaded.definition

@@ -8,6 +8,7 @@ __all__ = [
     "EXIT_INPUT",
     "EXIT_OK",
     "EXIT_REJECTED",
+    "BundleError",
     "DefinitionError",
     "Issue",
     "PatchError",
@@ -53,6 +54,10 @@ class DefinitionError(SelfbenchError):
 
 class PatchError(SelfbenchError):
     """Bytes that are not a well-formed Git patch."""
+
+
+class BundleError(SelfbenchError):
+    """A path that is not a bundle, a malformed bundle manifest, or a definition not its own."""
 
 
 class SubmitError(SelfbenchError):

@@ -11,9 +11,9 @@ from typing import Any
 
 from selfbench._fs import rename_no_replace
 from selfbench._json import dumps_pretty
-from selfbench._paths import escaping_task_paths, harbor_name_problem, unsafe_patch_path
+from selfbench._paths import escaping_task_paths, unsafe_patch_path
 from selfbench.audit import audit
-from selfbench.contract import parse_definition, parse_submit_arguments
+from selfbench.contract import harbor_name_problem, parse_definition, parse_submit_arguments
 from selfbench.errors import DefinitionError, PatchError, PreflightError, SubmitError
 from selfbench.patches import display_path, is_git_patch, parse_patch
 

@@ -37,6 +37,8 @@ from selfbench.contract import (
     TASK_ID_PATTERN,
     Difficulty,
     TaskDefinition,
+    is_full_sha,
+    is_task_id,
     parse_definition,
 )
 from selfbench.errors import DefinitionError, PreflightError, SelfbenchError, SubmitError
@@ -65,8 +67,6 @@ __all__ = [
     "spec_commands",
 ]
 
-_TASK_ID_RE = re.compile(TASK_ID_PATTERN)
-_SHA_RE = re.compile(r"[0-9a-fA-F]{40}")
 _PR_SUFFIX_RE = re.compile(r"-([1-9][0-9]{0,15})\Z")
 _OWNER_NAME_RE = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _URL_RE = re.compile(r"https?://[^\s/]+/\S*")
@@ -204,9 +204,9 @@ def _pull_number(raw: Mapping[str, Any], problems: list[str]) -> int | None:
 
 def _identity_problems(instance_id: str | None, base_commit: str | None) -> list[str]:
     problems = []
-    if instance_id is not None and not _TASK_ID_RE.fullmatch(instance_id):
+    if instance_id is not None and not is_task_id(instance_id):
         problems.append(f"instance_id: must match {TASK_ID_PATTERN} (it names the task)")
-    if base_commit is not None and not _SHA_RE.fullmatch(base_commit):
+    if base_commit is not None and not is_full_sha(base_commit):
         problems.append("base_commit: expected a full commit SHA")
     return problems
 

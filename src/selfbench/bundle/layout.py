@@ -68,7 +68,9 @@ SNAPSHOT_PATHS = (ENV_SNAPSHOT, TESTS_SNAPSHOT)
 """The two copies of the repository snapshot: written by the compiler, never rendered."""
 EXECUTABLE_PATHS = frozenset({TEST_SH, SOLVE_SH})
 """Files with mode 0755; every other file is 0644."""
-REFRESH_PATHS = (TASK_TOML, ENV_DOCKERFILE, TESTS_DOCKERFILE, TEST_SH, DEPENDENCY_PATCH, MANIFEST)
+REFRESH_PATHS = frozenset(
+    {TASK_TOML, ENV_DOCKERFILE, TESTS_DOCKERFILE, TEST_SH, DEPENDENCY_PATCH, MANIFEST}
+)
 """What a refresh rewrites (DEPENDENCY_PATCH is written or removed)."""
 
 COMPILER_REVISION: int = 1

@@ -1,4 +1,6 @@
-"""Find a bundle and the definition it was compiled from.
+"""Read a finished bundle from disk: its manifest, and the definition it was compiled from.
+
+This is the bundle package's I/O; everything else in it is pure.
 
 A bundle does not hold `definition.json` (SPEC §5), yet validation and export need it. Commands
 that take `BUNDLE_OR_COLLECT_DIR` accept the layouts selfbench itself writes:
@@ -19,8 +21,9 @@ from pathlib import Path
 
 from selfbench._json import JsonError, loads_strict
 from selfbench.bundle import layout
+from selfbench.bundle.manifest import BundleManifest, parse_bundle_manifest
 from selfbench.contract import TaskDefinition, definition_sha256, parse_definition
-from selfbench.errors import DefinitionError, SelfbenchError
+from selfbench.errors import BundleError, DefinitionError
 
 __all__ = [
     "BUNDLE_DIR",
@@ -29,14 +32,11 @@ __all__ = [
     "LocatedTask",
     "find_bundle",
     "locate_task",
+    "read_bundle_manifest",
 ]
 
 BUNDLE_DIR = "harbor-task"
 DEFINITION_FILE = "definition.json"
-
-
-class BundleError(SelfbenchError):
-    """A path that is not a bundle, or a definition that does not belong to it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,15 +55,14 @@ def _read(path: Path) -> bytes:
         raise BundleError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
-def _manifest(bundle: Path) -> dict[str, object]:
+def read_bundle_manifest(bundle: Path) -> BundleManifest:
+    """Read and parse the bundle's `.selfbench-manifest.json`.
+
+    Raises:
+        BundleError: the file cannot be read or is not a bundle manifest.
+    """
     path = bundle / layout.MANIFEST
-    try:
-        manifest = loads_strict(_read(path), source=str(path))
-    except JsonError as exc:
-        raise BundleError(str(exc)) from None
-    if not isinstance(manifest, dict):
-        raise BundleError(f"{path}: not a selfbench manifest")
-    return manifest
+    return parse_bundle_manifest(_read(path), source=str(path))
 
 
 def find_bundle(path: Path) -> Path:
@@ -97,22 +96,21 @@ def locate_task(path: Path, *, definition: Path | None = None) -> LocatedTask:
         parsed = parse_definition(value, mode="persisted").definition
     except DefinitionError as exc:
         raise BundleError(f"{definition_path}: {exc.lines[0]}") from None
-    manifest = _manifest(bundle)
-    bundle_id = manifest.get("taskId")
-    if bundle_id != parsed.taskId:
+    manifest = read_bundle_manifest(bundle)
+    if manifest.task_id != parsed.taskId:
         raise BundleError(
-            f"{definition_path}: task {parsed.taskId} does not match bundle {bundle_id}"
+            f"{definition_path}: task {parsed.taskId} does not match bundle {manifest.task_id}"
         )
-    if manifest.get("definitionSha256") != definition_sha256(parsed):
+    if manifest.definition_sha256 != definition_sha256(parsed):
         raise BundleError(
             f"{definition_path}: not the definition bundle {parsed.taskId} was compiled from"
             " (refresh the bundle after a repair)"
         )
-    for field, name in (
-        ("testPatchSha256", layout.TEST_PATCH),
-        ("goldPatchSha256", layout.GOLD_PATCH),
+    for field, name, recorded in (
+        ("testPatchSha256", layout.TEST_PATCH, manifest.test_patch_sha256),
+        ("goldPatchSha256", layout.GOLD_PATCH, manifest.gold_patch_sha256),
     ):
-        if manifest.get(field) != hashlib.sha256(_read(bundle / name)).hexdigest():
+        if recorded != hashlib.sha256(_read(bundle / name)).hexdigest():
             raise BundleError(
                 f"{bundle / name}: changed since the bundle was compiled"
                 f" ({field} differs; recompile or refresh it)"

@@ -5,23 +5,21 @@ Everything except the two repository snapshots, which the compiler writes from g
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 
-from selfbench.audit import held_out_paths
 from selfbench.bundle import layout
+from selfbench.bundle.held_out import held_out_paths
+from selfbench.bundle.manifest import build_bundle_manifest, render_bundle_manifest
 from selfbench.bundle.render_docker import render_agent_dockerfile, render_verifier_dockerfile
 from selfbench.bundle.render_scripts import render_solve_sh, render_test_sh
 from selfbench.bundle.render_toml import render_task_toml
-from selfbench.contract import TaskDefinition, definition_sha256
+from selfbench.contract import TaskDefinition
 from selfbench.patches import dependency_setup_patch, parse_patch
 
 __all__ = [
     "BundleFile",
     "render_bundle",
     "render_instruction",
-    "render_manifest",
     "render_refresh",
 ]
 
@@ -49,28 +47,9 @@ def _encode(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def render_instruction(definition: TaskDefinition) -> str:
     """`instruction.md`: the prompt, trimmed, plus one newline."""
     return definition.prompt.strip() + "\n"
-
-
-def render_manifest(definition: TaskDefinition, test_patch: bytes, gold_patch: bytes) -> bytes:
-    """`.selfbench-manifest.json`: what compiled the bundle, and from which inputs."""
-    manifest = {
-        "generator": "selfbench",
-        "harborSchemaVersion": layout.HARBOR_SCHEMA_VERSION,
-        "compilerRevision": layout.COMPILER_REVISION,
-        "taskId": definition.taskId,
-        "difficulty": definition.difficulty,
-        "definitionSha256": definition_sha256(definition),
-        "testPatchSha256": _sha256(test_patch),
-        "goldPatchSha256": _sha256(gold_patch),
-    }
-    return (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def render_bundle(
@@ -99,7 +78,10 @@ def render_bundle(
         _file(layout.TEST_PATCH, test_patch),
         _file(layout.SOLVE_SH, render_solve_sh()),
         _file(layout.GOLD_PATCH, gold_patch),
-        _file(layout.MANIFEST, render_manifest(definition, test_patch, gold_patch)),
+        _file(
+            layout.MANIFEST,
+            render_bundle_manifest(build_bundle_manifest(definition, test_patch, gold_patch)),
+        ),
     ]
     if dependencies:
         files.append(_file(layout.DEPENDENCY_PATCH, dependencies))

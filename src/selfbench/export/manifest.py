@@ -8,12 +8,11 @@ wrong types and counts that disagree are refused, each with a one-line message.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from selfbench import contract
 from selfbench._json import JsonError, dumps_pretty, loads_strict
-from selfbench._paths import harbor_name_problem
 from selfbench.errors import SelfbenchError
 
 __all__ = [
@@ -36,9 +35,6 @@ SCHEMA_VERSION = 1
 MANIFEST_NAME = "manifest.json"
 TASKS_DIR = "tasks"
 DIFFICULTIES = ("easy", "medium", "hard")
-_TASK_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_SHA256_RE = re.compile(r"[0-9a-f]{64}")
-_COMMIT_RE = re.compile(r"[0-9a-fA-F]{40}")
 MAX_TASK_ID = 93
 """The longest taskId an export holds: `tasks/<taskId>.tar.gz` must fit a plain ustar header."""
 _KEYS = ("schemaVersion", "runId", "candidateCounts", "repository", "version", "acceptedCount")
@@ -101,11 +97,9 @@ def task_member_name(task_id: str) -> str:
 
 def task_id_problem(task_id: str) -> str | None:
     """Why `task_id` cannot name an exported task, or None when it can."""
-    if not _TASK_ID_RE.fullmatch(task_id):
-        return f"taskId {task_id!r} does not match ^[A-Za-z0-9][A-Za-z0-9._-]*$"
-    if len(task_id) > MAX_TASK_ID:
+    if contract.is_task_id(task_id) and len(task_id) > MAX_TASK_ID:
         return f"taskId {task_id} is longer than {MAX_TASK_ID} characters, an export's limit"
-    return harbor_name_problem(task_id)
+    return contract.task_id_problem(task_id)
 
 
 def render_manifest(manifest: Manifest) -> bytes:
@@ -160,7 +154,7 @@ def _tasks(value: Any, where: str) -> tuple[TaskEntry, ...]:
             raise _fail(where, f"{path}.taskId: task {task_id} is listed twice")
         seen.add(task_id)
         digest = fields["sha256"]
-        if not isinstance(digest, str) or not _SHA256_RE.fullmatch(digest):
+        if not isinstance(digest, str) or not contract.is_sha256_digest(digest):
             raise _fail(where, f"{path}.sha256 must be 64 lowercase hex digits")
         entries.append(TaskEntry(task_id, digest))
     return tuple(entries)
@@ -182,7 +176,7 @@ def parse_manifest(data: bytes, *, where: str = MANIFEST_NAME) -> Manifest:
     counts = _object(fields["candidateCounts"], DIFFICULTIES, where, "candidateCounts")
     repository = _object(fields["repository"], ("url", "commit"), where, "repository")
     commit = _string(repository["commit"], where, "repository.commit")
-    if not _COMMIT_RE.fullmatch(commit):
+    if not contract.is_full_sha(commit):
         raise _fail(where, "repository.commit must be a full commit SHA")
     manifest = Manifest(
         run_id=_string(fields["runId"], where, "runId"),

@@ -23,8 +23,9 @@ from typing import IO, Any, Protocol
 from selfbench._json import JsonError, loads_strict
 from selfbench.bundle import layout
 from selfbench.bundle.locate import BUNDLE_DIR
+from selfbench.bundle.manifest import parse_bundle_manifest
 from selfbench.contract import definition_sha256, parse_definition
-from selfbench.errors import DefinitionError
+from selfbench.errors import BundleError, DefinitionError
 from selfbench.export._streams import (
     HashingReader,
     MemberReader,
@@ -330,25 +331,25 @@ class _Task:
         if info.size > self.budget.limits.json_bytes:
             raise self.where.error(f"member claims {info.size} bytes", name)
         data = content.read()
-        try:
-            value: Any = loads_strict(data, source=name)
-        except JsonError as exc:
-            raise self.where.error(str(exc)) from None
         if relative == REVIEW_FILE:
+            try:
+                value: Any = loads_strict(data, source=name)
+            except JsonError as exc:
+                raise self.where.error(str(exc)) from None
             self._review(value, name)
         else:
-            self._bundle_manifest(value, name)
+            self._bundle_manifest(data, name)
         return data
 
-    def _bundle_manifest(self, value: Any, name: str) -> None:
-        if not isinstance(value, dict) or value.get("taskId") != self.task_id:
+    def _bundle_manifest(self, data: bytes, name: str) -> None:
+        try:
+            manifest = parse_bundle_manifest(data, source=name)
+        except BundleError as exc:
+            raise self.where.error(str(exc)) from None
+        if manifest.task_id != self.task_id:
             raise self.where.error(f"does not describe task {self.task_id}", name)
-        difficulty = value.get("difficulty")
-        if difficulty not in DIFFICULTIES:
-            raise self.where.error("difficulty is missing or unknown", name)
-        self.difficulty = str(difficulty)
-        digest = value.get("definitionSha256")
-        self.definition_sha256 = digest if isinstance(digest, str) else None
+        self.difficulty = manifest.difficulty
+        self.definition_sha256 = manifest.definition_sha256
 
     def _review(self, value: Any, name: str) -> None:
         """Check the review record's shape (exactly what the writer writes) and keep its digest."""

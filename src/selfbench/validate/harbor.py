@@ -39,8 +39,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from selfbench._json import JsonError, loads_strict
 from selfbench.bundle import layout
-from selfbench.bundle.locate import BUNDLE_DIR
-from selfbench.contract import TASK_ID_PATTERN
+from selfbench.bundle.locate import BUNDLE_DIR, read_bundle_manifest
+from selfbench.contract import TASK_ID_PATTERN, is_task_id
 from selfbench.errors import SelfbenchError
 from selfbench.validate.report import (
     Reward,
@@ -69,7 +69,6 @@ HARBOR_TASK_PREFIX = "selfbench/"
 
 Agent = Literal["nop", "oracle"]
 
-_TASK_ID_RE = re.compile(TASK_ID_PATTERN)
 # A Harbor environment type (`modal`) or a custom import path (`package.module:ClassName`);
 # never starts with `-`, so it cannot be read as an option.
 _ENVIRONMENT_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:-]*")
@@ -148,7 +147,7 @@ def build_harbor_argv(
         raise HarborError(f"unknown harbor agent {agent!r}: expected nop or oracle")
     if not _ENVIRONMENT_RE.fullmatch(environment):
         raise HarborError(f"invalid harbor environment {environment!r}")
-    if not _TASK_ID_RE.fullmatch(job_name):
+    if not is_task_id(job_name):
         raise HarborError(f"invalid harbor job name {job_name!r}: must match {TASK_ID_PATTERN}")
     if concurrency < 1:
         raise HarborError(f"concurrency must be at least 1, not {concurrency}")
@@ -221,7 +220,7 @@ def _read_trial(trial_dir: Path) -> HarborTrial:
         raise HarborError(f"{path}: missing: the trial did not finish")
     result = _trial_result(path)
     task_id = result.task_name.removeprefix(HARBOR_TASK_PREFIX)
-    if task_id == result.task_name or not _TASK_ID_RE.fullmatch(task_id):
+    if task_id == result.task_name or not is_task_id(task_id):
         raise HarborError(f"{path}: task {result.task_name!r} is not a selfbench task")
     reward, error = _reward_or_error(trial_dir, result)
     log = trial_dir / _VERIFIER_LOG
@@ -279,11 +278,7 @@ def _task_id(bundle: Path) -> str:
     path = bundle / layout.MANIFEST
     if not path.is_file():
         raise HarborError(f"{bundle}: not a selfbench bundle (no {layout.MANIFEST})")
-    manifest = _read_json(path)
-    task_id = manifest.get("taskId") if isinstance(manifest, dict) else None
-    if not isinstance(task_id, str) or not _TASK_ID_RE.fullmatch(task_id):
-        raise HarborError(f"{path}: not a selfbench manifest: taskId")
-    return task_id
+    return read_bundle_manifest(bundle).task_id
 
 
 def _read_tasks(bundles: Sequence[Path]) -> dict[str, Path]:
@@ -422,6 +417,7 @@ def validate_with_harbor(
         HarborError: a path is not a bundle, a task id is given twice, Harbor cannot be started
             or exits non-zero (preflight: no Docker daemon, no credentials), or a job directory
             cannot be read.
+        BundleError: a bundle's manifest cannot be read or is malformed.
     """
     if not bundles:
         raise HarborError("no bundles to validate")

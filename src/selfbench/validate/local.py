@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfbench._shell import substitute_tests
-from selfbench.audit import held_out_paths
 from selfbench.bundle import layout
+from selfbench.bundle.held_out import held_out_paths
 from selfbench.bundle.locate import BundleError, LocatedTask
 from selfbench.bundle.render_scripts import (
     fail_to_pass_command,

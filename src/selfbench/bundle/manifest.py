@@ -1,0 +1,179 @@
+"""The bundle manifest, `.selfbench-manifest.json` (SPEC §5): build, render, parse. Pure: no I/O.
+
+Grammar: one JSON object with exactly these keys, rendered in this order, two-space indented,
+non-ASCII kept, with a trailing newline:
+
+    generator             "selfbench"
+    harborSchemaVersion   a non-empty string (the Harbor task schema compiled for)
+    compilerRevision      a positive integer
+    taskId                a taskId that can name a Harbor task (`contract.task_id_problem`)
+    difficulty            "easy" | "medium" | "hard"
+    definitionSha256      64 lowercase hex digits: the definition's canonical digest
+    testPatchSha256       64 lowercase hex digits: tests/test.patch
+    goldPatchSha256       64 lowercase hex digits: solution/gold.patch
+
+Every reader of a bundle manifest parses it here; each problem is one line naming the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from selfbench._json import JsonError, dumps_pretty, loads_strict
+from selfbench.bundle import layout
+from selfbench.contract import (
+    DIFFICULTIES,
+    Difficulty,
+    TaskDefinition,
+    definition_sha256,
+    is_sha256_digest,
+    task_id_problem,
+)
+from selfbench.errors import BundleError
+
+__all__ = [
+    "GENERATOR",
+    "BundleManifest",
+    "build_bundle_manifest",
+    "parse_bundle_manifest",
+    "render_bundle_manifest",
+]
+
+GENERATOR = "selfbench"
+_KEYS = (
+    "generator",
+    "harborSchemaVersion",
+    "compilerRevision",
+    "taskId",
+    "difficulty",
+    "definitionSha256",
+    "testPatchSha256",
+    "goldPatchSha256",
+)
+_SHOWN_KEY = 60
+"""How much of an unknown key a message quotes."""
+
+
+def _positive_integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _non_empty_string(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def _digest(value: Any) -> bool:
+    return isinstance(value, str) and is_sha256_digest(value)
+
+
+_RULES: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
+    ("generator", lambda value: value == GENERATOR, f'must be "{GENERATOR}"'),
+    ("harborSchemaVersion", _non_empty_string, "must be a non-empty string"),
+    ("compilerRevision", _positive_integer, "must be a positive integer"),
+    ("taskId", lambda value: isinstance(value, str), "must be a string"),
+    (
+        "difficulty",
+        lambda value: value in DIFFICULTIES,
+        f"must be one of {', '.join(DIFFICULTIES)}",
+    ),
+    *((key, _digest, "must be 64 lowercase hex digits") for key in _KEYS[-3:]),
+)
+"""Each field's rule, in order; the taskId's pattern is checked after them all."""
+
+
+@dataclass(frozen=True, slots=True)
+class BundleManifest:
+    """What compiled a bundle, and from which inputs (their SHA-256 digests)."""
+
+    task_id: str
+    difficulty: Difficulty
+    definition_sha256: str
+    test_patch_sha256: str
+    gold_patch_sha256: str
+    compiler_revision: int = layout.COMPILER_REVISION
+    harbor_schema_version: str = layout.HARBOR_SCHEMA_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        """The manifest as JSON, keys in the grammar's order."""
+        values = (
+            GENERATOR,
+            self.harbor_schema_version,
+            self.compiler_revision,
+            self.task_id,
+            self.difficulty,
+            self.definition_sha256,
+            self.test_patch_sha256,
+            self.gold_patch_sha256,
+        )
+        return dict(zip(_KEYS, values, strict=True))
+
+
+def build_bundle_manifest(
+    definition: TaskDefinition, test_patch: bytes, gold_patch: bytes
+) -> BundleManifest:
+    """The manifest this compiler writes for a definition and its two patches."""
+    return BundleManifest(
+        task_id=definition.taskId,
+        difficulty=cast("Difficulty", definition.difficulty),
+        definition_sha256=definition_sha256(definition),
+        test_patch_sha256=hashlib.sha256(test_patch).hexdigest(),
+        gold_patch_sha256=hashlib.sha256(gold_patch).hexdigest(),
+    )
+
+
+def render_bundle_manifest(manifest: BundleManifest) -> bytes:
+    """`.selfbench-manifest.json` bytes: deterministic, as the grammar above."""
+    return dumps_pretty(manifest.to_json()).encode("utf-8")
+
+
+# --- parsing -----------------------------------------------------------------------------------
+
+
+def _fields(value: Any, source: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise BundleError(f"{source}: not a selfbench manifest (a JSON object)")
+    missing = [key for key in _KEYS if key not in value]
+    if missing:
+        raise BundleError(f"{source}: lacks {', '.join(missing)}")
+    unknown = sorted(key for key in value if key not in _KEYS)
+    if unknown:
+        shown = json.dumps(unknown[0][:_SHOWN_KEY])
+        raise BundleError(f"{source}: has unknown key {shown}")
+    return value
+
+
+def _problem(fields: dict[str, Any]) -> str | None:
+    """The first field that breaks the grammar, as a message; None when every field obeys."""
+    for key, obeys, rule in _RULES:
+        if not obeys(fields[key]):
+            return f"{key} {rule}"
+    return task_id_problem(fields["taskId"])
+
+
+def parse_bundle_manifest(data: bytes, *, source: str) -> BundleManifest:
+    """Parse `.selfbench-manifest.json` bytes; `source` names the file in every message.
+
+    Raises:
+        BundleError: not one JSON object of exactly the grammar's keys and values.
+    """
+    try:
+        value = loads_strict(data, source=source)
+    except JsonError as exc:
+        raise BundleError(str(exc)) from None
+    fields = _fields(value, source)
+    problem = _problem(fields)
+    if problem is not None:
+        raise BundleError(f"{source}: {problem}")
+    return BundleManifest(
+        task_id=fields["taskId"],
+        difficulty=fields["difficulty"],
+        definition_sha256=fields["definitionSha256"],
+        test_patch_sha256=fields["testPatchSha256"],
+        gold_patch_sha256=fields["goldPatchSha256"],
+        compiler_revision=fields["compilerRevision"],
+        harbor_schema_version=fields["harborSchemaVersion"],
+    )
