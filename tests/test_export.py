@@ -30,6 +30,7 @@ from selfbench._fs import rename_no_replace
 from selfbench.bundle import layout
 from selfbench.bundle.locate import BundleError, LocatedTask
 from selfbench.cli import main
+from selfbench.compiler import refresh_bundle
 from selfbench.demo import SampleRepository, build_sample_repository
 from selfbench.export import (
     REVIEW_FILE,
@@ -140,14 +141,43 @@ def test_export_is_byte_reproducible(tmp_path: Path, exported: Path, collected: 
     assert again.read_bytes() == exported.read_bytes()
 
 
-def test_export_refreshes_each_task_from_its_definition(
-    tmp_path: Path, sample: SampleRepository
+def _snapshot(root: Path) -> dict[str, tuple[bytes, int, int, int]]:
+    """Every path under `root` (and `root`): its bytes, inode, mode and mtime in nanoseconds."""
+    tree: dict[str, tuple[bytes, int, int, int]] = {}
+    for path in [root, *sorted(root.rglob("*"))]:
+        stat = path.lstat()
+        data = path.read_bytes() if path.is_file() else b""
+        key = path.relative_to(root).as_posix()
+        tree[key] = (data, stat.st_ino, stat.st_mode, stat.st_mtime_ns)
+    return tree
+
+
+def test_export_never_writes_to_its_inputs(tmp_path: Path, sample: SampleRepository) -> None:
+    tasks = [author_collected(tmp_path, sample, task_id) for task_id in ("slug-v", "slug-w")]
+    before = [_snapshot(task) for task in tasks]
+    export_run([tasks[0], tasks[1] / "harbor-task"], run=RUN, out=tmp_path / "run.tar.gz")
+    assert [_snapshot(task) for task in tasks] == before
+
+
+def test_export_refuses_a_stale_bundle_until_it_is_refreshed(
+    tmp_path: Path, sample: SampleRepository, capsys: pytest.CaptureFixture[str]
 ) -> None:
     task = author_collected(tmp_path, sample, "slug-r")
     definition = json.loads((task / "definition.json").read_bytes())
     definition["testCommand"] = "python -m pytest -q -p no:cacheprovider {tests}"
     (task / "definition.json").write_text(json.dumps(definition), encoding="utf-8")
+    before = _snapshot(task)
     out = tmp_path / "run.tar.gz"
+    args = ["export", str(task), "--run-id", RUN.run_id, "--out", str(out)]
+    args += ["--repository-url", RUN.repository_url, "--repository-commit", COMMIT]
+    assert main(args) == 2
+    assert capsys.readouterr().err == (
+        f"error: {task / 'definition.json'}: not the definition bundle slug-r was compiled from"
+        " (refresh the bundle after a repair)\n"
+    )
+    assert _snapshot(task) == before
+    assert not out.exists()
+    refresh_bundle(task / "harbor-task", definition=task / "definition.json")
     export_run([task], run=RUN, out=out)
     inner = _members(_task_archive(out, "slug-r"))
     assert b"-p no:cacheprovider" in inner["harbor-task/tests/test.sh"]
@@ -512,6 +542,7 @@ def _forge_record(case: str, record: Any, bundle_manifest: dict[str, Any]) -> An
         "review-invalid-definition": lambda: definition.pop("baseCommit"),
         # the digest still matches; the difficulty does not
         "review-difficulty": lambda: bundle_manifest.update(difficulty="easy"),
+        "review-manifest-digest": lambda: bundle_manifest.update(definitionSha256="abc"),
         "review-validation": lambda: record.update(validation=report("slug-z", accepted=True)),
         "review-audit": lambda: record.update(audit="fine"),
     }
@@ -661,6 +692,8 @@ HOSTILE = {
     "required",
     "review-difficulty": f"{REVIEW}: difficulty medium does not match .selfbench-manifest.json "
     "(easy)",
+    "review-manifest-digest": "tasks/slug-a.tar.gz: harbor-task/.selfbench-manifest.json: "
+    "definitionSha256 must be 64 lowercase hex digits",
     "review-validation": f"{REVIEW}: validation is neither null nor a report on task slug-a",
     "review-audit": f"{REVIEW}: audit is not an object",
     "review-long-key": (

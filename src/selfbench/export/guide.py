@@ -46,8 +46,7 @@ def export_and_verify(
     Raises:
         ExportError: the export could not be written.
         ArchiveError: what was written does not verify (a bug, or the disk changed it).
-        BundleError: an input is not a bundle with its definition.
-        CompileError: a bundle cannot be refreshed.
+        BundleError: an input is not a bundle with its definition, or a stale one.
     """
     result = export_run(inputs, run=run, out=out, validation=validation)
     verified = verify_export(result.path)

@@ -1,4 +1,7 @@
-"""Write a run export (SPEC §8): refresh, pack and list each accepted task, atomically.
+"""Write a run export (SPEC §8): read, pack and list each accepted task, atomically.
+
+Export is one-way: it reads its input bundles and never writes to them. A bundle whose
+definition was repaired after it was compiled is refused (`locate_task`): refresh it first.
 
 Layout of the export, a gzip tar written in this order:
 
@@ -22,11 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from selfbench._json import JsonError, dumps_pretty, loads_strict
-from selfbench.audit import audit
+from selfbench.audit import AuditReport, audit
 from selfbench.bundle import layout
-from selfbench.bundle.locate import BUNDLE_DIR, DEFINITION_FILE, LocatedTask, locate_task
-from selfbench.compiler import refresh_bundle
-from selfbench.contract import TaskDefinition
+from selfbench.bundle.locate import BUNDLE_DIR, LocatedTask, locate_task
+from selfbench.contract import TaskDefinition, is_full_sha
 from selfbench.export._tar import TarWriter, atomic_file
 from selfbench.export.manifest import (
     DIFFICULTIES,
@@ -100,7 +102,7 @@ def _check_run(run: RunInfo) -> None:
     if not run.repository_url.strip() or not run.repository_url.isprintable():
         raise ExportError("--repository-url must be a non-empty single line")
     commit = run.repository_commit
-    if len(commit) != 40 or any(c not in "0123456789abcdefABCDEF" for c in commit):
+    if not is_full_sha(commit):
         raise ExportError(f"--repository-commit {commit}: expected a full commit SHA")
 
 
@@ -144,22 +146,10 @@ def read_validation_reports(paths: Sequence[Path]) -> dict[str, dict[str, Any]]:
 # --- inputs ------------------------------------------------------------------------------------
 
 
-def _refreshed(path: Path) -> LocatedTask:
-    """Refresh the bundle at `path` from its definition, then locate it (digests checked)."""
-    bundle = path if (path / layout.TASK_TOML).is_file() else path / BUNDLE_DIR
-    definition = bundle.parent / DEFINITION_FILE
-    if (bundle / layout.TASK_TOML).is_file() and definition.is_file():
-        try:
-            refresh_bundle(bundle, definition=definition)
-        except OSError as exc:
-            raise ExportError(f"cannot refresh {bundle}: {exc.strerror or exc}") from None
-    return locate_task(path)
-
-
 def _located(inputs: Sequence[Path]) -> list[LocatedTask]:
     tasks: dict[str, LocatedTask] = {}
     for path in inputs:
-        task = _refreshed(path)
+        task = locate_task(path)
         task_id = task.definition.taskId
         problem = task_id_problem(task_id)
         if problem is not None:
@@ -194,12 +184,17 @@ def _verdicts(
 # --- packing -----------------------------------------------------------------------------------
 
 
-def _review_record(task: LocatedTask, validation: dict[str, Any] | None) -> bytes:
-    definition: TaskDefinition = task.definition
+def _audit(task: LocatedTask) -> AuditReport:
+    """The static audit of a located task: each patch read and parsed once, audited once."""
     gold = (task.bundle / layout.GOLD_PATCH).read_bytes()
     tests = (task.bundle / layout.TEST_PATCH).read_bytes()
-    report = audit(definition, parse_patch(gold, lenient=True), parse_patch(tests, lenient=True))
-    values = (definition.model_dump(mode="json"), validation, report.to_json())
+    return audit(task.definition, parse_patch(gold, lenient=True), parse_patch(tests, lenient=True))
+
+
+def _review_record(task: LocatedTask, validation: dict[str, Any] | None) -> bytes:
+    """The review record: the definition `locate_task` parsed, the verdict, one audit."""
+    definition: TaskDefinition = task.definition
+    values = (definition.model_dump(mode="json"), validation, _audit(task).to_json())
     record = dict(zip(REVIEW_KEYS, values, strict=True))  # definition, validation, audit
     return dumps_pretty(record).encode("utf-8")
 
@@ -280,15 +275,18 @@ def export_run(
     validation: Sequence[Path] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> ExportResult:
-    """Refresh, pack and list every accepted task into one export at `out`, atomically.
+    """Pack and list every accepted task into one export at `out`, atomically.
+
+    The input bundles are only read: a stale one (its definition changed since it was compiled
+    or refreshed) is refused before anything is written.
 
     With `validation` reports, a task they reject is left out and one they do not name is an
     error; `candidateCounts` counts every task given.
 
     Raises:
         ExportError: bad run fields, unreadable reports, duplicate or unnamed tasks, I/O errors.
-        BundleError: an input is not a bundle or its definition does not belong to it.
-        CompileError: a bundle cannot be refreshed.
+        BundleError: an input is not a bundle, or its definition or patches are not the ones
+            it was compiled from.
     """
     _check_run(run)
     reports = read_validation_reports(validation) if validation is not None else None
