@@ -22,9 +22,13 @@ from selfbench.contract import (
     canonical_json,
     check_definition,
     definition_sha256,
+    is_full_sha,
+    is_sha256_digest,
+    is_task_id,
     parse_definition,
     parse_submit_arguments,
     read_definition,
+    task_id_problem,
 )
 from selfbench.errors import EXIT_INPUT, DefinitionError, Issue, SelfbenchError
 
@@ -154,6 +158,51 @@ def test_models_have_exactly_the_spec_fields_in_spec_order() -> None:
     assert paths == [path for path, _ in FIELDS]
     assert TASK_ID_PATTERN == "^[A-Za-z0-9][A-Za-z0-9._-]*$"
     assert list(SubmitArguments.model_fields) == ["definition", "testPatch", "goldPatch"]
+
+
+# --- identifiers: the taskId and SHA rules every module shares -----------------------------------
+
+TASK_IDS: dict[str, str | None] = {
+    "a": None,
+    "acme-widgets.42": None,
+    "A_b-c.d": None,
+    "9": None,
+    "a.b.": None,
+    "": "taskId '' does not match ^[A-Za-z0-9][A-Za-z0-9._-]*$",
+    ".hidden": "taskId '.hidden' does not match ^[A-Za-z0-9][A-Za-z0-9._-]*$",
+    "-flag": "taskId '-flag' does not match ^[A-Za-z0-9][A-Za-z0-9._-]*$",
+    "a/b": "taskId 'a/b' does not match ^[A-Za-z0-9][A-Za-z0-9._-]*$",
+    "a b": "taskId 'a b' does not match ^[A-Za-z0-9][A-Za-z0-9._-]*$",
+    "a\n": "taskId 'a\\n' does not match ^[A-Za-z0-9][A-Za-z0-9._-]*$",
+    "é": "taskId 'é' does not match ^[A-Za-z0-9][A-Za-z0-9._-]*$",
+    "a..b": "taskId a..b cannot name a Harbor task: it holds '..'",
+    "a..": "taskId a.. cannot name a Harbor task: it holds '..'",
+}
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_task_id_rule(task_id: str) -> None:
+    assert task_id_problem(task_id) == TASK_IDS[task_id]
+    assert is_task_id(task_id) == (task_id_problem(task_id) is None or ".." in task_id)
+
+
+SHAS: dict[str, tuple[bool, bool]] = {
+    "0123456789abcdef0123456789abcdef01234567": (True, False),
+    "0123456789ABCDEF0123456789ABCDEF01234567": (True, False),
+    "0123456789abcdef0123456789abcdef0123456": (False, False),
+    "0123456789abcdef0123456789abcdef012345678": (False, False),
+    "g123456789abcdef0123456789abcdef01234567": (False, False),
+    "0123456789abcdef0123456789abcdef01234567\n": (False, False),
+    "0123456789abcdef" * 4: (False, True),
+    "0123456789ABCDEF" * 4: (False, False),
+    "0123456789abcdef" * 4 + "0": (False, False),
+    "": (False, False),
+}
+
+
+@pytest.mark.parametrize("value", SHAS)
+def test_full_sha_and_sha256_digest_rules(value: str) -> None:
+    assert (is_full_sha(value), is_sha256_digest(value)) == SHAS[value]
 
 
 def test_authoring_defaults_are_the_spec_values() -> None:

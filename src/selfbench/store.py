@@ -15,6 +15,8 @@ from selfbench.errors import SelfbenchError
 
 __all__ = ["ArtifactRef", "LocalArtifactStore", "StoreError", "authoring_key"]
 
+# A key segment (a runId, a candidateId, a file name): a rule of the store's own, not the taskId
+# rule of `contract`, although today both allow the same characters.
 _SEGMENT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _CHUNK = 1 << 20
 
