@@ -245,7 +245,9 @@ def bundle(tmp_path: Path) -> Path:
 
 
 def test_every_reader_gives_the_parsers_message(bundle: Path) -> None:
-    assert read_bundle_manifest(bundle).task_id == "widgets-pr-101"
+    manifest = read_bundle_manifest(bundle)
+    assert manifest.task_id == "widgets-pr-101"
+    assert locate_task(bundle).manifest == manifest
     (bundle / layout.MANIFEST).write_bytes(_bytes(_fields(testPatchSha256="abc")))
     expected = f"{bundle / layout.MANIFEST}: testPatchSha256 must be 64 lowercase hex digits"
     with pytest.raises(BundleError) as located:

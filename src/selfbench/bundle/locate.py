@@ -41,11 +41,12 @@ DEFINITION_FILE = "definition.json"
 
 @dataclass(frozen=True, slots=True)
 class LocatedTask:
-    """A bundle directory, its manifest's task id, and its definition."""
+    """A bundle directory, its definition, and its manifest (whose digests it matched)."""
 
     bundle: Path
     definition_path: Path
     definition: TaskDefinition
+    manifest: BundleManifest
 
 
 def _read(path: Path) -> bytes:
@@ -74,6 +75,30 @@ def find_bundle(path: Path) -> Path:
     raise BundleError(f"{path}: not a bundle (no {layout.TASK_TOML}) or a collect directory")
 
 
+def _check_digests(
+    bundle: Path, manifest: BundleManifest, definition_path: Path, parsed: TaskDefinition
+) -> None:
+    """The definition and both patches must be the inputs the manifest records."""
+    if manifest.task_id != parsed.taskId:
+        raise BundleError(
+            f"{definition_path}: task {parsed.taskId} does not match bundle {manifest.task_id}"
+        )
+    if manifest.definition_sha256 != definition_sha256(parsed):
+        raise BundleError(
+            f"{definition_path}: not the definition bundle {parsed.taskId} was compiled from"
+            " (refresh the bundle after a repair)"
+        )
+    for field, name, recorded in (
+        ("testPatchSha256", layout.TEST_PATCH, manifest.test_patch_sha256),
+        ("goldPatchSha256", layout.GOLD_PATCH, manifest.gold_patch_sha256),
+    ):
+        if recorded != hashlib.sha256(_read(bundle / name)).hexdigest():
+            raise BundleError(
+                f"{bundle / name}: changed since the bundle was compiled"
+                f" ({field} differs; recompile or refresh it)"
+            )
+
+
 def locate_task(path: Path, *, definition: Path | None = None) -> LocatedTask:
     """Resolve `path` (a bundle or a collect directory) to its bundle and verified definition.
 
@@ -97,22 +122,5 @@ def locate_task(path: Path, *, definition: Path | None = None) -> LocatedTask:
     except DefinitionError as exc:
         raise BundleError(f"{definition_path}: {exc.lines[0]}") from None
     manifest = read_bundle_manifest(bundle)
-    if manifest.task_id != parsed.taskId:
-        raise BundleError(
-            f"{definition_path}: task {parsed.taskId} does not match bundle {manifest.task_id}"
-        )
-    if manifest.definition_sha256 != definition_sha256(parsed):
-        raise BundleError(
-            f"{definition_path}: not the definition bundle {parsed.taskId} was compiled from"
-            " (refresh the bundle after a repair)"
-        )
-    for field, name, recorded in (
-        ("testPatchSha256", layout.TEST_PATCH, manifest.test_patch_sha256),
-        ("goldPatchSha256", layout.GOLD_PATCH, manifest.gold_patch_sha256),
-    ):
-        if recorded != hashlib.sha256(_read(bundle / name)).hexdigest():
-            raise BundleError(
-                f"{bundle / name}: changed since the bundle was compiled"
-                f" ({field} differs; recompile or refresh it)"
-            )
-    return LocatedTask(bundle=bundle, definition_path=definition_path, definition=parsed)
+    _check_digests(bundle, manifest, definition_path, parsed)
+    return LocatedTask(bundle, definition_path, parsed, manifest)
