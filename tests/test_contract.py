@@ -24,9 +24,9 @@ from selfbench.contract import (
     definition_sha256,
     parse_definition,
     parse_submit_arguments,
-    read_definition,
 )
 from selfbench.errors import EXIT_INPUT, DefinitionError, Issue, SelfbenchError
+from selfbench.task import read_definition
 
 MODES: tuple[Mode, ...] = ("submission", "persisted")
 MAX_SAFE = 2**53 - 1

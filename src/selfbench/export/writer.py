@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from selfbench._json import JsonError, dumps_pretty, loads_strict
-from selfbench.audit import audit
 from selfbench.bundle import layout
 from selfbench.bundle.locate import BUNDLE_DIR, DEFINITION_FILE, LocatedTask, locate_task
 from selfbench.compiler import refresh_bundle
@@ -46,7 +45,7 @@ from selfbench.export.reader import (
     REVIEW_KEYS,
     copy_tasks,
 )
-from selfbench.patches import parse_patch
+from selfbench.task import judge_task
 
 __all__ = [
     "ExportResult",
@@ -198,7 +197,7 @@ def _review_record(task: LocatedTask, validation: dict[str, Any] | None) -> byte
     definition: TaskDefinition = task.definition
     gold = (task.bundle / layout.GOLD_PATCH).read_bytes()
     tests = (task.bundle / layout.TEST_PATCH).read_bytes()
-    report = audit(definition, parse_patch(gold, lenient=True), parse_patch(tests, lenient=True))
+    report = judge_task(definition, tests, gold).audit
     values = (definition.model_dump(mode="json"), validation, report.to_json())
     record = dict(zip(REVIEW_KEYS, values, strict=True))  # definition, validation, audit
     return dumps_pretty(record).encode("utf-8")
