@@ -33,6 +33,7 @@ __all__ = [
     "TaskFiles",
     "TaskVerdict",
     "judge_task",
+    "parse_task_files",
     "read_authored_task",
     "read_definition",
     "read_task_files",
@@ -117,7 +118,16 @@ def read_authored_task(task_dir: Path) -> AuthoredTask:
         JsonError: the definition is not well-formed JSON.
         DefinitionError: the definition is invalid (persisted mode).
     """
-    files = read_task_files(task_dir)
+    return parse_task_files(read_task_files(task_dir))
+
+
+def parse_task_files(files: TaskFiles) -> AuthoredTask:
+    """Parse a task directory's files: the definition in persisted mode, the patches as bytes.
+
+    Raises:
+        JsonError: the definition is not well-formed JSON.
+        DefinitionError: the definition is invalid (persisted mode).
+    """
     value = loads_strict(files.definition, source=str(files.definition_path))
     return AuthoredTask(parse_definition(value), files.test_patch, files.gold_patch)
 
