@@ -18,7 +18,8 @@ from selfbench._cli_export import add_export_commands
 from selfbench.errors import EXIT_INPUT, EXIT_OK, EXIT_REJECTED, DefinitionError, SelfbenchError
 
 if TYPE_CHECKING:
-    from selfbench.contract import TaskDefinition
+    from selfbench.contract import Mode, TaskDefinition
+    from selfbench.submit import TaskCheck
     from selfbench.validate.report import TaskReport
 
 __all__ = ["main"]
@@ -73,14 +74,23 @@ def _check(args: argparse.Namespace) -> int:
     if source.is_dir():
         if any(patches):
             raise InputError(f"{source} is a task directory: it holds its own patches")
-        return _check_task_dir(args, source)
+        return _check_task_dir(source, mode=args.mode or "persisted", json_out=args.json)
     if any(patches):
         if not all(patches):
             raise InputError("--test-patch and --gold-patch go together")
-        return _check_with_patches(args, _read(args.definition), *map(_read, patches))
+        test_patch, gold_patch = (_read(path) for path in patches)
+        found = _check_files(
+            args.definition,
+            _read(args.definition),
+            test_patch,
+            gold_patch,
+            mode=args.mode or "submission",
+        )
+        return _print_task_check(args.definition, found, json_out=args.json)
     from selfbench.contract import check_definition  # noqa: PLC0415 - lazy by design
 
-    report = check_definition(_read(args.definition), mode=args.mode, source=args.definition)
+    mode: Mode = args.mode or "persisted"
+    report = check_definition(_read(args.definition), mode=mode, source=args.definition)
     if args.json:
         _print_json(report.to_json())
     else:
@@ -90,33 +100,31 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_OK if report.valid else EXIT_REJECTED
 
 
-def _check_task_dir(args: argparse.Namespace, task_dir: Path) -> int:
+def _check_task_dir(task_dir: Path, *, mode: Mode, json_out: bool) -> int:
     from selfbench.task import read_task_files  # noqa: PLC0415
 
     files = read_task_files(task_dir)
-    args.definition = str(files.definition_path)
-    return _check_with_patches(args, files.definition, files.test_patch, files.gold_patch)
+    source = str(files.definition_path)
+    found = _check_files(source, files.definition, files.test_patch, files.gold_patch, mode=mode)
+    return _print_task_check(source, found, json_out=json_out)
 
 
-def _check_with_patches(
-    args: argparse.Namespace, definition: bytes, test_patch: bytes, gold_patch: bytes
-) -> int:
-    """`check` as submit would judge the files: issues, blockers and warnings."""
+def _check_files(
+    source: str, definition: bytes, test_patch: bytes, gold_patch: bytes, *, mode: Mode
+) -> TaskCheck:
     from selfbench.submit import check_definition_files  # noqa: PLC0415
 
-    found = check_definition_files(
-        definition, test_patch, gold_patch, mode=args.mode, source=args.definition
-    )
-    if args.json:
-        report = found.to_json()
-        _print_json(
-            {key: report[key] for key in ("issues", "blockers", "warnings")}
-            | {"valid": found.accepted}
-        )
+    return check_definition_files(definition, test_patch, gold_patch, mode=mode, source=source)
+
+
+def _print_task_check(source: str, found: TaskCheck, *, json_out: bool) -> int:
+    """`check` as submit would judge the files: issues, blockers and warnings."""
+    if json_out:
+        _print_json(found.to_check_json())
     else:
         from selfbench import _report  # noqa: PLC0415
 
-        _report.print_task_check(args.definition, found)
+        _report.print_task_check(source, found)
     return EXIT_OK if found.accepted else EXIT_REJECTED
 
 
@@ -487,7 +495,11 @@ def _add_authoring_commands(commands: Any) -> None:
     )
     check.add_argument("--test-patch", metavar="FILE", help="judge with this held-out test patch")
     check.add_argument("--gold-patch", metavar="FILE", help="judge with this gold patch")
-    check.add_argument("--mode", choices=("submission", "persisted"), default="persisted")
+    check.add_argument(
+        "--mode",
+        choices=("submission", "persisted"),
+        help="how to read the definition (default: submission with patches, else persisted)",
+    )
     check.add_argument("--json", action="store_true", help="print the JSON report")
     check.set_defaults(run=_check)
 

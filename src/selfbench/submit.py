@@ -227,6 +227,13 @@ class TaskCheck:
             "metrics": self.metrics,
         }
 
+    def to_check_json(self) -> dict[str, Any]:
+        """The report as `selfbench check --json` shapes it when given the patches."""
+        found = self.to_json()
+        return {"valid": self.accepted} | {
+            key: found[key] for key in ("issues", "blockers", "warnings")
+        }
+
     def to_text(self) -> str:
         """One line per finding, for an agent reading the tool's text."""
         name = self.task_id or "the task"
