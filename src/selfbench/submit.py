@@ -317,8 +317,10 @@ def check_definition_files(
     mode: Mode = "persisted",
     source: str = "$",
 ) -> TaskCheck:
-    """`selfbench check` given the patches: the definition's issues in `mode`, then the blockers
-    and warnings submit's preflight would report for the same files. Writes nothing.
+    """Judge a definition file's bytes and both patches as submit would; write nothing.
+
+    `selfbench check` given the patches: the definition's issues in `mode`, then the blockers and
+    warnings submit's preflight would report for the same files.
     """
     report = check_definition(definition, mode=mode, source=source)
     try:
