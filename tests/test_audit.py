@@ -385,6 +385,38 @@ def test_prompt_warnings(prompt: str, warnings: tuple[str, ...]) -> None:
     assert report.accepted
 
 
+def _gold_names(prompt: str) -> tuple[str, ...]:
+    gold = patch(
+        added_file("tenacity/after.py", 10),
+        added_file("src/utils.ts", 10),
+        added_file("README", 1),
+    )
+    return run_audit(task(prompt=prompt), gold=gold).warnings
+
+
+@pytest.mark.parametrize(
+    ("prompt", "names"),
+    [
+        ("Change tenacity/after.py to log the delay.", ("tenacity/after.py",)),
+        ("Change after.py to log the delay.", ("after.py",)),
+        ("Edit `src/utils.ts` and src/utils.ts again.", ("src/utils.ts",)),
+        ("Edit utils.ts.", ("utils.ts",)),
+        ("Look at ./src/utils.ts first.", ("utils.ts",)),
+        ("Look at lib/src/utils.ts first.", ("utils.ts",)),
+        ("Both tenacity/after.py and utils.ts.", ("tenacity/after.py", "utils.ts")),
+        ("SRC/UTILS.TS, loudly.", ("src/utils.ts",)),
+        ("Nothing about thereafter.py or utils.tsx or src/utils.ts.bak.", ()),
+        ("Read the README, then README.md.", ("README",)),
+        ("Read myREADME only.", ()),
+    ],
+)
+def test_prompt_names_a_gold_file_by_its_full_path_or_its_name(
+    prompt: str, names: tuple[str, ...]
+) -> None:
+    expected = tuple(f"prompt mentions a gold file name ({name})" for name in names)
+    assert _gold_names(prompt) == expected
+
+
 def test_warnings_never_block_and_dropped_keys_come_first() -> None:
     raw = {**definition(prompt="Fix #42."), "reviewer": "x"}
     raw["timeouts"] = {**raw["timeouts"], "idleSeconds": 5}

@@ -21,8 +21,8 @@ from selfbench.bundle import (
 )
 from selfbench.bundle.locate import locate_task, read_bundle_manifest
 from selfbench.compiler import CompileError, refresh_bundle
-from selfbench.contract import read_definition
 from selfbench.errors import BundleError
+from selfbench.task import read_definition
 from selfbench.validate.harbor import validate_with_harbor
 
 GOLDEN = Path(__file__).parent / "golden"

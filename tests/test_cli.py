@@ -132,6 +132,149 @@ def test_check_human_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     )
 
 
+# --- check, given the patches or a task directory --------------------------------------------
+
+QUOTED = 'test command must expand "{tests}" as an unquoted shell argument list'
+HARD_CODED = 'test command must not hard-code fail-to-pass or pass-to-pass paths outside "{tests}"'
+
+
+def check_argv(tmp_path: Path, value: dict[str, Any], tests: bytes = TESTS) -> list[str]:
+    """`check DEFINITION --test-patch F --gold-patch F` for these inputs."""
+    source, test_patch, gold_patch = submit_files(tmp_path, value, tests, GOLD)[1::2]
+    return ["check", source, "--test-patch", test_patch, "--gold-patch", gold_patch]
+
+
+@pytest.mark.parametrize(
+    ("changes", "blockers"),
+    [
+        ({"testCommand": 'pytest "{tests}"'}, [QUOTED]),
+        ({"testCommand": "pytest tests/test_new.py {tests}"}, [HARD_CODED]),
+        (
+            {"difficulty": "medium", "passToPass": ["tests/test_old.py"]},
+            [
+                "medium mode requires at least 2 implementation files; found 1",
+                "medium mode requires at least 50 changed implementation lines; found 20",
+            ],
+        ),
+    ],
+    ids=["quoted-placeholder", "hard-coded-selector", "too-small"],
+)
+def test_check_with_patches_refuses_what_submit_refuses(
+    tmp_path: Path,
+    root: Path,
+    changes: dict[str, Any],
+    blockers: list[str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = check_argv(tmp_path, definition(**changes))
+
+    assert run_json(capsys, *argv, "--json") == (
+        1,
+        {"valid": False, "issues": [], "blockers": blockers, "warnings": []},
+    )
+    code, _, err = run(
+        capsys, "submit", *submit_files(tmp_path, definition(**changes), TESTS, GOLD)
+    )
+    assert (code, err) == (1, "".join(f"error: {blocker}\n" for blocker in blockers))
+
+
+def test_check_with_patches_shows_the_prompt_warnings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    value = definition(prompt="Fix #42: src/widgets/module_0.py must accept a trailing comma.")
+    argv = check_argv(tmp_path, value)
+
+    assert run_json(capsys, *argv, "--json") == (
+        0,
+        {
+            "valid": True,
+            "issues": [],
+            "blockers": [],
+            "warnings": [
+                "prompt mentions the source PR number (42)",
+                "prompt mentions a gold file name (src/widgets/module_0.py)",
+            ],
+        },
+    )
+    code, out, err = run(capsys, *argv)
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        f"valid  {argv[1]}",
+        "  warning: prompt mentions the source PR number (42)",
+        "  warning: prompt mentions a gold file name (src/widgets/module_0.py)",
+    ]
+
+
+def test_check_with_patches_lists_issues_then_blockers_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = check_argv(tmp_path, definition(sourcePr=0), tests=b"")
+
+    assert run_json(capsys, *argv, "--json") == (
+        1,
+        {
+            "valid": False,
+            "issues": [{"path": "sourcePr", "message": "must be at least 1"}],
+            "blockers": ["test.patch is not a Git patch"],
+            "warnings": [],
+        },
+    )
+    code, out, err = run(capsys, *argv)
+    assert (code, err) == (1, "")
+    assert out.splitlines() == [
+        f"invalid  {argv[1]}",
+        "  sourcePr: must be at least 1",
+        "  blocker: test.patch is not a Git patch",
+    ]
+
+
+def test_check_a_task_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    task_dir = tmp_path / TASK_ID
+    value = {**definition(testCommand="pytest {tests} tests/test_new.py"), "reviewer": "me"}
+    write_task_files(task_dir, value)
+
+    assert run_json(capsys, "check", str(task_dir), "--json") == (
+        1,
+        {
+            "valid": False,
+            "issues": [],
+            "blockers": [HARD_CODED],
+            "warnings": ["dropped unknown key reviewer"],
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--test-patch", "t.patch"], "{task_dir} is a task directory: it holds its own patches"),
+        (None, "--test-patch and --gold-patch go together"),
+    ],
+)
+def test_check_refuses_patches_it_cannot_pair(
+    tmp_path: Path, extra: list[str] | None, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    task_dir = tmp_path / TASK_ID
+    write_task_files(task_dir)
+    source = str(task_dir / "definition.json")
+    argv = [str(task_dir), *extra] if extra else [source, "--gold-patch", source]
+
+    assert run(capsys, "check", *argv) == (2, "", f"error: {message.format(task_dir=task_dir)}\n")
+
+
+def test_check_an_unreadable_task_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "empty").mkdir()
+    missing = tmp_path / "empty" / "definition.json"
+
+    assert run(capsys, "check", str(tmp_path / "empty")) == (
+        2,
+        "",
+        f"error: cannot read {missing}: No such file or directory\n",
+    )
+
+
 # --- audit -------------------------------------------------------------------------------------
 
 
@@ -261,6 +404,37 @@ def test_submit_files(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[
     assert run(capsys, "submit", *options) == (0, f"Submitted {TASK_ID}.\n", "")
     assert (root / TASK_ID / "gold.patch").read_bytes() == GOLD
     assert (root / TASK_ID / "test.patch").read_bytes() == TESTS
+
+
+def test_submit_prints_the_warnings_it_accepted(
+    tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    value = definition(prompt="Finish #42 in module_0.py.")
+    options = submit_files(tmp_path, value, TESTS, GOLD)
+
+    assert run(capsys, "submit", *options) == (
+        0,
+        f"Submitted {TASK_ID}.\n",
+        (
+            "warning: prompt mentions the source PR number (42)\n"
+            "warning: prompt mentions a gold file name (module_0.py)\n"
+        ),
+    )
+    source = write_json(tmp_path / "args.json", arguments(prompt="Finish #42."))
+    other = tmp_path / "other"
+    other.mkdir()
+    assert run(capsys, "submit", "--args", source, "--output-root", str(other)) == (
+        0,
+        f"Submitted {TASK_ID}.\n",
+        "warning: prompt mentions the source PR number (42)\n",
+    )
+    again = tmp_path / "again"
+    again.mkdir()
+    assert run(capsys, "submit", *options, "--output-root", str(again), "--no-preflight") == (
+        0,
+        f"Submitted {TASK_ID}.\n",
+        "",
+    )
 
 
 def test_submit_args(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -27,10 +27,10 @@ from selfbench.contract import (
     is_task_id,
     parse_definition,
     parse_submit_arguments,
-    read_definition,
     task_id_problem,
 )
 from selfbench.errors import EXIT_INPUT, DefinitionError, Issue, SelfbenchError
+from selfbench.task import read_definition
 
 MODES: tuple[Mode, ...] = ("submission", "persisted")
 MAX_SAFE = 2**53 - 1

@@ -23,8 +23,7 @@ from helpers import added_file, arguments, implementation_patch, patch
 from selfbench._author_prompt import render_author_brief
 from selfbench.contract import submission_json_schema
 from selfbench.demo import audit_task_dir, build_sample_repository, sample_arguments
-from selfbench.mcp_server import check_task
-from selfbench.submit import OUTPUT_ENV
+from selfbench.submit import OUTPUT_ENV, check_task
 
 TASK_ID = "widgets-pr-42"
 FILES = ["definition.json", "gold.patch", "test.patch"]

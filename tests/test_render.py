@@ -37,7 +37,8 @@ from selfbench.bundle import (
 from selfbench.bundle.render_docker import APT_PACKAGES, exec_form, expand_toolchains
 from selfbench.bundle.render_scripts import collect_command, git_exclude_pattern
 from selfbench.bundle.render_toml import task_config
-from selfbench.contract import TaskDefinition, definition_sha256, parse_definition, read_definition
+from selfbench.contract import TaskDefinition, definition_sha256, parse_definition
+from selfbench.task import read_definition
 
 GOLDEN = Path(__file__).parent / "golden"
 GOLDEN_CASES = sorted(path.name for path in GOLDEN.iterdir() if path.is_dir())

@@ -405,7 +405,7 @@ def test_export_refuses_what_swebench_cannot_hold(
     assert capsys.readouterr().err.splitlines() == [
         f"error: {binary}: gold.patch is not UTF-8 text; a SWE-bench patch must be a string",
         f"error: {task_dir}: taskId example__slugkit-42 repeats {task_dir}",
-        f"error: {tmp_path / 'nope'}: cannot read definition.json: No such file or directory",
+        f"error: cannot read {tmp_path / 'nope' / 'definition.json'}: No such file or directory",
     ]
     assert out.read_text(encoding="utf-8") == "previous\n"
 

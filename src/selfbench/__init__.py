@@ -27,7 +27,6 @@ if TYPE_CHECKING:
         TaskDefinition,
         check_definition,
         parse_definition,
-        read_definition,
         submission_json_schema,
     )
     from selfbench.export import (
@@ -39,7 +38,6 @@ if TYPE_CHECKING:
         verify_export,
         write_clean_export,
     )
-    from selfbench.mcp_server import check_task
     from selfbench.patches import FileChange, Patch, parse_patch
     from selfbench.repair import (
         RepairError,
@@ -49,8 +47,9 @@ if TYPE_CHECKING:
     )
     from selfbench.review import open_review
     from selfbench.store import ArtifactRef, LocalArtifactStore
-    from selfbench.submit import submit_files, submit_task
+    from selfbench.submit import check_task, submit_files, submit_task
     from selfbench.swebench import SwebenchError, export_swebench, import_swebench
+    from selfbench.task import read_definition
     from selfbench.validate import validate_bundles
     from selfbench.validate.report import TaskReport
 
@@ -73,7 +72,7 @@ _LAZY = {
     "audit": "selfbench.audit",
     "check_coupling_repair": "selfbench.repair",
     "check_definition": "selfbench.contract",
-    "check_task": "selfbench.mcp_server",
+    "check_task": "selfbench.submit",
     "check_validation_repair": "selfbench.repair",
     "collect_authoring": "selfbench.collect",
     "compile_task": "selfbench.compiler",
@@ -85,7 +84,7 @@ _LAZY = {
     "open_review": "selfbench.review",
     "parse_definition": "selfbench.contract",
     "parse_patch": "selfbench.patches",
-    "read_definition": "selfbench.contract",
+    "read_definition": "selfbench.task",
     "refresh_bundle": "selfbench.compiler",
     "submission_json_schema": "selfbench.contract",
     "submit_files": "selfbench.submit",

@@ -10,9 +10,10 @@ from rich.text import Text
 
 from selfbench.audit import AuditReport
 from selfbench.contract import CheckReport
+from selfbench.submit import TaskCheck
 from selfbench.validate.report import TaskReport
 
-__all__ = ["console", "print_audit", "print_check", "print_validation"]
+__all__ = ["console", "print_audit", "print_check", "print_task_check", "print_validation"]
 
 console = Console(highlight=False, soft_wrap=True)
 
@@ -25,6 +26,20 @@ def print_check(source: str, report: CheckReport) -> None:
         console.print(Text.assemble(("invalid", "bold red"), f"  {source}"))
         for issue in report.issues:
             console.print(Text.assemble("  ", (issue.path, "bold"), f": {issue.message}"))
+    for warning in report.warnings:
+        console.print(Text.assemble(("  warning: ", "yellow"), warning))
+
+
+def print_task_check(source: str, report: TaskCheck) -> None:
+    """Print `selfbench check` given patches: verdict, issues, blockers and warnings."""
+    if report.accepted:
+        console.print(Text.assemble(("valid", "bold green"), f"  {source}"))
+    else:
+        console.print(Text.assemble(("invalid", "bold red"), f"  {source}"))
+    for issue in report.issues:
+        console.print(Text.assemble("  ", (issue.path, "bold"), f": {issue.message}"))
+    for blocker in report.blockers:
+        console.print(Text.assemble(("  blocker: ", "red"), blocker))
     for warning in report.warnings:
         console.print(Text.assemble(("  warning: ", "yellow"), warning))
 

@@ -15,7 +15,7 @@ from typing import Any
 from selfbench._shell import PLACEHOLDER, Word, split_words
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.contract import Difficulty, TaskDefinition
-from selfbench.patches import Patch, display_path
+from selfbench.patches import Patch, changes_no_files, display_path
 
 __all__ = ["THRESHOLDS", "AuditReport", "Threshold", "audit"]
 
@@ -38,7 +38,7 @@ THRESHOLDS: dict[Difficulty, Threshold] = {
 HARD_CODED = 'test command must not hard-code fail-to-pass or pass-to-pass paths outside "{tests}"'
 NOT_ONCE = 'test command must contain "{tests}" exactly once'
 QUOTED = 'test command must expand "{tests}" as an unquoted shell argument list'
-NO_TEST_FILES = "held-out test patch changes no files"
+NO_TEST_FILES = changes_no_files("held-out test patch")
 _PIECE_BOUNDS = "/=:"
 _HEX_RUN_RE = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{7,40}(?![0-9A-Za-z])")
 
@@ -184,14 +184,27 @@ def is_hard_coded(selector: str, words: list[Word]) -> bool:
     return False
 
 
-def _mentions(prompt: str, text: str) -> bool:
-    """`text` appears in the prompt as a whole token, not inside a longer name."""
+def _mentions(prompt: str, text: str, *, after_slash: bool = False) -> bool:
+    """`text` appears in the prompt as a whole token, not inside a longer name.
+
+    With `after_slash`, a match may follow a `/`: a file name at the end of a longer path
+    (`lib/utils.ts` names `utils.ts`).
+    """
     if not text:
         return False
     if text.isascii() and prompt.isascii() and text.lower() not in prompt.lower():
         return False  # the common case, without compiling a pattern per file name
-    pattern = rf"(?<![\w/.-]){re.escape(text)}(?![\w/-])(?!\.\w)"
+    before = r"[\w.-]" if after_slash else r"[\w/.-]"
+    pattern = rf"(?<!{before}){re.escape(text)}(?![\w/-])(?!\.\w)"
     return re.search(pattern, prompt, flags=re.IGNORECASE) is not None
+
+
+def _gold_file_mention(prompt: str, path: str) -> str | None:
+    """How the prompt names a gold file, by its full path or its name; None when it does not."""
+    if _mentions(prompt, path):
+        return path
+    name = basename(path)
+    return name if _mentions(prompt, name, after_slash=True) else None
 
 
 def prompt_warnings(definition: TaskDefinition, gold: Patch, tests: Patch) -> tuple[str, ...]:
@@ -221,10 +234,10 @@ def prompt_warnings(definition: TaskDefinition, gold: Patch, tests: Patch) -> tu
         for path in held_out_paths(definition, tests)
         if _mentions(prompt, path)
     )
-    gold_names = dict.fromkeys(basename(path) for path in gold.paths)
+    gold_names = dict.fromkeys(
+        named for path in gold.paths if (named := _gold_file_mention(prompt, path)) is not None
+    )
     warnings.extend(
-        f"prompt mentions a gold file name ({display_path(name)})"
-        for name in gold_names
-        if _mentions(prompt, name)
+        f"prompt mentions a gold file name ({display_path(name)})" for name in gold_names
     )
     return tuple(warnings)

@@ -18,7 +18,8 @@ from selfbench._cli_export import add_export_commands
 from selfbench.errors import EXIT_INPUT, EXIT_OK, EXIT_REJECTED, DefinitionError, SelfbenchError
 
 if TYPE_CHECKING:
-    from selfbench.contract import TaskDefinition
+    from selfbench.contract import Mode, TaskDefinition
+    from selfbench.submit import TaskCheck
     from selfbench.validate.report import TaskReport
 
 __all__ = ["main"]
@@ -68,9 +69,28 @@ def _schema(_: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from selfbench.contract import check_definition  # noqa: PLC0415
+    source = Path(args.definition)
+    patches = (args.test_patch, args.gold_patch)
+    if source.is_dir():
+        if any(patches):
+            raise InputError(f"{source} is a task directory: it holds its own patches")
+        return _check_task_dir(source, mode=args.mode or "persisted", json_out=args.json)
+    if any(patches):
+        if not all(patches):
+            raise InputError("--test-patch and --gold-patch go together")
+        test_patch, gold_patch = (_read(path) for path in patches)
+        found = _check_files(
+            args.definition,
+            _read(args.definition),
+            test_patch,
+            gold_patch,
+            mode=args.mode or "submission",
+        )
+        return _print_task_check(args.definition, found, json_out=args.json)
+    from selfbench.contract import check_definition  # noqa: PLC0415 - lazy by design
 
-    report = check_definition(_read(args.definition), mode=args.mode, source=args.definition)
+    mode: Mode = args.mode or "persisted"
+    report = check_definition(_read(args.definition), mode=mode, source=args.definition)
     if args.json:
         _print_json(report.to_json())
     else:
@@ -80,37 +100,58 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_OK if report.valid else EXIT_REJECTED
 
 
-def _audit(args: argparse.Namespace) -> int:
-    from selfbench._json import loads_strict  # noqa: PLC0415
-    from selfbench.audit import audit  # noqa: PLC0415
-    from selfbench.contract import parse_definition  # noqa: PLC0415
-    from selfbench.patches import parse_patch  # noqa: PLC0415
+def _check_task_dir(task_dir: Path, *, mode: Mode, json_out: bool) -> int:
+    from selfbench.task import read_task_files  # noqa: PLC0415
 
-    task_dir = Path(args.task_dir)
-    source = str(task_dir / "definition.json")
-    loaded = parse_definition(loads_strict(_read(source), source=source))
-    gold = parse_patch(_read(str(task_dir / "gold.patch")), lenient=True)
-    tests = parse_patch(_read(str(task_dir / "test.patch")), lenient=True)
-    report = audit(loaded.definition, gold, tests, loading_warnings=loaded.warnings)
+    files = read_task_files(task_dir)
+    source = str(files.definition_path)
+    found = _check_files(source, files.definition, files.test_patch, files.gold_patch, mode=mode)
+    return _print_task_check(source, found, json_out=json_out)
+
+
+def _check_files(
+    source: str, definition: bytes, test_patch: bytes, gold_patch: bytes, *, mode: Mode
+) -> TaskCheck:
+    from selfbench.submit import check_definition_files  # noqa: PLC0415
+
+    return check_definition_files(definition, test_patch, gold_patch, mode=mode, source=source)
+
+
+def _print_task_check(source: str, found: TaskCheck, *, json_out: bool) -> int:
+    """`check` as submit would judge the files: issues, blockers and warnings."""
+    if json_out:
+        _print_json(found.to_check_json())
+    else:
+        from selfbench import _report  # noqa: PLC0415
+
+        _report.print_task_check(source, found)
+    return EXIT_OK if found.accepted else EXIT_REJECTED
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from selfbench.task import judge_task, read_authored_task  # noqa: PLC0415
+
+    task = read_authored_task(Path(args.task_dir))
+    report = judge_task(task.loaded, task.test_patch, task.gold_patch).audit
     if args.json:
         _print_json(report.to_json())
     else:
         from selfbench import _report  # noqa: PLC0415
 
-        _report.print_audit(loaded.definition.taskId, report)
+        _report.print_audit(task.definition.taskId, report)
     return EXIT_OK if report.accepted else EXIT_REJECTED
 
 
 def _submit(args: argparse.Namespace) -> int:
     from selfbench._json import loads_strict  # noqa: PLC0415
-    from selfbench.submit import submit_files, submit_task  # noqa: PLC0415
+    from selfbench.submit import write_submission, write_submission_files  # noqa: PLC0415
 
     options = {"output_root": args.output_root, "preflight": args.preflight}
     if args.args is not None:
         if any((args.definition, args.test_patch, args.gold_patch)):
             raise InputError("--args replaces --definition, --test-patch and --gold-patch")
         arguments = loads_strict(_read(args.args), source=args.args)
-        message = submit_task(arguments, **options)
+        submission = write_submission(arguments, **options)
     else:
         missing = [
             flag
@@ -124,10 +165,12 @@ def _submit(args: argparse.Namespace) -> int:
         if missing:
             raise InputError(f"missing {', '.join(missing)} (or give --args)")
         definition = loads_strict(_read(args.definition), source=args.definition)
-        message = submit_files(
+        submission = write_submission_files(
             definition, _read(args.test_patch), _read(args.gold_patch), **options
         )
-    sys.stdout.write(message + "\n")
+    for warning in submission.warnings:
+        sys.stderr.write(f"warning: {warning}\n")
+    sys.stdout.write(submission.message + "\n")
     return EXIT_OK
 
 
@@ -257,11 +300,10 @@ def _validation_progress(total: int) -> Iterator[Callable[[TaskReport], None]]:
 
 def _read_definition(path: str) -> TaskDefinition:
     """A definition file in persisted mode; its problems name the file, as two are read."""
-    from selfbench._json import loads_strict  # noqa: PLC0415
-    from selfbench.contract import parse_definition  # noqa: PLC0415
+    from selfbench.task import read_definition  # noqa: PLC0415
 
     try:
-        return parse_definition(loads_strict(_read(path), source=path)).definition
+        return read_definition(Path(path)).definition
     except DefinitionError as exc:
         raise InputError("\n".join(f"{path}: {line}" for line in exc.lines)) from None
 
@@ -445,9 +487,19 @@ def _add_authoring_commands(commands: Any) -> None:
     schema = commands.add_parser("schema", help="print the submit_task JSON Schema")
     schema.set_defaults(run=_schema)
 
-    check = commands.add_parser("check", help="validate a definition.json")
-    check.add_argument("definition", metavar="DEFINITION.json")
-    check.add_argument("--mode", choices=("submission", "persisted"), default="persisted")
+    check = commands.add_parser(
+        "check", help="validate a definition.json; with patches, judge it as submit would"
+    )
+    check.add_argument(
+        "definition", metavar="DEFINITION.json|TASK_DIR", help="a definition or a task directory"
+    )
+    check.add_argument("--test-patch", metavar="FILE", help="judge with this held-out test patch")
+    check.add_argument("--gold-patch", metavar="FILE", help="judge with this gold patch")
+    check.add_argument(
+        "--mode",
+        choices=("submission", "persisted"),
+        help="how to read the definition (default: submission with patches, else persisted)",
+    )
     check.add_argument("--json", action="store_true", help="print the JSON report")
     check.set_defaults(run=_check)
 

@@ -8,10 +8,11 @@ from typing import Any
 
 from selfbench._fs import write_atomic
 from selfbench._json import loads_strict
-from selfbench.compiler import CompileError, compile_task, read_authored_task
+from selfbench.compiler import CompileError, compile_task
 from selfbench.errors import EXIT_REJECTED, SelfbenchError
 from selfbench.pack import pack_tree
 from selfbench.store import ArtifactRef, LocalArtifactStore, authoring_key
+from selfbench.task import DEFINITION_FILE, read_authored_task
 
 __all__ = [
     "Candidate",
@@ -126,13 +127,13 @@ def collect_authoring(
     compile_task(task_dir, repo=repo, out=bundle, allowed_hosts=allowed_hosts)
     archive = out / "task.tar.gz"
     pack_tree(bundle, archive, prefix="harbor-task")
-    definition = out / "definition.json"
-    write_atomic(definition, (task_dir / "definition.json").read_bytes())
+    definition = out / DEFINITION_FILE
+    write_atomic(definition, (task_dir / DEFINITION_FILE).read_bytes())
     stored: tuple[ArtifactRef, ...] = ()
     if store is not None:
         stored = (
             store.store.put_file(
-                authoring_key(store.run_id, store.candidate_id, "definition.json"),
+                authoring_key(store.run_id, store.candidate_id, DEFINITION_FILE),
                 definition,
                 content_type="application/json",
             ),

@@ -13,51 +13,22 @@ import tempfile
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from selfbench._fs import exchange, rename_no_replace
 from selfbench._git import GitError, archive_tar, git
-from selfbench._json import loads_strict
-from selfbench._paths import escaping_task_paths, unsafe_patch_path
 from selfbench.bundle import layout
 from selfbench.bundle.locate import read_bundle_manifest
 from selfbench.bundle.render import BundleFile, render_bundle, render_refresh
-from selfbench.contract import (
-    LoadedDefinition,
-    TaskDefinition,
-    harbor_name_problem,
-    parse_definition,
-)
+from selfbench.contract import TaskDefinition
 from selfbench.errors import SelfbenchError
-from selfbench.patches import display_path, is_git_patch, parse_patch
+from selfbench.task import AuthoredTask, judge_task, read_authored_task, read_definition
 
-__all__ = [
-    "AuthoredTask",
-    "CompileError",
-    "check_authored_task",
-    "compile_task",
-    "read_authored_task",
-    "refresh_bundle",
-]
+__all__ = ["CompileError", "check_authored_task", "compile_task", "refresh_bundle"]
 
 
 class CompileError(SelfbenchError):
     """An authored task or a bundle that cannot be compiled or refreshed."""
-
-
-@dataclass(frozen=True, slots=True)
-class AuthoredTask:
-    """An authored task directory, read: the definition and both patches' bytes."""
-
-    loaded: LoadedDefinition
-    test_patch: bytes
-    gold_patch: bytes
-
-    @property
-    def definition(self) -> TaskDefinition:
-        """The validated definition."""
-        return self.loaded.definition
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -67,56 +38,17 @@ def _read_bytes(path: Path) -> bytes:
         raise CompileError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
-def read_definition_file(path: Path) -> LoadedDefinition:
-    """Read a `definition.json` in persisted mode.
-
-    Raises:
-        CompileError: the file cannot be read.
-        JsonError: it is not well-formed JSON.
-        DefinitionError: it is not a valid definition.
-    """
-    return parse_definition(loads_strict(_read_bytes(path), source=str(path)))
-
-
-def read_authored_task(task_dir: Path) -> AuthoredTask:
-    """Read `definition.json`, `test.patch` and `gold.patch` from an authored directory.
-
-    Raises:
-        CompileError: a file cannot be read.
-        JsonError: the definition is not well-formed JSON.
-        DefinitionError: the definition is invalid (persisted mode).
-    """
-    loaded = read_definition_file(task_dir / "definition.json")
-    return AuthoredTask(
-        loaded, _read_bytes(task_dir / "test.patch"), _read_bytes(task_dir / "gold.patch")
-    )
-
-
-def _check_patch(name: str, label: str, data: bytes, *, need_paths: bool) -> None:
-    if not is_git_patch(data):
-        raise CompileError(f"{name} is not a Git patch")
-    patch = parse_patch(data, lenient=True)
-    if need_paths and not patch.paths:
-        raise CompileError(f"{name} changes no files")
-    for path in patch.paths:
-        if unsafe_patch_path(path):
-            raise CompileError(f"{label} patch path escapes repository: {display_path(path)}")
-
-
 def check_authored_task(task: AuthoredTask) -> None:
     """The compile checks after parsing, in the spec's order; the first failure raises.
+
+    They are `judge_task`'s input blockers, the very ones submit's preflight reports.
 
     Raises:
         CompileError: with the spec's message for the first check that fails.
     """
-    definition = task.definition
-    problem = harbor_name_problem(definition.taskId)
-    if problem is not None:
-        raise CompileError(problem)
-    for path in escaping_task_paths(definition.workdir, definition.testPaths):
-        raise CompileError(f"task path escapes repository: {path}")
-    _check_patch("test.patch", "test", task.test_patch, need_paths=True)
-    _check_patch("gold.patch", "gold", task.gold_patch, need_paths=False)
+    blockers = judge_task(task.loaded, task.test_patch, task.gold_patch).input_blockers
+    if blockers:
+        raise CompileError(blockers[0])
 
 
 def _check_base_commit(repo: Path, sha: str) -> None:
@@ -187,6 +119,7 @@ def compile_task(
 
     Raises:
         CompileError: a check failed (nothing is written).
+        TaskFileError: a file of the task cannot be read.
         JsonError: the definition is not well-formed JSON.
         DefinitionError: the definition is invalid.
     """
@@ -226,10 +159,11 @@ def refresh_bundle(
     Raises:
         CompileError: the bundle is unreadable or belongs to another task.
         BundleError: its manifest cannot be read or is malformed.
+        TaskFileError: the definition cannot be read.
         JsonError: the definition is not well-formed JSON.
         DefinitionError: the definition is invalid.
     """
-    loaded = read_definition_file(definition)
+    loaded = read_definition(definition)
     old_id = read_bundle_manifest(bundle).task_id
     if old_id != loaded.definition.taskId:
         raise CompileError(f"bundle task {old_id} does not match {loaded.definition.taskId}")

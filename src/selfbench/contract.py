@@ -12,7 +12,6 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Annotated, Any, Literal, cast
 from urllib.parse import urlsplit
 
@@ -52,7 +51,6 @@ __all__ = [
     "is_task_id",
     "parse_definition",
     "parse_submit_arguments",
-    "read_definition",
     "submission_json_schema",
     "task_id_problem",
 ]
@@ -492,17 +490,6 @@ def parse_submit_arguments(value: Any) -> SubmitArguments:
         return SubmitArguments.model_validate(value, context={"mode": "submission"})
     except ValidationError as exc:
         raise DefinitionError(_issues(exc)) from None
-
-
-def read_definition(path: Path, *, mode: Mode = "persisted") -> LoadedDefinition:
-    """Read and validate a `definition.json` file.
-
-    Raises:
-        JsonError: the file is not one well-formed JSON document.
-        DefinitionError: the document is not a valid definition.
-        OSError: the file cannot be read.
-    """
-    return parse_definition(loads_strict(path.read_bytes(), source=str(path)), mode=mode)
 
 
 def check_definition(data: bytes, *, mode: Mode = "persisted", source: str = "$") -> CheckReport:

@@ -11,13 +11,12 @@ from typing import Any
 
 from selfbench import _sample
 from selfbench._git import git
-from selfbench._json import loads_strict
-from selfbench.audit import AuditReport, audit
-from selfbench.bundle.locate import BUNDLE_DIR, DEFINITION_FILE
+from selfbench.audit import AuditReport
+from selfbench.bundle.locate import BUNDLE_DIR
 from selfbench.compiler import compile_task
-from selfbench.contract import AUTHORING_DEFAULTS, parse_definition
-from selfbench.patches import parse_patch
+from selfbench.contract import AUTHORING_DEFAULTS
 from selfbench.submit import submit_task
+from selfbench.task import DEFINITION_FILE, TASK_FILES, judge_task, read_authored_task
 
 __all__ = [
     "SampleRepository",
@@ -109,11 +108,8 @@ def sample_arguments(repo: SampleRepository) -> dict[str, Any]:
 
 def audit_task_dir(task_dir: Path) -> AuditReport:
     """Audit an authored task directory as `selfbench audit` does."""
-    source = task_dir / "definition.json"
-    loaded = parse_definition(loads_strict(source.read_bytes(), source=str(source)))
-    gold = parse_patch((task_dir / "gold.patch").read_bytes(), lenient=True)
-    tests = parse_patch((task_dir / "test.patch").read_bytes(), lenient=True)
-    return audit(loaded.definition, gold, tests, loading_warnings=loaded.warnings)
+    task = read_authored_task(task_dir)
+    return judge_task(task.loaded, task.test_patch, task.gold_patch).audit
 
 
 def bundle_tree(bundle: Path) -> list[str]:
@@ -147,7 +143,7 @@ def run_demo(*, keep: bool = False, out: Path | None = None) -> int:
         result = submit_task(arguments, output_root=output)
         task_dir = output / arguments["definition"]["taskId"]
         console.print(f"[bold]2. submit_task[/]  {result}")
-        for name in ("definition.json", "test.patch", "gold.patch"):
+        for name in TASK_FILES:
             size = (task_dir / name).stat().st_size
             console.print(f"   {task_dir.name}/{name}  {size:,} bytes")
         report = audit_task_dir(task_dir)

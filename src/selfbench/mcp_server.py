@@ -2,7 +2,8 @@
 
 Tools: `submit_task` (SPEC §2, input schema = the submission JSON Schema) and `check_task`, the
 same arguments as a dry run that writes nothing. Prompt: `author_task`, the authoring brief.
-`check_task` is also a plain function; the server only translates between MCP and it.
+`check_task` is a plain function of `selfbench.submit`; the server only translates between MCP and
+it.
 """
 
 from __future__ import annotations
@@ -11,28 +12,19 @@ import contextlib
 import functools
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from selfbench._author_prompt import render_author_brief
-from selfbench.audit import audit
-from selfbench.contract import (
-    DIFFICULTIES,
-    Difficulty,
-    parse_definition,
-    parse_submit_arguments,
-    submission_json_schema,
-)
-from selfbench.errors import DefinitionError, Issue, PreflightError, SelfbenchError
-from selfbench.patches import parse_patch
-from selfbench.submit import preflight_blockers, resolve_output_root, submit_task
+from selfbench.contract import DIFFICULTIES, Difficulty, submission_json_schema
+from selfbench.errors import PreflightError, SelfbenchError
+from selfbench.submit import check_task, submit_task
 
 if TYPE_CHECKING:
     import mcp_types
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
 
-__all__ = ["SERVER_NAME", "TaskCheck", "build_server", "check_task", "serve_stdio"]
+__all__ = ["SERVER_NAME", "build_server", "serve_stdio"]
 
 SERVER_NAME = "selfbench"
 _INSTRUCTIONS = (
@@ -46,118 +38,10 @@ _SUBMIT_DESCRIPTION = (
     "writes $SELFBENCH_TASK_OUTPUT/<taskId>/ atomically. Returns 'Submitted <taskId>.'; a "
     "refusal lists every blocker and writes nothing."
 )
-_PREFLIGHT_OFF = "not blocking (preflight is off): "
 _CHECK_DESCRIPTION = (
     "Dry run of submit_task with the same arguments: schema validation, preflight, static audit "
     "(blockers, metrics) and the prompt's integrity warnings. Writes nothing."
 )
-
-
-@dataclass(frozen=True, slots=True)
-class TaskCheck:
-    """What `check_task` found: accepted exactly when there are no issues and no blockers."""
-
-    task_id: str | None
-    issues: tuple[Issue, ...]
-    blockers: tuple[str, ...]
-    warnings: tuple[str, ...]
-    metrics: dict[str, int] | None
-
-    @property
-    def accepted(self) -> bool:
-        """True when `submit_task` with the same arguments would write the task."""
-        return not self.issues and not self.blockers
-
-    def to_json(self) -> dict[str, Any]:
-        """The report as the tool's structured result shapes it."""
-        return {
-            "taskId": self.task_id,
-            "accepted": self.accepted,
-            "issues": [{"path": issue.path, "message": issue.message} for issue in self.issues],
-            "blockers": list(self.blockers),
-            "warnings": list(self.warnings),
-            "metrics": self.metrics,
-        }
-
-    def to_text(self) -> str:
-        """One line per finding, for an agent reading the tool's text."""
-        name = self.task_id or "the task"
-        head = f"{name} would be accepted." if self.accepted else f"{name} would be refused:"
-        lines = [head]
-        lines.extend(f"- {issue}" for issue in self.issues)
-        lines.extend(f"- {blocker}" for blocker in self.blockers)
-        lines.extend(f"warning: {warning}" for warning in self.warnings)
-        return "\n".join(lines)
-
-
-def _task_id(arguments: Any) -> str | None:
-    definition = arguments.get("definition") if isinstance(arguments, Mapping) else None
-    task_id = definition.get("taskId") if isinstance(definition, Mapping) else None
-    return task_id if isinstance(task_id, str) and task_id else None
-
-
-def _destination_blockers(task_id: str, output_root: str | os.PathLike[str] | None) -> list[str]:
-    """What the output root would refuse: not configured, missing, or the task already there."""
-    try:
-        root = resolve_output_root(output_root)
-    except SelfbenchError as exc:
-        return [str(exc)]
-    if not root.is_dir():
-        return [f"SELFBENCH_TASK_OUTPUT directory does not exist: {root}"]
-    target = root / task_id
-    return [f"task {task_id} already exists: {target}"] if os.path.lexists(target) else []
-
-
-def _audit_findings(
-    definition: Any, test_patch: bytes, gold_patch: bytes
-) -> tuple[tuple[str, ...], dict[str, int] | None]:
-    try:
-        loaded = parse_definition(definition, mode="persisted", prefix="definition")
-    except DefinitionError:
-        return (), None
-    gold, tests = parse_patch(gold_patch, lenient=True), parse_patch(test_patch, lenient=True)
-    report = audit(loaded.definition, gold, tests, loading_warnings=loaded.warnings)
-    return report.warnings, report.to_json()["metrics"]
-
-
-def check_task(
-    arguments: Any, *, output_root: str | os.PathLike[str] | None = None, preflight: bool = True
-) -> TaskCheck:
-    """Judge `submit_task` arguments as submit would, and write nothing.
-
-    The output root (the argument, else `$SELFBENCH_TASK_OUTPUT`) is consulted only to report
-    that it is missing or already holds the task. With `preflight=False` (submit's switch), the
-    preflight's findings do not block, as they would not block submit; they come back as
-    warnings, since the audit and compile still refuse such a task later.
-    """
-    issues: tuple[Issue, ...] = ()
-    try:
-        parse_submit_arguments(arguments)
-    except DefinitionError as exc:
-        issues = exc.issues
-    task_id = _task_id(arguments)
-    test_patch = arguments.get("testPatch") if isinstance(arguments, Mapping) else None
-    gold_patch = arguments.get("goldPatch") if isinstance(arguments, Mapping) else None
-    definition = arguments.get("definition") if isinstance(arguments, Mapping) else None
-    if not isinstance(test_patch, str) or not isinstance(gold_patch, str):
-        return TaskCheck(task_id, issues, (), (), None)
-    tests, gold = (
-        test_patch.encode("utf-8", "surrogatepass"),
-        gold_patch.encode("utf-8", "surrogatepass"),
-    )
-    shown = {str(issue) for issue in issues}
-    found = [
-        blocker
-        for blocker in preflight_blockers(cast("dict[str, Any]", definition), tests, gold)
-        if blocker not in shown
-    ]
-    blockers = found if preflight else []
-    if not issues and task_id is not None:
-        blockers.extend(_destination_blockers(task_id, output_root))
-    warnings, metrics = _audit_findings(definition, tests, gold)
-    if not preflight:
-        warnings = (*(f"{_PREFLIGHT_OFF}{finding}" for finding in found), *warnings)
-    return TaskCheck(task_id, issues, tuple(blockers), warnings, metrics)
 
 
 # --- the MCP edge ------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ __all__ = [
     "FileChange",
     "Patch",
     "Status",
+    "changes_no_files",
     "dependency_setup_patch",
     "display_path",
     "is_dependency_manifest",
@@ -145,6 +146,11 @@ def display_path(path: str) -> str:
     """A path fit to print on one line: non-UTF-8 bytes and control characters as \\x escapes."""
     text = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     return text.translate(_CONTROL_ESCAPES)
+
+
+def changes_no_files(subject: str) -> str:
+    """The one wording for a patch that names no path: `<subject> changes no files`."""
+    return f"{subject} changes no files"
 
 
 def is_dependency_manifest(path: str) -> bool:

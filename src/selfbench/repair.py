@@ -31,7 +31,7 @@ from posixpath import basename
 from selfbench._paths import unsafe_patch_path
 from selfbench.contract import TaskDefinition
 from selfbench.errors import EXIT_REJECTED, SelfbenchError
-from selfbench.patches import display_path, parse_patch
+from selfbench.patches import changes_no_files, display_path, parse_patch
 
 __all__ = [
     "IMMUTABLE_FIELDS",
@@ -68,7 +68,7 @@ _TEST_NAME_RE = re.compile(r"(?:.*\.)?(?:test|spec)\.[^.]+", re.DOTALL)
 
 OUTSIDE_VALIDATION = "validation repair changed files outside held-out tests: {paths}"
 OUTSIDE_COUPLING = "repair changed files outside the held-out tests: {paths}"
-NO_FILES = "original held-out test patch changes no files"
+NO_FILES = changes_no_files("original held-out test patch")
 NOT_TEST_ONLY = "validation repair requires test-only patch paths: {paths}"
 IMMUTABLE = "validation repair changed immutable definition field {name}"
 

@@ -19,11 +19,12 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from selfbench._json import JsonError, loads_strict
+from selfbench._json import JsonError
 from selfbench.bundle import layout
 from selfbench.bundle.manifest import BundleManifest, parse_bundle_manifest
-from selfbench.contract import TaskDefinition, definition_sha256, parse_definition
+from selfbench.contract import TaskDefinition, definition_sha256
 from selfbench.errors import BundleError, DefinitionError
+from selfbench.task import DEFINITION_FILE, TaskFileError, read_definition
 
 __all__ = [
     "BUNDLE_DIR",
@@ -36,7 +37,6 @@ __all__ = [
 ]
 
 BUNDLE_DIR = "harbor-task"
-DEFINITION_FILE = "definition.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,13 +112,10 @@ def locate_task(path: Path, *, definition: Path | None = None) -> LocatedTask:
         raise BundleError(
             f"{bundle}: no {DEFINITION_FILE} beside the bundle; name it with --definition"
         )
-    data = _read(definition_path)
     try:
-        value = loads_strict(data, source=str(definition_path))
-    except JsonError as exc:
+        parsed = read_definition(definition_path).definition
+    except (TaskFileError, JsonError) as exc:
         raise BundleError(str(exc)) from None
-    try:
-        parsed = parse_definition(value, mode="persisted").definition
     except DefinitionError as exc:
         raise BundleError(f"{definition_path}: {exc.lines[0]}") from None
     manifest = read_bundle_manifest(bundle)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from selfbench._json import JsonError, dumps_pretty, loads_strict
-from selfbench.audit import AuditReport, audit
+from selfbench.audit import AuditReport
 from selfbench.bundle import layout
 from selfbench.bundle.locate import BUNDLE_DIR, LocatedTask, locate_task
 from selfbench.contract import TaskDefinition, is_full_sha
@@ -48,7 +48,7 @@ from selfbench.export.reader import (
     REVIEW_KEYS,
     copy_tasks,
 )
-from selfbench.patches import parse_patch
+from selfbench.task import judge_task
 
 __all__ = [
     "ExportResult",
@@ -188,7 +188,7 @@ def _audit(task: LocatedTask) -> AuditReport:
     """The static audit of a located task: each patch read and parsed once, audited once."""
     gold = (task.bundle / layout.GOLD_PATCH).read_bytes()
     tests = (task.bundle / layout.TEST_PATCH).read_bytes()
-    return audit(task.definition, parse_patch(gold, lenient=True), parse_patch(tests, lenient=True))
+    return judge_task(task.definition, tests, gold).audit
 
 
 def _review_record(task: LocatedTask, validation: dict[str, Any] | None) -> bytes:

@@ -1,34 +1,20 @@
-"""SWE-bench interop (SPEC §10): SWE-bench instances in as SelfBench tasks, and back out.
+"""SWE-bench instances and SelfBench tasks, mapped both ways. Pure: values in, values out.
 
-An instance file is JSON Lines, one instance object a line. The fields both formats share map
-one to one: `instance_id` ↔ `taskId`, `repo`, `base_commit` ↔ `baseCommit`, `patch` ↔
-`gold.patch`, `test_patch` ↔ `test.patch`, `FAIL_TO_PASS` ↔ `failToPass`, `PASS_TO_PASS` ↔
-`passToPass`, `problem_statement` ↔ `prompt`. Everything else a task needs is derived:
-difficulty from the gold patch's size, `testPaths` from the test patch, `sourcePr` from
-`pull_number` or the instance id's `-<number>` suffix, the commands from the options or from the
-`swebench` package's per-repository specs when that package is installed.
-
-`version` and `created_at` have no place in a definition; an imported task keeps them in a
-sidecar, `swebench.json` beside `definition.json` (which audit, compile and collect never read),
-and export writes them back, so a round trip keeps the spec a re-import (or SWE-bench's own
-harness, which indexes `version`) needs.
-
-Parsing and mapping are pure; `import_swebench` and `export_swebench` do the I/O.
+Parsing an instance file's bytes, choosing a difficulty, building a definition, completing the
+commands from swebench's per-repository specs (given as a value), and rendering a task as an
+instance. `selfbench.swebench` does the reading and writing around it.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
-import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from selfbench._fs import rename_no_replace, write_atomic
-from selfbench._json import JsonError, dumps_pretty, loads_strict
+from selfbench._json import JsonError, loads_strict
 from selfbench._shell import quote
 from selfbench.audit import THRESHOLDS
 from selfbench.contract import (
@@ -39,14 +25,14 @@ from selfbench.contract import (
     TaskDefinition,
     is_full_sha,
     is_task_id,
-    parse_definition,
 )
-from selfbench.errors import DefinitionError, PreflightError, SelfbenchError, SubmitError
+from selfbench.errors import SelfbenchError
 from selfbench.patches import parse_patch
-from selfbench.submit import submit_files
+from selfbench.task import GOLD_PATCH_FILE, TEST_PATCH_FILE
 
 __all__ = [
     "METADATA_FILE",
+    "METADATA_KEYS",
     "Commands",
     "ImportReport",
     "ImportedTask",
@@ -54,12 +40,10 @@ __all__ = [
     "SwebenchError",
     "SwebenchInstance",
     "choose_difficulty",
-    "export_swebench",
-    "import_swebench",
+    "instance_commands",
     "instance_definition",
     "instance_metadata",
     "is_pytest_selector",
-    "load_swebench_specs",
     "parse_instance",
     "parse_instances",
     "parse_test_list",
@@ -74,7 +58,7 @@ _MAX_PR = 2**53 - 1
 _SHOWN_PROBLEMS = 100
 _TEST_LIST = "must be a list of strings or a JSON-encoded list of strings"
 METADATA_FILE = "swebench.json"
-_METADATA_KEYS = ("created_at", "version")
+METADATA_KEYS = ("created_at", "version")
 # A pytest node id or path: `dir/test_x.py`, `dir/`, `dir/test_x.py::Class::test_y[params]`.
 _PYTEST_PATH_RE = re.compile(r"[^\s:\[\]]+(?:\.py|/)")
 _PYTEST_NAME_RE = re.compile(r"[^\s:\[\]]+")
@@ -371,20 +355,6 @@ def instance_metadata(instance: SwebenchInstance) -> dict[str, str]:
 # --- commands from the swebench package ---------------------------------------------------------
 
 
-def load_swebench_specs() -> Mapping[str, Any] | None:
-    """The `swebench` package's per-repository specs, or None when it is not installed.
-
-    Releases before 5.0 publish `swebench.harness.constants.MAP_REPO_VERSION_TO_SPECS`;
-    releases without it count as not installed.
-    """
-    try:
-        from swebench.harness import constants  # type: ignore[import-not-found] # noqa: PLC0415
-    except ImportError:
-        return None
-    specs = getattr(constants, "MAP_REPO_VERSION_TO_SPECS", None)
-    return specs if isinstance(specs, Mapping) else None
-
-
 def _string_list(value: Any) -> list[str] | None:
     if value is None:
         return []
@@ -430,13 +400,15 @@ def is_pytest_selector(selector: str) -> bool:
     )
 
 
-def _commands(
+def instance_commands(
     instance: SwebenchInstance,
     setup_command: str | None,
     test_command: str | None,
     specs: Mapping[str, Any] | None,
 ) -> Commands | str:
-    """The options, completed from the instance's swebench spec; a reason when that fails.
+    """The commands of an instance: the options, completed from its swebench spec.
+
+    A reason (a string) instead when that fails.
 
     A test command from a spec is refused for selectors that are not pytest node ids.
     """
@@ -464,116 +436,7 @@ def _commands(
     )
 
 
-# --- I/O ---------------------------------------------------------------------------------------
-
-
-def _submit_with_sidecar(
-    definition: dict[str, Any], tests: bytes, gold: bytes, sidecar: bytes, out: Path
-) -> None:
-    """`submit_files` plus the sidecar, still one atomic rename of the whole task directory.
-
-    The task is submitted into a private staging root under `out` (hidden, so collect never
-    counts it), the sidecar is added, and the directory is renamed into place without replacing.
-
-    Raises:
-        SubmitError: as `submit_files`, including the task already existing at `out`.
-        DefinitionError: as `submit_files`.
-    """
-    task_id = str(definition["taskId"])
-    target = out / task_id
-    try:
-        staging = Path(tempfile.mkdtemp(prefix=f".{task_id}.", suffix=".import.tmp", dir=out))
-    except OSError as exc:
-        raise SubmitError(f"cannot write task {task_id}: {exc.strerror or exc}") from None
-    try:
-        submit_files(definition, tests, gold, output_root=staging)
-        write_atomic(staging / task_id / METADATA_FILE, sidecar)
-        rename_no_replace(staging / task_id, target)
-    except FileExistsError:
-        raise SubmitError(f"task {task_id} already exists: {target}") from None
-    except OSError as exc:
-        raise SubmitError(f"cannot write task {task_id}: {exc.strerror or exc}") from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-
-
-def _write_task(
-    instance: SwebenchInstance, commands: Commands, out: Path
-) -> ImportedTask | SkippedInstance:
-    definition, reasons = instance_definition(instance, commands)
-    if definition is None:
-        return SkippedInstance(instance.instance_id, reasons)
-    gold, tests = instance.patch.encode("utf-8"), instance.test_patch.encode("utf-8")
-    metadata = instance_metadata(instance)
-    try:
-        if metadata:
-            sidecar = dumps_pretty(metadata).encode("utf-8")
-            _submit_with_sidecar(definition, tests, gold, sidecar, out)
-        else:
-            submit_files(definition, tests, gold, output_root=out)
-    except PreflightError as exc:
-        return SkippedInstance(instance.instance_id, exc.blockers)
-    except (DefinitionError, SubmitError) as exc:
-        return SkippedInstance(instance.instance_id, exc.lines)
-    return ImportedTask(instance.instance_id, definition["difficulty"], out / instance.instance_id)
-
-
-def _check_options(setup_command: str | None, test_command: str | None) -> None:
-    for flag, given in (("--setup-command", setup_command), ("--test-command", test_command)):
-        if given is not None and not given.strip():
-            raise SwebenchError(f"{flag} must not be empty")
-    if test_command is not None and "{tests}" not in test_command:
-        raise SwebenchError('--test-command must contain "{tests}"')
-
-
-def import_swebench(
-    instances_file: Path,
-    *,
-    out: Path,
-    setup_command: str | None = None,
-    test_command: str | None = None,
-    specs: Mapping[str, Any] | None = None,
-) -> ImportReport:
-    """Turn each instance of a JSON Lines file into a task directory under `out`.
-
-    Commands: the options when given, else the swebench specs (`load_swebench_specs()` when
-    `specs` is None). An instance that meets no difficulty gate, or that submit's preflight
-    (which includes the static audit) refuses, is skipped and reported with every reason.
-
-    Raises:
-        SwebenchError: the file cannot be read or holds a malformed instance, or no commands
-            can be had; nothing is written then.
-    """
-    if setup_command is None or test_command is None:
-        specs = specs if specs is not None else load_swebench_specs()
-        if specs is None:
-            raise SwebenchError(
-                "import-swebench needs --setup-command and --test-command "
-                "(the swebench package's per-repository specs are not installed)"
-            )
-    _check_options(setup_command, test_command)
-    try:
-        data = instances_file.read_bytes()
-    except OSError as exc:
-        raise SwebenchError(f"cannot read {instances_file}: {exc.strerror or exc}") from None
-    instances = parse_instances(data, source=str(instances_file))
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise SwebenchError(f"cannot create {out}: {exc.strerror or exc}") from None
-    imported: list[ImportedTask] = []
-    skipped: list[SkippedInstance] = []
-    for instance in instances:
-        commands = _commands(instance, setup_command, test_command, specs)
-        if isinstance(commands, str):
-            skipped.append(SkippedInstance(instance.instance_id, (commands,)))
-            continue
-        result = _write_task(instance, commands, out)
-        if isinstance(result, ImportedTask):
-            imported.append(result)
-        else:
-            skipped.append(result)
-    return ImportReport(tuple(imported), tuple(skipped))
+# --- a task as an instance ------------------------------------------------------------------
 
 
 def render_instance(
@@ -590,7 +453,7 @@ def render_instance(
         SwebenchError: a patch is not UTF-8 text (SWE-bench holds patches as strings).
     """
     texts = {}
-    for name, data in (("test.patch", test_patch), ("gold.patch", gold_patch)):
+    for name, data in ((TEST_PATCH_FILE, test_patch), (GOLD_PATCH_FILE, gold_patch)):
         try:
             texts[name] = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -601,98 +464,12 @@ def render_instance(
         "instance_id": definition.taskId,
         "repo": definition.repo,
         "base_commit": definition.baseCommit,
-        "patch": texts["gold.patch"],
-        "test_patch": texts["test.patch"],
+        "patch": texts[GOLD_PATCH_FILE],
+        "test_patch": texts[TEST_PATCH_FILE],
         "problem_statement": definition.prompt,
         "hints_text": "",
-        **{key: metadata[key] for key in _METADATA_KEYS if metadata and key in metadata},
+        **{key: metadata[key] for key in METADATA_KEYS if metadata and key in metadata},
         "FAIL_TO_PASS": json.dumps(list(definition.failToPass), ensure_ascii=False),
         "PASS_TO_PASS": json.dumps(list(definition.passToPass), ensure_ascii=False),
         "pull_number": definition.sourcePr,
     }
-
-
-def _read_metadata(task_dir: Path) -> dict[str, str]:
-    """The task's `swebench.json` sidecar; empty when the task has none (it was not imported).
-
-    Raises:
-        SwebenchError: the sidecar is unreadable or not an object of strings.
-        JsonError: it is not well-formed JSON.
-    """
-    source = task_dir / METADATA_FILE
-    try:
-        raw = source.read_bytes()
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise SwebenchError(
-            f"{task_dir}: cannot read {METADATA_FILE}: {exc.strerror or exc}"
-        ) from None
-    value = loads_strict(raw, source=str(source))
-    if not isinstance(value, dict):
-        raise SwebenchError(f"{source}: must be a JSON object")
-    known = {key: value[key] for key in _METADATA_KEYS if value.get(key) is not None}
-    problems = [
-        f"{source}: {key}: must be a string"
-        for key, field in known.items()
-        if not isinstance(field, str)
-    ]
-    if problems:
-        raise SwebenchError("\n".join(problems))
-    return known
-
-
-def _read_task(task_dir: Path) -> dict[str, Any]:
-    try:
-        raw = (task_dir / "definition.json").read_bytes()
-        tests = (task_dir / "test.patch").read_bytes()
-        gold = (task_dir / "gold.patch").read_bytes()
-    except OSError as exc:
-        raise SwebenchError(
-            f"{task_dir}: cannot read {Path(exc.filename or '').name}: {exc.strerror or exc}"
-        ) from None
-    metadata = _read_metadata(task_dir)
-    try:
-        definition = parse_definition(
-            loads_strict(raw, source=str(task_dir / "definition.json"))
-        ).definition
-        return render_instance(definition, tests, gold, metadata)
-    except DefinitionError as exc:
-        raise SwebenchError(
-            "\n".join(f"{task_dir / 'definition.json'}: {line}" for line in exc.lines)
-        ) from None
-    except SwebenchError as exc:
-        raise SwebenchError(f"{task_dir}: {exc}") from None
-
-
-def export_swebench(task_dirs: Sequence[Path], *, out: Path) -> int:
-    """Write the tasks as one SWE-bench JSON Lines file, atomically; return how many.
-
-    Raises:
-        SwebenchError: a task directory cannot be read or converted, or two share a taskId;
-            `out` is not written then.
-        JsonError: a definition.json is not well-formed JSON.
-    """
-    if not task_dirs:
-        raise SwebenchError("export-swebench needs at least one task directory")
-    lines: list[str] = []
-    problems: list[str] = []
-    owners: dict[str, Path] = {}
-    for task_dir in task_dirs:
-        try:
-            instance = _read_task(task_dir)
-        except SelfbenchError as exc:
-            problems.extend(exc.lines)
-            continue
-        first = owners.get(instance["instance_id"])
-        if first is not None:
-            problems.append(f"{task_dir}: taskId {instance['instance_id']} repeats {first}")
-        owners.setdefault(instance["instance_id"], task_dir)
-        lines.append(json.dumps(instance, ensure_ascii=False) + "\n")
-    if problems:
-        raise SwebenchError("\n".join(problems))
-    try:
-        write_atomic(out, "".join(lines).encode("utf-8"))
-    except OSError as exc:
-        raise SwebenchError(f"cannot write {out}: {exc.strerror or exc}") from None
-    return len(lines)

@@ -1,0 +1,249 @@
+"""The authored task directory (SPEC §2, §4, §5): its files, its one reader, its one judge.
+
+An authored task is a directory of three files: `definition.json`, `test.patch` and
+`gold.patch`. Their names are spelled here only. `read_definition` is the one reader of a
+definition file, `read_task_files` and `read_authored_task` the one reader of a task directory.
+
+`judge_task` is pure: it returns every blocker of a (definition, test patch, gold patch) triple,
+the input checks of compile (task paths, then each patch's shape) and the static audit's, and
+the audit's warnings. Submit's preflight, compile, `check_task`, `selfbench check`, `audit`, the
+demo and the export's review record all judge a task through it, so they agree by construction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from selfbench._json import loads_strict
+from selfbench._paths import escaping_task_paths, unsafe_patch_path
+from selfbench.audit import AuditReport, audit
+from selfbench.contract import (
+    LoadedDefinition,
+    Mode,
+    TaskDefinition,
+    harbor_name_problem,
+    parse_definition,
+)
+from selfbench.errors import DefinitionError, Issue, PatchError, SelfbenchError
+from selfbench.patches import Patch, changes_no_files, display_path, is_git_patch, parse_patch
+
+__all__ = [
+    "DEFINITION_FILE",
+    "GOLD_PATCH_FILE",
+    "TASK_FILES",
+    "TEST_PATCH_FILE",
+    "AuthoredTask",
+    "TaskFileError",
+    "TaskFiles",
+    "TaskVerdict",
+    "judge_task",
+    "parse_task_files",
+    "read_authored_task",
+    "read_definition",
+    "read_task_files",
+]
+
+DEFINITION_FILE = "definition.json"
+TEST_PATCH_FILE = "test.patch"
+GOLD_PATCH_FILE = "gold.patch"
+TASK_FILES = (DEFINITION_FILE, TEST_PATCH_FILE, GOLD_PATCH_FILE)
+
+
+class TaskFileError(SelfbenchError):
+    """A file of an authored task (or a definition file) that cannot be read."""
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise TaskFileError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def read_definition(path: Path, *, mode: Mode = "persisted") -> LoadedDefinition:
+    """Read and validate a definition file (persisted mode unless told otherwise).
+
+    Raises:
+        TaskFileError: the file cannot be read.
+        JsonError: it is not one well-formed JSON document.
+        DefinitionError: it is not a valid definition.
+    """
+    return parse_definition(loads_strict(_read_bytes(path), source=str(path)), mode=mode)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskFiles:
+    """The three files of an authored task directory, as bytes, unjudged."""
+
+    directory: Path
+    definition: bytes
+    test_patch: bytes
+    gold_patch: bytes
+
+    @property
+    def definition_path(self) -> Path:
+        """Where the definition was read from (JSON errors name it)."""
+        return self.directory / DEFINITION_FILE
+
+
+def read_task_files(task_dir: Path) -> TaskFiles:
+    """Read the three files of an authored task directory as they are.
+
+    Raises:
+        TaskFileError: a file cannot be read.
+    """
+    return TaskFiles(
+        task_dir,
+        _read_bytes(task_dir / DEFINITION_FILE),
+        _read_bytes(task_dir / TEST_PATCH_FILE),
+        _read_bytes(task_dir / GOLD_PATCH_FILE),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class AuthoredTask:
+    """An authored task directory, read: the parsed definition and both patches' bytes."""
+
+    loaded: LoadedDefinition
+    test_patch: bytes
+    gold_patch: bytes
+
+    @property
+    def definition(self) -> TaskDefinition:
+        """The validated definition."""
+        return self.loaded.definition
+
+
+def read_authored_task(task_dir: Path) -> AuthoredTask:
+    """Read an authored task directory: the definition in persisted mode, both patches as bytes.
+
+    Raises:
+        TaskFileError: a file cannot be read.
+        JsonError: the definition is not well-formed JSON.
+        DefinitionError: the definition is invalid (persisted mode).
+    """
+    return parse_task_files(read_task_files(task_dir))
+
+
+def parse_task_files(files: TaskFiles) -> AuthoredTask:
+    """Parse a task directory's files: the definition in persisted mode, the patches as bytes.
+
+    Raises:
+        JsonError: the definition is not well-formed JSON.
+        DefinitionError: the definition is invalid (persisted mode).
+    """
+    value = loads_strict(files.definition, source=str(files.definition_path))
+    return AuthoredTask(parse_definition(value), files.test_patch, files.gold_patch)
+
+
+# --- the judge (pure) --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TaskVerdict:
+    """Everything that blocks a task, and what only warns.
+
+    `issues` are the definition's (persisted mode); `input_blockers` are compile's input checks
+    in the spec's order (Harbor name, task paths, test patch, gold patch); `report` is the static
+    audit, None when the definition is invalid and cannot be audited.
+    """
+
+    issues: tuple[Issue, ...]
+    input_blockers: tuple[str, ...]
+    report: AuditReport | None
+
+    @property
+    def blockers(self) -> tuple[str, ...]:
+        """Every blocker: the definition's issues, the input checks, then the audit's."""
+        audited = self.report.blockers if self.report is not None else ()
+        return (*(str(issue) for issue in self.issues), *self.input_blockers, *audited)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """The loading and prompt warnings (never blocking)."""
+        return self.report.warnings if self.report is not None else ()
+
+    @property
+    def accepted(self) -> bool:
+        """True when nothing blocks the task."""
+        return not self.blockers
+
+    @property
+    def audit(self) -> AuditReport:
+        """The static audit's report.
+
+        Raises:
+            DefinitionError: the definition is invalid, so there is none.
+        """
+        if self.report is None:
+            raise DefinitionError(self.issues)
+        return self.report
+
+
+def _patch_shape(name: str, label: str, data: bytes) -> tuple[tuple[str, ...], Patch]:
+    """One patch's shape blockers in the spec's order, and the patch as the audit counts it.
+
+    A Git patch that names no path fails the spec's check before the parser's complaint; a
+    malformed one is refused with the parser's message, and its paths are not judged.
+    """
+    if not is_git_patch(data):
+        return (f"{name} is not a Git patch",), parse_patch(data, lenient=True)
+    try:
+        patch, problem = parse_patch(data), None
+    except PatchError as exc:
+        patch, problem = parse_patch(data, lenient=True), f"{name}: {exc}"
+    if name == TEST_PATCH_FILE and not patch.paths:
+        return (changes_no_files(TEST_PATCH_FILE),), patch
+    if problem is not None:
+        return (problem,), patch
+    escaping = tuple(
+        f"{label} patch path escapes repository: {display_path(path)}"
+        for path in patch.paths
+        if unsafe_patch_path(path)
+    )
+    return escaping, patch
+
+
+def _task_path_blockers(definition: TaskDefinition) -> tuple[str, ...]:
+    problem = harbor_name_problem(definition.taskId)
+    return (
+        *([problem] if problem is not None else []),
+        *(
+            f"task path escapes repository: {path}"
+            for path in escaping_task_paths(definition.workdir, definition.testPaths)
+        ),
+    )
+
+
+def judge_task(
+    definition: LoadedDefinition | TaskDefinition | Any,
+    test_patch: bytes,
+    gold_patch: bytes,
+    *,
+    prefix: str = "definition",
+) -> TaskVerdict:
+    """Judge a (definition, test patch, gold patch) triple; every blocker and warning, no I/O.
+
+    `definition` is a loaded or parsed definition, or a decoded JSON value, which is parsed in
+    persisted mode (its issues' paths start with `prefix`). An invalid definition still has
+    its patches judged, so one call lists every blocker; only the audit needs a valid one.
+    """
+    test_blockers, tests = _patch_shape(TEST_PATCH_FILE, "test", test_patch)
+    gold_blockers, gold = _patch_shape(GOLD_PATCH_FILE, "gold", gold_patch)
+    try:
+        loaded = _loaded(definition, prefix)
+    except DefinitionError as exc:
+        return TaskVerdict(exc.issues, (*test_blockers, *gold_blockers), None)
+    report = audit(loaded.definition, gold, tests, loading_warnings=loaded.warnings)
+    inputs = (*_task_path_blockers(loaded.definition), *test_blockers, *gold_blockers)
+    return TaskVerdict((), inputs, report)
+
+
+def _loaded(definition: LoadedDefinition | TaskDefinition | Any, prefix: str) -> LoadedDefinition:
+    if isinstance(definition, LoadedDefinition):
+        return definition
+    if isinstance(definition, TaskDefinition):
+        return LoadedDefinition(definition, definition.model_dump(mode="json"), ())
+    return parse_definition(definition, mode="persisted", prefix=prefix)
