@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import tempfile
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +52,7 @@ from selfbench.validate.report import (
     parity_reason,
     read_reward,
 )
+from selfbench.validate.runner import OnDone, refuse_duplicates
 from selfbench.validate.sandbox import (
     LOG_LIMIT,
     Mounts,
@@ -61,7 +62,7 @@ from selfbench.validate.sandbox import (
     require_sandbox,
 )
 
-__all__ = ["LocalOptions", "refuse_duplicates", "score_patch", "validate_local"]
+__all__ = ["LocalOptions", "LocalRunner", "score_patch", "validate_local"]
 
 _COLLECT_SECONDS = 300.0
 _TIMEOUT_EXIT = 124  # timeout(1)
@@ -153,8 +154,9 @@ done
 class LocalOptions:
     """How the local environment runs."""
 
-    logs: Path
-    """Where each task's logs go: `<logs>/<taskId>/{prepare,nop,oracle,rerun}.log`."""
+    logs: Path | None = None
+    """Where each task's logs go: `<logs>/<taskId>/{prepare,nop,oracle,rerun}.log` (default: a
+    new temporary directory, kept for the reports' paths)."""
     parity: bool = False
     """Give the original's verdict: no per-selector, rerun or suite-ran checks."""
     network: bool = False
@@ -642,17 +644,37 @@ def _with_network_hint(reason: str, runs: Sequence[_Run], *, network: bool) -> s
     return reason
 
 
-def refuse_duplicates(tasks: Sequence[LocatedTask]) -> None:
-    """Each task once: two runs of one task would share its logs directory.
+def _logs_root(options: LocalOptions) -> Path:
+    return options.logs or Path(tempfile.mkdtemp(prefix="selfbench-logs-"))
 
-    Raises:
-        BundleError: a task is given more than once.
-    """
-    seen: set[str] = set()
-    for located in tasks:
-        if located.definition.taskId in seen:
-            raise BundleError(f"task {located.definition.taskId} is given more than once")
-        seen.add(located.definition.taskId)
+
+@dataclass(frozen=True, slots=True)
+class LocalRunner:
+    """The `local` environment as a `Runner`: this machine's sandbox, with its own options."""
+
+    options: LocalOptions = LocalOptions()
+
+    @property
+    def environment(self) -> str:
+        return "local"
+
+    def check(self) -> None:
+        """Refuse a machine without the sandbox, or a workspace that is not a directory.
+
+        Raises:
+            SandboxError: this machine cannot create the isolated workspace.
+            BundleError: `options.workspace` is not a directory.
+        """
+        require_sandbox()
+        workspace = self.options.workspace
+        if workspace is not None and not workspace.is_dir():
+            raise BundleError(f"--workspace {workspace}: not a directory")
+
+    def run(
+        self, tasks: Sequence[LocatedTask], *, jobs: int = 1, on_done: OnDone | None = None
+    ) -> list[TaskReport]:
+        """Validate located tasks in the sandbox; see `validate_local`."""
+        return validate_local(tasks, options=self.options, jobs=jobs, on_done=on_done)
 
 
 def validate_local(
@@ -660,7 +682,7 @@ def validate_local(
     *,
     options: LocalOptions,
     jobs: int = 1,
-    on_done: Callable[[TaskReport], None] | None = None,
+    on_done: OnDone | None = None,
 ) -> list[TaskReport]:
     """Validate bundles locally, `jobs` tasks at a time; reports in the order given.
 
@@ -674,11 +696,12 @@ def validate_local(
     bwrap = require_sandbox()
     refuse_duplicates(tasks)
     users = choose_users()
-    options.logs.mkdir(parents=True, exist_ok=True)
+    root_logs = _logs_root(options)
+    root_logs.mkdir(parents=True, exist_ok=True)
 
     def one(located: LocatedTask) -> TaskReport:
         task_id = located.definition.taskId
-        logs = options.logs / task_id
+        logs = root_logs / task_id
         shutil.rmtree(logs, ignore_errors=True)
         logs.mkdir(parents=True)
         root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
@@ -715,7 +738,7 @@ def score_patch(located: LocatedTask, patch: bytes | None, *, options: LocalOpti
         SandboxError: this machine cannot create the isolated workspace.
     """
     bwrap = require_sandbox()
-    logs = options.logs / located.definition.taskId
+    logs = _logs_root(options) / located.definition.taskId
     logs.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
     try:
