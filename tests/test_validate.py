@@ -441,7 +441,8 @@ def test_the_independent_rerun_check(
     tmp_path: Path, rerun: Reward | None, passed: bool, detail: str
 ) -> None:
     out = build(python_project("rerun-check"), tmp_path / "build")
-    from selfbench.validate.local import _Run, _Task  # noqa: PLC0415
+    from selfbench.validate.checks import VerifierRun  # noqa: PLC0415
+    from selfbench.validate.local import _Task  # noqa: PLC0415
     from selfbench.validate.sandbox import PhaseResult, Sandbox, Users  # noqa: PLC0415
 
     log = tmp_path / "run.log"
@@ -449,9 +450,9 @@ def test_the_independent_rerun_check(
     phase = PhaseResult(exit_code=0, timed_out=False, seconds=1.0)
     sandbox = Sandbox(tmp_path / "ws", Users(agent=61000, verifier=61001), "bwrap")
     task = _Task(locate_task(out), sandbox, tmp_path, LocalOptions(logs=tmp_path))
-    nop = _Run("nop", _reward(reward=0, fail_to_pass=0, deterministic=0), log, phase)
-    oracle = _Run("oracle", _reward(), log, phase)
-    checks = task.beyond_checks(nop, oracle, _Run("rerun", rerun, log, phase))
+    nop = VerifierRun("nop", _reward(reward=0, fail_to_pass=0, deterministic=0), log, phase)
+    oracle = VerifierRun("oracle", _reward(), log, phase)
+    checks = task.beyond_checks(nop, oracle, VerifierRun("rerun", rerun, log, phase))
     [check] = [check for check in checks if check.name == "independent rerun"]
     assert (check.passed, check.detail) == (passed, detail.format(log=log))
 

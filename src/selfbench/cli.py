@@ -214,10 +214,11 @@ def _runner(args: argparse.Namespace) -> Runner:
     if args.env == "harbor":
         from selfbench.validate.harbor import HarborOptions, HarborRunner  # noqa: PLC0415
 
+        default = HarborOptions()
         options = HarborOptions(
-            environment=args.harbor_env or "docker",
-            jobs_dir=Path(args.jobs_dir or "jobs"),
-            harbor=args.harbor or "harbor",
+            environment=default.environment if args.harbor_env is None else args.harbor_env,
+            jobs_dir=default.jobs_dir if args.jobs_dir is None else Path(args.jobs_dir),
+            harbor=default.harbor if args.harbor is None else args.harbor,
             logs=logs,
         )
         return HarborRunner(options)
@@ -525,7 +526,10 @@ def _add_validate(validate: argparse.ArgumentParser) -> None:
     validate.add_argument("--logs", metavar="DIR", help="where each task's run logs go")
     local = validate.add_argument_group("local environment")
     local.add_argument(
-        "--parity", action="store_true", default=None, help="the original's verdict: no Beyond"
+        "--parity",
+        action="store_true",
+        default=None,
+        help="the original's verdict: no Beyond checks",
     )
     local.add_argument(
         "--network", action="store_true", default=None, help="let the tests reach the network"
