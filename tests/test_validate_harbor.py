@@ -505,6 +505,13 @@ def test_the_cli_locates_a_named_definition_for_harbor(
     assert not (tmp_path / "jobs").exists()
 
 
+def test_an_environment_that_is_not_a_plain_name_is_refused_first(tmp_path: Path) -> None:
+    with pytest.raises(HarborError) as error:
+        validate([tmp_path / "nowhere"], runner=runner(tmp_path / "jobs", environment="-e"))
+    assert str(error.value) == "invalid harbor environment '-e'"
+    assert not (tmp_path / "jobs").exists()
+
+
 def test_no_bundles(tmp_path: Path) -> None:
     with pytest.raises(HarborError) as error:
         validate_with_harbor([], options=HarborOptions(jobs_dir=tmp_path))

@@ -129,6 +129,11 @@ class _TrialResult(BaseModel):
 # --- the invocation -----------------------------------------------------------------------------
 
 
+def _require_environment(environment: str) -> None:
+    if not _ENVIRONMENT_RE.fullmatch(environment):
+        raise HarborError(f"invalid harbor environment {environment!r}")
+
+
 def build_harbor_argv(
     tasks_dir: Path,
     *,
@@ -150,8 +155,7 @@ def build_harbor_argv(
     """
     if agent not in AGENTS:
         raise HarborError(f"unknown harbor agent {agent!r}: expected nop or oracle")
-    if not _ENVIRONMENT_RE.fullmatch(environment):
-        raise HarborError(f"invalid harbor environment {environment!r}")
+    _require_environment(environment)
     if not _TASK_ID_RE.fullmatch(job_name):
         raise HarborError(f"invalid harbor job name {job_name!r}: must match {TASK_ID_PATTERN}")
     if concurrency < 1:
@@ -447,6 +451,7 @@ def validate_with_harbor(
     """
     if not tasks:
         raise HarborError("no bundles to validate")
+    _require_environment(options.environment)  # before the run directory is made
     refuse_duplicates(tasks)
     run_dir = _new_run_dir(options.jobs_dir, tasks)
     commands: dict[Agent, list[str]] = {
@@ -480,7 +485,12 @@ class HarborRunner:
         return "harbor"
 
     def check(self) -> None:
-        """Nothing to check before locating: Harbor runs its own preflight."""
+        """Refuse an environment that is not a plain name; Harbor runs its own preflight.
+
+        Raises:
+            HarborError: `options.environment` could be read as an option.
+        """
+        _require_environment(self.options.environment)
 
     def run(
         self, tasks: Sequence[LocatedTask], *, jobs: int = 1, on_done: OnDone | None = None
