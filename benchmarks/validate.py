@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from projects import Project, build, git
 from selfbench.bundle import layout
 from selfbench.validate import validate
+from selfbench.validate.local import LocalOptions, LocalRunner
 
 _SETUP = "python3 -m venv --system-site-packages --without-pip .venv"
 _TEST = ".venv/bin/python -m pytest -q -p no:cacheprovider {tests}"
@@ -132,7 +133,7 @@ def floor_seconds(out: Path, scratch: Path) -> float:
 
 def timed_validate(outs: list[Path], jobs: int, logs: Path) -> float:
     start = time.perf_counter()
-    reports = validate(outs, jobs=jobs, logs=logs)
+    reports = validate(outs, runner=LocalRunner(LocalOptions(logs=logs)), jobs=jobs)
     elapsed = time.perf_counter() - start
     rejected = [f"{r.task_id}: {r.reason}" for r in reports if not r.accepted]
     if rejected:

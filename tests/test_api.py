@@ -17,6 +17,7 @@ EXPORTED = {
     "SwebenchError", "check_task", "export_swebench", "import_swebench",
     "ArchiveError", "ExportError", "RunInfo", "export_run", "extract_export", "open_review",
     "verify_export", "write_clean_export", "BundleError", "TaskReport", "validate_bundles",
+    "Runner", "LocalRunner", "LocalOptions", "HarborRunner", "HarborOptions",
 }  # fmt: skip
 
 

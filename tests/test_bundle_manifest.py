@@ -23,7 +23,7 @@ from selfbench.bundle.locate import locate_task, read_bundle_manifest
 from selfbench.compiler import CompileError, refresh_bundle
 from selfbench.errors import BundleError
 from selfbench.task import read_definition
-from selfbench.validate.harbor import validate_with_harbor
+from selfbench.validate import HarborOptions, HarborRunner, validate
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = sorted(path.name for path in GOLDEN.iterdir() if path.is_dir())
@@ -255,7 +255,7 @@ def test_every_reader_gives_the_parsers_message(bundle: Path) -> None:
     with pytest.raises(BundleError) as refreshed:
         refresh_bundle(bundle, definition=bundle.parent / "definition.json")
     with pytest.raises(BundleError) as harbor:
-        validate_with_harbor([bundle], environment="docker", jobs_dir=bundle.parent / "jobs")
+        validate([bundle], runner=HarborRunner(HarborOptions(jobs_dir=bundle.parent / "jobs")))
     assert [str(located.value), str(refreshed.value), str(harbor.value)] == [expected] * 3
     assert not (bundle.parent / "jobs").exists()
 

@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from selfbench._shell import quote
-from selfbench.validate.outcomes import (
+from selfbench.outcomes import (
     NO_MATCH,
     RUNNERS,
     Outcomes,

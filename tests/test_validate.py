@@ -21,7 +21,7 @@ from selfbench.bundle.locate import locate_task
 from selfbench.cli import main
 from selfbench.compiler import compile_task
 from selfbench.validate import validate
-from selfbench.validate.local import LocalOptions, score_patch
+from selfbench.validate.local import LocalOptions, LocalRunner, score_patch
 from selfbench.validate.report import REWARD_FIELDS, Reward, TaskReport
 
 pytestmark = pytest.mark.skipif(
@@ -105,7 +105,7 @@ def node_project(task_id: str, tests: dict[str, str] | None = None) -> Project:
 
 def run(project: Project, tmp_path: Path, **options: Any) -> TaskReport:
     out = build(project, tmp_path / "build")
-    [report] = validate([out], logs=tmp_path / "logs", **options)
+    [report] = validate([out], runner=LocalRunner(LocalOptions(logs=tmp_path / "logs", **options)))
     return report
 
 
@@ -231,7 +231,7 @@ def test_a_gold_patch_that_changes_a_manifest_gets_its_dependencies(tmp_path: Pa
     )
     out = build(project, tmp_path / "build")
     assert (out / "harbor-task" / "tests" / "dependency-setup.patch").is_file()
-    [report] = validate([out], logs=tmp_path / "logs")
+    [report] = validate([out], runner=LocalRunner(LocalOptions(logs=tmp_path / "logs")))
     assert report.reason is None
     assert report.accepted
 
@@ -305,9 +305,8 @@ def test_several_tasks_in_parallel_keep_their_order(tmp_path: Path) -> None:
         build(node_project("second"), tmp_path / "b"),
     ]
     done: list[str] = []
-    reports = validate(
-        outs, jobs=2, logs=tmp_path / "logs", on_done=lambda r: done.append(r.task_id)
-    )
+    runner = LocalRunner(LocalOptions(logs=tmp_path / "logs"))
+    reports = validate(outs, runner=runner, jobs=2, on_done=lambda r: done.append(r.task_id))
     assert [report.task_id for report in reports] == ["first", "second"]
     assert sorted(done) == ["first", "second"]
     assert all(report.accepted for report in reports)
@@ -442,7 +441,8 @@ def test_the_independent_rerun_check(
     tmp_path: Path, rerun: Reward | None, passed: bool, detail: str
 ) -> None:
     out = build(python_project("rerun-check"), tmp_path / "build")
-    from selfbench.validate.local import _Run, _Task  # noqa: PLC0415
+    from selfbench.validate.checks import VerifierRun  # noqa: PLC0415
+    from selfbench.validate.local import _Task  # noqa: PLC0415
     from selfbench.validate.sandbox import PhaseResult, Sandbox, Users  # noqa: PLC0415
 
     log = tmp_path / "run.log"
@@ -450,9 +450,9 @@ def test_the_independent_rerun_check(
     phase = PhaseResult(exit_code=0, timed_out=False, seconds=1.0)
     sandbox = Sandbox(tmp_path / "ws", Users(agent=61000, verifier=61001), "bwrap")
     task = _Task(locate_task(out), sandbox, tmp_path, LocalOptions(logs=tmp_path))
-    nop = _Run("nop", _reward(reward=0, fail_to_pass=0, deterministic=0), log, phase)
-    oracle = _Run("oracle", _reward(), log, phase)
-    checks = task.beyond_checks(nop, oracle, _Run("rerun", rerun, log, phase))
+    nop = VerifierRun("nop", _reward(reward=0, fail_to_pass=0, deterministic=0), log, phase)
+    oracle = VerifierRun("oracle", _reward(), log, phase)
+    checks = task.beyond_checks(nop, oracle, VerifierRun("rerun", rerun, log, phase))
     [check] = [check for check in checks if check.name == "independent rerun"]
     assert (check.passed, check.detail) == (passed, detail.format(log=log))
 
@@ -510,7 +510,7 @@ def _recompile(out: Path, edit: str, replacement: str, name: str) -> None:
 def test_a_gold_patch_that_does_not_apply_names_solve_sh(tmp_path: Path) -> None:
     out = build(python_project("stale-gold"), tmp_path / "build")
     _recompile(out, " def add(a, b):", " def add(x, y):", "gold.patch")
-    [report] = validate([out], logs=tmp_path / "logs")
+    [report] = validate([out], runner=LocalRunner(LocalOptions(logs=tmp_path / "logs")))
     log = tmp_path / "logs" / "stale-gold" / "oracle.log"
     assert report.reason == f"oracle: solution/solve.sh failed (exit 1; log {log})"
 
@@ -544,7 +544,9 @@ def test_a_broken_bundle_rejects_its_task_not_the_batch(tmp_path: Path) -> None:
     task_toml = broken / "harbor-task" / "task.toml"
     task_toml.write_text(task_toml.read_text().replace("[[verifier.collect]]", "[verifier.other]"))
     fine = build(python_project("fine"), tmp_path / "b")
-    first, second = validate([broken, fine], logs=tmp_path / "logs")
+    first, second = validate(
+        [broken, fine], runner=LocalRunner(LocalOptions(logs=tmp_path / "logs"))
+    )
     assert first.reason == f"validation failed: {task_toml}: no [[verifier.collect]] command"
     assert second.accepted
 

@@ -11,6 +11,10 @@ hand-written Harbor tasks in selfbench's bundle layout whose `test.sh` writes a 
 reward.json: the compiled verifier needs a real container.
 
 Failure is real too: `--env daytona` without credentials fails Harbor's own preflight.
+
+Each task is located the way `validate` locates every task (a definition beside the bundle whose
+digest, and the patches' digests, the manifest records), so the runner is only ever handed a
+task whose definition is its own.
 """
 
 from __future__ import annotations
@@ -25,10 +29,16 @@ from typing import Any
 import pytest
 
 from harbor_env import harbor_venv
-from selfbench.bundle import BundleManifest, render_bundle_manifest
+from helpers import definition
+from selfbench.bundle import build_bundle_manifest, render_bundle_manifest
+from selfbench.cli import main
+from selfbench.contract import parse_definition
 from selfbench.errors import BundleError
+from selfbench.validate import validate
 from selfbench.validate.harbor import (
     HarborError,
+    HarborOptions,
+    HarborRunner,
     HarborTrial,
     build_harbor_argv,
     parse_harbor_job,
@@ -143,7 +153,8 @@ def reward_script(reward: Any) -> str:
 
 
 def write_task(root: Path, task_id: str, nop: Any, oracle: Any) -> Path:
-    """A small Harbor task in selfbench's bundle layout: `root/<task_id>/harbor-task`."""
+    """A small Harbor task in selfbench's bundle layout: `root/<task_id>/harbor-task`, with its
+    definition beside it and a manifest recording the three digests."""
     parent = root / ("--env=docker --yes" if task_id == "good" else task_id)
     bundle = parent / "harbor-task"
     for directory in ("environment", "tests", "solution"):
@@ -162,9 +173,19 @@ def write_task(root: Path, task_id: str, nop: Any, oracle: Any) -> Path:
         f'if [ -f "$FAKE_ROOT/app/solved" ]; then\n{reward_script(oracle)}\n'
         f"else\n{reward_script(nop)}\nfi\n"
     )
-    manifest = BundleManifest(task_id, "easy", "a" * 64, "b" * 64, "c" * 64)
+    (bundle / "tests" / "test.patch").write_bytes(b"test patch\n")
+    (bundle / "solution" / "gold.patch").write_bytes(b"gold patch\n")
+    value = definition(taskId=task_id)
+    (parent / "definition.json").write_text(json.dumps(value, indent=2) + "\n")
+    parsed = parse_definition(value).definition
+    manifest = build_bundle_manifest(parsed, b"test patch\n", b"gold patch\n")
     (bundle / ".selfbench-manifest.json").write_bytes(render_bundle_manifest(manifest))
     return parent if task_id == "good" else bundle
+
+
+def runner(jobs_dir: Path, **options: Any) -> HarborRunner:
+    """A Harbor runner over `jobs_dir` with `options`."""
+    return HarborRunner(HarborOptions(jobs_dir=jobs_dir, **options))
 
 
 @pytest.fixture(scope="module")
@@ -177,7 +198,7 @@ def harbor() -> str:
 def harbor_run(
     tmp_path_factory: pytest.TempPathFactory, harbor: str
 ) -> tuple[list[TaskReport], Path]:
-    """One real `validate_with_harbor` over every case; the reports and the run directory."""
+    """One real harbor validation over every case, logs copied; the reports and the run dir."""
     root = tmp_path_factory.mktemp("harbor-run")
     (root / "python").mkdir()
     (root / "python" / "selfbench_fake_env.py").write_text(FAKE_ENVIRONMENT)
@@ -187,9 +208,10 @@ def harbor_run(
         patch.setenv("PYTHONPATH", str(root / "python"))
         patch.setenv("FAKE_ROOTS", str(root / "fake-roots"))
         patch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch at import
-        reports = validate_with_harbor(
-            bundles, environment=FAKE_ENV, jobs_dir=root / "jobs", harbor=harbor, concurrency=4
+        harbor_runner = runner(
+            root / "jobs", environment=FAKE_ENV, harbor=harbor, logs=root / "logs"
         )
+        reports = validate(bundles, runner=harbor_runner, jobs=4)
     (run_dir,) = (root / "jobs").iterdir()
     return reports, run_dir
 
@@ -341,11 +363,17 @@ def test_reports_hold_the_verdicts(
     assert [report.accepted for report in reports] == [True] + [False] * 6
     assert {report.environment for report in reports} == {"harbor"}
     good = reports[0].to_json()
-    assert good["nop"] == {**NOP_OK, "log": nop["good"].log}
-    assert good["oracle"] == {**ORACLE_OK, "log": oracle["good"].log}
+    logs = harbor_run[1].parents[1] / "logs"
+    assert good["nop"] == {**NOP_OK, "log": str(logs / "good" / "nop.log")}
+    assert good["oracle"] == {**ORACLE_OK, "log": str(logs / "good" / "oracle.log")}
     assert Path(oracle["good"].log) == trial_dir("oracle", "good") / "verifier" / "test-stdout.txt"
-    assert Path(oracle["good"].log).read_text() == "verifier ran\n"
-    assert reports[-1].nop.log == str(trial_dir("nop", "broken-build"))
+    assert Path(good["oracle"]["log"]).read_text() == "verifier ran\n"
+    # Without the verifier's output, the log copied is Harbor's own trial.log.
+    assert nop["broken-build"].log == str(trial_dir("nop", "broken-build"))
+    assert reports[-1].nop.log == str(logs / "broken-build" / "nop.log")
+    assert Path(reports[-1].nop.log).read_text().splitlines()[0] == (
+        f"Trial {nop['broken-build'].trial_name} failed: image build failed: fake-build-error"
+    )
 
 
 def test_parser_reads_every_trial(trials: dict[str, dict[str, HarborTrial]]) -> None:
@@ -367,7 +395,7 @@ def test_real_harbor_failing_its_preflight_is_one_line(
     monkeypatch.chdir(tmp_path)
     bundle = write_task(tmp_path / "bundles", "weak", NOP_OK, ORACLE_OK)
     with pytest.raises(HarborError) as error:
-        validate_with_harbor([bundle], environment="daytona", jobs_dir=tmp_path, harbor=harbor)
+        validate([bundle], runner=runner(tmp_path, environment="daytona", harbor=harbor))
     assert str(error.value) == (
         "harbor run failed (exit 1): Daytona requires either DAYTONA_API_KEY, or both "
         "DAYTONA_JWT_TOKEN and DAYTONA_ORGANIZATION_ID, to be set. Please set the required "
@@ -379,27 +407,41 @@ def test_missing_harbor_executable(tmp_path: Path) -> None:
     bundle = write_task(tmp_path / "bundles", "weak", NOP_OK, ORACLE_OK)
     missing = tmp_path / "no-harbor"
     with pytest.raises(HarborError) as error:
-        validate_with_harbor([bundle], environment="docker", jobs_dir=tmp_path, harbor=str(missing))
+        validate([bundle], runner=runner(tmp_path, harbor=str(missing)))
     assert str(error.value) == f"cannot run harbor: {missing}: No such file or directory"
 
 
-# --- bad input ----------------------------------------------------------------------------------
+# --- bad input: refused before Harbor is called -------------------------------------------------
 
 
-def test_not_a_bundle(tmp_path: Path) -> None:
-    with pytest.raises(HarborError) as error:
-        validate_with_harbor([tmp_path], environment="docker", jobs_dir=tmp_path / "jobs")
-    assert str(error.value) == f"{tmp_path}: not a selfbench bundle (no .selfbench-manifest.json)"
-    assert not (tmp_path / "jobs").exists()
+@pytest.fixture
+def spy(tmp_path: Path) -> tuple[str, Path]:
+    """A `harbor` executable that only records that it was called, and the record's path."""
+    record = tmp_path / "harbor-was-called"
+    script = tmp_path / "spy-harbor"
+    script.write_text(f"#!/bin/sh\ntouch '{record}'\n")
+    script.chmod(0o755)
+    return str(script), record
 
 
-def test_task_given_twice(tmp_path: Path) -> None:
+def refused(paths: list[Path], spy: tuple[str, Path], jobs: Path, **options: Any) -> str:
+    """The one-line refusal of validating `paths` with Harbor; Harbor never ran."""
+    with pytest.raises(BundleError) as error:
+        validate(paths, runner=runner(jobs, harbor=spy[0]), **options)
+    assert not spy[1].exists()
+    assert not jobs.exists()
+    return str(error.value)
+
+
+def test_not_a_bundle(tmp_path: Path, spy: tuple[str, Path]) -> None:
+    message = refused([tmp_path], spy, tmp_path / "jobs")
+    assert message == f"{tmp_path}: not a bundle (no task.toml) or a collect directory"
+
+
+def test_task_given_twice(tmp_path: Path, spy: tuple[str, Path]) -> None:
     bundle = write_task(tmp_path / "bundles", "weak", NOP_OK, ORACLE_OK)
-    with pytest.raises(HarborError) as error:
-        validate_with_harbor(
-            [bundle, bundle.parent], environment="docker", jobs_dir=tmp_path / "jobs"
-        )
-    assert str(error.value) == "task weak is given more than once"
+    message = refused([bundle, bundle.parent], spy, tmp_path / "jobs")
+    assert message == "task weak is given more than once"
 
 
 BAD_MANIFESTS: dict[str, tuple[dict[str, Any] | None, str]] = {
@@ -413,21 +455,64 @@ BAD_MANIFESTS: dict[str, tuple[dict[str, Any] | None, str]] = {
 
 
 @pytest.mark.parametrize("case", BAD_MANIFESTS)
-def test_manifest_without_a_task_id(tmp_path: Path, case: str) -> None:
+def test_a_bad_manifest_is_refused(tmp_path: Path, spy: tuple[str, Path], case: str) -> None:
     bundle = write_task(tmp_path / "bundles", "weak", NOP_OK, ORACLE_OK)
     path = bundle / ".selfbench-manifest.json"
     changes, message = BAD_MANIFESTS[case]
     value = [] if changes is None else {**json.loads(path.read_bytes()), **changes}
     path.write_text(json.dumps(value))
-    with pytest.raises(BundleError) as error:
-        validate_with_harbor([bundle], environment="docker", jobs_dir=tmp_path / "jobs")
-    assert str(error.value) == f"{path}: {message}"
+    assert refused([bundle], spy, tmp_path / "jobs") == f"{path}: {message}"
+
+
+def test_a_definition_that_is_not_the_bundles_own_is_refused(
+    tmp_path: Path, spy: tuple[str, Path]
+) -> None:
+    bundle = write_task(tmp_path / "bundles", "weak", NOP_OK, ORACLE_OK)
+    other = tmp_path / "repaired.json"
+    other.write_text(json.dumps(definition(taskId="weak", testCommand="pytest -x {tests}")))
+    message = refused([bundle], spy, tmp_path / "jobs", definition=other)
+    assert message == (
+        f"{other}: not the definition bundle weak was compiled from"
+        " (refresh the bundle after a repair)"
+    )
+
+
+def test_a_changed_gold_patch_is_refused(tmp_path: Path, spy: tuple[str, Path]) -> None:
+    bundle = write_task(tmp_path / "bundles", "weak", NOP_OK, ORACLE_OK)
+    (bundle / "solution" / "gold.patch").write_bytes(b"another patch\n")
+    assert refused([bundle], spy, tmp_path / "jobs") == (
+        f"{bundle}/solution/gold.patch: changed since the bundle was compiled"
+        " (goldPatchSha256 differs; recompile or refresh it)"
+    )
+
+
+def test_the_cli_locates_a_named_definition_for_harbor(
+    tmp_path: Path, spy: tuple[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = write_task(tmp_path / "bundles", "weak", NOP_OK, ORACLE_OK)
+    other = tmp_path / "repaired.json"
+    other.write_text(json.dumps(definition(taskId="weak", testCommand="pytest -x {tests}")))
+    argv = ["validate", str(bundle), "--env", "harbor", "--harbor", spy[0]]
+    jobs = ["--jobs-dir", str(tmp_path / "jobs"), "--definition", str(other)]
+    assert main([*argv, *jobs]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {other}: not the definition bundle weak was compiled from"
+        " (refresh the bundle after a repair)\n"
+    )
+    assert not spy[1].exists()
+    assert not (tmp_path / "jobs").exists()
+
+
+def test_an_environment_that_is_not_a_plain_name_is_refused_first(tmp_path: Path) -> None:
+    with pytest.raises(HarborError) as error:
+        validate([tmp_path / "nowhere"], runner=runner(tmp_path / "jobs", environment="-e"))
+    assert str(error.value) == "invalid harbor environment '-e'"
     assert not (tmp_path / "jobs").exists()
 
 
 def test_no_bundles(tmp_path: Path) -> None:
     with pytest.raises(HarborError) as error:
-        validate_with_harbor([], environment="docker", jobs_dir=tmp_path)
+        validate_with_harbor([], options=HarborOptions(jobs_dir=tmp_path))
     assert str(error.value) == "no bundles to validate"
 
 
@@ -519,6 +604,6 @@ def test_jobs_dir_that_cannot_be_created(tmp_path: Path) -> None:
     bundle = write_task(tmp_path / "bundles", "weak", NOP_OK, ORACLE_OK)
     (tmp_path / "file").write_text("")
     with pytest.raises(HarborError) as error:
-        validate_with_harbor([bundle], environment="docker", jobs_dir=tmp_path / "file" / "jobs")
+        validate([bundle], runner=runner(tmp_path / "file" / "jobs"))
     message = f"{tmp_path}/file/jobs: cannot prepare the harbor run: Not a directory"
     assert str(error.value) == message

@@ -24,7 +24,7 @@ import pytest
 from projects import build, git
 from selfbench.bundle.locate import locate_task
 from selfbench.validate import validate
-from selfbench.validate.local import LocalOptions, score_patch
+from selfbench.validate.local import LocalOptions, LocalRunner, score_patch
 from test_validate import PY_SETUP, PY_TEST_MUL, python_project
 
 pytestmark = pytest.mark.skipif(
@@ -106,7 +106,7 @@ def test_a_hostile_setup_command_changes_nothing_outside(sentinel: Path, tmp_pat
         "hostile-setup", definition={"setupCommand": f"{_attack(sentinel)} && true"}
     )
     out = build(project, tmp_path / "build")
-    [report] = validate([out], logs=tmp_path / "logs")
+    [report] = validate([out], runner=LocalRunner(LocalOptions(logs=tmp_path / "logs")))
     assert report.nop.reward is not None  # the attack failed quietly; validation went on
 
 
@@ -114,7 +114,7 @@ def test_a_hostile_test_command_changes_nothing_outside(sentinel: Path, tmp_path
     command = f"{_attack(sentinel)}; .venv/bin/python -m pytest -q -p no:cacheprovider {{tests}}"
     project = python_project("hostile-tests", definition={"testCommand": command})
     out = build(project, tmp_path / "build")
-    [report] = validate([out], logs=tmp_path / "logs")
+    [report] = validate([out], runner=LocalRunner(LocalOptions(logs=tmp_path / "logs")))
     assert report.oracle.reward is not None
 
 
@@ -125,7 +125,7 @@ def test_a_test_cannot_read_the_gold_patch(sentinel: Path, tmp_path: Path) -> No
         "    assert 'def mul' in text\n"
     )
     out = build(python_project("peek", tests={"tests/test_mul.py": peek}), tmp_path / "build")
-    [report] = validate([out], logs=tmp_path / "logs")
+    [report] = validate([out], runner=LocalRunner(LocalOptions(logs=tmp_path / "logs")))
     assert report.oracle.reward is not None
     assert report.oracle.reward.fail_to_pass == 0
     assert (
@@ -142,7 +142,7 @@ def test_a_hostile_held_out_test_changes_nothing_outside(sentinel: Path, tmp_pat
     )
     project = python_project("hostile-test-file", tests={"tests/test_mul.py": hostile})
     out = build(project, tmp_path / "build")
-    [report] = validate([out], logs=tmp_path / "logs")
+    [report] = validate([out], runner=LocalRunner(LocalOptions(logs=tmp_path / "logs")))
     assert report.oracle.reward is not None
 
 
@@ -212,7 +212,7 @@ def test_a_gold_patch_with_a_symlink_out_cannot_write_through_it(
         tests={"tests/test_mul.py": PY_TEST_MUL + write_through},
     )
     out = build(project, tmp_path / "build")
-    [report] = validate([out], logs=tmp_path / "logs")
+    [report] = validate([out], runner=LocalRunner(LocalOptions(logs=tmp_path / "logs")))
     assert report.oracle.reward is not None
     assert report.oracle.reward.fail_to_pass == 0
     assert "Read-only file system" in Path(report.oracle.log).read_text()
@@ -273,7 +273,7 @@ def test_a_test_cannot_read_its_bundle_through_the_host_path(visible_dir: Path) 
     out = build(python_project("host-peek", tests={"tests/test_mul.py": peek}), root / "build")
     assert out / "harbor-task" / "solution" / "gold.patch" == gold
     assert gold.is_file()
-    [report] = validate([out], logs=root / "logs")
+    [report] = validate([out], runner=LocalRunner(LocalOptions(logs=root / "logs")))
     assert report.reason is None
     assert report.accepted
 
@@ -294,7 +294,7 @@ def test_setup_reaches_the_network_but_not_the_hosts_loopback(tmp_path: Path) ->
     command = f"python3 -c {shlex.quote(probe)} && {PY_SETUP}"
     project = python_project("loopback", definition={"setupCommand": command})
     out = build(project, tmp_path / "build")
-    [report] = validate([out], logs=tmp_path / "logs")
+    [report] = validate([out], runner=LocalRunner(LocalOptions(logs=tmp_path / "logs")))
     with pytest.raises(TimeoutError):
         server.accept()
     server.close()
@@ -338,7 +338,10 @@ def test_a_test_that_takes_more_than_the_tasks_memory_is_killed(tmp_path: Path) 
     project = python_project(
         "hog", tests={"tests/test_mul.py": hog}, definition={"resources": resources}
     )
-    [report] = validate([build(project, tmp_path / "build")], logs=tmp_path / "logs")
+    [report] = validate(
+        [build(project, tmp_path / "build")],
+        runner=LocalRunner(LocalOptions(logs=tmp_path / "logs")),
+    )
     assert not report.accepted
     assert report.reason == (
         "oracle: fail-to-pass failed with the gold patch; "

@@ -50,7 +50,14 @@ if TYPE_CHECKING:
     from selfbench.submit import check_task, submit_files, submit_task
     from selfbench.swebench import SwebenchError, export_swebench, import_swebench
     from selfbench.task import read_definition
-    from selfbench.validate import validate_bundles
+    from selfbench.validate import (
+        HarborOptions,
+        HarborRunner,
+        LocalOptions,
+        LocalRunner,
+        Runner,
+        validate_bundles,
+    )
     from selfbench.validate.report import TaskReport
 
 __version__ = "0.1.0"
@@ -62,10 +69,15 @@ _LAZY = {
     "CompileError": "selfbench.compiler",
     "ExportError": "selfbench.export",
     "FileChange": "selfbench.patches",
+    "HarborOptions": "selfbench.validate",
+    "HarborRunner": "selfbench.validate",
+    "LocalOptions": "selfbench.validate",
+    "LocalRunner": "selfbench.validate",
     "LocalArtifactStore": "selfbench.store",
     "Patch": "selfbench.patches",
     "RepairError": "selfbench.repair",
     "RunInfo": "selfbench.export",
+    "Runner": "selfbench.validate",
     "SwebenchError": "selfbench.swebench",
     "TaskDefinition": "selfbench.contract",
     "TaskReport": "selfbench.validate.report",
@@ -103,13 +115,18 @@ __all__ = [
     "DefinitionError",
     "ExportError",
     "FileChange",
+    "HarborOptions",
+    "HarborRunner",
     "Issue",
     "LocalArtifactStore",
+    "LocalOptions",
+    "LocalRunner",
     "Patch",
     "PatchError",
     "PreflightError",
     "RepairError",
     "RunInfo",
+    "Runner",
     "SelfbenchError",
     "SubmitError",
     "SwebenchError",

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from selfbench.contract import Mode, TaskDefinition
     from selfbench.submit import TaskCheck
     from selfbench.validate.report import TaskReport
+    from selfbench.validate.runner import Runner
 
 __all__ = ["main"]
 
@@ -233,26 +234,63 @@ def _collect(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_RUNNER_FLAGS = {
+    "local": ("--logs", "--parity", "--network", "--keep", "--workspace"),
+    "harbor": ("--logs", "--harbor-env", "--jobs-dir", "--harbor"),
+}
+"""The options each `--env` uses; any other runner option is refused."""
+
+
+def _refuse_unused(args: argparse.Namespace) -> None:
+    """One line for the first runner option given that `--env` does not use."""
+    used = _RUNNER_FLAGS[args.env]
+    for flags in _RUNNER_FLAGS.values():
+        for flag in flags:
+            if flag not in used and getattr(args, flag[2:].replace("-", "_")) is not None:
+                raise InputError(f"{flag} is not used by --env {args.env}")
+
+
+def _runner(args: argparse.Namespace) -> Runner:
+    """The runner `--env` names, with the options given for it."""
+    _refuse_unused(args)
+    logs = Path(args.logs) if args.logs else None
+    if args.env == "harbor":
+        from selfbench.validate.harbor import HarborOptions, HarborRunner  # noqa: PLC0415
+
+        default = HarborOptions()
+        options = HarborOptions(
+            environment=default.environment if args.harbor_env is None else args.harbor_env,
+            jobs_dir=default.jobs_dir if args.jobs_dir is None else Path(args.jobs_dir),
+            harbor=default.harbor if args.harbor is None else args.harbor,
+            logs=logs,
+        )
+        return HarborRunner(options)
+    from selfbench.validate.local import LocalOptions, LocalRunner  # noqa: PLC0415
+
+    return LocalRunner(
+        LocalOptions(
+            logs=logs,
+            parity=bool(args.parity),
+            network=bool(args.network),
+            keep=bool(args.keep),
+            workspace=Path(args.workspace) if args.workspace else None,
+        )
+    )
+
+
 def _validate(args: argparse.Namespace) -> int:
     from selfbench.validate import validate  # noqa: PLC0415
 
     if args.jobs < 1:
         raise InputError("-j must be at least 1")
+    runner = _runner(args)
     paths = [Path(path) for path in args.bundles]
     with _validation_progress(len(paths)) as on_done:
         reports = validate(
             paths,
-            environment=args.env,
-            jobs=args.jobs,
-            parity=args.parity,
-            network=args.network,
-            logs=Path(args.logs) if args.logs else None,
-            keep=args.keep,
-            workspace=Path(args.workspace) if args.workspace else None,
+            runner=runner,
             definition=Path(args.definition) if args.definition else None,
-            harbor_environment=args.harbor_env,
-            jobs_dir=Path(args.jobs_dir) if args.jobs_dir else None,
-            harbor=args.harbor,
+            jobs=args.jobs,
             on_done=on_done,
         )
     if args.json:
@@ -524,6 +562,7 @@ def _add_authoring_commands(commands: Any) -> None:
 
 
 def _add_validate(validate: argparse.ArgumentParser) -> None:
+    # Runner options default to None, so that one the chosen --env does not use is refused.
     validate.add_argument("bundles", nargs="+", metavar="BUNDLE_OR_COLLECT_DIR")
     validate.add_argument(
         "--env",
@@ -533,32 +572,30 @@ def _add_validate(validate: argparse.ArgumentParser) -> None:
     )
     validate.add_argument("-j", "--jobs", type=int, default=1, help="tasks validated at once")
     validate.add_argument("--json", action="store_true", help="print the JSON reports")
-    validate.add_argument("--logs", metavar="DIR", help="where the local runs' logs go")
-    validate.add_argument(
-        "--parity", action="store_true", help="the original's verdict: no Beyond checks"
-    )
-    validate.add_argument(
-        "--network", action="store_true", help="let the tests reach the network (local)"
-    )
-    validate.add_argument("--keep", action="store_true", help="keep the local workspaces")
-    validate.add_argument(
-        "--workspace", metavar="DIR", help="where the local workspaces go (default: temp dir)"
-    )
     validate.add_argument(
         "--definition", metavar="FILE", help="the definition of a bundle with none beside it"
     )
-    validate.add_argument(
+    validate.add_argument("--logs", metavar="DIR", help="where each task's run logs go")
+    local = validate.add_argument_group("local environment")
+    local.add_argument(
+        "--parity",
+        action="store_true",
+        default=None,
+        help="the original's verdict: no Beyond checks",
+    )
+    local.add_argument(
+        "--network", action="store_true", default=None, help="let the tests reach the network"
+    )
+    local.add_argument("--keep", action="store_true", default=None, help="keep the workspaces")
+    local.add_argument("--workspace", metavar="DIR", help="where workspaces go (default: temp dir)")
+    harbor = validate.add_argument_group("harbor environment")
+    harbor.add_argument(
         "--harbor-env",
-        default="docker",
         metavar="NAME",
         help="Harbor's environment: docker, modal, daytona, … (default: docker)",
     )
-    validate.add_argument(
-        "--jobs-dir", metavar="DIR", help="Harbor's jobs directory (default: jobs)"
-    )
-    validate.add_argument(
-        "--harbor", default="harbor", metavar="PATH", help="the harbor executable"
-    )
+    harbor.add_argument("--jobs-dir", metavar="DIR", help="Harbor's jobs directory (default: jobs)")
+    harbor.add_argument("--harbor", metavar="PATH", help="the harbor executable (default: harbor)")
     validate.set_defaults(run=_validate)
 
 

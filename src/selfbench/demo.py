@@ -179,6 +179,7 @@ def _demo_validate(collected: Path, logs: Path, report: Path) -> bool | None:
     """Step 5: prove the task locally and write the report; None when this machine cannot."""
     from selfbench._report import console  # noqa: PLC0415
     from selfbench.validate import validate  # noqa: PLC0415
+    from selfbench.validate.local import LocalOptions, LocalRunner  # noqa: PLC0415
     from selfbench.validate.sandbox import SandboxError, require_sandbox  # noqa: PLC0415
 
     try:
@@ -188,7 +189,7 @@ def _demo_validate(collected: Path, logs: Path, report: Path) -> bool | None:
         return None
     console.print("[bold]5. validate[/]  nop, oracle, per selector, rerun (local sandbox)")
     with console.status("   running the bundle's own scripts…"):
-        [result] = validate([collected], logs=logs)
+        [result] = validate([collected], runner=LocalRunner(LocalOptions(logs=logs)))
     verdict = "[green]accepted[/]" if result.accepted else f"[red]rejected[/]: {result.reason}"
     console.print(f"   {verdict}")
     nop, oracle = result.nop.reward, result.oracle.reward

@@ -1,93 +1,83 @@
 """Prove tasks (SPEC §7): nop must fail, the oracle must pass, twice; in `local` or `harbor`.
 
-`validate` is the entry point; the environments live in `local` and `harbor`, the report model in
-`report`. Imports are deferred so that `selfbench --help` never pays for them.
+`validate` is the entry point: it locates and digest-checks each task once and hands the tasks to
+a `Runner` (`runner`): `LocalRunner` (`local`, this machine's sandbox) or `HarborRunner`
+(`harbor run`), each with its own options object. The report model lives in `report`. The
+runners load on first use, so that `selfbench --help` never pays for them.
 """
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from importlib import import_module
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any
 
-from selfbench.validate.report import TaskReport
+from selfbench.bundle.locate import BundleError, locate_task
+from selfbench.validate.runner import OnDone, Runner, refuse_duplicates
 
-__all__ = ["Environment", "validate", "validate_bundles"]
+if TYPE_CHECKING:
+    from selfbench.validate.harbor import HarborOptions, HarborRunner
+    from selfbench.validate.local import LocalOptions, LocalRunner
+    from selfbench.validate.report import TaskReport
 
-Environment = Literal["local", "harbor"]
+__all__ = [
+    "HarborOptions",
+    "HarborRunner",
+    "LocalOptions",
+    "LocalRunner",
+    "Runner",
+    "validate",
+    "validate_bundles",
+]
+
+_LAZY = {
+    "HarborOptions": "selfbench.validate.harbor",
+    "HarborRunner": "selfbench.validate.harbor",
+    "LocalOptions": "selfbench.validate.local",
+    "LocalRunner": "selfbench.validate.local",
+}
 
 
-def validate(  # noqa: PLR0913 - one keyword per documented option
+def validate(
     paths: Sequence[Path],
     *,
-    environment: Environment = "local",
-    jobs: int = 1,
-    parity: bool = False,
-    network: bool = False,
-    logs: Path | None = None,
-    keep: bool = False,
-    workspace: Path | None = None,
+    runner: Runner | None = None,
     definition: Path | None = None,
-    harbor_environment: str = "docker",
-    jobs_dir: Path | None = None,
-    harbor: str = "harbor",
-    on_done: Callable[[TaskReport], None] | None = None,
+    jobs: int = 1,
+    on_done: OnDone | None = None,
 ) -> list[TaskReport]:
     """Validate bundles (or collect directories); one report per task, in the order given.
 
-    `workspace` is where the local environment makes each task's prepared trees (default: the
-    system temp directory). `definition` names the definition of a single bundle that has none
-    beside it. `logs` (local)
-    defaults to a new temporary directory, kept for the reports' paths; `jobs_dir` (harbor) to
-    `jobs`, as Harbor's own.
+    Each path is located once and its definition, test patch and gold patch checked against the
+    bundle's manifest before `runner` (default: `LocalRunner()`) sees it. `definition` names the
+    definition of a single bundle that has none beside it; `jobs` is how many tasks (Harbor:
+    trials) run at once.
 
     Raises:
-        BundleError: a path is not a bundle, or its definition is missing or not its own.
+        BundleError: a path is not a bundle, its definition is missing or not its own, or a task
+            is given twice.
         SandboxError: the local workspace cannot be created on this machine.
         SelfbenchError: Harbor could not run (harbor environment).
     """
-    from selfbench.bundle.locate import BundleError, find_bundle, locate_task  # noqa: PLC0415
+    if runner is None:
+        from selfbench.validate.local import LocalRunner  # noqa: PLC0415
 
+        runner = LocalRunner()
     if definition is not None and len(paths) != 1:
         raise BundleError("--definition names the definition of exactly one bundle")
-    if environment == "harbor":
-        from selfbench.validate.harbor import validate_with_harbor  # noqa: PLC0415
-
-        bundles = [find_bundle(path) for path in paths]
-        directory = jobs_dir or Path("jobs")
-        reports = validate_with_harbor(
-            bundles,
-            environment=harbor_environment,
-            jobs_dir=directory,
-            harbor=harbor,
-            concurrency=jobs,
-        )
-        if on_done is not None:
-            for report in reports:
-                on_done(report)
-        return reports
-    from selfbench.validate.local import (  # noqa: PLC0415
-        LocalOptions,
-        refuse_duplicates,
-        validate_local,
-    )
-    from selfbench.validate.sandbox import require_sandbox  # noqa: PLC0415
-
-    require_sandbox()  # before anything is created on disk
-    if workspace is not None and not workspace.is_dir():
-        raise BundleError(f"--workspace {workspace}: not a directory")
+    runner.check()  # before anything is created on disk
     located = [locate_task(path, definition=definition) for path in paths]
     refuse_duplicates(located)  # before the logs directory is made
-    options = LocalOptions(
-        logs=logs or Path(tempfile.mkdtemp(prefix="selfbench-logs-")),
-        parity=parity,
-        network=network,
-        keep=keep,
-        workspace=workspace,
-    )
-    return validate_local(located, options=options, jobs=jobs, on_done=on_done)
+    return runner.run(located, jobs=jobs, on_done=on_done)
 
 
 validate_bundles = validate
 """`validate` under the name the package root exports (`selfbench.validate` is this package)."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'selfbench.validate' has no attribute {name!r}")
+    return getattr(import_module(module), name)

@@ -27,19 +27,19 @@ with `exception_info`, and `harbor run` exits 0; it exits non-zero when the job 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from selfbench._json import JsonError, loads_strict
-from selfbench.bundle import layout
-from selfbench.bundle.locate import BUNDLE_DIR, read_bundle_manifest
+from selfbench.bundle.locate import LocatedTask
 from selfbench.contract import TASK_ID_PATTERN, is_task_id
 from selfbench.errors import SelfbenchError
 from selfbench.validate.report import (
@@ -50,12 +50,15 @@ from selfbench.validate.report import (
     parity_reason,
     read_reward,
 )
+from selfbench.validate.runner import OnDone, refuse_duplicates
 
 __all__ = [
     "AGENTS",
     "HARBOR_TASK_PREFIX",
     "Agent",
     "HarborError",
+    "HarborOptions",
+    "HarborRunner",
     "HarborTrial",
     "build_harbor_argv",
     "parse_harbor_job",
@@ -76,6 +79,7 @@ _TRIAL_ERROR_CHARS = 300
 _REWARD = Path("verifier", "reward.json")
 _VERIFIER_LOG = Path("verifier", "test-stdout.txt")
 _RESULT = "result.json"
+_TRIAL_LOG = "trial.log"
 _STOP_SECONDS = 30
 
 
@@ -124,6 +128,11 @@ class _TrialResult(BaseModel):
 # --- the invocation -----------------------------------------------------------------------------
 
 
+def _require_environment(environment: str) -> None:
+    if not _ENVIRONMENT_RE.fullmatch(environment):
+        raise HarborError(f"invalid harbor environment {environment!r}")
+
+
 def build_harbor_argv(
     tasks_dir: Path,
     *,
@@ -145,8 +154,7 @@ def build_harbor_argv(
     """
     if agent not in AGENTS:
         raise HarborError(f"unknown harbor agent {agent!r}: expected nop or oracle")
-    if not _ENVIRONMENT_RE.fullmatch(environment):
-        raise HarborError(f"invalid harbor environment {environment!r}")
+    _require_environment(environment)
     if not is_task_id(job_name):
         raise HarborError(f"invalid harbor job name {job_name!r}: must match {TASK_ID_PATTERN}")
     if concurrency < 1:
@@ -268,40 +276,16 @@ def parse_harbor_job(job_dir: Path, *, agent: Agent | None = None) -> dict[str, 
 # --- running it ---------------------------------------------------------------------------------
 
 
-def _bundle_dir(path: Path) -> Path:
-    """A bundle, or a collect directory holding one as `harbor-task/`."""
-    nested = path / BUNDLE_DIR
-    return nested if (nested / layout.MANIFEST).is_file() else path
-
-
-def _task_id(bundle: Path) -> str:
-    path = bundle / layout.MANIFEST
-    if not path.is_file():
-        raise HarborError(f"{bundle}: not a selfbench bundle (no {layout.MANIFEST})")
-    return read_bundle_manifest(bundle).task_id
-
-
-def _read_tasks(bundles: Sequence[Path]) -> dict[str, Path]:
-    """Each bundle's task id → its bundle directory, in the bundles' order."""
-    tasks: dict[str, Path] = {}
-    for path in bundles:
-        bundle = _bundle_dir(path)
-        task_id = _task_id(bundle)
-        if task_id in tasks:
-            raise HarborError(f"task {task_id} is given more than once")
-        tasks[task_id] = bundle
-    return tasks
-
-
-def _link_tasks(tasks: dict[str, Path], tasks_dir: Path) -> None:
+def _link_tasks(tasks: Sequence[LocatedTask], tasks_dir: Path) -> None:
     """Link each bundle into `tasks_dir/<taskId>`, the local dataset `harbor run --path` reads."""
     tasks_dir.mkdir()
-    for task_id, bundle in tasks.items():
+    for task in tasks:
         # Harbor resolves a task path before it builds, so its build context is the real bundle.
-        (tasks_dir / task_id).symlink_to(bundle.resolve(), target_is_directory=True)
+        link = tasks_dir / task.definition.taskId
+        link.symlink_to(task.bundle.resolve(), target_is_directory=True)
 
 
-def _new_run_dir(jobs_dir: Path, tasks: dict[str, Path]) -> Path:
+def _new_run_dir(jobs_dir: Path, tasks: Sequence[LocatedTask]) -> Path:
     """`jobs_dir/selfbench-<UTC time>-<random>/` with its `tasks/` linked."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     try:
@@ -399,42 +383,124 @@ def _task_report(
     )
 
 
+def _copy_log(source: str, target: Path) -> str:
+    """Copy a trial's log (the verifier's output, else Harbor's `trial.log`) to `target`.
+
+    Returns the copy's path, or `source` when the trial left no log file.
+    """
+    path = Path(source)
+    if path.is_dir():
+        path /= _TRIAL_LOG
+    if not path.is_file():
+        return source
+    try:
+        shutil.copyfile(path, target)
+    except OSError as exc:
+        raise HarborError(f"{target}: cannot copy the harbor log: {exc.strerror or exc}") from None
+    return str(target)
+
+
+def _copy_logs(report: TaskReport, logs: Path) -> TaskReport:
+    """The report with each run's log copied to `<logs>/<taskId>/<agent>.log`."""
+    directory = logs / report.task_id
+    shutil.rmtree(directory, ignore_errors=True)
+    try:
+        directory.mkdir(parents=True)
+    except OSError as exc:
+        raise HarborError(f"{directory}: cannot create: {exc.strerror or exc}") from None
+    nop, oracle = report.nop, report.oracle
+    return replace(
+        report,
+        nop=replace(nop, log=_copy_log(nop.log, directory / "nop.log")),
+        oracle=replace(oracle, log=_copy_log(oracle.log, directory / "oracle.log")),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class HarborOptions:
+    """How the harbor environment runs."""
+
+    environment: str = "docker"
+    """Harbor's environment: `docker`, `modal`, `daytona`, … or `package.module:ClassName`."""
+    jobs_dir: Path = Path("jobs")
+    """Where the run directory goes, as Harbor's own `--jobs-dir`."""
+    harbor: str = "harbor"
+    """The harbor executable."""
+    logs: Path | None = None
+    """Where each run's log is copied, `<logs>/<taskId>/{nop,oracle}.log` (default: not copied;
+    the reports name the logs in the job directories)."""
+
+
 def validate_with_harbor(
-    bundles: Sequence[Path],
+    tasks: Sequence[LocatedTask],
     *,
-    environment: str,
-    jobs_dir: Path,
-    harbor: str = "harbor",
+    options: HarborOptions,
     concurrency: int = 1,
 ) -> list[TaskReport]:
-    """Validate bundles with Harbor's `nop` and `oracle` agents; one report per bundle, in order.
+    """Validate located tasks with Harbor's `nop` and `oracle` agents; one report each, in order.
 
     Both jobs run at once, each with up to `concurrency` trials, in a new directory
     `jobs_dir/selfbench-<UTC time>-<random>/` holding `tasks/` (links to the bundles), the job
     directories `nop/` and `oracle/`, and Harbor's console output `harbor-<agent>.log`.
 
     Raises:
-        HarborError: a path is not a bundle, a task id is given twice, Harbor cannot be started
-            or exits non-zero (preflight: no Docker daemon, no credentials), or a job directory
-            cannot be read.
-        BundleError: a bundle's manifest cannot be read or is malformed.
+        HarborError: no tasks, Harbor cannot be started or exits non-zero (preflight: no Docker
+            daemon, no credentials), a job directory cannot be read, or a log cannot be copied.
+        BundleError: a task is given more than once.
     """
-    if not bundles:
+    if not tasks:
         raise HarborError("no bundles to validate")
-    tasks = _read_tasks(bundles)
-    run_dir = _new_run_dir(jobs_dir, tasks)
+    _require_environment(options.environment)  # before the run directory is made
+    refuse_duplicates(tasks)
+    run_dir = _new_run_dir(options.jobs_dir, tasks)
     commands: dict[Agent, list[str]] = {
         agent: build_harbor_argv(
             run_dir / "tasks",
             agent=agent,
-            environment=environment,
+            environment=options.environment,
             jobs_dir=run_dir,
             job_name=agent,
-            harbor=harbor,
+            harbor=options.harbor,
             concurrency=concurrency,
         )
         for agent in ("nop", "oracle")
     }
     _run_both(commands, run_dir)
     jobs = {agent: parse_harbor_job(run_dir / agent, agent=agent) for agent in commands}
-    return [_task_report(task_id, jobs, run_dir) for task_id in tasks]
+    reports = [_task_report(task.definition.taskId, jobs, run_dir) for task in tasks]
+    if options.logs is not None:
+        reports = [_copy_logs(report, options.logs) for report in reports]
+    return reports
+
+
+@dataclass(frozen=True, slots=True)
+class HarborRunner:
+    """The `harbor` environment as a `Runner`: `harbor run`, with its own options."""
+
+    options: HarborOptions = HarborOptions()
+
+    @property
+    def environment(self) -> str:
+        return "harbor"
+
+    def check(self) -> None:
+        """Refuse an environment that is not a plain name; Harbor runs its own preflight.
+
+        Raises:
+            HarborError: `options.environment` could be read as an option.
+        """
+        _require_environment(self.options.environment)
+
+    def run(
+        self, tasks: Sequence[LocatedTask], *, jobs: int = 1, on_done: OnDone | None = None
+    ) -> list[TaskReport]:
+        """Validate located tasks with Harbor, `jobs` trials at a time; see `validate_with_harbor`.
+
+        Raises:
+            HarborError: see `validate_with_harbor`.
+        """
+        reports = validate_with_harbor(tasks, options=self.options, concurrency=jobs)
+        if on_done is not None:
+            for report in reports:
+                on_done(report)
+        return reports

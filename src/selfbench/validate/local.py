@@ -14,17 +14,17 @@ two images and Harbor would:
 
 Beyond the original (off with `parity=True`): each fail-to-pass selector proven on its own at the
 base and with the gold patch, the determinism rerun from a fresh copy, and "the suite really ran"
-from the runners' own output.
+from the runners' own output. This module orchestrates the phases; the scripts they run live in
+`_scripts.py`, and what their results prove is judged in `checks.py`.
 """
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 import tempfile
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,15 +34,21 @@ from selfbench.bundle import layout
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.bundle.locate import BundleError, LocatedTask
 from selfbench.bundle.render_scripts import (
-    fail_to_pass_command,
-    pass_to_pass_command,
     render_test_sh,
 )
 from selfbench.contract import TaskDefinition
 from selfbench.errors import SelfbenchError
 from selfbench.patches import parse_patch
+from selfbench.validate import _scripts
 from selfbench.validate.cgroup import Limits
-from selfbench.validate.outcomes import parse_outcomes
+from selfbench.validate.checks import (
+    VerifierRun,
+    beyond_checks,
+    network_hint,
+    phase_reason,
+    run_outcomes,
+    verifier_commands,
+)
 from selfbench.validate.report import (
     Check,
     Reward,
@@ -52,109 +58,27 @@ from selfbench.validate.report import (
     parity_reason,
     read_reward,
 )
+from selfbench.validate.runner import OnDone, refuse_duplicates
 from selfbench.validate.sandbox import (
     LOG_LIMIT,
     Mounts,
-    PhaseResult,
     Sandbox,
     choose_users,
     require_sandbox,
 )
 
-__all__ = ["LocalOptions", "refuse_duplicates", "score_patch", "validate_local"]
+__all__ = ["LocalOptions", "LocalRunner", "score_patch", "validate_local"]
 
 _COLLECT_SECONDS = 300.0
-_TIMEOUT_EXIT = 124  # timeout(1)
-_NETWORK_ERRORS = re.compile(
-    r"ENOTFOUND|EAI_AGAIN|ENETUNREACH|Temporary failure in name resolution|"
-    r"Name or service not known|Network is unreachable|Could not resolve host"
-)
-"""Name resolution or routing failing: what a test sees without a network (not a refused
-connection, which a test may provoke on purpose)."""
-
-_PREPARE = r"""
-set -euo pipefail
-export GIT_CONFIG_NOSYSTEM=1
-tar -xzf /run/selfbench/repo.tar.gz -C /app --no-same-owner
-git -C /app init -q --initial-branch=main
-git -C /app config user.name selfbench
-git -C /app config user.email selfbench@localhost
-git -C /app add --all --force
-GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z \
-  git -C /app commit -q --no-verify --no-gpg-sign --allow-empty -m 'selfbench base'
-echo "selfbench: setup: $2"
-(cd -- "$1" && exec /bin/bash -lc "$2")
-chmod -R a+rwX /opt/uv-cache /opt/go /opt/corepack
-cp -a /app/. /verifier/
-git -C /app reset -q --hard HEAD
-git -C /app clean -fdq
-mkdir -p /opt/selfbench
-cp -a /app/.git /opt/selfbench/base.git
-chmod 0700 /opt/selfbench /opt/selfbench/base.git
-"""
-
-_DEPENDENCIES = r"""
-set -euo pipefail
-export GIT_CONFIG_NOSYSTEM=1
-git -C /app apply --binary --whitespace=nowarn /run/selfbench/dependency-setup.patch
-echo "selfbench: setup with the gold patch's dependency manifests: $2"
-(cd -- "$1" && exec /bin/bash -lc "$2")
-git -C /app reset -q --hard HEAD
-git -C /app clean -fdq
-"""
-
-_AGENT = r"""
-set -uo pipefail
-if [ "$1" = oracle ]; then
-  chown -R agent:agent /app /opt/uv-cache
-  echo "selfbench: solve.sh as agent"
-  (cd /app && exec runuser -u agent -- env HOME=/home/agent bash /solution/solve.sh) </dev/null
-  status=$?
-  echo "$status" >/run/selfbench-status/solve
-  echo "selfbench: solve.sh exited $status"
-  pkill -KILL -u agent >/dev/null 2>&1 || true
-fi
-echo "selfbench: collect"
-timeout -k 5 "$2" bash -c "$3"
-status=$?
-echo "$status" >/run/selfbench-status/collect
-echo "selfbench: collect exited $status"
-"""
-
-_VERIFIER = r"""
-set -uo pipefail
-chown -R verifier:verifier /app
-chown -R root:root /tests
-chmod 0700 /tests
-chmod 0600 /tests/test.patch
-chmod 0755 /tests/test.sh
-mkdir -p /logs/verifier /logs/selfbench
-timeout -k 5 "$1" bash /tests/test.sh
-status=$?
-echo "$status" >/logs/selfbench/test.sh.code
-echo "selfbench: test.sh exited $status"
-workdir="$2"
-seconds="$3"
-limit="$4"
-shift 4
-index=0
-for command in "$@"; do
-  (cd -- "$workdir" && exec timeout -k 5 "$seconds" runuser -u verifier -- \
-    env PATH="$PATH" HOME=/home/verifier bash -c "$command") \
-    </dev/null 2>&1 | head -c "$limit" >"/logs/selfbench/selector-$index.log"
-  echo "${PIPESTATUS[0]}" >"/logs/selfbench/selector-$index.code"
-  pkill -KILL -u verifier >/dev/null 2>&1 || true
-  index=$((index + 1))
-done
-"""
 
 
 @dataclass(frozen=True, slots=True)
 class LocalOptions:
     """How the local environment runs."""
 
-    logs: Path
-    """Where each task's logs go: `<logs>/<taskId>/{prepare,nop,oracle,rerun}.log`."""
+    logs: Path | None = None
+    """Where each task's logs go: `<logs>/<taskId>/{prepare,nop,oracle,rerun}.log` (default: a
+    new temporary directory, kept for the reports' paths)."""
     parity: bool = False
     """Give the original's verdict: no per-selector, rerun or suite-ran checks."""
     network: bool = False
@@ -163,22 +87,6 @@ class LocalOptions:
     """Keep each task's workspace (the prepared trees); `<logs>/<taskId>/workspace.txt` names it."""
     workspace: Path | None = None
     """Where workspaces are created (default: the system temp directory)."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Run:
-    """One verifier run as seen from the host."""
-
-    name: str
-    reward: Reward | None
-    log: Path
-    phase: PhaseResult
-    selectors: tuple[tuple[str, str, int, str], ...] = ()
-    """(selector, command, exit code, output) of each per-selector command, in order."""
-    agent_reason: str | None = None
-    """Why the agent phase before this run went wrong, or why its reward.json is unreadable."""
-    test_sh_code: int = 0
-    """`tests/test.sh`'s exit status (124: killed by its timeout)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,7 +151,7 @@ class _Task:
         self.base_git.mkdir()
         self.verifier_base = self.fresh("verifier-prepared")
         reason = self.setup(
-            _PREPARE,
+            _scripts.PREPARE,
             "setupCommand",
             binds={
                 layout.CONTAINER_APP: self.prepared,
@@ -256,7 +164,7 @@ class _Task:
         if reason is not None or not dependency_patch.is_file():
             return reason
         return self.setup(
-            _DEPENDENCIES,
+            _scripts.DEPENDENCIES,
             "the dependency setup",
             binds={layout.CONTAINER_APP: self.verifier_base},
             ro_binds={"/run/selfbench/dependency-setup.patch": dependency_patch},
@@ -304,7 +212,7 @@ class _Task:
             ro_binds[layout.CONTAINER_APP] = self.prepared
         log = self.logs / f"{name}.log"
         phase = self.sandbox.run(
-            _AGENT,
+            _scripts.AGENT,
             ("oracle" if oracle else "nop", f"{_COLLECT_SECONDS:g}", _collect_command(self.bundle)),
             log=log,
             timeout=float(self.definition.timeouts.agentSeconds) + _COLLECT_SECONDS,
@@ -333,7 +241,7 @@ class _Task:
         test_sh: str | None = None,
         *,
         last: bool = False,
-    ) -> _Run:
+    ) -> VerifierRun:
         """Run `tests/test.sh` (or `test_sh`) on a fresh copy of the verifier tree, then each
         selector on its own."""
         app = self.sandbox.root / f"{name}-app"
@@ -354,7 +262,7 @@ class _Task:
         commands = [substitute_tests(self.definition.testCommand, [s]) for s in selectors]
         log = self.logs / f"{name}.log"
         phase = self.sandbox.run(
-            _VERIFIER,
+            _scripts.VERIFIER,
             (
                 f"{timeouts.setupSeconds + timeouts.testsSeconds:g}",
                 self.workdir(),
@@ -396,7 +304,7 @@ class _Task:
             shutil.rmtree(app, ignore_errors=True)
         test_sh_code = _status(logs / "selfbench" / "test.sh.code")
         reason = agent.reason or reward_error
-        return _Run(name, reward, log, phase, tuple(results), reason, test_sh_code)
+        return VerifierRun(name, reward, log, phase, tuple(results), reason, test_sh_code)
 
     # --- the verdict ----------------------------------------------------------------------------
 
@@ -414,7 +322,7 @@ class _Task:
         oracle_agent = self.agent("oracle", oracle=True, last=True)
         oracle = self.verifier("oracle", oracle_agent, selectors)
         checks: list[Check] = []
-        reason = _phase_reason(nop) or _phase_reason(oracle)
+        reason = phase_reason(nop) or phase_reason(oracle)
         reason = reason or parity_reason(nop.reward, oracle.reward)
         if not self.options.parity:
             scored = oracle.reward is not None and oracle.reward.reward == 1
@@ -426,15 +334,16 @@ class _Task:
             checks = self.beyond_checks(nop, oracle, rerun)
             reason = reason or next((c.detail for c in checks if not c.passed), None)
         if reason is not None:
-            reason = _with_network_hint(reason, (nop, oracle), network=self.options.network)
+            reason = network_hint(reason, (nop, oracle), network=self.options.network)
             if nop.phase.out_of_memory or oracle.phase.out_of_memory:
                 reason += f"; {self.memory_hint()}"
+        commands = verifier_commands(self.definition)
         return TaskReport(
             self.definition.taskId,
             reason is None,
             reason,
-            RunReport(nop.reward, str(nop.log), _outcomes(nop.log, self.commands())),
-            RunReport(oracle.reward, str(oracle.log), _outcomes(oracle.log, self.commands())),
+            RunReport(nop.reward, str(nop.log), run_outcomes(nop.log, commands)),
+            RunReport(oracle.reward, str(oracle.log), run_outcomes(oracle.log, commands)),
             tuple(checks),
         )
 
@@ -452,55 +361,11 @@ class _Task:
             return None
         return render_test_sh(self.definition.model_copy(update={"passToPass": []}), protected)
 
-    def commands(self) -> dict[str, str]:
-        """The verifier's commands by their `test.sh` log label."""
-        return {
-            "fail-to-pass": fail_to_pass_command(self.definition),
-            "pass-to-pass": pass_to_pass_command(self.definition),
-        }
-
-    def beyond_checks(self, nop: _Run, oracle: _Run, rerun: _Run | None) -> list[Check]:
-        """The Beyond checks; `rerun` is None when the oracle did not score 1 (nothing to rerun)."""
-        checks = [
-            _selector_check(nop, expect_pass=False),
-            _selector_check(oracle, expect_pass=True),
-        ]
-        if rerun is None:
-            checks.append(Check("independent rerun", passed=True, detail="not run"))
-        elif rerun.reward is not None and rerun.reward.reward == 1:
-            checks.append(Check("independent rerun", passed=True))
-        elif _phase_reason(rerun) is not None:
-            detail = f"oracle rerun from a fresh copy: {_phase_reason(rerun)}"
-            checks.append(Check("independent rerun", passed=False, detail=detail))
-        else:
-            detail = (
-                "oracle: the rerun from a fresh copy did not score 1 (not deterministic; "
-                f"log {rerun.log})"
-            )
-            checks.append(Check("independent rerun", passed=False, detail=detail))
-        checks.append(self.suite_ran(nop, oracle))
-        return checks
-
-    def suite_ran(self, nop: _Run, oracle: _Run) -> Check:
-        """The fail-to-pass command with the gold patch and pass-to-pass really ran tests."""
-        f2p = fail_to_pass_command(self.definition)
-        p2p = pass_to_pass_command(self.definition)
-        problems: list[str] = []
-        for run in (oracle, nop):
-            if run.reward is None:
-                continue
-            segments = _segments(run.log.read_text(errors="replace"))
-            wanted = [("pass-to-pass", p2p, run.reward.pass_to_pass_exit_code)]
-            if run is oracle:
-                wanted.insert(0, ("fail-to-pass", f2p, run.reward.fail_to_pass_exit_code))
-            for label, command, code in wanted:
-                text = segments.get(label)
-                if text is None or command == "true" or code != 0:
-                    continue
-                outcome = parse_outcomes(command, text, code)
-                if outcome.no_tests is not None:
-                    problems.append(f"{run.name}: {label} ran no test: {outcome.no_tests}")
-        return Check("suite ran", not problems, "; ".join(problems))
+    def beyond_checks(
+        self, nop: VerifierRun, oracle: VerifierRun, rerun: VerifierRun | None
+    ) -> list[Check]:
+        """The Beyond checks; `rerun` is None when the oracle did not score 1."""
+        return beyond_checks(self.definition, nop, oracle, rerun)
 
 
 def _copy_tree(source: Path, target: Path) -> None:
@@ -550,16 +415,6 @@ def _collect_command(bundle: Path) -> str:
     return command
 
 
-def _phase_reason(run: _Run) -> str | None:
-    if run.agent_reason is not None:
-        return run.agent_reason
-    if run.phase.timed_out or run.test_sh_code == _TIMEOUT_EXIT:
-        return f"{run.name}: the verifier timed out (log {run.log})"
-    if run.reward is None:
-        return f"{run.name}: the verifier wrote no reward.json (log {run.log})"
-    return None
-
-
 def _status(path: Path) -> int:
     """An exit status a phase wrote to `path`; -1 when it wrote none."""
     try:
@@ -568,91 +423,37 @@ def _status(path: Path) -> int:
         return -1
 
 
-def _selector_check(run: _Run, *, expect_pass: bool) -> Check:
-    name = "per selector with the gold patch" if expect_pass else "per selector at the base"
-    if run.reward is None or not run.reward.setup_completed:
-        return Check(name, passed=True, detail="not run: the held-out tests were not prepared")
-    command_of = run.name
-    for selector, command, code, output in run.selectors:
-        outcome = parse_outcomes(command, output, code)
-        passed = code == 0 and outcome.no_tests is None
-        if expect_pass and not passed:
-            why = outcome.no_tests or f"exit {code}"
-            return Check(
-                name, passed=False, detail=f"{command_of}: selector {selector} fails alone ({why})"
-            )
-        if not expect_pass and passed:
-            return Check(
-                name,
-                passed=False,
-                detail=f"{command_of}: selector {selector} already passes without the solution",
-            )
-    return Check(name, passed=True)
+def _logs_root(options: LocalOptions) -> Path:
+    return options.logs or Path(tempfile.mkdtemp(prefix="selfbench-logs-"))
 
 
-_MARKER = re.compile(r"^selfbench: (fail-to-pass|fail-to-pass again|pass-to-pass)\b", re.MULTILINE)
-_RETRY = re.compile(r"^selfbench: infrastructure error \(exit (\d+)\)", re.MULTILINE)
-_END = re.compile(r"^selfbench: (?:reward|pass-to-pass|fail-to-pass)", re.MULTILINE)
+@dataclass(frozen=True, slots=True)
+class LocalRunner:
+    """The `local` environment as a `Runner`: this machine's sandbox, with its own options."""
 
+    options: LocalOptions = LocalOptions()
 
-def _segments(log: str) -> dict[str, str]:
-    """Each verifier command's output (its last attempt) in a `test.sh` log, by label."""
-    result: dict[str, str] = {}
-    matches = list(_MARKER.finditer(log))
-    for index, match in enumerate(matches):
-        end = matches[index + 1].start() if index + 1 < len(matches) else len(log)
-        text = log[match.end() : end]
-        reward = text.find("\nselfbench: reward ")
-        if reward >= 0:
-            text = text[:reward]
-        retries = list(_RETRY.finditer(text))
-        if retries:
-            text = text[retries[-1].end() :]
-        result[match.group(1)] = text
-    return result
+    @property
+    def environment(self) -> str:
+        return "local"
 
+    def check(self) -> None:
+        """Refuse a machine without the sandbox, or a workspace that is not a directory.
 
-def _outcomes(log: Path, commands: dict[str, str]) -> dict[str, str]:
-    """Per-test outcomes of the run's fail-to-pass and pass-to-pass output, when parseable."""
-    tests: dict[str, str] = {}
-    try:
-        text = log.read_text(errors="replace")
-    except OSError:
-        return tests
-    for label, output in _segments(text).items():
-        if label in commands:
-            tests.update(parse_outcomes(commands[label], output, 0).tests)
-    return tests
+        Raises:
+            SandboxError: this machine cannot create the isolated workspace.
+            BundleError: `options.workspace` is not a directory.
+        """
+        require_sandbox()
+        workspace = self.options.workspace
+        if workspace is not None and not workspace.is_dir():
+            raise BundleError(f"--workspace {workspace}: not a directory")
 
-
-def _with_network_hint(reason: str, runs: Sequence[_Run], *, network: bool) -> str:
-    if network:
-        return reason
-    for run in runs:
-        try:
-            text = run.log.read_text(errors="replace")
-        except OSError:
-            continue
-        match = _NETWORK_ERRORS.search(text)
-        if match:
-            return (
-                f"{reason}; the tests needed the network ({match.group(0)} in {run.log}), "
-                "which the local environment withholds (--network allows it)"
-            )
-    return reason
-
-
-def refuse_duplicates(tasks: Sequence[LocatedTask]) -> None:
-    """Each task once: two runs of one task would share its logs directory.
-
-    Raises:
-        BundleError: a task is given more than once.
-    """
-    seen: set[str] = set()
-    for located in tasks:
-        if located.definition.taskId in seen:
-            raise BundleError(f"task {located.definition.taskId} is given more than once")
-        seen.add(located.definition.taskId)
+    def run(
+        self, tasks: Sequence[LocatedTask], *, jobs: int = 1, on_done: OnDone | None = None
+    ) -> list[TaskReport]:
+        """Validate located tasks in the sandbox; see `validate_local`."""
+        return validate_local(tasks, options=self.options, jobs=jobs, on_done=on_done)
 
 
 def validate_local(
@@ -660,7 +461,7 @@ def validate_local(
     *,
     options: LocalOptions,
     jobs: int = 1,
-    on_done: Callable[[TaskReport], None] | None = None,
+    on_done: OnDone | None = None,
 ) -> list[TaskReport]:
     """Validate bundles locally, `jobs` tasks at a time; reports in the order given.
 
@@ -674,11 +475,12 @@ def validate_local(
     bwrap = require_sandbox()
     refuse_duplicates(tasks)
     users = choose_users()
-    options.logs.mkdir(parents=True, exist_ok=True)
+    root_logs = _logs_root(options)
+    root_logs.mkdir(parents=True, exist_ok=True)
 
     def one(located: LocatedTask) -> TaskReport:
         task_id = located.definition.taskId
-        logs = options.logs / task_id
+        logs = root_logs / task_id
         shutil.rmtree(logs, ignore_errors=True)
         logs.mkdir(parents=True)
         root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
@@ -715,7 +517,7 @@ def score_patch(located: LocatedTask, patch: bytes | None, *, options: LocalOpti
         SandboxError: this machine cannot create the isolated workspace.
     """
     bwrap = require_sandbox()
-    logs = options.logs / located.definition.taskId
+    logs = _logs_root(options) / located.definition.taskId
     logs.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
     try:
@@ -728,7 +530,8 @@ def score_patch(located: LocatedTask, patch: bytes | None, *, options: LocalOpti
         if patch is not None:
             (opt / Path(layout.CONTAINER_AGENT_PATCH).name).write_bytes(patch)
         run = task.verifier("agent", _Agent(opt, None), (), last=True)
-        return RunReport(run.reward, str(run.log), _outcomes(run.log, task.commands()))
+        commands = verifier_commands(task.definition)
+        return RunReport(run.reward, str(run.log), run_outcomes(run.log, commands))
     finally:
         if not options.keep:
             shutil.rmtree(root, ignore_errors=True)

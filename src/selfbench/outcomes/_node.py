@@ -1,0 +1,160 @@
+"""node --test: the TAP and the spec reporters, nested tests named `suite > test`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from selfbench.outcomes._core import Outcome, Result, Run, table
+
+__all__ = ["parse_node"]
+
+_NODE_SUMMARY_RE = re.compile(r"(?:#|\u2139) (tests|pass|fail|cancelled|skipped|todo) (\d{1,9})")
+_TAP_RE = re.compile(r"(not )?ok \d++(?: - (.*))?")
+_SPEC_MARKS = table("✔", "✖", "﹣")
+_SPEC_RE = re.compile(r"(.*?) \(\d++(?:\.\d++)?ms\)(?: # (.*))?")
+_TAP_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v"}
+_TAP_ESCAPE_RE = re.compile(r"\\(.)")
+_PATTERN_SKIP = "test name does not match pattern"
+
+
+class _Nest:
+    """The suites enclosing a line, by indentation, to give a nested test its full name."""
+
+    def __init__(self) -> None:
+        self.stack: list[tuple[int, str]] = []
+
+    def open(self, indent: int, name: str) -> None:
+        self.close(indent)
+        self.stack.append((indent, name))
+
+    def close(self, indent: int) -> None:
+        while self.stack and self.stack[-1][0] >= indent:
+            self.stack.pop()
+
+    def name(self, indent: int, name: str) -> str:
+        self.close(indent)
+        return " > ".join([*(parent for _, parent in self.stack), name])
+
+
+@dataclass(slots=True)
+class _NodeState:
+    result: Result = field(default_factory=Result)
+    nest: _Nest = field(default_factory=_Nest)
+    summary: dict[str, int] = field(default_factory=dict)
+    pattern_skips: int = 0
+    other_skips: int = 0
+
+    def record(self, indent: int, name: str, outcome: Outcome, directive: str) -> None:
+        self.result.record(self.nest.name(indent, name), outcome)
+        if directive.lower().endswith(_PATTERN_SKIP):
+            self.pattern_skips += 1
+        elif outcome == "skipped":
+            self.other_skips += 1
+
+
+def parse_node(run: Run) -> Result:
+    state = _NodeState()
+    if _node_is_tap(run.lines):
+        _read_tap(run.lines, state)
+    else:
+        _read_spec(run.lines, state)
+    result, summary = state.result, state.summary
+    empty_files = _node_empty_files(result, run.words)
+    if summary:
+        result.counts = (
+            summary.get("pass", 0) - empty_files,
+            summary.get("fail", 0) + summary.get("cancelled", 0),
+            summary.get("skipped", 0) + summary.get("todo", 0),
+        )
+    by_pattern = any(w.startswith("--test-name-pattern") for w in run.words) and not result.tests
+    result.selector_miss = (state.pattern_skips > 0 and state.other_skips == 0) or by_pattern
+    result.zero = "a selected file holds no test" if empty_files else "tests 0"
+    return result
+
+
+_NODE_FILE_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")
+
+
+def _node_empty_files(result: Result, words: Sequence[str]) -> int:
+    """Drop the entries Node 20 reports for a selected file that holds no test; their number.
+
+    Node 20 runs each file as a subtest named by its absolute path; a file with tests reports
+    them instead, so a passing entry named after a selected file is a file that ran no test.
+    """
+    files = [word.lstrip("./") for word in words if word.endswith(_NODE_FILE_SUFFIXES)]
+    empty = [
+        name
+        for name, outcome in result.tests.items()
+        if outcome == "passed"
+        and name.startswith("/")
+        and any(name.endswith(f"/{file}") for file in files if file)
+    ]
+    for name in empty:
+        del result.tests[name]
+    return len(empty)
+
+
+def _node_is_tap(lines: list[str]) -> bool:
+    """Whether the log is TAP: the kind of its last summary line, else a `TAP version` line."""
+    for line in reversed(lines):
+        if _NODE_SUMMARY_RE.fullmatch(line):
+            return line.startswith("#")
+    return "TAP version 13" in lines
+
+
+def _node_summary(line: str, summary: dict[str, int]) -> None:
+    match = _NODE_SUMMARY_RE.fullmatch(line)
+    if match is not None:
+        summary[match[1]] = int(match[2])
+
+
+def _read_tap(lines: list[str], state: _NodeState) -> None:
+    yaml_end: str | None = None
+    for line in lines:
+        if yaml_end is not None:
+            yaml_end = None if line == yaml_end else yaml_end
+            continue
+        text = line.lstrip(" ")
+        indent = len(line) - len(text)
+        if text == "---" and indent:
+            yaml_end = line[:indent] + "..."
+        elif text.startswith("# Subtest: "):
+            state.nest.open(indent, _tap_unescape(text[len("# Subtest: ") :]))
+        elif (match := _TAP_RE.fullmatch(text)) is not None:
+            name, _, directive = (match[2] or "").partition(" # ")
+            skipped = directive[:4].upper() in ("SKIP", "TODO")
+            outcome: Outcome = "skipped" if skipped else "failed" if match[1] else "passed"
+            state.record(indent, _tap_unescape(name), outcome, directive)
+        elif indent == 0:
+            _node_summary(line, state.summary)
+
+
+def _tap_unescape(text: str) -> str:
+    return _TAP_ESCAPE_RE.sub(lambda match: _TAP_ESCAPES.get(match[1], match[1]), text)
+
+
+def _read_spec(lines: list[str], state: _NodeState) -> None:
+    recap = False
+    for line in lines:
+        text = line.lstrip(" ")
+        indent = len(line) - len(text)
+        if line == "✖ failing tests:":
+            recap = True  # the reporter repeats each failure, without its suite
+        elif text.startswith("▶ ") and not recap:
+            state.nest.open(indent, _spec_name(text[2:])[0])
+        elif text[:1] in _SPEC_MARKS and text[1:2] == " " and not recap:
+            name, directive = _spec_name(text[2:])
+            outcome = _SPEC_MARKS[text[0]]
+            if directive[:4].upper() in ("SKIP", "TODO"):
+                outcome = "skipped"
+            state.record(indent, name, outcome, directive)
+        elif indent == 0:
+            _node_summary(line, state.summary)
+
+
+def _spec_name(text: str) -> tuple[str, str]:
+    """`name (1.2ms) # directive` as (name, directive)."""
+    match = _SPEC_RE.fullmatch(text)
+    return (text, "") if match is None else (match[1], match[2] or "")

@@ -1,0 +1,118 @@
+"""pytest: `-v`, xdist and short-summary lines, the final summary, progress lines."""
+
+from __future__ import annotations
+
+import re
+
+from selfbench.outcomes._core import INDEX, Outcome, Result, Run, table
+
+__all__ = ["parse_pytest"]
+
+_PYTEST_STATUS = table("PASSED XPASS", "FAILED ERROR", "SKIPPED XFAIL")
+_RUN_SECTIONS = ("", "test session starts")  # before any header (`-q`), or the session's own
+_SHORT_SECTION = "short test summary info"
+_XDIST_RE = re.compile(r"\[gw\d{1,6}\] \[ {0,2}\d{1,3}%\] ")
+_PROGRESS_RE = re.compile(r"(?:[^ ]++ )?([.FEsxX]++) *+\[ *+\d{1,9}(?:%|/ *+\d{1,9})\]")
+_PROGRESS_OUTCOMES = table(". X", "F E", "s x")
+_DURATION_RE = re.compile(r"\d{1,12}(?:\.\d{1,12})?s(?:econds)?(?: \(\d{1,9}:\d\d:\d\d\))?")
+_ITEM_RE = re.compile(r"(\d{1,9}) ([a-z]++(?: [a-z]++)*+)")
+_PYTEST_WORDS = table("passed xpassed", "failed error errors", "skipped xfailed")
+
+
+def parse_pytest(run: Run) -> Result:
+    result = Result(zero="exit 5" if run.exit_code == 5 else "no tests ran")
+    summary: dict[str, int] | None = None
+    progress = [0, 0, 0]
+    section = ""
+    for line in run.lines:
+        if line.startswith("=") and line.endswith("="):
+            section = line.strip("=").strip()  # FAILURES, PASSES hold captured output: not read
+        found = _pytest_test(line, section)
+        if found is not None:
+            result.record(*found)
+        parsed = _pytest_summary(line) if " in " in line else None
+        if parsed is not None:
+            summary = parsed  # the last summary is pytest's own; earlier ones are test output
+        elif section in _RUN_SECTIONS and (match := _PROGRESS_RE.fullmatch(line)) is not None:
+            for char in match[1]:
+                progress[INDEX[_PROGRESS_OUTCOMES[char]]] += 1
+    if summary is not None:
+        result.counts = _pytest_counts(summary)
+        result.selector_miss = summary.get("deselected", 0) > 0 and not any(result.counts)
+    elif any(progress):
+        result.counts = (progress[0], progress[1], progress[2])
+    elif run.exit_code == 5:
+        result.no_tests = "pytest ran no test (exit 5)"
+    return result
+
+
+def _pytest_test(line: str, section: str) -> tuple[str, Outcome] | None:
+    """A test's outcome on a `-v`, xdist or short-summary line, each read in its own section."""
+    if section == _SHORT_SECTION:
+        return _pytest_short(line)
+    if section not in _RUN_SECTIONS:
+        return None
+    if line.startswith("[gw"):
+        match = _XDIST_RE.match(line)
+        return None if match is None else _pytest_short(line[match.end() :])
+    return _pytest_verbose(line)
+
+
+def _pytest_verbose(line: str) -> tuple[str, Outcome] | None:
+    """`tests/a.py::test_x[p] PASSED  [ 50%]`: a node id, then the first status word after it."""
+    first = line.find("::")
+    if first <= 0 or any(char.isspace() for char in line[:first]):
+        return None
+    best: tuple[int, Outcome] | None = None
+    for word, outcome in _PYTEST_STATUS.items():
+        at = _find_word(line, " " + word, first)
+        if at != -1 and (best is None or at < best[0]):
+            best = (at, outcome)
+    return None if best is None else (line[: best[0]], best[1])
+
+
+def _find_word(line: str, needle: str, start: int) -> int:
+    """Where `needle` occurs followed by a space or the end of the line, or -1."""
+    at = line.find(needle, start)
+    while at != -1:
+        end = at + len(needle)
+        if end == len(line) or line[end] == " ":
+            return at
+        at = line.find(needle, at + 1)
+    return -1
+
+
+def _pytest_short(line: str) -> tuple[str, Outcome] | None:
+    """`FAILED tests/a.py::test_x - message` (short summary, `-rA`)."""
+    word, _, rest = line.partition(" ")
+    outcome = _PYTEST_STATUS.get(word)
+    if outcome is None or not rest or rest[0] in " [":
+        return None
+    nodeid = rest.partition(" - ")[0]
+    if "::" not in nodeid and not nodeid.endswith(".py"):
+        return None
+    return nodeid, outcome
+
+
+def _pytest_summary(line: str) -> dict[str, int] | None:
+    """`=== 1 failed, 3 passed in 0.12s ===` as {word: count}; {} for `no tests ran`."""
+    head, sep, tail = line.strip().strip("=").strip().rpartition(" in ")
+    if not sep or _DURATION_RE.fullmatch(tail) is None:
+        return None
+    if head == "no tests ran":
+        return {}
+    counts: dict[str, int] = {}
+    for item in head.split(", "):
+        match = _ITEM_RE.fullmatch(item)
+        if match is None:
+            return None
+        counts[match[2]] = counts.get(match[2], 0) + int(match[1])
+    return counts
+
+
+def _pytest_counts(summary: dict[str, int]) -> tuple[int, int, int]:
+    counts = [0, 0, 0]
+    for word, number in summary.items():
+        if word in _PYTEST_WORDS:
+            counts[INDEX[_PYTEST_WORDS[word]]] += number
+    return counts[0], counts[1], counts[2]

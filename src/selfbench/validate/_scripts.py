@@ -1,0 +1,87 @@
+"""The scripts each local phase runs inside the sandbox, as root, with their arguments.
+
+They do what the two images' layers and Harbor's steps do (SPEC §5): `PREPARE` builds the base
+snapshot and runs `setupCommand` (`$1` workdir, `$2` the command); `DEPENDENCIES` adds the gold
+patch's dependency manifests for the verifier's tree; `AGENT` runs `solve.sh` (`$1` oracle or
+nop) and the collect command (`$2` seconds, `$3` command); `VERIFIER` runs `tests/test.sh`, then
+each per-selector command (`$1` seconds for test.sh, `$2` workdir, `$3` seconds each, `$4` log
+byte limit, then the commands). `local.py` decides what is mounted where and reads the results.
+"""
+
+__all__ = ["AGENT", "DEPENDENCIES", "PREPARE", "VERIFIER"]
+
+PREPARE = r"""
+set -euo pipefail
+export GIT_CONFIG_NOSYSTEM=1
+tar -xzf /run/selfbench/repo.tar.gz -C /app --no-same-owner
+git -C /app init -q --initial-branch=main
+git -C /app config user.name selfbench
+git -C /app config user.email selfbench@localhost
+git -C /app add --all --force
+GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z \
+  git -C /app commit -q --no-verify --no-gpg-sign --allow-empty -m 'selfbench base'
+echo "selfbench: setup: $2"
+(cd -- "$1" && exec /bin/bash -lc "$2")
+chmod -R a+rwX /opt/uv-cache /opt/go /opt/corepack
+cp -a /app/. /verifier/
+git -C /app reset -q --hard HEAD
+git -C /app clean -fdq
+mkdir -p /opt/selfbench
+cp -a /app/.git /opt/selfbench/base.git
+chmod 0700 /opt/selfbench /opt/selfbench/base.git
+"""
+
+DEPENDENCIES = r"""
+set -euo pipefail
+export GIT_CONFIG_NOSYSTEM=1
+git -C /app apply --binary --whitespace=nowarn /run/selfbench/dependency-setup.patch
+echo "selfbench: setup with the gold patch's dependency manifests: $2"
+(cd -- "$1" && exec /bin/bash -lc "$2")
+git -C /app reset -q --hard HEAD
+git -C /app clean -fdq
+"""
+
+AGENT = r"""
+set -uo pipefail
+if [ "$1" = oracle ]; then
+  chown -R agent:agent /app /opt/uv-cache
+  echo "selfbench: solve.sh as agent"
+  (cd /app && exec runuser -u agent -- env HOME=/home/agent bash /solution/solve.sh) </dev/null
+  status=$?
+  echo "$status" >/run/selfbench-status/solve
+  echo "selfbench: solve.sh exited $status"
+  pkill -KILL -u agent >/dev/null 2>&1 || true
+fi
+echo "selfbench: collect"
+timeout -k 5 "$2" bash -c "$3"
+status=$?
+echo "$status" >/run/selfbench-status/collect
+echo "selfbench: collect exited $status"
+"""
+
+VERIFIER = r"""
+set -uo pipefail
+chown -R verifier:verifier /app
+chown -R root:root /tests
+chmod 0700 /tests
+chmod 0600 /tests/test.patch
+chmod 0755 /tests/test.sh
+mkdir -p /logs/verifier /logs/selfbench
+timeout -k 5 "$1" bash /tests/test.sh
+status=$?
+echo "$status" >/logs/selfbench/test.sh.code
+echo "selfbench: test.sh exited $status"
+workdir="$2"
+seconds="$3"
+limit="$4"
+shift 4
+index=0
+for command in "$@"; do
+  (cd -- "$workdir" && exec timeout -k 5 "$seconds" runuser -u verifier -- \
+    env PATH="$PATH" HOME=/home/verifier bash -c "$command") \
+    </dev/null 2>&1 | head -c "$limit" >"/logs/selfbench/selector-$index.log"
+  echo "${PIPESTATUS[0]}" >"/logs/selfbench/selector-$index.code"
+  pkill -KILL -u verifier >/dev/null 2>&1 || true
+  index=$((index + 1))
+done
+"""

@@ -1,0 +1,64 @@
+"""The runner protocol: what `validate` asks of an environment that runs the verifier.
+
+`validate` owns what is the same everywhere: it locates each task once, checks that its
+definition and patches are the ones the bundle was compiled from (`bundle.locate.locate_task`),
+refuses a task given twice, and hands the located tasks to a runner. The runner owns how the
+bundle's scripts run (this machine's sandbox, or `harbor run`) and returns one `TaskReport` per
+task. resolvelib's resolver and provider split the work the same way.
+
+Each runner takes its own frozen options object (`LocalOptions`, `HarborOptions`), so an option
+one environment cannot honour is not accepted by it at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from selfbench.bundle.locate import BundleError, LocatedTask
+from selfbench.validate.report import TaskReport
+
+__all__ = ["OnDone", "Runner", "refuse_duplicates"]
+
+OnDone = Callable[[TaskReport], None]
+"""Called with each task's report as soon as it is known (progress)."""
+
+
+class Runner(Protocol):
+    """An environment that proves located tasks: nop and oracle, each scored by `test.sh`."""
+
+    @property
+    def environment(self) -> str:
+        """The environment's name, as `--env` spells it (`local`, `harbor`)."""
+        ...
+
+    def check(self) -> None:
+        """Refuse early, before any task is located or anything is written, what cannot run.
+
+        Raises:
+            SelfbenchError: this environment cannot run here (no sandbox, no such directory).
+        """
+        ...
+
+    def run(
+        self, tasks: Sequence[LocatedTask], *, jobs: int, on_done: OnDone | None
+    ) -> list[TaskReport]:
+        """Validate `tasks` (located and digest-checked, each once); one report each, in order.
+
+        Raises:
+            SelfbenchError: the environment failed as a whole (not one task's verdict).
+        """
+        ...
+
+
+def refuse_duplicates(tasks: Sequence[LocatedTask]) -> None:
+    """Each task once: two runs of one task would share its logs and Harbor's task directory.
+
+    Raises:
+        BundleError: a task is given more than once.
+    """
+    seen: set[str] = set()
+    for located in tasks:
+        if located.definition.taskId in seen:
+            raise BundleError(f"task {located.definition.taskId} is given more than once")
+        seen.add(located.definition.taskId)
