@@ -7,19 +7,27 @@ constant text that reads those variables.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+import posixpath
+from collections.abc import Iterable, Sequence
 
+from selfbench._paths import join_repository_path
+from selfbench._runner_files import RUNNER_CONTROL_PATTERNS
 from selfbench._shell import quote, substitute_tests
 from selfbench.bundle import layout
+from selfbench.bundle.evidence import EVIDENCE_BODY, EVIDENCE_RUNNERS
 from selfbench.contract import TaskDefinition
+from selfbench.validate.outcomes import detect_runner
 
 __all__ = [
     "INFRASTRUCTURE_ERRORS",
     "collect_command",
     "container_workdir",
+    "evidence_runner",
     "fail_to_pass_command",
     "git_exclude_pattern",
     "pass_to_pass_command",
+    "pass_to_pass_paths",
     "render_solve_sh",
     "render_test_sh",
 ]
@@ -48,6 +56,40 @@ def pass_to_pass_command(definition: TaskDefinition) -> str:
     if not definition.passToPass:
         return "true"
     return substitute_tests(definition.testCommand, definition.passToPass)
+
+
+def evidence_runner(definition: TaskDefinition) -> str:
+    """The runner whose own report the verifier reads (`pytest`, `node`), or "" for none."""
+    runner = detect_runner(definition.testCommand)
+    return runner if runner in EVIDENCE_RUNNERS else ""
+
+
+def _selector_file(selector: str) -> str:
+    return selector.split("::", 1)[0]
+
+
+def pass_to_pass_paths(definition: TaskDefinition) -> tuple[str, ...]:
+    """The repository paths the pass-to-pass selectors name (runners that select by file)."""
+    if not evidence_runner(definition):
+        return ()
+    paths = []
+    for selector in definition.passToPass:
+        path = join_repository_path(definition.workdir, _selector_file(selector))
+        if path not in {".", ""} and not path.startswith(("../", "/")) and path != "..":
+            paths.append(path)
+    return tuple(paths)
+
+
+def _evidence(definition: TaskDefinition, selectors: Sequence[str]) -> str:
+    """What the runner's report must show passing: each selector's absolute path and name."""
+    if not selectors or not evidence_runner(definition):
+        return ""
+    wanted = []
+    for selector in selectors:
+        file, _, name = selector.partition("::")
+        path = posixpath.normpath(posixpath.join(container_workdir(definition), file))
+        wanted.append({"path": path, "name": name})
+    return json.dumps(wanted, separators=(",", ":"))
 
 
 def git_exclude_pattern(path: str) -> str:
@@ -89,6 +131,7 @@ def _exclude_args(protected: tuple[str, ...]) -> tuple[str, ...]:
     for path in protected:
         pattern = git_exclude_pattern(path.rstrip("/"))
         args.extend((f"--exclude={pattern}", f"--exclude={pattern}/*"))
+    args.extend(f"--exclude={pattern}" for pattern in RUNNER_CONTROL_PATTERNS)
     return tuple(args)
 
 
@@ -104,6 +147,9 @@ def _header(definition: TaskDefinition, protected: tuple[str, ...]) -> str:
         "infrastructure_errors": "|".join(INFRASTRUCTURE_ERRORS),
         "fail_to_pass_command": fail_to_pass_command(definition),
         "pass_to_pass_command": pass_to_pass_command(definition),
+        "runner": evidence_runner(definition),
+        "fail_to_pass_evidence": _evidence(definition, definition.failToPass),
+        "pass_to_pass_evidence": _evidence(definition, definition.passToPass),
     }
     lines = [f"export PATH={quote(layout.CONTAINER_PATH)}"]
     lines.extend(f"readonly {name}={quote(value)}" for name, value in assignments.items())
@@ -127,6 +173,7 @@ setup_completed=0
 fail_to_pass=0
 pass_to_pass=0
 deterministic=0
+all_stopped=1
 fail_to_pass_exit_code=-1
 fail_to_pass_repeat_exit_code=-1
 pass_to_pass_exit_code=-1
@@ -134,13 +181,23 @@ uv_cache=""
 
 log() { printf 'selfbench: %s\n' "$*"; }
 
+# The reward's directory belongs to root alone, so nothing the verifier user leaves behind can
+# replace reward.json once it is written.
+lock_reward_dir() {
+  local directory
+  directory="$(dirname -- "$reward_file")"
+  mkdir -p -- "$directory" && chown root:root -- "$directory" && chmod 0755 -- "$directory"
+  rm -f -- "$reward_file"
+}
+
 write_reward() {
-  local reward=0
+  local reward=0 partial
   if [ "$patch_applied" -eq 1 ] && [ "$fail_to_pass" -eq 1 ] && [ "$deterministic" -eq 1 ] &&
-    [ "$pass_to_pass" -eq 1 ]; then
+    [ "$pass_to_pass" -eq 1 ] && [ "$all_stopped" -eq 1 ]; then
     reward=1
   fi
-  mkdir -p -- "$(dirname -- "$reward_file")"
+  kill_verifier_processes || reward=0
+  partial="$reward_file.partial"
   printf '{
   "reward": %d,
   "patch_applied": %d,
@@ -154,13 +211,28 @@ write_reward() {
 }\n' \
     "$reward" "$patch_applied" "$fail_to_pass" "$pass_to_pass" "$deterministic" \
     "$setup_completed" "$fail_to_pass_exit_code" "$fail_to_pass_repeat_exit_code" \
-    "$pass_to_pass_exit_code" >"$reward_file"
+    "$pass_to_pass_exit_code" >"$partial" && mv -f -- "$partial" "$reward_file"
   log "reward $reward"
 }
 
-kill_verifier_processes() { pkill -KILL -u "$verifier_user" >/dev/null 2>&1 || true; }
+# Every process of the verifier user, killed until none is left (a fork races a single kill).
+kill_verifier_processes() {
+  local round
+  for round in {1..50}; do
+    pkill -KILL -u "$verifier_user" >/dev/null 2>&1
+    if ! pgrep -u "$verifier_user" >/dev/null 2>&1; then
+      return 0
+    fi
+    sleep 0.1
+  done
+  log "processes of $verifier_user survived $round kills"
+  all_stopped=0
+  return 1
+}
 
-app_git() { git -c safe.directory='*' -C "$app" "$@"; }
+app_git() {
+  GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git -c safe.directory='*' -C "$app" "$@"
+}
 
 apply_agent_patch() {
   if [ ! -f "$agent_patch" ]; then
@@ -219,16 +291,22 @@ prepare_uv_cache() {
   chown -R "$verifier_user:$verifier_user" -- "$uv_cache"
 }
 
+# Runs a command as the verifier user; its status, and in `$evidence_problem` why the runner's
+# own report does not show every wanted test passing ("" when it does or nothing is wanted).
 run_as_verifier() {
-  local command="$1" output status=1 attempt
+  local command="$1" wanted="$2" output status=1 attempt report
   output="$(mktemp /tmp/selfbench-output.XXXXXX)" || return 1
   for attempt in 1 2 3; do
+    report="$(new_report_dir)" || return 1
+    set_evidence_env "$report"
     (cd -- "$workdir" && exec runuser -u "$verifier_user" -- env PATH="$PATH" \
-      HOME="/home/$verifier_user" UV_CACHE_DIR="$uv_cache" bash -c "$command") \
-      </dev/null >"$output" 2>&1
+      HOME="/home/$verifier_user" UV_CACHE_DIR="$uv_cache" "${evidence_env[@]}" \
+      bash -c "$command") </dev/null >"$output" 2>&1
     status=$?
     kill_verifier_processes
     cat -- "$output"
+    evidence_problem="$(check_evidence "$report" "$wanted")"
+    rm -rf -- "$report"
     if [ "$status" -eq 0 ] || [ "$attempt" -eq 3 ] ||
       ! grep -qE -- "$infrastructure_errors" "$output"; then
       break
@@ -237,33 +315,41 @@ run_as_verifier() {
     sleep "$((10 * attempt))"
   done
   rm -f -- "$output"
+  if [ -n "$evidence_problem" ]; then
+    log "no evidence from $runner's own report: $evidence_problem"
+  fi
   return "$status"
 }
 
 run_tests() {
   prepare_uv_cache || log "could not copy the uv cache"
+  prepare_evidence_tools || log "could not write the $runner reporter"
   log "fail-to-pass: $fail_to_pass_command"
-  run_as_verifier "$fail_to_pass_command"
+  run_as_verifier "$fail_to_pass_command" "$fail_to_pass_evidence"
   fail_to_pass_exit_code=$?
-  if [ "$fail_to_pass_exit_code" -eq 0 ]; then
+  if [ "$fail_to_pass_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
     fail_to_pass=1
     log "fail-to-pass again (determinism)"
-    run_as_verifier "$fail_to_pass_command"
+    run_as_verifier "$fail_to_pass_command" "$fail_to_pass_evidence"
     fail_to_pass_repeat_exit_code=$?
-    if [ "$fail_to_pass_repeat_exit_code" -eq 0 ]; then
+    if [ "$fail_to_pass_repeat_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
       deterministic=1
     fi
   fi
   log "pass-to-pass: $pass_to_pass_command"
-  run_as_verifier "$pass_to_pass_command"
+  run_as_verifier "$pass_to_pass_command" "$pass_to_pass_evidence"
   pass_to_pass_exit_code=$?
-  if [ "$pass_to_pass_exit_code" -eq 0 ]; then
+  if [ "$pass_to_pass_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
     pass_to_pass=1
   fi
 }
+"""
 
+_MAIN = r"""
+lock_reward_dir
 apply_agent_patch
 if [ "$patch_applied" -eq 1 ]; then
+  restore_runner_configuration
   prepare_held_out_tests
 fi
 if [ "$setup_completed" -eq 1 ]; then
@@ -275,5 +361,9 @@ exit 0
 
 
 def render_test_sh(definition: TaskDefinition, protected: tuple[str, ...]) -> str:
-    """`tests/test.sh`, the verifier (SPEC §5), for the given protected (held-out) paths."""
-    return _PREAMBLE + _header(definition, protected) + _BODY
+    """`tests/test.sh`, the verifier (SPEC §5), for the given protected (held-out) paths.
+
+    The pass-to-pass files are protected too, like the held-out ones.
+    """
+    everything = tuple(dict.fromkeys((*protected, *pass_to_pass_paths(definition))))
+    return _PREAMBLE + _header(definition, everything) + _BODY + EVIDENCE_BODY + _MAIN

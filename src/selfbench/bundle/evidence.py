@@ -1,0 +1,205 @@
+"""The verifier's evidence: each wanted test seen passing in the runner's own report.
+
+Pure text, the part of `tests/test.sh` that reads the runners' reports. For each runner in
+`EVIDENCE_RUNNERS` the verifier (root) writes a reporter into a fresh root-owned directory, has the
+runner write its report into another fresh directory outside the tree, kills every process of the
+verifier user, and only then reads the report: the run must have finished, no test may have failed,
+and each selector must name at least one test seen passing. An agent's patch cannot place either
+directory, and cannot change what loads the reporter (see `_runner_files.py`).
+"""
+
+from __future__ import annotations
+
+__all__ = ["EVIDENCE_BODY", "EVIDENCE_RUNNERS", "PYTEST_PLUGIN"]
+
+EVIDENCE_RUNNERS = ("pytest", "node")
+"""Runners whose own structured report the verifier reads."""
+
+PYTEST_PLUGIN = "_selfbench_evidence"
+"""The module name of the pytest reporter (a runner-control name: no patch may shadow it)."""
+
+_PYTEST_REPORTER = """\
+import json
+import os
+
+_REPORT = os.environ.get("SELFBENCH_EVIDENCE", "")
+
+
+def _write(record):
+    if _REPORT:
+        with open(_REPORT, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\\n")
+
+
+def pytest_sessionstart(session):
+    _write({"event": "start", "rootdir": str(session.config.rootpath)})
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _write({"event": "collect-error", "nodeid": report.nodeid})
+
+
+def pytest_runtest_logreport(report):
+    _write({"event": "test", "nodeid": report.nodeid, "when": report.when,
+            "outcome": report.outcome})
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _write({"event": "finish", "exitstatus": int(exitstatus)})
+"""
+
+_NODE_REPORTER = """\
+export default async function* reporter(source) {
+  for await (const event of source) {
+    if (event.type === 'test:pass' || event.type === 'test:fail') {
+      const data = event.data;
+      yield JSON.stringify({
+        event: event.type, file: data.file ?? '', name: data.name,
+        type: data.details?.type ?? '',
+      }) + '\\n';
+    }
+  }
+  yield '{"event":"finish"}\\n';
+}
+"""
+
+_QUERY = r"""
+def root: (map(select(.event == "start")) | first | .rootdir) // "";
+def passed($root):
+  if $runner == "pytest" then
+    map(select(.event == "test" and .when == "call" and .outcome == "passed")
+      | {file: ($root + "/" + (.nodeid | split("::")[0])),
+         name: (.nodeid | split("::")[1:] | join("::"))})
+  else
+    map(select(.event == "test:pass" and .type != "suite" and .name != .file)
+      | {file: .file, name: ""})
+  end;
+def failed:
+  if $runner == "pytest" then
+    map(select((.event == "test" and .outcome == "failed") or .event == "collect-error")
+      | .nodeid)
+  else map(select(.event == "test:fail") | .name) end;
+def finished:
+  if $runner == "pytest" then any(.[]; .event == "finish" and .exitstatus == 0)
+  else any(.[]; .event == "finish") end;
+def under($path): . == $path or startswith($path + "/");
+def named($name):
+  $name == "" or . == $name or startswith($name + "::") or startswith($name + "[");
+def selector: .path + (if .name == "" then "" else "::" + .name end);
+. as $records
+| ($records | passed($records | root)) as $passed
+| if ($records | finished | not) then "the run did not finish"
+  elif ($records | failed | length) > 0 then "a test failed: \($records | failed | first)"
+  else [$wanted[] | . as $want
+        | select(any($passed[]; (.file | under($want.path)) and (.name | named($want.name)))
+                 | not)
+        | selector]
+    | if length > 0 then "no test seen passing for \(first)" else "" end
+  end
+"""
+
+_SAME_PYTEST_TABLE = r"""
+import sys
+import tomllib
+
+
+def table(path):
+    try:
+        with open(path, "rb") as handle:
+            tool = tomllib.load(handle).get("tool", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return "unreadable"
+    return tool.get("pytest") if isinstance(tool, dict) else "unreadable"
+
+
+sys.exit(0 if table(sys.argv[1]) == table(sys.argv[2]) else 1)
+"""
+
+EVIDENCE_BODY = (
+    r"""
+# shellcheck disable=SC2016 # jq and Python programs, not shell expansions
+readonly evidence_query='"""
+    + _QUERY.replace("'", "'\"'\"'")
+    + r"""'
+# shellcheck disable=SC2016
+readonly same_pytest_table='"""
+    + _SAME_PYTEST_TABLE.replace("'", "'\"'\"'")
+    + r"""'
+evidence_tools=""
+evidence_problem=""
+evidence_env=()
+
+prepare_evidence_tools() {
+  evidence_tools="$(mktemp -d /tmp/selfbench-evidence.XXXXXX)" || return 1
+  chmod 0755 -- "$evidence_tools" || return 1
+  cat >"$evidence_tools/"""
+    + PYTEST_PLUGIN
+    + r""".py" <<'PYTEST_REPORTER'
+"""
+    + _PYTEST_REPORTER
+    + r"""PYTEST_REPORTER
+  cat >"$evidence_tools/reporter.mjs" <<'NODE_REPORTER'
+"""
+    + _NODE_REPORTER
+    + r"""NODE_REPORTER
+  chmod 0644 -- "$evidence_tools/"*
+}
+
+new_report_dir() {
+  local directory
+  directory="$(mktemp -d /tmp/selfbench-report.XXXXXX)" || return 1
+  chown "$verifier_user:$verifier_user" -- "$directory" && printf '%s\n' "$directory"
+}
+
+set_evidence_env() {
+  local report="$1/report.jsonl"
+  case "$runner" in
+  pytest)
+    evidence_env=("PYTHONPATH=$evidence_tools" "PYTEST_ADDOPTS=-p """
+    + PYTEST_PLUGIN
+    + r"""" "SELFBENCH_EVIDENCE=$report")
+    ;;
+  node)
+    evidence_env=("NODE_OPTIONS=--test-reporter=tap --test-reporter-destination=stdout \
+--test-reporter=$evidence_tools/reporter.mjs --test-reporter-destination=$report")
+    ;;
+  *) evidence_env=() ;;
+  esac
+}
+
+# Prints why the report does not show every wanted test passing; nothing when it does.
+check_evidence() {
+  local report="$1/report.jsonl" wanted="$2"
+  if [ -z "$wanted" ]; then
+    return 0
+  fi
+  if [ -L "$report" ] || [ ! -f "$report" ]; then
+    echo "the runner wrote no report"
+    return 0
+  fi
+  head -c 67108864 -- "$report" |
+    jq -rs --argjson wanted "$wanted" --arg runner "$runner" "$evidence_query" 2>/dev/null ||
+    echo "the report is not JSON lines"
+}
+
+# An agent may change pyproject.toml, but not pytest's table in it: a changed table is restored.
+restore_runner_configuration() {
+  local path base
+  if [ "$runner" != pytest ]; then
+    return 0
+  fi
+  base="$(mktemp /tmp/selfbench-base.XXXXXX)" || return 1
+  while IFS= read -r -d '' path; do
+    app_git --literal-pathspecs show "HEAD:$path" >"$base" 2>/dev/null || : >"$base"
+    if [ -L "$app/$path" ] || ! python3 -I -c "$same_pytest_table" "$base" "$app/$path"; then
+      log "the agent patch changes pytest's configuration in $path; restored"
+      rm -f -- "${app:?}/$path"
+      app_git --literal-pathspecs checkout -q HEAD -- "$path" >/dev/null 2>&1 || true
+    fi
+  done < <(app_git ls-files -z --modified --others -- ':(glob)**/pyproject.toml')
+  rm -f -- "$base"
+}
+"""
+)
+"""The verifier's functions that read the runners' reports (constant text, no task data)."""
