@@ -39,7 +39,9 @@ class Attack:
 
 
 _PY = ("pytest", "unittest")
-_STUB = Change("calc/__init__.py", "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return 0\n")
+_STUB = Change(
+    "calc/__init__.py", "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return 0\n"
+)
 _REWRITE_REPORTS = """\
 import pytest
 
@@ -97,19 +99,30 @@ ATTACKS: tuple[Attack, ...] = (
     ),
     # --- conftest -----------------------------------------------------------------------------
     Attack("root-conftest-exit", _PY, (Change("conftest.py", "import os\nos._exit(0)\n"),)),
-    Attack("tests-conftest-rewrites-reports", _PY, (Change("tests/conftest.py", _REWRITE_REPORTS), _STUB)),
+    Attack(
+        "tests-conftest-rewrites-reports",
+        _PY,
+        (Change("tests/conftest.py", _REWRITE_REPORTS), _STUB),
+    ),
     Attack("tests-conftest-empties-session", _PY, (Change("tests/conftest.py", _EMPTY_SESSION),)),
     Attack(
         "symlinked-conftest",
         _PY,
-        (Change("conftest.py", link="calc/hooks.py"), Change("calc/hooks.py", "import os\nos._exit(0)\n")),
+        (
+            Change("conftest.py", link="calc/hooks.py"),
+            Change("calc/hooks.py", "import os\nos._exit(0)\n"),
+        ),
     ),
     # --- runner configuration -------------------------------------------------------------------
     Attack("pytest-ini-version", _PY, (Change("pytest.ini", "[pytest]\naddopts = --version\n"),)),
     Attack(
         "pytest-ini-plugin",
         _PY,
-        (Change("pytest.ini", "[pytest]\naddopts = -p calc.cheat\n"), Change("calc/cheat.py", _REWRITE_REPORTS), _STUB),
+        (
+            Change("pytest.ini", "[pytest]\naddopts = -p calc.cheat\n"),
+            Change("calc/cheat.py", _REWRITE_REPORTS),
+            _STUB,
+        ),
     ),
     Attack("setup-cfg-help", _PY, (Change("setup.cfg", "[tool:pytest]\naddopts = --help\n"),)),
     Attack("tox-ini-collect-only", _PY, (Change("tox.ini", "[pytest]\naddopts = --co -q\n"),)),
@@ -143,7 +156,9 @@ ATTACKS: tuple[Attack, ...] = (
             Change(".gitignore", ".venv/\n"),
             Change("pyproject.toml", '[tool.pytest.ini_options]\naddopts = "--assert=plain"\n'),
             Change("tests/__pycache__/test_mul.{pyc}.pyc", "def test_mul():\n    pass\n", pyc=True),
-            Change("tests/__pycache__/test_core.{pyc}.pyc", "def test_add():\n    pass\n", pyc=True),
+            Change(
+                "tests/__pycache__/test_core.{pyc}.pyc", "def test_add():\n    pass\n", pyc=True
+            ),
         ),
     ),
     # --- the package under test -----------------------------------------------------------------
@@ -158,7 +173,8 @@ ATTACKS: tuple[Attack, ...] = (
         (
             Change(
                 "calc/__init__.py",
-                _STUB.text + _WHEN_PYTEST
+                _STUB.text
+                + _WHEN_PYTEST
                 + "    print('tests/test_mul.py .                [100%]')\n"
                 + "    print('2 passed in 0.01s', flush=True)\n    os._exit(0)\n",
             ),
@@ -169,43 +185,90 @@ ATTACKS: tuple[Attack, ...] = (
         _PY,
         (
             Change("report.jsonl", '{"event": "finish", "exitstatus": 0}\n'),
-            Change("junit.xml", '<testsuite tests="2" failures="0"><testcase name="test_mul"/></testsuite>\n'),
-            Change("calc/__init__.py", _STUB.text + _WHEN_PYTEST + "    print('{\"event\": \"finish\", \"exitstatus\": 0}')\n    os._exit(0)\n"),
+            Change(
+                "junit.xml",
+                '<testsuite tests="2" failures="0"><testcase name="test_mul"/></testsuite>\n',
+            ),
+            Change(
+                "calc/__init__.py",
+                _STUB.text
+                + _WHEN_PYTEST
+                + '    print(\'{"event": "finish", "exitstatus": 0}\')\n    os._exit(0)\n',
+            ),
         ),
     ),
-    Attack("leftover-process-rewrites-reward", _PY, (Change("calc/__init__.py", _STUB.text + _LEFTOVER),)),
+    Attack(
+        "leftover-process-rewrites-reward",
+        _PY,
+        (Change("calc/__init__.py", _STUB.text + _LEFTOVER),),
+    ),
     # --- held-out and pass-to-pass tests ----------------------------------------------------------
     Attack(
         "rewrites-pass-to-pass",
         _PY,
         (
-            Change("calc/__init__.py", "def add(a, b):\n    return 0\n\n\ndef mul(a, b):\n    return a * b\n"),
+            Change(
+                "calc/__init__.py",
+                "def add(a, b):\n    return 0\n\n\ndef mul(a, b):\n    return a * b\n",
+            ),
             Change("tests/test_core.py", "def test_add():\n    pass\n"),
         ),
     ),
     Attack("symlinked-held-out-test", _PY, (Change("tests/test_mul.py", link="test_core.py"),)),
-    # --- node --test --------------------------------------------------------------------------------
-    Attack("exits-0-from-package", ("node",), (Change("src/index.js", _NODE_STUB + "process.exit(0);\n"),)),
+    # --- node --test -----------------------------------------------------------------------------
+    Attack(
+        "exits-0-from-package",
+        ("node",),
+        (Change("src/index.js", _NODE_STUB + "process.exit(0);\n"),),
+    ),
     Attack(
         "forged-tap-lines",
         ("node",),
-        (Change("src/index.js", _NODE_STUB + "console.log('ok 1 - reverse\\n# pass 1\\n# fail 0');\nprocess.exit(0);\n"),),
+        (
+            Change(
+                "src/index.js",
+                _NODE_STUB
+                + "console.log('ok 1 - reverse\\n# pass 1\\n# fail 0');\nprocess.exit(0);\n",
+            ),
+        ),
     ),
     Attack(
         "forged-reporter-events",
         ("node",),
-        (Change("src/index.js", _NODE_STUB + "console.log(JSON.stringify({event: 'test:pass', file: __filename, name: 'reverse'}));\nconsole.log('{\"event\":\"finish\"}');\nprocess.exit(0);\n"),),
+        (
+            Change(
+                "src/index.js",
+                _NODE_STUB
+                + "console.log(JSON.stringify({event: 'test:pass', file: __filename,"
+                + " name: 'reverse'}));\n"
+                + 'console.log(\'{"event":"finish"}\');\nprocess.exit(0);\n',
+            ),
+        ),
     ),
     Attack(
         "exit-code-override",
         ("node",),
-        (Change("src/index.js", _NODE_STUB + "exports.reverse = (s) => s;\nprocess.on('exit', () => { process.exitCode = 0; });\n"),),
+        (
+            Change(
+                "src/index.js",
+                _NODE_STUB
+                + "exports.reverse = (s) => s;\n"
+                + "process.on('exit', () => { process.exitCode = 0; });\n",
+            ),
+        ),
     ),
-    Attack("leftover-process-rewrites-reward-node", ("node",), (Change("src/index.js", _NODE_STUB + _NODE_LEFTOVER),)),
+    Attack(
+        "leftover-process-rewrites-reward-node",
+        ("node",),
+        (Change("src/index.js", _NODE_STUB + _NODE_LEFTOVER),),
+    ),
     Attack(
         "node-options-in-npmrc",
         ("node",),
-        (Change(".npmrc", "node-options=--require ./cheat.js\n"), Change("cheat.js", "process.exit(0);\n")),
+        (
+            Change(".npmrc", "node-options=--require ./cheat.js\n"),
+            Change("cheat.js", "process.exit(0);\n"),
+        ),
     ),
     Attack(
         "node-modules-shadow",
@@ -219,10 +282,18 @@ ATTACKS: tuple[Attack, ...] = (
         "rewrites-pass-to-pass-node",
         ("node",),
         (
-            Change("src/index.js", "exports.capitalize = (s) => s;\nexports.reverse = (s) => [...s].reverse().join('');\n"),
+            Change(
+                "src/index.js",
+                "exports.capitalize = (s) => s;\n"
+                "exports.reverse = (s) => [...s].reverse().join('');\n",
+            ),
             Change("test/core.test.js", "require('node:test')('capitalize', () => {});\n"),
         ),
     ),
-    Attack("symlinked-held-out-test-node", ("node",), (Change("test/reverse.test.js", link="core.test.js"),)),
+    Attack(
+        "symlinked-held-out-test-node",
+        ("node",),
+        (Change("test/reverse.test.js", link="core.test.js"),),
+    ),
 )
 """Every attack; each must score 0."""

@@ -11,13 +11,12 @@ import os
 import py_compile
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from redteam_attacks import ATTACKS, Attack, Change
 
 from projects import Project, build, git
-from redteam_attacks import ATTACKS, Attack, Change
 from selfbench.bundle.locate import locate_task
 from selfbench.validate.local import LocalOptions, score_patches
 from test_validate import node_project, python_project
@@ -73,9 +72,7 @@ def _write(repo: Path, change: Change, facts: dict[str, str]) -> None:
     elif change.pyc:
         source = path.with_suffix(".src.py")
         source.write_text(change.text, encoding="utf-8")
-        subprocess.run(
-            [_SANDBOX_PYTHON, "-c", _COMPILE, str(source), str(path)], check=True
-        )
+        subprocess.run([_SANDBOX_PYTHON, "-c", _COMPILE, str(source), str(path)], check=True)
         source.unlink()
     else:
         path.write_text(change.text, encoding="utf-8")

@@ -71,7 +71,7 @@ EXECUTABLE_PATHS = frozenset({TEST_SH, SOLVE_SH})
 REFRESH_PATHS = (TASK_TOML, ENV_DOCKERFILE, TESTS_DOCKERFILE, TEST_SH, DEPENDENCY_PATCH, MANIFEST)
 """What a refresh rewrites (DEPENDENCY_PATCH is written or removed)."""
 
-COMPILER_REVISION: int = 1
+COMPILER_REVISION: int = 2
 """Bumped whenever compiled output changes."""
 HARBOR_SCHEMA_VERSION = "1.4"
 DEFAULT_ALLOWED_HOSTS = ("chatgpt.com", "*.chatgpt.com", "openai.com", "*.openai.com")

@@ -15,14 +15,18 @@ readonly verifier_user='verifier'
 readonly infrastructure_errors='ECONNRESET|ETIMEDOUT|ESOCKETTIMEDOUT|ENOTFOUND|EAI_AGAIN|META_FETCH_FAIL|FetchError|EPIPE|EPERM|registry\.npmjs'
 readonly fail_to_pass_command='uv run pytest -q '"'"'tests/test_client.py::test_retries'"'"''
 readonly pass_to_pass_command='uv run pytest -q '"'"'tests/test_client.py::test_get'"'"''
+readonly runner='pytest'
+readonly fail_to_pass_evidence='[{"path":"/app/service/tests/test_client.py","name":"test_retries"}]'
+readonly pass_to_pass_evidence='[{"path":"/app/service/tests/test_client.py","name":"test_get"}]'
 readonly protected_paths=('service/tests/test_client.py')
-readonly exclude_args=('--exclude=service/tests/test_client.py' '--exclude=service/tests/test_client.py/*')
+readonly exclude_args=('--exclude=service/tests/test_client.py' '--exclude=service/tests/test_client.py/*' '--exclude=conftest.py' '--exclude=*/conftest.py' '--exclude=pytest.ini' '--exclude=*/pytest.ini' '--exclude=.pytest.ini' '--exclude=*/.pytest.ini' '--exclude=tox.ini' '--exclude=*/tox.ini' '--exclude=setup.cfg' '--exclude=*/setup.cfg' '--exclude=pytest.py' '--exclude=*/pytest.py' '--exclude=py.py' '--exclude=*/py.py' '--exclude=sitecustomize.py' '--exclude=*/sitecustomize.py' '--exclude=usercustomize.py' '--exclude=*/usercustomize.py' '--exclude=*.pth' '--exclude=*/*.pth' '--exclude=*.pyc' '--exclude=*/*.pyc' '--exclude=*.pyo' '--exclude=*/*.pyo' '--exclude=_selfbench_evidence.py' '--exclude=*/_selfbench_evidence.py' '--exclude=jest.config.*' '--exclude=*/jest.config.*' '--exclude=jest.setup.*' '--exclude=*/jest.setup.*' '--exclude=vitest.config.*' '--exclude=*/vitest.config.*' '--exclude=vitest.setup.*' '--exclude=*/vitest.setup.*' '--exclude=vitest.workspace.*' '--exclude=*/vitest.workspace.*' '--exclude=vite.config.*' '--exclude=*/vite.config.*' '--exclude=babel.config.*' '--exclude=*/babel.config.*' '--exclude=.babelrc' '--exclude=*/.babelrc' '--exclude=.babelrc.*' '--exclude=*/.babelrc.*' '--exclude=.mocharc*' '--exclude=*/.mocharc*' '--exclude=.npmrc' '--exclude=*/.npmrc' '--exclude=.yarnrc' '--exclude=*/.yarnrc' '--exclude=.yarnrc.yml' '--exclude=*/.yarnrc.yml' '--exclude=.pnpmfile.cjs' '--exclude=*/.pnpmfile.cjs' '--exclude=bunfig.toml' '--exclude=*/bunfig.toml' '--exclude=.node-options' '--exclude=*/.node-options' '--exclude=rust-toolchain' '--exclude=*/rust-toolchain' '--exclude=rust-toolchain.toml' '--exclude=*/rust-toolchain.toml' '--exclude=go.work' '--exclude=*/go.work' '--exclude=go.work.sum' '--exclude=*/go.work.sum' '--exclude=go.env' '--exclude=*/go.env' '--exclude=pytest/*' '--exclude=*/pytest/*' '--exclude=_pytest/*' '--exclude=*/_pytest/*' '--exclude=pluggy/*' '--exclude=*/pluggy/*' '--exclude=_selfbench_evidence/*' '--exclude=*/_selfbench_evidence/*' '--exclude=__pycache__/*' '--exclude=*/__pycache__/*' '--exclude=.pytest_cache/*' '--exclude=*/.pytest_cache/*' '--exclude=.venv/*' '--exclude=*/.venv/*' '--exclude=venv/*' '--exclude=*/venv/*' '--exclude=site-packages/*' '--exclude=*/site-packages/*' '--exclude=node_modules/*' '--exclude=*/node_modules/*' '--exclude=.cargo/*' '--exclude=*/.cargo/*' '--exclude=target/*' '--exclude=*/target/*' '--exclude=.git-hooks/*' '--exclude=*/.git-hooks/*')
 
 patch_applied=1
 setup_completed=0
 fail_to_pass=0
 pass_to_pass=0
 deterministic=0
+all_stopped=1
 fail_to_pass_exit_code=-1
 fail_to_pass_repeat_exit_code=-1
 pass_to_pass_exit_code=-1
@@ -30,13 +34,23 @@ uv_cache=""
 
 log() { printf 'selfbench: %s\n' "$*"; }
 
+# The reward's directory belongs to root alone, so nothing the verifier user leaves behind can
+# replace reward.json once it is written.
+lock_reward_dir() {
+  local directory
+  directory="$(dirname -- "$reward_file")"
+  mkdir -p -- "$directory" && chown root:root -- "$directory" && chmod 0755 -- "$directory"
+  rm -f -- "$reward_file"
+}
+
 write_reward() {
-  local reward=0
+  local reward=0 partial
   if [ "$patch_applied" -eq 1 ] && [ "$fail_to_pass" -eq 1 ] && [ "$deterministic" -eq 1 ] &&
-    [ "$pass_to_pass" -eq 1 ]; then
+    [ "$pass_to_pass" -eq 1 ] && [ "$all_stopped" -eq 1 ]; then
     reward=1
   fi
-  mkdir -p -- "$(dirname -- "$reward_file")"
+  kill_verifier_processes || reward=0
+  partial="$reward_file.partial"
   printf '{
   "reward": %d,
   "patch_applied": %d,
@@ -50,13 +64,28 @@ write_reward() {
 }\n' \
     "$reward" "$patch_applied" "$fail_to_pass" "$pass_to_pass" "$deterministic" \
     "$setup_completed" "$fail_to_pass_exit_code" "$fail_to_pass_repeat_exit_code" \
-    "$pass_to_pass_exit_code" >"$reward_file"
+    "$pass_to_pass_exit_code" >"$partial" && mv -f -- "$partial" "$reward_file"
   log "reward $reward"
 }
 
-kill_verifier_processes() { pkill -KILL -u "$verifier_user" >/dev/null 2>&1 || true; }
+# Every process of the verifier user, killed until none is left (a fork races a single kill).
+kill_verifier_processes() {
+  local round
+  for round in {1..50}; do
+    pkill -KILL -u "$verifier_user" >/dev/null 2>&1
+    if ! pgrep -u "$verifier_user" >/dev/null 2>&1; then
+      return 0
+    fi
+    sleep 0.1
+  done
+  log "processes of $verifier_user survived $round kills"
+  all_stopped=0
+  return 1
+}
 
-app_git() { git -c safe.directory='*' -C "$app" "$@"; }
+app_git() {
+  GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git -c safe.directory='*' -C "$app" "$@"
+}
 
 apply_agent_patch() {
   if [ ! -f "$agent_patch" ]; then
@@ -115,16 +144,22 @@ prepare_uv_cache() {
   chown -R "$verifier_user:$verifier_user" -- "$uv_cache"
 }
 
+# Runs a command as the verifier user; its status, and in `$evidence_problem` why the runner's
+# own report does not show every wanted test passing ("" when it does or nothing is wanted).
 run_as_verifier() {
-  local command="$1" output status=1 attempt
+  local command="$1" wanted="$2" output status=1 attempt report
   output="$(mktemp /tmp/selfbench-output.XXXXXX)" || return 1
   for attempt in 1 2 3; do
+    report="$(new_report_dir)" || return 1
+    set_evidence_env "$report"
     (cd -- "$workdir" && exec runuser -u "$verifier_user" -- env PATH="$PATH" \
-      HOME="/home/$verifier_user" UV_CACHE_DIR="$uv_cache" bash -c "$command") \
-      </dev/null >"$output" 2>&1
+      HOME="/home/$verifier_user" UV_CACHE_DIR="$uv_cache" "${evidence_env[@]}" \
+      bash -c "$command") </dev/null >"$output" 2>&1
     status=$?
     kill_verifier_processes
     cat -- "$output"
+    evidence_problem="$(check_evidence "$report" "$wanted")"
+    rm -rf -- "$report"
     if [ "$status" -eq 0 ] || [ "$attempt" -eq 3 ] ||
       ! grep -qE -- "$infrastructure_errors" "$output"; then
       break
@@ -133,33 +168,198 @@ run_as_verifier() {
     sleep "$((10 * attempt))"
   done
   rm -f -- "$output"
+  if [ -n "$evidence_problem" ]; then
+    log "no evidence from $runner's own report: $evidence_problem"
+  fi
   return "$status"
 }
 
 run_tests() {
   prepare_uv_cache || log "could not copy the uv cache"
+  prepare_evidence_tools || log "could not write the $runner reporter"
   log "fail-to-pass: $fail_to_pass_command"
-  run_as_verifier "$fail_to_pass_command"
+  run_as_verifier "$fail_to_pass_command" "$fail_to_pass_evidence"
   fail_to_pass_exit_code=$?
-  if [ "$fail_to_pass_exit_code" -eq 0 ]; then
+  if [ "$fail_to_pass_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
     fail_to_pass=1
     log "fail-to-pass again (determinism)"
-    run_as_verifier "$fail_to_pass_command"
+    run_as_verifier "$fail_to_pass_command" "$fail_to_pass_evidence"
     fail_to_pass_repeat_exit_code=$?
-    if [ "$fail_to_pass_repeat_exit_code" -eq 0 ]; then
+    if [ "$fail_to_pass_repeat_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
       deterministic=1
     fi
   fi
   log "pass-to-pass: $pass_to_pass_command"
-  run_as_verifier "$pass_to_pass_command"
+  run_as_verifier "$pass_to_pass_command" "$pass_to_pass_evidence"
   pass_to_pass_exit_code=$?
-  if [ "$pass_to_pass_exit_code" -eq 0 ]; then
+  if [ "$pass_to_pass_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
     pass_to_pass=1
   fi
 }
 
+# shellcheck disable=SC2016 # jq and Python programs, not shell expansions
+readonly evidence_query='
+def root: (map(select(.event == "start")) | first | .rootdir) // "";
+def passed($root):
+  if $runner == "pytest" then
+    map(select(.event == "test" and .when == "call" and .outcome == "passed")
+      | {file: ($root + "/" + (.nodeid | split("::")[0])),
+         name: (.nodeid | split("::")[1:] | join("::"))})
+  else
+    map(select(.event == "test:pass" and .type != "suite" and .name != .file)
+      | {file: .file, name: ""})
+  end;
+def failed:
+  if $runner == "pytest" then
+    map(select((.event == "test" and .outcome == "failed") or .event == "collect-error")
+      | .nodeid)
+  else map(select(.event == "test:fail") | .name) end;
+def finished:
+  if $runner == "pytest" then any(.[]; .event == "finish" and .exitstatus == 0)
+  else any(.[]; .event == "finish") end;
+def under($path): . == $path or startswith($path + "/");
+def named($name):
+  $name == "" or . == $name or startswith($name + "::") or startswith($name + "[");
+def selector: .path + (if .name == "" then "" else "::" + .name end);
+. as $records
+| ($records | passed($records | root)) as $passed
+| if ($records | finished | not) then "the run did not finish"
+  elif ($records | failed | length) > 0 then "a test failed: \($records | failed | first)"
+  else [$wanted[] | . as $want
+        | select(any($passed[]; (.file | under($want.path)) and (.name | named($want.name)))
+                 | not)
+        | selector]
+    | if length > 0 then "no test seen passing for \(first)" else "" end
+  end
+'
+# shellcheck disable=SC2016
+readonly same_pytest_table='
+import sys
+import tomllib
+
+
+def table(path):
+    try:
+        with open(path, "rb") as handle:
+            tool = tomllib.load(handle).get("tool", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return "unreadable"
+    return tool.get("pytest") if isinstance(tool, dict) else "unreadable"
+
+
+sys.exit(0 if table(sys.argv[1]) == table(sys.argv[2]) else 1)
+'
+evidence_tools=""
+evidence_problem=""
+evidence_env=()
+
+prepare_evidence_tools() {
+  evidence_tools="$(mktemp -d /tmp/selfbench-evidence.XXXXXX)" || return 1
+  chmod 0755 -- "$evidence_tools" || return 1
+  cat >"$evidence_tools/_selfbench_evidence.py" <<'PYTEST_REPORTER'
+import json
+import os
+
+_REPORT = os.environ.get("SELFBENCH_EVIDENCE", "")
+
+
+def _write(record):
+    if _REPORT:
+        with open(_REPORT, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+
+
+def pytest_sessionstart(session):
+    _write({"event": "start", "rootdir": str(session.config.rootpath)})
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _write({"event": "collect-error", "nodeid": report.nodeid})
+
+
+def pytest_runtest_logreport(report):
+    _write({"event": "test", "nodeid": report.nodeid, "when": report.when,
+            "outcome": report.outcome})
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _write({"event": "finish", "exitstatus": int(exitstatus)})
+PYTEST_REPORTER
+  cat >"$evidence_tools/reporter.mjs" <<'NODE_REPORTER'
+export default async function* reporter(source) {
+  for await (const event of source) {
+    if (event.type === 'test:pass' || event.type === 'test:fail') {
+      const data = event.data;
+      yield JSON.stringify({
+        event: event.type, file: data.file ?? '', name: data.name,
+        type: data.details?.type ?? '',
+      }) + '\n';
+    }
+  }
+  yield '{"event":"finish"}\n';
+}
+NODE_REPORTER
+  chmod 0644 -- "$evidence_tools/"*
+}
+
+new_report_dir() {
+  local directory
+  directory="$(mktemp -d /tmp/selfbench-report.XXXXXX)" || return 1
+  chown "$verifier_user:$verifier_user" -- "$directory" && printf '%s\n' "$directory"
+}
+
+set_evidence_env() {
+  local report="$1/report.jsonl"
+  case "$runner" in
+  pytest)
+    evidence_env=("PYTHONPATH=$evidence_tools" "PYTEST_ADDOPTS=-p _selfbench_evidence" "SELFBENCH_EVIDENCE=$report")
+    ;;
+  node)
+    evidence_env=("NODE_OPTIONS=--test-reporter=tap --test-reporter-destination=stdout \
+--test-reporter=$evidence_tools/reporter.mjs --test-reporter-destination=$report")
+    ;;
+  *) evidence_env=() ;;
+  esac
+}
+
+# Prints why the report does not show every wanted test passing; nothing when it does.
+check_evidence() {
+  local report="$1/report.jsonl" wanted="$2"
+  if [ -z "$wanted" ]; then
+    return 0
+  fi
+  if [ -L "$report" ] || [ ! -f "$report" ]; then
+    echo "the runner wrote no report"
+    return 0
+  fi
+  head -c 67108864 -- "$report" |
+    jq -rs --argjson wanted "$wanted" --arg runner "$runner" "$evidence_query" 2>/dev/null ||
+    echo "the report is not JSON lines"
+}
+
+# An agent may change pyproject.toml, but not pytest's table in it: a changed table is restored.
+restore_runner_configuration() {
+  local path base
+  if [ "$runner" != pytest ]; then
+    return 0
+  fi
+  base="$(mktemp /tmp/selfbench-base.XXXXXX)" || return 1
+  while IFS= read -r -d '' path; do
+    app_git --literal-pathspecs show "HEAD:$path" >"$base" 2>/dev/null || : >"$base"
+    if [ -L "$app/$path" ] || ! python3 -I -c "$same_pytest_table" "$base" "$app/$path"; then
+      log "the agent patch changes pytest's configuration in $path; restored"
+      rm -f -- "${app:?}/$path"
+      app_git --literal-pathspecs checkout -q HEAD -- "$path" >/dev/null 2>&1 || true
+    fi
+  done < <(app_git ls-files -z --modified --others -- ':(glob)**/pyproject.toml')
+  rm -f -- "$base"
+}
+
+lock_reward_dir
 apply_agent_patch
 if [ "$patch_applied" -eq 1 ]; then
+  restore_runner_configuration
   prepare_held_out_tests
 fi
 if [ "$setup_completed" -eq 1 ]; then
