@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
-__all__ = ["RUNNER_CONTROL_PATTERNS", "is_runner_control"]
+__all__ = ["PYTEST_CONFIGURATION_FILES", "RUNNER_CONTROL_PATTERNS", "is_runner_control"]
 
 _FILES = (
     # pytest: configuration, plugins by conftest, shadowing modules, bytecode caches.
-    "conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pytest.py", "py.py",
+    "conftest.py", "pytest.ini", ".pytest.ini", "pytest.py", "py.py",
     "sitecustomize.py", "usercustomize.py", "*.pth", "*.pyc", "*.pyo",
     "_selfbench_evidence.py",  # the verifier's own pytest reporter (bundle/evidence.py)
     # Node runners: configuration and setup files, package-manager configuration.
@@ -24,13 +24,21 @@ _FILES = (
     # Cargo and Go: toolchain and build configuration.
     "rust-toolchain", "rust-toolchain.toml", "go.work", "go.work.sum", "go.env",
 )  # fmt: skip
-"""Files that configure a runner or are loaded by it, at any depth."""
+"""Files that configure a runner or are loaded by it, at any depth.
+
+`pyproject.toml`, `setup.cfg` and `tox.ini` are not among them: they hold much besides pytest's
+configuration, so the verifier restores only a changed pytest table or section (`evidence.py`).
+"""
 
 _DIRECTORIES = (
     "pytest", "_pytest", "pluggy", "_selfbench_evidence", "__pycache__", ".pytest_cache",
     ".venv", "venv", "site-packages", "node_modules", ".cargo", "target", ".git-hooks",
 )  # fmt: skip
 """Directories that hold a runner, installed dependencies or build caches, at any depth."""
+
+
+PYTEST_CONFIGURATION_FILES = ("pyproject.toml", "setup.cfg", "tox.ini")
+"""Shared configuration files whose pytest part an agent may not change."""
 
 
 def _patterns() -> tuple[str, ...]:

@@ -10,6 +10,8 @@ directory, and cannot change what loads the reporter (see `_runner_files.py`).
 
 from __future__ import annotations
 
+from selfbench._runner_files import PYTEST_CONFIGURATION_FILES
+
 __all__ = ["EVIDENCE_BODY", "EVIDENCE_RUNNERS", "PYTEST_PLUGIN"]
 
 EVIDENCE_RUNNERS = ("pytest", "node")
@@ -100,20 +102,28 @@ def selector: .path + (if .name == "" then "" else "::" + .name end);
 """
 
 _SAME_PYTEST_TABLE = r"""
+import configparser
 import sys
 import tomllib
 
 
-def table(path):
+def pytest_part(path, kind):
     try:
-        with open(path, "rb") as handle:
-            tool = tomllib.load(handle).get("tool", {})
-    except (OSError, tomllib.TOMLDecodeError):
+        if kind == "pyproject.toml":
+            with open(path, "rb") as handle:
+                tool = tomllib.load(handle).get("tool", {})
+            return tool.get("pytest") if isinstance(tool, dict) else "unreadable"
+        parser = configparser.RawConfigParser(strict=False, interpolation=None)
+        with open(path, encoding="utf-8") as handle:
+            parser.read_file(handle)
+        section = "tool:pytest" if kind == "setup.cfg" else "pytest"
+        return dict(parser[section]) if parser.has_section(section) else None
+    except (OSError, UnicodeDecodeError, ValueError, configparser.Error):
         return "unreadable"
-    return tool.get("pytest") if isinstance(tool, dict) else "unreadable"
 
 
-sys.exit(0 if table(sys.argv[1]) == table(sys.argv[2]) else 1)
+kind = sys.argv[3].rsplit("/", 1)[-1]
+sys.exit(0 if pytest_part(sys.argv[1], kind) == pytest_part(sys.argv[2], kind) else 1)
 """
 
 EVIDENCE_BODY = (
@@ -183,7 +193,8 @@ check_evidence() {
     echo "the report is not JSON lines"
 }
 
-# An agent may change pyproject.toml, but not pytest's table in it: a changed table is restored.
+# An agent may change pyproject.toml, setup.cfg and tox.ini, but not pytest's part of them: a file
+# whose pytest part changed is restored to the base.
 restore_runner_configuration() {
   local path base
   if [ "$runner" != pytest ]; then
@@ -192,12 +203,15 @@ restore_runner_configuration() {
   base="$(mktemp /tmp/selfbench-base.XXXXXX)" || return 1
   while IFS= read -r -d '' path; do
     app_git --literal-pathspecs show "HEAD:$path" >"$base" 2>/dev/null || : >"$base"
-    if [ -L "$app/$path" ] || ! python3 -I -c "$same_pytest_table" "$base" "$app/$path"; then
+    if [ -L "$app/$path" ] ||
+      ! python3 -I -c "$same_pytest_table" "$base" "$app/$path" "$path" 2>/dev/null; then
       log "the agent patch changes pytest's configuration in $path; restored"
       rm -f -- "${app:?}/$path"
       app_git --literal-pathspecs checkout -q HEAD -- "$path" >/dev/null 2>&1 || true
     fi
-  done < <(app_git ls-files -z --modified --others -- ':(glob)**/pyproject.toml')
+  done < <(app_git ls-files -z --modified --others -- """
+    + " ".join(f"':(glob)**/{name}'" for name in PYTEST_CONFIGURATION_FILES)
+    + r""")
   rm -f -- "$base"
 }
 """

@@ -19,7 +19,7 @@ readonly runner=''
 readonly fail_to_pass_evidence=''
 readonly pass_to_pass_evidence=''
 readonly protected_paths=('tests/new-behavior.test.ts')
-readonly exclude_args=('--exclude=tests/new-behavior.test.ts' '--exclude=tests/new-behavior.test.ts/*' '--exclude=conftest.py' '--exclude=*/conftest.py' '--exclude=pytest.ini' '--exclude=*/pytest.ini' '--exclude=.pytest.ini' '--exclude=*/.pytest.ini' '--exclude=tox.ini' '--exclude=*/tox.ini' '--exclude=setup.cfg' '--exclude=*/setup.cfg' '--exclude=pytest.py' '--exclude=*/pytest.py' '--exclude=py.py' '--exclude=*/py.py' '--exclude=sitecustomize.py' '--exclude=*/sitecustomize.py' '--exclude=usercustomize.py' '--exclude=*/usercustomize.py' '--exclude=*.pth' '--exclude=*/*.pth' '--exclude=*.pyc' '--exclude=*/*.pyc' '--exclude=*.pyo' '--exclude=*/*.pyo' '--exclude=_selfbench_evidence.py' '--exclude=*/_selfbench_evidence.py' '--exclude=jest.config.*' '--exclude=*/jest.config.*' '--exclude=jest.setup.*' '--exclude=*/jest.setup.*' '--exclude=vitest.config.*' '--exclude=*/vitest.config.*' '--exclude=vitest.setup.*' '--exclude=*/vitest.setup.*' '--exclude=vitest.workspace.*' '--exclude=*/vitest.workspace.*' '--exclude=vite.config.*' '--exclude=*/vite.config.*' '--exclude=babel.config.*' '--exclude=*/babel.config.*' '--exclude=.babelrc' '--exclude=*/.babelrc' '--exclude=.babelrc.*' '--exclude=*/.babelrc.*' '--exclude=.mocharc*' '--exclude=*/.mocharc*' '--exclude=.npmrc' '--exclude=*/.npmrc' '--exclude=.yarnrc' '--exclude=*/.yarnrc' '--exclude=.yarnrc.yml' '--exclude=*/.yarnrc.yml' '--exclude=.pnpmfile.cjs' '--exclude=*/.pnpmfile.cjs' '--exclude=bunfig.toml' '--exclude=*/bunfig.toml' '--exclude=.node-options' '--exclude=*/.node-options' '--exclude=rust-toolchain' '--exclude=*/rust-toolchain' '--exclude=rust-toolchain.toml' '--exclude=*/rust-toolchain.toml' '--exclude=go.work' '--exclude=*/go.work' '--exclude=go.work.sum' '--exclude=*/go.work.sum' '--exclude=go.env' '--exclude=*/go.env' '--exclude=pytest/*' '--exclude=*/pytest/*' '--exclude=_pytest/*' '--exclude=*/_pytest/*' '--exclude=pluggy/*' '--exclude=*/pluggy/*' '--exclude=_selfbench_evidence/*' '--exclude=*/_selfbench_evidence/*' '--exclude=__pycache__/*' '--exclude=*/__pycache__/*' '--exclude=.pytest_cache/*' '--exclude=*/.pytest_cache/*' '--exclude=.venv/*' '--exclude=*/.venv/*' '--exclude=venv/*' '--exclude=*/venv/*' '--exclude=site-packages/*' '--exclude=*/site-packages/*' '--exclude=node_modules/*' '--exclude=*/node_modules/*' '--exclude=.cargo/*' '--exclude=*/.cargo/*' '--exclude=target/*' '--exclude=*/target/*' '--exclude=.git-hooks/*' '--exclude=*/.git-hooks/*')
+readonly exclude_args=('--exclude=tests/new-behavior.test.ts' '--exclude=tests/new-behavior.test.ts/*' '--exclude=conftest.py' '--exclude=*/conftest.py' '--exclude=pytest.ini' '--exclude=*/pytest.ini' '--exclude=.pytest.ini' '--exclude=*/.pytest.ini' '--exclude=pytest.py' '--exclude=*/pytest.py' '--exclude=py.py' '--exclude=*/py.py' '--exclude=sitecustomize.py' '--exclude=*/sitecustomize.py' '--exclude=usercustomize.py' '--exclude=*/usercustomize.py' '--exclude=*.pth' '--exclude=*/*.pth' '--exclude=*.pyc' '--exclude=*/*.pyc' '--exclude=*.pyo' '--exclude=*/*.pyo' '--exclude=_selfbench_evidence.py' '--exclude=*/_selfbench_evidence.py' '--exclude=jest.config.*' '--exclude=*/jest.config.*' '--exclude=jest.setup.*' '--exclude=*/jest.setup.*' '--exclude=vitest.config.*' '--exclude=*/vitest.config.*' '--exclude=vitest.setup.*' '--exclude=*/vitest.setup.*' '--exclude=vitest.workspace.*' '--exclude=*/vitest.workspace.*' '--exclude=vite.config.*' '--exclude=*/vite.config.*' '--exclude=babel.config.*' '--exclude=*/babel.config.*' '--exclude=.babelrc' '--exclude=*/.babelrc' '--exclude=.babelrc.*' '--exclude=*/.babelrc.*' '--exclude=.mocharc*' '--exclude=*/.mocharc*' '--exclude=.npmrc' '--exclude=*/.npmrc' '--exclude=.yarnrc' '--exclude=*/.yarnrc' '--exclude=.yarnrc.yml' '--exclude=*/.yarnrc.yml' '--exclude=.pnpmfile.cjs' '--exclude=*/.pnpmfile.cjs' '--exclude=bunfig.toml' '--exclude=*/bunfig.toml' '--exclude=.node-options' '--exclude=*/.node-options' '--exclude=rust-toolchain' '--exclude=*/rust-toolchain' '--exclude=rust-toolchain.toml' '--exclude=*/rust-toolchain.toml' '--exclude=go.work' '--exclude=*/go.work' '--exclude=go.work.sum' '--exclude=*/go.work.sum' '--exclude=go.env' '--exclude=*/go.env' '--exclude=pytest/*' '--exclude=*/pytest/*' '--exclude=_pytest/*' '--exclude=*/_pytest/*' '--exclude=pluggy/*' '--exclude=*/pluggy/*' '--exclude=_selfbench_evidence/*' '--exclude=*/_selfbench_evidence/*' '--exclude=__pycache__/*' '--exclude=*/__pycache__/*' '--exclude=.pytest_cache/*' '--exclude=*/.pytest_cache/*' '--exclude=.venv/*' '--exclude=*/.venv/*' '--exclude=venv/*' '--exclude=*/venv/*' '--exclude=site-packages/*' '--exclude=*/site-packages/*' '--exclude=node_modules/*' '--exclude=*/node_modules/*' '--exclude=.cargo/*' '--exclude=*/.cargo/*' '--exclude=target/*' '--exclude=*/target/*' '--exclude=.git-hooks/*' '--exclude=*/.git-hooks/*')
 
 patch_applied=1
 setup_completed=0
@@ -234,20 +234,28 @@ def selector: .path + (if .name == "" then "" else "::" + .name end);
 '
 # shellcheck disable=SC2016
 readonly same_pytest_table='
+import configparser
 import sys
 import tomllib
 
 
-def table(path):
+def pytest_part(path, kind):
     try:
-        with open(path, "rb") as handle:
-            tool = tomllib.load(handle).get("tool", {})
-    except (OSError, tomllib.TOMLDecodeError):
+        if kind == "pyproject.toml":
+            with open(path, "rb") as handle:
+                tool = tomllib.load(handle).get("tool", {})
+            return tool.get("pytest") if isinstance(tool, dict) else "unreadable"
+        parser = configparser.RawConfigParser(strict=False, interpolation=None)
+        with open(path, encoding="utf-8") as handle:
+            parser.read_file(handle)
+        section = "tool:pytest" if kind == "setup.cfg" else "pytest"
+        return dict(parser[section]) if parser.has_section(section) else None
+    except (OSError, UnicodeDecodeError, ValueError, configparser.Error):
         return "unreadable"
-    return tool.get("pytest") if isinstance(tool, dict) else "unreadable"
 
 
-sys.exit(0 if table(sys.argv[1]) == table(sys.argv[2]) else 1)
+kind = sys.argv[3].rsplit("/", 1)[-1]
+sys.exit(0 if pytest_part(sys.argv[1], kind) == pytest_part(sys.argv[2], kind) else 1)
 '
 evidence_tools=""
 evidence_problem=""
@@ -338,7 +346,8 @@ check_evidence() {
     echo "the report is not JSON lines"
 }
 
-# An agent may change pyproject.toml, but not pytest's table in it: a changed table is restored.
+# An agent may change pyproject.toml, setup.cfg and tox.ini, but not pytest's part of them: a file
+# whose pytest part changed is restored to the base.
 restore_runner_configuration() {
   local path base
   if [ "$runner" != pytest ]; then
@@ -347,12 +356,13 @@ restore_runner_configuration() {
   base="$(mktemp /tmp/selfbench-base.XXXXXX)" || return 1
   while IFS= read -r -d '' path; do
     app_git --literal-pathspecs show "HEAD:$path" >"$base" 2>/dev/null || : >"$base"
-    if [ -L "$app/$path" ] || ! python3 -I -c "$same_pytest_table" "$base" "$app/$path"; then
+    if [ -L "$app/$path" ] ||
+      ! python3 -I -c "$same_pytest_table" "$base" "$app/$path" "$path" 2>/dev/null; then
       log "the agent patch changes pytest's configuration in $path; restored"
       rm -f -- "${app:?}/$path"
       app_git --literal-pathspecs checkout -q HEAD -- "$path" >/dev/null 2>&1 || true
     fi
-  done < <(app_git ls-files -z --modified --others -- ':(glob)**/pyproject.toml')
+  done < <(app_git ls-files -z --modified --others -- ':(glob)**/pyproject.toml' ':(glob)**/setup.cfg' ':(glob)**/tox.ini')
   rm -f -- "$base"
 }
 
