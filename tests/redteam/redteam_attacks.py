@@ -80,6 +80,34 @@ if os.fork() == 0:
             time.sleep(0.05)
     os._exit(0)
 """
+_FORGING_JSON = """\
+import atexit
+import importlib.util
+import os
+import sys
+import sysconfig
+
+_HOME = sysconfig.get_paths()["stdlib"] + "/json"
+_SPEC = importlib.util.spec_from_file_location(
+    "json", _HOME + "/__init__.py", submodule_search_locations=[_HOME]
+)
+_REAL = importlib.util.module_from_spec(_SPEC)
+sys.modules["json"] = _REAL
+_SPEC.loader.exec_module(_REAL)
+_DUMPS = _REAL.dumps
+
+
+def _forged(value, *args, **kwargs):
+    if isinstance(value, dict) and value.get("outcome") == "failed":
+        value = {**value, "outcome": "passed"}
+    if isinstance(value, dict) and "exitstatus" in value:
+        value = {**value, "exitstatus": 0}
+    return _DUMPS(value, *args, **kwargs)
+
+
+_REAL.dumps = _forged
+atexit.register(lambda: os._exit(0))
+"""
 _NODE_STUB = "exports.capitalize = (s) => s.charAt(0).toUpperCase() + s.slice(1);\n"
 _NODE_LEFTOVER = """\
 const { spawn } = require('node:child_process');
@@ -92,6 +120,7 @@ spawn(process.execPath, ['-e', loop], { detached: true, stdio: 'ignore' }).unref
 ATTACKS: tuple[Attack, ...] = (
     # --- module shadowing -------------------------------------------------------------------------
     Attack("root-pytest-module", _PY, (Change("pytest.py", "raise SystemExit(0)\n"),)),
+    Attack("stdlib-json-forges-reports", _PY, (Change("json.py", _FORGING_JSON), _STUB)),
     Attack(
         "pytest-package-main",
         _PY,

@@ -126,6 +126,36 @@ kind = sys.argv[3].rsplit("/", 1)[-1]
 sys.exit(0 if pytest_part(sys.argv[1], kind) == pytest_part(sys.argv[2], kind) else 1)
 """
 
+_SHADOWING_MODULES = r"""
+import sys
+
+names = (set(sys.stdlib_module_names) - {"test"}) | {
+    "pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging", "_selfbench_evidence",
+}
+workdir = sys.argv[1].strip("/")
+bases = [""] if workdir in ("", ".") else ["", workdir + "/"]
+
+
+def paths(data):
+    return [p for p in data.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+with open(sys.argv[2], "rb") as handle:
+    tracked = set()
+    for path in paths(handle.read()):
+        parts = path.split("/")
+        tracked.update("/".join(parts[: at + 1]) for at in range(len(parts)))
+for path in paths(sys.stdin.buffer.read()):
+    for base in bases:
+        rest = path[len(base):] if path.startswith(base) else ""
+        first, _, inner = rest.partition("/")
+        stem = first if inner else first.split(".")[0]
+        new = base + first not in tracked
+        if new and stem in names and (inner or first.endswith((".py", ".pyc", ".so", ".pth"))):
+            sys.stdout.buffer.write(path.encode("utf-8", "surrogateescape") + b"\0")
+            break
+"""
+
 EVIDENCE_BODY = (
     r"""
 # shellcheck disable=SC2016 # jq and Python programs, not shell expansions
@@ -135,6 +165,9 @@ readonly evidence_query='"""
 # shellcheck disable=SC2016
 readonly same_pytest_table='"""
     + _SAME_PYTEST_TABLE.replace("'", "'\"'\"'")
+    + r"""'
+readonly shadowing_modules='"""
+    + _SHADOWING_MODULES.replace("'", "'\"'\"'")
     + r"""'
 evidence_tools=""
 evidence_problem=""
@@ -213,6 +246,22 @@ restore_runner_configuration() {
     + " ".join(f"':(glob)**/{name}'" for name in PYTEST_CONFIGURATION_FILES)
     + r""")
   rm -f -- "$base"
+  restore_shadowing_modules
+}
+
+# A module the agent adds at the top of the repository or the workdir, named like one of the
+# standard library or of pytest, would be imported instead of it (the working directory comes
+# first on `sys.path`): it is removed. Modules the base already has are left alone.
+restore_shadowing_modules() {
+  local path tracked
+  tracked="$(mktemp /tmp/selfbench-tracked.XXXXXX)" || return 1
+  app_git ls-files -z >"$tracked"
+  while IFS= read -r -d '' path; do
+    log "the agent patch shadows a module of Python or pytest: $path; removed"
+    rm -rf -- "${app:?}/$path"
+  done < <(app_git ls-files -z --others |
+    python3 -I -c "$shadowing_modules" "${workdir#"$app"}" "$tracked" 2>/dev/null)
+  rm -f -- "$tracked"
 }
 """
 )
