@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from selfbench._runner_files import PYTEST_CONFIGURATION_FILES
 
-__all__ = ["EVIDENCE_BODY", "EVIDENCE_RUNNERS", "PYTEST_PLUGIN"]
+__all__ = ["EVIDENCE_BODY", "EVIDENCE_QUERY", "EVIDENCE_RUNNERS", "PYTEST_PLUGIN"]
 
 EVIDENCE_RUNNERS = ("pytest", "node")
 """Runners whose own structured report the verifier reads."""
@@ -66,7 +66,7 @@ export default async function* reporter(source) {
 }
 """
 
-_QUERY = r"""
+EVIDENCE_QUERY = r"""
 def root: (map(select(.event == "start")) | first | .rootdir) // "";
 def passed($root):
   if $runner == "pytest" then
@@ -100,6 +100,7 @@ def selector: .path + (if .name == "" then "" else "::" + .name end);
     | if length > 0 then "no test seen passing for \(first)" else "" end
   end
 """
+"""The jq program that judges a report (`--argjson wanted`, `--arg runner`): the problem, or ""."""
 
 _SAME_PYTEST_TABLE = r"""
 import configparser
@@ -160,7 +161,7 @@ EVIDENCE_BODY = (
     r"""
 # shellcheck disable=SC2016 # jq and Python programs, not shell expansions
 readonly evidence_query='"""
-    + _QUERY.replace("'", "'\"'\"'")
+    + EVIDENCE_QUERY.replace("'", "'\"'\"'")
     + r"""'
 # shellcheck disable=SC2016
 readonly same_pytest_table='"""
