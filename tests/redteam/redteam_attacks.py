@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ATTACKS", "Attack", "Change"]
+__all__ = ["ATTACKS", "HONEST", "Attack", "Change"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,3 +326,26 @@ ATTACKS: tuple[Attack, ...] = (
     ),
 )
 """Every attack; each must score 0."""
+
+_PY_SOLVED = Change(
+    "calc/__init__.py", "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
+)
+_NODE_SOLVED = Change(
+    "src/index.js", _NODE_STUB + "exports.reverse = (s) => [...s].reverse().join('');\n"
+)
+
+HONEST: tuple[Attack, ...] = (
+    Attack(
+        "pyproject-outside-pytest",
+        _PY,
+        (_PY_SOLVED, Change("pyproject.toml", '[project]\nname = "calc"\nversion = "0.2.0"\n')),
+    ),
+    Attack(
+        "tox-ini-outside-pytest", _PY, (_PY_SOLVED, Change("tox.ini", "[tox]\nenvlist = py3\n"))
+    ),
+    Attack("new-top-level-module", _PY, (_PY_SOLVED, Change("calc_helpers.py", "HELP = 1\n"))),
+    Attack(
+        "new-module-in-node", ("node",), (_NODE_SOLVED, Change("src/util.js", "exports.x = 1;\n"))
+    ),
+)
+"""Solutions with harmless changes beside the guarded files: each must still score 1."""

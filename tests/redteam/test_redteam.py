@@ -8,13 +8,12 @@ own `tests/test.sh`, each on a fresh copy, as `score_patch` does (reward read fr
 from __future__ import annotations
 
 import os
-import py_compile
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from redteam_attacks import ATTACKS, Attack, Change
+from redteam_attacks import ATTACKS, HONEST, Attack, Change
 
 from projects import Project, build, git
 from selfbench.bundle.locate import locate_task
@@ -102,24 +101,20 @@ def _agent_patch(repo: Path, attack: Attack, facts: dict[str, str]) -> bytes:
 
 
 @pytest.mark.parametrize("runner", ["pytest", "unittest", "node"])
-def test_every_attack_scores_0_and_gold_scores_1(runner: str, tmp_path: Path) -> None:
+def test_every_attack_scores_0_and_every_solution_1(runner: str, tmp_path: Path) -> None:
     attacks = [attack for attack in ATTACKS if runner in attack.runners]
+    honest = [solution for solution in HONEST if runner in solution.runners]
     out = build(_project(runner), tmp_path / "build")
-    located = locate_task(out)
     repo = tmp_path / "build" / "repo"
     facts = _python_facts()
-    patches = [_agent_patch(repo, attack, facts) for attack in attacks]
     gold = (out / "harbor-task" / "solution" / "gold.patch").read_bytes()
+    patches = [gold, *(_agent_patch(repo, row, facts) for row in [*honest, *attacks])]
     options = LocalOptions(logs=tmp_path / "logs")
-    reports = score_patches(located, [gold, *patches], options=options)
-    rewards = {
-        attack.id: None if report.reward is None else report.reward.reward
-        for attack, report in zip(attacks, reports[1:], strict=True)
-    }
-    assert reports[0].reward is not None
-    assert reports[0].reward.reward == 1, reports[0].log
-    assert rewards == dict.fromkeys(rewards, 0)
-    assert py_compile is not None
+    reports = score_patches(locate_task(out), patches, options=options)
+    rewards = [None if report.reward is None else report.reward.reward for report in reports]
+    ids = ["gold", *(row.id for row in [*honest, *attacks])]
+    expected = [1] * (1 + len(honest)) + [0] * len(attacks)
+    assert dict(zip(ids, rewards, strict=True)) == dict(zip(ids, expected, strict=True))
 
 
 @pytest.mark.parametrize("runner", sorted(_SKIPPED))
