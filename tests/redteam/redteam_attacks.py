@@ -38,7 +38,7 @@ class Attack:
     changes: tuple[Change, ...]
 
 
-_PY = ("pytest", "unittest")
+_PY = ("pytest",)
 _STUB = Change(
     "calc/__init__.py", "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return 0\n"
 )

@@ -1,8 +1,9 @@
-"""The red team: every hostile patch of `redteam_attacks.ATTACKS` scores 0, every gold patch 1.
+"""The red team: every hostile patch of `redteam_attacks.ATTACKS` scores 0, every solution 1.
 
-Each runner's sample project (the ones `test_validate.py` proves) is built and compiled once and
-prepared once; every attack for that runner and the gold patch are then scored with the bundle's
-own `tests/test.sh`, each on a fresh copy, as `score_patch` does (reward read from reward.json).
+Each runner's sample project (the ones `test_validate.py` proves; pytest's also holds out a
+`unittest.TestCase`, which pytest runs) is built, compiled and prepared once; the gold patch,
+the honest solutions and every attack for that runner are then scored with the bundle's own
+`tests/test.sh`, each on a fresh copy, as `score_patch` does (the reward read from reward.json).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from redteam_attacks import ATTACKS, HONEST, Attack, Change
 from projects import Project, build, git
 from selfbench.bundle.locate import locate_task
 from selfbench.validate.local import LocalOptions, score_patches
-from test_validate import node_project, python_project
+from test_validate import PY_TEST_MUL, node_project, python_project
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("bwrap") is None,
@@ -43,10 +44,10 @@ _SKIPPED = {
 
 
 def _project(runner: str) -> Project:
+    """The runner's sample; pytest's holds out a pytest-style and a unittest-style test file."""
     if runner == "pytest":
-        return python_project("redteam-pytest")
-    if runner == "unittest":
-        return python_project("redteam-unittest", tests={"tests/test_mul.py": _UNITTEST_MUL})
+        tests = {"tests/test_mul.py": PY_TEST_MUL, "tests/test_mul_unittest.py": _UNITTEST_MUL}
+        return python_project("redteam-pytest", tests=tests)
     return node_project("redteam-node")
 
 
@@ -100,7 +101,7 @@ def _agent_patch(repo: Path, attack: Attack, facts: dict[str, str]) -> bytes:
     return patch
 
 
-@pytest.mark.parametrize("runner", ["pytest", "unittest", "node"])
+@pytest.mark.parametrize("runner", ["pytest", "node"])
 def test_every_attack_scores_0_and_every_solution_1(runner: str, tmp_path: Path) -> None:
     attacks = [attack for attack in ATTACKS if runner in attack.runners]
     honest = [solution for solution in HONEST if runner in solution.runners]
