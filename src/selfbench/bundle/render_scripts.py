@@ -347,6 +347,7 @@ run_tests() {
 
 _MAIN = r"""
 lock_reward_dir
+remember_untracked
 apply_agent_patch
 if [ "$patch_applied" -eq 1 ]; then
   restore_runner_configuration

@@ -288,6 +288,7 @@ for path in paths(sys.stdin.buffer.read()):
 '
 evidence_tools=""
 evidence_problem=""
+untracked_before=/dev/null
 evidence_env=()
 
 prepare_evidence_tools() {
@@ -378,12 +379,18 @@ check_evidence() {
 # An agent may change pyproject.toml, setup.cfg and tox.ini, but not pytest's part of them: a file
 # whose pytest part changed is restored to the base.
 restore_runner_configuration() {
-  local path base
+  local path base changed
   if [ "$runner" != pytest ]; then
     return 0
   fi
   base="$(mktemp /tmp/selfbench-base.XXXXXX)" || return 1
+  changed="$(mktemp /tmp/selfbench-changed.XXXXXX)" || return 1
+  agent_changed_paths >"$changed"
   while IFS= read -r -d '' path; do
+    case "${path##*/}" in
+    pyproject.toml|setup.cfg|tox.ini) ;;
+    *) continue ;;
+    esac
     app_git --literal-pathspecs show "HEAD:$path" >"$base" 2>/dev/null || : >"$base"
     if [ -L "$app/$path" ] ||
       ! python3 -I -c "$same_pytest_table" "$base" "$app/$path" "$path" 2>/dev/null; then
@@ -391,9 +398,24 @@ restore_runner_configuration() {
       rm -f -- "${app:?}/$path"
       app_git --literal-pathspecs checkout -q HEAD -- "$path" >/dev/null 2>&1 || true
     fi
-  done < <(app_git ls-files -z --modified --others -- ':(glob)**/pyproject.toml' ':(glob)**/setup.cfg' ':(glob)**/tox.ini')
-  rm -f -- "$base"
-  restore_shadowing_modules
+  done <"$changed"
+  restore_shadowing_modules "$changed"
+  rm -f -- "$base" "$changed"
+}
+
+# The untracked files before the agent's patch (the setup's ignored files), to tell the patch's
+# new files from them.
+remember_untracked() {
+  if [ "$runner" = pytest ]; then
+    untracked_before="$(mktemp /tmp/selfbench-untracked.XXXXXX)" || return 1
+    app_git ls-files -z --others | LC_ALL=C sort -z >"$untracked_before"
+  fi
+}
+
+# Every path the agent's patch changed or added, NUL-separated.
+agent_changed_paths() {
+  app_git ls-files -z --modified
+  app_git ls-files -z --others | LC_ALL=C sort -z | LC_ALL=C comm -z -13 "$untracked_before" -
 }
 
 # A module the agent adds at the top of the repository or the workdir, named like one of the
@@ -406,12 +428,12 @@ restore_shadowing_modules() {
   while IFS= read -r -d '' path; do
     log "the agent patch shadows a module of Python or pytest: $path; removed"
     rm -rf -- "${app:?}/$path"
-  done < <(app_git ls-files -z --others |
-    python3 -I -c "$shadowing_modules" "${workdir#"$app"}" "$tracked" 2>/dev/null)
+  done < <(python3 -I -c "$shadowing_modules" "${workdir#"$app"}" "$tracked" <"$1" 2>/dev/null)
   rm -f -- "$tracked"
 }
 
 lock_reward_dir
+remember_untracked
 apply_agent_patch
 if [ "$patch_applied" -eq 1 ]; then
   restore_runner_configuration
