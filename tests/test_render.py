@@ -493,8 +493,8 @@ def test_verifier_data_header() -> None:
         "readonly runner='pytest'",
         "readonly fail_to_pass_evidence="
         + quote(
-            '[{"path":"/app/pkg/tests/test_new.py","name":"test_a"},'
-            '{"path":"/app/pkg/tests/test_new.py","name":"test_b"}]'
+            '[{"path":"/app/pkg/tests/test_new.py","file":"tests/test_new.py","name":"test_a"},'
+            '{"path":"/app/pkg/tests/test_new.py","file":"tests/test_new.py","name":"test_b"}]'
         ),
         "readonly pass_to_pass_evidence=''",
         (

@@ -34,7 +34,8 @@ def judge(runner: str, records: list[dict[str, Any]], wanted: list[dict[str, str
     ).stdout.strip()  # fmt: skip
 
 
-MUL = {"path": "/app/tests/test_mul.py", "name": ""}
+MUL = {"path": "/app/tests/test_mul.py", "file": "tests/test_mul.py", "name": ""}
+R = {"path": "/app/test/r.test.js", "file": "test/r.test.js", "name": ""}
 CASES = [
     ("all-seen", "pytest", [_START, _test("tests/test_mul.py::test_mul"), _FINISH], [MUL], ""),
     ("no-finish", "pytest", [_START, _test("tests/test_mul.py::test_mul")], [MUL],
@@ -55,25 +56,30 @@ CASES = [
     ("other-file", "pytest", [_START, _test("tests/test_core.py::test_add"), _FINISH], [MUL],
      "no test seen passing for /app/tests/test_mul.py"),
     ("named", "pytest", [_START, _test("tests/test_mul.py::test_mul[1]"), _FINISH],
-     [{"path": "/app/tests/test_mul.py", "name": "test_mul"}], ""),
+     [{**MUL, "name": "test_mul"}], ""),
     ("other-name", "pytest", [_START, _test("tests/test_mul.py::test_mul"), _FINISH],
-     [{"path": "/app/tests/test_mul.py", "name": "test_div"}],
+     [{**MUL, "name": "test_div"}],
      "no test seen passing for /app/tests/test_mul.py::test_div"),
     ("directory", "pytest", [_START, _test("tests/unit/test_a.py::t"), _FINISH],
-     [{"path": "/app/tests", "name": ""}], ""),
+     [{"path": "/app/tests", "file": "tests", "name": ""}], ""),
+    ("after-cd", "pytest", [{"event": "start", "rootdir": "/app/pkg"},
+     _test("tests/test_mul.py::test_mul"), _FINISH], [MUL], ""),
+    ("suffix-only", "pytest", [_START, _test("tests/test_mul.py.bak/x.py::t"),
+     _test("other/test_mul.py::t"), _FINISH], [MUL],
+     "no test seen passing for /app/tests/test_mul.py"),
     ("node-seen", "node", [_node("test:pass", "/app/test/r.test.js", "reverse"),
-     {"event": "finish"}], [{"path": "/app/test/r.test.js", "name": ""}], ""),
+     {"event": "finish"}], [R], ""),
     ("node-file-wrapper-only", "node", [_node("test:pass", "/app/test/r.test.js",
-     "/app/test/r.test.js"), {"event": "finish"}], [{"path": "/app/test/r.test.js", "name": ""}],
+     "/app/test/r.test.js"), {"event": "finish"}], [R],
      "no test seen passing for /app/test/r.test.js"),
     ("node-suite-only", "node", [_node("test:pass", "/app/test/r.test.js", "s", "suite"),
-     {"event": "finish"}], [{"path": "/app/test/r.test.js", "name": ""}],
+     {"event": "finish"}], [R],
      "no test seen passing for /app/test/r.test.js"),
     ("node-failure", "node", [_node("test:pass", "/app/test/r.test.js", "a"),
      _node("test:fail", "/app/test/r.test.js", "b"), {"event": "finish"}],
-     [{"path": "/app/test/r.test.js", "name": ""}], "a test failed: b"),
+     [R], "a test failed: b"),
     ("node-no-finish", "node", [_node("test:pass", "/app/test/r.test.js", "a")],
-     [{"path": "/app/test/r.test.js", "name": ""}], "the run did not finish"),
+     [R], "the run did not finish"),
 ]  # fmt: skip
 
 

@@ -81,14 +81,15 @@ def pass_to_pass_paths(definition: TaskDefinition) -> tuple[str, ...]:
 
 
 def _evidence(definition: TaskDefinition, selectors: Sequence[str]) -> str:
-    """What the runner's report must show passing: each selector's absolute path and name."""
+    """What the runner's report must show passing: each selector's path (absolute, and as given,
+    for a command that changes directory first) and test name."""
     if not selectors or not evidence_runner(definition):
         return ""
     wanted = []
     for selector in selectors:
         file, _, name = selector.partition("::")
         path = posixpath.normpath(posixpath.join(container_workdir(definition), file))
-        wanted.append({"path": path, "name": name})
+        wanted.append({"path": path, "file": posixpath.normpath(file), "name": name})
     return json.dumps(wanted, separators=(",", ":"))
 
 

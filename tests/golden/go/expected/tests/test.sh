@@ -218,6 +218,9 @@ def finished:
   if $runner == "pytest" then any(.[]; .event == "finish" and .exitstatus == 0)
   else any(.[]; .event == "finish") end;
 def under($path): . == $path or startswith($path + "/");
+def of($want):
+  (.file | under($want.path)) or (.file | endswith("/" + $want.file))
+  or (.file | contains("/" + $want.file + "/"));
 def named($name):
   $name == "" or . == $name or startswith($name + "::") or startswith($name + "[");
 def selector: .path + (if .name == "" then "" else "::" + .name end);
@@ -226,8 +229,7 @@ def selector: .path + (if .name == "" then "" else "::" + .name end);
 | if ($records | finished | not) then "the run did not finish"
   elif ($records | failed | length) > 0 then "a test failed: \($records | failed | first)"
   else [$wanted[] | . as $want
-        | select(any($passed[]; (.file | under($want.path)) and (.name | named($want.name)))
-                 | not)
+        | select(any($passed[]; of($want) and (.name | named($want.name))) | not)
         | selector]
     | if length > 0 then "no test seen passing for \(first)" else "" end
   end

@@ -16,8 +16,8 @@ readonly infrastructure_errors='ECONNRESET|ETIMEDOUT|ESOCKETTIMEDOUT|ENOTFOUND|E
 readonly fail_to_pass_command='uv run pytest -q '"'"'tests/test_client.py::test_retries'"'"''
 readonly pass_to_pass_command='uv run pytest -q '"'"'tests/test_client.py::test_get'"'"''
 readonly runner='pytest'
-readonly fail_to_pass_evidence='[{"path":"/app/service/tests/test_client.py","name":"test_retries"}]'
-readonly pass_to_pass_evidence='[{"path":"/app/service/tests/test_client.py","name":"test_get"}]'
+readonly fail_to_pass_evidence='[{"path":"/app/service/tests/test_client.py","file":"tests/test_client.py","name":"test_retries"}]'
+readonly pass_to_pass_evidence='[{"path":"/app/service/tests/test_client.py","file":"tests/test_client.py","name":"test_get"}]'
 readonly protected_paths=('service/tests/test_client.py')
 readonly exclude_args=('--exclude=service/tests/test_client.py' '--exclude=service/tests/test_client.py/*' '--exclude=conftest.py' '--exclude=*/conftest.py' '--exclude=pytest.ini' '--exclude=*/pytest.ini' '--exclude=.pytest.ini' '--exclude=*/.pytest.ini' '--exclude=pytest.py' '--exclude=*/pytest.py' '--exclude=py.py' '--exclude=*/py.py' '--exclude=sitecustomize.py' '--exclude=*/sitecustomize.py' '--exclude=usercustomize.py' '--exclude=*/usercustomize.py' '--exclude=*.pth' '--exclude=*/*.pth' '--exclude=*.pyc' '--exclude=*/*.pyc' '--exclude=*.pyo' '--exclude=*/*.pyo' '--exclude=_selfbench_evidence.py' '--exclude=*/_selfbench_evidence.py' '--exclude=jest.config.*' '--exclude=*/jest.config.*' '--exclude=jest.setup.*' '--exclude=*/jest.setup.*' '--exclude=vitest.config.*' '--exclude=*/vitest.config.*' '--exclude=vitest.setup.*' '--exclude=*/vitest.setup.*' '--exclude=vitest.workspace.*' '--exclude=*/vitest.workspace.*' '--exclude=vite.config.*' '--exclude=*/vite.config.*' '--exclude=babel.config.*' '--exclude=*/babel.config.*' '--exclude=.babelrc' '--exclude=*/.babelrc' '--exclude=.babelrc.*' '--exclude=*/.babelrc.*' '--exclude=.mocharc*' '--exclude=*/.mocharc*' '--exclude=.npmrc' '--exclude=*/.npmrc' '--exclude=.yarnrc' '--exclude=*/.yarnrc' '--exclude=.yarnrc.yml' '--exclude=*/.yarnrc.yml' '--exclude=.pnpmfile.cjs' '--exclude=*/.pnpmfile.cjs' '--exclude=bunfig.toml' '--exclude=*/bunfig.toml' '--exclude=.node-options' '--exclude=*/.node-options' '--exclude=rust-toolchain' '--exclude=*/rust-toolchain' '--exclude=rust-toolchain.toml' '--exclude=*/rust-toolchain.toml' '--exclude=go.work' '--exclude=*/go.work' '--exclude=go.work.sum' '--exclude=*/go.work.sum' '--exclude=go.env' '--exclude=*/go.env' '--exclude=pytest/*' '--exclude=*/pytest/*' '--exclude=_pytest/*' '--exclude=*/_pytest/*' '--exclude=pluggy/*' '--exclude=*/pluggy/*' '--exclude=_selfbench_evidence/*' '--exclude=*/_selfbench_evidence/*' '--exclude=__pycache__/*' '--exclude=*/__pycache__/*' '--exclude=.pytest_cache/*' '--exclude=*/.pytest_cache/*' '--exclude=.venv/*' '--exclude=*/.venv/*' '--exclude=venv/*' '--exclude=*/venv/*' '--exclude=site-packages/*' '--exclude=*/site-packages/*' '--exclude=node_modules/*' '--exclude=*/node_modules/*' '--exclude=.cargo/*' '--exclude=*/.cargo/*' '--exclude=target/*' '--exclude=*/target/*' '--exclude=.git-hooks/*' '--exclude=*/.git-hooks/*')
 
@@ -218,6 +218,9 @@ def finished:
   if $runner == "pytest" then any(.[]; .event == "finish" and .exitstatus == 0)
   else any(.[]; .event == "finish") end;
 def under($path): . == $path or startswith($path + "/");
+def of($want):
+  (.file | under($want.path)) or (.file | endswith("/" + $want.file))
+  or (.file | contains("/" + $want.file + "/"));
 def named($name):
   $name == "" or . == $name or startswith($name + "::") or startswith($name + "[");
 def selector: .path + (if .name == "" then "" else "::" + .name end);
@@ -226,8 +229,7 @@ def selector: .path + (if .name == "" then "" else "::" + .name end);
 | if ($records | finished | not) then "the run did not finish"
   elif ($records | failed | length) > 0 then "a test failed: \($records | failed | first)"
   else [$wanted[] | . as $want
-        | select(any($passed[]; (.file | under($want.path)) and (.name | named($want.name)))
-                 | not)
+        | select(any($passed[]; of($want) and (.name | named($want.name))) | not)
         | selector]
     | if length > 0 then "no test seen passing for \(first)" else "" end
   end
