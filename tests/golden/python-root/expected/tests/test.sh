@@ -36,11 +36,17 @@ uv_cache=""
 
 log() { printf 'selfbench: %s\n' "$*"; }
 
-# The reward's directory belongs to root alone, so nothing the verifier user leaves behind can
-# replace reward.json once it is written.
+# The reward's directory (and its parent) belong to root alone, so nothing the verifier user
+# leaves behind can replace reward.json once it is written, nor the directory that holds it.
 lock_reward_dir() {
-  local directory
+  local directory parent
   directory="$(dirname -- "$reward_file")"
+  parent="$(dirname -- "$directory")"
+  mkdir -p -- "$parent" && chmod go-w -- "$parent"
+  if [ -L "$directory" ] ||
+    { [ -e "$directory" ] && [ "$(stat -c %u -- "$directory")" != 0 ]; }; then
+    rm -rf -- "$directory"
+  fi
   mkdir -p -- "$directory" && chown root:root -- "$directory" && chmod 0755 -- "$directory"
   rm -f -- "$reward_file"
 }
@@ -52,7 +58,9 @@ write_reward() {
     reward=1
   fi
   kill_verifier_processes || reward=0
-  partial="$reward_file.partial"
+  lock_reward_dir
+  partial="$(mktemp -- "$reward_file.XXXXXX")" || return 1
+  chmod 0644 -- "$partial"
   printf '{
   "reward": %d,
   "patch_applied": %d,
