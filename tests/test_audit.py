@@ -19,7 +19,9 @@ from helpers import (
     selectors,
     task,
 )
-from selfbench.audit import THRESHOLDS, Threshold, audit
+from selfbench._runner_files import is_runner_control
+from selfbench.audit import RUNNER_CONTROL, THRESHOLDS, Threshold, audit
+from selfbench.bundle.evidence import PYTEST_PLUGIN
 from selfbench.contract import parse_definition
 from selfbench.patches import parse_patch
 
@@ -464,3 +466,53 @@ def test_the_audit_judges_any_bytes(gold: bytes, tests: bytes) -> None:
     report = run_audit(task(), gold=b"diff --git " + gold, tests=tests)
 
     assert report.accepted == (report.blockers == ())
+
+
+# --- runner configuration in the gold patch ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "runner_control"),
+    [
+        ("conftest.py", True),
+        ("pkg/tests/conftest.py", True),
+        ("pytest.ini", True),
+        ("pytest.py", True),
+        ("pytest/__main__.py", True),
+        ("lib/__pycache__/x.cpython-311.pyc", True),
+        (".venv/lib/python3.11/site-packages/x.pth", True),
+        ("web/node_modules/jest/index.js", True),
+        ("jest.config.js", True),
+        ("packages/a/vitest.config.ts", True),
+        (".cargo/config.toml", True),
+        ("target/debug/app", True),
+        ("go.work", True),
+        ("_selfbench_evidence.py", True),
+        ("pyproject.toml", False),
+        ("setup.cfg", False),
+        ("package.json", False),
+        ("Cargo.toml", False),
+        ("src/conftest_helpers.py", False),
+        ("src/targets.py", False),
+        ("docs/pytest-notes.md", False),
+    ],
+)
+def test_runner_control_paths(path: str, *, runner_control: bool) -> None:
+    assert is_runner_control(path) is runner_control
+
+
+def test_a_gold_patch_changing_runner_configuration_cannot_be_graded() -> None:
+    gold = patch(
+        added_file("src/widgets/x.py", 20),
+        added_file("conftest.py", 1),
+        added_file("pytest.ini", 1),
+    )
+
+    report = run_audit(task(), gold=gold)
+
+    assert report.blockers == (f"{RUNNER_CONTROL}: conftest.py, pytest.ini",)
+    assert RUNNER_CONTROL == "gold patch changes runner configuration, so the task cannot be graded"
+
+
+def test_the_evidence_plugin_name_is_a_runner_control_path() -> None:
+    assert is_runner_control(f"{PYTEST_PLUGIN}.py")

@@ -498,11 +498,13 @@ def test_verifier_data_header() -> None:
         + quote("pytest -q 'tests/test_new.py::test_a' 'tests/test_new.py::test_b'"),
         "readonly pass_to_pass_command='true'",
         "readonly protected_paths=('pkg/tests/test_new.py' 'pkg/tests/data')",
-        (
-            "readonly exclude_args=('--exclude=pkg/tests/test_new.py'"
-            " '--exclude=pkg/tests/test_new.py/*' '--exclude=pkg/tests/data'"
-            " '--exclude=pkg/tests/data/*')"
+        "readonly runner='pytest'",
+        "readonly fail_to_pass_evidence="
+        + quote(
+            '[{"path":"/app/pkg/tests/test_new.py","file":"tests/test_new.py","name":"test_a"},'
+            '{"path":"/app/pkg/tests/test_new.py","file":"tests/test_new.py","name":"test_b"}]'
         ),
+        "readonly pass_to_pass_evidence=''",
         (
             "readonly infrastructure_errors='ECONNRESET|ETIMEDOUT|ESOCKETTIMEDOUT|ENOTFOUND"
             "|EAI_AGAIN|META_FETCH_FAIL|FetchError|EPIPE|EPERM|registry\\.npmjs'"
@@ -511,6 +513,13 @@ def test_verifier_data_header() -> None:
     lines = script.splitlines()
     for line in expected:
         assert line in lines
+    [excludes] = [line for line in lines if line.startswith("readonly exclude_args=")]
+    assert excludes.startswith(
+        "readonly exclude_args=('--exclude=pkg/tests/test_new.py'"
+        " '--exclude=pkg/tests/test_new.py/*' '--exclude=pkg/tests/data'"
+        " '--exclude=pkg/tests/data/*' '--exclude=conftest.py'"
+        " '--exclude=*/conftest.py'"
+    )
 
 
 def test_verifier_body_follows_the_spec_steps() -> None:
@@ -523,9 +532,13 @@ def test_verifier_body_follows_the_spec_steps() -> None:
         "chmod a-w,a+rX",
         'rm -f -- "$test_patch"',
         'runuser -u "$verifier_user" -- env PATH="$PATH"',
-        'UV_CACHE_DIR="$uv_cache" bash -c "$command"',
+        'UV_CACHE_DIR="$uv_cache" "${evidence_env[@]}" \\\n      bash -c "$command"',
         'cp -a -- "$shared_uv_cache/." "$uv_cache/"',
         'pkill -KILL -u "$verifier_user"',
+        'pgrep -u "$verifier_user"',
+        'chown root:root -- "$directory" && chmod 0755 -- "$directory"',
+        'mv -f -- "$partial" "$reward_file"',
+        'check_evidence "$report" "$wanted"',
         'sleep "$((10 * attempt))"',
         "for attempt in 1 2 3; do",
         '  "pass_to_pass_exit_code": %d\n}\\n\' \\\n',
@@ -544,7 +557,7 @@ def test_protected_paths_include_test_paths_and_every_test_patch_path() -> None:
     script = files[layout.TEST_SH].content.decode()
     assert (
         "readonly protected_paths=('pkg/tests/test_x.py' 'top/t.py' 'pkg/tests/test_new.py'"
-        " 'pkg/fixtures/a' 'pkg/fixtures/b')"
+        " 'pkg/fixtures/a' 'pkg/fixtures/b' 'pkg/tests/test_old.py')"
     ) in script.splitlines()
 
 

@@ -190,8 +190,10 @@ def test_a_selector_matching_no_test_is_caught(tmp_path: Path) -> None:
     report = run(node_project("no-test", tests), tmp_path)
     assert not report.accepted
     assert report.reason is not None
-    assert report.reason.startswith("oracle: selector test/empty.test.js fails alone (")
-    assert run(node_project("no-test", tests), tmp_path / "parity", parity=True).accepted
+    # The verifier itself finds no test of test/empty.test.js seen passing in node's own report.
+    assert report.reason == "oracle: fail-to-pass failed with the gold patch"
+    assert "no test seen passing for /app/test/empty.test.js" in Path(report.oracle.log).read_text()
+    assert not run(node_project("no-test", tests), tmp_path / "parity", parity=True).accepted
 
 
 def test_a_pass_to_pass_selector_that_runs_no_test_is_caught(tmp_path: Path) -> None:
@@ -202,8 +204,9 @@ def test_a_pass_to_pass_selector_that_runs_no_test_is_caught(tmp_path: Path) -> 
     report = run(project, tmp_path)
     assert not report.accepted
     assert report.reason is not None
-    assert report.reason.startswith("oracle: pass-to-pass ran no test: node --test ran no test (")
-    assert run(project, tmp_path / "parity", parity=True).accepted
+    # The verifier itself finds no test of test/legacy.test.js seen passing, even at the base.
+    assert report.reason == "nop: pass-to-pass failed without the solution"
+    assert not run(project, tmp_path / "parity", parity=True).accepted
 
 
 INSTALL = """\

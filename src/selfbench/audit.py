@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from posixpath import basename
 from typing import Any
 
+from selfbench._runner_files import is_runner_control
 from selfbench._shell import PLACEHOLDER, Word, split_words
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.contract import Difficulty, TaskDefinition
@@ -39,6 +40,8 @@ HARD_CODED = 'test command must not hard-code fail-to-pass or pass-to-pass paths
 NOT_ONCE = 'test command must contain "{tests}" exactly once'
 QUOTED = 'test command must expand "{tests}" as an unquoted shell argument list'
 NO_TEST_FILES = changes_no_files("held-out test patch")
+RUNNER_CONTROL = "gold patch changes runner configuration, so the task cannot be graded"
+"""The verifier leaves every agent's changes to these paths out (`_runner_files.py`)."""
 _PIECE_BOUNDS = "/=:"
 _HEX_RUN_RE = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{7,40}(?![0-9A-Za-z])")
 
@@ -93,6 +96,10 @@ def audit(
     if overlap:
         listed = ", ".join(display_path(path) for path in overlap)
         blockers.append(f"gold and held-out test patches overlap: {listed}")
+    runner_control = [path for path in gold.paths if is_runner_control(path)]
+    if runner_control:
+        listed = ", ".join(display_path(path) for path in runner_control)
+        blockers.append(f"{RUNNER_CONTROL}: {listed}")
     if len(gold.files) < threshold.files:
         blockers.append(
             f"{level} mode requires at least {threshold.files} implementation files; "

@@ -67,7 +67,7 @@ from selfbench.validate.sandbox import (
     require_sandbox,
 )
 
-__all__ = ["LocalOptions", "LocalRunner", "score_patch", "validate_local"]
+__all__ = ["LocalOptions", "LocalRunner", "score_patch", "score_patches", "validate_local"]
 
 _COLLECT_SECONDS = 300.0
 
@@ -516,6 +516,17 @@ def score_patch(located: LocatedTask, patch: bytes | None, *, options: LocalOpti
     Raises:
         SandboxError: this machine cannot create the isolated workspace.
     """
+    return score_patches(located, [patch], options=options)[0]
+
+
+def score_patches(
+    located: LocatedTask, patches: Sequence[bytes | None], *, options: LocalOptions
+) -> list[RunReport]:
+    """`score_patch` for several patches, each on a fresh copy of one prepared task.
+
+    Raises:
+        SandboxError: this machine cannot create the isolated workspace.
+    """
     bwrap = require_sandbox()
     logs = _logs_root(options) / located.definition.taskId
     logs.mkdir(parents=True, exist_ok=True)
@@ -523,15 +534,19 @@ def score_patch(located: LocatedTask, patch: bytes | None, *, options: LocalOpti
     try:
         sandbox = Sandbox(root, choose_users(), bwrap, _limits(located.definition))
         task = _Task(located, sandbox, logs, options)
-        reason = task.prepare()
-        if reason is not None:
-            return RunReport(None, str(logs / "prepare.log"))
-        opt = task.fresh("collected")
-        if patch is not None:
-            (opt / Path(layout.CONTAINER_AGENT_PATCH).name).write_bytes(patch)
-        run = task.verifier("agent", _Agent(opt, None), (), last=True)
+        if task.prepare() is not None:
+            return [RunReport(None, str(logs / "prepare.log")) for _ in patches]
         commands = verifier_commands(task.definition)
-        return RunReport(run.reward, str(run.log), run_outcomes(run.log, commands))
+        reports = []
+        for index, patch in enumerate(patches):
+            name = "agent" if len(patches) == 1 else f"agent-{index}"
+            opt = task.fresh(f"{name}-collected")
+            if patch is not None:
+                (opt / Path(layout.CONTAINER_AGENT_PATCH).name).write_bytes(patch)
+            last = index == len(patches) - 1
+            run = task.verifier(name, _Agent(opt, None), (), last=last)
+            reports.append(RunReport(run.reward, str(run.log), run_outcomes(run.log, commands)))
+        return reports
     finally:
         if not options.keep:
             shutil.rmtree(root, ignore_errors=True)

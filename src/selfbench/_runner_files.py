@@ -1,0 +1,59 @@
+"""Paths that decide how tests run, are collected or reported: no agent may change them.
+
+One home for the rule: the verifier (`bundle/render_scripts.py`) leaves these paths out of the
+agent's patch, and the audit refuses a gold patch that needs to change one, since its change
+would be left out too. Patterns are `git apply --exclude` wildmatch patterns without
+`FNM_PATHNAME` (`*` also matches `/`), the same semantics as `fnmatch.fnmatchcase`.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+
+__all__ = ["PYTEST_CONFIGURATION_FILES", "RUNNER_CONTROL_PATTERNS", "is_runner_control"]
+
+_FILES = (
+    # pytest: configuration, plugins by conftest, shadowing modules, bytecode caches.
+    "conftest.py", "pytest.ini", ".pytest.ini", "pytest.py", "py.py",
+    "sitecustomize.py", "usercustomize.py", "*.pth", "*.pyc", "*.pyo",
+    "_selfbench_evidence.py",  # the verifier's own pytest reporter (bundle/evidence.py)
+    # Node runners: configuration and setup files, package-manager configuration.
+    "jest.config.*", "jest.setup.*", "vitest.config.*", "vitest.setup.*", "vitest.workspace.*",
+    "vite.config.*", "babel.config.*", ".babelrc", ".babelrc.*", ".mocharc*", ".npmrc",
+    ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "bunfig.toml", ".node-options",
+    # Cargo and Go: toolchain and build configuration.
+    "rust-toolchain", "rust-toolchain.toml", "go.work", "go.work.sum", "go.env",
+)  # fmt: skip
+"""Files that configure a runner or are loaded by it, at any depth.
+
+`pyproject.toml`, `setup.cfg` and `tox.ini` are not among them: they hold much besides pytest's
+configuration, so the verifier restores only a changed pytest table or section (`evidence.py`).
+"""
+
+_DIRECTORIES = (
+    "pytest", "_pytest", "pluggy", "_selfbench_evidence", "__pycache__", ".pytest_cache",
+    ".venv", "venv", "site-packages", "node_modules", ".cargo", "target", ".git-hooks",
+)  # fmt: skip
+"""Directories that hold a runner, installed dependencies or build caches, at any depth."""
+
+
+PYTEST_CONFIGURATION_FILES = ("pyproject.toml", "setup.cfg", "tox.ini")
+"""Shared configuration files whose pytest part an agent may not change."""
+
+
+def _patterns() -> tuple[str, ...]:
+    patterns: list[str] = []
+    for name in _FILES:
+        patterns.extend((name, f"*/{name}"))
+    for name in _DIRECTORIES:
+        patterns.extend((f"{name}/*", f"*/{name}/*"))
+    return tuple(patterns)
+
+
+RUNNER_CONTROL_PATTERNS = _patterns()
+"""Every runner-control pattern, each file or directory name at the root and at any depth."""
+
+
+def is_runner_control(path: str) -> bool:
+    """`path` (repository-relative, `/`-separated) is a runner-control path."""
+    return any(fnmatchcase(path, pattern) for pattern in RUNNER_CONTROL_PATTERNS)

@@ -1,0 +1,94 @@
+"""The verifier's judgement of a runner's report: the jq program of `bundle/evidence.py`, run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from typing import Any
+
+import pytest
+
+from selfbench.bundle.evidence import EVIDENCE_QUERY
+
+pytestmark = pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
+
+_START = {"event": "start", "rootdir": "/app"}
+_FINISH = {"event": "finish", "exitstatus": 0}
+
+
+def _test(nodeid: str, outcome: str = "passed", when: str = "call") -> dict[str, Any]:
+    return {"event": "test", "nodeid": nodeid, "when": when, "outcome": outcome}
+
+
+def _node(event: str, file: str, name: str, kind: str = "test") -> dict[str, Any]:
+    return {"event": event, "file": file, "name": name, "type": kind}
+
+
+def judge(runner: str, records: list[dict[str, Any]], wanted: list[dict[str, str]]) -> str:
+    report = "".join(json.dumps(record) + "\n" for record in records)
+    return subprocess.run(
+        ["jq", "-rs", "--argjson", "wanted", json.dumps(wanted), "--arg", "runner", runner,
+         EVIDENCE_QUERY],
+        input=report, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+
+
+MUL = {"path": "/app/tests/test_mul.py", "file": "tests/test_mul.py", "name": ""}
+R = {"path": "/app/test/r.test.js", "file": "test/r.test.js", "name": ""}
+CASES = [
+    ("all-seen", "pytest", [_START, _test("tests/test_mul.py::test_mul"), _FINISH], [MUL], ""),
+    ("no-finish", "pytest", [_START, _test("tests/test_mul.py::test_mul")], [MUL],
+     "the run did not finish"),
+    ("bad-exit", "pytest", [_START, _test("tests/test_mul.py::test_mul"),
+     {"event": "finish", "exitstatus": 5}], [MUL], "the run did not finish"),
+    ("a-failure", "pytest", [_START, _test("tests/test_mul.py::test_mul"),
+     _test("tests/test_mul.py::test_div", "failed"), _FINISH], [MUL],
+     "a test failed: tests/test_mul.py::test_div"),
+    ("setup-error", "pytest", [_START, _test("tests/test_mul.py::t", "failed", "setup"), _FINISH],
+     [MUL], "a test failed: tests/test_mul.py::t"),
+    ("collect-error", "pytest", [_START, {"event": "collect-error", "nodeid": "tests/x.py"},
+     _FINISH], [MUL], "a test failed: tests/x.py"),
+    ("collected-only", "pytest", [_START, _FINISH], [MUL],
+     "no test seen passing for /app/tests/test_mul.py"),
+    ("skipped-only", "pytest", [_START, _test("tests/test_mul.py::test_mul", "skipped"), _FINISH],
+     [MUL], "no test seen passing for /app/tests/test_mul.py"),
+    ("other-file", "pytest", [_START, _test("tests/test_core.py::test_add"), _FINISH], [MUL],
+     "no test seen passing for /app/tests/test_mul.py"),
+    ("named", "pytest", [_START, _test("tests/test_mul.py::test_mul[1]"), _FINISH],
+     [{**MUL, "name": "test_mul"}], ""),
+    ("other-name", "pytest", [_START, _test("tests/test_mul.py::test_mul"), _FINISH],
+     [{**MUL, "name": "test_div"}],
+     "no test seen passing for /app/tests/test_mul.py::test_div"),
+    ("directory", "pytest", [_START, _test("tests/unit/test_a.py::t"), _FINISH],
+     [{"path": "/app/tests", "file": "tests", "name": ""}], ""),
+    ("after-cd", "pytest", [{"event": "start", "rootdir": "/app/pkg"},
+     _test("tests/test_mul.py::test_mul"), _FINISH], [MUL], ""),
+    ("suffix-only", "pytest", [_START, _test("tests/test_mul.py.bak/x.py::t"),
+     _test("other/test_mul.py::t"), _FINISH], [MUL],
+     "no test seen passing for /app/tests/test_mul.py"),
+    ("node-seen", "node", [_node("test:pass", "/app/test/r.test.js", "reverse"),
+     {"event": "finish"}], [R], ""),
+    ("node-file-wrapper-only", "node", [_node("test:pass", "/app/test/r.test.js",
+     "/app/test/r.test.js"), {"event": "finish"}], [R],
+     "no test seen passing for /app/test/r.test.js"),
+    ("node-suite-only", "node", [_node("test:pass", "/app/test/r.test.js", "s", "suite"),
+     {"event": "finish"}], [R],
+     "no test seen passing for /app/test/r.test.js"),
+    ("node-failure", "node", [_node("test:pass", "/app/test/r.test.js", "a"),
+     _node("test:fail", "/app/test/r.test.js", "b"), {"event": "finish"}],
+     [R], "a test failed: b"),
+    ("node-no-finish", "node", [_node("test:pass", "/app/test/r.test.js", "a")],
+     [R], "the run did not finish"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("runner", "records", "wanted", "problem"),
+    [case[1:] for case in CASES],
+    ids=[case[0] for case in CASES],
+)
+def test_the_report_is_judged(
+    runner: str, records: list[dict[str, Any]], wanted: list[dict[str, str]], problem: str
+) -> None:
+    assert judge(runner, records, wanted) == problem
