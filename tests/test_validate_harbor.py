@@ -162,7 +162,7 @@ def write_task(root: Path, task_id: str, nop: Any, oracle: Any) -> Path:
         f'if [ -f "$FAKE_ROOT/app/solved" ]; then\n{reward_script(oracle)}\n'
         f"else\n{reward_script(nop)}\nfi\n"
     )
-    manifest = BundleManifest(task_id, "easy", "a" * 64, "b" * 64, "c" * 64)
+    manifest = BundleManifest(task_id, "easy", "a" * 64, "b" * 64, "c" * 64, "d" * 64)
     (bundle / ".selfbench-manifest.json").write_bytes(render_bundle_manifest(manifest))
     return parent if task_id == "good" else bundle
 
