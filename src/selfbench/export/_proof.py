@@ -11,8 +11,8 @@ once the whole task has been read (`problem`):
    manifest are, byte for byte and mode for mode, what the renderers make of the review record's
    definition and the bundle's patches (the agent's allowed hosts taken from the `task.toml`
    being checked, as refresh takes them), and nothing rendered is missing or extra;
-4. the snapshot is the archive of `baseCommit` (when it records its commit) and holds neither
-   the gold patch's new content nor the held-out tests (`SnapshotRules`).
+4. the snapshot is `git archive` of `baseCommit` (the commit its pax header records) and
+   holds neither the gold patch's new content nor the held-out tests (`SnapshotRules`).
 """
 
 from __future__ import annotations
@@ -177,11 +177,11 @@ class TaskProof:
         relative = self.scanned
         if scan.problem is not None:
             return _Problem(relative, scan.problem)
-        if scan.commit is not None and scan.commit != definition.baseCommit:
-            return _Problem(
-                relative,
-                f"the snapshot of commit {scan.commit}, not of baseCommit {definition.baseCommit}",
-            )
+        base = definition.baseCommit
+        if scan.commit is None:
+            return _Problem(relative, f"records no commit; the snapshot of baseCommit {base} does")
+        if scan.commit != base:
+            return _Problem(relative, f"the snapshot of commit {scan.commit}, not of {base}")
         rules = build_snapshot_rules(
             self.files[layout.TEST_PATCH][0], self.files[layout.GOLD_PATCH][0]
         )
