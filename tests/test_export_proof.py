@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 import subprocess
 import tarfile
@@ -18,6 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from export_helpers import RawMember, author_collected, gzip_tar, members_of, outer_archive
 from selfbench.bundle import layout
@@ -372,6 +375,10 @@ BROKEN_SNAPSHOTS = {
         gzip_tar([RawMember("p", b"9 path\n", type=tarfile.XHDTYPE)]),
         "malformed pax header",
     ),
+    "pax-size-not-a-number": (
+        gzip_tar([RawMember("p", b"12 size=x1\n", type=tarfile.XHDTYPE), RawMember("a")]),
+        "malformed pax header",
+    ),
 }
 
 
@@ -412,3 +419,30 @@ def test_snapshot_rules_name_the_first_broken_rule() -> None:
     assert rules.problem({"x/t.patch": git_blob_id(tests)}) == (
         "holds a copy of tests/test.patch at x/t.patch"
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(max_size=2048), cuts=st.lists(st.integers(0, 2048), max_size=6))
+def test_the_snapshot_scan_takes_any_bytes_in_any_pieces_without_raising(
+    data: bytes, cuts: list[int]
+) -> None:
+    scan = SnapshotScan(unpack_limit=1 << 20)
+    edges = [0, *sorted(cuts), len(data)]
+    for start, stop in itertools.pairwise(edges):
+        scan.feed(data[start:stop])
+    scan.finish()
+    assert scan.problem is not None or scan.commit is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(position=st.integers(min_value=0), flip=st.integers(min_value=1, max_value=255))
+def test_a_flipped_byte_of_a_gzip_tar_is_a_problem_or_a_readable_index(
+    position: int, flip: int
+) -> None:
+    members = [RawMember("a/x.py", b"print(1)\n" * 50), RawMember("b", type=tarfile.DIRTYPE)]
+    data = bytearray(gzip_tar(members))
+    data[position % len(data)] ^= flip
+    scan = SnapshotScan(unpack_limit=1 << 20)
+    scan.feed(bytes(data))
+    scan.finish()
+    assert scan.problem is not None or all(isinstance(path, str) for path in scan.files)

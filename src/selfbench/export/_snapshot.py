@@ -92,6 +92,16 @@ def _pax_records(data: bytes) -> dict[str, str]:
     return records
 
 
+def _size(pax: dict[str, str], info: tarfile.TarInfo) -> int:
+    """A member's content size: its pax `size` record, else its header's."""
+    text = pax.get("size")
+    if text is None:
+        return info.size
+    if not (text.isascii() and text.isdigit()):
+        raise _ScanError("malformed pax header")
+    return int(text)
+
+
 def _normalized(name: str) -> str:
     return posixpath.normpath(name).lstrip("/")
 
@@ -173,7 +183,7 @@ class SnapshotScan:
                 info = tarfile.TarInfo.frombuf(header, "utf-8", "surrogateescape")
             except tarfile.HeaderError as exc:
                 raise _ScanError(f"malformed tar header ({one_line(str(exc))})") from None
-            size = int(pax.get("size", info.size)) if info.type not in _NO_CONTENT else 0
+            size = _size(pax, info) if info.type not in _NO_CONTENT else 0
             if size < 0:
                 raise _ScanError("a member claims a negative size")
             if info.type in (*_PAX, tarfile.XGLTYPE, *tarfile.GNU_TYPES[:2]):
