@@ -446,3 +446,19 @@ def test_a_flipped_byte_of_a_gzip_tar_is_a_problem_or_a_readable_index(
     scan.feed(bytes(data))
     scan.finish()
     assert scan.problem is not None or all(isinstance(path, str) for path in scan.files)
+
+
+def test_export_refuses_a_bundle_whose_snapshot_changed_on_disk(
+    tmp_path: Path, sample: SampleRepository, capsys: pytest.CaptureFixture[str]
+) -> None:
+    collected = author_collected(tmp_path, sample, "slug-s")
+    snapshot = collected / "harbor-task" / layout.ENV_SNAPSHOT
+    snapshot.write_bytes(_rewritten_snapshot(snapshot.read_bytes(), {}, comment=sample.base))
+    out = tmp_path / "run.tar.gz"
+    args = ["export", str(collected), "--run-id", "run-1", "--out", str(out)]
+    args += ["--repository-url", "https://example.com/acme/slugkit.git"]
+    assert main([*args, "--repository-commit", sample.head]) == 2
+    line = f"error: {snapshot}: changed since the bundle was compiled"
+    assert capsys.readouterr() == ("", f"{line} (snapshotSha256 differs; recompile it)\n")
+    assert not out.exists()
+    assert sorted(path.name for path in out.parent.iterdir() if path.name.startswith(".")) == []
