@@ -136,6 +136,7 @@ def test_a_task_detail_carries_prompt_definition_patches_and_what_runs(
     for key in ("agentDockerfile", "verifierDockerfile"):
         assert detail[key]["text"].startswith("FROM ubuntu:24.04\n")
         assert detail[key]["omittedBytes"] == 0
+    assert 'allowed_hosts = [\n    "chatgpt.com",' in detail["taskToml"]["text"]
 
 
 def test_every_response_forbids_inline_script_and_other_origins(server: ReviewServer) -> None:
@@ -198,7 +199,7 @@ def test_a_task_detail_shows_only_what_it_lists(server: ReviewServer) -> None:
     assert set(detail) == {
         *("taskId", "difficulty", "prompt", "promptBytes", "promptOmittedBytes", "definition"),
         *("validation", "audit", "goldPatch", "testPatch"),
-        *("verifierScript", "agentDockerfile", "verifierDockerfile"),
+        *("verifierScript", "agentDockerfile", "verifierDockerfile", "taskToml"),
     }
     instruction = server.data.root / "slug-plain" / "instruction.md"
     assert detail["prompt"] == instruction.read_text(encoding="utf-8")
@@ -334,6 +335,7 @@ def _read_hostile_task(page: Page) -> None:
     assert script.startswith("#!/bin/bash\n# The selfbench verifier.")
     for name in ("agent-dockerfile", "verifier-dockerfile"):
         assert (page.locator(f"pre.{name}").text_content() or "").startswith("FROM ubuntu:24.04\n")
+    assert 'schema_version = "1.4"' in (page.locator("pre.task-toml").text_content() or "")
 
 
 def _hand_to_harbor(clean: Path, tasks: Path) -> None:

@@ -4,8 +4,10 @@ One pass, memory flat: the outer archive's first member must be `manifest.json`;
 `tasks/<taskId>.tar.gz` that follows is hashed while its own tar is parsed, and its digest is
 compared with the manifest's before the task counts as read. Every member of both layers is
 checked before a byte of its content is used: no absolute names, no `..`, no links, devices or
-extended headers, no duplicates, nothing outside the layout, no size beyond the limits. The first
-problem ends the read with one line naming the archive and the member.
+extended headers, no duplicates, nothing outside the layout, no size beyond the limits. Once a
+task's digest has matched, it must prove its contents (`_proof.TaskProof`): what runs it is what
+its definition and patches compile to, and its snapshot holds no solution. The first problem
+ends the read with one line naming the archive and the member.
 """
 
 from __future__ import annotations

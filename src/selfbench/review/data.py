@@ -33,8 +33,10 @@ _SCRIPTS = {
     "verifierScript": layout.TEST_SH,
     "agentDockerfile": layout.ENV_DOCKERFILE,
     "verifierDockerfile": layout.TESTS_DOCKERFILE,
+    "taskToml": layout.TASK_TOML,
 }
-"""What runs the task, shown as text: verify has proven each is what its definition compiles to."""
+"""What runs the task, shown as text: verify has proven each is what its definition compiles to
+(`task.toml` given its agent's allowed hosts, which the reviewer reads there)."""
 _KEPT = frozenset(
     {layout.INSTRUCTION, layout.GOLD_PATCH, layout.TEST_PATCH, REVIEW_FILE, *_SCRIPTS.values()}
 )

@@ -125,6 +125,7 @@ function showDetail(task) {
   detail.append(el("h3", "Verifier script (tests/test.sh)"), textView(task.verifierScript, "script verifier-script"));
   detail.append(el("h3", "Agent image (environment/Dockerfile)"), textView(task.agentDockerfile, "script agent-dockerfile"));
   detail.append(el("h3", "Verifier image (tests/Dockerfile)"), textView(task.verifierDockerfile, "script verifier-dockerfile"));
+  detail.append(el("h3", "Harbor configuration (task.toml, with the agent's allowed hosts)"), textView(task.taskToml, "script task-toml"));
 }
 
 function textView(file, className) {
