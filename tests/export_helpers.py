@@ -99,6 +99,8 @@ class RawMember:
     pax: bool = False
     size_field: bytes | None = None
     """Twelve raw bytes for the header's size field (a negative or base-256 size), if any."""
+    mode: int | None = None
+    """The mode to write; by default 0755 for a directory, else 0644."""
 
 
 def _with_size_field(header: bytes, field: bytes) -> bytes:
@@ -116,6 +118,8 @@ def _header(member: RawMember) -> bytes:
     info.type = member.type
     info.linkname = member.linkname
     info.mode = 0o755 if member.type == tarfile.DIRTYPE else 0o644
+    if member.mode is not None:
+        info.mode = member.mode
     info.size = len(member.data) if member.size is None else member.size
     if member.type in (tarfile.CHRTYPE, tarfile.BLKTYPE):
         info.devmajor, info.devminor = 1, 3
@@ -143,7 +147,7 @@ def members_of(archive: bytes) -> list[RawMember]:
         for info in tar:
             handle = tar.extractfile(info) if info.isreg() else None
             data = handle.read() if handle is not None else b""
-            found.append(RawMember(info.name, data, info.type))
+            found.append(RawMember(info.name, data, info.type, mode=info.mode))
     return found
 
 

@@ -22,6 +22,7 @@ from selfbench.submit import submit_files
 __all__ = [
     "BASE_COMMIT",
     "GOLD",
+    "SNAPSHOT_SHA256",
     "SOURCE_URL",
     "TESTS",
     "added_file",
@@ -37,6 +38,9 @@ __all__ = [
     "variant",
     "write_task_files",
 ]
+
+SNAPSHOT_SHA256 = "5a" * 32
+"""The snapshot digest rendered bundles record where no snapshot is written (golden cases)."""
 
 BASE_COMMIT = "0123456789abcdef0123456789abcdef01234567"
 SOURCE_URL = "https://example.com/acme/widgets/pull/42"

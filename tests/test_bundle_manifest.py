@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from helpers import SNAPSHOT_SHA256
 from selfbench.bundle import (
     BundleManifest,
     build_bundle_manifest,
@@ -36,6 +37,7 @@ VALID = BundleManifest(
     definition_sha256="a" * 64,
     test_patch_sha256="b" * 64,
     gold_patch_sha256="0123456789abcdef" * 4,
+    snapshot_sha256="c" * 64,
 )
 
 
@@ -73,7 +75,11 @@ def test_golden_manifests_parse_and_render_byte_for_byte(case: str) -> None:
     definition = read_definition(GOLDEN / case / "definition.json").definition
     test_patch = (GOLDEN / case / "test.patch").read_bytes()
     gold_patch = (GOLDEN / case / "gold.patch").read_bytes()
-    assert build_bundle_manifest(definition, test_patch, gold_patch) == manifest
+    assert manifest.snapshot_sha256 == SNAPSHOT_SHA256
+    built = build_bundle_manifest(
+        definition, test_patch, gold_patch, snapshot_sha256=SNAPSHOT_SHA256
+    )
+    assert built == manifest
 
 
 def test_render_is_the_spec_layout() -> None:
@@ -86,7 +92,8 @@ def test_render_is_the_spec_layout() -> None:
         '  "difficulty": "medium",\n'
         f'  "definitionSha256": "{"a" * 64}",\n'
         f'  "testPatchSha256": "{"b" * 64}",\n'
-        f'  "goldPatchSha256": "{"0123456789abcdef" * 4}"\n'
+        f'  "goldPatchSha256": "{"0123456789abcdef" * 4}",\n'
+        f'  "snapshotSha256": "{"c" * 64}"\n'
         "}\n"
     )
 
@@ -102,6 +109,7 @@ _MANIFESTS = st.builds(
     definition_sha256=_DIGESTS,
     test_patch_sha256=_DIGESTS,
     gold_patch_sha256=_DIGESTS,
+    snapshot_sha256=_DIGESTS,
     compiler_revision=st.integers(min_value=1, max_value=2**53),
     harbor_schema_version=st.text(min_size=1, max_size=8),
 )
@@ -125,7 +133,7 @@ REFUSED: dict[str, tuple[bytes, str]] = {
         _bytes({"taskId": "demo-1"}),
         (
             "lacks generator, harborSchemaVersion, compilerRevision, difficulty, "
-            "definitionSha256, testPatchSha256, goldPatchSha256"
+            "definitionSha256, testPatchSha256, goldPatchSha256, snapshotSha256"
         ),
     ),
     "unknown-key": (_bytes(_fields(extra=1)), 'has unknown key "extra"'),
@@ -234,7 +242,10 @@ def bundle(tmp_path: Path) -> Path:
     case = GOLDEN / "python-root"
     definition = read_definition(case / "definition.json").definition
     files = render_bundle(
-        definition, (case / "test.patch").read_bytes(), (case / "gold.patch").read_bytes()
+        definition,
+        (case / "test.patch").read_bytes(),
+        (case / "gold.patch").read_bytes(),
+        snapshot_sha256=SNAPSHOT_SHA256,
     )
     root = tmp_path / "harbor-task"
     for item in files:

@@ -110,6 +110,8 @@ def test_snapshot_is_the_base_commit_stored_once(
         names = {member.name for member in archive.getmembers() if member.isfile()}
     assert names == {".gitignore", "README.md", "pyproject.toml", "slugkit/__init__.py",
                      "slugkit/core.py", "tests/test_core.py"}  # fmt: skip
+    recorded = json.loads((out / layout.MANIFEST).read_bytes())["snapshotSha256"]
+    assert recorded == hashlib.sha256(first.read_bytes()).hexdigest()
 
 
 def test_compile_is_byte_reproducible(
@@ -300,6 +302,7 @@ def test_refresh_rerenders_from_a_repaired_definition(
     ):
         assert after[unchanged] == before[unchanged]
     assert _hosts(out) == ["keep.example"]
+    assert manifest["snapshotSha256"] == hashlib.sha256(after[layout.ENV_SNAPSHOT][0]).hexdigest()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle", "repaired.json", "tasks"]
 
 

@@ -8,6 +8,7 @@ pass `harbor lint` with its default rules. With every rule selected, the only fi
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import tarfile
@@ -99,13 +100,16 @@ def snapshot() -> bytes:
 def write_bundle(root: Path, name: str) -> Path:
     """Render one case's bundle, with both snapshots, into `root/<name>`."""
     bundle = root / name
-    for item in render_bundle(definition(name, TOOLCHAIN_CASES[name]), TEST_PATCH, GOLD_PATCH):
+    data = snapshot()
+    digest = hashlib.sha256(data).hexdigest()
+    task = definition(name, TOOLCHAIN_CASES[name])
+    for item in render_bundle(task, TEST_PATCH, GOLD_PATCH, snapshot_sha256=digest):
         path = bundle / item.path
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(item.content)
         path.chmod(item.mode)
     for relative in layout.SNAPSHOT_PATHS:
-        (bundle / relative).write_bytes(snapshot())
+        (bundle / relative).write_bytes(data)
     return bundle
 
 

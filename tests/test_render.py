@@ -25,6 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers import SNAPSHOT_SHA256
 from selfbench._shell import quote
 from selfbench.bundle import (
     BundleFile,
@@ -102,7 +103,10 @@ def make_definition(**overrides: Any) -> TaskDefinition:
 
 def bundle(definition: TaskDefinition, gold: bytes = GOLD_PATCH) -> dict[str, BundleFile]:
     """The rendered bundle, by path."""
-    return {item.path: item for item in render_bundle(definition, TEST_PATCH, gold)}
+    return {
+        item.path: item
+        for item in render_bundle(definition, TEST_PATCH, gold, snapshot_sha256=SNAPSHOT_SHA256)
+    }
 
 
 def text(definition: TaskDefinition, path: str, gold: bytes = GOLD_PATCH) -> str:
@@ -121,7 +125,9 @@ def shell_variable(script: str, name: str) -> str:
 
 
 def test_bundle_files_are_sorted_with_modes_and_no_snapshots() -> None:
-    files = render_bundle(make_definition(), TEST_PATCH, GOLD_PATCH)
+    files = render_bundle(
+        make_definition(), TEST_PATCH, GOLD_PATCH, snapshot_sha256=SNAPSHOT_SHA256
+    )
     paths = [item.path for item in files]
     assert paths == sorted(paths)
     assert set(paths) == set(layout.BUNDLE_PATHS) - {
@@ -152,8 +158,13 @@ def test_dependency_setup_patch_only_when_gold_touches_a_manifest() -> None:
 def test_render_refresh_renders_the_same_bundle() -> None:
     definition = make_definition()
     hosts = ("api.anthropic.com",)
-    refreshed = render_refresh(definition, TEST_PATCH, GOLD_PATCH, allowed_hosts=hosts)
-    assert refreshed == render_bundle(definition, TEST_PATCH, GOLD_PATCH, allowed_hosts=hosts)
+    digest = SNAPSHOT_SHA256
+    refreshed = render_refresh(
+        definition, TEST_PATCH, GOLD_PATCH, allowed_hosts=hosts, snapshot_sha256=digest
+    )
+    assert refreshed == render_bundle(
+        definition, TEST_PATCH, GOLD_PATCH, allowed_hosts=hosts, snapshot_sha256=digest
+    )
 
 
 def test_rendering_is_deterministic_across_processes() -> None:
@@ -161,7 +172,7 @@ def test_rendering_is_deterministic_across_processes() -> None:
         "import sys, hashlib; from selfbench.bundle import render_bundle;"
         "from test_render import make_definition, TEST_PATCH, GOLD_PATCH;"
         "d = make_definition(toolchains=['rust', 'bun', 'python', 'go']);"
-        "files = render_bundle(d, TEST_PATCH, GOLD_PATCH);"
+        "files = render_bundle(d, TEST_PATCH, GOLD_PATCH, snapshot_sha256='0' * 64);"
         "print(hashlib.sha256(repr(files).encode()).hexdigest())"
     )
     digests = set()
@@ -172,9 +183,10 @@ def test_rendering_is_deterministic_across_processes() -> None:
         )
         digests.add(result.stdout)
     definition = make_definition(toolchains=["rust", "bun", "python", "go"])
-    assert render_bundle(definition, TEST_PATCH, GOLD_PATCH) == render_bundle(
-        definition, TEST_PATCH, GOLD_PATCH
-    )
+    digest = SNAPSHOT_SHA256
+    assert render_bundle(
+        definition, TEST_PATCH, GOLD_PATCH, snapshot_sha256=digest
+    ) == render_bundle(definition, TEST_PATCH, GOLD_PATCH, snapshot_sha256=digest)
     assert len(digests) == 1
 
 
@@ -188,7 +200,9 @@ def test_instruction_is_the_trimmed_prompt_plus_one_newline() -> None:
 
 def test_manifest_records_the_compiler_and_the_input_digests() -> None:
     definition = make_definition(difficulty="medium")
-    data = render_bundle_manifest(build_bundle_manifest(definition, TEST_PATCH, GOLD_PATCH))
+    data = render_bundle_manifest(
+        build_bundle_manifest(definition, TEST_PATCH, GOLD_PATCH, snapshot_sha256=SNAPSHOT_SHA256)
+    )
     assert data.endswith(b"}\n")
     assert json.loads(data) == {
         "generator": "selfbench",
@@ -199,6 +213,7 @@ def test_manifest_records_the_compiler_and_the_input_digests() -> None:
         "definitionSha256": definition_sha256(definition),
         "testPatchSha256": hashlib.sha256(TEST_PATCH).hexdigest(),
         "goldPatchSha256": hashlib.sha256(GOLD_PATCH).hexdigest(),
+        "snapshotSha256": SNAPSHOT_SHA256,
     }
     assert data.decode().startswith('{\n  "generator": "selfbench",\n')
     assert bundle(definition)[layout.MANIFEST].content == data
@@ -210,7 +225,11 @@ def test_manifest_records_the_compiler_and_the_input_digests() -> None:
 def toml(definition: TaskDefinition, hosts: tuple[str, ...] | None = None) -> dict[str, Any]:
     """The rendered task.toml, parsed back."""
     files = render_bundle(
-        definition, TEST_PATCH, GOLD_PATCH, allowed_hosts=hosts or layout.DEFAULT_ALLOWED_HOSTS
+        definition,
+        TEST_PATCH,
+        GOLD_PATCH,
+        allowed_hosts=hosts or layout.DEFAULT_ALLOWED_HOSTS,
+        snapshot_sha256=SNAPSHOT_SHA256,
     )
     content = next(item.content for item in files if item.path == layout.TASK_TOML)
     return tomllib.loads(content.decode())
@@ -553,7 +572,12 @@ def test_protected_paths_include_test_paths_and_every_test_patch_path() -> None:
         b"similarity index 100%\nrename from pkg/fixtures/a\nrename to pkg/fixtures/b\n"
     )
     definition = make_definition(testPaths=["tests/test_x.py", "../top/t.py"])
-    files = {item.path: item for item in render_bundle(definition, test_patch, GOLD_PATCH)}
+    files = {
+        item.path: item
+        for item in render_bundle(
+            definition, test_patch, GOLD_PATCH, snapshot_sha256=SNAPSHOT_SHA256
+        )
+    }
     script = files[layout.TEST_SH].content.decode()
     assert (
         "readonly protected_paths=('pkg/tests/test_x.py' 'top/t.py' 'pkg/tests/test_new.py'"
@@ -571,7 +595,12 @@ def test_exclude_patterns_match_paths_literally(path: str, pattern: str) -> None
 
 def test_non_utf8_patch_paths_reach_test_sh_as_their_bytes() -> None:
     test_patch = b'diff --git "a/t/caf\\351.py" "b/t/caf\\351.py"\nnew file mode 100644\n'
-    files = {item.path: item for item in render_bundle(make_definition(), test_patch, GOLD_PATCH)}
+    files = {
+        item.path: item
+        for item in render_bundle(
+            make_definition(), test_patch, GOLD_PATCH, snapshot_sha256=SNAPSHOT_SHA256
+        )
+    }
     assert b"'t/caf\xe9.py'" in files[layout.TEST_SH].content
 
 
@@ -703,7 +732,7 @@ def render_golden(case: str) -> tuple[BundleFile, ...]:
     definition = read_definition(directory / "definition.json").definition
     test_patch = (directory / "test.patch").read_bytes()
     gold_patch = (directory / "gold.patch").read_bytes()
-    return render_bundle(definition, test_patch, gold_patch)
+    return render_bundle(definition, test_patch, gold_patch, snapshot_sha256=SNAPSHOT_SHA256)
 
 
 def write_golden(case: str, files: tuple[BundleFile, ...]) -> None:

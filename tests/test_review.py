@@ -122,7 +122,9 @@ def test_the_summary_lists_the_run_and_every_task(server: ReviewServer) -> None:
     }
 
 
-def test_a_task_detail_carries_prompt_definition_and_both_patches(server: ReviewServer) -> None:
+def test_a_task_detail_carries_prompt_definition_patches_and_what_runs(
+    server: ReviewServer,
+) -> None:
     detail = _get(server.url + "api/tasks/slug-hostile")
     assert detail["prompt"] == HOSTILE_PROMPT.strip() + "\n"
     assert detail["definition"]["taskId"] == "slug-hostile"
@@ -130,6 +132,11 @@ def test_a_task_detail_carries_prompt_definition_and_both_patches(server: Review
     assert '+<script>window.__pwned = "gold"</script>' in detail["goldPatch"]["text"]
     assert detail["testPatch"]["text"].startswith("diff --git a/tests/")
     assert detail["goldPatch"]["omittedBytes"] == 0
+    assert detail["verifierScript"]["text"].startswith("#!/bin/bash\n# The selfbench verifier.")
+    for key in ("agentDockerfile", "verifierDockerfile"):
+        assert detail[key]["text"].startswith("FROM ubuntu:24.04\n")
+        assert detail[key]["omittedBytes"] == 0
+    assert 'allowed_hosts = [\n    "chatgpt.com",' in detail["taskToml"]["text"]
 
 
 def test_every_response_forbids_inline_script_and_other_origins(server: ReviewServer) -> None:
@@ -192,6 +199,7 @@ def test_a_task_detail_shows_only_what_it_lists(server: ReviewServer) -> None:
     assert set(detail) == {
         *("taskId", "difficulty", "prompt", "promptBytes", "promptOmittedBytes", "definition"),
         *("validation", "audit", "goldPatch", "testPatch"),
+        *("verifierScript", "agentDockerfile", "verifierDockerfile", "taskToml"),
     }
     instruction = server.data.root / "slug-plain" / "instruction.md"
     assert detail["prompt"] == instruction.read_text(encoding="utf-8")
@@ -323,6 +331,11 @@ def _read_hostile_task(page: Page) -> None:
     assert added.first.text_content() == '+<script>window.__pwned = "gold"</script>'
     assert page.evaluate("window.__pwned") is None
     assert page.locator("#detail img, #detail script, #detail b").count() == 0
+    script = page.locator("pre.verifier-script").text_content() or ""
+    assert script.startswith("#!/bin/bash\n# The selfbench verifier.")
+    for name in ("agent-dockerfile", "verifier-dockerfile"):
+        assert (page.locator(f"pre.{name}").text_content() or "").startswith("FROM ubuntu:24.04\n")
+    assert 'schema_version = "1.4"' in (page.locator("pre.task-toml").text_content() or "")
 
 
 def _hand_to_harbor(clean: Path, tasks: Path) -> None:
@@ -369,6 +382,8 @@ def test_review_in_chromium_drops_a_task_and_writes_a_verified_clean_export(
             _read_hostile_task(page)
             page.screenshot(path=str(tmp_path / "review.png"))
             page.locator(".diff").first.screenshot(path=str(tmp_path / "gold-diff.png"))
+            page.locator("pre.verifier-script").scroll_into_view_if_needed()
+            page.locator("pre.verifier-script").screenshot(path=str(tmp_path / "scripts.png"))
             page.locator("tr.task", has_text="slug-plain").locator("button.toggle").click()
             page.locator("tr.task", has_text="slug-zeta").locator("button.toggle").click()
             page.locator("tr.task", has_text="slug-zeta").locator("button.toggle").click()
@@ -389,5 +404,5 @@ def test_review_in_chromium_drops_a_task_and_writes_a_verified_clean_export(
     _hand_to_harbor(clean, tmp_path / "tasks")
     keep = os.environ.get("SELFBENCH_KEEP_SCREENSHOTS")  # a directory to look at them in
     if keep:
-        for name in ("review.png", "gold-diff.png"):
+        for name in ("review.png", "gold-diff.png", "scripts.png"):
             shutil.copyfile(tmp_path / name, Path(keep) / name)

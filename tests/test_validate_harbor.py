@@ -178,7 +178,9 @@ def write_task(root: Path, task_id: str, nop: Any, oracle: Any) -> Path:
     value = definition(taskId=task_id)
     (parent / "definition.json").write_text(json.dumps(value, indent=2) + "\n")
     parsed = parse_definition(value).definition
-    manifest = build_bundle_manifest(parsed, b"test patch\n", b"gold patch\n")
+    manifest = build_bundle_manifest(
+        parsed, b"test patch\n", b"gold patch\n", snapshot_sha256="d" * 64
+    )
     (bundle / ".selfbench-manifest.json").write_bytes(render_bundle_manifest(manifest))
     return parent if task_id == "good" else bundle
 

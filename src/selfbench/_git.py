@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 from pathlib import Path
+from typing import IO
 
 from selfbench._gzip import compress_stream
 from selfbench.errors import SelfbenchError
@@ -52,14 +54,28 @@ def git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
     return result.stdout
 
 
-def archive_tar(repo: Path, commit: str, target: Path) -> None:
+class _HashingWriter:
+    """Writes through to a file, hashing every byte (SHA-256)."""
+
+    def __init__(self, target: IO[bytes]) -> None:
+        self._target = target
+        self.sha256 = hashlib.sha256()
+
+    def write(self, data: bytes, /) -> int:
+        self.sha256.update(data)
+        return self._target.write(data)
+
+
+def archive_tar(repo: Path, commit: str, target: Path) -> str:
     """Write `git archive --format=tar` of a commit to `target`, gzipped on several cores.
+
+    Returns the SHA-256 of the bytes written (hashed as they are written, not read back).
 
     Raises:
         GitError: git archive failed.
     """
     with (
-        target.open("wb") as out,
+        target.open("wb") as raw,
         subprocess.Popen(
             ["git", "-C", str(repo), "archive", "--format=tar", commit],
             stdout=subprocess.PIPE,
@@ -68,8 +84,10 @@ def archive_tar(repo: Path, commit: str, target: Path) -> None:
         ) as process,
     ):
         assert process.stdout is not None  # noqa: S101 - guaranteed by stdout=PIPE
+        out = _HashingWriter(raw)
         compress_stream(process.stdout, out)
         error = process.stderr.read() if process.stderr else b""
         if process.wait() != 0:
             lines = error.decode("utf-8", "replace").strip().splitlines()
             raise GitError(f"git archive failed: {lines[-1] if lines else process.returncode}")
+    return out.sha256.hexdigest()

@@ -14,9 +14,16 @@ import queue
 import threading
 import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import IO
+from typing import IO, Protocol
 
-__all__ = ["compress_stream"]
+__all__ = ["Writable", "compress_stream"]
+
+
+class Writable(Protocol):
+    """Anything with `write(bytes)`: a file, or a writer that hashes on the way."""
+
+    def write(self, data: bytes, /) -> int: ...
+
 
 _BLOCK = 4 << 20
 _GZIP_WBITS = 31
@@ -28,7 +35,7 @@ def _member(block: bytes, level: int) -> bytes:
 
 
 def compress_stream(
-    source: IO[bytes], target: IO[bytes], *, level: int = 1, workers: int | None = None
+    source: IO[bytes], target: Writable, *, level: int = 1, workers: int | None = None
 ) -> None:
     """Gzip everything readable from `source` into `target`, using several cores.
 

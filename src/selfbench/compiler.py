@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +19,7 @@ from selfbench._git import GitError, archive_tar, git
 from selfbench.bundle import layout
 from selfbench.bundle.locate import read_bundle_manifest
 from selfbench.bundle.render import BundleFile, render_bundle, render_refresh
+from selfbench.bundle.render_toml import parse_allowed_hosts
 from selfbench.contract import TaskDefinition
 from selfbench.errors import SelfbenchError
 from selfbench.task import AuthoredTask, judge_task, read_authored_task, read_definition
@@ -70,15 +70,19 @@ def _write_files(root: Path, files: tuple[BundleFile, ...]) -> None:
         path.chmod(item.mode)
 
 
-def _write_snapshot(root: Path, repo: Path, sha: str) -> None:
-    """One `git archive` of the base commit, stored once and hard-linked into both contexts."""
+def _write_snapshot(root: Path, repo: Path, sha: str) -> str:
+    """One `git archive` of the base commit, stored once and hard-linked into both contexts.
+
+    Returns the snapshot's SHA-256, for the manifest.
+    """
     first = root / layout.ENV_SNAPSHOT
     second = root / layout.TESTS_SNAPSHOT
     first.parent.mkdir(parents=True, exist_ok=True)
     second.parent.mkdir(parents=True, exist_ok=True)
-    archive_tar(repo, sha, first)
+    digest = archive_tar(repo, sha, first)
     first.chmod(0o644)
     os.link(first, second)
+    return digest
 
 
 @contextmanager
@@ -126,26 +130,26 @@ def compile_task(
     task = read_authored_task(task_dir)
     check_authored_task(task)
     _check_base_commit(repo, task.definition.baseCommit)
-    files = render_bundle(
-        task.definition,
-        task.test_patch,
-        task.gold_patch,
-        allowed_hosts=allowed_hosts or layout.DEFAULT_ALLOWED_HOSTS,
-    )
     with _staging(out) as staging:
+        snapshot_sha256 = _write_snapshot(staging, repo, task.definition.baseCommit)
+        files = render_bundle(
+            task.definition,
+            task.test_patch,
+            task.gold_patch,
+            allowed_hosts=allowed_hosts or layout.DEFAULT_ALLOWED_HOSTS,
+            snapshot_sha256=snapshot_sha256,
+        )
         _write_files(staging, files)
-        _write_snapshot(staging, repo, task.definition.baseCommit)
         _publish(staging, out)
     return task
 
 
 def _current_allowed_hosts(bundle: Path) -> tuple[str, ...]:
     path = bundle / layout.TASK_TOML
-    try:
-        hosts = tomllib.loads(_read_bytes(path).decode("utf-8"))["agent"]["allowed_hosts"]
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError):
-        raise CompileError(f"{path}: cannot read [agent] allowed_hosts") from None
-    return tuple(str(host) for host in hosts)
+    hosts = parse_allowed_hosts(_read_bytes(path))
+    if hosts is None:
+        raise CompileError(f"{path}: cannot read [agent] allowed_hosts")
+    return hosts
 
 
 def refresh_bundle(
@@ -164,13 +168,20 @@ def refresh_bundle(
         DefinitionError: the definition is invalid.
     """
     loaded = read_definition(definition)
-    old_id = read_bundle_manifest(bundle).task_id
+    old = read_bundle_manifest(bundle)
+    old_id = old.task_id
     if old_id != loaded.definition.taskId:
         raise CompileError(f"bundle task {old_id} does not match {loaded.definition.taskId}")
     test_patch = _read_bytes(bundle / layout.TEST_PATCH)
     gold_patch = _read_bytes(bundle / layout.GOLD_PATCH)
     hosts = allowed_hosts or _current_allowed_hosts(bundle)
-    rendered = render_refresh(loaded.definition, test_patch, gold_patch, allowed_hosts=hosts)
+    rendered = render_refresh(
+        loaded.definition,
+        test_patch,
+        gold_patch,
+        allowed_hosts=hosts,
+        snapshot_sha256=old.snapshot_sha256,
+    )
     fresh = tuple(item for item in rendered if item.path in layout.REFRESH_PATHS)
     with _staging(bundle) as staging:
         _link_tree(bundle, staging, skip=layout.REFRESH_PATHS)

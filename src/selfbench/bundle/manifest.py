@@ -11,6 +11,8 @@ non-ASCII kept, with a trailing newline:
     definitionSha256      64 lowercase hex digits: the definition's canonical digest
     testPatchSha256       64 lowercase hex digits: tests/test.patch
     goldPatchSha256       64 lowercase hex digits: solution/gold.patch
+    snapshotSha256        64 lowercase hex digits: environment/repo.tar.gz, whose bytes
+                          tests/repo.tar.gz repeats (one snapshot, hard-linked into both)
 
 Every reader of a bundle manifest parses it here; each problem is one line naming the file.
 """
@@ -53,6 +55,7 @@ _KEYS = (
     "definitionSha256",
     "testPatchSha256",
     "goldPatchSha256",
+    "snapshotSha256",
 )
 _SHOWN_KEY = 60
 """How much of an unknown key a message quotes."""
@@ -80,7 +83,7 @@ _RULES: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
         lambda value: value in DIFFICULTIES,
         f"must be one of {', '.join(DIFFICULTIES)}",
     ),
-    *((key, _digest, "must be 64 lowercase hex digits") for key in _KEYS[-3:]),
+    *((key, _digest, "must be 64 lowercase hex digits") for key in _KEYS[-4:]),
 )
 """Each field's rule, in order; the taskId's pattern is checked after them all."""
 
@@ -94,6 +97,7 @@ class BundleManifest:
     definition_sha256: str
     test_patch_sha256: str
     gold_patch_sha256: str
+    snapshot_sha256: str
     compiler_revision: int = layout.COMPILER_REVISION
     harbor_schema_version: str = layout.HARBOR_SCHEMA_VERSION
 
@@ -108,20 +112,22 @@ class BundleManifest:
             self.definition_sha256,
             self.test_patch_sha256,
             self.gold_patch_sha256,
+            self.snapshot_sha256,
         )
         return dict(zip(_KEYS, values, strict=True))
 
 
 def build_bundle_manifest(
-    definition: TaskDefinition, test_patch: bytes, gold_patch: bytes
+    definition: TaskDefinition, test_patch: bytes, gold_patch: bytes, *, snapshot_sha256: str
 ) -> BundleManifest:
-    """The manifest this compiler writes for a definition and its two patches."""
+    """The manifest this compiler writes for a definition, its two patches and its snapshot."""
     return BundleManifest(
         task_id=definition.taskId,
         difficulty=cast("Difficulty", definition.difficulty),
         definition_sha256=definition_sha256(definition),
         test_patch_sha256=hashlib.sha256(test_patch).hexdigest(),
         gold_patch_sha256=hashlib.sha256(gold_patch).hexdigest(),
+        snapshot_sha256=snapshot_sha256,
     )
 
 
@@ -174,6 +180,7 @@ def parse_bundle_manifest(data: bytes, *, source: str) -> BundleManifest:
         definition_sha256=fields["definitionSha256"],
         test_patch_sha256=fields["testPatchSha256"],
         gold_patch_sha256=fields["goldPatchSha256"],
+        snapshot_sha256=fields["snapshotSha256"],
         compiler_revision=fields["compilerRevision"],
         harbor_schema_version=fields["harborSchemaVersion"],
     )

@@ -58,8 +58,11 @@ def render_bundle(
     gold_patch: bytes,
     *,
     allowed_hosts: tuple[str, ...] = layout.DEFAULT_ALLOWED_HOSTS,
+    snapshot_sha256: str,
 ) -> tuple[BundleFile, ...]:
     """Every file of the bundle except the two `repo.tar.gz` snapshots, sorted by path.
+
+    `snapshot_sha256` is the digest of the snapshot the compiler wrote, for the manifest.
 
     `tests/dependency-setup.patch` is present only when the gold patch touches a dependency
     manifest. Patches are parsed leniently: checking them is the compiler's job, not this one's.
@@ -80,7 +83,11 @@ def render_bundle(
         _file(layout.GOLD_PATCH, gold_patch),
         _file(
             layout.MANIFEST,
-            render_bundle_manifest(build_bundle_manifest(definition, test_patch, gold_patch)),
+            render_bundle_manifest(
+                build_bundle_manifest(
+                    definition, test_patch, gold_patch, snapshot_sha256=snapshot_sha256
+                )
+            ),
         ),
     ]
     if dependencies:
@@ -94,6 +101,16 @@ def render_refresh(
     gold_patch: bytes,
     *,
     allowed_hosts: tuple[str, ...] = layout.DEFAULT_ALLOWED_HOSTS,
+    snapshot_sha256: str,
 ) -> tuple[BundleFile, ...]:
-    """The bundle re-rendered after a repair; the writer rewrites `layout.REFRESH_PATHS` from it."""
-    return render_bundle(definition, test_patch, gold_patch, allowed_hosts=allowed_hosts)
+    """The bundle re-rendered after a repair; the writer rewrites `layout.REFRESH_PATHS` from it.
+
+    The snapshot is not rewritten, so `snapshot_sha256` is the one its manifest records.
+    """
+    return render_bundle(
+        definition,
+        test_patch,
+        gold_patch,
+        allowed_hosts=allowed_hosts,
+        snapshot_sha256=snapshot_sha256,
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tomllib
 from typing import Any
 
 import tomli_w
@@ -10,7 +11,13 @@ from selfbench.bundle import layout
 from selfbench.bundle.render_scripts import collect_command
 from selfbench.contract import TaskDefinition
 
-__all__ = ["BUILD_TIMEOUT_EXTRA", "COLLECT_TIMEOUT_CAP", "render_task_toml", "task_config"]
+__all__ = [
+    "BUILD_TIMEOUT_EXTRA",
+    "COLLECT_TIMEOUT_CAP",
+    "parse_allowed_hosts",
+    "render_task_toml",
+    "task_config",
+]
 
 COLLECT_TIMEOUT_CAP = 300
 """`[[verifier.collect]] timeout_sec` is min(testsSeconds, this)."""
@@ -94,3 +101,14 @@ def task_config(definition: TaskDefinition, allowed_hosts: tuple[str, ...]) -> d
 def render_task_toml(definition: TaskDefinition, allowed_hosts: tuple[str, ...]) -> str:
     """`task.toml`: the Harbor configuration of the task."""
     return tomli_w.dumps(task_config(definition, allowed_hosts))
+
+
+def parse_allowed_hosts(data: bytes) -> tuple[str, ...] | None:
+    """The `[agent] allowed_hosts` of `task.toml` bytes; None unless a list of strings."""
+    try:
+        hosts = tomllib.loads(data.decode("utf-8"))["agent"]["allowed_hosts"]
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError):
+        return None
+    if not isinstance(hosts, list) or not all(isinstance(host, str) for host in hosts):
+        return None
+    return tuple(hosts)

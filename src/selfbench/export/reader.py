@@ -4,8 +4,10 @@ One pass, memory flat: the outer archive's first member must be `manifest.json`;
 `tasks/<taskId>.tar.gz` that follows is hashed while its own tar is parsed, and its digest is
 compared with the manifest's before the task counts as read. Every member of both layers is
 checked before a byte of its content is used: no absolute names, no `..`, no links, devices or
-extended headers, no duplicates, nothing outside the layout, no size beyond the limits. The first
-problem ends the read with one line naming the archive and the member.
+extended headers, no duplicates, nothing outside the layout, no size beyond the limits. Once a
+task's digest has matched, it must prove its contents (`_proof.TaskProof`): what runs it is what
+its definition and patches compile to, and its snapshot holds no solution. The first problem
+ends the read with one line naming the archive and the member.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from typing import IO, Any, Protocol
 from selfbench._json import JsonError, loads_strict
 from selfbench.bundle import layout
 from selfbench.bundle.locate import BUNDLE_DIR
-from selfbench.bundle.manifest import parse_bundle_manifest
-from selfbench.contract import definition_sha256, parse_definition
+from selfbench.bundle.manifest import BundleManifest, parse_bundle_manifest
+from selfbench.contract import TaskDefinition, definition_sha256, parse_definition
 from selfbench.errors import BundleError, DefinitionError
+from selfbench.export._proof import KEPT_FILES, PATCH_FILES, TaskProof
 from selfbench.export._streams import (
     HashingReader,
     MemberReader,
@@ -90,11 +93,16 @@ _OUTER_LAYOUT = "member outside the export layout (manifest.json, tasks/<taskId>
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """What a member may claim: one member's size, all task files together, a JSON record."""
+    """What a member may claim: one member's size, all task files together, a JSON record.
+
+    A patch is held whole while its task is checked (`patch_bytes`); every other rendered file
+    is bounded like a JSON record; a snapshot may unpack to at most `total_bytes`.
+    """
 
     member_bytes: int = 4 << 30
     total_bytes: int = 64 << 30
     json_bytes: int = 16 << 20
+    patch_bytes: int = 256 << 20
 
 
 class TaskSink(Protocol):
@@ -285,6 +293,9 @@ class _Task:
         self.definition_sha256: str | None = None
         self.reviewed: tuple[str, str] | None = None
         """The review record's definition: its digest and its difficulty."""
+        self.definition: TaskDefinition | None = None
+        self.manifest: BundleManifest | None = None
+        self.proof = TaskProof(unpack_limit=budget.limits.total_bytes)
 
     def _relative(self, info: tarfile.TarInfo) -> str:
         problem = _member_problem(info)
@@ -314,17 +325,43 @@ class _Task:
                     self.sink.task_directory(self.task_id, relative)
                 continue
             self.files.add(relative)
+            if relative in layout.SNAPSHOT_PATHS:
+                self._snapshot(relative, info, tar.content())
+                continue
             content: Readable = tar.content()
             if relative in _JSON_FILES:
                 content = io.BytesIO(self._record(relative, info, tar.content()))
-            if self.sink is not None:
-                executable = bool(info.mode & 0o111)
-                self.sink.task_file(
-                    self.task_id, relative, content, size=info.size, executable=executable
-                )
+            elif relative in KEPT_FILES:
+                content = io.BytesIO(self._kept(relative, info, tar.content()))
+            self._hand(relative, info, content)
         for missing in sorted(REQUIRED_FILES - self.files):
             raise self.where.error(f"lacks {BUNDLE_DIR}/{missing}")
         self._check_review()
+
+    def _hand(self, relative: str, info: tarfile.TarInfo, content: Readable) -> None:
+        if self.sink is not None:
+            executable = bool(info.mode & 0o111)
+            self.sink.task_file(
+                self.task_id, relative, content, size=info.size, executable=executable
+            )
+
+    def _snapshot(self, relative: str, info: tarfile.TarInfo, content: MemberReader) -> None:
+        """Hand a snapshot copy on while it is hashed (and, the first, scanned)."""
+        tee = self.proof.snapshot(relative, content)
+        self._hand(relative, info, tee)
+        tee.drain()
+        self.proof.snapshot_done(relative, tee)
+
+    def _kept(self, relative: str, info: tarfile.TarInfo, content: MemberReader) -> bytes:
+        """A rendered file or a patch, read whole (bounded) for the proof."""
+        limits = self.budget.limits
+        limit = limits.patch_bytes if relative in PATCH_FILES else limits.json_bytes
+        if info.size > limit:
+            name = f"{BUNDLE_DIR}/{relative}"
+            raise self.where.error(f"member claims {info.size} bytes (limit {limit})", name)
+        data = content.read()
+        self.proof.keep(relative, data, info.mode)
+        return data
 
     def _record(self, relative: str, info: tarfile.TarInfo, content: MemberReader) -> bytes:
         name = f"{BUNDLE_DIR}/{relative}"
@@ -339,6 +376,7 @@ class _Task:
             self._review(value, name)
         else:
             self._bundle_manifest(data, name)
+            self.proof.keep(relative, data, info.mode)
         return data
 
     def _bundle_manifest(self, data: bytes, name: str) -> None:
@@ -350,6 +388,7 @@ class _Task:
             raise self.where.error(f"does not describe task {self.task_id}", name)
         self.difficulty = manifest.difficulty
         self.definition_sha256 = manifest.definition_sha256
+        self.manifest = manifest
 
     def _review(self, value: Any, name: str) -> None:
         """Check the review record's shape (exactly what the writer writes) and keep its digest."""
@@ -368,6 +407,7 @@ class _Task:
             raise self.where.error(f"invalid definition: {unknown}", name)
         definition = loaded.definition
         self.reviewed = (definition_sha256(definition), definition.difficulty)
+        self.definition = definition
         validation = value["validation"]
         if validation is not None and not (
             isinstance(validation, dict)
@@ -395,6 +435,15 @@ class _Task:
                 f"difficulty {difficulty} does not match {layout.MANIFEST} ({self.difficulty})",
                 name,
             )
+
+    def check_proof(self) -> None:
+        """The task's files are what its definition and patches compile to (`TaskProof`)."""
+        if self.definition is None or self.manifest is None:  # unreachable: both are required
+            raise self.where.error(f"lacks {BUNDLE_DIR}/{REVIEW_FILE}")
+        problem = self.proof.problem(self.definition, self.manifest)
+        if problem is not None:
+            relative, message = problem
+            raise self.where.error(message, f"{BUNDLE_DIR}/{relative}")
 
 
 def _read_task(task: _Task, content: MemberReader) -> str:
@@ -439,6 +488,7 @@ def read_export(
         for task_id, content in outer.tasks():
             task = _Task(task_id, where, budget, sink)
             outer.check_digest(task_id, _read_task(task, content))
+            task.check_proof()
             difficulties[task_id] = task.difficulty
             if sink is not None:
                 sink.task_done(task_id)

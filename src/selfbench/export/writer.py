@@ -17,6 +17,7 @@ the validation verdict (or null) and the static audit. It sits at the task root,
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
@@ -29,6 +30,7 @@ from selfbench.audit import AuditReport
 from selfbench.bundle import layout
 from selfbench.bundle.locate import BUNDLE_DIR, LocatedTask, locate_task
 from selfbench.contract import TaskDefinition, is_full_sha
+from selfbench.export._streams import HashingReader
 from selfbench.export._tar import TarWriter, atomic_file
 from selfbench.export.manifest import (
     DIFFICULTIES,
@@ -212,6 +214,22 @@ def _bundle_entries(bundle: Path) -> list[tuple[str, Path | None]]:
     return sorted(entries)
 
 
+def _add_snapshot(writer: TarWriter, task: LocatedTask, relative: str, path: Path) -> None:
+    """Pack a snapshot copy, hashed on the way: it must be the one the manifest records.
+
+    Raises:
+        ExportError: the copy is not the snapshot the bundle was compiled with.
+    """
+    with path.open("rb") as source:
+        size = os.fstat(source.fileno()).st_size
+        hashing = HashingReader(source)
+        writer.add_stream(f"{BUNDLE_DIR}/{relative}", hashing, size)
+    if hashing.sha256.hexdigest() != task.manifest.snapshot_sha256:
+        raise ExportError(
+            f"{path}: changed since the bundle was compiled (snapshotSha256 differs; recompile it)"
+        )
+
+
 def _pack_task(task: LocatedTask, review: bytes, target: Path) -> str:
     """Pack `harbor-task/` plus the review record into `target`; return its SHA-256."""
     entries: list[tuple[str, Path | bytes | None]] = [*_bundle_entries(task.bundle)]
@@ -226,6 +244,8 @@ def _pack_task(task: LocatedTask, review: bytes, target: Path) -> str:
                     writer.add_directory(name)
                 elif isinstance(source, bytes):
                     writer.add_bytes(name, source)
+                elif relative in layout.SNAPSHOT_PATHS:
+                    _add_snapshot(writer, task, relative, source)
                 else:
                     writer.add_file(name, source)
             writer.finish()

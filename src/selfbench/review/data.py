@@ -1,10 +1,11 @@
 """What the review page shows, read from a verified export.
 
 Loading verifies the whole export in one streaming pass and keeps, per task, only what a
-reviewer reads: the instruction, both patches and the review record (definition, validation
-verdict, audit). They go to a private temporary directory, not to memory, so a large export
-costs little; of the instruction and each patch only the first `PATCH_SHOWN_BYTES` are kept
-(and shown), the rest is counted, so a hostile export cannot fill the disk either.
+reviewer reads: the instruction, both patches, the verifier script and both Dockerfiles, and
+the review record (definition, validation verdict, audit). They go to a private temporary
+directory, not to memory, so a large export costs little; of the instruction and each file
+only the first `PATCH_SHOWN_BYTES` are kept (and shown), the rest is counted, so a hostile
+export cannot fill the disk either.
 
 The page shows the export's own words only where they are labelled as such: the prompt comes
 from the task's `instruction.md`, the difficulty from its bundle manifest, and the review
@@ -28,7 +29,17 @@ from selfbench.export.reader import REVIEW_FILE, read_export
 __all__ = ["PATCH_SHOWN_BYTES", "ReviewData", "load_review"]
 
 PATCH_SHOWN_BYTES = 2 << 20
-_KEPT = frozenset({layout.INSTRUCTION, layout.GOLD_PATCH, layout.TEST_PATCH, REVIEW_FILE})
+_SCRIPTS = {
+    "verifierScript": layout.TEST_SH,
+    "agentDockerfile": layout.ENV_DOCKERFILE,
+    "verifierDockerfile": layout.TESTS_DOCKERFILE,
+    "taskToml": layout.TASK_TOML,
+}
+"""What runs the task, shown as text: verify has proven each is what its definition compiles to
+(`task.toml` given its agent's allowed hosts, which the reviewer reads there)."""
+_KEPT = frozenset(
+    {layout.INSTRUCTION, layout.GOLD_PATCH, layout.TEST_PATCH, REVIEW_FILE, *_SCRIPTS.values()}
+)
 
 
 class _Keeper:
@@ -126,7 +137,7 @@ class ReviewData:
         return {"text": text, "bytes": size, "omittedBytes": omitted}
 
     def detail(self, task_id: str) -> dict[str, Any] | None:
-        """One task's prompt, recorded definition, validation and audit, and both patches.
+        """One task's prompt, recorded definition, validation and audit, both patches, what runs.
 
         Built from an allow-list: whatever else a review record holds never reaches the page,
         and the prompt (`instruction.md`) and difficulty (the bundle manifest) come from the
@@ -142,6 +153,7 @@ class ReviewData:
             "audit": record.get("audit"),
             "goldPatch": self._patch(task_id, layout.GOLD_PATCH),
             "testPatch": self._patch(task_id, layout.TEST_PATCH),
+            **{key: self._patch(task_id, relative) for key, relative in _SCRIPTS.items()},
             "prompt": prompt,
             "promptBytes": prompt_size,
             "promptOmittedBytes": prompt_omitted,

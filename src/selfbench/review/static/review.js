@@ -122,6 +122,19 @@ function showDetail(task) {
   detail.append(el("h3", "Definition"), el("pre", JSON.stringify(task.definition, null, 2)));
   detail.append(el("h3", "Gold patch"), diffView(task.goldPatch));
   detail.append(el("h3", "Held-out test patch"), diffView(task.testPatch));
+  detail.append(el("h3", "Verifier script (tests/test.sh)"), textView(task.verifierScript, "script verifier-script"));
+  detail.append(el("h3", "Agent image (environment/Dockerfile)"), textView(task.agentDockerfile, "script agent-dockerfile"));
+  detail.append(el("h3", "Verifier image (tests/Dockerfile)"), textView(task.verifierDockerfile, "script verifier-dockerfile"));
+  detail.append(el("h3", "Harbor configuration (task.toml, with the agent's allowed hosts)"), textView(task.taskToml, "script task-toml"));
+}
+
+function textView(file, className) {
+  const wrap = el("div");
+  wrap.append(el("pre", file.text, className));
+  if (file.omittedBytes > 0) {
+    wrap.append(el("p", `${file.omittedBytes} of ${file.bytes} bytes not shown.`, "note"));
+  }
+  return wrap;
 }
 
 async function selectTask(taskId) {
