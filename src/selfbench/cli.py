@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from selfbench._cli_export import add_export_commands
+from selfbench._cli_toolchains import add_toolchains_command
 from selfbench.errors import EXIT_INPUT, EXIT_OK, EXIT_REJECTED, DefinitionError, SelfbenchError
 
 if TYPE_CHECKING:
@@ -206,6 +207,7 @@ def _validate(args: argparse.Namespace) -> int:
             logs=Path(args.logs) if args.logs else None,
             keep=args.keep,
             workspace=Path(args.workspace) if args.workspace else None,
+            strict_toolchains=args.strict_toolchains,
             definition=Path(args.definition) if args.definition else None,
             harbor_environment=args.harbor_env,
             jobs_dir=Path(args.jobs_dir) if args.jobs_dir else None,
@@ -383,6 +385,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_agent_commands(commands)  # mcp, import-swebench, export-swebench
 
     add_export_commands(commands)
+    add_toolchains_command(commands)
 
     demo = commands.add_parser("demo", help="author, prove and export a sample task")
     demo.add_argument("--keep", action="store_true", help="keep the sample's temp directory")
@@ -491,6 +494,11 @@ def _add_validate(validate: argparse.ArgumentParser) -> None:
     validate.add_argument("--keep", action="store_true", help="keep the local workspaces")
     validate.add_argument(
         "--workspace", metavar="DIR", help="where the local workspaces go (default: temp dir)"
+    )
+    validate.add_argument(
+        "--strict-toolchains",
+        action="store_true",
+        help="reject a task whose toolchains are not the image's versions (local)",
     )
     validate.add_argument(
         "--definition", metavar="FILE", help="the definition of a bundle with none beside it"

@@ -28,6 +28,7 @@ def validate(  # noqa: PLR0913 - one keyword per documented option
     logs: Path | None = None,
     keep: bool = False,
     workspace: Path | None = None,
+    strict_toolchains: bool = False,
     definition: Path | None = None,
     harbor_environment: str = "docker",
     jobs_dir: Path | None = None,
@@ -37,7 +38,8 @@ def validate(  # noqa: PLR0913 - one keyword per documented option
     """Validate bundles (or collect directories); one report per task, in the order given.
 
     `workspace` is where the local environment makes each task's prepared trees (default: the
-    system temp directory). `definition` names the definition of a single bundle that has none
+    system temp directory). `strict_toolchains` rejects a task whose toolchains are not all at the
+    image's versions (local). `definition` names the definition of a single bundle that has none
     beside it. `logs` (local)
     defaults to a new temporary directory, kept for the reports' paths; `jobs_dir` (harbor) to
     `jobs`, as Harbor's own.
@@ -85,6 +87,7 @@ def validate(  # noqa: PLR0913 - one keyword per documented option
         network=network,
         keep=keep,
         workspace=workspace,
+        strict_toolchains=strict_toolchains,
     )
     return validate_local(located, options=options, jobs=jobs, on_done=on_done)
 

@@ -26,7 +26,7 @@ import tempfile
 import tomllib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from selfbench._shell import substitute_tests
@@ -41,6 +41,13 @@ from selfbench.bundle.render_scripts import (
 from selfbench.contract import TaskDefinition
 from selfbench.errors import SelfbenchError
 from selfbench.patches import parse_patch
+from selfbench.toolchains import (
+    Provisioned,
+    ToolchainError,
+    provision,
+    provisioning_enabled,
+    strict_refusal,
+)
 from selfbench.validate.cgroup import Limits
 from selfbench.validate.outcomes import parse_outcomes
 from selfbench.validate.report import (
@@ -163,6 +170,8 @@ class LocalOptions:
     """Keep each task's workspace (the prepared trees); `<logs>/<taskId>/workspace.txt` names it."""
     workspace: Path | None = None
     """Where workspaces are created (default: the system temp directory)."""
+    strict_toolchains: bool = False
+    """Reject a task whose toolchains cannot all be had at the image's versions."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -685,8 +694,10 @@ def validate_local(
         if options.keep:
             (logs / "workspace.txt").write_text(f"{root}\n", encoding="utf-8")
         try:
-            sandbox = Sandbox(root, users, bwrap, _limits(located.definition))
-            report = _Task(located, sandbox, logs, options).validate()
+            # toolchains: the image's, provisioned (selfbench.toolchains)
+            toolchains = _toolchains(located.definition, options)
+            sandbox = Sandbox(root, users, bwrap, _limits(located.definition), toolchains)
+            report = _with_toolchains(_Task(located, sandbox, logs, options), toolchains)
         except (
             OSError,
             subprocess.CalledProcessError,
@@ -706,6 +717,21 @@ def validate_local(
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         return list(pool.map(one, tasks))
+
+
+def _toolchains(definition: TaskDefinition, options: LocalOptions) -> Provisioned | None:
+    """The task's toolchains as the sandbox mounts them; None when provisioning is off."""
+    if not provisioning_enabled():
+        return None
+    toolchains = provision(definition.toolchains)
+    if options.strict_toolchains and (refusal := strict_refusal(toolchains.uses)) is not None:
+        raise ToolchainError(refusal)
+    return toolchains
+
+
+def _with_toolchains(task: _Task, toolchains: Provisioned | None) -> TaskReport:
+    report = task.validate()
+    return replace(report, toolchains=toolchains.uses) if toolchains else report
 
 
 def score_patch(located: LocatedTask, patch: bytes | None, *, options: LocalOptions) -> RunReport:

@@ -41,6 +41,9 @@ from typing import IO
 
 from selfbench.bundle import layout
 from selfbench.errors import SelfbenchError
+from selfbench.toolchains.model import Mount as ToolchainMount
+from selfbench.toolchains.model import Provisioned
+from selfbench.toolchains.provision import host_tools_to_hide
 from selfbench.validate.cgroup import Limits, PhaseCgroup
 
 __all__ = [
@@ -225,6 +228,8 @@ class Sandbox:
     bwrap: str
     limits: Limits | None = None
     """The task's CPUs and memory, and a process cap, per phase (None: unlimited)."""
+    toolchains: Provisioned | None = None
+    """The task's toolchains at the image's paths (None: the host's `/usr/local` as it is)."""
     _etc: tuple[Path, Path] = field(init=False)
     _root_home: Path = field(init=False)
     _phases: int = field(init=False, default=0)
@@ -236,6 +241,36 @@ class Sandbox:
         self._root_home.chmod(0o700)
         for target in SHARED_STATE:
             (self.root / "shared" / Path(target).name).mkdir(parents=True, exist_ok=True)
+        for mount in self.toolchains.mounts if self.toolchains else ():
+            self._prepare_toolchain_mount(mount)
+
+    def _prepare_toolchain_mount(self, mount: ToolchainMount) -> None:
+        """Make a toolchain's writable state, and mount points under `/root` (bound later)."""
+        if mount.kind == "state":
+            self._state(mount.target).mkdir(parents=True, exist_ok=True)
+        elif mount.kind == "bind" and Path(mount.target).is_relative_to("/root"):
+            inside = self._root_home / Path(mount.target).relative_to("/root")
+            inside.mkdir(parents=True, exist_ok=True)
+
+    def _state(self, target: str) -> Path:
+        return self.root / "toolchain-state" / target.strip("/").replace("/", "-")
+
+    def _toolchain_args(self) -> list[str]:
+        """The host's `/usr/local` covered, the task's toolchains mounted at the image's paths,
+        and the host's own toolchain executables in `/usr/bin` covered."""
+        if self.toolchains is None:
+            return []
+        args = ["--tmpfs", "/usr/local", "--dir", "/usr/local/bin"]
+        for mount in self.toolchains.mounts:
+            if mount.kind == "bind":
+                args += ["--ro-bind", mount.source, mount.target]
+            elif mount.kind == "symlink":
+                args += ["--symlink", mount.source, mount.target]
+            else:
+                args += ["--bind", str(self._state(mount.target)), mount.target]
+        for path in host_tools_to_hide(self.toolchains):
+            args += ["--ro-bind", "/dev/null", str(path)]
+        return args
 
     def _user_homes(self) -> list[str]:
         """Fresh, empty homes for agent and verifier, for one phase."""
@@ -294,6 +329,7 @@ class Sandbox:
             argv += ["--bind", str(source), target]
         for target, source in sorted(mounts.ro_binds.items()):
             argv += ["--ro-bind", str(source), target]
+        argv += self._toolchain_args()
         argv += ["--remount-ro", "/", "--chdir", "/"]
         argv += ["--cap-drop", "ALL"]
         for capability in _CAPABILITIES:
@@ -343,6 +379,7 @@ class Sandbox:
             "USER": "root",
             "LOGNAME": "root",
             **SHARED_ENVIRONMENT,
+            **dict(self.toolchains.environment if self.toolchains else ()),
         }
         start = time.monotonic()
         log.parent.mkdir(parents=True, exist_ok=True)

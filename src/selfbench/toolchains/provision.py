@@ -1,0 +1,120 @@
+"""How resolved toolchains appear in the sandbox: at the image's paths, on the image's PATH.
+
+The image installs into `/usr/local` (bin, lib/node_modules, go, cargo, rustup); the sandbox
+covers the host's `/usr/local` and mounts only the task's toolchains there. A Python prefix is
+also shown at its own host path, since builds such as pyenv's find `libpython` there.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from selfbench.toolchains.model import Candidate, Mount, Provisioned
+from selfbench.toolchains.resolve import Resolved
+
+__all__ = ["HOST_TOOL_NAMES", "build_provisioned", "host_tools_to_hide"]
+
+_BIN = "/usr/local/bin"
+_NODE_LINKS = {
+    "npm": "npm/bin/npm-cli.js",
+    "npx": "npm/bin/npx-cli.js",
+    "corepack": "corepack/dist/corepack.js",
+    "yarn": "corepack/dist/yarn.js",
+    "yarnpkg": "corepack/dist/yarnpkg.js",
+    "pnpm": "corepack/dist/pnpm.js",
+    "pnpx": "corepack/dist/pnpx.js",
+}
+"""What Node's distribution links in `bin/` (npm, npx, corepack) and `corepack enable` adds."""
+
+HOST_TOOL_NAMES = re.compile(
+    r"(node|nodejs|npm|npx|corepack|yarn|yarnpkg|pnpm|pnpx|bun|bunx|uv|uvx|go|gofmt|"
+    r"rustc|rustdoc|cargo|rustup|python|python[23](\.\d+)?(-config)?|pip|pip[23](\.\d+)?|"
+    r"pydoc[23]?(\.\d+)?)"
+)
+"""Executables of a toolchain the host's `/usr/bin` may hold and the image's does not."""
+
+
+def _uv(candidate: Candidate) -> Iterator[Mount]:
+    home = Path(candidate.home)
+    yield Mount("bind", f"{_BIN}/uv", str((home / "bin" / "uv").resolve()))
+    if (home / "bin" / "uvx").is_file():
+        yield Mount("bind", f"{_BIN}/uvx", str((home / "bin" / "uvx").resolve()))
+
+
+def _python(candidate: Candidate) -> Iterator[Mount]:
+    home, name = Path(candidate.home), candidate.component.name
+    if not home.is_relative_to("/usr"):
+        yield Mount("bind", str(home), str(home))
+    yield Mount("symlink", f"{_BIN}/{name}", str(home / "bin" / name))
+    if candidate.component.default:
+        yield Mount("symlink", f"{_BIN}/python3", name)
+        yield Mount("symlink", f"{_BIN}/python", "python3")
+
+
+def _node(candidate: Candidate) -> Iterator[Mount]:
+    home = Path(candidate.home)
+    yield Mount("bind", f"{_BIN}/node", str((home / "bin" / "node").resolve()))
+    modules = home / "lib" / "node_modules"
+    if modules.is_dir():
+        yield Mount("bind", "/usr/local/lib/node_modules", str(modules))
+    for name, script in _NODE_LINKS.items():
+        if (modules / script).is_file():
+            yield Mount("symlink", f"{_BIN}/{name}", f"../lib/node_modules/{script}")
+        elif (home / "bin" / name).exists() and home.is_relative_to("/usr"):
+            yield Mount("symlink", f"{_BIN}/{name}", str((home / "bin" / name).resolve()))
+    if (home / "include" / "node").is_dir():
+        yield Mount("bind", "/usr/local/include/node", str(home / "include" / "node"))
+
+
+def _bun(candidate: Candidate) -> Iterator[Mount]:
+    yield Mount("bind", f"{_BIN}/bun", str((Path(candidate.home) / "bin" / "bun").resolve()))
+    yield Mount("symlink", f"{_BIN}/bunx", "bun")
+
+
+def _go(candidate: Candidate) -> Iterator[Mount]:
+    yield Mount("bind", "/usr/local/go", candidate.home)
+
+
+def _rust(candidate: Candidate) -> Iterator[Mount]:
+    yield Mount("bind", "/usr/local/rustup", candidate.extra or "")
+    yield Mount("state", "/usr/local/cargo")
+    yield Mount("bind", "/usr/local/cargo/bin", str(Path(candidate.home) / "bin"))
+
+
+_MOUNTS = {"uv": _uv, "python": _python, "node": _node, "bun": _bun, "go": _go, "rust": _rust}
+_ENVIRONMENT = {"rust": (("CARGO_HOME", "/usr/local/cargo"), ("RUSTUP_HOME", "/usr/local/rustup"))}
+
+
+def build_provisioned(resolved: tuple[Resolved, ...]) -> Provisioned:
+    """The sandbox's view of the resolved toolchains (reads the copies' layout from disk)."""
+    mounts: list[Mount] = []
+    environment: list[tuple[str, str]] = []
+    for item in resolved:
+        if item.candidate is None:
+            continue
+        kind = item.candidate.component.kind
+        mounts.extend(_MOUNTS[kind](item.candidate))
+        environment.extend(_ENVIRONMENT.get(kind, ()))
+    return Provisioned(
+        tuple(item.use for item in resolved), tuple(mounts), tuple(sorted(set(environment)))
+    )
+
+
+def host_tools_to_hide(provisioned: Provisioned, directory: Path = Path("/usr/bin")) -> list[Path]:
+    """The files the host's toolchain executables in `directory` run, which the sandbox covers:
+    all those the image lacks, except the ones a provisioned toolchain itself runs."""
+    used = {
+        Path(mount.source).resolve()
+        for mount in provisioned.mounts
+        if mount.kind != "state" and mount.source.startswith("/")
+    }
+    if not directory.is_dir():
+        return []
+    hidden = {
+        entry.resolve()
+        for entry in directory.iterdir()
+        if HOST_TOOL_NAMES.fullmatch(entry.name) and entry.resolve().is_file()
+    }
+    return sorted(path for path in hidden - used if path.is_relative_to("/usr"))
