@@ -1,8 +1,9 @@
 """How resolved toolchains appear in the sandbox: at the image's paths, on the image's PATH.
 
 The image installs into `/usr/local` (bin, lib/node_modules, go, cargo, rustup); the sandbox
-covers the host's `/usr/local` and mounts only the task's toolchains there. A Python prefix is
-also shown at its own host path, since builds such as pyenv's find `libpython` there.
+covers the host's `/usr/local` and mounts only the task's toolchains there, and each Python
+prefix under `/opt/uv-python`, where the image's are. A Python built with a shared `libpython`
+(pyenv's) recorded its own prefix to find it: `LD_LIBRARY_PATH` names the mounted one instead.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from selfbench.toolchains.resolve import Resolved
 __all__ = ["HOST_TOOL_NAMES", "build_provisioned", "host_tools_to_hide"]
 
 _BIN = "/usr/local/bin"
+_PYTHONS = "/opt/uv-python"
+"""Where the image keeps its Pythons (uv's UV_PYTHON_INSTALL_DIR)."""
 _NODE_LINKS = {
     "npm": "npm/bin/npm-cli.js",
     "npx": "npm/bin/npx-cli.js",
@@ -45,12 +48,29 @@ def _uv(candidate: Candidate) -> Iterator[Mount]:
 
 def _python(candidate: Candidate) -> Iterator[Mount]:
     home, name = Path(candidate.home), candidate.component.name
-    if not home.is_relative_to("/usr"):
-        yield Mount("bind", str(home), str(home))
-    yield Mount("symlink", f"{_BIN}/{name}", str(home / "bin" / name))
+    executable = str(home / "bin" / name)
+    if not home.is_relative_to("/usr"):  # a system Python is visible where it is
+        shown = f"{_PYTHONS}/{name}-{candidate.version}"
+        yield Mount("bind", shown, str(home))
+        executable = f"{shown}/bin/{name}"
+        # A virtual environment's Python looks for its standard library beside the `python3`
+        # it was made from (here /usr/local), before the prefix its build recorded.
+        for part in ("lib", "include"):
+            if (home / part / name).is_dir():
+                yield Mount("symlink", f"/usr/local/{part}/{name}", f"{shown}/{part}/{name}")
+    yield Mount("symlink", f"{_BIN}/{name}", executable)
     if candidate.component.default:
         yield Mount("symlink", f"{_BIN}/python3", name)
         yield Mount("symlink", f"{_BIN}/python", "python3")
+
+
+def _python_libraries(candidate: Candidate) -> tuple[str, ...]:
+    """Where a Python built with a shared `libpython` (pyenv's are) finds it once it is mounted
+    away from the prefix its build recorded."""
+    home = Path(candidate.home)
+    if home.is_relative_to("/usr") or not any((home / "lib").glob("libpython*.so*")):
+        return ()
+    return (f"{_PYTHONS}/{candidate.component.name}-{candidate.version}/lib",)
 
 
 def _node(candidate: Candidate) -> Iterator[Mount]:
@@ -91,12 +111,17 @@ def build_provisioned(resolved: tuple[Resolved, ...]) -> Provisioned:
     """The sandbox's view of the resolved toolchains (reads the copies' layout from disk)."""
     mounts: list[Mount] = []
     environment: list[tuple[str, str]] = []
+    libraries: list[str] = []
     for item in resolved:
         if item.candidate is None:
             continue
         kind = item.candidate.component.kind
         mounts.extend(_MOUNTS[kind](item.candidate))
         environment.extend(_ENVIRONMENT.get(kind, ()))
+        if kind == "python":
+            libraries.extend(_python_libraries(item.candidate))
+    if libraries:
+        environment.append(("LD_LIBRARY_PATH", ":".join(libraries)))
     return Provisioned(
         tuple(item.use for item in resolved), tuple(mounts), tuple(sorted(set(environment)))
     )

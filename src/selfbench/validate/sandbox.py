@@ -245,12 +245,9 @@ class Sandbox:
             self._prepare_toolchain_mount(mount)
 
     def _prepare_toolchain_mount(self, mount: ToolchainMount) -> None:
-        """Make a toolchain's writable state, and mount points under `/root` (bound later)."""
+        """Make a toolchain's writable state."""
         if mount.kind == "state":
             self._state(mount.target).mkdir(parents=True, exist_ok=True)
-        elif mount.kind == "bind" and Path(mount.target).is_relative_to("/root"):
-            inside = self._root_home / Path(mount.target).relative_to("/root")
-            inside.mkdir(parents=True, exist_ok=True)
 
     def _state(self, target: str) -> Path:
         return self.root / "toolchain-state" / target.strip("/").replace("/", "-")
@@ -260,7 +257,11 @@ class Sandbox:
         and the host's own toolchain executables in `/usr/bin` covered."""
         if self.toolchains is None:
             return []
-        args = ["--tmpfs", "/usr/local", "--dir", "/usr/local/bin"]
+        args = ["--tmpfs", "/usr/local"]
+        parents = {str(p) for m in self.toolchains.mounts for p in Path(m.target).parents}
+        for parent in sorted(parents - {"/", "/usr", "/opt"}, key=lambda p: (p.count("/"), p)):
+            args += ["--perms", "0755", "--dir", parent]  # bwrap would make them 0700
+        args += ["--perms", "0755", "--dir", "/usr/local/bin"]
         for mount in self.toolchains.mounts:
             if mount.kind == "bind":
                 args += ["--ro-bind", mount.source, mount.target]
