@@ -296,7 +296,8 @@ def test_a_python_task_sees_the_provisioned_python_and_no_node(provisioned_env: 
     try:
         sandbox = Sandbox(root, choose_users(), require_sandbox(), None, toolchains)
         script = (
-            "python --version; python3 --version; python3.11 --version; uv --version\n"
+            "runuser -u verifier -- python --version\n"
+            "python3 --version; python3.11 --version; uv --version\n"
             "node --version >/dev/null 2>&1 || echo 'no runnable node'\n"
             "which node npm go cargo || echo 'none on PATH'\n"
         )
@@ -311,10 +312,10 @@ def test_a_python_task_sees_the_provisioned_python_and_no_node(provisioned_env: 
         shutil.rmtree(root, ignore_errors=True)
 
 
-def shell_project(task_id: str, toolchains: list[str], setup: str) -> Project:
-    """A task whose tests are shell scripts: it needs no toolchain to pass."""
+def shell_project(task_id: str, toolchains: list[str], setup: str, check: str = "true") -> Project:
+    """A task whose tests are shell scripts; `check` is its pass-to-pass test."""
     return Project(
-        base={"a.txt": "a\n", "tests/test_a.sh": "true\n"},
+        base={".gitignore": ".venv/\n", "a.txt": "a\n", "tests/test_a.sh": f"{check}\n"},
         gold={"a.txt": "b\n"},
         tests={"tests/test_b.sh": 'test "$(cat a.txt)" = b\n'},
         definition={
@@ -369,3 +370,21 @@ def test_node_is_installed_from_npm_at_the_images_version(tmp_path: Path, host: 
     entry = tmp_path / "cache" / "node-22.14.0"
     assert (entry / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js").is_file()
     assert (entry / "lib" / "node_modules" / "corepack" / "dist" / "corepack.js").is_file()
+
+
+@pytest.mark.network
+@needs_sandbox
+def test_a_venv_gets_setuptools_and_wheel_after_setup_as_in_the_image(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if resolve(["python"], cache=tmp_path / "none")[1].candidate is None:
+        pytest.skip("no Python 3.12 on this machine")
+    monkeypatch.setenv("SELFBENCH_TOOLCHAINS_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("SELFBENCH_TOOLCHAINS", raising=False)
+    check = ".venv/bin/python -c 'import setuptools, wheel'"
+    project = shell_project("venv-step", ["python"], "python -m venv --without-pip .venv", check)
+    [report] = validate([build(project, tmp_path / "build")], logs=tmp_path / "logs")
+    assert (report.accepted, report.reason) == (True, None)
+    assert report.toolchains[0] == ToolchainUse(
+        "uv", "0.13.8", "0.13.8", "registry", str(tmp_path / "cache" / "uv-0.13.8")
+    )

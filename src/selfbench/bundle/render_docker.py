@@ -21,6 +21,7 @@ from selfbench.toolchains.versions import TOOLCHAIN_ORDER, expand_toolchains
 __all__ = [
     "APT_PACKAGES",
     "BASE_IMAGE",
+    "PYTHON_PACKAGING",
     "TOOLCHAIN_ORDER",
     "exec_form",
     "expand_toolchains",
@@ -170,17 +171,20 @@ def _setup(definition: TaskDefinition) -> str:
     return exec_form(script, container_workdir(definition), definition.setupCommand)
 
 
+PYTHON_PACKAGING = (
+    "set -euo pipefail; "
+    f"find {layout.CONTAINER_APP} -name .venv -type d -prune -print0 | "
+    "while IFS= read -r -d '' venv; do "
+    'if [ -x "$venv/bin/python" ]; then '
+    "uv pip install --python \"$venv/bin/python\" 'setuptools>=70' wheel; "
+    "fi; done"
+)
+"""The image's step after setup for the python toolchain (the local environment runs it too)."""
+
+
 def _python_packaging() -> str:
-    script = (
-        "set -euo pipefail; "
-        f"find {layout.CONTAINER_APP} -name .venv -type d -prune -print0 | "
-        "while IFS= read -r -d '' venv; do "
-        'if [ -x "$venv/bin/python" ]; then '
-        "uv pip install --python \"$venv/bin/python\" 'setuptools>=70' wheel; "
-        "fi; done"
-    )
     comment = "# python: every virtual environment under /app gets setuptools>=70 and wheel"
-    return f"{comment}\n{exec_form(script)}"
+    return f"{comment}\n{exec_form(PYTHON_PACKAGING)}"
 
 
 def _reset() -> str:

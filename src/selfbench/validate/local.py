@@ -33,6 +33,7 @@ from selfbench._shell import substitute_tests
 from selfbench.audit import held_out_paths
 from selfbench.bundle import layout
 from selfbench.bundle.locate import BundleError, LocatedTask
+from selfbench.bundle.render_docker import PYTHON_PACKAGING
 from selfbench.bundle.render_scripts import (
     fail_to_pass_command,
     pass_to_pass_command,
@@ -91,6 +92,7 @@ GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z \
   git -C /app commit -q --no-verify --no-gpg-sign --allow-empty -m 'selfbench base'
 echo "selfbench: setup: $2"
 (cd -- "$1" && exec /bin/bash -lc "$2")
+if [ -n "${3:-}" ]; then /bin/bash -c "$3"; fi  # the image's step after setup (toolchains)
 chmod -R a+rwX /opt/uv-cache /opt/go /opt/corepack
 cp -a /app/. /verifier/
 git -C /app reset -q --hard HEAD
@@ -106,6 +108,7 @@ export GIT_CONFIG_NOSYSTEM=1
 git -C /app apply --binary --whitespace=nowarn /run/selfbench/dependency-setup.patch
 echo "selfbench: setup with the gold patch's dependency manifests: $2"
 (cd -- "$1" && exec /bin/bash -lc "$2")
+if [ -n "${3:-}" ]; then /bin/bash -c "$3"; fi  # the image's step after setup (toolchains)
 git -C /app reset -q --hard HEAD
 git -C /app clean -fdq
 """
@@ -279,7 +282,7 @@ class _Task:
         seconds = float(self.definition.timeouts.setupSeconds)
         result = self.sandbox.run(
             script,
-            (self.workdir(), self.definition.setupCommand),
+            (self.workdir(), self.definition.setupCommand, self.after_setup()),
             log=log,
             timeout=seconds,
             mounts=Mounts(
@@ -296,6 +299,13 @@ class _Task:
             hint = f"; {self.memory_hint()}" if result.out_of_memory else ""
             return f"setup: {label} failed (exit {result.exit_code}; log {log}){hint}"
         return None
+
+    def after_setup(self) -> str:
+        """The image's python step after setup, where the image's toolchains are provisioned."""
+        if self.sandbox.toolchains is None or "python" not in self.definition.toolchains:
+            return ""
+        # uv trusts the certificates of the host's /etc the sandbox shows, as pip there does
+        return f"export UV_SYSTEM_CERTS=1; {PYTHON_PACKAGING}"
 
     def agent(self, name: str, *, oracle: bool, last: bool = False) -> _Agent:
         """Run the agent phase and the collect step; where agent.patch is, and how it went."""
