@@ -4,9 +4,11 @@ Isolation is bubblewrap's (`bwrap`, Debian package `bubblewrap`): a well-kept, s
 tool that builds a private mount namespace from a list of binds, which is exactly what the
 containers provide and nothing more. Each phase gets:
 
-* the host's system directories bound read-only (so the host's toolchains run), with the task's
-  own directories bound writable at the container paths: `/app`, `/tests`, `/logs`,
-  `/opt/selfbench`, and `/solution` read-only only where the solution may be seen;
+* the host's system directories bound read-only, the host's `/usr/local` covered by the task's
+  own toolchains at the image's paths and the host's toolchain executables in `/usr/bin` covered
+  (when the sandbox is given `toolchains`), with the task's own directories bound writable at the
+  container paths: `/app`, `/tests`, `/logs`, `/opt/selfbench`, and `/solution` read-only only
+  where the solution may be seen;
 * private `/tmp`, `/run`, `/dev` and `/proc`; everything but the system directories absent
   (homes, `/root`, `/run` with its sockets, project directories), host secrets in `/etc` and the
   task's own bundle covered;
