@@ -17,12 +17,23 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from projects import Project, build
+from selfbench._report import print_validation
 from selfbench.cli import main
 from selfbench.toolchains import PackageRegistries, provision, resolve, strict_refusal
-from selfbench.toolchains.model import Component, ToolchainUse, components, nearest, parse_version
+from selfbench.toolchains.model import (
+    Component,
+    Mount,
+    Provisioned,
+    ToolchainUse,
+    components,
+    nearest,
+    parse_version,
+)
 from selfbench.toolchains.model import satisfies as meets
+from selfbench.toolchains.provision import build_provisioned, host_tools_to_hide
 from selfbench.toolchains.resolve import Host
 from selfbench.validate import validate
+from selfbench.validate.report import RunReport, TaskReport
 from selfbench.validate.sandbox import Mounts, Sandbox, choose_users, require_sandbox
 
 needs_sandbox = pytest.mark.skipif(
@@ -269,6 +280,96 @@ def test_the_cli_shows_what_validate_would_use(
     text = capsys.readouterr().out
     assert "substitution: bun 1.3.0 instead of 1.3.14\n" in text
     assert f"cache: {cache}\n" in text
+
+
+# --- how they are mounted -----------------------------------------------------------------------
+
+
+def test_node_from_the_cache_is_mounted_as_the_image_lays_it_out(
+    tmp_path: Path, host: Host
+) -> None:
+    entry = tmp_path / "cache" / "node-22.14.0"
+    fake_tool(entry / "bin" / "node", "v22.14.0")
+    for script in ("npm/bin/npm-cli.js", "npm/bin/npx-cli.js", "corepack/dist/corepack.js"):
+        fake_tool(entry / "lib" / "node_modules" / script, "")
+    provisioned = build_provisioned(resolve(["node"], cache=tmp_path / "cache", host=host))
+    assert provisioned.mounts == (
+        Mount("bind", "/usr/local/bin/node", str(entry / "bin" / "node")),
+        Mount("bind", "/usr/local/lib/node_modules", str(entry / "lib" / "node_modules")),
+        Mount("symlink", "/usr/local/bin/npm", "../lib/node_modules/npm/bin/npm-cli.js"),
+        Mount("symlink", "/usr/local/bin/npx", "../lib/node_modules/npm/bin/npx-cli.js"),
+        Mount(
+            "symlink", "/usr/local/bin/corepack", "../lib/node_modules/corepack/dist/corepack.js"
+        ),
+    )
+    assert provisioned.environment == ()
+
+
+def test_a_shared_libpython_build_is_mounted_under_opt_uv_python(
+    tmp_path: Path, host: Host
+) -> None:
+    prefix = host.home / ".pyenv" / "versions" / "3.12.4"
+    fake_tool(prefix / "bin" / "python3.12", "Python 3.12.4")
+    (prefix / "lib" / "python3.12").mkdir(parents=True)
+    (prefix / "lib" / "libpython3.12.so.1.0").write_bytes(b"")
+    resolved = resolve(["python"], cache=tmp_path / "cache", host=host)
+    provisioned = build_provisioned(resolved)
+    shown = "/opt/uv-python/python3.12-3.12.4"
+    assert provisioned.mounts == (
+        Mount("bind", shown, str(prefix)),
+        Mount("symlink", "/usr/local/lib/python3.12", f"{shown}/lib/python3.12"),
+        Mount("symlink", "/usr/local/bin/python3.12", f"{shown}/bin/python3.12"),
+        Mount("symlink", "/usr/local/bin/python3", "python3.12"),
+        Mount("symlink", "/usr/local/bin/python", "python3"),
+    )
+    assert provisioned.environment == (("LD_LIBRARY_PATH", f"{shown}/lib"),)
+    assert provisioned.substitutions == (
+        "uv 0.13.8: not available",
+        "python3.11 3.11: not available",
+        "python3.13 3.13: not available",
+    )
+
+
+def test_rust_gets_its_homes_and_a_writable_cargo(tmp_path: Path, host: Host) -> None:
+    entry = tmp_path / "cache" / "rust-1.90.0"
+    fake_tool(entry / "cargo" / "bin" / "rustc", "rustc 1.90.0 (abc 2025-09-14)")
+    provisioned = build_provisioned(resolve(["rust"], cache=tmp_path / "cache", host=host))
+    assert provisioned.mounts == (
+        Mount("bind", "/usr/local/rustup", str(entry / "rustup")),
+        Mount("state", "/usr/local/cargo"),
+        Mount("bind", "/usr/local/cargo/bin", str(entry / "cargo" / "bin")),
+    )
+    assert provisioned.environment == (
+        ("CARGO_HOME", "/usr/local/cargo"),
+        ("RUSTUP_HOME", "/usr/local/rustup"),
+    )
+
+
+def test_the_hosts_toolchain_executables_are_hidden_except_those_used(tmp_path: Path) -> None:
+    usr_bin = tmp_path / "usr" / "bin"
+    for name in ("node", "python3.11", "pip3", "git", "python3-config", "gofmt"):
+        fake_tool(usr_bin / name, "")
+    (usr_bin / "python3").symlink_to("python3.11")
+    (usr_bin / "nodejs").symlink_to("/nonexistent/nodejs")
+    used = Provisioned(
+        mounts=(Mount("symlink", "/usr/local/bin/python3.11", str(usr_bin / "python3.11")),)
+    )
+    hidden = host_tools_to_hide(used, usr_bin)
+    assert hidden == [usr_bin / name for name in ("gofmt", "node", "pip3", "python3-config")]
+
+
+def test_the_text_report_names_the_toolchains(capsys: pytest.CaptureFixture[str]) -> None:
+    empty = RunReport(None, "")
+    uses = (
+        ToolchainUse("node", "22.14.0", "20.20.2", "host", "/usr"),
+        ToolchainUse("bun", "1.3.14", "1.3.14", "registry", "/c/bun-1.3.14"),
+    )
+    print_validation(
+        [TaskReport("t", accepted=False, reason="r", nop=empty, oracle=empty, toolchains=uses)]
+    )
+    assert "t: toolchains: node 20.20.2 instead of 22.14.0, bun 1.3.14 (registry)\n" in (
+        capsys.readouterr().out
+    )
 
 
 # --- the sandbox's view -------------------------------------------------------------------------

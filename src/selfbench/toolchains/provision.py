@@ -142,4 +142,5 @@ def host_tools_to_hide(provisioned: Provisioned, directory: Path = Path("/usr/bi
         for entry in directory.iterdir()
         if HOST_TOOL_NAMES.fullmatch(entry.name) and entry.resolve().is_file()
     }
-    return sorted(path for path in hidden - used if path.is_relative_to("/usr"))
+    # only files the sandbox shows (a link may lead under a home, which it does not)
+    return sorted(path for path in hidden - used if path.is_relative_to(directory.parent))

@@ -705,7 +705,7 @@ def validate_local(
             (logs / "workspace.txt").write_text(f"{root}\n", encoding="utf-8")
         try:
             # toolchains: the image's, provisioned (selfbench.toolchains)
-            toolchains = _toolchains(located.definition, options)
+            toolchains = _toolchains(located.definition, options, logs / "prepare.log")
             sandbox = Sandbox(root, users, bwrap, _limits(located.definition), toolchains)
             report = _with_toolchains(_Task(located, sandbox, logs, options), toolchains)
         except (
@@ -729,11 +729,17 @@ def validate_local(
         return list(pool.map(one, tasks))
 
 
-def _toolchains(definition: TaskDefinition, options: LocalOptions) -> Provisioned | None:
-    """The task's toolchains as the sandbox mounts them; None when provisioning is off."""
+def _toolchains(definition: TaskDefinition, options: LocalOptions, log: Path) -> Provisioned | None:
+    """The task's toolchains as the sandbox mounts them; None when provisioning is off. What is
+    installed on first use is noted in `log`."""
     if not provisioning_enabled():
         return None
-    toolchains = provision(definition.toolchains)
+
+    def note(message: str) -> None:
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write(f"selfbench: toolchains: {message}\n")
+
+    toolchains = provision(definition.toolchains, on_event=note)
     if options.strict_toolchains and (refusal := strict_refusal(toolchains.uses)) is not None:
         raise ToolchainError(refusal)
     return toolchains
@@ -749,13 +755,15 @@ def score_patch(located: LocatedTask, patch: bytes | None, *, options: LocalOpti
 
     Raises:
         SandboxError: this machine cannot create the isolated workspace.
+        ToolchainError: `options.strict_toolchains` and a toolchain is not the image's version.
     """
     bwrap = require_sandbox()
     logs = options.logs / located.definition.taskId
     logs.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
     try:
-        sandbox = Sandbox(root, choose_users(), bwrap, _limits(located.definition))
+        toolchains = _toolchains(located.definition, options, logs / "prepare.log")
+        sandbox = Sandbox(root, choose_users(), bwrap, _limits(located.definition), toolchains)
         task = _Task(located, sandbox, logs, options)
         reason = task.prepare()
         if reason is not None:
