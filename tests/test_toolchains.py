@@ -250,6 +250,26 @@ def test_pyenv_and_uv_managed_pythons_are_found(tmp_path: Path, host: Host) -> N
     ]
 
 
+def test_another_python_stands_in_for_a_missing_one(tmp_path: Path, host: Host) -> None:
+    prefix = host.home / ".pyenv" / "versions" / "3.11.7"
+    fake_tool(prefix / "bin" / "python3.11", "Python 3.11.7")
+    (prefix / "bin" / "python3").symlink_to("python3.11")
+    resolved = resolve(["python"], cache=tmp_path / "cache", host=host)
+    assert [r.use.describe() for r in resolved[1:]] == [
+        "python3.12 3.11.7 instead of 3.12",
+        "python3.11 3.11.7 (host)",
+        "python3.13 3.11.7 instead of 3.13",
+    ]
+    mounts = build_provisioned(resolved[1:2]).mounts
+    assert mounts[-3:] == (
+        Mount(
+            "symlink", "/usr/local/bin/python3.12", "/opt/uv-python/python3.12-3.11.7/bin/python3"
+        ),
+        Mount("symlink", "/usr/local/bin/python3", "python3.12"),
+        Mount("symlink", "/usr/local/bin/python", "python3"),
+    )
+
+
 def test_pyenv_shims_are_not_pythons(tmp_path: Path, host: Host) -> None:
     shims = host.home / ".pyenv" / "shims"
     fake_tool(shims / "python3.12", "Python 3.12.9")

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from selfbench.toolchains.model import Candidate, Mount, Provisioned
-from selfbench.toolchains.resolve import Resolved
+from selfbench.toolchains.resolve import Resolved, python_executable
 
 __all__ = ["HOST_TOOL_NAMES", "build_provisioned", "host_tools_to_hide"]
 
@@ -48,17 +48,18 @@ def _uv(candidate: Candidate) -> Iterator[Mount]:
 
 def _python(candidate: Candidate) -> Iterator[Mount]:
     home, name = Path(candidate.home), candidate.component.name
-    executable = str(home / "bin" / name)
+    executable = python_executable(candidate.component, home)
     if not home.is_relative_to("/usr"):  # a system Python is visible where it is
-        shown = f"{_PYTHONS}/{name}-{candidate.version}"
-        yield Mount("bind", shown, str(home))
-        executable = f"{shown}/bin/{name}"
+        shown = Path(_PYTHONS, f"{name}-{candidate.version}")
+        yield Mount("bind", str(shown), str(home))
         # A virtual environment's Python looks for its standard library beside the `python3`
         # it was made from (here /usr/local), before the prefix its build recorded.
+        stdlib = "python" + ".".join(candidate.version.split(".")[:2])
         for part in ("lib", "include"):
-            if (home / part / name).is_dir():
-                yield Mount("symlink", f"/usr/local/{part}/{name}", f"{shown}/{part}/{name}")
-    yield Mount("symlink", f"{_BIN}/{name}", executable)
+            if (home / part / stdlib).is_dir():
+                yield Mount("symlink", f"/usr/local/{part}/{stdlib}", f"{shown}/{part}/{stdlib}")
+        executable = shown / "bin" / executable.name
+    yield Mount("symlink", f"{_BIN}/{name}", str(executable))
     if candidate.component.default:
         yield Mount("symlink", f"{_BIN}/python3", name)
         yield Mount("symlink", f"{_BIN}/python", "python3")
@@ -121,7 +122,9 @@ def build_provisioned(resolved: tuple[Resolved, ...]) -> Provisioned:
         if kind == "python":
             libraries.extend(_python_libraries(item.candidate))
     if libraries:
-        environment.append(("LD_LIBRARY_PATH", ":".join(libraries)))
+        environment.append(("LD_LIBRARY_PATH", ":".join(dict.fromkeys(libraries))))
+    unique = {mount.target: mount for mount in reversed(mounts)}  # the first of one target wins
+    mounts = [mount for mount in mounts if unique[mount.target] is mount]
     return Provisioned(
         tuple(item.use for item in resolved), tuple(mounts), tuple(sorted(set(environment)))
     )

@@ -26,7 +26,7 @@ from selfbench.toolchains.model import (
     satisfies,
 )
 
-__all__ = ["Host", "Registry", "Resolved", "resolve", "toolchain_cache"]
+__all__ = ["Host", "Registry", "Resolved", "python_executable", "resolve", "toolchain_cache"]
 
 _PROBE_SECONDS = 20.0
 _CACHE_EXECUTABLE = {
@@ -100,8 +100,15 @@ def _probe(executable: Path, kind: str, extra: str | None = None) -> str | None:
 
 def _executable(component: Component, home: Path) -> Path:
     if component.kind == "python":
-        return home / "bin" / component.name
+        return python_executable(component, home)
     return home / _CACHE_EXECUTABLE[component.kind]
+
+
+def python_executable(component: Component, home: Path) -> Path:
+    """A Python prefix's `python3.X` for the component, else its `python3` (another version,
+    the nearest when the image's cannot be had)."""
+    own = home / "bin" / component.name
+    return own if own.is_file() else home / "bin" / "python3"
 
 
 def _cached(component: Component, cache: Path) -> Iterator[tuple[Path, str | None]]:
@@ -111,11 +118,12 @@ def _cached(component: Component, cache: Path) -> Iterator[tuple[Path, str | Non
 
 
 def _python_homes(component: Component, host: Host) -> Iterator[Path]:
-    version = component.wanted
-    yield from sorted(host.home.glob(f".pyenv/versions/{version}*"))
-    yield from sorted(host.home.glob(f".local/share/uv/python/cpython-{version}*"))
-    for exe in host.which(component.name):
-        yield exe.resolve().parent.parent
+    """Prefixes of the wanted version first, then of any other (for the nearest)."""
+    for version, name in ((component.wanted, component.name), ("3.", "python3")):
+        yield from sorted(host.home.glob(f".pyenv/versions/{version}*"))
+        yield from sorted(host.home.glob(f".local/share/uv/python/cpython-{version}*"))
+        for exe in host.which(name):
+            yield exe.resolve().parent.parent
 
 
 def _hosted(component: Component, host: Host) -> Iterator[tuple[Path, str | None]]:
