@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 from selfbench.toolchains.install import PackageRegistries
 from selfbench.toolchains.model import Provisioned, ToolchainError, ToolchainUse, strict_refusal
@@ -24,6 +25,7 @@ __all__ = [
     "ToolchainError",
     "ToolchainUse",
     "provision",
+    "provision_task",
     "provisioning_enabled",
     "resolve",
     "strict_refusal",
@@ -45,3 +47,25 @@ def provision(
     """What the sandbox mounts for these toolchains, installing missing ones when `install`."""
     registry = PackageRegistries() if install else None
     return build_provisioned(resolve(toolchains, registry=registry, on_event=on_event))
+
+
+def provision_task(
+    toolchains: tuple[str, ...] | list[str], strict: bool, logs: Path
+) -> Provisioned | None:
+    """A task's toolchains for the local sandbox; None when provisioning is off. What is
+    installed on first use is noted in `logs/prepare.log`.
+
+    Raises:
+        ToolchainError: `strict` and a part is not at the image's version.
+    """
+    if not provisioning_enabled():
+        return None
+
+    def note(message: str) -> None:
+        with (logs / "prepare.log").open("a", encoding="utf-8") as handle:
+            handle.write(f"selfbench: toolchains: {message}\n")
+
+    provisioned = provision(toolchains, on_event=note)
+    if strict and (refusal := strict_refusal(provisioned.uses)) is not None:
+        raise ToolchainError(refusal)
+    return provisioned

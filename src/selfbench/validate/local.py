@@ -42,13 +42,7 @@ from selfbench.bundle.render_scripts import (
 from selfbench.contract import TaskDefinition
 from selfbench.errors import SelfbenchError
 from selfbench.patches import parse_patch
-from selfbench.toolchains import (
-    Provisioned,
-    ToolchainError,
-    provision,
-    provisioning_enabled,
-    strict_refusal,
-)
+from selfbench.toolchains import Provisioned, provision_task
 from selfbench.validate.cgroup import Limits
 from selfbench.validate.outcomes import parse_outcomes
 from selfbench.validate.report import (
@@ -705,7 +699,9 @@ def validate_local(
             (logs / "workspace.txt").write_text(f"{root}\n", encoding="utf-8")
         try:
             # toolchains: the image's, provisioned (selfbench.toolchains)
-            toolchains = _toolchains(located.definition, options, logs / "prepare.log")
+            toolchains = provision_task(
+                located.definition.toolchains, options.strict_toolchains, logs
+            )
             sandbox = Sandbox(root, users, bwrap, _limits(located.definition), toolchains)
             report = _with_toolchains(_Task(located, sandbox, logs, options), toolchains)
         except (
@@ -729,22 +725,6 @@ def validate_local(
         return list(pool.map(one, tasks))
 
 
-def _toolchains(definition: TaskDefinition, options: LocalOptions, log: Path) -> Provisioned | None:
-    """The task's toolchains as the sandbox mounts them; None when provisioning is off. What is
-    installed on first use is noted in `log`."""
-    if not provisioning_enabled():
-        return None
-
-    def note(message: str) -> None:
-        with log.open("a", encoding="utf-8") as handle:
-            handle.write(f"selfbench: toolchains: {message}\n")
-
-    toolchains = provision(definition.toolchains, on_event=note)
-    if options.strict_toolchains and (refusal := strict_refusal(toolchains.uses)) is not None:
-        raise ToolchainError(refusal)
-    return toolchains
-
-
 def _with_toolchains(task: _Task, toolchains: Provisioned | None) -> TaskReport:
     report = task.validate()
     return replace(report, toolchains=toolchains.uses) if toolchains else report
@@ -762,7 +742,7 @@ def score_patch(located: LocatedTask, patch: bytes | None, *, options: LocalOpti
     logs.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
     try:
-        toolchains = _toolchains(located.definition, options, logs / "prepare.log")
+        toolchains = provision_task(located.definition.toolchains, options.strict_toolchains, logs)
         sandbox = Sandbox(root, choose_users(), bwrap, _limits(located.definition), toolchains)
         task = _Task(located, sandbox, logs, options)
         reason = task.prepare()
