@@ -482,15 +482,40 @@ def test_the_report_names_the_toolchains_used(tmp_path: Path, provisioned_env: P
 # --- the registries, for real -------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def registry_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One toolchain cache for the tests that install from the registries."""
+    return tmp_path_factory.mktemp("registry-cache")
+
+
 @pytest.mark.network
-def test_node_is_installed_from_npm_at_the_images_version(tmp_path: Path, host: Host) -> None:
-    [resolved] = resolve(
-        ["node"], cache=tmp_path / "cache", host=host, registry=PackageRegistries()
-    )
+def test_node_is_installed_from_npm_at_the_images_version(
+    tmp_path: Path, host: Host, registry_cache: Path
+) -> None:
+    [resolved] = resolve(["node"], cache=registry_cache, host=host, registry=PackageRegistries())
     assert (resolved.use.found, resolved.use.source) == ("22.14.0", "registry")
-    entry = tmp_path / "cache" / "node-22.14.0"
+    entry = registry_cache / "node-22.14.0"
     assert (entry / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js").is_file()
     assert (entry / "lib" / "node_modules" / "corepack" / "dist" / "corepack.js").is_file()
+
+
+@pytest.mark.network
+@needs_sandbox
+def test_a_node_task_runs_on_the_images_node_npm_and_corepack(
+    tmp_path: Path, registry_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SELFBENCH_TOOLCHAINS_DIR", str(registry_cache))
+    monkeypatch.delenv("SELFBENCH_TOOLCHAINS", raising=False)
+    setup = "node --version && npm --version && corepack --version && ! python3 -V 2>/dev/null"
+    project = shell_project("node-versions", ["node"], setup, "node -e 'process.exit(0)'")
+    [report] = validate([build(project, tmp_path / "build")], logs=tmp_path / "logs")
+    assert (report.accepted, report.reason) == (True, None)
+    assert [use.describe() for use in report.toolchains] in (
+        ["node 22.14.0 (cache)"],
+        ["node 22.14.0 (registry)"],  # when this test runs alone
+    )
+    prepare = (tmp_path / "logs" / "node-versions" / "prepare.log").read_text()
+    assert "v22.14.0\n10.9.2\n0.31.0\n" in prepare
 
 
 @pytest.mark.network
