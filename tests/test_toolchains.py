@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from projects import Project, build
 from selfbench._report import print_validation
+from selfbench.bundle import layout
 from selfbench.cli import main
 from selfbench.toolchains import PackageRegistries, provision, resolve, strict_refusal
 from selfbench.toolchains.model import (
@@ -421,13 +422,14 @@ def test_a_python_task_sees_the_provisioned_python_and_no_node(provisioned_env: 
             "python3 --version; python3.11 --version; uv --version\n"
             "node --version >/dev/null 2>&1 || echo 'no runnable node'\n"
             "which node npm go cargo || echo 'none on PATH'\n"
+            "bash -lc 'echo $PATH'\n"
         )
         log = root / "phase.log"
         result = sandbox.run(script, (), mounts=Mounts(), log=log, timeout=60)
         assert result.exit_code == 0
         assert log.read_text() == (
             "Python 3.12.99\nPython 3.12.99\nPython 3.11.99\nuv 0.13.8\n"
-            "no runnable node\nnone on PATH\n"
+            f"no runnable node\nnone on PATH\n{layout.CONTAINER_PATH}\n"
         )
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -295,11 +295,18 @@ class _Task:
         return None
 
     def after_setup(self) -> str:
-        """The image's python step after setup, where the image's toolchains are provisioned."""
-        if self.sandbox.toolchains is None or "python" not in self.definition.toolchains:
+        """The image's steps after setup, where the image's toolchains are provisioned: every
+        .venv gets its build tools (python); cargo's state is opened to every user (rust)."""
+        if self.sandbox.toolchains is None:
             return ""
-        # uv trusts the certificates of the host's /etc the sandbox shows, as pip there does
-        return f"export UV_SYSTEM_CERTS=1; {PYTHON_PACKAGING}"
+        steps = []
+        if "python" in self.definition.toolchains:
+            # uv trusts the certificates of the host's /etc the sandbox shows, as pip there does
+            steps.append(f"export UV_SYSTEM_CERTS=1; {PYTHON_PACKAGING}")
+        if "rust" in self.definition.toolchains:
+            cargo = "/usr/local/cargo"  # its bin is the read-only toolchain
+            steps.append(f"find {cargo} -path {cargo}/bin -prune -o -exec chmod a+rwX {{}} +")
+        return "\n".join(steps)
 
     def agent(self, name: str, *, oracle: bool, last: bool = False) -> _Agent:
         """Run the agent phase and the collect step; where agent.patch is, and how it went."""

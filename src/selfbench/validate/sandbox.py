@@ -245,11 +245,25 @@ class Sandbox:
             (self.root / "shared" / Path(target).name).mkdir(parents=True, exist_ok=True)
         for mount in self.toolchains.mounts if self.toolchains else ():
             self._prepare_toolchain_mount(mount)
+        if self.toolchains is not None:
+            self._write_profile()
 
     def _prepare_toolchain_mount(self, mount: ToolchainMount) -> None:
         """Make a toolchain's writable state."""
         if mount.kind == "state":
             self._state(mount.target).mkdir(parents=True, exist_ok=True)
+
+    def _profile(self) -> Path:
+        """The host's `/etc/profile` ending with the images' PATH, as their
+        `/etc/profile.d/00-selfbench-path.sh` sets it for login shells (setup runs in one)."""
+        return self.root / "etc" / "profile"
+
+    def _write_profile(self) -> None:
+        try:
+            host = Path("/etc/profile").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return
+        self._profile().write_text(f"{host}\nexport PATH={CONTAINER_PATH}\n", encoding="utf-8")
 
     def _state(self, target: str) -> Path:
         return self.root / "toolchain-state" / target.strip("/").replace("/", "-")
@@ -264,6 +278,8 @@ class Sandbox:
         for parent in sorted(parents - {"/", "/usr", "/opt"}, key=lambda p: (p.count("/"), p)):
             args += ["--perms", "0755", "--dir", parent]  # bwrap would make them 0700
         args += ["--perms", "0755", "--dir", "/usr/local/bin"]
+        if self._profile().is_file():
+            args += ["--ro-bind", str(self._profile()), "/etc/profile"]
         for mount in self.toolchains.mounts:
             if mount.kind == "bind":
                 args += ["--ro-bind", mount.source, mount.target]
