@@ -32,7 +32,7 @@ from selfbench.toolchains.model import (
 )
 from selfbench.toolchains.model import satisfies as meets
 from selfbench.toolchains.provision import build_provisioned, host_tools_to_hide
-from selfbench.toolchains.resolve import Host
+from selfbench.toolchains.resolve import Host, toolchain_cache
 from selfbench.validate import validate
 from selfbench.validate.report import RunReport, TaskReport
 from selfbench.validate.sandbox import Mounts, Sandbox, choose_users, require_sandbox
@@ -175,6 +175,18 @@ def test_strict_refusal_names_every_substitution() -> None:
 
 
 # --- resolution order ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("environ", "cache"),
+    [
+        ({"SELFBENCH_TOOLCHAINS_DIR": "/t", "XDG_CACHE_HOME": "/x", "HOME": "/h"}, "/t"),
+        ({"XDG_CACHE_HOME": "/x", "HOME": "/h"}, "/x/selfbench/toolchains"),
+        ({"HOME": "/h"}, "/h/.cache/selfbench/toolchains"),
+    ],
+)
+def test_where_the_toolchain_cache_is(environ: dict[str, str], cache: str) -> None:
+    assert toolchain_cache(environ) == Path(cache)
 
 
 def _node(tmp_path: Path, host: Host, registry: FakeRegistry | None) -> ToolchainUse:

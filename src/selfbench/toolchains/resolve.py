@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -38,8 +38,8 @@ _CACHE_EXECUTABLE = {
 }
 
 
-def toolchain_cache(environ: dict[str, str] | None = None) -> Path:
-    """Where selfbench keeps the toolchains it installed."""
+def toolchain_cache(environ: Mapping[str, str] | None = None) -> Path:
+    """Where selfbench keeps the toolchains it installed (`environ`: default the process's)."""
     env = os.environ if environ is None else environ
     if env.get("SELFBENCH_TOOLCHAINS_DIR"):
         return Path(env["SELFBENCH_TOOLCHAINS_DIR"])
@@ -47,7 +47,7 @@ def toolchain_cache(environ: dict[str, str] | None = None) -> Path:
     return base / "selfbench" / "toolchains"
 
 
-def _home(env: os._Environ[str] | dict[str, str]) -> Path:
+def _home(env: Mapping[str, str]) -> Path:
     return Path(env.get("HOME") or Path.home())
 
 
@@ -59,6 +59,7 @@ class Host:
     path: str = field(default_factory=lambda: os.environ.get("PATH", ""))
 
     def which(self, name: str) -> list[Path]:
+        """`name` on this PATH, unless it is one of pyenv's shims (scripts, not toolchains)."""
         found = shutil.which(name, path=self.path)
         if found is None or "shims" in Path(found).parts:  # pyenv's shims are scripts
             return []
