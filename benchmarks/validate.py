@@ -8,7 +8,13 @@ work, with a merged change and its held-out test, and compiles it. Then measures
   what any validation must at least spend (nop, oracle, determinism);
 * our whole local validation of that task (sandbox, copies, nop, oracle, the per-selector checks
   and the independent rerun included), and the ratio to the floor (target ≤ 1.25);
-* four such tasks with `-j 1` and with `-j 2`, and the speed-up (target ≥ 1.6 on 2 cores).
+* four such tasks with `-j 1` and with `-j 2`, and the speed-up (target ≥ 1.6 on 2 cores);
+* apart from validation itself, the first-use cost of provisioning the task's toolchains (an
+  empty toolchain cache: what the registries install, e.g. uv for python) and the per-task cost
+  once they are cached (finding and probing them).
+
+The validation figures use the host's system Python (`SELFBENCH_TOOLCHAINS=host`), as the floor
+does: the project's setup takes pytest from Debian's python3-pytest.
 
 Needs root and bubblewrap, like the local environment itself.
 
@@ -32,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from projects import Project, build, git
 from selfbench.bundle import layout
+from selfbench.toolchains import provision
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner
 
@@ -141,6 +148,21 @@ def timed_validate(outs: list[Path], jobs: int, logs: Path) -> float:
     return elapsed
 
 
+def provisioning_seconds(toolchains: list[str], cache: Path) -> tuple[float, float, str]:
+    """Provisioning `toolchains` into an empty cache, then again from it; what was used."""
+    os.environ["SELFBENCH_TOOLCHAINS_DIR"] = str(cache)
+    try:
+        start = time.perf_counter()
+        first = provision(toolchains)
+        cold = time.perf_counter() - start
+        start = time.perf_counter()
+        provision(toolchains)
+        warm = time.perf_counter() - start
+    finally:
+        del os.environ["SELFBENCH_TOOLCHAINS_DIR"]
+    return cold, warm, ", ".join(use.describe() for use in first.uses)
+
+
 def _spread(values: list[float]) -> str:
     return f"median {statistics.median(values):6.2f} s  ({min(values):.2f}-{max(values):.2f} s)"
 
@@ -149,10 +171,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite-seconds", type=float, default=5.0)
     parser.add_argument("--repeats", type=int, default=3, help="interleaved runs per figure")
+    parser.add_argument(
+        "--toolchains",
+        default="python",
+        help="comma-separated toolchains whose first-use provisioning is timed (default: python)",
+    )
     args = parser.parse_args()
     rounds = _calibrate(args.suite_seconds)
+    os.environ["SELFBENCH_TOOLCHAINS"] = "host"  # validation as the floor: the host's Python
     with tempfile.TemporaryDirectory(prefix="selfbench-bench-validate-") as scratch_name:
         scratch = Path(scratch_name)
+        cold, warm, used = provisioning_seconds(args.toolchains.split(","), scratch / "cache")
+        print(f"toolchains       first use {cold:6.2f} s, then {warm:.2f} s per task  ({used})")
         one = build(project("bench-0", rounds), scratch / "p0")
         floors: list[float] = []
         ours: list[float] = []

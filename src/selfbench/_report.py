@@ -78,6 +78,10 @@ def print_validation(reports: list[TaskReport]) -> None:
     for report in reports:
         if report.reason:
             console.print(Text.assemble((f"{report.task_id}: ", "bold"), report.reason))
+    for report in reports:
+        if report.toolchains:
+            used = ", ".join(use.describe() for use in report.toolchains)
+            console.print(Text.assemble((f"{report.task_id}: ", "bold"), f"toolchains: {used}"))
     logs = {Path(report.oracle.log).parent for report in reports if report.oracle.log}
     for directory in sorted(logs):
         console.print(Text.assemble(("logs: ", "dim"), str(directory)))

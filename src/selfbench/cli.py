@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from selfbench._cli_export import add_export_commands
+from selfbench._cli_toolchains import add_toolchains_command
 from selfbench.errors import EXIT_INPUT, EXIT_OK, EXIT_REJECTED, DefinitionError, SelfbenchError
 
 if TYPE_CHECKING:
@@ -235,7 +236,7 @@ def _collect(args: argparse.Namespace) -> int:
 
 
 _RUNNER_FLAGS = {
-    "local": ("--logs", "--parity", "--network", "--keep", "--workspace"),
+    "local": ("--logs", "--parity", "--network", "--keep", "--workspace", "--strict-toolchains"),
     "harbor": ("--logs", "--harbor-env", "--jobs-dir", "--harbor"),
 }
 """The options each `--env` uses; any other runner option is refused."""
@@ -274,6 +275,7 @@ def _runner(args: argparse.Namespace) -> Runner:
             network=bool(args.network),
             keep=bool(args.keep),
             workspace=Path(args.workspace) if args.workspace else None,
+            strict_toolchains=bool(args.strict_toolchains),
         )
     )
 
@@ -463,6 +465,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_agent_commands(commands)  # mcp, import-swebench, export-swebench
 
     add_export_commands(commands)
+    add_toolchains_command(commands)
 
     demo = commands.add_parser("demo", help="author, prove and export a sample task")
     demo.add_argument("--keep", action="store_true", help="keep the sample's temp directory")
@@ -587,6 +590,12 @@ def _add_validate(validate: argparse.ArgumentParser) -> None:
         "--network", action="store_true", default=None, help="let the tests reach the network"
     )
     local.add_argument("--keep", action="store_true", default=None, help="keep the workspaces")
+    local.add_argument(
+        "--strict-toolchains",
+        action="store_true",
+        default=None,
+        help="reject a task whose toolchains are not the image's versions",
+    )
     local.add_argument("--workspace", metavar="DIR", help="where workspaces go (default: temp dir)")
     harbor = validate.add_argument_group("harbor environment")
     harbor.add_argument(

@@ -15,10 +15,13 @@ from collections.abc import Iterable
 from selfbench.bundle import layout
 from selfbench.bundle.render_scripts import container_workdir
 from selfbench.contract import TaskDefinition
+from selfbench.toolchains import versions
+from selfbench.toolchains.versions import TOOLCHAIN_ORDER, expand_toolchains
 
 __all__ = [
     "APT_PACKAGES",
     "BASE_IMAGE",
+    "PYTHON_PACKAGING",
     "TOOLCHAIN_ORDER",
     "exec_form",
     "expand_toolchains",
@@ -31,15 +34,6 @@ APT_PACKAGES = (
     "bash", "build-essential", "ca-certificates", "curl", "git", "jq", "passwd", "pkg-config",
     "procps", "unzip", "xz-utils",
 )  # fmt: skip
-TOOLCHAIN_ORDER = ("uv", "python", "node", "bun", "go", "rust")
-_IMPLIED = {"python": ("uv",), "bun": ("node",)}
-_UV_VERSION = "0.13.8"
-_NODE_VERSION = "22.14.0"
-_BUN_VERSION = "1.3.14"
-_GO_VERSION = "1.25.0"
-_RUST_VERSION = "1.90.0"
-_PYTHON_VERSIONS = ("3.11", "3.12", "3.13")
-_DEFAULT_PYTHON = "3.12"
 _SNAPSHOT = "/root/selfbench-repo.tar.gz"
 _DEPENDENCY_PATCH = "/root/selfbench-dependency-setup.patch"
 _HTML_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
@@ -76,16 +70,8 @@ def _env(**values: str) -> str:
 # --- toolchains --------------------------------------------------------------------------------
 
 
-def expand_toolchains(toolchains: Iterable[str]) -> tuple[str, ...]:
-    """The declared toolchains plus the implied ones (python ⇒ uv, bun ⇒ node), in layer order."""
-    wanted = set(toolchains)
-    for name in tuple(wanted):
-        wanted.update(_IMPLIED.get(name, ()))
-    return tuple(name for name in TOOLCHAIN_ORDER if name in wanted)
-
-
 def _uv_layer() -> str:
-    installer = f"https://astral.sh/uv/{_UV_VERSION}/install.sh"
+    installer = f"https://astral.sh/uv/{versions.UV_VERSION}/install.sh"
     return _run(
         f"curl -LsSf {installer} | env UV_INSTALL_DIR=/usr/local/bin UV_NO_MODIFY_PATH=1 sh",
         "uv --version",
@@ -93,10 +79,10 @@ def _uv_layer() -> str:
 
 
 def _python_layer() -> str:
-    find = f"uv python find --python-preference only-managed {_DEFAULT_PYTHON}"
+    find = f"uv python find --python-preference only-managed {versions.DEFAULT_PYTHON}"
     env = _env(UV_PYTHON_INSTALL_DIR="/opt/uv-python", UV_PYTHON_BIN_DIR="/usr/local/bin")
     run = _run(
-        f"uv python install {' '.join(_PYTHON_VERSIONS)}",
+        f"uv python install {' '.join(versions.PYTHON_VERSIONS)}",
         f'ln -sf "$({find})" /usr/local/bin/python3',
         "ln -sf python3 /usr/local/bin/python",
         "python --version",
@@ -105,8 +91,8 @@ def _python_layer() -> str:
 
 
 def _node_layer() -> str:
-    name = f"node-v{_NODE_VERSION}-linux-${{arch}}"
-    url = f"https://nodejs.org/dist/v{_NODE_VERSION}/{name}.tar.xz"
+    name = f"node-v{versions.NODE_VERSION}-linux-${{arch}}"
+    url = f"https://nodejs.org/dist/v{versions.NODE_VERSION}/{name}.tar.xz"
     env = _env(COREPACK_HOME="/opt/corepack", PLAYWRIGHT_BROWSERS_PATH="/opt/playwright")
     run = _run(
         _ARCH.format(amd64="x64", arm64="arm64"),
@@ -119,11 +105,11 @@ def _node_layer() -> str:
 
 
 def _bun_layer() -> str:
-    return _run(f"npm install --global bun@{_BUN_VERSION}", "bun --version")
+    return _run(f"npm install --global bun@{versions.BUN_VERSION}", "bun --version")
 
 
 def _go_layer() -> str:
-    url = f"https://go.dev/dl/go{_GO_VERSION}.linux-${{arch}}.tar.gz"
+    url = f"https://go.dev/dl/go{versions.GO_VERSION}.linux-${{arch}}.tar.gz"
     run = _run(
         _ARCH.format(amd64="amd64", arm64="arm64"),
         f'curl -fsSL "{url}" | tar -xz -C /usr/local',
@@ -134,7 +120,7 @@ def _go_layer() -> str:
 
 
 def _rust_layer() -> str:
-    options = f"-y --no-modify-path --profile minimal --default-toolchain {_RUST_VERSION}"
+    options = f"-y --no-modify-path --profile minimal --default-toolchain {versions.RUST_VERSION}"
     env = _env(RUSTUP_HOME="/usr/local/rustup", CARGO_HOME="/usr/local/cargo")
     run = _run(
         f"curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- {options}",
@@ -185,17 +171,20 @@ def _setup(definition: TaskDefinition) -> str:
     return exec_form(script, container_workdir(definition), definition.setupCommand)
 
 
+PYTHON_PACKAGING = (
+    "set -euo pipefail; "
+    f"find {layout.CONTAINER_APP} -name .venv -type d -prune -print0 | "
+    "while IFS= read -r -d '' venv; do "
+    'if [ -x "$venv/bin/python" ]; then '
+    "uv pip install --python \"$venv/bin/python\" 'setuptools>=70' wheel; "
+    "fi; done"
+)
+"""The image's step after setup for the python toolchain (the local environment runs it too)."""
+
+
 def _python_packaging() -> str:
-    script = (
-        "set -euo pipefail; "
-        f"find {layout.CONTAINER_APP} -name .venv -type d -prune -print0 | "
-        "while IFS= read -r -d '' venv; do "
-        'if [ -x "$venv/bin/python" ]; then '
-        "uv pip install --python \"$venv/bin/python\" 'setuptools>=70' wheel; "
-        "fi; done"
-    )
     comment = "# python: every virtual environment under /app gets setuptools>=70 and wheel"
-    return f"{comment}\n{exec_form(script)}"
+    return f"{comment}\n{exec_form(PYTHON_PACKAGING)}"
 
 
 def _reset() -> str:

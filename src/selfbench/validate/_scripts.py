@@ -22,6 +22,7 @@ GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z \
   git -C /app commit -q --no-verify --no-gpg-sign --allow-empty -m 'selfbench base'
 echo "selfbench: setup: $2"
 (cd -- "$1" && exec /bin/bash -lc "$2")
+if [ -n "${3:-}" ]; then /bin/bash -c "$3"; fi  # the image's step after setup (toolchains)
 chmod -R a+rwX /opt/uv-cache /opt/go /opt/corepack
 cp -a /app/. /verifier/
 git -C /app reset -q --hard HEAD
@@ -37,6 +38,7 @@ export GIT_CONFIG_NOSYSTEM=1
 git -C /app apply --binary --whitespace=nowarn /run/selfbench/dependency-setup.patch
 echo "selfbench: setup with the gold patch's dependency manifests: $2"
 (cd -- "$1" && exec /bin/bash -lc "$2")
+if [ -n "${3:-}" ]; then /bin/bash -c "$3"; fi  # the image's step after setup (toolchains)
 git -C /app reset -q --hard HEAD
 git -C /app clean -fdq
 """

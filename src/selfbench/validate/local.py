@@ -26,19 +26,21 @@ import tempfile
 import tomllib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from selfbench._shell import substitute_tests
 from selfbench.bundle import layout
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.bundle.locate import BundleError, LocatedTask
+from selfbench.bundle.render_docker import PYTHON_PACKAGING
 from selfbench.bundle.render_scripts import (
     render_test_sh,
 )
 from selfbench.contract import TaskDefinition
 from selfbench.errors import SelfbenchError
 from selfbench.patches import parse_patch
+from selfbench.toolchains import Provisioned, provision_task
 from selfbench.validate import _scripts
 from selfbench.validate.cgroup import Limits
 from selfbench.validate.checks import (
@@ -87,6 +89,8 @@ class LocalOptions:
     """Keep each task's workspace (the prepared trees); `<logs>/<taskId>/workspace.txt` names it."""
     workspace: Path | None = None
     """Where workspaces are created (default: the system temp directory)."""
+    strict_toolchains: bool = False
+    """Reject a task whose toolchains cannot all be had at the image's versions."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +182,7 @@ class _Task:
         seconds = float(self.definition.timeouts.setupSeconds)
         result = self.sandbox.run(
             script,
-            (self.workdir(), self.definition.setupCommand),
+            (self.workdir(), self.definition.setupCommand, self.after_setup()),
             log=log,
             timeout=seconds,
             mounts=Mounts(
@@ -195,6 +199,20 @@ class _Task:
             hint = f"; {self.memory_hint()}" if result.out_of_memory else ""
             return f"setup: {label} failed (exit {result.exit_code}; log {log}){hint}"
         return None
+
+    def after_setup(self) -> str:
+        """The image's steps after setup, where the image's toolchains are provisioned: every
+        .venv gets its build tools (python); cargo's state is opened to every user (rust)."""
+        if self.sandbox.toolchains is None:
+            return ""
+        steps = []
+        if "python" in self.definition.toolchains:
+            # uv trusts the certificates of the host's /etc the sandbox shows, as pip there does
+            steps.append(f"export UV_SYSTEM_CERTS=1; {PYTHON_PACKAGING}")
+        if "rust" in self.definition.toolchains:
+            cargo = "/usr/local/cargo"  # its bin is the read-only toolchain
+            steps.append(f"find {cargo} -path {cargo}/bin -prune -o -exec chmod a+rwX {{}} +")
+        return "\n".join(steps)
 
     def agent(self, name: str, *, oracle: bool, last: bool = False) -> _Agent:
         """Run the agent phase and the collect step; where agent.patch is, and how it went."""
@@ -487,8 +505,12 @@ def validate_local(
         if options.keep:
             (logs / "workspace.txt").write_text(f"{root}\n", encoding="utf-8")
         try:
-            sandbox = Sandbox(root, users, bwrap, _limits(located.definition))
-            report = _Task(located, sandbox, logs, options).validate()
+            # toolchains: the image's, provisioned (selfbench.toolchains)
+            toolchains = provision_task(
+                located.definition.toolchains, options.strict_toolchains, logs
+            )
+            sandbox = Sandbox(root, users, bwrap, _limits(located.definition), toolchains)
+            report = _with_toolchains(_Task(located, sandbox, logs, options), toolchains)
         except (
             OSError,
             subprocess.CalledProcessError,
@@ -510,11 +532,17 @@ def validate_local(
         return list(pool.map(one, tasks))
 
 
+def _with_toolchains(task: _Task, toolchains: Provisioned | None) -> TaskReport:
+    report = task.validate()
+    return replace(report, toolchains=toolchains.uses) if toolchains else report
+
+
 def score_patch(located: LocatedTask, patch: bytes | None, *, options: LocalOptions) -> RunReport:
     """Run the verifier on an agent's patch (None: no patch collected), as Harbor would.
 
     Raises:
         SandboxError: this machine cannot create the isolated workspace.
+        ToolchainError: `options.strict_toolchains` and a toolchain is not the image's version.
     """
     return score_patches(located, [patch], options=options)[0]
 
@@ -532,7 +560,8 @@ def score_patches(
     logs.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
     try:
-        sandbox = Sandbox(root, choose_users(), bwrap, _limits(located.definition))
+        toolchains = provision_task(located.definition.toolchains, options.strict_toolchains, logs)
+        sandbox = Sandbox(root, choose_users(), bwrap, _limits(located.definition), toolchains)
         task = _Task(located, sandbox, logs, options)
         if task.prepare() is not None:
             return [RunReport(None, str(logs / "prepare.log")) for _ in patches]

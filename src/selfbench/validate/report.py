@@ -7,12 +7,15 @@ SPEC §7 lives here once: nop must fail fail-to-pass and pass pass-to-pass; orac
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from selfbench._json import JsonError, loads_strict
 from selfbench.errors import SelfbenchError
+
+if TYPE_CHECKING:
+    from selfbench.toolchains.model import ToolchainUse
 
 __all__ = [
     "REWARD_FIELDS",
@@ -115,9 +118,11 @@ class TaskReport:
     oracle: RunReport
     checks: tuple[Check, ...] = ()
     environment: str = "local"
+    toolchains: tuple[ToolchainUse, ...] = ()
+    """The toolchain versions the local environment used, and any substitution."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        result = {
             "taskId": self.task_id,
             "accepted": self.accepted,
             "reason": self.reason,
@@ -126,6 +131,9 @@ class TaskReport:
             "oracle": self.oracle.to_json(),
             "checks": [check.to_json() for check in self.checks],
         }
+        if self.toolchains:
+            result["toolchains"] = [use.to_json() for use in self.toolchains]
+        return result
 
 
 _ORACLE_FAILURES = (

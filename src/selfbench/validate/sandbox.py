@@ -4,9 +4,11 @@ Isolation is bubblewrap's (`bwrap`, Debian package `bubblewrap`): a well-kept, s
 tool that builds a private mount namespace from a list of binds, which is exactly what the
 containers provide and nothing more. Each phase gets:
 
-* the host's system directories bound read-only (so the host's toolchains run), with the task's
-  own directories bound writable at the container paths: `/app`, `/tests`, `/logs`,
-  `/opt/selfbench`, and `/solution` read-only only where the solution may be seen;
+* the host's system directories bound read-only, the host's `/usr/local` covered by the task's
+  own toolchains at the image's paths and the host's toolchain executables in `/usr/bin` covered
+  (when the sandbox is given `toolchains`), with the task's own directories bound writable at the
+  container paths: `/app`, `/tests`, `/logs`, `/opt/selfbench`, and `/solution` read-only only
+  where the solution may be seen;
 * private `/tmp`, `/run`, `/dev` and `/proc`; everything but the system directories absent
   (homes, `/root`, `/run` with its sockets, project directories), host secrets in `/etc` and the
   task's own bundle covered;
@@ -41,6 +43,9 @@ from typing import IO
 
 from selfbench.bundle import layout
 from selfbench.errors import SelfbenchError
+from selfbench.toolchains.model import Mount as ToolchainMount
+from selfbench.toolchains.model import Provisioned
+from selfbench.toolchains.provision import host_tools_to_hide
 from selfbench.validate.cgroup import Limits, PhaseCgroup
 
 __all__ = [
@@ -225,6 +230,8 @@ class Sandbox:
     bwrap: str
     limits: Limits | None = None
     """The task's CPUs and memory, and a process cap, per phase (None: unlimited)."""
+    toolchains: Provisioned | None = None
+    """The task's toolchains at the image's paths (None: the host's `/usr/local` as it is)."""
     _etc: tuple[Path, Path] = field(init=False)
     _root_home: Path = field(init=False)
     _phases: int = field(init=False, default=0)
@@ -236,6 +243,53 @@ class Sandbox:
         self._root_home.chmod(0o700)
         for target in SHARED_STATE:
             (self.root / "shared" / Path(target).name).mkdir(parents=True, exist_ok=True)
+        for mount in self.toolchains.mounts if self.toolchains else ():
+            self._prepare_toolchain_mount(mount)
+        if self.toolchains is not None:
+            self._write_profile()
+
+    def _prepare_toolchain_mount(self, mount: ToolchainMount) -> None:
+        """Make a toolchain's writable state."""
+        if mount.kind == "state":
+            self._state(mount.target).mkdir(parents=True, exist_ok=True)
+
+    def _profile(self) -> Path:
+        """The host's `/etc/profile` ending with the images' PATH, as their
+        `/etc/profile.d/00-selfbench-path.sh` sets it for login shells (setup runs in one)."""
+        return self.root / "etc" / "profile"
+
+    def _write_profile(self) -> None:
+        try:
+            host = Path("/etc/profile").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return
+        self._profile().write_text(f"{host}\nexport PATH={CONTAINER_PATH}\n", encoding="utf-8")
+
+    def _state(self, target: str) -> Path:
+        return self.root / "toolchain-state" / target.strip("/").replace("/", "-")
+
+    def _toolchain_args(self) -> list[str]:
+        """The host's `/usr/local` covered, the task's toolchains mounted at the image's paths,
+        and the host's own toolchain executables in `/usr/bin` covered."""
+        if self.toolchains is None:
+            return []
+        args = ["--tmpfs", "/usr/local"]
+        parents = {str(p) for m in self.toolchains.mounts for p in Path(m.target).parents}
+        for parent in sorted(parents - {"/", "/usr", "/opt"}, key=lambda p: (p.count("/"), p)):
+            args += ["--perms", "0755", "--dir", parent]  # bwrap would make them 0700
+        args += ["--perms", "0755", "--dir", "/usr/local/bin"]
+        if self._profile().is_file():
+            args += ["--ro-bind", str(self._profile()), "/etc/profile"]
+        for mount in self.toolchains.mounts:
+            if mount.kind == "bind":
+                args += ["--ro-bind", mount.source, mount.target]
+            elif mount.kind == "symlink":
+                args += ["--symlink", mount.source, mount.target]
+            else:
+                args += ["--bind", str(self._state(mount.target)), mount.target]
+        for path in host_tools_to_hide(self.toolchains):
+            args += ["--ro-bind", "/dev/null", str(path)]
+        return args
 
     def _user_homes(self) -> list[str]:
         """Fresh, empty homes for agent and verifier, for one phase."""
@@ -294,6 +348,7 @@ class Sandbox:
             argv += ["--bind", str(source), target]
         for target, source in sorted(mounts.ro_binds.items()):
             argv += ["--ro-bind", str(source), target]
+        argv += self._toolchain_args()
         argv += ["--remount-ro", "/", "--chdir", "/"]
         argv += ["--cap-drop", "ALL"]
         for capability in _CAPABILITIES:
@@ -343,6 +398,7 @@ class Sandbox:
             "USER": "root",
             "LOGNAME": "root",
             **SHARED_ENVIRONMENT,
+            **dict(self.toolchains.environment if self.toolchains else ()),
         }
         start = time.monotonic()
         log.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,71 @@
+"""The image's toolchains, locally: find, install and mount what a task's image would have.
+
+`provision` resolves a task's declared toolchains (implied ones included) — selfbench's cache,
+else the host, else installed from the package registries — and says how the sandbox mounts them.
+Setting `SELFBENCH_TOOLCHAINS=host` turns provisioning off: the sandbox then shows the host's
+system directories as they are (the behaviour before toolchains were provisioned).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from selfbench.toolchains.install import PackageRegistries
+from selfbench.toolchains.model import Provisioned, ToolchainError, ToolchainUse, strict_refusal
+from selfbench.toolchains.provision import build_provisioned
+from selfbench.toolchains.resolve import Host, Resolved, resolve, toolchain_cache
+
+__all__ = [
+    "Host",
+    "PackageRegistries",
+    "Provisioned",
+    "Resolved",
+    "ToolchainError",
+    "ToolchainUse",
+    "provision",
+    "provision_task",
+    "provisioning_enabled",
+    "resolve",
+    "strict_refusal",
+    "toolchain_cache",
+]
+
+
+def provisioning_enabled() -> bool:
+    """False when `SELFBENCH_TOOLCHAINS=host` asks for the host's system directories as they are."""
+    return os.environ.get("SELFBENCH_TOOLCHAINS", "") != "host"
+
+
+def provision(
+    toolchains: tuple[str, ...] | list[str],
+    *,
+    install: bool = True,
+    on_event: Callable[[str], None] | None = None,
+) -> Provisioned:
+    """What the sandbox mounts for these toolchains, installing missing ones when `install`."""
+    registry = PackageRegistries() if install else None
+    return build_provisioned(resolve(toolchains, registry=registry, on_event=on_event))
+
+
+def provision_task(
+    toolchains: tuple[str, ...] | list[str], strict: bool, logs: Path
+) -> Provisioned | None:
+    """A task's toolchains for the local sandbox; None when provisioning is off. What is
+    installed on first use is noted in `logs/prepare.log`.
+
+    Raises:
+        ToolchainError: `strict` and a part is not at the image's version.
+    """
+    if not provisioning_enabled():
+        return None
+
+    def note(message: str) -> None:
+        with (logs / "prepare.log").open("a", encoding="utf-8") as handle:
+            handle.write(f"selfbench: toolchains: {message}\n")
+
+    provisioned = provision(toolchains, on_event=note)
+    if strict and (refusal := strict_refusal(provisioned.uses)) is not None:
+        raise ToolchainError(refusal)
+    return provisioned
