@@ -9,7 +9,7 @@ import selfbench
 
 EXPORTED = {
     "ArtifactRef", "AuditReport", "CompileError", "DefinitionError", "FileChange", "Issue",
-    "LocalArtifactStore", "Patch", "PatchError", "PreflightError", "RepairError",
+    "LocalArtifactStore", "Patch", "PatchError", "PreflightError",
     "SelfbenchError", "SubmitError", "TaskDefinition", "__version__", "audit",
     "check_coupling_repair", "check_definition", "check_validation_repair", "collect_authoring",
     "compile_task", "is_test_only_path", "parse_definition", "parse_patch", "read_definition",
@@ -17,6 +17,9 @@ EXPORTED = {
     "SwebenchError", "check_task", "export_swebench", "import_swebench",
     "ArchiveError", "ExportError", "RunInfo", "export_run", "extract_export", "open_review",
     "verify_export", "write_clean_export", "BundleError", "TaskReport", "validate_bundles",
+    # the whole error tree (errors.py), loaded with the package; a refused repair is a verdict
+    "GitError", "InputError", "JsonError", "PackError", "StoreError", "TaskFileError",
+    "ValidateError", "RepairVerdict",
 }  # fmt: skip
 
 

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from selfbench._json import JsonError, loads_strict
+from selfbench._json import loads_strict
 from selfbench.bundle import layout
 from selfbench.bundle.locate import BUNDLE_DIR
 from selfbench.bundle.manifest import parse_bundle_manifest
 from selfbench.contract import definition_sha256, parse_definition
-from selfbench.errors import BundleError, DefinitionError
+from selfbench.errors import ArchiveError, BundleError, DefinitionError, ExportError, JsonError
 from selfbench.export._streams import (
     HashingReader,
     MemberReader,
@@ -39,8 +39,6 @@ from selfbench.export.manifest import (
     DIFFICULTIES,
     MANIFEST_NAME,
     TASKS_DIR,
-    ArchiveError,
-    ExportError,
     Manifest,
     parse_manifest,
     render_manifest,

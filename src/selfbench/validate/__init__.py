@@ -47,7 +47,8 @@ def validate(  # noqa: PLR0913 - one keyword per documented option
         SandboxError: the local workspace cannot be created on this machine.
         SelfbenchError: Harbor could not run (harbor environment).
     """
-    from selfbench.bundle.locate import BundleError, find_bundle, locate_task  # noqa: PLC0415
+    from selfbench.bundle.locate import find_bundle, locate_task  # noqa: PLC0415
+    from selfbench.errors import BundleError  # noqa: PLC0415
 
     if definition is not None and len(paths) != 1:
         raise BundleError("--definition names the definition of exactly one bundle")

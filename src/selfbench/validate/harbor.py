@@ -37,11 +37,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from selfbench._json import JsonError, loads_strict
+from selfbench._json import loads_strict
 from selfbench.bundle import layout
 from selfbench.bundle.locate import BUNDLE_DIR, read_bundle_manifest
 from selfbench.contract import TASK_ID_PATTERN, is_task_id
-from selfbench.errors import SelfbenchError
+from selfbench.errors import JsonError, SelfbenchError
 from selfbench.validate.report import (
     Reward,
     RewardError,

@@ -32,14 +32,14 @@ from pathlib import Path
 from selfbench._shell import substitute_tests
 from selfbench.bundle import layout
 from selfbench.bundle.held_out import held_out_paths
-from selfbench.bundle.locate import BundleError, LocatedTask
+from selfbench.bundle.locate import LocatedTask
 from selfbench.bundle.render_scripts import (
     fail_to_pass_command,
     pass_to_pass_command,
     render_test_sh,
 )
 from selfbench.contract import TaskDefinition
-from selfbench.errors import SelfbenchError
+from selfbench.errors import BundleError, SelfbenchError
 from selfbench.patches import parse_patch
 from selfbench.validate.cgroup import Limits
 from selfbench.validate.outcomes import parse_outcomes

@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from selfbench._json import JsonError, loads_strict
-from selfbench.errors import SelfbenchError
+from selfbench._json import loads_strict
+from selfbench.errors import JsonError, SelfbenchError
 
 __all__ = [
     "REWARD_FIELDS",
