@@ -14,7 +14,6 @@ import ctypes
 import errno
 import os
 import re
-import secrets
 import shutil
 import time
 from contextlib import contextmanager
@@ -105,7 +104,7 @@ def read_bytes(path: Path, *, error: type[SelfbenchError]) -> bytes:
 def staging_name(target: Path) -> str:
     """A fresh staging name for `target`: the prefix, this pid, the time, a random part."""
     # The random part keeps two writers of one target apart: threads share a pid.
-    return f"{STAGING_PREFIX}{os.getpid()}-{int(time.time())}-{secrets.token_hex(4)}-{target.name}"
+    return f"{STAGING_PREFIX}{os.getpid()}-{int(time.time())}-{os.urandom(4).hex()}-{target.name}"
 
 
 def _is_leftover(name: str, now: float) -> bool:
