@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import selfbench
+from selfbench.demo import build_sample_repository, sample_arguments
+from selfbench.submit import submit_task
 
 EXPORTED = {
     "ArtifactRef", "AuditReport", "CompileError", "DefinitionError", "FileChange", "Issue",
@@ -43,3 +46,27 @@ def test_importing_the_package_loads_no_heavy_module() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "['selfbench.errors']"
+
+
+AUDIT_MODULES = [
+    "selfbench._cli_export", "selfbench._fs", "selfbench._json", "selfbench._paths",
+    "selfbench._shell", "selfbench.audit", "selfbench.bundle", "selfbench.bundle.held_out",
+    "selfbench.cli", "selfbench.contract", "selfbench.errors", "selfbench.patches",
+    "selfbench.task",
+]  # fmt: skip
+
+
+def test_audit_imports_only_what_it_needs(tmp_path: Path) -> None:
+    sample = build_sample_repository(tmp_path)
+    (tmp_path / "tasks").mkdir()
+    submit_task(sample_arguments(sample), output_root=tmp_path / "tasks", preflight=False)
+    task_dir = next((tmp_path / "tasks").iterdir())
+    probe = (
+        "import sys; from selfbench.cli import main; main(['audit', '--json', sys.argv[1]]); "
+        "print(sorted(m for m in sys.modules if m.startswith(('selfbench.', 'rich', 'mcp', "
+        "'anyio', 'httpx', 'starlette', 'jsonschema'))), file=sys.stderr)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(task_dir)], capture_output=True, text=True, check=True
+    )
+    assert result.stderr.strip() == repr(AUDIT_MODULES)

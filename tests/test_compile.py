@@ -464,6 +464,19 @@ def test_collect_cli_with_a_store(
     assert capsys.readouterr().err == ("error: --store, --run-id and --candidate-id go together\n")
 
 
+def test_collect_cli_rejects_another_candidate_with_exit_1(
+    tmp_path: Path, sample: SampleRepository, authored: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    candidate = tmp_path / "candidate.json"
+    candidate.write_text(json.dumps({"sourcePr": 41, "baseCommit": sample.base,
+                                     "difficulty": "medium"}))  # fmt: skip
+    argv = ["collect", str(authored.parent), "--repo", str(sample.path), "--out",
+            str(tmp_path / "out"), "--candidate", str(candidate)]  # fmt: skip
+    assert main(argv) == 1
+    assert capsys.readouterr() == ("", f"error: {MISMATCH}\n")
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(
     "key",
     ["", "/abs", "a/../b", "..", "a//b", "a/./b", "a\\b", ".hidden/x", "a/b\n", "a/b/"],
