@@ -189,12 +189,13 @@ def test_leftovers_of_gone_or_old_runs_are_removed_and_live_ones_kept(tmp_path: 
     stray_file.write_bytes(b"partial")
     output = tmp_path / ".selfbench-stage-output-without-a-pid"
     output.mkdir()
+    no_such_pid = _leftover(tmp_path, 10**30, now)  # kept until old, never a crash
 
     removed = _fs.remove_leftovers(tmp_path)
 
     assert removed == tuple(sorted(p.name for p in (dead, old, stray_file)))
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        p.name for p in (live, mine, output)
+        p.name for p in (live, mine, output, no_such_pid)
     )
 
 

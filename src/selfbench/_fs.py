@@ -36,6 +36,7 @@ __all__ = [
     "rename_no_replace",
     "staging_directory",
     "staging_file",
+    "staging_name",
     "write_atomic",
 ]
 
@@ -121,7 +122,7 @@ def _is_leftover(name: str, now: float) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return True
-    except PermissionError:  # alive, another user's
+    except (PermissionError, OverflowError):  # alive, another user's; or no pid at all
         return False
     return False
 
