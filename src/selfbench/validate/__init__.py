@@ -47,7 +47,11 @@ def validate(  # noqa: PLR0913 - one keyword per documented option
         SandboxError: the local workspace cannot be created on this machine.
         SelfbenchError: Harbor could not run (harbor environment).
     """
-    from selfbench.bundle.locate import find_bundle, locate_task  # noqa: PLC0415
+    from selfbench.bundle.locate import (  # noqa: PLC0415
+        find_bundle,
+        locate_task,
+        refuse_duplicates,
+    )
     from selfbench.errors import BundleError  # noqa: PLC0415
 
     if definition is not None and len(paths) != 1:
@@ -68,11 +72,7 @@ def validate(  # noqa: PLR0913 - one keyword per documented option
             for report in reports:
                 on_done(report)
         return reports
-    from selfbench.validate.local import (  # noqa: PLC0415
-        LocalOptions,
-        refuse_duplicates,
-        validate_local,
-    )
+    from selfbench.validate.local import LocalOptions, validate_local  # noqa: PLC0415
     from selfbench.validate.sandbox import require_sandbox  # noqa: PLC0415
 
     require_sandbox()  # before anything is created on disk
