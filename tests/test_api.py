@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import selfbench
+from selfbench.demo import build_sample_repository, sample_arguments
+from selfbench.submit import submit_task
 
 EXPORTED = {
     "ArtifactRef", "AuditReport", "CompileError", "DefinitionError", "FileChange", "Issue",
-    "LocalArtifactStore", "Patch", "PatchError", "PreflightError", "RepairError",
+    "LocalArtifactStore", "Patch", "PatchError", "PreflightError",
     "SelfbenchError", "SubmitError", "TaskDefinition", "__version__", "audit",
     "check_coupling_repair", "check_definition", "check_validation_repair", "collect_authoring",
     "compile_task", "is_test_only_path", "parse_definition", "parse_patch", "read_definition",
@@ -18,6 +21,9 @@ EXPORTED = {
     "ArchiveError", "ExportError", "RunInfo", "export_run", "extract_export", "open_review",
     "verify_export", "write_clean_export", "BundleError", "TaskReport", "validate_bundles",
     "Runner", "LocalRunner", "LocalOptions", "HarborRunner", "HarborOptions",
+    # the whole error tree (errors.py), loaded with the package; a refused repair is a verdict
+    "GitError", "InputError", "JsonError", "PackError", "StoreError", "TaskFileError",
+    "ValidateError", "RepairVerdict",
 }  # fmt: skip
 
 
@@ -41,3 +47,27 @@ def test_importing_the_package_loads_no_heavy_module() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "['selfbench.errors']"
+
+
+AUDIT_MODULES = [
+    "selfbench._cli_export", "selfbench._cli_toolchains", "selfbench._fs", "selfbench._json",
+    "selfbench._paths", "selfbench._runner_files", "selfbench._shell", "selfbench.audit", "selfbench.bundle", "selfbench.bundle.held_out",
+    "selfbench.cli", "selfbench.contract", "selfbench.errors", "selfbench.patches",
+    "selfbench.task",
+]  # fmt: skip
+
+
+def test_audit_imports_only_what_it_needs(tmp_path: Path) -> None:
+    sample = build_sample_repository(tmp_path)
+    (tmp_path / "tasks").mkdir()
+    submit_task(sample_arguments(sample), output_root=tmp_path / "tasks", preflight=False)
+    task_dir = next((tmp_path / "tasks").iterdir())
+    probe = (
+        "import sys; from selfbench.cli import main; main(['audit', '--json', sys.argv[1]]); "
+        "print(sorted(m for m in sys.modules if m.startswith(('selfbench.', 'rich', 'mcp', "
+        "'anyio', 'httpx', 'starlette', 'jsonschema'))), file=sys.stderr)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(task_dir)], capture_output=True, text=True, check=True
+    )
+    assert result.stderr.strip() == repr(AUDIT_MODULES)

@@ -21,8 +21,8 @@ from selfbench.bundle import (
     render_bundle_manifest,
 )
 from selfbench.bundle.locate import locate_task, read_bundle_manifest
-from selfbench.compiler import CompileError, refresh_bundle
-from selfbench.errors import BundleError
+from selfbench.compiler import refresh_bundle
+from selfbench.errors import BundleError, CompileError
 from selfbench.task import read_definition
 from selfbench.validate import HarborOptions, HarborRunner, validate
 

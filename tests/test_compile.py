@@ -18,14 +18,15 @@ from selfbench.cli import main
 from selfbench.collect import (
     MISMATCH,
     Candidate,
-    CandidateMismatchError,
+    CollectRejection,
+    CollectResult,
     StoreTarget,
     collect_authoring,
 )
-from selfbench.compiler import CompileError, compile_task, refresh_bundle
+from selfbench.compiler import compile_task, refresh_bundle
 from selfbench.demo import SampleRepository, build_sample_repository, sample_arguments
-from selfbench.errors import PreflightError
-from selfbench.store import ArtifactRef, LocalArtifactStore, StoreError, authoring_key
+from selfbench.errors import CompileError, PreflightError, StoreError
+from selfbench.store import ArtifactRef, LocalArtifactStore, authoring_key
 from selfbench.submit import submit_task
 
 Tree = dict[str, tuple[bytes, int]]
@@ -365,6 +366,7 @@ def test_collect_compiles_packs_and_copies_the_definition(
     tmp_path: Path, sample: SampleRepository, authored: Path
 ) -> None:
     result = collect_authoring(authored.parent, repo=sample.path, out=tmp_path / "out")
+    assert isinstance(result, CollectResult)
     assert result.bundle == tmp_path / "out" / "harbor-task"
     assert (tmp_path / "out" / "definition.json").read_bytes() == (
         authored / "definition.json"
@@ -384,6 +386,8 @@ def test_collect_is_byte_reproducible(
 ) -> None:
     one = collect_authoring(authored.parent, repo=sample.path, out=tmp_path / "one")
     two = collect_authoring(authored.parent, repo=sample.path, out=tmp_path / "two")
+    assert isinstance(one, CollectResult)
+    assert isinstance(two, CollectResult)
     assert one.archive.read_bytes() == two.archive.read_bytes()
 
 
@@ -415,12 +419,10 @@ def test_collect_rejects_a_task_that_is_not_the_candidate(
     assigned = Candidate(
         candidate.source_pr, candidate.base_commit or sample.base, candidate.difficulty
     )
-    with pytest.raises(CandidateMismatchError) as error:
-        collect_authoring(
-            authored.parent, repo=sample.path, out=tmp_path / "out", candidate=assigned
-        )
-    assert str(error.value) == MISMATCH
-    assert error.value.exit_code == 1
+    result = collect_authoring(
+        authored.parent, repo=sample.path, out=tmp_path / "out", candidate=assigned
+    )
+    assert result == CollectRejection(MISMATCH)
     assert not (tmp_path / "out").exists()
 
 
@@ -435,6 +437,7 @@ def test_collect_stores_accepted_results(
         candidate=Candidate(42, sample.base.upper(), "medium"),
         store=StoreTarget(store, "run-1", "cand-7"),
     )
+    assert isinstance(result, CollectResult)
     definition_ref, archive_ref = result.stored
     assert definition_ref.uri.endswith("/runs/run-1/authoring/cand-7/definition.json")
     assert archive_ref.uri.endswith("/runs/run-1/authoring/cand-7/harbor-task.tar.gz")
@@ -462,6 +465,19 @@ def test_collect_cli_with_a_store(
     ]
     assert main([*argv[:-4], "--run-id", "r1"]) == 2
     assert capsys.readouterr().err == ("error: --store, --run-id and --candidate-id go together\n")
+
+
+def test_collect_cli_rejects_another_candidate_with_exit_1(
+    tmp_path: Path, sample: SampleRepository, authored: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    candidate = tmp_path / "candidate.json"
+    candidate.write_text(json.dumps({"sourcePr": 41, "baseCommit": sample.base,
+                                     "difficulty": "medium"}))  # fmt: skip
+    argv = ["collect", str(authored.parent), "--repo", str(sample.path), "--out",
+            str(tmp_path / "out"), "--candidate", str(candidate)]  # fmt: skip
+    assert main(argv) == 1
+    assert capsys.readouterr() == ("", f"error: {MISMATCH}\n")
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize(

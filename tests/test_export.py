@@ -28,14 +28,13 @@ from export_helpers import (
 from harbor_env import run_in_harbor_venv
 from selfbench._fs import rename_no_replace
 from selfbench.bundle import layout
-from selfbench.bundle.locate import BundleError, LocatedTask
+from selfbench.bundle.locate import LocatedTask
 from selfbench.cli import main
 from selfbench.compiler import refresh_bundle
 from selfbench.demo import SampleRepository, build_sample_repository
+from selfbench.errors import ArchiveError, BundleError, ExportError
 from selfbench.export import (
     REVIEW_FILE,
-    ArchiveError,
-    ExportError,
     Limits,
     RunInfo,
     export_and_verify,
@@ -227,7 +226,7 @@ def _error_case(tmp_path: Path, collected: list[Path], case: str) -> tuple[Any, 
 
 EXPORT_ERRORS = {
     "commit": (ExportError, "--repository-commit abc: expected a full commit SHA"),
-    "duplicate": (ExportError, "task slug-a given twice: {a}, {a}"),
+    "duplicate": (BundleError, "task slug-a given twice: {a}, {a}"),
     "unreported": (ExportError, "no validation report names task slug-b"),
     "not-a-report": (
         ExportError,

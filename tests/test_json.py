@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from selfbench._json import JsonError, dumps_pretty, loads_strict, normalize_numbers
+from selfbench._json import dumps_pretty, loads_strict, normalize_numbers
 from selfbench.contract import parse_definition
-from selfbench.errors import EXIT_INPUT, DefinitionError, Issue, SelfbenchError
+from selfbench.errors import EXIT_INPUT, DefinitionError, Issue, JsonError, SelfbenchError
 
 SOURCE = "task/definition.json"
 

@@ -14,13 +14,12 @@ from helpers import TESTS, added_file, definition, modified_file, patch, task
 from selfbench._paths import unsafe_patch_path
 from selfbench.cli import main
 from selfbench.contract import TaskDefinition
-from selfbench.errors import EXIT_REJECTED, SelfbenchError
 from selfbench.patches import display_path, parse_patch
 from selfbench.repair import (
     IMMUTABLE_FIELDS,
     MUTABLE_FIELDS,
     TEST_SEGMENTS,
-    RepairError,
+    RepairVerdict,
     check_coupling_repair,
     check_validation_repair,
     is_test_only_path,
@@ -31,15 +30,15 @@ ORIGINAL = task()
 
 
 def refusal(original: TaskDefinition, repaired: TaskDefinition, tests: bytes, *changed: str) -> str:
-    with pytest.raises(RepairError) as err:
-        check_validation_repair(original, repaired, tests, changed)
-    return str(err.value)
+    reason = check_validation_repair(original, repaired, tests, changed).reason
+    assert reason is not None
+    return reason
 
 
 def coupling_refusal(tests: bytes, *changed: str) -> str:
-    with pytest.raises(RepairError) as err:
-        check_coupling_repair(tests, changed)
-    return str(err.value)
+    reason = check_coupling_repair(tests, changed).reason
+    assert reason is not None
+    return reason
 
 
 def renamed_file(old: str, new: str) -> str:
@@ -73,9 +72,12 @@ def test_the_field_tables_cover_the_definition_exactly_once() -> None:
     assert set(IMMUTABLE_FIELDS) | set(MUTABLE_FIELDS) == set(TaskDefinition.model_fields)
 
 
-def test_a_repair_error_is_a_rejection() -> None:
-    assert issubclass(RepairError, SelfbenchError)
-    assert RepairError.exit_code == EXIT_REJECTED == 1
+def test_a_refused_repair_is_a_verdict_not_an_error() -> None:
+    verdict = check_coupling_repair(TESTS, ["README.md"])
+    assert verdict == RepairVerdict("repair changed files outside the held-out tests: README.md")
+    assert not verdict.allowed
+    assert check_coupling_repair(TESTS, [TEST_FILE]) == RepairVerdict(None)
+    assert check_coupling_repair(TESTS, [TEST_FILE]).allowed
 
 
 IMMUTABLE_CHANGES: dict[str, Any] = {
@@ -146,7 +148,7 @@ def test_changing_a_mutable_field_is_allowed(field: str, value: Any) -> None:
     repaired = task(**{field: value})
 
     assert getattr(repaired, field) != getattr(ORIGINAL, field)
-    check_validation_repair(ORIGINAL, repaired, TESTS, [TEST_FILE])
+    assert check_validation_repair(ORIGINAL, repaired, TESTS, [TEST_FILE]).allowed
 
 
 def test_every_mutable_field_has_a_case() -> None:
@@ -154,7 +156,7 @@ def test_every_mutable_field_has_a_case() -> None:
 
 
 def test_every_mutable_field_changed_at_once_is_allowed() -> None:
-    check_validation_repair(ORIGINAL, task(**MUTABLE_CHANGES), TESTS, [TEST_FILE])
+    assert check_validation_repair(ORIGINAL, task(**MUTABLE_CHANGES), TESTS, [TEST_FILE]).allowed
 
 
 @pytest.mark.parametrize(
@@ -168,15 +170,16 @@ def test_every_mutable_field_changed_at_once_is_allowed() -> None:
     ids=["integral-float", "schema-version-float", "unknown-key", "nested-unknown-key"],
 )
 def test_definitions_are_compared_as_parsed_values(changes: dict[str, Any]) -> None:
-    check_validation_repair(ORIGINAL, task(**changes), TESTS, [])
+    assert check_validation_repair(ORIGINAL, task(**changes), TESTS, []).allowed
 
 
 # --- changed files -----------------------------------------------------------------------------
 
 
 def test_a_repair_of_the_held_out_tests_and_mutable_fields_is_allowed() -> None:
-    check_validation_repair(ORIGINAL, task(setupCommand="uv sync"), TESTS, [TEST_FILE])
-    check_validation_repair(ORIGINAL, ORIGINAL, TESTS, [])
+    repaired = task(setupCommand="uv sync")
+    assert check_validation_repair(ORIGINAL, repaired, TESTS, [TEST_FILE]).allowed
+    assert check_validation_repair(ORIGINAL, ORIGINAL, TESTS, []).allowed
 
 
 def test_a_changed_file_outside_the_held_out_tests_is_refused() -> None:
@@ -197,8 +200,8 @@ def test_every_stray_path_is_listed_once_in_the_order_given() -> None:
     "spelling", ["./tests/test_new.py", "tests//test_new.py", "tests/./test_new.py", TEST_FILE]
 )
 def test_a_changed_path_is_compared_in_its_normal_form(spelling: str) -> None:
-    check_validation_repair(ORIGINAL, ORIGINAL, TESTS, [spelling])
-    check_coupling_repair(TESTS, [spelling])
+    assert check_validation_repair(ORIGINAL, ORIGINAL, TESTS, [spelling]).allowed
+    assert check_coupling_repair(TESTS, [spelling]).allowed
 
 
 @pytest.mark.parametrize(
@@ -225,14 +228,14 @@ def test_both_sides_of_a_rename_and_a_deleted_file_are_held_out() -> None:
     )
     changed = ["tests/old_test.py", "tests/test_renamed.py", "tests/test_gone.py"]
 
-    check_validation_repair(ORIGINAL, ORIGINAL, tests, changed)
-    check_coupling_repair(tests, changed)
+    assert check_validation_repair(ORIGINAL, ORIGINAL, tests, changed).allowed
+    assert check_coupling_repair(tests, changed).allowed
 
 
 def test_a_modified_test_file_is_held_out() -> None:
     tests = patch(modified_file("spec/widgets.spec.ts", 2, 3))
 
-    check_validation_repair(ORIGINAL, ORIGINAL, tests, ["spec/widgets.spec.ts"])
+    assert check_validation_repair(ORIGINAL, ORIGINAL, tests, ["spec/widgets.spec.ts"]).allowed
 
 
 def test_hostile_paths_are_shown_on_one_line() -> None:
@@ -258,7 +261,7 @@ def test_a_quoted_path_of_the_test_patch_matches_its_decoded_name() -> None:
     )
     assert parse_patch(tests).paths == (name,)
 
-    check_validation_repair(ORIGINAL, ORIGINAL, tests, [name])
+    assert check_validation_repair(ORIGINAL, ORIGINAL, tests, [name]).allowed
 
 
 def test_changed_paths_must_not_be_one_string() -> None:
@@ -343,8 +346,8 @@ def test_stray_files_are_checked_before_test_only_paths() -> None:
 
 
 def test_a_coupling_repair_of_the_held_out_tests_is_allowed() -> None:
-    check_coupling_repair(TESTS, [TEST_FILE])
-    check_coupling_repair(TESTS, [])
+    assert check_coupling_repair(TESTS, [TEST_FILE]).allowed
+    assert check_coupling_repair(TESTS, []).allowed
 
 
 def test_a_coupling_repair_outside_the_held_out_tests_is_refused() -> None:
@@ -356,7 +359,7 @@ def test_a_coupling_repair_outside_the_held_out_tests_is_refused() -> None:
 def test_a_coupling_repair_does_not_require_test_only_paths() -> None:
     tests = patch(added_file("src/widgets/helpers.py", 3))
 
-    check_coupling_repair(tests, ["src/widgets/helpers.py"])
+    assert check_coupling_repair(tests, ["src/widgets/helpers.py"]).allowed
 
 
 # --- test-only paths ---------------------------------------------------------------------------
@@ -440,7 +443,7 @@ def test_not_test_only_paths(path: str) -> None:
 
 @pytest.mark.parametrize("path", TEST_ONLY)
 def test_a_test_only_path_passes_the_validation_rule(path: str) -> None:
-    check_validation_repair(ORIGINAL, ORIGINAL, patch(added_file(path, 1)), [path])
+    assert check_validation_repair(ORIGINAL, ORIGINAL, patch(added_file(path, 1)), [path]).allowed
 
 
 # --- properties --------------------------------------------------------------------------------
@@ -519,7 +522,7 @@ def test_a_repair_is_allowed_exactly_when_it_stays_inside_the_test_patch(
             f"repair changed files outside the held-out tests: {listed}"
         )
     else:
-        check_coupling_repair(tests, changed)
+        assert check_coupling_repair(tests, changed).allowed
 
 
 # --- the command line --------------------------------------------------------------------------

@@ -34,14 +34,8 @@ from export_helpers import (
 from harbor_env import run_in_harbor_venv
 from selfbench.cli import main
 from selfbench.demo import build_sample_repository
-from selfbench.export import (
-    REVIEW_FILE,
-    ArchiveError,
-    ExportError,
-    RunInfo,
-    export_run,
-    verify_export,
-)
+from selfbench.errors import ArchiveError, ExportError
+from selfbench.export import REVIEW_FILE, RunInfo, export_run, verify_export
 from selfbench.review import ReviewServer, load_review, open_review
 from selfbench.review import data as data_module
 from selfbench.review import server as review_server

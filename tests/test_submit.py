@@ -24,7 +24,7 @@ from helpers import (
     submit_after_barrier,
     variant,
 )
-from selfbench import _fs, submit
+from selfbench import _fs
 from selfbench._git import git
 from selfbench.errors import DefinitionError, PatchError, PreflightError, SubmitError
 from selfbench.patches import parse_patch
@@ -241,7 +241,7 @@ def test_a_failed_write_leaves_nothing_behind(root: Path, monkeypatch: pytest.Mo
     def no_space(source: Path, target: Path) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(submit, "rename_no_replace", no_space)
+    monkeypatch.setattr(_fs, "rename_no_replace", no_space)
 
     with pytest.raises(SubmitError) as err:
         submit_task(arguments())

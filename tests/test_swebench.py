@@ -21,12 +21,12 @@ from hypothesis import strategies as st
 from helpers import GOLD, TESTS, added_file, implementation_patch
 from selfbench import swebench
 from selfbench.cli import main
-from selfbench.collect import collect_authoring
+from selfbench.collect import CollectResult, collect_authoring
 from selfbench.contract import AUTHORING_DEFAULTS, TASK_ID_PATTERN, parse_definition
 from selfbench.demo import SampleRepository, build_sample_repository, sample_arguments
+from selfbench.errors import SwebenchError
 from selfbench.swebench import (
     Commands,
-    SwebenchError,
     choose_difficulty,
     instance_definition,
     instance_metadata,
@@ -242,6 +242,7 @@ def test_a_task_with_its_sidecar_audits_compiles_and_collects(
     assert main(["compile", str(task_dir), "--repo", str(sample.path), "--out", str(bundle)]) == 0
     assert not any(path.name == "swebench.json" for path in bundle.rglob("*"))
     collected = collect_authoring(out, repo=sample.path, out=tmp_path / "collected")
+    assert isinstance(collected, CollectResult)
     assert collected.definition.read_bytes() == (task_dir / "definition.json").read_bytes()
     capsys.readouterr()
 

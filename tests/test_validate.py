@@ -525,7 +525,8 @@ def test_a_task_given_twice_is_refused(
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     assert main(["validate", str(out), str(out / "harbor-task")]) == 2
-    assert capsys.readouterr().err == "error: task twice is given more than once\n"
+    bundle = out / "harbor-task"
+    assert capsys.readouterr().err == f"error: task twice given twice: {bundle}, {bundle}\n"
     assert list((tmp_path / "tmp").iterdir()) == []  # no logs directory left behind
 
 

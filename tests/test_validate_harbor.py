@@ -443,7 +443,7 @@ def test_not_a_bundle(tmp_path: Path, spy: tuple[str, Path]) -> None:
 def test_task_given_twice(tmp_path: Path, spy: tuple[str, Path]) -> None:
     bundle = write_task(tmp_path / "bundles", "weak", NOP_OK, ORACLE_OK)
     message = refused([bundle, bundle.parent], spy, tmp_path / "jobs")
-    assert message == "task weak is given more than once"
+    assert message == f"task weak given twice: {bundle}, {bundle}"
 
 
 BAD_MANIFESTS: dict[str, tuple[dict[str, Any] | None, str]] = {

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from projects import build
-from selfbench.bundle.locate import BundleError, LocatedTask
+from selfbench.bundle.locate import LocatedTask
 from selfbench.cli import main
-from selfbench.errors import SelfbenchError
+from selfbench.errors import BundleError, SelfbenchError
 from selfbench.validate import HarborOptions, HarborRunner, LocalOptions, LocalRunner, validate
 from selfbench.validate.report import RunReport, TaskReport
 from selfbench.validate.runner import OnDone, Runner
@@ -107,7 +107,9 @@ def test_a_task_given_twice_never_reaches_the_runner(tmp_path: Path) -> None:
     runner = RecordingRunner()
     with pytest.raises(BundleError) as error:
         validate([out, out / "harbor-task"], runner=runner)
-    assert str(error.value) == "task twice is given more than once"
+    assert (
+        str(error.value) == f"task twice given twice: {out / 'harbor-task'}, {out / 'harbor-task'}"
+    )
     assert runner.handed == []
 
 

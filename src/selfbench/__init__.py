@@ -10,19 +10,30 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from selfbench.errors import (
+    ArchiveError,
     BundleError,
+    CompileError,
     DefinitionError,
+    ExportError,
+    GitError,
+    InputError,
     Issue,
+    JsonError,
+    PackError,
     PatchError,
     PreflightError,
     SelfbenchError,
+    StoreError,
     SubmitError,
+    SwebenchError,
+    TaskFileError,
+    ValidateError,
 )
 
 if TYPE_CHECKING:
     from selfbench.audit import AuditReport, audit
     from selfbench.collect import collect_authoring
-    from selfbench.compiler import CompileError, compile_task, refresh_bundle
+    from selfbench.compiler import compile_task, refresh_bundle
     from selfbench.contract import (
         TaskDefinition,
         check_definition,
@@ -30,8 +41,6 @@ if TYPE_CHECKING:
         submission_json_schema,
     )
     from selfbench.export import (
-        ArchiveError,
-        ExportError,
         RunInfo,
         export_run,
         extract_export,
@@ -40,7 +49,7 @@ if TYPE_CHECKING:
     )
     from selfbench.patches import FileChange, Patch, parse_patch
     from selfbench.repair import (
-        RepairError,
+        RepairVerdict,
         check_coupling_repair,
         check_validation_repair,
         is_test_only_path,
@@ -48,7 +57,7 @@ if TYPE_CHECKING:
     from selfbench.review import open_review
     from selfbench.store import ArtifactRef, LocalArtifactStore
     from selfbench.submit import check_task, submit_files, submit_task
-    from selfbench.swebench import SwebenchError, export_swebench, import_swebench
+    from selfbench.swebench import export_swebench, import_swebench
     from selfbench.task import read_definition
     from selfbench.validate import (
         HarborOptions,
@@ -63,11 +72,8 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _LAZY = {
-    "ArchiveError": "selfbench.export",
     "ArtifactRef": "selfbench.store",
     "AuditReport": "selfbench.audit",
-    "CompileError": "selfbench.compiler",
-    "ExportError": "selfbench.export",
     "FileChange": "selfbench.patches",
     "HarborOptions": "selfbench.validate",
     "HarborRunner": "selfbench.validate",
@@ -75,10 +81,9 @@ _LAZY = {
     "LocalRunner": "selfbench.validate",
     "LocalArtifactStore": "selfbench.store",
     "Patch": "selfbench.patches",
-    "RepairError": "selfbench.repair",
+    "RepairVerdict": "selfbench.repair",
     "RunInfo": "selfbench.export",
     "Runner": "selfbench.validate",
-    "SwebenchError": "selfbench.swebench",
     "TaskDefinition": "selfbench.contract",
     "TaskReport": "selfbench.validate.report",
     "audit": "selfbench.audit",
@@ -115,23 +120,30 @@ __all__ = [
     "DefinitionError",
     "ExportError",
     "FileChange",
+    "GitError",
     "HarborOptions",
     "HarborRunner",
+    "InputError",
     "Issue",
+    "JsonError",
     "LocalArtifactStore",
     "LocalOptions",
     "LocalRunner",
+    "PackError",
     "Patch",
     "PatchError",
     "PreflightError",
-    "RepairError",
+    "RepairVerdict",
     "RunInfo",
     "Runner",
     "SelfbenchError",
+    "StoreError",
     "SubmitError",
     "SwebenchError",
     "TaskDefinition",
+    "TaskFileError",
     "TaskReport",
+    "ValidateError",
     "__version__",
     "audit",
     "check_coupling_repair",

@@ -58,7 +58,8 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from selfbench.export import ArchiveError, verify_export  # noqa: PLC0415
+    from selfbench.errors import ArchiveError  # noqa: PLC0415
+    from selfbench.export import verify_export  # noqa: PLC0415
 
     try:
         verified = verify_export(Path(args.file))

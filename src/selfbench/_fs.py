@@ -1,15 +1,48 @@
-"""Filesystem primitives the rest of the package builds its atomic writes on."""
+"""Filesystem primitives: the one atomic publish, its leftovers, and reads that name their file.
+
+Everything selfbench writes beside an output is published the same way: built in a staging
+entry in the output's own directory, then renamed over it. A staging entry is named
+`.selfbench-stage-<pid>-<unix time>-<random>-<output name>`, so one left behind by a killed run
+is recognisable, and is never taken for output: it is hidden, and no reader lists it. The next
+publish into that directory removes every such entry whose process is gone, or which is older
+than `STALE_AFTER_SECONDS` (its pid has been reused).
+"""
 
 from __future__ import annotations
 
 import ctypes
 import errno
 import os
-import tempfile
+import re
+import shutil
+import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
-__all__ = ["exchange", "rename_no_replace", "write_atomic"]
+from selfbench.errors import SelfbenchError, translating
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+__all__ = [
+    "STAGING_PREFIX",
+    "STALE_AFTER_SECONDS",
+    "atomic_directory",
+    "atomic_file",
+    "exchange",
+    "read_bytes",
+    "remove_leftovers",
+    "rename_no_replace",
+    "staging_directory",
+    "staging_file",
+    "staging_name",
+    "write_atomic",
+]
+
+STAGING_PREFIX = ".selfbench-stage-"
+STALE_AFTER_SECONDS = 6 * 60 * 60
+_STAGING_RE = re.compile(re.escape(STAGING_PREFIX) + r"(?P<pid>[0-9]+)-(?P<time>[0-9]+)-[0-9a-f]+-")
 
 _AT_FDCWD = -100
 _RENAME_NOREPLACE = 1
@@ -59,20 +92,144 @@ def rename_no_replace(source: Path, target: Path) -> None:
         raise
 
 
-def write_atomic(path: Path, content: bytes, *, mode: int = 0o644) -> None:
-    """Write a file by writing a temp file beside it and renaming it over the target."""
-    # A unique temp name: two writers of one path (threads share a pid) must not share it.
-    descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    temp = Path(name)
+def read_bytes(path: Path, *, error: type[SelfbenchError]) -> bytes:
+    """A file's bytes; an unreadable file is `error("cannot read <path>: <reason>")`.
+
+    Raises:
+        SelfbenchError: the `error` class, when the file cannot be read.
+    """
+    with translating(error, f"read {path}"):
+        return path.read_bytes()
+
+
+def staging_name(target: Path) -> str:
+    """A fresh staging name for `target`: the prefix, this pid, the time, a random part."""
+    # The random part keeps two writers of one target apart: threads share a pid.
+    return f"{STAGING_PREFIX}{os.getpid()}-{int(time.time())}-{os.urandom(4).hex()}-{target.name}"
+
+
+def _is_leftover(name: str, now: float) -> bool:
+    """Whether a staging entry was left by a process that is gone, or is too old to be live."""
+    match = _STAGING_RE.match(name)
+    if match is None:
+        return False
+    pid, started = int(match["pid"]), int(match["time"])
+    if now - started > STALE_AFTER_SECONDS:
+        return True
+    if pid == os.getpid():
+        return False
     try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(content)
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError):  # alive, another user's; or no pid at all
+        return False
+    return False
+
+
+def remove_leftovers(directory: Path) -> tuple[str, ...]:
+    """Remove the staging entries in `directory` that a killed run left; their names, sorted."""
+    now = time.time()
+    try:
+        names = sorted(
+            entry.name for entry in os.scandir(directory) if _is_leftover(entry.name, now)
+        )
+    except OSError:  # no directory yet: nothing is left in it
+        return ()
+    for name in names:
+        path = directory / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    return tuple(names)
+
+
+@contextmanager
+def staging_directory(target: Path) -> Iterator[Path]:
+    """A new staging directory beside `target`, removed on exit whatever is left in it.
+
+    Creates `target`'s parent, and first removes the leftovers of killed runs from it.
+
+    Raises:
+        OSError: the directory cannot be created.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    remove_leftovers(target.parent)
+    staging = target.parent / staging_name(target)
+    staging.mkdir(mode=0o700)
+    try:
+        yield staging
+    finally:
+        if staging.is_dir() and not staging.is_symlink():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+@contextmanager
+def atomic_directory(target: Path, *, replace: bool = False) -> Iterator[Path]:
+    """Build a directory in staging beside `target`; publish it there only if the block ends.
+
+    Without `replace`, an existing `target` is never touched (FileExistsError). With it, the
+    old tree is swapped out atomically where the kernel can: a reader sees one tree or the other.
+
+    Raises:
+        FileExistsError: `target` exists and `replace` is false.
+        OSError: staging or renaming failed.
+    """
+    with staging_directory(target) as staging:
+        yield staging
+        staging.chmod(0o755)
+        if not replace or not os.path.lexists(target):
+            rename_no_replace(staging, target)
+        elif not exchange(staging, target):  # the old tree, now at `staging`, goes with it
+            retired = target.parent / staging_name(target)
+            target.rename(retired)
+            staging.rename(target)
+            shutil.rmtree(retired, ignore_errors=True)
+
+
+@contextmanager
+def staging_file(target: Path) -> Iterator[Path]:
+    """The path of a new, empty staging file beside `target`, removed on exit.
+
+    First removes the leftovers of killed runs from `target`'s directory.
+
+    Raises:
+        OSError: the file cannot be created.
+    """
+    remove_leftovers(target.parent)
+    temp = target.parent / staging_name(target)
+    temp.touch(mode=0o600, exist_ok=False)
+    try:
+        yield temp
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+@contextmanager
+def atomic_file(target: Path, *, mode: int = 0o644) -> Iterator[IO[bytes]]:
+    """A staging file beside `target`, synced and renamed over it only if the block ends.
+
+    Raises:
+        OSError: the file cannot be created, written or renamed.
+    """
+    with staging_file(target) as temp:
+        with temp.open("wb") as handle:
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         temp.chmod(mode)
-        temp.replace(path)
-    finally:
-        temp.unlink(missing_ok=True)
+        temp.replace(target)
+
+
+def write_atomic(path: Path, content: bytes, *, mode: int = 0o644) -> None:
+    """Write a file by writing a staging file beside it and renaming it over the target.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    with atomic_file(path, mode=mode) as handle:
+        handle.write(content)
 
 
 def exchange(first: Path, second: Path) -> bool:

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import IO
 
 from selfbench._gzip import compress_stream
-from selfbench.errors import SelfbenchError
+from selfbench.errors import GitError
 
-__all__ = ["GitError", "archive_tar", "git"]
+__all__ = ["archive_tar", "git"]
 
 # A fixed identity and clock, and no user or system configuration, so the same inputs always give
 # the same commits and nothing in ~/.gitconfig changes what a command prints.
@@ -27,10 +27,6 @@ _ENV = {
     "GIT_TERMINAL_PROMPT": "0",
     "LC_ALL": "C",
 }
-
-
-class GitError(SelfbenchError):
-    """A git command failed."""
 
 
 def git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:

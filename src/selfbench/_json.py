@@ -6,19 +6,15 @@ import json
 import math
 from typing import Any
 
-from selfbench.errors import SelfbenchError
+from selfbench.errors import JsonError
 
-__all__ = ["JsonError", "dumps_pretty", "loads_strict", "normalize_numbers"]
+__all__ = ["dumps_pretty", "loads_strict", "normalize_numbers"]
 
 MAX_SAFE_INTEGER = 2**53 - 1
 # Python's own default cap on int(str) (sys.int_info.default_max_str_digits): converting longer
 # literals is quadratic. Fixed here so the verdict does not depend on the interpreter's setting.
 _MAX_INTEGER_DIGITS = 4300
 _SHOWN_NUMBER_CHARS = 32
-
-
-class JsonError(SelfbenchError):
-    """Bytes that are not one well-formed JSON document."""
 
 
 class _Reject(Exception):  # noqa: N818 - internal signal, never escapes this module

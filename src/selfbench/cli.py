@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from selfbench._cli_export import add_export_commands
 from selfbench._cli_toolchains import add_toolchains_command
-from selfbench.errors import EXIT_INPUT, EXIT_OK, EXIT_REJECTED, DefinitionError, SelfbenchError
+from selfbench._fs import read_bytes
+from selfbench.errors import (
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_REJECTED,
+    DefinitionError,
+    InputError,
+    SelfbenchError,
+)
 
 if TYPE_CHECKING:
     from selfbench.contract import Mode, TaskDefinition
@@ -27,10 +35,6 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 
-class InputError(SelfbenchError):
-    """A file named on the command line cannot be read."""
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
@@ -38,10 +42,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _read(path: str) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return read_bytes(Path(path), error=InputError)
 
 
 @contextmanager
@@ -54,6 +55,12 @@ def _working(message: str) -> Iterator[None]:
 
     with Console(stderr=True).status(message):
         yield
+
+
+def _rejected(reason: str) -> int:
+    """Report a failed check the way an error is reported, with the exit code of a rejection."""
+    sys.stderr.write(f"error: {reason}\n")
+    return EXIT_REJECTED
 
 
 def _print_json(value: Any) -> None:
@@ -204,7 +211,12 @@ def _refresh(args: argparse.Namespace) -> int:
 
 
 def _collect(args: argparse.Namespace) -> int:
-    from selfbench.collect import StoreTarget, collect_authoring, read_candidate  # noqa: PLC0415
+    from selfbench.collect import (  # noqa: PLC0415
+        CollectRejection,
+        StoreTarget,
+        collect_authoring,
+        read_candidate,
+    )
     from selfbench.store import LocalArtifactStore  # noqa: PLC0415
 
     store_args = (args.store, args.run_id, args.candidate_id)
@@ -224,6 +236,8 @@ def _collect(args: argparse.Namespace) -> int:
             store=store,
             allowed_hosts=_hosts(args),
         )
+    if isinstance(result, CollectRejection):
+        return _rejected(result.reason)
     _print_json(
         {
             "bundle": str(result.bundle),
@@ -349,11 +363,7 @@ def _read_definition(path: str) -> TaskDefinition:
 
 
 def _repair_check(args: argparse.Namespace) -> int:
-    from selfbench.repair import (  # noqa: PLC0415
-        RepairError,
-        check_coupling_repair,
-        check_validation_repair,
-    )
+    from selfbench.repair import check_coupling_repair, check_validation_repair  # noqa: PLC0415
 
     definitions = [path for path in (args.original, args.repaired) if path is not None]
     if args.coupling and definitions:
@@ -362,21 +372,17 @@ def _repair_check(args: argparse.Namespace) -> int:
         raise InputError("repair-check needs ORIGINAL.json and REPAIRED.json (or --coupling)")
     loaded = [_read_definition(path) for path in definitions]
     test_patch = _read(args.test_patch)
-    try:
-        if args.coupling:
-            check_coupling_repair(test_patch, args.changed)
-        else:
-            check_validation_repair(loaded[0], loaded[1], test_patch, args.changed)
-    except RepairError as exc:
-        if not args.json:
-            raise
-        _print_json({"allowed": False, "reason": str(exc)})
-        return EXIT_REJECTED
+    if args.coupling:
+        verdict = check_coupling_repair(test_patch, args.changed)
+    else:
+        verdict = check_validation_repair(loaded[0], loaded[1], test_patch, args.changed)
     if args.json:
-        _print_json({"allowed": True, "reason": None})
+        _print_json({"allowed": verdict.allowed, "reason": verdict.reason})
+    elif verdict.reason is not None:
+        return _rejected(verdict.reason)
     else:
         sys.stdout.write(f"{'coupling' if args.coupling else 'validation'} repair allowed\n")
-    return EXIT_OK
+    return EXIT_OK if verdict.allowed else EXIT_REJECTED
 
 
 def _mcp(args: argparse.Namespace) -> int:

@@ -6,17 +6,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from selfbench._fs import write_atomic
+from selfbench._fs import read_bytes, write_atomic
 from selfbench._json import loads_strict
-from selfbench.compiler import CompileError, compile_task
-from selfbench.errors import EXIT_REJECTED, SelfbenchError
+from selfbench.compiler import compile_task
+from selfbench.errors import CompileError, translating
 from selfbench.pack import pack_tree
 from selfbench.store import ArtifactRef, LocalArtifactStore, authoring_key
 from selfbench.task import DEFINITION_FILE, read_authored_task
 
 __all__ = [
     "Candidate",
-    "CandidateMismatchError",
+    "CollectRejection",
     "CollectResult",
     "StoreTarget",
     "collect_authoring",
@@ -27,10 +27,11 @@ __all__ = [
 MISMATCH = "authored task does not match its assigned PR, base commit, and difficulty"
 
 
-class CandidateMismatchError(SelfbenchError):
-    """The authored task is not the one the candidate assigned; the candidate is rejected."""
+@dataclass(frozen=True, slots=True)
+class CollectRejection:
+    """Why collect rejected the run (the task is not the assigned candidate's); nothing written."""
 
-    exit_code = EXIT_REJECTED
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +68,7 @@ def read_candidate(path: Path) -> Candidate:
     Raises:
         CompileError: the file is unreadable or lacks one of the three fields.
     """
-    try:
-        value: Any = loads_strict(path.read_bytes(), source=str(path))
-    except OSError as exc:
-        raise CompileError(f"cannot read {path}: {exc.strerror or exc}") from None
+    value: Any = loads_strict(read_bytes(path, error=CompileError), source=str(path))
     fields = ("sourcePr", "baseCommit", "difficulty")
     if not isinstance(value, dict) or any(field not in value for field in fields):
         raise CompileError(f"{path}: a candidate needs sourcePr, baseCommit and difficulty")
@@ -83,24 +81,21 @@ def find_authored_task(root: Path) -> Path:
     Raises:
         CompileError: the root does not hold exactly one task directory.
     """
-    try:
+    with translating(CompileError, f"read {root}"):
         found = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")]
-    except OSError as exc:
-        raise CompileError(f"cannot read {root}: {exc.strerror or exc}") from None
     if len(found) != 1:
         raise CompileError(f"authoring must produce exactly one task; found {len(found)}")
     return found[0]
 
 
-def _check_candidate(candidate: Candidate, task_dir: Path) -> None:
+def _candidate_mismatch(candidate: Candidate, task_dir: Path) -> CollectRejection | None:
     definition = read_authored_task(task_dir).definition
     same = (
         definition.sourcePr == candidate.source_pr
         and definition.baseCommit.lower() == candidate.base_commit.lower()
         and definition.difficulty == candidate.difficulty
     )
-    if not same:
-        raise CandidateMismatchError(MISMATCH)
+    return None if same else CollectRejection(MISMATCH)
 
 
 def collect_authoring(
@@ -111,18 +106,19 @@ def collect_authoring(
     candidate: Candidate | None = None,
     store: StoreTarget | None = None,
     allowed_hosts: tuple[str, ...] | None = None,
-) -> CollectResult:
+) -> CollectResult | CollectRejection:
     """Compile the run's one task into `out/harbor-task/`, pack `out/task.tar.gz`, copy out
-    `out/definition.json`, and store the accepted result when a store is given.
+    `out/definition.json`, and store the accepted result when a store is given. A task that is
+    not the `candidate`'s is a rejection, returned, and nothing is written.
 
     Raises:
         CompileError: no single task, or it does not compile.
-        CandidateMismatchError: the task is not the assigned candidate's.
         StoreError: the store refused a write.
     """
     task_dir = find_authored_task(root)
-    if candidate is not None:
-        _check_candidate(candidate, task_dir)
+    mismatch = None if candidate is None else _candidate_mismatch(candidate, task_dir)
+    if mismatch is not None:
+        return mismatch
     bundle = out / "harbor-task"
     compile_task(task_dir, repo=repo, out=bundle, allowed_hosts=allowed_hosts)
     archive = out / "task.tar.gz"

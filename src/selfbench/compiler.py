@@ -8,34 +8,19 @@ swap of the finished tree into place.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from selfbench._fs import exchange, rename_no_replace
-from selfbench._git import GitError, archive_tar, git
+from selfbench._fs import atomic_directory, read_bytes
+from selfbench._git import archive_tar, git
 from selfbench.bundle import layout
 from selfbench.bundle.locate import read_bundle_manifest
 from selfbench.bundle.render import BundleFile, render_bundle, render_refresh
 from selfbench.bundle.render_toml import parse_allowed_hosts
 from selfbench.contract import TaskDefinition
-from selfbench.errors import SelfbenchError
+from selfbench.errors import CompileError, GitError
 from selfbench.task import AuthoredTask, judge_task, read_authored_task, read_definition
 
-__all__ = ["CompileError", "check_authored_task", "compile_task", "refresh_bundle"]
-
-
-class CompileError(SelfbenchError):
-    """An authored task or a bundle that cannot be compiled or refreshed."""
-
-
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise CompileError(f"cannot read {path}: {exc.strerror or exc}") from None
+__all__ = ["check_authored_task", "compile_task", "refresh_bundle"]
 
 
 def check_authored_task(task: AuthoredTask) -> None:
@@ -85,31 +70,10 @@ def _write_snapshot(root: Path, repo: Path, sha: str) -> str:
     return digest
 
 
-@contextmanager
-def _staging(target: Path) -> Iterator[Path]:
-    """A fresh directory beside `target`, removed again unless it was swapped into place."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-    try:
-        yield staging
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-
-
-def _publish(staging: Path, target: Path) -> None:
-    """Put a finished tree at `target`: the old tree or the new one, never a mix."""
-    staging.chmod(0o755)
-    if not os.path.lexists(target):
-        rename_no_replace(staging, target)
-        return
-    if not target.is_dir() or target.is_symlink():
+def _check_output(target: Path) -> None:
+    """An existing output must be a bundle directory, which a new one then replaces atomically."""
+    if os.path.lexists(target) and (not target.is_dir() or target.is_symlink()):
         raise CompileError(f"output exists and is not a bundle directory: {target}")
-    if exchange(staging, target):
-        return  # the old bundle now sits at `staging` and is removed with it
-    retired = staging.with_name(staging.name + ".old")
-    target.rename(retired)
-    staging.rename(target)
-    shutil.rmtree(retired, ignore_errors=True)
 
 
 def compile_task(
@@ -130,7 +94,8 @@ def compile_task(
     task = read_authored_task(task_dir)
     check_authored_task(task)
     _check_base_commit(repo, task.definition.baseCommit)
-    with _staging(out) as staging:
+    _check_output(out)
+    with atomic_directory(out, replace=True) as staging:
         snapshot_sha256 = _write_snapshot(staging, repo, task.definition.baseCommit)
         files = render_bundle(
             task.definition,
@@ -140,13 +105,12 @@ def compile_task(
             snapshot_sha256=snapshot_sha256,
         )
         _write_files(staging, files)
-        _publish(staging, out)
     return task
 
 
 def _current_allowed_hosts(bundle: Path) -> tuple[str, ...]:
     path = bundle / layout.TASK_TOML
-    hosts = parse_allowed_hosts(_read_bytes(path))
+    hosts = parse_allowed_hosts(read_bytes(path, error=CompileError))
     if hosts is None:
         raise CompileError(f"{path}: cannot read [agent] allowed_hosts")
     return hosts
@@ -172,8 +136,8 @@ def refresh_bundle(
     old_id = old.task_id
     if old_id != loaded.definition.taskId:
         raise CompileError(f"bundle task {old_id} does not match {loaded.definition.taskId}")
-    test_patch = _read_bytes(bundle / layout.TEST_PATCH)
-    gold_patch = _read_bytes(bundle / layout.GOLD_PATCH)
+    test_patch = read_bytes(bundle / layout.TEST_PATCH, error=CompileError)
+    gold_patch = read_bytes(bundle / layout.GOLD_PATCH, error=CompileError)
     hosts = allowed_hosts or _current_allowed_hosts(bundle)
     rendered = render_refresh(
         loaded.definition,
@@ -183,10 +147,10 @@ def refresh_bundle(
         snapshot_sha256=old.snapshot_sha256,
     )
     fresh = tuple(item for item in rendered if item.path in layout.REFRESH_PATHS)
-    with _staging(bundle) as staging:
+    _check_output(bundle)
+    with atomic_directory(bundle, replace=True) as staging:
         _link_tree(bundle, staging, skip=layout.REFRESH_PATHS)
         _write_files(staging, fresh)
-        _publish(staging, bundle)
     return loaded.definition
 
 

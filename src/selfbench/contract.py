@@ -26,8 +26,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from selfbench._json import MAX_SAFE_INTEGER, JsonError, loads_strict, normalize_numbers
-from selfbench.errors import DefinitionError, Issue
+from selfbench._json import MAX_SAFE_INTEGER, loads_strict, normalize_numbers
+from selfbench.errors import DefinitionError, Issue, JsonError
 
 __all__ = [
     "AUTHORING_DEFAULTS",

@@ -1,20 +1,51 @@
-"""The one exception family of selfbench, with the CLI exit code each error maps to."""
+"""The one exception family of selfbench, by area, with the CLI exit code each error maps to.
+
+Every error selfbench raises on purpose is a `SelfbenchError`; anything else escaping is a bug and
+keeps its traceback. A failed check (an audit, a preflight dry run, a repair check, a candidate
+match, a validation) is a returned result, and its exit code 1 is decided by the CLI; the one
+raised error with exit code 1 is `PreflightError`, `submit_task` refusing to write.
+
+Foreign errors are translated at the edge where they arise, by `translating` (or `_fs`'s readers
+built on it), into the area's class with one message shape: `cannot <doing>: <reason>`.
+"""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 __all__ = [
     "EXIT_INPUT",
     "EXIT_OK",
     "EXIT_REJECTED",
+    "ArchiveError",
     "BundleError",
+    "CompileError",
     "DefinitionError",
+    "ExportError",
+    "GitError",
+    "HarborError",
+    "InputError",
     "Issue",
+    "JsonError",
+    "PackError",
     "PatchError",
     "PreflightError",
+    "RewardError",
+    "SandboxError",
     "SelfbenchError",
+    "StoreError",
     "SubmitError",
+    "SwebenchError",
+    "TaskFileError",
+    "ToolchainError",
+    "ValidateError",
+    "os_reason",
+    "translating",
 ]
 
 EXIT_OK = 0
@@ -44,6 +75,24 @@ class SelfbenchError(Exception):
         return tuple(str(self).splitlines()) or ("",)
 
 
+# input: the command line and the files it names ------------------------------------------------
+
+
+class InputError(SelfbenchError):
+    """A file named on the command line cannot be read."""
+
+
+class JsonError(SelfbenchError):
+    """Bytes that are not one well-formed JSON document."""
+
+
+class GitError(SelfbenchError):
+    """A git command failed."""
+
+
+# contract / definition, patch ------------------------------------------------------------------
+
+
 class DefinitionError(SelfbenchError):
     """A task definition (or the tool arguments around it) failed validation."""
 
@@ -56,8 +105,11 @@ class PatchError(SelfbenchError):
     """Bytes that are not a well-formed Git patch."""
 
 
-class BundleError(SelfbenchError):
-    """A path that is not a bundle, a malformed bundle manifest, or a definition not its own."""
+# task / submit ---------------------------------------------------------------------------------
+
+
+class TaskFileError(SelfbenchError):
+    """A file of an authored task (or a definition file) that cannot be read."""
 
 
 class SubmitError(SelfbenchError):
@@ -73,3 +125,91 @@ class PreflightError(SubmitError):
         self.task_id = task_id
         self.blockers = blockers
         super().__init__("\n".join(blockers))
+
+
+# bundle / compile ------------------------------------------------------------------------------
+
+
+class BundleError(SelfbenchError):
+    """A path that is not a bundle, a malformed bundle manifest, or a definition not its own."""
+
+
+class CompileError(BundleError):
+    """An authored task or a bundle that cannot be compiled or refreshed."""
+
+
+class PackError(BundleError):
+    """A tree that cannot be packed (something other than files and directories)."""
+
+
+# store / collect -------------------------------------------------------------------------------
+
+
+class StoreError(SelfbenchError):
+    """An unsafe key, a write-once conflict, or an artifact whose bytes no longer match."""
+
+
+# validate {sandbox, harbor, reward} ------------------------------------------------------------
+
+
+class ValidateError(SelfbenchError):
+    """A validation that could not be run (not one that ran and failed: that is a report).
+
+    Its areas are the local sandbox, the Harbor runner and the reward file each writes.
+    """
+
+
+class SandboxError(ValidateError):
+    """The isolated workspace cannot be created on this machine."""
+
+
+class HarborError(ValidateError):
+    """Harbor could not be run, or left a job directory that cannot be read."""
+
+
+class RewardError(ValidateError):
+    """A `reward.json` that is missing or not what the verifier writes."""
+
+
+class ToolchainError(ValidateError):
+    """A task's toolchains cannot be had as `--strict-toolchains` demands."""
+
+
+# export {archive} ------------------------------------------------------------------------------
+
+
+class ExportError(SelfbenchError):
+    """An export that cannot be written, or inputs that cannot make one."""
+
+
+class ArchiveError(ExportError):
+    """An export archive that fails verification: a digest, a count, or an unsafe member."""
+
+
+# swebench --------------------------------------------------------------------------------------
+
+
+class SwebenchError(SelfbenchError):
+    """An instance file or a task directory that cannot be converted; nothing was written."""
+
+
+# the one translation of foreign errors ---------------------------------------------------------
+
+
+def os_reason(exc: OSError) -> str:
+    """What went wrong, in one line: the system's wording, without the path it already names."""
+    text = exc.strerror or str(exc)
+    return text if text.isprintable() else repr(text)[1:-1]
+
+
+@contextmanager
+def translating(to: type[SelfbenchError], doing: str) -> Iterator[None]:
+    """Turn an `OSError` raised in the block into `to("cannot <doing>: <reason>")`.
+
+    Raises:
+        SelfbenchError: the `to` class, for an `OSError` the block raised.
+    """
+    try:
+        yield
+    except OSError as exc:
+        raise to(f"cannot {doing}: {os_reason(exc)}") from None

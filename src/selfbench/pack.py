@@ -11,18 +11,14 @@ import gzip
 import os
 import stat
 import tarfile
-import tempfile
 from pathlib import Path
 
-from selfbench.errors import SelfbenchError
+from selfbench._fs import atomic_file
+from selfbench.errors import PackError
 
-__all__ = ["PackError", "pack_tree"]
+__all__ = ["pack_tree"]
 
 _CHUNK = 1 << 20
-
-
-class PackError(SelfbenchError):
-    """A tree that cannot be packed (something other than files and directories)."""
 
 
 def _entries(root: Path) -> list[tuple[str, Path]]:
@@ -63,25 +59,18 @@ def pack_tree(root: Path, archive: Path, *, prefix: str, compresslevel: int = 6)
         OSError: reading or writing failed.
     """
     archive.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(prefix=f".{archive.name}.", dir=archive.parent)
-    temp = Path(temp_name)
-    try:
-        with (
-            os.fdopen(handle, "wb") as raw,
-            gzip.GzipFile(
-                filename="", mode="wb", fileobj=raw, compresslevel=compresslevel, mtime=0
-            ) as zipped,
-            tarfile.open(fileobj=zipped, mode="w|", format=tarfile.PAX_FORMAT) as tar,
-        ):
-            tar.addfile(_info(prefix, root))
-            for name, path in _entries(root):
-                info = _info(f"{prefix}/{name}", path)
-                if info.isreg():
-                    with path.open("rb") as content:
-                        tar.addfile(info, content)
-                else:
-                    tar.addfile(info)
-        temp.chmod(0o644)
-        temp.replace(archive)
-    finally:
-        temp.unlink(missing_ok=True)
+    with (
+        atomic_file(archive) as raw,
+        gzip.GzipFile(
+            filename="", mode="wb", fileobj=raw, compresslevel=compresslevel, mtime=0
+        ) as zipped,
+        tarfile.open(fileobj=zipped, mode="w|", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        tar.addfile(_info(prefix, root))
+        for name, path in _entries(root):
+            info = _info(f"{prefix}/{name}", path)
+            if info.isreg():
+                with path.open("rb") as content:
+                    tar.addfile(info, content)
+            else:
+                tar.addfile(info)

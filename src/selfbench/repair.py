@@ -3,7 +3,7 @@
 A repair is judged after the fact, from what it produced: the definition before and after it,
 the original held-out test patch, and the repository paths of the files it changed (what
 `git diff --name-only` prints for the repaired work tree; `definition.json` is not one of them).
-The first rule broken raises `RepairError` with the spec's message, checked in the spec's order:
+The verdict names the first rule broken with the spec's message, checked in the spec's order:
 
 * validation repair: an immutable definition field changed (fields in schema order), a changed
   file outside the held-out tests, an original test patch that names no files, an original
@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from posixpath import basename
 
 from selfbench._paths import unsafe_patch_path
 from selfbench.contract import TaskDefinition
-from selfbench.errors import EXIT_REJECTED, SelfbenchError
 from selfbench.patches import changes_no_files, display_path, parse_patch
 
 __all__ = [
@@ -38,7 +38,7 @@ __all__ = [
     "MUTABLE_FIELDS",
     "TEST_FILE_PATTERNS",
     "TEST_SEGMENTS",
-    "RepairError",
+    "RepairVerdict",
     "check_coupling_repair",
     "check_validation_repair",
     "is_test_only_path",
@@ -73,10 +73,16 @@ NOT_TEST_ONLY = "validation repair requires test-only patch paths: {paths}"
 IMMUTABLE = "validation repair changed immutable definition field {name}"
 
 
-class RepairError(SelfbenchError):
-    """A repair changed something it may not: the task is rejected."""
+@dataclass(frozen=True, slots=True)
+class RepairVerdict:
+    """Whether a repair is allowed, and if not, the spec's message for the first rule it broke."""
 
-    exit_code = EXIT_REJECTED
+    reason: str | None
+
+    @property
+    def allowed(self) -> bool:
+        """True when the repair broke no rule."""
+        return self.reason is None
 
 
 def is_test_only_path(path: str) -> bool:
@@ -100,7 +106,7 @@ def check_validation_repair(
     repaired: TaskDefinition,
     test_patch: bytes,
     changed: Iterable[str],
-) -> None:
+) -> RepairVerdict:
     """Check a validation repair: mutable definition fields and held-out test files only.
 
     `test_patch` is the original held-out test patch; `changed` the repository paths of the
@@ -108,28 +114,34 @@ def check_validation_repair(
     a dropped unknown key is no change.
 
     Raises:
-        RepairError: with the spec's message for the first rule the repair breaks.
+        TypeError: `changed` is one string, not an iterable of paths.
     """
     for name in IMMUTABLE_FIELDS:
         if getattr(original, name) != getattr(repaired, name):
-            raise RepairError(IMMUTABLE.format(name=name))
+            return RepairVerdict(IMMUTABLE.format(name=name))
     held_out = _held_out_paths(test_patch, changed, OUTSIDE_VALIDATION)
+    if isinstance(held_out, RepairVerdict):
+        return held_out
     not_test_only = [path for path in held_out if not is_test_only_path(path)]
     if not_test_only:
-        raise RepairError(NOT_TEST_ONLY.format(paths=_listed(not_test_only)))
+        return RepairVerdict(NOT_TEST_ONLY.format(paths=_listed(not_test_only)))
+    return RepairVerdict(None)
 
 
-def check_coupling_repair(test_patch: bytes, changed: Iterable[str]) -> None:
+def check_coupling_repair(test_patch: bytes, changed: Iterable[str]) -> RepairVerdict:
     """Check a coupling repair: it may rewrite the held-out test files only.
 
     Raises:
-        RepairError: with the spec's message for the first rule the repair breaks.
+        TypeError: `changed` is one string, not an iterable of paths.
     """
-    _held_out_paths(test_patch, changed, OUTSIDE_COUPLING)
+    held_out = _held_out_paths(test_patch, changed, OUTSIDE_COUPLING)
+    return held_out if isinstance(held_out, RepairVerdict) else RepairVerdict(None)
 
 
-def _held_out_paths(test_patch: bytes, changed: Iterable[str], outside: str) -> tuple[str, ...]:
-    """The original test patch's paths, once every changed path is known to be one of them."""
+def _held_out_paths(
+    test_patch: bytes, changed: Iterable[str], outside: str
+) -> tuple[str, ...] | RepairVerdict:
+    """The original test patch's paths if every changed path is one of them, else the verdict."""
     if isinstance(changed, str):  # one path would be read as its characters
         raise TypeError("changed must be an iterable of paths, not one string")
     paths = parse_patch(test_patch, lenient=True).paths
@@ -142,9 +154,9 @@ def _held_out_paths(test_patch: bytes, changed: Iterable[str], outside: str) -> 
             strays.append(path)
         seen.add(normal)
     if strays:
-        raise RepairError(outside.format(paths=_listed(strays)))
+        return RepairVerdict(outside.format(paths=_listed(strays)))
     if not paths:
-        raise RepairError(NO_FILES)
+        return RepairVerdict(NO_FILES)
     return paths
 
 

@@ -5,24 +5,20 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import unquote, urlsplit
 
-from selfbench.errors import SelfbenchError
+from selfbench._fs import staging_file
+from selfbench.errors import StoreError, translating
 
-__all__ = ["ArtifactRef", "LocalArtifactStore", "StoreError", "authoring_key"]
+__all__ = ["ArtifactRef", "LocalArtifactStore", "authoring_key"]
 
 # A key segment (a runId, a candidateId, a file name): a rule of the store's own, not the taskId
 # rule of `contract`, although today both allow the same characters.
 _SEGMENT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _CHUNK = 1 << 20
-
-
-class StoreError(SelfbenchError):
-    """An unsafe key, a write-once conflict, or an artifact whose bytes no longer match."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,18 +90,14 @@ class LocalArtifactStore:
         """
         target = self._path(key)
         target.parent.mkdir(parents=True, exist_ok=True)
-        handle, temp_name = tempfile.mkstemp(prefix=".put.", dir=target.parent)
-        temp = Path(temp_name)
-        try:
-            with os.fdopen(handle, "wb") as out, source.open("rb") as src:
+        with staging_file(target) as temp:
+            with temp.open("wb") as out, source.open("rb") as src:
                 while chunk := src.read(_CHUNK):
                     out.write(chunk)
                 out.flush()
                 os.fsync(out.fileno())
             digest, size = _digest_file(temp)
             self._link_once(temp, target, key, digest)
-        finally:
-            temp.unlink(missing_ok=True)
         return ArtifactRef(target.resolve().as_uri(), digest, size, content_type)
 
     def put_bytes(self, key: str, data: bytes, *, content_type: str) -> ArtifactRef:
@@ -114,14 +106,11 @@ class LocalArtifactStore:
         Raises:
             StoreError: the key is unsafe, or already holds different bytes.
         """
-        handle, temp_name = tempfile.mkstemp(prefix=".bytes.")
-        temp = Path(temp_name)
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
+        target = self._path(key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with staging_file(target) as temp:
+            temp.write_bytes(data)
             return self.put_file(key, temp, content_type=content_type)
-        finally:
-            temp.unlink(missing_ok=True)
 
     def _link_once(self, temp: Path, target: Path, key: str, digest: str) -> None:
         temp.chmod(0o444)
@@ -139,10 +128,8 @@ class LocalArtifactStore:
             StoreError: the uri is not in this store, or the bytes do not match the reference.
         """
         path = self._resolve(ref.uri)
-        try:
+        with translating(StoreError, f"read artifact {ref.uri}"):
             digest, size = _digest_file(path)
-        except OSError as exc:
-            raise StoreError(f"cannot read artifact {ref.uri}: {exc.strerror or exc}") from None
         if digest != ref.sha256 or size != ref.size:
             raise StoreError(f"artifact {ref.uri} does not match its sha256")
         return path.open("rb")
@@ -154,10 +141,8 @@ class LocalArtifactStore:
             StoreError: as `open_verified`.
         """
         path = self._resolve(ref.uri)
-        try:
+        with translating(StoreError, f"read artifact {ref.uri}"):
             data = path.read_bytes()
-        except OSError as exc:
-            raise StoreError(f"cannot read artifact {ref.uri}: {exc.strerror or exc}") from None
         if hashlib.sha256(data).hexdigest() != ref.sha256 or len(data) != ref.size:
             raise StoreError(f"artifact {ref.uri} does not match its sha256")
         return data

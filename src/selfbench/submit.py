@@ -7,17 +7,23 @@ validation and preflight, through the same judge (`selfbench.task.judge_task`), 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from selfbench._fs import rename_no_replace
-from selfbench._json import JsonError, dumps_pretty, loads_strict
+from selfbench._fs import atomic_directory
+from selfbench._json import dumps_pretty, loads_strict
 from selfbench.contract import Mode, check_definition, parse_definition, parse_submit_arguments
-from selfbench.errors import DefinitionError, Issue, PreflightError, SelfbenchError, SubmitError
+from selfbench.errors import (
+    DefinitionError,
+    Issue,
+    JsonError,
+    PreflightError,
+    SelfbenchError,
+    SubmitError,
+    translating,
+)
 from selfbench.task import (
     DEFINITION_FILE,
     GOLD_PATCH_FILE,
@@ -346,24 +352,18 @@ def _write_exclusive(root: Path, task_id: str, files: dict[str, bytes]) -> None:
         raise SubmitError(f"{OUTPUT_ENV} directory does not exist: {root}")
     if os.path.lexists(target):
         raise SubmitError(f"task {task_id} already exists: {target}")
-    try:
-        _stage_and_rename(root, target, files)
-    except FileExistsError:
-        raise SubmitError(f"task {task_id} already exists: {target}") from None
-    except OSError as exc:  # a full disk or a read-only root is an input problem, not a bug
-        raise SubmitError(f"cannot write task {task_id}: {exc.strerror or exc}") from None
+    # A full disk or a read-only root is an input problem, not a bug.
+    with translating(SubmitError, f"write task {task_id}"):
+        try:
+            _stage_and_rename(target, files)
+        except FileExistsError:
+            raise SubmitError(f"task {task_id} already exists: {target}") from None
 
 
-def _stage_and_rename(root: Path, target: Path, files: dict[str, bytes]) -> None:
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=root))
-    try:
+def _stage_and_rename(target: Path, files: dict[str, bytes]) -> None:
+    with atomic_directory(target) as staging:
         for name, content in files.items():
             with (staging / name).open("xb") as handle:
                 handle.write(content)
                 handle.flush()
                 os.fsync(handle.fileno())
-        staging.chmod(0o755)
-        rename_no_replace(staging, target)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)

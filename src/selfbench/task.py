@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from selfbench._fs import read_bytes
 from selfbench._json import loads_strict
 from selfbench._paths import escaping_task_paths, unsafe_patch_path
 from selfbench.audit import AuditReport, audit
@@ -26,7 +27,7 @@ from selfbench.contract import (
     harbor_name_problem,
     parse_definition,
 )
-from selfbench.errors import DefinitionError, Issue, PatchError, SelfbenchError
+from selfbench.errors import DefinitionError, Issue, PatchError, TaskFileError
 from selfbench.patches import Patch, changes_no_files, display_path, is_git_patch, parse_patch
 
 __all__ = [
@@ -35,7 +36,6 @@ __all__ = [
     "TASK_FILES",
     "TEST_PATCH_FILE",
     "AuthoredTask",
-    "TaskFileError",
     "TaskFiles",
     "TaskVerdict",
     "judge_task",
@@ -51,15 +51,8 @@ GOLD_PATCH_FILE = "gold.patch"
 TASK_FILES = (DEFINITION_FILE, TEST_PATCH_FILE, GOLD_PATCH_FILE)
 
 
-class TaskFileError(SelfbenchError):
-    """A file of an authored task (or a definition file) that cannot be read."""
-
-
 def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise TaskFileError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return read_bytes(path, error=TaskFileError)
 
 
 def read_definition(path: Path, *, mode: Mode = "persisted") -> LoadedDefinition:

@@ -16,24 +16,25 @@ manifest's `definitionSha256`; a refreshed bundle records the repaired definitio
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from selfbench._json import JsonError
+from selfbench._fs import read_bytes
 from selfbench.bundle import layout
 from selfbench.bundle.manifest import BundleManifest, parse_bundle_manifest
 from selfbench.contract import TaskDefinition, definition_sha256
-from selfbench.errors import BundleError, DefinitionError
-from selfbench.task import DEFINITION_FILE, TaskFileError, read_definition
+from selfbench.errors import BundleError, DefinitionError, JsonError, TaskFileError
+from selfbench.task import DEFINITION_FILE, read_definition
 
 __all__ = [
     "BUNDLE_DIR",
     "DEFINITION_FILE",
-    "BundleError",
     "LocatedTask",
     "find_bundle",
     "locate_task",
     "read_bundle_manifest",
+    "refuse_duplicates",
 ]
 
 BUNDLE_DIR = "harbor-task"
@@ -50,10 +51,7 @@ class LocatedTask:
 
 
 def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise BundleError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return read_bytes(path, error=BundleError)
 
 
 def read_bundle_manifest(bundle: Path) -> BundleManifest:
@@ -121,3 +119,17 @@ def locate_task(path: Path, *, definition: Path | None = None) -> LocatedTask:
     manifest = read_bundle_manifest(bundle)
     _check_digests(bundle, manifest, definition_path, parsed)
     return LocatedTask(bundle, definition_path, parsed, manifest)
+
+
+def refuse_duplicates(tasks: Sequence[LocatedTask]) -> None:
+    """Each task once: two bundles of one task would share its logs and its place in an export.
+
+    Raises:
+        BundleError: `task <taskId> given twice: <first bundle>, <second bundle>`.
+    """
+    seen: dict[str, LocatedTask] = {}
+    for located in tasks:
+        task_id = located.definition.taskId
+        first = seen.setdefault(task_id, located)
+        if first is not located:
+            raise BundleError(f"task {task_id} given twice: {first.bundle}, {located.bundle}")

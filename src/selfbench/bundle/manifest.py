@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from selfbench._json import JsonError, dumps_pretty, loads_strict
+from selfbench._json import dumps_pretty, loads_strict
 from selfbench.bundle import layout
 from selfbench.contract import (
     DIFFICULTIES,
@@ -35,7 +35,7 @@ from selfbench.contract import (
     is_sha256_digest,
     task_id_problem,
 )
-from selfbench.errors import BundleError
+from selfbench.errors import BundleError, JsonError
 
 __all__ = [
     "GENERATOR",

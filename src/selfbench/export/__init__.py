@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from selfbench.export.extract import extract_export
 from selfbench.export.guide import VerifiedRunExport, export_and_verify, next_steps
-from selfbench.export.manifest import ArchiveError, ExportError, Manifest, TaskEntry
+from selfbench.export.manifest import Manifest, TaskEntry
 from selfbench.export.reader import (
     REVIEW_FILE,
     Limits,
@@ -22,8 +22,6 @@ from selfbench.export.writer import (
 
 __all__ = [
     "REVIEW_FILE",
-    "ArchiveError",
-    "ExportError",
     "ExportResult",
     "LeftOut",
     "Limits",

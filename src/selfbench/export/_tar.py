@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import os
 import tarfile
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
 from selfbench.export._streams import BLOCK, GzipMembersWriter, Readable, tar_header
 
-__all__ = ["TarWriter", "atomic_file", "directory_info", "file_info"]
+__all__ = ["TarWriter", "directory_info", "file_info"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _STORED = 0
@@ -98,20 +95,3 @@ class TarWriter:
     def _pad(self, size: int) -> None:
         if size % 512:
             self.gzip.write(bytes(512 - size % 512))
-
-
-@contextmanager
-def atomic_file(target: Path) -> Iterator[IO[bytes]]:
-    """A temp file beside `target`, renamed over it only if the block completes."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    temp = Path(name)
-    try:
-        with os.fdopen(handle, "wb") as raw:
-            yield raw
-            raw.flush()
-            os.fsync(raw.fileno())
-        temp.chmod(0o644)
-        temp.replace(target)
-    finally:
-        temp.unlink(missing_ok=True)

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
-from selfbench._fs import rename_no_replace
-from selfbench.export._streams import BLOCK, Readable, one_line
-from selfbench.export.manifest import ExportError
+from selfbench._fs import remove_leftovers, rename_no_replace, staging_directory
+from selfbench.errors import ExportError, translating
+from selfbench.export._streams import BLOCK, Readable
 from selfbench.export.reader import Limits, VerifiedExport, read_export
 
 __all__ = ["extract_export"]
@@ -60,6 +59,7 @@ def _prepare(out: Path) -> bool:
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise ExportError(f"{out}: not a directory")
     if out.is_dir():
+        remove_leftovers(out)
         if any(out.iterdir()):
             raise ExportError(f"{out}: directory is not empty")
         return False
@@ -74,11 +74,22 @@ def extract_export(archive: Path, *, out: Path, limits: Limits | None = None) ->
         ArchiveError: the archive fails verification (nothing is left in `out`).
         ExportError: `out` is not an empty directory, the disk is full, or it cannot be read.
     """
-    try:
+    with translating(ExportError, f"create {out}"):
         created = _prepare(out)
-        staging = Path(tempfile.mkdtemp(prefix=".selfbench-extract-", dir=out))
-    except OSError as exc:
-        raise ExportError(f"cannot create {out}: {one_line(exc.strerror or str(exc))}") from None
+    try:
+        with (
+            translating(ExportError, f"extract into {out}"),
+            staging_directory(out / archive.name) as staging,
+        ):
+            return _unpack(archive, staging, out, limits)
+    except BaseException:
+        if created:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _unpack(archive: Path, staging: Path, out: Path, limits: Limits | None) -> VerifiedExport:
+    """Unpack into `staging`, then rename each task into `out`; undo every rename on failure."""
     unpacker = _Unpacker(staging)
     moved: list[str] = []
     try:
@@ -86,15 +97,8 @@ def extract_export(archive: Path, *, out: Path, limits: Limits | None = None) ->
         for task_id in unpacker.done:
             rename_no_replace(staging / task_id, out / task_id)
             moved.append(task_id)
-        staging.rmdir()
-    except BaseException as exc:
+    except BaseException:
         _roll_back(moved, staging, out)
-        shutil.rmtree(staging, ignore_errors=True)
-        if created:
-            shutil.rmtree(out, ignore_errors=True)
-        if isinstance(exc, OSError):
-            detail = one_line(exc.strerror or str(exc))
-            raise ExportError(f"cannot extract into {out}: {detail}") from None
         raise
     return verified
 

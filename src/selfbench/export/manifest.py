@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from selfbench import contract
-from selfbench._json import JsonError, dumps_pretty, loads_strict
-from selfbench.errors import SelfbenchError
+from selfbench._json import dumps_pretty, loads_strict
+from selfbench.errors import ArchiveError, JsonError
 
 __all__ = [
     "DIFFICULTIES",
@@ -21,8 +21,6 @@ __all__ = [
     "MAX_TASK_ID",
     "SCHEMA_VERSION",
     "TASKS_DIR",
-    "ArchiveError",
-    "ExportError",
     "Manifest",
     "TaskEntry",
     "parse_manifest",
@@ -38,14 +36,6 @@ DIFFICULTIES = ("easy", "medium", "hard")
 MAX_TASK_ID = 93
 """The longest taskId an export holds: `tasks/<taskId>.tar.gz` must fit a plain ustar header."""
 _KEYS = ("schemaVersion", "runId", "candidateCounts", "repository", "version", "acceptedCount")
-
-
-class ExportError(SelfbenchError):
-    """An export that cannot be written, or inputs that cannot make one."""
-
-
-class ArchiveError(ExportError):
-    """An export archive that fails verification: a digest, a count, or an unsafe member."""
 
 
 @dataclass(frozen=True, slots=True)

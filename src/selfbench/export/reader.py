@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from selfbench._json import JsonError, loads_strict
+from selfbench._json import loads_strict
 from selfbench.bundle import layout
 from selfbench.bundle.locate import BUNDLE_DIR
 from selfbench.bundle.manifest import BundleManifest, parse_bundle_manifest
 from selfbench.contract import TaskDefinition, definition_sha256, parse_definition
-from selfbench.errors import BundleError, DefinitionError
+from selfbench.errors import ArchiveError, BundleError, DefinitionError, ExportError, JsonError
 from selfbench.export._proof import KEPT_FILES, PATCH_FILES, TaskProof
 from selfbench.export._streams import (
     HashingReader,
@@ -42,8 +42,6 @@ from selfbench.export.manifest import (
     DIFFICULTIES,
     MANIFEST_NAME,
     TASKS_DIR,
-    ArchiveError,
-    ExportError,
     Manifest,
     parse_manifest,
     render_manifest,

@@ -18,25 +18,24 @@ the validation verdict (or null) and the static audit. It sits at the task root,
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from selfbench._json import JsonError, dumps_pretty, loads_strict
+from selfbench._fs import atomic_file, read_bytes, staging_directory
+from selfbench._json import dumps_pretty, loads_strict
 from selfbench.audit import AuditReport
 from selfbench.bundle import layout
-from selfbench.bundle.locate import BUNDLE_DIR, LocatedTask, locate_task
+from selfbench.bundle.locate import BUNDLE_DIR, LocatedTask, locate_task, refuse_duplicates
 from selfbench.contract import TaskDefinition, is_full_sha
+from selfbench.errors import ExportError, JsonError, translating
 from selfbench.export._streams import HashingReader
-from selfbench.export._tar import TarWriter, atomic_file
+from selfbench.export._tar import TarWriter
 from selfbench.export.manifest import (
     DIFFICULTIES,
     MANIFEST_NAME,
     TASKS_DIR,
-    ExportError,
     Manifest,
     TaskEntry,
     render_manifest,
@@ -134,10 +133,9 @@ def read_validation_reports(paths: Sequence[Path]) -> dict[str, dict[str, Any]]:
     """
     reports: dict[str, dict[str, Any]] = {}
     for path in paths:
+        data = read_bytes(path, error=ExportError)
         try:
-            value = loads_strict(path.read_bytes(), source=str(path))
-        except OSError as exc:
-            raise ExportError(f"cannot read {path}: {exc.strerror or exc}") from None
+            value = loads_strict(data, source=str(path))
         except JsonError as exc:
             raise ExportError(str(exc)) from None
         for entry in _report_entries(value, str(path)):
@@ -149,17 +147,15 @@ def read_validation_reports(paths: Sequence[Path]) -> dict[str, dict[str, Any]]:
 
 
 def _located(inputs: Sequence[Path]) -> list[LocatedTask]:
-    tasks: dict[str, LocatedTask] = {}
+    tasks: list[LocatedTask] = []
     for path in inputs:
         task = locate_task(path)
-        task_id = task.definition.taskId
-        problem = task_id_problem(task_id)
+        problem = task_id_problem(task.definition.taskId)
         if problem is not None:
             raise ExportError(f"{path}: {problem}")
-        if task_id in tasks:
-            raise ExportError(f"task {task_id} given twice: {tasks[task_id].bundle}, {task.bundle}")
-        tasks[task_id] = task
-    return [tasks[task_id] for task_id in sorted(tasks)]
+        tasks.append(task)
+    refuse_duplicates(tasks)
+    return sorted(tasks, key=lambda task: task.definition.taskId)
 
 
 def _verdicts(
@@ -314,12 +310,7 @@ def export_run(
     kept, left_out = _verdicts(tasks, reports)
     counts = [sum(t.definition.difficulty == d for t in tasks) for d in DIFFICULTIES]
     out = out.absolute()
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tasks", dir=out.parent))
-    except OSError as exc:
-        raise ExportError(f"cannot write {out}: {exc.strerror or exc}") from None
-    try:
+    with translating(ExportError, f"write {out}"), staging_directory(out) as staging:
         archives = _pack_all(kept, reports or {}, staging, progress)
         manifest = Manifest(
             run_id=run.run_id,
@@ -330,10 +321,6 @@ def export_run(
             tasks=tuple(TaskEntry(task_id, digest) for task_id, (_, digest) in archives.items()),
         )
         _write_outer(out, manifest, {task_id: path for task_id, (path, _) in archives.items()})
-    except OSError as exc:
-        raise ExportError(f"cannot write {out}: {exc.strerror or exc}") from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return ExportResult(out, manifest, tuple(left_out))
 
 
@@ -361,7 +348,8 @@ def write_clean_export(
     """
     if same_file(out, source):
         raise ExportError(f"a clean export must not replace its source: {out}")
-    try:
+    with translating(ExportError, f"write {out}"):
+        out.parent.mkdir(parents=True, exist_ok=True)
         with atomic_file(out) as raw:
             writer = TarWriter(raw, level=_OUTER_LEVEL)
             try:
@@ -370,6 +358,4 @@ def write_clean_export(
             except BaseException:
                 writer.gzip.abort()
                 raise
-    except OSError as exc:
-        raise ExportError(f"cannot write {out}: {exc.strerror or exc}") from None
     return manifest

@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any, Self
 from urllib.parse import unquote, urlsplit
 
-from selfbench.errors import SelfbenchError
-from selfbench.export.manifest import ArchiveError, ExportError
+from selfbench.errors import ArchiveError, ExportError, SelfbenchError, translating
 from selfbench.export.reader import read_export
 from selfbench.export.writer import same_file, write_clean_export
 from selfbench.review.data import ReviewData, load_review
@@ -228,7 +227,8 @@ def open_review(export: Path, *, clean_out: Path | None = None, port: int = 0) -
         raise ExportError(f"a clean export must not replace its source: {target}")
     data = load_review(export)
     try:
-        return ReviewServer(data, clean_out=target, port=port)
-    except OSError as exc:
+        with translating(ExportError, f"listen on 127.0.0.1:{port}"):
+            return ReviewServer(data, clean_out=target, port=port)
+    except ExportError:
         data.close()
-        raise ExportError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+        raise

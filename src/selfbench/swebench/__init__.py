@@ -20,15 +20,21 @@ Parsing and mapping are pure (`selfbench.swebench.mapping`); this module does th
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from selfbench._fs import rename_no_replace, write_atomic
+from selfbench._fs import read_bytes, rename_no_replace, staging_directory, write_atomic
 from selfbench._json import dumps_pretty, loads_strict
-from selfbench.errors import DefinitionError, PreflightError, SelfbenchError, SubmitError
+from selfbench.errors import (
+    DefinitionError,
+    PreflightError,
+    SelfbenchError,
+    SubmitError,
+    SwebenchError,
+    translating,
+)
 from selfbench.submit import submit_files
 from selfbench.swebench.mapping import (
     METADATA_FILE,
@@ -37,7 +43,6 @@ from selfbench.swebench.mapping import (
     ImportedTask,
     ImportReport,
     SkippedInstance,
-    SwebenchError,
     SwebenchInstance,
     choose_difficulty,
     instance_commands,
@@ -58,7 +63,6 @@ __all__ = [
     "ImportReport",
     "ImportedTask",
     "SkippedInstance",
-    "SwebenchError",
     "SwebenchInstance",
     "choose_difficulty",
     "export_swebench",
@@ -103,20 +107,13 @@ def _submit_with_sidecar(
     """
     task_id = str(definition["taskId"])
     target = out / task_id
-    try:
-        staging = Path(tempfile.mkdtemp(prefix=f".{task_id}.", suffix=".import.tmp", dir=out))
-    except OSError as exc:
-        raise SubmitError(f"cannot write task {task_id}: {exc.strerror or exc}") from None
-    try:
+    with translating(SubmitError, f"write task {task_id}"), staging_directory(target) as staging:
         submit_files(definition, tests, gold, output_root=staging)
         write_atomic(staging / task_id / METADATA_FILE, sidecar)
-        rename_no_replace(staging / task_id, target)
-    except FileExistsError:
-        raise SubmitError(f"task {task_id} already exists: {target}") from None
-    except OSError as exc:
-        raise SubmitError(f"cannot write task {task_id}: {exc.strerror or exc}") from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        try:
+            rename_no_replace(staging / task_id, target)
+        except FileExistsError:
+            raise SubmitError(f"task {task_id} already exists: {target}") from None
 
 
 def _write_task(
@@ -174,15 +171,10 @@ def import_swebench(
                 "(the swebench package's per-repository specs are not installed)"
             )
     _check_options(setup_command, test_command)
-    try:
-        data = instances_file.read_bytes()
-    except OSError as exc:
-        raise SwebenchError(f"cannot read {instances_file}: {exc.strerror or exc}") from None
+    data = read_bytes(instances_file, error=SwebenchError)
     instances = parse_instances(data, source=str(instances_file))
-    try:
+    with translating(SwebenchError, f"create {out}"):
         out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise SwebenchError(f"cannot create {out}: {exc.strerror or exc}") from None
     imported: list[ImportedTask] = []
     skipped: list[SkippedInstance] = []
     for instance in instances:
@@ -206,14 +198,9 @@ def _read_metadata(task_dir: Path) -> dict[str, str]:
         JsonError: it is not well-formed JSON.
     """
     source = task_dir / METADATA_FILE
-    try:
-        raw = source.read_bytes()
-    except FileNotFoundError:
+    if not os.path.lexists(source):
         return {}
-    except OSError as exc:
-        raise SwebenchError(
-            f"{task_dir}: cannot read {METADATA_FILE}: {exc.strerror or exc}"
-        ) from None
+    raw = read_bytes(source, error=SwebenchError)
     value = loads_strict(raw, source=str(source))
     if not isinstance(value, dict):
         raise SwebenchError(f"{source}: must be a JSON object")
@@ -268,8 +255,6 @@ def export_swebench(task_dirs: Sequence[Path], *, out: Path) -> int:
         lines.append(json.dumps(instance, ensure_ascii=False) + "\n")
     if problems:
         raise SwebenchError("\n".join(problems))
-    try:
+    with translating(SwebenchError, f"write {out}"):
         write_atomic(out, "".join(lines).encode("utf-8"))
-    except OSError as exc:
-        raise SwebenchError(f"cannot write {out}: {exc.strerror or exc}") from None
     return len(lines)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from selfbench._json import JsonError, loads_strict
+from selfbench._json import loads_strict
 from selfbench._shell import quote
 from selfbench.audit import THRESHOLDS
 from selfbench.contract import (
@@ -26,7 +26,7 @@ from selfbench.contract import (
     is_full_sha,
     is_task_id,
 )
-from selfbench.errors import SelfbenchError
+from selfbench.errors import JsonError, SwebenchError
 from selfbench.patches import parse_patch
 from selfbench.task import GOLD_PATCH_FILE, TEST_PATCH_FILE
 
@@ -37,7 +37,6 @@ __all__ = [
     "ImportReport",
     "ImportedTask",
     "SkippedInstance",
-    "SwebenchError",
     "SwebenchInstance",
     "choose_difficulty",
     "instance_commands",
@@ -65,10 +64,6 @@ _PYTEST_NAME_RE = re.compile(r"[^\s:\[\]]+")
 _NOT_NODE_IDS = (
     "selectors are not pytest node ids (e.g. {example!r}); pass --test-command for this repository"
 )
-
-
-class SwebenchError(SelfbenchError):
-    """An instance file or a task directory that cannot be converted; nothing was written."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from selfbench.errors import SelfbenchError
+from selfbench.errors import ToolchainError
 from selfbench.toolchains import versions
 from selfbench.toolchains.versions import expand_toolchains
 
@@ -144,10 +144,6 @@ class ToolchainUse:
             "path": self.path,
             "substitution": self.substitution,
         }
-
-
-class ToolchainError(SelfbenchError):
-    """A task's toolchains cannot be had as `--strict-toolchains` demands."""
 
 
 def strict_refusal(uses: tuple[ToolchainUse, ...]) -> str | None:

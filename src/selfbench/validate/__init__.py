@@ -13,8 +13,9 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench.bundle.locate import BundleError, locate_task
-from selfbench.validate.runner import OnDone, Runner, refuse_duplicates
+from selfbench.bundle.locate import locate_task, refuse_duplicates
+from selfbench.errors import BundleError
+from selfbench.validate.runner import OnDone, Runner
 
 if TYPE_CHECKING:
     from selfbench.validate.harbor import HarborOptions, HarborRunner

@@ -38,10 +38,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from selfbench._json import JsonError, loads_strict
-from selfbench.bundle.locate import LocatedTask
+from selfbench._json import loads_strict
+from selfbench.bundle.locate import LocatedTask, refuse_duplicates
 from selfbench.contract import TASK_ID_PATTERN, is_task_id
-from selfbench.errors import SelfbenchError
+from selfbench.errors import HarborError, JsonError
 from selfbench.validate.report import (
     Reward,
     RewardError,
@@ -50,7 +50,7 @@ from selfbench.validate.report import (
     parity_reason,
     read_reward,
 )
-from selfbench.validate.runner import OnDone, refuse_duplicates
+from selfbench.validate.runner import OnDone
 
 __all__ = [
     "AGENTS",
@@ -81,10 +81,6 @@ _VERIFIER_LOG = Path("verifier", "test-stdout.txt")
 _RESULT = "result.json"
 _TRIAL_LOG = "trial.log"
 _STOP_SECONDS = 30
-
-
-class HarborError(SelfbenchError):
-    """Harbor could not be run, or left a job directory that cannot be read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -446,7 +442,7 @@ def validate_with_harbor(
     Raises:
         HarborError: no tasks, Harbor cannot be started or exits non-zero (preflight: no Docker
             daemon, no credentials), a job directory cannot be read, or a log cannot be copied.
-        BundleError: a task is given more than once.
+        BundleError: a task is given twice.
     """
     if not tasks:
         raise HarborError("no bundles to validate")

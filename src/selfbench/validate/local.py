@@ -32,13 +32,13 @@ from pathlib import Path
 from selfbench._shell import substitute_tests
 from selfbench.bundle import layout
 from selfbench.bundle.held_out import held_out_paths
-from selfbench.bundle.locate import BundleError, LocatedTask
+from selfbench.bundle.locate import LocatedTask, refuse_duplicates
 from selfbench.bundle.render_docker import PYTHON_PACKAGING
 from selfbench.bundle.render_scripts import (
     render_test_sh,
 )
 from selfbench.contract import TaskDefinition
-from selfbench.errors import SelfbenchError
+from selfbench.errors import BundleError, SelfbenchError
 from selfbench.patches import parse_patch
 from selfbench.toolchains import Provisioned, provision_task
 from selfbench.validate import _scripts
@@ -60,7 +60,7 @@ from selfbench.validate.report import (
     parity_reason,
     read_reward,
 )
-from selfbench.validate.runner import OnDone, refuse_duplicates
+from selfbench.validate.runner import OnDone
 from selfbench.validate.sandbox import (
     LOG_LIMIT,
     Mounts,
@@ -488,7 +488,7 @@ def validate_local(
 
     Raises:
         SandboxError: this machine cannot create the isolated workspace.
-        BundleError: a task is given more than once.
+        BundleError: a task is given twice.
     """
     bwrap = require_sandbox()
     refuse_duplicates(tasks)

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from selfbench._json import JsonError, loads_strict
-from selfbench.errors import SelfbenchError
+from selfbench._json import loads_strict
+from selfbench.errors import JsonError, RewardError
 
 if TYPE_CHECKING:
     from selfbench.toolchains.model import ToolchainUse
@@ -40,10 +40,6 @@ REWARD_FIELDS = (
     "pass_to_pass_exit_code",
 )
 """The keys of `/logs/verifier/reward.json`, in the order `tests/test.sh` writes them."""
-
-
-class RewardError(SelfbenchError):
-    """A `reward.json` that is missing or not what the verifier writes."""
 
 
 class Reward(BaseModel):

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from selfbench.bundle.locate import BundleError, LocatedTask
+from selfbench.bundle.locate import LocatedTask
 from selfbench.validate.report import TaskReport
 
-__all__ = ["OnDone", "Runner", "refuse_duplicates"]
+__all__ = ["OnDone", "Runner"]
 
 OnDone = Callable[[TaskReport], None]
 """Called with each task's report as soon as it is known (progress)."""
@@ -49,16 +49,3 @@ class Runner(Protocol):
             SelfbenchError: the environment failed as a whole (not one task's verdict).
         """
         ...
-
-
-def refuse_duplicates(tasks: Sequence[LocatedTask]) -> None:
-    """Each task once: two runs of one task would share its logs and Harbor's task directory.
-
-    Raises:
-        BundleError: a task is given more than once.
-    """
-    seen: set[str] = set()
-    for located in tasks:
-        if located.definition.taskId in seen:
-            raise BundleError(f"task {located.definition.taskId} is given more than once")
-        seen.add(located.definition.taskId)

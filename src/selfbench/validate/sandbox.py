@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import IO
 
 from selfbench.bundle import layout
-from selfbench.errors import SelfbenchError
+from selfbench.errors import SandboxError
 from selfbench.toolchains.model import Mount as ToolchainMount
 from selfbench.toolchains.model import Provisioned
 from selfbench.toolchains.provision import host_tools_to_hide
@@ -114,10 +114,6 @@ filesystem by number, read-only binds notwithstanding (the "shocker" container e
 """
 
 _FIRST_UID = 61000
-
-
-class SandboxError(SelfbenchError):
-    """The isolated workspace cannot be created on this machine."""
 
 
 @dataclass(frozen=True, slots=True)
