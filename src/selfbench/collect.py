@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from selfbench._fs import write_atomic
-from selfbench._json import loads_strict
+from selfbench._json import JsonError, loads_strict
 from selfbench.compiler import CompileError, compile_task, read_authored_task
 from selfbench.errors import EXIT_REJECTED, SelfbenchError
 from selfbench.pack import pack_tree
@@ -60,20 +60,37 @@ class CollectResult:
     stored: tuple[ArtifactRef, ...]
 
 
-def read_candidate(path: Path) -> Candidate:
-    """Read `{"sourcePr", "baseCommit", "difficulty"}` from a candidate JSON file.
+def read_candidate(path: Path, candidate_id: str | None = None) -> Candidate:
+    """Read `{"sourcePr", "baseCommit", "difficulty"}` from a candidate JSON file, or the
+    candidate `candidate_id` of a `selfbench mine` candidates.jsonl.
 
     Raises:
         CompileError: the file is unreadable or lacks one of the three fields.
+        MineError: a candidates.jsonl without that candidate, or one with no pull request.
     """
     try:
-        value: Any = loads_strict(path.read_bytes(), source=str(path))
+        data = path.read_bytes()
     except OSError as exc:
         raise CompileError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        value: Any = loads_strict(data, source=str(path))
+    except JsonError:
+        if data.strip().count(b"\n") == 0:
+            raise
+        return _mined_candidate(path, candidate_id)
     fields = ("sourcePr", "baseCommit", "difficulty")
     if not isinstance(value, dict) or any(field not in value for field in fields):
         raise CompileError(f"{path}: a candidate needs sourcePr, baseCommit and difficulty")
     return Candidate(value["sourcePr"], str(value["baseCommit"]), str(value["difficulty"]))
+
+
+def _mined_candidate(path: Path, candidate_id: str | None) -> Candidate:
+    from selfbench.mine import MineError, find_candidate  # noqa: PLC0415 - only for mined files
+
+    mined = find_candidate(path, candidate_id)
+    if mined.sourcePr is None:
+        raise MineError(f"{path}: candidate {mined.id} has no pull request number to author")
+    return Candidate(mined.sourcePr, mined.baseCommit, mined.difficulty)
 
 
 def find_authored_task(root: Path) -> Path:
