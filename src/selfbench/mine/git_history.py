@@ -16,6 +16,7 @@ file counts zero, as the audit counts it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,8 @@ __all__ = [
 _RS, _US = b"\x1e", b"\x1f"
 _FORMAT = "--format=%x1e%H%x1f%P%x1f%ct%x1f%an%x1f%ae%x1f%B"
 _CHUNK = 1 << 20
+_COUNT_RE = re.compile(rb"-|[0-9]{1,18}")
+_TIME_RE = re.compile(rb"[0-9]{1,18}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +115,8 @@ def parse_numstat(data: bytes) -> tuple[FileStat, ...]:
                 raise MineError("unexpected git log output: a rename without its paths")
             old, path = _decode(tokens[index]), tokens[index + 1]
             index += 2
+        if not all(_COUNT_RE.fullmatch(count) for count in (added, deleted)):
+            raise MineError(f"unexpected git log output: {_decode(token)[:80]!r}")
         binary = added == b"-" or deleted == b"-"
         changed = 0 if binary else int(added) + int(deleted)
         files.append(FileStat(_decode(path), old, changed, binary))
@@ -129,6 +134,8 @@ def parse_record(record: bytes) -> Commit:
     if len(fields) != 6:
         raise MineError(f"unexpected git log output: {_decode(head)[:80]!r}")
     sha, parents, committed, name, email, message = (_decode(field) for field in fields)
+    if not _TIME_RE.fullmatch(fields[2]):
+        raise MineError(f"unexpected git log output: {_decode(head)[:80]!r}")
     return Commit(
         sha=sha,
         parents=tuple(parents.split()),

@@ -205,7 +205,7 @@ def _inside(cwd: str, worktrees: tuple[str, ...]) -> bool:
 
 
 def _session_files(directory: Path) -> list[Path]:
-    return sorted(path for path in directory.rglob("*.jsonl") if path.is_file())
+    return sorted(path for path in directory.rglob("*.jsonl") if not path.is_dir())
 
 
 def read_sessions(
