@@ -21,6 +21,7 @@ from selfbench.mine import (
     mine_repository,
     write_candidates,
 )
+from selfbench.mine.candidate import parse_candidate_lines
 from selfbench.mine.prs import parse_pull_requests
 from selfbench.patches import parse_patch
 
@@ -72,15 +73,15 @@ def test_every_kind_of_change_is_told_apart(mined: MineResult, history: History)
 def test_base_and_completed_commits(mined: MineResult, history: History) -> None:
     by_id = {c.id: c for c in mined.candidates}
     git = history.git
-    assert by_id["pr-1"].baseCommit == history.shas["root"]
-    assert by_id["pr-1"].completedCommit == history.shas["pr1"]
-    assert by_id["pr-1"].headBranch == "feature-one"
-    assert by_id["pr-2"].baseCommit == history.shas["pr1"]
+    assert by_id["pr-1"].base_commit == history.shas["root"]
+    assert by_id["pr-1"].completed_commit == history.shas["pr1"]
+    assert by_id["pr-1"].head_branch == "feature-one"
+    assert by_id["pr-2"].base_commit == history.shas["pr1"]
     # a rebase merge: two commits with the same (#3) are one change from before the first
-    assert by_id["pr-3"].baseCommit == history.shas["pr2"]
-    assert by_id["pr-3"].completedCommit == history.shas["pr3"]
-    assert by_id["pr-3"].eligibleTiers == ("easy", "medium", "hard")
-    assert by_id["pr-11"].baseCommit == git("rev-parse", f"{history.shas['pr11']}^1")
+    assert by_id["pr-3"].base_commit == history.shas["pr2"]
+    assert by_id["pr-3"].completed_commit == history.shas["pr3"]
+    assert by_id["pr-3"].eligible_tiers == ("easy", "medium", "hard")
+    assert by_id["pr-11"].base_commit == git("rev-parse", f"{history.shas['pr11']}^1")
     assert (by_id["pr-11"].title, by_id["pr-11"].body) == ("GitLab title", "Body.")
     assert (by_id["pr-1"].title, by_id["pr-1"].body) == ("Add the widget parser", "It parses.")
     assert (by_id["pr-2"].title, by_id["pr-2"].body) == (
@@ -92,7 +93,7 @@ def test_base_and_completed_commits(mined: MineResult, history: History) -> None
 
 def test_changed_lines_equal_what_the_audit_counts(mined: MineResult, history: History) -> None:
     for candidate in mined.candidates:
-        commits = (candidate.baseCommit, candidate.completedCommit)
+        commits = (candidate.base_commit, candidate.completed_commit)
         diff = subprocess.run(
             ["git", "-C", str(history.path), "diff", "-M", "--binary", *commits],
             capture_output=True,
@@ -100,29 +101,29 @@ def test_changed_lines_equal_what_the_audit_counts(mined: MineResult, history: H
         ).stdout
         patch = parse_patch(diff)
         counted = {change.path: change.changed_lines for change in patch.files}
-        assert {f.path: f.changedLines for f in candidate.files} == counted, candidate.id
-        implementation = [f for f in candidate.files if f.fileClass == "implementation"]
+        assert {f.path: f.changed_lines for f in candidate.files} == counted, candidate.id
+        implementation = [f for f in candidate.files if f.file_class == "implementation"]
         gold = parse_patch(
             b"".join(
                 patch.section(c) for c in patch.files if c.path in {f.path for f in implementation}
             )
         )
-        assert candidate.totals["implementation"].changedLines == gold.changed_lines
+        assert candidate.totals["implementation"].changed_lines == gold.changed_lines
         assert candidate.totals["implementation"].files == len(gold.files)
 
 
 def test_binary_renamed_and_test_files(mined: MineResult) -> None:
     by_id = {c.id: c for c in mined.candidates}
     logo = next(f for f in by_id["pr-9"].files if f.path == "src/logo.png")
-    assert (logo.binary, logo.changedLines, logo.fileClass) == (True, 0, "implementation")
+    assert (logo.binary, logo.changed_lines, logo.file_class) == (True, 0, "implementation")
     renamed = next(f for f in by_id["pr-10"].files if f.path == "src/application.py")
-    assert (renamed.oldPath, renamed.changedLines) == ("src/app.py", 2)
-    assert by_id["pr-1"].testsChanged
-    assert by_id["pr-1"].totals["tests"].model_dump() == {"files": 1, "changedLines": 5}
-    assert not by_id["pr-2"].testsChanged
+    assert (renamed.old_path, renamed.changed_lines) == ("src/app.py", 2)
+    assert by_id["pr-1"].tests_changed
+    assert by_id["pr-1"].totals["tests"].to_json() == {"files": 1, "changedLines": 5}
+    assert not by_id["pr-2"].tests_changed
     assert by_id["pr-1"].ecosystems == ("python",)
     assert by_id["pr-1"].toolchains == ("python",)
-    assert by_id["pr-1"].scoreParts.tests == 40
+    assert by_id["pr-1"].score.tests == 40
 
 
 def test_plain_commits_on_request(history: History) -> None:
@@ -130,8 +131,8 @@ def test_plain_commits_on_request(history: History) -> None:
     ids = [c.id for c in result.candidates]
     assert f"commit-{history.shas['plain'][:12]}" in ids
     assert f"commit-{history.shas['local'][:12]}" in ids
-    plain = next(c for c in result.candidates if c.completedCommit == history.shas["plain"])
-    assert (plain.kind, plain.sourcePr, plain.title) == ("plain", None, "tweak")
+    plain = next(c for c in result.candidates if c.completed_commit == history.shas["plain"])
+    assert (plain.kind, plain.source_pr, plain.title) == ("plain", None, "tweak")
 
 
 def test_pull_request_metadata_enriches_and_filters(history: History) -> None:
@@ -156,12 +157,12 @@ def test_pull_request_metadata_enriches_and_filters(history: History) -> None:
     assert reasons["pr8"] == "pull request #8 is a draft"
     assert reasons["pr1"] == "authored by a bot (renovate[bot])"
     pr2 = by_id["pr-2"]
-    assert (pr2.title, pr2.body, pr2.author, pr2.sourceUrl, pr2.headBranch, pr2.metadata) == (
+    assert (pr2.title, pr2.body, pr2.author, pr2.source_url, pr2.head_branch, pr2.metadata) == (
         "Split the helpers", "From the PR.", "ana", "https://example.com/pr/2", "split",
         "pull-request",
     )  # fmt: skip
     # what the change is still comes from git
-    assert pr2.baseCommit == history.shas["pr1"]
+    assert pr2.base_commit == history.shas["pr1"]
 
 
 def test_budgets_pick_the_best_per_tier(history: History) -> None:
@@ -173,7 +174,7 @@ def test_budgets_pick_the_best_per_tier(history: History) -> None:
         ("pr-1", "easy"),
         ("pr-11", "easy"),
     ]
-    beyond = [e.sourcePr for e in result.excluded if e.reason == "beyond the tier budgets"]
+    beyond = [e.source_pr for e in result.excluded if e.reason == "beyond the tier budgets"]
     assert beyond == [10, 9, 8]
     fetched = mine_repository(history.path, MineOptions(budgets={"easy": 2}, over_fetch=1.5))
     assert [(c.id, c.difficulty) for c in fetched.candidates] == [
@@ -187,7 +188,7 @@ def test_max_and_since_cap_the_walk(history: History) -> None:
     assert mine_repository(history.path, MineOptions(max_commits=3)).walked == 3
     result = mine_repository(history.path, MineOptions(since="@1767283200"))  # after 16 hours
     assert result.walked < 18
-    assert all(c.mergedAt >= 1767283200 for c in result.candidates)
+    assert all(c.merged_at >= 1767283200 for c in result.candidates)
 
 
 def test_the_source_url_comes_from_a_github_origin(tmp_path: Path, history: History) -> None:
@@ -198,7 +199,7 @@ def test_the_source_url_comes_from_a_github_origin(tmp_path: Path, history: Hist
         check=True,
     )
     first = {c.id: c for c in mine_repository(clone).candidates}["pr-1"]
-    assert (first.repo, first.sourceUrl) == ("octo/app", "https://github.com/octo/app/pull/1")
+    assert (first.repo, first.source_url) == ("octo/app", "https://github.com/octo/app/pull/1")
 
 
 def test_a_shallow_clone_reports_where_history_ends(tmp_path: Path, history: History) -> None:
@@ -284,8 +285,14 @@ def test_schema_candidate(capsys: pytest.CaptureFixture[str]) -> None:
 def test_the_output_is_deterministic(tmp_path: Path, history: History) -> None:
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     write_candidates(mine_repository(history.path), first)
-    write_candidates(mine_repository(history.path), second)
+    result = mine_repository(history.path)
+    write_candidates(result, second)
     assert first.read_bytes() == second.read_bytes()
+    # every line mining writes is a valid candidate of the published schema, read back unchanged
+    parsed = parse_candidate_lines(first.read_bytes(), source="a")
+    assert [item.model_dump(mode="json") for item in parsed] == [
+        candidate.to_json() for candidate in result.candidates
+    ]
 
 
 def _write_prs(tmp_path: Path, text: str) -> str:

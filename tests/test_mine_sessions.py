@@ -255,7 +255,9 @@ def test_sessions_are_linked_to_candidates_with_evidence(tmp_path: Path, history
     requests, _ = read_sessions([home / ".claude", home / ".codex"], worktrees=(str(history.path),))
     result = mine_repository(history.path, MineOptions(requests=requests))
     by_id = {c.id: c for c in result.candidates}
-    assert [(r.tool, r.branch, r.paths, r.secondsBeforeMerge) for r in by_id["pr-1"].requests] == [
+    assert [
+        (r.tool, r.branch, r.paths, r.seconds_before_merge) for r in by_id["pr-1"].requests
+    ] == [
         ("claude-code", "feature-one", (), 3600),
         ("claude-code", "feature-one", (), 3580),
     ]

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 __all__ = ["add_mine_commands"]
 
 _TITLE_CHARS = 60
+_PIPED_WIDTH = 120
+_TABLE_ROWS = 50  # a person reads the best; --out and --json carry them all
 
 
 def _print_json(value: Any) -> None:
@@ -123,20 +125,24 @@ def _print_table(result: MineResult) -> None:
     table = Table(title=f"{len(result.candidates)} candidates from {result.walked} commits")
     for column in ("id", "tier", "score", "impl files", "impl lines", "tests", "requests", "title"):
         table.add_column(column, overflow="fold")
-    for candidate in result.candidates:
+    for candidate in result.candidates[:_TABLE_ROWS]:
         implementation = candidate.totals["implementation"]
         table.add_row(
             candidate.id,
             candidate.difficulty,
             str(candidate.score),
             str(implementation.files),
-            str(implementation.changedLines),
-            "yes" if candidate.testsChanged else "no",
+            str(implementation.changed_lines),
+            "yes" if candidate.tests_changed else "no",
             str(len(candidate.requests)),
             candidate.title[:_TITLE_CHARS],
         )
-    console = Console(width=max(Console().width, 100))
+    # a fixed width when piped, so the output does not depend on who reads it
+    console = Console() if sys.stdout.isatty() else Console(width=_PIPED_WIDTH)
     console.print(table)
+    if len(result.candidates) > _TABLE_ROWS:
+        total = len(result.candidates)
+        console.print(f"(the best {_TABLE_ROWS} of {total}; --out or --json lists all)")
     counts = result.counts()
     console.print(
         f"easy {counts['easy']}, medium {counts['medium']}, hard {counts['hard']}; "

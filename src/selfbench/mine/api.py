@@ -22,14 +22,6 @@ from pathlib import Path
 
 from selfbench._fs import write_atomic
 from selfbench.contract import Difficulty
-from selfbench.mine.candidate import (
-    CandidateFile,
-    CandidateModel,
-    ClassTotals,
-    ExcludedModel,
-    LinkedRequest,
-    ScoreParts,
-)
 from selfbench.mine.classify import FILE_CLASSES, classify_path, detect_ecosystems, toolchains_for
 from selfbench.mine.git_history import Commit, FileStat, RepositoryInfo, diff_stats, read_history
 from selfbench.mine.git_history import read_repository as _read_repository
@@ -43,6 +35,14 @@ from selfbench.mine.merged import (
 from selfbench.mine.prs import PullRequest, is_bot, source_url_base
 from selfbench.mine.rank import DEFAULT_OVER_FETCH, Assignment, Rankable, assign_tiers
 from selfbench.mine.rank import eligible_tiers as _eligible
+from selfbench.mine.records import (
+    Candidate,
+    ChangedFile,
+    ClassTotal,
+    Excluded,
+    LinkedRequest,
+    Score,
+)
 from selfbench.mine.sessions import Link, LinkTarget, SessionRequest, link_requests
 
 __all__ = ["MineOptions", "MineResult", "excluded_path", "mine_repository", "write_candidates"]
@@ -68,8 +68,8 @@ class MineOptions:
 class MineResult:
     """Candidates (hardest tier first, best first), exclusions (newest first), warnings."""
 
-    candidates: tuple[CandidateModel, ...]
-    excluded: tuple[ExcludedModel, ...]
+    candidates: tuple[Candidate, ...]
+    excluded: tuple[Excluded, ...]
     warnings: tuple[str, ...]
     walked: int
 
@@ -83,8 +83,8 @@ class MineResult:
         return {
             "counts": self.counts(),
             "walked": self.walked,
-            "candidates": [c.model_dump(mode="json") for c in self.candidates],
-            "excluded": [e.model_dump(mode="json") for e in self.excluded],
+            "candidates": [c.to_json() for c in self.candidates],
+            "excluded": [e.to_json() for e in self.excluded],
             "warnings": list(self.warnings),
         }
 
@@ -98,6 +98,7 @@ class _Change:
     pull_request: PullRequest | None
     files: tuple[FileStat, ...] = ()
     classes: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    totals: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def newest(self) -> Commit:
@@ -113,8 +114,14 @@ class _Change:
         return f"pr-{number}" if number is not None else f"commit-{self.newest.sha[:12]}"
 
     def lines(self, file_class: str) -> tuple[int, int]:
-        chosen = [f for f, (c, _) in zip(self.files, self.classes, strict=True) if c == file_class]
-        return len(chosen), sum(f.changed_lines for f in chosen)
+        """Files and changed lines of one class (computed once per change)."""
+        if not self.totals:
+            totals: dict[str, tuple[int, int]] = dict.fromkeys(FILE_CLASSES, (0, 0))
+            for stat, (name, _) in zip(self.files, self.classes, strict=True):
+                files, lines = totals[name]
+                totals[name] = (files + 1, lines + stat.changed_lines)
+            self.totals = totals
+        return self.totals[file_class]
 
 
 class _Walk:
@@ -123,7 +130,7 @@ class _Walk:
     def __init__(self, info: RepositoryInfo, options: MineOptions) -> None:
         self.info = info
         self.options = options
-        self.excluded: list[ExcludedModel] = []
+        self.excluded: list[Excluded] = []
         self.changes: list[_Change] = []
         self.reverted: dict[str, str] = {}
         self.pending: _Change | None = None
@@ -131,9 +138,7 @@ class _Walk:
         self.by_number = {pr.number: pr for pr in options.pull_requests}
 
     def exclude(self, commit: Commit, number: int | None, reason: str) -> None:
-        self.excluded.append(
-            ExcludedModel(commit=commit.sha, sourcePr=number, subject=commit.subject, reason=reason)
-        )
+        self.excluded.append(Excluded(commit.sha, number, commit.subject, reason))
 
     def reverted_by(self, sha: str) -> str | None:
         return next((by for short, by in self.reverted.items() if sha.startswith(short)), None)
@@ -241,16 +246,9 @@ def _title_body(change: _Change) -> tuple[str, str, str]:
     return subject, commit.body, "git"
 
 
-def _files(change: _Change) -> tuple[CandidateFile, ...]:
+def _files(change: _Change) -> tuple[ChangedFile, ...]:
     return tuple(
-        CandidateFile(
-            path=stat.path,
-            oldPath=stat.old_path,
-            fileClass=file_class,  # type: ignore[arg-type]
-            kind=kind,
-            changedLines=stat.changed_lines,
-            binary=stat.binary,
-        )
+        ChangedFile(stat.path, stat.old_path, file_class, kind, stat.changed_lines, stat.binary)
         for stat, (file_class, kind) in zip(change.files, change.classes, strict=True)
     )
 
@@ -262,7 +260,7 @@ def _requests(links: tuple[Link, ...]) -> tuple[LinkedRequest, ...]:
             session=link.request.session,
             timestamp=link.request.timestamp,
             text=link.request.text,
-            secondsBeforeMerge=link.seconds_before_merge,
+            seconds_before_merge=link.seconds_before_merge,
             branch=link.branch,
             paths=link.paths,
         )
@@ -270,45 +268,50 @@ def _requests(links: tuple[Link, ...]) -> tuple[LinkedRequest, ...]:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Source:
+    """What every candidate of one repository shares: its label and pull-request URL base."""
+
+    repo: str
+    url_base: str | None
+
+    @classmethod
+    def of(cls, info: RepositoryInfo) -> _Source:
+        label, url_base = source_url_base(info.origin)
+        return cls(label or info.origin or info.path.resolve().name, url_base)
+
+
 def _build(
-    change: _Change, assignment: Assignment, info: RepositoryInfo, links: tuple[Link, ...]
-) -> CandidateModel:
-    label, url_base = source_url_base(info.origin)
+    change: _Change, assignment: Assignment, source: _Source, links: tuple[Link, ...]
+) -> Candidate:
     number, pr = change.facts.number, change.pull_request
     url = pr.url if pr is not None and pr.url else None
-    if url is None and url_base is not None and number is not None:
-        url = f"{url_base}/pull/{number}"
+    if url is None and source.url_base is not None and number is not None:
+        url = f"{source.url_base}/pull/{number}"
     title, body, metadata = _title_body(change)
-    paths = tuple(stat.path for stat in change.files)
-    ecosystems = detect_ecosystems(paths)
+    ecosystems = detect_ecosystems(tuple(stat.path for stat in change.files))
     files, lines = change.lines("implementation")
-    return CandidateModel(
+    return Candidate(
         id=change.id,
         kind=change.facts.kind,
-        repo=label or info.origin or info.path.resolve().name,
-        sourcePr=number,
-        sourceUrl=url,
-        baseCommit=change.base,
-        completedCommit=change.newest.sha,
-        mergedAt=change.newest.committed,
+        repo=source.repo,
+        source_pr=number,
+        source_url=url,
+        base_commit=change.base,
+        completed_commit=change.newest.sha,
+        merged_at=change.newest.committed,
         title=title,
         body=body,
         author=(pr.author if pr is not None and pr.author else change.newest.author_name),
-        headBranch=_head_branch(change),
-        metadata=metadata,  # type: ignore[arg-type]
+        head_branch=_head_branch(change),
+        metadata=metadata,
         difficulty=assignment.difficulty,
-        eligibleTiers=_eligible(files, lines),
-        score=assignment.score,
-        scoreParts=ScoreParts(
-            tests=assignment.tests, size=assignment.size, recency=assignment.recency
-        ),
-        testsChanged=change.lines("tests")[0] > 0,
+        eligible_tiers=_eligible(files, lines),
+        score=Score(assignment.tests, assignment.size, assignment.recency),
+        tests_changed=change.lines("tests")[0] > 0,
         ecosystems=ecosystems,
         toolchains=toolchains_for(ecosystems),
-        totals={
-            name: ClassTotals(files=change.lines(name)[0], changedLines=change.lines(name)[1])
-            for name in FILE_CLASSES
-        },
+        totals={name: ClassTotal(*change.lines(name)) for name in FILE_CLASSES},
         files=_files(change),
         requests=_requests(links),
     )
@@ -364,11 +367,8 @@ def _result(
     chosen = {assignment.id for assignment in assignments}
     excluded = list(walk.excluded)
     excluded.extend(
-        ExcludedModel(
-            commit=change.newest.sha,
-            sourcePr=change.facts.number,
-            subject=change.newest.subject,
-            reason="beyond the tier budgets",
+        Excluded(
+            change.newest.sha, change.facts.number, change.newest.subject, "beyond the tier budgets"
         )
         for change in walk.changes
         if change.id not in chosen
@@ -383,7 +383,8 @@ def _result(
         for change in walk.changes
     )
     links = link_requests(options.requests, targets)
-    candidates = tuple(_build(changes[a.id], a, info, links.get(a.id, ())) for a in assignments)
+    source = _Source.of(info)
+    candidates = tuple(_build(changes[a.id], a, source, links.get(a.id, ())) for a in assignments)
     return MineResult(candidates, tuple(excluded), tuple(warnings), walked)
 
 
@@ -392,10 +393,9 @@ def excluded_path(out: Path) -> Path:
     return out.with_name(f"{out.stem}.excluded{out.suffix or '.jsonl'}")
 
 
-def _jsonl(items: Iterable[CandidateModel | ExcludedModel]) -> bytes:
+def _jsonl(items: Iterable[Candidate | Excluded]) -> bytes:
     lines = (
-        json.dumps(item.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
-        for item in items
+        json.dumps(item.to_json(), ensure_ascii=False, separators=(",", ":")) for item in items
     )
     return "".join(f"{line}\n" for line in lines).encode()
 

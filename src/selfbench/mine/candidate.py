@@ -16,12 +16,12 @@ from selfbench.mine.errors import MineError
 
 __all__ = [
     "CANDIDATE_SCHEMA_VERSION",
-    "CandidateFile",
+    "CandidateFileModel",
     "CandidateModel",
-    "ClassTotals",
+    "ClassTotalsModel",
     "ExcludedModel",
-    "LinkedRequest",
-    "ScoreParts",
+    "LinkedRequestModel",
+    "ScorePartsModel",
     "candidate_json_schema",
     "find_candidate",
     "parse_candidate_lines",
@@ -31,7 +31,7 @@ CANDIDATE_SCHEMA_VERSION = 1
 _FROZEN = ConfigDict(extra="forbid", frozen=True)
 
 
-class CandidateFile(BaseModel):
+class CandidateFileModel(BaseModel):
     """One changed file, classified."""
 
     model_config = _FROZEN
@@ -43,7 +43,7 @@ class CandidateFile(BaseModel):
     binary: bool
 
 
-class ClassTotals(BaseModel):
+class ClassTotalsModel(BaseModel):
     """Files and changed lines of one class."""
 
     model_config = _FROZEN
@@ -51,7 +51,7 @@ class ClassTotals(BaseModel):
     changedLines: int  # noqa: N815
 
 
-class ScoreParts(BaseModel):
+class ScorePartsModel(BaseModel):
     """The score's three terms (see `selfbench.mine.rank`)."""
 
     model_config = _FROZEN
@@ -60,7 +60,7 @@ class ScoreParts(BaseModel):
     recency: int
 
 
-class LinkedRequest(BaseModel):
+class LinkedRequestModel(BaseModel):
     """A request from a local coding session, with the evidence linking it."""
 
     model_config = _FROZEN
@@ -94,13 +94,13 @@ class CandidateModel(BaseModel):
     difficulty: Literal["easy", "medium", "hard"]
     eligibleTiers: tuple[Literal["easy", "medium", "hard"], ...]  # noqa: N815
     score: int
-    scoreParts: ScoreParts  # noqa: N815
+    scoreParts: ScorePartsModel  # noqa: N815
     testsChanged: bool  # noqa: N815
     ecosystems: tuple[str, ...]
     toolchains: tuple[str, ...]
-    totals: dict[Literal["implementation", "tests", "dependencies", "other"], ClassTotals]
-    files: tuple[CandidateFile, ...]
-    requests: tuple[LinkedRequest, ...]
+    totals: dict[Literal["implementation", "tests", "dependencies", "other"], ClassTotalsModel]
+    files: tuple[CandidateFileModel, ...]
+    requests: tuple[LinkedRequestModel, ...]
 
 
 class ExcludedModel(BaseModel):

@@ -16,10 +16,12 @@ file counts zero, as the audit counts it.
 
 from __future__ import annotations
 
-import re
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from queue import Queue
+from typing import IO
 
 from selfbench._git import GitError, git, git_stream
 from selfbench.mine.errors import MineError
@@ -35,11 +37,11 @@ __all__ = [
     "read_repository",
 ]
 
-_RS, _US = b"\x1e", b"\x1f"
+_RS = b"\x1e"
 _FORMAT = "--format=%x1e%H%x1f%P%x1f%ct%x1f%an%x1f%ae%x1f%B"
-_CHUNK = 1 << 20
-_COUNT_RE = re.compile(rb"-|[0-9]{1,18}")
-_TIME_RE = re.compile(rb"[0-9]{1,18}")
+_CHUNK = 1 << 18
+_AHEAD = 16
+_MAX_DIGITS = 18
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,19 +63,9 @@ class Commit:
     committed: int
     author_name: str
     author_email: str
-    message: str
+    subject: str
+    body: str
     files: tuple[FileStat, ...]
-
-    @property
-    def subject(self) -> str:
-        """The message's first line."""
-        return self.message.split("\n", 1)[0].strip()
-
-    @property
-    def body(self) -> str:
-        """The message after its first line, trimmed."""
-        parts = self.message.split("\n", 1)
-        return parts[1].strip() if len(parts) > 1 else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,36 +83,48 @@ def _decode(value: bytes) -> str:
     return value.decode("utf-8", "surrogateescape")
 
 
+def _is_count(value: str) -> bool:
+    """A numstat count: ASCII digits (at most 18, so int() stays cheap), or "-" for binary."""
+    return (value.isascii() and value.isdigit() and len(value) <= _MAX_DIGITS) or value == "-"
+
+
+def _unexpected(text: str) -> MineError:
+    return MineError(f"unexpected git log output: {text[:80]!r}")
+
+
+def _parse_numstat_text(text: str) -> tuple[FileStat, ...]:
+    tokens = text.split("\0")
+    files = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index].lstrip("\n")
+        index += 1
+        if not token:
+            continue
+        fields = token.split("\t", 2)
+        if len(fields) != 3:
+            raise _unexpected(token)
+        added, deleted, path = fields
+        old: str | None = None
+        if not path:
+            if index + 1 >= len(tokens):
+                raise MineError("unexpected git log output: a rename without its paths")
+            old, path = tokens[index], tokens[index + 1]
+            index += 2
+        if not (_is_count(added) and _is_count(deleted)):
+            raise _unexpected(token)
+        binary = added == "-" or deleted == "-"
+        files.append(FileStat(path, old, 0 if binary else int(added) + int(deleted), binary))
+    return tuple(files)
+
+
 def parse_numstat(data: bytes) -> tuple[FileStat, ...]:
     """The files of a `--numstat -z` block (see the module's grammar).
 
     Raises:
         MineError: the block does not follow the grammar.
     """
-    tokens = data.lstrip(b"\n").split(b"\0")
-    files = []
-    index = 0
-    while index < len(tokens):
-        token = tokens[index].lstrip(b"\n")
-        index += 1
-        if not token:
-            continue
-        fields = token.split(b"\t", 2)
-        if len(fields) != 3:
-            raise MineError(f"unexpected git log output: {_decode(token)[:80]!r}")
-        added, deleted, path = fields
-        old: str | None = None
-        if not path:
-            if index + 1 >= len(tokens):
-                raise MineError("unexpected git log output: a rename without its paths")
-            old, path = _decode(tokens[index]), tokens[index + 1]
-            index += 2
-        if not all(_COUNT_RE.fullmatch(count) for count in (added, deleted)):
-            raise MineError(f"unexpected git log output: {_decode(token)[:80]!r}")
-        binary = added == b"-" or deleted == b"-"
-        changed = 0 if binary else int(added) + int(deleted)
-        files.append(FileStat(_decode(path), old, changed, binary))
-    return tuple(files)
+    return _parse_numstat_text(_decode(data))
 
 
 def parse_record(record: bytes) -> Commit:
@@ -129,21 +133,24 @@ def parse_record(record: bytes) -> Commit:
     Raises:
         MineError: the record does not follow the grammar.
     """
-    head, _, numstat = record.partition(b"\0")
-    fields = head.split(_US, 5)
+    head, _, numstat = _decode(record).partition("\0")
+    fields = head.split("\x1f", 5)
     if len(fields) != 6:
-        raise MineError(f"unexpected git log output: {_decode(head)[:80]!r}")
-    sha, parents, committed, name, email, message = (_decode(field) for field in fields)
-    if not _TIME_RE.fullmatch(fields[2]):
-        raise MineError(f"unexpected git log output: {_decode(head)[:80]!r}")
+        raise _unexpected(head)
+    sha, parents, committed, name, email, message = fields
+    if not (committed.isascii() and committed.isdigit() and len(committed) <= _MAX_DIGITS):
+        raise _unexpected(head)
+    message = message.replace("\r\n", "\n")
+    subject, _, body = message.partition("\n")
     return Commit(
         sha=sha,
         parents=tuple(parents.split()),
         committed=int(committed),
         author_name=name,
         author_email=email,
-        message=message.replace("\r\n", "\n"),
-        files=parse_numstat(numstat),
+        subject=subject.strip(),
+        body=body.strip(),
+        files=_parse_numstat_text(numstat),
     )
 
 
@@ -155,6 +162,37 @@ def _log_args(rev: str, since: str | None, max_commits: int | None) -> list[str]
     if max_commits is not None:
         args.append(f"--max-count={max_commits}")
     return [*args, rev, "--"]
+
+
+def _chunks(stream: IO[bytes]) -> Iterator[bytes]:
+    """The stream's bytes, read by a thread so git never waits while a chunk is parsed.
+
+    At most `_AHEAD` chunks wait in the queue, so memory stays bounded however far git runs
+    ahead; a consumer that stops early drains the queue so the reader can finish.
+    """
+    queue: Queue[bytes | None] = Queue(maxsize=_AHEAD)
+    stop = threading.Event()
+
+    def pump() -> None:
+        try:
+            while not stop.is_set() and (chunk := stream.read(_CHUNK)):
+                queue.put(chunk)
+        except (OSError, ValueError):  # the stream was closed under us: the consumer is gone
+            pass
+        finally:
+            queue.put(None)
+
+    reader = threading.Thread(target=pump, name="git-log-reader", daemon=True)
+    reader.start()
+    try:
+        while (chunk := queue.get()) is not None:
+            yield chunk
+    finally:
+        stop.set()
+        while reader.is_alive() or not queue.empty():
+            if queue.get() is None:
+                break
+        reader.join()
 
 
 def read_history(
@@ -174,7 +212,7 @@ def read_history(
     try:
         with git_stream(repo, *_log_args(rev, since, max_commits)) as stream:
             buffer = b""
-            while chunk := stream.read(_CHUNK):
+            for chunk in _chunks(stream):
                 records = (buffer + chunk).split(_RS)
                 buffer = records.pop()
                 for record in records:

@@ -1,0 +1,203 @@
+"""Benchmark: `selfbench mine` of a generated history against one `git log` of the same range.
+
+Generates, with `git fast-import`, a repository of --commits commits (default 20,000): a main
+line of merged pull requests (a branch commit plus a `Merge pull request #N` merge), squash
+merges (`Subject (#N)`), plain commits, reverts and docs-only changes, each editing a few of
+2,000 files. Then times, interleaved and repeated, the whole `selfbench mine --out` process and
+the floor, one `git log --first-parent --numstat` of the same range to /dev/null. Prints the
+medians, their ratio (target <= 1.5x) and mine's peak RSS (target < 300 MB).
+
+    .venv/bin/python benchmarks/mine.py                  # 20,000 commits
+    .venv/bin/python benchmarks/mine.py --commits 2000   # a quick run
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+_PATHS = 2000
+_MAX_LINES = 120
+_START = 1_700_000_000
+_WORDS = ("value", "count", "index", "parser", "state", "token", "node", "limit", "offset", "key")
+
+
+class _Stream:
+    """A fast-import stream built in memory: files mutate line by line, commits reference them."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.out: list[bytes] = []
+        self.mark = 0
+        self.clock = _START
+        self.files: dict[str, list[str]] = {}
+        self.paths = [self._path(index) for index in range(_PATHS)]
+
+    def _path(self, index: int) -> str:
+        kind = index % 10
+        if kind < 6:
+            return f"src/pkg{index % 40}/module_{index}.py"
+        if kind < 9:
+            return f"tests/pkg{index % 40}/test_module_{index}.py"
+        return f"docs/page_{index}.md"
+
+    def _line(self) -> str:
+        words = self.rng.choices(_WORDS, k=3)
+        number, argument = self.rng.randrange(1000), self.rng.randrange(99)
+        return f"{words[0]}_{number} = {words[1]}({words[2]}, {argument})\n"
+
+    def edit(self, path: str) -> bytes:
+        lines = self.files.setdefault(path, [])
+        for _ in range(self.rng.randrange(1, 8)):
+            if lines and self.rng.random() < 0.5:
+                lines[self.rng.randrange(len(lines))] = self._line()
+        lines.extend(self._line() for _ in range(self.rng.randrange(2, 40)))
+        del lines[: max(0, len(lines) - _MAX_LINES)]  # files stay small: the stream stays small
+        data = "".join(lines).encode()
+        return f"M 100644 inline {path}\ndata {len(data)}\n".encode() + data + b"\n"
+
+    def commit(
+        self, ref: str, message: str, edits: list[bytes], *, parents: tuple[int, ...] = ()
+    ) -> int:
+        self.mark += 1
+        self.clock += 600
+        text = message.encode()
+        head = (
+            f"commit {ref}\nmark :{self.mark}\ncommitter Dev <dev@example.com> {self.clock} +0000\n"
+        )
+        self.out.append(head.encode() + f"data {len(text)}\n".encode() + text + b"\n")
+        if parents:
+            self.out.append(f"from :{parents[0]}\n".encode())
+            self.out.extend(f"merge :{parent}\n".encode() for parent in parents[1:])
+        self.out.extend(edits)
+        self.out.append(b"\n")
+        return self.mark
+
+    def change(self, docs: bool = False) -> list[str]:
+        count = self.rng.randrange(1, 5)
+        pool = [p for p in self.paths if p.endswith(".md")] if docs else self.paths
+        return sorted(set(self.rng.sample(pool, count)))
+
+
+def generate(repo: Path, commits: int, seed: int = 20260101) -> int:
+    """Write the repository with fast-import; return the number of pull requests in it."""
+    stream = _Stream(seed)
+    main = stream.commit(
+        "refs/heads/main", "Initial commit", [stream.edit(p) for p in stream.paths[:50]]
+    )
+    number = 0
+    while stream.mark < commits:
+        number += 1
+        roll = stream.rng.random()
+        if roll < 0.2:
+            paths = stream.change()
+            branch = stream.commit(
+                f"refs/heads/topic-{number}", f"Work on {number}", [stream.edit(p) for p in paths],
+                parents=(main,),
+            )  # fmt: skip
+            # the merge's tree is main's plus the branch's files (fast-import starts from main)
+            edits = [f"M 100644 inline {p}\n".encode() + _data(stream.files[p]) for p in paths]
+            message = f"Merge pull request #{number} from octo/topic-{number}\n\nFeature {number}"
+            main = stream.commit("refs/heads/main", message, edits, parents=(main, branch))
+        elif roll < 0.55:
+            message = f"Change {number} (#{number})\n\nWhat it does."
+            main = stream.commit(
+                "refs/heads/main", message, [stream.edit(p) for p in stream.change()]
+            )
+        elif roll < 0.6:
+            message = f"Docs {number} (#{number})"
+            main = stream.commit(
+                "refs/heads/main", message, [stream.edit(p) for p in stream.change(docs=True)]
+            )
+        else:
+            main = stream.commit(
+                "refs/heads/main", f"tweak {number}", [stream.edit(p) for p in stream.change()]
+            )
+    repo.mkdir(parents=True)
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True, env=env)
+    subprocess.run(
+        ["git", "-C", str(repo), "fast-import", "--quiet"],
+        input=b"".join(stream.out),
+        check=True,
+        env=env,
+    )
+    subprocess.run(["git", "-C", str(repo), "reset", "-q", "--hard", "main"], check=True, env=env)
+    return number
+
+
+def _data(lines: list[str]) -> bytes:
+    data = "".join(lines).encode()
+    return f"data {len(data)}\n".encode() + data + b"\n"
+
+
+def timed(command: list[str]) -> tuple[float, int]:
+    """Wall time and peak RSS (bytes) of one child process (and the children it waited for)."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"{command[0]} failed with {process.returncode}")
+    return elapsed, usage.ru_maxrss * 1024
+
+
+def main() -> None:
+    """Run the benchmark and print its figures."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--commits", type=int, default=20_000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="selfbench-bench-") as temp:
+        root = Path(temp)
+        started = time.perf_counter()
+        repo = root / "repo"
+        numbers = generate(repo, args.commits)
+        count = (
+            subprocess.run(
+                ["git", "-C", str(repo), "rev-list", "--count", "--all"],
+                capture_output=True,
+                check=True,
+            )
+            .stdout.decode()
+            .strip()
+        )
+        took = time.perf_counter() - started
+        print(f"generated {count} commits ({numbers} changes) in {took:.1f} s")
+        out = root / "candidates.jsonl"
+        mine = [sys.executable, "-m", "selfbench", "mine", str(repo), "--no-sessions"]
+        mine += ["--out", str(out)]
+        floor = ["git", "-C", str(repo), "log", "--first-parent", "--numstat", "main"]
+        commands = {"selfbench mine": mine, "git log (floor)": floor}
+        for command in commands.values():
+            timed(command)  # warm-up: a cold page cache is not what we measure
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        peaks: list[int] = []
+        for _ in range(args.runs):
+            for name, command in commands.items():
+                elapsed, peak = timed(command)
+                times[name].append(elapsed)
+                if name == "selfbench mine":
+                    peaks.append(peak)
+        medians = {name: statistics.median(values) for name, values in times.items()}
+        for name, value in medians.items():
+            runs = " ".join(f"{run:.2f}" for run in times[name])
+            print(f"{name:16} {value:7.2f} s   (runs: {runs})")
+        ratio = medians["selfbench mine"] / medians["git log (floor)"]
+        print(f"mine / git log = {ratio:.2f}x (target <= 1.5x)")
+        lines = out.read_text().count("\n")
+        excluded = out.with_name("candidates.excluded.jsonl").read_text().count("\n")
+        print(f"{lines} candidates, {excluded} excluded")
+        print(f"mine peak RSS {max(peaks) / 2**20:.0f} MiB (target < 300 MB)")
+
+
+if __name__ == "__main__":
+    main()
