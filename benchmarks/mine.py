@@ -25,6 +25,7 @@ from pathlib import Path
 
 _PATHS = 2000
 _MAX_LINES = 120
+_POOL = 8192
 _START = 1_700_000_000
 _WORDS = ("value", "count", "index", "parser", "state", "token", "node", "limit", "offset", "key")
 
@@ -39,6 +40,12 @@ class _Stream:
         self.clock = _START
         self.files: dict[str, list[str]] = {}
         self.paths = [self._path(index) for index in range(_PATHS)]
+        self.pool = [self._new_line() for _ in range(_POOL)]
+
+    def _new_line(self) -> str:
+        words = self.rng.choices(_WORDS, k=3)
+        number, argument = self.rng.randrange(1000), self.rng.randrange(99)
+        return f"{words[0]}_{number} = {words[1]}({words[2]}, {argument})\n"
 
     def _path(self, index: int) -> str:
         kind = index % 10
@@ -49,9 +56,7 @@ class _Stream:
         return f"docs/page_{index}.md"
 
     def _line(self) -> str:
-        words = self.rng.choices(_WORDS, k=3)
-        number, argument = self.rng.randrange(1000), self.rng.randrange(99)
-        return f"{words[0]}_{number} = {words[1]}({words[2]}, {argument})\n"
+        return self.pool[self.rng.randrange(len(self.pool))]
 
     def edit(self, path: str) -> bytes:
         lines = self.files.setdefault(path, [])

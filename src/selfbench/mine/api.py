@@ -96,9 +96,15 @@ class _Change:
     commits: list[Commit]
     facts: MessageFacts
     pull_request: PullRequest | None
+    id: str = ""
     files: tuple[FileStat, ...] = ()
-    classes: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    classes: tuple[tuple[str, str], ...] = ()
     totals: dict[str, tuple[int, int]] = field(default_factory=dict)
+    tiers: tuple[Difficulty, ...] = ()
+
+    def __post_init__(self) -> None:
+        number = self.facts.number
+        self.id = f"pr-{number}" if number is not None else f"commit-{self.newest.sha[:12]}"
 
     @property
     def newest(self) -> Commit:
@@ -108,19 +114,19 @@ class _Change:
     def base(self) -> str:
         return self.commits[-1].parents[0]
 
-    @property
-    def id(self) -> str:
-        number = self.facts.number
-        return f"pr-{number}" if number is not None else f"commit-{self.newest.sha[:12]}"
+    def measure(self, files: tuple[FileStat, ...]) -> None:
+        """Classify the files and total them per class, once."""
+        self.files = files
+        self.classes = tuple(classify_path(stat.path) for stat in files)
+        totals: dict[str, tuple[int, int]] = dict.fromkeys(FILE_CLASSES, (0, 0))
+        for stat, (name, _) in zip(files, self.classes, strict=True):
+            count, lines = totals[name]
+            totals[name] = (count + 1, lines + stat.changed_lines)
+        self.totals = totals
+        self.tiers = _eligible(*totals["implementation"])
 
     def lines(self, file_class: str) -> tuple[int, int]:
-        """Files and changed lines of one class (computed once per change)."""
-        if not self.totals:
-            totals: dict[str, tuple[int, int]] = dict.fromkeys(FILE_CLASSES, (0, 0))
-            for stat, (name, _) in zip(self.files, self.classes, strict=True):
-                files, lines = totals[name]
-                totals[name] = (files + 1, lines + stat.changed_lines)
-            self.totals = totals
+        """Files and changed lines of one class."""
         return self.totals[file_class]
 
 
@@ -197,8 +203,9 @@ class _Walk:
             self.exclude(newest, change.facts.number, f"authored by a bot ({bot})")
             return
         many = len(change.commits) > 1
-        change.files = diff_stats(self.info.path, change.base, newest.sha) if many else newest.files
-        change.classes = tuple(classify_path(f.path) for f in change.files)
+        change.measure(
+            diff_stats(self.info.path, change.base, newest.sha) if many else newest.files
+        )
         reason = _size_reason(change)
         if reason is not None:
             self.exclude(newest, change.facts.number, reason)
@@ -222,7 +229,7 @@ def _size_reason(change: _Change) -> str | None:
     if files == 0:
         kinds = sorted({kind for _, kind in change.classes})
         return f"no implementation changes (only {', '.join(kinds)})"
-    if not _eligible(files, lines):
+    if not change.tiers:
         return (
             f"below the easy gate: {files} implementation files, "
             f"{lines} changed implementation lines"
@@ -290,7 +297,6 @@ def _build(
         url = f"{source.url_base}/pull/{number}"
     title, body, metadata = _title_body(change)
     ecosystems = detect_ecosystems(tuple(stat.path for stat in change.files))
-    files, lines = change.lines("implementation")
     return Candidate(
         id=change.id,
         kind=change.facts.kind,
@@ -306,7 +312,7 @@ def _build(
         head_branch=_head_branch(change),
         metadata=metadata,
         difficulty=assignment.difficulty,
-        eligible_tiers=_eligible(files, lines),
+        eligible_tiers=change.tiers,
         score=Score(assignment.tests, assignment.size, assignment.recency),
         tests_changed=change.lines("tests")[0] > 0,
         ecosystems=ecosystems,

@@ -167,15 +167,20 @@ def classify_path(path: str) -> tuple[FileClass, Kind]:
     return "implementation", "implementation"
 
 
-def detect_ecosystems(paths: tuple[str, ...]) -> tuple[str, ...]:
-    """The ecosystems whose source extensions or manifests the paths touch, in a fixed order."""
-    names = {basename(path) for path in paths}
-    extensions = {splitext(path)[1].lower() for path in paths}
-    return tuple(
+@lru_cache(maxsize=1 << 16)
+def _ecosystems_of(path: str) -> frozenset[str]:
+    name, extension = basename(path), splitext(path)[1].lower()
+    return frozenset(
         ecosystem.name
         for ecosystem in _ECOSYSTEMS
-        if extensions & ecosystem.extensions or names & ecosystem.manifests
+        if extension in ecosystem.extensions or name in ecosystem.manifests
     )
+
+
+def detect_ecosystems(paths: tuple[str, ...]) -> tuple[str, ...]:
+    """The ecosystems whose source extensions or manifests the paths touch, in a fixed order."""
+    found = frozenset().union(*(_ecosystems_of(path) for path in paths))
+    return tuple(ecosystem.name for ecosystem in _ECOSYSTEMS if ecosystem.name in found)
 
 
 def toolchains_for(ecosystems: tuple[str, ...]) -> tuple[str, ...]:

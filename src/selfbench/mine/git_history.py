@@ -16,12 +16,13 @@ file counts zero, as the audit counts it.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from queue import Queue
-from typing import IO
+from typing import IO, NamedTuple
 
 from selfbench._git import GitError, git, git_stream
 from selfbench.mine.errors import MineError
@@ -42,10 +43,13 @@ _FORMAT = "--format=%x1e%H%x1f%P%x1f%ct%x1f%an%x1f%ae%x1f%B"
 _CHUNK = 1 << 18
 _AHEAD = 16
 _MAX_DIGITS = 18
+# One numstat entry (see the grammar); counts of at most 18 digits keep int() cheap.
+_NUMSTAT_RE = re.compile(
+    r"\n?([0-9]{1,18}|-)\t([0-9]{1,18}|-)\t(?:\0([^\0]*)\0([^\0]*)|([^\0]+))\0"
+)
 
 
-@dataclass(frozen=True, slots=True)
-class FileStat:
+class FileStat(NamedTuple):
     """One file a commit changed: its path (and old path for a rename) and changed lines."""
 
     path: str
@@ -83,38 +87,25 @@ def _decode(value: bytes) -> str:
     return value.decode("utf-8", "surrogateescape")
 
 
-def _is_count(value: str) -> bool:
-    """A numstat count: ASCII digits (at most 18, so int() stays cheap), or "-" for binary."""
-    return (value.isascii() and value.isdigit() and len(value) <= _MAX_DIGITS) or value == "-"
-
-
 def _unexpected(text: str) -> MineError:
     return MineError(f"unexpected git log output: {text[:80]!r}")
 
 
 def _parse_numstat_text(text: str) -> tuple[FileStat, ...]:
-    tokens = text.split("\0")
+    """One regular-expression pass over the block; every byte must belong to an entry."""
     files = []
-    index = 0
-    while index < len(tokens):
-        token = tokens[index].lstrip("\n")
-        index += 1
-        if not token:
-            continue
-        fields = token.split("\t", 2)
-        if len(fields) != 3:
-            raise _unexpected(token)
-        added, deleted, path = fields
-        old: str | None = None
-        if not path:
-            if index + 1 >= len(tokens):
-                raise MineError("unexpected git log output: a rename without its paths")
-            old, path = tokens[index], tokens[index + 1]
-            index += 2
-        if not (_is_count(added) and _is_count(deleted)):
-            raise _unexpected(token)
+    position = 0
+    for match in _NUMSTAT_RE.finditer(text):
+        if match.start() != position:
+            break
+        position = match.end()
+        added, deleted, old, new, path = match.groups()
         binary = added == "-" or deleted == "-"
-        files.append(FileStat(path, old, 0 if binary else int(added) + int(deleted), binary))
+        changed = 0 if binary else int(added) + int(deleted)
+        files.append(FileStat(path if path is not None else new, old, changed, binary))
+    rest = text[position:]
+    if rest.strip("\n"):
+        raise _unexpected(rest)
     return tuple(files)
 
 

@@ -1,4 +1,6 @@
-"""What mining produces, as frozen values; `to_json` gives the documented line shape.
+"""What mining produces, as frozen values (named tuples for the many small ones).
+
+`to_json` gives the documented line shape.
 
 `selfbench.mine.candidate` holds the same shape as pydantic models, for reading lines back and
 for the JSON Schema; a test proves every line these values write validates there.
@@ -7,15 +9,14 @@ for the JSON Schema; a test proves every line these values write validates there
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from selfbench.contract import Difficulty
 
 __all__ = ["Candidate", "ChangedFile", "ClassTotal", "Excluded", "LinkedRequest", "Score"]
 
 
-@dataclass(frozen=True, slots=True)
-class ChangedFile:
+class ChangedFile(NamedTuple):
     """One changed file, classified."""
 
     path: str
@@ -37,8 +38,7 @@ class ChangedFile:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class ClassTotal:
+class ClassTotal(NamedTuple):
     """Files and changed lines of one class."""
 
     files: int
