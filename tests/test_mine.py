@@ -272,6 +272,16 @@ def test_cli_prints_a_table(history: History, capsys: pytest.CaptureFixture[str]
     out = capsys.readouterr().out
     assert "7 candidates from 18 commits" in out
     assert "Add the widget parser" in out
+    row = next(line for line in out.splitlines() if "pr-1 " in line)
+    assert [cell.strip() for cell in row.split("│")[1:8]] == [
+        "pr-1",
+        "easy",
+        "70",
+        "1",
+        "30",
+        "yes",
+        "0",
+    ]
     assert out.rstrip().endswith("easy 5, medium 1, hard 1; 10 excluded")
 
 

@@ -130,7 +130,7 @@ def _print_table(result: MineResult) -> None:
         table.add_row(
             candidate.id,
             candidate.difficulty,
-            str(candidate.score),
+            str(candidate.score.total),
             str(implementation.files),
             str(implementation.changed_lines),
             "yes" if candidate.tests_changed else "no",
