@@ -150,24 +150,23 @@ class _Walk:
         return next((by for short, by in self.reverted.items() if sha.startswith(short)), None)
 
     def visit(self, commit: Commit) -> None:
+        merge = len(commit.parents) > 1
+        facts = parse_message(commit.subject, commit.body, merge=merge)
         if self.pending is not None:
-            facts = parse_message(commit.subject, commit.body, merge=len(commit.parents) > 1)
             same = facts.kind == "squash" and facts.number == self.pending.facts.number
             if same and commit.parents:
                 self.pending.commits.append(commit)
                 return
             self.flush()
-        self.first_checks(commit)
+        self.first_checks(commit, facts, merge=merge)
 
-    def first_checks(self, commit: Commit) -> None:
+    def first_checks(self, commit: Commit, facts: MessageFacts, *, merge: bool) -> None:
         if not commit.parents:
             shallow = "base commit not in this clone (shallow history)"
             self.exclude(
                 commit, None, shallow if self.info.shallow else "the first commit has no base"
             )
             return
-        merge = len(commit.parents) > 1
-        facts = parse_message(commit.subject, commit.body, merge=merge)
         reverted = reverted_commits(commit.subject, commit.body)
         if reverted is not None:
             self.reverted.update(dict.fromkeys(reverted, commit.sha))
@@ -379,19 +378,20 @@ def _result(
         for change in walk.changes
         if change.id not in chosen
     )
-    targets = tuple(
-        LinkTarget(
-            change.id,
-            change.newest.committed,
-            _head_branch(change),
-            tuple(f.path for f in change.files),
-        )
-        for change in walk.changes
-    )
-    links = link_requests(options.requests, targets)
+    links = _links(walk.changes, options.requests) if options.requests else {}
     source = _Source.of(info)
     candidates = tuple(_build(changes[a.id], a, source, links.get(a.id, ())) for a in assignments)
     return MineResult(candidates, tuple(excluded), tuple(warnings), walked)
+
+
+def _links(
+    changes: list[_Change], requests: tuple[SessionRequest, ...]
+) -> dict[str, tuple[Link, ...]]:
+    targets = tuple(
+        LinkTarget(c.id, c.newest.committed, _head_branch(c), tuple(f.path for f in c.files))
+        for c in changes
+    )
+    return link_requests(requests, targets)
 
 
 def excluded_path(out: Path) -> Path:

@@ -58,8 +58,7 @@ class FileStat(NamedTuple):
     binary: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Commit:
+class Commit(NamedTuple):
     """One first-parent commit and what it changed against its first parent."""
 
     sha: str
