@@ -211,12 +211,9 @@ def main() -> None:
         ratio = medians["selfbench mine"] / medians["git log (floor)"]
         print(f"mine / git log = {ratio:.2f}x (target <= 1.5x)")
         # On a shared machine the wall ratio is noisy; CPU time (git's included) is not.
-        used = {name: statistics.median(values) for name, values in cpu.items()}
-        cpu_ratio = used["selfbench mine"] / used["git log (floor)"]
-        print(
-            f"CPU: mine {used['selfbench mine']:.2f} s, git log {used['git log (floor)']:.2f} s, "
-            f"{cpu_ratio:.2f}x"
-        )
+        spent = {name: statistics.median(values) for name, values in cpu.items()}
+        mine_cpu, floor_cpu = spent["selfbench mine"], spent["git log (floor)"]
+        print(f"CPU: mine {mine_cpu:.2f} s, git log {floor_cpu:.2f} s, {mine_cpu / floor_cpu:.2f}x")
         lines = out.read_text().count("\n")
         excluded = out.with_name("candidates.excluded.jsonl").read_text().count("\n")
         print(f"{lines} candidates, {excluded} excluded")
