@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import IO
 
 _PATHS = 2000
 _MAX_LINES = 120
@@ -39,11 +40,15 @@ _WORDS = ("value", "count", "index", "parser", "state", "token", "node", "limit"
 
 
 class _Stream:
-    """A fast-import stream built in memory: files mutate line by line, commits reference them."""
+    """A fast-import stream written as it is made: files mutate line by line, commits mark them.
 
-    def __init__(self, seed: int) -> None:
+    Written straight to fast-import's stdin, so this process stays small: a child's peak RSS on
+    Linux starts from its parent's, and the benchmark measures its children's.
+    """
+
+    def __init__(self, seed: int, sink: IO[bytes]) -> None:
         self.rng = random.Random(seed)
-        self.out: list[bytes] = []
+        self.sink = sink
         self.mark = 0
         self.clock = _START
         self.files: dict[str, list[str]] = {}
@@ -85,12 +90,11 @@ class _Stream:
         head = (
             f"commit {ref}\nmark :{self.mark}\ncommitter Dev <dev@example.com> {self.clock} +0000\n"
         )
-        self.out.append(head.encode() + f"data {len(text)}\n".encode() + text + b"\n")
+        parts = [head.encode(), f"data {len(text)}\n".encode(), text, b"\n"]
         if parents:
-            self.out.append(f"from :{parents[0]}\n".encode())
-            self.out.extend(f"merge :{parent}\n".encode() for parent in parents[1:])
-        self.out.extend(edits)
-        self.out.append(b"\n")
+            parts.append(f"from :{parents[0]}\n".encode())
+            parts.extend(f"merge :{parent}\n".encode() for parent in parents[1:])
+        self.sink.write(b"".join([*parts, *edits, b"\n"]))
         return self.mark
 
     def change(self, docs: bool = False) -> list[str]:
@@ -100,8 +104,22 @@ class _Stream:
 
 
 def generate(repo: Path, commits: int, seed: int = 20260101) -> int:
-    """Write the repository with fast-import; return the number of pull requests in it."""
-    stream = _Stream(seed)
+    """Write the repository with fast-import; return the number of changes in it."""
+    repo.mkdir(parents=True)
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True, env=env)
+    command = ["git", "-C", str(repo), "fast-import", "--quiet"]
+    with subprocess.Popen(command, stdin=subprocess.PIPE, env=env) as importer:
+        assert importer.stdin is not None  # noqa: S101 - guaranteed by stdin=PIPE
+        number = _write_history(_Stream(seed, importer.stdin), commits)
+        importer.stdin.close()
+        if importer.wait() != 0:
+            raise SystemExit("git fast-import failed")
+    subprocess.run(["git", "-C", str(repo), "reset", "-q", "--hard", "main"], check=True, env=env)
+    return number
+
+
+def _write_history(stream: _Stream, commits: int) -> int:
     main = stream.commit(
         "refs/heads/main", "Initial commit", [stream.edit(p) for p in stream.paths[:50]]
     )
@@ -133,16 +151,6 @@ def generate(repo: Path, commits: int, seed: int = 20260101) -> int:
             main = stream.commit(
                 "refs/heads/main", f"tweak {number}", [stream.edit(p) for p in stream.change()]
             )
-    repo.mkdir(parents=True)
-    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
-    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True, env=env)
-    subprocess.run(
-        ["git", "-C", str(repo), "fast-import", "--quiet"],
-        input=b"".join(stream.out),
-        check=True,
-        env=env,
-    )
-    subprocess.run(["git", "-C", str(repo), "reset", "-q", "--hard", "main"], check=True, env=env)
     return number
 
 
