@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mine_history import History, build_history
 from selfbench.mine import MineOptions, mine_repository
@@ -263,3 +265,24 @@ def test_sessions_are_linked_to_candidates_with_evidence(tmp_path: Path, history
     ]
     assert by_id["pr-1"].requests[1].text == "Also use token [REDACTED:github-token] for the API"
     assert [(r.tool, r.paths) for r in by_id["pr-11"].requests] == [("codex", ("src/gl.py",))]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=6,
+)
+_KEYS = st.sampled_from(["type", "cwd", "timestamp", "message", "payload", "gitBranch", "isMeta"])
+_OBJECTS = st.dictionaries(_KEYS, _JSON | st.sampled_from(["user", "session_meta", "message"]))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_OBJECTS, max_size=4), st.binary(max_size=40))
+def test_session_files_of_any_shape_never_raise(objects: list[dict[str, Any]], junk: bytes) -> None:
+    data = b"\n".join(json.dumps(item).encode() for item in objects) + b"\n" + junk
+    for request in parse_session(data, name="s"):
+        assert isinstance(request.text, str)
+        assert isinstance(request.cwd, str)
+        assert isinstance(request.timestamp, int)

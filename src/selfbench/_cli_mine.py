@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from selfbench.errors import EXIT_OK
 
 if TYPE_CHECKING:
+    from selfbench.contract import Difficulty
     from selfbench.mine import MineResult
 
 __all__ = ["add_mine_commands"]
@@ -30,10 +31,11 @@ def _print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
-def _budgets(args: argparse.Namespace) -> dict[str, int] | None:
+def _budgets(args: argparse.Namespace) -> dict[Difficulty, int] | None:
+    from selfbench.contract import DIFFICULTIES  # noqa: PLC0415
     from selfbench.mine import MineError  # noqa: PLC0415
 
-    given = {tier: getattr(args, tier) for tier in ("easy", "medium", "hard")}
+    given = {tier: getattr(args, tier) for tier in DIFFICULTIES}
     given = {tier: value for tier, value in given.items() if value is not None}
     for tier, value in given.items():
         if value < 0:
@@ -91,7 +93,7 @@ def _mine(args: argparse.Namespace) -> int:
         plain=args.plain,
         pull_requests=prs,
         requests=requests,
-        budgets=budgets,  # type: ignore[arg-type]
+        budgets=budgets,
         over_fetch=args.over_fetch,
     )
     with _walking() as progress:

@@ -16,9 +16,12 @@ from selfbench.mine.candidate import (
     find_candidate,
 )
 from selfbench.mine.errors import MineError
+from selfbench.mine.records import Candidate, Excluded
 
 __all__ = [
+    "Candidate",
     "CandidateModel",
+    "Excluded",
     "ExcludedModel",
     "MineError",
     "MineOptions",

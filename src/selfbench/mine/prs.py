@@ -79,6 +79,11 @@ class PullRequest:
     head_branch: str | None
 
 
+def _oid(commit: _MergeCommit | None) -> str | None:
+    """The merge commit's SHA, lower-cased as git prints it; None when gh gave none."""
+    return commit.oid.lower() if commit is not None and commit.oid else None
+
+
 def _where(error: Any) -> str:
     return ".".join(str(part) for part in error["loc"])
 
@@ -109,9 +114,7 @@ def parse_pull_requests(value: Any, *, source: str) -> tuple[PullRequest, ...]:
                 author=author.login,
                 author_is_bot=author.is_bot or is_bot(author.login or ""),
                 draft=entry.isDraft,
-                merge_commit=(entry.mergeCommit.oid or "").lower() or None
-                if entry.mergeCommit
-                else None,
+                merge_commit=_oid(entry.mergeCommit),
                 head_branch=entry.headRefName,
             )
         )
