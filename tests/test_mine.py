@@ -13,6 +13,7 @@ from mine_history import History, build_history, lines
 from selfbench.cli import main
 from selfbench.collect import Candidate, read_candidate
 from selfbench.contract import Difficulty
+from selfbench.demo import build_sample_repository, sample_arguments
 from selfbench.mine import (
     MineError,
     MineOptions,
@@ -24,6 +25,7 @@ from selfbench.mine import (
 from selfbench.mine.candidate import parse_candidate_lines
 from selfbench.mine.prs import parse_pull_requests
 from selfbench.patches import parse_patch
+from selfbench.submit import submit_task
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -391,3 +393,32 @@ def test_a_tiny_repository_with_one_commit(tmp_path: Path) -> None:
     result = mine_repository(history.path)
     assert result.candidates == ()
     assert [e.reason for e in result.excluded] == ["the first commit has no base"]
+
+
+def test_a_mined_candidate_feeds_collect_end_to_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample = build_sample_repository(tmp_path)
+    arguments = sample_arguments(sample)
+    (tmp_path / "tasks").mkdir()
+    submit_task(arguments, output_root=tmp_path / "tasks")
+    out = tmp_path / "candidates.jsonl"
+    argv = ["mine", str(sample.path), "--no-sessions", "--medium", "1", "--out", str(out)]
+    assert main([*argv, "--json"]) == 0
+    (mined,) = json.loads(capsys.readouterr().out)["candidates"]
+    number = arguments["definition"]["sourcePr"]
+    assert (mined["id"], mined["baseCommit"], mined["difficulty"]) == (
+        f"pr-{number}",
+        sample.base,
+        "medium",
+    )
+    collect = ["collect", str(tmp_path / "tasks"), "--repo", str(sample.path)]
+    collect += ["--out", str(tmp_path / "out"), "--candidate", str(out)]
+    assert main([*collect, "--candidate-id", f"pr-{number}"]) == 0
+    assert (tmp_path / "out" / "harbor-task" / "task.toml").is_file()
+    capsys.readouterr()
+    write_candidates(mine_repository(sample.path, MineOptions(budgets={"easy": 1})), out)
+    assert main([*collect, "--candidate-id", f"pr-{number}"]) == 1
+    assert capsys.readouterr().err == (
+        "error: authored task does not match its assigned PR, base commit, and difficulty\n"
+    )
