@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from mine_history import History, build_history, lines
+from selfbench._cli_mine import render_table
 from selfbench.cli import main
 from selfbench.collect import Candidate, read_candidate
 from selfbench.contract import Difficulty
@@ -269,21 +272,25 @@ def test_cli_writes_both_files_and_prints_json(
     ]
 
 
-def test_cli_prints_a_table(history: History, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_prints_one_line_per_candidate_when_piped(
+    history: History, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["mine", str(history.path), "--no-sessions"]) == 0
-    out = capsys.readouterr().out
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "id\ttier\tscore\timpl files\timpl lines\ttests\trequests\ttitle"
+    assert lines[3] == "pr-1\teasy\t70\t1\t30\tyes\t0\tAdd the widget parser"
+    assert len(lines) == 9
+    assert lines[-1] == "easy 5, medium 1, hard 1; 10 excluded"
+
+
+def test_a_terminal_gets_a_rich_table(mined: MineResult) -> None:
+    console = Console(file=io.StringIO(), width=120)
+    render_table(mined, console)
+    out = console.file.getvalue()  # type: ignore[attr-defined]
     assert "7 candidates from 18 commits" in out
-    assert "Add the widget parser" in out
     row = next(line for line in out.splitlines() if "pr-1 " in line)
-    assert [cell.strip() for cell in row.split("│")[1:8]] == [
-        "pr-1",
-        "easy",
-        "70",
-        "1",
-        "30",
-        "yes",
-        "0",
-    ]
+    cells = [cell.strip() for cell in row.split("│")[1:8]]
+    assert cells == ["pr-1", "easy", "70", "1", "30", "yes", "0"]
     assert out.rstrip().endswith("easy 5, medium 1, hard 1; 10 excluded")
 
 

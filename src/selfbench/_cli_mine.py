@@ -11,19 +11,21 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from selfbench.errors import EXIT_OK
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from selfbench.contract import Difficulty
     from selfbench.mine import MineResult
 
-__all__ = ["add_mine_commands"]
+__all__ = ["add_mine_commands", "render_table"]
 
 _TITLE_CHARS = 60
-_PIPED_WIDTH = 120
 _TABLE_ROWS = 50  # a person reads the best; --out and --json carry them all
 
 
@@ -120,16 +122,13 @@ def _write(result: MineResult, out: Path) -> None:
     sys.stderr.write(f"wrote {len(result.excluded)} excluded changes to {excluded}\n")
 
 
-def _print_table(result: MineResult) -> None:
-    from rich.console import Console  # noqa: PLC0415
-    from rich.table import Table  # noqa: PLC0415
+_COLUMNS = ("id", "tier", "score", "impl files", "impl lines", "tests", "requests", "title")
 
-    table = Table(title=f"{len(result.candidates)} candidates from {result.walked} commits")
-    for column in ("id", "tier", "score", "impl files", "impl lines", "tests", "requests", "title"):
-        table.add_column(column, overflow="fold")
-    for candidate in result.candidates[:_TABLE_ROWS]:
+
+def _rows(result: MineResult) -> Iterator[tuple[str, ...]]:
+    for candidate in result.candidates:
         implementation = candidate.totals["implementation"]
-        table.add_row(
+        yield (
             candidate.id,
             candidate.difficulty,
             str(candidate.score.total),
@@ -139,18 +138,43 @@ def _print_table(result: MineResult) -> None:
             str(len(candidate.requests)),
             candidate.title[:_TITLE_CHARS],
         )
-    # a fixed width when piped, so the output does not depend on who reads it
-    console = Console() if sys.stdout.isatty() else Console(width=_PIPED_WIDTH)
+
+
+def _summary(result: MineResult) -> str:
+    counts = result.counts()
+    return (
+        f"easy {counts['easy']}, medium {counts['medium']}, hard {counts['hard']}; "
+        f"{len(result.excluded)} excluded"
+    )
+
+
+def render_table(result: MineResult, console: Console) -> None:
+    """The best candidates as a rich table, then the counts (what a person at a terminal sees)."""
+    from rich.table import Table  # noqa: PLC0415
+
+    table = Table(title=f"{len(result.candidates)} candidates from {result.walked} commits")
+    for column in _COLUMNS:
+        table.add_column(column, overflow="fold")
+    for row in islice(_rows(result), _TABLE_ROWS):
+        table.add_row(*row)
     console.print(table)
     if len(result.candidates) > _TABLE_ROWS:
         total = len(result.candidates)
         console.print(f"(the best {_TABLE_ROWS} of {total}; --out or --json lists all)")
-    counts = result.counts()
-    console.print(
-        f"easy {counts['easy']}, medium {counts['medium']}, hard {counts['hard']}; "
-        f"{len(result.excluded)} excluded",
-        highlight=False,
-    )
+    console.print(_summary(result), highlight=False)
+
+
+def _print_table(result: MineResult) -> None:
+    """A rich table at a terminal; piped, one tab-separated line per candidate, for scripts."""
+    if sys.stdout.isatty():
+        from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
+
+        render_table(result, Console())
+        return
+    lines = ["\t".join(_COLUMNS)]
+    lines.extend("\t".join(row) for row in _rows(result))
+    lines.append(_summary(result))
+    sys.stdout.write("\n".join(lines) + "\n")
 
 
 def _schema_with_candidate(previous: Callable[[argparse.Namespace], int]) -> Callable[..., int]:

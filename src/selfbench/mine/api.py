@@ -48,6 +48,7 @@ from selfbench.mine.sessions import Link, LinkTarget, SessionRequest, link_reque
 __all__ = ["MineOptions", "MineResult", "excluded_path", "mine_repository", "write_candidates"]
 
 _GITLAB_FOOTER = "See merge request "
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # one, not one per line
 
 
 @dataclass(frozen=True, slots=True)
@@ -400,9 +401,8 @@ def excluded_path(out: Path) -> Path:
 
 
 def _jsonl(items: Iterable[Candidate | Excluded]) -> bytes:
-    lines = (
-        json.dumps(item.to_json(), ensure_ascii=False, separators=(",", ":")) for item in items
-    )
+    encode = _ENCODER.encode
+    lines = (encode(item.to_json()) for item in items)
     return "".join(f"{line}\n" for line in lines).encode()
 
 

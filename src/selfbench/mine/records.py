@@ -143,8 +143,22 @@ class Candidate:
             "testsChanged": self.tests_changed,
             "ecosystems": list(self.ecosystems),
             "toolchains": list(self.toolchains),
-            "totals": {name: total.to_json() for name, total in self.totals.items()},
-            "files": [changed.to_json() for changed in self.files],
+            "totals": {
+                name: {"files": files, "changedLines": lines}
+                for name, (files, lines) in self.totals.items()
+            },
+            # inlined rather than one method call per file: a history has tens of thousands
+            "files": [
+                {
+                    "path": path,
+                    "oldPath": old_path,
+                    "fileClass": file_class,
+                    "kind": kind,
+                    "changedLines": changed_lines,
+                    "binary": binary,
+                }
+                for path, old_path, file_class, kind, changed_lines, binary in self.files
+            ],
             "requests": [request.to_json() for request in self.requests],
         }
 
