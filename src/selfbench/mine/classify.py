@@ -185,6 +185,7 @@ def detect_ecosystems(paths: tuple[str, ...]) -> tuple[str, ...]:
 
 def toolchains_for(ecosystems: tuple[str, ...]) -> tuple[str, ...]:
     """The SPEC §1 toolchains those ecosystems suggest (an authoring hint, not a decision)."""
-    wanted = {ecosystem.name: ecosystem.toolchain for ecosystem in _ECOSYSTEMS}
-    found = [wanted[name] for name in ecosystems if wanted.get(name)]
-    return tuple(sorted({name for name in found if name is not None}))
+    return tuple(sorted({_TOOLCHAINS[name] for name in ecosystems if _TOOLCHAINS.get(name)}))
+
+
+_TOOLCHAINS = {ecosystem.name: ecosystem.toolchain or "" for ecosystem in _ECOSYSTEMS}
