@@ -429,3 +429,20 @@ def test_a_mined_candidate_feeds_collect_end_to_end(
     assert capsys.readouterr().err == (
         "error: authored task does not match its assigned PR, base commit, and difficulty\n"
     )
+
+
+def test_merges_without_a_request_number_are_plain(tmp_path: Path) -> None:
+    history = History.create(tmp_path / "merges")
+    history.commit("Initial commit", {"src/a.py": lines(3)})
+    release = history.merge("release-1.x", "Merge branch 'release-1.x'", [{"src/r.py": lines(30)}])
+    titled = history.merge("topic", "Refactor the parser (#7)", [{"src/p.py": lines(30)}])
+    result = mine_repository(history.path)
+    assert [(c.id, c.kind, c.completed_commit) for c in result.candidates] == [
+        ("pr-7", "merge", titled)
+    ]
+    assert (result.excluded[0].commit, result.excluded[0].reason) == (
+        release,
+        "not a merged pull request (--plain includes plain commits)",
+    )
+    plain = mine_repository(history.path, MineOptions(plain=True))
+    assert [c.id for c in plain.candidates] == ["pr-7", f"commit-{release[:12]}"]

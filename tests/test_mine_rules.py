@@ -99,6 +99,8 @@ def test_ecosystems_and_toolchains() -> None:
          MessageFacts("merge", 7, "feat")),
         ("Merge branch 'feat'", "", True, MessageFacts("merge", None, "feat")),
         ("Merge commit 'abc'", "", True, MessageFacts("merge", None, None)),
+        ("Refactor the parser (#3695)", "", True, MessageFacts("merge", 3695, None)),
+        ("Merge branch '8.1.x'", "", True, MessageFacts("merge", None, "8.1.x")),
         ("Fix the thing (#345)", "", False, MessageFacts("squash", 345, None)),
         ("Fix the thing (#345) ", "", False, MessageFacts("squash", 345, None)),
         ("Fix (#3) the thing", "", False, MessageFacts("plain", None, None)),

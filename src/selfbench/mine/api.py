@@ -180,7 +180,7 @@ class _Walk:
         if merge and is_merge_of_main(commit.subject, MAIN_BRANCHES):
             self.exclude(commit, facts.number, "merges the main branch into a branch")
             return
-        if facts.kind == "plain" and not self.options.plain:
+        if facts.number is None and not self.options.plain:
             self.exclude(commit, None, "not a merged pull request (--plain includes plain commits)")
             return
         pr = self.by_commit.get(commit.sha) or (

@@ -1,9 +1,11 @@
 """Which first-parent commits are merged work, read from their messages alone. Pure.
 
-* **merge**: a merge commit. `Merge pull request #N from owner/branch` (GitHub) and a body line
-  `See merge request group/project!N` (GitLab) give the request's number; `Merge branch 'x'`
-  gives only the branch. A merge of the main branch (`Merge branch 'main' of …`,
-  `Merge remote-tracking branch 'origin/main'`, `Merge branch 'main' into x`) is excluded.
+* **merge**: a merge commit. `Merge pull request #N from owner/branch` (GitHub), a body line
+  `See merge request group/project!N` (GitLab) or a title ending in `(#N)` give the request's
+  number; `Merge branch 'x'` gives only the branch (a merge without a number is a candidate
+  only when plain commits are asked for, as it is usually a release branch brought back). A
+  merge of the main branch (`Merge branch 'main' of …`, `Merge remote-tracking branch
+  'origin/main'`, `Merge branch 'main' into x`) is excluded.
 * **squash**: a single-parent commit whose subject ends in `(#N)` (GitHub's squash and rebase
   merges). Consecutive first-parent commits with the same `(#N)` are one rebase-merged change.
 * **plain**: any other single-parent commit; a candidate only when asked for.
@@ -60,9 +62,11 @@ def parse_message(subject: str, body: str, *, merge: bool) -> MessageFacts:
         if github:
             return MessageFacts("merge", int(github.group(1)), _branch_of(github.group(2)))
         gitlab = _GITLAB_RE.search(body)
+        titled = _SQUASH_RE.search(subject)  # a merge commit whose title was edited: `… (#N)`
         branch = _BRANCH_MERGE_RE.match(subject)
         name = branch.group(1) if branch else None
-        return MessageFacts("merge", int(gitlab.group(2)) if gitlab else None, name)
+        number = gitlab.group(2) if gitlab else titled.group(1) if titled else None
+        return MessageFacts("merge", int(number) if number else None, name)
     squash = _SQUASH_RE.search(subject)
     if squash:
         return MessageFacts("squash", int(squash.group(1)), None)
