@@ -444,5 +444,6 @@ def test_merges_without_a_request_number_are_plain(tmp_path: Path) -> None:
         release,
         "not a merged pull request (--plain includes plain commits)",
     )
+    assert result.candidates[0].title == "Refactor the parser"
     plain = mine_repository(history.path, MineOptions(plain=True))
     assert [c.id for c in plain.candidates] == ["pr-7", f"commit-{release[:12]}"]

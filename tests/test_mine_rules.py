@@ -14,7 +14,13 @@ from selfbench.mine import MineError
 from selfbench.mine.candidate import parse_candidate_lines
 from selfbench.mine.classify import classify_path, detect_ecosystems, toolchains_for
 from selfbench.mine.git_history import FileStat, parse_numstat, parse_record
-from selfbench.mine.merged import MessageFacts, is_merge_of_main, parse_message, reverted_commits
+from selfbench.mine.merged import (
+    MessageFacts,
+    is_merge_of_main,
+    parse_message,
+    reverted_commits,
+    strip_number,
+)
 from selfbench.mine.prs import parse_pull_requests, source_url_base
 from selfbench.mine.rank import Rankable, assign_tiers, eligible_tiers, score
 from selfbench.repair import is_test_only_path
@@ -124,6 +130,11 @@ def test_messages(subject: str, body: str, merge: bool, expected: MessageFacts) 
 )
 def test_merges_of_main(subject: str, expected: bool) -> None:
     assert is_merge_of_main(subject) is expected
+
+
+def test_strip_number() -> None:
+    assert strip_number("Fix the thing (#345) ") == "Fix the thing"
+    assert strip_number("Fix (#3) the thing") is None
 
 
 def test_reverts() -> None:

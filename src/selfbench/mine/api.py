@@ -31,6 +31,7 @@ from selfbench.mine.merged import (
     is_merge_of_main,
     parse_message,
     reverted_commits,
+    strip_number,
 )
 from selfbench.mine.prs import PullRequest, is_bot, source_url_base
 from selfbench.mine.rank import DEFAULT_OVER_FETCH, Assignment, Rankable, assign_tiers
@@ -243,14 +244,14 @@ def _title_body(change: _Change) -> tuple[str, str, str]:
     if pr is not None and pr.title:
         return pr.title, pr.body or "", "pull-request"
     commit = change.newest
-    if change.facts.kind == "merge" and commit.body:
+    titled = strip_number(commit.subject)
+    if titled is not None:  # a squash, or a merge whose title was edited
+        return titled, commit.body, "git"
+    if change.facts.kind == "merge" and commit.body:  # GitHub and GitLab put the title here
         lines = [line for line in commit.body.split("\n") if not line.startswith(_GITLAB_FOOTER)]
         title, _, body = "\n".join(lines).strip().partition("\n")
         return title.strip(), body.strip(), "git"
-    subject = commit.subject
-    if change.facts.kind == "squash":
-        subject = subject[: subject.rfind("(#")].rstrip()
-    return subject, commit.body, "git"
+    return commit.subject, commit.body, "git"
 
 
 def _files(change: _Change) -> tuple[ChangedFile, ...]:

@@ -26,6 +26,7 @@ __all__ = [
     "is_merge_of_main",
     "parse_message",
     "reverted_commits",
+    "strip_number",
 ]
 
 Kind = Literal["merge", "squash", "plain"]
@@ -71,6 +72,12 @@ def parse_message(subject: str, body: str, *, merge: bool) -> MessageFacts:
     if squash:
         return MessageFacts("squash", int(squash.group(1)), None)
     return MessageFacts("plain", None, None)
+
+
+def strip_number(subject: str) -> str | None:
+    """The subject without its trailing `(#N)`, or None when it has none."""
+    match = _SQUASH_RE.search(subject)
+    return subject[: match.start()].rstrip() if match else None
 
 
 def is_merge_of_main(subject: str, main_branches: frozenset[str] = MAIN_BRANCHES) -> bool:
