@@ -28,6 +28,7 @@ from selfbench.errors import (
     HarborError,
     InputError,
     JsonError,
+    MineError,
     PackError,
     PatchError,
     PreflightError,
@@ -66,6 +67,7 @@ TREE = [
     (HarborError, ValidateError, EXIT_INPUT),
     (RewardError, ValidateError, EXIT_INPUT),
     (ToolchainError, ValidateError, EXIT_INPUT),
+    (MineError, SelfbenchError, EXIT_INPUT),
     (ExportError, SelfbenchError, EXIT_INPUT),
     (ArchiveError, ExportError, EXIT_INPUT),
     (SwebenchError, SelfbenchError, EXIT_INPUT),
@@ -148,6 +150,7 @@ HAND_TRANSLATIONS = {
     "errors.py": "the one translation, `translating`",
     "_fs.py": "rename_no_replace turns a rename's errno into FileExistsError, not a message",
     "export/reader.py": "its verify logic is being reworked; `_open` moves to `read_bytes` after",
+    "mine/sessions.py": "an unreadable session file is a reported skip, not an error",
 }
 PENDING = "validate/"  # the runner refactor: its translations move to `translating` after it lands
 

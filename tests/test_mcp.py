@@ -101,8 +101,8 @@ def test_lists_both_tools_with_the_submission_schema_and_the_prompt(
         assert session.server_info is not None
         assert session.server_info.name == "selfbench"
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-        assert sorted(tools) == ["check_task", "submit_task"]
-        for tool in tools.values():
+        assert sorted(tools) == ["check_task", "list_candidates", "submit_task"]
+        for tool in (tools["check_task"], tools["submit_task"]):
             assert tool.input_schema == submission_json_schema()
             assert tool.description
         prompts = (await session.list_prompts()).prompts

@@ -5,13 +5,16 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
 from selfbench._gzip import compress_stream
 from selfbench.errors import GitError
 
-__all__ = ["archive_tar", "git"]
+__all__ = ["archive_tar", "git", "git_stream"]
 
 # A fixed identity and clock, and no user or system configuration, so the same inputs always give
 # the same commits and nothing in ~/.gitconfig changes what a command prints.
@@ -87,3 +90,31 @@ def archive_tar(repo: Path, commit: str, target: Path) -> str:
             lines = error.decode("utf-8", "replace").strip().splitlines()
             raise GitError(f"git archive failed: {lines[-1] if lines else process.returncode}")
     return out.sha256.hexdigest()
+
+
+@contextmanager
+def git_stream(repo: Path, *args: str) -> Iterator[IO[bytes]]:
+    """Run `git -C repo args...` and yield its standard output as a stream, read as it comes.
+
+    Raises:
+        GitError: git exited non-zero (checked once the caller has read what it wanted).
+    """
+    with (
+        tempfile.TemporaryFile() as errors,
+        subprocess.Popen(
+            ["git", "-C", str(repo), *args],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            env={**os.environ, **_ENV},
+        ) as process,
+    ):
+        assert process.stdout is not None  # noqa: S101 - guaranteed by stdout=PIPE
+        try:
+            yield process.stdout
+        finally:
+            process.stdout.close()
+        code = process.wait()
+        if code not in {0, -13}:  # -13: SIGPIPE, the caller stopped reading early
+            errors.seek(0)
+            lines = errors.read().decode("utf-8", "replace").strip().splitlines()
+            raise GitError(f"git {args[0]} failed: {lines[-1] if lines else f'exit code {code}'}")

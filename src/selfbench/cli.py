@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from selfbench._cli_export import add_export_commands
+from selfbench._cli_mine import add_mine_commands
 from selfbench._cli_toolchains import add_toolchains_command
 from selfbench._fs import read_bytes
 from selfbench.errors import (
@@ -220,7 +221,7 @@ def _collect(args: argparse.Namespace) -> int:
     from selfbench.store import LocalArtifactStore  # noqa: PLC0415
 
     store_args = (args.store, args.run_id, args.candidate_id)
-    if any(store_args) and not all(store_args):
+    if (args.store or args.run_id) and not all(store_args):
         raise InputError("--store, --run-id and --candidate-id go together")
     store = (
         StoreTarget(LocalArtifactStore(Path(args.store)), args.run_id, args.candidate_id)
@@ -232,7 +233,9 @@ def _collect(args: argparse.Namespace) -> int:
             Path(args.authoring_root),
             repo=Path(args.repo),
             out=Path(args.out),
-            candidate=read_candidate(Path(args.candidate)) if args.candidate else None,
+            candidate=(
+                read_candidate(Path(args.candidate), args.candidate_id) if args.candidate else None
+            ),
             store=store,
             allowed_hosts=_hosts(args),
         )
@@ -457,10 +460,12 @@ def _parser() -> argparse.ArgumentParser:
     collect.add_argument("authoring_root", metavar="AUTHORING_ROOT")
     collect.add_argument("--repo", required=True)
     collect.add_argument("--out", required=True, metavar="DIR")
-    collect.add_argument("--candidate", metavar="CANDIDATE.json")
+    collect.add_argument(
+        "--candidate", metavar="CANDIDATE.json", help="or a mined candidates.jsonl"
+    )
     collect.add_argument("--store", metavar="DIR", help="a local artifact store")
     collect.add_argument("--run-id")
-    collect.add_argument("--candidate-id")
+    collect.add_argument("--candidate-id", help="the store key; picks the mined candidate")
     _add_hosts(collect)
     collect.set_defaults(run=_collect)
 
@@ -472,6 +477,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_export_commands(commands)
     add_toolchains_command(commands)
+    add_mine_commands(commands)
 
     demo = commands.add_parser("demo", help="author, prove and export a sample task")
     demo.add_argument("--keep", action="store_true", help="keep the sample's temp directory")

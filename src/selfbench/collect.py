@@ -9,7 +9,7 @@ from typing import Any
 from selfbench._fs import read_bytes, write_atomic
 from selfbench._json import loads_strict
 from selfbench.compiler import compile_task
-from selfbench.errors import CompileError, translating
+from selfbench.errors import CompileError, JsonError, translating
 from selfbench.pack import pack_tree
 from selfbench.store import ArtifactRef, LocalArtifactStore, authoring_key
 from selfbench.task import DEFINITION_FILE, read_authored_task
@@ -62,17 +62,34 @@ class CollectResult:
     stored: tuple[ArtifactRef, ...]
 
 
-def read_candidate(path: Path) -> Candidate:
-    """Read `{"sourcePr", "baseCommit", "difficulty"}` from a candidate JSON file.
+def read_candidate(path: Path, candidate_id: str | None = None) -> Candidate:
+    """Read `{"sourcePr", "baseCommit", "difficulty"}` from a candidate JSON file, or the
+    candidate `candidate_id` of a `selfbench mine` candidates.jsonl.
 
     Raises:
         CompileError: the file is unreadable or lacks one of the three fields.
+        MineError: a candidates.jsonl without that candidate, or one with no pull request.
     """
-    value: Any = loads_strict(read_bytes(path, error=CompileError), source=str(path))
+    data = read_bytes(path, error=CompileError)
+    try:
+        value: Any = loads_strict(data, source=str(path))
+    except JsonError:
+        if data.strip().count(b"\n") == 0:
+            raise
+        return _mined_candidate(path, candidate_id)
     fields = ("sourcePr", "baseCommit", "difficulty")
     if not isinstance(value, dict) or any(field not in value for field in fields):
         raise CompileError(f"{path}: a candidate needs sourcePr, baseCommit and difficulty")
     return Candidate(value["sourcePr"], str(value["baseCommit"]), str(value["difficulty"]))
+
+
+def _mined_candidate(path: Path, candidate_id: str | None) -> Candidate:
+    from selfbench.mine import MineError, find_candidate  # noqa: PLC0415 - only for mined files
+
+    mined = find_candidate(path, candidate_id)
+    if mined.sourcePr is None:
+        raise MineError(f"{path}: candidate {mined.id} has no pull request number to author")
+    return Candidate(mined.sourcePr, mined.baseCommit, mined.difficulty)
 
 
 def find_authored_task(root: Path) -> Path:

@@ -32,6 +32,7 @@ __all__ = [
     "InputError",
     "Issue",
     "JsonError",
+    "MineError",
     "PackError",
     "PatchError",
     "PreflightError",
@@ -173,6 +174,13 @@ class RewardError(ValidateError):
 
 class ToolchainError(ValidateError):
     """A task's toolchains cannot be had as `--strict-toolchains` demands."""
+
+
+# mine ------------------------------------------------------------------------------------------
+
+
+class MineError(SelfbenchError):
+    """The repository, a revision, a metadata file or an option cannot be mined."""
 
 
 # export {archive} ------------------------------------------------------------------------------

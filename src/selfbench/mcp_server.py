@@ -1,9 +1,9 @@
 """`selfbench mcp`: the author's tools over the Model Context Protocol (stdio).
 
-Tools: `submit_task` (SPEC §2, input schema = the submission JSON Schema) and `check_task`, the
-same arguments as a dry run that writes nothing. Prompt: `author_task`, the authoring brief.
-`check_task` is a plain function of `selfbench.submit`; the server only translates between MCP and
-it.
+Tools: `submit_task` (SPEC §2, input schema = the submission JSON Schema), `check_task`, the
+same arguments as a dry run that writes nothing, and `list_candidates` (mined candidates).
+Prompt: `author_task`, the authoring brief. `check_task` is also a plain function; the server
+only translates between MCP and it.
 """
 
 from __future__ import annotations
@@ -17,6 +17,13 @@ from typing import TYPE_CHECKING, Any
 from selfbench._author_prompt import render_author_brief
 from selfbench.contract import DIFFICULTIES, Difficulty, submission_json_schema
 from selfbench.errors import PreflightError, SelfbenchError
+from selfbench.mine.mcp_tool import (
+    LIST_CANDIDATES,
+    LIST_CANDIDATES_DESCRIPTION,
+    LIST_CANDIDATES_SCHEMA,
+    list_candidates,
+    list_candidates_text,
+)
 from selfbench.submit import check_task, submit_task
 
 if TYPE_CHECKING:
@@ -80,6 +87,14 @@ def _check_result(
     return _text_result(report.to_text(), error=False, structured=report.to_json())
 
 
+def _candidates_result(arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+    try:
+        listing = list_candidates(arguments)
+    except SelfbenchError as exc:
+        return _text_result(str(exc), error=True)
+    return _text_result(list_candidates_text(listing), error=False, structured=listing)
+
+
 def _prompt_difficulty(arguments: Mapping[str, str] | None) -> Difficulty | None:
     from mcp import MCPError  # noqa: PLC0415
     from mcp_types import INVALID_PARAMS  # noqa: PLC0415
@@ -109,6 +124,11 @@ def build_server(
     tools = [
         types.Tool(name="submit_task", description=_SUBMIT_DESCRIPTION, input_schema=schema),
         types.Tool(name="check_task", description=_CHECK_DESCRIPTION, input_schema=schema),
+        types.Tool(
+            name=LIST_CANDIDATES,
+            description=LIST_CANDIDATES_DESCRIPTION,
+            input_schema=LIST_CANDIDATES_SCHEMA,
+        ),
     ]
     prompt = types.Prompt(
         name="author_task",
@@ -142,6 +162,8 @@ def build_server(
             return await anyio.to_thread.run_sync(
                 functools.partial(_check_result, arguments, root, preflight=preflight)
             )
+        if params.name == LIST_CANDIDATES:
+            return await anyio.to_thread.run_sync(_candidates_result, arguments)
         raise MCPError(types.INVALID_PARAMS, f"unknown tool: {params.name}")
 
     async def list_prompts(
@@ -166,7 +188,11 @@ def build_server(
         version=__version__,
         instructions=_INSTRUCTIONS,
         get_tool_input_schema=lambda name: (
-            schema if name in {"submit_task", "check_task"} else None
+            schema
+            if name in {"submit_task", "check_task"}
+            else LIST_CANDIDATES_SCHEMA
+            if name == LIST_CANDIDATES
+            else None
         ),
         on_list_tools=list_tools,
         on_call_tool=call_tool,

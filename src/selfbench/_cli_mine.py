@@ -1,0 +1,220 @@
+"""The `mine` command of the `selfbench` command line, and `schema --candidate`.
+
+`mine` exits 0 when it ran (whatever it found), 2 on bad input: not a repository, an unknown
+revision, malformed `--prs`, a negative budget. Skipped session files are reported on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from itertools import islice
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from selfbench.errors import EXIT_OK, translating
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from selfbench.contract import Difficulty
+    from selfbench.mine import MineResult
+
+__all__ = ["add_mine_commands", "render_table"]
+
+_TITLE_CHARS = 60
+_TABLE_ROWS = 50  # a person reads the best; --out and --json carry them all
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def _budgets(args: argparse.Namespace) -> dict[Difficulty, int] | None:
+    from selfbench.contract import DIFFICULTIES  # noqa: PLC0415
+    from selfbench.mine import MineError  # noqa: PLC0415
+
+    given = {tier: getattr(args, tier) for tier in DIFFICULTIES}
+    given = {tier: value for tier, value in given.items() if value is not None}
+    for tier, value in given.items():
+        if value < 0:
+            raise MineError(f"--{tier} must be at least 0")
+    return given or None
+
+
+def _session_dirs(args: argparse.Namespace) -> list[Path]:
+    from selfbench.mine.sessions import DEFAULT_SESSION_DIRS  # noqa: PLC0415
+
+    if args.sessions is not None:
+        return [Path(item) for item in args.sessions]
+    if args.no_sessions:
+        return []
+    return [Path.home() / folder for folder in DEFAULT_SESSION_DIRS]
+
+
+@contextmanager
+def _walking() -> Iterator[Callable[[int], None] | None]:
+    """A live count of the commits walked, on stderr at a terminal only."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
+
+    with Console(stderr=True).status("walking history") as status:
+
+        def update(count: int) -> None:
+            status.update(f"walking history: {count:,} commits")
+
+        yield update
+
+
+def _mine(args: argparse.Namespace) -> int:
+    from selfbench.mine import MineError, MineOptions, mine_repository  # noqa: PLC0415
+    from selfbench.mine.git_history import read_repository  # noqa: PLC0415
+    from selfbench.mine.prs import read_pull_requests, run_gh  # noqa: PLC0415
+    from selfbench.mine.sessions import read_sessions  # noqa: PLC0415
+
+    repo = Path(args.repo)
+    if args.max is not None and args.max < 1:
+        raise MineError("--max must be at least 1")
+    budgets = _budgets(args)
+    info = read_repository(repo, args.rev)
+    prs = read_pull_requests(Path(args.prs)) if args.prs else ()
+    if args.github:
+        prs = (*prs, *run_gh(repo))
+    requests, skipped = read_sessions(_session_dirs(args), worktrees=info.worktrees)
+    for line in skipped:
+        sys.stderr.write(f"warning: {line}\n")
+    options = MineOptions(
+        rev=args.rev,
+        since=args.since,
+        max_commits=args.max,
+        plain=args.plain,
+        pull_requests=prs,
+        requests=requests,
+        budgets=budgets,
+        over_fetch=args.over_fetch,
+    )
+    with _walking() as progress:
+        result = mine_repository(repo, options, progress=progress)
+    for warning in result.warnings:
+        sys.stderr.write(f"warning: {warning}\n")
+    if args.out:
+        _write(result, Path(args.out))
+    if args.json:
+        _print_json(result.to_json())
+    else:
+        _print_table(result)
+    return EXIT_OK
+
+
+def _write(result: MineResult, out: Path) -> None:
+    from selfbench.mine import MineError, write_candidates  # noqa: PLC0415
+
+    with translating(MineError, f"write {out}"):
+        candidates, excluded = write_candidates(result, out)
+    sys.stderr.write(f"wrote {len(result.candidates)} candidates to {candidates}\n")
+    sys.stderr.write(f"wrote {len(result.excluded)} excluded changes to {excluded}\n")
+
+
+_COLUMNS = ("id", "tier", "score", "impl files", "impl lines", "tests", "requests", "title")
+
+
+def _rows(result: MineResult) -> Iterator[tuple[str, ...]]:
+    for candidate in result.candidates:
+        implementation = candidate.totals["implementation"]
+        yield (
+            candidate.id,
+            candidate.difficulty,
+            str(candidate.score.total),
+            str(implementation.files),
+            str(implementation.changed_lines),
+            "yes" if candidate.tests_changed else "no",
+            str(len(candidate.requests)),
+            candidate.title[:_TITLE_CHARS],
+        )
+
+
+def _summary(result: MineResult) -> str:
+    counts = result.counts()
+    return (
+        f"easy {counts['easy']}, medium {counts['medium']}, hard {counts['hard']}; "
+        f"{len(result.excluded)} excluded"
+    )
+
+
+def render_table(result: MineResult, console: Console) -> None:
+    """The best candidates as a rich table, then the counts (what a person at a terminal sees)."""
+    from rich.table import Table  # noqa: PLC0415
+
+    table = Table(title=f"{len(result.candidates)} candidates from {result.walked} commits")
+    for column in _COLUMNS:
+        table.add_column(column, overflow="fold")
+    for row in islice(_rows(result), _TABLE_ROWS):
+        table.add_row(*row)
+    console.print(table)
+    if len(result.candidates) > _TABLE_ROWS:
+        total = len(result.candidates)
+        console.print(f"(the best {_TABLE_ROWS} of {total}; --out or --json lists all)")
+    console.print(_summary(result), highlight=False)
+
+
+def _print_table(result: MineResult) -> None:
+    """A rich table at a terminal; piped, one tab-separated line per candidate, for scripts."""
+    if sys.stdout.isatty():
+        from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
+
+        render_table(result, Console())
+        return
+    lines = ["\t".join(_COLUMNS)]
+    lines.extend("\t".join(row) for row in _rows(result))
+    lines.append(_summary(result))
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+def _schema_with_candidate(previous: Callable[[argparse.Namespace], int]) -> Callable[..., int]:
+    def run(args: argparse.Namespace) -> int:
+        if not args.candidate:
+            return previous(args)
+        from selfbench.mine import candidate_json_schema  # noqa: PLC0415
+
+        _print_json(candidate_json_schema())
+        return EXIT_OK
+
+    return run
+
+
+def add_mine_commands(commands: Any) -> None:
+    """Register `mine`, and `--candidate` on the existing `schema` command."""
+    schema: argparse.ArgumentParser = commands.choices["schema"]
+    schema.add_argument(
+        "--candidate", action="store_true", help="the JSON Schema of a mined candidate instead"
+    )
+    schema.set_defaults(run=_schema_with_candidate(schema.get_default("run")))
+
+    mine = commands.add_parser("mine", help="find candidate tasks in a repository's history")
+    mine.add_argument("repo", metavar="REPO")
+    mine.add_argument("--rev", default="HEAD", help="the history to walk (default: HEAD)")
+    mine.add_argument("--since", metavar="DATE", help="only changes completed after DATE")
+    mine.add_argument("--max", type=int, metavar="N", help="walk at most N first-parent commits")
+    mine.add_argument("--plain", action="store_true", help="plain commits are candidates too")
+    mine.add_argument("--prs", metavar="FILE", help="what `gh pr list --json …` printed")
+    mine.add_argument("--github", action="store_true", help="run gh for pull-request metadata")
+    mine.add_argument(
+        "--sessions",
+        nargs="+",
+        metavar="DIR",
+        help="session folders to read (default: Claude Code's, Codex's and pi's in $HOME)",
+    )
+    mine.add_argument("--no-sessions", action="store_true", help="read no session folders")
+    for tier in ("easy", "medium", "hard"):
+        mine.add_argument(f"--{tier}", type=int, metavar="N", help=f"budget of {tier} tasks")
+    mine.add_argument(
+        "--over-fetch", type=float, default=1.5, metavar="X", help="budget multiplier (1.5)"
+    )
+    mine.add_argument("--out", metavar="FILE", help="write candidates.jsonl (and .excluded)")
+    mine.add_argument("--json", action="store_true", help="print the JSON result")
+    mine.set_defaults(run=_mine)

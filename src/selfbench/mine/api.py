@@ -1,0 +1,416 @@
+"""`mine_repository`: a clone's merged work in, ranked candidates and exclusions out.
+
+The walk (`git_history`) is the only long part; everything after it is pure over what it read.
+Exclusion reasons, one each, in the order they are checked:
+
+* `the first commit has no base` / `base commit not in this clone (shallow history)`
+* `reverts an earlier change`, `reverted later by <sha7>`
+* `merges the main branch into a branch`
+* `not a merged pull request (--plain includes plain commits)`
+* `pull request #N is a draft`, `authored by a bot (<name>)`
+* `changes no files`, `no implementation changes (only <kinds>)`
+* `below the easy gate: <f> implementation files, <n> changed implementation lines`
+* `beyond the tier budgets`
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from selfbench._fs import write_atomic
+from selfbench.contract import Difficulty
+from selfbench.mine.classify import FILE_CLASSES, classify_path, detect_ecosystems, toolchains_for
+from selfbench.mine.git_history import Commit, FileStat, RepositoryInfo, diff_stats, read_history
+from selfbench.mine.git_history import read_repository as _read_repository
+from selfbench.mine.merged import (
+    MAIN_BRANCHES,
+    MessageFacts,
+    is_merge_of_main,
+    parse_message,
+    reverted_commits,
+    strip_number,
+)
+from selfbench.mine.prs import PullRequest, is_bot, source_url_base
+from selfbench.mine.rank import DEFAULT_OVER_FETCH, Assignment, Rankable, assign_tiers
+from selfbench.mine.rank import eligible_tiers as _eligible
+from selfbench.mine.records import (
+    Candidate,
+    ChangedFile,
+    ClassTotal,
+    Excluded,
+    LinkedRequest,
+    Score,
+)
+from selfbench.mine.sessions import Link, LinkTarget, SessionRequest, link_requests
+
+__all__ = ["MineOptions", "MineResult", "excluded_path", "mine_repository", "write_candidates"]
+
+_GITLAB_FOOTER = "See merge request "
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # one, not one per line
+
+
+@dataclass(frozen=True, slots=True)
+class MineOptions:
+    """What to walk and how to choose."""
+
+    rev: str = "HEAD"
+    since: str | None = None
+    max_commits: int | None = None
+    plain: bool = False
+    pull_requests: tuple[PullRequest, ...] = ()
+    requests: tuple[SessionRequest, ...] = ()
+    budgets: Mapping[Difficulty, int] | None = None
+    over_fetch: float = DEFAULT_OVER_FETCH
+
+
+@dataclass(frozen=True, slots=True)
+class MineResult:
+    """Candidates (hardest tier first, best first), exclusions (newest first), warnings."""
+
+    candidates: tuple[Candidate, ...]
+    excluded: tuple[Excluded, ...]
+    warnings: tuple[str, ...]
+    walked: int
+
+    def counts(self) -> dict[str, int]:
+        """Candidates per tier."""
+        tiers = ("easy", "medium", "hard")
+        return {tier: sum(c.difficulty == tier for c in self.candidates) for tier in tiers}
+
+    def to_json(self) -> dict[str, object]:
+        """The whole result as `mine --json` prints it."""
+        return {
+            "counts": self.counts(),
+            "walked": self.walked,
+            "candidates": [c.to_json() for c in self.candidates],
+            "excluded": [e.to_json() for e in self.excluded],
+            "warnings": list(self.warnings),
+        }
+
+
+@dataclass(slots=True)
+class _Change:
+    """A merged change that passed every filter but the gates and budgets."""
+
+    commits: list[Commit]
+    facts: MessageFacts
+    pull_request: PullRequest | None
+    id: str = ""
+    files: tuple[FileStat, ...] = ()
+    classes: tuple[tuple[str, str], ...] = ()
+    totals: dict[str, tuple[int, int]] = field(default_factory=dict)
+    tiers: tuple[Difficulty, ...] = ()
+
+    def __post_init__(self) -> None:
+        number = self.facts.number
+        self.id = f"pr-{number}" if number is not None else f"commit-{self.newest.sha[:12]}"
+
+    @property
+    def newest(self) -> Commit:
+        return self.commits[0]
+
+    @property
+    def base(self) -> str:
+        return self.commits[-1].parents[0]
+
+    def measure(self, files: tuple[FileStat, ...]) -> None:
+        """Classify the files and total them per class, once."""
+        self.files = files
+        self.classes = tuple(classify_path(stat.path) for stat in files)
+        totals: dict[str, tuple[int, int]] = dict.fromkeys(FILE_CLASSES, (0, 0))
+        for stat, (name, _) in zip(files, self.classes, strict=True):
+            count, lines = totals[name]
+            totals[name] = (count + 1, lines + stat.changed_lines)
+        self.totals = totals
+        self.tiers = _eligible(*totals["implementation"])
+
+    def lines(self, file_class: str) -> tuple[int, int]:
+        """Files and changed lines of one class."""
+        return self.totals[file_class]
+
+
+class _Walk:
+    """The state of one walk: exclusions so far, pending rebase groups, reverted commits."""
+
+    def __init__(self, info: RepositoryInfo, options: MineOptions) -> None:
+        self.info = info
+        self.options = options
+        self.excluded: list[Excluded] = []
+        self.changes: list[_Change] = []
+        self.reverted: dict[str, str] = {}
+        self.pending: _Change | None = None
+        self.by_commit = {pr.merge_commit: pr for pr in options.pull_requests if pr.merge_commit}
+        self.by_number = {pr.number: pr for pr in options.pull_requests}
+
+    def exclude(self, commit: Commit, number: int | None, reason: str) -> None:
+        self.excluded.append(Excluded(commit.sha, number, commit.subject, reason))
+
+    def reverted_by(self, sha: str) -> str | None:
+        return next((by for short, by in self.reverted.items() if sha.startswith(short)), None)
+
+    def visit(self, commit: Commit) -> None:
+        merge = len(commit.parents) > 1
+        facts = parse_message(commit.subject, commit.body, merge=merge)
+        if self.pending is not None:
+            same = facts.kind == "squash" and facts.number == self.pending.facts.number
+            if same and commit.parents:
+                self.pending.commits.append(commit)
+                return
+            self.flush()
+        self.first_checks(commit, facts, merge=merge)
+
+    def first_checks(self, commit: Commit, facts: MessageFacts, *, merge: bool) -> None:
+        if not commit.parents:
+            shallow = "base commit not in this clone (shallow history)"
+            self.exclude(
+                commit, None, shallow if self.info.shallow else "the first commit has no base"
+            )
+            return
+        reverted = reverted_commits(commit.subject, commit.body)
+        if reverted is not None:
+            self.reverted.update(dict.fromkeys(reverted, commit.sha))
+            self.exclude(commit, facts.number, "reverts an earlier change")
+            return
+        by = self.reverted_by(commit.sha)
+        if by is not None:
+            self.exclude(commit, facts.number, f"reverted later by {by[:7]}")
+            return
+        if merge and is_merge_of_main(commit.subject, MAIN_BRANCHES):
+            self.exclude(commit, facts.number, "merges the main branch into a branch")
+            return
+        if facts.number is None and not self.options.plain:
+            self.exclude(commit, None, "not a merged pull request (--plain includes plain commits)")
+            return
+        pr = self.by_commit.get(commit.sha) or (
+            self.by_number.get(facts.number) if facts.number is not None else None
+        )
+        self.pending = _Change([commit], facts, pr)
+        if facts.kind != "squash":
+            self.flush()
+
+    def flush(self) -> None:
+        change, self.pending = self.pending, None
+        if change is None:
+            return
+        newest, pr = change.newest, change.pull_request
+        if pr is not None and pr.draft:
+            self.exclude(newest, change.facts.number, f"pull request #{pr.number} is a draft")
+            return
+        bot = _bot_name(newest, pr)
+        if bot is not None:
+            self.exclude(newest, change.facts.number, f"authored by a bot ({bot})")
+            return
+        many = len(change.commits) > 1
+        change.measure(
+            diff_stats(self.info.path, change.base, newest.sha) if many else newest.files
+        )
+        reason = _size_reason(change)
+        if reason is not None:
+            self.exclude(newest, change.facts.number, reason)
+            return
+        self.changes.append(change)
+
+
+def _bot_name(commit: Commit, pr: PullRequest | None) -> str | None:
+    if pr is not None and pr.author_is_bot:
+        return pr.author or "unknown"
+    for name in (commit.author_name, commit.author_email):
+        if is_bot(name):
+            return commit.author_name
+    return None
+
+
+def _size_reason(change: _Change) -> str | None:
+    if not change.files:
+        return "changes no files"
+    files, lines = change.lines("implementation")
+    if files == 0:
+        kinds = sorted({kind for _, kind in change.classes})
+        return f"no implementation changes (only {', '.join(kinds)})"
+    if not change.tiers:
+        return (
+            f"below the easy gate: {files} implementation files, "
+            f"{lines} changed implementation lines"
+        )
+    return None
+
+
+def _title_body(change: _Change) -> tuple[str, str, str]:
+    """Title, body and where they came from: the pull request's, else the message's."""
+    pr = change.pull_request
+    if pr is not None and pr.title:
+        return pr.title, pr.body or "", "pull-request"
+    commit = change.newest
+    titled = strip_number(commit.subject)
+    if titled is not None:  # a squash, or a merge whose title was edited
+        return titled, commit.body, "git"
+    if change.facts.kind == "merge" and commit.body:  # GitHub and GitLab put the title here
+        lines = [line for line in commit.body.split("\n") if not line.startswith(_GITLAB_FOOTER)]
+        title, _, body = "\n".join(lines).strip().partition("\n")
+        return title.strip(), body.strip(), "git"
+    return commit.subject, commit.body, "git"
+
+
+def _files(change: _Change) -> tuple[ChangedFile, ...]:
+    return tuple(
+        ChangedFile(stat.path, stat.old_path, file_class, kind, stat.changed_lines, stat.binary)
+        for stat, (file_class, kind) in zip(change.files, change.classes, strict=True)
+    )
+
+
+def _requests(links: tuple[Link, ...]) -> tuple[LinkedRequest, ...]:
+    return tuple(
+        LinkedRequest(
+            tool=link.request.tool,
+            session=link.request.session,
+            timestamp=link.request.timestamp,
+            text=link.request.text,
+            seconds_before_merge=link.seconds_before_merge,
+            branch=link.branch,
+            paths=link.paths,
+        )
+        for link in links
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Source:
+    """What every candidate of one repository shares: its label and pull-request URL base."""
+
+    repo: str
+    url_base: str | None
+
+    @classmethod
+    def of(cls, info: RepositoryInfo) -> _Source:
+        label, url_base = source_url_base(info.origin)
+        return cls(label or info.origin or info.path.resolve().name, url_base)
+
+
+def _build(
+    change: _Change, assignment: Assignment, source: _Source, links: tuple[Link, ...]
+) -> Candidate:
+    number, pr = change.facts.number, change.pull_request
+    url = pr.url if pr is not None and pr.url else None
+    if url is None and source.url_base is not None and number is not None:
+        url = f"{source.url_base}/pull/{number}"
+    title, body, metadata = _title_body(change)
+    ecosystems = detect_ecosystems(tuple(stat.path for stat in change.files))
+    return Candidate(
+        id=change.id,
+        kind=change.facts.kind,
+        repo=source.repo,
+        source_pr=number,
+        source_url=url,
+        base_commit=change.base,
+        completed_commit=change.newest.sha,
+        merged_at=change.newest.committed,
+        title=title,
+        body=body,
+        author=(pr.author if pr is not None and pr.author else change.newest.author_name),
+        head_branch=_head_branch(change),
+        metadata=metadata,
+        difficulty=assignment.difficulty,
+        eligible_tiers=change.tiers,
+        score=Score(assignment.tests, assignment.size, assignment.recency),
+        tests_changed=change.lines("tests")[0] > 0,
+        ecosystems=ecosystems,
+        toolchains=toolchains_for(ecosystems),
+        totals={name: ClassTotal(*change.lines(name)) for name in FILE_CLASSES},
+        files=_files(change),
+        requests=_requests(links),
+    )
+
+
+def _head_branch(change: _Change) -> str | None:
+    pr = change.pull_request
+    return pr.head_branch if pr is not None and pr.head_branch else change.facts.branch
+
+
+def _rankable(change: _Change) -> Rankable:
+    files, lines = change.lines("implementation")
+    tests = change.lines("tests")[0] > 0
+    return Rankable(change.id, change.newest.committed, files, lines, tests)
+
+
+def mine_repository(
+    repo: Path,
+    options: MineOptions | None = None,
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> MineResult:
+    """Find the merged changes of `repo` worth authoring, ranked, with the excluded ones.
+
+    Raises:
+        MineError: not a git repository, an unknown revision, or git failed.
+    """
+    options = options or MineOptions()
+    info = _read_repository(repo, options.rev)
+    warnings = []
+    if info.shallow:
+        warnings.append(f"{repo} is a shallow clone: history ends early, older changes are missing")
+    walk = _Walk(info, options)
+    walked = 0
+    for commit in read_history(
+        repo, rev=info.head, since=options.since, max_commits=options.max_commits, progress=progress
+    ):
+        walked += 1
+        walk.visit(commit)
+    walk.flush()
+    return _result(walk, info, options, warnings, walked)
+
+
+def _result(
+    walk: _Walk, info: RepositoryInfo, options: MineOptions, warnings: list[str], walked: int
+) -> MineResult:
+    changes = {change.id: change for change in walk.changes}
+    assignments = assign_tiers(
+        tuple(_rankable(change) for change in walk.changes),
+        budgets=options.budgets,
+        over_fetch=options.over_fetch,
+    )
+    chosen = {assignment.id for assignment in assignments}
+    excluded = list(walk.excluded)
+    excluded.extend(
+        Excluded(
+            change.newest.sha, change.facts.number, change.newest.subject, "beyond the tier budgets"
+        )
+        for change in walk.changes
+        if change.id not in chosen
+    )
+    links = _links(walk.changes, options.requests) if options.requests else {}
+    source = _Source.of(info)
+    candidates = tuple(_build(changes[a.id], a, source, links.get(a.id, ())) for a in assignments)
+    return MineResult(candidates, tuple(excluded), tuple(warnings), walked)
+
+
+def _links(
+    changes: list[_Change], requests: tuple[SessionRequest, ...]
+) -> dict[str, tuple[Link, ...]]:
+    targets = tuple(
+        LinkTarget(c.id, c.newest.committed, _head_branch(c), tuple(f.path for f in c.files))
+        for c in changes
+    )
+    return link_requests(requests, targets)
+
+
+def excluded_path(out: Path) -> Path:
+    """Where the excluded changes go: `candidates.jsonl` gives `candidates.excluded.jsonl`."""
+    return out.with_name(f"{out.stem}.excluded{out.suffix or '.jsonl'}")
+
+
+def _jsonl(items: Iterable[Candidate | Excluded]) -> bytes:
+    encode = _ENCODER.encode
+    lines = (encode(item.to_json()) for item in items)
+    return "".join(f"{line}\n" for line in lines).encode()
+
+
+def write_candidates(result: MineResult, out: Path) -> tuple[Path, Path]:
+    """Write `out` (one candidate a line) and the excluded file beside it, each atomically."""
+    candidates, excluded = _jsonl(result.candidates), _jsonl(result.excluded)
+    second = excluded_path(out)
+    write_atomic(second, excluded)
+    write_atomic(out, candidates)
+    return out, second

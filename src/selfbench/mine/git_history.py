@@ -1,0 +1,261 @@
+"""A repository's first-parent history, read once as a stream: commits with their numstat.
+
+One `git log --first-parent --diff-merges=first-parent -M -z --numstat` of the range, parsed as
+it arrives, so memory holds one commit at a time and the walk costs little more than git's own
+diffing. The record format (`-z` puts a NUL after each message and after every numstat path)::
+
+    record   := RS sha US parents US committed US author US email US message NUL LF? numstat*
+    numstat  := added TAB deleted TAB path NUL                  (a file)
+              | added TAB deleted TAB NUL old NUL new NUL       (a rename)
+    added    := digits | "-"                                   ("-" marks a binary file)
+
+With `-M`, `--numstat` counts the `+` and `-` lines of the very hunks `git diff` would print, so
+a file's changed lines equal what `selfbench.patches.parse_patch` counts on that diff; a binary
+file counts zero, as the audit counts it.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from queue import Queue
+from typing import IO, NamedTuple
+
+from selfbench._git import git, git_stream
+from selfbench.errors import GitError, MineError
+
+__all__ = [
+    "Commit",
+    "FileStat",
+    "RepositoryInfo",
+    "diff_stats",
+    "parse_numstat",
+    "parse_record",
+    "read_history",
+    "read_repository",
+]
+
+_RS = b"\x1e"
+_FORMAT = "--format=%x1e%H%x1f%P%x1f%ct%x1f%an%x1f%ae%x1f%B"
+_CHUNK = 1 << 18
+_AHEAD = 16
+_MAX_DIGITS = 18
+# One numstat entry (see the grammar); counts of at most 18 digits keep int() cheap.
+_NUMSTAT_RE = re.compile(
+    r"\n?([0-9]{1,18}|-)\t([0-9]{1,18}|-)\t(?:\0([^\0]*)\0([^\0]*)|([^\0]+))\0"
+)
+
+
+class FileStat(NamedTuple):
+    """One file a commit changed: its path (and old path for a rename) and changed lines."""
+
+    path: str
+    old_path: str | None
+    changed_lines: int
+    binary: bool
+
+
+class Commit(NamedTuple):
+    """One first-parent commit and what it changed against its first parent."""
+
+    sha: str
+    parents: tuple[str, ...]
+    committed: int
+    author_name: str
+    author_email: str
+    subject: str
+    body: str
+    files: tuple[FileStat, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RepositoryInfo:
+    """What mining needs to know about a repository before walking it."""
+
+    path: Path
+    head: str
+    shallow: bool
+    origin: str | None
+    worktrees: tuple[str, ...]
+
+
+def _decode(value: bytes) -> str:
+    return value.decode("utf-8", "surrogateescape")
+
+
+def _unexpected(text: str) -> MineError:
+    return MineError(f"unexpected git log output: {text[:80]!r}")
+
+
+def _parse_numstat_text(text: str) -> tuple[FileStat, ...]:
+    """One regular-expression pass over the block; every byte must belong to an entry."""
+    files = []
+    position = 0
+    for match in _NUMSTAT_RE.finditer(text):
+        if match.start() != position:
+            break
+        position = match.end()
+        added, deleted, old, new, path = match.groups()
+        binary = added == "-" or deleted == "-"
+        changed = 0 if binary else int(added) + int(deleted)
+        files.append(FileStat(path if path is not None else new, old, changed, binary))
+    rest = text[position:]
+    if rest.strip("\n"):
+        raise _unexpected(rest)
+    return tuple(files)
+
+
+def parse_numstat(data: bytes) -> tuple[FileStat, ...]:
+    """The files of a `--numstat -z` block (see the module's grammar).
+
+    Raises:
+        MineError: the block does not follow the grammar.
+    """
+    return _parse_numstat_text(_decode(data))
+
+
+def parse_record(record: bytes) -> Commit:
+    """One commit record (without its leading RS).
+
+    Raises:
+        MineError: the record does not follow the grammar.
+    """
+    head, _, numstat = _decode(record).partition("\0")
+    fields = head.split("\x1f", 5)
+    if len(fields) != 6:
+        raise _unexpected(head)
+    sha, parents, committed, name, email, message = fields
+    if not (committed.isascii() and committed.isdigit() and len(committed) <= _MAX_DIGITS):
+        raise _unexpected(head)
+    message = message.replace("\r\n", "\n")
+    subject, _, body = message.partition("\n")
+    return Commit(
+        sha=sha,
+        parents=tuple(parents.split()),
+        committed=int(committed),
+        author_name=name,
+        author_email=email,
+        subject=subject.strip(),
+        body=body.strip(),
+        files=_parse_numstat_text(numstat),
+    )
+
+
+def _log_args(rev: str, since: str | None, max_commits: int | None) -> list[str]:
+    args = ["log", "--first-parent", "--diff-merges=first-parent", "-M", "-z", "--numstat"]
+    args.append(_FORMAT)
+    if since is not None:
+        args.append(f"--since={since}")
+    if max_commits is not None:
+        args.append(f"--max-count={max_commits}")
+    return [*args, rev, "--"]
+
+
+def _chunks(stream: IO[bytes]) -> Iterator[bytes]:
+    """The stream's bytes, read by a thread so git never waits while a chunk is parsed.
+
+    At most `_AHEAD` chunks wait in the queue, so memory stays bounded however far git runs
+    ahead; a consumer that stops early drains the queue so the reader can finish.
+    """
+    queue: Queue[bytes | None] = Queue(maxsize=_AHEAD)
+    stop = threading.Event()
+
+    def pump() -> None:
+        try:
+            while not stop.is_set() and (chunk := stream.read(_CHUNK)):
+                queue.put(chunk)
+        except (OSError, ValueError):  # the stream was closed under us: the consumer is gone
+            pass
+        finally:
+            queue.put(None)
+
+    reader = threading.Thread(target=pump, name="git-log-reader", daemon=True)
+    reader.start()
+    try:
+        while (chunk := queue.get()) is not None:
+            yield chunk
+    finally:
+        stop.set()
+        while reader.is_alive() or not queue.empty():
+            if queue.get() is None:
+                break
+        reader.join()
+
+
+def read_history(
+    repo: Path,
+    *,
+    rev: str,
+    since: str | None = None,
+    max_commits: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[Commit]:
+    """Walk the first-parent history of `rev`, newest first, one commit at a time.
+
+    Raises:
+        MineError: git failed or printed something unexpected.
+    """
+    count = 0
+    try:
+        with git_stream(repo, *_log_args(rev, since, max_commits)) as stream:
+            buffer = b""
+            for chunk in _chunks(stream):
+                records = (buffer + chunk).split(_RS)
+                buffer = records.pop()
+                for record in records:
+                    if record:
+                        count += 1
+                        yield parse_record(record)
+                if progress is not None:
+                    progress(count)
+            if buffer:
+                yield parse_record(buffer)
+    except GitError as exc:
+        raise MineError(str(exc)) from None
+
+
+def diff_stats(repo: Path, base: str, commit: str) -> tuple[FileStat, ...]:
+    """The numstat of `git diff base commit` (for a change made of several commits).
+
+    Raises:
+        MineError: git failed.
+    """
+    try:
+        output = git(repo, "diff", "-M", "-z", "--numstat", base, commit, "--")
+    except GitError as exc:
+        raise MineError(str(exc)) from None
+    return parse_numstat(output)
+
+
+def _git_text(repo: Path, *args: str) -> str | None:
+    try:
+        return git(repo, *args).decode("utf-8", "surrogateescape").strip()
+    except GitError:
+        return None
+
+
+def read_repository(repo: Path, rev: str) -> RepositoryInfo:
+    """Check the repository and the revision, and read its origin, worktrees and shallowness.
+
+    Raises:
+        MineError: not a git repository, or the revision names no commit.
+    """
+    if not repo.is_dir() or _git_text(repo, "rev-parse", "--git-dir") is None:
+        raise MineError(f"not a git repository: {repo}")
+    head = _git_text(
+        repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"
+    )
+    if not head:
+        raise MineError(f"unknown revision: {rev}")
+    shallow = _git_text(repo, "rev-parse", "--is-shallow-repository") == "true"
+    origin = _git_text(repo, "config", "--get", "remote.origin.url") or None
+    listing = _git_text(repo, "worktree", "list", "--porcelain") or ""
+    worktrees = tuple(
+        line.removeprefix("worktree ")
+        for line in listing.splitlines()
+        if line.startswith("worktree ")
+    )
+    return RepositoryInfo(repo, head, shallow, origin, worktrees)

@@ -1,0 +1,97 @@
+"""Which first-parent commits are merged work, read from their messages alone. Pure.
+
+* **merge**: a merge commit. `Merge pull request #N from owner/branch` (GitHub), a body line
+  `See merge request group/project!N` (GitLab) or a title ending in `(#N)` give the request's
+  number; `Merge branch 'x'` gives only the branch (a merge without a number is a candidate
+  only when plain commits are asked for, as it is usually a release branch brought back). A
+  merge of the main branch (`Merge branch 'main' of …`, `Merge remote-tracking branch
+  'origin/main'`, `Merge branch 'main' into x`) is excluded.
+* **squash**: a single-parent commit whose subject ends in `(#N)` (GitHub's squash and rebase
+  merges). Consecutive first-parent commits with the same `(#N)` are one rebase-merged change.
+* **plain**: any other single-parent commit; a candidate only when asked for.
+* A revert (`Revert "…"`, or a body saying `This reverts commit <sha>`) is excluded, and so is the
+  change it reverted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "MAIN_BRANCHES",
+    "Kind",
+    "MessageFacts",
+    "is_merge_of_main",
+    "parse_message",
+    "reverted_commits",
+    "strip_number",
+]
+
+Kind = Literal["merge", "squash", "plain"]
+MAIN_BRANCHES = frozenset({"main", "master", "trunk", "develop", "development", "default"})
+
+_GITHUB_MERGE_RE = re.compile(r"Merge pull request #(\d+) from (\S+)")
+_GITLAB_RE = re.compile(r"^See merge request (\S+)!(\d+)\s*$", re.MULTILINE)
+_BRANCH_MERGE_RE = re.compile(
+    r"Merge (?:remote-tracking )?branch '([^']+)'(?: of (\S+))?(?: into '?([^'\s]+)'?)?"
+)
+_SQUASH_RE = re.compile(r"\(#(\d+)\)\s*$")
+_REVERT_SUBJECT_RE = re.compile(r'^Revert "')
+_REVERTS_RE = re.compile(r"This reverts commit ([0-9a-fA-F]{7,40})")
+
+
+@dataclass(frozen=True, slots=True)
+class MessageFacts:
+    """What a commit message says about the change: its kind, number and head branch."""
+
+    kind: Kind
+    number: int | None
+    branch: str | None
+
+
+def _branch_of(head: str) -> str:
+    """`owner/feature/x` (GitHub's `from` part) is the branch `feature/x`."""
+    return head.split("/", 1)[1] if "/" in head else head
+
+
+def parse_message(subject: str, body: str, *, merge: bool) -> MessageFacts:
+    """The kind of change a message describes, with its request number and head branch."""
+    if merge:
+        github = _GITHUB_MERGE_RE.match(subject)
+        if github:
+            return MessageFacts("merge", int(github.group(1)), _branch_of(github.group(2)))
+        gitlab = _GITLAB_RE.search(body)
+        titled = _SQUASH_RE.search(subject)  # a merge commit whose title was edited: `… (#N)`
+        branch = _BRANCH_MERGE_RE.match(subject)
+        name = branch.group(1) if branch else None
+        number = gitlab.group(2) if gitlab else titled.group(1) if titled else None
+        return MessageFacts("merge", int(number) if number else None, name)
+    squash = _SQUASH_RE.search(subject)
+    if squash:
+        return MessageFacts("squash", int(squash.group(1)), None)
+    return MessageFacts("plain", None, None)
+
+
+def strip_number(subject: str) -> str | None:
+    """The subject without its trailing `(#N)`, or None when it has none."""
+    match = _SQUASH_RE.search(subject)
+    return subject[: match.start()].rstrip() if match else None
+
+
+def is_merge_of_main(subject: str, main_branches: frozenset[str] = MAIN_BRANCHES) -> bool:
+    """Whether a merge commit's subject says it merged the main branch into another one."""
+    match = _BRANCH_MERGE_RE.match(subject)
+    if not match:
+        return False
+    source = match.group(1).removeprefix("origin/").removeprefix("upstream/")
+    return source in main_branches
+
+
+def reverted_commits(subject: str, body: str) -> tuple[str, ...] | None:
+    """The commits a revert names (lower-case), or None when the message is not a revert."""
+    named = tuple(sha.lower() for sha in _REVERTS_RE.findall(body))
+    if named or _REVERT_SUBJECT_RE.match(subject):
+        return named
+    return None

@@ -1,0 +1,171 @@
+"""Pull-request metadata from `gh pr list --json …`: read, validated, matched to commits.
+
+Accepted input: a JSON array of objects as `gh pr list --state merged --json number,title,body,
+url,author,isDraft,mergeCommit,headRefName,mergedAt` prints. `number` is required; every other
+field is optional and unknown fields are ignored, so older and newer `gh` versions both work.
+Metadata enriches a candidate (title, body, author, URL, head branch) and filters it (drafts,
+bot authors); it never changes what git says the change is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from selfbench._fs import read_bytes
+from selfbench.errors import MineError
+
+__all__ = [
+    "GH_FIELDS",
+    "PullRequest",
+    "is_bot",
+    "parse_pull_requests",
+    "read_pull_requests",
+    "run_gh",
+    "source_url_base",
+]
+
+GH_FIELDS = "number,title,body,url,author,isDraft,mergeCommit,headRefName,mergedAt"
+_BOT_RE = re.compile(r"(?i)(\[bot\]|-bot$|^bot-|dependabot|renovate|github-actions)")
+_GITHUB_REMOTE_RE = re.compile(
+    r"^(?:https?://(?:[^@/]+@)?github\.com/|git@github\.com:|ssh://git@github\.com/)"
+    r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$"
+)
+_GH_LIMIT = "10000"
+
+
+class _Author(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    login: str | None = None
+    is_bot: bool = False
+
+
+class _MergeCommit(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    oid: str | None = None
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
+    number: int
+    title: str | None = None
+    body: str | None = None
+    url: str | None = None
+    author: _Author | None = None
+    isDraft: bool = False  # noqa: N815 - gh's field name
+    mergeCommit: _MergeCommit | None = None  # noqa: N815
+    headRefName: str | None = None  # noqa: N815
+    mergedAt: str | None = None  # noqa: N815
+
+
+@dataclass(frozen=True, slots=True)
+class PullRequest:
+    """One merged pull request as gh describes it."""
+
+    number: int
+    title: str | None
+    body: str | None
+    url: str | None
+    author: str | None
+    author_is_bot: bool
+    draft: bool
+    merge_commit: str | None
+    head_branch: str | None
+
+
+def _oid(commit: _MergeCommit | None) -> str | None:
+    """The merge commit's SHA, lower-cased as git prints it; None when gh gave none."""
+    return commit.oid.lower() if commit is not None and commit.oid else None
+
+
+def _where(error: Any) -> str:
+    return ".".join(str(part) for part in error["loc"])
+
+
+def parse_pull_requests(value: Any, *, source: str) -> tuple[PullRequest, ...]:
+    """Validate what `gh pr list --json` printed (already decoded from JSON).
+
+    Raises:
+        MineError: not an array of objects with an integer `number`; the first problem named.
+    """
+    if not isinstance(value, list):
+        raise MineError(f"{source}: expected a JSON array of pull requests")
+    found = []
+    for index, item in enumerate(value):
+        try:
+            entry = _Entry.model_validate(item)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = f"[{index}].{_where(first)}" if first["loc"] else f"[{index}]"
+            raise MineError(f"{source}: {where}: {first['type'].replace('_', ' ')}") from None
+        author = entry.author or _Author()
+        found.append(
+            PullRequest(
+                number=entry.number,
+                title=entry.title,
+                body=entry.body,
+                url=entry.url,
+                author=author.login,
+                author_is_bot=author.is_bot or is_bot(author.login or ""),
+                draft=entry.isDraft,
+                merge_commit=_oid(entry.mergeCommit),
+                head_branch=entry.headRefName,
+            )
+        )
+    return tuple(found)
+
+
+def _decode(data: bytes, source: str) -> Any:
+    try:
+        return json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        where = f"line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else "encoding"
+        raise MineError(f"{source}: malformed JSON ({where})") from None
+
+
+def read_pull_requests(path: Path) -> tuple[PullRequest, ...]:
+    """Read a `--prs` file.
+
+    Raises:
+        MineError: unreadable, malformed JSON, or not gh's shape.
+    """
+    data = read_bytes(path, error=MineError)
+    return parse_pull_requests(_decode(data, str(path)), source=str(path))
+
+
+def run_gh(repo: Path) -> tuple[PullRequest, ...]:
+    """Ask an installed, authenticated `gh` for the repository's merged pull requests.
+
+    Raises:
+        MineError: gh is missing or failed (not authenticated, not a GitHub repository).
+    """
+    gh = shutil.which("gh")
+    if gh is None:
+        raise MineError("--github needs the gh command, which is not installed")
+    command = [gh, "pr", "list", "--state", "merged", "--limit", _GH_LIMIT, "--json", GH_FIELDS]
+    result = subprocess.run(command, cwd=repo, capture_output=True, check=False)
+    if result.returncode != 0:
+        lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise MineError(f"gh pr list failed: {lines[-1] if lines else result.returncode}")
+    return parse_pull_requests(_decode(result.stdout, "gh pr list"), source="gh pr list")
+
+
+def is_bot(name: str) -> bool:
+    """Whether an author name or login is a bot's (`dependabot[bot]`, `renovate-bot`, …)."""
+    return bool(name) and _BOT_RE.search(name) is not None
+
+
+def source_url_base(origin: str | None) -> tuple[str | None, str | None]:
+    """`owner/name` and `https://github.com/owner/name` when `origin` is a GitHub remote."""
+    match = _GITHUB_REMOTE_RE.match(origin or "")
+    if not match:
+        return None, None
+    label = f"{match.group(1)}/{match.group(2)}"
+    return label, f"https://github.com/{label}"
