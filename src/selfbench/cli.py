@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from selfbench._cli_eval import add_eval_commands
 from selfbench._cli_export import add_export_commands
 from selfbench.errors import EXIT_INPUT, EXIT_OK, EXIT_REJECTED, DefinitionError, SelfbenchError
 
@@ -383,6 +384,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_agent_commands(commands)  # mcp, import-swebench, export-swebench
 
     add_export_commands(commands)
+    add_eval_commands(commands)
 
     demo = commands.add_parser("demo", help="author, prove and export a sample task")
     demo.add_argument("--keep", action="store_true", help="keep the sample's temp directory")
