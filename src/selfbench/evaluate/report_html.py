@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import io
+import re
 
 from selfbench.evaluate.report import agent_rows, matrix_rows
 from selfbench.evaluate.summary import Summary
@@ -21,10 +22,10 @@ color:#1d2330}
 h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem}
 table{border-collapse:collapse;margin:.5rem 0}
 th,td{border:1px solid #d0d5dd;padding:.3rem .6rem;text-align:left;vertical-align:top}
-th{background:#f2f4f7}
+th{background:#f2f4f7}td:first-child{white-space:nowrap}
 td.pass{background:#d1fadf}td.fail{background:#fee4e2}td.part{background:#fef0c7}
 td.note{background:#eaecf0;color:#475467}
-.charts{display:flex;flex-wrap:wrap;gap:1rem}.charts figure{margin:0}
+.charts{display:flex;flex-wrap:wrap;gap:1.5rem;align-items:flex-end}.charts figure{margin:0}
 figcaption{color:#475467;font-size:.9rem}
 """
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -38,13 +39,14 @@ def _svg(figure: object) -> str:
     with mpl.rc_context({"svg.hashsalt": "selfbench", "svg.fonttype": "none"}):
         figure.savefig(out, format="svg", metadata={"Date": None}, bbox_inches="tight")  # type: ignore[attr-defined]
     text = out.getvalue()
+    text = re.sub(r"\s*<metadata>.*?</metadata>", "", text, flags=re.DOTALL)
     return text[text.index("<svg") :]
 
 
 def _pass_rate_chart(summary: Summary) -> str:
     from matplotlib.figure import Figure  # noqa: PLC0415
 
-    figure = Figure(figsize=(7.5, 3.6))
+    figure = Figure(figsize=(6.2, 3.1))
     axes = figure.add_subplot()
     names = [agent.name for agent in summary.agents]
     levels = ["all", *(name for name, _, _ in summary.agents[0].by_difficulty)]
@@ -58,11 +60,12 @@ def _pass_rate_chart(summary: Summary) -> str:
             passes, counted = next((p, c) for n, p, c in agent.by_difficulty if n == level)
             values.append(passes / counted * 100 if counted else 0.0)
         positions = [i + (index - (len(levels) - 1) / 2) * width for i in range(len(names))]
-        axes.bar(positions, values, width, label=level, color=_COLORS.get(level, "#667085"))
+        bars = axes.bar(positions, values, width, label=level, color=_COLORS.get(level, "#667085"))
+        axes.bar_label(bars, fmt="%.0f", fontsize=7, padding=1)
     axes.set_xticks(range(len(names)), names)
     axes.set_ylabel("pass rate (%)")
-    axes.set_ylim(0, 105)
-    axes.legend(ncols=len(levels), loc="upper right", frameon=False)
+    axes.set_ylim(0, 100)
+    axes.legend(ncols=len(levels), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     axes.spines[["top", "right"]].set_visible(False)
     return _svg(figure)
 
@@ -70,17 +73,18 @@ def _pass_rate_chart(summary: Summary) -> str:
 def _time_chart(summary: Summary) -> str:
     from matplotlib.figure import Figure  # noqa: PLC0415
 
-    figure = Figure(figsize=(5.5, 3.6))
+    figure = Figure(figsize=(4.4, 3.1))
     axes = figure.add_subplot()
     names = [agent.name for agent in summary.agents]
     means = [agent.mean_seconds or 0.0 for agent in summary.agents]
     medians = [agent.median_seconds or 0.0 for agent in summary.agents]
     positions = range(len(names))
-    axes.barh([p + 0.2 for p in positions], means, 0.4, label="mean", color="#528bff")
-    axes.barh([p - 0.2 for p in positions], medians, 0.4, label="median", color="#b2ccff")
+    axes.barh([p - 0.2 for p in positions], means, 0.4, label="mean", color="#528bff")
+    axes.barh([p + 0.2 for p in positions], medians, 0.4, label="median", color="#b2ccff")
     axes.set_yticks(list(positions), names)
+    axes.invert_yaxis()  # the table's order, top to bottom
     axes.set_xlabel("agent time per trial (s)")
-    axes.legend(frameon=False)
+    axes.legend(ncols=2, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     axes.spines[["top", "right"]].set_visible(False)
     return _svg(figure)
 

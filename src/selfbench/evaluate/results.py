@@ -149,7 +149,10 @@ def _header(line: str, where: str) -> tuple[str, int]:
 
 
 def _record(line: str) -> TrialRecord | Recheck:
-    value = json.loads(line)
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON (column {exc.colno})") from None
     if not isinstance(value, dict):
         raise TypeError("not a JSON object")
     if value.get("kind") == "trial":
