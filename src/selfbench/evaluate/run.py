@@ -216,12 +216,9 @@ def _local_recheck(run: _Run, prepared: PreparedTask) -> None:
         run.save_recheck(task, passed=True, reason=None)
         return
     outcome = prepared.run(_ORACLE, "recheck-a1")
-    verdict = classify(outcome.facts)
-    if verdict.classification == "infrastructure":
+    if classify(outcome.facts).classification == "infrastructure":
         outcome = prepared.run(_ORACLE, "recheck-a2")
-        verdict = classify(outcome.facts)
-    reason = None if verdict.passed else f"the oracle no longer passes: {verdict.reason}"
-    run.save_recheck(task, passed=verdict.passed, reason=reason)
+    _save_recheck(run, task, outcome)
 
 
 def _local_task(run: _Run, task: BenchTask, agents: Sequence[AgentSpec]) -> None:
@@ -276,24 +273,28 @@ def _harbor_agent(run: _Run, agent: AgentSpec) -> None:
             )  # fmt: skip
 
 
+def _save_recheck(run: _Run, task: BenchTask, outcome: LocalTrial | HarborOutcome) -> None:
+    """Record a re-check's verdict; one the infrastructure broke decides nothing."""
+    verdict = classify(outcome.facts)
+    if verdict.classification == "infrastructure":
+        return
+    reason = None if verdict.passed else f"the oracle no longer passes: {verdict.reason}"
+    run.save_recheck(task, passed=verdict.passed, reason=reason)
+
+
 def _remaining_rechecks(run: _Run) -> None:
+    """Re-check the tasks Harbor agents failed: with Harbor's oracle, where they ran."""
     tasks = [task for task in run.bench.tasks if run.recheck_wanted(task)]
     for task in [task for task in tasks if run.oracle_passed(task)]:
         run.save_recheck(task, passed=True, reason=None)
     tasks = [task for task in tasks if run.recheck_wanted(task)]
     if not tasks:
         return
-    if run.options.environment == "local":
-        with ThreadPoolExecutor(max_workers=max(1, run.options.jobs)) as pool:
-            list(pool.map(lambda task: _local_task(run, task, ()), tasks))
-        return
     outcomes = run_harbor_trials(
         tasks, _HARBOR_ORACLE, options=_harbor_options(run), label="recheck"
     )
     for task in tasks:
-        verdict = classify(outcomes[task.digest].facts)
-        reason = None if verdict.passed else f"the oracle no longer passes: {verdict.reason}"
-        run.save_recheck(task, passed=verdict.passed, reason=reason)
+        _save_recheck(run, task, outcomes[task.digest])
 
 
 def run_eval(
@@ -323,8 +324,9 @@ def run_eval(
     if local:
         with ThreadPoolExecutor(max_workers=options.jobs) as pool:
             list(pool.map(lambda task: _local_task(run, task, local), bench.tasks))
-    for agent in agents:
-        if agent.kind == "harbor" or options.environment == "harbor":
-            _harbor_agent(run, agent)
-    _remaining_rechecks(run)
+    harbor = [a for a in agents if a.kind == "harbor" or options.environment == "harbor"]
+    for agent in harbor:
+        _harbor_agent(run, agent)
+    if harbor:
+        _remaining_rechecks(run)
     return read_results(options.results)
