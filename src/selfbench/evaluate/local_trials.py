@@ -40,6 +40,8 @@ from selfbench.evaluate.agents import (
 )
 from selfbench.evaluate.bench import BenchTask
 from selfbench.evaluate.classify import TrialFacts
+
+# The local environment's phases and helpers, reused unchanged (private names, imported only here).
 from selfbench.validate.local import (
     LocalOptions,
     _Agent,
