@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import sync_playwright
+from rich.console import Console
 
 from eval_helpers import BENCHMARK, failed, record, write_results
+from selfbench._cli_eval import _LiveTable
 from selfbench.cli import main
 from selfbench.evaluate import EvalError, Recheck, build_summary, read_results, render_report
 from selfbench.evaluate.results import RESULTS_FILE, open_results
@@ -240,3 +242,15 @@ def test_the_html_page_reads_in_chromium_without_script(tmp_path: Path) -> None:
     keep = os.environ.get("SELFBENCH_KEEP_SCREENSHOTS")  # a directory to look at it in
     if keep:
         shutil.copyfile(tmp_path / "eval-report.png", Path(keep) / "eval-report.png")
+
+
+def test_the_terminal_live_table_counts_trials_as_they_end() -> None:
+    live = _LiveTable(["oracle", "agent-a"], total=2)
+    live.add(record("t1", "oracle"))
+    live.add(failed("t1", "agent-a"))
+    live.add(record("t2", "agent-a", **INFRA))
+    console = Console(width=80, color_system=None, record=True)
+    console.print(live.render())
+    rows = [line.split("│")[1:-1] for line in console.export_text().splitlines() if "│" in line]
+    cells = [[cell.strip() for cell in row] for row in rows]
+    assert cells[-2:] == [["oracle", "1/2", "1", "0", "0"], ["agent-a", "2/2", "0", "1", "1"]]

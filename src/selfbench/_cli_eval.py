@@ -10,12 +10,15 @@ import argparse
 import os
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from selfbench.errors import EXIT_OK
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from selfbench.evaluate import TrialRecord
 
 __all__ = ["add_eval_commands"]
@@ -29,6 +32,35 @@ def _trial_line(record: TrialRecord) -> str:
 def _print_trial(record: TrialRecord) -> None:
     sys.stderr.write(_trial_line(record))
     sys.stderr.flush()
+
+
+class _LiveTable:
+    """The terminal's live table: per agent, trials done, passes and failures by class."""
+
+    def __init__(self, agents: list[str], total: int) -> None:
+        self.agents = agents
+        self.total = total
+        self.counts = {name: [0, 0, 0, 0, 0] for name in agents}  # done, pass, agent, task, infra
+        self.lock = threading.Lock()
+
+    def add(self, record: TrialRecord) -> None:
+        with self.lock:
+            counts = self.counts[record.agent]
+            counts[0] += 1
+            column = {None: 1, "agent": 2, "task": 3, "infrastructure": 4}[record.classification]
+            counts[column] += 1
+
+    def render(self) -> Table:
+        from rich.table import Table  # noqa: PLC0415 - only a terminal pays for rich
+
+        table = Table(title="selfbench eval")
+        for column in ("agent", "trials done", "passed", "agent failures", "infrastructure"):
+            table.add_column(column)
+        with self.lock:
+            for name in self.agents:
+                done, passed, failed, _, infra = self.counts[name]
+                table.add_row(name, f"{done}/{self.total}", str(passed), str(failed), str(infra))
+        return table
 
 
 def _warn(line: str) -> None:
@@ -56,13 +88,22 @@ def _eval(args: argparse.Namespace) -> int:
         workspace=Path(args.workspace) if args.workspace else None,
     )
     with open_benchmark(Path(args.bench), workspace=options.workspace) as bench:
-        log = run_eval(
-            bench,
-            agents,
-            options=options,
-            on_record=_print_trial,
-            on_warning=_warn,
-        )
+        if not sys.stderr.isatty():
+            log = run_eval(bench, agents, options=options, on_record=_print_trial, on_warning=_warn)
+        else:
+            from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
+            from rich.live import Live  # noqa: PLC0415
+
+            live = _LiveTable([agent.name for agent in agents], len(bench.tasks) * args.trials)
+            with Live(live.render(), console=Console(stderr=True)) as screen:
+
+                def on_record(record: TrialRecord) -> None:
+                    live.add(record)
+                    screen.update(live.render())
+
+                log = run_eval(
+                    bench, agents, options=options, on_record=on_record, on_warning=_warn
+                )
     summary = build_summary(log)
     sys.stdout.write(render_report(summary, "json" if args.json else "text"))
     return EXIT_OK
