@@ -289,3 +289,17 @@ def test_results_of_another_benchmark_are_refused(
         f"error: {results / RESULTS_FILE}: results of another benchmark (eeeeeeeeeeee, not "
     )
     assert err.endswith("); use another --results directory\n")
+
+
+def test_a_command_agent_needs_the_local_environment(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _eval(bench, tmp_path / "results", "x=true", extra=("--env", "harbor")) == 2
+    assert capsys.readouterr().err == "error: agent x: a command agent needs --env local\n"
+
+
+def test_trials_must_be_at_least_one(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _eval(bench, tmp_path / "results", "nop", extra=("--trials", "0")) == 2
+    assert capsys.readouterr().err == "error: --trials and -j must be at least 1\n"

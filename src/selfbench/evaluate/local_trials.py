@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from selfbench.bundle import layout
+from selfbench.errors import SelfbenchError
 from selfbench.evaluate.agents import (
     INSTRUCTION_ENV,
     INSTRUCTION_FILE_ENV,
@@ -113,10 +114,24 @@ class PreparedTask:
     setup_error: str | None
 
     def run(self, agent: AgentSpec, name: str) -> LocalTrial:
-        """Run one trial of `agent`; `name` names its directories and logs (unique per task)."""
+        """Run one trial of `agent`; `name` names its directories and logs (unique per task).
+
+        A harness that breaks (a full disk, a copy that fails) fails the trial as
+        infrastructure, not the evaluation.
+        """
         if self.setup_error is not None:
-            facts = TrialFacts(reward=None, infrastructure=self.setup_error)
-            return LocalTrial(facts, {}, None, None, Usage(), str(self.phases.logs))
+            return self._broken(self.setup_error)
+        try:
+            return self._run(agent, name)
+        except (OSError, subprocess.CalledProcessError, SelfbenchError) as exc:
+            why = str(exc) if isinstance(exc, SelfbenchError) else f"{type(exc).__name__}: {exc}"
+            return self._broken(f"the harness failed: {why}".splitlines()[0])
+
+    def _broken(self, reason: str) -> LocalTrial:
+        facts = TrialFacts(reward=None, infrastructure=reason)
+        return LocalTrial(facts, {}, None, None, Usage(), str(self.phases.logs))
+
+    def _run(self, agent: AgentSpec, name: str) -> LocalTrial:
         opt, status, agent_log, usage, harness = self._agent_phase(agent, name)
         run = self.phases.verifier(name, _Agent(opt, None), ())
         infrastructure = harness or _phase_reason(run)
