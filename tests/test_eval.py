@@ -131,6 +131,9 @@ def test_baselines_and_a_scripted_half_score_exactly(compared: dict[str, Any]) -
         "hostile": (0.0, {"easy": 0.0, "medium": 0.0}),
     }
     assert (agents["half"]["tokens"], agents["half"]["costUsd"]) == (4000, 1.0)
+    assert compared["summary"]["agentNetwork"] == [
+        "local: none (the local sandbox cannot enforce an allow-list)"
+    ]
     assert compared["summary"]["matrix"][1] == {
         "task": "calc-mul",
         "difficulty": "easy",

@@ -75,7 +75,8 @@ def test_pass_at_k_is_the_unbiased_estimator(tmp_path: Path) -> None:
 def test_markdown_and_csv_are_exact(tmp_path: Path) -> None:
     summary = build_summary(read_results(_results(tmp_path)))
     assert render_report(summary, "md") == (
-        f"# Benchmark {BENCHMARK[:12]}: 3 tasks, 1 trial(s) per task and agent\n\n## Agents\n\n"
+        f"# Benchmark {BENCHMARK[:12]}: 3 tasks, 1 trial(s) per task and agent\n\n"
+        "Agent network (local: none).\n\n## Agents\n\n"
         "| agent | pass rate | easy | medium | mean time | median time | cost |"
         " agent / task / infra failures |\n"
         "| --- | --- | --- | --- | --- | --- | --- | --- |\n"

@@ -94,6 +94,8 @@ def render_text(summary: Summary, *, width: int = 120) -> str:
 
     console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False)
     console.print(_title(summary))
+    for line in network_lines(summary):
+        console.print(line, markup=False, highlight=False)
     for title, (header, rows) in (("Agents", agent_rows(summary)), ("Tasks", matrix_rows(summary))):
         table = Table(title=title)
         for column in header:
@@ -106,6 +108,11 @@ def render_text(summary: Summary, *, width: int = 120) -> str:
     output = console.file
     assert isinstance(output, io.StringIO)  # noqa: S101 - the file given above
     return output.getvalue()
+
+
+def network_lines(summary: Summary) -> list[str]:
+    """What network the agents had, one line per environment."""
+    return [f"Agent network ({line})" for line in summary.networks]
 
 
 def _failure_lines(summary: Summary) -> list[str]:
@@ -127,7 +134,9 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> lis
 
 def render_markdown(summary: Summary) -> str:
     """The report as Markdown: the two tables and the non-passes."""
-    lines = [f"# {_title(summary)}", "", "## Agents", ""]
+    lines = [f"# {_title(summary)}", ""]
+    lines += [f"{line}." for line in network_lines(summary)]
+    lines += ["", "## Agents", ""] if summary.networks else ["## Agents", ""]
     lines += _markdown_table(*agent_rows(summary))
     lines += ["", "## Tasks", ""]
     lines += _markdown_table(*matrix_rows(summary))

@@ -11,7 +11,7 @@ import html
 import io
 import re
 
-from selfbench.evaluate.report import agent_rows, matrix_rows
+from selfbench.evaluate.report import agent_rows, matrix_rows, network_lines
 from selfbench.evaluate.summary import Summary
 
 __all__ = ["render_html"]
@@ -127,6 +127,7 @@ def render_html(summary: Summary) -> str:
             "failures of a task whose oracle no longer passes are not counted against an agent.</p>"
         ),
     ]
+    parts += [f"<p>{html.escape(line)}.</p>" for line in network_lines(summary)]
     if summary.agents:
         parts += [
             '<div class="charts">',

@@ -99,6 +99,8 @@ class Summary:
     """(task, difficulty, one cell per agent in `agents` order)."""
     failures: tuple[Failure, ...]
     skipped_lines: tuple[str, ...]
+    networks: tuple[str, ...] = ()
+    """The agents' network, per environment (`local: none (…)`), as the trials recorded it."""
 
     def to_json(self) -> dict[str, Any]:
         names = [agent.name for agent in self.agents]
@@ -126,6 +128,7 @@ class Summary:
                 for f in self.failures
             ],
             "skippedLines": list(self.skipped_lines),
+            "agentNetwork": list(self.networks),
         }
 
 
@@ -226,4 +229,7 @@ def build_summary(log: ResultsLog) -> Summary:
                     verdict.reason or "",
                 )
             )
-    return Summary(log.benchmark, log.tasks, k, agents, matrix, tuple(failures), log.corrupt)
+    networks = tuple(sorted({f"{r.environment}: {r.network}" for r in records}))
+    return Summary(
+        log.benchmark, log.tasks, k, agents, matrix, tuple(failures), log.corrupt, networks
+    )
