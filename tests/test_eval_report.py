@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from playwright.sync_api import sync_playwright
 from rich.console import Console
 
@@ -255,3 +257,18 @@ def test_the_terminal_live_table_counts_trials_as_they_end() -> None:
     rows = [line.split("│")[1:-1] for line in console.export_text().splitlines() if "│" in line]
     cells = [[cell.strip() for cell in row] for row in rows]
     assert cells[-2:] == [["oracle", "1/2", "1", "0", "0"], ["agent-a", "2/2", "0", "1", "1"]]
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.text(alphabet=st.characters(exclude_characters="\n\r")), max_size=5))
+def test_any_extra_lines_are_records_or_reported(tmp_path: Path, lines: list[str]) -> None:
+    results = tmp_path / "prop"
+    shutil.rmtree(results, ignore_errors=True)
+    write_results(results, [record("t1", "oracle")])
+    with (results / RESULTS_FILE).open("a", encoding="utf-8") as handle:
+        handle.write("".join(f"{line}\n" for line in lines))
+    log = read_results(results)
+    blank = sum(1 for line in lines if not line.strip())
+    assert len(log.corrupt) + blank <= len(lines)
+    assert all(": corrupt line skipped: " in line for line in log.corrupt)
+    assert record("t1", "oracle").key in log.trials
