@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from selfbench._cli_eval import add_eval_commands
 from selfbench._cli_export import add_export_commands
 from selfbench._cli_mine import add_mine_commands
 from selfbench._cli_toolchains import add_toolchains_command
@@ -478,6 +479,7 @@ def _parser() -> argparse.ArgumentParser:
     add_export_commands(commands)
     add_toolchains_command(commands)
     add_mine_commands(commands)
+    add_eval_commands(commands)
 
     demo = commands.add_parser("demo", help="author, prove and export a sample task")
     demo.add_argument("--keep", action="store_true", help="keep the sample's temp directory")

@@ -26,6 +26,7 @@ __all__ = [
     "BundleError",
     "CompileError",
     "DefinitionError",
+    "EvalError",
     "ExportError",
     "GitError",
     "HarborError",
@@ -181,6 +182,13 @@ class ToolchainError(ValidateError):
 
 class MineError(SelfbenchError):
     """The repository, a revision, a metadata file or an option cannot be mined."""
+
+
+# evaluate --------------------------------------------------------------------------------------
+
+
+class EvalError(SelfbenchError):
+    """An evaluation cannot start or go on: bad agents, benchmark or results."""
 
 
 # export {archive} ------------------------------------------------------------------------------

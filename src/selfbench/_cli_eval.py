@@ -1,0 +1,165 @@
+"""The `eval` and `report` commands of the `selfbench` command line.
+
+`eval` exits 0 when every trial ran (whatever the agents scored), 2 on bad input; `report`
+exits 0, or 2 when the results cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from selfbench.errors import EXIT_OK
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from selfbench.evaluate import TrialRecord
+
+__all__ = ["add_eval_commands"]
+
+
+def _trial_line(record: TrialRecord) -> str:
+    verdict = "pass" if record.passed else f"{record.classification}: {record.reason}"
+    return f"{record.task} {record.agent} #{record.trial}: {verdict}\n"
+
+
+def _print_trial(record: TrialRecord) -> None:
+    sys.stderr.write(_trial_line(record))
+    sys.stderr.flush()
+
+
+class _LiveTable:
+    """The terminal's live table: per agent, trials done, passes and failures by class."""
+
+    def __init__(self, agents: list[str], total: int) -> None:
+        self.agents = agents
+        self.total = total
+        self.counts = {name: [0, 0, 0, 0, 0] for name in agents}  # done, pass, agent, task, infra
+        self.lock = threading.Lock()
+
+    def add(self, record: TrialRecord) -> None:
+        with self.lock:
+            counts = self.counts[record.agent]
+            counts[0] += 1
+            column = {None: 1, "agent": 2, "task": 3, "infrastructure": 4}[record.classification]
+            counts[column] += 1
+
+    def render(self) -> Table:
+        from rich.table import Table  # noqa: PLC0415 - only a terminal pays for rich
+
+        table = Table(title="selfbench eval")
+        for column in ("agent", "trials done", "passed", "agent failures", "infrastructure"):
+            table.add_column(column)
+        with self.lock:
+            for name in self.agents:
+                done, passed, failed, _, infra = self.counts[name]
+                table.add_row(name, f"{done}/{self.total}", str(passed), str(failed), str(infra))
+        return table
+
+
+def _warn(line: str) -> None:
+    sys.stderr.write(f"warning: {line}\n")
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from selfbench.evaluate import (  # noqa: PLC0415 - lazy by design
+        EvalOptions,
+        build_summary,
+        open_benchmark,
+        parse_agent_specs,
+        render_report,
+        run_eval,
+    )
+
+    agents = parse_agent_specs(args.agent or [])
+    options = EvalOptions(
+        results=Path(args.results),
+        trials=args.trials,
+        jobs=args.jobs,
+        environment=args.env,
+        harbor_env=args.harbor_env,
+        harbor=args.harbor,
+        workspace=Path(args.workspace) if args.workspace else None,
+    )
+    with open_benchmark(Path(args.bench), workspace=options.workspace) as bench:
+        if not sys.stderr.isatty():
+            log = run_eval(bench, agents, options=options, on_record=_print_trial, on_warning=_warn)
+        else:
+            from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
+            from rich.live import Live  # noqa: PLC0415
+
+            live = _LiveTable([agent.name for agent in agents], len(bench.tasks) * args.trials)
+            with Live(live.render(), console=Console(stderr=True)) as screen:
+
+                def on_record(record: TrialRecord) -> None:
+                    live.add(record)
+                    screen.update(live.render())
+
+                log = run_eval(
+                    bench, agents, options=options, on_record=on_record, on_warning=_warn
+                )
+    summary = build_summary(log)
+    sys.stdout.write(render_report(summary, "json" if args.json else "text"))
+    return EXIT_OK
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    from selfbench.evaluate import EvalError  # noqa: PLC0415
+
+    try:
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        Path(temporary).replace(path)
+    except OSError as exc:
+        raise EvalError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _report(args: argparse.Namespace) -> int:
+    from selfbench.evaluate import build_summary, read_results, render_report  # noqa: PLC0415
+
+    log = read_results(Path(args.results))
+    for line in log.corrupt:
+        _warn(line)
+    text = render_report(build_summary(log), args.format)
+    if args.out:
+        _write_atomic(Path(args.out), text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def add_eval_commands(commands: Any) -> None:
+    """Register `eval` and `report` on the CLI's subparsers."""
+    evaluate = commands.add_parser("eval", help="compare agents on a benchmark, resumably")
+    evaluate.add_argument("bench", metavar="BENCH", help="an export archive or a tasks directory")
+    evaluate.add_argument(
+        "--agent",
+        action="append",
+        metavar="NAME=COMMAND",
+        help="oracle, nop, NAME=COMMAND or NAME=harbor:AGENT:MODEL (repeatable)",
+    )
+    evaluate.add_argument("--trials", type=int, default=1, help="trials per task and agent")
+    evaluate.add_argument("-j", "--jobs", type=int, default=1, help="tasks (or trials) at once")
+    evaluate.add_argument("--env", choices=("local", "harbor"), default="local")
+    evaluate.add_argument("--results", default="results", metavar="DIR", help="default: results")
+    evaluate.add_argument(
+        "--resume", action="store_true", help="skip finished trials (re-running always does)"
+    )
+    evaluate.add_argument("--json", action="store_true", help="print the JSON summary")
+    evaluate.add_argument("--harbor-env", default="docker", metavar="NAME")
+    evaluate.add_argument("--harbor", default="harbor", metavar="PATH")
+    evaluate.add_argument("--workspace", metavar="DIR", help="where local workspaces go")
+    evaluate.set_defaults(run=_eval)
+
+    report = commands.add_parser("report", help="render an evaluation's results")
+    report.add_argument("results", metavar="RESULTS_DIR")
+    report.add_argument("--format", choices=("text", "md", "csv", "json", "html"), default="text")
+    report.add_argument("--out", metavar="FILE", help="write here (atomically) instead of stdout")
+    report.set_defaults(run=_report)

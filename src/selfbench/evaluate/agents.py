@@ -1,0 +1,133 @@
+"""The agents an evaluation compares: `--agent` specs, parsed, and the usage line they may print.
+
+Grammar of one `--agent` value:
+
+    oracle | nop                      the built-in baselines
+    NAME=harbor:AGENT:MODEL           `harbor run --agent AGENT --model MODEL`
+    NAME=COMMAND                      any shell command, run as the agent user in the workspace
+
+NAME is a task-id-like word (letters, digits, `.`, `_`, `-`); `oracle` and `nop` are reserved.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from selfbench.errors import EvalError
+
+__all__ = [
+    "BUILTIN_AGENTS",
+    "INSTRUCTION_ENV",
+    "INSTRUCTION_FILE_ENV",
+    "USAGE_PREFIX",
+    "AgentSpec",
+    "EvalError",
+    "Usage",
+    "parse_agent_spec",
+    "parse_agent_specs",
+    "parse_usage",
+]
+
+BUILTIN_AGENTS = ("oracle", "nop")
+INSTRUCTION_ENV = "SELFBENCH_INSTRUCTION"
+"""The environment variable that holds the task's instruction (`instruction.md`)."""
+INSTRUCTION_FILE_ENV = "SELFBENCH_INSTRUCTION_FILE"
+"""The environment variable naming a read-only file with the same instruction."""
+USAGE_PREFIX = "selfbench-usage:"
+"""An agent may print `selfbench-usage: tokens=N cost_usd=X` (either field); the last one wins."""
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_HARBOR_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/@+-]*")
+_USAGE_FIELD = re.compile(r"(tokens|cost_usd)=([0-9]+(?:\.[0-9]+)?)")
+
+Kind = Literal["oracle", "nop", "command", "harbor"]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    """One agent of an evaluation."""
+
+    name: str
+    kind: Kind
+    command: str = ""
+    """The shell command (kind `command`)."""
+    harbor_agent: str = ""
+    harbor_model: str = ""
+
+    def describe(self) -> str:
+        """How the agent runs, in one line."""
+        if self.kind == "command":
+            return self.command
+        if self.kind == "harbor":
+            return f"harbor run --agent {self.harbor_agent} --model {self.harbor_model}"
+        return f"built-in {self.kind}"
+
+
+def parse_agent_spec(value: str) -> AgentSpec:
+    """Parse one `--agent` value.
+
+    Raises:
+        EvalError: no name, a name that is not a plain word, an empty command, or a malformed
+            `harbor:AGENT:MODEL`.
+    """
+    if value in BUILTIN_AGENTS:
+        return AgentSpec(value, "oracle" if value == "oracle" else "nop")
+    name, equals, command = value.partition("=")
+    if not equals:
+        raise EvalError(f"agent {value!r}: expected oracle, nop, NAME=COMMAND or NAME=harbor:…")
+    if not _NAME.fullmatch(name):
+        raise EvalError(f"agent {value!r}: the name must be letters, digits, '.', '_' or '-'")
+    if name in BUILTIN_AGENTS:
+        raise EvalError(f"agent {value!r}: {name} is a built-in agent's name")
+    if not command.strip():
+        raise EvalError(f"agent {name}: empty command")
+    if command.startswith("harbor:"):
+        parts = command.split(":", 2)
+        if len(parts) != 3 or not all(_HARBOR_PART.fullmatch(part) for part in parts[1:]):
+            raise EvalError(f"agent {name}: expected harbor:AGENT:MODEL, not {command!r}")
+        return AgentSpec(name, "harbor", harbor_agent=parts[1], harbor_model=parts[2])
+    return AgentSpec(name, "command", command=command)
+
+
+def parse_agent_specs(values: Sequence[str]) -> tuple[AgentSpec, ...]:
+    """Parse every `--agent`, refusing two agents with one name.
+
+    Raises:
+        EvalError: a bad spec, no agent, or a name given twice.
+    """
+    if not values:
+        raise EvalError("no agent: give --agent at least once")
+    specs = tuple(parse_agent_spec(value) for value in values)
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.name in seen:
+            raise EvalError(f"two agents are named {spec.name}")
+        seen.add(spec.name)
+    return specs
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token and cost counts an agent reported (None: not reported)."""
+
+    tokens: int | None = None
+    cost_usd: float | None = None
+
+
+def parse_usage(output: str) -> Usage:
+    """The last `selfbench-usage:` line of an agent's output, read leniently (unknown ignored)."""
+    tokens: int | None = None
+    cost: float | None = None
+    for line in output.splitlines():
+        stripped = line.strip()
+        if not stripped.startswith(USAGE_PREFIX):
+            continue
+        found = dict(_USAGE_FIELD.findall(stripped[len(USAGE_PREFIX) :]))
+        if "tokens" in found and found["tokens"].isdigit():
+            tokens = int(found["tokens"])
+        if "cost_usd" in found:
+            cost = float(found["cost_usd"])
+    return Usage(tokens, cost)

@@ -1,0 +1,135 @@
+"""Read the benchmark an evaluation runs: an export archive (verified, then unpacked) or a
+directory of tasks.
+
+A tasks directory holds one task per entry: an extracted task (`DIR/<taskId>/task.toml` with its
+`.selfbench-review.json`, what `selfbench extract` writes) or a collect directory
+(`DIR/<name>/harbor-task/` beside `definition.json`). A task's **digest** is the SHA-256 of its
+`.selfbench-manifest.json`, which binds its definition and both patches; the **benchmark id** is
+the SHA-256 of the sorted `taskId digest` lines, so results can tell their benchmark.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from selfbench._json import loads_strict
+from selfbench.bundle import layout
+from selfbench.bundle.locate import LocatedTask, locate_task, read_bundle_manifest
+from selfbench.contract import definition_sha256, parse_definition
+from selfbench.errors import EvalError, JsonError, SelfbenchError
+from selfbench.export.reader import REVIEW_FILE
+
+__all__ = ["BenchTask", "Benchmark", "open_benchmark", "read_tasks_dir"]
+
+
+@dataclass(frozen=True, slots=True)
+class BenchTask:
+    """One task of the benchmark."""
+
+    located: LocatedTask
+    digest: str
+
+    @property
+    def task_id(self) -> str:
+        return self.located.definition.taskId
+
+    @property
+    def difficulty(self) -> str:
+        return self.located.definition.difficulty
+
+
+@dataclass(frozen=True, slots=True)
+class Benchmark:
+    """The tasks, sorted by id, and the id of the whole."""
+
+    benchmark_id: str
+    tasks: tuple[BenchTask, ...]
+
+
+def _extracted_task(bundle: Path) -> LocatedTask:
+    """An extracted task: its definition comes from its review record."""
+    path = bundle / REVIEW_FILE
+    try:
+        record = loads_strict(path.read_bytes(), source=str(path))
+    except (OSError, JsonError) as exc:
+        raise EvalError(f"{path}: cannot read the review record: {exc}") from None
+    if not isinstance(record, dict) or "definition" not in record:
+        raise EvalError(f"{path}: not a review record")
+    definition = parse_definition(record["definition"], mode="persisted").definition
+    manifest = read_bundle_manifest(bundle)
+    if manifest.task_id != definition.taskId or (
+        manifest.definition_sha256 != definition_sha256(definition)
+    ):
+        raise EvalError(f"{path}: its definition is not the bundle's")
+    return LocatedTask(bundle, path, definition, manifest)
+
+
+def _task(entry: Path) -> BenchTask:
+    try:
+        if (entry / layout.TASK_TOML).is_file() and (entry / REVIEW_FILE).is_file():
+            located = _extracted_task(entry)
+        else:
+            located = locate_task(entry)
+        digest = hashlib.sha256((located.bundle / layout.MANIFEST).read_bytes()).hexdigest()
+    except OSError as exc:
+        raise EvalError(f"{entry}: cannot read: {exc.strerror or exc}") from None
+    except SelfbenchError as exc:
+        if isinstance(exc, EvalError):
+            raise
+        raise EvalError(f"{entry}: not a task: {exc.lines[0]}") from None
+    return BenchTask(located, digest)
+
+
+def read_tasks_dir(directory: Path) -> Benchmark:
+    """Every task of a tasks directory.
+
+    Raises:
+        EvalError: the directory holds no task, an entry is not a task, or a task id repeats.
+    """
+    try:
+        entries = sorted(
+            p for p in directory.iterdir() if p.is_dir() and not p.name.startswith(".")
+        )
+    except OSError as exc:
+        raise EvalError(f"{directory}: cannot read: {exc.strerror or exc}") from None
+    tasks = sorted((_task(entry) for entry in entries), key=lambda task: task.task_id)
+    if not tasks:
+        raise EvalError(f"{directory}: no tasks")
+    ids = [task.task_id for task in tasks]
+    for task_id in ids:
+        if ids.count(task_id) > 1:
+            raise EvalError(f"{directory}: task {task_id} is given more than once")
+    lines = "".join(f"{task.task_id} {task.digest}\n" for task in tasks)
+    return Benchmark(hashlib.sha256(lines.encode()).hexdigest(), tuple(tasks))
+
+
+@contextmanager
+def open_benchmark(path: Path, *, workspace: Path | None = None) -> Iterator[Benchmark]:
+    """The benchmark at `path`; an export is verified and unpacked into a temporary directory
+    that is removed afterwards.
+
+    Raises:
+        EvalError: `path` is missing, an archive does not verify, or a task is malformed.
+    """
+    if path.is_dir():
+        yield read_tasks_dir(path)
+        return
+    if not path.is_file():
+        raise EvalError(f"{path}: no such benchmark (an export archive or a tasks directory)")
+    from selfbench.export import extract_export  # noqa: PLC0415 - only archives need it
+
+    scratch = Path(tempfile.mkdtemp(prefix="selfbench-bench-", dir=workspace))
+    try:
+        try:
+            extract_export(path, out=scratch / "tasks")
+        except SelfbenchError as exc:
+            raise EvalError(f"{path}: the export does not verify: {exc.lines[0]}") from None
+        yield read_tasks_dir(scratch / "tasks")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

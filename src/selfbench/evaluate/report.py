@@ -1,0 +1,201 @@
+"""Render a `Summary` as text (a rich table), Markdown, CSV or JSON (pure: strings out)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+
+from selfbench.evaluate.summary import AgentSummary, Summary
+
+__all__ = [
+    "FORMATS",
+    "render_csv",
+    "render_json",
+    "render_markdown",
+    "render_report",
+    "render_text",
+]
+
+FORMATS = ("text", "md", "csv", "json", "html")
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:.1f}%"
+
+
+def _seconds(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f} s"
+
+
+def _cost(agent: AgentSummary) -> str:
+    if agent.cost_usd is None and agent.tokens is None:
+        return "—"
+    parts = []
+    if agent.cost_usd is not None:
+        parts.append(f"${agent.cost_usd:.2f}")
+    if agent.tokens is not None:
+        parts.append(f"{agent.tokens:,} tok")
+    return " / ".join(parts)
+
+
+def _difficulty_header(summary: Summary) -> list[str]:
+    first = summary.agents[0].by_difficulty if summary.agents else ()
+    return [name for name, _, _ in first]
+
+
+def agent_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
+    """The per-agent table: header and rows, as every format shows it."""
+    difficulties = _difficulty_header(summary)
+    header = ["agent", "pass rate", *difficulties]
+    if summary.trials_per_task > 1:
+        header.append(f"pass@{summary.trials_per_task}")
+    header += ["mean time", "median time", "cost", "agent / task / infra failures"]
+    rows = []
+    for agent in summary.agents:
+        row = [agent.name, f"{_percent(agent.pass_rate)} ({agent.passes}/{agent.counted})"]
+        row += [
+            f"{_percent(passes / counted if counted else None)} ({passes}/{counted})"
+            for _, passes, counted in agent.by_difficulty
+        ]
+        if summary.trials_per_task > 1:
+            row.append(_percent(agent.pass_at_k))
+        row += [
+            _seconds(agent.mean_seconds),
+            _seconds(agent.median_seconds),
+            _cost(agent),
+            f"{agent.agent_failures} / {agent.task_failures} / {agent.infrastructure}",
+        ]
+        rows.append(row)
+    return header, rows
+
+
+def matrix_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
+    """The task-by-agent matrix: header and rows."""
+    header = ["task", "difficulty", *(agent.name for agent in summary.agents)]
+    rows = [
+        [task, level, *(cell.text() for cell in cells)] for task, level, cells in summary.matrix
+    ]
+    return header, rows
+
+
+def _title(summary: Summary) -> str:
+    return (
+        f"Benchmark {summary.benchmark[:12]}: {summary.tasks} tasks, "
+        f"{summary.trials_per_task} trial(s) per task and agent"
+    )
+
+
+def render_text(summary: Summary, *, width: int = 120) -> str:
+    """The terminal report: rich tables, rendered without colour."""
+    from rich.console import Console  # noqa: PLC0415 - only the text format pays for rich
+    from rich.table import Table  # noqa: PLC0415
+
+    console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False)
+    console.print(_title(summary))
+    for line in network_lines(summary):
+        console.print(line, markup=False, highlight=False)
+    for title, (header, rows) in (("Agents", agent_rows(summary)), ("Tasks", matrix_rows(summary))):
+        table = Table(title=title)
+        for column in header:
+            table.add_column(column)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+    for line in _failure_lines(summary):
+        console.print(line, markup=False, highlight=False)
+    output = console.file
+    assert isinstance(output, io.StringIO)  # noqa: S101 - the file given above
+    return output.getvalue()
+
+
+def network_lines(summary: Summary) -> list[str]:
+    """What network the agents had, one line per environment."""
+    return [f"Agent network ({line})" for line in summary.networks]
+
+
+def _failure_lines(summary: Summary) -> list[str]:
+    lines = [f"skipped: {line}" for line in summary.skipped_lines]
+    if summary.failures:
+        lines.append("Non-passes:")
+    lines += [
+        f"  {f.task} {f.agent} #{f.trial}: {f.classification}: {f.reason}" for f in summary.failures
+    ]
+    return lines
+
+
+def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+    return [line(header), line(["---"] * len(header)), *(line(row) for row in rows)]
+
+
+def render_markdown(summary: Summary) -> str:
+    """The report as Markdown: the two tables and the non-passes."""
+    lines = [f"# {_title(summary)}", ""]
+    lines += [f"{line}." for line in network_lines(summary)]
+    lines += ["", "## Agents", ""] if summary.networks else ["## Agents", ""]
+    lines += _markdown_table(*agent_rows(summary))
+    lines += ["", "## Tasks", ""]
+    lines += _markdown_table(*matrix_rows(summary))
+    if summary.failures:
+        lines += ["", "## Non-passes", ""]
+        lines += _markdown_table(
+            ["task", "agent", "trial", "class", "reason"],
+            [[f.task, f.agent, str(f.trial), f.classification, f.reason] for f in summary.failures],
+        )
+    return "\n".join(lines) + "\n"
+
+
+def render_csv(summary: Summary) -> str:
+    """One row per agent and difficulty (`all` first): trials, passes, rate and the rest."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(
+        ["agent", "difficulty", "trials", "passes", "pass_rate", "pass_at_k", "mean_agent_seconds",
+         "median_agent_seconds", "tokens", "cost_usd", "agent_failures", "task_failures",
+         "infrastructure_failures"]
+    )  # fmt: skip
+    for agent in summary.agents:
+        rows = [("all", agent.passes, agent.counted), *agent.by_difficulty]
+        for difficulty, passes, counted in rows:
+            whole = difficulty == "all"
+            writer.writerow(
+                [
+                    agent.name,
+                    difficulty,
+                    counted,
+                    passes,
+                    _number(passes / counted if counted else None),
+                    _number(agent.pass_at_k) if whole else "",
+                    _number(agent.mean_seconds) if whole else "",
+                    _number(agent.median_seconds) if whole else "",
+                    "" if agent.tokens is None or not whole else agent.tokens,
+                    _number(agent.cost_usd) if whole else "",
+                    agent.agent_failures if whole else "",
+                    agent.task_failures if whole else "",
+                    agent.infrastructure if whole else "",
+                ]
+            )
+    return out.getvalue()
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:.4f}"
+
+
+def render_json(summary: Summary) -> str:
+    """The whole summary as JSON."""
+    return json.dumps(summary.to_json(), ensure_ascii=False, indent=2) + "\n"
+
+
+def render_report(summary: Summary, output_format: str) -> str:
+    """Render in one of `FORMATS`."""
+    if output_format == "html":
+        from selfbench.evaluate.report_html import render_html  # noqa: PLC0415 - matplotlib
+
+        return render_html(summary)
+    renderers = {"text": render_text, "md": render_markdown, "csv": render_csv, "json": render_json}
+    return renderers[output_format](summary)

@@ -1,0 +1,246 @@
+"""The results store: one JSON-lines file per evaluation, appended as trials finish.
+
+`RESULTS_DIR/results.jsonl` starts with a header line naming the benchmark
+(`{"kind": "benchmark", "benchmark": ID, "tasks": N}`), then one line per finished trial
+(`"kind": "trial"`) or oracle re-check (`"kind": "recheck"`). A trial is keyed by task digest,
+agent and trial number; a later line for a key replaces an earlier one (an infrastructure
+failure retried on resume). Each line is written with one `write` and flushed to disk, so a
+killed run loses at most the trials that were running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from selfbench.errors import EvalError
+
+__all__ = [
+    "RESULTS_FILE",
+    "Classification",
+    "Recheck",
+    "ResultsLog",
+    "ResultsStore",
+    "TrialKey",
+    "TrialRecord",
+    "open_results",
+    "read_results",
+]
+
+RESULTS_FILE = "results.jsonl"
+
+Classification = Literal["agent", "infrastructure", "task"]
+
+
+@dataclass(frozen=True, slots=True)
+class TrialKey:
+    """What identifies a trial across runs."""
+
+    digest: str
+    agent: str
+    trial: int
+
+
+@dataclass(frozen=True, slots=True)
+class TrialRecord:
+    """One finished trial."""
+
+    task: str
+    digest: str
+    difficulty: str
+    agent: str
+    trial: int
+    passed: bool
+    classification: Classification | None
+    """None when the trial passed."""
+    reason: str | None
+    reward: int | None = None
+    tests: dict[str, str] = field(default_factory=dict)
+    agent_exit: int | None = None
+    agent_seconds: float | None = None
+    verifier_seconds: float | None = None
+    tokens: int | None = None
+    cost_usd: float | None = None
+    attempts: int = 1
+    environment: str = "local"
+    network: str = "none"
+    log: str = ""
+
+    @property
+    def key(self) -> TrialKey:
+        return TrialKey(self.digest, self.agent, self.trial)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "trial", **asdict(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class Recheck:
+    """The oracle run again on a task some agent failed: does the task still hold?"""
+
+    task: str
+    digest: str
+    passed: bool
+    reason: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "recheck", **asdict(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class ResultsLog:
+    """What a results file holds: the benchmark, the trials and re-checks, the lines skipped."""
+
+    benchmark: str
+    tasks: int
+    trials: dict[TrialKey, TrialRecord]
+    rechecks: dict[str, Recheck]
+    corrupt: tuple[str, ...]
+    """One line per line that was skipped: `FILE:LINE: why`."""
+
+
+_TRIAL_FIELDS = frozenset(TrialRecord.__dataclass_fields__)
+_RECHECK_FIELDS = frozenset(Recheck.__dataclass_fields__)
+
+
+def _trial(value: dict[str, Any]) -> TrialRecord:
+    fields = {key: item for key, item in value.items() if key != "kind"}
+    if set(fields) != _TRIAL_FIELDS:
+        raise ValueError("not a trial record (its fields differ)")
+    record = TrialRecord(**fields)
+    checks = (
+        isinstance(record.task, str),
+        isinstance(record.digest, str),
+        isinstance(record.agent, str),
+        isinstance(record.trial, int),
+        isinstance(record.passed, bool),
+        record.classification in (None, "agent", "infrastructure", "task"),
+        isinstance(record.tests, dict),
+    )
+    if not all(checks):
+        raise ValueError("not a trial record (a field has the wrong type)")
+    return record
+
+
+def _recheck(value: dict[str, Any]) -> Recheck:
+    fields = {key: item for key, item in value.items() if key != "kind"}
+    if set(fields) != _RECHECK_FIELDS or not isinstance(fields.get("passed"), bool):
+        raise ValueError("not a recheck record")
+    return Recheck(**fields)
+
+
+def _header(line: str, where: str) -> tuple[str, int]:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        value = None
+    if (
+        not isinstance(value, dict)
+        or value.get("kind") != "benchmark"
+        or not isinstance(value.get("benchmark"), str)
+        or not isinstance(value.get("tasks"), int)
+    ):
+        raise EvalError(f"{where}:1: not a selfbench results file (no benchmark header)")
+    return value["benchmark"], value["tasks"]
+
+
+def _record(line: str) -> TrialRecord | Recheck:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON (column {exc.colno})") from None
+    if not isinstance(value, dict):
+        raise TypeError("not a JSON object")
+    if value.get("kind") == "trial":
+        return _trial(value)
+    if value.get("kind") == "recheck":
+        return _recheck(value)
+    raise ValueError("unknown kind")
+
+
+def read_results(results_dir: Path) -> ResultsLog:
+    """Read `RESULTS_DIR/results.jsonl`; corrupt lines are listed and skipped, never merged.
+
+    Raises:
+        EvalError: the file cannot be read or has no benchmark header.
+    """
+    path = results_dir / RESULTS_FILE
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise EvalError(f"cannot read {path}: {exc.strerror or exc}") from None
+    lines = text.split("\n")
+    benchmark, tasks = _header(lines[0], str(path))
+    trials: dict[TrialKey, TrialRecord] = {}
+    rechecks: dict[str, Recheck] = {}
+    corrupt: list[str] = []
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            record = _record(line)
+        except (ValueError, TypeError) as exc:
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            corrupt.append(f"{path}:{number}: corrupt line skipped: {why[:120]}")
+            continue
+        if isinstance(record, TrialRecord):
+            trials[record.key] = record
+        else:
+            rechecks[record.digest] = record
+    return ResultsLog(benchmark, tasks, trials, rechecks, tuple(corrupt))
+
+
+class ResultsStore:
+    """Appends records to a results file, one flushed line each, from any thread."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+
+    def append(self, record: TrialRecord | Recheck) -> None:
+        line = json.dumps(record.to_json(), ensure_ascii=False, sort_keys=True) + "\n"
+        with self._lock:
+            descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            try:
+                os.write(descriptor, line.encode("utf-8"))
+                os.fsync(descriptor)
+            finally:
+                os.close(descriptor)
+
+
+def open_results(
+    results_dir: Path, *, benchmark: str, tasks: int
+) -> tuple[ResultsStore, ResultsLog]:
+    """Open (or start) the results of `benchmark` in `results_dir`; what it already holds.
+
+    A file whose last line was cut by a kill is ended with a newline first, so the next line
+    starts clean and the cut one is reported as corrupt.
+
+    Raises:
+        EvalError: the directory cannot be created, or holds results of another benchmark.
+    """
+    path = results_dir / RESULTS_FILE
+    try:
+        results_dir.mkdir(parents=True, exist_ok=True)
+        if not path.exists():
+            header = {"benchmark": benchmark, "kind": "benchmark", "tasks": tasks}
+            temporary = path.with_name(f".{RESULTS_FILE}.tmp")
+            temporary.write_text(json.dumps(header, sort_keys=True) + "\n", encoding="utf-8")
+            temporary.replace(path)
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            with path.open("ab") as handle:
+                handle.write(b"\n")
+    except OSError as exc:
+        raise EvalError(f"cannot write results to {results_dir}: {exc.strerror or exc}") from None
+    log = read_results(results_dir)
+    if log.benchmark != benchmark:
+        raise EvalError(
+            f"{path}: results of another benchmark ({log.benchmark[:12]}, not {benchmark[:12]});"
+            " use another --results directory"
+        )
+    return ResultsStore(path), log

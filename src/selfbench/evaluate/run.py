@@ -1,0 +1,333 @@
+"""Run an evaluation: every task, agent and trial not yet finished, recorded as it finishes.
+
+Local agents (`oracle`, `nop`, commands) run in the local sandbox, `jobs` tasks at a time (each
+task prepared once, its trials one after another); Harbor agents run with `harbor run`, one job
+per trial number, `jobs` trials at a time. An infrastructure failure is retried once at once,
+and again on the next run. After a task's trials, an agent failure on it triggers one oracle
+re-check (the `oracle` agent's own passing trial counts as one): when the oracle no longer
+passes, the report counts those failures against the task, not the agent.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from selfbench.errors import EvalError
+from selfbench.evaluate.agents import AgentSpec
+from selfbench.evaluate.bench import Benchmark, BenchTask
+from selfbench.evaluate.classify import classify
+from selfbench.evaluate.harbor_trials import (
+    HARBOR_NETWORK,
+    HarborOptions,
+    HarborOutcome,
+    run_harbor_trials,
+)
+from selfbench.evaluate.local_trials import LOCAL_NETWORK, LocalTrial, PreparedTask, prepared_task
+from selfbench.evaluate.results import (
+    Recheck,
+    ResultsLog,
+    ResultsStore,
+    TrialKey,
+    TrialRecord,
+    open_results,
+    read_results,
+)
+from selfbench.validate.sandbox import CONTAINER_PATH
+
+__all__ = ["EvalOptions", "check_agents", "run_eval"]
+
+Environment = Literal["local", "harbor"]
+_ORACLE = AgentSpec("oracle", "oracle")
+_HARBOR_ORACLE = AgentSpec("oracle", "harbor", harbor_agent="oracle", harbor_model="oracle")
+_VISIBLE = ("/usr/", "/bin/", "/sbin/", "/lib/", "/opt/", "/etc/", "/var/")
+
+
+@dataclass(frozen=True, slots=True)
+class EvalOptions:
+    """How an evaluation runs."""
+
+    results: Path
+    trials: int = 1
+    jobs: int = 1
+    environment: Environment = "local"
+    harbor_env: str = "docker"
+    harbor: str = "harbor"
+    workspace: Path | None = None
+
+
+OnRecord = Callable[[TrialRecord], None]
+
+
+def _first_word(agent: AgentSpec) -> str:
+    import shlex  # noqa: PLC0415 - only command agents need it
+
+    try:
+        words = shlex.split(agent.command)
+    except ValueError as exc:
+        raise EvalError(f"agent {agent.name}: cannot read its command: {exc}") from None
+    return words[0] if words else ""
+
+
+def _check_command(agent: AgentSpec) -> None:
+    word = _first_word(agent)
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", word) or not word:
+        return  # an assignment first: the shell decides
+    if word.startswith("/"):
+        if not word.startswith(_VISIBLE) or not Path(word).is_file():
+            raise EvalError(
+                f"agent {agent.name}: cannot start: {word} is not a program the sandbox sees"
+                " (only the system directories are visible)"
+            )
+        return
+    if "/" in word:
+        return  # relative to the workspace, which only the trial has
+    kind = subprocess.run(
+        ["bash", "-c", 'PATH="$1" type -t -- "$2"', "bash", CONTAINER_PATH, word],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    if not kind:
+        raise EvalError(
+            f"agent {agent.name}: cannot start: {word}: command not found on the sandbox's PATH"
+        )
+
+
+def check_agents(agents: Sequence[AgentSpec], *, options: EvalOptions) -> None:
+    """Refuse agents that cannot start here, before any trial runs.
+
+    Raises:
+        EvalError: a command agent with `--env harbor`, a command whose program is not found,
+            or Harbor agents without a `harbor` executable.
+    """
+    for agent in agents:
+        if agent.kind == "command":
+            if options.environment == "harbor":
+                raise EvalError(f"agent {agent.name}: a command agent needs --env local")
+            _check_command(agent)
+        uses_harbor = agent.kind == "harbor" or options.environment == "harbor"
+        if uses_harbor and shutil.which(options.harbor) is None:
+            raise EvalError(
+                f"agent {agent.name}: cannot start: harbor executable {options.harbor!r} not found"
+            )
+
+
+@dataclass
+class _Run:
+    """One evaluation in progress."""
+
+    bench: Benchmark
+    agents: tuple[AgentSpec, ...]
+    options: EvalOptions
+    store: ResultsStore
+    log: ResultsLog
+    on_record: OnRecord | None
+
+    def pending(self, task: BenchTask, agent: AgentSpec) -> list[int]:
+        done = self.log.trials
+        return [
+            trial
+            for trial in range(1, self.options.trials + 1)
+            if (found := done.get(TrialKey(task.digest, agent.name, trial))) is None
+            or found.classification == "infrastructure"
+        ]
+
+    def record(self, record: TrialRecord) -> None:
+        self.store.append(record)
+        self.log.trials[record.key] = record
+        if self.on_record is not None:
+            self.on_record(record)
+
+    def recheck_wanted(self, task: BenchTask) -> bool:
+        if task.digest in self.log.rechecks:
+            return False
+        return any(
+            record.digest == task.digest and record.classification == "agent"
+            for record in self.log.trials.values()
+        )
+
+    def oracle_passed(self, task: BenchTask) -> bool:
+        return any(
+            record.digest == task.digest and record.agent == "oracle" and record.passed
+            for record in self.log.trials.values()
+        )
+
+    def save_recheck(self, task: BenchTask, *, passed: bool, reason: str | None) -> None:
+        check = Recheck(task.task_id, task.digest, passed, reason)
+        self.store.append(check)
+        self.log.rechecks[task.digest] = check
+
+
+def _record(
+    task: BenchTask,
+    agent: AgentSpec,
+    trial: int,
+    outcome: LocalTrial | HarborOutcome,
+    **extra: object,
+) -> TrialRecord:
+    verdict = classify(outcome.facts)
+    reward = outcome.facts.reward.reward if outcome.facts.reward else None
+    record = TrialRecord(
+        task=task.task_id,
+        digest=task.digest,
+        difficulty=task.difficulty,
+        agent=agent.name,
+        trial=trial,
+        passed=verdict.passed,
+        classification=verdict.classification,
+        reason=verdict.reason,
+        reward=reward,
+        agent_exit=outcome.facts.agent_exit,
+        agent_seconds=outcome.agent_seconds,
+        tokens=outcome.usage.tokens,
+        cost_usd=outcome.usage.cost_usd,
+        log=outcome.log,
+    )
+    return replace(record, **extra)  # type: ignore[arg-type]
+
+
+def _local_trial(run: _Run, prepared: PreparedTask, agent: AgentSpec, trial: int) -> None:
+    task = prepared.task
+    outcome = prepared.run(agent, f"{agent.name}-t{trial}-a1")
+    attempts = 1
+    if classify(outcome.facts).classification == "infrastructure":
+        outcome = prepared.run(agent, f"{agent.name}-t{trial}-a2")
+        attempts = 2
+    run.record(
+        _record(
+            task, agent, trial, outcome,
+            tests=outcome.tests, verifier_seconds=outcome.verifier_seconds,
+            attempts=attempts, environment="local", network=LOCAL_NETWORK,
+        )
+    )  # fmt: skip
+
+
+def _local_recheck(run: _Run, prepared: PreparedTask) -> None:
+    task = prepared.task
+    if not run.recheck_wanted(task):
+        return
+    if run.oracle_passed(task):
+        run.save_recheck(task, passed=True, reason=None)
+        return
+    outcome = prepared.run(_ORACLE, "recheck-a1")
+    if classify(outcome.facts).classification == "infrastructure":
+        outcome = prepared.run(_ORACLE, "recheck-a2")
+    _save_recheck(run, task, outcome)
+
+
+def _local_task(run: _Run, task: BenchTask, agents: Sequence[AgentSpec]) -> None:
+    work = [(agent, trial) for agent in agents for trial in run.pending(task, agent)]
+    if not work and not run.recheck_wanted(task):
+        return
+    logs = run.options.results / "logs"
+    with prepared_task(task, logs=logs, workspace=run.options.workspace) as prepared:
+        for agent, trial in work:
+            _local_trial(run, prepared, agent, trial)
+        _local_recheck(run, prepared)
+
+
+def _harbor_options(run: _Run) -> HarborOptions:
+    environment = run.options.harbor_env
+    return HarborOptions(
+        environment, run.options.results / "jobs", run.options.harbor, run.options.jobs
+    )
+
+
+def _harbor_spec(agent: AgentSpec) -> AgentSpec:
+    """Under `--env harbor` the baselines are Harbor's own `oracle` and `nop` agents."""
+    if agent.kind in ("oracle", "nop"):
+        return AgentSpec(agent.name, "harbor", harbor_agent=agent.kind, harbor_model=agent.kind)
+    return agent
+
+
+def _harbor_agent(run: _Run, agent: AgentSpec) -> None:
+    spec = _harbor_spec(agent)
+    for trial in range(1, run.options.trials + 1):
+        tasks = [task for task in run.bench.tasks if trial in run.pending(task, agent)]
+        if not tasks:
+            continue
+        label = f"{agent.name}-t{trial}"
+        outcomes = run_harbor_trials(tasks, spec, options=_harbor_options(run), label=label)
+        retry = [
+            t
+            for t in tasks
+            if classify(outcomes[t.digest].facts).classification == "infrastructure"
+        ]
+        again = (
+            run_harbor_trials(retry, spec, options=_harbor_options(run), label=f"{label}-retry")
+            if retry
+            else {}
+        )
+        for task in tasks:
+            outcome = again.get(task.digest, outcomes[task.digest])
+            attempts = 2 if task.digest in again else 1
+            run.record(
+                _record(task, agent, trial, outcome, attempts=attempts, environment="harbor",
+                        network=HARBOR_NETWORK)
+            )  # fmt: skip
+
+
+def _save_recheck(run: _Run, task: BenchTask, outcome: LocalTrial | HarborOutcome) -> None:
+    """Record a re-check's verdict; one the infrastructure broke decides nothing."""
+    verdict = classify(outcome.facts)
+    if verdict.classification == "infrastructure":
+        return
+    reason = None if verdict.passed else f"the oracle no longer passes: {verdict.reason}"
+    run.save_recheck(task, passed=verdict.passed, reason=reason)
+
+
+def _remaining_rechecks(run: _Run) -> None:
+    """Re-check the tasks Harbor agents failed: with Harbor's oracle, where they ran."""
+    tasks = [task for task in run.bench.tasks if run.recheck_wanted(task)]
+    for task in [task for task in tasks if run.oracle_passed(task)]:
+        run.save_recheck(task, passed=True, reason=None)
+    tasks = [task for task in tasks if run.recheck_wanted(task)]
+    if not tasks:
+        return
+    outcomes = run_harbor_trials(
+        tasks, _HARBOR_ORACLE, options=_harbor_options(run), label="recheck"
+    )
+    for task in tasks:
+        _save_recheck(run, task, outcomes[task.digest])
+
+
+def run_eval(
+    bench: Benchmark,
+    agents: Sequence[AgentSpec],
+    *,
+    options: EvalOptions,
+    on_record: OnRecord | None = None,
+    on_warning: Callable[[str], None] | None = None,
+) -> ResultsLog:
+    """Run every unfinished trial of `agents` on `bench`; the results file as it ends.
+
+    Raises:
+        EvalError: an agent cannot start, or the results directory holds another benchmark's
+            results or cannot be written.
+        SandboxError: local trials are wanted and this machine cannot run the sandbox.
+    """
+    if options.trials < 1 or options.jobs < 1:
+        raise EvalError("--trials and -j must be at least 1")
+    check_agents(agents, options=options)
+    store, log = open_results(options.results, benchmark=bench.benchmark_id, tasks=len(bench.tasks))
+    for line in log.corrupt:
+        if on_warning is not None:
+            on_warning(line)
+    run = _Run(bench, tuple(agents), options, store, log, on_record)
+    local = [a for a in agents if a.kind != "harbor" and options.environment == "local"]
+    if local:
+        with ThreadPoolExecutor(max_workers=options.jobs) as pool:
+            list(pool.map(lambda task: _local_task(run, task, local), bench.tasks))
+    harbor = [a for a in agents if a.kind == "harbor" or options.environment == "harbor"]
+    for agent in harbor:
+        _harbor_agent(run, agent)
+    if harbor:
+        _remaining_rechecks(run)
+    return read_results(options.results)

@@ -1,0 +1,235 @@
+"""What a report says, computed from a results file (pure).
+
+Counted trials are passes and agent failures; infrastructure failures and failures of a task
+whose oracle no longer passes are listed but never counted against an agent. pass@k is the
+unbiased estimator (Chen et al., 2021) averaged over tasks, with k the trials per task.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from math import comb
+from typing import Any
+
+from selfbench.evaluate.classify import Verdict, reclassify
+from selfbench.evaluate.results import ResultsLog, TrialRecord
+
+__all__ = ["DIFFICULTIES", "AgentSummary", "Cell", "Failure", "Summary", "build_summary"]
+
+DIFFICULTIES = ("easy", "medium", "hard")
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSummary:
+    """One agent's figures."""
+
+    name: str
+    counted: int
+    passes: int
+    by_difficulty: tuple[tuple[str, int, int], ...]
+    """(difficulty, passes, counted) for each difficulty the benchmark has."""
+    pass_at_k: float | None
+    mean_seconds: float | None
+    median_seconds: float | None
+    tokens: int | None
+    cost_usd: float | None
+    agent_failures: int
+    task_failures: int
+    infrastructure: int
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passes / self.counted if self.counted else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "agent": self.name,
+            "trials": self.counted,
+            "passes": self.passes,
+            "passRate": self.pass_rate,
+            "byDifficulty": {
+                name: {"passes": passes, "trials": counted, "passRate": _rate(passes, counted)}
+                for name, passes, counted in self.by_difficulty
+            },
+            "passAtK": self.pass_at_k,
+            "meanAgentSeconds": self.mean_seconds,
+            "medianAgentSeconds": self.median_seconds,
+            "tokens": self.tokens,
+            "costUsd": self.cost_usd,
+            "agentFailures": self.agent_failures,
+            "taskFailures": self.task_failures,
+            "infrastructureFailures": self.infrastructure,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One (task, agent) entry of the matrix."""
+
+    passes: int
+    counted: int
+    note: str
+    """`infra` or `task` when no trial counted, else empty."""
+
+    def text(self) -> str:
+        return self.note or f"{self.passes}/{self.counted}"
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One non-pass, with its class and reason."""
+
+    task: str
+    agent: str
+    trial: int
+    classification: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """A whole report."""
+
+    benchmark: str
+    tasks: int
+    trials_per_task: int
+    agents: tuple[AgentSummary, ...]
+    matrix: tuple[tuple[str, str, tuple[Cell, ...]], ...]
+    """(task, difficulty, one cell per agent in `agents` order)."""
+    failures: tuple[Failure, ...]
+    skipped_lines: tuple[str, ...]
+    networks: tuple[str, ...] = ()
+    """The agents' network, per environment (`local: none (…)`), as the trials recorded it."""
+
+    def to_json(self) -> dict[str, Any]:
+        names = [agent.name for agent in self.agents]
+        return {
+            "benchmark": self.benchmark,
+            "tasks": self.tasks,
+            "trialsPerTask": self.trials_per_task,
+            "agents": [agent.to_json() for agent in self.agents],
+            "matrix": [
+                {
+                    "task": task,
+                    "difficulty": difficulty,
+                    "cells": {name: cell.text() for name, cell in zip(names, cells, strict=True)},
+                }
+                for task, difficulty, cells in self.matrix
+            ],
+            "failures": [
+                {
+                    "task": f.task,
+                    "agent": f.agent,
+                    "trial": f.trial,
+                    "class": f.classification,
+                    "reason": f.reason,
+                }
+                for f in self.failures
+            ],
+            "skippedLines": list(self.skipped_lines),
+            "agentNetwork": list(self.networks),
+        }
+
+
+def _rate(passes: int, counted: int) -> float | None:
+    return passes / counted if counted else None
+
+
+def _pass_at_k(per_task: list[tuple[int, int]], k: int) -> float | None:
+    """Mean over tasks of 1 - C(n-c, k) / C(n, k); a task with fewer than k trials uses n."""
+    values = []
+    for passes, counted in per_task:
+        if counted == 0:
+            continue
+        kk = min(k, counted)
+        values.append(1.0 - comb(counted - passes, kk) / comb(counted, kk))
+    return sum(values) / len(values) if values else None
+
+
+def _final(record: TrialRecord, log: ResultsLog) -> Verdict:
+    verdict = Verdict(record.passed, record.classification, record.reason)
+    return reclassify(verdict, log.rechecks.get(record.digest))
+
+
+def _agent(name: str, records: list[TrialRecord], log: ResultsLog, k: int) -> AgentSummary:
+    verdicts = [(record, _final(record, log)) for record in records]
+    counted = [(r, v) for r, v in verdicts if v.passed or v.classification == "agent"]
+    difficulties = sorted({r.difficulty for r in log.trials.values()}, key=_difficulty_order)
+    by_difficulty = tuple(
+        (
+            difficulty,
+            sum(1 for r, v in counted if r.difficulty == difficulty and v.passed),
+            sum(1 for r, _ in counted if r.difficulty == difficulty),
+        )
+        for difficulty in difficulties
+    )
+    per_task: dict[str, list[bool]] = {}
+    for record, verdict in counted:
+        per_task.setdefault(record.digest, []).append(verdict.passed)
+    seconds = [r.agent_seconds for r, _ in counted if r.agent_seconds is not None]
+    tokens = [r.tokens for r, _ in counted if r.tokens is not None]
+    costs = [r.cost_usd for r, _ in counted if r.cost_usd is not None]
+    classes = [v.classification for _, v in verdicts]
+    return AgentSummary(
+        name=name,
+        counted=len(counted),
+        passes=sum(1 for _, v in counted if v.passed),
+        by_difficulty=by_difficulty,
+        pass_at_k=_pass_at_k([(sum(p), len(p)) for p in per_task.values()], k) if k > 1 else None,
+        mean_seconds=statistics.fmean(seconds) if seconds else None,
+        median_seconds=statistics.median(seconds) if seconds else None,
+        tokens=sum(tokens) if tokens else None,
+        cost_usd=round(sum(costs), 6) if costs else None,
+        agent_failures=classes.count("agent"),
+        task_failures=classes.count("task"),
+        infrastructure=classes.count("infrastructure"),
+    )
+
+
+def _difficulty_order(name: str) -> tuple[int, str]:
+    return (DIFFICULTIES.index(name) if name in DIFFICULTIES else len(DIFFICULTIES), name)
+
+
+def _cell(records: list[TrialRecord], log: ResultsLog) -> Cell:
+    verdicts = [_final(record, log) for record in records]
+    counted = [v for v in verdicts if v.passed or v.classification == "agent"]
+    if counted or not verdicts:
+        return Cell(sum(1 for v in counted if v.passed), len(counted), "" if verdicts else "—")
+    note = "task" if any(v.classification == "task" for v in verdicts) else "infra"
+    return Cell(0, 0, note)
+
+
+def build_summary(log: ResultsLog) -> Summary:
+    """Summarise a results file: per agent, per difficulty, the matrix and every non-pass."""
+    records = sorted(log.trials.values(), key=lambda r: (r.task, r.trial))
+    names = list(dict.fromkeys(record.agent for record in log.trials.values()))
+    k = max((record.trial for record in records), default=1)
+    by_agent = {name: [r for r in records if r.agent == name] for name in names}
+    agents = tuple(_agent(name, by_agent[name], log, k) for name in names)
+    tasks = dict.fromkeys((r.task, r.difficulty) for r in records)
+    matrix = tuple(
+        (
+            task,
+            difficulty,
+            tuple(_cell([r for r in by_agent[n] if r.task == task], log) for n in names),
+        )
+        for task, difficulty in tasks
+    )
+    failures = []
+    for record in sorted(records, key=lambda r: (r.task, names.index(r.agent), r.trial)):
+        verdict = _final(record, log)
+        if not verdict.passed:
+            failures.append(
+                Failure(
+                    record.task,
+                    record.agent,
+                    record.trial,
+                    verdict.classification or "agent",
+                    verdict.reason or "",
+                )
+            )
+    networks = tuple(sorted({f"{r.environment}: {r.network}" for r in records}))
+    return Summary(
+        log.benchmark, log.tasks, k, agents, matrix, tuple(failures), log.corrupt, networks
+    )

@@ -1,0 +1,172 @@
+"""`--agent` specs, the usage line an agent may print, and the classification of a trial."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from selfbench.evaluate import (
+    AgentSpec,
+    EvalError,
+    Recheck,
+    TrialFacts,
+    Usage,
+    Verdict,
+    classify,
+    parse_agent_spec,
+    parse_agent_specs,
+    parse_usage,
+    reclassify,
+)
+from selfbench.evaluate.results import Classification
+from selfbench.validate.report import Reward
+
+
+@pytest.mark.parametrize(
+    ("value", "spec"),
+    [
+        ("oracle", AgentSpec("oracle", "oracle")),
+        ("nop", AgentSpec("nop", "nop")),
+        ("mine=./run.sh --fast", AgentSpec("mine", "command", command="./run.sh --fast")),
+        ("a=b=c", AgentSpec("a", "command", command="b=c")),
+        (
+            "cc=harbor:claude-code:anthropic/claude-sonnet-4",
+            AgentSpec(
+                "cc", "harbor", harbor_agent="claude-code", harbor_model="anthropic/claude-sonnet-4"
+            ),
+        ),
+    ],
+)
+def test_agent_specs(value: str, spec: AgentSpec) -> None:
+    assert parse_agent_spec(value) == spec
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("claude", "agent 'claude': expected oracle, nop, NAME=COMMAND or NAME=harbor:…"),
+        ("=echo", "agent '=echo': the name must be letters, digits, '.', '_' or '-'"),
+        ("a b=echo", "agent 'a b=echo': the name must be letters, digits, '.', '_' or '-'"),
+        ("oracle=echo", "agent 'oracle=echo': oracle is a built-in agent's name"),
+        ("x=  ", "agent x: empty command"),
+        ("x=harbor:codex", "agent x: expected harbor:AGENT:MODEL, not 'harbor:codex'"),
+        ("x=harbor:-a:m", "agent x: expected harbor:AGENT:MODEL, not 'harbor:-a:m'"),
+    ],
+)
+def test_bad_agent_specs(value: str, message: str) -> None:
+    with pytest.raises(EvalError) as error:
+        parse_agent_spec(value)
+    assert str(error.value) == message
+
+
+def test_two_agents_with_one_name_are_refused() -> None:
+    with pytest.raises(EvalError) as error:
+        parse_agent_specs(["oracle", "a=true", "a=false"])
+    assert str(error.value) == "two agents are named a"
+
+
+def test_no_agent_is_refused() -> None:
+    with pytest.raises(EvalError) as error:
+        parse_agent_specs([])
+    assert str(error.value) == "no agent: give --agent at least once"
+
+
+@pytest.mark.parametrize(
+    ("output", "usage"),
+    [
+        ("", Usage()),
+        ("selfbench-usage: tokens=1200 cost_usd=0.031\n", Usage(1200, 0.031)),
+        ("  selfbench-usage: cost_usd=2\n", Usage(None, 2.0)),
+        ("selfbench-usage: tokens=5\nwork\nselfbench-usage: tokens=7\n", Usage(7, None)),
+        ("said selfbench-usage: tokens=9\n", Usage()),
+        ("selfbench-usage: tokens=-3 cost_usd=x\n", Usage()),
+    ],
+)
+def test_usage_lines(output: str, usage: Usage) -> None:
+    assert parse_usage(output) == usage
+
+
+@given(st.text())
+def test_usage_parsing_never_fails(output: str) -> None:
+    usage = parse_usage(output)
+    assert usage.tokens is None or usage.tokens >= 0
+
+
+def _reward(**changes: int) -> Reward:
+    fields = {
+        "reward": 0, "patch_applied": 1, "fail_to_pass": 0, "pass_to_pass": 1,
+        "deterministic": 0, "setup_completed": 1, "fail_to_pass_exit_code": 1,
+        "fail_to_pass_repeat_exit_code": -1, "pass_to_pass_exit_code": 0,
+    }  # fmt: skip
+    return Reward.model_validate({**fields, **changes})
+
+
+def _fail(classification: Classification, reason: str) -> Verdict:
+    return Verdict(passed=False, classification=classification, reason=reason)
+
+
+PASSED = _reward(reward=1, fail_to_pass=1, deterministic=1)
+
+
+@pytest.mark.parametrize(
+    ("facts", "verdict"),
+    [
+        (TrialFacts(PASSED), Verdict(passed=True, classification=None, reason=None)),
+        (TrialFacts(PASSED, agent_exit=3), Verdict(passed=True, classification=None, reason=None)),
+        (TrialFacts(_reward()), _fail("agent", "tests ran and failed: fail-to-pass")),
+        (
+            TrialFacts(_reward(pass_to_pass=0, fail_to_pass=1)),
+            _fail("agent", "tests ran and failed: pass-to-pass (a regression)"),
+        ),
+        (
+            TrialFacts(_reward(fail_to_pass=1, pass_to_pass=1)),
+            _fail("agent", "tests ran and failed: fail-to-pass did not pass twice"),
+        ),
+        (
+            TrialFacts(_reward(patch_applied=0), agent_exit=2),
+            _fail("agent", "the agent crashed (exit 2); its patch did not apply"),
+        ),
+        (
+            TrialFacts(_reward(), agent_exit=124, agent_seconds_limit=600.0),
+            _fail("agent", "the agent timed out after 600 s"),
+        ),
+        (
+            TrialFacts(_reward(setup_completed=0)),
+            _fail("agent", "the held-out tests could not be prepared"),
+        ),
+        (
+            TrialFacts(None, infrastructure="setup: setupCommand failed (exit 1)"),
+            _fail("infrastructure", "setup: setupCommand failed (exit 1)"),
+        ),
+        (
+            TrialFacts(PASSED, infrastructure="out of memory"),
+            _fail("infrastructure", "out of memory"),
+        ),
+        (
+            TrialFacts(None),
+            _fail("infrastructure", "the verifier wrote no reward.json"),
+        ),
+        (
+            TrialFacts(None, agent_error="the agent timed out (AgentTimeoutError)"),
+            _fail("agent", "the agent timed out (AgentTimeoutError)"),
+        ),
+    ],
+)
+def test_classification(facts: TrialFacts, verdict: Verdict) -> None:
+    assert classify(facts) == verdict
+
+
+def test_an_agent_failure_on_a_broken_task_is_the_tasks() -> None:
+    failure = _fail("agent", "tests ran and failed: fail-to-pass")
+    holds = Recheck("t", "d", passed=True, reason=None)
+    broken = Recheck("t", "d", passed=False, reason="the oracle no longer passes: x")
+    assert reclassify(failure, holds) == failure
+    assert reclassify(failure, None) == failure
+    assert reclassify(failure, broken) == _fail(
+        "task",
+        "the task is broken: the oracle no longer passes: x (was: tests ran and failed: "
+        "fail-to-pass)",
+    )
+    infra = _fail("infrastructure", "setup")
+    assert reclassify(infra, broken) == infra

@@ -1,0 +1,122 @@
+"""Harbor agents in `selfbench eval`, against the real Harbor (its own venv) and its job layout.
+
+As in tests/test_validate_harbor.py, `harbor run` is the real one (CLI, Job, Trial, its `oracle`
+and `nop` agents, result writing) with a host directory standing in for the container. Each
+task is an extracted benchmark task (bundle, manifest and review record) whose `test.sh` writes
+a chosen reward.json; "broken-build" never starts.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harbor_env import harbor_venv
+from helpers import definition
+from selfbench.bundle import BundleManifest, render_bundle_manifest
+from selfbench.cli import main
+from selfbench.contract import definition_sha256, parse_definition
+from selfbench.evaluate import build_summary, read_results
+from test_validate_harbor import FAKE_ENV, FAKE_ENVIRONMENT, NOP_OK, ORACLE_OK, reward_script
+
+CASES = {"alpha": "easy", "beta": "medium", "broken-build": "easy"}
+
+
+def write_task(tasks: Path, task_id: str, difficulty: str) -> None:
+    """An extracted task: `tasks/<task_id>/` with its manifest and review record."""
+    bundle = tasks / task_id
+    for directory in ("environment", "tests", "solution"):
+        (bundle / directory).mkdir(parents=True)
+    (bundle / "task.toml").write_text(
+        f'schema_version = "1.4"\n[task]\nname = "selfbench/{task_id}"\n'
+        "[agent]\ntimeout_sec = 60.0\n[verifier]\ntimeout_sec = 60.0\n"
+    )
+    (bundle / "instruction.md").write_text("Make it work.\n")
+    (bundle / "environment" / "Dockerfile").write_text("FROM ubuntu:24.04\n")
+    if task_id == "broken-build":
+        (bundle / "environment" / "fail-build").write_text("")
+    (bundle / "solution" / "solve.sh").write_text('#!/bin/bash\ntouch "$FAKE_ROOT/app/solved"\n')
+    (bundle / "tests" / "test.sh").write_text(
+        '#!/bin/bash\nmkdir -p "$FAKE_ROOT/logs/verifier"\n'
+        f'if [ -f "$FAKE_ROOT/app/solved" ]; then\n{reward_script(ORACLE_OK)}\n'
+        f"else\n{reward_script(NOP_OK)}\nfi\n"
+    )
+    value = definition(taskId=task_id, difficulty=difficulty)
+    digest = definition_sha256(parse_definition(value).definition)
+    manifest = BundleManifest(task_id, difficulty, digest, "b" * 64, "c" * 64, "d" * 64)  # type: ignore[arg-type]
+    (bundle / ".selfbench-manifest.json").write_bytes(render_bundle_manifest(manifest))
+    review = {"definition": value, "validation": None, "audit": {}}
+    (bundle / ".selfbench-review.json").write_text(json.dumps(review))
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """One `selfbench eval --env harbor` of Harbor's oracle and nop plus a named Harbor agent."""
+    root = tmp_path_factory.mktemp("eval-harbor")
+    (root / "python").mkdir()
+    (root / "python" / "selfbench_fake_env.py").write_text(FAKE_ENVIRONMENT)
+    (root / "fake-roots").mkdir()
+    for task_id, difficulty in CASES.items():
+        write_task(root / "tasks", task_id, difficulty)
+    harbor = str(harbor_venv() / "bin" / "harbor")
+    argv = ["eval", str(root / "tasks"), "--env", "harbor", "--harbor", harbor, "--results",
+            str(root / "results"), "--harbor-env", FAKE_ENV, "-j", "3", "--agent", "oracle",
+            "--agent", "nop", "--agent", "solver=harbor:oracle:none/model"]  # fmt: skip
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPATH", str(root / "python"))
+        patch.setenv("FAKE_ROOTS", str(root / "fake-roots"))
+        patch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        assert main(argv) == 0
+    return root, {"log": read_results(root / "results")}
+
+
+def test_harbor_trials_are_read_from_the_job_directories(
+    evaluated: tuple[Path, dict[str, Any]],
+) -> None:
+    log = evaluated[1]["log"]
+    verdicts = {
+        (r.agent, r.task): (r.passed, r.classification, r.environment, r.attempts)
+        for r in log.trials.values()
+    }
+    assert verdicts == {
+        ("oracle", "alpha"): (True, None, "harbor", 1),
+        ("oracle", "beta"): (True, None, "harbor", 1),
+        ("oracle", "broken-build"): (False, "infrastructure", "harbor", 2),
+        ("nop", "alpha"): (False, "agent", "harbor", 1),
+        ("nop", "beta"): (False, "agent", "harbor", 1),
+        ("nop", "broken-build"): (False, "infrastructure", "harbor", 2),
+        ("solver", "alpha"): (True, None, "harbor", 1),
+        ("solver", "beta"): (True, None, "harbor", 1),
+        ("solver", "broken-build"): (False, "infrastructure", "harbor", 2),
+    }
+    broken = next(r for r in log.trials.values() if r.task == "broken-build")
+    assert broken.reason is not None
+    assert broken.reason.startswith("harbor trial ")
+    assert "RuntimeError: image build failed: fake-build-error" in broken.reason
+    solver = next(r for r in log.trials.values() if r.agent == "solver" and r.task == "alpha")
+    assert solver.agent_seconds is not None
+    assert solver.log.endswith("verifier/test-stdout.txt")
+
+
+def test_the_report_counts_harbor_trials_like_local_ones(
+    evaluated: tuple[Path, dict[str, Any]],
+) -> None:
+    summary = build_summary(evaluated[1]["log"])
+    rates = {
+        agent.name: (agent.passes, agent.counted, agent.infrastructure) for agent in summary.agents
+    }
+    assert rates == {"oracle": (2, 2, 1), "nop": (0, 2, 1), "solver": (2, 2, 1)}
+    assert {check.task for check in evaluated[1]["log"].rechecks.values()} == {"alpha", "beta"}
+
+
+def test_one_harbor_job_per_agent_and_trial_and_one_retry(
+    evaluated: tuple[Path, dict[str, Any]],
+) -> None:
+    root = evaluated[0]
+    jobs = sorted(path.name.rsplit("-", 1)[0] for path in (root / "results" / "jobs").iterdir())
+    assert jobs == sorted(
+        ["nop-t1", "nop-t1-retry", "oracle-t1", "oracle-t1-retry", "solver-t1", "solver-t1-retry"]
+    )

@@ -1,0 +1,274 @@
+"""`selfbench report`: the summary's figures, every format, and the HTML page in Chromium.
+
+The results files here are written record by record, as `selfbench eval` appends them, so the
+figures are known exactly; tests/test_eval.py produces real ones end to end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from playwright.sync_api import sync_playwright
+from rich.console import Console
+
+from eval_helpers import BENCHMARK, failed, record, write_results
+from selfbench._cli_eval import _LiveTable
+from selfbench.cli import main
+from selfbench.evaluate import EvalError, Recheck, build_summary, read_results, render_report
+from selfbench.evaluate.results import RESULTS_FILE, open_results
+
+INFRA: dict[str, Any] = {
+    "passed": False,
+    "classification": "infrastructure",
+    "reason": "setup: failed",
+}
+
+
+def _results(tmp_path: Path) -> Path:
+    """oracle passes both tasks; agent-a passes t1, fails t2 whose oracle no longer passes
+    (a task failure), and meets the infrastructure on t3; agent-b fails t1."""
+    records = [
+        record("t1", "oracle"),
+        record("t2", "oracle", difficulty="medium"),
+        record("t1", "agent-a", agent_seconds=20.0, tokens=1000, cost_usd=0.5),
+        failed("t2", "agent-a", difficulty="medium", agent_seconds=40.0),
+        record("t3", "agent-a", **INFRA),
+        failed("t1", "agent-b"),
+    ]
+    broken = Recheck("t2", "d-t2", passed=False, reason="the oracle no longer passes: x")
+    return write_results(tmp_path / "results", records, [broken], tasks=3)
+
+
+def test_the_summary_counts_only_passes_and_agent_failures(tmp_path: Path) -> None:
+    summary = build_summary(read_results(_results(tmp_path)))
+    agent = {item.name: item for item in summary.agents}["agent-a"]
+    assert (agent.passes, agent.counted, agent.pass_rate) == (1, 1, 1.0)
+    assert (agent.agent_failures, agent.task_failures, agent.infrastructure) == (0, 1, 1)
+    assert agent.by_difficulty == (("easy", 1, 1), ("medium", 0, 0))
+    assert (agent.mean_seconds, agent.median_seconds) == (20.0, 20.0)
+    assert (agent.tokens, agent.cost_usd) == (1000, 0.5)
+    assert [f.classification for f in summary.failures] == ["agent", "task", "infrastructure"]
+    assert summary.failures[1].reason == (
+        "the task is broken: the oracle no longer passes: x "
+        "(was: tests ran and failed: fail-to-pass)"
+    )
+    assert [cell.text() for cell in summary.matrix[1][2]] == ["1/1", "task", "—"]
+
+
+def test_pass_at_k_is_the_unbiased_estimator(tmp_path: Path) -> None:
+    records = [record("t1", "a", 1), failed("t1", "a", 2), failed("t1", "a", 3)]
+    records += [failed("t2", "a", trial) for trial in (1, 2, 3)]
+    records += [record("t3", "a", 1), record("t3", "a", 2), failed("t3", "a", 3)]
+    summary = build_summary(read_results(write_results(tmp_path / "r", records)))
+    [agent] = summary.agents
+    assert summary.trials_per_task == 3
+    assert agent.pass_rate == pytest.approx(3 / 9)
+    assert agent.pass_at_k == pytest.approx(2 / 3)  # t1 and t3 pass at 3 trials, t2 never
+
+
+def test_markdown_and_csv_are_exact(tmp_path: Path) -> None:
+    summary = build_summary(read_results(_results(tmp_path)))
+    assert render_report(summary, "md") == (
+        f"# Benchmark {BENCHMARK[:12]}: 3 tasks, 1 trial(s) per task and agent\n\n"
+        "Agent network (local: none).\n\n## Agents\n\n"
+        "| agent | pass rate | easy | medium | mean time | median time | cost |"
+        " agent / task / infra failures |\n"
+        "| --- | --- | --- | --- | --- | --- | --- | --- |\n"
+        "| oracle | 100.0% (2/2) | 100.0% (1/1) | 100.0% (1/1) | 10.0 s | 10.0 s | — |"
+        " 0 / 0 / 0 |\n"
+        "| agent-a | 100.0% (1/1) | 100.0% (1/1) | — (0/0) | 20.0 s | 20.0 s |"
+        " $0.50 / 1,000 tok | 0 / 1 / 1 |\n"
+        "| agent-b | 0.0% (0/1) | 0.0% (0/1) | — (0/0) | 10.0 s | 10.0 s | — | 1 / 0 / 0 |\n"
+        "\n## Tasks\n\n"
+        "| task | difficulty | oracle | agent-a | agent-b |\n| --- | --- | --- | --- | --- |\n"
+        "| t1 | easy | 1/1 | 1/1 | 0/1 |\n| t2 | medium | 1/1 | task | — |\n"
+        "| t3 | easy | — | infra | — |\n\n## Non-passes\n\n"
+        "| task | agent | trial | class | reason |\n| --- | --- | --- | --- | --- |\n"
+        "| t1 | agent-b | 1 | agent | tests ran and failed: fail-to-pass |\n"
+        "| t2 | agent-a | 1 | task | the task is broken: the oracle no longer passes: x"
+        " (was: tests ran and failed: fail-to-pass) |\n"
+        "| t3 | agent-a | 1 | infrastructure | setup: failed |\n"
+    )
+    assert render_report(summary, "csv").splitlines()[1:4] == [
+        "oracle,all,2,2,1.0000,,10.0000,10.0000,,,0,0,0",
+        "oracle,easy,1,1,1.0000,,,,,,,,",
+        "oracle,medium,1,1,1.0000,,,,,,,,",
+    ]
+
+
+def test_the_json_report_and_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results = _results(tmp_path)
+    assert main(["report", str(results), "--format", "json"]) == 0
+    value = json.loads(capsys.readouterr().out)
+    assert value["agents"][1]["byDifficulty"]["easy"] == {"passes": 1, "passRate": 1.0, "trials": 1}
+    cells = {"oracle": "—", "agent-a": "infra", "agent-b": "—"}
+    assert value["matrix"][2] == {"task": "t3", "difficulty": "easy", "cells": cells}
+    out = tmp_path / "report.txt"
+    assert main(["report", str(results), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "agent-a" in text
+    assert "  t3 agent-a #1: infrastructure: setup: failed\n" in text
+
+
+def test_a_corrupt_line_is_reported_and_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = _results(tmp_path)
+    with (results / RESULTS_FILE).open("a") as handle:
+        handle.write('{"kind": "trial", "task": "t9"}\nnot json\n')
+    log = read_results(results)
+    assert log.corrupt == (
+        f"{results / RESULTS_FILE}:9: corrupt line skipped: not a trial record (its fields differ)",
+        f"{results / RESULTS_FILE}:10: corrupt line skipped: not JSON (column 1)",
+    )
+    assert len(log.trials) == 6
+    assert main(["report", str(results), "--format", "csv"]) == 0
+    assert capsys.readouterr().err == "".join(f"warning: {line}\n" for line in log.corrupt)
+
+
+def test_a_line_cut_by_a_kill_is_ended_and_skipped(tmp_path: Path) -> None:
+    results = _results(tmp_path)
+    with (results / RESULTS_FILE).open("a") as handle:
+        handle.write('{"kind": "trial", "ta')
+    _, log = open_results(results, benchmark=BENCHMARK, tasks=3)
+    assert log.corrupt == (
+        f"{results / RESULTS_FILE}:9: corrupt line skipped: not JSON (column 19)",
+    )
+    assert (results / RESULTS_FILE).read_bytes().endswith(b'"ta\n')
+
+
+def test_results_of_another_benchmark_are_refused(tmp_path: Path) -> None:
+    results = _results(tmp_path)
+    with pytest.raises(EvalError) as error:
+        open_results(results, benchmark="e" * 64, tasks=3)
+    assert str(error.value) == (
+        f"{results / RESULTS_FILE}: results of another benchmark (ffffffffffff, not eeeeeeeeeeee);"
+        " use another --results directory"
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read {path}: No such file or directory"),
+        ("[]\n", "{path}:1: not a selfbench results file (no benchmark header)"),
+    ],
+    ids=["missing", "no-header"],
+)
+def test_unreadable_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, message: str
+) -> None:
+    path = tmp_path / RESULTS_FILE
+    if content is not None:
+        path.write_text(content)
+    assert main(["report", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"error: {message.format(path=path)}\n"
+
+
+def _showcase(tmp_path: Path) -> Path:
+    """Three agents and the baselines on six tasks, three trials each."""
+    levels = {"parse-dates": "easy", "slug-unicode": "easy", "retry-backoff": "medium",
+              "cache-ttl": "medium", "csv-dialect": "hard", "plugin-hooks": "hard"}  # fmt: skip
+    solved = {"agent-a": 5, "agent-b": 3}
+    records = []
+    for index, (task, level) in enumerate(levels.items()):
+        for trial in (1, 2, 3):
+            common = {"difficulty": level, "digest": f"d-{task}"}
+            records.append(record(task, "oracle", trial, agent_seconds=0.1, **common))
+            records.append(failed(task, "nop", trial, agent_seconds=0.0, **common))
+            for number, (agent, count) in enumerate(solved.items()):
+                seconds = 60.0 + 45 * number + 17 * index + 5 * trial
+                usage = {"agent_seconds": seconds, "tokens": 40_000 + 1000 * index,
+                         "cost_usd": 0.12 + 0.03 * number}  # fmt: skip
+                passes = index < count and (trial != 3 or number == 0)
+                make = record if passes else failed
+                records.append(make(task, agent, trial, **common, **usage))
+    records.append(record("plugin-hooks", "agent-b", 3, difficulty="hard", **INFRA))
+    return write_results(tmp_path / "showcase", records, tasks=6)
+
+
+def test_the_html_page_is_self_contained_and_deterministic(tmp_path: Path) -> None:
+    summary = build_summary(read_results(_showcase(tmp_path)))
+    page = render_report(summary, "html")
+    assert page == render_report(summary, "html")
+    assert page.count("<svg") == 2
+    assert "<script" not in page
+    namespaces = {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
+    assert set(re.findall(r"https?://[^\"]*", page)) == namespaces  # XML namespaces only
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium")
+    if found is None:
+        pytest.fail("Chromium is missing: run ./scripts/system-deps.sh (apt package chromium)")
+    return found
+
+
+def test_the_html_page_reads_in_chromium_without_script(tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    assert main(["report", str(_showcase(tmp_path)), "--format", "html", "--out", str(out)]) == 0
+    requests: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=_chromium(), headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            context = browser.new_context(
+                java_script_enabled=False, viewport={"width": 1280, "height": 900}
+            )
+            page = context.new_page()
+            page.on("request", lambda request: requests.append(request.url))
+            page.goto(out.as_uri())
+            assert page.title() == "selfbench evaluation: 6 tasks"
+            assert page.locator("figure svg").count() == 2
+            rows = (
+                page.locator("table").first.locator("tbody tr td:first-child").all_text_contents()
+            )
+            assert rows == ["oracle", "nop", "agent-a", "agent-b"]
+            cell = page.locator("table").nth(1).locator("tbody tr").first.locator("td").nth(4)
+            assert cell.text_content() == "3/3"
+            assert cell.get_attribute("class") == "pass"
+            assert page.locator("figure svg").first.bounding_box() is not None
+            page.screenshot(path=str(tmp_path / "eval-report.png"), full_page=False)
+        finally:
+            browser.close()
+    assert requests == [out.as_uri()]
+    assert (tmp_path / "eval-report.png").stat().st_size > 20_000
+    keep = os.environ.get("SELFBENCH_KEEP_SCREENSHOTS")  # a directory to look at it in
+    if keep:
+        shutil.copyfile(tmp_path / "eval-report.png", Path(keep) / "eval-report.png")
+
+
+def test_the_terminal_live_table_counts_trials_as_they_end() -> None:
+    live = _LiveTable(["oracle", "agent-a"], total=2)
+    live.add(record("t1", "oracle"))
+    live.add(failed("t1", "agent-a"))
+    live.add(record("t2", "agent-a", **INFRA))
+    console = Console(width=80, color_system=None, record=True)
+    console.print(live.render())
+    rows = [line.split("│")[1:-1] for line in console.export_text().splitlines() if "│" in line]
+    cells = [[cell.strip() for cell in row] for row in rows]
+    assert cells[-2:] == [["oracle", "1/2", "1", "0", "0"], ["agent-a", "2/2", "0", "1", "1"]]
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.text(alphabet=st.characters(exclude_characters="\n\r")), max_size=5))
+def test_any_extra_lines_are_records_or_reported(tmp_path: Path, lines: list[str]) -> None:
+    results = tmp_path / "prop"
+    shutil.rmtree(results, ignore_errors=True)
+    write_results(results, [record("t1", "oracle")])
+    with (results / RESULTS_FILE).open("a", encoding="utf-8") as handle:
+        handle.write("".join(f"{line}\n" for line in lines))
+    log = read_results(results)
+    blank = sum(1 for line in lines if not line.strip())
+    assert len(log.corrupt) + blank <= len(lines)
+    assert all(": corrupt line skipped: " in line for line in log.corrupt)
+    assert record("t1", "oracle").key in log.trials
