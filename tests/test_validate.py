@@ -136,7 +136,17 @@ def test_a_real_change_is_accepted(make: Any, tmp_path: Path) -> None:
     assert (nop.fail_to_pass, nop.pass_to_pass, nop.patch_applied) == (0, 1, 1)
     assert nop.fail_to_pass_exit_code != 0
     assert (oracle.reward, oracle.deterministic) == (1, 1)
-    assert [check.passed for check in report.checks] == [True] * 4
+    ran = {check.name: (check.ran, check.passed) for check in report.checks}
+    several = len(make("real-change").definition["failToPass"]) > 1
+    assert ran == {
+        "per selector at the base": (several, several),
+        "per selector with the gold patch": (several, several),
+        "no flaky test": (True, True),
+        "independent rerun": (True, True),
+        "suite ran": (True, True),
+    }
+    assert len(report.reruns) == 1
+    assert report.oracle.counts["pass-to-pass"] == {"passed": 1, "failed": 0, "skipped": 0}
     assert Path(report.oracle.log).is_file()
 
 
@@ -164,6 +174,41 @@ def test_a_flaky_test_is_caught_by_the_determinism_rerun(tmp_path: Path) -> None
     report = run(python_project("flaky", tests={"tests/test_mul.py": flaky}), tmp_path)
     assert not report.accepted
     assert report.reason == "oracle: fail-to-pass failed on the repeat run (not deterministic)"
+
+
+FLAKY = """\
+from pathlib import Path
+
+
+def test_flaky():
+    # Passes or fails with where it runs: the rerun's copy of the tree is mounted from a host
+    # directory named for the rerun, as a test reading the clock or a shared counter would
+    # differ from one run to the next.
+    mounts = Path("/proc/self/mountinfo").read_text().splitlines()
+    [app] = [line for line in mounts if line.split()[4] == "/app"]
+    assert "rerun" not in app.split()[3]
+"""
+
+
+def test_a_test_that_changes_outcome_across_runs_is_named(tmp_path: Path) -> None:
+    project = python_project("flaky-regression", base={"tests/test_flaky.py": FLAKY})
+    project.definition["passToPass"] = ["tests/test_core.py", "tests/test_flaky.py"]
+    report = run(project, tmp_path)
+    assert not report.accepted
+    assert report.reason == "flaky: tests/test_flaky.py::test_flaky passed 2 of 3 runs"
+    assert [rerun.reward.reward for rerun in report.reruns if rerun.reward] == [0]
+
+
+def test_more_reruns_run_from_fresh_copies_and_fewer_than_two_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = run(python_project("four-runs"), tmp_path, reruns=4)
+    assert report.accepted
+    assert [Path(rerun.log).name for rerun in report.reruns] == ["rerun.log", "rerun-2.log"]
+    out = build(python_project("one-run"), tmp_path / "one")
+    assert main(["validate", str(out), "--reruns", "1"]) == 2
+    expected = "error: --reruns must be at least 2 (the verifier runs fail-to-pass twice)\n"
+    assert capsys.readouterr().err == expected
 
 
 ALREADY_PASSES = "from calc import add\n\n\ndef test_old():\n    assert add(2, 2) == 4\n"
@@ -452,7 +497,7 @@ def test_the_independent_rerun_check(
     task = _Task(locate_task(out), sandbox, tmp_path, LocalOptions(logs=tmp_path))
     nop = VerifierRun("nop", _reward(reward=0, fail_to_pass=0, deterministic=0), log, phase)
     oracle = VerifierRun("oracle", _reward(), log, phase)
-    checks = task.beyond_checks(nop, oracle, VerifierRun("rerun", rerun, log, phase))
+    checks = task.beyond_checks(nop, oracle, (VerifierRun("rerun", rerun, log, phase),))
     [check] = [check for check in checks if check.name == "independent rerun"]
     assert (check.passed, check.detail) == (passed, detail.format(log=log))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -235,7 +236,15 @@ def _collect(args: argparse.Namespace) -> int:
 
 
 _RUNNER_FLAGS = {
-    "local": ("--logs", "--parity", "--network", "--keep", "--workspace"),
+    "local": (
+        "--logs",
+        "--parity",
+        "--network",
+        "--keep",
+        "--workspace",
+        "--reruns",
+        "--setup-env",
+    ),
     "harbor": ("--logs", "--harbor-env", "--jobs-dir", "--harbor"),
 }
 """The options each `--env` uses; any other runner option is refused."""
@@ -265,7 +274,11 @@ def _runner(args: argparse.Namespace) -> Runner:
             logs=logs,
         )
         return HarborRunner(options)
-    from selfbench.validate.local import LocalOptions, LocalRunner  # noqa: PLC0415
+    from selfbench.validate.local import (  # noqa: PLC0415
+        DEFAULT_RERUNS,
+        LocalOptions,
+        LocalRunner,
+    )
 
     return LocalRunner(
         LocalOptions(
@@ -274,8 +287,26 @@ def _runner(args: argparse.Namespace) -> Runner:
             network=bool(args.network),
             keep=bool(args.keep),
             workspace=Path(args.workspace) if args.workspace else None,
+            setup_env=_setup_env(args.setup_env or ()),
+            reruns=DEFAULT_RERUNS if args.reruns is None else args.reruns,
         )
     )
+
+
+def _setup_env(names: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """`--setup-env NAME`s with their values from this process's environment.
+
+    Raises:
+        InputError: a name that is not a variable name, or a variable that is not set.
+    """
+    pairs: dict[str, str] = {}
+    for name in names:
+        if not name.isidentifier() or not name.isascii():
+            raise InputError(f"--setup-env {name}: not an environment variable name")
+        if name not in os.environ:
+            raise InputError(f"--setup-env {name}: not set in this environment")
+        pairs[name] = os.environ[name]
+    return tuple(pairs.items())
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -588,6 +619,18 @@ def _add_validate(validate: argparse.ArgumentParser) -> None:
     )
     local.add_argument("--keep", action="store_true", default=None, help="keep the workspaces")
     local.add_argument("--workspace", metavar="DIR", help="where workspaces go (default: temp dir)")
+    local.add_argument(
+        "--reruns",
+        type=int,
+        metavar="N",
+        help="how many times fail-to-pass and pass-to-pass run in all (default: 3, at least 2)",
+    )
+    local.add_argument(
+        "--setup-env",
+        action="append",
+        metavar="NAME",
+        help="pass this variable (its value here) into setup only: a proxy, CA certificates",
+    )
     harbor = validate.add_argument_group("harbor environment")
     harbor.add_argument(
         "--harbor-env",

@@ -29,6 +29,7 @@ __all__ = [
     "HARBOR_SCHEMA_VERSION",
     "INSTRUCTION",
     "MANIFEST",
+    "PINNED_ENVIRONMENT",
     "REFRESH_PATHS",
     "SNAPSHOT_PATHS",
     "SOLVE_SH",
@@ -73,7 +74,7 @@ REFRESH_PATHS = frozenset(
 )
 """What a refresh rewrites (DEPENDENCY_PATCH is written or removed)."""
 
-COMPILER_REVISION: int = 1
+COMPILER_REVISION: int = 2
 """Bumped whenever compiled output changes."""
 HARBOR_SCHEMA_VERSION = "1.4"
 DEFAULT_ALLOWED_HOSTS = ("chatgpt.com", "*.chatgpt.com", "openai.com", "*.openai.com")
@@ -97,3 +98,7 @@ CONTAINER_PATH = (
     ":/sbin:/bin"
 )
 """The fixed PATH of both images and of every verifier command."""
+PINNED_ENVIRONMENT = (("TZ", "UTC"), ("LANG", "C.UTF-8"), ("LC_ALL", "C.UTF-8"))
+"""What both images and every local phase pin, so that two runs of one test differ only by the
+task's own doing: the time zone (dates rendered or parsed in local time) and the locale (sorting,
+number and date formats, the encoding of file names and output)."""
