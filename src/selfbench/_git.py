@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from selfbench._gzip import compress_stream
@@ -31,13 +32,15 @@ class GitError(SelfbenchError):
     """A git command failed."""
 
 
-def git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    """Run `git -C repo args...` and return its standard output.
+def git(
+    repo: Path, *args: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None
+) -> bytes:
+    """Run `git -C repo args...` and return its standard output; `env` adds variables.
 
     Raises:
         GitError: git exited non-zero; the message carries its last line of stderr.
     """
-    env = {**os.environ, **_ENV}
+    env = {**os.environ, **_ENV, **(env or {})}
     result = subprocess.run(
         ["git", "-C", str(repo), *args],
         input=stdin,

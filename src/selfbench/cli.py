@@ -181,14 +181,16 @@ def _hosts(args: argparse.Namespace) -> tuple[str, ...] | None:
 
 
 def _compile(args: argparse.Namespace) -> int:
+    from selfbench.bundle.locate import BUNDLE_DIR  # noqa: PLC0415
     from selfbench.compiler import compile_task  # noqa: PLC0415
 
-    out = Path(args.out)
-    with _working(f"compiling {args.task_dir}"):
-        task = compile_task(
-            Path(args.task_dir), repo=Path(args.repo), out=out, allowed_hosts=_hosts(args)
-        )
-    sys.stdout.write(f"Compiled {task.definition.taskId} into {out}\n")
+    if args.out is not None and len(args.task_dirs) != 1:
+        raise InputError("--out names the bundle of exactly one TASK_DIR")
+    for task_dir in map(Path, args.task_dirs):
+        out = Path(args.out) if args.out is not None else task_dir / BUNDLE_DIR
+        with _working(f"compiling {task_dir}"):
+            task = compile_task(task_dir, repo=Path(args.repo), out=out, allowed_hosts=_hosts(args))
+        sys.stdout.write(f"Compiled {task.definition.taskId} into {out}\n")
     return EXIT_OK
 
 
@@ -323,6 +325,7 @@ def _validate(args: argparse.Namespace) -> int:
             definition=Path(args.definition) if args.definition else None,
             jobs=args.jobs,
             on_done=on_done,
+            repo=Path(args.repo) if args.repo else None,
         )
     if args.json:
         _print_json([report.to_json() for report in reports])
@@ -464,9 +467,11 @@ def _parser() -> argparse.ArgumentParser:
     _add_authoring_commands(commands)  # schema, check, audit, submit
 
     compile_ = commands.add_parser("compile", help="compile an authored task into a Harbor bundle")
-    compile_.add_argument("task_dir", metavar="TASK_DIR")
+    compile_.add_argument("task_dirs", nargs="+", metavar="TASK_DIR")
     compile_.add_argument("--repo", required=True, help="git repository holding baseCommit")
-    compile_.add_argument("--out", required=True, metavar="OUT_DIR")
+    compile_.add_argument(
+        "--out", metavar="OUT_DIR", help="one TASK_DIR's bundle (default: TASK_DIR/harbor-task)"
+    )
     _add_hosts(compile_)
     compile_.set_defaults(run=_compile)
 
@@ -594,7 +599,10 @@ def _add_authoring_commands(commands: Any) -> None:
 
 def _add_validate(validate: argparse.ArgumentParser) -> None:
     # Runner options default to None, so that one the chosen --env does not use is refused.
-    validate.add_argument("bundles", nargs="+", metavar="BUNDLE_OR_COLLECT_DIR")
+    validate.add_argument("bundles", nargs="+", metavar="BUNDLE_OR_TASK_DIR")
+    validate.add_argument(
+        "--repo", help="each path is an authored TASK_DIR: compile it from this repository first"
+    )
     validate.add_argument(
         "--env",
         choices=("local", "harbor"),
