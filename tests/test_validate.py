@@ -211,6 +211,21 @@ def test_more_reruns_run_from_fresh_copies_and_fewer_than_two_are_refused(
     assert capsys.readouterr().err == expected
 
 
+@pytest.mark.parametrize(
+    "selectors",
+    [
+        ["tests/test_mul.py::test_missing"],
+        ["tests/test_mul.py::test_mul", "tests/test_mul.py::test_missing"],
+    ],
+    ids=["alone", "beside-another"],
+)
+def test_a_selector_naming_no_test_is_named(tmp_path: Path, selectors: list[str]) -> None:
+    project = python_project("missing", definition={"failToPass": selectors})
+    report = run(project, tmp_path)
+    assert not report.accepted
+    assert report.reason == "oracle: tests/test_mul.py::test_missing: no such test"
+
+
 ALREADY_PASSES = "from calc import add\n\n\ndef test_old():\n    assert add(2, 2) == 4\n"
 
 

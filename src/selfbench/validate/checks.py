@@ -15,7 +15,7 @@ from pathlib import Path
 
 from selfbench.bundle.render_scripts import fail_to_pass_command, pass_to_pass_command
 from selfbench.contract import TaskDefinition
-from selfbench.outcomes import Outcomes, parse_outcomes
+from selfbench.outcomes import NO_MATCH, Outcomes, parse_outcomes
 from selfbench.validate.report import Check, Reward
 from selfbench.validate.sandbox import PhaseResult
 
@@ -26,6 +26,7 @@ __all__ = [
     "network_hint",
     "outcome_counts",
     "phase_reason",
+    "precise_reason",
     "run_outcomes",
     "run_phases",
     "verifier_commands",
@@ -206,6 +207,28 @@ def _suite_ran(definition: TaskDefinition, nop: VerifierRun, oracle: VerifierRun
     return Check("suite ran", not problems, "; ".join(problems))
 
 
+def precise_reason(definition: TaskDefinition, oracle: VerifierRun, reason: str) -> str:
+    """`reason`, or its precise cause when the oracle's fail-to-pass log shows it: a selector
+    that names no test (`oracle: tests/x.py::test_y: no such test`) or a suite that ran none."""
+    if not reason.startswith("oracle: fail-to-pass failed") or oracle.reward is None:
+        return reason
+    text = _segments(oracle.log.read_text(errors="replace")).get("fail-to-pass")
+    if text is None:
+        return reason
+    command = fail_to_pass_command(definition)
+    found = parse_outcomes(command, text, oracle.reward.fail_to_pass_exit_code)
+    if found.no_tests == NO_MATCH:
+        alone = [(s, parse_outcomes(c, out, code)) for s, c, code, out in oracle.selectors]
+        missing = [s for s, one in alone if one.no_tests == NO_MATCH]
+        if len(definition.failToPass) == 1:
+            missing = list(definition.failToPass)
+        if missing:
+            return f"oracle: {missing[0]}: no such test"
+    if found.no_tests is not None:
+        return f"oracle: fail-to-pass ran no test: {found.no_tests}"
+    return reason
+
+
 def _selector_check(run: VerifierRun, *, expect_pass: bool) -> Check:
     name = "per selector with the gold patch" if expect_pass else "per selector at the base"
     if run.reward is None or not run.reward.setup_completed:
@@ -218,6 +241,8 @@ def _selector_check(run: VerifierRun, *, expect_pass: bool) -> Check:
     for selector, command, code, output in run.selectors:
         outcome = parse_outcomes(command, output, code)
         passed = code == 0 and outcome.no_tests is None
+        if expect_pass and outcome.no_tests == NO_MATCH:
+            return Check(name, passed=False, detail=f"{command_of}: {selector}: no such test")
         if expect_pass and not passed:
             why = outcome.no_tests or f"exit {code}"
             return Check(

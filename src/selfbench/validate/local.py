@@ -42,6 +42,7 @@ from selfbench.validate.checks import (
     network_hint,
     outcome_counts,
     phase_reason,
+    precise_reason,
     run_outcomes,
     verifier_commands,
 )
@@ -347,6 +348,7 @@ class _Task:
             checks = self.beyond_checks(nop, oracle, reruns if scored else None)
             reason = reason or next((c.detail for c in checks if c.ran and not c.passed), None)
         if reason is not None:
+            reason = precise_reason(self.definition, oracle, reason)
             reason = network_hint(reason, (nop, oracle), network=self.options.network)
             if nop.phase.out_of_memory or oracle.phase.out_of_memory:
                 reason += f"; {self.memory_hint()}"
