@@ -620,3 +620,22 @@ def test_the_local_environment_needs_bubblewrap(
     assert capsys.readouterr().err == (
         "error: the local environment needs bubblewrap (bwrap): apt-get install bubblewrap\n"
     )
+
+
+def test_setup_env_passes_a_host_variable_into_setup_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    probe = 'test "${#SELFBENCH_PROBE}" = 9'
+    project = python_project("setup-env", definition={"setupCommand": f"{PY_SETUP} && {probe}"})
+    out = build(project, tmp_path / "build")
+    command = ["validate", str(out), "--logs", str(tmp_path / "logs")]
+    assert main([*command, "--setup-env", "SELFBENCH_PROBE"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --setup-env SELFBENCH_PROBE: not set in this environment\n"
+    )
+    monkeypatch.setenv("SELFBENCH_PROBE", "secret-42")
+    assert main(command) == 1
+    assert "setup: setupCommand failed (exit 1" in capsys.readouterr().err
+    assert main([*command, "--setup-env", "SELFBENCH_PROBE"]) == 0
+    written = [*out.rglob("*"), *(tmp_path / "logs").rglob("*")]
+    assert not [path for path in written if path.is_file() and b"secret-42" in path.read_bytes()]
