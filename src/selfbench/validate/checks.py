@@ -39,7 +39,7 @@ _NETWORK_ERRORS = re.compile(
 )
 """Name resolution or routing failing: what a test sees without a network (not a refused
 connection, which a test may provoke on purpose)."""
-_MARKER = re.compile(r"^selfbench: (fail-to-pass|fail-to-pass again|pass-to-pass)\b", re.MULTILINE)
+_MARKER = re.compile(r"^selfbench: (fail-to-pass again|fail-to-pass|pass-to-pass)\b", re.MULTILINE)
 _RETRY = re.compile(r"^selfbench: infrastructure error \(exit (\d+)\)", re.MULTILINE)
 
 
