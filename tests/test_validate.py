@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 
 from projects import Project, build
+from selfbench import compiler
 from selfbench.bundle.locate import locate_task
 from selfbench.cli import main
-from selfbench.compiler import compile_task
+from selfbench.compiler import CompileError, compile_task
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner, score_patch
 from selfbench.validate.report import REWARD_FIELDS, Reward, TaskReport
@@ -567,8 +568,15 @@ def _recompile(out: Path, edit: str, replacement: str, name: str) -> None:
     (out / "definition.json").write_bytes((task / "definition.json").read_bytes())
 
 
-def test_a_gold_patch_that_does_not_apply_names_solve_sh(tmp_path: Path) -> None:
+def test_a_gold_patch_that_does_not_apply_names_solve_sh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = build(python_project("stale-gold"), tmp_path / "build")
+    with pytest.raises(CompileError) as error:
+        _recompile(out, " def add(a, b):", " def add(x, y):", "gold.patch")
+    assert str(error.value).startswith("gold.patch does not apply at baseCommit ")
+    # A bundle compiled before compile checked this (or by another tool) still fails at solve.sh.
+    monkeypatch.setattr(compiler, "_check_base_applies", lambda *_: None)
     _recompile(out, " def add(a, b):", " def add(x, y):", "gold.patch")
     [report] = validate([out], runner=LocalRunner(LocalOptions(logs=tmp_path / "logs")))
     log = tmp_path / "logs" / "stale-gold" / "oracle.log"
