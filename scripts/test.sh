@@ -8,4 +8,5 @@ cd "$(dirname "$0")/.."
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy
-.venv/bin/python -m pytest "$@"
+# The acceptance suite's small configuration: one real PyPI project, fetched now (tests/acceptance).
+SELFBENCH_ACCEPTANCE="${SELFBENCH_ACCEPTANCE-small}" .venv/bin/python -m pytest "$@"

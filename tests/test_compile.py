@@ -340,8 +340,9 @@ def test_refresh_writes_or_removes_the_dependency_patch(
     gold = sample_arguments(sample)["goldPatch"].encode()
     manifest_section = (
         b"diff --git a/pyproject.toml b/pyproject.toml\n--- a/pyproject.toml\n"
-        b"+++ b/pyproject.toml\n@@ -1 +1 @@\n-[project]\n+[project] \n"
-    )
+        b"+++ b/pyproject.toml\n@@ -1,2 +1,2 @@\n-[project]\n+[project] \n"
+        b' name = "slugkit"\n'
+    )  # with its trailing context: compile checks that it applies at the base
     definition = _definition(sample)
     task_dir = _write_task(
         tmp_path / "task",

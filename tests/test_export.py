@@ -197,8 +197,15 @@ def test_validation_reports_leave_out_rejected_tasks(
     args = ["export", *map(str, collected), "--run-id", RUN.run_id, "--out", str(out)]
     args += ["--repository-url", RUN.repository_url, "--repository-commit", COMMIT]
     args += ["--validation", str(first), "--validation", str(second)]
-    assert main(args) == 0
-    assert capsys.readouterr().out == (f"Exported 2 of 3 tasks to {out}\nleft out slug-b: nop: x\n")
+    assert main(args) == 2
+    assert capsys.readouterr().err == (
+        "error: task slug-b has no accepted validation report (rejected: nop: x); validate it,"
+        " or leave it out with --skip-unvalidated\n"
+    )
+    assert main([*args, "--skip-unvalidated"]) == 0
+    assert capsys.readouterr().out == (
+        f"Exported 2 of 3 tasks to {out}\nleft out slug-b: rejected: nop: x\n"
+    )
     manifest = verify_export(out).manifest
     assert [task.task_id for task in manifest.tasks] == ["slug-a", "slug-c"]
     assert manifest.candidate_counts == (1, 2, 0)

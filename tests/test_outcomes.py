@@ -107,7 +107,10 @@ def summary(outcomes: Outcomes) -> Expected:
         ("go vet ./... && go test ./...", "go"),
         # Unknown or ambiguous: no runner.
         ("npm test -- {tests}", None),
-        ("npx vitest run {tests}", None),
+        ("npx vitest run {tests}", "vitest"),
+        ("npx jest --ci {tests}", "jest"),
+        ("node node_modules/.bin/jest {tests}", "jest"),
+        ("npx eslint {tests}", None),
         ("bun run test", None),
         ("node script.js", None),
         ("python script.py -m pytest", None),
@@ -460,7 +463,64 @@ BUN_MIXED = {
     "modulo": "skipped",
     "suite > nested add": "passed",
 }
+JEST = "\u203a"  # jest joins a test's describe names with this sign
+JEST_ALL = {"top level": "passed", f"math {JEST} adds": "passed"}
+JEST_VERBOSE = {**JEST_ALL, f"math {JEST} fails": "failed", f"math {JEST} skipped": "skipped"}
+JSON_REPORT = {"math adds": "passed", "math fails": "failed", "math skipped": "skipped"}
+VITEST_MIXED = {
+    "math > adds": "passed",
+    "math > fails": "failed",
+    "math > skipped": "skipped",
+    "top level": "passed",
+}
+JS_RECORDED: dict[str, tuple[str, int, Expected]] = {
+    "jest-mixed": (
+        "npx jest 'test/a.test.js' 'test/b.test.js'",
+        1,
+        ({f"math {JEST} fails": "failed"}, (5, 1, 2), None),
+    ),
+    "jest-pass": (
+        "npx jest 'test/b.test.js'",
+        0,
+        (
+            {**JEST_ALL, f"math {JEST} also passes": "passed", f"math {JEST} skipped": "skipped"},
+            (3, 0, 1),
+            None,
+        ),
+    ),
+    "jest-nomatch": ("npx jest 'test/nope.test.js'", 1, ({}, (0, 0, 0), NO_MATCH)),
+    "jest-verbose": ("npx jest --verbose 'test/a.test.js'", 1, (JEST_VERBOSE, (2, 1, 1), None)),
+    "jest-json": (
+        "npx jest --json 'test/a.test.js'",
+        1,
+        ({**JSON_REPORT, "top level": "passed"}, (2, 1, 1), None),
+    ),
+    "vitest-mixed": (
+        "npx vitest run 'vt/a.test.mjs' 'vt/b.test.mjs'",
+        1,
+        (VITEST_MIXED, (5, 1, 2), None),
+    ),
+    "vitest-pass": ("npx vitest run 'vt/b.test.mjs'", 0, ({}, (3, 0, 1), None)),
+    "vitest-nomatch": ("npx vitest run 'vt/nope.test.mjs'", 1, ({}, (0, 0, 0), NO_MATCH)),
+    "vitest-verbose": (
+        "npx vitest run --reporter=verbose 'vt/a.test.mjs'",
+        1,
+        (
+            {f"vt/a.test.mjs > {name}": outcome for name, outcome in VITEST_MIXED.items()},
+            (2, 1, 1),
+            None,
+        ),
+    ),
+    "vitest-json": (
+        "npx vitest run --reporter=json 'vt/a.test.mjs'",
+        1,
+        ({**JSON_REPORT, "top level": "passed"}, (2, 1, 1), None),
+    ),
+}
+"""jest 29 and vitest 3, recorded from npm packages on a two-file project (a failing, a skipped
+and passing tests); paths under /project."""
 RECORDED: dict[str, tuple[str, int, Expected]] = {
+    **JS_RECORDED,
     "go-verbose-mixed": ("go test -v ./...", 1, ({**GO_TABLE, **GO_SUBTESTS}, (4, 1, 1), None)),
     "go-pass": ("go test ./...", 0, ({}, (0, 0, 0), None)),
     "go-fail": ("go test ./...", 1, ({"TestSub": "failed"}, (0, 1, 0), None)),

@@ -381,7 +381,10 @@ def test_both_images_share_the_base_and_the_toolchains() -> None:
         assert layout.CONTAINER_PATH.startswith(
             "/usr/local/go/bin:/usr/local/cargo/bin:/usr/local/bin:"
         )
-        assert "    UV_CACHE_DIR=/opt/uv-cache" in lines
+        assert "    UV_CACHE_DIR=/opt/uv-cache \\" in lines
+        pinned = ["    TZ=UTC \\", "    LANG=C.UTF-8 \\", "    LC_ALL=C.UTF-8"]
+        at = lines.index(pinned[0])
+        assert lines[at : at + 3] == pinned
         install = f"    && apt-get install -y --no-install-recommends {' '.join(APT_PACKAGES)} \\"
         assert install in lines
         for fragment in (

@@ -17,9 +17,11 @@ from typing import Any
 import pytest
 
 from projects import Project, build
+from selfbench import compiler
 from selfbench.bundle.locate import locate_task
 from selfbench.cli import main
 from selfbench.compiler import compile_task
+from selfbench.errors import CompileError
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner, score_patch
 from selfbench.validate.report import REWARD_FIELDS, Reward, TaskReport
@@ -136,7 +138,17 @@ def test_a_real_change_is_accepted(make: Any, tmp_path: Path) -> None:
     assert (nop.fail_to_pass, nop.pass_to_pass, nop.patch_applied) == (0, 1, 1)
     assert nop.fail_to_pass_exit_code != 0
     assert (oracle.reward, oracle.deterministic) == (1, 1)
-    assert [check.passed for check in report.checks] == [True] * 4
+    ran = {check.name: (check.ran, check.passed) for check in report.checks}
+    several = len(make("real-change").definition["failToPass"]) > 1
+    assert ran == {
+        "per selector at the base": (several, several),
+        "per selector with the gold patch": (several, several),
+        "no flaky test": (True, True),
+        "independent rerun": (True, True),
+        "suite ran": (True, True),
+    }
+    assert len(report.reruns) == 1
+    assert report.oracle.counts["pass-to-pass"] == {"passed": 1, "failed": 0, "skipped": 0}
     assert Path(report.oracle.log).is_file()
 
 
@@ -164,6 +176,56 @@ def test_a_flaky_test_is_caught_by_the_determinism_rerun(tmp_path: Path) -> None
     report = run(python_project("flaky", tests={"tests/test_mul.py": flaky}), tmp_path)
     assert not report.accepted
     assert report.reason == "oracle: fail-to-pass failed on the repeat run (not deterministic)"
+
+
+FLAKY = """\
+from pathlib import Path
+
+
+def test_flaky():
+    # Passes or fails with where it runs: the rerun's copy of the tree is mounted from a host
+    # directory named for the rerun, as a test reading the clock or a shared counter would
+    # differ from one run to the next.
+    mounts = Path("/proc/self/mountinfo").read_text().splitlines()
+    [app] = [line for line in mounts if line.split()[4] == "/app"]
+    assert "rerun" not in app.split()[3]
+"""
+
+
+def test_a_test_that_changes_outcome_across_runs_is_named(tmp_path: Path) -> None:
+    project = python_project("flaky-regression", base={"tests/test_flaky.py": FLAKY})
+    project.definition["passToPass"] = ["tests/test_core.py", "tests/test_flaky.py"]
+    report = run(project, tmp_path)
+    assert not report.accepted
+    assert report.reason == "flaky: tests/test_flaky.py::test_flaky passed 2 of 3 runs"
+    assert [rerun.reward.reward for rerun in report.reruns if rerun.reward] == [0]
+
+
+def test_more_reruns_run_from_fresh_copies_and_fewer_than_two_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = run(python_project("four-runs"), tmp_path, reruns=4)
+    assert report.accepted
+    assert [Path(rerun.log).name for rerun in report.reruns] == ["rerun.log", "rerun-2.log"]
+    out = build(python_project("one-run"), tmp_path / "one")
+    assert main(["validate", str(out), "--reruns", "1"]) == 2
+    expected = "error: --reruns must be at least 2 (the verifier runs fail-to-pass twice)\n"
+    assert capsys.readouterr().err == expected
+
+
+@pytest.mark.parametrize(
+    "selectors",
+    [
+        ["tests/test_mul.py::test_missing"],
+        ["tests/test_mul.py::test_mul", "tests/test_mul.py::test_missing"],
+    ],
+    ids=["alone", "beside-another"],
+)
+def test_a_selector_naming_no_test_is_named(tmp_path: Path, selectors: list[str]) -> None:
+    project = python_project("missing", definition={"failToPass": selectors})
+    report = run(project, tmp_path)
+    assert not report.accepted
+    assert report.reason == "oracle: tests/test_mul.py::test_missing: no such test"
 
 
 ALREADY_PASSES = "from calc import add\n\n\ndef test_old():\n    assert add(2, 2) == 4\n"
@@ -455,7 +517,7 @@ def test_the_independent_rerun_check(
     task = _Task(locate_task(out), sandbox, tmp_path, LocalOptions(logs=tmp_path))
     nop = VerifierRun("nop", _reward(reward=0, fail_to_pass=0, deterministic=0), log, phase)
     oracle = VerifierRun("oracle", _reward(), log, phase)
-    checks = task.beyond_checks(nop, oracle, VerifierRun("rerun", rerun, log, phase))
+    checks = task.beyond_checks(nop, oracle, (VerifierRun("rerun", rerun, log, phase),))
     [check] = [check for check in checks if check.name == "independent rerun"]
     assert (check.passed, check.detail) == (passed, detail.format(log=log))
 
@@ -510,8 +572,15 @@ def _recompile(out: Path, edit: str, replacement: str, name: str) -> None:
     (out / "definition.json").write_bytes((task / "definition.json").read_bytes())
 
 
-def test_a_gold_patch_that_does_not_apply_names_solve_sh(tmp_path: Path) -> None:
+def test_a_gold_patch_that_does_not_apply_names_solve_sh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = build(python_project("stale-gold"), tmp_path / "build")
+    with pytest.raises(CompileError) as error:
+        _recompile(out, " def add(a, b):", " def add(x, y):", "gold.patch")
+    assert str(error.value).startswith("gold.patch does not apply at baseCommit ")
+    # A bundle compiled before compile checked this (or by another tool) still fails at solve.sh.
+    monkeypatch.setattr(compiler, "_check_base_applies", lambda *_: None)
     _recompile(out, " def add(a, b):", " def add(x, y):", "gold.patch")
     [report] = validate([out], runner=LocalRunner(LocalOptions(logs=tmp_path / "logs")))
     log = tmp_path / "logs" / "stale-gold" / "oracle.log"
@@ -564,3 +633,22 @@ def test_the_local_environment_needs_bubblewrap(
     assert capsys.readouterr().err == (
         "error: the local environment needs bubblewrap (bwrap): apt-get install bubblewrap\n"
     )
+
+
+def test_setup_env_passes_a_host_variable_into_setup_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    probe = 'test "${#SELFBENCH_PROBE}" = 9'
+    project = python_project("setup-env", definition={"setupCommand": f"{PY_SETUP} && {probe}"})
+    out = build(project, tmp_path / "build")
+    command = ["validate", str(out), "--logs", str(tmp_path / "logs")]
+    assert main([*command, "--setup-env", "SELFBENCH_PROBE"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --setup-env SELFBENCH_PROBE: not set in this environment\n"
+    )
+    monkeypatch.setenv("SELFBENCH_PROBE", "secret-42")
+    assert main(command) == 1
+    assert "setup: setupCommand failed (exit 1" in capsys.readouterr().err
+    assert main([*command, "--setup-env", "SELFBENCH_PROBE"]) == 0
+    written = [*out.rglob("*"), *(tmp_path / "logs").rglob("*")]
+    assert not [path for path in written if path.is_file() and b"secret-42" in path.read_bytes()]

@@ -41,6 +41,8 @@ def _export(args: argparse.Namespace) -> int:
         out=Path(args.out),
         validation=[Path(item) for item in args.validation] if args.validation else None,
         progress=_progress,
+        require_validation=True,
+        skip_unvalidated=args.skip_unvalidated,
     )
     left_out = [{"taskId": item.task_id, "reason": item.reason} for item in result.left_out]
     if args.json:
@@ -130,7 +132,7 @@ def _review(args: argparse.Namespace) -> int:
 def add_export_commands(commands: Any) -> None:
     """Register the four commands on the CLI's subparsers."""
     export = commands.add_parser("export", help="pack bundles into one verified run export")
-    export.add_argument("inputs", nargs="+", metavar="BUNDLE_OR_COLLECT_DIR")
+    export.add_argument("inputs", nargs="+", metavar="BUNDLE_OR_TASK_DIR")
     export.add_argument("--run-id", required=True, metavar="ID")
     export.add_argument("--repository-url", required=True, metavar="URL")
     export.add_argument("--repository-commit", required=True, metavar="SHA")
@@ -139,7 +141,13 @@ def add_export_commands(commands: Any) -> None:
         "--validation",
         action="append",
         metavar="REPORT.json",
-        help="`selfbench validate --json` output (repeatable; a later report on a task wins)",
+        help="`selfbench validate --json` output (repeatable; a later report on a task wins;"
+        " default: the validation.json validate wrote beside each task)",
+    )
+    export.add_argument(
+        "--skip-unvalidated",
+        action="store_true",
+        help="leave out tasks with no accepted validation report (default: refuse them)",
     )
     export.add_argument("--json", action="store_true", help="print the JSON result")
     export.set_defaults(run=_export)

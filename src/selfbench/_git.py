@@ -6,7 +6,7 @@ import hashlib
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -32,13 +32,15 @@ _ENV = {
 }
 
 
-def git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    """Run `git -C repo args...` and return its standard output.
+def git(
+    repo: Path, *args: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None
+) -> bytes:
+    """Run `git -C repo args...` and return its standard output; `env` adds variables.
 
     Raises:
         GitError: git exited non-zero; the message carries its last line of stderr.
     """
-    env = {**os.environ, **_ENV}
+    env = {**os.environ, **_ENV, **(env or {})}
     result = subprocess.run(
         ["git", "-C", str(repo), *args],
         input=stdin,

@@ -62,7 +62,8 @@ def print_audit(task_id: str, report: AuditReport) -> None:
 def print_validation(reports: list[TaskReport]) -> None:
     """Print `selfbench validate`'s verdicts: one row per task, then each rejection's reason."""
     table = Table(box=None, padding=(0, 2))
-    for column in ("task", "verdict", "nop f2p/p2p", "oracle reward", "checks"):
+    columns = ("task", "verdict", "nop f2p/p2p", "oracle reward", "gold runs", "tests", "checks")
+    for column in columns:
         table.add_column(column)
     for report in reports:
         verdict = (
@@ -71,9 +72,11 @@ def print_validation(reports: list[TaskReport]) -> None:
         nop, oracle = report.nop.reward, report.oracle.reward
         nop_cell = f"{nop.fail_to_pass}/{nop.pass_to_pass}" if nop else "-"
         oracle_cell = str(oracle.reward) if oracle else "-"
-        passed = sum(check.passed for check in report.checks)
-        checks = f"{passed}/{len(report.checks)}" if report.checks else "-"
-        table.add_row(report.task_id, verdict, nop_cell, oracle_cell, checks)
+        runs = str(1 + len(report.reruns)) if oracle else "0"
+        tests = _tests_cell(report)
+        table.add_row(
+            report.task_id, verdict, nop_cell, oracle_cell, runs, tests, _checks_cell(report)
+        )
     console.print(table)
     for report in reports:
         if report.reason:
@@ -85,3 +88,28 @@ def print_validation(reports: list[TaskReport]) -> None:
     logs = {Path(report.oracle.log).parent for report in reports if report.oracle.log}
     for directory in sorted(logs):
         console.print(Text.assemble(("logs: ", "dim"), str(directory)))
+
+
+_PHASE_ABBREVIATIONS = {"fail-to-pass": "f2p", "pass-to-pass": "p2p"}
+
+
+def _tests_cell(report: TaskReport) -> str:
+    """The oracle's per-phase counts (`f2p 1 passed; p2p 4 passed 1 skipped`), else `-`."""
+    parts = []
+    for label, abbreviation in _PHASE_ABBREVIATIONS.items():
+        counts = report.oracle.counts.get(label)
+        if counts is None:
+            continue
+        shown = " ".join(f"{count} {outcome}" for outcome, count in counts.items() if count)
+        parts.append(f"{abbreviation} {shown or 'no test'}")
+    return "; ".join(parts) or "-"
+
+
+def _checks_cell(report: TaskReport) -> str:
+    """Passed of the checks that ran, and how many did not run (`2/3, 2 not run`)."""
+    if not report.checks:
+        return "-"
+    ran = [check for check in report.checks if check.ran]
+    cell = f"{sum(check.passed for check in ran)}/{len(ran)}"
+    skipped = len(report.checks) - len(ran)
+    return f"{cell}, {skipped} not run" if skipped else cell

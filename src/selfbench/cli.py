@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -190,14 +191,16 @@ def _hosts(args: argparse.Namespace) -> tuple[str, ...] | None:
 
 
 def _compile(args: argparse.Namespace) -> int:
+    from selfbench.bundle.locate import BUNDLE_DIR  # noqa: PLC0415
     from selfbench.compiler import compile_task  # noqa: PLC0415
 
-    out = Path(args.out)
-    with _working(f"compiling {args.task_dir}"):
-        task = compile_task(
-            Path(args.task_dir), repo=Path(args.repo), out=out, allowed_hosts=_hosts(args)
-        )
-    sys.stdout.write(f"Compiled {task.definition.taskId} into {out}\n")
+    if args.out is not None and len(args.task_dirs) != 1:
+        raise InputError("--out names the bundle of exactly one TASK_DIR")
+    for task_dir in map(Path, args.task_dirs):
+        out = Path(args.out) if args.out is not None else task_dir / BUNDLE_DIR
+        with _working(f"compiling {task_dir}"):
+            task = compile_task(task_dir, repo=Path(args.repo), out=out, allowed_hosts=_hosts(args))
+        sys.stdout.write(f"Compiled {task.definition.taskId} into {out}\n")
     return EXIT_OK
 
 
@@ -254,7 +257,16 @@ def _collect(args: argparse.Namespace) -> int:
 
 
 _RUNNER_FLAGS = {
-    "local": ("--logs", "--parity", "--network", "--keep", "--workspace", "--strict-toolchains"),
+    "local": (
+        "--logs",
+        "--parity",
+        "--network",
+        "--keep",
+        "--workspace",
+        "--reruns",
+        "--setup-env",
+        "--strict-toolchains",
+    ),
     "harbor": ("--logs", "--harbor-env", "--jobs-dir", "--harbor"),
 }
 """The options each `--env` uses; any other runner option is refused."""
@@ -284,7 +296,11 @@ def _runner(args: argparse.Namespace) -> Runner:
             logs=logs,
         )
         return HarborRunner(options)
-    from selfbench.validate.local import LocalOptions, LocalRunner  # noqa: PLC0415
+    from selfbench.validate.local import (  # noqa: PLC0415
+        DEFAULT_RERUNS,
+        LocalOptions,
+        LocalRunner,
+    )
 
     return LocalRunner(
         LocalOptions(
@@ -294,8 +310,26 @@ def _runner(args: argparse.Namespace) -> Runner:
             keep=bool(args.keep),
             workspace=Path(args.workspace) if args.workspace else None,
             strict_toolchains=bool(args.strict_toolchains),
+            setup_env=_setup_env(args.setup_env or ()),
+            reruns=DEFAULT_RERUNS if args.reruns is None else args.reruns,
         )
     )
+
+
+def _setup_env(names: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """`--setup-env NAME`s with their values from this process's environment.
+
+    Raises:
+        InputError: a name that is not a variable name, or a variable that is not set.
+    """
+    pairs: dict[str, str] = {}
+    for name in names:
+        if not name.isidentifier() or not name.isascii():
+            raise InputError(f"--setup-env {name}: not an environment variable name")
+        if name not in os.environ:
+            raise InputError(f"--setup-env {name}: not set in this environment")
+        pairs[name] = os.environ[name]
+    return tuple(pairs.items())
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -312,6 +346,7 @@ def _validate(args: argparse.Namespace) -> int:
             definition=Path(args.definition) if args.definition else None,
             jobs=args.jobs,
             on_done=on_done,
+            repo=Path(args.repo) if args.repo else None,
         )
     if args.json:
         _print_json([report.to_json() for report in reports])
@@ -445,9 +480,11 @@ def _parser() -> argparse.ArgumentParser:
     _add_authoring_commands(commands)  # schema, check, audit, submit
 
     compile_ = commands.add_parser("compile", help="compile an authored task into a Harbor bundle")
-    compile_.add_argument("task_dir", metavar="TASK_DIR")
+    compile_.add_argument("task_dirs", nargs="+", metavar="TASK_DIR")
     compile_.add_argument("--repo", required=True, help="git repository holding baseCommit")
-    compile_.add_argument("--out", required=True, metavar="OUT_DIR")
+    compile_.add_argument(
+        "--out", metavar="OUT_DIR", help="one TASK_DIR's bundle (default: TASK_DIR/harbor-task)"
+    )
     _add_hosts(compile_)
     compile_.set_defaults(run=_compile)
 
@@ -580,7 +617,10 @@ def _add_authoring_commands(commands: Any) -> None:
 
 def _add_validate(validate: argparse.ArgumentParser) -> None:
     # Runner options default to None, so that one the chosen --env does not use is refused.
-    validate.add_argument("bundles", nargs="+", metavar="BUNDLE_OR_COLLECT_DIR")
+    validate.add_argument("bundles", nargs="+", metavar="BUNDLE_OR_TASK_DIR")
+    validate.add_argument(
+        "--repo", help="each path is an authored TASK_DIR: compile it from this repository first"
+    )
     validate.add_argument(
         "--env",
         choices=("local", "harbor"),
@@ -611,6 +651,18 @@ def _add_validate(validate: argparse.ArgumentParser) -> None:
         help="reject a task whose toolchains are not the image's versions",
     )
     local.add_argument("--workspace", metavar="DIR", help="where workspaces go (default: temp dir)")
+    local.add_argument(
+        "--reruns",
+        type=int,
+        metavar="N",
+        help="how many times fail-to-pass and pass-to-pass run in all (default: 3, at least 2)",
+    )
+    local.add_argument(
+        "--setup-env",
+        action="append",
+        metavar="NAME",
+        help="pass this variable (its value here) into setup only: a proxy, CA certificates",
+    )
     harbor = validate.add_argument_group("harbor environment")
     harbor.add_argument(
         "--harbor-env",

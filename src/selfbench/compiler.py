@@ -8,16 +8,18 @@ swap of the finished tree into place.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from selfbench._fs import atomic_directory, read_bytes
 from selfbench._git import archive_tar, git
 from selfbench.bundle import layout
-from selfbench.bundle.locate import read_bundle_manifest
+from selfbench.bundle.locate import BUNDLE_DIR, read_bundle_manifest
 from selfbench.bundle.render import BundleFile, render_bundle, render_refresh
 from selfbench.bundle.render_toml import parse_allowed_hosts
 from selfbench.contract import TaskDefinition
 from selfbench.errors import CompileError, GitError
+from selfbench.patches import unprefixed_path
 from selfbench.task import AuthoredTask, judge_task, read_authored_task, read_definition
 
 __all__ = ["check_authored_task", "compile_task", "refresh_bundle"]
@@ -45,6 +47,42 @@ def _check_base_commit(repo: Path, sha: str) -> None:
         git(repo, "cat-file", "-e", f"{sha}^{{commit}}")
     except GitError:
         raise CompileError(f"baseCommit {sha} is not a commit in {repo}") from None
+
+
+def _check_base_applies(task: AuthoredTask, repo: Path) -> None:
+    """The base is one commit (not a merge) and both patches apply to it.
+
+    Each patch is checked with `git apply --cached --check` against a private index read from
+    the base commit: the repository's own index, work tree and checkout are never touched.
+
+    Raises:
+        CompileError: the base is a merge commit, or a patch does not apply at it.
+    """
+    for name, patch in (("test.patch", task.test_patch), ("gold.patch", task.gold_patch)):
+        path = unprefixed_path(patch)
+        if path is not None:
+            raise CompileError(
+                f"{name} names {path} without a/ and b/ prefixes (made with --no-prefix?);"
+                " make it with plain git diff"
+            )
+    sha = task.definition.baseCommit
+    parents = git(repo, "rev-list", "--parents", "-n", "1", sha).split()
+    if len(parents) > 2:
+        raise CompileError(
+            f"baseCommit {sha} is a merge commit; name the parent the change was made on"
+        )
+    with tempfile.TemporaryDirectory(prefix="selfbench-index-") as scratch:
+        env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
+        git(repo, "read-tree", sha, env=env)
+        for name, patch in (("test.patch", task.test_patch), ("gold.patch", task.gold_patch)):
+            try:
+                git(repo, *_APPLY_CHECK, stdin=patch, env=env)
+            except GitError as exc:
+                why = str(exc).removeprefix("git apply failed: ").removeprefix("error: ")
+                raise CompileError(f"{name} does not apply at baseCommit {sha}: {why}") from None
+
+
+_APPLY_CHECK = ("apply", "--cached", "--check", "--binary", "--whitespace=nowarn", "-")
 
 
 def _write_files(root: Path, files: tuple[BundleFile, ...]) -> None:
@@ -80,10 +118,13 @@ def compile_task(
     task_dir: Path,
     *,
     repo: Path,
-    out: Path,
+    out: Path | None = None,
     allowed_hosts: tuple[str, ...] | None = None,
 ) -> AuthoredTask:
     """Compile an authored task directory into a Harbor bundle at `out`.
+
+    Without `out` the bundle is `task_dir/harbor-task/`, beside the task's `definition.json`,
+    where `validate` and `export` find both.
 
     Raises:
         CompileError: a check failed (nothing is written).
@@ -94,6 +135,9 @@ def compile_task(
     task = read_authored_task(task_dir)
     check_authored_task(task)
     _check_base_commit(repo, task.definition.baseCommit)
+    _check_base_applies(task, repo)
+    if out is None:
+        out = task_dir / BUNDLE_DIR
     _check_output(out)
     with atomic_directory(out, replace=True) as staging:
         snapshot_sha256 = _write_snapshot(staging, repo, task.definition.baseCommit)

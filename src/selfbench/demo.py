@@ -201,6 +201,8 @@ def _demo_validate(collected: Path, logs: Path, report: Path) -> bool | None:
         )
     for check in result.checks:
         mark = "[green]ok[/]" if check.passed else "[red]failed[/]"
+        if not check.ran:
+            mark = "[dim]not run[/]"
         console.print(f"   {mark} {check.name}")
     report.write_text(json.dumps([result.to_json()], indent=2) + "\n", encoding="utf-8")
     return result.accepted

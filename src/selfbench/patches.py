@@ -52,6 +52,7 @@ __all__ = [
     "is_dependency_manifest",
     "is_git_patch",
     "parse_patch",
+    "unprefixed_path",
 ]
 
 _T = TypeVar("_T")
@@ -192,6 +193,23 @@ def parse_patch(data: bytes, *, lenient: bool = False) -> Patch:
             if not lenient:
                 raise
     return Patch(data, tuple(files))
+
+
+def unprefixed_path(data: bytes) -> str | None:
+    """The first path of a `diff --git` line that names it twice alike, else None.
+
+    Git's own patches name each side with a prefix of its own (`a/x b/x`); a patch made with
+    `--no-prefix` names `x x`, and `git apply -p1` would strip the path's first directory.
+    """
+    for line in data.split(b"\n"):
+        if not line.startswith(GIT_PATCH_MAGIC):
+            continue
+        rest = line[len(GIT_PATCH_MAGIC) :].rstrip(b"\r")
+        middle = len(rest) // 2
+        halves = rest[:middle], rest[middle + 1 :]
+        if len(rest) % 2 == 1 and rest[middle : middle + 1] == b" " and halves[0] == halves[1]:
+            return _decode(halves[0])
+    return None
 
 
 def _irregular_lines(data: bytes) -> list[int]:

@@ -29,6 +29,7 @@ __all__ = [
     "HARBOR_SCHEMA_VERSION",
     "INSTRUCTION",
     "MANIFEST",
+    "PINNED_ENVIRONMENT",
     "REFRESH_PATHS",
     "SNAPSHOT_PATHS",
     "SOLVE_SH",
@@ -97,3 +98,7 @@ CONTAINER_PATH = (
     ":/sbin:/bin"
 )
 """The fixed PATH of both images and of every verifier command."""
+PINNED_ENVIRONMENT = (("TZ", "UTC"), ("LANG", "C.UTF-8"), ("LC_ALL", "C.UTF-8"))
+"""What both images and every local phase pin, so that two runs of one test differ only by the
+task's own doing: the time zone (dates rendered or parsed in local time) and the locale (sorting,
+number and date formats, the encoding of file names and output)."""

@@ -30,6 +30,7 @@ from selfbench.task import DEFINITION_FILE, read_definition
 __all__ = [
     "BUNDLE_DIR",
     "DEFINITION_FILE",
+    "VALIDATION_FILE",
     "LocatedTask",
     "find_bundle",
     "locate_task",
@@ -38,6 +39,9 @@ __all__ = [
 ]
 
 BUNDLE_DIR = "harbor-task"
+VALIDATION_FILE = "validation.json"
+"""`selfbench validate` writes each task's report here, beside its `definition.json`; `export`
+reads it (a report on another bundle than the one beside it is ignored: see its digest)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +52,8 @@ class LocatedTask:
     definition_path: Path
     definition: TaskDefinition
     manifest: BundleManifest
+    manifest_sha256: str = ""
+    """The SHA-256 of the bundle's manifest file: which compiled bundle a report speaks of."""
 
 
 def _read(path: Path) -> bytes:
@@ -70,6 +76,8 @@ def find_bundle(path: Path) -> Path:
         return path
     if (path / BUNDLE_DIR / layout.TASK_TOML).is_file():
         return path / BUNDLE_DIR
+    if (path / DEFINITION_FILE).is_file():
+        raise BundleError(f"{path}: a task directory with no {BUNDLE_DIR}/ yet; compile it first")
     raise BundleError(f"{path}: not a bundle (no {layout.TASK_TOML}) or a collect directory")
 
 
@@ -97,8 +105,13 @@ def _check_digests(
             )
 
 
-def locate_task(path: Path, *, definition: Path | None = None) -> LocatedTask:
+def locate_task(
+    path: Path, *, definition: Path | None = None, definition_option: str | None = None
+) -> LocatedTask:
     """Resolve `path` (a bundle or a collect directory) to its bundle and verified definition.
+
+    `definition_option` is the caller's option that names a definition (`--definition`), for
+    the message when none is beside the bundle; a caller without one passes None.
 
     Raises:
         BundleError: not a bundle, no definition found, or one compiled from other inputs.
@@ -107,18 +120,18 @@ def locate_task(path: Path, *, definition: Path | None = None) -> LocatedTask:
     bundle = find_bundle(path)
     definition_path = definition or bundle.parent / DEFINITION_FILE
     if not definition_path.is_file():
-        raise BundleError(
-            f"{bundle}: no {DEFINITION_FILE} beside the bundle; name it with --definition"
-        )
+        hint = f"; name it with {definition_option}" if definition_option else ""
+        raise BundleError(f"{bundle}: no {DEFINITION_FILE} beside the bundle{hint}")
     try:
         parsed = read_definition(definition_path).definition
     except (TaskFileError, JsonError) as exc:
         raise BundleError(str(exc)) from None
     except DefinitionError as exc:
         raise BundleError(f"{definition_path}: {exc.lines[0]}") from None
-    manifest = read_bundle_manifest(bundle)
+    raw = _read(bundle / layout.MANIFEST)
+    manifest = parse_bundle_manifest(raw, source=str(bundle / layout.MANIFEST))
     _check_digests(bundle, manifest, definition_path, parsed)
-    return LocatedTask(bundle, definition_path, parsed, manifest)
+    return LocatedTask(bundle, definition_path, parsed, manifest, hashlib.sha256(raw).hexdigest())
 
 
 def refuse_duplicates(tasks: Sequence[LocatedTask]) -> None:

@@ -150,6 +150,7 @@ def _base(toolchains: tuple[str, ...]) -> list[str]:
         DEBIAN_FRONTEND="noninteractive",
         PATH=layout.CONTAINER_PATH,
         UV_CACHE_DIR=layout.CONTAINER_UV_CACHE,
+        **dict(layout.PINNED_ENVIRONMENT),
     )
     apt = _run(
         "apt-get update",

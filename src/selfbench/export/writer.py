@@ -27,7 +27,13 @@ from selfbench._fs import atomic_file, read_bytes, staging_directory
 from selfbench._json import dumps_pretty, loads_strict
 from selfbench.audit import AuditReport
 from selfbench.bundle import layout
-from selfbench.bundle.locate import BUNDLE_DIR, LocatedTask, locate_task, refuse_duplicates
+from selfbench.bundle.locate import (
+    BUNDLE_DIR,
+    VALIDATION_FILE,
+    LocatedTask,
+    locate_task,
+    refuse_duplicates,
+)
 from selfbench.contract import TaskDefinition, is_full_sha
 from selfbench.errors import ExportError, JsonError, translating
 from selfbench.export._streams import HashingReader
@@ -57,6 +63,7 @@ __all__ = [
     "RunInfo",
     "export_run",
     "read_validation_reports",
+    "reports_beside",
     "same_file",
     "write_clean_export",
 ]
@@ -156,6 +163,55 @@ def _located(inputs: Sequence[Path]) -> list[LocatedTask]:
         tasks.append(task)
     refuse_duplicates(tasks)
     return sorted(tasks, key=lambda task: task.definition.taskId)
+
+
+def reports_beside(tasks: Sequence[LocatedTask]) -> dict[str, dict[str, Any]]:
+    """The reports `selfbench validate` wrote beside the tasks' definitions, by taskId.
+
+    A report on another build of the bundle (its `bundleManifestSha256` differs) is left out.
+
+    Raises:
+        ExportError: a report file is unreadable or is not a validation report.
+    """
+    reports: dict[str, dict[str, Any]] = {}
+    for task in tasks:
+        path = task.bundle.parent / VALIDATION_FILE
+        if task.definition_path.parent != path.parent or not path.is_file():
+            continue
+        found = read_validation_reports([path]).get(task.definition.taskId)
+        if found is not None and found.get("bundleManifestSha256") == task.manifest_sha256:
+            reports[task.definition.taskId] = found
+    return reports
+
+
+def _unaccepted(report: dict[str, Any] | None) -> str | None:
+    """Why a task has no accepted validation report; None when it has one."""
+    if report is None:
+        return "no validation report"
+    if report["accepted"]:
+        return None
+    reason = report.get("reason")
+    return f"rejected: {reason}" if isinstance(reason, str) and reason else "rejected"
+
+
+def _required_verdicts(
+    tasks: list[LocatedTask], reports: dict[str, dict[str, Any]], *, skip: bool
+) -> tuple[list[LocatedTask], list[LeftOut]]:
+    kept: list[LocatedTask] = []
+    left_out: list[LeftOut] = []
+    for task in tasks:
+        task_id = task.definition.taskId
+        why = _unaccepted(reports.get(task_id))
+        if why is None:
+            kept.append(task)
+        elif skip:
+            left_out.append(LeftOut(task_id, why))
+        else:
+            raise ExportError(
+                f"task {task_id} has no accepted validation report ({why}); validate it,"
+                " or leave it out with --skip-unvalidated"
+            )
+    return kept, left_out
 
 
 def _verdicts(
@@ -290,6 +346,8 @@ def export_run(
     out: Path,
     validation: Sequence[Path] | None = None,
     progress: Callable[[str], None] | None = None,
+    require_validation: bool = False,
+    skip_unvalidated: bool = False,
 ) -> ExportResult:
     """Pack and list every accepted task into one export at `out`, atomically.
 
@@ -297,7 +355,10 @@ def export_run(
     or refreshed) is refused before anything is written.
 
     With `validation` reports, a task they reject is left out and one they do not name is an
-    error; `candidateCounts` counts every task given.
+    error; `candidateCounts` counts every task given. With `require_validation` (the CLI's
+    way), each task needs an accepted report (from `validation`, else the one `validate` wrote
+    beside it for this very bundle): one without is an error, or with `skip_unvalidated` is
+    left out.
 
     Raises:
         ExportError: bad run fields, unreadable reports, duplicate or unnamed tasks, I/O errors.
@@ -307,7 +368,11 @@ def export_run(
     _check_run(run)
     reports = read_validation_reports(validation) if validation is not None else None
     tasks = _located(inputs)
-    kept, left_out = _verdicts(tasks, reports)
+    if require_validation:
+        reports = reports if reports is not None else reports_beside(tasks)
+        kept, left_out = _required_verdicts(tasks, reports, skip=skip_unvalidated)
+    else:
+        kept, left_out = _verdicts(tasks, reports)
     counts = [sum(t.definition.difficulty == d for t in tasks) for d in DIFFICULTIES]
     out = out.absolute()
     with translating(ExportError, f"write {out}"), staging_directory(out) as staging:

@@ -46,6 +46,7 @@ from selfbench.outcomes._cargo import parse_cargo
 from selfbench.outcomes._core import INDEX, NO_MATCH, Outcome, Outcomes, Result, Run
 from selfbench.outcomes._detect import RUNNERS, commands, detect_runner
 from selfbench.outcomes._go import parse_go
+from selfbench.outcomes._jest import parse_jest, parse_vitest
 from selfbench.outcomes._node import parse_node
 from selfbench.outcomes._pytest import parse_pytest
 
@@ -57,6 +58,8 @@ _LABELS = {
     "bun": "bun test",
     "go": "go test",
     "cargo": "cargo test",
+    "jest": "jest",
+    "vitest": "vitest",
 }
 # CSI sequences, other escapes (`ESC ( B`, `ESC =`), a lone ESC; possessive, so linear on any input.
 _ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*+[ -/]*+[@-~]|[ -/]*+[0-~]|)")
@@ -68,6 +71,8 @@ _PARSERS: dict[str, _Parser] = {
     "bun": parse_bun,
     "go": parse_go,
     "cargo": parse_cargo,
+    "jest": parse_jest,
+    "vitest": parse_vitest,
 }
 
 

@@ -14,7 +14,8 @@ from selfbench._shell import split_words
 
 __all__ = ["RUNNERS", "commands", "detect_runner"]
 
-RUNNERS = ("pytest", "node", "bun", "go", "cargo")
+RUNNERS = ("pytest", "node", "bun", "go", "cargo", "jest", "vitest")
+_JS_RUNNERS = frozenset({"jest", "vitest"})
 
 _ENV_VALUE_OPTIONS = frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"})
 # The common `uv run` options that take a value; an unknown one makes the runner unknown, no worse.
@@ -98,10 +99,21 @@ def _direct_runner(name: str, args: Sequence[str]) -> str | None:
     elif name == "coverage" and args[:1] == ["run"]:
         module = _python_module(args[1:], _COVERAGE_VALUE_OPTIONS)
     elif name in ("node", "nodejs"):
-        return "node" if "--test" in args else None
+        return "node" if "--test" in args else _js_runner(args)
+    elif name in _JS_RUNNERS:
+        return name
+    elif name == "npx":
+        return _js_runner(args)
     else:
         return _subcommand_runner(name, args)
     return "pytest" if module in _PYTEST_NAMES else None
+
+
+def _js_runner(args: Sequence[str]) -> str | None:
+    """jest or vitest run by `npx` or `node` (`npx vitest run`, `node node_modules/.bin/jest`)."""
+    first = next((arg for arg in args if not arg.startswith("-")), "")
+    name = first.rsplit("/", 1)[-1]
+    return name if name in _JS_RUNNERS else None
 
 
 def _subcommand_runner(name: str, args: Sequence[str]) -> str | None:

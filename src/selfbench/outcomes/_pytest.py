@@ -27,6 +27,7 @@ def parse_pytest(run: Run) -> Result:
     for line in run.lines:
         if line.startswith("=") and line.endswith("="):
             section = line.strip("=").strip()  # FAILURES, PASSES hold captured output: not read
+        result.selector_miss |= line.startswith("ERROR: not found: ")  # a node id, no test
         found = _pytest_test(line, section)
         if found is not None:
             result.record(*found)
@@ -38,7 +39,8 @@ def parse_pytest(run: Run) -> Result:
                 progress[INDEX[_PROGRESS_OUTCOMES[char]]] += 1
     if summary is not None:
         result.counts = _pytest_counts(summary)
-        result.selector_miss = summary.get("deselected", 0) > 0 and not any(result.counts)
+        deselected = summary.get("deselected", 0) > 0 or result.selector_miss
+        result.selector_miss = deselected and not any(result.counts)
     elif any(progress):
         result.counts = (progress[0], progress[1], progress[2])
     elif run.exit_code == 5:

@@ -8,12 +8,23 @@ runners load on first use, so that `selfbench --help` never pays for them.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Sequence
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench.bundle.locate import locate_task, refuse_duplicates
+from selfbench._fs import write_atomic
+from selfbench._json import dumps_pretty
+from selfbench.bundle.locate import (
+    BUNDLE_DIR,
+    DEFINITION_FILE,
+    VALIDATION_FILE,
+    LocatedTask,
+    locate_task,
+    refuse_duplicates,
+)
 from selfbench.errors import BundleError
 from selfbench.validate.runner import OnDone, Runner
 
@@ -30,6 +41,7 @@ __all__ = [
     "Runner",
     "validate",
     "validate_bundles",
+    "write_report",
 ]
 
 _LAZY = {
@@ -47,13 +59,18 @@ def validate(
     definition: Path | None = None,
     jobs: int = 1,
     on_done: OnDone | None = None,
+    repo: Path | None = None,
 ) -> list[TaskReport]:
-    """Validate bundles (or collect directories); one report per task, in the order given.
+    """Validate bundles (or collect or task directories); one report per task, in order.
 
     Each path is located once and its definition, test patch and gold patch checked against the
     bundle's manifest before `runner` (default: `LocalRunner()`) sees it. `definition` names the
     definition of a single bundle that has none beside it; `jobs` is how many tasks (Harbor:
-    trials) run at once.
+    trials) run at once. With `repo`, each path is an authored task directory, compiled into a
+    temporary bundle first.
+
+    Each report is also written as `validation.json` beside the task's `definition.json` (with
+    `repo`: in the task directory), where `export` looks for it.
 
     Raises:
         BundleError: a path is not a bundle, its definition is missing or not its own, or a task
@@ -68,9 +85,63 @@ def validate(
     if definition is not None and len(paths) != 1:
         raise BundleError("--definition names the definition of exactly one bundle")
     runner.check()  # before anything is created on disk
-    located = [locate_task(path, definition=definition) for path in paths]
-    refuse_duplicates(located)  # before the logs directory is made
-    return runner.run(located, jobs=jobs, on_done=on_done)
+    if repo is not None:
+        if definition is not None:
+            raise BundleError("--definition names a bundle's definition; --repo takes task dirs")
+        with tempfile.TemporaryDirectory(prefix="selfbench-compiled-") as scratch:
+            bundles = _compile_all(paths, repo, Path(scratch))
+            reports = _validate_located(bundles, runner, jobs, on_done)
+            homes: list[Path | None] = list(paths)
+    else:
+        bundles = [
+            locate_task(path, definition=definition, definition_option="--definition")
+            for path in paths
+        ]
+        reports = _validate_located(bundles, runner, jobs, on_done)
+        homes = [_home(task) for task in bundles]
+    for home, task, report in zip(homes, bundles, reports, strict=True):
+        if home is not None:
+            write_report(home, task, report)
+    return reports
+
+
+def _validate_located(
+    tasks: list[LocatedTask], runner: Runner, jobs: int, on_done: OnDone | None
+) -> list[TaskReport]:
+    refuse_duplicates(tasks)  # before the logs directory is made
+    return runner.run(tasks, jobs=jobs, on_done=on_done)
+
+
+def _compile_all(task_dirs: Sequence[Path], repo: Path, scratch: Path) -> list[LocatedTask]:
+    """Compile each authored task directory into `scratch`, beside a copy of its definition."""
+    from selfbench.compiler import compile_task  # noqa: PLC0415 - only --repo compiles
+
+    located = []
+    for index, task_dir in enumerate(task_dirs):
+        holder = scratch / str(index)
+        compile_task(task_dir, repo=repo, out=holder / BUNDLE_DIR)
+        shutil.copyfile(task_dir / DEFINITION_FILE, holder / DEFINITION_FILE)
+        located.append(locate_task(holder))
+    return located
+
+
+def _home(task: LocatedTask) -> Path | None:
+    """Where the task's report goes: beside its definition when that sits beside the bundle."""
+    holder = task.bundle.parent
+    return holder if task.definition_path == holder / DEFINITION_FILE else None
+
+
+def write_report(directory: Path, task: LocatedTask, report: TaskReport) -> None:
+    """Write `report` as `directory/validation.json`, naming the bundle it speaks of, atomically.
+
+    Raises:
+        BundleError: the file cannot be written.
+    """
+    record = {**report.to_json(), "bundleManifestSha256": task.manifest_sha256}
+    try:
+        write_atomic(directory / VALIDATION_FILE, dumps_pretty(record).encode("utf-8"))
+    except OSError as exc:
+        raise BundleError(f"cannot write {directory / VALIDATION_FILE}: {exc.strerror}") from None
 
 
 validate_bundles = validate

@@ -15,16 +15,20 @@ from pathlib import Path
 
 from selfbench.bundle.render_scripts import fail_to_pass_command, pass_to_pass_command
 from selfbench.contract import TaskDefinition
-from selfbench.outcomes import parse_outcomes
+from selfbench.outcomes import NO_MATCH, Outcomes, parse_outcomes
 from selfbench.validate.report import Check, Reward
 from selfbench.validate.sandbox import PhaseResult
 
 __all__ = [
     "VerifierRun",
     "beyond_checks",
+    "flaky_check",
     "network_hint",
+    "outcome_counts",
     "phase_reason",
+    "precise_reason",
     "run_outcomes",
+    "run_phases",
     "verifier_commands",
 ]
 
@@ -35,7 +39,7 @@ _NETWORK_ERRORS = re.compile(
 )
 """Name resolution or routing failing: what a test sees without a network (not a refused
 connection, which a test may provoke on purpose)."""
-_MARKER = re.compile(r"^selfbench: (fail-to-pass|fail-to-pass again|pass-to-pass)\b", re.MULTILINE)
+_MARKER = re.compile(r"^selfbench: (fail-to-pass again|fail-to-pass|pass-to-pass)\b", re.MULTILINE)
 _RETRY = re.compile(r"^selfbench: infrastructure error \(exit (\d+)\)", re.MULTILINE)
 
 
@@ -78,30 +82,102 @@ def beyond_checks(
     definition: TaskDefinition,
     nop: VerifierRun,
     oracle: VerifierRun,
-    rerun: VerifierRun | None,
+    reruns: Sequence[VerifierRun] | None,
 ) -> list[Check]:
-    """The Beyond checks; `rerun` is None when the oracle did not score 1 (nothing to rerun)."""
+    """The Beyond checks; `reruns` is None when the oracle did not score 1 (nothing to rerun).
+
+    The flaky-test check comes before the rerun's own verdict: a test that changed outcome is
+    the precise cause of a rerun that did not score 1.
+    """
     return [
         _selector_check(nop, expect_pass=False),
         _selector_check(oracle, expect_pass=True),
-        _rerun_check(rerun),
+        flaky_check(definition, nop, None if reruns is None else (oracle, *reruns)),
+        _rerun_check(reruns),
         _suite_ran(definition, nop, oracle),
     ]
 
 
-def _rerun_check(rerun: VerifierRun | None) -> Check:
+def _rerun_check(reruns: Sequence[VerifierRun] | None) -> Check:
     name = "independent rerun"
-    if rerun is None:
-        return Check(name, passed=True, detail="not run")
-    if rerun.reward is not None and rerun.reward.reward == 1:
-        return Check(name, passed=True)
-    reason = phase_reason(rerun)
-    if reason is not None:
-        return Check(name, passed=False, detail=f"oracle rerun from a fresh copy: {reason}")
-    detail = (
-        f"oracle: the rerun from a fresh copy did not score 1 (not deterministic; log {rerun.log})"
-    )
-    return Check(name, passed=False, detail=detail)
+    if reruns is None:
+        return Check(name, passed=False, detail="not run: the oracle did not score 1", ran=False)
+    if not reruns:
+        return Check(name, passed=False, detail="not run: --reruns 2 asks for none", ran=False)
+    for rerun in reruns:
+        if rerun.reward is not None and rerun.reward.reward == 1:
+            continue
+        reason = phase_reason(rerun)
+        if reason is not None:
+            return Check(name, passed=False, detail=f"oracle rerun from a fresh copy: {reason}")
+        why = "did not score 1 (not deterministic"
+        detail = f"oracle: the rerun from a fresh copy {why}; log {rerun.log})"
+        return Check(name, passed=False, detail=detail)
+    return Check(name, passed=True)
+
+
+def _samples(
+    definition: TaskDefinition, nop: VerifierRun, gold: Sequence[VerifierRun]
+) -> dict[str, list[Outcomes]]:
+    """Each verifier command's parsed runs: fail-to-pass with the gold patch (twice per run),
+    pass-to-pass at the base and with the gold patch."""
+    commands = verifier_commands(definition)
+    samples: dict[str, list[Outcomes]] = {"fail-to-pass": [], "pass-to-pass": []}
+    for run in (nop, *gold):
+        if run.reward is None:
+            continue
+        segments = _segments(run.log.read_text(errors="replace"))
+        codes = {
+            "fail-to-pass": run.reward.fail_to_pass_exit_code,
+            "fail-to-pass again": run.reward.fail_to_pass_repeat_exit_code,
+            "pass-to-pass": run.reward.pass_to_pass_exit_code,
+        }
+        labels = ("pass-to-pass",) if run is nop else tuple(codes)
+        for label in labels:
+            text, code = segments.get(label), codes[label]
+            key = label.removesuffix(" again")
+            if text is None or code < 0 or commands[key] == "true":
+                continue
+            samples[key].append(parse_outcomes(commands[key], text, code))
+    return samples
+
+
+def _outcome_of(test: str, run: Outcomes) -> str | None:
+    """The test's outcome in one run: named, or passed when the run passed without naming it
+    (pytest -q names only failures); None when the run says nothing of it."""
+    named = dict(run.tests).get(test)
+    if named is not None:
+        return named
+    return "passed" if run.failure is None else None
+
+
+def flaky_check(
+    definition: TaskDefinition, nop: VerifierRun, gold: Sequence[VerifierRun] | None
+) -> Check:
+    """No test changed outcome across the runs: `flaky: <test> passed <n> of <m> runs`.
+
+    `gold` are the verifier runs with the gold patch (None: the oracle did not score 1, and
+    comparing its runs would only repeat its reason). Where the runner's tests cannot be read,
+    the commands' own verdicts are compared.
+    """
+    name = "no flaky test"
+    if gold is None:
+        return Check(name, passed=False, detail="not run: the oracle did not score 1", ran=False)
+    problems: list[str] = []
+    for label, runs in sorted(_samples(definition, nop, gold).items()):
+        if len(runs) < 2:
+            continue
+        names = sorted({test for run in runs for test, _ in run.tests})
+        for test in names:
+            seen = [outcome for run in runs if (outcome := _outcome_of(test, run)) is not None]
+            if len(set(seen)) > 1:
+                problems.append(f"{test} passed {seen.count('passed')} of {len(seen)} runs")
+        if not names and len({run.failure is None for run in runs}) > 1:
+            passed = sum(run.failure is None for run in runs)
+            problems.append(f"the {label} command passed {passed} of {len(runs)} runs")
+    if problems:
+        return Check(name, passed=False, detail="flaky: " + "; ".join(problems))
+    return Check(name, passed=True)
 
 
 def _suite_ran(definition: TaskDefinition, nop: VerifierRun, oracle: VerifierRun) -> Check:
@@ -109,6 +185,7 @@ def _suite_ran(definition: TaskDefinition, nop: VerifierRun, oracle: VerifierRun
     f2p = fail_to_pass_command(definition)
     p2p = pass_to_pass_command(definition)
     problems: list[str] = []
+    judged = 0
     for run in (oracle, nop):
         if run.reward is None:
             continue
@@ -121,19 +198,51 @@ def _suite_ran(definition: TaskDefinition, nop: VerifierRun, oracle: VerifierRun
             if text is None or command == "true" or code != 0:
                 continue
             outcome = parse_outcomes(command, text, code)
+            judged += outcome.runner is not None
             if outcome.no_tests is not None:
                 problems.append(f"{run.name}: {label} ran no test: {outcome.no_tests}")
+    if not judged:
+        why = "not run: no passing test command whose runner's output selfbench reads"
+        return Check("suite ran", passed=False, detail=why, ran=False)
     return Check("suite ran", not problems, "; ".join(problems))
+
+
+def precise_reason(definition: TaskDefinition, oracle: VerifierRun, reason: str) -> str:
+    """`reason`, or its precise cause when the oracle's fail-to-pass log shows it: a selector
+    that names no test (`oracle: tests/x.py::test_y: no such test`) or a suite that ran none."""
+    if not reason.startswith("oracle: fail-to-pass failed") or oracle.reward is None:
+        return reason
+    text = _segments(oracle.log.read_text(errors="replace")).get("fail-to-pass")
+    if text is None:
+        return reason
+    command = fail_to_pass_command(definition)
+    found = parse_outcomes(command, text, oracle.reward.fail_to_pass_exit_code)
+    if found.no_tests == NO_MATCH:
+        alone = [(s, parse_outcomes(c, out, code)) for s, c, code, out in oracle.selectors]
+        missing = [s for s, one in alone if one.no_tests == NO_MATCH]
+        if len(definition.failToPass) == 1:
+            missing = list(definition.failToPass)
+        if missing:
+            return f"oracle: {missing[0]}: no such test"
+    if found.no_tests is not None:
+        return f"oracle: fail-to-pass ran no test: {found.no_tests}"
+    return reason
 
 
 def _selector_check(run: VerifierRun, *, expect_pass: bool) -> Check:
     name = "per selector with the gold patch" if expect_pass else "per selector at the base"
     if run.reward is None or not run.reward.setup_completed:
-        return Check(name, passed=True, detail="not run: the held-out tests were not prepared")
+        why = "not run: the held-out tests were not prepared"
+        return Check(name, passed=False, detail=why, ran=False)
+    if not run.selectors:
+        why = "not run: one fail-to-pass selector, proven by the fail-to-pass command itself"
+        return Check(name, passed=False, detail=why, ran=False)
     command_of = run.name
     for selector, command, code, output in run.selectors:
         outcome = parse_outcomes(command, output, code)
         passed = code == 0 and outcome.no_tests is None
+        if expect_pass and outcome.no_tests == NO_MATCH:
+            return Check(name, passed=False, detail=f"{command_of}: {selector}: no such test")
         if expect_pass and not passed:
             why = outcome.no_tests or f"exit {code}"
             return Check(
@@ -165,17 +274,40 @@ def _segments(log: str) -> dict[str, str]:
     return result
 
 
-def run_outcomes(log: Path, commands: dict[str, str]) -> dict[str, str]:
-    """Per-test outcomes of the run's fail-to-pass and pass-to-pass output, when parseable."""
-    tests: dict[str, str] = {}
+def run_phases(log: Path, commands: dict[str, str]) -> dict[str, Outcomes]:
+    """Each verifier command's parsed output in a run's log, by its `test.sh` label."""
     try:
         text = log.read_text(errors="replace")
     except OSError:
-        return tests
+        return {}
+    phases: dict[str, Outcomes] = {}
     for label, output in _segments(text).items():
+        command = commands.get(label.removesuffix(" again"))
+        if command is not None and command != "true":
+            phases[label] = parse_outcomes(command, output, 0)
+    return phases
+
+
+def run_outcomes(log: Path, commands: dict[str, str]) -> dict[str, str]:
+    """Per-test outcomes of the run's fail-to-pass and pass-to-pass output, when parseable."""
+    tests: dict[str, str] = {}
+    for label, outcomes in run_phases(log, commands).items():
         if label in commands:
-            tests.update(parse_outcomes(commands[label], output, 0).tests)
+            tests.update(outcomes.tests)
     return tests
+
+
+def outcome_counts(log: Path, commands: dict[str, str]) -> dict[str, dict[str, int]]:
+    """Per phase of a run (its `test.sh` label): how many tests passed, failed, were skipped.
+
+    Only phases whose runner is known and whose log gives counts; a phase that ran no test has
+    all three at zero.
+    """
+    return {
+        label: {"passed": found.passed, "failed": found.failed, "skipped": found.skipped}
+        for label, found in run_phases(log, commands).items()
+        if found.runner is not None
+    }
 
 
 def network_hint(reason: str, runs: Sequence[VerifierRun], *, network: bool) -> str:

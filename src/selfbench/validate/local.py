@@ -31,15 +31,10 @@ from pathlib import Path
 
 from selfbench._shell import substitute_tests
 from selfbench.bundle import layout
-from selfbench.bundle.held_out import held_out_paths
 from selfbench.bundle.locate import LocatedTask, refuse_duplicates
 from selfbench.bundle.render_docker import PYTHON_PACKAGING
-from selfbench.bundle.render_scripts import (
-    render_test_sh,
-)
 from selfbench.contract import TaskDefinition
 from selfbench.errors import BundleError, SelfbenchError
-from selfbench.patches import parse_patch
 from selfbench.toolchains import Provisioned, provision_task
 from selfbench.validate import _scripts
 from selfbench.validate.cgroup import Limits
@@ -47,7 +42,9 @@ from selfbench.validate.checks import (
     VerifierRun,
     beyond_checks,
     network_hint,
+    outcome_counts,
     phase_reason,
+    precise_reason,
     run_outcomes,
     verifier_commands,
 )
@@ -69,9 +66,24 @@ from selfbench.validate.sandbox import (
     require_sandbox,
 )
 
-__all__ = ["LocalOptions", "LocalRunner", "score_patch", "score_patches", "validate_local"]
+__all__ = [
+    "DEFAULT_RERUNS",
+    "MIN_RERUNS",
+    "LocalOptions",
+    "LocalRunner",
+    "score_patch",
+    "score_patches",
+    "validate_local",
+]
 
 _COLLECT_SECONDS = 300.0
+
+DEFAULT_RERUNS = 3
+MIN_RERUNS = 2
+"""`--reruns N`: pass-to-pass runs N times in all (once at the base, where it must pass too, and
+in N - 1 verifier runs with the gold patch: the oracle's and N - 2 reruns, each from a fresh
+copy of the prepared tree); fail-to-pass runs twice in each of those N - 1 runs (the verifier's
+own determinism repeat). So N is at least 2, and the default 3 adds one rerun to the oracle."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +103,11 @@ class LocalOptions:
     """Where workspaces are created (default: the system temp directory)."""
     strict_toolchains: bool = False
     """Reject a task whose toolchains cannot all be had at the image's versions."""
+    setup_env: tuple[tuple[str, str], ...] = ()
+    """(name, value) pairs added to setup's environment only (proxy, CA certificates): never
+    written into `setupCommand`, a log or the bundle, and not seen by the agent or the tests."""
+    reruns: int = DEFAULT_RERUNS
+    """How many times fail-to-pass and pass-to-pass run in all (see `MIN_RERUNS`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +208,7 @@ class _Task:
                 network=True,
                 hidden=self.hidden(),
                 root_home_writable=True,
+                environment=dict(self.options.setup_env),
             ),
         )
         if result.timed_out:
@@ -342,48 +360,47 @@ class _Task:
         checks: list[Check] = []
         reason = phase_reason(nop) or phase_reason(oracle)
         reason = reason or parity_reason(nop.reward, oracle.reward)
+        reruns: list[VerifierRun] = []
         if not self.options.parity:
             scored = oracle.reward is not None and oracle.reward.reward == 1
-            rerun = (
-                self.verifier("rerun", oracle_agent, (), self.rerun_test_sh(), last=True)
-                if scored
-                else None
-            )
-            checks = self.beyond_checks(nop, oracle, rerun)
-            reason = reason or next((c.detail for c in checks if not c.passed), None)
+            reruns = self.reruns(oracle_agent) if scored else []
+            checks = self.beyond_checks(nop, oracle, reruns if scored else None)
+            reason = reason or next((c.detail for c in checks if c.ran and not c.passed), None)
         if reason is not None:
+            reason = precise_reason(self.definition, oracle, reason)
             reason = network_hint(reason, (nop, oracle), network=self.options.network)
             if nop.phase.out_of_memory or oracle.phase.out_of_memory:
                 reason += f"; {self.memory_hint()}"
-        commands = verifier_commands(self.definition)
         return TaskReport(
             self.definition.taskId,
             reason is None,
             reason,
-            RunReport(nop.reward, str(nop.log), run_outcomes(nop.log, commands)),
-            RunReport(oracle.reward, str(oracle.log), run_outcomes(oracle.log, commands)),
+            self.run_report(nop),
+            self.run_report(oracle),
             tuple(checks),
+            reruns=tuple(self.run_report(rerun) for rerun in reruns),
         )
 
-    def rerun_test_sh(self) -> str | None:
-        """The verifier for the determinism rerun: the bundle's, rendered without pass-to-pass.
+    def run_report(self, run: VerifierRun) -> RunReport:
+        """What the report says of one verifier run: its reward, log and the tests it ran."""
+        commands = verifier_commands(self.definition)
+        tests = run_outcomes(run.log, commands)
+        return RunReport(run.reward, str(run.log), tests, outcome_counts(run.log, commands))
 
-        The rerun proves fail-to-pass again from a fresh copy; pass-to-pass has already passed
-        with the gold patch, and running it a third time would only cost a whole suite run.
-        None (run the bundle's own) when the bundle's verifier is not what its definition renders.
-        """
-        test_patch = parse_patch((self.bundle / layout.TEST_PATCH).read_bytes(), lenient=True)
-        protected = held_out_paths(self.definition, test_patch)
-        own = (self.bundle / layout.TEST_SH).read_text(encoding="utf-8", errors="replace")
-        if render_test_sh(self.definition, protected) != own:
-            return None
-        return render_test_sh(self.definition.model_copy(update={"passToPass": []}), protected)
+    def reruns(self, agent: _Agent) -> list[VerifierRun]:
+        """The oracle's verifier again, each time from a fresh copy (the last takes the tree)."""
+        count = self.options.reruns - MIN_RERUNS
+        names = ["rerun", *(f"rerun-{index}" for index in range(2, count + 1))][:count]
+        return [
+            self.verifier(name, agent, (), last=index == count - 1)
+            for index, name in enumerate(names)
+        ]
 
     def beyond_checks(
-        self, nop: VerifierRun, oracle: VerifierRun, rerun: VerifierRun | None
+        self, nop: VerifierRun, oracle: VerifierRun, reruns: Sequence[VerifierRun] | None
     ) -> list[Check]:
-        """The Beyond checks; `rerun` is None when the oracle did not score 1."""
-        return beyond_checks(self.definition, nop, oracle, rerun)
+        """The Beyond checks; `reruns` is None when the oracle did not score 1."""
+        return beyond_checks(self.definition, nop, oracle, reruns)
 
 
 def _copy_tree(source: Path, target: Path) -> None:
@@ -463,6 +480,10 @@ class LocalRunner:
             BundleError: `options.workspace` is not a directory.
         """
         require_sandbox()
+        if self.options.reruns < MIN_RERUNS:
+            raise BundleError(
+                f"--reruns must be at least {MIN_RERUNS} (the verifier runs fail-to-pass twice)"
+            )
         workspace = self.options.workspace
         if workspace is not None and not workspace.is_dir():
             raise BundleError(f"--workspace {workspace}: not a directory")
@@ -565,7 +586,6 @@ def score_patches(
         task = _Task(located, sandbox, logs, options)
         if task.prepare() is not None:
             return [RunReport(None, str(logs / "prepare.log")) for _ in patches]
-        commands = verifier_commands(task.definition)
         reports = []
         for index, patch in enumerate(patches):
             name = "agent" if len(patches) == 1 else f"agent-{index}"
@@ -574,7 +594,7 @@ def score_patches(
                 (opt / Path(layout.CONTAINER_AGENT_PATCH).name).write_bytes(patch)
             last = index == len(patches) - 1
             run = task.verifier(name, _Agent(opt, None), (), last=last)
-            reports.append(RunReport(run.reward, str(run.log), run_outcomes(run.log, commands)))
+            reports.append(task.run_report(run))
         return reports
     finally:
         if not options.keep:

@@ -79,9 +79,11 @@ class Check:
     name: str
     passed: bool
     detail: str = ""
+    ran: bool = True
+    """False when there was nothing to check (then `passed` is False too, never a pass)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "passed": self.passed, "detail": self.detail}
+        return {"name": self.name, "ran": self.ran, "passed": self.passed, "detail": self.detail}
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +94,9 @@ class RunReport:
     log: str
     tests: dict[str, str] = field(default_factory=dict)
     """Per-test outcomes parsed from the log (test name → passed/failed/skipped), when known."""
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per phase (`fail-to-pass`, `fail-to-pass again`, `pass-to-pass`): passed, failed and
+    skipped tests, where the runner's output gives them."""
 
     def to_json(self) -> dict[str, Any]:
         fields: dict[str, Any] = (
@@ -100,6 +105,8 @@ class RunReport:
         result = {**fields, "log": self.log}
         if self.tests:
             result["tests"] = dict(self.tests)
+        if self.counts:
+            result["counts"] = {label: dict(counts) for label, counts in self.counts.items()}
         return result
 
 
@@ -116,6 +123,8 @@ class TaskReport:
     environment: str = "local"
     toolchains: tuple[ToolchainUse, ...] = ()
     """The toolchain versions the local environment used, and any substitution."""
+    reruns: tuple[RunReport, ...] = ()
+    """The oracle's reruns from fresh copies (`--reruns`), in order."""
 
     def to_json(self) -> dict[str, Any]:
         result = {
@@ -125,6 +134,7 @@ class TaskReport:
             "environment": self.environment,
             "nop": self.nop.to_json(),
             "oracle": self.oracle.to_json(),
+            "reruns": [rerun.to_json() for rerun in self.reruns],
             "checks": [check.to_json() for check in self.checks],
         }
         if self.toolchains:

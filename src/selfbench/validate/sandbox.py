@@ -138,6 +138,8 @@ class Mounts:
     """Host directories covered by an empty tmpfs (the task's own bundle, its definition)."""
     root_home_writable: bool = False
     """Root's home is writable (the setup phase), else read-only."""
+    environment: Mapping[str, str] = field(default_factory=dict)
+    """Variables added to the phase's environment (setup: `--setup-env`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,12 +391,13 @@ class Sandbox:
         environment = {
             "PATH": CONTAINER_PATH,
             "HOME": "/root",
-            "LANG": "C.UTF-8",
             "TERM": "dumb",
             "USER": "root",
             "LOGNAME": "root",
             **SHARED_ENVIRONMENT,
+            **dict(layout.PINNED_ENVIRONMENT),
             **dict(self.toolchains.environment if self.toolchains else ()),
+            **mounts.environment,
         }
         start = time.monotonic()
         log.parent.mkdir(parents=True, exist_ok=True)
