@@ -491,12 +491,8 @@ class _Gate:
             pid = self._child_pid()
             if pid is None:
                 return  # bwrap failed before making the namespaces; its error is in the log
-            if cgroup is not None:
-                try:
-                    cgroup.add(bwrap)
-                    cgroup.add(pid)
-                except OSError as exc:
-                    output.write(f"selfbench: no resource limits: {exc.strerror}\n".encode())
+            if cgroup is not None and (skipped := cgroup.add(bwrap, pid)):
+                output.write(f"selfbench: {skipped}\n".encode())
             if self.slirp_wanted:
                 self._connect(pid, output)
         finally:
