@@ -585,7 +585,7 @@ def test_two_trials_of_one_task(job_copy: Path) -> None:
 def test_missing_job_directory(tmp_path: Path) -> None:
     with pytest.raises(HarborError) as error:
         parse_harbor_job(tmp_path / "nope")
-    message = f"{tmp_path}/nope: cannot read the harbor job: No such file or directory"
+    message = f"cannot read the harbor job {tmp_path}/nope: No such file or directory"
     assert str(error.value) == message
 
 
@@ -607,5 +607,5 @@ def test_jobs_dir_that_cannot_be_created(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     with pytest.raises(HarborError) as error:
         validate([bundle], runner=runner(tmp_path / "file" / "jobs"))
-    message = f"{tmp_path}/file/jobs: cannot prepare the harbor run: Not a directory"
+    message = f"cannot prepare the harbor run in {tmp_path}/file/jobs: Not a directory"
     assert str(error.value) == message

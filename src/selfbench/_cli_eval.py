@@ -7,9 +7,7 @@ exits 0, or 2 when the results cannot be read.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -110,15 +108,11 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    from selfbench.evaluate import EvalError  # noqa: PLC0415
+    from selfbench import _fs  # noqa: PLC0415
+    from selfbench.errors import EvalError, translating  # noqa: PLC0415
 
-    try:
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        Path(temporary).replace(path)
-    except OSError as exc:
-        raise EvalError(f"cannot write {path}: {exc.strerror or exc}") from None
+    with translating(EvalError, f"write {path}"):
+        _fs.write_atomic(path, text.encode())
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -22,7 +22,7 @@ from selfbench._json import loads_strict
 from selfbench.bundle import layout
 from selfbench.bundle.locate import LocatedTask, locate_task, read_bundle_manifest
 from selfbench.contract import definition_sha256, parse_definition
-from selfbench.errors import EvalError, JsonError, SelfbenchError
+from selfbench.errors import EvalError, JsonError, SelfbenchError, translating
 from selfbench.export.reader import REVIEW_FILE
 
 __all__ = ["BenchTask", "Benchmark", "open_benchmark", "read_tasks_dir"]
@@ -72,13 +72,12 @@ def _extracted_task(bundle: Path) -> LocatedTask:
 
 def _task(entry: Path) -> BenchTask:
     try:
-        if (entry / layout.TASK_TOML).is_file() and (entry / REVIEW_FILE).is_file():
-            located = _extracted_task(entry)
-        else:
-            located = locate_task(entry)
-        digest = hashlib.sha256((located.bundle / layout.MANIFEST).read_bytes()).hexdigest()
-    except OSError as exc:
-        raise EvalError(f"{entry}: cannot read: {exc.strerror or exc}") from None
+        with translating(EvalError, f"read {entry}"):
+            if (entry / layout.TASK_TOML).is_file() and (entry / REVIEW_FILE).is_file():
+                located = _extracted_task(entry)
+            else:
+                located = locate_task(entry)
+            digest = hashlib.sha256((located.bundle / layout.MANIFEST).read_bytes()).hexdigest()
     except SelfbenchError as exc:
         if isinstance(exc, EvalError):
             raise
@@ -92,12 +91,10 @@ def read_tasks_dir(directory: Path) -> Benchmark:
     Raises:
         EvalError: the directory holds no task, an entry is not a task, or a task id repeats.
     """
-    try:
+    with translating(EvalError, f"read {directory}"):
         entries = sorted(
             p for p in directory.iterdir() if p.is_dir() and not p.name.startswith(".")
         )
-    except OSError as exc:
-        raise EvalError(f"{directory}: cannot read: {exc.strerror or exc}") from None
     tasks = sorted((_task(entry) for entry in entries), key=lambda task: task.task_id)
     if not tasks:
         raise EvalError(f"{directory}: no tasks")

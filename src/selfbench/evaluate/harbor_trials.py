@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from selfbench.errors import os_reason
 from selfbench.evaluate.agents import AgentSpec, Usage
 from selfbench.evaluate.bench import BenchTask
 from selfbench.evaluate.classify import TrialFacts
@@ -142,7 +143,7 @@ def run_harbor_trials(
                 argv, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, check=False
             ).returncode
     except OSError as exc:
-        reason = f"harbor could not run: {exc.strerror or exc}"
+        reason = f"harbor could not run: {os_reason(exc)}"
         return {task.digest: _failed(reason, str(log)) for task in tasks}
     if code != 0:
         lines = log.read_text(errors="replace").strip().splitlines() or ["no output"]

@@ -17,7 +17,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from selfbench.errors import EvalError
+from selfbench._fs import read_bytes, write_atomic
+from selfbench.errors import EvalError, translating
 
 __all__ = [
     "RESULTS_FILE",
@@ -169,10 +170,7 @@ def read_results(results_dir: Path) -> ResultsLog:
         EvalError: the file cannot be read or has no benchmark header.
     """
     path = results_dir / RESULTS_FILE
-    try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
-    except OSError as exc:
-        raise EvalError(f"cannot read {path}: {exc.strerror or exc}") from None
+    text = read_bytes(path, error=EvalError).decode("utf-8", errors="replace")
     lines = text.split("\n")
     benchmark, tasks = _header(lines[0], str(path))
     trials: dict[TrialKey, TrialRecord] = {}
@@ -224,19 +222,15 @@ def open_results(
         EvalError: the directory cannot be created, or holds results of another benchmark.
     """
     path = results_dir / RESULTS_FILE
-    try:
+    with translating(EvalError, f"write results to {results_dir}"):
         results_dir.mkdir(parents=True, exist_ok=True)
         if not path.exists():
             header = {"benchmark": benchmark, "kind": "benchmark", "tasks": tasks}
-            temporary = path.with_name(f".{RESULTS_FILE}.tmp")
-            temporary.write_text(json.dumps(header, sort_keys=True) + "\n", encoding="utf-8")
-            temporary.replace(path)
+            write_atomic(path, (json.dumps(header, sort_keys=True) + "\n").encode())
         data = path.read_bytes()
         if data and not data.endswith(b"\n"):
             with path.open("ab") as handle:
                 handle.write(b"\n")
-    except OSError as exc:
-        raise EvalError(f"cannot write results to {results_dir}: {exc.strerror or exc}") from None
     log = read_results(results_dir)
     if log.benchmark != benchmark:
         raise EvalError(

@@ -25,7 +25,7 @@ from selfbench.bundle.locate import (
     locate_task,
     refuse_duplicates,
 )
-from selfbench.errors import BundleError
+from selfbench.errors import BundleError, translating
 from selfbench.validate.runner import OnDone, Runner
 
 if TYPE_CHECKING:
@@ -138,10 +138,9 @@ def write_report(directory: Path, task: LocatedTask, report: TaskReport) -> None
         BundleError: the file cannot be written.
     """
     record = {**report.to_json(), "bundleManifestSha256": task.manifest_sha256}
-    try:
-        write_atomic(directory / VALIDATION_FILE, dumps_pretty(record).encode("utf-8"))
-    except OSError as exc:
-        raise BundleError(f"cannot write {directory / VALIDATION_FILE}: {exc.strerror}") from None
+    path = directory / VALIDATION_FILE
+    with translating(BundleError, f"write {path}"):
+        write_atomic(path, dumps_pretty(record).encode("utf-8"))
 
 
 validate_bundles = validate

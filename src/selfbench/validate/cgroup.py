@@ -23,6 +23,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from selfbench.errors import os_reason
+
 __all__ = ["Limits", "PhaseCgroup"]
 
 _ROOT = Path("/sys/fs/cgroup")
@@ -65,7 +67,7 @@ class PhaseCgroup:
             if (_ROOT / "memory" / "memory.limit_in_bytes").is_file():
                 return cls._create_v1(name, limits), ""
         except OSError as exc:
-            return None, f"no resource limits: cannot create a control group ({exc.strerror})"
+            return None, f"no resource limits: cannot create a control group ({os_reason(exc)})"
         return None, "no resource limits: no control group hierarchy found"
 
     @classmethod
@@ -113,10 +115,19 @@ class PhaseCgroup:
             raise
         return group
 
-    def add(self, pid: int) -> None:
-        """Move a process (and so everything it will start) into the group."""
-        for directory in self.directories:
-            _write(directory / "cgroup.procs", str(pid))
+    def add(self, *pids: int) -> str:
+        """Move processes (and so everything they will start) into the group.
+
+        Returns why the phase runs unlimited when one cannot be moved (a reported skip, never an
+        error: see the module's docstring), else "".
+        """
+        try:
+            for pid in pids:
+                for directory in self.directories:
+                    _write(directory / "cgroup.procs", str(pid))
+        except OSError as exc:
+            return f"no resource limits: {os_reason(exc)}"
+        return ""
 
     def out_of_memory(self) -> bool:
         """Whether the kernel killed a process of the group for memory."""

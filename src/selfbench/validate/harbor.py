@@ -38,10 +38,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from selfbench._fs import read_bytes
 from selfbench._json import loads_strict
 from selfbench.bundle.locate import LocatedTask, refuse_duplicates
 from selfbench.contract import TASK_ID_PATTERN, is_task_id
-from selfbench.errors import HarborError, JsonError
+from selfbench.errors import HarborError, JsonError, translating
 from selfbench.validate.report import (
     Reward,
     RewardError,
@@ -175,10 +176,7 @@ def build_harbor_argv(
 
 
 def _read_json(path: Path) -> object:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise HarborError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    data = read_bytes(path, error=HarborError)
     try:
         return loads_strict(data, source=str(path))
     except JsonError as exc:
@@ -239,10 +237,8 @@ def _read_trial(trial_dir: Path) -> HarborTrial:
 
 
 def _trial_dirs(job_dir: Path) -> Iterator[Path]:
-    try:
+    with translating(HarborError, f"read the harbor job {job_dir}"):
         entries = sorted(job_dir.iterdir())
-    except OSError as exc:
-        raise HarborError(f"{job_dir}: cannot read the harbor job: {exc.strerror or exc}") from None
     # Harbor keeps its own caches in hidden directories (`.sources` for regrades).
     return (entry for entry in entries if entry.is_dir() and not entry.name.startswith("."))
 
@@ -284,14 +280,10 @@ def _link_tasks(tasks: Sequence[LocatedTask], tasks_dir: Path) -> None:
 def _new_run_dir(jobs_dir: Path, tasks: Sequence[LocatedTask]) -> Path:
     """`jobs_dir/selfbench-<UTC time>-<random>/` with its `tasks/` linked."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    try:
+    with translating(HarborError, f"prepare the harbor run in {jobs_dir}"):
         jobs_dir.mkdir(parents=True, exist_ok=True)
         run_dir = Path(tempfile.mkdtemp(prefix=f"selfbench-{stamp}-", dir=jobs_dir)).absolute()
         _link_tasks(tasks, run_dir / "tasks")
-    except OSError as exc:
-        raise HarborError(
-            f"{jobs_dir}: cannot prepare the harbor run: {exc.strerror or exc}"
-        ) from None
     return run_dir
 
 
@@ -305,13 +297,10 @@ def _last_line(log: Path) -> str:
 
 
 def _start(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
-    try:
-        with log.open("wb") as output:
-            return subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT
-            )
-    except OSError as exc:
-        raise HarborError(f"cannot run harbor: {argv[0]}: {exc.strerror or exc}") from None
+    with translating(HarborError, f"run harbor: {argv[0]}"), log.open("wb") as output:
+        return subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT
+        )
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -389,10 +378,8 @@ def _copy_log(source: str, target: Path) -> str:
         path /= _TRIAL_LOG
     if not path.is_file():
         return source
-    try:
+    with translating(HarborError, f"copy the harbor log to {target}"):
         shutil.copyfile(path, target)
-    except OSError as exc:
-        raise HarborError(f"{target}: cannot copy the harbor log: {exc.strerror or exc}") from None
     return str(target)
 
 
@@ -400,10 +387,8 @@ def _copy_logs(report: TaskReport, logs: Path) -> TaskReport:
     """The report with each run's log copied to `<logs>/<taskId>/<agent>.log`."""
     directory = logs / report.task_id
     shutil.rmtree(directory, ignore_errors=True)
-    try:
+    with translating(HarborError, f"create {directory}"):
         directory.mkdir(parents=True)
-    except OSError as exc:
-        raise HarborError(f"{directory}: cannot create: {exc.strerror or exc}") from None
     nop, oracle = report.nop, report.oracle
     return replace(
         report,

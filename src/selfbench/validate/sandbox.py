@@ -27,10 +27,7 @@ otherwise (`selfbench validate --env harbor` needs no privileges on this machine
 
 from __future__ import annotations
 
-import contextlib
 import os
-import re
-import select
 import shutil
 import signal
 import subprocess
@@ -46,11 +43,13 @@ from selfbench.errors import SandboxError
 from selfbench.toolchains.model import Mount as ToolchainMount
 from selfbench.toolchains.model import Provisioned
 from selfbench.toolchains.provision import host_tools_to_hide
+from selfbench.validate._gate import Gate
 from selfbench.validate.cgroup import Limits, PhaseCgroup
 
 __all__ = [
     "CONTAINER_PATH",
     "LOG_LIMIT",
+    "SETUP_TRIES",
     "SHARED_ENVIRONMENT",
     "SHARED_STATE",
     "Mounts",
@@ -305,7 +304,7 @@ class Sandbox:
         return args
 
     def command(
-        self, script: str, args: Sequence[str], mounts: Mounts, *, gate: _Gate | None = None
+        self, script: str, args: Sequence[str], mounts: Mounts, *, gate: Gate | None = None
     ) -> list[str]:
         """The `bwrap` argv that runs `bash -c script` as root in the workspace.
 
@@ -351,7 +350,8 @@ class Sandbox:
         argv += ["--cap-drop", "ALL"]
         for capability in _CAPABILITIES:
             argv += ["--cap-add", capability]
-        argv += ["--", "/bin/bash", "-c", _LIMITS + script, "selfbench", *args]
+        announce = gate.announce() if gate is not None else ""
+        argv += ["--", "/bin/bash", "-c", announce + _LIMITS + script, "selfbench", *args]
         return argv
 
     def _resolv_conf(self) -> Path:
@@ -364,16 +364,35 @@ class Sandbox:
     def run(
         self, script: str, args: Sequence[str], *, mounts: Mounts, log: Path, timeout: float
     ) -> PhaseResult:
-        """Run one phase; its output is appended to `log`. Kills it all after `timeout` s."""
-        gate = _Gate.open(slirp=mounts.network and shutil.which("slirp4netns") is not None)
-        cgroup, why = PhaseCgroup.create(self.limits) if self.limits else (None, "")
-        try:
-            return self._run(script, args, mounts=mounts, log=log, timeout=timeout, gate=gate,
-                             cgroup=cgroup, note=why)  # fmt: skip
-        finally:
-            gate.close()
-            if cgroup is not None:
-                cgroup.close()
+        """Run one phase; its output is appended to `log`. Kills it all after `timeout` s.
+
+        A phase whose bwrap failed to set the sandbox up, before its script ran (under load its
+        namespace setup can fail, `bwrap: loopback: Failed RTM_NEWADDR: ...`), is run again, up
+        to `SETUP_TRIES` times in all, each retry said in the log.
+        """
+        for attempt in range(1, SETUP_TRIES + 1):
+            start = log.stat().st_size if log.is_file() else 0
+            gate = Gate.open(slirp=mounts.network and shutil.which("slirp4netns") is not None)
+            cgroup, why = PhaseCgroup.create(self.limits) if self.limits else (None, "")
+            try:
+                result = self._run(script, args, mounts=mounts, log=log, timeout=timeout,
+                                   gate=gate, cgroup=cgroup, note=why)  # fmt: skip
+                started = gate.script_started()
+            finally:
+                gate.close()
+                if cgroup is not None:
+                    cgroup.close()
+            if started or result.exit_code == 0 or result.timed_out or attempt == SETUP_TRIES:
+                break
+            if not _bwrap_failed(log, start):
+                break
+            with log.open("ab") as output:
+                output.write(
+                    "selfbench: bwrap failed to set the sandbox up; "
+                    f"retrying (try {attempt + 1} of {SETUP_TRIES})\n".encode()
+                )
+            time.sleep(_SETUP_BACKOFF_SECONDS * attempt)
+        return result
 
     def _run(  # noqa: PLR0913 - run's arguments and the phase's plumbing
         self,
@@ -383,7 +402,7 @@ class Sandbox:
         mounts: Mounts,
         log: Path,
         timeout: float,
-        gate: _Gate,
+        gate: Gate,
         cgroup: PhaseCgroup | None,
         note: str,
     ) -> PhaseResult:
@@ -437,6 +456,14 @@ class Sandbox:
         return PhaseResult(code, timed_out, time.monotonic() - start, out_of_memory)
 
 
+def _bwrap_failed(log: Path, start: int) -> bool:
+    """Whether what the phase wrote to `log` from `start` on has bwrap's own error line."""
+    with log.open("rb") as handle:
+        handle.seek(start)
+        written = handle.read(LOG_LIMIT)
+    return any(line.startswith(b"bwrap: ") for line in written.splitlines())
+
+
 def _copy_capped(source: IO[bytes], target: IO[bytes]) -> None:
     """Copy a phase's output to its log, at most `LOG_LIMIT` bytes; drain (and drop) the rest.
 
@@ -457,102 +484,11 @@ def _copy_capped(source: IO[bytes], target: IO[bytes]) -> None:
 LOG_LIMIT = 64 << 20
 """The most of one phase's output kept in its log."""
 
+SETUP_TRIES = 3
+"""How many times a phase is run when bwrap fails to set its sandbox up before the script."""
+_SETUP_BACKOFF_SECONDS = 0.5
+
 _SLIRP_DNS = "10.0.2.3"
-_SLIRP_READY_SECONDS = 30.0
-
-
-@dataclass
-class _Gate:
-    """Holds a phase at bwrap's `--block-fd` until it is set up from outside: moved into its
-    control group and, when it has a network, given a user-mode one by slirp4netns, which NATs a
-    fresh network namespace to the outside with the host's loopback out of reach
-    (`--disable-host-loopback`), as a container's bridge does.
-    """
-
-    info_read: int
-    info_write: int
-    block_read: int
-    block_write: int
-    slirp_wanted: bool
-    slirp: subprocess.Popen[bytes] | None = None
-
-    @classmethod
-    def open(cls, *, slirp: bool) -> _Gate:
-        info_read, info_write = os.pipe()
-        block_read, block_write = os.pipe()
-        return cls(info_read, info_write, block_read, block_write, slirp)
-
-    def child_fds(self) -> tuple[int, int]:
-        return (self.info_write, self.block_read)
-
-    def release(self, output: IO[bytes], *, bwrap: int, cgroup: PhaseCgroup | None) -> None:
-        """Set the phase up from outside, then let its script start."""
-        os.close(self.info_write)
-        os.close(self.block_read)
-        self.info_write = self.block_read = -1
-        try:
-            pid = self._child_pid()
-            if pid is None:
-                return  # bwrap failed before making the namespaces; its error is in the log
-            if cgroup is not None:
-                try:
-                    cgroup.add(bwrap)
-                    cgroup.add(pid)
-                except OSError as exc:
-                    output.write(f"selfbench: no resource limits: {exc.strerror}\n".encode())
-            if self.slirp_wanted:
-                self._connect(pid, output)
-        finally:
-            with contextlib.suppress(OSError):  # bwrap may be gone already
-                os.write(self.block_write, b"1")
-
-    def _connect(self, pid: int, output: IO[bytes]) -> None:
-        ready_read, ready_write = os.pipe()
-        try:
-            self.slirp = subprocess.Popen(
-                [
-                    "slirp4netns",
-                    "--configure",
-                    "--mtu=65520",
-                    "--disable-host-loopback",
-                    f"--ready-fd={ready_write}",
-                    str(pid),
-                    "tap0",
-                ],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=output,
-                pass_fds=(ready_write,),
-            )
-            os.close(ready_write)
-            ready_write = -1
-            ready, _, _ = select.select([ready_read], [], [], _SLIRP_READY_SECONDS)
-            if not ready or not os.read(ready_read, 1):
-                output.write(b"selfbench: slirp4netns did not start; no network\n")
-        finally:
-            os.close(ready_read)
-            if ready_write >= 0:
-                os.close(ready_write)
-
-    def _child_pid(self) -> int | None:
-        data = b""
-        while b"}" not in data:
-            ready, _, _ = select.select([self.info_read], [], [], _SLIRP_READY_SECONDS)
-            chunk = os.read(self.info_read, 4096) if ready else b""
-            if not chunk:
-                return None
-            data += chunk
-        match = re.search(rb'"child-pid":\s*(\d+)', data)
-        return int(match.group(1)) if match else None
-
-    def close(self) -> None:
-        if self.slirp is not None:
-            self.slirp.kill()
-            self.slirp.wait()
-        for fd in (self.info_read, self.info_write, self.block_read, self.block_write):
-            if fd >= 0:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
 
 
 def _bind_entry(path: Path) -> list[str]:
