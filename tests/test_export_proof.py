@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from export_helpers import RawMember, author_collected, gzip_tar, members_of, outer_archive
+from export_helpers import RawMember, author_collected, gzip_tar, members_of, outer_archive, report
 from selfbench.bundle import layout
 from selfbench.bundle.snapshot import build_snapshot_rules, git_blob_id
 from selfbench.cli import main
@@ -455,8 +455,11 @@ def test_export_refuses_a_bundle_whose_snapshot_changed_on_disk(
     snapshot = collected / "harbor-task" / layout.ENV_SNAPSHOT
     snapshot.write_bytes(_rewritten_snapshot(snapshot.read_bytes(), {}, comment=sample.base))
     out = tmp_path / "run.tar.gz"
+    reports = tmp_path / "validation.json"
+    reports.write_text(json.dumps([report("slug-s", accepted=True)]))
     args = ["export", str(collected), "--run-id", "run-1", "--out", str(out)]
     args += ["--repository-url", "https://example.com/acme/slugkit.git"]
+    args += ["--validation", str(reports)]
     assert main([*args, "--repository-commit", sample.head]) == 2
     line = f"error: {snapshot}: changed since the bundle was compiled"
     assert capsys.readouterr() == ("", f"{line} (snapshotSha256 differs; recompile it)\n")
