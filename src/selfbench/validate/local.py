@@ -184,7 +184,7 @@ class _Task:
             if reason is not None:
                 return reason
         base_git = {**app, layout.CONTAINER_SELFBENCH: self.base_git}
-        return self.setup("agent", "the base copy", (), binds=base_git, ro_binds={})
+        return self.setup("agent", "the base copy", (), binds=base_git, ro_binds={}, network=False)
 
     def setup(
         self,
@@ -194,8 +194,9 @@ class _Task:
         *,
         binds: dict[str, Path],
         ro_binds: dict[str, Path],
+        network: bool = True,
     ) -> str | None:
-        """Run one preparation stage (network, root's home writable); a reason when it failed."""
+        """Run one preparation stage (root's home writable); a reason when it failed."""
         log = self.logs / "prepare.log"
         seconds = float(self.definition.timeouts.setupSeconds)
         result = self.sandbox.run(
@@ -206,7 +207,7 @@ class _Task:
             mounts=Mounts(
                 binds=binds,
                 ro_binds=ro_binds,
-                network=True,
+                network=network,
                 hidden=self.hidden(),
                 root_home_writable=True,
             ),
