@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -282,14 +283,17 @@ for (const name of Object.keys(dependencies)) {
 def test_the_dependency_setup_keeps_node_modules_and_restores_the_manifest(tmp_path: Path) -> None:
     manifest = '{\n  "name": "strutil",\n  "private": true,\n  "dependencies": {%s}\n}\n'
     project = node_project("unignored-node-modules")
+    project = replace(project, base=dict(project.base), gold=dict(project.gold))  # not NODE_*'s
     project.base["package.json"] = manifest % '"padlib": "1"'
     project.base["tools/install.js"] = NODE_INSTALL
     project.gold["package.json"] = manifest % '"padlib": "1", "shoutlib": "1"'
     project.gold["src/index.js"] = "require('shoutlib');\n" + str(NODE_GOLD["src/index.js"])
+    project.gold["packages/extra/package.json"] = manifest % ""  # added: deleted again
     project.definition["setupCommand"] = "node tools/install.js"
     out = build(project, tmp_path / "build")
     assert (out / "harbor-task" / "tests" / "dependency-setup.patch").is_file()
     # the oracle's gold patch applies in the verifier's tree only if package.json is restored
+    # and packages/extra/package.json deleted
     [report] = validate([out], runner=LocalRunner(LocalOptions(logs=tmp_path / "logs")))
     assert report.reason is None
     assert report.accepted
