@@ -36,6 +36,7 @@ from selfbench.bundle import (
     render_refresh,
 )
 from selfbench.bundle.render_docker import APT_PACKAGES, exec_form, expand_toolchains
+from selfbench.bundle.render_prepare import STAGES, Stage, prepare_script
 from selfbench.bundle.render_scripts import collect_command, git_exclude_pattern
 from selfbench.bundle.render_toml import task_config
 from selfbench.contract import TaskDefinition, definition_sha256, parse_definition
@@ -405,54 +406,71 @@ def test_both_images_share_the_base_and_the_toolchains() -> None:
     assert agent.split("# the repository")[0] == verifier.split("# the repository")[0]
 
 
-def test_repository_layer_commits_the_snapshot_then_runs_setup_from_workdir() -> None:
-    definition = make_definition(workdir="packages/web", setupCommand="npm ci")
-    setup = exec_form('cd -- "$1" && exec /bin/bash -lc "$2"', "/app/packages/web", "npm ci")
-    for dockerfile in dockerfiles(definition):
-        assert "COPY repo.tar.gz /root/selfbench-repo.tar.gz\n" in dockerfile
-        assert "tar -xzf /root/selfbench-repo.tar.gz -C /app" in dockerfile
-        assert "git -C /app init -q" in dockerfile
-        assert "git -C /app add --all --force" in dockerfile
-        assert "git -C /app commit -q --no-verify" in dockerfile
-        assert dockerfile.index("git -C /app commit") < dockerfile.index(setup)
-        assert f"\n{setup}\n" in dockerfile
+def stage_runs(dockerfile: str) -> list[tuple[str, list[str]]]:
+    """Each preparation stage a Dockerfile runs, as (stage, arguments after the script)."""
+    scripts = {prepare_script(stage): stage for stage in STAGES}
+    runs: list[tuple[str, list[str]]] = []
+    for line in dockerfile.splitlines():
+        if line.startswith("RUN ["):
+            args = json.loads(line.removeprefix("RUN "))
+            if args[2] in scripts:
+                assert args[:2] == ["/bin/bash", "-c"]
+                assert args[3] == "selfbench"
+                runs.append((scripts[args[2]], args[4:]))
+    return runs
+
+
+def test_repository_layer_is_the_preparation_script_from_the_snapshot() -> None:
+    definition = make_definition(workdir="packages/web", setupCommand="npm ci", toolchains=["node"])
+    arguments = ["/app/packages/web", "npm ci", "node"]
+    agent, verifier = dockerfiles(definition)
+    assert stage_runs(agent) == [("base", arguments), ("agent", [])]
+    assert stage_runs(verifier) == [("base", arguments)]
+    for dockerfile in (agent, verifier):
+        copy = "COPY repo.tar.gz /tmp/selfbench-repo.tar.gz\n"
+        assert dockerfile.index(copy) < dockerfile.index("\nRUN rm /tmp/selfbench-repo.tar.gz\n")
+    base = prepare_script("base")
+    assert "tar -xzf /tmp/selfbench-repo.tar.gz -C /app --no-same-owner" in base
+    assert base.index("git -C /app commit -q --no-verify") < base.index('exec /bin/bash -lc "$2"')
 
 
 def test_setup_runs_as_bash_login_shell_in_workdir(tmp_path: Path) -> None:
-    definition = make_definition(workdir=".", setupCommand="make deps")
-    agent, _ = dockerfiles(definition)
-    line = next(line for line in agent.splitlines() if "make deps" in line)
-    args = json.loads(line.removeprefix("RUN "))
-    assert args[:2] == ["/bin/bash", "-c"]
-    assert args[3:] == ["selfbench", "/app/.", "make deps"]
-    assert "exec /bin/bash -lc" in args[2]
-    script = args[2].replace("/bin/bash -lc", "printf '%s|%s' \"$PWD\"")
+    base = prepare_script("base")
+    setup = next(line for line in base.splitlines() if "exec /bin/bash -lc" in line)
+    assert setup == '(cd -- "$1" && exec /bin/bash -lc "$2")'
+    script = setup.replace("/bin/bash -lc", "printf '%s|%s' \"$PWD\"")
     command = ["bash", "-c", script, "selfbench", str(tmp_path), "make deps"]
     result = subprocess.run(command, capture_output=True, text=True, check=True)
     assert result.stdout == f"{tmp_path}|make deps"
 
 
-def test_python_venvs_get_setuptools_and_wheel_only_with_python() -> None:
-    with_python = dockerfiles(make_definition(toolchains=["python"]))
-    without = dockerfiles(make_definition(toolchains=["uv", "node"]))
-    for dockerfile in with_python:
-        assert "'setuptools\\u003e=70' wheel" in dockerfile
-        assert "find /app -name .venv -type d -prune -print0" in dockerfile
-    for dockerfile in without:
-        assert "setuptools" not in dockerfile
+@pytest.mark.parametrize(
+    ("declared", "steps"), [(["python"], "uv python"), (["uv", "node"], "uv node"), (["go"], "go")]
+)
+def test_the_toolchain_steps_run_for_the_declared_toolchains(
+    declared: list[str], steps: str
+) -> None:
+    for dockerfile in dockerfiles(make_definition(toolchains=declared)):
+        [(_, arguments), *_] = stage_runs(dockerfile)
+        assert arguments[2] == steps
+    base = prepare_script("base")
+    assert 'case " $3 " in\n  *" python "*)' in base
+    assert "find /app -name .venv -type d -prune -print0" in base
+    assert "'setuptools>=70' wheel" in base
 
 
 def test_agent_image_owns_app_with_a_root_only_base_git() -> None:
     agent, _ = dockerfiles(make_definition())
     assert agent.endswith("\nUSER agent\nWORKDIR /app\n")
     assert "useradd --create-home --shell /bin/bash agent" in agent
-    assert "cp -a /app/.git /opt/selfbench/base.git" in agent
-    assert "chmod 0700 /opt/selfbench /opt/selfbench/base.git" in agent
     assert "chown -R agent:agent /app /opt/uv-cache" in agent
-    reset = "RUN git -C /app reset -q --hard HEAD \\\n    && git -C /app clean -fdq\n"
-    assert agent.index(reset) < agent.index("cp -a /app/.git")
+    assert agent.index(exec_form(prepare_script("agent"))) < agent.index("useradd")
+    copy = prepare_script("agent")
+    assert "cp -a /app/.git /opt/selfbench/base.git" in copy
+    assert "chmod 0700 /opt/selfbench /opt/selfbench/base.git" in copy
+    assert copy.index("git -C /app clean -fdq") < copy.index("cp -a /app/.git")
     _, verifier = dockerfiles(make_definition())
-    assert reset not in verifier
+    assert "git -C /app clean" not in verifier.replace(exec_form(prepare_script("agent")), "")
 
 
 @pytest.mark.parametrize("gold", [GOLD_PATCH, GOLD_PATCH + MANIFEST_SECTION])
@@ -463,18 +481,33 @@ def test_agent_image_never_sees_held_out_or_gold_data(gold: bytes) -> None:
     assert "test.patch" in verifier
 
 
-def test_verifier_image_installs_gold_dependencies_then_resets() -> None:
+def test_verifier_image_installs_gold_dependencies_then_restores_the_patched_paths() -> None:
     definition = make_definition(setupCommand="uv sync")
     _, plain = dockerfiles(definition)
     _, verifier = dockerfiles(definition, GOLD_PATCH + MANIFEST_SECTION)
     assert "dependency-setup.patch" not in plain
-    copy = "COPY dependency-setup.patch /root/selfbench-dependency-setup.patch\n"
-    apply = "git -C /app apply --binary --whitespace=nowarn /root/selfbench-dependency-setup.patch"
-    setup = exec_form('cd -- "$1" && exec /bin/bash -lc "$2"', "/app/pkg", "uv sync")
-    reset = "RUN git -C /app reset -q --hard HEAD \\\n    && git -C /app clean -fdq\n"
-    tail = verifier[verifier.index(copy) :]
-    assert tail.index(apply) < tail.index(setup) < tail.index(reset)
-    assert verifier.count(setup) == 2
+    arguments = ["/app/pkg", "uv sync", "uv python"]
+    assert stage_runs(verifier) == [("base", arguments), ("dependencies", arguments)]
+    copy = "COPY dependency-setup.patch /tmp/selfbench-dependency-setup.patch\n"
+    remove = "\nRUN rm /tmp/selfbench-dependency-setup.patch\n"
+    assert verifier.index(copy) < verifier.index(remove)
+    script = prepare_script("dependencies")
+    apply = "git -C /app apply --binary --whitespace=nowarn /tmp/selfbench-dependency-setup.patch"
+    restore = 'git --literal-pathspecs -C /app checkout -q HEAD -- "$path"'
+    assert script.index(apply) < script.index('exec /bin/bash -lc "$2"') < script.index(restore)
+    assert "reset" not in script
+    assert "clean" not in script
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_preparation_stages_pass_bash_n_and_shellcheck(tmp_path: Path, stage: Stage) -> None:
+    script = tmp_path / f"{stage}.sh"
+    script.write_text("#!/bin/bash\n" + prepare_script(stage), encoding="utf-8")
+    subprocess.run(["bash", "-n", str(script)], check=True)
+    shellcheck = shutil.which("shellcheck")
+    assert shellcheck is not None, "shellcheck is required (apt-get install shellcheck)"
+    result = subprocess.run([shellcheck, str(script)], capture_output=True, text=True, check=False)
+    assert (result.returncode, result.stdout) == (0, "")
 
 
 def test_verifier_image_holds_the_tests_root_only() -> None:
@@ -683,9 +716,8 @@ def test_hostile_strings_round_trip_through_toml() -> None:
 def test_hostile_strings_stay_inside_the_dockerfile_exec_form() -> None:
     hostile = hostile_definition()
     benign = make_definition(toolchains=ALL_TOOLCHAINS)
-    setup = exec_form(
-        'cd -- "$1" && exec /bin/bash -lc "$2"', f"/app/w {HOSTILE}", f"setup {HOSTILE}"
-    )
+    arguments = (f"/app/w {HOSTILE}", f"setup {HOSTILE}", "uv python node bun go rust")
+    stages = {exec_form(prepare_script(stage), *arguments) for stage in ("base", "dependencies")}
     gold = GOLD_PATCH + MANIFEST_SECTION
     pairs = zip(dockerfiles(hostile, gold), dockerfiles(benign, gold), strict=True)
     for bad, good in pairs:
@@ -694,14 +726,14 @@ def test_hostile_strings_stay_inside_the_dockerfile_exec_form() -> None:
         changed = [line for line, other in zip(bad_lines, good_lines, strict=True) if line != other]
         assert changed
         for line in changed:
-            assert line == setup
+            assert line in stages
             assert line.isascii()
             assert "<" not in line
-            assert json.loads(line.removeprefix("RUN "))[-2:] == [
-                f"/app/w {HOSTILE}",
-                f"setup {HOSTILE}",
-            ]
-        assert "$(id)" not in bad.replace(setup, "")
+            assert json.loads(line.removeprefix("RUN "))[-3:] == list(arguments)
+        fixed = bad
+        for line in stages:
+            fixed = fixed.replace(line, "")
+        assert "$(id)" not in fixed
 
 
 def test_hostile_strings_stay_inside_the_scripts(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -296,6 +297,65 @@ def test_a_gold_patch_that_changes_a_manifest_gets_its_dependencies(tmp_path: Pa
     )
     out = build(project, tmp_path / "build")
     assert (out / "harbor-task" / "tests" / "dependency-setup.patch").is_file()
+    [report] = validate([out], runner=LocalRunner(LocalOptions(logs=tmp_path / "logs")))
+    assert report.reason is None
+    assert report.accepted
+
+
+def test_the_dependency_setup_keeps_a_venv_that_gitignore_does_not_list(tmp_path: Path) -> None:
+    # Only what the dependency patch changed goes back to the base; `git clean -fd` here would
+    # delete the unignored .venv, and every test would fail with `.venv/bin/python: No such file`.
+    project = python_project(
+        "unignored-venv",
+        base={
+            ".gitignore": "__pycache__/\n",
+            "requirements.txt": "leftpadlib\n",
+            "tools/install.py": INSTALL,
+        },
+        gold={
+            "requirements.txt": "leftpadlib\nshoutlib\n",
+            "calc/__init__.py": (
+                "import shoutlib\n\n\ndef add(a, b):\n    return a + b\n\n\n"
+                "def mul(a, b):\n    return a * b\n"
+            ),
+        },
+        definition={
+            "setupCommand": (
+                f"{PY_SETUP} && rm -f .venv/.gitignore && .venv/bin/python tools/install.py"
+            )
+        },
+    )
+    out = build(project, tmp_path / "build")
+    assert (out / "harbor-task" / "tests" / "dependency-setup.patch").is_file()
+    [report] = validate([out], runner=LocalRunner(LocalOptions(logs=tmp_path / "logs")))
+    assert report.reason is None
+    assert report.accepted
+
+
+NODE_INSTALL = """\
+const fs = require('node:fs');
+const { dependencies } = JSON.parse(fs.readFileSync('package.json', 'utf8'));
+for (const name of Object.keys(dependencies)) {
+  fs.mkdirSync(`node_modules/${name}`, { recursive: true });
+  fs.writeFileSync(`node_modules/${name}/index.js`, `exports.name = '${name}';\\n`);
+}
+"""
+
+
+def test_the_dependency_setup_keeps_node_modules_and_restores_the_manifest(tmp_path: Path) -> None:
+    manifest = '{\n  "name": "strutil",\n  "private": true,\n  "dependencies": {%s}\n}\n'
+    project = node_project("unignored-node-modules")
+    project = replace(project, base=dict(project.base), gold=dict(project.gold))  # not NODE_*'s
+    project.base["package.json"] = manifest % '"padlib": "1"'
+    project.base["tools/install.js"] = NODE_INSTALL
+    project.gold["package.json"] = manifest % '"padlib": "1", "shoutlib": "1"'
+    project.gold["src/index.js"] = "require('shoutlib');\n" + str(NODE_GOLD["src/index.js"])
+    project.gold["packages/extra/package.json"] = manifest % ""  # added: deleted again
+    project.definition["setupCommand"] = "node tools/install.js"
+    out = build(project, tmp_path / "build")
+    assert (out / "harbor-task" / "tests" / "dependency-setup.patch").is_file()
+    # the oracle's gold patch applies in the verifier's tree only if package.json is restored
+    # and packages/extra/package.json deleted
     [report] = validate([out], runner=LocalRunner(LocalOptions(logs=tmp_path / "logs")))
     assert report.reason is None
     assert report.accepted

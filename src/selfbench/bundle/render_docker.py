@@ -4,7 +4,8 @@ Definition strings reach a Dockerfile through one function only, `exec_form`: a 
 `RUN ["/bin/bash", "-c", SCRIPT, NAME, ARG...]` whose arguments reach the script as `$1`, `$2`.
 The JSON escapes every control and non-ASCII character (so a newline cannot start a new
 instruction) and `<`, `>`, `&` (so no heredoc marker appears); exec-form arguments are not
-expanded by the builder. Every other line is fixed text.
+expanded by the builder. Every other line is fixed text. The repository layer is the preparation
+script of `render_prepare.py`, which the local environment runs too.
 """
 
 from __future__ import annotations
@@ -13,7 +14,13 @@ import json
 from collections.abc import Iterable
 
 from selfbench.bundle import layout
-from selfbench.bundle.render_scripts import container_workdir
+from selfbench.bundle.render_prepare import (
+    DEPENDENCY_PATCH,
+    SNAPSHOT,
+    Stage,
+    prepare_arguments,
+    prepare_script,
+)
 from selfbench.contract import TaskDefinition
 from selfbench.toolchains import versions
 from selfbench.toolchains.versions import TOOLCHAIN_ORDER, expand_toolchains
@@ -21,7 +28,6 @@ from selfbench.toolchains.versions import TOOLCHAIN_ORDER, expand_toolchains
 __all__ = [
     "APT_PACKAGES",
     "BASE_IMAGE",
-    "PYTHON_PACKAGING",
     "TOOLCHAIN_ORDER",
     "exec_form",
     "expand_toolchains",
@@ -34,8 +40,6 @@ APT_PACKAGES = (
     "bash", "build-essential", "ca-certificates", "curl", "git", "jq", "passwd", "pkg-config",
     "procps", "unzip", "xz-utils",
 )  # fmt: skip
-_SNAPSHOT = "/root/selfbench-repo.tar.gz"
-_DEPENDENCY_PATCH = "/root/selfbench-dependency-setup.patch"
 _HTML_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 _ARCH = (
     'case "$(dpkg --print-architecture)" in amd64) arch={amd64} ;; arm64) arch={arm64} ;; '
@@ -138,11 +142,6 @@ _LAYERS = {
     "go": _go_layer,
     "rust": _rust_layer,
 }
-_SHARED_STATE = {
-    "node": ("/opt/corepack",),
-    "go": ("/opt/go",),
-    "rust": ("/usr/local/rustup", "/usr/local/cargo"),
-}
 
 
 def _base(toolchains: tuple[str, ...]) -> list[str]:
@@ -165,40 +164,10 @@ def _base(toolchains: tuple[str, ...]) -> list[str]:
 
 
 # --- the repository ----------------------------------------------------------------------------
-
-
-def _setup(definition: TaskDefinition) -> str:
-    script = 'cd -- "$1" && exec /bin/bash -lc "$2"'
-    return exec_form(script, container_workdir(definition), definition.setupCommand)
-
-
-PYTHON_PACKAGING = (
-    "set -euo pipefail; "
-    f"find {layout.CONTAINER_APP} -name .venv -type d -prune -print0 | "
-    "while IFS= read -r -d '' venv; do "
-    'if [ -x "$venv/bin/python" ]; then '
-    "uv pip install --python \"$venv/bin/python\" 'setuptools>=70' wheel; "
-    "fi; done"
-)
-"""The image's step after setup for the python toolchain (the local environment runs it too)."""
-
-
-def _python_packaging() -> str:
-    comment = "# python: every virtual environment under /app gets setuptools>=70 and wheel"
-    return f"{comment}\n{exec_form(PYTHON_PACKAGING)}"
-
-
-def _reset() -> str:
-    app = layout.CONTAINER_APP
-    return _run(f"git -C {app} reset -q --hard HEAD", f"git -C {app} clean -fdq")
-
-
-def _prepare(definition: TaskDefinition, toolchains: tuple[str, ...]) -> list[str]:
-    """Run setupCommand from the workdir, then give the venvs their build tools."""
-    steps = [_setup(definition)]
-    if "python" in toolchains:
-        steps.append(_python_packaging())
-    return steps
+# The preparation script (`render_prepare`) reaches each Dockerfile through `exec_form`, like
+# every definition string: a JSON exec-form RUN needs no BuildKit (a heredoc would need the
+# `dockerfile:1.4` syntax, which a builder without BuildKit rejects), cannot be broken out of,
+# and passes the script and its arguments to bash exactly as the local environment does.
 
 
 def _context_name(bundle_path: str) -> str:
@@ -206,31 +175,19 @@ def _context_name(bundle_path: str) -> str:
     return bundle_path.rpartition("/")[2]
 
 
+def _stage(stage: Stage, *args: str) -> str:
+    return exec_form(prepare_script(stage), *args)
+
+
 def _repository(
     definition: TaskDefinition, toolchains: tuple[str, ...], snapshot: str
 ) -> list[str]:
-    app = layout.CONTAINER_APP
-    unpack = _run(
-        f"mkdir -p {app}",
-        f"tar -xzf {_SNAPSHOT} -C {app} --no-same-owner",
-        f"rm {_SNAPSHOT}",
-        f"git -C {app} init -q --initial-branch=main",
-        f"git -C {app} config user.name selfbench",
-        f"git -C {app} config user.email selfbench@localhost",
-        f"git -C {app} add --all --force",
-        "GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z"
-        f" git -C {app} commit -q --no-verify --no-gpg-sign --allow-empty -m 'selfbench base'",
-    )
-    copy = f"COPY {_context_name(snapshot)} {_SNAPSHOT}"
-    return ["# the repository at its base commit", copy, unpack, *_prepare(definition, toolchains)]
-
-
-def _shared_state(toolchains: tuple[str, ...]) -> list[str]:
-    """Toolchain state that setup filled as root, made usable by the unprivileged users."""
-    paths = [path for name in toolchains for path in _SHARED_STATE.get(name, ())]
-    if not paths:
-        return []
-    return [_run(f"chmod -R a+rwX {' '.join(paths)}")]
+    return [
+        "# the repository at its base commit, set up (the local environment runs the same script)",
+        f"COPY {_context_name(snapshot)} {SNAPSHOT}",
+        _stage("base", *prepare_arguments(definition, toolchains)),
+        f"RUN rm {SNAPSHOT}",
+    ]
 
 
 # --- the two images ----------------------------------------------------------------------------
@@ -243,36 +200,29 @@ def _document(sections: Iterable[str]) -> str:
 def render_agent_dockerfile(definition: TaskDefinition) -> str:
     """`environment/Dockerfile`: the base snapshot, set up, for the agent; no held-out data."""
     toolchains = expand_toolchains(definition.toolchains)
-    user, selfbench = layout.AGENT_USER, layout.CONTAINER_SELFBENCH
+    user = layout.AGENT_USER
     tail = [
         "# the agent starts from the base tree (plus ignored dependencies); its base git dir is",
         "# kept root-only for the collect step",
-        _reset(),
+        _stage("agent"),
         _run(
             f"useradd --create-home --shell /bin/bash {user}",
-            f"mkdir -p {selfbench}",
-            f"cp -a {layout.CONTAINER_APP}/.git {layout.CONTAINER_BASE_GIT}",
-            f"chown -R root:root {selfbench}",
-            f"chmod 0700 {selfbench} {layout.CONTAINER_BASE_GIT}",
             f"chown -R {user}:{user} {layout.CONTAINER_APP} {layout.CONTAINER_UV_CACHE}",
         ),
         f"USER {user}",
         f"WORKDIR {layout.CONTAINER_APP}",
     ]
     repository = _repository(definition, toolchains, layout.ENV_SNAPSHOT)
-    body = [*_base(toolchains), *repository, *_shared_state(toolchains)]
-    return _document([*body, *tail])
+    return _document([*_base(toolchains), *repository, *tail])
 
 
 def _dependency_layer(definition: TaskDefinition, toolchains: tuple[str, ...]) -> list[str]:
-    name = _context_name(layout.DEPENDENCY_PATCH)
-    apply = _run(
-        f"git -C {layout.CONTAINER_APP} apply --binary --whitespace=nowarn {_DEPENDENCY_PATCH}",
-        f"rm {_DEPENDENCY_PATCH}",
-    )
-    comment = "# the gold patch's dependency manifests: install, then back to the base tree"
-    copy = f"COPY {name} {_DEPENDENCY_PATCH}"
-    return [comment, copy, apply, *_prepare(definition, toolchains), _reset()]
+    return [
+        "# the gold patch's dependency manifests: install, then restore only the patched paths",
+        f"COPY {_context_name(layout.DEPENDENCY_PATCH)} {DEPENDENCY_PATCH}",
+        _stage("dependencies", *prepare_arguments(definition, toolchains)),
+        f"RUN rm {DEPENDENCY_PATCH}",
+    ]
 
 
 def _verifier_tail() -> list[str]:
@@ -304,4 +254,4 @@ def render_verifier_dockerfile(definition: TaskDefinition, *, dependency_setup: 
     body = [*_base(toolchains), *_repository(definition, toolchains, layout.TESTS_SNAPSHOT)]
     if dependency_setup:
         body.extend(_dependency_layer(definition, toolchains))
-    return _document([*body, *_shared_state(toolchains), *_verifier_tail()])
+    return _document([*body, *_verifier_tail()])

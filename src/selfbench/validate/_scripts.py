@@ -1,47 +1,14 @@
 """The scripts each local phase runs inside the sandbox, as root, with their arguments.
 
-They do what the two images' layers and Harbor's steps do (SPEC §5): `PREPARE` builds the base
-snapshot and runs `setupCommand` (`$1` workdir, `$2` the command); `DEPENDENCIES` adds the gold
-patch's dependency manifests for the verifier's tree; `AGENT` runs `solve.sh` (`$1` oracle or
-nop) and the collect command (`$2` seconds, `$3` command); `VERIFIER` runs `tests/test.sh`, then
-each per-selector command (`$1` seconds for test.sh, `$2` workdir, `$3` seconds each, `$4` log
-byte limit, then the commands). `local.py` decides what is mounted where and reads the results.
+They do what Harbor's steps do (SPEC §5); the repository's preparation is not here but in
+`bundle/render_prepare.py`, the one script the images and the local prepare phase share. `AGENT`
+runs `solve.sh` (`$1` oracle or nop) and the collect command (`$2` seconds, `$3` command);
+`VERIFIER` runs `tests/test.sh`, then each per-selector command (`$1` seconds for test.sh, `$2`
+workdir, `$3` seconds each, `$4` log byte limit, then the commands). `local.py` decides what is
+mounted where and reads the results.
 """
 
-__all__ = ["AGENT", "DEPENDENCIES", "PREPARE", "VERIFIER"]
-
-PREPARE = r"""
-set -euo pipefail
-export GIT_CONFIG_NOSYSTEM=1
-tar -xzf /run/selfbench/repo.tar.gz -C /app --no-same-owner
-git -C /app init -q --initial-branch=main
-git -C /app config user.name selfbench
-git -C /app config user.email selfbench@localhost
-git -C /app add --all --force
-GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z \
-  git -C /app commit -q --no-verify --no-gpg-sign --allow-empty -m 'selfbench base'
-echo "selfbench: setup: $2"
-(cd -- "$1" && exec /bin/bash -lc "$2")
-if [ -n "${3:-}" ]; then /bin/bash -c "$3"; fi  # the image's step after setup (toolchains)
-chmod -R a+rwX /opt/uv-cache /opt/go /opt/corepack
-cp -a /app/. /verifier/
-git -C /app reset -q --hard HEAD
-git -C /app clean -fdq
-mkdir -p /opt/selfbench
-cp -a /app/.git /opt/selfbench/base.git
-chmod 0700 /opt/selfbench /opt/selfbench/base.git
-"""
-
-DEPENDENCIES = r"""
-set -euo pipefail
-export GIT_CONFIG_NOSYSTEM=1
-git -C /app apply --binary --whitespace=nowarn /run/selfbench/dependency-setup.patch
-echo "selfbench: setup with the gold patch's dependency manifests: $2"
-(cd -- "$1" && exec /bin/bash -lc "$2")
-if [ -n "${3:-}" ]; then /bin/bash -c "$3"; fi  # the image's step after setup (toolchains)
-git -C /app reset -q --hard HEAD
-git -C /app clean -fdq
-"""
+__all__ = ["AGENT", "VERIFIER"]
 
 AGENT = r"""
 set -uo pipefail

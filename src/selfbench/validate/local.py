@@ -3,10 +3,11 @@
 Every phase runs the bundle's own scripts in the isolated workspace of `sandbox.py`, the way the
 two images and Harbor would:
 
-1. *prepare*: unpack the snapshot into `/app`, commit it as the base, run `setupCommand` once,
-   reset to the base (ignored dependencies stay) and keep the root-only base git dir; when the
-   gold patch touches a manifest, a verifier copy also gets those dependencies (the verifier
-   image's dependency layer);
+1. *prepare*: the images' own preparation script (`bundle/render_prepare.py`), stage by stage:
+   unpack the snapshot into `/app`, commit it as the base, run `setupCommand` once; a copy is the
+   verifier's tree, which also gets the gold patch's dependencies when it touches a manifest;
+   the agent's tree goes back to the base (ignored dependencies stay) with the root-only base
+   git dir;
 2. per run, an *agent* phase on a copy of the prepared tree (oracle: `solve.sh` as `agent`; nop:
    nothing) and the collect command from `task.toml`, which writes the agent patch;
 3. a *verifier* phase on a fresh copy of the verifier tree: `tests/test.sh` as root, which writes
@@ -32,10 +33,17 @@ from pathlib import Path
 from selfbench._shell import substitute_tests
 from selfbench.bundle import layout
 from selfbench.bundle.locate import LocatedTask, refuse_duplicates
-from selfbench.bundle.render_docker import PYTHON_PACKAGING
+from selfbench.bundle.render_prepare import (
+    DEPENDENCY_PATCH,
+    SNAPSHOT,
+    Stage,
+    prepare_arguments,
+    prepare_script,
+)
 from selfbench.contract import TaskDefinition
 from selfbench.errors import BundleError, SelfbenchError
 from selfbench.toolchains import Provisioned, provision_task
+from selfbench.toolchains.versions import expand_toolchains
 from selfbench.validate import _scripts
 from selfbench.validate.cgroup import Limits
 from selfbench.validate.checks import (
@@ -167,45 +175,56 @@ class _Task:
         return (holder,)
 
     def prepare(self) -> str | None:
-        """Set up the prepared trees; a reason when setup failed."""
+        """Set up the prepared trees with the images' own preparation script (render_prepare);
+        a reason when setup failed."""
         self.prepared.mkdir()
         self.base_git.mkdir()
         self.verifier_base = self.fresh("verifier-prepared")
-        reason = self.setup(
-            _scripts.PREPARE,
-            "setupCommand",
-            binds={
-                layout.CONTAINER_APP: self.prepared,
-                layout.CONTAINER_SELFBENCH: self.base_git,
-                "/verifier": self.verifier_base,
-            },
-            ro_binds={"/run/selfbench/repo.tar.gz": self.bundle / layout.TESTS_SNAPSHOT},
-        )
-        dependency_patch = self.bundle / layout.DEPENDENCY_PATCH
-        if reason is not None or not dependency_patch.is_file():
+        # the image's toolchain steps need the image's toolchains (none with the host's own)
+        declared = self.definition.toolchains if self.sandbox.toolchains else ()
+        arguments = prepare_arguments(self.definition, expand_toolchains(declared))
+        snapshot = {SNAPSHOT: self.bundle / layout.TESTS_SNAPSHOT}
+        app = {layout.CONTAINER_APP: self.prepared}
+        reason = self.setup("base", "setupCommand", arguments, binds=app, ro_binds=snapshot)
+        if reason is not None:
             return reason
-        return self.setup(
-            _scripts.DEPENDENCIES,
-            "the dependency setup",
-            binds={layout.CONTAINER_APP: self.verifier_base},
-            ro_binds={"/run/selfbench/dependency-setup.patch": dependency_patch},
-        )
+        _copy_tree(self.prepared, self.verifier_base)  # the verifier image's tree: set up
+        dependency_patch = self.bundle / layout.DEPENDENCY_PATCH
+        if dependency_patch.is_file():
+            reason = self.setup(
+                "dependencies",
+                "the dependency setup",
+                arguments,
+                binds={layout.CONTAINER_APP: self.verifier_base},
+                ro_binds={DEPENDENCY_PATCH: dependency_patch},
+            )
+            if reason is not None:
+                return reason
+        base_git = {**app, layout.CONTAINER_SELFBENCH: self.base_git}
+        return self.setup("agent", "the base copy", (), binds=base_git, ro_binds={}, network=False)
 
     def setup(
-        self, script: str, label: str, *, binds: dict[str, Path], ro_binds: dict[str, Path]
+        self,
+        stage: Stage,
+        label: str,
+        arguments: tuple[str, ...],
+        *,
+        binds: dict[str, Path],
+        ro_binds: dict[str, Path],
+        network: bool = True,
     ) -> str | None:
-        """Run one setup phase (network, root's home writable); a reason when it failed."""
+        """Run one preparation stage (root's home writable); a reason when it failed."""
         log = self.logs / "prepare.log"
         seconds = float(self.definition.timeouts.setupSeconds)
         result = self.sandbox.run(
-            script,
-            (self.workdir(), self.definition.setupCommand, self.after_setup()),
+            prepare_script(stage),
+            arguments,
             log=log,
             timeout=seconds,
             mounts=Mounts(
                 binds=binds,
                 ro_binds=ro_binds,
-                network=True,
+                network=network,
                 hidden=self.hidden(),
                 root_home_writable=True,
                 environment=dict(self.options.setup_env),
@@ -217,20 +236,6 @@ class _Task:
             hint = f"; {self.memory_hint()}" if result.out_of_memory else ""
             return f"setup: {label} failed (exit {result.exit_code}; log {log}){hint}"
         return None
-
-    def after_setup(self) -> str:
-        """The image's steps after setup, where the image's toolchains are provisioned: every
-        .venv gets its build tools (python); cargo's state is opened to every user (rust)."""
-        if self.sandbox.toolchains is None:
-            return ""
-        steps = []
-        if "python" in self.definition.toolchains:
-            # uv trusts the certificates of the host's /etc the sandbox shows, as pip there does
-            steps.append(f"export UV_SYSTEM_CERTS=1; {PYTHON_PACKAGING}")
-        if "rust" in self.definition.toolchains:
-            cargo = "/usr/local/cargo"  # its bin is the read-only toolchain
-            steps.append(f"find {cargo} -path {cargo}/bin -prune -o -exec chmod a+rwX {{}} +")
-        return "\n".join(steps)
 
     def agent(self, name: str, *, oracle: bool, last: bool = False) -> _Agent:
         """Run the agent phase and the collect step; where agent.patch is, and how it went."""

@@ -1,0 +1,146 @@
+"""The repository's preparation: one script for the images and the local environment. Pure.
+
+The two images' repository layers (`render_docker.py`) and the local environment's prepare
+phases (`validate/local.py`) run the same text, rendered here, with the same arguments, so their
+parity is structural. Three stages:
+
+* `base`: unpack the snapshot into `/app`, commit it as one base commit, run `setupCommand` with
+  `bash -lc` from the workdir, then the toolchains' steps after setup (python: every `.venv`
+  under `/app` gets `setuptools>=70` and `wheel`) and the shared toolchain state opened to the
+  unprivileged users;
+* `dependencies` (the verifier's tree, when the gold patch touches a manifest): apply the
+  dependency-setup patch, run the same setup again, then restore only what that patch changed:
+  each path it touches is checked out from the base commit, or deleted when the patch added it.
+  Whatever setup installed (`.venv`, `node_modules`) stays, ignored by `.gitignore` or not;
+* `agent` (the agent's tree): back to the base tree (ignored files stay) and the root-only copy
+  of the base git dir that the collect step diffs against.
+
+`base` and `dependencies` take `$1` the workdir, `$2` `setupCommand`, `$3` the toolchains whose
+steps run, space-separated (`prepare_arguments`); `agent` takes none. The snapshot and the patch
+are read from `SNAPSHOT` and `DEPENDENCY_PATCH`, where each Dockerfile copies them and the local
+environment binds them read-only.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from selfbench.bundle import layout
+from selfbench.bundle.render_scripts import container_workdir
+from selfbench.contract import TaskDefinition
+
+__all__ = [
+    "DEPENDENCY_PATCH",
+    "SNAPSHOT",
+    "STAGES",
+    "Stage",
+    "prepare_arguments",
+    "prepare_script",
+]
+
+Stage = Literal["base", "dependencies", "agent"]
+STAGES: tuple[Stage, ...] = ("base", "dependencies", "agent")
+
+SNAPSHOT = "/tmp/selfbench-repo.tar.gz"  # noqa: S108 - a build input, removed after its stage
+"""Where the stage `base` reads the repository snapshot (a private tmpfs locally)."""
+DEPENDENCY_PATCH = "/tmp/selfbench-dependency-setup.patch"  # noqa: S108 - as SNAPSHOT
+"""Where the stage `dependencies` reads `tests/dependency-setup.patch`."""
+
+_APP = layout.CONTAINER_APP
+_SHARED_STATE = (
+    layout.CONTAINER_UV_CACHE, "/opt/go", "/opt/corepack", "/usr/local/rustup", "/usr/local/cargo",
+)  # fmt: skip
+"""Toolchain state that setup fills as root and the agent and verifier users write to."""
+
+_HEADER = """\
+set -euo pipefail
+export GIT_CONFIG_NOSYSTEM=1
+"""
+
+_BASE = f"""\
+mkdir -p {_APP}
+tar -xzf {SNAPSHOT} -C {_APP} --no-same-owner
+git -C {_APP} init -q --initial-branch=main
+git -C {_APP} config user.name selfbench
+git -C {_APP} config user.email selfbench@localhost
+git -C {_APP} add --all --force
+GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z \\
+  git -C {_APP} commit -q --no-verify --no-gpg-sign --allow-empty -m 'selfbench base'
+"""
+
+_SETUP = f"""\
+echo "selfbench: setup: $2"
+(cd -- "$1" && exec /bin/bash -lc "$2")
+case " $3 " in
+  *" python "*)
+    # every virtual environment under {_APP} gets setuptools>=70 and wheel; uv trusts the
+    # system's certificates (the image's ca-certificates, the host's locally)
+    export UV_SYSTEM_CERTS=1
+    find {_APP} -name .venv -type d -prune -print0 | while IFS= read -r -d '' venv; do
+      if [ -x "$venv/bin/python" ]; then
+        uv pip install --python "$venv/bin/python" 'setuptools>=70' wheel
+      fi
+    done
+    ;;
+esac
+# the toolchains' state, opened to every user; read-only mounts (locally) are left as they are
+for state in {" ".join(_SHARED_STATE)}; do
+  if [ -d "$state" ]; then find "$state" ! -type l -writable -exec chmod a+rwX {{}} +; fi
+done
+"""
+
+_DEPENDENCIES_BEFORE = f"""\
+# the paths the patch touches: a throwaway index of the base commit, with the patch applied
+index="$(mktemp -d)"
+touched="$index/paths"
+GIT_INDEX_FILE="$index/index" git -C {_APP} read-tree HEAD
+GIT_INDEX_FILE="$index/index" git -C {_APP} apply --cached --binary --whitespace=nowarn \\
+  {DEPENDENCY_PATCH}
+GIT_INDEX_FILE="$index/index" git -C {_APP} diff --cached --no-renames --name-only -z HEAD \\
+  >"$touched"
+git -C {_APP} apply --binary --whitespace=nowarn {DEPENDENCY_PATCH}
+"""
+
+_DEPENDENCIES_AFTER = f"""\
+# back to the base tree for those paths only: what setup installed stays
+while IFS= read -r -d '' path; do
+  if git -C {_APP} cat-file -e "HEAD:$path" 2>/dev/null; then
+    git --literal-pathspecs -C {_APP} checkout -q HEAD -- "$path"
+  else
+    rm -f -- "{_APP}/$path"
+    parent="$(dirname -- "$path")"
+    if [ "$parent" != . ] && [ -d "{_APP}/$parent" ]; then
+      (cd {_APP} && rmdir -p --ignore-fail-on-non-empty -- "$parent")
+    fi
+  fi
+done <"$touched"
+rm -rf -- "$index"
+"""
+
+_AGENT = f"""\
+git -C {_APP} reset -q --hard HEAD
+git -C {_APP} clean -fdq
+mkdir -p {layout.CONTAINER_SELFBENCH}
+cp -a {_APP}/.git {layout.CONTAINER_BASE_GIT}
+chown -R root:root {layout.CONTAINER_SELFBENCH}
+chmod 0700 {layout.CONTAINER_SELFBENCH} {layout.CONTAINER_BASE_GIT}
+"""
+
+_SCRIPTS: dict[Stage, str] = {
+    "base": _HEADER + _BASE + _SETUP,
+    "dependencies": _HEADER + _DEPENDENCIES_BEFORE + _SETUP + _DEPENDENCIES_AFTER,
+    "agent": _HEADER + _AGENT,
+}
+
+
+def prepare_script(stage: Stage) -> str:
+    """The bash text of one preparation stage (run as root, `bash -c TEXT selfbench ARGS`)."""
+    return _SCRIPTS[stage]
+
+
+def prepare_arguments(
+    definition: TaskDefinition, toolchains: tuple[str, ...]
+) -> tuple[str, str, str]:
+    """The arguments of the stages `base` and `dependencies`: the workdir, `setupCommand`, and
+    the toolchains whose steps after setup run (the expanded declared ones)."""
+    return (container_workdir(definition), definition.setupCommand, " ".join(toolchains))
