@@ -565,3 +565,25 @@ def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]
     assert captured.out == ""
     assert captured.err.startswith("usage: selfbench")
     assert captured.err.splitlines()[-1].startswith("error: ")
+
+
+COMMANDS = (
+    "schema,check,audit,submit,compile,refresh,collect,validate,repair-check,mcp,import-swebench,"
+    "export-swebench,export,verify,extract,review,toolchains,mine,eval,report,demo"
+)
+
+
+def test_the_commands_are_registered_in_their_order(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "no-such-command")
+    assert code == 2
+    assert "{" + COMMANDS + "}" in err  # the usage line, however wide the terminal
+
+
+def test_each_command_line_module_stays_under_the_module_limit() -> None:
+    package = Path(main.__code__.co_filename).parent
+    modules = [package / "cli.py", *sorted(package.glob("_cli_*.py"))]
+    assert len(modules) == 9
+    long = {
+        module.name: n for module in modules if (n := len(module.read_text().splitlines())) >= 600
+    }
+    assert long == {}

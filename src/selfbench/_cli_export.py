@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import signal
 import sys
 import threading
@@ -17,13 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from selfbench._cli_common import print_json
 from selfbench.errors import EXIT_OK, EXIT_REJECTED
 
 __all__ = ["add_export_commands"]
-
-
-def _print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
 def _progress(message: str) -> None:
@@ -46,7 +42,7 @@ def _export(args: argparse.Namespace) -> int:
     )
     left_out = [{"taskId": item.task_id, "reason": item.reason} for item in result.left_out]
     if args.json:
-        _print_json(
+        print_json(
             {"export": str(result.path), "manifest": result.manifest.to_json(), "leftOut": left_out}
         )
         return EXIT_OK
@@ -67,12 +63,12 @@ def _verify(args: argparse.Namespace) -> int:
         verified = verify_export(Path(args.file))
     except ArchiveError as exc:
         if args.json:
-            _print_json({"verified": False, "problem": str(exc)})
+            print_json({"verified": False, "problem": str(exc)})
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_REJECTED
     manifest = verified.manifest
     if args.json:
-        _print_json({"verified": True, "manifest": manifest.to_json()})
+        print_json({"verified": True, "manifest": manifest.to_json()})
         return EXIT_OK
     easy, medium, hard = manifest.candidate_counts
     sys.stdout.write(
@@ -89,7 +85,7 @@ def _extract(args: argparse.Namespace) -> int:
     verified = extract_export(Path(args.file), out=out)
     if args.json:
         extracted = [entry.task_id for entry in verified.manifest.tasks]
-        _print_json({"extracted": extracted, "out": str(out)})
+        print_json({"extracted": extracted, "out": str(out)})
         return EXIT_OK
     sys.stdout.write(f"Extracted {verified.manifest.accepted_count} tasks into {out}\n")
     sys.stdout.write(f"Run them with Harbor: harbor run --path {out} --agent oracle\n")

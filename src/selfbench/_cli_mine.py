@@ -7,7 +7,6 @@ revision, malformed `--prs`, a negative budget. Skipped session files are report
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,6 +14,7 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from selfbench._cli_common import print_json
 from selfbench.errors import EXIT_OK, translating
 
 if TYPE_CHECKING:
@@ -27,10 +27,6 @@ __all__ = ["add_mine_commands", "render_table"]
 
 _TITLE_CHARS = 60
 _TABLE_ROWS = 50  # a person reads the best; --out and --json carry them all
-
-
-def _print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
 def _budgets(args: argparse.Namespace) -> dict[Difficulty, int] | None:
@@ -105,7 +101,7 @@ def _mine(args: argparse.Namespace) -> int:
     if args.out:
         _write(result, Path(args.out))
     if args.json:
-        _print_json(result.to_json())
+        print_json(result.to_json())
     else:
         _print_table(result)
     return EXIT_OK
@@ -181,7 +177,7 @@ def _schema_with_candidate(previous: Callable[[argparse.Namespace], int]) -> Cal
             return previous(args)
         from selfbench.mine import candidate_json_schema  # noqa: PLC0415
 
-        _print_json(candidate_json_schema())
+        print_json(candidate_json_schema())
         return EXIT_OK
 
     return run

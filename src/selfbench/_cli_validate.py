@@ -1,0 +1,220 @@
+"""The `validate` command of the `selfbench` command line, and the runner its options choose.
+
+`validate` is a checker: exit 0 when every bundle is accepted, 1 when one is rejected, 2 on bad
+input (a runner option the chosen `--env` does not use, an unset `--setup-env` variable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from selfbench._cli_common import print_json
+from selfbench.errors import EXIT_OK, EXIT_REJECTED, InputError
+
+if TYPE_CHECKING:
+    from selfbench.validate.report import TaskReport
+    from selfbench.validate.runner import Runner
+
+__all__ = ["add_validate_command"]
+
+
+_RUNNER_FLAGS = {
+    "local": (
+        "--logs",
+        "--parity",
+        "--network",
+        "--keep",
+        "--workspace",
+        "--reruns",
+        "--setup-env",
+        "--strict-toolchains",
+    ),
+    "harbor": ("--logs", "--harbor-env", "--jobs-dir", "--harbor"),
+}
+"""The options each `--env` uses; any other runner option is refused."""
+
+
+def _refuse_unused(args: argparse.Namespace) -> None:
+    """One line for the first runner option given that `--env` does not use."""
+    used = _RUNNER_FLAGS[args.env]
+    for flags in _RUNNER_FLAGS.values():
+        for flag in flags:
+            if flag not in used and getattr(args, flag[2:].replace("-", "_")) is not None:
+                raise InputError(f"{flag} is not used by --env {args.env}")
+
+
+def _runner(args: argparse.Namespace) -> Runner:
+    """The runner `--env` names, with the options given for it."""
+    _refuse_unused(args)
+    logs = Path(args.logs) if args.logs else None
+    if args.env == "harbor":
+        from selfbench.validate.harbor import HarborOptions, HarborRunner  # noqa: PLC0415
+
+        default = HarborOptions()
+        options = HarborOptions(
+            environment=default.environment if args.harbor_env is None else args.harbor_env,
+            jobs_dir=default.jobs_dir if args.jobs_dir is None else Path(args.jobs_dir),
+            harbor=default.harbor if args.harbor is None else args.harbor,
+            logs=logs,
+        )
+        return HarborRunner(options)
+    from selfbench.validate.local import (  # noqa: PLC0415
+        DEFAULT_RERUNS,
+        LocalOptions,
+        LocalRunner,
+    )
+
+    return LocalRunner(
+        LocalOptions(
+            logs=logs,
+            parity=bool(args.parity),
+            network=bool(args.network),
+            keep=bool(args.keep),
+            workspace=Path(args.workspace) if args.workspace else None,
+            strict_toolchains=bool(args.strict_toolchains),
+            setup_env=_setup_env(args.setup_env or ()),
+            reruns=DEFAULT_RERUNS if args.reruns is None else args.reruns,
+        )
+    )
+
+
+def _setup_env(names: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """`--setup-env NAME`s with their values from this process's environment.
+
+    Raises:
+        InputError: a name that is not a variable name, or a variable that is not set.
+    """
+    pairs: dict[str, str] = {}
+    for name in names:
+        if not name.isidentifier() or not name.isascii():
+            raise InputError(f"--setup-env {name}: not an environment variable name")
+        if name not in os.environ:
+            raise InputError(f"--setup-env {name}: not set in this environment")
+        pairs[name] = os.environ[name]
+    return tuple(pairs.items())
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from selfbench.validate import validate  # noqa: PLC0415
+
+    if args.jobs < 1:
+        raise InputError("-j must be at least 1")
+    runner = _runner(args)
+    paths = [Path(path) for path in args.bundles]
+    with _validation_progress(len(paths)) as on_done:
+        reports = validate(
+            paths,
+            runner=runner,
+            definition=Path(args.definition) if args.definition else None,
+            jobs=args.jobs,
+            on_done=on_done,
+            repo=Path(args.repo) if args.repo else None,
+        )
+    if args.json:
+        print_json([report.to_json() for report in reports])
+    else:
+        from selfbench._report import print_validation  # noqa: PLC0415
+
+        print_validation(reports)
+    return EXIT_OK if all(report.accepted for report in reports) else EXIT_REJECTED
+
+
+@contextmanager
+def _validation_progress(total: int) -> Iterator[Callable[[TaskReport], None]]:
+    """Live progress on stderr: a bar at a terminal, one line per finished task otherwise."""
+    if not sys.stderr.isatty():
+
+        def line(report: TaskReport) -> None:
+            verdict = "accepted" if report.accepted else f"rejected: {report.reason}"
+            sys.stderr.write(f"{report.task_id}: {verdict}\n")
+
+        yield line
+        return
+    from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
+    from rich.progress import (  # noqa: PLC0415
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    console = Console(stderr=True)
+    columns = (SpinnerColumn(), TextColumn("validating"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, TimeElapsedColumn(), console=console, transient=True) as progress:
+        bar = progress.add_task("validate", total=total)
+
+        def advance(report: TaskReport) -> None:
+            mark = "[green]accepted[/]" if report.accepted else "[red]rejected[/]"
+            progress.console.print(f"{mark} {report.task_id}")
+            progress.advance(bar)
+
+        yield advance
+
+
+def add_validate_command(commands: Any) -> None:
+    """Register `validate` and its runner options on the CLI's subcommands."""
+    validate = commands.add_parser("validate", help="prove bundles: nop fails, oracle passes")
+    # Runner options default to None, so that one the chosen --env does not use is refused.
+    validate.add_argument("bundles", nargs="+", metavar="BUNDLE_OR_TASK_DIR")
+    validate.add_argument(
+        "--repo", help="each path is an authored TASK_DIR: compile it from this repository first"
+    )
+    validate.add_argument(
+        "--env",
+        choices=("local", "harbor"),
+        default="local",
+        help="local: this machine's sandbox (root); harbor: `harbor run` (default: local)",
+    )
+    validate.add_argument("-j", "--jobs", type=int, default=1, help="tasks validated at once")
+    validate.add_argument("--json", action="store_true", help="print the JSON reports")
+    validate.add_argument(
+        "--definition", metavar="FILE", help="the definition of a bundle with none beside it"
+    )
+    validate.add_argument("--logs", metavar="DIR", help="where each task's run logs go")
+    local = validate.add_argument_group("local environment")
+    local.add_argument(
+        "--parity",
+        action="store_true",
+        default=None,
+        help="the original's verdict: no Beyond checks",
+    )
+    local.add_argument(
+        "--network", action="store_true", default=None, help="let the tests reach the network"
+    )
+    local.add_argument("--keep", action="store_true", default=None, help="keep the workspaces")
+    local.add_argument(
+        "--strict-toolchains",
+        action="store_true",
+        default=None,
+        help="reject a task whose toolchains are not the image's versions",
+    )
+    local.add_argument("--workspace", metavar="DIR", help="where workspaces go (default: temp dir)")
+    local.add_argument(
+        "--reruns",
+        type=int,
+        metavar="N",
+        help="how many times fail-to-pass and pass-to-pass run in all (default: 3, at least 2)",
+    )
+    local.add_argument(
+        "--setup-env",
+        action="append",
+        metavar="NAME",
+        help="pass this variable (its value here) into setup only: a proxy, CA certificates",
+    )
+    harbor = validate.add_argument_group("harbor environment")
+    harbor.add_argument(
+        "--harbor-env",
+        metavar="NAME",
+        help="Harbor's environment: docker, modal, daytona, … (default: docker)",
+    )
+    harbor.add_argument("--jobs-dir", metavar="DIR", help="Harbor's jobs directory (default: jobs)")
+    harbor.add_argument("--harbor", metavar="PATH", help="the harbor executable (default: harbor)")
+    validate.set_defaults(run=_validate)
