@@ -119,11 +119,13 @@ class _Change:
     def measure(self, files: tuple[FileStat, ...]) -> None:
         """Classify the files and total them per class, once."""
         self.files = files
-        self.classes = tuple(classify_path(stat.path) for stat in files)
-        totals: dict[str, tuple[int, int]] = dict.fromkeys(FILE_CLASSES, (0, 0))
-        for stat, (name, _) in zip(files, self.classes, strict=True):
-            count, lines = totals[name]
-            totals[name] = (count + 1, lines + stat.changed_lines)
+        self.classes = classes = tuple([classify_path(stat.path) for stat in files])
+        counts = dict.fromkeys(FILE_CLASSES, 0)
+        lines = dict.fromkeys(FILE_CLASSES, 0)
+        for stat, (name, _) in zip(files, classes, strict=True):
+            counts[name] += 1
+            lines[name] += stat.changed_lines
+        totals = {name: (counts[name], lines[name]) for name in FILE_CLASSES}
         self.totals = totals
         self.tiers = _eligible(*totals["implementation"])
 

@@ -59,7 +59,11 @@ class FileStat(NamedTuple):
 
 
 class Commit(NamedTuple):
-    """One first-parent commit and what it changed against its first parent."""
+    """One first-parent commit and what it changed against its first parent.
+
+    The numstat block is kept as git printed it and parsed by `files` only when asked: most
+    commits a walk visits are excluded by their message alone, and never pay for it.
+    """
 
     sha: str
     parents: tuple[str, ...]
@@ -68,7 +72,16 @@ class Commit(NamedTuple):
     author_email: str
     subject: str
     body: str
-    files: tuple[FileStat, ...]
+    numstat: bytes
+
+    @property
+    def files(self) -> tuple[FileStat, ...]:
+        """The files this commit changed (parsed on each call: read it once).
+
+        Raises:
+            MineError: the numstat block does not follow the grammar.
+        """
+        return parse_numstat(self.numstat)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,12 +131,13 @@ def parse_numstat(data: bytes) -> tuple[FileStat, ...]:
 
 
 def parse_record(record: bytes) -> Commit:
-    """One commit record (without its leading RS).
+    """One commit record (without its leading RS); its numstat is parsed by `Commit.files`.
 
     Raises:
-        MineError: the record does not follow the grammar.
+        MineError: the record's header does not follow the grammar.
     """
-    head, _, numstat = _decode(record).partition("\0")
+    raw_head, _, numstat = record.partition(b"\0")
+    head = _decode(raw_head)
     fields = head.split("\x1f", 5)
     if len(fields) != 6:
         raise _unexpected(head)
@@ -140,7 +154,7 @@ def parse_record(record: bytes) -> Commit:
         author_email=email,
         subject=subject.strip(),
         body=body.strip(),
-        files=_parse_numstat_text(numstat),
+        numstat=numstat,
     )
 
 

@@ -68,12 +68,18 @@ class Assignment:
         return self.tests + self.size + self.recency
 
 
+# The audit's gates, unpacked once: eligible_tiers runs for every change a walk measures.
+_GATES = tuple(
+    (tier, THRESHOLDS[tier].files, THRESHOLDS[tier].changed_lines) for tier in DIFFICULTIES
+)
+
+
 def eligible_tiers(files: int, lines: int) -> tuple[Difficulty, ...]:
     """The tiers whose file and changed-line gates an implementation part meets."""
     return tuple(
         tier
-        for tier in DIFFICULTIES
-        if files >= THRESHOLDS[tier].files and lines >= THRESHOLDS[tier].changed_lines
+        for tier, least_files, least_lines in _GATES
+        if files >= least_files and lines >= least_lines
     )
 
 
