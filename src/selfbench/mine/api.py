@@ -125,7 +125,7 @@ class _Change:
         for stat, (name, _) in zip(files, classes, strict=True):
             counts[name] += 1
             lines[name] += stat.changed_lines
-        totals = {name: (counts[name], lines[name]) for name in FILE_CLASSES}
+        totals: dict[str, tuple[int, int]] = {n: (counts[n], lines[n]) for n in FILE_CLASSES}
         self.totals = totals
         self.tiers = _eligible(*totals["implementation"])
 
