@@ -47,6 +47,10 @@ _MAX_DIGITS = 18
 _NUMSTAT_RE = re.compile(
     r"\n?([0-9]{1,18}|-)\t([0-9]{1,18}|-)\t(?:\0([^\0]*)\0([^\0]*)|([^\0]+))\0"
 )
+# A whole block: entries only, then at most some newlines (matches the longest valid prefix).
+_NUMSTAT_BLOCK_RE = re.compile(
+    r"(?:\n?(?:[0-9]{1,18}|-)\t(?:[0-9]{1,18}|-)\t(?:\0[^\0]*\0[^\0]*|[^\0]+)\0)*\n*"
+)
 
 
 class FileStat(NamedTuple):
@@ -104,21 +108,17 @@ def _unexpected(text: str) -> MineError:
 
 
 def _parse_numstat_text(text: str) -> tuple[FileStat, ...]:
-    """One regular-expression pass over the block; every byte must belong to an entry."""
-    files = []
-    position = 0
-    for match in _NUMSTAT_RE.finditer(text):
-        if match.start() != position:
-            break
-        position = match.end()
-        added, deleted, old, new, path = match.groups()
-        binary = added == "-" or deleted == "-"
-        changed = 0 if binary else int(added) + int(deleted)
-        files.append(FileStat(path if path is not None else new, old, changed, binary))
-    rest = text[position:]
-    if rest.strip("\n"):
-        raise _unexpected(rest)
-    return tuple(files)
+    """Two passes in C: the block must be entries only, then their fields, one tuple each."""
+    valid = _NUMSTAT_BLOCK_RE.match(text)  # always matches: every part of it is optional
+    end = valid.end() if valid is not None else 0
+    if end != len(text):
+        raise _unexpected(text[end:])
+    return tuple(
+        FileStat(path or new, old or None, 0, binary=True)
+        if added == "-" or deleted == "-"
+        else FileStat(path or new, old or None, int(added) + int(deleted), binary=False)
+        for added, deleted, old, new, path in _NUMSTAT_RE.findall(text)
+    )
 
 
 def parse_numstat(data: bytes) -> tuple[FileStat, ...]:

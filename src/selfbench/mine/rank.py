@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from selfbench.audit import THRESHOLDS
 from selfbench.contract import DIFFICULTIES, Difficulty
@@ -74,6 +75,7 @@ _GATES = tuple(
 )
 
 
+@lru_cache(maxsize=1 << 12)  # a few hundred distinct sizes, asked once per change and tier
 def eligible_tiers(files: int, lines: int) -> tuple[Difficulty, ...]:
     """The tiers whose file and changed-line gates an implementation part meets."""
     return tuple(
