@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import shutil
@@ -447,3 +448,15 @@ def test_merges_without_a_request_number_are_plain(tmp_path: Path) -> None:
     assert result.candidates[0].title == "Refactor the parser"
     plain = mine_repository(history.path, MineOptions(plain=True))
     assert [c.id for c in plain.candidates] == ["pr-7", f"commit-{release[:12]}"]
+
+
+def test_the_cycle_collector_is_left_as_it_was(history: History) -> None:
+    assert gc.isenabled()
+    mine_repository(history.path)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        mine_repository(history.path)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

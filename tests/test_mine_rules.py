@@ -217,11 +217,28 @@ def test_numstat_records() -> None:
     )  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("data", "rest"),
+    [
+        (b"1\t0\tx\x00oops", "oops"),
+        (b"1\t0\tx\x00\n\nx\t1\ty\x00", "x\t1\ty\x00"),
+        (b"1\t0\tx", "1\t0\tx"),
+        (b"1234567890123456789\t0\tx\x00", "1234567890123456789\t0\tx\x00"),
+    ],
+)
+def test_a_numstat_block_that_breaks_the_grammar(data: bytes, rest: str) -> None:
+    commit = parse_record(b"a" * 40 + b"\x1f\x1f1\x1fA\x1fa@x\x1fS\x00" + data)
+    with pytest.raises(MineError) as raised:
+        _ = commit.files
+    assert str(raised.value) == f"unexpected git log output: {rest!r}"
+
+
 @given(st.binary(max_size=300))
 def test_the_git_log_parsers_raise_only_their_error(data: bytes) -> None:
-    for parse in (parse_numstat, parse_record):
-        with contextlib.suppress(MineError):
-            parse(data)
+    with contextlib.suppress(MineError):
+        parse_numstat(data)
+    with contextlib.suppress(MineError):
+        assert isinstance(parse_record(data).files, tuple)
 
 
 @given(st.binary(max_size=300))

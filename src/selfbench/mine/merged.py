@@ -91,7 +91,7 @@ def is_merge_of_main(subject: str, main_branches: frozenset[str] = MAIN_BRANCHES
 
 def reverted_commits(subject: str, body: str) -> tuple[str, ...] | None:
     """The commits a revert names (lower-case), or None when the message is not a revert."""
-    named = tuple(sha.lower() for sha in _REVERTS_RE.findall(body))
-    if named or _REVERT_SUBJECT_RE.match(subject):
-        return named
-    return None
+    named = _REVERTS_RE.findall(body) if "This reverts commit" in body else None
+    if named:
+        return tuple(sha.lower() for sha in named)
+    return () if _REVERT_SUBJECT_RE.match(subject) else None

@@ -39,6 +39,7 @@ _GITHUB_REMOTE_RE = re.compile(
     r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$"
 )
 _GH_LIMIT = "10000"
+_GH_AUTH_REQUIRED = 4  # gh's documented exit code when no account is logged in
 
 
 class _Author(BaseModel):
@@ -144,16 +145,20 @@ def run_gh(repo: Path) -> tuple[PullRequest, ...]:
     """Ask an installed, authenticated `gh` for the repository's merged pull requests.
 
     Raises:
-        MineError: gh is missing or failed (not authenticated, not a GitHub repository).
+        MineError: gh is missing, not authenticated (its exit code 4), failed (its last stderr
+            line), or printed something other than a JSON array of pull requests.
     """
     gh = shutil.which("gh")
     if gh is None:
         raise MineError("--github needs the gh command, which is not installed")
     command = [gh, "pr", "list", "--state", "merged", "--limit", _GH_LIMIT, "--json", GH_FIELDS]
     result = subprocess.run(command, cwd=repo, capture_output=True, check=False)
+    if result.returncode == _GH_AUTH_REQUIRED:
+        raise MineError("--github needs gh to be authenticated: run `gh auth login`")
     if result.returncode != 0:
         lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise MineError(f"gh pr list failed: {lines[-1] if lines else result.returncode}")
+        reason = lines[-1].strip() if lines else f"exit code {result.returncode}"
+        raise MineError(f"gh pr list failed: {reason}")
     return parse_pull_requests(_decode(result.stdout, "gh pr list"), source="gh pr list")
 
 

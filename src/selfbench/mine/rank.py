@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from selfbench.audit import THRESHOLDS
 from selfbench.contract import DIFFICULTIES, Difficulty
@@ -68,12 +69,19 @@ class Assignment:
         return self.tests + self.size + self.recency
 
 
+# The audit's gates, unpacked once: eligible_tiers runs for every change a walk measures.
+_GATES = tuple(
+    (tier, THRESHOLDS[tier].files, THRESHOLDS[tier].changed_lines) for tier in DIFFICULTIES
+)
+
+
+@lru_cache(maxsize=1 << 12)  # a few hundred distinct sizes, asked once per change and tier
 def eligible_tiers(files: int, lines: int) -> tuple[Difficulty, ...]:
     """The tiers whose file and changed-line gates an implementation part meets."""
     return tuple(
         tier
-        for tier in DIFFICULTIES
-        if files >= THRESHOLDS[tier].files and lines >= THRESHOLDS[tier].changed_lines
+        for tier, least_files, least_lines in _GATES
+        if files >= least_files and lines >= least_lines
     )
 
 
