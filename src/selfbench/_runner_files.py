@@ -8,7 +8,8 @@ would be left out too. Patterns are `git apply --exclude` wildmatch patterns wit
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
+import re
+from fnmatch import translate
 
 __all__ = ["PYTEST_CONFIGURATION_FILES", "RUNNER_CONTROL_PATTERNS", "is_runner_control"]
 
@@ -54,6 +55,11 @@ RUNNER_CONTROL_PATTERNS = _patterns()
 """Every runner-control pattern, each file or directory name at the root and at any depth."""
 
 
+# One alternation of every pattern, as `fnmatch.translate` spells each: the audit asks this of every
+# path of a large gold patch, where matching ~90 patterns one by one dominated its time.
+_RUNNER_CONTROL_RE = re.compile("|".join(f"(?:{translate(p)})" for p in RUNNER_CONTROL_PATTERNS))
+
+
 def is_runner_control(path: str) -> bool:
     """`path` (repository-relative, `/`-separated) is a runner-control path."""
-    return any(fnmatchcase(path, pattern) for pattern in RUNNER_CONTROL_PATTERNS)
+    return _RUNNER_CONTROL_RE.match(path) is not None
