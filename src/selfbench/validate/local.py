@@ -16,7 +16,9 @@ two images and Harbor would:
 Beyond the original (off with `parity=True`): each fail-to-pass selector proven on its own at the
 base and with the gold patch, the determinism rerun from a fresh copy, and "the suite really ran"
 from the runners' own output. This module orchestrates the phases; the scripts they run live in
-`_scripts.py`, and what their results prove is judged in `checks.py`.
+`_scripts.py`, and what their results prove is judged in `checks.py`. At about 600 lines it is
+one task's phases and their options; `evaluate/local_trials.py` reuses `_Task` directly until a
+public "prepared task" hook takes the phases out of this module.
 """
 
 from __future__ import annotations
