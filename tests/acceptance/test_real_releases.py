@@ -143,7 +143,7 @@ def _author(scratch: Path, setup: str) -> tuple[Path, Path]:
         "setupCommand": setup, "testCommand": TEST_COMMAND,
         "failToPass": fail_to_pass, "passToPass": pass_to_pass,
         "testPaths": changed, "toolchains": ["python"],
-        "sourcePr": 1, "sourceUrl": f"https://pypi.org/project/{PROJECT}/{RELEASE_B}/",
+        "sourcePr": 1, "sourceUrl": f"https://example.com/{PROJECT}/releases/{RELEASE_B}",
         "prompt": "Bring the library up to its next release's behaviour.",
         "timeouts": {"setupSeconds": 900, "agentSeconds": 600, "testsSeconds": 600},
         "resources": {"cpus": 2, "memoryMb": 4096, "storageMb": 10240},
