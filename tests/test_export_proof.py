@@ -465,3 +465,12 @@ def test_export_refuses_a_bundle_whose_snapshot_changed_on_disk(
     assert capsys.readouterr() == ("", f"{line} (snapshotSha256 differs; recompile it)\n")
     assert not out.exists()
     assert sorted(path.name for path in out.parent.iterdir() if path.name.startswith(".")) == []
+
+
+def test_a_base_commit_given_in_capitals_verifies(tmp_path: Path, sample: SampleRepository) -> None:
+    # SPEC §1 allows either case; git archive records the commit id in lowercase.
+    collected = author_collected(tmp_path, sample, "slug-upper", baseCommit=sample.base.upper())
+    out = tmp_path / "run.tar.gz"
+    run = RunInfo("run-1", "https://example.com/acme/slugkit.git", sample.head)
+    export_run([collected], run=run, out=out)
+    assert [entry.task_id for entry in verify_export(out).manifest.tasks] == ["slug-upper"]

@@ -460,3 +460,16 @@ def test_the_cycle_collector_is_left_as_it_was(history: History) -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_pull_request_number_seen_twice_is_one_candidate(tmp_path: Path) -> None:
+    h = History.create(tmp_path / "repo")
+    h.commit("Initial commit", {"src/app.py": lines(10), "tests/test_app.py": lines(3, "t")})
+    first = h.commit("Add a (#12)", {"src/a.py": lines(30, "a"), "tests/test_a.py": lines(3)})
+    h.commit("Unrelated (#13)", {"src/u.py": lines(30, "u"), "tests/test_u.py": lines(3)})
+    later = h.commit("Follow up on a (#12)", {"src/b.py": lines(30, "b"), "tests/t_b.py": lines(3)})
+    result = mine_repository(h.path)
+    assert [c.id for c in result.candidates].count("pr-12") == 1
+    assert next(c for c in result.candidates if c.id == "pr-12").completed_commit == later
+    [dropped] = [e for e in result.excluded if e.commit == first]
+    assert dropped.reason == f"pull request #12 is also {later[:12]}, a later change"

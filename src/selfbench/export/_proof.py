@@ -180,7 +180,7 @@ class TaskProof:
         base = definition.baseCommit
         if scan.commit is None:
             return _Problem(relative, f"records no commit; the snapshot of baseCommit {base} does")
-        if scan.commit != base:
+        if scan.commit != base.lower():  # git archive records the id in lowercase
             return _Problem(relative, f"the snapshot of commit {scan.commit}, not of {base}")
         rules = build_snapshot_rules(
             self.files[layout.TEST_PATCH][0], self.files[layout.GOLD_PATCH][0]

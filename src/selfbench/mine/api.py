@@ -146,6 +146,7 @@ class _Walk:
         self.changes: list[_Change] = []
         self.reverted: dict[str, str] = {}
         self.pending: _Change | None = None
+        self.seen: dict[str, str] = {}  # candidate id -> the newer change's commit
         self.by_commit = {pr.merge_commit: pr for pr in options.pull_requests if pr.merge_commit}
         self.by_number = {pr.number: pr for pr in options.pull_requests}
 
@@ -214,6 +215,13 @@ class _Walk:
         reason = _size_reason(change)
         if reason is not None:
             self.exclude(newest, change.facts.number, reason)
+            return
+        later = self.seen.setdefault(change.id, newest.sha)
+        if later != newest.sha:  # the walk goes newest first: a number is one candidate's id
+            number = change.facts.number
+            self.exclude(
+                newest, number, f"pull request #{number} is also {later[:12]}, a later change"
+            )
             return
         self.changes.append(change)
 
