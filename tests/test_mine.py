@@ -334,6 +334,8 @@ def _write_prs(tmp_path: Path, text: str) -> str:
         ("bad-out", "error: cannot write {tmp}/no/c.jsonl: No such file or directory\n"),
         ("bad-max", "error: --max must be at least 1\n"),
         ("bad-budget", "error: --hard must be at least 0\n"),
+        ("zero-over-fetch", "error: --over-fetch must be at least 1\n"),
+        ("nan-over-fetch", "error: --over-fetch must be at least 1\n"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(
@@ -355,6 +357,8 @@ def test_bad_input_is_one_line_and_exit_2(
         "bad-out": lambda: ["mine", repo, "--out", str(tmp_path / "no" / "c.jsonl")],
         "bad-max": lambda: ["mine", repo, "--max", "0"],
         "bad-budget": lambda: ["mine", repo, "--hard", "-1"],
+        "zero-over-fetch": lambda: ["mine", repo, "--over-fetch", "0"],
+        "nan-over-fetch": lambda: ["mine", repo, "--over-fetch", "nan"],
     }[case]()
     assert main([*argv, "--no-sessions"]) == 2
     captured = capsys.readouterr()
@@ -473,3 +477,20 @@ def test_a_pull_request_number_seen_twice_is_one_candidate(tmp_path: Path) -> No
     assert next(c for c in result.candidates if c.id == "pr-12").completed_commit == later
     [dropped] = [e for e in result.excluded if e.commit == first]
     assert dropped.reason == f"pull request #12 is also {later[:12]}, a later change"
+
+
+def test_one_mined_candidate_alone_in_its_file_keeps_mining_rules(
+    tmp_path: Path, history: History
+) -> None:
+    written = tmp_path / "c.jsonl"
+    write_candidates(mine_repository(history.path, MineOptions(plain=True)), written)
+    plain = f"commit-{history.shas['plain'][:12]}"
+    line = next(x for x in written.read_text().splitlines() if json.loads(x)["id"] == plain)
+    single = tmp_path / "one.jsonl"
+    single.write_text(line + "\n")
+    with pytest.raises(MineError) as err:
+        read_candidate(single)
+    assert str(err.value) == f"{single}: candidate {plain} has no pull request number to author"
+    with pytest.raises(MineError) as err:
+        read_candidate(single, "pr-999")
+    assert str(err.value) == f"{single} has no candidate pr-999"

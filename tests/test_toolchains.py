@@ -31,7 +31,7 @@ from selfbench.toolchains.model import (
     parse_version,
 )
 from selfbench.toolchains.model import satisfies as meets
-from selfbench.toolchains.provision import build_provisioned, host_tools_to_hide
+from selfbench.toolchains.provision import build_provisioned, host_tools_to_hide, visible_in_sandbox
 from selfbench.toolchains.resolve import Host, toolchain_cache
 from selfbench.validate import LocalOptions, LocalRunner, validate
 from selfbench.validate.report import RunReport, TaskReport
@@ -557,3 +557,19 @@ def test_a_venv_gets_setuptools_and_wheel_after_setup_as_in_the_image(
     assert report.toolchains[0] == ToolchainUse(
         "uv", "0.13.8", "0.13.8", "registry", str(tmp_path / "cache" / "uv-0.13.8")
     )
+
+
+@pytest.mark.parametrize(
+    ("home", "visible"),
+    [
+        ("/usr", True),  # Debian's python3: the sandbox shows /usr read-only
+        ("/usr/lib/go-1.25", True),
+        ("/usr/local", False),  # the sandbox covers /usr/local with the image's own
+        ("/usr/local/go", False),
+        ("/root/.pyenv/versions/3.12.1", False),
+    ],
+)
+def test_only_toolchains_under_usr_but_not_usr_local_are_shown_in_place(
+    home: str, visible: bool
+) -> None:
+    assert visible_in_sandbox(Path(home)) is visible

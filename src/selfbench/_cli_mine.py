@@ -76,6 +76,8 @@ def _mine(args: argparse.Namespace) -> int:
     repo = Path(args.repo)
     if args.max is not None and args.max < 1:
         raise MineError("--max must be at least 1")
+    if not args.over_fetch >= 1:  # also refuses nan
+        raise MineError("--over-fetch must be at least 1")
     budgets = _budgets(args)
     info = read_repository(repo, args.rev)
     prs = read_pull_requests(Path(args.prs)) if args.prs else ()

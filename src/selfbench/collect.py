@@ -77,6 +77,9 @@ def read_candidate(path: Path, candidate_id: str | None = None) -> Candidate:
         if data.strip().count(b"\n") == 0:
             raise
         return _mined_candidate(path, candidate_id)
+    # A mined candidate (it has an `id`), alone in its file, is still read with mining's rules.
+    if isinstance(value, dict) and "id" in value:
+        return _mined_candidate(path, candidate_id)
     fields = ("sourcePr", "baseCommit", "difficulty")
     if not isinstance(value, dict) or any(field not in value for field in fields):
         raise CompileError(f"{path}: a candidate needs sourcePr, baseCommit and difficulty")

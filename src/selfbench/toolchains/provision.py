@@ -15,7 +15,7 @@ from pathlib import Path
 from selfbench.toolchains.model import Candidate, Mount, Provisioned
 from selfbench.toolchains.resolve import Resolved, python_executable
 
-__all__ = ["HOST_TOOL_NAMES", "build_provisioned", "host_tools_to_hide"]
+__all__ = ["HOST_TOOL_NAMES", "build_provisioned", "host_tools_to_hide", "visible_in_sandbox"]
 
 _BIN = "/usr/local/bin"
 _PYTHONS = "/opt/uv-python"
@@ -46,10 +46,16 @@ def _uv(candidate: Candidate) -> Iterator[Mount]:
         yield Mount("bind", f"{_BIN}/uvx", str((home / "bin" / "uvx").resolve()))
 
 
+def visible_in_sandbox(home: Path) -> bool:
+    """A host toolchain the sandbox shows where it is: under /usr, but not /usr/local, which the
+    sandbox covers with the image's own (a Python there is mounted away like any other)."""
+    return home.is_relative_to("/usr") and not home.is_relative_to("/usr/local")
+
+
 def _python(candidate: Candidate) -> Iterator[Mount]:
     home, name = Path(candidate.home), candidate.component.name
     executable = python_executable(candidate.component, home)
-    if not home.is_relative_to("/usr"):  # a system Python is visible where it is
+    if not visible_in_sandbox(home):
         shown = Path(_PYTHONS, f"{name}-{candidate.version}")
         yield Mount("bind", str(shown), str(home))
         # A virtual environment's Python looks for its standard library beside the `python3`
@@ -69,7 +75,7 @@ def _python_libraries(candidate: Candidate) -> tuple[str, ...]:
     """Where a Python built with a shared `libpython` (pyenv's are) finds it once it is mounted
     away from the prefix its build recorded."""
     home = Path(candidate.home)
-    if home.is_relative_to("/usr") or not any((home / "lib").glob("libpython*.so*")):
+    if visible_in_sandbox(home) or not any((home / "lib").glob("libpython*.so*")):
         return ()
     return (f"{_PYTHONS}/{candidate.component.name}-{candidate.version}/lib",)
 
@@ -83,7 +89,7 @@ def _node(candidate: Candidate) -> Iterator[Mount]:
     for name, script in _NODE_LINKS.items():
         if (modules / script).is_file():
             yield Mount("symlink", f"{_BIN}/{name}", f"../lib/node_modules/{script}")
-        elif (home / "bin" / name).exists() and home.is_relative_to("/usr"):
+        elif (home / "bin" / name).exists() and visible_in_sandbox(home):
             yield Mount("symlink", f"{_BIN}/{name}", str((home / "bin" / name).resolve()))
     if (home / "include" / "node").is_dir():
         yield Mount("bind", "/usr/local/include/node", str(home / "include" / "node"))
