@@ -587,3 +587,34 @@ def test_each_command_line_module_stays_under_the_module_limit() -> None:
         module.name: n for module in modules if (n := len(module.read_text().splitlines())) >= 600
     }
     assert long == {}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["validate", "x", "--setup-env", "1BAD"],
+            "--setup-env 1BAD: not an environment variable name",
+        ),
+        (
+            ["compile", "a", "b", "--repo", "r", "--out", "o"],
+            "--out names the bundle of exactly one TASK_DIR",
+        ),
+        (
+            ["validate", "a", "b", "--env", "harbor", "--definition", "d.json"],
+            "--definition names the definition of exactly one bundle",
+        ),
+        (
+            ["validate", "a", "--env", "harbor", "--definition", "d.json", "--repo", "r"],
+            "--definition names a bundle's definition; --repo takes task dirs",
+        ),
+    ],
+    ids=["setup-env-name", "compile-out", "definition-one", "definition-repo"],
+)
+def test_option_refusals_are_one_line_and_exit_2(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    jobs = ["--jobs-dir", str(tmp_path / "jobs")] if "harbor" in argv else []
+    assert main([*argv, *jobs]) == 2
+    assert capsys.readouterr().err == f"error: {message}\n"
+    assert not (tmp_path / "jobs").exists()
