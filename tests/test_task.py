@@ -68,6 +68,15 @@ def _corpus() -> list[tuple[str, bytes | None, bytes | None, str | None]]:
             "gold.patch: truncated hunk at line 35",
         ),
         (
+            "no-prefix",
+            _test_patch().replace(b"a/tests/", b"tests/").replace(b"b/tests/", b"tests/"),
+            None,
+            (
+                f"test.patch names {_TESTS_SECTION} without a/ and b/ prefixes"
+                " (made with --no-prefix?); make it with plain git diff"
+            ),
+        ),
+        (
             "gold-escapes",
             None,
             patch(added_file("src/../../outside.py", 30)),

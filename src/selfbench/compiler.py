@@ -19,7 +19,6 @@ from selfbench.bundle.render import BundleFile, render_bundle, render_refresh
 from selfbench.bundle.render_toml import parse_allowed_hosts
 from selfbench.contract import TaskDefinition
 from selfbench.errors import CompileError, GitError
-from selfbench.patches import unprefixed_path
 from selfbench.task import AuthoredTask, judge_task, read_authored_task, read_definition
 
 __all__ = ["check_authored_task", "compile_task", "refresh_bundle"]
@@ -50,7 +49,8 @@ def _check_base_commit(repo: Path, sha: str) -> None:
 
 
 def _check_base_applies(task: AuthoredTask, repo: Path) -> None:
-    """The base is one commit (not a merge) and both patches apply to it.
+    """The base is one commit (not a merge) and both patches apply to it (their shape, a
+    `--no-prefix` patch included, is `judge_task`'s).
 
     Each patch is checked with `git apply --cached --check` against a private index read from
     the base commit: the repository's own index, work tree and checkout are never touched.
@@ -58,13 +58,6 @@ def _check_base_applies(task: AuthoredTask, repo: Path) -> None:
     Raises:
         CompileError: the base is a merge commit, or a patch does not apply at it.
     """
-    for name, patch in (("test.patch", task.test_patch), ("gold.patch", task.gold_patch)):
-        path = unprefixed_path(patch)
-        if path is not None:
-            raise CompileError(
-                f"{name} names {path} without a/ and b/ prefixes (made with --no-prefix?);"
-                " make it with plain git diff"
-            )
     sha = task.definition.baseCommit
     parents = git(repo, "rev-list", "--parents", "-n", "1", sha).split()
     if len(parents) > 2:

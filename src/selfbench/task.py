@@ -28,7 +28,14 @@ from selfbench.contract import (
     parse_definition,
 )
 from selfbench.errors import DefinitionError, Issue, PatchError, TaskFileError
-from selfbench.patches import Patch, changes_no_files, display_path, is_git_patch, parse_patch
+from selfbench.patches import (
+    Patch,
+    changes_no_files,
+    display_path,
+    is_git_patch,
+    parse_patch,
+    unprefixed_path,
+)
 
 __all__ = [
     "DEFINITION_FILE",
@@ -191,6 +198,10 @@ def _patch_shape(name: str, label: str, data: bytes) -> tuple[tuple[str, ...], P
         return (changes_no_files(TEST_PATCH_FILE),), patch
     if problem is not None:
         return (problem,), patch
+    unprefixed = unprefixed_path(data)
+    if unprefixed is not None:  # `git apply -p1` would strip the path's first directory
+        why = "without a/ and b/ prefixes (made with --no-prefix?); make it with plain git diff"
+        return (f"{name} names {unprefixed} {why}",), patch
     escaping = tuple(
         f"{label} patch path escapes repository: {display_path(path)}"
         for path in patch.paths
