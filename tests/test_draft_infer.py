@@ -168,11 +168,12 @@ def _package(test: str | None, **more: object) -> str:
             "vitest",
         ),
         (
-            {"package.json": _package("jest --config jest.config.json --coverage",
+            {"package.json": _package("jest --config jest.config.json --coverage --color=true",
                                       packageManager="yarn@4.1.0"),
              "yarn.lock": ""},
             f"{_COREPACK} yarn install --immutable",
-            "node_modules/.bin/jest --ci --json --runTestsByPath --config jest.config.json {tests}",
+            "node_modules/.bin/jest --ci --json --runTestsByPath --config jest.config.json "
+            "--color=true {tests}",
             "jest",
         ),
         (

@@ -54,7 +54,8 @@ _KEEP_VALUE = {
 }
 _KEEP_FLAG_RE = re.compile(
     r"--(?:experimental-[\w-]+|no-warnings|conditions=.*|import=.*|require=.*|loader=.*"
-    r"|config=.*|preload=.*|env-file=.*|enable-source-maps|expose-gc|passWithNoTests)"
+    r"|config=.*|preload=.*|env-file=.*|enable-source-maps|expose-gc|passWithNoTests"
+    r"|colors?(?:=.*)?)"
 )
 _NODE_TEST_IMPORT_RE = re.compile(
     r"""from\s+['"]node:test['"]|require\(\s*['"]node:test['"]\s*\)"""
