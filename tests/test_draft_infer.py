@@ -172,8 +172,8 @@ def _package(test: str | None, **more: object) -> str:
                                       packageManager="yarn@4.1.0"),
              "yarn.lock": ""},
             f"{_COREPACK} yarn install --immutable",
-            "node_modules/.bin/jest --ci --json --runTestsByPath --config jest.config.json "
-            "--color=true {tests}",
+            ("node_modules/.bin/jest --ci --json --runTestsByPath --config jest.config.json "
+            "--color=true {tests}"),
             "jest",
         ),
         (
