@@ -77,6 +77,22 @@ def test_an_installable_project_is_installed_editable_with_extras_and_requiremen
     )
 
 
+def test_test_requirements_are_preferred_to_dev_requirements(tmp_path: Path) -> None:
+    files: Files = {
+        "setup.cfg": "[metadata]\nname = x\n",
+        "requirements/tests.txt": "pytest\n",
+        "requirements/dev.txt": "-r tests.txt\nsphinx\ntox\n",
+        "tests/test_x.py": "",
+    }
+
+    env = _infer(tmp_path, files, ["tests/test_x.py"])
+
+    assert env.setup_command == (
+        "python3 -m venv .venv && .venv/bin/python -m pip install -e . -r requirements/tests.txt "
+        "pytest"
+    )
+
+
 def test_a_dependency_group_is_read_with_its_included_groups(tmp_path: Path) -> None:
     pyproject = (
         '[build-system]\nrequires = ["flit_core"]\nbuild-backend = "flit_core.buildapi"\n'

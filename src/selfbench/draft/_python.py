@@ -25,13 +25,16 @@ __all__ = ["PYTHON_MANIFESTS", "infer_python"]
 
 PYTHON_MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg")
 _TEST_SETS = ("test", "tests", "testing", "dev")
-_REQUIREMENT_FILES = (
+_TEST_REQUIREMENTS = (
     "requirements-test.txt", "requirements_test.txt", "requirements-tests.txt",
     "test-requirements.txt", "test_requirements.txt", "requirements/test.txt",
     "requirements/tests.txt", "requirements/testing.txt", "tests/requirements.txt",
+)  # fmt: skip
+_DEV_REQUIREMENTS = (
     "requirements-dev.txt", "requirements_dev.txt", "dev-requirements.txt",
     "requirements/dev.txt",
 )  # fmt: skip
+"""Read only when no test requirements file exists: they often pull in linters and docs."""
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _PYTEST_TEST_COMMAND = "-m pytest -rA {tests}"
 _UNITTEST_RE = re.compile(r"^\s*(?:import unittest|from unittest\b)", re.MULTILINE)
@@ -123,7 +126,9 @@ def _pip_plan(tree: Tree, workdir: str, pyproject: dict[str, Any] | None) -> _Pl
             plan.requirements.extend(sorted(k for k in dependencies if k != "python"))
             plan.sources.append(f"pyproject.toml [tool.poetry.group.{name}.dependencies]")
             break
-    files = [name for name in _REQUIREMENT_FILES if tree.has(join(workdir, name))]
+    files = [name for name in _TEST_REQUIREMENTS if tree.has(join(workdir, name))]
+    if not files:
+        files = [name for name in _DEV_REQUIREMENTS if tree.has(join(workdir, name))][:1]
     if not installable and tree.has(join(workdir, "requirements.txt")):
         files.insert(0, "requirements.txt")
     for name in files:
