@@ -12,6 +12,7 @@ import pytest
 from mine_history import History
 from selfbench._shell import split_words, substitute_tests
 from selfbench.audit import command_blockers
+from selfbench.draft._python import python_for
 from selfbench.draft.config import parse_config
 from selfbench.draft.infer import Environment, infer_environment, matches_globs, selector_of
 from selfbench.errors import DraftError
@@ -90,6 +91,35 @@ def test_test_requirements_are_preferred_to_dev_requirements(tmp_path: Path) -> 
     assert env.setup_command == (
         "python3 -m venv .venv && .venv/bin/python -m pip install -e . -r requirements/tests.txt "
         "pytest"
+    )
+
+
+@pytest.mark.parametrize(
+    ("requires", "python"),
+    [
+        (">=3.10", "3.12"),
+        (">=3.13", "3.13"),
+        (">=3.8,<3.12", "3.11"),
+        ("==3.11.*", "3.11"),
+        ("!=3.12.*,>=3.11", "3.13"),
+        (">=4", "3.12"),
+        ("garbage", "3.12"),
+        (None, "3.12"),
+    ],
+)
+def test_the_image_s_python_that_meets_requires_python(requires: str | None, python: str) -> None:
+    assert python_for(requires) == python
+
+
+def test_a_newer_python_than_the_default_is_named(tmp_path: Path) -> None:
+    pyproject = '[project]\nrequires-python = ">=3.13"\n[build-system]\nrequires = ["hatchling"]\n'
+
+    env = _infer(
+        tmp_path, {"pyproject.toml": pyproject, "tests/test_x.py": ""}, ["tests/test_x.py"]
+    )
+
+    assert env.setup_command == (
+        "python3.13 -m venv .venv && .venv/bin/python -m pip install -e . pytest"
     )
 
 

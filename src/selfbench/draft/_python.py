@@ -20,6 +20,7 @@ from typing import Any
 
 from selfbench.draft._inferred import Inferred, in_directory, shell_words
 from selfbench.draft._tree import Tree
+from selfbench.toolchains.versions import DEFAULT_PYTHON, PYTHON_VERSIONS
 
 __all__ = ["PYTHON_MANIFESTS", "infer_python"]
 
@@ -37,6 +38,7 @@ _DEV_REQUIREMENTS = (
 """Read only when no test requirements file exists: they often pull in linters and docs."""
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _PYTEST_TEST_COMMAND = "-m pytest -rA {tests}"
+_CLAUSE_RE = re.compile(r"\s*(~=|==|!=|<=|>=|<|>)\s*(\d+)(?:\.(\d+))?(\.\*)?[\w.]*\s*")
 _UNITTEST_RE = re.compile(r"^\s*(?:import unittest|from unittest\b)", re.MULTILINE)
 
 
@@ -158,6 +160,40 @@ def _uv_setup(pyproject: dict[str, Any] | None) -> tuple[list[str], list[str], b
     return words, sources, has_pytest
 
 
+def _allows(clause: str, version: tuple[int, int]) -> bool:
+    """Whether a `requires-python` clause admits a Python `major.minor` (patch releases aside)."""
+    match = _CLAUSE_RE.fullmatch(clause)
+    if match is None:
+        return True  # a clause this reader does not know restricts nothing it can tell
+    op, bound = match[1], (int(match[2]), int(match[3] or 0))
+    checks = {
+        "~=": version >= bound,
+        ">=": version >= bound,
+        ">": version > bound,
+        "<=": version <= bound,
+        "<": version < bound,
+        "==": version == bound,
+        "!=": version != bound or match[4] is None,  # only `!=3.11.*` excludes a whole minor
+    }
+    return checks[op]
+
+
+def _minor(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")
+    return int(major), int(minor)
+
+
+def python_for(requires: object) -> str:
+    """The image's Python (`3.12`) that meets `requires-python`: the default when it does."""
+    if not isinstance(requires, str):
+        return DEFAULT_PYTHON
+    clauses = [clause for clause in requires.split(",") if clause.strip()]
+    fitting = [v for v in PYTHON_VERSIONS if all(_allows(c, _minor(v)) for c in clauses)]
+    if not fitting or DEFAULT_PYTHON in fitting:
+        return DEFAULT_PYTHON
+    return fitting[-1]
+
+
 def _runner(
     tree: Tree, workdir: str, pyproject: dict[str, Any] | None, test_files: Sequence[str]
 ) -> tuple[str, str]:
@@ -190,7 +226,9 @@ def infer_python(tree: Tree, workdir: str, test_files: Sequence[str]) -> Inferre
             plan.requirements.append("pytest")
             plan.sources.append("pytest")
         pip = [".venv/bin/python", "-m", "pip", "install", *plan.options, *plan.requirements]
-        setup = f"python3 -m venv .venv && {shell_words(pip)}"
+        version = python_for(_table(pyproject, "project").get("requires-python"))
+        python = "python3" if version == DEFAULT_PYTHON else f"python{version}"
+        setup = f"{python} -m venv .venv && {shell_words(pip)}"
         sources = plan.sources
         test = f".venv/bin/python {_PYTEST_TEST_COMMAND}"
         toolchains = ("python",)
