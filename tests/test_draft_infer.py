@@ -123,6 +123,27 @@ def test_a_newer_python_than_the_default_is_named(tmp_path: Path) -> None:
     )
 
 
+def test_extension_modules_are_rebuilt_before_the_tests(tmp_path: Path) -> None:
+    setup = (
+        "from setuptools import Extension, setup\nsetup(ext_modules=[Extension('x', ['x.c'])])\n"
+    )
+    files: Files = {"setup.py": setup, "x.c": "", "tests/test_x.py": "import pytest\n"}
+
+    env = _infer(tmp_path, files, ["tests/test_x.py"])
+
+    assert env.setup_command == (
+        "python3 -m venv .venv && .venv/bin/python -m pip install -e . pytest setuptools"
+    )
+    assert env.test_command == (
+        ".venv/bin/python setup.py --quiet build_ext --inplace; "
+        ".venv/bin/python -m pytest -rA {tests}"
+    )
+    assert detect_runner(env.test_command) == "pytest"
+    assert env.sources["testCommand"] == (
+        "default for Python; setup.py builds extensions: rebuilt in place first"
+    )
+
+
 def test_a_dependency_group_is_read_with_its_included_groups(tmp_path: Path) -> None:
     pyproject = (
         '[build-system]\nrequires = ["flit_core"]\nbuild-backend = "flit_core.buildapi"\n'

@@ -38,6 +38,9 @@ _DEV_REQUIREMENTS = (
 """Read only when no test requirements file exists: they often pull in linters and docs."""
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _PYTEST_TEST_COMMAND = "-m pytest -rA {tests}"
+# Extension modules built at setup hold the base's sources: the tests rebuild them first, and run
+# whatever the build says (a project with a pure-Python fallback still tests something).
+_REBUILD = ".venv/bin/python setup.py --quiet build_ext --inplace"
 _CLAUSE_RE = re.compile(r"\s*(~=|==|!=|<=|>=|<|>)\s*(\d+)(?:\.(\d+))?(\.\*)?[\w.]*\s*")
 _UNITTEST_RE = re.compile(r"^\s*(?:import unittest|from unittest\b)", re.MULTILINE)
 
@@ -194,6 +197,12 @@ def python_for(requires: object) -> str:
     return fitting[-1]
 
 
+def _builds_extensions(tree: Tree, workdir: str) -> bool:
+    """Whether `setup.py` compiles extension modules (a gold patch may change their sources)."""
+    text = tree.text(join(workdir, "setup.py")) or ""
+    return "ext_modules" in text or "Extension(" in text
+
+
 def _runner(
     tree: Tree, workdir: str, pyproject: dict[str, Any] | None, test_files: Sequence[str]
 ) -> tuple[str, str]:
@@ -211,6 +220,7 @@ def infer_python(tree: Tree, workdir: str, test_files: Sequence[str]) -> Inferre
     """The Python environment of the project at `workdir`."""
     pyproject = tree.toml(join(workdir, "pyproject.toml"))
     runner, runner_source = _runner(tree, workdir, pyproject, test_files)
+    test_source = runner_source if runner == "pytest" else f"{runner} through pytest"
     lock = tree.nearest(workdir, ("uv.lock",))
     if lock is not None:
         words, sources, has_pytest = _uv_setup(pyproject)
@@ -225,12 +235,18 @@ def infer_python(tree: Tree, workdir: str, test_files: Sequence[str]) -> Inferre
         if "pytest" not in plan.names():
             plan.requirements.append("pytest")
             plan.sources.append("pytest")
+        compiled = _builds_extensions(tree, workdir)
+        if compiled:
+            plan.requirements.append("setuptools")  # to rebuild offline, when the tests run
         pip = [".venv/bin/python", "-m", "pip", "install", *plan.options, *plan.requirements]
         version = python_for(_table(pyproject, "project").get("requires-python"))
         python = "python3" if version == DEFAULT_PYTHON else f"python{version}"
         setup = f"{python} -m venv .venv && {shell_words(pip)}"
         sources = plan.sources
         test = f".venv/bin/python {_PYTEST_TEST_COMMAND}"
+        if compiled:
+            test = f"{_REBUILD}; {test}"
+            test_source += "; setup.py builds extensions: rebuilt in place first"
         toolchains = ("python",)
     return Inferred(
         toolchains=toolchains,
@@ -240,7 +256,7 @@ def infer_python(tree: Tree, workdir: str, test_files: Sequence[str]) -> Inferre
         sources={
             "toolchains": "uv.lock" if lock is not None else "pyproject.toml / setup.py",
             "setupCommand": ", ".join(dict.fromkeys(sources)),
-            "testCommand": f"{runner} through pytest" if runner != "pytest" else runner_source,
+            "testCommand": test_source,
             "runner": runner_source,
         },
     )
