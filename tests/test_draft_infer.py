@@ -343,7 +343,7 @@ def test_go_and_rust(tmp_path: Path) -> None:
     assert (go.toolchains, go.setup_command, go.runner) == (("go",), "go mod download", "go")
     assert detect_runner(go.test_command) == "go"
     assert (rust.toolchains, rust.setup_command, rust.runner) == (("rust",), "cargo fetch", "cargo")
-    assert rust.test_command == "cargo test -- --exact {tests}"
+    assert detect_runner(rust.test_command) == "cargo"
 
 
 def _fake(bin_dir: Path, name: str) -> None:
@@ -365,6 +365,33 @@ def test_the_go_command_joins_selectors_into_one_pattern(
 ) -> None:
     env = _infer(tmp_path, {"go.mod": "module x\n", "a_test.go": ""}, ["a_test.go"])
     _fake(tmp_path, "go")
+    path = f"{tmp_path}{os.pathsep}{os.environ['PATH']}"
+
+    shell = subprocess.run(
+        ["bash", "-c", substitute_tests(env.test_command, selectors)],
+        env={**os.environ, "PATH": path},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+    assert shell.stdout.strip() == argv
+
+
+@pytest.mark.parametrize(
+    ("selectors", "argv"),
+    [
+        (["tests::it_works", "src/lib.rs - add (line 3)"],
+         "[test][--][--exact][tests::it_works][src/lib.rs - add (line 3)]"),
+        (["tests/parse.rs"], "[test][--test][parse][--][--exact]"),
+        (["src/lib.rs", "it's"], "[test][--lib][--][--exact][it's]"),
+    ],
+)  # fmt: skip
+def test_the_cargo_command_runs_files_as_targets_and_names_exactly(
+    tmp_path: Path, selectors: list[str], argv: str
+) -> None:
+    env = _infer(tmp_path, {"Cargo.toml": "", "tests/it.rs": ""}, ["tests/it.rs"])
+    _fake(tmp_path, "cargo")
     path = f"{tmp_path}{os.pathsep}{os.environ['PATH']}"
 
     shell = subprocess.run(
