@@ -144,6 +144,46 @@ def test_extension_modules_are_rebuilt_before_the_tests(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("files", "setup", "source"),
+    [
+        (
+            {"setup.cfg": "[options.extras_require]\ntesting =\n    pytest\n"},
+            "-e '.[testing]' pytest",
+            "setup.cfg [options.extras_require] testing, pytest",
+        ),
+        (
+            {"setup.py": "setup(extras_require={'docs': ['sphinx'], 'test': ['mock']})\n"},
+            "-e '.[test]' pytest",
+            "setup.py extras_require test, pytest",
+        ),
+        (
+            {
+                "setup.py": "setup()\n",
+                "tox.ini": "[tox]\nenvlist = py3\n[testenv]\ndeps =\n    pytest>=7  # runner\n"
+                "    py38: mock\n    -r{toxinidir}/requirements/ci.txt\n    {env:EXTRA:}\n"
+                "commands = pytest\n",
+            },
+            "-e . -r requirements/ci.txt 'pytest>=7' mock",
+            "the project, tox.ini [testenv] deps",
+        ),
+        (
+            {"setup.py": "setup()\n", "tox.ini": "[testenv\nbroken"},
+            "-e . pytest",
+            "the project, pytest",
+        ),
+    ],
+    ids=["setup.cfg", "setup.py", "tox", "bad-tox"],
+)
+def test_older_projects_say_what_their_tests_need_elsewhere(
+    tmp_path: Path, files: Files, setup: str, source: str
+) -> None:
+    env = _infer(tmp_path, {**files, "tests/test_x.py": ""}, ["tests/test_x.py"])
+
+    assert env.setup_command == f"python3 -m venv .venv && .venv/bin/python -m pip install {setup}"
+    assert env.sources["setupCommand"] == source
+
+
 def test_a_dependency_group_is_read_with_its_included_groups(tmp_path: Path) -> None:
     pyproject = (
         '[build-system]\nrequires = ["flit_core"]\nbuild-backend = "flit_core.buildapi"\n'
@@ -238,7 +278,7 @@ def _package(test: str | None, **more: object) -> str:
             {"package.json": _package("jest --config jest.config.json --coverage --color=true",
                                       packageManager="yarn@4.1.0"),
              "yarn.lock": ""},
-            f"{_COREPACK} yarn install --immutable",
+            f"YARN_NODE_LINKER=node-modules {_COREPACK} yarn install --immutable",
             ("node_modules/.bin/jest --ci --json --runTestsByPath --config jest.config.json "
             "--color=true {tests}"),
             "jest",

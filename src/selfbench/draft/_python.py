@@ -13,6 +13,7 @@ unittest (their tests are still run by pytest, which collects `TestCase` classes
 
 from __future__ import annotations
 
+import configparser
 import re
 from collections.abc import Sequence
 from posixpath import join
@@ -41,6 +42,8 @@ _PYTEST_TEST_COMMAND = "-m pytest -rA {tests}"
 # Extension modules built at setup hold the base's sources: the tests rebuild them first, and run
 # whatever the build says (a project with a pure-Python fallback still tests something).
 _REBUILD = ".venv/bin/python setup.py --quiet build_ext --inplace"
+_EXTRA_KEY_RE = re.compile(r"""['"]([\w.-]+)['"]\s*:""")
+_FACTOR_RE = re.compile(r"^[\w,{}-]+:\s+")
 _CLAUSE_RE = re.compile(r"\s*(~=|==|!=|<=|>=|<|>)\s*(\d+)(?:\.(\d+))?(\.\*)?[\w.]*\s*")
 _UNITTEST_RE = re.compile(r"^\s*(?:import unittest|from unittest\b)", re.MULTILINE)
 
@@ -99,6 +102,7 @@ class _Plan:
         self.requirements: list[str] = []
         self.options: list[str] = []
         self.sources: list[str] = []
+        self.installable = False
 
     def names(self) -> set[str]:
         return {_requirement_name(r) for r in self.requirements}
@@ -106,19 +110,42 @@ class _Plan:
 
 def _pip_plan(tree: Tree, workdir: str, pyproject: dict[str, Any] | None) -> _Plan:
     plan = _Plan()
-    installable = bool(_table(pyproject, "build-system")) or any(
+    extra = _project(tree, workdir, pyproject, plan)
+    _groups(pyproject, plan)
+    if not plan.requirements and not extra:
+        _tox_deps(tree, workdir, plan)
+    files = [name for name in _TEST_REQUIREMENTS if tree.has(join(workdir, name))]
+    if not files:
+        files = [name for name in _DEV_REQUIREMENTS if tree.has(join(workdir, name))][:1]
+    if not plan.installable and tree.has(join(workdir, "requirements.txt")):
+        files.insert(0, "requirements.txt")
+    for name in files:
+        plan.options.extend(["-r", name])
+        plan.sources.append(name)
+    return plan
+
+
+def _project(tree: Tree, workdir: str, pyproject: dict[str, Any] | None, plan: _Plan) -> str | None:
+    """The project itself (editable, with its test extra) or its test extra's requirements."""
+    plan.installable = bool(_table(pyproject, "build-system")) or any(
         tree.has(join(workdir, name)) for name in ("setup.py", "setup.cfg")
     )
     extras = _table(pyproject, "project", "optional-dependencies")
     extra = _test_set(extras)
-    if installable:
+    source = f"pyproject.toml [project.optional-dependencies].{extra}"
+    if extra is None and plan.installable:
+        extra, source = _legacy_extra(tree, workdir)
+    if plan.installable:
         plan.options.extend(["-e", f".[{extra}]" if extra else "."])
-        plan.sources.append(
-            f"pyproject.toml [project.optional-dependencies].{extra}" if extra else "the project"
-        )
+        plan.sources.append(source if extra else "the project")
     elif extra:
         plan.requirements.extend(str(r) for r in extras[extra] if isinstance(r, str))
-        plan.sources.append(f"pyproject.toml [project.optional-dependencies].{extra}")
+        plan.sources.append(source)
+    return extra
+
+
+def _groups(pyproject: dict[str, Any] | None, plan: _Plan) -> None:
+    """The test dependency group (PEP 735) or Poetry's test group."""
     groups = _table(pyproject, "dependency-groups")
     group = _test_set(groups)
     if group:
@@ -130,16 +157,53 @@ def _pip_plan(tree: Tree, workdir: str, pyproject: dict[str, Any] | None) -> _Pl
         if dependencies:
             plan.requirements.extend(sorted(k for k in dependencies if k != "python"))
             plan.sources.append(f"pyproject.toml [tool.poetry.group.{name}.dependencies]")
-            break
-    files = [name for name in _TEST_REQUIREMENTS if tree.has(join(workdir, name))]
-    if not files:
-        files = [name for name in _DEV_REQUIREMENTS if tree.has(join(workdir, name))][:1]
-    if not installable and tree.has(join(workdir, "requirements.txt")):
-        files.insert(0, "requirements.txt")
-    for name in files:
-        plan.options.extend(["-r", name])
-        plan.sources.append(name)
-    return plan
+            return
+
+
+def _legacy_extra(tree: Tree, workdir: str) -> tuple[str | None, str]:
+    """The test extra in `setup.cfg` (`[options.extras_require]`) or `setup.py`."""
+    config = _ini(tree.text(join(workdir, "setup.cfg")))
+    if config is not None and config.has_section("options.extras_require"):
+        extra = _test_set({key: [] for key in config.options("options.extras_require")})
+        if extra:
+            return extra, f"setup.cfg [options.extras_require] {extra}"
+    text = tree.text(join(workdir, "setup.py")) or ""
+    if "extras_require" in text:
+        named = set(_EXTRA_KEY_RE.findall(text.split("extras_require", 1)[1]))
+        extra = next((name for name in _TEST_SETS if name in named), None)
+        if extra:
+            return extra, f"setup.py extras_require {extra}"
+    return None, ""
+
+
+def _ini(text: str | None) -> configparser.ConfigParser | None:
+    if text is None:
+        return None
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    return parser
+
+
+def _tox_deps(tree: Tree, workdir: str, plan: _Plan) -> None:
+    """`tox.ini`'s `[testenv] deps`, for a project that says nowhere else what its tests need."""
+    config = _ini(tree.text(join(workdir, "tox.ini")))
+    if config is None or not config.has_option("testenv", "deps"):
+        return
+    found = False
+    for raw in config.get("testenv", "deps").splitlines():
+        line = raw.split("#", 1)[0].strip()
+        line = _FACTOR_RE.sub("", line).replace("{toxinidir}/", "")
+        if line.startswith("-r") and "{" not in line:
+            plan.options.extend(["-r", line[2:].strip()])
+            found = True
+        elif line and not line.startswith("-") and "{" not in line:
+            plan.requirements.append(line)
+            found = True
+    if found:
+        plan.sources.append("tox.ini [testenv] deps")
 
 
 def _uv_setup(pyproject: dict[str, Any] | None) -> tuple[list[str], list[str], bool]:
