@@ -247,6 +247,72 @@ CASES = {
         'helper; refuse "" with the error "Empty input is not a price", and name the currency '
         "in an x-price-currency header.",
     ),
+    "python-standard-library-names": Case(
+        PY_BASE,
+        {
+            **PY_GOLD,
+            "pkg/files.py": (
+                "import sys\n\n\ndef depth():\n    return sys.getrecursionlimit()\n\n\n"
+                "def load(path):\n    return path.read_bytes()\n"
+            ),
+        },
+        {
+            "tests/test_files.py": (
+                "import sys\nfrom os.path import basename\n\n"
+                "from pkg.files import depth, load\n\n\n"
+                "def test_depth(tmp_path):\n"
+                "    assert depth() == sys.getrecursionlimit()\n"
+                "    (tmp_path / 'f').write_bytes(b'x')\n"
+                "    assert load(tmp_path / 'f') == (tmp_path / 'f').read_bytes()\n"
+                "    assert basename('a/b') == 'b'\n"
+            )
+        },
+        "Add a module pkg.files with depth(), the recursion limit, and load(path), a file's bytes.",
+    ),
+    "javascript-ava-assertions": Case(
+        JS_BASE,
+        JS_GOLD,
+        {
+            "test.js": (
+                "import test from 'ava';\nimport {formatPrice} from './src/price.js';\n\n"
+                "test('refuses empty input', t => {\n"
+                "  t.throws(() => formatPrice(''), {message: 'empty input is not a price'});\n"
+                "  t.is(formatPrice(300), '$3.00');\n});\n"
+            )
+        },
+        "Make formatPrice print dollars with two decimals, as `$3.00`, and refuse empty input.",
+        [blocker("test.js", 'asserts the string "empty input is not a price", which')],
+    ),
+    "examples-in-comments-docstrings-and-docs": Case(
+        {**JS_BASE, **PY_BASE, "README.md": "# price\n"},
+        {
+            "src/price.js": (
+                "/**\n * Format cents.\n * @example\n * formatPrice(300, {currency: 'EUR'})\n"
+                " * //=> '3.00 in euros'\n */\n"
+                "export function formatPrice(cents, {currency} = {}) {\n"
+                "  const dollars = (cents / 100).toFixed(2);\n"
+                "  return currency ? [dollars, 'in', currency].join(' ') : dollars;\n}\n"
+            ),
+            "pkg/slug.py": (
+                'def slugify(text, max_length=None):\n    """Slugify.\n\n'
+                "    >>> slugify('Hello World', max_length=5)\n    'hello'\n"
+                '    """\n    return text.lower()[:max_length]\n'
+            ),
+            "README.md": "# price\n\n`formatPrice(300, {currency: 'EUR'})`: '3.00 in euros'.\n",
+        },
+        {
+            "test/price.test.js": (
+                "import { formatPrice } from '../src/price.js';\n"
+                "test('euros', () => {\n"
+                "  expect(formatPrice(300, { currency: 'EUR' })).toBe('3.00 in euros');\n});\n"
+            ),
+            "tests/test_slug.py": (
+                "from pkg.slug import slugify\n\n\n"
+                "def test_cut():\n    assert slugify('Hello World', max_length=5) == 'hello'\n"
+            ),
+        },
+        "Give formatPrice a currency option and slugify a max_length option.",
+    ),
     "other-languages-are-not-read": Case(
         {"go.mod": "module example.com/m\n", "m.go": "package m\n"},
         {"m.go": 'package m\n\nfunc hiddenHelper() string { return "secret wording" }\n'},
