@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from helpers import definition
 from projects import git
@@ -27,6 +29,7 @@ from selfbench.run.coupling import (
     ReviewVerdict,
     coupling_blockers,
     coupling_repair_with_command,
+    parse_review,
     review_with_command,
 )
 from selfbench.task import read_authored_task
@@ -383,6 +386,36 @@ def test_python_names_are_those_the_code_under_test_answers_to() -> None:
     assert sorted(names.identifiers) == ["api_fn", "field_attr", "mod", "option_kw", "pkg"]
     assert sorted(names.strings) == ["expected text"]
     assert asserted_names("tests/test_it.py", "def (:\n").identifiers == set()
+
+
+_JS_ALPHABET = st.sampled_from([*"ab_$1 .(){}[]/*\\'\"`+-=!?:;,\n", "${", "//", "/*", "*/", "é"])
+
+
+@given(st.lists(_JS_ALPHABET, max_size=60).map("".join))
+def test_the_tokenizer_reads_any_text_and_its_names_come_from_it(source: str) -> None:
+    for token in js_tokens(source):
+        if token.kind in {"name", "number"}:
+            assert token.text in source
+    asserted_names("a.test.js", source)
+    asserted_names("test_a.py", source)
+
+
+@given(st.binary(max_size=200))
+def test_any_reviewer_output_is_a_verdict_or_a_reviewer_error(output: bytes) -> None:
+    try:
+        verdict = parse_review(output)
+    except ReviewerError:
+        return
+    assert verdict.verdict in {"clean", "coupled"}
+
+
+@given(st.sampled_from(["clean", "coupled"]), st.lists(st.text(min_size=1), max_size=3))
+def test_a_printed_verdict_reads_back(verdict: str, findings: list[str]) -> None:
+    line = json.dumps({"verdict": verdict, "findings": findings})
+    if verdict == "coupled" and not findings:
+        return
+    read = parse_review(b"chatter\n" + line.encode() + b"\n\n")
+    assert read == ReviewVerdict(verdict, tuple(" ".join(f.split()) for f in findings))  # type: ignore[arg-type]
 
 
 # --- the reviewer ------------------------------------------------------------------------------

@@ -52,6 +52,7 @@ __all__ = [
     "ReviewerError",
     "coupling_blockers",
     "coupling_repair_with_command",
+    "parse_review",
     "review_with_command",
 ]
 
