@@ -20,7 +20,11 @@ from hypothesis import strategies as st
 from helpers import definition
 from projects import git
 from run_helpers import SCRIPTED_AUTHOR, SCRIPTED_REVIEWER, candidate_for, sample
+from selfbench.demo import build_sample_history
+from selfbench.draft.instruction import draft_instruction
+from selfbench.draft.split import split_change
 from selfbench.errors import GitError
+from selfbench.mine import CandidateModel, MineOptions, mine_repository
 from selfbench.run._names import asserted_names, js_tokens
 from selfbench.run.author import AuthorJob, AuthorResult, author_from_draft
 from selfbench.run.coupling import (
@@ -32,7 +36,12 @@ from selfbench.run.coupling import (
     parse_review,
     review_with_command,
 )
-from selfbench.task import read_authored_task
+from selfbench.task import (
+    DEFINITION_FILE,
+    GOLD_PATCH_FILE,
+    TEST_PATCH_FILE,
+    read_authored_task,
+)
 
 
 @dataclass(frozen=True)
@@ -344,6 +353,25 @@ def test_the_sample_task_is_clean(tmp_path: Path) -> None:
     result = author_from_draft(job)
     assert result.task_dir is not None
     assert coupling_blockers(result.task_dir, drafted.repo.path) == []
+
+
+def test_the_sample_historys_drafts_are_clean(tmp_path: Path) -> None:
+    """`selfbench demo` runs with `--author draft`: no author rewrites a coupled draft there."""
+    repo = build_sample_history(tmp_path)
+    mined = mine_repository(repo, MineOptions())
+    models = [CandidateModel.model_validate(found.to_json()) for found in mined.candidates]
+    drafting = [candidate for candidate in models if candidate.testsChanged]
+    assert {candidate.difficulty for candidate in drafting} == {"easy", "medium", "hard"}
+    for candidate in drafting:
+        split = split_change(repo, candidate)
+        task = tmp_path / candidate.id
+        task.mkdir()
+        (task / TEST_PATCH_FILE).write_bytes(split.test_patch)
+        (task / GOLD_PATCH_FILE).write_bytes(split.gold_patch)
+        prompt = draft_instruction(candidate, split, [])
+        fields = definition(taskId=candidate.id, baseCommit=candidate.baseCommit, prompt=prompt)
+        (task / DEFINITION_FILE).write_text(json.dumps(fields))
+        assert coupling_blockers(task, repo) == [], candidate.id
 
 
 def test_a_test_patch_that_does_not_apply_is_an_error(tmp_path: Path) -> None:

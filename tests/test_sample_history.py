@@ -15,7 +15,7 @@ from selfbench.demo import build_sample_history as exported
 from selfbench.mine import MineResult, mine_repository
 
 _KEEP_GOING = ("--continue-on-collection-errors",)
-_HEAD = "3be37c22e3fda63a87010e39cdc6e098fa927466"
+_HEAD = "2b2d527d6f3e1610ad919337c5a9747a4dd43aab"
 
 
 @pytest.fixture(scope="module")

@@ -658,9 +658,11 @@ SAMPLE_PULL_REQUESTS: tuple[SamplePullRequest, ...] = (
         number=3,
         title="Add mass units",
         body=(
-            "Recipes and shipping labels mix grams, ounces and pounds. Add a `convert_mass`\n"
-            "function for metric and imperial masses (negative masses are an error), list the\n"
-            "units lightest first, and group thousands when formatting so `12345.678 g` reads\n"
+            "Recipes and shipping labels mix grams, ounces and pounds. Add\n"
+            "`convert_mass(value, source, target)` for metric and imperial masses (a negative\n"
+            "mass is refused: the mass cannot be negative), `mass_units()` listing the units\n"
+            "lightest first, and `total_mass(readings, unit)` adding up readings given in\n"
+            "different units. Group thousands when formatting so `12345.678 g` reads\n"
             "`12,345.68 g`. See https://example.com/example/unitkit/issues/9 for the request."
         ),
         kind="merge",
@@ -681,7 +683,8 @@ SAMPLE_PULL_REQUESTS: tuple[SamplePullRequest, ...] = (
         title="Convert temperatures, and any two units by name",
         body=(
             "Temperatures differ by an offset as well as a factor, so they get their own\n"
-            "module (kelvin, Celsius, Fahrenheit, Rankine; nothing below absolute zero).\n"
+            "module: `convert_temperature(value, source, target)` and `temperature_units()`\n"
+            "(kelvin, Celsius, Fahrenheit, Rankine; nothing below absolute zero).\n"
             "A new `convert(value, source, target)` works for any dimension and refuses to\n"
             "mix dimensions; `dimension_of` names a unit's dimension. Degrees are formatted\n"
             "with the degree sign. Bumps the version to 0.2.0.\n\n"
