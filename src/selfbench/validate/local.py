@@ -71,6 +71,7 @@ from selfbench.validate.runner import OnDone
 from selfbench.validate.sandbox import (
     LOG_LIMIT,
     Mounts,
+    PrivateEntries,
     Sandbox,
     choose_users,
     require_sandbox,
@@ -521,6 +522,7 @@ def validate_local(
     bwrap = require_sandbox()
     refuse_duplicates(tasks)
     users = choose_users()
+    private = PrivateEntries.find()
     root_logs = _logs_root(options)
     root_logs.mkdir(parents=True, exist_ok=True)
 
@@ -537,7 +539,7 @@ def validate_local(
             toolchains = provision_task(
                 located.definition.toolchains, options.strict_toolchains, logs
             )
-            sandbox = Sandbox(root, users, bwrap, _limits(located.definition), toolchains)
+            sandbox = Sandbox(root, users, bwrap, _limits(located.definition), toolchains, private)
             report = _with_toolchains(_Task(located, sandbox, logs, options), toolchains)
         except (
             OSError,
