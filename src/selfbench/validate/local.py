@@ -32,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from selfbench._fs import read_beneath
 from selfbench._shell import substitute_tests
 from selfbench.bundle import layout
 from selfbench.bundle.locate import LocatedTask, refuse_duplicates
@@ -267,13 +268,13 @@ class _Task:
         reason = None
         if phase.timed_out:
             reason = f"{name}: the agent phase timed out (log {log})"
-        elif oracle and _status(status / "solve") != 0:
+        elif oracle and _status(status, "solve") != 0:
             reason = (
-                f"{name}: solution/solve.sh failed (exit {_status(status / 'solve')}; log {log})"
+                f"{name}: solution/solve.sh failed (exit {_status(status, 'solve')}; log {log})"
             )
-        elif _status(status / "collect") != 0:
+        elif _status(status, "collect") != 0:
             reason = (
-                f"{name}: the collect step failed (exit {_status(status / 'collect')}; log {log})"
+                f"{name}: the collect step failed (exit {_status(status, 'collect')}; log {log})"
             )
         return _Agent(opt, reason)
 
@@ -299,9 +300,14 @@ class _Task:
             shutil.copyfile(self.bundle / item, tests / Path(item).name)
         if test_sh is not None:
             (tests / Path(layout.TEST_SH).name).write_text(test_sh, encoding="utf-8")
-        patch = agent.opt / Path(layout.CONTAINER_AGENT_PATCH).name
-        if patch.is_file():
-            shutil.copyfile(patch, opt / patch.name)
+        patch_name = Path(layout.CONTAINER_AGENT_PATCH).name
+        agent_reason = agent.reason
+        try:
+            patch = read_beneath(agent.opt, patch_name, error=BundleError)
+        except SelfbenchError as exc:
+            patch, agent_reason = None, agent_reason or f"{name}: {exc}"
+        if patch is not None:
+            (opt / patch_name).write_bytes(patch)
         timeouts = self.definition.timeouts
         commands = [substitute_tests(self.definition.testCommand, [s]) for s in selectors]
         log = self.logs / f"{name}.log"
@@ -327,27 +333,25 @@ class _Task:
                 hidden=self.hidden(),
             ),
         )
-        reward_path = logs / "verifier" / "reward.json"
         reward: Reward | None = None
         reward_error = None
-        if reward_path.is_file():
-            try:
-                reward = read_reward(reward_path.read_bytes(), f"{name} reward.json")
-            except RewardError as exc:
-                reward_error = str(exc)
+        try:
+            data = read_beneath(logs, _REWARD, error=RewardError, limit=_REWARD_LIMIT)
+            if data is not None:
+                reward = read_reward(data, f"{name} reward.json")
+        except RewardError as exc:
+            reward_error = str(exc)
         results = []
         for index, selector in enumerate(selectors):
-            code_path = logs / "selfbench" / f"selector-{index}.code"
-            output_path = logs / "selfbench" / f"selector-{index}.log"
-            code = int(code_path.read_text().strip() or "-1") if code_path.is_file() else -1
-            output = output_path.read_text(errors="replace") if output_path.is_file() else ""
+            code = _status(logs, f"selfbench/selector-{index}.code")
+            output = _workspace_text(logs, f"selfbench/selector-{index}.log")
             results.append((selector, commands[index], code, output))
             with log.open("a", encoding="utf-8") as handle:
                 handle.write(f"selfbench: selector {selector!r} exited {code}\n{output}")
         if not self.options.keep:
             shutil.rmtree(app, ignore_errors=True)
-        test_sh_code = _status(logs / "selfbench" / "test.sh.code")
-        reason = agent.reason or reward_error
+        test_sh_code = _status(logs, "selfbench/test.sh.code")
+        reason = agent_reason or reward_error
         return VerifierRun(name, reward, log, phase, tuple(results), reason, test_sh_code)
 
     # --- the verdict ----------------------------------------------------------------------------
@@ -458,12 +462,29 @@ def _collect_command(bundle: Path) -> str:
     return command
 
 
-def _status(path: Path) -> int:
-    """An exit status a phase wrote to `path`; -1 when it wrote none."""
+_REWARD = "verifier/reward.json"
+"""Where `tests/test.sh` writes its verdict, below `/logs`."""
+_REWARD_LIMIT = 1 << 16
+_STATUS_LIMIT = 64
+
+
+def _status(directory: Path, name: str) -> int:
+    """An exit status a phase wrote to `directory/name`; -1 when it wrote none (or a link)."""
     try:
-        return int(path.read_text(encoding="ascii").strip())
-    except (OSError, ValueError):
+        data = read_beneath(directory, name, error=BundleError, limit=_STATUS_LIMIT)
+        return int(data.decode("ascii").strip()) if data is not None else -1
+    except (SelfbenchError, UnicodeDecodeError, ValueError):
         return -1
+
+
+def _workspace_text(directory: Path, name: str) -> str:
+    """The text of a log a phase wrote to `directory/name` ("" when none); a link or other
+    non-regular file is not read, and said instead."""
+    try:
+        data = read_beneath(directory, name, error=BundleError, limit=LOG_LIMIT)
+    except SelfbenchError as exc:
+        return f"selfbench: {exc}\n"
+    return data.decode("utf-8", errors="replace") if data is not None else ""
 
 
 def _logs_root(options: LocalOptions) -> Path:
