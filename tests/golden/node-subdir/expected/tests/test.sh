@@ -94,7 +94,7 @@ kill_verifier_processes() {
 }
 
 app_git() {
-  GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git -c safe.directory='*' -C "$app" "$@"
+  safe_git -C "$app" "$@"
 }
 
 apply_agent_patch() {
@@ -205,6 +205,33 @@ run_tests() {
   if [ "$pass_to_pass_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
     pass_to_pass=1
   fi
+}
+
+# Git as the scripts run it: nothing that setup left behind runs or counts. No system, global
+# or XDG configuration or attributes, no hooks, no fsmonitor; and `safe_git_dir` reduces a
+# repository's own configuration to its format (no filter, no hook path, no worktree elsewhere).
+safe_git() {
+  env -u XDG_CONFIG_HOME HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_ATTR_NOSYSTEM=1 \
+    git -c safe.directory='*' -c core.hooksPath=/dev/null -c core.fsmonitor=false "$@"
+}
+
+safe_git_dir() {
+  local dir="$1" format kept key value
+  if [ -L "$dir" ] || [ ! -d "$dir" ] || [ -L "$dir/config" ]; then
+    printf 'selfbench: %s is not a plain git directory\n' "$dir"
+    return 1
+  fi
+  format='^(core\.(repositoryformatversion|bare|filemode|logallrefupdates|symlinks|ignorecase)'
+  format+='|extensions\.(objectformat|refstorage))$'
+  kept="$(safe_git config --file "$dir/config" --get-regexp "$format")" || kept=""
+  rm -rf -- "$dir/config" "$dir/config.worktree" "$dir/commondir" "$dir/hooks" \
+    "$dir/info/attributes"
+  : >"$dir/config" && chmod 0644 -- "$dir/config" || return 1
+  while read -r key value; do
+    if [ -n "$key" ]; then
+      safe_git config --file "$dir/config" "$key" "$value" || return 1
+    fi
+  done <<<"$kept"
 }
 
 # shellcheck disable=SC2016 # jq and Python programs, not shell expansions
@@ -445,8 +472,12 @@ restore_shadowing_modules() {
 }
 
 lock_reward_dir
-remember_untracked
-apply_agent_patch
+if safe_git_dir "$app/.git"; then
+  remember_untracked
+  apply_agent_patch
+else
+  patch_applied=0
+fi
 if [ "$patch_applied" -eq 1 ]; then
   restore_runner_configuration
   prepare_held_out_tests
