@@ -148,11 +148,11 @@ def read_beneath(
         if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENXIO):
             raise error(refused) from None
         raise error(f"cannot read {path}: {os_reason(exc)}") from None
-    with os.fdopen(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise error(refused)
-        with translating(error, f"read {path}"):
-            return handle.read() if limit is None else handle.read(limit)
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise error(refused)
+    with os.fdopen(descriptor, "rb") as handle, translating(error, f"read {path}"):
+        return handle.read() if limit is None else handle.read(limit)
 
 
 def staging_name(target: Path) -> str:
