@@ -135,6 +135,8 @@ for hook in post-checkout post-index-change reference-transaction pre-commit pre
   ln -sf /root/probe-hook ".git/hooks/$hook"
   ln -sf /root/probe-hook "/root/probe-hooks/$hook"
 done
+# a configuration of root's home that a later phase's tool would read (jq's ~/.jq)
+printf 'def map(f): error("probe jq config" + " read");\n' >/root/.jq
 probe git "config and hooks planted"
 """
 
@@ -264,7 +266,8 @@ def test_setup_root_cannot_read_root_only_host_files(hostile_run: HostileRun) ->
 def test_a_git_config_or_hook_left_by_setup_never_runs_later(hostile_run: HostileRun) -> None:
     """Finding: a `core.fsmonitor` hook in root's persistent `~/.gitconfig` ran during
     `test.sh`'s git calls. Setup plants global and repository config (fsmonitor, hooksPath,
-    filters, hooks); none of it runs in the agent or verifier phases."""
+    filters, hooks) and a `~/.jq` that would break the verifier's evidence; none of it runs in
+    the agent or verifier phases, and the gold patch still scores."""
     assert hostile_run.probes()["git"] == "config and hooks planted"
     assert _HOOK_MARK not in hostile_run.phase_logs()
     marks = sorted(str(p.relative_to(hostile_run.workspace))

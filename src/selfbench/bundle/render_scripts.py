@@ -99,8 +99,10 @@ def git_exclude_pattern(path: str) -> str:
     return "".join(f"\\{char}" if char in _GLOB_SPECIALS else char for char in path)
 
 
+_NO_HOME = "/nonexistent"
+"""`HOME` for root's tools in the scripts: no configuration file is found there."""
 _SAFE_GIT_ENVIRONMENT = (
-    "HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_ATTR_NOSYSTEM=1"
+    f"HOME={_NO_HOME} GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_ATTR_NOSYSTEM=1"
 )
 _SAFE_GIT_OPTIONS = "-c safe.directory='*' -c core.hooksPath=/dev/null -c core.fsmonitor=false"
 
@@ -195,7 +197,12 @@ def _header(definition: TaskDefinition, protected: tuple[str, ...]) -> str:
         "fail_to_pass_evidence": _evidence(definition, definition.failToPass),
         "pass_to_pass_evidence": _evidence(definition, definition.passToPass),
     }
-    lines = [f"export PATH={quote(layout.CONTAINER_PATH)}"]
+    lines = [
+        f"export PATH={quote(layout.CONTAINER_PATH)}",
+        "# root's home is what setup left: no tool here reads its configuration (jq's ~/.jq)",
+        f"export HOME={_NO_HOME}",
+        "unset XDG_CONFIG_HOME",
+    ]
     lines.extend(f"readonly {name}={quote(value)}" for name, value in assignments.items())
     lines.append(f"readonly protected_paths={_array(protected)}")
     lines.append(f"readonly exclude_args={_array(_exclude_args(protected))}")

@@ -601,8 +601,9 @@ def _host_binds(private: PrivateEntries) -> list[str]:
     for name in _COVERED_DIRS:
         if Path(name).is_dir() and not Path(name).is_symlink():
             args += ["--tmpfs", name]
-    for directory in private.directories:
+    # an entry gone since the walk (a lock file) is left out: bwrap could not cover it
+    for directory in filter(os.path.lexists, private.directories):
         args += ["--perms", "0700", "--tmpfs", directory]
-    for path in private.files:
+    for path in filter(os.path.lexists, private.files):
         args += ["--ro-bind", "/dev/null", path]
     return args
