@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -352,3 +353,46 @@ def test_reading_beneath_a_workspace_follows_no_link(tmp_path: Path) -> None:
     for bad in ("", "/etc/passwd", "../secret"):
         with pytest.raises(ValueError, match="not a relative path"):
             read(bad)
+
+
+SOCKET_PROBE = """
+import socket, sys
+for path in sys.argv[1:]:
+    try:
+        socket.socket(socket.AF_UNIX).connect(path)
+        print("connected", path)
+    except OSError as exc:
+        print("refused", path, type(exc).__name__)
+"""
+
+
+def test_root_in_the_sandbox_cannot_reach_a_host_socket_by_its_path(tmp_path: Path) -> None:
+    """A host daemon's socket in a directory the sandbox shows (`/var/cache`, say): a network
+    namespace does not cover a socket reached by its path, so the sandbox covers every socket."""
+    from selfbench.validate.sandbox import Mounts, Sandbox, choose_users, require_sandbox  # noqa: PLC0415
+
+    directory = Path(tempfile.mkdtemp(prefix="selfbench-probe-", dir="/var/cache"))
+    directory.chmod(0o755)
+    path = directory / "daemon.sock"
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(path))
+        path.chmod(0o777)
+        server.listen()
+        server.settimeout(0.1)
+        sandbox = Sandbox(tmp_path / "ws", choose_users(), require_sandbox())
+        log = tmp_path / "probe.log"
+        result = sandbox.run(
+            'exec python3 -c "$1" "$2"',
+            (SOCKET_PROBE, str(path)),
+            mounts=Mounts(network=True, root_home_writable=True),
+            log=log,
+            timeout=60,
+        )
+        assert result.exit_code == 0, log.read_text()
+        assert log.read_text().splitlines()[-1].startswith(f"refused {path} ")
+        with pytest.raises(TimeoutError):
+            server.accept()
+    finally:
+        server.close()
+        shutil.rmtree(directory, ignore_errors=True)

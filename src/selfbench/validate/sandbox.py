@@ -20,7 +20,8 @@ containers provide and nothing more. Each phase gets:
 * of the host's files, only what any unprivileged host user can read (`PrivateEntries`): every
   file in the system directories that is not world-readable, every directory that is not
   world-listable and searchable, and every socket, pipe or device node (a host daemon's socket
-  reached by its path, whatever the network namespace) covered by an empty one. Root inside
+  reached by its path, whatever the network namespace) covered by an empty one (found by one
+  walk when the run starts: an entry made later is not covered). Root inside
   needs `CAP_DAC_OVERRIDE` for the task's own trees (the agent's and verifier's files), and would
   not need it for the host's secrets anyway: they belong to root, whose owner bits already let
   it read `/etc/sudoers` or an SSH host key; a user namespace would not help either, since
