@@ -47,10 +47,11 @@ _TUNABLES = (
     "/proc/sys/kernel/modprobe",
     "/proc/sys/kernel/hostname",
     "/sys/kernel/uevent_helper",
+    "/sys/kernel/rcu_expedited",
 )
 """Host values the hostile setup tries to set: each would make the host run a command as root
 (the core pattern on a crash, modprobe on a module request, the uevent helper on a device event),
-or name the host."""
+name the host, or tune its kernel (`/sys/kernel`, written back unchanged)."""
 
 _ROOT_ONLY = (
     "/etc/sudoers",
@@ -85,6 +86,7 @@ try_write modprobe /proc/sys/kernel/modprobe /selfbench-probe-modprobe
 try_write hostname /proc/sys/kernel/hostname selfbench-probe
 try_write uevent_helper /sys/kernel/uevent_helper /selfbench-probe-uevent
 try_write sysrq /proc/sysrq-trigger h
+try_write rcu_expedited /sys/kernel/rcu_expedited "$(cat /sys/kernel/rcu_expedited 2>/dev/null)"
 try_write drop_caches /proc/sys/vm/drop_caches 1
 for procs in /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/unified/cgroup.procs; do
   if [ -e "$procs" ]; then try_write cgroup "$procs" "$$"; break; fi
@@ -244,7 +246,7 @@ def test_setup_root_cannot_set_a_host_kernel_tunable(hostile_run: HostileRun) ->
     probes = hostile_run.probes()
     for name in ("core_pattern", "hostname", "drop_caches"):
         assert probes[name] == "refused", (name, probes)
-    for name in ("modprobe", "uevent_helper", "sysrq", "cgroup"):  # as the kernel has them
+    for name in ("modprobe", "uevent_helper", "sysrq", "cgroup", "rcu_expedited"):  # if present
         assert probes.get(name, "absent") in {"refused", "absent"}, (name, probes)
     assert probes["mknod"] == "refused"
     assert set(probes["dev"].split()) <= _DEV
