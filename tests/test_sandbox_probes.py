@@ -398,3 +398,25 @@ def test_root_in_the_sandbox_cannot_reach_a_host_socket_by_its_path(tmp_path: Pa
     finally:
         server.close()
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_a_bundle_with_a_link_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    """A tampered bundle whose verifier links to a host file: the sandbox would have copied the
+    host file in and run it (bash's errors quoting its lines); the bundle is refused instead."""
+    tag = os.urandom(6).hex()
+    secret = tmp_path / "host-secret"
+    secret.write_text(f"bundle-secret-{tag}\n")
+    secret.chmod(0o600)
+    out = build(python_project("linked-bundle"), tmp_path / "build")
+    bundle = locate_task(out).bundle
+    (bundle / "tests" / "test.sh").unlink()
+    (bundle / "tests" / "test.sh").symlink_to(secret)
+    logs = tmp_path / "logs"
+    [report] = validate([out], runner=LocalRunner(LocalOptions(logs=logs)))
+    assert not report.accepted
+    assert report.reason == (
+        f"validation failed: {bundle / 'tests' / 'test.sh'}: not a regular file or directory;"
+        " a bundle holds no links"
+    )
+    everything = "".join(p.read_text(errors="replace") for p in logs.rglob("*") if p.is_file())
+    assert f"bundle-secret-{tag}" not in everything

@@ -23,7 +23,9 @@ public "prepared task" hook takes the phases out of this module.
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import tomllib
@@ -44,7 +46,7 @@ from selfbench.bundle.render_prepare import (
     prepare_script,
 )
 from selfbench.contract import TaskDefinition
-from selfbench.errors import BundleError, SelfbenchError
+from selfbench.errors import BundleError, SelfbenchError, os_reason
 from selfbench.toolchains import Provisioned, provision_task
 from selfbench.toolchains.versions import expand_toolchains
 from selfbench.validate import _scripts
@@ -180,7 +182,12 @@ class _Task:
 
     def prepare(self) -> str | None:
         """Set up the prepared trees with the images' own preparation script (render_prepare);
-        a reason when setup failed."""
+        a reason when setup failed.
+
+        Raises:
+            BundleError: the bundle holds a link or a special file (see `_refuse_links`).
+        """
+        _refuse_links(self.bundle)
         self.prepared.mkdir()
         self.base_git.mkdir()
         self.verifier_base = self.fresh("verifier-prepared")
@@ -415,6 +422,31 @@ class _Task:
         return beyond_checks(self.definition, nop, oracle, reruns)
 
 
+def _refuse_links(bundle: Path) -> None:
+    """Refuse a bundle holding anything but directories and regular files.
+
+    The sandbox binds the bundle's snapshot and solution and copies its verifier in: a link
+    there would hand a host file to the phases. A compiled bundle never holds one (an export
+    could not pack it either).
+
+    Raises:
+        BundleError: a link, pipe, socket or device is in the bundle, or it cannot be read.
+    """
+    try:
+        if bundle.is_symlink():
+            raise BundleError(f"{bundle}: a link; a bundle is a directory")
+        for directory, dirnames, filenames in os.walk(bundle):
+            for name in sorted([*dirnames, *filenames]):
+                path = Path(directory, name)
+                mode = path.lstat().st_mode
+                if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                    raise BundleError(
+                        f"{path}: not a regular file or directory; a bundle holds no links"
+                    )
+    except OSError as exc:
+        raise BundleError(f"cannot read the bundle {bundle}: {os_reason(exc)}") from None
+
+
 def _copy_tree(source: Path, target: Path) -> None:
     """Copy a prepared tree with its owners, modes, links and ignored files (`cp -a`)."""
     target.mkdir(parents=True, exist_ok=True)
@@ -605,6 +637,7 @@ def score_patches(
 
     Raises:
         SandboxError: this machine cannot create the isolated workspace.
+        BundleError: the bundle holds a link or a special file.
     """
     bwrap = require_sandbox()
     logs = _logs_root(options) / located.definition.taskId
