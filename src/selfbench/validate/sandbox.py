@@ -518,15 +518,20 @@ def _bind_entry(path: Path) -> list[str]:
     return []
 
 
+def _opt_entries() -> list[Path]:
+    """The host's `/opt` entries the sandbox shows (not the images' own paths there)."""
+    if not Path("/opt").is_dir():
+        return []
+    return [
+        entry
+        for entry in sorted(Path("/opt").iterdir())
+        if str(entry) not in SHARED_STATE and entry.name != "selfbench"
+    ]
+
+
 def _walked_roots() -> list[Path]:
     """The host directories the sandbox shows: the system directories and `/opt`'s entries."""
-    roots = [Path("/", name) for name in _SYSTEM_DIRS]
-    if Path("/opt").is_dir():
-        roots += [
-            entry
-            for entry in sorted(Path("/opt").iterdir())
-            if str(entry) not in SHARED_STATE and entry.name != "selfbench"
-        ]
+    roots = [*(Path("/", name) for name in _SYSTEM_DIRS), *_opt_entries()]
     return [root for root in roots if root.is_dir() and not root.is_symlink()]
 
 
@@ -557,6 +562,8 @@ class PrivateEntries:
             SandboxError: the host's directories cannot be walked.
         """
         roots = [str(root) for root in _walked_roots()]
+        if not roots:  # find would walk the current directory
+            return cls()
         covered = tuple(f"{name}/" for name in _COVERED_DIRS)
         try:
             found = subprocess.run(
@@ -595,10 +602,8 @@ def _host_binds(private: PrivateEntries) -> list[str]:
     for name in _SYSTEM_DIRS:
         args += _bind_entry(Path("/", name))
     args += ["--dir", "/opt"]
-    if Path("/opt").is_dir():
-        for entry in sorted(Path("/opt").iterdir()):
-            if str(entry) not in SHARED_STATE and entry.name != "selfbench":
-                args += _bind_entry(entry)
+    for entry in _opt_entries():
+        args += _bind_entry(entry)
     for name in _COVERED_DIRS:
         if Path(name).is_dir() and not Path(name).is_symlink():
             args += ["--tmpfs", name]
