@@ -15,10 +15,12 @@ two images and Harbor would:
 
 Beyond the original (off with `parity=True`): each fail-to-pass selector proven on its own at the
 base and with the gold patch, the determinism rerun from a fresh copy, and "the suite really ran"
-from the runners' own output. This module orchestrates the phases; the scripts they run live in
-`_scripts.py`, and what their results prove is judged in `checks.py`. At about 600 lines it is
-one task's phases and their options; `evaluate/local_trials.py` reuses `_Task` directly until a
-public "prepared task" hook takes the phases out of this module.
+from the runners' own output. Every file the host reads back from a workspace (reward, statuses,
+selector logs, the agent's patch) goes through `_fs.read_beneath`, which follows no link, and a
+bundle holding a link is refused before any phase. This module orchestrates the phases; the
+scripts they run live in `_scripts.py`, and what their results prove is judged in `checks.py`.
+At about 650 lines it is one task's phases and their options; `evaluate/local_trials.py`
+reuses `_Task` directly until a public "prepared task" hook takes the phases out of this module.
 """
 
 from __future__ import annotations
