@@ -387,7 +387,7 @@ def test_root_in_the_sandbox_cannot_reach_a_host_socket_by_its_path(tmp_path: Pa
         result = sandbox.run(
             'exec python3 -c "$1" "$2"',
             (SOCKET_PROBE, str(path)),
-            mounts=Mounts(network=True, root_home_writable=True),
+            mounts=Mounts(root_home_writable=True),  # its own network namespace
             log=log,
             timeout=60,
         )
