@@ -332,8 +332,14 @@ def test_collect_table_is_an_array_of_tables() -> None:
 
 def test_collect_command_stages_everything_against_the_root_only_base() -> None:
     command = collect_command()
-    git = "git -c safe.directory='*' --git-dir=/opt/selfbench/base.git --work-tree=/app"
-    assert command.startswith("set -eu; ")
+    git = (
+        "git -c safe.directory='*' -c core.hooksPath=/dev/null -c core.fsmonitor=false"
+        " --git-dir=/opt/selfbench/base.git --work-tree=/app"
+    )
+    assert command.startswith(
+        "set -eu; unset XDG_CONFIG_HOME; export HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1"
+        " GIT_CONFIG_GLOBAL=/dev/null GIT_ATTR_NOSYSTEM=1; "
+    )
     assert f"{git} add -A; " in command
     assert f"{git} diff --cached --binary" in command
     assert command.endswith("mv -f /opt/selfbench/agent.patch.partial /opt/selfbench/agent.patch")

@@ -1,5 +1,9 @@
 """Filesystem primitives: the one atomic publish, its leftovers, and reads that name their file.
 
+What a sandboxed phase leaves in its workspace (a reward, a status, a log) is read by the host
+with `read_beneath` only: no link is followed, at any depth, and only a regular file is read, so
+a phase cannot make the host read one of its own files (nor block it on a pipe).
+
 Everything selfbench writes beside an output is published the same way: built in a staging
 entry in the output's own directory, then renamed over it. A staging entry is named
 `.selfbench-stage-<pid>-<unix time>-<random>-<output name>`, so one left behind by a killed run
@@ -15,12 +19,13 @@ import errno
 import os
 import re
 import shutil
+import stat
 import time
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO, TYPE_CHECKING, Any
 
-from selfbench.errors import SelfbenchError, translating
+from selfbench.errors import SelfbenchError, os_reason, translating
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -31,6 +36,7 @@ __all__ = [
     "atomic_directory",
     "atomic_file",
     "exchange",
+    "read_beneath",
     "read_bytes",
     "remove_leftovers",
     "rename_no_replace",
@@ -100,6 +106,53 @@ def read_bytes(path: Path, *, error: type[SelfbenchError]) -> bytes:
     """
     with translating(error, f"read {path}"):
         return path.read_bytes()
+
+
+_OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def read_beneath(
+    root: Path, relative: str, *, error: type[SelfbenchError], limit: int | None = None
+) -> bytes | None:
+    """The bytes of the regular file `root/relative`, reached without following any link.
+
+    `root` is the host's own directory (its path is trusted); below it, each directory and the
+    file itself are opened with `O_NOFOLLOW` one by one, the file without blocking, and only a
+    regular file is read (at most `limit` bytes). None when there is no such file.
+
+    Raises:
+        SelfbenchError: the `error` class, when a link or a non-regular file stands on the way,
+            or the file cannot be read.
+        ValueError: `relative` is not a plain relative path.
+    """
+    parts = PurePosixPath(relative).parts
+    if not parts or PurePosixPath(relative).is_absolute() or ".." in parts:
+        raise ValueError(f"not a relative path: {relative!r}")
+    path = root.joinpath(*parts)
+    refused = f"{path}: not a regular file (a link, or below one); not read"
+    descriptor = -1
+    try:
+        directory = os.open(root, _OPEN_DIRECTORY)
+        try:
+            for part in parts[:-1]:
+                below = os.open(part, _OPEN_DIRECTORY, dir_fd=directory)
+                os.close(directory)
+                directory = below
+            descriptor = os.open(parts[-1], _OPEN_FILE, dir_fd=directory)
+        finally:
+            os.close(directory)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENXIO):
+            raise error(refused) from None
+        raise error(f"cannot read {path}: {os_reason(exc)}") from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise error(refused)
+    with os.fdopen(descriptor, "rb") as handle, translating(error, f"read {path}"):
+        return handle.read() if limit is None else handle.read(limit)
 
 
 def staging_name(target: Path) -> str:

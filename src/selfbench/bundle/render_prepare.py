@@ -12,8 +12,9 @@ parity is structural. Three stages:
   dependency-setup patch, run the same setup again, then restore only what that patch changed:
   each path it touches is checked out from the base commit, or deleted when the patch added it.
   Whatever setup installed (`.venv`, `node_modules`) stays, ignored by `.gitignore` or not;
-* `agent` (the agent's tree): back to the base tree (ignored files stay) and the root-only copy
-  of the base git dir that the collect step diffs against.
+* `agent` (the agent's tree): the git dir reduced to its format (`SAFE_GIT`: no configuration,
+  hook or attributes that setup left runs in a later phase), back to the base tree (ignored
+  files stay) and the root-only copy of the base git dir that the collect step diffs against.
 
 `base` and `dependencies` take `$1` the workdir, `$2` `setupCommand`, `$3` the toolchains whose
 steps run, space-separated (`prepare_arguments`); `agent` takes none. The snapshot and the patch
@@ -26,7 +27,7 @@ from __future__ import annotations
 from typing import Literal
 
 from selfbench.bundle import layout
-from selfbench.bundle.render_scripts import container_workdir
+from selfbench.bundle.render_scripts import SAFE_GIT, container_workdir
 from selfbench.contract import TaskDefinition
 
 __all__ = [
@@ -118,8 +119,9 @@ rm -rf -- "$index"
 """
 
 _AGENT = f"""\
-git -C {_APP} reset -q --hard HEAD
-git -C {_APP} clean -fdq
+safe_git_dir {_APP}/.git
+safe_git -C {_APP} reset -q --hard HEAD
+safe_git -C {_APP} clean -fdq
 mkdir -p {layout.CONTAINER_SELFBENCH}
 cp -a {_APP}/.git {layout.CONTAINER_BASE_GIT}
 chown -R root:root {layout.CONTAINER_SELFBENCH}
@@ -129,7 +131,7 @@ chmod 0700 {layout.CONTAINER_SELFBENCH} {layout.CONTAINER_BASE_GIT}
 _SCRIPTS: dict[Stage, str] = {
     "base": _HEADER + _BASE + _SETUP,
     "dependencies": _HEADER + _DEPENDENCIES_BEFORE + _SETUP + _DEPENDENCIES_AFTER,
-    "agent": _HEADER + _AGENT,
+    "agent": _HEADER + SAFE_GIT + _AGENT,
 }
 
 

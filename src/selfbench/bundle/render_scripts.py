@@ -21,6 +21,7 @@ from selfbench.outcomes import detect_runner
 
 __all__ = [
     "INFRASTRUCTURE_ERRORS",
+    "SAFE_GIT",
     "collect_command",
     "container_workdir",
     "evidence_runner",
@@ -98,15 +99,59 @@ def git_exclude_pattern(path: str) -> str:
     return "".join(f"\\{char}" if char in _GLOB_SPECIALS else char for char in path)
 
 
+_NO_HOME = "/nonexistent"
+"""`HOME` for root's tools in the scripts: no configuration file is found there."""
+_SAFE_GIT_ENVIRONMENT = (
+    f"HOME={_NO_HOME} GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_ATTR_NOSYSTEM=1"
+)
+_SAFE_GIT_OPTIONS = "-c safe.directory='*' -c core.hooksPath=/dev/null -c core.fsmonitor=false"
+
+SAFE_GIT = rf"""
+# Git as the scripts run it: nothing that setup left behind runs or counts. No system, global
+# or XDG configuration or attributes, no hooks, no fsmonitor; and `safe_git_dir` reduces a
+# repository's own configuration to its format (no filter, no hook path, no worktree elsewhere).
+safe_git() {{
+  env -u XDG_CONFIG_HOME {_SAFE_GIT_ENVIRONMENT} \
+    git {_SAFE_GIT_OPTIONS} "$@"
+}}
+
+safe_git_dir() {{
+  local dir="$1" format kept key value
+  if [ -L "$dir" ] || [ ! -d "$dir" ] || [ -L "$dir/config" ]; then
+    printf 'selfbench: %s is not a plain git directory\n' "$dir"
+    return 1
+  fi
+  format='^(core\.(repositoryformatversion|bare|filemode|logallrefupdates|symlinks|ignorecase)'
+  format+='|extensions\.(objectformat|refstorage))$'
+  kept="$(safe_git config --file "$dir/config" --get-regexp "$format")" || kept=""
+  rm -rf -- "$dir/config" "$dir/config.worktree" "$dir/commondir" "$dir/hooks" \
+    "$dir/info/attributes"
+  : >"$dir/config" && chmod 0644 -- "$dir/config" || return 1
+  while read -r key value; do
+    if [ -n "$key" ]; then
+      safe_git config --file "$dir/config" "$key" "$value" || return 1
+    fi
+  done <<<"$kept"
+}}
+"""
+"""Shell functions for the scripts that run git as root in a tree setup has been through
+(`tests/test.sh`, and the preparation's `agent` stage): `safe_git` ignores every configuration
+but the repository's and runs no hook or fsmonitor; `safe_git_dir DIR` keeps only the format
+keys of DIR's configuration and removes its hooks and attributes."""
+
+
 def collect_command() -> str:
-    """The `[[verifier.collect]]` command: the agent's work as one binary diff against the base."""
+    """The `[[verifier.collect]]` command: the agent's work as one binary diff against the base.
+
+    Its git ignores every configuration but the base git dir's (which the preparation reduced
+    with `safe_git_dir`), and runs no hook or fsmonitor."""
     git = (
-        f"git -c safe.directory='*' --git-dir={layout.CONTAINER_BASE_GIT}"
+        f"git {_SAFE_GIT_OPTIONS} --git-dir={layout.CONTAINER_BASE_GIT}"
         f" --work-tree={layout.CONTAINER_APP}"
     )
     partial = f"{layout.CONTAINER_AGENT_PATCH}.partial"
     return (
-        "set -eu; export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null; "
+        f"set -eu; unset XDG_CONFIG_HOME; export {_SAFE_GIT_ENVIRONMENT}; "
         f"{git} add -A; "
         f"{git} diff --cached --binary --no-renames --no-ext-diff --no-textconv HEAD > {partial}; "
         f"mv -f {partial} {layout.CONTAINER_AGENT_PATCH}"
@@ -152,7 +197,12 @@ def _header(definition: TaskDefinition, protected: tuple[str, ...]) -> str:
         "fail_to_pass_evidence": _evidence(definition, definition.failToPass),
         "pass_to_pass_evidence": _evidence(definition, definition.passToPass),
     }
-    lines = [f"export PATH={quote(layout.CONTAINER_PATH)}"]
+    lines = [
+        f"export PATH={quote(layout.CONTAINER_PATH)}",
+        "# root's home is what setup left: no tool here reads its configuration (jq's ~/.jq)",
+        f"export HOME={_NO_HOME}",
+        "unset XDG_CONFIG_HOME",
+    ]
     lines.extend(f"readonly {name}={quote(value)}" for name, value in assignments.items())
     lines.append(f"readonly protected_paths={_array(protected)}")
     lines.append(f"readonly exclude_args={_array(_exclude_args(protected))}")
@@ -242,7 +292,7 @@ kill_verifier_processes() {
 }
 
 app_git() {
-  GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git -c safe.directory='*' -C "$app" "$@"
+  safe_git -C "$app" "$@"
 }
 
 apply_agent_patch() {
@@ -358,8 +408,12 @@ run_tests() {
 
 _MAIN = r"""
 lock_reward_dir
-remember_untracked
-apply_agent_patch
+if safe_git_dir "$app/.git"; then
+  remember_untracked
+  apply_agent_patch
+else
+  patch_applied=0
+fi
 if [ "$patch_applied" -eq 1 ]; then
   restore_runner_configuration
   prepare_held_out_tests
@@ -378,4 +432,5 @@ def render_test_sh(definition: TaskDefinition, protected: tuple[str, ...]) -> st
     The pass-to-pass files are protected too, like the held-out ones.
     """
     everything = tuple(dict.fromkeys((*protected, *pass_to_pass_paths(definition))))
-    return _PREAMBLE + _header(definition, everything) + _BODY + EVIDENCE_BODY + _MAIN
+    body = _BODY + SAFE_GIT + EVIDENCE_BODY
+    return _PREAMBLE + _header(definition, everything) + body + _MAIN

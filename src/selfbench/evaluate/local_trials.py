@@ -22,6 +22,7 @@ workspace and verifier it reuses unchanged; it imports their private helpers her
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -53,6 +54,7 @@ from selfbench.validate.local import (
     _limits,
     _status,
     _Task,
+    _workspace_text,
 )
 from selfbench.validate.sandbox import Mounts, PhaseResult, Sandbox, choose_users, require_sandbox
 
@@ -137,10 +139,10 @@ class PreparedTask:
         infrastructure = harness or phase_reason(run)
         if infrastructure is None and run.phase.out_of_memory:
             infrastructure = f"out of memory: {self.phases.memory_hint()}"
-        milliseconds = _status(status / "agent-ms")
+        milliseconds = _status(status, "agent-ms")
         facts = TrialFacts(
             reward=run.reward,
-            agent_exit=_status(status / "agent") if agent.kind != "nop" else 0,
+            agent_exit=_status(status, "agent") if agent.kind != "nop" else 0,
             agent_seconds_limit=float(self.task.located.definition.timeouts.agentSeconds),
             infrastructure=infrastructure,
         )
@@ -184,19 +186,19 @@ class PreparedTask:
             mounts=Mounts(binds=binds, ro_binds=ro_binds, hidden=phases.hidden()),
         )  # fmt: skip
         shutil.rmtree(app, ignore_errors=True)
-        text = _agent_output(output / "output.log", log)
+        text = _agent_output(output, log)
         return opt, status, log, parse_usage(text), _harness_reason(phase, status, log, phases)
 
 
-def _agent_output(path: Path, log: Path) -> str:
-    """The agent's own output, appended to the phase log; its text (for the usage line)."""
-    try:
-        data = path.read_bytes()
-    except OSError:
+def _agent_output(directory: Path, log: Path) -> str:
+    """The agent's own output (`directory/output.log`, never through a link), appended to the
+    phase log; its text (for the usage line)."""
+    if not os.path.lexists(directory / "output.log"):
         return ""
-    with log.open("ab") as handle:
-        handle.write(b"selfbench: the agent's output:\n" + data)
-    return data.decode("utf-8", errors="replace")
+    text = _workspace_text(directory, "output.log")
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write("selfbench: the agent's output:\n" + text)
+    return text
 
 
 def _harness_reason(phase: PhaseResult, status: Path, log: Path, phases: _Task) -> str | None:
@@ -205,7 +207,7 @@ def _harness_reason(phase: PhaseResult, status: Path, log: Path, phases: _Task) 
         return f"the harness stopped the agent phase at its time limit (log {log})"
     if phase.out_of_memory:
         return f"out of memory in the agent phase: {phases.memory_hint()}"
-    collect = _status(status / "collect")
+    collect = _status(status, "collect")
     if collect != 0:
         return f"the collect step failed (exit {collect}; log {log})"
     return None

@@ -38,7 +38,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from selfbench._fs import read_bytes
+from selfbench._fs import read_beneath, read_bytes
 from selfbench._json import loads_strict
 from selfbench.bundle.locate import LocatedTask, refuse_duplicates
 from selfbench.contract import TASK_ID_PATTERN, is_task_id
@@ -203,11 +203,13 @@ def _reward_or_error(trial_dir: Path, result: _TrialResult) -> tuple[Reward | No
     path = trial_dir / _REWARD
     # A complete reward.json is the verdict even if the trial raised afterwards (say, while
     # stopping its environment); only without one does the exception explain the failure.
-    if path.is_file():
-        try:
-            return read_reward(path.read_bytes(), str(path)), None
-        except RewardError as exc:
-            return None, str(exc)
+    # The verifier's directory is the container's: never follow a link it holds.
+    try:
+        data = read_beneath(trial_dir, _REWARD.as_posix(), error=RewardError, limit=1 << 16)
+        if data is not None:
+            return read_reward(data, str(path)), None
+    except RewardError as exc:
+        return None, str(exc)
     if result.exception_info is not None:
         info = result.exception_info
         detail = _one_line(info.exception_message)
@@ -376,10 +378,14 @@ def _copy_log(source: str, target: Path) -> str:
     path = Path(source)
     if path.is_dir():
         path /= _TRIAL_LOG
-    if not path.is_file():
+    try:  # the verifier's log is the container's: never through a link
+        data = read_beneath(path.parent, path.name, error=HarborError)
+    except HarborError as exc:
+        data = f"selfbench: {exc}\n".encode()
+    if data is None:
         return source
     with translating(HarborError, f"copy the harbor log to {target}"):
-        shutil.copyfile(path, target)
+        target.write_bytes(data)
     return str(target)
 
 

@@ -15,15 +15,19 @@ two images and Harbor would:
 
 Beyond the original (off with `parity=True`): each fail-to-pass selector proven on its own at the
 base and with the gold patch, the determinism rerun from a fresh copy, and "the suite really ran"
-from the runners' own output. This module orchestrates the phases; the scripts they run live in
-`_scripts.py`, and what their results prove is judged in `checks.py`. At about 600 lines it is
-one task's phases and their options; `evaluate/local_trials.py` reuses `_Task` directly until a
-public "prepared task" hook takes the phases out of this module.
+from the runners' own output. Every file the host reads back from a workspace (reward, statuses,
+selector logs, the agent's patch) goes through `_fs.read_beneath`, which follows no link, and a
+bundle holding a link is refused before any phase. This module orchestrates the phases; the
+scripts they run live in `_scripts.py`, and what their results prove is judged in `checks.py`.
+At about 650 lines it is one task's phases and their options; `evaluate/local_trials.py`
+reuses `_Task` directly until a public "prepared task" hook takes the phases out of this module.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import tomllib
@@ -32,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from selfbench._fs import read_beneath
 from selfbench._shell import substitute_tests
 from selfbench.bundle import layout
 from selfbench.bundle.locate import LocatedTask, refuse_duplicates
@@ -43,7 +48,7 @@ from selfbench.bundle.render_prepare import (
     prepare_script,
 )
 from selfbench.contract import TaskDefinition
-from selfbench.errors import BundleError, SelfbenchError
+from selfbench.errors import BundleError, SelfbenchError, os_reason
 from selfbench.toolchains import Provisioned, provision_task
 from selfbench.toolchains.versions import expand_toolchains
 from selfbench.validate import _scripts
@@ -71,6 +76,7 @@ from selfbench.validate.runner import OnDone
 from selfbench.validate.sandbox import (
     LOG_LIMIT,
     Mounts,
+    PrivateEntries,
     Sandbox,
     choose_users,
     require_sandbox,
@@ -178,7 +184,12 @@ class _Task:
 
     def prepare(self) -> str | None:
         """Set up the prepared trees with the images' own preparation script (render_prepare);
-        a reason when setup failed."""
+        a reason when setup failed.
+
+        Raises:
+            BundleError: the bundle holds a link or a special file (see `_refuse_links`).
+        """
+        _refuse_links(self.bundle)
         self.prepared.mkdir()
         self.base_git.mkdir()
         self.verifier_base = self.fresh("verifier-prepared")
@@ -266,13 +277,13 @@ class _Task:
         reason = None
         if phase.timed_out:
             reason = f"{name}: the agent phase timed out (log {log})"
-        elif oracle and _status(status / "solve") != 0:
+        elif oracle and _status(status, "solve") != 0:
             reason = (
-                f"{name}: solution/solve.sh failed (exit {_status(status / 'solve')}; log {log})"
+                f"{name}: solution/solve.sh failed (exit {_status(status, 'solve')}; log {log})"
             )
-        elif _status(status / "collect") != 0:
+        elif _status(status, "collect") != 0:
             reason = (
-                f"{name}: the collect step failed (exit {_status(status / 'collect')}; log {log})"
+                f"{name}: the collect step failed (exit {_status(status, 'collect')}; log {log})"
             )
         return _Agent(opt, reason)
 
@@ -298,9 +309,14 @@ class _Task:
             shutil.copyfile(self.bundle / item, tests / Path(item).name)
         if test_sh is not None:
             (tests / Path(layout.TEST_SH).name).write_text(test_sh, encoding="utf-8")
-        patch = agent.opt / Path(layout.CONTAINER_AGENT_PATCH).name
-        if patch.is_file():
-            shutil.copyfile(patch, opt / patch.name)
+        patch_name = Path(layout.CONTAINER_AGENT_PATCH).name
+        agent_reason = agent.reason
+        try:
+            patch = read_beneath(agent.opt, patch_name, error=BundleError)
+        except SelfbenchError as exc:
+            patch, agent_reason = None, agent_reason or f"{name}: {exc}"
+        if patch is not None:
+            (opt / patch_name).write_bytes(patch)
         timeouts = self.definition.timeouts
         commands = [substitute_tests(self.definition.testCommand, [s]) for s in selectors]
         log = self.logs / f"{name}.log"
@@ -326,27 +342,25 @@ class _Task:
                 hidden=self.hidden(),
             ),
         )
-        reward_path = logs / "verifier" / "reward.json"
         reward: Reward | None = None
         reward_error = None
-        if reward_path.is_file():
-            try:
-                reward = read_reward(reward_path.read_bytes(), f"{name} reward.json")
-            except RewardError as exc:
-                reward_error = str(exc)
+        try:
+            data = read_beneath(logs, _REWARD, error=RewardError, limit=_REWARD_LIMIT)
+            if data is not None:
+                reward = read_reward(data, f"{name} reward.json")
+        except RewardError as exc:
+            reward_error = str(exc)
         results = []
         for index, selector in enumerate(selectors):
-            code_path = logs / "selfbench" / f"selector-{index}.code"
-            output_path = logs / "selfbench" / f"selector-{index}.log"
-            code = int(code_path.read_text().strip() or "-1") if code_path.is_file() else -1
-            output = output_path.read_text(errors="replace") if output_path.is_file() else ""
+            code = _status(logs, f"selfbench/selector-{index}.code")
+            output = _workspace_text(logs, f"selfbench/selector-{index}.log")
             results.append((selector, commands[index], code, output))
             with log.open("a", encoding="utf-8") as handle:
                 handle.write(f"selfbench: selector {selector!r} exited {code}\n{output}")
         if not self.options.keep:
             shutil.rmtree(app, ignore_errors=True)
-        test_sh_code = _status(logs / "selfbench" / "test.sh.code")
-        reason = agent.reason or reward_error
+        test_sh_code = _status(logs, "selfbench/test.sh.code")
+        reason = agent_reason or reward_error
         return VerifierRun(name, reward, log, phase, tuple(results), reason, test_sh_code)
 
     # --- the verdict ----------------------------------------------------------------------------
@@ -410,6 +424,31 @@ class _Task:
         return beyond_checks(self.definition, nop, oracle, reruns)
 
 
+def _refuse_links(bundle: Path) -> None:
+    """Refuse a bundle holding anything but directories and regular files.
+
+    The sandbox binds the bundle's snapshot and solution and copies its verifier in: a link
+    there would hand a host file to the phases. A compiled bundle never holds one (an export
+    could not pack it either).
+
+    Raises:
+        BundleError: a link, pipe, socket or device is in the bundle, or it cannot be read.
+    """
+    try:
+        if bundle.is_symlink():
+            raise BundleError(f"{bundle}: a link; a bundle is a directory")
+        for directory, dirnames, filenames in os.walk(bundle):
+            for name in sorted([*dirnames, *filenames]):
+                path = Path(directory, name)
+                mode = path.lstat().st_mode
+                if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                    raise BundleError(
+                        f"{path}: not a regular file or directory; a bundle holds no links"
+                    )
+    except OSError as exc:
+        raise BundleError(f"cannot read the bundle {bundle}: {os_reason(exc)}") from None
+
+
 def _copy_tree(source: Path, target: Path) -> None:
     """Copy a prepared tree with its owners, modes, links and ignored files (`cp -a`)."""
     target.mkdir(parents=True, exist_ok=True)
@@ -457,12 +496,29 @@ def _collect_command(bundle: Path) -> str:
     return command
 
 
-def _status(path: Path) -> int:
-    """An exit status a phase wrote to `path`; -1 when it wrote none."""
+_REWARD = "verifier/reward.json"
+"""Where `tests/test.sh` writes its verdict, below `/logs`."""
+_REWARD_LIMIT = 1 << 16
+_STATUS_LIMIT = 64
+
+
+def _status(directory: Path, name: str) -> int:
+    """An exit status a phase wrote to `directory/name`; -1 when it wrote none (or a link)."""
     try:
-        return int(path.read_text(encoding="ascii").strip())
-    except (OSError, ValueError):
+        data = read_beneath(directory, name, error=BundleError, limit=_STATUS_LIMIT)
+        return int(data.decode("ascii").strip()) if data is not None else -1
+    except (SelfbenchError, UnicodeDecodeError, ValueError):
         return -1
+
+
+def _workspace_text(directory: Path, name: str) -> str:
+    """The text of a log a phase wrote to `directory/name` ("" when none); a link or other
+    non-regular file is not read, and said instead."""
+    try:
+        data = read_beneath(directory, name, error=BundleError, limit=LOG_LIMIT)
+    except SelfbenchError as exc:
+        return f"selfbench: {exc}\n"
+    return data.decode("utf-8", errors="replace") if data is not None else ""
 
 
 def _logs_root(options: LocalOptions) -> Path:
@@ -521,6 +577,7 @@ def validate_local(
     bwrap = require_sandbox()
     refuse_duplicates(tasks)
     users = choose_users()
+    private = PrivateEntries.find()
     root_logs = _logs_root(options)
     root_logs.mkdir(parents=True, exist_ok=True)
 
@@ -537,7 +594,7 @@ def validate_local(
             toolchains = provision_task(
                 located.definition.toolchains, options.strict_toolchains, logs
             )
-            sandbox = Sandbox(root, users, bwrap, _limits(located.definition), toolchains)
+            sandbox = Sandbox(root, users, bwrap, _limits(located.definition), toolchains, private)
             report = _with_toolchains(_Task(located, sandbox, logs, options), toolchains)
         except (
             OSError,
@@ -582,6 +639,7 @@ def score_patches(
 
     Raises:
         SandboxError: this machine cannot create the isolated workspace.
+        BundleError: the bundle holds a link or a special file.
     """
     bwrap = require_sandbox()
     logs = _logs_root(options) / located.definition.taskId

@@ -9,9 +9,25 @@ containers provide and nothing more. Each phase gets:
   (when the sandbox is given `toolchains`), with the task's own directories bound writable at the
   container paths: `/app`, `/tests`, `/logs`, `/opt/selfbench`, and `/solution` read-only only
   where the solution may be seen;
-* private `/tmp`, `/run`, `/dev` and `/proc`; everything but the system directories absent
-  (homes, `/root`, `/run` with its sockets, project directories), host secrets in `/etc` and the
+* private `/tmp`, `/run`, `/dev` (only `null`, `zero`, `full`, `random`, `urandom`, `tty`, a
+  private `pts` and `shm`) and `/proc` (its own PID namespace's); everything but the system
+  directories absent (homes, `/root`, `/run` with its sockets, project directories), and the
   task's own bundle covered;
+* the host kernel's interfaces read-only: `/sys`, and in `/proc` every entry but the processes'
+  own directories (`/proc/sys` with `kernel/core_pattern` and `kernel/modprobe`,
+  `sysrq-trigger`, `irq`, `bus`, `fs`, ...): root inside cannot set a tunable the host obeys
+  (a core pattern that the host's kernel runs as root on the next crash);
+* of the host's files, only what any unprivileged host user can read (`PrivateEntries`): every
+  file in the system directories that is not world-readable, every directory that is not
+  world-listable and searchable, and every socket, pipe or device node (a host daemon's socket
+  reached by its path, whatever the network namespace) covered by an empty one (found by one
+  walk when the run starts: an entry made later is not covered). Root inside
+  needs `CAP_DAC_OVERRIDE` for the task's own trees (the agent's and verifier's files), and would
+  not need it for the host's secrets anyway: they belong to root, whose owner bits already let
+  it read `/etc/sudoers` or an SSH host key; a user namespace would not help either, since
+  bubblewrap maps one uid and the phases need three (root, `agent`, `verifier`). So the rule is
+  what the sandbox shows, not what root may do: an image built from a distribution has no host
+  secrets, and the closest the host's own directories come is what any of its users may read;
 * `/etc/passwd` and `/etc/group` with the `agent` and `verifier` users added;
 * its own PID namespace: when the phase's script ends, every process it started dies with it;
 * root inside keeps only the capabilities the scripts need (owning and switching users, killing
@@ -54,6 +70,7 @@ __all__ = [
     "SHARED_STATE",
     "Mounts",
     "PhaseResult",
+    "PrivateEntries",
     "Sandbox",
     "SandboxError",
     "Users",
@@ -78,9 +95,6 @@ _COVERED_DIRS = (
     "/var/lib/containerd",
 )
 """Host state under the bound directories that is replaced by an empty private tmpfs."""
-
-_COVERED_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")
-"""Host secrets replaced by empty files (so are `/etc/ssh/ssh_host_*key`)."""
 
 SHARED_STATE = ("/opt/uv-cache", "/opt/go", "/opt/corepack")
 """The images' shared tool state (SPEC §5), one private writable directory per task."""
@@ -229,6 +243,8 @@ class Sandbox:
     """The task's CPUs and memory, and a process cap, per phase (None: unlimited)."""
     toolchains: Provisioned | None = None
     """The task's toolchains at the image's paths (None: the host's `/usr/local` as it is)."""
+    private: PrivateEntries | None = None
+    """The host entries the sandbox covers (None: found when the first phase runs)."""
     _etc: tuple[Path, Path] = field(init=False)
     _root_home: Path = field(init=False)
     _phases: int = field(init=False, default=0)
@@ -329,11 +345,13 @@ class Sandbox:
             argv.append("--unshare-net")
         if gate is not None:
             argv += ["--info-fd", str(gate.info_write), "--block-fd", str(gate.block_read)]
-        argv += _host_binds()
+        if self.private is None:
+            self.private = PrivateEntries.find()
+        argv += _host_binds(self.private)
         if slirp:
             argv += ["--ro-bind", str(self._resolv_conf()), "/etc/resolv.conf"]
         argv += ["--ro-bind", str(passwd), "/etc/passwd", "--ro-bind", str(group), "/etc/group"]
-        argv += ["--proc", "/proc", "--dev", "/dev", "--ro-bind", "/sys", "/sys"]
+        argv += [*_proc_args(), "--dev", "/dev", "--ro-bind", "/sys", "/sys"]
         argv += ["--perms", "01777", "--tmpfs", "/tmp", "--tmpfs", "/run", "--dir", "/home"]  # noqa: S108 - private tmpfs
         home_mode = "--bind" if mounts.root_home_writable else "--ro-bind"
         argv += [home_mode, str(self._root_home), "/root", *self._user_homes()]
@@ -500,22 +518,98 @@ def _bind_entry(path: Path) -> list[str]:
     return []
 
 
-def _host_binds() -> list[str]:
-    """The host's system directories, read-only; secrets and runtime state covered."""
+def _opt_entries() -> list[Path]:
+    """The host's `/opt` entries the sandbox shows (not the images' own paths there)."""
+    if not Path("/opt").is_dir():
+        return []
+    return [
+        entry
+        for entry in sorted(Path("/opt").iterdir())
+        if str(entry) not in SHARED_STATE and entry.name != "selfbench"
+    ]
+
+
+def _walked_roots() -> list[Path]:
+    """The host directories the sandbox shows: the system directories and `/opt`'s entries."""
+    roots = [*(Path("/", name) for name in _SYSTEM_DIRS), *_opt_entries()]
+    return [root for root in roots if root.is_dir() and not root.is_symlink()]
+
+
+_FIND_PRIVATE = (
+    "(", "-type", "d", "(", "!", "-perm", "-o+rx", ")", "-prune", "-printf", r"d%p\0", ")",
+    "-o", "(", "!", "-type", "d", "!", "-type", "l", "(", "!", "-type", "f", "-o",
+    "!", "-perm", "-o+r", ")", "-printf", r"f%p\0", ")",
+)  # fmt: skip
+"""`find` arguments printing each private entry once: `d` directories (not descended), `f` the
+rest; each ends with a NUL byte, so any name is one entry."""
+
+
+@dataclass(frozen=True, slots=True)
+class PrivateEntries:
+    """The host entries under the shown directories that an unprivileged host user could not
+    read, list or connect to: the sandbox covers each with an empty one."""
+
+    directories: tuple[str, ...] = ()
+    """Directories not both world-readable and world-searchable (covered by an empty tmpfs)."""
+    files: tuple[str, ...] = ()
+    """Files not world-readable, sockets, pipes and device nodes (covered by `/dev/null`)."""
+
+    @classmethod
+    def find(cls) -> PrivateEntries:
+        """Walk the shown host directories (a second or two: once per run, see `Sandbox`).
+
+        Raises:
+            SandboxError: the host's directories cannot be walked.
+        """
+        roots = [str(root) for root in _walked_roots()]
+        if not roots:  # find would walk the current directory
+            return cls()
+        covered = tuple(f"{name}/" for name in _COVERED_DIRS)
+        try:
+            found = subprocess.run(
+                ["find", *roots, *_FIND_PRIVATE],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                check=False,
+            ).stdout
+        except OSError as exc:
+            raise SandboxError(f"cannot walk the host's directories: {exc}") from None
+        directories: list[str] = []
+        files: list[str] = []
+        for record in found.split(b"\0"):
+            kind, path = record[:1], os.fsdecode(record[1:])
+            if not path.startswith("/") or f"{path}/".startswith(covered):
+                continue
+            (directories if kind == b"d" else files).append(path)
+        return cls(tuple(directories), tuple(files))
+
+
+def _proc_args() -> list[str]:
+    """A private `/proc` whose entries but the processes' own directories are the host's,
+    read-only (the kernel's tunables and triggers)."""
+    args = ["--proc", "/proc"]
+    with os.scandir("/proc") as entries:
+        names = sorted(entry.name for entry in entries if not entry.is_symlink())
+    for name in names:
+        if not name.isdigit():
+            args += ["--ro-bind-try", f"/proc/{name}", f"/proc/{name}"]
+    return args
+
+
+def _host_binds(private: PrivateEntries) -> list[str]:
+    """The host's system directories, read-only; runtime state and private entries covered."""
     args: list[str] = []
     for name in _SYSTEM_DIRS:
         args += _bind_entry(Path("/", name))
     args += ["--dir", "/opt"]
-    if Path("/opt").is_dir():
-        for entry in sorted(Path("/opt").iterdir()):
-            if str(entry) not in SHARED_STATE and entry.name != "selfbench":
-                args += _bind_entry(entry)
-    covered_files = [Path(name) for name in _COVERED_FILES]
-    covered_files += sorted(Path("/etc/ssh").glob("ssh_host_*key"))
+    for entry in _opt_entries():
+        args += _bind_entry(entry)
     for name in _COVERED_DIRS:
         if Path(name).is_dir() and not Path(name).is_symlink():
             args += ["--tmpfs", name]
-    for path in covered_files:
-        if path.is_file() and not path.is_symlink():
-            args += ["--ro-bind", "/dev/null", str(path)]
+    # an entry gone since the walk (a lock file) is left out: bwrap could not cover it
+    for directory in filter(os.path.lexists, private.directories):
+        args += ["--perms", "0700", "--tmpfs", directory]
+    for path in filter(os.path.lexists, private.files):
+        args += ["--ro-bind", "/dev/null", path]
     return args

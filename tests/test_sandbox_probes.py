@@ -1,0 +1,422 @@
+"""Probes of a hostile task author against the host, in the local sandbox (issue 12, §2).
+
+A task author writes `setupCommand`, which runs as root in the sandbox with a network, and can
+hand over a tampered bundle. Each finding of the red team has a probe here, named after it:
+
+* root in setup sets a host kernel tunable (`core_pattern`: the host runs it on the next crash);
+* root in setup reads root-only host files;
+* a git config or hook that setup leaves behind runs in a later phase (as root);
+* the host reads back a workspace file through a link the sandbox planted (a host secret
+  appended to a log, a forged reward read as the verdict).
+
+One hostile setup (`hostile.sh` below) tries all its attacks in one validation, whose report,
+logs and kept workspace the probes read; each attempt prints `PROBE <what>: <outcome>`. Run as
+root, as CI does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from projects import build
+from selfbench._fs import read_beneath
+from selfbench.bundle.locate import locate_task
+from selfbench.errors import RewardError
+from selfbench.validate import validate
+from selfbench.validate.local import LocalOptions, LocalRunner
+from selfbench.validate.report import TaskReport
+from test_validate import PY_SETUP, PY_TEST_MUL, python_project
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("bwrap") is None,
+    reason="the local environment needs root and bubblewrap (CI runs as root)",
+)
+
+_TUNABLES = (
+    "/proc/sys/kernel/core_pattern",
+    "/proc/sys/kernel/modprobe",
+    "/proc/sys/kernel/hostname",
+    "/sys/kernel/uevent_helper",
+    "/sys/kernel/rcu_expedited",
+)
+"""Host values the hostile setup tries to set: each would make the host run a command as root
+(the core pattern on a crash, modprobe on a module request, the uevent helper on a device event),
+name the host, or tune its kernel (`/sys/kernel`, written back unchanged)."""
+
+_ROOT_ONLY = (
+    "/etc/sudoers",
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/ssh/ssh_host_ed25519_key",
+    "/etc/ssh/ssh_host_rsa_key",
+    "/etc/ssh/ssh_host_ecdsa_key",
+    "/etc/ssl/private",
+)
+"""Root-only files and directories a host may have; the probe also makes its own."""
+
+_DEV = frozenset(
+    {"core", "fd", "full", "null", "ptmx", "pts", "random", "shm", "stderr", "stdin", "stdout",
+     "tty", "urandom", "zero"}
+)  # fmt: skip
+"""The minimal `/dev` of a container (bubblewrap's)."""
+
+_HOOK_MARK = "probe hook ran as"
+
+HOSTILE_SETUP = r"""#!/bin/bash
+# A hostile task author's setupCommand, as root. $1: a host file to link a selector log to;
+# the rest: host paths to read.
+probe() { printf 'PROBE %s: %s\n' "$1" "$2"; }
+try_write() {
+  if [ ! -e "$2" ]; then probe "$1" absent
+  elif printf '%s\n' "$3" 2>/dev/null >"$2"; then probe "$1" wrote
+  else probe "$1" refused; fi
+}
+try_write core_pattern /proc/sys/kernel/core_pattern '|/bin/true selfbench-probe %p'
+try_write modprobe /proc/sys/kernel/modprobe /selfbench-probe-modprobe
+try_write hostname /proc/sys/kernel/hostname selfbench-probe
+try_write uevent_helper /sys/kernel/uevent_helper /selfbench-probe-uevent
+try_write sysrq /proc/sysrq-trigger h
+try_write rcu_expedited /sys/kernel/rcu_expedited "$(cat /sys/kernel/rcu_expedited 2>/dev/null)"
+try_write drop_caches /proc/sys/vm/drop_caches 1
+for procs in /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/unified/cgroup.procs; do
+  if [ -e "$procs" ]; then try_write cgroup "$procs" "$$"; break; fi
+done
+if mknod /dev/selfbench-probe b 8 0 2>/dev/null; then probe mknod made; else probe mknod refused; fi
+probe dev "$(ls -A /dev | tr '\n' ' ')"
+probe network "$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\n' ' ')"
+
+link_target="$1"
+shift
+for path in "$@"; do
+  if [ -d "$path" ]; then
+    found="$(ls -A -- "$path" 2>/dev/null | tr '\n' ' ')"
+  else
+    found="$(head -c 4096 -- "$path" 2>/dev/null | tr '\n' ' ')"
+  fi
+  probe "read $path" "${found:-nothing}"
+done
+probe "read /root" "$(ls -A /root | tr '\n' ' ')"
+
+# a hook that, run as root in a later phase, marks the phase's directories and links a
+# selector log to a host file (which the host would then read back into a log)
+cat >/root/probe-hook <<EOF
+#!/bin/sh
+for dir in /logs /run/selfbench-status /run/selfbench-agent; do
+  if [ -d "\$dir" ]; then : >"\$dir/hook-ran-\$(id -u)" 2>/dev/null; fi
+done
+if [ -d /logs/selfbench ]; then ln -sfn '$link_target' /logs/selfbench/selector-0.log; fi
+echo "probe hook ran as \$(id -un)" >&2
+case "\$1" in
+  filter) exec cat ;;
+  1 | 2) exit 1 ;; # as core.fsmonitor: no answer
+esac
+exit 0
+EOF
+chmod 0755 /root/probe-hook
+mkdir -p /root/probe-hooks /root/.config/git
+git config --global core.fsmonitor /root/probe-hook
+git config --global core.hooksPath /root/probe-hooks
+printf '[core]\n\tfsmonitor = /root/probe-hook\n' >/root/.config/git/config
+printf '* filter=probe\n' >/root/.config/git/attributes
+git config core.fsmonitor /root/probe-hook
+git config core.hooksPath /root/probe-hooks
+git config filter.probe.clean '/root/probe-hook filter'
+git config filter.probe.smudge '/root/probe-hook filter'
+printf '* filter=probe\n' >>.git/info/attributes
+for hook in post-checkout post-index-change reference-transaction pre-commit pre-auto-gc \
+  post-rewrite pre-push; do
+  ln -sf /root/probe-hook ".git/hooks/$hook"
+  ln -sf /root/probe-hook "/root/probe-hooks/$hook"
+done
+# a configuration of root's home that a later phase's tool would read (jq's ~/.jq)
+printf 'def map(f): error("probe jq config" + " read");\n' >/root/.jq
+probe git "config and hooks planted"
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class HostileRun:
+    """One validation of the hostile setup: what the host saw."""
+
+    report: TaskReport
+    logs: Path
+    workspace: Path
+    before: dict[str, str | None]
+    after: dict[str, str | None]
+    secrets: dict[str, str]
+
+    def prepare_log(self) -> str:
+        return (self.logs / "prepare.log").read_text(errors="replace")
+
+    def probes(self) -> dict[str, str]:
+        """What each `PROBE name: outcome` line of setup said."""
+        return dict(re.findall(r"^PROBE (.+?): (.*)$", self.prepare_log(), flags=re.MULTILINE))
+
+    def phase_logs(self) -> str:
+        """Everything the agent and verifier phases logged."""
+        names = sorted(p for p in self.logs.iterdir() if p.name != "prepare.log")
+        return "".join(p.read_text(errors="replace") for p in names if p.is_file())
+
+
+def _read_host(path: str) -> str | None:
+    try:
+        return Path(path).read_text(errors="replace")
+    except OSError:
+        return None
+
+
+def _secret_file(path: Path, token: str) -> None:
+    path.write_text(f"{token}\n")
+    path.chmod(0o600)
+
+
+@pytest.fixture(scope="module")
+def host_secrets() -> Iterator[dict[str, str]]:
+    """Root-only host files, each with its own token: in `/etc`, under a private directory of
+    `/var/lib`, in a listable `/var/cache`, and in the host's `/root`."""
+    tag = os.urandom(6).hex()
+    private_dir = Path(tempfile.mkdtemp(prefix="selfbench-probe-", dir="/var/lib"))
+    private_dir.chmod(0o700)
+    files = {
+        Path(f"/etc/selfbench-probe-{tag}"): f"etc-secret-{tag}",
+        private_dir / "secret": f"var-lib-secret-{tag}",
+        Path(f"/var/cache/selfbench-probe-{tag}"): f"var-cache-secret-{tag}",
+        Path.home() / f"selfbench-probe-{tag}": f"root-home-secret-{tag}",
+    }
+    for path, token in files.items():
+        _secret_file(path, token)
+    (private_dir / "public").write_text(f"var-lib-listed-{tag}\n")  # 0644, in a 0700 directory
+    try:
+        yield {str(path): token for path, token in files.items()} | {
+            str(private_dir / "public"): f"var-lib-listed-{tag}"
+        }
+    finally:
+        for path in files:
+            path.unlink(missing_ok=True)
+        shutil.rmtree(private_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def hostile_run(
+    tmp_path_factory: pytest.TempPathFactory, host_secrets: dict[str, str]
+) -> Iterator[HostileRun]:
+    root = tmp_path_factory.mktemp("hostile")
+    link_target = next(path for path in host_secrets if path.startswith("/etc/"))
+    reads = [*host_secrets, *_ROOT_ONLY]
+    arguments = " ".join([link_target, *reads])
+    project = python_project(
+        "hostile-author",
+        base={"hostile.sh": HOSTILE_SETUP},
+        tests={"tests/test_mul.py": PY_TEST_MUL, "tests/test_mul_again.py": PY_TEST_MUL},
+        definition={"setupCommand": f"bash hostile.sh {arguments} && {PY_SETUP}"},
+    )
+    out = build(project, root / "build")
+    (root / "workspace").mkdir()
+    options = LocalOptions(logs=root / "logs", keep=True, workspace=root / "workspace")
+    before = {path: _read_host(path) for path in _TUNABLES}
+    try:
+        [report] = validate([out], runner=LocalRunner(options))
+    finally:
+        after = {path: _read_host(path) for path in _TUNABLES}
+        for path, value in before.items():  # put back what a failed probe changed
+            if value is not None and after[path] != value:
+                Path(path).write_text(value)
+    [workspace] = (root / "workspace").iterdir()
+    yield HostileRun(
+        report, root / "logs" / "hostile-author", workspace, before, after, host_secrets
+    )
+    shutil.rmtree(workspace, ignore_errors=True)
+
+
+def test_setup_root_cannot_set_a_host_kernel_tunable(hostile_run: HostileRun) -> None:
+    """Finding: setup's root wrote `/proc/sys/kernel/core_pattern` (a command the host runs as
+    root when a process crashes); `/proc/sys`, `/sys` and the other kernel interfaces are
+    read-only now, `/dev` is a container's."""
+    assert hostile_run.after == hostile_run.before
+    probes = hostile_run.probes()
+    for name in ("core_pattern", "hostname", "drop_caches"):
+        assert probes[name] == "refused", (name, probes)
+    for name in ("modprobe", "uevent_helper", "sysrq", "cgroup", "rcu_expedited"):  # if present
+        assert probes.get(name, "absent") in {"refused", "absent"}, (name, probes)
+    assert probes["mknod"] == "refused"
+    assert set(probes["dev"].split()) <= _DEV
+
+
+def test_setup_root_cannot_read_root_only_host_files(hostile_run: HostileRun) -> None:
+    """Finding: setup's root kept `CAP_DAC_OVERRIDE` and read any host file; now the sandbox
+    shows only what an unprivileged host user could read, while setup keeps its network."""
+    probes = hostile_run.probes()
+    for path in [*hostile_run.secrets, *_ROOT_ONLY]:
+        assert probes[f"read {path}"] == "nothing", (path, probes[f"read {path}"])
+    everything = hostile_run.prepare_log() + hostile_run.phase_logs()
+    for token in hostile_run.secrets.values():
+        assert token not in everything
+    assert not any(name.startswith("selfbench-probe-") for name in probes["read /root"].split())
+    assert set(probes["network"].split()) - {"lo"}, "setup lost its network"
+    assert hostile_run.report.accepted, hostile_run.report.reason
+
+
+def test_a_git_config_or_hook_left_by_setup_never_runs_later(hostile_run: HostileRun) -> None:
+    """Finding: a `core.fsmonitor` hook in root's persistent `~/.gitconfig` ran during
+    `test.sh`'s git calls. Setup plants global and repository config (fsmonitor, hooksPath,
+    filters, hooks) and a `~/.jq` that would break the verifier's evidence; none of it runs in
+    the agent or verifier phases, and the gold patch still scores."""
+    assert hostile_run.probes()["git"] == "config and hooks planted"
+    assert _HOOK_MARK not in hostile_run.phase_logs()
+    marks = sorted(str(p.relative_to(hostile_run.workspace))
+                   for p in hostile_run.workspace.rglob("hook-ran-*"))  # fmt: skip
+    assert marks == []
+    assert hostile_run.report.accepted, hostile_run.report.reason
+    assert hostile_run.report.oracle.reward is not None
+    assert hostile_run.report.oracle.reward.reward == 1
+
+
+HOSTILE_TEST_SH = """#!/bin/bash
+# A tampered bundle's verifier, as root: links the verifier's outputs to host files.
+rm -rf /logs/selfbench
+ln -sfn {selfbench} /logs/selfbench
+mkdir -p /logs/verifier
+ln -sfn {reward} /logs/verifier/reward.json
+exit 0
+"""
+
+
+def test_a_workspace_link_never_makes_the_host_read_a_host_file(tmp_path: Path) -> None:
+    """Finding: a link planted in the workspace (a selector log to a host path) made the host
+    read that host file into `nop.log`. A tampered verifier links `/logs/selfbench` to a host
+    directory holding a secret selector log, and `reward.json` to a host file forging a pass:
+    the host follows neither."""
+    tag = os.urandom(6).hex()
+    host_dir = tmp_path / "host-only"
+    host_dir.mkdir()
+    for index in range(2):
+        (host_dir / f"selector-{index}.log").write_text(f"host-secret-{tag}\n")
+        (host_dir / f"selector-{index}.code").write_text("0\n")
+    (host_dir / "test.sh.code").write_text("0\n")
+    fields = ("patch_applied", "fail_to_pass", "pass_to_pass", "deterministic", "setup_completed")
+    forged = {"reward": 1, **dict.fromkeys(fields, 1)} | {
+        "fail_to_pass_exit_code": 0, "fail_to_pass_repeat_exit_code": 0,
+        "pass_to_pass_exit_code": 0,
+    }  # fmt: skip
+    (tmp_path / "forged.json").write_text(json.dumps(forged))
+    project = python_project(
+        "linked-logs",
+        tests={"tests/test_mul.py": PY_TEST_MUL, "tests/test_mul_again.py": PY_TEST_MUL},
+    )
+    out = build(project, tmp_path / "build")
+    bundle = locate_task(out).bundle
+    (bundle / "tests" / "test.sh").write_text(
+        HOSTILE_TEST_SH.format(selfbench=host_dir, reward=tmp_path / "forged.json")
+    )
+    logs = tmp_path / "logs"
+    [report] = validate([out], runner=LocalRunner(LocalOptions(logs=logs)))
+    everything = "".join(p.read_text(errors="replace") for p in logs.rglob("*") if p.is_file())
+    assert f"host-secret-{tag}" not in everything
+    assert f"host-secret-{tag}" not in json.dumps(report.to_json())
+    assert report.nop.reward is None
+    assert report.oracle.reward is None
+    assert not report.accepted
+    assert report.reason is not None
+    assert "not a regular file (a link, or below one); not read" in report.reason
+
+
+def test_reading_beneath_a_workspace_follows_no_link(tmp_path: Path) -> None:
+    """The one reader of workspace files: links at any depth, pipes and directories refused,
+    a missing file is None, a regular file is read (up to a limit)."""
+    secret = tmp_path / "secret"
+    secret.write_text("host secret\n")
+    root = tmp_path / "workspace"
+    (root / "logs").mkdir(parents=True)
+    (root / "logs" / "ok").write_text("0123456789")
+    (root / "logs" / "file-link").symlink_to(secret)
+    (root / "dir-link").symlink_to(tmp_path)
+    os.mkfifo(root / "logs" / "pipe")
+
+    def read(relative: str, limit: int | None = None) -> bytes | None:
+        return read_beneath(root, relative, error=RewardError, limit=limit)
+
+    assert read("logs/ok") == b"0123456789"
+    assert read("logs/ok", limit=4) == b"0123"
+    assert read("logs/missing") is None
+    assert read("missing/ok") is None
+    for relative in ("logs/file-link", "dir-link/secret", "logs/pipe", "logs", "logs/ok/x"):
+        with pytest.raises(RewardError, match=r"not a regular file \(a link, or below one\)"):
+            read(relative)
+    for bad in ("", "/etc/passwd", "../secret"):
+        with pytest.raises(ValueError, match="not a relative path"):
+            read(bad)
+
+
+SOCKET_PROBE = """
+import socket, sys
+for path in sys.argv[1:]:
+    try:
+        socket.socket(socket.AF_UNIX).connect(path)
+        print("connected", path)
+    except OSError as exc:
+        print("refused", path, type(exc).__name__)
+"""
+
+
+def test_root_in_the_sandbox_cannot_reach_a_host_socket_by_its_path(tmp_path: Path) -> None:
+    """A host daemon's socket in a directory the sandbox shows (`/var/cache`, say): a network
+    namespace does not cover a socket reached by its path, so the sandbox covers every socket."""
+    from selfbench.validate.sandbox import Mounts, Sandbox, choose_users, require_sandbox  # noqa: PLC0415
+
+    directory = Path(tempfile.mkdtemp(prefix="selfbench-probe-", dir="/var/cache"))
+    directory.chmod(0o755)
+    path = directory / "daemon.sock"
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(path))
+        path.chmod(0o777)
+        server.listen()
+        server.settimeout(0.1)
+        sandbox = Sandbox(tmp_path / "ws", choose_users(), require_sandbox())
+        log = tmp_path / "probe.log"
+        result = sandbox.run(
+            'exec python3 -c "$1" "$2"',
+            (SOCKET_PROBE, str(path)),
+            mounts=Mounts(root_home_writable=True),  # its own network namespace
+            log=log,
+            timeout=60,
+        )
+        assert result.exit_code == 0, log.read_text()
+        assert log.read_text().splitlines()[-1].startswith(f"refused {path} ")
+        with pytest.raises(TimeoutError):
+            server.accept()
+    finally:
+        server.close()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_a_bundle_with_a_link_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    """A tampered bundle whose verifier links to a host file: the sandbox would have copied the
+    host file in and run it (bash's errors quoting its lines); the bundle is refused instead."""
+    tag = os.urandom(6).hex()
+    secret = tmp_path / "host-secret"
+    secret.write_text(f"bundle-secret-{tag}\n")
+    secret.chmod(0o600)
+    out = build(python_project("linked-bundle"), tmp_path / "build")
+    bundle = locate_task(out).bundle
+    (bundle / "tests" / "test.sh").unlink()
+    (bundle / "tests" / "test.sh").symlink_to(secret)
+    logs = tmp_path / "logs"
+    [report] = validate([out], runner=LocalRunner(LocalOptions(logs=logs)))
+    assert not report.accepted
+    assert report.reason == (
+        f"validation failed: {bundle / 'tests' / 'test.sh'}: not a regular file or directory;"
+        " a bundle holds no links"
+    )
+    everything = "".join(p.read_text(errors="replace") for p in logs.rglob("*") if p.is_file())
+    assert f"bundle-secret-{tag}" not in everything
