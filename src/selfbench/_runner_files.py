@@ -22,13 +22,17 @@ _FILES = (
     "jest.config.*", "jest.setup.*", "vitest.config.*", "vitest.setup.*", "vitest.workspace.*",
     "vite.config.*", "babel.config.*", ".babelrc", ".babelrc.*", ".mocharc*", ".npmrc",
     ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "bunfig.toml", ".node-options",
-    # Cargo and Go: toolchain and build configuration.
-    "rust-toolchain", "rust-toolchain.toml", "go.work", "go.work.sum", "go.env",
+    # Cargo and Go: toolchain and build configuration, build scripts, vendored modules, and Go's
+    # and Rust's test files (a package's tests are the base's and the held-out ones).
+    "rust-toolchain", "rust-toolchain.toml", "build.rs", "go.work", "go.work.sum", "go.env",
+    "vendor/modules.txt", "*_test.go", "tests/*.rs",
 )  # fmt: skip
 """Files that configure a runner or are loaded by it, at any depth.
 
 `pyproject.toml`, `setup.cfg` and `tox.ini` are not among them: they hold much besides pytest's
-configuration, so the verifier restores only a changed pytest table or section (`evidence.py`).
+configuration, so the verifier restores only a changed pytest table or section (`evidence.py`);
+nor are `go.mod` and `Cargo.toml`, restored when their replace/toolchain directives or their
+targets, profiles, patches, build keys or paths change.
 """
 
 _DIRECTORIES = (

@@ -349,3 +349,286 @@ HONEST: tuple[Attack, ...] = (
     ),
 )
 """Solutions with harmless changes beside the guarded files: each must still score 1."""
+
+# --- go test ------------------------------------------------------------------------------------
+_GO = ("go",)
+_GO_STUB = (
+    "package calc\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"os/exec\"\n\t\"syscall\"\n)\n\n"
+    "var _, _, _, _ = fmt.Sprint, os.Exit, exec.Command, syscall.Getpid\n\n"
+    "// Sub subtracts.\nfunc Sub(a, b int) int { return a - b }\n\n"
+    "// Mul does not multiply.\nfunc Mul(a, b int) int { return 0 }\n"
+)
+
+
+def _go_init(body: str) -> Change:
+    """The stub implementation, with an `init` that runs in the test binary before any test."""
+    return Change("calc/calc.go", _GO_STUB + "\nfunc init() {\n" + body + "}\n")
+
+
+_GO_NO_OP_CHECK = (
+    'package check\n\nimport "testing"\n\n'
+    "// Equal passes whatever it is given.\nfunc Equal(t *testing.T, got, want int) {}\n"
+)
+_GO_FORGED = (
+    '\tfmt.Print("=== RUN   TestMul\\n--- PASS: TestMul (0.00s)\\n'
+    '=== RUN   TestMulZero\\n--- PASS: TestMulZero (0.00s)\\nPASS\\n")\n\tos.Exit(0)\n'
+)
+_GO_LEFTOVER = (
+    '\tloop := "for i in $(seq 600); do echo \'{\\"reward\\": 1}\' > /logs/verifier/reward.json;'
+    ' sleep 0.05; done"\n'
+    '\tcmd := exec.Command("/bin/sh", "-c", loop)\n'
+    "\tcmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}\n\t_ = cmd.Start()\n"
+)
+
+ATTACKS += (
+    Attack("go-init-exits-0", _GO, (_go_init("\tos.Exit(0)\n"),)),
+    Attack(
+        "go-testmain-exits-0",
+        _GO,
+        (
+            _go_init(""),
+            Change(
+                "calc/main_test.go",
+                'package calc\n\nimport (\n\t"os"\n\t"testing"\n)\n\n'
+                "func TestMain(m *testing.M) { os.Exit(0) }\n",
+            ),
+        ),
+    ),
+    Attack(
+        "go-init-narrows-test-run",
+        _GO,
+        (_go_init('\tos.Args = append(os.Args, "-test.run=^TestMulZero$")\n'),),
+    ),
+    Attack("go-forged-output-lines", _GO, (_go_init(_GO_FORGED),)),
+    Attack(
+        "go-forged-test2json-framing",
+        _GO,
+        (_go_init(_GO_FORGED.replace("=== RUN", "\\x16=== RUN").replace("--- PASS", "\\x16--- PASS")),),
+    ),
+    Attack(
+        "go-forged-json-events",
+        _GO,
+        (
+            _go_init(
+                '\tfmt.Println(`{"Action":"pass","Package":"example.com/calc/calc","Test":"TestMul"}`)\n'
+                '\tfmt.Println(`{"Action":"pass","Package":"example.com/calc/calc"}`)\n'
+                "\tos.Exit(0)\n"
+            ),
+        ),
+    ),
+    Attack(
+        "go-work-replaces-dependency",
+        _GO,
+        (
+            _go_init(""),
+            Change(
+                "go.work",
+                "go 1.22\n\nuse .\n\nreplace example.com/check => ./cheat/check\n",
+            ),
+            Change("cheat/check/go.mod", "module example.com/check\n\ngo 1.22\n"),
+            Change("cheat/check/check.go", _GO_NO_OP_CHECK),
+        ),
+    ),
+    Attack(
+        "go-mod-replaces-dependency",
+        _GO,
+        (
+            _go_init(""),
+            Change(
+                "go.mod",
+                "module example.com/calc\n\ngo 1.22\n\nrequire example.com/check v0.0.0\n\n"
+                "replace example.com/check => ./cheat/check\n",
+            ),
+            Change("cheat/check/go.mod", "module example.com/check\n\ngo 1.22\n"),
+            Change("cheat/check/check.go", _GO_NO_OP_CHECK),
+        ),
+    ),
+    Attack(
+        "go-mod-switches-toolchain",
+        _GO,
+        (
+            _go_init(""),
+            Change(
+                "go.mod",
+                "module example.com/calc\n\ngo 1.22\n\ntoolchain go1.99.0\n\n"
+                "require example.com/check v0.0.0\n\n"
+                "replace example.com/check => ./third_party/check\n",
+            ),
+        ),
+    ),
+    Attack(
+        "go-vendor-shadows-dependency",
+        _GO,
+        (
+            _go_init(""),
+            Change(
+                "vendor/modules.txt",
+                "# example.com/check v0.0.0 => ./third_party/check\n## explicit\nexample.com/check\n"
+                "# example.com/check => ./third_party/check\n",
+            ),
+            Change("vendor/example.com/check/check.go", _GO_NO_OP_CHECK),
+        ),
+    ),
+    Attack("go-env-file-sets-goflags", _GO, (_go_init(""), Change("go.env", "GOFLAGS=-run=^$\n"))),
+    Attack(
+        "go-leftover-process-rewrites-reward",
+        _GO,
+        (_go_init(_GO_LEFTOVER),),
+    ),
+    Attack(
+        "go-rewrites-pass-to-pass",
+        _GO,
+        (
+            Change("calc/calc.go", _GO_STUB.replace("return 0", "return a * b")),
+            Change("core/core.go", "package core\n\n// Add is broken.\nfunc Add(a, b int) int { return 0 }\n"),
+            Change("core/core_test.go", 'package core\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {}\n'),
+        ),
+    ),
+    Attack(
+        "go-symlinked-held-out-test",
+        _GO,
+        (_go_init(""), Change("calc/mul_test.go", link="../core/core_test.go")),
+    ),
+    Attack(
+        "go-build-cache-in-tree",
+        _GO,
+        (
+            _go_init(""),
+            Change(".gitignore", "!.cache/\n"),
+            Change(".cache/go-build/README", "a build cache shipped in the tree is not used\n"),
+        ),
+    ),
+)
+
+# --- cargo test ---------------------------------------------------------------------------------
+_RS = ("cargo",)
+_RS_HEAD = "pub fn add(a: i64, b: i64) -> i64 {\n    a + b\n}\n\n"
+
+
+def _rs_mul(body: str) -> Change:
+    """`src/lib.rs` with a `mul` that runs `body` and does not multiply."""
+    return Change(
+        "src/lib.rs", _RS_HEAD + "pub fn mul(_a: i64, _b: i64) -> i64 {\n" + body + "    0\n}\n"
+    )
+
+
+_RS_STUB = _rs_mul("")
+_RS_FORGED = (
+    '    println!("test mul_works ... ok\\n\\ntest result: ok. 1 passed; 0 failed; 0 ignored; '
+    '0 measured; 0 filtered out; finished in 0.00s\\n");\n'
+    "    std::process::exit(0);\n"
+)
+_RS_LEFTOVER = (
+    "    let _ = std::process::Command::new(\"setsid\").args([\"/bin/sh\", \"-c\",\n"
+    "        \"for i in $(seq 600); do echo '{\\\"reward\\\": 1}' > /logs/verifier/reward.json;"
+    " sleep 0.05; done\"]).spawn();\n"
+)
+_RS_FAKE_MUL = (
+    "fn main() {\n    let args: Vec<String> = std::env::args().collect();\n"
+    '    if let Some(at) = args.iter().position(|a| a == "--logfile") {\n'
+    '        std::fs::write(&args[at + 1], "ok mul_works\\n").unwrap();\n    }\n'
+    '    println!("test mul_works ... ok");\n}\n'
+)
+
+ATTACKS += (
+    Attack("cargo-exits-0-from-code", _RS, (_rs_mul("    std::process::exit(0);\n"),)),
+    Attack("cargo-forged-output-lines", _RS, (_rs_mul(_RS_FORGED),)),
+    Attack(
+        "cargo-config-runner",
+        _RS,
+        (
+            _RS_STUB,
+            Change(".cargo/config.toml", '[target.x86_64-unknown-linux-gnu]\nrunner = "true"\n'
+                   '[target.aarch64-unknown-linux-gnu]\nrunner = "true"\n'),
+        ),
+    ),
+    Attack(
+        "cargo-toml-replaces-held-out-target",
+        _RS,
+        (
+            _RS_STUB,
+            Change(
+                "Cargo.toml",
+                '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n\n'
+                '[[test]]\nname = "mul"\npath = "fake/mul.rs"\nharness = false\n',
+            ),
+            Change("fake/mul.rs", _RS_FAKE_MUL),
+        ),
+    ),
+    Attack(
+        "cargo-toml-autotests-off",
+        _RS,
+        (
+            _RS_STUB,
+            Change(
+                "Cargo.toml",
+                '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\nautotests = false\n',
+            ),
+        ),
+    ),
+    Attack(
+        "cargo-build-script",
+        _RS,
+        (_RS_STUB, Change("build.rs", "fn main() {\n    std::process::exit(0);\n}\n")),
+    ),
+    Attack(
+        "cargo-rust-toolchain-file",
+        _RS,
+        (_RS_STUB, Change("rust-toolchain.toml", '[toolchain]\nchannel = "nightly-2020-01-01"\n')),
+    ),
+    Attack(
+        "cargo-target-dir-shipped",
+        _RS,
+        (
+            _RS_STUB,
+            Change(".gitignore", ""),
+            Change("target/debug/deps/mul-0000000000000000", "#!/bin/sh\nexit 0\n", executable=True),
+        ),
+    ),
+    Attack("cargo-leftover-process-rewrites-reward", _RS, (_rs_mul(_RS_LEFTOVER),)),
+    Attack(
+        "cargo-symlinked-held-out-test",
+        _RS,
+        (_RS_STUB, Change("tests/mul.rs", link="../src/lib.rs")),
+    ),
+    Attack(
+        "cargo-rewrites-pass-to-pass",
+        _RS,
+        (
+            Change(
+                "src/lib.rs",
+                "pub fn add(_a: i64, _b: i64) -> i64 {\n    0\n}\n\n"
+                "pub fn mul(a: i64, b: i64) -> i64 {\n    a * b\n}\n",
+            ),
+            Change("tests/add.rs", "#[test]\nfn add_works() {}\n"),
+        ),
+    ),
+)
+
+HONEST += (
+    Attack(
+        "go-module-comment-and-new-file",
+        _GO,
+        (
+            Change("calc/calc.go", _GO_STUB.replace("return 0", "return a * b")),
+            Change("calc/doc.go", "// Package calc does arithmetic.\npackage calc\n"),
+            Change(
+                "go.mod",
+                "// The calc module.\nmodule example.com/calc\n\ngo 1.22\n\n"
+                "require example.com/check v0.0.0\n\nreplace example.com/check => ./third_party/check\n",
+            ),
+        ),
+    ),
+    Attack(
+        "cargo-package-description",
+        _RS,
+        (
+            Change("src/lib.rs", _RS_HEAD + "pub fn mul(a: i64, b: i64) -> i64 {\n    a * b\n}\n"),
+            Change(
+                "Cargo.toml",
+                '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n'
+                'description = "Arithmetic"\n\n[dependencies]\n',
+            ),
+        ),
+    ),
+)

@@ -74,16 +74,13 @@ RUST: dict[str, str] = {
     'manual editing.\nversion = 4\n\n[[package]]\nname = "calc"\nversion = "0.1.0"\n',
     "src/lib.rs": (
         "pub fn add(a: i64, b: i64) -> i64 {\n    a + b\n}\n\n"
-        "pub fn mul(_a: i64, _b: i64) -> i64 {\n    0\n}\n\n"
-        "#[cfg(test)]\nmod tests {\n    #[test]\n    fn add_works() {\n"
-        "        assert_eq!(super::add(1, 2), 3);\n    }\n}\n"
+        "pub fn mul(_a: i64, _b: i64) -> i64 {\n    0\n}\n"
     ),
+    "tests/add.rs": "#[test]\nfn add_works() {\n    assert_eq!(calc::add(1, 2), 3);\n}\n",
 }
 RUST_SOLVED = (
     "pub fn add(a: i64, b: i64) -> i64 {\n    a + b\n}\n\n"
-    "pub fn mul(a: i64, b: i64) -> i64 {\n    a * b\n}\n\n"
-    "#[cfg(test)]\nmod tests {\n    #[test]\n    fn add_works() {\n"
-    "        assert_eq!(super::add(1, 2), 3);\n    }\n}\n"
+    "pub fn mul(a: i64, b: i64) -> i64 {\n    a * b\n}\n"
 )
 RUST_TEST = "#[test]\nfn mul_works() {\n    assert_eq!(calc::mul(2, 3), 6);\n}\n"
 
@@ -99,7 +96,7 @@ def rust_project(task_id: str) -> Project:
             "setupCommand": "cargo build --offline --tests",
             "testCommand": "cargo test --offline -- {tests}",
             "failToPass": ["mul_works"],
-            "passToPass": ["tests::add_works"],
+            "passToPass": ["add_works"],
             "testPaths": ["tests/mul.rs"],
             "toolchains": ["rust"],
         },

@@ -36,6 +36,23 @@ def judge(runner: str, records: list[dict[str, Any]], wanted: list[dict[str, str
 
 MUL = {"path": "/app/tests/test_mul.py", "file": "tests/test_mul.py", "name": ""}
 R = {"path": "/app/test/r.test.js", "file": "test/r.test.js", "name": ""}
+CALC = {"path": "/app/calc", "file": "calc", "name": ""}
+PKG = "example.com/calc/calc"
+
+
+def _go(action: str, test: str | None = None, package: str = PKG) -> dict[str, Any]:
+    return {"Action": action, "Package": package, **({"Test": test} if test else {})}
+
+
+def _cargo(name: str, outcome: str = "ok") -> dict[str, Any]:
+    return {"event": "test", "name": name, "outcome": outcome}
+
+
+def _exit(status: int = 0) -> dict[str, Any]:
+    return {"event": "exit", "status": status}
+
+
+MUL_WORKS = {"path": "mul_works", "file": "", "name": "mul_works"}
 CASES = [
     ("all-seen", "pytest", [_START, _test("tests/test_mul.py::test_mul"), _FINISH], [MUL], ""),
     ("no-finish", "pytest", [_START, _test("tests/test_mul.py::test_mul")], [MUL],
@@ -80,6 +97,34 @@ CASES = [
      [R], "a test failed: b"),
     ("node-no-finish", "node", [_node("test:pass", "/app/test/r.test.js", "a")],
      [R], "the run did not finish"),
+    ("go-seen", "go", [_go("run", "TestMul"), _go("pass", "TestMul"), _go("pass")],
+     [CALC, {**CALC, "name": "TestMul"}], ""),
+    ("go-skipped-counts", "go", [_go("skip", "TestMul"), _go("pass")],
+     [{**CALC, "name": "TestMul"}], ""),
+    ("go-subtest", "go", [_go("pass", "TestMul/zero"), _go("pass")],
+     [{**CALC, "name": "TestMul"}], ""),
+    ("go-named-not-seen", "go", [_go("pass", "TestMulZero"), _go("pass")],
+     [CALC, {**CALC, "name": "TestMul"}], "no test seen passing for /app/calc::TestMul"),
+    ("go-other-package", "go", [_go("pass", "TestMul", "example.com/calc/core"),
+     _go("pass", package="example.com/calc/core")], [CALC],
+     "no test seen passing for /app/calc"),
+    ("go-no-package-result", "go", [_go("pass", "TestMul")], [CALC], "the run did not finish"),
+    ("go-test-failed", "go", [_go("pass", "TestMul"), _go("fail", "TestMulZero"), _go("fail")],
+     [CALC], f"a test failed: {PKG} TestMulZero"),
+    ("go-build-failed", "go", [{"Action": "build-fail", "ImportPath": PKG}, _go("pass")],
+     [CALC], f"a test failed: {PKG}"),
+    ("go-recursive", "go", [_go("pass", "TestMul"), _go("pass")],
+     [{"path": "/app/...", "file": "...", "name": ""}], ""),
+    ("cargo-seen", "cargo", [_cargo("mul_works"), _exit()], [MUL_WORKS], ""),
+    ("cargo-filter-is-a-substring", "cargo", [_cargo("tests::mul_works_big"), _exit()],
+     [MUL_WORKS], ""),
+    ("cargo-ignored-only", "cargo", [_cargo("mul_works", "ignored"), _exit()], [MUL_WORKS],
+     "no test seen passing for mul_works"),
+    ("cargo-binary-failed", "cargo", [_cargo("mul_works"), _exit(101)], [MUL_WORKS],
+     "a test failed: a test binary exited 101"),
+    ("cargo-test-failed", "cargo", [_cargo("mul_works"), _cargo("other", "failed"), _exit(101)],
+     [MUL_WORKS], "a test failed: other"),
+    ("cargo-no-binary", "cargo", [_cargo("mul_works")], [MUL_WORKS], "the run did not finish"),
 ]  # fmt: skip
 
 

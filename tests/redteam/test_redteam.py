@@ -17,6 +17,7 @@ import pytest
 from redteam_attacks import ATTACKS, HONEST, Attack, Change
 
 from projects import Project, build, git
+from redteam_projects import go_project, rust_project
 from selfbench.bundle.locate import locate_task
 from selfbench.validate.local import LocalOptions, score_patches
 from test_validate import PY_TEST_MUL, node_project, python_project
@@ -36,11 +37,13 @@ _UNITTEST_MUL = (
 )
 
 _SKIPPED = {
-    "cargo": "cargo test: the sandbox has no Rust toolchain at the image's path (/usr/local/cargo)",
-    "jest": "jest and vitest: the verifier reads no structured report from them yet",
-    "go": "go test: no Go toolchain on this machine",
-    "bun": "bun test: no bun on this machine",
+    "jest": "jest: the verifier reads no structured report from it yet",
+    "vitest": "vitest: the verifier reads no structured report from it yet",
+    "bun": "bun test: the verifier reads no structured report from it yet",
 }
+
+RUNNERS = ("pytest", "node", "go", "cargo")
+"""The runners whose sample the red team attacks."""
 
 
 def _project(runner: str) -> Project:
@@ -48,6 +51,10 @@ def _project(runner: str) -> Project:
     if runner == "pytest":
         tests = {"tests/test_mul.py": PY_TEST_MUL, "tests/test_mul_unittest.py": _UNITTEST_MUL}
         return python_project("redteam-pytest", tests=tests)
+    if runner == "go":
+        return go_project("redteam-go")
+    if runner == "cargo":
+        return rust_project("redteam-cargo")
     return node_project("redteam-node")
 
 
@@ -101,8 +108,12 @@ def _agent_patch(repo: Path, attack: Attack, facts: dict[str, str]) -> bytes:
     return patch
 
 
-@pytest.mark.parametrize("runner", ["pytest", "node"])
-def test_every_attack_scores_0_and_every_solution_1(runner: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_every_attack_scores_0_and_every_solution_1(
+    runner: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if runner in {"go", "cargo"}:  # the image's toolchain: cached, the host's, or installed
+        monkeypatch.delenv("SELFBENCH_TOOLCHAINS", raising=False)
     attacks = [attack for attack in ATTACKS if runner in attack.runners]
     honest = [solution for solution in HONEST if runner in solution.runners]
     out = build(_project(runner), tmp_path / "build")

@@ -15,7 +15,7 @@ from selfbench._paths import join_repository_path
 from selfbench._runner_files import RUNNER_CONTROL_PATTERNS
 from selfbench._shell import quote, substitute_tests
 from selfbench.bundle import layout
-from selfbench.bundle.evidence import EVIDENCE_BODY, EVIDENCE_RUNNERS
+from selfbench.bundle.evidence import EVIDENCE_BODY, EVIDENCE_RUNNERS, FILE_SELECTING_RUNNERS
 from selfbench.contract import TaskDefinition
 from selfbench.outcomes import detect_runner
 
@@ -70,7 +70,7 @@ def _selector_file(selector: str) -> str:
 
 def pass_to_pass_paths(definition: TaskDefinition) -> tuple[str, ...]:
     """The repository paths the pass-to-pass selectors name (runners that select by file)."""
-    if not evidence_runner(definition):
+    if evidence_runner(definition) not in FILE_SELECTING_RUNNERS:
         return ()
     paths = []
     for selector in definition.passToPass:
@@ -85,6 +85,11 @@ def _evidence(definition: TaskDefinition, selectors: Sequence[str]) -> str:
     for a command that changes directory first) and test name."""
     if not selectors or not evidence_runner(definition):
         return ""
+    if evidence_runner(definition) == "cargo":  # a libtest filter, not a path
+        return json.dumps(
+            [{"path": selector, "file": "", "name": selector} for selector in selectors],
+            separators=(",", ":"),
+        )
     wanted = []
     for selector in selectors:
         file, _, name = selector.partition("::")
@@ -181,6 +186,8 @@ fail_to_pass_exit_code=-1
 fail_to_pass_repeat_exit_code=-1
 pass_to_pass_exit_code=-1
 uv_cache=""
+fail_to_pass_wanted=""
+pass_to_pass_wanted=""
 
 log() { printf 'selfbench: %s\n' "$*"; }
 
@@ -315,7 +322,7 @@ run_as_verifier() {
       bash -c "$command") </dev/null >"$output" 2>&1
     status=$?
     kill_verifier_processes
-    cat -- "$output"
+    show_output "$output" "$report"
     evidence_problem="$(check_evidence "$report" "$wanted")"
     rm -rf -- "$report"
     if [ "$status" -eq 0 ] || [ "$attempt" -eq 3 ] ||
@@ -336,19 +343,21 @@ run_tests() {
   prepare_uv_cache || log "could not copy the uv cache"
   prepare_evidence_tools || log "could not write the $runner reporter"
   log "fail-to-pass: $fail_to_pass_command"
-  run_as_verifier "$fail_to_pass_command" "$fail_to_pass_evidence"
+  fail_to_pass_wanted="$(wanted_tests "$fail_to_pass_evidence")"
+  pass_to_pass_wanted="$(wanted_tests "$pass_to_pass_evidence")"
+  run_as_verifier "$fail_to_pass_command" "$fail_to_pass_wanted"
   fail_to_pass_exit_code=$?
   if [ "$fail_to_pass_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
     fail_to_pass=1
     log "fail-to-pass again (determinism)"
-    run_as_verifier "$fail_to_pass_command" "$fail_to_pass_evidence"
+    run_as_verifier "$fail_to_pass_command" "$fail_to_pass_wanted"
     fail_to_pass_repeat_exit_code=$?
     if [ "$fail_to_pass_repeat_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
       deterministic=1
     fi
   fi
   log "pass-to-pass: $pass_to_pass_command"
-  run_as_verifier "$pass_to_pass_command" "$pass_to_pass_evidence"
+  run_as_verifier "$pass_to_pass_command" "$pass_to_pass_wanted"
   pass_to_pass_exit_code=$?
   if [ "$pass_to_pass_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
     pass_to_pass=1
