@@ -255,19 +255,20 @@ _CARGO_CONTROL = r"""
 line == "" { next }
 line ~ /^\[/ {
   section = line
-  if (section ~ controlled) print section
+  controlled = section ~ /^\[(lib|\[(test|bin|bench|example)\]|workspace|replace|patch(\..*)?|profile(\..*)?)\]$/
+  if (controlled) print section
   next
 }
-section ~ controlled { print section line; next }
-section == "[package]" && line ~ package_keys { print section line; next }
+controlled { print section line; next }
+section == "[package]" && line ~ /^"?(build|autotests|autobins|autoexamples|autobenches|autolib|links|workspace)"?=/ {
+  print section line
+  next
+}
 line ~ /(^|[{,.])"?path"?=/ { print section line }
 """
 """The awk program printing what of a `Cargo.toml` decides which code the tests build and how:
 its target tables, profiles, patches and workspace, `[package]`'s build and auto-discovery keys,
 and every `path` (a path dependency). Text, as the images have no TOML parser."""
-
-_CARGO_CONTROLLED = r"^\[(lib|\[(test|bin|bench|example)\]|workspace|replace|patch(\..*)?|profile(\..*)?)\]$"
-_CARGO_PACKAGE_KEYS = r'^"?(build|autotests|autobins|autoexamples|autobenches|autolib|links|workspace)"?='
 
 EVIDENCE_BODY = (
     r"""
@@ -297,12 +298,6 @@ readonly go_test_names='"""
 # shellcheck disable=SC2016
 readonly cargo_control='"""
     + _CARGO_CONTROL.replace("'", "'\"'\"'")
-    + r"""'
-readonly cargo_controlled='"""
-    + _CARGO_CONTROLLED
-    + r"""'
-readonly cargo_package_keys='"""
-    + _CARGO_PACKAGE_KEYS
     + r"""'
 evidence_tools=""
 evidence_problem=""
@@ -444,8 +439,7 @@ runner_control_of() {
     GOTOOLCHAIN=local GOFLAGS='' GOWORK=off go mod edit -json -- "$1" 2>/dev/null |
       jq -c '[.Replace, .Toolchain]' 2>/dev/null || echo unreadable
   else
-    awk -v controlled="$cargo_controlled" -v package_keys="$cargo_package_keys" \
-      "$cargo_control" -- "$1" 2>/dev/null || echo unreadable
+    awk "$cargo_control" "$1" 2>/dev/null || echo unreadable
   fi
 }
 

@@ -353,15 +353,17 @@ readonly cargo_control='
 line == "" { next }
 line ~ /^\[/ {
   section = line
-  if (section ~ controlled) print section
+  controlled = section ~ /^\[(lib|\[(test|bin|bench|example)\]|workspace|replace|patch(\..*)?|profile(\..*)?)\]$/
+  if (controlled) print section
   next
 }
-section ~ controlled { print section line; next }
-section == "[package]" && line ~ package_keys { print section line; next }
+controlled { print section line; next }
+section == "[package]" && line ~ /^"?(build|autotests|autobins|autoexamples|autobenches|autolib|links|workspace)"?=/ {
+  print section line
+  next
+}
 line ~ /(^|[{,.])"?path"?=/ { print section line }
 '
-readonly cargo_controlled='^\[(lib|\[(test|bin|bench|example)\]|workspace|replace|patch(\..*)?|profile(\..*)?)\]$'
-readonly cargo_package_keys='^"?(build|autotests|autobins|autoexamples|autobenches|autolib|links|workspace)"?='
 evidence_tools=""
 evidence_problem=""
 untracked_before=/dev/null
@@ -544,8 +546,7 @@ runner_control_of() {
     GOTOOLCHAIN=local GOFLAGS='' GOWORK=off go mod edit -json -- "$1" 2>/dev/null |
       jq -c '[.Replace, .Toolchain]' 2>/dev/null || echo unreadable
   else
-    awk -v controlled="$cargo_controlled" -v package_keys="$cargo_package_keys" \
-      "$cargo_control" -- "$1" 2>/dev/null || echo unreadable
+    awk "$cargo_control" "$1" 2>/dev/null || echo unreadable
   fi
 }
 
