@@ -55,7 +55,7 @@ def go_project(task_id: str) -> Project:
         tests={"calc/mul_test.go": GO_TEST},
         definition={
             "taskId": task_id,
-            "setupCommand": "go version && go build ./...",
+            "setupCommand": "go build ./... && go test -count=1 -run '^$' ./...",
             "testCommand": "go test {tests}",
             "failToPass": ["./calc"],
             "passToPass": ["./core"],

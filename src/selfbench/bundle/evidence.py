@@ -11,7 +11,8 @@ Per runner, the report is:
 
 * pytest: a plugin (`PYTEST_PLUGIN`) loaded by `PYTEST_ADDOPTS`, one JSON line per event;
 * node: a `--test-reporter` module given in `NODE_OPTIONS`, beside the usual TAP on stdout;
-* go: `GOFLAGS=-json`, with `GOTOOLCHAIN=local` and `GOWORK=off`: the events `test2json` writes
+* go: `GOFLAGS=-json -count=1` (no cached result stands for a run), with `GOTOOLCHAIN=local`,
+  `GOWORK=off`, and a private copy of the setup's build cache: the events `test2json` writes
   for the test binaries (a binary's own output is one of their `Output` fields, so a printed line
   cannot pass for an event); the log shows the text those events carry. Each `Test` function of
   the `_test.go` files of a selected package (the base's, and the held-out ones: an agent's change
@@ -303,6 +304,7 @@ evidence_tools=""
 evidence_problem=""
 untracked_before=/dev/null
 evidence_env=()
+go_cache=""
 
 prepare_evidence_tools() {
   evidence_tools="$(mktemp -d /tmp/selfbench-evidence.XXXXXX)" || return 1
@@ -323,6 +325,19 @@ prepare_evidence_tools() {
     + r"""CARGO_RUNNER
   chmod 0644 -- "$evidence_tools/"*
   chmod 0755 -- "$evidence_tools/cargo-runner"
+  if [ "$runner" = go ]; then
+    prepare_go_cache
+  fi
+}
+
+# go: a private copy of the build cache the setup left (root's), so each run does not compile the
+# standard library again; written by no one else, and never shared between runs of test.sh.
+prepare_go_cache() {
+  go_cache="$(mktemp -d /tmp/selfbench-go-cache.XXXXXX)" || return 1
+  if [ -d /root/.cache/go-build ] && [ ! -L /root/.cache/go-build ]; then
+    cp -a -- /root/.cache/go-build/. "$go_cache/" || true
+  fi
+  chown -R "$verifier_user:$verifier_user" -- "$go_cache"
 }
 
 new_report_dir() {
@@ -344,7 +359,10 @@ set_evidence_env() {
 --test-reporter=$evidence_tools/reporter.mjs --test-reporter-destination=$report")
     ;;
   go)
-    evidence_env=("GOFLAGS=-json" "GOTOOLCHAIN=local" "GOWORK=off")
+    evidence_env=("GOFLAGS=-json -count=1" "GOTOOLCHAIN=local" "GOWORK=off")
+    if [ -n "$go_cache" ]; then
+      evidence_env+=("GOCACHE=$go_cache")
+    fi
     ;;
   cargo)
     evidence_env=("SELFBENCH_EVIDENCE=$report"

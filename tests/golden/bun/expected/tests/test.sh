@@ -368,6 +368,7 @@ evidence_tools=""
 evidence_problem=""
 untracked_before=/dev/null
 evidence_env=()
+go_cache=""
 
 prepare_evidence_tools() {
   evidence_tools="$(mktemp -d /tmp/selfbench-evidence.XXXXXX)" || return 1
@@ -434,6 +435,19 @@ exit "$status"
 CARGO_RUNNER
   chmod 0644 -- "$evidence_tools/"*
   chmod 0755 -- "$evidence_tools/cargo-runner"
+  if [ "$runner" = go ]; then
+    prepare_go_cache
+  fi
+}
+
+# go: a private copy of the build cache the setup left (root's), so each run does not compile the
+# standard library again; written by no one else, and never shared between runs of test.sh.
+prepare_go_cache() {
+  go_cache="$(mktemp -d /tmp/selfbench-go-cache.XXXXXX)" || return 1
+  if [ -d /root/.cache/go-build ] && [ ! -L /root/.cache/go-build ]; then
+    cp -a -- /root/.cache/go-build/. "$go_cache/" || true
+  fi
+  chown -R "$verifier_user:$verifier_user" -- "$go_cache"
 }
 
 new_report_dir() {
@@ -453,7 +467,10 @@ set_evidence_env() {
 --test-reporter=$evidence_tools/reporter.mjs --test-reporter-destination=$report")
     ;;
   go)
-    evidence_env=("GOFLAGS=-json" "GOTOOLCHAIN=local" "GOWORK=off")
+    evidence_env=("GOFLAGS=-json -count=1" "GOTOOLCHAIN=local" "GOWORK=off")
+    if [ -n "$go_cache" ]; then
+      evidence_env+=("GOCACHE=$go_cache")
+    fi
     ;;
   cargo)
     evidence_env=("SELFBENCH_EVIDENCE=$report"
