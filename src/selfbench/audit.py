@@ -100,7 +100,8 @@ def audit(
     runner_control += [
         change.path
         for change in gold.files
-        if change.path not in runner_control and changes_build_control(change.path, gold.section(change))
+        if change.path not in runner_control
+        and changes_build_control(change.path, gold.section(change))
     ]
     if runner_control:
         listed = ", ".join(display_path(path) for path in runner_control)

@@ -2,12 +2,13 @@
 
 Each is a small real project: an implementation, a pass-to-pass test, and a held-out test that
 fails until the gold patch adds the missing function. jest and vitest come from the npm registry
-at setup time (through `npm ci` against a cache kept under `.cache/redteam-npm`), go from the
-toolchain cache, cargo from the host.
+at setup time (`npm ci` from a package-lock.json resolved once and kept under `.cache/redteam-npm`),
+go from the toolchain cache (installed from the registry on first use), cargo from the host.
 """
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from projects import Project
@@ -24,14 +25,14 @@ GO: dict[str, str] = {
     "replace example.com/check => ./third_party/check\n",
     "third_party/check/go.mod": "module example.com/check\n\ngo 1.22\n",
     "third_party/check/check.go": (
-        "package check\n\nimport \"testing\"\n\n"
+        'package check\n\nimport "testing"\n\n'
         "// Equal fails the test when got is not want.\n"
         "func Equal(t *testing.T, got, want int) {\n\tt.Helper()\n"
-        "\tif got != want {\n\t\tt.Fatalf(\"got %d, want %d\", got, want)\n\t}\n}\n"
+        '\tif got != want {\n\t\tt.Fatalf("got %d, want %d", got, want)\n\t}\n}\n'
     ),
     "core/core.go": "package core\n\n// Add adds.\nfunc Add(a, b int) int { return a + b }\n",
     "core/core_test.go": (
-        "package core\n\nimport (\n\t\"testing\"\n\n\t\"example.com/check\"\n)\n\n"
+        'package core\n\nimport (\n\t"testing"\n\n\t"example.com/check"\n)\n\n'
         "func TestAdd(t *testing.T) { check.Equal(t, Add(1, 2), 3) }\n"
     ),
     "calc/calc.go": "package calc\n\n// Sub subtracts.\nfunc Sub(a, b int) int { return a - b }\n",
@@ -41,7 +42,7 @@ GO_SOLVED = (
     "// Mul multiplies.\nfunc Mul(a, b int) int { return a * b }\n"
 )
 GO_TEST = (
-    "package calc\n\nimport (\n\t\"testing\"\n\n\t\"example.com/check\"\n)\n\n"
+    'package calc\n\nimport (\n\t"testing"\n\n\t"example.com/check"\n)\n\n'
     "func TestMul(t *testing.T) { check.Equal(t, Mul(2, 3), 6) }\n\n"
     "func TestMulZero(t *testing.T) { check.Equal(t, Mul(0, 3), 0) }\n"
 )
@@ -86,7 +87,8 @@ RUST_TEST = "#[test]\nfn mul_works() {\n    assert_eq!(calc::mul(2, 3), 6);\n}\n
 
 
 def rust_project(task_id: str) -> Project:
-    """`cargo test`: the change implements `mul` (a stub at the base); the held-out test is `tests/mul.rs`."""
+    """`cargo test`: the change implements `mul` (a stub at the base); the held-out test is
+    `tests/mul.rs`, the pass-to-pass one `tests/add.rs`."""
     return Project(
         base=dict(RUST),
         gold={"src/lib.rs": RUST_SOLVED},
@@ -107,47 +109,70 @@ def rust_project(task_id: str) -> Project:
 
 JEST_VERSION = "29.7.0"
 VITEST_VERSION = "3.2.4"
+_JS_VERSIONS = {"jest": JEST_VERSION, "vitest": VITEST_VERSION}
 
-_JS_BASE = {
-    ".gitignore": "node_modules/\n",
-    "src/index.js": "exports.capitalize = (s) => s.charAt(0).toUpperCase() + s.slice(1);\n",
-}
-JS_SOLVED = (
-    "exports.capitalize = (s) => s.charAt(0).toUpperCase() + s.slice(1);\n"
-    "exports.reverse = (s) => [...s].reverse().join('');\n"
-)
+JS_STUB = "exports.capitalize = (s) => s.charAt(0).toUpperCase() + s.slice(1);\n"
+JS_SOLVED = JS_STUB + "exports.reverse = (s) => [...s].reverse().join('');\n"
+JS_TEST_SUFFIX = {"jest": ".test.js", "vitest": ".test.mjs"}
 
 
-def _js_test(runner: str, name: str, body: str) -> str:
-    head = "const { test, expect } = require('vitest');\n" if runner == "vitest" else ""
-    return f"{head}const lib = require('../src/index.js');\n\ntest('{name}', () => {body});\n"
-
-
-def js_project(task_id: str, runner: str, package_lock: str) -> Project:
-    """`jest` or `vitest run` on the strutil project, the runner installed by `npm ci`."""
-    version = JEST_VERSION if runner == "jest" else VITEST_VERSION
-    package = (
-        f'{{\n  "name": "strutil",\n  "version": "1.0.0",\n  "private": true,\n'
-        f'  "devDependencies": {{\n    "{runner}": "{version}"\n  }}\n}}\n'
+def js_package(runner: str) -> str:
+    """The sample's package.json: the runner, pinned, as its only dependency."""
+    return (
+        '{\n  "name": "strutil",\n  "version": "1.0.0",\n  "private": true,\n'
+        f'  "devDependencies": {{\n    "{runner}": "{_JS_VERSIONS[runner]}"\n  }}\n}}\n'
     )
+
+
+def js_package_lock(runner: str) -> str:
+    """The package-lock.json for `js_package(runner)`, resolved once and kept under `.cache`."""
+    directory = NPM_CACHE / runner
+    lock = directory / "package-lock.json"
+    package = js_package(runner)
+    if not lock.is_file() or (directory / "package.json").read_text(encoding="utf-8") != package:
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "package.json").write_text(package, encoding="utf-8")
+        subprocess.run(
+            ["npm", "install", "--package-lock-only", "--no-audit", "--no-fund", "--silent"],
+            cwd=directory,
+            check=True,
+            capture_output=True,
+        )
+    return lock.read_text(encoding="utf-8")
+
+
+def js_test(runner: str, name: str, body: str) -> str:
+    """A test file for the runner (vitest's in ESM, as vitest cannot be required)."""
+    if runner == "vitest":
+        head = "import { test, expect } from 'vitest';\nimport lib from '../src/index.js';\n"
+    else:
+        head = "const lib = require('../src/index.js');\n"
+    return f"{head}\ntest('{name}', () => {{\n  expect({body});\n}});\n"
+
+
+def js_project(task_id: str, runner: str) -> Project:
+    """`npx jest` or `npx vitest run` on the strutil project, the runner installed by `npm ci`
+    during setup (which may reach the registry)."""
+    suffix = JS_TEST_SUFFIX[runner]
     command = "npx jest {tests}" if runner == "jest" else "npx vitest run {tests}"
-    core = _js_test(runner, "capitalize", "expect(lib.capitalize('ab')).toBe('Ab')")
+    reverse = js_test(runner, "reverse", "lib.reverse('abc')).toBe('cba'")
     return Project(
         base={
-            **_JS_BASE,
-            "package.json": package,
-            "package-lock.json": package_lock,
-            "test/core.test.js": core,
+            ".gitignore": "node_modules/\n",
+            "src/index.js": JS_STUB,
+            "package.json": js_package(runner),
+            "package-lock.json": js_package_lock(runner),
+            f"test/core{suffix}": js_test(runner, "capitalize", "lib.capitalize('ab')).toBe('Ab'"),
         },
         gold={"src/index.js": JS_SOLVED},
-        tests={"test/reverse.test.js": _js_test(runner, "reverse", "expect(lib.reverse('abc')).toBe('cba')")},
+        tests={f"test/reverse{suffix}": reverse},
         definition={
             "taskId": task_id,
-            "setupCommand": "npm ci --offline --no-audit --no-fund",
+            "setupCommand": "npm ci --no-audit --no-fund",
             "testCommand": command,
-            "failToPass": ["test/reverse.test.js"],
-            "passToPass": ["test/core.test.js"],
-            "testPaths": ["test/reverse.test.js"],
+            "failToPass": [f"test/reverse{suffix}"],
+            "passToPass": [f"test/core{suffix}"],
+            "testPaths": [f"test/reverse{suffix}"],
             "toolchains": ["node"],
         },
     )

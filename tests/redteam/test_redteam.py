@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 from redteam_attacks import ATTACKS, HONEST, Attack, Change
+from redteam_projects import go_project, js_project, rust_project
 
 from projects import Project, build, git
-from redteam_projects import go_project, rust_project
 from selfbench.bundle.locate import locate_task
 from selfbench.validate.local import LocalOptions, score_patches
 from test_validate import PY_TEST_MUL, node_project, python_project
@@ -37,12 +37,10 @@ _UNITTEST_MUL = (
 )
 
 _SKIPPED = {
-    "jest": "jest: the verifier reads no structured report from it yet",
-    "vitest": "vitest: the verifier reads no structured report from it yet",
     "bun": "bun test: the verifier reads no structured report from it yet",
 }
 
-RUNNERS = ("pytest", "node", "go", "cargo")
+RUNNERS = ("pytest", "node", "go", "cargo", "jest", "vitest")
 """The runners whose sample the red team attacks."""
 
 
@@ -55,6 +53,8 @@ def _project(runner: str) -> Project:
         return go_project("redteam-go")
     if runner == "cargo":
         return rust_project("redteam-cargo")
+    if runner in {"jest", "vitest"}:
+        return js_project(f"redteam-{runner}", runner)
     return node_project("redteam-node")
 
 
@@ -125,7 +125,7 @@ def test_every_attack_scores_0_and_every_solution_1(
     reports = score_patches(locate_task(out), patches, options=options)
     rewards = [None if report.reward is None else report.reward.reward for report in reports]
     ids = ["gold", *(row.id for row in [*honest, *attacks])]
-    expected = [1] * (1 + len(honest)) + [0] * len(attacks)
+    expected = [1] * (1 + len(honest)) + [int(row.open is not None) for row in attacks]
     assert dict(zip(ids, rewards, strict=True)) == dict(zip(ids, expected, strict=True))
 
 

@@ -18,6 +18,9 @@ Per runner, the report is:
   the `_test.go` files of a selected package (the base's, and the held-out ones: an agent's change
   to a `_test.go` file is left out) must be seen passing or skipped, so a `TestMain` or an `init`
   that narrows `-test.run` does not count;
+* jest and vitest: their JSON report (the same shape), asked for on the command line after the
+  selectors (`REPORT_ARGUMENTS`); an agent's change to `package.json`'s `jest`, `babel` or
+  `scripts` restores the file, and their configuration files are runner-control paths;
 * cargo: a target runner (`CARGO_TARGET_<triple>_RUNNER`) that runs each test binary with
   libtest's `--logfile` and records its exit status: every binary must exit 0, and each selector
   (a libtest filter) must be contained in the name of a test seen `ok`. An agent's change to
@@ -35,17 +38,25 @@ __all__ = [
     "EVIDENCE_RUNNERS",
     "FILE_SELECTING_RUNNERS",
     "PYTEST_PLUGIN",
+    "REPORT_ARGUMENTS",
 ]
 
-EVIDENCE_RUNNERS = ("pytest", "node", "go", "cargo")
+EVIDENCE_RUNNERS = ("pytest", "node", "go", "cargo", "jest", "vitest")
 """Runners whose own structured report the verifier reads."""
 
-FILE_SELECTING_RUNNERS = ("pytest", "node")
+FILE_SELECTING_RUNNERS = ("pytest", "node", "jest", "vitest")
 """Runners whose selectors name test files (protected like held-out ones when pass-to-pass); go's
 name packages (their `_test.go` files are runner-control paths), cargo's name tests."""
 
 PYTEST_PLUGIN = "_selfbench_evidence"
 """The module name of the pytest reporter (a runner-control name: no patch may shadow it)."""
+
+REPORT_ARGUMENTS = {
+    "jest": '--json "--outputFile=$SELFBENCH_EVIDENCE"',
+    "vitest": '--reporter=default --reporter=json "--outputFile.json=$SELFBENCH_EVIDENCE"',
+}
+"""Shell words the verifier adds after the selectors, for runners that take a report's place only
+on their command line (expanded when the command runs, as the verifier user)."""
 
 _PYTEST_REPORTER = """\
 import json
@@ -105,6 +116,9 @@ def passed($root):
       | {file: .Package, name: .Test})
   elif $runner == "cargo" then
     map(select(.event == "test" and .outcome == "ok") | {file: "", name: .name})
+  elif $runner == "jest" or $runner == "vitest" then
+    [.[] | .testResults[]? | .name as $file | .assertionResults[]?
+     | select(.status == "passed") | {file: $file, name: ""}]
   else
     map(select(.event == "test:pass" and .type != "suite" and .name != .file)
       | {file: .file, name: ""})
@@ -119,6 +133,10 @@ def failed:
   elif $runner == "cargo" then
     map(select((.event == "test" and .outcome == "failed") or (.event == "exit" and .status != 0))
       | (.name // "a test binary exited \(.status)"))
+  elif $runner == "jest" or $runner == "vitest" then
+    [.[] | .testResults[]? | (select(.status == "failed") | .name),
+     (.assertionResults[]? | select(.status == "failed") | .fullName)]
+    + [.[] | select((.numRuntimeErrorTestSuites // 0) > 0) | "a test file did not run"]
   else map(select(.event == "test:fail") | .name) end;
 def finished:
   if $runner == "pytest" then any(.[]; .event == "finish" and .exitstatus == 0)
@@ -126,6 +144,8 @@ def finished:
     any(.[]; (.Action == "pass" or .Action == "fail" or .Action == "skip")
       and (.Test | type) != "string")
   elif $runner == "cargo" then any(.[]; .event == "exit")
+  elif $runner == "jest" or $runner == "vitest" then
+    length == 1 and (.[0].numTotalTests | type) == "number"
   else any(.[]; .event == "finish") end;
 def under($path): . == $path or startswith($path + "/");
 def package_of($want):
@@ -218,7 +238,8 @@ _GO_TEXT = r"""(try fromjson catch null) as $event
 """
 """The jq program that shows `go test -json`'s output as the text it carries."""
 
-_GO_EVENTS = r"""try fromjson catch empty | select(type == "object" and (.Action | type) == "string")
+_GO_EVENTS = r"""try fromjson catch empty
+| select(type == "object" and (.Action | type) == "string")
 """
 """The jq program that keeps `go test -json`'s events (cmd/go's own lines; a test binary's output
 is inside their `Output` fields)."""
@@ -266,7 +287,7 @@ section == "[package]" && line ~ /^"?(build|autotests|autobins|autoexamples|auto
   next
 }
 line ~ /(^|[{,.])"?path"?=/ { print section line }
-"""
+"""  # noqa: E501 - an awk regular expression is one line
 """The awk program printing what of a `Cargo.toml` decides which code the tests build and how:
 its target tables, profiles, patches and workspace, `[package]`'s build and auto-discovery keys,
 and every `path` (a path dependency). Text, as the images have no TOML parser."""
@@ -296,6 +317,7 @@ readonly go_events='"""
 readonly go_test_names='"""
     + _GO_TEST_NAMES.replace("'", "'\"'\"'")
     + r"""'
+readonly go_test_function='Test\([A-Z0-9_][A-Za-z0-9_]*\)\{0,1\}'
 # shellcheck disable=SC2016
 readonly cargo_control='"""
     + _CARGO_CONTROL.replace("'", "'\"'\"'")
@@ -364,6 +386,7 @@ set_evidence_env() {
       evidence_env+=("GOCACHE=$go_cache")
     fi
     ;;
+  jest | vitest) evidence_env=("SELFBENCH_EVIDENCE=$report") ;;
   cargo)
     evidence_env=("SELFBENCH_EVIDENCE=$report"
       "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=$evidence_tools/cargo-runner"
@@ -399,7 +422,7 @@ restore_runner_configuration() {
     restore_pytest_configuration "$changed"
     restore_shadowing_modules "$changed"
     ;;
-  go | cargo) restore_changed_configuration "$changed" ;;
+  go | cargo | jest | vitest) restore_changed_configuration "$changed" ;;
   esac
   rm -f -- "$changed"
 }
@@ -436,7 +459,7 @@ restore_changed_configuration() {
   base="$(mktemp /tmp/selfbench-base.XXXXXX)" || return 1
   while IFS= read -r -d '' path; do
     case "$runner:${path##*/}" in
-    go:go.mod | cargo:Cargo.toml) ;;
+    go:go.mod | cargo:Cargo.toml | jest:package.json | vitest:package.json) ;;
     *) continue ;;
     esac
     app_git --literal-pathspecs show "HEAD:$path" >"$base" 2>/dev/null || : >"$base"
@@ -449,10 +472,13 @@ restore_changed_configuration() {
 }
 
 # go.mod's replace and toolchain directives (which code and which go the tests build with);
+# package.json's jest configuration, babel configuration (jest's transform) and scripts;
 # Cargo.toml's part that `cargo_control` prints.
 runner_control_of() {
   if [ ! -s "$1" ]; then
     echo absent
+  elif [ "$runner" = jest ] || [ "$runner" = vitest ]; then
+    jq -cS '[.jest, .babel, .scripts]' "$1" 2>/dev/null || echo unreadable
   elif [ "$runner" = go ]; then
     GOTOOLCHAIN=local GOFLAGS='' GOWORK=off go mod edit -json -- "$1" 2>/dev/null |
       jq -c '[.Replace, .Toolchain]' 2>/dev/null || echo unreadable
@@ -492,7 +518,7 @@ wanted_tests() {
   (cd -- "$workdir" && find . \( -name testdata -o -name vendor -o -name '[._]?*' \) -prune -o \
     -type f -name '*_test.go' -print0) |
     while IFS= read -r -d '' path; do
-      sed -n -e 's/^func \(Test\([A-Z0-9_][A-Za-z0-9_]*\)\{0,1\}\)([A-Za-z0-9_]* *\*testing\.T).*/\1/p' \
+      sed -n -e "s/^func \\($go_test_function\\)([A-Za-z0-9_]* *\\*testing\\.T).*/\\1/p" \
         -- "$workdir/$path" | grep -vx TestMain |
         while IFS= read -r name; do
           path="${path%/*}"

@@ -13,9 +13,14 @@ from collections.abc import Iterable, Sequence
 
 from selfbench._paths import join_repository_path
 from selfbench._runner_files import RUNNER_CONTROL_PATTERNS
-from selfbench._shell import quote, substitute_tests
+from selfbench._shell import PLACEHOLDER, quote, substitute_tests
 from selfbench.bundle import layout
-from selfbench.bundle.evidence import EVIDENCE_BODY, EVIDENCE_RUNNERS, FILE_SELECTING_RUNNERS
+from selfbench.bundle.evidence import (
+    EVIDENCE_BODY,
+    EVIDENCE_RUNNERS,
+    FILE_SELECTING_RUNNERS,
+    REPORT_ARGUMENTS,
+)
 from selfbench.contract import TaskDefinition
 from selfbench.outcomes import detect_runner
 
@@ -56,6 +61,17 @@ def pass_to_pass_command(definition: TaskDefinition) -> str:
     if not definition.passToPass:
         return "true"
     return substitute_tests(definition.testCommand, definition.passToPass)
+
+
+def _verifier_command(definition: TaskDefinition, selectors: tuple[str, ...]) -> str:
+    """The command test.sh runs: the selectors, then any arguments that ask for the report."""
+    if not selectors:
+        return "true"
+    extra = REPORT_ARGUMENTS.get(evidence_runner(definition))
+    if extra is None:
+        return substitute_tests(definition.testCommand, selectors)
+    words = " ".join(quote(selector) for selector in selectors)
+    return definition.testCommand.replace(PLACEHOLDER, f"{words} {extra}")
 
 
 def evidence_runner(definition: TaskDefinition) -> str:
@@ -151,8 +167,8 @@ def _header(definition: TaskDefinition, protected: tuple[str, ...]) -> str:
         "shared_uv_cache": layout.CONTAINER_UV_CACHE,
         "verifier_user": layout.VERIFIER_USER,
         "infrastructure_errors": "|".join(INFRASTRUCTURE_ERRORS),
-        "fail_to_pass_command": fail_to_pass_command(definition),
-        "pass_to_pass_command": pass_to_pass_command(definition),
+        "fail_to_pass_command": _verifier_command(definition, tuple(definition.failToPass)),
+        "pass_to_pass_command": _verifier_command(definition, tuple(definition.passToPass)),
         "runner": evidence_runner(definition),
         "fail_to_pass_evidence": _evidence(definition, definition.failToPass),
         "pass_to_pass_evidence": _evidence(definition, definition.passToPass),

@@ -224,6 +224,9 @@ def passed($root):
       | {file: .Package, name: .Test})
   elif $runner == "cargo" then
     map(select(.event == "test" and .outcome == "ok") | {file: "", name: .name})
+  elif $runner == "jest" or $runner == "vitest" then
+    [.[] | .testResults[]? | .name as $file | .assertionResults[]?
+     | select(.status == "passed") | {file: $file, name: ""}]
   else
     map(select(.event == "test:pass" and .type != "suite" and .name != .file)
       | {file: .file, name: ""})
@@ -238,6 +241,10 @@ def failed:
   elif $runner == "cargo" then
     map(select((.event == "test" and .outcome == "failed") or (.event == "exit" and .status != 0))
       | (.name // "a test binary exited \(.status)"))
+  elif $runner == "jest" or $runner == "vitest" then
+    [.[] | .testResults[]? | (select(.status == "failed") | .name),
+     (.assertionResults[]? | select(.status == "failed") | .fullName)]
+    + [.[] | select((.numRuntimeErrorTestSuites // 0) > 0) | "a test file did not run"]
   else map(select(.event == "test:fail") | .name) end;
 def finished:
   if $runner == "pytest" then any(.[]; .event == "finish" and .exitstatus == 0)
@@ -245,6 +252,8 @@ def finished:
     any(.[]; (.Action == "pass" or .Action == "fail" or .Action == "skip")
       and (.Test | type) != "string")
   elif $runner == "cargo" then any(.[]; .event == "exit")
+  elif $runner == "jest" or $runner == "vitest" then
+    length == 1 and (.[0].numTotalTests | type) == "number"
   else any(.[]; .event == "finish") end;
 def under($path): . == $path or startswith($path + "/");
 def package_of($want):
@@ -334,7 +343,8 @@ readonly go_text='(try fromjson catch null) as $event
   then ($event.Output // "") else . + "\n" end
 '
 # shellcheck disable=SC2016
-readonly go_events='try fromjson catch empty | select(type == "object" and (.Action | type) == "string")
+readonly go_events='try fromjson catch empty
+| select(type == "object" and (.Action | type) == "string")
 '
 # shellcheck disable=SC2016
 readonly go_test_names='
@@ -347,6 +357,7 @@ def dir_in($want):
 | $wanted + [$wanted[] as $want | $tests[] | select(.dir | dir_in($want))
              | {path: $want.path, file: .dir, name: .name}]
 '
+readonly go_test_function='Test\([A-Z0-9_][A-Za-z0-9_]*\)\{0,1\}'
 # shellcheck disable=SC2016
 readonly cargo_control='
 { line = $0; sub(/#.*/, "", line); gsub(/[[:space:]]/, "", line) }
@@ -472,6 +483,7 @@ set_evidence_env() {
       evidence_env+=("GOCACHE=$go_cache")
     fi
     ;;
+  jest | vitest) evidence_env=("SELFBENCH_EVIDENCE=$report") ;;
   cargo)
     evidence_env=("SELFBENCH_EVIDENCE=$report"
       "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=$evidence_tools/cargo-runner"
@@ -507,7 +519,7 @@ restore_runner_configuration() {
     restore_pytest_configuration "$changed"
     restore_shadowing_modules "$changed"
     ;;
-  go | cargo) restore_changed_configuration "$changed" ;;
+  go | cargo | jest | vitest) restore_changed_configuration "$changed" ;;
   esac
   rm -f -- "$changed"
 }
@@ -542,7 +554,7 @@ restore_changed_configuration() {
   base="$(mktemp /tmp/selfbench-base.XXXXXX)" || return 1
   while IFS= read -r -d '' path; do
     case "$runner:${path##*/}" in
-    go:go.mod | cargo:Cargo.toml) ;;
+    go:go.mod | cargo:Cargo.toml | jest:package.json | vitest:package.json) ;;
     *) continue ;;
     esac
     app_git --literal-pathspecs show "HEAD:$path" >"$base" 2>/dev/null || : >"$base"
@@ -555,10 +567,13 @@ restore_changed_configuration() {
 }
 
 # go.mod's replace and toolchain directives (which code and which go the tests build with);
+# package.json's jest configuration, babel configuration (jest's transform) and scripts;
 # Cargo.toml's part that `cargo_control` prints.
 runner_control_of() {
   if [ ! -s "$1" ]; then
     echo absent
+  elif [ "$runner" = jest ] || [ "$runner" = vitest ]; then
+    jq -cS '[.jest, .babel, .scripts]' "$1" 2>/dev/null || echo unreadable
   elif [ "$runner" = go ]; then
     GOTOOLCHAIN=local GOFLAGS='' GOWORK=off go mod edit -json -- "$1" 2>/dev/null |
       jq -c '[.Replace, .Toolchain]' 2>/dev/null || echo unreadable
@@ -598,7 +613,7 @@ wanted_tests() {
   (cd -- "$workdir" && find . \( -name testdata -o -name vendor -o -name '[._]?*' \) -prune -o \
     -type f -name '*_test.go' -print0) |
     while IFS= read -r -d '' path; do
-      sed -n -e 's/^func \(Test\([A-Z0-9_][A-Za-z0-9_]*\)\{0,1\}\)([A-Za-z0-9_]* *\*testing\.T).*/\1/p' \
+      sed -n -e "s/^func \\($go_test_function\\)([A-Za-z0-9_]* *\\*testing\\.T).*/\\1/p" \
         -- "$workdir/$path" | grep -vx TestMain |
         while IFS= read -r name; do
           path="${path%/*}"
