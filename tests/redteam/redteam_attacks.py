@@ -3,7 +3,8 @@
 Each `Attack` is the files an agent adds or changes in the sample project of its runner
 (`tests/redteam/test_redteam.py` builds them); none implements the change the held-out tests ask
 for. Every one must score reward 0 with the bundle's own verifier, except those marked `open` (a
-known hole, said why, pinned at reward 1 so that closing it is noticed). To add an attack, add a row.
+known hole, said why, pinned at reward 1 so that closing it is noticed). To add an attack, add a
+row.
 
 Paths and texts may hold `{site}` (the sandbox venv's site-packages directory) and `{pyc}` (the
 cache tag of its Python, `cpython-311`); a `Change` with `pyc` holds the source that is compiled,
