@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from selfbench.bundle import evidence
 from selfbench.bundle.evidence import EVIDENCE_QUERY
+from selfbench.bundle.render_scripts import render_test_sh
+from selfbench.contract import TaskDefinition
 
 pytestmark = pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
 
@@ -137,3 +141,101 @@ def test_the_report_is_judged(
     runner: str, records: list[dict[str, Any]], wanted: list[dict[str, str]], problem: str
 ) -> None:
     assert judge(runner, records, wanted) == problem
+
+
+# --- the programs that read go's and cargo's output, and what a verifier command asks for ------
+
+
+def _jq(program: str, text: str, *options: str) -> str:
+    return subprocess.run(
+        ["jq", *options, program], input=text, capture_output=True, text=True, check=True
+    ).stdout
+
+
+GO_OUTPUT = (
+    '{"Action":"start","Package":"p"}\n'
+    '{"Action":"output","Package":"p","Test":"TestMul","Output":"=== RUN   TestMul\\n"}\n'
+    '{"Action":"pass","Package":"p","Test":"TestMul"}\n'
+    "go: a line of cmd/go's own\n"
+    '{"Action":"output","Package":"p","Output":"ok  \\tp\\t0.01s\\n"}\n'
+    "[1, 2]\n"
+)
+
+
+def test_go_output_shows_the_text_its_events_carry() -> None:
+    shown = _jq(evidence.GO_TEXT, GO_OUTPUT, "-Rrj")
+    assert shown == "=== RUN   TestMul\ngo: a line of cmd/go's own\nok  \tp\t0.01s\n[1, 2]\n"
+
+
+def test_go_events_are_the_json_objects_with_an_action() -> None:
+    events = [json.loads(line) for line in _jq(evidence.GO_EVENTS, GO_OUTPUT, "-Rc").splitlines()]
+    assert [event["Action"] for event in events] == ["start", "output", "pass", "output"]
+
+
+def test_each_test_function_of_a_selected_package_is_wanted() -> None:
+    wanted = [
+        {"path": "/app/calc", "file": "calc", "name": ""},
+        {"path": "/app/lib/...", "file": "lib/...", "name": ""},
+    ]
+    found = "calc\tTestMul\ncalc/inner\tTestInner\nlib/a\tTestA\nlibx\tTestX\n.\tTestRoot\n"
+    result = subprocess.run(
+        ["jq", "-Rnc", "--argjson", "wanted", json.dumps(wanted), evidence.GO_TEST_NAMES],
+        input=found, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    names = [(entry["file"], entry["name"]) for entry in json.loads(result)[2:]]
+    assert names == [("calc", "TestMul"), ("lib/a", "TestA")]
+
+
+@pytest.mark.parametrize(
+    ("manifest", "control"),
+    [
+        ('[package]\nname = "x"\nversion = "1"  # a comment\n\n[dependencies]\nserde = "1"\n', ""),
+        ('[package]\nname = "x"\nautotests = false\n', "[package]autotests=false\n"),
+        ("[lib]\nharness = false\n", "[lib]\n[lib]harness=false\n"),
+        ('[[test]]\nname = "mul"\npath = "f.rs"\n',
+         '[[test]]\n[[test]]name="mul"\n[[test]]path="f.rs"\n'),
+        ('[dependencies]\nc = { path = "../c" }\n', '[dependencies]c={path="../c"}\n'),
+        ('[dependencies.c]\npath = "../c"\n', '[dependencies.c]path="../c"\n'),
+        ('[patch.crates-io]\nc = "2"\n', '[patch.crates-io]\n[patch.crates-io]c="2"\n'),
+        ("[profile.test]\noverflow-checks = false\n",
+         "[profile.test]\n[profile.test]overflow-checks=false\n"),
+    ],
+)  # fmt: skip
+def test_cargo_manifest_control_part(manifest: str, control: str) -> None:
+    assert (
+        subprocess.run(
+            ["awk", evidence.CARGO_CONTROL],
+            input=manifest,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        == control
+    )
+
+
+def _header_command(test_command: str) -> str:
+    raw = json.loads(Path("tests/golden/node-subdir/definition.json").read_text(encoding="utf-8"))
+    definition = TaskDefinition.model_validate({**raw, "testCommand": test_command})
+    script = render_test_sh(definition, tuple(definition.testPaths))
+    [line] = [line for line in script.splitlines() if line.startswith("readonly fail_to_pass_c")]
+    return line
+
+
+@pytest.mark.parametrize(
+    ("command", "line"),
+    [
+        ("npx jest {tests} --ci",
+         ("readonly fail_to_pass_command='npx jest '\"'\"'test/format.test.js'\"'\"' --json "
+          "\"--outputFile=$SELFBENCH_EVIDENCE\" --ci'")),
+        ("npx vitest run {tests}",
+         ("readonly fail_to_pass_command='npx vitest run '\"'\"'test/format.test.js'\"'\"' "
+          "--reporter=default --reporter=json \"--outputFile.json=$SELFBENCH_EVIDENCE\"'")),
+        ("node --test {tests}",
+         "readonly fail_to_pass_command='node --test '\"'\"'test/format.test.js'\"'\"''"),
+    ],
+)  # fmt: skip
+def test_jest_and_vitest_are_asked_for_their_report_after_the_selectors(
+    command: str, line: str
+) -> None:
+    assert _header_command(command) == line

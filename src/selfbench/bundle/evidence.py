@@ -25,7 +25,7 @@ Per runner, the report is:
   libtest's `--logfile` and records its exit status: every binary must exit 0, and each selector
   (a libtest filter) must be contained in the name of a test seen `ok`. An agent's change to
   `Cargo.toml`'s targets, build script, paths or patches is restored to the base
-  (`_CARGO_CONTROL`).
+  (`CARGO_CONTROL`).
 """
 
 from __future__ import annotations
@@ -33,10 +33,14 @@ from __future__ import annotations
 from selfbench._runner_files import PYTEST_CONFIGURATION_FILES
 
 __all__ = [
+    "CARGO_CONTROL",
     "EVIDENCE_BODY",
     "EVIDENCE_QUERY",
     "EVIDENCE_RUNNERS",
     "FILE_SELECTING_RUNNERS",
+    "GO_EVENTS",
+    "GO_TEST_NAMES",
+    "GO_TEXT",
     "PYTEST_PLUGIN",
     "REPORT_ARGUMENTS",
 ]
@@ -232,19 +236,19 @@ for path in paths(sys.stdin.buffer.read()):
             break
 """
 
-_GO_TEXT = r"""(try fromjson catch null) as $event
+GO_TEXT = r"""(try fromjson catch null) as $event
 | if ($event | type) == "object" and ($event.Action | type) == "string"
   then ($event.Output // "") else . + "\n" end
 """
 """The jq program that shows `go test -json`'s output as the text it carries."""
 
-_GO_EVENTS = r"""try fromjson catch empty
+GO_EVENTS = r"""try fromjson catch empty
 | select(type == "object" and (.Action | type) == "string")
 """
 """The jq program that keeps `go test -json`'s events (cmd/go's own lines; a test binary's output
 is inside their `Output` fields)."""
 
-_GO_TEST_NAMES = r"""
+GO_TEST_NAMES = r"""
 def dir_in($want):
   ($want.file | rtrimstr("...") | rtrimstr("/")) as $prefix
   | if ($want.file | endswith("...")) then
@@ -272,7 +276,7 @@ status=$?
 exit "$status"
 """
 
-_CARGO_CONTROL = r"""
+CARGO_CONTROL = r"""
 { line = $0; sub(/#.*/, "", line); gsub(/[[:space:]]/, "", line) }
 line == "" { next }
 line ~ /^\[/ {
@@ -307,20 +311,20 @@ readonly shadowing_modules='"""
     + r"""'
 # shellcheck disable=SC2016
 readonly go_text='"""
-    + _GO_TEXT.replace("'", "'\"'\"'")
+    + GO_TEXT.replace("'", "'\"'\"'")
     + r"""'
 # shellcheck disable=SC2016
 readonly go_events='"""
-    + _GO_EVENTS.replace("'", "'\"'\"'")
+    + GO_EVENTS.replace("'", "'\"'\"'")
     + r"""'
 # shellcheck disable=SC2016
 readonly go_test_names='"""
-    + _GO_TEST_NAMES.replace("'", "'\"'\"'")
+    + GO_TEST_NAMES.replace("'", "'\"'\"'")
     + r"""'
 readonly go_test_function='Test\([A-Z0-9_][A-Za-z0-9_]*\)\{0,1\}'
 # shellcheck disable=SC2016
 readonly cargo_control='"""
-    + _CARGO_CONTROL.replace("'", "'\"'\"'")
+    + CARGO_CONTROL.replace("'", "'\"'\"'")
     + r"""'
 evidence_tools=""
 evidence_problem=""
