@@ -839,15 +839,24 @@ ATTACKS += (
     ),
 )
 
+_JS_SOLVED = Change(
+    "src/index.js", _NODE_STUB + "exports.reverse = (s) => [...s].reverse().join('');\n"
+)
+
+
+def _package_json(runner: str, version: str) -> Change:
+    """package.json with a new version and description: nothing the verifier restores."""
+    return Change(
+        "package.json",
+        '{\n  "name": "strutil",\n  "version": "1.1.0",\n  "description": "String helpers",\n'
+        f'  "private": true,\n  "devDependencies": {{\n    "{runner}": "{version}"\n  }}\n}}\n',
+    )
+
+
 HONEST += (
+    Attack("js-new-module", _JS, (_JS_SOLVED, Change("src/util.js", "exports.x = 1;\n"))),
+    Attack("jest-package-json-version", ("jest",), (_JS_SOLVED, _package_json("jest", "29.7.0"))),
     Attack(
-        "js-package-json-version-and-module",
-        _JS,
-        (
-            Change(
-                "src/index.js", _NODE_STUB + "exports.reverse = (s) => [...s].reverse().join('');\n"
-            ),
-            Change("src/util.js", "exports.x = 1;\n"),
-        ),
+        "vitest-package-json-version", ("vitest",), (_JS_SOLVED, _package_json("vitest", "3.2.4"))
     ),
 )
