@@ -487,6 +487,13 @@ def test_the_audit_judges_any_bytes(gold: bytes, tests: bytes) -> None:
         (".cargo/config.toml", True),
         ("target/debug/app", True),
         ("go.work", True),
+        ("calc/mul_test.go", True),
+        ("vendor/modules.txt", True),
+        ("build.rs", True),
+        ("crates/core/tests/parser.rs", True),
+        ("go.mod", False),
+        ("calc/mul.go", False),
+        ("crates/core/src/tests.rs", False),
         ("_selfbench_evidence.py", True),
         ("pyproject.toml", False),
         ("setup.cfg", False),
@@ -516,3 +523,34 @@ def test_a_gold_patch_changing_runner_configuration_cannot_be_graded() -> None:
 
 def test_the_evidence_plugin_name_is_a_runner_control_path() -> None:
     assert is_runner_control(f"{PYTEST_PLUGIN}.py")
+
+
+def _modified(path: str, old: str, new: str) -> str:
+    return (
+        f"diff --git a/{path} b/{path}\nindex 1111111..2222222 100644\n--- a/{path}\n+++ b/{path}\n"
+        f"@@ -1,2 +1,2 @@\n context\n-{old}\n+{new}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "old", "new", "blocked"),
+    [
+        ("go.mod", "replace a.b/c => ./c", "replace a.b/c => ./fake", True),
+        ("go.mod", "\ta.b/c => ./c", "\ta.b/c => ./fake", True),
+        ("go.mod", "go 1.22", "toolchain go1.99.0", True),
+        ("go.mod", "require a.b/c v1.0.0", "require a.b/c v1.1.0", False),
+        ("Cargo.toml", 'version = "0.1.0"', 'version = "0.2.0"', False),
+        ("Cargo.toml", 'serde = "1"', 'serde = "1.0.200"', False),
+        ("crates/x/Cargo.toml", 'name = "x"', "harness = false", True),
+        ("Cargo.toml", "[dependencies]", "[[test]]", True),
+        ("Cargo.toml", 'c = "1"', 'c = { path = "../fake" }', True),
+        ("Cargo.toml", "edition = '2021'", "autotests = false", True),
+    ],
+)
+def test_a_gold_patch_changing_what_builds_the_tests_cannot_be_graded(
+    path: str, old: str, new: str, *, blocked: bool
+) -> None:
+    # The verifier restores these lines of a go.mod or Cargo.toml to the base (bundle/evidence.py).
+    gold = patch(added_file("src/widgets/x.py", 20), _modified(path, old, new))
+    report = run_audit(task(), gold=gold)
+    assert (f"{RUNNER_CONTROL}: {path}" in report.blockers) is blocked

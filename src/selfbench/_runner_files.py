@@ -11,7 +11,12 @@ from __future__ import annotations
 import re
 from fnmatch import translate
 
-__all__ = ["PYTEST_CONFIGURATION_FILES", "RUNNER_CONTROL_PATTERNS", "is_runner_control"]
+__all__ = [
+    "PYTEST_CONFIGURATION_FILES",
+    "RUNNER_CONTROL_PATTERNS",
+    "changes_build_control",
+    "is_runner_control",
+]
 
 _FILES = (
     # pytest: configuration, plugins by conftest, shadowing modules, bytecode caches.
@@ -22,13 +27,17 @@ _FILES = (
     "jest.config.*", "jest.setup.*", "vitest.config.*", "vitest.setup.*", "vitest.workspace.*",
     "vite.config.*", "babel.config.*", ".babelrc", ".babelrc.*", ".mocharc*", ".npmrc",
     ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "bunfig.toml", ".node-options",
-    # Cargo and Go: toolchain and build configuration.
-    "rust-toolchain", "rust-toolchain.toml", "go.work", "go.work.sum", "go.env",
+    # Cargo and Go: toolchain and build configuration, build scripts, vendored modules, and Go's
+    # and Rust's test files (a package's tests are the base's and the held-out ones).
+    "rust-toolchain", "rust-toolchain.toml", "build.rs", "go.work", "go.work.sum", "go.env",
+    "vendor/modules.txt", "*_test.go", "tests/*.rs",
 )  # fmt: skip
 """Files that configure a runner or are loaded by it, at any depth.
 
 `pyproject.toml`, `setup.cfg` and `tox.ini` are not among them: they hold much besides pytest's
-configuration, so the verifier restores only a changed pytest table or section (`evidence.py`).
+configuration, so the verifier restores only a changed pytest table or section (`evidence.py`);
+nor are `go.mod` and `Cargo.toml`, restored when their replace/toolchain directives or their
+targets, profiles, patches, build keys or paths change.
 """
 
 _DIRECTORIES = (
@@ -63,3 +72,32 @@ _RUNNER_CONTROL_RE = re.compile("|".join(f"(?:{translate(p)})" for p in RUNNER_C
 def is_runner_control(path: str) -> bool:
     """`path` (repository-relative, `/`-separated) is a runner-control path."""
     return _RUNNER_CONTROL_RE.match(path) is not None
+
+
+# What the verifier restores in a changed `go.mod` (its replace and toolchain directives) or
+# `Cargo.toml` (targets, profiles, patches, workspace, build keys, paths): `bundle/evidence.py`
+# reads the files whole; the audit sees only a diff's lines, so it asks whether a changed line
+# could be one of them (a section header in the diff's context is not needed to say so).
+_BUILD_CONTROL_LINES = {
+    "go.mod": re.compile(r"\s*(?:replace|toolchain)\b|.*=>"),
+    "Cargo.toml": re.compile(
+        r"\s*\[+\s*(?:lib|test|bin|bench|example|workspace|replace|patch|profile)\b"
+        r"|\s*\"?(?:build|autotests|autobins|autoexamples|autobenches|autolib|links|workspace"
+        r"|harness|path|test|doctest|proc-macro|crate-type)\"?\s*="
+        r"|.*[{,.]\s*\"?path\"?\s*="
+    ),
+}
+
+
+def changes_build_control(path: str, section: bytes) -> bool:
+    """A patch's section for `path` adds or removes a line of a `go.mod` or `Cargo.toml` that the
+    verifier restores to the base (so a gold patch changing one cannot be graded)."""
+    pattern = _BUILD_CONTROL_LINES.get(path.rsplit("/", 1)[-1])
+    if pattern is None:
+        return False
+    for line in section.decode("utf-8", "replace").splitlines():
+        if line.startswith(("+++", "---")) or not line.startswith(("+", "-")):
+            continue
+        if pattern.match(line[1:]):
+            return True
+    return False

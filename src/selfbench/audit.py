@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from posixpath import basename
 from typing import Any
 
-from selfbench._runner_files import is_runner_control
+from selfbench._runner_files import changes_build_control, is_runner_control
 from selfbench._shell import PLACEHOLDER, Word, split_words
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.contract import Difficulty, TaskDefinition
@@ -97,6 +97,12 @@ def audit(
         listed = ", ".join(display_path(path) for path in overlap)
         blockers.append(f"gold and held-out test patches overlap: {listed}")
     runner_control = [path for path in gold.paths if is_runner_control(path)]
+    runner_control += [
+        change.path
+        for change in gold.files
+        if change.path not in runner_control
+        and changes_build_control(change.path, gold.section(change))
+    ]
     if runner_control:
         listed = ", ".join(display_path(path) for path in runner_control)
         blockers.append(f"{RUNNER_CONTROL}: {listed}")

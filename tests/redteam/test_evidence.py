@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from selfbench.bundle import evidence
 from selfbench.bundle.evidence import EVIDENCE_QUERY
+from selfbench.bundle.render_scripts import render_test_sh
+from selfbench.contract import TaskDefinition
 
 pytestmark = pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
 
@@ -36,6 +40,23 @@ def judge(runner: str, records: list[dict[str, Any]], wanted: list[dict[str, str
 
 MUL = {"path": "/app/tests/test_mul.py", "file": "tests/test_mul.py", "name": ""}
 R = {"path": "/app/test/r.test.js", "file": "test/r.test.js", "name": ""}
+CALC = {"path": "/app/calc", "file": "calc", "name": ""}
+PKG = "example.com/calc/calc"
+
+
+def _go(action: str, test: str | None = None, package: str = PKG) -> dict[str, Any]:
+    return {"Action": action, "Package": package, **({"Test": test} if test else {})}
+
+
+def _cargo(name: str, outcome: str = "ok") -> dict[str, Any]:
+    return {"event": "test", "name": name, "outcome": outcome}
+
+
+def _exit(status: int = 0) -> dict[str, Any]:
+    return {"event": "exit", "status": status}
+
+
+MUL_WORKS = {"path": "mul_works", "file": "", "name": "mul_works"}
 CASES = [
     ("all-seen", "pytest", [_START, _test("tests/test_mul.py::test_mul"), _FINISH], [MUL], ""),
     ("no-finish", "pytest", [_START, _test("tests/test_mul.py::test_mul")], [MUL],
@@ -80,6 +101,34 @@ CASES = [
      [R], "a test failed: b"),
     ("node-no-finish", "node", [_node("test:pass", "/app/test/r.test.js", "a")],
      [R], "the run did not finish"),
+    ("go-seen", "go", [_go("run", "TestMul"), _go("pass", "TestMul"), _go("pass")],
+     [CALC, {**CALC, "name": "TestMul"}], ""),
+    ("go-skipped-counts", "go", [_go("skip", "TestMul"), _go("pass")],
+     [{**CALC, "name": "TestMul"}], ""),
+    ("go-subtest", "go", [_go("pass", "TestMul/zero"), _go("pass")],
+     [{**CALC, "name": "TestMul"}], ""),
+    ("go-named-not-seen", "go", [_go("pass", "TestMulZero"), _go("pass")],
+     [CALC, {**CALC, "name": "TestMul"}], "no test seen passing for /app/calc::TestMul"),
+    ("go-other-package", "go", [_go("pass", "TestMul", "example.com/calc/core"),
+     _go("pass", package="example.com/calc/core")], [CALC],
+     "no test seen passing for /app/calc"),
+    ("go-no-package-result", "go", [_go("pass", "TestMul")], [CALC], "the run did not finish"),
+    ("go-test-failed", "go", [_go("pass", "TestMul"), _go("fail", "TestMulZero"), _go("fail")],
+     [CALC], f"a test failed: {PKG} TestMulZero"),
+    ("go-build-failed", "go", [{"Action": "build-fail", "ImportPath": PKG}, _go("pass")],
+     [CALC], f"a test failed: {PKG}"),
+    ("go-recursive", "go", [_go("pass", "TestMul"), _go("pass")],
+     [{"path": "/app/...", "file": "...", "name": ""}], ""),
+    ("cargo-seen", "cargo", [_cargo("mul_works"), _exit()], [MUL_WORKS], ""),
+    ("cargo-filter-is-a-substring", "cargo", [_cargo("tests::mul_works_big"), _exit()],
+     [MUL_WORKS], ""),
+    ("cargo-ignored-only", "cargo", [_cargo("mul_works", "ignored"), _exit()], [MUL_WORKS],
+     "no test seen passing for mul_works"),
+    ("cargo-binary-failed", "cargo", [_cargo("mul_works"), _exit(101)], [MUL_WORKS],
+     "a test failed: a test binary exited 101"),
+    ("cargo-test-failed", "cargo", [_cargo("mul_works"), _cargo("other", "failed"), _exit(101)],
+     [MUL_WORKS], "a test failed: other"),
+    ("cargo-no-binary", "cargo", [_cargo("mul_works")], [MUL_WORKS], "the run did not finish"),
 ]  # fmt: skip
 
 
@@ -92,3 +141,101 @@ def test_the_report_is_judged(
     runner: str, records: list[dict[str, Any]], wanted: list[dict[str, str]], problem: str
 ) -> None:
     assert judge(runner, records, wanted) == problem
+
+
+# --- the programs that read go's and cargo's output, and what a verifier command asks for ------
+
+
+def _jq(program: str, text: str, *options: str) -> str:
+    return subprocess.run(
+        ["jq", *options, program], input=text, capture_output=True, text=True, check=True
+    ).stdout
+
+
+GO_OUTPUT = (
+    '{"Action":"start","Package":"p"}\n'
+    '{"Action":"output","Package":"p","Test":"TestMul","Output":"=== RUN   TestMul\\n"}\n'
+    '{"Action":"pass","Package":"p","Test":"TestMul"}\n'
+    "go: a line of cmd/go's own\n"
+    '{"Action":"output","Package":"p","Output":"ok  \\tp\\t0.01s\\n"}\n'
+    "[1, 2]\n"
+)
+
+
+def test_go_output_shows_the_text_its_events_carry() -> None:
+    shown = _jq(evidence.GO_TEXT, GO_OUTPUT, "-Rrj")
+    assert shown == "=== RUN   TestMul\ngo: a line of cmd/go's own\nok  \tp\t0.01s\n[1, 2]\n"
+
+
+def test_go_events_are_the_json_objects_with_an_action() -> None:
+    events = [json.loads(line) for line in _jq(evidence.GO_EVENTS, GO_OUTPUT, "-Rc").splitlines()]
+    assert [event["Action"] for event in events] == ["start", "output", "pass", "output"]
+
+
+def test_each_test_function_of_a_selected_package_is_wanted() -> None:
+    wanted = [
+        {"path": "/app/calc", "file": "calc", "name": ""},
+        {"path": "/app/lib/...", "file": "lib/...", "name": ""},
+    ]
+    found = "calc\tTestMul\ncalc/inner\tTestInner\nlib/a\tTestA\nlibx\tTestX\n.\tTestRoot\n"
+    result = subprocess.run(
+        ["jq", "-Rnc", "--argjson", "wanted", json.dumps(wanted), evidence.GO_TEST_NAMES],
+        input=found, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    names = [(entry["file"], entry["name"]) for entry in json.loads(result)[2:]]
+    assert names == [("calc", "TestMul"), ("lib/a", "TestA")]
+
+
+@pytest.mark.parametrize(
+    ("manifest", "control"),
+    [
+        ('[package]\nname = "x"\nversion = "1"  # a comment\n\n[dependencies]\nserde = "1"\n', ""),
+        ('[package]\nname = "x"\nautotests = false\n', "[package]autotests=false\n"),
+        ("[lib]\nharness = false\n", "[lib]\n[lib]harness=false\n"),
+        ('[[test]]\nname = "mul"\npath = "f.rs"\n',
+         '[[test]]\n[[test]]name="mul"\n[[test]]path="f.rs"\n'),
+        ('[dependencies]\nc = { path = "../c" }\n', '[dependencies]c={path="../c"}\n'),
+        ('[dependencies.c]\npath = "../c"\n', '[dependencies.c]path="../c"\n'),
+        ('[patch.crates-io]\nc = "2"\n', '[patch.crates-io]\n[patch.crates-io]c="2"\n'),
+        ("[profile.test]\noverflow-checks = false\n",
+         "[profile.test]\n[profile.test]overflow-checks=false\n"),
+    ],
+)  # fmt: skip
+def test_cargo_manifest_control_part(manifest: str, control: str) -> None:
+    assert (
+        subprocess.run(
+            ["awk", evidence.CARGO_CONTROL],
+            input=manifest,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        == control
+    )
+
+
+def _header_command(test_command: str) -> str:
+    raw = json.loads(Path("tests/golden/node-subdir/definition.json").read_text(encoding="utf-8"))
+    definition = TaskDefinition.model_validate({**raw, "testCommand": test_command})
+    script = render_test_sh(definition, tuple(definition.testPaths))
+    [line] = [line for line in script.splitlines() if line.startswith("readonly fail_to_pass_c")]
+    return line
+
+
+@pytest.mark.parametrize(
+    ("command", "line"),
+    [
+        ("npx jest {tests} --ci",
+         ("readonly fail_to_pass_command='npx jest '\"'\"'test/format.test.js'\"'\"' --json "
+          "\"--outputFile=$SELFBENCH_EVIDENCE\" --ci'")),
+        ("npx vitest run {tests}",
+         ("readonly fail_to_pass_command='npx vitest run '\"'\"'test/format.test.js'\"'\"' "
+          "--reporter=default --reporter=json \"--outputFile.json=$SELFBENCH_EVIDENCE\"'")),
+        ("node --test {tests}",
+         "readonly fail_to_pass_command='node --test '\"'\"'test/format.test.js'\"'\"''"),
+    ],
+)  # fmt: skip
+def test_jest_and_vitest_are_asked_for_their_report_after_the_selectors(
+    command: str, line: str
+) -> None:
+    assert _header_command(command) == line

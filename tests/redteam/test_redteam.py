@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from redteam_attacks import ATTACKS, HONEST, Attack, Change
+from redteam_projects import go_project, js_project, rust_project
 
 from projects import Project, build, git
 from selfbench.bundle.locate import locate_task
@@ -36,11 +37,16 @@ _UNITTEST_MUL = (
 )
 
 _SKIPPED = {
-    "cargo": "cargo test: the sandbox has no Rust toolchain at the image's path (/usr/local/cargo)",
-    "jest": "jest and vitest: the verifier reads no structured report from them yet",
-    "go": "go test: no Go toolchain on this machine",
-    "bun": "bun test: no bun on this machine",
+    "bun": "bun test: the verifier reads no structured report from it yet",
 }
+
+RUNNERS = ("pytest", "node", "go", "cargo", "jest", "vitest")
+"""The runners whose sample the red team attacks."""
+
+_FULL_ONLY = frozenset({"jest", "vitest"})
+"""Runners left out of the small configuration (`SELFBENCH_REDTEAM=small`, which CI's
+`scripts/test.sh` sets): their setup installs from the npm registry and each attack starts node
+three times, several minutes in all. Unset or `full` (by hand) runs them."""
 
 
 def _project(runner: str) -> Project:
@@ -48,6 +54,12 @@ def _project(runner: str) -> Project:
     if runner == "pytest":
         tests = {"tests/test_mul.py": PY_TEST_MUL, "tests/test_mul_unittest.py": _UNITTEST_MUL}
         return python_project("redteam-pytest", tests=tests)
+    if runner == "go":
+        return go_project("redteam-go")
+    if runner == "cargo":
+        return rust_project("redteam-cargo")
+    if runner in {"jest", "vitest"}:
+        return js_project(f"redteam-{runner}", runner)
     return node_project("redteam-node")
 
 
@@ -101,8 +113,14 @@ def _agent_patch(repo: Path, attack: Attack, facts: dict[str, str]) -> bytes:
     return patch
 
 
-@pytest.mark.parametrize("runner", ["pytest", "node"])
-def test_every_attack_scores_0_and_every_solution_1(runner: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_every_attack_scores_0_and_every_solution_1(
+    runner: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if runner in _FULL_ONLY and os.environ.get("SELFBENCH_REDTEAM", "full") == "small":
+        pytest.skip(f"{runner}: the full red team only (SELFBENCH_REDTEAM=full)")
+    if runner in {"go", "cargo"}:  # the image's toolchain: cached, the host's, or installed
+        monkeypatch.delenv("SELFBENCH_TOOLCHAINS", raising=False)
     attacks = [attack for attack in ATTACKS if runner in attack.runners]
     honest = [solution for solution in HONEST if runner in solution.runners]
     out = build(_project(runner), tmp_path / "build")
@@ -114,7 +132,7 @@ def test_every_attack_scores_0_and_every_solution_1(runner: str, tmp_path: Path)
     reports = score_patches(locate_task(out), patches, options=options)
     rewards = [None if report.reward is None else report.reward.reward for report in reports]
     ids = ["gold", *(row.id for row in [*honest, *attacks])]
-    expected = [1] * (1 + len(honest)) + [0] * len(attacks)
+    expected = [1] * (1 + len(honest)) + [int(row.open is not None) for row in attacks]
     assert dict(zip(ids, rewards, strict=True)) == dict(zip(ids, expected, strict=True))
 
 

@@ -6,19 +6,61 @@ runner write its report into another fresh directory outside the tree, kills eve
 verifier user, and only then reads the report: the run must have finished, no test may have failed,
 and each selector must name at least one test seen passing. An agent's patch cannot place either
 directory, and cannot change what loads the reporter (see `_runner_files.py`).
+
+Per runner, the report is:
+
+* pytest: a plugin (`PYTEST_PLUGIN`) loaded by `PYTEST_ADDOPTS`, one JSON line per event;
+* node: a `--test-reporter` module given in `NODE_OPTIONS`, beside the usual TAP on stdout;
+* go: `GOFLAGS=-json -count=1` (no cached result stands for a run), with `GOTOOLCHAIN=local`,
+  `GOWORK=off`, and a private copy of the setup's build cache: the events `test2json` writes
+  for the test binaries (a binary's own output is one of their `Output` fields, so a printed line
+  cannot pass for an event); the log shows the text those events carry. Each `Test` function of
+  the `_test.go` files of a selected package (the base's, and the held-out ones: an agent's change
+  to a `_test.go` file is left out) must be seen passing or skipped, so a `TestMain` or an `init`
+  that narrows `-test.run` does not count;
+* jest and vitest: their JSON report (the same shape), asked for on the command line after the
+  selectors (`REPORT_ARGUMENTS`); an agent's change to `package.json`'s `jest`, `babel` or
+  `scripts` restores the file, and their configuration files are runner-control paths;
+* cargo: a target runner (`CARGO_TARGET_<triple>_RUNNER`) that runs each test binary with
+  libtest's `--logfile` and records its exit status: every binary must exit 0, and each selector
+  (a libtest filter) must be contained in the name of a test seen `ok`. An agent's change to
+  `Cargo.toml`'s targets, build script, paths or patches is restored to the base
+  (`CARGO_CONTROL`).
 """
 
 from __future__ import annotations
 
 from selfbench._runner_files import PYTEST_CONFIGURATION_FILES
 
-__all__ = ["EVIDENCE_BODY", "EVIDENCE_QUERY", "EVIDENCE_RUNNERS", "PYTEST_PLUGIN"]
+__all__ = [
+    "CARGO_CONTROL",
+    "EVIDENCE_BODY",
+    "EVIDENCE_QUERY",
+    "EVIDENCE_RUNNERS",
+    "FILE_SELECTING_RUNNERS",
+    "GO_EVENTS",
+    "GO_TEST_NAMES",
+    "GO_TEXT",
+    "PYTEST_PLUGIN",
+    "REPORT_ARGUMENTS",
+]
 
-EVIDENCE_RUNNERS = ("pytest", "node")
+EVIDENCE_RUNNERS = ("pytest", "node", "go", "cargo", "jest", "vitest")
 """Runners whose own structured report the verifier reads."""
+
+FILE_SELECTING_RUNNERS = ("pytest", "node", "jest", "vitest")
+"""Runners whose selectors name test files (protected like held-out ones when pass-to-pass); go's
+name packages (their `_test.go` files are runner-control paths), cargo's name tests."""
 
 PYTEST_PLUGIN = "_selfbench_evidence"
 """The module name of the pytest reporter (a runner-control name: no patch may shadow it)."""
+
+REPORT_ARGUMENTS = {
+    "jest": '--json "--outputFile=$SELFBENCH_EVIDENCE"',
+    "vitest": '--reporter=default --reporter=json "--outputFile.json=$SELFBENCH_EVIDENCE"',
+}
+"""Shell words the verifier adds after the selectors, for runners that take a report's place only
+on their command line (expanded when the command runs, as the verifier user)."""
 
 _PYTEST_REPORTER = """\
 import json
@@ -73,6 +115,14 @@ def passed($root):
     map(select(.event == "test" and .when == "call" and .outcome == "passed")
       | {file: ($root + "/" + (.nodeid | split("::")[0])),
          name: (.nodeid | split("::")[1:] | join("::"))})
+  elif $runner == "go" then
+    map(select((.Action == "pass" or .Action == "skip") and (.Test | type) == "string")
+      | {file: .Package, name: .Test})
+  elif $runner == "cargo" then
+    map(select(.event == "test" and .outcome == "ok") | {file: "", name: .name})
+  elif $runner == "jest" or $runner == "vitest" then
+    [.[] | .testResults[]? | .name as $file | .assertionResults[]?
+     | select(.status == "passed") | {file: $file, name: ""}]
   else
     map(select(.event == "test:pass" and .type != "suite" and .name != .file)
       | {file: .file, name: ""})
@@ -81,17 +131,44 @@ def failed:
   if $runner == "pytest" then
     map(select((.event == "test" and .outcome == "failed") or .event == "collect-error")
       | .nodeid)
+  elif $runner == "go" then
+    map(select(.Action == "fail" or .Action == "build-fail")
+      | ((.Package // .ImportPath // "") + (if .Test then " " + .Test else "" end)))
+  elif $runner == "cargo" then
+    map(select((.event == "test" and .outcome == "failed") or (.event == "exit" and .status != 0))
+      | (.name // "a test binary exited \(.status)"))
+  elif $runner == "jest" or $runner == "vitest" then
+    [.[] | .testResults[]? | (select(.status == "failed") | .name),
+     (.assertionResults[]? | select(.status == "failed") | .fullName)]
+    + [.[] | select((.numRuntimeErrorTestSuites // 0) > 0) | "a test file did not run"]
   else map(select(.event == "test:fail") | .name) end;
 def finished:
   if $runner == "pytest" then any(.[]; .event == "finish" and .exitstatus == 0)
+  elif $runner == "go" then
+    any(.[]; (.Action == "pass" or .Action == "fail" or .Action == "skip")
+      and (.Test | type) != "string")
+  elif $runner == "cargo" then any(.[]; .event == "exit")
+  elif $runner == "jest" or $runner == "vitest" then
+    length == 1 and (.[0].numTotalTests | type) == "number"
   else any(.[]; .event == "finish") end;
 def under($path): . == $path or startswith($path + "/");
+def package_of($want):
+  ($want.file | rtrimstr("...") | rtrimstr("/")) as $dir
+  | if ($want.file | endswith("...")) then
+      $dir == "" or $dir == "." or . == $dir or endswith("/" + $dir)
+      or contains("/" + $dir + "/") or startswith($dir + "/")
+    else $dir == "." or . == $dir or endswith("/" + $dir) end;
 def of($want):
-  (.file | under($want.path)) or (.file | endswith("/" + $want.file))
-  or (.file | contains("/" + $want.file + "/"));
+  if $runner == "go" then .file | package_of($want)
+  elif $runner == "cargo" then true
+  else (.file | under($want.path)) or (.file | endswith("/" + $want.file))
+    or (.file | contains("/" + $want.file + "/")) end;
 def named($name):
-  $name == "" or . == $name or startswith($name + "::") or startswith($name + "[");
-def selector: .path + (if .name == "" then "" else "::" + .name end);
+  if $runner == "cargo" then contains($name)
+  elif $runner == "go" then $name == "" or . == $name or startswith($name + "/")
+  else $name == "" or . == $name or startswith($name + "::") or startswith($name + "[") end;
+def selector: if $runner == "cargo" then .name
+  else .path + (if .name == "" then "" else "::" + .name end) end;
 . as $records
 | ($records | passed($records | root)) as $passed
 | if ($records | finished | not) then "the run did not finish"
@@ -159,6 +236,66 @@ for path in paths(sys.stdin.buffer.read()):
             break
 """
 
+GO_TEXT = r"""(try fromjson catch null) as $event
+| if ($event | type) == "object" and ($event.Action | type) == "string"
+  then ($event.Output // "") else . + "\n" end
+"""
+"""The jq program that shows `go test -json`'s output as the text it carries."""
+
+GO_EVENTS = r"""try fromjson catch empty
+| select(type == "object" and (.Action | type) == "string")
+"""
+"""The jq program that keeps `go test -json`'s events (cmd/go's own lines; a test binary's output
+is inside their `Output` fields)."""
+
+GO_TEST_NAMES = r"""
+def dir_in($want):
+  ($want.file | rtrimstr("...") | rtrimstr("/")) as $prefix
+  | if ($want.file | endswith("...")) then
+      $prefix == "" or $prefix == "." or . == $prefix or startswith($prefix + "/")
+    else . == (if $prefix == "" then "." else $prefix end) end;
+[inputs | split("\t") | {dir: .[0], name: .[1]}] as $tests
+| $wanted + [$wanted[] as $want | $tests[] | select(.dir | dir_in($want))
+             | {path: $want.path, file: .dir, name: .name}]
+"""
+"""The jq program adding each `Test` function of a selected package to the wanted tests."""
+
+_CARGO_RUNNER = r"""#!/bin/bash
+# cargo's target runner for the verifier: a test binary logs each result with libtest's --logfile;
+# its exit status is recorded after them.
+binary="$1"
+shift
+log="$(mktemp "${SELFBENCH_EVIDENCE%/*}/libtest.XXXXXX")" || exit 1
+"$binary" "$@" --logfile "$log"
+status=$?
+{
+  sed -n -e 's/^\(ok\|failed\|ignored\) \(.*\)$/\1\t\2/p' -- "$log" |
+    jq -Rc 'split("\t") | {event: "test", outcome: .[0], name: (.[1:] | join("\t"))}'
+  printf '{"event":"exit","status":%d}\n' "$status"
+} >>"$SELFBENCH_EVIDENCE"
+exit "$status"
+"""
+
+CARGO_CONTROL = r"""
+{ line = $0; sub(/#.*/, "", line); gsub(/[[:space:]]/, "", line) }
+line == "" { next }
+line ~ /^\[/ {
+  section = line
+  controlled = section ~ /^\[(lib|\[(test|bin|bench|example)\]|workspace|replace|patch(\..*)?|profile(\..*)?)\]$/
+  if (controlled) print section
+  next
+}
+controlled { print section line; next }
+section == "[package]" && line ~ /^"?(build|autotests|autobins|autoexamples|autobenches|autolib|links|workspace)"?=/ {
+  print section line
+  next
+}
+line ~ /(^|[{,.])"?path"?=/ { print section line }
+"""  # noqa: E501 - an awk regular expression is one line
+"""The awk program printing what of a `Cargo.toml` decides which code the tests build and how:
+its target tables, profiles, patches and workspace, `[package]`'s build and auto-discovery keys,
+and every `path` (a path dependency). Text, as the images have no TOML parser."""
+
 EVIDENCE_BODY = (
     r"""
 # shellcheck disable=SC2016 # jq and Python programs, not shell expansions
@@ -172,10 +309,28 @@ readonly same_pytest_table='"""
 readonly shadowing_modules='"""
     + _SHADOWING_MODULES.replace("'", "'\"'\"'")
     + r"""'
+# shellcheck disable=SC2016
+readonly go_text='"""
+    + GO_TEXT.replace("'", "'\"'\"'")
+    + r"""'
+# shellcheck disable=SC2016
+readonly go_events='"""
+    + GO_EVENTS.replace("'", "'\"'\"'")
+    + r"""'
+# shellcheck disable=SC2016
+readonly go_test_names='"""
+    + GO_TEST_NAMES.replace("'", "'\"'\"'")
+    + r"""'
+readonly go_test_function='Test\([A-Z0-9_][A-Za-z0-9_]*\)\{0,1\}'
+# shellcheck disable=SC2016
+readonly cargo_control='"""
+    + CARGO_CONTROL.replace("'", "'\"'\"'")
+    + r"""'
 evidence_tools=""
 evidence_problem=""
 untracked_before=/dev/null
 evidence_env=()
+go_cache=""
 
 prepare_evidence_tools() {
   evidence_tools="$(mktemp -d /tmp/selfbench-evidence.XXXXXX)" || return 1
@@ -190,7 +345,25 @@ prepare_evidence_tools() {
 """
     + _NODE_REPORTER
     + r"""NODE_REPORTER
+  cat >"$evidence_tools/cargo-runner" <<'CARGO_RUNNER'
+"""
+    + _CARGO_RUNNER
+    + r"""CARGO_RUNNER
   chmod 0644 -- "$evidence_tools/"*
+  chmod 0755 -- "$evidence_tools/cargo-runner"
+  if [ "$runner" = go ]; then
+    prepare_go_cache
+  fi
+}
+
+# go: a private copy of the build cache the setup left (root's), so each run does not compile the
+# standard library again; written by no one else, and never shared between runs of test.sh.
+prepare_go_cache() {
+  go_cache="$(mktemp -d /tmp/selfbench-go-cache.XXXXXX)" || return 1
+  if [ -d /root/.cache/go-build ] && [ ! -L /root/.cache/go-build ]; then
+    cp -a -- /root/.cache/go-build/. "$go_cache/" || true
+  fi
+  chown -R "$verifier_user:$verifier_user" -- "$go_cache"
 }
 
 new_report_dir() {
@@ -211,6 +384,18 @@ set_evidence_env() {
     evidence_env=("NODE_OPTIONS=--test-reporter=tap --test-reporter-destination=stdout \
 --test-reporter=$evidence_tools/reporter.mjs --test-reporter-destination=$report")
     ;;
+  go)
+    evidence_env=("GOFLAGS=-json -count=1" "GOTOOLCHAIN=local" "GOWORK=off")
+    if [ -n "$go_cache" ]; then
+      evidence_env+=("GOCACHE=$go_cache")
+    fi
+    ;;
+  jest | vitest) evidence_env=("SELFBENCH_EVIDENCE=$report") ;;
+  cargo)
+    evidence_env=("SELFBENCH_EVIDENCE=$report"
+      "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=$evidence_tools/cargo-runner"
+      "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=$evidence_tools/cargo-runner")
+    ;;
   *) evidence_env=() ;;
   esac
 }
@@ -230,16 +415,32 @@ check_evidence() {
     echo "the report is not JSON lines"
 }
 
-# An agent may change pyproject.toml, setup.cfg and tox.ini, but not pytest's part of them: a file
-# whose pytest part changed is restored to the base.
+# What decides how the tests run but sits in files an agent may change: the part of such a file
+# that changed is restored to the base (the whole file).
 restore_runner_configuration() {
-  local path base changed
-  if [ "$runner" != pytest ]; then
-    return 0
-  fi
-  base="$(mktemp /tmp/selfbench-base.XXXXXX)" || return 1
+  local changed
   changed="$(mktemp /tmp/selfbench-changed.XXXXXX)" || return 1
   agent_changed_paths >"$changed"
+  case "$runner" in
+  pytest)
+    restore_pytest_configuration "$changed"
+    restore_shadowing_modules "$changed"
+    ;;
+  go | cargo | jest | vitest) restore_changed_configuration "$changed" ;;
+  esac
+  rm -f -- "$changed"
+}
+
+restore_file() {
+  log "the agent patch changes $2 in $1; restored"
+  rm -f -- "${app:?}/$1"
+  app_git --literal-pathspecs checkout -q HEAD -- "$1" >/dev/null 2>&1 || true
+}
+
+# An agent may change pyproject.toml, setup.cfg and tox.ini, but not pytest's part of them.
+restore_pytest_configuration() {
+  local path base
+  base="$(mktemp /tmp/selfbench-base.XXXXXX)" || return 1
   while IFS= read -r -d '' path; do
     case "${path##*/}" in
     """
@@ -250,22 +451,84 @@ restore_runner_configuration() {
     app_git --literal-pathspecs show "HEAD:$path" >"$base" 2>/dev/null || : >"$base"
     if [ -L "$app/$path" ] ||
       ! python3 -I -c "$same_pytest_table" "$base" "$app/$path" "$path" 2>/dev/null; then
-      log "the agent patch changes pytest's configuration in $path; restored"
-      rm -f -- "${app:?}/$path"
-      app_git --literal-pathspecs checkout -q HEAD -- "$path" >/dev/null 2>&1 || true
+      restore_file "$path" "pytest's configuration"
     fi
-  done <"$changed"
-  restore_shadowing_modules "$changed"
-  rm -f -- "$base" "$changed"
+  done <"$1"
+  rm -f -- "$base"
+}
+
+# Each changed go.mod or Cargo.toml whose runner-control part differs from the base's.
+restore_changed_configuration() {
+  local path base
+  base="$(mktemp /tmp/selfbench-base.XXXXXX)" || return 1
+  while IFS= read -r -d '' path; do
+    case "$runner:${path##*/}" in
+    go:go.mod | cargo:Cargo.toml | jest:package.json | vitest:package.json) ;;
+    *) continue ;;
+    esac
+    app_git --literal-pathspecs show "HEAD:$path" >"$base" 2>/dev/null || : >"$base"
+    if [ -L "$app/$path" ] ||
+      [ "$(runner_control_of "$base")" != "$(runner_control_of "$app/$path")" ]; then
+      restore_file "$path" "what builds the tests"
+    fi
+  done <"$1"
+  rm -f -- "$base"
+}
+
+# go.mod's replace and toolchain directives (which code and which go the tests build with);
+# package.json's jest configuration, babel configuration (jest's transform) and scripts;
+# Cargo.toml's part that `cargo_control` prints.
+runner_control_of() {
+  if [ ! -s "$1" ]; then
+    echo absent
+  elif [ "$runner" = jest ] || [ "$runner" = vitest ]; then
+    jq -cS '[.jest, .babel, .scripts]' "$1" 2>/dev/null || echo unreadable
+  elif [ "$runner" = go ]; then
+    GOTOOLCHAIN=local GOFLAGS='' GOWORK=off go mod edit -json -- "$1" 2>/dev/null |
+      jq -c '[.Replace, .Toolchain]' 2>/dev/null || echo unreadable
+  else
+    awk "$cargo_control" "$1" 2>/dev/null || echo unreadable
+  fi
 }
 
 # The untracked files before the agent's patch (the setup's ignored files), to tell the patch's
 # new files from them.
 remember_untracked() {
-  if [ "$runner" = pytest ]; then
-    untracked_before="$(mktemp /tmp/selfbench-untracked.XXXXXX)" || return 1
-    app_git ls-files -z --others | LC_ALL=C sort -z >"$untracked_before"
+  untracked_before="$(mktemp /tmp/selfbench-untracked.XXXXXX)" || return 1
+  app_git ls-files -z --others | LC_ALL=C sort -z >"$untracked_before"
+}
+
+# The command's output for the log; for go, whose output is its events, the text they carry, and
+# the events as the report (written by root once no process of the verifier user is left).
+show_output() {
+  local output="$1" report="$2/report.jsonl"
+  if [ "$runner" != go ]; then
+    cat -- "$output"
+    return 0
   fi
+  jq -Rrj "$go_text" <"$output" 2>/dev/null || cat -- "$output"
+  rm -f -- "$report"
+  (set -C && jq -Rc "$go_events" <"$output" >"$report") 2>/dev/null || rm -f -- "$report"
+}
+
+# The wanted tests; for go, also each Test function of the _test.go files (the base's and the
+# held-out ones) of a selected package.
+wanted_tests() {
+  local wanted="$1" path name
+  if [ "$runner" != go ] || [ -z "$wanted" ]; then
+    printf '%s' "$wanted"
+    return 0
+  fi
+  (cd -- "$workdir" && find . \( -name testdata -o -name vendor -o -name '[._]?*' \) -prune -o \
+    -type f -name '*_test.go' -print0) |
+    while IFS= read -r -d '' path; do
+      sed -n -e "s/^func \\($go_test_function\\)([A-Za-z0-9_]* *\\*testing\\.T).*/\\1/p" \
+        -- "$workdir/$path" | grep -vx TestMain |
+        while IFS= read -r name; do
+          path="${path%/*}"
+          printf '%s\t%s\n' "${path#./}" "$name"
+        done
+    done | jq -Rnc --argjson wanted "$wanted" "$go_test_names"
 }
 
 # Every path the agent's patch changed or added, NUL-separated.

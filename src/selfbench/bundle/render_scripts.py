@@ -13,9 +13,14 @@ from collections.abc import Iterable, Sequence
 
 from selfbench._paths import join_repository_path
 from selfbench._runner_files import RUNNER_CONTROL_PATTERNS
-from selfbench._shell import quote, substitute_tests
+from selfbench._shell import PLACEHOLDER, quote, substitute_tests
 from selfbench.bundle import layout
-from selfbench.bundle.evidence import EVIDENCE_BODY, EVIDENCE_RUNNERS
+from selfbench.bundle.evidence import (
+    EVIDENCE_BODY,
+    EVIDENCE_RUNNERS,
+    FILE_SELECTING_RUNNERS,
+    REPORT_ARGUMENTS,
+)
 from selfbench.contract import TaskDefinition
 from selfbench.outcomes import detect_runner
 
@@ -59,6 +64,17 @@ def pass_to_pass_command(definition: TaskDefinition) -> str:
     return substitute_tests(definition.testCommand, definition.passToPass)
 
 
+def _verifier_command(definition: TaskDefinition, selectors: tuple[str, ...]) -> str:
+    """The command test.sh runs: the selectors, then any arguments that ask for the report."""
+    if not selectors:
+        return "true"
+    extra = REPORT_ARGUMENTS.get(evidence_runner(definition))
+    if extra is None:
+        return substitute_tests(definition.testCommand, selectors)
+    words = " ".join(quote(selector) for selector in selectors)
+    return definition.testCommand.replace(PLACEHOLDER, f"{words} {extra}")
+
+
 def evidence_runner(definition: TaskDefinition) -> str:
     """The runner whose own report the verifier reads (`pytest`, `node`), or "" for none."""
     runner = detect_runner(definition.testCommand)
@@ -71,7 +87,7 @@ def _selector_file(selector: str) -> str:
 
 def pass_to_pass_paths(definition: TaskDefinition) -> tuple[str, ...]:
     """The repository paths the pass-to-pass selectors name (runners that select by file)."""
-    if not evidence_runner(definition):
+    if evidence_runner(definition) not in FILE_SELECTING_RUNNERS:
         return ()
     paths = []
     for selector in definition.passToPass:
@@ -86,6 +102,11 @@ def _evidence(definition: TaskDefinition, selectors: Sequence[str]) -> str:
     for a command that changes directory first) and test name."""
     if not selectors or not evidence_runner(definition):
         return ""
+    if evidence_runner(definition) == "cargo":  # a libtest filter, not a path
+        return json.dumps(
+            [{"path": selector, "file": "", "name": selector} for selector in selectors],
+            separators=(",", ":"),
+        )
     wanted = []
     for selector in selectors:
         file, _, name = selector.partition("::")
@@ -191,8 +212,8 @@ def _header(definition: TaskDefinition, protected: tuple[str, ...]) -> str:
         "shared_uv_cache": layout.CONTAINER_UV_CACHE,
         "verifier_user": layout.VERIFIER_USER,
         "infrastructure_errors": "|".join(INFRASTRUCTURE_ERRORS),
-        "fail_to_pass_command": fail_to_pass_command(definition),
-        "pass_to_pass_command": pass_to_pass_command(definition),
+        "fail_to_pass_command": _verifier_command(definition, tuple(definition.failToPass)),
+        "pass_to_pass_command": _verifier_command(definition, tuple(definition.passToPass)),
         "runner": evidence_runner(definition),
         "fail_to_pass_evidence": _evidence(definition, definition.failToPass),
         "pass_to_pass_evidence": _evidence(definition, definition.passToPass),
@@ -203,7 +224,10 @@ def _header(definition: TaskDefinition, protected: tuple[str, ...]) -> str:
         f"export HOME={_NO_HOME}",
         "unset XDG_CONFIG_HOME",
     ]
-    lines.extend(f"readonly {name}={quote(value)}" for name, value in assignments.items())
+    for name, value in assignments.items():
+        if name.endswith("_command"):  # `$SELFBENCH_EVIDENCE` expands when the command runs
+            lines.append("# shellcheck disable=SC2016")
+        lines.append(f"readonly {name}={quote(value)}")
     lines.append(f"readonly protected_paths={_array(protected)}")
     lines.append(f"readonly exclude_args={_array(_exclude_args(protected))}")
     return "\n".join(lines) + "\n"
@@ -231,6 +255,8 @@ fail_to_pass_exit_code=-1
 fail_to_pass_repeat_exit_code=-1
 pass_to_pass_exit_code=-1
 uv_cache=""
+fail_to_pass_wanted=""
+pass_to_pass_wanted=""
 
 log() { printf 'selfbench: %s\n' "$*"; }
 
@@ -365,7 +391,7 @@ run_as_verifier() {
       bash -c "$command") </dev/null >"$output" 2>&1
     status=$?
     kill_verifier_processes
-    cat -- "$output"
+    show_output "$output" "$report"
     evidence_problem="$(check_evidence "$report" "$wanted")"
     rm -rf -- "$report"
     if [ "$status" -eq 0 ] || [ "$attempt" -eq 3 ] ||
@@ -386,19 +412,21 @@ run_tests() {
   prepare_uv_cache || log "could not copy the uv cache"
   prepare_evidence_tools || log "could not write the $runner reporter"
   log "fail-to-pass: $fail_to_pass_command"
-  run_as_verifier "$fail_to_pass_command" "$fail_to_pass_evidence"
+  fail_to_pass_wanted="$(wanted_tests "$fail_to_pass_evidence")"
+  pass_to_pass_wanted="$(wanted_tests "$pass_to_pass_evidence")"
+  run_as_verifier "$fail_to_pass_command" "$fail_to_pass_wanted"
   fail_to_pass_exit_code=$?
   if [ "$fail_to_pass_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
     fail_to_pass=1
     log "fail-to-pass again (determinism)"
-    run_as_verifier "$fail_to_pass_command" "$fail_to_pass_evidence"
+    run_as_verifier "$fail_to_pass_command" "$fail_to_pass_wanted"
     fail_to_pass_repeat_exit_code=$?
     if [ "$fail_to_pass_repeat_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
       deterministic=1
     fi
   fi
   log "pass-to-pass: $pass_to_pass_command"
-  run_as_verifier "$pass_to_pass_command" "$pass_to_pass_evidence"
+  run_as_verifier "$pass_to_pass_command" "$pass_to_pass_wanted"
   pass_to_pass_exit_code=$?
   if [ "$pass_to_pass_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
     pass_to_pass=1

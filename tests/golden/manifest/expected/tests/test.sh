@@ -18,13 +18,15 @@ readonly reward_file='/logs/verifier/reward.json'
 readonly shared_uv_cache='/opt/uv-cache'
 readonly verifier_user='verifier'
 readonly infrastructure_errors='ECONNRESET|ETIMEDOUT|ESOCKETTIMEDOUT|ENOTFOUND|EAI_AGAIN|META_FETCH_FAIL|FetchError|EPIPE|EPERM|registry\.npmjs'
+# shellcheck disable=SC2016
 readonly fail_to_pass_command='uv run pytest -q '"'"'tests/test_client.py::test_retries'"'"''
+# shellcheck disable=SC2016
 readonly pass_to_pass_command='uv run pytest -q '"'"'tests/test_client.py::test_get'"'"''
 readonly runner='pytest'
 readonly fail_to_pass_evidence='[{"path":"/app/service/tests/test_client.py","file":"tests/test_client.py","name":"test_retries"}]'
 readonly pass_to_pass_evidence='[{"path":"/app/service/tests/test_client.py","file":"tests/test_client.py","name":"test_get"}]'
 readonly protected_paths=('service/tests/test_client.py')
-readonly exclude_args=('--exclude=service/tests/test_client.py' '--exclude=service/tests/test_client.py/*' '--exclude=conftest.py' '--exclude=*/conftest.py' '--exclude=pytest.ini' '--exclude=*/pytest.ini' '--exclude=.pytest.ini' '--exclude=*/.pytest.ini' '--exclude=pytest.py' '--exclude=*/pytest.py' '--exclude=py.py' '--exclude=*/py.py' '--exclude=sitecustomize.py' '--exclude=*/sitecustomize.py' '--exclude=usercustomize.py' '--exclude=*/usercustomize.py' '--exclude=*.pth' '--exclude=*/*.pth' '--exclude=*.pyc' '--exclude=*/*.pyc' '--exclude=*.pyo' '--exclude=*/*.pyo' '--exclude=_selfbench_evidence.py' '--exclude=*/_selfbench_evidence.py' '--exclude=jest.config.*' '--exclude=*/jest.config.*' '--exclude=jest.setup.*' '--exclude=*/jest.setup.*' '--exclude=vitest.config.*' '--exclude=*/vitest.config.*' '--exclude=vitest.setup.*' '--exclude=*/vitest.setup.*' '--exclude=vitest.workspace.*' '--exclude=*/vitest.workspace.*' '--exclude=vite.config.*' '--exclude=*/vite.config.*' '--exclude=babel.config.*' '--exclude=*/babel.config.*' '--exclude=.babelrc' '--exclude=*/.babelrc' '--exclude=.babelrc.*' '--exclude=*/.babelrc.*' '--exclude=.mocharc*' '--exclude=*/.mocharc*' '--exclude=.npmrc' '--exclude=*/.npmrc' '--exclude=.yarnrc' '--exclude=*/.yarnrc' '--exclude=.yarnrc.yml' '--exclude=*/.yarnrc.yml' '--exclude=.pnpmfile.cjs' '--exclude=*/.pnpmfile.cjs' '--exclude=bunfig.toml' '--exclude=*/bunfig.toml' '--exclude=.node-options' '--exclude=*/.node-options' '--exclude=rust-toolchain' '--exclude=*/rust-toolchain' '--exclude=rust-toolchain.toml' '--exclude=*/rust-toolchain.toml' '--exclude=go.work' '--exclude=*/go.work' '--exclude=go.work.sum' '--exclude=*/go.work.sum' '--exclude=go.env' '--exclude=*/go.env' '--exclude=pytest/*' '--exclude=*/pytest/*' '--exclude=_pytest/*' '--exclude=*/_pytest/*' '--exclude=pluggy/*' '--exclude=*/pluggy/*' '--exclude=_selfbench_evidence/*' '--exclude=*/_selfbench_evidence/*' '--exclude=__pycache__/*' '--exclude=*/__pycache__/*' '--exclude=.pytest_cache/*' '--exclude=*/.pytest_cache/*' '--exclude=.venv/*' '--exclude=*/.venv/*' '--exclude=venv/*' '--exclude=*/venv/*' '--exclude=site-packages/*' '--exclude=*/site-packages/*' '--exclude=node_modules/*' '--exclude=*/node_modules/*' '--exclude=.cargo/*' '--exclude=*/.cargo/*' '--exclude=target/*' '--exclude=*/target/*' '--exclude=.git-hooks/*' '--exclude=*/.git-hooks/*')
+readonly exclude_args=('--exclude=service/tests/test_client.py' '--exclude=service/tests/test_client.py/*' '--exclude=conftest.py' '--exclude=*/conftest.py' '--exclude=pytest.ini' '--exclude=*/pytest.ini' '--exclude=.pytest.ini' '--exclude=*/.pytest.ini' '--exclude=pytest.py' '--exclude=*/pytest.py' '--exclude=py.py' '--exclude=*/py.py' '--exclude=sitecustomize.py' '--exclude=*/sitecustomize.py' '--exclude=usercustomize.py' '--exclude=*/usercustomize.py' '--exclude=*.pth' '--exclude=*/*.pth' '--exclude=*.pyc' '--exclude=*/*.pyc' '--exclude=*.pyo' '--exclude=*/*.pyo' '--exclude=_selfbench_evidence.py' '--exclude=*/_selfbench_evidence.py' '--exclude=jest.config.*' '--exclude=*/jest.config.*' '--exclude=jest.setup.*' '--exclude=*/jest.setup.*' '--exclude=vitest.config.*' '--exclude=*/vitest.config.*' '--exclude=vitest.setup.*' '--exclude=*/vitest.setup.*' '--exclude=vitest.workspace.*' '--exclude=*/vitest.workspace.*' '--exclude=vite.config.*' '--exclude=*/vite.config.*' '--exclude=babel.config.*' '--exclude=*/babel.config.*' '--exclude=.babelrc' '--exclude=*/.babelrc' '--exclude=.babelrc.*' '--exclude=*/.babelrc.*' '--exclude=.mocharc*' '--exclude=*/.mocharc*' '--exclude=.npmrc' '--exclude=*/.npmrc' '--exclude=.yarnrc' '--exclude=*/.yarnrc' '--exclude=.yarnrc.yml' '--exclude=*/.yarnrc.yml' '--exclude=.pnpmfile.cjs' '--exclude=*/.pnpmfile.cjs' '--exclude=bunfig.toml' '--exclude=*/bunfig.toml' '--exclude=.node-options' '--exclude=*/.node-options' '--exclude=rust-toolchain' '--exclude=*/rust-toolchain' '--exclude=rust-toolchain.toml' '--exclude=*/rust-toolchain.toml' '--exclude=build.rs' '--exclude=*/build.rs' '--exclude=go.work' '--exclude=*/go.work' '--exclude=go.work.sum' '--exclude=*/go.work.sum' '--exclude=go.env' '--exclude=*/go.env' '--exclude=vendor/modules.txt' '--exclude=*/vendor/modules.txt' '--exclude=*_test.go' '--exclude=*/*_test.go' '--exclude=tests/*.rs' '--exclude=*/tests/*.rs' '--exclude=pytest/*' '--exclude=*/pytest/*' '--exclude=_pytest/*' '--exclude=*/_pytest/*' '--exclude=pluggy/*' '--exclude=*/pluggy/*' '--exclude=_selfbench_evidence/*' '--exclude=*/_selfbench_evidence/*' '--exclude=__pycache__/*' '--exclude=*/__pycache__/*' '--exclude=.pytest_cache/*' '--exclude=*/.pytest_cache/*' '--exclude=.venv/*' '--exclude=*/.venv/*' '--exclude=venv/*' '--exclude=*/venv/*' '--exclude=site-packages/*' '--exclude=*/site-packages/*' '--exclude=node_modules/*' '--exclude=*/node_modules/*' '--exclude=.cargo/*' '--exclude=*/.cargo/*' '--exclude=target/*' '--exclude=*/target/*' '--exclude=.git-hooks/*' '--exclude=*/.git-hooks/*')
 
 patch_applied=1
 setup_completed=0
@@ -36,6 +38,8 @@ fail_to_pass_exit_code=-1
 fail_to_pass_repeat_exit_code=-1
 pass_to_pass_exit_code=-1
 uv_cache=""
+fail_to_pass_wanted=""
+pass_to_pass_wanted=""
 
 log() { printf 'selfbench: %s\n' "$*"; }
 
@@ -170,7 +174,7 @@ run_as_verifier() {
       bash -c "$command") </dev/null >"$output" 2>&1
     status=$?
     kill_verifier_processes
-    cat -- "$output"
+    show_output "$output" "$report"
     evidence_problem="$(check_evidence "$report" "$wanted")"
     rm -rf -- "$report"
     if [ "$status" -eq 0 ] || [ "$attempt" -eq 3 ] ||
@@ -191,19 +195,21 @@ run_tests() {
   prepare_uv_cache || log "could not copy the uv cache"
   prepare_evidence_tools || log "could not write the $runner reporter"
   log "fail-to-pass: $fail_to_pass_command"
-  run_as_verifier "$fail_to_pass_command" "$fail_to_pass_evidence"
+  fail_to_pass_wanted="$(wanted_tests "$fail_to_pass_evidence")"
+  pass_to_pass_wanted="$(wanted_tests "$pass_to_pass_evidence")"
+  run_as_verifier "$fail_to_pass_command" "$fail_to_pass_wanted"
   fail_to_pass_exit_code=$?
   if [ "$fail_to_pass_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
     fail_to_pass=1
     log "fail-to-pass again (determinism)"
-    run_as_verifier "$fail_to_pass_command" "$fail_to_pass_evidence"
+    run_as_verifier "$fail_to_pass_command" "$fail_to_pass_wanted"
     fail_to_pass_repeat_exit_code=$?
     if [ "$fail_to_pass_repeat_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
       deterministic=1
     fi
   fi
   log "pass-to-pass: $pass_to_pass_command"
-  run_as_verifier "$pass_to_pass_command" "$pass_to_pass_evidence"
+  run_as_verifier "$pass_to_pass_command" "$pass_to_pass_wanted"
   pass_to_pass_exit_code=$?
   if [ "$pass_to_pass_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
     pass_to_pass=1
@@ -245,6 +251,14 @@ def passed($root):
     map(select(.event == "test" and .when == "call" and .outcome == "passed")
       | {file: ($root + "/" + (.nodeid | split("::")[0])),
          name: (.nodeid | split("::")[1:] | join("::"))})
+  elif $runner == "go" then
+    map(select((.Action == "pass" or .Action == "skip") and (.Test | type) == "string")
+      | {file: .Package, name: .Test})
+  elif $runner == "cargo" then
+    map(select(.event == "test" and .outcome == "ok") | {file: "", name: .name})
+  elif $runner == "jest" or $runner == "vitest" then
+    [.[] | .testResults[]? | .name as $file | .assertionResults[]?
+     | select(.status == "passed") | {file: $file, name: ""}]
   else
     map(select(.event == "test:pass" and .type != "suite" and .name != .file)
       | {file: .file, name: ""})
@@ -253,17 +267,44 @@ def failed:
   if $runner == "pytest" then
     map(select((.event == "test" and .outcome == "failed") or .event == "collect-error")
       | .nodeid)
+  elif $runner == "go" then
+    map(select(.Action == "fail" or .Action == "build-fail")
+      | ((.Package // .ImportPath // "") + (if .Test then " " + .Test else "" end)))
+  elif $runner == "cargo" then
+    map(select((.event == "test" and .outcome == "failed") or (.event == "exit" and .status != 0))
+      | (.name // "a test binary exited \(.status)"))
+  elif $runner == "jest" or $runner == "vitest" then
+    [.[] | .testResults[]? | (select(.status == "failed") | .name),
+     (.assertionResults[]? | select(.status == "failed") | .fullName)]
+    + [.[] | select((.numRuntimeErrorTestSuites // 0) > 0) | "a test file did not run"]
   else map(select(.event == "test:fail") | .name) end;
 def finished:
   if $runner == "pytest" then any(.[]; .event == "finish" and .exitstatus == 0)
+  elif $runner == "go" then
+    any(.[]; (.Action == "pass" or .Action == "fail" or .Action == "skip")
+      and (.Test | type) != "string")
+  elif $runner == "cargo" then any(.[]; .event == "exit")
+  elif $runner == "jest" or $runner == "vitest" then
+    length == 1 and (.[0].numTotalTests | type) == "number"
   else any(.[]; .event == "finish") end;
 def under($path): . == $path or startswith($path + "/");
+def package_of($want):
+  ($want.file | rtrimstr("...") | rtrimstr("/")) as $dir
+  | if ($want.file | endswith("...")) then
+      $dir == "" or $dir == "." or . == $dir or endswith("/" + $dir)
+      or contains("/" + $dir + "/") or startswith($dir + "/")
+    else $dir == "." or . == $dir or endswith("/" + $dir) end;
 def of($want):
-  (.file | under($want.path)) or (.file | endswith("/" + $want.file))
-  or (.file | contains("/" + $want.file + "/"));
+  if $runner == "go" then .file | package_of($want)
+  elif $runner == "cargo" then true
+  else (.file | under($want.path)) or (.file | endswith("/" + $want.file))
+    or (.file | contains("/" + $want.file + "/")) end;
 def named($name):
-  $name == "" or . == $name or startswith($name + "::") or startswith($name + "[");
-def selector: .path + (if .name == "" then "" else "::" + .name end);
+  if $runner == "cargo" then contains($name)
+  elif $runner == "go" then $name == "" or . == $name or startswith($name + "/")
+  else $name == "" or . == $name or startswith($name + "::") or startswith($name + "[") end;
+def selector: if $runner == "cargo" then .name
+  else .path + (if .name == "" then "" else "::" + .name end) end;
 . as $records
 | ($records | passed($records | root)) as $passed
 | if ($records | finished | not) then "the run did not finish"
@@ -328,10 +369,49 @@ for path in paths(sys.stdin.buffer.read()):
             sys.stdout.buffer.write(path.encode("utf-8", "surrogateescape") + b"\0")
             break
 '
+# shellcheck disable=SC2016
+readonly go_text='(try fromjson catch null) as $event
+| if ($event | type) == "object" and ($event.Action | type) == "string"
+  then ($event.Output // "") else . + "\n" end
+'
+# shellcheck disable=SC2016
+readonly go_events='try fromjson catch empty
+| select(type == "object" and (.Action | type) == "string")
+'
+# shellcheck disable=SC2016
+readonly go_test_names='
+def dir_in($want):
+  ($want.file | rtrimstr("...") | rtrimstr("/")) as $prefix
+  | if ($want.file | endswith("...")) then
+      $prefix == "" or $prefix == "." or . == $prefix or startswith($prefix + "/")
+    else . == (if $prefix == "" then "." else $prefix end) end;
+[inputs | split("\t") | {dir: .[0], name: .[1]}] as $tests
+| $wanted + [$wanted[] as $want | $tests[] | select(.dir | dir_in($want))
+             | {path: $want.path, file: .dir, name: .name}]
+'
+readonly go_test_function='Test\([A-Z0-9_][A-Za-z0-9_]*\)\{0,1\}'
+# shellcheck disable=SC2016
+readonly cargo_control='
+{ line = $0; sub(/#.*/, "", line); gsub(/[[:space:]]/, "", line) }
+line == "" { next }
+line ~ /^\[/ {
+  section = line
+  controlled = section ~ /^\[(lib|\[(test|bin|bench|example)\]|workspace|replace|patch(\..*)?|profile(\..*)?)\]$/
+  if (controlled) print section
+  next
+}
+controlled { print section line; next }
+section == "[package]" && line ~ /^"?(build|autotests|autobins|autoexamples|autobenches|autolib|links|workspace)"?=/ {
+  print section line
+  next
+}
+line ~ /(^|[{,.])"?path"?=/ { print section line }
+'
 evidence_tools=""
 evidence_problem=""
 untracked_before=/dev/null
 evidence_env=()
+go_cache=""
 
 prepare_evidence_tools() {
   evidence_tools="$(mktemp -d /tmp/selfbench-evidence.XXXXXX)" || return 1
@@ -380,7 +460,37 @@ export default async function* reporter(source) {
   yield '{"event":"finish"}\n';
 }
 NODE_REPORTER
+  cat >"$evidence_tools/cargo-runner" <<'CARGO_RUNNER'
+#!/bin/bash
+# cargo's target runner for the verifier: a test binary logs each result with libtest's --logfile;
+# its exit status is recorded after them.
+binary="$1"
+shift
+log="$(mktemp "${SELFBENCH_EVIDENCE%/*}/libtest.XXXXXX")" || exit 1
+"$binary" "$@" --logfile "$log"
+status=$?
+{
+  sed -n -e 's/^\(ok\|failed\|ignored\) \(.*\)$/\1\t\2/p' -- "$log" |
+    jq -Rc 'split("\t") | {event: "test", outcome: .[0], name: (.[1:] | join("\t"))}'
+  printf '{"event":"exit","status":%d}\n' "$status"
+} >>"$SELFBENCH_EVIDENCE"
+exit "$status"
+CARGO_RUNNER
   chmod 0644 -- "$evidence_tools/"*
+  chmod 0755 -- "$evidence_tools/cargo-runner"
+  if [ "$runner" = go ]; then
+    prepare_go_cache
+  fi
+}
+
+# go: a private copy of the build cache the setup left (root's), so each run does not compile the
+# standard library again; written by no one else, and never shared between runs of test.sh.
+prepare_go_cache() {
+  go_cache="$(mktemp -d /tmp/selfbench-go-cache.XXXXXX)" || return 1
+  if [ -d /root/.cache/go-build ] && [ ! -L /root/.cache/go-build ]; then
+    cp -a -- /root/.cache/go-build/. "$go_cache/" || true
+  fi
+  chown -R "$verifier_user:$verifier_user" -- "$go_cache"
 }
 
 new_report_dir() {
@@ -398,6 +508,18 @@ set_evidence_env() {
   node)
     evidence_env=("NODE_OPTIONS=--test-reporter=tap --test-reporter-destination=stdout \
 --test-reporter=$evidence_tools/reporter.mjs --test-reporter-destination=$report")
+    ;;
+  go)
+    evidence_env=("GOFLAGS=-json -count=1" "GOTOOLCHAIN=local" "GOWORK=off")
+    if [ -n "$go_cache" ]; then
+      evidence_env+=("GOCACHE=$go_cache")
+    fi
+    ;;
+  jest | vitest) evidence_env=("SELFBENCH_EVIDENCE=$report") ;;
+  cargo)
+    evidence_env=("SELFBENCH_EVIDENCE=$report"
+      "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=$evidence_tools/cargo-runner"
+      "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=$evidence_tools/cargo-runner")
     ;;
   *) evidence_env=() ;;
   esac
@@ -418,16 +540,32 @@ check_evidence() {
     echo "the report is not JSON lines"
 }
 
-# An agent may change pyproject.toml, setup.cfg and tox.ini, but not pytest's part of them: a file
-# whose pytest part changed is restored to the base.
+# What decides how the tests run but sits in files an agent may change: the part of such a file
+# that changed is restored to the base (the whole file).
 restore_runner_configuration() {
-  local path base changed
-  if [ "$runner" != pytest ]; then
-    return 0
-  fi
-  base="$(mktemp /tmp/selfbench-base.XXXXXX)" || return 1
+  local changed
   changed="$(mktemp /tmp/selfbench-changed.XXXXXX)" || return 1
   agent_changed_paths >"$changed"
+  case "$runner" in
+  pytest)
+    restore_pytest_configuration "$changed"
+    restore_shadowing_modules "$changed"
+    ;;
+  go | cargo | jest | vitest) restore_changed_configuration "$changed" ;;
+  esac
+  rm -f -- "$changed"
+}
+
+restore_file() {
+  log "the agent patch changes $2 in $1; restored"
+  rm -f -- "${app:?}/$1"
+  app_git --literal-pathspecs checkout -q HEAD -- "$1" >/dev/null 2>&1 || true
+}
+
+# An agent may change pyproject.toml, setup.cfg and tox.ini, but not pytest's part of them.
+restore_pytest_configuration() {
+  local path base
+  base="$(mktemp /tmp/selfbench-base.XXXXXX)" || return 1
   while IFS= read -r -d '' path; do
     case "${path##*/}" in
     pyproject.toml|setup.cfg|tox.ini) ;;
@@ -436,22 +574,84 @@ restore_runner_configuration() {
     app_git --literal-pathspecs show "HEAD:$path" >"$base" 2>/dev/null || : >"$base"
     if [ -L "$app/$path" ] ||
       ! python3 -I -c "$same_pytest_table" "$base" "$app/$path" "$path" 2>/dev/null; then
-      log "the agent patch changes pytest's configuration in $path; restored"
-      rm -f -- "${app:?}/$path"
-      app_git --literal-pathspecs checkout -q HEAD -- "$path" >/dev/null 2>&1 || true
+      restore_file "$path" "pytest's configuration"
     fi
-  done <"$changed"
-  restore_shadowing_modules "$changed"
-  rm -f -- "$base" "$changed"
+  done <"$1"
+  rm -f -- "$base"
+}
+
+# Each changed go.mod or Cargo.toml whose runner-control part differs from the base's.
+restore_changed_configuration() {
+  local path base
+  base="$(mktemp /tmp/selfbench-base.XXXXXX)" || return 1
+  while IFS= read -r -d '' path; do
+    case "$runner:${path##*/}" in
+    go:go.mod | cargo:Cargo.toml | jest:package.json | vitest:package.json) ;;
+    *) continue ;;
+    esac
+    app_git --literal-pathspecs show "HEAD:$path" >"$base" 2>/dev/null || : >"$base"
+    if [ -L "$app/$path" ] ||
+      [ "$(runner_control_of "$base")" != "$(runner_control_of "$app/$path")" ]; then
+      restore_file "$path" "what builds the tests"
+    fi
+  done <"$1"
+  rm -f -- "$base"
+}
+
+# go.mod's replace and toolchain directives (which code and which go the tests build with);
+# package.json's jest configuration, babel configuration (jest's transform) and scripts;
+# Cargo.toml's part that `cargo_control` prints.
+runner_control_of() {
+  if [ ! -s "$1" ]; then
+    echo absent
+  elif [ "$runner" = jest ] || [ "$runner" = vitest ]; then
+    jq -cS '[.jest, .babel, .scripts]' "$1" 2>/dev/null || echo unreadable
+  elif [ "$runner" = go ]; then
+    GOTOOLCHAIN=local GOFLAGS='' GOWORK=off go mod edit -json -- "$1" 2>/dev/null |
+      jq -c '[.Replace, .Toolchain]' 2>/dev/null || echo unreadable
+  else
+    awk "$cargo_control" "$1" 2>/dev/null || echo unreadable
+  fi
 }
 
 # The untracked files before the agent's patch (the setup's ignored files), to tell the patch's
 # new files from them.
 remember_untracked() {
-  if [ "$runner" = pytest ]; then
-    untracked_before="$(mktemp /tmp/selfbench-untracked.XXXXXX)" || return 1
-    app_git ls-files -z --others | LC_ALL=C sort -z >"$untracked_before"
+  untracked_before="$(mktemp /tmp/selfbench-untracked.XXXXXX)" || return 1
+  app_git ls-files -z --others | LC_ALL=C sort -z >"$untracked_before"
+}
+
+# The command's output for the log; for go, whose output is its events, the text they carry, and
+# the events as the report (written by root once no process of the verifier user is left).
+show_output() {
+  local output="$1" report="$2/report.jsonl"
+  if [ "$runner" != go ]; then
+    cat -- "$output"
+    return 0
   fi
+  jq -Rrj "$go_text" <"$output" 2>/dev/null || cat -- "$output"
+  rm -f -- "$report"
+  (set -C && jq -Rc "$go_events" <"$output" >"$report") 2>/dev/null || rm -f -- "$report"
+}
+
+# The wanted tests; for go, also each Test function of the _test.go files (the base's and the
+# held-out ones) of a selected package.
+wanted_tests() {
+  local wanted="$1" path name
+  if [ "$runner" != go ] || [ -z "$wanted" ]; then
+    printf '%s' "$wanted"
+    return 0
+  fi
+  (cd -- "$workdir" && find . \( -name testdata -o -name vendor -o -name '[._]?*' \) -prune -o \
+    -type f -name '*_test.go' -print0) |
+    while IFS= read -r -d '' path; do
+      sed -n -e "s/^func \\($go_test_function\\)([A-Za-z0-9_]* *\\*testing\\.T).*/\\1/p" \
+        -- "$workdir/$path" | grep -vx TestMain |
+        while IFS= read -r name; do
+          path="${path%/*}"
+          printf '%s\t%s\n' "${path#./}" "$name"
+        done
+    done | jq -Rnc --argjson wanted "$wanted" "$go_test_names"
 }
 
 # Every path the agent's patch changed or added, NUL-separated.
