@@ -16,7 +16,9 @@ download: uv ~10 s, Node with npm and Corepack ~30 s):
 * `python-venv-pip` — more-itertools 10.6.0 → 10.7.0 (PyPI sdists; pure Python, flit-built,
   `tests/test_more.py` changed): `python -m venv .venv && .venv/bin/python -m pip install -e .
   pytest`, the most common setup in the wild. About 80 s.
-* `uv` — the same releases with `uv venv` and `uv pip install`. About 60 s.
+* `uv` — the same releases with `uv venv --allow-existing` and `uv pip install` (the release
+  changes `pyproject.toml`, so the verifier runs setup a second time over the set-up tree, as
+  the image does; plain `uv venv` refuses the `.venv` it finds there). About 60 s.
 * `npm-jest` — card-validator 10.0.2 → 10.0.3 (npm tarballs; TypeScript, jest with ts-jest and
   jsdom; the release lowers the postal code's default minimum length and rewrites
   `src/__tests__/postal-code.ts` and `expiration-year.ts`): `npm ci`, tests by `npx jest --ci
@@ -78,7 +80,11 @@ CASES = {
     ),
     "uv": Case(
         PYPI_PROJECT,
-        "uv venv -q .venv && uv pip install -q --python .venv/bin/python -e . pytest",
+        # --allow-existing: the verifier runs setup again over the set-up tree when the gold
+        # patch changes a manifest (10.7.0 changes pyproject.toml), as the image does, and
+        # `uv venv` refuses an existing .venv without it (or --clear).
+        "uv venv -q --allow-existing .venv"
+        " && uv pip install -q --python .venv/bin/python -e . pytest",
         PYTEST,
         ("python",),
     ),
@@ -279,6 +285,26 @@ def _author(scratch: Path, case: Case) -> tuple[Path, Path]:
     return repo, task
 
 
+_PROXIES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy")
+
+
+def _network_settings(case: Case, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """This machine's network settings that setup needs, by name, for `--setup-env` (the
+    documented way; never in `setupCommand`): its proxy, and the CA bundle a network that
+    inspects TLS needs. pip reads the bundle from the system's pip configuration, which the
+    sandbox shows; uv and npm do not read it there: uv takes `SSL_CERT_FILE`, npm
+    `npm_config_cafile` (the host's npm has it in its own global npmrc, which the image's Node
+    does not read)."""
+    names = [name for name in _PROXIES if os.environ.get(name)]
+    bundle = os.environ.get("SSL_CERT_FILE")
+    if bundle:
+        names.append("SSL_CERT_FILE")
+        if "node" in case.toolchains:
+            monkeypatch.setenv("npm_config_cafile", bundle)
+            names.append("npm_config_cafile")
+    return names
+
+
 _PARAMS = [
     pytest.param(name, marks=pytest.mark.skipif(WANTED != "all", reason="SELFBENCH_ACCEPTANCE=all"))
     if name not in SMALL
@@ -289,7 +315,10 @@ _PARAMS = [
 
 @pytest.mark.parametrize("name", _PARAMS)
 def test_two_releases_make_a_task_accepted_with_the_image_toolchains(
-    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    name: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     case = CASES[name]
     if case.project == NPM_PROJECT and shutil.which("npm") is None:
@@ -298,9 +327,12 @@ def test_two_releases_make_a_task_accepted_with_the_image_toolchains(
     repo, task = _author(tmp_path, case)
     authored = time.monotonic() - start
     logs = tmp_path / "logs"
+    setup_env = [
+        arg for name in _network_settings(case, monkeypatch) for arg in ("--setup-env", name)
+    ]
     code = main(
         ["validate", str(task), "--repo", str(repo), "--json", "--logs", str(logs),
-         "--strict-toolchains"]
+         "--strict-toolchains", *setup_env]
     )  # fmt: skip
     [report] = json.loads(capsys.readouterr().out)
     prepare = logs / task.name / "prepare.log"
