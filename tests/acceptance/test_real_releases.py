@@ -10,24 +10,25 @@ the gold patch. The task is then compiled and validated locally, with the image'
 provisioned as for any user (`--strict-toolchains`: a part not at the image's version rejects the
 task), so `python` is 3.12, `uv` 0.13.8 and `node` 22.14.0 in the sandbox.
 
-Cases, and their time on two shared cores with the toolchains cached (first use adds the
-download: uv ~10 s, Node with npm and Corepack ~30 s):
+Cases, and their time here (authoring, then validation; two cores shared with other work at load
+average 10–14, the toolchains cached; their first use adds the download: uv ~10 s, Node with npm
+and Corepack ~30 s):
 
-* `python-venv-pip` — more-itertools 10.6.0 → 10.7.0 (PyPI sdists; pure Python, flit-built,
-  `tests/test_more.py` changed): `python -m venv .venv && .venv/bin/python -m pip install -e .
-  pytest`, the most common setup in the wild. About 80 s.
+* `python-venv-pip` — more-itertools 10.6.0 → 10.7.0 (PyPI sdists; pure Python, flit-built;
+  `tests/test_more.py` and `tests/test_recipes.py` changed): `python -m venv .venv && .venv/bin/python -m pip install -e .
+  pytest`, the most common setup in the wild. 91 s + 144 s.
 * `uv` — the same releases with `uv venv --allow-existing` and `uv pip install` (the release
   changes `pyproject.toml`, so the verifier runs setup a second time over the set-up tree, as
-  the image does; plain `uv venv` refuses the `.venv` it finds there). About 60 s.
+  the image does; plain `uv venv` refuses the `.venv` it finds there). 205 s + 193 s.
 * `npm-jest` — card-validator 10.0.2 → 10.0.3 (npm tarballs; TypeScript, jest with ts-jest and
   jsdom; the release lowers the postal code's default minimum length and rewrites
   `src/__tests__/postal-code.ts` and `expiration-year.ts`): `npm ci`, tests by `npx jest --ci
   --json`. The published tarballs have no lockfile (npm leaves it out of every tarball), so one
   is generated when the suite runs with `npm install --package-lock-only --before <B's release
   date>` (the dependency versions of that day), for each release; and no `.gitignore`, so the
-  base gets `node_modules/` ignored, as the project's repository does. About 5 minutes: every
-  verifier run starts with a cold jest cache, and ts-jest type-checks each test file (~30 s a
-  run), and the release's `package.json` change makes the verifier re-run `npm ci`.
+  base gets `node_modules/` ignored, as the project's repository does. 191 s + 505 s: every
+  verifier run starts with a cold jest cache and ts-jest type-checks each test file, and the
+  release's `package.json` change makes the verifier run `npm ci` again.
 
 `SELFBENCH_ACCEPTANCE=small` (what CI runs) runs `python-venv-pip` only; the jest case is too
 slow for CI's budget. `SELFBENCH_ACCEPTANCE=all` runs every case. Unset, the suite is skipped.
