@@ -11,12 +11,12 @@ provisioned as for any user (`--strict-toolchains`: a part not at the image's ve
 task), so `python` is 3.12, `uv` 0.13.8 and `node` 22.14.0 in the sandbox.
 
 Cases, and their time here (authoring, then validation; two cores shared with other work at load
-average 10–14, the toolchains cached; their first use adds the download: uv ~10 s, Node with npm
+average 10 to 14, the toolchains cached; their first use adds the download: uv ~10 s, Node with npm
 and Corepack ~30 s):
 
 * `python-venv-pip` — more-itertools 10.6.0 → 10.7.0 (PyPI sdists; pure Python, flit-built;
-  `tests/test_more.py` and `tests/test_recipes.py` changed): `python -m venv .venv && .venv/bin/python -m pip install -e .
-  pytest`, the most common setup in the wild. 91 s + 144 s.
+  `tests/test_more.py` and `tests/test_recipes.py` changed): `python -m venv .venv &&
+  .venv/bin/python -m pip install -e . pytest`, the most common setup in the wild. 91 s + 144 s.
 * `uv` — the same releases with `uv venv --allow-existing` and `uv pip install` (the release
   changes `pyproject.toml`, so the verifier runs setup a second time over the set-up tree, as
   the image does; plain `uv venv` refuses the `.venv` it finds there). 205 s + 193 s.
