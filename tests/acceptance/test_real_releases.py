@@ -11,8 +11,8 @@ provisioned as for any user (`--strict-toolchains`: a part not at the image's ve
 task), so `python` is 3.12, `uv` 0.13.8 and `node` 22.14.0 in the sandbox.
 
 Cases, and their time here (authoring, then validation; two cores shared with other work at load
-average 10 to 14, the toolchains cached; their first use adds the download: uv ~10 s, Node with npm
-and Corepack ~30 s):
+average 10 to 14, the toolchains cached; their first use adds installing them from the registries:
+uv and Node with npm and Corepack took 86 s together at load average 16, `benchmarks/validate.py`):
 
 * `python-venv-pip` — more-itertools 10.6.0 → 10.7.0 (PyPI sdists; pure Python, flit-built;
   `tests/test_more.py` and `tests/test_recipes.py` changed): `python -m venv .venv &&
