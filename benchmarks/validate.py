@@ -6,8 +6,10 @@ work, with a merged change and its held-out test, and compiles it. Then measures
 * the floor: `setupCommand` once plus three bare runs of the whole test command (fail-to-pass
   and pass-to-pass selectors together) on the host, in a prepared copy with the gold patch —
   what any validation must at least spend (nop, oracle, determinism);
-* our whole local validation of that task (sandbox, copies, nop, oracle, the per-selector checks
-  and the independent rerun included), and the ratio to the floor (target ≤ 1.25);
+* our whole local validation of that task with `--reruns` at its default (3: pass-to-pass at the
+  base and in two gold-patch runs, fail-to-pass twice in each of those; sandbox, copies, nop,
+  oracle, the per-selector checks, the flaky-test comparison and the independent rerun
+  included), and the ratio to the floor (target ≤ 1.25);
 * four such tasks with `-j 1` and with `-j 2`, and the speed-up (target ≥ 1.6 on 2 cores);
 * apart from validation itself, the first-use cost of provisioning the task's toolchains (an
   empty toolchain cache: what the registries install, e.g. uv for python) and the per-task cost
@@ -40,7 +42,7 @@ from projects import Project, build, git
 from selfbench.bundle import layout
 from selfbench.toolchains import provision
 from selfbench.validate import validate
-from selfbench.validate.local import LocalOptions, LocalRunner
+from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions, LocalRunner
 
 _SETUP = "python3 -m venv --system-site-packages --without-pip .venv"
 _TEST = ".venv/bin/python -m pytest -q -p no:cacheprovider {tests}"
@@ -138,9 +140,10 @@ def floor_seconds(out: Path, scratch: Path) -> float:
     return elapsed
 
 
-def timed_validate(outs: list[Path], jobs: int, logs: Path) -> float:
+def timed_validate(outs: list[Path], jobs: int, logs: Path, reruns: int) -> float:
     start = time.perf_counter()
-    reports = validate(outs, runner=LocalRunner(LocalOptions(logs=logs)), jobs=jobs)
+    options = LocalOptions(logs=logs, reruns=reruns)
+    reports = validate(outs, runner=LocalRunner(options), jobs=jobs)
     elapsed = time.perf_counter() - start
     rejected = [f"{r.task_id}: {r.reason}" for r in reports if not r.accepted]
     if rejected:
@@ -176,6 +179,9 @@ def main() -> int:
         default="python",
         help="comma-separated toolchains whose first-use provisioning is timed (default: python)",
     )
+    parser.add_argument(
+        "--reruns", type=int, default=DEFAULT_RERUNS, help="validate's --reruns (default: its own)"
+    )
     args = parser.parse_args()
     rounds = _calibrate(args.suite_seconds)
     os.environ["SELFBENCH_TOOLCHAINS"] = "host"  # validation as the floor: the host's Python
@@ -188,10 +194,11 @@ def main() -> int:
         ours: list[float] = []
         for index in range(args.repeats):  # interleaved, so drift in the machine hits both
             floors.append(floor_seconds(one, scratch))
-            ours.append(timed_validate([one], 1, scratch / f"logs-one-{index}"))
+            ours.append(timed_validate([one], 1, scratch / f"logs-one-{index}", args.reruns))
         ratio = statistics.median(ours) / statistics.median(floors)
         print(
-            f"suite            ~{args.suite_seconds:g} s of CPU per run, {args.repeats} runs each"
+            f"suite            ~{args.suite_seconds:g} s of CPU per run, {args.repeats} runs each,"
+            f" --reruns {args.reruns}"
         )
         print(f"floor            {_spread(floors)}  (setup once + three bare test runs)")
         print(f"validate (1)     {_spread(ours)}  = {ratio:.2f}x the floor (target <= 1.25)")
@@ -199,8 +206,8 @@ def main() -> int:
         serial: list[float] = []
         parallel: list[float] = []
         for index in range(max(1, args.repeats - 1)):
-            serial.append(timed_validate(outs, 1, scratch / f"logs-j1-{index}"))
-            parallel.append(timed_validate(outs, 2, scratch / f"logs-j2-{index}"))
+            serial.append(timed_validate(outs, 1, scratch / f"logs-j1-{index}", args.reruns))
+            parallel.append(timed_validate(outs, 2, scratch / f"logs-j2-{index}", args.reruns))
         speedup = statistics.median(serial) / statistics.median(parallel)
         print(f"4 tasks, -j 1    {_spread(serial)}")
         print(f"4 tasks, -j 2    {_spread(parallel)}  = {speedup:.2f}x faster (target >= 1.6)")

@@ -537,3 +537,29 @@ def test_store_refuses_a_uri_outside_it(tmp_path: Path) -> None:
     with pytest.raises(StoreError) as error:
         store.read_bytes(ref)
     assert str(error.value) == f"artifact {ref.uri} is not in the store at {store.root}"
+
+
+@pytest.mark.parametrize("kind", ["file", "symlink to a directory"])
+def test_compile_refuses_an_output_that_is_not_a_bundle_directory(
+    tmp_path: Path,
+    sample: SampleRepository,
+    authored: Path,
+    kind: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = tmp_path / "out"
+    if kind == "file":
+        out.write_bytes(b"not a bundle\n")
+    else:
+        (tmp_path / "elsewhere").mkdir()
+        out.symlink_to(tmp_path / "elsewhere")
+    code = main(["compile", str(authored), "--repo", str(sample.path), "--out", str(out)])
+    assert code == 2
+    assert capsys.readouterr().err == (
+        f"error: output exists and is not a bundle directory: {out}\n"
+    )
+    if kind == "file":  # left as it was
+        assert out.read_bytes() == b"not a bundle\n"
+    else:
+        assert out.is_symlink()
+        assert list((tmp_path / "elsewhere").iterdir()) == []

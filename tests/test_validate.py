@@ -712,3 +712,35 @@ def test_setup_env_passes_a_host_variable_into_setup_only(
     assert main([*command, "--setup-env", "SELFBENCH_PROBE"]) == 0
     written = [*out.rglob("*"), *(tmp_path / "logs").rglob("*")]
     assert not [path for path in written if path.is_file() and b"secret-42" in path.read_bytes()]
+
+
+PINNED_TEST = """\
+import os
+import time
+
+from calc import mul
+
+
+def test_mul():
+    pinned = tuple(os.environ.get(name) for name in ("TZ", "LANG", "LC_ALL"))
+    assert pinned == ("UTC", "C.UTF-8", "C.UTF-8")
+    assert time.strftime("%Z", time.localtime(0)) == "UTC"
+    assert mul(2, 3) == 6
+"""
+
+
+def test_time_zone_and_locale_are_pinned_in_setup_and_the_tests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TZ=UTC, LANG and LC_ALL=C.UTF-8 whatever selfbench's own environment says (README:
+    what is pinned and why): in setup, as root, and in the tests, as the verifier user."""
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    monkeypatch.setenv("LC_ALL", "fr_FR.UTF-8")
+    probe = 'test "$TZ/$LANG/$LC_ALL/$(date +%Z)" = UTC/C.UTF-8/C.UTF-8/UTC'
+    project = python_project(
+        "pinned",
+        tests={"tests/test_mul.py": PINNED_TEST},
+        definition={"setupCommand": f"{PY_SETUP} && {probe}"},
+    )
+    report = run(project, tmp_path)
+    assert (report.accepted, report.reason) == (True, None)

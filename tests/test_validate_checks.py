@@ -1,14 +1,31 @@
-"""The flaky-test check on recorded verifier logs: per test where the runner's output is read,
-per command where it is not. Pure: no sandbox runs."""
+"""The local environment's checks on recorded verifier logs: the flaky-test check (per test where
+the runner's output is read, per command where it is not), the log's segments and their labels,
+the per-selector and rerun checks' messages. Pure: no sandbox runs."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from helpers import task
-from selfbench.validate.checks import VerifierRun, flaky_check
+from selfbench.bundle.render_scripts import (
+    F2P_AGAIN_LABEL,
+    F2P_LABEL,
+    P2P_LABEL,
+    VERIFIER_LABELS,
+    render_test_sh,
+)
+from selfbench.contract import TaskDefinition
+from selfbench.validate.checks import (
+    VerifierRun,
+    _segments,
+    beyond_checks,
+    flaky_check,
+    run_phases,
+    verifier_commands,
+)
 from selfbench.validate.report import REWARD_FIELDS, Reward
 from selfbench.validate.sandbox import PhaseResult
 
@@ -70,3 +87,92 @@ def test_without_gold_runs_the_check_is_not_run(tmp_path: Path) -> None:
     check = flaky_check(definition, _run(tmp_path, "nop", (0, PASSED)), None)
     assert (check.ran, check.passed) == (False, False)
     assert check.detail == "not run: the oracle did not score 1"
+
+
+RECORDED = Path(__file__).parent / "data" / "verifier" / "infrastructure-retry.log"
+"""A real oracle log of `tests/test.sh` (recorded from `selfbench validate`): its fail-to-pass
+command printed `npm ERR! code ECONNRESET` and failed on the first attempt, so test.sh logged
+`selfbench: infrastructure error (exit 1); retrying in 10 s` and ran it again, which passed."""
+RECORDED_COMMAND = (
+    "if [ ! -e /tmp/selfbench-once ]; then touch /tmp/selfbench-once; "
+    "echo 'npm ERR! code ECONNRESET'; echo 'F [100%]'; exit 1; fi; "
+    "python3 -m pytest -q -p no:cacheprovider {tests}"
+)
+
+
+def _recorded_definition() -> TaskDefinition:
+    return task(
+        testCommand=RECORDED_COMMAND,
+        failToPass=["tests/test_mul.py"],
+        passToPass=["tests/test_add.py"],
+    )
+
+
+def test_a_retried_command_is_read_from_its_last_attempt() -> None:
+    text = RECORDED.read_text(encoding="utf-8")
+    assert "selfbench: infrastructure error (exit 1); retrying in 10 s" in text
+    segments = _segments(text)
+    assert sorted(segments) == sorted(VERIFIER_LABELS)
+    assert "ECONNRESET" not in segments[F2P_LABEL]
+    assert "F [100%]" not in segments[F2P_LABEL]
+    assert segments[F2P_LABEL].split() == [".", "[100%]", "1", "passed", "in", "0.03s"]
+    assert "reward" not in segments[P2P_LABEL]  # the reward line closes the last segment
+    definition = _recorded_definition()
+    phases = run_phases(RECORDED, verifier_commands(definition))
+    counts = {label: (found.passed, found.failed) for label, found in phases.items()}
+    assert counts == {F2P_LABEL: (1, 0), F2P_AGAIN_LABEL: (1, 0), P2P_LABEL: (1, 0)}
+
+
+def test_the_log_labels_are_the_ones_test_sh_logs() -> None:
+    """checks.py reads the labels render_scripts.py spells once; test.sh logs each of them."""
+    script = render_test_sh(task(), ("tests/test_x.py",))
+    assert re.search(r"@[A-Z_]+@", script) is None
+    assert "log() { printf 'selfbench: %s\\n' \"$*\"; }" in script
+    for label in VERIFIER_LABELS:
+        assert re.search(rf'^\s*log "{label}[ :]', script, re.MULTILINE), label
+    assert 'log "infrastructure error (exit $status); retrying' in script
+    assert 'log "reward $reward"' in script
+
+
+def _selector_runs(
+    tmp_path: Path, outputs: list[tuple[str, int, str]]
+) -> tuple[TaskDefinition, VerifierRun, VerifierRun]:
+    definition = task(failToPass=[selector for selector, _, _ in outputs])
+    nop = _run(tmp_path, "nop", (0, PASSED), (1, FAILED))
+    oracle = _run(tmp_path, "oracle", (0, PASSED), (0, PASSED))
+    selectors = tuple(
+        (selector, verifier_commands(task(failToPass=[selector]))[F2P_LABEL], code, out)
+        for selector, code, out in outputs
+    )
+    nop_alone = tuple((s, c, 1, FAILED) for s, c, _, _ in selectors)
+    return (
+        definition,
+        VerifierRun("nop", nop.reward, nop.log, PHASE, nop_alone),
+        VerifierRun("oracle", oracle.reward, oracle.log, PHASE, selectors),
+    )
+
+
+def test_a_selector_that_fails_alone_is_named(tmp_path: Path) -> None:
+    definition, nop, oracle = _selector_runs(
+        tmp_path,
+        [("tests/test_a.py", 0, PASSED), ("tests/test_b.py", 1, "F\n1 failed in 0.01s")],
+    )
+    checks = {check.name: check for check in beyond_checks(definition, nop, oracle, [])}
+    check = checks["per selector with the gold patch"]
+    assert (check.ran, check.passed) == (True, False)
+    assert check.detail == "oracle: selector tests/test_b.py fails alone (exit 1)"
+    assert checks["per selector at the base"].passed
+
+
+def test_reruns_2_leaves_the_independent_rerun_not_run(tmp_path: Path) -> None:
+    definition, nop, oracle = _selector_runs(
+        tmp_path, [("tests/test_a.py", 0, PASSED), ("tests/test_b.py", 0, PASSED)]
+    )
+    checks = {check.name: check for check in beyond_checks(definition, nop, oracle, [])}
+    rerun = checks["independent rerun"]
+    assert (rerun.ran, rerun.passed, rerun.detail) == (
+        False,
+        False,
+        "not run: --reruns 2 asks for none",
+    )
+    assert checks["per selector with the gold patch"].passed

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from selfbench.audit import AuditReport
+from selfbench.bundle.render_scripts import F2P_LABEL, P2P_LABEL
 from selfbench.contract import CheckReport
 from selfbench.submit import TaskCheck
 from selfbench.validate.report import TaskReport
@@ -90,7 +91,7 @@ def print_validation(reports: list[TaskReport]) -> None:
         console.print(Text.assemble(("logs: ", "dim"), str(directory)))
 
 
-_PHASE_ABBREVIATIONS = {"fail-to-pass": "f2p", "pass-to-pass": "p2p"}
+_PHASE_ABBREVIATIONS = {F2P_LABEL: "f2p", P2P_LABEL: "p2p"}
 
 
 def _tests_cell(report: TaskReport) -> str:

@@ -25,8 +25,15 @@ from selfbench.contract import TaskDefinition
 from selfbench.outcomes import detect_runner
 
 __all__ = [
+    "F2P_AGAIN_LABEL",
+    "F2P_LABEL",
     "INFRASTRUCTURE_ERRORS",
+    "LOG_PREFIX",
+    "P2P_LABEL",
+    "RETRY_LABEL",
+    "REWARD_LABEL",
     "SAFE_GIT",
+    "VERIFIER_LABELS",
     "collect_command",
     "container_workdir",
     "evidence_runner",
@@ -43,6 +50,19 @@ INFRASTRUCTURE_ERRORS = (
     "FetchError", "EPIPE", "EPERM", r"registry\.npmjs",
 )  # fmt: skip
 """Output patterns (extended regular expressions) that mark a run as an infrastructure error."""
+
+LOG_PREFIX = "selfbench: "
+"""What `test.sh` puts before each line it logs itself (its `log` function)."""
+F2P_LABEL = "fail-to-pass"
+F2P_AGAIN_LABEL = "fail-to-pass again"
+P2P_LABEL = "pass-to-pass"
+VERIFIER_LABELS = (F2P_LABEL, F2P_AGAIN_LABEL, P2P_LABEL)
+"""The labels `test.sh` logs before each verifier command's output (`selfbench: <label>…`), in
+the order it runs them; the log's readers split a run's output by them."""
+RETRY_LABEL = "infrastructure error"
+"""Logged as `selfbench: infrastructure error (exit N); retrying …` before a command's retry."""
+REWARD_LABEL = "reward"
+"""Logged as `selfbench: reward R` after the last command's output."""
 
 _GLOB_SPECIALS = frozenset("\\*?[]")
 
@@ -258,7 +278,7 @@ uv_cache=""
 fail_to_pass_wanted=""
 pass_to_pass_wanted=""
 
-log() { printf 'selfbench: %s\n' "$*"; }
+log() { printf '@LOG_PREFIX@%s\n' "$*"; }
 
 # The reward's directory (and its parent) belong to root alone, so nothing the verifier user
 # leaves behind can replace reward.json once it is written, nor the directory that holds it.
@@ -299,7 +319,7 @@ write_reward() {
     "$reward" "$patch_applied" "$fail_to_pass" "$pass_to_pass" "$deterministic" \
     "$setup_completed" "$fail_to_pass_exit_code" "$fail_to_pass_repeat_exit_code" \
     "$pass_to_pass_exit_code" >"$partial" && mv -f -- "$partial" "$reward_file"
-  log "reward $reward"
+  log "@REWARD@ $reward"
 }
 
 # Every process of the verifier user, killed until none is left (a fork races a single kill).
@@ -398,7 +418,7 @@ run_as_verifier() {
       ! grep -qE -- "$infrastructure_errors" "$output"; then
       break
     fi
-    log "infrastructure error (exit $status); retrying in $((10 * attempt)) s"
+    log "@RETRY@ (exit $status); retrying in $((10 * attempt)) s"
     sleep "$((10 * attempt))"
   done
   rm -f -- "$output"
@@ -411,21 +431,21 @@ run_as_verifier() {
 run_tests() {
   prepare_uv_cache || log "could not copy the uv cache"
   prepare_evidence_tools || log "could not write the $runner reporter"
-  log "fail-to-pass: $fail_to_pass_command"
+  log "@FAIL_TO_PASS@: $fail_to_pass_command"
   fail_to_pass_wanted="$(wanted_tests "$fail_to_pass_evidence")"
   pass_to_pass_wanted="$(wanted_tests "$pass_to_pass_evidence")"
   run_as_verifier "$fail_to_pass_command" "$fail_to_pass_wanted"
   fail_to_pass_exit_code=$?
   if [ "$fail_to_pass_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
     fail_to_pass=1
-    log "fail-to-pass again (determinism)"
+    log "@FAIL_TO_PASS_AGAIN@ (determinism)"
     run_as_verifier "$fail_to_pass_command" "$fail_to_pass_wanted"
     fail_to_pass_repeat_exit_code=$?
     if [ "$fail_to_pass_repeat_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
       deterministic=1
     fi
   fi
-  log "pass-to-pass: $pass_to_pass_command"
+  log "@PASS_TO_PASS@: $pass_to_pass_command"
   run_as_verifier "$pass_to_pass_command" "$pass_to_pass_wanted"
   pass_to_pass_exit_code=$?
   if [ "$pass_to_pass_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
@@ -433,6 +453,25 @@ run_tests() {
   fi
 }
 """
+
+_LOG_WORDS = {
+    "@LOG_PREFIX@": LOG_PREFIX,
+    "@REWARD@": REWARD_LABEL,
+    "@RETRY@": RETRY_LABEL,
+    "@FAIL_TO_PASS_AGAIN@": F2P_AGAIN_LABEL,
+    "@FAIL_TO_PASS@": F2P_LABEL,
+    "@PASS_TO_PASS@": P2P_LABEL,
+}
+
+
+def _spell_log_words(body: str) -> str:
+    """The body with the log's words spelled as above (its one spelling)."""
+    for token, word in _LOG_WORDS.items():
+        body = body.replace(token, word)
+    return body
+
+
+_BODY = _spell_log_words(_BODY)
 
 _MAIN = r"""
 lock_reward_dir

@@ -13,7 +13,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from selfbench.bundle.render_scripts import fail_to_pass_command, pass_to_pass_command
+from selfbench.bundle.render_scripts import (
+    F2P_AGAIN_LABEL,
+    F2P_LABEL,
+    LOG_PREFIX,
+    P2P_LABEL,
+    RETRY_LABEL,
+    REWARD_LABEL,
+    VERIFIER_LABELS,
+    fail_to_pass_command,
+    pass_to_pass_command,
+)
 from selfbench.contract import TaskDefinition
 from selfbench.outcomes import NO_MATCH, Outcomes, parse_outcomes
 from selfbench.validate.report import Check, Reward
@@ -39,8 +49,13 @@ _NETWORK_ERRORS = re.compile(
 )
 """Name resolution or routing failing: what a test sees without a network (not a refused
 connection, which a test may provoke on purpose)."""
-_MARKER = re.compile(r"^selfbench: (fail-to-pass again|fail-to-pass|pass-to-pass)\b", re.MULTILINE)
-_RETRY = re.compile(r"^selfbench: infrastructure error \(exit (\d+)\)", re.MULTILINE)
+_LABELS = "|".join(re.escape(label) for label in sorted(VERIFIER_LABELS, key=len, reverse=True))
+_MARKER = re.compile(f"^{re.escape(LOG_PREFIX)}({_LABELS})\\b", re.MULTILINE)
+"""Where each verifier command's output starts in a `test.sh` log (the longest label first)."""
+_RETRY = re.compile(f"^{re.escape(LOG_PREFIX + RETRY_LABEL)} \\(exit (\\d+)\\).*\n?", re.MULTILINE)
+"""A retry after an infrastructure error (its whole line): the command's output starts again
+after it."""
+_REWARD = f"\n{LOG_PREFIX}{REWARD_LABEL} "
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +77,8 @@ class VerifierRun:
 def verifier_commands(definition: TaskDefinition) -> dict[str, str]:
     """The verifier's commands by their `test.sh` log label."""
     return {
-        "fail-to-pass": fail_to_pass_command(definition),
-        "pass-to-pass": pass_to_pass_command(definition),
+        F2P_LABEL: fail_to_pass_command(definition),
+        P2P_LABEL: pass_to_pass_command(definition),
     }
 
 
@@ -122,20 +137,20 @@ def _samples(
     """Each verifier command's parsed runs: fail-to-pass with the gold patch (twice per run),
     pass-to-pass at the base and with the gold patch."""
     commands = verifier_commands(definition)
-    samples: dict[str, list[Outcomes]] = {"fail-to-pass": [], "pass-to-pass": []}
+    samples: dict[str, list[Outcomes]] = {F2P_LABEL: [], P2P_LABEL: []}
     for run in (nop, *gold):
         if run.reward is None:
             continue
         segments = _segments(run.log.read_text(errors="replace"))
         codes = {
-            "fail-to-pass": run.reward.fail_to_pass_exit_code,
-            "fail-to-pass again": run.reward.fail_to_pass_repeat_exit_code,
-            "pass-to-pass": run.reward.pass_to_pass_exit_code,
+            F2P_LABEL: run.reward.fail_to_pass_exit_code,
+            F2P_AGAIN_LABEL: run.reward.fail_to_pass_repeat_exit_code,
+            P2P_LABEL: run.reward.pass_to_pass_exit_code,
         }
-        labels = ("pass-to-pass",) if run is nop else tuple(codes)
+        labels = (P2P_LABEL,) if run is nop else tuple(codes)
         for label in labels:
             text, code = segments.get(label), codes[label]
-            key = label.removesuffix(" again")
+            key = _command_label(label)
             if text is None or code < 0 or commands[key] == "true":
                 continue
             samples[key].append(parse_outcomes(commands[key], text, code))
@@ -190,9 +205,9 @@ def _suite_ran(definition: TaskDefinition, nop: VerifierRun, oracle: VerifierRun
         if run.reward is None:
             continue
         segments = _segments(run.log.read_text(errors="replace"))
-        wanted = [("pass-to-pass", p2p, run.reward.pass_to_pass_exit_code)]
+        wanted = [(P2P_LABEL, p2p, run.reward.pass_to_pass_exit_code)]
         if run is oracle:
-            wanted.insert(0, ("fail-to-pass", f2p, run.reward.fail_to_pass_exit_code))
+            wanted.insert(0, (F2P_LABEL, f2p, run.reward.fail_to_pass_exit_code))
         for label, command, code in wanted:
             text = segments.get(label)
             if text is None or command == "true" or code != 0:
@@ -212,7 +227,7 @@ def precise_reason(definition: TaskDefinition, oracle: VerifierRun, reason: str)
     that names no test (`oracle: tests/x.py::test_y: no such test`) or a suite that ran none."""
     if not reason.startswith("oracle: fail-to-pass failed") or oracle.reward is None:
         return reason
-    text = _segments(oracle.log.read_text(errors="replace")).get("fail-to-pass")
+    text = _segments(oracle.log.read_text(errors="replace")).get(F2P_LABEL)
     if text is None:
         return reason
     command = fail_to_pass_command(definition)
@@ -264,7 +279,7 @@ def _segments(log: str) -> dict[str, str]:
     for index, match in enumerate(matches):
         end = matches[index + 1].start() if index + 1 < len(matches) else len(log)
         text = log[match.end() : end]
-        reward = text.find("\nselfbench: reward ")
+        reward = text.find(_REWARD)
         if reward >= 0:
             text = text[:reward]
         retries = list(_RETRY.finditer(text))
@@ -272,6 +287,11 @@ def _segments(log: str) -> dict[str, str]:
             text = text[retries[-1].end() :]
         result[match.group(1)] = text
     return result
+
+
+def _command_label(label: str) -> str:
+    """The command a log label's output is of (the repeat is fail-to-pass's)."""
+    return F2P_LABEL if label == F2P_AGAIN_LABEL else label
 
 
 def run_phases(log: Path, commands: dict[str, str]) -> dict[str, Outcomes]:
@@ -282,7 +302,7 @@ def run_phases(log: Path, commands: dict[str, str]) -> dict[str, Outcomes]:
         return {}
     phases: dict[str, Outcomes] = {}
     for label, output in _segments(text).items():
-        command = commands.get(label.removesuffix(" again"))
+        command = commands.get(_command_label(label))
         if command is not None and command != "true":
             phases[label] = parse_outcomes(command, output, 0)
     return phases
