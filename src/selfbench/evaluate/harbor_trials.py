@@ -21,13 +21,17 @@ from selfbench.errors import os_reason
 from selfbench.evaluate.agents import AgentSpec, Usage
 from selfbench.evaluate.bench import BenchTask
 from selfbench.evaluate.classify import TrialFacts
-from selfbench.validate.harbor import HarborError, HarborTrial, parse_harbor_job
+from selfbench.validate.harbor import (
+    HarborError,
+    HarborTrial,
+    build_harbor_argv,
+    parse_harbor_job,
+)
 
 __all__ = [
     "HARBOR_NETWORK",
     "HarborOptions",
     "HarborOutcome",
-    "build_agent_argv",
     "run_harbor_trials",
 ]
 
@@ -53,27 +57,6 @@ class HarborOutcome:
     agent_seconds: float | None
     usage: Usage
     log: str
-
-
-def build_agent_argv(
-    tasks_dir: Path, agent: AgentSpec, *, options: HarborOptions, jobs_dir: Path, job_name: str
-) -> list[str]:
-    """The `harbor run` argument list for one agent and model over a tasks directory."""
-    return [
-        options.harbor,
-        "run",
-        f"--path={tasks_dir.absolute()}",
-        f"--agent={agent.harbor_agent}",
-        f"--model={agent.harbor_model}",
-        f"--env={options.environment}",
-        f"--jobs-dir={jobs_dir.absolute()}",
-        f"--job-name={job_name}",
-        f"--n-concurrent={options.concurrency}",
-        "--n-attempts=1",
-        "--max-retries=0",
-        "--yes",
-        "--quiet",
-    ]
 
 
 def _seconds(timing: Any) -> float | None:
@@ -137,7 +120,16 @@ def run_harbor_trials(
             (tasks_dir / task.task_id).symlink_to(
                 task.located.bundle.resolve(), target_is_directory=True
             )
-        argv = build_agent_argv(tasks_dir, agent, options=options, jobs_dir=run_dir, job_name="job")
+        argv = build_harbor_argv(
+            tasks_dir,
+            agent=agent.harbor_agent,
+            model=agent.harbor_model or None,
+            environment=options.environment,
+            jobs_dir=run_dir,
+            job_name="job",
+            harbor=options.harbor,
+            concurrency=options.concurrency,
+        )
         with log.open("wb") as output:
             code = subprocess.run(
                 argv, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, check=False
@@ -145,6 +137,8 @@ def run_harbor_trials(
     except OSError as exc:
         reason = f"harbor could not run: {os_reason(exc)}"
         return {task.digest: _failed(reason, str(log)) for task in tasks}
+    except HarborError as exc:
+        return {task.digest: _failed(str(exc), str(log)) for task in tasks}
     if code != 0:
         lines = log.read_text(errors="replace").strip().splitlines() or ["no output"]
         reason = f"harbor run failed (exit {code}): {lines[-1].strip()}"

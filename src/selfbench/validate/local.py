@@ -16,9 +16,11 @@ two images and Harbor would:
 Beyond the original (off with `parity=True`): each fail-to-pass selector proven on its own at the
 base and with the gold patch, the determinism rerun from a fresh copy, and "the suite really ran"
 from the runners' own output. This module orchestrates the phases; the scripts they run live in
-`_scripts.py`, and what their results prove is judged in `checks.py`. At about 600 lines it is
-one task's phases and their options; `evaluate/local_trials.py` reuses `_Task` directly until a
-public "prepared task" hook takes the phases out of this module.
+`_scripts.py`, and what their results prove is judged in `checks.py`.
+
+`TaskPhases` is the public hook for "prepare a task once, then run phases on fresh copies":
+validation runs its nop, oracle and reruns with it, and `selfbench.evaluate` its agent trials
+(`agent_phase` with the trial's own script, then `verifier` on the collected patch).
 """
 
 from __future__ import annotations
@@ -26,15 +28,14 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
-import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from selfbench._shell import substitute_tests
 from selfbench.bundle import layout
-from selfbench.bundle.locate import LocatedTask, refuse_duplicates
+from selfbench.bundle.locate import LocatedTask, read_collect_command, refuse_duplicates
 from selfbench.bundle.render_prepare import (
     DEPENDENCY_PATCH,
     SNAPSHOT,
@@ -71,22 +72,30 @@ from selfbench.validate.runner import OnDone
 from selfbench.validate.sandbox import (
     LOG_LIMIT,
     Mounts,
+    PhaseResult,
     Sandbox,
     choose_users,
+    copy_tree,
+    read_status,
     require_sandbox,
 )
 
 __all__ = [
+    "COLLECT_SECONDS",
     "DEFAULT_RERUNS",
     "MIN_RERUNS",
+    "AgentPatch",
+    "AgentPhase",
     "LocalOptions",
     "LocalRunner",
+    "TaskPhases",
     "score_patch",
     "score_patches",
     "validate_local",
 ]
 
-_COLLECT_SECONDS = 300.0
+COLLECT_SECONDS = 300.0
+"""The collect step's own time limit in an agent phase."""
 
 DEFAULT_RERUNS = 3
 MIN_RERUNS = 2
@@ -121,15 +130,31 @@ class LocalOptions:
 
 
 @dataclass(frozen=True, slots=True)
-class _Agent:
-    """An agent phase's outcome: the host directory holding agent.patch, and what went wrong."""
+class AgentPatch:
+    """What an agent phase hands the verifier: the host directory holding `agent.patch` (nothing
+    else of the phase reaches it), and what went wrong when it did."""
 
     opt: Path
-    reason: str | None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentPhase:
+    """One agent phase as it ran: its patch, the statuses its script wrote, the sandbox's
+    result and the phase's log."""
+
+    patch: AgentPatch
+    status: Path
+    """The directory the script wrote exit statuses to (`/run/selfbench-status`; `read_status`)."""
+    result: PhaseResult
+    log: Path
 
 
 @dataclass
-class _Task:
+class TaskPhases:
+    """One task in its workspace: `prepare()` once, then any number of phases, each on a fresh
+    copy of a prepared tree (`agent_phase`/`agent`, then `verifier` on the collected patch)."""
+
     located: LocatedTask
     sandbox: Sandbox
     logs: Path
@@ -190,7 +215,7 @@ class _Task:
         reason = self.setup("base", "setupCommand", arguments, binds=app, ro_binds=snapshot)
         if reason is not None:
             return reason
-        _copy_tree(self.prepared, self.verifier_base)  # the verifier image's tree: set up
+        copy_tree(self.prepared, self.verifier_base)  # the verifier image's tree: set up
         dependency_patch = self.bundle / layout.DEPENDENCY_PATCH
         if dependency_patch.is_file():
             reason = self.setup(
@@ -239,54 +264,109 @@ class _Task:
             return f"setup: {label} failed (exit {result.exit_code}; log {log}){hint}"
         return None
 
-    def agent(self, name: str, *, oracle: bool, last: bool = False) -> _Agent:
-        """Run the agent phase and the collect step; where agent.patch is, and how it went."""
+    def collect_command(self) -> str:
+        """The collect command of the bundle's own `task.toml`.
+
+        Raises:
+            BundleError: task.toml cannot be read or has no collect command.
+        """
+        return read_collect_command(self.bundle)
+
+    def agent_phase(  # noqa: PLR0913 - a phase's script, its arguments and its mounts
+        self,
+        name: str,
+        script: str,
+        arguments: Sequence[str],
+        *,
+        timeout: float,
+        log: Path,
+        writable_app: bool,
+        solution: bool = False,
+        binds: Mapping[str, Path] | None = None,
+        ro_binds: Mapping[str, Path] | None = None,
+        private_state: bool = False,
+        last: bool = False,
+    ) -> AgentPhase:
+        """Run `script` as an agent phase: `/app` a fresh copy of the agent's prepared tree
+        (read-only as it is unless `writable_app`; `last` takes the tree itself),
+        `/opt/selfbench` a fresh copy of the root-only base git dir where the collect step
+        writes `agent.patch`, `/run/selfbench-status` for the script's statuses, `/solution`
+        only with `solution`, and `binds`/`ro_binds` besides. With `private_state`, the shared
+        tool state (`/opt/uv-cache`, ...) is a private copy, so nothing the phase writes there
+        reaches the verifier or a later phase.
+        """
         opt = self.fresh(f"{name}-agent-opt")
         status = self.fresh(f"{name}-agent-status")
-        _copy_tree(self.base_git, opt)
-        binds = {layout.CONTAINER_SELFBENCH: opt, "/run/selfbench-status": status}
-        ro_binds: dict[str, Path] = {}
-        if oracle:
-            app = self.sandbox.root / f"{name}-agent-app"
+        copy_tree(self.base_git, opt)
+        all_binds = {layout.CONTAINER_SELFBENCH: opt, "/run/selfbench-status": status}
+        all_ro_binds: dict[str, Path] = {}
+        app = self.sandbox.root / f"{name}-agent-app"
+        if writable_app:
             _take_tree(self.prepared, app, last=last)
-            binds[layout.CONTAINER_APP] = app
-            ro_binds["/solution"] = self.bundle / "solution"
+            all_binds[layout.CONTAINER_APP] = app
         else:
-            ro_binds[layout.CONTAINER_APP] = self.prepared
+            all_ro_binds[layout.CONTAINER_APP] = self.prepared
+        if solution:
+            all_ro_binds["/solution"] = self.bundle / "solution"
+        if private_state:
+            all_binds.update(self.sandbox.private_state(f"{name}-agent"))
+        all_binds.update(binds or {})
+        all_ro_binds.update(ro_binds or {})
+        try:
+            result = self.sandbox.run(
+                script,
+                arguments,
+                log=log,
+                timeout=timeout,
+                mounts=Mounts(binds=all_binds, ro_binds=all_ro_binds, hidden=self.hidden()),
+            )
+        finally:
+            if not self.options.keep:
+                shutil.rmtree(app, ignore_errors=True)
+                shutil.rmtree(self.sandbox.root / f"{name}-agent-shared", ignore_errors=True)
+        return AgentPhase(AgentPatch(opt), status, result, log)
+
+    def agent(self, name: str, *, oracle: bool, last: bool = False) -> AgentPatch:
+        """Run validation's agent phase (`solve.sh`, or nothing) and the collect step; where
+        agent.patch is, and how it went."""
         log = self.logs / f"{name}.log"
-        phase = self.sandbox.run(
+        phase = self.agent_phase(
+            name,
             _scripts.AGENT,
-            ("oracle" if oracle else "nop", f"{_COLLECT_SECONDS:g}", _collect_command(self.bundle)),
+            ("oracle" if oracle else "nop", f"{COLLECT_SECONDS:g}", self.collect_command()),
+            timeout=float(self.definition.timeouts.agentSeconds) + COLLECT_SECONDS,
             log=log,
-            timeout=float(self.definition.timeouts.agentSeconds) + _COLLECT_SECONDS,
-            mounts=Mounts(binds=binds, ro_binds=ro_binds, hidden=self.hidden()),
+            writable_app=oracle,
+            solution=oracle,
+            last=last,
         )
-        if oracle and not self.options.keep:
-            shutil.rmtree(self.sandbox.root / f"{name}-agent-app", ignore_errors=True)
+        status = phase.status
         reason = None
-        if phase.timed_out:
+        if phase.result.timed_out:
             reason = f"{name}: the agent phase timed out (log {log})"
-        elif oracle and _status(status / "solve") != 0:
+        elif oracle and read_status(status / "solve") != 0:
             reason = (
-                f"{name}: solution/solve.sh failed (exit {_status(status / 'solve')}; log {log})"
+                f"{name}: solution/solve.sh failed (exit {read_status(status / 'solve')}; "
+                f"log {log})"
             )
-        elif _status(status / "collect") != 0:
+        elif read_status(status / "collect") != 0:
             reason = (
-                f"{name}: the collect step failed (exit {_status(status / 'collect')}; log {log})"
+                f"{name}: the collect step failed (exit {read_status(status / 'collect')}; "
+                f"log {log})"
             )
-        return _Agent(opt, reason)
+        return AgentPatch(phase.patch.opt, reason)
 
     def verifier(
         self,
         name: str,
-        agent: _Agent,
+        agent: AgentPatch,
         selectors: Sequence[str],
         test_sh: str | None = None,
         *,
         last: bool = False,
     ) -> VerifierRun:
         """Run `tests/test.sh` (or `test_sh`) on a fresh copy of the verifier tree, then each
-        selector on its own."""
+        selector on its own. Of the agent phase, only `agent.patch` in `agent.opt` is used."""
         app = self.sandbox.root / f"{name}-app"
         _take_tree(self.verifier_base, app, last=last)
         tests, opt, logs = (
@@ -345,7 +425,7 @@ class _Task:
                 handle.write(f"selfbench: selector {selector!r} exited {code}\n{output}")
         if not self.options.keep:
             shutil.rmtree(app, ignore_errors=True)
-        test_sh_code = _status(logs / "selfbench" / "test.sh.code")
+        test_sh_code = read_status(logs / "selfbench" / "test.sh.code")
         reason = agent.reason or reward_error
         return VerifierRun(name, reward, log, phase, tuple(results), reason, test_sh_code)
 
@@ -394,7 +474,7 @@ class _Task:
         tests = run_outcomes(run.log, commands)
         return RunReport(run.reward, str(run.log), tests, outcome_counts(run.log, commands))
 
-    def reruns(self, agent: _Agent) -> list[VerifierRun]:
+    def reruns(self, agent: AgentPatch) -> list[VerifierRun]:
         """The oracle's verifier again, each time from a fresh copy (the last takes the tree)."""
         count = self.options.reruns - MIN_RERUNS
         names = ["rerun", *(f"rerun-{index}" for index in range(2, count + 1))][:count]
@@ -410,59 +490,12 @@ class _Task:
         return beyond_checks(self.definition, nop, oracle, reruns)
 
 
-def _copy_tree(source: Path, target: Path) -> None:
-    """Copy a prepared tree with its owners, modes, links and ignored files (`cp -a`)."""
-    target.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        ["cp", "-a", "--reflink=auto", "--", f"{source}/.", f"{target}/"],
-        check=True,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-    )
-
-
-_MAX_TASKS = 8192
-"""A phase's process cap (the sandbox also caps each user at half that)."""
-
-
-def _limits(definition: TaskDefinition) -> Limits:
-    """The task's resources as the local environment enforces them (storage is not)."""
-    resources = definition.resources
-    return Limits(cpus=float(resources.cpus), memory_mb=resources.memoryMb, pids=_MAX_TASKS)
-
-
 def _take_tree(source: Path, target: Path, *, last: bool) -> None:
     """A fresh copy of a prepared tree for one run; its last user takes the tree itself."""
     if last:
         source.rename(target)
     else:
-        _copy_tree(source, target)
-
-
-def _collect_command(bundle: Path) -> str:
-    """The `[[verifier.collect]]` command of the bundle's own `task.toml`.
-
-    Raises:
-        BundleError: task.toml cannot be read or has no collect command.
-    """
-    path = bundle / layout.TASK_TOML
-    try:
-        command = tomllib.loads(path.read_text(encoding="utf-8"))["verifier"]["collect"][0][
-            "command"
-        ]
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, LookupError, TypeError):
-        raise BundleError(f"{path}: no [[verifier.collect]] command") from None
-    if not isinstance(command, str):
-        raise BundleError(f"{path}: no [[verifier.collect]] command")
-    return command
-
-
-def _status(path: Path) -> int:
-    """An exit status a phase wrote to `path`; -1 when it wrote none."""
-    try:
-        return int(path.read_text(encoding="ascii").strip())
-    except (OSError, ValueError):
-        return -1
+        copy_tree(source, target)
 
 
 def _logs_root(options: LocalOptions) -> Path:
@@ -537,8 +570,9 @@ def validate_local(
             toolchains = provision_task(
                 located.definition.toolchains, options.strict_toolchains, logs
             )
-            sandbox = Sandbox(root, users, bwrap, _limits(located.definition), toolchains)
-            report = _with_toolchains(_Task(located, sandbox, logs, options), toolchains)
+            limits = Limits.for_task(located.definition)
+            sandbox = Sandbox(root, users, bwrap, limits, toolchains)
+            report = _with_toolchains(TaskPhases(located, sandbox, logs, options), toolchains)
         except (
             OSError,
             subprocess.CalledProcessError,
@@ -560,7 +594,7 @@ def validate_local(
         return list(pool.map(one, tasks))
 
 
-def _with_toolchains(task: _Task, toolchains: Provisioned | None) -> TaskReport:
+def _with_toolchains(task: TaskPhases, toolchains: Provisioned | None) -> TaskReport:
     report = task.validate()
     return replace(report, toolchains=toolchains.uses) if toolchains else report
 
@@ -589,8 +623,9 @@ def score_patches(
     root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
     try:
         toolchains = provision_task(located.definition.toolchains, options.strict_toolchains, logs)
-        sandbox = Sandbox(root, choose_users(), bwrap, _limits(located.definition), toolchains)
-        task = _Task(located, sandbox, logs, options)
+        limits = Limits.for_task(located.definition)
+        sandbox = Sandbox(root, choose_users(), bwrap, limits, toolchains)
+        task = TaskPhases(located, sandbox, logs, options)
         if task.prepare() is not None:
             return [RunReport(None, str(logs / "prepare.log")) for _ in patches]
         reports = []
@@ -600,7 +635,7 @@ def score_patches(
             if patch is not None:
                 (opt / Path(layout.CONTAINER_AGENT_PATCH).name).write_bytes(patch)
             last = index == len(patches) - 1
-            run = task.verifier(name, _Agent(opt, None), (), last=last)
+            run = task.verifier(name, AgentPatch(opt), (), last=last)
             reports.append(task.run_report(run))
         return reports
     finally:

@@ -58,6 +58,8 @@ __all__ = [
     "SandboxError",
     "Users",
     "choose_users",
+    "copy_tree",
+    "read_status",
     "require_sandbox",
 ]
 
@@ -244,6 +246,17 @@ class Sandbox:
             self._prepare_toolchain_mount(mount)
         if self.toolchains is not None:
             self._write_profile()
+
+    def private_state(self, name: str) -> dict[str, Path]:
+        """A private copy of the shared tool state for one phase, as binds that cover the
+        shared one: what the phase writes there reaches no other phase (an agent's cache
+        reaches neither the verifier nor another trial)."""
+        binds: dict[str, Path] = {}
+        for target in SHARED_STATE:
+            copy = self.root / f"{name}-shared" / Path(target).name
+            copy_tree(self.root / "shared" / Path(target).name, copy)
+            binds[target] = copy
+        return binds
 
     def _prepare_toolchain_mount(self, mount: ToolchainMount) -> None:
         """Make a toolchain's writable state."""
@@ -454,6 +467,29 @@ class Sandbox:
                 output.write(f"\nselfbench: phase killed after {timeout:g} s\n".encode())
         out_of_memory = cgroup is not None and cgroup.out_of_memory()
         return PhaseResult(code, timed_out, time.monotonic() - start, out_of_memory)
+
+
+def copy_tree(source: Path, target: Path) -> None:
+    """Copy a prepared tree with its owners, modes, links and ignored files (`cp -a`).
+
+    Raises:
+        subprocess.CalledProcessError: `cp` failed (a full disk, say).
+    """
+    target.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        ["cp", "-a", "--reflink=auto", "--", f"{source}/.", f"{target}/"],
+        check=True,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+    )
+
+
+def read_status(path: Path) -> int:
+    """An exit status a phase's script wrote to `path`; -1 when it wrote none."""
+    try:
+        return int(path.read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        return -1
 
 
 def _bwrap_failed(log: Path, start: int) -> bool:
