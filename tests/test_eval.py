@@ -266,10 +266,11 @@ def test_resume_refuses_a_directory_without_results(
 
 
 FAILURES = {
-    # the limit strikes (3 s) before it writes anything
-    "sleeper": "sleep 30",
-    # exits non-zero having changed nothing
-    "crasher": "echo giving up >&2; exit 3",
+    # the limit strikes (3 s) before it writes anything; what it used so far is reported
+    "sleeper": "echo 'selfbench-usage: tokens=70 cost_usd=0.01'; sleep 30",
+    # exits non-zero having changed nothing, its usage on stderr (the last line counts)
+    "crasher": "echo 'selfbench-usage: tokens=1' >&2; echo ' selfbench-usage: tokens=12"
+    " cost_usd=0.5 model=x' >&2; echo giving up >&2; exit 3",
     # commits what setup built: its patch adds a file the verifier's tree already has
     "unignorer": "printf '.venv/\\n' > .gitignore; echo mine > built.txt",
     # solves the task, then crashes: the patch counts, the exit status does not
@@ -302,6 +303,13 @@ def test_each_kind_of_agent_failure_from_real_runs(tmp_path: Path) -> None:
         ),
         "unignorer": (False, "agent", "its patch did not apply", 0),
         "solver": (True, None, None, 5),
+    }
+    usage = {r.agent: (r.tokens, r.cost_usd) for r in log.trials.values()}
+    assert usage == {
+        "sleeper": (70, 0.01),
+        "crasher": (12, 0.5),
+        "unignorer": (None, None),
+        "solver": (None, None),
     }
     sleeper = next(r for r in log.trials.values() if r.agent == "sleeper")
     assert sleeper.agent_seconds is not None
