@@ -32,6 +32,7 @@ __all__ = [
     "HARBOR_NETWORK",
     "HarborOptions",
     "HarborOutcome",
+    "harbor_usage",
     "run_harbor_trials",
 ]
 
@@ -70,15 +71,18 @@ def _seconds(timing: Any) -> float | None:
     return (finished - started).total_seconds()
 
 
-def _usage(result: Any) -> Usage:
+def harbor_usage(result: Any) -> Usage:
+    """The token and cost counts of a Harbor trial's `result.json` (parsed): the sum of
+    `agent_result.n_input_tokens` and `n_output_tokens`, and `cost_usd`; None where absent."""
     agent = result.get("agent_result") if isinstance(result, dict) else None
     if not isinstance(agent, dict):
         return Usage()
     counts = [agent.get("n_input_tokens"), agent.get("n_output_tokens")]
-    known = [count for count in counts if isinstance(count, int)]
+    known = [c for c in counts if isinstance(c, int) and not isinstance(c, bool) and c >= 0]
     cost = agent.get("cost_usd")
     return Usage(
-        sum(known) if known else None, float(cost) if isinstance(cost, int | float) else None
+        sum(known) if known else None,
+        float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
     )
 
 
@@ -96,7 +100,7 @@ def _outcome(trial: HarborTrial, job_dir: Path) -> HarborOutcome:
         else:
             infrastructure = error
     facts = TrialFacts(trial.reward, infrastructure=infrastructure, agent_error=agent_error)
-    return HarborOutcome(facts, seconds, _usage(result), trial.log)
+    return HarborOutcome(facts, seconds, harbor_usage(result), trial.log)
 
 
 def _failed(reason: str, log: str) -> HarborOutcome:
