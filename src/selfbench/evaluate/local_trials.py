@@ -20,7 +20,7 @@ The agent phase gets a private copy of the images' shared tool state (`/opt/uv-c
 what it writes there reaches neither the verifier nor a later trial.
 
 This module composes the local environment's phases through their public hook
-(`selfbench.validate.local.TaskPhases`): the workspace, the collect step and the verifier are
+(`selfbench.validate.phases.TaskPhases`): the workspace, the collect step and the verifier are
 validation's own; only the agent phase's script is this module's. A setup that fails is tried
 once more in a fresh workspace before the task's trials fail as infrastructure.
 """
@@ -49,8 +49,14 @@ from selfbench.evaluate.classify import TrialFacts
 from selfbench.toolchains import provision_task
 from selfbench.validate.cgroup import Limits
 from selfbench.validate.checks import phase_reason, run_outcomes, verifier_commands
-from selfbench.validate.local import COLLECT_SECONDS, AgentPhase, LocalOptions, TaskPhases
-from selfbench.validate.sandbox import Sandbox, choose_users, read_status, require_sandbox
+from selfbench.validate.phases import COLLECT_SECONDS, AgentPhase, LocalOptions, TaskPhases
+from selfbench.validate.sandbox import (
+    LOG_LIMIT,
+    Sandbox,
+    choose_users,
+    read_status,
+    require_sandbox,
+)
 
 __all__ = ["LOCAL_NETWORK", "LocalTrial", "PreparedTask", "prepared_task"]
 
@@ -171,13 +177,18 @@ class PreparedTask:
 
 
 def _agent_output(path: Path, log: Path) -> str:
-    """The agent's own output, appended to the phase log; its text (for the usage line)."""
+    """The end of the agent's own output (at most `LOG_LIMIT` bytes), appended to the phase
+    log; its text (for the usage line, whose last one counts)."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            size = handle.seek(0, 2)
+            handle.seek(max(0, size - LOG_LIMIT))
+            data = handle.read(LOG_LIMIT)
     except OSError:
         return ""
+    cut = f" (its last {LOG_LIMIT} of {size} bytes)" if size > LOG_LIMIT else ""
     with log.open("ab") as handle:
-        handle.write(b"selfbench: the agent's output:\n" + data)
+        handle.write(f"selfbench: the agent's output{cut}:\n".encode() + data)
     return data.decode("utf-8", errors="replace")
 
 
