@@ -14,6 +14,9 @@ real CPU work and a fast new feature). Measures:
 * four tasks, two trials each, with `-j 1` and with `-j 2`, and the speed-up (target >= 1.6 on
   2 cores).
 
+The figures use the host's system Python (`SELFBENCH_TOOLCHAINS=host`), as the bare verifier
+run does, so both run the same interpreter (and the project's tests find the host's pytest).
+
 Needs root and bubblewrap, like the local environment itself.
 
     .venv/bin/python benchmarks/eval.py            # the 5 s suite
@@ -97,6 +100,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.small:
         args.suite_seconds, args.extra_trials, args.repeats = 1.0, 2, 1
+    os.environ["SELFBENCH_TOOLCHAINS"] = "host"  # the bare verifier's Python, in the sandbox too
     rounds = _calibrate(args.suite_seconds)
     with tempfile.TemporaryDirectory(prefix="selfbench-bench-eval-") as name:
         scratch = Path(name)

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -193,13 +195,28 @@ def _trial_lines(results: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if '"kind": "trial"' in line]
 
 
+TRIAL_LINE = re.compile(r"(\S+) (\S+) #(\d+): ")
+
+
+def _outcomes(results: Path) -> tuple[dict[tuple[str, str, int], Any], dict[str, bool]]:
+    """Each trial's reward and verdict by (task, agent, trial); each re-check's verdict."""
+    log = read_results(results)
+    trials = {
+        (r.task, r.agent, r.trial): (r.reward, r.passed, r.classification, r.reason)
+        for r in log.trials.values()
+    }
+    return trials, {check.task: check.passed for check in log.rechecks.values()}
+
+
 def test_a_killed_run_resumes_losing_only_its_running_trials(bench: Path, tmp_path: Path) -> None:
     assert main(["extract", str(bench), "--out", str(tmp_path / "tasks")]) == 0
     results, workspace = tmp_path / "results", tmp_path / "ws"
     workspace.mkdir()
     argv = [sys.executable, "-m", "selfbench", "eval", str(tmp_path / "tasks"), "--agent", "nop"]
-    argv += ["--agent", "slow=sleep 2", "--results", str(results), "--workspace", str(workspace)]
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    argv += ["--agent", f"slow=sleep 1\n{HALF}", "--workspace", str(workspace)]
+    process = subprocess.Popen(
+        [*argv, "--results", str(results)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 240
     while len(_trial_lines(results)) < 3 and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -207,13 +224,103 @@ def test_a_killed_run_resumes_losing_only_its_running_trials(bench: Path, tmp_pa
     process.wait()
     first = _trial_lines(results)
     assert 3 <= len(first) < 8
-    done = subprocess.run([*argv, "--resume"], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [*argv, "--results", str(results), "--resume"], capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0, done.stderr
     lines = _trial_lines(results)
     assert lines[: len(first)] == first
     keys = [(line["task"], line["agent"], line["trial"]) for line in lines]
     assert len(keys) == len(set(keys)) == 8
-    assert done.stderr.count("\n") == 8 - len(first)
+    # the resumed run ran exactly the trials the killed one had not finished
+    ran = {
+        (match[1], match[2], int(match[3]))
+        for line in done.stderr.splitlines()
+        if (match := TRIAL_LINE.match(line))
+    }
+    finished = {(line["task"], line["agent"], line["trial"]) for line in first}
+    assert ran == set(keys) - finished
+    # and the results are an uninterrupted run's, reward for reward
+    whole = tmp_path / "whole"
+    again = subprocess.run(
+        [*argv, "--results", str(whole)], capture_output=True, text=True, check=False
+    )
+    assert again.returncode == 0, again.stderr
+    assert _outcomes(results) == _outcomes(whole)
+    trials, rechecks = _outcomes(whole)
+    assert {key: value[0] for key, value in trials.items() if key[1] == "slow"} == {
+        ("calc-mul", "slow", 1): 1,
+        ("calc-sub", "slow", 1): 0,
+        ("calc-pow", "slow", 1): 1,
+        ("calc-div", "slow", 1): 0,
+    }
+    assert rechecks == {task[0]: True for task in TASKS}
+
+
+def test_resume_refuses_a_directory_without_results(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _eval(bench, tmp_path / "typo", "nop", extra=("--resume",)) == 2
+    assert capsys.readouterr().err == f"error: --resume: no results to resume in {tmp_path}/typo\n"
+    assert not (tmp_path / "typo").exists()
+
+
+FAILURES = {
+    # the limit strikes (3 s) before it writes anything; what it used so far is reported
+    "sleeper": "echo 'selfbench-usage: tokens=70 cost_usd=0.01'; sleep 30",
+    # exits non-zero having changed nothing, its usage on stderr (the last line counts)
+    "crasher": "echo 'selfbench-usage: tokens=1' >&2; echo ' selfbench-usage: tokens=12"
+    " cost_usd=0.5 model=x' >&2; echo giving up >&2; exit 3",
+    # commits what setup built: its patch adds a file the verifier's tree already has
+    "unignorer": "printf '.venv/\\n' > .gitignore; echo mine > built.txt",
+    # solves the task, then crashes: the patch counts, the exit status does not
+    "solver": "printf '\\n\\ndef mul(a, b):\\n    return a * b\\n' >> calc/__init__.py; exit 5",
+}
+
+
+def test_each_kind_of_agent_failure_from_real_runs(tmp_path: Path) -> None:
+    timeouts = {"setupSeconds": 900, "agentSeconds": 3, "testsSeconds": 900}
+    task = project("calc-mul", "mul", "a * b", "easy", timeouts=timeouts,
+                   setupCommand=f"{SETUP} && echo built > built.txt")  # fmt: skip
+    task = replace(task, base={**BASE, ".gitignore": f"{BASE['.gitignore']}built.txt\n"})
+    out = build(task, tmp_path / "b")
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    shutil.move(out, tasks / out.name)
+    agents = [f"{name}={command}" for name, command in FAILURES.items()]
+    assert _eval(tasks, tmp_path / "results", *agents) == 0
+    log = read_results(tmp_path / "results")
+    verdicts = {
+        r.agent: (r.passed, r.classification, r.reason, r.agent_exit) for r in log.trials.values()
+    }
+    assert verdicts == {
+        "sleeper": (False, "agent", "the agent timed out after 3 s", 124),
+        "crasher": (
+            False,
+            "agent",
+            "the agent crashed (exit 3); tests ran and failed: fail-to-pass",
+            3,
+        ),
+        "unignorer": (False, "agent", "its patch did not apply", 0),
+        "solver": (True, None, None, 5),
+    }
+    usage = {r.agent: (r.tokens, r.cost_usd) for r in log.trials.values()}
+    assert usage == {
+        "sleeper": (70, 0.01),
+        "crasher": (12, 0.5),
+        "unignorer": (None, None),
+        "solver": (None, None),
+    }
+    sleeper = next(r for r in log.trials.values() if r.agent == "sleeper")
+    assert sleeper.agent_seconds is not None
+    assert 3 <= sleeper.agent_seconds < 10
+    unignorer = next(r for r in log.trials.values() if r.agent == "unignorer")
+    assert (
+        "the agent patch does not apply"
+        in Path(unignorer.log).with_name("unignorer-t1-a1.log").read_text()
+    )
+    # the agent failures asked for a re-check of the task: the oracle still passes
+    assert [(c.task, c.passed) for c in log.rechecks.values()] == [("calc-mul", True)]
 
 
 def test_a_broken_task_and_a_broken_setup_are_not_the_agents(tmp_path: Path) -> None:
@@ -231,9 +338,90 @@ def test_a_broken_task_and_a_broken_setup_are_not_the_agents(tmp_path: Path) -> 
     assert by_task["calc-nosetup"].attempts == 2
     assert by_task["calc-nosetup"].reason is not None
     assert by_task["calc-nosetup"].reason.startswith("setup: setupCommand failed (exit 3; log ")
+    # the setup was really tried again, in a fresh workspace
+    prepare = (tmp_path / "results" / "logs" / "calc-nosetup" / "prepare.log").read_text()
+    assert prepare.count("; trying once more in a fresh workspace\n") == 1
+    assert prepare.count("exit 3") >= 2
     assert log.rechecks[by_task["calc-wrong"].digest].passed is False
-    failures = {f.task: f.classification for f in build_summary(log).failures}
+    summary = build_summary(log)
+    failures = {f.task: f.classification for f in summary.failures}
     assert failures == {"calc-nosetup": "infrastructure", "calc-wrong": "task"}
+    # neither counts against the agent: no trial of nop is counted, none failed as its own
+    [nop] = summary.agents
+    assert (nop.counted, nop.agent_failures, nop.task_failures, nop.infrastructure) == (0, 0, 1, 1)
+
+
+MARK = "selfbench-probe-4f2c"
+PLACES = ("/tmp", "/dev/shm", "/var/tmp", "/run", "/home/agent", "/opt/uv-cache", "/app/.venv")
+"""Where an agent can write outside its diff: its own tmp, shm, run and home, the shared tool
+state, an ignored directory of its workspace."""
+LEAK_CHECK = f"""
+import os as _os
+
+_PLACES = {PLACES!r}
+if any(_os.path.exists(_os.path.join(place, {MARK!r})) for place in _PLACES):
+    def mul(a, b):
+        return a * b
+"""
+"""Appended to calc/__init__.py: `mul` exists, so the verifier passes, only where the code that
+runs in the verifier sees one of the marks."""
+
+
+def _probe(results: Path, workspace: Path, *, control: bool) -> str:
+    writes = " ".join(f"{place}/{MARK}" for place in PLACES)
+    check = LEAK_CHECK.replace("_PLACES = (", '_PLACES = ("/app/calc", ') if control else LEAK_CHECK
+    script = f"""for place in {" ".join(PLACES)}; do
+  test -e "$place/{MARK}" && echo "LEAK: $place/{MARK} was there before"
+done
+touch {writes} 2>&1
+echo pwned >> {results}/{RESULTS_FILE} 2>&1
+touch {workspace}/{MARK} {results}/{MARK} 2>&1
+mkdir -p /logs/verifier 2>&1
+echo junk > /opt/selfbench/agent.patch 2>&1
+rm -rf /opt/selfbench/base.git 2>&1
+echo '{{"reward": 1}}' > /run/selfbench-status/collect 2>&1
+cat >> calc/__init__.py <<'END'
+{check}
+END
+"""
+    if control:  # the same check, with a mark in the workspace's own tree: it reaches the diff
+        script += f"touch calc/{MARK}\n"
+    return script
+
+
+def test_nothing_but_the_collected_diff_reaches_the_verifier(tmp_path: Path) -> None:
+    out = build(project("calc-mul", "mul", "a * b", "easy"), tmp_path / "b")
+    tasks, results, workspace = tmp_path / "tasks", tmp_path / "results", tmp_path / "ws"
+    tasks.mkdir()
+    workspace.mkdir()
+    shutil.move(out, tasks / out.name)
+    probe = _probe(results, workspace, control=False)
+    control = _probe(results, workspace, control=True)
+    extra = ("--trials", "2", "--workspace", str(workspace))
+    assert _eval(tasks, results, f"probe={probe}", f"control={control}", extra=extra) == 0
+    log = read_results(results)
+    assert log.corrupt == ()
+    verdicts = {(r.agent, r.trial): (r.passed, r.reason) for r in log.trials.values()}
+    assert verdicts == {
+        ("probe", 1): (False, "tests ran and failed: fail-to-pass"),
+        ("probe", 2): (False, "tests ran and failed: fail-to-pass"),
+        ("control", 1): (True, None),
+        ("control", 2): (True, None),
+    }
+    for record in log.trials.values():
+        output = Path(record.log).read_text()
+        assert "LEAK" not in output  # not even the agent's next trial sees its marks
+        assert f"{results}/{RESULTS_FILE}: No such file or directory" in output
+        assert f"touch: cannot touch '{workspace}/{MARK}': No such file or directory" in output
+        assert "mkdir: cannot create directory \u2018/logs\u2019: Read-only file system" in output
+        assert "/opt/selfbench/agent.patch: Permission denied" in output
+        assert "rm: cannot remove '/opt/selfbench/base.git': Permission denied" in output
+        assert "/run/selfbench-status/collect: Permission denied" in output
+    assert "pwned" not in (results / RESULTS_FILE).read_text()
+    assert not any(path.name == MARK for path in workspace.rglob("*"))
+    assert not (results / MARK).exists()
+    assert not Path("/tmp", MARK).exists()  # the host's /tmp, which the agent wrote
+    assert not Path("/dev/shm", MARK).exists()
 
 
 # --- bad input ----------------------------------------------------------------------------------

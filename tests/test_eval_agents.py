@@ -132,6 +132,14 @@ PASSED = _reward(reward=1, fail_to_pass=1, deterministic=1)
             _fail("agent", "the agent timed out after 600 s"),
         ),
         (
+            TrialFacts(_reward(), agent_exit=137, agent_seconds=600.4, agent_seconds_limit=600.0),
+            _fail("agent", "the agent timed out after 600 s"),
+        ),
+        (
+            TrialFacts(_reward(), agent_exit=137, agent_seconds=2.0, agent_seconds_limit=600.0),
+            _fail("agent", "the agent crashed (exit 137); tests ran and failed: fail-to-pass"),
+        ),
+        (
             TrialFacts(_reward(setup_completed=0)),
             _fail("agent", "the held-out tests could not be prepared"),
         ),

@@ -14,12 +14,13 @@ from typing import Any
 
 import pytest
 
-from harbor_env import harbor_venv
+from harbor_env import harbor_venv, run_in_harbor_venv
 from helpers import definition
 from selfbench.bundle import BundleManifest, render_bundle_manifest
 from selfbench.cli import main
 from selfbench.contract import definition_sha256, parse_definition
-from selfbench.evaluate import build_summary, read_results
+from selfbench.evaluate import Usage, build_summary, read_results
+from selfbench.evaluate.harbor_trials import harbor_usage
 from test_validate_harbor import FAKE_ENV, FAKE_ENVIRONMENT, NOP_OK, ORACLE_OK, reward_script
 
 CASES = {"alpha": "easy", "beta": "medium", "broken-build": "easy"}
@@ -120,3 +121,26 @@ def test_one_harbor_job_per_agent_and_trial_and_one_retry(
     assert jobs == sorted(
         ["nop-t1", "nop-t1-retry", "oracle-t1", "oracle-t1-retry", "solver-t1", "solver-t1-retry"]
     )
+
+
+def test_token_and_cost_counts_are_read_from_harbors_own_agent_context(
+    evaluated: tuple[Path, dict[str, Any]],
+) -> None:
+    """The counts Harbor's `AgentContext` records (its model, serialised by Harbor itself);
+    the oracle's real trial records none."""
+    script = (
+        "from harbor.models.agent.context import AgentContext as C; "
+        "print(C(n_input_tokens=1200, n_cache_tokens=800, n_output_tokens=300, cost_usd=0.042)"
+        ".model_dump_json())"
+    )
+    done = run_in_harbor_venv("python", "-c", script)
+    assert done.returncode == 0, done.stderr
+    context = json.loads(done.stdout)
+    assert harbor_usage({"agent_result": context}) == Usage(1500, 0.042)
+    assert harbor_usage({"agent_result": {**context, "cost_usd": None}}) == Usage(1500, None)
+    assert harbor_usage({"agent_result": None}) == Usage()
+    results = sorted((evaluated[0] / "results" / "jobs").glob("solver-t1-*/job/*/result.json"))
+    assert len(results) == 4  # alpha, beta, broken-build and its retry
+    assert {harbor_usage(json.loads(path.read_text())) for path in results} == {Usage()}
+    records = [r for r in evaluated[1]["log"].trials.values() if r.agent == "solver"]
+    assert {(r.tokens, r.cost_usd) for r in records} == {(None, None)}

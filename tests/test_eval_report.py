@@ -265,7 +265,8 @@ def test_any_extra_lines_are_records_or_reported(tmp_path: Path, lines: list[str
     results = tmp_path / "prop"
     shutil.rmtree(results, ignore_errors=True)
     write_results(results, [record("t1", "oracle")])
-    with (results / RESULTS_FILE).open("a", encoding="utf-8") as handle:
+    # a lone surrogate becomes bytes that are not UTF-8: a corrupt line too
+    with (results / RESULTS_FILE).open("a", encoding="utf-8", errors="surrogatepass") as handle:
         handle.write("".join(f"{line}\n" for line in lines))
     log = read_results(results)
     blank = sum(1 for line in lines if not line.strip())

@@ -567,14 +567,14 @@ def test_the_independent_rerun_check(
 ) -> None:
     out = build(python_project("rerun-check"), tmp_path / "build")
     from selfbench.validate.checks import VerifierRun  # noqa: PLC0415
-    from selfbench.validate.local import _Task  # noqa: PLC0415
+    from selfbench.validate.local import _Validation  # noqa: PLC0415
     from selfbench.validate.sandbox import PhaseResult, Sandbox, Users  # noqa: PLC0415
 
     log = tmp_path / "run.log"
     log.write_text("")
     phase = PhaseResult(exit_code=0, timed_out=False, seconds=1.0)
     sandbox = Sandbox(tmp_path / "ws", Users(agent=61000, verifier=61001), "bwrap")
-    task = _Task(locate_task(out), sandbox, tmp_path, LocalOptions(logs=tmp_path))
+    task = _Validation(locate_task(out), sandbox, tmp_path, LocalOptions(logs=tmp_path))
     nop = VerifierRun("nop", _reward(reward=0, fail_to_pass=0, deterministic=0), log, phase)
     oracle = VerifierRun("oracle", _reward(), log, phase)
     checks = task.beyond_checks(nop, oracle, (VerifierRun("rerun", rerun, log, phase),))

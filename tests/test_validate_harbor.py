@@ -254,6 +254,24 @@ def test_argv_is_exact(tmp_path: Path) -> None:
     ]
 
 
+def test_argv_of_an_agent_with_a_model(tmp_path: Path) -> None:
+    """`selfbench eval`'s Harbor agents use the same argument list, with `--model`."""
+    argv = build_harbor_argv(
+        tmp_path / "tasks",
+        agent="claude-code",
+        model="anthropic/claude-sonnet-4-5",
+        environment="docker",
+        jobs_dir=tmp_path / "jobs",
+        job_name="job",
+    )
+    assert argv[3:6] == [
+        "--agent=claude-code",
+        "--model=anthropic/claude-sonnet-4-5",
+        "--env=docker",
+    ]
+    assert len(argv) == 13
+
+
 def test_hostile_paths_stay_values_for_the_real_harbor(
     tmp_path: Path, harbor: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -299,6 +317,8 @@ def test_hostile_paths_stay_values_for_the_real_harbor(
             "invalid harbor job name '--yes': must match ^[A-Za-z0-9][A-Za-z0-9._-]*$",
         ),
         ({"concurrency": 0}, "concurrency must be at least 1, not 0"),
+        ({"agent": "-x", "model": "m"}, "invalid harbor agent '-x'"),
+        ({"agent": "codex", "model": "--yes"}, "invalid harbor model '--yes'"),
     ],
 )
 def test_argv_refuses_values_that_are_not_plain_names(

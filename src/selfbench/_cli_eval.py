@@ -84,6 +84,7 @@ def _eval(args: argparse.Namespace) -> int:
         harbor_env=args.harbor_env,
         harbor=args.harbor,
         workspace=Path(args.workspace) if args.workspace else None,
+        resume=args.resume,
     )
     with open_benchmark(Path(args.bench), workspace=options.workspace) as bench:
         if not sys.stderr.isatty():
@@ -144,7 +145,10 @@ def add_eval_commands(commands: Any) -> None:
     evaluate.add_argument("--env", choices=("local", "harbor"), default="local")
     evaluate.add_argument("--results", default="results", metavar="DIR", help="default: results")
     evaluate.add_argument(
-        "--resume", action="store_true", help="skip finished trials (re-running always does)"
+        "--resume",
+        action="store_true",
+        help="continue the evaluation in --results, refusing a directory without one"
+        " (finished trials are always skipped)",
     )
     evaluate.add_argument("--json", action="store_true", help="print the JSON summary")
     evaluate.add_argument("--harbor-env", default="docker", metavar="NAME")

@@ -23,7 +23,7 @@ import stat
 import time
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 from selfbench.errors import SelfbenchError, os_reason, translating
 
@@ -36,6 +36,7 @@ __all__ = [
     "atomic_directory",
     "atomic_file",
     "exchange",
+    "open_beneath",
     "read_beneath",
     "read_bytes",
     "remove_leftovers",
@@ -112,18 +113,16 @@ _OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
-def read_beneath(
-    root: Path, relative: str, *, error: type[SelfbenchError], limit: int | None = None
-) -> bytes | None:
-    """The bytes of the regular file `root/relative`, reached without following any link.
+def open_beneath(root: Path, relative: str, *, error: type[SelfbenchError]) -> BinaryIO | None:
+    """The regular file `root/relative`, opened for reading without following any link.
 
     `root` is the host's own directory (its path is trusted); below it, each directory and the
     file itself are opened with `O_NOFOLLOW` one by one, the file without blocking, and only a
-    regular file is read (at most `limit` bytes). None when there is no such file.
+    regular file is opened. None when there is no such file.
 
     Raises:
         SelfbenchError: the `error` class, when a link or a non-regular file stands on the way,
-            or the file cannot be read.
+            or the file cannot be opened.
         ValueError: `relative` is not a plain relative path.
     """
     parts = PurePosixPath(relative).parts
@@ -151,7 +150,24 @@ def read_beneath(
     if not stat.S_ISREG(os.fstat(descriptor).st_mode):
         os.close(descriptor)
         raise error(refused)
-    with os.fdopen(descriptor, "rb") as handle, translating(error, f"read {path}"):
+    return os.fdopen(descriptor, "rb")
+
+
+def read_beneath(
+    root: Path, relative: str, *, error: type[SelfbenchError], limit: int | None = None
+) -> bytes | None:
+    """The bytes of the regular file `root/relative` (at most `limit`), reached as
+    `open_beneath` reaches it: no link followed. None when there is no such file.
+
+    Raises:
+        SelfbenchError: the `error` class, when a link or a non-regular file stands on the way,
+            or the file cannot be read.
+        ValueError: `relative` is not a plain relative path.
+    """
+    handle = open_beneath(root, relative, error=error)
+    if handle is None:
+        return None
+    with handle, translating(error, f"read {root.joinpath(relative)}"):
         return handle.read() if limit is None else handle.read(limit)
 
 

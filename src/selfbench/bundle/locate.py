@@ -35,6 +35,7 @@ __all__ = [
     "find_bundle",
     "locate_task",
     "read_bundle_manifest",
+    "read_collect_command",
     "refuse_duplicates",
 ]
 
@@ -68,6 +69,24 @@ def read_bundle_manifest(bundle: Path) -> BundleManifest:
     """
     path = bundle / layout.MANIFEST
     return parse_bundle_manifest(_read(path), source=str(path))
+
+
+def read_collect_command(bundle: Path) -> str:
+    """The `[[verifier.collect]]` command of the bundle's own `task.toml`.
+
+    Raises:
+        BundleError: task.toml cannot be read or has no collect command.
+    """
+    from selfbench.bundle.render_toml import parse_collect_command  # noqa: PLC0415 - renderers
+
+    path = bundle / layout.TASK_TOML
+    try:
+        command = parse_collect_command(path.read_bytes())
+    except OSError:
+        command = None
+    if command is None:
+        raise BundleError(f"{path}: no [[verifier.collect]] command")
+    return command
 
 
 def find_bundle(path: Path) -> Path:

@@ -15,6 +15,7 @@ __all__ = [
     "BUILD_TIMEOUT_EXTRA",
     "COLLECT_TIMEOUT_CAP",
     "parse_allowed_hosts",
+    "parse_collect_command",
     "render_task_toml",
     "task_config",
 ]
@@ -112,3 +113,12 @@ def parse_allowed_hosts(data: bytes) -> tuple[str, ...] | None:
     if not isinstance(hosts, list) or not all(isinstance(host, str) for host in hosts):
         return None
     return tuple(hosts)
+
+
+def parse_collect_command(data: bytes) -> str | None:
+    """The first `[[verifier.collect]] command` of `task.toml` bytes; None unless a string."""
+    try:
+        command = tomllib.loads(data.decode("utf-8"))["verifier"]["collect"][0]["command"]
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, LookupError, TypeError):
+        return None
+    return command if isinstance(command, str) else None

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from selfbench.errors import EvalError
+from selfbench.validate.harbor import HARBOR_NAME
 
 __all__ = [
     "BUILTIN_AGENTS",
@@ -40,7 +41,6 @@ USAGE_PREFIX = "selfbench-usage:"
 """An agent may print `selfbench-usage: tokens=N cost_usd=X` (either field); the last one wins."""
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-_HARBOR_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/@+-]*")
 _USAGE_FIELD = re.compile(r"(tokens|cost_usd)=([0-9]+(?:\.[0-9]+)?)")
 
 Kind = Literal["oracle", "nop", "command", "harbor"]
@@ -86,7 +86,7 @@ def parse_agent_spec(value: str) -> AgentSpec:
         raise EvalError(f"agent {name}: empty command")
     if command.startswith("harbor:"):
         parts = command.split(":", 2)
-        if len(parts) != 3 or not all(_HARBOR_PART.fullmatch(part) for part in parts[1:]):
+        if len(parts) != 3 or not all(HARBOR_NAME.fullmatch(part) for part in parts[1:]):
             raise EvalError(f"agent {name}: expected harbor:AGENT:MODEL, not {command!r}")
         return AgentSpec(name, "harbor", harbor_agent=parts[1], harbor_model=parts[2])
     return AgentSpec(name, "command", command=command)

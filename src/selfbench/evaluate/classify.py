@@ -17,8 +17,10 @@ from selfbench.validate.report import Reward
 
 __all__ = ["TrialFacts", "Verdict", "classify", "reclassify"]
 
-_TIMED_OUT_EXITS = frozenset({124, 137})
-"""timeout(1)'s own status, and SIGKILL after its grace period."""
+_TIMEOUT_EXIT = 124
+"""timeout(1)'s own status when the limit struck."""
+_KILLED_EXIT = 137
+"""SIGKILL: timeout(1)'s after its grace period, or the kernel's when memory ran out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +29,7 @@ class TrialFacts:
 
     reward: Reward | None
     agent_exit: int | None = None
+    agent_seconds: float | None = None
     agent_seconds_limit: float | None = None
     infrastructure: str | None = None
     """Why the harness (setup, collect, verifier, memory, its own timeout) broke, if it did."""
@@ -43,8 +46,18 @@ class Verdict:
     reason: str | None
 
 
+def _timed_out(facts: TrialFacts) -> bool:
+    """The agent's time limit struck: timeout(1)'s status, or a SIGKILL at the limit."""
+    if facts.agent_exit == _TIMEOUT_EXIT:
+        return True
+    if facts.agent_exit != _KILLED_EXIT:
+        return False
+    limit, seconds = facts.agent_seconds_limit, facts.agent_seconds
+    return limit is None or seconds is None or seconds >= limit
+
+
 def _agent_reason(facts: TrialFacts, reward: Reward) -> str:
-    if facts.agent_exit in _TIMED_OUT_EXITS:
+    if _timed_out(facts):
         limit = f" after {facts.agent_seconds_limit:g} s" if facts.agent_seconds_limit else ""
         return f"the agent timed out{limit}"
     crashed = (

@@ -21,13 +21,18 @@ from selfbench.errors import os_reason
 from selfbench.evaluate.agents import AgentSpec, Usage
 from selfbench.evaluate.bench import BenchTask
 from selfbench.evaluate.classify import TrialFacts
-from selfbench.validate.harbor import HarborError, HarborTrial, parse_harbor_job
+from selfbench.validate.harbor import (
+    HarborError,
+    HarborTrial,
+    build_harbor_argv,
+    parse_harbor_job,
+)
 
 __all__ = [
     "HARBOR_NETWORK",
     "HarborOptions",
     "HarborOutcome",
-    "build_agent_argv",
+    "harbor_usage",
     "run_harbor_trials",
 ]
 
@@ -55,27 +60,6 @@ class HarborOutcome:
     log: str
 
 
-def build_agent_argv(
-    tasks_dir: Path, agent: AgentSpec, *, options: HarborOptions, jobs_dir: Path, job_name: str
-) -> list[str]:
-    """The `harbor run` argument list for one agent and model over a tasks directory."""
-    return [
-        options.harbor,
-        "run",
-        f"--path={tasks_dir.absolute()}",
-        f"--agent={agent.harbor_agent}",
-        f"--model={agent.harbor_model}",
-        f"--env={options.environment}",
-        f"--jobs-dir={jobs_dir.absolute()}",
-        f"--job-name={job_name}",
-        f"--n-concurrent={options.concurrency}",
-        "--n-attempts=1",
-        "--max-retries=0",
-        "--yes",
-        "--quiet",
-    ]
-
-
 def _seconds(timing: Any) -> float | None:
     if not isinstance(timing, dict):
         return None
@@ -87,15 +71,18 @@ def _seconds(timing: Any) -> float | None:
     return (finished - started).total_seconds()
 
 
-def _usage(result: Any) -> Usage:
+def harbor_usage(result: Any) -> Usage:
+    """The token and cost counts of a Harbor trial's `result.json` (parsed): the sum of
+    `agent_result.n_input_tokens` and `n_output_tokens`, and `cost_usd`; None where absent."""
     agent = result.get("agent_result") if isinstance(result, dict) else None
     if not isinstance(agent, dict):
         return Usage()
     counts = [agent.get("n_input_tokens"), agent.get("n_output_tokens")]
-    known = [count for count in counts if isinstance(count, int)]
+    known = [c for c in counts if isinstance(c, int) and not isinstance(c, bool) and c >= 0]
     cost = agent.get("cost_usd")
     return Usage(
-        sum(known) if known else None, float(cost) if isinstance(cost, int | float) else None
+        sum(known) if known else None,
+        float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
     )
 
 
@@ -113,7 +100,7 @@ def _outcome(trial: HarborTrial, job_dir: Path) -> HarborOutcome:
         else:
             infrastructure = error
     facts = TrialFacts(trial.reward, infrastructure=infrastructure, agent_error=agent_error)
-    return HarborOutcome(facts, seconds, _usage(result), trial.log)
+    return HarborOutcome(facts, seconds, harbor_usage(result), trial.log)
 
 
 def _failed(reason: str, log: str) -> HarborOutcome:
@@ -137,7 +124,16 @@ def run_harbor_trials(
             (tasks_dir / task.task_id).symlink_to(
                 task.located.bundle.resolve(), target_is_directory=True
             )
-        argv = build_agent_argv(tasks_dir, agent, options=options, jobs_dir=run_dir, job_name="job")
+        argv = build_harbor_argv(
+            tasks_dir,
+            agent=agent.harbor_agent,
+            model=agent.harbor_model or None,
+            environment=options.environment,
+            jobs_dir=run_dir,
+            job_name="job",
+            harbor=options.harbor,
+            concurrency=options.concurrency,
+        )
         with log.open("wb") as output:
             code = subprocess.run(
                 argv, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, check=False
@@ -145,6 +141,8 @@ def run_harbor_trials(
     except OSError as exc:
         reason = f"harbor could not run: {os_reason(exc)}"
         return {task.digest: _failed(reason, str(log)) for task in tasks}
+    except HarborError as exc:
+        return {task.digest: _failed(str(exc), str(log)) for task in tasks}
     if code != 0:
         lines = log.read_text(errors="replace").strip().splitlines() or ["no output"]
         reason = f"harbor run failed (exit {code}): {lines[-1].strip()}"

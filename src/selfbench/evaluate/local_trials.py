@@ -16,13 +16,17 @@ The agent sees its copy of `/app` and nothing of the bundle, the solution (excep
 `oracle`, which applies it with `solution/solve.sh`), the held-out tests or other trials; only
 its collected diff reaches the verifier.
 
-This module composes the local environment's phases (`selfbench.validate.local`), whose
-workspace and verifier it reuses unchanged; it imports their private helpers here, in one place.
+The agent phase gets a private copy of the images' shared tool state (`/opt/uv-cache`, ...), so
+what it writes there reaches neither the verifier nor a later trial.
+
+This module composes the local environment's phases through their public hook
+(`selfbench.validate.phases.TaskPhases`): the workspace, the collect step and the verifier are
+validation's own; only the agent phase's script is this module's. A setup that fails is tried
+once more in a fresh workspace before the task's trials fail as infrastructure.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import tempfile
@@ -31,8 +35,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from selfbench._fs import open_beneath
 from selfbench.bundle import layout
-from selfbench.errors import SelfbenchError
+from selfbench.errors import EvalError, SelfbenchError
 from selfbench.evaluate.agents import (
     INSTRUCTION_ENV,
     INSTRUCTION_FILE_ENV,
@@ -43,27 +48,22 @@ from selfbench.evaluate.agents import (
 from selfbench.evaluate.bench import BenchTask
 from selfbench.evaluate.classify import TrialFacts
 from selfbench.toolchains import provision_task
+from selfbench.validate.cgroup import Limits
 from selfbench.validate.checks import phase_reason, run_outcomes, verifier_commands
-
-# The local environment's phases and helpers, reused unchanged (private names, imported only here).
-from selfbench.validate.local import (
-    LocalOptions,
-    _Agent,
-    _collect_command,
-    _copy_tree,
-    _limits,
-    _status,
-    _Task,
-    _workspace_text,
+from selfbench.validate.phases import COLLECT_SECONDS, AgentPhase, LocalOptions, TaskPhases
+from selfbench.validate.sandbox import (
+    LOG_LIMIT,
+    Sandbox,
+    choose_users,
+    read_status,
+    require_sandbox,
 )
-from selfbench.validate.sandbox import Mounts, PhaseResult, Sandbox, choose_users, require_sandbox
 
 __all__ = ["LOCAL_NETWORK", "LocalTrial", "PreparedTask", "prepared_task"]
 
 LOCAL_NETWORK = "none (the local sandbox cannot enforce an allow-list)"
 """What network the agent phase has locally, as the report says."""
 
-_COLLECT_SECONDS = 300.0
 _HARNESS_MARGIN = 60.0
 _INSTRUCTION = "/run/selfbench-task/instruction.md"
 
@@ -112,7 +112,7 @@ class PreparedTask:
     """A task's workspace, set up once; trials run in it one after another."""
 
     task: BenchTask
-    phases: _Task
+    phases: TaskPhases
     setup_error: str | None
 
     def run(self, agent: AgentSpec, name: str) -> LocalTrial:
@@ -134,107 +134,118 @@ class PreparedTask:
         return LocalTrial(facts, {}, None, None, Usage(), str(self.phases.logs))
 
     def _run(self, agent: AgentSpec, name: str) -> LocalTrial:
-        opt, status, agent_log, usage, harness = self._agent_phase(agent, name)
-        run = self.phases.verifier(name, _Agent(opt, None), ())
+        phase, usage = self._agent_phase(agent, name)
+        harness = _harness_reason(phase, self.phases)
+        run = self.phases.verifier(name, phase.patch, ())
         infrastructure = harness or phase_reason(run)
-        if infrastructure is None and run.phase.out_of_memory:
+        if infrastructure is None and run.reward is None and run.phase.out_of_memory:
             infrastructure = f"out of memory: {self.phases.memory_hint()}"
-        milliseconds = _status(status, "agent-ms")
+        milliseconds = read_status(phase.status, "agent-ms")
+        seconds = milliseconds / 1000 if milliseconds >= 0 else None
         facts = TrialFacts(
             reward=run.reward,
-            agent_exit=_status(status, "agent") if agent.kind != "nop" else 0,
+            agent_exit=read_status(phase.status, "agent") if agent.kind != "nop" else 0,
+            agent_seconds=seconds,
             agent_seconds_limit=float(self.task.located.definition.timeouts.agentSeconds),
             infrastructure=infrastructure,
         )
         commands = verifier_commands(self.phases.definition)
         tests = run_outcomes(run.log, commands) if run.reward else {}
-        seconds = milliseconds / 1000 if milliseconds >= 0 else None
-        return LocalTrial(facts, tests, seconds, run.phase.seconds, usage, str(agent_log))
+        return LocalTrial(facts, tests, seconds, run.phase.seconds, usage, str(phase.log))
 
-    def _agent_phase(
-        self, agent: AgentSpec, name: str
-    ) -> tuple[Path, Path, Path, Usage, str | None]:
+    def _agent_phase(self, agent: AgentSpec, name: str) -> tuple[AgentPhase, Usage]:
         phases = self.phases
-        opt, status, output = (
-            phases.fresh(f"{name}-agent-{part}") for part in ("opt", "status", "out")
-        )
-        _copy_tree(phases.base_git, opt)
+        output = phases.fresh(f"{name}-agent-out")
         instruction = phases.sandbox.root / f"{name}-instruction.md"
         shutil.copyfile(phases.bundle / layout.INSTRUCTION, instruction)
-        binds = {
-            layout.CONTAINER_SELFBENCH: opt,
-            "/run/selfbench-status": status,
-            "/run/selfbench-agent": output,
-        }
-        ro_binds = {_INSTRUCTION: instruction}
-        app = phases.sandbox.root / f"{name}-agent-app"
-        if agent.kind == "nop":
-            ro_binds[layout.CONTAINER_APP] = phases.prepared
-        else:
-            _copy_tree(phases.prepared, app)
-            binds[layout.CONTAINER_APP] = app
-        if agent.kind == "oracle":
-            ro_binds["/solution"] = phases.bundle / "solution"
         seconds = float(phases.definition.timeouts.agentSeconds)
         log = phases.logs / f"{name}-agent.log"
-        phase = phases.sandbox.run(
+        phase = phases.agent_phase(
+            name,
             _AGENT,
-            (agent.kind, f"{seconds:g}", f"{_COLLECT_SECONDS:g}", _collect_command(phases.bundle),
+            (agent.kind, f"{seconds:g}", f"{COLLECT_SECONDS:g}", phases.collect_command(),
              agent.command),
+            timeout=seconds + COLLECT_SECONDS + _HARNESS_MARGIN,
             log=log,
-            timeout=seconds + _COLLECT_SECONDS + _HARNESS_MARGIN,
-            mounts=Mounts(binds=binds, ro_binds=ro_binds, hidden=phases.hidden()),
+            writable_app=agent.kind != "nop",
+            solution=agent.kind == "oracle",
+            binds={"/run/selfbench-agent": output},
+            ro_binds={_INSTRUCTION: instruction},
+            private_state=True,
         )  # fmt: skip
-        shutil.rmtree(app, ignore_errors=True)
         text = _agent_output(output, log)
-        return opt, status, log, parse_usage(text), _harness_reason(phase, status, log, phases)
+        return phase, parse_usage(text)
 
 
 def _agent_output(directory: Path, log: Path) -> str:
-    """The agent's own output (`directory/output.log`, never through a link), appended to the
-    phase log; its text (for the usage line)."""
-    if not os.path.lexists(directory / "output.log"):
-        return ""
-    text = _workspace_text(directory, "output.log")
-    with log.open("a", encoding="utf-8") as handle:
-        handle.write("selfbench: the agent's output:\n" + text)
-    return text
+    """The end of the agent's own output (`directory/output.log`, never through a link; at most
+    `LOG_LIMIT` bytes), appended to the phase log; its text (for the usage line, whose last one
+    counts)."""
+    try:
+        handle = open_beneath(directory, "output.log", error=EvalError)
+        if handle is None:
+            return ""
+        with handle:
+            size = handle.seek(0, 2)
+            handle.seek(max(0, size - LOG_LIMIT))
+            data = handle.read(LOG_LIMIT)
+    except (EvalError, OSError) as exc:
+        data, size = f"selfbench: {exc}\n".encode(), 0
+    cut = f" (its last {LOG_LIMIT} of {size} bytes)" if size > LOG_LIMIT else ""
+    with log.open("ab") as handle:
+        handle.write(f"selfbench: the agent's output{cut}:\n".encode() + data)
+    return data.decode("utf-8", errors="replace")
 
 
-def _harness_reason(phase: PhaseResult, status: Path, log: Path, phases: _Task) -> str | None:
+def _harness_reason(phase: AgentPhase, phases: TaskPhases) -> str | None:
     """Why the agent phase broke on the harness's side, if it did."""
-    if phase.timed_out:
-        return f"the harness stopped the agent phase at its time limit (log {log})"
-    if phase.out_of_memory:
+    if phase.result.timed_out:
+        return f"the harness stopped the agent phase at its time limit (log {phase.log})"
+    if phase.result.out_of_memory and read_status(phase.status, "agent") == -1:
         return f"out of memory in the agent phase: {phases.memory_hint()}"
-    collect = _status(status, "collect")
+    collect = read_status(phase.status, "collect")
     if collect != 0:
-        return f"the collect step failed (exit {collect}; log {log})"
+        return f"the collect step failed (exit {collect}; log {phase.log})"
     return None
+
+
+def _prepare(
+    task: BenchTask, *, root: Path, logs: Path, bwrap: str
+) -> tuple[TaskPhases, str | None]:
+    """Set the task up in `root`; its phases, and why setup failed if it did."""
+    task_logs = logs / task.task_id
+    definition = task.located.definition
+    # the image's toolchains, as validate provisions them (selfbench.toolchains)
+    toolchains = provision_task(definition.toolchains, strict=False, logs=task_logs)
+    sandbox = Sandbox(root, choose_users(), bwrap, Limits.for_task(definition), toolchains)
+    phases = TaskPhases(task.located, sandbox, task_logs, LocalOptions(logs=logs))
+    try:
+        return phases, phases.prepare()
+    except (OSError, subprocess.CalledProcessError) as exc:
+        return phases, f"setup: {type(exc).__name__}: {exc}".splitlines()[0]
 
 
 @contextmanager
 def prepared_task(task: BenchTask, *, logs: Path, workspace: Path | None) -> Iterator[PreparedTask]:
-    """Prepare `task`'s workspace once (setup runs here); removed afterwards.
+    """Prepare `task`'s workspace once (setup runs here; a failed setup is tried once more in
+    a fresh workspace); removed afterwards.
 
     Raises:
         SandboxError: this machine cannot create the isolated workspace.
     """
     bwrap = require_sandbox()
-    task_logs = logs / task.task_id
-    task_logs.mkdir(parents=True, exist_ok=True)
-    root = Path(tempfile.mkdtemp(prefix="selfbench-eval-", dir=workspace))
+    (logs / task.task_id).mkdir(parents=True, exist_ok=True)
+    roots: list[Path] = []
     try:
-        definition = task.located.definition
-        # the image's toolchains, as validate provisions them (selfbench.toolchains)
-        toolchains = provision_task(definition.toolchains, strict=False, logs=task_logs)
-        sandbox = Sandbox(root, choose_users(), bwrap, _limits(definition), toolchains)
-        options = LocalOptions(logs=logs, workspace=workspace)
-        phases = _Task(task.located, sandbox, task_logs, options)
-        try:
-            error = phases.prepare()
-        except (OSError, subprocess.CalledProcessError) as exc:
-            error = f"setup: {type(exc).__name__}: {exc}".splitlines()[0]
+        roots.append(Path(tempfile.mkdtemp(prefix="selfbench-eval-", dir=workspace)))
+        phases, error = _prepare(task, root=roots[-1], logs=logs, bwrap=bwrap)
+        if error is not None:
+            with (logs / task.task_id / "prepare.log").open("a", encoding="utf-8") as handle:
+                handle.write(f"selfbench: {error}; trying once more in a fresh workspace\n")
+            shutil.rmtree(roots[-1], ignore_errors=True)
+            roots.append(Path(tempfile.mkdtemp(prefix="selfbench-eval-", dir=workspace)))
+            phases, error = _prepare(task, root=roots[-1], logs=logs, bwrap=bwrap)
         yield PreparedTask(task, phases, error)
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        for root in roots:
+            shutil.rmtree(root, ignore_errors=True)

@@ -31,6 +31,7 @@ from selfbench.evaluate.harbor_trials import (
 )
 from selfbench.evaluate.local_trials import LOCAL_NETWORK, LocalTrial, PreparedTask, prepared_task
 from selfbench.evaluate.results import (
+    RESULTS_FILE,
     Recheck,
     ResultsLog,
     ResultsStore,
@@ -45,7 +46,7 @@ __all__ = ["EvalOptions", "check_agents", "run_eval"]
 
 Environment = Literal["local", "harbor"]
 _ORACLE = AgentSpec("oracle", "oracle")
-_HARBOR_ORACLE = AgentSpec("oracle", "harbor", harbor_agent="oracle", harbor_model="oracle")
+_HARBOR_ORACLE = AgentSpec("oracle", "harbor", harbor_agent="oracle")
 _VISIBLE = ("/usr/", "/bin/", "/sbin/", "/lib/", "/opt/", "/etc/", "/var/")
 
 
@@ -60,6 +61,9 @@ class EvalOptions:
     harbor_env: str = "docker"
     harbor: str = "harbor"
     workspace: Path | None = None
+    resume: bool = False
+    """Insist on continuing an evaluation: refuse a results directory without results. Finished
+    trials are skipped either way (re-running an evaluation always resumes it)."""
 
 
 OnRecord = Callable[[TrialRecord], None]
@@ -243,7 +247,7 @@ def _harbor_options(run: _Run) -> HarborOptions:
 def _harbor_spec(agent: AgentSpec) -> AgentSpec:
     """Under `--env harbor` the baselines are Harbor's own `oracle` and `nop` agents."""
     if agent.kind in ("oracle", "nop"):
-        return AgentSpec(agent.name, "harbor", harbor_agent=agent.kind, harbor_model=agent.kind)
+        return AgentSpec(agent.name, "harbor", harbor_agent=agent.kind)
     return agent
 
 
@@ -309,12 +313,14 @@ def run_eval(
     """Run every unfinished trial of `agents` on `bench`; the results file as it ends.
 
     Raises:
-        EvalError: an agent cannot start, or the results directory holds another benchmark's
-            results or cannot be written.
+        EvalError: an agent cannot start, the results directory holds another benchmark's
+            results or cannot be written, or `options.resume` and it holds none.
         SandboxError: local trials are wanted and this machine cannot run the sandbox.
     """
     if options.trials < 1 or options.jobs < 1:
         raise EvalError("--trials and -j must be at least 1")
+    if options.resume and not (options.results / RESULTS_FILE).is_file():
+        raise EvalError(f"--resume: no results to resume in {options.results}")
     check_agents(agents, options=options)
     store, log = open_results(options.results, benchmark=bench.benchmark_id, tasks=len(bench.tasks))
     for line in log.corrupt:

@@ -22,14 +22,20 @@ import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from selfbench.errors import os_reason
 
-__all__ = ["Limits", "PhaseCgroup"]
+if TYPE_CHECKING:
+    from selfbench.contract import TaskDefinition
+
+__all__ = ["MAX_TASKS", "Limits", "PhaseCgroup"]
 
 _ROOT = Path("/sys/fs/cgroup")
 _PERIOD_US = 100_000
 _EMPTY_WAIT_SECONDS = 5.0
+MAX_TASKS = 8192
+"""A phase's process cap (the sandbox also caps each user at half that)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +45,12 @@ class Limits:
     cpus: float
     memory_mb: int
     pids: int
+
+    @classmethod
+    def for_task(cls, definition: TaskDefinition) -> Limits:
+        """The task's resources as the local environment enforces them (storage is not)."""
+        resources = definition.resources
+        return cls(cpus=float(resources.cpus), memory_mb=resources.memoryMb, pids=MAX_TASKS)
 
 
 def _quota(cpus: float) -> int:

@@ -55,6 +55,7 @@ from selfbench.validate.runner import OnDone
 
 __all__ = [
     "AGENTS",
+    "HARBOR_NAME",
     "HARBOR_TASK_PREFIX",
     "Agent",
     "HarborError",
@@ -76,6 +77,9 @@ Agent = Literal["nop", "oracle"]
 # A Harbor environment type (`modal`) or a custom import path (`package.module:ClassName`);
 # never starts with `-`, so it cannot be read as an option.
 _ENVIRONMENT_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:-]*")
+HARBOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/@+-]*")
+"""A Harbor agent or model name (`claude-code`, `anthropic/claude-sonnet-4-5`): never starts
+with `-`, so it cannot be read as an option."""
 _TRIAL_ERROR_CHARS = 300
 _REWARD = Path("verifier", "reward.json")
 _VERIFIER_LOG = Path("verifier", "test-stdout.txt")
@@ -130,27 +134,32 @@ def _require_environment(environment: str) -> None:
         raise HarborError(f"invalid harbor environment {environment!r}")
 
 
-def build_harbor_argv(
+def build_harbor_argv(  # noqa: PLR0913 - harbor run's options, each a keyword
     tasks_dir: Path,
     *,
-    agent: Agent,
+    agent: str,
+    model: str | None = None,
     environment: str,
     jobs_dir: Path,
     job_name: str,
     harbor: str = "harbor",
     concurrency: int = 1,
 ) -> list[str]:
-    """The `harbor run` argument list for one agent over a directory of tasks.
+    """The `harbor run` argument list for one agent over a directory of tasks: validation's
+    `nop` or `oracle` (no model), or any Harbor agent with its model (`selfbench eval`).
 
     Every value is passed as `--option=value` and every path is absolute, so no value can be
     taken for an option whatever it holds.
 
     Raises:
-        HarborError: an unknown agent, an environment or job name that is not a plain name, or a
-            concurrency below 1.
+        HarborError: an unknown agent (without a model), an agent, model, environment or job
+            name that is not a plain name, or a concurrency below 1.
     """
-    if agent not in AGENTS:
+    if model is None and agent not in AGENTS:
         raise HarborError(f"unknown harbor agent {agent!r}: expected nop or oracle")
+    for label, name in (("agent", agent), ("model", model)):
+        if name is not None and not HARBOR_NAME.fullmatch(name):
+            raise HarborError(f"invalid harbor {label} {name!r}")
     _require_environment(environment)
     if not is_task_id(job_name):
         raise HarborError(f"invalid harbor job name {job_name!r}: must match {TASK_ID_PATTERN}")
@@ -161,6 +170,7 @@ def build_harbor_argv(
         "run",
         f"--path={tasks_dir.absolute()}",
         f"--agent={agent}",
+        *([f"--model={model}"] if model is not None else []),
         f"--env={environment}",
         f"--jobs-dir={jobs_dir.absolute()}",
         f"--job-name={job_name}",

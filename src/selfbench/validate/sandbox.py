@@ -54,8 +54,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from selfbench._fs import read_beneath
 from selfbench.bundle import layout
-from selfbench.errors import SandboxError
+from selfbench.errors import BundleError, SandboxError, SelfbenchError
 from selfbench.toolchains.model import Mount as ToolchainMount
 from selfbench.toolchains.model import Provisioned
 from selfbench.toolchains.provision import host_tools_to_hide
@@ -75,6 +76,9 @@ __all__ = [
     "SandboxError",
     "Users",
     "choose_users",
+    "copy_tree",
+    "read_status",
+    "read_workspace_text",
     "require_sandbox",
 ]
 
@@ -260,6 +264,17 @@ class Sandbox:
             self._prepare_toolchain_mount(mount)
         if self.toolchains is not None:
             self._write_profile()
+
+    def private_state(self, name: str) -> dict[str, Path]:
+        """A private copy of the shared tool state for one phase, as binds that cover the
+        shared one: what the phase writes there reaches no other phase (an agent's cache
+        reaches neither the verifier nor another trial)."""
+        binds: dict[str, Path] = {}
+        for target in SHARED_STATE:
+            copy = self.root / f"{name}-shared" / Path(target).name
+            copy_tree(self.root / "shared" / Path(target).name, copy)
+            binds[target] = copy
+        return binds
 
     def _prepare_toolchain_mount(self, mount: ToolchainMount) -> None:
         """Make a toolchain's writable state."""
@@ -472,6 +487,44 @@ class Sandbox:
                 output.write(f"\nselfbench: phase killed after {timeout:g} s\n".encode())
         out_of_memory = cgroup is not None and cgroup.out_of_memory()
         return PhaseResult(code, timed_out, time.monotonic() - start, out_of_memory)
+
+
+def copy_tree(source: Path, target: Path) -> None:
+    """Copy a prepared tree with its owners, modes, links and ignored files (`cp -a`).
+
+    Raises:
+        subprocess.CalledProcessError: `cp` failed (a full disk, say).
+    """
+    target.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        ["cp", "-a", "--reflink=auto", "--", f"{source}/.", f"{target}/"],
+        check=True,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+    )
+
+
+def read_status(directory: Path, name: str) -> int:
+    """An exit status a phase's script wrote to `directory/name`; -1 when it wrote none, or left
+    a link or anything but a regular file there (never followed: `_fs.read_beneath`)."""
+    try:
+        data = read_beneath(directory, name, error=BundleError, limit=_STATUS_LIMIT)
+        return int(data.decode("ascii").strip()) if data is not None else -1
+    except (SelfbenchError, UnicodeDecodeError, ValueError):
+        return -1
+
+
+def read_workspace_text(directory: Path, name: str) -> str:
+    """The text of a log a phase wrote to `directory/name` ("" when none); a link or other
+    non-regular file is not read, and said instead."""
+    try:
+        data = read_beneath(directory, name, error=BundleError, limit=LOG_LIMIT)
+    except SelfbenchError as exc:
+        return f"selfbench: {exc}\n"
+    return data.decode("utf-8", errors="replace") if data is not None else ""
+
+
+_STATUS_LIMIT = 64
 
 
 def _bwrap_failed(log: Path, start: int) -> bool:

@@ -1,0 +1,455 @@
+"""A task prepared once, then phases on fresh copies of its trees: the local environment's
+workspace, and the public hook validation and `selfbench.evaluate` share (SPEC §7).
+
+`TaskPhases.prepare` runs the images' own preparation script (`bundle/render_prepare.py`) stage
+by stage: unpack the snapshot into `/app`, commit it as the base, run `setupCommand` once; a copy
+is the verifier's tree, which also gets the gold patch's dependencies when it touches a manifest;
+the agent's tree goes back to the base (ignored dependencies stay) with the root-only base git
+dir. Then any number of phases, each on a fresh copy: `agent_phase` runs a script as an agent
+phase (validation's `agent` runs `solve.sh` or nothing; evaluation runs the agent's command),
+whose collect step writes the agent patch; `verifier` runs `tests/test.sh` on a fresh copy of
+the verifier's tree with that patch alone.
+
+Every file the host reads back from a workspace (reward, statuses, selector logs, the agent's
+patch) goes through `_fs.read_beneath`, which follows no link, and a bundle holding a link is
+refused before any phase.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from selfbench._fs import read_beneath
+from selfbench._shell import substitute_tests
+from selfbench.bundle import layout
+from selfbench.bundle.locate import LocatedTask, read_collect_command
+from selfbench.bundle.render_prepare import (
+    DEPENDENCY_PATCH,
+    SNAPSHOT,
+    Stage,
+    prepare_arguments,
+    prepare_script,
+)
+from selfbench.contract import TaskDefinition
+from selfbench.errors import BundleError, SelfbenchError, os_reason
+from selfbench.toolchains.versions import expand_toolchains
+from selfbench.validate import _scripts
+from selfbench.validate.checks import (
+    VerifierRun,
+    outcome_counts,
+    run_outcomes,
+    verifier_commands,
+)
+from selfbench.validate.report import Reward, RewardError, RunReport, read_reward
+from selfbench.validate.sandbox import (
+    LOG_LIMIT,
+    Mounts,
+    PhaseResult,
+    Sandbox,
+    copy_tree,
+    read_status,
+    read_workspace_text,
+)
+
+__all__ = [
+    "COLLECT_SECONDS",
+    "DEFAULT_RERUNS",
+    "MIN_RERUNS",
+    "AgentPatch",
+    "AgentPhase",
+    "LocalOptions",
+    "TaskPhases",
+]
+
+COLLECT_SECONDS = 300.0
+"""The collect step's own time limit in an agent phase."""
+
+DEFAULT_RERUNS = 3
+MIN_RERUNS = 2
+"""`--reruns N`: pass-to-pass runs N times in all (once at the base, where it must pass too, and
+in N - 1 verifier runs with the gold patch: the oracle's and N - 2 reruns, each from a fresh
+copy of the prepared tree); fail-to-pass runs twice in each of those N - 1 runs (the verifier's
+own determinism repeat). So N is at least 2, and the default 3 adds one rerun to the oracle."""
+
+
+@dataclass(frozen=True, slots=True)
+class LocalOptions:
+    """How the local environment runs."""
+
+    logs: Path | None = None
+    """Where each task's logs go: `<logs>/<taskId>/{prepare,nop,oracle,rerun}.log` (default: a
+    new temporary directory, kept for the reports' paths)."""
+    parity: bool = False
+    """Give the original's verdict: no per-selector, rerun or suite-ran checks."""
+    network: bool = False
+    """Let the tests reach the network (setup always may)."""
+    keep: bool = False
+    """Keep each task's workspace (the prepared trees); `<logs>/<taskId>/workspace.txt` names it."""
+    workspace: Path | None = None
+    """Where workspaces are created (default: the system temp directory)."""
+    strict_toolchains: bool = False
+    """Reject a task whose toolchains cannot all be had at the image's versions."""
+    setup_env: tuple[tuple[str, str], ...] = ()
+    """(name, value) pairs added to setup's environment only (proxy, CA certificates): never
+    written into `setupCommand`, a log or the bundle, and not seen by the agent or the tests."""
+    reruns: int = DEFAULT_RERUNS
+    """How many times fail-to-pass and pass-to-pass run in all (see `MIN_RERUNS`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentPatch:
+    """What an agent phase hands the verifier: the host directory holding `agent.patch` (nothing
+    else of the phase reaches it), and what went wrong when it did."""
+
+    opt: Path
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentPhase:
+    """One agent phase as it ran: its patch, the statuses its script wrote, the sandbox's
+    result and the phase's log."""
+
+    patch: AgentPatch
+    status: Path
+    """The directory the script wrote exit statuses to (`/run/selfbench-status`; `read_status`)."""
+    result: PhaseResult
+    log: Path
+
+
+@dataclass
+class TaskPhases:
+    """One task in its workspace: `prepare()` once, then any number of phases, each on a fresh
+    copy of a prepared tree (`agent_phase`/`agent`, then `verifier` on the collected patch)."""
+
+    located: LocatedTask
+    sandbox: Sandbox
+    logs: Path
+    options: LocalOptions
+    prepared: Path = field(init=False)
+    verifier_base: Path = field(init=False)
+    base_git: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        root = self.sandbox.root
+        self.prepared = root / "prepared"
+        self.verifier_base = self.prepared
+        self.base_git = root / "opt-base"
+
+    @property
+    def definition(self) -> TaskDefinition:
+        return self.located.definition
+
+    @property
+    def bundle(self) -> Path:
+        return self.located.bundle
+
+    def workdir(self) -> str:
+        return f"{layout.CONTAINER_APP}/{self.definition.workdir}"
+
+    def fresh(self, name: str) -> Path:
+        path = self.sandbox.root / name
+        path.mkdir(parents=True)
+        return path
+
+    # --- phases -----------------------------------------------------------------------------
+
+    def memory_hint(self) -> str:
+        return (
+            "a process was killed for using more than the task's "
+            f"{self.definition.resources.memoryMb} MB of memory"
+        )
+
+    def hidden(self) -> tuple[Path, ...]:
+        """Host paths no phase may see: the directory holding the bundle and its definition."""
+        holder = self.bundle.parent.resolve()
+        system = {Path("/"), *(Path("/", name) for name in ("usr", "etc", "var", "opt", "bin"))}
+        if holder in system or self.sandbox.root.resolve().is_relative_to(holder):
+            return (self.bundle.resolve(),)
+        return (holder,)
+
+    def prepare(self) -> str | None:
+        """Set up the prepared trees with the images' own preparation script (render_prepare);
+        a reason when setup failed.
+
+        Raises:
+            BundleError: the bundle holds a link or a special file (see `_refuse_links`).
+        """
+        _refuse_links(self.bundle)
+        self.prepared.mkdir()
+        self.base_git.mkdir()
+        self.verifier_base = self.fresh("verifier-prepared")
+        # the image's toolchain steps need the image's toolchains (none with the host's own)
+        declared = self.definition.toolchains if self.sandbox.toolchains else ()
+        arguments = prepare_arguments(self.definition, expand_toolchains(declared))
+        snapshot = {SNAPSHOT: self.bundle / layout.TESTS_SNAPSHOT}
+        app = {layout.CONTAINER_APP: self.prepared}
+        reason = self.setup("base", "setupCommand", arguments, binds=app, ro_binds=snapshot)
+        if reason is not None:
+            return reason
+        copy_tree(self.prepared, self.verifier_base)  # the verifier image's tree: set up
+        dependency_patch = self.bundle / layout.DEPENDENCY_PATCH
+        if dependency_patch.is_file():
+            reason = self.setup(
+                "dependencies",
+                "the dependency setup",
+                arguments,
+                binds={layout.CONTAINER_APP: self.verifier_base},
+                ro_binds={DEPENDENCY_PATCH: dependency_patch},
+            )
+            if reason is not None:
+                return reason
+        base_git = {**app, layout.CONTAINER_SELFBENCH: self.base_git}
+        return self.setup("agent", "the base copy", (), binds=base_git, ro_binds={}, network=False)
+
+    def setup(
+        self,
+        stage: Stage,
+        label: str,
+        arguments: tuple[str, ...],
+        *,
+        binds: dict[str, Path],
+        ro_binds: dict[str, Path],
+        network: bool = True,
+    ) -> str | None:
+        """Run one preparation stage (root's home writable); a reason when it failed."""
+        log = self.logs / "prepare.log"
+        seconds = float(self.definition.timeouts.setupSeconds)
+        result = self.sandbox.run(
+            prepare_script(stage),
+            arguments,
+            log=log,
+            timeout=seconds,
+            mounts=Mounts(
+                binds=binds,
+                ro_binds=ro_binds,
+                network=network,
+                hidden=self.hidden(),
+                root_home_writable=True,
+                environment=dict(self.options.setup_env),
+            ),
+        )
+        if result.timed_out:
+            return f"setup: {label} timed out after {seconds:g} s (log {log})"
+        if result.exit_code != 0:
+            hint = f"; {self.memory_hint()}" if result.out_of_memory else ""
+            return f"setup: {label} failed (exit {result.exit_code}; log {log}){hint}"
+        return None
+
+    def collect_command(self) -> str:
+        """The collect command of the bundle's own `task.toml`.
+
+        Raises:
+            BundleError: task.toml cannot be read or has no collect command.
+        """
+        return read_collect_command(self.bundle)
+
+    def agent_phase(  # noqa: PLR0913 - a phase's script, its arguments and its mounts
+        self,
+        name: str,
+        script: str,
+        arguments: Sequence[str],
+        *,
+        timeout: float,
+        log: Path,
+        writable_app: bool,
+        solution: bool = False,
+        binds: Mapping[str, Path] | None = None,
+        ro_binds: Mapping[str, Path] | None = None,
+        private_state: bool = False,
+        last: bool = False,
+    ) -> AgentPhase:
+        """Run `script` as an agent phase: `/app` a fresh copy of the agent's prepared tree
+        (read-only as it is unless `writable_app`; `last` takes the tree itself),
+        `/opt/selfbench` a fresh copy of the root-only base git dir where the collect step
+        writes `agent.patch`, `/run/selfbench-status` for the script's statuses, `/solution`
+        only with `solution`, and `binds`/`ro_binds` besides. With `private_state`, the shared
+        tool state (`/opt/uv-cache`, ...) is a private copy, so nothing the phase writes there
+        reaches the verifier or a later phase.
+        """
+        opt = self.fresh(f"{name}-agent-opt")
+        status = self.fresh(f"{name}-agent-status")
+        copy_tree(self.base_git, opt)
+        all_binds = {layout.CONTAINER_SELFBENCH: opt, "/run/selfbench-status": status}
+        all_ro_binds: dict[str, Path] = {}
+        app = self.sandbox.root / f"{name}-agent-app"
+        if writable_app:
+            _take_tree(self.prepared, app, last=last)
+            all_binds[layout.CONTAINER_APP] = app
+        else:
+            all_ro_binds[layout.CONTAINER_APP] = self.prepared
+        if solution:
+            all_ro_binds["/solution"] = self.bundle / "solution"
+        if private_state:
+            all_binds.update(self.sandbox.private_state(f"{name}-agent"))
+        all_binds.update(binds or {})
+        all_ro_binds.update(ro_binds or {})
+        try:
+            result = self.sandbox.run(
+                script,
+                arguments,
+                log=log,
+                timeout=timeout,
+                mounts=Mounts(binds=all_binds, ro_binds=all_ro_binds, hidden=self.hidden()),
+            )
+        finally:
+            if not self.options.keep:
+                shutil.rmtree(app, ignore_errors=True)
+                shutil.rmtree(self.sandbox.root / f"{name}-agent-shared", ignore_errors=True)
+        return AgentPhase(AgentPatch(opt), status, result, log)
+
+    def agent(self, name: str, *, oracle: bool, last: bool = False) -> AgentPatch:
+        """Run validation's agent phase (`solve.sh`, or nothing) and the collect step; where
+        agent.patch is, and how it went."""
+        log = self.logs / f"{name}.log"
+        phase = self.agent_phase(
+            name,
+            _scripts.AGENT,
+            ("oracle" if oracle else "nop", f"{COLLECT_SECONDS:g}", self.collect_command()),
+            timeout=float(self.definition.timeouts.agentSeconds) + COLLECT_SECONDS,
+            log=log,
+            writable_app=oracle,
+            solution=oracle,
+            last=last,
+        )
+        status = phase.status
+        reason = None
+        if phase.result.timed_out:
+            reason = f"{name}: the agent phase timed out (log {log})"
+        elif oracle and read_status(status, "solve") != 0:
+            reason = (
+                f"{name}: solution/solve.sh failed (exit {read_status(status, 'solve')}; log {log})"
+            )
+        elif read_status(status, "collect") != 0:
+            reason = (
+                f"{name}: the collect step failed (exit {read_status(status, 'collect')}; "
+                f"log {log})"
+            )
+        return AgentPatch(phase.patch.opt, reason)
+
+    def verifier(
+        self,
+        name: str,
+        agent: AgentPatch,
+        selectors: Sequence[str],
+        test_sh: str | None = None,
+        *,
+        last: bool = False,
+    ) -> VerifierRun:
+        """Run `tests/test.sh` (or `test_sh`) on a fresh copy of the verifier tree, then each
+        selector on its own. Of the agent phase, only `agent.patch` in `agent.opt` is used."""
+        app = self.sandbox.root / f"{name}-app"
+        _take_tree(self.verifier_base, app, last=last)
+        tests, opt, logs = (
+            self.fresh(f"{name}-tests"),
+            self.fresh(f"{name}-opt"),
+            self.fresh(f"{name}-logs"),
+        )
+        for item in (layout.TEST_SH, layout.TEST_PATCH):
+            shutil.copyfile(self.bundle / item, tests / Path(item).name)
+        if test_sh is not None:
+            (tests / Path(layout.TEST_SH).name).write_text(test_sh, encoding="utf-8")
+        patch_name = Path(layout.CONTAINER_AGENT_PATCH).name
+        agent_reason = agent.reason
+        try:
+            patch = read_beneath(agent.opt, patch_name, error=BundleError)
+        except SelfbenchError as exc:
+            patch, agent_reason = None, agent_reason or f"{name}: {exc}"
+        if patch is not None:
+            (opt / patch_name).write_bytes(patch)
+        timeouts = self.definition.timeouts
+        commands = [substitute_tests(self.definition.testCommand, [s]) for s in selectors]
+        log = self.logs / f"{name}.log"
+        phase = self.sandbox.run(
+            _scripts.VERIFIER,
+            (
+                f"{timeouts.setupSeconds + timeouts.testsSeconds:g}",
+                self.workdir(),
+                f"{timeouts.testsSeconds:g}",
+                str(LOG_LIMIT),
+                *commands,
+            ),
+            log=log,
+            timeout=float(timeouts.setupSeconds + timeouts.testsSeconds * (1 + len(commands))),
+            mounts=Mounts(
+                binds={
+                    layout.CONTAINER_APP: app,
+                    layout.CONTAINER_TESTS: tests,
+                    layout.CONTAINER_SELFBENCH: opt,
+                    "/logs": logs,
+                },
+                network=self.options.network,
+                hidden=self.hidden(),
+            ),
+        )
+        reward: Reward | None = None
+        reward_error = None
+        try:
+            data = read_beneath(logs, _REWARD, error=RewardError, limit=_REWARD_LIMIT)
+            if data is not None:
+                reward = read_reward(data, f"{name} reward.json")
+        except RewardError as exc:
+            reward_error = str(exc)
+        results = []
+        for index, selector in enumerate(selectors):
+            code = read_status(logs, f"selfbench/selector-{index}.code")
+            output = read_workspace_text(logs, f"selfbench/selector-{index}.log")
+            results.append((selector, commands[index], code, output))
+            with log.open("a", encoding="utf-8") as handle:
+                handle.write(f"selfbench: selector {selector!r} exited {code}\n{output}")
+        if not self.options.keep:
+            shutil.rmtree(app, ignore_errors=True)
+        test_sh_code = read_status(logs, "selfbench/test.sh.code")
+        reason = agent_reason or reward_error
+        return VerifierRun(name, reward, log, phase, tuple(results), reason, test_sh_code)
+
+    # --- the verdict ----------------------------------------------------------------------------
+
+    def run_report(self, run: VerifierRun) -> RunReport:
+        """What the report says of one verifier run: its reward, log and the tests it ran."""
+        commands = verifier_commands(self.definition)
+        tests = run_outcomes(run.log, commands)
+        return RunReport(run.reward, str(run.log), tests, outcome_counts(run.log, commands))
+
+
+_REWARD = "verifier/reward.json"
+"""Where `tests/test.sh` writes its verdict, below `/logs`."""
+_REWARD_LIMIT = 1 << 16
+
+
+def _refuse_links(bundle: Path) -> None:
+    """Refuse a bundle holding anything but directories and regular files.
+
+    The sandbox binds the bundle's snapshot and solution and copies its verifier in: a link
+    there would hand a host file to the phases. A compiled bundle never holds one (an export
+    could not pack it either).
+
+    Raises:
+        BundleError: a link, pipe, socket or device is in the bundle, or it cannot be read.
+    """
+    try:
+        if bundle.is_symlink():
+            raise BundleError(f"{bundle}: a link; a bundle is a directory")
+        for directory, dirnames, filenames in os.walk(bundle):
+            for name in sorted([*dirnames, *filenames]):
+                path = Path(directory, name)
+                mode = path.lstat().st_mode
+                if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                    raise BundleError(
+                        f"{path}: not a regular file or directory; a bundle holds no links"
+                    )
+    except OSError as exc:
+        raise BundleError(f"cannot read the bundle {bundle}: {os_reason(exc)}") from None
+
+
+def _take_tree(source: Path, target: Path, *, last: bool) -> None:
+    """A fresh copy of a prepared tree for one run; its last user takes the tree itself."""
+    if last:
+        source.rename(target)
+    else:
+        copy_tree(source, target)
