@@ -169,6 +169,8 @@ def draft_candidate(
     except DraftError as exc:
         return rejected(str(exc))
     plan = _plan(candidate, split, environment, config)
+    if not plan.test_files:
+        return rejected("the change holds out no test file a runner collects tests from")
     local = LocalOptions(**{**_local_fields(options.local), "reruns": options.reruns})
     try:
         observation = observe(
