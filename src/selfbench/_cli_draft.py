@@ -70,6 +70,7 @@ def _draft(args: argparse.Namespace) -> int:
         logs=Path(args.logs) if args.logs else None,
         local=LocalOptions(network=bool(args.network)),
         replace=args.replace,
+        source_url_base=args.source_url,
     )
     with _progress(len(candidates)) as on_done:
         results = draft_candidates(
@@ -166,5 +167,10 @@ def add_draft_command(commands: Any) -> None:
         "--network", action="store_true", help="let the tests reach the network (setup always may)"
     )
     draft.add_argument("--replace", action="store_true", help="overwrite existing task dirs")
+    draft.add_argument(
+        "--source-url",
+        metavar="BASE",
+        help="pull request URLs are BASE/pull/N when the candidates have none",
+    )
     draft.add_argument("--json", action="store_true", help="print the results as JSON")
     draft.set_defaults(run=_draft)

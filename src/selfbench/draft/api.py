@@ -79,7 +79,10 @@ class DraftOptions:
     """The local environment's options (network, workspace, setup environment…)."""
     pass_to_pass_cap: int = DEFAULT_P2P_CAP
     replace: bool = False
-    """Replace an existing task directory (else it is an error)."""
+    """Replace an existing task directory (else the candidate is rejected)."""
+    source_url_base: str | None = None
+    """For a candidate with a pull request number but no URL (history without a GitHub
+    remote): the task's `sourceUrl` is `<base>/pull/<number>`."""
 
 
 Status = Literal["drafted", "rejected"]
@@ -123,7 +126,7 @@ def _logs_for(options: DraftOptions, candidate_id: str) -> Path:
     return path
 
 
-def _source(candidate: CandidateModel) -> tuple[int, str]:
+def _source(candidate: CandidateModel, base: str | None) -> tuple[int, str]:
     """The candidate's pull request number and URL, which every task records.
 
     Raises:
@@ -131,9 +134,13 @@ def _source(candidate: CandidateModel) -> tuple[int, str]:
     """
     if candidate.sourcePr is None:
         raise DraftError("the candidate names no pull request (sourcePr), which a task records")
-    if candidate.sourceUrl is None:
-        raise DraftError("the candidate has no pull request URL (sourceUrl), which a task records")
-    return candidate.sourcePr, candidate.sourceUrl
+    if candidate.sourceUrl is not None:
+        return candidate.sourcePr, candidate.sourceUrl
+    if base is None:
+        raise DraftError(
+            "the candidate has no pull request URL (no GitHub remote); give --source-url BASE"
+        )
+    return candidate.sourcePr, f"{base.rstrip('/')}/pull/{candidate.sourcePr}"
 
 
 def draft_candidate(
@@ -162,7 +169,7 @@ def draft_candidate(
     if target.exists() and not options.replace:
         return rejected(f"{target} already exists (--replace overwrites it)")
     try:
-        number, url = _source(candidate)
+        number, url = _source(candidate, options.source_url_base)
         split = split_change(repo, candidate)
         config = options.config or repo_config(repo, candidate.baseCommit)
         environment = infer_environment(repo, candidate.baseCommit, split.test_files, config)
