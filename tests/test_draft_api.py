@@ -148,7 +148,7 @@ def test_a_bad_selfbench_toml_is_a_rejection(sample: tuple[Path, Path], tmp_path
     candidate = find_candidate(candidates, "pr-1")
     broken = tmp_path / "repo"
     git(repo, "worktree", "add", "--quiet", "--detach", str(broken), candidate.baseCommit)
-    (broken / "selfbench.toml").write_text("[draft]\nunknown_key = 1\n", encoding="utf-8")
+    (broken / "selfbench.toml").write_text("unknown_key = 1\n", encoding="utf-8")
     git(broken, "add", "selfbench.toml")
     git(broken, "commit", "--quiet", "-m", "config")
     base = git(broken, "rev-parse", "HEAD").decode().strip()

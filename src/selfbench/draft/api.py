@@ -33,7 +33,7 @@ from typing import Any, Literal
 from selfbench._fs import atomic_directory
 from selfbench._json import dumps_pretty
 from selfbench.contract import AUTHORING_DEFAULTS, Difficulty
-from selfbench.draft.config import DraftConfig, repo_config
+from selfbench.draft.config import DraftConfig, merge_configs, repo_config
 from selfbench.draft.infer import Environment, infer_environment, selector_of
 from selfbench.draft.instruction import draft_instruction
 from selfbench.draft.run import (
@@ -69,15 +69,17 @@ DRAFT_SCHEMA_VERSION = 1
 class DraftOptions:
     """How candidates are drafted."""
 
-    reruns: int = DEFAULT_RERUNS
-    """Gold runs (each from a fresh copy of the prepared tree); each runs every file twice."""
+    reruns: int | None = None
+    """Gold runs (each from a fresh copy of the prepared tree; each runs every file twice);
+    default the configuration's `reruns`, else 3."""
     config: DraftConfig | None = None
     """A `--config` file's settings, used instead of the repository's own `selfbench.toml`."""
     logs: Path | None = None
     """Where each candidate's logs go (`<logs>/<candidate id>/`); default a kept temp dir."""
     local: LocalOptions = field(default_factory=LocalOptions)
     """The local environment's options (network, workspace, setup environment…)."""
-    pass_to_pass_cap: int = DEFAULT_P2P_CAP
+    pass_to_pass_cap: int | None = None
+    """At most this many pass-to-pass selectors (default the configuration's, else 20)."""
     replace: bool = False
     """Replace an existing task directory (else the candidate is rejected)."""
     source_url_base: str | None = None
@@ -171,14 +173,16 @@ def draft_candidate(
     try:
         number, url = _source(candidate, options.source_url_base)
         split = split_change(repo, candidate)
-        config = options.config or repo_config(repo, candidate.baseCommit)
+        config = merge_configs(repo_config(repo, candidate.baseCommit), options.config)
+        config = config or DraftConfig()
         environment = infer_environment(repo, candidate.baseCommit, split.test_files, config)
-    except DraftError as exc:
+    except SelfbenchError as exc:  # DraftError, or GitError reading the base
         return rejected(str(exc))
     plan = _plan(candidate, split, environment, config)
     if not plan.test_files:
         return rejected("the change holds out no test file a runner collects tests from")
-    local = LocalOptions(**{**_local_fields(options.local), "reruns": options.reruns})
+    reruns = options.reruns or config.reruns or DEFAULT_RERUNS
+    local = LocalOptions(**{**_local_fields(options.local), "reruns": reruns})
     try:
         observation = observe(
             repo,
@@ -197,7 +201,7 @@ def draft_candidate(
         difficulty=candidate.difficulty,
         selector_of=lambda name: selector_of(environment.runner, name),
         runner=environment.runner,
-        cap=options.pass_to_pass_cap,
+        cap=_first(options.pass_to_pass_cap, config.passToPassCap, DEFAULT_P2P_CAP),
     )
     evidence = draft_evidence(candidate, environment, observation, decision, logs)
     if decision.reason is not None:
@@ -217,6 +221,10 @@ def draft_candidate(
     return DraftResult(candidate.id, "drafted", None, target, logs, seconds, evidence)
 
 
+def _first(*values: int | None) -> int:
+    return next(value for value in values if value is not None)
+
+
 def _local_fields(local: LocalOptions) -> dict[str, Any]:
     return {name: getattr(local, name) for name in LocalOptions.__slots__}
 
@@ -227,7 +235,7 @@ def _plan(
     environment: Environment,
     config: DraftConfig,
 ) -> Plan:
-    workdir = str(getattr(config, "workdir", None) or ".")
+    workdir = config.workdir or "."
     prefix = "" if workdir in {".", ""} else workdir.rstrip("/") + "/"
     files = tuple(
         sorted(
@@ -237,9 +245,11 @@ def _plan(
         )
     )
     timeouts = dict(AUTHORING_DEFAULTS["timeouts"])
-    timeouts.update(getattr(config, "timeouts", None) or {})
+    if config.timeouts is not None:
+        timeouts.update(config.timeouts.model_dump(exclude_none=True))
     resources: dict[str, int | float] = dict(AUTHORING_DEFAULTS["resources"])
-    resources.update(getattr(config, "resources", None) or {})
+    if config.resources is not None:
+        resources.update(config.resources.model_dump(exclude_none=True))
     return Plan(
         candidate.baseCommit,
         workdir,
