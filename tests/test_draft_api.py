@@ -24,7 +24,7 @@ from selfbench.compiler import compile_task
 from selfbench.draft.api import DRAFT_FILE, DraftOptions, draft_candidate
 from selfbench.mine import mine_repository, write_candidates
 from selfbench.mine.candidate import CandidateModel, find_candidate
-from selfbench.task import read_authored_task, judge_task
+from selfbench.task import judge_task, read_authored_task
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner
 from test_mcp import run_with_server, text_of

@@ -145,6 +145,27 @@ def _source(candidate: CandidateModel, base: str | None) -> tuple[int, str]:
     return candidate.sourcePr, f"{base.rstrip('/')}/pull/{candidate.sourcePr}"
 
 
+class _Rejected(Exception):  # noqa: N818 - a result, raised only inside this module
+    """A candidate that cannot be drafted: the reason, and the evidence gathered so far."""
+
+    def __init__(self, reason: str, evidence: dict[str, Any] | None = None) -> None:
+        super().__init__(reason)
+        self.reason = " ".join(reason.split())
+        self.evidence = evidence or {}
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """What is known before anything runs."""
+
+    number: int
+    url: str
+    split: SplitChange
+    config: DraftConfig
+    environment: Environment
+    plan: Plan
+
+
 def draft_candidate(
     repo: Path,
     candidate: CandidateModel,
@@ -160,16 +181,19 @@ def draft_candidate(
     started = time.monotonic()
     target = out_dir / candidate.id
     logs = _logs_for(options, candidate.id)
-
-    def rejected(reason: str, evidence: dict[str, Any] | None = None) -> DraftResult:
+    try:
+        evidence = _draft(repo, candidate, target, options, logs, started)
+    except _Rejected as rejection:
         seconds = time.monotonic() - started
-        line = " ".join(reason.split())
         return DraftResult(
-            candidate.id, "rejected", line, None, logs, seconds, evidence or {}
+            candidate.id, "rejected", rejection.reason, None, logs, seconds, rejection.evidence
         )
+    seconds = time.monotonic() - started
+    return DraftResult(candidate.id, "drafted", None, target, logs, seconds, evidence)
 
-    if target.exists() and not options.replace:
-        return rejected(f"{target} already exists (--replace overwrites it)")
+
+def _prepare(repo: Path, candidate: CandidateModel, options: DraftOptions) -> _Prepared:
+    """Split, configuration and environment; `_Rejected` when the candidate cannot be drafted."""
     try:
         number, url = _source(candidate, options.source_url_base)
         split = split_change(repo, candidate)
@@ -177,48 +201,70 @@ def draft_candidate(
         config = config or DraftConfig()
         environment = infer_environment(repo, candidate.baseCommit, split.test_files, config)
     except SelfbenchError as exc:  # DraftError, or GitError reading the base
-        return rejected(str(exc))
+        raise _Rejected(str(exc)) from None
     plan = _plan(candidate, split, environment, config)
     if not plan.test_files:
-        return rejected("the change holds out no test file a runner collects tests from")
-    reruns = options.reruns or config.reruns or DEFAULT_RERUNS
+        raise _Rejected("the change holds out no test file a runner collects tests from")
+    return _Prepared(number, url, split, config, environment, plan)
+
+
+def _observe(repo: Path, prepared: _Prepared, options: DraftOptions, logs: Path) -> Observation:
+    reruns = options.reruns or prepared.config.reruns or DEFAULT_RERUNS
     local = LocalOptions(**{**_local_fields(options.local), "reruns": reruns})
     try:
-        observation = observe(
+        return observe(
             repo,
-            plan,
-            test_patch=split.test_patch,
-            gold_patch=split.gold_patch,
+            prepared.plan,
+            test_patch=prepared.split.test_patch,
+            gold_patch=prepared.split.gold_patch,
             logs=logs,
             options=local,
         )
     except SandboxError:
         raise
     except SelfbenchError as exc:  # a patch that does not apply at the base, say
-        return rejected(f"the provisional task failed: {exc}")
+        raise _Rejected(f"the provisional task failed: {exc}") from None
+
+
+def _draft(
+    repo: Path,
+    candidate: CandidateModel,
+    target: Path,
+    options: DraftOptions,
+    logs: Path,
+    started: float,
+) -> dict[str, Any]:
+    """The steps of `draft_candidate`; the evidence written, or `_Rejected`."""
+    if target.exists() and not options.replace:
+        raise _Rejected(f"{target} already exists (--replace overwrites it)")
+    prepared = _prepare(repo, candidate, options)
+    observation = _observe(repo, prepared, options, logs)
+    environment = prepared.environment
     decision = decide(
         observation,
         difficulty=candidate.difficulty,
         selector_of=lambda name: selector_of(environment.runner, name),
         runner=environment.runner,
-        cap=_first(options.pass_to_pass_cap, config.passToPassCap, DEFAULT_P2P_CAP),
+        cap=_first(options.pass_to_pass_cap, prepared.config.passToPassCap, DEFAULT_P2P_CAP),
     )
     evidence = draft_evidence(candidate, environment, observation, decision, logs)
     if decision.reason is not None:
-        return rejected(decision.reason, evidence)
+        raise _Rejected(decision.reason, evidence)
+    split = prepared.split
     prompt = draft_instruction(candidate, split, decision.tests)
-    definition = _definition(candidate, plan, decision, prompt, number, url)
+    definition = _definition(
+        candidate, prepared.plan, decision, prompt, prepared.number, prepared.url
+    )
     verdict = judge_task(definition, split.test_patch, split.gold_patch)
     if verdict.blockers:
-        return rejected("audit: " + "; ".join(verdict.blockers), evidence)
+        raise _Rejected("audit: " + "; ".join(verdict.blockers), evidence)
     evidence["timings"]["totalSeconds"] = round(time.monotonic() - started, 1)
     evidence["auditWarnings"] = list(verdict.warnings)
     try:
         _write_task(target, definition, split, evidence, replace=options.replace)
     except DraftError as exc:
-        return rejected(str(exc), evidence)
-    seconds = time.monotonic() - started
-    return DraftResult(candidate.id, "drafted", None, target, logs, seconds, evidence)
+        raise _Rejected(str(exc), evidence) from None
+    return evidence
 
 
 def _first(*values: int | None) -> int:
