@@ -257,7 +257,8 @@ def _draft(
     if decision.reason is not None:
         raise _Rejected(decision.reason, evidence)
     split = prepared.split
-    prompt = draft_instruction(candidate, split, decision.tests)
+    names = (*decision.tests, *decision.fail_to_pass, *decision.pass_to_pass)
+    prompt = draft_instruction(candidate, split, tuple(dict.fromkeys(names)))
     definition = _definition(
         candidate, prepared.plan, decision, prompt, prepared.number, prepared.url
     )
