@@ -170,7 +170,17 @@ def provisional_command(test_command: str) -> str:
     )
 
 
+_MAX_PROVISIONAL_SECONDS = 3600
+
+
 def _provisional_definition(plan: Plan, difficulty: Difficulty) -> dict[str, Any]:
+    """The provisional task: every file runs `REPEATS` times in one command, so its time limit
+    is the task's per-command limit for each run (at most an hour in all, unless one run
+    already may take longer)."""
+    timeouts = dict(plan.timeouts)
+    runs = REPEATS * max(1, len(plan.test_files))
+    one = timeouts["testsSeconds"]
+    timeouts["testsSeconds"] = max(one, min(one * runs, _MAX_PROVISIONAL_SECONDS))
     return {
         "schemaVersion": 1,
         "difficulty": difficulty,
@@ -187,7 +197,7 @@ def _provisional_definition(plan: Plan, difficulty: Difficulty) -> dict[str, Any
         "sourcePr": 1,
         "sourceUrl": _PROVISIONAL_URL,
         "prompt": "Provisional draft run.",
-        "timeouts": dict(plan.timeouts),
+        "timeouts": timeouts,
         "resources": dict(plan.resources),
     }
 
