@@ -246,13 +246,16 @@ def _draft(
     prepared = _prepare(repo, candidate, options)
     observation = _observe(repo, prepared, options, logs)
     environment = prepared.environment
-    decision = decide(
-        observation,
-        difficulty=candidate.difficulty,
-        selector_of=lambda name: selector_of(environment.runner, name),
-        by_file=environment.runner in FILE_SELECTOR_RUNNERS,
-        cap=_first(options.pass_to_pass_cap, prepared.config.passToPassCap, DEFAULT_P2P_CAP),
-    )
+    try:
+        decision = decide(
+            observation,
+            difficulty=candidate.difficulty,
+            selector_of=lambda name: selector_of(environment.runner, name),
+            by_file=environment.runner in FILE_SELECTOR_RUNNERS,
+            cap=_first(options.pass_to_pass_cap, prepared.config.passToPassCap, DEFAULT_P2P_CAP),
+        )
+    except DraftError as exc:  # a reported name that says no selector
+        raise _Rejected(str(exc)) from None
     evidence = draft_evidence(candidate, environment, observation, decision, logs)
     if decision.reason is not None:
         raise _Rejected(decision.reason, evidence)
