@@ -169,39 +169,37 @@ def test_an_author_drafts_over_mcp(sample: tuple[Path, Path], tmp_path: Path) ->
     repo, candidates = sample
     root = tmp_path / "submitted"
     root.mkdir()
-    os.environ["SELFBENCH_REPO"] = str(repo)  # read by the server subprocess
-    try:
+    where = {"path": str(candidates), "repo": str(repo), "reruns": 2}
 
-        async def scenario(session: ClientSession) -> None:
-            brief = await session.get_prompt("author_task")
-            assert "draft_task" in str(brief.messages[0].content)
-            result = await session.call_tool(
-                "draft_task", {"candidate": "pr-1", "path": str(candidates)}
-            )
-            assert not result.is_error, text_of(result)
-            draft = result.structured_content
-            assert draft is not None
-            assert draft["drafted"] is True
-            assert text_of(result).startswith("Drafted pr-1 (easy): selectors observed")
-            arguments = draft["arguments"]
-            arguments["definition"]["prompt"] = (
-                "Let people write length units by name, such as kilometres or feet, as well "
-                "as by symbol, in either singular or plural."
-            )
-            checked = await session.call_tool("check_task", arguments)
-            assert checked.structured_content is not None
-            assert checked.structured_content["accepted"] is True
-            submitted = await session.call_tool("submit_task", arguments)
-            assert text_of(submitted) == "Submitted pr-1."
-            unknown = await session.call_tool(
-                "draft_task", {"candidate": "pr-99", "path": str(candidates)}
-            )
-            assert unknown.is_error
-            assert text_of(unknown) == f"{candidates} has no candidate pr-99"
+    async def scenario(session: ClientSession) -> None:
+        brief = await session.get_prompt("author_task")
+        assert "draft_task" in str(brief.messages[0].content)
+        result = await session.call_tool("draft_task", {"candidate": "pr-1", **where})
+        assert not result.is_error, text_of(result)
+        draft = result.structured_content
+        assert draft is not None
+        assert draft["drafted"] is True
+        assert text_of(result).startswith("Drafted pr-1 (easy): selectors observed")
+        arguments = draft["arguments"]
+        arguments["definition"]["prompt"] = (
+            "Let people write length units by name, such as kilometres or feet, as well "
+            "as by symbol, in either singular or plural."
+        )
+        checked = await session.call_tool("check_task", arguments)
+        assert checked.structured_content is not None
+        assert checked.structured_content["accepted"] is True
+        submitted = await session.call_tool("submit_task", arguments)
+        assert text_of(submitted) == "Submitted pr-1."
+        unknown = await session.call_tool("draft_task", {"candidate": "pr-99", **where})
+        assert unknown.is_error
+        assert text_of(unknown) == f"{candidates} has no candidate pr-99"
+        untested = await session.call_tool("draft_task", {"candidate": "pr-6", **where})
+        assert untested.is_error
+        assert text_of(untested) == (
+            "pr-6 cannot be drafted: pr-6: the change has no test files to hold out"
+        )
 
-        run_with_server(scenario, output_root=root, tmp_path=tmp_path)
-    finally:
-        del os.environ["SELFBENCH_REPO"]
+    run_with_server(scenario, output_root=root, tmp_path=tmp_path)
     assert sorted(path.name for path in (root / "pr-1").iterdir()) == [
         "definition.json",
         "gold.patch",
