@@ -79,11 +79,19 @@ class Plan:
     test_command: str
     toolchains: tuple[str, ...]
     test_files: tuple[str, ...]
-    """The test patch's test files, relative to `workdir`, in a stable order."""
+    """The test patch's test files, relative to `workdir`, in a stable order; then any
+    `neighbours`."""
     timeouts: dict[str, int] = field(default_factory=lambda: dict(AUTHORING_DEFAULTS["timeouts"]))
     resources: dict[str, int | float] = field(
         default_factory=lambda: dict(AUTHORING_DEFAULTS["resources"])
     )
+    neighbours: frozenset[str] = frozenset()
+    """Unchanged test files beside the changed ones, run only for pass-to-pass candidates."""
+
+    @property
+    def held_out(self) -> tuple[str, ...]:
+        """The changed test files (the task's `testPaths`)."""
+        return tuple(file for file in self.test_files if file not in self.neighbours)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +200,7 @@ def _provisional_definition(plan: Plan, difficulty: Difficulty) -> dict[str, Any
         "testCommand": provisional_command(plan.test_command),
         "failToPass": list(plan.test_files),
         "passToPass": [],
-        "testPaths": list(plan.test_files),
+        "testPaths": list(plan.held_out),
         "toolchains": list(plan.toolchains),
         "sourcePr": 1,
         "sourceUrl": _PROVISIONAL_URL,
@@ -314,11 +322,13 @@ def decide(
     selector_of: Callable[[str], str],
     by_file: bool,
     cap: int = DEFAULT_P2P_CAP,
+    neighbours: frozenset[str] = frozenset(),
 ) -> Decision:
     """Fail-to-pass and pass-to-pass from the samples, or the reason the candidate is rejected.
 
     `selector_of` turns a test's runner name into its selector; `by_file` says the runner's
     selectors are its test files (jest, vitest, node --test, bun), whose names carry no file.
+    Tests in `neighbours` (unchanged files) can only be pass-to-pass.
     """
     if observation.reason is not None:
         return Decision(reason=observation.reason)
@@ -334,11 +344,11 @@ def decide(
     if problem is not None:
         return Decision(reason=problem)
     if by_file:
-        fail, passing, names = _by_file(base, observation.gold)
+        fail, passing, names = _by_file(base, observation.gold, neighbours)
     else:
-        fail, passing, names = _by_test(base, observation.gold, selector_of)
+        fail, passing, names = _by_test(base, observation.gold, selector_of, neighbours)
     if not fail:
-        return Decision(reason=_no_fail_to_pass(base, observation.gold))
+        return Decision(reason=_no_fail_to_pass(base, observation.gold, neighbours))
     minimum = THRESHOLDS[difficulty].pass_to_pass
     chosen = tuple(sorted(set(passing)))[: max(cap, minimum)]
     if len(chosen) < minimum:
@@ -409,7 +419,10 @@ def _display(key: str) -> str:
 
 
 def _by_test(
-    base: RunSample, gold: Sequence[RunSample], selector_of: Callable[[str], str]
+    base: RunSample,
+    gold: Sequence[RunSample],
+    selector_of: Callable[[str], str],
+    neighbours: frozenset[str],
 ) -> tuple[list[str], list[str], list[str]]:
     """Per-test selectors: fail-to-pass and pass-to-pass, and the fail-to-pass tests' names."""
     at_base, first = base.tests(), gold[0].tests()
@@ -419,17 +432,19 @@ def _by_test(
     for key, outcome in first.items():
         if outcome != "passed":
             continue  # stable across the gold runs (checked), so failed or skipped in all
-        _, name = _split_key(key)
+        file, name = _split_key(key)
         before = at_base.get(key)
         if before == "passed":
             passing.append(selector_of(name))
-        elif before != "skipped":
+        elif before != "skipped" and file not in neighbours:
             fail.append(selector_of(name))
             names.append(name)
     return fail, passing, names
 
 
-def _by_file(base: RunSample, gold: Sequence[RunSample]) -> tuple[list[str], list[str], list[str]]:
+def _by_file(
+    base: RunSample, gold: Sequence[RunSample], neighbours: frozenset[str]
+) -> tuple[list[str], list[str], list[str]]:
     """File selectors: a file that passes in every gold run, failing or passing at the base."""
     fail: list[str] = []
     passing: list[str] = []
@@ -441,18 +456,20 @@ def _by_file(base: RunSample, gold: Sequence[RunSample]) -> tuple[list[str], lis
         )
         if not clean:
             continue
-        if run.exit_code != 0:
+        if run.exit_code != 0 and run.file not in neighbours:
             fail.append(run.file)
             names.extend(name for name, _ in gold[0].files[index].outcomes.tests)
-        elif run.outcomes.passed > 0:
+        elif run.exit_code == 0 and run.outcomes.passed > 0:
             passing.append(run.file)
     return fail, passing, names
 
 
-def _no_fail_to_pass(base: RunSample, gold: Sequence[RunSample]) -> str:
-    if all(run.exit_code == 0 for run in base.files):
+def _no_fail_to_pass(base: RunSample, gold: Sequence[RunSample], neighbours: frozenset[str]) -> str:
+    at_base = [run for run in base.files if run.file not in neighbours]
+    with_gold = [run for run in gold[0].files if run.file not in neighbours]
+    if all(run.exit_code == 0 for run in at_base):
         why = "every changed test file already passes at the base"
-    elif not any(run.exit_code == 0 for run in gold[0].files):
+    elif not any(run.exit_code == 0 for run in with_gold):
         why = "no changed test file passes with the gold patch"
     else:
         why = "none fails at the base and passes with the gold patch"
