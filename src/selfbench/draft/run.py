@@ -66,6 +66,7 @@ _MARKER_RE = re.compile(
     r"^selfbench-draft: (begin|end) (\d{1,6}) (\d{1,2})(?: (-?\d{1,6}))?$", re.MULTILINE
 )
 _PROVISIONAL_ID = "draft-provisional"
+_LOG_CUT = "\nselfbench: log cut at "
 _PROVISIONAL_URL = "https://example.com/selfbench/draft"
 
 
@@ -274,6 +275,8 @@ def _report_samples(plan: Plan, report: RunReport, name: str) -> list[RunSample]
         text = Path(report.log).read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         return f"{name}: cannot read its log {report.log}: {exc.strerror}"
+    if _LOG_CUT in text:
+        return f"{name}: the tests printed more than the log keeps (log {report.log})"
     segments = command_segments(text)
     found = []
     for label, suffix in (("fail-to-pass", ""), ("fail-to-pass again", " again")):
