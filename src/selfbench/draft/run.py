@@ -264,20 +264,32 @@ def read_samples(
     return Observation(tuple(samples[0]), gold, logs, seconds, None)
 
 
-def _report_samples(plan: Plan, report: RunReport, name: str) -> list[RunSample] | str:
-    """The samples of one verifier run: each repeat of its fail-to-pass command, or why none."""
+def _run_log(report: RunReport, name: str) -> str:
+    """The verifier run's log text; `_Unusable` when the run cannot be read."""
     reward = report.reward
     if reward is None:
-        return f"{name}: the verifier wrote no reward.json (log {report.log})"
+        raise _Unusable(f"{name}: the verifier wrote no reward.json (log {report.log})")
     if not reward.setup_completed:
-        return f"{name}: the test patch could not be applied (log {report.log})"
+        raise _Unusable(f"{name}: the test patch could not be applied (log {report.log})")
     try:
         text = Path(report.log).read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
-        return f"{name}: cannot read its log {report.log}: {exc.strerror}"
+        raise _Unusable(f"{name}: cannot read its log {report.log}: {exc.strerror}") from None
     if _LOG_CUT in text:
-        return f"{name}: the tests printed more than the log keeps (log {report.log})"
-    segments = command_segments(text)
+        raise _Unusable(f"{name}: the tests printed more than the log keeps (log {report.log})")
+    return text
+
+
+class _Unusable(Exception):  # noqa: N818 - a reason, caught in this module
+    """A verifier run whose samples cannot be read."""
+
+
+def _report_samples(plan: Plan, report: RunReport, name: str) -> list[RunSample] | str:
+    """The samples of one verifier run: each repeat of its fail-to-pass command, or why none."""
+    try:
+        segments = command_segments(_run_log(report, name))
+    except _Unusable as exc:
+        return str(exc)
     found = []
     for label, suffix in (("fail-to-pass", ""), ("fail-to-pass again", " again")):
         segment = segments.get(label)
