@@ -5,8 +5,10 @@ affected test files as fail-to-pass), compiles it into a temporary bundle and ha
 local environment's own verifier (`validate.local.score_patches`): setup once, then one run at
 the base (the test patch applied, an empty agent patch) and `reruns` runs with the gold patch,
 each on a fresh copy of the prepared tree. The provisional test command runs each affected file
-on its own between marker lines, so every test's outcome is read with its file, whatever the
-runner prints (jest, vitest and node name tests without their file).
+on its own, twice in a row, between marker lines, so every test's outcome is read with its file,
+whatever the runner prints (jest, vitest and node name tests without their file), and each run
+gives two samples. Unchanged test files beside the changed ones (`Plan.neighbours`) may run too,
+for pass-to-pass tests only.
 
 `decide` is pure: per-test outcomes in, fail-to-pass and pass-to-pass selectors (or the reason
 there are none) out.
@@ -16,7 +18,8 @@ there are none) out.
 * pass-to-pass: tests that pass at the base and in every gold run, sorted, capped at `cap`; fewer
   than the tier's minimum rejects;
 * a test that passes at the base and fails with the gold patch (`regression: <test> ...`), or
-  whose outcome changes between gold runs (`flaky: <test> ...`), rejects the candidate.
+  whose outcome changes between samples at the base or with the gold patch (`flaky: <test>
+  ...`), rejects the candidate; so does output the runner's parser cannot read.
 
 Runners that select by file (jest, vitest, node, bun) get file selectors: a file is fail-to-pass
 when it fails at the base and passes in every gold run, pass-to-pass when it passes in all runs.
