@@ -69,9 +69,7 @@ def _draft(args: argparse.Namespace) -> int:
         reruns=args.reruns,
         config=config,
         logs=Path(args.logs) if args.logs else None,
-        local=LocalOptions(
-            network=bool(args.network), setup_env=_setup_env(args.setup_env or ())
-        ),
+        local=LocalOptions(network=bool(args.network), setup_env=_setup_env(args.setup_env or ())),
         replace=args.replace,
         source_url_base=args.source_url,
     )
