@@ -44,7 +44,7 @@ class Release:
 RELEASES = {
     "pytest": Release("pypi", "more-itertools", "10.6.0", "10.7.0"),
     "unittest": Release("pypi", "tenacity", "8.4.1", "8.4.2"),
-    "node-test": Release("npm", "@fastify/error", "4.1.0", "4.2.0"),
+    "node-test": Release("npm", "@fastify/error", "4.2.1", "4.3.0"),
 }
 SMALL = ("unittest",)
 CASES = [name for name in RELEASES if WANTED == "all" or name in SMALL]
