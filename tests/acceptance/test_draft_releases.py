@@ -39,12 +39,22 @@ class Release:
     package: str
     before: str
     after: str
+    config: str = ""
+    """A `--config` selfbench.toml, when inference cannot tell (none: everything inferred)."""
 
 
 RELEASES = {
     "pytest": Release("pypi", "more-itertools", "10.6.0", "10.7.0"),
     "unittest": Release("pypi", "tenacity", "8.4.1", "8.4.2"),
-    "node-test": Release("npm", "@fastify/error", "4.2.1", "4.3.0"),
+    # Its `npm test` also runs tstyche, which inference does not know: the config names the rest.
+    "node-test": Release(
+        "npm",
+        "@fastify/error",
+        "4.2.1",
+        "4.3.0",
+        'toolchains = ["node"]\nsetupCommand = "npm install"\n'
+        'testCommand = "node --test {tests}"\n',
+    ),
 }
 SMALL = ("unittest",)
 CASES = [name for name in RELEASES if WANTED == "all" or name in SMALL]
@@ -142,10 +152,12 @@ def test_a_real_release_is_drafted_and_validates_without_edits(case: str, tmp_pa
     [line] = candidates.read_text().splitlines()
     assert json.loads(line)["id"] == "pr-1"
     out, logs = tmp_path / "tasks", tmp_path / "logs"
-    argv = ["draft", "pr-1", "--repo", str(repo), "--out", str(out), "--candidates"]
-    code, results = _json_main(
-        [*argv, str(candidates), "--json", "--logs", str(logs)], tmp_path / "d"
-    )
+    argv = ["draft", "pr-1", "--repo", str(repo), "--out", str(out)]
+    argv += ["--candidates", str(candidates)]
+    if RELEASES[case].config:
+        (tmp_path / "selfbench.toml").write_text(RELEASES[case].config, encoding="utf-8")
+        argv += ["--config", str(tmp_path / "selfbench.toml")]
+    code, results = _json_main([*argv, "--json", "--logs", str(logs)], tmp_path / "d")
     assert isinstance(results, list)
     assert (code, results[0]["reason"]) == (0, None)
     definition = json.loads((out / "pr-1" / "definition.json").read_text())
