@@ -7,9 +7,11 @@ the real pipeline runs with no hand-written selector or command: `mine` finds th
 `draft` splits it, infers the environment, runs the tests in the sandbox and derives the
 selectors, and the draft must be accepted by `validate` without edits.
 
-Cases: pytest style (more-itertools), unittest style (tenacity's `unittest.TestCase` suite) from
-PyPI sdists; `node --test` (@fastify/error) from npm. `SELFBENCH_ACCEPTANCE=all` runs every
-case, `small` (what CI runs) the one marked fast. Needs root, bubblewrap and the registries.
+Cases: pytest style (more-itertools 10.6.0 to 10.7.0, a hard task), unittest style (tenacity
+8.4.1 to 8.4.2, a new `unittest.TestCase` file) from PyPI sdists; `node --test` (@fastify/error
+4.2.1 to 4.3.0, a medium task whose pass-to-pass files are the unchanged ones beside the new
+test) from npm. `SELFBENCH_ACCEPTANCE=all` runs every case, `small` (what CI runs) the unittest
+one (about two minutes). Needs root, bubblewrap and the registries.
 """
 
 from __future__ import annotations
