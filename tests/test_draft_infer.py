@@ -292,7 +292,7 @@ def _package(test: str | None, **more: object) -> str:
         (
             {"package.json": _package("node --import tsx --test test/"), "package-lock.json": ""},
             "npm ci",
-            "node --import tsx --test --test-reporter=tap {tests}",
+            "node --import tsx --test {tests}",
             "node-test",
         ),
         (
@@ -300,7 +300,7 @@ def _package(test: str | None, **more: object) -> str:
                              '"lint": "eslint .", "test:unit": "node --test"}}',
              "package-lock.json": ""},
             "npm ci",
-            "node --test --test-reporter=tap {tests}",
+            "node --test {tests}",
             "node-test",
         ),
         (
@@ -312,7 +312,7 @@ def _package(test: str | None, **more: object) -> str:
         (
             {"package.json": _package(None)},
             "npm install",
-            "node --test --test-reporter=tap {tests}",
+            "node --test {tests}",
             "node-test",
         ),
     ],

@@ -10,7 +10,7 @@ Runner: the first simple command of `scripts.test` (following `npm run x`, `pnpm
 `bun run x` into other scripts) that runs jest, vitest, `node --test` or `bun test`; else the
 dev dependencies (vitest, then jest); else the test files' imports (`node:test`, `bun:test`).
 Each runs in its own form, one file per selector: `jest --ci --json --runTestsByPath`,
-`vitest run --reporter=verbose`, `node --test --test-reporter=tap`, `bun test`, keeping the
+`vitest run --reporter=verbose`, `node --test`, `bun test`, keeping the
 script's configuration options (`--config FILE`, node's `--import X` and the like).
 """
 
@@ -192,7 +192,7 @@ def _test_command(runner: str, argv: list[str], local: bool) -> str:
     elif runner == "vitest":
         words = [*_binary("vitest", local), "run", "--reporter=verbose", *kept]
     elif runner == "node":
-        words = ["node", *kept, "--test", "--test-reporter=tap"]
+        words = ["node", *kept, "--test"]  # the verifier adds its reporters (NODE_OPTIONS)
     else:
         words = ["bun", "test", *kept]
     return f"{shell_words(words)} {{tests}}"

@@ -32,6 +32,7 @@ from selfbench.validate.sandbox import PhaseResult
 __all__ = [
     "VerifierRun",
     "beyond_checks",
+    "command_segments",
     "flaky_check",
     "network_hint",
     "outcome_counts",
@@ -292,6 +293,12 @@ def _segments(log: str) -> dict[str, str]:
 def _command_label(label: str) -> str:
     """The command a log label's output is of (the repeat is fail-to-pass's)."""
     return F2P_LABEL if label == F2P_AGAIN_LABEL else label
+
+
+def command_segments(log: str) -> dict[str, str]:
+    """Each verifier command's output (its last attempt) in a `test.sh` log, by its label
+    (`fail-to-pass`, `fail-to-pass again`, `pass-to-pass`)."""
+    return _segments(log)
 
 
 def run_phases(log: Path, commands: dict[str, str]) -> dict[str, Outcomes]:

@@ -1,0 +1,485 @@
+"""`draft_candidate`: a mined candidate in, a proven task directory (or the reason why not) out.
+
+    result = draft_candidate(repo, candidate, out_dir, options)
+
+`repo` is the git repository the candidate was mined from, `candidate` a `CandidateModel` (one
+line of `candidates.jsonl`), `out_dir` the tasks directory. The result is a `DraftResult`:
+`status` is `drafted` (the task is `out_dir/<taskId>/`, its `taskId` the candidate's id) or
+`rejected` with a one-line `reason`; either way `logs` names the kept logs. Steps:
+
+1. split the change (`split.split_change`): test patch, gold patch;
+2. the environment (`infer.infer_environment`, overridden by `selfbench.toml` or `--config`);
+3. run, read, decide (`run.observe`, `run.decide`): selectors from observed outcomes;
+4. the draft instruction (`instruction.draft_instruction`);
+5. the static audit (`task.judge_task`) on the finished task, then one atomic write of
+   `definition.json`, `test.patch`, `gold.patch` and the sidecar `draft.json` (marked draft:
+   the evidence, the commands and where each came from, timings).
+
+A problem with one candidate (no test changes, setup fails, unreadable runner output, a bad
+`selfbench.toml` at its base) is a rejection; only what stops every candidate raises (no
+sandbox on this machine, an existing task directory without `replace`).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from selfbench._fs import atomic_directory
+from selfbench._git import git
+from selfbench._json import dumps_pretty
+from selfbench.audit import THRESHOLDS
+from selfbench.contract import AUTHORING_DEFAULTS, Difficulty
+from selfbench.draft.config import DraftConfig, merge_configs, repo_config
+from selfbench.draft.infer import (
+    FILE_SELECTOR_RUNNERS,
+    Environment,
+    infer_environment,
+    matches_globs,
+    selector_of,
+)
+from selfbench.draft.instruction import draft_instruction
+from selfbench.draft.run import (
+    DEFAULT_P2P_CAP,
+    Decision,
+    Observation,
+    Plan,
+    RunSample,
+    decide,
+    observe,
+)
+from selfbench.draft.split import SplitChange, is_runnable_test, split_change
+from selfbench.errors import DraftError, SandboxError, SelfbenchError
+from selfbench.mine.candidate import CandidateModel
+from selfbench.task import DEFINITION_FILE, GOLD_PATCH_FILE, TEST_PATCH_FILE, judge_task
+from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions
+
+__all__ = [
+    "DRAFT_FILE",
+    "DraftOptions",
+    "DraftResult",
+    "draft_candidate",
+    "draft_candidates",
+    "draft_evidence",
+]
+
+DRAFT_FILE = "draft.json"
+"""The sidecar beside a drafted task's files: the evidence and the draft marker."""
+DRAFT_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class DraftOptions:
+    """How candidates are drafted."""
+
+    reruns: int | None = None
+    """Gold runs (each from a fresh copy of the prepared tree; each runs every file twice);
+    default the configuration's `reruns`, else 3."""
+    config: DraftConfig | None = None
+    """A `--config` file's settings, used instead of the repository's own `selfbench.toml`."""
+    logs: Path | None = None
+    """Where each candidate's logs go (`<logs>/<candidate id>/`); default a kept temp dir."""
+    local: LocalOptions = field(default_factory=LocalOptions)
+    """The local environment's options (network, workspace, setup environment…)."""
+    pass_to_pass_cap: int | None = None
+    """At most this many pass-to-pass selectors (default the configuration's, else 20)."""
+    replace: bool = False
+    """Replace an existing task directory (else the candidate is rejected)."""
+    source_url_base: str | None = None
+    """For a candidate with a pull request number but no URL (history without a GitHub
+    remote): the task's `sourceUrl` is `<base>/pull/<number>`."""
+
+
+Status = Literal["drafted", "rejected"]
+
+
+@dataclass(frozen=True, slots=True)
+class DraftResult:
+    """One candidate's outcome."""
+
+    candidate_id: str
+    status: Status
+    reason: str | None = None
+    task_dir: Path | None = None
+    logs: Path | None = None
+    seconds: float = 0.0
+    evidence: dict[str, Any] = field(default_factory=dict)
+    """The sidecar's content (empty when rejected before anything ran)."""
+
+    @property
+    def drafted(self) -> bool:
+        """True when a task directory was written."""
+        return self.status == "drafted"
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as `selfbench draft --json` prints it."""
+        return {
+            "candidate": self.candidate_id,
+            "status": self.status,
+            "reason": self.reason,
+            "taskDir": None if self.task_dir is None else str(self.task_dir),
+            "logs": None if self.logs is None else str(self.logs),
+            "seconds": round(self.seconds, 1),
+        }
+
+
+def _logs_for(options: DraftOptions, candidate_id: str) -> Path:
+    if options.logs is None:
+        return Path(tempfile.mkdtemp(prefix=f"selfbench-draft-{candidate_id}-"))
+    path = options.logs / candidate_id
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _source(candidate: CandidateModel, base: str | None) -> tuple[int, str]:
+    """The candidate's pull request number and URL, which every task records.
+
+    Raises:
+        DraftError: the candidate has none (a plain commit, or history without a remote).
+    """
+    if candidate.sourcePr is None:
+        raise DraftError("the candidate names no pull request (sourcePr), which a task records")
+    if candidate.sourceUrl is not None:
+        return candidate.sourcePr, candidate.sourceUrl
+    if base is None:
+        raise DraftError(
+            "the candidate has no pull request URL (no GitHub remote); give --source-url BASE"
+        )
+    return candidate.sourcePr, f"{base.rstrip('/')}/pull/{candidate.sourcePr}"
+
+
+class _Rejected(Exception):  # noqa: N818 - a result, raised only inside this module
+    """A candidate that cannot be drafted: the reason, and the evidence gathered so far."""
+
+    def __init__(self, reason: str, evidence: dict[str, Any] | None = None) -> None:
+        super().__init__(reason)
+        self.reason = " ".join(reason.split())
+        self.evidence = evidence or {}
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """What is known before anything runs."""
+
+    number: int
+    url: str
+    split: SplitChange
+    config: DraftConfig
+    environment: Environment
+    plan: Plan
+
+
+def draft_candidate(
+    repo: Path,
+    candidate: CandidateModel,
+    out_dir: Path,
+    options: DraftOptions | None = None,
+) -> DraftResult:
+    """Draft one candidate into `out_dir/<id>/`, or say why not (see the module docstring).
+
+    Raises:
+        SandboxError: this machine cannot create the isolated workspace.
+    """
+    options = options or DraftOptions()
+    started = time.monotonic()
+    target = out_dir / candidate.id
+    logs = _logs_for(options, candidate.id)
+    try:
+        evidence = _draft(repo, candidate, target, options, logs, started)
+    except _Rejected as rejection:
+        seconds = time.monotonic() - started
+        return DraftResult(
+            candidate.id, "rejected", rejection.reason, None, logs, seconds, rejection.evidence
+        )
+    seconds = time.monotonic() - started
+    return DraftResult(candidate.id, "drafted", None, target, logs, seconds, evidence)
+
+
+def _prepare(repo: Path, candidate: CandidateModel, options: DraftOptions) -> _Prepared:
+    """Split, configuration and environment; `_Rejected` when the candidate cannot be drafted."""
+    try:
+        number, url = _source(candidate, options.source_url_base)
+        split = split_change(repo, candidate)
+        config = merge_configs(repo_config(repo, candidate.baseCommit), options.config)
+        config = config or DraftConfig()
+        environment = infer_environment(repo, candidate.baseCommit, split.test_files, config)
+    except SelfbenchError as exc:  # DraftError, or GitError reading the base
+        raise _Rejected(str(exc)) from None
+    plan = _plan(repo, candidate, split, environment, config)
+    if not plan.held_out:
+        raise _Rejected("the change holds out no test file a runner collects tests from")
+    return _Prepared(number, url, split, config, environment, plan)
+
+
+def _observe(repo: Path, prepared: _Prepared, options: DraftOptions, logs: Path) -> Observation:
+    reruns = options.reruns or prepared.config.reruns or DEFAULT_RERUNS
+    local = LocalOptions(**{**_local_fields(options.local), "reruns": reruns})
+    try:
+        return observe(
+            repo,
+            prepared.plan,
+            test_patch=prepared.split.test_patch,
+            gold_patch=prepared.split.gold_patch,
+            logs=logs,
+            options=local,
+        )
+    except SandboxError:
+        raise
+    except SelfbenchError as exc:  # a patch that does not apply at the base, say
+        raise _Rejected(f"the provisional task failed: {exc}") from None
+
+
+def _draft(
+    repo: Path,
+    candidate: CandidateModel,
+    target: Path,
+    options: DraftOptions,
+    logs: Path,
+    started: float,
+) -> dict[str, Any]:
+    """The steps of `draft_candidate`; the evidence written, or `_Rejected`."""
+    if target.exists() and not options.replace:
+        raise _Rejected(f"{target} already exists (--replace overwrites it)")
+    prepared = _prepare(repo, candidate, options)
+    observation = _observe(repo, prepared, options, logs)
+    environment = prepared.environment
+    try:
+        decision = decide(
+            observation,
+            difficulty=candidate.difficulty,
+            selector_of=lambda name: selector_of(environment.runner, name),
+            by_file=environment.runner in FILE_SELECTOR_RUNNERS,
+            cap=_first(options.pass_to_pass_cap, prepared.config.passToPassCap, DEFAULT_P2P_CAP),
+            neighbours=prepared.plan.neighbours,
+        )
+    except DraftError as exc:  # a reported name that says no selector
+        raise _Rejected(str(exc)) from None
+    evidence = draft_evidence(candidate, environment, observation, decision, logs)
+    if decision.reason is not None:
+        raise _Rejected(decision.reason, evidence)
+    split = prepared.split
+    names = (*decision.tests, *decision.fail_to_pass, *decision.pass_to_pass)
+    prompt = draft_instruction(candidate, split, tuple(dict.fromkeys(names)))
+    definition = _definition(
+        candidate, prepared.plan, decision, prompt, prepared.number, prepared.url
+    )
+    verdict = judge_task(definition, split.test_patch, split.gold_patch)
+    if verdict.blockers:
+        raise _Rejected("audit: " + "; ".join(verdict.blockers), evidence)
+    evidence["timings"]["totalSeconds"] = round(time.monotonic() - started, 1)
+    evidence["auditWarnings"] = list(verdict.warnings)
+    try:
+        _write_task(target, definition, split, evidence, replace=options.replace)
+    except DraftError as exc:
+        raise _Rejected(str(exc), evidence) from None
+    return evidence
+
+
+def _first(*values: int | None) -> int:
+    return next(value for value in values if value is not None)
+
+
+def _local_fields(local: LocalOptions) -> dict[str, Any]:
+    return {name: getattr(local, name) for name in LocalOptions.__slots__}
+
+
+_NEIGHBOURS = 2
+"""Unchanged test files run beside the changed ones when the tier needs pass-to-pass tests."""
+
+
+def _neighbours(repo: Path, commit: str, files: Sequence[str], changed: set[str]) -> list[str]:
+    """Unchanged runnable test files in the changed files' directories at `commit`, sorted."""
+    found: set[str] = set()
+    for directory in sorted({posixpath.dirname(path) for path in files}):
+        spec = f"{directory}/" if directory else "."
+        listing = git(repo, "ls-tree", "-z", "--name-only", commit, "--", spec)
+        for raw in listing.split(b"\0"):
+            path = raw.decode("utf-8", "replace")
+            if path and path not in changed and is_runnable_test(path):
+                found.add(path)
+    return sorted(found)
+
+
+def _plan(
+    repo: Path,
+    candidate: CandidateModel,
+    split: SplitChange,
+    environment: Environment,
+    config: DraftConfig,
+) -> Plan:
+    workdir = environment.workdir or "."
+    prefix = "" if workdir in {".", ""} else workdir.rstrip("/") + "/"
+    chosen = [
+        path
+        for path in split.test_files
+        if (not config.testPaths or matches_globs(path, config.testPaths))
+        and not (config.exclude and matches_globs(path, config.exclude))
+        and path.startswith(prefix)
+    ]
+    files = tuple(sorted(path.removeprefix(prefix) for path in chosen))
+    neighbours: tuple[str, ...] = ()
+    if files and THRESHOLDS[candidate.difficulty].pass_to_pass > 0:
+        changed = {*split.test_files, *split.support_files}
+        found = _neighbours(repo, candidate.baseCommit, chosen, changed)
+        kept = [
+            path
+            for path in found
+            if path.startswith(prefix)
+            and (not config.testPaths or matches_globs(path, config.testPaths))
+            and not (config.exclude and matches_globs(path, config.exclude))
+        ]
+        neighbours = tuple(path.removeprefix(prefix) for path in kept[:_NEIGHBOURS])
+    timeouts = dict(AUTHORING_DEFAULTS["timeouts"])
+    if config.timeouts is not None:
+        timeouts.update(config.timeouts.model_dump(exclude_none=True))
+    resources: dict[str, int | float] = dict(AUTHORING_DEFAULTS["resources"])
+    if config.resources is not None:
+        resources.update(config.resources.model_dump(exclude_none=True))
+    return Plan(
+        candidate.baseCommit,
+        workdir,
+        environment.setup_command,
+        environment.test_command,
+        tuple(environment.toolchains),
+        (*files, *neighbours),
+        timeouts,
+        resources,
+        frozenset(neighbours),
+    )
+
+
+def _definition(
+    candidate: CandidateModel,
+    plan: Plan,
+    decision: Decision,
+    prompt: str,
+    number: int,
+    url: str,
+) -> dict[str, Any]:
+    difficulty: Difficulty = candidate.difficulty
+    return {
+        "schemaVersion": 1,
+        "difficulty": difficulty,
+        "taskId": candidate.id,
+        "repo": candidate.repo,
+        "baseCommit": candidate.baseCommit,
+        "workdir": plan.workdir,
+        "setupCommand": plan.setup_command,
+        "testCommand": plan.test_command,
+        "failToPass": list(decision.fail_to_pass),
+        "passToPass": list(decision.pass_to_pass),
+        "testPaths": list(plan.held_out),
+        "toolchains": list(plan.toolchains),
+        "sourcePr": number,
+        "sourceUrl": url,
+        "prompt": prompt,
+        "timeouts": dict(plan.timeouts),
+        "resources": dict(plan.resources),
+    }
+
+
+def _sample_json(sample: RunSample) -> dict[str, Any]:
+    return {
+        "name": sample.name,
+        "files": [
+            {
+                "file": run.file,
+                "exitCode": run.exit_code,
+                "tests": dict(run.outcomes.tests),
+                "noTests": run.outcomes.no_tests,
+            }
+            for run in sample.files
+        ],
+    }
+
+
+def draft_evidence(
+    candidate: CandidateModel,
+    environment: Environment,
+    observation: Observation,
+    decision: Decision,
+    logs: Path,
+) -> dict[str, Any]:
+    """The sidecar's content: the draft marker, the commands and their sources, every run."""
+    return {
+        "schemaVersion": DRAFT_SCHEMA_VERSION,
+        "draft": True,
+        "note": "drafted by selfbench: the instruction is a draft for the author to rewrite",
+        "candidate": candidate.id,
+        "commands": {
+            "setupCommand": environment.setup_command,
+            "testCommand": environment.test_command,
+            "toolchains": list(environment.toolchains),
+            "runner": environment.runner,
+            "sources": dict(environment.sources),
+        },
+        "selectors": {
+            "failToPass": list(decision.fail_to_pass),
+            "passToPass": list(decision.pass_to_pass),
+        },
+        "runs": [_sample_json(sample) for sample in (*observation.base, *observation.gold)],
+        "reason": decision.reason,
+        "logs": str(logs),
+        "timings": {"runSeconds": round(observation.seconds, 1)},
+    }
+
+
+def _write_task(
+    target: Path,
+    definition: dict[str, Any],
+    split: SplitChange,
+    evidence: dict[str, Any],
+    *,
+    replace: bool,
+) -> None:
+    """The task directory, all four files at once (never half-written)."""
+    try:
+        with atomic_directory(target, replace=replace) as staging:
+            (staging / DEFINITION_FILE).write_text(dumps_pretty(definition), encoding="utf-8")
+            (staging / TEST_PATCH_FILE).write_bytes(split.test_patch)
+            (staging / GOLD_PATCH_FILE).write_bytes(split.gold_patch)
+            (staging / DRAFT_FILE).write_text(dumps_pretty(evidence), encoding="utf-8")
+    except FileExistsError:
+        raise DraftError(f"{target} already exists (--replace overwrites it)") from None
+    except OSError as exc:
+        raise DraftError(f"cannot write {target}: {exc.strerror}") from None
+
+
+OnDrafted = Callable[[DraftResult], None]
+
+
+def draft_candidates(
+    repo: Path,
+    candidates: Sequence[CandidateModel],
+    out_dir: Path,
+    options: DraftOptions | None = None,
+    *,
+    jobs: int = 1,
+    on_done: OnDrafted | None = None,
+) -> list[DraftResult]:
+    """`draft_candidate` for each candidate, `jobs` at a time; results in the order given.
+
+    Raises:
+        SandboxError: this machine cannot create the isolated workspace.
+        DraftError: a candidate is given twice.
+    """
+    seen: set[str] = set()
+    for candidate in candidates:
+        if candidate.id in seen:
+            raise DraftError(f"candidate {candidate.id} is given twice")
+        seen.add(candidate.id)
+
+    def one(candidate: CandidateModel) -> DraftResult:
+        result = draft_candidate(repo, candidate, out_dir, options)
+        if on_done is not None:
+            on_done(result)
+        return result
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(one, candidates))

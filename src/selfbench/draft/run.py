@@ -1,0 +1,495 @@
+"""Run, read, decide: the affected test files at the base and with the gold patch, in the sandbox.
+
+`observe` proves nothing by itself: it writes a *provisional* task (the inferred commands, the
+affected test files as fail-to-pass), compiles it into a temporary bundle and hands it to the
+local environment's own verifier (`validate.local.score_patches`): setup once, then one run at
+the base (the test patch applied, an empty agent patch) and `reruns` runs with the gold patch,
+each on a fresh copy of the prepared tree. The provisional test command runs each affected file
+on its own, twice in a row, between marker lines, so every test's outcome is read with its file,
+whatever the runner prints (jest, vitest and node name tests without their file), and each run
+gives two samples. Unchanged test files beside the changed ones (`Plan.neighbours`) may run too,
+for pass-to-pass tests only.
+
+`decide` is pure: per-test outcomes in, fail-to-pass and pass-to-pass selectors (or the reason
+there are none) out.
+
+* fail-to-pass: tests that fail (or are missing, or their file fails) at the base and pass in
+  every gold run;
+* pass-to-pass: tests that pass at the base and in every gold run, sorted, capped at `cap`; fewer
+  than the tier's minimum rejects;
+* a test that passes at the base and fails with the gold patch (`regression: <test> ...`), or
+  whose outcome changes between samples at the base or with the gold patch (`flaky: <test>
+  ...`), rejects the candidate; so does output the runner's parser cannot read.
+
+Runners that select by file (jest, vitest, node, bun) get file selectors: a file is fail-to-pass
+when it fails at the base and passes in every gold run, pass-to-pass when it passes in all runs.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Final
+
+from selfbench._fs import write_atomic
+from selfbench._json import dumps_pretty
+from selfbench._shell import PLACEHOLDER, quote
+from selfbench.audit import THRESHOLDS
+from selfbench.bundle.locate import locate_task
+from selfbench.bundle.render_scripts import F2P_AGAIN_LABEL, F2P_LABEL
+from selfbench.compiler import compile_task
+from selfbench.contract import AUTHORING_DEFAULTS, Difficulty
+from selfbench.outcomes import Outcome, Outcomes, parse_outcomes
+from selfbench.task import DEFINITION_FILE, GOLD_PATCH_FILE, TEST_PATCH_FILE
+from selfbench.validate.checks import command_segments
+from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions, score_patches
+from selfbench.validate.report import RunReport
+
+__all__ = [
+    "DEFAULT_P2P_CAP",
+    "Decision",
+    "FileRun",
+    "Observation",
+    "Plan",
+    "RunSample",
+    "decide",
+    "observe",
+    "provisional_command",
+    "read_samples",
+]
+
+DEFAULT_P2P_CAP: Final = 20
+"""At most this many pass-to-pass selectors, the first in sorted order."""
+REPEATS: Final = 2
+"""Each file runs this many times in a row in every verifier run (see `provisional_command`)."""
+_MARKER_RE = re.compile(
+    r"^selfbench-draft: (begin|end) (\d{1,6}) (\d{1,2})(?: (-?\d{1,6}))?$", re.MULTILINE
+)
+_PROVISIONAL_ID = "draft-provisional"
+_LOG_CUT = "\nselfbench: log cut at "
+_PROVISIONAL_URL = "https://example.com/selfbench/draft"
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What the draft runs: the inferred environment and the affected test files."""
+
+    base_commit: str
+    workdir: str
+    setup_command: str
+    test_command: str
+    toolchains: tuple[str, ...]
+    test_files: tuple[str, ...]
+    """The test patch's test files, relative to `workdir`, in a stable order; then any
+    `neighbours`."""
+    timeouts: dict[str, int] = field(default_factory=lambda: dict(AUTHORING_DEFAULTS["timeouts"]))
+    resources: dict[str, int | float] = field(
+        default_factory=lambda: dict(AUTHORING_DEFAULTS["resources"])
+    )
+    neighbours: frozenset[str] = frozenset()
+    """Unchanged test files beside the changed ones, run only for pass-to-pass candidates."""
+
+    @property
+    def held_out(self) -> tuple[str, ...]:
+        """The changed test files (the task's `testPaths`)."""
+        return tuple(file for file in self.test_files if file not in self.neighbours)
+
+
+@dataclass(frozen=True, slots=True)
+class FileRun:
+    """One affected file's run within one sample: its exit status and what its runner said."""
+
+    file: str
+    exit_code: int
+    outcomes: Outcomes
+
+
+@dataclass(frozen=True, slots=True)
+class RunSample:
+    """One run of the affected files: `base`, `gold-1`, `gold-1 again`, …"""
+
+    name: str
+    files: tuple[FileRun, ...]
+    log: str
+
+    def tests(self) -> dict[str, Outcome]:
+        """Per-test outcomes, keyed `<file>\x00<test>` (see `test_key`)."""
+        return {
+            test_key(run.file, name): outcome
+            for run in self.files
+            for name, outcome in run.outcomes.tests
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """Everything `observe` saw: the base samples and the gold samples, or why there are none."""
+
+    base: tuple[RunSample, ...]
+    gold: tuple[RunSample, ...]
+    logs: Path
+    seconds: float
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The selectors derived from the samples, or the one-line reason there are none."""
+
+    fail_to_pass: tuple[str, ...] = ()
+    pass_to_pass: tuple[str, ...] = ()
+    reason: str | None = None
+    tests: tuple[str, ...] = ()
+    """The names of the fail-to-pass tests (for the draft instruction's redaction)."""
+
+
+def test_key(file: str, name: str) -> str:
+    """A test's key in the evidence: its file and its runner's name for it."""
+    return f"{file}\x00{name}"
+
+
+def _split_key(key: str) -> tuple[str, str]:
+    file, _, name = key.partition("\x00")
+    return file, name
+
+
+# --- the provisional task -------------------------------------------------------------------
+
+
+def provisional_command(test_command: str) -> str:
+    """A test command that runs each selector (a file) on its own, twice, between marker lines.
+
+    `{tests}` appears once, unquoted, as the loop's word list; inside, each file replaces the
+    placeholder of the real command. The second run in the same tree is the determinism repeat
+    (the verifier repeats a passing command itself only when its runner's report shows every
+    file, which one report file per run cannot). The command fails when any run fails.
+    """
+    inner = test_command.replace(PLACEHOLDER, '"$selfbench_file"')
+    return (
+        "selfbench_status=0; selfbench_index=0; "
+        f"for selfbench_file in {PLACEHOLDER}; do "
+        f"for selfbench_repeat in {' '.join(str(n) for n in range(1, REPEATS + 1))}; do "
+        'printf \'\\nselfbench-draft: begin %d %d\\n\' "$selfbench_index" "$selfbench_repeat"; '
+        f"( {inner} ); selfbench_code=$?; "
+        'printf \'\\nselfbench-draft: end %d %d %d\\n\' "$selfbench_index" "$selfbench_repeat" '
+        '"$selfbench_code"; '
+        '[ "$selfbench_code" -eq 0 ] || selfbench_status=1; '
+        "done; selfbench_index=$((selfbench_index + 1)); "
+        'done; exit "$selfbench_status"'
+    )
+
+
+_MAX_PROVISIONAL_SECONDS = 3600
+
+
+def _provisional_definition(plan: Plan, difficulty: Difficulty) -> dict[str, Any]:
+    """The provisional task: every file runs `REPEATS` times in one command, so its time limit
+    is the task's per-command limit for each run (at most an hour in all, unless one run
+    already may take longer)."""
+    timeouts = dict(plan.timeouts)
+    runs = REPEATS * max(1, len(plan.test_files))
+    one = timeouts["testsSeconds"]
+    timeouts["testsSeconds"] = max(one, min(one * runs, _MAX_PROVISIONAL_SECONDS))
+    return {
+        "schemaVersion": 1,
+        "difficulty": difficulty,
+        "taskId": _PROVISIONAL_ID,
+        "repo": "draft",
+        "baseCommit": plan.base_commit,
+        "workdir": plan.workdir,
+        "setupCommand": plan.setup_command,
+        "testCommand": provisional_command(plan.test_command),
+        "failToPass": list(plan.test_files),
+        "passToPass": [],
+        "testPaths": list(plan.held_out),
+        "toolchains": list(plan.toolchains),
+        "sourcePr": 1,
+        "sourceUrl": _PROVISIONAL_URL,
+        "prompt": "Provisional draft run.",
+        "timeouts": timeouts,
+        "resources": dict(plan.resources),
+    }
+
+
+def observe(
+    repo: Path,
+    plan: Plan,
+    *,
+    test_patch: bytes,
+    gold_patch: bytes,
+    logs: Path,
+    options: LocalOptions | None = None,
+) -> Observation:
+    """Run the affected files at the base and `options.reruns` times with the gold patch.
+
+    Logs go under `logs` (kept: a rejection points at them).
+
+    Raises:
+        SandboxError: this machine cannot create the isolated workspace.
+        CompileError: the provisional task does not compile (a patch does not apply).
+    """
+    started = time.monotonic()
+    options = replace(options or LocalOptions(), logs=logs)
+    reruns = max(1, options.reruns or DEFAULT_RERUNS)
+    with tempfile.TemporaryDirectory(prefix="selfbench-draft-") as scratch:
+        task = Path(scratch) / "task"
+        task.mkdir()
+        definition = _provisional_definition(plan, "easy")
+        write_atomic(task / DEFINITION_FILE, dumps_pretty(definition).encode("utf-8"))
+        write_atomic(task / TEST_PATCH_FILE, test_patch)
+        write_atomic(task / GOLD_PATCH_FILE, gold_patch)
+        compile_task(task, repo=repo)
+        located = locate_task(task)
+        patches: list[bytes | None] = [b"", *([gold_patch] * reruns)]
+        reports = score_patches(located, patches, options=options)
+    seconds = time.monotonic() - started
+    return read_samples(plan, reports, logs=logs / _PROVISIONAL_ID, seconds=seconds)
+
+
+def read_samples(
+    plan: Plan, reports: Sequence[RunReport], *, logs: Path, seconds: float = 0.0
+) -> Observation:
+    """The samples in the verifier runs' logs (the first run is the base, the rest gold)."""
+    if not reports or reports[0].reward is None:
+        log = reports[0].log if reports else str(logs)
+        return Observation((), (), logs, seconds, f"setup failed (log {log})")
+    samples: list[list[RunSample]] = []
+    for index, report in enumerate(reports):
+        name = "base" if index == 0 else f"gold-{index}"
+        found = _report_samples(plan, report, name)
+        if isinstance(found, str):
+            return Observation((), (), logs, seconds, found)
+        samples.append(found)
+    gold = tuple(sample for run in samples[1:] for sample in run)
+    return Observation(tuple(samples[0]), gold, logs, seconds, None)
+
+
+def _run_log(report: RunReport, name: str) -> str:
+    """The verifier run's log text; `_Unusable` when the run cannot be read."""
+    reward = report.reward
+    if reward is None:
+        raise _Unusable(f"{name}: the verifier wrote no reward.json (log {report.log})")
+    if not reward.setup_completed:
+        raise _Unusable(f"{name}: the test patch could not be applied (log {report.log})")
+    try:
+        text = Path(report.log).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise _Unusable(f"{name}: cannot read its log {report.log}: {exc.strerror}") from None
+    if _LOG_CUT in text:
+        raise _Unusable(f"{name}: the tests printed more than the log keeps (log {report.log})")
+    return text
+
+
+class _Unusable(Exception):  # noqa: N818 - a reason, caught in this module
+    """A verifier run whose samples cannot be read."""
+
+
+def _report_samples(plan: Plan, report: RunReport, name: str) -> list[RunSample] | str:
+    """The samples of one verifier run: each repeat of its fail-to-pass command, or why none."""
+    try:
+        segments = command_segments(_run_log(report, name))
+    except _Unusable as exc:
+        return str(exc)
+    found = []
+    for label, suffix in ((F2P_LABEL, ""), (F2P_AGAIN_LABEL, " again")):
+        segment = segments.get(label)
+        if segment is None:
+            continue
+        repeats = _file_runs(plan, segment)
+        if isinstance(repeats, str):
+            return f"{name}{suffix}: {repeats} (log {report.log})"
+        for repeat, files in enumerate(repeats, start=1):
+            shown = f"{name}{suffix}" + (f" #{repeat}" if repeat > 1 else "")
+            found.append(RunSample(shown, files, report.log))
+    if not found:
+        return f"{name}: the tests did not run (log {report.log})"
+    return found
+
+
+def _file_runs(plan: Plan, segment: str) -> list[tuple[FileRun, ...]] | str:
+    """Each repeat's file runs: every file's output between its marker lines, parsed with the
+    real command."""
+    begun: dict[tuple[int, int], int] = {}
+    runs: dict[int, list[FileRun]] = {repeat: [] for repeat in range(1, REPEATS + 1)}
+    for match in _MARKER_RE.finditer(segment):
+        index, repeat = int(match[2]), int(match[3])
+        if match[1] == "begin":
+            begun[index, repeat] = match.end()
+            continue
+        if (index, repeat) not in begun or index >= len(plan.test_files) or repeat not in runs:
+            return "the test command's output is garbled"
+        file, code = plan.test_files[index], int(match[4] or "-1")
+        output = segment[begun.pop((index, repeat)) : match.start()]
+        command = plan.test_command.replace(PLACEHOLDER, quote(file))
+        runs[repeat].append(FileRun(file, code, parse_outcomes(command, output, code)))
+    if any(len(files) != len(plan.test_files) for files in runs.values()):
+        return "the test command did not run every test file (timed out?)"
+    return [tuple(runs[repeat]) for repeat in sorted(runs)]
+
+
+# --- the decision (pure) --------------------------------------------------------------------
+
+
+def decide(
+    observation: Observation,
+    *,
+    difficulty: Difficulty,
+    selector_of: Callable[[str], str],
+    by_file: bool,
+    cap: int = DEFAULT_P2P_CAP,
+    neighbours: frozenset[str] = frozenset(),
+) -> Decision:
+    """Fail-to-pass and pass-to-pass from the samples, or the reason the candidate is rejected.
+
+    `selector_of` turns a test's runner name into its selector; `by_file` says the runner's
+    selectors are its test files (jest, vitest, node --test, bun), whose names carry no file.
+    Tests in `neighbours` (unchanged files) can only be pass-to-pass.
+    """
+    if observation.reason is not None:
+        return Decision(reason=observation.reason)
+    if not observation.base or not observation.gold:
+        return Decision(reason="the tests did not run")
+    base = observation.base[0]
+    problem = (
+        _unreadable(base, observation.gold)
+        or _flaky(observation.base, "at the base")
+        or _flaky(observation.gold, "with the gold patch")
+        or _regression(base, observation.gold)
+    )
+    if problem is not None:
+        return Decision(reason=problem)
+    if by_file:
+        fail, passing, names = _by_file(base, observation.gold, neighbours)
+    else:
+        fail, passing, names = _by_test(base, observation.gold, selector_of, neighbours)
+    if not fail:
+        return Decision(reason=_no_fail_to_pass(base, observation.gold, neighbours))
+    minimum = THRESHOLDS[difficulty].pass_to_pass
+    chosen = tuple(sorted(set(passing)))[: max(cap, minimum)]
+    if len(chosen) < minimum:
+        return Decision(
+            reason=(
+                f"{difficulty} mode requires at least {minimum} pass-to-pass tests; "
+                f"{len(chosen)} of the changed test files pass at the base and with the gold patch"
+            )
+        )
+    return Decision(tuple(dict.fromkeys(fail)), chosen, None, tuple(names))
+
+
+def _unreadable(base: RunSample, gold: Sequence[RunSample]) -> str | None:
+    """Why the runner's output cannot be read: unknown runner, or a file naming no test."""
+    for sample in (base, *gold):
+        for run in sample.files:
+            if run.outcomes.runner is None:
+                return (
+                    "cannot read the test runner's output (unknown runner in the test command; "
+                    f"log {sample.log})"
+                )
+    for sample in gold:
+        for run in sample.files:
+            if not run.outcomes.tests and run.outcomes.no_tests is None:
+                return (
+                    f"cannot read the test runner's output: {sample.name}: {run.file} names no "
+                    f"test (exit {run.exit_code}; log {sample.log})"
+                )
+    return None
+
+
+def _flaky(samples: Sequence[RunSample], where: str) -> str | None:
+    """A test whose outcome (or a file whose exit status) changes between samples, named."""
+    seen = [sample.tests() for sample in samples]
+    for key in sorted({key for tests in seen for key in tests}):
+        outcomes = [tests.get(key, "missing") for tests in seen]
+        if len(set(outcomes)) > 1:
+            passed = outcomes.count("passed")
+            return (
+                f"flaky: {_display(key)} passed {passed} of {len(outcomes)} runs {where} "
+                f"(log {samples[0].log})"
+            )
+    for index, run in enumerate(samples[0].files):
+        passed = sum(sample.files[index].exit_code == 0 for sample in samples)
+        if 0 < passed < len(samples):
+            return (
+                f"flaky: {run.file} passed {passed} of {len(samples)} runs {where} "
+                f"(log {samples[0].log})"
+            )
+    return None
+
+
+def _regression(base: RunSample, gold: Sequence[RunSample]) -> str | None:
+    """A test that passes at the base and fails with the gold patch, named."""
+    at_base, first = base.tests(), gold[0].tests()
+    for key in sorted(first):
+        if at_base.get(key) == "passed" and first[key] == "failed":
+            return (
+                f"regression: {_display(key)} passes at the base and fails with the gold patch "
+                f"(log {gold[0].log})"
+            )
+    return None
+
+
+def _display(key: str) -> str:
+    file, name = _split_key(key)
+    return name if name.startswith(file) else f"{file}: {name}"
+
+
+def _by_test(
+    base: RunSample,
+    gold: Sequence[RunSample],
+    selector_of: Callable[[str], str],
+    neighbours: frozenset[str],
+) -> tuple[list[str], list[str], list[str]]:
+    """Per-test selectors: fail-to-pass and pass-to-pass, and the fail-to-pass tests' names."""
+    at_base, first = base.tests(), gold[0].tests()
+    fail: list[str] = []
+    passing: list[str] = []
+    names: list[str] = []
+    for key, outcome in first.items():
+        if outcome != "passed":
+            continue  # stable across the gold runs (checked), so failed or skipped in all
+        file, name = _split_key(key)
+        before = at_base.get(key)
+        if before == "passed":
+            passing.append(selector_of(name))
+        elif before != "skipped" and file not in neighbours:
+            fail.append(selector_of(name))
+            names.append(name)
+    return fail, passing, names
+
+
+def _by_file(
+    base: RunSample, gold: Sequence[RunSample], neighbours: frozenset[str]
+) -> tuple[list[str], list[str], list[str]]:
+    """File selectors: a file that passes in every gold run, failing or passing at the base."""
+    fail: list[str] = []
+    passing: list[str] = []
+    names: list[str] = []
+    for index, run in enumerate(base.files):
+        clean = all(
+            sample.files[index].exit_code == 0 and sample.files[index].outcomes.passed > 0
+            for sample in gold
+        )
+        if not clean:
+            continue
+        if run.exit_code != 0 and run.file not in neighbours:
+            fail.append(run.file)
+            names.extend(name for name, _ in gold[0].files[index].outcomes.tests)
+        elif run.exit_code == 0 and run.outcomes.passed > 0:
+            passing.append(run.file)
+    return fail, passing, names
+
+
+def _no_fail_to_pass(base: RunSample, gold: Sequence[RunSample], neighbours: frozenset[str]) -> str:
+    at_base = [run for run in base.files if run.file not in neighbours]
+    with_gold = [run for run in gold[0].files if run.file not in neighbours]
+    if all(run.exit_code == 0 for run in at_base):
+        why = "every changed test file already passes at the base"
+    elif not any(run.exit_code == 0 for run in with_gold):
+        why = "no changed test file passes with the gold patch"
+    else:
+        why = "none fails at the base and passes with the gold patch"
+    return f"no fail-to-pass test: {why} (log {gold[0].log})"
