@@ -38,6 +38,7 @@ __all__ = [
     "PatchError",
     "PreflightError",
     "RewardError",
+    "RunError",
     "SandboxError",
     "SelfbenchError",
     "StoreError",
@@ -189,6 +190,13 @@ class MineError(SelfbenchError):
 
 class EvalError(SelfbenchError):
     """An evaluation cannot start or go on: bad agents, benchmark or results."""
+
+
+# run -------------------------------------------------------------------------------------------
+
+
+class RunError(SelfbenchError):
+    """A run that cannot start or go on: bad options, a run directory in use or not a run's."""
 
 
 # export {archive} ------------------------------------------------------------------------------
