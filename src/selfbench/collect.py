@@ -19,6 +19,7 @@ __all__ = [
     "CollectRejection",
     "CollectResult",
     "StoreTarget",
+    "candidate_mismatch",
     "collect_authoring",
     "find_authored_task",
     "read_candidate",
@@ -108,7 +109,8 @@ def find_authored_task(root: Path) -> Path:
     return found[0]
 
 
-def _candidate_mismatch(candidate: Candidate, task_dir: Path) -> CollectRejection | None:
+def candidate_mismatch(candidate: Candidate, task_dir: Path) -> CollectRejection | None:
+    """The rejection of an authored task that is not the assigned candidate's; None if it is."""
     definition = read_authored_task(task_dir).definition
     same = (
         definition.sourcePr == candidate.source_pr
@@ -136,7 +138,7 @@ def collect_authoring(
         StoreError: the store refused a write.
     """
     task_dir = find_authored_task(root)
-    mismatch = None if candidate is None else _candidate_mismatch(candidate, task_dir)
+    mismatch = None if candidate is None else candidate_mismatch(candidate, task_dir)
     if mismatch is not None:
         return mismatch
     bundle = out / "harbor-task"

@@ -1,0 +1,172 @@
+"""An agent's workspace: a fresh clone at the base commit, its inputs, and its MCP wiring.
+
+The clone is the agent's working directory. Its inputs (the candidate, the draft or the task to
+repair, the prompt) sit in `.selfbench/` inside it, and the `selfbench mcp` server is declared in
+the configuration files that common coding agents read from a project, so an agent started
+there finds the `submit_task` tool without flags. Every file added is listed in the clone's
+`.git/info/exclude`, so the agent's `git status` shows only its own work.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from selfbench._git import git
+from selfbench.errors import SelfbenchError
+from selfbench.submit import OUTPUT_ENV
+
+__all__ = [
+    "INPUTS_DIR",
+    "MCP_SERVER_NAME",
+    "Workspace",
+    "changed_paths",
+    "mcp_server_entry",
+    "open_workspace",
+]
+
+INPUTS_DIR = ".selfbench"
+MCP_SERVER_NAME = "selfbench"
+_EXCLUDE = "info/exclude"
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    """The clone the agent works in, and where its inputs and MCP configuration are."""
+
+    repo: Path
+    inputs: Path
+    mcp_config: Path
+    out_dir: Path
+
+    def write_input(self, name: str, content: bytes) -> Path:
+        """Write one input file under `.selfbench/`; its path."""
+        path = self.inputs / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+        return path
+
+
+def mcp_server_entry(out_dir: Path) -> dict[str, Any]:
+    """How to start `selfbench mcp` writing into `out_dir` (this interpreter, this selfbench)."""
+    return {
+        "command": sys.executable,
+        "args": ["-m", "selfbench", "mcp", "--output-root", str(out_dir)],
+        "env": {OUTPUT_ENV: str(out_dir)},
+    }
+
+
+def open_workspace(repo: Path, commit: str, root: Path, out_dir: Path) -> Workspace:
+    """Clone `repo` into `root/repo` at `commit` (detached) and wire the MCP server in.
+
+    Raises:
+        GitError: the clone or the checkout failed.
+    """
+    clone = root / "repo"
+    git(root, "clone", "--quiet", "--no-checkout", "--", str(repo.resolve()), str(clone))
+    git(clone, "checkout", "--quiet", "--detach", commit)
+    inputs = clone / INPUTS_DIR
+    inputs.mkdir()
+    entry = mcp_server_entry(out_dir)
+    config = inputs / "mcp.json"
+    config.write_text(_dumps({"mcpServers": {MCP_SERVER_NAME: entry}}), encoding="utf-8")
+    added = [f"/{INPUTS_DIR}/", *_write_agent_configs(clone, entry)]
+    exclude = Path(git(clone, "rev-parse", "--git-common-dir").decode().strip())
+    exclude = exclude if exclude.is_absolute() else clone / exclude
+    with (exclude / _EXCLUDE).open("a", encoding="utf-8") as handle:
+        handle.write("".join(f"{name}\n" for name in added))
+    return Workspace(clone, inputs, config, out_dir)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def _merged(path: Path, key: str, name: str, entry: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON config at `path` with our server under `key`; None if it cannot be merged."""
+    if not path.exists():
+        return {key: {name: entry}}
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None  # JSON with comments, or not ours to rewrite: leave the project's file
+    if not isinstance(value, dict) or not isinstance(value.get(key, {}), dict):
+        return None
+    servers = dict(value.get(key, {}))
+    servers[name] = entry
+    return {**value, key: servers}
+
+
+def _codex_toml(entry: dict[str, Any]) -> str:
+    # JSON strings and arrays of strings are valid TOML basic strings and arrays.
+    env = ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in entry["env"].items())
+    return (
+        f"[mcp_servers.{MCP_SERVER_NAME}]\n"
+        f"command = {json.dumps(entry['command'])}\n"
+        f"args = {json.dumps(entry['args'])}\n"
+        f"env = {{ {env} }}\n"
+    )
+
+
+def _write_agent_configs(clone: Path, entry: dict[str, Any]) -> list[str]:
+    """Declare the server where agents look for a project's MCP servers; the paths written."""
+    name = MCP_SERVER_NAME
+    opencode = {"type": "local", "command": [entry["command"], *entry["args"]]}
+    opencode["environment"] = entry["env"]
+    configs: list[tuple[str, str, dict[str, Any]]] = [
+        (".mcp.json", "mcpServers", entry),  # Claude Code
+        (".cursor/mcp.json", "mcpServers", entry),  # Cursor
+        (".gemini/settings.json", "mcpServers", entry),  # Gemini CLI
+        (".vscode/mcp.json", "servers", {"type": "stdio", **entry}),  # VS Code, Copilot
+        ("opencode.json", "mcp", opencode),  # opencode
+    ]
+    written = []
+    for relative, key, value in configs:
+        path = clone / relative
+        merged = _merged(path, key, name, value)
+        if merged is None:
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_dumps(merged), encoding="utf-8")
+        written.append(f"/{relative}")
+    codex = clone / ".codex" / "config.toml"
+    if not codex.exists():  # Codex, for a trusted project
+        codex.parent.mkdir(parents=True, exist_ok=True)
+        codex.write_text(_codex_toml(entry), encoding="utf-8")
+        written.append("/.codex/config.toml")
+    return written
+
+
+def _tree(clone: Path, base: str, patches: Sequence[bytes], index: Path) -> str:
+    env = {"GIT_INDEX_FILE": str(index)}
+    git(clone, "read-tree", base, env=env)
+    for data in patches:
+        if data.strip():
+            git(clone, "apply", "--cached", "-", stdin=data, env=env)
+    return git(clone, "write-tree", env=env).decode().strip()
+
+
+def changed_paths(
+    clone: Path, base: str, before: Sequence[bytes], after: Sequence[bytes]
+) -> tuple[str, ...] | str:
+    """The repository paths whose content differs between `base` with the `before` patches
+    applied and `base` with the `after` patches applied (what a repair changed); or, when a
+    patch does not apply, why not, in one line.
+
+    Uses a private index in the clone, so neither the clone's work tree nor the user's
+    repository is touched.
+    """
+    index = clone / ".git" / "selfbench-repair.index"
+    try:
+        first = _tree(clone, base, before, index)
+        second = _tree(clone, base, after, index)
+        listed = git(clone, "diff", "--name-only", "-z", "--no-renames", first, second)
+    except SelfbenchError as exc:
+        return f"the repaired task's patches do not apply at its base commit: {exc}"
+    finally:
+        index.unlink(missing_ok=True)
+    return tuple(p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p)
