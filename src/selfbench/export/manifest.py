@@ -4,8 +4,8 @@
 `repository` {url, commit}, `version` (the builder), `acceptedCount` and `tasks`
 [{taskId, sha256}], in that order, two-space indented; a run's export adds `provenance` last
 (how it was built: the author, reviewer, validation environment, toolchains, and each task's
-stage history), an object that is parsed as JSON and kept as is. Parsing is strict: unknown or missing keys,
-wrong types and counts that disagree are refused, each with a one-line message.
+stage history), an object kept as it is. Parsing is strict: unknown or missing keys, wrong
+types and counts that disagree are refused, each with a one-line message.
 """
 
 from __future__ import annotations

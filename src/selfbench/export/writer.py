@@ -339,7 +339,7 @@ def _pack_all(
     return archives
 
 
-def export_run(
+def export_run(  # noqa: PLR0913 - keyword-only options of one call
     inputs: Sequence[Path],
     *,
     run: RunInfo,

@@ -139,7 +139,7 @@ def author_task(
     def run() -> StageResult:
         out.mkdir(parents=True)
         log.parent.mkdir(parents=True, exist_ok=True)
-        job = _job(repo, candidate, draft_dir, out, log, settings)
+        job = _job(repo, candidate, draft_dir, out / "out", log, settings)
         if settings.command == AUTHOR_DRAFT:
             return _authored(author.author_from_draft(job))
         return _authored(author.author_with_command(settings.command, job))
@@ -162,7 +162,7 @@ def repair_stage(
     def run() -> StageResult:
         given = _private_copy(task_dir, out)
         log.parent.mkdir(parents=True, exist_ok=True)
-        job = _job(repo, candidate, given, out, log, settings)
+        job = _job(repo, candidate, given, out / "out", log, settings)
         return _authored(author.repair_with_command(settings.command, job, given, failing_log_tail))
 
     return _guarded(run)
@@ -171,7 +171,7 @@ def repair_stage(
 def _private_copy(task_dir: Path, out: Path) -> Path:
     """A copy of the task for a repair to start from, so the recorded one is never changed."""
     given = out / "given" / task_dir.name
-    given.parent.mkdir(parents=True)
+    given.parent.mkdir(parents=True)  # `out` is made here too
     shutil.copytree(task_dir, given, symlinks=True)
     return given
 
@@ -285,7 +285,7 @@ def coupling_repair_stage(
     def run() -> StageResult:
         given = _private_copy(task_dir, out)
         log.parent.mkdir(parents=True, exist_ok=True)
-        job = _job(repo, candidate, given, out, log, settings)
+        job = _job(repo, candidate, given, out / "out", log, settings)
         return _authored(
             coupling.coupling_repair_with_command(settings.command, job, given, list(findings))
         )
