@@ -11,6 +11,7 @@ from typing import Any
 
 from selfbench import _sample
 from selfbench._git import git
+from selfbench._sample_history import build_sample_history
 from selfbench.audit import AuditReport
 from selfbench.bundle.locate import BUNDLE_DIR
 from selfbench.compiler import compile_task
@@ -21,6 +22,7 @@ from selfbench.task import DEFINITION_FILE, TASK_FILES, judge_task, read_authore
 __all__ = [
     "SampleRepository",
     "audit_task_dir",
+    "build_sample_history",
     "build_sample_repository",
     "bundle_tree",
     "run_demo",
