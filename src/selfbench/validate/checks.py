@@ -22,6 +22,7 @@ from selfbench.validate.sandbox import PhaseResult
 __all__ = [
     "VerifierRun",
     "beyond_checks",
+    "command_segments",
     "flaky_check",
     "network_hint",
     "outcome_counts",
@@ -272,6 +273,12 @@ def _segments(log: str) -> dict[str, str]:
             text = text[retries[-1].end() :]
         result[match.group(1)] = text
     return result
+
+
+def command_segments(log: str) -> dict[str, str]:
+    """Each verifier command's output (its last attempt) in a `test.sh` log, by its label
+    (`fail-to-pass`, `fail-to-pass again`, `pass-to-pass`)."""
+    return _segments(log)
 
 
 def run_phases(log: Path, commands: dict[str, str]) -> dict[str, Outcomes]:

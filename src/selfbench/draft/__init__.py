@@ -1,0 +1,1 @@
+"""`selfbench draft`: tasks whose selectors are observed by running the tests (issue 14)."""

@@ -1,0 +1,434 @@
+"""Run, read, decide: the affected test files at the base and with the gold patch, in the sandbox.
+
+`observe` proves nothing by itself: it writes a *provisional* task (the inferred commands, the
+affected test files as fail-to-pass), compiles it into a temporary bundle and hands it to the
+local environment's own verifier (`validate.local.score_patches`): setup once, then one run at
+the base (the test patch applied, an empty agent patch) and `reruns` runs with the gold patch,
+each on a fresh copy of the prepared tree. The provisional test command runs each affected file
+on its own between marker lines, so every test's outcome is read with its file, whatever the
+runner prints (jest, vitest and node name tests without their file).
+
+`decide` is pure: per-test outcomes in, fail-to-pass and pass-to-pass selectors (or the reason
+there are none) out.
+
+* fail-to-pass: tests that fail (or are missing, or their file fails) at the base and pass in
+  every gold run;
+* pass-to-pass: tests that pass at the base and in every gold run, sorted, capped at `cap`; fewer
+  than the tier's minimum rejects;
+* a test that passes at the base and fails with the gold patch (`regression: <test> ...`), or
+  whose outcome changes between gold runs (`flaky: <test> ...`), rejects the candidate.
+
+Runners that select by file (jest, vitest, node, bun) get file selectors: a file is fail-to-pass
+when it fails at the base and passes in every gold run, pass-to-pass when it passes in all runs.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Final
+
+from selfbench._fs import write_atomic
+from selfbench._json import dumps_pretty
+from selfbench._shell import PLACEHOLDER, quote
+from selfbench.audit import THRESHOLDS
+from selfbench.bundle.locate import locate_task
+from selfbench.compiler import compile_task
+from selfbench.contract import AUTHORING_DEFAULTS, Difficulty
+from selfbench.outcomes import Outcome, Outcomes, parse_outcomes
+from selfbench.task import DEFINITION_FILE, GOLD_PATCH_FILE, TEST_PATCH_FILE
+from selfbench.validate.checks import command_segments
+from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions, score_patches
+from selfbench.validate.report import RunReport
+
+__all__ = [
+    "DEFAULT_P2P_CAP",
+    "FILE_RUNNERS",
+    "Decision",
+    "FileRun",
+    "Observation",
+    "Plan",
+    "RunSample",
+    "decide",
+    "observe",
+    "provisional_command",
+    "read_samples",
+]
+
+DEFAULT_P2P_CAP: Final = 20
+"""At most this many pass-to-pass selectors, the first in sorted order."""
+FILE_RUNNERS: Final = frozenset({"jest", "vitest", "node", "bun"})
+"""Runners whose selectors are files: their test names carry no file."""
+_MARKER_RE = re.compile(r"^selfbench-draft: (begin|end) (\d{1,6})(?: (-?\d{1,6}))?$", re.MULTILINE)
+_PROVISIONAL_ID = "draft-provisional"
+_PROVISIONAL_URL = "https://example.com/selfbench/draft"
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What the draft runs: the inferred environment and the affected test files."""
+
+    base_commit: str
+    workdir: str
+    setup_command: str
+    test_command: str
+    toolchains: tuple[str, ...]
+    test_files: tuple[str, ...]
+    """The test patch's test files, relative to `workdir`, in a stable order."""
+    timeouts: dict[str, int] = field(
+        default_factory=lambda: dict(AUTHORING_DEFAULTS["timeouts"])
+    )
+    resources: dict[str, int | float] = field(
+        default_factory=lambda: dict(AUTHORING_DEFAULTS["resources"])
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class FileRun:
+    """One affected file's run within one sample: its exit status and what its runner said."""
+
+    file: str
+    exit_code: int
+    outcomes: Outcomes
+
+
+@dataclass(frozen=True, slots=True)
+class RunSample:
+    """One run of the affected files: `base`, `gold-1`, `gold-1 again`, …"""
+
+    name: str
+    files: tuple[FileRun, ...]
+    log: str
+
+    def tests(self) -> dict[str, Outcome]:
+        """Per-test outcomes, keyed `<file>\x00<test>` (see `test_key`)."""
+        return {
+            test_key(run.file, name): outcome
+            for run in self.files
+            for name, outcome in run.outcomes.tests
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """Everything `observe` saw: the base sample and the gold samples, or why there are none."""
+
+    base: RunSample | None
+    gold: tuple[RunSample, ...]
+    logs: Path
+    seconds: float
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The selectors derived from the samples, or the one-line reason there are none."""
+
+    fail_to_pass: tuple[str, ...] = ()
+    pass_to_pass: tuple[str, ...] = ()
+    reason: str | None = None
+    tests: tuple[str, ...] = ()
+    """The names of the fail-to-pass tests (for the draft instruction's redaction)."""
+
+
+def test_key(file: str, name: str) -> str:
+    """A test's key in the evidence: its file and its runner's name for it."""
+    return f"{file}\x00{name}"
+
+
+def _split_key(key: str) -> tuple[str, str]:
+    file, _, name = key.partition("\x00")
+    return file, name
+
+
+# --- the provisional task -------------------------------------------------------------------
+
+
+def provisional_command(test_command: str) -> str:
+    """A test command that runs each selector (a file) on its own between marker lines.
+
+    `{tests}` appears once, unquoted, as the loop's word list; inside, each file replaces the
+    placeholder of the real command. The command fails when any file fails.
+    """
+    inner = test_command.replace(PLACEHOLDER, '"$selfbench_file"')
+    return (
+        "selfbench_status=0; selfbench_index=0; "
+        f"for selfbench_file in {PLACEHOLDER}; do "
+        "printf '\\nselfbench-draft: begin %d\\n' \"$selfbench_index\"; "
+        f"( {inner} ); selfbench_code=$?; "
+        "printf '\\nselfbench-draft: end %d %d\\n' \"$selfbench_index\" \"$selfbench_code\"; "
+        '[ "$selfbench_code" -eq 0 ] || selfbench_status=1; '
+        "selfbench_index=$((selfbench_index + 1)); "
+        'done; exit "$selfbench_status"'
+    )
+
+
+def _provisional_definition(plan: Plan, difficulty: Difficulty) -> dict[str, Any]:
+    return {
+        "schemaVersion": 1,
+        "difficulty": difficulty,
+        "taskId": _PROVISIONAL_ID,
+        "repo": "draft",
+        "baseCommit": plan.base_commit,
+        "workdir": plan.workdir,
+        "setupCommand": plan.setup_command,
+        "testCommand": provisional_command(plan.test_command),
+        "failToPass": list(plan.test_files),
+        "passToPass": [],
+        "testPaths": list(plan.test_files),
+        "toolchains": list(plan.toolchains),
+        "sourcePr": 1,
+        "sourceUrl": _PROVISIONAL_URL,
+        "prompt": "Provisional draft run.",
+        "timeouts": dict(plan.timeouts),
+        "resources": dict(plan.resources),
+    }
+
+
+def observe(
+    repo: Path,
+    plan: Plan,
+    *,
+    test_patch: bytes,
+    gold_patch: bytes,
+    logs: Path,
+    options: LocalOptions | None = None,
+) -> Observation:
+    """Run the affected files at the base and `options.reruns` times with the gold patch.
+
+    Logs go under `logs` (kept: a rejection points at them).
+
+    Raises:
+        SandboxError: this machine cannot create the isolated workspace.
+        CompileError: the provisional task does not compile (a patch does not apply).
+    """
+    started = time.monotonic()
+    options = replace(options or LocalOptions(), logs=logs)
+    reruns = max(1, options.reruns if options.reruns else DEFAULT_RERUNS)
+    with tempfile.TemporaryDirectory(prefix="selfbench-draft-") as scratch:
+        task = Path(scratch) / "task"
+        task.mkdir()
+        definition = _provisional_definition(plan, "easy")
+        write_atomic(task / DEFINITION_FILE, dumps_pretty(definition).encode("utf-8"))
+        write_atomic(task / TEST_PATCH_FILE, test_patch)
+        write_atomic(task / GOLD_PATCH_FILE, gold_patch)
+        compile_task(task, repo=repo)
+        located = locate_task(task)
+        patches: list[bytes | None] = [b"", *([gold_patch] * reruns)]
+        reports = score_patches(located, patches, options=options)
+    seconds = time.monotonic() - started
+    return read_samples(plan, reports, logs=logs / _PROVISIONAL_ID, seconds=seconds)
+
+
+def read_samples(
+    plan: Plan, reports: Sequence[RunReport], *, logs: Path, seconds: float = 0.0
+) -> Observation:
+    """The samples in the verifier runs' logs (the first run is the base, the rest gold)."""
+    if not reports or reports[0].reward is None:
+        log = reports[0].log if reports else str(logs)
+        return Observation(None, (), logs, seconds, f"setup failed (log {log})")
+    samples: list[list[RunSample]] = []
+    for index, report in enumerate(reports):
+        name = "base" if index == 0 else f"gold-{index}"
+        found = _report_samples(plan, report, name)
+        if isinstance(found, str):
+            return Observation(None, (), logs, seconds, found)
+        samples.append(found)
+    return Observation(
+        samples[0][0], tuple(s for run in samples[1:] for s in run), logs, seconds, None
+    )
+
+
+def _report_samples(plan: Plan, report: RunReport, name: str) -> list[RunSample] | str:
+    """The fail-to-pass samples of one verifier run (two when it passed), or why none."""
+    reward = report.reward
+    if reward is None:
+        return f"{name}: the verifier wrote no reward.json (log {report.log})"
+    if not reward.setup_completed:
+        return f"{name}: the test patch could not be applied (log {report.log})"
+    try:
+        text = Path(report.log).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return f"{name}: cannot read its log {report.log}: {exc.strerror}"
+    segments = command_segments(text)
+    found = []
+    for label, suffix in (("fail-to-pass", ""), ("fail-to-pass again", " again")):
+        segment = segments.get(label)
+        if segment is None:
+            continue
+        files = _file_runs(plan, segment)
+        if isinstance(files, str):
+            return f"{name}{suffix}: {files} (log {report.log})"
+        found.append(RunSample(f"{name}{suffix}", files, report.log))
+    if not found:
+        return f"{name}: the tests did not run (log {report.log})"
+    return found
+
+
+def _file_runs(plan: Plan, segment: str) -> tuple[FileRun, ...] | str:
+    """Each file's output between its marker lines, parsed with the real command."""
+    begun: dict[int, int] = {}
+    runs: list[FileRun] = []
+    for match in _MARKER_RE.finditer(segment):
+        index = int(match[2])
+        if match[1] == "begin":
+            begun[index] = match.end()
+            continue
+        if index not in begun or index >= len(plan.test_files) or match[3] is None:
+            return "the test command's output is garbled"
+        file, code = plan.test_files[index], int(match[3])
+        output = segment[begun.pop(index) : match.start()]
+        command = plan.test_command.replace(PLACEHOLDER, quote(file))
+        runs.append(FileRun(file, code, parse_outcomes(command, output, code)))
+    if len(runs) != len(plan.test_files):
+        return "the test command did not run every test file (timed out?)"
+    return tuple(runs)
+
+
+# --- the decision (pure) --------------------------------------------------------------------
+
+
+def decide(
+    observation: Observation,
+    *,
+    difficulty: Difficulty,
+    selector_of: Callable[[str], str],
+    runner: str | None,
+    cap: int = DEFAULT_P2P_CAP,
+) -> Decision:
+    """Fail-to-pass and pass-to-pass from the samples, or the reason the candidate is rejected.
+
+    `selector_of` turns a test's runner name into its selector (per-test runners only).
+    """
+    if observation.reason is not None:
+        return Decision(reason=observation.reason)
+    base = observation.base
+    if base is None or not observation.gold:
+        return Decision(reason="the tests did not run")
+    problem = _unreadable(base, observation.gold) or _unstable(base, observation.gold)
+    if problem is not None:
+        return Decision(reason=problem)
+    if runner in FILE_RUNNERS:
+        fail, passing, names = _by_file(base, observation.gold)
+    else:
+        fail, passing, names = _by_test(base, observation.gold, selector_of)
+    if not fail:
+        return Decision(reason=_no_fail_to_pass(base, observation.gold))
+    minimum = THRESHOLDS[difficulty].pass_to_pass
+    chosen = tuple(sorted(set(passing)))[: max(cap, minimum)]
+    if len(chosen) < minimum:
+        return Decision(
+            reason=(
+                f"{difficulty} mode requires at least {minimum} pass-to-pass tests; "
+                f"{len(chosen)} of the changed test files pass at the base and with the gold patch"
+            )
+        )
+    return Decision(tuple(dict.fromkeys(fail)), chosen, None, tuple(names))
+
+
+def _unreadable(base: RunSample, gold: Sequence[RunSample]) -> str | None:
+    """Why the runner's output cannot be read: unknown runner, or a file naming no test."""
+    for sample in (base, *gold):
+        for run in sample.files:
+            if run.outcomes.runner is None:
+                return (
+                    "cannot read the test runner's output (unknown runner in the test command; "
+                    f"log {sample.log})"
+                )
+    for sample in gold:
+        for run in sample.files:
+            if not run.outcomes.tests and run.outcomes.no_tests is None:
+                return (
+                    f"cannot read the test runner's output: {sample.name}: {run.file} names no "
+                    f"test (exit {run.exit_code}; log {sample.log})"
+                )
+    return None
+
+
+def _unstable(base: RunSample, gold: Sequence[RunSample]) -> str | None:
+    """A flaky test (its outcome changes between gold runs) or a regression, named."""
+    seen = [sample.tests() for sample in gold]
+    keys = sorted({key for tests in seen for key in tests})
+    for key in keys:
+        outcomes = [tests.get(key, "missing") for tests in seen]
+        if len(set(outcomes)) > 1:
+            passed = outcomes.count("passed")
+            return (
+                f"flaky: {_display(key)} passed {passed} of {len(outcomes)} runs with the gold "
+                f"patch (log {gold[0].log})"
+            )
+    for index, run in enumerate(gold[0].files):
+        codes = {sample.files[index].exit_code == 0 for sample in gold}
+        if len(codes) > 1:
+            passed = sum(sample.files[index].exit_code == 0 for sample in gold)
+            return f"flaky: {run.file} passed {passed} of {len(gold)} runs with the gold patch"
+    at_base = base.tests()
+    for key in keys:
+        if at_base.get(key) == "passed" and seen[0].get(key) == "failed":
+            return (
+                f"regression: {_display(key)} passes at the base and fails with the gold patch "
+                f"(log {gold[0].log})"
+            )
+    return None
+
+
+def _display(key: str) -> str:
+    file, name = _split_key(key)
+    return name if name.startswith(file) else f"{file}: {name}"
+
+
+def _by_test(
+    base: RunSample, gold: Sequence[RunSample], selector_of: Callable[[str], str]
+) -> tuple[list[str], list[str], list[str]]:
+    """Per-test selectors: fail-to-pass and pass-to-pass, and the fail-to-pass tests' names."""
+    at_base, first = base.tests(), gold[0].tests()
+    fail: list[str] = []
+    passing: list[str] = []
+    names: list[str] = []
+    for key, outcome in first.items():
+        if outcome != "passed":
+            continue  # stable across the gold runs (checked), so failed or skipped in all
+        _, name = _split_key(key)
+        before = at_base.get(key)
+        if before == "passed":
+            passing.append(selector_of(name))
+        elif before != "skipped":
+            fail.append(selector_of(name))
+            names.append(name)
+    return fail, passing, names
+
+
+def _by_file(
+    base: RunSample, gold: Sequence[RunSample]
+) -> tuple[list[str], list[str], list[str]]:
+    """File selectors: a file that passes in every gold run, failing or passing at the base."""
+    fail: list[str] = []
+    passing: list[str] = []
+    names: list[str] = []
+    for index, run in enumerate(base.files):
+        clean = all(
+            sample.files[index].exit_code == 0 and sample.files[index].outcomes.passed > 0
+            for sample in gold
+        )
+        if not clean:
+            continue
+        if run.exit_code != 0:
+            fail.append(run.file)
+            names.extend(name for name, _ in gold[0].files[index].outcomes.tests)
+        elif run.outcomes.passed > 0:
+            passing.append(run.file)
+    return fail, passing, names
+
+
+def _no_fail_to_pass(base: RunSample, gold: Sequence[RunSample]) -> str:
+    if all(run.exit_code == 0 for run in base.files):
+        why = "every changed test file already passes at the base"
+    elif not any(run.exit_code == 0 for run in gold[0].files):
+        why = "no changed test file passes with the gold patch"
+    else:
+        why = "none fails at the base and passes with the gold patch"
+    return f"no fail-to-pass test: {why} (log {gold[0].log})"
