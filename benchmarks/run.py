@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _bench import git  # noqa: E402
+from _bench import git
 
 _SELFBENCH = [sys.executable, "-m", "selfbench"]
 _PYPROJECT = """\
@@ -211,7 +211,8 @@ def main() -> None:
         )
         two = run(repo, root / "j2", args.candidates, 2)
         print(
-            f"selfbench run -j 2:          {two:8.1f}s   {one / two:.2f}x faster than -j 1 (>= 1.6x)"
+            f"selfbench run -j 2:          {two:8.1f}s   {one / two:.2f}x faster than -j 1"
+            " (>= 1.6x)"
         )
 
 
