@@ -270,6 +270,7 @@ def _process(
         context.run.event(
             "step",
             candidate=state.id,
+            step=len(state.history),
             stage=state.next,
             to=after.next,
             status=after.status,
