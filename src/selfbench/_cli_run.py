@@ -8,6 +8,7 @@ holds what was accepted), 2 on bad input, and 130 when Ctrl-C stopped it (it say
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -120,18 +121,19 @@ def _progress(console: Console) -> Iterator[Progress | None]:
 
 
 @contextmanager
-def _stop_on_interrupt(stop: threading.Event, console: Console) -> Iterator[None]:
-    """The first Ctrl-C asks the run to stop after the running stages; a second one ends it now
-    (the run directory stays consistent either way: every state file is written atomically)."""
+def _stop_on_interrupt(stop: threading.Event, console: Console, run_dir: Path) -> Iterator[None]:
+    """The first Ctrl-C asks the run to stop once the running stages end (their results are not
+    recorded); a second one ends the process at once, as a kill would. The run directory stays
+    consistent either way: every state file is written atomically."""
 
     def handle(_signum: int, _frame: FrameType | None) -> None:
         if stop.is_set():
-            sys.stderr.write("stopped now\n")
+            sys.stdout.flush()
+            sys.stderr.write(f"stopped at once; resume with: {_resume_hint(run_dir)}\n")
             sys.stderr.flush()
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            raise KeyboardInterrupt
+            os._exit(EXIT_INTERRUPTED)
         stop.set()
-        console.print("stopping: the stages running now are left unrecorded (Ctrl-C again: now)")
+        console.print("stopping once the running stages end (Ctrl-C again: stop at once)")
 
     previous = signal.signal(signal.SIGINT, handle)
     try:
@@ -204,7 +206,8 @@ def _run(args: argparse.Namespace) -> int:
         run_dir = _run_dir(args)
     stop = threading.Event()
     started = time.monotonic()
-    with _progress(console) as progress, _stop_on_interrupt(stop, console):
+    interrupt = _stop_on_interrupt(stop, console, run_dir.absolute())
+    with _progress(console) as progress, interrupt:
         watcher = _Watcher(console, progress)
         if options is not None:
             watcher.start(options)
