@@ -101,7 +101,7 @@ def test_lists_both_tools_with_the_submission_schema_and_the_prompt(
         assert session.server_info is not None
         assert session.server_info.name == "selfbench"
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-        assert sorted(tools) == ["check_task", "list_candidates", "submit_task"]
+        assert sorted(tools) == ["check_task", "draft_task", "list_candidates", "submit_task"]
         for tool in (tools["check_task"], tools["submit_task"]):
             assert tool.input_schema == submission_json_schema()
             assert tool.description
@@ -326,7 +326,8 @@ def test_the_brief_states_the_gates_and_the_integrity_boundary() -> None:
         "| hard (this task) | 3 | 100 | 2 |",
     ):
         assert row in brief
-    for topic in ("never reveal", "held-out", "{tests}", "failToPass", "passToPass", "check_task"):
+    topics = ("never reveal", "held-out", "{tests}", "failToPass", "passToPass", "check_task")
+    for topic in (*topics, "draft_task", "submit_task"):
         assert topic in brief
     assert "Your assigned difficulty: hard." in brief
     assert render_author_brief(pull_request="a\nb") != render_author_brief()

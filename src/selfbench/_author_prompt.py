@@ -16,12 +16,25 @@ _INTRO = """\
 You are turning one merged pull request into a benchmark task for coding agents. Another agent
 will later receive only your instruction and the repository as it stood before the change; it
 must rebuild the behaviour the pull request added, and held-out tests decide whether it did.
-Your job is to describe the work, not to give it away, and to prove it with tests that judge
-behaviour rather than one particular implementation.
 
-Work in this order: read the pull request and its diff, decide the difficulty, split the diff
-into the reference implementation and the held-out tests, pick selectors and one test command,
-write the instruction, call `check_task`, fix what it reports, then call `submit_task` once.
+Most of the task is already proven for you. Work in this order:
+
+1. call `draft_task` with your candidate's id. It splits the change into the gold patch and the
+   held-out tests, infers the setup and test commands, and runs the tests in the sandbox at the
+   base and with the gold patch (several times): `failToPass` and `passToPass` are *observed*,
+   not guessed. It returns the arguments for `check_task` and `submit_task` (`definition`,
+   `testPatch`, `goldPatch`) and the evidence (every test's outcome in every run, where each
+   command came from). When it cannot draft the candidate it says why in one line; report that
+   and stop rather than forcing a task;
+2. write the instruction: replace `definition.prompt`, a draft assembled from the pull request's
+   title and description, with the engineer's request in your own words (the next sections say
+   what it must and must not contain);
+3. call `check_task` with the arguments, fix what it reports, and call `submit_task` once.
+
+Keep the draft's selectors, commands and patches unless the evidence shows a real problem (a
+test that pins a private detail the instruction cannot ask for): then edit them as the sections
+below describe, and keep `failToPass` to tests the evidence shows failing at the base and
+passing with the gold patch.
 """
 
 _BOUNDARY = """\
@@ -44,7 +57,7 @@ every such warning as something to rewrite.
 """
 
 _SPLIT = """\
-## Splitting the change into gold and held-out tests
+## The gold patch and the held-out tests (the draft's split)
 
 * `goldPatch` is the implementation: every non-test file the pull request changed, as a Git
   patch against `baseCommit` (`git diff <base> <merge> -- <implementation paths>`). Dependency
@@ -62,7 +75,7 @@ _SPLIT = """\
 """
 
 _SELECTORS = """\
-## Selectors and the one test command
+## Selectors and the one test command (observed by the draft)
 
 * `failToPass`: selectors that fail at `baseCommit` with the held-out tests applied and pass with
   the gold patch. Each must fail on its own before the change: do not list a test that already

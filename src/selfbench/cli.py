@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from selfbench._cli_bundle import add_bundle_commands, add_repair_check_command
 from selfbench._cli_common import print_json
+from selfbench._cli_draft import add_draft_command
 from selfbench._cli_eval import add_eval_commands
 from selfbench._cli_export import add_export_commands
 from selfbench._cli_mine import add_mine_commands
@@ -97,6 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     add_export_commands(commands)
     add_toolchains_command(commands)
     add_mine_commands(commands)
+    add_draft_command(commands)
     add_run_commands(commands)  # run, status
     add_eval_commands(commands)
 

@@ -26,6 +26,7 @@ __all__ = [
     "BundleError",
     "CompileError",
     "DefinitionError",
+    "DraftError",
     "EvalError",
     "ExportError",
     "GitError",
@@ -183,6 +184,13 @@ class ToolchainError(ValidateError):
 
 class MineError(SelfbenchError):
     """The repository, a revision, a metadata file or an option cannot be mined."""
+
+
+# draft -----------------------------------------------------------------------------------------
+
+
+class DraftError(SelfbenchError):
+    """A candidate that cannot be drafted (no test changes, say), or a bad `selfbench.toml`."""
 
 
 # evaluate --------------------------------------------------------------------------------------

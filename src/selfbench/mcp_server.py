@@ -1,7 +1,8 @@
 """`selfbench mcp`: the author's tools over the Model Context Protocol (stdio).
 
 Tools: `submit_task` (SPEC §2, input schema = the submission JSON Schema), `check_task`, the
-same arguments as a dry run that writes nothing, and `list_candidates` (mined candidates).
+same arguments as a dry run that writes nothing, `list_candidates` (mined candidates) and
+`draft_task` (a candidate drafted by running its tests: the arguments to finish and submit).
 Prompt: `author_task`, the authoring brief. `check_task` is also a plain function; the server
 only translates between MCP and it.
 """
@@ -16,6 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from selfbench._author_prompt import render_author_brief
 from selfbench.contract import DIFFICULTIES, Difficulty, submission_json_schema
+from selfbench.draft.mcp_tool import (
+    DRAFT_TASK,
+    DRAFT_TASK_DESCRIPTION,
+    DRAFT_TASK_SCHEMA,
+    draft_task,
+    draft_task_text,
+)
 from selfbench.errors import PreflightError, SelfbenchError
 from selfbench.mine.mcp_tool import (
     LIST_CANDIDATES,
@@ -36,8 +44,10 @@ __all__ = ["SERVER_NAME", "build_server", "serve_stdio"]
 SERVER_NAME = "selfbench"
 _INSTRUCTIONS = (
     "selfbench turns a merged pull request into a benchmark task for coding agents. Read the "
-    "author_task prompt first. Call check_task with the full arguments (definition, testPatch, "
-    "goldPatch) until it reports accepted, then call submit_task once with the same arguments."
+    "author_task prompt first. Call draft_task for your candidate: it returns the definition, "
+    "testPatch and goldPatch with observed selectors and a draft instruction. Rewrite the "
+    "instruction, call check_task with the full arguments until it reports accepted, then call "
+    "submit_task once with the same arguments."
 )
 _SUBMIT_DESCRIPTION = (
     "Submit one authored task: the definition (schemaVersion 1), the held-out test patch and "
@@ -95,6 +105,14 @@ def _candidates_result(arguments: dict[str, Any]) -> mcp_types.CallToolResult:
     return _text_result(list_candidates_text(listing), error=False, structured=listing)
 
 
+def _draft_result(arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+    try:
+        draft = draft_task(arguments)
+    except SelfbenchError as exc:
+        return _text_result(str(exc), error=True)
+    return _text_result(draft_task_text(draft), error=not draft["drafted"], structured=draft)
+
+
 def _prompt_difficulty(arguments: Mapping[str, str] | None) -> Difficulty | None:
     from mcp import MCPError  # noqa: PLC0415
     from mcp_types import INVALID_PARAMS  # noqa: PLC0415
@@ -128,6 +146,9 @@ def build_server(
             name=LIST_CANDIDATES,
             description=LIST_CANDIDATES_DESCRIPTION,
             input_schema=LIST_CANDIDATES_SCHEMA,
+        ),
+        types.Tool(
+            name=DRAFT_TASK, description=DRAFT_TASK_DESCRIPTION, input_schema=DRAFT_TASK_SCHEMA
         ),
     ]
     prompt = types.Prompt(
@@ -164,6 +185,8 @@ def build_server(
             )
         if params.name == LIST_CANDIDATES:
             return await anyio.to_thread.run_sync(_candidates_result, arguments)
+        if params.name == DRAFT_TASK:
+            return await anyio.to_thread.run_sync(_draft_result, arguments)
         raise MCPError(types.INVALID_PARAMS, f"unknown tool: {params.name}")
 
     async def list_prompts(
@@ -192,6 +215,8 @@ def build_server(
             if name in {"submit_task", "check_task"}
             else LIST_CANDIDATES_SCHEMA
             if name == LIST_CANDIDATES
+            else DRAFT_TASK_SCHEMA
+            if name == DRAFT_TASK
             else None
         ),
         on_list_tools=list_tools,

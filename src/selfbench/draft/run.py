@@ -63,7 +63,11 @@ DEFAULT_P2P_CAP: Final = 20
 """At most this many pass-to-pass selectors, the first in sorted order."""
 FILE_RUNNERS: Final = frozenset({"jest", "vitest", "node", "bun"})
 """Runners whose selectors are files: their test names carry no file."""
-_MARKER_RE = re.compile(r"^selfbench-draft: (begin|end) (\d{1,6})(?: (-?\d{1,6}))?$", re.MULTILINE)
+REPEATS: Final = 2
+"""Each file runs this many times in a row in every verifier run (see `provisional_command`)."""
+_MARKER_RE = re.compile(
+    r"^selfbench-draft: (begin|end) (\d{1,6}) (\d{1,2})(?: (-?\d{1,6}))?$", re.MULTILINE
+)
 _PROVISIONAL_ID = "draft-provisional"
 _PROVISIONAL_URL = "https://example.com/selfbench/draft"
 
@@ -115,9 +119,9 @@ class RunSample:
 
 @dataclass(frozen=True, slots=True)
 class Observation:
-    """Everything `observe` saw: the base sample and the gold samples, or why there are none."""
+    """Everything `observe` saw: the base samples and the gold samples, or why there are none."""
 
-    base: RunSample | None
+    base: tuple[RunSample, ...]
     gold: tuple[RunSample, ...]
     logs: Path
     seconds: float
@@ -149,20 +153,24 @@ def _split_key(key: str) -> tuple[str, str]:
 
 
 def provisional_command(test_command: str) -> str:
-    """A test command that runs each selector (a file) on its own between marker lines.
+    """A test command that runs each selector (a file) on its own, twice, between marker lines.
 
     `{tests}` appears once, unquoted, as the loop's word list; inside, each file replaces the
-    placeholder of the real command. The command fails when any file fails.
+    placeholder of the real command. The second run in the same tree is the determinism repeat
+    (the verifier repeats a passing command itself only when its runner's report shows every
+    file, which one report file per run cannot). The command fails when any run fails.
     """
     inner = test_command.replace(PLACEHOLDER, '"$selfbench_file"')
     return (
         "selfbench_status=0; selfbench_index=0; "
         f"for selfbench_file in {PLACEHOLDER}; do "
-        "printf '\\nselfbench-draft: begin %d\\n' \"$selfbench_index\"; "
+        f"for selfbench_repeat in {' '.join(str(n) for n in range(1, REPEATS + 1))}; do "
+        "printf '\\nselfbench-draft: begin %d %d\\n' \"$selfbench_index\" \"$selfbench_repeat\"; "
         f"( {inner} ); selfbench_code=$?; "
-        "printf '\\nselfbench-draft: end %d %d\\n' \"$selfbench_index\" \"$selfbench_code\"; "
+        "printf '\\nselfbench-draft: end %d %d %d\\n' \"$selfbench_index\" \"$selfbench_repeat\" "
+        '"$selfbench_code"; '
         '[ "$selfbench_code" -eq 0 ] || selfbench_status=1; '
-        "selfbench_index=$((selfbench_index + 1)); "
+        "done; selfbench_index=$((selfbench_index + 1)); "
         'done; exit "$selfbench_status"'
     )
 
@@ -230,21 +238,20 @@ def read_samples(
     """The samples in the verifier runs' logs (the first run is the base, the rest gold)."""
     if not reports or reports[0].reward is None:
         log = reports[0].log if reports else str(logs)
-        return Observation(None, (), logs, seconds, f"setup failed (log {log})")
+        return Observation((), (), logs, seconds, f"setup failed (log {log})")
     samples: list[list[RunSample]] = []
     for index, report in enumerate(reports):
         name = "base" if index == 0 else f"gold-{index}"
         found = _report_samples(plan, report, name)
         if isinstance(found, str):
-            return Observation(None, (), logs, seconds, found)
+            return Observation((), (), logs, seconds, found)
         samples.append(found)
-    return Observation(
-        samples[0][0], tuple(s for run in samples[1:] for s in run), logs, seconds, None
-    )
+    gold = tuple(sample for run in samples[1:] for sample in run)
+    return Observation(tuple(samples[0]), gold, logs, seconds, None)
 
 
 def _report_samples(plan: Plan, report: RunReport, name: str) -> list[RunSample] | str:
-    """The fail-to-pass samples of one verifier run (two when it passed), or why none."""
+    """The samples of one verifier run: each repeat of its fail-to-pass command, or why none."""
     reward = report.reward
     if reward is None:
         return f"{name}: the verifier wrote no reward.json (log {report.log})"
@@ -260,33 +267,36 @@ def _report_samples(plan: Plan, report: RunReport, name: str) -> list[RunSample]
         segment = segments.get(label)
         if segment is None:
             continue
-        files = _file_runs(plan, segment)
-        if isinstance(files, str):
-            return f"{name}{suffix}: {files} (log {report.log})"
-        found.append(RunSample(f"{name}{suffix}", files, report.log))
+        repeats = _file_runs(plan, segment)
+        if isinstance(repeats, str):
+            return f"{name}{suffix}: {repeats} (log {report.log})"
+        for repeat, files in enumerate(repeats, start=1):
+            shown = f"{name}{suffix}" + (f" #{repeat}" if repeat > 1 else "")
+            found.append(RunSample(shown, files, report.log))
     if not found:
         return f"{name}: the tests did not run (log {report.log})"
     return found
 
 
-def _file_runs(plan: Plan, segment: str) -> tuple[FileRun, ...] | str:
-    """Each file's output between its marker lines, parsed with the real command."""
-    begun: dict[int, int] = {}
-    runs: list[FileRun] = []
+def _file_runs(plan: Plan, segment: str) -> list[tuple[FileRun, ...]] | str:
+    """Each repeat's file runs: every file's output between its marker lines, parsed with the
+    real command."""
+    begun: dict[tuple[int, int], int] = {}
+    runs: dict[int, list[FileRun]] = {repeat: [] for repeat in range(1, REPEATS + 1)}
     for match in _MARKER_RE.finditer(segment):
-        index = int(match[2])
+        index, repeat = int(match[2]), int(match[3])
         if match[1] == "begin":
-            begun[index] = match.end()
+            begun[index, repeat] = match.end()
             continue
-        if index not in begun or index >= len(plan.test_files) or match[3] is None:
+        if (index, repeat) not in begun or index >= len(plan.test_files) or repeat not in runs:
             return "the test command's output is garbled"
-        file, code = plan.test_files[index], int(match[3])
-        output = segment[begun.pop(index) : match.start()]
+        file, code = plan.test_files[index], int(match[4] or "-1")
+        output = segment[begun.pop((index, repeat)) : match.start()]
         command = plan.test_command.replace(PLACEHOLDER, quote(file))
-        runs.append(FileRun(file, code, parse_outcomes(command, output, code)))
-    if len(runs) != len(plan.test_files):
+        runs[repeat].append(FileRun(file, code, parse_outcomes(command, output, code)))
+    if any(len(files) != len(plan.test_files) for files in runs.values()):
         return "the test command did not run every test file (timed out?)"
-    return tuple(runs)
+    return [tuple(runs[repeat]) for repeat in sorted(runs)]
 
 
 # --- the decision (pure) --------------------------------------------------------------------
@@ -306,10 +316,15 @@ def decide(
     """
     if observation.reason is not None:
         return Decision(reason=observation.reason)
-    base = observation.base
-    if base is None or not observation.gold:
+    if not observation.base or not observation.gold:
         return Decision(reason="the tests did not run")
-    problem = _unreadable(base, observation.gold) or _unstable(base, observation.gold)
+    base = observation.base[0]
+    problem = (
+        _unreadable(base, observation.gold)
+        or _flaky(observation.base, "at the base")
+        or _flaky(observation.gold, "with the gold patch")
+        or _regression(base, observation.gold)
+    )
     if problem is not None:
         return Decision(reason=problem)
     if runner in FILE_RUNNERS:
@@ -349,26 +364,32 @@ def _unreadable(base: RunSample, gold: Sequence[RunSample]) -> str | None:
     return None
 
 
-def _unstable(base: RunSample, gold: Sequence[RunSample]) -> str | None:
-    """A flaky test (its outcome changes between gold runs) or a regression, named."""
-    seen = [sample.tests() for sample in gold]
-    keys = sorted({key for tests in seen for key in tests})
-    for key in keys:
+def _flaky(samples: Sequence[RunSample], where: str) -> str | None:
+    """A test whose outcome (or a file whose exit status) changes between samples, named."""
+    seen = [sample.tests() for sample in samples]
+    for key in sorted({key for tests in seen for key in tests}):
         outcomes = [tests.get(key, "missing") for tests in seen]
         if len(set(outcomes)) > 1:
             passed = outcomes.count("passed")
             return (
-                f"flaky: {_display(key)} passed {passed} of {len(outcomes)} runs with the gold "
-                f"patch (log {gold[0].log})"
+                f"flaky: {_display(key)} passed {passed} of {len(outcomes)} runs {where} "
+                f"(log {samples[0].log})"
             )
-    for index, run in enumerate(gold[0].files):
-        codes = {sample.files[index].exit_code == 0 for sample in gold}
-        if len(codes) > 1:
-            passed = sum(sample.files[index].exit_code == 0 for sample in gold)
-            return f"flaky: {run.file} passed {passed} of {len(gold)} runs with the gold patch"
-    at_base = base.tests()
-    for key in keys:
-        if at_base.get(key) == "passed" and seen[0].get(key) == "failed":
+    for index, run in enumerate(samples[0].files):
+        passed = sum(sample.files[index].exit_code == 0 for sample in samples)
+        if 0 < passed < len(samples):
+            return (
+                f"flaky: {run.file} passed {passed} of {len(samples)} runs {where} "
+                f"(log {samples[0].log})"
+            )
+    return None
+
+
+def _regression(base: RunSample, gold: Sequence[RunSample]) -> str | None:
+    """A test that passes at the base and fails with the gold patch, named."""
+    at_base, first = base.tests(), gold[0].tests()
+    for key in sorted(first):
+        if at_base.get(key) == "passed" and first[key] == "failed":
             return (
                 f"regression: {_display(key)} passes at the base and fails with the gold patch "
                 f"(log {gold[0].log})"

@@ -1,0 +1,176 @@
+"""The `draft` command: candidates in, proven task directories out (issue 14).
+
+`selfbench draft CANDIDATE_OR_ID… --repo REPO --out TASKS_DIR [--candidates FILE]
+[--config FILE] [-j N] [--reruns N] [--json]`. Each argument is a candidate file (a JSON object
+or a `candidates.jsonl` of one) or an id in `--candidates`. Exit 0 when every candidate was
+drafted, 1 when one was rejected, 2 on bad input (nothing written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from selfbench._cli_common import print_json
+from selfbench.errors import EXIT_OK, EXIT_REJECTED, DraftError
+
+if TYPE_CHECKING:
+    from selfbench.draft.api import DraftResult
+    from selfbench.mine.candidate import CandidateModel
+
+__all__ = ["add_draft_command", "render_draft_table"]
+
+_REASON_CHARS = 120
+
+
+def _candidates(arguments: Sequence[str], candidates_file: str | None) -> list[CandidateModel]:
+    """Each argument as a candidate: a file holding one, else an id in `--candidates`.
+
+    Raises:
+        DraftError: an id without `--candidates`, or an unknown id.
+        MineError: a file that does not hold candidates.
+    """
+    from selfbench.mine.candidate import find_candidate  # noqa: PLC0415
+
+    found = []
+    for argument in arguments:
+        path = Path(argument)
+        if path.is_file():
+            found.append(find_candidate(path, None))
+        elif candidates_file is None:
+            raise DraftError(f"{argument}: not a candidate file (name --candidates for ids)")
+        else:
+            found.append(find_candidate(Path(candidates_file), argument))
+    return found
+
+
+def _draft(args: argparse.Namespace) -> int:
+    from selfbench.draft.api import DraftOptions, draft_candidates  # noqa: PLC0415
+    from selfbench.draft.config import load_config  # noqa: PLC0415
+    from selfbench.validate.local import MIN_RERUNS, LocalOptions  # noqa: PLC0415
+    from selfbench.validate.sandbox import require_sandbox  # noqa: PLC0415
+
+    if args.jobs < 1:
+        raise DraftError("-j must be at least 1")
+    if args.reruns < MIN_RERUNS:
+        raise DraftError(f"--reruns must be at least {MIN_RERUNS}")
+    repo = Path(args.repo)
+    if not (repo / ".git").exists() and not (repo / "HEAD").is_file():
+        raise DraftError(f"--repo {repo}: not a git repository")
+    candidates = _candidates(args.candidates, args.candidates_file)
+    config = load_config(Path(args.config)) if args.config else None
+    require_sandbox()
+    options = DraftOptions(
+        reruns=args.reruns,
+        config=config,
+        logs=Path(args.logs) if args.logs else None,
+        local=LocalOptions(network=bool(args.network)),
+        replace=args.replace,
+        source_url_base=args.source_url,
+    )
+    with _progress(len(candidates)) as on_done:
+        results = draft_candidates(
+            repo, candidates, Path(args.out), options, jobs=args.jobs, on_done=on_done
+        )
+    if args.json:
+        print_json([result.to_json() for result in results])
+    else:
+        from rich.console import Console  # noqa: PLC0415
+
+        Console().print(render_draft_table(results))
+    return EXIT_OK if all(result.drafted for result in results) else EXIT_REJECTED
+
+
+def render_draft_table(results: Sequence[DraftResult]) -> Any:
+    """A rich table: each candidate, drafted or rejected, and the task directory or reason."""
+    from rich.table import Table  # noqa: PLC0415
+
+    drafted = sum(result.drafted for result in results)
+    table = Table(title=f"{drafted} of {len(results)} candidates drafted")
+    table.add_column("candidate")
+    table.add_column("status")
+    table.add_column("task directory or reason", overflow="fold")
+    for result in results:
+        if result.drafted:
+            table.add_row(result.candidate_id, "[green]drafted[/]", str(result.task_dir))
+        else:
+            reason = result.reason or ""
+            shown = reason if len(reason) <= _REASON_CHARS else reason[: _REASON_CHARS - 1] + "…"
+            table.add_row(result.candidate_id, "[red]rejected[/]", shown)
+    return table
+
+
+@contextmanager
+def _progress(total: int) -> Iterator[Callable[[DraftResult], None]]:
+    """Live progress on stderr: a bar at a terminal, one line per candidate otherwise."""
+    if not sys.stderr.isatty():
+
+        def line(result: DraftResult) -> None:
+            verdict = "drafted" if result.drafted else f"rejected: {result.reason}"
+            sys.stderr.write(f"{result.candidate_id}: {verdict}\n")
+
+        yield line
+        return
+    from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
+    from rich.progress import (  # noqa: PLC0415
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    columns = (SpinnerColumn(), TextColumn("drafting"), BarColumn(), MofNCompleteColumn())
+    console = Console(stderr=True)
+    with Progress(*columns, TimeElapsedColumn(), console=console, transient=True) as progress:
+        bar = progress.add_task("draft", total=total)
+
+        def advance(result: DraftResult) -> None:
+            mark = "[green]drafted[/]" if result.drafted else "[red]rejected[/]"
+            progress.console.print(f"{mark} {result.candidate_id}")
+            progress.advance(bar)
+
+        yield advance
+
+
+def add_draft_command(commands: Any) -> None:
+    """Register `draft` on the CLI's subcommands."""
+    from selfbench.validate.local import DEFAULT_RERUNS  # noqa: PLC0415
+
+    draft = commands.add_parser(
+        "draft", help="draft tasks from candidates by running their tests (selectors observed)"
+    )
+    draft.add_argument(
+        "candidates", nargs="+", metavar="CANDIDATE_OR_ID", help="a candidate file, or an id"
+    )
+    draft.add_argument("--repo", required=True, help="the repository the candidates came from")
+    draft.add_argument("--out", required=True, metavar="TASKS_DIR", help="where tasks are written")
+    draft.add_argument(
+        "--candidates", dest="candidates_file", metavar="FILE", help="candidates.jsonl for ids"
+    )
+    draft.add_argument("--config", metavar="FILE", help="a selfbench.toml to use instead")
+    draft.add_argument("-j", "--jobs", type=int, default=1, help="candidates drafted at once")
+    draft.add_argument(
+        "--reruns",
+        type=int,
+        default=DEFAULT_RERUNS,
+        metavar="N",
+        help=f"runs with the gold patch, each from a fresh copy (default {DEFAULT_RERUNS})",
+    )
+    draft.add_argument("--logs", metavar="DIR", help="where each candidate's logs go")
+    draft.add_argument(
+        "--network", action="store_true", help="let the tests reach the network (setup always may)"
+    )
+    draft.add_argument("--replace", action="store_true", help="overwrite existing task dirs")
+    draft.add_argument(
+        "--source-url",
+        metavar="BASE",
+        help="pull request URLs are BASE/pull/N when the candidates have none",
+    )
+    draft.add_argument("--json", action="store_true", help="print the results as JSON")
+    draft.set_defaults(run=_draft)

@@ -1,0 +1,383 @@
+"""`draft_candidate`: a mined candidate in, a proven task directory (or the reason why not) out.
+
+    result = draft_candidate(repo, candidate, out_dir, options)
+
+`repo` is the git repository the candidate was mined from, `candidate` a `CandidateModel` (one
+line of `candidates.jsonl`), `out_dir` the tasks directory. The result is a `DraftResult`:
+`status` is `drafted` (the task is `out_dir/<taskId>/`, its `taskId` the candidate's id) or
+`rejected` with a one-line `reason`; either way `logs` names the kept logs. Steps:
+
+1. split the change (`split.split_change`): test patch, gold patch;
+2. the environment (`infer.infer_environment`, overridden by `selfbench.toml` or `--config`);
+3. run, read, decide (`run.observe`, `run.decide`): selectors from observed outcomes;
+4. the draft instruction (`instruction.draft_instruction`);
+5. the static audit (`task.judge_task`) on the finished task, then one atomic write of
+   `definition.json`, `test.patch`, `gold.patch` and the sidecar `draft.json` (marked draft:
+   the evidence, the commands and where each came from, timings).
+
+A problem with one candidate (no test changes, setup fails, unreadable runner output, a bad
+`selfbench.toml` at its base) is a rejection; only what stops every candidate raises (no
+sandbox on this machine, an existing task directory without `replace`).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from selfbench._fs import atomic_directory
+from selfbench._json import dumps_pretty
+from selfbench.contract import AUTHORING_DEFAULTS, Difficulty
+from selfbench.draft.config import DraftConfig, repo_config
+from selfbench.draft.infer import Environment, infer_environment, selector_of
+from selfbench.draft.instruction import draft_instruction
+from selfbench.draft.run import (
+    DEFAULT_P2P_CAP,
+    Decision,
+    Observation,
+    Plan,
+    RunSample,
+    decide,
+    observe,
+)
+from selfbench.draft.split import SplitChange, split_change
+from selfbench.errors import DraftError, SandboxError, SelfbenchError
+from selfbench.mine.candidate import CandidateModel
+from selfbench.task import DEFINITION_FILE, GOLD_PATCH_FILE, TEST_PATCH_FILE, judge_task
+from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions
+
+__all__ = [
+    "DRAFT_FILE",
+    "DraftOptions",
+    "DraftResult",
+    "draft_candidate",
+    "draft_candidates",
+    "draft_evidence",
+]
+
+DRAFT_FILE = "draft.json"
+"""The sidecar beside a drafted task's files: the evidence and the draft marker."""
+DRAFT_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class DraftOptions:
+    """How candidates are drafted."""
+
+    reruns: int = DEFAULT_RERUNS
+    """Gold runs (each from a fresh copy of the prepared tree); each runs every file twice."""
+    config: DraftConfig | None = None
+    """A `--config` file's settings, used instead of the repository's own `selfbench.toml`."""
+    logs: Path | None = None
+    """Where each candidate's logs go (`<logs>/<candidate id>/`); default a kept temp dir."""
+    local: LocalOptions = field(default_factory=LocalOptions)
+    """The local environment's options (network, workspace, setup environment…)."""
+    pass_to_pass_cap: int = DEFAULT_P2P_CAP
+    replace: bool = False
+    """Replace an existing task directory (else the candidate is rejected)."""
+    source_url_base: str | None = None
+    """For a candidate with a pull request number but no URL (history without a GitHub
+    remote): the task's `sourceUrl` is `<base>/pull/<number>`."""
+
+
+Status = Literal["drafted", "rejected"]
+
+
+@dataclass(frozen=True, slots=True)
+class DraftResult:
+    """One candidate's outcome."""
+
+    candidate_id: str
+    status: Status
+    reason: str | None = None
+    task_dir: Path | None = None
+    logs: Path | None = None
+    seconds: float = 0.0
+    evidence: dict[str, Any] = field(default_factory=dict)
+    """The sidecar's content (empty when rejected before anything ran)."""
+
+    @property
+    def drafted(self) -> bool:
+        """True when a task directory was written."""
+        return self.status == "drafted"
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as `selfbench draft --json` prints it."""
+        return {
+            "candidate": self.candidate_id,
+            "status": self.status,
+            "reason": self.reason,
+            "taskDir": None if self.task_dir is None else str(self.task_dir),
+            "logs": None if self.logs is None else str(self.logs),
+            "seconds": round(self.seconds, 1),
+        }
+
+
+def _logs_for(options: DraftOptions, candidate_id: str) -> Path:
+    if options.logs is None:
+        return Path(tempfile.mkdtemp(prefix=f"selfbench-draft-{candidate_id}-"))
+    path = options.logs / candidate_id
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _source(candidate: CandidateModel, base: str | None) -> tuple[int, str]:
+    """The candidate's pull request number and URL, which every task records.
+
+    Raises:
+        DraftError: the candidate has none (a plain commit, or history without a remote).
+    """
+    if candidate.sourcePr is None:
+        raise DraftError("the candidate names no pull request (sourcePr), which a task records")
+    if candidate.sourceUrl is not None:
+        return candidate.sourcePr, candidate.sourceUrl
+    if base is None:
+        raise DraftError(
+            "the candidate has no pull request URL (no GitHub remote); give --source-url BASE"
+        )
+    return candidate.sourcePr, f"{base.rstrip('/')}/pull/{candidate.sourcePr}"
+
+
+def draft_candidate(
+    repo: Path,
+    candidate: CandidateModel,
+    out_dir: Path,
+    options: DraftOptions | None = None,
+) -> DraftResult:
+    """Draft one candidate into `out_dir/<id>/`, or say why not (see the module docstring).
+
+    Raises:
+        SandboxError: this machine cannot create the isolated workspace.
+    """
+    options = options or DraftOptions()
+    started = time.monotonic()
+    target = out_dir / candidate.id
+    logs = _logs_for(options, candidate.id)
+
+    def rejected(reason: str, evidence: dict[str, Any] | None = None) -> DraftResult:
+        seconds = time.monotonic() - started
+        line = " ".join(reason.split())
+        return DraftResult(
+            candidate.id, "rejected", line, None, logs, seconds, evidence or {}
+        )
+
+    if target.exists() and not options.replace:
+        return rejected(f"{target} already exists (--replace overwrites it)")
+    try:
+        number, url = _source(candidate, options.source_url_base)
+        split = split_change(repo, candidate)
+        config = options.config or repo_config(repo, candidate.baseCommit)
+        environment = infer_environment(repo, candidate.baseCommit, split.test_files, config)
+    except DraftError as exc:
+        return rejected(str(exc))
+    plan = _plan(candidate, split, environment, config)
+    if not plan.test_files:
+        return rejected("the change holds out no test file a runner collects tests from")
+    local = LocalOptions(**{**_local_fields(options.local), "reruns": options.reruns})
+    try:
+        observation = observe(
+            repo,
+            plan,
+            test_patch=split.test_patch,
+            gold_patch=split.gold_patch,
+            logs=logs,
+            options=local,
+        )
+    except SandboxError:
+        raise
+    except SelfbenchError as exc:  # a patch that does not apply at the base, say
+        return rejected(f"the provisional task failed: {exc}")
+    decision = decide(
+        observation,
+        difficulty=candidate.difficulty,
+        selector_of=lambda name: selector_of(environment.runner, name),
+        runner=environment.runner,
+        cap=options.pass_to_pass_cap,
+    )
+    evidence = draft_evidence(candidate, environment, observation, decision, logs)
+    if decision.reason is not None:
+        return rejected(decision.reason, evidence)
+    prompt = draft_instruction(candidate, split, decision.tests)
+    definition = _definition(candidate, plan, decision, prompt, number, url)
+    verdict = judge_task(definition, split.test_patch, split.gold_patch)
+    if verdict.blockers:
+        return rejected("audit: " + "; ".join(verdict.blockers), evidence)
+    evidence["timings"]["totalSeconds"] = round(time.monotonic() - started, 1)
+    evidence["auditWarnings"] = list(verdict.warnings)
+    try:
+        _write_task(target, definition, split, evidence, replace=options.replace)
+    except DraftError as exc:
+        return rejected(str(exc), evidence)
+    seconds = time.monotonic() - started
+    return DraftResult(candidate.id, "drafted", None, target, logs, seconds, evidence)
+
+
+def _local_fields(local: LocalOptions) -> dict[str, Any]:
+    return {name: getattr(local, name) for name in LocalOptions.__slots__}
+
+
+def _plan(
+    candidate: CandidateModel,
+    split: SplitChange,
+    environment: Environment,
+    config: DraftConfig,
+) -> Plan:
+    workdir = str(getattr(config, "workdir", None) or ".")
+    prefix = "" if workdir in {".", ""} else workdir.rstrip("/") + "/"
+    files = tuple(
+        sorted(
+            path.removeprefix(prefix)
+            for path in split.test_files
+            if not prefix or path.startswith(prefix)
+        )
+    )
+    timeouts = dict(AUTHORING_DEFAULTS["timeouts"])
+    timeouts.update(getattr(config, "timeouts", None) or {})
+    resources: dict[str, int | float] = dict(AUTHORING_DEFAULTS["resources"])
+    resources.update(getattr(config, "resources", None) or {})
+    return Plan(
+        candidate.baseCommit,
+        workdir,
+        environment.setup_command,
+        environment.test_command,
+        tuple(environment.toolchains),
+        files,
+        timeouts,
+        resources,
+    )
+
+
+def _definition(
+    candidate: CandidateModel,
+    plan: Plan,
+    decision: Decision,
+    prompt: str,
+    number: int,
+    url: str,
+) -> dict[str, Any]:
+    difficulty: Difficulty = candidate.difficulty
+    return {
+        "schemaVersion": 1,
+        "difficulty": difficulty,
+        "taskId": candidate.id,
+        "repo": candidate.repo,
+        "baseCommit": candidate.baseCommit,
+        "workdir": plan.workdir,
+        "setupCommand": plan.setup_command,
+        "testCommand": plan.test_command,
+        "failToPass": list(decision.fail_to_pass),
+        "passToPass": list(decision.pass_to_pass),
+        "testPaths": list(plan.test_files),
+        "toolchains": list(plan.toolchains),
+        "sourcePr": number,
+        "sourceUrl": url,
+        "prompt": prompt,
+        "timeouts": dict(plan.timeouts),
+        "resources": dict(plan.resources),
+    }
+
+
+def _sample_json(sample: RunSample) -> dict[str, Any]:
+    return {
+        "name": sample.name,
+        "files": [
+            {
+                "file": run.file,
+                "exitCode": run.exit_code,
+                "tests": dict(run.outcomes.tests),
+                "noTests": run.outcomes.no_tests,
+            }
+            for run in sample.files
+        ],
+    }
+
+
+def draft_evidence(
+    candidate: CandidateModel,
+    environment: Environment,
+    observation: Observation,
+    decision: Decision,
+    logs: Path,
+) -> dict[str, Any]:
+    """The sidecar's content: the draft marker, the commands and their sources, every run."""
+    return {
+        "schemaVersion": DRAFT_SCHEMA_VERSION,
+        "draft": True,
+        "note": "drafted by selfbench: the instruction is a draft for the author to rewrite",
+        "candidate": candidate.id,
+        "commands": {
+            "setupCommand": environment.setup_command,
+            "testCommand": environment.test_command,
+            "toolchains": list(environment.toolchains),
+            "runner": environment.runner,
+            "sources": dict(environment.sources),
+        },
+        "selectors": {
+            "failToPass": list(decision.fail_to_pass),
+            "passToPass": list(decision.pass_to_pass),
+        },
+        "runs": [_sample_json(sample) for sample in (*observation.base, *observation.gold)],
+        "reason": decision.reason,
+        "logs": str(logs),
+        "timings": {"runSeconds": round(observation.seconds, 1)},
+    }
+
+
+def _write_task(
+    target: Path,
+    definition: dict[str, Any],
+    split: SplitChange,
+    evidence: dict[str, Any],
+    *,
+    replace: bool,
+) -> None:
+    """The task directory, all four files at once (never half-written)."""
+    try:
+        with atomic_directory(target, replace=replace) as staging:
+            (staging / DEFINITION_FILE).write_text(dumps_pretty(definition), encoding="utf-8")
+            (staging / TEST_PATCH_FILE).write_bytes(split.test_patch)
+            (staging / GOLD_PATCH_FILE).write_bytes(split.gold_patch)
+            (staging / DRAFT_FILE).write_text(dumps_pretty(evidence), encoding="utf-8")
+    except FileExistsError:
+        raise DraftError(f"{target} already exists (--replace overwrites it)") from None
+    except OSError as exc:
+        raise DraftError(f"cannot write {target}: {exc.strerror}") from None
+
+
+OnDrafted = Callable[[DraftResult], None]
+
+
+def draft_candidates(
+    repo: Path,
+    candidates: Sequence[CandidateModel],
+    out_dir: Path,
+    options: DraftOptions | None = None,
+    *,
+    jobs: int = 1,
+    on_done: OnDrafted | None = None,
+) -> list[DraftResult]:
+    """`draft_candidate` for each candidate, `jobs` at a time; results in the order given.
+
+    Raises:
+        SandboxError: this machine cannot create the isolated workspace.
+        DraftError: a candidate is given twice.
+    """
+    seen: set[str] = set()
+    for candidate in candidates:
+        if candidate.id in seen:
+            raise DraftError(f"candidate {candidate.id} is given twice")
+        seen.add(candidate.id)
+
+    def one(candidate: CandidateModel) -> DraftResult:
+        result = draft_candidate(repo, candidate, out_dir, options)
+        if on_done is not None:
+            on_done(result)
+        return result
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(one, candidates))

@@ -1,0 +1,222 @@
+"""Split a candidate's change into the held-out tests and the gold patch.
+
+One `git diff --binary -M base completed` of the whole change is cut into its file sections, and
+each section goes, byte for byte, to one part, by mining's classifier (`mine.classify`):
+
+* **tests** (`test.patch`): test files and what they need beside them (fixtures, test data,
+  `conftest.py`, snapshots under `__snapshots__/`), and any runner configuration the change
+  touched (`jest.config.js`, `pytest.ini`, …): the audit refuses such a file in a gold patch,
+  since the verifier leaves an agent's change to it out, and the tests are what it configures;
+* **gold** (`gold.patch`): implementation files and dependency manifests;
+* **left out**, each with its reason: docs, changelogs, CI, vendored or generated files,
+  lockfiles outside SPEC §3's list, caches and installed files, and paths `git apply` refuses.
+
+A rename whose two paths fall in different parts is diffed again without rename detection, as
+a deletion and an addition, so neither patch names a path of the other. Concatenating a part's
+sections gives exactly `git diff --binary -M base completed -- <its paths>`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from posixpath import basename
+from typing import Literal
+
+from selfbench._git import git
+from selfbench._paths import unsafe_patch_path
+from selfbench._runner_files import is_runner_control
+from selfbench.errors import DraftError, GitError
+from selfbench.mine.candidate import CandidateModel
+from selfbench.mine.classify import classify_path
+from selfbench.patches import FileChange, parse_patch
+
+__all__ = ["SplitChange", "is_runnable_test", "split_change"]
+
+Part = Literal["tests", "gold", "left-out"]
+
+_DIFF = (
+    "diff", "--binary", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/",
+    "--dst-prefix=b/", "--submodule=short", "--ignore-submodules=none", "-O/dev/null",
+)  # fmt: skip
+"""`git diff` with every output choice a repository's own configuration could change pinned."""
+
+_SNAPSHOT_DIRECTORY = "__snapshots__"
+_CACHES = (".pyc", ".pyo")
+# The names runners collect as test files (pytest's and unittest's defaults, jest's, vitest's,
+# node --test's, go's); `classify_path` says a file belongs to the tests, this says it holds some.
+_JS = r"\.(?:[cm]?[jt]sx?)"
+_RUNNABLE_RE = re.compile(
+    r"(?:test_.*\.py|test.*\.py|.*_tests?\.py"
+    rf"|(?:.*[._-])?(?:test|spec){_JS}|test-.*{_JS}"
+    r"|.*_test\.go)"
+)
+_JS_RE = re.compile(rf".*{_JS}")
+_SUPPORT_SEGMENTS = frozenset(
+    {"fixtures", "fixture", "__fixtures__", "testdata", "__snapshots__", "__mocks__", "helpers"}
+)
+_SUPPORT_NAMES = frozenset({"conftest.py", "__init__.py", "setup.js", "setup.ts"})
+
+
+@dataclass(frozen=True, slots=True)
+class SplitChange:
+    """The candidate's change, split: held-out tests, gold, and what was left out and why."""
+
+    test_patch: bytes
+    gold_patch: bytes
+    test_files: tuple[str, ...]
+    """The test patch's files that hold tests a runner collects (not deleted, not fixtures)."""
+    gold_files: tuple[str, ...]
+    left_out: tuple[tuple[str, str], ...]
+    """(path, why it is in neither patch)."""
+    support_files: tuple[str, ...] = ()
+    """The test patch's other files: fixtures, helpers, configuration, deletions."""
+
+
+def is_runnable_test(path: str) -> bool:
+    """Whether a test-part path is a file a runner collects tests from, not a fixture or helper."""
+    parts = path.split("/")
+    name = parts[-1]
+    if name in _SUPPORT_NAMES or any(part in _SUPPORT_SEGMENTS for part in parts[:-1]):
+        return False
+    if _RUNNABLE_RE.fullmatch(name):
+        return True
+    folders = set(parts[:-1])
+    if _JS_RE.fullmatch(name) and folders & {"__tests__", "test"}:
+        return True  # jest's `__tests__/`, node --test's `test/`
+    return name.endswith(".rs") and len(parts) >= 2 and parts[-2] == "tests"  # cargo's tests/
+
+
+def _runner_control_part(path: str) -> tuple[Part, str]:
+    """A runner-control path: configuration goes with the tests, caches and installs nowhere."""
+    name = basename(path)
+    if name.endswith(_CACHES) or not is_runner_control(name):
+        return "left-out", "a cache or installed file"
+    return "tests", "runner configuration"
+
+
+def _part_of(path: str) -> tuple[Part, str]:
+    """Which part a path belongs to, and for a left-out path why."""
+    if unsafe_patch_path(path):
+        return "left-out", "a path git apply refuses"
+    if is_runner_control(path):
+        return _runner_control_part(path)
+    file_class, kind = classify_path(path)
+    if file_class == "tests" or (
+        kind == "generated" and _SNAPSHOT_DIRECTORY in path.split("/")[:-1]
+    ):
+        return "tests", kind
+    if file_class in ("implementation", "dependencies"):
+        return "gold", file_class
+    return "left-out", kind
+
+
+def _section_part(change: FileChange) -> tuple[Part, str] | None:
+    """The part of a section; None for a rename or copy whose two paths disagree."""
+    parts = {_part_of(path) for path in change.paths}
+    if len({part for part, _ in parts}) > 1:
+        return None
+    return _part_of(change.path)
+
+
+def _verify_commit(repo: Path, sha: str, what: str, candidate: str) -> None:
+    try:
+        git(repo, "rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}")
+    except GitError:
+        raise DraftError(f"{candidate}: {what} commit {sha} is not in {repo}") from None
+
+
+def _diff(repo: Path, base: str, completed: str, option: str, paths: Sequence[str] = ()) -> bytes:
+    return git(repo, *_DIFF, option, base, completed, "--", *paths)
+
+
+def _literal(paths: Sequence[str]) -> list[str]:
+    return [f":(literal){path}" for path in paths]
+
+
+def split_change(repo: Path, candidate: CandidateModel) -> SplitChange:
+    """Cut the candidate's change into `test.patch`, `gold.patch` and the files left out.
+
+    Raises:
+        DraftError: a commit is not in the repository; the change has no test files or no
+            implementation files.
+        GitError: git failed.
+    """
+    base, completed = candidate.baseCommit, candidate.completedCommit
+    _verify_commit(repo, base, "base", candidate.id)
+    _verify_commit(repo, completed, "completed", candidate.id)
+    whole = parse_patch(_diff(repo, base, completed, "-M"), lenient=True)
+    sections: dict[Part, list[bytes]] = {"tests": [], "gold": [], "left-out": []}
+    files: dict[Part, list[str]] = {"tests": [], "gold": [], "left-out": []}
+    deleted: set[str] = set()
+    left_out: list[tuple[str, str]] = []
+    crossing: list[str] = []
+    for change in whole.files:
+        found = _section_part(change)
+        if found is None:
+            crossing.extend(change.paths)
+            continue
+        _place(found, whole.section(change), change, sections, files, left_out, deleted)
+    if crossing:
+        apart = parse_patch(_diff(repo, base, completed, "--no-renames", _literal(crossing)))
+        for change in apart.files:
+            found = _part_of(change.path)
+            _place(found, apart.section(change), change, sections, files, left_out, deleted)
+    return _result(candidate.id, sections, files, left_out, deleted)
+
+
+def _place(
+    found: tuple[Part, str],
+    section: bytes,
+    change: FileChange,
+    sections: dict[Part, list[bytes]],
+    files: dict[Part, list[str]],
+    left_out: list[tuple[str, str]],
+    deleted: set[str],
+) -> None:
+    part, why = found
+    if part == "left-out":
+        left_out.append((change.path, why))
+        return
+    sections[part].append(section)
+    files[part].append(change.path)
+    if change.new_path is None:
+        deleted.add(change.path)
+
+
+def _key(path: str) -> bytes:
+    """git's order of paths in a diff: by their bytes."""
+    return path.encode("utf-8", "surrogateescape")
+
+
+def _ordered(sections: list[bytes], paths: list[str]) -> tuple[bytes, tuple[str, ...]]:
+    """Sections in path order, as one `git diff -- <paths>` prints them."""
+    pairs = sorted(zip(paths, sections, strict=True), key=lambda pair: _key(pair[0]))
+    return b"".join(section for _, section in pairs), tuple(path for path, _ in pairs)
+
+
+def _result(
+    candidate: str,
+    sections: dict[Part, list[bytes]],
+    files: dict[Part, list[str]],
+    left_out: list[tuple[str, str]],
+    deleted: set[str],
+) -> SplitChange:
+    if not files["tests"]:
+        raise DraftError(f"{candidate}: the change has no test files to hold out")
+    if not files["gold"]:
+        raise DraftError(f"{candidate}: the change has no implementation files for a gold patch")
+    tests, test_paths = _ordered(sections["tests"], files["tests"])
+    gold, gold_paths = _ordered(sections["gold"], files["gold"])
+    runnable = tuple(p for p in test_paths if p not in deleted and is_runnable_test(p))
+    support = tuple(p for p in test_paths if p not in runnable)
+    return SplitChange(
+        test_patch=tests,
+        gold_patch=gold,
+        test_files=runnable,
+        gold_files=gold_paths,
+        left_out=tuple(sorted(left_out, key=lambda item: _key(item[0]))),
+        support_files=support,
+    )

@@ -1,0 +1,226 @@
+"""`selfbench draft` end to end on the sample history: every tier drafted, audited and validated
+with no edits; the candidates that cannot be drafted rejected with their reason; the CLI, the
+API and the MCP tool `draft_task`.
+
+Drafting runs the real tests in the real sandbox (pytest installed by the inferred setup), so the
+drafts are made once per module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession
+
+from selfbench._git import git
+from selfbench._sample_history import SAMPLE_PULL_REQUESTS, build_sample_history
+from selfbench.cli import main
+from selfbench.compiler import compile_task
+from selfbench.draft.api import DRAFT_FILE, DraftOptions, draft_candidate
+from selfbench.mine import mine_repository, write_candidates
+from selfbench.mine.candidate import CandidateModel, find_candidate
+from selfbench.task import read_authored_task, judge_task
+from selfbench.validate import validate
+from selfbench.validate.local import LocalOptions, LocalRunner
+from test_mcp import run_with_server, text_of
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("bwrap") is None,
+    reason="drafting runs the tests in the local environment: root and bubblewrap",
+)
+
+DRAFTED = sorted(f"pr-{pull.number}" for pull in SAMPLE_PULL_REQUESTS if pull.drafts)
+REMOTE = "https://github.com/example/unitkit.git"
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The sample history with a GitHub remote (so candidates carry URLs) and its candidates."""
+    root = tmp_path_factory.mktemp("draft-sample")
+    repo = build_sample_history(root)
+    git(repo, "remote", "add", "origin", REMOTE)
+    candidates = root / "candidates.jsonl"
+    write_candidates(mine_repository(repo), candidates)
+    return repo, candidates
+
+
+@pytest.fixture(scope="module")
+def drafted(
+    sample: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, list[dict[str, Any]], int]:
+    """Every candidate drafted with the CLI: (tasks dir, --json results, exit code)."""
+    repo, candidates = sample
+    out = tmp_path_factory.mktemp("tasks")
+    ids = [json.loads(line)["id"] for line in candidates.read_text().splitlines()]
+    capture = tmp_path_factory.mktemp("capture") / "stdout.json"
+    argv = ["draft", *ids, "--repo", str(repo), "--out", str(out), "--candidates"]
+    argv += [str(candidates), "-j", "2", "--json"]
+    code = _main_to(argv, capture)
+    return out, json.loads(capture.read_text()), code
+
+
+def _main_to(argv: list[str], capture: Path) -> int:
+    """`main(argv)` with its stdout written to `capture`."""
+    import contextlib  # noqa: PLC0415
+
+    with capture.open("w") as handle, contextlib.redirect_stdout(handle):
+        return main(argv)
+
+
+def test_every_tier_is_drafted_and_the_others_rejected_with_a_reason(
+    drafted: tuple[Path, list[dict[str, Any]], int],
+) -> None:
+    out, results, code = drafted
+    assert code == 1  # two candidates cannot be drafted
+    status = {result["candidate"]: result["status"] for result in results}
+    assert sorted(c for c, s in status.items() if s == "drafted") == DRAFTED
+    reasons = {r["candidate"]: r["reason"] for r in results if r["status"] == "rejected"}
+    assert reasons["pr-5"].startswith(
+        "no fail-to-pass test: every changed test file already passes at the base (log "
+    )
+    assert reasons["pr-6"] == "pr-6: the change has no test files to hold out"
+    assert sorted(path.name for path in out.iterdir()) == DRAFTED  # nothing half-written
+
+
+def test_each_draft_audits_and_validates_without_edits(
+    drafted: tuple[Path, list[dict[str, Any]], int], sample: tuple[Path, Path], tmp_path: Path
+) -> None:
+    out, _, _ = drafted
+    repo, _ = sample
+    tiers = set()
+    for task_id in DRAFTED:
+        task = read_authored_task(out / task_id)
+        verdict = judge_task(task.loaded, task.test_patch, task.gold_patch)
+        assert verdict.blockers == ()
+        assert verdict.warnings == ()  # the draft instruction gives nothing away
+        tiers.add(task.definition.difficulty)
+        compile_task(out / task_id, repo=repo)
+    assert tiers == {"easy", "medium", "hard"}
+    runner = LocalRunner(LocalOptions(logs=tmp_path / "logs"))
+    reports = validate([out / task_id for task_id in DRAFTED], runner=runner, jobs=2)
+    assert [(r.task_id, r.accepted, r.reason) for r in reports] == [
+        (task_id, True, None) for task_id in DRAFTED
+    ]
+
+
+def test_the_sidecar_records_the_evidence(drafted: tuple[Path, list[dict[str, Any]], int]) -> None:
+    out, _, _ = drafted
+    definition = json.loads((out / "pr-3" / "definition.json").read_text())
+    evidence = json.loads((out / "pr-3" / DRAFT_FILE).read_text())
+    assert evidence["draft"] is True
+    assert evidence["selectors"] == {
+        "failToPass": definition["failToPass"],
+        "passToPass": definition["passToPass"],
+    }
+    assert evidence["commands"]["testCommand"] == definition["testCommand"]
+    assert set(evidence["commands"]["sources"]) >= {"setupCommand", "testCommand"}
+    names = [run["name"] for run in evidence["runs"]]
+    assert names[:2] == ["base", "base #2"]
+    assert names.count("gold-1") == 1
+    base = {f["file"]: f for f in evidence["runs"][0]["files"]}
+    gold = {f["file"]: f for f in evidence["runs"][2]["files"]}
+    for selector in definition["failToPass"]:
+        file = selector.split("::")[0]
+        assert gold[file]["tests"][selector] == "passed"
+        assert base[file]["tests"].get(selector) != "passed"
+    assert evidence["timings"]["runSeconds"] > 0
+
+
+def test_an_existing_task_is_not_overwritten(
+    drafted: tuple[Path, list[dict[str, Any]], int], sample: tuple[Path, Path]
+) -> None:
+    out, _, _ = drafted
+    repo, candidates = sample
+    before = (out / "pr-1" / "definition.json").read_bytes()
+    result = draft_candidate(repo, find_candidate(candidates, "pr-1"), out)
+    assert result.status == "rejected"
+    assert result.reason == f"{out / 'pr-1'} already exists (--replace overwrites it)"
+    assert (out / "pr-1" / "definition.json").read_bytes() == before
+
+
+def test_a_bad_selfbench_toml_is_a_rejection(sample: tuple[Path, Path], tmp_path: Path) -> None:
+    repo, candidates = sample
+    candidate = find_candidate(candidates, "pr-1")
+    broken = tmp_path / "repo"
+    git(repo, "worktree", "add", "--quiet", "--detach", str(broken), candidate.baseCommit)
+    (broken / "selfbench.toml").write_text("[draft]\nunknown_key = 1\n", encoding="utf-8")
+    git(broken, "add", "selfbench.toml")
+    git(broken, "commit", "--quiet", "-m", "config")
+    base = git(broken, "rev-parse", "HEAD").decode().strip()
+    git(broken, "cherry-pick", "--quiet", candidate.completedCommit)
+    completed = git(broken, "rev-parse", "HEAD").decode().strip()
+    moved = CandidateModel.model_validate(
+        {**candidate.model_dump(), "baseCommit": base, "completedCommit": completed}
+    )
+    result = draft_candidate(repo, moved, tmp_path / "tasks", DraftOptions())
+    assert result.status == "rejected"
+    assert result.reason is not None
+    assert "selfbench.toml" in result.reason
+    assert "unknown_key" in result.reason
+    assert not (tmp_path / "tasks" / "pr-1").exists()
+
+
+def test_an_author_drafts_over_mcp(sample: tuple[Path, Path], tmp_path: Path) -> None:
+    repo, candidates = sample
+    root = tmp_path / "submitted"
+    root.mkdir()
+    os.environ["SELFBENCH_REPO"] = str(repo)  # read by the server subprocess
+    try:
+
+        async def scenario(session: ClientSession) -> None:
+            brief = await session.get_prompt("author_task")
+            assert "draft_task" in str(brief.messages[0].content)
+            result = await session.call_tool(
+                "draft_task", {"candidate": "pr-1", "path": str(candidates)}
+            )
+            assert not result.is_error, text_of(result)
+            draft = result.structured_content
+            assert draft is not None
+            assert draft["drafted"] is True
+            assert text_of(result).startswith("Drafted pr-1 (easy): selectors observed")
+            arguments = draft["arguments"]
+            arguments["definition"]["prompt"] = (
+                "Let people write length units by name, such as kilometres or feet, as well "
+                "as by symbol, in either singular or plural."
+            )
+            checked = await session.call_tool("check_task", arguments)
+            assert checked.structured_content is not None
+            assert checked.structured_content["accepted"] is True
+            submitted = await session.call_tool("submit_task", arguments)
+            assert text_of(submitted) == "Submitted pr-1."
+            unknown = await session.call_tool(
+                "draft_task", {"candidate": "pr-99", "path": str(candidates)}
+            )
+            assert unknown.is_error
+            assert text_of(unknown) == f"{candidates} has no candidate pr-99"
+
+        run_with_server(scenario, output_root=root, tmp_path=tmp_path)
+    finally:
+        del os.environ["SELFBENCH_REPO"]
+    assert sorted(path.name for path in (root / "pr-1").iterdir()) == [
+        "definition.json",
+        "gold.patch",
+        "test.patch",
+    ]
+
+
+def test_cli_bad_input_is_one_line_and_exit_2(
+    sample: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, candidates = sample
+    out = tmp_path / "tasks"
+    assert main(["draft", "pr-1", "--repo", str(repo), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        "error: pr-1: not a candidate file (name --candidates for ids)\n"
+    )
+    argv = ["draft", "pr-1", "--repo", str(repo), "--out", str(out), "--candidates"]
+    assert main([*argv, str(candidates), "--reruns", "1"]) == 2
+    assert capsys.readouterr().err == "error: --reruns must be at least 2\n"
+    assert main([*argv, str(candidates), "--config", str(tmp_path / "none.toml")]) == 2
+    assert capsys.readouterr().err.startswith("error: ")
+    assert not out.exists()

@@ -1,0 +1,325 @@
+"""`selfbench.draft.run`: the affected test files run at the base and with the gold patch.
+
+The sandbox cases build real repositories with a real merged change and run them through the
+local verifier (`node --test` needs no setup, so they are quick); the decision cases feed `decide`
+hand-built samples.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from projects import git
+from selfbench.draft.run import (
+    Decision,
+    FileRun,
+    Observation,
+    Plan,
+    RunSample,
+    decide,
+    observe,
+    provisional_command,
+)
+from selfbench.outcomes import Outcomes, parse_outcomes
+
+SANDBOX = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("bwrap") is None,
+    reason="the local environment needs root and bubblewrap (CI runs as root)",
+)
+TIMEOUTS = {"setupSeconds": 300, "agentSeconds": 600, "testsSeconds": 120}
+RESOURCES: dict[str, int | float] = {"cpus": 2, "memoryMb": 4096, "storageMb": 10240}
+
+NODE_HEAD = "const test = require('node:test');\nconst assert = require('node:assert');\n"
+NODE_BASE = {
+    "package.json": '{\n  "name": "strutil",\n  "version": "1.0.0",\n  "private": true\n}\n',
+    "src/index.js": "exports.capitalize = (s) => s.charAt(0).toUpperCase() + s.slice(1);\n",
+    "test/core.test.js": (
+        f"{NODE_HEAD}const {{ capitalize }} = require('../src/index.js');\n\n"
+        "test('capitalize', () => assert.strictEqual(capitalize('ab'), 'Ab'));\n"
+    ),
+}
+REVERSE = "exports.reverse = (s) => [...s].reverse().join('');\n"
+REVERSE_TEST = (
+    f"{NODE_HEAD}const {{ reverse }} = require('../src/index.js');\n\n"
+    "test('reverse', () => assert.strictEqual(reverse('abc'), 'cba'));\n"
+)
+
+
+def _commit_change(
+    root: Path, base: dict[str, str], gold: dict[str, str], tests: dict[str, str]
+) -> tuple[Path, str, bytes, bytes]:
+    """A repository with `base` committed and the change merged; (repo, base, test, gold)."""
+    repo = root / "repo"
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "--initial-branch=main")
+    for files in (base, {**gold, **tests}):
+        for name, text in files.items():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            (repo / name).write_text(text, encoding="utf-8")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "change")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    sha = git(repo, "rev-parse", "HEAD~1").strip()
+    test_patch = git(repo, "diff", "--binary", sha, head, "--", *sorted(tests)).encode()
+    gold_patch = git(repo, "diff", "--binary", sha, head, "--", *sorted(gold)).encode()
+    return repo, sha, test_patch, gold_patch
+
+
+def _node_observe(
+    tmp_path: Path,
+    gold: dict[str, str],
+    tests: dict[str, str],
+    *,
+    test_command: str = "node --test {tests}",
+    setup: str = "node --version",
+) -> Observation:
+    repo, sha, test_patch, gold_patch = _commit_change(tmp_path, NODE_BASE, gold, tests)
+    plan = Plan(
+        sha, ".", setup, test_command, ("node",), tuple(sorted(tests)), TIMEOUTS, RESOURCES
+    )
+    return observe(
+        repo, plan, test_patch=test_patch, gold_patch=gold_patch, logs=tmp_path / "logs"
+    )
+
+
+def _decide(observation: Observation, difficulty: str = "easy") -> Decision:
+    return decide(
+        observation,
+        difficulty=difficulty,  # type: ignore[arg-type]
+        selector_of=lambda name: name,
+        runner="node",
+    )
+
+
+# --- in the sandbox ----------------------------------------------------------------------------
+
+
+@SANDBOX
+def test_node_change_gives_file_selectors_from_observed_outcomes(tmp_path: Path) -> None:
+    tests = {
+        "test/reverse.test.js": REVERSE_TEST,
+        "test/core.test.js": NODE_BASE["test/core.test.js"] + "// reviewed\n",
+    }
+    gold = {"src/index.js": NODE_BASE["src/index.js"] + REVERSE}
+    observation = _node_observe(tmp_path, gold, tests)
+    assert observation.reason is None
+    assert [sample.name for sample in observation.base] == ["base", "base #2"]
+    assert [sample.name for sample in observation.gold] == [
+        "gold-1", "gold-1 #2", "gold-2", "gold-2 #2", "gold-3", "gold-3 #2",
+    ]  # fmt: skip
+    base = {run.file: run.exit_code for run in observation.base[0].files}
+    assert base["test/core.test.js"] == 0
+    assert base["test/reverse.test.js"] != 0
+    assert dict(observation.gold[0].files[1].outcomes.tests) == {"reverse": "passed"}
+    decision = _decide(observation, "medium")
+    assert decision == Decision(
+        ("test/reverse.test.js",), ("test/core.test.js",), None, ("reverse",)
+    )
+
+
+@SANDBOX
+def test_flaky_test_rejects_the_candidate_naming_it(tmp_path: Path) -> None:
+    flaky = (
+        f"{NODE_HEAD}const fs = require('node:fs');\n"
+        "const {{ reverse }} = require('../src/index.js');\n\n"
+        "test('reverse once', () => {\n"
+        "  const seen = fs.existsSync('.seen');\n"
+        "  fs.writeFileSync('.seen', 'x');\n"
+        "  assert.strictEqual(seen ? 'no' : reverse('ab'), 'ba');\n"
+        "});\n"
+    ).replace("{{", "{").replace("}}", "}")
+    gold = {"src/index.js": NODE_BASE["src/index.js"] + REVERSE}
+    observation = _node_observe(tmp_path, gold, {"test/flaky.test.js": flaky})
+    reason = _decide(observation).reason
+    assert reason is not None
+    assert reason.startswith(
+        "flaky: test/flaky.test.js: reverse once passed 3 of 6 runs with the gold patch (log "
+    )
+
+
+@SANDBOX
+def test_regressing_candidate_is_rejected_naming_the_test(tmp_path: Path) -> None:
+    broken = "exports.capitalize = (s) => s;\n" + REVERSE
+    tests = {
+        "test/reverse.test.js": REVERSE_TEST,
+        "test/core.test.js": NODE_BASE["test/core.test.js"] + "// reviewed\n",
+    }
+    observation = _node_observe(tmp_path, {"src/index.js": broken}, tests)
+    reason = _decide(observation).reason
+    assert reason is not None
+    assert reason.startswith(
+        "regression: test/core.test.js: capitalize passes at the base and fails with the gold "
+        "patch (log "
+    )
+    assert Path(reason.rsplit("(log ", 1)[1].rstrip(")")).is_file()  # the logs are kept
+
+
+@SANDBOX
+def test_unknown_runner_output_is_a_rejection(tmp_path: Path) -> None:
+    gold = {"src/index.js": NODE_BASE["src/index.js"] + REVERSE}
+    observation = _node_observe(
+        tmp_path, gold, {"test/reverse.test.js": REVERSE_TEST}, test_command="node {tests}"
+    )
+    reason = _decide(observation).reason
+    assert reason is not None
+    assert reason.startswith(
+        "cannot read the test runner's output (unknown runner in the test command; log "
+    )
+
+
+@SANDBOX
+def test_failing_setup_is_a_rejection_with_its_log(tmp_path: Path) -> None:
+    gold = {"src/index.js": NODE_BASE["src/index.js"] + REVERSE}
+    observation = _node_observe(
+        tmp_path, gold, {"test/reverse.test.js": REVERSE_TEST}, setup="exit 3"
+    )
+    assert observation.reason is not None
+    assert observation.reason.startswith("setup failed (log ")
+    log = Path(observation.reason.removeprefix("setup failed (log ").rstrip(")"))
+    assert "selfbench: setup: exit 3" in log.read_text(encoding="utf-8")
+
+
+@SANDBOX
+def test_no_fail_to_pass_when_the_tests_already_pass(tmp_path: Path) -> None:
+    tests = {"test/core.test.js": NODE_BASE["test/core.test.js"] + "// reviewed\n"}
+    gold = {"src/index.js": NODE_BASE["src/index.js"] + REVERSE}
+    reason = _decide(_node_observe(tmp_path, gold, tests)).reason
+    assert reason is not None
+    assert reason.startswith(
+        "no fail-to-pass test: every changed test file already passes at the base (log "
+    )
+
+
+# --- the decision, from hand-built samples -------------------------------------------------------
+
+PYTEST = "python -m pytest -rA {tests}"
+
+
+def _pytest_run(file: str, lines: list[str], code: int) -> FileRun:
+    command = PYTEST.replace("{tests}", file)
+    text = "\n".join(["=== short test summary info ===", *lines]) + "\n"
+    return FileRun(file, code, parse_outcomes(command, text, code))
+
+
+def _sample(name: str, *runs: FileRun) -> RunSample:
+    return RunSample(name, runs, f"/logs/{name}.log")
+
+
+def _observation(base: RunSample, *gold: RunSample) -> Observation:
+    return Observation((base,), gold, Path("/logs"), 1.0)
+
+
+def _pytest_decide(observation: Observation, difficulty: str = "easy", cap: int = 20) -> Decision:
+    return decide(
+        observation,
+        difficulty=difficulty,  # type: ignore[arg-type]
+        selector_of=lambda name: name,
+        runner="pytest",
+        cap=cap,
+    )
+
+
+A = "tests/test_a.py"
+BASE_A = _pytest_run(
+    A,
+    [
+        f"PASSED {A}::test_old",
+        f"PASSED {A}::test_param[a b]",
+        f"SKIPPED [1] {A}:3: no",
+        f"FAILED {A}::test_new - assert 1 == 2",
+        f"FAILED {A}::test_broken - boom",
+        "==== 2 failed, 2 passed, 1 skipped in 0.1s ====",
+    ],
+    1,
+)
+GOLD_A = _pytest_run(
+    A,
+    [
+        f"PASSED {A}::test_old",
+        f"PASSED {A}::test_param[a b]",
+        f"PASSED {A}::test_new",
+        f"FAILED {A}::test_broken - boom",
+        "==== 1 failed, 3 passed in 0.1s ====",
+    ],
+    1,
+)
+
+
+def test_decide_per_test_selectors_sorted_and_capped() -> None:
+    observation = _observation(_sample("base", BASE_A), _sample("gold-1", GOLD_A))
+    assert _pytest_decide(observation) == Decision(
+        (f"{A}::test_new",),
+        (f"{A}::test_old", f"{A}::test_param[a b]"),
+        None,
+        (f"{A}::test_new",),
+    )
+    assert _pytest_decide(observation, cap=1).pass_to_pass == (f"{A}::test_old",)
+    assert _pytest_decide(observation, "hard", cap=1).pass_to_pass == (
+        f"{A}::test_old",
+        f"{A}::test_param[a b]",
+    )  # the tier's minimum wins over the cap
+
+
+def test_decide_a_tier_without_enough_pass_to_pass_rejects() -> None:
+    base = _pytest_run(A, [f"FAILED {A}::test_new - x", "== 1 failed in 0.1s =="], 1)
+    gold = _pytest_run(A, [f"PASSED {A}::test_new", "== 1 passed in 0.1s =="], 0)
+    observation = _observation(_sample("base", base), _sample("gold-1", gold))
+    assert _pytest_decide(observation, "medium").reason == (
+        "medium mode requires at least 1 pass-to-pass tests; 0 of the changed test files pass "
+        "at the base and with the gold patch"
+    )
+
+
+def test_decide_a_test_missing_at_the_base_is_fail_to_pass() -> None:
+    base = _pytest_run(A, [f"ERROR {A} - ImportError", "== 1 error in 0.1s =="], 2)
+    gold = _pytest_run(A, [f"PASSED {A}::test_new", "== 1 passed in 0.1s =="], 0)
+    observation = _observation(_sample("base", base), _sample("gold-1", gold))
+    assert _pytest_decide(observation).fail_to_pass == (f"{A}::test_new",)
+
+
+def test_decide_outcome_changing_between_gold_runs_is_flaky() -> None:
+    other = _pytest_run(
+        A,
+        [
+            f"PASSED {A}::test_old",
+            f"FAILED {A}::test_param[a b]",
+            f"PASSED {A}::test_new",
+            f"FAILED {A}::test_broken - boom",
+        ],
+        1,
+    )
+    observation = _observation(
+        _sample("base", BASE_A), _sample("gold-1", GOLD_A), _sample("gold-2", other)
+    )
+    assert _pytest_decide(observation).reason == (
+        f"flaky: {A}::test_param[a b] passed 1 of 2 runs with the gold patch "
+        "(log /logs/gold-1.log)"
+    )
+
+
+def test_decide_no_names_from_the_runner_is_unreadable() -> None:
+    quiet = _pytest_run(A, ["...", "3 passed in 0.01s"], 0)
+    observation = _observation(_sample("base", BASE_A), _sample("gold-1", quiet))
+    assert _pytest_decide(observation).reason == (
+        "cannot read the test runner's output: gold-1: tests/test_a.py names no test "
+        "(exit 0; log /logs/gold-1.log)"
+    )
+
+
+def test_decide_reason_from_observation_passes_through() -> None:
+    observation = Observation((), (), Path("/logs"), 0.0, "setup failed (log /x)")
+    assert _pytest_decide(observation).reason == "setup failed (log /x)"
+
+
+def test_provisional_command_keeps_one_unquoted_placeholder() -> None:
+    command = provisional_command("cd pkg && npx jest --ci {tests}")
+    assert command.count("{tests}") == 1
+    assert '( cd pkg && npx jest --ci "$selfbench_file" )' in command
+
+
+def test_outcomes_type_is_the_parsers() -> None:
+    assert isinstance(BASE_A.outcomes, Outcomes)
