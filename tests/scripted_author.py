@@ -27,11 +27,10 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anyio
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+if TYPE_CHECKING:
+    from mcp import StdioServerParameters
 
 BROKEN_SELECTOR = "tests/test_does_not_exist.py"
 
@@ -88,6 +87,8 @@ def _arguments(mode: str, options: argparse.Namespace) -> dict[str, Any]:
 
 
 def _server() -> StdioServerParameters:
+    from mcp import StdioServerParameters  # noqa: PLC0415 - the misbehaviours start at once
+
     config = json.loads(Path(os.environ["SELFBENCH_MCP_CONFIG"]).read_text(encoding="utf-8"))
     entry = config["mcpServers"]["selfbench"]
     return StdioServerParameters(
@@ -96,6 +97,9 @@ def _server() -> StdioServerParameters:
 
 
 async def _submit(arguments: dict[str, Any]) -> None:
+    from mcp import ClientSession  # noqa: PLC0415
+    from mcp.client.stdio import stdio_client  # noqa: PLC0415
+
     async with (
         stdio_client(_server(), errlog=sys.stderr) as (read, write),
         ClientSession(read, write) as session,
@@ -119,6 +123,8 @@ def main(argv: list[str]) -> int:
         _say("still thinking")
         time.sleep(0.1)
     if not options.no_submit:
+        import anyio  # noqa: PLC0415
+
         anyio.run(_submit, _arguments(mode, options))
     return int(options.exit)
 
