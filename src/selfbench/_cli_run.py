@@ -162,6 +162,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         over_fetch=args.over_fetch,
         author_time_limit=args.author_time_limit,
         inactivity=args.inactivity,
+        source_url=args.source_url,
     )
 
 
@@ -291,6 +292,11 @@ def _add_run(commands: Any) -> None:
     run.add_argument("--over-fetch", type=float, default=DEFAULT_OVER_FETCH, metavar="X")
     run.add_argument("--author-time-limit", type=float, default=2400.0, metavar="SECONDS")
     run.add_argument("--inactivity", type=float, default=600.0, metavar="SECONDS")
+    run.add_argument(
+        "--source-url",
+        metavar="BASE",
+        help="for history without a GitHub remote: tasks record BASE/pull/<number>",
+    )
     run.add_argument("--resume", metavar="DIR", help="finish the run in DIR")
     run.set_defaults(run=_run)
 

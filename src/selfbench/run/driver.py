@@ -62,6 +62,8 @@ class RunOptions:
     over_fetch: float = DEFAULT_OVER_FETCH
     author_time_limit: float = float(AUTHORING_DEFAULTS["timeouts"]["agentSeconds"])
     inactivity: float = _DEFAULT_INACTIVITY
+    source_url: str | None = None
+    """For history without a pull-request URL: tasks record `<source_url>/pull/<n>`."""
 
     def check(self) -> None:
         """Refuse options no run can use.
@@ -99,6 +101,7 @@ class RunOptions:
             "overFetch": self.over_fetch,
             "authorTimeLimit": self.author_time_limit,
             "inactivity": self.inactivity,
+            "sourceUrl": self.source_url,
         }
 
 
@@ -121,6 +124,7 @@ def load_options(value: Any, where: str) -> RunOptions:
             over_fetch=float(value["overFetch"]),
             author_time_limit=float(value["authorTimeLimit"]),
             inactivity=float(value["inactivity"]),
+            source_url=value["sourceUrl"],
         )
     except (KeyError, TypeError, ValueError):
         raise RunError(f"{where}: not a run's inputs") from None

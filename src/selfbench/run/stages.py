@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from selfbench.bundle.locate import BUNDLE_DIR, DEFINITION_FILE, VALIDATION_FILE
-from selfbench.errors import SelfbenchError
+from selfbench.errors import SandboxError, SelfbenchError
 from selfbench.mine.candidate import CandidateModel
 
 __all__ = [
@@ -67,9 +67,12 @@ def command_name(command: str | None) -> str | None:
 
 
 def _guarded(run: Callable[[], StageResult]) -> StageResult:
-    """A stage's own refusal (a SelfbenchError) rejects the candidate; anything else is a bug."""
+    """A stage's own refusal (a SelfbenchError) rejects the candidate; a machine that cannot
+    run the sandbox stops the run; anything else is a bug."""
     try:
         return run()
+    except SandboxError:
+        raise
     except SelfbenchError as exc:
         return StageResult(reason=" ".join(str(exc).split()))
 
@@ -77,13 +80,16 @@ def _guarded(run: Callable[[], StageResult]) -> StageResult:
 # --- draft -------------------------------------------------------------------------------------
 
 
-def draft_stage(repo: Path, candidate: CandidateModel, out: Path) -> StageResult:
+def draft_stage(
+    repo: Path, candidate: CandidateModel, out: Path, *, logs: Path, source_url: str | None
+) -> StageResult:
     """Draft the candidate into `out`: a proven task directory, or the reason it is not one."""
-    from selfbench.draft import api  # noqa: PLC0415 - drafting loads the sandbox
+    from selfbench.draft.api import DraftOptions, draft_candidate  # noqa: PLC0415 - the sandbox
 
     def run() -> StageResult:
         out.mkdir(parents=True)
-        result = api.draft_candidate(repo, candidate, out, None)
+        options = DraftOptions(logs=logs, source_url_base=source_url)
+        result = draft_candidate(repo, candidate, out, options)
         if result.status != "drafted" or result.task_dir is None:
             return StageResult(reason=result.reason or "not drafted")
         return StageResult(path=Path(result.task_dir))

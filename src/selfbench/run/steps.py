@@ -38,6 +38,8 @@ class StepContext:
     reviewer: str | None
     runner: Any
     """Makes the validation runner, given the directory its logs go to."""
+    source_url: str | None = None
+    """Where pull requests live, for candidates mined without a URL (`<base>/pull/<n>`)."""
 
     @property
     def can_repair(self) -> bool:
@@ -90,7 +92,11 @@ def run_step(
 
 
 def _draft(step: _Step) -> stages.StageResult:
-    return stages.draft_stage(step.context.repo, step.candidate, step.work)
+    context = step.context
+    logs = context.run.logs(step.state.id) / step.work.name
+    return stages.draft_stage(
+        context.repo, step.candidate, step.work, logs=logs, source_url=context.source_url
+    )
 
 
 def _author(step: _Step) -> stages.StageResult:
