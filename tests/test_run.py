@@ -1,0 +1,218 @@
+"""`selfbench run` end to end on the sample history: every stage real (mining, drafting in the
+local sandbox, authoring, audit, compile, validation, the coupling check, export).
+
+The reference run fills `--easy 1` with `-j 2`: the easy pool is #5 (whose new tests already
+pass at the base: drafting rejects it) and #1 (accepted). The kill test then runs the same inputs
+with `-j 1` in a new directory as a real process, kills it (`SIGKILL` to its process group) ten
+times at random moments, each after the run has logged a new event (so every kill lands at a
+different point), resumes it each time, and requires the export to be byte-identical to the
+reference's and no finished step to have run twice. The seed is printed, so a failure replays.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from selfbench._sample_history import build_sample_history
+from selfbench.cli import main
+from selfbench.export import verify_export
+
+SOURCE = "https://example.com/example/unitkit"
+_KILLS = 10
+_PROCESS_LIMIT = 600.0
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the local sandbox needs root")
+
+
+def _argv(history: Path, out: Path, *extra: str) -> list[str]:
+    return [
+        "run",
+        "--repo",
+        str(history),
+        "--easy",
+        "1",
+        "--source-url",
+        SOURCE,
+        "--out",
+        str(out),
+        *extra,
+    ]
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_sample_history(tmp_path_factory.mktemp("history"))
+
+
+@pytest.fixture(scope="module")
+def reference(history: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The uninterrupted run (-j 2): its export, and what it printed."""
+    out = tmp_path_factory.mktemp("reference") / "bench.tar.gz"
+    completed = subprocess.run(
+        [sys.executable, "-m", "selfbench", *_argv(history, out, "-j", "2")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=_PROCESS_LIMIT,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    return out, completed.stdout
+
+
+def _events(run_dir: Path) -> list[dict[str, object]]:
+    lines = (run_dir / "events.jsonl").read_bytes().splitlines()
+    events = []
+    for line in lines:
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue
+    return events
+
+
+def test_a_run_on_the_sample_history_exports_a_verified_benchmark(
+    reference: tuple[Path, str],
+) -> None:
+    out, printed = reference
+    assert "rejected pr-5 (easy): draft: " in printed
+    assert "accepted pr-1 (easy)" in printed
+    assert "easy   1 of 1 accepted, 1 rejected, 2 mined" in printed
+    assert f"export  {out}  (verified)" in printed
+    assert f"selfbench review {out}" in printed
+    assert f"selfbench eval {out} --agent NAME=COMMAND" in printed
+
+    manifest = verify_export(out).manifest
+    assert [task.task_id for task in manifest.tasks] == ["pr-1"]
+    provenance = manifest.provenance
+    assert provenance is not None
+    assert provenance["author"] == "draft"
+    assert provenance["reviewer"] is None
+    assert provenance["validation"]["environment"] == "local"
+    assert provenance["tasks"] == {
+        "pr-1": {
+            "candidate": "pr-1",
+            "tier": "easy",
+            "stages": [
+                "mined",
+                "drafted",
+                "authored",
+                "audited",
+                "compiled",
+                "validated",
+                "coupling-checked",
+                "accepted",
+            ],
+        }
+    }
+    assert main(["verify", str(out)]) == 0
+
+
+def test_status_shows_each_tier_stage_and_rejection(
+    reference: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, _ = reference
+    run_dir = out.with_name("bench.run")
+    assert main(["status", str(run_dir)]) == 0
+    shown = capsys.readouterr().out
+    assert "waiting" in shown
+    assert "accepted" in shown
+    assert "exported" in shown
+    assert "rejected pr-5 (easy): draft: " in shown
+
+    assert main(["status", str(run_dir), "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    easy = next(tier for tier in status["tiers"] if tier["tier"] == "easy")
+    assert easy["accepted"] == 1
+    assert easy["rejected"] == 1
+    assert easy["stages"]["accepted"] == 1
+    assert easy["stages"]["rejected"] == 1
+    assert status["finished"] is True
+
+
+def _start(history: Path, out: Path, run_dir: Path, *, resume: bool) -> subprocess.Popen[str]:
+    argv = ["run", "--resume", str(run_dir)] if resume else [*_argv(history, out), "--run-dir"]
+    if not resume:
+        argv.append(str(run_dir))
+    return subprocess.Popen(
+        [sys.executable, "-m", "selfbench", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _wait_for_new_event(run_dir: Path, seen: int, process: subprocess.Popen[str]) -> bool:
+    """Wait until the log has more than `seen` events; False if the process ended first."""
+    deadline = time.monotonic() + _PROCESS_LIMIT
+    while time.monotonic() < deadline:
+        if (run_dir / "events.jsonl").is_file() and len(_events(run_dir)) > seen:
+            return True
+        if process.poll() is not None:
+            return False
+        time.sleep(0.05)
+    raise AssertionError("the run logged nothing new in time")
+
+
+def test_kill_9_at_ten_random_points_then_resume_gives_the_same_bytes(
+    history: Path, reference: tuple[Path, str], tmp_path: Path
+) -> None:
+    seed = random.randrange(1 << 30)
+    print(f"seed {seed}")
+    rng = random.Random(seed)
+    out, run_dir = tmp_path / "bench.tar.gz", tmp_path / "bench.run"
+    kills = 0
+    process = _start(history, out, run_dir, resume=False)
+    while kills < _KILLS:
+        seen = len(_events(run_dir)) if (run_dir / "events.jsonl").is_file() else 0
+        if not _wait_for_new_event(run_dir, seen, process):
+            break
+        time.sleep(rng.uniform(0.0, 1.5))
+        if process.poll() is not None:
+            break
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        kills += 1
+        process = _start(history, out, run_dir, resume=True)
+    output, _ = process.communicate(timeout=_PROCESS_LIMIT)
+    assert process.returncode == 0, output
+
+    assert kills >= 5, f"only {kills} kills landed before the run ended"
+    assert out.read_bytes() == reference[0].read_bytes()
+    steps = [
+        (event["candidate"], event["step"])
+        for event in _events(run_dir)
+        if event["event"] == "step"
+    ]
+    assert len(steps) == len(set(steps)), "a finished step ran again after a resume"
+
+
+def test_ctrl_c_stops_cleanly_says_how_to_resume_and_the_resumed_run_is_the_same(
+    history: Path, reference: tuple[Path, str], tmp_path: Path
+) -> None:
+    out, run_dir = tmp_path / "bench.tar.gz", tmp_path / "bench.run"
+    process = _start(history, out, run_dir, resume=False)
+    seen = 0
+    while True:  # interrupt once a candidate is being worked on
+        assert _wait_for_new_event(run_dir, seen, process)
+        events = _events(run_dir)
+        seen = len(events)
+        if any(event["event"] == "start" for event in events):
+            break
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=_PROCESS_LIMIT)
+
+    assert process.returncode == 130, output
+    assert f"interrupted; resume with: selfbench run --resume {run_dir}" in output
+    assert not out.exists()
+    assert main(["run", "--resume", str(run_dir)]) == 0
+    assert out.read_bytes() == reference[0].read_bytes()
