@@ -6,7 +6,7 @@ pass at the base: drafting rejects it) and #1 (accepted). The kill test then run
 with `-j 1` in a new directory as a real process, kills it (`SIGKILL` to its process group) ten
 times at random moments, each after the run has logged a new event (so every kill lands at a
 different point), resumes it each time, and requires the export to be byte-identical to the
-reference's and no finished step to have run twice. The seed is printed, so a failure replays.
+reference's and no finished step to have run twice. A failure names its random seed.
 """
 
 from __future__ import annotations
@@ -167,7 +167,6 @@ def test_kill_9_at_ten_random_points_then_resume_gives_the_same_bytes(
     history: Path, reference: tuple[Path, str], tmp_path: Path
 ) -> None:
     seed = random.randrange(1 << 30)
-    print(f"seed {seed}")
     rng = random.Random(seed)
     out, run_dir = tmp_path / "bench.tar.gz", tmp_path / "bench.run"
     kills = 0
