@@ -23,6 +23,7 @@ from selfbench.task import judge_task, read_authored_task
 __all__ = [
     "DEMO_BUDGETS",
     "DEMO_EXPORT",
+    "DEMO_SOURCE_URL",
     "SampleRepository",
     "audit_task_dir",
     "build_sample_history",
@@ -134,6 +135,8 @@ def bundle_tree(bundle: Path) -> list[str]:
 DEMO_BUDGETS = {"easy": 1, "medium": 1, "hard": 1}
 """What the demo asks of the sample history: one task in each tier."""
 DEMO_EXPORT = "unitkit-demo.tar.gz"
+DEMO_SOURCE_URL = "https://example.com/example/unitkit"
+"""The sample history has no remote: its tasks record pull requests under this base."""
 
 
 def run_demo(*, keep: bool = False, out: Path | None = None) -> int:
@@ -162,9 +165,10 @@ def run_demo(*, keep: bool = False, out: Path | None = None) -> int:
         directory = out or Path(tempfile.mkdtemp(prefix="selfbench-demo-export-"))
         bench = directory / DEMO_EXPORT
         budgets = [item for tier, n in DEMO_BUDGETS.items() for item in (f"--{tier}", str(n))]
-        argv = ["run", "--repo", str(repo), *budgets, "--author", "draft", "--out", str(bench)]
-        console.print(f"[bold]2. selfbench {' '.join(argv[:1] + argv[3:-2])}[/]")
-        code = main([*argv, "--run-dir", str(workspace / "run")])
+        argv = ["run", "--repo", str(repo), *budgets, "--author", "draft"]
+        console.print(f"[bold]2. selfbench {' '.join(argv[:1] + argv[3:])}[/]")
+        source = ["--source-url", DEMO_SOURCE_URL, "--run-dir", str(workspace / "run")]
+        code = main([*argv, "--out", str(bench), *source])
         if bench.is_file():
             verified = main(["verify", str(bench)])
             console.print(f"[bold]3. selfbench verify[/]  {'ok' if verified == 0 else 'FAILED'}")
