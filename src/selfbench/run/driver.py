@@ -182,8 +182,10 @@ def _mine_pool(run: RunDirectory, options: RunOptions) -> dict[str, Any]:
     return pool
 
 
-def _read_pool(run: RunDirectory, options: RunOptions) -> dict[str, Any]:
+def _read_pool(run: RunDirectory, options: RunOptions, on_event: OnEvent | None) -> dict[str, Any]:
     if not run.pool_path.is_file():
+        if on_event is not None:
+            on_event("mining", None)
         return _mine_pool(run, options)
     pool = run.read_json(run.pool_path)
     if not isinstance(pool, dict) or not isinstance(pool.get("candidates"), list):
@@ -409,9 +411,7 @@ def run_benchmark(
     try:
         options = _start_or_resume(run, options)
         stop = stop or threading.Event()
-        if on_event is not None:
-            on_event("mining", None)
-        pool = _read_pool(run, options)
+        pool = _read_pool(run, options, on_event)
         candidates = _candidates(pool)
         states = {state.id: state for state in run.states()}
         if on_event is not None:
