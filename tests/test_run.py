@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from run_helpers import SCRIPTED_AUTHOR
 from selfbench._sample_history import build_sample_history
 from selfbench.cli import main
 from selfbench.export import verify_export
@@ -215,3 +216,33 @@ def test_ctrl_c_stops_cleanly_says_how_to_resume_and_the_resumed_run_is_the_same
     assert not out.exists()
     assert main(["run", "--resume", str(run_dir)]) == 0
     assert out.read_bytes() == reference[0].read_bytes()
+
+
+def test_a_scripted_mcp_author_authors_and_its_broken_task_is_repaired_once(
+    history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bench.tar.gz"
+    author = f"{SCRIPTED_AUTHOR} --break"
+    assert main([*_argv(history, out), "--author", author]) == 0, capsys.readouterr()
+
+    manifest = verify_export(out).manifest
+    assert manifest.provenance is not None
+    assert manifest.provenance["author"] == Path(sys.executable).name
+    assert manifest.provenance["tasks"]["pr-1"]["stages"] == [
+        "mined",
+        "drafted",
+        "authored",
+        "audited",
+        "compiled",
+        "validation-failed",
+        "repaired",
+        "audited",
+        "compiled",
+        "validated",
+        "coupling-checked",
+        "accepted",
+    ]
+    assert "--break" not in json.dumps(manifest.provenance)
+    logs = sorted(path.name for path in (tmp_path / "bench.run" / "logs" / "pr-1").iterdir())
+    assert "2-author-author.log" in logs
+    assert "6-repair-repair.log" in logs
