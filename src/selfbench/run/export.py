@@ -2,8 +2,9 @@
 
 Everything that goes in is made independent of where the run directory is and of when each
 stage ran, so a run killed and resumed exports the same bytes as one that never stopped: the
-reports' log paths are made relative to the run directory, and the provenance holds names,
-versions and stage histories, never times or secrets (commands are reduced to their program).
+reports' log paths are made relative to the run directory, their toolchains keep only names and
+versions, and the provenance holds names, versions and stage histories, never times or secrets
+(commands are reduced to their program).
 """
 
 from __future__ import annotations
@@ -44,10 +45,21 @@ def _home(run: RunDirectory, state: CandidateState) -> Path:
     return run.resolve(state.bundle_home)
 
 
+_TOOLCHAIN_KEYS = ("name", "wanted", "found", "substitution")
+"""What an exported report says of each toolchain: its versions, not where this machine keeps
+it or whether it was in the cache yet (which differs between a first run and a resumed one)."""
+
+
 def _report(run: RunDirectory, state: CandidateState) -> dict[str, Any]:
     path = _home(run, state) / VALIDATION_FILE
-    report = loads_strict(path.read_bytes(), source=str(path))
-    return dict(_relative_logs(report, str(run.path)))
+    report = dict(_relative_logs(loads_strict(path.read_bytes(), source=str(path)), str(run.path)))
+    if isinstance(report.get("toolchains"), list):
+        report["toolchains"] = [
+            {key: use.get(key) for key in _TOOLCHAIN_KEYS}
+            for use in report["toolchains"]
+            if isinstance(use, dict)
+        ]
+    return report
 
 
 def _task_id(run: RunDirectory, state: CandidateState) -> str:
