@@ -229,18 +229,18 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _status_table(status: RunStatus) -> Any:
+    """Stages down, tiers across: how many candidates stand at each stage of each tier."""
     from rich.table import Table  # noqa: PLC0415
 
     from selfbench.run.status import COLUMNS  # noqa: PLC0415
 
     table = Table(title=f"run {status.run_dir}")
-    table.add_column("tier")
-    table.add_column("budget", justify="right")
-    for column in COLUMNS:
-        table.add_column(column, justify="right")
+    table.add_column("stage")
     for tier in status.tiers:
-        counts = status.table[tier.tier]
-        table.add_row(tier.tier, str(tier.budget), *(str(counts[column]) for column in COLUMNS))
+        table.add_column(tier.tier, justify="right")
+    table.add_row("budget", *(str(tier.budget) for tier in status.tiers), end_section=True)
+    for column in COLUMNS:
+        table.add_row(column, *(str(status.table[tier.tier][column]) for tier in status.tiers))
     return table
 
 

@@ -124,7 +124,7 @@ def load_options(value: Any, where: str) -> RunOptions:
             over_fetch=float(value["overFetch"]),
             author_time_limit=float(value["authorTimeLimit"]),
             inactivity=float(value["inactivity"]),
-            source_url=value["sourceUrl"],
+            source_url=value.get("sourceUrl"),
         )
     except (KeyError, TypeError, ValueError):
         raise RunError(f"{where}: not a run's inputs") from None
