@@ -24,7 +24,7 @@ from selfbench.compiler import compile_task
 from selfbench.draft.api import DRAFT_FILE, DraftOptions, draft_candidate
 from selfbench.mine import mine_repository, write_candidates
 from selfbench.mine.candidate import CandidateModel, find_candidate
-from selfbench.task import read_authored_task, judge_task
+from selfbench.task import judge_task, read_authored_task
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner
 from test_mcp import run_with_server, text_of
@@ -148,7 +148,7 @@ def test_a_bad_selfbench_toml_is_a_rejection(sample: tuple[Path, Path], tmp_path
     candidate = find_candidate(candidates, "pr-1")
     broken = tmp_path / "repo"
     git(repo, "worktree", "add", "--quiet", "--detach", str(broken), candidate.baseCommit)
-    (broken / "selfbench.toml").write_text("[draft]\nunknown_key = 1\n", encoding="utf-8")
+    (broken / "selfbench.toml").write_text("unknown_key = 1\n", encoding="utf-8")
     git(broken, "add", "selfbench.toml")
     git(broken, "commit", "--quiet", "-m", "config")
     base = git(broken, "rev-parse", "HEAD").decode().strip()

@@ -78,12 +78,8 @@ def _node_observe(
     setup: str = "node --version",
 ) -> Observation:
     repo, sha, test_patch, gold_patch = _commit_change(tmp_path, NODE_BASE, gold, tests)
-    plan = Plan(
-        sha, ".", setup, test_command, ("node",), tuple(sorted(tests)), TIMEOUTS, RESOURCES
-    )
-    return observe(
-        repo, plan, test_patch=test_patch, gold_patch=gold_patch, logs=tmp_path / "logs"
-    )
+    plan = Plan(sha, ".", setup, test_command, ("node",), tuple(sorted(tests)), TIMEOUTS, RESOURCES)
+    return observe(repo, plan, test_patch=test_patch, gold_patch=gold_patch, logs=tmp_path / "logs")
 
 
 def _decide(observation: Observation, difficulty: str = "easy") -> Decision:
@@ -124,14 +120,18 @@ def test_node_change_gives_file_selectors_from_observed_outcomes(tmp_path: Path)
 @SANDBOX
 def test_flaky_test_rejects_the_candidate_naming_it(tmp_path: Path) -> None:
     flaky = (
-        f"{NODE_HEAD}const fs = require('node:fs');\n"
-        "const {{ reverse }} = require('../src/index.js');\n\n"
-        "test('reverse once', () => {\n"
-        "  const seen = fs.existsSync('.seen');\n"
-        "  fs.writeFileSync('.seen', 'x');\n"
-        "  assert.strictEqual(seen ? 'no' : reverse('ab'), 'ba');\n"
-        "});\n"
-    ).replace("{{", "{").replace("}}", "}")
+        (
+            f"{NODE_HEAD}const fs = require('node:fs');\n"
+            "const {{ reverse }} = require('../src/index.js');\n\n"
+            "test('reverse once', () => {\n"
+            "  const seen = fs.existsSync('.seen');\n"
+            "  fs.writeFileSync('.seen', 'x');\n"
+            "  assert.strictEqual(seen ? 'no' : reverse('ab'), 'ba');\n"
+            "});\n"
+        )
+        .replace("{{", "{")
+        .replace("}}", "}")
+    )
     gold = {"src/index.js": NODE_BASE["src/index.js"] + REVERSE}
     observation = _node_observe(tmp_path, gold, {"test/flaky.test.js": flaky})
     reason = _decide(observation).reason
@@ -296,8 +296,7 @@ def test_decide_outcome_changing_between_gold_runs_is_flaky() -> None:
         _sample("base", BASE_A), _sample("gold-1", GOLD_A), _sample("gold-2", other)
     )
     assert _pytest_decide(observation).reason == (
-        f"flaky: {A}::test_param[a b] passed 1 of 2 runs with the gold patch "
-        "(log /logs/gold-1.log)"
+        f"flaky: {A}::test_param[a b] passed 1 of 2 runs with the gold patch (log /logs/gold-1.log)"
     )
 
 

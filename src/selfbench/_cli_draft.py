@@ -56,7 +56,7 @@ def _draft(args: argparse.Namespace) -> int:
 
     if args.jobs < 1:
         raise DraftError("-j must be at least 1")
-    if args.reruns < MIN_RERUNS:
+    if args.reruns is not None and args.reruns < MIN_RERUNS:
         raise DraftError(f"--reruns must be at least {MIN_RERUNS}")
     repo = Path(args.repo)
     if not (repo / ".git").exists() and not (repo / "HEAD").is_file():
@@ -158,7 +158,6 @@ def add_draft_command(commands: Any) -> None:
     draft.add_argument(
         "--reruns",
         type=int,
-        default=DEFAULT_RERUNS,
         metavar="N",
         help=f"runs with the gold patch, each from a fresh copy (default {DEFAULT_RERUNS})",
     )

@@ -33,7 +33,7 @@ from typing import Any, Literal
 from selfbench._fs import atomic_directory
 from selfbench._json import dumps_pretty
 from selfbench.contract import AUTHORING_DEFAULTS, Difficulty
-from selfbench.draft.config import DraftConfig, repo_config
+from selfbench.draft.config import DraftConfig, merge_configs, repo_config
 from selfbench.draft.infer import Environment, infer_environment, selector_of
 from selfbench.draft.instruction import draft_instruction
 from selfbench.draft.run import (
@@ -69,15 +69,17 @@ DRAFT_SCHEMA_VERSION = 1
 class DraftOptions:
     """How candidates are drafted."""
 
-    reruns: int = DEFAULT_RERUNS
-    """Gold runs (each from a fresh copy of the prepared tree); each runs every file twice."""
+    reruns: int | None = None
+    """Gold runs (each from a fresh copy of the prepared tree; each runs every file twice);
+    default the configuration's `reruns`, else 3."""
     config: DraftConfig | None = None
     """A `--config` file's settings, used instead of the repository's own `selfbench.toml`."""
     logs: Path | None = None
     """Where each candidate's logs go (`<logs>/<candidate id>/`); default a kept temp dir."""
     local: LocalOptions = field(default_factory=LocalOptions)
     """The local environment's options (network, workspace, setup environment…)."""
-    pass_to_pass_cap: int = DEFAULT_P2P_CAP
+    pass_to_pass_cap: int | None = None
+    """At most this many pass-to-pass selectors (default the configuration's, else 20)."""
     replace: bool = False
     """Replace an existing task directory (else the candidate is rejected)."""
     source_url_base: str | None = None
@@ -143,6 +145,27 @@ def _source(candidate: CandidateModel, base: str | None) -> tuple[int, str]:
     return candidate.sourcePr, f"{base.rstrip('/')}/pull/{candidate.sourcePr}"
 
 
+class _Rejected(Exception):  # noqa: N818 - a result, raised only inside this module
+    """A candidate that cannot be drafted: the reason, and the evidence gathered so far."""
+
+    def __init__(self, reason: str, evidence: dict[str, Any] | None = None) -> None:
+        super().__init__(reason)
+        self.reason = " ".join(reason.split())
+        self.evidence = evidence or {}
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """What is known before anything runs."""
+
+    number: int
+    url: str
+    split: SplitChange
+    config: DraftConfig
+    environment: Environment
+    plan: Plan
+
+
 def draft_candidate(
     repo: Path,
     candidate: CandidateModel,
@@ -158,63 +181,94 @@ def draft_candidate(
     started = time.monotonic()
     target = out_dir / candidate.id
     logs = _logs_for(options, candidate.id)
-
-    def rejected(reason: str, evidence: dict[str, Any] | None = None) -> DraftResult:
+    try:
+        evidence = _draft(repo, candidate, target, options, logs, started)
+    except _Rejected as rejection:
         seconds = time.monotonic() - started
-        line = " ".join(reason.split())
         return DraftResult(
-            candidate.id, "rejected", line, None, logs, seconds, evidence or {}
+            candidate.id, "rejected", rejection.reason, None, logs, seconds, rejection.evidence
         )
+    seconds = time.monotonic() - started
+    return DraftResult(candidate.id, "drafted", None, target, logs, seconds, evidence)
 
-    if target.exists() and not options.replace:
-        return rejected(f"{target} already exists (--replace overwrites it)")
+
+def _prepare(repo: Path, candidate: CandidateModel, options: DraftOptions) -> _Prepared:
+    """Split, configuration and environment; `_Rejected` when the candidate cannot be drafted."""
     try:
         number, url = _source(candidate, options.source_url_base)
         split = split_change(repo, candidate)
-        config = options.config or repo_config(repo, candidate.baseCommit)
+        config = merge_configs(repo_config(repo, candidate.baseCommit), options.config)
+        config = config or DraftConfig()
         environment = infer_environment(repo, candidate.baseCommit, split.test_files, config)
-    except DraftError as exc:
-        return rejected(str(exc))
+    except SelfbenchError as exc:  # DraftError, or GitError reading the base
+        raise _Rejected(str(exc)) from None
     plan = _plan(candidate, split, environment, config)
     if not plan.test_files:
-        return rejected("the change holds out no test file a runner collects tests from")
-    local = LocalOptions(**{**_local_fields(options.local), "reruns": options.reruns})
+        raise _Rejected("the change holds out no test file a runner collects tests from")
+    return _Prepared(number, url, split, config, environment, plan)
+
+
+def _observe(repo: Path, prepared: _Prepared, options: DraftOptions, logs: Path) -> Observation:
+    reruns = options.reruns or prepared.config.reruns or DEFAULT_RERUNS
+    local = LocalOptions(**{**_local_fields(options.local), "reruns": reruns})
     try:
-        observation = observe(
+        return observe(
             repo,
-            plan,
-            test_patch=split.test_patch,
-            gold_patch=split.gold_patch,
+            prepared.plan,
+            test_patch=prepared.split.test_patch,
+            gold_patch=prepared.split.gold_patch,
             logs=logs,
             options=local,
         )
     except SandboxError:
         raise
     except SelfbenchError as exc:  # a patch that does not apply at the base, say
-        return rejected(f"the provisional task failed: {exc}")
+        raise _Rejected(f"the provisional task failed: {exc}") from None
+
+
+def _draft(
+    repo: Path,
+    candidate: CandidateModel,
+    target: Path,
+    options: DraftOptions,
+    logs: Path,
+    started: float,
+) -> dict[str, Any]:
+    """The steps of `draft_candidate`; the evidence written, or `_Rejected`."""
+    if target.exists() and not options.replace:
+        raise _Rejected(f"{target} already exists (--replace overwrites it)")
+    prepared = _prepare(repo, candidate, options)
+    observation = _observe(repo, prepared, options, logs)
+    environment = prepared.environment
     decision = decide(
         observation,
         difficulty=candidate.difficulty,
         selector_of=lambda name: selector_of(environment.runner, name),
         runner=environment.runner,
-        cap=options.pass_to_pass_cap,
+        cap=_first(options.pass_to_pass_cap, prepared.config.passToPassCap, DEFAULT_P2P_CAP),
     )
     evidence = draft_evidence(candidate, environment, observation, decision, logs)
     if decision.reason is not None:
-        return rejected(decision.reason, evidence)
+        raise _Rejected(decision.reason, evidence)
+    split = prepared.split
     prompt = draft_instruction(candidate, split, decision.tests)
-    definition = _definition(candidate, plan, decision, prompt, number, url)
+    definition = _definition(
+        candidate, prepared.plan, decision, prompt, prepared.number, prepared.url
+    )
     verdict = judge_task(definition, split.test_patch, split.gold_patch)
     if verdict.blockers:
-        return rejected("audit: " + "; ".join(verdict.blockers), evidence)
+        raise _Rejected("audit: " + "; ".join(verdict.blockers), evidence)
     evidence["timings"]["totalSeconds"] = round(time.monotonic() - started, 1)
     evidence["auditWarnings"] = list(verdict.warnings)
     try:
         _write_task(target, definition, split, evidence, replace=options.replace)
     except DraftError as exc:
-        return rejected(str(exc), evidence)
-    seconds = time.monotonic() - started
-    return DraftResult(candidate.id, "drafted", None, target, logs, seconds, evidence)
+        raise _Rejected(str(exc), evidence) from None
+    return evidence
+
+
+def _first(*values: int | None) -> int:
+    return next(value for value in values if value is not None)
 
 
 def _local_fields(local: LocalOptions) -> dict[str, Any]:
@@ -227,7 +281,7 @@ def _plan(
     environment: Environment,
     config: DraftConfig,
 ) -> Plan:
-    workdir = str(getattr(config, "workdir", None) or ".")
+    workdir = config.workdir or "."
     prefix = "" if workdir in {".", ""} else workdir.rstrip("/") + "/"
     files = tuple(
         sorted(
@@ -237,9 +291,11 @@ def _plan(
         )
     )
     timeouts = dict(AUTHORING_DEFAULTS["timeouts"])
-    timeouts.update(getattr(config, "timeouts", None) or {})
+    if config.timeouts is not None:
+        timeouts.update(config.timeouts.model_dump(exclude_none=True))
     resources: dict[str, int | float] = dict(AUTHORING_DEFAULTS["resources"])
-    resources.update(getattr(config, "resources", None) or {})
+    if config.resources is not None:
+        resources.update(config.resources.model_dump(exclude_none=True))
     return Plan(
         candidate.baseCommit,
         workdir,

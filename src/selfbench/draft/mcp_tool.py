@@ -109,15 +109,19 @@ def draft_task_text(draft: Mapping[str, Any]) -> str:
         return f"{draft['candidate']} cannot be drafted: {draft['reason']}"
     definition = draft["arguments"]["definition"]
     lines = [
-        f"Drafted {draft['candidate']} ({definition['difficulty']}): selectors observed by "
-        "running the tests.",
+        (
+            f"Drafted {draft['candidate']} ({definition['difficulty']}): selectors observed by "
+            "running the tests."
+        ),
         f"failToPass: {', '.join(definition['failToPass'])}",
         f"passToPass: {', '.join(definition['passToPass']) or '(none)'}",
         f"setupCommand: {definition['setupCommand']}",
         f"testCommand: {definition['testCommand']}",
-        "The structured result holds the arguments for check_task and submit_task. Rewrite "
-        "definition.prompt (a draft) as the engineer's request, call check_task, then "
-        "submit_task with the same arguments.",
+        (
+            "The structured result holds the arguments for check_task and submit_task. Rewrite "
+            "definition.prompt (a draft) as the engineer's request, call check_task, then "
+            "submit_task with the same arguments."
+        ),
         "",
         "Draft instruction:",
         definition["prompt"],

@@ -83,9 +83,7 @@ class Plan:
     toolchains: tuple[str, ...]
     test_files: tuple[str, ...]
     """The test patch's test files, relative to `workdir`, in a stable order."""
-    timeouts: dict[str, int] = field(
-        default_factory=lambda: dict(AUTHORING_DEFAULTS["timeouts"])
-    )
+    timeouts: dict[str, int] = field(default_factory=lambda: dict(AUTHORING_DEFAULTS["timeouts"]))
     resources: dict[str, int | float] = field(
         default_factory=lambda: dict(AUTHORING_DEFAULTS["resources"])
     )
@@ -165,9 +163,9 @@ def provisional_command(test_command: str) -> str:
         "selfbench_status=0; selfbench_index=0; "
         f"for selfbench_file in {PLACEHOLDER}; do "
         f"for selfbench_repeat in {' '.join(str(n) for n in range(1, REPEATS + 1))}; do "
-        "printf '\\nselfbench-draft: begin %d %d\\n' \"$selfbench_index\" \"$selfbench_repeat\"; "
+        'printf \'\\nselfbench-draft: begin %d %d\\n\' "$selfbench_index" "$selfbench_repeat"; '
         f"( {inner} ); selfbench_code=$?; "
-        "printf '\\nselfbench-draft: end %d %d %d\\n' \"$selfbench_index\" \"$selfbench_repeat\" "
+        'printf \'\\nselfbench-draft: end %d %d %d\\n\' "$selfbench_index" "$selfbench_repeat" '
         '"$selfbench_code"; '
         '[ "$selfbench_code" -eq 0 ] || selfbench_status=1; '
         "done; selfbench_index=$((selfbench_index + 1)); "
@@ -216,7 +214,7 @@ def observe(
     """
     started = time.monotonic()
     options = replace(options or LocalOptions(), logs=logs)
-    reruns = max(1, options.reruns if options.reruns else DEFAULT_RERUNS)
+    reruns = max(1, options.reruns or DEFAULT_RERUNS)
     with tempfile.TemporaryDirectory(prefix="selfbench-draft-") as scratch:
         task = Path(scratch) / "task"
         task.mkdir()
@@ -423,9 +421,7 @@ def _by_test(
     return fail, passing, names
 
 
-def _by_file(
-    base: RunSample, gold: Sequence[RunSample]
-) -> tuple[list[str], list[str], list[str]]:
+def _by_file(base: RunSample, gold: Sequence[RunSample]) -> tuple[list[str], list[str], list[str]]:
     """File selectors: a file that passes in every gold run, failing or passing at the base."""
     fail: list[str] = []
     passing: list[str] = []
