@@ -33,12 +33,19 @@ _ENV = {
 
 
 def git(
-    repo: Path, *args: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None
+    repo: Path,
+    *args: str,
+    stdin: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+    ok: tuple[int, ...] = (0,),
 ) -> bytes:
     """Run `git -C repo args...` and return its standard output; `env` adds variables.
 
+    `ok` lists the exit codes that are not failures (`git grep` exits 1 when nothing matched).
+
     Raises:
-        GitError: git exited non-zero; the message carries its last line of stderr.
+        GitError: git exited with a code not in `ok`; the message carries its last line of
+            stderr.
     """
     env = {**os.environ, **_ENV, **(env or {})}
     result = subprocess.run(
@@ -48,7 +55,7 @@ def git(
         env=env,
         check=False,
     )
-    if result.returncode != 0:
+    if result.returncode not in ok:
         detail = result.stderr.decode("utf-8", "replace").strip().splitlines()
         last = detail[-1] if detail else f"exit code {result.returncode}"
         raise GitError(f"git {args[0]} failed: {last}")

@@ -26,6 +26,7 @@ __all__ = ["CommandOutcome", "parse_command", "run_command"]
 
 _GRACE_SEC = 3.0
 _CHUNK = 65536
+_KEPT = 1 << 20
 
 Ending = Literal["exited", "timeout", "silent", "unstartable"]
 
@@ -38,6 +39,8 @@ class CommandOutcome:
     exit_code: int | None
     reason: str | None
     elapsed_sec: float
+    stdout: bytes = b""
+    """Its standard output's last `_KEPT` bytes, when asked to keep it."""
 
 
 def parse_command(command: str, *, role: str) -> tuple[str, ...] | str:
@@ -70,7 +73,12 @@ def _sweep(process: subprocess.Popen[bytes]) -> None:
 
 
 def _pump(
-    process: subprocess.Popen[bytes], log: IO[bytes], *, time_limit: float, inactivity: float
+    process: subprocess.Popen[bytes],
+    log: IO[bytes],
+    kept: bytearray | None,
+    *,
+    time_limit: float,
+    inactivity: float,
 ) -> Ending:
     """Copy output to the log until the process exits or a limit is reached.
 
@@ -83,7 +91,7 @@ def _pump(
         selector.register(process.stdout, selectors.EVENT_READ)
         while True:
             if process.poll() is not None:
-                _drain(selector, process.stdout, log)
+                _drain(selector, process.stdout, log, kept)
                 return "exited"
             now = time.monotonic()
             if now - start >= time_limit:
@@ -99,20 +107,28 @@ def _pump(
             if not chunk:  # closed its output; it may still be running
                 selector.unregister(process.stdout)
                 continue
-            log.write(chunk)
-            log.flush()
+            _keep(chunk, log, kept)
             last = time.monotonic()
 
 
-def _drain(selector: selectors.BaseSelector, stream: IO[bytes], log: IO[bytes]) -> None:
+def _keep(chunk: bytes, log: IO[bytes], kept: bytearray | None) -> None:
+    log.write(chunk)
+    log.flush()
+    if kept is not None:
+        kept.extend(chunk)
+        del kept[:-_KEPT]
+
+
+def _drain(
+    selector: selectors.BaseSelector, stream: IO[bytes], log: IO[bytes], kept: bytearray | None
+) -> None:
     """Copy what is ready to read now (for half a second at most), without waiting for more."""
     deadline = time.monotonic() + 0.5
     while time.monotonic() < deadline and selector.get_map() and selector.select(timeout=0.05):
         chunk = os.read(stream.fileno(), _CHUNK)
         if not chunk:
             return
-        log.write(chunk)
-    log.flush()
+        _keep(chunk, log, kept)
 
 
 def run_command(  # noqa: PLR0913 - the command, where, and its two limits, all keyword-only
@@ -125,8 +141,13 @@ def run_command(  # noqa: PLR0913 - the command, where, and its two limits, all 
     log: Path,
     time_limit_sec: float,
     inactivity_sec: float,
+    keep_stdout: bool = False,
 ) -> CommandOutcome:
-    """Run `argv` in `cwd`, appending its output to `log`; stop it at either limit."""
+    """Run `argv` in `cwd`, appending its output to `log`; stop it at either limit.
+
+    With `keep_stdout`, standard error goes to the log alone and standard output to the log
+    and to the outcome (its tail), for a command whose answer is what it prints.
+    """
     start = time.monotonic()
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out, stdin.open("rb") if stdin else Path(os.devnull).open("rb") as feed:
@@ -139,16 +160,19 @@ def run_command(  # noqa: PLR0913 - the command, where, and its two limits, all 
                 env=dict(env),
                 stdin=feed,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
+                stderr=out if keep_stdout else subprocess.STDOUT,
                 start_new_session=True,
             )
         except OSError as exc:
             reason = f"{role} command cannot start: {argv[0]}: {os_reason(exc)}"
             out.write(f"--- {reason}\n".encode())
             return CommandOutcome("unstartable", None, reason, time.monotonic() - start)
+        kept = bytearray() if keep_stdout else None
         with process:
             try:
-                ending = _pump(process, out, time_limit=time_limit_sec, inactivity=inactivity_sec)
+                ending = _pump(
+                    process, out, kept, time_limit=time_limit_sec, inactivity=inactivity_sec
+                )
             finally:
                 if process.poll() is None:
                     _stop(process)
@@ -156,7 +180,7 @@ def run_command(  # noqa: PLR0913 - the command, where, and its two limits, all 
         outcome = _outcome(ending, process.returncode, role, time_limit_sec, inactivity_sec)
         elapsed = time.monotonic() - start
         out.write(f"--- {outcome[1] or f'exit code {outcome[0]}'} after {elapsed:.1f} s\n".encode())
-    return CommandOutcome(ending, outcome[0], outcome[1], elapsed)
+    return CommandOutcome(ending, outcome[0], outcome[1], elapsed, bytes(kept or b""))
 
 
 def _outcome(

@@ -1,0 +1,365 @@
+"""The coupling check: do the held-out tests pin private details of the gold patch?
+
+First the deterministic evidence, `coupling_blockers`: the names the held-out tests assert
+(identifiers; strings such as error messages, field and header names; endpoint paths) that the
+gold patch introduces and that appear neither in the instruction nor anywhere in the base tree.
+An agent that reads only the instruction and the repository cannot know such a name, so a test
+that asserts it judges one implementation, not the behaviour asked for.
+
+A name counts as introduced when the gold patch's added lines hold it: an identifier as a token
+(or the stem of a file the patch adds), a string inside a string literal (case-insensitively; a
+route template such as `/users/{id}` introduces `/users/42`). It is known when the base tree
+holds it anywhere (`git grep`, case-insensitively for strings) or the instruction does (an
+identifier as written; a string case-insensitively, whitespace-normalized, or a path by a
+template the instruction spells). Short names (under three characters) and strings without a
+letter or spanning lines are never evidence. Test files are read as `_names` reads them.
+
+Then, with a reviewer command, `review_with_command`: any program that prints a verdict as one
+JSON object on the last line of its standard output::
+
+    {"verdict": "clean" | "coupled", "findings": ["one line per finding", ...]}
+
+And `coupling_repair_with_command`: the author command rewrites the held-out tests once, checked
+by the coupling-repair rules of `selfbench.repair` (and it may not rewrite the definition).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from posixpath import basename, splitext
+from typing import Literal
+
+from selfbench._git import git
+from selfbench.errors import SelfbenchError
+from selfbench.patches import parse_patch
+from selfbench.repair import check_coupling_repair
+from selfbench.run._names import asserted_names
+from selfbench.run._process import parse_command, run_command
+from selfbench.run._workspace import Workspace, changed_paths
+from selfbench.run.author import AuthorJob, AuthorResult, run_agent
+from selfbench.task import read_authored_task
+
+__all__ = [
+    "DEFINITION_CHANGED",
+    "ReviewVerdict",
+    "ReviewerError",
+    "coupling_blockers",
+    "coupling_repair_with_command",
+    "review_with_command",
+]
+
+DEFINITION_CHANGED = "coupling repair changed the definition"
+_MIN_NAME = 3
+_MAX_STRING = 200
+_IDENTIFIER_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_LITERAL_RE = re.compile(r""""((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'|`([^`]*)`""")
+_PARAMETER_RE = re.compile(r"\{[^/{}]*\}|<[^/<>]*>|:[A-Za-z_][A-Za-z0-9_]*")
+_PATH_RE = re.compile(r"/[\w{}<>:.~%-]+(?:/[\w{}<>:.~%-]*)*")
+
+
+class ReviewerError(SelfbenchError):
+    """A reviewer command that could not run or did not print a verdict."""
+
+
+# --- the deterministic evidence ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Gold:
+    """What the gold patch introduces: identifier tokens and string-literal contents."""
+
+    identifiers: frozenset[str]
+    literals: tuple[str, ...]
+
+    def introduces(self, text: str) -> bool:
+        folded = text.casefold()
+        if any(folded in literal.casefold() for literal in self.literals):
+            return True
+        return text.startswith("/") and any(
+            _route(literal).fullmatch(text) for literal in self.literals if literal[:1] == "/"
+        )
+
+
+def _route(template: str) -> re.Pattern[str]:
+    """A path template (`/users/{id}`, `/users/<int:id>`, `/users/:id`) as a pattern."""
+    parts = _PARAMETER_RE.split(template)
+    return re.compile("[^/]+".join(re.escape(part) for part in parts))
+
+
+def _added_lines(patch: bytes) -> str:
+    """The text of the `+` lines inside the patch's hunks."""
+    lines, in_hunk = [], False
+    for line in patch.split(b"\n"):
+        if line.startswith(b"diff --git "):
+            in_hunk = False
+        elif line.startswith(b"@@ "):
+            in_hunk = True
+        elif in_hunk and line.startswith(b"+"):
+            lines.append(line[1:].decode("utf-8", "replace"))
+    return "\n".join(lines)
+
+
+def _gold(patch: bytes) -> _Gold:
+    added = _added_lines(patch)
+    stems = {
+        splitext(basename(change.new_path))[0]
+        for change in parse_patch(patch, lenient=True).files
+        if change.status == "added" and change.new_path
+    }
+    literals = tuple("".join(groups) for groups in _LITERAL_RE.findall(added))
+    return _Gold(frozenset(_IDENTIFIER_RE.findall(added)) | stems, literals)
+
+
+def _post_images(repo: Path, base: str, test_patch: bytes) -> dict[str, str]:
+    """The held-out test files as the test patch leaves them, read without touching `repo`.
+
+    The patch is applied to a private index whose new objects go to a private directory,
+    borrowing the repository's objects read-only.
+
+    Raises:
+        GitError: the base commit is missing or the patch does not apply to it.
+    """
+    objects = Path(git(repo, "rev-parse", "--git-path", "objects").decode().strip())
+    objects = objects if objects.is_absolute() else repo / objects
+    paths = [
+        change.new_path
+        for change in parse_patch(test_patch, lenient=True).files
+        if change.new_path and change.status != "deleted"
+    ]
+    with tempfile.TemporaryDirectory(prefix="selfbench-coupling-") as temp:
+        (Path(temp) / "objects").mkdir()
+        env = {
+            "GIT_INDEX_FILE": str(Path(temp) / "index"),
+            "GIT_OBJECT_DIRECTORY": str(Path(temp) / "objects"),
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(objects.resolve()),
+        }
+        git(repo, "read-tree", base, env=env)
+        git(repo, "apply", "--cached", "-", stdin=test_patch, env=env)
+        return {
+            path: git(repo, "cat-file", "blob", f":{path}", env=env).decode("utf-8", "replace")
+            for path in paths
+        }
+
+
+def _in_base(repo: Path, base: str, names: Iterable[str]) -> set[str]:
+    """The names that occur somewhere in the base tree (strings: in any case)."""
+    wanted = sorted(set(names))
+    if not wanted:
+        return set()
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".patterns") as patterns:
+        patterns.write("".join(f"{name}\n" for name in wanted))
+        patterns.flush()
+        found = git(
+            repo, "grep", "-h", "-I", "-i", "-F", "--no-color", "-f", patterns.name, base, "--",
+            ok=(0, 1),
+        ).decode("utf-8", "replace")  # fmt: skip
+    folded = found.casefold()
+    return {name for name in wanted if name in found or name.casefold() in folded}
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _in_prompt(prompt: str, kind: str, name: str) -> bool:
+    if kind == "identifier":
+        return name in prompt
+    if _normal(name) in _normal(prompt):
+        return True
+    return name.startswith("/") and any(
+        _route(path).fullmatch(name) for path in _PATH_RE.findall(prompt)
+    )
+
+
+def _meaningful(kind: str, name: str) -> bool:
+    if len(name) < _MIN_NAME:
+        return False
+    if kind == "identifier":
+        return True
+    return len(name) <= _MAX_STRING and "\n" not in name and any(c.isalpha() for c in name)
+
+
+_KIND_TEXT = {
+    "identifier": "uses {name}, a name",
+    "string": "asserts the string {name}, which",
+    "path": "requests the path {name}, which",
+}
+
+
+def _blocker(path: str, kind: str, name: str) -> str:
+    shown = name if kind == "identifier" else json.dumps(name, ensure_ascii=False)
+    what = _KIND_TEXT[kind].format(name=shown)
+    return (
+        f"held-out test {path} {what} the gold patch introduces and neither the instruction "
+        "nor the base tree mentions"
+    )
+
+
+def coupling_blockers(task_dir: Path, repo: Path) -> list[str]:
+    """The deterministic coupling evidence of an authored task, one line per name, sorted.
+
+    Raises:
+        TaskFileError, JsonError, DefinitionError: the task directory cannot be read.
+        GitError: the base commit is not in `repo`, or the test patch does not apply to it.
+    """
+    task = read_authored_task(task_dir)
+    definition = task.definition
+    gold = _gold(task.gold_patch)
+    found: dict[tuple[str, str], str] = {}  # (kind, name) -> the first test file asserting it
+    tests = _post_images(repo, definition.baseCommit, task.test_patch)
+    for path, source in sorted(tests.items()):
+        names = asserted_names(path, source)
+        for name in names.identifiers:
+            if name in gold.identifiers:
+                found.setdefault(("identifier", name), path)
+        for text in names.strings:
+            value = text.strip()
+            if gold.introduces(value):
+                found.setdefault(("path" if value.startswith("/") else "string", value), path)
+    suspects = {
+        key: path
+        for key, path in found.items()
+        if _meaningful(*key) and not _in_prompt(definition.prompt, *key)
+    }
+    known = _in_base(repo, definition.baseCommit, (name for _, name in suspects))
+    return sorted(
+        _blocker(path, kind, name) for (kind, name), path in suspects.items() if name not in known
+    )
+
+
+# --- the reviewer ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewVerdict:
+    """A reviewer's verdict on one task, and its findings (one line each)."""
+
+    verdict: Literal["clean", "coupled"]
+    findings: tuple[str, ...]
+
+
+_REVIEW_PROMPT = """\
+# Review one selfbench task for coupling
+
+The task in `{task}` (`definition.json`, `test.patch`, `gold.patch`) will be given to coding
+agents as its `prompt` and the repository at `baseCommit`; `test.patch` holds the held-out tests
+that judge their work, and `gold.patch` the reference solution. Decide whether the held-out tests
+are coupled to private details of the gold patch that the prompt never asks for (a helper's name,
+a module layout, an exact message or response layout), so that a correct solution written another
+reasonable way would fail them.
+
+Print, as the last line of your output, one JSON object:
+{{"verdict": "clean" or "coupled", "findings": ["one line per coupled detail", ...]}}
+"""
+
+
+def parse_review(output: bytes) -> ReviewVerdict:
+    """The verdict printed as the last non-empty line of a reviewer's standard output.
+
+    Raises:
+        ReviewerError: the line is not the documented JSON object.
+    """
+    lines = [line for line in output.decode("utf-8", "replace").splitlines() if line.strip()]
+    if not lines:
+        raise ReviewerError("reviewer printed no verdict")
+    try:
+        value = json.loads(lines[-1])
+    except ValueError:
+        raise ReviewerError("reviewer's last line is not a JSON object") from None
+    if not isinstance(value, dict) or value.get("verdict") not in {"clean", "coupled"}:
+        raise ReviewerError('reviewer verdict must be "clean" or "coupled"')
+    findings = value.get("findings", [])
+    if not isinstance(findings, list) or not all(isinstance(f, str) for f in findings):
+        raise ReviewerError("reviewer findings must be a list of strings")
+    if value["verdict"] == "coupled" and not findings:
+        raise ReviewerError("a coupled verdict needs at least one finding")
+    return ReviewVerdict(value["verdict"], tuple(" ".join(f.split()) for f in findings))
+
+
+def review_with_command(
+    command: str, task_dir: Path, log: Path, time_limit_sec: float
+) -> ReviewVerdict:
+    """Run the reviewer command on an authored task and read its verdict.
+
+    The command runs in `task_dir` with the review brief on its standard input (and in
+    `{prompt}`; `{task_dir}` is replaced too), `SELFBENCH_TASK` naming the task; its standard
+    error and output are appended to `log`.
+
+    Raises:
+        ReviewerError: it could not start, timed out, failed, or printed no valid verdict.
+    """
+    argv = parse_command(command, role="reviewer")
+    if isinstance(argv, str):
+        raise ReviewerError(argv)
+    prompt = _REVIEW_PROMPT.format(task=task_dir)
+    values = {"{prompt}": prompt, "{task_dir}": str(task_dir)}
+    expanded = [re.sub(r"\{prompt\}|\{task_dir\}", lambda m: values[m.group()], a) for a in argv]
+    with tempfile.TemporaryDirectory(prefix="selfbench-review-") as temp:
+        brief = Path(temp) / "review.md"
+        brief.write_text(prompt, encoding="utf-8")
+        outcome = run_command(
+            expanded,
+            role="reviewer",
+            cwd=task_dir,
+            env={**os.environ, "SELFBENCH_TASK": str(task_dir)},
+            stdin=brief,
+            log=log,
+            time_limit_sec=time_limit_sec,
+            inactivity_sec=time_limit_sec,
+            keep_stdout=True,
+        )
+    if outcome.reason is not None:
+        raise ReviewerError(outcome.reason)
+    if outcome.exit_code:
+        raise ReviewerError(f"reviewer command failed with exit code {outcome.exit_code}")
+    return parse_review(outcome.stdout)
+
+
+# --- one coupling repair -----------------------------------------------------------------------
+
+
+def coupling_repair_with_command(
+    command: str, job: AuthorJob, task_dir: Path, findings: Sequence[str]
+) -> AuthorResult:
+    """One coupling repair of `task_dir` by the author command, given the findings.
+
+    Returned ok only when it rewrote held-out test files and nothing else (the coupling-repair
+    rules of `selfbench.repair`) and left the definition as it was.
+
+    Raises:
+        ValueError: `job.out_dir` is not empty.
+    """
+    listed = tuple(" ".join(finding.split()) for finding in findings)
+
+    def check(workspace: Workspace, repaired_dir: Path) -> str | None:
+        original = read_authored_task(task_dir)
+        repaired = read_authored_task(repaired_dir)
+        changed = changed_paths(
+            workspace.repo,
+            original.definition.baseCommit,
+            (original.test_patch, original.gold_patch),
+            (repaired.test_patch, repaired.gold_patch),
+        )
+        if isinstance(changed, str):
+            return changed
+        verdict = check_coupling_repair(original.test_patch, changed)
+        if verdict.reason is None and original.definition != repaired.definition:
+            return DEFINITION_CHANGED
+        return verdict.reason
+
+    findings_file = "".join(f"{finding}\n" for finding in listed).encode("utf-8")
+    return run_agent(
+        command,
+        job,
+        "coupling-repair",
+        task_dir=task_dir,
+        extra={"findings.txt": findings_file},
+        findings=listed,
+        check=check,
+    )
