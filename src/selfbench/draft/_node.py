@@ -1,0 +1,244 @@
+"""JavaScript and TypeScript: install by the lockfile present, run the project's own runner.
+
+Install (the lockfile nearest the project, walking up to the repository root, decides):
+`bun.lock`/`bun.lockb` → `bun install --frozen-lockfile`; `pnpm-lock.yaml` → pnpm through
+Corepack, `--frozen-lockfile`; `yarn.lock` → yarn through Corepack, `--immutable` (yarn 2+)
+or `--frozen-lockfile` (yarn 1); `package-lock.json`/`npm-shrinkwrap.json` → `npm ci`; none →
+`npm install`.
+
+Runner: the first simple command of `scripts.test` (following `npm run x`, `pnpm x`, `yarn x`,
+`bun run x` into other scripts) that runs jest, vitest, `node --test` or `bun test`; else the
+dev dependencies (vitest, then jest); else the test files' imports (`node:test`, `bun:test`).
+Each runs in its own form, one file per selector: `jest --ci --json --runTestsByPath`,
+`vitest run --reporter=verbose`, `node --test --test-reporter=tap`, `bun test`, keeping the
+script's configuration options (`--config FILE`, node's `--import X` and the like).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from posixpath import join
+from typing import Any
+
+from selfbench._shell import quote
+from selfbench.draft._inferred import Inferred, in_directory, shell_words
+from selfbench.draft._tree import Tree
+from selfbench.errors import DraftError
+from selfbench.outcomes import detect_runner
+from selfbench.outcomes._detect import commands
+
+__all__ = ["NODE_MANIFESTS", "infer_node"]
+
+NODE_MANIFESTS = ("package.json",)
+_LOCKS = (
+    ("bun.lock", "bun"), ("bun.lockb", "bun"), ("pnpm-lock.yaml", "pnpm"), ("yarn.lock", "yarn"),
+    ("package-lock.json", "npm"), ("npm-shrinkwrap.json", "npm"),
+)  # fmt: skip
+# Corepack fetches pnpm and yarn from the npm registry npm itself is configured with (yarn 2+ from
+# its own host otherwise), without a prompt, and without checking signatures against the keys it
+# shipped with: a Corepack older than the package manager's current signing key refuses it.
+_COREPACK = (
+    "COREPACK_ENABLE_DOWNLOAD_PROMPT=0 COREPACK_INTEGRITY_KEYS=0 "
+    "COREPACK_NPM_REGISTRY=\"$(npm config get registry | sed 's:/*$::')\" corepack"
+)
+_SCRIPT_RUNNERS = frozenset({"npm", "pnpm", "yarn", "bun"})
+_MAX_DEPTH = 3
+# The options of each runner worth keeping from the project's script: they say how to load or
+# configure the tests, not which to run. Options that take their value as the next word.
+_KEEP_VALUE = {
+    "jest": frozenset({"--config", "-c", "--rootDir", "--setupFiles", "--testEnvironment"}),
+    "vitest": frozenset({"--config", "-c", "--root", "-r", "--dir", "--environment", "--pool"}),
+    "node": frozenset({"--import", "--require", "-r", "--loader", "--experimental-loader", "-C"}),
+    "bun": frozenset({"--preload", "--config", "-c"}),
+}
+_KEEP_FLAG_RE = re.compile(
+    r"--(?:experimental-[\w-]+|no-warnings|conditions=.*|import=.*|require=.*|loader=.*"
+    r"|config=.*|preload=.*|env-file=.*|enable-source-maps|expose-gc|passWithNoTests"
+    r"|colors?(?:=.*)?)"
+)
+_NODE_TEST_IMPORT_RE = re.compile(
+    r"""from\s+['"]node:test['"]|require\(\s*['"]node:test['"]\s*\)"""
+)
+_BUN_TEST_IMPORT_RE = re.compile(r"""from\s+['"]bun:test['"]""")
+_LABELS = {"node": "node-test"}
+
+
+def _manager(tree: Tree, workdir: str) -> tuple[str, str | None, str]:
+    """The package manager, the directory of its lockfile (None without one), and why."""
+    for directory in _parents(workdir):
+        for name, manager in _LOCKS:
+            if tree.has(join(directory, name)):
+                return manager, directory, join(directory, name).removeprefix("./")
+    package = tree.json(join(workdir, "package.json")) or {}
+    declared = str(package.get("packageManager") or "").split("@", 1)[0]
+    if declared in ("pnpm", "yarn", "bun"):
+        return declared, None, "package.json packageManager"
+    return "npm", None, "no lockfile: npm install"
+
+
+def _parents(workdir: str) -> list[str]:
+    parts = [] if workdir == "." else workdir.split("/")
+    return ["/".join(parts[:end]) or "." for end in range(len(parts), -1, -1)]
+
+
+def _yarn_berry(tree: Tree, directory: str) -> bool:
+    package = tree.json(join(directory, "package.json")) or {}
+    declared = str(package.get("packageManager") or "")
+    if declared.startswith("yarn@"):
+        return not declared.startswith("yarn@1.")
+    return tree.has(join(directory, ".yarnrc.yml"))
+
+
+def _install(tree: Tree, manager: str, lock: str | None) -> str:
+    frozen = lock is not None
+    if manager == "bun":
+        return "bun install --frozen-lockfile" if frozen else "bun install"
+    if manager == "pnpm":
+        return f"{_COREPACK} pnpm install" + (" --frozen-lockfile" if frozen else "")
+    if manager == "yarn":
+        if not frozen:
+            return f"{_COREPACK} yarn install"
+        berry = _yarn_berry(tree, lock or ".")
+        return f"{_COREPACK} yarn install " + ("--immutable" if berry else "--frozen-lockfile")
+    return "npm ci" if frozen else "npm install"
+
+
+def _script_commands(scripts: dict[str, Any], name: str, depth: int = 0) -> list[list[str]]:
+    """The simple commands a script runs, scripts it runs by name followed."""
+    script = scripts.get(name)
+    if not isinstance(script, str) or depth > _MAX_DEPTH:
+        return []
+    found: list[list[str]] = []
+    for argv in commands(script):
+        target = _script_target(argv, scripts)
+        if target is not None and target != name:
+            found.extend(_script_commands(scripts, target, depth + 1))
+        else:
+            found.append(argv)
+    return found
+
+
+def _script_target(argv: list[str], scripts: dict[str, Any]) -> str | None:
+    """`npm run x`, `npm test`, `pnpm x`, `yarn x`, `bun run x`: the script named, or None."""
+    if not argv or argv[0] not in _SCRIPT_RUNNERS:
+        return None
+    words = [word for word in argv[1:] if not word.startswith("-")]
+    if words[:1] in (["run"], ["run-script"]):
+        words = words[1:]
+    if not words:
+        return None
+    return words[0] if words[0] in scripts else None
+
+
+def _from_scripts(package: dict[str, Any]) -> tuple[str, list[str]] | None:
+    scripts = package.get("scripts")
+    if not isinstance(scripts, dict):
+        return None
+    for argv in _script_commands(scripts, "test"):
+        runner = detect_runner(shell_words(argv))
+        if runner in ("jest", "vitest", "node", "bun"):
+            return runner, argv
+    return None
+
+
+def _from_dependencies(package: dict[str, Any]) -> str | None:
+    for key in ("devDependencies", "dependencies"):
+        declared = package.get(key)
+        if isinstance(declared, dict):
+            for runner in ("vitest", "jest"):
+                if runner in declared:
+                    return runner
+    return None
+
+
+def _from_imports(tree: Tree, test_files: Sequence[str]) -> str | None:
+    for path in test_files:
+        text = tree.text(path) or ""
+        if _NODE_TEST_IMPORT_RE.search(text):
+            return "node"
+        if _BUN_TEST_IMPORT_RE.search(text):
+            return "bun"
+    return None
+
+
+def _kept(runner: str, argv: list[str]) -> list[str]:
+    """The script's options that configure the runner (see `_KEEP_VALUE`)."""
+    kept: list[str] = []
+    values = _KEEP_VALUE.get(runner, frozenset())
+    at = 0
+    while at < len(argv):
+        word = argv[at]
+        if word in values and at + 1 < len(argv):
+            kept.extend(argv[at : at + 2])
+            at += 2
+            continue
+        if _KEEP_FLAG_RE.fullmatch(word):
+            kept.append(word)
+        at += 1
+    return kept
+
+
+def _binary(runner: str, local: bool) -> list[str]:
+    """How to start jest or vitest: the project's own copy, found up the tree when hoisted."""
+    return [f"node_modules/.bin/{runner}"] if local else ["npx", "--no", runner]
+
+
+def _test_command(runner: str, argv: list[str], local: bool) -> str:
+    kept = _kept(runner, argv[1:])
+    if runner == "jest":
+        words = [*_binary("jest", local), "--ci", "--json", "--runTestsByPath", *kept]
+    elif runner == "vitest":
+        words = [*_binary("vitest", local), "run", "--reporter=verbose", *kept]
+    elif runner == "node":
+        words = ["node", *kept, "--test", "--test-reporter=tap"]
+    else:
+        words = ["bun", "test", *kept]
+    return f"{shell_words(words)} {{tests}}"
+
+
+def infer_node(tree: Tree, workdir: str, test_files: Sequence[str]) -> Inferred:
+    """The JavaScript environment of the package at `workdir`.
+
+    Raises:
+        DraftError: no runner selfbench can read (mocha, ava, tap…) is found.
+    """
+    package_path = join(workdir, "package.json").removeprefix("./")
+    package = tree.json(package_path) or {}
+    manager, lock, lock_source = _manager(tree, workdir)
+    found = _from_scripts(package)
+    runner, argv, source = (
+        (found[0], found[1], f"{package_path} scripts.test") if found else (None, [], "")
+    )
+    if runner is None:
+        runner = _from_dependencies(package)
+        source = f"{package_path} devDependencies"
+    if runner is None:
+        runner = _from_imports(tree, test_files)
+        source = "the test files' imports"
+    if runner is None:
+        script = (
+            package.get("scripts", {}).get("test")
+            if isinstance(package.get("scripts"), dict)
+            else None
+        )
+        what = f"scripts.test is {quote(str(script))}" if script else "it has no test script"
+        raise DraftError(
+            f"cannot infer the test runner of {package_path}: {what}; selfbench reads jest, "
+            "vitest, node --test and bun test (set runner and testCommand in selfbench.toml)"
+        )
+    install = in_directory(_install(tree, manager, lock), lock or workdir, workdir)
+    local = (lock or workdir) == workdir
+    label = _LABELS.get(runner, runner)
+    return Inferred(
+        toolchains=("bun",) if manager == "bun" or runner == "bun" else ("node",),
+        setup_command=install,
+        test_command=_test_command(runner, argv or [runner], local),
+        runner=label,
+        sources={
+            "toolchains": lock_source if manager == "bun" else package_path,
+            "setupCommand": lock_source,
+            "testCommand": source,
+            "runner": source,
+        },
+    )

@@ -1,0 +1,467 @@
+"""Inferring the environment from a commit's files, and mapping test names to selectors."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mine_history import History
+from selfbench._shell import split_words, substitute_tests
+from selfbench.audit import command_blockers
+from selfbench.draft.config import parse_config
+from selfbench.draft.infer import Environment, infer_environment, matches_globs, selector_of
+from selfbench.errors import DraftError
+from selfbench.outcomes import detect_runner
+
+Files = dict[str, str | bytes | None]
+_COREPACK = (
+    "COREPACK_ENABLE_DOWNLOAD_PROMPT=0 COREPACK_INTEGRITY_KEYS=0 "
+    "COREPACK_NPM_REGISTRY=\"$(npm config get registry | sed 's:/*$::')\" corepack"
+)
+
+
+def _infer(
+    tmp_path: Path, files: Files, tests: list[str], config: str | None = None
+) -> Environment:
+    history = History.create(tmp_path / "repo")
+    commit = history.commit("base", files)
+    (history.path / "package.json").write_text("{broken")  # the working tree is never read
+    parsed = parse_config(config.encode(), source="selfbench.toml") if config else None
+    return infer_environment(history.path, commit, tests, parsed)
+
+
+# --- Python -------------------------------------------------------------------------------------
+
+
+def test_a_project_without_a_build_system_installs_its_test_extra(tmp_path: Path) -> None:
+    pyproject = (
+        '[project]\nname = "x"\nversion = "1"\n'
+        '[project.optional-dependencies]\ntest = ["pytest>=7", "hypothesis"]\n'
+    )
+    env = _infer(
+        tmp_path, {"pyproject.toml": pyproject, "tests/test_x.py": "x"}, ["tests/test_x.py"]
+    )
+
+    assert env.toolchains == ("python",)
+    assert env.setup_command == (
+        "python3 -m venv .venv && .venv/bin/python -m pip install 'pytest>=7' hypothesis"
+    )
+    assert env.test_command == ".venv/bin/python -m pytest -rA {tests}"
+    assert env.runner == "pytest"
+    assert env.workdir == "."
+    assert env.sources["setupCommand"] == "pyproject.toml [project.optional-dependencies].test"
+
+
+def test_an_installable_project_is_installed_editable_with_extras_and_requirements(
+    tmp_path: Path,
+) -> None:
+    files: Files = {
+        "setup.py": "from setuptools import setup\nsetup()\n",
+        "pyproject.toml": '[project.optional-dependencies]\ntests = ["mock"]\n',
+        "requirements-dev.txt": "pytest\n",
+        "tests/test_x.py": "import pytest\n",
+    }
+
+    env = _infer(tmp_path, files, ["tests/test_x.py"])
+
+    assert env.setup_command == (
+        "python3 -m venv .venv && .venv/bin/python -m pip install -e '.[tests]' "
+        "-r requirements-dev.txt pytest"
+    )
+    assert env.sources["setupCommand"] == (
+        "pyproject.toml [project.optional-dependencies].tests, requirements-dev.txt, pytest"
+    )
+
+
+def test_a_dependency_group_is_read_with_its_included_groups(tmp_path: Path) -> None:
+    pyproject = (
+        '[build-system]\nrequires = ["flit_core"]\nbuild-backend = "flit_core.buildapi"\n'
+        '[dependency-groups]\nbase = ["freezegun"]\n'
+        'tests = ["pytest", {include-group = "base"}]\n'
+        "[tool.pytest.ini_options]\n"
+    )
+
+    env = _infer(
+        tmp_path, {"pyproject.toml": pyproject, "tests/test_x.py": ""}, ["tests/test_x.py"]
+    )
+
+    assert env.setup_command == (
+        "python3 -m venv .venv && .venv/bin/python -m pip install -e . pytest freezegun"
+    )
+    assert env.sources["runner"] == "pyproject.toml [tool.pytest]"
+
+
+def test_a_uv_lock_means_uv_sync_of_the_test_group(tmp_path: Path) -> None:
+    pyproject = '[project]\nname = "x"\n[dependency-groups]\ntests = ["pytest"]\ndev = ["ruff"]\n'
+    files: Files = {"pyproject.toml": pyproject, "uv.lock": "version = 1\n", "tests/test_x.py": ""}
+
+    env = _infer(tmp_path, files, ["tests/test_x.py"])
+
+    assert env.toolchains == ("python", "uv")
+    assert env.setup_command == "uv sync --frozen --no-default-groups --group tests"
+    assert env.test_command == "uv run --frozen --no-sync python -m pytest -rA {tests}"
+    assert detect_runner(env.test_command) == "pytest"
+
+
+def test_uv_without_pytest_declared_adds_it(tmp_path: Path) -> None:
+    files: Files = {"pyproject.toml": "[project]\n", "uv.lock": "", "tests/test_x.py": ""}
+
+    env = _infer(tmp_path, files, ["tests/test_x.py"])
+
+    assert env.setup_command == "uv sync --frozen --no-default-groups && uv pip install pytest"
+
+
+def test_unittest_tests_without_pytest_anywhere_are_run_through_pytest(tmp_path: Path) -> None:
+    files: Files = {
+        "setup.py": "from setuptools import setup\nsetup()\n",
+        "tests/test_x.py": "import unittest\n\nclass T(unittest.TestCase):\n    pass\n",
+    }
+
+    env = _infer(tmp_path, files, ["tests/test_x.py"])
+
+    assert env.runner == "unittest"
+    assert env.test_command == ".venv/bin/python -m pytest -rA {tests}"
+    assert env.sources["runner"] == "tests/test_x.py imports unittest (run through pytest)"
+
+
+def test_the_nearest_project_of_the_test_files_is_the_workdir(tmp_path: Path) -> None:
+    files: Files = {
+        "README.md": "monorepo\n",
+        "libs/core/pyproject.toml": "[tool.pytest.ini_options]\n",
+        "libs/core/tests/test_a.py": "",
+        "libs/core/tests/unit/test_b.py": "",
+    }
+
+    env = _infer(tmp_path, files, ["libs/core/tests/test_a.py", "libs/core/tests/unit/test_b.py"])
+
+    assert env.workdir == "libs/core"
+
+
+# --- JavaScript ---------------------------------------------------------------------------------
+
+
+def _package(test: str | None, **more: object) -> str:
+    import json  # noqa: PLC0415 - only the package helper needs it
+
+    scripts = {"lint": "eslint ."} | ({"test": test} if test else {})
+    return json.dumps({"name": "app", "scripts": scripts, **more})
+
+
+@pytest.mark.parametrize(
+    ("files", "setup", "test", "runner"),
+    [
+        (
+            {"package.json": _package("jest"), "package-lock.json": "{}"},
+            "npm ci",
+            "node_modules/.bin/jest --ci --json --runTestsByPath {tests}",
+            "jest",
+        ),
+        (
+            {"package.json": _package("pnpm lint && vitest run --typecheck"),
+             "pnpm-lock.yaml": ""},
+            f"{_COREPACK} pnpm install --frozen-lockfile",
+            "node_modules/.bin/vitest run --reporter=verbose {tests}",
+            "vitest",
+        ),
+        (
+            {"package.json": _package("jest --config jest.config.json --coverage --color=true",
+                                      packageManager="yarn@4.1.0"),
+             "yarn.lock": ""},
+            f"{_COREPACK} yarn install --immutable",
+            ("node_modules/.bin/jest --ci --json --runTestsByPath --config jest.config.json "
+            "--color=true {tests}"),
+            "jest",
+        ),
+        (
+            {"package.json": _package("mocha", devDependencies={"jest": "29"}), "yarn.lock": ""},
+            f"{_COREPACK} yarn install --frozen-lockfile",
+            "node_modules/.bin/jest --ci --json --runTestsByPath {tests}",
+            "jest",
+        ),
+        (
+            {"package.json": _package("node --import tsx --test test/"), "package-lock.json": ""},
+            "npm ci",
+            "node --import tsx --test --test-reporter=tap {tests}",
+            "node-test",
+        ),
+        (
+            {"package.json": '{"scripts": {"test": "npm run lint && npm run test:unit", '
+                             '"lint": "eslint .", "test:unit": "node --test"}}',
+             "package-lock.json": ""},
+            "npm ci",
+            "node --test --test-reporter=tap {tests}",
+            "node-test",
+        ),
+        (
+            {"package.json": _package("bun test"), "bun.lock": ""},
+            "bun install --frozen-lockfile",
+            "bun test {tests}",
+            "bun",
+        ),
+        (
+            {"package.json": _package(None)},
+            "npm install",
+            "node --test --test-reporter=tap {tests}",
+            "node-test",
+        ),
+    ],
+    ids=["npm-jest", "pnpm-vitest", "yarn4-jest-config", "jest-dependency", "node-import",
+         "script-indirection", "bun", "node-test-import"],
+)  # fmt: skip
+def test_javascript_install_and_runner(
+    tmp_path: Path, files: Files, setup: str, test: str, runner: str
+) -> None:
+    files = dict(files)
+    files["test/app.test.js"] = "import { test } from 'node:test'\n"
+
+    env = _infer(tmp_path, files, ["test/app.test.js"])
+
+    assert (env.setup_command, env.test_command, env.runner) == (setup, test, runner)
+    assert env.toolchains == (("bun",) if runner == "bun" else ("node",))
+    assert detect_runner(env.test_command) == {"node-test": "node"}.get(runner, runner)
+
+
+def test_a_workspace_package_installs_at_the_root_and_runs_its_own_jest(tmp_path: Path) -> None:
+    files: Files = {
+        "package.json": '{"workspaces": ["packages/*"]}',
+        "package-lock.json": "{}",
+        "packages/app/package.json": _package("jest"),
+        "packages/app/src/a.test.ts": "",
+    }
+
+    env = _infer(tmp_path, files, ["packages/app/src/a.test.ts"])
+
+    assert env.workdir == "packages/app"
+    assert env.setup_command == "(cd ../.. && npm ci)"
+    assert env.test_command == "npx --no jest --ci --json --runTestsByPath {tests}"
+    assert env.sources["setupCommand"] == "package-lock.json"
+    assert detect_runner(env.test_command) == "jest"
+
+
+def test_an_unreadable_runner_is_one_line_naming_the_script(tmp_path: Path) -> None:
+    files: Files = {"package.json": _package("mocha --recursive"), "test/a.spec.js": ""}
+
+    with pytest.raises(DraftError) as caught:
+        _infer(tmp_path, files, ["test/a.spec.js"])
+
+    assert str(caught.value) == (
+        "cannot infer the test runner of package.json: scripts.test is 'mocha --recursive'; "
+        "selfbench reads jest, vitest, node --test and bun test (set runner and testCommand in "
+        "selfbench.toml)"
+    )
+
+
+def test_a_symbolic_link_is_not_a_manifest(tmp_path: Path) -> None:
+    history = History.create(tmp_path / "repo")
+    (history.path / "real.json").write_text(_package("jest"))
+    (history.path / "package.json").symlink_to("real.json")
+    history.git("add", "real.json", "package.json")
+    commit = history.commit("base", {"test/a.test.js": ""})
+
+    with pytest.raises(DraftError, match="it has no test script"):
+        infer_environment(history.path, commit, ["test/a.test.js"], None)
+
+
+# --- Go and Rust --------------------------------------------------------------------------------
+
+
+def test_go_and_rust(tmp_path: Path) -> None:
+    go = _infer(tmp_path / "go", {"go.mod": "module x\n", "pkg/a_test.go": ""}, ["pkg/a_test.go"])
+    rust = _infer(tmp_path / "rs", {"Cargo.toml": "", "tests/it.rs": ""}, ["tests/it.rs"])
+
+    assert (go.toolchains, go.setup_command, go.runner) == (("go",), "go mod download", "go")
+    assert detect_runner(go.test_command) == "go"
+    assert (rust.toolchains, rust.setup_command, rust.runner) == (("rust",), "cargo fetch", "cargo")
+    assert rust.test_command == "cargo test -- --exact {tests}"
+
+
+def _fake(bin_dir: Path, name: str) -> None:
+    script = bin_dir / name
+    script.write_text('#!/bin/sh\nfor a in "$@"; do printf "[%s]" "$a"; done\necho\n')
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+
+
+@pytest.mark.parametrize(
+    ("selectors", "argv"),
+    [
+        (["^TestA$", "^TestB$/^case_1$"], "[test][-v][-run][^TestA$|^TestB$/^case_1$][./...]"),
+        (["pkg/a_test.go"], "[test][-v][-run][][./pkg]"),
+        (["a_test.go", "^TestA$"], "[test][-v][-run][^TestA$][.]"),
+    ],
+)
+def test_the_go_command_joins_selectors_into_one_pattern(
+    tmp_path: Path, selectors: list[str], argv: str
+) -> None:
+    env = _infer(tmp_path, {"go.mod": "module x\n", "a_test.go": ""}, ["a_test.go"])
+    _fake(tmp_path, "go")
+    path = f"{tmp_path}{os.pathsep}{os.environ['PATH']}"
+
+    shell = subprocess.run(
+        ["bash", "-c", substitute_tests(env.test_command, selectors)],
+        env={**os.environ, "PATH": path},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+    assert shell.stdout.strip() == argv
+
+
+# --- selfbench.toml -----------------------------------------------------------------------------
+
+
+def test_the_configuration_overrides_each_value_it_sets(tmp_path: Path) -> None:
+    config = 'setupCommand = "make deps"\ntestCommand = "python -m pytest -x {tests}"\n'
+    files: Files = {"pyproject.toml": "[tool.pytest.ini_options]\n", "tests/test_x.py": ""}
+
+    env = _infer(tmp_path, files, ["tests/test_x.py"], config)
+
+    assert (env.setup_command, env.test_command) == ("make deps", "python -m pytest -x {tests}")
+    assert env.toolchains == ("python",)
+    assert env.sources["setupCommand"] == "selfbench.toml"
+    assert env.sources["runner"] == "selfbench.toml testCommand"
+    assert env.sources["toolchains"] == "pyproject.toml / setup.py"
+
+
+def test_a_complete_configuration_needs_no_known_ecosystem(tmp_path: Path) -> None:
+    config = (
+        'toolchains = ["node"]\nsetupCommand = "make"\ntestCommand = "npx mocha {tests}"\n'
+        'runner = "node-test"\nworkdir = "web"\n'
+    )
+
+    env = _infer(tmp_path, {"web/spec/a.coffee": ""}, ["web/spec/a.coffee"], config)
+
+    assert env == Environment(
+        ("node",),
+        "make",
+        "npx mocha {tests}",
+        "node-test",
+        {
+            "workdir": "selfbench.toml",
+            "toolchains": "selfbench.toml",
+            "setupCommand": "selfbench.toml",
+            "testCommand": "selfbench.toml",
+            "runner": "selfbench.toml",
+        },
+        "web",
+    )
+
+
+def test_a_test_command_whose_runner_is_unknown_needs_the_runner_named(tmp_path: Path) -> None:
+    config = 'toolchains = ["node"]\nsetupCommand = "make"\ntestCommand = "npx mocha {tests}"\n'
+
+    with pytest.raises(DraftError) as caught:
+        _infer(tmp_path, {"spec/a.coffee": ""}, ["spec/a.coffee"], config)
+
+    assert str(caught.value) == (
+        "cannot tell the runner of the test command 'npx mocha {tests}': set runner in "
+        "selfbench.toml (one of pytest, unittest, jest, vitest, node-test, go, cargo, bun)"
+    )
+
+
+def test_no_known_test_file_and_no_configuration_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(DraftError) as caught:
+        _infer(tmp_path, {"spec/a.coffee": ""}, ["spec/a.coffee"])
+
+    assert str(caught.value) == (
+        "cannot infer how to run the tests: no Python, JavaScript, Go or Rust test file among "
+        "spec/a.coffee (set toolchains, setupCommand and testCommand in selfbench.toml)"
+    )
+
+
+# --- every inferred command passes the audit ----------------------------------------------------
+
+_SELECTORS = (
+    "test", "tests/test_x.py::test_a[one two]", "^TestA$/^b$", "src/a.test.ts", "go", "run",
+    "cargo", "-v", "tests/test_x.py", "$arg", "a_test.go",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("files", "tests"),
+    [
+        ({"pyproject.toml": "", "uv.lock": ""}, ["tests/test_x.py"]),
+        ({"setup.py": ""}, ["tests/test_x.py"]),
+        ({"package.json": _package("jest")}, ["src/a.test.ts"]),
+        ({"package.json": _package("vitest")}, ["src/a.test.ts"]),
+        ({"package.json": _package("node --test")}, ["test/a.js"]),
+        ({"package.json": _package("bun test"), "bun.lockb": b"\0"}, ["a.test.ts"]),
+        ({"go.mod": ""}, ["a_test.go"]),
+        ({"Cargo.toml": ""}, ["tests/a.rs"]),
+    ],
+)
+def test_every_inferred_test_command_passes_the_audit(
+    tmp_path: Path, files: Files, tests: list[str]
+) -> None:
+    env = _infer(tmp_path, {**files, **dict.fromkeys(tests, "")}, tests)
+
+    assert command_blockers(env.test_command, _SELECTORS) == []
+    assert env.test_command.count("{tests}") == 1
+    assert all(word.text for word in split_words(env.setup_command))
+
+
+# --- selectors ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("runner", "name", "selector"),
+    [
+        ("pytest", "tests/test_a.py::test_x[a b-None]", "tests/test_a.py::test_x[a b-None]"),
+        ("pytest", "tests/test_a.py::TestK::test_y", "tests/test_a.py::TestK::test_y"),
+        ("unittest", "tests/test_a.py::Case::test_z", "tests/test_a.py::Case::test_z"),
+        ("jest", "src/a.test.ts > math > adds", "src/a.test.ts"),
+        ("jest", "src/a.test.ts \u203a math \u203a adds", "src/a.test.ts"),
+        ("vitest", "test/base.test.ts > withBase > works [x]", "test/base.test.ts"),
+        ("node-test", "test/app.js > app > handles errors", "test/app.js"),
+        ("bun", "a.test.ts > sums", "a.test.ts"),
+        ("go", "TestParse", "^TestParse$"),
+        ("go", "TestParse/empty_input", "^TestParse$/^empty_input$"),
+        ("go", "example.com/x/pkg/TestParse/a.b(c)", "^TestParse$/^a\\.b\\(c\\)$"),
+        ("cargo", "tests::it_works", "tests::it_works"),
+        ("cargo", "src/lib.rs - add (line 3)", "src/lib.rs - add (line 3)"),
+    ],
+)
+def test_selector_of(runner: str, name: str, selector: str) -> None:
+    assert selector_of(runner, name) == selector
+
+
+@pytest.mark.parametrize(
+    ("runner", "name", "message"),
+    [
+        ("jest", "math > adds", "jest test 'math > adds' does not name its file"),
+        ("go", "pkg/helper", "go test 'pkg/helper' names no Test, Example or Fuzz function"),
+        (
+            "mocha",
+            "x",
+            (
+                "unknown runner 'mocha' (one of pytest, unittest, jest, vitest, node-test, go, "
+                "cargo, bun)"
+            ),
+        ),
+    ],
+)
+def test_selector_of_refuses_what_it_cannot_map(runner: str, name: str, message: str) -> None:
+    with pytest.raises(DraftError) as caught:
+        selector_of(runner, name)
+
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(
+    ("path", "patterns", "matched"),
+    [
+        ("tests/unit/test_a.py", ["tests/**"], True),
+        ("tests/test_a.py", ["tests/**/*.py"], True),
+        ("src/tests/test_a.py", ["tests/**"], False),
+        ("tests/slow/test_a.py", ["tests/slow/*"], True),
+        ("tests/slow/deep/test_a.py", ["tests/slow/*"], False),
+        ("a.test.ts", ["*.test.?s"], True),
+        ("tests/test_a.py", [], False),
+    ],
+)
+def test_globs(path: str, patterns: list[str], matched: bool) -> None:
+    assert matches_globs(path, patterns) is matched
