@@ -87,7 +87,7 @@ def _decide(observation: Observation, difficulty: str = "easy") -> Decision:
         observation,
         difficulty=difficulty,  # type: ignore[arg-type]
         selector_of=lambda name: name,
-        runner="node",
+        by_file=True,
     )
 
 
@@ -218,7 +218,7 @@ def _pytest_decide(observation: Observation, difficulty: str = "easy", cap: int 
         observation,
         difficulty=difficulty,  # type: ignore[arg-type]
         selector_of=lambda name: name,
-        runner="pytest",
+        by_file=False,
         cap=cap,
     )
 

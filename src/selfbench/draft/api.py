@@ -34,7 +34,13 @@ from selfbench._fs import atomic_directory
 from selfbench._json import dumps_pretty
 from selfbench.contract import AUTHORING_DEFAULTS, Difficulty
 from selfbench.draft.config import DraftConfig, merge_configs, repo_config
-from selfbench.draft.infer import Environment, infer_environment, selector_of
+from selfbench.draft.infer import (
+    FILE_SELECTOR_RUNNERS,
+    Environment,
+    infer_environment,
+    matches_globs,
+    selector_of,
+)
 from selfbench.draft.instruction import draft_instruction
 from selfbench.draft.run import (
     DEFAULT_P2P_CAP,
@@ -244,7 +250,7 @@ def _draft(
         observation,
         difficulty=candidate.difficulty,
         selector_of=lambda name: selector_of(environment.runner, name),
-        runner=environment.runner,
+        by_file=environment.runner in FILE_SELECTOR_RUNNERS,
         cap=_first(options.pass_to_pass_cap, prepared.config.passToPassCap, DEFAULT_P2P_CAP),
     )
     evidence = draft_evidence(candidate, environment, observation, decision, logs)
@@ -281,15 +287,16 @@ def _plan(
     environment: Environment,
     config: DraftConfig,
 ) -> Plan:
-    workdir = config.workdir or "."
+    workdir = environment.workdir or "."
     prefix = "" if workdir in {".", ""} else workdir.rstrip("/") + "/"
-    files = tuple(
-        sorted(
-            path.removeprefix(prefix)
-            for path in split.test_files
-            if not prefix or path.startswith(prefix)
-        )
-    )
+    chosen = [
+        path
+        for path in split.test_files
+        if (not config.testPaths or matches_globs(path, config.testPaths))
+        and not (config.exclude and matches_globs(path, config.exclude))
+        and path.startswith(prefix)
+    ]
+    files = tuple(sorted(path.removeprefix(prefix) for path in chosen))
     timeouts = dict(AUTHORING_DEFAULTS["timeouts"])
     if config.timeouts is not None:
         timeouts.update(config.timeouts.model_dump(exclude_none=True))

@@ -47,7 +47,6 @@ from selfbench.validate.report import RunReport
 
 __all__ = [
     "DEFAULT_P2P_CAP",
-    "FILE_RUNNERS",
     "Decision",
     "FileRun",
     "Observation",
@@ -61,8 +60,6 @@ __all__ = [
 
 DEFAULT_P2P_CAP: Final = 20
 """At most this many pass-to-pass selectors, the first in sorted order."""
-FILE_RUNNERS: Final = frozenset({"jest", "vitest", "node", "bun"})
-"""Runners whose selectors are files: their test names carry no file."""
 REPEATS: Final = 2
 """Each file runs this many times in a row in every verifier run (see `provisional_command`)."""
 _MARKER_RE = re.compile(
@@ -305,12 +302,13 @@ def decide(
     *,
     difficulty: Difficulty,
     selector_of: Callable[[str], str],
-    runner: str | None,
+    by_file: bool,
     cap: int = DEFAULT_P2P_CAP,
 ) -> Decision:
     """Fail-to-pass and pass-to-pass from the samples, or the reason the candidate is rejected.
 
-    `selector_of` turns a test's runner name into its selector (per-test runners only).
+    `selector_of` turns a test's runner name into its selector; `by_file` says the runner's
+    selectors are its test files (jest, vitest, node --test, bun), whose names carry no file.
     """
     if observation.reason is not None:
         return Decision(reason=observation.reason)
@@ -325,7 +323,7 @@ def decide(
     )
     if problem is not None:
         return Decision(reason=problem)
-    if runner in FILE_RUNNERS:
+    if by_file:
         fail, passing, names = _by_file(base, observation.gold)
     else:
         fail, passing, names = _by_test(base, observation.gold, selector_of)
