@@ -117,6 +117,10 @@ def main(argv: list[str]) -> int:
     mode = os.environ["SELFBENCH_AUTHOR_MODE"]
     prompt = sys.stdin.read()
     _say(f"scripted author, {mode} mode, prompt of {len(prompt)} characters")
+    if "SELFBENCH_FAILING_LOG" in os.environ:
+        tail = Path(os.environ["SELFBENCH_FAILING_LOG"]).read_bytes()
+        ending = tail.splitlines()[-1].decode() if tail else ""
+        _say(f"failing log: {len(tail)} bytes, ending {ending!r}")
     if options.silent:
         time.sleep(options.silent)
     while options.chatter:

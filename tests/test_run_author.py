@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -28,6 +29,8 @@ from selfbench.run.author import (
     repair_with_command,
 )
 from selfbench.task import read_authored_task
+from selfbench.validate import validate
+from selfbench.validate.local import LocalOptions, LocalRunner
 
 PROMPT = (
     "Titles in German or Scandinavian languages come out of slugify mangled. Spell accented "
@@ -258,7 +261,9 @@ def test_a_broken_task_is_repaired_within_the_rules(drafted: Sample, tmp_path: P
     assert result == AuthorResult(ok=True, task_dir=the_job.out_dir / TASK_ID, reason=None)
     repaired = read_authored_task(the_job.out_dir / TASK_ID)
     assert list(repaired.definition.failToPass) == drafted.arguments["definition"]["failToPass"]
-    assert "scripted author, repair mode" in the_job.log.read_text()
+    lines = the_job.log.read_text().split("--- author command: ")[-1].splitlines()
+    assert lines[1].startswith("scripted author, repair mode, prompt of ")
+    assert lines[2] == f"failing log: 8192 bytes, ending {log.splitlines()[-1].decode()!r}"
     assert LOG_TAIL_BYTES == 8192
 
 
@@ -282,3 +287,28 @@ def test_a_repair_outside_the_rules_is_rejected(
     task_dir = broken_task(drafted, tmp_path)
     result = repair_with_command(scripted(*options), job(drafted, tmp_path, "r"), task_dir, b"")
     assert result == rejected(reason)
+
+
+needs_sandbox = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("bwrap") is None,
+    reason="the local environment needs root and bubblewrap (CI runs as root)",
+)
+
+
+@needs_sandbox
+def test_a_broken_task_fails_validation_and_its_repair_passes_it(
+    drafted: Sample, tmp_path: Path
+) -> None:
+    """The whole path with the real verifier: broken task, failing log, repair, validation."""
+    task_dir = broken_task(drafted, tmp_path)
+    runner = LocalRunner(LocalOptions(logs=tmp_path / "logs"))
+    [failed] = validate([task_dir], runner=runner, repo=drafted.repo.path)
+    assert failed.reason == "oracle: fail-to-pass ran no test: pytest ran no test (no tests ran)"
+    tail = Path(failed.oracle.log).read_bytes()[-LOG_TAIL_BYTES:]
+    the_job = job(drafted, tmp_path, "repaired")
+    result = repair_with_command(scripted(), the_job, task_dir, tail)
+    assert result.ok
+    assert result.task_dir is not None
+    runner = LocalRunner(LocalOptions(logs=tmp_path / "logs-repaired"))
+    [passed] = validate([result.task_dir], runner=runner, repo=drafted.repo.path)
+    assert (passed.accepted, passed.reason) == (True, None)
