@@ -258,13 +258,13 @@ def coupling_stage(
 
     A coupled task is a rejection whose `detail` holds the findings (for a coupling repair).
     """
-    from selfbench.run import coupling  # noqa: PLC0415
+    from selfbench.run.coupling import coupling_blockers, review_with_command  # noqa: PLC0415
 
     def run() -> StageResult:
-        findings = list(coupling.coupling_blockers(task_dir, repo))
+        findings = list(coupling_blockers(task_dir, repo))
         if not findings and reviewer is not None:
             log.parent.mkdir(parents=True, exist_ok=True)
-            verdict = coupling.review_with_command(reviewer, task_dir, log, time_limit_sec)
+            verdict = review_with_command(reviewer, task_dir, log, time_limit_sec)
             if verdict.verdict == "coupled":
                 findings = list(verdict.findings) or ["the reviewer found the tests coupled"]
         if findings:
@@ -286,14 +286,12 @@ def coupling_repair_stage(
     findings: tuple[str, ...],
 ) -> StageResult:
     """One coupling repair by the author command (held-out test files only)."""
-    from selfbench.run import coupling  # noqa: PLC0415
+    from selfbench.run.coupling import coupling_repair_with_command  # noqa: PLC0415
 
     def run() -> StageResult:
         given = _private_copy(task_dir, out)
         log.parent.mkdir(parents=True, exist_ok=True)
         job = _job(repo, candidate, given, out / "out", log, settings)
-        return _authored(
-            coupling.coupling_repair_with_command(settings.command, job, given, list(findings))
-        )
+        return _authored(coupling_repair_with_command(settings.command, job, given, list(findings)))
 
     return _guarded(run)
