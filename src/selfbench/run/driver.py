@@ -419,8 +419,9 @@ def run_benchmark(
         settings = stages.AuthorSettings(
             options.author, options.author_time_limit, options.inactivity
         )
+        runner = _runner_factory(options)
         context = StepContext(
-            run, options.repo, settings, options.reviewer, _runner_factory(options)
+            run, options.repo, settings, options.reviewer, runner, options.source_url
         )
         scheduler = _Scheduler(options, candidates, states)
         _drive(context, scheduler, stop, on_event)
