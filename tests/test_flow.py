@@ -1,8 +1,10 @@
 """The one-step flow: authored task directories → compile → validate → export, no extra flags.
 
 The README's walk-through, command for command, on a real repository; and compile's refusals of
-a base or patches that cannot make a task (a merge commit, a `--no-prefix` patch, a patch that
-does not apply), before anything runs.
+a base or patches that cannot make a task (a merge commit that already holds the change, a
+`--no-prefix` patch, a patch that does not apply), before anything runs. A merge commit is a base
+like any other (on a main line that merges pull requests the state before a change is one); the
+patches must apply to it.
 """
 
 from __future__ import annotations
@@ -171,7 +173,8 @@ def _not_applying(task: Path, _repo: Path) -> None:
 @pytest.mark.parametrize(
     ("case", "expected"),
     [
-        ("merge", "baseCommit {base} is a merge commit; name the parent the change was made on"),
+        ("merge", ("test.patch does not apply at baseCommit {base}: "
+                   "tests/test_mul.py: already exists in index")),
         ("no-prefix", ("test.patch names tests/test_mul.py without a/ and b/ prefixes"
                       " (made with --no-prefix?); make it with plain git diff")),
         ("not-applying", ("gold.patch does not apply at baseCommit {base}: "

@@ -49,21 +49,17 @@ def _check_base_commit(repo: Path, sha: str) -> None:
 
 
 def _check_base_applies(task: AuthoredTask, repo: Path) -> None:
-    """The base is one commit (not a merge) and both patches apply to it (their shape, a
-    `--no-prefix` patch included, is `judge_task`'s).
+    """Both patches apply to the base (their shape, a `--no-prefix` patch included, is
+    `judge_task`'s). The base may be a merge commit: on a main line that merges its pull
+    requests, the state before a change usually is one, and mining names it as the base.
 
     Each patch is checked with `git apply --cached --check` against a private index read from
     the base commit: the repository's own index, work tree and checkout are never touched.
 
     Raises:
-        CompileError: the base is a merge commit, or a patch does not apply at it.
+        CompileError: a patch does not apply at the base.
     """
     sha = task.definition.baseCommit
-    parents = git(repo, "rev-list", "--parents", "-n", "1", sha).split()
-    if len(parents) > 2:
-        raise CompileError(
-            f"baseCommit {sha} is a merge commit; name the parent the change was made on"
-        )
     with tempfile.TemporaryDirectory(prefix="selfbench-index-") as scratch:
         env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
         git(repo, "read-tree", sha, env=env)
