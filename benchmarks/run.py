@@ -1,8 +1,9 @@
 """Benchmark: `selfbench run --author draft` against the same stages run one by one.
 
-Generates a Python repository (pytest, `src/` layout) with --candidates squash-merged pull
-requests, each adding one module of about 30 lines and its test file (which fails before the
-change and passes after it): every one an easy candidate that drafts, audits and validates.
+Generates a Python repository (pytest, `src/` layout, `tests/run_history.py`) with --candidates
+squash-merged pull requests, each adding one module of about 25 lines and its test file (which
+fails before the change and passes after it): every one an easy candidate that drafts, audits,
+validates and passes the coupling check.
 
 The floor is the same work done with the existing commands, one process each, one candidate
 after another: `selfbench mine`, then per candidate `selfbench draft`, `audit`, `compile` and
@@ -27,84 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _bench import git
+sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
+from run_history import generate, git
 
 _SELFBENCH = [sys.executable, "-m", "selfbench"]
-_PYPROJECT = """\
-[project]
-name = "genkit"
-version = "0.1.0"
-requires-python = ">=3.10"
-
-[project.optional-dependencies]
-test = ["pytest"]
-
-[tool.pytest.ini_options]
-pythonpath = ["src"]
-testpaths = ["tests"]
-"""
-
-
-def _module(index: int) -> str:
-    lines = [f'"""Step function number {index}."""', "", ""]
-    lines.append(f"def step_{index}(values: list[int]) -> list[int]:")
-    lines.append(f'    """Scale each value by {index + 2}, then keep those not divisible by 3."""')
-    lines.append("    result = []")
-    lines.append("    for value in values:")
-    lines.append(f"        scaled = value * {index + 2}")
-    lines.append("        if scaled % 3 == 0:")
-    lines.append("            continue")
-    lines.append("        result.append(scaled)")
-    lines.append("    return result")
-    lines += ["", ""]
-    lines.append(f"def total_{index}(values: list[int]) -> int:")
-    lines.append(f'    """The sum of step_{index} over the values, zero when empty."""')
-    lines.append("    if not values:")
-    lines.append("        return 0")
-    lines.append(f"    return sum(step_{index}(values))")
-    lines += ["", ""]
-    lines.append(f"def describe_{index}(values: list[int]) -> str:")
-    lines.append('    """A one-line summary."""')
-    lines.append(f"    kept = step_{index}(values)")
-    lines.append('    return f"{len(kept)} of {len(values)} kept"')
-    return "\n".join(lines) + "\n"
-
-
-def _test(index: int) -> str:
-    factor = index + 2
-    kept = [v * factor for v in (1, 2, 3, 4) if (v * factor) % 3]
-    return (
-        f"from genkit.step_{index} import describe_{index}, step_{index}, total_{index}\n\n\n"
-        f"def test_step_{index}():\n    assert step_{index}([1, 2, 3, 4]) == {kept}\n\n\n"
-        f"def test_total_{index}():\n    assert total_{index}([]) == 0\n"
-        f"    assert total_{index}([1, 2, 3, 4]) == {sum(kept)}\n\n\n"
-        f"def test_describe_{index}():\n"
-        f'    assert describe_{index}([1, 2, 3, 4]) == "{len(kept)} of 4 kept"\n'
-    )
-
-
-def generate(parent: Path, candidates: int) -> Path:
-    """The repository: a base commit, then one squash-merged pull request per candidate."""
-    repo = parent / "genkit"
-    repo.mkdir()
-    git(repo, "init", "--quiet", "--initial-branch=main")
-    (repo / "pyproject.toml").write_text(_PYPROJECT)
-    (repo / "src/genkit").mkdir(parents=True)
-    (repo / "src/genkit/__init__.py").write_text('"""Generated steps."""\n')
-    (repo / "tests").mkdir()
-    (repo / "tests/test_base.py").write_text(
-        "import genkit\n\n\ndef test_imports():\n    assert genkit\n"
-    )
-    git(repo, "add", "--all")
-    git(repo, "commit", "--quiet", "-m", "Initial genkit")
-    for index in range(1, candidates + 1):
-        (repo / f"src/genkit/step_{index}.py").write_text(_module(index))
-        (repo / f"tests/test_step_{index}.py").write_text(_test(index))
-        git(repo, "add", "--all")
-        body = f"Add step function {index}: scale values, drop multiples of three, sum, describe."
-        git(repo, "commit", "--quiet", "-m", f"Add step {index} (#{index})\n\n{body}")
-    return repo
 
 
 def _timed(argv: list[str], *, ok: tuple[int, ...] = (0,)) -> float:

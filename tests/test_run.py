@@ -1,8 +1,9 @@
-"""`selfbench run` end to end on the sample history: every stage real (mining, drafting in the
-local sandbox, authoring, audit, compile, validation, the coupling check, export).
+"""`selfbench run` end to end on a generated history: every stage real (mining, drafting in the
+local sandbox, authoring, audit, compile, validation, the coupling check, export). The sample
+history's run, with its rejections and every fallback, is the demo's (`test_demo.py`).
 
-The reference run fills `--easy 1` with `-j 2`: the easy pool is #5 (whose new tests already
-pass at the base: drafting rejects it) and #1 (accepted). The kill test then runs the same inputs
+The reference run fills `--easy 2` with `-j 2` from a history of two pull requests, each one
+easy task (`run_history.generate`). The kill test then runs the same inputs
 with `-j 1` in a new directory as a real process, kills it (`SIGKILL` to its process group) ten
 times at random moments, each after the run has logged a new event (so every kill lands at a
 different point), resumes it each time, and requires the export to be byte-identical to the
@@ -23,23 +24,25 @@ from pathlib import Path
 import pytest
 
 from run_helpers import SCRIPTED_AUTHOR
-from selfbench._sample_history import build_sample_history
+from run_history import generate
 from selfbench.cli import main
 from selfbench.export import verify_export
 
-SOURCE = "https://example.com/example/unitkit"
+SOURCE = "https://example.com/example/genkit"
 _KILLS = 10
 _PROCESS_LIMIT = 600.0
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the local sandbox needs root")
 
 
-def _argv(history: Path, out: Path, *extra: str) -> list[str]:
+def _argv(history: Path, out: Path, *extra: str, easy: int = 2) -> list[str]:
     return [
         "run",
         "--repo",
         str(history),
         "--easy",
+        str(easy),
+        "--over-fetch",
         "1",
         "--source-url",
         SOURCE,
@@ -51,7 +54,7 @@ def _argv(history: Path, out: Path, *extra: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_sample_history(tmp_path_factory.mktemp("history"))
+    return generate(tmp_path_factory.mktemp("history"), 2)
 
 
 @pytest.fixture(scope="module")
@@ -80,62 +83,58 @@ def _events(run_dir: Path) -> list[dict[str, object]]:
     return events
 
 
-def test_a_run_on_the_sample_history_exports_a_verified_benchmark(
+STAGES = [
+    "mined",
+    "drafted",
+    "authored",
+    "audited",
+    "compiled",
+    "validated",
+    "coupling-checked",
+    "accepted",
+]
+
+
+def test_a_run_exports_a_verified_benchmark_with_its_provenance(
     reference: tuple[Path, str],
 ) -> None:
     out, printed = reference
-    assert "rejected pr-5 (easy): draft: " in printed
     assert "accepted pr-1 (easy)" in printed
-    assert "easy   1 of 1 accepted, 1 rejected, 2 mined" in printed
+    assert "accepted pr-2 (easy)" in printed
+    assert "easy   2 of 2 accepted, 0 rejected, 2 mined" in printed
     assert f"export  {out}  (verified)" in printed
     assert f"selfbench review {out}" in printed
     assert f"selfbench eval {out} --agent NAME=COMMAND" in printed
 
     manifest = verify_export(out).manifest
-    assert [task.task_id for task in manifest.tasks] == ["pr-1"]
+    assert [task.task_id for task in manifest.tasks] == ["pr-1", "pr-2"]
     provenance = manifest.provenance
     assert provenance is not None
     assert provenance["author"] == "draft"
     assert provenance["reviewer"] is None
     assert provenance["validation"]["environment"] == "local"
     assert provenance["tasks"] == {
-        "pr-1": {
-            "candidate": "pr-1",
-            "tier": "easy",
-            "stages": [
-                "mined",
-                "drafted",
-                "authored",
-                "audited",
-                "compiled",
-                "validated",
-                "coupling-checked",
-                "accepted",
-            ],
-        }
+        f"pr-{n}": {"candidate": f"pr-{n}", "tier": "easy", "stages": STAGES} for n in (1, 2)
     }
     assert main(["verify", str(out)]) == 0
 
 
-def test_status_shows_each_tier_stage_and_rejection(
+def test_status_shows_each_tier_and_stage(
     reference: tuple[Path, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     out, _ = reference
     run_dir = out.with_name("bench.run")
     assert main(["status", str(run_dir)]) == 0
     shown = capsys.readouterr().out
-    assert "waiting" in shown
-    assert "accepted" in shown
+    assert "│ budget          │    2 │      0 │    0 │" in shown
+    assert "│ accepted        │    2 │      0 │    0 │" in shown
     assert "exported" in shown
-    assert "rejected pr-5 (easy): draft: " in shown
 
     assert main(["status", str(run_dir), "--json"]) == 0
     status = json.loads(capsys.readouterr().out)
     easy = next(tier for tier in status["tiers"] if tier["tier"] == "easy")
-    assert easy["accepted"] == 1
-    assert easy["rejected"] == 1
-    assert easy["stages"]["accepted"] == 1
-    assert easy["stages"]["rejected"] == 1
+    assert (easy["accepted"], easy["rejected"], easy["blocked"]) == (2, 0, None)
+    assert easy["stages"]["accepted"] == 2
     assert status["finished"] is True
 
 
@@ -223,12 +222,12 @@ def test_a_scripted_mcp_author_authors_and_its_broken_task_is_repaired_once(
 ) -> None:
     out = tmp_path / "bench.tar.gz"
     author = f"{SCRIPTED_AUTHOR} --break"
-    assert main([*_argv(history, out), "--author", author]) == 0, capsys.readouterr()
+    assert main([*_argv(history, out, easy=1), "--author", author]) == 0, capsys.readouterr()
 
     manifest = verify_export(out).manifest
     assert manifest.provenance is not None
     assert manifest.provenance["author"] == Path(sys.executable).name
-    assert manifest.provenance["tasks"]["pr-1"]["stages"] == [
+    assert manifest.provenance["tasks"]["pr-2"]["stages"] == [
         "mined",
         "drafted",
         "authored",
@@ -243,6 +242,6 @@ def test_a_scripted_mcp_author_authors_and_its_broken_task_is_repaired_once(
         "accepted",
     ]
     assert "--break" not in json.dumps(manifest.provenance)
-    logs = sorted(path.name for path in (tmp_path / "bench.run" / "logs" / "pr-1").iterdir())
+    logs = sorted(path.name for path in (tmp_path / "bench.run" / "logs" / "pr-2").iterdir())
     assert "2-author-author.log" in logs
     assert "6-repair-repair.log" in logs
