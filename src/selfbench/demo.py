@@ -132,11 +132,12 @@ def bundle_tree(bundle: Path) -> list[str]:
     return lines
 
 
-DEMO_BUDGETS = {"easy": 1, "medium": 1}
-"""What the demo asks of the sample history: an easy and a medium task. Each tier's best
-candidate is rejected on the way (#5's new tests already pass at the base; the drafted
-instruction of #4 never names what its tests call, so it is coupled), and the next one is taken.
-The hard tier is not asked for: its only candidate is #4."""
+DEMO_BUDGETS = {"easy": 1}
+"""What the demo asks of the sample history: one easy task. Its best candidate (#5, whose new
+tests already pass at the base) is rejected on the way and the next one (#1) is taken. The
+medium and hard pull requests (#3, #4) draft and validate, but their requests never name the
+functions their tests call, so with `--author draft` (no one to rewrite the instruction) the
+coupling check rejects them; an author command would be given one coupling repair."""
 DEMO_EXPORT = "unitkit-demo.tar.gz"
 DEMO_SOURCE_URL = "https://example.com/example/unitkit"
 """The sample history has no remote: its tasks record pull requests under this base."""
