@@ -5,8 +5,9 @@ history's run, with its rejections and every fallback, is the demo's (`test_demo
 The reference run fills `--easy 2` with `-j 2` from a history of two pull requests, each one
 easy task (`run_history.generate`). The kill test then runs the same inputs
 with `-j 1` in a new directory as a real process, kills it (`SIGKILL` to its process group) ten
-times at random moments, each after the run has logged a new event (so every kill lands at a
-different point), resumes it each time, and requires the export to be byte-identical to the
+times, each at a random delay of up to 3 s after the run logged a new event (a resumed
+process's own start included, so kills land in start-up, between stages and inside them),
+resumes it each time, and requires the export to be byte-identical to the
 reference's and no finished step to have run twice. A failure names its random seed.
 """
 
@@ -155,17 +156,20 @@ def _start(history: Path, out: Path, run_dir: Path, *, resume: bool) -> subproce
 
 _PROGRESS = ("mined", "start", "step", "exported")
 """Events that mean the run got further (not `started` or `resumed`, which every process logs)."""
+_ANY = ("started", "resumed", *_PROGRESS)
 
 
-def _progress(run_dir: Path) -> int:
-    return sum(event["event"] in _PROGRESS for event in _events(run_dir))
+def _progress(run_dir: Path, kinds: tuple[str, ...] = _PROGRESS) -> int:
+    return sum(event["event"] in kinds for event in _events(run_dir))
 
 
-def _wait_for_progress(run_dir: Path, seen: int, process: subprocess.Popen[str]) -> bool:
-    """Wait until the run has logged more than `seen` progress events; False if it ended."""
+def _wait_for_progress(
+    run_dir: Path, seen: int, process: subprocess.Popen[str], kinds: tuple[str, ...] = _PROGRESS
+) -> bool:
+    """Wait until the run has logged more than `seen` such events; False if it ended first."""
     deadline = time.monotonic() + _PROCESS_LIMIT
     while time.monotonic() < deadline:
-        if _progress(run_dir) > seen:
+        if _progress(run_dir, kinds) > seen:
             return True
         if process.poll() is not None:
             return False
@@ -182,9 +186,9 @@ def test_kill_9_at_ten_random_points_then_resume_gives_the_same_bytes(
     kills = 0
     process = _start(history, out, run_dir, resume=False)
     while kills < _KILLS:
-        if not _wait_for_progress(run_dir, _progress(run_dir), process):
+        if not _wait_for_progress(run_dir, _progress(run_dir, _ANY), process, _ANY):
             break
-        time.sleep(rng.uniform(0.0, 2.0))
+        time.sleep(rng.uniform(0.0, 3.0))
         if process.poll() is not None:
             break
         os.killpg(process.pid, signal.SIGKILL)
