@@ -12,6 +12,7 @@ import pytest
 from mine_history import History
 from selfbench._shell import split_words, substitute_tests
 from selfbench.audit import command_blockers
+from selfbench.draft._python import python_for
 from selfbench.draft.config import parse_config
 from selfbench.draft.infer import Environment, infer_environment, matches_globs, selector_of
 from selfbench.errors import DraftError
@@ -75,6 +76,112 @@ def test_an_installable_project_is_installed_editable_with_extras_and_requiremen
     assert env.sources["setupCommand"] == (
         "pyproject.toml [project.optional-dependencies].tests, requirements-dev.txt, pytest"
     )
+
+
+def test_test_requirements_are_preferred_to_dev_requirements(tmp_path: Path) -> None:
+    files: Files = {
+        "setup.cfg": "[metadata]\nname = x\n",
+        "requirements/tests.txt": "pytest\n",
+        "requirements/dev.txt": "-r tests.txt\nsphinx\ntox\n",
+        "tests/test_x.py": "",
+    }
+
+    env = _infer(tmp_path, files, ["tests/test_x.py"])
+
+    assert env.setup_command == (
+        "python3 -m venv .venv && .venv/bin/python -m pip install -e . -r requirements/tests.txt "
+        "pytest"
+    )
+
+
+@pytest.mark.parametrize(
+    ("requires", "python"),
+    [
+        (">=3.10", "3.12"),
+        (">=3.13", "3.13"),
+        (">=3.8,<3.12", "3.11"),
+        ("==3.11.*", "3.11"),
+        ("!=3.12.*,>=3.11", "3.13"),
+        (">=4", "3.12"),
+        ("garbage", "3.12"),
+        (None, "3.12"),
+    ],
+)
+def test_the_image_s_python_that_meets_requires_python(requires: str | None, python: str) -> None:
+    assert python_for(requires) == python
+
+
+def test_a_newer_python_than_the_default_is_named(tmp_path: Path) -> None:
+    pyproject = '[project]\nrequires-python = ">=3.13"\n[build-system]\nrequires = ["hatchling"]\n'
+
+    env = _infer(
+        tmp_path, {"pyproject.toml": pyproject, "tests/test_x.py": ""}, ["tests/test_x.py"]
+    )
+
+    assert env.setup_command == (
+        "python3.13 -m venv .venv && .venv/bin/python -m pip install -e . pytest"
+    )
+
+
+def test_extension_modules_are_rebuilt_before_the_tests(tmp_path: Path) -> None:
+    setup = (
+        "from setuptools import Extension, setup\nsetup(ext_modules=[Extension('x', ['x.c'])])\n"
+    )
+    files: Files = {"setup.py": setup, "x.c": "", "tests/test_x.py": "import pytest\n"}
+
+    env = _infer(tmp_path, files, ["tests/test_x.py"])
+
+    assert env.setup_command == (
+        "python3 -m venv .venv && .venv/bin/python -m pip install -e . pytest setuptools"
+    )
+    assert env.test_command == (
+        ".venv/bin/python setup.py --quiet build_ext --inplace; "
+        ".venv/bin/python -m pytest -rA {tests}"
+    )
+    assert detect_runner(env.test_command) == "pytest"
+    assert env.sources["testCommand"] == (
+        "default for Python; setup.py builds extensions: rebuilt in place first"
+    )
+
+
+@pytest.mark.parametrize(
+    ("files", "setup", "source"),
+    [
+        (
+            {"setup.cfg": "[options.extras_require]\ntesting =\n    pytest\n"},
+            "-e '.[testing]' pytest",
+            "setup.cfg [options.extras_require] testing, pytest",
+        ),
+        (
+            {"setup.py": "setup(extras_require={'docs': ['sphinx'], 'test': ['mock']})\n"},
+            "-e '.[test]' pytest",
+            "setup.py extras_require test, pytest",
+        ),
+        (
+            {
+                "setup.py": "setup()\n",
+                "tox.ini": "[tox]\nenvlist = py3\n[testenv]\ndeps =\n    pytest>=7  # runner\n"
+                "    py38: mock\n    -r{toxinidir}/requirements/ci.txt\n    {env:EXTRA:}\n"
+                "commands = pytest\n",
+            },
+            "-e . -r requirements/ci.txt 'pytest>=7' mock",
+            "the project, tox.ini [testenv] deps",
+        ),
+        (
+            {"setup.py": "setup()\n", "tox.ini": "[testenv\nbroken"},
+            "-e . pytest",
+            "the project, pytest",
+        ),
+    ],
+    ids=["setup.cfg", "setup.py", "tox", "bad-tox"],
+)
+def test_older_projects_say_what_their_tests_need_elsewhere(
+    tmp_path: Path, files: Files, setup: str, source: str
+) -> None:
+    env = _infer(tmp_path, {**files, "tests/test_x.py": ""}, ["tests/test_x.py"])
+
+    assert env.setup_command == f"python3 -m venv .venv && .venv/bin/python -m pip install {setup}"
+    assert env.sources["setupCommand"] == source
 
 
 def test_a_dependency_group_is_read_with_its_included_groups(tmp_path: Path) -> None:
@@ -171,7 +278,7 @@ def _package(test: str | None, **more: object) -> str:
             {"package.json": _package("jest --config jest.config.json --coverage --color=true",
                                       packageManager="yarn@4.1.0"),
              "yarn.lock": ""},
-            f"{_COREPACK} yarn install --immutable",
+            f"YARN_NODE_LINKER=node-modules {_COREPACK} yarn install --immutable",
             ("node_modules/.bin/jest --ci --json --runTestsByPath --config jest.config.json "
             "--color=true {tests}"),
             "jest",
@@ -276,7 +383,7 @@ def test_go_and_rust(tmp_path: Path) -> None:
     assert (go.toolchains, go.setup_command, go.runner) == (("go",), "go mod download", "go")
     assert detect_runner(go.test_command) == "go"
     assert (rust.toolchains, rust.setup_command, rust.runner) == (("rust",), "cargo fetch", "cargo")
-    assert rust.test_command == "cargo test -- --exact {tests}"
+    assert detect_runner(rust.test_command) == "cargo"
 
 
 def _fake(bin_dir: Path, name: str) -> None:
@@ -298,6 +405,33 @@ def test_the_go_command_joins_selectors_into_one_pattern(
 ) -> None:
     env = _infer(tmp_path, {"go.mod": "module x\n", "a_test.go": ""}, ["a_test.go"])
     _fake(tmp_path, "go")
+    path = f"{tmp_path}{os.pathsep}{os.environ['PATH']}"
+
+    shell = subprocess.run(
+        ["bash", "-c", substitute_tests(env.test_command, selectors)],
+        env={**os.environ, "PATH": path},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+    assert shell.stdout.strip() == argv
+
+
+@pytest.mark.parametrize(
+    ("selectors", "argv"),
+    [
+        (["tests::it_works", "src/lib.rs - add (line 3)"],
+         "[test][--][--exact][tests::it_works][src/lib.rs - add (line 3)]"),
+        (["tests/parse.rs"], "[test][--test][parse][--][--exact]"),
+        (["src/lib.rs", "it's"], "[test][--lib][--][--exact][it's]"),
+    ],
+)  # fmt: skip
+def test_the_cargo_command_runs_files_as_targets_and_names_exactly(
+    tmp_path: Path, selectors: list[str], argv: str
+) -> None:
+    env = _infer(tmp_path, {"Cargo.toml": "", "tests/it.rs": ""}, ["tests/it.rs"])
+    _fake(tmp_path, "cargo")
     path = f"{tmp_path}{os.pathsep}{os.environ['PATH']}"
 
     shell = subprocess.run(

@@ -156,9 +156,38 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[History, CandidateM
     history = History.create(tmp_path_factory.mktemp("mixed") / "repo")
     base = history.commit("base", dict(_BEFORE))
     completed = history.commit("Everything at once (#7)", dict(_AFTER))
-    template = next(iter(mine_repository(build_sample_history(history.path.parent)).candidates))
-    update = {"id": "pr-7", "baseCommit": base, "completedCommit": completed}
-    return history, CandidateModel.model_validate(template.to_json()).model_copy(update=update)
+    return history, _candidate("pr-7", base, completed)
+
+
+def _candidate(identifier: str, base: str, completed: str) -> CandidateModel:
+    """A candidate naming two commits; what splitting reads of it is only these."""
+    return CandidateModel.model_validate(
+        {
+            "id": identifier,
+            "kind": "squash",
+            "repo": "example/app",
+            "sourcePr": 7,
+            "sourceUrl": None,
+            "baseCommit": base,
+            "completedCommit": completed,
+            "mergedAt": 0,
+            "title": "t",
+            "body": "",
+            "author": "a",
+            "headBranch": None,
+            "metadata": "git",
+            "difficulty": "easy",
+            "eligibleTiers": ["easy"],
+            "score": 0,
+            "scoreParts": {"tests": 0, "size": 0, "recency": 0},
+            "testsChanged": True,
+            "ecosystems": [],
+            "toolchains": [],
+            "totals": {},
+            "files": [],
+            "requests": [],
+        }
+    )
 
 
 def test_every_kind_of_file_goes_where_it_belongs(mixed: tuple[History, CandidateModel]) -> None:

@@ -99,8 +99,9 @@ def _install(tree: Tree, manager: str, lock: str | None) -> str:
     if manager == "yarn":
         if not frozen:
             return f"{_COREPACK} yarn install"
-        berry = _yarn_berry(tree, lock or ".")
-        return f"{_COREPACK} yarn install " + ("--immutable" if berry else "--frozen-lockfile")
+        if _yarn_berry(tree, lock or "."):  # node_modules, not Plug'n'Play: the runner's own bin
+            return f"YARN_NODE_LINKER=node-modules {_COREPACK} yarn install --immutable"
+        return f"{_COREPACK} yarn install --frozen-lockfile"
     return "npm ci" if frozen else "npm install"
 
 

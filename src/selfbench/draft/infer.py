@@ -14,7 +14,8 @@
 
 Go: `go mod download`; the test command joins its selectors into one `go test -run` pattern
 (`^TestA$|^TestB$/^case$`), and a selector naming a `_test.go` file runs that file's package.
-Rust: `cargo fetch`, then `cargo test -- --exact <names>`.
+Rust: `cargo fetch`, then `cargo test -- --exact <names>`; a selector naming `tests/x.rs` runs that
+integration test target (`--test x`), one under `src/` the library's tests.
 
 Every inferred test command holds `{tests}` once, as a whole unquoted word, and names no test:
 it passes the audit's rules 6 to 8 whatever the selectors.
@@ -58,7 +59,12 @@ _GO_COMMAND = (
     '*_test.go) pkgs="$pkgs .";; *) run="$run|$arg";; esac; done; '
     'exec go test -v -run "${run#|}" ${pkgs:-./...}\' go-test {tests}'
 )
-_CARGO_COMMAND = "cargo test -- --exact {tests}"
+_CARGO_COMMAND = (
+    'sh -c \'targets=; n=$#; while [ "$n" -gt 0 ]; do arg=$1; shift; n=$((n - 1)); '
+    'case $arg in tests/*.rs) name=${arg#tests/}; targets="$targets --test ${name%.rs}";; '
+    '*.rs) targets="$targets --lib";; *) set -- "$@" "$arg";; esac; done; '
+    'exec cargo test $targets -- --exact "$@"\' cargo-test {tests}'
+)
 _JS_EXTENSIONS = frozenset({".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts"})
 _GO_TEST_RE = re.compile(r"(?:Test|Example|Fuzz|Benchmark)\w*")
 _REGEX_SPECIALS = frozenset("\\.+*?()|[]{}^$")
