@@ -322,3 +322,27 @@ def test_provisional_command_keeps_one_unquoted_placeholder() -> None:
 
 def test_outcomes_type_is_the_parsers() -> None:
     assert isinstance(BASE_A.outcomes, Outcomes)
+
+
+def test_decide_an_unchanged_neighbour_gives_only_pass_to_pass() -> None:
+    n = "tests/test_n.py"
+    base_n = _pytest_run(
+        n, [f"PASSED {n}::test_kept", f"FAILED {n}::test_fixed - x", "== 1 failed, 1 passed =="], 1
+    )
+    gold_n = _pytest_run(
+        n, [f"PASSED {n}::test_kept", f"PASSED {n}::test_fixed", "== 2 passed in 0.1s =="], 0
+    )
+    observation = _observation(_sample("base", BASE_A, base_n), _sample("gold-1", GOLD_A, gold_n))
+    decision = decide(
+        observation,
+        difficulty="hard",
+        selector_of=lambda name: name,
+        by_file=False,
+        neighbours=frozenset({n}),
+    )
+    assert decision.fail_to_pass == (f"{A}::test_new",)
+    assert decision.pass_to_pass == (
+        f"{A}::test_old",
+        f"{A}::test_param[a b]",
+        f"{n}::test_kept",
+    )

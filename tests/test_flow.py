@@ -1,10 +1,8 @@
 """The one-step flow: authored task directories → compile → validate → export, no extra flags.
 
 The README's walk-through, command for command, on a real repository; and compile's refusals of
-a base or patches that cannot make a task (a merge commit that already holds the change, a
-`--no-prefix` patch, a patch that does not apply), before anything runs. A merge commit is a base
-like any other (on a main line that merges pull requests the state before a change is one); the
-patches must apply to it.
+a base or patches that cannot make a task (a merge commit, a `--no-prefix` patch, a patch that
+does not apply), before anything runs.
 """
 
 from __future__ import annotations
@@ -149,14 +147,23 @@ def test_messages_name_only_options_the_command_has(
     )
 
 
-def _merge_base(repo: Path) -> str:
+def _merge_base(repo: Path, into: str = "main") -> str:
     git(repo, "checkout", "-q", "-b", "side")
     (repo / "side.txt").write_text("side\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "side")
-    git(repo, "checkout", "-q", "main")
+    git(repo, "checkout", "-q", into)
     git(repo, "merge", "-q", "--no-ff", "-m", "merge", "side")
     return git(repo, "rev-parse", "HEAD").strip()
+
+
+def test_compile_accepts_a_merge_commit_base_where_the_patches_apply(tmp_path: Path) -> None:
+    repo, [task, _] = _authored(tmp_path)
+    definition = json.loads((task / "definition.json").read_text())
+    git(repo, "checkout", "-q", "-b", "before", definition["baseCommit"])
+    definition["baseCommit"] = _merge_base(repo, "before")  # a merged pull request's base
+    (task / "definition.json").write_text(json.dumps(definition))
+    assert main(["compile", str(task), "--repo", str(repo)]) == 0
 
 
 def _no_prefix(task: Path, repo: Path) -> None:
@@ -173,8 +180,9 @@ def _not_applying(task: Path, _repo: Path) -> None:
 @pytest.mark.parametrize(
     ("case", "expected"),
     [
-        ("merge", ("test.patch does not apply at baseCommit {base}: "
-                   "tests/test_mul.py: already exists in index")),
+        ("merge", ("test.patch does not apply at baseCommit {base}: tests/test_mul.py: already"
+                   " exists in index; it is a merge commit: name the parent the change was made"
+                   " on")),
         ("no-prefix", ("test.patch names tests/test_mul.py without a/ and b/ prefixes"
                       " (made with --no-prefix?); make it with plain git diff")),
         ("not-applying", ("gold.patch does not apply at baseCommit {base}: "

@@ -49,6 +49,7 @@ def _candidates(arguments: Sequence[str], candidates_file: str | None) -> list[C
 
 
 def _draft(args: argparse.Namespace) -> int:
+    from selfbench._cli_validate import _setup_env  # noqa: PLC0415 - one home for the rule
     from selfbench.draft.api import DraftOptions, draft_candidates  # noqa: PLC0415
     from selfbench.draft.config import load_config  # noqa: PLC0415
     from selfbench.validate.local import MIN_RERUNS, LocalOptions  # noqa: PLC0415
@@ -68,7 +69,7 @@ def _draft(args: argparse.Namespace) -> int:
         reruns=args.reruns,
         config=config,
         logs=Path(args.logs) if args.logs else None,
-        local=LocalOptions(network=bool(args.network)),
+        local=LocalOptions(network=bool(args.network), setup_env=_setup_env(args.setup_env or ())),
         replace=args.replace,
         source_url_base=args.source_url,
     )
@@ -164,6 +165,12 @@ def add_draft_command(commands: Any) -> None:
     draft.add_argument("--logs", metavar="DIR", help="where each candidate's logs go")
     draft.add_argument(
         "--network", action="store_true", help="let the tests reach the network (setup always may)"
+    )
+    draft.add_argument(
+        "--setup-env",
+        action="append",
+        metavar="NAME",
+        help="pass this variable (its value here) into setup only: a proxy, CA certificates",
     )
     draft.add_argument("--replace", action="store_true", help="overwrite existing task dirs")
     draft.add_argument(

@@ -49,9 +49,12 @@ def _check_base_commit(repo: Path, sha: str) -> None:
 
 
 def _check_base_applies(task: AuthoredTask, repo: Path) -> None:
-    """Both patches apply to the base (their shape, a `--no-prefix` patch included, is
-    `judge_task`'s). The base may be a merge commit: on a main line that merges its pull
-    requests, the state before a change usually is one, and mining names it as the base.
+    """Both patches apply at the base (their shape, a `--no-prefix` patch included, is
+    `judge_task`'s).
+
+    The base may be a merge commit: in a history of merged pull requests a change's base (its
+    merge's first parent) often is one. When a patch does not apply at a merge commit, the
+    message says so, since naming the pull request's own merge is the usual mistake.
 
     Each patch is checked with `git apply --cached --check` against a private index read from
     the base commit: the repository's own index, work tree and checkout are never touched.
@@ -60,6 +63,10 @@ def _check_base_applies(task: AuthoredTask, repo: Path) -> None:
         CompileError: a patch does not apply at the base.
     """
     sha = task.definition.baseCommit
+    parents = git(repo, "rev-list", "--parents", "-n", "1", sha).split()
+    hint = (
+        "; it is a merge commit: name the parent the change was made on" if len(parents) > 2 else ""
+    )
     with tempfile.TemporaryDirectory(prefix="selfbench-index-") as scratch:
         env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
         git(repo, "read-tree", sha, env=env)
@@ -68,7 +75,9 @@ def _check_base_applies(task: AuthoredTask, repo: Path) -> None:
                 git(repo, *_APPLY_CHECK, stdin=patch, env=env)
             except GitError as exc:
                 why = str(exc).removeprefix("git apply failed: ").removeprefix("error: ")
-                raise CompileError(f"{name} does not apply at baseCommit {sha}: {why}") from None
+                raise CompileError(
+                    f"{name} does not apply at baseCommit {sha}: {why}{hint}"
+                ) from None
 
 
 _APPLY_CHECK = ("apply", "--cached", "--check", "--binary", "--whitespace=nowarn", "-")

@@ -22,6 +22,7 @@ sandbox on this machine, an existing task directory without `replace`).
 
 from __future__ import annotations
 
+import posixpath
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -31,7 +32,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from selfbench._fs import atomic_directory
+from selfbench._git import git
 from selfbench._json import dumps_pretty
+from selfbench.audit import THRESHOLDS
 from selfbench.contract import AUTHORING_DEFAULTS, Difficulty
 from selfbench.draft.config import DraftConfig, merge_configs, repo_config
 from selfbench.draft.infer import (
@@ -51,7 +54,7 @@ from selfbench.draft.run import (
     decide,
     observe,
 )
-from selfbench.draft.split import SplitChange, split_change
+from selfbench.draft.split import SplitChange, is_runnable_test, split_change
 from selfbench.errors import DraftError, SandboxError, SelfbenchError
 from selfbench.mine.candidate import CandidateModel
 from selfbench.task import DEFINITION_FILE, GOLD_PATCH_FILE, TEST_PATCH_FILE, judge_task
@@ -208,8 +211,8 @@ def _prepare(repo: Path, candidate: CandidateModel, options: DraftOptions) -> _P
         environment = infer_environment(repo, candidate.baseCommit, split.test_files, config)
     except SelfbenchError as exc:  # DraftError, or GitError reading the base
         raise _Rejected(str(exc)) from None
-    plan = _plan(candidate, split, environment, config)
-    if not plan.test_files:
+    plan = _plan(repo, candidate, split, environment, config)
+    if not plan.held_out:
         raise _Rejected("the change holds out no test file a runner collects tests from")
     return _Prepared(number, url, split, config, environment, plan)
 
@@ -246,18 +249,23 @@ def _draft(
     prepared = _prepare(repo, candidate, options)
     observation = _observe(repo, prepared, options, logs)
     environment = prepared.environment
-    decision = decide(
-        observation,
-        difficulty=candidate.difficulty,
-        selector_of=lambda name: selector_of(environment.runner, name),
-        by_file=environment.runner in FILE_SELECTOR_RUNNERS,
-        cap=_first(options.pass_to_pass_cap, prepared.config.passToPassCap, DEFAULT_P2P_CAP),
-    )
+    try:
+        decision = decide(
+            observation,
+            difficulty=candidate.difficulty,
+            selector_of=lambda name: selector_of(environment.runner, name),
+            by_file=environment.runner in FILE_SELECTOR_RUNNERS,
+            cap=_first(options.pass_to_pass_cap, prepared.config.passToPassCap, DEFAULT_P2P_CAP),
+            neighbours=prepared.plan.neighbours,
+        )
+    except DraftError as exc:  # a reported name that says no selector
+        raise _Rejected(str(exc)) from None
     evidence = draft_evidence(candidate, environment, observation, decision, logs)
     if decision.reason is not None:
         raise _Rejected(decision.reason, evidence)
     split = prepared.split
-    prompt = draft_instruction(candidate, split, decision.tests)
+    names = (*decision.tests, *decision.fail_to_pass, *decision.pass_to_pass)
+    prompt = draft_instruction(candidate, split, tuple(dict.fromkeys(names)))
     definition = _definition(
         candidate, prepared.plan, decision, prompt, prepared.number, prepared.url
     )
@@ -281,7 +289,25 @@ def _local_fields(local: LocalOptions) -> dict[str, Any]:
     return {name: getattr(local, name) for name in LocalOptions.__slots__}
 
 
+_NEIGHBOURS = 2
+"""Unchanged test files run beside the changed ones when the tier needs pass-to-pass tests."""
+
+
+def _neighbours(repo: Path, commit: str, files: Sequence[str], changed: set[str]) -> list[str]:
+    """Unchanged runnable test files in the changed files' directories at `commit`, sorted."""
+    found: set[str] = set()
+    for directory in sorted({posixpath.dirname(path) for path in files}):
+        spec = f"{directory}/" if directory else "."
+        listing = git(repo, "ls-tree", "-z", "--name-only", commit, "--", spec)
+        for raw in listing.split(b"\0"):
+            path = raw.decode("utf-8", "replace")
+            if path and path not in changed and is_runnable_test(path):
+                found.add(path)
+    return sorted(found)
+
+
 def _plan(
+    repo: Path,
     candidate: CandidateModel,
     split: SplitChange,
     environment: Environment,
@@ -297,6 +323,18 @@ def _plan(
         and path.startswith(prefix)
     ]
     files = tuple(sorted(path.removeprefix(prefix) for path in chosen))
+    neighbours: tuple[str, ...] = ()
+    if files and THRESHOLDS[candidate.difficulty].pass_to_pass > 0:
+        changed = {*split.test_files, *split.support_files}
+        found = _neighbours(repo, candidate.baseCommit, chosen, changed)
+        kept = [
+            path
+            for path in found
+            if path.startswith(prefix)
+            and (not config.testPaths or matches_globs(path, config.testPaths))
+            and not (config.exclude and matches_globs(path, config.exclude))
+        ]
+        neighbours = tuple(path.removeprefix(prefix) for path in kept[:_NEIGHBOURS])
     timeouts = dict(AUTHORING_DEFAULTS["timeouts"])
     if config.timeouts is not None:
         timeouts.update(config.timeouts.model_dump(exclude_none=True))
@@ -309,9 +347,10 @@ def _plan(
         environment.setup_command,
         environment.test_command,
         tuple(environment.toolchains),
-        files,
+        (*files, *neighbours),
         timeouts,
         resources,
+        frozenset(neighbours),
     )
 
 
@@ -335,7 +374,7 @@ def _definition(
         "testCommand": plan.test_command,
         "failToPass": list(decision.fail_to_pass),
         "passToPass": list(decision.pass_to_pass),
-        "testPaths": list(plan.test_files),
+        "testPaths": list(plan.held_out),
         "toolchains": list(plan.toolchains),
         "sourcePr": number,
         "sourceUrl": url,

@@ -5,8 +5,10 @@ affected test files as fail-to-pass), compiles it into a temporary bundle and ha
 local environment's own verifier (`validate.local.score_patches`): setup once, then one run at
 the base (the test patch applied, an empty agent patch) and `reruns` runs with the gold patch,
 each on a fresh copy of the prepared tree. The provisional test command runs each affected file
-on its own between marker lines, so every test's outcome is read with its file, whatever the
-runner prints (jest, vitest and node name tests without their file).
+on its own, twice in a row, between marker lines, so every test's outcome is read with its file,
+whatever the runner prints (jest, vitest and node name tests without their file), and each run
+gives two samples. Unchanged test files beside the changed ones (`Plan.neighbours`) may run too,
+for pass-to-pass tests only.
 
 `decide` is pure: per-test outcomes in, fail-to-pass and pass-to-pass selectors (or the reason
 there are none) out.
@@ -16,7 +18,8 @@ there are none) out.
 * pass-to-pass: tests that pass at the base and in every gold run, sorted, capped at `cap`; fewer
   than the tier's minimum rejects;
 * a test that passes at the base and fails with the gold patch (`regression: <test> ...`), or
-  whose outcome changes between gold runs (`flaky: <test> ...`), rejects the candidate.
+  whose outcome changes between samples at the base or with the gold patch (`flaky: <test>
+  ...`), rejects the candidate; so does output the runner's parser cannot read.
 
 Runners that select by file (jest, vitest, node, bun) get file selectors: a file is fail-to-pass
 when it fails at the base and passes in every gold run, pass-to-pass when it passes in all runs.
@@ -66,6 +69,7 @@ _MARKER_RE = re.compile(
     r"^selfbench-draft: (begin|end) (\d{1,6}) (\d{1,2})(?: (-?\d{1,6}))?$", re.MULTILINE
 )
 _PROVISIONAL_ID = "draft-provisional"
+_LOG_CUT = "\nselfbench: log cut at "
 _PROVISIONAL_URL = "https://example.com/selfbench/draft"
 
 
@@ -79,11 +83,19 @@ class Plan:
     test_command: str
     toolchains: tuple[str, ...]
     test_files: tuple[str, ...]
-    """The test patch's test files, relative to `workdir`, in a stable order."""
+    """The test patch's test files, relative to `workdir`, in a stable order; then any
+    `neighbours`."""
     timeouts: dict[str, int] = field(default_factory=lambda: dict(AUTHORING_DEFAULTS["timeouts"]))
     resources: dict[str, int | float] = field(
         default_factory=lambda: dict(AUTHORING_DEFAULTS["resources"])
     )
+    neighbours: frozenset[str] = frozenset()
+    """Unchanged test files beside the changed ones, run only for pass-to-pass candidates."""
+
+    @property
+    def held_out(self) -> tuple[str, ...]:
+        """The changed test files (the task's `testPaths`)."""
+        return tuple(file for file in self.test_files if file not in self.neighbours)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +182,17 @@ def provisional_command(test_command: str) -> str:
     )
 
 
+_MAX_PROVISIONAL_SECONDS = 3600
+
+
 def _provisional_definition(plan: Plan, difficulty: Difficulty) -> dict[str, Any]:
+    """The provisional task: every file runs `REPEATS` times in one command, so its time limit
+    is the task's per-command limit for each run (at most an hour in all, unless one run
+    already may take longer)."""
+    timeouts = dict(plan.timeouts)
+    runs = REPEATS * max(1, len(plan.test_files))
+    one = timeouts["testsSeconds"]
+    timeouts["testsSeconds"] = max(one, min(one * runs, _MAX_PROVISIONAL_SECONDS))
     return {
         "schemaVersion": 1,
         "difficulty": difficulty,
@@ -182,12 +204,12 @@ def _provisional_definition(plan: Plan, difficulty: Difficulty) -> dict[str, Any
         "testCommand": provisional_command(plan.test_command),
         "failToPass": list(plan.test_files),
         "passToPass": [],
-        "testPaths": list(plan.test_files),
+        "testPaths": list(plan.held_out),
         "toolchains": list(plan.toolchains),
         "sourcePr": 1,
         "sourceUrl": _PROVISIONAL_URL,
         "prompt": "Provisional draft run.",
-        "timeouts": dict(plan.timeouts),
+        "timeouts": timeouts,
         "resources": dict(plan.resources),
     }
 
@@ -245,18 +267,32 @@ def read_samples(
     return Observation(tuple(samples[0]), gold, logs, seconds, None)
 
 
-def _report_samples(plan: Plan, report: RunReport, name: str) -> list[RunSample] | str:
-    """The samples of one verifier run: each repeat of its fail-to-pass command, or why none."""
+def _run_log(report: RunReport, name: str) -> str:
+    """The verifier run's log text; `_Unusable` when the run cannot be read."""
     reward = report.reward
     if reward is None:
-        return f"{name}: the verifier wrote no reward.json (log {report.log})"
+        raise _Unusable(f"{name}: the verifier wrote no reward.json (log {report.log})")
     if not reward.setup_completed:
-        return f"{name}: the test patch could not be applied (log {report.log})"
+        raise _Unusable(f"{name}: the test patch could not be applied (log {report.log})")
     try:
         text = Path(report.log).read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
-        return f"{name}: cannot read its log {report.log}: {exc.strerror}"
-    segments = command_segments(text)
+        raise _Unusable(f"{name}: cannot read its log {report.log}: {exc.strerror}") from None
+    if _LOG_CUT in text:
+        raise _Unusable(f"{name}: the tests printed more than the log keeps (log {report.log})")
+    return text
+
+
+class _Unusable(Exception):  # noqa: N818 - a reason, caught in this module
+    """A verifier run whose samples cannot be read."""
+
+
+def _report_samples(plan: Plan, report: RunReport, name: str) -> list[RunSample] | str:
+    """The samples of one verifier run: each repeat of its fail-to-pass command, or why none."""
+    try:
+        segments = command_segments(_run_log(report, name))
+    except _Unusable as exc:
+        return str(exc)
     found = []
     for label, suffix in (("fail-to-pass", ""), ("fail-to-pass again", " again")):
         segment = segments.get(label)
@@ -304,11 +340,13 @@ def decide(
     selector_of: Callable[[str], str],
     by_file: bool,
     cap: int = DEFAULT_P2P_CAP,
+    neighbours: frozenset[str] = frozenset(),
 ) -> Decision:
     """Fail-to-pass and pass-to-pass from the samples, or the reason the candidate is rejected.
 
     `selector_of` turns a test's runner name into its selector; `by_file` says the runner's
     selectors are its test files (jest, vitest, node --test, bun), whose names carry no file.
+    Tests in `neighbours` (unchanged files) can only be pass-to-pass.
     """
     if observation.reason is not None:
         return Decision(reason=observation.reason)
@@ -324,11 +362,11 @@ def decide(
     if problem is not None:
         return Decision(reason=problem)
     if by_file:
-        fail, passing, names = _by_file(base, observation.gold)
+        fail, passing, names = _by_file(base, observation.gold, neighbours)
     else:
-        fail, passing, names = _by_test(base, observation.gold, selector_of)
+        fail, passing, names = _by_test(base, observation.gold, selector_of, neighbours)
     if not fail:
-        return Decision(reason=_no_fail_to_pass(base, observation.gold))
+        return Decision(reason=_no_fail_to_pass(base, observation.gold, neighbours))
     minimum = THRESHOLDS[difficulty].pass_to_pass
     chosen = tuple(sorted(set(passing)))[: max(cap, minimum)]
     if len(chosen) < minimum:
@@ -399,7 +437,10 @@ def _display(key: str) -> str:
 
 
 def _by_test(
-    base: RunSample, gold: Sequence[RunSample], selector_of: Callable[[str], str]
+    base: RunSample,
+    gold: Sequence[RunSample],
+    selector_of: Callable[[str], str],
+    neighbours: frozenset[str],
 ) -> tuple[list[str], list[str], list[str]]:
     """Per-test selectors: fail-to-pass and pass-to-pass, and the fail-to-pass tests' names."""
     at_base, first = base.tests(), gold[0].tests()
@@ -409,17 +450,19 @@ def _by_test(
     for key, outcome in first.items():
         if outcome != "passed":
             continue  # stable across the gold runs (checked), so failed or skipped in all
-        _, name = _split_key(key)
+        file, name = _split_key(key)
         before = at_base.get(key)
         if before == "passed":
             passing.append(selector_of(name))
-        elif before != "skipped":
+        elif before != "skipped" and file not in neighbours:
             fail.append(selector_of(name))
             names.append(name)
     return fail, passing, names
 
 
-def _by_file(base: RunSample, gold: Sequence[RunSample]) -> tuple[list[str], list[str], list[str]]:
+def _by_file(
+    base: RunSample, gold: Sequence[RunSample], neighbours: frozenset[str]
+) -> tuple[list[str], list[str], list[str]]:
     """File selectors: a file that passes in every gold run, failing or passing at the base."""
     fail: list[str] = []
     passing: list[str] = []
@@ -431,18 +474,20 @@ def _by_file(base: RunSample, gold: Sequence[RunSample]) -> tuple[list[str], lis
         )
         if not clean:
             continue
-        if run.exit_code != 0:
+        if run.exit_code != 0 and run.file not in neighbours:
             fail.append(run.file)
             names.extend(name for name, _ in gold[0].files[index].outcomes.tests)
-        elif run.outcomes.passed > 0:
+        elif run.exit_code == 0 and run.outcomes.passed > 0:
             passing.append(run.file)
     return fail, passing, names
 
 
-def _no_fail_to_pass(base: RunSample, gold: Sequence[RunSample]) -> str:
-    if all(run.exit_code == 0 for run in base.files):
+def _no_fail_to_pass(base: RunSample, gold: Sequence[RunSample], neighbours: frozenset[str]) -> str:
+    at_base = [run for run in base.files if run.file not in neighbours]
+    with_gold = [run for run in gold[0].files if run.file not in neighbours]
+    if all(run.exit_code == 0 for run in at_base):
         why = "every changed test file already passes at the base"
-    elif not any(run.exit_code == 0 for run in gold[0].files):
+    elif not any(run.exit_code == 0 for run in with_gold):
         why = "no changed test file passes with the gold patch"
     else:
         why = "none fails at the base and passes with the gold patch"
