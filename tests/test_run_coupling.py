@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from helpers import definition
 from projects import git
@@ -27,6 +29,7 @@ from selfbench.run.coupling import (
     ReviewVerdict,
     coupling_blockers,
     coupling_repair_with_command,
+    parse_review,
     review_with_command,
 )
 from selfbench.task import read_authored_task
@@ -247,6 +250,72 @@ CASES = {
         'helper; refuse "" with the error "Empty input is not a price", and name the currency '
         "in an x-price-currency header.",
     ),
+    "python-standard-library-names": Case(
+        PY_BASE,
+        {
+            **PY_GOLD,
+            "pkg/files.py": (
+                "import sys\n\n\ndef depth():\n    return sys.getrecursionlimit()\n\n\n"
+                "def load(path):\n    return path.read_bytes()\n"
+            ),
+        },
+        {
+            "tests/test_files.py": (
+                "import sys\nfrom os.path import basename\n\n"
+                "from pkg.files import depth, load\n\n\n"
+                "def test_depth(tmp_path):\n"
+                "    assert depth() == sys.getrecursionlimit()\n"
+                "    (tmp_path / 'f').write_bytes(b'x')\n"
+                "    assert load(tmp_path / 'f') == (tmp_path / 'f').read_bytes()\n"
+                "    assert basename('a/b') == 'b'\n"
+            )
+        },
+        "Add a module pkg.files with depth(), the recursion limit, and load(path), a file's bytes.",
+    ),
+    "javascript-ava-assertions": Case(
+        JS_BASE,
+        JS_GOLD,
+        {
+            "test.js": (
+                "import test from 'ava';\nimport {formatPrice} from './src/price.js';\n\n"
+                "test('refuses empty input', t => {\n"
+                "  t.throws(() => formatPrice(''), {message: 'empty input is not a price'});\n"
+                "  t.is(formatPrice(300), '$3.00');\n});\n"
+            )
+        },
+        "Make formatPrice print dollars with two decimals, as `$3.00`, and refuse empty input.",
+        [blocker("test.js", 'asserts the string "empty input is not a price", which')],
+    ),
+    "examples-in-comments-docstrings-and-docs": Case(
+        {**JS_BASE, **PY_BASE, "README.md": "# price\n"},
+        {
+            "src/price.js": (
+                "/**\n * Format cents.\n * @example\n * formatPrice(300, {currency: 'EUR'})\n"
+                " * //=> '3.00 in euros'\n */\n"
+                "export function formatPrice(cents, {currency} = {}) {\n"
+                "  const dollars = (cents / 100).toFixed(2);\n"
+                "  return currency ? [dollars, 'in', currency].join(' ') : dollars;\n}\n"
+            ),
+            "pkg/slug.py": (
+                'def slugify(text, max_length=None):\n    """Slugify.\n\n'
+                "    >>> slugify('Hello World', max_length=5)\n    'hello'\n"
+                '    """\n    return text.lower()[:max_length]\n'
+            ),
+            "README.md": "# price\n\n`formatPrice(300, {currency: 'EUR'})`: '3.00 in euros'.\n",
+        },
+        {
+            "test/price.test.js": (
+                "import { formatPrice } from '../src/price.js';\n"
+                "test('euros', () => {\n"
+                "  expect(formatPrice(300, { currency: 'EUR' })).toBe('3.00 in euros');\n});\n"
+            ),
+            "tests/test_slug.py": (
+                "from pkg.slug import slugify\n\n\n"
+                "def test_cut():\n    assert slugify('Hello World', max_length=5) == 'hello'\n"
+            ),
+        },
+        "Give formatPrice a currency option and slugify a max_length option.",
+    ),
     "other-languages-are-not-read": Case(
         {"go.mod": "module example.com/m\n", "m.go": "package m\n"},
         {"m.go": 'package m\n\nfunc hiddenHelper() string { return "secret wording" }\n'},
@@ -317,6 +386,36 @@ def test_python_names_are_those_the_code_under_test_answers_to() -> None:
     assert sorted(names.identifiers) == ["api_fn", "field_attr", "mod", "option_kw", "pkg"]
     assert sorted(names.strings) == ["expected text"]
     assert asserted_names("tests/test_it.py", "def (:\n").identifiers == set()
+
+
+_JS_ALPHABET = st.sampled_from([*"ab_$1 .(){}[]/*\\'\"`+-=!?:;,\n", "${", "//", "/*", "*/", "é"])
+
+
+@given(st.lists(_JS_ALPHABET, max_size=60).map("".join))
+def test_the_tokenizer_reads_any_text_and_its_names_come_from_it(source: str) -> None:
+    for token in js_tokens(source):
+        if token.kind in {"name", "number"}:
+            assert token.text in source
+    asserted_names("a.test.js", source)
+    asserted_names("test_a.py", source)
+
+
+@given(st.binary(max_size=200))
+def test_any_reviewer_output_is_a_verdict_or_a_reviewer_error(output: bytes) -> None:
+    try:
+        verdict = parse_review(output)
+    except ReviewerError:
+        return
+    assert verdict.verdict in {"clean", "coupled"}
+
+
+@given(st.sampled_from(["clean", "coupled"]), st.lists(st.text(min_size=1), max_size=3))
+def test_a_printed_verdict_reads_back(verdict: str, findings: list[str]) -> None:
+    line = json.dumps({"verdict": verdict, "findings": findings})
+    if verdict == "coupled" and not findings:
+        return
+    read = parse_review(b"chatter\n" + line.encode() + b"\n\n")
+    assert read == ReviewVerdict(verdict, tuple(" ".join(f.split()) for f in findings))  # type: ignore[arg-type]
 
 
 # --- the reviewer ------------------------------------------------------------------------------

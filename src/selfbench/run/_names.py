@@ -17,13 +17,20 @@ from __future__ import annotations
 
 import ast
 import builtins
+import datetime as dt
+import io
+import json
 import keyword
+import pathlib
 import re
+import subprocess
+import sys
+import unittest
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from posixpath import splitext
 
-__all__ = ["AssertedNames", "asserted_names", "js_tokens"]
+__all__ = ["AssertedNames", "asserted_names", "code_names", "js_tokens"]
 
 PYTHON_SUFFIXES = (".py",)
 JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
@@ -68,6 +75,7 @@ class _PythonReader(ast.NodeVisitor):
     def __init__(self) -> None:
         self.found = AssertedNames()
         self.bound: set[str] = set()
+        self.stdlib: set[str] = set()  # names bound to standard-library modules
         self.asserting = 0
 
     # bindings
@@ -107,9 +115,13 @@ class _PythonReader(ast.NodeVisitor):
             self.bound.add(node.name)
         self.generic_visit(node)
 
-    # what the code under test is called
+    # what the code under test is called (the standard library's names are not)
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        self.found.api.update(part for part in (node.module or "").split(".") if part)
+        module = node.module or ""
+        if _is_stdlib(module) and not node.level:
+            self.bound.update(alias.asname or alias.name for alias in node.names)
+            return
+        self.found.api.update(part for part in module.split(".") if part)
         for alias in node.names:
             self.found.api.add(alias.name)
             if alias.asname:
@@ -117,12 +129,18 @@ class _PythonReader(ast.NodeVisitor):
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
+            if _is_stdlib(alias.name):
+                local = alias.asname or alias.name.split(".", maxsplit=1)[0]
+                self.stdlib.add(local)
+                self.bound.add(local)
+                continue
             self.found.api.update(alias.name.split("."))
             if alias.asname:
                 self.bound.add(alias.asname)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        self.found.api.add(node.attr)
+        if not (isinstance(node.value, ast.Name) and node.value.id in self.stdlib):
+            self.found.api.add(node.attr)
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -174,7 +192,31 @@ def _called_name(func: ast.expr) -> str:
     return func.id if isinstance(func, ast.Name) else ""
 
 
-_PY_IGNORED = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | _PY_FRAMEWORK
+def _is_stdlib(module: str) -> bool:
+    return module.split(".", maxsplit=1)[0] in sys.stdlib_module_names
+
+
+def _public_attributes(*types: type) -> frozenset[str]:
+    return frozenset(name for kind in types for name in dir(kind) if not name.startswith("_"))
+
+
+# The attributes of the values every test handles (strings, containers, paths, files, errors,
+# patterns, dates, test cases): a test calling `.read_bytes()` or reading `.lineno` names the
+# language's API, not the gold patch's, even when the gold patch uses it too.
+WELL_KNOWN = _public_attributes(
+    str, bytes, bytearray, list, dict, set, frozenset, tuple, int, float, complex,
+    BaseException, OSError, SyntaxError, UnicodeDecodeError, json.JSONDecodeError,
+    pathlib.Path, io.TextIOWrapper, io.BytesIO, io.StringIO, re.Pattern, re.Match,
+    dt.datetime, dt.timedelta, subprocess.CompletedProcess, unittest.TestCase,
+) | frozenset(
+    {"length", "map", "filter", "reduce", "push", "pop", "slice", "splice", "includes",
+     "indexOf", "forEach", "some", "every", "find", "findIndex", "concat", "flat", "keys",
+     "values", "entries", "toString", "toFixed", "toLowerCase", "toUpperCase", "trim",
+     "startsWith", "endsWith", "padStart", "padEnd", "then", "catch", "finally", "message",
+     "stack", "json", "text", "status", "statusCode", "headers", "body", "ok", "assign",
+     "freeze", "stringify", "parse", "now", "getTime", "toISOString", "log", "error", "warn"}
+)  # fmt: skip
+_PY_IGNORED = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | _PY_FRAMEWORK | WELL_KNOWN
 
 
 def _python_names(source: str) -> AssertedNames:
@@ -399,14 +441,17 @@ def _js_names(source: str) -> AssertedNames:  # noqa: C901, PLR0912 - one pass, 
             called = _http_argument(tokens, position)
             if asserting or subscript or called or token.text.startswith("/"):
                 found.strings.add(token.text)
-    return found.named(_JS_IGNORED, bound)
+    return found.named(_JS_IGNORED | WELL_KNOWN, bound)
 
 
 def _is_assertion(tokens: list[Token], position: int) -> bool:
-    """Whether the call opening at `position` is a matcher or an `assert.*` method."""
+    """Whether the call opening at `position` is a matcher (`.toBe(`), an `assert.*(` method or
+    an assertion of ava's or tap's test object (`t.is(`)."""
     name = tokens[position - 1].text
     owner = tokens[position - 3] if position >= 3 and tokens[position - 2].text == "." else None
-    return name.startswith("to") or (owner is not None and owner.text == "assert")
+    if owner is None:
+        return False
+    return name.startswith("to") or owner.text in {"assert", "t"}
 
 
 def _http_argument(tokens: list[Token], position: int) -> bool:
@@ -414,3 +459,65 @@ def _http_argument(tokens: list[Token], position: int) -> bool:
     if position < 3 or tokens[position - 1].text != "(":
         return False
     return tokens[position - 2].text in _HTTP_METHODS and tokens[position - 3].text == "."
+
+
+# --- what code defines (the gold side) ---------------------------------------------------------
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the docstring nodes of a module, its classes and functions."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                found.add(id(body[0].value))
+    return found
+
+
+def _node_name(node: ast.AST) -> str | None:
+    """The identifier a node names, if any."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return node.name
+    if isinstance(node, ast.arg | ast.keyword):
+        return node.arg
+    return None
+
+
+def _python_code_names(source: str) -> AssertedNames | None:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    skipped = _docstrings(tree)
+    found = AssertedNames()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) not in skipped:
+                found.strings.add(node.value)
+        elif isinstance(node, ast.alias):
+            found.identifiers.update((node.asname or node.name).split("."))
+        elif (name := _node_name(node)) is not None:
+            found.identifiers.add(name)
+    return found
+
+
+def code_names(path: str, source: str) -> AssertedNames | None:
+    """Every identifier and string literal of a source file, comments and docstrings left out
+    (their examples are not code); None for a language not read here, or unreadable source."""
+    suffix = splitext(path)[1].lower()
+    if suffix in PYTHON_SUFFIXES:
+        return _python_code_names(source)
+    if suffix in JS_SUFFIXES:
+        found = AssertedNames()
+        for token in js_tokens(source):
+            if token.kind == "name":
+                found.identifiers.add(token.text)
+            elif token.kind == "string":
+                found.strings.add(token.text)
+        return found
+    return None

@@ -6,9 +6,10 @@ gold patch introduces and that appear neither in the instruction nor anywhere in
 An agent that reads only the instruction and the repository cannot know such a name, so a test
 that asserts it judges one implementation, not the behaviour asked for.
 
-A name counts as introduced when the gold patch's added lines hold it: an identifier as a token
-(or the stem of a file the patch adds), a string inside a string literal (case-insensitively; a
-route template such as `/users/{id}` introduces `/users/42`). It is known when the base tree
+A name counts as introduced when the gold patch's added lines of code (documentation files
+left out: their examples are not code) hold it: an identifier as a token (or the stem of a file
+the patch adds), a string inside a string literal (case-insensitively; a route template such as
+`/users/{id}` introduces `/users/42`). It is known when the base tree
 holds it anywhere (`git grep`, case-insensitively for strings) or the instruction does (an
 identifier as written; a string case-insensitively, whitespace-normalized, or a path by a
 template the instruction spells). Short names (under three characters) and strings without a
@@ -39,7 +40,7 @@ from selfbench._git import git
 from selfbench.errors import SelfbenchError
 from selfbench.patches import parse_patch
 from selfbench.repair import check_coupling_repair
-from selfbench.run._names import asserted_names
+from selfbench.run._names import AssertedNames, asserted_names, code_names
 from selfbench.run._process import parse_command, run_command
 from selfbench.run._workspace import Workspace, changed_paths
 from selfbench.run.author import AuthorJob, AuthorResult, run_agent
@@ -51,11 +52,14 @@ __all__ = [
     "ReviewerError",
     "coupling_blockers",
     "coupling_repair_with_command",
+    "parse_review",
     "review_with_command",
 ]
 
 DEFINITION_CHANGED = "coupling repair changed the definition"
 _MIN_NAME = 3
+_COMMENTS = (b"//", b"/*", b"*", b"#", b">>>")
+_PROSE = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc"})
 _MAX_STRING = 200
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _LITERAL_RE = re.compile(r""""((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'|`([^`]*)`""")
@@ -93,31 +97,56 @@ def _route(template: str) -> re.Pattern[str]:
 
 
 def _added_lines(patch: bytes) -> str:
-    """The text of the `+` lines inside the patch's hunks."""
+    """The text of the `+` lines inside the patch's hunks, comment lines left out (a usage
+    example in a doc comment, `//=> 'foo-bar'`, is not code a test may pin)."""
     lines, in_hunk = [], False
     for line in patch.split(b"\n"):
         if line.startswith(b"diff --git "):
             in_hunk = False
         elif line.startswith(b"@@ "):
             in_hunk = True
-        elif in_hunk and line.startswith(b"+"):
+        elif in_hunk and line.startswith(b"+") and not line[1:].lstrip().startswith(_COMMENTS):
             lines.append(line[1:].decode("utf-8", "replace"))
     return "\n".join(lines)
 
 
-def _gold(patch: bytes) -> _Gold:
-    added = _added_lines(patch)
-    stems = {
-        splitext(basename(change.new_path))[0]
-        for change in parse_patch(patch, lenient=True).files
-        if change.status == "added" and change.new_path
-    }
-    literals = tuple("".join(groups) for groups in _LITERAL_RE.findall(added))
-    return _Gold(frozenset(_IDENTIFIER_RE.findall(added)) | stems, literals)
+def _is_prose(path: str | None) -> bool:
+    """Documentation: its examples (expected outputs, sample calls) are not code the tests pin."""
+    return path is not None and splitext(path)[1].lower() in _PROSE
 
 
-def _post_images(repo: Path, base: str, test_patch: bytes) -> dict[str, str]:
-    """The held-out test files as the test patch leaves them, read without touching `repo`.
+def _gold(repo: Path, base: str, data: bytes) -> _Gold:
+    """What the gold patch's code holds: its files as the patch leaves them, read as code where
+    the language is known (comments and docstrings left out), else its added lines."""
+    patch = parse_patch(data, lenient=True)
+    code = [change for change in patch.files if not _is_prose(change.new_path or change.old_path)]
+    images = _post_images(repo, base, data, [c.new_path for c in code if c.status != "deleted"])
+    identifiers: set[str] = set()
+    literals: list[str] = []
+    for change in code:
+        names = (
+            code_names(change.new_path, images[change.new_path])
+            if change.new_path in images
+            else None
+        )
+        if names is None:
+            added = _added_lines(patch.section(change))
+            names = AssertedNames(set(_IDENTIFIER_RE.findall(added)), set(_literals(added)))
+        identifiers |= names.identifiers
+        literals.extend(sorted(names.strings))
+        if change.status == "added" and change.new_path:
+            identifiers.add(splitext(basename(change.new_path))[0])
+    return _Gold(frozenset(identifiers), tuple(literals))
+
+
+def _literals(text: str) -> list[str]:
+    return ["".join(groups) for groups in _LITERAL_RE.findall(text)]
+
+
+def _post_images(
+    repo: Path, base: str, patch: bytes, paths: Sequence[str | None] | None = None
+) -> dict[str, str]:
+    """The files a patch leaves (`paths` of them, default all), read without touching `repo`.
 
     The patch is applied to a private index whose new objects go to a private directory,
     borrowing the repository's objects read-only.
@@ -127,11 +156,12 @@ def _post_images(repo: Path, base: str, test_patch: bytes) -> dict[str, str]:
     """
     objects = Path(git(repo, "rev-parse", "--git-path", "objects").decode().strip())
     objects = objects if objects.is_absolute() else repo / objects
-    paths = [
-        change.new_path
-        for change in parse_patch(test_patch, lenient=True).files
-        if change.new_path and change.status != "deleted"
-    ]
+    if paths is None:
+        paths = [
+            change.new_path
+            for change in parse_patch(patch, lenient=True).files
+            if change.status != "deleted"
+        ]
     with tempfile.TemporaryDirectory(prefix="selfbench-coupling-") as temp:
         (Path(temp) / "objects").mkdir()
         env = {
@@ -140,10 +170,11 @@ def _post_images(repo: Path, base: str, test_patch: bytes) -> dict[str, str]:
             "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(objects.resolve()),
         }
         git(repo, "read-tree", base, env=env)
-        git(repo, "apply", "--cached", "-", stdin=test_patch, env=env)
+        git(repo, "apply", "--cached", "-", stdin=patch, env=env)
         return {
             path: git(repo, "cat-file", "blob", f":{path}", env=env).decode("utf-8", "replace")
             for path in paths
+            if path
         }
 
 
@@ -210,7 +241,7 @@ def coupling_blockers(task_dir: Path, repo: Path) -> list[str]:
     """
     task = read_authored_task(task_dir)
     definition = task.definition
-    gold = _gold(task.gold_patch)
+    gold = _gold(repo, definition.baseCommit, task.gold_patch)
     found: dict[tuple[str, str], str] = {}  # (kind, name) -> the first test file asserting it
     tests = _post_images(repo, definition.baseCommit, task.test_patch)
     for path, source in sorted(tests.items()):
