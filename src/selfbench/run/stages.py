@@ -153,7 +153,7 @@ def author_task(
     return _guarded(run)
 
 
-def repair_stage(
+def repair_stage(  # noqa: PLR0913 - one stage's inputs, as the step has them
     repo: Path,
     candidate: CandidateModel,
     task_dir: Path,
@@ -161,14 +161,17 @@ def repair_stage(
     log: Path,
     settings: AuthorSettings,
     failing_log_tail: bytes,
+    *,
+    draft_dir: Path,
 ) -> StageResult:
-    """One validation repair by the author command, checked by the repair rules."""
+    """One validation repair by the author command, checked by the repair rules; the author
+    is given the task to repair and, as its draft, the drafted task."""
     from selfbench.run import author  # noqa: PLC0415
 
     def run() -> StageResult:
         given = _private_copy(task_dir, out)
         log.parent.mkdir(parents=True, exist_ok=True)
-        job = _job(repo, candidate, given, out / "out", log, settings)
+        job = _job(repo, candidate, draft_dir, out / "out", log, settings)
         return _authored(author.repair_with_command(settings.command, job, given, failing_log_tail))
 
     return _guarded(run)
@@ -276,7 +279,7 @@ def coupling_stage(
     return _guarded(run)
 
 
-def coupling_repair_stage(
+def coupling_repair_stage(  # noqa: PLR0913 - one stage's inputs, as the step has them
     repo: Path,
     candidate: CandidateModel,
     task_dir: Path,
@@ -284,6 +287,8 @@ def coupling_repair_stage(
     log: Path,
     settings: AuthorSettings,
     findings: tuple[str, ...],
+    *,
+    draft_dir: Path,
 ) -> StageResult:
     """One coupling repair by the author command (held-out test files only)."""
     from selfbench.run.coupling import coupling_repair_with_command  # noqa: PLC0415
@@ -291,7 +296,7 @@ def coupling_repair_stage(
     def run() -> StageResult:
         given = _private_copy(task_dir, out)
         log.parent.mkdir(parents=True, exist_ok=True)
-        job = _job(repo, candidate, given, out / "out", log, settings)
+        job = _job(repo, candidate, draft_dir, out / "out", log, settings)
         return _authored(coupling_repair_with_command(settings.command, job, given, list(findings)))
 
     return _guarded(run)

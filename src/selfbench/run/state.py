@@ -96,6 +96,8 @@ class CandidateState:
     reason: str | None = None
     task_dir: str | None = None
     """The authored task directory, relative to the run directory."""
+    draft_dir: str | None = None
+    """The drafted task directory (what a repair restores from), relative to the run directory."""
     bundle_home: str | None = None
     """The compiled holder (harbor-task/ and definition.json), relative to the run directory."""
     validation: str | None = None
@@ -149,6 +151,7 @@ class CandidateState:
             "history": list(self.history),
             "reason": self.reason,
             "taskDir": self.task_dir,
+            "draftDir": self.draft_dir,
             "bundleHome": self.bundle_home,
             "validation": self.validation,
             "findings": list(self.findings),
@@ -175,6 +178,7 @@ class CandidateState:
                 history=tuple(_text(item) for item in value["history"]),
                 reason=value["reason"],
                 task_dir=value["taskDir"],
+                draft_dir=value.get("draftDir"),
                 bundle_home=value["bundleHome"],
                 validation=value["validation"],
                 findings=tuple(_text(item) for item in value["findings"]),

@@ -60,6 +60,12 @@ class _Step:
     def task(self) -> Path:
         return _recorded(self.context, self.state.task_dir, self.state, "taskDir")
 
+    @property
+    def draft(self) -> Path:
+        """The drafted task, which a repair's author is given as the draft."""
+        recorded = self.state.draft_dir or self.state.task_dir
+        return _recorded(self.context, recorded, self.state, "draftDir")
+
     def log(self, name: str) -> Path:
         return self.context.run.logs(self.state.id) / f"{self.work.name}-{name}.log"
 
@@ -125,7 +131,14 @@ def _repair(step: _Step) -> stages.StageResult:
     context = step.context
     tail = stages.log_tail(step.state.failing_log)
     return stages.repair_stage(
-        context.repo, step.candidate, step.task, step.work, step.log("repair"), context.author, tail
+        context.repo,
+        step.candidate,
+        step.task,
+        step.work,
+        step.log("repair"),
+        context.author,
+        tail,
+        draft_dir=step.draft,
     )
 
 
@@ -147,6 +160,7 @@ def _coupling_repair(step: _Step) -> stages.StageResult:
         step.log("coupling-repair"),
         context.author,
         step.state.findings,
+        draft_dir=step.draft,
     )
 
 
@@ -209,6 +223,8 @@ def _on_success(
     changes: dict[str, Any] = {}
     if stage in ("draft", "author", "repair", "coupling-repair"):
         changes["task_dir"] = path
+    if stage == "draft":
+        changes["draft_dir"] = path
     if stage == "repair":
         changes["repairs"] = state.repairs + 1
     if stage == "coupling-repair":
