@@ -235,7 +235,7 @@ def test_a_scripted_mcp_author_authors_and_its_broken_task_is_repaired_once(
     manifest = verify_export(out).manifest
     assert manifest.provenance is not None
     assert manifest.provenance["author"] == Path(sys.executable).name
-    assert manifest.provenance["tasks"]["pr-2"]["stages"] == [
+    assert manifest.provenance["tasks"]["pr-1"]["stages"] == [
         "mined",
         "drafted",
         "authored",
@@ -250,6 +250,6 @@ def test_a_scripted_mcp_author_authors_and_its_broken_task_is_repaired_once(
         "accepted",
     ]
     assert "--break" not in json.dumps(manifest.provenance)
-    logs = sorted(path.name for path in (tmp_path / "bench.run" / "logs" / "pr-2").iterdir())
+    logs = sorted(path.name for path in (tmp_path / "bench.run" / "logs" / "pr-1").iterdir())
     assert "2-author-author.log" in logs
     assert "6-repair-repair.log" in logs
