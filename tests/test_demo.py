@@ -12,7 +12,14 @@ import pytest
 from selfbench import _sample
 from selfbench._git import git
 from selfbench.cli import main
-from selfbench.demo import SampleRepository, build_sample_repository, run_demo, sample_arguments
+from selfbench.demo import (
+    DEMO_EXPORT,
+    SampleRepository,
+    build_sample_repository,
+    run_demo,
+    sample_arguments,
+)
+from selfbench.export import verify_export
 
 
 @pytest.fixture(scope="module")
@@ -39,18 +46,22 @@ def test_run_demo(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code = run_demo(out=tmp_path)
 
     out = capsys.readouterr().out
+    assert "1. sample history" in out
+    if os.geteuid() != 0:  # the local sandbox needs root; CI runs as root
+        assert code == 2, out
+        assert "2. selfbench run  skipped: the local environment needs root" in out
+        return
     assert code == 0, out
-    assert f"2. submit_task  Submitted slugkit-pr-{_sample.PR_NUMBER}." in out
-    assert "3. static audit  accepted" in out
-    if os.geteuid() == 0:  # the local sandbox needs root; CI runs as root
-        assert "5. validate  nop, oracle, per selector, rerun (local sandbox)\n   accepted\n" in out
-        assert "oracle: reward 1" in out
-    else:
-        assert "5. validate  skipped: the local environment needs root" in out
-    export = tmp_path / "slugkit-demo.tar.gz"
-    assert f"6. export  {export}" in out
-    assert "   verified: 1 task, every digest and member checked" in out
+    assert "2. selfbench run --easy 1 --author draft" in out
+    assert "rejected pr-5 (easy): draft: no fail-to-pass test" in out
+    assert "accepted pr-1 (easy)" in out
+    assert "easy   1 of 1 accepted, 1 rejected, 2 mined" in out
+    export = tmp_path / DEMO_EXPORT
+    assert f"export  {export}  (verified)" in out
+    assert "3. selfbench verify  ok" in out
     assert f"selfbench review {export}" in out
+    verified = verify_export(export)
+    assert verified.difficulties == {"pr-1": "easy"}
     assert main(["verify", str(export)]) == 0
 
 

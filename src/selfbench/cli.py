@@ -18,6 +18,7 @@ from selfbench._cli_draft import add_draft_command
 from selfbench._cli_eval import add_eval_commands
 from selfbench._cli_export import add_export_commands
 from selfbench._cli_mine import add_mine_commands
+from selfbench._cli_run import add_run_commands
 from selfbench._cli_task import add_task_commands
 from selfbench._cli_toolchains import add_toolchains_command
 from selfbench._cli_validate import add_validate_command
@@ -98,6 +99,7 @@ def _parser() -> argparse.ArgumentParser:
     add_toolchains_command(commands)
     add_mine_commands(commands)
     add_draft_command(commands)
+    add_run_commands(commands)  # run, status
     add_eval_commands(commands)
 
     demo = commands.add_parser("demo", help="author, prove and export a sample task")

@@ -1,8 +1,11 @@
-"""`selfbench demo`: author one task from an embedded sample repository, end to end."""
+"""`selfbench demo`: `selfbench run --author draft` on the sample history, to a verified export.
+
+The one-task sample repository (`build_sample_repository`, `sample_arguments`) stays for the
+tests and examples that need a single hand-authored task.
+"""
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -13,13 +16,14 @@ from selfbench import _sample
 from selfbench._git import git
 from selfbench._sample_history import build_sample_history
 from selfbench.audit import AuditReport
-from selfbench.bundle.locate import BUNDLE_DIR
-from selfbench.compiler import compile_task
 from selfbench.contract import AUTHORING_DEFAULTS
-from selfbench.submit import submit_task
-from selfbench.task import DEFINITION_FILE, TASK_FILES, judge_task, read_authored_task
+from selfbench.errors import EXIT_INPUT
+from selfbench.task import judge_task, read_authored_task
 
 __all__ = [
+    "DEMO_BUDGETS",
+    "DEMO_EXPORT",
+    "DEMO_SOURCE_URL",
     "SampleRepository",
     "audit_task_dir",
     "build_sample_history",
@@ -128,112 +132,54 @@ def bundle_tree(bundle: Path) -> list[str]:
     return lines
 
 
+DEMO_BUDGETS = {"easy": 1}
+"""What the demo asks of the sample history: one easy task. Its best candidate (#5, whose new
+tests already pass at the base) is rejected on the way and the next one (#1) is taken. The
+medium and hard pull requests (#3, #4) draft and validate, but their requests never name the
+functions their tests call, so with `--author draft` (no one to rewrite the instruction) the
+coupling check rejects them; an author command would be given one coupling repair."""
+DEMO_EXPORT = "unitkit-demo.tar.gz"
+DEMO_SOURCE_URL = "https://example.com/example/unitkit"
+"""The sample history has no remote: its tasks record pull requests under this base."""
+
+
 def run_demo(*, keep: bool = False, out: Path | None = None) -> int:
-    """Build the sample, author its task, audit and compile it, and say what happened."""
+    """Build the sample history and run `selfbench run --author draft` on it, to a verified export.
+
+    The export (and, with `keep`, the sample and the run directory) outlive the demo, so the
+    commands it prints can be tried. Returns `selfbench run`'s exit code (2 when this machine
+    cannot run the local sandbox).
+    """
     from selfbench._report import console  # noqa: PLC0415 - only the demo prints this way
+    from selfbench.cli import main  # noqa: PLC0415
+    from selfbench.validate.sandbox import SandboxError, require_sandbox  # noqa: PLC0415
 
     workspace = Path(tempfile.mkdtemp(prefix="selfbench-demo-"))
     try:
-        repo = build_sample_repository(workspace)
-        console.print(f"[bold]1. sample repository[/]  {repo.path}")
-        console.print(
-            f"   base {repo.base[:12]}  →  merged PR #{_sample.PR_NUMBER} {repo.head[:12]}"
-        )
-        arguments = sample_arguments(repo)
-        output = workspace / "tasks"
-        output.mkdir()
-        result = submit_task(arguments, output_root=output)
-        task_dir = output / arguments["definition"]["taskId"]
-        console.print(f"[bold]2. submit_task[/]  {result}")
-        for name in TASK_FILES:
-            size = (task_dir / name).stat().st_size
-            console.print(f"   {task_dir.name}/{name}  {size:,} bytes")
-        report = audit_task_dir(task_dir)
-        verdict = "[green]accepted[/]" if report.accepted else f"[red]rejected[/]: {report.reason}"
-        console.print(f"[bold]3. static audit[/]  {verdict}")
-        console.print(
-            f"   {report.implementation_files} implementation files, "
-            f"{report.implementation_changed_lines} changed lines, "
-            f"{report.test_files} held-out test files"
-        )
-        for warning in report.warnings:
-            console.print(f"   [yellow]warning:[/] {warning}")
-        collected = workspace / "out" / task_dir.name
-        bundle = collected / BUNDLE_DIR
-        compile_task(task_dir, repo=repo.path, out=bundle)
-        shutil.copyfile(task_dir / DEFINITION_FILE, collected / DEFINITION_FILE)
-        console.print(f"[bold]4. compile[/]  Harbor task at {bundle}")
-        for line in bundle_tree(bundle):
+        repo = build_sample_history(workspace)
+        log = git(repo, "log", "--format=%h %s", "--first-parent").decode().strip()
+        console.print(f"[bold]1. sample history[/]  {repo}")
+        for line in log.splitlines():
             console.print(f"   {line}")
-        validation = workspace / "validation.json"
-        accepted = _demo_validate(collected, workspace / "logs", validation)
-        export_dir = out or Path(tempfile.mkdtemp(prefix="selfbench-demo-export-"))
-        _demo_export(repo, collected, validation if validation.is_file() else None, export_dir)
+        try:
+            require_sandbox()
+        except SandboxError as exc:
+            console.print(f"[bold]2. selfbench run[/]  skipped: {exc}")
+            return EXIT_INPUT
+        directory = out or Path(tempfile.mkdtemp(prefix="selfbench-demo-export-"))
+        bench = directory / DEMO_EXPORT
+        budgets = [item for tier, n in DEMO_BUDGETS.items() for item in (f"--{tier}", str(n))]
+        argv = ["run", "--repo", str(repo), *budgets, "--author", "draft"]
+        console.print(f"[bold]2. selfbench {' '.join(argv[:1] + argv[3:])}[/]")
+        source = ["--source-url", DEMO_SOURCE_URL, "--run-dir", str(workspace / "run")]
+        code = main([*argv, "--out", str(bench), *source])
+        if bench.is_file():
+            verified = main(["verify", str(bench)])
+            console.print(f"[bold]3. selfbench verify[/]  {'ok' if verified == 0 else 'FAILED'}")
+            code = code if verified == 0 else verified
         if keep:
             console.print(f"kept {workspace}")
-        return 0 if report.accepted and accepted is not False else 1
+        return code
     finally:
         if not keep:
             shutil.rmtree(workspace, ignore_errors=True)
-
-
-def _demo_validate(collected: Path, logs: Path, report: Path) -> bool | None:
-    """Step 5: prove the task locally and write the report; None when this machine cannot."""
-    from selfbench._report import console  # noqa: PLC0415
-    from selfbench.validate import validate  # noqa: PLC0415
-    from selfbench.validate.local import LocalOptions, LocalRunner  # noqa: PLC0415
-    from selfbench.validate.sandbox import SandboxError, require_sandbox  # noqa: PLC0415
-
-    try:
-        require_sandbox()
-    except SandboxError as exc:
-        console.print(f"[bold]5. validate[/]  skipped: {exc}")
-        return None
-    console.print("[bold]5. validate[/]  nop, oracle, per selector, rerun (local sandbox)")
-    with console.status("   running the bundle's own scripts…"):
-        [result] = validate([collected], runner=LocalRunner(LocalOptions(logs=logs)))
-    verdict = "[green]accepted[/]" if result.accepted else f"[red]rejected[/]: {result.reason}"
-    console.print(f"   {verdict}")
-    nop, oracle = result.nop.reward, result.oracle.reward
-    if nop is not None and oracle is not None:
-        console.print(
-            f"   nop: fail-to-pass {'passed' if nop.fail_to_pass else 'failed'}, "
-            f"pass-to-pass {'passed' if nop.pass_to_pass else 'failed'};  "
-            f"oracle: reward {oracle.reward}"
-        )
-    for check in result.checks:
-        mark = "[green]ok[/]" if check.passed else "[red]failed[/]"
-        if not check.ran:
-            mark = "[dim]not run[/]"
-        console.print(f"   {mark} {check.name}")
-    report.write_text(json.dumps([result.to_json()], indent=2) + "\n", encoding="utf-8")
-    return result.accepted
-
-
-def _demo_export(
-    repo: SampleRepository, collected: Path, validation: Path | None, directory: Path
-) -> None:
-    """Step 6: export the run, verify the archive, and say how to review it and run Harbor.
-
-    The export outlives the demo's workspace, in `directory`, so the commands printed can be
-    tried.
-    """
-    from selfbench._report import console  # noqa: PLC0415
-    from selfbench.export import RunInfo, export_and_verify  # noqa: PLC0415
-
-    directory.mkdir(parents=True, exist_ok=True)
-    out = directory / "slugkit-demo.tar.gz"
-    run = RunInfo(
-        run_id="demo",
-        repository_url="https://example.com/example/slugkit",
-        repository_commit=repo.head,
-    )
-    done = export_and_verify(
-        [collected], run=run, out=out, validation=[validation] if validation else None
-    )
-    manifest = done.verified.manifest
-    console.print(f"[bold]6. export[/]  {out}  ({out.stat().st_size:,} bytes)")
-    console.print(f"   verified: {manifest.accepted_count} task, every digest and member checked")
-    console.print("[bold]next[/]")
-    for command in done.next_steps:
-        console.print(f"   {command}")

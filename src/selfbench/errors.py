@@ -39,6 +39,7 @@ __all__ = [
     "PatchError",
     "PreflightError",
     "RewardError",
+    "RunError",
     "SandboxError",
     "SelfbenchError",
     "StoreError",
@@ -197,6 +198,13 @@ class DraftError(SelfbenchError):
 
 class EvalError(SelfbenchError):
     """An evaluation cannot start or go on: bad agents, benchmark or results."""
+
+
+# run -------------------------------------------------------------------------------------------
+
+
+class RunError(SelfbenchError):
+    """A run that cannot start or go on: bad options, a run directory in use or not a run's."""
 
 
 # export {archive} ------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from selfbench.export.reader import VerifiedExport, verify_export
 from selfbench.export.writer import ExportResult, RunInfo, export_run
@@ -40,6 +41,7 @@ def export_and_verify(
     run: RunInfo,
     out: Path,
     validation: Sequence[Path] | None = None,
+    provenance: dict[str, Any] | None = None,
 ) -> VerifiedRunExport:
     """Export `inputs` to `out`, verify what was written, and list the next commands.
 
@@ -48,6 +50,6 @@ def export_and_verify(
         ArchiveError: what was written does not verify (a bug, or the disk changed it).
         BundleError: an input is not a bundle with its definition, or a stale one.
     """
-    result = export_run(inputs, run=run, out=out, validation=validation)
+    result = export_run(inputs, run=run, out=out, validation=validation, provenance=provenance)
     verified = verify_export(result.path)
     return VerifiedRunExport(result, verified, next_steps(result.path))

@@ -2,8 +2,10 @@
 
 `manifest.json` holds `schemaVersion` (1), `runId`, `candidateCounts` {easy, medium, hard},
 `repository` {url, commit}, `version` (the builder), `acceptedCount` and `tasks`
-[{taskId, sha256}], in that order, two-space indented. Parsing is strict: unknown or missing keys,
-wrong types and counts that disagree are refused, each with a one-line message.
+[{taskId, sha256}], in that order, two-space indented; a run's export adds `provenance` last
+(how it was built: the author, reviewer, validation environment, toolchains, and each task's
+stage history), an object kept as it is. Parsing is strict: unknown or missing keys, wrong
+types and counts that disagree are refused, each with a one-line message.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ DIFFICULTIES = ("easy", "medium", "hard")
 MAX_TASK_ID = 93
 """The longest taskId an export holds: `tasks/<taskId>.tar.gz` must fit a plain ustar header."""
 _KEYS = ("schemaVersion", "runId", "candidateCounts", "repository", "version", "acceptedCount")
+_PROVENANCE = "provenance"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +60,9 @@ class Manifest:
     repository_commit: str
     version: str
     tasks: tuple[TaskEntry, ...]
+    provenance: dict[str, Any] | None = None
+    """How `selfbench run` built the export (absent from other exports); `tasks` in it is an
+    object keyed by taskId."""
 
     @property
     def accepted_count(self) -> int:
@@ -65,11 +71,19 @@ class Manifest:
 
     def keeping(self, task_ids: frozenset[str]) -> Manifest:
         """The same manifest listing only the tasks named (a clean export's manifest)."""
-        return replace(self, tasks=tuple(t for t in self.tasks if t.task_id in task_ids))
+        provenance = self.provenance
+        if provenance is not None and isinstance(provenance.get("tasks"), dict):
+            kept = {key: value for key, value in provenance["tasks"].items() if key in task_ids}
+            provenance = {**provenance, "tasks": kept}
+        return replace(
+            self,
+            tasks=tuple(t for t in self.tasks if t.task_id in task_ids),
+            provenance=provenance,
+        )
 
     def to_json(self) -> dict[str, Any]:
-        """The manifest as JSON, keys in the spec's order."""
-        return {
+        """The manifest as JSON, keys in the spec's order (`provenance` last, when present)."""
+        result: dict[str, Any] = {
             "schemaVersion": SCHEMA_VERSION,
             "runId": self.run_id,
             "candidateCounts": dict(zip(DIFFICULTIES, self.candidate_counts, strict=True)),
@@ -78,6 +92,9 @@ class Manifest:
             "acceptedCount": self.accepted_count,
             "tasks": [{"taskId": task.task_id, "sha256": task.sha256} for task in self.tasks],
         }
+        if self.provenance is not None:
+            result["provenance"] = self.provenance
+        return result
 
 
 def task_member_name(task_id: str) -> str:
@@ -104,13 +121,15 @@ def _fail(where: str, message: str) -> ArchiveError:
     return ArchiveError(f"{where}: {message}")
 
 
-def _object(value: Any, keys: tuple[str, ...], where: str, path: str) -> dict[str, Any]:
+def _object(
+    value: Any, keys: tuple[str, ...], where: str, path: str, *, optional: tuple[str, ...] = ()
+) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise _fail(where, f"{path} must be an object")
     missing = [key for key in keys if key not in value]
     if missing:
         raise _fail(where, f"{path} lacks {', '.join(missing)}")
-    unknown = sorted(key for key in value if key not in keys)
+    unknown = sorted(key for key in value if key not in keys and key not in optional)
     if unknown:
         raise _fail(where, f"{path} has unknown key {unknown[0]}")
     return value
@@ -150,6 +169,14 @@ def _tasks(value: Any, where: str) -> tuple[TaskEntry, ...]:
     return tuple(entries)
 
 
+def _provenance(value: Any, where: str) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("tasks", {}), dict):
+        raise _fail(where, "provenance must be an object whose tasks is an object")
+    return value
+
+
 def parse_manifest(data: bytes, *, where: str = MANIFEST_NAME) -> Manifest:
     """Parse and check `manifest.json` bytes, counts included.
 
@@ -160,7 +187,7 @@ def parse_manifest(data: bytes, *, where: str = MANIFEST_NAME) -> Manifest:
         value = loads_strict(data, source=where)
     except JsonError as exc:
         raise ArchiveError(str(exc)) from None
-    fields = _object(value, (*_KEYS, "tasks"), where, "manifest")
+    fields = _object(value, (*_KEYS, "tasks"), where, "manifest", optional=(_PROVENANCE,))
     if fields["schemaVersion"] != SCHEMA_VERSION or isinstance(fields["schemaVersion"], bool):
         raise _fail(where, f"schemaVersion must be {SCHEMA_VERSION}")
     counts = _object(fields["candidateCounts"], DIFFICULTIES, where, "candidateCounts")
@@ -179,6 +206,7 @@ def parse_manifest(data: bytes, *, where: str = MANIFEST_NAME) -> Manifest:
         repository_commit=commit,
         version=_string(fields["version"], where, "version"),
         tasks=_tasks(fields["tasks"], where),
+        provenance=_provenance(fields.get(_PROVENANCE), where),
     )
     accepted = _count(fields["acceptedCount"], where, "acceptedCount")
     if accepted != manifest.accepted_count:

@@ -339,7 +339,7 @@ def _pack_all(
     return archives
 
 
-def export_run(
+def export_run(  # noqa: PLR0913 - keyword-only options of one call
     inputs: Sequence[Path],
     *,
     run: RunInfo,
@@ -348,6 +348,7 @@ def export_run(
     progress: Callable[[str], None] | None = None,
     require_validation: bool = False,
     skip_unvalidated: bool = False,
+    provenance: dict[str, Any] | None = None,
 ) -> ExportResult:
     """Pack and list every accepted task into one export at `out`, atomically.
 
@@ -358,7 +359,8 @@ def export_run(
     error; `candidateCounts` counts every task given. With `require_validation` (the CLI's
     way), each task needs an accepted report (from `validation`, else the one `validate` wrote
     beside it for this very bundle): one without is an error, or with `skip_unvalidated` is
-    left out.
+    left out. `provenance` (from `selfbench run`) goes into the manifest as it is, its `tasks`
+    cut to the exported ones.
 
     Raises:
         ExportError: bad run fields, unreadable reports, duplicate or unnamed tasks, I/O errors.
@@ -384,7 +386,8 @@ def export_run(
             repository_commit=run.repository_commit,
             version=_version(),
             tasks=tuple(TaskEntry(task_id, digest) for task_id, (_, digest) in archives.items()),
-        )
+            provenance=provenance,
+        ).keeping(frozenset(archives))
         _write_outer(out, manifest, {task_id: path for task_id, (path, _) in archives.items()})
     return ExportResult(out, manifest, tuple(left_out))
 

@@ -1,0 +1,310 @@
+"""The `run` and `status` commands of the `selfbench` command line.
+
+`run` exits 0 when every tier's budget was filled, 1 when a tier fell short (the export still
+holds what was accepted), 2 on bad input, and 130 when Ctrl-C stopped it (it says how to resume).
+`status` reads a run directory, even while a run is using it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from selfbench._cli_common import print_json
+from selfbench.errors import EXIT_OK, EXIT_REJECTED, RunError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
+
+    from selfbench.run import CandidateState, RunOptions, RunSummary
+    from selfbench.run.status import RunStatus
+
+__all__ = ["EXIT_INTERRUPTED", "add_run_commands"]
+
+EXIT_INTERRUPTED = 130
+_TIERS = ("easy", "medium", "hard")
+_DOING = {
+    "draft": "drafting",
+    "author": "authoring",
+    "audit": "auditing",
+    "compile": "compiling",
+    "validate": "validating",
+    "repair": "repairing",
+    "coupling": "coupling check",
+    "coupling-repair": "coupling repair",
+}
+
+
+def _resume_hint(run_dir: Path) -> str:
+    return f"selfbench run --resume {run_dir}"
+
+
+# --- progress ----------------------------------------------------------------------------------
+
+
+class _Watcher:
+    """Progress per tier (accepted of budget, each stage's running count, elapsed) and one line
+    per finished candidate. The bars are drawn only at a terminal."""
+
+    def __init__(self, console: Console, progress: Progress | None) -> None:
+        self.console = console
+        self.progress = progress
+        self.bars: dict[str, TaskID] = {}
+        self.states: dict[str, CandidateState] = {}
+        self.budgets: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def start(self, options: RunOptions) -> None:
+        self.budgets = {tier: options.budgets.get(tier, 0) for tier in _TIERS}
+        if self.progress is None:
+            return
+        for tier in reversed(_TIERS):
+            if self.budgets[tier]:
+                self.bars[tier] = self.progress.add_task(tier, total=self.budgets[tier])
+
+    def __call__(self, kind: str, state: CandidateState | None) -> None:
+        with self.lock:
+            if kind == "mining":
+                self.console.print("mining the repository's history…")
+            if state is None:
+                return
+            self.states[state.id] = state
+            if state.finished:
+                self._finished(state)
+            self._refresh(state.tier)
+
+    def _finished(self, state: CandidateState) -> None:
+        if state.status == "accepted":
+            self.console.print(f"[green]accepted[/] {state.id} ({state.tier})")
+        else:
+            self.console.print(f"[red]rejected[/] {state.id} ({state.tier}): {state.reason}")
+
+    def _refresh(self, tier: str) -> None:
+        if self.progress is None or tier not in self.bars:
+            return
+        states = [s for s in self.states.values() if s.tier == tier]
+        accepted = sum(s.status == "accepted" for s in states)
+        rejected = sum(s.status == "rejected" for s in states)
+        doing: dict[str, int] = {}
+        for s in states:
+            if not s.finished and s.next is not None:
+                doing[_DOING[s.next]] = doing.get(_DOING[s.next], 0) + 1
+        busy = ", ".join(f"{name} {n}" for name, n in doing.items())
+        label = f"{tier:<6} {accepted}/{self.budgets[tier]} accepted, {rejected} rejected"
+        self.progress.update(
+            self.bars[tier],
+            completed=accepted,
+            description=f"{label}{'; ' + busy if busy else ''}",
+        )
+
+
+@contextmanager
+def _progress(console: Console) -> Iterator[Progress | None]:
+    if not console.is_terminal:
+        yield None
+        return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
+
+    columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console) as progress:
+        yield progress
+
+
+@contextmanager
+def _stop_on_interrupt(stop: threading.Event, console: Console, run_dir: Path) -> Iterator[None]:
+    """The first Ctrl-C asks the run to stop once the running stages end (their results are not
+    recorded); a second one ends the process at once, as a kill would. The run directory stays
+    consistent either way: every state file is written atomically."""
+
+    def handle(_signum: int, _frame: FrameType | None) -> None:
+        if stop.is_set():
+            sys.stdout.flush()
+            sys.stderr.write(f"stopped at once; resume with: {_resume_hint(run_dir)}\n")
+            sys.stderr.flush()
+            os._exit(EXIT_INTERRUPTED)
+        stop.set()
+        console.print("stopping once the running stages end (Ctrl-C again: stop at once)")
+
+    previous = signal.signal(signal.SIGINT, handle)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+# --- run ---------------------------------------------------------------------------------------
+
+
+def _options(args: argparse.Namespace) -> RunOptions:
+    from selfbench.run import RunOptions  # noqa: PLC0415
+
+    if args.repo is None or args.out is None:
+        raise RunError("selfbench run needs --repo and --out (or --resume DIR)")
+    return RunOptions(
+        repo=Path(args.repo),
+        out=Path(args.out),
+        budgets={tier: getattr(args, tier) for tier in _TIERS},
+        author=args.author,
+        reviewer=args.reviewer,
+        jobs=args.jobs,
+        env=args.env,
+        harbor_env=args.harbor_env,
+        over_fetch=args.over_fetch,
+        author_time_limit=args.author_time_limit,
+        inactivity=args.inactivity,
+        source_url=args.source_url,
+    )
+
+
+def _run_dir(args: argparse.Namespace) -> Path:
+    if args.run_dir is not None:
+        return Path(args.run_dir)
+    out = Path(args.out)
+    return out.with_name(out.name.removesuffix(".tar.gz") + ".run")
+
+
+def _print_summary(console: Console, summary: RunSummary) -> None:
+    from selfbench.export import next_steps  # noqa: PLC0415
+
+    for tier in summary.tiers:
+        if tier.budget:
+            console.print(
+                f"{tier.tier:<6} {tier.accepted} of {tier.budget} accepted, "
+                f"{tier.rejected} rejected, {tier.pool} mined"
+            )
+    for line in summary.blocked:
+        console.print(f"[yellow]{line}[/]")
+    if summary.export is None:
+        return
+    console.print(f"export  {summary.export}  (verified)")
+    console.print("next")
+    for command in next_steps(summary.export):
+        console.print(f"   {command}")
+    console.print(f"   selfbench eval {summary.export} --agent NAME=COMMAND    # evaluate agents")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from selfbench._report import console  # noqa: PLC0415
+    from selfbench.run import run_benchmark  # noqa: PLC0415
+
+    if args.resume is not None:
+        if args.repo is not None or args.out is not None:
+            raise RunError("--resume takes the run's own options; give no --repo or --out")
+        run_dir, options = Path(args.resume), None
+    else:
+        options = _options(args)
+        options.check()
+        run_dir = _run_dir(args)
+    stop = threading.Event()
+    started = time.monotonic()
+    interrupt = _stop_on_interrupt(stop, console, run_dir.absolute())
+    with _progress(console) as progress, interrupt:
+        watcher = _Watcher(console, progress)
+        if options is not None:
+            watcher.start(options)
+        else:
+            from selfbench.run.status import read_status  # noqa: PLC0415
+
+            watcher.start(read_status(run_dir).options)
+        summary = run_benchmark(run_dir, options, stop=stop, on_event=watcher)
+    if summary.interrupted:
+        console.print(f"interrupted; resume with: {_resume_hint(summary.run_dir)}")
+        return EXIT_INTERRUPTED
+    console.print(f"run {summary.run_dir} finished in {time.monotonic() - started:.1f}s")
+    _print_summary(console, summary)
+    return EXIT_REJECTED if summary.blocked else EXIT_OK
+
+
+# --- status ------------------------------------------------------------------------------------
+
+
+def _status_table(status: RunStatus) -> Any:
+    """Stages down, tiers across: how many candidates stand at each stage of each tier."""
+    from rich.table import Table  # noqa: PLC0415
+
+    from selfbench.run.status import COLUMNS  # noqa: PLC0415
+
+    table = Table(title=f"run {status.run_dir}")
+    table.add_column("stage")
+    for tier in status.tiers:
+        table.add_column(tier.tier, justify="right")
+    table.add_row("budget", *(str(tier.budget) for tier in status.tiers), end_section=True)
+    for column in COLUMNS:
+        table.add_row(column, *(str(status.table[tier.tier][column]) for tier in status.tiers))
+    return table
+
+
+def _status(args: argparse.Namespace) -> int:
+    from selfbench.run.status import read_status  # noqa: PLC0415
+
+    status = read_status(Path(args.run_dir))
+    if args.json:
+        print_json(status.to_json())
+        return EXIT_OK
+    from selfbench._report import console  # noqa: PLC0415
+
+    console.print(_status_table(status))
+    state = "exported" if status.finished else "not finished"
+    elapsed = f", {status.elapsed:.1f}s elapsed" if status.elapsed is not None else ""
+    console.print(f"{state}{elapsed}")
+    for tier in status.tiers:
+        if tier.blocked:
+            console.print(f"{tier.tier}: {tier.blocked}")
+    for rejected in status.rejections:
+        console.print(f"rejected {rejected.id} ({rejected.tier}): {rejected.reason}")
+    if not status.finished:
+        console.print(f"resume with: {_resume_hint(status.run_dir)}")
+    return EXIT_OK
+
+
+# --- the parsers -------------------------------------------------------------------------------
+
+
+def _add_run(commands: Any) -> None:
+    from selfbench.mine.rank import DEFAULT_OVER_FETCH  # noqa: PLC0415
+
+    run = commands.add_parser("run", help="mine, draft, author, prove and export, resumable")
+    run.add_argument("--repo", metavar="REPO", help="the git repository to mine")
+    for tier in _TIERS:
+        run.add_argument(f"--{tier}", type=int, default=0, metavar="N", help=f"{tier} tasks")
+    run.add_argument("--out", metavar="BENCH.tar.gz", help="where the export goes")
+    run.add_argument("--run-dir", metavar="DIR", help="the run's state (default: OUT's .run)")
+    run.add_argument(
+        "--author",
+        default="draft",
+        metavar="draft|COMMAND",
+        help="draft: the drafted instruction as it is; else an agent command (MCP)",
+    )
+    run.add_argument("--reviewer", metavar="COMMAND", help="a coupling reviewer command")
+    run.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="candidates at once")
+    run.add_argument("--env", default="local", choices=("local", "harbor"))
+    run.add_argument("--harbor-env", default="docker", metavar="ENV", help="with --env harbor")
+    run.add_argument("--over-fetch", type=float, default=DEFAULT_OVER_FETCH, metavar="X")
+    run.add_argument("--author-time-limit", type=float, default=2400.0, metavar="SECONDS")
+    run.add_argument("--inactivity", type=float, default=600.0, metavar="SECONDS")
+    run.add_argument(
+        "--source-url",
+        metavar="BASE",
+        help="for history without a GitHub remote: tasks record BASE/pull/<number>",
+    )
+    run.add_argument("--resume", metavar="DIR", help="finish the run in DIR")
+    run.set_defaults(run=_run)
+
+
+def add_run_commands(commands: Any) -> None:
+    """Register `run` and `status` on the CLI's subparsers."""
+    _add_run(commands)
+    status = commands.add_parser("status", help="a run directory's stages, tiers, rejections")
+    status.add_argument("run_dir", metavar="DIR")
+    status.add_argument("--json", action="store_true", help="print the JSON status")
+    status.set_defaults(run=_status)

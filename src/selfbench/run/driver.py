@@ -1,0 +1,439 @@
+"""`selfbench run`: from a repository to a verified benchmark, resumable (issue 15).
+
+`run_benchmark` mines the repository once (the pool, `pool.json`), then fills each tier's budget
+from its candidates in rank order: a candidate starts only while the tier's accepted and running
+candidates are fewer than its budget, so the accepted set is the first `N` candidates in rank
+order that pass every stage, whatever `-j` is and however often the run was killed and resumed.
+When a tier's candidates run out first, the run finishes with what was accepted and says so
+(`blocked: 3 of 10 hard tasks; history has no more`). The export is written last, with the export
+writer, from the accepted bundles; its bytes depend only on the inputs and the candidates' results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from selfbench.contract import AUTHORING_DEFAULTS, DIFFICULTIES
+from selfbench.errors import RunError
+from selfbench.mine.candidate import CandidateModel
+from selfbench.mine.rank import DEFAULT_OVER_FETCH
+from selfbench.run import stages
+from selfbench.run.export import export_accepted
+from selfbench.run.state import CandidateState, RunDirectory
+from selfbench.run.steps import StepContext, run_step
+
+__all__ = [
+    "ENVIRONMENTS",
+    "RunOptions",
+    "RunSummary",
+    "TierSummary",
+    "load_options",
+    "run_benchmark",
+    "tier_summaries",
+]
+
+ENVIRONMENTS = ("local", "harbor")
+_DEFAULT_INACTIVITY = 600.0
+
+OnEvent = Callable[[str, CandidateState | None], None]
+"""Told of each candidate step (`step`), start (`start`) and the run's phases, for progress."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """What a run was asked to do; written to `inputs.json` and read back by `--resume`."""
+
+    repo: Path
+    out: Path
+    budgets: dict[str, int]
+    author: str = stages.AUTHOR_DRAFT
+    reviewer: str | None = None
+    jobs: int = 1
+    env: str = "local"
+    harbor_env: str = "docker"
+    over_fetch: float = DEFAULT_OVER_FETCH
+    author_time_limit: float = float(AUTHORING_DEFAULTS["timeouts"]["agentSeconds"])
+    inactivity: float = _DEFAULT_INACTIVITY
+    source_url: str | None = None
+    """For history without a pull-request URL: tasks record `<source_url>/pull/<n>`."""
+
+    def check(self) -> None:
+        """Refuse options no run can use.
+
+        Raises:
+            RunError: a negative or empty budget, `-j` below 1, an unknown environment, ...
+        """
+        problems = [f"--{tier} must be at least 0" for tier, n in self.budgets.items() if n < 0]
+        if not problems and sum(self.budgets.values()) == 0:
+            problems.append("give at least one task to find: --easy N, --medium N or --hard N")
+        if self.jobs < 1:
+            problems.append("-j must be at least 1")
+        if self.env not in ENVIRONMENTS:
+            problems.append(f"--env must be one of {', '.join(ENVIRONMENTS)}")
+        if not self.over_fetch >= 1:
+            problems.append("--over-fetch must be at least 1")
+        if not self.author.strip():
+            problems.append("--author must be draft or a command")
+        if not self.out.name.endswith(".tar.gz"):
+            problems.append(f"--out {self.out}: an export's name ends in .tar.gz")
+        if problems:
+            raise RunError("\n".join(problems))
+
+    def to_json(self) -> dict[str, Any]:
+        """The options as `inputs.json` holds them (paths absolute)."""
+        return {
+            "repo": str(self.repo.absolute()),
+            "out": str(self.out.absolute()),
+            "budgets": {tier: self.budgets.get(tier, 0) for tier in DIFFICULTIES},
+            "author": self.author,
+            "reviewer": self.reviewer,
+            "jobs": self.jobs,
+            "env": self.env,
+            "harborEnv": self.harbor_env,
+            "overFetch": self.over_fetch,
+            "authorTimeLimit": self.author_time_limit,
+            "inactivity": self.inactivity,
+            "sourceUrl": self.source_url,
+        }
+
+
+def load_options(value: Any, where: str) -> RunOptions:
+    """Options back from `inputs.json`.
+
+    Raises:
+        RunError: not a run's inputs.
+    """
+    try:
+        return RunOptions(
+            repo=Path(value["repo"]),
+            out=Path(value["out"]),
+            budgets={tier: int(value["budgets"][tier]) for tier in DIFFICULTIES},
+            author=str(value["author"]),
+            reviewer=value["reviewer"],
+            jobs=int(value["jobs"]),
+            env=str(value["env"]),
+            harbor_env=str(value["harborEnv"]),
+            over_fetch=float(value["overFetch"]),
+            author_time_limit=float(value["authorTimeLimit"]),
+            inactivity=float(value["inactivity"]),
+            source_url=value.get("sourceUrl"),
+        )
+    except (KeyError, TypeError, ValueError):
+        raise RunError(f"{where}: not a run's inputs") from None
+
+
+@dataclass(frozen=True, slots=True)
+class TierSummary:
+    """One tier at the end (or the middle) of a run."""
+
+    tier: str
+    budget: int
+    accepted: int
+    rejected: int
+    pool: int
+    blocked: str | None = None
+    """`blocked: 3 of 10 hard tasks; history has no more`, when the tier fell short."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """How a run ended."""
+
+    run_dir: Path
+    tiers: tuple[TierSummary, ...]
+    export: Path | None
+    interrupted: bool = False
+    states: tuple[CandidateState, ...] = field(default_factory=tuple)
+
+    @property
+    def blocked(self) -> tuple[str, ...]:
+        """The tiers that fell short, one line each."""
+        return tuple(tier.blocked for tier in self.tiers if tier.blocked)
+
+
+# --- the pool ----------------------------------------------------------------------------------
+
+
+def _mine_pool(run: RunDirectory, options: RunOptions) -> dict[str, Any]:
+    from selfbench.mine import MineOptions, mine_repository  # noqa: PLC0415
+    from selfbench.mine.git_history import read_repository  # noqa: PLC0415
+
+    budgets = {tier: n for tier, n in options.budgets.items() if n > 0}
+    mined = mine_repository(
+        options.repo,
+        MineOptions(budgets=budgets, over_fetch=options.over_fetch),  # type: ignore[arg-type]
+    )
+    info = read_repository(options.repo, "HEAD")
+    pool = {
+        "head": info.head,
+        "repository": info.origin or options.repo.absolute().name,
+        "candidates": [candidate.to_json() for candidate in mined.candidates],
+    }
+    run.write_json(run.pool_path, pool)
+    run.event("mined", candidates=len(mined.candidates), counts=mined.counts())
+    return pool
+
+
+def _read_pool(run: RunDirectory, options: RunOptions, on_event: OnEvent | None) -> dict[str, Any]:
+    if not run.pool_path.is_file():
+        if on_event is not None:
+            on_event("mining", None)
+        return _mine_pool(run, options)
+    pool = run.read_json(run.pool_path)
+    if not isinstance(pool, dict) or not isinstance(pool.get("candidates"), list):
+        raise RunError(f"{run.pool_path}: not a run's mined pool")
+    return pool
+
+
+def _candidates(pool: dict[str, Any]) -> dict[str, CandidateModel]:
+    """The pool's candidates by id, in the pool's order (hardest tier first, best first)."""
+    models = [CandidateModel.model_validate(value) for value in pool["candidates"]]
+    return {model.id: model for model in models}
+
+
+def run_id(pool: dict[str, Any], options: RunOptions) -> str:
+    """The run's id: the same inputs (not paths) give the same id."""
+    key = {
+        "head": pool["head"],
+        "budgets": options.to_json()["budgets"],
+        "author": stages.command_name(options.author),
+        "reviewer": stages.command_name(options.reviewer),
+        "env": options.env,
+        "overFetch": options.over_fetch,
+    }
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+    return f"run-{digest[:12]}"
+
+
+# --- scheduling --------------------------------------------------------------------------------
+
+
+class _Scheduler:
+    """Which candidates run next: per tier, in rank order, while the budget has room."""
+
+    def __init__(
+        self,
+        options: RunOptions,
+        candidates: dict[str, CandidateModel],
+        states: dict[str, CandidateState],
+    ) -> None:
+        self.options = options
+        self.candidates = candidates
+        self.states = states
+        self.running: set[str] = set()
+
+    def order(self, tier: str) -> list[str]:
+        return [cid for cid, model in self.candidates.items() if model.difficulty == tier]
+
+    def to_start(self, room: int) -> list[str]:
+        chosen: list[str] = []
+        for tier in reversed(DIFFICULTIES):  # hard first: the scarcest candidates
+            budget = self.options.budgets.get(tier, 0)
+            order = self.order(tier)
+            taken = sum(self.states[c].status == "accepted" for c in order if c in self.states)
+            taken += sum(c in self.running for c in order)
+            for cid in order:
+                if taken >= budget or len(chosen) >= room:
+                    break
+                state = self.states.get(cid)
+                if cid in self.running or (state is not None and state.finished):
+                    continue
+                chosen.append(cid)
+                taken += 1
+        return chosen
+
+
+def _new_state(cid: str, candidates: dict[str, CandidateModel]) -> CandidateState:
+    rank = list(candidates).index(cid)
+    return CandidateState(id=cid, tier=candidates[cid].difficulty, rank=rank, status="active")
+
+
+def _process(
+    context: StepContext,
+    state: CandidateState,
+    candidate: CandidateModel,
+    stop: threading.Event,
+    on_event: OnEvent | None,
+) -> CandidateState:
+    """Run one candidate's stages until it is finished or the run stops.
+
+    A stage that was running when the stop came is not recorded: it may have been cut short
+    (Ctrl-C reaches the processes it started), so the resumed run does it again.
+    """
+    while not state.finished and not stop.is_set():
+        after = run_step(context, state, candidate)
+        if stop.is_set():
+            break
+        context.run.save(after)
+        context.run.event(
+            "step",
+            candidate=state.id,
+            step=len(state.history),
+            stage=state.next,
+            to=after.next,
+            status=after.status,
+            reason=after.reason,
+        )
+        state = after
+        if on_event is not None:
+            on_event("step", state)
+    return state
+
+
+def _runner_factory(options: RunOptions) -> Callable[[Path], Any]:
+    def make(logs: Path) -> Any:
+        if options.env == "harbor":
+            from selfbench.validate.harbor import HarborOptions, HarborRunner  # noqa: PLC0415
+
+            return HarborRunner(
+                HarborOptions(environment=options.harbor_env, jobs_dir=logs / "jobs", logs=logs)
+            )
+        from selfbench.validate.local import LocalOptions, LocalRunner  # noqa: PLC0415
+
+        return LocalRunner(LocalOptions(logs=logs))
+
+    return make
+
+
+def _drive(
+    context: StepContext,
+    scheduler: _Scheduler,
+    stop: threading.Event,
+    on_event: OnEvent | None,
+) -> None:
+    jobs = scheduler.options.jobs
+    run = context.run
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="selfbench-run") as pool:
+        running: dict[Future[CandidateState], str] = {}
+        while True:
+            if not stop.is_set():
+                for cid in scheduler.to_start(jobs - len(running)):
+                    state = scheduler.states.get(cid) or _new_state(cid, scheduler.candidates)
+                    if cid not in scheduler.states:
+                        run.save(state)
+                        run.event("start", candidate=cid, tier=state.tier)
+                    scheduler.states[cid] = state
+                    scheduler.running.add(cid)
+                    if on_event is not None:
+                        on_event("start", state)
+                    future = pool.submit(
+                        _process, context, state, scheduler.candidates[cid], stop, on_event
+                    )
+                    running[future] = cid
+            if not running:
+                return
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                cid = running.pop(future)
+                scheduler.running.discard(cid)
+                try:
+                    scheduler.states[cid] = future.result()
+                except BaseException:
+                    stop.set()  # a bug: let the others stop at their next stage, then raise
+                    raise
+
+
+# --- summary -----------------------------------------------------------------------------------
+
+
+def tier_summaries(
+    options: RunOptions, candidates: dict[str, CandidateModel], states: dict[str, CandidateState]
+) -> tuple[TierSummary, ...]:
+    """Each tier's counts, and why it fell short when every candidate was tried."""
+    tiers: list[TierSummary] = []
+    for tier in DIFFICULTIES:
+        budget = options.budgets.get(tier, 0)
+        order = [cid for cid, model in candidates.items() if model.difficulty == tier]
+        found = [states[cid] for cid in order if cid in states]
+        accepted = sum(state.status == "accepted" for state in found)
+        rejected = sum(state.status == "rejected" for state in found)
+        exhausted = all(cid in states and states[cid].finished for cid in order)
+        blocked = None
+        if accepted < budget and exhausted:
+            fetched = math.ceil(budget * options.over_fetch)
+            why = (
+                "history has no more"
+                if len(order) < fetched
+                else f"the mined pool ({len(order)} with --over-fetch {options.over_fetch:g}) "
+                "has no more"
+            )
+            blocked = f"blocked: {accepted} of {budget} {tier} tasks; {why}"
+            if rejected:
+                blocked += f" ({rejected} rejected)"
+        tiers.append(TierSummary(tier, budget, accepted, rejected, len(order), blocked))
+    return tuple(tiers)
+
+
+# --- the run -----------------------------------------------------------------------------------
+
+
+def _start_or_resume(run: RunDirectory, options: RunOptions | None) -> RunOptions:
+    if options is None:
+        if not run.is_run():
+            raise RunError(f"{run.path} holds no run to resume")
+        resumed = load_options(run.read_json(run.inputs_path), str(run.inputs_path))
+        run.event("resumed")
+        return resumed
+    options.check()
+    if run.is_run():
+        raise RunError(
+            f"{run.path} already holds a run; resume it with: selfbench run --resume {run.path}"
+        )
+    run.write_json(run.inputs_path, options.to_json())
+    run.event("started", options=options.to_json())
+    return options
+
+
+def run_benchmark(
+    run_dir: Path,
+    options: RunOptions | None = None,
+    *,
+    stop: threading.Event | None = None,
+    on_event: OnEvent | None = None,
+) -> RunSummary:
+    """Run (or, with `options` None, resume) the run in `run_dir` until it is done or stopped.
+
+    Raises:
+        RunError: the run directory is in use, holds another run or none, or bad options.
+        MineError: the repository cannot be mined.
+        ExportError: the export cannot be written.
+    """
+    run = RunDirectory(run_dir)
+    run.lock()
+    try:
+        options = _start_or_resume(run, options)
+        stop = stop or threading.Event()
+        pool = _read_pool(run, options, on_event)
+        candidates = _candidates(pool)
+        states = {state.id: state for state in run.states()}
+        if on_event is not None:
+            on_event("pool", None)
+        settings = stages.AuthorSettings(
+            options.author, options.author_time_limit, options.inactivity
+        )
+        runner = _runner_factory(options)
+        context = StepContext(
+            run, options.repo, settings, options.reviewer, runner, options.source_url
+        )
+        scheduler = _Scheduler(options, candidates, states)
+        _drive(context, scheduler, stop, on_event)
+        tiers = tier_summaries(options, candidates, states)
+        ordered = tuple(sorted(states.values(), key=lambda state: state.rank))
+        if stop.is_set():
+            run.event("interrupted")
+            return RunSummary(run.path, tiers, None, interrupted=True, states=ordered)
+        if on_event is not None:
+            on_event("export", None)
+        export = export_accepted(run, options, pool, run_id(pool, options), ordered)
+        run.event("exported", path=str(export))
+        return RunSummary(run.path, tiers, export, states=ordered)
+    finally:
+        run.unlock()

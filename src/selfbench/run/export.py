@@ -1,0 +1,137 @@
+"""The run's export: the accepted bundles, their validation reports and the run's provenance.
+
+Everything that goes in is made independent of where the run directory is and of when each
+stage ran, so a run killed and resumed exports the same bytes as one that never stopped: the
+reports' log paths are made relative to the run directory, their toolchains keep only names and
+versions, and the provenance holds names, versions and stage histories, never times or secrets
+(commands are reduced to their program).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from selfbench._json import loads_strict
+from selfbench.bundle.locate import DEFINITION_FILE, VALIDATION_FILE
+from selfbench.contract import DIFFICULTIES
+from selfbench.errors import RunError
+from selfbench.export import RunInfo, export_and_verify
+from selfbench.run import stages
+from selfbench.run.state import CandidateState, RunDirectory
+
+if TYPE_CHECKING:
+    from selfbench.run.driver import RunOptions
+
+__all__ = ["export_accepted", "provenance"]
+
+_EXPORT_DIR = "export"
+
+
+def _relative_logs(value: Any, root: str) -> Any:
+    """The report with every string under the run directory made relative to it."""
+    if isinstance(value, dict):
+        return {key: _relative_logs(item, root) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_relative_logs(item, root) for item in value]
+    if isinstance(value, str) and value.startswith(root + "/"):
+        return value[len(root) + 1 :]
+    return value
+
+
+def _home(run: RunDirectory, state: CandidateState) -> Path:
+    if state.bundle_home is None:
+        raise RunError(f"{run.state_path(state.id)}: an accepted candidate without a bundle")
+    return run.resolve(state.bundle_home)
+
+
+_TOOLCHAIN_KEYS = ("name", "wanted", "found", "substitution")
+"""What an exported report says of each toolchain: its versions, not where this machine keeps
+it or whether it was in the cache yet (which differs between a first run and a resumed one)."""
+
+
+def _report(run: RunDirectory, state: CandidateState) -> dict[str, Any]:
+    path = _home(run, state) / VALIDATION_FILE
+    report = dict(_relative_logs(loads_strict(path.read_bytes(), source=str(path)), str(run.path)))
+    if isinstance(report.get("toolchains"), list):
+        report["toolchains"] = [
+            {key: use.get(key) for key in _TOOLCHAIN_KEYS}
+            for use in report["toolchains"]
+            if isinstance(use, dict)
+        ]
+    return report
+
+
+def _task_id(run: RunDirectory, state: CandidateState) -> str:
+    path = _home(run, state) / DEFINITION_FILE
+    task_id = loads_strict(path.read_bytes(), source=str(path))["taskId"]
+    return str(task_id)
+
+
+def _toolchains(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
+    for report in reports:
+        for use in report.get("toolchains", []):
+            key = (str(use.get("name")), str(use.get("found")))
+            seen[key] = {
+                "name": use.get("name"),
+                "wanted": use.get("wanted"),
+                "found": use.get("found"),
+            }
+    return [seen[key] for key in sorted(seen)]
+
+
+def provenance(
+    options: RunOptions,
+    accepted: list[CandidateState],
+    task_ids: list[str],
+    reports: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """How the export was built: the tool, author, reviewer, environment, per task its stages."""
+    from selfbench import __version__  # noqa: PLC0415 - avoid an import cycle at load time
+
+    environment = options.env if options.env == "local" else f"harbor ({options.harbor_env})"
+    return {
+        "selfbench": __version__,
+        "author": stages.command_name(options.author),
+        "reviewer": stages.command_name(options.reviewer),
+        "validation": {"environment": environment, "toolchains": _toolchains(reports)},
+        "budgets": {tier: options.budgets.get(tier, 0) for tier in DIFFICULTIES},
+        "tasks": {
+            task_id: {"candidate": state.id, "tier": state.tier, "stages": list(state.history)}
+            for task_id, state in sorted(zip(task_ids, accepted, strict=True))
+        },
+    }
+
+
+def export_accepted(
+    run: RunDirectory,
+    options: RunOptions,
+    pool: dict[str, Any],
+    run_id: str,
+    states: tuple[CandidateState, ...],
+) -> Path:
+    """Export the accepted candidates' bundles to `options.out`, verified; return its path.
+
+    Raises:
+        ExportError: the export cannot be written.
+        ArchiveError: what was written does not verify.
+    """
+    accepted = [state for state in states if state.status == "accepted"]
+    reports = [_report(run, state) for state in accepted]
+    task_ids = [_task_id(run, state) for state in accepted]
+    folder = run.path / _EXPORT_DIR
+    reports_path = folder / "validation.json"
+    run.write_json(reports_path, reports)
+    homes = [_home(run, state) for state in accepted]
+    info = RunInfo(
+        run_id=run_id, repository_url=str(pool["repository"]), repository_commit=str(pool["head"])
+    )
+    done = export_and_verify(
+        homes,
+        run=info,
+        out=options.out.absolute(),
+        validation=[reports_path],
+        provenance=provenance(options, accepted, task_ids, reports),
+    )
+    return done.result.path

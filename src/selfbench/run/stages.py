@@ -1,0 +1,302 @@
+"""Each stage of a candidate, as one call into the module that owns it.
+
+The driver decides the order and records the results; these functions only run a stage and
+say how it went: a `StageResult` with the directory it produced, or a one-line reason to reject.
+Drafting (`selfbench.draft`), authoring and the coupling check (`selfbench.run.author`,
+`selfbench.run.coupling`) are imported when a stage first needs them.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from selfbench.bundle.locate import BUNDLE_DIR, DEFINITION_FILE, VALIDATION_FILE
+from selfbench.errors import SandboxError, SelfbenchError
+from selfbench.mine.candidate import CandidateModel
+
+__all__ = [
+    "AUTHOR_DRAFT",
+    "LOG_TAIL_BYTES",
+    "StageResult",
+    "audit_task",
+    "author_task",
+    "command_name",
+    "compile_stage",
+    "coupling_stage",
+    "draft_stage",
+    "repair_stage",
+    "validate_stage",
+]
+
+AUTHOR_DRAFT = "draft"
+"""`--author draft`: the drafted task is taken as it is, no model."""
+LOG_TAIL_BYTES = 8 * 1024
+"""How much of the failing verifier log a validation repair is given."""
+
+
+@dataclass(frozen=True, slots=True)
+class StageResult:
+    """A stage's outcome: what it produced (a directory) or why the candidate is rejected."""
+
+    path: Path | None = None
+    reason: str | None = None
+    detail: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the candidate goes on."""
+        return self.reason is None
+
+
+def command_name(command: str | None) -> str | None:
+    """The program a command runs, never its arguments (they may hold secrets)."""
+    if command is None:
+        return None
+    if command == AUTHOR_DRAFT:
+        return AUTHOR_DRAFT
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    return Path(words[0]).name if words else None
+
+
+def _guarded(run: Callable[[], StageResult]) -> StageResult:
+    """A stage's own refusal (a SelfbenchError) rejects the candidate; a machine that cannot
+    run the sandbox stops the run; anything else is a bug."""
+    try:
+        return run()
+    except SandboxError:
+        raise
+    except SelfbenchError as exc:
+        return StageResult(reason=" ".join(str(exc).split()))
+
+
+# --- draft -------------------------------------------------------------------------------------
+
+
+def draft_stage(
+    repo: Path, candidate: CandidateModel, out: Path, *, logs: Path, source_url: str | None
+) -> StageResult:
+    """Draft the candidate into `out`: a proven task directory, or the reason it is not one."""
+    from selfbench.draft.api import DraftOptions, draft_candidate  # noqa: PLC0415 - the sandbox
+
+    def run() -> StageResult:
+        out.mkdir(parents=True)
+        options = DraftOptions(logs=logs, source_url_base=source_url)
+        result = draft_candidate(repo, candidate, out, options)
+        if result.status != "drafted" or result.task_dir is None:
+            return StageResult(reason=result.reason or "not drafted")
+        return StageResult(path=Path(result.task_dir))
+
+    return _guarded(run)
+
+
+# --- author ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorSettings:
+    """How tasks are authored: `draft`, or a command; and the limits it runs under."""
+
+    command: str
+    time_limit_sec: float
+    inactivity_sec: float
+
+
+def _job(
+    repo: Path, candidate: CandidateModel, draft_dir: Path, out: Path, log: Path, s: AuthorSettings
+) -> Any:
+    from selfbench.run.author import AuthorJob  # noqa: PLC0415
+
+    return AuthorJob(
+        repo=repo,
+        candidate=candidate,
+        draft_dir=draft_dir,
+        out_dir=out,
+        log=log,
+        time_limit_sec=s.time_limit_sec,
+        inactivity_sec=s.inactivity_sec,
+    )
+
+
+def _authored(result: Any) -> StageResult:
+    if not result.ok or result.task_dir is None:
+        return StageResult(reason=result.reason or "the author produced no task")
+    return StageResult(path=Path(result.task_dir))
+
+
+def author_task(
+    repo: Path,
+    candidate: CandidateModel,
+    draft_dir: Path,
+    out: Path,
+    log: Path,
+    settings: AuthorSettings,
+) -> StageResult:
+    """Author the task from its draft: as it is (`draft`) or by the author command."""
+    from selfbench.run import author  # noqa: PLC0415
+
+    def run() -> StageResult:
+        out.mkdir(parents=True)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        job = _job(repo, candidate, draft_dir, out / "out", log, settings)
+        if settings.command == AUTHOR_DRAFT:
+            return _authored(author.author_from_draft(job))
+        return _authored(author.author_with_command(settings.command, job))
+
+    return _guarded(run)
+
+
+def repair_stage(  # noqa: PLR0913 - one stage's inputs, as the step has them
+    repo: Path,
+    candidate: CandidateModel,
+    task_dir: Path,
+    out: Path,
+    log: Path,
+    settings: AuthorSettings,
+    failing_log_tail: bytes,
+    *,
+    draft_dir: Path,
+) -> StageResult:
+    """One validation repair by the author command, checked by the repair rules; the author
+    is given the task to repair and, as its draft, the drafted task."""
+    from selfbench.run import author  # noqa: PLC0415
+
+    def run() -> StageResult:
+        given = _private_copy(task_dir, out)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        job = _job(repo, candidate, draft_dir, out / "out", log, settings)
+        return _authored(author.repair_with_command(settings.command, job, given, failing_log_tail))
+
+    return _guarded(run)
+
+
+def _private_copy(task_dir: Path, out: Path) -> Path:
+    """A copy of the task for a repair to start from, so the recorded one is never changed."""
+    given = out / "given" / task_dir.name
+    given.parent.mkdir(parents=True)  # `out` is made here too
+    shutil.copytree(task_dir, given, symlinks=True)
+    return given
+
+
+# --- audit, compile, validate ------------------------------------------------------------------
+
+
+def audit_task(task_dir: Path) -> StageResult:
+    """The static audit (SPEC §4): its blockers, joined, reject."""
+    from selfbench.task import judge_task, read_authored_task  # noqa: PLC0415
+
+    def run() -> StageResult:
+        task = read_authored_task(task_dir)
+        judged = judge_task(task.loaded, task.test_patch, task.gold_patch)
+        if not judged.audit.accepted:
+            return StageResult(reason=judged.audit.reason)
+        return StageResult(path=task_dir)
+
+    return _guarded(run)
+
+
+def compile_stage(task_dir: Path, repo: Path, home: Path) -> StageResult:
+    """Compile the task into `home/harbor-task/`, with its definition beside it."""
+    from selfbench.compiler import compile_task  # noqa: PLC0415
+
+    def run() -> StageResult:
+        home.mkdir(parents=True)
+        compile_task(task_dir, repo=repo, out=home / BUNDLE_DIR)
+        shutil.copyfile(task_dir / DEFINITION_FILE, home / DEFINITION_FILE)
+        return StageResult(path=home)
+
+    return _guarded(run)
+
+
+RunnerFactory = Callable[[Path], Any]
+"""Makes the validation runner for one task, given where its logs go."""
+
+
+def validate_stage(home: Path, runner: Any) -> StageResult:
+    """Validate the compiled task (nop, oracle, rerun); the report lands beside it.
+
+    A rejection's `detail` holds the failing run's log path (`log`), for a repair.
+    """
+    from selfbench.validate import validate  # noqa: PLC0415
+
+    def run() -> StageResult:
+        [report] = validate([home], runner=runner, jobs=1)
+        if report.accepted:
+            return StageResult(path=home / VALIDATION_FILE)
+        failing = report.nop if (report.reason or "").startswith("nop") else report.oracle
+        return StageResult(
+            reason=report.reason or "rejected by validation", detail={"log": failing.log}
+        )
+
+    return _guarded(run)
+
+
+def log_tail(log: str | None) -> bytes:
+    """The last `LOG_TAIL_BYTES` of a log file (empty when there is none)."""
+    if not log:
+        return b""
+    try:
+        with Path(log).open("rb") as handle:
+            size = handle.seek(0, 2)
+            handle.seek(max(0, size - LOG_TAIL_BYTES))
+            return handle.read()
+    except OSError:
+        return b""
+
+
+# --- coupling ----------------------------------------------------------------------------------
+
+
+def coupling_stage(
+    task_dir: Path, repo: Path, reviewer: str | None, log: Path, time_limit_sec: float
+) -> StageResult:
+    """The coupling check: the deterministic blockers, then the reviewer's verdict if any.
+
+    A coupled task is a rejection whose `detail` holds the findings (for a coupling repair).
+    """
+    from selfbench.run.coupling import coupling_blockers, review_with_command  # noqa: PLC0415
+
+    def run() -> StageResult:
+        findings = list(coupling_blockers(task_dir, repo))
+        if not findings and reviewer is not None:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            verdict = review_with_command(reviewer, task_dir, log, time_limit_sec)
+            if verdict.verdict == "coupled":
+                findings = list(verdict.findings) or ["the reviewer found the tests coupled"]
+        if findings:
+            return StageResult(
+                reason=f"coupled: {'; '.join(findings)}", detail={"findings": findings}
+            )
+        return StageResult(path=task_dir)
+
+    return _guarded(run)
+
+
+def coupling_repair_stage(  # noqa: PLR0913 - one stage's inputs, as the step has them
+    repo: Path,
+    candidate: CandidateModel,
+    task_dir: Path,
+    out: Path,
+    log: Path,
+    settings: AuthorSettings,
+    findings: tuple[str, ...],
+    *,
+    draft_dir: Path,
+) -> StageResult:
+    """One coupling repair by the author command (held-out test files only)."""
+    from selfbench.run.coupling import coupling_repair_with_command  # noqa: PLC0415
+
+    def run() -> StageResult:
+        given = _private_copy(task_dir, out)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        job = _job(repo, candidate, draft_dir, out / "out", log, settings)
+        return _authored(coupling_repair_with_command(settings.command, job, given, list(findings)))
+
+    return _guarded(run)

@@ -1,0 +1,123 @@
+"""What a run directory says about its run, read without taking its lock (`selfbench status`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from selfbench.contract import DIFFICULTIES
+from selfbench.errors import RunError
+from selfbench.mine.candidate import CandidateModel
+from selfbench.run.driver import RunOptions, TierSummary, load_options, tier_summaries
+from selfbench.run.state import STAGES, CandidateState, RunDirectory
+
+__all__ = ["COLUMNS", "RunStatus", "read_status"]
+
+COLUMNS = ("waiting", *STAGES, "accepted", "rejected")
+"""The status table's columns: not started, at each stage (its next one), and finished."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunStatus:
+    """A run's options, per tier its counts at each stage, and every candidate's state."""
+
+    run_dir: Path
+    options: RunOptions
+    mined: bool
+    tiers: tuple[TierSummary, ...]
+    table: dict[str, dict[str, int]]
+    """tier → column (`COLUMNS`) → candidates."""
+    states: tuple[CandidateState, ...]
+    elapsed: float | None
+    """Seconds from the run's start to its last event."""
+    finished: bool
+    """The run exported (its last event)."""
+
+    @property
+    def rejections(self) -> tuple[CandidateState, ...]:
+        """The rejected candidates, by rank."""
+        return tuple(state for state in self.states if state.status == "rejected")
+
+    def to_json(self) -> dict[str, Any]:
+        """`selfbench status --json`."""
+        return {
+            "runDir": str(self.run_dir),
+            "options": self.options.to_json(),
+            "mined": self.mined,
+            "finished": self.finished,
+            "elapsedSeconds": self.elapsed,
+            "tiers": [
+                {
+                    "tier": tier.tier,
+                    "budget": tier.budget,
+                    "pool": tier.pool,
+                    "accepted": tier.accepted,
+                    "rejected": tier.rejected,
+                    "blocked": tier.blocked,
+                    "stages": self.table[tier.tier],
+                }
+                for tier in self.tiers
+            ],
+            "candidates": [state.to_json() for state in self.states],
+        }
+
+
+def _table(
+    candidates: dict[str, CandidateModel], states: dict[str, CandidateState]
+) -> dict[str, dict[str, int]]:
+    table: dict[str, dict[str, int]] = {tier: dict.fromkeys(COLUMNS, 0) for tier in DIFFICULTIES}
+    for cid, model in candidates.items():
+        state = states.get(cid)
+        if state is None or state.status == "pending":
+            column = "waiting"
+        elif state.finished:
+            column = state.status
+        else:
+            column = state.next or "waiting"
+        table[model.difficulty][column] += 1
+    return table
+
+
+def _elapsed(run: RunDirectory) -> tuple[float | None, bool]:
+    first: float | None = None
+    last: float | None = None
+    finished = False
+    for event in run.events():
+        moment = event.get("time")
+        if isinstance(moment, (int, float)):
+            first = moment if first is None else first
+            last = moment
+        finished = event.get("event") == "exported"
+    return (None if first is None or last is None else round(last - first, 1)), finished
+
+
+def read_status(run_dir: Path) -> RunStatus:
+    """Read the run in `run_dir` as it stands (another process may be running it).
+
+    Raises:
+        RunError: `run_dir` holds no run, or its files are not a run's.
+    """
+    run = RunDirectory(run_dir)
+    if not run.is_run():
+        raise RunError(f"{run.path} holds no run")
+    options = load_options(run.read_json(run.inputs_path), str(run.inputs_path))
+    mined = run.pool_path.is_file()
+    candidates: dict[str, CandidateModel] = {}
+    if mined:
+        pool = run.read_json(run.pool_path)
+        for value in pool.get("candidates", []) if isinstance(pool, dict) else []:
+            model = CandidateModel.model_validate(value)
+            candidates[model.id] = model
+    states = {state.id: state for state in run.states()}
+    elapsed, finished = _elapsed(run)
+    return RunStatus(
+        run_dir=run.path,
+        options=options,
+        mined=mined,
+        tiers=tier_summaries(options, candidates, states),
+        table=_table(candidates, states),
+        states=tuple(sorted(states.values(), key=lambda state: state.rank)),
+        elapsed=elapsed,
+        finished=finished,
+    )

@@ -1,0 +1,255 @@
+"""`selfbench run` end to end on a generated history: every stage real (mining, drafting in the
+local sandbox, authoring, audit, compile, validation, the coupling check, export). The sample
+history's run, with its rejections and every fallback, is the demo's (`test_demo.py`).
+
+The reference run fills `--easy 2` with `-j 2` from a history of two pull requests, each one
+easy task (`run_history.generate`). The kill test then runs the same inputs
+with `-j 1` in a new directory as a real process, kills it (`SIGKILL` to its process group) ten
+times, each at a random delay of up to 3 s after the run logged a new event (a resumed
+process's own start included, so kills land in start-up, between stages and inside them),
+resumes it each time, and requires the export to be byte-identical to the
+reference's and no finished step to have run twice. A failure names its random seed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from run_helpers import SCRIPTED_AUTHOR
+from run_history import generate
+from selfbench.cli import main
+from selfbench.export import verify_export
+
+SOURCE = "https://example.com/example/genkit"
+_KILLS = 10
+_PROCESS_LIMIT = 600.0
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the local sandbox needs root")
+
+
+def _argv(history: Path, out: Path, *extra: str, easy: int = 2) -> list[str]:
+    return [
+        "run",
+        "--repo",
+        str(history),
+        "--easy",
+        str(easy),
+        "--over-fetch",
+        "1",
+        "--source-url",
+        SOURCE,
+        "--out",
+        str(out),
+        *extra,
+    ]
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return generate(tmp_path_factory.mktemp("history"), 2)
+
+
+@pytest.fixture(scope="module")
+def reference(history: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The uninterrupted run (-j 2): its export, and what it printed."""
+    out = tmp_path_factory.mktemp("reference") / "bench.tar.gz"
+    completed = subprocess.run(
+        [sys.executable, "-m", "selfbench", *_argv(history, out, "-j", "2")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=_PROCESS_LIMIT,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    return out, completed.stdout
+
+
+def _events(run_dir: Path) -> list[dict[str, object]]:
+    if not (run_dir / "events.jsonl").is_file():
+        return []
+    lines = (run_dir / "events.jsonl").read_bytes().splitlines()
+    events = []
+    for line in lines:
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue
+    return events
+
+
+STAGES = [
+    "mined",
+    "drafted",
+    "authored",
+    "audited",
+    "compiled",
+    "validated",
+    "coupling-checked",
+    "accepted",
+]
+
+
+def test_a_run_exports_a_verified_benchmark_with_its_provenance(
+    reference: tuple[Path, str],
+) -> None:
+    out, printed = reference
+    assert "accepted pr-1 (easy)" in printed
+    assert "accepted pr-2 (easy)" in printed
+    assert "easy   2 of 2 accepted, 0 rejected, 2 mined" in printed
+    assert f"export  {out}  (verified)" in printed
+    assert f"selfbench review {out}" in printed
+    assert f"selfbench eval {out} --agent NAME=COMMAND" in printed
+
+    manifest = verify_export(out).manifest
+    assert [task.task_id for task in manifest.tasks] == ["pr-1", "pr-2"]
+    provenance = manifest.provenance
+    assert provenance is not None
+    assert provenance["author"] == "draft"
+    assert provenance["reviewer"] is None
+    assert provenance["validation"]["environment"] == "local"
+    assert provenance["tasks"] == {
+        f"pr-{n}": {"candidate": f"pr-{n}", "tier": "easy", "stages": STAGES} for n in (1, 2)
+    }
+    assert main(["verify", str(out)]) == 0
+
+
+def test_status_shows_each_tier_and_stage(
+    reference: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, _ = reference
+    run_dir = out.with_name("bench.run")
+    assert main(["status", str(run_dir)]) == 0
+    shown = capsys.readouterr().out
+    assert "│ budget          │    2 │      0 │    0 │" in shown
+    assert "│ accepted        │    2 │      0 │    0 │" in shown
+    assert "exported" in shown
+
+    assert main(["status", str(run_dir), "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    easy = next(tier for tier in status["tiers"] if tier["tier"] == "easy")
+    assert (easy["accepted"], easy["rejected"], easy["blocked"]) == (2, 0, None)
+    assert easy["stages"]["accepted"] == 2
+    assert status["finished"] is True
+
+
+def _start(history: Path, out: Path, run_dir: Path, *, resume: bool) -> subprocess.Popen[str]:
+    argv = ["run", "--resume", str(run_dir)] if resume else [*_argv(history, out), "--run-dir"]
+    if not resume:
+        argv.append(str(run_dir))
+    return subprocess.Popen(
+        [sys.executable, "-m", "selfbench", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
+_PROGRESS = ("mined", "start", "step", "exported")
+"""Events that mean the run got further (not `started` or `resumed`, which every process logs)."""
+_ANY = ("started", "resumed", *_PROGRESS)
+
+
+def _progress(run_dir: Path, kinds: tuple[str, ...] = _PROGRESS) -> int:
+    return sum(event["event"] in kinds for event in _events(run_dir))
+
+
+def _wait_for_progress(
+    run_dir: Path, seen: int, process: subprocess.Popen[str], kinds: tuple[str, ...] = _PROGRESS
+) -> bool:
+    """Wait until the run has logged more than `seen` such events; False if it ended first."""
+    deadline = time.monotonic() + _PROCESS_LIMIT
+    while time.monotonic() < deadline:
+        if _progress(run_dir, kinds) > seen:
+            return True
+        if process.poll() is not None:
+            return False
+        time.sleep(0.05)
+    raise AssertionError("the run got no further in time")
+
+
+def test_kill_9_at_ten_random_points_then_resume_gives_the_same_bytes(
+    history: Path, reference: tuple[Path, str], tmp_path: Path
+) -> None:
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    out, run_dir = tmp_path / "bench.tar.gz", tmp_path / "bench.run"
+    kills = 0
+    process = _start(history, out, run_dir, resume=False)
+    while kills < _KILLS:
+        if not _wait_for_progress(run_dir, _progress(run_dir, _ANY), process, _ANY):
+            break
+        time.sleep(rng.uniform(0.0, 3.0))
+        if process.poll() is not None:
+            break
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()  # reads what it printed and closes the pipe
+        kills += 1
+        process = _start(history, out, run_dir, resume=True)
+    output, _ = process.communicate(timeout=_PROCESS_LIMIT)
+    assert process.returncode == 0, output
+
+    assert kills >= 5, f"only {kills} kills landed before the run ended"
+    assert out.read_bytes() == reference[0].read_bytes()
+    steps = [
+        (event["candidate"], event["step"])
+        for event in _events(run_dir)
+        if event["event"] == "step"
+    ]
+    assert len(steps) == len(set(steps)), "a finished step ran again after a resume"
+
+
+def test_ctrl_c_stops_cleanly_says_how_to_resume_and_the_resumed_run_is_the_same(
+    history: Path, reference: tuple[Path, str], tmp_path: Path
+) -> None:
+    out, run_dir = tmp_path / "bench.tar.gz", tmp_path / "bench.run"
+    process = _start(history, out, run_dir, resume=False)
+    while not any(event["event"] == "start" for event in _events(run_dir)):
+        assert _wait_for_progress(run_dir, _progress(run_dir), process)  # a candidate started
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=_PROCESS_LIMIT)
+
+    assert process.returncode == 130, output
+    assert f"interrupted; resume with: selfbench run --resume {run_dir}" in output
+    assert not out.exists()
+    assert main(["run", "--resume", str(run_dir)]) == 0
+    assert out.read_bytes() == reference[0].read_bytes()
+
+
+def test_a_scripted_mcp_author_authors_and_its_broken_task_is_repaired_once(
+    history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bench.tar.gz"
+    author = f"{SCRIPTED_AUTHOR} --break"
+    assert main([*_argv(history, out, easy=1), "--author", author]) == 0, capsys.readouterr()
+
+    manifest = verify_export(out).manifest
+    assert manifest.provenance is not None
+    assert manifest.provenance["author"] == Path(sys.executable).name
+    assert manifest.provenance["tasks"]["pr-1"]["stages"] == [
+        "mined",
+        "drafted",
+        "authored",
+        "audited",
+        "compiled",
+        "validation-failed",
+        "repaired",
+        "audited",
+        "compiled",
+        "validated",
+        "coupling-checked",
+        "accepted",
+    ]
+    assert "--break" not in json.dumps(manifest.provenance)
+    logs = sorted(path.name for path in (tmp_path / "bench.run" / "logs" / "pr-1").iterdir())
+    assert "2-author-author.log" in logs
+    assert "6-repair-repair.log" in logs
