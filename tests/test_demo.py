@@ -52,16 +52,17 @@ def test_run_demo(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
         assert "2. selfbench run  skipped: the local environment needs root" in out
         return
     assert code == 0, out
-    assert "2. selfbench run --easy 1 --author draft" in out
+    assert "2. selfbench run --easy 1 --medium 1 --hard 1 --author draft" in out
     assert "rejected pr-5 (easy): draft: no fail-to-pass test" in out
-    assert "accepted pr-1 (easy)" in out
+    for accepted in ("pr-1 (easy)", "pr-3 (medium)", "pr-4 (hard)"):
+        assert f"accepted {accepted}" in out
     assert "easy   1 of 1 accepted, 1 rejected, 2 mined" in out
     export = tmp_path / DEMO_EXPORT
     assert f"export  {export}  (verified)" in out
     assert "3. selfbench verify  ok" in out
     assert f"selfbench review {export}" in out
     verified = verify_export(export)
-    assert verified.difficulties == {"pr-1": "easy"}
+    assert verified.difficulties == {"pr-1": "easy", "pr-3": "medium", "pr-4": "hard"}
     assert main(["verify", str(export)]) == 0
 
 

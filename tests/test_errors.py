@@ -34,6 +34,7 @@ from selfbench.errors import (
     PackError,
     PatchError,
     PreflightError,
+    ReviewerError,
     RewardError,
     RunError,
     SandboxError,
@@ -74,6 +75,7 @@ TREE = [
     (DraftError, SelfbenchError, EXIT_INPUT),
     (EvalError, SelfbenchError, EXIT_INPUT),
     (RunError, SelfbenchError, EXIT_INPUT),
+    (ReviewerError, RunError, EXIT_INPUT),
     (ExportError, SelfbenchError, EXIT_INPUT),
     (ArchiveError, ExportError, EXIT_INPUT),
     (SwebenchError, SelfbenchError, EXIT_INPUT),
@@ -159,6 +161,7 @@ HAND_TRANSLATIONS = {
     "mine/sessions.py": "an unreadable session file is a reported skip, not an error",
     "evaluate/harbor_trials.py": "a Harbor that cannot start fails its trials as infrastructure",
     "validate/cgroup.py": "a control group that cannot be made or joined is a reported skip",
+    "run/_process.py": "an author or reviewer command that cannot start is a reported outcome",
 }
 
 

@@ -132,12 +132,11 @@ def bundle_tree(bundle: Path) -> list[str]:
     return lines
 
 
-DEMO_BUDGETS = {"easy": 1}
-"""What the demo asks of the sample history: one easy task. Its best candidate (#5, whose new
-tests already pass at the base) is rejected on the way and the next one (#1) is taken. The
-medium and hard pull requests (#3, #4) draft and validate, but their requests never name the
-functions their tests call, so with `--author draft` (no one to rewrite the instruction) the
-coupling check rejects them; an author command would be given one coupling repair."""
+DEMO_BUDGETS = {"easy": 1, "medium": 1, "hard": 1}
+"""What the demo asks of the sample history: a task of each tier. The best easy candidate (#5,
+whose new tests already pass at the base) is rejected on the way and the next one (#1) is taken;
+the medium (#3) and hard (#4) pull requests name what their tests call, so their drafts pass the
+coupling check as they are, with `--author draft`."""
 DEMO_EXPORT = "unitkit-demo.tar.gz"
 DEMO_SOURCE_URL = "https://example.com/example/unitkit"
 """The sample history has no remote: its tasks record pull requests under this base."""

@@ -38,6 +38,7 @@ __all__ = [
     "PackError",
     "PatchError",
     "PreflightError",
+    "ReviewerError",
     "RewardError",
     "RunError",
     "SandboxError",
@@ -205,6 +206,10 @@ class EvalError(SelfbenchError):
 
 class RunError(SelfbenchError):
     """A run that cannot start or go on: bad options, a run directory in use or not a run's."""
+
+
+class ReviewerError(RunError):
+    """A reviewer command that could not run or did not print a verdict."""
 
 
 # export {archive} ------------------------------------------------------------------------------

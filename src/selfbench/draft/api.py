@@ -55,7 +55,7 @@ from selfbench.draft.run import (
     observe,
 )
 from selfbench.draft.split import SplitChange, is_runnable_test, split_change
-from selfbench.errors import DraftError, SandboxError, SelfbenchError
+from selfbench.errors import DraftError, SandboxError, SelfbenchError, translating
 from selfbench.mine.candidate import CandidateModel
 from selfbench.task import DEFINITION_FILE, GOLD_PATCH_FILE, TEST_PATCH_FILE, judge_task
 from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions
@@ -439,16 +439,15 @@ def _write_task(
     replace: bool,
 ) -> None:
     """The task directory, all four files at once (never half-written)."""
-    try:
-        with atomic_directory(target, replace=replace) as staging:
-            (staging / DEFINITION_FILE).write_text(dumps_pretty(definition), encoding="utf-8")
-            (staging / TEST_PATCH_FILE).write_bytes(split.test_patch)
-            (staging / GOLD_PATCH_FILE).write_bytes(split.gold_patch)
-            (staging / DRAFT_FILE).write_text(dumps_pretty(evidence), encoding="utf-8")
-    except FileExistsError:
-        raise DraftError(f"{target} already exists (--replace overwrites it)") from None
-    except OSError as exc:
-        raise DraftError(f"cannot write {target}: {exc.strerror}") from None
+    with translating(DraftError, f"write {target}"):
+        try:
+            with atomic_directory(target, replace=replace) as staging:
+                (staging / DEFINITION_FILE).write_text(dumps_pretty(definition), encoding="utf-8")
+                (staging / TEST_PATCH_FILE).write_bytes(split.test_patch)
+                (staging / GOLD_PATCH_FILE).write_bytes(split.gold_patch)
+                (staging / DRAFT_FILE).write_text(dumps_pretty(evidence), encoding="utf-8")
+        except FileExistsError:
+            raise DraftError(f"{target} already exists (--replace overwrites it)") from None
 
 
 OnDrafted = Callable[[DraftResult], None]

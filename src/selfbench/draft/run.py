@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from selfbench._fs import write_atomic
+from selfbench._fs import read_bytes, write_atomic
 from selfbench._json import dumps_pretty
 from selfbench._shell import PLACEHOLDER, quote
 from selfbench.audit import THRESHOLDS
@@ -43,6 +43,7 @@ from selfbench.bundle.locate import locate_task
 from selfbench.bundle.render_scripts import F2P_AGAIN_LABEL, F2P_LABEL
 from selfbench.compiler import compile_task
 from selfbench.contract import AUTHORING_DEFAULTS, Difficulty
+from selfbench.errors import DraftError
 from selfbench.outcomes import Outcome, Outcomes, parse_outcomes
 from selfbench.task import DEFINITION_FILE, GOLD_PATCH_FILE, TEST_PATCH_FILE
 from selfbench.validate.checks import command_segments
@@ -276,9 +277,9 @@ def _run_log(report: RunReport, name: str) -> str:
     if not reward.setup_completed:
         raise _Unusable(f"{name}: the test patch could not be applied (log {report.log})")
     try:
-        text = Path(report.log).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise _Unusable(f"{name}: cannot read its log {report.log}: {exc.strerror}") from None
+        text = read_bytes(Path(report.log), error=DraftError).decode("utf-8", errors="replace")
+    except DraftError as exc:
+        raise _Unusable(f"{name}: {exc}") from None
     if _LOG_CUT in text:
         raise _Unusable(f"{name}: the tests printed more than the log keeps (log {report.log})")
     return text

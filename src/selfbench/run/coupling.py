@@ -37,7 +37,7 @@ from posixpath import basename, splitext
 from typing import Literal
 
 from selfbench._git import git
-from selfbench.errors import SelfbenchError
+from selfbench.errors import ReviewerError
 from selfbench.patches import parse_patch
 from selfbench.repair import check_coupling_repair
 from selfbench.run._names import AssertedNames, asserted_names, code_names
@@ -65,10 +65,6 @@ _IDENTIFIER_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _LITERAL_RE = re.compile(r""""((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'|`([^`]*)`""")
 _PARAMETER_RE = re.compile(r"\{[^/{}]*\}|<[^/<>]*>|:[A-Za-z_][A-Za-z0-9_]*")
 _PATH_RE = re.compile(r"/[\w{}<>:.~%-]+(?:/[\w{}<>:.~%-]*)*")
-
-
-class ReviewerError(SelfbenchError):
-    """A reviewer command that could not run or did not print a verdict."""
 
 
 # --- the deterministic evidence ----------------------------------------------------------------

@@ -36,7 +36,7 @@ from selfbench.bundle.render_prepare import (
     prepare_script,
 )
 from selfbench.contract import TaskDefinition
-from selfbench.errors import BundleError, SelfbenchError, os_reason
+from selfbench.errors import BundleError, SelfbenchError, translating
 from selfbench.toolchains.versions import expand_toolchains
 from selfbench.validate import _scripts
 from selfbench.validate.checks import (
@@ -432,7 +432,7 @@ def _refuse_links(bundle: Path) -> None:
     Raises:
         BundleError: a link, pipe, socket or device is in the bundle, or it cannot be read.
     """
-    try:
+    with translating(BundleError, f"read the bundle {bundle}"):
         if bundle.is_symlink():
             raise BundleError(f"{bundle}: a link; a bundle is a directory")
         for directory, dirnames, filenames in os.walk(bundle):
@@ -443,8 +443,6 @@ def _refuse_links(bundle: Path) -> None:
                     raise BundleError(
                         f"{path}: not a regular file or directory; a bundle holds no links"
                     )
-    except OSError as exc:
-        raise BundleError(f"cannot read the bundle {bundle}: {os_reason(exc)}") from None
 
 
 def _take_tree(source: Path, target: Path, *, last: bool) -> None:

@@ -56,7 +56,7 @@ from typing import IO
 
 from selfbench._fs import read_beneath
 from selfbench.bundle import layout
-from selfbench.errors import BundleError, SandboxError, SelfbenchError
+from selfbench.errors import BundleError, SandboxError, SelfbenchError, translating
 from selfbench.toolchains.model import Mount as ToolchainMount
 from selfbench.toolchains.model import Provisioned
 from selfbench.toolchains.provision import host_tools_to_hide
@@ -374,10 +374,7 @@ class Sandbox:
             argv += ["--bind", str(self.root / "shared" / Path(target).name), target]
         for path in mounts.hidden:
             argv += ["--tmpfs", str(path)]
-        for target, source in sorted(mounts.binds.items()):
-            argv += ["--bind", str(source), target]
-        for target, source in sorted(mounts.ro_binds.items()):
-            argv += ["--ro-bind", str(source), target]
+        argv += _mount_args(mounts)
         argv += self._toolchain_args()
         argv += ["--remount-ro", "/", "--chdir", "/"]
         argv += ["--cap-drop", "ALL"]
@@ -527,6 +524,25 @@ def read_workspace_text(directory: Path, name: str) -> str:
 _STATUS_LIMIT = 64
 
 
+def _mount_args(mounts: Mounts) -> list[str]:
+    """A phase's own binds; mount points below the private `/run` made readable by every phase
+    user first (bwrap would make a missing parent 0700, root's alone)."""
+    below_run = {
+        str(parent)
+        for target in (*mounts.binds, *mounts.ro_binds)
+        for parent in Path(target).parents
+        if parent.is_relative_to("/run") and parent != Path("/run")
+    }
+    args: list[str] = []
+    for parent in sorted(below_run, key=lambda p: (p.count("/"), p)):
+        args += ["--perms", "0755", "--dir", parent]
+    for target, source in sorted(mounts.binds.items()):
+        args += ["--bind", str(source), target]
+    for target, source in sorted(mounts.ro_binds.items()):
+        args += ["--ro-bind", str(source), target]
+    return args
+
+
 def _bwrap_failed(log: Path, start: int) -> bool:
     """Whether what the phase wrote to `log` from `start` on has bwrap's own error line."""
     with log.open("rb") as handle:
@@ -618,15 +634,13 @@ class PrivateEntries:
         if not roots:  # find would walk the current directory
             return cls()
         covered = tuple(f"{name}/" for name in _COVERED_DIRS)
-        try:
+        with translating(SandboxError, "walk the host's directories"):
             found = subprocess.run(
                 ["find", *roots, *_FIND_PRIVATE],
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 check=False,
             ).stdout
-        except OSError as exc:
-            raise SandboxError(f"cannot walk the host's directories: {exc}") from None
         directories: list[str] = []
         files: list[str] = []
         for record in found.split(b"\0"):
