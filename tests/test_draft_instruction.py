@@ -72,7 +72,8 @@ def test_the_sample_s_hard_change_drafts_clean(hard: tuple[CandidateModel, Split
 
     assert prompt == (
         "Convert temperatures, and any two units by name.\n\n"
-        "Temperatures differ by an offset as well as a factor, so they get their own module "
+        "Temperatures differ by an offset as well as a factor, so they get their own module: "
+        "`convert_temperature(value, source, target)` and `temperature_units()` "
         "(kelvin, Celsius, Fahrenheit, Rankine; nothing below absolute zero). A new "
         "`convert(value, source, target)` works for any dimension and refuses to mix dimensions; "
         "`dimension_of` names a unit's dimension. Degrees are formatted with the degree sign. "

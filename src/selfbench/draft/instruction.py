@@ -62,7 +62,8 @@ _FENCE = "```"
 # A test function's own name (`test_parse`, `TestParse`, `it_works`), not a sentence-like title.
 _IDENTIFIER_RE = re.compile(r"(?:[Tt]est\w*|\w+_\w+)")
 _GOLD_STAND_IN = "the relevant file"
-_EMPTY_BRACKETS_RE = re.compile(r"\(\s*\)|\[\s*\]")
+# Brackets a removed reference left empty; a call's own `()` (`units()`) stays.
+_EMPTY_BRACKETS_RE = re.compile(r"(?<![\w\]])(?:\(\s*\)|\[\s*\])")
 _SPACE_BEFORE_PUNCTUATION_RE = re.compile(r"[ \t]+([.,;:!?])")
 _MAX_PASSES = 64
 _NO_PR = 10**18
