@@ -22,11 +22,21 @@ import os
 import shutil
 import subprocess
 import sys
-import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from published import (
+    NPM_A,
+    NPM_B,
+    NPM_B_RELEASED,
+    NPM_PROJECT,
+    git,
+    lock_npm,
+    npm_tarball,
+    replace_tree,
+    unpack,
+)
 
 from selfbench.cli import main
 
@@ -43,6 +53,8 @@ class Release:
     after: str
     config: str = ""
     """A `--config` selfbench.toml, when inference cannot tell (none: everything inferred)."""
+    locked_before: str = ""
+    """npm: commit a lockfile resolved as of this moment with each release (tarballs have none)."""
 
 
 RELEASES = {
@@ -57,6 +69,8 @@ RELEASES = {
         'toolchains = ["node"]\nsetupCommand = "npm install"\n'
         'testCommand = "node --test {tests}"\n',
     ),
+    # Everything inferred: `npm ci` from the generated lockfile, jest from `scripts.test`.
+    "npm-jest": Release("npm", NPM_PROJECT, NPM_A, NPM_B, locked_before=NPM_B_RELEASED),
 }
 SMALL = ("unittest",)
 CASES = [name for name in RELEASES if WANTED == "all" or name in SMALL]
@@ -70,44 +84,21 @@ pytestmark = [
     ),
 ]
 
-_GIT_ENV = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": "Release",
-    "GIT_AUTHOR_EMAIL": "release@example.com",
-    "GIT_COMMITTER_NAME": "Release",
-    "GIT_COMMITTER_EMAIL": "release@example.com",
-    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-}
 _GENERATED = ("PKG-INFO", "setup.cfg.orig")
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=repo, env=_GIT_ENV, check=True, capture_output=True, text=True
-    ).stdout
 
 
 def _fetch(scratch: Path, release: Release, version: str) -> Path:
     """The unpacked source of one release, fetched from its registry now."""
+    if release.registry == "npm":
+        return npm_tarball(scratch, release.package, version)
     download = scratch / f"download-{version}"
-    download.mkdir()
-    if release.registry == "pypi":
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-             "--dest", str(download), f"{release.package}=={version}"],
-            check=True, capture_output=True,
-        )  # fmt: skip
-    else:
-        subprocess.run(
-            ["npm", "pack", "--silent", f"{release.package}@{version}"],
-            cwd=download, check=True, capture_output=True,
-        )  # fmt: skip
-    [archive] = [*download.glob("*.tar.gz"), *download.glob("*.tgz")]
-    unpacked = scratch / f"unpacked-{version}"
-    with tarfile.open(archive) as tar:
-        tar.extractall(unpacked, filter="data")
-    [root] = unpacked.iterdir()
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+         "--dest", str(download), f"{release.package}=={version}"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    [archive] = download.glob("*.tar.gz")
+    root = unpack(archive, scratch / f"unpacked-{version}")
     for name in _GENERATED:
         (root / name).unlink(missing_ok=True)
     for info in root.glob("*.egg-info"):
@@ -115,28 +106,26 @@ def _fetch(scratch: Path, release: Release, version: str) -> Path:
     return root
 
 
-def _replace_tree(repo: Path, source: Path) -> None:
-    for entry in repo.iterdir():
-        if entry.name != ".git":
-            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
-    shutil.copytree(source, repo, dirs_exist_ok=True)
-
-
 def _history(scratch: Path, release: Release) -> Path:
     """A repository: release A, then release B squashed on it as pull request #1."""
     repo = scratch / "repo"
     repo.mkdir()
-    _git(repo, "init", "-q", "--initial-branch=main")
-    _git(repo, "remote", "add", "origin", "https://github.com/example/released.git")
-    (repo / ".gitignore").write_text("node_modules/\n.venv/\n__pycache__/\n", encoding="utf-8")
+    git(repo, "init", "-q", "--initial-branch=main")
+    git(repo, "remote", "add", "origin", "https://github.com/example/released.git")
+    lock = b""
     for version, message in (
         (release.before, f"Release {release.before}"),
         (release.after, f"Release {release.after} (#1)\n\nBring the library to {release.after}."),
     ):
-        _replace_tree(repo, _fetch(scratch, release, version))
+        replace_tree(repo, _fetch(scratch, release, version))
         (repo / ".gitignore").write_text("node_modules/\n.venv/\n__pycache__/\n")
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-q", "-m", message)
+        if release.locked_before:
+            if lock:
+                (repo / "package-lock.json").write_bytes(lock)
+            lock_npm(repo, release.locked_before)
+            lock = (repo / "package-lock.json").read_bytes()
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", message)
     return repo
 
 
