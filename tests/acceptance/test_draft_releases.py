@@ -27,10 +27,6 @@ from pathlib import Path
 
 import pytest
 from published import (
-    NPM_A,
-    NPM_B,
-    NPM_B_RELEASED,
-    NPM_PROJECT,
     git,
     lock_npm,
     npm_tarball,
@@ -69,8 +65,10 @@ RELEASES = {
         'toolchains = ["node"]\nsetupCommand = "npm install"\n'
         'testCommand = "node --test {tests}"\n',
     ),
-    # Everything inferred: `npm ci` from the generated lockfile, jest from `scripts.test`.
-    "npm-jest": Release("npm", NPM_PROJECT, NPM_A, NPM_B, locked_before=NPM_B_RELEASED),
+    # Everything inferred: `npm ci` from the generated lockfile, vitest from `scripts.test`.
+    "npm-vitest": Release(
+        "npm", "@braintree/sanitize-url", "7.0.4", "7.1.0", locked_before="2024-12-11T17:12:33Z"
+    ),
 }
 SMALL = ("unittest",)
 CASES = [name for name in RELEASES if WANTED == "all" or name in SMALL]
