@@ -10,8 +10,14 @@ selectors, and the draft must be accepted by `validate` without edits.
 Cases: pytest style (more-itertools 10.6.0 to 10.7.0, a hard task), unittest style (tenacity
 8.4.1 to 8.4.2, a new `unittest.TestCase` file) from PyPI sdists; `node --test` (@fastify/error
 4.2.1 to 4.3.0, a medium task whose pass-to-pass files are the unchanged ones beside the new
-test) from npm. `SELFBENCH_ACCEPTANCE=all` runs every case, `small` (what CI runs) the unittest
-one (about two minutes). Needs root, bubblewrap and the registries.
+test) and vitest (@braintree/sanitize-url 7.0.4 to 7.1.0, TypeScript, an easy task: `npm ci` and
+`vitest run` inferred, fail-to-pass the rewritten test file) from npm. npm tarballs carry no
+lockfile, so that case commits one with each release, generated with `npm install
+--package-lock-only --before <7.1.0's release date>`. No jest case: the jest pair of
+test_real_releases.py (card-validator 10.0.2 to 10.0.3) changes 2 implementation lines, below
+the easy gate, so `mine` rightly excludes it. `SELFBENCH_ACCEPTANCE=all` runs every case,
+`small` (what CI runs) the unittest one (about two minutes). Needs root, bubblewrap and the
+registries (the npm cases also the host's `npm`, to fetch and lock).
 """
 
 from __future__ import annotations
@@ -65,7 +71,8 @@ RELEASES = {
         'toolchains = ["node"]\nsetupCommand = "npm install"\n'
         'testCommand = "node --test {tests}"\n',
     ),
-    # Everything inferred: `npm ci` from the generated lockfile, vitest from `scripts.test`.
+    # Everything inferred: `npm ci` from the generated lockfile, vitest from `scripts.test`;
+    # the lockfiles take the dependency versions of 7.1.0's release.
     "npm-vitest": Release(
         "npm", "@braintree/sanitize-url", "7.0.4", "7.1.0", locked_before="2024-12-11T17:12:33Z"
     ),
