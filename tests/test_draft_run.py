@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from projects import git
+from selfbench.bundle.evidence import REPORT_ARGUMENTS
 from selfbench.draft.run import (
     Decision,
     FileRun,
@@ -315,9 +317,28 @@ def test_decide_reason_from_observation_passes_through() -> None:
 
 
 def test_provisional_command_keeps_one_unquoted_placeholder() -> None:
-    command = provisional_command("cd pkg && npx jest --ci {tests}")
+    command = provisional_command("cd pkg && npx jest --ci {tests}", 1)
     assert command.count("{tests}") == 1
     assert '( cd pkg && npx jest --ci "$selfbench_file" )' in command
+
+
+@pytest.mark.parametrize("runner", sorted(REPORT_ARGUMENTS))
+def test_provisional_command_runs_only_the_files_not_the_report_arguments(
+    runner: str, tmp_path: Path
+) -> None:
+    """The verifier adds jest's and vitest's report arguments after the selectors: the loop
+    must not run them as test files (it did, and every jest or vitest draft was unreadable)."""
+    command = provisional_command("printf 'ran %s\\n' {tests}", 2)
+    verifier = command.replace("{tests}", f"'a b.test.ts' c.test.ts {REPORT_ARGUMENTS[runner]}")
+    result = subprocess.run(
+        ["sh", "-c", verifier], env={"SELFBENCH_EVIDENCE": str(tmp_path / "report.json")},
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    ran = [line for line in result.stdout.splitlines() if line.startswith("ran ")]
+    assert ran == ["ran a b.test.ts", "ran a b.test.ts", "ran c.test.ts", "ran c.test.ts"]
+    ends = [line for line in result.stdout.splitlines() if line.startswith("selfbench-draft: end")]
+    assert ends == [f"selfbench-draft: end {i} {r} 0" for i in (0, 1) for r in (1, 2)]
 
 
 def test_outcomes_type_is_the_parsers() -> None:

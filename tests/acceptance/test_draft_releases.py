@@ -10,8 +10,14 @@ selectors, and the draft must be accepted by `validate` without edits.
 Cases: pytest style (more-itertools 10.6.0 to 10.7.0, a hard task), unittest style (tenacity
 8.4.1 to 8.4.2, a new `unittest.TestCase` file) from PyPI sdists; `node --test` (@fastify/error
 4.2.1 to 4.3.0, a medium task whose pass-to-pass files are the unchanged ones beside the new
-test) from npm. `SELFBENCH_ACCEPTANCE=all` runs every case, `small` (what CI runs) the unittest
-one (about two minutes). Needs root, bubblewrap and the registries.
+test) and vitest (@braintree/sanitize-url 7.0.4 to 7.1.0, TypeScript, an easy task: `npm ci` and
+`vitest run` inferred, fail-to-pass the rewritten test file) from npm. npm tarballs carry no
+lockfile, so that case commits one with each release, generated with `npm install
+--package-lock-only --before <7.1.0's release date>`. No jest case: the jest pair of
+test_real_releases.py (card-validator 10.0.2 to 10.0.3) changes 2 implementation lines, below
+the easy gate, so `mine` rightly excludes it. `SELFBENCH_ACCEPTANCE=all` runs every case,
+`small` (what CI runs) the unittest one (about two minutes). Needs root, bubblewrap and the
+registries (the npm cases also the host's `npm`, to fetch and lock).
 """
 
 from __future__ import annotations
@@ -22,11 +28,17 @@ import os
 import shutil
 import subprocess
 import sys
-import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from published import (
+    git,
+    lock_npm,
+    npm_tarball,
+    replace_tree,
+    unpack,
+)
 
 from selfbench.cli import main
 
@@ -43,6 +55,8 @@ class Release:
     after: str
     config: str = ""
     """A `--config` selfbench.toml, when inference cannot tell (none: everything inferred)."""
+    locked_before: str = ""
+    """npm: commit a lockfile resolved as of this moment with each release (tarballs have none)."""
 
 
 RELEASES = {
@@ -57,6 +71,11 @@ RELEASES = {
         'toolchains = ["node"]\nsetupCommand = "npm install"\n'
         'testCommand = "node --test {tests}"\n',
     ),
+    # Everything inferred: `npm ci` from the generated lockfile, vitest from `scripts.test`;
+    # the lockfiles take the dependency versions of 7.1.0's release.
+    "npm-vitest": Release(
+        "npm", "@braintree/sanitize-url", "7.0.4", "7.1.0", locked_before="2024-12-11T17:12:33Z"
+    ),
 }
 SMALL = ("unittest",)
 CASES = [name for name in RELEASES if WANTED == "all" or name in SMALL]
@@ -70,44 +89,21 @@ pytestmark = [
     ),
 ]
 
-_GIT_ENV = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": "Release",
-    "GIT_AUTHOR_EMAIL": "release@example.com",
-    "GIT_COMMITTER_NAME": "Release",
-    "GIT_COMMITTER_EMAIL": "release@example.com",
-    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-}
 _GENERATED = ("PKG-INFO", "setup.cfg.orig")
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=repo, env=_GIT_ENV, check=True, capture_output=True, text=True
-    ).stdout
 
 
 def _fetch(scratch: Path, release: Release, version: str) -> Path:
     """The unpacked source of one release, fetched from its registry now."""
+    if release.registry == "npm":
+        return npm_tarball(scratch, release.package, version)
     download = scratch / f"download-{version}"
-    download.mkdir()
-    if release.registry == "pypi":
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-             "--dest", str(download), f"{release.package}=={version}"],
-            check=True, capture_output=True,
-        )  # fmt: skip
-    else:
-        subprocess.run(
-            ["npm", "pack", "--silent", f"{release.package}@{version}"],
-            cwd=download, check=True, capture_output=True,
-        )  # fmt: skip
-    [archive] = [*download.glob("*.tar.gz"), *download.glob("*.tgz")]
-    unpacked = scratch / f"unpacked-{version}"
-    with tarfile.open(archive) as tar:
-        tar.extractall(unpacked, filter="data")
-    [root] = unpacked.iterdir()
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+         "--dest", str(download), f"{release.package}=={version}"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    [archive] = download.glob("*.tar.gz")
+    root = unpack(archive, scratch / f"unpacked-{version}")
     for name in _GENERATED:
         (root / name).unlink(missing_ok=True)
     for info in root.glob("*.egg-info"):
@@ -115,28 +111,26 @@ def _fetch(scratch: Path, release: Release, version: str) -> Path:
     return root
 
 
-def _replace_tree(repo: Path, source: Path) -> None:
-    for entry in repo.iterdir():
-        if entry.name != ".git":
-            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
-    shutil.copytree(source, repo, dirs_exist_ok=True)
-
-
 def _history(scratch: Path, release: Release) -> Path:
     """A repository: release A, then release B squashed on it as pull request #1."""
     repo = scratch / "repo"
     repo.mkdir()
-    _git(repo, "init", "-q", "--initial-branch=main")
-    _git(repo, "remote", "add", "origin", "https://github.com/example/released.git")
-    (repo / ".gitignore").write_text("node_modules/\n.venv/\n__pycache__/\n", encoding="utf-8")
+    git(repo, "init", "-q", "--initial-branch=main")
+    git(repo, "remote", "add", "origin", "https://github.com/example/released.git")
+    lock = b""
     for version, message in (
         (release.before, f"Release {release.before}"),
         (release.after, f"Release {release.after} (#1)\n\nBring the library to {release.after}."),
     ):
-        _replace_tree(repo, _fetch(scratch, release, version))
+        replace_tree(repo, _fetch(scratch, release, version))
         (repo / ".gitignore").write_text("node_modules/\n.venv/\n__pycache__/\n")
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-q", "-m", message)
+        if release.locked_before:
+            if lock:
+                (repo / "package-lock.json").write_bytes(lock)
+            lock_npm(repo, release.locked_before)
+            lock = (repo / "package-lock.json").read_bytes()
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", message)
     return repo
 
 

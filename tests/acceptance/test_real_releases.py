@@ -43,23 +43,30 @@ import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from published import (
+    NPM_A,
+    NPM_B,
+    NPM_B_RELEASED,
+    NPM_PROJECT,
+    git,
+    lock_npm,
+    npm_tarball,
+    replace_tree,
+    run,
+    unpack,
+)
 
 from selfbench.cli import main
 
 WANTED = os.environ.get("SELFBENCH_ACCEPTANCE", "")
 PYPI_PROJECT, PYPI_A, PYPI_B = "more-itertools", "10.6.0", "10.7.0"
 """Pure Python, no dependencies, flit-built, tests in the sdist (`tests/test_more.py`)."""
-NPM_PROJECT, NPM_A, NPM_B = "card-validator", "10.0.2", "10.0.3"
-"""TypeScript, jest (ts-jest, jsdom), tests in the tarball (`src/__tests__/`)."""
-NPM_B_RELEASED = "2025-08-11T14:32:21Z"
-"""When NPM_B was published: the lockfiles take the dependency versions of that moment."""
 PYTEST = ".venv/bin/python -m pytest -q -p no:cacheprovider {tests}"
 JEST = "npx jest --ci --json {tests}"
 
@@ -102,38 +109,11 @@ pytestmark = [
     ),
 ]
 
-_GIT_ENV = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": "Release",
-    "GIT_AUTHOR_EMAIL": "release@example.com",
-    "GIT_COMMITTER_NAME": "Release",
-    "GIT_COMMITTER_EMAIL": "release@example.com",
-    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-}
-
 
 @pytest.fixture(autouse=True)
 def _image_toolchains(monkeypatch: pytest.MonkeyPatch) -> None:
     """tests/conftest.py turns provisioning off for the sample projects; these cases need it."""
     monkeypatch.delenv("SELFBENCH_TOOLCHAINS", raising=False)
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=repo, env=_GIT_ENV, check=True, capture_output=True, text=True
-    ).stdout
-
-
-def _run(argv: list[str], cwd: Path) -> str:
-    return subprocess.run(argv, cwd=cwd, check=True, capture_output=True, text=True).stdout
-
-
-def _unpack(archive: Path, into: Path) -> Path:
-    with tarfile.open(archive) as tar:
-        tar.extractall(into, filter="data")
-    [root] = into.iterdir()
-    return root
 
 
 def _sdist(scratch: Path, version: str) -> Path:
@@ -145,58 +125,32 @@ def _sdist(scratch: Path, version: str) -> Path:
         check=True, capture_output=True,
     )  # fmt: skip
     [archive] = download.glob("*.tar.gz")
-    root = _unpack(archive, scratch / f"unpacked-{version}")
+    root = unpack(archive, scratch / f"unpacked-{version}")
     (root / "PKG-INFO").unlink(missing_ok=True)  # generated metadata, not source
     return root
-
-
-def _npm_tarball(scratch: Path, version: str) -> Path:
-    """The unpacked tarball of one npm release, fetched from the registry now."""
-    download = scratch / f"download-{version}"
-    download.mkdir()
-    _run(["npm", "pack", "--silent", f"{NPM_PROJECT}@{version}"], download)
-    [archive] = download.glob("*.tgz")
-    return _unpack(archive, scratch / f"unpacked-{version}")
-
-
-def _replace_tree(repo: Path, source: Path) -> None:
-    for entry in repo.iterdir():
-        if entry.name != ".git":
-            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
-    shutil.copytree(source, repo, dirs_exist_ok=True)
-
-
-def _lock(repo: Path) -> None:
-    """The lockfile `npm ci` needs, which no published tarball has: resolved as of B's release
-    (an existing lockfile's pins are kept)."""
-    _run(
-        ["npm", "install", "--package-lock-only", "--ignore-scripts", "--no-audit", "--no-fund",
-         "--before", NPM_B_RELEASED],
-        repo,
-    )  # fmt: skip
 
 
 def _release_repo(scratch: Path, project: str) -> tuple[Path, str]:
     """A repository with release A as its base commit and release B on top; the base's id."""
     repo = scratch / "repo"
     repo.mkdir()
-    _git(repo, "init", "-q", "--initial-branch=main")
+    git(repo, "init", "-q", "--initial-branch=main")
     versions = (PYPI_A, PYPI_B) if project == PYPI_PROJECT else (NPM_A, NPM_B)
     lock = b""
     for version in versions:
         if project == PYPI_PROJECT:
-            _replace_tree(repo, _sdist(scratch, version))
+            replace_tree(repo, _sdist(scratch, version))
         else:
-            _replace_tree(repo, _npm_tarball(scratch, version))
+            replace_tree(repo, npm_tarball(scratch, NPM_PROJECT, version))
             (repo / ".gitignore").write_text("node_modules/\n", encoding="utf-8")
             if lock:
                 (repo / "package-lock.json").write_bytes(lock)
-            _lock(repo)
+            lock_npm(repo, NPM_B_RELEASED)
             lock = (repo / "package-lock.json").read_bytes()
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-q", "-m", f"{project} {version}")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"{project} {version}")
         if version == versions[0]:
-            base = _git(repo, "rev-parse", "HEAD").strip()
+            base = git(repo, "rev-parse", "HEAD").strip()
     return repo, base
 
 
@@ -226,7 +180,7 @@ def _failing_pytest(tree: Path, changed: list[str]) -> list[str]:
 
 def _failing_jest(tree: Path, changed: list[str]) -> list[str]:
     """The changed test files with a test that fails on A (jest takes files)."""
-    _run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], tree)
+    run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], tree)
     result = subprocess.run(
         ["npx", "jest", "--ci", "--json", *changed],
         cwd=tree, capture_output=True, text=True, check=False,
@@ -258,8 +212,8 @@ def _author(scratch: Path, case: Case) -> tuple[Path, Path]:
     """The repository (A, then B) and the authored task directory."""
     shape = _SHAPES[case.project]
     repo, base = _release_repo(scratch, case.project)
-    test_patch = _git(repo, "diff", "--binary", base, "HEAD", "--", shape.test_dir)
-    gold_patch = _git(repo, "diff", "--binary", base, "HEAD", "--", ".", f":!{shape.test_dir}")
+    test_patch = git(repo, "diff", "--binary", base, "HEAD", "--", shape.test_dir)
+    gold_patch = git(repo, "diff", "--binary", base, "HEAD", "--", ".", f":!{shape.test_dir}")
     changed = sorted({line[6:] for line in test_patch.splitlines() if line.startswith("+++ b/")})
     tree = _observe_tree(repo, base, test_patch, scratch)
     fail_to_pass = shape.failing(tree, changed)

@@ -161,18 +161,22 @@ def _split_key(key: str) -> tuple[str, str]:
 # --- the provisional task -------------------------------------------------------------------
 
 
-def provisional_command(test_command: str) -> str:
+def provisional_command(test_command: str, files: int) -> str:
     """A test command that runs each selector (a file) on its own, twice, between marker lines.
 
     `{tests}` appears once, unquoted, as the loop's word list; inside, each file replaces the
-    placeholder of the real command. The second run in the same tree is the determinism repeat
-    (the verifier repeats a passing command itself only when its runner's report shows every
-    file, which one report file per run cannot). The command fails when any run fails.
+    placeholder of the real command. The loop stops after the `files` selectors: the verifier
+    adds the words that ask jest and vitest for their report after the selectors
+    (`REPORT_ARGUMENTS`), and those are no test files. The second run in the same tree is the
+    determinism repeat (the verifier repeats a passing command itself only when its runner's
+    report shows every file, which one report file per run cannot). The command fails when any
+    run fails.
     """
     inner = test_command.replace(PLACEHOLDER, '"$selfbench_file"')
     return (
         "selfbench_status=0; selfbench_index=0; "
         f"for selfbench_file in {PLACEHOLDER}; do "
+        f'[ "$selfbench_index" -lt {files} ] || break; '
         f"for selfbench_repeat in {' '.join(str(n) for n in range(1, REPEATS + 1))}; do "
         'printf \'\\nselfbench-draft: begin %d %d\\n\' "$selfbench_index" "$selfbench_repeat"; '
         f"( {inner} ); selfbench_code=$?; "
@@ -203,7 +207,7 @@ def _provisional_definition(plan: Plan, difficulty: Difficulty) -> dict[str, Any
         "baseCommit": plan.base_commit,
         "workdir": plan.workdir,
         "setupCommand": plan.setup_command,
-        "testCommand": provisional_command(plan.test_command),
+        "testCommand": provisional_command(plan.test_command, len(plan.test_files)),
         "failToPass": list(plan.test_files),
         "passToPass": [],
         "testPaths": list(plan.held_out),
