@@ -50,8 +50,8 @@ def test_importing_the_package_loads_no_heavy_module() -> None:
 
 
 AUDIT_MODULES = [
-    "selfbench._cli_bundle", "selfbench._cli_common", "selfbench._cli_eval",
-    "selfbench._cli_export", "selfbench._cli_mine", "selfbench._cli_task",
+    "selfbench._cli_bundle", "selfbench._cli_common", "selfbench._cli_draft", "selfbench._cli_eval",
+    "selfbench._cli_export", "selfbench._cli_mine", "selfbench._cli_run", "selfbench._cli_task",
     "selfbench._cli_toolchains", "selfbench._cli_validate", "selfbench._fs", "selfbench._json",
     "selfbench._paths", "selfbench._runner_files", "selfbench._shell", "selfbench.audit",
     "selfbench.bundle", "selfbench.bundle.held_out", "selfbench.cli", "selfbench.contract",

@@ -140,9 +140,8 @@ def _progress(total: int) -> Iterator[Callable[[DraftResult], None]]:
 
 
 def add_draft_command(commands: Any) -> None:
-    """Register `draft` on the CLI's subcommands."""
-    from selfbench.validate.local import DEFAULT_RERUNS  # noqa: PLC0415
-
+    """Register `draft` on the CLI's subcommands (importing nothing heavy: every command's
+    parser is built on each call)."""
     draft = commands.add_parser(
         "draft", help="draft tasks from candidates by running their tests (selectors observed)"
     )
@@ -160,7 +159,7 @@ def add_draft_command(commands: Any) -> None:
         "--reruns",
         type=int,
         metavar="N",
-        help=f"runs with the gold patch, each from a fresh copy (default {DEFAULT_RERUNS})",
+        help="runs with the gold patch, each from a fresh copy (default: 3, at least 2)",
     )
     draft.add_argument("--logs", metavar="DIR", help="where each candidate's logs go")
     draft.add_argument(

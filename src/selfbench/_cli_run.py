@@ -159,7 +159,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         jobs=args.jobs,
         env=args.env,
         harbor_env=args.harbor_env,
-        over_fetch=args.over_fetch,
+        **({} if args.over_fetch is None else {"over_fetch": args.over_fetch}),
         author_time_limit=args.author_time_limit,
         inactivity=args.inactivity,
         source_url=args.source_url,
@@ -271,8 +271,7 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _add_run(commands: Any) -> None:
-    from selfbench.mine.rank import DEFAULT_OVER_FETCH  # noqa: PLC0415
-
+    # Nothing heavy here: every command's parser is built on each call (`selfbench audit` too).
     run = commands.add_parser("run", help="mine, draft, author, prove and export, resumable")
     run.add_argument("--repo", metavar="REPO", help="the git repository to mine")
     for tier in _TIERS:
@@ -289,7 +288,9 @@ def _add_run(commands: Any) -> None:
     run.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="candidates at once")
     run.add_argument("--env", default="local", choices=("local", "harbor"))
     run.add_argument("--harbor-env", default="docker", metavar="ENV", help="with --env harbor")
-    run.add_argument("--over-fetch", type=float, default=DEFAULT_OVER_FETCH, metavar="X")
+    run.add_argument(
+        "--over-fetch", type=float, metavar="X", help="budget multiplier (default: mining's, 1.5)"
+    )
     run.add_argument("--author-time-limit", type=float, default=2400.0, metavar="SECONDS")
     run.add_argument("--inactivity", type=float, default=600.0, metavar="SECONDS")
     run.add_argument(
