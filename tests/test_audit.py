@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -19,6 +22,7 @@ from helpers import (
     selectors,
     task,
 )
+from projects import git
 from selfbench._runner_files import is_runner_control
 from selfbench.audit import RUNNER_CONTROL, THRESHOLDS, Threshold, audit
 from selfbench.bundle.evidence import PYTEST_PLUGIN
@@ -532,6 +536,15 @@ def _modified(path: str, old: str, new: str) -> str:
     )
 
 
+COMMANDS = {
+    "go": "go test {tests}",
+    "cargo": "cargo test {tests}",
+    "jest": "npx jest {tests}",
+    "vitest": "npx vitest run {tests}",
+    "pytest": "python -m pytest -q {tests}",
+}
+
+
 @pytest.mark.parametrize(
     ("path", "old", "new", "blocked"),
     [
@@ -552,5 +565,82 @@ def test_a_gold_patch_changing_what_builds_the_tests_cannot_be_graded(
 ) -> None:
     # The verifier restores these lines of a go.mod or Cargo.toml to the base (bundle/evidence.py).
     gold = patch(added_file("src/widgets/x.py", 20), _modified(path, old, new))
-    report = run_audit(task(), gold=gold)
+    runner = "go" if path.endswith("go.mod") else "cargo"
+    report = run_audit(task(testCommand=COMMANDS[runner]), gold=gold)
     assert (f"{RUNNER_CONTROL}: {path}" in report.blockers) is blocked
+
+
+@pytest.mark.parametrize("runner", ["pytest", "jest", "cargo"])
+def test_a_go_mod_the_verifier_does_not_restore_for_the_runner_stays_fine(runner: str) -> None:
+    # Only go's verifier restores go.mod (RESTORED_MANIFESTS); for another runner it stays.
+    gold = patch(added_file("src/widgets/x.py", 20), _modified("go.mod", "go 1.22", "toolchain x"))
+    report = run_audit(task(testCommand=COMMANDS[runner]), gold=gold)
+    assert report.blockers == ()
+
+
+def _package(**keys: object) -> str:
+    return json.dumps({"name": "widgets", "version": "1.0.0", **keys}, indent=2) + "\n"
+
+
+_MANY = {f"dep-{index:02}": f"^{index}.0.0" for index in range(30)}
+_JEST = {f"option{index:02}": index for index in range(20)}
+
+# (case, the base's package.json, the gold's, runner, blocked): each diffed by the real git.
+PACKAGE_JSON_CASES = [
+    ("test script", _package(scripts={"test": "jest"}), _package(scripts={"test": "jest -i"}),
+     "jest", True),
+    ("script added", _package(scripts={"test": "jest"}),
+     _package(scripts={"test": "jest", "pretest": "node fake.js"}), "vitest", True),
+    ("jest key deep in a long table", _package(jest=_JEST),
+     _package(jest={**_JEST, "option10": "changed"}), "jest", True),
+    ("jest table added", _package(), _package(jest={"testEnvironment": "node"}), "jest", True),
+    ("babel preset", _package(babel={"presets": ["a"]}), _package(babel={"presets": ["b"]}),
+     "jest", True),
+    ("new package.json with scripts", None, _package(scripts={"test": "jest"}), "jest", True),
+    ("scripts beside a dependency", _package(scripts={"a": "x"}, dependencies={"b": "^1.0.0"}),
+     _package(scripts={"a": "y"}, dependencies={"b": "^2.0.0"}), "jest", True),
+    ("tab-indented script", _package(scripts={"t": "a"}).replace("  ", "\t"),
+     _package(scripts={"t": "b"}).replace("  ", "\t"), "jest", True),
+    ("version", _package(scripts={"test": "jest"}), _package(scripts={"test": "jest"}) .replace(
+        "1.0.0", "1.1.0"), "jest", False),
+    ("dependency deep in a long table", _package(dependencies=_MANY),
+     _package(dependencies={**_MANY, "dep-15": "^99.1.0"}), "jest", False),
+    ("dependency added", _package(dependencies=_MANY),
+     _package(dependencies={**_MANY, "dep-15a": "workspace:*"}), "vitest", False),
+    ("dev dependency after scripts", _package(scripts={"t": "jest"}, devDependencies={"j": "29"}),
+     _package(scripts={"t": "jest"}, devDependencies={"j": "30"}), "jest", False),
+    ("new package.json without runner keys", None, _package(dependencies={"a": "^1.0.0"}),
+     "jest", False),
+    ("scripts for a runner that does not read them", _package(scripts={"test": "jest"}),
+     _package(scripts={"test": "jest -i"}), "pytest", False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("base", "gold", "runner", "blocked"),
+    [case[1:] for case in PACKAGE_JSON_CASES],
+    ids=[case[0] for case in PACKAGE_JSON_CASES],
+)
+@pytest.mark.parametrize("where", ["package.json", "web/package.json"])
+def test_a_gold_patch_changing_package_json_runner_keys_cannot_be_graded(
+    tmp_path: Path, where: str, base: str | None, gold: str, runner: str, *, blocked: bool
+) -> None:
+    # The jest and vitest verifiers restore a package.json whose jest, babel or scripts changed
+    # (bundle/evidence.py): graded against the base's, the gold patch's keys would be lost.
+    repo = tmp_path / "repo"
+    (repo / "web").mkdir(parents=True)
+    git(repo, "init", "-q")
+    (repo / "web" / "index.js").write_text("module.exports = 1;\n")
+    if base is not None:
+        (repo / where).write_text(base)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    (repo / where).write_text(gold)
+    (repo / "web" / "index.js").write_text("".join(f"exports.f{i} = {i};\n" for i in range(20)))
+    git(repo, "add", "-A")
+    gold_patch = git(repo, "diff", "--cached", "--binary").encode()
+
+    report = run_audit(task(testCommand=COMMANDS[runner]), gold=gold_patch)
+
+    expected = (f"{RUNNER_CONTROL}: {where}",) if blocked else ()
+    assert report.blockers == expected

@@ -12,7 +12,9 @@ import re
 from fnmatch import translate
 
 __all__ = [
+    "PACKAGE_JSON_CONTROL_KEYS",
     "PYTEST_CONFIGURATION_FILES",
+    "RESTORED_MANIFESTS",
     "RUNNER_CONTROL_PATTERNS",
     "changes_build_control",
     "is_runner_control",
@@ -74,6 +76,19 @@ def is_runner_control(path: str) -> bool:
     return _RUNNER_CONTROL_RE.match(path) is not None
 
 
+RESTORED_MANIFESTS: dict[str, tuple[str, ...]] = {
+    "go.mod": ("go",),
+    "Cargo.toml": ("cargo",),
+    "package.json": ("jest", "vitest"),
+}
+"""Shared manifests whose runner-control part the verifier restores to the base when an agent
+changes it (the whole file, `bundle/evidence.py`), and the runners for which it does."""
+
+PACKAGE_JSON_CONTROL_KEYS = ("jest", "babel", "scripts")
+"""`package.json`'s keys that decide how jest or vitest run: jest's configuration, babel's (jest's
+transform) and the scripts."""
+
+
 # What the verifier restores in a changed `go.mod` (its replace and toolchain directives) or
 # `Cargo.toml` (targets, profiles, patches, workspace, build keys, paths): `bundle/evidence.py`
 # reads the files whole; the audit sees only a diff's lines, so it asks whether a changed line
@@ -89,15 +104,108 @@ _BUILD_CONTROL_LINES = {
 }
 
 
-def changes_build_control(path: str, section: bytes) -> bool:
-    """A patch's section for `path` adds or removes a line of a `go.mod` or `Cargo.toml` that the
-    verifier restores to the base (so a gold patch changing one cannot be graded)."""
-    pattern = _BUILD_CONTROL_LINES.get(path.rsplit("/", 1)[-1])
-    if pattern is None:
+def changes_build_control(path: str, section: bytes, runner: str | None) -> bool:
+    """A patch's section for `path` changes a part of a `go.mod`, `Cargo.toml` or `package.json`
+    that the verifier of a task run by `runner` restores to the base (so a gold patch changing it
+    cannot be graded)."""
+    name = path.rsplit("/", 1)[-1]
+    if runner is None or runner not in RESTORED_MANIFESTS.get(name, ()):
         return False
+    if name == "package.json":
+        return _changes_package_json_control(section)
+    pattern = _BUILD_CONTROL_LINES[name]
     for line in section.decode("utf-8", "replace").splitlines():
         if line.startswith(("+++", "---")) or not line.startswith(("+", "-")):
             continue
         if pattern.match(line[1:]):
             return True
+    return False
+
+
+# package.json, read from a diff's hunks, which show a few lines around each change: a line's
+# top-level key is the nearest line above it, at the top level's indentation, that opens one.
+_HUNK_RE = re.compile(r"@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+_KEY_RE = re.compile(r'(\s*)"((?:[^"\\]|\\.)*)"\s*:')
+_CLOSING_RE = re.compile(r"\s*[}\]]")
+# `"name": "<range>"`: a dependency's version range (no script, babel or jest setting looks so).
+_DEPENDENCY_RE = re.compile(
+    r'\s*"[^"]+"\s*:\s*"(?:[~^]?v?\d[^"\s]*|[<>=~^*][^"]*|\*|latest|next|x'
+    r'|(?:workspace|npm|file|link|portal|patch|catalog|github|git\+\w+|git|https?):[^"\s]*)"\s*,?\s*'
+)
+
+
+def _hunk_sides(section: str) -> list[tuple[int, list[tuple[str, bool]]]]:
+    """Each hunk's old and new side: its first line number and its lines, changed or not."""
+    sides: list[tuple[int, list[tuple[str, bool]]]] = []
+    old: list[tuple[str, bool]] = []
+    new: list[tuple[str, bool]] = []
+    in_hunk = False
+    for line in section.splitlines():
+        header = _HUNK_RE.match(line)
+        if header is not None:
+            old, new = [], []
+            sides.extend(((int(header[1]), old), (int(header[2]), new)))
+            in_hunk = True
+        elif not in_hunk or line.startswith("\\"):
+            continue
+        elif line.startswith(" ") or line == "":
+            old.append((line[1:], False))
+            new.append((line[1:], False))
+        elif line.startswith("-"):
+            old.append((line[1:], True))
+        elif line.startswith("+"):
+            new.append((line[1:], True))
+        else:
+            in_hunk = False  # the next file's header, or the end of the hunks
+    return sides
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _top_level_indent(sides: list[tuple[int, list[tuple[str, bool]]]]) -> int:
+    """How far the root object's keys are indented: seen after the root's `{` when a hunk shows
+    the file's first line, else the least of one indentation step (two spaces, one tab) and every
+    key line's indentation."""
+    keys: list[int] = []
+    tabs = False
+    for first, lines in sides:
+        texts = [text for text, _ in lines if text.strip()]
+        if first <= 1 and texts and texts[0].strip() == "{" and len(texts) > 1:
+            return _indent(texts[1])
+        tabs = tabs or any(text.startswith("\t") for text in texts)
+        keys.extend(_indent(text) for text in texts if _KEY_RE.match(text))
+    return min([1 if tabs else 2, *keys])
+
+
+def _changes_package_json_control(section: bytes) -> bool:
+    """A changed line of a `package.json` could be in one of `PACKAGE_JSON_CONTROL_KEYS`: it is
+    unless the hunk shows it under (or as) another top-level key, or it names a version range.
+
+    The audit has the diff, not the file: a line deep inside an object whose key the hunk's few
+    lines of context do not show could be a script, so it counts, unless it is a dependency.
+    """
+    sides = _hunk_sides(section.decode("utf-8", "replace"))
+    top = _top_level_indent(sides)
+    for _, lines in sides:
+        owner: str | None = None  # the top-level key the lines above are under, when seen
+        for text, changed in lines:
+            indent = _indent(text)
+            key = _KEY_RE.match(text)
+            if indent < top or not text.strip():
+                line_owner, owner = None, None
+            elif indent == top:
+                closing = _CLOSING_RE.match(text) is not None
+                line_owner = owner if closing else (key[2] if key else None)
+                owner = None if closing else line_owner
+            else:
+                line_owner = owner
+            if not changed:
+                continue
+            if line_owner is not None:
+                if line_owner in PACKAGE_JSON_CONTROL_KEYS:
+                    return True
+            elif indent > top and not _DEPENDENCY_RE.fullmatch(text):
+                return True
     return False

@@ -16,6 +16,7 @@ from selfbench._runner_files import changes_build_control, is_runner_control
 from selfbench._shell import PLACEHOLDER, Word, split_words
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.contract import Difficulty, TaskDefinition
+from selfbench.outcomes._detect import detect_runner
 from selfbench.patches import Patch, changes_no_files, display_path
 
 __all__ = ["THRESHOLDS", "AuditReport", "Threshold", "audit"]
@@ -41,7 +42,8 @@ NOT_ONCE = 'test command must contain "{tests}" exactly once'
 QUOTED = 'test command must expand "{tests}" as an unquoted shell argument list'
 NO_TEST_FILES = changes_no_files("held-out test patch")
 RUNNER_CONTROL = "gold patch changes runner configuration, so the task cannot be graded"
-"""The verifier leaves every agent's changes to these paths out (`_runner_files.py`)."""
+"""The verifier leaves every agent's changes to these paths out, and restores a `go.mod`,
+`Cargo.toml` or `package.json` whose runner-control part changed (`_runner_files.py`)."""
 _PIECE_BOUNDS = "/=:"
 _HEX_RUN_RE = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{7,40}(?![0-9A-Za-z])")
 
@@ -96,12 +98,13 @@ def audit(
     if overlap:
         listed = ", ".join(display_path(path) for path in overlap)
         blockers.append(f"gold and held-out test patches overlap: {listed}")
+    runner = detect_runner(definition.testCommand)
     runner_control = [path for path in gold.paths if is_runner_control(path)]
     runner_control += [
         change.path
         for change in gold.files
         if change.path not in runner_control
-        and changes_build_control(change.path, gold.section(change))
+        and changes_build_control(change.path, gold.section(change), runner)
     ]
     if runner_control:
         listed = ", ".join(display_path(path) for path in runner_control)

@@ -30,7 +30,11 @@ Per runner, the report is:
 
 from __future__ import annotations
 
-from selfbench._runner_files import PYTEST_CONFIGURATION_FILES
+from selfbench._runner_files import (
+    PACKAGE_JSON_CONTROL_KEYS,
+    PYTEST_CONFIGURATION_FILES,
+    RESTORED_MANIFESTS,
+)
 
 __all__ = [
     "CARGO_CONTROL",
@@ -463,7 +467,11 @@ restore_changed_configuration() {
   base="$(mktemp /tmp/selfbench-base.XXXXXX)" || return 1
   while IFS= read -r -d '' path; do
     case "$runner:${path##*/}" in
-    go:go.mod | cargo:Cargo.toml | jest:package.json | vitest:package.json) ;;
+    """
+    + " | ".join(
+        f"{runner}:{name}" for name, runners in RESTORED_MANIFESTS.items() for runner in runners
+    )
+    + r""") ;;
     *) continue ;;
     esac
     app_git --literal-pathspecs show "HEAD:$path" >"$base" 2>/dev/null || : >"$base"
@@ -482,7 +490,9 @@ runner_control_of() {
   if [ ! -s "$1" ]; then
     echo absent
   elif [ "$runner" = jest ] || [ "$runner" = vitest ]; then
-    jq -cS '[.jest, .babel, .scripts]' "$1" 2>/dev/null || echo unreadable
+    jq -cS '["""
+    + ", ".join(f".{key}" for key in PACKAGE_JSON_CONTROL_KEYS)
+    + r"""]' "$1" 2>/dev/null || echo unreadable
   elif [ "$runner" = go ]; then
     GOTOOLCHAIN=local GOFLAGS='' GOWORK=off go mod edit -json -- "$1" 2>/dev/null |
       jq -c '[.Replace, .Toolchain]' 2>/dev/null || echo unreadable
