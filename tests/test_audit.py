@@ -644,3 +644,60 @@ def test_a_gold_patch_changing_package_json_runner_keys_cannot_be_graded(
 
     expected = (f"{RUNNER_CONTROL}: {where}",) if blocked else ()
     assert report.blockers == expected
+
+
+# --- Rust unit tests the verifier cannot protect --------------------------------------------------
+
+UNIT = "{} selector {} names a Rust unit test inside src/, in a file the agent may change, so the agent can rewrite it"  # noqa: E501
+
+# (case, fail-to-pass, pass-to-pass, held-out file, warnings): a cargo task's selectors.
+UNIT_TEST_CASES = [
+    ("pass-to-pass unit test", ["mul_works"], ["parser::tests::keeps_spaces"], "tests/mul.rs",
+     [UNIT.format("pass-to-pass", "parser::tests::keeps_spaces")]),
+    ("fail-to-pass unit test in a file the agent changes", ["lexer::tests::reads"], [],
+     "src/parser.rs", [UNIT.format("fail-to-pass", "lexer::tests::reads")]),
+    ("both, in the crate root", ["tests::mul"], ["tests::add"], "tests/mul.rs",
+     [UNIT.format("fail-to-pass", "tests::mul"), UNIT.format("pass-to-pass", "tests::add")]),
+    ("held-out crate root", ["tests::mul_works"], [], "src/lib.rs", []),
+    ("held-out binary crate root", ["tests::mul_works"], [], "src/main.rs", []),
+    ("held-out module", ["parser::tests::reads"], [], "crates/core/src/parser.rs", []),
+    ("held-out module directory", ["parser::tests::reads"], [], "src/parser/mod.rs", []),
+    ("held-out tests file", ["a::b::tests::reads"], [], "src/a/b/tests.rs", []),
+    ("another module is held out", ["a::b::tests::reads"], [], "src/a.rs",
+     [UNIT.format("fail-to-pass", "a::b::tests::reads")]),
+    ("integration tests", ["mul_works"], ["add_works", "tests/add.rs", "cli::help"],
+     "tests/mul.rs", []),
+    ("a tests module as the filter", ["tests"], ["parser::tests"], "tests/mul.rs",
+     [UNIT.format("fail-to-pass", "tests"), UNIT.format("pass-to-pass", "parser::tests")]),
+    ("a selector given twice is named once", ["x"], ["parser::tests::a", "parser::tests::a"],
+     "tests/mul.rs", [UNIT.format("pass-to-pass", "parser::tests::a")]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("fail_to_pass", "pass_to_pass", "held_out", "warnings"),
+    [case[1:] for case in UNIT_TEST_CASES],
+    ids=[case[0] for case in UNIT_TEST_CASES],
+)
+def test_a_rust_unit_test_in_a_file_the_agent_may_change_is_named(
+    fail_to_pass: list[str], pass_to_pass: list[str], held_out: str, warnings: list[str]
+) -> None:
+    definition = task(
+        testCommand=COMMANDS["cargo"],
+        failToPass=fail_to_pass,
+        passToPass=pass_to_pass,
+        testPaths=[held_out],
+        prompt="Make the crate do what the linked request asks.",
+    )
+    tests = patch(added_file(held_out, 5, tag="assert"))
+
+    report = run_audit(definition, tests=tests)
+
+    assert report.accepted
+    assert list(report.warnings) == warnings
+
+
+@pytest.mark.parametrize("runner", ["pytest", "go", "jest"])
+def test_only_cargo_selectors_are_read_as_rust_unit_tests(runner: str) -> None:
+    definition = task(testCommand=COMMANDS[runner], passToPass=["parser::tests::keeps_spaces"])
+    assert run_audit(definition).warnings == ()

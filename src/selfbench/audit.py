@@ -19,7 +19,7 @@ from selfbench.contract import Difficulty, TaskDefinition
 from selfbench.outcomes._detect import detect_runner
 from selfbench.patches import Patch, changes_no_files, display_path
 
-__all__ = ["THRESHOLDS", "AuditReport", "Threshold", "audit"]
+__all__ = ["THRESHOLDS", "UNPROTECTED_UNIT_TEST", "AuditReport", "Threshold", "audit"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +131,9 @@ def audit(
         implementation_files=len(gold.files),
         implementation_changed_lines=gold.changed_lines,
         test_files=len(tests.files),
-        warnings=loading_warnings + prompt_warnings(definition, gold, tests),
+        warnings=loading_warnings
+        + prompt_warnings(definition, gold, tests)
+        + unprotected_unit_tests(definition, tests, runner),
     )
 
 
@@ -256,4 +258,65 @@ def prompt_warnings(definition: TaskDefinition, gold: Patch, tests: Patch) -> tu
     warnings.extend(
         f"prompt mentions a gold file name ({display_path(name)})" for name in gold_names
     )
+    return tuple(warnings)
+
+
+UNPROTECTED_UNIT_TEST = (
+    "{kind} selector {selector} names a Rust unit test inside src/, in a file the agent may "
+    "change, so the agent can rewrite it"
+)
+
+
+def _unit_test_module(selector: str) -> list[str] | None:
+    """The module path of the file a libtest filter's unit tests live in, by the `mod tests`
+    convention (`parser::tests::parses` and `parser::tests` → `parser`); None for a filter without
+    a `tests` module."""
+    parts = selector.split("::")
+    if "tests" not in parts:
+        return None
+    return parts[: parts.index("tests")]
+
+
+def _in_module_file(path: str, module: list[str]) -> bool:
+    """`path` is a crate's source file holding `module`, or its `tests` module's own file."""
+    parts = path.split("/")
+    if "src" not in parts[:-1]:
+        return False
+    inside = "/".join(parts[len(parts) - parts[::-1].index("src") :])
+    stem = "/".join(module)
+    roots = (f"{stem}.rs", f"{stem}/mod.rs") if module else ("lib.rs", "main.rs")
+    tests = (f"{stem}/tests.rs", f"{stem}/tests/mod.rs") if module else ("tests.rs", "tests/mod.rs")
+    return inside in roots + tests
+
+
+def unprotected_unit_tests(
+    definition: TaskDefinition, tests: Patch, runner: str | None
+) -> tuple[str, ...]:
+    """Warnings: a cargo selector naming a Rust unit test the verifier does not protect.
+
+    A unit test (`#[cfg(test)] mod tests` inside an implementation file under `src/`) lives in a
+    file that is the agent's to change, unless it is a held-out file: the agent could rewrite a
+    fail-to-pass test to pass, or a pass-to-pass one to hide a regression. The verifier protects
+    held-out files whole, but it cannot protect a test module inside a file the agent must
+    change (restoring that module would need a Rust parser in the verifier image, and an
+    agent's own new tests beside it would be lost). So the audit says so, naming the selector; a
+    warning, not a blocker, because a libtest filter names no file: the audit goes by the
+    `mod tests` convention (`parser::tests::parses` is in `src/parser.rs`, `src/parser/mod.rs`
+    or `src/parser/tests.rs`; `tests::x` in `src/lib.rs` or `src/main.rs`), and a name without a
+    `tests` module (`add_works`, `tests/add.rs`) is taken for an integration test, which is a
+    runner-control path (`tests/*.rs`) and so protected.
+    """
+    if runner != "cargo":
+        return ()
+    held_out = held_out_paths(definition, tests)
+    warnings = []
+    for kind, selectors in (
+        ("fail-to-pass", definition.failToPass),
+        ("pass-to-pass", definition.passToPass),
+    ):
+        for selector in dict.fromkeys(selectors):
+            module = _unit_test_module(selector)
+            if module is None or any(_in_module_file(path, module) for path in held_out):
+                continue
+            warnings.append(UNPROTECTED_UNIT_TEST.format(kind=kind, selector=selector))
     return tuple(warnings)
