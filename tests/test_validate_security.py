@@ -11,10 +11,13 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import secrets
 import shlex
 import shutil
 import socket
+import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,7 +35,9 @@ pytestmark = pytest.mark.skipif(
     reason="the local environment needs root and bubblewrap (CI runs as root)",
 )
 
-_MARK = "selfbench-hostile-4711"
+_MARK = f"selfbench-hostile-{secrets.token_hex(6)}"
+"""Names what the attacks leave (files, process names): unique to this run of the tests, so a
+survivor of another suite running at the same time is not taken for one of this run's."""
 
 
 def _digest(root: Path) -> str:
@@ -84,6 +89,27 @@ def _survivors() -> list[str]:
         if _MARK.encode() in command and b"pytest" not in command:
             found.append(command.replace(b"\0", b" ").decode(errors="replace"))
     return found
+
+
+def _marked_sleep(mark: str) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(["bash", "-c", f"exec -a {mark} sleep 60"])
+    deadline = time.monotonic() + 10
+    while mark.encode() not in Path(f"/proc/{process.pid}/cmdline").read_bytes():
+        assert time.monotonic() < deadline, "the marked process did not start"
+        time.sleep(0.05)
+    return process
+
+
+def test_only_a_process_marked_by_this_run_is_its_survivor() -> None:
+    # Two suites at once: the other one's attack processes carry its own mark, not this run's.
+    other = f"selfbench-hostile-{secrets.token_hex(6)}"
+    processes = [_marked_sleep(other), _marked_sleep(_MARK)]
+    try:
+        assert _survivors() == [f"{_MARK} 60 "]
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
 
 
 def _attack(sentinel: Path) -> str:
