@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import select
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helpers import GOLD, TESTS, arguments, definition, write_task_files
+from selfbench._cli_common import progress
 from selfbench.cli import main
 from selfbench.submit import OUTPUT_ENV
 
@@ -618,3 +623,46 @@ def test_option_refusals_are_one_line_and_exit_2(
     assert main([*argv, *jobs]) == 2
     assert capsys.readouterr().err == f"error: {message}\n"
     assert not (tmp_path / "jobs").exists()
+
+
+# --- progress of draft and validate (one helper, _cli_common.progress) ---------------------------
+
+
+def _verdict(item: tuple[str, bool, str | None]) -> tuple[str, bool, str | None]:
+    return item
+
+
+def test_progress_writes_a_line_per_item_when_stderr_is_no_terminal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with progress(2, "validating", ("accepted", "rejected"), _verdict) as on_done:
+        on_done(("task-a", True, None))
+        on_done(("task-b", False, "oracle: fail-to-pass failed"))
+    assert capsys.readouterr().err == (
+        "task-a: accepted\ntask-b: rejected: oracle: fail-to-pass failed\n"
+    )
+
+
+def test_progress_draws_a_bar_at_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    leader, follower = os.openpty()
+    with open(follower, "w", encoding="utf-8") as terminal:  # noqa: PTH123 - a pty's descriptor
+        monkeypatch.setattr(sys, "stderr", terminal)
+        with progress(2, "drafting", ("drafted", "rejected"), _verdict) as on_done:
+            on_done(("cand-1", True, None))
+            on_done(("cand-2", False, "no test"))
+        terminal.flush()
+    shown = b""
+    while select.select([leader], [], [], 0.2)[0]:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal's other end is closed
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.decode(errors="replace"))
+    assert "drafted cand-1" in text
+    assert "rejected cand-2" in text
+    assert "drafting" in text  # the bar's label
+    assert "cand-1: drafted" not in text  # not the plain lines

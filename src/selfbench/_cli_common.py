@@ -1,18 +1,21 @@
-"""What the command modules of the `selfbench` command line share: reading, printing, a spinner."""
+"""What the command modules of the `selfbench` command line share: reading, printing, a spinner,
+a progress bar."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from selfbench._fs import read_bytes
 from selfbench.errors import EXIT_REJECTED, InputError
 
-__all__ = ["print_json", "read_input", "rejected", "working"]
+__all__ = ["print_json", "progress", "read_input", "rejected", "working"]
+
+_T = TypeVar("_T")
 
 
 def read_input(path: str) -> bytes:
@@ -30,6 +33,52 @@ def working(message: str) -> Iterator[None]:
 
     with Console(stderr=True).status(message):
         yield
+
+
+@contextmanager
+def progress(
+    total: int,
+    doing: str,
+    verdicts: tuple[str, str],
+    judge: Callable[[_T], tuple[str, bool, str | None]],
+) -> Iterator[Callable[[_T], None]]:
+    """Live progress on stderr: a bar at a terminal, one line per finished item otherwise.
+
+    Yields the callback for each finished item; `judge` gives the item's name, whether it
+    passed and the reason when not; `verdicts` names a pass and a failure (`accepted`,
+    `rejected`); `doing` is the bar's label (`validating`).
+    """
+    passed, failed = verdicts
+    if not sys.stderr.isatty():
+
+        def line(item: _T) -> None:
+            name, ok, reason = judge(item)
+            sys.stderr.write(f"{name}: {passed if ok else f'{failed}: {reason}'}\n")
+
+        yield line
+        return
+    from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
+    from rich.progress import (  # noqa: PLC0415
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    columns = (SpinnerColumn(), TextColumn(doing), BarColumn(), MofNCompleteColumn())
+    console = Console(stderr=True)
+    with Progress(*columns, TimeElapsedColumn(), console=console, transient=True) as bars:
+        bar = bars.add_task(doing, total=total)
+
+        def advance(item: _T) -> None:
+            name, ok, _ = judge(item)
+            mark = f"[green]{passed}[/]" if ok else f"[red]{failed}[/]"
+            bars.console.print(f"{mark} {name}")
+            bars.advance(bar)
+
+        yield advance
 
 
 def rejected(reason: str) -> int:

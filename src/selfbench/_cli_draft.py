@@ -9,13 +9,11 @@ drafted, 1 when one was rejected, 2 on bad input (nothing written).
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_common import print_json
+from selfbench._cli_common import print_json, progress
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, DraftError
 
 if TYPE_CHECKING:
@@ -73,7 +71,7 @@ def _draft(args: argparse.Namespace) -> int:
         replace=args.replace,
         source_url_base=args.source_url,
     )
-    with _progress(len(candidates)) as on_done:
+    with progress(len(candidates), "drafting", ("drafted", "rejected"), _judged) as on_done:
         results = draft_candidates(
             repo, candidates, Path(args.out), options, jobs=args.jobs, on_done=on_done
         )
@@ -105,38 +103,8 @@ def render_draft_table(results: Sequence[DraftResult]) -> Any:
     return table
 
 
-@contextmanager
-def _progress(total: int) -> Iterator[Callable[[DraftResult], None]]:
-    """Live progress on stderr: a bar at a terminal, one line per candidate otherwise."""
-    if not sys.stderr.isatty():
-
-        def line(result: DraftResult) -> None:
-            verdict = "drafted" if result.drafted else f"rejected: {result.reason}"
-            sys.stderr.write(f"{result.candidate_id}: {verdict}\n")
-
-        yield line
-        return
-    from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
-    from rich.progress import (  # noqa: PLC0415
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        SpinnerColumn,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    columns = (SpinnerColumn(), TextColumn("drafting"), BarColumn(), MofNCompleteColumn())
-    console = Console(stderr=True)
-    with Progress(*columns, TimeElapsedColumn(), console=console, transient=True) as progress:
-        bar = progress.add_task("draft", total=total)
-
-        def advance(result: DraftResult) -> None:
-            mark = "[green]drafted[/]" if result.drafted else "[red]rejected[/]"
-            progress.console.print(f"{mark} {result.candidate_id}")
-            progress.advance(bar)
-
-        yield advance
+def _judged(result: DraftResult) -> tuple[str, bool, str | None]:
+    return result.candidate_id, result.drafted, result.reason
 
 
 def add_draft_command(commands: Any) -> None:

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_common import print_json
+from selfbench._cli_common import print_json, progress
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, InputError
 
 if TYPE_CHECKING:
@@ -107,7 +105,8 @@ def _validate(args: argparse.Namespace) -> int:
         raise InputError("-j must be at least 1")
     runner = _runner(args)
     paths = [Path(path) for path in args.bundles]
-    with _validation_progress(len(paths)) as on_done:
+    verdicts = ("accepted", "rejected")
+    with progress(len(paths), "validating", verdicts, _judged) as on_done:
         reports = validate(
             paths,
             runner=runner,
@@ -125,38 +124,8 @@ def _validate(args: argparse.Namespace) -> int:
     return EXIT_OK if all(report.accepted for report in reports) else EXIT_REJECTED
 
 
-@contextmanager
-def _validation_progress(total: int) -> Iterator[Callable[[TaskReport], None]]:
-    """Live progress on stderr: a bar at a terminal, one line per finished task otherwise."""
-    if not sys.stderr.isatty():
-
-        def line(report: TaskReport) -> None:
-            verdict = "accepted" if report.accepted else f"rejected: {report.reason}"
-            sys.stderr.write(f"{report.task_id}: {verdict}\n")
-
-        yield line
-        return
-    from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
-    from rich.progress import (  # noqa: PLC0415
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        SpinnerColumn,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    console = Console(stderr=True)
-    columns = (SpinnerColumn(), TextColumn("validating"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, TimeElapsedColumn(), console=console, transient=True) as progress:
-        bar = progress.add_task("validate", total=total)
-
-        def advance(report: TaskReport) -> None:
-            mark = "[green]accepted[/]" if report.accepted else "[red]rejected[/]"
-            progress.console.print(f"{mark} {report.task_id}")
-            progress.advance(bar)
-
-        yield advance
+def _judged(report: TaskReport) -> tuple[str, bool, str | None]:
+    return report.task_id, report.accepted, report.reason
 
 
 def add_validate_command(commands: Any) -> None:
