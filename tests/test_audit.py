@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import (
@@ -23,7 +25,7 @@ from helpers import (
     task,
 )
 from projects import git
-from selfbench._runner_files import is_runner_control
+from selfbench._runner_files import changes_build_control, is_runner_control
 from selfbench.audit import RUNNER_CONTROL, THRESHOLDS, Threshold, audit
 from selfbench.bundle.evidence import PYTEST_PLUGIN
 from selfbench.contract import parse_definition
@@ -584,6 +586,7 @@ def _package(**keys: object) -> str:
 
 _MANY = {f"dep-{index:02}": f"^{index}.0.0" for index in range(30)}
 _JEST = {f"option{index:02}": index for index in range(20)}
+_SCRIPTS = {f"s{index:02}": f"node scripts/{index}.js" for index in range(20)}
 
 # (case, the base's package.json, the gold's, runner, blocked): each diffed by the real git.
 PACKAGE_JSON_CASES = [
@@ -613,6 +616,14 @@ PACKAGE_JSON_CASES = [
      "jest", False),
     ("scripts for a runner that does not read them", _package(scripts={"test": "jest"}),
      _package(scripts={"test": "jest -i"}), "pytest", False),
+    ("one-line package.json", '{"name":"w","scripts":{"test":"jest"}}\n',
+     '{"name":"w","scripts":{"test":"jest -i"}}\n', "jest", True),
+    ("script deep in a long table", _package(scripts={**_SCRIPTS, "s10": "next"}),
+     _package(scripts={**_SCRIPTS, "s10": "vitest"}), "vitest", True),
+    ("jest module mapper deep in a long table", _package(jest={**_JEST, "option10": "<rootDir>/a"}),
+     _package(jest={**_JEST, "option10": "<rootDir>/b"}), "jest", True),
+    ("jest itself bumped in devDependencies", _package(devDependencies={**_MANY, "jest": "29"}),
+     _package(devDependencies={**_MANY, "jest": "^30.0.0 || >=31 <32"}), "jest", False),
 ]  # fmt: skip
 
 
@@ -701,3 +712,67 @@ def test_a_rust_unit_test_in_a_file_the_agent_may_change_is_named(
 def test_only_cargo_selectors_are_read_as_rust_unit_tests(runner: str) -> None:
     definition = task(testCommand=COMMANDS[runner], passToPass=["parser::tests::keeps_spaces"])
     assert run_audit(definition).warnings == ()
+
+
+# --- package.json's diff reader, over generated files ---------------------------------------------
+
+_RANGES = st.sampled_from(
+    ["^1.2.3", "~0.4.0", "1.x", ">=2 <3", "^1 || ^2", "*", "latest", "workspace:*", "npm:a@^1",
+     "4.0.0-beta.1", "git+https://example.com/a.git", "file:../a", "1 - 2"]
+)  # fmt: skip
+_SETTINGS = st.sampled_from(
+    ["jest --ci", "tsc -p .", "next", "node scripts/build.js", "vitest run", "node", "50%",
+     "<rootDir>/src/$1", "http://localhost/", "babel-jest", "@babel/preset-env", "ts-jest"]
+)  # fmt: skip
+_NAMES = st.from_regex(r"@?[a-z][a-z0-9-]{0,10}", fullmatch=True)
+_CAMEL = st.from_regex(r"[a-z]{1,6}[A-Z][a-z]{1,6}", fullmatch=True)
+
+
+@st.composite
+def _package_change(draw: st.DrawFn) -> tuple[str, str, bool]:
+    """A package.json, a copy with one value changed, and whether that value is runner control."""
+    tables: dict[str, dict[str, str]] = {
+        "dependencies": draw(st.dictionaries(_NAMES, _RANGES, max_size=30)),
+        "devDependencies": draw(st.dictionaries(_NAMES, _RANGES, max_size=30)),
+        "scripts": draw(st.dictionaries(_NAMES, _SETTINGS, max_size=15)),
+        "jest": draw(st.dictionaries(_CAMEL, _SETTINGS, max_size=15)),
+        "babel": draw(st.dictionaries(_CAMEL, _SETTINGS, max_size=3)),
+    }
+    scalars = {"name": "widgets", "version": "1.0.0", "description": "Widgets for all."}
+    keys = draw(st.permutations([*scalars, *tables]))
+    base: dict[str, object] = {key: scalars.get(key, tables.get(key)) for key in keys}
+    changeable = [name for name, table in tables.items() if table] + ["version"]
+    where = draw(st.sampled_from(changeable))
+    gold = json.loads(json.dumps(base))
+    if where == "version":
+        gold["version"] = "1.0.1"
+    else:
+        entry = draw(st.sampled_from(sorted(tables[where])))
+        values = _SETTINGS if where in ("scripts", "jest", "babel") else _RANGES
+        gold[where][entry] = draw(values.filter(lambda value: value != tables[where][entry]))
+    indent = draw(st.sampled_from(["  ", "    ", "\t"]))
+    return (
+        json.dumps(base, indent=indent) + "\n",
+        json.dumps(gold, indent=indent) + "\n",
+        where in ("scripts", "jest", "babel"),
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(_package_change())
+def test_every_change_of_a_runner_key_counts_and_no_dependency_or_version_change_does(
+    change: tuple[str, str, bool],
+) -> None:
+    base, gold, control = change
+    with tempfile.TemporaryDirectory() as scratch:
+        for name, text in (("a", base), ("b", gold)):
+            (Path(scratch) / name).mkdir()
+            (Path(scratch) / name / "package.json").write_text(text)
+        diff = subprocess.run(
+            ["git", "diff", "--no-index", "--", "a/package.json", "b/package.json"],
+            cwd=scratch,
+            capture_output=True,
+            check=False,
+        ).stdout
+    assert diff.startswith(b"diff --git")
+    assert changes_build_control("package.json", diff, "jest") is control

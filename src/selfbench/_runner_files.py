@@ -127,11 +127,15 @@ def changes_build_control(path: str, section: bytes, runner: str | None) -> bool
 _HUNK_RE = re.compile(r"@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 _KEY_RE = re.compile(r'(\s*)"((?:[^"\\]|\\.)*)"\s*:')
 _CLOSING_RE = re.compile(r"\s*[}\]]")
-# `"name": "<range>"`: a dependency's version range (no script, babel or jest setting looks so).
+# `"name": "<range>"`: a package (lower case) and a version range or a protocol's source; no
+# script, babel or jest setting reads so (`"dev": "next"`, `"maxWorkers": "50%"` and
+# `"testURL": "http://…"` do not).
+_VERSION = r"(?:[<>]=?|[~^=])?\s*v?(?:\d+|[xX*])(?:\.(?:\d+|[xX*])){0,2}(?:-[\w.-]+)?(?:\+[\w.-]+)?"
 _DEPENDENCY_RE = re.compile(
-    r'\s*"[^"]+"\s*:\s*"(?:[~^]?v?\d[^"\s]*|[<>=~^*][^"]*|\*|latest|next|x'
-    r'|(?:workspace|npm|file|link|portal|patch|catalog|github|git\+\w+|git|https?):[^"\s]*)"\s*,?\s*'
+    rf'\s*"@?[a-z0-9][a-z0-9._~/-]*"\s*:\s*"(?:{_VERSION}(?:\s*(?:\|\||-|\s)\s*{_VERSION})*'
+    r'|latest|(?:workspace|npm|file|link|portal|catalog|github|git\+\w+):[^"\s]*)"\s*,?\s*'
 )
+_CONTROL_KEY_RE = re.compile("|".join(rf'"{key}"\s*:' for key in PACKAGE_JSON_CONTROL_KEYS))
 
 
 def _hunk_sides(section: str) -> list[tuple[int, list[tuple[str, bool]]]]:
@@ -194,8 +198,11 @@ def _changes_package_json_control(section: bytes) -> bool:
             indent = _indent(text)
             key = _KEY_RE.match(text)
             if indent < top or not text.strip():
-                line_owner, owner = None, None
-            elif indent == top:
+                owner = None
+                if changed and _CONTROL_KEY_RE.search(text):
+                    return True  # the root's own line: a one-line package.json
+                continue
+            if indent == top:
                 closing = _CLOSING_RE.match(text) is not None
                 line_owner = owner if closing else (key[2] if key else None)
                 owner = None if closing else line_owner
