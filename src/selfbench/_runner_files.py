@@ -107,7 +107,13 @@ _BUILD_CONTROL_LINES = {
 def changes_build_control(path: str, section: bytes, runner: str | None) -> bool:
     """A patch's section for `path` changes a part of a `go.mod`, `Cargo.toml` or `package.json`
     that the verifier of a task run by `runner` restores to the base (so a gold patch changing it
-    cannot be graded)."""
+    cannot be graded).
+
+    The audit says so rather than have the verifier keep the gold patch's version of that part:
+    an agent would then be graded on writing the gold's exact scripts, replace directives or
+    targets, which the prompt does not give, and the part would again be the agent's to shape.
+    A runner whose verifier does not restore the file (`RESTORED_MANIFESTS`) grades it as is.
+    """
     name = path.rsplit("/", 1)[-1]
     if runner is None or runner not in RESTORED_MANIFESTS.get(name, ()):
         return False
