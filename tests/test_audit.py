@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -776,3 +777,45 @@ def test_every_change_of_a_runner_key_counts_and_no_dependency_or_version_change
         ).stdout
     assert diff.startswith(b"diff --git")
     assert changes_build_control("package.json", diff, "jest") is control
+
+
+# The `mod tests` convention, as the real cargo names a crate's tests: each test's file.
+CRATE = {
+    "Cargo.toml": '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n',
+    "src/lib.rs": "pub mod lexer;\npub mod parser;\npub fn add(a: i64, b: i64) -> i64 {\n"
+    "    a + b\n}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n"
+    "        assert_eq!(super::add(1, 2), 3);\n    }\n}\n",
+    "src/lexer.rs": "#[cfg(test)]\nmod tests {\n    #[test]\n    fn lexes() {}\n}\n",
+    "src/parser/mod.rs": "#[cfg(test)]\nmod tests;\n",
+    "src/parser/tests.rs": "#[test]\nfn parses() {}\n",
+    "tests/add.rs": "#[test]\nfn add_works() {\n    assert_eq!(calc::add(1, 2), 3);\n}\n",
+}
+CRATE_TESTS = {
+    "tests::adds": "src/lib.rs",
+    "lexer::tests::lexes": "src/lexer.rs",
+    "parser::tests::parses": "src/parser/tests.rs",
+    "add_works": "tests/add.rs",
+}
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+def test_the_unit_test_convention_matches_the_names_cargo_gives(tmp_path: Path) -> None:
+    for name, text in CRATE.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    listed = subprocess.run(
+        ["cargo", "test", "--offline", "-q", "--", "--list"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    names = {line.removesuffix(": test") for line in listed.splitlines() if line.endswith(": test")}
+    assert names == set(CRATE_TESTS)
+    for name, path in CRATE_TESTS.items():
+        unit = path.startswith("src/")
+        elsewhere = task(testCommand=COMMANDS["cargo"], passToPass=[name])
+        assert bool(run_audit(elsewhere).warnings) is unit, name
+        held_out = task(testCommand=COMMANDS["cargo"], passToPass=[name], testPaths=[path])
+        tests = patch(added_file(path, 3, tag="assert"))
+        assert run_audit(held_out, tests=tests).warnings == (), name
