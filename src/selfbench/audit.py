@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from posixpath import basename
 from typing import Any
 
-from selfbench._runner_files import changes_build_control, is_runner_control
+from selfbench._runner_files import RESTORED_MANIFESTS, changes_build_control, is_runner_control
 from selfbench._shell import PLACEHOLDER, Word, split_words
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.contract import Difficulty, TaskDefinition
-from selfbench.outcomes._detect import detect_runner
 from selfbench.patches import Patch, changes_no_files, display_path
 
 __all__ = ["THRESHOLDS", "UNPROTECTED_UNIT_TEST", "AuditReport", "Threshold", "audit"]
@@ -98,7 +97,10 @@ def audit(
     if overlap:
         listed = ", ".join(display_path(path) for path in overlap)
         blockers.append(f"gold and held-out test patches overlap: {listed}")
-    runner = detect_runner(definition.testCommand)
+    needs_runner = any(basename(path) in RESTORED_MANIFESTS for path in gold.paths) or any(
+        _unit_test_module(selector) is not None for selector in definition.selectors
+    )
+    runner = _runner(definition) if needs_runner else None
     runner_control = [path for path in gold.paths if is_runner_control(path)]
     runner_control += [
         change.path
@@ -135,6 +137,13 @@ def audit(
         + prompt_warnings(definition, gold, tests)
         + unprotected_unit_tests(definition, tests, runner),
     )
+
+
+def _runner(definition: TaskDefinition) -> str | None:
+    """The task's runner, read only when a rule needs it (detecting it loads the log parsers)."""
+    from selfbench.outcomes import detect_runner  # noqa: PLC0415
+
+    return detect_runner(definition.testCommand)
 
 
 def command_blockers(command: str, selectors: tuple[str, ...]) -> list[str]:
