@@ -239,3 +239,27 @@ def test_jest_and_vitest_are_asked_for_their_report_after_the_selectors(
     command: str, line: str
 ) -> None:
     assert _header_command(command) == line
+
+
+def _names_line(gold_patch: bytes) -> str:
+    raw = json.loads(Path("tests/golden/go/definition.json").read_text(encoding="utf-8"))
+    definition = TaskDefinition.model_validate(raw)
+    script = render_test_sh(definition, tuple(definition.testPaths), gold_patch)
+    [line] = [line for line in script.splitlines() if line.startswith("readonly verifier_names=")]
+    return line
+
+
+def test_an_agent_may_not_add_a_name_of_the_verifier_unless_the_gold_patch_adds_it() -> None:
+    every = _names_line(b"")
+    for name in ("'=== RUN'", "'SELFBENCH_EVIDENCE'", "'\\x16'", "'/environ'"):
+        assert name in every
+    gold = (
+        b"diff --git a/x.go b/x.go\n--- a/x.go\n+++ b/x.go\n@@ -1 +1,2 @@\n package x\n"
+        b'+const header = "=== RUN   "\n-// the old line names test2json\n'
+    )
+    allowed = _names_line(gold)
+    assert "'=== RUN'" not in allowed
+    assert "'test2json'" in allowed  # a removed line does not count
+    assert evidence.refused_names(gold) == tuple(
+        name for name in evidence.VERIFIER_NAMES if name != "=== RUN"
+    )

@@ -2,10 +2,38 @@
 
 Pure text, the part of `tests/test.sh` that reads the runners' reports. For each runner in
 `EVIDENCE_RUNNERS` the verifier (root) writes a reporter into a fresh root-owned directory, has the
-runner write its report into another fresh directory outside the tree, kills every process of the
-verifier user, and only then reads the report: the run must have finished, no test may have failed,
-and each selector must name at least one test seen passing. An agent's patch cannot place either
-directory, and cannot change what loads the reporter (see `_runner_files.py`).
+runner write its report into a fresh directory with a random name inside a directory of root's that
+no one else can list, kills every process of the verifier user, and only then reads the report: the
+run must have finished, no test may have failed, and each selector must name at least one test seen
+passing. An agent's patch cannot place either directory, and cannot change what loads the reporter
+(see `_runner_files.py`).
+
+The boundary. Code the agent wrote runs inside the test process (the package under test, which
+the tests import; for go and cargo, the test binary whose output or log file is the report); such
+code can in principle do whatever the reporter can. What the verifier does against it:
+
+* the report's location is out of reach by name: pytest's plugin pops `SELFBENCH_EVIDENCE` from
+  the environment when `-p` loads it, before any conftest or project module; node's reporter,
+  loaded before any test file's process starts, points those processes' `NODE_OPTIONS` at
+  /dev/null; cargo's runner starts each test binary without the variable; the directory cannot
+  be listed, so a glob under /tmp finds nothing;
+* go's framing is taken only when marked: every test binary runs through a `-exec` that prints
+  a marked framing line naming no test first, so test2json reads no unmarked line as framing (an
+  `init` printing `--- PASS` lines prints output, not events); go before 1.20 marks nothing and
+  runs without it;
+* an agent's patch that adds a line naming one of `VERIFIER_NAMES` (the variable, the plugin,
+  the directories, test2json and its framing and escaped marker, node's destination option,
+  libtest's `--logfile`, `/proc/self/fd`, `/dev/fd/`, `/environ`) scores 0, unless the gold patch
+  adds the same name. It reads the added lines of tracked text files and every line of new text
+  files, after the runner-control paths are left out and restored.
+
+Not covered: code that spells those names apart and reaches the report anyway, through memory
+it shares with the reporter (the plugin's closure, pytest's plugin manager), the parent's open
+files or first environment under `/proc/<pid>/`, a test binary's own arguments (libtest's log
+file, jest's and vitest's `--outputFile`), or by printing marked test2json framing built from a
+computed ^V. Against these the held-out tests' assertions are what stand; a verdict on evidence
+the agent cannot shape at all needs the tests to run where the agent's code cannot write or
+print what the runner reports, which no runner here offers.
 
 Per runner, the report is:
 
@@ -86,8 +114,8 @@ VERIFIER_NAMES = (
 """What code that runs inside a test process names to find or forge the runner's report: the
 verifier's variable, plugin and directories, the reward's directory, go's test2json and its framing
 (its ^V marker escaped as source spells it), node's report destination option, libtest's log file
-option, and a process's open files and first environment. A line the agent's patch adds naming one scores 0
-(`refused_names`)."""
+option, and a process's open files and first environment. A line the agent's patch adds naming
+one scores 0 (`refused_names`)."""
 
 
 def refused_names(gold_patch: bytes) -> tuple[str, ...]:
