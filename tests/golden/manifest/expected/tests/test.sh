@@ -697,9 +697,9 @@ agent_names_verifier() {
       app_git --literal-pathspecs diff -U0 --no-color --no-ext-diff --no-textconv HEAD -- "$path" |
         sed -n -e '/^@@/,$ s/^+//p'
     else
-      grep -I -e '' -- "$app/$path"
-    fi | grep -F -o -f "$names" | head -n 1 | while IFS= read -r name; do
-      printf '%s: %s\n' "$path" "$name"
+      LC_ALL=C grep -I -e '' -- "$app/$path"
+    fi | LC_ALL=C grep -a -F -o -f "$names" | head -n 1 | while IFS= read -r name; do
+      printf '%s: %s\n' "${path//[[:cntrl:]]/?}" "$name"
     done
   done <"$changed"
   rm -f -- "$changed" "$names"
