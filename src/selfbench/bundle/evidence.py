@@ -25,7 +25,8 @@ code can in principle do whatever the reporter can. What the verifier does again
   the directories, test2json and its framing and escaped marker, node's destination option,
   libtest's `--logfile`, `/proc/self/fd`, `/dev/fd/`, `/environ`) scores 0, unless the gold patch
   adds the same name. It reads the added lines of tracked text files and every line of new text
-  files, after the runner-control paths are left out and restored.
+  files, after the runner-control paths are left out and restored. An honest solution that
+  needs such a name where the gold patch does not use it scores 0: the names are chosen rare.
 
 Not covered: code that spells those names apart and reaches the report anyway, through memory
 it shares with the reporter (the plugin's closure, pytest's plugin manager), the parent's open
