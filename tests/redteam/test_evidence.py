@@ -276,7 +276,7 @@ def test_the_names_check_reads_added_lines_and_new_text_files(tmp_path: Path) ->
         ["add", "-A"],
         ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"],
     ):
-        subprocess.run(["git", *argv], cwd=app, check=True)  # fmt: skip
+        subprocess.run(["git", *argv], cwd=app, check=True)
     (app / "kept.go").write_text('package x\n\nconst old = "=== RUN"\n// more\n', encoding="utf-8")
     (app / "changed.go").write_text('package x\n\nconst m = "\\x16"\n', encoding="utf-8")
     (app / "new.py").write_text("import os\nos.environ['SELFBENCH_EVIDENCE']\n", encoding="utf-8")
