@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from selfbench.bundle import evidence
 from selfbench.bundle.evidence import EVIDENCE_QUERY
-from selfbench.bundle.render_scripts import render_test_sh
+from selfbench.bundle.render_scripts import SAFE_GIT, render_test_sh
 from selfbench.contract import TaskDefinition
 
 pytestmark = pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
@@ -239,3 +240,56 @@ def test_jest_and_vitest_are_asked_for_their_report_after_the_selectors(
     command: str, line: str
 ) -> None:
     assert _header_command(command) == line
+
+
+def _names_line(gold_patch: bytes) -> str:
+    raw = json.loads(Path("tests/golden/go/definition.json").read_text(encoding="utf-8"))
+    definition = TaskDefinition.model_validate(raw)
+    script = render_test_sh(definition, tuple(definition.testPaths), gold_patch)
+    [line] = [line for line in script.splitlines() if line.startswith("readonly verifier_names=")]
+    return line
+
+
+def test_an_agent_may_not_add_a_name_of_the_verifier_unless_the_gold_patch_adds_it() -> None:
+    every = _names_line(b"")
+    for name in ("'=== RUN'", "'SELFBENCH_EVIDENCE'", "'\\x16'", "'/environ'"):
+        assert name in every
+    gold = (
+        b"diff --git a/x.go b/x.go\n--- a/x.go\n+++ b/x.go\n@@ -1 +1,2 @@\n package x\n"
+        b'+const header = "=== RUN   "\n-// the old line names test2json\n'
+    )
+    allowed = _names_line(gold)
+    assert "'=== RUN'" not in allowed
+    assert "'test2json'" in allowed  # a removed line does not count
+    assert evidence.refused_names(gold) == tuple(
+        name for name in evidence.VERIFIER_NAMES if name != "=== RUN"
+    )
+
+
+def test_the_names_check_reads_added_lines_and_new_text_files(tmp_path: Path) -> None:
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "kept.go").write_text('package x\n\nconst old = "=== RUN"\n', encoding="utf-8")
+    (app / "changed.go").write_text("package x\n", encoding="utf-8")
+    for argv in (
+        ["init", "-q"],
+        ["add", "-A"],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"],
+    ):
+        subprocess.run(["git", *argv], cwd=app, check=True)
+    (app / "kept.go").write_text('package x\n\nconst old = "=== RUN"\n// more\n', encoding="utf-8")
+    (app / "changed.go").write_text('package x\n\nconst m = "\\x16"\n', encoding="utf-8")
+    (app / "new.py").write_text("import os\nos.environ['SELFBENCH_EVIDENCE']\n", encoding="utf-8")
+    (app / "blob.bin").write_bytes(b"\0\1test2json\0")
+    (app / "link.txt").symlink_to("new.py")
+    script = (
+        f'app={shlex.quote(str(app))}\napp_git() {{ safe_git -C "$app" "$@"; }}\n'
+        + SAFE_GIT
+        + evidence.EVIDENCE_BODY
+        + "\nverifier_names=('=== RUN' 'SELFBENCH_EVIDENCE' '\\x16' 'test2json')\n"
+        + "agent_names_verifier\n"
+    )
+    found = subprocess.run(
+        ["bash", "-c", script], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert sorted(found) == ["changed.go: \\x16", "new.py: SELFBENCH_EVIDENCE"]

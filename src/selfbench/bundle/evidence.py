@@ -2,10 +2,39 @@
 
 Pure text, the part of `tests/test.sh` that reads the runners' reports. For each runner in
 `EVIDENCE_RUNNERS` the verifier (root) writes a reporter into a fresh root-owned directory, has the
-runner write its report into another fresh directory outside the tree, kills every process of the
-verifier user, and only then reads the report: the run must have finished, no test may have failed,
-and each selector must name at least one test seen passing. An agent's patch cannot place either
-directory, and cannot change what loads the reporter (see `_runner_files.py`).
+runner write its report into a fresh directory with a random name inside a directory of root's that
+no one else can list, kills every process of the verifier user, and only then reads the report: the
+run must have finished, no test may have failed, and each selector must name at least one test seen
+passing. An agent's patch cannot place either directory, and cannot change what loads the reporter
+(see `_runner_files.py`).
+
+The boundary. Code the agent wrote runs inside the test process (the package under test, which
+the tests import; for go and cargo, the test binary whose output or log file is the report); such
+code can in principle do whatever the reporter can. What the verifier does against it:
+
+* the report's location is out of reach by name: pytest's plugin pops `SELFBENCH_EVIDENCE` from
+  the environment when `-p` loads it, before any conftest or project module; node's reporter,
+  loaded before any test file's process starts, points those processes' `NODE_OPTIONS` at
+  /dev/null; cargo's runner starts each test binary without the variable; the directory cannot
+  be listed, so a glob under /tmp finds nothing;
+* go's framing is taken only when marked: every test binary runs through a `-exec` that prints
+  a marked framing line naming no test first, so test2json reads no unmarked line as framing (an
+  `init` printing `--- PASS` lines prints output, not events); go before 1.20 marks nothing and
+  runs without it;
+* an agent's patch that adds a line naming one of `VERIFIER_NAMES` (the variable, the plugin,
+  the directories, test2json and its framing and escaped marker, node's destination option,
+  libtest's `--logfile`, `/proc/self/fd`, `/dev/fd/`, `/environ`) scores 0, unless the gold patch
+  adds the same name. It reads the added lines of tracked text files and every line of new text
+  files, after the runner-control paths are left out and restored. An honest solution that
+  needs such a name where the gold patch does not use it scores 0: the names are chosen rare.
+
+Not covered: code that spells those names apart and reaches the report anyway, through memory
+it shares with the reporter (the plugin's closure, pytest's plugin manager), the parent's open
+files or first environment under `/proc/<pid>/`, a test binary's own arguments (libtest's log
+file, jest's and vitest's `--outputFile`), or by printing marked test2json framing built from a
+computed ^V. Against these the held-out tests' assertions are what stand; a verdict on evidence
+the agent cannot shape at all needs the tests to run where the agent's code cannot write or
+print what the runner reports, which no runner here offers.
 
 Per runner, the report is:
 
@@ -47,6 +76,8 @@ __all__ = [
     "GO_TEXT",
     "PYTEST_PLUGIN",
     "REPORT_ARGUMENTS",
+    "VERIFIER_NAMES",
+    "refused_names",
 ]
 
 EVIDENCE_RUNNERS = ("pytest", "node", "go", "cargo", "jest", "vitest")
@@ -66,17 +97,55 @@ REPORT_ARGUMENTS = {
 """Shell words the verifier adds after the selectors, for runners that take a report's place only
 on their command line (expanded when the command runs, as the verifier user)."""
 
+VERIFIER_NAMES = (
+    "SELFBENCH_EVIDENCE",
+    PYTEST_PLUGIN,
+    "selfbench-report",
+    "selfbench-evidence",
+    "/logs/verifier",
+    "test2json",
+    "test-reporter-destination",
+    "--logfile",
+    "=== RUN",
+    "--- PASS",
+    "\\x16",
+    "\\u0016",
+    "\\u{16}",
+    "\\026",
+    "/proc/self/fd",
+    "/dev/fd/",
+    "/environ",
+)
+"""What code that runs inside a test process names to find or forge the runner's report: the
+verifier's variable, plugin and directories, the reward's directory, go's test2json and its framing
+(its ^V marker escaped as source spells it), node's report destination option, libtest's log file
+option, and a process's open files and first environment. A line the agent's patch adds naming
+one scores 0 (`refused_names`)."""
+
+
+def refused_names(gold_patch: bytes) -> tuple[str, ...]:
+    """The `VERIFIER_NAMES` an agent's patch may not add: all but those the gold patch adds too
+    (a task whose change is about such a name stays gradable)."""
+    added = b"\n".join(line[1:] for line in gold_patch.splitlines() if line.startswith(b"+"))
+    return tuple(name for name in VERIFIER_NAMES if name.encode("utf-8") not in added)
+
+
 _PYTEST_REPORTER = """\
 import json
 import os
 
-_REPORT = os.environ.get("SELFBENCH_EVIDENCE", "")
+
+def _writer(report):
+    def write(record):
+        if report:
+            with open(report, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record) + "\\n")
+
+    return write
 
 
-def _write(record):
-    if _REPORT:
-        with open(_REPORT, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\\n")
+# Loaded by -p before any conftest or project module: the report's path leaves the environment.
+_write = _writer(os.environ.pop("SELFBENCH_EVIDENCE", ""))
 
 
 def pytest_sessionstart(session):
@@ -98,6 +167,13 @@ def pytest_sessionfinish(session, exitstatus):
 """
 
 _NODE_REPORTER = """\
+// Loaded before any test file runs: the test files' processes, started after, are not told where
+// the report goes.
+process.env.NODE_OPTIONS = (process.env.NODE_OPTIONS ?? '').replace(
+  /--test-reporter-destination=(?!std(out|err)(\\s|$))\\S+/g,
+  '--test-reporter-destination=/dev/null',
+);
+
 export default async function* reporter(source) {
   for await (const event of source) {
     if (event.type === 'test:pass' || event.type === 'test:fail') {
@@ -240,6 +316,16 @@ for path in paths(sys.stdin.buffer.read()):
             break
 """
 
+_GO_EXEC = r"""#!/bin/sh
+# go test's -exec for the verifier: a test binary's first line is a marked (^V) framing line that
+# names no test, so test2json takes no unmarked line as framing from then on (an init that prints
+# "=== RUN" or "--- PASS" lines before the tests run prints output, not events).
+case "$1" in
+*.test) printf '\026=== NAME\n' ;;
+esac
+exec "$@"
+"""
+
 GO_TEXT = r"""(try fromjson catch null) as $event
 | if ($event | type) == "object" and ($event.Action | type) == "string"
   then ($event.Output // "") else . + "\n" end
@@ -270,7 +356,7 @@ _CARGO_RUNNER = r"""#!/bin/bash
 binary="$1"
 shift
 log="$(mktemp "${SELFBENCH_EVIDENCE%/*}/libtest.XXXXXX")" || exit 1
-"$binary" "$@" --logfile "$log"
+env -u SELFBENCH_EVIDENCE "$binary" "$@" --logfile "$log"
 status=$?
 {
   sed -n -e 's/^\(ok\|failed\|ignored\) \(.*\)$/\1\t\2/p' -- "$log" |
@@ -335,8 +421,12 @@ evidence_problem=""
 untracked_before=/dev/null
 evidence_env=()
 go_cache=""
+go_exec=""
+report_root=""
 
 prepare_evidence_tools() {
+  report_root="$(mktemp -d /tmp/selfbench-reports.XXXXXX)" && chmod 0711 -- "$report_root" ||
+    return 1
   evidence_tools="$(mktemp -d /tmp/selfbench-evidence.XXXXXX)" || return 1
   chmod 0755 -- "$evidence_tools" || return 1
   cat >"$evidence_tools/"""
@@ -353,11 +443,32 @@ prepare_evidence_tools() {
 """
     + _CARGO_RUNNER
     + r"""CARGO_RUNNER
+  cat >"$evidence_tools/go-exec" <<'GO_EXEC'
+"""
+    + _GO_EXEC
+    + r"""GO_EXEC
   chmod 0644 -- "$evidence_tools/"*
-  chmod 0755 -- "$evidence_tools/cargo-runner"
+  chmod 0755 -- "$evidence_tools/cargo-runner" "$evidence_tools/go-exec"
   if [ "$runner" = go ]; then
     prepare_go_cache
+    if go_marks_framing; then
+      go_exec="$evidence_tools/go-exec"
+    fi
   fi
+}
+
+# go 1.20 and later mark test2json's framing lines with ^V (older test binaries do not, and run
+# without the marking `-exec`).
+go_marks_framing() {
+  local version minor
+  version="$(GOTOOLCHAIN=local GOFLAGS='' go env GOVERSION 2>/dev/null)" || return 1
+  case "$version" in
+  go1.*) ;;
+  *) return 0 ;;
+  esac
+  minor="${version#go1.}"
+  minor="${minor%%[!0-9]*}"
+  [ "${minor:-0}" -ge 20 ]
 }
 
 # go: a private copy of the build cache the setup left (root's), so each run does not compile the
@@ -370,10 +481,14 @@ prepare_go_cache() {
   chown -R "$verifier_user:$verifier_user" -- "$go_cache"
 }
 
+# Each report's directory: a random name in a directory of root's that no one else can list, so
+# the tests find it only where the verifier hands it to the runner.
 new_report_dir() {
   local directory
-  directory="$(mktemp -d /tmp/selfbench-report.XXXXXX)" || return 1
-  chown "$verifier_user:$verifier_user" -- "$directory" && printf '%s\n' "$directory"
+  [ -n "$report_root" ] || return 1
+  directory="$report_root/$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+  mkdir -m 0700 -- "$directory" && chown "$verifier_user:$verifier_user" -- "$directory" &&
+    printf '%s\n' "$directory"
 }
 
 set_evidence_env() {
@@ -389,7 +504,8 @@ set_evidence_env() {
 --test-reporter=$evidence_tools/reporter.mjs --test-reporter-destination=$report")
     ;;
   go)
-    evidence_env=("GOFLAGS=-json -count=1" "GOTOOLCHAIN=local" "GOWORK=off")
+    evidence_env=("GOFLAGS=-json -count=1${go_exec:+ -exec=$go_exec}" "GOTOOLCHAIN=local"
+      "GOWORK=off")
     if [ -n "$go_cache" ]; then
       evidence_env+=("GOCACHE=$go_cache")
     fi
@@ -499,6 +615,35 @@ runner_control_of() {
   else
     awk "$cargo_control" "$1" 2>/dev/null || echo unreadable
   fi
+}
+
+# Prints each file of the agent's patch with an added line that names the verifier's internals
+# (`verifier_names`, the header's data) and the name: code the tests load that finds or forges
+# the runner's report. Added lines of tracked files (git's diff; binary files are not read) and
+# every line of new text files.
+agent_names_verifier() {
+  local changed names path name
+  if [ "${#verifier_names[@]}" -eq 0 ]; then
+    return 0
+  fi
+  changed="$(mktemp /tmp/selfbench-changed.XXXXXX)" || return 1
+  names="$(mktemp /tmp/selfbench-names.XXXXXX)" || return 1
+  agent_changed_paths >"$changed"
+  printf '%s\n' "${verifier_names[@]}" >"$names"
+  while IFS= read -r -d '' path; do
+    if [ -L "$app/$path" ] || [ ! -f "$app/$path" ]; then
+      continue
+    fi
+    if app_git --literal-pathspecs ls-files --error-unmatch -- "$path" >/dev/null 2>&1; then
+      app_git --literal-pathspecs diff -U0 --no-color --no-ext-diff --no-textconv HEAD -- "$path" |
+        sed -n -e '/^@@/,$ s/^+//p'
+    else
+      LC_ALL=C grep -I -e '' -- "$app/$path"
+    fi | LC_ALL=C grep -a -F -o -f "$names" | head -n 1 | while IFS= read -r name; do
+      printf '%s: %s\n' "${path//[[:cntrl:]]/?}" "$name"
+    done
+  done <"$changed"
+  rm -f -- "$changed" "$names"
 }
 
 # The untracked files before the agent's patch (the setup's ignored files), to tell the patch's

@@ -77,7 +77,7 @@ def render_bundle(
             layout.TESTS_DOCKERFILE,
             render_verifier_dockerfile(definition, dependency_setup=bool(dependencies)),
         ),
-        _file(layout.TEST_SH, render_test_sh(definition, protected)),
+        _file(layout.TEST_SH, render_test_sh(definition, protected, gold_patch)),
         _file(layout.TEST_PATCH, test_patch),
         _file(layout.SOLVE_SH, render_solve_sh()),
         _file(layout.GOLD_PATCH, gold_patch),

@@ -20,6 +20,7 @@ from selfbench.bundle.evidence import (
     EVIDENCE_RUNNERS,
     FILE_SELECTING_RUNNERS,
     REPORT_ARGUMENTS,
+    refused_names,
 )
 from selfbench.contract import TaskDefinition
 from selfbench.outcomes import detect_runner
@@ -222,7 +223,7 @@ def _exclude_args(protected: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(args)
 
 
-def _header(definition: TaskDefinition, protected: tuple[str, ...]) -> str:
+def _header(definition: TaskDefinition, protected: tuple[str, ...], gold_patch: bytes) -> str:
     assignments = {
         "app": layout.CONTAINER_APP,
         "workdir": container_workdir(definition),
@@ -250,6 +251,7 @@ def _header(definition: TaskDefinition, protected: tuple[str, ...]) -> str:
         lines.append(f"readonly {name}={quote(value)}")
     lines.append(f"readonly protected_paths={_array(protected)}")
     lines.append(f"readonly exclude_args={_array(_exclude_args(protected))}")
+    lines.append(f"readonly verifier_names={_array(refused_names(gold_patch))}")
     return "\n".join(lines) + "\n"
 
 
@@ -271,6 +273,7 @@ fail_to_pass=0
 pass_to_pass=0
 deterministic=0
 all_stopped=1
+names_verifier=0
 fail_to_pass_exit_code=-1
 fail_to_pass_repeat_exit_code=-1
 pass_to_pass_exit_code=-1
@@ -298,7 +301,7 @@ lock_reward_dir() {
 write_reward() {
   local reward=0 partial
   if [ "$patch_applied" -eq 1 ] && [ "$fail_to_pass" -eq 1 ] && [ "$deterministic" -eq 1 ] &&
-    [ "$pass_to_pass" -eq 1 ] && [ "$all_stopped" -eq 1 ]; then
+    [ "$pass_to_pass" -eq 1 ] && [ "$all_stopped" -eq 1 ] && [ "$names_verifier" -eq 0 ]; then
     reward=1
   fi
   kill_verifier_processes || reward=0
@@ -335,6 +338,18 @@ kill_verifier_processes() {
   log "processes of $verifier_user survived $round kills"
   all_stopped=0
   return 1
+}
+
+# A patch adding code that names the verifier's internals scores 0 (see evidence.py).
+check_agent_names() {
+  local found line
+  found="$(agent_names_verifier)" || found="the agent patch could not be read"
+  if [ -n "$found" ]; then
+    names_verifier=1
+    while IFS= read -r line; do
+      log "the agent patch names the verifier's internals: $line"
+    done <<<"$found"
+  fi
 }
 
 app_git() {
@@ -483,6 +498,7 @@ else
 fi
 if [ "$patch_applied" -eq 1 ]; then
   restore_runner_configuration
+  check_agent_names
   prepare_held_out_tests
 fi
 if [ "$setup_completed" -eq 1 ]; then
@@ -493,11 +509,15 @@ exit 0
 """
 
 
-def render_test_sh(definition: TaskDefinition, protected: tuple[str, ...]) -> str:
+def render_test_sh(
+    definition: TaskDefinition, protected: tuple[str, ...], gold_patch: bytes = b""
+) -> str:
     """`tests/test.sh`, the verifier (SPEC §5), for the given protected (held-out) paths.
 
-    The pass-to-pass files are protected too, like the held-out ones.
+    The pass-to-pass files are protected too, like the held-out ones. An agent's patch that adds
+    a line naming one of the verifier's internals scores 0, unless the gold patch adds that name
+    too (`evidence.refused_names`).
     """
     everything = tuple(dict.fromkeys((*protected, *pass_to_pass_paths(definition))))
     body = _BODY + SAFE_GIT + EVIDENCE_BODY
-    return _PREAMBLE + _header(definition, everything) + body + _MAIN
+    return _PREAMBLE + _header(definition, everything, gold_patch) + body + _MAIN

@@ -27,6 +27,7 @@ readonly fail_to_pass_evidence='[{"path":"/app/tests/test_slug.py","file":"tests
 readonly pass_to_pass_evidence='[{"path":"/app/tests/test_slug.py","file":"tests/test_slug.py","name":"test_ascii_titles"}]'
 readonly protected_paths=('tests/test_slug.py')
 readonly exclude_args=('--exclude=tests/test_slug.py' '--exclude=tests/test_slug.py/*' '--exclude=conftest.py' '--exclude=*/conftest.py' '--exclude=pytest.ini' '--exclude=*/pytest.ini' '--exclude=.pytest.ini' '--exclude=*/.pytest.ini' '--exclude=pytest.py' '--exclude=*/pytest.py' '--exclude=py.py' '--exclude=*/py.py' '--exclude=sitecustomize.py' '--exclude=*/sitecustomize.py' '--exclude=usercustomize.py' '--exclude=*/usercustomize.py' '--exclude=*.pth' '--exclude=*/*.pth' '--exclude=*.pyc' '--exclude=*/*.pyc' '--exclude=*.pyo' '--exclude=*/*.pyo' '--exclude=_selfbench_evidence.py' '--exclude=*/_selfbench_evidence.py' '--exclude=jest.config.*' '--exclude=*/jest.config.*' '--exclude=jest.setup.*' '--exclude=*/jest.setup.*' '--exclude=vitest.config.*' '--exclude=*/vitest.config.*' '--exclude=vitest.setup.*' '--exclude=*/vitest.setup.*' '--exclude=vitest.workspace.*' '--exclude=*/vitest.workspace.*' '--exclude=vite.config.*' '--exclude=*/vite.config.*' '--exclude=babel.config.*' '--exclude=*/babel.config.*' '--exclude=.babelrc' '--exclude=*/.babelrc' '--exclude=.babelrc.*' '--exclude=*/.babelrc.*' '--exclude=.mocharc*' '--exclude=*/.mocharc*' '--exclude=.npmrc' '--exclude=*/.npmrc' '--exclude=.yarnrc' '--exclude=*/.yarnrc' '--exclude=.yarnrc.yml' '--exclude=*/.yarnrc.yml' '--exclude=.pnpmfile.cjs' '--exclude=*/.pnpmfile.cjs' '--exclude=bunfig.toml' '--exclude=*/bunfig.toml' '--exclude=.node-options' '--exclude=*/.node-options' '--exclude=rust-toolchain' '--exclude=*/rust-toolchain' '--exclude=rust-toolchain.toml' '--exclude=*/rust-toolchain.toml' '--exclude=build.rs' '--exclude=*/build.rs' '--exclude=go.work' '--exclude=*/go.work' '--exclude=go.work.sum' '--exclude=*/go.work.sum' '--exclude=go.env' '--exclude=*/go.env' '--exclude=vendor/modules.txt' '--exclude=*/vendor/modules.txt' '--exclude=*_test.go' '--exclude=*/*_test.go' '--exclude=tests/*.rs' '--exclude=*/tests/*.rs' '--exclude=pytest/*' '--exclude=*/pytest/*' '--exclude=_pytest/*' '--exclude=*/_pytest/*' '--exclude=pluggy/*' '--exclude=*/pluggy/*' '--exclude=_selfbench_evidence/*' '--exclude=*/_selfbench_evidence/*' '--exclude=__pycache__/*' '--exclude=*/__pycache__/*' '--exclude=.pytest_cache/*' '--exclude=*/.pytest_cache/*' '--exclude=.venv/*' '--exclude=*/.venv/*' '--exclude=venv/*' '--exclude=*/venv/*' '--exclude=site-packages/*' '--exclude=*/site-packages/*' '--exclude=node_modules/*' '--exclude=*/node_modules/*' '--exclude=.cargo/*' '--exclude=*/.cargo/*' '--exclude=target/*' '--exclude=*/target/*' '--exclude=.git-hooks/*' '--exclude=*/.git-hooks/*')
+readonly verifier_names=('SELFBENCH_EVIDENCE' '_selfbench_evidence' 'selfbench-report' 'selfbench-evidence' '/logs/verifier' 'test2json' 'test-reporter-destination' '--logfile' '=== RUN' '--- PASS' '\x16' '\u0016' '\u{16}' '\026' '/proc/self/fd' '/dev/fd/' '/environ')
 
 patch_applied=1
 setup_completed=0
@@ -34,6 +35,7 @@ fail_to_pass=0
 pass_to_pass=0
 deterministic=0
 all_stopped=1
+names_verifier=0
 fail_to_pass_exit_code=-1
 fail_to_pass_repeat_exit_code=-1
 pass_to_pass_exit_code=-1
@@ -61,7 +63,7 @@ lock_reward_dir() {
 write_reward() {
   local reward=0 partial
   if [ "$patch_applied" -eq 1 ] && [ "$fail_to_pass" -eq 1 ] && [ "$deterministic" -eq 1 ] &&
-    [ "$pass_to_pass" -eq 1 ] && [ "$all_stopped" -eq 1 ]; then
+    [ "$pass_to_pass" -eq 1 ] && [ "$all_stopped" -eq 1 ] && [ "$names_verifier" -eq 0 ]; then
     reward=1
   fi
   kill_verifier_processes || reward=0
@@ -98,6 +100,18 @@ kill_verifier_processes() {
   log "processes of $verifier_user survived $round kills"
   all_stopped=0
   return 1
+}
+
+# A patch adding code that names the verifier's internals scores 0 (see evidence.py).
+check_agent_names() {
+  local found line
+  found="$(agent_names_verifier)" || found="the agent patch could not be read"
+  if [ -n "$found" ]; then
+    names_verifier=1
+    while IFS= read -r line; do
+      log "the agent patch names the verifier's internals: $line"
+    done <<<"$found"
+  fi
 }
 
 app_git() {
@@ -412,21 +426,30 @@ evidence_problem=""
 untracked_before=/dev/null
 evidence_env=()
 go_cache=""
+go_exec=""
+report_root=""
 
 prepare_evidence_tools() {
+  report_root="$(mktemp -d /tmp/selfbench-reports.XXXXXX)" && chmod 0711 -- "$report_root" ||
+    return 1
   evidence_tools="$(mktemp -d /tmp/selfbench-evidence.XXXXXX)" || return 1
   chmod 0755 -- "$evidence_tools" || return 1
   cat >"$evidence_tools/_selfbench_evidence.py" <<'PYTEST_REPORTER'
 import json
 import os
 
-_REPORT = os.environ.get("SELFBENCH_EVIDENCE", "")
+
+def _writer(report):
+    def write(record):
+        if report:
+            with open(report, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record) + "\n")
+
+    return write
 
 
-def _write(record):
-    if _REPORT:
-        with open(_REPORT, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
+# Loaded by -p before any conftest or project module: the report's path leaves the environment.
+_write = _writer(os.environ.pop("SELFBENCH_EVIDENCE", ""))
 
 
 def pytest_sessionstart(session):
@@ -447,6 +470,13 @@ def pytest_sessionfinish(session, exitstatus):
     _write({"event": "finish", "exitstatus": int(exitstatus)})
 PYTEST_REPORTER
   cat >"$evidence_tools/reporter.mjs" <<'NODE_REPORTER'
+// Loaded before any test file runs: the test files' processes, started after, are not told where
+// the report goes.
+process.env.NODE_OPTIONS = (process.env.NODE_OPTIONS ?? '').replace(
+  /--test-reporter-destination=(?!std(out|err)(\s|$))\S+/g,
+  '--test-reporter-destination=/dev/null',
+);
+
 export default async function* reporter(source) {
   for await (const event of source) {
     if (event.type === 'test:pass' || event.type === 'test:fail') {
@@ -467,7 +497,7 @@ NODE_REPORTER
 binary="$1"
 shift
 log="$(mktemp "${SELFBENCH_EVIDENCE%/*}/libtest.XXXXXX")" || exit 1
-"$binary" "$@" --logfile "$log"
+env -u SELFBENCH_EVIDENCE "$binary" "$@" --logfile "$log"
 status=$?
 {
   sed -n -e 's/^\(ok\|failed\|ignored\) \(.*\)$/\1\t\2/p' -- "$log" |
@@ -476,11 +506,38 @@ status=$?
 } >>"$SELFBENCH_EVIDENCE"
 exit "$status"
 CARGO_RUNNER
+  cat >"$evidence_tools/go-exec" <<'GO_EXEC'
+#!/bin/sh
+# go test's -exec for the verifier: a test binary's first line is a marked (^V) framing line that
+# names no test, so test2json takes no unmarked line as framing from then on (an init that prints
+# "=== RUN" or "--- PASS" lines before the tests run prints output, not events).
+case "$1" in
+*.test) printf '\026=== NAME\n' ;;
+esac
+exec "$@"
+GO_EXEC
   chmod 0644 -- "$evidence_tools/"*
-  chmod 0755 -- "$evidence_tools/cargo-runner"
+  chmod 0755 -- "$evidence_tools/cargo-runner" "$evidence_tools/go-exec"
   if [ "$runner" = go ]; then
     prepare_go_cache
+    if go_marks_framing; then
+      go_exec="$evidence_tools/go-exec"
+    fi
   fi
+}
+
+# go 1.20 and later mark test2json's framing lines with ^V (older test binaries do not, and run
+# without the marking `-exec`).
+go_marks_framing() {
+  local version minor
+  version="$(GOTOOLCHAIN=local GOFLAGS='' go env GOVERSION 2>/dev/null)" || return 1
+  case "$version" in
+  go1.*) ;;
+  *) return 0 ;;
+  esac
+  minor="${version#go1.}"
+  minor="${minor%%[!0-9]*}"
+  [ "${minor:-0}" -ge 20 ]
 }
 
 # go: a private copy of the build cache the setup left (root's), so each run does not compile the
@@ -493,10 +550,14 @@ prepare_go_cache() {
   chown -R "$verifier_user:$verifier_user" -- "$go_cache"
 }
 
+# Each report's directory: a random name in a directory of root's that no one else can list, so
+# the tests find it only where the verifier hands it to the runner.
 new_report_dir() {
   local directory
-  directory="$(mktemp -d /tmp/selfbench-report.XXXXXX)" || return 1
-  chown "$verifier_user:$verifier_user" -- "$directory" && printf '%s\n' "$directory"
+  [ -n "$report_root" ] || return 1
+  directory="$report_root/$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+  mkdir -m 0700 -- "$directory" && chown "$verifier_user:$verifier_user" -- "$directory" &&
+    printf '%s\n' "$directory"
 }
 
 set_evidence_env() {
@@ -510,7 +571,8 @@ set_evidence_env() {
 --test-reporter=$evidence_tools/reporter.mjs --test-reporter-destination=$report")
     ;;
   go)
-    evidence_env=("GOFLAGS=-json -count=1" "GOTOOLCHAIN=local" "GOWORK=off")
+    evidence_env=("GOFLAGS=-json -count=1${go_exec:+ -exec=$go_exec}" "GOTOOLCHAIN=local"
+      "GOWORK=off")
     if [ -n "$go_cache" ]; then
       evidence_env+=("GOCACHE=$go_cache")
     fi
@@ -614,6 +676,35 @@ runner_control_of() {
   fi
 }
 
+# Prints each file of the agent's patch with an added line that names the verifier's internals
+# (`verifier_names`, the header's data) and the name: code the tests load that finds or forges
+# the runner's report. Added lines of tracked files (git's diff; binary files are not read) and
+# every line of new text files.
+agent_names_verifier() {
+  local changed names path name
+  if [ "${#verifier_names[@]}" -eq 0 ]; then
+    return 0
+  fi
+  changed="$(mktemp /tmp/selfbench-changed.XXXXXX)" || return 1
+  names="$(mktemp /tmp/selfbench-names.XXXXXX)" || return 1
+  agent_changed_paths >"$changed"
+  printf '%s\n' "${verifier_names[@]}" >"$names"
+  while IFS= read -r -d '' path; do
+    if [ -L "$app/$path" ] || [ ! -f "$app/$path" ]; then
+      continue
+    fi
+    if app_git --literal-pathspecs ls-files --error-unmatch -- "$path" >/dev/null 2>&1; then
+      app_git --literal-pathspecs diff -U0 --no-color --no-ext-diff --no-textconv HEAD -- "$path" |
+        sed -n -e '/^@@/,$ s/^+//p'
+    else
+      LC_ALL=C grep -I -e '' -- "$app/$path"
+    fi | LC_ALL=C grep -a -F -o -f "$names" | head -n 1 | while IFS= read -r name; do
+      printf '%s: %s\n' "${path//[[:cntrl:]]/?}" "$name"
+    done
+  done <"$changed"
+  rm -f -- "$changed" "$names"
+}
+
 # The untracked files before the agent's patch (the setup's ignored files), to tell the patch's
 # new files from them.
 remember_untracked() {
@@ -683,6 +774,7 @@ else
 fi
 if [ "$patch_applied" -eq 1 ]; then
   restore_runner_configuration
+  check_agent_names
   prepare_held_out_tests
 fi
 if [ "$setup_completed" -eq 1 ]; then
