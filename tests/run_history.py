@@ -87,12 +87,17 @@ def _test(index: int) -> str:
     )
 
 
-def generate(parent: Path, candidates: int) -> Path:
-    """The repository: a base commit, then one squash-merged pull request per candidate."""
+def generate(parent: Path, candidates: int, *, config: str | None = None) -> Path:
+    """The repository: a base commit, then one squash-merged pull request per candidate.
+
+    `config`, when given, is the base commit's `selfbench.toml`.
+    """
     repo = parent / "genkit"
     repo.mkdir()
     git(repo, "init", "--quiet", "--initial-branch=main")
     (repo / "pyproject.toml").write_text(_PYPROJECT)
+    if config is not None:
+        (repo / "selfbench.toml").write_text(config)
     (repo / "src/genkit").mkdir(parents=True)
     (repo / "src/genkit/__init__.py").write_text('"""Generated steps."""\n')
     (repo / "tests").mkdir()

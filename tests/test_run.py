@@ -253,3 +253,37 @@ def test_a_scripted_mcp_author_authors_and_its_broken_task_is_repaired_once(
     logs = sorted(path.name for path in (tmp_path / "bench.run" / "logs" / "pr-1").iterdir())
     assert "2-author-author.log" in logs
     assert "6-repair-repair.log" in logs
+
+
+_PROBE_CONFIG = (
+    """setupCommand = 'test "${#SELFBENCH_PROBE}" = 9 && python3 -m venv .venv"""
+    """ && .venv/bin/python -m pip install --quiet -e ".[test]"'\n"""
+)
+"""A base commit whose setup needs a variable only `--setup-env` hands it (a proxy's CA file, on
+a real machine): set, drafting and validation both see it; not set, setup fails."""
+
+
+def test_setup_env_reaches_drafting_and_validation_and_only_its_name_is_stored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    history = generate(tmp_path, 1, config=_PROBE_CONFIG)
+    monkeypatch.delenv("SELFBENCH_PROBE", raising=False)
+    unset = tmp_path / "unset.tar.gz"
+    assert main([*_argv(history, unset, "--setup-env", "SELFBENCH_PROBE", easy=1)]) == 2
+    assert capsys.readouterr().err == (
+        "error: --setup-env SELFBENCH_PROBE: not set in this environment\n"
+    )
+    assert not unset.with_name("unset.run").exists()
+
+    monkeypatch.setenv("SELFBENCH_PROBE", "secret-42")
+    without = tmp_path / "without.tar.gz"
+    assert main(_argv(history, without, easy=1)) == 1
+    assert "rejected pr-1 (easy): draft: setup failed (log " in capsys.readouterr().out
+
+    out = tmp_path / "bench.tar.gz"
+    assert main([*_argv(history, out, "--setup-env", "SELFBENCH_PROBE", easy=1)]) == 0
+    assert "accepted pr-1 (easy)" in capsys.readouterr().out
+    run_dir = out.with_name("bench.run")
+    assert json.loads((run_dir / "inputs.json").read_text())["setupEnv"] == ["SELFBENCH_PROBE"]
+    written = [out, *run_dir.rglob("*")]
+    assert not [path for path in written if path.is_file() and b"secret-42" in path.read_bytes()]

@@ -47,10 +47,10 @@ def _candidates(arguments: Sequence[str], candidates_file: str | None) -> list[C
 
 
 def _draft(args: argparse.Namespace) -> int:
-    from selfbench._cli_validate import _setup_env  # noqa: PLC0415 - one home for the rule
     from selfbench.draft.api import DraftOptions, draft_candidates  # noqa: PLC0415
     from selfbench.draft.config import load_config  # noqa: PLC0415
     from selfbench.validate.local import MIN_RERUNS, LocalOptions  # noqa: PLC0415
+    from selfbench.validate.phases import setup_env_values  # noqa: PLC0415
     from selfbench.validate.sandbox import require_sandbox  # noqa: PLC0415
 
     if args.jobs < 1:
@@ -67,7 +67,9 @@ def _draft(args: argparse.Namespace) -> int:
         reruns=args.reruns,
         config=config,
         logs=Path(args.logs) if args.logs else None,
-        local=LocalOptions(network=bool(args.network), setup_env=_setup_env(args.setup_env or ())),
+        local=LocalOptions(
+            network=bool(args.network), setup_env=setup_env_values(args.setup_env or ())
+        ),
         replace=args.replace,
         source_url_base=args.source_url,
     )

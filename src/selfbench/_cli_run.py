@@ -163,6 +163,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         author_time_limit=args.author_time_limit,
         inactivity=args.inactivity,
         source_url=args.source_url,
+        setup_env=tuple(args.setup_env or ()),
     )
 
 
@@ -297,6 +298,12 @@ def _add_run(commands: Any) -> None:
         "--source-url",
         metavar="BASE",
         help="for history without a GitHub remote: tasks record BASE/pull/<number>",
+    )
+    run.add_argument(
+        "--setup-env",
+        action="append",
+        metavar="NAME",
+        help="pass this variable to the sandbox's setup (names stored, values read at each start)",
     )
     run.add_argument("--resume", metavar="DIR", help="finish the run in DIR")
     run.set_defaults(run=_run)

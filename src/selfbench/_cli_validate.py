@@ -7,8 +7,6 @@ input (a runner option the chosen `--env` does not use, an unset `--setup-env` v
 from __future__ import annotations
 
 import argparse
-import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +65,7 @@ def _runner(args: argparse.Namespace) -> Runner:
         LocalOptions,
         LocalRunner,
     )
+    from selfbench.validate.phases import setup_env_values  # noqa: PLC0415
 
     return LocalRunner(
         LocalOptions(
@@ -76,26 +75,10 @@ def _runner(args: argparse.Namespace) -> Runner:
             keep=bool(args.keep),
             workspace=Path(args.workspace) if args.workspace else None,
             strict_toolchains=bool(args.strict_toolchains),
-            setup_env=_setup_env(args.setup_env or ()),
+            setup_env=setup_env_values(args.setup_env or ()),
             reruns=DEFAULT_RERUNS if args.reruns is None else args.reruns,
         )
     )
-
-
-def _setup_env(names: Sequence[str]) -> tuple[tuple[str, str], ...]:
-    """`--setup-env NAME`s with their values from this process's environment.
-
-    Raises:
-        InputError: a name that is not a variable name, or a variable that is not set.
-    """
-    pairs: dict[str, str] = {}
-    for name in names:
-        if not name.isidentifier() or not name.isascii():
-            raise InputError(f"--setup-env {name}: not an environment variable name")
-        if name not in os.environ:
-            raise InputError(f"--setup-env {name}: not set in this environment")
-        pairs[name] = os.environ[name]
-    return tuple(pairs.items())
 
 
 def _validate(args: argparse.Namespace) -> int:

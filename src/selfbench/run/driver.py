@@ -22,13 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from selfbench.contract import AUTHORING_DEFAULTS, DIFFICULTIES
-from selfbench.errors import RunError
+from selfbench.errors import InputError, RunError
 from selfbench.mine.candidate import CandidateModel
 from selfbench.mine.rank import DEFAULT_OVER_FETCH
 from selfbench.run import stages
 from selfbench.run.export import export_accepted
 from selfbench.run.state import CandidateState, RunDirectory
 from selfbench.run.steps import StepContext, run_step
+from selfbench.validate.phases import setup_env_values
 
 __all__ = [
     "ENVIRONMENTS",
@@ -64,6 +65,9 @@ class RunOptions:
     inactivity: float = _DEFAULT_INACTIVITY
     source_url: str | None = None
     """For history without a pull-request URL: tasks record `<source_url>/pull/<n>`."""
+    setup_env: tuple[str, ...] = ()
+    """Names of variables passed to the local sandbox's setup (a proxy's CA file, say); only the
+    names are stored, the values are read from the environment at each start and resume."""
 
     def check(self) -> None:
         """Refuse options no run can use.
@@ -84,6 +88,10 @@ class RunOptions:
             problems.append("--author must be draft or a command")
         if not self.out.name.endswith(".tar.gz"):
             problems.append(f"--out {self.out}: an export's name ends in .tar.gz")
+        try:
+            setup_env_values(self.setup_env)
+        except InputError as error:
+            problems.append(str(error))
         if problems:
             raise RunError("\n".join(problems))
 
@@ -102,6 +110,7 @@ class RunOptions:
             "authorTimeLimit": self.author_time_limit,
             "inactivity": self.inactivity,
             "sourceUrl": self.source_url,
+            "setupEnv": list(self.setup_env),
         }
 
 
@@ -125,6 +134,7 @@ def load_options(value: Any, where: str) -> RunOptions:
             author_time_limit=float(value["authorTimeLimit"]),
             inactivity=float(value["inactivity"]),
             source_url=value.get("sourceUrl"),
+            setup_env=tuple(str(name) for name in value.get("setupEnv", ())),
         )
     except (KeyError, TypeError, ValueError):
         raise RunError(f"{where}: not a run's inputs") from None
@@ -288,7 +298,9 @@ def _process(
     return state
 
 
-def _runner_factory(options: RunOptions) -> Callable[[Path], Any]:
+def _runner_factory(
+    options: RunOptions, setup_env: tuple[tuple[str, str], ...]
+) -> Callable[[Path], Any]:
     def make(logs: Path) -> Any:
         if options.env == "harbor":
             from selfbench.validate.harbor import HarborOptions, HarborRunner  # noqa: PLC0415
@@ -298,7 +310,7 @@ def _runner_factory(options: RunOptions) -> Callable[[Path], Any]:
             )
         from selfbench.validate.local import LocalOptions, LocalRunner  # noqa: PLC0415
 
-        return LocalRunner(LocalOptions(logs=logs))
+        return LocalRunner(LocalOptions(logs=logs, setup_env=setup_env))
 
     return make
 
@@ -419,9 +431,10 @@ def run_benchmark(
         settings = stages.AuthorSettings(
             options.author, options.author_time_limit, options.inactivity
         )
-        runner = _runner_factory(options)
+        setup_env = setup_env_values(options.setup_env)
+        runner = _runner_factory(options, setup_env)
         context = StepContext(
-            run, options.repo, settings, options.reviewer, runner, options.source_url
+            run, options.repo, settings, options.reviewer, runner, options.source_url, setup_env
         )
         scheduler = _Scheduler(options, candidates, states)
         _drive(context, scheduler, stop, on_event)

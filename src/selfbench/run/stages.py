@@ -81,14 +81,22 @@ def _guarded(run: Callable[[], StageResult]) -> StageResult:
 
 
 def draft_stage(
-    repo: Path, candidate: CandidateModel, out: Path, *, logs: Path, source_url: str | None
+    repo: Path,
+    candidate: CandidateModel,
+    out: Path,
+    *,
+    logs: Path,
+    source_url: str | None,
+    setup_env: tuple[tuple[str, str], ...] = (),
 ) -> StageResult:
     """Draft the candidate into `out`: a proven task directory, or the reason it is not one."""
     from selfbench.draft.api import DraftOptions, draft_candidate  # noqa: PLC0415 - the sandbox
+    from selfbench.validate.local import LocalOptions  # noqa: PLC0415
 
     def run() -> StageResult:
         out.mkdir(parents=True)
-        options = DraftOptions(logs=logs, source_url_base=source_url)
+        local = LocalOptions(setup_env=setup_env)
+        options = DraftOptions(logs=logs, source_url_base=source_url, local=local)
         result = draft_candidate(repo, candidate, out, options)
         if result.status != "drafted" or result.task_dir is None:
             return StageResult(reason=result.reason or "not drafted")

@@ -40,6 +40,8 @@ class StepContext:
     """Makes the validation runner, given the directory its logs go to."""
     source_url: str | None = None
     """Where pull requests live, for candidates mined without a URL (`<base>/pull/<n>`)."""
+    setup_env: tuple[tuple[str, str], ...] = ()
+    """(name, value) pairs for the local sandbox's setup, in drafting and validation alike."""
 
     @property
     def can_repair(self) -> bool:
@@ -101,7 +103,12 @@ def _draft(step: _Step) -> stages.StageResult:
     context = step.context
     logs = context.run.logs(step.state.id) / step.work.name
     return stages.draft_stage(
-        context.repo, step.candidate, step.work, logs=logs, source_url=context.source_url
+        context.repo,
+        step.candidate,
+        step.work,
+        logs=logs,
+        source_url=context.source_url,
+        setup_env=context.setup_env,
     )
 
 

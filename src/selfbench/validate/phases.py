@@ -36,7 +36,7 @@ from selfbench.bundle.render_prepare import (
     prepare_script,
 )
 from selfbench.contract import TaskDefinition
-from selfbench.errors import BundleError, SelfbenchError, translating
+from selfbench.errors import BundleError, InputError, SelfbenchError, translating
 from selfbench.toolchains.versions import expand_toolchains
 from selfbench.validate import _scripts
 from selfbench.validate.checks import (
@@ -64,6 +64,7 @@ __all__ = [
     "AgentPhase",
     "LocalOptions",
     "TaskPhases",
+    "setup_env_values",
 ]
 
 COLLECT_SECONDS = 300.0
@@ -99,6 +100,23 @@ class LocalOptions:
     written into `setupCommand`, a log or the bundle, and not seen by the agent or the tests."""
     reruns: int = DEFAULT_RERUNS
     """How many times fail-to-pass and pass-to-pass run in all (see `MIN_RERUNS`)."""
+
+
+def setup_env_values(names: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """`--setup-env NAME`s with their values from this process's environment (the values are read
+    at each start, never stored: a run directory records the names only).
+
+    Raises:
+        InputError: a name that is not a variable name, or a variable that is not set.
+    """
+    pairs: dict[str, str] = {}
+    for name in names:
+        if not name.isidentifier() or not name.isascii():
+            raise InputError(f"--setup-env {name}: not an environment variable name")
+        if name not in os.environ:
+            raise InputError(f"--setup-env {name}: not set in this environment")
+        pairs[name] = os.environ[name]
+    return tuple(pairs.items())
 
 
 @dataclass(frozen=True, slots=True)
