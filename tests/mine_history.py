@@ -106,6 +106,9 @@ def build_history(path: Path) -> History:
     )
     h.shas["docs"] = h.commit("Document it (#4)", {"docs/guide.md": lines(30), "README.md": "x\n"})
     h.shas["tests"] = h.commit("More tests (#5)", {"tests/test_more.py": lines(30, "m")})
+    h.shas["sync"] = h.commit(
+        "Merge `stable` into `main` after the 1.2 release (#13)", {"src/fix.py": lines(30, "fx")}
+    )
     h.shas["pr6"] = h.commit("Risky change (#6)", {"src/risky.py": lines(25, "r")})
     h.shas["revert"] = h.commit(
         f'Revert "Risky change (#6)"\n\nThis reverts commit {h.shas["pr6"]}.',

@@ -68,10 +68,11 @@ def test_every_kind_of_change_is_told_apart(mined: MineResult, history: History)
         "revert": "reverts an earlier change",
         "pr6": f"reverted later by {history.shas['revert'][:7]}",
         "tests": "no implementation changes (only tests)",
+        "sync": "syncs branch stable into main",
         "docs": "no implementation changes (only docs)",
         "root": "the first commit has no base",
     }
-    assert mined.walked == 18
+    assert mined.walked == 19
     assert mined.counts() == {"easy": 5, "medium": 1, "hard": 1}
     assert mined.warnings == ()
 
@@ -265,7 +266,7 @@ def test_cli_writes_both_files_and_prints_json(
     printed = json.loads(captured.out)
     assert printed["counts"] == {"easy": 5, "medium": 1, "hard": 1}
     assert captured.err == (
-        f"wrote 7 candidates to {out}\nwrote 10 excluded changes to "
+        f"wrote 7 candidates to {out}\nwrote 11 excluded changes to "
         f"{tmp_path / 'candidates.excluded.jsonl'}\n"
     )
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [
@@ -281,18 +282,18 @@ def test_cli_prints_one_line_per_candidate_when_piped(
     assert lines[0] == "id\ttier\tscore\timpl files\timpl lines\ttests\trequests\ttitle"
     assert lines[3] == "pr-1\teasy\t70\t1\t30\tyes\t0\tAdd the widget parser"
     assert len(lines) == 9
-    assert lines[-1] == "easy 5, medium 1, hard 1; 10 excluded"
+    assert lines[-1] == "easy 5, medium 1, hard 1; 11 excluded"
 
 
 def test_a_terminal_gets_a_rich_table(mined: MineResult) -> None:
     console = Console(file=io.StringIO(), width=120)
     render_table(mined, console)
     out = console.file.getvalue()  # type: ignore[attr-defined]
-    assert "7 candidates from 18 commits" in out
+    assert "7 candidates from 19 commits" in out
     row = next(line for line in out.splitlines() if "pr-1 " in line)
     cells = [cell.strip() for cell in row.split("│")[1:8]]
     assert cells == ["pr-1", "easy", "70", "1", "30", "yes", "0"]
-    assert out.rstrip().endswith("easy 5, medium 1, hard 1; 10 excluded")
+    assert out.rstrip().endswith("easy 5, medium 1, hard 1; 11 excluded")
 
 
 def test_schema_candidate(capsys: pytest.CaptureFixture[str]) -> None:

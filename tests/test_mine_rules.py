@@ -16,6 +16,7 @@ from selfbench.mine.classify import classify_path, detect_ecosystems, toolchains
 from selfbench.mine.git_history import FileStat, parse_numstat, parse_record
 from selfbench.mine.merged import (
     MessageFacts,
+    branch_sync,
     is_merge_of_main,
     parse_message,
     reverted_commits,
@@ -130,6 +131,33 @@ def test_messages(subject: str, body: str, merge: bool, expected: MessageFacts) 
 )
 def test_merges_of_main(subject: str, expected: bool) -> None:
     assert is_merge_of_main(subject) is expected
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        ("Merge stable into main", ("stable", "main")),
+        ("Merge stable into main.  ", ("stable", "main")),
+        ("Merge `stable` into `main` after `CHANGES` rST to Markdown", ("stable", "main")),
+        ("Merge `stable` into `main`; Release 8.2.0", ("stable", "main")),
+        ("merge main into stable to synchronize commits.", ("main", "stable")),
+        ("Merge branch '8.1.x' into main", ("8.1.x", "main")),
+        ("Merge 2.x into master", ("2.x", "master")),
+        ("Merge release-3.0 into develop", ("release-3.0", "develop")),
+        ("Merge remote-tracking branch 'upstream/stable' into x", ("upstream/stable", "x")),
+        ("Merge dev into main", ("dev", "main")),
+        ("Merge branch 'feature' into topic", None),
+        ("Merge branch 'feat-gl' into 'main'", None),
+        ("Merge the parsers into one module", None),
+        ("Merge options into config", None),
+        ("Merge duplicate entries into one list", None),
+        ("Merge pull request #1 from o/stable", None),
+        ("Add a merge of main into the docs", None),
+        ("Merge stable", None),
+    ],
+)  # fmt: skip
+def test_branch_syncs(title: str, expected: tuple[str, str] | None) -> None:
+    assert branch_sync(title) == expected
 
 
 def test_strip_number() -> None:

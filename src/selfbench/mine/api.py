@@ -7,6 +7,7 @@ Exclusion reasons, one each, in the order they are checked:
 * `reverts an earlier change`, `reverted later by <sha7>`
 * `merges the main branch into a branch`
 * `not a merged pull request (--plain includes plain commits)`
+* `syncs branch <source> into <target>` (a request merging a long-lived branch into another)
 * `pull request #N is a draft`, `authored by a bot (<name>)`
 * `changes no files`, `no implementation changes (only <kinds>)`
 * `below the easy gate: <f> implementation files, <n> changed implementation lines`
@@ -30,6 +31,7 @@ from selfbench.mine.git_history import read_repository as _read_repository
 from selfbench.mine.merged import (
     MAIN_BRANCHES,
     MessageFacts,
+    branch_sync,
     is_merge_of_main,
     parse_message,
     reverted_commits,
@@ -201,6 +203,10 @@ class _Walk:
         if change is None:
             return
         newest, pr = change.newest, change.pull_request
+        sync = branch_sync(_title_body(change)[0])
+        if sync is not None:
+            self.exclude(newest, change.facts.number, f"syncs branch {sync[0]} into {sync[1]}")
+            return
         if pr is not None and pr.draft:
             self.exclude(newest, change.facts.number, f"pull request #{pr.number} is a draft")
             return

@@ -11,6 +11,11 @@
 * **plain**: any other single-parent commit; a candidate only when asked for.
 * A revert (`Revert "…"`, or a body saying `This reverts commit <sha>`) is excluded, and so is the
   change it reverted.
+* A branch sync is excluded: a request whose title says it merges a long-lived branch into
+  another (`Merge stable into main`, ``Merge `stable` into `main` after …``, `merge main into
+  stable to synchronize commits.`, `Merge branch '2.x' into main`). Its diff bundles changes that
+  were each merged on the other branch (usually their own requests), so it is no one unit of work
+  and its title describes none of it.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ __all__ = [
     "MAIN_BRANCHES",
     "Kind",
     "MessageFacts",
+    "branch_sync",
     "is_merge_of_main",
     "parse_message",
     "reverted_commits",
@@ -38,6 +44,17 @@ _BRANCH_MERGE_RE = re.compile(
     r"Merge (?:remote-tracking )?branch '([^']+)'(?: of (\S+))?(?: into '?([^'\s]+)'?)?"
 )
 _SQUASH_RE = re.compile(r"\(#(\d+)\)\s*$")
+_NAME = r"[\w/+-]+(?:\.[\w/+-]+)*"  # a branch name, without a sentence's final dot
+_SYNC_RE = re.compile(
+    rf"merge\s+(?:(?:remote-tracking\s+)?branch\s+)?(?P<q1>[`'\"]?)(?P<source>{_NAME})(?P=q1)"
+    rf"\s+into\s+(?P<q2>[`'\"]?)(?P<target>{_NAME})(?P=q2)(?:$|[\s.,;:(])",
+    re.IGNORECASE,
+)
+_LONG_LIVED_RE = re.compile(
+    r"(?:origin/|upstream/)?(?:main|master|trunk|develop|development|default|stable|next|dev"
+    r"|beta|alpha|release\S*|hotfix\S*|maint\S*|v?\d+(?:\.\d+)*(?:\.x)?)",
+    re.IGNORECASE,
+)
 _REVERT_SUBJECT_RE = re.compile(r'^Revert "')
 _REVERTS_RE = re.compile(r"This reverts commit ([0-9a-fA-F]{7,40})")
 
@@ -87,6 +104,16 @@ def is_merge_of_main(subject: str, main_branches: frozenset[str] = MAIN_BRANCHES
         return False
     source = match.group(1).removeprefix("origin/").removeprefix("upstream/")
     return source in main_branches
+
+
+def branch_sync(title: str) -> tuple[str, str] | None:
+    """(source, target) when a request's title says it merges a long-lived branch (main, stable,
+    a release or version branch) into another. `Merge branch 'feature' into 'main'` (GitLab's
+    subject for a feature's request) and `Merge the parsers into one module` are not syncs."""
+    match = _SYNC_RE.match(title.strip())
+    if match is None or not _LONG_LIVED_RE.fullmatch(match.group("source")):
+        return None
+    return match.group("source"), match.group("target")
 
 
 def reverted_commits(subject: str, body: str) -> tuple[str, ...] | None:
