@@ -225,6 +225,55 @@ def test_ctrl_c_stops_cleanly_says_how_to_resume_and_the_resumed_run_is_the_same
     assert out.read_bytes() == reference[0].read_bytes()
 
 
+def _running(marker: str) -> bool:
+    """Whether a process runs with `marker` as its last argument (the run's own command line
+    holds it inside the author command's text)."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv[:-1] and argv[:-1][-1] == marker.encode():
+            return True
+    return False
+
+
+def test_ctrl_c_ends_the_running_stages_processes_and_stops_at_once(
+    history: Path, tmp_path: Path
+) -> None:
+    """An author command runs in its own session, out of the terminal's reach: the stop ends it
+    (SIGTERM, SIGKILL after 2 s) instead of waiting for its limits, and its stage stays undone."""
+    marker = f"selfbench-sleeping-author-{os.getpid()}-{random.randrange(1 << 30)}"
+    sleeper = f"{sys.executable} -c 'import time; time.sleep(600)' {marker}"
+    out, run_dir = tmp_path / "bench.tar.gz", tmp_path / "bench.run"
+    argv = [*_argv(history, out, easy=1), "--author", sleeper, "--run-dir", str(run_dir)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "selfbench", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + _PROCESS_LIMIT
+    while not _running(marker):
+        assert process.poll() is None, process.communicate()[0]
+        assert time.monotonic() < deadline, "the author never started"
+        time.sleep(0.1)
+    interrupted = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=60)
+
+    assert process.returncode == 130, output
+    assert time.monotonic() - interrupted < 20, output
+    assert f"interrupted; resume with: selfbench run --resume {run_dir}" in output
+    deadline = time.monotonic() + 5
+    while _running(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _running(marker), "the author command outlived the stopped run"
+    state = json.loads((run_dir / "candidates" / "pr-1.json").read_text())
+    assert (state["status"], state["next"]) == ("active", "author")
+
+
 def test_a_scripted_mcp_author_authors_and_its_broken_task_is_repaired_once(
     history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from selfbench import _children
 from selfbench._cli_common import print_json
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, RunError
 
@@ -122,24 +123,29 @@ def _progress(console: Console) -> Iterator[Progress | None]:
 
 @contextmanager
 def _stop_on_interrupt(stop: threading.Event, console: Console, run_dir: Path) -> Iterator[None]:
-    """The first Ctrl-C asks the run to stop once the running stages end (their results are not
-    recorded); a second one ends the process at once, as a kill would. The run directory stays
+    """The first Ctrl-C stops the run: the running stages' processes (sandbox phases, author and
+    reviewer commands, each in its own session, so the terminal's signal does not reach them)
+    get SIGTERM, then SIGKILL after 2 s, and the stages they cut short are not recorded. A second
+    Ctrl-C kills them at once and ends the process, as a kill would. The run directory stays
     consistent either way: every state file is written atomically."""
 
     def handle(_signum: int, _frame: FrameType | None) -> None:
         if stop.is_set():
+            _children.stop_all(grace=0)
             sys.stdout.flush()
             sys.stderr.write(f"stopped at once; resume with: {_resume_hint(run_dir)}\n")
             sys.stderr.flush()
             os._exit(EXIT_INTERRUPTED)
         stop.set()
-        console.print("stopping once the running stages end (Ctrl-C again: stop at once)")
+        console.print("stopping the running stages (Ctrl-C again: stop at once)")
+        threading.Thread(target=_children.stop_all, name="selfbench-stop", daemon=True).start()
 
     previous = signal.signal(signal.SIGINT, handle)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+        _children.allow()
 
 
 # --- run ---------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
+from selfbench import _children
 from selfbench.errors import os_reason
 
 __all__ = ["CommandOutcome", "parse_command", "run_command"]
@@ -168,7 +169,7 @@ def run_command(  # noqa: PLR0913 - the command, where, and its two limits, all 
             out.write(f"--- {reason}\n".encode())
             return CommandOutcome("unstartable", None, reason, time.monotonic() - start)
         kept = bytearray() if keep_stdout else None
-        with process:
+        with process, _children.tracked(process.pid):
             try:
                 ending = _pump(
                     process, out, kept, time_limit=time_limit_sec, inactivity=inactivity_sec

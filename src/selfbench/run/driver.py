@@ -276,10 +276,15 @@ def _process(
     """Run one candidate's stages until it is finished or the run stops.
 
     A stage that was running when the stop came is not recorded: it may have been cut short
-    (Ctrl-C reaches the processes it started), so the resumed run does it again.
+    (a stopped run ends the processes it started), so the resumed run does it again.
     """
     while not state.finished and not stop.is_set():
-        after = run_step(context, state, candidate)
+        try:
+            after = run_step(context, state, candidate)
+        except Exception:
+            if stop.is_set():  # the stop cut the stage's processes short: not a result
+                break
+            raise
         if stop.is_set():
             break
         context.run.save(after)

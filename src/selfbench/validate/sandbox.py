@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from selfbench import _children
 from selfbench._fs import read_beneath
 from selfbench.bundle import layout
 from selfbench.errors import BundleError, SandboxError, SelfbenchError, translating
@@ -466,20 +467,21 @@ class Sandbox:
             copier = threading.Thread(target=_copy_capped, args=(process.stdout, output))
             copier.start()
             timed_out = False
-            try:
-                gate.release(output, bwrap=process.pid, cgroup=cgroup)
-                code = process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                os.killpg(process.pid, signal.SIGKILL)
-                code = process.wait()
-            except BaseException:  # an interrupt: the phase must not outlive selfbench
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-                raise
-            finally:
-                copier.join()
-                process.stdout.close()
+            with _children.tracked(process.pid):  # an interrupted run ends it
+                try:
+                    gate.release(output, bwrap=process.pid, cgroup=cgroup)
+                    code = process.wait(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+                    os.killpg(process.pid, signal.SIGKILL)
+                    code = process.wait()
+                except BaseException:  # an interrupt: the phase must not outlive selfbench
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+                    raise
+                finally:
+                    copier.join()
+                    process.stdout.close()
             if timed_out:
                 output.write(f"\nselfbench: phase killed after {timeout:g} s\n".encode())
         out_of_memory = cgroup is not None and cgroup.out_of_memory()
