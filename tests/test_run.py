@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from harbor_env import harbor_venv
 from run_helpers import SCRIPTED_AUTHOR
 from run_history import generate
 from selfbench.cli import main
@@ -336,3 +337,34 @@ def test_setup_env_reaches_drafting_and_validation_and_only_its_name_is_stored(
     assert json.loads((run_dir / "inputs.json").read_text())["setupEnv"] == ["SELFBENCH_PROBE"]
     written = [out, *run_dir.rglob("*")]
     assert not [path for path in written if path.is_file() and b"secret-42" in path.read_bytes()]
+
+
+def test_a_harbor_that_cannot_run_stops_the_run_and_the_candidate_waits(
+    history: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Harbor that gives no verdict is the machine's fault, not the candidate's: the run stops
+    (exit 2) with the candidate still before its validation, to be resumed once Harbor works."""
+    out, run_dir = tmp_path / "bench.tar.gz", tmp_path / "bench.run"
+    missing = tmp_path / "no-harbor"
+    assert main([*_argv(history, out, easy=1), "--env", "harbor", "--harbor", str(missing)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: --harbor {missing}: not found (install Harbor, or give its path)\n"
+    )
+    assert not run_dir.exists()
+
+    for name in ("DAYTONA_API_KEY", "DAYTONA_JWT_TOKEN", "DAYTONA_ORGANIZATION_ID"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    harbor = str(harbor_venv() / "bin" / "harbor")
+    daytona = ["--env", "harbor", "--harbor-env", "daytona", "--harbor", harbor]
+    assert main([*_argv(history, out, easy=1), *daytona]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: harbor run failed (exit 1): Daytona requires "), error
+    assert error.endswith(f"; the run stopped, resume with: selfbench run --resume {run_dir}\n")
+    state = json.loads((run_dir / "candidates" / "pr-1.json").read_text())
+    assert (state["status"], state["next"]) == ("active", "validate")
+    assert _events(run_dir)[-1]["event"] == "stopped"
+    assert not out.exists()

@@ -47,7 +47,9 @@ _DOING = {
 
 
 def _resume_hint(run_dir: Path) -> str:
-    return f"selfbench run --resume {run_dir}"
+    from selfbench.run.driver import resume_command  # noqa: PLC0415
+
+    return resume_command(run_dir)
 
 
 # --- progress ----------------------------------------------------------------------------------
@@ -165,6 +167,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         jobs=args.jobs,
         env=args.env,
         harbor_env=args.harbor_env,
+        harbor=args.harbor,
         **({} if args.over_fetch is None else {"over_fetch": args.over_fetch}),
         author_time_limit=args.author_time_limit,
         inactivity=args.inactivity,
@@ -295,6 +298,7 @@ def _add_run(commands: Any) -> None:
     run.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="candidates at once")
     run.add_argument("--env", default="local", choices=("local", "harbor"))
     run.add_argument("--harbor-env", default="docker", metavar="ENV", help="with --env harbor")
+    run.add_argument("--harbor", default="harbor", metavar="PATH", help="the harbor executable")
     run.add_argument(
         "--over-fetch", type=float, metavar="X", help="budget multiplier (default: mining's, 1.5)"
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import shutil
 import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from selfbench.contract import AUTHORING_DEFAULTS, DIFFICULTIES
-from selfbench.errors import InputError, RunError
+from selfbench.errors import HarborError, InputError, RunError, SandboxError
 from selfbench.mine.candidate import CandidateModel
 from selfbench.mine.rank import DEFAULT_OVER_FETCH
 from selfbench.run import stages
@@ -60,6 +61,8 @@ class RunOptions:
     jobs: int = 1
     env: str = "local"
     harbor_env: str = "docker"
+    harbor: str = "harbor"
+    """The Harbor executable, with `env` harbor (a path, or a name on PATH)."""
     over_fetch: float = DEFAULT_OVER_FETCH
     author_time_limit: float = float(AUTHORING_DEFAULTS["timeouts"]["agentSeconds"])
     inactivity: float = _DEFAULT_INACTIVITY
@@ -82,6 +85,8 @@ class RunOptions:
             problems.append("-j must be at least 1")
         if self.env not in ENVIRONMENTS:
             problems.append(f"--env must be one of {', '.join(ENVIRONMENTS)}")
+        elif self.env == "harbor" and shutil.which(self.harbor) is None:
+            problems.append(f"--harbor {self.harbor}: not found (install Harbor, or give its path)")
         if not self.over_fetch >= 1:
             problems.append("--over-fetch must be at least 1")
         if not self.author.strip():
@@ -106,6 +111,7 @@ class RunOptions:
             "jobs": self.jobs,
             "env": self.env,
             "harborEnv": self.harbor_env,
+            "harbor": self.harbor,
             "overFetch": self.over_fetch,
             "authorTimeLimit": self.author_time_limit,
             "inactivity": self.inactivity,
@@ -130,6 +136,7 @@ def load_options(value: Any, where: str) -> RunOptions:
             jobs=int(value["jobs"]),
             env=str(value["env"]),
             harbor_env=str(value["harborEnv"]),
+            harbor=str(value.get("harbor", "harbor")),
             over_fetch=float(value["overFetch"]),
             author_time_limit=float(value["authorTimeLimit"]),
             inactivity=float(value["inactivity"]),
@@ -311,7 +318,12 @@ def _runner_factory(
             from selfbench.validate.harbor import HarborOptions, HarborRunner  # noqa: PLC0415
 
             return HarborRunner(
-                HarborOptions(environment=options.harbor_env, jobs_dir=logs / "jobs", logs=logs)
+                HarborOptions(
+                    environment=options.harbor_env,
+                    jobs_dir=logs / "jobs",
+                    harbor=options.harbor,
+                    logs=logs,
+                )
             )
         from selfbench.validate.local import LocalOptions, LocalRunner  # noqa: PLC0415
 
@@ -392,6 +404,11 @@ def tier_summaries(
 # --- the run -----------------------------------------------------------------------------------
 
 
+def resume_command(run_dir: Path) -> str:
+    """The command that finishes the run in `run_dir`."""
+    return f"selfbench run --resume {run_dir}"
+
+
 def _start_or_resume(run: RunDirectory, options: RunOptions | None) -> RunOptions:
     if options is None:
         if not run.is_run():
@@ -402,7 +419,7 @@ def _start_or_resume(run: RunDirectory, options: RunOptions | None) -> RunOption
     options.check()
     if run.is_run():
         raise RunError(
-            f"{run.path} already holds a run; resume it with: selfbench run --resume {run.path}"
+            f"{run.path} already holds a run; resume it with: {resume_command(run.path)}"
         )
     run.write_json(run.inputs_path, options.to_json())
     run.event("started", options=options.to_json())
@@ -442,7 +459,13 @@ def run_benchmark(
             run, options.repo, settings, options.reviewer, runner, options.source_url, setup_env
         )
         scheduler = _Scheduler(options, candidates, states)
-        _drive(context, scheduler, stop, on_event)
+        try:
+            _drive(context, scheduler, stop, on_event)
+        except (SandboxError, HarborError) as exc:  # the machine's fault, not a candidate's
+            run.event("stopped", error=str(exc))
+            raise RunError(
+                f"{exc}; the run stopped, resume with: {resume_command(run.path)}"
+            ) from None
         tiers = tier_summaries(options, candidates, states)
         ordered = tuple(sorted(states.values(), key=lambda state: state.rank))
         if stop.is_set():

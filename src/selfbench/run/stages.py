@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from selfbench.bundle.locate import BUNDLE_DIR, DEFINITION_FILE, VALIDATION_FILE
-from selfbench.errors import SandboxError, SelfbenchError
+from selfbench.errors import HarborError, SandboxError, SelfbenchError
 from selfbench.mine.candidate import CandidateModel
 
 __all__ = [
@@ -68,10 +68,10 @@ def command_name(command: str | None) -> str | None:
 
 def _guarded(run: Callable[[], StageResult]) -> StageResult:
     """A stage's own refusal (a SelfbenchError) rejects the candidate; a machine that cannot
-    run the sandbox stops the run; anything else is a bug."""
+    run the sandbox, or a Harbor that gives no verdict, stops the run; anything else is a bug."""
     try:
         return run()
-    except SandboxError:
+    except (SandboxError, HarborError):
         raise
     except SelfbenchError as exc:
         return StageResult(reason=" ".join(str(exc).split()))
