@@ -132,6 +132,7 @@ def test_status_shows_each_tier_and_stage(
     shown = capsys.readouterr().out
     assert "│ budget          │    2 │      0 │    0 │" in shown
     assert "│ accepted        │    2 │      0 │    0 │" in shown
+    assert "│ unused          │    0 │      0 │    0 │" in shown
     assert "exported" in shown
 
     assert main(["status", str(run_dir), "--json"]) == 0
@@ -329,6 +330,10 @@ def test_setup_env_reaches_drafting_and_validation_and_only_its_name_is_stored(
     without = tmp_path / "without.tar.gz"
     assert main(_argv(history, without, easy=1)) == 1
     assert "rejected pr-1 (easy): draft: setup failed (log " in capsys.readouterr().out
+    assert main(["status", str(without.with_name("without.run"))]) == 0
+    shown = capsys.readouterr().out
+    assert "rejected pr-1 (easy): draft: setup failed (log " in shown
+    assert "\n   mined → rejected\n" in shown
 
     out = tmp_path / "bench.tar.gz"
     assert main([*_argv(history, out, "--setup-env", "SELFBENCH_PROBE", easy=1)]) == 0
@@ -368,3 +373,7 @@ def test_a_harbor_that_cannot_run_stops_the_run_and_the_candidate_waits(
     assert (state["status"], state["next"]) == ("active", "validate")
     assert _events(run_dir)[-1]["event"] == "stopped"
     assert not out.exists()
+    assert main(["status", str(run_dir), "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["stopped"].startswith("harbor run failed (exit 1): Daytona requires ")
+    assert status["tiers"][0]["stages"]["validate"] == 1

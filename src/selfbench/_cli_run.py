@@ -272,6 +272,9 @@ def _status(args: argparse.Namespace) -> int:
             console.print(f"{tier.tier}: {tier.blocked}")
     for rejected in status.rejections:
         console.print(f"rejected {rejected.id} ({rejected.tier}): {rejected.reason}")
+        console.print(f"   {' → '.join(rejected.history)}", highlight=False)
+    if status.stopped:
+        console.print(f"stopped: {status.stopped}")
     if not status.finished:
         console.print(f"resume with: {_resume_hint(status.run_dir)}")
     return EXIT_OK

@@ -14,8 +14,9 @@ from selfbench.run.state import STAGES, CandidateState, RunDirectory
 
 __all__ = ["COLUMNS", "RunStatus", "read_status"]
 
-COLUMNS = ("waiting", *STAGES, "accepted", "rejected")
-"""The status table's columns: not started, at each stage (its next one), and finished."""
+COLUMNS = ("waiting", *STAGES, "accepted", "rejected", "unused")
+"""The status table's columns: not started, at each stage (its next one), finished, and not
+needed (not started when the run exported: its tier's budget was filled first)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +34,9 @@ class RunStatus:
     """Seconds from the run's start to its last event."""
     finished: bool
     """The run exported (its last event)."""
+    stopped: str | None = None
+    """Why the run stopped, when its last event is a stop on the machine's fault (no sandbox, a
+    Harbor that gives no verdict)."""
 
     @property
     def rejections(self) -> tuple[CandidateState, ...]:
@@ -46,6 +50,7 @@ class RunStatus:
             "options": self.options.to_json(),
             "mined": self.mined,
             "finished": self.finished,
+            "stopped": self.stopped,
             "elapsedSeconds": self.elapsed,
             "tiers": [
                 {
@@ -64,13 +69,13 @@ class RunStatus:
 
 
 def _table(
-    candidates: dict[str, CandidateModel], states: dict[str, CandidateState]
+    candidates: dict[str, CandidateModel], states: dict[str, CandidateState], *, finished: bool
 ) -> dict[str, dict[str, int]]:
     table: dict[str, dict[str, int]] = {tier: dict.fromkeys(COLUMNS, 0) for tier in DIFFICULTIES}
     for cid, model in candidates.items():
         state = states.get(cid)
         if state is None or state.status == "pending":
-            column = "waiting"
+            column = "unused" if finished else "waiting"
         elif state.finished:
             column = state.status
         else:
@@ -79,17 +84,20 @@ def _table(
     return table
 
 
-def _elapsed(run: RunDirectory) -> tuple[float | None, bool]:
+def _elapsed(run: RunDirectory) -> tuple[float | None, bool, str | None]:
+    """Seconds from the first event to the last, whether the last is the export, and the error
+    of a last event that is a stop."""
     first: float | None = None
     last: float | None = None
-    finished = False
+    event: dict[str, Any] = {}
     for event in run.events():
         moment = event.get("time")
         if isinstance(moment, (int, float)):
             first = moment if first is None else first
             last = moment
-        finished = event.get("event") == "exported"
-    return (None if first is None or last is None else round(last - first, 1)), finished
+    elapsed = None if first is None or last is None else round(last - first, 1)
+    stopped = event.get("error") if event.get("event") == "stopped" else None
+    return elapsed, event.get("event") == "exported", str(stopped) if stopped else None
 
 
 def read_status(run_dir: Path) -> RunStatus:
@@ -110,14 +118,15 @@ def read_status(run_dir: Path) -> RunStatus:
             model = CandidateModel.model_validate(value)
             candidates[model.id] = model
     states = {state.id: state for state in run.states()}
-    elapsed, finished = _elapsed(run)
+    elapsed, finished, stopped = _elapsed(run)
     return RunStatus(
         run_dir=run.path,
         options=options,
         mined=mined,
         tiers=tier_summaries(options, candidates, states),
-        table=_table(candidates, states),
+        table=_table(candidates, states, finished=finished),
         states=tuple(sorted(states.values(), key=lambda state: state.rank)),
         elapsed=elapsed,
         finished=finished,
+        stopped=stopped,
     )
