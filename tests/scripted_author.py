@@ -77,7 +77,7 @@ def _arguments(mode: str, options: argparse.Namespace) -> dict[str, Any]:
         if mode == "repair":
             for name in MUTABLE:
                 task["definition"][name] = draft["definition"][name]
-    for old, new in options.replace:
+    for old, new in options.replace if mode == "coupling-repair" else ():
         task["testPatch"] = task["testPatch"].replace(old, new)
     for old, new in options.replace_gold:
         task["goldPatch"] = task["goldPatch"].replace(old, new)

@@ -1,7 +1,10 @@
 """A scripted reviewer: prints a verdict on the task in its working directory, as documented.
 
-Usage: python scripted_reviewer.py clean | coupled FINDING... | malformed | garbage | fail
-       | sleep SECONDS
+Usage: python scripted_reviewer.py clean | coupled FINDING... | coupled-if TEXT | malformed
+       | garbage | fail | sleep SECONDS
+
+`coupled-if TEXT` finds the task coupled while its held-out test patch holds TEXT, and clean
+once a coupling repair took it out.
 
 It reads the review brief from its standard input and checks that `$SELFBENCH_TASK` is the
 directory it runs in and holds the task, so a test sees that the command got what it needs.
@@ -33,6 +36,11 @@ def main(argv: list[str]) -> int:
     if verdict == "garbage":
         sys.stdout.write("the tests look fine to me\n")
         return 0
+    if verdict == "coupled-if":
+        coupled = findings[0] in (task / "test.patch").read_text(encoding="utf-8")
+        verdict, findings = (
+            ("coupled", [f"the tests check {findings[0]}"]) if coupled else ("clean", [])
+        )
     if verdict == "malformed":
         sys.stdout.write(json.dumps({"verdict": "maybe", "findings": []}) + "\n")
         return 0

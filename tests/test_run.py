@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shlex
 import signal
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from harbor_env import harbor_venv
-from run_helpers import SCRIPTED_AUTHOR
+from run_helpers import SCRIPTED_AUTHOR, SCRIPTED_REVIEWER
 from run_history import generate
 from selfbench.cli import main
 from selfbench.export import verify_export
@@ -304,6 +305,47 @@ def test_a_scripted_mcp_author_authors_and_its_broken_task_is_repaired_once(
     logs = sorted(path.name for path in (tmp_path / "bench.run" / "logs" / "pr-1").iterdir())
     assert "2-author-author.log" in logs
     assert "6-repair-repair.log" in logs
+
+
+def test_a_coupled_task_is_repaired_once_through_the_driver_and_then_accepted(
+    history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The reviewer finds the held-out tests checking an exact message the instruction does not
+    give; the author's coupling repair rewrites that test (and nothing else), then the task is
+    audited, compiled, validated and checked again."""
+    out = tmp_path / "bench.tar.gz"
+    exact = 'assert describe_1([1, 2, 3, 4]) == "0 of 4 kept"'
+    rewritten = "assert describe_1([])"
+    author = shlex.join([*shlex.split(SCRIPTED_AUTHOR), "--replace", exact, rewritten])
+    reviewer = shlex.join([*shlex.split(SCRIPTED_REVIEWER), "coupled-if", exact])
+    argv = [*_argv(history, out, easy=1), "--author", author, "--reviewer", reviewer]
+    assert main(argv) == 0, capsys.readouterr()
+
+    manifest = verify_export(out).manifest
+    assert manifest.provenance is not None
+    assert manifest.provenance["reviewer"] == Path(sys.executable).name
+    assert manifest.provenance["tasks"]["pr-1"]["stages"] == [
+        "mined",
+        "drafted",
+        "authored",
+        "audited",
+        "compiled",
+        "validated",
+        "coupled",
+        "coupling-repaired",
+        "audited",
+        "compiled",
+        "validated",
+        "coupling-checked",
+        "accepted",
+    ]
+    run_dir = tmp_path / "bench.run"
+    logs = sorted(path.name for path in (run_dir / "logs" / "pr-1").iterdir())
+    assert any("coupling-repair" in name for name in logs), logs
+    state = json.loads((run_dir / "candidates" / "pr-1.json").read_text())
+    repaired = (run_dir / state["taskDir"] / "test.patch").read_text()
+    assert exact not in repaired
+    assert rewritten in repaired
 
 
 _PROBE_CONFIG = (
