@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -277,6 +278,16 @@ def test_ctrl_c_ends_the_running_stages_processes_and_stops_at_once(
     assert (state["status"], state["next"]) == ("active", "author")
 
 
+_AUTHORED = ["mined", "drafted", "authored", "audited", "compiled"]
+
+
+def _provenance(out: Path) -> dict[str, Any]:
+    """The verified export's provenance."""
+    manifest = verify_export(out).manifest
+    assert manifest.provenance is not None
+    return manifest.provenance
+
+
 def test_a_scripted_mcp_author_authors_and_its_broken_task_is_repaired_once(
     history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -284,15 +295,10 @@ def test_a_scripted_mcp_author_authors_and_its_broken_task_is_repaired_once(
     author = f"{SCRIPTED_AUTHOR} --break"
     assert main([*_argv(history, out, easy=1), "--author", author]) == 0, capsys.readouterr()
 
-    manifest = verify_export(out).manifest
-    assert manifest.provenance is not None
-    assert manifest.provenance["author"] == Path(sys.executable).name
-    assert manifest.provenance["tasks"]["pr-1"]["stages"] == [
-        "mined",
-        "drafted",
-        "authored",
-        "audited",
-        "compiled",
+    provenance = _provenance(out)
+    assert provenance["author"] == Path(sys.executable).name
+    assert provenance["tasks"]["pr-1"]["stages"] == [
+        *_AUTHORED,
         "validation-failed",
         "repaired",
         "audited",
@@ -301,7 +307,7 @@ def test_a_scripted_mcp_author_authors_and_its_broken_task_is_repaired_once(
         "coupling-checked",
         "accepted",
     ]
-    assert "--break" not in json.dumps(manifest.provenance)
+    assert "--break" not in json.dumps(provenance)
     logs = sorted(path.name for path in (tmp_path / "bench.run" / "logs" / "pr-1").iterdir())
     assert "2-author-author.log" in logs
     assert "6-repair-repair.log" in logs
@@ -321,15 +327,10 @@ def test_a_coupled_task_is_repaired_once_through_the_driver_and_then_accepted(
     argv = [*_argv(history, out, easy=1), "--author", author, "--reviewer", reviewer]
     assert main(argv) == 0, capsys.readouterr()
 
-    manifest = verify_export(out).manifest
-    assert manifest.provenance is not None
-    assert manifest.provenance["reviewer"] == Path(sys.executable).name
-    assert manifest.provenance["tasks"]["pr-1"]["stages"] == [
-        "mined",
-        "drafted",
-        "authored",
-        "audited",
-        "compiled",
+    provenance = _provenance(out)
+    assert provenance["reviewer"] == Path(sys.executable).name
+    assert provenance["tasks"]["pr-1"]["stages"] == [
+        *_AUTHORED,
         "validated",
         "coupled",
         "coupling-repaired",
