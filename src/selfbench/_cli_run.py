@@ -19,7 +19,6 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from selfbench import _children
 from selfbench._cli_common import print_json
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, RunError
 
@@ -130,6 +129,7 @@ def _stop_on_interrupt(stop: threading.Event, console: Console, run_dir: Path) -
     get SIGTERM, then SIGKILL after 2 s, and the stages they cut short are not recorded. A second
     Ctrl-C kills them at once and ends the process, as a kill would. The run directory stays
     consistent either way: every state file is written atomically."""
+    from selfbench import _children  # noqa: PLC0415 - only a run needs it
 
     def handle(_signum: int, _frame: FrameType | None) -> None:
         if stop.is_set():
