@@ -242,17 +242,26 @@ def _running(marker: str) -> bool:
     return False
 
 
+_SLEEP = "import time; time.sleep(600)"
+
+
+@pytest.mark.parametrize("stage", ["draft", "author"])
 def test_ctrl_c_ends_the_running_stages_processes_and_stops_at_once(
-    history: Path, tmp_path: Path
+    history: Path, tmp_path: Path, stage: str
 ) -> None:
-    """An author command runs in its own session, out of the terminal's reach: the stop ends it
-    (SIGTERM, SIGKILL after 2 s) instead of waiting for its limits, and its stage stays undone."""
-    marker = f"selfbench-sleeping-author-{os.getpid()}-{random.randrange(1 << 30)}"
-    sleeper = f"{sys.executable} -c 'import time; time.sleep(600)' {marker}"
+    """A sandbox phase (here a setup that sleeps) and an author command each run in their own
+    session, out of the terminal's reach: the stop ends them (SIGTERM, SIGKILL after 2 s)
+    instead of waiting for their limits, and their stage stays undone."""
+    marker = f"selfbench-sleeping-{stage}-{os.getpid()}-{random.randrange(1 << 30)}"
     out, run_dir = tmp_path / "bench.tar.gz", tmp_path / "bench.run"
-    argv = [*_argv(history, out, easy=1), "--author", sleeper, "--run-dir", str(run_dir)]
+    if stage == "draft":
+        config = f"setupCommand = \"python3 -c '{_SLEEP}' {marker}\"\n"
+        argv = _argv(generate(tmp_path, 1, config=config), out, easy=1)
+    else:
+        sleeper = f"{sys.executable} -c '{_SLEEP}' {marker}"
+        argv = [*_argv(history, out, easy=1), "--author", sleeper]
     process = subprocess.Popen(
-        [sys.executable, "-m", "selfbench", *argv],
+        [sys.executable, "-m", "selfbench", *argv, "--run-dir", str(run_dir)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -261,7 +270,7 @@ def test_ctrl_c_ends_the_running_stages_processes_and_stops_at_once(
     deadline = time.monotonic() + _PROCESS_LIMIT
     while not _running(marker):
         assert process.poll() is None, process.communicate()[0]
-        assert time.monotonic() < deadline, "the author never started"
+        assert time.monotonic() < deadline, f"the {stage} stage's sleeper never started"
         time.sleep(0.1)
     interrupted = time.monotonic()
     process.send_signal(signal.SIGINT)
@@ -269,13 +278,14 @@ def test_ctrl_c_ends_the_running_stages_processes_and_stops_at_once(
 
     assert process.returncode == 130, output
     assert time.monotonic() - interrupted < 20, output
+    assert "stopping the running stages (Ctrl-C again: stop at once)" in output
     assert f"interrupted; resume with: selfbench run --resume {run_dir}" in output
     deadline = time.monotonic() + 5
     while _running(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not _running(marker), "the author command outlived the stopped run"
+    assert not _running(marker), f"the {stage} stage's process outlived the stopped run"
     state = json.loads((run_dir / "candidates" / "pr-1.json").read_text())
-    assert (state["status"], state["next"]) == ("active", "author")
+    assert (state["status"], state["next"]) == ("active", stage)
 
 
 _AUTHORED = ["mined", "drafted", "authored", "audited", "compiled"]
@@ -416,6 +426,10 @@ def test_a_harbor_that_cannot_run_stops_the_run_and_the_candidate_waits(
     assert (state["status"], state["next"]) == ("active", "validate")
     assert _events(run_dir)[-1]["event"] == "stopped"
     assert not out.exists()
+    assert main(["status", str(run_dir)]) == 0
+    shown = capsys.readouterr().out
+    assert "\nstopped: harbor run failed (exit 1): Daytona requires " in shown
+    assert f"resume with: selfbench run --resume {run_dir}" in shown
     assert main(["status", str(run_dir), "--json"]) == 0
     status = json.loads(capsys.readouterr().out)
     assert status["stopped"].startswith("harbor run failed (exit 1): Daytona requires ")

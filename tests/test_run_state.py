@@ -123,6 +123,32 @@ def test_a_run_directory_holds_one_run_and_resume_needs_one(
     assert "blocked: 0 of 1 easy tasks" in capsys.readouterr().out
 
 
+def test_setup_env_names_are_stored_and_their_values_read_again_at_resume(
+    tmp_path: Path,
+    bare_history: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SELFBENCH_PROBE", "secret-42")
+    out = tmp_path / "bench.tar.gz"
+    argv = ["run", "--repo", str(bare_history), "--easy", "1", "--out", str(out)]
+    assert main([*argv, "--setup-env", "SELFBENCH_PROBE"]) == 1
+    capsys.readouterr()
+    run_dir = (tmp_path / "bench.run").absolute()
+    inputs = json.loads((run_dir / "inputs.json").read_text())
+    assert (inputs["setupEnv"], inputs["harbor"]) == (["SELFBENCH_PROBE"], "harbor")
+    assert b"secret-42" not in (run_dir / "inputs.json").read_bytes()
+
+    monkeypatch.delenv("SELFBENCH_PROBE")
+    assert main(["run", "--resume", str(run_dir)]) == 2
+    assert capsys.readouterr().err == (
+        "error: --setup-env SELFBENCH_PROBE: not set in this environment\n"
+    )
+    del inputs["setupEnv"], inputs["harbor"]  # a run directory from before these options
+    (run_dir / "inputs.json").write_text(json.dumps(inputs))
+    assert main(["run", "--resume", str(run_dir)]) == 1
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
@@ -130,6 +156,10 @@ def test_a_run_directory_holds_one_run_and_resume_needs_one(
         (["--hard", "-1"], "--hard must be at least 0"),
         (["--easy", "1", "-j", "0"], "-j must be at least 1"),
         (["--easy", "1", "--over-fetch", "0.5"], "--over-fetch must be at least 1"),
+        (
+            ["--easy", "1", "--setup-env", "1BAD"],
+            "--setup-env 1BAD: not an environment variable name",
+        ),
     ],
 )
 def test_bad_options_are_one_line_errors_and_write_nothing(
