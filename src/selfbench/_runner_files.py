@@ -4,25 +4,40 @@ One home for the rule: the verifier (`bundle/render_scripts.py`) leaves these pa
 agent's patch, and the audit refuses a gold patch that needs to change one, since its change
 would be left out too. Patterns are `git apply --exclude` wildmatch patterns without
 `FNM_PATHNAME` (`*` also matches `/`), the same semantics as `fnmatch.fnmatchcase`.
+
+The project's own code is never a runner path: a directory or module named like a runner's
+package (`pytest/`, `pluggy/`, `py.py`, …) that the base commit tracks is the project's (pytest's
+and pluggy's own repositories), and only a new one is left out, as it would shadow the runner.
+Installed and cached trees (`site-packages/`, `node_modules/`, a Cargo project's `target/`) and
+runner configuration (`conftest.py`, `jest.config.*`) stay protected wherever they are.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from fnmatch import translate
 
 __all__ = [
+    "PACKAGE_DIRECTORIES",
+    "PACKAGE_FILES",
     "PACKAGE_JSON_CONTROL_KEYS",
     "PYTEST_CONFIGURATION_FILES",
     "RESTORED_MANIFESTS",
     "RUNNER_CONTROL_PATTERNS",
     "changes_build_control",
+    "is_cargo_project",
     "is_runner_control",
+    "package_directory_names",
+    "package_patterns",
+    "runner_control_patterns",
+    "runner_project",
+    "tracked_prefixes",
 ]
 
 _FILES = (
-    # pytest: configuration, plugins by conftest, shadowing modules, bytecode caches.
-    "conftest.py", "pytest.ini", ".pytest.ini", "pytest.py", "py.py",
+    # pytest: configuration, plugins by conftest, modules Python loads first, bytecode caches.
+    "conftest.py", "pytest.ini", ".pytest.ini",
     "sitecustomize.py", "usercustomize.py", "*.pth", "*.pyc", "*.pyo",
     "_selfbench_evidence.py",  # the verifier's own pytest reporter (bundle/evidence.py)
     # Node runners: configuration and setup files, package-manager configuration.
@@ -43,37 +58,123 @@ targets, profiles, patches, build keys or paths change.
 """
 
 _DIRECTORIES = (
-    "pytest", "_pytest", "pluggy", "_selfbench_evidence", "__pycache__", ".pytest_cache",
-    ".venv", "venv", "site-packages", "node_modules", ".cargo", "target", ".git-hooks",
+    "_selfbench_evidence", "__pycache__", ".pytest_cache", ".venv", "site-packages",
+    "node_modules", ".cargo", ".git-hooks",
 )  # fmt: skip
-"""Directories that hold a runner, installed dependencies or build caches, at any depth."""
+"""Directories that hold installed dependencies or caches, at any depth, tracked or not."""
+
+PACKAGE_DIRECTORIES = ("pytest", "_pytest", "pluggy", "venv", "target")
+"""Directories named like a runner's package (or a virtual environment, or a build's output):
+a new one would shadow the runner, while one the base tracks is the project's own code. A Cargo
+project's `target` is its build cache, protected like `_DIRECTORIES`."""
+
+PACKAGE_FILES = ("pytest.py", "py.py")
+"""Modules named like a runner's, protected unless the base tracks them (pytest's `src/py.py`)."""
 
 
 PYTEST_CONFIGURATION_FILES = ("pyproject.toml", "setup.cfg", "tox.ini")
 """Shared configuration files whose pytest part an agent may not change."""
 
 
-def _patterns() -> tuple[str, ...]:
+def _at_any_depth(files: tuple[str, ...], directories: tuple[str, ...]) -> tuple[str, ...]:
     patterns: list[str] = []
-    for name in _FILES:
+    for name in files:
         patterns.extend((name, f"*/{name}"))
-    for name in _DIRECTORIES:
+    for name in directories:
         patterns.extend((f"{name}/*", f"*/{name}/*"))
     return tuple(patterns)
 
 
-RUNNER_CONTROL_PATTERNS = _patterns()
-"""Every runner-control pattern, each file or directory name at the root and at any depth."""
+RUNNER_CONTROL_PATTERNS = _at_any_depth(_FILES, _DIRECTORIES)
+"""The patterns protected in every project, each file or directory name at the root and at any
+depth."""
+_CARGO_PATTERNS = RUNNER_CONTROL_PATTERNS + _at_any_depth((), ("target",))
+
+
+def runner_control_patterns(*, cargo: bool) -> tuple[str, ...]:
+    """The patterns protected whether or not the base tracks them (`target/` too in a Cargo
+    project)."""
+    return _CARGO_PATTERNS if cargo else RUNNER_CONTROL_PATTERNS
+
+
+def is_cargo_project(toolchains: Iterable[str]) -> bool:
+    """The task builds with Cargo (its toolchains hold `rust`): `target/` is its build cache."""
+    return "rust" in toolchains
+
+
+def package_directory_names(*, cargo: bool) -> tuple[str, ...]:
+    """The directory names protected unless the base tracks the directory."""
+    return tuple(name for name in PACKAGE_DIRECTORIES if not (cargo and name == "target"))
+
+
+def package_patterns(*, cargo: bool) -> tuple[str, ...]:
+    """The patterns of runner-named packages and modules, protected unless the base tracks the
+    directory or module (the verifier puts `--include` patterns for the tracked ones first)."""
+    return _at_any_depth(PACKAGE_FILES, package_directory_names(cargo=cargo))
 
 
 # One alternation of every pattern, as `fnmatch.translate` spells each: the audit asks this of every
 # path of a large gold patch, where matching ~90 patterns one by one dominated its time.
-_RUNNER_CONTROL_RE = re.compile("|".join(f"(?:{translate(p)})" for p in RUNNER_CONTROL_PATTERNS))
+def _alternation(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{translate(p)})" for p in patterns))
 
 
-def is_runner_control(path: str) -> bool:
-    """`path` (repository-relative, `/`-separated) is a runner-control path."""
-    return _RUNNER_CONTROL_RE.match(path) is not None
+_CONTROL_RE = {cargo: _alternation(runner_control_patterns(cargo=cargo)) for cargo in (False, True)}
+_PACKAGE_RE = {cargo: _alternation(package_patterns(cargo=cargo)) for cargo in (False, True)}
+
+
+def tracked_prefixes(paths: Iterable[str]) -> frozenset[str]:
+    """Every path and every directory above it: what `is_runner_control` takes as tracked."""
+    prefixes: set[str] = set()
+    for path in paths:
+        parts = path.split("/")
+        prefixes.update("/".join(parts[:end]) for end in range(1, len(parts) + 1))
+    return frozenset(prefixes)
+
+
+def _is_tracked_package(path: str, tracked: frozenset[str], *, cargo: bool) -> bool:
+    """`path` is a tracked runner-named module, or lies under a tracked runner-named directory
+    (what the verifier's `--include` patterns let through)."""
+    parts = path.split("/")
+    names = package_directory_names(cargo=cargo)
+    if parts[-1] in PACKAGE_FILES and path in tracked:
+        return True
+    return any(
+        parts[end - 1] in names and "/".join(parts[:end]) in tracked for end in range(1, len(parts))
+    )
+
+
+def is_runner_control(
+    path: str, tracked: frozenset[str] = frozenset(), *, cargo: bool = False
+) -> bool:
+    """`path` (repository-relative, `/`-separated) is a runner-control path.
+
+    `tracked` holds what the base commit tracks (`tracked_prefixes`): under a runner-named
+    directory or module it tracks, a path is the project's own code. `cargo`: the project is a
+    Cargo project, whose `target/` is its build cache wherever it is.
+    """
+    if _CONTROL_RE[cargo].match(path) is not None:
+        return True
+    if _PACKAGE_RE[cargo].match(path) is None:
+        return False
+    return not _is_tracked_package(path, tracked, cargo=cargo)
+
+
+# A runner's own package in its repository: pytest's `src/_pytest/`, pluggy's `src/pluggy/`,
+# jest's `packages/jest-circus/`, vitest's `packages/vitest/`.
+_RUNNER_PROJECT_RE = re.compile(
+    r"(?:.*/)?(?:_?(?P<python>pytest|pluggy)|packages/(?P<node>jest|vitest)(?:-[^/]*)?)/.*"
+)
+
+
+def runner_project(paths: Iterable[str]) -> str | None:
+    """The runner whose own code the paths change (`pytest`, `pluggy`, `jest`, `vitest`), or
+    None: a path in a runner's package directory, not in an installed tree."""
+    for path in paths:
+        found = _RUNNER_PROJECT_RE.fullmatch(path)
+        if found is not None and _CONTROL_RE[False].match(path) is None:
+            return found["python"] or found["node"]
+    return None
 
 
 RESTORED_MANIFESTS: dict[str, tuple[str, ...]] = {
