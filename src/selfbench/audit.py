@@ -12,13 +12,27 @@ from dataclasses import dataclass
 from posixpath import basename
 from typing import Any
 
-from selfbench._runner_files import RESTORED_MANIFESTS, changes_build_control, is_runner_control
+from selfbench._runner_files import (
+    RESTORED_MANIFESTS,
+    changes_build_control,
+    is_cargo_project,
+    is_runner_control,
+    runner_project,
+    tracked_prefixes,
+)
 from selfbench._shell import PLACEHOLDER, Word, split_words
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.contract import Difficulty, TaskDefinition
 from selfbench.patches import Patch, changes_no_files, display_path
 
-__all__ = ["THRESHOLDS", "UNPROTECTED_UNIT_TEST", "AuditReport", "Threshold", "audit"]
+__all__ = [
+    "RUNNER_PROJECT",
+    "THRESHOLDS",
+    "UNPROTECTED_UNIT_TEST",
+    "AuditReport",
+    "Threshold",
+    "audit",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +57,13 @@ NO_TEST_FILES = changes_no_files("held-out test patch")
 RUNNER_CONTROL = "gold patch changes runner configuration, so the task cannot be graded"
 """The verifier leaves every agent's changes to these paths out, and restores a `go.mod`,
 `Cargo.toml` or `package.json` whose runner-control part changed (`_runner_files.py`)."""
+RUNNER_PROJECT = (
+    "gold patch changes {project}'s own code, which runs inside the test runner's process, so "
+    "the verdict relies on the runner's in-process report"
+)
+"""A warning until a witness outside the runner's process exists: the project is a test runner or
+its plugin system (`_runner_files.runner_project`), so the code under test can reach the report
+the verdict is read from."""
 _PIECE_BOUNDS = "/=:"
 _HEX_RUN_RE = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{7,40}(?![0-9A-Za-z])")
 
@@ -101,7 +122,11 @@ def audit(
         _unit_test_module(selector) is not None for selector in definition.selectors
     )
     runner = _runner(definition) if needs_runner else None
-    runner_control = [path for path in gold.paths if is_runner_control(path)]
+    tracked = tracked_prefixes(
+        change.old_path for change in (*gold.files, *tests.files) if change.old_path is not None
+    )
+    cargo = is_cargo_project(definition.toolchains)
+    runner_control = [path for path in gold.paths if is_runner_control(path, tracked, cargo=cargo)]
     runner_control += [
         change.path
         for change in gold.files
@@ -135,8 +160,15 @@ def audit(
         test_files=len(tests.files),
         warnings=loading_warnings
         + prompt_warnings(definition, gold, tests)
-        + unprotected_unit_tests(definition, tests, runner),
+        + unprotected_unit_tests(definition, tests, runner)
+        + runner_project_warnings(gold),
     )
+
+
+def runner_project_warnings(gold: Patch) -> tuple[str, ...]:
+    """A warning when the gold patch changes a test runner's own code (`RUNNER_PROJECT`)."""
+    project = runner_project(gold.paths)
+    return () if project is None else (RUNNER_PROJECT.format(project=project),)
 
 
 def _runner(definition: TaskDefinition) -> str | None:

@@ -74,7 +74,7 @@ REFRESH_PATHS = frozenset(
 )
 """What a refresh rewrites (DEPENDENCY_PATCH is written or removed)."""
 
-COMPILER_REVISION: int = 3
+COMPILER_REVISION: int = 4
 """Bumped whenever compiled output changes."""
 HARBOR_SCHEMA_VERSION = "1.4"
 DEFAULT_ALLOWED_HOSTS = ("chatgpt.com", "*.chatgpt.com", "openai.com", "*.openai.com")

@@ -12,7 +12,13 @@ import posixpath
 from collections.abc import Iterable, Sequence
 
 from selfbench._paths import join_repository_path
-from selfbench._runner_files import RUNNER_CONTROL_PATTERNS
+from selfbench._runner_files import (
+    PACKAGE_FILES,
+    is_cargo_project,
+    package_directory_names,
+    package_patterns,
+    runner_control_patterns,
+)
 from selfbench._shell import PLACEHOLDER, quote, substitute_tests
 from selfbench.bundle import layout
 from selfbench.bundle.evidence import (
@@ -214,13 +220,20 @@ def _array(values: Iterable[str]) -> str:
     return "(" + " ".join(quote(value) for value in values) + ")"
 
 
-def _exclude_args(protected: tuple[str, ...]) -> tuple[str, ...]:
+def _exclude_args(protected: tuple[str, ...], *, cargo: bool) -> tuple[str, ...]:
+    """The held-out paths and the runner-control paths protected whether tracked or not."""
     args: list[str] = []
     for path in protected:
         pattern = git_exclude_pattern(path.rstrip("/"))
         args.extend((f"--exclude={pattern}", f"--exclude={pattern}/*"))
-    args.extend(f"--exclude={pattern}" for pattern in RUNNER_CONTROL_PATTERNS)
+    args.extend(f"--exclude={pattern}" for pattern in runner_control_patterns(cargo=cargo))
     return tuple(args)
+
+
+def _names_pattern(names: Iterable[str]) -> str:
+    """An extended regular expression (`grep -E`) for a path whose last name is one of `names`."""
+    alternatives = "|".join(name.replace(".", r"\.") for name in names)
+    return f"(^|/)({alternatives})$"
 
 
 def _header(definition: TaskDefinition, protected: tuple[str, ...], gold_patch: bytes) -> str:
@@ -250,7 +263,13 @@ def _header(definition: TaskDefinition, protected: tuple[str, ...], gold_patch: 
             lines.append("# shellcheck disable=SC2016")
         lines.append(f"readonly {name}={quote(value)}")
     lines.append(f"readonly protected_paths={_array(protected)}")
-    lines.append(f"readonly exclude_args={_array(_exclude_args(protected))}")
+    cargo = is_cargo_project(definition.toolchains)
+    lines.append(f"readonly exclude_args={_array(_exclude_args(protected, cargo=cargo))}")
+    packages = (f"--exclude={pattern}" for pattern in package_patterns(cargo=cargo))
+    lines.append(f"readonly package_exclude_args={_array(packages)}")
+    directories = _names_pattern(package_directory_names(cargo=cargo))
+    lines.append(f"readonly package_directories={quote(directories)}")
+    lines.append(f"readonly package_files={quote(_names_pattern(PACKAGE_FILES))}")
     lines.append(f"readonly verifier_names={_array(refused_names(gold_patch))}")
     return "\n".join(lines) + "\n"
 
@@ -356,12 +375,29 @@ app_git() {
   safe_git -C "$app" "$@"
 }
 
+# `--include` patterns for the base's own directories and modules named like a runner's package
+# (pytest's and pluggy's repositories): the project's code, which the agent's patch may change.
+# A new one is left out (`package_exclude_args`), as it would shadow the runner.
+tracked_package_args() {
+  {
+    app_git ls-tree -r -d -z --name-only HEAD | grep -z -E -e "$package_directories" |
+      sed -z -e 's/[][\\*?]/\\&/g' -e 's|$|/*|'
+    app_git ls-tree -r -z --name-only HEAD | grep -z -E -e "$package_files" |
+      sed -z -e 's/[][\\*?]/\\&/g'
+  } | sed -z -e 's/^/--include=/'
+}
+
+# git apply takes each path's first matching pattern: the held-out and runner-control paths,
+# then the tracked packages, then new packages; `--include=*` keeps every other path.
 apply_agent_patch() {
+  local include_args=()
+  mapfile -d '' -t include_args < <(tracked_package_args)
   if [ ! -f "$agent_patch" ]; then
     log "no agent patch at $agent_patch"
     patch_applied=0
   elif [ -s "$agent_patch" ] &&
-    ! app_git apply --binary --whitespace=nowarn "${exclude_args[@]}" -- "$agent_patch"; then
+    ! app_git apply --binary --whitespace=nowarn "${exclude_args[@]}" "${include_args[@]}" \
+      "${package_exclude_args[@]}" --include='*' -- "$agent_patch"; then
     log "the agent patch does not apply"
     patch_applied=0
   fi

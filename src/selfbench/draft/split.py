@@ -27,7 +27,7 @@ from typing import Literal
 
 from selfbench._git import git
 from selfbench._paths import unsafe_patch_path
-from selfbench._runner_files import is_runner_control
+from selfbench._runner_files import is_runner_control, tracked_prefixes
 from selfbench.errors import DraftError, GitError
 from selfbench.mine.candidate import CandidateModel
 from selfbench.mine.classify import classify_path
@@ -89,6 +89,21 @@ def is_runnable_test(path: str) -> bool:
     return name.endswith(".rs") and len(parts) >= 2 and parts[-2] == "tests"  # cargo's tests/
 
 
+@dataclass(frozen=True, slots=True)
+class _Base:
+    """What the base commit tracks (`tracked_prefixes`), and whether it is a Cargo project."""
+
+    tracked: frozenset[str]
+    cargo: bool
+
+
+def _read_base(repo: Path, base: str) -> _Base:
+    listed = git(repo, "ls-tree", "-r", "-z", "--name-only", "--full-tree", base)
+    paths = [path.decode("utf-8", "surrogateescape") for path in listed.split(b"\0") if path]
+    cargo = any(basename(path) == "Cargo.toml" for path in paths)
+    return _Base(tracked_prefixes(paths), cargo)
+
+
 def _runner_control_part(path: str) -> tuple[Part, str]:
     """A runner-control path: configuration goes with the tests, caches and installs nowhere."""
     name = basename(path)
@@ -97,11 +112,12 @@ def _runner_control_part(path: str) -> tuple[Part, str]:
     return "tests", "runner configuration"
 
 
-def _part_of(path: str) -> tuple[Part, str]:
-    """Which part a path belongs to, and for a left-out path why."""
+def _part_of(path: str, base: _Base) -> tuple[Part, str]:
+    """Which part a path belongs to, and for a left-out path why: a runner-named directory the
+    base tracks is the project's own code (pytest's or pluggy's repository)."""
     if unsafe_patch_path(path):
         return "left-out", "a path git apply refuses"
-    if is_runner_control(path):
+    if is_runner_control(path, base.tracked, cargo=base.cargo):
         return _runner_control_part(path)
     file_class, kind = classify_path(path)
     if file_class == "tests" or (
@@ -113,12 +129,12 @@ def _part_of(path: str) -> tuple[Part, str]:
     return "left-out", kind
 
 
-def _section_part(change: FileChange) -> tuple[Part, str] | None:
+def _section_part(change: FileChange, base: _Base) -> tuple[Part, str] | None:
     """The part of a section; None for a rename or copy whose two paths disagree."""
-    parts = {_part_of(path) for path in change.paths}
+    parts = {_part_of(path, base) for path in change.paths}
     if len({part for part, _ in parts}) > 1:
         return None
-    return _part_of(change.path)
+    return _part_of(change.path, base)
 
 
 def _verify_commit(repo: Path, sha: str, what: str, candidate: str) -> None:
@@ -147,6 +163,7 @@ def split_change(repo: Path, candidate: CandidateModel) -> SplitChange:
     base, completed = candidate.baseCommit, candidate.completedCommit
     _verify_commit(repo, base, "base", candidate.id)
     _verify_commit(repo, completed, "completed", candidate.id)
+    tree = _read_base(repo, base)
     whole = parse_patch(_diff(repo, base, completed, "-M"), lenient=True)
     sections: dict[Part, list[bytes]] = {"tests": [], "gold": [], "left-out": []}
     files: dict[Part, list[str]] = {"tests": [], "gold": [], "left-out": []}
@@ -154,7 +171,7 @@ def split_change(repo: Path, candidate: CandidateModel) -> SplitChange:
     left_out: list[tuple[str, str]] = []
     crossing: list[str] = []
     for change in whole.files:
-        found = _section_part(change)
+        found = _section_part(change, tree)
         if found is None:
             crossing.extend(change.paths)
             continue
@@ -162,7 +179,7 @@ def split_change(repo: Path, candidate: CandidateModel) -> SplitChange:
     if crossing:
         apart = parse_patch(_diff(repo, base, completed, "--no-renames", _literal(crossing)))
         for change in apart.files:
-            found = _part_of(change.path)
+            found = _part_of(change.path, tree)
             _place(found, apart.section(change), change, sections, files, left_out, deleted)
     return _result(candidate.id, sections, files, left_out, deleted)
 

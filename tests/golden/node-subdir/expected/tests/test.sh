@@ -26,7 +26,10 @@ readonly runner='node'
 readonly fail_to_pass_evidence='[{"path":"/app/packages/web/test/format.test.js","file":"test/format.test.js","name":""}]'
 readonly pass_to_pass_evidence=''
 readonly protected_paths=('packages/web/test/format.test.js')
-readonly exclude_args=('--exclude=packages/web/test/format.test.js' '--exclude=packages/web/test/format.test.js/*' '--exclude=conftest.py' '--exclude=*/conftest.py' '--exclude=pytest.ini' '--exclude=*/pytest.ini' '--exclude=.pytest.ini' '--exclude=*/.pytest.ini' '--exclude=pytest.py' '--exclude=*/pytest.py' '--exclude=py.py' '--exclude=*/py.py' '--exclude=sitecustomize.py' '--exclude=*/sitecustomize.py' '--exclude=usercustomize.py' '--exclude=*/usercustomize.py' '--exclude=*.pth' '--exclude=*/*.pth' '--exclude=*.pyc' '--exclude=*/*.pyc' '--exclude=*.pyo' '--exclude=*/*.pyo' '--exclude=_selfbench_evidence.py' '--exclude=*/_selfbench_evidence.py' '--exclude=jest.config.*' '--exclude=*/jest.config.*' '--exclude=jest.setup.*' '--exclude=*/jest.setup.*' '--exclude=vitest.config.*' '--exclude=*/vitest.config.*' '--exclude=vitest.setup.*' '--exclude=*/vitest.setup.*' '--exclude=vitest.workspace.*' '--exclude=*/vitest.workspace.*' '--exclude=vite.config.*' '--exclude=*/vite.config.*' '--exclude=babel.config.*' '--exclude=*/babel.config.*' '--exclude=.babelrc' '--exclude=*/.babelrc' '--exclude=.babelrc.*' '--exclude=*/.babelrc.*' '--exclude=.mocharc*' '--exclude=*/.mocharc*' '--exclude=.npmrc' '--exclude=*/.npmrc' '--exclude=.yarnrc' '--exclude=*/.yarnrc' '--exclude=.yarnrc.yml' '--exclude=*/.yarnrc.yml' '--exclude=.pnpmfile.cjs' '--exclude=*/.pnpmfile.cjs' '--exclude=bunfig.toml' '--exclude=*/bunfig.toml' '--exclude=.node-options' '--exclude=*/.node-options' '--exclude=rust-toolchain' '--exclude=*/rust-toolchain' '--exclude=rust-toolchain.toml' '--exclude=*/rust-toolchain.toml' '--exclude=build.rs' '--exclude=*/build.rs' '--exclude=go.work' '--exclude=*/go.work' '--exclude=go.work.sum' '--exclude=*/go.work.sum' '--exclude=go.env' '--exclude=*/go.env' '--exclude=vendor/modules.txt' '--exclude=*/vendor/modules.txt' '--exclude=*_test.go' '--exclude=*/*_test.go' '--exclude=tests/*.rs' '--exclude=*/tests/*.rs' '--exclude=pytest/*' '--exclude=*/pytest/*' '--exclude=_pytest/*' '--exclude=*/_pytest/*' '--exclude=pluggy/*' '--exclude=*/pluggy/*' '--exclude=_selfbench_evidence/*' '--exclude=*/_selfbench_evidence/*' '--exclude=__pycache__/*' '--exclude=*/__pycache__/*' '--exclude=.pytest_cache/*' '--exclude=*/.pytest_cache/*' '--exclude=.venv/*' '--exclude=*/.venv/*' '--exclude=venv/*' '--exclude=*/venv/*' '--exclude=site-packages/*' '--exclude=*/site-packages/*' '--exclude=node_modules/*' '--exclude=*/node_modules/*' '--exclude=.cargo/*' '--exclude=*/.cargo/*' '--exclude=target/*' '--exclude=*/target/*' '--exclude=.git-hooks/*' '--exclude=*/.git-hooks/*')
+readonly exclude_args=('--exclude=packages/web/test/format.test.js' '--exclude=packages/web/test/format.test.js/*' '--exclude=conftest.py' '--exclude=*/conftest.py' '--exclude=pytest.ini' '--exclude=*/pytest.ini' '--exclude=.pytest.ini' '--exclude=*/.pytest.ini' '--exclude=sitecustomize.py' '--exclude=*/sitecustomize.py' '--exclude=usercustomize.py' '--exclude=*/usercustomize.py' '--exclude=*.pth' '--exclude=*/*.pth' '--exclude=*.pyc' '--exclude=*/*.pyc' '--exclude=*.pyo' '--exclude=*/*.pyo' '--exclude=_selfbench_evidence.py' '--exclude=*/_selfbench_evidence.py' '--exclude=jest.config.*' '--exclude=*/jest.config.*' '--exclude=jest.setup.*' '--exclude=*/jest.setup.*' '--exclude=vitest.config.*' '--exclude=*/vitest.config.*' '--exclude=vitest.setup.*' '--exclude=*/vitest.setup.*' '--exclude=vitest.workspace.*' '--exclude=*/vitest.workspace.*' '--exclude=vite.config.*' '--exclude=*/vite.config.*' '--exclude=babel.config.*' '--exclude=*/babel.config.*' '--exclude=.babelrc' '--exclude=*/.babelrc' '--exclude=.babelrc.*' '--exclude=*/.babelrc.*' '--exclude=.mocharc*' '--exclude=*/.mocharc*' '--exclude=.npmrc' '--exclude=*/.npmrc' '--exclude=.yarnrc' '--exclude=*/.yarnrc' '--exclude=.yarnrc.yml' '--exclude=*/.yarnrc.yml' '--exclude=.pnpmfile.cjs' '--exclude=*/.pnpmfile.cjs' '--exclude=bunfig.toml' '--exclude=*/bunfig.toml' '--exclude=.node-options' '--exclude=*/.node-options' '--exclude=rust-toolchain' '--exclude=*/rust-toolchain' '--exclude=rust-toolchain.toml' '--exclude=*/rust-toolchain.toml' '--exclude=build.rs' '--exclude=*/build.rs' '--exclude=go.work' '--exclude=*/go.work' '--exclude=go.work.sum' '--exclude=*/go.work.sum' '--exclude=go.env' '--exclude=*/go.env' '--exclude=vendor/modules.txt' '--exclude=*/vendor/modules.txt' '--exclude=*_test.go' '--exclude=*/*_test.go' '--exclude=tests/*.rs' '--exclude=*/tests/*.rs' '--exclude=_selfbench_evidence/*' '--exclude=*/_selfbench_evidence/*' '--exclude=__pycache__/*' '--exclude=*/__pycache__/*' '--exclude=.pytest_cache/*' '--exclude=*/.pytest_cache/*' '--exclude=.venv/*' '--exclude=*/.venv/*' '--exclude=site-packages/*' '--exclude=*/site-packages/*' '--exclude=node_modules/*' '--exclude=*/node_modules/*' '--exclude=.cargo/*' '--exclude=*/.cargo/*' '--exclude=.git-hooks/*' '--exclude=*/.git-hooks/*')
+readonly package_exclude_args=('--exclude=pytest.py' '--exclude=*/pytest.py' '--exclude=py.py' '--exclude=*/py.py' '--exclude=pytest/*' '--exclude=*/pytest/*' '--exclude=_pytest/*' '--exclude=*/_pytest/*' '--exclude=pluggy/*' '--exclude=*/pluggy/*' '--exclude=venv/*' '--exclude=*/venv/*' '--exclude=target/*' '--exclude=*/target/*')
+readonly package_directories='(^|/)(pytest|_pytest|pluggy|venv|target)$'
+readonly package_files='(^|/)(pytest\.py|py\.py)$'
 readonly verifier_names=('SELFBENCH_EVIDENCE' '_selfbench_evidence' 'selfbench-report' 'selfbench-evidence' '/logs/verifier' 'test2json' 'test-reporter-destination' '--logfile' '=== RUN' '--- PASS' '\x16' '\u0016' '\u{16}' '\026' '/proc/self/fd' '/dev/fd/' '/environ')
 
 patch_applied=1
@@ -118,12 +121,29 @@ app_git() {
   safe_git -C "$app" "$@"
 }
 
+# `--include` patterns for the base's own directories and modules named like a runner's package
+# (pytest's and pluggy's repositories): the project's code, which the agent's patch may change.
+# A new one is left out (`package_exclude_args`), as it would shadow the runner.
+tracked_package_args() {
+  {
+    app_git ls-tree -r -d -z --name-only HEAD | grep -z -E -e "$package_directories" |
+      sed -z -e 's/[][\\*?]/\\&/g' -e 's|$|/*|'
+    app_git ls-tree -r -z --name-only HEAD | grep -z -E -e "$package_files" |
+      sed -z -e 's/[][\\*?]/\\&/g'
+  } | sed -z -e 's/^/--include=/'
+}
+
+# git apply takes each path's first matching pattern: the held-out and runner-control paths,
+# then the tracked packages, then new packages; `--include=*` keeps every other path.
 apply_agent_patch() {
+  local include_args=()
+  mapfile -d '' -t include_args < <(tracked_package_args)
   if [ ! -f "$agent_patch" ]; then
     log "no agent patch at $agent_patch"
     patch_applied=0
   elif [ -s "$agent_patch" ] &&
-    ! app_git apply --binary --whitespace=nowarn "${exclude_args[@]}" -- "$agent_patch"; then
+    ! app_git apply --binary --whitespace=nowarn "${exclude_args[@]}" "${include_args[@]}" \
+      "${package_exclude_args[@]}" --include='*' -- "$agent_patch"; then
     log "the agent patch does not apply"
     patch_applied=0
   fi
