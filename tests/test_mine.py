@@ -209,6 +209,51 @@ def test_the_source_url_comes_from_a_github_origin(tmp_path: Path, history: Hist
     assert (first.repo, first.source_url) == ("octo/app", "https://github.com/octo/app/pull/1")
 
 
+@pytest.mark.parametrize(
+    ("origin", "source_url", "label", "url"),
+    [
+        (None, None, "clone", None),
+        ("/srv/mirrors/genkit.git", None, "genkit", None),
+        ("file:///srv/mirrors/genkit", None, "genkit", None),
+        ("https://gitlab.com/team/genkit.git", None, "team/genkit", None),
+        ("git@gitlab.com:team/genkit.git", None, "team/genkit", None),
+        (
+            "/srv/mirrors/genkit.git",
+            "https://git.example.com/team/genkit/",
+            "team/genkit",
+            "https://git.example.com/team/genkit/pull/1",
+        ),
+        ("git@github.com:octo/app.git", None, "octo/app", "https://github.com/octo/app/pull/1"),
+    ],
+)
+def test_the_repository_label_never_names_a_path_on_this_machine(
+    tmp_path: Path,
+    history: History,
+    origin: str | None,
+    source_url: str | None,
+    label: str,
+    url: str | None,
+) -> None:
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(history.path), str(clone)], check=True)
+    subprocess.run(["git", "-C", str(clone), "remote", "remove", "origin"], check=True)
+    if origin is not None:
+        subprocess.run(["git", "-C", str(clone), "remote", "add", "origin", origin], check=True)
+    mined = mine_repository(clone, MineOptions(source_url=source_url))
+    first = {c.id: c for c in mined.candidates}["pr-1"]
+    assert (first.repo, first.source_url) == (label, url)
+
+
+def test_mine_out_creates_its_folder(
+    tmp_path: Path, history: History, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "new" / "deeper" / "candidates.jsonl"
+    assert main(["mine", str(history.path), "--no-sessions", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert out.is_file()
+    assert (out.parent / "candidates.excluded.jsonl").is_file()
+
+
 def test_a_shallow_clone_reports_where_history_ends(tmp_path: Path, history: History) -> None:
     clone = tmp_path / "shallow"
     url = f"file://{history.path}"
@@ -332,7 +377,11 @@ def _write_prs(tmp_path: Path, text: str) -> str:
         ("not-array", "error: {tmp}/prs.json: expected a JSON array of pull requests\n"),
         ("bad-number", "error: {tmp}/prs.json: [0].number: int type\n"),
         ("no-prs-file", "error: cannot read {tmp}/nope.json: No such file or directory\n"),
-        ("bad-out", "error: cannot write {tmp}/no/c.jsonl: No such file or directory\n"),
+        ("bad-out", "error: cannot write {tmp}/prs.json/c.jsonl: File exists\n"),
+        (
+            "bad-source-url",
+            "error: --source-url team/app: expected an absolute URL (https://host/owner/name)\n",
+        ),
         ("bad-max", "error: --max must be at least 1\n"),
         ("bad-budget", "error: --hard must be at least 0\n"),
         ("zero-over-fetch", "error: --over-fetch must be at least 1\n"),
@@ -355,7 +404,8 @@ def test_bad_input_is_one_line_and_exit_2(
         "not-array": lambda: ["mine", repo, "--prs", _write_prs(tmp_path, '{"number": 1}')],
         "bad-number": lambda: ["mine", repo, "--prs", _write_prs(tmp_path, '[{"number": "1"}]')],
         "no-prs-file": lambda: ["mine", repo, "--prs", str(tmp_path / "nope.json")],
-        "bad-out": lambda: ["mine", repo, "--out", str(tmp_path / "no" / "c.jsonl")],
+        "bad-out": lambda: ["mine", repo, "--out", f"{_write_prs(tmp_path, '[]')}/c.jsonl"],
+        "bad-source-url": lambda: ["mine", repo, "--source-url", "team/app"],
         "bad-max": lambda: ["mine", repo, "--max", "0"],
         "bad-budget": lambda: ["mine", repo, "--hard", "-1"],
         "zero-over-fetch": lambda: ["mine", repo, "--over-fetch", "0"],

@@ -72,6 +72,7 @@ def _mine(args: argparse.Namespace) -> int:
     from selfbench.mine.git_history import read_repository  # noqa: PLC0415
     from selfbench.mine.prs import read_pull_requests, run_gh  # noqa: PLC0415
     from selfbench.mine.sessions import read_sessions  # noqa: PLC0415
+    from selfbench.mine.source import check_source_url  # noqa: PLC0415
 
     repo = Path(args.repo)
     if args.max is not None and args.max < 1:
@@ -79,6 +80,8 @@ def _mine(args: argparse.Namespace) -> int:
     if not args.over_fetch >= 1:  # also refuses nan
         raise MineError("--over-fetch must be at least 1")
     budgets = _budgets(args)
+    if args.source_url is not None and (problem := check_source_url(args.source_url)):
+        raise MineError(problem)
     info = read_repository(repo, args.rev)
     prs = read_pull_requests(Path(args.prs)) if args.prs else ()
     if args.github:
@@ -95,6 +98,7 @@ def _mine(args: argparse.Namespace) -> int:
         requests=requests,
         budgets=budgets,
         over_fetch=args.over_fetch,
+        source_url=args.source_url,
     )
     with _walking() as progress:
         result = mine_repository(repo, options, progress=progress)
@@ -212,6 +216,11 @@ def add_mine_commands(commands: Any) -> None:
         mine.add_argument(f"--{tier}", type=int, metavar="N", help=f"budget of {tier} tasks")
     mine.add_argument(
         "--over-fetch", type=float, default=1.5, metavar="X", help="budget multiplier (1.5)"
+    )
+    mine.add_argument(
+        "--source-url",
+        metavar="BASE",
+        help="for history without a GitHub remote: candidates record BASE/pull/<number>",
     )
     mine.add_argument("--out", metavar="FILE", help="write candidates.jsonl (and .excluded)")
     mine.add_argument("--json", action="store_true", help="print the JSON result")

@@ -37,7 +37,7 @@ from selfbench.mine.merged import (
     reverted_commits,
     strip_number,
 )
-from selfbench.mine.prs import PullRequest, is_bot, source_url_base
+from selfbench.mine.prs import PullRequest, is_bot
 from selfbench.mine.rank import DEFAULT_OVER_FETCH, Assignment, Rankable, assign_tiers
 from selfbench.mine.rank import eligible_tiers as _eligible
 from selfbench.mine.records import (
@@ -49,6 +49,7 @@ from selfbench.mine.records import (
     Score,
 )
 from selfbench.mine.sessions import Link, LinkTarget, SessionRequest, link_requests
+from selfbench.mine.source import RepositorySource, repository_source
 
 __all__ = ["MineOptions", "MineResult", "excluded_path", "mine_repository", "write_candidates"]
 
@@ -68,6 +69,9 @@ class MineOptions:
     requests: tuple[SessionRequest, ...] = ()
     budgets: Mapping[Difficulty, int] | None = None
     over_fetch: float = DEFAULT_OVER_FETCH
+    source_url: str | None = None
+    """Where pull requests live when the remote is not GitHub's (`<base>/pull/<n>`); it also
+    names the repository (see `selfbench.mine.source`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,21 +298,8 @@ def _requests(links: tuple[Link, ...]) -> tuple[LinkedRequest, ...]:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Source:
-    """What every candidate of one repository shares: its label and pull-request URL base."""
-
-    repo: str
-    url_base: str | None
-
-    @classmethod
-    def of(cls, info: RepositoryInfo) -> _Source:
-        label, url_base = source_url_base(info.origin)
-        return cls(label or info.origin or info.path.resolve().name, url_base)
-
-
 def _build(
-    change: _Change, assignment: Assignment, source: _Source, links: tuple[Link, ...]
+    change: _Change, assignment: Assignment, source: RepositorySource, links: tuple[Link, ...]
 ) -> Candidate:
     number, pr = change.facts.number, change.pull_request
     url = pr.url if pr is not None and pr.url else None
@@ -319,7 +310,7 @@ def _build(
     return Candidate(
         id=change.id,
         kind=change.facts.kind,
-        repo=source.repo,
+        repo=source.label,
         source_pr=number,
         source_url=url,
         base_commit=change.base,
@@ -420,7 +411,7 @@ def _result(
         if change.id not in chosen
     )
     links = _links(walk.changes, options.requests) if options.requests else {}
-    source = _Source.of(info)
+    source = repository_source(info.origin, info.path, options.source_url)
     candidates = tuple(_build(changes[a.id], a, source, links.get(a.id, ())) for a in assignments)
     return MineResult(candidates, tuple(excluded), tuple(warnings), walked)
 
@@ -447,10 +438,12 @@ def _jsonl(items: Iterable[Candidate | Excluded]) -> bytes:
 
 
 def write_candidates(result: MineResult, out: Path) -> tuple[Path, Path]:
-    """Write `out` (one candidate a line) and the excluded file beside it, each atomically."""
+    """Write `out` (one candidate a line) and the excluded file beside it, each atomically,
+    creating `out`'s folder if needed."""
     with _without_cycle_collection():  # thousands of short-lived dicts, none in a cycle
         candidates, excluded = _jsonl(result.candidates), _jsonl(result.excluded)
     second = excluded_path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(second, excluded)
     write_atomic(out, candidates)
     return out, second
