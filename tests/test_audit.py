@@ -27,7 +27,7 @@ from helpers import (
 )
 from projects import git
 from selfbench._runner_files import changes_build_control, is_runner_control
-from selfbench.audit import RUNNER_CONTROL, THRESHOLDS, Threshold, audit
+from selfbench.audit import RUNNER_CONTROL, RUNNER_PROJECT, THRESHOLDS, Threshold, audit
 from selfbench.bundle.evidence import PYTEST_PLUGIN
 from selfbench.contract import parse_definition
 from selfbench.patches import parse_patch
@@ -526,6 +526,49 @@ def test_a_gold_patch_changing_runner_configuration_cannot_be_graded() -> None:
 
     assert report.blockers == (f"{RUNNER_CONTROL}: conftest.py, pytest.ini",)
     assert RUNNER_CONTROL == "gold patch changes runner configuration, so the task cannot be graded"
+
+
+def test_a_gold_patch_changing_a_tracked_runner_named_package_is_the_projects_code() -> None:
+    # pluggy's own repository: the gold patch changes src/pluggy/_hooks.py, so the base tracks
+    # src/pluggy/, and a new module beside it is the project's code too.
+    gold = patch(modified_file("src/pluggy/_hooks.py", 10, 10), added_file("src/pluggy/_new.py", 5))
+
+    report = run_audit(task(), gold=gold)
+
+    assert report.blockers == ()
+    assert report.warnings == (RUNNER_PROJECT.format(project="pluggy"),)
+    assert RUNNER_PROJECT == (
+        "gold patch changes {project}'s own code, which runs inside the test runner's process, "
+        "so the verdict relies on the runner's in-process report"
+    )
+
+
+@pytest.mark.parametrize(
+    ("sections", "toolchains", "blocked"),
+    [
+        # a new runner-named package or module would shadow the runner
+        ((added_file("src/pluggy/_hooks.py", 20),), ["python"], "src/pluggy/_hooks.py"),
+        ((modified_file("src/app.py", 10, 10), added_file("pytest.py", 1)), ["python"],
+         "pytest.py"),
+        # tracked or not, configuration stays protected
+        ((modified_file("src/pluggy/_hooks.py", 10, 10), added_file("src/pluggy/conftest.py", 1)),
+         ["python"], "src/pluggy/conftest.py"),
+        # a Cargo project's target/ is its build cache
+        ((modified_file("target/x.rs", 10, 10),), ["rust"], "target/x.rs"),
+    ],
+)  # fmt: skip
+def test_a_gold_patch_adding_a_runner_named_package_cannot_be_graded(
+    sections: tuple[str, ...], toolchains: list[str], blocked: str
+) -> None:
+    report = run_audit(task(toolchains=toolchains), gold=patch(*sections))
+
+    assert f"{RUNNER_CONTROL}: {blocked}" in report.blockers
+
+
+def test_a_tracked_target_directory_outside_a_cargo_project_is_the_projects_code() -> None:
+    gold = patch(modified_file("src/target/resolve.py", 10, 10), added_file("src/target/x.py", 5))
+
+    assert run_audit(task(toolchains=["python"]), gold=gold).blockers == ()
 
 
 def test_the_evidence_plugin_name_is_a_runner_control_path() -> None:

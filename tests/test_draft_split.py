@@ -279,3 +279,34 @@ def test_the_patches_apply_at_the_base_and_rebuild_the_completed_tree(
 )
 def test_runnable_test_files(path: str, runnable: bool) -> None:
     assert is_runnable_test(path) is runnable
+
+
+def test_a_runner_named_package_the_base_tracks_is_the_gold(tmp_path: Path) -> None:
+    # pluggy's own repository: src/pluggy/ is its code; a new pytest.py or pytest/ would shadow
+    # the runner, so they stay out of the gold patch.
+    history = History.create(tmp_path / "repo")
+    base = history.commit(
+        "base",
+        {
+            "src/pluggy/__init__.py": "from ._hooks import hook\n",
+            "src/pluggy/_hooks.py": "def hook():\n    return 1\n",
+            "testing/test_hooks.py": "def test_one():\n    assert True\n",
+        },
+    )
+    completed = history.commit(
+        "Hooks return two (#8)",
+        {
+            "src/pluggy/_hooks.py": "from ._result import TWO\n\ndef hook():\n    return TWO\n",
+            "src/pluggy/_result.py": "TWO = 2\n",
+            "testing/test_hooks.py": "def test_two():\n    assert True\n",
+            "pytest.py": "raise SystemExit(0)\n",
+            "pytest/__init__.py": "\n",
+        },
+    )
+
+    split = split_change(history.path, _candidate("pr-8", base, completed))
+
+    assert split.gold_files == ("src/pluggy/_hooks.py", "src/pluggy/_result.py")
+    assert split.test_files == ("testing/test_hooks.py",)
+    assert split.support_files == ("pytest.py",)
+    assert split.left_out == (("pytest/__init__.py", "a cache or installed file"),)
