@@ -586,8 +586,10 @@ def test_verifier_data_header() -> None:
 def test_verifier_body_follows_the_spec_steps() -> None:
     script = text(make_definition(), layout.TEST_SH)
     for fragment in (
-        'app_git apply --binary --whitespace=nowarn "${exclude_args[@]}" "${include_args[@]}" \\\n'
-        '      "${package_exclude_args[@]}" --include=\'*\' -- "$agent_patch"',
+        (
+            'app_git apply --binary --whitespace=nowarn "${exclude_args[@]}" "${include_args[@]}" '
+            '\\\n      "${package_exclude_args[@]}" --include=\'*\' -- "$agent_patch"'
+        ),
         'app_git --literal-pathspecs checkout -q HEAD -- "$path"',
         'app_git apply --binary --whitespace=nowarn -- "$test_patch"',
         'chown -hR root:root -- "$target"',
