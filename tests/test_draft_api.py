@@ -225,3 +225,20 @@ def test_cli_bad_input_is_one_line_and_exit_2(
     assert main([*argv, str(candidates), "--config", str(tmp_path / "none.toml")]) == 2
     assert capsys.readouterr().err.startswith("error: ")
     assert not out.exists()
+
+
+def test_a_rejection_before_any_log_leaves_no_empty_temporary_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without `logs`, each candidate's logs go to a temporary folder, kept only if written."""
+    from run_helpers import sample  # noqa: PLC0415 - the run tests' builders
+
+    built = sample(tmp_path)
+    candidate = built.candidate.model_copy(update={"sourcePr": None, "sourceUrl": None})
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
+    result = draft_candidate(built.repo.path, candidate, tmp_path / "out")
+    assert (result.status, result.logs) == ("rejected", None)
+    assert result.reason == "the candidate names no pull request (sourcePr), which a task records"
+    assert list(scratch.iterdir()) == []

@@ -786,3 +786,13 @@ def test_limits_bound_what_an_export_may_unpack_to(tmp_path: Path, exported: Pat
     assert message.startswith(f"{exported}: tasks/slug-a.tar.gz: harbor-task/")
     assert message.endswith(": the export unpacks to more than 4000 bytes")
     assert _names(tmp_path) == []
+
+
+def test_a_run_gives_its_candidates_tried_per_tier(tmp_path: Path, collected: list[Path]) -> None:
+    """`candidateCounts` counts the candidates a run tried, not only the tasks it exports."""
+    out = tmp_path / "tried.tar.gz"
+    run = RunInfo("run-9", "acme/slugkit", COMMIT, candidate_counts=(4, 5, 1))
+    export_run(collected, run=run, out=out)
+    manifest = verify_export(out).manifest
+    assert manifest.candidate_counts == (4, 5, 1)
+    assert manifest.repository_url == "acme/slugkit"

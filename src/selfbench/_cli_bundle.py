@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,11 +18,43 @@ from selfbench.errors import EXIT_OK, EXIT_REJECTED, DefinitionError, InputError
 if TYPE_CHECKING:
     from selfbench.contract import TaskDefinition
 
-__all__ = ["add_bundle_commands", "add_repair_check_command"]
+__all__ = [
+    "add_agent_hosts_option",
+    "add_bundle_commands",
+    "add_repair_check_command",
+    "agent_hosts",
+]
 
 
-def _hosts(args: argparse.Namespace) -> tuple[str, ...] | None:
-    return tuple(args.agent_allowed_host) if args.agent_allowed_host else None
+_HOST_RE = re.compile(r"^(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$")
+
+
+def agent_hosts(args: argparse.Namespace) -> tuple[str, ...] | None:
+    """The `--agent-allowed-host` values, or None for the default list.
+
+    Raises:
+        InputError: a value is not a host name (`example.com`, `*.example.com`).
+    """
+    hosts: list[str] = args.agent_allowed_host or []
+    for host in hosts:
+        if not _HOST_RE.match(host):
+            raise InputError(
+                f"--agent-allowed-host {host}: expected a host name (example.com or *.example.com)"
+            )
+    return tuple(hosts) if hosts else None
+
+
+def add_agent_hosts_option(parser: argparse.ArgumentParser) -> None:
+    """`--agent-allowed-host HOST`, repeatable, read back by `agent_hosts`."""
+    from selfbench.bundle.layout import DEFAULT_ALLOWED_HOSTS  # noqa: PLC0415 - no imports
+
+    parser.add_argument(
+        "--agent-allowed-host",
+        action="append",
+        metavar="HOST",
+        help="a host the agent may reach (repeatable; replaces the default list: "
+        f"{', '.join(DEFAULT_ALLOWED_HOSTS)})",
+    )
 
 
 def _compile(args: argparse.Namespace) -> int:
@@ -33,7 +66,9 @@ def _compile(args: argparse.Namespace) -> int:
     for task_dir in map(Path, args.task_dirs):
         out = Path(args.out) if args.out is not None else task_dir / BUNDLE_DIR
         with working(f"compiling {task_dir}"):
-            task = compile_task(task_dir, repo=Path(args.repo), out=out, allowed_hosts=_hosts(args))
+            task = compile_task(
+                task_dir, repo=Path(args.repo), out=out, allowed_hosts=agent_hosts(args)
+            )
         sys.stdout.write(f"Compiled {task.definition.taskId} into {out}\n")
     return EXIT_OK
 
@@ -43,7 +78,7 @@ def _refresh(args: argparse.Namespace) -> int:
 
     bundle = Path(args.bundle)
     definition = refresh_bundle(
-        bundle, definition=Path(args.definition), allowed_hosts=_hosts(args)
+        bundle, definition=Path(args.definition), allowed_hosts=agent_hosts(args)
     )
     sys.stdout.write(f"Refreshed {definition.taskId} in {bundle}\n")
     return EXIT_OK
@@ -75,7 +110,7 @@ def _collect(args: argparse.Namespace) -> int:
                 read_candidate(Path(args.candidate), args.candidate_id) if args.candidate else None
             ),
             store=store,
-            allowed_hosts=_hosts(args),
+            allowed_hosts=agent_hosts(args),
         )
     if isinstance(result, CollectRejection):
         return rejected(result.reason)
@@ -131,13 +166,13 @@ def add_bundle_commands(commands: Any) -> None:
     compile_.add_argument(
         "--out", metavar="OUT_DIR", help="one TASK_DIR's bundle (default: TASK_DIR/harbor-task)"
     )
-    _add_hosts(compile_)
+    add_agent_hosts_option(compile_)
     compile_.set_defaults(run=_compile)
 
     refresh = commands.add_parser("refresh", help="re-render a bundle from a repaired definition")
     refresh.add_argument("bundle", metavar="BUNDLE")
     refresh.add_argument("--definition", required=True, metavar="FILE")
-    _add_hosts(refresh)
+    add_agent_hosts_option(refresh)
     refresh.set_defaults(run=_refresh)
 
     collect = commands.add_parser("collect", help="compile and pack an authoring run's task")
@@ -150,7 +185,7 @@ def add_bundle_commands(commands: Any) -> None:
     collect.add_argument("--store", metavar="DIR", help="a local artifact store")
     collect.add_argument("--run-id")
     collect.add_argument("--candidate-id", help="the store key; picks the mined candidate")
-    _add_hosts(collect)
+    add_agent_hosts_option(collect)
     collect.set_defaults(run=_collect)
 
 
@@ -173,12 +208,3 @@ def add_repair_check_command(commands: Any) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the JSON verdict")
     parser.set_defaults(run=_repair_check)
-
-
-def _add_hosts(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--agent-allowed-host",
-        action="append",
-        metavar="HOST",
-        help="a host the agent may reach (repeatable; replaces the default list)",
-    )

@@ -86,7 +86,7 @@ def draft_task(arguments: Mapping[str, Any]) -> dict[str, Any]:
                 "drafted": False,
                 "candidate": candidate.id,
                 "reason": result.reason,
-                "logs": str(result.logs),
+                "logs": None if result.logs is None else str(result.logs),
                 "evidence": result.evidence,
             }
         files = read_task_files(result.task_dir)

@@ -106,6 +106,22 @@ def read_tasks_dir(directory: Path) -> Benchmark:
     return Benchmark(hashlib.sha256(lines.encode()).hexdigest(), tuple(tasks))
 
 
+def _refuse_run_directory(path: Path) -> None:
+    """A `selfbench run` directory is not a benchmark: name the export it wrote instead."""
+    from selfbench.run.state import RunDirectory  # noqa: PLC0415 - only a directory needs it
+
+    run = RunDirectory(path)
+    if not run.is_run():
+        return
+    from selfbench.run.driver import load_options  # noqa: PLC0415
+
+    try:
+        out = str(load_options(run.read_json(run.inputs_path), str(run.inputs_path)).out)
+    except SelfbenchError:
+        out = "BENCH.tar.gz"
+    raise EvalError(f"{path} is a run directory, not a benchmark: pass the export it writes, {out}")
+
+
 @contextmanager
 def open_benchmark(path: Path, *, workspace: Path | None = None) -> Iterator[Benchmark]:
     """The benchmark at `path`; an export is verified and unpacked into a temporary directory
@@ -115,6 +131,7 @@ def open_benchmark(path: Path, *, workspace: Path | None = None) -> Iterator[Ben
         EvalError: `path` is missing, an archive does not verify, or a task is malformed.
     """
     if path.is_dir():
+        _refuse_run_directory(path)
         yield read_tasks_dir(path)
         return
     if not path.is_file():

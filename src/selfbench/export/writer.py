@@ -79,6 +79,8 @@ class RunInfo:
     run_id: str
     repository_url: str
     repository_commit: str
+    candidate_counts: tuple[int, int, int] | None = None
+    """Candidates tried per tier (easy, medium, hard); None: the tasks given, by difficulty."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,7 +358,8 @@ def export_run(  # noqa: PLR0913 - keyword-only options of one call
     or refreshed) is refused before anything is written.
 
     With `validation` reports, a task they reject is left out and one they do not name is an
-    error; `candidateCounts` counts every task given. With `require_validation` (the CLI's
+    error; `candidateCounts` is the run's count of candidates tried, else every task given.
+    With `require_validation` (the CLI's
     way), each task needs an accepted report (from `validation`, else the one `validate` wrote
     beside it for this very bundle): one without is an error, or with `skip_unvalidated` is
     left out. `provenance` (from `selfbench run`) goes into the manifest as it is, its `tasks`
@@ -375,7 +378,9 @@ def export_run(  # noqa: PLR0913 - keyword-only options of one call
         kept, left_out = _required_verdicts(tasks, reports, skip=skip_unvalidated)
     else:
         kept, left_out = _verdicts(tasks, reports)
-    counts = [sum(t.definition.difficulty == d for t in tasks) for d in DIFFICULTIES]
+    counts = run.candidate_counts or tuple(
+        sum(t.definition.difficulty == d for t in tasks) for d in DIFFICULTIES
+    )
     out = out.absolute()
     with translating(ExportError, f"write {out}"), staging_directory(out) as staging:
         archives = _pack_all(kept, reports or {}, staging, progress)

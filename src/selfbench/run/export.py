@@ -23,7 +23,7 @@ from selfbench.run.state import CandidateState, RunDirectory
 if TYPE_CHECKING:
     from selfbench.run.driver import RunOptions
 
-__all__ = ["export_accepted", "provenance"]
+__all__ = ["export_accepted", "provenance", "tried"]
 
 _EXPORT_DIR = "export"
 
@@ -81,6 +81,14 @@ def _toolchains(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [seen[key] for key in sorted(seen)]
 
 
+def tried(states: tuple[CandidateState, ...]) -> tuple[int, int, int]:
+    """The candidates tried per tier (easy, medium, hard): accepted or rejected."""
+    easy, medium, hard = (
+        sum(state.finished and state.tier == tier for state in states) for tier in DIFFICULTIES
+    )
+    return easy, medium, hard
+
+
 def provenance(
     options: RunOptions,
     accepted: list[CandidateState],
@@ -125,7 +133,10 @@ def export_accepted(
     run.write_json(reports_path, reports)
     homes = [_home(run, state) for state in accepted]
     info = RunInfo(
-        run_id=run_id, repository_url=str(pool["repository"]), repository_commit=str(pool["head"])
+        run_id=run_id,
+        repository_url=str(pool["repository"]),
+        repository_commit=str(pool["head"]),
+        candidate_counts=tried(states),
     )
     done = export_and_verify(
         homes,

@@ -126,8 +126,11 @@ class CandidateState:
         history = (*self.history, label or DONE[stage])
         return replace(self, history=history, seconds=spent, status="active", **changes)
 
-    def rejected(self, stage: Stage, seconds: float, reason: str) -> CandidateState:
-        """The state after `stage` rejected the candidate; the reason is one line, stage first."""
+    def rejected(
+        self, stage: Stage, seconds: float, reason: str, *, label: str | None = None
+    ) -> CandidateState:
+        """The state after `stage` rejected the candidate; the reason is one line, stage first,
+        and the history says `label` (what the stage found) before `rejected`."""
         spent = dict(self.seconds)
         spent[stage] = round(spent.get(stage, 0.0) + seconds, 3)
         one_line = " ".join(reason.split()) or "no reason given"
@@ -136,7 +139,7 @@ class CandidateState:
             status="rejected",
             next=None,
             reason=f"{stage}: {one_line}",
-            history=(*self.history, "rejected"),
+            history=(*self.history, *((label,) if label else ()), "rejected"),
             seconds=spent,
         )
 
@@ -295,6 +298,20 @@ class RunDirectory:
     def is_run(self) -> bool:
         """Whether the directory holds a run (its inputs were written)."""
         return self.inputs_path.is_file()
+
+    def require_run(self) -> None:
+        """Refuse a directory that holds no run, saying what to do.
+
+        Raises:
+            RunError: there is no such directory, or it holds no run's inputs.
+        """
+        if not self.path.is_dir():
+            raise RunError(f"{self.path}: no such run directory")
+        if not self.is_run():
+            raise RunError(
+                f"{self.path} holds no run (no {_INPUTS}); delete it, or start a run there "
+                "with --repo, --out and --run-dir"
+            )
 
     def save(self, state: CandidateState) -> None:
         """Write a candidate's state file atomically."""
