@@ -9,6 +9,9 @@ Exclusion reasons, one each, in the order they are checked:
 * `not a merged pull request (--plain includes plain commits)`
 * `syncs branch <source> into <target>` (a request merging a long-lived branch into another)
 * `pull request #N is a draft`, `authored by a bot (<name>)`
+* a chore's reason (`selfbench.mine.chores`): an autoupdate, a release, a support-matrix change,
+  a dependency bump, a formatter run; after the walk, `changes only whitespace in its
+  implementation files` (one `git log -w` of the changes still standing)
 * `changes no files`, `no implementation changes (only <kinds>)`
 * `below the easy gate: <f> implementation files, <n> changed implementation lines`
 * `beyond the tier budgets`
@@ -25,17 +28,29 @@ from pathlib import Path
 
 from selfbench._fs import write_atomic
 from selfbench.contract import Difficulty
+from selfbench.mine.chores import FORMATTING_ONLY, chore_reason
 from selfbench.mine.classify import FILE_CLASSES, classify_path, detect_ecosystems, toolchains_for
-from selfbench.mine.git_history import Commit, FileStat, RepositoryInfo, diff_stats, read_history
+from selfbench.mine.git_history import (
+    Commit,
+    FileStat,
+    RepositoryInfo,
+    diff_stats,
+    read_history,
+    substantive_paths,
+)
 from selfbench.mine.git_history import read_repository as _read_repository
 from selfbench.mine.merged import (
     MAIN_BRANCHES,
+    REVERTED_BY,
+    REVERTS,
     MessageFacts,
     branch_sync,
     is_merge_of_main,
     parse_message,
     reverted_commits,
+    reverted_request,
     strip_number,
+    title_key,
 )
 from selfbench.mine.prs import PullRequest, is_bot
 from selfbench.mine.rank import DEFAULT_OVER_FETCH, Assignment, Rankable, assign_tiers
@@ -150,7 +165,9 @@ class _Walk:
         self.options = options
         self.excluded: list[Excluded] = []
         self.changes: list[_Change] = []
-        self.reverted: dict[str, str] = {}
+        self.reverted: dict[str, str] = {}  # commit (as named) -> the revert's commit
+        self.reverted_titles: dict[str, str] = {}  # title_key -> the revert's commit
+        self.reverted_numbers: dict[int, str] = {}  # request number -> the revert's commit
         self.pending: _Change | None = None
         self.seen: dict[str, str] = {}  # candidate id -> the newer change's commit
         self.by_commit = {pr.merge_commit: pr for pr in options.pull_requests if pr.merge_commit}
@@ -161,6 +178,20 @@ class _Walk:
 
     def reverted_by(self, sha: str) -> str | None:
         return next((by for short, by in self.reverted.items() if sha.startswith(short)), None)
+
+    def note_revert(self, by: str, title: str, body: str) -> None:
+        """Remember what a revert titled `Revert "…"` names (nothing for another title)."""
+        named = reverted_request(title, body)
+        if named is not None:
+            self.reverted_titles.setdefault(named[0], by)
+            self.reverted_numbers.update(dict.fromkeys(named[1], by))
+
+    def reverted_request_by(self, change: _Change, title: str) -> str | None:
+        """The revert of this change named by its request number, else by its title (once)."""
+        number = change.facts.number
+        if number is not None and number in self.reverted_numbers:
+            return self.reverted_numbers.pop(number)
+        return self.reverted_titles.pop(title_key(title), None)
 
     def visit(self, commit: Commit) -> None:
         merge = len(commit.parents) > 1
@@ -183,11 +214,12 @@ class _Walk:
         reverted = reverted_commits(commit.subject, commit.body)
         if reverted is not None:
             self.reverted.update(dict.fromkeys(reverted, commit.sha))
-            self.exclude(commit, facts.number, "reverts an earlier change")
+            self.note_revert(commit.sha, commit.subject, commit.body)
+            self.exclude(commit, facts.number, REVERTS)
             return
         by = self.reverted_by(commit.sha)
         if by is not None:
-            self.exclude(commit, facts.number, f"reverted later by {by[:7]}")
+            self.exclude(commit, facts.number, REVERTED_BY.format(sha7=by[:7]))
             return
         if merge and is_merge_of_main(commit.subject, MAIN_BRANCHES):
             self.exclude(commit, facts.number, "merges the main branch into a branch")
@@ -206,34 +238,43 @@ class _Walk:
         change, self.pending = self.pending, None
         if change is None:
             return
-        newest, pr = change.newest, change.pull_request
-        sync = branch_sync(_title_body(change)[0])
-        if sync is not None:
-            self.exclude(newest, change.facts.number, f"syncs branch {sync[0]} into {sync[1]}")
-            return
-        if pr is not None and pr.draft:
-            self.exclude(newest, change.facts.number, f"pull request #{pr.number} is a draft")
-            return
-        bot = _bot_name(newest, pr)
-        if bot is not None:
-            self.exclude(newest, change.facts.number, f"authored by a bot ({bot})")
-            return
-        many = len(change.commits) > 1
-        change.measure(
-            diff_stats(self.info.path, change.base, newest.sha) if many else newest.files
-        )
-        reason = _size_reason(change)
+        newest = change.newest
+        title, body, _ = _title_body(change)
+        reason = self.revert_reason(change, title, body) or _request_reason(change, title)
+        if reason is None:
+            many = len(change.commits) > 1
+            change.measure(
+                diff_stats(self.info.path, change.base, newest.sha) if many else newest.files
+            )
+            reason = _chore_reason(change, title) or _size_reason(change)
+        if reason is None:
+            later = self.seen.setdefault(change.id, newest.sha)
+            if later != newest.sha:  # the walk goes newest first: a number is one candidate's id
+                reason = f"pull request #{change.facts.number} is also {later[:12]}, a later change"
         if reason is not None:
             self.exclude(newest, change.facts.number, reason)
             return
-        later = self.seen.setdefault(change.id, newest.sha)
-        if later != newest.sha:  # the walk goes newest first: a number is one candidate's id
-            number = change.facts.number
-            self.exclude(
-                newest, number, f"pull request #{number} is also {later[:12]}, a later change"
-            )
-            return
         self.changes.append(change)
+
+    def revert_reason(self, change: _Change, title: str, body: str) -> str | None:
+        """A revert known by its request's title, or a change such a revert named."""
+        if reverted_request(title, body) is not None:
+            self.note_revert(change.newest.sha, title, body)
+            return REVERTS
+        by = self.reverted_request_by(change, title)
+        return REVERTED_BY.format(sha7=by[:7]) if by is not None else None
+
+
+def _request_reason(change: _Change, title: str) -> str | None:
+    """A branch sync, a draft or a bot's request: judged before the diff is read."""
+    sync = branch_sync(title)
+    if sync is not None:
+        return f"syncs branch {sync[0]} into {sync[1]}"
+    pr = change.pull_request
+    if pr is not None and pr.draft:
+        return f"pull request #{pr.number} is a draft"
+    bot = _bot_name(change.newest, pr)
+    return f"authored by a bot ({bot})" if bot is not None else None
 
 
 def _bot_name(commit: Commit, pr: PullRequest | None) -> str | None:
@@ -243,6 +284,33 @@ def _bot_name(commit: Commit, pr: PullRequest | None) -> str | None:
         if is_bot(name):
             return commit.author_name
     return None
+
+
+def _chore_reason(change: _Change, title: str) -> str | None:
+    files = zip(change.files, change.classes, strict=True)
+    return chore_reason(title, ((stat.path, kind, stat.changed_lines) for stat, (_, kind) in files))
+
+
+def _without_formatting_only(walk: _Walk) -> None:
+    """Exclude the changes whose implementation files changed only in whitespace."""
+    single = [change.newest.sha for change in walk.changes if len(change.commits) == 1]
+    beyond = substantive_paths(walk.info.path, single)
+    kept = []
+    for change in walk.changes:
+        if len(change.commits) == 1:
+            paths = beyond.get(change.newest.sha, frozenset())
+        else:
+            stats = diff_stats(
+                walk.info.path, change.base, change.newest.sha, ignore_whitespace=True
+            )
+            paths = frozenset(stat.path for stat in stats if stat.changed_lines or stat.binary)
+        classes = zip(change.files, change.classes, strict=True)
+        code = {stat.path for stat, (name, _) in classes if name == "implementation"}
+        if code.isdisjoint(paths):
+            walk.exclude(change.newest, change.facts.number, FORMATTING_ONLY)
+        else:
+            kept.append(change)
+    walk.changes = kept
 
 
 def _size_reason(change: _Change) -> str | None:
@@ -373,6 +441,7 @@ def mine_repository(
             walked += 1
             walk.visit(commit)
         walk.flush()
+        _without_formatting_only(walk)
         return _result(walk, info, options, warnings, walked)
 
 

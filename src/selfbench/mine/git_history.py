@@ -38,9 +38,11 @@ __all__ = [
     "parse_record",
     "read_history",
     "read_repository",
+    "substantive_paths",
 ]
 
 _RS = b"\x1e"
+_BLIND = ("-w", "--ignore-blank-lines")  # what a formatting-only change leaves unchanged
 _FORMAT = "--format=%x1e%H%x1f%P%x1f%ct%x1f%an%x1f%ae%x1f%B"
 _CHUNK = 1 << 18
 _AHEAD = 16
@@ -242,17 +244,48 @@ def read_history(
         raise MineError(str(exc)) from None
 
 
-def diff_stats(repo: Path, base: str, commit: str) -> tuple[FileStat, ...]:
-    """The numstat of `git diff base commit` (for a change made of several commits).
+def diff_stats(
+    repo: Path, base: str, commit: str, *, ignore_whitespace: bool = False
+) -> tuple[FileStat, ...]:
+    """The numstat of `git diff base commit` (for a change made of several commits); with
+    `ignore_whitespace`, of `git diff -w --ignore-blank-lines`, which leaves out the files
+    whose changes are all whitespace.
 
     Raises:
         MineError: git failed.
     """
+    blind = _BLIND if ignore_whitespace else ()
     try:
-        output = git(repo, "diff", "-M", "-z", "--numstat", base, commit, "--")
+        output = git(repo, "diff", *blind, "-M", "-z", "--numstat", base, commit, "--")
     except GitError as exc:
         raise MineError(str(exc)) from None
     return parse_numstat(output)
+
+
+def _changed(stats: tuple[FileStat, ...]) -> frozenset[str]:
+    return frozenset(stat.path for stat in stats if stat.changed_lines or stat.binary)
+
+
+def substantive_paths(repo: Path, commits: list[str]) -> dict[str, frozenset[str]]:
+    """For each commit, the paths whose change against its first parent is more than
+    whitespace and blank lines: one `git log --no-walk -w --ignore-blank-lines` of them all.
+
+    Raises:
+        MineError: git failed or printed something unexpected.
+    """
+    if not commits:
+        return {}
+    args = ["log", "--no-walk=unsorted", "--stdin", "--diff-merges=first-parent", *_BLIND]
+    args += ["-M", "-z", "--numstat", "--format=%x1e%H"]
+    try:
+        output = git(repo, *args, stdin="".join(f"{sha}\n" for sha in commits).encode())
+    except GitError as exc:
+        raise MineError(str(exc)) from None
+    found: dict[str, frozenset[str]] = {}
+    for record in output.split(_RS)[1:]:
+        sha, _, numstat = record.partition(b"\0")
+        found[_decode(sha)] = _changed(parse_numstat(numstat))
+    return found
 
 
 def _git_text(repo: Path, *args: str) -> str | None:

@@ -9,8 +9,10 @@
 * **squash**: a single-parent commit whose subject ends in `(#N)` (GitHub's squash and rebase
   merges). Consecutive first-parent commits with the same `(#N)` are one rebase-merged change.
 * **plain**: any other single-parent commit; a candidate only when asked for.
-* A revert (`Revert "…"`, or a body saying `This reverts commit <sha>`) is excluded, and so is the
-  change it reverted.
+* A revert (`Revert "…"` as its subject or its request's title, or a body saying `This reverts
+  commit <sha>`) is excluded, and so is the change it reverted: the commit named, else the older
+  request that GitHub's `Reverts owner/repo#N` line or a `(#N)` in the quoted title names, else
+  the nearest older change whose title is the quoted one (case and spacing aside).
 * A branch sync is excluded: a request whose title says it merges a long-lived branch into
   another (`Merge stable into main`, ``Merge `stable` into `main` after …``, `merge main into
   stable to synchronize commits.`, `Merge branch '2.x' into main`). Its diff bundles changes that
@@ -26,13 +28,17 @@ from typing import Literal
 
 __all__ = [
     "MAIN_BRANCHES",
+    "REVERTED_BY",
+    "REVERTS",
     "Kind",
     "MessageFacts",
     "branch_sync",
     "is_merge_of_main",
     "parse_message",
     "reverted_commits",
+    "reverted_request",
     "strip_number",
+    "title_key",
 ]
 
 Kind = Literal["merge", "squash", "plain"]
@@ -55,7 +61,12 @@ _LONG_LIVED_RE = re.compile(
     r"|beta|alpha|release\S*|hotfix\S*|maint\S*|v?\d+(?:\.\d+)*(?:\.x)?)",
     re.IGNORECASE,
 )
+REVERTS = "reverts an earlier change"
+REVERTED_BY = "reverted later by {sha7}"
+
 _REVERT_SUBJECT_RE = re.compile(r'^Revert "')
+_REVERT_TITLE_RE = re.compile(r'^Revert\s+"(?P<title>.+)"$', re.DOTALL)
+_REVERTS_REQUEST_RE = re.compile(r"^Reverts\s+(?:[\w.-]+/[\w.-]+)?#(\d+)\s*$", re.MULTILINE)
 _REVERTS_RE = re.compile(r"This reverts commit ([0-9a-fA-F]{7,40})")
 
 
@@ -122,3 +133,23 @@ def reverted_commits(subject: str, body: str) -> tuple[str, ...] | None:
     if named:
         return tuple(sha.lower() for sha in named)
     return () if _REVERT_SUBJECT_RE.match(subject) else None
+
+
+def title_key(title: str) -> str:
+    """A title as reverts are matched: without its `(#N)`, case-folded, spaces collapsed."""
+    return " ".join((strip_number(title) or title).split()).casefold()
+
+
+def reverted_request(title: str, body: str) -> tuple[str, tuple[int, ...]] | None:
+    """For a revert's title (`Revert "<title>"`): the reverted title's key and the request
+    numbers it names (GitHub's `Reverts owner/repo#N` body line, the quoted title's `(#N)`);
+    None when the title is not a revert's."""
+    match = _REVERT_TITLE_RE.match((strip_number(title) or title).strip())
+    if match is None:
+        return None
+    quoted = match.group("title")
+    numbers = [int(number) for number in _REVERTS_REQUEST_RE.findall(body)]
+    own = _SQUASH_RE.search(quoted)
+    if own is not None:
+        numbers.append(int(own.group(1)))
+    return title_key(quoted), tuple(numbers)

@@ -1,0 +1,284 @@
+"""Chores by title: every rule's titles, and the near misses that are work."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mine_history import History, lines
+from selfbench.mine import mine_repository
+from selfbench.mine.chores import (
+    AUTOUPDATE,
+    DEPENDENCY_BUMP,
+    FORMATTING,
+    FORMATTING_ONLY,
+    RELEASE,
+    SUPPORT_MATRIX,
+    chore_reason,
+    core_title,
+    substantial,
+)
+from selfbench.mine.merged import REVERTED_BY, REVERTS
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+CHORES: dict[str, tuple[str, ...]] = {
+    AUTOUPDATE: (
+        "[pre-commit.ci] pre-commit autoupdate",
+        "[pre-commit.ci] pre-commit autoupdate (#2779)",
+        "[pre-commit.ci] auto fixes from pre-commit.com hooks",
+        "pre-commit autoupdate",
+        "chore: pre-commit autoupdate",
+        "Update pre-commit hooks",
+        "chore(pre-commit): update hooks",
+        "Bump pre-commit hooks to latest versions",
+        "ci: update actions/checkout",
+        "ci: bump actions/setup-python from 4 to 5",
+        "chore(deps): bump actions/checkout from 3 to 4 (#12)",
+        "Bump the github-actions group with 2 updates",
+        "Update actions/checkout action to v4",
+        "Update GitHub Actions",
+    ),
+    RELEASE: (
+        "Bump version to 2.1.0",
+        "Bump version: 1.0.0 → 1.1.0",
+        "Bump version for release",
+        "Bump for release",
+        "bump for development",
+        "Bump release for development",
+        "Release 3.0",
+        "Release version 8.3.2 (#3302)",
+        "release: 1.2.0",
+        "chore(main): release 2.3.0",
+        "chore(release): v1.4.0",
+        "Version 0.21",
+        "Version 0.28.0.",
+        "v1.2.3",
+        "1.2.3",
+        "Prepare release 1.2",
+        "Prepare 2.0.0 release",
+        "start version 8.5.0",
+        "Fix dev version 8.4.1 (#3446)",
+        "Back to development: 2.1",
+        "Version Packages",
+        "Bump to 2.0.0",
+    ),
+    SUPPORT_MATRIX: (
+        "Drop Python 3.8",
+        "Drop 3.9",
+        "Drop Python 2",
+        "Add Python 3.13 to CI matrix",
+        "Support Python 3.14",
+        "Add support for Python 3.12",
+        "chore: drop Python 3.9 support (EOL)",
+        "feat: drop support for EOL Python 3.9",
+        "Fix #291: drop python < 3.6",
+        "drop support for python 3.7",
+        "Drop support for python 2.7, 3.4, and 3.5",
+        "Drop support for deprecated Pythons",
+        "Drop testing for 2.6 and 3.3. Add 3.6.",
+        "update test env matrix",
+        "Test against PyPy 3.10",
+        "Require Python >= 3.9",
+        "Bump minimum Python version to 3.10",
+        "Add 3.13 classifiers",
+        "Remove Python 2 compatibility code",
+        "Drop py38",
+        "Drop Node 16",
+        "Add Go 1.22 to the test matrix",
+    ),
+    DEPENDENCY_BUMP: (
+        "chore(deps): bump requests from 2.31 to 2.32",
+        "build(deps-dev): bump pytest from 7.4.0 to 8.0.0",
+        "Bump requests from 2.31 to 2.32",
+        "Bump the python-requirements group in /requirements with 3 updates",
+        "Update dependency eslint to v9",
+        "fix(deps): update module golang.org/x/net to v0.17.0",
+        "Update requests requirement from ~=2.0 to ~=2.1",
+        "Lock file maintenance",
+        "Update dev requirements",
+        "Update lockfile",
+        "Upgrade to latest mypy",
+        "Update httpcore to 0.10",
+        "Bump coverage",
+        "Pin dependencies",
+        "Bump tox from 3.24.1 to 3.24.3",
+    ),
+    FORMATTING: (
+        "Autoformat with black",
+        "Run black",
+        "Reformat code with ruff format",
+        "Apply black formatting",
+        "style: format code with prettier",
+        "Blacken the codebase",
+    ),
+}
+
+PINS = (("requirements.txt", "dependencies", 2),)
+WORK = (
+    "Add support for Python 3.13 type parameters in parser",
+    "Fix debug wheel support for Python 3.8",
+    "Add support for proxy tunnels for Python 3.6 + asyncio.",
+    "Fix crash when dropping connection",
+    "Drop sync",
+    "Drop chardet",
+    "Drop 'adapters'",
+    "Drop `rfc3986` requirement.",
+    "Add 2 tests",
+    "Add  wait_chain()",
+    "Bump the 3.2 cache size",
+    "Release the lock on error",
+    "Release connections when the pool closes",
+    "Add @custom_version_option, freeze @version_option",
+    "Fix version comparison with pre-releases",
+    "Update version parsing to handle local segments",
+    "Bump the recursion limit for deep trees",
+    "Update typing",
+    "update metadata",
+    "Update brotli support to use the brotlicffi package",
+    "Graceful upgrade path for 0.28.",
+    "Add pre-commit hook for codespell",
+    "ci: fix Mergify config",
+    "Format dates in the locale's style",
+    "Add a --format option",
+    "Support async actions",
+    "Support Trio out-of-the-box, take 2",
+    "Add Tornado support",
+    "Deprecate click.get_terminal_size() in favor of stdlib shutil.",
+    "Merge stable into main",
+    'Revert "Add foo"',
+)
+
+
+@pytest.mark.parametrize(
+    ("title", "reason"),
+    [(title, reason) for reason, titles in CHORES.items() for title in titles],
+)
+def test_chore_titles(title: str, reason: str) -> None:
+    assert chore_reason(title, PINS) == reason
+
+
+@pytest.mark.parametrize("title", WORK)
+def test_near_misses_are_work(title: str) -> None:
+    assert chore_reason(title, PINS) is None
+
+
+def test_core_title() -> None:
+    assert core_title("chore(deps): bump x from 1 to 2 (#12)") == ("bump x from 1 to 2", "deps")
+    assert core_title("Fix #291: drop python < 3.6.") == ("drop python < 3.6", None)
+    assert core_title("feat!: drop Python 3.8") == ("drop Python 3.8", None)
+
+
+IMPL = "implementation"
+ADAPTED = (("src/pool.py", IMPL, 120), ("src/client.py", IMPL, 40), ("setup.py", IMPL, 2))
+TOOLING = (("tox.ini", IMPL, 200), ("setup.cfg", IMPL, 80), ("src/app.py", IMPL, 30))
+CODE = (("src/report.py", IMPL, 30), ("tests/test_report.py", "tests", 40))
+
+
+def test_a_bump_that_adapts_the_code_is_work() -> None:
+    assert substantial(ADAPTED)
+    assert not substantial(TOOLING)
+    assert chore_reason("Update to httpcore 0.10", (*ADAPTED, *PINS)) is None
+    assert chore_reason("Update to httpcore 0.10", (*TOOLING, *PINS)) == DEPENDENCY_BUMP
+    assert chore_reason("Upgrade to latest mypy", TOOLING) == DEPENDENCY_BUMP  # tox.ini pins
+    assert chore_reason("chore(deps): bump httpcore from 0.9 to 0.10", ADAPTED + PINS) is None
+
+
+def test_a_bump_that_pins_nothing_is_no_bump() -> None:
+    assert chore_reason("Bump coverage", CODE) is None
+    assert chore_reason("Bump coverage", (*CODE, ("requirements/dev.txt", "lockfile", 2))) == (
+        DEPENDENCY_BUMP
+    )
+
+
+@pytest.mark.parametrize(
+    "title", ["[pre-commit.ci] pre-commit autoupdate", "Drop Python 3.8", "Release 3.0"]
+)
+def test_other_chores_stay_chores_whatever_the_diff(title: str) -> None:
+    assert chore_reason(title, ADAPTED) is not None
+
+
+# --- on a real history --------------------------------------------------------------------------
+
+SPACED = "".join(f"def f_{index}(a, b):\n    return a + b + {index}\n\n" for index in range(12))
+RESPACED = SPACED.replace("    return", "        return").replace("\n\n", "\n\n\n")
+
+
+def _chore_history(path: Path) -> History:
+    """Work, chores and reverts, oldest first; `shas` names each change."""
+    h = History.create(path)
+    h.commit("Initial commit", {"src/app.py": SPACED, "requirements.txt": "requests==2.31\n"})
+    h.shas["foo"] = h.commit("Add foo (#20)", {"src/foo.py": lines(30, "foo")})
+    h.shas["foo-revert"] = h.commit(
+        'Revert "Add foo" (#21)\n\nReverts octo/app#20', {"src/foo.py": None}
+    )
+    h.shas["bar"] = h.merge(
+        "bar", "Merge pull request #22 from octo/bar\n\nAdd bar", [{"src/bar.py": lines(30, "b")}]
+    )
+    h.shas["bar-revert"] = h.merge(
+        "revert-bar",
+        'Merge pull request #23 from octo/revert-bar\n\nRevert "Add bar"',
+        [{"src/bar.py": None}],
+    )
+    h.shas["autoupdate"] = h.commit(
+        "[pre-commit.ci] pre-commit autoupdate (#24)",
+        {".pre-commit-config.yaml": "repos: []\n", "src/auto.py": lines(120, "au")},
+    )
+    h.shas["matrix"] = h.commit("Drop Python 3.8 (#25)", {"src/compat.py": lines(30, "c")})
+    h.shas["parser"] = h.commit(
+        "Add support for Python 3.13 type parameters in parser (#26)",
+        {"src/parser.py": lines(30, "p")},
+    )
+    h.shas["bump"] = h.commit(
+        "Bump requests from 2.31 to 2.32 (#27)",
+        {"requirements.txt": "requests==2.32\n", "src/http.py": lines(25, "h")},
+    )
+    h.shas["adapted"] = h.commit(
+        "Update to httpcore 0.10 (#28)",
+        {"requirements.txt": "requests==2.33\n", "src/pool.py": lines(60), "src/io.py": lines(60)},
+    )
+    h.shas["release"] = h.commit("Bump version to 2.1.0 (#29)", {"src/version.py": lines(25)})
+    h.shas["spacing"] = h.commit("Tidy the helpers (#30)", {"src/app.py": RESPACED})
+    h.shas["fix"] = h.commit(
+        "Fix crash when dropping connection (#31)", {"src/conn.py": lines(30, "cn")}
+    )
+    h.commit("Indent (#32)", {"src/app.py": SPACED.replace("    return", "\treturn")})
+    h.shas["indent"] = h.commit(  # a rebase merge: two commits, one whitespace-only change
+        "Indent less (#32)", {"src/app.py": SPACED.replace("    return", "  return") + "\n\n"}
+    )
+    return h
+
+
+@needs_git
+def test_chores_and_reverts_on_a_history(tmp_path: Path) -> None:
+    h = _chore_history(tmp_path / "repo")
+    result = mine_repository(h.path)
+    assert sorted(c.id for c in result.candidates) == ["pr-26", "pr-28", "pr-31"]
+    names = {sha: name for name, sha in h.shas.items()}
+    reasons = {names[e.commit]: e.reason for e in result.excluded if e.commit in names}
+    assert reasons == {
+        "indent": FORMATTING_ONLY,
+        "spacing": FORMATTING_ONLY,
+        "release": RELEASE,
+        "bump": DEPENDENCY_BUMP,
+        "matrix": SUPPORT_MATRIX,
+        "autoupdate": AUTOUPDATE,
+        "bar-revert": REVERTS,
+        "bar": REVERTED_BY.format(sha7=h.shas["bar-revert"][:7]),
+        "foo-revert": REVERTS,
+        "foo": REVERTED_BY.format(sha7=h.shas["foo-revert"][:7]),
+    }
+
+
+@needs_git
+def test_a_revert_matches_one_older_change(tmp_path: Path) -> None:
+    h = History.create(tmp_path / "repo")
+    h.commit("Initial commit", {"src/app.py": lines(3)})
+    first = h.commit("Add foo (#1)", {"src/foo.py": lines(30, "a")})
+    h.commit('Revert "Add foo (#1)" (#2)', {"src/foo.py": None})
+    h.commit("Add foo (#3)", {"src/foo.py": lines(30, "b")})  # landed again: work
+    result = mine_repository(h.path)
+    assert [c.id for c in result.candidates] == ["pr-3"]
+    assert {e.commit: e.reason for e in result.excluded}[first].startswith("reverted later by")
