@@ -188,9 +188,8 @@ def test_a_bump_that_adapts_the_code_is_work() -> None:
 
 def test_a_bump_that_pins_nothing_is_no_bump() -> None:
     assert chore_reason("Bump coverage", CODE) is None
-    assert chore_reason("Bump coverage", (*CODE, ("requirements/dev.txt", "lockfile", 2))) == (
-        DEPENDENCY_BUMP
-    )
+    for pins in ("requirements/dev.txt", "requirements/dev.in", "constraints.txt", "tox.ini"):
+        assert chore_reason("Bump coverage", (*CODE, (pins, "docs", 2))) == DEPENDENCY_BUMP
 
 
 @pytest.mark.parametrize(

@@ -23,11 +23,11 @@ prefix (`Fix #291: `) removed, a final dot dropped. The rules, in the order they
    group …`, `Update dependency eslint to v9`, `Lock file maintenance`), `Update requirements`,
    `Update httpcore to 0.10`, `Upgrade to latest mypy`, `Bump coverage`. **The diff decides
    here**, as such titles also name work: the change must touch a file where versions are
-   pinned (a manifest, a lockfile, a tooling file such as `.pre-commit-config.yaml` or
-   `tox.ini`), else it is no bump (httpx's `Bump coverage` raised the test coverage). And when its
-   implementation part, tooling files left out, meets the medium gate (`substantial`), the change
-   adapted the code to the new version and stays a candidate (httpx's `Update to httpcore
-   0.10`: eight modules, 180 lines).
+   pinned (a manifest, a lockfile, `requirements/*.txt`, a tooling file such as
+   `.pre-commit-config.yaml` or `tox.ini`), else it is no bump (httpx's `Bump coverage` raised
+   the test coverage). And when its implementation part, tooling files left out, meets the
+   medium gate (`substantial`), the change adapted the code to the new version and stays a
+   candidate (httpx's `Update to httpcore 0.10`: eight modules, 180 lines).
 5. **formatting** (`FORMATTING`), by title: a formatter run (`Autoformat with black`, `Run
    black`, `Reformat code with ruff`, `Apply prettier formatting`). Its diff changes quotes,
    commas and line breaks, which no whitespace test sees. By diff, whatever the title: a change
@@ -88,6 +88,8 @@ ChangedPath = tuple[str, str, int]
 """A changed file as the rules read it: path, kind (`selfbench.mine.classify`), changed lines."""
 
 _PINNING_KINDS = frozenset({"dependencies", "lockfile"})
+_PINNING_PATH_RE = re.compile(r"(?:^|/)(?:requirements|constraints)[^/]*(?:/|\.(?:txt|in)$)")
+"""pip-tools' `requirements/dev.in`/`dev.txt`, `constraints.txt`: pins a manifest rule misses."""
 _I = re.IGNORECASE
 _NUMBER_RE = re.compile(r"\s*\(#\d+\)\s*$")
 _CONVENTIONAL_RE = re.compile(r"^(?P<type>[a-z]+)(?:\((?P<scope>[^)]*)\))?!?:\s*", _I)
@@ -266,7 +268,10 @@ def substantial(files: Iterable[ChangedPath]) -> bool:
 
 
 def _pins_versions(files: Iterable[ChangedPath]) -> bool:
-    return any(kind in _PINNING_KINDS or basename(path) in TOOLING_FILES for path, kind, _ in files)
+    return any(
+        kind in _PINNING_KINDS or basename(path) in TOOLING_FILES or _PINNING_PATH_RE.search(path)
+        for path, kind, _ in files
+    )
 
 
 def chore_reason(title: str, files: Iterable[ChangedPath]) -> str | None:
