@@ -15,13 +15,11 @@ from selfbench.cli import main
 from selfbench.errors import RunError
 from selfbench.export import verify_export
 from selfbench.run import RunDirectory, RunOptions, run_benchmark
-from selfbench.run.state import CandidateState
+from selfbench.run.export import tried
+from selfbench.run.state import CandidateState, Status
 
 
-@pytest.fixture
-def bare_history(tmp_path: Path) -> Path:
-    """A repository whose only commit has no base: mining finds no candidate."""
-    repo = tmp_path / "bare"
+def _one_commit(repo: Path) -> Path:
     repo.mkdir()
     git(repo, "init", "--quiet", "--initial-branch=main")
     (repo / "a.py").write_text("x = 1\n")
@@ -37,6 +35,22 @@ def bare_history(tmp_path: Path) -> Path:
         "-m",
         "first",
     )
+    return repo
+
+
+@pytest.fixture
+def bare_history(tmp_path: Path) -> Path:
+    """A GitHub clone whose only commit has no base: mining finds no candidate."""
+    repo = _one_commit(tmp_path / "bare")
+    git(repo, "remote", "add", "origin", "https://github.com/example/bare.git")
+    return repo
+
+
+@pytest.fixture
+def local_clone(tmp_path: Path) -> Path:
+    """A clone whose remote is a path on this machine: no pull-request URL is known."""
+    repo = _one_commit(tmp_path / "clone")
+    git(repo, "remote", "add", "origin", str(tmp_path / "upstream" / "genkit.git"))
     return repo
 
 
@@ -118,7 +132,15 @@ def test_a_run_directory_holds_one_run_and_resume_needs_one(
         f"error: {run_dir} already holds a run; resume it with: selfbench run --resume {run_dir}\n"
     )
     assert main(["run", "--resume", str(tmp_path / "nothing")]) == 2
-    assert capsys.readouterr().err == f"error: {(tmp_path / 'nothing').absolute()} holds no run\n"
+    nothing = (tmp_path / "nothing").absolute()
+    assert capsys.readouterr().err == f"error: {nothing}: no such run directory\n"
+    assert not nothing.exists()
+    nothing.mkdir()
+    assert main(["run", "--resume", str(nothing)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {nothing} holds no run (no inputs.json); delete it, or start a run there "
+        "with --repo, --out and --run-dir\n"
+    )
     assert main(["run", "--resume", str(run_dir)]) == 1  # a finished run exports again, the same
     assert "blocked: 0 of 1 easy tasks" in capsys.readouterr().out
 
@@ -183,6 +205,8 @@ def test_a_state_file_round_trips_and_a_rejection_is_one_line() -> None:
 
     assert after.reason == "validate: oracle: fail-to-pass failed with the gold patch"
     assert after.history == ("mined", "rejected")
+    coupled = state.rejected("coupling", 1.0, "the tests pin _helper", label="coupled")
+    assert coupled.history == ("mined", "coupled", "rejected")
     assert after.next is None
     assert after.finished
     again = CandidateState.from_json(json.loads(json.dumps(after.to_json())), "x")
@@ -198,3 +222,137 @@ def test_a_state_path_outside_the_run_is_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(RunError):
         run.state_path("../x")
+
+
+def test_a_clone_without_a_pull_request_url_is_refused_before_any_work(
+    tmp_path: Path, local_clone: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bench.tar.gz"
+    argv = ["run", "--repo", str(local_clone), "--easy", "1", "--out", str(out)]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"error: --repo {local_clone} has no GitHub remote, so its tasks cannot record their "
+        "pull request URL: give --source-url BASE (tasks record BASE/pull/<number>)\n"
+    )
+    assert not (tmp_path / "bench.run").exists()
+    assert main([*argv, "--source-url", "example.com/genkit"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --source-url example.com/genkit: expected an absolute URL "
+        "(https://host/owner/name)\n"
+    )
+    assert not (tmp_path / "bench.run").exists()
+
+
+def test_with_source_url_the_export_names_the_project_never_the_clone(
+    tmp_path: Path, local_clone: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bench.tar.gz"
+    base = ["run", "--repo", str(local_clone), "--easy", "1", "--out", str(out)]
+    assert main([*base, "--source-url", "https://git.example.com/team/genkit/"]) == 1
+    capsys.readouterr()
+    manifest = verify_export(out).manifest
+    assert manifest.repository_url == "team/genkit"
+    assert manifest.candidate_counts == (0, 0, 0)
+    pool = json.loads((tmp_path / "bench.run" / "pool.json").read_text())
+    assert pool["repository"] == "team/genkit"
+    assert str(tmp_path) not in out.read_bytes().decode("latin-1")
+
+
+def test_a_typo_in_repo_leaves_no_run_directory_and_a_later_run_starts(
+    tmp_path: Path, bare_history: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bench.tar.gz"
+    typo = tmp_path / "bare-typo"
+    assert main(["run", "--repo", str(typo), "--easy", "1", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == f"error: not a git repository: {typo}\n"
+    assert not (tmp_path / "bench.run").exists()
+    assert main(["run", "--repo", str(bare_history), "--easy", "1", "--out", str(out)]) == 1
+    assert "blocked: 0 of 1 easy tasks" in capsys.readouterr().out
+
+
+def test_a_run_directory_whose_inputs_are_not_a_run_says_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = tmp_path / "bench.run"
+    run_dir.mkdir()
+    (run_dir / "inputs.json").write_text("{}")
+    for argv in (["run", "--resume", str(run_dir)], ["status", str(run_dir)]):
+        assert main(argv) == 2
+        assert capsys.readouterr().err == (
+            f"error: {run_dir} holds no valid run ({run_dir}/inputs.json: not a run's inputs); "
+            "delete it, or give another --run-dir\n"
+        )
+
+
+def test_a_run_started_without_a_pool_says_to_delete_it_on_resume(
+    tmp_path: Path, bare_history: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run directory an older version left after a typo in --repo: inputs, no pool."""
+    run_dir = tmp_path / "bench.run"
+    options = RunOptions(repo=tmp_path / "typo", out=tmp_path / "b.tar.gz", budgets={"easy": 1})
+    run = RunDirectory(run_dir)
+    run.lock()
+    run.write_json(run.inputs_path, options.to_json())
+    run.unlock()
+    assert main(["run", "--resume", str(run_dir)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {run_dir} holds no valid run (not a git repository: {tmp_path / 'typo'}; it "
+        "mined nothing yet); delete it, or give another --run-dir\n"
+    )
+
+
+def test_agent_allowed_hosts_are_checked_stored_and_change_the_run_id(
+    tmp_path: Path, bare_history: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bench.tar.gz"
+    argv = ["run", "--repo", str(bare_history), "--easy", "1", "--out", str(out)]
+    assert main([*argv, "--agent-allowed-host", "https://x.example"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --agent-allowed-host https://x.example: expected a host name "
+        "(example.com or *.example.com)\n"
+    )
+    assert not (tmp_path / "bench.run").exists()
+    hosts = ["--agent-allowed-host", "api.example.com", "--agent-allowed-host", "*.example.net"]
+    assert main([*argv, *hosts]) == 1
+    capsys.readouterr()
+    inputs = json.loads((tmp_path / "bench.run" / "inputs.json").read_text())
+    assert inputs["agentAllowedHosts"] == ["api.example.com", "*.example.net"]
+    with_hosts = verify_export(out).manifest.run_id
+    plain = tmp_path / "plain.tar.gz"
+    assert main(["run", "--repo", str(bare_history), "--easy", "1", "--out", str(plain)]) == 1
+    assert verify_export(plain).manifest.run_id != with_hosts
+
+
+def test_run_help_names_the_default_agent_hosts(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--help"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "replaces the default list: chatgpt.com, *.chatgpt.com, openai.com, *.openai.com" in (
+        shown
+    )
+
+
+def test_the_export_counts_the_candidates_tried_per_tier() -> None:
+    def state(cid: str, tier: str, status: Status) -> CandidateState:
+        return CandidateState(id=cid, tier=tier, rank=0, status=status)
+
+    states = (
+        state("a", "easy", "accepted"),
+        state("b", "easy", "rejected"),
+        state("c", "hard", "rejected"),
+        state("d", "hard", "active"),  # started, not finished: not tried to the end
+        state("e", "medium", "pending"),
+    )
+    assert tried(states) == (2, 0, 1)
+
+
+def test_eval_given_a_run_directory_names_its_export(
+    tmp_path: Path, bare_history: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bench.tar.gz"
+    assert main(["run", "--repo", str(bare_history), "--easy", "1", "--out", str(out)]) == 1
+    capsys.readouterr()
+    run_dir = tmp_path / "bench.run"
+    assert main(["eval", str(run_dir), "--agent", "x=true"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"error: {run_dir} is a run directory, not a benchmark: pass the export it writes, {out}"
+    )

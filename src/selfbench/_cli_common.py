@@ -8,12 +8,24 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from selfbench._fs import read_bytes
 from selfbench.errors import EXIT_REJECTED, InputError
 
-__all__ = ["print_json", "progress", "read_input", "rejected", "working"]
+__all__ = [
+    "add_setup_options",
+    "announce_host_network",
+    "print_json",
+    "progress",
+    "read_input",
+    "rejected",
+    "setup_options",
+    "working",
+]
+
+if TYPE_CHECKING:
+    from selfbench.validate.host_network import HostNetwork
 
 _T = TypeVar("_T")
 
@@ -90,3 +102,46 @@ def rejected(reason: str) -> int:
 def print_json(value: Any) -> None:
     """`value` as indented JSON on stdout."""
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+# --- setup's environment: one spelling of the options for draft, validate, run and eval ---------
+
+SETUP_ENV_HELP = "pass this variable (its value here) into setup only: a proxy, CA certificates"
+NO_HOST_NETWORK_HELP = (
+    "do not carry the host's CA bundle and proxy variables (SSL_CERT_FILE, NODE_EXTRA_CA_CERTS, "
+    "HTTPS_PROXY, ...) into setup"
+)
+
+
+def add_setup_options(parser: Any, *, setup_env_help: str = SETUP_ENV_HELP) -> None:
+    """`--setup-env NAME` and `--no-host-network-config` on a command that runs setup."""
+    parser.add_argument("--setup-env", action="append", metavar="NAME", help=setup_env_help)
+    # default None, not False: `validate` refuses a local-only option given under --env harbor
+    parser.add_argument(
+        "--no-host-network-config", action="store_true", default=None, help=NO_HOST_NETWORK_HELP
+    )
+
+
+def announce_host_network(enabled: bool) -> HostNetwork:
+    """The host's network configuration for setup (none when `enabled` is false), with what is
+    carried said once on stderr."""
+    from selfbench.validate.host_network import HostNetwork  # noqa: PLC0415
+
+    if not enabled:
+        return HostNetwork()
+    found = HostNetwork.detect()
+    for line in found.summary():
+        sys.stderr.write(f"{line}\n")
+    return found
+
+
+def setup_options(args: Any) -> tuple[tuple[tuple[str, str], ...], HostNetwork]:
+    """`--setup-env`'s (name, value) pairs and the host's network configuration, announced.
+
+    Raises:
+        InputError: a `--setup-env` name that is not a variable, or not set.
+    """
+    from selfbench.validate.phases import setup_env_values  # noqa: PLC0415
+
+    pairs = setup_env_values(args.setup_env or ())
+    return pairs, announce_host_network(not args.no_host_network_config)

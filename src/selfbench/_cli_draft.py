@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_common import print_json, progress
+from selfbench._cli_common import add_setup_options, print_json, progress, setup_options
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, DraftError
 
 if TYPE_CHECKING:
@@ -50,7 +50,6 @@ def _draft(args: argparse.Namespace) -> int:
     from selfbench.draft.api import DraftOptions, draft_candidates  # noqa: PLC0415
     from selfbench.draft.config import load_config  # noqa: PLC0415
     from selfbench.validate.local import MIN_RERUNS, LocalOptions  # noqa: PLC0415
-    from selfbench.validate.phases import setup_env_values  # noqa: PLC0415
     from selfbench.validate.sandbox import require_sandbox  # noqa: PLC0415
 
     if args.jobs < 1:
@@ -63,12 +62,13 @@ def _draft(args: argparse.Namespace) -> int:
     candidates = _candidates(args.candidates, args.candidates_file)
     config = load_config(Path(args.config)) if args.config else None
     require_sandbox()
+    setup_env, host_network = setup_options(args)
     options = DraftOptions(
         reruns=args.reruns,
         config=config,
         logs=Path(args.logs) if args.logs else None,
         local=LocalOptions(
-            network=bool(args.network), setup_env=setup_env_values(args.setup_env or ())
+            network=bool(args.network), setup_env=setup_env, host_network=host_network
         ),
         replace=args.replace,
         source_url_base=args.source_url,
@@ -135,12 +135,7 @@ def add_draft_command(commands: Any) -> None:
     draft.add_argument(
         "--network", action="store_true", help="let the tests reach the network (setup always may)"
     )
-    draft.add_argument(
-        "--setup-env",
-        action="append",
-        metavar="NAME",
-        help="pass this variable (its value here) into setup only: a proxy, CA certificates",
-    )
+    add_setup_options(draft)
     draft.add_argument("--replace", action="store_true", help="overwrite existing task dirs")
     draft.add_argument(
         "--source-url",

@@ -1,7 +1,8 @@
 """The `eval` and `report` commands of the `selfbench` command line.
 
-`eval` exits 0 when every trial ran (whatever the agents scored), 2 on bad input; `report`
-exits 0, or 2 when the results cannot be read.
+`eval` exits 0 when every trial ran (whatever the agents scored), 1 when every trial of an agent
+failed on the infrastructure (nothing of it was measured), 2 on bad input; `report` exits 0, or
+2 when the results cannot be read.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench.errors import EXIT_OK
+from selfbench._cli_common import add_setup_options, setup_options
+from selfbench.errors import EXIT_OK, EXIT_REJECTED
 
 if TYPE_CHECKING:
     from rich.table import Table
 
     from selfbench.evaluate import TrialRecord
+    from selfbench.evaluate.summary import Summary
 
 __all__ = ["add_eval_commands"]
 
@@ -76,6 +79,7 @@ def _eval(args: argparse.Namespace) -> int:
     )
 
     agents = parse_agent_specs(args.agent or [])
+    setup_env, host_network = setup_options(args) if args.env == "local" else ((), None)
     options = EvalOptions(
         results=Path(args.results),
         trials=args.trials,
@@ -84,6 +88,8 @@ def _eval(args: argparse.Namespace) -> int:
         harbor_env=args.harbor_env,
         harbor=args.harbor,
         workspace=Path(args.workspace) if args.workspace else None,
+        setup_env=setup_env,
+        **({"host_network": host_network} if host_network is not None else {}),
         resume=args.resume,
     )
     with open_benchmark(Path(args.bench), workspace=options.workspace) as bench:
@@ -105,7 +111,26 @@ def _eval(args: argparse.Namespace) -> int:
                 )
     summary = build_summary(log)
     sys.stdout.write(render_report(summary, "json" if args.json else "text"))
-    return EXIT_OK
+    unmeasured = _unmeasured(summary)
+    for line in unmeasured:
+        sys.stderr.write(f"error: {line}\n")
+    return EXIT_REJECTED if unmeasured else EXIT_OK
+
+
+def _unmeasured(summary: Summary) -> list[str]:
+    """A line for each agent none of whose trials counted because the infrastructure failed
+    them all (a setup that cannot reach its registry, say): nothing was measured."""
+    lines = []
+    for agent in summary.agents:
+        if agent.counted == 0 and agent.infrastructure > 0:
+            first = next(
+                (f.reason for f in summary.failures if f.agent == agent.name), "no reason given"
+            )
+            lines.append(
+                f"every trial of {agent.name} failed on the infrastructure, so nothing was "
+                f"measured (first: {first})"
+            )
+    return lines
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -154,6 +179,7 @@ def add_eval_commands(commands: Any) -> None:
     evaluate.add_argument("--harbor-env", default="docker", metavar="NAME")
     evaluate.add_argument("--harbor", default="harbor", metavar="PATH")
     evaluate.add_argument("--workspace", metavar="DIR", help="where local workspaces go")
+    add_setup_options(evaluate)
     evaluate.set_defaults(run=_eval)
 
     report = commands.add_parser("report", help="render an evaluation's results")

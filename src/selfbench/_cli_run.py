@@ -19,7 +19,8 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_common import print_json
+from selfbench._cli_bundle import add_agent_hosts_option, agent_hosts
+from selfbench._cli_common import add_setup_options, print_json
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, RunError
 
 if TYPE_CHECKING:
@@ -164,16 +165,31 @@ def _options(args: argparse.Namespace) -> RunOptions:
         budgets={tier: getattr(args, tier) for tier in _TIERS},
         author=args.author,
         reviewer=args.reviewer,
-        jobs=args.jobs,
-        env=args.env,
-        harbor_env=args.harbor_env,
+        jobs=1 if args.jobs is None else args.jobs,
+        env=args.env or "local",
+        harbor_env=args.harbor_env or "docker",
         harbor=args.harbor,
         **({} if args.over_fetch is None else {"over_fetch": args.over_fetch}),
         author_time_limit=args.author_time_limit,
         inactivity=args.inactivity,
         source_url=args.source_url,
         setup_env=tuple(args.setup_env or ()),
+        host_network_config=not args.no_host_network_config,
+        agent_allowed_hosts=agent_hosts(args) or (),
     )
+
+
+def _resume_changes(args: argparse.Namespace) -> dict[str, Any]:
+    """The options given again with `--resume`, by `RunOptions` field."""
+    given = {
+        "setup_env": tuple(args.setup_env) if args.setup_env else None,
+        "host_network_config": False if args.no_host_network_config else None,
+        "source_url": args.source_url,
+        "jobs": args.jobs,
+        "env": args.env,
+        "harbor_env": args.harbor_env,
+    }
+    return {name: value for name, value in given.items() if value is not None}
 
 
 def _run_dir(args: argparse.Namespace) -> Path:
@@ -207,10 +223,11 @@ def _run(args: argparse.Namespace) -> int:
     from selfbench._report import console  # noqa: PLC0415
     from selfbench.run import run_benchmark  # noqa: PLC0415
 
+    changes: dict[str, Any] = {}
     if args.resume is not None:
         if args.repo is not None or args.out is not None:
             raise RunError("--resume takes the run's own options; give no --repo or --out")
-        run_dir, options = Path(args.resume), None
+        run_dir, options, changes = Path(args.resume), None, _resume_changes(args)
     else:
         options = _options(args)
         options.check()
@@ -226,7 +243,14 @@ def _run(args: argparse.Namespace) -> int:
             from selfbench.run.status import read_status  # noqa: PLC0415
 
             watcher.start(read_status(run_dir).options)
-        summary = run_benchmark(run_dir, options, stop=stop, on_event=watcher)
+        summary = run_benchmark(
+            run_dir,
+            options,
+            stop=stop,
+            on_event=watcher,
+            changes=changes,
+            announce=lambda line: console.print(line, highlight=False),
+        )
     if summary.interrupted:
         console.print(f"interrupted; resume with: {_resume_hint(summary.run_dir)}")
         return EXIT_INTERRUPTED
@@ -298,9 +322,11 @@ def _add_run(commands: Any) -> None:
         help="draft: the drafted instruction as it is; else an agent command (MCP)",
     )
     run.add_argument("--reviewer", metavar="COMMAND", help="a coupling reviewer command")
-    run.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="candidates at once")
-    run.add_argument("--env", default="local", choices=("local", "harbor"))
-    run.add_argument("--harbor-env", default="docker", metavar="ENV", help="with --env harbor")
+    # -j, --env, --harbor-env, --source-url, --setup-env and --no-host-network-config may be
+    # given again with --resume (their defaults are None so that a change can be told)
+    run.add_argument("-j", "--jobs", type=int, metavar="N", help="candidates at once (default: 1)")
+    run.add_argument("--env", choices=("local", "harbor"), help="default: local")
+    run.add_argument("--harbor-env", metavar="ENV", help="with --env harbor (default: docker)")
     run.add_argument("--harbor", default="harbor", metavar="PATH", help="the harbor executable")
     run.add_argument(
         "--over-fetch", type=float, metavar="X", help="budget multiplier (default: mining's, 1.5)"
@@ -312,12 +338,12 @@ def _add_run(commands: Any) -> None:
         metavar="BASE",
         help="for history without a GitHub remote: tasks record BASE/pull/<number>",
     )
-    run.add_argument(
-        "--setup-env",
-        action="append",
-        metavar="NAME",
-        help="pass this variable to the sandbox's setup (names stored, values read at each start)",
+    add_setup_options(
+        run,
+        setup_env_help="pass this variable to the sandbox's setup (names stored, values read "
+        "at each start)",
     )
+    add_agent_hosts_option(run)
     run.add_argument("--resume", metavar="DIR", help="finish the run in DIR")
     run.set_defaults(run=_run)
 

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_common import print_json, progress
+from selfbench._cli_common import add_setup_options, print_json, progress, setup_options
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, InputError
 
 if TYPE_CHECKING:
@@ -29,6 +29,7 @@ _RUNNER_FLAGS = {
         "--workspace",
         "--reruns",
         "--setup-env",
+        "--no-host-network-config",
         "--strict-toolchains",
     ),
     "harbor": ("--logs", "--harbor-env", "--jobs-dir", "--harbor"),
@@ -65,8 +66,8 @@ def _runner(args: argparse.Namespace) -> Runner:
         LocalOptions,
         LocalRunner,
     )
-    from selfbench.validate.phases import setup_env_values  # noqa: PLC0415
 
+    setup_env, host_network = setup_options(args)
     return LocalRunner(
         LocalOptions(
             logs=logs,
@@ -75,7 +76,8 @@ def _runner(args: argparse.Namespace) -> Runner:
             keep=bool(args.keep),
             workspace=Path(args.workspace) if args.workspace else None,
             strict_toolchains=bool(args.strict_toolchains),
-            setup_env=setup_env_values(args.setup_env or ()),
+            setup_env=setup_env,
+            host_network=host_network,
             reruns=DEFAULT_RERUNS if args.reruns is None else args.reruns,
         )
     )
@@ -155,12 +157,7 @@ def add_validate_command(commands: Any) -> None:
         metavar="N",
         help="how many times fail-to-pass and pass-to-pass run in all (default: 3, at least 2)",
     )
-    local.add_argument(
-        "--setup-env",
-        action="append",
-        metavar="NAME",
-        help="pass this variable (its value here) into setup only: a proxy, CA certificates",
-    )
+    add_setup_options(local)
     harbor = validate.add_argument_group("harbor environment")
     harbor.add_argument(
         "--harbor-env",

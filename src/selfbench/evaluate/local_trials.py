@@ -50,6 +50,7 @@ from selfbench.evaluate.classify import TrialFacts
 from selfbench.toolchains import provision_task
 from selfbench.validate.cgroup import Limits
 from selfbench.validate.checks import phase_reason, run_outcomes, verifier_commands
+from selfbench.validate.host_network import SetupNetworkError
 from selfbench.validate.phases import COLLECT_SECONDS, AgentPhase, LocalOptions, TaskPhases
 from selfbench.validate.sandbox import (
     LOG_LIMIT,
@@ -210,41 +211,50 @@ def _harness_reason(phase: AgentPhase, phases: TaskPhases) -> str | None:
 
 
 def _prepare(
-    task: BenchTask, *, root: Path, logs: Path, bwrap: str
+    task: BenchTask, *, root: Path, setup: LocalOptions, bwrap: str
 ) -> tuple[TaskPhases, str | None]:
-    """Set the task up in `root`; its phases, and why setup failed if it did."""
-    task_logs = logs / task.task_id
+    """Set the task up in `root`; its phases, and why setup failed if it did (the network
+    failing it too: the trials are then the infrastructure's, never an agent's)."""
+    assert setup.logs is not None  # noqa: S101 - prepared_task's caller gives the logs
+    task_logs = setup.logs / task.task_id
     definition = task.located.definition
     # the image's toolchains, as validate provisions them (selfbench.toolchains)
     toolchains = provision_task(definition.toolchains, strict=False, logs=task_logs)
     sandbox = Sandbox(root, choose_users(), bwrap, Limits.for_task(definition), toolchains)
-    phases = TaskPhases(task.located, sandbox, task_logs, LocalOptions(logs=logs))
+    phases = TaskPhases(task.located, sandbox, task_logs, setup)
     try:
         return phases, phases.prepare()
+    except SetupNetworkError as exc:
+        return phases, str(exc)
     except (OSError, subprocess.CalledProcessError) as exc:
         return phases, f"setup: {type(exc).__name__}: {exc}".splitlines()[0]
 
 
 @contextmanager
-def prepared_task(task: BenchTask, *, logs: Path, workspace: Path | None) -> Iterator[PreparedTask]:
+def prepared_task(
+    task: BenchTask, *, setup: LocalOptions, workspace: Path | None
+) -> Iterator[PreparedTask]:
     """Prepare `task`'s workspace once (setup runs here; a failed setup is tried once more in
-    a fresh workspace); removed afterwards.
+    a fresh workspace); removed afterwards. `setup` holds the logs' directory and setup's
+    environment.
 
     Raises:
         SandboxError: this machine cannot create the isolated workspace.
     """
     bwrap = require_sandbox()
+    assert setup.logs is not None  # noqa: S101 - the evaluation's logs directory
+    logs = setup.logs
     (logs / task.task_id).mkdir(parents=True, exist_ok=True)
     roots: list[Path] = []
     try:
         roots.append(Path(tempfile.mkdtemp(prefix="selfbench-eval-", dir=workspace)))
-        phases, error = _prepare(task, root=roots[-1], logs=logs, bwrap=bwrap)
+        phases, error = _prepare(task, root=roots[-1], setup=setup, bwrap=bwrap)
         if error is not None:
             with (logs / task.task_id / "prepare.log").open("a", encoding="utf-8") as handle:
                 handle.write(f"selfbench: {error}; trying once more in a fresh workspace\n")
             shutil.rmtree(roots[-1], ignore_errors=True)
             roots.append(Path(tempfile.mkdtemp(prefix="selfbench-eval-", dir=workspace)))
-            phases, error = _prepare(task, root=roots[-1], logs=logs, bwrap=bwrap)
+            phases, error = _prepare(task, root=roots[-1], setup=setup, bwrap=bwrap)
         yield PreparedTask(task, phases, error)
     finally:
         for root in roots:

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -40,6 +40,8 @@ from selfbench.evaluate.results import (
     open_results,
     read_results,
 )
+from selfbench.validate.host_network import HostNetwork
+from selfbench.validate.phases import LocalOptions
 from selfbench.validate.sandbox import CONTAINER_PATH
 
 __all__ = ["EvalOptions", "check_agents", "run_eval"]
@@ -61,6 +63,10 @@ class EvalOptions:
     harbor_env: str = "docker"
     harbor: str = "harbor"
     workspace: Path | None = None
+    setup_env: tuple[tuple[str, str], ...] = ()
+    """(name, value) pairs for setup only (`--setup-env`), as validation takes them."""
+    host_network: HostNetwork = field(default_factory=HostNetwork)
+    """The host's CA certificates and proxies for setup (`validate.host_network`)."""
     resume: bool = False
     """Insist on continuing an evaluation: refuse a results directory without results. Finished
     trials are skipped either way (re-running an evaluation always resumes it)."""
@@ -231,7 +237,10 @@ def _local_task(run: _Run, task: BenchTask, agents: Sequence[AgentSpec]) -> None
     if not work and not run.recheck_wanted(task):
         return
     logs = run.options.results / "logs"
-    with prepared_task(task, logs=logs, workspace=run.options.workspace) as prepared:
+    setup = LocalOptions(
+        logs=logs, setup_env=run.options.setup_env, host_network=run.options.host_network
+    )
+    with prepared_task(task, setup=setup, workspace=run.options.workspace) as prepared:
         for agent, trial in work:
             _local_trial(run, prepared, agent, trial)
         _local_recheck(run, prepared)

@@ -14,22 +14,25 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from selfbench.contract import AUTHORING_DEFAULTS, DIFFICULTIES
-from selfbench.errors import HarborError, InputError, RunError, SandboxError
+from selfbench.errors import HarborError, InputError, MineError, RunError, SandboxError
 from selfbench.mine.candidate import CandidateModel
 from selfbench.mine.rank import DEFAULT_OVER_FETCH
+from selfbench.mine.source import check_source_url, repository_source
 from selfbench.run import stages
 from selfbench.run.export import export_accepted
-from selfbench.run.state import CandidateState, RunDirectory
+from selfbench.run.state import STAGES, CandidateState, RunDirectory
 from selfbench.run.steps import StepContext, run_step
+from selfbench.validate.host_network import HostNetwork, network_failure
 from selfbench.validate.phases import setup_env_values
 
 __all__ = [
@@ -38,6 +41,8 @@ __all__ = [
     "RunSummary",
     "TierSummary",
     "load_options",
+    "no_valid_run",
+    "preflight",
     "run_benchmark",
     "tier_summaries",
 ]
@@ -71,6 +76,10 @@ class RunOptions:
     setup_env: tuple[str, ...] = ()
     """Names of variables passed to the local sandbox's setup (a proxy's CA file, say); only the
     names are stored, the values are read from the environment at each start and resume."""
+    agent_allowed_hosts: tuple[str, ...] = ()
+    """The hosts the agent may reach (`[agent] allowed_hosts`); empty: the compiler's default."""
+    host_network_config: bool = True
+    """Carry the host's CA bundle and proxy variables into setup (`validate.host_network`)."""
 
     def check(self) -> None:
         """Refuse options no run can use.
@@ -91,14 +100,21 @@ class RunOptions:
             problems.append("--over-fetch must be at least 1")
         if not self.author.strip():
             problems.append("--author must be draft or a command")
+        problems.extend(self._value_problems())
+        if problems:
+            raise RunError("\n".join(problems))
+
+    def _value_problems(self) -> list[str]:
+        problems = []
         if not self.out.name.endswith(".tar.gz"):
             problems.append(f"--out {self.out}: an export's name ends in .tar.gz")
+        if self.source_url is not None and (problem := check_source_url(self.source_url)):
+            problems.append(problem)
         try:
             setup_env_values(self.setup_env)
         except InputError as error:
             problems.append(str(error))
-        if problems:
-            raise RunError("\n".join(problems))
+        return problems
 
     def to_json(self) -> dict[str, Any]:
         """The options as `inputs.json` holds them (paths absolute)."""
@@ -117,6 +133,8 @@ class RunOptions:
             "inactivity": self.inactivity,
             "sourceUrl": self.source_url,
             "setupEnv": list(self.setup_env),
+            "agentAllowedHosts": list(self.agent_allowed_hosts),
+            "hostNetworkConfig": self.host_network_config,
         }
 
 
@@ -142,6 +160,8 @@ def load_options(value: Any, where: str) -> RunOptions:
             inactivity=float(value["inactivity"]),
             source_url=value.get("sourceUrl"),
             setup_env=tuple(str(name) for name in value.get("setupEnv", ())),
+            agent_allowed_hosts=tuple(str(host) for host in value.get("agentAllowedHosts", ())),
+            host_network_config=bool(value.get("hostNetworkConfig", True)),
         )
     except (KeyError, TypeError, ValueError):
         raise RunError(f"{where}: not a run's inputs") from None
@@ -184,14 +204,16 @@ def _mine_pool(run: RunDirectory, options: RunOptions) -> dict[str, Any]:
     from selfbench.mine.git_history import read_repository  # noqa: PLC0415
 
     budgets = {tier: n for tier, n in options.budgets.items() if n > 0}
-    mined = mine_repository(
-        options.repo,
-        MineOptions(budgets=budgets, over_fetch=options.over_fetch),  # type: ignore[arg-type]
+    mine = MineOptions(
+        budgets=budgets,  # type: ignore[arg-type]
+        over_fetch=options.over_fetch,
+        source_url=options.source_url,
     )
+    mined = mine_repository(options.repo, mine)
     info = read_repository(options.repo, "HEAD")
     pool = {
         "head": info.head,
-        "repository": info.origin or options.repo.absolute().name,
+        "repository": repository_source(info.origin, info.path, options.source_url).label,
         "candidates": [candidate.to_json() for candidate in mined.candidates],
     }
     run.write_json(run.pool_path, pool)
@@ -226,6 +248,8 @@ def run_id(pool: dict[str, Any], options: RunOptions) -> str:
         "env": options.env,
         "overFetch": options.over_fetch,
     }
+    if options.agent_allowed_hosts:  # the default list keeps the ids runs had before
+        key["agentAllowedHosts"] = list(options.agent_allowed_hosts)
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
     return f"run-{digest[:12]}"
 
@@ -311,7 +335,7 @@ def _process(
 
 
 def _runner_factory(
-    options: RunOptions, setup_env: tuple[tuple[str, str], ...]
+    options: RunOptions, setup_env: tuple[tuple[str, str], ...], host_network: HostNetwork
 ) -> Callable[[Path], Any]:
     def make(logs: Path) -> Any:
         if options.env == "harbor":
@@ -327,7 +351,7 @@ def _runner_factory(
             )
         from selfbench.validate.local import LocalOptions, LocalRunner  # noqa: PLC0415
 
-        return LocalRunner(LocalOptions(logs=logs, setup_env=setup_env))
+        return LocalRunner(LocalOptions(logs=logs, setup_env=setup_env, host_network=host_network))
 
     return make
 
@@ -409,14 +433,108 @@ def resume_command(run_dir: Path) -> str:
     return f"selfbench run --resume {run_dir}"
 
 
-def _start_or_resume(run: RunDirectory, options: RunOptions | None) -> RunOptions:
-    if options is None:
-        if not run.is_run():
-            raise RunError(f"{run.path} holds no run to resume")
-        resumed = load_options(run.read_json(run.inputs_path), str(run.inputs_path))
-        run.event("resumed")
-        return resumed
+def preflight(options: RunOptions) -> None:
+    """Refuse, in seconds and before anything is written, a run that could export no task.
+
+    Raises:
+        RunError: bad options, or no pull-request URL for the tasks to record.
+        MineError: `--repo` is not a git repository, or it has no commit.
+    """
+    from selfbench.mine.git_history import read_repository  # noqa: PLC0415
+
     options.check()
+    info = read_repository(options.repo, "HEAD")
+    if repository_source(info.origin, info.path, options.source_url).url_base is None:
+        raise RunError(
+            f"--repo {options.repo} has no GitHub remote, so its tasks cannot record their pull "
+            "request URL: give --source-url BASE (tasks record BASE/pull/<number>)"
+        )
+
+
+def no_valid_run(run: RunDirectory, why: str) -> RunError:
+    """The error for a run directory whose files are not a run's: what is wrong, what to do."""
+    return RunError(f"{run.path} holds no valid run ({why}); delete it, or give another --run-dir")
+
+
+_SETUP_LOG_RE = re.compile(r"^(\w[\w-]*): .*\bsetup: .*\(.*\blog (/[^;)]+)")
+"""A rejection at setup: its stage, and the log its reason names."""
+
+
+def retry_network_rejections(
+    run: RunDirectory, states: Mapping[str, CandidateState]
+) -> dict[str, CandidateState]:
+    """The candidates a setup failure rejected whose log says the network failed it (a run made
+    before such failures stopped the run, or one not recognised then), set to run that stage
+    again; each retry saved and logged. Only logs inside the run directory are read."""
+    retried: dict[str, CandidateState] = {}
+    for cid, state in states.items():
+        match = _SETUP_LOG_RE.match(state.reason or "") if state.status == "rejected" else None
+        stage = next((stage for stage in STAGES if match and stage == match[1]), None)
+        if match is None or stage is None:
+            continue
+        log = Path(match[2])
+        if not log.resolve().is_relative_to(run.path.resolve()) or not log.is_file():
+            continue
+        failure = network_failure(log.read_text(encoding="utf-8", errors="replace"))
+        if failure is None:
+            continue
+        again = replace(
+            state,
+            status="active",
+            next=stage,
+            reason=None,
+            history=(*state.history, "retried"),
+        )
+        run.save(again)
+        run.event("retried", candidate=cid, stage=stage, why=failure.line)
+        retried[cid] = again
+    return retried
+
+
+RESUME_CHANGES = ("setup_env", "host_network_config", "source_url", "jobs", "env", "harbor_env")
+"""The options `run --resume` may change: how and where the run's work is done, never what it
+is to find (the repository, budgets, author and export stay the run's own)."""
+
+
+def _apply_changes(
+    run: RunDirectory, options: RunOptions, changes: Mapping[str, Any]
+) -> RunOptions:
+    """The resumed run's options with `changes` made, each recorded in the event log and in
+    `inputs.json`.
+
+    Raises:
+        RunError: an option resume cannot change, or a changed value no run can use.
+    """
+    refused = sorted(set(changes) - set(RESUME_CHANGES))
+    if refused:
+        raise RunError(f"--resume cannot change {', '.join(refused)}")
+    changed = {k: v for k, v in changes.items() if getattr(options, k) != v}
+    if not changed:
+        return options
+    updated = replace(options, **changed)
+    updated.check()
+    for name, value in changed.items():
+        before = getattr(options, name)
+        run.event(
+            "changed",
+            option=name,
+            before=list(before) if isinstance(before, tuple) else before,
+            after=list(value) if isinstance(value, tuple) else value,
+        )
+    run.write_json(run.inputs_path, updated.to_json())
+    return updated
+
+
+def _start_or_resume(
+    run: RunDirectory, options: RunOptions | None, changes: Mapping[str, Any] | None = None
+) -> RunOptions:
+    if options is None:
+        try:
+            resumed = load_options(run.read_json(run.inputs_path), str(run.inputs_path))
+        except RunError as exc:
+            raise no_valid_run(run, str(exc)) from None
+        run.event("resumed")
+        return _apply_changes(run, resumed, changes or {})
     if run.is_run():
         raise RunError(
             f"{run.path} already holds a run; resume it with: {resume_command(run.path)}"
@@ -426,14 +544,44 @@ def _start_or_resume(run: RunDirectory, options: RunOptions | None) -> RunOption
     return options
 
 
+def _begin(
+    run: RunDirectory,
+    options: RunOptions | None,
+    on_event: OnEvent | None,
+    *,
+    created: bool,
+    changes: Mapping[str, Any] | None = None,
+) -> tuple[RunOptions, dict[str, Any]]:
+    """The run's options and pool; a run directory this start created and that never got its
+    pool is removed again, so a bad input leaves nothing behind."""
+    try:
+        options = _start_or_resume(run, options, changes)
+        return options, _read_pool(run, options, on_event)
+    except MineError as exc:
+        if created:
+            shutil.rmtree(run.path, ignore_errors=True)
+            raise
+        raise no_valid_run(run, f"{exc}; it mined nothing yet") from None
+    except BaseException:
+        if created:
+            shutil.rmtree(run.path, ignore_errors=True)
+        raise
+
+
 def run_benchmark(
     run_dir: Path,
     options: RunOptions | None = None,
     *,
     stop: threading.Event | None = None,
     on_event: OnEvent | None = None,
+    changes: Mapping[str, Any] | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> RunSummary:
     """Run (or, with `options` None, resume) the run in `run_dir` until it is done or stopped.
+
+    A resumed run takes `changes` to the options `RESUME_CHANGES` names, and tries again the
+    candidates whose setup failed on the network (`retry_network_rejections`). `announce` is
+    told, once, what of the host's network configuration setup carries.
 
     Raises:
         RunError: the run directory is in use, holds another run or none, or bad options.
@@ -441,22 +589,41 @@ def run_benchmark(
         ExportError: the export cannot be written.
     """
     run = RunDirectory(run_dir)
+    if options is None:
+        run.require_run()
+    if options is not None:
+        preflight(options)
+    created = not run.path.exists()
     run.lock()
     try:
-        options = _start_or_resume(run, options)
+        resuming = options is None
+        options, pool = _begin(run, options, on_event, created=created, changes=changes)
         stop = stop or threading.Event()
-        pool = _read_pool(run, options, on_event)
         candidates = _candidates(pool)
         states = {state.id: state for state in run.states()}
+        if resuming:
+            states.update(retry_network_rejections(run, states))
         if on_event is not None:
             on_event("pool", None)
         settings = stages.AuthorSettings(
             options.author, options.author_time_limit, options.inactivity
         )
         setup_env = setup_env_values(options.setup_env)
-        runner = _runner_factory(options, setup_env)
+        host_network = HostNetwork.detect() if options.host_network_config else HostNetwork()
+        if announce is not None:
+            for line in host_network.summary():
+                announce(line)
+        runner = _runner_factory(options, setup_env, host_network)
         context = StepContext(
-            run, options.repo, settings, options.reviewer, runner, options.source_url, setup_env
+            run,
+            options.repo,
+            settings,
+            options.reviewer,
+            runner,
+            options.source_url,
+            setup_env,
+            host_network,
+            agent_allowed_hosts=options.agent_allowed_hosts,
         )
         scheduler = _Scheduler(options, candidates, states)
         try:

@@ -18,6 +18,7 @@ from typing import Any
 from selfbench.bundle.locate import BUNDLE_DIR, DEFINITION_FILE, VALIDATION_FILE
 from selfbench.errors import HarborError, SandboxError, SelfbenchError
 from selfbench.mine.candidate import CandidateModel
+from selfbench.validate.host_network import HostNetwork
 
 __all__ = [
     "AUTHOR_DRAFT",
@@ -88,6 +89,7 @@ def draft_stage(
     logs: Path,
     source_url: str | None,
     setup_env: tuple[tuple[str, str], ...] = (),
+    host_network: HostNetwork | None = None,
 ) -> StageResult:
     """Draft the candidate into `out`: a proven task directory, or the reason it is not one."""
     from selfbench.draft.api import DraftOptions, draft_candidate  # noqa: PLC0415 - the sandbox
@@ -95,7 +97,7 @@ def draft_stage(
 
     def run() -> StageResult:
         out.mkdir(parents=True)
-        local = LocalOptions(setup_env=setup_env)
+        local = LocalOptions(setup_env=setup_env, host_network=host_network or HostNetwork())
         options = DraftOptions(logs=logs, source_url_base=source_url, local=local)
         result = draft_candidate(repo, candidate, out, options)
         if result.status != "drafted" or result.task_dir is None:
@@ -210,13 +212,18 @@ def audit_task(task_dir: Path) -> StageResult:
     return _guarded(run)
 
 
-def compile_stage(task_dir: Path, repo: Path, home: Path) -> StageResult:
-    """Compile the task into `home/harbor-task/`, with its definition beside it."""
+def compile_stage(
+    task_dir: Path, repo: Path, home: Path, *, allowed_hosts: tuple[str, ...] = ()
+) -> StageResult:
+    """Compile the task into `home/harbor-task/`, with its definition beside it (its agent may
+    reach `allowed_hosts`, else the compiler's default list)."""
     from selfbench.compiler import compile_task  # noqa: PLC0415
 
     def run() -> StageResult:
         home.mkdir(parents=True)
-        compile_task(task_dir, repo=repo, out=home / BUNDLE_DIR)
+        compile_task(
+            task_dir, repo=repo, out=home / BUNDLE_DIR, allowed_hosts=allowed_hosts or None
+        )
         shutil.copyfile(task_dir / DEFINITION_FILE, home / DEFINITION_FILE)
         return StageResult(path=home)
 

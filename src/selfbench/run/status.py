@@ -9,7 +9,13 @@ from typing import Any
 from selfbench.contract import DIFFICULTIES
 from selfbench.errors import RunError
 from selfbench.mine.candidate import CandidateModel
-from selfbench.run.driver import RunOptions, TierSummary, load_options, tier_summaries
+from selfbench.run.driver import (
+    RunOptions,
+    TierSummary,
+    load_options,
+    no_valid_run,
+    tier_summaries,
+)
 from selfbench.run.state import STAGES, CandidateState, RunDirectory
 
 __all__ = ["COLUMNS", "RunStatus", "read_status"]
@@ -107,9 +113,11 @@ def read_status(run_dir: Path) -> RunStatus:
         RunError: `run_dir` holds no run, or its files are not a run's.
     """
     run = RunDirectory(run_dir)
-    if not run.is_run():
-        raise RunError(f"{run.path} holds no run")
-    options = load_options(run.read_json(run.inputs_path), str(run.inputs_path))
+    run.require_run()
+    try:
+        options = load_options(run.read_json(run.inputs_path), str(run.inputs_path))
+    except RunError as exc:
+        raise no_valid_run(run, str(exc)) from None
     mined = run.pool_path.is_file()
     candidates: dict[str, CandidateModel] = {}
     if mined:

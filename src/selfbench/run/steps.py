@@ -16,7 +16,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from selfbench.errors import RunError
 from selfbench.mine.candidate import CandidateModel
 from selfbench.run import stages
 from selfbench.run.state import CandidateState, RunDirectory, Stage
+from selfbench.validate.host_network import HostNetwork
 
 __all__ = ["StepContext", "run_step"]
 
@@ -42,6 +43,10 @@ class StepContext:
     """Where pull requests live, for candidates mined without a URL (`<base>/pull/<n>`)."""
     setup_env: tuple[tuple[str, str], ...] = ()
     """(name, value) pairs for the local sandbox's setup, in drafting and validation alike."""
+    host_network: HostNetwork = field(default_factory=HostNetwork)
+    """The host's CA certificates and proxies for that setup (`validate.host_network`)."""
+    agent_allowed_hosts: tuple[str, ...] = ()
+    """The hosts a compiled task's agent may reach; empty: the compiler's default list."""
 
     @property
     def can_repair(self) -> bool:
@@ -109,6 +114,7 @@ def _draft(step: _Step) -> stages.StageResult:
         logs=logs,
         source_url=context.source_url,
         setup_env=context.setup_env,
+        host_network=context.host_network,
     )
 
 
@@ -124,7 +130,10 @@ def _audit(step: _Step) -> stages.StageResult:
 
 
 def _compile(step: _Step) -> stages.StageResult:
-    return stages.compile_stage(step.task, step.context.repo, step.work)
+    context = step.context
+    return stages.compile_stage(
+        step.task, context.repo, step.work, allowed_hosts=context.agent_allowed_hosts
+    )
 
 
 def _validate(step: _Step) -> stages.StageResult:
@@ -208,8 +217,12 @@ def _next_state(
         return state.advanced(
             stage, seconds, next="coupling-repair", label="coupled", findings=findings
         )
-    return state.rejected(stage, seconds, reason)
+    return state.rejected(stage, seconds, reason, label=_FOUND.get(stage))
 
+
+_FOUND: dict[Stage, str] = {"coupling": "coupled"}
+"""How the history names what a rejecting stage found, when the bare `rejected` would hide the
+stage (a coupling rejection follows `validated`)."""
 
 _AFTER: dict[Stage, Stage | None] = {
     "draft": "author",

@@ -45,6 +45,12 @@ from selfbench.validate.checks import (
     run_outcomes,
     verifier_commands,
 )
+from selfbench.validate.host_network import (
+    HostNetwork,
+    SetupNetworkError,
+    describe_failure,
+    network_failure,
+)
 from selfbench.validate.report import Reward, RewardError, RunReport, read_reward
 from selfbench.validate.sandbox import (
     LOG_LIMIT,
@@ -98,6 +104,9 @@ class LocalOptions:
     setup_env: tuple[tuple[str, str], ...] = ()
     """(name, value) pairs added to setup's environment only (proxy, CA certificates): never
     written into `setupCommand`, a log or the bundle, and not seen by the agent or the tests."""
+    host_network: HostNetwork = field(default_factory=HostNetwork)
+    """The host's CA certificates and proxies, for setup's networked stages only (see
+    `host_network.py`); `setup_env` wins over it for a name both set."""
     reruns: int = DEFAULT_RERUNS
     """How many times fail-to-pass and pass-to-pass run in all (see `MIN_RERUNS`)."""
 
@@ -235,9 +244,21 @@ class TaskPhases:
         ro_binds: dict[str, Path],
         network: bool = True,
     ) -> str | None:
-        """Run one preparation stage (root's home writable); a reason when it failed."""
+        """Run one preparation stage (root's home writable); a reason when it failed.
+
+        Raises:
+            SetupNetworkError: a networked stage failed on the machine's network (its log
+                says TLS, DNS, a refused or timed-out connection): nobody's task is to blame.
+        """
         log = self.logs / "prepare.log"
         seconds = float(self.definition.timeouts.setupSeconds)
+        environment = dict(self.options.setup_env)
+        if network:  # the host's network configuration serves the stages that reach a registry
+            host = self.options.host_network
+            variables, host_binds = host.mounts(host.write_bundle(self.sandbox.root))
+            environment = {**variables, **environment}
+            ro_binds = {**ro_binds, **host_binds}
+        start = log.stat().st_size if log.is_file() else 0
         result = self.sandbox.run(
             prepare_script(stage),
             arguments,
@@ -249,12 +270,15 @@ class TaskPhases:
                 network=network,
                 hidden=self.hidden(),
                 root_home_writable=True,
-                environment=dict(self.options.setup_env),
+                environment=environment,
             ),
         )
         if result.timed_out:
             return f"setup: {label} timed out after {seconds:g} s (log {log})"
         if result.exit_code != 0:
+            failure = network_failure(_log_since(log, start)) if network else None
+            if failure is not None:
+                raise SetupNetworkError(describe_failure(failure, label, log))
             hint = f"; {self.memory_hint()}" if result.out_of_memory else ""
             return f"setup: {label} failed (exit {result.exit_code}; log {log}){hint}"
         return None
@@ -469,3 +493,13 @@ def _take_tree(source: Path, target: Path, *, last: bool) -> None:
         source.rename(target)
     else:
         copy_tree(source, target)
+
+
+def _log_since(log: Path, start: int) -> str:
+    """What a phase appended to `log` from byte `start` on (at most `LOG_LIMIT` bytes)."""
+    try:
+        with log.open("rb") as handle:
+            handle.seek(start)
+            return handle.read(LOG_LIMIT).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
