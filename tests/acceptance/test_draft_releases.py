@@ -120,7 +120,10 @@ def _history(scratch: Path, release: Release) -> Path:
     lock = b""
     for version, message in (
         (release.before, f"Release {release.before}"),
-        (release.after, f"Release {release.after} (#1)\n\nBring the library to {release.after}."),
+        (
+            release.after,
+            f"Changes from {release.before} to {release.after} (#1)\n\nBring the library to {release.after}.",
+        ),
     ):
         replace_tree(repo, _fetch(scratch, release, version))
         (repo / ".gitignore").write_text("node_modules/\n.venv/\n__pycache__/\n")
