@@ -122,7 +122,10 @@ def _history(scratch: Path, release: Release) -> Path:
         (release.before, f"Release {release.before}"),
         (
             release.after,
-            f"Changes from {release.before} to {release.after} (#1)\n\nBring the library to {release.after}.",
+            (
+                f"Changes from {release.before} to {release.after} (#1)\n\n"
+                f"Bring the library to {release.after}."
+            ),
         ),
     ):
         replace_tree(repo, _fetch(scratch, release, version))
