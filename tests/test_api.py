@@ -54,7 +54,8 @@ AUDIT_MODULES = [
     "selfbench._cli_export", "selfbench._cli_mine", "selfbench._cli_run", "selfbench._cli_task",
     "selfbench._cli_toolchains", "selfbench._cli_validate", "selfbench._fs", "selfbench._json",
     "selfbench._paths", "selfbench._runner_files", "selfbench._shell", "selfbench.audit",
-    "selfbench.bundle", "selfbench.bundle.held_out", "selfbench.cli", "selfbench.contract",
+    "selfbench.bundle", "selfbench.bundle.held_out", "selfbench.bundle.layout", "selfbench.cli",
+    "selfbench.contract",
     "selfbench.errors", "selfbench.patches", "selfbench.task",
 ]  # fmt: skip
 

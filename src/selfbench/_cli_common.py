@@ -123,16 +123,18 @@ def add_setup_options(parser: Any, *, setup_env_help: str = SETUP_ENV_HELP) -> N
 
 
 def announce_host_network(enabled: bool) -> HostNetwork:
-    """The host's network configuration for setup (none when `enabled` is false), with what is
-    carried said once on stderr."""
-    from selfbench.validate.host_network import HostNetwork  # noqa: PLC0415
+    """The host's network configuration for setup (none when `enabled` is false); what it
+    carries is said once on stderr, when a setup first uses it."""
+    from selfbench.validate.host_network import HostNetwork, announce_once  # noqa: PLC0415
 
     if not enabled:
         return HostNetwork()
-    found = HostNetwork.detect()
-    for line in found.summary():
-        sys.stderr.write(f"{line}\n")
-    return found
+    return HostNetwork.detect(on_first_use=announce_once(_say))
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(f"{line}\n")
+    sys.stderr.flush()
 
 
 def setup_options(args: Any) -> tuple[tuple[tuple[str, str], ...], HostNetwork]:

@@ -122,7 +122,7 @@ def _unmeasured(summary: Summary) -> list[str]:
     them all (a setup that cannot reach its registry, say): nothing was measured."""
     lines = []
     for agent in summary.agents:
-        if agent.counted == 0 and agent.infrastructure > 0:
+        if agent.counted == agent.task_failures == 0 and agent.infrastructure > 0:
             first = next(
                 (f.reason for f in summary.failures if f.agent == agent.name), "no reason given"
             )

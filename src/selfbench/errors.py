@@ -168,6 +168,11 @@ class SandboxError(ValidateError):
     """The isolated workspace cannot be created on this machine."""
 
 
+class SetupNetworkError(SandboxError):
+    """Setup failed on the machine's network (TLS, DNS, a refused or timed-out connection): no
+    candidate or task is to blame, so the command stops instead of rejecting it."""
+
+
 class HarborError(ValidateError):
     """Harbor could not be run, or left a job directory that cannot be read."""
 

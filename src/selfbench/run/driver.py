@@ -32,7 +32,7 @@ from selfbench.run import stages
 from selfbench.run.export import export_accepted
 from selfbench.run.state import STAGES, CandidateState, RunDirectory
 from selfbench.run.steps import StepContext, run_step
-from selfbench.validate.host_network import HostNetwork, network_failure
+from selfbench.validate.host_network import HostNetwork, announce_once, network_failure
 from selfbench.validate.phases import setup_env_values
 
 __all__ = [
@@ -581,7 +581,7 @@ def run_benchmark(
 
     A resumed run takes `changes` to the options `RESUME_CHANGES` names, and tries again the
     candidates whose setup failed on the network (`retry_network_rejections`). `announce` is
-    told, once, what of the host's network configuration setup carries.
+    told, once, when a setup first carries the host's network configuration, what it carries.
 
     Raises:
         RunError: the run directory is in use, holds another run or none, or bad options.
@@ -609,10 +609,10 @@ def run_benchmark(
             options.author, options.author_time_limit, options.inactivity
         )
         setup_env = setup_env_values(options.setup_env)
-        host_network = HostNetwork.detect() if options.host_network_config else HostNetwork()
-        if announce is not None:
-            for line in host_network.summary():
-                announce(line)
+        told = announce_once(announce) if announce is not None else None
+        host_network = (
+            HostNetwork.detect(on_first_use=told) if options.host_network_config else HostNetwork()
+        )
         runner = _runner_factory(options, setup_env, host_network)
         context = StepContext(
             run,

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from selfbench.errors import SandboxError
+from selfbench.errors import SetupNetworkError
 
 __all__ = [
     "CA_DIRECTORY_VARIABLES",
@@ -36,6 +37,7 @@ __all__ = [
     "HostNetwork",
     "NetworkFailure",
     "SetupNetworkError",
+    "announce_once",
     "describe_failure",
     "network_failure",
     "parse_certificates",
@@ -127,9 +129,19 @@ class HostNetwork:
     """The variables (as spelled on the host) whose files or directories gave a certificate."""
     proxies: tuple[tuple[str, str], ...] = ()
     """(name, value) for each proxy variable set on the host, in both spellings."""
+    on_first_use: Callable[[tuple[str, ...]], None] | None = field(
+        default=None, compare=False, repr=False
+    )
+    """Told `summary()` when a setup first carries it (a command says so once, and only when
+    setup runs: `announce_once`)."""
 
     @classmethod
-    def detect(cls, environ: Mapping[str, str] | None = None) -> HostNetwork:
+    def detect(
+        cls,
+        environ: Mapping[str, str] | None = None,
+        *,
+        on_first_use: Callable[[tuple[str, ...]], None] | None = None,
+    ) -> HostNetwork:
         """Read the host's variables (`os.environ` by default) and the files they name."""
         environ = os.environ if environ is None else environ
         certificates: dict[bytes, None] = {}
@@ -152,7 +164,7 @@ class HostNetwork:
             found = _lookup(environ, name)
             if found is not None:
                 proxies += [(name, found[1]), (name.lower(), found[1])]
-        return cls(tuple(certificates), tuple(sources), tuple(proxies))
+        return cls(tuple(certificates), tuple(sources), tuple(proxies), on_first_use)
 
     @property
     def empty(self) -> bool:
@@ -168,6 +180,11 @@ class HostNetwork:
         if self.certificates:
             variables.update(dict.fromkeys(TRUST_VARIABLES, CONTAINER_CA_BUNDLE))
         return variables
+
+    def used(self) -> None:
+        """A setup carries this configuration: tell `on_first_use`, if any."""
+        if self.on_first_use is not None and not self.empty:
+            self.on_first_use(self.summary())
 
     def mounts(self, bundle: Path) -> tuple[dict[str, str], dict[str, Path]]:
         """Setup's variables, and its read-only binds given the bundle's file on the host (made
@@ -219,11 +236,6 @@ class NetworkFailure:
         )
 
 
-class SetupNetworkError(SandboxError):
-    """Setup failed on the machine's network (TLS, DNS, a refused or timed-out connection): no
-    candidate or task is to blame, so the command stops instead of rejecting it."""
-
-
 _FAILURES = (
     ("tls", re.compile(
         r"CERTIFICATE_VERIFY_FAILED|certificate verify failed|invalid peer certificate"
@@ -273,3 +285,19 @@ def describe_failure(failure: NetworkFailure, label: str, log: Path) -> str:
         f"setup: {label} could not reach the network ({failure.kind}): {failure.line} "
         f"(log {log}); {failure.fix()}"
     )
+
+
+def announce_once(say: Callable[[str], None]) -> Callable[[tuple[str, ...]], None]:
+    """An `on_first_use` that says the summary's lines the first time only (from any thread)."""
+    lock = threading.Lock()
+    said: list[bool] = []
+
+    def tell(lines: tuple[str, ...]) -> None:
+        with lock:
+            if said:
+                return
+            said.append(True)
+        for line in lines:
+            say(line)
+
+    return tell

@@ -255,6 +255,7 @@ class TaskPhases:
         environment = dict(self.options.setup_env)
         if network:  # the host's network configuration serves the stages that reach a registry
             host = self.options.host_network
+            host.used()
             variables, host_binds = host.mounts(host.write_bundle(self.sandbox.root))
             environment = {**variables, **environment}
             ro_binds = {**ro_binds, **host_binds}
