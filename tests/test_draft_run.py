@@ -15,23 +15,17 @@ from pathlib import Path
 import pytest
 
 from projects import git
-from selfbench._sample_history import build_sample_history
 from selfbench.bundle.evidence import REPORT_ARGUMENTS
-from selfbench.draft.api import DraftOptions, draft_candidate
 from selfbench.draft.run import (
     Decision,
     FileRun,
     Observation,
     Plan,
     RunSample,
-    _collection_error,
-    collection_error,
     decide,
     observe,
     provisional_command,
 )
-from selfbench.mine import mine_repository, write_candidates
-from selfbench.mine.candidate import CandidateModel, find_candidate
 from selfbench.outcomes import Outcomes, parse_outcomes
 
 SANDBOX = pytest.mark.skipif(
@@ -373,80 +367,3 @@ def test_decide_an_unchanged_neighbour_gives_only_pass_to_pass() -> None:
         f"{A}::test_param[a b]",
         f"{n}::test_kept",
     )
-
-
-# --- a collection error under one Python, retried under the next older one ------------------
-
-IMPORT_FAILURE = (
-    "Traceback (most recent call last):\n"
-    '  File "/work/.venv/lib/python3.12/site-packages/_pytest/config/__init__.py", line 9\n'
-    "    import pkg_resources\n"
-    "ModuleNotFoundError: No module named 'pkg_resources'\n"
-)
-
-
-def _broken(file: str) -> FileRun:
-    outcomes = parse_outcomes(PYTEST.replace("{tests}", file), IMPORT_FAILURE, 1)
-    return FileRun(file, 1, outcomes, _collection_error(file, outcomes, IMPORT_FAILURE))
-
-
-def test_the_failing_import_is_read_from_a_run_that_names_no_test() -> None:
-    assert _broken(A).error == "ModuleNotFoundError: No module named 'pkg_resources'"
-    summary = (
-        '==== ERRORS ====\nE   TypeError: required field "lineno" missing from alias\n'
-        f"=== short test summary info ===\nERROR {A} - TypeError: boom\n==== 1 error in 0.1s ====\n"
-    )
-    outcomes = parse_outcomes(PYTEST.replace("{tests}", A), summary, 2)
-    assert _collection_error(A, outcomes, summary) == "TypeError: boom"
-    assert BASE_A.error is None
-
-
-def test_a_file_collected_nowhere_is_a_collection_error_one_missing_at_the_base_only_is_not() -> (
-    None
-):
-    nowhere = _observation(_sample("base", _broken(A)), _sample("gold-1", _broken(A)))
-    at_base = _observation(_sample("base", _broken(A)), _sample("gold-1", GOLD_A))
-
-    assert collection_error(nowhere) == (
-        A,
-        "ModuleNotFoundError: No module named 'pkg_resources'",
-        "/logs/base.log",
-    )
-    assert collection_error(at_base) is None
-
-
-def _unitkit_candidate(tmp_path: Path) -> tuple[Path, CandidateModel]:
-    repo = build_sample_history(tmp_path)
-    git(repo, "remote", "add", "origin", "https://github.com/example/unitkit.git")
-    candidates = tmp_path / "candidates.jsonl"
-    write_candidates(mine_repository(repo), candidates)
-    return repo, find_candidate(candidates, "pr-1")
-
-
-def test_a_collection_error_is_retried_under_each_older_python_then_names_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    repo, candidate = _unitkit_candidate(tmp_path)
-    setups: list[str] = []
-
-    def broken(repo: Path, plan: Plan, **_: object) -> Observation:
-        setups.append(plan.setup_command.split(" -m venv", 1)[0])
-        files = [_broken(file) for file in plan.test_files]
-        return _observation(_sample("base", *files), _sample("gold-1", *files))
-
-    monkeypatch.setattr("selfbench.draft.api.observe", broken)
-    result = draft_candidate(repo, candidate, tmp_path / "out", DraftOptions(logs=tmp_path / "l"))
-
-    first = setups[0].removeprefix("python")
-    assert setups == [f"python{v}" if v != "3.12" else "python3" for v in _older(first)]
-    assert result.reason is not None
-    assert result.reason.startswith(f"under Python {first}: ModuleNotFoundError: No module named")
-    assert result.reason.count("under Python ") == len(setups)
-    assert result.reason.split("; under ")[-1].startswith("Python 3.11: ")
-    assert result.evidence["pythonRetries"][0].startswith(f"under Python {first}: ")
-
-
-def _older(first: str) -> list[str]:
-    """`first` (`3.13`, or `3` for the default's `python3`) and the image's older Pythons."""
-    start = "3.12" if first == "3" else first
-    return [v for v in ("3.13", "3.12", "3.11") if v <= start]
