@@ -19,9 +19,6 @@ class Inferred:
     test_command: str
     runner: str
     sources: dict[str, str] = field(default_factory=dict)
-    pythons: tuple[str, ...] = ()
-    """The image's Pythons the setup may create its venv with, the chosen one first, then the
-    older ones to retry under; empty when the interpreter is not drafting's choice."""
 
 
 def shell_words(words: tuple[str, ...] | list[str]) -> str:

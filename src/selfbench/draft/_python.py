@@ -9,17 +9,6 @@
 
 The runner is pytest; `unittest` when nothing mentions pytest and the test files import
 unittest (their tests are still run by pytest, which collects `TestCase` classes).
-
-Dependencies resolve as of the base commit's date (its committer date, UTC), which the
-definition's setup command states: pip's `--uploaded-prior-to` (pip 26 or later, so the venv's
-pip is upgraded first), uv's `--exclude-newer` for what `uv sync` adds; `uv.lock` already pins
-the rest. Packages from local files and `--find-links` directories are not filtered by pip.
-
-The interpreter (pip projects) is the newest of the image's Pythons that `requires-python`
-admits, that the project's pinned test dependencies run on (`_TOO_OLD`), and that was released
-by the base commit's date (dependencies of that date rarely support a newer one); the oldest
-admitted when none was. `Inferred.pythons` lists it then the older admitted ones: drafting
-retries under the next when the changed test files cannot be collected.
 """
 
 from __future__ import annotations
@@ -27,9 +16,8 @@ from __future__ import annotations
 import configparser
 import re
 from collections.abc import Sequence
-from dataclasses import replace
-from posixpath import dirname, join, normpath
-from typing import Any, Final
+from posixpath import join
+from typing import Any
 
 from selfbench.draft._inferred import Inferred, in_directory, shell_words
 from selfbench.draft._tree import Tree
@@ -58,16 +46,6 @@ _EXTRA_KEY_RE = re.compile(r"""['"]([\w.-]+)['"]\s*:""")
 _FACTOR_RE = re.compile(r"^[\w,{}-]+:\s+")
 _CLAUSE_RE = re.compile(r"\s*(~=|==|!=|<=|>=|<|>)\s*(\d+)(?:\.(\d+))?(\.\*)?[\w.]*\s*")
 _UNITTEST_RE = re.compile(r"^\s*(?:import unittest|from unittest\b)", re.MULTILINE)
-_PIN_RE = re.compile(r"\s*(==|<=|<|~=)\s*(\d+(?:\.\d+)*)(?:\.\*)?\s*")
-_DATED_PIP: Final = "pip>=26"
-"""pip 26.0 added `--uploaded-prior-to`; the pip a venv starts with (ensurepip's) is older."""
-_RELEASED: Final = {"3.11": "2022-10-24", "3.12": "2023-10-02", "3.13": "2024-10-07"}
-"""Each image Python's first final release (python.org's release pages)."""
-_TOO_OLD: Final = (("pytest", (6, 2, 5), (3, 10)),)
-"""(distribution, its first release that runs on the Python, that Python): pytest before 6.2.5
-does not run on 3.10 or newer (its assertion rewriting fails, `TypeError: required field
-"lineno" missing from alias`, pytest-dev/pytest#8539; 6.2.5's changelog adds Python 3.10)."""
-_MAX_INCLUDES = 3
 
 
 def _table(document: dict[str, Any] | None, *keys: str) -> dict[str, Any]:
@@ -272,72 +250,15 @@ def _minor(version: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
-def _admitted(requires: object) -> list[str]:
-    """The image's Pythons `requires-python` admits (all of them when it admits none)."""
+def python_for(requires: object) -> str:
+    """The image's Python (`3.12`) that meets `requires-python`: the default when it does."""
     if not isinstance(requires, str):
-        return list(PYTHON_VERSIONS)
+        return DEFAULT_PYTHON
     clauses = [clause for clause in requires.split(",") if clause.strip()]
     fitting = [v for v in PYTHON_VERSIONS if all(_allows(c, _minor(v)) for c in clauses)]
-    return fitting or list(PYTHON_VERSIONS)
-
-
-def _release(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in text.split("."))
-
-
-def _below(clause: str, first: tuple[int, ...]) -> bool:
-    """Whether a specifier clause admits only releases older than `first`."""
-    match = _PIN_RE.fullmatch(clause)
-    if match is None:
-        return False
-    op, version = match[1], _release(match[2])
-    if op == "~=" and len(version) > 1:
-        bound = (*version[:-2], version[-2] + 1)
-        return bound <= first
-    return version <= first if op == "<" else version < first
-
-
-def python_ceiling(requirements: Sequence[str]) -> tuple[tuple[int, int], str] | None:
-    """The Python a pinned requirement does not run on (`_TOO_OLD`), and that requirement."""
-    found: list[tuple[tuple[int, int], str]] = []
-    for requirement in requirements:
-        name = _requirement_name(requirement)
-        specifier = requirement.strip()[len(name) :].split(";", 1)[0]
-        for distribution, first, python in _TOO_OLD:
-            clauses = specifier.split(",")
-            if name == distribution and any(_below(c, first) for c in clauses):
-                found.append((python, " ".join(requirement.split())))
-    return min(found) if found else None
-
-
-def pythons_for(
-    requires: object, *, date: str | None = None, requirements: Sequence[str] = ()
-) -> tuple[tuple[str, ...], str]:
-    """The image's Pythons to try, best first, and why the first (see the module docstring)."""
-    admitted = _admitted(requires)
-    why = f"requires-python {requires}" if isinstance(requires, str) else "no requires-python"
-    ceiling = python_ceiling(requirements)
-    fitting = admitted
-    if ceiling is not None:
-        fitting = [v for v in admitted if _minor(v) < ceiling[0]] or admitted[:1]
-        why += f"; {ceiling[1]} does not run on Python {'.'.join(map(str, ceiling[0]))}+"
-    if date is not None:
-        released = [v for v in fitting if _RELEASED.get(v, "") <= date[:10]]
-        if not released and len(fitting) > 1:
-            why += f"; the oldest: none was released by the base commit's date {date[:10]}"
-        elif released and released != fitting:
-            why += f"; released by the base commit's date {date[:10]}"
-        fitting = released or fitting[:1]
-    first = fitting[-1]
-    older = [v for v in admitted if _minor(v) < _minor(first)]
-    return (first, *reversed(older)), why
-
-
-def python_for(
-    requires: object, *, date: str | None = None, requirements: Sequence[str] = ()
-) -> str:
-    """The image's Python (`3.13`) to create the venv with: the first of `pythons_for`."""
-    return pythons_for(requires, date=date, requirements=requirements)[0][0]
+    if not fitting or DEFAULT_PYTHON in fitting:
+        return DEFAULT_PYTHON
+    return fitting[-1]
 
 
 def _builds_extensions(tree: Tree, workdir: str) -> bool:
@@ -359,101 +280,47 @@ def _runner(
     return "pytest", "default for Python"
 
 
-def _requirement_lines(tree: Tree, workdir: str, plan: _Plan) -> list[str]:
-    """The plan's requirements and those of its requirement files (their `-r` and `-c` too)."""
-    lines = list(plan.requirements)
-    pending = [plan.options[at + 1] for at, word in enumerate(plan.options[:-1]) if word == "-r"]
-    seen: set[str] = set()
-    for _ in range(_MAX_INCLUDES):
-        included: list[str] = []
-        for name in pending:
-            path = normpath(join(workdir, name))
-            if path in seen:
-                continue
-            seen.add(path)
-            for raw in (tree.text(path) or "").splitlines():
-                line = raw.split(" #", 1)[0].strip()
-                if line.startswith(("-r", "-c")):
-                    included.append(join(dirname(name), line[2:].strip()))
-                elif line and not line.startswith(("-", "#")):
-                    lines.append(line)
-        pending = included
-    return lines
-
-
-def _venv_python(version: str) -> str:
-    return "python3" if version == DEFAULT_PYTHON else f"python{version}"
-
-
-def _uv(workdir: str, lock: str, pyproject: dict[str, Any] | None, date: str) -> Inferred:
-    words, sources, has_pytest = _uv_setup(pyproject)
-    setup = in_directory(shell_words(words), lock, workdir)
-    if not has_pytest:
-        setup += f" && uv pip install --exclude-newer {date} pytest"
-        sources.append(f"pytest (uploaded before {date})")
-    test = f"uv run --frozen --no-sync python {_PYTEST_TEST_COMMAND}"
-    return Inferred(
-        ("python", "uv"),
-        setup,
-        test,
-        "",
-        {"toolchains": "uv.lock", "setupCommand": ", ".join(dict.fromkeys(sources))},
-    )
-
-
-def _pip(
-    tree: Tree,
-    workdir: str,
-    pyproject: dict[str, Any] | None,
-    date: str,
-    python: str | None,
-) -> tuple[Inferred, bool]:
-    """The venv and pip setup, and whether setup.py builds extension modules."""
-    plan = _pip_plan(tree, workdir, pyproject)
-    if "pytest" not in plan.names():
-        plan.requirements.append("pytest")
-        plan.sources.append("pytest")
-    compiled = _builds_extensions(tree, workdir)
-    if compiled:
-        plan.requirements.append("setuptools")  # to rebuild offline, when the tests run
-    requires = _table(pyproject, "project").get("requires-python")
-    pythons, why = pythons_for(
-        requires, date=date, requirements=_requirement_lines(tree, workdir, plan)
-    )
-    if python is not None:
-        pythons = pythons[pythons.index(python) :] if python in pythons else (python,)
-        why = "the newer Pythons could not collect the tests"
-    upgrade = [".venv/bin/python", "-m", "pip", "install", "--quiet", _DATED_PIP]
-    pip = [".venv/bin/python", "-m", "pip", "install", f"--uploaded-prior-to={date}"]
-    pip += [*plan.options, *plan.requirements]
-    setup = f"{_venv_python(pythons[0])} -m venv .venv && {shell_words(upgrade)} && "
-    setup += shell_words(pip)
-    sources = {
-        "toolchains": f"pyproject.toml / setup.py: Python {pythons[0]} ({why})",
-        "setupCommand": ", ".join(dict.fromkeys(plan.sources))
-        + f" (uploaded before the base commit's date {date})",
-    }
-    return Inferred(("python",), setup, "", "", sources, pythons), compiled
-
-
-def infer_python(
-    tree: Tree, workdir: str, test_files: Sequence[str], *, python: str | None = None
-) -> Inferred:
-    """The Python environment of the project at `workdir`; `python` (`3.11`) chooses the
-    interpreter instead of the rules above (a retry under an older one)."""
+def infer_python(tree: Tree, workdir: str, test_files: Sequence[str]) -> Inferred:
+    """The Python environment of the project at `workdir`."""
     pyproject = tree.toml(join(workdir, "pyproject.toml"))
     runner, runner_source = _runner(tree, workdir, pyproject, test_files)
     test_source = runner_source if runner == "pytest" else f"{runner} through pytest"
-    date = tree.committed()
     lock = tree.nearest(workdir, ("uv.lock",))
     if lock is not None:
-        found = _uv(workdir, lock, pyproject, date)
-        test = found.test_command
+        words, sources, has_pytest = _uv_setup(pyproject)
+        setup = in_directory(shell_words(words), lock, workdir)
+        if not has_pytest:
+            setup += " && uv pip install pytest"
+            sources.append("pytest")
+        test = f"uv run --frozen --no-sync python {_PYTEST_TEST_COMMAND}"
+        toolchains: tuple[str, ...] = ("python", "uv")
     else:
-        found, compiled = _pip(tree, workdir, pyproject, date, python)
+        plan = _pip_plan(tree, workdir, pyproject)
+        if "pytest" not in plan.names():
+            plan.requirements.append("pytest")
+            plan.sources.append("pytest")
+        compiled = _builds_extensions(tree, workdir)
+        if compiled:
+            plan.requirements.append("setuptools")  # to rebuild offline, when the tests run
+        pip = [".venv/bin/python", "-m", "pip", "install", *plan.options, *plan.requirements]
+        version = python_for(_table(pyproject, "project").get("requires-python"))
+        python = "python3" if version == DEFAULT_PYTHON else f"python{version}"
+        setup = f"{python} -m venv .venv && {shell_words(pip)}"
+        sources = plan.sources
         test = f".venv/bin/python {_PYTEST_TEST_COMMAND}"
         if compiled:
             test = f"{_REBUILD}; {test}"
             test_source += "; setup.py builds extensions: rebuilt in place first"
-    sources = {**found.sources, "testCommand": test_source, "runner": runner_source}
-    return replace(found, test_command=test, runner=runner, sources=sources)
+        toolchains = ("python",)
+    return Inferred(
+        toolchains=toolchains,
+        setup_command=setup,
+        test_command=test,
+        runner=runner,
+        sources={
+            "toolchains": "uv.lock" if lock is not None else "pyproject.toml / setup.py",
+            "setupCommand": ", ".join(dict.fromkeys(sources)),
+            "testCommand": test_source,
+            "runner": runner_source,
+        },
+    )

@@ -9,10 +9,7 @@ line of `candidates.jsonl`), `out_dir` the tasks directory. The result is a `Dra
 
 1. split the change (`split.split_change`): test patch, gold patch;
 2. the environment (`infer.infer_environment`, overridden by `selfbench.toml` or `--config`);
-3. run, read, decide (`run.observe`, `run.decide`): selectors from observed outcomes; when a
-   changed test file is collected neither at the base nor with the gold patch under the
-   inferred Python, again under the next older one of the image's (`Environment.pythons`),
-   and the rejection names each interpreter and its error;
+3. run, read, decide (`run.observe`, `run.decide`): selectors from observed outcomes;
 4. the draft instruction (`instruction.draft_instruction`);
 5. the static audit (`task.judge_task`) on the finished task, then one atomic write of
    `definition.json`, `test.patch`, `gold.patch` and the sidecar `draft.json` (marked draft:
@@ -54,7 +51,6 @@ from selfbench.draft.run import (
     Observation,
     Plan,
     RunSample,
-    collection_error,
     decide,
     observe,
 )
@@ -141,14 +137,6 @@ def _logs_for(options: DraftOptions, candidate_id: str) -> Path:
     return path
 
 
-def _kept(logs: Path, options: DraftOptions) -> Path | None:
-    """The logs folder, or None once a temporary one nothing was written to is removed."""
-    if options.logs is None and logs.is_dir() and not any(logs.iterdir()):
-        logs.rmdir()
-        return None
-    return logs
-
-
 def _source(candidate: CandidateModel, base: str | None) -> tuple[int, str]:
     """The candidate's pull request number and URL, which every task records.
 
@@ -206,16 +194,11 @@ def draft_candidate(
         evidence = _draft(repo, candidate, target, options, logs, started)
     except _Rejected as rejection:
         seconds = time.monotonic() - started
-        kept = _kept(logs, options)
         return DraftResult(
-            candidate.id, "rejected", rejection.reason, None, kept, seconds, rejection.evidence
+            candidate.id, "rejected", rejection.reason, None, logs, seconds, rejection.evidence
         )
-    except BaseException:
-        _kept(logs, options)
-        raise
     seconds = time.monotonic() - started
-    kept = _kept(logs, options)
-    return DraftResult(candidate.id, "drafted", None, target, kept, seconds, evidence)
+    return DraftResult(candidate.id, "drafted", None, target, logs, seconds, evidence)
 
 
 def _prepare(repo: Path, candidate: CandidateModel, options: DraftOptions) -> _Prepared:
@@ -264,7 +247,7 @@ def _draft(
     if target.exists() and not options.replace:
         raise _Rejected(f"{target} already exists (--replace overwrites it)")
     prepared = _prepare(repo, candidate, options)
-    prepared, observation, retries = _observe_pythons(repo, candidate, prepared, options, logs)
+    observation = _observe(repo, prepared, options, logs)
     environment = prepared.environment
     try:
         decision = decide(
@@ -278,8 +261,6 @@ def _draft(
     except DraftError as exc:  # a reported name that says no selector
         raise _Rejected(str(exc)) from None
     evidence = draft_evidence(candidate, environment, observation, decision, logs)
-    if retries:
-        evidence["pythonRetries"] = list(retries)
     if decision.reason is not None:
         raise _Rejected(decision.reason, evidence)
     split = prepared.split
@@ -298,52 +279,6 @@ def _draft(
     except DraftError as exc:
         raise _Rejected(str(exc), evidence) from None
     return evidence
-
-
-def _observe_pythons(
-    repo: Path, candidate: CandidateModel, prepared: _Prepared, options: DraftOptions, logs: Path
-) -> tuple[_Prepared, Observation, tuple[str, ...]]:
-    """Observe under the inferred Python, then under each older one while a changed test file
-    is collected neither at the base nor with the gold patch; `_Rejected` when none collects.
-
-    The retries' logs go under `logs/python3.X/`; the failures come back, one line each."""
-    failures: list[str] = []
-    where = logs
-    while True:
-        observation = _observe(repo, prepared, options, where)
-        found = collection_error(observation)
-        pythons = prepared.environment.pythons
-        if found is None or not pythons:
-            return prepared, observation, tuple(failures)
-        file, error, log = found
-        failures.append(
-            f"under Python {pythons[0]}: {error} in the collection of {file} (log {log})"
-        )
-        if len(pythons) < 2:
-            reason = "; ".join(failures)
-            decision = Decision(reason=reason)
-            evidence = draft_evidence(candidate, prepared.environment, observation, decision, logs)
-            evidence["pythonRetries"] = failures
-            raise _Rejected(reason, evidence)
-        prepared = _with_python(repo, candidate, prepared, pythons[1])
-        where = logs / f"python{pythons[1]}"
-        where.mkdir(parents=True, exist_ok=True)
-
-
-def _with_python(
-    repo: Path, candidate: CandidateModel, prepared: _Prepared, python: str
-) -> _Prepared:
-    """The same candidate prepared under another of the image's Pythons."""
-    try:
-        environment = infer_environment(
-            repo, candidate.baseCommit, prepared.split.test_files, prepared.config, python=python
-        )
-    except SelfbenchError as exc:  # pragma: no cover - inferred once already
-        raise _Rejected(str(exc)) from None
-    plan = _plan(repo, candidate, prepared.split, environment, prepared.config)
-    return _Prepared(
-        prepared.number, prepared.url, prepared.split, prepared.config, environment, plan
-    )
 
 
 def _first(*values: int | None) -> int:

@@ -83,9 +83,6 @@ class Environment:
     sources: dict[str, str] = field(default_factory=dict)
     """Where each value came from, by definition key (`setupCommand`, …)."""
     workdir: str = "."
-    pythons: tuple[str, ...] = ()
-    """The image's Pythons the inferred setup may use, its own first, then the older ones a
-    draft retries under (empty when the setup command or toolchains are configured)."""
 
 
 def _ecosystem(test_files: Sequence[str]) -> str | None:
@@ -137,11 +134,9 @@ def _cargo(workdir: str) -> Inferred:
     )
 
 
-def _inferred(
-    tree: Tree, ecosystem: str, workdir: str, test_files: Sequence[str], python: str | None
-) -> Inferred:
+def _inferred(tree: Tree, ecosystem: str, workdir: str, test_files: Sequence[str]) -> Inferred:
     if ecosystem == "python":
-        return infer_python(tree, workdir, test_files, python=python)
+        return infer_python(tree, workdir, test_files)
     if ecosystem == "node":
         return infer_node(tree, workdir, test_files)
     if ecosystem == "go":
@@ -165,12 +160,10 @@ def infer_environment(
     config: DraftConfig | None,
     *,
     config_source: str = CONFIG_FILE,
-    python: str | None = None,
 ) -> Environment:
     """The environment the tests need at `commit`, from the repository's files and `config`.
 
-    `test_files` are repository paths (the split's `test_files`); `python` (`3.11`, one of
-    an earlier result's `pythons`) replaces the inferred Python interpreter.
+    `test_files` are repository paths (the split's `test_files`).
 
     Raises:
         DraftError: the ecosystem or runner cannot be inferred and `config` does not say.
@@ -190,7 +183,7 @@ def infer_environment(
         base = Inferred((), "", "", "", {})
     else:
         assert ecosystem is not None  # noqa: S101 - refused above
-        base = _inferred(tree, ecosystem, workdir, test_files, python)
+        base = _inferred(tree, ecosystem, workdir, test_files)
     return _override(base, workdir, config, config_source)
 
 
@@ -220,7 +213,6 @@ def _override(base: Inferred, workdir: str, config: DraftConfig, source: str) ->
         runner=runner,
         sources=sources,
         workdir=workdir,
-        pythons=() if config.setupCommand or config.toolchains else base.pythons,
     )
 
 
