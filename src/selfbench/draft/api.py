@@ -194,11 +194,24 @@ def draft_candidate(
         evidence = _draft(repo, candidate, target, options, logs, started)
     except _Rejected as rejection:
         seconds = time.monotonic() - started
+        kept = _kept(logs, options)
         return DraftResult(
-            candidate.id, "rejected", rejection.reason, None, logs, seconds, rejection.evidence
+            candidate.id, "rejected", rejection.reason, None, kept, seconds, rejection.evidence
         )
+    except BaseException:
+        _kept(logs, options)
+        raise
     seconds = time.monotonic() - started
-    return DraftResult(candidate.id, "drafted", None, target, logs, seconds, evidence)
+    kept = _kept(logs, options)
+    return DraftResult(candidate.id, "drafted", None, target, kept, seconds, evidence)
+
+
+def _kept(logs: Path, options: DraftOptions) -> Path | None:
+    """The logs folder, or None once a temporary one nothing was written to is removed."""
+    if options.logs is None and logs.is_dir() and not any(logs.iterdir()):
+        logs.rmdir()
+        return None
+    return logs
 
 
 def _prepare(repo: Path, candidate: CandidateModel, options: DraftOptions) -> _Prepared:
