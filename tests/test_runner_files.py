@@ -3,6 +3,7 @@ and the same first-match order as the verifier's `git apply` patterns."""
 
 from __future__ import annotations
 
+import re
 from fnmatch import fnmatchcase
 
 import pytest
@@ -47,7 +48,15 @@ def by_git_apply(path: str, tracked: frozenset[str], *, cargo: bool) -> bool:
     ordered = [(pattern, True) for pattern in runner_control_patterns(cargo=cargo)]
     ordered += [(pattern, False) for pattern in includes]
     ordered += [(pattern, True) for pattern in package_patterns(cargo=cargo)]
-    return next((left_out for pattern, left_out in ordered if fnmatchcase(path, pattern)), False)
+    return next(
+        (left_out for pattern, left_out in ordered if fnmatchcase(path, _fnmatch(pattern))), False
+    )
+
+
+def _fnmatch(pattern: str) -> str:
+    """A wildmatch pattern in fnmatch's spelling: fnmatch has no backslash escape, `[X]` is its
+    literal X (`git_exclude_pattern` writes `\\[` for a literal `[`)."""
+    return re.sub(r"\\(.)", lambda m: f"[{m[1]}]", pattern)
 
 
 @given(PATHS, st.booleans())
