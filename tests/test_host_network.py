@@ -473,3 +473,42 @@ def test_a_run_stops_on_an_untrusted_registry_and_resumes_once_the_ca_is_set(
     written = [out, *run_dir.rglob("*")]
     assert not [path for path in written if path.is_file() and ca in path.read_bytes()]
     assert str(private_registry.trusting).encode() not in out.read_bytes()
+
+
+@sandboxed
+def test_a_run_whose_registry_the_sandbox_cannot_trust_stops_before_mining(
+    private_registry: PrivateRegistry,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The preflight asks the project's registry (here pip's index, set for setup by
+    `--setup-env PIP_INDEX_URL`) from the sandbox before any work: untrusted, the run stops in
+    seconds with exit 2 and the fix, and leaves no run directory; trusted, the check passes."""
+    for name in _CA_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    monkeypatch.setenv("PIP_INDEX_URL", f"{private_registry.url}/simple/")
+    history = generate(tmp_path, 1)
+    out = tmp_path / "bench.tar.gz"
+    argv = ["run", "--repo", str(history), "--easy", "1", "--source-url",
+            "https://example.com/acme/genkit", "--setup-env", "PIP_INDEX_URL",
+            "--out", str(out)]  # fmt: skip
+    started = time.monotonic()
+    assert main(argv) == 2
+    assert time.monotonic() - started < 60
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith(
+        "error: setup: the Python registry check (python3 -m pip index versions pip) could not "
+        "reach the network (tls): "
+    )
+    assert "set SSL_CERT_FILE" in error
+    assert not (tmp_path / "bench.run").exists()
+
+    from selfbench.validate.network_probe import ecosystems, probe_registries  # noqa: PLC0415
+
+    probes = ecosystems(history, "HEAD")
+    assert [probe.name for probe in probes] == ["Python"]
+    trusted = HostNetwork.detect({"SSL_CERT_FILE": str(private_registry.trusting)})
+    setup_env = (("PIP_INDEX_URL", f"{private_registry.url}/simple/"),)
+    probe_registries(probes, host_network=trusted, setup_env=setup_env)

@@ -433,12 +433,16 @@ def resume_command(run_dir: Path) -> str:
     return f"selfbench run --resume {run_dir}"
 
 
-def preflight(options: RunOptions) -> None:
+def preflight(
+    options: RunOptions, *, on_first_use: Callable[[tuple[str, ...]], None] | None = None
+) -> None:
     """Refuse, in seconds and before anything is written, a run that could export no task.
 
     Raises:
         RunError: bad options, or no pull-request URL for the tasks to record.
         MineError: `--repo` is not a git repository, or it has no commit.
+        SetupNetworkError: with the local environment, the sandbox cannot reach a registry
+            the repository's manifests need (`validate.network_probe`).
     """
     from selfbench.mine.git_history import read_repository  # noqa: PLC0415
 
@@ -449,6 +453,26 @@ def preflight(options: RunOptions) -> None:
             f"--repo {options.repo} has no GitHub remote, so its tasks cannot record their pull "
             "request URL: give --source-url BASE (tasks record BASE/pull/<number>)"
         )
+    if options.env == "local":
+        from selfbench.validate.network_probe import (  # noqa: PLC0415 - the sandbox
+            ecosystems,
+            probe_registries,
+        )
+
+        probe_registries(
+            ecosystems(options.repo, "HEAD"),
+            host_network=_host_network(options, on_first_use),
+            setup_env=setup_env_values(options.setup_env),
+        )
+
+
+def _host_network(
+    options: RunOptions, on_first_use: Callable[[tuple[str, ...]], None] | None
+) -> HostNetwork:
+    """The host's network configuration setup carries, unless the run turned it off."""
+    if not options.host_network_config:
+        return HostNetwork()
+    return HostNetwork.detect(on_first_use=on_first_use)
 
 
 def no_valid_run(run: RunDirectory, why: str) -> RunError:
@@ -589,10 +613,11 @@ def run_benchmark(
         ExportError: the export cannot be written.
     """
     run = RunDirectory(run_dir)
+    told = announce_once(announce) if announce is not None else None
     if options is None:
         run.require_run()
     if options is not None:
-        preflight(options)
+        preflight(options, on_first_use=told)
     created = not run.path.exists()
     run.lock()
     try:
@@ -609,10 +634,7 @@ def run_benchmark(
             options.author, options.author_time_limit, options.inactivity
         )
         setup_env = setup_env_values(options.setup_env)
-        told = announce_once(announce) if announce is not None else None
-        host_network = (
-            HostNetwork.detect(on_first_use=told) if options.host_network_config else HostNetwork()
-        )
+        host_network = _host_network(options, told)
         runner = _runner_factory(options, setup_env, host_network)
         context = StepContext(
             run,

@@ -279,11 +279,12 @@ def network_failure(log: str) -> NetworkFailure | None:
     return None
 
 
-def describe_failure(failure: NetworkFailure, label: str, log: Path) -> str:
+def describe_failure(failure: NetworkFailure, label: str, log: Path | None) -> str:
     """The one line a stopped command prints."""
+    where = f" (log {log})" if log is not None else ""
     return (
-        f"setup: {label} could not reach the network ({failure.kind}): {failure.line} "
-        f"(log {log}); {failure.fix()}"
+        f"setup: {label} could not reach the network ({failure.kind}): {failure.line}{where}; "
+        f"{failure.fix()}"
     )
 
 
