@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from mine_history import History, lines
+from selfbench.errors import MineError
 from selfbench.mine import mine_repository
 from selfbench.mine.chores import (
     AUTOUPDATE,
@@ -20,6 +21,7 @@ from selfbench.mine.chores import (
     core_title,
     substantial,
 )
+from selfbench.mine.git_history import WhitespaceCheck, parse_substantive
 from selfbench.mine.merged import REVERTED_BY, REVERTS
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -281,3 +283,47 @@ def test_a_revert_matches_one_older_change(tmp_path: Path) -> None:
     result = mine_repository(h.path)
     assert [c.id for c in result.candidates] == ["pr-3"]
     assert {e.commit: e.reason for e in result.excluded}[first].startswith("reverted later by")
+
+
+@needs_git
+def test_the_whitespace_check_diffs_each_change_against_its_base(tmp_path: Path) -> None:
+    h = _chore_history(tmp_path / "repo")
+    group_base = h.git("rev-parse", f"{h.shas['indent']}~2")
+    with WhitespaceCheck(h.path) as check:
+        check.add(h.shas["indent"], group_base)  # a rebase group: only whitespace
+        check.add(h.shas["adapted"], h.git("rev-parse", f"{h.shas['bump']}^"))  # two changes
+        check.add(h.shas["fix"], h.git("rev-parse", f"{h.shas['fix']}^"))
+        found = check.result()
+    assert found == {
+        h.shas["indent"]: frozenset(),
+        h.shas["adapted"]: frozenset(
+            {"requirements.txt", "src/http.py", "src/io.py", "src/pool.py"}
+        ),
+        h.shas["fix"]: frozenset({"src/conn.py"}),
+    }
+
+
+@needs_git
+def test_the_whitespace_check_reports_a_commit_git_cannot_read(tmp_path: Path) -> None:
+    h = _chore_history(tmp_path / "repo")
+    missing = "0" * 40
+    with WhitespaceCheck(h.path) as check:
+        check.add(missing, h.shas["fix"])
+        with pytest.raises(MineError) as err:
+            check.result()
+    assert str(err.value) == f"git diff-tree printed nothing for {missing}"
+
+
+@needs_git
+def test_closing_the_whitespace_check_stops_git(tmp_path: Path) -> None:
+    h = _chore_history(tmp_path / "repo")
+    check = WhitespaceCheck(h.path)
+    check.add(h.shas["fix"], h.shas["spacing"])
+    check.close()  # as when the walk fails
+    assert check.result() == {}
+
+
+def test_a_line_diff_tree_echoes_is_unexpected() -> None:
+    with pytest.raises(MineError) as err:
+        parse_substantive(b"not a commit\n")
+    assert str(err.value) == "unexpected git diff-tree output: 'not a commit\\n'"

@@ -10,8 +10,8 @@ Exclusion reasons, one each, in the order they are checked:
 * `syncs branch <source> into <target>` (a request merging a long-lived branch into another)
 * `pull request #N is a draft`, `authored by a bot (<name>)`
 * a chore's reason (`selfbench.mine.chores`): an autoupdate, a release, a support-matrix change,
-  a dependency bump, a formatter run; after the walk, `changes only whitespace in its
-  implementation files` (one `git log -w` of the changes still standing)
+  a dependency bump, a formatter run; then `changes only whitespace in its implementation
+  files` (one `git diff-tree -w`, fed each change still standing as the walk goes)
 * `changes no files`, `no implementation changes (only <kinds>)`
 * `below the easy gate: <f> implementation files, <n> changed implementation lines`
 * `beyond the tier budgets`
@@ -34,9 +34,9 @@ from selfbench.mine.git_history import (
     Commit,
     FileStat,
     RepositoryInfo,
+    WhitespaceCheck,
     diff_stats,
     read_history,
-    substantive_paths,
 )
 from selfbench.mine.git_history import read_repository as _read_repository
 from selfbench.mine.merged import (
@@ -160,9 +160,12 @@ class _Change:
 class _Walk:
     """The state of one walk: exclusions so far, pending rebase groups, reverted commits."""
 
-    def __init__(self, info: RepositoryInfo, options: MineOptions) -> None:
+    def __init__(
+        self, info: RepositoryInfo, options: MineOptions, whitespace: WhitespaceCheck
+    ) -> None:
         self.info = info
         self.options = options
+        self.whitespace = whitespace
         self.excluded: list[Excluded] = []
         self.changes: list[_Change] = []
         self.reverted: dict[str, str] = {}  # commit (as named) -> the revert's commit
@@ -255,6 +258,7 @@ class _Walk:
             self.exclude(newest, change.facts.number, reason)
             return
         self.changes.append(change)
+        self.whitespace.add(newest.sha, change.base)
 
     def revert_reason(self, change: _Change, title: str, body: str) -> str | None:
         """A revert known by its request's title, or a change such a revert named."""
@@ -293,17 +297,10 @@ def _chore_reason(change: _Change, title: str) -> str | None:
 
 def _without_formatting_only(walk: _Walk) -> None:
     """Exclude the changes whose implementation files changed only in whitespace."""
-    single = [change.newest.sha for change in walk.changes if len(change.commits) == 1]
-    beyond = substantive_paths(walk.info.path, single)
+    beyond = walk.whitespace.result()
     kept = []
     for change in walk.changes:
-        if len(change.commits) == 1:
-            paths = beyond.get(change.newest.sha, frozenset())
-        else:
-            stats = diff_stats(
-                walk.info.path, change.base, change.newest.sha, ignore_whitespace=True
-            )
-            paths = frozenset(stat.path for stat in stats if stat.changed_lines or stat.binary)
+        paths = beyond[change.newest.sha]
         classes = zip(change.files, change.classes, strict=True)
         code = {stat.path for stat, (name, _) in classes if name == "implementation"}
         if code.isdisjoint(paths):
@@ -428,9 +425,9 @@ def mine_repository(
     warnings = []
     if info.shallow:
         warnings.append(f"{repo} is a shallow clone: history ends early, older changes are missing")
-    walk = _Walk(info, options)
     walked = 0
-    with _without_cycle_collection():
+    with _without_cycle_collection(), WhitespaceCheck(info.path) as whitespace:
+        walk = _Walk(info, options, whitespace)
         for commit in read_history(
             repo,
             rev=info.head,

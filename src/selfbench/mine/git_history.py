@@ -18,14 +18,18 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
 import re
+import subprocess
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from queue import Queue
-from typing import IO, NamedTuple
+from typing import IO, NamedTuple, Self
 
+from selfbench._git import _ENV as _GIT_ENV
 from selfbench._git import git, git_stream
 from selfbench.errors import GitError, MineError
 
@@ -33,16 +37,20 @@ __all__ = [
     "Commit",
     "FileStat",
     "RepositoryInfo",
+    "WhitespaceCheck",
     "diff_stats",
     "parse_numstat",
     "parse_record",
+    "parse_substantive",
     "read_history",
     "read_repository",
-    "substantive_paths",
 ]
 
 _RS = b"\x1e"
 _BLIND = ("-w", "--ignore-blank-lines")  # what a formatting-only change leaves unchanged
+_CHECK_ARGS = (
+    "diff-tree", "--stdin", "-r", "--always", *_BLIND, "-M", "-z", "--numstat", "--format=%x1e%H"
+)  # fmt: skip
 _FORMAT = "--format=%x1e%H%x1f%P%x1f%ct%x1f%an%x1f%ae%x1f%B"
 _CHUNK = 1 << 18
 _AHEAD = 16
@@ -244,19 +252,14 @@ def read_history(
         raise MineError(str(exc)) from None
 
 
-def diff_stats(
-    repo: Path, base: str, commit: str, *, ignore_whitespace: bool = False
-) -> tuple[FileStat, ...]:
-    """The numstat of `git diff base commit` (for a change made of several commits); with
-    `ignore_whitespace`, of `git diff -w --ignore-blank-lines`, which leaves out the files
-    whose changes are all whitespace.
+def diff_stats(repo: Path, base: str, commit: str) -> tuple[FileStat, ...]:
+    """The numstat of `git diff base commit` (for a change made of several commits).
 
     Raises:
         MineError: git failed.
     """
-    blind = _BLIND if ignore_whitespace else ()
     try:
-        output = git(repo, "diff", *blind, "-M", "-z", "--numstat", base, commit, "--")
+        output = git(repo, "diff", "-M", "-z", "--numstat", base, commit, "--")
     except GitError as exc:
         raise MineError(str(exc)) from None
     return parse_numstat(output)
@@ -266,26 +269,127 @@ def _changed(stats: tuple[FileStat, ...]) -> frozenset[str]:
     return frozenset(stat.path for stat in stats if stat.changed_lines or stat.binary)
 
 
-def substantive_paths(repo: Path, commits: list[str]) -> dict[str, frozenset[str]]:
-    """For each commit, the paths whose change against its first parent is more than
-    whitespace and blank lines: one `git log --no-walk -w --ignore-blank-lines` of them all.
+def parse_substantive(output: bytes) -> dict[str, frozenset[str]]:
+    """Per commit, the paths of `git diff-tree -z --numstat --format=%x1e%H` output that
+    changed: a binary file, or a text file with counted lines.
 
     Raises:
-        MineError: git failed or printed something unexpected.
+        MineError: a numstat block does not follow the grammar.
     """
-    if not commits:
-        return {}
-    args = ["log", "--no-walk=unsorted", "--stdin", "--diff-merges=first-parent", *_BLIND]
-    args += ["-M", "-z", "--numstat", "--format=%x1e%H"]
-    try:
-        output = git(repo, *args, stdin="".join(f"{sha}\n" for sha in commits).encode())
-    except GitError as exc:
-        raise MineError(str(exc)) from None
+    head, *records = output.split(_RS)
+    if head:  # diff-tree echoes a line it cannot read as commits
+        raise MineError(f"unexpected git diff-tree output: {_decode(head)[:80]!r}")
     found: dict[str, frozenset[str]] = {}
-    for record in output.split(_RS)[1:]:
+    for record in records:
         sha, _, numstat = record.partition(b"\0")
         found[_decode(sha)] = _changed(parse_numstat(numstat))
     return found
+
+
+class WhitespaceCheck:
+    """Which paths of each change differ by more than whitespace and blank lines.
+
+    One `git diff-tree --stdin -w --ignore-blank-lines` runs beside the walk: each change the
+    walk accepts is written to it as `<newest commit> <base>` (the commit diffed against that
+    base as its one parent, so a rebase group is one line too) and a thread drains its output,
+    so git's second look overlaps the walk instead of following it. One process for them all:
+    each new one would map the pack and fill its delta cache again (a third more CPU in
+    batches of 256).
+    """
+
+    def __init__(self, repo: Path) -> None:
+        self._repo = repo
+        self._process: subprocess.Popen[bytes] | None = None
+        self._reader: threading.Thread | None = None
+        self._errors: IO[bytes] | None = None
+        self._chunks: list[bytes] = []
+        self._commits: list[str] = []
+        self._broken = False
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def add(self, commit: str, base: str) -> None:
+        """Check the change from `base` to `commit` (git starts with the first one)."""
+        process = self._process or self._start()
+        self._commits.append(commit)
+        if self._broken or process.stdin is None:
+            return
+        try:
+            process.stdin.write(f"{commit} {base}\n".encode())
+        except OSError:  # git is gone; `result` says why
+            self._broken = True
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        self._errors = errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by `close`
+        args = ["git", "-C", str(self._repo), *_CHECK_ARGS]
+        env = {**os.environ, **_GIT_ENV}
+        self._process = process = subprocess.Popen(
+            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, env=env
+        )
+        assert process.stdin is not None  # noqa: S101 - guaranteed by stdin=PIPE
+        assert process.stdout is not None  # noqa: S101 - guaranteed by stdout=PIPE
+        _widen_pipe(process.stdin)  # the walk writes ahead instead of waiting on git
+        self._reader = threading.Thread(
+            target=self._drain, args=(process.stdout,), name="git-diff-tree-reader", daemon=True
+        )
+        self._reader.start()
+        return process
+
+    def _drain(self, stream: IO[bytes]) -> None:
+        with contextlib.suppress(OSError, ValueError):  # closed under us: the walk failed
+            while chunk := stream.read(_CHUNK):
+                self._chunks.append(chunk)
+
+    def result(self) -> dict[str, frozenset[str]]:
+        """Every change's substantive paths, once git has checked them all.
+
+        Raises:
+            MineError: git failed or printed something unexpected.
+        """
+        process = self._process
+        if process is None:
+            return {}
+        with contextlib.suppress(OSError):  # git is gone: its exit code says why
+            if process.stdin is not None:
+                process.stdin.close()
+        if self._reader is not None:
+            self._reader.join()
+        code = process.wait()
+        if code != 0:
+            raise MineError(f"git diff-tree failed: {self._last_error() or f'exit code {code}'}")
+        found = parse_substantive(b"".join(self._chunks))
+        missing = next((commit for commit in self._commits if commit not in found), None)
+        if missing is not None:  # diff-tree skips a commit it cannot read, silently
+            raise MineError(f"git diff-tree printed nothing for {missing}")
+        return found
+
+    def _last_error(self) -> str:
+        if self._errors is None:
+            return ""
+        self._errors.seek(0)
+        lines = self._errors.read().decode("utf-8", "replace").strip().splitlines()
+        return lines[-1] if lines else ""
+
+    def close(self) -> None:
+        """Stop git if it still runs (the walk failed) and release its pipes."""
+        process, self._process = self._process, None
+        if process is not None:
+            if process.poll() is None:
+                process.kill()
+            with contextlib.suppress(OSError):
+                if process.stdin is not None:
+                    process.stdin.close()
+            if self._reader is not None:
+                self._reader.join()
+            if process.stdout is not None:
+                process.stdout.close()
+            process.wait()
+        if self._errors is not None:
+            self._errors.close()
 
 
 def _git_text(repo: Path, *args: str) -> str | None:
