@@ -32,7 +32,7 @@ from selfbench.toolchains.model import (
 )
 from selfbench.toolchains.model import satisfies as meets
 from selfbench.toolchains.provision import build_provisioned, host_tools_to_hide, visible_in_sandbox
-from selfbench.toolchains.resolve import Host, toolchain_cache
+from selfbench.toolchains.resolve import Host, host_pythons, resolved_pythons, toolchain_cache
 from selfbench.validate import LocalOptions, LocalRunner, validate
 from selfbench.validate.report import RunReport, TaskReport
 from selfbench.validate.sandbox import Mounts, Sandbox, choose_users, require_sandbox
@@ -281,6 +281,34 @@ def test_another_python_stands_in_for_a_missing_one(tmp_path: Path, host: Host) 
         Mount("symlink", "/usr/local/bin/python3", "python3.12"),
         Mount("symlink", "/usr/local/bin/python", "python3"),
     )
+
+
+def test_the_sandboxs_python_commands_and_the_version_each_runs(tmp_path: Path, host: Host) -> None:
+    prefix = host.home / ".pyenv" / "versions" / "3.11.7"
+    fake_tool(prefix / "bin" / "python3.11", "Python 3.11.7")
+    (prefix / "bin" / "python3").symlink_to("python3.11")
+    fake_tool(host.home / ".pyenv" / "versions" / "3.13.1" / "bin" / "python3.13", "Python 3.13.1")
+    resolved = resolve(["python"], cache=tmp_path / "cache", host=host)
+    # no 3.12: its commands (and python3, the default) run the nearest found, 3.11
+    assert resolved_pythons(resolved) == {
+        "python3": "3.11",
+        "python3.11": "3.11",
+        "python3.12": "3.11",
+        "python3.13": "3.13",
+    }
+
+
+def test_the_hosts_own_pythons_on_a_path_outside_its_home(tmp_path: Path, host: Host) -> None:
+    usr = tmp_path / "usr" / "bin"
+    fake_tool(usr / "python3", "Python 3.11.2")
+    fake_tool(usr / "python3.11", "Python 3.11.2")
+    (usr / "python3.12").symlink_to(fake_tool(host.home / "py" / "python3.12", "Python 3.12.1"))
+    fake_tool(usr / "python3.13", "no version")
+    names = ("python3", "python3.11", "python3.12", "python3.13")
+    assert host_pythons(names, str(usr), home=host.home) == {
+        "python3": "3.11",
+        "python3.11": "3.11",
+    }
 
 
 def test_pyenv_shims_are_not_pythons(tmp_path: Path, host: Host) -> None:

@@ -12,10 +12,19 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from selfbench.bundle.layout import CONTAINER_PATH
 from selfbench.toolchains.install import PackageRegistries
 from selfbench.toolchains.model import Provisioned, ToolchainError, ToolchainUse, strict_refusal
 from selfbench.toolchains.provision import build_provisioned
-from selfbench.toolchains.resolve import Host, Resolved, resolve, toolchain_cache
+from selfbench.toolchains.resolve import (
+    Host,
+    Resolved,
+    host_pythons,
+    resolve,
+    resolved_pythons,
+    toolchain_cache,
+)
+from selfbench.toolchains.versions import PYTHON_VERSIONS
 
 __all__ = [
     "Host",
@@ -28,6 +37,7 @@ __all__ = [
     "provision_task",
     "provisioning_enabled",
     "resolve",
+    "sandbox_pythons",
     "strict_refusal",
     "toolchain_cache",
 ]
@@ -47,6 +57,17 @@ def provision(
     """What the sandbox mounts for these toolchains, installing missing ones when `install`."""
     registry = PackageRegistries() if install else None
     return build_provisioned(resolve(toolchains, registry=registry, on_event=on_event))
+
+
+def sandbox_pythons() -> dict[str, str]:
+    """The Python commands the local sandbox will run (`python3`, `python3.11` …), each with the
+    `major.minor` it runs: the image's Pythons as provisioning finds them in selfbench's cache
+    or on the host (never installed: no registry publishes Python builds), or with provisioning
+    off the host's own on the image's PATH."""
+    if provisioning_enabled():
+        return resolved_pythons(resolve(("python",)))
+    names = ("python3", *(f"python{version}" for version in PYTHON_VERSIONS))
+    return host_pythons(names, CONTAINER_PATH)
 
 
 def provision_task(

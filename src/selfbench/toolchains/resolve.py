@@ -26,7 +26,16 @@ from selfbench.toolchains.model import (
     satisfies,
 )
 
-__all__ = ["Host", "Registry", "Resolved", "python_executable", "resolve", "toolchain_cache"]
+__all__ = [
+    "Host",
+    "Registry",
+    "Resolved",
+    "host_pythons",
+    "python_executable",
+    "resolve",
+    "resolved_pythons",
+    "toolchain_cache",
+]
 
 _PROBE_SECONDS = 20.0
 _CACHE_EXECUTABLE = {
@@ -227,3 +236,35 @@ def resolve(
         )
         for component in components(toolchains)
     )
+
+
+def _minor(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def resolved_pythons(resolved: tuple[Resolved, ...]) -> dict[str, str]:
+    """The Python commands resolved toolchains put on the sandbox's PATH (`python3.11`, and
+    `python3` for the default), each with the `major.minor` it runs: a missing version's
+    command runs the nearest found, so its value names another version."""
+    found: dict[str, str] = {}
+    for item in resolved:
+        candidate = item.candidate
+        if candidate is None or candidate.component.kind != "python":
+            continue
+        found[candidate.component.name] = _minor(candidate.version)
+        if candidate.component.default:
+            found["python3"] = _minor(candidate.version)
+    return dict(sorted(found.items()))
+
+
+def host_pythons(names: tuple[str, ...], path: str, *, home: Path | None = None) -> dict[str, str]:
+    """The Python commands of `names` found on `path` outside `home` (which a sandbox does not
+    show), each with the `major.minor` it runs."""
+    hidden = home if home is not None else _home(os.environ)
+    found: dict[str, str] = {}
+    for name in names:
+        for executable in Host(home=hidden, path=path).which(name):
+            version = _probe(executable, "python")
+            if version is not None and not executable.resolve().is_relative_to(hidden):
+                found[name] = _minor(version)
+    return dict(sorted(found.items()))
