@@ -12,7 +12,7 @@ import pytest
 from mine_history import History
 from selfbench._shell import split_words, substitute_tests
 from selfbench.audit import command_blockers
-from selfbench.draft._python import python_for
+from selfbench.draft._python import python_for, pythons_for
 from selfbench.draft.config import parse_config
 from selfbench.draft.infer import Environment, infer_environment, matches_globs, selector_of
 from selfbench.errors import DraftError
@@ -109,6 +109,102 @@ def test_test_requirements_are_preferred_to_dev_requirements(tmp_path: Path) -> 
 )
 def test_the_image_s_python_that_meets_requires_python(requires: str | None, python: str) -> None:
     assert python_for(requires) == python
+
+
+IMAGE = {"python3": "3.12", "python3.11": "3.11", "python3.12": "3.12", "python3.13": "3.13"}
+HOST_311 = {"python3": "3.11", "python3.11": "3.11"}
+"""A host whose sandbox shows only its own Python 3.11, as `python3` and `python3.11`."""
+NO_311 = {"python3": "3.12", "python3.12": "3.12", "python3.13": "3.13", "python3.11": "3.12"}
+"""Provisioning found no 3.11: its command runs the nearest found, another version."""
+
+
+@pytest.mark.parametrize(
+    ("requires", "requirements", "local", "pythons", "why"),
+    [
+        (None, (), IMAGE, ("3.12", "3.11"), "no requires-python"),
+        (">=3.10", (), HOST_311, ("3.12",), "requires-python >=3.10"),
+        (">=3.8,<3.12", (), HOST_311, ("3.11",), "requires-python >=3.8,<3.12"),
+        (
+            ">=3.8,<3.12",
+            (),
+            NO_311,
+            ("3.12",),
+            "requires-python >=3.8,<3.12; the local sandbox has no Python 3.11: the default",
+        ),
+        (">=3.13", (), IMAGE, ("3.13",), "requires-python >=3.13"),
+        (
+            None,
+            ("pytest>=4,<6.1", "mock"),
+            IMAGE,
+            ("3.11",),
+            "no requires-python; pytest>=4,<6.1 does not run on Python 3.10+",
+        ),
+        (
+            None,
+            ("pytest==6.2.4",),
+            HOST_311,
+            ("3.11",),
+            "no requires-python; pytest==6.2.4 does not run on Python 3.10+",
+        ),
+        (None, ("pytest~=6.2", "pytest>=6.2.5"), IMAGE, ("3.12", "3.11"), "no requires-python"),
+    ],
+    ids=["default", "host-3.11", "older", "older-absent", "newer", "old-pytest",
+         "old-pytest-host", "recent-pytest"],
+)  # fmt: skip
+def test_the_python_is_the_default_unless_the_project_or_its_pinned_pytest_says_otherwise(
+    requires: str | None,
+    requirements: tuple[str, ...],
+    local: dict[str, str],
+    pythons: tuple[str, ...],
+    why: str,
+) -> None:
+    assert pythons_for(requires, requirements=requirements, local=local) == (pythons, why)
+
+
+def test_a_pinned_pytest_in_a_requirements_file_chooses_an_older_python(tmp_path: Path) -> None:
+    files: Files = {
+        "setup.py": "from setuptools import setup\nsetup()\n",
+        "requirements-test.txt": "-r requirements/base.txt\nmock\n",
+        "requirements/base.txt": "pytest==6.1.2  # the last with our plugin\n",
+        "tests/test_x.py": "import pytest\n",
+    }
+    history = History.create(tmp_path / "repo")
+    commit = history.commit("base", files)
+
+    env = infer_environment(history.path, commit, ["tests/test_x.py"], None)
+    retry = infer_environment(history.path, commit, ["tests/test_x.py"], None, python="3.11")
+    host = infer_environment(
+        history.path, commit, ["tests/test_x.py"], None, local_pythons={"python3": "3.12"}
+    )
+
+    assert env.setup_command == (
+        "python3.11 -m venv .venv && .venv/bin/python -m pip install -e . "
+        "-r requirements-test.txt pytest"
+    )
+    assert env.pythons == ("3.11",)
+    assert env.sources["toolchains"] == (
+        "pyproject.toml / setup.py: Python 3.11 (no requires-python; pytest==6.1.2 does not "
+        "run on Python 3.10+)"
+    )
+    assert retry.setup_command == env.setup_command
+    assert host.setup_command.startswith("python3 -m venv .venv && ")
+
+
+def test_a_retry_names_the_older_python(tmp_path: Path) -> None:
+    files: Files = {"setup.py": "from setuptools import setup\nsetup()\n", "tests/test_x.py": ""}
+    history = History.create(tmp_path / "repo")
+    commit = history.commit("base", files)
+
+    env = infer_environment(history.path, commit, ["tests/test_x.py"], None)
+    retry = infer_environment(history.path, commit, ["tests/test_x.py"], None, python="3.11")
+
+    assert env.pythons == ("3.12", "3.11")
+    assert retry.pythons == ("3.11",)
+    assert retry.setup_command.startswith("python3.11 -m venv .venv && ")
+    assert retry.sources["toolchains"] == (
+        "pyproject.toml / setup.py: Python 3.11 (a retry: the newer Pythons could not collect "
+        "the changed tests)"
+    )
 
 
 def test_a_newer_python_than_the_default_is_named(tmp_path: Path) -> None:
@@ -219,7 +315,26 @@ def test_uv_without_pytest_declared_adds_it(tmp_path: Path) -> None:
 
     env = _infer(tmp_path, files, ["tests/test_x.py"])
 
-    assert env.setup_command == "uv sync --frozen --no-default-groups && uv pip install pytest"
+    assert env.setup_command == (
+        "uv sync --frozen --no-default-groups && "
+        "uv pip install --exclude-newer 2026-01-01T01:00:00Z pytest"
+    )
+    assert env.pythons == ()  # uv chooses the interpreter
+
+
+def test_the_pytest_added_beside_uv_is_never_older_than_one_that_runs_on_the_image(
+    tmp_path: Path,
+) -> None:
+    history = History.create(tmp_path / "repo")
+    history.clock = 1_500_000_000  # 2017
+    files: Files = {"pyproject.toml": "[project]\n", "uv.lock": "", "tests/test_x.py": ""}
+    commit = history.commit("base", files)
+
+    env = infer_environment(history.path, commit, ["tests/test_x.py"], None)
+
+    assert env.setup_command.endswith(
+        " && uv pip install --exclude-newer 2021-11-13T00:00:00Z pytest"
+    )
 
 
 def test_unittest_tests_without_pytest_anywhere_are_run_through_pytest(tmp_path: Path) -> None:
@@ -311,7 +426,7 @@ def _package(test: str | None, **more: object) -> str:
         ),
         (
             {"package.json": _package(None)},
-            "npm install",
+            "npm install --before=2026-01-01T01:00:00Z",
             "node --test {tests}",
             "node-test",
         ),
@@ -458,7 +573,10 @@ def test_the_configuration_overrides_each_value_it_sets(tmp_path: Path) -> None:
     assert env.toolchains == ("python",)
     assert env.sources["setupCommand"] == "selfbench.toml"
     assert env.sources["runner"] == "selfbench.toml testCommand"
-    assert env.sources["toolchains"] == "pyproject.toml / setup.py"
+    assert (
+        env.sources["toolchains"] == "pyproject.toml / setup.py: Python 3.12 (no requires-python)"
+    )
+    assert env.pythons == ()  # a configured setup command is not the draft's to retry
 
 
 def test_a_complete_configuration_needs_no_known_ecosystem(tmp_path: Path) -> None:

@@ -10,22 +10,29 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from projects import git
+from selfbench._sample_history import build_sample_history
 from selfbench.bundle.evidence import REPORT_ARGUMENTS
+from selfbench.draft.api import DraftOptions, DraftResult, draft_candidate
 from selfbench.draft.run import (
     Decision,
     FileRun,
     Observation,
     Plan,
     RunSample,
+    _collection_error,
+    collection_error,
     decide,
     observe,
     provisional_command,
 )
+from selfbench.mine import mine_repository, write_candidates
+from selfbench.mine.candidate import CandidateModel, find_candidate
 from selfbench.outcomes import Outcomes, parse_outcomes
 
 SANDBOX = pytest.mark.skipif(
@@ -367,3 +374,126 @@ def test_decide_an_unchanged_neighbour_gives_only_pass_to_pass() -> None:
         f"{A}::test_param[a b]",
         f"{n}::test_kept",
     )
+
+
+# --- a collection error under one Python, retried under the next older one ------------------
+
+IMPORT_FAILURE = (
+    "Traceback (most recent call last):\n"
+    '  File "/work/.venv/lib/python3.12/site-packages/_pytest/config/__init__.py", line 9\n'
+    "    import pkg_resources\n"
+    "ModuleNotFoundError: No module named 'pkg_resources'\n"
+)
+
+
+def _broken(file: str) -> FileRun:
+    outcomes = parse_outcomes(PYTEST.replace("{tests}", file), IMPORT_FAILURE, 1)
+    return FileRun(file, 1, outcomes, _collection_error(file, outcomes, IMPORT_FAILURE))
+
+
+def test_the_failing_import_is_read_from_a_run_that_names_no_test() -> None:
+    assert _broken(A).error == "ModuleNotFoundError: No module named 'pkg_resources'"
+    summary = (
+        '==== ERRORS ====\nE   TypeError: required field "lineno" missing from alias\n'
+        f"=== short test summary info ===\nERROR {A} - TypeError: boom\n==== 1 error in 0.1s ====\n"
+    )
+    outcomes = parse_outcomes(PYTEST.replace("{tests}", A), summary, 2)
+    assert _collection_error(A, outcomes, summary) == "TypeError: boom"
+    assert BASE_A.error is None
+
+
+def test_a_file_collected_nowhere_is_a_collection_error_one_missing_at_the_base_only_is_not() -> (
+    None
+):
+    nowhere = _observation(_sample("base", _broken(A)), _sample("gold-1", _broken(A)))
+    at_base = _observation(_sample("base", _broken(A)), _sample("gold-1", GOLD_A))
+
+    assert collection_error(nowhere) == (
+        A,
+        "ModuleNotFoundError: No module named 'pkg_resources'",
+        "/logs/base.log",
+    )
+    assert collection_error(at_base) is None
+
+
+def _unitkit_candidate(tmp_path: Path) -> tuple[Path, CandidateModel]:
+    repo = build_sample_history(tmp_path)
+    git(repo, "remote", "add", "origin", "https://github.com/example/unitkit.git")
+    candidates = tmp_path / "candidates.jsonl"
+    write_candidates(mine_repository(repo), candidates)
+    return repo, find_candidate(candidates, "pr-1")
+
+
+IMAGE = {"python3": "3.12", "python3.11": "3.11", "python3.12": "3.12", "python3.13": "3.13"}
+
+
+def _draft_observed(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    observed: Callable[[Plan], Observation],
+    pythons: dict[str, str],
+) -> tuple[DraftResult, list[str]]:
+    """Draft the sample's pr-1 with `observe` replaced; the result and each run's interpreter."""
+    repo, candidate = _unitkit_candidate(tmp_path)
+    setups: list[str] = []
+
+    def fake(repo: Path, plan: Plan, **_: object) -> Observation:
+        setups.append(plan.setup_command.split(" -m venv", 1)[0])
+        return observed(plan)
+
+    monkeypatch.setattr("selfbench.draft.api.observe", fake)
+    options = DraftOptions(logs=tmp_path / "logs", pythons=pythons)
+    return draft_candidate(repo, candidate, tmp_path / "out", options), setups
+
+
+def _broken_everywhere(plan: Plan) -> Observation:
+    files = [_broken(file) for file in plan.test_files]
+    return _observation(_sample("base", *files), _sample("gold-1", *files))
+
+
+def test_a_collection_error_is_retried_under_each_older_python_then_names_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result, setups = _draft_observed(tmp_path, monkeypatch, _broken_everywhere, IMAGE)
+
+    assert setups == ["python3", "python3.11"]
+    assert result.reason is not None
+    first, second = result.reason.split("; under ")
+    assert first.startswith(
+        "under Python 3.12 (python3): ModuleNotFoundError: No module named 'pkg_resources' in "
+        "the collection of tests/"
+    )
+    assert second.startswith("Python 3.11 (python3.11): ModuleNotFoundError: No module named ")
+    assert result.evidence["pythonRetries"] == result.reason.split("; ")
+    assert (tmp_path / "logs" / "pr-1" / "python3.11").is_dir()
+
+
+def test_no_retry_under_the_same_interpreter_and_the_reason_names_the_one_that_ran(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    host = {"python3": "3.11", "python3.11": "3.11"}  # the host's python3 is its 3.11
+    result, setups = _draft_observed(tmp_path, monkeypatch, _broken_everywhere, host)
+
+    assert setups == ["python3"]
+    assert result.reason is not None
+    assert result.reason.startswith("under Python 3.11 (python3): ModuleNotFoundError: ")
+    assert "; " not in result.reason
+
+
+def test_an_ordinary_fail_to_pass_file_does_not_retry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def new_module(plan: Plan) -> Observation:
+        """The new test file imports what only the gold patch adds: no collection at the base."""
+        base = [_broken(file) for file in plan.test_files]
+        gold = [
+            _pytest_run(file, [f"PASSED {file}::test_new", "=== 1 passed in 0.1s ==="], 0)
+            for file in plan.test_files
+        ]
+        return _observation(_sample("base", *base), _sample("gold-1", *gold))
+
+    result, setups = _draft_observed(tmp_path, monkeypatch, new_module, IMAGE)
+
+    assert setups == ["python3"]
+    assert result.drafted, result.reason
+    assert "pythonRetries" not in result.evidence

@@ -19,6 +19,10 @@ class Inferred:
     test_command: str
     runner: str
     sources: dict[str, str] = field(default_factory=dict)
+    pythons: tuple[str, ...] = ()
+    """The image's Pythons (`3.12`) the setup may create its venv with, the chosen one first,
+    then the older ones a draft retries under; empty when the interpreter is not the draft's
+    choice (uv's projects)."""
 
 
 def shell_words(words: tuple[str, ...] | list[str]) -> str:

@@ -4,7 +4,9 @@ Install (the lockfile nearest the project, walking up to the repository root, de
 `bun.lock`/`bun.lockb` → `bun install --frozen-lockfile`; `pnpm-lock.yaml` → pnpm through
 Corepack, `--frozen-lockfile`; `yarn.lock` → yarn through Corepack, `--immutable` (yarn 2+)
 or `--frozen-lockfile` (yarn 1); `package-lock.json`/`npm-shrinkwrap.json` → `npm ci`; none →
-`npm install`.
+`npm install --before=<the base commit's date>`, so the dependencies resolve to what was
+published then. A lockfile already pins every version (and `npm ci` ignores `--before`); pnpm,
+yarn and bun have no date option, so without a lockfile they install the newest that matches.
 
 Runner: the first simple command of `scripts.test` (following `npm run x`, `pnpm x`, `yarn x`,
 `bun run x` into other scripts) that runs jest, vitest, `node --test` or `bun test`; else the
@@ -91,6 +93,7 @@ def _yarn_berry(tree: Tree, directory: str) -> bool:
 
 
 def _install(tree: Tree, manager: str, lock: str | None) -> str:
+    """The install command; npm's without a lockfile is completed with `--before` by the caller."""
     frozen = lock is not None
     if manager == "bun":
         return "bun install --frozen-lockfile" if frozen else "bun install"
@@ -103,6 +106,14 @@ def _install(tree: Tree, manager: str, lock: str | None) -> str:
             return f"YARN_NODE_LINKER=node-modules {_COREPACK} yarn install --immutable"
         return f"{_COREPACK} yarn install --frozen-lockfile"
     return "npm ci" if frozen else "npm install"
+
+
+def _dated(install: str, manager: str, lock: str | None, tree: Tree) -> tuple[str, str]:
+    """npm without a lockfile resolves as of the base commit's date; the command and a note."""
+    if manager != "npm" or lock is not None:
+        return install, ""
+    date = tree.committed()
+    return f"{install} --before={date}", f", as published before the base commit's date {date}"
 
 
 def _script_commands(scripts: dict[str, Any], name: str, depth: int = 0) -> list[list[str]]:
@@ -228,7 +239,8 @@ def infer_node(tree: Tree, workdir: str, test_files: Sequence[str]) -> Inferred:
             f"cannot infer the test runner of {package_path}: {what}; selfbench reads jest, "
             "vitest, node --test and bun test (set runner and testCommand in selfbench.toml)"
         )
-    install = in_directory(_install(tree, manager, lock), lock or workdir, workdir)
+    install, note = _dated(_install(tree, manager, lock), manager, lock, tree)
+    install = in_directory(install, lock or workdir, workdir)
     local = (lock or workdir) == workdir
     label = _LABELS.get(runner, runner)
     return Inferred(
@@ -238,7 +250,7 @@ def infer_node(tree: Tree, workdir: str, test_files: Sequence[str]) -> Inferred:
         runner=label,
         sources={
             "toolchains": lock_source if manager == "bun" else package_path,
-            "setupCommand": lock_source,
+            "setupCommand": lock_source + note,
             "testCommand": source,
             "runner": source,
         },

@@ -9,21 +9,42 @@
 
 The runner is pytest; `unittest` when nothing mentions pytest and the test files import
 unittest (their tests are still run by pytest, which collects `TestCase` classes).
+
+uv resolves what it adds beside `uv sync` (pytest) as of the base commit's date (its committer
+date, UTC; not before `_PYTEST_FLOOR`, whose pytest runs on the image's Pythons), which the
+setup command states: `uv pip install --exclude-newer DATE`; `uv.lock` already pins the rest.
+pip's installs are not dated: its `--uploaded-prior-to` needs pip 26 (a download in every
+setup), and it does not filter local indexes and `--find-links` directories.
+
+The interpreter (pip projects, `pythons_for`) is the image's default, `python3` (3.12), whenever
+`requires-python` admits it and no pinned test dependency is known not to run on it
+(`_TOO_OLD`); else the newest of the image's Pythons that both allow and the local sandbox has
+(`local`: its Python commands and the version each runs); else the default. `Inferred.pythons`
+lists it, then the older admitted ones the sandbox has: a draft retries under the next when the
+changed test files cannot be collected.
 """
 
 from __future__ import annotations
 
 import configparser
 import re
-from collections.abc import Sequence
-from posixpath import join
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from posixpath import dirname, join, normpath
+from typing import Any, Final
 
 from selfbench.draft._inferred import Inferred, in_directory, shell_words
 from selfbench.draft._tree import Tree
 from selfbench.toolchains.versions import DEFAULT_PYTHON, PYTHON_VERSIONS
 
-__all__ = ["PYTHON_MANIFESTS", "infer_python"]
+__all__ = [
+    "IMAGE_PYTHONS",
+    "PYTHON_MANIFESTS",
+    "infer_python",
+    "python_command",
+    "python_for",
+    "pythons_for",
+]
 
 PYTHON_MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg")
 _TEST_SETS = ("test", "tests", "testing", "dev")
@@ -46,6 +67,21 @@ _EXTRA_KEY_RE = re.compile(r"""['"]([\w.-]+)['"]\s*:""")
 _FACTOR_RE = re.compile(r"^[\w,{}-]+:\s+")
 _CLAUSE_RE = re.compile(r"\s*(~=|==|!=|<=|>=|<|>)\s*(\d+)(?:\.(\d+))?(\.\*)?[\w.]*\s*")
 _UNITTEST_RE = re.compile(r"^\s*(?:import unittest|from unittest\b)", re.MULTILINE)
+_PIN_RE = re.compile(r"\s*(==|<=|<|~=)\s*(\d+(?:\.\d+)*)(?:\.\*)?\s*")
+_TOO_OLD: Final = (("pytest", (6, 2, 5), (3, 10)),)
+"""(distribution, its first release that runs on the Python, that Python): pytest before 6.2.5
+does not run on 3.10 or newer (its assertion rewriting fails, `TypeError: required field
+"lineno" missing from alias`, pytest-dev/pytest#8539; 6.2.5's changelog adds Python 3.10)."""
+_MAX_INCLUDES = 3
+_PYTEST_FLOOR: Final = "2021-11-13T00:00:00Z"
+"""The earliest date the pytest added beside `uv sync` resolves as of: pytest 6.2.5 with py
+1.11.0 (published 2021-11-12) is the first pair that runs on every image Python (with py 1.10,
+`AttributeError: __spec__` on 3.12)."""
+IMAGE_PYTHONS: Final = {
+    "python3": DEFAULT_PYTHON,
+    **{f"python{version}": version for version in PYTHON_VERSIONS},
+}
+"""The image's Python commands and the version each runs (the Harbor image has them all)."""
 
 
 def _table(document: dict[str, Any] | None, *keys: str) -> dict[str, Any]:
@@ -250,15 +286,86 @@ def _minor(version: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
-def python_for(requires: object) -> str:
-    """The image's Python (`3.12`) that meets `requires-python`: the default when it does."""
+def _admitted(requires: object) -> list[str]:
+    """The image's Pythons `requires-python` admits (all of them when it admits none)."""
     if not isinstance(requires, str):
-        return DEFAULT_PYTHON
+        return list(PYTHON_VERSIONS)
     clauses = [clause for clause in requires.split(",") if clause.strip()]
     fitting = [v for v in PYTHON_VERSIONS if all(_allows(c, _minor(v)) for c in clauses)]
-    if not fitting or DEFAULT_PYTHON in fitting:
-        return DEFAULT_PYTHON
-    return fitting[-1]
+    return fitting or list(PYTHON_VERSIONS)
+
+
+def _release(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+def _below(clause: str, first: tuple[int, ...]) -> bool:
+    """Whether a specifier clause admits only releases older than `first`."""
+    match = _PIN_RE.fullmatch(clause)
+    if match is None:
+        return False
+    op, version = match[1], _release(match[2])
+    if op == "~=" and len(version) > 1:
+        return (*version[:-2], version[-2] + 1) <= first
+    return version <= first if op == "<" else version < first
+
+
+def python_ceiling(requirements: Sequence[str]) -> tuple[tuple[int, int], str] | None:
+    """The oldest Python a pinned requirement does not run on (`_TOO_OLD`), and that
+    requirement; None when none is known."""
+    found: list[tuple[tuple[int, int], str]] = []
+    for requirement in requirements:
+        name = _requirement_name(requirement)
+        specifier = requirement.strip()[len(name) :].split(";", 1)[0]
+        for distribution, first, python in _TOO_OLD:
+            if name == distribution and any(_below(c, first) for c in specifier.split(",")):
+                found.append((python, " ".join(requirement.split())))
+    return min(found) if found else None
+
+
+def python_command(version: str) -> str:
+    """The command that runs one of the image's Pythons: `python3` for the default."""
+    return "python3" if version == DEFAULT_PYTHON else f"python{version}"
+
+
+def pythons_for(
+    requires: object,
+    *,
+    requirements: Sequence[str] = (),
+    local: Mapping[str, str] = IMAGE_PYTHONS,
+) -> tuple[tuple[str, ...], str]:
+    """The image's Pythons to try, the chosen one first, and why it (see the module docstring).
+
+    `local` maps the sandbox's Python commands (`python3.11`) to the `major.minor` each runs.
+    """
+    admitted = _admitted(requires)
+    why = f"requires-python {requires}" if isinstance(requires, str) else "no requires-python"
+    ceiling = python_ceiling(requirements)
+    fitting = admitted
+    if ceiling is not None:
+        # none runs the pinned dependency: the oldest admitted comes nearest
+        fitting = [v for v in admitted if _minor(v) < ceiling[0]] or admitted[:1]
+        why += f"; {ceiling[1]} does not run on Python {'.'.join(map(str, ceiling[0]))}+"
+    here = [v for v in PYTHON_VERSIONS if local.get(f"python{v}") == v]
+    first = DEFAULT_PYTHON
+    if DEFAULT_PYTHON not in fitting:
+        present = [v for v in fitting if v in here]
+        if present:
+            first = present[-1]
+        else:
+            why += f"; the local sandbox has no Python {' or '.join(fitting)}: the default"
+    tried = {local.get(python_command(first))}
+    chosen = [first]
+    for version in reversed(admitted):
+        if _minor(version) < _minor(first) and version in here and version not in tried:
+            chosen.append(version)
+            tried.add(version)
+    return tuple(chosen), why
+
+
+def python_for(requires: object, *, requirements: Sequence[str] = ()) -> str:
+    """The image's Python (`3.12`) to create the venv with in the image: `pythons_for`'s first."""
+    return pythons_for(requires, requirements=requirements)[0][0]
 
 
 def _builds_extensions(tree: Tree, workdir: str) -> bool:
@@ -280,47 +387,107 @@ def _runner(
     return "pytest", "default for Python"
 
 
-def infer_python(tree: Tree, workdir: str, test_files: Sequence[str]) -> Inferred:
-    """The Python environment of the project at `workdir`."""
+def _requirement_lines(
+    tree: Tree, workdir: str, plan: _Plan, pyproject: dict[str, Any] | None
+) -> list[str]:
+    """The plan's requirements, the test extra's and those of its requirement files (their
+    `-r` and `-c` too, a few levels deep)."""
+    lines = list(plan.requirements)
+    extras = _table(pyproject, "project", "optional-dependencies")
+    extra = _test_set(extras)
+    if extra is not None:
+        lines.extend(str(r) for r in extras[extra] if isinstance(r, str))
+    pending = [plan.options[at + 1] for at, word in enumerate(plan.options[:-1]) if word == "-r"]
+    seen: set[str] = set()
+    for _ in range(_MAX_INCLUDES):
+        included: list[str] = []
+        for name in pending:
+            path = normpath(join(workdir, name))
+            if path in seen:
+                continue
+            seen.add(path)
+            for raw in (tree.text(path) or "").splitlines():
+                line = raw.split(" #", 1)[0].strip()
+                if line.startswith(("-r", "-c")):
+                    included.append(join(dirname(name), line[2:].strip()))
+                elif line and not line.startswith(("-", "#")):
+                    lines.append(line)
+        pending = included
+    return lines
+
+
+def _uv(tree: Tree, workdir: str, lock: str, pyproject: dict[str, Any] | None) -> Inferred:
+    words, sources, has_pytest = _uv_setup(pyproject)
+    setup = in_directory(shell_words(words), lock, workdir)
+    if not has_pytest:
+        date = max(tree.committed(), _PYTEST_FLOOR)
+        setup += f" && uv pip install --exclude-newer {date} pytest"
+        sources.append(f"pytest (uploaded before {date}, the base commit's date or later)")
+    test = f"uv run --frozen --no-sync python {_PYTEST_TEST_COMMAND}"
+    return Inferred(
+        ("python", "uv"),
+        setup,
+        test,
+        "",
+        {"toolchains": "uv.lock", "setupCommand": ", ".join(dict.fromkeys(sources))},
+    )
+
+
+def _pip(
+    tree: Tree,
+    workdir: str,
+    pyproject: dict[str, Any] | None,
+    local: Mapping[str, str],
+    python: str | None,
+) -> tuple[Inferred, bool]:
+    """The venv and pip setup, and whether setup.py builds extension modules."""
+    plan = _pip_plan(tree, workdir, pyproject)
+    if "pytest" not in plan.names():
+        plan.requirements.append("pytest")
+        plan.sources.append("pytest")
+    compiled = _builds_extensions(tree, workdir)
+    if compiled:
+        plan.requirements.append("setuptools")  # to rebuild offline, when the tests run
+    requires = _table(pyproject, "project").get("requires-python")
+    requirements = _requirement_lines(tree, workdir, plan, pyproject)
+    pythons, why = pythons_for(requires, requirements=requirements, local=local)
+    if python is not None:
+        pythons = pythons[pythons.index(python) :] if python in pythons else (python,)
+        why = "a retry: the newer Pythons could not collect the changed tests"
+    pip = [".venv/bin/python", "-m", "pip", "install", *plan.options, *plan.requirements]
+    setup = f"{python_command(pythons[0])} -m venv .venv && {shell_words(pip)}"
+    sources = {
+        "toolchains": f"pyproject.toml / setup.py: Python {pythons[0]} ({why})",
+        "setupCommand": ", ".join(dict.fromkeys(plan.sources)),
+    }
+    return Inferred(("python",), setup, "", "", sources, pythons), compiled
+
+
+def infer_python(
+    tree: Tree,
+    workdir: str,
+    test_files: Sequence[str],
+    *,
+    local: Mapping[str, str] = IMAGE_PYTHONS,
+    python: str | None = None,
+) -> Inferred:
+    """The Python environment of the project at `workdir`.
+
+    `local` maps the sandbox's Python commands to the versions they run (default the image's);
+    `python` (`3.11`, one of an earlier result's `pythons`) replaces the chosen interpreter.
+    """
     pyproject = tree.toml(join(workdir, "pyproject.toml"))
     runner, runner_source = _runner(tree, workdir, pyproject, test_files)
     test_source = runner_source if runner == "pytest" else f"{runner} through pytest"
     lock = tree.nearest(workdir, ("uv.lock",))
     if lock is not None:
-        words, sources, has_pytest = _uv_setup(pyproject)
-        setup = in_directory(shell_words(words), lock, workdir)
-        if not has_pytest:
-            setup += " && uv pip install pytest"
-            sources.append("pytest")
-        test = f"uv run --frozen --no-sync python {_PYTEST_TEST_COMMAND}"
-        toolchains: tuple[str, ...] = ("python", "uv")
+        found = _uv(tree, workdir, lock, pyproject)
+        test = found.test_command
     else:
-        plan = _pip_plan(tree, workdir, pyproject)
-        if "pytest" not in plan.names():
-            plan.requirements.append("pytest")
-            plan.sources.append("pytest")
-        compiled = _builds_extensions(tree, workdir)
-        if compiled:
-            plan.requirements.append("setuptools")  # to rebuild offline, when the tests run
-        pip = [".venv/bin/python", "-m", "pip", "install", *plan.options, *plan.requirements]
-        version = python_for(_table(pyproject, "project").get("requires-python"))
-        python = "python3" if version == DEFAULT_PYTHON else f"python{version}"
-        setup = f"{python} -m venv .venv && {shell_words(pip)}"
-        sources = plan.sources
+        found, compiled = _pip(tree, workdir, pyproject, local, python)
         test = f".venv/bin/python {_PYTEST_TEST_COMMAND}"
         if compiled:
             test = f"{_REBUILD}; {test}"
             test_source += "; setup.py builds extensions: rebuilt in place first"
-        toolchains = ("python",)
-    return Inferred(
-        toolchains=toolchains,
-        setup_command=setup,
-        test_command=test,
-        runner=runner,
-        sources={
-            "toolchains": "uv.lock" if lock is not None else "pyproject.toml / setup.py",
-            "setupCommand": ", ".join(dict.fromkeys(sources)),
-            "testCommand": test_source,
-            "runner": runner_source,
-        },
-    )
+    sources = {**found.sources, "testCommand": test_source, "runner": runner_source}
+    return replace(found, test_command=test, runner=runner, sources=sources)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import tomllib
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from posixpath import dirname, join, normpath
 from typing import Any
@@ -44,6 +45,12 @@ class Tree:
                 name = path.decode("utf-8", "surrogateescape")
                 self._files[name] = (oid.decode("ascii"), int(size))
         self._loaded = True
+
+    def committed(self) -> str:
+        """The commit's committer date in UTC, `2021-05-01T12:00:00Z`: what was published by
+        then is what the project was tested with."""
+        stamp = int(git(self.repo, "show", "-s", "--format=%ct", self.commit).strip())
+        return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def files(self) -> tuple[str, ...]:
         """Every regular file's path, sorted."""

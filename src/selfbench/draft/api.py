@@ -9,7 +9,11 @@ line of `candidates.jsonl`), `out_dir` the tasks directory. The result is a `Dra
 
 1. split the change (`split.split_change`): test patch, gold patch;
 2. the environment (`infer.infer_environment`, overridden by `selfbench.toml` or `--config`);
-3. run, read, decide (`run.observe`, `run.decide`): selectors from observed outcomes;
+3. run, read, decide (`run.observe`, `run.decide`): selectors from observed outcomes; when
+   the candidate is rejected and a changed test file was collected neither at the base nor with
+   the gold patch under the inferred Python, again under the next older one of the image's the
+   local sandbox has (`Environment.pythons`), and a rejection names each interpreter and its
+   error;
 4. the draft instruction (`instruction.draft_instruction`);
 5. the static audit (`task.judge_task`) on the finished task, then one atomic write of
    `definition.json`, `test.patch`, `gold.patch` and the sidecar `draft.json` (marked draft:
@@ -25,9 +29,9 @@ from __future__ import annotations
 import posixpath
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,6 +40,7 @@ from selfbench._git import git
 from selfbench._json import dumps_pretty
 from selfbench.audit import THRESHOLDS
 from selfbench.contract import AUTHORING_DEFAULTS, Difficulty
+from selfbench.draft._python import python_command
 from selfbench.draft.config import DraftConfig, merge_configs, repo_config
 from selfbench.draft.infer import (
     FILE_SELECTOR_RUNNERS,
@@ -51,6 +56,7 @@ from selfbench.draft.run import (
     Observation,
     Plan,
     RunSample,
+    collection_error,
     decide,
     observe,
 )
@@ -58,6 +64,7 @@ from selfbench.draft.split import SplitChange, is_runnable_test, split_change
 from selfbench.errors import DraftError, SandboxError, SelfbenchError, translating
 from selfbench.mine.candidate import CandidateModel
 from selfbench.task import DEFINITION_FILE, GOLD_PATCH_FILE, TEST_PATCH_FILE, judge_task
+from selfbench.toolchains import sandbox_pythons
 from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions
 
 __all__ = [
@@ -94,6 +101,10 @@ class DraftOptions:
     source_url_base: str | None = None
     """For a candidate with a pull request number but no URL (history without a GitHub
     remote): the task's `sourceUrl` is `<base>/pull/<number>`."""
+    pythons: Mapping[str, str] | None = None
+    """The local sandbox's Python commands (`python3`, `python3.11`) and the `major.minor` each
+    runs, among which the interpreter is chosen; default found on this machine
+    (`toolchains.sandbox_pythons`)."""
 
 
 Status = Literal["drafted", "rejected"]
@@ -187,6 +198,8 @@ def draft_candidate(
         SandboxError: this machine cannot create the isolated workspace.
     """
     options = options or DraftOptions()
+    if options.pythons is None:
+        options = replace(options, pythons=sandbox_pythons())
     started = time.monotonic()
     target = out_dir / candidate.id
     logs = _logs_for(options, candidate.id)
@@ -221,7 +234,13 @@ def _prepare(repo: Path, candidate: CandidateModel, options: DraftOptions) -> _P
         split = split_change(repo, candidate)
         config = merge_configs(repo_config(repo, candidate.baseCommit), options.config)
         config = config or DraftConfig()
-        environment = infer_environment(repo, candidate.baseCommit, split.test_files, config)
+        environment = infer_environment(
+            repo,
+            candidate.baseCommit,
+            split.test_files,
+            config,
+            local_pythons=_local_pythons(options),
+        )
     except SelfbenchError as exc:  # DraftError, or GitError reading the base
         raise _Rejected(str(exc)) from None
     plan = _plan(repo, candidate, split, environment, config)
@@ -260,20 +279,12 @@ def _draft(
     if target.exists() and not options.replace:
         raise _Rejected(f"{target} already exists (--replace overwrites it)")
     prepared = _prepare(repo, candidate, options)
-    observation = _observe(repo, prepared, options, logs)
-    environment = prepared.environment
-    try:
-        decision = decide(
-            observation,
-            difficulty=candidate.difficulty,
-            selector_of=lambda name: selector_of(environment.runner, name),
-            by_file=environment.runner in FILE_SELECTOR_RUNNERS,
-            cap=_first(options.pass_to_pass_cap, prepared.config.passToPassCap, DEFAULT_P2P_CAP),
-            neighbours=prepared.plan.neighbours,
-        )
-    except DraftError as exc:  # a reported name that says no selector
-        raise _Rejected(str(exc)) from None
-    evidence = draft_evidence(candidate, environment, observation, decision, logs)
+    prepared, observation, decision, retries = _observe_pythons(
+        repo, candidate, prepared, options, logs
+    )
+    evidence = draft_evidence(candidate, prepared.environment, observation, decision, logs)
+    if retries:
+        evidence["pythonRetries"] = list(retries)
     if decision.reason is not None:
         raise _Rejected(decision.reason, evidence)
     split = prepared.split
@@ -292,6 +303,82 @@ def _draft(
     except DraftError as exc:
         raise _Rejected(str(exc), evidence) from None
     return evidence
+
+
+def _decide(
+    candidate: CandidateModel, prepared: _Prepared, observation: Observation, cap: int
+) -> Decision:
+    environment = prepared.environment
+    try:
+        return decide(
+            observation,
+            difficulty=candidate.difficulty,
+            selector_of=lambda name: selector_of(environment.runner, name),
+            by_file=environment.runner in FILE_SELECTOR_RUNNERS,
+            cap=cap,
+            neighbours=prepared.plan.neighbours,
+        )
+    except DraftError as exc:  # a reported name that says no selector
+        raise _Rejected(str(exc)) from None
+
+
+def _observe_pythons(
+    repo: Path, candidate: CandidateModel, prepared: _Prepared, options: DraftOptions, logs: Path
+) -> tuple[_Prepared, Observation, Decision, tuple[str, ...]]:
+    """Observe and decide under the inferred Python, then, while the candidate is rejected and
+    a changed test file is collected neither at the base nor with the gold patch, under each
+    older one; a rejection with no Python left names each one's error. An ordinary
+    fail-to-pass test (failing at the base only) never retries.
+
+    The retries' logs go under `logs/python3.X/`; the failures come back, one line each."""
+    cap = _first(options.pass_to_pass_cap, prepared.config.passToPassCap, DEFAULT_P2P_CAP)
+    failures: list[str] = []
+    where = logs
+    while True:
+        observation = _observe(repo, prepared, options, where)
+        decision = _decide(candidate, prepared, observation, cap)
+        found = collection_error(observation) if decision.reason is not None else None
+        pythons = prepared.environment.pythons
+        if found is None or not pythons:
+            return prepared, observation, decision, tuple(failures)
+        file, error, log = found
+        interpreter = _interpreter(pythons[0], _local_pythons(options))
+        failures.append(f"under {interpreter}: {error} in the collection of {file} (log {log})")
+        if len(pythons) < 2:
+            rejected = replace(decision, reason="; ".join(failures))
+            return prepared, observation, rejected, tuple(failures)
+        prepared = _with_python(repo, candidate, prepared, options, pythons[1])
+        where = logs / f"python{pythons[1]}"
+        where.mkdir(parents=True, exist_ok=True)
+
+
+def _interpreter(version: str, local: Mapping[str, str]) -> str:
+    """`Python 3.12 (python3)`: the version the local sandbox's command runs, and the command."""
+    command = python_command(version)
+    return f"Python {local.get(command, version)} ({command})"
+
+
+def _local_pythons(options: DraftOptions) -> Mapping[str, str]:
+    return options.pythons if options.pythons is not None else sandbox_pythons()
+
+
+def _with_python(
+    repo: Path, candidate: CandidateModel, prepared: _Prepared, options: DraftOptions, python: str
+) -> _Prepared:
+    """The same candidate prepared under another of the image's Pythons."""
+    try:
+        environment = infer_environment(
+            repo,
+            candidate.baseCommit,
+            prepared.split.test_files,
+            prepared.config,
+            local_pythons=_local_pythons(options),
+            python=python,
+        )
+    except SelfbenchError as exc:  # pragma: no cover - inferred once already
+        raise _Rejected(str(exc)) from None
+    plan = _plan(repo, candidate, prepared.split, environment, prepared.config)
+    return replace(prepared, environment=environment, plan=plan)
 
 
 def _first(*values: int | None) -> int:
@@ -493,5 +580,8 @@ def draft_candidates(
             on_done(result)
         return result
 
+    options = options or DraftOptions()
+    if options.pythons is None:
+        options = replace(options, pythons=sandbox_pythons())  # found once for every candidate
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         return list(pool.map(one, candidates))

@@ -24,14 +24,14 @@ it passes the audit's rules 6 to 8 whatever the selectors.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from posixpath import commonpath, dirname, splitext
 
 from selfbench.draft._inferred import Inferred
 from selfbench.draft._node import NODE_MANIFESTS, infer_node
-from selfbench.draft._python import PYTHON_MANIFESTS, infer_python
+from selfbench.draft._python import IMAGE_PYTHONS, PYTHON_MANIFESTS, infer_python
 from selfbench.draft._tree import Tree
 from selfbench.draft.config import CONFIG_FILE, RUNNERS, DraftConfig
 from selfbench.errors import DraftError
@@ -83,6 +83,9 @@ class Environment:
     sources: dict[str, str] = field(default_factory=dict)
     """Where each value came from, by definition key (`setupCommand`, …)."""
     workdir: str = "."
+    pythons: tuple[str, ...] = ()
+    """The image's Pythons the inferred setup may use, its own first, then the older ones a
+    draft retries under (empty when the setup command or toolchains are configured)."""
 
 
 def _ecosystem(test_files: Sequence[str]) -> str | None:
@@ -134,9 +137,15 @@ def _cargo(workdir: str) -> Inferred:
     )
 
 
-def _inferred(tree: Tree, ecosystem: str, workdir: str, test_files: Sequence[str]) -> Inferred:
+def _inferred(
+    tree: Tree,
+    ecosystem: str,
+    workdir: str,
+    test_files: Sequence[str],
+    pythons: tuple[Mapping[str, str], str | None],
+) -> Inferred:
     if ecosystem == "python":
-        return infer_python(tree, workdir, test_files)
+        return infer_python(tree, workdir, test_files, local=pythons[0], python=pythons[1])
     if ecosystem == "node":
         return infer_node(tree, workdir, test_files)
     if ecosystem == "go":
@@ -160,10 +169,15 @@ def infer_environment(
     config: DraftConfig | None,
     *,
     config_source: str = CONFIG_FILE,
+    local_pythons: Mapping[str, str] = IMAGE_PYTHONS,
+    python: str | None = None,
 ) -> Environment:
     """The environment the tests need at `commit`, from the repository's files and `config`.
 
-    `test_files` are repository paths (the split's `test_files`).
+    `test_files` are repository paths (the split's `test_files`); `local_pythons` maps the
+    local sandbox's Python commands (`python3.11`) to the `major.minor` each runs (default the
+    image's); `python` (`3.11`, one of an earlier result's `pythons`) replaces the inferred
+    interpreter.
 
     Raises:
         DraftError: the ecosystem or runner cannot be inferred and `config` does not say.
@@ -183,7 +197,7 @@ def infer_environment(
         base = Inferred((), "", "", "", {})
     else:
         assert ecosystem is not None  # noqa: S101 - refused above
-        base = _inferred(tree, ecosystem, workdir, test_files)
+        base = _inferred(tree, ecosystem, workdir, test_files, (local_pythons, python))
     return _override(base, workdir, config, config_source)
 
 
@@ -213,6 +227,7 @@ def _override(base: Inferred, workdir: str, config: DraftConfig, source: str) ->
         runner=runner,
         sources=sources,
         workdir=workdir,
+        pythons=() if config.setupCommand or config.toolchains else base.pythons,
     )
 
 

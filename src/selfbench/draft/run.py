@@ -57,6 +57,7 @@ __all__ = [
     "Observation",
     "Plan",
     "RunSample",
+    "collection_error",
     "decide",
     "observe",
     "provisional_command",
@@ -73,6 +74,9 @@ _MARKER_RE = re.compile(
 _PROVISIONAL_ID = "draft-provisional"
 _LOG_CUT = "\nselfbench: log cut at "
 _PROVISIONAL_URL = "https://example.com/selfbench/draft"
+_ERROR_LINE_RE = re.compile(
+    r"(?:E\s+|ERROR \S+ - )?((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)(?:: .{1,200})?)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +111,9 @@ class FileRun:
     file: str
     exit_code: int
     outcomes: Outcomes
+    error: str | None = None
+    """The last exception line of a failed run that reported no test of its own (a collection
+    error: `ModuleNotFoundError: No module named 'pkg_resources'`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,10 +337,37 @@ def _file_runs(plan: Plan, segment: str) -> list[tuple[FileRun, ...]] | str:
         file, code = plan.test_files[index], int(match[4] or "-1")
         output = segment[begun.pop((index, repeat)) : match.start()]
         command = plan.test_command.replace(PLACEHOLDER, quote(file))
-        runs[repeat].append(FileRun(file, code, parse_outcomes(command, output, code)))
+        outcomes = parse_outcomes(command, output, code)
+        runs[repeat].append(
+            FileRun(file, code, outcomes, _collection_error(file, outcomes, output))
+        )
     if any(len(files) != len(plan.test_files) for files in runs.values()):
         return "the test command did not run every test file (timed out?)"
     return [tuple(runs[repeat]) for repeat in sorted(runs)]
+
+
+def _collection_error(file: str, outcomes: Outcomes, output: str) -> str | None:
+    """A failed run's last exception line when it named no test but the file itself."""
+    if outcomes.exit_code == 0 or any(name != file for name, _ in outcomes.tests):
+        return None
+    found = None
+    for line in output.splitlines():
+        match = _ERROR_LINE_RE.fullmatch(line.strip())
+        if match is not None:
+            found = match[1]
+    return found or f"exit {outcomes.exit_code}"
+
+
+def collection_error(observation: Observation) -> tuple[str, str, str] | None:
+    """A test file collected at neither the base nor with the gold patch (the environment's
+    fault, not the change's): the file, its error and the base log; None when there is none."""
+    if observation.reason is not None or not observation.base or not observation.gold:
+        return None
+    base, gold = observation.base[0], observation.gold[0]
+    for at_base, with_gold in zip(base.files, gold.files, strict=False):
+        if at_base.error is not None and with_gold.error is not None:
+            return at_base.file, at_base.error, base.log
+    return None
 
 
 # --- the decision (pure) --------------------------------------------------------------------
