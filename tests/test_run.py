@@ -390,7 +390,12 @@ def test_setup_env_reaches_drafting_and_validation_and_only_its_name_is_stored(
 
     out = tmp_path / "bench.tar.gz"
     assert main([*_argv(history, out, "--setup-env", "SELFBENCH_PROBE", easy=1)]) == 0
-    assert "accepted pr-1 (easy)" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "accepted pr-1 (easy)" in shown
+    # each stage is named as it starts, so a minute of drafting is not a silent one
+    stages = ("drafting", "authoring", "auditing", "compiling", "validating", "coupling check")
+    started = [line.split(" pr-1 ")[0] for line in shown.splitlines() if " pr-1 (easy)…" in line]
+    assert started == list(stages)
     run_dir = out.with_name("bench.run")
     assert json.loads((run_dir / "inputs.json").read_text())["setupEnv"] == ["SELFBENCH_PROBE"]
     written = [out, *run_dir.rglob("*")]

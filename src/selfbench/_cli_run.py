@@ -84,6 +84,10 @@ class _Watcher:
             self.states[state.id] = state
             if state.finished:
                 self._finished(state)
+            elif state.next is not None and kind in ("start", "step"):
+                # each stage of each candidate is named as it starts: drafting alone runs setup
+                # and the tests several times, a minute or two of a real project's time
+                self.console.print(f"{_DOING[state.next]} {state.id} ({state.tier})…")
             self._refresh(state.tier)
 
     def _finished(self, state: CandidateState) -> None:
