@@ -512,3 +512,40 @@ def test_a_run_whose_registry_the_sandbox_cannot_trust_stops_before_mining(
     trusted = HostNetwork.detect({"SSL_CERT_FILE": str(private_registry.trusting)})
     setup_env = (("PIP_INDEX_URL", f"{private_registry.url}/simple/"),)
     probe_registries(probes, host_network=trusted, setup_env=setup_env)
+
+
+@pytest.mark.parametrize(
+    ("files", "probed"),
+    [
+        (["pyproject.toml", "src/a.py"], ["Python"]),
+        (["setup.py"], ["Python"]),
+        (["package.json", "pnpm-lock.yaml"], ["npm"]),
+        (["go.mod", "main.go"], ["Go"]),
+        (["Cargo.toml", "src/lib.rs"], ["Cargo"]),
+        (["pyproject.toml", "package.json"], ["Python", "npm"]),
+        (["README.md", "web/package.json"], []),  # only the root's manifests say
+    ],
+)
+def test_the_root_manifests_say_which_registries_are_probed(
+    tmp_path: Path, files: list[str], probed: list[str]
+) -> None:
+    from run_history import git  # noqa: PLC0415
+    from selfbench.validate.network_probe import ecosystems  # noqa: PLC0415
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "--quiet")
+    for name in files:
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text("{}\n")
+    git(repo, "add", "--all")
+    git(repo, "commit", "--quiet", "-m", "files")
+    assert [probe.name for probe in ecosystems(repo, "HEAD")] == probed
+
+
+@sandboxed
+def test_a_client_the_sandbox_lacks_is_not_the_networks_failure(tmp_path: Path) -> None:
+    from selfbench.validate.network_probe import Probe, probe_registries  # noqa: PLC0415
+
+    missing = Probe("Nothing", ("x",), "no-such-registry-client ping")
+    probe_registries((missing,), host_network=HostNetwork())

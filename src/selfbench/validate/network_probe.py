@@ -40,8 +40,13 @@ PROBES = (
         "python3 -m pip index versions pip --retries 0 --timeout 20 --disable-pip-version-check",
     ),
     Probe("npm", ("package.json",), "npm ping --fetch-retries=0 --fetch-timeout=20000"),
+    Probe("Go", ("go.mod",), "go list -m -versions golang.org/x/mod"),
+    Probe("Cargo", ("Cargo.toml",), "cargo search --limit 1 serde"),
 )
-"""The ecosystems probed (pip's `index versions` reads one index page; `npm ping` one URL)."""
+"""The ecosystems probed: pip's `index versions` reads one index page, `npm ping` one URL, `go
+list -m -versions` one module's list from the module proxy, `cargo search` one query of the
+registry. A client the sandbox does not have (the image's Go and Cargo come with a task's
+toolchains) exits 127, which is not the network's failure: that ecosystem goes unprobed."""
 
 _SECONDS = 60.0
 
