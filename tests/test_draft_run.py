@@ -380,7 +380,7 @@ def test_decide_an_unchanged_neighbour_gives_only_pass_to_pass() -> None:
 
 IMPORT_FAILURE = (
     "Traceback (most recent call last):\n"
-    '  File "/work/.venv/lib/python3.12/site-packages/_pytest/config/__init__.py", line 9\n'
+    '  File "/project/.venv/lib/python3.12/site-packages/_pytest/config/__init__.py", line 9\n'
     "    import pkg_resources\n"
     "ModuleNotFoundError: No module named 'pkg_resources'\n"
 )

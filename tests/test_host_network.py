@@ -141,7 +141,7 @@ def test_proxies_are_passed_in_both_spellings_and_nothing_is_carried_without_var
 FAILURE_LINES = [
     # (the tool, a line it prints, the kind)
     ("uv", "  Caused by: invalid peer certificate: UnknownIssuer", "tls"),
-    ("pip", ("Could not fetch URL https://pypi.org/simple/six/: There was a problem confirming "
+    ("pip", ("Could not fetch URL https://ix.example/simple/six/: There was a problem confirming "
      "the ssl certificate: HTTPSConnectionPool(...): Max retries exceeded (Caused by "
      "SSLError(SSLCertVerificationError(1, '[SSL: CERTIFICATE_VERIFY_FAILED] certificate "
      "verify failed: self-signed certificate in certificate chain (_ssl.c:1006)')))"), "tls"),
@@ -157,11 +157,11 @@ FAILURE_LINES = [
     ("cargo", ("  [60] SSL peer certificate or SSH remote key was not OK (SSL certificate "
      "problem: self signed certificate in certificate chain)"), "tls"),
     ("pip", ("ERROR: Could not install packages due to an OSError: HTTPSConnectionPool("
-     "host='files.pythonhosted.org', port=443): Max retries exceeded with url: /x (Caused by "
+     "host='files.example', port=443): Max retries exceeded with url: /x (Caused by "
      "NewConnectionError('<...>: Failed to establish a new connection: [Errno -3] Temporary "
      "failure in name resolution'))"), "dns"),
-    ("npm", ("npm error request to https://registry.npmjs.org/x failed, reason: getaddrinfo "
-     "EAI_AGAIN registry.npmjs.org"), "dns"),
+    ("npm", ("npm error request to https://registry.example/x failed, reason: getaddrinfo "
+     "EAI_AGAIN registry.example"), "dns"),
     ("uv", ("  Caused by: dns error: failed to lookup address information: Name or service not "
      "known"), "dns"),
     ("npm", "npm error code ECONNREFUSED", "refused"),
