@@ -24,6 +24,7 @@ from selfbench._cli_eval import _LiveTable
 from selfbench.cli import main
 from selfbench.evaluate import EvalError, Recheck, build_summary, read_results, render_report
 from selfbench.evaluate.results import RESULTS_FILE, open_results
+from selfbench.evaluate.summary import AgentSummary, Failure, Summary
 
 INFRA: dict[str, Any] = {
     "passed": False,
@@ -273,3 +274,34 @@ def test_any_extra_lines_are_records_or_reported(tmp_path: Path, lines: list[str
     assert len(log.corrupt) + blank <= len(lines)
     assert all(": corrupt line skipped: " in line for line in log.corrupt)
     assert record("t1", "oracle").key in log.trials
+
+
+def _agent(name: str, *, counted: int, task: int, infrastructure: int) -> AgentSummary:
+    return AgentSummary(name, counted, 0, (), None, None, None, None, None, counted, task,
+                        infrastructure)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("counted", "task", "infrastructure", "unmeasured"),
+    [
+        (0, 0, 2, True),  # every trial failed on the infrastructure: nothing measured
+        (1, 0, 1, False),  # one trial counted
+        (0, 1, 1, False),  # one trial was the task's: the agent ran
+        (0, 0, 0, False),  # no trial at all (an empty benchmark) is not a failure
+    ],
+)
+def test_eval_fails_when_nothing_of_an_agent_was_measured(
+    counted: int, task: int, infrastructure: int, unmeasured: bool
+) -> None:
+    from selfbench._cli_eval import _unmeasured  # noqa: PLC0415
+
+    agent = _agent("a", counted=counted, task=task, infrastructure=infrastructure)
+    failure = Failure("t1", "a", 1, "infrastructure", "setup: setupCommand failed (exit 1)")
+    summary = Summary("b", 1, 1, (agent,), (), (failure,), ())
+    expected = [
+        (
+            "every trial of a failed on the infrastructure, so nothing was measured "
+            "(first: setup: setupCommand failed (exit 1))"
+        )
+    ]
+    assert _unmeasured(summary) == (expected if unmeasured else [])

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from selfbench._fs import open_beneath
 from selfbench.bundle import layout
-from selfbench.errors import EvalError, SelfbenchError
+from selfbench.errors import EvalError, SelfbenchError, SetupNetworkError
 from selfbench.evaluate.agents import (
     INSTRUCTION_ENV,
     INSTRUCTION_FILE_ENV,
@@ -50,7 +50,6 @@ from selfbench.evaluate.classify import TrialFacts
 from selfbench.toolchains import provision_task
 from selfbench.validate.cgroup import Limits
 from selfbench.validate.checks import phase_reason, run_outcomes, verifier_commands
-from selfbench.validate.host_network import SetupNetworkError
 from selfbench.validate.phases import COLLECT_SECONDS, AgentPhase, LocalOptions, TaskPhases
 from selfbench.validate.sandbox import (
     LOG_LIMIT,

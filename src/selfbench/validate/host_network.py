@@ -26,8 +26,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from selfbench.errors import SetupNetworkError
-
 __all__ = [
     "CA_DIRECTORY_VARIABLES",
     "CA_FILE_VARIABLES",
@@ -36,7 +34,6 @@ __all__ = [
     "TRUST_VARIABLES",
     "HostNetwork",
     "NetworkFailure",
-    "SetupNetworkError",
     "announce_once",
     "describe_failure",
     "network_failure",

@@ -36,7 +36,13 @@ from selfbench.bundle.render_prepare import (
     prepare_script,
 )
 from selfbench.contract import TaskDefinition
-from selfbench.errors import BundleError, InputError, SelfbenchError, translating
+from selfbench.errors import (
+    BundleError,
+    InputError,
+    SelfbenchError,
+    SetupNetworkError,
+    translating,
+)
 from selfbench.toolchains.versions import expand_toolchains
 from selfbench.validate import _scripts
 from selfbench.validate.checks import (
@@ -47,7 +53,6 @@ from selfbench.validate.checks import (
 )
 from selfbench.validate.host_network import (
     HostNetwork,
-    SetupNetworkError,
     describe_failure,
     network_failure,
 )
