@@ -127,8 +127,9 @@ def _row(action: argparse.Action) -> str:
         notes.append(f"default: {action.default}")
     help_text = _cell(action.help or "")
     if notes:
-        help_text += f" ({_cell(', '.join(notes))})"
-    return f"| `{invocation}` | {help_text.strip()} |"
+        note = _cell(", ".join(notes))
+        help_text = f"{help_text} ({note})" if help_text else note
+    return f"| `{invocation}` | {help_text} |"
 
 
 def _sentence(text: str) -> str:
