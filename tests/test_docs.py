@@ -7,6 +7,7 @@ is generated from the parser, and every relative link of README and the pages na
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import subprocess
@@ -106,3 +107,14 @@ def test_the_reference_escapes_markdown_in_help_texts() -> None:
     assert page.startswith(
         "# tool go\n\nRun it.\n\n```text\nusage: tool go [-h] [--env local|harbor]"
     )
+
+
+def test_every_command_has_a_guide() -> None:
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")
+    assert spec is not None
+    assert spec.loader is not None
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    assert set(hooks.GUIDES) == set(_subcommands())
+    for guide in hooks.GUIDES.values():
+        assert (ROOT / "docs" / guide.split("#")[0]).is_file(), guide

@@ -9,6 +9,7 @@ parser's commands and arguments, so this module reads its documented-by-conventi
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 
 __all__ = ["REFERENCE_DIR", "render_cli_reference"]
 
@@ -30,12 +31,19 @@ _ESCAPED = str.maketrans(
 )
 
 
-def render_cli_reference(parser: argparse.ArgumentParser) -> dict[str, str]:
-    """Render one page per subcommand of `parser` and an index: {path in the docs: Markdown}."""
+def render_cli_reference(
+    parser: argparse.ArgumentParser, *, guides: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Render one page per subcommand of `parser` and an index: {path in the docs: Markdown}.
+
+    `guides` maps a command to the docs page (relative to the docs root) that explains it; each
+    command's page links there.
+    """
     commands = _commands(parser)
     pages = {f"{REFERENCE_DIR}/index.md": _render_index(parser, commands)}
     for name, (summary, command) in commands.items():
-        pages[f"{REFERENCE_DIR}/{name}.md"] = _render_command(command, summary)
+        guide = (guides or {}).get(name)
+        pages[f"{REFERENCE_DIR}/{name}.md"] = _render_command(command, summary, guide)
     return pages
 
 
@@ -77,12 +85,14 @@ def _render_index(
     )
 
 
-def _render_command(command: argparse.ArgumentParser, summary: str) -> str:
+def _render_command(command: argparse.ArgumentParser, summary: str, guide: str | None) -> str:
     lines = [f"# {command.prog}", ""]
     if summary:
         lines += [_text(_sentence(summary)), ""]
     if command.description:
         lines += [_text(command.description), ""]
+    if guide:
+        lines += [f"What it does and why: [the guide](../{guide}).", ""]
     lines += [_usage_block(command), "", *_render_groups(command, skip_commands=False)]
     if command.epilog:
         lines += [_text(command.epilog), ""]
