@@ -10,6 +10,7 @@ import argparse
 import importlib.util
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -118,3 +119,21 @@ def test_every_command_has_a_guide() -> None:
     assert set(hooks.GUIDES) == set(_subcommands())
     for guide in hooks.GUIDES.values():
         assert (ROOT / "docs" / guide.split("#")[0]).is_file(), guide
+
+
+@pytest.mark.parametrize(
+    "page", [README, ROOT / "docs" / "getting-started.md"], ids=["README", "getting-started"]
+)
+def test_the_walk_through_commands_parse(page: Path) -> None:
+    blocks = re.findall(
+        r"^```sh\n(.*?)^```", page.read_text(encoding="utf-8"), re.DOTALL | re.MULTILINE
+    )
+    commands = [
+        shlex.split(line, comments=True)
+        for block in blocks
+        for line in block.replace("\\\n", " ").splitlines()
+        if line.startswith("selfbench ")
+    ]
+    assert len(commands) >= 5
+    for words in commands:
+        build_parser().parse_args(words[1:])  # exits (a test failure) on a command it refuses
