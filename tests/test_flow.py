@@ -1,8 +1,8 @@
 """The one-step flow: authored task directories → compile → validate → export, no extra flags.
 
-The README's walk-through, command for command, on a real repository; and compile's refusals of
-a base or patches that cannot make a task (a merge commit, a `--no-prefix` patch, a patch that
-does not apply), before anything runs.
+The getting-started walk-through (docs/), command for command, on a real repository; and
+compile's refusals of a base or patches that cannot make a task (a merge commit, a `--no-prefix`
+patch, a patch that does not apply), before anything runs.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from selfbench._cli_toolchains import add_toolchains_command
 from selfbench._cli_validate import add_validate_command
 from selfbench.errors import EXIT_INPUT, EXIT_OK, EXIT_REJECTED, SelfbenchError
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -107,6 +107,9 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", metavar="DIR", help="where the export goes (default: a temp dir)")
     demo.set_defaults(run=_demo)
     return parser
+
+
+build_parser = _parser
 
 
 def _add_agent_commands(commands: Any) -> None:
