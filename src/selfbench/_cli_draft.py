@@ -13,7 +13,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_common import add_setup_options, print_json, progress, setup_options
+from selfbench._cli_common import (
+    add_jobs_option,
+    add_json_option,
+    add_repo_option,
+    add_setup_options,
+    add_source_url_option,
+    jobs,
+    print_json,
+    progress,
+    setup_options,
+)
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, DraftError
 
 if TYPE_CHECKING:
@@ -52,8 +62,7 @@ def _draft(args: argparse.Namespace) -> int:
     from selfbench.validate.local import MIN_RERUNS, LocalOptions  # noqa: PLC0415
     from selfbench.validate.sandbox import require_sandbox  # noqa: PLC0415
 
-    if args.jobs < 1:
-        raise DraftError("-j must be at least 1")
+    workers = jobs(args)
     if args.reruns is not None and args.reruns < MIN_RERUNS:
         raise DraftError(f"--reruns must be at least {MIN_RERUNS}")
     repo = Path(args.repo)
@@ -75,7 +84,7 @@ def _draft(args: argparse.Namespace) -> int:
     )
     with progress(len(candidates), "drafting", ("drafted", "rejected"), _judged) as on_done:
         results = draft_candidates(
-            repo, candidates, Path(args.out), options, jobs=args.jobs, on_done=on_done
+            repo, candidates, Path(args.out), options, jobs=workers or 1, on_done=on_done
         )
     if args.json:
         print_json([result.to_json() for result in results])
@@ -118,13 +127,13 @@ def add_draft_command(commands: Any) -> None:
     draft.add_argument(
         "candidates", nargs="+", metavar="CANDIDATE_OR_ID", help="a candidate file, or an id"
     )
-    draft.add_argument("--repo", required=True, help="the repository the candidates came from")
+    add_repo_option(draft, required=True, help="the repository the candidates came from")
     draft.add_argument("--out", required=True, metavar="TASKS_DIR", help="where tasks are written")
     draft.add_argument(
         "--candidates", dest="candidates_file", metavar="FILE", help="candidates.jsonl for ids"
     )
     draft.add_argument("--config", metavar="FILE", help="a selfbench.toml to use instead")
-    draft.add_argument("-j", "--jobs", type=int, default=1, help="candidates drafted at once")
+    add_jobs_option(draft, what="candidates drafted")
     draft.add_argument(
         "--reruns",
         type=int,
@@ -137,10 +146,6 @@ def add_draft_command(commands: Any) -> None:
     )
     add_setup_options(draft)
     draft.add_argument("--replace", action="store_true", help="overwrite existing task dirs")
-    draft.add_argument(
-        "--source-url",
-        metavar="BASE",
-        help="pull request URLs are BASE/pull/N when the candidates have none",
-    )
-    draft.add_argument("--json", action="store_true", help="print the results as JSON")
+    add_source_url_option(draft, what="tasks of candidates without a pull request URL")
+    add_json_option(draft)
     draft.set_defaults(run=_draft)

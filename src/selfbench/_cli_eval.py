@@ -13,8 +13,16 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_common import add_setup_options, setup_options
-from selfbench.errors import EXIT_OK, EXIT_REJECTED
+from selfbench._cli_common import (
+    add_jobs_option,
+    add_json_option,
+    add_resume_option,
+    add_setup_options,
+    jobs,
+    resume_dir,
+    setup_options,
+)
+from selfbench.errors import EXIT_OK, EXIT_REJECTED, InputError
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -23,6 +31,8 @@ if TYPE_CHECKING:
     from selfbench.evaluate.summary import Summary
 
 __all__ = ["add_eval_commands"]
+
+_RESULTS = Path("results")
 
 
 def _trial_line(record: TrialRecord) -> str:
@@ -79,18 +89,19 @@ def _eval(args: argparse.Namespace) -> int:
     )
 
     agents = parse_agent_specs(args.agent or [])
+    results, resume = _results(args)
     setup_env, host_network = setup_options(args) if args.env == "local" else ((), None)
     options = EvalOptions(
-        results=Path(args.results),
+        results=results,
         trials=args.trials,
-        jobs=args.jobs,
+        jobs=jobs(args) or 1,
         environment=args.env,
         harbor_env=args.harbor_env,
         harbor=args.harbor,
         workspace=Path(args.workspace) if args.workspace else None,
         setup_env=setup_env,
         **({"host_network": host_network} if host_network is not None else {}),
-        resume=args.resume,
+        resume=resume,
     )
     with open_benchmark(Path(args.bench), workspace=options.workspace) as bench:
         if not sys.stderr.isatty():
@@ -115,6 +126,16 @@ def _eval(args: argparse.Namespace) -> int:
     for line in unmeasured:
         sys.stderr.write(f"error: {line}\n")
     return EXIT_REJECTED if unmeasured else EXIT_OK
+
+
+def _results(args: argparse.Namespace) -> tuple[Path, bool]:
+    """The results directory and whether it must already hold an evaluation: `--resume DIR`,
+    or `--results DIR` (default `results`) that a bare `--resume` continues."""
+    given = Path(args.results) if args.results is not None else None
+    resumed = resume_dir(args, default=given or _RESULTS)
+    if resumed is not None and given is not None and resumed != given:
+        raise InputError("--resume DIR names the results directory: give no other --results")
+    return (resumed, True) if resumed is not None else (given or _RESULTS, False)
 
 
 def _unmeasured(summary: Summary) -> list[str]:
@@ -166,16 +187,13 @@ def add_eval_commands(commands: Any) -> None:
         help="oracle, nop, NAME=COMMAND or NAME=harbor:AGENT:MODEL (repeatable)",
     )
     evaluate.add_argument("--trials", type=int, default=1, help="trials per task and agent")
-    evaluate.add_argument("-j", "--jobs", type=int, default=1, help="tasks (or trials) at once")
+    add_jobs_option(evaluate, what="tasks (or trials)")
     evaluate.add_argument("--env", choices=("local", "harbor"), default="local")
-    evaluate.add_argument("--results", default="results", metavar="DIR", help="default: results")
-    evaluate.add_argument(
-        "--resume",
-        action="store_true",
-        help="continue the evaluation in --results, refusing a directory without one"
-        " (finished trials are always skipped)",
-    )
-    evaluate.add_argument("--json", action="store_true", help="print the JSON summary")
+    evaluate.add_argument("--results", metavar="DIR", help="default: results")
+    # a bare --resume, the former spelling, continues in --results; finished trials are always
+    # skipped, --resume only refuses a directory without an evaluation
+    add_resume_option(evaluate, what="evaluation", bare="the --results directory")
+    add_json_option(evaluate)
     evaluate.add_argument("--harbor-env", default="docker", metavar="NAME")
     evaluate.add_argument("--harbor", default="harbor", metavar="PATH")
     evaluate.add_argument("--workspace", metavar="DIR", help="where local workspaces go")

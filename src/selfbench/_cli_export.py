@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from selfbench._cli_common import print_json
+from selfbench._cli_common import add_json_option, print_json
 from selfbench.errors import EXIT_OK, EXIT_REJECTED
 
 __all__ = ["add_export_commands"]
@@ -145,18 +145,18 @@ def add_export_commands(commands: Any) -> None:
         action="store_true",
         help="leave out tasks with no accepted validation report (default: refuse them)",
     )
-    export.add_argument("--json", action="store_true", help="print the JSON result")
+    add_json_option(export)
     export.set_defaults(run=_export)
 
     verify = commands.add_parser("verify", help="check an export's digests, counts and members")
     verify.add_argument("file", metavar="FILE")
-    verify.add_argument("--json", action="store_true", help="print the JSON result")
+    add_json_option(verify)
     verify.set_defaults(run=_verify)
 
     extract = commands.add_parser("extract", help="unpack an export into a Harbor tasks dir")
     extract.add_argument("file", metavar="FILE")
     extract.add_argument("--out", required=True, metavar="DIR")
-    extract.add_argument("--json", action="store_true", help="print the JSON result")
+    add_json_option(extract)
     extract.set_defaults(run=_extract)
 
     review = commands.add_parser("review", help="review an export in a local web page")

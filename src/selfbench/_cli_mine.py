@@ -1,4 +1,4 @@
-"""The `mine` command of the `selfbench` command line, and `schema --candidate`.
+"""The `mine` command of the `selfbench` command line, and `schema candidate`.
 
 `mine` exits 0 when it ran (whatever it found), 2 on bad input: not a repository, an unknown
 revision, malformed `--prs`, a negative budget. Skipped session files are reported on stderr.
@@ -14,7 +14,7 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_common import print_json
+from selfbench._cli_common import add_json_option, add_source_url_option, print_json
 from selfbench.errors import EXIT_OK, translating
 
 if TYPE_CHECKING:
@@ -179,7 +179,7 @@ def _print_table(result: MineResult) -> None:
 
 def _schema_with_candidate(previous: Callable[[argparse.Namespace], int]) -> Callable[..., int]:
     def run(args: argparse.Namespace) -> int:
-        if not args.candidate:
+        if args.schema != "candidate" and not args.candidate_schema:
             return previous(args)
         from selfbench.mine import candidate_json_schema  # noqa: PLC0415
 
@@ -190,10 +190,18 @@ def _schema_with_candidate(previous: Callable[[argparse.Namespace], int]) -> Cal
 
 
 def add_mine_commands(commands: Any) -> None:
-    """Register `mine`, and `--candidate` on the existing `schema` command."""
+    """Register `mine`, and `candidate` on the existing `schema` command."""
     schema: argparse.ArgumentParser = commands.choices["schema"]
     schema.add_argument(
-        "--candidate", action="store_true", help="the JSON Schema of a mined candidate instead"
+        "schema",
+        nargs="?",
+        choices=("submission", "candidate"),
+        default="submission",
+        help="whose JSON Schema: submit_task's (default) or a mined candidate's",
+    )
+    # `schema --candidate`, the former spelling: `--candidate` names a candidate file elsewhere
+    schema.add_argument(
+        "--candidate", dest="candidate_schema", action="store_true", help=argparse.SUPPRESS
     )
     schema.set_defaults(run=_schema_with_candidate(schema.get_default("run")))
 
@@ -217,11 +225,7 @@ def add_mine_commands(commands: Any) -> None:
     mine.add_argument(
         "--over-fetch", type=float, default=1.5, metavar="X", help="budget multiplier (1.5)"
     )
-    mine.add_argument(
-        "--source-url",
-        metavar="BASE",
-        help="for history without a GitHub remote: candidates record BASE/pull/<number>",
-    )
+    add_source_url_option(mine, what="candidates")
     mine.add_argument("--out", metavar="FILE", help="write candidates.jsonl (and .excluded)")
-    mine.add_argument("--json", action="store_true", help="print the JSON result")
+    add_json_option(mine)
     mine.set_defaults(run=_mine)

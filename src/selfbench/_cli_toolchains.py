@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from selfbench._cli_common import add_json_option
 from selfbench.errors import EXIT_OK
 
 __all__ = ["add_toolchains_command"]
@@ -22,7 +23,7 @@ def add_toolchains_command(commands: Any) -> None:
     parser.add_argument(
         "--install", action="store_true", help="install what the package registries publish"
     )
-    parser.add_argument("--json", action="store_true", help="print the JSON report")
+    add_json_option(parser)
     parser.set_defaults(run=_toolchains)
 
 

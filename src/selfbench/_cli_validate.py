@@ -10,7 +10,16 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_common import add_setup_options, print_json, progress, setup_options
+from selfbench._cli_common import (
+    add_jobs_option,
+    add_json_option,
+    add_repo_option,
+    add_setup_options,
+    jobs,
+    print_json,
+    progress,
+    setup_options,
+)
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, InputError
 
 if TYPE_CHECKING:
@@ -86,8 +95,7 @@ def _runner(args: argparse.Namespace) -> Runner:
 def _validate(args: argparse.Namespace) -> int:
     from selfbench.validate import validate  # noqa: PLC0415
 
-    if args.jobs < 1:
-        raise InputError("-j must be at least 1")
+    workers = jobs(args) or 1
     runner = _runner(args)
     paths = [Path(path) for path in args.bundles]
     verdicts = ("accepted", "rejected")
@@ -96,7 +104,7 @@ def _validate(args: argparse.Namespace) -> int:
             paths,
             runner=runner,
             definition=Path(args.definition) if args.definition else None,
-            jobs=args.jobs,
+            jobs=workers,
             on_done=on_done,
             repo=Path(args.repo) if args.repo else None,
         )
@@ -118,8 +126,10 @@ def add_validate_command(commands: Any) -> None:
     validate = commands.add_parser("validate", help="prove bundles: nop fails, oracle passes")
     # Runner options default to None, so that one the chosen --env does not use is refused.
     validate.add_argument("bundles", nargs="+", metavar="BUNDLE_OR_TASK_DIR")
-    validate.add_argument(
-        "--repo", help="each path is an authored TASK_DIR: compile it from this repository first"
+    add_repo_option(
+        validate,
+        required=False,
+        help="each path is an authored TASK_DIR: compile it from this repository first",
     )
     validate.add_argument(
         "--env",
@@ -127,8 +137,8 @@ def add_validate_command(commands: Any) -> None:
         default="local",
         help="local: this machine's sandbox (root); harbor: `harbor run` (default: local)",
     )
-    validate.add_argument("-j", "--jobs", type=int, default=1, help="tasks validated at once")
-    validate.add_argument("--json", action="store_true", help="print the JSON reports")
+    add_jobs_option(validate, what="tasks validated")
+    add_json_option(validate)
     validate.add_argument(
         "--definition", metavar="FILE", help="the definition of a bundle with none beside it"
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from selfbench._cli_bundle import add_bundle_commands, add_repair_check_command
-from selfbench._cli_common import print_json
+from selfbench._cli_common import add_json_option, print_json
 from selfbench._cli_draft import add_draft_command
 from selfbench._cli_eval import add_eval_commands
 from selfbench._cli_export import add_export_commands
@@ -24,7 +24,7 @@ from selfbench._cli_toolchains import add_toolchains_command
 from selfbench._cli_validate import add_validate_command
 from selfbench.errors import EXIT_INPUT, EXIT_OK, EXIT_REJECTED, SelfbenchError
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -81,7 +81,8 @@ def _demo(args: argparse.Namespace) -> int:
 _Command = Callable[[argparse.Namespace], int]
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The `selfbench` parser with every command and its options (the CLI reference's source)."""
     parser = _Parser(
         prog="selfbench",
         description="Turn merged pull requests into proven benchmark tasks for coding agents.",
@@ -109,6 +110,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+_parser = build_parser
+
+
 def _add_agent_commands(commands: Any) -> None:
     _add_mcp(commands.add_parser("mcp", help="serve submit_task and check_task over MCP (stdio)"))
     _add_swebench(commands)
@@ -131,7 +135,7 @@ def _add_swebench(commands: Any) -> None:
     importer.add_argument("--out", required=True, metavar="DIR")
     importer.add_argument("--setup-command", metavar="CMD", help="needed without swebench specs")
     importer.add_argument("--test-command", metavar="CMD", help='holds "{tests}" once')
-    importer.add_argument("--json", action="store_true", help="print the JSON report")
+    add_json_option(importer)
     importer.set_defaults(run=_import_swebench)
 
     exporter = commands.add_parser("export-swebench", help="task dirs to SWE-bench instances")
@@ -149,7 +153,7 @@ def _version() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code (0 ok, 1 checked and failed, 2 input rejected)."""
     try:
-        args = _parser().parse_args(argv)
+        args = build_parser().parse_args(argv)
     except SystemExit as exit_:  # usage errors, --help and --version end here, not in the caller
         return exit_.code if isinstance(exit_.code, int) else EXIT_INPUT
     command: _Command = args.run
