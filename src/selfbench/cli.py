@@ -71,9 +71,9 @@ def _export_swebench(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from selfbench.demo import run_demo  # noqa: PLC0415
+    from selfbench._cli_demo import run_demo  # noqa: PLC0415
 
-    return run_demo(keep=args.keep, out=Path(args.out) if args.out else None)
+    return run_demo(main, keep=args.keep, out=Path(args.out) if args.out else None)
 
 
 # --- the parser --------------------------------------------------------------------------------
