@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from selfbench._fs import read_bytes
 from selfbench.errors import EXIT_REJECTED, InputError
+from selfbench.progress import choose_reporter
 
 __all__ = [
     "SetupSpec",
@@ -47,12 +48,7 @@ def read_input(path: str) -> bytes:
 @contextmanager
 def working(message: str) -> Iterator[None]:
     """A spinner on stderr while long work runs, for a person at a terminal only."""
-    if not sys.stderr.isatty():
-        yield
-        return
-    from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
-
-    with Console(stderr=True).status(message):
+    with choose_reporter().working(message):
         yield
 
 
@@ -69,37 +65,9 @@ def progress(
     passed and the reason when not; `verdicts` names a pass and a failure (`accepted`,
     `rejected`); `doing` is the bar's label (`validating`).
     """
-    passed, failed = verdicts
-    if not sys.stderr.isatty():
-
-        def line(item: _T) -> None:
-            name, ok, reason = judge(item)
-            sys.stderr.write(f"{name}: {passed if ok else f'{failed}: {reason}'}\n")
-
-        yield line
-        return
-    from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
-    from rich.progress import (  # noqa: PLC0415
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        SpinnerColumn,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    columns = (SpinnerColumn(), TextColumn(doing), BarColumn(), MofNCompleteColumn())
-    console = Console(stderr=True)
-    with Progress(*columns, TimeElapsedColumn(), console=console, transient=True) as bars:
-        bar = bars.add_task(doing, total=total)
-
-        def advance(item: _T) -> None:
-            name, ok, _ = judge(item)
-            mark = f"[green]{passed}[/]" if ok else f"[red]{failed}[/]"
-            bars.console.print(f"{mark} {name}")
-            bars.advance(bar)
-
-        yield advance
+    reporter = choose_reporter()
+    with reporter.items(total, doing, verdicts):
+        yield lambda item: reporter.done(*judge(item))
 
 
 def rejected(reason: str) -> int:

@@ -21,10 +21,10 @@ from selfbench._cli_common import (
     add_source_url_option,
     jobs,
     print_json,
-    progress,
     setup_options,
 )
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, DraftError
+from selfbench.progress import choose_reporter
 
 if TYPE_CHECKING:
     from selfbench.draft.api import DraftResult
@@ -82,9 +82,10 @@ def _draft(args: argparse.Namespace) -> int:
         replace=args.replace,
         source_url_base=args.source_url,
     )
-    with progress(len(candidates), "drafting", ("drafted", "rejected"), _judged) as on_done:
+    reporter = choose_reporter()
+    with reporter.items(len(candidates), "drafting", ("drafted", "rejected")):
         results = draft_candidates(
-            repo, candidates, Path(args.out), options, jobs=workers or 1, on_done=on_done
+            repo, candidates, Path(args.out), options, jobs=workers or 1, reporter=reporter
         )
     if args.json:
         print_json([result.to_json() for result in results])
@@ -112,10 +113,6 @@ def render_draft_table(results: Sequence[DraftResult]) -> Any:
             shown = reason if len(reason) <= _REASON_CHARS else reason[: _REASON_CHARS - 1] + "…"
             table.add_row(result.candidate_id, "[red]rejected[/]", shown)
     return table
-
-
-def _judged(result: DraftResult) -> tuple[str, bool, str | None]:
-    return result.candidate_id, result.drafted, result.reason
 
 
 def add_draft_command(commands: Any) -> None:

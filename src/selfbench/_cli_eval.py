@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +25,7 @@ from selfbench._cli_common import (
     setup_options,
 )
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, InputError
+from selfbench.progress import Reporter, RichReporter, choose_reporter
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -74,6 +77,27 @@ class _LiveTable:
         return table
 
 
+@contextmanager
+def _trials_shown(
+    reporter: Reporter, agents: list[str], total: int
+) -> Iterator[Callable[[TrialRecord], None]]:
+    """Each finished trial: a line in a log; the live table at a terminal."""
+    if not isinstance(reporter, RichReporter):
+        yield _print_trial
+        return
+    from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
+    from rich.live import Live  # noqa: PLC0415
+
+    live = _LiveTable(agents, total)
+    with Live(live.render(), console=Console(stderr=True)) as screen:
+
+        def on_record(record: TrialRecord) -> None:
+            live.add(record)
+            screen.update(live.render())
+
+        yield on_record
+
+
 def _warn(line: str) -> None:
     sys.stderr.write(f"warning: {line}\n")
 
@@ -103,23 +127,13 @@ def _eval(args: argparse.Namespace) -> int:
         **({"host_network": host_network} if host_network is not None else {}),
         resume=resume,
     )
+    reporter = choose_reporter()
     with open_benchmark(Path(args.bench), workspace=options.workspace) as bench:
-        if not sys.stderr.isatty():
-            log = run_eval(bench, agents, options=options, on_record=_print_trial, on_warning=_warn)
-        else:
-            from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
-            from rich.live import Live  # noqa: PLC0415
-
-            live = _LiveTable([agent.name for agent in agents], len(bench.tasks) * args.trials)
-            with Live(live.render(), console=Console(stderr=True)) as screen:
-
-                def on_record(record: TrialRecord) -> None:
-                    live.add(record)
-                    screen.update(live.render())
-
-                log = run_eval(
-                    bench, agents, options=options, on_record=on_record, on_warning=_warn
-                )
+        total = len(bench.tasks) * args.trials
+        with _trials_shown(reporter, [agent.name for agent in agents], total) as on_record:
+            log = run_eval(
+                bench, agents, options=options, on_record=on_record, on_warning=reporter.warning
+            )
     summary = build_summary(log)
     sys.stdout.write(render_report(summary, "json" if args.json else "text"))
     unmeasured = _unmeasured(summary)

@@ -18,13 +18,9 @@ from typing import Any
 
 from selfbench._cli_common import add_json_option, print_json
 from selfbench.errors import EXIT_OK, EXIT_REJECTED
+from selfbench.progress import choose_reporter
 
 __all__ = ["add_export_commands"]
-
-
-def _progress(message: str) -> None:
-    if sys.stderr.isatty():
-        sys.stderr.write(f"{message}\n")
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -36,7 +32,7 @@ def _export(args: argparse.Namespace) -> int:
         run=run,
         out=Path(args.out),
         validation=[Path(item) for item in args.validation] if args.validation else None,
-        progress=_progress,
+        reporter=choose_reporter(),
         require_validation=True,
         skip_unvalidated=args.skip_unvalidated,
     )

@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from selfbench._cli_common import add_json_option, add_source_url_option, print_json
 from selfbench.errors import EXIT_OK, translating
+from selfbench.progress import choose_reporter
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -51,22 +51,6 @@ def _session_dirs(args: argparse.Namespace) -> list[Path]:
     return [Path.home() / folder for folder in DEFAULT_SESSION_DIRS]
 
 
-@contextmanager
-def _walking() -> Iterator[Callable[[int], None] | None]:
-    """A live count of the commits walked, on stderr at a terminal only."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
-
-    with Console(stderr=True).status("walking history") as status:
-
-        def update(count: int) -> None:
-            status.update(f"walking history: {count:,} commits")
-
-        yield update
-
-
 def _mine(args: argparse.Namespace) -> int:
     from selfbench.mine import MineError, MineOptions, mine_repository  # noqa: PLC0415
     from selfbench.mine.git_history import read_repository  # noqa: PLC0415
@@ -100,10 +84,11 @@ def _mine(args: argparse.Namespace) -> int:
         over_fetch=args.over_fetch,
         source_url=args.source_url,
     )
-    with _walking() as progress:
-        result = mine_repository(repo, options, progress=progress)
+    reporter = choose_reporter()
+    with reporter.working("walking history"):
+        result = mine_repository(repo, options, reporter=reporter)
     for warning in result.warnings:
-        sys.stderr.write(f"warning: {warning}\n")
+        reporter.warning(warning)
     if args.out:
         _write(result, Path(args.out))
     if args.json:

@@ -17,13 +17,12 @@ from selfbench._cli_common import (
     add_setup_options,
     jobs,
     print_json,
-    progress,
     setup_options,
 )
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, InputError
+from selfbench.progress import choose_reporter
 
 if TYPE_CHECKING:
-    from selfbench.validate.report import TaskReport
     from selfbench.validate.runner import Runner
 
 __all__ = ["add_validate_command"]
@@ -98,15 +97,15 @@ def _validate(args: argparse.Namespace) -> int:
     workers = jobs(args) or 1
     runner = _runner(args)
     paths = [Path(path) for path in args.bundles]
-    verdicts = ("accepted", "rejected")
-    with progress(len(paths), "validating", verdicts, _judged) as on_done:
+    reporter = choose_reporter()
+    with reporter.items(len(paths), "validating", ("accepted", "rejected")):
         reports = validate(
             paths,
             runner=runner,
             definition=Path(args.definition) if args.definition else None,
             jobs=workers,
-            on_done=on_done,
             repo=Path(args.repo) if args.repo else None,
+            reporter=reporter,
         )
     if args.json:
         print_json([report.to_json() for report in reports])
@@ -115,10 +114,6 @@ def _validate(args: argparse.Namespace) -> int:
 
         print_validation(reports)
     return EXIT_OK if all(report.accepted for report in reports) else EXIT_REJECTED
-
-
-def _judged(report: TaskReport) -> tuple[str, bool, str | None]:
-    return report.task_id, report.accepted, report.reason
 
 
 def add_validate_command(commands: Any) -> None:
