@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from selfbench._cli_common import (
     add_jobs_option,
@@ -27,7 +27,7 @@ from selfbench.errors import EXIT_OK, EXIT_REJECTED, DraftError
 from selfbench.progress import choose_reporter
 
 if TYPE_CHECKING:
-    from selfbench.draft.api import DraftResult
+    from selfbench.draft.api import DraftOptions, DraftResult
     from selfbench.mine.candidate import CandidateModel
 
 __all__ = ["add_draft_command", "render_draft_table"]
@@ -56,8 +56,20 @@ def _candidates(arguments: Sequence[str], candidates_file: str | None) -> list[C
     return found
 
 
-def _draft(args: argparse.Namespace) -> int:
-    from selfbench.draft.api import DraftOptions, draft_candidates  # noqa: PLC0415
+class _Request(NamedTuple):
+    repo: Path
+    candidates: list[CandidateModel]
+    options: DraftOptions
+    jobs: int
+
+
+def _request(args: argparse.Namespace) -> _Request:
+    """The command line checked (in this order) and read into what `draft_candidates` takes.
+
+    Raises:
+        SelfbenchError: a bad option, not a repository, an unknown candidate, no sandbox.
+    """
+    from selfbench.draft.api import DraftOptions  # noqa: PLC0415
     from selfbench.draft.config import load_config  # noqa: PLC0415
     from selfbench.validate.local import MIN_RERUNS, LocalOptions  # noqa: PLC0415
     from selfbench.validate.sandbox import require_sandbox  # noqa: PLC0415
@@ -82,10 +94,17 @@ def _draft(args: argparse.Namespace) -> int:
         replace=args.replace,
         source_url_base=args.source_url,
     )
+    return _Request(repo, candidates, options, workers or 1)
+
+
+def _draft(args: argparse.Namespace) -> int:
+    from selfbench.draft.api import draft_candidates  # noqa: PLC0415
+
+    repo, candidates, options, workers = _request(args)
     reporter = choose_reporter()
     with reporter.items(len(candidates), "drafting", ("drafted", "rejected")):
         results = draft_candidates(
-            repo, candidates, Path(args.out), options, jobs=workers or 1, reporter=reporter
+            repo, candidates, Path(args.out), options, jobs=workers, reporter=reporter
         )
     if args.json:
         print_json([result.to_json() for result in results])
