@@ -24,11 +24,8 @@ def test_plain_writes_events_items_and_warnings_but_no_status(
         reporter.done("task-a", ok=True, reason=None)
         reporter.done("task-b", ok=False, reason="oracle failed")
     reporter.warning("shallow clone")
-    assert capsys.readouterr() == (
-        "",
-        "installing node 22\ntask-a: accepted\ntask-b: rejected: oracle failed\n"
-        + "warning: shallow clone\n",
-    )
+    lines = ["installing node 22", "task-a: accepted", "task-b: rejected: oracle failed"]
+    assert capsys.readouterr() == ("", "\n".join([*lines, "warning: shallow clone", ""]))
 
 
 def test_silent_says_nothing(capsys: pytest.CaptureFixture[str]) -> None:
