@@ -131,9 +131,7 @@ def _eval(args: argparse.Namespace) -> int:
     with open_benchmark(Path(args.bench), workspace=options.workspace) as bench:
         total = len(bench.tasks) * args.trials
         with _trials_shown(reporter, [agent.name for agent in agents], total) as on_record:
-            log = run_eval(
-                bench, agents, options=options, on_record=on_record, on_warning=reporter.warning
-            )
+            log = run_eval(bench, agents, options=options, on_record=on_record, reporter=reporter)
     summary = build_summary(log)
     sys.stdout.write(render_report(summary, "json" if args.json else "text"))
     unmeasured = _unmeasured(summary)
