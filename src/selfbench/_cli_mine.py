@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from selfbench.contract import Difficulty
-    from selfbench.mine import MineResult
+    from selfbench.mine import MineOptions, MineResult
 
 __all__ = ["add_mine_commands", "render_table"]
 
@@ -51,8 +51,13 @@ def _session_dirs(args: argparse.Namespace) -> list[Path]:
     return [Path.home() / folder for folder in DEFAULT_SESSION_DIRS]
 
 
-def _mine(args: argparse.Namespace) -> int:
-    from selfbench.mine import MineError, MineOptions, mine_repository  # noqa: PLC0415
+def _options(args: argparse.Namespace) -> MineOptions:
+    """The command line checked and read into `MineOptions` (pull requests, sessions: read).
+
+    Raises:
+        MineError: a bad budget or option, not a repository, malformed `--prs`.
+    """
+    from selfbench.mine import MineError, MineOptions  # noqa: PLC0415
     from selfbench.mine.git_history import read_repository  # noqa: PLC0415
     from selfbench.mine.prs import read_pull_requests, run_gh  # noqa: PLC0415
     from selfbench.mine.sessions import read_sessions  # noqa: PLC0415
@@ -73,7 +78,7 @@ def _mine(args: argparse.Namespace) -> int:
     requests, skipped = read_sessions(_session_dirs(args), worktrees=info.worktrees)
     for line in skipped:
         sys.stderr.write(f"warning: {line}\n")
-    options = MineOptions(
+    return MineOptions(
         rev=args.rev,
         since=args.since,
         max_commits=args.max,
@@ -84,9 +89,15 @@ def _mine(args: argparse.Namespace) -> int:
         over_fetch=args.over_fetch,
         source_url=args.source_url,
     )
+
+
+def _mine(args: argparse.Namespace) -> int:
+    from selfbench.mine import mine_repository  # noqa: PLC0415
+
+    options = _options(args)
     reporter = choose_reporter()
     with reporter.working("walking history"):
-        result = mine_repository(repo, options, reporter=reporter)
+        result = mine_repository(Path(args.repo), options, reporter=reporter)
     for warning in result.warnings:
         reporter.warning(warning)
     if args.out:

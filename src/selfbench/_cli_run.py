@@ -233,20 +233,27 @@ def _print_summary(console: Console, summary: RunSummary) -> None:
     console.print(f"   selfbench eval {summary.export} --agent NAME=COMMAND    # evaluate agents")
 
 
-def _run(args: argparse.Namespace) -> int:
-    from selfbench._report import console  # noqa: PLC0415
-    from selfbench.run import run_benchmark  # noqa: PLC0415
+def _plan(args: argparse.Namespace) -> tuple[Path, RunOptions | None, dict[str, Any]]:
+    """The run directory, a new run's options (None to resume) and the options given again.
 
-    changes: dict[str, Any] = {}
+    Raises:
+        RunError: an option no run can use, or `--resume` with `--repo` or `--out`.
+    """
     resumed = resume_dir(args)
     if resumed is not None:
         if args.repo is not None or args.out is not None:
             raise RunError("--resume takes the run's own options; give no --repo or --out")
-        run_dir, options, changes = resumed, None, _resume_changes(args)
-    else:
-        options = _options(args)
-        options.check()
-        run_dir = _run_dir(args)
+        return resumed, None, _resume_changes(args)
+    options = _options(args)
+    options.check()
+    return _run_dir(args), options, {}
+
+
+def _run(args: argparse.Namespace) -> int:
+    from selfbench._report import console  # noqa: PLC0415
+    from selfbench.run import run_benchmark  # noqa: PLC0415
+
+    run_dir, options, changes = _plan(args)
     stop = threading.Event()
     started = time.monotonic()
     interrupt = _stop_on_interrupt(stop, console, run_dir.absolute())
