@@ -27,7 +27,6 @@ from selfbench._cli_common import (
     add_resume_option,
     add_setup_options,
     add_source_url_option,
-    jobs,
     print_json,
     resume_dir,
 )
@@ -179,7 +178,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         budgets={tier: getattr(args, tier) for tier in _TIERS},
         author=args.author,
         reviewer=args.reviewer,
-        jobs=jobs(args) or 1,
+        jobs=1 if args.jobs is None else args.jobs,  # checked with the rest: options.check()
         env=args.env or "local",
         harbor_env=args.harbor_env or "docker",
         harbor=args.harbor,
@@ -199,7 +198,7 @@ def _resume_changes(args: argparse.Namespace) -> dict[str, Any]:
         "setup_env": tuple(args.setup_env) if args.setup_env else None,
         "host_network_config": False if args.no_host_network_config else None,
         "source_url": args.source_url,
-        "jobs": jobs(args),
+        "jobs": args.jobs,
         "env": args.env,
         "harbor_env": args.harbor_env,
     }
