@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from selfbench._cli_eval import _results
 from selfbench.cli import build_parser, main
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "selfbench"
@@ -86,3 +87,21 @@ def test_eval_resume_dir_and_results_name_one_directory(
     assert main([*argv, "--results", str(tmp_path / "b")]) == 2
     err = capsys.readouterr().err
     assert err == "error: --resume DIR names the results directory: give no other --results\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "results", "resume"),
+    [
+        ([], "results", False),
+        (["--results", "r"], "r", False),
+        (["--resume"], "results", True),
+        (["--results", "r", "--resume"], "r", True),
+        (["--resume", "r"], "r", True),
+        (["--resume", "r", "--results", "r"], "r", True),
+    ],
+)
+def test_eval_resume_names_the_results_directory(
+    argv: list[str], results: str, resume: bool
+) -> None:
+    args = build_parser().parse_args(["eval", "BENCH", *argv])
+    assert _results(args) == (Path(results), resume)
