@@ -195,9 +195,12 @@ def add_mine_commands(commands: Any) -> None:
         default="submission",
         help="whose JSON Schema: submit_task's (default) or a mined candidate's",
     )
-    # `schema --candidate`, the former spelling: `--candidate` names a candidate file elsewhere
+    # `schema --candidate`, the former spelling, kept: `--candidate` names a file elsewhere
     schema.add_argument(
-        "--candidate", dest="candidate_schema", action="store_true", help=argparse.SUPPRESS
+        "--candidate",
+        dest="candidate_schema",
+        action="store_true",
+        help="the former spelling of `schema candidate`",
     )
     schema.set_defaults(run=_schema_with_candidate(schema.get_default("run")))
 

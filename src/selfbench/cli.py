@@ -81,8 +81,7 @@ def _demo(args: argparse.Namespace) -> int:
 _Command = Callable[[argparse.Namespace], int]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The `selfbench` parser with every command and its options (the CLI reference's source)."""
+def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="selfbench",
         description="Turn merged pull requests into proven benchmark tasks for coding agents.",
@@ -110,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_parser = build_parser
+build_parser = _parser
 
 
 def _add_agent_commands(commands: Any) -> None:
@@ -153,7 +152,7 @@ def _version() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code (0 ok, 1 checked and failed, 2 input rejected)."""
     try:
-        args = build_parser().parse_args(argv)
+        args = _parser().parse_args(argv)
     except SystemExit as exit_:  # usage errors, --help and --version end here, not in the caller
         return exit_.code if isinstance(exit_.code, int) else EXIT_INPUT
     command: _Command = args.run
