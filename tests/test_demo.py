@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from selfbench import _sample
+from selfbench._cli_demo import run_demo
 from selfbench._git import git
 from selfbench.cli import main
 from selfbench.demo import (
     DEMO_EXPORT,
     SampleRepository,
     build_sample_repository,
-    run_demo,
     sample_arguments,
 )
 from selfbench.export import verify_export
@@ -43,7 +43,7 @@ def run_sample_tests(checkout: Path, selectors: list[str]) -> subprocess.Complet
 
 
 def test_run_demo(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code = run_demo(out=tmp_path)
+    code = run_demo(main, out=tmp_path)
 
     out = capsys.readouterr().out
     assert "1. sample history" in out

@@ -12,7 +12,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_common import print_json, read_input, rejected, working
+from selfbench._cli_common import (
+    add_json_option,
+    add_repo_option,
+    print_json,
+    read_input,
+    rejected,
+    working,
+)
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, DefinitionError, InputError
 
 if TYPE_CHECKING:
@@ -162,7 +169,7 @@ def add_bundle_commands(commands: Any) -> None:
     """Register `compile`, `refresh` and `collect` on the CLI's subcommands."""
     compile_ = commands.add_parser("compile", help="compile an authored task into a Harbor bundle")
     compile_.add_argument("task_dirs", nargs="+", metavar="TASK_DIR")
-    compile_.add_argument("--repo", required=True, help="git repository holding baseCommit")
+    add_repo_option(compile_, required=True, help="git repository holding baseCommit")
     compile_.add_argument(
         "--out", metavar="OUT_DIR", help="one TASK_DIR's bundle (default: TASK_DIR/harbor-task)"
     )
@@ -177,7 +184,7 @@ def add_bundle_commands(commands: Any) -> None:
 
     collect = commands.add_parser("collect", help="compile and pack an authoring run's task")
     collect.add_argument("authoring_root", metavar="AUTHORING_ROOT")
-    collect.add_argument("--repo", required=True)
+    add_repo_option(collect, required=True, help="git repository holding baseCommit")
     collect.add_argument("--out", required=True, metavar="DIR")
     collect.add_argument(
         "--candidate", metavar="CANDIDATE.json", help="or a mined candidates.jsonl"
@@ -206,5 +213,5 @@ def add_repair_check_command(commands: Any) -> None:
         metavar="PATH",
         help="repository paths of the files the repair changed (repeatable)",
     )
-    parser.add_argument("--json", action="store_true", help="print the JSON verdict")
+    add_json_option(parser)
     parser.set_defaults(run=_repair_check)

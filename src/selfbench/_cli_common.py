@@ -1,5 +1,6 @@
-"""What the command modules of the `selfbench` command line share: reading, printing, a spinner,
-a progress bar."""
+"""What the command modules of the `selfbench` command line share: reading, printing, and the
+option groups (output format, parallelism, setup environment, resume, repository) that every
+command declares through, each flag once, each read back and checked once."""
 
 from __future__ import annotations
 
@@ -8,18 +9,27 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from selfbench._fs import read_bytes
 from selfbench.errors import EXIT_REJECTED, InputError
+from selfbench.progress import choose_reporter
 
 __all__ = [
+    "SetupSpec",
+    "add_jobs_option",
+    "add_json_option",
+    "add_repo_option",
+    "add_resume_option",
     "add_setup_options",
+    "add_source_url_option",
     "announce_host_network",
+    "jobs",
     "print_json",
     "progress",
     "read_input",
     "rejected",
+    "resume_dir",
     "setup_options",
     "working",
 ]
@@ -38,12 +48,7 @@ def read_input(path: str) -> bytes:
 @contextmanager
 def working(message: str) -> Iterator[None]:
     """A spinner on stderr while long work runs, for a person at a terminal only."""
-    if not sys.stderr.isatty():
-        yield
-        return
-    from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
-
-    with Console(stderr=True).status(message):
+    with choose_reporter().working(message):
         yield
 
 
@@ -60,37 +65,9 @@ def progress(
     passed and the reason when not; `verdicts` names a pass and a failure (`accepted`,
     `rejected`); `doing` is the bar's label (`validating`).
     """
-    passed, failed = verdicts
-    if not sys.stderr.isatty():
-
-        def line(item: _T) -> None:
-            name, ok, reason = judge(item)
-            sys.stderr.write(f"{name}: {passed if ok else f'{failed}: {reason}'}\n")
-
-        yield line
-        return
-    from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
-    from rich.progress import (  # noqa: PLC0415
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        SpinnerColumn,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    columns = (SpinnerColumn(), TextColumn(doing), BarColumn(), MofNCompleteColumn())
-    console = Console(stderr=True)
-    with Progress(*columns, TimeElapsedColumn(), console=console, transient=True) as bars:
-        bar = bars.add_task(doing, total=total)
-
-        def advance(item: _T) -> None:
-            name, ok, _ = judge(item)
-            mark = f"[green]{passed}[/]" if ok else f"[red]{failed}[/]"
-            bars.console.print(f"{mark} {name}")
-            bars.advance(bar)
-
-        yield advance
+    reporter = choose_reporter()
+    with reporter.items(total, doing, verdicts):
+        yield lambda item: reporter.done(*judge(item))
 
 
 def rejected(reason: str) -> int:
@@ -102,6 +79,81 @@ def rejected(reason: str) -> int:
 def print_json(value: Any) -> None:
     """`value` as indented JSON on stdout."""
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+# --- output format: `--json` ----------------------------------------------------------------------
+
+JSON_HELP = "print the result as JSON"
+
+
+def add_json_option(parser: Any) -> None:
+    """`--json`: the command prints its result as JSON on stdout (read back as `args.json`)."""
+    parser.add_argument("--json", action="store_true", help=JSON_HELP)
+
+
+# --- parallelism: `-j/--jobs` --------------------------------------------------------------------
+
+
+def add_jobs_option(parser: Any, *, what: str, default: int | None = 1) -> None:
+    """`-j N`/`--jobs N`: how many `what` (candidates, tasks) run at once. A `default` of None
+    tells "not given" apart (`run --resume` may change it)."""
+    shown = 1 if default is None else default
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=default,
+        metavar="N",
+        help=f"{what} at once (default: {shown})",
+    )
+
+
+def jobs(args: Any) -> int | None:
+    """`-j`'s value, None when not given and without a default.
+
+    Raises:
+        InputError: a value below 1.
+    """
+    value: int | None = args.jobs
+    if value is not None and value < 1:
+        raise InputError("-j must be at least 1")
+    return value
+
+
+# --- resuming: `--resume DIR` --------------------------------------------------------------------
+
+
+def add_resume_option(parser: Any, *, what: str, bare: str | None = None) -> None:
+    """`--resume DIR`: continue the `what` whose state is in DIR. With `bare` (what a bare
+    `--resume` continues, say `the --results directory`), DIR may be left out."""
+    optional = {"nargs": "?", "const": True} if bare is not None else {}
+    shown = f"continue the {what} in DIR" + (f" (bare: {bare})" if bare is not None else "")
+    parser.add_argument("--resume", metavar="DIR", help=shown, **optional)
+
+
+def resume_dir(args: Any, default: Path | None = None) -> Path | None:
+    """The directory `--resume` names (`default` for a bare `--resume`), None without it."""
+    given: str | bool | None = args.resume
+    if given is None or given is False:
+        return None
+    return default if given is True else Path(given)
+
+
+# --- the repository: `--repo`, `--source-url` ----------------------------------------------------
+
+
+def add_repo_option(parser: Any, *, required: bool, help: str) -> None:  # noqa: A002
+    """`--repo REPO`: the git repository a command reads."""
+    parser.add_argument("--repo", required=required, metavar="REPO", help=help)
+
+
+def add_source_url_option(parser: Any, *, what: str) -> None:
+    """`--source-url BASE`: pull request URLs for history without a GitHub remote."""
+    parser.add_argument(
+        "--source-url",
+        metavar="BASE",
+        help=f"for history without a GitHub remote: {what} record BASE/pull/<number>",
+    )
 
 
 # --- setup's environment: one spelling of the options for draft, validate, run and eval ---------
@@ -137,7 +189,16 @@ def _say(line: str) -> None:
     sys.stderr.flush()
 
 
-def setup_options(args: Any) -> tuple[tuple[tuple[str, str], ...], HostNetwork]:
+class SetupSpec(NamedTuple):
+    """What `--setup-env` and `--no-host-network-config` ask of setup."""
+
+    env: tuple[tuple[str, str], ...]
+    """`--setup-env`'s (name, value) pairs."""
+    host_network: HostNetwork
+    """The host's network configuration, announced on first use (empty when refused)."""
+
+
+def setup_options(args: Any) -> SetupSpec:
     """`--setup-env`'s (name, value) pairs and the host's network configuration, announced.
 
     Raises:
@@ -146,4 +207,4 @@ def setup_options(args: Any) -> tuple[tuple[tuple[str, str], ...], HostNetwork]:
     from selfbench.validate.phases import setup_env_values  # noqa: PLC0415
 
     pairs = setup_env_values(args.setup_env or ())
-    return pairs, announce_host_network(not args.no_host_network_config)
+    return SetupSpec(pairs, announce_host_network(not args.no_host_network_config))

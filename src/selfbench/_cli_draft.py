@@ -11,13 +11,23 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from selfbench._cli_common import add_setup_options, print_json, progress, setup_options
+from selfbench._cli_common import (
+    add_jobs_option,
+    add_json_option,
+    add_repo_option,
+    add_setup_options,
+    add_source_url_option,
+    jobs,
+    print_json,
+    setup_options,
+)
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, DraftError
+from selfbench.progress import choose_reporter
 
 if TYPE_CHECKING:
-    from selfbench.draft.api import DraftResult
+    from selfbench.draft.api import DraftOptions, DraftResult
     from selfbench.mine.candidate import CandidateModel
 
 __all__ = ["add_draft_command", "render_draft_table"]
@@ -46,14 +56,25 @@ def _candidates(arguments: Sequence[str], candidates_file: str | None) -> list[C
     return found
 
 
-def _draft(args: argparse.Namespace) -> int:
-    from selfbench.draft.api import DraftOptions, draft_candidates  # noqa: PLC0415
+class _Request(NamedTuple):
+    repo: Path
+    candidates: list[CandidateModel]
+    options: DraftOptions
+    jobs: int
+
+
+def _request(args: argparse.Namespace) -> _Request:
+    """The command line checked (in this order) and read into what `draft_candidates` takes.
+
+    Raises:
+        SelfbenchError: a bad option, not a repository, an unknown candidate, no sandbox.
+    """
+    from selfbench.draft.api import DraftOptions  # noqa: PLC0415
     from selfbench.draft.config import load_config  # noqa: PLC0415
     from selfbench.validate.local import MIN_RERUNS, LocalOptions  # noqa: PLC0415
     from selfbench.validate.sandbox import require_sandbox  # noqa: PLC0415
 
-    if args.jobs < 1:
-        raise DraftError("-j must be at least 1")
+    workers = jobs(args)
     if args.reruns is not None and args.reruns < MIN_RERUNS:
         raise DraftError(f"--reruns must be at least {MIN_RERUNS}")
     repo = Path(args.repo)
@@ -73,9 +94,17 @@ def _draft(args: argparse.Namespace) -> int:
         replace=args.replace,
         source_url_base=args.source_url,
     )
-    with progress(len(candidates), "drafting", ("drafted", "rejected"), _judged) as on_done:
+    return _Request(repo, candidates, options, workers or 1)
+
+
+def _draft(args: argparse.Namespace) -> int:
+    from selfbench.draft.api import draft_candidates  # noqa: PLC0415
+
+    repo, candidates, options, workers = _request(args)
+    reporter = choose_reporter()
+    with reporter.items(len(candidates), "drafting", ("drafted", "rejected")):
         results = draft_candidates(
-            repo, candidates, Path(args.out), options, jobs=args.jobs, on_done=on_done
+            repo, candidates, Path(args.out), options, jobs=workers, reporter=reporter
         )
     if args.json:
         print_json([result.to_json() for result in results])
@@ -105,10 +134,6 @@ def render_draft_table(results: Sequence[DraftResult]) -> Any:
     return table
 
 
-def _judged(result: DraftResult) -> tuple[str, bool, str | None]:
-    return result.candidate_id, result.drafted, result.reason
-
-
 def add_draft_command(commands: Any) -> None:
     """Register `draft` on the CLI's subcommands (importing nothing heavy: every command's
     parser is built on each call)."""
@@ -118,13 +143,13 @@ def add_draft_command(commands: Any) -> None:
     draft.add_argument(
         "candidates", nargs="+", metavar="CANDIDATE_OR_ID", help="a candidate file, or an id"
     )
-    draft.add_argument("--repo", required=True, help="the repository the candidates came from")
+    add_repo_option(draft, required=True, help="the repository the candidates came from")
     draft.add_argument("--out", required=True, metavar="TASKS_DIR", help="where tasks are written")
     draft.add_argument(
         "--candidates", dest="candidates_file", metavar="FILE", help="candidates.jsonl for ids"
     )
     draft.add_argument("--config", metavar="FILE", help="a selfbench.toml to use instead")
-    draft.add_argument("-j", "--jobs", type=int, default=1, help="candidates drafted at once")
+    add_jobs_option(draft, what="candidates drafted")
     draft.add_argument(
         "--reruns",
         type=int,
@@ -137,10 +162,6 @@ def add_draft_command(commands: Any) -> None:
     )
     add_setup_options(draft)
     draft.add_argument("--replace", action="store_true", help="overwrite existing task dirs")
-    draft.add_argument(
-        "--source-url",
-        metavar="BASE",
-        help="pull request URLs are BASE/pull/N when the candidates have none",
-    )
-    draft.add_argument("--json", action="store_true", help="print the results as JSON")
+    add_source_url_option(draft, what="tasks of candidates without a pull request URL")
+    add_json_option(draft)
     draft.set_defaults(run=_draft)

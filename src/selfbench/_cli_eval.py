@@ -10,11 +10,22 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_common import add_setup_options, setup_options
-from selfbench.errors import EXIT_OK, EXIT_REJECTED
+from selfbench._cli_common import (
+    add_jobs_option,
+    add_json_option,
+    add_resume_option,
+    add_setup_options,
+    jobs,
+    resume_dir,
+    setup_options,
+)
+from selfbench.errors import EXIT_OK, EXIT_REJECTED, InputError
+from selfbench.progress import Reporter, RichReporter, choose_reporter
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -23,6 +34,8 @@ if TYPE_CHECKING:
     from selfbench.evaluate.summary import Summary
 
 __all__ = ["add_eval_commands"]
+
+_RESULTS = Path("results")
 
 
 def _trial_line(record: TrialRecord) -> str:
@@ -64,6 +77,27 @@ class _LiveTable:
         return table
 
 
+@contextmanager
+def _trials_shown(
+    reporter: Reporter, agents: list[str], total: int
+) -> Iterator[Callable[[TrialRecord], None]]:
+    """Each finished trial: a line in a log; the live table at a terminal."""
+    if not isinstance(reporter, RichReporter):
+        yield _print_trial
+        return
+    from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
+    from rich.live import Live  # noqa: PLC0415
+
+    live = _LiveTable(agents, total)
+    with Live(live.render(), console=Console(stderr=True)) as screen:
+
+        def on_record(record: TrialRecord) -> None:
+            live.add(record)
+            screen.update(live.render())
+
+        yield on_record
+
+
 def _warn(line: str) -> None:
     sys.stderr.write(f"warning: {line}\n")
 
@@ -79,42 +113,41 @@ def _eval(args: argparse.Namespace) -> int:
     )
 
     agents = parse_agent_specs(args.agent or [])
+    results, resume = _results(args)
     setup_env, host_network = setup_options(args) if args.env == "local" else ((), None)
     options = EvalOptions(
-        results=Path(args.results),
+        results=results,
         trials=args.trials,
-        jobs=args.jobs,
+        jobs=jobs(args) or 1,
         environment=args.env,
         harbor_env=args.harbor_env,
         harbor=args.harbor,
         workspace=Path(args.workspace) if args.workspace else None,
         setup_env=setup_env,
         **({"host_network": host_network} if host_network is not None else {}),
-        resume=args.resume,
+        resume=resume,
     )
+    reporter = choose_reporter()
     with open_benchmark(Path(args.bench), workspace=options.workspace) as bench:
-        if not sys.stderr.isatty():
-            log = run_eval(bench, agents, options=options, on_record=_print_trial, on_warning=_warn)
-        else:
-            from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
-            from rich.live import Live  # noqa: PLC0415
-
-            live = _LiveTable([agent.name for agent in agents], len(bench.tasks) * args.trials)
-            with Live(live.render(), console=Console(stderr=True)) as screen:
-
-                def on_record(record: TrialRecord) -> None:
-                    live.add(record)
-                    screen.update(live.render())
-
-                log = run_eval(
-                    bench, agents, options=options, on_record=on_record, on_warning=_warn
-                )
+        total = len(bench.tasks) * args.trials
+        with _trials_shown(reporter, [agent.name for agent in agents], total) as on_record:
+            log = run_eval(bench, agents, options=options, on_record=on_record, reporter=reporter)
     summary = build_summary(log)
     sys.stdout.write(render_report(summary, "json" if args.json else "text"))
     unmeasured = _unmeasured(summary)
     for line in unmeasured:
         sys.stderr.write(f"error: {line}\n")
     return EXIT_REJECTED if unmeasured else EXIT_OK
+
+
+def _results(args: argparse.Namespace) -> tuple[Path, bool]:
+    """The results directory and whether it must already hold an evaluation: `--resume DIR`,
+    or `--results DIR` (default `results`) that a bare `--resume` continues."""
+    given = Path(args.results) if args.results is not None else None
+    resumed = resume_dir(args, default=given or _RESULTS)
+    if resumed is not None and given is not None and resumed != given:
+        raise InputError("--resume DIR names the results directory: give no other --results")
+    return (resumed, True) if resumed is not None else (given or _RESULTS, False)
 
 
 def _unmeasured(summary: Summary) -> list[str]:
@@ -166,16 +199,13 @@ def add_eval_commands(commands: Any) -> None:
         help="oracle, nop, NAME=COMMAND or NAME=harbor:AGENT:MODEL (repeatable)",
     )
     evaluate.add_argument("--trials", type=int, default=1, help="trials per task and agent")
-    evaluate.add_argument("-j", "--jobs", type=int, default=1, help="tasks (or trials) at once")
+    add_jobs_option(evaluate, what="tasks (or trials)")
     evaluate.add_argument("--env", choices=("local", "harbor"), default="local")
-    evaluate.add_argument("--results", default="results", metavar="DIR", help="default: results")
-    evaluate.add_argument(
-        "--resume",
-        action="store_true",
-        help="continue the evaluation in --results, refusing a directory without one"
-        " (finished trials are always skipped)",
-    )
-    evaluate.add_argument("--json", action="store_true", help="print the JSON summary")
+    evaluate.add_argument("--results", metavar="DIR", help="default: results")
+    # a bare --resume, the former spelling, continues in --results; finished trials are always
+    # skipped, --resume only refuses a directory without an evaluation
+    add_resume_option(evaluate, what="evaluation", bare="the --results directory")
+    add_json_option(evaluate)
     evaluate.add_argument("--harbor-env", default="docker", metavar="NAME")
     evaluate.add_argument("--harbor", default="harbor", metavar="PATH")
     evaluate.add_argument("--workspace", metavar="DIR", help="where local workspaces go")

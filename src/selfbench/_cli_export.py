@@ -16,15 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from selfbench._cli_common import print_json
+from selfbench._cli_common import add_json_option, print_json
 from selfbench.errors import EXIT_OK, EXIT_REJECTED
+from selfbench.progress import choose_reporter
 
 __all__ = ["add_export_commands"]
-
-
-def _progress(message: str) -> None:
-    if sys.stderr.isatty():
-        sys.stderr.write(f"{message}\n")
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -36,7 +32,7 @@ def _export(args: argparse.Namespace) -> int:
         run=run,
         out=Path(args.out),
         validation=[Path(item) for item in args.validation] if args.validation else None,
-        progress=_progress,
+        reporter=choose_reporter(),
         require_validation=True,
         skip_unvalidated=args.skip_unvalidated,
     )
@@ -145,18 +141,18 @@ def add_export_commands(commands: Any) -> None:
         action="store_true",
         help="leave out tasks with no accepted validation report (default: refuse them)",
     )
-    export.add_argument("--json", action="store_true", help="print the JSON result")
+    add_json_option(export)
     export.set_defaults(run=_export)
 
     verify = commands.add_parser("verify", help="check an export's digests, counts and members")
     verify.add_argument("file", metavar="FILE")
-    verify.add_argument("--json", action="store_true", help="print the JSON result")
+    add_json_option(verify)
     verify.set_defaults(run=_verify)
 
     extract = commands.add_parser("extract", help="unpack an export into a Harbor tasks dir")
     extract.add_argument("file", metavar="FILE")
     extract.add_argument("--out", required=True, metavar="DIR")
-    extract.add_argument("--json", action="store_true", help="print the JSON result")
+    add_json_option(extract)
     extract.set_defaults(run=_extract)
 
     review = commands.add_parser("review", help="review an export in a local web page")

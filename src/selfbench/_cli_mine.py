@@ -1,4 +1,4 @@
-"""The `mine` command of the `selfbench` command line, and `schema --candidate`.
+"""The `mine` command of the `selfbench` command line, and `schema candidate`.
 
 `mine` exits 0 when it ran (whatever it found), 2 on bad input: not a repository, an unknown
 revision, malformed `--prs`, a negative budget. Skipped session files are reported on stderr.
@@ -9,19 +9,19 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_common import print_json
+from selfbench._cli_common import add_json_option, add_source_url_option, print_json
 from selfbench.errors import EXIT_OK, translating
+from selfbench.progress import choose_reporter
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from selfbench.contract import Difficulty
-    from selfbench.mine import MineResult
+    from selfbench.mine import MineOptions, MineResult
 
 __all__ = ["add_mine_commands", "render_table"]
 
@@ -51,24 +51,13 @@ def _session_dirs(args: argparse.Namespace) -> list[Path]:
     return [Path.home() / folder for folder in DEFAULT_SESSION_DIRS]
 
 
-@contextmanager
-def _walking() -> Iterator[Callable[[int], None] | None]:
-    """A live count of the commits walked, on stderr at a terminal only."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
+def _options(args: argparse.Namespace) -> MineOptions:
+    """The command line checked and read into `MineOptions` (pull requests, sessions: read).
 
-    with Console(stderr=True).status("walking history") as status:
-
-        def update(count: int) -> None:
-            status.update(f"walking history: {count:,} commits")
-
-        yield update
-
-
-def _mine(args: argparse.Namespace) -> int:
-    from selfbench.mine import MineError, MineOptions, mine_repository  # noqa: PLC0415
+    Raises:
+        MineError: a bad budget or option, not a repository, malformed `--prs`.
+    """
+    from selfbench.mine import MineError, MineOptions  # noqa: PLC0415
     from selfbench.mine.git_history import read_repository  # noqa: PLC0415
     from selfbench.mine.prs import read_pull_requests, run_gh  # noqa: PLC0415
     from selfbench.mine.sessions import read_sessions  # noqa: PLC0415
@@ -89,7 +78,7 @@ def _mine(args: argparse.Namespace) -> int:
     requests, skipped = read_sessions(_session_dirs(args), worktrees=info.worktrees)
     for line in skipped:
         sys.stderr.write(f"warning: {line}\n")
-    options = MineOptions(
+    return MineOptions(
         rev=args.rev,
         since=args.since,
         max_commits=args.max,
@@ -100,10 +89,17 @@ def _mine(args: argparse.Namespace) -> int:
         over_fetch=args.over_fetch,
         source_url=args.source_url,
     )
-    with _walking() as progress:
-        result = mine_repository(repo, options, progress=progress)
+
+
+def _mine(args: argparse.Namespace) -> int:
+    from selfbench.mine import mine_repository  # noqa: PLC0415
+
+    options = _options(args)
+    reporter = choose_reporter()
+    with reporter.working("walking history"):
+        result = mine_repository(Path(args.repo), options, reporter=reporter)
     for warning in result.warnings:
-        sys.stderr.write(f"warning: {warning}\n")
+        reporter.warning(warning)
     if args.out:
         _write(result, Path(args.out))
     if args.json:
@@ -179,7 +175,7 @@ def _print_table(result: MineResult) -> None:
 
 def _schema_with_candidate(previous: Callable[[argparse.Namespace], int]) -> Callable[..., int]:
     def run(args: argparse.Namespace) -> int:
-        if not args.candidate:
+        if args.schema != "candidate" and not args.candidate_schema:
             return previous(args)
         from selfbench.mine import candidate_json_schema  # noqa: PLC0415
 
@@ -190,10 +186,21 @@ def _schema_with_candidate(previous: Callable[[argparse.Namespace], int]) -> Cal
 
 
 def add_mine_commands(commands: Any) -> None:
-    """Register `mine`, and `--candidate` on the existing `schema` command."""
+    """Register `mine`, and `candidate` on the existing `schema` command."""
     schema: argparse.ArgumentParser = commands.choices["schema"]
     schema.add_argument(
-        "--candidate", action="store_true", help="the JSON Schema of a mined candidate instead"
+        "schema",
+        nargs="?",
+        choices=("submission", "candidate"),
+        default="submission",
+        help="whose JSON Schema: submit_task's (default) or a mined candidate's",
+    )
+    # `schema --candidate`, the former spelling, kept: `--candidate` names a file elsewhere
+    schema.add_argument(
+        "--candidate",
+        dest="candidate_schema",
+        action="store_true",
+        help="the former spelling of `schema candidate`",
     )
     schema.set_defaults(run=_schema_with_candidate(schema.get_default("run")))
 
@@ -217,11 +224,7 @@ def add_mine_commands(commands: Any) -> None:
     mine.add_argument(
         "--over-fetch", type=float, default=1.5, metavar="X", help="budget multiplier (1.5)"
     )
-    mine.add_argument(
-        "--source-url",
-        metavar="BASE",
-        help="for history without a GitHub remote: candidates record BASE/pull/<number>",
-    )
+    add_source_url_option(mine, what="candidates")
     mine.add_argument("--out", metavar="FILE", help="write candidates.jsonl (and .excluded)")
-    mine.add_argument("--json", action="store_true", help="print the JSON result")
+    add_json_option(mine)
     mine.set_defaults(run=_mine)

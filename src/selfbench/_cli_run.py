@@ -20,7 +20,16 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from selfbench._cli_bundle import add_agent_hosts_option, agent_hosts
-from selfbench._cli_common import add_setup_options, print_json
+from selfbench._cli_common import (
+    add_jobs_option,
+    add_json_option,
+    add_repo_option,
+    add_resume_option,
+    add_setup_options,
+    add_source_url_option,
+    print_json,
+    resume_dir,
+)
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, RunError
 
 if TYPE_CHECKING:
@@ -169,7 +178,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         budgets={tier: getattr(args, tier) for tier in _TIERS},
         author=args.author,
         reviewer=args.reviewer,
-        jobs=1 if args.jobs is None else args.jobs,
+        jobs=1 if args.jobs is None else args.jobs,  # checked with the rest: options.check()
         env=args.env or "local",
         harbor_env=args.harbor_env or "docker",
         harbor=args.harbor,
@@ -223,19 +232,27 @@ def _print_summary(console: Console, summary: RunSummary) -> None:
     console.print(f"   selfbench eval {summary.export} --agent NAME=COMMAND    # evaluate agents")
 
 
+def _plan(args: argparse.Namespace) -> tuple[Path, RunOptions | None, dict[str, Any]]:
+    """The run directory, a new run's options (None to resume) and the options given again.
+
+    Raises:
+        RunError: an option no run can use, or `--resume` with `--repo` or `--out`.
+    """
+    resumed = resume_dir(args)
+    if resumed is not None:
+        if args.repo is not None or args.out is not None:
+            raise RunError("--resume takes the run's own options; give no --repo or --out")
+        return resumed, None, _resume_changes(args)
+    options = _options(args)
+    options.check()
+    return _run_dir(args), options, {}
+
+
 def _run(args: argparse.Namespace) -> int:
     from selfbench._report import console  # noqa: PLC0415
     from selfbench.run import run_benchmark  # noqa: PLC0415
 
-    changes: dict[str, Any] = {}
-    if args.resume is not None:
-        if args.repo is not None or args.out is not None:
-            raise RunError("--resume takes the run's own options; give no --repo or --out")
-        run_dir, options, changes = Path(args.resume), None, _resume_changes(args)
-    else:
-        options = _options(args)
-        options.check()
-        run_dir = _run_dir(args)
+    run_dir, options, changes = _plan(args)
     stop = threading.Event()
     started = time.monotonic()
     interrupt = _stop_on_interrupt(stop, console, run_dir.absolute())
@@ -314,7 +331,7 @@ def _status(args: argparse.Namespace) -> int:
 def _add_run(commands: Any) -> None:
     # Nothing heavy here: every command's parser is built on each call (`selfbench audit` too).
     run = commands.add_parser("run", help="mine, draft, author, prove and export, resumable")
-    run.add_argument("--repo", metavar="REPO", help="the git repository to mine")
+    add_repo_option(run, required=False, help="the git repository to mine")
     for tier in _TIERS:
         run.add_argument(f"--{tier}", type=int, default=0, metavar="N", help=f"{tier} tasks")
     run.add_argument("--out", metavar="BENCH.tar.gz", help="where the export goes")
@@ -328,7 +345,7 @@ def _add_run(commands: Any) -> None:
     run.add_argument("--reviewer", metavar="COMMAND", help="a coupling reviewer command")
     # -j, --env, --harbor-env, --source-url, --setup-env and --no-host-network-config may be
     # given again with --resume (their defaults are None so that a change can be told)
-    run.add_argument("-j", "--jobs", type=int, metavar="N", help="candidates at once (default: 1)")
+    add_jobs_option(run, what="candidates", default=None)
     run.add_argument("--env", choices=("local", "harbor"), help="default: local")
     run.add_argument("--harbor-env", metavar="ENV", help="with --env harbor (default: docker)")
     run.add_argument("--harbor", default="harbor", metavar="PATH", help="the harbor executable")
@@ -337,18 +354,14 @@ def _add_run(commands: Any) -> None:
     )
     run.add_argument("--author-time-limit", type=float, default=2400.0, metavar="SECONDS")
     run.add_argument("--inactivity", type=float, default=600.0, metavar="SECONDS")
-    run.add_argument(
-        "--source-url",
-        metavar="BASE",
-        help="for history without a GitHub remote: tasks record BASE/pull/<number>",
-    )
+    add_source_url_option(run, what="tasks")
     add_setup_options(
         run,
         setup_env_help="pass this variable to the sandbox's setup (names stored, values read "
         "at each start)",
     )
     add_agent_hosts_option(run)
-    run.add_argument("--resume", metavar="DIR", help="finish the run in DIR")
+    add_resume_option(run, what="run")
     run.set_defaults(run=_run)
 
 
@@ -357,5 +370,5 @@ def add_run_commands(commands: Any) -> None:
     _add_run(commands)
     status = commands.add_parser("status", help="a run directory's stages, tiers, rejections")
     status.add_argument("run_dir", metavar="DIR")
-    status.add_argument("--json", action="store_true", help="print the JSON status")
+    add_json_option(status)
     status.set_defaults(run=_status)

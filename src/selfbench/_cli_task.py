@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_common import print_json, read_input
+from selfbench._cli_common import add_json_option, print_json, read_input
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, InputError
 
 if TYPE_CHECKING:
@@ -152,12 +152,12 @@ def add_task_commands(commands: Any) -> None:
         choices=("submission", "persisted"),
         help="how to read the definition (default: submission with patches, else persisted)",
     )
-    check.add_argument("--json", action="store_true", help="print the JSON report")
+    add_json_option(check)
     check.set_defaults(run=_check)
 
     audit = commands.add_parser("audit", help="statically audit an authored task directory")
     audit.add_argument("task_dir", metavar="TASK_DIR")
-    audit.add_argument("--json", action="store_true", help="print the JSON report")
+    add_json_option(audit)
     audit.set_defaults(run=_audit)
 
     submit = commands.add_parser("submit", help="submit_task from files")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
+from selfbench._cli_common import add_json_option
 from selfbench.errors import EXIT_OK
+from selfbench.progress import choose_reporter
 
 __all__ = ["add_toolchains_command"]
 
@@ -22,24 +22,8 @@ def add_toolchains_command(commands: Any) -> None:
     parser.add_argument(
         "--install", action="store_true", help="install what the package registries publish"
     )
-    parser.add_argument("--json", action="store_true", help="print the JSON report")
+    add_json_option(parser)
     parser.set_defaults(run=_toolchains)
-
-
-@contextmanager
-def _progress() -> Iterator[Callable[[str], None]]:
-    """A spinner naming each install at a terminal; one line per install otherwise."""
-    if not sys.stderr.isatty():
-
-        def line(message: str) -> None:
-            sys.stderr.write(f"{message}\n")
-
-        yield line
-        return
-    from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
-
-    with Console(stderr=True).status("resolving toolchains") as status:
-        yield status.update
 
 
 def _toolchains(args: argparse.Namespace) -> int:
@@ -51,8 +35,9 @@ def _toolchains(args: argparse.Namespace) -> int:
     from selfbench.toolchains.versions import TOOLCHAIN_ORDER  # noqa: PLC0415
 
     registry = PackageRegistries() if args.install else None
-    with _progress() as on_event:
-        resolved = resolve(TOOLCHAIN_ORDER, registry=registry, on_event=on_event)
+    reporter = choose_reporter()  # a spinner naming each install, or a line per install
+    with reporter.working("resolving toolchains"):
+        resolved = resolve(TOOLCHAIN_ORDER, registry=registry, on_event=reporter.event)
     uses = [item.use for item in resolved]
     if args.json:
         report = {"cache": str(toolchain_cache()), "toolchains": [u.to_json() for u in uses]}

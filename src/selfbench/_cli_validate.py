@@ -10,11 +10,19 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_common import add_setup_options, print_json, progress, setup_options
+from selfbench._cli_common import (
+    add_jobs_option,
+    add_json_option,
+    add_repo_option,
+    add_setup_options,
+    jobs,
+    print_json,
+    setup_options,
+)
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, InputError
+from selfbench.progress import choose_reporter
 
 if TYPE_CHECKING:
-    from selfbench.validate.report import TaskReport
     from selfbench.validate.runner import Runner
 
 __all__ = ["add_validate_command"]
@@ -86,19 +94,18 @@ def _runner(args: argparse.Namespace) -> Runner:
 def _validate(args: argparse.Namespace) -> int:
     from selfbench.validate import validate  # noqa: PLC0415
 
-    if args.jobs < 1:
-        raise InputError("-j must be at least 1")
+    workers = jobs(args) or 1
     runner = _runner(args)
     paths = [Path(path) for path in args.bundles]
-    verdicts = ("accepted", "rejected")
-    with progress(len(paths), "validating", verdicts, _judged) as on_done:
+    reporter = choose_reporter()
+    with reporter.items(len(paths), "validating", ("accepted", "rejected")):
         reports = validate(
             paths,
             runner=runner,
             definition=Path(args.definition) if args.definition else None,
-            jobs=args.jobs,
-            on_done=on_done,
+            jobs=workers,
             repo=Path(args.repo) if args.repo else None,
+            reporter=reporter,
         )
     if args.json:
         print_json([report.to_json() for report in reports])
@@ -109,17 +116,15 @@ def _validate(args: argparse.Namespace) -> int:
     return EXIT_OK if all(report.accepted for report in reports) else EXIT_REJECTED
 
 
-def _judged(report: TaskReport) -> tuple[str, bool, str | None]:
-    return report.task_id, report.accepted, report.reason
-
-
 def add_validate_command(commands: Any) -> None:
     """Register `validate` and its runner options on the CLI's subcommands."""
     validate = commands.add_parser("validate", help="prove bundles: nop fails, oracle passes")
     # Runner options default to None, so that one the chosen --env does not use is refused.
     validate.add_argument("bundles", nargs="+", metavar="BUNDLE_OR_TASK_DIR")
-    validate.add_argument(
-        "--repo", help="each path is an authored TASK_DIR: compile it from this repository first"
+    add_repo_option(
+        validate,
+        required=False,
+        help="each path is an authored TASK_DIR: compile it from this repository first",
     )
     validate.add_argument(
         "--env",
@@ -127,8 +132,8 @@ def add_validate_command(commands: Any) -> None:
         default="local",
         help="local: this machine's sandbox (root); harbor: `harbor run` (default: local)",
     )
-    validate.add_argument("-j", "--jobs", type=int, default=1, help="tasks validated at once")
-    validate.add_argument("--json", action="store_true", help="print the JSON reports")
+    add_jobs_option(validate, what="tasks validated")
+    add_json_option(validate)
     validate.add_argument(
         "--definition", metavar="FILE", help="the definition of a bundle with none beside it"
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from selfbench._cli_bundle import add_bundle_commands, add_repair_check_command
-from selfbench._cli_common import print_json
+from selfbench._cli_common import add_json_option, print_json
 from selfbench._cli_draft import add_draft_command
 from selfbench._cli_eval import add_eval_commands
 from selfbench._cli_export import add_export_commands
@@ -71,9 +71,9 @@ def _export_swebench(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from selfbench.demo import run_demo  # noqa: PLC0415
+    from selfbench._cli_demo import run_demo  # noqa: PLC0415
 
-    return run_demo(keep=args.keep, out=Path(args.out) if args.out else None)
+    return run_demo(main, keep=args.keep, out=Path(args.out) if args.out else None)
 
 
 # --- the parser --------------------------------------------------------------------------------
@@ -134,7 +134,7 @@ def _add_swebench(commands: Any) -> None:
     importer.add_argument("--out", required=True, metavar="DIR")
     importer.add_argument("--setup-command", metavar="CMD", help="needed without swebench specs")
     importer.add_argument("--test-command", metavar="CMD", help='holds "{tests}" once')
-    importer.add_argument("--json", action="store_true", help="print the JSON report")
+    add_json_option(importer)
     importer.set_defaults(run=_import_swebench)
 
     exporter = commands.add_parser("export-swebench", help="task dirs to SWE-bench instances")

@@ -1,4 +1,5 @@
-"""`selfbench demo`: `selfbench run --author draft` on the sample history, to a verified export.
+"""The demo's samples: the history `selfbench demo` runs `selfbench run --author draft` on (the
+command itself is `_cli_demo.run_demo`), and its budgets and names.
 
 The one-task sample repository (`build_sample_repository`, `sample_arguments`) stays for the
 tests and examples that need a single hand-authored task.
@@ -6,8 +7,6 @@ tests and examples that need a single hand-authored task.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,6 @@ from selfbench._git import git
 from selfbench._sample_history import build_sample_history
 from selfbench.audit import AuditReport
 from selfbench.contract import AUTHORING_DEFAULTS
-from selfbench.errors import EXIT_INPUT
 from selfbench.task import judge_task, read_authored_task
 
 __all__ = [
@@ -29,7 +27,6 @@ __all__ = [
     "build_sample_history",
     "build_sample_repository",
     "bundle_tree",
-    "run_demo",
     "sample_arguments",
 ]
 
@@ -140,45 +137,3 @@ coupling check as they are, with `--author draft`."""
 DEMO_EXPORT = "unitkit-demo.tar.gz"
 DEMO_SOURCE_URL = "https://example.com/example/unitkit"
 """The sample history has no remote: its tasks record pull requests under this base."""
-
-
-def run_demo(*, keep: bool = False, out: Path | None = None) -> int:
-    """Build the sample history and run `selfbench run --author draft` on it, to a verified export.
-
-    The export (and, with `keep`, the sample and the run directory) outlive the demo, so the
-    commands it prints can be tried. Returns `selfbench run`'s exit code (2 when this machine
-    cannot run the local sandbox).
-    """
-    from selfbench._report import console  # noqa: PLC0415 - only the demo prints this way
-    from selfbench.cli import main  # noqa: PLC0415
-    from selfbench.validate.sandbox import SandboxError, require_sandbox  # noqa: PLC0415
-
-    workspace = Path(tempfile.mkdtemp(prefix="selfbench-demo-"))
-    try:
-        repo = build_sample_history(workspace)
-        log = git(repo, "log", "--format=%h %s", "--first-parent").decode().strip()
-        console.print(f"[bold]1. sample history[/]  {repo}")
-        for line in log.splitlines():
-            console.print(f"   {line}")
-        try:
-            require_sandbox()
-        except SandboxError as exc:
-            console.print(f"[bold]2. selfbench run[/]  skipped: {exc}")
-            return EXIT_INPUT
-        directory = out or Path(tempfile.mkdtemp(prefix="selfbench-demo-export-"))
-        bench = directory / DEMO_EXPORT
-        budgets = [item for tier, n in DEMO_BUDGETS.items() for item in (f"--{tier}", str(n))]
-        argv = ["run", "--repo", str(repo), *budgets, "--author", "draft"]
-        console.print(f"[bold]2. selfbench {' '.join(argv[:1] + argv[3:])}[/]")
-        source = ["--source-url", DEMO_SOURCE_URL, "--run-dir", str(workspace / "run")]
-        code = main([*argv, "--out", str(bench), *source])
-        if bench.is_file():
-            verified = main(["verify", str(bench)])
-            console.print(f"[bold]3. selfbench verify[/]  {'ok' if verified == 0 else 'FAILED'}")
-            code = code if verified == 0 else verified
-        if keep:
-            console.print(f"kept {workspace}")
-        return code
-    finally:
-        if not keep:
-            shutil.rmtree(workspace, ignore_errors=True)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import posixpath
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -63,6 +63,7 @@ from selfbench.draft.run import (
 from selfbench.draft.split import SplitChange, is_runnable_test, split_change
 from selfbench.errors import DraftError, SandboxError, SelfbenchError, translating
 from selfbench.mine.candidate import CandidateModel
+from selfbench.progress import Reporter, silent
 from selfbench.task import DEFINITION_FILE, GOLD_PATCH_FILE, TEST_PATCH_FILE, judge_task
 from selfbench.toolchains import sandbox_pythons
 from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions
@@ -550,9 +551,6 @@ def _write_task(
             raise DraftError(f"{target} already exists (--replace overwrites it)") from None
 
 
-OnDrafted = Callable[[DraftResult], None]
-
-
 def draft_candidates(
     repo: Path,
     candidates: Sequence[CandidateModel],
@@ -560,9 +558,10 @@ def draft_candidates(
     options: DraftOptions | None = None,
     *,
     jobs: int = 1,
-    on_done: OnDrafted | None = None,
+    reporter: Reporter = silent,
 ) -> list[DraftResult]:
-    """`draft_candidate` for each candidate, `jobs` at a time; results in the order given.
+    """`draft_candidate` for each candidate, `jobs` at a time; results in the order given, each
+    told to `reporter` as it is known (drafted, or rejected with its reason).
 
     Raises:
         SandboxError: this machine cannot create the isolated workspace.
@@ -576,8 +575,7 @@ def draft_candidates(
 
     def one(candidate: CandidateModel) -> DraftResult:
         result = draft_candidate(repo, candidate, out_dir, options)
-        if on_done is not None:
-            on_done(result)
+        reporter.done(result.candidate_id, result.drafted, result.reason)
         return result
 
     options = options or DraftOptions()

@@ -11,7 +11,7 @@ import html
 import io
 import re
 
-from selfbench.evaluate.report import agent_rows, matrix_rows, network_lines
+from selfbench.evaluate.report_rows import agent_rows, matrix_rows, network_lines
 from selfbench.evaluate.summary import Summary
 
 __all__ = ["render_html"]

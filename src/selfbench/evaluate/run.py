@@ -40,6 +40,7 @@ from selfbench.evaluate.results import (
     open_results,
     read_results,
 )
+from selfbench.progress import Reporter, silent
 from selfbench.validate.host_network import HostNetwork
 from selfbench.validate.phases import LocalOptions
 from selfbench.validate.sandbox import CONTAINER_PATH
@@ -317,9 +318,10 @@ def run_eval(
     *,
     options: EvalOptions,
     on_record: OnRecord | None = None,
-    on_warning: Callable[[str], None] | None = None,
+    reporter: Reporter = silent,
 ) -> ResultsLog:
-    """Run every unfinished trial of `agents` on `bench`; the results file as it ends.
+    """Run every unfinished trial of `agents` on `bench`; the results file as it ends. Each
+    finished trial's record goes to `on_record`; warnings (corrupt result lines) to `reporter`.
 
     Raises:
         EvalError: an agent cannot start, the results directory holds another benchmark's
@@ -333,8 +335,7 @@ def run_eval(
     check_agents(agents, options=options)
     store, log = open_results(options.results, benchmark=bench.benchmark_id, tasks=len(bench.tasks))
     for line in log.corrupt:
-        if on_warning is not None:
-            on_warning(line)
+        reporter.warning(line)
     run = _Run(bench, tuple(agents), options, store, log, on_record)
     local = [a for a in agents if a.kind != "harbor" and options.environment == "local"]
     if local:

@@ -18,7 +18,7 @@ the validation verdict (or null) and the static audit. It sits at the task root,
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,7 @@ from selfbench.export.reader import (
     REVIEW_KEYS,
     copy_tasks,
 )
+from selfbench.progress import Reporter, silent
 from selfbench.task import judge_task
 
 __all__ = [
@@ -327,14 +328,13 @@ def _pack_all(
     tasks: list[LocatedTask],
     reports: dict[str, dict[str, Any]],
     staging: Path,
-    progress: Callable[[str], None] | None,
+    reporter: Reporter,
 ) -> dict[str, tuple[Path, str]]:
     """Pack each task into `staging`; taskId → (archive, SHA-256), in taskId order."""
     archives: dict[str, tuple[Path, str]] = {}
     for task in tasks:
         task_id = task.definition.taskId
-        if progress is not None:
-            progress(f"packing {task_id}")
+        reporter.status(f"packing {task_id}")
         archive = staging / f"{task_id}.tar.gz"
         digest = _pack_task(task, _review_record(task, reports.get(task_id)), archive)
         archives[task_id] = (archive, digest)
@@ -347,7 +347,7 @@ def export_run(  # noqa: PLR0913 - keyword-only options of one call
     run: RunInfo,
     out: Path,
     validation: Sequence[Path] | None = None,
-    progress: Callable[[str], None] | None = None,
+    reporter: Reporter = silent,
     require_validation: bool = False,
     skip_unvalidated: bool = False,
     provenance: dict[str, Any] | None = None,
@@ -363,7 +363,7 @@ def export_run(  # noqa: PLR0913 - keyword-only options of one call
     way), each task needs an accepted report (from `validation`, else the one `validate` wrote
     beside it for this very bundle): one without is an error, or with `skip_unvalidated` is
     left out. `provenance` (from `selfbench run`) goes into the manifest as it is, its `tasks`
-    cut to the exported ones.
+    cut to the exported ones. Each task is told to `reporter` as it is packed.
 
     Raises:
         ExportError: bad run fields, unreadable reports, duplicate or unnamed tasks, I/O errors.
@@ -383,7 +383,7 @@ def export_run(  # noqa: PLR0913 - keyword-only options of one call
     )
     out = out.absolute()
     with translating(ExportError, f"write {out}"), staging_directory(out) as staging:
-        archives = _pack_all(kept, reports or {}, staging, progress)
+        archives = _pack_all(kept, reports or {}, staging, reporter)
         manifest = Manifest(
             run_id=run.run_id,
             candidate_counts=(counts[0], counts[1], counts[2]),

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +65,7 @@ from selfbench.mine.records import (
 )
 from selfbench.mine.sessions import Link, LinkTarget, SessionRequest, link_requests
 from selfbench.mine.source import RepositorySource, repository_source
+from selfbench.progress import Reporter, silent
 
 __all__ = ["MineOptions", "MineResult", "excluded_path", "mine_repository", "write_candidates"]
 
@@ -413,9 +414,10 @@ def mine_repository(
     repo: Path,
     options: MineOptions | None = None,
     *,
-    progress: Callable[[int], None] | None = None,
+    reporter: Reporter = silent,
 ) -> MineResult:
-    """Find the merged changes of `repo` worth authoring, ranked, with the excluded ones.
+    """Find the merged changes of `repo` worth authoring, ranked, with the excluded ones; the
+    commits walked so far are told to `reporter` as the walk goes.
 
     Raises:
         MineError: not a git repository, an unknown revision, or git failed.
@@ -433,7 +435,7 @@ def mine_repository(
             rev=info.head,
             since=options.since,
             max_commits=options.max_commits,
-            progress=progress,
+            progress=lambda count: reporter.status(f"walking history: {count:,} commits"),
         ):
             walked += 1
             walk.visit(commit)

@@ -9,8 +9,9 @@ versions, and the provenance holds names, versions and stage histories, never ti
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from selfbench._json import loads_strict
 from selfbench.bundle.locate import DEFINITION_FILE, VALIDATION_FILE
@@ -20,10 +21,26 @@ from selfbench.export import RunInfo, export_and_verify
 from selfbench.run import stages
 from selfbench.run.state import CandidateState, RunDirectory
 
-if TYPE_CHECKING:
-    from selfbench.run.driver import RunOptions
+__all__ = ["ExportOptions", "export_accepted", "provenance", "tried"]
 
-__all__ = ["export_accepted", "provenance", "tried"]
+
+class ExportOptions(Protocol):
+    """What the export reads of a run's options (`run.driver.RunOptions`, which imports this
+    module: the export names no options class of its own)."""
+
+    @property
+    def out(self) -> Path: ...
+    @property
+    def budgets(self) -> Mapping[str, int]: ...
+    @property
+    def author(self) -> str: ...
+    @property
+    def reviewer(self) -> str | None: ...
+    @property
+    def env(self) -> str: ...
+    @property
+    def harbor_env(self) -> str: ...
+
 
 _EXPORT_DIR = "export"
 
@@ -90,7 +107,7 @@ def tried(states: tuple[CandidateState, ...]) -> tuple[int, int, int]:
 
 
 def provenance(
-    options: RunOptions,
+    options: ExportOptions,
     accepted: list[CandidateState],
     task_ids: list[str],
     reports: list[dict[str, Any]],
@@ -114,7 +131,7 @@ def provenance(
 
 def export_accepted(
     run: RunDirectory,
-    options: RunOptions,
+    options: ExportOptions,
     pool: dict[str, Any],
     run_id: str,
     states: tuple[CandidateState, ...],

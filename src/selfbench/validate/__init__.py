@@ -26,6 +26,7 @@ from selfbench.bundle.locate import (
     refuse_duplicates,
 )
 from selfbench.errors import BundleError, translating
+from selfbench.progress import Reporter, silent
 from selfbench.validate.runner import OnDone, Runner
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ def validate(
     jobs: int = 1,
     on_done: OnDone | None = None,
     repo: Path | None = None,
+    reporter: Reporter = silent,
 ) -> list[TaskReport]:
     """Validate bundles (or collect or task directories); one report per task, in order.
 
@@ -67,7 +69,8 @@ def validate(
     bundle's manifest before `runner` (default: `LocalRunner()`) sees it. `definition` names the
     definition of a single bundle that has none beside it; `jobs` is how many tasks (Harbor:
     trials) run at once. With `repo`, each path is an authored task directory, compiled into a
-    temporary bundle first.
+    temporary bundle first. Each report is told to `reporter` (accepted, or rejected with its
+    reason) and handed to `on_done` as soon as it is known.
 
     Each report is also written as `validation.json` beside the task's `definition.json` (with
     `repo`: in the task directory), where `export` looks for it.
@@ -85,6 +88,7 @@ def validate(
     if definition is not None and len(paths) != 1:
         raise BundleError("--definition names the definition of exactly one bundle")
     runner.check()  # before anything is created on disk
+    on_done = _reporting(reporter, on_done)
     if repo is not None:
         if definition is not None:
             raise BundleError("--definition names a bundle's definition; --repo takes task dirs")
@@ -103,6 +107,15 @@ def validate(
         if home is not None:
             write_report(home, task, report)
     return reports
+
+
+def _reporting(reporter: Reporter, on_done: OnDone | None) -> OnDone:
+    def done(report: TaskReport) -> None:
+        reporter.done(report.task_id, report.accepted, report.reason)
+        if on_done is not None:
+            on_done(report)
+
+    return done
 
 
 def _validate_located(

@@ -1,0 +1,72 @@
+"""The rows every format of the evaluation report shows: the per-agent table, the task-by-agent
+matrix and the agents' network (pure: strings out; the text and HTML renderers share them)."""
+
+from __future__ import annotations
+
+from selfbench.evaluate.summary import AgentSummary, Summary
+
+__all__ = ["agent_rows", "matrix_rows", "network_lines"]
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:.1f}%"
+
+
+def _seconds(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f} s"
+
+
+def _cost(agent: AgentSummary) -> str:
+    if agent.cost_usd is None and agent.tokens is None:
+        return "—"
+    parts = []
+    if agent.cost_usd is not None:
+        parts.append(f"${agent.cost_usd:.2f}")
+    if agent.tokens is not None:
+        parts.append(f"{agent.tokens:,} tok")
+    return " / ".join(parts)
+
+
+def _difficulty_header(summary: Summary) -> list[str]:
+    first = summary.agents[0].by_difficulty if summary.agents else ()
+    return [name for name, _, _ in first]
+
+
+def agent_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
+    """The per-agent table: header and rows, as every format shows it."""
+    difficulties = _difficulty_header(summary)
+    header = ["agent", "pass rate", *difficulties]
+    if summary.trials_per_task > 1:
+        header.append(f"pass@{summary.trials_per_task}")
+    header += ["mean time", "median time", "cost", "agent / task / infra failures"]
+    rows = []
+    for agent in summary.agents:
+        row = [agent.name, f"{_percent(agent.pass_rate)} ({agent.passes}/{agent.counted})"]
+        row += [
+            f"{_percent(passes / counted if counted else None)} ({passes}/{counted})"
+            for _, passes, counted in agent.by_difficulty
+        ]
+        if summary.trials_per_task > 1:
+            row.append(_percent(agent.pass_at_k))
+        row += [
+            _seconds(agent.mean_seconds),
+            _seconds(agent.median_seconds),
+            _cost(agent),
+            f"{agent.agent_failures} / {agent.task_failures} / {agent.infrastructure}",
+        ]
+        rows.append(row)
+    return header, rows
+
+
+def matrix_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
+    """The task-by-agent matrix: header and rows."""
+    header = ["task", "difficulty", *(agent.name for agent in summary.agents)]
+    rows = [
+        [task, level, *(cell.text() for cell in cells)] for task, level, cells in summary.matrix
+    ]
+    return header, rows
+
+
+def network_lines(summary: Summary) -> list[str]:
+    """What network the agents had, one line per environment."""
+    return [f"Agent network ({line})" for line in summary.networks]
