@@ -1,12 +1,16 @@
-"""bun test: `(pass) name [1.2ms]` or `✓ name`, the counts, and its "nothing matched" lines."""
+"""bun test: its command, its log's `(pass) name [1.2ms]` or `✓ name`, the counts, and its
+"nothing matched" lines."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from selfbench.outcomes._core import NO_MATCH, Outcome, Result, Run, table
+from selfbench.runners._command import subcommand
+from selfbench.runners._log import NO_MATCH, Outcome, Result, Run, table
+from selfbench.runners._protocol import Runner, by_file
 
-__all__ = ["parse_bun"]
+__all__ = ["RUNNER", "parse_bun"]
 
 _BUN_MARKS = table("(pass) ✓", "(fail) ✗", "(skip) (todo) » ✎")
 _BUN_DURATION_RE = re.compile(r"(.*) \[\d++(?:\.\d++)?(?:ns|µs|us|ms|s)\]")
@@ -45,3 +49,31 @@ def _bun_test(line: str) -> tuple[str, Outcome] | None:
         return None
     match = _BUN_DURATION_RE.fullmatch(rest)
     return (rest if match is None else match[1]), outcome
+
+
+def _matches(name: str, args: Sequence[str]) -> bool:
+    return name == "bun" and subcommand(args, frozenset({"--cwd"})) == "test"
+
+
+RUNNER = Runner(
+    name="bun",
+    setting="bun",
+    label="bun test",
+    reads_as="bun",
+    matches=_matches,
+    parse=parse_bun,
+    selector=by_file("bun"),
+    names_carry_file=True,
+    ecosystem="node",
+    manifests=("package.json",),
+    setup_command="",
+    test_command="",
+    toolchains=("bun",),
+    evidence=False,
+    selects_files=False,
+    report_arguments="",
+    control_files=("bunfig.toml",),
+    control_directories=("node_modules",),
+    compiled_tests=(),
+    restored_manifests=(),
+)

@@ -1,4 +1,5 @@
-"""node --test: the TAP and the spec reporters, nested tests named `suite > test`."""
+"""node --test: its command, its TAP and spec reporters (nested tests named `suite > test`), and
+the files every Node runner reads (transforms, package managers' configuration)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from selfbench.outcomes._core import Outcome, Result, Run, table
+from selfbench.runners._log import Outcome, Result, Run, table
+from selfbench.runners._protocol import Runner, by_file
 
-__all__ = ["parse_node"]
+__all__ = ["RUNNER", "parse_node"]
 
 _NODE_SUMMARY_RE = re.compile(r"(?:#|\u2139) (tests|pass|fail|cancelled|skipped|todo) (\d{1,9})")
 _TAP_RE = re.compile(r"(not )?ok \d++(?: - (.*))?")
@@ -158,3 +160,36 @@ def _spec_name(text: str) -> tuple[str, str]:
     """`name (1.2ms) # directive` as (name, directive)."""
     match = _SPEC_RE.fullmatch(text)
     return (text, "") if match is None else (match[1], match[2] or "")
+
+
+def _matches(name: str, args: Sequence[str]) -> bool:
+    return name in ("node", "nodejs") and "--test" in args
+
+
+RUNNER = Runner(
+    name="node",
+    setting="node-test",
+    label="node --test",
+    reads_as="node",
+    matches=_matches,
+    parse=parse_node,
+    selector=by_file("node-test"),
+    names_carry_file=True,
+    ecosystem="node",
+    manifests=("package.json",),
+    setup_command="",
+    test_command="",
+    toolchains=("node",),
+    evidence=True,
+    selects_files=True,
+    report_arguments="",
+    control_files=(
+        # What any Node runner may load: transforms, mocha's settings, package managers'
+        # configuration (bun's too: `bun install` reads it), node's own options.
+        "babel.config.*", ".babelrc", ".babelrc.*", ".mocharc*", ".npmrc",
+        ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "bunfig.toml", ".node-options",
+    ),  # fmt: skip
+    control_directories=("node_modules",),
+    compiled_tests=(),
+    restored_manifests=(),
+)

@@ -1,12 +1,19 @@
-"""pytest: `-v`, xdist and short-summary lines, the final summary, progress lines."""
+"""pytest: its command, and its log's `-v`, xdist and short-summary lines, final summary and
+progress lines."""
 
 from __future__ import annotations
 
 import re
 
-from selfbench.outcomes._core import INDEX, Outcome, Result, Run, table
+from collections.abc import Sequence
 
-__all__ = ["parse_pytest"]
+from selfbench.runners._command import python_module
+from selfbench.runners._log import INDEX, Outcome, Result, Run, table
+from selfbench.runners._protocol import Runner
+
+__all__ = ["CONTROL_FILES", "CONTROL_DIRECTORIES", "RUNNER", "parse_pytest"]
+
+_NAMES = ("pytest", "py.test")
 
 _PYTEST_STATUS = table("PASSED XPASS", "FAILED ERROR", "SKIPPED XFAIL")
 _RUN_SECTIONS = ("", "test session starts")  # before any header (`-q`), or the session's own
@@ -118,3 +125,39 @@ def _pytest_counts(summary: dict[str, int]) -> tuple[int, int, int]:
         if word in _PYTEST_WORDS:
             counts[INDEX[_PYTEST_WORDS[word]]] += number
     return counts[0], counts[1], counts[2]
+
+
+def _matches(name: str, args: Sequence[str]) -> bool:
+    return name in _NAMES or python_module(name, args) in _NAMES
+
+
+CONTROL_FILES = (
+    # configuration, plugins by conftest, modules Python loads first, bytecode caches
+    "conftest.py", "pytest.ini", ".pytest.ini",
+    "sitecustomize.py", "usercustomize.py", "*.pth", "*.pyc", "*.pyo",
+    "_selfbench_evidence.py",  # the verifier's own pytest reporter (bundle/evidence.py)
+)  # fmt: skip
+CONTROL_DIRECTORIES = ("_selfbench_evidence", "__pycache__", ".pytest_cache", ".venv", "site-packages")
+
+RUNNER = Runner(
+    name="pytest",
+    setting="pytest",
+    label="pytest",
+    reads_as="pytest",
+    matches=_matches,
+    parse=parse_pytest,
+    selector=lambda test_name: test_name,  # the node id itself
+    names_carry_file=False,
+    ecosystem="python",
+    manifests=("pyproject.toml", "setup.py", "setup.cfg"),
+    setup_command="",
+    test_command="",
+    toolchains=("python",),
+    evidence=True,
+    selects_files=True,
+    report_arguments="",
+    control_files=CONTROL_FILES,
+    control_directories=CONTROL_DIRECTORIES,
+    compiled_tests=(),
+    restored_manifests=(),
+)

@@ -1,0 +1,97 @@
+"""The test runners selfbench knows, one module each, and the questions asked of all of them.
+
+Each module in `_MODULES` builds one `Runner` (see `_protocol`); adding a runner is one new
+module listed there. The registry answers what the rest of the code asks about runners: which
+one a command runs (`detect`), which one a name or a `selfbench.toml` spelling means
+(`runner_named`), and the sets and tables derived from their fields. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from selfbench.runners import bun, cargo, go, jest, node, pytest, unittest, vitest
+from selfbench.runners._command import commands, runner_of
+from selfbench.runners._log import NO_MATCH, Outcome, Result, Run
+from selfbench.runners._protocol import Runner
+
+__all__ = [
+    "NO_MATCH",
+    "RUNNERS",
+    "Outcome",
+    "Result",
+    "Run",
+    "Runner",
+    "commands",
+    "compiled_tests",
+    "control_directories",
+    "control_files",
+    "detect",
+    "detect_name",
+    "log_runners",
+    "runner_named",
+    "settings",
+]
+
+_MODULES = (pytest, unittest, jest, vitest, node, go, cargo, bun)
+RUNNERS: tuple[Runner, ...] = tuple(module.RUNNER for module in _MODULES)
+"""Every runner, in the order `selfbench.toml`'s messages list them."""
+
+_BY_NAME = {
+    spelling: runner for runner in RUNNERS for spelling in dict.fromkeys((runner.name, runner.setting))
+}
+_DETECTED = tuple(runner for runner in RUNNERS if runner.reads_as == runner.name)
+# The order of the ecosystems' files in the verifier's exclude list (its scripts stay as they were).
+_CONTROL_ECOSYSTEMS = ("python", "node", "rust", "go")
+
+
+def runner_named(name: str) -> Runner | None:
+    """The runner a name means: its `name` or its `selfbench.toml` spelling (`node-test`)."""
+    return _BY_NAME.get(name)
+
+
+def settings() -> tuple[str, ...]:
+    """Every runner's `selfbench.toml` spelling, in the registry's order."""
+    return tuple(runner.setting for runner in RUNNERS)
+
+
+def log_runners() -> tuple[str, ...]:
+    """The names a command can be detected as (the runners whose log selfbench reads)."""
+    return tuple(runner.name for runner in _DETECTED)
+
+
+def detect(command: str) -> Runner | None:
+    """The runner a shell command runs, read from its words; None when unknown or mixed."""
+    return runner_of(command, _DETECTED)
+
+
+def detect_name(command: str) -> str | None:
+    """`detect`'s runner's name, or None."""
+    found = detect(command)
+    return None if found is None else found.name
+
+
+def _unique(names: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(names))
+
+
+def _by_ecosystem() -> list[Runner]:
+    return sorted(RUNNERS, key=lambda runner: _CONTROL_ECOSYSTEMS.index(runner.ecosystem))
+
+
+def control_files() -> tuple[str, ...]:
+    """Every runner's control files, each once, then the test files a build compiles."""
+    return _unique(
+        [name for runner in _by_ecosystem() for name in runner.control_files]
+        + [name for runner in RUNNERS for name in runner.compiled_tests]
+    )
+
+
+def control_directories() -> tuple[str, ...]:
+    """Every runner's installed-package and cache directories, each once."""
+    return _unique(name for runner in _by_ecosystem() for name in runner.control_directories)
+
+
+def compiled_tests() -> tuple[str, ...]:
+    """The patterns of test files a runner's build compiles with the code under test."""
+    return _unique(name for runner in RUNNERS for name in runner.compiled_tests)

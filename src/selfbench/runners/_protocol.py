@@ -1,0 +1,83 @@
+"""What every test runner says about itself: one frozen value per runner module, `RUNNER`.
+
+A runner module (`pytest`, `node`, `go`, …) builds one `Runner` and the registry lists it; no
+module outside `selfbench.runners` names a runner. Every field is required, so a new runner says
+what it does for each part (an empty tuple or False where a part does not apply to it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from selfbench.errors import DraftError
+from selfbench.runners._log import Result, Run
+
+__all__ = ["Runner", "by_file"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Runner:
+    """One test runner: its names, how it is recognised and read, what the verifier does for it."""
+
+    name: str
+    """The one spelling in code, in the verifier's scripts and in `Outcomes.runner`."""
+    setting: str
+    """Its spelling in `selfbench.toml`'s `runner` key and in draft records (`node-test`)."""
+    label: str
+    """How messages name the command (`node --test`, `go test`)."""
+    reads_as: str
+    """The runner whose command and log it runs under (unittest's tests run through pytest)."""
+    matches: Callable[[str, Sequence[str]], bool]
+    """Whether a simple command (its name, without directory, and its arguments, wrappers
+    removed) runs this runner; at most one runner matches a command."""
+    parse: Callable[[Run], Result]
+    """Per-test outcomes and counts from its log (its structured report when the log holds one)."""
+    selector: Callable[[str], str]
+    """The selector that runs one test, from the name its parser reports (raises `DraftError`)."""
+    names_carry_file: bool
+    """Whether the names its parser reports lead with the test's file (`file > suite > test`),
+    and a selector is that file."""
+    ecosystem: str
+    """The language whose test files it runs (`python`, `node`, `go`, `rust`)."""
+    manifests: tuple[str, ...]
+    """The files that mark a project of its ecosystem (the nearest one is a draft's workdir)."""
+    setup_command: str
+    """The setup command a draft infers for it ("" when drafting reads it from the project's
+    files: Python's and Node's rules in `selfbench.draft`)."""
+    test_command: str
+    """The test command a draft infers for it, with `{tests}` ("" as for `setup_command`)."""
+    toolchains: tuple[str, ...]
+    """The SPEC §1 toolchain layers a task run by it needs."""
+    evidence: bool
+    """The verifier reads its own structured report."""
+    selects_files: bool
+    """Its selectors name test files, protected like held-out ones when pass-to-pass."""
+    report_arguments: str
+    """Shell words the verifier adds after the selectors to ask for its report ("" for none)."""
+    control_files: tuple[str, ...]
+    """Files that configure it or that it loads, protected at any depth (wildmatch patterns)."""
+    control_directories: tuple[str, ...]
+    """Directories of its installed packages and caches, protected at any depth."""
+    compiled_tests: tuple[str, ...]
+    """Test files its build compiles with the code under test (Go's `*_test.go`): protected at
+    any depth, the base's and the held-out ones run, never an agent's."""
+    restored_manifests: tuple[str, ...]
+    """Shared manifests whose runner-control part the verifier restores for it (`go.mod`)."""
+
+
+_FILE_SEPARATORS = (" > ", " \u203a ")
+
+
+def by_file(setting: str) -> Callable[[str], str]:
+    """The selector of a runner whose test names lead with their file (`file > suite > test`,
+    the file part given by whoever ran the file): that file."""
+
+    def selector(test_name: str) -> str:
+        for separator in _FILE_SEPARATORS:
+            head, found, _ = test_name.partition(separator)
+            if found and ("/" in head or "." in head):
+                return head
+        raise DraftError(f"{setting} test {test_name!r} does not name its file")
+
+    return selector

@@ -1,0 +1,42 @@
+"""unittest: `TestCase` tests run through pytest, which collects them (its log is pytest's).
+
+A draft infers it when nothing in the repository mentions pytest and the test files import
+unittest; its test command is pytest's, so a command never detects it: `detect` finds pytest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from selfbench.runners import pytest
+from selfbench.runners._protocol import Runner
+
+__all__ = ["RUNNER"]
+
+
+def _matches(name: str, args: Sequence[str]) -> bool:
+    return False  # its command is pytest's
+
+
+RUNNER = Runner(
+    name="unittest",
+    setting="unittest",
+    label="pytest",
+    reads_as="pytest",
+    matches=_matches,
+    parse=pytest.parse_pytest,
+    selector=lambda test_name: test_name,  # pytest's node id
+    names_carry_file=False,
+    ecosystem="python",
+    manifests=pytest.RUNNER.manifests,
+    setup_command="",
+    test_command="",
+    toolchains=("python",),
+    evidence=True,
+    selects_files=True,
+    report_arguments="",
+    control_files=pytest.CONTROL_FILES,
+    control_directories=pytest.CONTROL_DIRECTORIES,
+    compiled_tests=(),
+    restored_manifests=(),
+)

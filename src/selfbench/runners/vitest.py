@@ -1,0 +1,72 @@
+"""vitest: its command, its JSON report (`--reporter=json`) or its text, and its configuration."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from selfbench.runners._command import js_bin
+from selfbench.runners._jest_family import NO_FILES, counts, from_json
+from selfbench.runners._log import Result, Run, table
+from selfbench.runners._protocol import Runner, by_file
+
+__all__ = ["RUNNER", "parse_vitest"]
+
+_VITEST_MARKS = table("✓ √", "\u00d7 ✗ ✕", "↓")
+_VITEST_DURATION_RE = re.compile(r" \d+(?:\.\d+)?m?s$")
+_VITEST_FILE_RE = re.compile(r" \(\d+ tests?(?: \| [^)]*)?\)(?: \d+(?:\.\d+)?m?s)?$")
+_VITEST_SUMMARY_RE = re.compile(r"^\s*Tests\s+(.*?)(?: \((\d+)\))?$")
+
+
+def parse_vitest(run: Run) -> Result:
+    return from_json(run) or _vitest_text(run)
+
+
+def _vitest_text(run: Run) -> Result:
+    result = Result(zero="no tests")
+    for line in run.lines:
+        if line.strip() in NO_FILES:
+            result.selector_miss = True
+            result.counts = (0, 0, 0)
+            continue
+        match = _VITEST_SUMMARY_RE.match(line)
+        if match is not None and line.lstrip().startswith("Tests "):
+            body = match[1]
+            result.counts = (0, 0, 0) if body == "no tests" else counts(body.split(" | "))
+            continue
+        mark, _, rest = line.strip().partition(" ")
+        if mark in _VITEST_MARKS and rest and _VITEST_FILE_RE.search(rest) is None:
+            result.record(_VITEST_DURATION_RE.sub("", rest), _VITEST_MARKS[mark])
+    return result
+
+
+def _matches(name: str, args: Sequence[str]) -> bool:
+    return js_bin(name, args) == "vitest" and not (name in ("node", "nodejs") and "--test" in args)
+
+
+RUNNER = Runner(
+    name="vitest",
+    setting="vitest",
+    label="vitest",
+    reads_as="vitest",
+    matches=_matches,
+    parse=parse_vitest,
+    selector=by_file("vitest"),
+    names_carry_file=True,
+    ecosystem="node",
+    manifests=("package.json",),
+    setup_command="",
+    test_command="",
+    toolchains=("node",),
+    evidence=True,
+    selects_files=True,
+    report_arguments=(
+        '--reporter=default --reporter=json "--outputFile.json=$SELFBENCH_EVIDENCE"'
+    ),
+    control_files=(
+        "vitest.config.*", "vitest.setup.*", "vitest.workspace.*", "vite.config.*",
+    ),  # fmt: skip
+    control_directories=(),
+    compiled_tests=(),
+    restored_manifests=("package.json",),
+)
