@@ -18,6 +18,8 @@ import re
 from collections.abc import Iterable
 from fnmatch import translate
 
+from selfbench.runners import COMMAND_RUNNERS, control_directories, control_files
+
 __all__ = [
     "PACKAGE_DIRECTORIES",
     "PACKAGE_FILES",
@@ -35,21 +37,10 @@ __all__ = [
     "tracked_prefixes",
 ]
 
-_FILES = (
-    # pytest: configuration, plugins by conftest, modules Python loads first, bytecode caches.
-    "conftest.py", "pytest.ini", ".pytest.ini",
-    "sitecustomize.py", "usercustomize.py", "*.pth", "*.pyc", "*.pyo",
-    "_selfbench_evidence.py",  # the verifier's own pytest reporter (bundle/evidence.py)
-    # Node runners: configuration and setup files, package-manager configuration.
-    "jest.config.*", "jest.setup.*", "vitest.config.*", "vitest.setup.*", "vitest.workspace.*",
-    "vite.config.*", "babel.config.*", ".babelrc", ".babelrc.*", ".mocharc*", ".npmrc",
-    ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "bunfig.toml", ".node-options",
-    # Cargo and Go: toolchain and build configuration, build scripts, vendored modules, and Go's
-    # and Rust's test files (a package's tests are the base's and the held-out ones).
-    "rust-toolchain", "rust-toolchain.toml", "build.rs", "go.work", "go.work.sum", "go.env",
-    "vendor/modules.txt", "*_test.go", "tests/*.rs",
-)  # fmt: skip
-"""Files that configure a runner or are loaded by it, at any depth.
+_FILES = control_files()
+"""Files that configure a runner or are loaded by it, at any depth: each runner's `control_files`
+(pytest's configuration and plugins, Node runners' configuration and setup files, Cargo's and Go's
+toolchain and build configuration), then Go's and Rust's test files (`compiled_tests`).
 
 `pyproject.toml`, `setup.cfg` and `tox.ini` are not among them: they hold much besides pytest's
 configuration, so the verifier restores only a changed pytest table or section (`evidence.py`);
@@ -57,11 +48,9 @@ nor are `go.mod` and `Cargo.toml`, restored when their replace/toolchain directi
 targets, profiles, patches, build keys or paths change.
 """
 
-_DIRECTORIES = (
-    "_selfbench_evidence", "__pycache__", ".pytest_cache", ".venv", "site-packages",
-    "node_modules", ".cargo", ".git-hooks",
-)  # fmt: skip
-"""Directories that hold installed dependencies or caches, at any depth, tracked or not."""
+_DIRECTORIES = (*control_directories(), ".git-hooks")
+"""Directories that hold installed dependencies or caches, at any depth, tracked or not: each
+runner's `control_directories`, and the repository's hooks."""
 
 PACKAGE_DIRECTORIES = ("pytest", "_pytest", "pluggy", "venv", "target")
 """Directories named like a runner's package (or a virtual environment, or a build's output):
@@ -177,10 +166,13 @@ def runner_project(paths: Iterable[str]) -> str | None:
     return None
 
 
+def _restoring(manifest: str) -> tuple[str, ...]:
+    return tuple(runner.name for runner in COMMAND_RUNNERS if manifest in runner.restored_manifests)
+
+
+# The manifests in the order the verifier has always listed them (its scripts stay as they were).
 RESTORED_MANIFESTS: dict[str, tuple[str, ...]] = {
-    "go.mod": ("go",),
-    "Cargo.toml": ("cargo",),
-    "package.json": ("jest", "vitest"),
+    manifest: _restoring(manifest) for manifest in ("go.mod", "Cargo.toml", "package.json")
 }
 """Shared manifests whose runner-control part the verifier restores to the base when an agent
 changes it (the whole file, `bundle/evidence.py`), and the runners for which it does."""

@@ -24,6 +24,7 @@ from selfbench._shell import PLACEHOLDER, Word, split_words
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.contract import Difficulty, TaskDefinition
 from selfbench.patches import Patch, changes_no_files, display_path
+from selfbench.runners import detect_name
 
 __all__ = [
     "RUNNER_PROJECT",
@@ -172,10 +173,8 @@ def runner_project_warnings(gold: Patch) -> tuple[str, ...]:
 
 
 def _runner(definition: TaskDefinition) -> str | None:
-    """The task's runner, read only when a rule needs it (detecting it loads the log parsers)."""
-    from selfbench.outcomes import detect_runner  # noqa: PLC0415
-
-    return detect_runner(definition.testCommand)
+    """The task's runner, read only when a rule needs it."""
+    return detect_name(definition.testCommand)
 
 
 def command_blockers(command: str, selectors: tuple[str, ...]) -> list[str]:

@@ -27,8 +27,7 @@ from selfbench._shell import quote
 from selfbench.draft._inferred import Inferred, in_directory, shell_words
 from selfbench.draft._tree import Tree
 from selfbench.errors import DraftError
-from selfbench.outcomes import detect_runner
-from selfbench.outcomes._detect import commands
+from selfbench.runners import commands, detect, runner_named
 
 __all__ = ["NODE_MANIFESTS", "infer_node"]
 
@@ -63,7 +62,6 @@ _NODE_TEST_IMPORT_RE = re.compile(
     r"""from\s+['"]node:test['"]|require\(\s*['"]node:test['"]\s*\)"""
 )
 _BUN_TEST_IMPORT_RE = re.compile(r"""from\s+['"]bun:test['"]""")
-_LABELS = {"node": "node-test"}
 
 
 def _manager(tree: Tree, workdir: str) -> tuple[str, str | None, str]:
@@ -148,9 +146,9 @@ def _from_scripts(package: dict[str, Any]) -> tuple[str, list[str]] | None:
     if not isinstance(scripts, dict):
         return None
     for argv in _script_commands(scripts, "test"):
-        runner = detect_runner(shell_words(argv))
-        if runner in ("jest", "vitest", "node", "bun"):
-            return runner, argv
+        runner = detect(shell_words(argv))
+        if runner is not None and runner.ecosystem == "node":
+            return runner.name, argv
     return None
 
 
@@ -242,7 +240,8 @@ def infer_node(tree: Tree, workdir: str, test_files: Sequence[str]) -> Inferred:
     install, note = _dated(_install(tree, manager, lock), manager, lock, tree)
     install = in_directory(install, lock or workdir, workdir)
     local = (lock or workdir) == workdir
-    label = _LABELS.get(runner, runner)
+    known = runner_named(runner)
+    label = runner if known is None else known.setting
     return Inferred(
         toolchains=("bun",) if manager == "bun" or runner == "bun" else ("node",),
         setup_command=install,

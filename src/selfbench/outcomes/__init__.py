@@ -64,6 +64,7 @@ detect_runner = detect_name
 # CSI sequences, other escapes (`ESC ( B`, `ESC =`), a lone ESC; possessive, so linear on any input.
 _ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*+[ -/]*+[@-~]|[ -/]*+[0-~]|)")
 
+
 def parse_outcomes(command: str, output: str, exit_code: int) -> Outcomes:
     """Read per-test outcomes, counts and the "ran no test" reason from a test command's log.
 

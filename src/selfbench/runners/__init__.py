@@ -16,6 +16,7 @@ from selfbench.runners._log import NO_MATCH, Outcome, Result, Run
 from selfbench.runners._protocol import Runner
 
 __all__ = [
+    "COMMAND_RUNNERS",
     "NO_MATCH",
     "RUNNERS",
     "Outcome",
@@ -38,9 +39,12 @@ RUNNERS: tuple[Runner, ...] = tuple(module.RUNNER for module in _MODULES)
 """Every runner, in the order `selfbench.toml`'s messages list them."""
 
 _BY_NAME = {
-    spelling: runner for runner in RUNNERS for spelling in dict.fromkeys((runner.name, runner.setting))
+    spelling: runner
+    for runner in RUNNERS
+    for spelling in dict.fromkeys((runner.name, runner.setting))
 }
-_DETECTED = tuple(runner for runner in RUNNERS if runner.reads_as == runner.name)
+COMMAND_RUNNERS = tuple(runner for runner in RUNNERS if runner.reads_as == runner.name)
+"""The runners a command can be detected as: each reads its own log (not unittest: pytest)."""
 # The order of the ecosystems' files in the verifier's exclude list (its scripts stay as they were).
 _CONTROL_ECOSYSTEMS = ("python", "node", "rust", "go")
 
@@ -57,12 +61,12 @@ def settings() -> tuple[str, ...]:
 
 def log_runners() -> tuple[str, ...]:
     """The names a command can be detected as (the runners whose log selfbench reads)."""
-    return tuple(runner.name for runner in _DETECTED)
+    return tuple(runner.name for runner in COMMAND_RUNNERS)
 
 
 def detect(command: str) -> Runner | None:
     """The runner a shell command runs, read from its words; None when unknown or mixed."""
-    return runner_of(command, _DETECTED)
+    return runner_of(command, COMMAND_RUNNERS)
 
 
 def detect_name(command: str) -> str | None:

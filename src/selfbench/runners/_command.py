@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-
 from typing import TYPE_CHECKING
 
 from selfbench._shell import split_words

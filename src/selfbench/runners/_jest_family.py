@@ -67,5 +67,3 @@ def counts(items: list[str]) -> tuple[int, int, int]:
             outcome: Outcome = _COUNT_WORDS[match[2]]
             counts[("passed", "failed", "skipped").index(outcome)] += int(match[1])
     return counts[0], counts[1], counts[2]
-
-

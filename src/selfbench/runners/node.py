@@ -166,6 +166,21 @@ def _matches(name: str, args: Sequence[str]) -> bool:
     return name in ("node", "nodejs") and "--test" in args
 
 
+CONTROL_FILES = (
+    # What any Node runner may load: transforms, mocha's settings, package managers'
+    # configuration (bun's too: `bun install` reads it), node's own options.
+    "babel.config.*",
+    ".babelrc",
+    ".babelrc.*",
+    ".mocharc*",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".pnpmfile.cjs",
+    "bunfig.toml",
+    ".node-options",
+)  # fmt: skip
+
 RUNNER = Runner(
     name="node",
     setting="node-test",
@@ -183,12 +198,7 @@ RUNNER = Runner(
     evidence=True,
     selects_files=True,
     report_arguments="",
-    control_files=(
-        # What any Node runner may load: transforms, mocha's settings, package managers'
-        # configuration (bun's too: `bun install` reads it), node's own options.
-        "babel.config.*", ".babelrc", ".babelrc.*", ".mocharc*", ".npmrc",
-        ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "bunfig.toml", ".node-options",
-    ),  # fmt: skip
+    control_files=CONTROL_FILES,
     control_directories=("node_modules",),
     compiled_tests=(),
     restored_manifests=(),

@@ -4,14 +4,13 @@ progress lines."""
 from __future__ import annotations
 
 import re
-
 from collections.abc import Sequence
 
 from selfbench.runners._command import python_module
 from selfbench.runners._log import INDEX, Outcome, Result, Run, table
 from selfbench.runners._protocol import Runner
 
-__all__ = ["CONTROL_FILES", "CONTROL_DIRECTORIES", "RUNNER", "parse_pytest"]
+__all__ = ["CONTROL_DIRECTORIES", "CONTROL_FILES", "RUNNER", "parse_pytest"]
 
 _NAMES = ("pytest", "py.test")
 
@@ -137,7 +136,13 @@ CONTROL_FILES = (
     "sitecustomize.py", "usercustomize.py", "*.pth", "*.pyc", "*.pyo",
     "_selfbench_evidence.py",  # the verifier's own pytest reporter (bundle/evidence.py)
 )  # fmt: skip
-CONTROL_DIRECTORIES = ("_selfbench_evidence", "__pycache__", ".pytest_cache", ".venv", "site-packages")
+CONTROL_DIRECTORIES = (
+    "_selfbench_evidence",
+    "__pycache__",
+    ".pytest_cache",
+    ".venv",
+    "site-packages",
+)
 
 RUNNER = Runner(
     name="pytest",

@@ -14,7 +14,7 @@ from selfbench.runners._protocol import Runner
 __all__ = ["RUNNER"]
 
 
-def _matches(name: str, args: Sequence[str]) -> bool:
+def _matches(name: str, args: Sequence[str]) -> bool:  # noqa: ARG001 - the protocol's shape
     return False  # its command is pytest's
 
 

@@ -44,6 +44,13 @@ def _matches(name: str, args: Sequence[str]) -> bool:
     return js_bin(name, args) == "vitest" and not (name in ("node", "nodejs") and "--test" in args)
 
 
+CONTROL_FILES = (
+    "vitest.config.*",
+    "vitest.setup.*",
+    "vitest.workspace.*",
+    "vite.config.*",
+)  # fmt: skip
+
 RUNNER = Runner(
     name="vitest",
     setting="vitest",
@@ -60,12 +67,8 @@ RUNNER = Runner(
     toolchains=("node",),
     evidence=True,
     selects_files=True,
-    report_arguments=(
-        '--reporter=default --reporter=json "--outputFile.json=$SELFBENCH_EVIDENCE"'
-    ),
-    control_files=(
-        "vitest.config.*", "vitest.setup.*", "vitest.workspace.*", "vite.config.*",
-    ),  # fmt: skip
+    report_arguments=('--reporter=default --reporter=json "--outputFile.json=$SELFBENCH_EVIDENCE"'),
+    control_files=CONTROL_FILES,
     control_directories=(),
     compiled_tests=(),
     restored_manifests=("package.json",),
