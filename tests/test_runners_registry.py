@@ -145,8 +145,8 @@ def _identifiers(node: ast.AST) -> Iterator[str]:
         yield node.attr
     elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         yield node.name
-    elif isinstance(node, ast.arg) or (isinstance(node, ast.keyword) and node.arg):
-        yield node.arg
+    elif isinstance(node, (ast.arg, ast.keyword)):
+        yield node.arg or ""
     elif isinstance(node, ast.alias):
         yield node.asname or node.name
 
