@@ -103,9 +103,7 @@ _IDENTIFIER_PARTS = frozenset({"pytest", "unittest", "jest", "vitest", "mocha", 
 # shrink (a module listed here that no longer names one fails the test, so it is taken off).
 _NOT_YET_MOVED = frozenset(
     {
-        "audit.py",  # Cargo's build directory
         "_author_prompt.py",  # the author prompt's examples of selectors
-        "_runner_files.py",  # runner-named packages, pytest's shared configuration files
         "_sample.py",  # the sample repository's files (data: `import pytest`)
         "_sample_history.py",  # the sample history's files (data)
         "bundle/evidence.py",  # the verifier's per-runner reporters and restore rules
@@ -114,7 +112,6 @@ _NOT_YET_MOVED = frozenset(
         "demo.py",  # the demo's commands (data)
         "draft/_node.py",  # Node runners' inference (scripts, dependencies, imports)
         "draft/_python.py",  # pytest's and unittest's inference
-        "draft/split.py",  # Cargo's test targets
         "mine/chores.py",  # configuration files of a chore
         "run/_names.py",  # Python's test frameworks' names
         "swebench/__init__.py",  # SWE-bench's pytest node ids

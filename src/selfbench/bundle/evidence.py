@@ -61,8 +61,8 @@ from __future__ import annotations
 
 from selfbench._runner_files import (
     PACKAGE_JSON_CONTROL_KEYS,
-    PYTEST_CONFIGURATION_FILES,
     RESTORED_MANIFESTS,
+    SHARED_CONFIGURATION_FILES,
 )
 from selfbench.runners import COMMAND_RUNNERS
 
@@ -564,7 +564,7 @@ restore_pytest_configuration() {
   while IFS= read -r -d '' path; do
     case "${path##*/}" in
     """
-    + "|".join(PYTEST_CONFIGURATION_FILES)
+    + "|".join(SHARED_CONFIGURATION_FILES)
     + r""") ;;
     *) continue ;;
     esac

@@ -23,6 +23,9 @@ __all__ = [
     "Result",
     "Run",
     "Runner",
+    "build_cache_manifests",
+    "build_directories",
+    "builds_in_cache",
     "commands",
     "compiled_tests",
     "control_directories",
@@ -30,8 +33,13 @@ __all__ = [
     "detect",
     "detect_name",
     "log_runners",
+    "manifest_keys",
+    "package_directories",
+    "package_files",
+    "project_paths",
     "runner_named",
     "settings",
+    "shared_configuration_files",
 ]
 
 _MODULES = (pytest, unittest, jest, vitest, node, go, cargo, bun)
@@ -94,6 +102,53 @@ def control_files() -> tuple[str, ...]:
 def control_directories() -> tuple[str, ...]:
     """Every runner's installed-package and cache directories, each once."""
     return _unique(name for runner in _by_ecosystem() for name in runner.control_directories)
+
+
+def _gathered(field: str) -> tuple[str, ...]:
+    return _unique(name for runner in _by_ecosystem() for name in getattr(runner, field))
+
+
+def package_directories() -> tuple[str, ...]:
+    """Every runner's package-named directories, then every build's output directories."""
+    return _unique((*_gathered("package_directories"), *build_directories()))
+
+
+def package_files() -> tuple[str, ...]:
+    """Every runner's package-named modules."""
+    return _gathered("package_files")
+
+
+def build_directories() -> tuple[str, ...]:
+    """Every runner's build output directories (`target`)."""
+    return _gathered("build_directories")
+
+
+def builds_in_cache(toolchains: Iterable[str]) -> bool:
+    """A task with these toolchains builds with a runner whose build output is a directory of
+    the project (Cargo's `target/`, its toolchains holding `rust`)."""
+    wanted = set(toolchains)
+    return any(runner.build_directories and wanted & set(runner.toolchains) for runner in RUNNERS)
+
+
+def build_cache_manifests() -> tuple[str, ...]:
+    """The manifests of projects a runner builds into a directory of its own (`Cargo.toml`)."""
+    building = (runner for runner in RUNNERS if runner.build_directories)
+    return _unique(name for runner in building for name in runner.manifests)
+
+
+def project_paths() -> tuple[str, ...]:
+    """Every runner's own-project directory patterns (see `Runner.project_paths`)."""
+    return _gathered("project_paths")
+
+
+def shared_configuration_files() -> tuple[str, ...]:
+    """Files whose runner part an agent may not change (`pyproject.toml`)."""
+    return _gathered("shared_configuration_files")
+
+
+def manifest_keys() -> tuple[str, ...]:
+    """The keys of a restored JSON manifest that decide how a runner runs."""
+    return _gathered("manifest_keys")
 
 
 def compiled_tests() -> tuple[str, ...]:

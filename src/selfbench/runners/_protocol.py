@@ -51,6 +51,9 @@ class Runner:
     """The SPEC §1 toolchain layers a task run by it needs."""
     evidence: bool
     """The verifier reads its own structured report."""
+    selects_by_name: bool
+    """Its selectors are test-name filters (libtest's), not paths with a test name: the
+    verifier's report must show each selector as a name."""
     selects_files: bool
     """Its selectors name test files, protected like held-out ones when pass-to-pass."""
     report_arguments: str
@@ -59,6 +62,20 @@ class Runner:
     """Files that configure it or that it loads, protected at any depth (wildmatch patterns)."""
     control_directories: tuple[str, ...]
     """Directories of its installed packages and caches, protected at any depth."""
+    package_directories: tuple[str, ...]
+    """Directories named like its package (or its virtual environment): a new one would shadow
+    it, while one the base tracks is the project's own code (pytest's repository)."""
+    package_files: tuple[str, ...]
+    """Modules named like its own, protected unless the base tracks them."""
+    build_directories: tuple[str, ...]
+    """Its build's output directories (Cargo's `target`): protected in a project it builds."""
+    project_paths: tuple[str, ...]
+    """Regular expressions of a directory of its own project's code (pytest's `_pytest`), each
+    with one group naming the project: a change there is a change to the runner itself."""
+    shared_configuration_files: tuple[str, ...]
+    """Files holding much besides its configuration, whose part for it an agent may not change."""
+    manifest_keys: tuple[str, ...]
+    """The keys of a restored JSON manifest (`package.json`) that decide how it runs."""
     compiled_tests: tuple[str, ...]
     """Test files its build compiles with the code under test (Go's `*_test.go`): protected at
     any depth, the base's and the held-out ones run, never an agent's."""

@@ -88,10 +88,17 @@ RUNNER = Runner(
     test_command=_TEST_COMMAND,
     toolchains=("rust",),
     evidence=True,
+    selects_by_name=True,
     selects_files=False,  # its selectors name tests
     report_arguments="",
     control_files=("rust-toolchain", "rust-toolchain.toml", "build.rs"),
     control_directories=(".cargo",),
+    package_directories=(),
+    package_files=(),
+    build_directories=("target",),
+    project_paths=(),
+    shared_configuration_files=(),
+    manifest_keys=(),
     compiled_tests=("tests/*.rs",),
     restored_manifests=("Cargo.toml",),
 )

@@ -116,10 +116,17 @@ RUNNER = Runner(
     test_command=_TEST_COMMAND,
     toolchains=("go",),
     evidence=True,
+    selects_by_name=False,
     selects_files=False,  # its selectors name packages, whose `_test.go` files are protected
     report_arguments="",
     control_files=("go.work", "go.work.sum", "go.env", "vendor/modules.txt"),
     control_directories=(),
+    package_directories=(),
+    package_files=(),
+    build_directories=(),
+    project_paths=(),
+    shared_configuration_files=(),
+    manifest_keys=(),
     compiled_tests=("*_test.go",),
     restored_manifests=("go.mod",),
 )

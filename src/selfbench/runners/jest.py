@@ -81,10 +81,17 @@ RUNNER = Runner(
     test_command="",
     toolchains=("node",),
     evidence=True,
+    selects_by_name=False,
     selects_files=True,
     report_arguments='--json "--outputFile=$SELFBENCH_EVIDENCE"',
     control_files=("jest.config.*", "jest.setup.*"),
     control_directories=(),
+    package_directories=(),
+    package_files=(),
+    build_directories=(),
+    project_paths=(r"packages/(jest)(?:-[^/]*)?",),
+    shared_configuration_files=(),
+    manifest_keys=("jest", "babel", "scripts"),  # its settings, its transform's, the scripts
     compiled_tests=(),
     restored_manifests=("package.json",),
 )

@@ -10,7 +10,16 @@ from selfbench.runners._command import python_module
 from selfbench.runners._log import INDEX, Outcome, Result, Run, table
 from selfbench.runners._protocol import Runner
 
-__all__ = ["CONTROL_DIRECTORIES", "CONTROL_FILES", "RUNNER", "parse_pytest"]
+__all__ = [
+    "CONTROL_DIRECTORIES",
+    "CONTROL_FILES",
+    "PACKAGE_DIRECTORIES",
+    "PACKAGE_FILES",
+    "PROJECT_PATHS",
+    "RUNNER",
+    "SHARED_CONFIGURATION_FILES",
+    "parse_pytest",
+]
 
 _NAMES = ("pytest", "py.test")
 
@@ -144,6 +153,11 @@ CONTROL_DIRECTORIES = (
     "site-packages",
 )
 
+PACKAGE_DIRECTORIES = ("pytest", "_pytest", "pluggy", "venv")
+PACKAGE_FILES = ("pytest.py", "py.py")
+PROJECT_PATHS = (r"_?(pytest|pluggy)",)  # pytest's `src/_pytest/`, pluggy's `src/pluggy/`
+SHARED_CONFIGURATION_FILES = ("pyproject.toml", "setup.cfg", "tox.ini")
+
 RUNNER = Runner(
     name="pytest",
     setting="pytest",
@@ -159,10 +173,17 @@ RUNNER = Runner(
     test_command="",
     toolchains=("python",),
     evidence=True,
+    selects_by_name=False,
     selects_files=True,
     report_arguments="",
     control_files=CONTROL_FILES,
     control_directories=CONTROL_DIRECTORIES,
+    package_directories=PACKAGE_DIRECTORIES,
+    package_files=PACKAGE_FILES,
+    build_directories=(),
+    project_paths=PROJECT_PATHS,
+    shared_configuration_files=SHARED_CONFIGURATION_FILES,
+    manifest_keys=(),
     compiled_tests=(),
     restored_manifests=(),
 )
