@@ -18,7 +18,7 @@ from selfbench._shell import split_words
 if TYPE_CHECKING:
     from selfbench.runners._protocol import Runner
 
-__all__ = ["commands", "js_bin", "python_module", "runner_of", "subcommand"]
+__all__ = ["commands", "installed", "js_bin", "python_module", "runner_of", "subcommand"]
 
 _ENV_VALUE_OPTIONS = frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"})
 # The common `uv run` options that take a value; an unknown one makes the runner unknown, no worse.
@@ -105,6 +105,12 @@ def js_bin(name: str, args: Sequence[str]) -> str | None:
         return name
     first = next((arg for arg in args if not arg.startswith("-")), "")
     return first.rsplit("/", 1)[-1]
+
+
+def installed(name: str, local: bool) -> list[str]:
+    """How to start a Node package's program: the project's own copy, else found up the tree
+    when hoisted (`npx --no`)."""
+    return [f"node_modules/.bin/{name}"] if local else ["npx", "--no", name]
 
 
 def subcommand(args: Sequence[str], value_options: frozenset[str]) -> str | None:

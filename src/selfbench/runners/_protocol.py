@@ -47,6 +47,19 @@ class Runner:
     files: Python's and Node's rules in `selfbench.draft`)."""
     test_command: str
     """The test command a draft infers for it, with `{tests}` ("" as for `setup_command`)."""
+    dependency: str
+    """The package whose declaration in `package.json` says the project uses it ("" for none)."""
+    preferred_over: tuple[str, ...]
+    """Runners it is taken over when a project declares both (vitest over a leftover jest)."""
+    import_pattern: str
+    """A regular expression of a test file's import that says it is its test ("" for none)."""
+    kept_options: frozenset[str]
+    """Its options, in a project's script, that take the next word as value and say how to load
+    or configure the tests, not which to run: a draft keeps them."""
+    script_command: Callable[[Sequence[str], bool], list[str]] | None
+    """The words of the command a draft builds from a project's script, given the script's kept
+    options and whether the project's own installed copy is at hand (its `node_modules/.bin`);
+    None where drafting builds the command otherwise."""
     toolchains: tuple[str, ...]
     """The SPEC §1 toolchain layers a task run by it needs."""
     evidence: bool

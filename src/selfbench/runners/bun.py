@@ -55,6 +55,10 @@ def _matches(name: str, args: Sequence[str]) -> bool:
     return name == "bun" and subcommand(args, frozenset({"--cwd"})) == "test"
 
 
+def _script_command(kept: Sequence[str], local: bool) -> list[str]:  # noqa: ARG001 - the shape
+    return ["bun", "test", *kept]
+
+
 RUNNER = Runner(
     name="bun",
     setting="bun",
@@ -68,6 +72,11 @@ RUNNER = Runner(
     manifests=("package.json",),
     setup_command="",
     test_command="",
+    dependency="",
+    preferred_over=(),
+    import_pattern=r"""from\s+['"]bun:test['"]""",
+    kept_options=frozenset({"--preload", "--config", "-c"}),
+    script_command=_script_command,
     toolchains=("bun",),
     evidence=False,
     selects_by_name=False,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from selfbench.runners._command import js_bin
+from selfbench.runners._command import installed, js_bin
 from selfbench.runners._jest_family import NO_FILES, counts, from_json
 from selfbench.runners._log import Result, Run, table
 from selfbench.runners._protocol import Runner, by_file
@@ -66,6 +66,10 @@ def _matches(name: str, args: Sequence[str]) -> bool:
     return js_bin(name, args) == "jest" and not (name in ("node", "nodejs") and "--test" in args)
 
 
+def _script_command(kept: Sequence[str], local: bool) -> list[str]:
+    return [*installed("jest", local), "--ci", "--json", "--runTestsByPath", *kept]
+
+
 RUNNER = Runner(
     name="jest",
     setting="jest",
@@ -79,6 +83,11 @@ RUNNER = Runner(
     manifests=("package.json",),
     setup_command="",
     test_command="",
+    dependency="jest",
+    preferred_over=(),
+    import_pattern="",
+    kept_options=frozenset({"--config", "-c", "--rootDir", "--setupFiles", "--testEnvironment"}),
+    script_command=_script_command,
     toolchains=("node",),
     evidence=True,
     selects_by_name=False,

@@ -166,6 +166,10 @@ def _matches(name: str, args: Sequence[str]) -> bool:
     return name in ("node", "nodejs") and "--test" in args
 
 
+def _script_command(kept: Sequence[str], local: bool) -> list[str]:  # noqa: ARG001 - the shape
+    return ["node", *kept, "--test"]  # the verifier adds its reporters (NODE_OPTIONS)
+
+
 CONTROL_FILES = (
     # What any Node runner may load: transforms, mocha's settings, package managers'
     # configuration (bun's too: `bun install` reads it), node's own options.
@@ -194,6 +198,13 @@ RUNNER = Runner(
     manifests=("package.json",),
     setup_command="",
     test_command="",
+    dependency="",
+    preferred_over=(),
+    import_pattern=r"""from\s+['"]node:test['"]|require\(\s*['"]node:test['"]\s*\)""",
+    kept_options=frozenset(
+        {"--import", "--require", "-r", "--loader", "--experimental-loader", "-C"}
+    ),
+    script_command=_script_command,
     toolchains=("node",),
     evidence=True,
     selects_by_name=False,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from selfbench.runners._command import js_bin
+from selfbench.runners._command import installed, js_bin
 from selfbench.runners._jest_family import NO_FILES, counts, from_json
 from selfbench.runners._log import Result, Run, table
 from selfbench.runners._protocol import Runner, by_file
@@ -51,6 +51,11 @@ CONTROL_FILES = (
     "vite.config.*",
 )  # fmt: skip
 
+
+def _script_command(kept: Sequence[str], local: bool) -> list[str]:
+    return [*installed("vitest", local), "run", "--reporter=verbose", *kept]
+
+
 RUNNER = Runner(
     name="vitest",
     setting="vitest",
@@ -64,6 +69,11 @@ RUNNER = Runner(
     manifests=("package.json",),
     setup_command="",
     test_command="",
+    dependency="vitest",
+    preferred_over=("jest",),
+    import_pattern="",
+    kept_options=frozenset({"--config", "-c", "--root", "-r", "--dir", "--environment", "--pool"}),
+    script_command=_script_command,
     toolchains=("node",),
     evidence=True,
     selects_by_name=False,
