@@ -40,6 +40,8 @@ __all__ = [
     "runner_named",
     "settings",
     "shared_configuration_files",
+    "test_globals",
+    "tooling_files",
 ]
 
 _MODULES = (pytest, unittest, jest, vitest, node, go, cargo, bun)
@@ -149,6 +151,18 @@ def shared_configuration_files() -> tuple[str, ...]:
 def manifest_keys() -> tuple[str, ...]:
     """The keys of a restored JSON manifest that decide how a runner runs."""
     return _gathered("manifest_keys")
+
+
+def test_globals(ecosystem: str) -> frozenset[str]:
+    """The names the tests of an ecosystem's runners use that are the runners' own."""
+    return frozenset(
+        name for runner in RUNNERS if runner.ecosystem == ecosystem for name in runner.test_globals
+    )
+
+
+def tooling_files() -> frozenset[str]:
+    """Every runner's settings files that a maintenance change may touch as tooling."""
+    return frozenset(name for runner in RUNNERS for name in runner.tooling_files)
 
 
 def compiled_tests() -> tuple[str, ...]:

@@ -60,6 +60,11 @@ class Runner:
     """The words of the command a draft builds from a project's script, given the script's kept
     options and whether the project's own installed copy is at hand (its `node_modules/.bin`);
     None where drafting builds the command otherwise."""
+    test_globals: tuple[str, ...]
+    """Names its tests use that are its own, not the code under test's (`pytest`, jest's `jest`
+    object): a test naming them asserts nothing about the gold patch."""
+    tooling_files: tuple[str, ...]
+    """Its own settings files that a maintenance change may touch as tooling (`pytest.ini`)."""
     toolchains: tuple[str, ...]
     """The SPEC §1 toolchain layers a task run by it needs."""
     evidence: bool

@@ -205,6 +205,8 @@ RUNNER = Runner(
         {"--import", "--require", "-r", "--loader", "--experimental-loader", "-C"}
     ),
     script_command=_script_command,
+    test_globals=(),
+    tooling_files=(),
     toolchains=("node",),
     evidence=True,
     selects_by_name=False,
