@@ -47,6 +47,23 @@ class Runner:
     files: Python's and Node's rules in `selfbench.draft`)."""
     test_command: str
     """The test command a draft infers for it, with `{tests}` ("" as for `setup_command`)."""
+    package: str
+    """The Python distribution a draft installs to run it when the project does not ("")."""
+    package_floor: str
+    """The earliest date its package resolves as of when a draft adds it ("" for any): older
+    releases do not run on every image Python."""
+    package_too_old: tuple[tuple[tuple[int, ...], tuple[int, int]], ...]
+    """(its package's first release that runs on a Python, that Python `major.minor`)."""
+    python_arguments: str
+    """What a draft's test command passes the project's Python to run it (`-m MODULE …
+    {tests}`; "" for a runner not started by Python)."""
+    tool_table: str
+    """The `[tool.NAME]` table of `pyproject.toml` that says a project uses it ("")."""
+    mentions: tuple[tuple[str, str], ...]
+    """(file of the project, text in it) that say the project uses it (`("tox.ini",
+    "[pytest]")`; an empty text: the file's presence)."""
+    marker_files: tuple[str, ...]
+    """File names that, anywhere in the tree, say a project uses it (`conftest.py`)."""
     dependency: str
     """The package whose declaration in `package.json` says the project uses it ("" for none)."""
     preferred_over: tuple[str, ...]

@@ -153,6 +153,14 @@ CONTROL_DIRECTORIES = (
     "site-packages",
 )
 
+PACKAGE_FLOOR = "2021-11-13T00:00:00Z"
+"""The earliest date the pytest a draft adds beside `uv sync` resolves as of: pytest 6.2.5 with
+py 1.11.0 (published 2021-11-12) is the first pair that runs on every image Python (with py 1.10,
+`AttributeError: __spec__` on 3.12)."""
+PACKAGE_TOO_OLD = (((6, 2, 5), (3, 10)),)
+"""pytest before 6.2.5 does not run on 3.10 or newer (its assertion rewriting fails, `TypeError:
+required field "lineno" missing from alias`, pytest-dev/pytest#8539; 6.2.5's changelog adds
+Python 3.10)."""
 PACKAGE_DIRECTORIES = ("pytest", "_pytest", "pluggy", "venv")
 PACKAGE_FILES = ("pytest.py", "py.py")
 PROJECT_PATHS = (r"_?(pytest|pluggy)",)  # pytest's `src/_pytest/`, pluggy's `src/pluggy/`
@@ -171,6 +179,13 @@ RUNNER = Runner(
     manifests=("pyproject.toml", "setup.py", "setup.cfg"),
     setup_command="",
     test_command="",
+    package="pytest",
+    package_floor=PACKAGE_FLOOR,
+    package_too_old=PACKAGE_TOO_OLD,
+    python_arguments="-m pytest -rA {tests}",
+    tool_table="pytest",
+    mentions=(("pytest.ini", ""), ("setup.cfg", "[tool:pytest]"), ("tox.ini", "[pytest]")),
+    marker_files=("conftest.py",),
     dependency="",
     preferred_over=(),
     import_pattern="",
