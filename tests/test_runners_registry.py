@@ -115,8 +115,6 @@ _NOT_YET_MOVED = frozenset(
     {
         "bundle/evidence.py",  # the verifier's per-runner reporters and restore rules
         "bundle/render_scripts.py",  # the verifier's per-runner evidence steps
-        "swebench/__init__.py",  # SWE-bench's pytest node ids
-        "swebench/mapping.py",  # SWE-bench's pytest node ids
     }
 )
 

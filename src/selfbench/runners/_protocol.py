@@ -35,6 +35,8 @@ class Runner:
     """Per-test outcomes and counts from its log (its structured report when the log holds one)."""
     selector: Callable[[str], str]
     """The selector that runs one test, from the name its parser reports (raises `DraftError`)."""
+    accepts_selector: Callable[[str], bool] | None
+    """Whether a string is a selector its command line takes (None: any string it is given)."""
     names_carry_file: bool
     """Whether the names its parser reports lead with the test's file (`file > suite > test`),
     and a selector is that file."""

@@ -67,6 +67,7 @@ RUNNER = Runner(
     matches=_matches,
     parse=parse_bun,
     selector=by_file("bun"),
+    accepts_selector=None,
     names_carry_file=True,
     ecosystem="node",
     manifests=("package.json",),

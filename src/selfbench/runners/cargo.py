@@ -81,6 +81,7 @@ RUNNER = Runner(
     matches=_matches,
     parse=parse_cargo,
     selector=lambda test_name: test_name,  # the test's full name, for `--exact`
+    accepts_selector=None,
     names_carry_file=False,
     ecosystem="rust",
     manifests=("Cargo.toml",),

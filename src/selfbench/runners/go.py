@@ -109,6 +109,7 @@ RUNNER = Runner(
     matches=_matches,
     parse=parse_go,
     selector=_selector,
+    accepts_selector=None,
     names_carry_file=False,
     ecosystem="go",
     manifests=("go.mod",),

@@ -78,6 +78,7 @@ RUNNER = Runner(
     matches=_matches,
     parse=parse_jest,
     selector=by_file("jest"),
+    accepts_selector=None,
     names_carry_file=True,
     ecosystem="node",
     manifests=("package.json",),

@@ -193,6 +193,7 @@ RUNNER = Runner(
     matches=_matches,
     parse=parse_node,
     selector=by_file("node-test"),
+    accepts_selector=None,
     names_carry_file=True,
     ecosystem="node",
     manifests=("package.json",),

@@ -18,6 +18,7 @@ __all__ = [
     "PROJECT_PATHS",
     "RUNNER",
     "SHARED_CONFIGURATION_FILES",
+    "is_node_id",
     "parse_pytest",
 ]
 
@@ -135,6 +136,20 @@ def _pytest_counts(summary: dict[str, int]) -> tuple[int, int, int]:
     return counts[0], counts[1], counts[2]
 
 
+# A node id or path: `dir/test_x.py`, `dir/`, `dir/test_x.py::Class::test_y[params]`.
+_PATH_RE = re.compile(r"[^\s:\[\]]+(?:\.py|/)")
+_NAME_RE = re.compile(r"[^\s:\[\]]+")
+
+
+def is_node_id(selector: str) -> bool:
+    """Whether a selector is a pytest path or node id (`path.py::Class::test[params]`)."""
+    head, bracket, params = selector.partition("[")
+    path, *names = head.split("::")
+    if bracket and (not names or not params.endswith("]")):
+        return False
+    return _PATH_RE.fullmatch(path) is not None and all(_NAME_RE.fullmatch(name) for name in names)
+
+
 def _matches(name: str, args: Sequence[str]) -> bool:
     return name in _NAMES or python_module(name, args) in _NAMES
 
@@ -174,6 +189,7 @@ RUNNER = Runner(
     matches=_matches,
     parse=parse_pytest,
     selector=lambda test_name: test_name,  # the node id itself
+    accepts_selector=is_node_id,
     names_carry_file=False,
     ecosystem="python",
     manifests=("pyproject.toml", "setup.py", "setup.cfg"),

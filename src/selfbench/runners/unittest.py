@@ -26,6 +26,7 @@ RUNNER = Runner(
     matches=_matches,
     parse=pytest.parse_pytest,
     selector=lambda test_name: test_name,  # pytest's node id
+    accepts_selector=pytest.is_node_id,
     names_carry_file=False,
     ecosystem="python",
     manifests=pytest.RUNNER.manifests,

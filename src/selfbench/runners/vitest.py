@@ -64,6 +64,7 @@ RUNNER = Runner(
     matches=_matches,
     parse=parse_vitest,
     selector=by_file("vitest"),
+    accepts_selector=None,
     names_carry_file=True,
     ecosystem="node",
     manifests=("package.json",),
