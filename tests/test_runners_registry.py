@@ -74,6 +74,33 @@ def test_a_runner_detected_from_its_inferred_command(runner: Runner) -> None:
         assert found is runner
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pytest -x {tests}",
+        "uv run python -m pytest",
+        "npx jest --ci",
+        "node node_modules/.bin/vitest run",
+        "node --test a.test.js",
+        "go test ./...",
+        "cargo +nightly test -- --exact",
+        "bun test a.test.ts",
+        "make test",
+    ],
+)
+def test_at_most_one_runner_matches_a_command(command: str) -> None:
+    for argv in runners.commands(command):
+        matching = [runner for runner in RUNNERS if runner.matches(argv[0], argv[1:])]
+        assert len(matching) <= 1
+
+
+def test_the_registry_gathers_every_runners_control_files() -> None:
+    gathered = set(runners.control_files())
+    for runner in RUNNERS:
+        assert set(runner.control_files) | set(runner.compiled_tests) <= gathered
+        assert set(runner.control_directories) <= set(runners.control_directories())
+
+
 def test_names_and_settings_are_unique() -> None:
     names = [runner.name for runner in RUNNERS]
     settings = [runner.setting for runner in RUNNERS]

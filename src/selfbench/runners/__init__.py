@@ -48,14 +48,11 @@ _MODULES = (pytest, unittest, jest, vitest, node, go, cargo, bun)
 RUNNERS: tuple[Runner, ...] = tuple(module.RUNNER for module in _MODULES)
 """Every runner, in the order `selfbench.toml`'s messages list them."""
 
-_BY_NAME = {
-    spelling: runner
-    for runner in RUNNERS
-    for spelling in dict.fromkeys((runner.name, runner.setting))
-}
+_BY_NAME = {name: runner for runner in RUNNERS for name in (runner.name, runner.setting)}
 COMMAND_RUNNERS = tuple(runner for runner in RUNNERS if runner.reads_as == runner.name)
 """The runners a command can be detected as: each reads its own log (not unittest: pytest)."""
-# The order of the ecosystems' files in the verifier's exclude list (its scripts stay as they were).
+# The order of the ecosystems' files in the verifier's exclude list (its scripts stay as they
+# were); a new ecosystem's come last.
 _CONTROL_ECOSYSTEMS = ("python", "node", "rust", "go")
 
 
@@ -89,8 +86,13 @@ def _unique(names: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+def _control_rank(runner: Runner) -> int:
+    known = runner.ecosystem in _CONTROL_ECOSYSTEMS
+    return _CONTROL_ECOSYSTEMS.index(runner.ecosystem) if known else len(_CONTROL_ECOSYSTEMS)
+
+
 def _by_ecosystem() -> list[Runner]:
-    return sorted(RUNNERS, key=lambda runner: _CONTROL_ECOSYSTEMS.index(runner.ecosystem))
+    return sorted(RUNNERS, key=_control_rank)
 
 
 def control_files() -> tuple[str, ...]:

@@ -2,7 +2,7 @@
 
 A runner module (`pytest`, `node`, `go`, …) builds one `Runner` and the registry lists it; no
 module outside `selfbench.runners` names a runner. Every field is required, so a new runner says
-what it does for each part (an empty tuple or False where a part does not apply to it).
+what it does for each part (an empty value, False or None where a part does not apply to it).
 """
 
 from __future__ import annotations
