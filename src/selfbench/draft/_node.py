@@ -149,7 +149,7 @@ def _from_dependencies(package: dict[str, Any]) -> Runner | None:
     for key in ("devDependencies", "dependencies"):
         declared = package.get(key)
         if isinstance(declared, dict):
-            found = [runner for runner in _RUNNERS if runner.dependency in declared]
+            found = [r for r in _RUNNERS if r.dependency and r.dependency in declared]
             taken = {name for runner in found for name in runner.preferred_over}
             preferred = [runner for runner in found if runner.name not in taken]
             if preferred:
