@@ -123,7 +123,7 @@ def test_adding_a_runner_is_one_module() -> None:
 
 # The grep guard. A runner is named by a string literal holding one of these names as a word (a
 # path component such as `/usr/local/cargo` is a toolchain's directory, not the runner), by a
-# runner's test command or name as a whole literal, or by an identifier with one of these names
+# runner's test command as a whole literal, or by an identifier with one of these names
 # as a part (`parse_pytest`, `PYTEST_PLUGIN`). go, node and bun alone are also SPEC §1 toolchain
 # layers, and cargo also the Rust toolchain's build tool and home (`cargo fetch`, `CARGO_HOME`,
 # `<home>/cargo`): for them only their test commands count. Docstrings and comments are prose.
