@@ -56,7 +56,12 @@ AUDIT_MODULES = [
     "selfbench._paths", "selfbench._runner_files", "selfbench._shell", "selfbench.audit",
     "selfbench.bundle", "selfbench.bundle.held_out", "selfbench.bundle.layout", "selfbench.cli",
     "selfbench.contract",
-    "selfbench.errors", "selfbench.patches", "selfbench.task",
+    "selfbench.errors", "selfbench.patches",
+    "selfbench.runners", "selfbench.runners._command", "selfbench.runners._jest_family",
+    "selfbench.runners._log", "selfbench.runners._protocol", "selfbench.runners.bun",
+    "selfbench.runners.cargo", "selfbench.runners.go", "selfbench.runners.jest",
+    "selfbench.runners.node", "selfbench.runners.pytest", "selfbench.runners.unittest",
+    "selfbench.runners.vitest", "selfbench.task",
 ]  # fmt: skip
 
 

@@ -31,23 +31,23 @@ PATHS = st.lists(SEGMENTS, min_size=1, max_size=5).map("/".join)
 
 
 def by_each_pattern(path: str, *, cargo: bool) -> bool:
-    patterns = runner_control_patterns(cargo=cargo) + package_patterns(cargo=cargo)
+    patterns = runner_control_patterns(build_cache=cargo) + package_patterns(build_cache=cargo)
     return any(fnmatchcase(path, pattern) for pattern in patterns)
 
 
 def by_git_apply(path: str, tracked: frozenset[str], *, cargo: bool) -> bool:
     """What the verifier's patterns leave out, in its order, the first match deciding: the
     runner-control patterns, the tracked packages (`--include`), the packages, `--include=*`."""
-    names = package_directory_names(cargo=cargo)
+    names = package_directory_names(build_cache=cargo)
     includes = [
         f"{git_exclude_pattern(prefix)}/*" for prefix in tracked if prefix.split("/")[-1] in names
     ]
     includes += [
         git_exclude_pattern(prefix) for prefix in tracked if prefix.split("/")[-1] in PACKAGE_FILES
     ]
-    ordered = [(pattern, True) for pattern in runner_control_patterns(cargo=cargo)]
+    ordered = [(pattern, True) for pattern in runner_control_patterns(build_cache=cargo)]
     ordered += [(pattern, False) for pattern in includes]
-    ordered += [(pattern, True) for pattern in package_patterns(cargo=cargo)]
+    ordered += [(pattern, True) for pattern in package_patterns(build_cache=cargo)]
     return next(
         (left_out for pattern, left_out in ordered if fnmatchcase(path, _fnmatch(pattern))), False
     )
@@ -61,7 +61,7 @@ def _fnmatch(pattern: str) -> str:
 
 @given(PATHS, st.booleans())
 def test_the_compiled_rule_agrees_with_every_pattern(path: str, cargo: bool) -> None:
-    assert is_runner_control(path, cargo=cargo) == by_each_pattern(path, cargo=cargo)
+    assert is_runner_control(path, build_cache=cargo) == by_each_pattern(path, cargo=cargo)
 
 
 @given(PATHS, st.lists(PATHS, max_size=4), st.booleans())
@@ -69,16 +69,18 @@ def test_the_rule_agrees_with_the_verifiers_order(
     path: str, tracked_files: list[str], cargo: bool
 ) -> None:
     tracked = tracked_prefixes(tracked_files)
-    assert is_runner_control(path, tracked, cargo=cargo) == by_git_apply(path, tracked, cargo=cargo)
+    assert is_runner_control(path, tracked, build_cache=cargo) == by_git_apply(
+        path, tracked, cargo=cargo
+    )
 
 
 def test_the_verifiers_own_patterns_are_protected_everywhere() -> None:
     assert "conftest.py" in RUNNER_CONTROL_PATTERNS
     assert "*/site-packages/*" in RUNNER_CONTROL_PATTERNS
     assert "target/*" not in RUNNER_CONTROL_PATTERNS
-    assert "target/*" in runner_control_patterns(cargo=True)
-    assert "*/pluggy/*" in package_patterns(cargo=False)
-    assert "target/*" not in package_patterns(cargo=True)
+    assert "target/*" in runner_control_patterns(build_cache=True)
+    assert "*/pluggy/*" in package_patterns(build_cache=False)
+    assert "target/*" not in package_patterns(build_cache=True)
 
 
 PLUGGY_BASE = ("src/pluggy/__init__.py", "src/pluggy/_hooks.py", "testing/test_hooks.py")
@@ -135,7 +137,7 @@ PYTEST_BASE = (
 def test_runner_control_paths(
     path: str, tracked: tuple[str, ...], *, cargo: bool, expected: bool
 ) -> None:
-    assert is_runner_control(path, tracked_prefixes(tracked), cargo=cargo) is expected
+    assert is_runner_control(path, tracked_prefixes(tracked), build_cache=cargo) is expected
 
 
 def test_tracked_prefixes_are_every_path_and_directory_above_it() -> None:

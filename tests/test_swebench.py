@@ -30,7 +30,7 @@ from selfbench.swebench import (
     choose_difficulty,
     instance_definition,
     instance_metadata,
-    is_pytest_selector,
+    is_spec_selector,
     parse_instance,
     parse_test_list,
     render_instance,
@@ -549,8 +549,8 @@ def test_a_spec_test_command_is_refused_for_selectors_that_are_not_node_ids(
         ("", False),
     ],
 )
-def test_is_pytest_selector(selector: str, expected: bool) -> None:
-    assert is_pytest_selector(selector) is expected
+def test_is_spec_selector(selector: str, expected: bool) -> None:
+    assert is_spec_selector(selector) is expected
 
 
 def test_without_the_package_there_are_no_specs() -> None:

@@ -18,15 +18,28 @@ import re
 from collections.abc import Iterable
 from fnmatch import translate
 
+from selfbench.runners import (
+    COMMAND_RUNNERS,
+    build_directories,
+    builds_in_cache,
+    control_directories,
+    control_files,
+    manifest_keys,
+    package_directories,
+    package_files,
+    project_paths,
+    shared_configuration_files,
+)
+
 __all__ = [
     "PACKAGE_DIRECTORIES",
     "PACKAGE_FILES",
     "PACKAGE_JSON_CONTROL_KEYS",
-    "PYTEST_CONFIGURATION_FILES",
     "RESTORED_MANIFESTS",
     "RUNNER_CONTROL_PATTERNS",
+    "SHARED_CONFIGURATION_FILES",
     "changes_build_control",
-    "is_cargo_project",
+    "is_build_cache_project",
     "is_runner_control",
     "package_directory_names",
     "package_patterns",
@@ -35,21 +48,10 @@ __all__ = [
     "tracked_prefixes",
 ]
 
-_FILES = (
-    # pytest: configuration, plugins by conftest, modules Python loads first, bytecode caches.
-    "conftest.py", "pytest.ini", ".pytest.ini",
-    "sitecustomize.py", "usercustomize.py", "*.pth", "*.pyc", "*.pyo",
-    "_selfbench_evidence.py",  # the verifier's own pytest reporter (bundle/evidence.py)
-    # Node runners: configuration and setup files, package-manager configuration.
-    "jest.config.*", "jest.setup.*", "vitest.config.*", "vitest.setup.*", "vitest.workspace.*",
-    "vite.config.*", "babel.config.*", ".babelrc", ".babelrc.*", ".mocharc*", ".npmrc",
-    ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "bunfig.toml", ".node-options",
-    # Cargo and Go: toolchain and build configuration, build scripts, vendored modules, and Go's
-    # and Rust's test files (a package's tests are the base's and the held-out ones).
-    "rust-toolchain", "rust-toolchain.toml", "build.rs", "go.work", "go.work.sum", "go.env",
-    "vendor/modules.txt", "*_test.go", "tests/*.rs",
-)  # fmt: skip
-"""Files that configure a runner or are loaded by it, at any depth.
+_FILES = control_files()
+"""Files that configure a runner or are loaded by it, at any depth: each runner's `control_files`
+(pytest's configuration and plugins, Node runners' configuration and setup files, Cargo's and Go's
+toolchain and build configuration), then Go's and Rust's test files (`compiled_tests`).
 
 `pyproject.toml`, `setup.cfg` and `tox.ini` are not among them: they hold much besides pytest's
 configuration, so the verifier restores only a changed pytest table or section (`evidence.py`);
@@ -57,22 +59,20 @@ nor are `go.mod` and `Cargo.toml`, restored when their replace/toolchain directi
 targets, profiles, patches, build keys or paths change.
 """
 
-_DIRECTORIES = (
-    "_selfbench_evidence", "__pycache__", ".pytest_cache", ".venv", "site-packages",
-    "node_modules", ".cargo", ".git-hooks",
-)  # fmt: skip
-"""Directories that hold installed dependencies or caches, at any depth, tracked or not."""
+_DIRECTORIES = (*control_directories(), ".git-hooks")
+"""Directories that hold installed dependencies or caches, at any depth, tracked or not: each
+runner's `control_directories`, and the repository's hooks."""
 
-PACKAGE_DIRECTORIES = ("pytest", "_pytest", "pluggy", "venv", "target")
+PACKAGE_DIRECTORIES = package_directories()
 """Directories named like a runner's package (or a virtual environment, or a build's output):
 a new one would shadow the runner, while one the base tracks is the project's own code. A Cargo
 project's `target` is its build cache, protected like `_DIRECTORIES`."""
 
-PACKAGE_FILES = ("pytest.py", "py.py")
+PACKAGE_FILES = package_files()
 """Modules named like a runner's, protected unless the base tracks them (pytest's `src/py.py`)."""
 
 
-PYTEST_CONFIGURATION_FILES = ("pyproject.toml", "setup.cfg", "tox.ini")
+SHARED_CONFIGURATION_FILES = shared_configuration_files()
 """Shared configuration files whose pytest part an agent may not change."""
 
 
@@ -88,29 +88,30 @@ def _at_any_depth(files: tuple[str, ...], directories: tuple[str, ...]) -> tuple
 RUNNER_CONTROL_PATTERNS = _at_any_depth(_FILES, _DIRECTORIES)
 """The patterns protected in every project, each file or directory name at the root and at any
 depth."""
-_CARGO_PATTERNS = RUNNER_CONTROL_PATTERNS + _at_any_depth((), ("target",))
+_BUILD_CACHE_PATTERNS = RUNNER_CONTROL_PATTERNS + _at_any_depth((), build_directories())
 
 
-def runner_control_patterns(*, cargo: bool) -> tuple[str, ...]:
+def runner_control_patterns(*, build_cache: bool) -> tuple[str, ...]:
     """The patterns protected whether or not the base tracks them (`target/` too in a Cargo
     project)."""
-    return _CARGO_PATTERNS if cargo else RUNNER_CONTROL_PATTERNS
+    return _BUILD_CACHE_PATTERNS if build_cache else RUNNER_CONTROL_PATTERNS
 
 
-def is_cargo_project(toolchains: Iterable[str]) -> bool:
+def is_build_cache_project(toolchains: Iterable[str]) -> bool:
     """The task builds with Cargo (its toolchains hold `rust`): `target/` is its build cache."""
-    return "rust" in toolchains
+    return builds_in_cache(toolchains)
 
 
-def package_directory_names(*, cargo: bool) -> tuple[str, ...]:
+def package_directory_names(*, build_cache: bool) -> tuple[str, ...]:
     """The directory names protected unless the base tracks the directory."""
-    return tuple(name for name in PACKAGE_DIRECTORIES if not (cargo and name == "target"))
+    caches = build_directories() if build_cache else ()
+    return tuple(name for name in PACKAGE_DIRECTORIES if name not in caches)
 
 
-def package_patterns(*, cargo: bool) -> tuple[str, ...]:
+def package_patterns(*, build_cache: bool) -> tuple[str, ...]:
     """The patterns of runner-named packages and modules, protected unless the base tracks the
     directory or module (the verifier puts `--include` patterns for the tracked ones first)."""
-    return _at_any_depth(PACKAGE_FILES, package_directory_names(cargo=cargo))
+    return _at_any_depth(PACKAGE_FILES, package_directory_names(build_cache=build_cache))
 
 
 # One alternation of every pattern, as `fnmatch.translate` spells each: the audit asks this of every
@@ -119,8 +120,10 @@ def _alternation(patterns: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{translate(p)})" for p in patterns))
 
 
-_CONTROL_RE = {cargo: _alternation(runner_control_patterns(cargo=cargo)) for cargo in (False, True)}
-_PACKAGE_RE = {cargo: _alternation(package_patterns(cargo=cargo)) for cargo in (False, True)}
+_CONTROL_RE = {
+    cache: _alternation(runner_control_patterns(build_cache=cache)) for cache in (False, True)
+}
+_PACKAGE_RE = {cache: _alternation(package_patterns(build_cache=cache)) for cache in (False, True)}
 
 
 def tracked_prefixes(paths: Iterable[str]) -> frozenset[str]:
@@ -132,11 +135,11 @@ def tracked_prefixes(paths: Iterable[str]) -> frozenset[str]:
     return frozenset(prefixes)
 
 
-def _is_tracked_package(path: str, tracked: frozenset[str], *, cargo: bool) -> bool:
+def _is_tracked_package(path: str, tracked: frozenset[str], *, build_cache: bool) -> bool:
     """`path` is a tracked runner-named module, or lies under a tracked runner-named directory
     (what the verifier's `--include` patterns let through)."""
     parts = path.split("/")
-    names = package_directory_names(cargo=cargo)
+    names = package_directory_names(build_cache=build_cache)
     if parts[-1] in PACKAGE_FILES and path in tracked:
         return True
     return any(
@@ -145,26 +148,24 @@ def _is_tracked_package(path: str, tracked: frozenset[str], *, cargo: bool) -> b
 
 
 def is_runner_control(
-    path: str, tracked: frozenset[str] = frozenset(), *, cargo: bool = False
+    path: str, tracked: frozenset[str] = frozenset(), *, build_cache: bool = False
 ) -> bool:
     """`path` (repository-relative, `/`-separated) is a runner-control path.
 
     `tracked` holds what the base commit tracks (`tracked_prefixes`): under a runner-named
-    directory or module it tracks, a path is the project's own code. `cargo`: the project is a
+    directory or module it tracks, a path is the project's own code. `build_cache`: the project is a
     Cargo project, whose `target/` is its build cache wherever it is.
     """
-    if _CONTROL_RE[cargo].match(path) is not None:
+    if _CONTROL_RE[build_cache].match(path) is not None:
         return True
-    if _PACKAGE_RE[cargo].match(path) is None:
+    if _PACKAGE_RE[build_cache].match(path) is None:
         return False
-    return not _is_tracked_package(path, tracked, cargo=cargo)
+    return not _is_tracked_package(path, tracked, build_cache=build_cache)
 
 
 # A runner's own package in its repository: pytest's `src/_pytest/`, pluggy's `src/pluggy/`,
 # jest's `packages/jest-circus/`, vitest's `packages/vitest/`.
-_RUNNER_PROJECT_RE = re.compile(
-    r"(?:.*/)?(?:_?(?P<python>pytest|pluggy)|packages/(?P<node>jest|vitest)(?:-[^/]*)?)/.*"
-)
+_RUNNER_PROJECT_RE = re.compile(rf"(?:.*/)?(?:{'|'.join(project_paths())})/.*")
 
 
 def runner_project(paths: Iterable[str]) -> str | None:
@@ -173,19 +174,22 @@ def runner_project(paths: Iterable[str]) -> str | None:
     for path in paths:
         found = _RUNNER_PROJECT_RE.fullmatch(path)
         if found is not None and _CONTROL_RE[False].match(path) is None:
-            return found["python"] or found["node"]
+            return next(name for name in found.groups() if name)
     return None
 
 
+def _restoring(manifest: str) -> tuple[str, ...]:
+    return tuple(runner.name for runner in COMMAND_RUNNERS if manifest in runner.restored_manifests)
+
+
+# The manifests in the order the verifier has always listed them (its scripts stay as they were).
 RESTORED_MANIFESTS: dict[str, tuple[str, ...]] = {
-    "go.mod": ("go",),
-    "Cargo.toml": ("cargo",),
-    "package.json": ("jest", "vitest"),
+    manifest: _restoring(manifest) for manifest in ("go.mod", "Cargo.toml", "package.json")
 }
 """Shared manifests whose runner-control part the verifier restores to the base when an agent
 changes it (the whole file, `bundle/evidence.py`), and the runners for which it does."""
 
-PACKAGE_JSON_CONTROL_KEYS = ("jest", "babel", "scripts")
+PACKAGE_JSON_CONTROL_KEYS = manifest_keys()
 """`package.json`'s keys that decide how jest or vitest run: jest's configuration, babel's (jest's
 transform) and the scripts."""
 

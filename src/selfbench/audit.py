@@ -15,7 +15,7 @@ from typing import Any
 from selfbench._runner_files import (
     RESTORED_MANIFESTS,
     changes_build_control,
-    is_cargo_project,
+    is_build_cache_project,
     is_runner_control,
     runner_project,
     tracked_prefixes,
@@ -24,6 +24,7 @@ from selfbench._shell import PLACEHOLDER, Word, split_words
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.contract import Difficulty, TaskDefinition
 from selfbench.patches import Patch, changes_no_files, display_path
+from selfbench.runners import detect_name, runner_named
 
 __all__ = [
     "RUNNER_PROJECT",
@@ -125,8 +126,10 @@ def audit(
     tracked = tracked_prefixes(
         change.old_path for change in (*gold.files, *tests.files) if change.old_path is not None
     )
-    cargo = is_cargo_project(definition.toolchains)
-    runner_control = [path for path in gold.paths if is_runner_control(path, tracked, cargo=cargo)]
+    cache = is_build_cache_project(definition.toolchains)
+    runner_control = [
+        path for path in gold.paths if is_runner_control(path, tracked, build_cache=cache)
+    ]
     runner_control += [
         change.path
         for change in gold.files
@@ -172,10 +175,8 @@ def runner_project_warnings(gold: Patch) -> tuple[str, ...]:
 
 
 def _runner(definition: TaskDefinition) -> str | None:
-    """The task's runner, read only when a rule needs it (detecting it loads the log parsers)."""
-    from selfbench.outcomes import detect_runner  # noqa: PLC0415
-
-    return detect_runner(definition.testCommand)
+    """The task's runner, read only when a rule needs it."""
+    return detect_name(definition.testCommand)
 
 
 def command_blockers(command: str, selectors: tuple[str, ...]) -> list[str]:
@@ -347,7 +348,8 @@ def unprotected_unit_tests(
     `tests` module (`add_works`, `tests/add.rs`) is taken for an integration test, which is a
     runner-control path (`tests/*.rs`) and so protected.
     """
-    if runner != "cargo":
+    known = None if runner is None else runner_named(runner)
+    if known is None or not known.selects_by_name:
         return ()
     held_out = held_out_paths(definition, tests)
     warnings = []

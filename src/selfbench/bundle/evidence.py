@@ -61,9 +61,10 @@ from __future__ import annotations
 
 from selfbench._runner_files import (
     PACKAGE_JSON_CONTROL_KEYS,
-    PYTEST_CONFIGURATION_FILES,
     RESTORED_MANIFESTS,
+    SHARED_CONFIGURATION_FILES,
 )
+from selfbench.runners import COMMAND_RUNNERS
 
 __all__ = [
     "CARGO_CONTROL",
@@ -80,10 +81,10 @@ __all__ = [
     "refused_names",
 ]
 
-EVIDENCE_RUNNERS = ("pytest", "node", "go", "cargo", "jest", "vitest")
+EVIDENCE_RUNNERS = tuple(runner.name for runner in COMMAND_RUNNERS if runner.evidence)
 """Runners whose own structured report the verifier reads."""
 
-FILE_SELECTING_RUNNERS = ("pytest", "node", "jest", "vitest")
+FILE_SELECTING_RUNNERS = tuple(runner.name for runner in COMMAND_RUNNERS if runner.selects_files)
 """Runners whose selectors name test files (protected like held-out ones when pass-to-pass); go's
 name packages (their `_test.go` files are runner-control paths), cargo's name tests."""
 
@@ -91,8 +92,7 @@ PYTEST_PLUGIN = "_selfbench_evidence"
 """The module name of the pytest reporter (a runner-control name: no patch may shadow it)."""
 
 REPORT_ARGUMENTS = {
-    "jest": '--json "--outputFile=$SELFBENCH_EVIDENCE"',
-    "vitest": '--reporter=default --reporter=json "--outputFile.json=$SELFBENCH_EVIDENCE"',
+    runner.name: runner.report_arguments for runner in COMMAND_RUNNERS if runner.report_arguments
 }
 """Shell words the verifier adds after the selectors, for runners that take a report's place only
 on their command line (expanded when the command runs, as the verifier user)."""
@@ -564,7 +564,7 @@ restore_pytest_configuration() {
   while IFS= read -r -d '' path; do
     case "${path##*/}" in
     """
-    + "|".join(PYTEST_CONFIGURATION_FILES)
+    + "|".join(SHARED_CONFIGURATION_FILES)
     + r""") ;;
     *) continue ;;
     esac

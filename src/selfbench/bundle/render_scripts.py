@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from selfbench._paths import join_repository_path
 from selfbench._runner_files import (
     PACKAGE_FILES,
-    is_cargo_project,
+    is_build_cache_project,
     package_directory_names,
     package_patterns,
     runner_control_patterns,
@@ -30,6 +30,7 @@ from selfbench.bundle.evidence import (
 )
 from selfbench.contract import TaskDefinition
 from selfbench.outcomes import detect_runner
+from selfbench.runners import runner_named
 
 __all__ = [
     "F2P_AGAIN_LABEL",
@@ -129,7 +130,8 @@ def _evidence(definition: TaskDefinition, selectors: Sequence[str]) -> str:
     for a command that changes directory first) and test name."""
     if not selectors or not evidence_runner(definition):
         return ""
-    if evidence_runner(definition) == "cargo":  # a libtest filter, not a path
+    runner = runner_named(evidence_runner(definition))
+    if runner is not None and runner.selects_by_name:  # a libtest filter, not a path
         return json.dumps(
             [{"path": selector, "file": "", "name": selector} for selector in selectors],
             separators=(",", ":"),
@@ -220,13 +222,14 @@ def _array(values: Iterable[str]) -> str:
     return "(" + " ".join(quote(value) for value in values) + ")"
 
 
-def _exclude_args(protected: tuple[str, ...], *, cargo: bool) -> tuple[str, ...]:
+def _exclude_args(protected: tuple[str, ...], *, build_cache: bool) -> tuple[str, ...]:
     """The held-out paths and the runner-control paths protected whether tracked or not."""
     args: list[str] = []
     for path in protected:
         pattern = git_exclude_pattern(path.rstrip("/"))
         args.extend((f"--exclude={pattern}", f"--exclude={pattern}/*"))
-    args.extend(f"--exclude={pattern}" for pattern in runner_control_patterns(cargo=cargo))
+    patterns = runner_control_patterns(build_cache=build_cache)
+    args.extend(f"--exclude={pattern}" for pattern in patterns)
     return tuple(args)
 
 
@@ -263,11 +266,11 @@ def _header(definition: TaskDefinition, protected: tuple[str, ...], gold_patch: 
             lines.append("# shellcheck disable=SC2016")
         lines.append(f"readonly {name}={quote(value)}")
     lines.append(f"readonly protected_paths={_array(protected)}")
-    cargo = is_cargo_project(definition.toolchains)
-    lines.append(f"readonly exclude_args={_array(_exclude_args(protected, cargo=cargo))}")
-    packages = (f"--exclude={pattern}" for pattern in package_patterns(cargo=cargo))
+    cache = is_build_cache_project(definition.toolchains)
+    lines.append(f"readonly exclude_args={_array(_exclude_args(protected, build_cache=cache))}")
+    packages = (f"--exclude={pattern}" for pattern in package_patterns(build_cache=cache))
     lines.append(f"readonly package_exclude_args={_array(packages)}")
-    directories = _names_pattern(package_directory_names(cargo=cargo))
+    directories = _names_pattern(package_directory_names(build_cache=cache))
     lines.append(f"readonly package_directories={quote(directories)}")
     lines.append(f"readonly package_files={quote(_names_pattern(PACKAGE_FILES))}")
     lines.append(f"readonly verifier_names={_array(refused_names(gold_patch))}")

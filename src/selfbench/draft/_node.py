@@ -27,8 +27,7 @@ from selfbench._shell import quote
 from selfbench.draft._inferred import Inferred, in_directory, shell_words
 from selfbench.draft._tree import Tree
 from selfbench.errors import DraftError
-from selfbench.outcomes import detect_runner
-from selfbench.outcomes._detect import commands
+from selfbench.runners import RUNNERS, Runner, commands, detect
 
 __all__ = ["NODE_MANIFESTS", "infer_node"]
 
@@ -46,24 +45,16 @@ _COREPACK = (
 )
 _SCRIPT_RUNNERS = frozenset({"npm", "pnpm", "yarn", "bun"})
 _MAX_DEPTH = 3
-# The options of each runner worth keeping from the project's script: they say how to load or
-# configure the tests, not which to run. Options that take their value as the next word.
-_KEEP_VALUE = {
-    "jest": frozenset({"--config", "-c", "--rootDir", "--setupFiles", "--testEnvironment"}),
-    "vitest": frozenset({"--config", "-c", "--root", "-r", "--dir", "--environment", "--pool"}),
-    "node": frozenset({"--import", "--require", "-r", "--loader", "--experimental-loader", "-C"}),
-    "bun": frozenset({"--preload", "--config", "-c"}),
-}
+_RUNNERS = tuple(runner for runner in RUNNERS if runner.script_command is not None)
+"""The runners a Node project's script can run, in the registry's order."""
 _KEEP_FLAG_RE = re.compile(
     r"--(?:experimental-[\w-]+|no-warnings|conditions=.*|import=.*|require=.*|loader=.*"
     r"|config=.*|preload=.*|env-file=.*|enable-source-maps|expose-gc|passWithNoTests"
     r"|colors?(?:=.*)?)"
 )
-_NODE_TEST_IMPORT_RE = re.compile(
-    r"""from\s+['"]node:test['"]|require\(\s*['"]node:test['"]\s*\)"""
+_IMPORTS = tuple(
+    (re.compile(runner.import_pattern), runner) for runner in _RUNNERS if runner.import_pattern
 )
-_BUN_TEST_IMPORT_RE = re.compile(r"""from\s+['"]bun:test['"]""")
-_LABELS = {"node": "node-test"}
 
 
 def _manager(tree: Tree, workdir: str) -> tuple[str, str | None, str]:
@@ -143,41 +134,42 @@ def _script_target(argv: list[str], scripts: dict[str, Any]) -> str | None:
     return words[0] if words[0] in scripts else None
 
 
-def _from_scripts(package: dict[str, Any]) -> tuple[str, list[str]] | None:
+def _from_scripts(package: dict[str, Any]) -> tuple[Runner, list[str]] | None:
     scripts = package.get("scripts")
     if not isinstance(scripts, dict):
         return None
     for argv in _script_commands(scripts, "test"):
-        runner = detect_runner(shell_words(argv))
-        if runner in ("jest", "vitest", "node", "bun"):
+        runner = detect(shell_words(argv))
+        if runner in _RUNNERS:
             return runner, argv
     return None
 
 
-def _from_dependencies(package: dict[str, Any]) -> str | None:
+def _from_dependencies(package: dict[str, Any]) -> Runner | None:
     for key in ("devDependencies", "dependencies"):
         declared = package.get(key)
         if isinstance(declared, dict):
-            for runner in ("vitest", "jest"):
-                if runner in declared:
-                    return runner
+            found = [r for r in _RUNNERS if r.dependency and r.dependency in declared]
+            taken = {name for runner in found for name in runner.preferred_over}
+            preferred = [runner for runner in found if runner.name not in taken]
+            if preferred:
+                return preferred[0]
     return None
 
 
-def _from_imports(tree: Tree, test_files: Sequence[str]) -> str | None:
+def _from_imports(tree: Tree, test_files: Sequence[str]) -> Runner | None:
     for path in test_files:
         text = tree.text(path) or ""
-        if _NODE_TEST_IMPORT_RE.search(text):
-            return "node"
-        if _BUN_TEST_IMPORT_RE.search(text):
-            return "bun"
+        for pattern, runner in _IMPORTS:
+            if pattern.search(text):
+                return runner
     return None
 
 
-def _kept(runner: str, argv: list[str]) -> list[str]:
-    """The script's options that configure the runner (see `_KEEP_VALUE`)."""
+def _kept(runner: Runner, argv: list[str]) -> list[str]:
+    """The script's options that configure the runner (see `Runner.kept_options`)."""
     kept: list[str] = []
-    values = _KEEP_VALUE.get(runner, frozenset())
+    values = runner.kept_options
     at = 0
     while at < len(argv):
         word = argv[at]
@@ -191,22 +183,13 @@ def _kept(runner: str, argv: list[str]) -> list[str]:
     return kept
 
 
-def _binary(runner: str, local: bool) -> list[str]:
-    """How to start jest or vitest: the project's own copy, found up the tree when hoisted."""
-    return [f"node_modules/.bin/{runner}"] if local else ["npx", "--no", runner]
-
-
-def _test_command(runner: str, argv: list[str], local: bool) -> str:
-    kept = _kept(runner, argv[1:])
-    if runner == "jest":
-        words = [*_binary("jest", local), "--ci", "--json", "--runTestsByPath", *kept]
-    elif runner == "vitest":
-        words = [*_binary("vitest", local), "run", "--reporter=verbose", *kept]
-    elif runner == "node":
-        words = ["node", *kept, "--test"]  # the verifier adds its reporters (NODE_OPTIONS)
-    else:
-        words = ["bun", "test", *kept]
+def _test_command(runner: Runner, argv: list[str], local: bool) -> str:
+    assert runner.script_command is not None  # noqa: S101 - one of _RUNNERS
+    words = runner.script_command(_kept(runner, argv[1:]), local)
     return f"{shell_words(words)} {{tests}}"
+
+
+_READ = ", ".join(runner.label for runner in _RUNNERS[:-1]) + f" and {_RUNNERS[-1].label}"
 
 
 def infer_node(tree: Tree, workdir: str, test_files: Sequence[str]) -> Inferred:
@@ -236,18 +219,17 @@ def infer_node(tree: Tree, workdir: str, test_files: Sequence[str]) -> Inferred:
         )
         what = f"scripts.test is {quote(str(script))}" if script else "it has no test script"
         raise DraftError(
-            f"cannot infer the test runner of {package_path}: {what}; selfbench reads jest, "
-            "vitest, node --test and bun test (set runner and testCommand in selfbench.toml)"
+            f"cannot infer the test runner of {package_path}: {what}; selfbench reads {_READ} "
+            "(set runner and testCommand in selfbench.toml)"
         )
     install, note = _dated(_install(tree, manager, lock), manager, lock, tree)
     install = in_directory(install, lock or workdir, workdir)
     local = (lock or workdir) == workdir
-    label = _LABELS.get(runner, runner)
     return Inferred(
-        toolchains=("bun",) if manager == "bun" or runner == "bun" else ("node",),
+        toolchains=("bun",) if manager == "bun" else runner.toolchains,
         setup_command=install,
-        test_command=_test_command(runner, argv or [runner], local),
-        runner=label,
+        test_command=_test_command(runner, argv or [runner.name], local),
+        runner=runner.setting,
         sources={
             "toolchains": lock_source if manager == "bun" else package_path,
             "setupCommand": lock_source + note,

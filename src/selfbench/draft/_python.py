@@ -11,14 +11,15 @@ The runner is pytest; `unittest` when nothing mentions pytest and the test files
 unittest (their tests are still run by pytest, which collects `TestCase` classes).
 
 uv resolves what it adds beside `uv sync` (pytest) as of the base commit's date (its committer
-date, UTC; not before `_PYTEST_FLOOR`, whose pytest runs on the image's Pythons), which the
-setup command states: `uv pip install --exclude-newer DATE`; `uv.lock` already pins the rest.
+date, UTC; not before the runner's `package_floor`, whose pytest runs on the image's Pythons),
+which the setup command states: `uv pip install --exclude-newer DATE`; `uv.lock` already pins
+the rest.
 pip's installs are not dated: its `--uploaded-prior-to` needs pip 26 (a download in every
 setup), and it does not filter local indexes and `--find-links` directories.
 
 The interpreter (pip projects, `pythons_for`) is the image's default, `python3` (3.12), whenever
 `requires-python` admits it and no pinned test dependency is known not to run on it
-(`_TOO_OLD`); else the newest of the image's Pythons that both allow and the local sandbox has
+(`_too_old`); else the newest of the image's Pythons that both allow and the local sandbox has
 (`local`: its Python commands and the version each runs); else the default. `Inferred.pythons`
 lists it, then the older admitted ones the sandbox has: a draft retries under the next when the
 changed test files cannot be collected.
@@ -35,6 +36,7 @@ from typing import Any, Final
 
 from selfbench.draft._inferred import Inferred, in_directory, shell_words
 from selfbench.draft._tree import Tree
+from selfbench.runners import RUNNERS, Runner
 from selfbench.toolchains.versions import DEFAULT_PYTHON, PYTHON_VERSIONS
 
 __all__ = [
@@ -59,24 +61,29 @@ _DEV_REQUIREMENTS = (
 )  # fmt: skip
 """Read only when no test requirements file exists: they often pull in linters and docs."""
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_PYTEST_TEST_COMMAND = "-m pytest -rA {tests}"
+_RUNNERS = tuple(runner for runner in RUNNERS if runner.ecosystem == "python")
+_DEFAULT = next(runner for runner in _RUNNERS if runner.reads_as == runner.name)
+"""Python's runner unless the tests say otherwise; every Python runner runs through it."""
+_BY_IMPORT = tuple(
+    (re.compile(runner.import_pattern), runner) for runner in _RUNNERS if runner.import_pattern
+)
 # Extension modules built at setup hold the base's sources: the tests rebuild them first, and run
 # whatever the build says (a project with a pure-Python fallback still tests something).
 _REBUILD = ".venv/bin/python setup.py --quiet build_ext --inplace"
 _EXTRA_KEY_RE = re.compile(r"""['"]([\w.-]+)['"]\s*:""")
 _FACTOR_RE = re.compile(r"^[\w,{}-]+:\s+")
 _CLAUSE_RE = re.compile(r"\s*(~=|==|!=|<=|>=|<|>)\s*(\d+)(?:\.(\d+))?(\.\*)?[\w.]*\s*")
-_UNITTEST_RE = re.compile(r"^\s*(?:import unittest|from unittest\b)", re.MULTILINE)
 _PIN_RE = re.compile(r"\s*(==|<=|<|~=)\s*(\d+(?:\.\d+)*)(?:\.\*)?\s*")
-_TOO_OLD: Final = (("pytest", (6, 2, 5), (3, 10)),)
-"""(distribution, its first release that runs on the Python, that Python): pytest before 6.2.5
-does not run on 3.10 or newer (its assertion rewriting fails, `TypeError: required field
-"lineno" missing from alias`, pytest-dev/pytest#8539; 6.2.5's changelog adds Python 3.10)."""
+_TOO_OLD: Final = tuple(
+    dict.fromkeys(
+        (runner.package, first, python)
+        for runner in _RUNNERS
+        for first, python in runner.package_too_old
+    )
+)
+"""(distribution, its first release that runs on the Python, that Python): each Python runner's
+package's (`Runner.package_too_old`)."""
 _MAX_INCLUDES = 3
-_PYTEST_FLOOR: Final = "2021-11-13T00:00:00Z"
-"""The earliest date the pytest added beside `uv sync` resolves as of: pytest 6.2.5 with py
-1.11.0 (published 2021-11-12) is the first pair that runs on every image Python (with py 1.10,
-`AttributeError: __spec__` on 3.12)."""
 IMAGE_PYTHONS: Final = {
     "python3": DEFAULT_PYTHON,
     **{f"python{version}": version for version in PYTHON_VERSIONS},
@@ -114,20 +121,19 @@ def _requirement_name(requirement: str) -> str:
     return match.group(0).lower().replace("_", "-") if match else ""
 
 
-def _mentions_pytest(tree: Tree, workdir: str, pyproject: dict[str, Any] | None) -> str | None:
-    """Where the project says it uses pytest, or None."""
-    if _table(pyproject, "tool", "pytest"):
-        return "pyproject.toml [tool.pytest]"
-    for name, marker in (
-        ("pytest.ini", ""),
-        ("setup.cfg", "[tool:pytest]"),
-        ("tox.ini", "[pytest]"),
-    ):
+def _mentions(
+    runner: Runner, tree: Tree, workdir: str, pyproject: dict[str, Any] | None
+) -> str | None:
+    """Where the project says it uses the runner, or None."""
+    if runner.tool_table and _table(pyproject, "tool", runner.tool_table):
+        return f"pyproject.toml [tool.{runner.tool_table}]"
+    for name, marker in runner.mentions:
         text = tree.text(join(workdir, name))
         if text is not None and marker in text:
             return name
-    if any(path.rsplit("/", 1)[-1] == "conftest.py" for path in tree.files()):
-        return "conftest.py"
+    for marker_file in runner.marker_files:
+        if any(path.rsplit("/", 1)[-1] == marker_file for path in tree.files()):
+            return marker_file
     return None
 
 
@@ -259,8 +265,8 @@ def _uv_setup(pyproject: dict[str, Any] | None) -> tuple[list[str], list[str], b
         words.extend(["--extra", extra])
         sources.append(f"pyproject.toml [project.optional-dependencies].{extra}")
         installed.extend(r for r in extras[extra] if isinstance(r, str))
-    has_pytest = "pytest" in {_requirement_name(str(r)) for r in installed}
-    return words, sources, has_pytest
+    has_runner = _DEFAULT.package in {_requirement_name(str(r)) for r in installed}
+    return words, sources, has_runner
 
 
 def _allows(clause: str, version: tuple[int, int]) -> bool:
@@ -376,15 +382,16 @@ def _builds_extensions(tree: Tree, workdir: str) -> bool:
 
 def _runner(
     tree: Tree, workdir: str, pyproject: dict[str, Any] | None, test_files: Sequence[str]
-) -> tuple[str, str]:
-    said = _mentions_pytest(tree, workdir, pyproject)
+) -> tuple[Runner, str]:
+    said = _mentions(_DEFAULT, tree, workdir, pyproject)
     if said is not None:
-        return "pytest", said
+        return _DEFAULT, said
     for path in test_files:
         text = tree.text(path)
-        if text is not None and _UNITTEST_RE.search(text):
-            return "unittest", f"{path} imports unittest (run through pytest)"
-    return "pytest", "default for Python"
+        for pattern, runner in _BY_IMPORT:
+            if text is not None and pattern.search(text):
+                return runner, f"{path} imports {runner.name} (run through {runner.reads_as})"
+    return _DEFAULT, "default for Python"
 
 
 def _requirement_lines(
@@ -417,13 +424,14 @@ def _requirement_lines(
 
 
 def _uv(tree: Tree, workdir: str, lock: str, pyproject: dict[str, Any] | None) -> Inferred:
-    words, sources, has_pytest = _uv_setup(pyproject)
+    words, sources, has_runner = _uv_setup(pyproject)
     setup = in_directory(shell_words(words), lock, workdir)
-    if not has_pytest:
-        date = max(tree.committed(), _PYTEST_FLOOR)
-        setup += f" && uv pip install --exclude-newer {date} pytest"
-        sources.append(f"pytest (uploaded before {date}, the base commit's date or later)")
-    test = f"uv run --frozen --no-sync python {_PYTEST_TEST_COMMAND}"
+    if not has_runner:
+        package = _DEFAULT.package
+        date = max(tree.committed(), _DEFAULT.package_floor)
+        setup += f" && uv pip install --exclude-newer {date} {package}"
+        sources.append(f"{package} (uploaded before {date}, the base commit's date or later)")
+    test = f"uv run --frozen --no-sync python {_DEFAULT.python_arguments}"
     return Inferred(
         ("python", "uv"),
         setup,
@@ -442,9 +450,9 @@ def _pip(
 ) -> tuple[Inferred, bool]:
     """The venv and pip setup, and whether setup.py builds extension modules."""
     plan = _pip_plan(tree, workdir, pyproject)
-    if "pytest" not in plan.names():
-        plan.requirements.append("pytest")
-        plan.sources.append("pytest")
+    if _DEFAULT.package not in plan.names():
+        plan.requirements.append(_DEFAULT.package)
+        plan.sources.append(_DEFAULT.package)
     compiled = _builds_extensions(tree, workdir)
     if compiled:
         plan.requirements.append("setuptools")  # to rebuild offline, when the tests run
@@ -478,16 +486,18 @@ def infer_python(
     """
     pyproject = tree.toml(join(workdir, "pyproject.toml"))
     runner, runner_source = _runner(tree, workdir, pyproject, test_files)
-    test_source = runner_source if runner == "pytest" else f"{runner} through pytest"
+    test_source = (
+        runner_source if runner is _DEFAULT else f"{runner.setting} through {runner.reads_as}"
+    )
     lock = tree.nearest(workdir, ("uv.lock",))
     if lock is not None:
         found = _uv(tree, workdir, lock, pyproject)
         test = found.test_command
     else:
         found, compiled = _pip(tree, workdir, pyproject, local, python)
-        test = f".venv/bin/python {_PYTEST_TEST_COMMAND}"
+        test = f".venv/bin/python {_DEFAULT.python_arguments}"
         if compiled:
             test = f"{_REBUILD}; {test}"
             test_source += "; setup.py builds extensions: rebuilt in place first"
     sources = {**found.sources, "testCommand": test_source, "runner": runner_source}
-    return replace(found, test_command=test, runner=runner, sources=sources)
+    return replace(found, test_command=test, runner=runner.setting, sources=sources)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import (
     BaseModel,
@@ -47,6 +47,7 @@ from selfbench._paths import escapes_repository
 from selfbench.audit import NOT_ONCE, QUOTED, placeholder_is_argument_list
 from selfbench.contract import TOOLCHAINS
 from selfbench.errors import DraftError, GitError
+from selfbench.runners import settings
 
 __all__ = [
     "CONFIG_FILE",
@@ -59,8 +60,9 @@ __all__ = [
 ]
 
 CONFIG_FILE = "selfbench.toml"
-RUNNERS = ("pytest", "unittest", "jest", "vitest", "node-test", "go", "cargo", "bun")
-Runner = Literal["pytest", "unittest", "jest", "vitest", "node-test", "go", "cargo", "bun"]
+RUNNERS = settings()
+"""The `runner` key's values: each runner's `selfbench.toml` spelling."""
+_ONE_OF = "must be one of " + ", ".join(RUNNERS)
 _MAX_BYTES = 1 << 20
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 _PLACEHOLDER = "{tests}"
@@ -92,7 +94,7 @@ class DraftConfig(BaseModel):
     toolchains: tuple[StrictStr, ...] | None = None
     setupCommand: StrictStr | None = Field(default=None, min_length=1)  # noqa: N815
     testCommand: StrictStr | None = None  # noqa: N815
-    runner: Runner | None = None
+    runner: str | None = None
     testPaths: tuple[StrictStr, ...] | None = None  # noqa: N815
     exclude: tuple[StrictStr, ...] | None = None
     passToPassCap: StrictInt | None = Field(default=None, ge=0)  # noqa: N815
@@ -105,6 +107,13 @@ class DraftConfig(BaseModel):
     def _workdir(cls, value: str | None) -> str | None:
         if value is not None and escapes_repository(value):
             raise ValueError("leaves the repository")
+        return value
+
+    @field_validator("runner", mode="before")
+    @classmethod
+    def _runner(cls, value: object) -> object:
+        if value is not None and value not in RUNNERS:
+            raise ValueError(_ONE_OF)
         return value
 
     @field_validator("toolchains", mode="after")
@@ -138,7 +147,6 @@ _MESSAGES = {
     "float_type": "must be a number",
     "tuple_type": "must be an array",
     "model_type": "must be a table",
-    "literal_error": "must be one of " + ", ".join(RUNNERS),
     "greater_than_equal": "is too small",
     "greater_than": "must be more than 0",
     "string_too_short": "must not be empty",

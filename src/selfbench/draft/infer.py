@@ -12,10 +12,7 @@
 4. **selfbench.toml** (or `--config`): every key it sets replaces the inferred value, with the
    source `selfbench.toml`; a test command it sets decides the runner unless it names one.
 
-Go: `go mod download`; the test command joins its selectors into one `go test -run` pattern
-(`^TestA$|^TestB$/^case$`), and a selector naming a `_test.go` file runs that file's package.
-Rust: `cargo fetch`, then `cargo test -- --exact <names>`; a selector naming `tests/x.rs` runs that
-integration test target (`--test x`), one under `src/` the library's tests.
+Go and Rust: the setup and test commands their runner's module gives (`selfbench.runners`).
 
 Every inferred test command holds `{tests}` once, as a whole unquoted word, and names no test:
 it passes the audit's rules 6 to 8 whatever the selectors.
@@ -30,12 +27,13 @@ from pathlib import Path
 from posixpath import commonpath, dirname, splitext
 
 from selfbench.draft._inferred import Inferred
-from selfbench.draft._node import NODE_MANIFESTS, infer_node
-from selfbench.draft._python import IMAGE_PYTHONS, PYTHON_MANIFESTS, infer_python
+from selfbench.draft._node import infer_node
+from selfbench.draft._python import IMAGE_PYTHONS, infer_python
 from selfbench.draft._tree import Tree
 from selfbench.draft.config import CONFIG_FILE, RUNNERS, DraftConfig
 from selfbench.errors import DraftError
-from selfbench.outcomes import detect_runner
+from selfbench.runners import RUNNERS as ALL_RUNNERS
+from selfbench.runners import Runner, detect, runner_named
 
 __all__ = [
     "FILE_SELECTOR_RUNNERS",
@@ -46,29 +44,14 @@ __all__ = [
     "selector_of",
 ]
 
-OUTCOME_RUNNERS = {
-    "pytest": "pytest", "unittest": "pytest", "jest": "jest", "vitest": "vitest",
-    "node-test": "node", "go": "go", "cargo": "cargo", "bun": "bun",
-}  # fmt: skip
+OUTCOME_RUNNERS = {runner.setting: runner.reads_as for runner in ALL_RUNNERS}
 """Each runner's name in `selfbench.outcomes` (which parser reads its log)."""
-FILE_SELECTOR_RUNNERS = frozenset({"jest", "vitest", "node-test", "bun"})
+FILE_SELECTOR_RUNNERS = frozenset(
+    runner.setting for runner in ALL_RUNNERS if runner.names_carry_file
+)
 """Runners whose selectors are test files: their test names carry no file."""
 
-_GO_COMMAND = (
-    'sh -c \'pkgs=; run=; for arg; do case $arg in */*_test.go) pkgs="$pkgs ./${arg%/*}";; '
-    '*_test.go) pkgs="$pkgs .";; *) run="$run|$arg";; esac; done; '
-    'exec go test -v -run "${run#|}" ${pkgs:-./...}\' go-test {tests}'
-)
-_CARGO_COMMAND = (
-    'sh -c \'targets=; n=$#; while [ "$n" -gt 0 ]; do arg=$1; shift; n=$((n - 1)); '
-    'case $arg in tests/*.rs) name=${arg#tests/}; targets="$targets --test ${name%.rs}";; '
-    '*.rs) targets="$targets --lib";; *) set -- "$@" "$arg";; esac; done; '
-    'exec cargo test $targets -- --exact "$@"\' cargo-test {tests}'
-)
 _JS_EXTENSIONS = frozenset({".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts"})
-_GO_TEST_RE = re.compile(r"(?:Test|Example|Fuzz|Benchmark)\w*")
-_REGEX_SPECIALS = frozenset("\\.+*?()|[]{}^$")
-_FILE_SEPARATORS = (" > ", " \u203a ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +62,7 @@ class Environment:
     setup_command: str
     test_command: str
     runner: str
-    """One of pytest, unittest (run through pytest), jest, vitest, node-test, go, cargo, bun."""
+    """A runner's `selfbench.toml` spelling (`RUNNERS`)."""
     sources: dict[str, str] = field(default_factory=dict)
     """Where each value came from, by definition key (`setupCommand`, …)."""
     workdir: str = "."
@@ -102,12 +85,7 @@ def _ecosystem(test_files: Sequence[str]) -> str | None:
     return None
 
 
-_MANIFESTS = {
-    "python": PYTHON_MANIFESTS,
-    "node": NODE_MANIFESTS,
-    "go": ("go.mod",),
-    "rust": ("Cargo.toml",),
-}
+_MANIFESTS = {runner.ecosystem: runner.manifests for runner in ALL_RUNNERS}
 
 
 def _workdir(tree: Tree, ecosystem: str, test_files: Sequence[str]) -> str:
@@ -115,25 +93,21 @@ def _workdir(tree: Tree, ecosystem: str, test_files: Sequence[str]) -> str:
     return tree.nearest(common or ".", _MANIFESTS[ecosystem]) or "."
 
 
-def _go(workdir: str) -> Inferred:
-    source = "go.mod" if workdir == "." else f"{workdir}/go.mod"
+def _compiled(runner: Runner, workdir: str) -> Inferred:
+    """A Go or Rust project: the setup and test commands its runner gives, from its manifest."""
+    manifest = runner.manifests[0]
+    source = manifest if workdir == "." else f"{workdir}/{manifest}"
     return Inferred(
-        ("go",),
-        "go mod download",
-        _GO_COMMAND,
-        "go",
-        {"toolchains": source, "setupCommand": source, "testCommand": "go", "runner": "go"},
-    )
-
-
-def _cargo(workdir: str) -> Inferred:
-    source = "Cargo.toml" if workdir == "." else f"{workdir}/Cargo.toml"
-    return Inferred(
-        ("rust",),
-        "cargo fetch",
-        _CARGO_COMMAND,
-        "cargo",
-        {"toolchains": source, "setupCommand": source, "testCommand": "cargo", "runner": "cargo"},
+        runner.toolchains,
+        runner.setup_command,
+        runner.test_command,
+        runner.setting,
+        {
+            "toolchains": source,
+            "setupCommand": source,
+            "testCommand": runner.setting,
+            "runner": runner.setting,
+        },
     )
 
 
@@ -148,14 +122,13 @@ def _inferred(
         return infer_python(tree, workdir, test_files, local=pythons[0], python=pythons[1])
     if ecosystem == "node":
         return infer_node(tree, workdir, test_files)
-    if ecosystem == "go":
-        return _go(workdir)
-    return _cargo(workdir)
+    runner = next(runner for runner in ALL_RUNNERS if runner.ecosystem == ecosystem)
+    return _compiled(runner, workdir)
 
 
 def _runner_of(command: str) -> str | None:
-    found = detect_runner(command)
-    return next((name for name, parser in OUTCOME_RUNNERS.items() if parser == found), None)
+    found = detect(command)
+    return None if found is None else found.setting
 
 
 def _complete(config: DraftConfig) -> bool:
@@ -254,18 +227,6 @@ def matches_globs(path: str, patterns: Sequence[str]) -> bool:
     return any(_glob_re(pattern).fullmatch(path) for pattern in patterns)
 
 
-def _go_part(part: str) -> str:
-    return "".join(f"\\{char}" if char in _REGEX_SPECIALS else char for char in part)
-
-
-def _file_of(test_name: str) -> str | None:
-    for separator in _FILE_SEPARATORS:
-        head, found, _ = test_name.partition(separator)
-        if found and ("/" in head or "." in head):
-            return head
-    return None
-
-
 def selector_of(runner: str, test_name: str) -> str:
     """The selector that runs one test, from the name `selfbench.outcomes` reports for it.
 
@@ -277,17 +238,7 @@ def selector_of(runner: str, test_name: str) -> str:
     Raises:
         DraftError: an unknown runner, or a name that does not say what the runner needs.
     """
-    if runner in ("pytest", "unittest", "cargo"):
-        return test_name
-    if runner in FILE_SELECTOR_RUNNERS:
-        file = _file_of(test_name)
-        if file is None:
-            raise DraftError(f"{runner} test {test_name!r} does not name its file")
-        return file
-    if runner == "go":
-        parts = test_name.split("/")
-        start = next((at for at, part in enumerate(parts) if _GO_TEST_RE.fullmatch(part)), None)
-        if start is None:
-            raise DraftError(f"go test {test_name!r} names no Test, Example or Fuzz function")
-        return "/".join(f"^{_go_part(part)}$" for part in parts[start:])
-    raise DraftError(f"unknown runner {runner!r} (one of {', '.join(RUNNERS)})")
+    known = runner_named(runner)
+    if known is None:
+        raise DraftError(f"unknown runner {runner!r} (one of {', '.join(RUNNERS)})")
+    return known.selector(test_name)

@@ -32,6 +32,7 @@ from selfbench.errors import DraftError, GitError
 from selfbench.mine.candidate import CandidateModel
 from selfbench.mine.classify import classify_path
 from selfbench.patches import FileChange, parse_patch
+from selfbench.runners import build_cache_manifests
 
 __all__ = ["SplitChange", "is_runnable_test", "split_change"]
 
@@ -94,14 +95,14 @@ class _Base:
     """What the base commit tracks (`tracked_prefixes`), and whether it is a Cargo project."""
 
     tracked: frozenset[str]
-    cargo: bool
+    build_cache: bool
 
 
 def _read_base(repo: Path, base: str) -> _Base:
     listed = git(repo, "ls-tree", "-r", "-z", "--name-only", "--full-tree", base)
     paths = [path.decode("utf-8", "surrogateescape") for path in listed.split(b"\0") if path]
-    cargo = any(basename(path) == "Cargo.toml" for path in paths)
-    return _Base(tracked_prefixes(paths), cargo)
+    cache = any(basename(path) in build_cache_manifests() for path in paths)
+    return _Base(tracked_prefixes(paths), cache)
 
 
 def _runner_control_part(path: str) -> tuple[Part, str]:
@@ -117,7 +118,7 @@ def _part_of(path: str, base: _Base) -> tuple[Part, str]:
     base tracks is the project's own code (pytest's or pluggy's repository)."""
     if unsafe_patch_path(path):
         return "left-out", "a path git apply refuses"
-    if is_runner_control(path, base.tracked, cargo=base.cargo):
+    if is_runner_control(path, base.tracked, build_cache=base.build_cache):
         return _runner_control_part(path)
     file_class, kind = classify_path(path)
     if file_class == "tests" or (

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from posixpath import basename
 
 from selfbench.mine.rank import eligible_tiers
+from selfbench.runners import tooling_files
 
 __all__ = [
     "AUTOUPDATE",
@@ -79,9 +80,9 @@ TOOLING_FILES = frozenset(
         ".pre-commit-config.yaml", ".pre-commit-hooks.yaml", "tox.ini", "noxfile.py", "setup.cfg",
         "Makefile", "MANIFEST.in", ".flake8", "mypy.ini", ".coveragerc", ".editorconfig",
         ".gitignore", ".gitattributes", ".readthedocs.yaml", ".readthedocs.yml", "renovate.json",
-        ".pylintrc", "pytest.ini", ".prettierrc", ".eslintrc.json", "biome.json",
+        ".pylintrc", ".prettierrc", ".eslintrc.json", "biome.json",
     }
-)  # fmt: skip
+) | tooling_files()  # fmt: skip
 """Implementation by path (`selfbench.mine.classify`), but configuration a bump may touch."""
 
 ChangedPath = tuple[str, str, int]

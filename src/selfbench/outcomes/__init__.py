@@ -32,48 +32,37 @@ Nested node tests are named `suite > test`. A name reported twice keeps its wors
 node, bun, cargo), else counted from the names (go `-v`); zero counts without a "ran no test"
 reason mean the log did not say (go without `-v`).
 
-One module per runner family (`_pytest`, `_node`, `_bun`, `_go`, `_cargo`); the runner is chosen
-from the command in `_detect`; the shared values live in `_core`.
+Each runner's parser and its command's detection live in its module of `selfbench.runners`; this
+package keeps what every runner shares: the log's cleaning and the counts and "ran no test"
+reason made of a parser's findings.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
-from selfbench.outcomes._bun import parse_bun
-from selfbench.outcomes._cargo import parse_cargo
-from selfbench.outcomes._core import INDEX, NO_MATCH, Outcome, Outcomes, Result, Run
-from selfbench.outcomes._detect import RUNNERS, commands, detect_runner
-from selfbench.outcomes._go import parse_go
-from selfbench.outcomes._jest import parse_jest, parse_vitest
-from selfbench.outcomes._node import parse_node
-from selfbench.outcomes._pytest import parse_pytest
+from selfbench.outcomes._core import Outcomes
+from selfbench.runners import (
+    NO_MATCH,
+    Outcome,
+    Runner,
+    commands,
+    detect,
+    detect_name,
+    log_runners,
+)
+from selfbench.runners._log import INDEX, Result, Run
 
 __all__ = ["NO_MATCH", "RUNNERS", "Outcome", "Outcomes", "detect_runner", "parse_outcomes"]
 
-_LABELS = {
-    "pytest": "pytest",
-    "node": "node --test",
-    "bun": "bun test",
-    "go": "go test",
-    "cargo": "cargo test",
-    "jest": "jest",
-    "vitest": "vitest",
-}
+RUNNERS = log_runners()
+"""The names `Outcomes.runner` can take."""
+
+detect_runner = detect_name
+"""The test runner a shell command runs: one of `RUNNERS`, or None when unknown or mixed."""
+
 # CSI sequences, other escapes (`ESC ( B`, `ESC =`), a lone ESC; possessive, so linear on any input.
 _ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*+[ -/]*+[@-~]|[ -/]*+[0-~]|)")
-
-_Parser = Callable[[Run], Result]
-_PARSERS: dict[str, _Parser] = {
-    "pytest": parse_pytest,
-    "node": parse_node,
-    "bun": parse_bun,
-    "go": parse_go,
-    "cargo": parse_cargo,
-    "jest": parse_jest,
-    "vitest": parse_vitest,
-}
 
 
 def parse_outcomes(command: str, output: str, exit_code: int) -> Outcomes:
@@ -81,15 +70,15 @@ def parse_outcomes(command: str, output: str, exit_code: int) -> Outcomes:
 
     `output` is the command's stdout and stderr together; `exit_code` is its exit status.
     """
-    runner = detect_runner(command)
+    runner = detect(command)
     if runner is None:
         return Outcomes(None, (), 0, 0, 0, None, exit_code)
     lines = [line.rstrip() for line in _ANSI_RE.sub("", output).splitlines()]
     words = [word for argv in commands(command) for word in argv]
-    return _finish(runner, _PARSERS[runner](Run(lines, words, exit_code)), exit_code)
+    return _finish(runner, runner.parse(Run(lines, words, exit_code)), exit_code)
 
 
-def _finish(runner: str, result: Result, exit_code: int) -> Outcomes:
+def _finish(runner: Runner, result: Result, exit_code: int) -> Outcomes:
     counts = result.counts
     if counts is None and result.tests:
         tally = [0, 0, 0]
@@ -99,14 +88,14 @@ def _finish(runner: str, result: Result, exit_code: int) -> Outcomes:
     no_tests = result.no_tests or _zero_reason(runner, counts, result)
     passed, failed, skipped = counts or (0, 0, 0)
     tests = tuple(result.tests.items())
-    return Outcomes(runner, tests, passed, failed, skipped, no_tests, exit_code)
+    return Outcomes(runner.name, tests, passed, failed, skipped, no_tests, exit_code)
 
 
-def _zero_reason(runner: str, counts: tuple[int, int, int] | None, result: Result) -> str | None:
+def _zero_reason(runner: Runner, counts: tuple[int, int, int] | None, result: Result) -> str | None:
     """Why counts with no passed and no failed test mean "ran no test"; None otherwise."""
     if counts is None or counts[0] or counts[1]:
         return None
     if result.selector_miss:
         return NO_MATCH
     evidence = f"{counts[2]} skipped" if counts[2] else result.zero
-    return f"{_LABELS[runner]} ran no test ({evidence})"
+    return f"{runner.label} ran no test ({evidence})"

@@ -25,10 +25,12 @@ import pathlib
 import re
 import subprocess
 import sys
-import unittest
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from posixpath import splitext
+from unittest import TestCase
+
+from selfbench.runners import test_globals
 
 __all__ = ["AssertedNames", "asserted_names", "code_names", "js_tokens"]
 
@@ -68,7 +70,7 @@ def asserted_names(path: str, source: str) -> AssertedNames:
 
 # --- Python ------------------------------------------------------------------------------------
 
-_PY_FRAMEWORK = frozenset({"self", "cls", "pytest", "unittest", "mock", "mocker", "monkeypatch"})
+_PY_FRAMEWORK = frozenset({"self", "cls", "mock", "mocker", "monkeypatch"}) | test_globals("python")
 
 
 class _PythonReader(ast.NodeVisitor):
@@ -207,7 +209,7 @@ WELL_KNOWN = _public_attributes(
     str, bytes, bytearray, list, dict, set, frozenset, tuple, int, float, complex,
     BaseException, OSError, SyntaxError, UnicodeDecodeError, json.JSONDecodeError,
     pathlib.Path, io.TextIOWrapper, io.BytesIO, io.StringIO, re.Pattern, re.Match,
-    dt.datetime, dt.timedelta, subprocess.CompletedProcess, unittest.TestCase,
+    dt.datetime, dt.timedelta, subprocess.CompletedProcess, TestCase,
 ) | frozenset(
     {"length", "map", "filter", "reduce", "push", "pop", "slice", "splice", "includes",
      "indexOf", "forEach", "some", "every", "find", "findIndex", "concat", "flat", "keys",
@@ -389,11 +391,11 @@ _JS_IGNORED = frozenset(
      "const", "let", "var", "new", "this", "true", "false", "null", "undefined", "import",
      "from", "export", "default", "typeof", "instanceof", "console", "Promise", "Error",
      "JSON", "Object", "Array", "String", "Number", "Boolean", "Map", "Set", "Date", "Math",
-     "jest", "vi", "toBe", "toEqual", "toStrictEqual", "toThrow", "toMatch", "not", "resolves",
+     "toBe", "toEqual", "toStrictEqual", "toThrow", "toMatch", "not", "resolves",
      "rejects", "deepEqual", "strictEqual", "equal", "ok", "throws", "toHaveProperty",
      "toContain", "toHaveLength", "toBeTruthy", "toBeFalsy", "toBeDefined", "toBeNull",
      "toBeUndefined", "toMatchObject", "toThrowError", "deepStrictEqual", "match", "length"}
-)  # fmt: skip
+) | test_globals("node")  # fmt: skip
 
 
 def _js_names(source: str) -> AssertedNames:  # noqa: C901, PLR0912 - one pass, a rule a branch

@@ -28,6 +28,7 @@ from selfbench.contract import (
 )
 from selfbench.errors import JsonError, SwebenchError
 from selfbench.patches import parse_patch
+from selfbench.runners import RUNNERS
 from selfbench.task import GOLD_PATCH_FILE, TEST_PATCH_FILE
 
 __all__ = [
@@ -42,7 +43,7 @@ __all__ = [
     "instance_commands",
     "instance_definition",
     "instance_metadata",
-    "is_pytest_selector",
+    "is_spec_selector",
     "parse_instance",
     "parse_instances",
     "parse_test_list",
@@ -58,11 +59,13 @@ _SHOWN_PROBLEMS = 100
 _TEST_LIST = "must be a list of strings or a JSON-encoded list of strings"
 METADATA_FILE = "swebench.json"
 METADATA_KEYS = ("created_at", "version")
-# A pytest node id or path: `dir/test_x.py`, `dir/`, `dir/test_x.py::Class::test_y[params]`.
-_PYTEST_PATH_RE = re.compile(r"[^\s:\[\]]+(?:\.py|/)")
-_PYTEST_NAME_RE = re.compile(r"[^\s:\[\]]+")
+_SPEC_RUNNER = next(
+    runner for runner in RUNNERS if runner.ecosystem == "python" and runner.reads_as == runner.name
+)
+"""The runner of SWE-bench specs' test commands (Python projects' own)."""
 _NOT_NODE_IDS = (
-    "selectors are not pytest node ids (e.g. {example!r}); pass --test-command for this repository"
+    f"selectors are not {_SPEC_RUNNER.label} node ids (e.g. {{example!r}}); "
+    "pass --test-command for this repository"
 )
 
 
@@ -379,20 +382,15 @@ def spec_commands(spec: Any) -> Commands | None:
     return Commands(setup=" && ".join(setup), test=" && ".join(test) + " {tests}")
 
 
-def is_pytest_selector(selector: str) -> bool:
+def is_spec_selector(selector: str) -> bool:
     """Whether a selector is a pytest path or node id (`path.py::Class::test[params]`).
 
     A spec's test command gets the selectors as arguments, which works only for pytest; Django
     (`test_x (module.Class)`) and SymPy (`test_x`) names are matched against parsed logs by
     SWE-bench and mean nothing on a command line.
     """
-    head, bracket, params = selector.partition("[")
-    path, *names = head.split("::")
-    if bracket and (not names or not params.endswith("]")):
-        return False
-    return _PYTEST_PATH_RE.fullmatch(path) is not None and all(
-        _PYTEST_NAME_RE.fullmatch(name) for name in names
-    )
+    accepts = _SPEC_RUNNER.accepts_selector
+    return accepts is None or accepts(selector)
 
 
 def instance_commands(
@@ -421,7 +419,7 @@ def instance_commands(
         foreign = [
             selector
             for selector in (*instance.fail_to_pass, *instance.pass_to_pass)
-            if not is_pytest_selector(selector)
+            if not is_spec_selector(selector)
         ]
         if foreign:
             return _NOT_NODE_IDS.format(example=foreign[0])

@@ -2,20 +2,23 @@
 
 The command is split into simple commands with the project's one shell lexer; wrappers (`env`,
 `timeout 60`, `uv run`, `poetry run`, …) are unwrapped and `sh -c SCRIPT` is read (three levels
-deep at most). A command that runs two different runners has none.
+deep at most); each runner's `matches` then says whether a simple command is its own. A command
+that runs two different runners has none. The helpers below read the shapes runners share
+(`python -m MODULE`, `npx NAME`, `NAME [options] SUBCOMMAND`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from selfbench._shell import split_words
 
-__all__ = ["RUNNERS", "commands", "detect_runner"]
+if TYPE_CHECKING:
+    from selfbench.runners._protocol import Runner
 
-RUNNERS = ("pytest", "node", "bun", "go", "cargo", "jest", "vitest")
-_JS_RUNNERS = frozenset({"jest", "vitest"})
+__all__ = ["commands", "installed", "js_bin", "python_module", "runner_of", "subcommand"]
 
 _ENV_VALUE_OPTIONS = frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"})
 # The common `uv run` options that take a value; an unknown one makes the runner unknown, no worse.
@@ -46,23 +49,16 @@ _PYTHON_VALUE_OPTIONS = frozenset({"-W", "-X", "--check-hash-based-pycs"})
 _COVERAGE_VALUE_OPTIONS = frozenset(
     {"--source", "--omit", "--include", "--rcfile", "--data-file", "--context", "--concurrency"}
 )
-_PYTEST_NAMES = ("pytest", "py.test")
-# name -> (runner, its subcommands, options before the subcommand that take a separate value)
-_SUBCOMMAND_RUNNERS: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {
-    "bun": ("bun", ("test",), frozenset({"--cwd"})),
-    "go": ("go", ("test",), frozenset({"-C"})),
-    "cargo": ("cargo", ("test", "t"), frozenset({"-Z", "--config", "-C", "--color"})),
-}
 _MAX_SHELL_DEPTH = 3
 
 
-def detect_runner(command: str) -> str | None:
-    """The test runner a shell command runs: one of `RUNNERS`, or None when unknown or mixed."""
-    return _detect(command, 0)
+def runner_of(command: str, runners: Sequence[Runner]) -> Runner | None:
+    """The one runner of `runners` a shell command runs, or None when unknown or mixed."""
+    return _detect(command, runners, 0)
 
 
-def _detect(command: str, depth: int) -> str | None:
-    found = {_runner_of(argv, depth) for argv in commands(command)} - {None}
+def _detect(command: str, runners: Sequence[Runner], depth: int) -> Runner | None:
+    found = {_argv_runner(argv, runners, depth) for argv in commands(command)} - {None}
     return found.pop() if len(found) == 1 else None
 
 
@@ -79,50 +75,48 @@ def commands(source: str) -> list[list[str]]:
     return commands
 
 
-def _runner_of(argv: Sequence[str], depth: int) -> str | None:
+def _argv_runner(argv: Sequence[str], runners: Sequence[Runner], depth: int) -> Runner | None:
     if not argv:
         return None
     name, args = argv[0].rsplit("/", 1)[-1], argv[1:]
     if name in _WRAPPERS:
-        return _runner_of(_unwrap(name, args), depth)
+        return _argv_runner(_unwrap(name, args), runners, depth)
     if name in _SHELLS:
         script = _shell_script(args)
-        return None if script is None or depth >= _MAX_SHELL_DEPTH else _detect(script, depth + 1)
-    return _direct_runner(name, args)
+        if script is None or depth >= _MAX_SHELL_DEPTH:
+            return None
+        return _detect(script, runners, depth + 1)
+    return next((runner for runner in runners if runner.matches(name, args)), None)
 
 
-def _direct_runner(name: str, args: Sequence[str]) -> str | None:
-    if name in _PYTEST_NAMES:
-        return "pytest"
+def python_module(name: str, args: Sequence[str]) -> str | None:
+    """The module a command runs as `python [options] -m MODULE` or `coverage run -m MODULE`."""
     if _PYTHON_RE.fullmatch(name):
-        module = _python_module(args, _PYTHON_VALUE_OPTIONS)
-    elif name == "coverage" and args[:1] == ["run"]:
-        module = _python_module(args[1:], _COVERAGE_VALUE_OPTIONS)
-    elif name in ("node", "nodejs"):
-        return "node" if "--test" in args else _js_runner(args)
-    elif name in _JS_RUNNERS:
+        return _python_module(args, _PYTHON_VALUE_OPTIONS)
+    if name == "coverage" and args[:1] == ["run"]:
+        return _python_module(args[1:], _COVERAGE_VALUE_OPTIONS)
+    return None
+
+
+def js_bin(name: str, args: Sequence[str]) -> str | None:
+    """The program `npx` or `node` runs (`npx vitest run`, `node node_modules/.bin/jest`), or
+    the command's own name otherwise."""
+    if name not in ("npx", "node", "nodejs"):
         return name
-    elif name == "npx":
-        return _js_runner(args)
-    else:
-        return _subcommand_runner(name, args)
-    return "pytest" if module in _PYTEST_NAMES else None
-
-
-def _js_runner(args: Sequence[str]) -> str | None:
-    """jest or vitest run by `npx` or `node` (`npx vitest run`, `node node_modules/.bin/jest`)."""
     first = next((arg for arg in args if not arg.startswith("-")), "")
-    name = first.rsplit("/", 1)[-1]
-    return name if name in _JS_RUNNERS else None
+    return first.rsplit("/", 1)[-1]
 
 
-def _subcommand_runner(name: str, args: Sequence[str]) -> str | None:
-    """`go test`, `bun test`, `cargo +nightly test`: a runner named by its subcommand."""
-    known = _SUBCOMMAND_RUNNERS.get(name)
-    if known is None:
-        return None
-    runner, subcommands, value_options = known
-    return runner if _subcommand(args, value_options) in subcommands else None
+def installed(name: str, local: bool) -> list[str]:
+    """How to start a Node package's program: the project's own copy, else found up the tree
+    when hoisted (`npx --no`)."""
+    return [f"node_modules/.bin/{name}"] if local else ["npx", "--no", name]
+
+
+def subcommand(args: Sequence[str], value_options: frozenset[str]) -> str | None:
+    """The first argument that is no option (nor a `+toolchain`), skipping `value_options`'
+    values: the subcommand of `go test`, `bun test`, `cargo +nightly test`."""
+    return _subcommand(args, value_options)
 
 
 def _unwrap(name: str, args: Sequence[str]) -> list[str]:

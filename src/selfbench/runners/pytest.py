@@ -1,12 +1,28 @@
-"""pytest: `-v`, xdist and short-summary lines, the final summary, progress lines."""
+"""pytest: its command, and its log's `-v`, xdist and short-summary lines, final summary and
+progress lines."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from selfbench.outcomes._core import INDEX, Outcome, Result, Run, table
+from selfbench.runners._command import python_module
+from selfbench.runners._log import INDEX, Outcome, Result, Run, table
+from selfbench.runners._protocol import Runner
 
-__all__ = ["parse_pytest"]
+__all__ = [
+    "CONTROL_DIRECTORIES",
+    "CONTROL_FILES",
+    "PACKAGE_DIRECTORIES",
+    "PACKAGE_FILES",
+    "PROJECT_PATHS",
+    "RUNNER",
+    "SHARED_CONFIGURATION_FILES",
+    "is_node_id",
+    "parse_pytest",
+]
+
+_NAMES = ("pytest", "py.test")
 
 _PYTEST_STATUS = table("PASSED XPASS", "FAILED ERROR", "SKIPPED XFAIL")
 _RUN_SECTIONS = ("", "test session starts")  # before any header (`-q`), or the session's own
@@ -118,3 +134,94 @@ def _pytest_counts(summary: dict[str, int]) -> tuple[int, int, int]:
         if word in _PYTEST_WORDS:
             counts[INDEX[_PYTEST_WORDS[word]]] += number
     return counts[0], counts[1], counts[2]
+
+
+# A node id or path: `dir/test_x.py`, `dir/`, `dir/test_x.py::Class::test_y[params]`.
+_PATH_RE = re.compile(r"[^\s:\[\]]+(?:\.py|/)")
+_NAME_RE = re.compile(r"[^\s:\[\]]+")
+
+
+def is_node_id(selector: str) -> bool:
+    """Whether a selector is a pytest path or node id (`path.py::Class::test[params]`)."""
+    head, bracket, params = selector.partition("[")
+    path, *names = head.split("::")
+    if bracket and (not names or not params.endswith("]")):
+        return False
+    return _PATH_RE.fullmatch(path) is not None and all(_NAME_RE.fullmatch(name) for name in names)
+
+
+def _matches(name: str, args: Sequence[str]) -> bool:
+    return name in _NAMES or python_module(name, args) in _NAMES
+
+
+CONTROL_FILES = (
+    # configuration, plugins by conftest, modules Python loads first, bytecode caches
+    "conftest.py", "pytest.ini", ".pytest.ini",
+    "sitecustomize.py", "usercustomize.py", "*.pth", "*.pyc", "*.pyo",
+    "_selfbench_evidence.py",  # the verifier's own pytest reporter (bundle/evidence.py)
+)  # fmt: skip
+CONTROL_DIRECTORIES = (
+    "_selfbench_evidence",
+    "__pycache__",
+    ".pytest_cache",
+    ".venv",
+    "site-packages",
+)
+
+PACKAGE_FLOOR = "2021-11-13T00:00:00Z"
+"""The earliest date the pytest a draft adds beside `uv sync` resolves as of: pytest 6.2.5 with
+py 1.11.0 (published 2021-11-12) is the first pair that runs on every image Python (with py 1.10,
+`AttributeError: __spec__` on 3.12)."""
+PACKAGE_TOO_OLD = (((6, 2, 5), (3, 10)),)
+"""pytest before 6.2.5 does not run on 3.10 or newer (its assertion rewriting fails, `TypeError:
+required field "lineno" missing from alias`, pytest-dev/pytest#8539; 6.2.5's changelog adds
+Python 3.10)."""
+PACKAGE_DIRECTORIES = ("pytest", "_pytest", "pluggy", "venv")
+PACKAGE_FILES = ("pytest.py", "py.py")
+PROJECT_PATHS = (r"_?(pytest|pluggy)",)  # pytest's `src/_pytest/`, pluggy's `src/pluggy/`
+SHARED_CONFIGURATION_FILES = ("pyproject.toml", "setup.cfg", "tox.ini")
+
+RUNNER = Runner(
+    name="pytest",
+    setting="pytest",
+    label="pytest",
+    reads_as="pytest",
+    matches=_matches,
+    parse=parse_pytest,
+    selector=lambda test_name: test_name,  # the node id itself
+    accepts_selector=is_node_id,
+    names_carry_file=False,
+    ecosystem="python",
+    manifests=("pyproject.toml", "setup.py", "setup.cfg"),
+    setup_command="",
+    test_command="",
+    package="pytest",
+    package_floor=PACKAGE_FLOOR,
+    package_too_old=PACKAGE_TOO_OLD,
+    python_arguments="-m pytest -rA {tests}",
+    tool_table="pytest",
+    mentions=(("pytest.ini", ""), ("setup.cfg", "[tool:pytest]"), ("tox.ini", "[pytest]")),
+    marker_files=("conftest.py",),
+    dependency="",
+    preferred_over=(),
+    import_pattern="",
+    kept_options=frozenset(),
+    script_command=None,
+    test_globals=("pytest",),
+    tooling_files=("pytest.ini",),
+    toolchains=("python",),
+    evidence=True,
+    selects_by_name=False,
+    selects_files=True,
+    report_arguments="",
+    control_files=CONTROL_FILES,
+    control_directories=CONTROL_DIRECTORIES,
+    package_directories=PACKAGE_DIRECTORIES,
+    package_files=PACKAGE_FILES,
+    build_directories=(),
+    project_paths=PROJECT_PATHS,
+    shared_configuration_files=SHARED_CONFIGURATION_FILES,
+    manifest_keys=(),
+    compiled_tests=(),
+    restored_manifests=(),
+)

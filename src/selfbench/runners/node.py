@@ -1,4 +1,5 @@
-"""node --test: the TAP and the spec reporters, nested tests named `suite > test`."""
+"""node --test: its command, its TAP and spec reporters (nested tests named `suite > test`), and
+the files every Node runner reads (transforms, package managers' configuration)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from selfbench.outcomes._core import Outcome, Result, Run, table
+from selfbench.runners._log import Outcome, Result, Run, table
+from selfbench.runners._protocol import Runner, by_file
 
-__all__ = ["parse_node"]
+__all__ = ["RUNNER", "parse_node"]
 
 _NODE_SUMMARY_RE = re.compile(r"(?:#|\u2139) (tests|pass|fail|cancelled|skipped|todo) (\d{1,9})")
 _TAP_RE = re.compile(r"(not )?ok \d++(?: - (.*))?")
@@ -158,3 +160,74 @@ def _spec_name(text: str) -> tuple[str, str]:
     """`name (1.2ms) # directive` as (name, directive)."""
     match = _SPEC_RE.fullmatch(text)
     return (text, "") if match is None else (match[1], match[2] or "")
+
+
+def _matches(name: str, args: Sequence[str]) -> bool:
+    return name in ("node", "nodejs") and "--test" in args
+
+
+def _script_command(kept: Sequence[str], local: bool) -> list[str]:  # noqa: ARG001 - the shape
+    return ["node", *kept, "--test"]  # the verifier adds its reporters (NODE_OPTIONS)
+
+
+CONTROL_FILES = (
+    # What any Node runner may load: transforms, mocha's settings, package managers'
+    # configuration (bun's too: `bun install` reads it), node's own options.
+    "babel.config.*",
+    ".babelrc",
+    ".babelrc.*",
+    ".mocharc*",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".pnpmfile.cjs",
+    "bunfig.toml",
+    ".node-options",
+)  # fmt: skip
+
+RUNNER = Runner(
+    name="node",
+    setting="node-test",
+    label="node --test",
+    reads_as="node",
+    matches=_matches,
+    parse=parse_node,
+    selector=by_file("node-test"),
+    accepts_selector=None,
+    names_carry_file=True,
+    ecosystem="node",
+    manifests=("package.json",),
+    setup_command="",
+    test_command="",
+    package="",
+    package_floor="",
+    package_too_old=(),
+    python_arguments="",
+    tool_table="",
+    mentions=(),
+    marker_files=(),
+    dependency="",
+    preferred_over=(),
+    import_pattern=r"""from\s+['"]node:test['"]|require\(\s*['"]node:test['"]\s*\)""",
+    kept_options=frozenset(
+        {"--import", "--require", "-r", "--loader", "--experimental-loader", "-C"}
+    ),
+    script_command=_script_command,
+    test_globals=(),
+    tooling_files=(),
+    toolchains=("node",),
+    evidence=True,
+    selects_by_name=False,
+    selects_files=True,
+    report_arguments="",
+    control_files=CONTROL_FILES,
+    control_directories=("node_modules",),
+    package_directories=(),
+    package_files=(),
+    build_directories=(),
+    project_paths=(),
+    shared_configuration_files=(),
+    manifest_keys=(),
+    compiled_tests=(),
+    restored_manifests=(),
+)

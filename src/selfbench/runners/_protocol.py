@@ -1,0 +1,137 @@
+"""What every test runner says about itself: one frozen value per runner module, `RUNNER`.
+
+A runner module (`pytest`, `node`, `go`, …) builds one `Runner` and the registry lists it; no
+module outside `selfbench.runners` names a runner. Every field is required, so a new runner says
+what it does for each part (an empty value, False or None where a part does not apply to it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from selfbench.errors import DraftError
+from selfbench.runners._log import Result, Run
+
+__all__ = ["Runner", "by_file"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Runner:
+    """One test runner: its names, how it is recognised and read, what the verifier does for it."""
+
+    name: str
+    """The one spelling in code, in the verifier's scripts and in `Outcomes.runner`."""
+    setting: str
+    """Its spelling in `selfbench.toml`'s `runner` key and in draft records (`node-test`)."""
+    label: str
+    """How messages name the command (`node --test`, `go test`)."""
+    reads_as: str
+    """The runner whose command and log it runs under (unittest's tests run through pytest)."""
+    matches: Callable[[str, Sequence[str]], bool]
+    """Whether a simple command (its name, without directory, and its arguments, wrappers
+    removed) runs this runner; at most one runner matches a command."""
+    parse: Callable[[Run], Result]
+    """Per-test outcomes and counts from its log (its structured report when the log holds one)."""
+    selector: Callable[[str], str]
+    """The selector that runs one test, from the name its parser reports (raises `DraftError`)."""
+    accepts_selector: Callable[[str], bool] | None
+    """Whether a string is a selector its command line takes (None: any string it is given)."""
+    names_carry_file: bool
+    """Whether the names its parser reports lead with the test's file (`file > suite > test`),
+    and a selector is that file."""
+    ecosystem: str
+    """The language whose test files it runs (`python`, `node`, `go`, `rust`)."""
+    manifests: tuple[str, ...]
+    """The files that mark a project of its ecosystem (the nearest one is a draft's workdir)."""
+    setup_command: str
+    """The setup command a draft infers for it ("" when drafting reads it from the project's
+    files: Python's and Node's rules in `selfbench.draft`)."""
+    test_command: str
+    """The test command a draft infers for it, with `{tests}` ("" as for `setup_command`)."""
+    package: str
+    """The Python distribution a draft installs to run it when the project does not ("")."""
+    package_floor: str
+    """The earliest date its package resolves as of when a draft adds it ("" for any): older
+    releases do not run on every image Python."""
+    package_too_old: tuple[tuple[tuple[int, ...], tuple[int, int]], ...]
+    """(its package's first release that runs on a Python, that Python `major.minor`)."""
+    python_arguments: str
+    """What a draft's test command passes the project's Python to run it (`-m MODULE …
+    {tests}`; "" for a runner not started by Python)."""
+    tool_table: str
+    """The `[tool.NAME]` table of `pyproject.toml` that says a project uses it ("")."""
+    mentions: tuple[tuple[str, str], ...]
+    """(file of the project, text in it) that say the project uses it (`("tox.ini",
+    "[pytest]")`; an empty text: the file's presence)."""
+    marker_files: tuple[str, ...]
+    """File names that, anywhere in the tree, say a project uses it (`conftest.py`)."""
+    dependency: str
+    """The package whose declaration in `package.json` says the project uses it ("" for none)."""
+    preferred_over: tuple[str, ...]
+    """Runners it is taken over when a project declares both (vitest over a leftover jest)."""
+    import_pattern: str
+    """A regular expression of a test file's import that says it is its test ("" for none)."""
+    kept_options: frozenset[str]
+    """Its options, in a project's script, that take the next word as value and say how to load
+    or configure the tests, not which to run: a draft keeps them."""
+    script_command: Callable[[Sequence[str], bool], list[str]] | None
+    """The words of the command a draft builds from a project's script, given the script's kept
+    options and whether the project's own installed copy is at hand (its `node_modules/.bin`);
+    None where drafting builds the command otherwise."""
+    test_globals: tuple[str, ...]
+    """Names its tests use that are its own, not the code under test's (`pytest`, jest's `jest`
+    object): a test naming them asserts nothing about the gold patch."""
+    tooling_files: tuple[str, ...]
+    """Its own settings files that a maintenance change may touch as tooling (`pytest.ini`)."""
+    toolchains: tuple[str, ...]
+    """The SPEC §1 toolchain layers a task run by it needs."""
+    evidence: bool
+    """The verifier reads its own structured report."""
+    selects_by_name: bool
+    """Its selectors are test-name filters (libtest's), not paths with a test name: the
+    verifier's report must show each selector as a name."""
+    selects_files: bool
+    """Its selectors name test files, protected like held-out ones when pass-to-pass."""
+    report_arguments: str
+    """Shell words the verifier adds after the selectors to ask for its report ("" for none)."""
+    control_files: tuple[str, ...]
+    """Files that configure it or that it loads, protected at any depth (wildmatch patterns)."""
+    control_directories: tuple[str, ...]
+    """Directories of its installed packages and caches, protected at any depth."""
+    package_directories: tuple[str, ...]
+    """Directories named like its package (or its virtual environment): a new one would shadow
+    it, while one the base tracks is the project's own code (pytest's repository)."""
+    package_files: tuple[str, ...]
+    """Modules named like its own, protected unless the base tracks them."""
+    build_directories: tuple[str, ...]
+    """Its build's output directories (Cargo's `target`): protected in a project it builds."""
+    project_paths: tuple[str, ...]
+    """Regular expressions of a directory of its own project's code (pytest's `_pytest`), each
+    with one group naming the project: a change there is a change to the runner itself."""
+    shared_configuration_files: tuple[str, ...]
+    """Files holding much besides its configuration, whose part for it an agent may not change."""
+    manifest_keys: tuple[str, ...]
+    """The keys of a restored JSON manifest (`package.json`) that decide how it runs."""
+    compiled_tests: tuple[str, ...]
+    """Test files its build compiles with the code under test (Go's `*_test.go`): protected at
+    any depth, the base's and the held-out ones run, never an agent's."""
+    restored_manifests: tuple[str, ...]
+    """Shared manifests whose runner-control part the verifier restores for it (`go.mod`)."""
+
+
+_FILE_SEPARATORS = (" > ", " \u203a ")
+
+
+def by_file(setting: str) -> Callable[[str], str]:
+    """The selector of a runner whose test names lead with their file (`file > suite > test`,
+    the file part given by whoever ran the file): that file."""
+
+    def selector(test_name: str) -> str:
+        for separator in _FILE_SEPARATORS:
+            head, found, _ = test_name.partition(separator)
+            if found and ("/" in head or "." in head):
+                return head
+        raise DraftError(f"{setting} test {test_name!r} does not name its file")
+
+    return selector

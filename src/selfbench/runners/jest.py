@@ -1,0 +1,116 @@
+"""jest: its command, its JSON report (`--json`) or its verbose text, and its configuration."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from selfbench.runners._command import installed, js_bin
+from selfbench.runners._jest_family import NO_FILES, counts, from_json
+from selfbench.runners._log import Result, Run, table
+from selfbench.runners._protocol import Runner, by_file
+
+__all__ = ["RUNNER", "parse_jest"]
+
+_JEST_JOIN = " \u203a "  # jest joins a test's describe names with this
+_JEST_MARKS = table("✓ √", "✕ \u00d7", "○ ✎")
+_JEST_DURATION_RE = re.compile(r" \(\d+(?:\.\d+)? m?s\)$")
+_JEST_SUMMARY_RE = re.compile(r"^Tests:\s+(.*), (\d+) total$")
+
+
+def parse_jest(run: Run) -> Result:
+    return from_json(run) or _jest_text(run)
+
+
+def _jest_text(run: Run) -> Result:
+    result = Result(zero="no tests")
+    suites: list[tuple[int, str]] = []
+    for line in run.lines:
+        if line in NO_FILES:
+            result.selector_miss = True
+            result.counts = (0, 0, 0)
+        elif (match := _JEST_SUMMARY_RE.match(line)) is not None:
+            result.counts = counts(match[1].split(", "))
+        elif line.startswith(("PASS ", "FAIL ")):
+            suites = []
+        else:
+            _jest_line(line, suites, result)
+    return result
+
+
+def _jest_line(line: str, suites: list[tuple[int, str]], result: Result) -> None:
+    """A verbose test line, a failure header, or a describe name (kept for nesting)."""
+    text = line.lstrip(" ")
+    indent = len(line) - len(text)
+    if not text or indent == 0 or indent % 2:  # jest indents two spaces a level
+        return
+    while suites and suites[-1][0] >= indent:
+        suites.pop()
+    mark, _, rest = text.partition(" ")
+    if mark == "●" and _JEST_JOIN in rest:
+        result.record(rest, "failed")
+    elif mark in _JEST_MARKS and rest:
+        name = _JEST_DURATION_RE.sub("", rest)
+        if mark == "○":
+            name = name.removeprefix("skipped ").removeprefix("todo ")
+        result.record(_JEST_JOIN.join([*(title for _, title in suites), name]), _JEST_MARKS[mark])
+    elif (
+        mark != "●"
+        and indent <= 8
+        and not text.startswith(("at ", ">", "|", "Expected", "Received"))
+    ):
+        suites.append((indent, text))
+
+
+def _matches(name: str, args: Sequence[str]) -> bool:
+    return js_bin(name, args) == "jest" and not (name in ("node", "nodejs") and "--test" in args)
+
+
+def _script_command(kept: Sequence[str], local: bool) -> list[str]:
+    return [*installed("jest", local), "--ci", "--json", "--runTestsByPath", *kept]
+
+
+RUNNER = Runner(
+    name="jest",
+    setting="jest",
+    label="jest",
+    reads_as="jest",
+    matches=_matches,
+    parse=parse_jest,
+    selector=by_file("jest"),
+    accepts_selector=None,
+    names_carry_file=True,
+    ecosystem="node",
+    manifests=("package.json",),
+    setup_command="",
+    test_command="",
+    package="",
+    package_floor="",
+    package_too_old=(),
+    python_arguments="",
+    tool_table="",
+    mentions=(),
+    marker_files=(),
+    dependency="jest",
+    preferred_over=(),
+    import_pattern="",
+    kept_options=frozenset({"--config", "-c", "--rootDir", "--setupFiles", "--testEnvironment"}),
+    script_command=_script_command,
+    test_globals=("jest",),
+    tooling_files=(),
+    toolchains=("node",),
+    evidence=True,
+    selects_by_name=False,
+    selects_files=True,
+    report_arguments='--json "--outputFile=$SELFBENCH_EVIDENCE"',
+    control_files=("jest.config.*", "jest.setup.*"),
+    control_directories=(),
+    package_directories=(),
+    package_files=(),
+    build_directories=(),
+    project_paths=(r"packages/(jest)(?:-[^/]*)?",),
+    shared_configuration_files=(),
+    manifest_keys=("jest", "babel", "scripts"),  # its settings, its transform's, the scripts
+    compiled_tests=(),
+    restored_manifests=("package.json",),
+)

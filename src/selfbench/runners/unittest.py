@@ -1,0 +1,64 @@
+"""unittest: `TestCase` tests run through pytest, which collects them (its log is pytest's).
+
+A draft infers it when nothing in the repository mentions pytest and the test files import
+unittest; its test command is pytest's, so a command never detects it: `detect` finds pytest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from selfbench.runners import pytest
+from selfbench.runners._protocol import Runner
+
+__all__ = ["RUNNER"]
+
+
+def _matches(name: str, args: Sequence[str]) -> bool:  # noqa: ARG001 - the protocol's shape
+    return False  # its command is pytest's
+
+
+RUNNER = Runner(
+    name="unittest",
+    setting="unittest",
+    label="pytest",
+    reads_as="pytest",
+    matches=_matches,
+    parse=pytest.parse_pytest,
+    selector=lambda test_name: test_name,  # pytest's node id
+    accepts_selector=pytest.is_node_id,
+    names_carry_file=False,
+    ecosystem="python",
+    manifests=pytest.RUNNER.manifests,
+    setup_command="",
+    test_command="",
+    package=pytest.RUNNER.package,  # run through pytest
+    package_floor=pytest.PACKAGE_FLOOR,
+    package_too_old=pytest.PACKAGE_TOO_OLD,
+    python_arguments=pytest.RUNNER.python_arguments,
+    tool_table="",
+    mentions=(),
+    marker_files=(),
+    dependency="",
+    preferred_over=(),
+    import_pattern=r"(?m)^\s*(?:import unittest|from unittest\b)",
+    kept_options=frozenset(),
+    script_command=None,
+    test_globals=("unittest",),
+    tooling_files=(),
+    toolchains=("python",),
+    evidence=True,
+    selects_by_name=False,
+    selects_files=True,
+    report_arguments="",
+    control_files=pytest.CONTROL_FILES,
+    control_directories=pytest.CONTROL_DIRECTORIES,
+    package_directories=pytest.PACKAGE_DIRECTORIES,
+    package_files=pytest.PACKAGE_FILES,
+    build_directories=(),
+    project_paths=pytest.PROJECT_PATHS,
+    shared_configuration_files=pytest.SHARED_CONFIGURATION_FILES,
+    manifest_keys=(),
+    compiled_tests=(),
+    restored_manifests=(),
+)

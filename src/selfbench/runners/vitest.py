@@ -1,0 +1,102 @@
+"""vitest: its command, its JSON report (`--reporter=json`) or its text, and its configuration."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from selfbench.runners._command import installed, js_bin
+from selfbench.runners._jest_family import NO_FILES, counts, from_json
+from selfbench.runners._log import Result, Run, table
+from selfbench.runners._protocol import Runner, by_file
+
+__all__ = ["RUNNER", "parse_vitest"]
+
+_VITEST_MARKS = table("✓ √", "\u00d7 ✗ ✕", "↓")
+_VITEST_DURATION_RE = re.compile(r" \d+(?:\.\d+)?m?s$")
+_VITEST_FILE_RE = re.compile(r" \(\d+ tests?(?: \| [^)]*)?\)(?: \d+(?:\.\d+)?m?s)?$")
+_VITEST_SUMMARY_RE = re.compile(r"^\s*Tests\s+(.*?)(?: \((\d+)\))?$")
+
+
+def parse_vitest(run: Run) -> Result:
+    return from_json(run) or _vitest_text(run)
+
+
+def _vitest_text(run: Run) -> Result:
+    result = Result(zero="no tests")
+    for line in run.lines:
+        if line.strip() in NO_FILES:
+            result.selector_miss = True
+            result.counts = (0, 0, 0)
+            continue
+        match = _VITEST_SUMMARY_RE.match(line)
+        if match is not None and line.lstrip().startswith("Tests "):
+            body = match[1]
+            result.counts = (0, 0, 0) if body == "no tests" else counts(body.split(" | "))
+            continue
+        mark, _, rest = line.strip().partition(" ")
+        if mark in _VITEST_MARKS and rest and _VITEST_FILE_RE.search(rest) is None:
+            result.record(_VITEST_DURATION_RE.sub("", rest), _VITEST_MARKS[mark])
+    return result
+
+
+def _matches(name: str, args: Sequence[str]) -> bool:
+    return js_bin(name, args) == "vitest" and not (name in ("node", "nodejs") and "--test" in args)
+
+
+CONTROL_FILES = (
+    "vitest.config.*",
+    "vitest.setup.*",
+    "vitest.workspace.*",
+    "vite.config.*",
+)  # fmt: skip
+
+
+def _script_command(kept: Sequence[str], local: bool) -> list[str]:
+    return [*installed("vitest", local), "run", "--reporter=verbose", *kept]
+
+
+RUNNER = Runner(
+    name="vitest",
+    setting="vitest",
+    label="vitest",
+    reads_as="vitest",
+    matches=_matches,
+    parse=parse_vitest,
+    selector=by_file("vitest"),
+    accepts_selector=None,
+    names_carry_file=True,
+    ecosystem="node",
+    manifests=("package.json",),
+    setup_command="",
+    test_command="",
+    package="",
+    package_floor="",
+    package_too_old=(),
+    python_arguments="",
+    tool_table="",
+    mentions=(),
+    marker_files=(),
+    dependency="vitest",
+    preferred_over=("jest",),
+    import_pattern="",
+    kept_options=frozenset({"--config", "-c", "--root", "-r", "--dir", "--environment", "--pool"}),
+    script_command=_script_command,
+    test_globals=("vi",),
+    tooling_files=(),
+    toolchains=("node",),
+    evidence=True,
+    selects_by_name=False,
+    selects_files=True,
+    report_arguments=('--reporter=default --reporter=json "--outputFile.json=$SELFBENCH_EVIDENCE"'),
+    control_files=CONTROL_FILES,
+    control_directories=(),
+    package_directories=(),
+    package_files=(),
+    build_directories=(),
+    project_paths=(r"packages/(vitest)(?:-[^/]*)?",),
+    shared_configuration_files=(),
+    manifest_keys=("scripts",),
+    compiled_tests=(),
+    restored_manifests=("package.json",),
+)
