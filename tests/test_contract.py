@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from selfbench.artifacts.task_dir import read_definition
 from selfbench.contract import (
     AUTHORING_DEFAULTS,
     TASK_ID_PATTERN,
@@ -30,7 +31,6 @@ from selfbench.contract import (
     task_id_problem,
 )
 from selfbench.errors import EXIT_INPUT, DefinitionError, Issue, SelfbenchError
-from selfbench.task import read_definition
 
 MODES: tuple[Mode, ...] = ("submission", "persisted")
 MAX_SAFE = 2**53 - 1

@@ -31,6 +31,7 @@ from selfbench.errors import (
 )
 
 if TYPE_CHECKING:
+    from selfbench.artifacts.task_dir import read_definition
     from selfbench.audit import AuditReport, audit
     from selfbench.collect import collect_authoring
     from selfbench.compiler import compile_task, refresh_bundle
@@ -58,7 +59,6 @@ if TYPE_CHECKING:
     from selfbench.store import ArtifactRef, LocalArtifactStore
     from selfbench.submit import check_task, submit_files, submit_task
     from selfbench.swebench import export_swebench, import_swebench
-    from selfbench.task import read_definition
     from selfbench.validate import (
         HarborOptions,
         HarborRunner,
@@ -101,7 +101,7 @@ _LAZY = {
     "open_review": "selfbench.review",
     "parse_definition": "selfbench.contract",
     "parse_patch": "selfbench.patches",
-    "read_definition": "selfbench.task",
+    "read_definition": "selfbench.artifacts.task_dir",
     "refresh_bundle": "selfbench.compiler",
     "submission_json_schema": "selfbench.contract",
     "submit_files": "selfbench.submit",

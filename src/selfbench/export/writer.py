@@ -23,19 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from selfbench._fs import atomic_file, read_bytes, staging_directory
-from selfbench._json import dumps_pretty, loads_strict
+from selfbench._fs import atomic_file, staging_directory
+from selfbench._json import dumps_pretty
+from selfbench.artifacts.compiled import BUNDLE_DIR, LocatedTask, locate_task, refuse_duplicates
+from selfbench.artifacts.validation import VALIDATION_FILE, read_validation
 from selfbench.audit import AuditReport
 from selfbench.bundle import layout
-from selfbench.bundle.locate import (
-    BUNDLE_DIR,
-    VALIDATION_FILE,
-    LocatedTask,
-    locate_task,
-    refuse_duplicates,
-)
 from selfbench.contract import TaskDefinition, is_full_sha
-from selfbench.errors import ExportError, JsonError, translating
+from selfbench.errors import ExportError, translating
 from selfbench.export._streams import HashingReader
 from selfbench.export._tar import TarWriter
 from selfbench.export.manifest import (
@@ -142,11 +137,7 @@ def read_validation_reports(paths: Sequence[Path]) -> dict[str, dict[str, Any]]:
     """
     reports: dict[str, dict[str, Any]] = {}
     for path in paths:
-        data = read_bytes(path, error=ExportError)
-        try:
-            value = loads_strict(data, source=str(path))
-        except JsonError as exc:
-            raise ExportError(str(exc)) from None
+        value = read_validation(path, error=ExportError)
         for entry in _report_entries(value, str(path)):
             reports[entry["taskId"]] = entry
     return reports
@@ -177,8 +168,7 @@ def reports_beside(tasks: Sequence[LocatedTask]) -> dict[str, dict[str, Any]]:
     """
     reports: dict[str, dict[str, Any]] = {}
     for task in tasks:
-        path = task.bundle.parent / VALIDATION_FILE
-        if task.definition_path.parent != path.parent or not path.is_file():
+        if task.home is None or not (path := task.home / VALIDATION_FILE).is_file():
             continue
         found = read_validation_reports([path]).get(task.definition.taskId)
         if found is not None and found.get("bundleManifestSha256") == task.manifest_sha256:

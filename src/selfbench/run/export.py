@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from selfbench._json import loads_strict
-from selfbench.bundle.locate import DEFINITION_FILE, VALIDATION_FILE
+from selfbench.artifacts.task_dir import DEFINITION_FILE
+from selfbench.artifacts.validation import VALIDATION_FILE, read_validation
 from selfbench.contract import DIFFICULTIES
 from selfbench.errors import RunError
 from selfbench.export import RunInfo, export_and_verify
@@ -52,7 +53,7 @@ it or whether it was in the cache yet (which differs between a first run and a r
 
 def _report(run: RunDirectory, state: CandidateState) -> dict[str, Any]:
     path = _home(run, state) / VALIDATION_FILE
-    report = dict(_relative_logs(loads_strict(path.read_bytes(), source=str(path)), str(run.path)))
+    report = dict(_relative_logs(read_validation(path), str(run.path)))
     if isinstance(report.get("toolchains"), list):
         report["toolchains"] = [
             {key: use.get(key) for key in _TOOLCHAIN_KEYS}
@@ -129,7 +130,7 @@ def export_accepted(
     reports = [_report(run, state) for state in accepted]
     task_ids = [_task_id(run, state) for state in accepted]
     folder = run.path / _EXPORT_DIR
-    reports_path = folder / "validation.json"
+    reports_path = folder / VALIDATION_FILE
     run.write_json(reports_path, reports)
     homes = [_home(run, state) for state in accepted]
     info = RunInfo(

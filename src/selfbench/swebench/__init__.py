@@ -27,6 +27,7 @@ from typing import Any
 
 from selfbench._fs import read_bytes, rename_no_replace, staging_directory, write_atomic
 from selfbench._json import dumps_pretty, loads_strict
+from selfbench.artifacts.task_dir import DEFINITION_FILE, parse_task_files, read_task_files
 from selfbench.errors import (
     DefinitionError,
     PreflightError,
@@ -55,7 +56,6 @@ from selfbench.swebench.mapping import (
     render_instance,
     spec_commands,
 )
-from selfbench.task import DEFINITION_FILE, parse_task_files, read_task_files
 
 __all__ = [
     "METADATA_FILE",

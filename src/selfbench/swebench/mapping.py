@@ -16,6 +16,7 @@ from typing import Any
 
 from selfbench._json import loads_strict
 from selfbench._shell import quote
+from selfbench.artifacts.task_dir import GOLD_PATCH_FILE, TEST_PATCH_FILE
 from selfbench.audit import THRESHOLDS
 from selfbench.contract import (
     AUTHORING_DEFAULTS,
@@ -28,7 +29,6 @@ from selfbench.contract import (
 )
 from selfbench.errors import JsonError, SwebenchError
 from selfbench.patches import parse_patch
-from selfbench.task import GOLD_PATCH_FILE, TEST_PATCH_FILE
 
 __all__ = [
     "METADATA_FILE",

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from selfbench.bundle.locate import LocatedTask
+from selfbench.artifacts.compiled import LocatedTask
 from selfbench.validate.report import TaskReport
 
 __all__ = ["OnDone", "Runner"]
