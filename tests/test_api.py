@@ -57,7 +57,7 @@ AUDIT_MODULES = [
     "selfbench.artifacts.task_dir", "selfbench.audit",
     "selfbench.bundle", "selfbench.bundle.held_out", "selfbench.bundle.layout", "selfbench.cli",
     "selfbench.contract",
-    "selfbench.errors", "selfbench.patches", "selfbench.task",
+    "selfbench.errors", "selfbench.patches", "selfbench.rules", "selfbench.task",
 ]  # fmt: skip
 
 

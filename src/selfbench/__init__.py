@@ -49,13 +49,9 @@ if TYPE_CHECKING:
         write_clean_export,
     )
     from selfbench.patches import FileChange, Patch, parse_patch
-    from selfbench.repair import (
-        RepairVerdict,
-        check_coupling_repair,
-        check_validation_repair,
-        is_test_only_path,
-    )
+    from selfbench.repair import RepairVerdict, check_coupling_repair, check_validation_repair
     from selfbench.review import open_review
+    from selfbench.rules import is_test_only_path
     from selfbench.store import ArtifactRef, LocalArtifactStore
     from selfbench.submit import check_task, submit_files, submit_task
     from selfbench.swebench import export_swebench, import_swebench
@@ -97,7 +93,7 @@ _LAZY = {
     "export_swebench": "selfbench.swebench",
     "extract_export": "selfbench.export",
     "import_swebench": "selfbench.swebench",
-    "is_test_only_path": "selfbench.repair",
+    "is_test_only_path": "selfbench.rules",
     "open_review": "selfbench.review",
     "parse_definition": "selfbench.contract",
     "parse_patch": "selfbench.patches",

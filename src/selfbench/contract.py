@@ -28,6 +28,7 @@ from pydantic_core import PydanticCustomError
 
 from selfbench._json import MAX_SAFE_INTEGER, loads_strict, normalize_numbers
 from selfbench.errors import DefinitionError, Issue, JsonError
+from selfbench.rules import PLACEHOLDER
 
 __all__ = [
     "AUTHORING_DEFAULTS",
@@ -67,7 +68,6 @@ _TASK_ID_RE = re.compile(_TASK_ID)
 _SHA_RE = re.compile(_FULL_SHA)
 _SHA256_RE = re.compile("[0-9a-f]{64}")
 _URL_SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
-_PLACEHOLDER = "{tests}"
 
 AUTHORING_DEFAULTS: dict[str, dict[str, int]] = {
     "timeouts": {"setupSeconds": 900, "agentSeconds": 2400, "testsSeconds": 900},
@@ -202,7 +202,7 @@ def _toolchain(value: str) -> str:
 
 def _test_command(value: str, info: ValidationInfo) -> str:
     if _mode(info) == "persisted":
-        if _PLACEHOLDER not in value:
+        if PLACEHOLDER not in value:
             raise _fail('testCommand must contain "{tests}"')
     elif not value:
         raise _fail("must not be empty")

@@ -39,7 +39,6 @@ from selfbench._fs import atomic_directory
 from selfbench._git import git
 from selfbench.artifacts.draft_record import DRAFT_FILE, render_draft_record
 from selfbench.artifacts.task_dir import render_task_files
-from selfbench.audit import THRESHOLDS
 from selfbench.contract import AUTHORING_DEFAULTS, Difficulty
 from selfbench.draft._python import python_command
 from selfbench.draft.config import DraftConfig, merge_configs, repo_config
@@ -64,6 +63,7 @@ from selfbench.draft.run import (
 from selfbench.draft.split import SplitChange, is_runnable_test, split_change
 from selfbench.errors import DraftError, SandboxError, SelfbenchError, translating
 from selfbench.mine.candidate import CandidateModel
+from selfbench.rules import THRESHOLDS
 from selfbench.task import judge_task
 from selfbench.toolchains import sandbox_pythons
 from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions

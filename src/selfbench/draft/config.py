@@ -47,6 +47,7 @@ from selfbench._paths import escapes_repository
 from selfbench.audit import NOT_ONCE, QUOTED, placeholder_is_argument_list
 from selfbench.contract import TOOLCHAINS
 from selfbench.errors import DraftError, GitError
+from selfbench.rules import PLACEHOLDER
 
 __all__ = [
     "CONFIG_FILE",
@@ -63,7 +64,6 @@ RUNNERS = ("pytest", "unittest", "jest", "vitest", "node-test", "go", "cargo", "
 Runner = Literal["pytest", "unittest", "jest", "vitest", "node-test", "go", "cargo", "bun"]
 _MAX_BYTES = 1 << 20
 _STRICT = ConfigDict(extra="forbid", frozen=True)
-_PLACEHOLDER = "{tests}"
 
 
 class TimeoutsConfig(BaseModel):
@@ -124,7 +124,7 @@ class DraftConfig(BaseModel):
     def _test_command(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        if value.count(_PLACEHOLDER) != 1:
+        if value.count(PLACEHOLDER) != 1:
             raise ValueError(NOT_ONCE)
         if not placeholder_is_argument_list(value):
             raise ValueError(QUOTED)

@@ -36,14 +36,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from selfbench._fs import read_bytes
-from selfbench._shell import PLACEHOLDER, quote
+from selfbench._shell import quote
 from selfbench.artifacts.task_dir import write_task_files
-from selfbench.audit import THRESHOLDS
 from selfbench.bundle.render_scripts import F2P_AGAIN_LABEL, F2P_LABEL
 from selfbench.compiler import compile_home
 from selfbench.contract import AUTHORING_DEFAULTS, Difficulty
 from selfbench.errors import DraftError
 from selfbench.outcomes import Outcome, Outcomes, parse_outcomes
+from selfbench.rules import PLACEHOLDER, THRESHOLDS
 from selfbench.validate.checks import command_segments
 from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions, score_patches
 from selfbench.validate.report import RunReport

@@ -36,6 +36,7 @@ from selfbench.errors import (
     SwebenchError,
     translating,
 )
+from selfbench.rules import PLACEHOLDER
 from selfbench.submit import submit_files
 from selfbench.swebench.mapping import (
     METADATA_FILE,
@@ -141,7 +142,7 @@ def _check_options(setup_command: str | None, test_command: str | None) -> None:
     for flag, given in (("--setup-command", setup_command), ("--test-command", test_command)):
         if given is not None and not given.strip():
             raise SwebenchError(f"{flag} must not be empty")
-    if test_command is not None and "{tests}" not in test_command:
+    if test_command is not None and PLACEHOLDER not in test_command:
         raise SwebenchError('--test-command must contain "{tests}"')
 
 

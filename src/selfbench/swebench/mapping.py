@@ -17,7 +17,6 @@ from typing import Any
 from selfbench._json import loads_strict
 from selfbench._shell import quote
 from selfbench.artifacts.task_dir import GOLD_PATCH_FILE, TEST_PATCH_FILE
-from selfbench.audit import THRESHOLDS
 from selfbench.contract import (
     AUTHORING_DEFAULTS,
     DIFFICULTIES,
@@ -29,6 +28,7 @@ from selfbench.contract import (
 )
 from selfbench.errors import JsonError, SwebenchError
 from selfbench.patches import parse_patch
+from selfbench.rules import THRESHOLDS
 
 __all__ = [
     "METADATA_FILE",
