@@ -24,7 +24,7 @@ from selfbench._shell import Word, split_words
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.contract import TaskDefinition
 from selfbench.patches import Patch, changes_no_files, display_path
-from selfbench.rules import PLACEHOLDER, THRESHOLDS
+from selfbench.rules import PLACEHOLDER, THRESHOLDS, sha_regex
 
 __all__ = [
     "RUNNER_PROJECT",
@@ -49,7 +49,7 @@ RUNNER_PROJECT = (
 its plugin system (`_runner_files.runner_project`), so the code under test can reach the report
 the verdict is read from."""
 _PIECE_BOUNDS = "/=:"
-_HEX_RUN_RE = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{7,40}(?![0-9A-Za-z])")
+_HEX_RUN_RE = re.compile(rf"(?<![0-9A-Za-z]){sha_regex(abbreviated=True)}(?![0-9A-Za-z])")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,10 @@
-"""Rules several stages share, stated once: the `{tests}` placeholder, the difficulty
-thresholds (SPEC §4) and the test-only path rule (SPEC §7). Pure, and light to import.
+"""Rules several stages share, stated once: the taskId and commit SHA rules (SPEC §1), the
+`{tests}` placeholder, the difficulty thresholds (SPEC §4) and the test-only path rule (SPEC §7).
+Pure, and light to import (no pydantic), so the run directory and the store use them too.
 
 The audit gates on the thresholds and the repair check on the path rule; mining, drafting, the
 authoring brief and the SWE-bench import apply the same rules, so they live here, not in the
-stage that first needed them. The identifier rules (taskId, SHAs) are `contract`'s.
+stage that first needed them.
 """
 
 from __future__ import annotations
@@ -21,15 +22,81 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PLACEHOLDER",
+    "TASK_ID_PATTERN",
     "TEST_FILE_PATTERNS",
     "TEST_SEGMENTS",
     "THRESHOLDS",
     "Threshold",
+    "harbor_name_problem",
+    "is_full_sha",
+    "is_sha256_digest",
+    "is_task_id",
     "is_test_only_path",
+    "sha_regex",
+    "task_id_problem",
 ]
 
 PLACEHOLDER = "{tests}"
 """What a test command holds once, as a whole unquoted word, for the selected test files."""
+
+# --- identifiers -------------------------------------------------------------------------------
+
+_TASK_ID = "[A-Za-z0-9][A-Za-z0-9._-]*"
+TASK_ID_PATTERN = f"^{_TASK_ID}$"
+_TASK_ID_RE = re.compile(_TASK_ID)
+_SHA256_RE = re.compile("[0-9a-f]{64}")
+
+
+def is_task_id(value: str, *, max_length: int | None = None) -> bool:
+    """Whether `value` matches `TASK_ID_PATTERN`, in at most `max_length` characters if given.
+
+    The same rule names a task, a run's candidate (a file name) and a segment of a store key.
+    """
+    if max_length is not None and len(value) > max_length:
+        return False
+    return _TASK_ID_RE.fullmatch(value) is not None
+
+
+def harbor_name_problem(task_id: str) -> str | None:
+    """Why a taskId cannot name a Harbor task (`selfbench/<taskId>`), or None when it can.
+
+    The schema's pattern admits `a..b`; Harbor refuses a task name holding `..`.
+    """
+    if ".." in task_id:
+        return f"taskId {task_id} cannot name a Harbor task: it holds '..'"
+    return None
+
+
+def task_id_problem(task_id: str) -> str | None:
+    """Why `task_id` cannot name a task (the schema's pattern, then Harbor's `..`), or None."""
+    if not is_task_id(task_id):
+        return f"taskId {task_id!r} does not match {TASK_ID_PATTERN}"
+    return harbor_name_problem(task_id)
+
+
+def sha_regex(*, lowercase: bool = False, abbreviated: bool = False) -> str:
+    """The commit SHA rule as a regular expression (unanchored).
+
+    A full SHA is 40 hex digits in either case (SPEC §1); `lowercase` admits only git's own
+    spelling; `abbreviated` admits 7 to 40 digits, a commit named in text (SPEC §4).
+    """
+    digits = "0-9a-f" if lowercase else "0-9a-fA-F"
+    return f"[{digits}]{{7,40}}" if abbreviated else f"[{digits}]{{40}}"
+
+
+_FULL_SHA_RE = re.compile(sha_regex())
+_LOWER_SHA_RE = re.compile(sha_regex(lowercase=True))
+
+
+def is_full_sha(value: str, *, lowercase: bool = False) -> bool:
+    """Whether `value` is a full 40-digit commit SHA (either case, or lower case only)."""
+    return (_LOWER_SHA_RE if lowercase else _FULL_SHA_RE).fullmatch(value) is not None
+
+
+def is_sha256_digest(value: str) -> bool:
+    """Whether `value` has the shape of a SHA-256 hex digest: 64 lowercase hex digits."""
+    return _SHA256_RE.fullmatch(value) is not None
+
 
 # --- difficulty --------------------------------------------------------------------------------
 

@@ -14,12 +14,7 @@ from typing import Any
 from selfbench._paths import escaping_task_paths, unsafe_patch_path
 from selfbench.artifacts.task_dir import GOLD_PATCH_FILE, TEST_PATCH_FILE
 from selfbench.audit import AuditReport, audit
-from selfbench.contract import (
-    LoadedDefinition,
-    TaskDefinition,
-    harbor_name_problem,
-    parse_definition,
-)
+from selfbench.contract import LoadedDefinition, TaskDefinition, parse_definition
 from selfbench.errors import DefinitionError, Issue, PatchError
 from selfbench.patches import (
     Patch,
@@ -29,6 +24,7 @@ from selfbench.patches import (
     parse_patch,
     unprefixed_path,
 )
+from selfbench.rules import harbor_name_problem
 
 __all__ = ["TaskVerdict", "judge_task"]
 

@@ -29,7 +29,7 @@ from selfbench.artifacts.compiled import BUNDLE_DIR, LocatedTask, locate_task, r
 from selfbench.artifacts.validation import VALIDATION_FILE, read_validation
 from selfbench.audit import AuditReport
 from selfbench.bundle import layout
-from selfbench.contract import TaskDefinition, is_full_sha
+from selfbench.contract import TaskDefinition
 from selfbench.errors import ExportError, translating
 from selfbench.export._streams import HashingReader
 from selfbench.export._tar import TarWriter
@@ -50,6 +50,7 @@ from selfbench.export.reader import (
     REVIEW_KEYS,
     copy_tasks,
 )
+from selfbench.rules import is_full_sha
 from selfbench.task import judge_task
 
 __all__ = [

@@ -21,7 +21,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -31,6 +30,7 @@ from typing import Any, Literal
 from selfbench._fs import read_bytes, write_atomic
 from selfbench._json import dumps_pretty, loads_strict
 from selfbench.errors import JsonError, RunError, translating
+from selfbench.rules import is_task_id
 
 __all__ = [
     "STAGES",
@@ -80,7 +80,7 @@ _EVENTS = "events.jsonl"
 _CANDIDATES = "candidates"
 _WORK = "work"
 _LOGS = "logs"
-_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
+_MAX_ID = 121
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,6 +362,6 @@ class RunDirectory:
 
 
 def _safe(candidate: str) -> str:
-    if not _SAFE_ID.match(candidate):
+    if not is_task_id(candidate, max_length=_MAX_ID):
         raise RunError(f"candidate id {candidate!r} cannot name a file")
     return candidate

@@ -17,18 +17,10 @@ from typing import Any
 from selfbench._json import loads_strict
 from selfbench._shell import quote
 from selfbench.artifacts.task_dir import GOLD_PATCH_FILE, TEST_PATCH_FILE
-from selfbench.contract import (
-    AUTHORING_DEFAULTS,
-    DIFFICULTIES,
-    TASK_ID_PATTERN,
-    Difficulty,
-    TaskDefinition,
-    is_full_sha,
-    is_task_id,
-)
+from selfbench.contract import AUTHORING_DEFAULTS, DIFFICULTIES, Difficulty, TaskDefinition
 from selfbench.errors import JsonError, SwebenchError
 from selfbench.patches import parse_patch
-from selfbench.rules import THRESHOLDS
+from selfbench.rules import TASK_ID_PATTERN, THRESHOLDS, is_full_sha, is_task_id
 
 __all__ = [
     "METADATA_FILE",

@@ -41,8 +41,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from selfbench._fs import read_beneath, read_bytes
 from selfbench._json import loads_strict
 from selfbench.artifacts.compiled import LocatedTask, refuse_duplicates
-from selfbench.contract import TASK_ID_PATTERN, is_task_id
 from selfbench.errors import HarborError, JsonError, translating
+from selfbench.rules import TASK_ID_PATTERN, is_task_id
 from selfbench.validate.report import (
     Reward,
     RewardError,
