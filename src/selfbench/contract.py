@@ -28,7 +28,14 @@ from pydantic_core import PydanticCustomError
 
 from selfbench._json import MAX_SAFE_INTEGER, loads_strict, normalize_numbers
 from selfbench.errors import DefinitionError, Issue, JsonError
-from selfbench.rules import PLACEHOLDER, TASK_ID_PATTERN, is_full_sha, is_task_id, sha_regex
+from selfbench.rules import (
+    PLACEHOLDER,
+    TASK_ID_PATTERN,
+    error_location,
+    is_full_sha,
+    is_task_id,
+    sha_regex,
+)
 
 __all__ = [
     "AUTHORING_DEFAULTS",
@@ -339,16 +346,6 @@ _MESSAGES = {
 }
 
 
-def _path(loc: tuple[int | str, ...], prefix: str) -> str:
-    text = prefix
-    for part in loc:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            text = f"{text}.{part}" if text else str(part)
-    return text or "$"
-
-
 def _issues(error: ValidationError, prefix: str = "") -> tuple[Issue, ...]:
     issues = []
     for item in error.errors(include_url=False, include_input=False):
@@ -357,7 +354,7 @@ def _issues(error: ValidationError, prefix: str = "") -> tuple[Issue, ...]:
             message = str(ctx["message"])
         else:
             message = _MESSAGES.get(item["type"], f"is invalid ({item['type']})")
-        issues.append(Issue(_path(tuple(item["loc"]), prefix), message))
+        issues.append(Issue(error_location(tuple(item["loc"]), prefix=prefix), message))
     return tuple(issues)
 
 

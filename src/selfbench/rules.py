@@ -1,5 +1,6 @@
 """Rules several stages share, stated once: the taskId and commit SHA rules (SPEC §1), the
-`{tests}` placeholder, the difficulty thresholds (SPEC §4) and the test-only path rule (SPEC §7).
+`{tests}` placeholder, the difficulty thresholds (SPEC §4), the test-only path rule (SPEC §7) and
+how a validation error's location reads in a message.
 Pure, and light to import (no pydantic), so the run directory and the store use them too.
 
 The audit gates on the thresholds and the repair check on the path rule; mining, drafting, the
@@ -10,10 +11,11 @@ stage that first needed them.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from posixpath import basename
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from selfbench._paths import unsafe_patch_path
 
@@ -27,6 +29,8 @@ __all__ = [
     "TEST_SEGMENTS",
     "THRESHOLDS",
     "Threshold",
+    "describe_error",
+    "error_location",
     "harbor_name_problem",
     "is_full_sha",
     "is_sha256_digest",
@@ -147,3 +151,34 @@ def is_test_only_path(path: str) -> bool:
     return bool(_TEST_NAME_RE.fullmatch(name)) or any(
         fnmatchcase(name, pattern) for pattern in TEST_FILE_PATTERNS
     )
+
+
+# --- validation errors -------------------------------------------------------------------------
+
+
+def error_location(loc: Sequence[int | str], *, prefix: str = "", root: str = "$") -> str:
+    """Where a validation error is, as SPEC §1's messages write it: `timeouts.agentSeconds`,
+    `failToPass[0]`.
+
+    `prefix` comes first (`definition`, `[3]`); each key follows a dot (none at the start), each
+    list index is `[i]`. An empty location reads `root`.
+    """
+    text = prefix
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text = f"{text}.{part}" if text else str(part)
+    return text or root
+
+
+def describe_error(
+    error: Mapping[str, Any], *, prefix: str = "", root: str = "$", what: str | None = None
+) -> str:
+    """One pydantic error as `<location>: <what>`, the location by `error_location`.
+
+    `what` defaults to the error's type with spaces (`missing`, `int parsing`): built from the
+    type, not pydantic's wording, so a library upgrade cannot change the message.
+    """
+    where = error_location(tuple(error["loc"]), prefix=prefix, root=root)
+    return f"{where}: {str(error['type']).replace('_', ' ') if what is None else what}"

@@ -47,7 +47,7 @@ from selfbench._paths import escapes_repository
 from selfbench.audit import NOT_ONCE, QUOTED, placeholder_is_argument_list
 from selfbench.contract import TOOLCHAINS
 from selfbench.errors import DraftError, GitError
-from selfbench.rules import PLACEHOLDER
+from selfbench.rules import PLACEHOLDER, error_location
 
 __all__ = [
     "CONFIG_FILE",
@@ -146,10 +146,7 @@ _MESSAGES = {
 
 
 def _problem(error: dict[str, Any]) -> str:
-    where = ""
-    for part in error["loc"]:
-        where += f"[{part}]" if isinstance(part, int) else f".{part}" if where else str(part)
-    where = where or "table"
+    where = error_location(tuple(error["loc"]), root="table")
     if error["type"] == "extra_forbidden":
         return f"unknown key {where!r}"
     if error["type"] == "value_error":

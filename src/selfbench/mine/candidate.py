@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from selfbench._fs import read_bytes
 from selfbench.errors import MineError
-from selfbench.rules import sha_regex
+from selfbench.rules import describe_error, sha_regex
 
 __all__ = [
     "CANDIDATE_SCHEMA_VERSION",
@@ -140,11 +140,8 @@ def parse_candidate_lines(data: bytes, *, source: str) -> tuple[CandidateModel, 
         try:
             found.append(CandidateModel.model_validate(value))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or "line"
-            raise MineError(
-                f"{source}:{number}: {where}: {first['type'].replace('_', ' ')}"
-            ) from None
+            problem = describe_error(exc.errors()[0], root="line")
+            raise MineError(f"{source}:{number}: {problem}") from None
     return tuple(found)
 
 
