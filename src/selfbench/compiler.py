@@ -16,6 +16,8 @@ from selfbench._git import archive_tar, git
 from selfbench.artifacts.compiled import BUNDLE_DIR, LocatedTask, locate_task, read_bundle_manifest
 from selfbench.artifacts.task_dir import (
     DEFINITION_FILE,
+    GOLD_PATCH_FILE,
+    TEST_PATCH_FILE,
     AuthoredTask,
     read_authored_task,
     read_definition,
@@ -76,7 +78,7 @@ def _check_base_applies(task: AuthoredTask, repo: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="selfbench-index-") as scratch:
         env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
         git(repo, "read-tree", sha, env=env)
-        for name, patch in (("test.patch", task.test_patch), ("gold.patch", task.gold_patch)):
+        for name, patch in ((TEST_PATCH_FILE, task.test_patch), (GOLD_PATCH_FILE, task.gold_patch)):
             try:
                 git(repo, *_APPLY_CHECK, stdin=patch, env=env)
             except GitError as exc:
