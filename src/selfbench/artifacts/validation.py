@@ -8,6 +8,7 @@ the bundle than the one beside it. A run's export keeps its reports under the sa
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,15 @@ from selfbench._fs import read_bytes, write_atomic
 from selfbench._json import dumps_pretty, loads_strict
 from selfbench.errors import BundleError, JsonError, SelfbenchError, translating
 
-__all__ = ["VALIDATION_FILE", "read_validation", "validation_record", "write_validation"]
+__all__ = [
+    "VALIDATION_FILE",
+    "ValidationRecord",
+    "parse_validation_records",
+    "read_validation",
+    "read_validation_records",
+    "validation_record",
+    "write_validation",
+]
 
 VALIDATION_FILE = "validation.json"
 
@@ -52,3 +61,61 @@ def read_validation(path: Path, *, error: type[SelfbenchError] | None = None) ->
         return loads_strict(data, source=str(path))
     except JsonError as exc:
         raise error(str(exc)) from None
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationRecord:
+    """One task's validation report as read: what an export decides on, and the JSON itself."""
+
+    task_id: str
+    accepted: bool
+    reason: str | None
+    """The rejection's reason when the report gives a non-empty one."""
+    bundle_manifest_sha256: object
+    """The digest of the bundle the report speaks of, as the report records it (None: none)."""
+    json: Mapping[str, Any]
+    """The report object as read; an export's review record carries it unchanged."""
+
+
+def parse_validation_records(
+    value: Any, *, where: str, error: type[SelfbenchError]
+) -> tuple[ValidationRecord, ...]:
+    """The reports in a decoded validation file: one report object or a list of them.
+
+    Raises:
+        SelfbenchError: `error`, for an entry without a string `taskId` and a boolean `accepted`.
+    """
+    entries = value if isinstance(value, list) else [value]
+    records = []
+    for index, entry in enumerate(entries):
+        ok = (
+            isinstance(entry, dict)
+            and isinstance(entry.get("taskId"), str)
+            and isinstance(entry.get("accepted"), bool)
+        )
+        if not ok:
+            raise error(f"{where}: entry {index} is not a validation report (taskId, accepted)")
+        reason = entry.get("reason")
+        records.append(
+            ValidationRecord(
+                task_id=entry["taskId"],
+                accepted=entry["accepted"],
+                reason=reason if isinstance(reason, str) and reason else None,
+                bundle_manifest_sha256=entry.get("bundleManifestSha256"),
+                json=entry,
+            )
+        )
+    return tuple(records)
+
+
+def read_validation_records(
+    path: Path, *, error: type[SelfbenchError]
+) -> tuple[ValidationRecord, ...]:
+    """Read a validation file's reports (`validate`'s own file, or `validate --json` output).
+
+    Raises:
+        SelfbenchError: `error`, for a file unreadable, not JSON, or not validation reports.
+    """
+    return parse_validation_records(
+        read_validation(path, error=error), where=str(path), error=error
+    )

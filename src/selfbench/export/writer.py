@@ -26,7 +26,11 @@ from typing import Any
 from selfbench._fs import atomic_file, staging_directory
 from selfbench._json import dumps_pretty
 from selfbench.artifacts.compiled import BUNDLE_DIR, LocatedTask, locate_task, refuse_duplicates
-from selfbench.artifacts.validation import VALIDATION_FILE, read_validation
+from selfbench.artifacts.validation import (
+    VALIDATION_FILE,
+    ValidationRecord,
+    read_validation_records,
+)
 from selfbench.audit import AuditReport
 from selfbench.bundle import layout
 from selfbench.contract import TaskDefinition
@@ -115,32 +119,16 @@ def _check_run(run: RunInfo) -> None:
 # --- validation reports ------------------------------------------------------------------------
 
 
-def _report_entries(value: Any, where: str) -> list[dict[str, Any]]:
-    entries = value if isinstance(value, list) else [value]
-    for index, entry in enumerate(entries):
-        ok = (
-            isinstance(entry, dict)
-            and isinstance(entry.get("taskId"), str)
-            and isinstance(entry.get("accepted"), bool)
-        )
-        if not ok:
-            raise ExportError(
-                f"{where}: entry {index} is not a validation report (taskId, accepted)"
-            )
-    return entries
-
-
-def read_validation_reports(paths: Sequence[Path]) -> dict[str, dict[str, Any]]:
+def read_validation_reports(paths: Sequence[Path]) -> dict[str, ValidationRecord]:
     """Every task's validation report by taskId; a later report on a task replaces an earlier.
 
     Raises:
         ExportError: a file is unreadable or is not `selfbench validate --json` output.
     """
-    reports: dict[str, dict[str, Any]] = {}
+    reports: dict[str, ValidationRecord] = {}
     for path in paths:
-        value = read_validation(path, error=ExportError)
-        for entry in _report_entries(value, str(path)):
-            reports[entry["taskId"]] = entry
+        for record in read_validation_records(path, error=ExportError):
+            reports[record.task_id] = record
     return reports
 
 
@@ -159,7 +147,7 @@ def _located(inputs: Sequence[Path]) -> list[LocatedTask]:
     return sorted(tasks, key=lambda task: task.definition.taskId)
 
 
-def reports_beside(tasks: Sequence[LocatedTask]) -> dict[str, dict[str, Any]]:
+def reports_beside(tasks: Sequence[LocatedTask]) -> dict[str, ValidationRecord]:
     """The reports `selfbench validate` wrote beside the tasks' definitions, by taskId.
 
     A report on another build of the bundle (its `bundleManifestSha256` differs) is left out.
@@ -167,28 +155,27 @@ def reports_beside(tasks: Sequence[LocatedTask]) -> dict[str, dict[str, Any]]:
     Raises:
         ExportError: a report file is unreadable or is not a validation report.
     """
-    reports: dict[str, dict[str, Any]] = {}
+    reports: dict[str, ValidationRecord] = {}
     for task in tasks:
         if task.home is None or not (path := task.home / VALIDATION_FILE).is_file():
             continue
         found = read_validation_reports([path]).get(task.definition.taskId)
-        if found is not None and found.get("bundleManifestSha256") == task.manifest_sha256:
+        if found is not None and found.bundle_manifest_sha256 == task.manifest_sha256:
             reports[task.definition.taskId] = found
     return reports
 
 
-def _unaccepted(report: dict[str, Any] | None) -> str | None:
+def _unaccepted(report: ValidationRecord | None) -> str | None:
     """Why a task has no accepted validation report; None when it has one."""
     if report is None:
         return "no validation report"
-    if report["accepted"]:
+    if report.accepted:
         return None
-    reason = report.get("reason")
-    return f"rejected: {reason}" if isinstance(reason, str) and reason else "rejected"
+    return f"rejected: {report.reason}" if report.reason else "rejected"
 
 
 def _required_verdicts(
-    tasks: list[LocatedTask], reports: dict[str, dict[str, Any]], *, skip: bool
+    tasks: list[LocatedTask], reports: dict[str, ValidationRecord], *, skip: bool
 ) -> tuple[list[LocatedTask], list[LeftOut]]:
     kept: list[LocatedTask] = []
     left_out: list[LeftOut] = []
@@ -208,7 +195,7 @@ def _required_verdicts(
 
 
 def _verdicts(
-    tasks: list[LocatedTask], reports: dict[str, dict[str, Any]] | None
+    tasks: list[LocatedTask], reports: dict[str, ValidationRecord] | None
 ) -> tuple[list[LocatedTask], list[LeftOut]]:
     if reports is None:
         return tasks, []
@@ -219,12 +206,10 @@ def _verdicts(
         report = reports.get(task_id)
         if report is None:
             raise ExportError(f"no validation report names task {task_id}")
-        if report["accepted"]:
+        if report.accepted:
             kept.append(task)
         else:
-            reason = report.get("reason")
-            text = reason if isinstance(reason, str) and reason else "rejected by validation"
-            left_out.append(LeftOut(task_id, text))
+            left_out.append(LeftOut(task_id, report.reason or "rejected by validation"))
     return kept, left_out
 
 
@@ -238,10 +223,11 @@ def _audit(task: LocatedTask) -> AuditReport:
     return judge_task(task.definition, tests, gold).audit
 
 
-def _review_record(task: LocatedTask, validation: dict[str, Any] | None) -> bytes:
+def _review_record(task: LocatedTask, validation: ValidationRecord | None) -> bytes:
     """The review record: the definition `locate_task` parsed, the verdict, one audit."""
     definition: TaskDefinition = task.definition
-    values = (definition.model_dump(mode="json"), validation, _audit(task).to_json())
+    verdict = None if validation is None else validation.json
+    values = (definition.model_dump(mode="json"), verdict, _audit(task).to_json())
     record = dict(zip(REVIEW_KEYS, values, strict=True))  # definition, validation, audit
     return dumps_pretty(record).encode("utf-8")
 
@@ -316,7 +302,7 @@ def _write_outer(out: Path, manifest: Manifest, archives: dict[str, Path]) -> No
 
 def _pack_all(
     tasks: list[LocatedTask],
-    reports: dict[str, dict[str, Any]],
+    reports: dict[str, ValidationRecord],
     staging: Path,
     progress: Callable[[str], None] | None,
 ) -> dict[str, tuple[Path, str]]:
