@@ -35,9 +35,9 @@ from selfbench.artifacts.validation import (
 from selfbench.compiler import compile_home
 from selfbench.contract import parse_definition
 from selfbench.demo import SampleRepository, build_sample_repository, sample_arguments
-from selfbench.errors import ExportError
+from selfbench.errors import ExportError, RunError
 from selfbench.export.manifest import Manifest, TaskEntry, parse_manifest, render_manifest
-from selfbench.run.state import RunDirectory
+from selfbench.run.state import Pool, RunDirectory
 
 SOURCE = Path(__file__).parent.parent / "src" / "selfbench"
 
@@ -175,11 +175,24 @@ def test_a_draft_record_round_trips(tmp_path: Path) -> None:
     assert render_draft_record(evidence).endswith(b"}\n")
 
 
-def test_a_run_directory_file_round_trips(tmp_path: Path) -> None:
+def test_a_run_pool_round_trips(tmp_path: Path) -> None:
     run = RunDirectory(tmp_path / "run")
-    value = {"repository": "r", "head": "0" * 40}
+    pool = Pool(head="0" * 40, repository="owner/name", candidates=({"id": "pr-1"},))
+    run.write_pool(pool)
+    assert run.read_pool() == pool
+    assert list(run.read_json(run.pool_path)) == ["head", "repository", "candidates"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [[], {"head": "h", "repository": "r"}, {"head": 1, "repository": "r", "candidates": []}],
+)
+def test_a_pool_that_is_not_one_is_refused(tmp_path: Path, value: object) -> None:
+    run = RunDirectory(tmp_path / "run")
     run.write_json(run.pool_path, value)
-    assert run.read_json(run.pool_path) == value
+    with pytest.raises(RunError) as caught:
+        run.read_pool()
+    assert str(caught.value) == f"{run.pool_path}: not a run's mined pool"
 
 
 def test_an_export_manifest_round_trips() -> None:

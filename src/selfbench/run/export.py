@@ -19,7 +19,7 @@ from selfbench.contract import DIFFICULTIES
 from selfbench.errors import RunError
 from selfbench.export import RunInfo, export_and_verify
 from selfbench.run import stages
-from selfbench.run.state import CandidateState, RunDirectory
+from selfbench.run.state import CandidateState, Pool, RunDirectory
 
 if TYPE_CHECKING:
     from selfbench.run.driver import RunOptions
@@ -116,7 +116,7 @@ def provenance(
 def export_accepted(
     run: RunDirectory,
     options: RunOptions,
-    pool: dict[str, Any],
+    pool: Pool,
     run_id: str,
     states: tuple[CandidateState, ...],
 ) -> Path:
@@ -135,8 +135,8 @@ def export_accepted(
     homes = [_home(run, state) for state in accepted]
     info = RunInfo(
         run_id=run_id,
-        repository_url=str(pool["repository"]),
-        repository_commit=str(pool["head"]),
+        repository_url=pool.repository,
+        repository_commit=pool.head,
         candidate_counts=tried(states),
     )
     done = export_and_verify(

@@ -35,6 +35,7 @@ from selfbench.rules import is_task_id
 __all__ = [
     "STAGES",
     "CandidateState",
+    "Pool",
     "RunDirectory",
     "Stage",
     "Status",
@@ -81,6 +82,24 @@ _CANDIDATES = "candidates"
 _WORK = "work"
 _LOGS = "logs"
 _MAX_ID = 121
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """The mined pool (`pool.json`): the repository's head and label, and its candidates."""
+
+    head: str
+    repository: str
+    candidates: tuple[Any, ...]
+    """Each candidate's JSON as mining wrote it, in the order they are tried."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The pool as `pool.json` holds it."""
+        return {
+            "head": self.head,
+            "repository": self.repository,
+            "candidates": list(self.candidates),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,6 +313,26 @@ class RunDirectory:
             return loads_strict(data, source=str(path))
         except JsonError as exc:
             raise RunError(str(exc)) from None
+
+    def write_pool(self, pool: Pool) -> None:
+        """Write the run's mined pool, once."""
+        self.write_json(self.pool_path, pool.to_json())
+
+    def read_pool(self) -> Pool:
+        """Read the run's mined pool.
+
+        Raises:
+            RunError: it is missing, unreadable, not JSON or not a pool.
+        """
+        value = self.read_json(self.pool_path)
+        fields = value if isinstance(value, dict) else {}
+        head, repository = fields.get("head"), fields.get("repository")
+        candidates = fields.get("candidates")
+        if not (isinstance(head, str) and isinstance(repository, str)):
+            raise RunError(f"{self.pool_path}: not a run's mined pool")
+        if not isinstance(candidates, list):
+            raise RunError(f"{self.pool_path}: not a run's mined pool")
+        return Pool(head, repository, tuple(candidates))
 
     def is_run(self) -> bool:
         """Whether the directory holds a run (its inputs were written)."""
