@@ -16,6 +16,7 @@ from selfbench._json import dumps_pretty
 __all__ = ["DRAFT_FILE", "read_draft_record", "render_draft_record"]
 
 DRAFT_FILE = "draft.json"
+"""The sidecar beside a drafted task's files: the evidence and the draft marker."""
 
 
 def render_draft_record(evidence: Mapping[str, Any]) -> bytes:

@@ -76,7 +76,6 @@ __all__ = [
     "draft_evidence",
 ]
 
-"""The sidecar beside a drafted task's files: the evidence and the draft marker."""
 DRAFT_SCHEMA_VERSION = 1
 
 
