@@ -27,10 +27,11 @@ from helpers import (
 )
 from projects import git
 from selfbench._runner_files import changes_build_control, is_runner_control
-from selfbench.audit import RUNNER_CONTROL, RUNNER_PROJECT, THRESHOLDS, Threshold, audit
+from selfbench.audit import RUNNER_CONTROL, RUNNER_PROJECT, audit
 from selfbench.bundle.evidence import PYTEST_PLUGIN
 from selfbench.contract import parse_definition
 from selfbench.patches import parse_patch
+from selfbench.rules import THRESHOLDS, Threshold
 
 OVERLAP = "gold and held-out test patches overlap: {}"
 NO_TEST_FILES = "held-out test patch changes no files"

@@ -12,6 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from helpers import SNAPSHOT_SHA256
+from selfbench.artifacts.compiled import locate_task, read_bundle_manifest
+from selfbench.artifacts.task_dir import read_definition
 from selfbench.bundle import (
     BundleManifest,
     build_bundle_manifest,
@@ -20,10 +22,8 @@ from selfbench.bundle import (
     render_bundle,
     render_bundle_manifest,
 )
-from selfbench.bundle.locate import locate_task, read_bundle_manifest
 from selfbench.compiler import refresh_bundle
 from selfbench.errors import BundleError, CompileError
-from selfbench.task import read_definition
 from selfbench.validate import HarborOptions, HarborRunner, validate
 
 GOLDEN = Path(__file__).parent / "golden"

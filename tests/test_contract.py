@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from selfbench.artifacts.task_dir import read_definition
 from selfbench.contract import (
     AUTHORING_DEFAULTS,
-    TASK_ID_PATTERN,
     CheckReport,
     Mode,
     Resources,
@@ -22,15 +22,17 @@ from selfbench.contract import (
     canonical_json,
     check_definition,
     definition_sha256,
+    parse_definition,
+    parse_submit_arguments,
+)
+from selfbench.errors import EXIT_INPUT, DefinitionError, Issue, SelfbenchError
+from selfbench.rules import (
+    TASK_ID_PATTERN,
     is_full_sha,
     is_sha256_digest,
     is_task_id,
-    parse_definition,
-    parse_submit_arguments,
     task_id_problem,
 )
-from selfbench.errors import EXIT_INPUT, DefinitionError, Issue, SelfbenchError
-from selfbench.task import read_definition
 
 MODES: tuple[Mode, ...] = ("submission", "persisted")
 MAX_SAFE = 2**53 - 1

@@ -19,12 +19,14 @@ from mcp import ClientSession
 
 from selfbench._git import git
 from selfbench._sample_history import SAMPLE_PULL_REQUESTS, build_sample_history
+from selfbench.artifacts.draft_record import DRAFT_FILE
+from selfbench.artifacts.task_dir import read_authored_task
 from selfbench.cli import main
 from selfbench.compiler import compile_task
-from selfbench.draft.api import DRAFT_FILE, DraftOptions, draft_candidate
+from selfbench.draft.api import DraftOptions, draft_candidate
 from selfbench.mine import mine_repository, write_candidates
 from selfbench.mine.candidate import CandidateModel, find_candidate
-from selfbench.task import judge_task, read_authored_task
+from selfbench.task import judge_task
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner
 from test_mcp import run_with_server, text_of

@@ -27,8 +27,8 @@ from export_helpers import (
 )
 from harbor_env import run_in_harbor_venv
 from selfbench._fs import rename_no_replace
+from selfbench.artifacts.compiled import LocatedTask
 from selfbench.bundle import layout
-from selfbench.bundle.locate import LocatedTask
 from selfbench.cli import main
 from selfbench.compiler import refresh_bundle
 from selfbench.demo import SampleRepository, build_sample_repository

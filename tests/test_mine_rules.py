@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from selfbench.audit import THRESHOLDS
 from selfbench.mine import MineError
 from selfbench.mine.candidate import parse_candidate_lines
 from selfbench.mine.classify import classify_path, detect_ecosystems, toolchains_for
@@ -24,7 +23,7 @@ from selfbench.mine.merged import (
 )
 from selfbench.mine.prs import parse_pull_requests, source_url_base
 from selfbench.mine.rank import Rankable, assign_tiers, eligible_tiers, score
-from selfbench.repair import is_test_only_path
+from selfbench.rules import THRESHOLDS, is_test_only_path
 
 
 @pytest.mark.parametrize(

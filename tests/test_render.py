@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from helpers import SNAPSHOT_SHA256
 from selfbench._shell import quote
+from selfbench.artifacts.task_dir import read_definition
 from selfbench.bundle import (
     BundleFile,
     build_bundle_manifest,
@@ -40,7 +41,6 @@ from selfbench.bundle.render_prepare import STAGES, Stage, prepare_script
 from selfbench.bundle.render_scripts import collect_command, git_exclude_pattern
 from selfbench.bundle.render_toml import task_config
 from selfbench.contract import TaskDefinition, definition_sha256, parse_definition
-from selfbench.task import read_definition
 
 GOLDEN = Path(__file__).parent / "golden"
 GOLDEN_CASES = sorted(path.name for path in GOLDEN.iterdir() if path.is_dir())

@@ -18,12 +18,11 @@ from selfbench.patches import display_path, parse_patch
 from selfbench.repair import (
     IMMUTABLE_FIELDS,
     MUTABLE_FIELDS,
-    TEST_SEGMENTS,
     RepairVerdict,
     check_coupling_repair,
     check_validation_repair,
-    is_test_only_path,
 )
+from selfbench.rules import TEST_SEGMENTS, is_test_only_path
 
 TEST_FILE = "tests/test_new.py"  # the one file helpers.TESTS adds
 ORIGINAL = task()

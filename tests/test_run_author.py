@@ -19,6 +19,7 @@ import pytest
 
 from run_helpers import SCRIPTED_AUTHOR, Sample, sample
 from scripted_author import BROKEN_SELECTOR
+from selfbench.artifacts.task_dir import read_authored_task
 from selfbench.collect import MISMATCH
 from selfbench.run.author import (
     LOG_TAIL_BYTES,
@@ -28,7 +29,6 @@ from selfbench.run.author import (
     author_with_command,
     repair_with_command,
 )
-from selfbench.task import read_authored_task
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner
 

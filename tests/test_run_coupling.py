@@ -20,6 +20,12 @@ from hypothesis import strategies as st
 from helpers import definition
 from projects import git
 from run_helpers import SCRIPTED_AUTHOR, SCRIPTED_REVIEWER, candidate_for, sample
+from selfbench.artifacts.task_dir import (
+    DEFINITION_FILE,
+    GOLD_PATCH_FILE,
+    TEST_PATCH_FILE,
+    read_authored_task,
+)
 from selfbench.demo import build_sample_history
 from selfbench.draft.instruction import draft_instruction
 from selfbench.draft.split import split_change
@@ -35,12 +41,6 @@ from selfbench.run.coupling import (
     coupling_repair_with_command,
     parse_review,
     review_with_command,
-)
-from selfbench.task import (
-    DEFINITION_FILE,
-    GOLD_PATCH_FILE,
-    TEST_PATCH_FILE,
-    read_authored_task,
 )
 
 

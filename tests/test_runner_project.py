@@ -15,13 +15,14 @@ import pytest
 
 from mine_history import History
 from projects import git
+from selfbench.artifacts.compiled import locate_task
+from selfbench.artifacts.task_dir import read_authored_task
 from selfbench.audit import RUNNER_PROJECT
-from selfbench.bundle.locate import locate_task
 from selfbench.compiler import compile_task
 from selfbench.draft.api import DraftOptions, draft_candidate
 from selfbench.mine import mine_repository
 from selfbench.mine.candidate import CandidateModel
-from selfbench.task import judge_task, read_authored_task
+from selfbench.task import judge_task
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner, score_patch
 

@@ -30,7 +30,7 @@ import pytest
 
 from projects import build
 from selfbench._fs import read_beneath
-from selfbench.bundle.locate import locate_task
+from selfbench.artifacts.compiled import locate_task
 from selfbench.errors import RewardError
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner

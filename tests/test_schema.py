@@ -17,12 +17,12 @@ from jsonschema.protocols import Validator
 from selfbench.cli import main
 from selfbench.contract import (
     DIFFICULTIES,
-    TASK_ID_PATTERN,
     TOOLCHAINS,
     parse_submit_arguments,
     submission_json_schema,
 )
 from selfbench.errors import DefinitionError
+from selfbench.rules import TASK_ID_PATTERN
 
 MAX_SAFE = 2**53 - 1
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"

@@ -22,9 +22,10 @@ from helpers import GOLD, TESTS, added_file, implementation_patch
 from selfbench import swebench
 from selfbench.cli import main
 from selfbench.collect import CollectResult, collect_authoring
-from selfbench.contract import AUTHORING_DEFAULTS, TASK_ID_PATTERN, parse_definition
+from selfbench.contract import AUTHORING_DEFAULTS, parse_definition
 from selfbench.demo import SampleRepository, build_sample_repository, sample_arguments
 from selfbench.errors import SwebenchError
+from selfbench.rules import TASK_ID_PATTERN
 from selfbench.swebench import (
     Commands,
     choose_difficulty,

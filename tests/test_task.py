@@ -11,12 +11,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from helpers import GOLD, TESTS, added_file, definition, patch, write_task_files
+from selfbench.artifacts.task_dir import (
+    TASK_FILES,
+    AuthoredTask,
+    read_authored_task,
+    read_definition,
+)
 from selfbench.compiler import check_authored_task, compile_task
 from selfbench.contract import parse_definition
 from selfbench.demo import SampleRepository, build_sample_repository, sample_arguments
 from selfbench.errors import CompileError, DefinitionError, Issue, PreflightError, TaskFileError
 from selfbench.submit import preflight_blockers, submit_files
-from selfbench.task import TASK_FILES, AuthoredTask, judge_task, read_authored_task, read_definition
+from selfbench.task import judge_task
 from strategies import mutated_patches, patch_like
 
 # --- the corpus: one broken patch per shape problem -----------------------------------------------

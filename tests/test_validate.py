@@ -19,7 +19,7 @@ import pytest
 
 from projects import Project, build
 from selfbench import compiler
-from selfbench.bundle.locate import locate_task
+from selfbench.artifacts.compiled import locate_task
 from selfbench.cli import main
 from selfbench.compiler import compile_task
 from selfbench.errors import CompileError

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from projects import build
-from selfbench.bundle.locate import LocatedTask
+from selfbench.artifacts.compiled import LocatedTask
 from selfbench.cli import main
 from selfbench.errors import BundleError, SelfbenchError
 from selfbench.validate import HarborOptions, HarborRunner, LocalOptions, LocalRunner, validate

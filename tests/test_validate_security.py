@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from projects import build, git
-from selfbench.bundle.locate import locate_task
+from selfbench.artifacts.compiled import locate_task
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner, score_patch
 from test_validate import PY_SETUP, PY_TEST_MUL, python_project

@@ -31,6 +31,7 @@ from selfbench.errors import (
 )
 
 if TYPE_CHECKING:
+    from selfbench.artifacts.task_dir import read_definition
     from selfbench.audit import AuditReport, audit
     from selfbench.collect import collect_authoring
     from selfbench.compiler import compile_task, refresh_bundle
@@ -48,17 +49,12 @@ if TYPE_CHECKING:
         write_clean_export,
     )
     from selfbench.patches import FileChange, Patch, parse_patch
-    from selfbench.repair import (
-        RepairVerdict,
-        check_coupling_repair,
-        check_validation_repair,
-        is_test_only_path,
-    )
+    from selfbench.repair import RepairVerdict, check_coupling_repair, check_validation_repair
     from selfbench.review import open_review
+    from selfbench.rules import is_test_only_path
     from selfbench.store import ArtifactRef, LocalArtifactStore
     from selfbench.submit import check_task, submit_files, submit_task
     from selfbench.swebench import export_swebench, import_swebench
-    from selfbench.task import read_definition
     from selfbench.validate import (
         HarborOptions,
         HarborRunner,
@@ -97,11 +93,11 @@ _LAZY = {
     "export_swebench": "selfbench.swebench",
     "extract_export": "selfbench.export",
     "import_swebench": "selfbench.swebench",
-    "is_test_only_path": "selfbench.repair",
+    "is_test_only_path": "selfbench.rules",
     "open_review": "selfbench.review",
     "parse_definition": "selfbench.contract",
     "parse_patch": "selfbench.patches",
-    "read_definition": "selfbench.task",
+    "read_definition": "selfbench.artifacts.task_dir",
     "refresh_bundle": "selfbench.compiler",
     "submission_json_schema": "selfbench.contract",
     "submit_files": "selfbench.submit",

@@ -1,12 +1,12 @@
 """The `author_task` brief: how a coding agent authors one task well. Pure text building.
 
-The gates are rendered from `audit.THRESHOLDS`, so the brief and the audit cannot drift apart.
+The gates are rendered from `rules.THRESHOLDS`, so the brief and the audit cannot drift apart.
 """
 
 from __future__ import annotations
 
-from selfbench.audit import THRESHOLDS
 from selfbench.contract import AUTHORING_DEFAULTS, DIFFICULTIES, TOOLCHAINS, Difficulty
+from selfbench.rules import THRESHOLDS
 
 __all__ = ["render_author_brief"]
 

@@ -65,7 +65,7 @@ def add_agent_hosts_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _compile(args: argparse.Namespace) -> int:
-    from selfbench.bundle.locate import BUNDLE_DIR  # noqa: PLC0415
+    from selfbench.artifacts.compiled import BUNDLE_DIR  # noqa: PLC0415
     from selfbench.compiler import compile_task  # noqa: PLC0415
 
     if args.out is not None and len(args.task_dirs) != 1:
@@ -134,7 +134,7 @@ def _collect(args: argparse.Namespace) -> int:
 
 def _read_definition(path: str) -> TaskDefinition:
     """A definition file in persisted mode; its problems name the file, as two are read."""
-    from selfbench.task import read_definition  # noqa: PLC0415
+    from selfbench.artifacts.task_dir import read_definition  # noqa: PLC0415
 
     try:
         return read_definition(Path(path)).definition

@@ -61,7 +61,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _check_task_dir(task_dir: Path, *, mode: Mode, json_out: bool) -> int:
-    from selfbench.task import read_task_files  # noqa: PLC0415
+    from selfbench.artifacts.task_dir import read_task_files  # noqa: PLC0415
 
     files = read_task_files(task_dir)
     source = str(files.definition_path)
@@ -89,7 +89,8 @@ def _print_task_check(source: str, found: TaskCheck, *, json_out: bool) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from selfbench.task import judge_task, read_authored_task  # noqa: PLC0415
+    from selfbench.artifacts.task_dir import read_authored_task  # noqa: PLC0415
+    from selfbench.task import judge_task  # noqa: PLC0415
 
     task = read_authored_task(Path(args.task_dir))
     report = judge_task(task.loaded, task.test_patch, task.gold_patch).audit

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from selfbench.rules import PLACEHOLDER
+
 __all__ = ["Word", "quote", "split_words", "substitute_tests"]
 
-PLACEHOLDER = "{tests}"
 _BLANKS = " \t"
 _OPERATOR_CHARS = "&|;()<>\n"
 _DOUBLE_QUOTE_ESCAPES = '$`"\\\n'

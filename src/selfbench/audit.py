@@ -20,36 +20,20 @@ from selfbench._runner_files import (
     runner_project,
     tracked_prefixes,
 )
-from selfbench._shell import PLACEHOLDER, Word, split_words
+from selfbench._shell import Word, split_words
 from selfbench.bundle.held_out import held_out_paths
-from selfbench.contract import Difficulty, TaskDefinition
+from selfbench.contract import TaskDefinition
 from selfbench.patches import Patch, changes_no_files, display_path
+from selfbench.rules import PLACEHOLDER, THRESHOLDS, sha_regex
 from selfbench.runners import detect_name, runner_named
 
 __all__ = [
     "RUNNER_PROJECT",
-    "THRESHOLDS",
     "UNPROTECTED_UNIT_TEST",
     "AuditReport",
-    "Threshold",
     "audit",
 ]
 
-
-@dataclass(frozen=True, slots=True)
-class Threshold:
-    """The minimum size of a task at one difficulty."""
-
-    files: int
-    changed_lines: int
-    pass_to_pass: int
-
-
-THRESHOLDS: dict[Difficulty, Threshold] = {
-    "easy": Threshold(files=1, changed_lines=20, pass_to_pass=0),
-    "medium": Threshold(files=2, changed_lines=50, pass_to_pass=1),
-    "hard": Threshold(files=3, changed_lines=100, pass_to_pass=2),
-}
 
 HARD_CODED = 'test command must not hard-code fail-to-pass or pass-to-pass paths outside "{tests}"'
 NOT_ONCE = 'test command must contain "{tests}" exactly once'
@@ -66,7 +50,7 @@ RUNNER_PROJECT = (
 its plugin system (`_runner_files.runner_project`), so the code under test can reach the report
 the verdict is read from."""
 _PIECE_BOUNDS = "/=:"
-_HEX_RUN_RE = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{7,40}(?![0-9A-Za-z])")
+_HEX_RUN_RE = re.compile(rf"(?<![0-9A-Za-z]){sha_regex(abbreviated=True)}(?![0-9A-Za-z])")
 
 
 @dataclass(frozen=True, slots=True)

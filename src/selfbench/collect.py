@@ -6,13 +6,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from selfbench._fs import read_bytes, write_atomic
+from selfbench._fs import read_bytes
 from selfbench._json import loads_strict
-from selfbench.compiler import compile_task
+from selfbench.artifacts.compiled import BUNDLE_DIR
+from selfbench.artifacts.task_dir import DEFINITION_FILE, read_authored_task
+from selfbench.compiler import compile_home
 from selfbench.errors import CompileError, JsonError, translating
 from selfbench.pack import pack_tree
 from selfbench.store import ArtifactRef, LocalArtifactStore, authoring_key
-from selfbench.task import DEFINITION_FILE, read_authored_task
 
 __all__ = [
     "Candidate",
@@ -141,12 +142,10 @@ def collect_authoring(
     mismatch = None if candidate is None else candidate_mismatch(candidate, task_dir)
     if mismatch is not None:
         return mismatch
-    bundle = out / "harbor-task"
-    compile_task(task_dir, repo=repo, out=bundle, allowed_hosts=allowed_hosts)
+    located = compile_home(task_dir, repo=repo, home=out, allowed_hosts=allowed_hosts)
     archive = out / "task.tar.gz"
-    pack_tree(bundle, archive, prefix="harbor-task")
-    definition = out / DEFINITION_FILE
-    write_atomic(definition, (task_dir / DEFINITION_FILE).read_bytes())
+    pack_tree(located.bundle, archive, prefix=BUNDLE_DIR)
+    definition = located.definition_path
     stored: tuple[ArtifactRef, ...] = ()
     if store is not None:
         stored = (
@@ -156,9 +155,9 @@ def collect_authoring(
                 content_type="application/json",
             ),
             store.store.put_file(
-                authoring_key(store.run_id, store.candidate_id, "harbor-task.tar.gz"),
+                authoring_key(store.run_id, store.candidate_id, f"{BUNDLE_DIR}.tar.gz"),
                 archive,
                 content_type="application/gzip",
             ),
         )
-    return CollectResult(bundle, archive, definition, stored)
+    return CollectResult(located.bundle, archive, definition, stored)

@@ -11,17 +11,25 @@ import os
 import tempfile
 from pathlib import Path
 
-from selfbench._fs import atomic_directory, read_bytes
+from selfbench._fs import atomic_directory, read_bytes, write_atomic
 from selfbench._git import archive_tar, git
+from selfbench.artifacts.compiled import BUNDLE_DIR, LocatedTask, locate_task, read_bundle_manifest
+from selfbench.artifacts.task_dir import (
+    DEFINITION_FILE,
+    GOLD_PATCH_FILE,
+    TEST_PATCH_FILE,
+    AuthoredTask,
+    read_authored_task,
+    read_definition,
+)
 from selfbench.bundle import layout
-from selfbench.bundle.locate import BUNDLE_DIR, read_bundle_manifest
 from selfbench.bundle.render import BundleFile, render_bundle, render_refresh
 from selfbench.bundle.render_toml import parse_allowed_hosts
 from selfbench.contract import TaskDefinition
 from selfbench.errors import CompileError, GitError
-from selfbench.task import AuthoredTask, judge_task, read_authored_task, read_definition
+from selfbench.task import judge_task
 
-__all__ = ["check_authored_task", "compile_task", "refresh_bundle"]
+__all__ = ["check_authored_task", "compile_home", "compile_task", "refresh_bundle"]
 
 
 def check_authored_task(task: AuthoredTask) -> None:
@@ -70,7 +78,7 @@ def _check_base_applies(task: AuthoredTask, repo: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="selfbench-index-") as scratch:
         env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
         git(repo, "read-tree", sha, env=env)
-        for name, patch in (("test.patch", task.test_patch), ("gold.patch", task.gold_patch)):
+        for name, patch in ((TEST_PATCH_FILE, task.test_patch), (GOLD_PATCH_FILE, task.gold_patch)):
             try:
                 git(repo, *_APPLY_CHECK, stdin=patch, env=env)
             except GitError as exc:
@@ -148,6 +156,33 @@ def compile_task(
         )
         _write_files(staging, files)
     return task
+
+
+def compile_home(
+    task_dir: Path,
+    *,
+    repo: Path,
+    home: Path,
+    allowed_hosts: tuple[str, ...] | None = None,
+) -> LocatedTask:
+    """Compile a task into `home/harbor-task/` and copy its `definition.json` beside it.
+
+    `home` may be `task_dir` itself: the definition is then already in place.
+
+    This is the one writer of a compiled task's home; the home is read back (`locate_task`).
+
+    Raises:
+        CompileError: a check failed.
+        TaskFileError: a file of the task cannot be read.
+        JsonError: the definition is not well-formed JSON.
+        DefinitionError: the definition is invalid.
+        BundleError: the home does not read back as the task compiled.
+    """
+    compile_task(task_dir, repo=repo, out=home / BUNDLE_DIR, allowed_hosts=allowed_hosts)
+    if home != task_dir:
+        definition = read_bytes(task_dir / DEFINITION_FILE, error=CompileError)
+        write_atomic(home / DEFINITION_FILE, definition)
+    return locate_task(home)
 
 
 def _current_allowed_hosts(bundle: Path) -> tuple[str, ...]:

@@ -28,11 +28,18 @@ from pydantic_core import PydanticCustomError
 
 from selfbench._json import MAX_SAFE_INTEGER, loads_strict, normalize_numbers
 from selfbench.errors import DefinitionError, Issue, JsonError
+from selfbench.rules import (
+    PLACEHOLDER,
+    TASK_ID_PATTERN,
+    error_location,
+    is_full_sha,
+    is_task_id,
+    sha_regex,
+)
 
 __all__ = [
     "AUTHORING_DEFAULTS",
     "DIFFICULTIES",
-    "TASK_ID_PATTERN",
     "TOOLCHAINS",
     "CheckReport",
     "Difficulty",
@@ -45,29 +52,17 @@ __all__ = [
     "canonical_json",
     "check_definition",
     "definition_sha256",
-    "harbor_name_problem",
-    "is_full_sha",
-    "is_sha256_digest",
-    "is_task_id",
     "parse_definition",
     "parse_submit_arguments",
     "submission_json_schema",
-    "task_id_problem",
 ]
 
 Mode = Literal["submission", "persisted"]
 Difficulty = Literal["easy", "medium", "hard"]
 DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
 TOOLCHAINS = ("uv", "bun", "go", "node", "python", "rust")
-_TASK_ID = "[A-Za-z0-9][A-Za-z0-9._-]*"
-_FULL_SHA = "[0-9a-fA-F]{40}"
-TASK_ID_PATTERN = f"^{_TASK_ID}$"
-_SHA_PATTERN = f"^{_FULL_SHA}$"
-_TASK_ID_RE = re.compile(_TASK_ID)
-_SHA_RE = re.compile(_FULL_SHA)
-_SHA256_RE = re.compile("[0-9a-f]{64}")
+_SHA_PATTERN = f"^{sha_regex()}$"
 _URL_SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
-_PLACEHOLDER = "{tests}"
 
 AUTHORING_DEFAULTS: dict[str, dict[str, int]] = {
     "timeouts": {"setupSeconds": 900, "agentSeconds": 2400, "testsSeconds": 900},
@@ -82,41 +77,6 @@ def _fail(message: str) -> PydanticCustomError:
 def _mode(info: ValidationInfo) -> Mode:
     context = info.context or {}
     return cast("Mode", context.get("mode", "persisted"))
-
-
-# --- identifiers: the one home of the taskId and SHA rules -------------------------------------
-
-
-def is_task_id(value: str) -> bool:
-    """Whether `value` matches the schema's taskId pattern, `TASK_ID_PATTERN`."""
-    return _TASK_ID_RE.fullmatch(value) is not None
-
-
-def harbor_name_problem(task_id: str) -> str | None:
-    """Why a taskId cannot name a Harbor task (`selfbench/<taskId>`), or None when it can.
-
-    The schema's pattern admits `a..b`; Harbor refuses a task name holding `..`.
-    """
-    if ".." in task_id:
-        return f"taskId {task_id} cannot name a Harbor task: it holds '..'"
-    return None
-
-
-def task_id_problem(task_id: str) -> str | None:
-    """Why `task_id` cannot name a task (the schema's pattern, then Harbor's `..`), or None."""
-    if not is_task_id(task_id):
-        return f"taskId {task_id!r} does not match {TASK_ID_PATTERN}"
-    return harbor_name_problem(task_id)
-
-
-def is_full_sha(value: str) -> bool:
-    """Whether `value` is a full 40-digit commit SHA (either case)."""
-    return _SHA_RE.fullmatch(value) is not None
-
-
-def is_sha256_digest(value: str) -> bool:
-    """Whether `value` has the shape of a SHA-256 hex digest: 64 lowercase hex digits."""
-    return _SHA256_RE.fullmatch(value) is not None
 
 
 # --- JSON scalar types -------------------------------------------------------------------------
@@ -202,7 +162,7 @@ def _toolchain(value: str) -> str:
 
 def _test_command(value: str, info: ValidationInfo) -> str:
     if _mode(info) == "persisted":
-        if _PLACEHOLDER not in value:
+        if PLACEHOLDER not in value:
             raise _fail('testCommand must contain "{tests}"')
     elif not value:
         raise _fail("must not be empty")
@@ -386,16 +346,6 @@ _MESSAGES = {
 }
 
 
-def _path(loc: tuple[int | str, ...], prefix: str) -> str:
-    text = prefix
-    for part in loc:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            text = f"{text}.{part}" if text else str(part)
-    return text or "$"
-
-
 def _issues(error: ValidationError, prefix: str = "") -> tuple[Issue, ...]:
     issues = []
     for item in error.errors(include_url=False, include_input=False):
@@ -404,7 +354,7 @@ def _issues(error: ValidationError, prefix: str = "") -> tuple[Issue, ...]:
             message = str(ctx["message"])
         else:
             message = _MESSAGES.get(item["type"], f"is invalid ({item['type']})")
-        issues.append(Issue(_path(tuple(item["loc"]), prefix), message))
+        issues.append(Issue(error_location(tuple(item["loc"]), prefix=prefix), message))
     return tuple(issues)
 
 

@@ -14,9 +14,10 @@ from typing import Any
 from selfbench import _sample
 from selfbench._git import git
 from selfbench._sample_history import build_sample_history
+from selfbench.artifacts.task_dir import read_authored_task
 from selfbench.audit import AuditReport
 from selfbench.contract import AUTHORING_DEFAULTS
-from selfbench.task import judge_task, read_authored_task
+from selfbench.task import judge_task
 
 __all__ = [
     "DEMO_BUDGETS",

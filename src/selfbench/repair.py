@@ -23,25 +23,20 @@ overlap blocker does), each shown with `display_path` so a hostile name stays on
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
-from posixpath import basename
 
 from selfbench._paths import unsafe_patch_path
 from selfbench.contract import TaskDefinition
 from selfbench.patches import changes_no_files, display_path, parse_patch
+from selfbench.rules import is_test_only_path
 
 __all__ = [
     "IMMUTABLE_FIELDS",
     "MUTABLE_FIELDS",
-    "TEST_FILE_PATTERNS",
-    "TEST_SEGMENTS",
     "RepairVerdict",
     "check_coupling_repair",
     "check_validation_repair",
-    "is_test_only_path",
 ]
 
 IMMUTABLE_FIELDS = (
@@ -52,20 +47,6 @@ MUTABLE_FIELDS = (
     "setupCommand", "testCommand", "failToPass", "passToPass", "testPaths", "toolchains",
     "timeouts", "resources",
 )  # fmt: skip
-# Compared lower-cased: the spec makes these segments case-insensitive.
-TEST_SEGMENTS = frozenset(
-    {
-        "test", "tests", "__tests__", "e2e", "integration", "fixture", "fixtures", "selfbench",
-        "selfbench-tests", "selfbench_tests", ".selfbench-tests",
-    }
-)  # fmt: skip
-# The toolchains' own conventions (Beyond), matched case-sensitively as pytest and go match them.
-TEST_FILE_PATTERNS = ("test_*.py", "*_test.py", "conftest.py", "*_test.go")
-# The spec's `(^|.)(test|spec).<ext>`, Jest's convention with the extension left open: `test` or
-# `spec` at the start of the name or after a dot, then exactly one final extension. The dots are
-# literal (`latest.js` is not a test) and the case is Jest's (`foo.Test.ts` is not one either).
-_TEST_NAME_RE = re.compile(r"(?:.*\.)?(?:test|spec)\.[^.]+", re.DOTALL)
-
 OUTSIDE_VALIDATION = "validation repair changed files outside held-out tests: {paths}"
 OUTSIDE_COUPLING = "repair changed files outside the held-out tests: {paths}"
 NO_FILES = changes_no_files("original held-out test patch")
@@ -83,22 +64,6 @@ class RepairVerdict:
     def allowed(self) -> bool:
         """True when the repair broke no rule."""
         return self.reason is None
-
-
-def is_test_only_path(path: str) -> bool:
-    """Whether a repository path is a test file by its name alone (SPEC §7).
-
-    True when a component is a test segment (any case), or the file name matches
-    `(^|.)(test|spec).<ext>` or a toolchain convention. A path `git apply` refuses never is.
-    """
-    if unsafe_patch_path(path):
-        return False
-    if any(part.lower() in TEST_SEGMENTS for part in path.split("/")):
-        return True
-    name = basename(path)
-    return bool(_TEST_NAME_RE.fullmatch(name)) or any(
-        fnmatchcase(name, pattern) for pattern in TEST_FILE_PATTERNS
-    )
 
 
 def check_validation_repair(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -12,12 +11,10 @@ from urllib.parse import unquote, urlsplit
 
 from selfbench._fs import staging_file
 from selfbench.errors import StoreError, translating
+from selfbench.rules import is_task_id
 
 __all__ = ["ArtifactRef", "LocalArtifactStore", "authoring_key"]
 
-# A key segment (a runId, a candidateId, a file name): a rule of the store's own, not the taskId
-# rule of `contract`, although today both allow the same characters.
-_SEGMENT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _CHUNK = 1 << 20
 
 
@@ -49,7 +46,7 @@ def check_key(key: str) -> str:
         StoreError: the key is not safe.
     """
     segments = key.split("/")
-    if not key or not all(_SEGMENT_RE.fullmatch(segment) for segment in segments):
+    if not key or not all(is_task_id(segment) for segment in segments):
         raise StoreError(f"unsafe artifact key: {key!r}")
     return key
 

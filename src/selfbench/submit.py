@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from selfbench._fs import atomic_directory
-from selfbench._json import dumps_pretty, loads_strict
+from selfbench._json import loads_strict
+from selfbench.artifacts.task_dir import render_task_files
 from selfbench.contract import Mode, check_definition, parse_definition, parse_submit_arguments
 from selfbench.errors import (
     DefinitionError,
@@ -24,13 +25,7 @@ from selfbench.errors import (
     SubmitError,
     translating,
 )
-from selfbench.task import (
-    DEFINITION_FILE,
-    GOLD_PATCH_FILE,
-    TEST_PATCH_FILE,
-    TaskVerdict,
-    judge_task,
-)
+from selfbench.task import TaskVerdict, judge_task
 
 __all__ = [
     "INCOMPLETE",
@@ -181,15 +176,7 @@ def _submit(
         if verdict.blockers:
             raise PreflightError(task_id, verdict.blockers)
         warnings = verdict.warnings
-    _write_exclusive(
-        root,
-        task_id,
-        {
-            DEFINITION_FILE: dumps_pretty(definition).encode("utf-8"),
-            TEST_PATCH_FILE: test_patch,
-            GOLD_PATCH_FILE: gold_patch,
-        },
-    )
+    _write_exclusive(root, task_id, render_task_files(definition, test_patch, gold_patch))
     return Submission(task_id, warnings)
 
 

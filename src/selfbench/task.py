@@ -1,8 +1,4 @@
-"""The authored task directory (SPEC §2, §4, §5): its files, its one reader, its one judge.
-
-An authored task is a directory of three files: `definition.json`, `test.patch` and
-`gold.patch`. Their names are spelled here only. `read_definition` is the one reader of a
-definition file, `read_task_files` and `read_authored_task` the one reader of a task directory.
+"""The one judge of an authored task (SPEC §2, §4, §5); its files are `artifacts.task_dir`'s.
 
 `judge_task` is pure: it returns every blocker of a (definition, test patch, gold patch) triple,
 the input checks of compile (task paths, then each patch's shape) and the static audit's, and
@@ -13,21 +9,13 @@ demo and the export's review record all judge a task through it, so they agree b
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from selfbench._fs import read_bytes
-from selfbench._json import loads_strict
 from selfbench._paths import escaping_task_paths, unsafe_patch_path
+from selfbench.artifacts.task_dir import GOLD_PATCH_FILE, TEST_PATCH_FILE
 from selfbench.audit import AuditReport, audit
-from selfbench.contract import (
-    LoadedDefinition,
-    Mode,
-    TaskDefinition,
-    harbor_name_problem,
-    parse_definition,
-)
-from selfbench.errors import DefinitionError, Issue, PatchError, TaskFileError
+from selfbench.contract import LoadedDefinition, TaskDefinition, parse_definition
+from selfbench.errors import DefinitionError, Issue, PatchError
 from selfbench.patches import (
     Patch,
     changes_no_files,
@@ -36,107 +24,9 @@ from selfbench.patches import (
     parse_patch,
     unprefixed_path,
 )
+from selfbench.rules import harbor_name_problem
 
-__all__ = [
-    "DEFINITION_FILE",
-    "GOLD_PATCH_FILE",
-    "TASK_FILES",
-    "TEST_PATCH_FILE",
-    "AuthoredTask",
-    "TaskFiles",
-    "TaskVerdict",
-    "judge_task",
-    "parse_task_files",
-    "read_authored_task",
-    "read_definition",
-    "read_task_files",
-]
-
-DEFINITION_FILE = "definition.json"
-TEST_PATCH_FILE = "test.patch"
-GOLD_PATCH_FILE = "gold.patch"
-TASK_FILES = (DEFINITION_FILE, TEST_PATCH_FILE, GOLD_PATCH_FILE)
-
-
-def _read_bytes(path: Path) -> bytes:
-    return read_bytes(path, error=TaskFileError)
-
-
-def read_definition(path: Path, *, mode: Mode = "persisted") -> LoadedDefinition:
-    """Read and validate a definition file (persisted mode unless told otherwise).
-
-    Raises:
-        TaskFileError: the file cannot be read.
-        JsonError: it is not one well-formed JSON document.
-        DefinitionError: it is not a valid definition.
-    """
-    return parse_definition(loads_strict(_read_bytes(path), source=str(path)), mode=mode)
-
-
-@dataclass(frozen=True, slots=True)
-class TaskFiles:
-    """The three files of an authored task directory, as bytes, unjudged."""
-
-    directory: Path
-    definition: bytes
-    test_patch: bytes
-    gold_patch: bytes
-
-    @property
-    def definition_path(self) -> Path:
-        """Where the definition was read from (JSON errors name it)."""
-        return self.directory / DEFINITION_FILE
-
-
-def read_task_files(task_dir: Path) -> TaskFiles:
-    """Read the three files of an authored task directory as they are.
-
-    Raises:
-        TaskFileError: a file cannot be read.
-    """
-    return TaskFiles(
-        task_dir,
-        _read_bytes(task_dir / DEFINITION_FILE),
-        _read_bytes(task_dir / TEST_PATCH_FILE),
-        _read_bytes(task_dir / GOLD_PATCH_FILE),
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class AuthoredTask:
-    """An authored task directory, read: the parsed definition and both patches' bytes."""
-
-    loaded: LoadedDefinition
-    test_patch: bytes
-    gold_patch: bytes
-
-    @property
-    def definition(self) -> TaskDefinition:
-        """The validated definition."""
-        return self.loaded.definition
-
-
-def read_authored_task(task_dir: Path) -> AuthoredTask:
-    """Read an authored task directory: the definition in persisted mode, both patches as bytes.
-
-    Raises:
-        TaskFileError: a file cannot be read.
-        JsonError: the definition is not well-formed JSON.
-        DefinitionError: the definition is invalid (persisted mode).
-    """
-    return parse_task_files(read_task_files(task_dir))
-
-
-def parse_task_files(files: TaskFiles) -> AuthoredTask:
-    """Parse a task directory's files: the definition in persisted mode, the patches as bytes.
-
-    Raises:
-        JsonError: the definition is not well-formed JSON.
-        DefinitionError: the definition is invalid (persisted mode).
-    """
-    value = loads_strict(files.definition, source=str(files.definition_path))
-    return AuthoredTask(parse_definition(value), files.test_patch, files.gold_patch)
-
+__all__ = ["TaskVerdict", "judge_task"]
 
 # --- the judge (pure) --------------------------------------------------------------------------
 

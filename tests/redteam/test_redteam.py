@@ -18,7 +18,7 @@ from redteam_attacks import ATTACKS, HONEST, Attack, Change
 from redteam_projects import go_project, js_project, rust_project
 
 from projects import Project, build, git
-from selfbench.bundle.locate import locate_task
+from selfbench.artifacts.compiled import locate_task
 from selfbench.validate.local import LocalOptions, score_patches
 from test_validate import PY_TEST_MUL, node_project, python_project
 

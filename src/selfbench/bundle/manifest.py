@@ -6,7 +6,7 @@ non-ASCII kept, with a trailing newline:
     generator             "selfbench"
     harborSchemaVersion   a non-empty string (the Harbor task schema compiled for)
     compilerRevision      a positive integer
-    taskId                a taskId that can name a Harbor task (`contract.task_id_problem`)
+    taskId                a taskId that can name a Harbor task (`rules.task_id_problem`)
     difficulty            "easy" | "medium" | "hard"
     definitionSha256      64 lowercase hex digits: the definition's canonical digest
     testPatchSha256       64 lowercase hex digits: tests/test.patch
@@ -27,15 +27,9 @@ from typing import Any, cast
 
 from selfbench._json import dumps_pretty, loads_strict
 from selfbench.bundle import layout
-from selfbench.contract import (
-    DIFFICULTIES,
-    Difficulty,
-    TaskDefinition,
-    definition_sha256,
-    is_sha256_digest,
-    task_id_problem,
-)
+from selfbench.contract import DIFFICULTIES, Difficulty, TaskDefinition, definition_sha256
 from selfbench.errors import BundleError, JsonError
+from selfbench.rules import is_sha256_digest, task_id_problem
 
 __all__ = [
     "GENERATOR",

@@ -19,7 +19,7 @@ from selfbench._runner_files import (
     package_patterns,
     runner_control_patterns,
 )
-from selfbench._shell import PLACEHOLDER, quote, substitute_tests
+from selfbench._shell import quote, substitute_tests
 from selfbench.bundle import layout
 from selfbench.bundle.evidence import (
     EVIDENCE_BODY,
@@ -30,6 +30,7 @@ from selfbench.bundle.evidence import (
 )
 from selfbench.contract import TaskDefinition
 from selfbench.outcomes import detect_runner
+from selfbench.rules import PLACEHOLDER
 from selfbench.runners import runner_named
 
 __all__ = [

@@ -37,8 +37,8 @@ from typing import Any, Literal
 
 from selfbench._fs import atomic_directory
 from selfbench._git import git
-from selfbench._json import dumps_pretty
-from selfbench.audit import THRESHOLDS
+from selfbench.artifacts.draft_record import DRAFT_FILE, render_draft_record
+from selfbench.artifacts.task_dir import render_task_files
 from selfbench.contract import AUTHORING_DEFAULTS, Difficulty
 from selfbench.draft._python import python_command
 from selfbench.draft.config import DraftConfig, merge_configs, repo_config
@@ -64,12 +64,12 @@ from selfbench.draft.split import SplitChange, is_runnable_test, split_change
 from selfbench.errors import DraftError, SandboxError, SelfbenchError, translating
 from selfbench.mine.candidate import CandidateModel
 from selfbench.progress import Reporter, silent
-from selfbench.task import DEFINITION_FILE, GOLD_PATCH_FILE, TEST_PATCH_FILE, judge_task
+from selfbench.rules import THRESHOLDS
+from selfbench.task import judge_task
 from selfbench.toolchains import sandbox_pythons
 from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions
 
 __all__ = [
-    "DRAFT_FILE",
     "DraftOptions",
     "DraftResult",
     "draft_candidate",
@@ -77,8 +77,6 @@ __all__ = [
     "draft_evidence",
 ]
 
-DRAFT_FILE = "draft.json"
-"""The sidecar beside a drafted task's files: the evidence and the draft marker."""
 DRAFT_SCHEMA_VERSION = 1
 
 
@@ -543,10 +541,10 @@ def _write_task(
     with translating(DraftError, f"write {target}"):
         try:
             with atomic_directory(target, replace=replace) as staging:
-                (staging / DEFINITION_FILE).write_text(dumps_pretty(definition), encoding="utf-8")
-                (staging / TEST_PATCH_FILE).write_bytes(split.test_patch)
-                (staging / GOLD_PATCH_FILE).write_bytes(split.gold_patch)
-                (staging / DRAFT_FILE).write_text(dumps_pretty(evidence), encoding="utf-8")
+                files = render_task_files(definition, split.test_patch, split.gold_patch)
+                files[DRAFT_FILE] = render_draft_record(evidence)
+                for name, content in files.items():
+                    (staging / name).write_bytes(content)
         except FileExistsError:
             raise DraftError(f"{target} already exists (--replace overwrites it)") from None
 

@@ -47,6 +47,7 @@ from selfbench._paths import escapes_repository
 from selfbench.audit import NOT_ONCE, QUOTED, placeholder_is_argument_list
 from selfbench.contract import TOOLCHAINS
 from selfbench.errors import DraftError, GitError
+from selfbench.rules import PLACEHOLDER, error_location
 from selfbench.runners import settings
 
 __all__ = [
@@ -65,7 +66,6 @@ RUNNERS = settings()
 _ONE_OF = "must be one of " + ", ".join(RUNNERS)
 _MAX_BYTES = 1 << 20
 _STRICT = ConfigDict(extra="forbid", frozen=True)
-_PLACEHOLDER = "{tests}"
 
 
 class TimeoutsConfig(BaseModel):
@@ -133,7 +133,7 @@ class DraftConfig(BaseModel):
     def _test_command(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        if value.count(_PLACEHOLDER) != 1:
+        if value.count(PLACEHOLDER) != 1:
             raise ValueError(NOT_ONCE)
         if not placeholder_is_argument_list(value):
             raise ValueError(QUOTED)
@@ -154,10 +154,7 @@ _MESSAGES = {
 
 
 def _problem(error: dict[str, Any]) -> str:
-    where = ""
-    for part in error["loc"]:
-        where += f"[{part}]" if isinstance(part, int) else f".{part}" if where else str(part)
-    where = where or "table"
+    where = error_location(tuple(error["loc"]), root="table")
     if error["type"] == "extra_forbidden":
         return f"unknown key {where!r}"
     if error["type"] == "value_error":

@@ -26,6 +26,7 @@ from selfbench.contract import TaskDefinition
 from selfbench.draft.split import SplitChange
 from selfbench.mine.candidate import CandidateModel
 from selfbench.patches import Patch, parse_patch
+from selfbench.rules import sha_regex
 
 __all__ = ["EMPTY_DRAFT", "draft_instruction"]
 
@@ -53,7 +54,7 @@ _REFERENCE_RE = re.compile(
     re.IGNORECASE,
 )
 _HEX_RE = re.compile(
-    r"(?<![0-9A-Za-z])(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{7,40}"
+    r"(?<![0-9A-Za-z])(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])" + sha_regex(abbreviated=True)
 )
 _TASK_ITEM_RE = re.compile(r"^\s*[-*]\s*\[[ xX]\]\s")
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])")

@@ -67,8 +67,9 @@ def draft_task(arguments: Mapping[str, Any]) -> dict[str, Any]:
         SelfbenchError: a missing argument, an unreadable candidates file, an unknown id, or no
             sandbox on this machine.
     """
-    from selfbench.draft.api import DRAFT_FILE, DraftOptions, draft_candidate  # noqa: PLC0415
-    from selfbench.task import read_task_files  # noqa: PLC0415
+    from selfbench.artifacts.draft_record import read_draft_record  # noqa: PLC0415
+    from selfbench.artifacts.task_dir import read_task_files  # noqa: PLC0415
+    from selfbench.draft.api import DraftOptions, draft_candidate  # noqa: PLC0415
 
     candidate_id = arguments.get("candidate")
     if not isinstance(candidate_id, str) or not candidate_id:
@@ -90,7 +91,7 @@ def draft_task(arguments: Mapping[str, Any]) -> dict[str, Any]:
                 "evidence": result.evidence,
             }
         files = read_task_files(result.task_dir)
-        evidence = json.loads((result.task_dir / DRAFT_FILE).read_text(encoding="utf-8"))
+        evidence = read_draft_record(result.task_dir)
     return {
         "drafted": True,
         "candidate": candidate.id,

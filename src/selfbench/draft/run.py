@@ -35,17 +35,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from selfbench._fs import read_bytes, write_atomic
-from selfbench._json import dumps_pretty
-from selfbench._shell import PLACEHOLDER, quote
-from selfbench.audit import THRESHOLDS
-from selfbench.bundle.locate import locate_task
+from selfbench._fs import read_bytes
+from selfbench._shell import quote
+from selfbench.artifacts.task_dir import write_task_files
 from selfbench.bundle.render_scripts import F2P_AGAIN_LABEL, F2P_LABEL
-from selfbench.compiler import compile_task
+from selfbench.compiler import compile_home
 from selfbench.contract import AUTHORING_DEFAULTS, Difficulty
 from selfbench.errors import DraftError
 from selfbench.outcomes import Outcome, Outcomes, parse_outcomes
-from selfbench.task import DEFINITION_FILE, GOLD_PATCH_FILE, TEST_PATCH_FILE
+from selfbench.rules import PLACEHOLDER, THRESHOLDS
 from selfbench.validate.checks import command_segments
 from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions, score_patches
 from selfbench.validate.report import RunReport
@@ -251,11 +249,8 @@ def observe(
         task = Path(scratch) / "task"
         task.mkdir()
         definition = _provisional_definition(plan, "easy")
-        write_atomic(task / DEFINITION_FILE, dumps_pretty(definition).encode("utf-8"))
-        write_atomic(task / TEST_PATCH_FILE, test_patch)
-        write_atomic(task / GOLD_PATCH_FILE, gold_patch)
-        compile_task(task, repo=repo)
-        located = locate_task(task)
+        write_task_files(task, definition, test_patch, gold_patch)
+        located = compile_home(task, repo=repo, home=task)
         patches: list[bytes | None] = [b"", *([gold_patch] * reruns)]
         reports = score_patches(located, patches, options=options)
     seconds = time.monotonic() - started

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from selfbench._json import loads_strict
+from selfbench.artifacts.compiled import LocatedTask, locate_task, read_bundle_manifest
 from selfbench.bundle import layout
-from selfbench.bundle.locate import LocatedTask, locate_task, read_bundle_manifest
 from selfbench.contract import definition_sha256, parse_definition
 from selfbench.errors import EvalError, JsonError, SelfbenchError, translating
 from selfbench.export.reader import REVIEW_FILE

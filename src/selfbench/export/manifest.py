@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from selfbench import contract
+from selfbench import rules
 from selfbench._json import dumps_pretty, loads_strict
 from selfbench.errors import ArchiveError, JsonError
 
@@ -104,9 +104,9 @@ def task_member_name(task_id: str) -> str:
 
 def task_id_problem(task_id: str) -> str | None:
     """Why `task_id` cannot name an exported task, or None when it can."""
-    if contract.is_task_id(task_id) and len(task_id) > MAX_TASK_ID:
+    if rules.is_task_id(task_id) and len(task_id) > MAX_TASK_ID:
         return f"taskId {task_id} is longer than {MAX_TASK_ID} characters, an export's limit"
-    return contract.task_id_problem(task_id)
+    return rules.task_id_problem(task_id)
 
 
 def render_manifest(manifest: Manifest) -> bytes:
@@ -163,7 +163,7 @@ def _tasks(value: Any, where: str) -> tuple[TaskEntry, ...]:
             raise _fail(where, f"{path}.taskId: task {task_id} is listed twice")
         seen.add(task_id)
         digest = fields["sha256"]
-        if not isinstance(digest, str) or not contract.is_sha256_digest(digest):
+        if not isinstance(digest, str) or not rules.is_sha256_digest(digest):
             raise _fail(where, f"{path}.sha256 must be 64 lowercase hex digits")
         entries.append(TaskEntry(task_id, digest))
     return tuple(entries)
@@ -193,7 +193,7 @@ def parse_manifest(data: bytes, *, where: str = MANIFEST_NAME) -> Manifest:
     counts = _object(fields["candidateCounts"], DIFFICULTIES, where, "candidateCounts")
     repository = _object(fields["repository"], ("url", "commit"), where, "repository")
     commit = _string(repository["commit"], where, "repository.commit")
-    if not contract.is_full_sha(commit):
+    if not rules.is_full_sha(commit):
         raise _fail(where, "repository.commit must be a full commit SHA")
     manifest = Manifest(
         run_id=_string(fields["runId"], where, "runId"),

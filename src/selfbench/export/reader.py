@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from selfbench._json import loads_strict
+from selfbench.artifacts.compiled import BUNDLE_DIR
 from selfbench.bundle import layout
-from selfbench.bundle.locate import BUNDLE_DIR
 from selfbench.bundle.manifest import BundleManifest, parse_bundle_manifest
 from selfbench.contract import TaskDefinition, definition_sha256, parse_definition
 from selfbench.errors import ArchiveError, BundleError, DefinitionError, ExportError, JsonError

@@ -23,19 +23,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from selfbench._fs import atomic_file, read_bytes, staging_directory
-from selfbench._json import dumps_pretty, loads_strict
+from selfbench._fs import atomic_file, staging_directory
+from selfbench._json import dumps_pretty
+from selfbench.artifacts.compiled import BUNDLE_DIR, LocatedTask, locate_task, refuse_duplicates
+from selfbench.artifacts.validation import (
+    VALIDATION_FILE,
+    ValidationRecord,
+    read_validation_records,
+)
 from selfbench.audit import AuditReport
 from selfbench.bundle import layout
-from selfbench.bundle.locate import (
-    BUNDLE_DIR,
-    VALIDATION_FILE,
-    LocatedTask,
-    locate_task,
-    refuse_duplicates,
-)
-from selfbench.contract import TaskDefinition, is_full_sha
-from selfbench.errors import ExportError, JsonError, translating
+from selfbench.contract import TaskDefinition
+from selfbench.errors import ExportError, translating
 from selfbench.export._streams import HashingReader
 from selfbench.export._tar import TarWriter
 from selfbench.export.manifest import (
@@ -56,6 +55,7 @@ from selfbench.export.reader import (
     copy_tasks,
 )
 from selfbench.progress import Reporter, silent
+from selfbench.rules import is_full_sha
 from selfbench.task import judge_task
 
 __all__ = [
@@ -120,36 +120,16 @@ def _check_run(run: RunInfo) -> None:
 # --- validation reports ------------------------------------------------------------------------
 
 
-def _report_entries(value: Any, where: str) -> list[dict[str, Any]]:
-    entries = value if isinstance(value, list) else [value]
-    for index, entry in enumerate(entries):
-        ok = (
-            isinstance(entry, dict)
-            and isinstance(entry.get("taskId"), str)
-            and isinstance(entry.get("accepted"), bool)
-        )
-        if not ok:
-            raise ExportError(
-                f"{where}: entry {index} is not a validation report (taskId, accepted)"
-            )
-    return entries
-
-
-def read_validation_reports(paths: Sequence[Path]) -> dict[str, dict[str, Any]]:
+def read_validation_reports(paths: Sequence[Path]) -> dict[str, ValidationRecord]:
     """Every task's validation report by taskId; a later report on a task replaces an earlier.
 
     Raises:
         ExportError: a file is unreadable or is not `selfbench validate --json` output.
     """
-    reports: dict[str, dict[str, Any]] = {}
+    reports: dict[str, ValidationRecord] = {}
     for path in paths:
-        data = read_bytes(path, error=ExportError)
-        try:
-            value = loads_strict(data, source=str(path))
-        except JsonError as exc:
-            raise ExportError(str(exc)) from None
-        for entry in _report_entries(value, str(path)):
-            reports[entry["taskId"]] = entry
+        for record in read_validation_records(path, error=ExportError):
+            reports[record.task_id] = record
     return reports
 
 
@@ -168,7 +148,7 @@ def _located(inputs: Sequence[Path]) -> list[LocatedTask]:
     return sorted(tasks, key=lambda task: task.definition.taskId)
 
 
-def reports_beside(tasks: Sequence[LocatedTask]) -> dict[str, dict[str, Any]]:
+def reports_beside(tasks: Sequence[LocatedTask]) -> dict[str, ValidationRecord]:
     """The reports `selfbench validate` wrote beside the tasks' definitions, by taskId.
 
     A report on another build of the bundle (its `bundleManifestSha256` differs) is left out.
@@ -176,29 +156,27 @@ def reports_beside(tasks: Sequence[LocatedTask]) -> dict[str, dict[str, Any]]:
     Raises:
         ExportError: a report file is unreadable or is not a validation report.
     """
-    reports: dict[str, dict[str, Any]] = {}
+    reports: dict[str, ValidationRecord] = {}
     for task in tasks:
-        path = task.bundle.parent / VALIDATION_FILE
-        if task.definition_path.parent != path.parent or not path.is_file():
+        if task.home is None or not (path := task.home / VALIDATION_FILE).is_file():
             continue
         found = read_validation_reports([path]).get(task.definition.taskId)
-        if found is not None and found.get("bundleManifestSha256") == task.manifest_sha256:
+        if found is not None and found.bundle_manifest_sha256 == task.manifest_sha256:
             reports[task.definition.taskId] = found
     return reports
 
 
-def _unaccepted(report: dict[str, Any] | None) -> str | None:
+def _unaccepted(report: ValidationRecord | None) -> str | None:
     """Why a task has no accepted validation report; None when it has one."""
     if report is None:
         return "no validation report"
-    if report["accepted"]:
+    if report.accepted:
         return None
-    reason = report.get("reason")
-    return f"rejected: {reason}" if isinstance(reason, str) and reason else "rejected"
+    return f"rejected: {report.reason}" if report.reason else "rejected"
 
 
 def _required_verdicts(
-    tasks: list[LocatedTask], reports: dict[str, dict[str, Any]], *, skip: bool
+    tasks: list[LocatedTask], reports: dict[str, ValidationRecord], *, skip: bool
 ) -> tuple[list[LocatedTask], list[LeftOut]]:
     kept: list[LocatedTask] = []
     left_out: list[LeftOut] = []
@@ -218,7 +196,7 @@ def _required_verdicts(
 
 
 def _verdicts(
-    tasks: list[LocatedTask], reports: dict[str, dict[str, Any]] | None
+    tasks: list[LocatedTask], reports: dict[str, ValidationRecord] | None
 ) -> tuple[list[LocatedTask], list[LeftOut]]:
     if reports is None:
         return tasks, []
@@ -229,12 +207,10 @@ def _verdicts(
         report = reports.get(task_id)
         if report is None:
             raise ExportError(f"no validation report names task {task_id}")
-        if report["accepted"]:
+        if report.accepted:
             kept.append(task)
         else:
-            reason = report.get("reason")
-            text = reason if isinstance(reason, str) and reason else "rejected by validation"
-            left_out.append(LeftOut(task_id, text))
+            left_out.append(LeftOut(task_id, report.reason or "rejected by validation"))
     return kept, left_out
 
 
@@ -248,10 +224,11 @@ def _audit(task: LocatedTask) -> AuditReport:
     return judge_task(task.definition, tests, gold).audit
 
 
-def _review_record(task: LocatedTask, validation: dict[str, Any] | None) -> bytes:
+def _review_record(task: LocatedTask, validation: ValidationRecord | None) -> bytes:
     """The review record: the definition `locate_task` parsed, the verdict, one audit."""
     definition: TaskDefinition = task.definition
-    values = (definition.model_dump(mode="json"), validation, _audit(task).to_json())
+    verdict = None if validation is None else validation.json
+    values = (definition.model_dump(mode="json"), verdict, _audit(task).to_json())
     record = dict(zip(REVIEW_KEYS, values, strict=True))  # definition, validation, audit
     return dumps_pretty(record).encode("utf-8")
 
@@ -326,7 +303,7 @@ def _write_outer(out: Path, manifest: Manifest, archives: dict[str, Path]) -> No
 
 def _pack_all(
     tasks: list[LocatedTask],
-    reports: dict[str, dict[str, Any]],
+    reports: dict[str, ValidationRecord],
     staging: Path,
     reporter: Reporter,
 ) -> dict[str, tuple[Path, str]]:

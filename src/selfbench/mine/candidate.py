@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from selfbench._fs import read_bytes
 from selfbench.errors import MineError
+from selfbench.rules import describe_error, sha_regex
 
 __all__ = [
     "CANDIDATE_SCHEMA_VERSION",
@@ -30,6 +31,8 @@ __all__ = [
 
 CANDIDATE_SCHEMA_VERSION = 1
 _FROZEN = ConfigDict(extra="forbid", frozen=True)
+_GIT_SHA = f"^{sha_regex(lowercase=True)}$"
+"""Mining writes commits as git prints them, so a candidate's are lower case."""
 
 
 class CandidateFileModel(BaseModel):
@@ -84,8 +87,8 @@ class CandidateModel(BaseModel):
     repo: str
     sourcePr: int | None  # noqa: N815
     sourceUrl: str | None  # noqa: N815
-    baseCommit: str = Field(pattern="^[0-9a-f]{40}$")  # noqa: N815
-    completedCommit: str = Field(pattern="^[0-9a-f]{40}$")  # noqa: N815
+    baseCommit: str = Field(pattern=_GIT_SHA)  # noqa: N815
+    completedCommit: str = Field(pattern=_GIT_SHA)  # noqa: N815
     mergedAt: int = Field(description="commit time of the completed commit, Unix seconds")  # noqa: N815
     title: str
     body: str
@@ -137,11 +140,8 @@ def parse_candidate_lines(data: bytes, *, source: str) -> tuple[CandidateModel, 
         try:
             found.append(CandidateModel.model_validate(value))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or "line"
-            raise MineError(
-                f"{source}:{number}: {where}: {first['type'].replace('_', ' ')}"
-            ) from None
+            problem = describe_error(exc.errors()[0], root="line")
+            raise MineError(f"{source}:{number}: {problem}") from None
     return tuple(found)
 
 

@@ -6,7 +6,7 @@ One rule per class, checked in this order (the first that matches wins):
 2. **other, vendored or generated**: a `vendor/`, `third_party/`, `node_modules/` … component, or
    a generated name (`*.min.js`, `*_pb2.py`, `*.pb.go`, `*.generated.*`, `dist/`, …). Checked
    before tests, so a vendored library's own tests are not this project's tests.
-3. **tests**: SPEC §7's test-only path rule (`selfbench.repair.is_test_only_path`), extended with
+3. **tests**: SPEC §7's test-only path rule (`selfbench.rules.is_test_only_path`), extended with
    the conventions of pytest and unittest (`testing/`, `*_tests.py`, `tests.py`), jest, vitest
    and mocha (`__snapshots__/`, `*-test.js`, `*_test.ts`), node --test (`test/`), go
    (`testdata/`), cargo (`tests/`, `benches/` are not tests), rspec (`spec/`, `*_spec.rb`) and
@@ -31,7 +31,7 @@ from posixpath import basename, splitext
 from typing import Literal
 
 from selfbench.patches import is_dependency_manifest
-from selfbench.repair import is_test_only_path
+from selfbench.rules import is_test_only_path
 
 __all__ = [
     "FILE_CLASSES",

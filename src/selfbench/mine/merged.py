@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from selfbench.rules import sha_regex
+
 __all__ = [
     "MAIN_BRANCHES",
     "REVERTED_BY",
@@ -67,7 +69,7 @@ REVERTED_BY = "reverted later by {sha7}"
 _REVERT_SUBJECT_RE = re.compile(r'^Revert "')
 _REVERT_TITLE_RE = re.compile(r'^Revert\s+"(?P<title>.+)"$', re.DOTALL)
 _REVERTS_REQUEST_RE = re.compile(r"^Reverts\s+(?:[\w.-]+/[\w.-]+)?#(\d+)\s*$", re.MULTILINE)
-_REVERTS_RE = re.compile(r"This reverts commit ([0-9a-fA-F]{7,40})")
+_REVERTS_RE = re.compile(f"This reverts commit ({sha_regex(abbreviated=True)})")
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from selfbench._fs import read_bytes
 from selfbench.errors import MineError
+from selfbench.rules import describe_error
 
 __all__ = [
     "GH_FIELDS",
@@ -86,10 +87,6 @@ def _oid(commit: _MergeCommit | None) -> str | None:
     return commit.oid.lower() if commit is not None and commit.oid else None
 
 
-def _where(error: Any) -> str:
-    return ".".join(str(part) for part in error["loc"])
-
-
 def parse_pull_requests(value: Any, *, source: str) -> tuple[PullRequest, ...]:
     """Validate what `gh pr list --json` printed (already decoded from JSON).
 
@@ -103,9 +100,8 @@ def parse_pull_requests(value: Any, *, source: str) -> tuple[PullRequest, ...]:
         try:
             entry = _Entry.model_validate(item)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = f"[{index}].{_where(first)}" if first["loc"] else f"[{index}]"
-            raise MineError(f"{source}: {where}: {first['type'].replace('_', ' ')}") from None
+            problem = describe_error(exc.errors()[0], prefix=f"[{index}]")
+            raise MineError(f"{source}: {problem}") from None
         author = entry.author or _Author()
         found.append(
             PullRequest(

@@ -4,7 +4,7 @@
 
 * tests, 40: the change touched test files (a held-out test patch can be cut from it);
 * size, 30: its changed implementation lines `L` lie inside the tier's range, from the audit's
-  gate `g` (`selfbench.audit.THRESHOLDS`) up to `10 * g`; above that the term falls as
+  gate `g` (`selfbench.rules.THRESHOLDS`) up to `10 * g`; above that the term falls as
   `30 * 10g / L` (a huge change makes a poor task);
 * recency, 30: `30 * (t - oldest) / (newest - oldest)` over the completed commits' times in the
   walk (30 for all when they are equal).
@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from selfbench.audit import THRESHOLDS
 from selfbench.contract import DIFFICULTIES, Difficulty
+from selfbench.rules import THRESHOLDS
 
 __all__ = [
     "DEFAULT_OVER_FETCH",

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from selfbench._json import loads_strict
+from selfbench.artifacts.draft_record import DRAFT_FILE
+from selfbench.artifacts.task_dir import TASK_FILES, read_authored_task, read_task_files
 from selfbench.collect import Candidate, candidate_mismatch, find_authored_task
 from selfbench.errors import PreflightError, SelfbenchError
 from selfbench.mine.candidate import CandidateModel
@@ -36,10 +38,8 @@ from selfbench.run._process import parse_command, run_command
 from selfbench.run._prompts import Mode, render_agent_prompt
 from selfbench.run._workspace import INPUTS_DIR, Workspace, changed_paths, open_workspace
 from selfbench.submit import OUTPUT_ENV, write_submission_files
-from selfbench.task import TASK_FILES, read_authored_task, read_task_files
 
 __all__ = [
-    "DRAFT_SIDECAR",
     "LOG_TAIL_BYTES",
     "NOT_SUBMITTED",
     "AuthorJob",
@@ -51,7 +51,6 @@ __all__ = [
     "run_agent",
 ]
 
-DRAFT_SIDECAR = "draft.json"
 LOG_TAIL_BYTES = 8192
 NOT_SUBMITTED = "author did not submit"
 _PLACEHOLDER_RE = re.compile(r"\{(prompt|prompt_file|mcp_config|workspace)\}")
@@ -160,7 +159,7 @@ def _expand(argv: tuple[str, ...], values: Mapping[str, str]) -> list[str]:
 
 def _copy_task(source: Path, target: Path, *, sidecar: bool) -> None:
     target.mkdir(parents=True)
-    for name in (*TASK_FILES, *((DRAFT_SIDECAR,) if sidecar else ())):
+    for name in (*TASK_FILES, *((DRAFT_FILE,) if sidecar else ())):
         if (source / name).is_file():
             shutil.copyfile(source / name, target / name)
 

@@ -30,7 +30,7 @@ from selfbench.mine.rank import DEFAULT_OVER_FETCH
 from selfbench.mine.source import check_source_url, repository_source
 from selfbench.run import stages
 from selfbench.run.export import export_accepted
-from selfbench.run.state import STAGES, CandidateState, RunDirectory
+from selfbench.run.state import STAGES, CandidateState, Pool, RunDirectory
 from selfbench.run.steps import StepContext, run_step
 from selfbench.validate.host_network import HostNetwork, announce_once, network_failure
 from selfbench.validate.phases import setup_env_values
@@ -199,7 +199,7 @@ class RunSummary:
 # --- the pool ----------------------------------------------------------------------------------
 
 
-def _mine_pool(run: RunDirectory, options: RunOptions) -> dict[str, Any]:
+def _mine_pool(run: RunDirectory, options: RunOptions) -> Pool:
     from selfbench.mine import MineOptions, mine_repository  # noqa: PLC0415
     from selfbench.mine.git_history import read_repository  # noqa: PLC0415
 
@@ -211,37 +211,34 @@ def _mine_pool(run: RunDirectory, options: RunOptions) -> dict[str, Any]:
     )
     mined = mine_repository(options.repo, mine)
     info = read_repository(options.repo, "HEAD")
-    pool = {
-        "head": info.head,
-        "repository": repository_source(info.origin, info.path, options.source_url).label,
-        "candidates": [candidate.to_json() for candidate in mined.candidates],
-    }
-    run.write_json(run.pool_path, pool)
+    pool = Pool(
+        head=info.head,
+        repository=repository_source(info.origin, info.path, options.source_url).label,
+        candidates=tuple(candidate.to_json() for candidate in mined.candidates),
+    )
+    run.write_pool(pool)
     run.event("mined", candidates=len(mined.candidates), counts=mined.counts())
     return pool
 
 
-def _read_pool(run: RunDirectory, options: RunOptions, on_event: OnEvent | None) -> dict[str, Any]:
+def _read_pool(run: RunDirectory, options: RunOptions, on_event: OnEvent | None) -> Pool:
     if not run.pool_path.is_file():
         if on_event is not None:
             on_event("mining", None)
         return _mine_pool(run, options)
-    pool = run.read_json(run.pool_path)
-    if not isinstance(pool, dict) or not isinstance(pool.get("candidates"), list):
-        raise RunError(f"{run.pool_path}: not a run's mined pool")
-    return pool
+    return run.read_pool()
 
 
-def _candidates(pool: dict[str, Any]) -> dict[str, CandidateModel]:
+def _candidates(pool: Pool) -> dict[str, CandidateModel]:
     """The pool's candidates by id, in the pool's order (hardest tier first, best first)."""
-    models = [CandidateModel.model_validate(value) for value in pool["candidates"]]
+    models = [CandidateModel.model_validate(value) for value in pool.candidates]
     return {model.id: model for model in models}
 
 
-def run_id(pool: dict[str, Any], options: RunOptions) -> str:
+def run_id(pool: Pool, options: RunOptions) -> str:
     """The run's id: the same inputs (not paths) give the same id."""
     key = {
-        "head": pool["head"],
+        "head": pool.head,
         "budgets": options.to_json()["budgets"],
         "author": stages.command_name(options.author),
         "reviewer": stages.command_name(options.reviewer),
@@ -575,7 +572,7 @@ def _begin(
     *,
     created: bool,
     changes: Mapping[str, Any] | None = None,
-) -> tuple[RunOptions, dict[str, Any]]:
+) -> tuple[RunOptions, Pool]:
     """The run's options and pool; a run directory this start created and that never got its
     pool is removed again, so a bad input leaves nothing behind."""
     try:

@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from selfbench._json import loads_strict
-from selfbench.bundle.locate import DEFINITION_FILE, VALIDATION_FILE
+from selfbench.artifacts.task_dir import DEFINITION_FILE
+from selfbench.artifacts.validation import VALIDATION_FILE, read_validation
 from selfbench.contract import DIFFICULTIES
 from selfbench.errors import RunError
 from selfbench.export import RunInfo, export_and_verify
 from selfbench.run import stages
-from selfbench.run.state import CandidateState, RunDirectory
+from selfbench.run.state import CandidateState, Pool, RunDirectory
 
 __all__ = ["ExportOptions", "export_accepted", "provenance", "tried"]
 
@@ -69,7 +70,7 @@ it or whether it was in the cache yet (which differs between a first run and a r
 
 def _report(run: RunDirectory, state: CandidateState) -> dict[str, Any]:
     path = _home(run, state) / VALIDATION_FILE
-    report = dict(_relative_logs(loads_strict(path.read_bytes(), source=str(path)), str(run.path)))
+    report = dict(_relative_logs(read_validation(path), str(run.path)))
     if isinstance(report.get("toolchains"), list):
         report["toolchains"] = [
             {key: use.get(key) for key in _TOOLCHAIN_KEYS}
@@ -132,7 +133,7 @@ def provenance(
 def export_accepted(
     run: RunDirectory,
     options: ExportOptions,
-    pool: dict[str, Any],
+    pool: Pool,
     run_id: str,
     states: tuple[CandidateState, ...],
 ) -> Path:
@@ -146,13 +147,13 @@ def export_accepted(
     reports = [_report(run, state) for state in accepted]
     task_ids = [_task_id(run, state) for state in accepted]
     folder = run.path / _EXPORT_DIR
-    reports_path = folder / "validation.json"
+    reports_path = folder / VALIDATION_FILE
     run.write_json(reports_path, reports)
     homes = [_home(run, state) for state in accepted]
     info = RunInfo(
         run_id=run_id,
-        repository_url=str(pool["repository"]),
-        repository_commit=str(pool["head"]),
+        repository_url=pool.repository,
+        repository_commit=pool.head,
         candidate_counts=tried(states),
     )
     done = export_and_verify(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from selfbench.bundle.locate import BUNDLE_DIR, DEFINITION_FILE, VALIDATION_FILE
+from selfbench.artifacts.validation import VALIDATION_FILE
 from selfbench.errors import HarborError, SandboxError, SelfbenchError
 from selfbench.mine.candidate import CandidateModel
 from selfbench.validate.host_network import HostNetwork
@@ -200,7 +200,8 @@ def _private_copy(task_dir: Path, out: Path) -> Path:
 
 def audit_task(task_dir: Path) -> StageResult:
     """The static audit (SPEC §4): its blockers, joined, reject."""
-    from selfbench.task import judge_task, read_authored_task  # noqa: PLC0415
+    from selfbench.artifacts.task_dir import read_authored_task  # noqa: PLC0415
+    from selfbench.task import judge_task  # noqa: PLC0415
 
     def run() -> StageResult:
         task = read_authored_task(task_dir)
@@ -217,14 +218,11 @@ def compile_stage(
 ) -> StageResult:
     """Compile the task into `home/harbor-task/`, with its definition beside it (its agent may
     reach `allowed_hosts`, else the compiler's default list)."""
-    from selfbench.compiler import compile_task  # noqa: PLC0415
+    from selfbench.compiler import compile_home  # noqa: PLC0415
 
     def run() -> StageResult:
         home.mkdir(parents=True)
-        compile_task(
-            task_dir, repo=repo, out=home / BUNDLE_DIR, allowed_hosts=allowed_hosts or None
-        )
-        shutil.copyfile(task_dir / DEFINITION_FILE, home / DEFINITION_FILE)
+        compile_home(task_dir, repo=repo, home=home, allowed_hosts=allowed_hosts or None)
         return StageResult(path=home)
 
     return _guarded(run)

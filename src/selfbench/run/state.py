@@ -21,7 +21,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -31,10 +30,12 @@ from typing import Any, Literal
 from selfbench._fs import read_bytes, write_atomic
 from selfbench._json import dumps_pretty, loads_strict
 from selfbench.errors import JsonError, RunError, translating
+from selfbench.rules import is_task_id
 
 __all__ = [
     "STAGES",
     "CandidateState",
+    "Pool",
     "RunDirectory",
     "Stage",
     "Status",
@@ -80,7 +81,25 @@ _EVENTS = "events.jsonl"
 _CANDIDATES = "candidates"
 _WORK = "work"
 _LOGS = "logs"
-_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
+_MAX_ID = 121
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """The mined pool (`pool.json`): the repository's head and label, and its candidates."""
+
+    head: str
+    repository: str
+    candidates: tuple[Any, ...]
+    """Each candidate's JSON as mining wrote it, in the order they are tried."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The pool as `pool.json` holds it."""
+        return {
+            "head": self.head,
+            "repository": self.repository,
+            "candidates": list(self.candidates),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,6 +314,26 @@ class RunDirectory:
         except JsonError as exc:
             raise RunError(str(exc)) from None
 
+    def write_pool(self, pool: Pool) -> None:
+        """Write the run's mined pool, once."""
+        self.write_json(self.pool_path, pool.to_json())
+
+    def read_pool(self) -> Pool:
+        """Read the run's mined pool.
+
+        Raises:
+            RunError: it is missing, unreadable, not JSON or not a pool.
+        """
+        value = self.read_json(self.pool_path)
+        fields = value if isinstance(value, dict) else {}
+        head, repository = fields.get("head"), fields.get("repository")
+        candidates = fields.get("candidates")
+        if not (isinstance(head, str) and isinstance(repository, str)):
+            raise RunError(f"{self.pool_path}: not a run's mined pool")
+        if not isinstance(candidates, list):
+            raise RunError(f"{self.pool_path}: not a run's mined pool")
+        return Pool(head, repository, tuple(candidates))
+
     def is_run(self) -> bool:
         """Whether the directory holds a run (its inputs were written)."""
         return self.inputs_path.is_file()
@@ -362,6 +401,6 @@ class RunDirectory:
 
 
 def _safe(candidate: str) -> str:
-    if not _SAFE_ID.match(candidate):
+    if not is_task_id(candidate, max_length=_MAX_ID):
         raise RunError(f"candidate id {candidate!r} cannot name a file")
     return candidate

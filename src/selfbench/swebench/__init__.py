@@ -27,6 +27,7 @@ from typing import Any
 
 from selfbench._fs import read_bytes, rename_no_replace, staging_directory, write_atomic
 from selfbench._json import dumps_pretty, loads_strict
+from selfbench.artifacts.task_dir import DEFINITION_FILE, parse_task_files, read_task_files
 from selfbench.errors import (
     DefinitionError,
     PreflightError,
@@ -35,6 +36,7 @@ from selfbench.errors import (
     SwebenchError,
     translating,
 )
+from selfbench.rules import PLACEHOLDER
 from selfbench.submit import submit_files
 from selfbench.swebench.mapping import (
     METADATA_FILE,
@@ -55,7 +57,6 @@ from selfbench.swebench.mapping import (
     render_instance,
     spec_commands,
 )
-from selfbench.task import DEFINITION_FILE, parse_task_files, read_task_files
 
 __all__ = [
     "METADATA_FILE",
@@ -141,7 +142,7 @@ def _check_options(setup_command: str | None, test_command: str | None) -> None:
     for flag, given in (("--setup-command", setup_command), ("--test-command", test_command)):
         if given is not None and not given.strip():
             raise SwebenchError(f"{flag} must not be empty")
-    if test_command is not None and "{tests}" not in test_command:
+    if test_command is not None and PLACEHOLDER not in test_command:
         raise SwebenchError('--test-command must contain "{tests}"')
 
 

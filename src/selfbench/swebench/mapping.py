@@ -16,20 +16,12 @@ from typing import Any
 
 from selfbench._json import loads_strict
 from selfbench._shell import quote
-from selfbench.audit import THRESHOLDS
-from selfbench.contract import (
-    AUTHORING_DEFAULTS,
-    DIFFICULTIES,
-    TASK_ID_PATTERN,
-    Difficulty,
-    TaskDefinition,
-    is_full_sha,
-    is_task_id,
-)
+from selfbench.artifacts.task_dir import GOLD_PATCH_FILE, TEST_PATCH_FILE
+from selfbench.contract import AUTHORING_DEFAULTS, DIFFICULTIES, Difficulty, TaskDefinition
 from selfbench.errors import JsonError, SwebenchError
 from selfbench.patches import parse_patch
+from selfbench.rules import TASK_ID_PATTERN, THRESHOLDS, is_full_sha, is_task_id
 from selfbench.runners import RUNNERS
-from selfbench.task import GOLD_PATCH_FILE, TEST_PATCH_FILE
 
 __all__ = [
     "METADATA_FILE",

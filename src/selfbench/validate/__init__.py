@@ -8,24 +8,15 @@ runners load on first use, so that `selfbench --help` never pays for them.
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from collections.abc import Sequence
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench._fs import write_atomic
-from selfbench._json import dumps_pretty
-from selfbench.bundle.locate import (
-    BUNDLE_DIR,
-    DEFINITION_FILE,
-    VALIDATION_FILE,
-    LocatedTask,
-    locate_task,
-    refuse_duplicates,
-)
-from selfbench.errors import BundleError, translating
+from selfbench.artifacts.compiled import LocatedTask, locate_task, refuse_duplicates
+from selfbench.artifacts.validation import validation_record, write_validation
+from selfbench.errors import BundleError
 from selfbench.progress import Reporter, silent
 from selfbench.validate.runner import OnDone, Runner
 
@@ -102,7 +93,7 @@ def validate(
             for path in paths
         ]
         reports = _validate_located(bundles, runner, jobs, on_done)
-        homes = [_home(task) for task in bundles]
+        homes = [task.home for task in bundles]
     for home, task, report in zip(homes, bundles, reports, strict=True):
         if home is not None:
             write_report(home, task, report)
@@ -127,21 +118,12 @@ def _validate_located(
 
 def _compile_all(task_dirs: Sequence[Path], repo: Path, scratch: Path) -> list[LocatedTask]:
     """Compile each authored task directory into `scratch`, beside a copy of its definition."""
-    from selfbench.compiler import compile_task  # noqa: PLC0415 - only --repo compiles
+    from selfbench.compiler import compile_home  # noqa: PLC0415 - only --repo compiles
 
-    located = []
-    for index, task_dir in enumerate(task_dirs):
-        holder = scratch / str(index)
-        compile_task(task_dir, repo=repo, out=holder / BUNDLE_DIR)
-        shutil.copyfile(task_dir / DEFINITION_FILE, holder / DEFINITION_FILE)
-        located.append(locate_task(holder))
-    return located
-
-
-def _home(task: LocatedTask) -> Path | None:
-    """Where the task's report goes: beside its definition when that sits beside the bundle."""
-    holder = task.bundle.parent
-    return holder if task.definition_path == holder / DEFINITION_FILE else None
+    return [
+        compile_home(task_dir, repo=repo, home=scratch / str(index))
+        for index, task_dir in enumerate(task_dirs)
+    ]
 
 
 def write_report(directory: Path, task: LocatedTask, report: TaskReport) -> None:
@@ -150,10 +132,9 @@ def write_report(directory: Path, task: LocatedTask, report: TaskReport) -> None
     Raises:
         BundleError: the file cannot be written.
     """
-    record = {**report.to_json(), "bundleManifestSha256": task.manifest_sha256}
-    path = directory / VALIDATION_FILE
-    with translating(BundleError, f"write {path}"):
-        write_atomic(path, dumps_pretty(record).encode("utf-8"))
+    write_validation(
+        directory, validation_record(report.to_json(), manifest_sha256=task.manifest_sha256)
+    )
 
 
 validate_bundles = validate

@@ -40,9 +40,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from selfbench._fs import read_beneath, read_bytes
 from selfbench._json import loads_strict
-from selfbench.bundle.locate import LocatedTask, refuse_duplicates
-from selfbench.contract import TASK_ID_PATTERN, is_task_id
+from selfbench.artifacts.compiled import LocatedTask, refuse_duplicates
 from selfbench.errors import HarborError, JsonError, translating
+from selfbench.rules import TASK_ID_PATTERN, describe_error, is_task_id
 from selfbench.validate.report import (
     Reward,
     RewardError,
@@ -198,10 +198,8 @@ def _trial_result(path: Path) -> _TrialResult:
         return _TrialResult.model_validate(_read_json(path))
     except ValidationError as exc:
         error = exc.errors()[0]
-        location = ".".join(str(part) for part in error["loc"]) or "(root)"
-        raise HarborError(
-            f"{path}: not a harbor trial result: {location}: {error['type']}"
-        ) from None
+        problem = describe_error(error, root="(root)", what=error["type"])
+        raise HarborError(f"{path}: not a harbor trial result: {problem}") from None
 
 
 def _one_line(text: str) -> str:

@@ -32,8 +32,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from selfbench.artifacts.compiled import LocatedTask, refuse_duplicates
 from selfbench.bundle import layout
-from selfbench.bundle.locate import LocatedTask, refuse_duplicates
 from selfbench.errors import BundleError, SelfbenchError
 from selfbench.toolchains import Provisioned, provision_task
 from selfbench.validate.cgroup import Limits

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from selfbench._fs import read_beneath
 from selfbench._shell import substitute_tests
+from selfbench.artifacts.compiled import LocatedTask, read_collect_command
 from selfbench.bundle import layout
-from selfbench.bundle.locate import LocatedTask, read_collect_command
 from selfbench.bundle.render_prepare import (
     DEPENDENCY_PATCH,
     SNAPSHOT,

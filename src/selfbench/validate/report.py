@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from selfbench._json import loads_strict
 from selfbench.errors import JsonError, RewardError
+from selfbench.rules import describe_error
 
 if TYPE_CHECKING:
     from selfbench.toolchains.model import ToolchainUse
@@ -67,8 +68,7 @@ def read_reward(data: bytes, where: str) -> Reward:
         first = first.removeprefix(f"{where}: ")  # JsonError names the source itself
         if isinstance(exc, ValidationError):
             error = exc.errors()[0]
-            location = ".".join(str(part) for part in error["loc"]) or "(root)"
-            first = f"{location}: {error['msg']}"
+            first = describe_error(error, root="(root)", what=error["msg"])
         raise RewardError(f"{where}: not a selfbench reward.json: {first}") from None
 
 

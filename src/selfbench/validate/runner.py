@@ -1,10 +1,10 @@
 """The runner protocol: what `validate` asks of an environment that runs the verifier.
 
 `validate` owns what is the same everywhere: it locates each task once, checks that its
-definition and patches are the ones the bundle was compiled from (`bundle.locate.locate_task`),
-refuses a task given twice, and hands the located tasks to a runner. The runner owns how the
-bundle's scripts run (this machine's sandbox, or `harbor run`) and returns one `TaskReport` per
-task. resolvelib's resolver and provider split the work the same way.
+definition and patches are the ones the bundle was compiled from (`artifacts.compiled`), refuses
+a task given twice, and hands the located tasks to a runner. The runner owns how the bundle's
+scripts run (this machine's sandbox, or `harbor run`) and returns one `TaskReport` per task.
+resolvelib's resolver and provider split the work the same way.
 
 Each runner takes its own frozen options object (`LocalOptions`, `HarborOptions`), so an option
 one environment cannot honour is not accepted by it at all.
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from selfbench.bundle.locate import LocatedTask
+from selfbench.artifacts.compiled import LocatedTask
 from selfbench.validate.report import TaskReport
 
 __all__ = ["OnDone", "Runner"]

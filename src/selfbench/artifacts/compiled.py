@@ -1,6 +1,6 @@
-"""Read a finished bundle from disk: its manifest, and the definition it was compiled from.
+"""A compiled task: its home, a bundle beside the definition it was compiled from (SPEC §5).
 
-This is the bundle package's I/O; everything else in it is pure.
+`compiler.compile_home` is the one writer of a home; `locate_task` the one reader and checker.
 
 A bundle does not hold `definition.json` (SPEC §5), yet validation and export need it. Commands
 that take `BUNDLE_OR_COLLECT_DIR` accept the layouts selfbench itself writes:
@@ -21,16 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from selfbench._fs import read_bytes
+from selfbench.artifacts.task_dir import DEFINITION_FILE, read_definition
 from selfbench.bundle import layout
 from selfbench.bundle.manifest import BundleManifest, parse_bundle_manifest
 from selfbench.contract import TaskDefinition, definition_sha256
 from selfbench.errors import BundleError, DefinitionError, JsonError, TaskFileError
-from selfbench.task import DEFINITION_FILE, read_definition
 
 __all__ = [
     "BUNDLE_DIR",
-    "DEFINITION_FILE",
-    "VALIDATION_FILE",
     "LocatedTask",
     "find_bundle",
     "locate_task",
@@ -40,9 +38,7 @@ __all__ = [
 ]
 
 BUNDLE_DIR = "harbor-task"
-VALIDATION_FILE = "validation.json"
-"""`selfbench validate` writes each task's report here, beside its `definition.json`; `export`
-reads it (a report on another bundle than the one beside it is ignored: see its digest)."""
+"""The bundle's directory in a home, beside the home's `definition.json`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +51,12 @@ class LocatedTask:
     manifest: BundleManifest
     manifest_sha256: str = ""
     """The SHA-256 of the bundle's manifest file: which compiled bundle a report speaks of."""
+
+    @property
+    def home(self) -> Path | None:
+        """The directory holding both the bundle and its definition; None when they are apart."""
+        holder = self.bundle.parent
+        return holder if self.definition_path == holder / DEFINITION_FILE else None
 
 
 def _read(path: Path) -> bytes:

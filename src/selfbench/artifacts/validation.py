@@ -1,0 +1,121 @@
+"""A validation report (SPEC §6): `validation.json`, its one writer and its one reader.
+
+`selfbench validate` writes each task's report beside its `definition.json`, naming the bundle it
+speaks of (`bundleManifestSha256`); `export` reads it, and ignores a report on another build of
+the bundle than the one beside it. A run's export keeps its reports under the same name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from selfbench._fs import read_bytes, write_atomic
+from selfbench._json import dumps_pretty, loads_strict
+from selfbench.errors import BundleError, JsonError, SelfbenchError, translating
+
+__all__ = [
+    "VALIDATION_FILE",
+    "ValidationRecord",
+    "parse_validation_records",
+    "read_validation",
+    "read_validation_records",
+    "validation_record",
+    "write_validation",
+]
+
+VALIDATION_FILE = "validation.json"
+
+
+def validation_record(report: Mapping[str, Any], *, manifest_sha256: str) -> dict[str, Any]:
+    """A task's report as written: its JSON form and the digest of the bundle it speaks of."""
+    return {**report, "bundleManifestSha256": manifest_sha256}
+
+
+def write_validation(directory: Path, record: Any) -> Path:
+    """Write `record` (one report, or a list of them) as `directory/validation.json`, atomically.
+
+    Raises:
+        BundleError: the file cannot be written.
+    """
+    path = directory / VALIDATION_FILE
+    with translating(BundleError, f"write {path}"):
+        write_atomic(path, dumps_pretty(record).encode("utf-8"))
+    return path
+
+
+def read_validation(path: Path, *, error: type[SelfbenchError] | None = None) -> Any:
+    """The decoded JSON of a validation file: one report or a list of them.
+
+    Raises:
+        SelfbenchError: `error`, when given, for a file unreadable or not JSON (the same text).
+        JsonError: without `error`, the file is not one well-formed JSON document.
+        OSError: without `error`, the file cannot be read.
+    """
+    if error is None:
+        return loads_strict(path.read_bytes(), source=str(path))
+    data = read_bytes(path, error=error)
+    try:
+        return loads_strict(data, source=str(path))
+    except JsonError as exc:
+        raise error(str(exc)) from None
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationRecord:
+    """One task's validation report as read: what an export decides on, and the JSON itself."""
+
+    task_id: str
+    accepted: bool
+    reason: str | None
+    """The rejection's reason when the report gives a non-empty one."""
+    bundle_manifest_sha256: object
+    """The digest of the bundle the report speaks of, as the report records it (None: none)."""
+    json: Mapping[str, Any]
+    """The report object as read; an export's review record carries it unchanged."""
+
+
+def parse_validation_records(
+    value: Any, *, where: str, error: type[SelfbenchError]
+) -> tuple[ValidationRecord, ...]:
+    """The reports in a decoded validation file: one report object or a list of them.
+
+    Raises:
+        SelfbenchError: `error`, for an entry without a string `taskId` and a boolean `accepted`.
+    """
+    entries = value if isinstance(value, list) else [value]
+    records = []
+    for index, entry in enumerate(entries):
+        ok = (
+            isinstance(entry, dict)
+            and isinstance(entry.get("taskId"), str)
+            and isinstance(entry.get("accepted"), bool)
+        )
+        if not ok:
+            raise error(f"{where}: entry {index} is not a validation report (taskId, accepted)")
+        reason = entry.get("reason")
+        records.append(
+            ValidationRecord(
+                task_id=entry["taskId"],
+                accepted=entry["accepted"],
+                reason=reason if isinstance(reason, str) and reason else None,
+                bundle_manifest_sha256=entry.get("bundleManifestSha256"),
+                json=entry,
+            )
+        )
+    return tuple(records)
+
+
+def read_validation_records(
+    path: Path, *, error: type[SelfbenchError]
+) -> tuple[ValidationRecord, ...]:
+    """Read a validation file's reports (`validate`'s own file, or `validate --json` output).
+
+    Raises:
+        SelfbenchError: `error`, for a file unreadable, not JSON, or not validation reports.
+    """
+    return parse_validation_records(
+        read_validation(path, error=error), where=str(path), error=error
+    )
