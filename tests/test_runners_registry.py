@@ -15,9 +15,8 @@ import pytest
 from selfbench import runners
 from selfbench.bundle import evidence
 from selfbench.errors import DraftError
-from selfbench.runners import RUNNERS, Runner, detect, runner_named
+from selfbench.runners import RUNNERS, Part, Runner, detect, runner_named
 from selfbench.runners._log import Result, Run
-from selfbench.runners._protocol import Part
 
 SOURCE = Path(runners.__file__).resolve().parents[1]
 FIELDS = {field.name: field.type for field in dataclasses.fields(Runner)}

@@ -64,8 +64,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from selfbench._runner_files import RESTORED_MANIFESTS
-from selfbench.runners import COMMAND_RUNNERS, Runner
-from selfbench.runners._protocol import Part
+from selfbench.runners import COMMAND_RUNNERS, Part, Runner
 
 __all__ = [
     "EVIDENCE_BODY",
@@ -153,11 +152,13 @@ def _jq_branches(arms: list[tuple[tuple[str, ...], str]], otherwise: str) -> str
 
 
 def _jq_each_runner(part_of: _PartOf) -> str:
-    """A jq function with one branch per runner, the last one's the `else`."""
+    """A jq function with one branch per runner, the last one's the `else` (its `end` on a line
+    of its own after a branch of several lines)."""
     *arms, (_, last) = _arms(part_of)
     if not arms:
         return last.strip() + ";\n"
-    return _jq_branches(arms, f"else{last}{chr(10) + '  ' if chr(10) in last else ' '}end;\n")
+    end = "\n  end" if "\n" in last else " end"
+    return _jq_branches(arms, f"else{last}{end};\n")
 
 
 def _jq_or(part_of: _PartOf, otherwise: str) -> str:

@@ -528,6 +528,8 @@ def _spell_log_words(body: str) -> str:
 _PACKAGE_PROJECTS = tuple(
     dict.fromkeys(project for runner in RUNNERS for project in runner.package_projects)
 )
+"""The projects whose repositories track directories named like a runner's package, as the
+body's comment on `tracked_package_args` names them."""
 _BODY = _spell_log_words(_BODY).replace(
     "@PACKAGE_PROJECTS@", " and ".join(f"{project}'s" for project in _PACKAGE_PROJECTS)
 )

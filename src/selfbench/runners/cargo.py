@@ -73,6 +73,8 @@ _TEST_COMMAND = (
     'exec cargo test $targets -- --exact "$@"\' cargo-test {tests}'
 )
 
+# The verifier's evidence for cargo test (`Runner`'s `report_*` and `verifier_*` parts, text that
+# `bundle/evidence.py` puts together into `tests/test.sh`).
 _CARGO_RUNNER = r"""#!/bin/bash
 # cargo's target runner for the verifier: a test binary logs each result with libtest's --logfile;
 # its exit status is recorded after them.

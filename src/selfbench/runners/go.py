@@ -101,6 +101,8 @@ _TEST_COMMAND = (
     'exec go test -v -run "${run#|}" ${pkgs:-./...}\' go-test {tests}'
 )
 
+# The verifier's evidence for go test (`Runner`'s `report_*` and `verifier_*` parts, text that
+# `bundle/evidence.py` puts together into `tests/test.sh`).
 _GO_EXEC = r"""#!/bin/sh
 # go test's -exec for the verifier: a test binary's first line is a marked (^V) framing line that
 # names no test, so test2json takes no unmarked line as framing from then on (an init that prints

@@ -185,6 +185,8 @@ CONTROL_FILES = (
     ".node-options",
 )  # fmt: skip
 
+# The verifier's evidence for node --test (`Runner`'s `report_*` and `verifier_*` parts, text that
+# `bundle/evidence.py` puts together into `tests/test.sh`).
 _REPORTER = """\
 // Loaded before any test file runs: the test files' processes, started after, are not told where
 // the report goes.

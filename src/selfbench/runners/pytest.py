@@ -182,6 +182,8 @@ PACKAGE_FILES = ("pytest.py", "py.py")
 PROJECT_PATHS = (r"_?(pytest|pluggy)",)  # pytest's `src/_pytest/`, pluggy's `src/pluggy/`
 SHARED_CONFIGURATION_FILES = ("pyproject.toml", "setup.cfg", "tox.ini")
 
+# The verifier's evidence for pytest (`Runner`'s `report_*` and `verifier_*` parts, text that
+# `bundle/evidence.py` puts together into `tests/test.sh`).
 REPORTER_MODULE = "_selfbench_evidence"
 """The module name of the verifier's pytest reporter (a runner-control name: no patch may
 shadow it)."""
