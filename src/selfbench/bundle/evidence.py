@@ -56,7 +56,7 @@ registry, in the order of each part's rank. Per runner, the report is:
   libtest's `--logfile` and records its exit status: every binary must exit 0, and each selector
   (a libtest filter) must be contained in the name of a test seen `ok`. An agent's change to
   `Cargo.toml`'s targets, build script, paths or patches is restored to the base
-  (`CARGO_CONTROL`).
+  (`runners.cargo.CARGO_CONTROL`).
 """
 
 from __future__ import annotations
