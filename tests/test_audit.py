@@ -28,10 +28,10 @@ from helpers import (
 from projects import git
 from selfbench._runner_files import changes_build_control, is_runner_control
 from selfbench.audit import RUNNER_CONTROL, RUNNER_PROJECT, audit
-from selfbench.bundle.evidence import PYTEST_PLUGIN
 from selfbench.contract import parse_definition
 from selfbench.patches import parse_patch
 from selfbench.rules import THRESHOLDS, Threshold
+from selfbench.runners.pytest import REPORTER_MODULE
 
 OVERLAP = "gold and held-out test patches overlap: {}"
 NO_TEST_FILES = "held-out test patch changes no files"
@@ -573,7 +573,7 @@ def test_a_tracked_target_directory_outside_a_cargo_project_is_the_projects_code
 
 
 def test_the_evidence_plugin_name_is_a_runner_control_path() -> None:
-    assert is_runner_control(f"{PYTEST_PLUGIN}.py")
+    assert is_runner_control(f"{REPORTER_MODULE}.py")
 
 
 def _modified(path: str, old: str, new: str) -> str:

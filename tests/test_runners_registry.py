@@ -13,12 +13,15 @@ from pathlib import Path
 import pytest
 
 from selfbench import runners
+from selfbench.bundle import evidence
 from selfbench.errors import DraftError
-from selfbench.runners import RUNNERS, Runner, detect, runner_named
+from selfbench.runners import RUNNERS, Part, Runner, detect, runner_named
 from selfbench.runners._log import Result, Run
 
 SOURCE = Path(runners.__file__).resolve().parents[1]
 FIELDS = {field.name: field.type for field in dataclasses.fields(Runner)}
+_VERIFIER = ("report_passed", "report_failed", "report_finished", "report_of", "report_named",
+             "report_selector", "report_definitions", "verifier_")  # fmt: skip
 
 
 @pytest.mark.parametrize("runner", RUNNERS, ids=lambda runner: runner.name)
@@ -33,6 +36,10 @@ def test_every_runner_implements_every_part(runner: Runner) -> None:
             assert isinstance(value, tuple if kind.startswith("tuple") else frozenset), name
             if kind in ("tuple[str, ...]", "frozenset[str]"):
                 assert all(isinstance(item, str) and item for item in value), name
+            if name == "verifier_functions":  # (the shared function it follows, its text)
+                assert all(len(item) == 2 and all(item) for item in value), name
+        elif kind == "Part | None":
+            assert value is None or (isinstance(value, Part) and value.text), name
         elif kind.endswith("| None"):
             assert kind.startswith("Callable"), name
             assert value is None or callable(value), name
@@ -43,6 +50,26 @@ def test_every_runner_implements_every_part(runner: Runner) -> None:
         assert text
     assert runner.toolchains
     assert runner_named(runner.reads_as) is not None
+
+
+@pytest.mark.parametrize("runner", RUNNERS, ids=lambda runner: runner.name)
+def test_a_runner_whose_report_is_read_says_how(runner: Runner) -> None:
+    """The verifier reads the report of a runner with `evidence` that reads its own log: it has
+    its branch of each jq function that reads every report, and an environment that asks for the
+    report; a runner whose report is not read has no part of the verifier's evidence."""
+    read = runner.evidence and runner.reads_as == runner.name
+    parts = (
+        runner.report_passed,
+        runner.report_failed,
+        runner.report_finished,
+        runner.verifier_env,
+    )
+    if read:
+        assert all(part is not None for part in parts)
+    else:
+        assert all(not getattr(runner, name) for name in FIELDS if name.startswith(_VERIFIER))
+    for after, _ in runner.verifier_functions:
+        assert after in evidence.SHARED_FUNCTIONS
 
 
 @pytest.mark.parametrize("runner", RUNNERS, ids=lambda runner: runner.name)
@@ -136,15 +163,6 @@ _IDENTIFIER_PARTS = frozenset({"pytest", "unittest", "jest", "vitest", "mocha"})
 # examples of test commands and selectors are its text.
 _DATA_AND_PROSE = frozenset({"_sample.py", "_sample_history.py", "demo.py", "_author_prompt.py"})
 
-# Modules that still name runners in code, to move into `selfbench.runners`: the list may only
-# shrink (a module listed here that no longer names one fails the test, so it is taken off).
-_NOT_YET_MOVED = frozenset(
-    {
-        "bundle/evidence.py",  # the verifier's per-runner reporters and restore rules
-        "bundle/render_scripts.py",  # the verifier's per-runner evidence steps
-    }
-)
-
 
 def _docstrings(tree: ast.AST) -> set[int]:
     found: set[int] = set()
@@ -208,10 +226,7 @@ def test_no_module_outside_runners_names_a_runner(relative: str) -> None:
     found = runner_names((SOURCE / relative).read_text(encoding="utf-8"))
     if relative in _DATA_AND_PROSE:
         return
-    if relative in _NOT_YET_MOVED:
-        assert found, f"{relative} names no runner any more: take it off _NOT_YET_MOVED"
-    else:
-        assert not found, f"{relative} names a runner outside selfbench.runners: {found}"
+    assert not found, f"{relative} names a runner outside selfbench.runners: {found}"
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ from selfbench.bundle import evidence
 from selfbench.bundle.evidence import EVIDENCE_QUERY
 from selfbench.bundle.render_scripts import SAFE_GIT, render_test_sh
 from selfbench.contract import TaskDefinition
+from selfbench.runners import cargo, go
 
 pytestmark = pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
 
@@ -164,12 +165,12 @@ GO_OUTPUT = (
 
 
 def test_go_output_shows_the_text_its_events_carry() -> None:
-    shown = _jq(evidence.GO_TEXT, GO_OUTPUT, "-Rrj")
+    shown = _jq(go.GO_TEXT, GO_OUTPUT, "-Rrj")
     assert shown == "=== RUN   TestMul\ngo: a line of cmd/go's own\nok  \tp\t0.01s\n[1, 2]\n"
 
 
 def test_go_events_are_the_json_objects_with_an_action() -> None:
-    events = [json.loads(line) for line in _jq(evidence.GO_EVENTS, GO_OUTPUT, "-Rc").splitlines()]
+    events = [json.loads(line) for line in _jq(go.GO_EVENTS, GO_OUTPUT, "-Rc").splitlines()]
     assert [event["Action"] for event in events] == ["start", "output", "pass", "output"]
 
 
@@ -180,7 +181,7 @@ def test_each_test_function_of_a_selected_package_is_wanted() -> None:
     ]
     found = "calc\tTestMul\ncalc/inner\tTestInner\nlib/a\tTestA\nlibx\tTestX\n.\tTestRoot\n"
     result = subprocess.run(
-        ["jq", "-Rnc", "--argjson", "wanted", json.dumps(wanted), evidence.GO_TEST_NAMES],
+        ["jq", "-Rnc", "--argjson", "wanted", json.dumps(wanted), go.GO_TEST_NAMES],
         input=found, capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     names = [(entry["file"], entry["name"]) for entry in json.loads(result)[2:]]
@@ -205,7 +206,7 @@ def test_each_test_function_of_a_selected_package_is_wanted() -> None:
 def test_cargo_manifest_control_part(manifest: str, control: str) -> None:
     assert (
         subprocess.run(
-            ["awk", evidence.CARGO_CONTROL],
+            ["awk", cargo.CARGO_CONTROL],
             input=manifest,
             capture_output=True,
             text=True,

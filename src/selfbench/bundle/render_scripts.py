@@ -31,7 +31,7 @@ from selfbench.bundle.evidence import (
 from selfbench.contract import TaskDefinition
 from selfbench.outcomes import detect_runner
 from selfbench.rules import PLACEHOLDER
-from selfbench.runners import runner_named
+from selfbench.runners import RUNNERS, runner_named
 
 __all__ = [
     "F2P_AGAIN_LABEL",
@@ -380,7 +380,7 @@ app_git() {
 }
 
 # `--include` patterns for the base's own directories and modules named like a runner's package
-# (pytest's and pluggy's repositories): the project's code, which the agent's patch may change.
+# (@PACKAGE_PROJECTS@ repositories): the project's code, which the agent's patch may change.
 # A new one is left out (`package_exclude_args`), as it would shadow the runner.
 tracked_package_args() {
   {
@@ -526,7 +526,14 @@ def _spell_log_words(body: str) -> str:
     return body
 
 
-_BODY = _spell_log_words(_BODY)
+_PACKAGE_PROJECTS = tuple(
+    dict.fromkeys(project for runner in RUNNERS for project in runner.package_projects)
+)
+"""The projects whose repositories track directories named like a runner's package, as the
+body's comment on `tracked_package_args` names them."""
+_BODY = _spell_log_words(_BODY).replace(
+    "@PACKAGE_PROJECTS@", " and ".join(f"{project}'s" for project in _PACKAGE_PROJECTS)
+)
 
 _MAIN = r"""
 lock_reward_dir

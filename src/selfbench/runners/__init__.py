@@ -13,13 +13,14 @@ from collections.abc import Iterable
 from selfbench.runners import bun, cargo, go, jest, node, pytest, unittest, vitest
 from selfbench.runners._command import commands, runner_of
 from selfbench.runners._log import NO_MATCH, Outcome, Result, Run
-from selfbench.runners._protocol import Runner
+from selfbench.runners._protocol import Part, Runner
 
 __all__ = [
     "COMMAND_RUNNERS",
     "NO_MATCH",
     "RUNNERS",
     "Outcome",
+    "Part",
     "Result",
     "Run",
     "Runner",

@@ -20,8 +20,21 @@ import re
 from typing import Any
 
 from selfbench.runners._log import Outcome, Result, Run, table
+from selfbench.runners._protocol import Part
 
-__all__ = ["NO_FILES", "counts", "from_json"]
+__all__ = [
+    "CONTROL",
+    "CONTROL_NOTE",
+    "ENV",
+    "FAILED",
+    "FINISHED",
+    "NO_FILES",
+    "PACKAGE_JSON_KEYS",
+    "PASSED",
+    "RESTORE",
+    "counts",
+    "from_json",
+]
 
 _JSON_STATUS = table("passed", "failed", "pending skipped todo disabled")
 _COUNT_RE = re.compile(r"^(\d+) (passed|failed|skipped|todo|pending)$")
@@ -67,3 +80,36 @@ def counts(items: list[str]) -> tuple[int, int, int]:
             outcome: Outcome = _COUNT_WORDS[match[2]]
             counts[("passed", "failed", "skipped").index(outcome)] += int(match[1])
     return counts[0], counts[1], counts[2]
+
+
+# The verifier's parts for either runner (`Runner`'s fields of the same names): their JSON
+# report, and the keys of `package.json` that decide how they run.
+
+PACKAGE_JSON_KEYS = ("jest", "babel", "scripts")
+"""jest's settings, its transform's (babel), and the scripts: compared for either runner."""
+
+PASSED = Part(
+    3,
+    r"""
+    [.[] | .testResults[]? | .name as $file | .assertionResults[]?
+     | select(.status == "passed") | {file: $file, name: ""}]""",
+)
+FAILED = Part(
+    3,
+    r"""
+    [.[] | .testResults[]? | (select(.status == "failed") | .name),
+     (.assertionResults[]? | select(.status == "failed") | .fullName)]
+    + [.[] | select((.numRuntimeErrorTestSuites // 0) > 0) | "a test file did not run"]""",
+)
+FINISHED = Part(3, '\n    length == 1 and (.[0].numTotalTests | type) == "number"')
+ENV = Part(3, ' evidence_env=("SELFBENCH_EVIDENCE=$report") ;;\n')
+RESTORE = Part(3, ' restore_changed_configuration "$changed" ;;\n')
+CONTROL_NOTE = Part(
+    1, "# package.json's jest configuration, babel configuration (jest's transform) and scripts;\n"
+)
+CONTROL = Part(
+    0,
+    "\n    jq -cS '["
+    + ", ".join(f".{key}" for key in PACKAGE_JSON_KEYS)
+    + ']\' "$1" 2>/dev/null || echo unreadable\n',
+)

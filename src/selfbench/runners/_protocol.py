@@ -13,7 +13,19 @@ from dataclasses import dataclass
 from selfbench.errors import DraftError
 from selfbench.runners._log import Result, Run
 
-__all__ = ["Runner", "by_file"]
+__all__ = ["Part", "Runner", "by_file", "readonly"]
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """A runner's arm of one of the verifier's generated functions (a jq `if` branch, a shell
+    `case` arm), and its place among the runners' arms of that function.
+
+    The arms go lowest `rank` first (ties in registry order), which keeps the generated script
+    as it was; runners whose arms have the same text share one arm, at the first one's place."""
+
+    rank: int
+    text: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,6 +130,56 @@ class Runner:
     any depth, the base's and the held-out ones run, never an agent's."""
     restored_manifests: tuple[str, ...]
     """Shared manifests whose runner-control part the verifier restores for it (`go.mod`)."""
+    package_projects: tuple[str, ...]
+    """The projects whose own repositories track directories named like its package (pytest's,
+    pluggy's): their code, which an agent's patch may change."""
+    reporter_module: str
+    """The module name of the reporter the verifier has it load ("" for none): a name no patch
+    may add or shadow."""
+
+    # Its parts of the verifier's evidence functions (`bundle/evidence.py`), shell and jq text.
+    # None or "" where it has no part (a runner whose report the verifier does not read).
+    report_passed: Part | None
+    """The jq branch (after `then`) of `passed($root)`: `{file, name}` of each test its report
+    shows passing. The last runner's branch is the `else`."""
+    report_failed: Part | None
+    """The jq branch of `failed`: what its report shows failing (the first is logged)."""
+    report_finished: Part | None
+    """The jq branch of `finished`: whether its report shows the run finished."""
+    report_of: Part | None
+    """The jq branch of `of($want)`: whether a test seen passing is in the wanted selector's
+    file or package (None: under the selector's path or ending with its file)."""
+    report_named: Part | None
+    """The jq branch of `named($name)`: whether a test name is the wanted one (None: it or a
+    test under it, `::` or `[` after it)."""
+    report_selector: Part | None
+    """The jq branch of `selector`, the wanted selector as logged (None: its path and name)."""
+    report_definitions: str
+    """jq definitions its branches use, after the shared ones."""
+    verifier_programs: str
+    """Shell lines assigning its programs (jq, awk, Python) to read-only variables."""
+    verifier_variables: str
+    """Shell lines setting its global variables."""
+    verifier_tools: Part | None
+    """The shell lines (`cat` with a here-document) writing its reporter files into
+    `$evidence_tools`."""
+    verifier_executables: tuple[str, ...]
+    """Those files run as programs (mode 0755)."""
+    verifier_prepare: str
+    """Shell lines run after the tools are written when it is the task's runner."""
+    verifier_env: Part | None
+    """Its `set_evidence_env` case arm (after `)`): the environment that has it write its report
+    to `$report`."""
+    verifier_restore: Part | None
+    """Its `restore_runner_configuration` case arm: what restores its configuration the agent's
+    patch changed (`$changed`)."""
+    verifier_control_note: Part | None
+    """The comment line of `runner_control_of` saying what of its manifests it compares."""
+    verifier_control: Part | None
+    """Its `runner_control_of` branch (after `then`): the part of a manifest (`$1`) that decides
+    how it runs. The last runner's branch is the `else`."""
+    verifier_functions: tuple[tuple[str, str], ...]
+    """Its own shell functions: (the shared function they follow, their text)."""
 
 
 _FILE_SEPARATORS = (" > ", " \u203a ")
@@ -135,3 +197,11 @@ def by_file(setting: str) -> Callable[[str], str]:
         raise DraftError(f"{setting} test {test_name!r} does not name its file")
 
     return selector
+
+
+def readonly(name: str, program: str, *, expands: bool = True) -> str:
+    """The shell line assigning a program to a read-only variable, single-quoted; one whose text
+    holds what reads as an expansion (`$x` of jq or awk) is marked as meant."""
+    quoted = "'" + program.replace("'", "'\"'\"'") + "'"
+    marker = "# shellcheck disable=SC2016\n" if expands else ""
+    return f"{marker}readonly {name}={quoted}\n"

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 from selfbench.runners._command import subcommand
 from selfbench.runners._log import Outcome, Result, Run, table
-from selfbench.runners._protocol import Runner
+from selfbench.runners._protocol import Part, Runner, readonly
 
-__all__ = ["RUNNER", "parse_cargo"]
+__all__ = ["CARGO_CONTROL", "RUNNER", "parse_cargo"]
 
 _CARGO_TEST_RE = re.compile(r"test (.+?) \.\.\. (ok|FAILED|ignored)(?:, .*)?")
 _CARGO_OUTCOMES = table("ok", "FAILED", "ignored")
@@ -73,6 +73,63 @@ _TEST_COMMAND = (
     'exec cargo test $targets -- --exact "$@"\' cargo-test {tests}'
 )
 
+# The verifier's evidence for cargo test (`Runner`'s `report_*` and `verifier_*` parts, text that
+# `bundle/evidence.py` puts together into `tests/test.sh`).
+_CARGO_RUNNER = r"""#!/bin/bash
+# cargo's target runner for the verifier: a test binary logs each result with libtest's --logfile;
+# its exit status is recorded after them.
+binary="$1"
+shift
+log="$(mktemp "${SELFBENCH_EVIDENCE%/*}/libtest.XXXXXX")" || exit 1
+env -u SELFBENCH_EVIDENCE "$binary" "$@" --logfile "$log"
+status=$?
+{
+  sed -n -e 's/^\(ok\|failed\|ignored\) \(.*\)$/\1\t\2/p' -- "$log" |
+    jq -Rc 'split("\t") | {event: "test", outcome: .[0], name: (.[1:] | join("\t"))}'
+  printf '{"event":"exit","status":%d}\n' "$status"
+} >>"$SELFBENCH_EVIDENCE"
+exit "$status"
+"""
+
+CARGO_CONTROL = r"""
+{ line = $0; sub(/#.*/, "", line); gsub(/[[:space:]]/, "", line) }
+line == "" { next }
+line ~ /^\[/ {
+  section = line
+  controlled = section ~ /^\[(lib|\[(test|bin|bench|example)\]|workspace|replace|patch(\..*)?|profile(\..*)?)\]$/
+  if (controlled) print section
+  next
+}
+controlled { print section line; next }
+section == "[package]" && line ~ /^"?(build|autotests|autobins|autoexamples|autobenches|autolib|links|workspace)"?=/ {
+  print section line
+  next
+}
+line ~ /(^|[{,.])"?path"?=/ { print section line }
+"""  # noqa: E501 - an awk regular expression is one line
+"""The awk program printing what of a `Cargo.toml` decides which code the tests build and how:
+its target tables, profiles, patches and workspace, `[package]`'s build and auto-discovery keys,
+and every `path` (a path dependency). Text, as the images have no TOML parser."""
+
+_PASSED = '\n    map(select(.event == "test" and .outcome == "ok") | {file: "", name: .name})'
+_FAILED = r"""
+    map(select((.event == "test" and .outcome == "failed") or (.event == "exit" and .status != 0))
+      | (.name // "a test binary exited \(.status)"))"""
+
+_TOOLS = (
+    """  cat >"$evidence_tools/cargo-runner" <<'CARGO_RUNNER'
+"""
+    + _CARGO_RUNNER
+    + "CARGO_RUNNER\n"
+)
+
+_ENV = r"""
+    evidence_env=("SELFBENCH_EVIDENCE=$report"
+      "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=$evidence_tools/cargo-runner"
+      "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=$evidence_tools/cargo-runner")
+    ;;
+"""
+
 RUNNER = Runner(
     name="cargo",
     setting="cargo",
@@ -116,4 +173,23 @@ RUNNER = Runner(
     manifest_keys=(),
     compiled_tests=("tests/*.rs",),
     restored_manifests=("Cargo.toml",),
+    package_projects=(),
+    reporter_module="",
+    report_passed=Part(2, _PASSED),
+    report_failed=Part(2, _FAILED),
+    report_finished=Part(2, ' any(.[]; .event == "exit")'),
+    report_of=Part(1, " true"),
+    report_named=Part(0, " contains($name)"),
+    report_selector=Part(0, " .name"),
+    report_definitions="",
+    verifier_programs=readonly("cargo_control", CARGO_CONTROL),
+    verifier_variables="",
+    verifier_tools=Part(2, _TOOLS),
+    verifier_executables=("cargo-runner",),
+    verifier_prepare="",
+    verifier_env=Part(4, _ENV),
+    verifier_restore=Part(2, ' restore_changed_configuration "$changed" ;;\n'),
+    verifier_control_note=Part(2, "# Cargo.toml's part that `cargo_control` prints.\n"),
+    verifier_control=Part(2, '\n    awk "$cargo_control" "$1" 2>/dev/null || echo unreadable\n'),
+    verifier_functions=(),
 )

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from selfbench.errors import DraftError
 from selfbench.runners._command import subcommand
 from selfbench.runners._log import NO_MATCH, Outcome, Result, Run, table
-from selfbench.runners._protocol import Runner
+from selfbench.runners._protocol import Part, Runner, readonly
 
-__all__ = ["RUNNER", "parse_go"]
+__all__ = ["GO_EVENTS", "GO_TEST_NAMES", "GO_TEXT", "RUNNER", "parse_go"]
 
 _GO_RESULTS = table("PASS", "FAIL", "SKIP")
 
@@ -101,6 +101,159 @@ _TEST_COMMAND = (
     'exec go test -v -run "${run#|}" ${pkgs:-./...}\' go-test {tests}'
 )
 
+# The verifier's evidence for go test (`Runner`'s `report_*` and `verifier_*` parts, text that
+# `bundle/evidence.py` puts together into `tests/test.sh`).
+_GO_EXEC = r"""#!/bin/sh
+# go test's -exec for the verifier: a test binary's first line is a marked (^V) framing line that
+# names no test, so test2json takes no unmarked line as framing from then on (an init that prints
+# "=== RUN" or "--- PASS" lines before the tests run prints output, not events).
+case "$1" in
+*.test) printf '\026=== NAME\n' ;;
+esac
+exec "$@"
+"""
+
+GO_TEXT = r"""(try fromjson catch null) as $event
+| if ($event | type) == "object" and ($event.Action | type) == "string"
+  then ($event.Output // "") else . + "\n" end
+"""
+"""The jq program that shows `go test -json`'s output as the text it carries."""
+
+GO_EVENTS = r"""try fromjson catch empty
+| select(type == "object" and (.Action | type) == "string")
+"""
+"""The jq program that keeps `go test -json`'s events (cmd/go's own lines; a test binary's output
+is inside their `Output` fields)."""
+
+GO_TEST_NAMES = r"""
+def dir_in($want):
+  ($want.file | rtrimstr("...") | rtrimstr("/")) as $prefix
+  | if ($want.file | endswith("...")) then
+      $prefix == "" or $prefix == "." or . == $prefix or startswith($prefix + "/")
+    else . == (if $prefix == "" then "." else $prefix end) end;
+[inputs | split("\t") | {dir: .[0], name: .[1]}] as $tests
+| $wanted + [$wanted[] as $want | $tests[] | select(.dir | dir_in($want))
+             | {path: $want.path, file: .dir, name: .name}]
+"""
+"""The jq program adding each `Test` function of a selected package to the wanted tests."""
+
+_PACKAGE_OF = r"""def package_of($want):
+  ($want.file | rtrimstr("...") | rtrimstr("/")) as $dir
+  | if ($want.file | endswith("...")) then
+      $dir == "" or $dir == "." or . == $dir or endswith("/" + $dir)
+      or contains("/" + $dir + "/") or startswith($dir + "/")
+    else $dir == "." or . == $dir or endswith("/" + $dir) end;
+"""
+_PASSED = r"""
+    map(select((.Action == "pass" or .Action == "skip") and (.Test | type) == "string")
+      | {file: .Package, name: .Test})"""
+_FAILED = r"""
+    map(select(.Action == "fail" or .Action == "build-fail")
+      | ((.Package // .ImportPath // "") + (if .Test then " " + .Test else "" end)))"""
+_FINISHED = r"""
+    any(.[]; (.Action == "pass" or .Action == "fail" or .Action == "skip")
+      and (.Test | type) != "string")"""
+_NAMED = r' $name == "" or . == $name or startswith($name + "/")'
+
+_PROGRAMS = (
+    readonly("go_text", GO_TEXT)
+    + readonly("go_events", GO_EVENTS)
+    + readonly("go_test_names", GO_TEST_NAMES)
+    + readonly("go_test_function", r"Test\([A-Z0-9_][A-Za-z0-9_]*\)\{0,1\}", expands=False)
+)
+
+_TOOLS = (
+    """  cat >"$evidence_tools/go-exec" <<'GO_EXEC'
+"""
+    + _GO_EXEC
+    + "GO_EXEC\n"
+)
+
+_PREPARE = """\
+    prepare_go_cache
+    if go_marks_framing; then
+      go_exec="$evidence_tools/go-exec"
+    fi
+"""
+
+_ENV = r"""
+    evidence_env=("GOFLAGS=-json -count=1${go_exec:+ -exec=$go_exec}" "GOTOOLCHAIN=local"
+      "GOWORK=off")
+    if [ -n "$go_cache" ]; then
+      evidence_env+=("GOCACHE=$go_cache")
+    fi
+    ;;
+"""
+
+_CONTROL_NOTE = (
+    "# go.mod's replace and toolchain directives (which code and which go the tests build with);\n"
+)
+_CONTROL = r"""
+    GOTOOLCHAIN=local GOFLAGS='' GOWORK=off go mod edit -json -- "$1" 2>/dev/null |
+      jq -c '[.Replace, .Toolchain]' 2>/dev/null || echo unreadable
+"""
+
+_TOOL_FUNCTIONS = r"""
+# go 1.20 and later mark test2json's framing lines with ^V (older test binaries do not, and run
+# without the marking `-exec`).
+go_marks_framing() {
+  local version minor
+  version="$(GOTOOLCHAIN=local GOFLAGS='' go env GOVERSION 2>/dev/null)" || return 1
+  case "$version" in
+  go1.*) ;;
+  *) return 0 ;;
+  esac
+  minor="${version#go1.}"
+  minor="${minor%%[!0-9]*}"
+  [ "${minor:-0}" -ge 20 ]
+}
+
+# go: a private copy of the build cache the setup left (root's), so each run does not compile the
+# standard library again; written by no one else, and never shared between runs of test.sh.
+prepare_go_cache() {
+  go_cache="$(mktemp -d /tmp/selfbench-go-cache.XXXXXX)" || return 1
+  if [ -d /root/.cache/go-build ] && [ ! -L /root/.cache/go-build ]; then
+    cp -a -- /root/.cache/go-build/. "$go_cache/" || true
+  fi
+  chown -R "$verifier_user:$verifier_user" -- "$go_cache"
+}
+"""
+
+_OUTPUT_FUNCTIONS = r"""
+# The command's output for the log; for go, whose output is its events, the text they carry, and
+# the events as the report (written by root once no process of the verifier user is left).
+show_output() {
+  local output="$1" report="$2/report.jsonl"
+  if [ "$runner" != go ]; then
+    cat -- "$output"
+    return 0
+  fi
+  jq -Rrj "$go_text" <"$output" 2>/dev/null || cat -- "$output"
+  rm -f -- "$report"
+  (set -C && jq -Rc "$go_events" <"$output" >"$report") 2>/dev/null || rm -f -- "$report"
+}
+
+# The wanted tests; for go, also each Test function of the _test.go files (the base's and the
+# held-out ones) of a selected package.
+wanted_tests() {
+  local wanted="$1" path name
+  if [ "$runner" != go ] || [ -z "$wanted" ]; then
+    printf '%s' "$wanted"
+    return 0
+  fi
+  (cd -- "$workdir" && find . \( -name testdata -o -name vendor -o -name '[._]?*' \) -prune -o \
+    -type f -name '*_test.go' -print0) |
+    while IFS= read -r -d '' path; do
+      sed -n -e "s/^func \\($go_test_function\\)([A-Za-z0-9_]* *\\*testing\\.T).*/\\1/p" \
+        -- "$workdir/$path" | grep -vx TestMain |
+        while IFS= read -r name; do
+          path="${path%/*}"
+          printf '%s\t%s\n' "${path#./}" "$name"
+        done
+    done | jq -Rnc --argjson wanted "$wanted" "$go_test_names"
+}
+"""
+
 RUNNER = Runner(
     name="go",
     setting="go",
@@ -144,4 +297,26 @@ RUNNER = Runner(
     manifest_keys=(),
     compiled_tests=("*_test.go",),
     restored_manifests=("go.mod",),
+    package_projects=(),
+    reporter_module="",
+    report_passed=Part(1, _PASSED),
+    report_failed=Part(1, _FAILED),
+    report_finished=Part(1, _FINISHED),
+    report_of=Part(0, " .file | package_of($want)"),
+    report_named=Part(1, _NAMED),
+    report_selector=None,
+    report_definitions=_PACKAGE_OF,
+    verifier_programs=_PROGRAMS,
+    verifier_variables='go_cache=""\ngo_exec=""\n',
+    verifier_tools=Part(3, _TOOLS),
+    verifier_executables=("go-exec",),
+    verifier_prepare=_PREPARE,
+    verifier_env=Part(2, _ENV),
+    verifier_restore=Part(1, ' restore_changed_configuration "$changed" ;;\n'),
+    verifier_control_note=Part(0, _CONTROL_NOTE),
+    verifier_control=Part(1, _CONTROL),
+    verifier_functions=(
+        ("prepare_evidence_tools", _TOOL_FUNCTIONS),
+        ("remember_untracked", _OUTPUT_FUNCTIONS),
+    ),
 )

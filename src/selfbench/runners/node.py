@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from selfbench.runners._log import Outcome, Result, Run, table
-from selfbench.runners._protocol import Runner, by_file
+from selfbench.runners._protocol import Part, Runner, by_file
 
 __all__ = ["RUNNER", "parse_node"]
 
@@ -185,6 +185,49 @@ CONTROL_FILES = (
     ".node-options",
 )  # fmt: skip
 
+# The verifier's evidence for node --test (`Runner`'s `report_*` and `verifier_*` parts, text that
+# `bundle/evidence.py` puts together into `tests/test.sh`).
+_REPORTER = """\
+// Loaded before any test file runs: the test files' processes, started after, are not told where
+// the report goes.
+process.env.NODE_OPTIONS = (process.env.NODE_OPTIONS ?? '').replace(
+  /--test-reporter-destination=(?!std(out|err)(\\s|$))\\S+/g,
+  '--test-reporter-destination=/dev/null',
+);
+
+export default async function* reporter(source) {
+  for await (const event of source) {
+    if (event.type === 'test:pass' || event.type === 'test:fail') {
+      const data = event.data;
+      yield JSON.stringify({
+        event: event.type, file: data.file ?? '', name: data.name,
+        type: data.details?.type ?? '',
+      }) + '\\n';
+    }
+  }
+  yield '{"event":"finish"}\\n';
+}
+"""
+
+_PASSED = r"""
+    map(select(.event == "test:pass" and .type != "suite" and .name != .file)
+      | {file: .file, name: ""})"""
+_FAILED = ' map(select(.event == "test:fail") | .name)'
+_FINISHED = ' any(.[]; .event == "finish")'
+
+_TOOLS = (
+    """  cat >"$evidence_tools/reporter.mjs" <<'NODE_REPORTER'
+"""
+    + _REPORTER
+    + "NODE_REPORTER\n"
+)
+
+_ENV = r"""
+    evidence_env=("NODE_OPTIONS=--test-reporter=tap --test-reporter-destination=stdout \
+--test-reporter=$evidence_tools/reporter.mjs --test-reporter-destination=$report")
+    ;;
+"""
+
 RUNNER = Runner(
     name="node",
     setting="node-test",
@@ -230,4 +273,23 @@ RUNNER = Runner(
     manifest_keys=(),
     compiled_tests=(),
     restored_manifests=(),
+    package_projects=(),
+    reporter_module="",
+    report_passed=Part(4, _PASSED),
+    report_failed=Part(4, _FAILED),
+    report_finished=Part(4, _FINISHED),
+    report_of=None,
+    report_named=None,
+    report_selector=None,
+    report_definitions="",
+    verifier_programs="",
+    verifier_variables="",
+    verifier_tools=Part(1, _TOOLS),
+    verifier_executables=(),
+    verifier_prepare="",
+    verifier_env=Part(1, _ENV),
+    verifier_restore=None,
+    verifier_control_note=None,
+    verifier_control=None,
+    verifier_functions=(),
 )

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from selfbench.runners._command import python_module
 from selfbench.runners._log import INDEX, Outcome, Result, Run, table
-from selfbench.runners._protocol import Runner
+from selfbench.runners._protocol import Part, Runner, readonly
 
 __all__ = [
     "CONTROL_DIRECTORIES",
@@ -16,6 +16,7 @@ __all__ = [
     "PACKAGE_DIRECTORIES",
     "PACKAGE_FILES",
     "PROJECT_PATHS",
+    "REPORTER_MODULE",
     "RUNNER",
     "SHARED_CONFIGURATION_FILES",
     "is_node_id",
@@ -158,7 +159,7 @@ CONTROL_FILES = (
     # configuration, plugins by conftest, modules Python loads first, bytecode caches
     "conftest.py", "pytest.ini", ".pytest.ini",
     "sitecustomize.py", "usercustomize.py", "*.pth", "*.pyc", "*.pyo",
-    "_selfbench_evidence.py",  # the verifier's own pytest reporter (bundle/evidence.py)
+    "_selfbench_evidence.py",  # the verifier's own pytest reporter (`REPORTER_MODULE`)
 )  # fmt: skip
 CONTROL_DIRECTORIES = (
     "_selfbench_evidence",
@@ -180,6 +181,171 @@ PACKAGE_DIRECTORIES = ("pytest", "_pytest", "pluggy", "venv")
 PACKAGE_FILES = ("pytest.py", "py.py")
 PROJECT_PATHS = (r"_?(pytest|pluggy)",)  # pytest's `src/_pytest/`, pluggy's `src/pluggy/`
 SHARED_CONFIGURATION_FILES = ("pyproject.toml", "setup.cfg", "tox.ini")
+
+# The verifier's evidence for pytest (`Runner`'s `report_*` and `verifier_*` parts, text that
+# `bundle/evidence.py` puts together into `tests/test.sh`).
+REPORTER_MODULE = "_selfbench_evidence"
+"""The module name of the verifier's pytest reporter (a runner-control name: no patch may
+shadow it)."""
+
+_REPORTER = """\
+import json
+import os
+
+
+def _writer(report):
+    def write(record):
+        if report:
+            with open(report, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record) + "\\n")
+
+    return write
+
+
+# Loaded by -p before any conftest or project module: the report's path leaves the environment.
+_write = _writer(os.environ.pop("SELFBENCH_EVIDENCE", ""))
+
+
+def pytest_sessionstart(session):
+    _write({"event": "start", "rootdir": str(session.config.rootpath)})
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _write({"event": "collect-error", "nodeid": report.nodeid})
+
+
+def pytest_runtest_logreport(report):
+    _write({"event": "test", "nodeid": report.nodeid, "when": report.when,
+            "outcome": report.outcome})
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _write({"event": "finish", "exitstatus": int(exitstatus)})
+"""
+
+_SAME_PYTEST_TABLE = r"""
+import configparser
+import sys
+import tomllib
+
+
+def pytest_part(path, kind):
+    try:
+        if kind == "pyproject.toml":
+            with open(path, "rb") as handle:
+                tool = tomllib.load(handle).get("tool", {})
+            return tool.get("pytest") if isinstance(tool, dict) else "unreadable"
+        parser = configparser.RawConfigParser(strict=False, interpolation=None)
+        with open(path, encoding="utf-8") as handle:
+            parser.read_file(handle)
+        section = "tool:pytest" if kind == "setup.cfg" else "pytest"
+        return dict(parser[section]) if parser.has_section(section) else None
+    except (OSError, UnicodeDecodeError, ValueError, configparser.Error):
+        return "unreadable"
+
+
+kind = sys.argv[3].rsplit("/", 1)[-1]
+sys.exit(0 if pytest_part(sys.argv[1], kind) == pytest_part(sys.argv[2], kind) else 1)
+"""
+
+_SHADOWING_MODULES = r"""
+import sys
+
+names = (set(sys.stdlib_module_names) - {"test"}) | {
+    "pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging", "_selfbench_evidence",
+}
+workdir = sys.argv[1].strip("/")
+bases = [""] if workdir in ("", ".") else ["", workdir + "/"]
+
+
+def paths(data):
+    return [p for p in data.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+with open(sys.argv[2], "rb") as handle:
+    tracked = set()
+    for path in paths(handle.read()):
+        parts = path.split("/")
+        tracked.update("/".join(parts[: at + 1]) for at in range(len(parts)))
+for path in paths(sys.stdin.buffer.read()):
+    for base in bases:
+        rest = path[len(base):] if path.startswith(base) else ""
+        first, _, inner = rest.partition("/")
+        stem = first if inner else first.split(".")[0]
+        new = base + first not in tracked
+        if new and stem in names and (inner or first.endswith((".py", ".pyc", ".so", ".pth"))):
+            sys.stdout.buffer.write(path.encode("utf-8", "surrogateescape") + b"\0")
+            break
+"""
+
+_PASSED = r"""
+    map(select(.event == "test" and .when == "call" and .outcome == "passed")
+      | {file: ($root + "/" + (.nodeid | split("::")[0])),
+         name: (.nodeid | split("::")[1:] | join("::"))})"""
+_FAILED = r"""
+    map(select((.event == "test" and .outcome == "failed") or .event == "collect-error")
+      | .nodeid)"""
+_FINISHED = ' any(.[]; .event == "finish" and .exitstatus == 0)'
+
+_PROGRAMS = readonly("same_pytest_table", _SAME_PYTEST_TABLE) + readonly(
+    "shadowing_modules", _SHADOWING_MODULES, expands=False
+)
+
+_TOOLS = (
+    f"  cat >\"$evidence_tools/{REPORTER_MODULE}.py\" <<'PYTEST_REPORTER'\n"
+    + _REPORTER
+    + "PYTEST_REPORTER\n"
+)
+
+_ENV = (
+    '\n    evidence_env=("PYTHONPATH=$evidence_tools" "PYTEST_ADDOPTS=-p '
+    + REPORTER_MODULE
+    + '" "SELFBENCH_EVIDENCE=$report")\n    ;;\n'
+)
+
+_RESTORE = """
+    restore_pytest_configuration "$changed"
+    restore_shadowing_modules "$changed"
+    ;;
+"""
+
+_RESTORE_CONFIGURATION = r"""
+# An agent may change pyproject.toml, setup.cfg and tox.ini, but not pytest's part of them.
+restore_pytest_configuration() {
+  local path base
+  base="$(mktemp /tmp/selfbench-base.XXXXXX)" || return 1
+  while IFS= read -r -d '' path; do
+    case "${path##*/}" in
+    @FILES@) ;;
+    *) continue ;;
+    esac
+    app_git --literal-pathspecs show "HEAD:$path" >"$base" 2>/dev/null || : >"$base"
+    if [ -L "$app/$path" ] ||
+      ! python3 -I -c "$same_pytest_table" "$base" "$app/$path" "$path" 2>/dev/null; then
+      restore_file "$path" "pytest's configuration"
+    fi
+  done <"$1"
+  rm -f -- "$base"
+}
+""".replace("@FILES@", "|".join(SHARED_CONFIGURATION_FILES))
+
+_RESTORE_SHADOWING_MODULES = r"""
+# A module the agent adds at the top of the repository or the workdir, named like one of the
+# standard library or of pytest, would be imported instead of it (the working directory comes
+# first on `sys.path`): it is removed. Modules the base already has are left alone.
+restore_shadowing_modules() {
+  local path tracked
+  tracked="$(mktemp /tmp/selfbench-tracked.XXXXXX)" || return 1
+  app_git ls-files -z >"$tracked"
+  while IFS= read -r -d '' path; do
+    log "the agent patch shadows a module of Python or pytest: $path; removed"
+    rm -rf -- "${app:?}/$path"
+  done < <(python3 -I -c "$shadowing_modules" "${workdir#"$app"}" "$tracked" <"$1" 2>/dev/null)
+  rm -f -- "$tracked"
+}
+"""
+
 
 RUNNER = Runner(
     name="pytest",
@@ -224,4 +390,26 @@ RUNNER = Runner(
     manifest_keys=(),
     compiled_tests=(),
     restored_manifests=(),
+    package_projects=("pytest", "pluggy"),
+    reporter_module=REPORTER_MODULE,
+    report_passed=Part(0, _PASSED),
+    report_failed=Part(0, _FAILED),
+    report_finished=Part(0, _FINISHED),
+    report_of=None,
+    report_named=None,
+    report_selector=None,
+    report_definitions="",
+    verifier_programs=_PROGRAMS,
+    verifier_variables="",
+    verifier_tools=Part(0, _TOOLS),
+    verifier_executables=(),
+    verifier_prepare="",
+    verifier_env=Part(0, _ENV),
+    verifier_restore=Part(0, _RESTORE),
+    verifier_control_note=None,
+    verifier_control=None,
+    verifier_functions=(
+        ("restore_file", _RESTORE_CONFIGURATION),
+        ("agent_changed_paths", _RESTORE_SHADOWING_MODULES),
+    ),
 )

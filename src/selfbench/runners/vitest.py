@@ -6,7 +6,18 @@ import re
 from collections.abc import Sequence
 
 from selfbench.runners._command import installed, js_bin
-from selfbench.runners._jest_family import NO_FILES, counts, from_json
+from selfbench.runners._jest_family import (
+    CONTROL,
+    CONTROL_NOTE,
+    ENV,
+    FAILED,
+    FINISHED,
+    NO_FILES,
+    PASSED,
+    RESTORE,
+    counts,
+    from_json,
+)
 from selfbench.runners._log import Result, Run, table
 from selfbench.runners._protocol import Runner, by_file
 
@@ -99,4 +110,23 @@ RUNNER = Runner(
     manifest_keys=("scripts",),
     compiled_tests=(),
     restored_manifests=("package.json",),
+    package_projects=(),
+    reporter_module="",
+    report_passed=PASSED,
+    report_failed=FAILED,
+    report_finished=FINISHED,
+    report_of=None,
+    report_named=None,
+    report_selector=None,
+    report_definitions="",
+    verifier_programs="",
+    verifier_variables="",
+    verifier_tools=None,
+    verifier_executables=(),
+    verifier_prepare="",
+    verifier_env=ENV,
+    verifier_restore=RESTORE,
+    verifier_control_note=CONTROL_NOTE,
+    verifier_control=CONTROL,
+    verifier_functions=(),
 )
