@@ -12,6 +12,7 @@ from selfbench.artifacts.compiled import BUNDLE_DIR
 from selfbench.artifacts.task_dir import DEFINITION_FILE, read_authored_task
 from selfbench.compiler import compile_home
 from selfbench.errors import CompileError, JsonError, translating
+from selfbench.mine import MineError, find_candidate
 from selfbench.pack import pack_tree
 from selfbench.store import ArtifactRef, LocalArtifactStore, authoring_key
 
@@ -89,7 +90,6 @@ def read_candidate(path: Path, candidate_id: str | None = None) -> Candidate:
 
 
 def _mined_candidate(path: Path, candidate_id: str | None) -> Candidate:
-    from selfbench.mine import MineError, find_candidate  # noqa: PLC0415 - only for mined files
 
     mined = find_candidate(path, candidate_id)
     if mined.sourcePr is None:

@@ -24,6 +24,7 @@ from selfbench._fs import read_bytes
 from selfbench.artifacts.task_dir import DEFINITION_FILE, read_definition
 from selfbench.bundle import layout
 from selfbench.bundle.manifest import BundleManifest, parse_bundle_manifest
+from selfbench.bundle.render_toml import parse_collect_command
 from selfbench.contract import TaskDefinition, definition_sha256
 from selfbench.errors import BundleError, DefinitionError, JsonError, TaskFileError
 
@@ -79,7 +80,6 @@ def read_collect_command(bundle: Path) -> str:
     Raises:
         BundleError: task.toml cannot be read or has no collect command.
     """
-    from selfbench.bundle.render_toml import parse_collect_command  # noqa: PLC0415 - renderers
 
     path = bundle / layout.TASK_TOML
     try:

@@ -16,6 +16,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from selfbench.artifacts.draft_record import read_draft_record
+from selfbench.artifacts.task_dir import read_task_files
+from selfbench.draft.api import DraftOptions, draft_candidate
 from selfbench.errors import SelfbenchError
 from selfbench.mine.candidate import find_candidate
 from selfbench.mine.mcp_tool import CANDIDATES_ENV
@@ -67,9 +70,6 @@ def draft_task(arguments: Mapping[str, Any]) -> dict[str, Any]:
         SelfbenchError: a missing argument, an unreadable candidates file, an unknown id, or no
             sandbox on this machine.
     """
-    from selfbench.artifacts.draft_record import read_draft_record  # noqa: PLC0415
-    from selfbench.artifacts.task_dir import read_task_files  # noqa: PLC0415
-    from selfbench.draft.api import DraftOptions, draft_candidate  # noqa: PLC0415
 
     candidate_id = arguments.get("candidate")
     if not isinstance(candidate_id, str) or not candidate_id:

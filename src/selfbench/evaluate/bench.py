@@ -23,7 +23,10 @@ from selfbench.artifacts.compiled import LocatedTask, locate_task, read_bundle_m
 from selfbench.bundle import layout
 from selfbench.contract import definition_sha256, parse_definition
 from selfbench.errors import EvalError, JsonError, SelfbenchError, translating
+from selfbench.export import extract_export
 from selfbench.export.reader import REVIEW_FILE
+from selfbench.run.driver import load_options
+from selfbench.run.state import RunDirectory
 
 __all__ = ["BenchTask", "Benchmark", "open_benchmark", "read_tasks_dir"]
 
@@ -108,12 +111,10 @@ def read_tasks_dir(directory: Path) -> Benchmark:
 
 def _refuse_run_directory(path: Path) -> None:
     """A `selfbench run` directory is not a benchmark: name the export it wrote instead."""
-    from selfbench.run.state import RunDirectory  # noqa: PLC0415 - only a directory needs it
 
     run = RunDirectory(path)
     if not run.is_run():
         return
-    from selfbench.run.driver import load_options  # noqa: PLC0415
 
     try:
         out = str(load_options(run.read_json(run.inputs_path), str(run.inputs_path)).out)
@@ -136,7 +137,6 @@ def open_benchmark(path: Path, *, workspace: Path | None = None) -> Iterator[Ben
         return
     if not path.is_file():
         raise EvalError(f"{path}: no such benchmark (an export archive or a tasks directory)")
-    from selfbench.export import extract_export  # noqa: PLC0415 - only archives need it
 
     scratch = Path(tempfile.mkdtemp(prefix="selfbench-bench-", dir=workspace))
     try:

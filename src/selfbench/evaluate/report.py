@@ -7,6 +7,7 @@ import io
 import json
 from collections.abc import Sequence
 
+from selfbench.evaluate.report_html import render_html
 from selfbench.evaluate.report_rows import agent_rows, matrix_rows, network_lines
 from selfbench.evaluate.summary import Summary
 
@@ -31,7 +32,7 @@ def _title(summary: Summary) -> str:
 
 def render_text(summary: Summary, *, width: int = 120) -> str:
     """The terminal report: rich tables, rendered without colour."""
-    from rich.console import Console  # noqa: PLC0415 - only the text format pays for rich
+    from rich.console import Console  # noqa: PLC0415 - start-up: rich costs 40 ms; only text pays
     from rich.table import Table  # noqa: PLC0415
 
     console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False)
@@ -131,8 +132,6 @@ def render_json(summary: Summary) -> str:
 def render_report(summary: Summary, output_format: str) -> str:
     """Render in one of `FORMATS`."""
     if output_format == "html":
-        from selfbench.evaluate.report_html import render_html  # noqa: PLC0415 - matplotlib
-
         return render_html(summary)
     renderers = {"text": render_text, "md": render_markdown, "csv": render_csv, "json": render_json}
     return renderers[output_format](summary)

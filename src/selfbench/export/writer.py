@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from selfbench import __version__
 from selfbench._fs import atomic_file, staging_directory
 from selfbench._json import dumps_pretty
 from selfbench.artifacts.compiled import BUNDLE_DIR, LocatedTask, locate_task, refuse_duplicates
@@ -102,7 +103,6 @@ class ExportResult:
 
 
 def _version() -> str:
-    from selfbench import __version__  # noqa: PLC0415 - avoid an import cycle at load time
 
     return f"selfbench {__version__} (compiler revision {layout.COMPILER_REVISION})"
 

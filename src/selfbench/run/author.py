@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from selfbench._git import git
 from selfbench._json import loads_strict
 from selfbench.artifacts.draft_record import DRAFT_FILE
 from selfbench.artifacts.task_dir import TASK_FILES, read_authored_task, read_task_files
@@ -266,7 +267,6 @@ def _write_inputs(
 
 def _apply_task(workspace: Workspace, task_dir: Path) -> None:
     """Apply the task's test and gold patches to the clone's work tree, so tests can run."""
-    from selfbench._git import git  # noqa: PLC0415
 
     files = read_task_files(task_dir)
     for data in (files.test_patch, files.gold_patch):

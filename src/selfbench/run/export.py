@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from selfbench import __version__
 from selfbench._json import loads_strict
 from selfbench.artifacts.task_dir import DEFINITION_FILE
 from selfbench.artifacts.validation import VALIDATION_FILE, read_validation
@@ -114,7 +115,6 @@ def provenance(
     reports: list[dict[str, Any]],
 ) -> dict[str, Any]:
     """How the export was built: the tool, author, reviewer, environment, per task its stages."""
-    from selfbench import __version__  # noqa: PLC0415 - avoid an import cycle at load time
 
     environment = options.env if options.env == "local" else f"harbor ({options.harbor_env})"
     return {

@@ -15,10 +15,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from selfbench.artifacts.task_dir import read_authored_task
 from selfbench.artifacts.validation import VALIDATION_FILE
+from selfbench.compiler import compile_home
+from selfbench.draft.api import DraftOptions, draft_candidate
 from selfbench.errors import HarborError, SandboxError, SelfbenchError
 from selfbench.mine.candidate import CandidateModel
+from selfbench.run import author
+from selfbench.run.author import AuthorJob
+from selfbench.run.coupling import (
+    coupling_blockers,
+    coupling_repair_with_command,
+    review_with_command,
+)
+from selfbench.task import judge_task
+from selfbench.validate import validate
 from selfbench.validate.host_network import HostNetwork
+from selfbench.validate.local import LocalOptions
 
 __all__ = [
     "AUTHOR_DRAFT",
@@ -92,8 +105,6 @@ def draft_stage(
     host_network: HostNetwork | None = None,
 ) -> StageResult:
     """Draft the candidate into `out`: a proven task directory, or the reason it is not one."""
-    from selfbench.draft.api import DraftOptions, draft_candidate  # noqa: PLC0415 - the sandbox
-    from selfbench.validate.local import LocalOptions  # noqa: PLC0415
 
     def run() -> StageResult:
         out.mkdir(parents=True)
@@ -122,7 +133,6 @@ class AuthorSettings:
 def _job(
     repo: Path, candidate: CandidateModel, draft_dir: Path, out: Path, log: Path, s: AuthorSettings
 ) -> Any:
-    from selfbench.run.author import AuthorJob  # noqa: PLC0415
 
     return AuthorJob(
         repo=repo,
@@ -150,7 +160,6 @@ def author_task(
     settings: AuthorSettings,
 ) -> StageResult:
     """Author the task from its draft: as it is (`draft`) or by the author command."""
-    from selfbench.run import author  # noqa: PLC0415
 
     def run() -> StageResult:
         out.mkdir(parents=True)
@@ -176,7 +185,6 @@ def repair_stage(  # noqa: PLR0913 - one stage's inputs, as the step has them
 ) -> StageResult:
     """One validation repair by the author command, checked by the repair rules; the author
     is given the task to repair and, as its draft, the drafted task."""
-    from selfbench.run import author  # noqa: PLC0415
 
     def run() -> StageResult:
         given = _private_copy(task_dir, out)
@@ -200,8 +208,6 @@ def _private_copy(task_dir: Path, out: Path) -> Path:
 
 def audit_task(task_dir: Path) -> StageResult:
     """The static audit (SPEC §4): its blockers, joined, reject."""
-    from selfbench.artifacts.task_dir import read_authored_task  # noqa: PLC0415
-    from selfbench.task import judge_task  # noqa: PLC0415
 
     def run() -> StageResult:
         task = read_authored_task(task_dir)
@@ -218,7 +224,6 @@ def compile_stage(
 ) -> StageResult:
     """Compile the task into `home/harbor-task/`, with its definition beside it (its agent may
     reach `allowed_hosts`, else the compiler's default list)."""
-    from selfbench.compiler import compile_home  # noqa: PLC0415
 
     def run() -> StageResult:
         home.mkdir(parents=True)
@@ -237,7 +242,6 @@ def validate_stage(home: Path, runner: Any) -> StageResult:
 
     A rejection's `detail` holds the failing run's log path (`log`), for a repair.
     """
-    from selfbench.validate import validate  # noqa: PLC0415
 
     def run() -> StageResult:
         [report] = validate([home], runner=runner, jobs=1)
@@ -274,7 +278,6 @@ def coupling_stage(
 
     A coupled task is a rejection whose `detail` holds the findings (for a coupling repair).
     """
-    from selfbench.run.coupling import coupling_blockers, review_with_command  # noqa: PLC0415
 
     def run() -> StageResult:
         findings = list(coupling_blockers(task_dir, repo))
@@ -304,7 +307,6 @@ def coupling_repair_stage(  # noqa: PLR0913 - one stage's inputs, as the step ha
     draft_dir: Path,
 ) -> StageResult:
     """One coupling repair by the author command (held-out test files only)."""
-    from selfbench.run.coupling import coupling_repair_with_command  # noqa: PLC0415
 
     def run() -> StageResult:
         given = _private_copy(task_dir, out)

@@ -87,7 +87,7 @@ def load_swebench_specs() -> Mapping[str, Any] | None:
     releases without it count as not installed.
     """
     try:
-        from swebench.harness import constants  # type: ignore[import-not-found] # noqa: PLC0415
+        from swebench.harness import constants  # type: ignore[import-not-found] # noqa: PLC0415 - optional
     except ImportError:
         return None
     specs = getattr(constants, "MAP_REPO_VERSION_TO_SPECS", None)
