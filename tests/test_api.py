@@ -55,7 +55,7 @@ AUDIT_MODULES = [
     "selfbench._cli_toolchains", "selfbench._cli_validate", "selfbench._fs", "selfbench._json",
     "selfbench._paths", "selfbench._runner_files", "selfbench._shell", "selfbench.audit",
     "selfbench.bundle", "selfbench.bundle.held_out", "selfbench.bundle.layout", "selfbench.cli",
-    "selfbench.contract",
+    "selfbench.contract", "selfbench.environments", "selfbench.environments.spec",
     "selfbench.errors", "selfbench.patches", "selfbench.task",
 ]  # fmt: skip
 

@@ -13,7 +13,12 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_common import add_setup_options, setup_options
+from selfbench._cli_common import (
+    add_environment_option,
+    add_harbor_options,
+    add_setup_options,
+    environment_spec,
+)
 from selfbench.errors import EXIT_OK, EXIT_REJECTED
 
 if TYPE_CHECKING:
@@ -23,6 +28,13 @@ if TYPE_CHECKING:
     from selfbench.evaluate.summary import Summary
 
 __all__ = ["add_eval_commands"]
+
+_ENVIRONMENT_FLAGS = {
+    "local": ("--harbor-env", "--harbor", "--setup-env", "--no-host-network-config"),
+    "harbor": ("--harbor-env", "--harbor"),
+}
+"""The environment options each `--env` uses; Harbor agents (`NAME=harbor:AGENT:MODEL`) use the
+Harbor options under either, so only setup's options can be refused (under harbor)."""
 
 
 def _trial_line(record: TrialRecord) -> str:
@@ -79,17 +91,12 @@ def _eval(args: argparse.Namespace) -> int:
     )
 
     agents = parse_agent_specs(args.agent or [])
-    setup_env, host_network = setup_options(args) if args.env == "local" else ((), None)
     options = EvalOptions(
         results=Path(args.results),
         trials=args.trials,
         jobs=args.jobs,
-        environment=args.env,
-        harbor_env=args.harbor_env,
-        harbor=args.harbor,
+        environment=environment_spec(args, _ENVIRONMENT_FLAGS),
         workspace=Path(args.workspace) if args.workspace else None,
-        setup_env=setup_env,
-        **({"host_network": host_network} if host_network is not None else {}),
         resume=args.resume,
     )
     with open_benchmark(Path(args.bench), workspace=options.workspace) as bench:
@@ -167,7 +174,7 @@ def add_eval_commands(commands: Any) -> None:
     )
     evaluate.add_argument("--trials", type=int, default=1, help="trials per task and agent")
     evaluate.add_argument("-j", "--jobs", type=int, default=1, help="tasks (or trials) at once")
-    evaluate.add_argument("--env", choices=("local", "harbor"), default="local")
+    add_environment_option(evaluate)
     evaluate.add_argument("--results", default="results", metavar="DIR", help="default: results")
     evaluate.add_argument(
         "--resume",
@@ -176,8 +183,7 @@ def add_eval_commands(commands: Any) -> None:
         " (finished trials are always skipped)",
     )
     evaluate.add_argument("--json", action="store_true", help="print the JSON summary")
-    evaluate.add_argument("--harbor-env", default="docker", metavar="NAME")
-    evaluate.add_argument("--harbor", default="harbor", metavar="PATH")
+    add_harbor_options(evaluate)
     evaluate.add_argument("--workspace", metavar="DIR", help="where local workspaces go")
     add_setup_options(evaluate)
     evaluate.set_defaults(run=_eval)

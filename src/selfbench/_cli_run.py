@@ -20,7 +20,12 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from selfbench._cli_bundle import add_agent_hosts_option, agent_hosts
-from selfbench._cli_common import add_setup_options, print_json
+from selfbench._cli_common import (
+    add_environment_options,
+    add_setup_options,
+    print_json,
+    refuse_unused,
+)
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, RunError
 
 if TYPE_CHECKING:
@@ -34,6 +39,12 @@ __all__ = ["EXIT_INTERRUPTED", "add_run_commands"]
 
 EXIT_INTERRUPTED = 130
 _TIERS = ("easy", "medium", "hard")
+_ENVIRONMENT_FLAGS = {
+    "local": ("--setup-env", "--no-host-network-config"),
+    "harbor": ("--harbor-env", "--harbor"),
+}
+"""The environment options each `--env` uses; any other is refused (with `--resume`, only when
+`--env` is given again: the run's own environment is not known here)."""
 _DOING = {
     "draft": "drafting",
     "author": "authoring",
@@ -172,7 +183,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         jobs=1 if args.jobs is None else args.jobs,
         env=args.env or "local",
         harbor_env=args.harbor_env or "docker",
-        harbor=args.harbor,
+        harbor="harbor" if args.harbor is None else args.harbor,
         **({} if args.over_fetch is None else {"over_fetch": args.over_fetch}),
         author_time_limit=args.author_time_limit,
         inactivity=args.inactivity,
@@ -227,6 +238,8 @@ def _run(args: argparse.Namespace) -> int:
     from selfbench._report import console  # noqa: PLC0415
     from selfbench.run import run_benchmark  # noqa: PLC0415
 
+    if args.env is not None or args.resume is None:
+        refuse_unused(args, args.env or "local", _ENVIRONMENT_FLAGS)
     changes: dict[str, Any] = {}
     if args.resume is not None:
         if args.repo is not None or args.out is not None:
@@ -329,9 +342,7 @@ def _add_run(commands: Any) -> None:
     # -j, --env, --harbor-env, --source-url, --setup-env and --no-host-network-config may be
     # given again with --resume (their defaults are None so that a change can be told)
     run.add_argument("-j", "--jobs", type=int, metavar="N", help="candidates at once (default: 1)")
-    run.add_argument("--env", choices=("local", "harbor"), help="default: local")
-    run.add_argument("--harbor-env", metavar="ENV", help="with --env harbor (default: docker)")
-    run.add_argument("--harbor", default="harbor", metavar="PATH", help="the harbor executable")
+    add_environment_options(run)
     run.add_argument(
         "--over-fetch", type=float, metavar="X", help="budget multiplier (default: mining's, 1.5)"
     )

@@ -29,10 +29,10 @@ from pathlib import Path
 
 from selfbench._json import loads_strict
 from selfbench.collect import Candidate, candidate_mismatch, find_authored_task
+from selfbench.environments.process import parse_command, run_command
 from selfbench.errors import PreflightError, SelfbenchError
 from selfbench.mine.candidate import CandidateModel
 from selfbench.repair import check_validation_repair
-from selfbench.run._process import parse_command, run_command
 from selfbench.run._prompts import Mode, render_agent_prompt
 from selfbench.run._workspace import INPUTS_DIR, Workspace, changed_paths, open_workspace
 from selfbench.submit import OUTPUT_ENV, write_submission_files

@@ -37,11 +37,11 @@ from posixpath import basename, splitext
 from typing import Literal
 
 from selfbench._git import git
+from selfbench.environments.process import parse_command, run_command
 from selfbench.errors import ReviewerError
 from selfbench.patches import parse_patch
 from selfbench.repair import check_coupling_repair
 from selfbench.run._names import AssertedNames, asserted_names, code_names
-from selfbench.run._process import parse_command, run_command
 from selfbench.run._workspace import Workspace, changed_paths
 from selfbench.run.author import AuthorJob, AuthorResult, run_agent
 from selfbench.task import read_authored_task
