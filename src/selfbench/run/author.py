@@ -6,7 +6,7 @@ configured for it; the agent must call `submit_task`, which writes the task into
 `out_dir`. `repair_with_command` runs the same command in repair mode with the tail of the
 failing verifier log, and accepts its result only when the validation-repair rules allow it.
 
-A command is split like shell words (`shlex`) and run as an argument list, never through a
+A command is split like shell words (`split_argv`) and run as an argument list, never through a
 shell. These placeholders, anywhere inside an argument, are replaced: `{prompt}` (the prompt
 text), `{prompt_file}`, `{mcp_config}` (a Claude-style `mcpServers` JSON file), `{workspace}`
 (the clone). The prompt is also the command's standard input, and the environment names every
