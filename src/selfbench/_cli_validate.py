@@ -21,8 +21,8 @@ from selfbench._cli_common import (
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, InputError
 
 if TYPE_CHECKING:
+    from selfbench.environments.runner import Runner
     from selfbench.validate.report import TaskReport
-    from selfbench.validate.runner import Runner
 
 __all__ = ["add_validate_command"]
 

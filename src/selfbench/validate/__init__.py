@@ -25,8 +25,8 @@ from selfbench.bundle.locate import (
     locate_task,
     refuse_duplicates,
 )
+from selfbench.environments.runner import OnDone, Runner
 from selfbench.errors import BundleError, translating
-from selfbench.validate.runner import OnDone, Runner
 
 if TYPE_CHECKING:
     from selfbench.validate.harbor import HarborOptions, HarborRunner

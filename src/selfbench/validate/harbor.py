@@ -42,6 +42,7 @@ from selfbench._json import loads_strict
 from selfbench.bundle.locate import LocatedTask, refuse_duplicates
 from selfbench.contract import TASK_ID_PATTERN, is_task_id
 from selfbench.environments.harbor import HarborOptions, launch_harbor
+from selfbench.environments.runner import OnDone
 from selfbench.errors import HarborError, JsonError, translating
 from selfbench.validate.report import (
     Reward,
@@ -51,7 +52,6 @@ from selfbench.validate.report import (
     parity_reason,
     read_reward,
 )
-from selfbench.validate.runner import OnDone
 
 __all__ = [
     "AGENTS",
@@ -309,9 +309,9 @@ def _last_line(log: Path) -> str:
 
 def _run_both(commands: dict[Agent, list[str]], run_dir: Path) -> None:
     """Run both jobs at once; both are waited for, then the first failure is raised."""
-    argv = next(iter(commands.values()))
+    harbor = next(iter(commands.values()))[0]
     logged = [(argv, run_dir / f"harbor-{agent}.log") for agent, argv in commands.items()]
-    with translating(HarborError, f"run harbor: {argv[0]}"):
+    with translating(HarborError, f"run harbor: {harbor}"):
         codes = dict(zip(commands, launch_harbor(logged), strict=True))
     for agent, code in codes.items():
         if code != 0:

@@ -34,6 +34,7 @@ from pathlib import Path
 from selfbench.bundle import layout
 from selfbench.bundle.locate import LocatedTask, refuse_duplicates
 from selfbench.environments.process import CalledProcessError
+from selfbench.environments.runner import OnDone
 from selfbench.errors import BundleError, SelfbenchError
 from selfbench.toolchains import Provisioned, provision_task
 from selfbench.validate.cgroup import Limits
@@ -54,7 +55,6 @@ from selfbench.validate.phases import (
     TaskPhases,
 )
 from selfbench.validate.report import Check, RunReport, TaskReport, parity_reason
-from selfbench.validate.runner import OnDone
 from selfbench.validate.sandbox import PrivateEntries, Sandbox, choose_users, require_sandbox
 
 __all__ = [

@@ -1,4 +1,5 @@
-"""The runner protocol: what `validate` asks of an environment that runs the verifier.
+"""The runner protocol: what `validate` (and `draft` and `run` through it) asks of an environment
+that runs the verifier.
 
 `validate` owns what is the same everywhere: it locates each task once, checks that its
 definition and patches are the ones the bundle was compiled from (`bundle.locate.locate_task`),
