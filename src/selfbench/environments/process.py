@@ -44,6 +44,8 @@ CalledProcessError = subprocess.CalledProcessError
 """What `run_captured(..., check=True)` raises for a command that failed."""
 Completed = subprocess.CompletedProcess
 
+# --- an author or reviewer agent, under a total and an inactivity limit -------------------------
+
 _GRACE_SEC = 3.0
 _CHUNK = 65536
 _KEPT = 1 << 20
