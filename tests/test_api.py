@@ -56,7 +56,7 @@ AUDIT_MODULES = [
     "selfbench._paths", "selfbench._runner_files", "selfbench._shell", "selfbench.artifacts",
     "selfbench.artifacts.task_dir", "selfbench.audit",
     "selfbench.bundle", "selfbench.bundle.held_out", "selfbench.bundle.layout", "selfbench.cli",
-    "selfbench.contract",
+    "selfbench.contract", "selfbench.environments", "selfbench.environments.spec",
     "selfbench.errors", "selfbench.patches", "selfbench.progress", "selfbench.rules",
     "selfbench.runners", "selfbench.runners._command", "selfbench.runners._jest_family",
     "selfbench.runners._log", "selfbench.runners._protocol", "selfbench.runners.bun",

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from selfbench._shell import Word, quote, split_words, substitute_tests
+from selfbench._shell import Word, quote, split_argv, split_words, substitute_tests
 
 # (text, index, quoted, assignment, redirect) of each word.
 Summary = tuple[str, int, bool, bool, bool]
@@ -180,3 +181,45 @@ def test_substitute_tests_matches_the_newline_example() -> None:
 def test_quote() -> None:
     assert quote("") == "''"
     assert quote("a'b") == "'a'\"'\"'b'"
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("", []),
+        ("  a  b\tc\n", ["a", "b", "c"]),
+        ("a'b c'd", ["ab cd"]),
+        ("''", [""]),
+        ('a"b\\"c"', ['ab"c']),
+        ('a"\\x"', ["a\\x"]),
+        ("a\\ b", ["a b"]),
+        ("a\\\nb", ["a\nb"]),
+        ("x && y # z", ["x", "&&", "y", "#", "z"]),
+    ],
+)
+def test_split_argv_reads_words_as_shlex_does(text: str, words: list[str]) -> None:
+    assert split_argv(text) == words == shlex.split(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("a\\", "No escaped character"), ('"a\\', "No escaped character"),
+     ("'a", "No closing quotation"), ('"a', "No closing quotation")],
+)  # fmt: skip
+def test_split_argv_refuses_what_shlex_refuses(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        split_argv(text)
+
+
+@settings(max_examples=500)
+@given(st.text(alphabet=" \t\n\\'\"ab$#&;"))
+def test_split_argv_agrees_with_shlex(text: str) -> None:
+    try:
+        expected: list[str] | str = shlex.split(text)
+    except ValueError as exc:
+        expected = str(exc)
+    try:
+        found: list[str] | str = split_argv(text)
+    except ValueError as exc:
+        found = str(exc)
+    assert found == expected

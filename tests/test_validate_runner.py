@@ -16,10 +16,10 @@ import pytest
 from projects import build
 from selfbench.artifacts.compiled import LocatedTask
 from selfbench.cli import main
+from selfbench.environments.runner import OnDone, Runner
 from selfbench.errors import BundleError, SelfbenchError
 from selfbench.validate import HarborOptions, HarborRunner, LocalOptions, LocalRunner, validate
 from selfbench.validate.report import RunReport, TaskReport
-from selfbench.validate.runner import OnDone, Runner
 from test_validate import python_project
 
 

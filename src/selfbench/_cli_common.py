@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from selfbench._fs import read_bytes
+from selfbench.environments.spec import ENVIRONMENTS, EnvironmentSpec, Kind, unused_option
 from selfbench.errors import EXIT_REJECTED, InputError
 from selfbench.progress import choose_reporter
 
 __all__ = [
     "SetupSpec",
+    "add_environment_option",
+    "add_environment_options",
+    "add_harbor_options",
     "add_jobs_option",
     "add_json_option",
     "add_repo_option",
@@ -24,10 +28,13 @@ __all__ = [
     "add_setup_options",
     "add_source_url_option",
     "announce_host_network",
+    "environment_kind",
+    "environment_spec",
     "jobs",
     "print_json",
     "progress",
     "read_input",
+    "refuse_unused",
     "rejected",
     "resume_dir",
     "setup_options",
@@ -208,3 +215,74 @@ def setup_options(args: Any) -> SetupSpec:
 
     pairs = setup_env_values(args.setup_env or ())
     return SetupSpec(pairs, announce_host_network(not args.no_host_network_config))
+
+
+# --- the environment: one spelling of --env, --harbor-env and --harbor for validate, run, eval --
+# Each defaults to None, so that one the chosen `--env` does not use can be refused (exit 2) and
+# `run --resume` can tell an option given again from one left out.
+
+ENV_HELP = "local: this machine's sandbox (root); harbor: `harbor run` (default: local)"
+
+
+def add_environment_option(parser: Any) -> None:
+    """`--env local|harbor`."""
+    parser.add_argument("--env", choices=ENVIRONMENTS, help=ENV_HELP)
+
+
+def add_harbor_options(parser: Any) -> None:
+    """`--harbor-env NAME` and `--harbor PATH`."""
+    parser.add_argument(
+        "--harbor-env",
+        metavar="NAME",
+        help="Harbor's environment: docker, modal, daytona, … (default: docker)",
+    )
+    parser.add_argument("--harbor", metavar="PATH", help="the harbor executable (default: harbor)")
+
+
+def add_environment_options(parser: Any) -> None:
+    """`--env`, `--harbor-env` and `--harbor`."""
+    add_environment_option(parser)
+    add_harbor_options(parser)
+
+
+def environment_kind(args: Any) -> Kind:
+    """The environment `--env` chose (local when not given)."""
+    kind: Kind = args.env or "local"
+    return kind
+
+
+def refuse_unused(args: Any, kind: str, used: Mapping[str, tuple[str, ...]]) -> None:
+    """Refuse the first option given that `kind` does not use; `used` lists each environment's.
+
+    Raises:
+        InputError: such an option was given.
+    """
+    given = {
+        flag: getattr(args, flag[2:].replace("-", "_")) is not None
+        for flags in used.values()
+        for flag in flags
+    }
+    if (refusal := unused_option(given, kind, used)) is not None:
+        raise InputError(refusal)
+
+
+def environment_spec(args: Any, used: Mapping[str, tuple[str, ...]]) -> EnvironmentSpec:
+    """The environment the options chose, refusing an option it does not use; under `local`,
+    `--setup-env`'s values and the host's network configuration (announced).
+
+    Raises:
+        InputError: an option the environment does not use, or a `--setup-env` variable that is
+            not a name or not set.
+    """
+    kind = environment_kind(args)
+    refuse_unused(args, kind, used)
+    default = EnvironmentSpec()
+    spec = EnvironmentSpec(
+        kind=kind,
+        harbor_env=default.harbor_env if args.harbor_env is None else args.harbor_env,
+        harbor=default.harbor if args.harbor is None else args.harbor,
+    )
+    if kind != "local":
+        return spec
+    setup_env, host_network = setup_options(args)
+    return EnvironmentSpec(spec.kind, spec.harbor_env, spec.harbor, setup_env, host_network)

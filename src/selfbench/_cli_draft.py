@@ -71,6 +71,8 @@ def _request(args: argparse.Namespace) -> _Request:
     """
     from selfbench.draft.api import DraftOptions  # noqa: PLC0415
     from selfbench.draft.config import load_config  # noqa: PLC0415
+    from selfbench.environments.build import local_options  # noqa: PLC0415
+    from selfbench.environments.spec import EnvironmentSpec  # noqa: PLC0415
     from selfbench.validate.local import MIN_RERUNS, LocalOptions  # noqa: PLC0415
     from selfbench.validate.sandbox import require_sandbox  # noqa: PLC0415
 
@@ -84,13 +86,12 @@ def _request(args: argparse.Namespace) -> _Request:
     config = load_config(Path(args.config)) if args.config else None
     require_sandbox()
     setup_env, host_network = setup_options(args)
+    environment = EnvironmentSpec(setup_env=setup_env, host_network=host_network)
     options = DraftOptions(
         reruns=args.reruns,
         config=config,
         logs=Path(args.logs) if args.logs else None,
-        local=LocalOptions(
-            network=bool(args.network), setup_env=setup_env, host_network=host_network
-        ),
+        local=local_options(environment, logs=None, local=LocalOptions(network=bool(args.network))),
         replace=args.replace,
         source_url_base=args.source_url,
     )

@@ -16,13 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from selfbench._cli_common import (
+    add_environment_option,
+    add_harbor_options,
     add_jobs_option,
     add_json_option,
     add_resume_option,
     add_setup_options,
+    environment_spec,
     jobs,
     resume_dir,
-    setup_options,
 )
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, InputError
 from selfbench.progress import Reporter, RichReporter, choose_reporter
@@ -36,6 +38,12 @@ if TYPE_CHECKING:
 __all__ = ["add_eval_commands"]
 
 _RESULTS = Path("results")
+_ENVIRONMENT_FLAGS = {
+    "local": ("--harbor-env", "--harbor", "--setup-env", "--no-host-network-config"),
+    "harbor": ("--harbor-env", "--harbor"),
+}
+"""The environment options each `--env` uses; Harbor agents (`NAME=harbor:AGENT:MODEL`) use the
+Harbor options under either, so only setup's options can be refused (under harbor)."""
 
 
 def _trial_line(record: TrialRecord) -> str:
@@ -114,17 +122,12 @@ def _eval(args: argparse.Namespace) -> int:
 
     agents = parse_agent_specs(args.agent or [])
     results, resume = _results(args)
-    setup_env, host_network = setup_options(args) if args.env == "local" else ((), None)
     options = EvalOptions(
         results=results,
         trials=args.trials,
         jobs=jobs(args) or 1,
-        environment=args.env,
-        harbor_env=args.harbor_env,
-        harbor=args.harbor,
+        environment=environment_spec(args, _ENVIRONMENT_FLAGS),
         workspace=Path(args.workspace) if args.workspace else None,
-        setup_env=setup_env,
-        **({"host_network": host_network} if host_network is not None else {}),
         resume=resume,
     )
     reporter = choose_reporter()
@@ -200,14 +203,13 @@ def add_eval_commands(commands: Any) -> None:
     )
     evaluate.add_argument("--trials", type=int, default=1, help="trials per task and agent")
     add_jobs_option(evaluate, what="tasks (or trials)")
-    evaluate.add_argument("--env", choices=("local", "harbor"), default="local")
+    add_environment_option(evaluate)
     evaluate.add_argument("--results", metavar="DIR", help="default: results")
     # a bare --resume, the former spelling, continues in --results; finished trials are always
     # skipped, --resume only refuses a directory without an evaluation
     add_resume_option(evaluate, what="evaluation", bare="the --results directory")
     add_json_option(evaluate)
-    evaluate.add_argument("--harbor-env", default="docker", metavar="NAME")
-    evaluate.add_argument("--harbor", default="harbor", metavar="PATH")
+    add_harbor_options(evaluate)
     evaluate.add_argument("--workspace", metavar="DIR", help="where local workspaces go")
     add_setup_options(evaluate)
     evaluate.set_defaults(run=_eval)

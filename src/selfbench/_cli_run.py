@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from selfbench._cli_bundle import add_agent_hosts_option, agent_hosts
 from selfbench._cli_common import (
+    add_environment_options,
     add_jobs_option,
     add_json_option,
     add_repo_option,
@@ -28,6 +29,7 @@ from selfbench._cli_common import (
     add_setup_options,
     add_source_url_option,
     print_json,
+    refuse_unused,
     resume_dir,
 )
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, RunError
@@ -43,6 +45,12 @@ __all__ = ["EXIT_INTERRUPTED", "add_run_commands"]
 
 EXIT_INTERRUPTED = 130
 _TIERS = ("easy", "medium", "hard")
+_ENVIRONMENT_FLAGS = {
+    "local": ("--setup-env", "--no-host-network-config"),
+    "harbor": ("--harbor-env", "--harbor"),
+}
+"""The environment options each `--env` uses; any other is refused (with `--resume`, only when
+`--env` is given again: the run's own environment is not known here)."""
 _DOING = {
     "draft": "drafting",
     "author": "authoring",
@@ -181,7 +189,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         jobs=1 if args.jobs is None else args.jobs,  # checked with the rest: options.check()
         env=args.env or "local",
         harbor_env=args.harbor_env or "docker",
-        harbor=args.harbor,
+        harbor="harbor" if args.harbor is None else args.harbor,
         **({} if args.over_fetch is None else {"over_fetch": args.over_fetch}),
         author_time_limit=args.author_time_limit,
         inactivity=args.inactivity,
@@ -237,8 +245,11 @@ def _plan(args: argparse.Namespace) -> tuple[Path, RunOptions | None, dict[str, 
 
     Raises:
         RunError: an option no run can use, or `--resume` with `--repo` or `--out`.
+        InputError: an option the chosen environment does not use.
     """
     resumed = resume_dir(args)
+    if args.env is not None or resumed is None:
+        refuse_unused(args, args.env or "local", _ENVIRONMENT_FLAGS)
     if resumed is not None:
         if args.repo is not None or args.out is not None:
             raise RunError("--resume takes the run's own options; give no --repo or --out")
@@ -346,9 +357,7 @@ def _add_run(commands: Any) -> None:
     # -j, --env, --harbor-env, --source-url, --setup-env and --no-host-network-config may be
     # given again with --resume (their defaults are None so that a change can be told)
     add_jobs_option(run, what="candidates", default=None)
-    run.add_argument("--env", choices=("local", "harbor"), help="default: local")
-    run.add_argument("--harbor-env", metavar="ENV", help="with --env harbor (default: docker)")
-    run.add_argument("--harbor", default="harbor", metavar="PATH", help="the harbor executable")
+    add_environment_options(run)
     run.add_argument(
         "--over-fetch", type=float, metavar="X", help="budget multiplier (default: mining's, 1.5)"
     )

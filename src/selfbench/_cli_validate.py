@@ -11,19 +11,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from selfbench._cli_common import (
+    add_environment_option,
+    add_harbor_options,
     add_jobs_option,
     add_json_option,
     add_repo_option,
     add_setup_options,
+    environment_spec,
     jobs,
     print_json,
-    setup_options,
 )
-from selfbench.errors import EXIT_OK, EXIT_REJECTED, InputError
+from selfbench.errors import EXIT_OK, EXIT_REJECTED
 from selfbench.progress import choose_reporter
 
 if TYPE_CHECKING:
-    from selfbench.validate.runner import Runner
+    from selfbench.environments.runner import Runner
 
 __all__ = ["add_validate_command"]
 
@@ -45,50 +47,23 @@ _RUNNER_FLAGS = {
 """The options each `--env` uses; any other runner option is refused."""
 
 
-def _refuse_unused(args: argparse.Namespace) -> None:
-    """One line for the first runner option given that `--env` does not use."""
-    used = _RUNNER_FLAGS[args.env]
-    for flags in _RUNNER_FLAGS.values():
-        for flag in flags:
-            if flag not in used and getattr(args, flag[2:].replace("-", "_")) is not None:
-                raise InputError(f"{flag} is not used by --env {args.env}")
-
-
 def _runner(args: argparse.Namespace) -> Runner:
     """The runner `--env` names, with the options given for it."""
-    _refuse_unused(args)
+    from selfbench.environments.build import build_runner  # noqa: PLC0415
+    from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions  # noqa: PLC0415
+
+    spec = environment_spec(args, _RUNNER_FLAGS)
+    local = LocalOptions(
+        parity=bool(args.parity),
+        network=bool(args.network),
+        keep=bool(args.keep),
+        workspace=Path(args.workspace) if args.workspace else None,
+        strict_toolchains=bool(args.strict_toolchains),
+        reruns=DEFAULT_RERUNS if args.reruns is None else args.reruns,
+    )
     logs = Path(args.logs) if args.logs else None
-    if args.env == "harbor":
-        from selfbench.validate.harbor import HarborOptions, HarborRunner  # noqa: PLC0415
-
-        default = HarborOptions()
-        options = HarborOptions(
-            environment=default.environment if args.harbor_env is None else args.harbor_env,
-            jobs_dir=default.jobs_dir if args.jobs_dir is None else Path(args.jobs_dir),
-            harbor=default.harbor if args.harbor is None else args.harbor,
-            logs=logs,
-        )
-        return HarborRunner(options)
-    from selfbench.validate.local import (  # noqa: PLC0415
-        DEFAULT_RERUNS,
-        LocalOptions,
-        LocalRunner,
-    )
-
-    setup_env, host_network = setup_options(args)
-    return LocalRunner(
-        LocalOptions(
-            logs=logs,
-            parity=bool(args.parity),
-            network=bool(args.network),
-            keep=bool(args.keep),
-            workspace=Path(args.workspace) if args.workspace else None,
-            strict_toolchains=bool(args.strict_toolchains),
-            setup_env=setup_env,
-            host_network=host_network,
-            reruns=DEFAULT_RERUNS if args.reruns is None else args.reruns,
-        )
-    )
+    jobs_dir = None if args.jobs_dir is None else Path(args.jobs_dir)
+    return build_runner(spec, logs=logs, jobs_dir=jobs_dir, local=local)
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -126,12 +101,7 @@ def add_validate_command(commands: Any) -> None:
         required=False,
         help="each path is an authored TASK_DIR: compile it from this repository first",
     )
-    validate.add_argument(
-        "--env",
-        choices=("local", "harbor"),
-        default="local",
-        help="local: this machine's sandbox (root); harbor: `harbor run` (default: local)",
-    )
+    add_environment_option(validate)
     add_jobs_option(validate, what="tasks validated")
     add_json_option(validate)
     validate.add_argument(
@@ -164,11 +134,6 @@ def add_validate_command(commands: Any) -> None:
     )
     add_setup_options(local)
     harbor = validate.add_argument_group("harbor environment")
-    harbor.add_argument(
-        "--harbor-env",
-        metavar="NAME",
-        help="Harbor's environment: docker, modal, daytona, … (default: docker)",
-    )
+    add_harbor_options(harbor)
     harbor.add_argument("--jobs-dir", metavar="DIR", help="Harbor's jobs directory (default: jobs)")
-    harbor.add_argument("--harbor", metavar="PATH", help="the harbor executable (default: harbor)")
     validate.set_defaults(run=_validate)

@@ -14,7 +14,7 @@ from typing import IO
 from selfbench._gzip import compress_stream
 from selfbench.errors import GitError
 
-__all__ = ["archive_tar", "git", "git_stream"]
+__all__ = ["archive_tar", "git", "git_stream", "scratch_index"]
 
 # A fixed identity and clock, and no user or system configuration, so the same inputs always give
 # the same commits and nothing in ~/.gitconfig changes what a command prints.
@@ -127,3 +127,27 @@ def git_stream(repo: Path, *args: str) -> Iterator[IO[bytes]]:
             errors.seek(0)
             lines = errors.read().decode("utf-8", "replace").strip().splitlines()
             raise GitError(f"git {args[0]} failed: {lines[-1] if lines else f'exit code {code}'}")
+
+
+@contextmanager
+def scratch_index(
+    repo: Path, treeish: str, *, private_objects: bool = False
+) -> Iterator[dict[str, str]]:
+    """A private index read from `treeish`: yields the variables that make `git` use it, so
+    `git apply --cached` and `write-tree` touch neither the repository's index nor its work
+    tree. With `private_objects`, new objects go to a private directory too, the repository's
+    own objects borrowed read-only. Both are removed when the block ends.
+
+    Raises:
+        GitError: `treeish` cannot be read (or the repository's objects found).
+    """
+    with tempfile.TemporaryDirectory(prefix="selfbench-index-") as temp:
+        env = {"GIT_INDEX_FILE": str(Path(temp) / "index")}
+        if private_objects:
+            shared = Path(git(repo, "rev-parse", "--git-path", "objects").decode().strip())
+            shared = shared if shared.is_absolute() else repo / shared
+            (Path(temp) / "objects").mkdir()
+            env["GIT_OBJECT_DIRECTORY"] = str(Path(temp) / "objects")
+            env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(shared.resolve())
+        git(repo, "read-tree", treeish, env=env)
+        yield env

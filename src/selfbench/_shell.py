@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from selfbench.rules import PLACEHOLDER
 
-__all__ = ["Word", "quote", "split_words", "substitute_tests"]
+__all__ = ["Word", "quote", "split_argv", "split_words", "substitute_tests"]
 
 _BLANKS = " \t"
 _OPERATOR_CHARS = "&|;()<>\n"
@@ -241,3 +241,67 @@ class _Reader:
 def split_words(source: str) -> list[Word]:
     """Split shell text into words; `index` counts words from the start of each command."""
     return _Reader(source).run()
+
+
+_ARGV_BLANKS = " \t\r\n"
+_ESCAPED_IN_DOUBLE = '"\\'
+
+
+def split_argv(text: str) -> list[str]:
+    """An argument list read from `text` as `shlex.split` reads it (POSIX words, quotes and
+    backslashes, no operators, expansions or comments): for a command run without a shell.
+
+    Raises:
+        ValueError: a quote is not closed (`No closing quotation`) or the text ends in a
+            backslash (`No escaped character`).
+    """
+    words: list[str] = []
+    word: list[str] | None = None
+    position = 0
+    while position < len(text):
+        char = text[position]
+        if char in _ARGV_BLANKS:
+            if word is not None:
+                words.append("".join(word))
+            word, position = None, position + 1
+            continue
+        word = [] if word is None else word
+        if char == "\\":
+            word.append(_escaped(text, position + 1))
+            position += 2
+        elif char == "'":
+            end = text.find("'", position + 1)
+            if end < 0:
+                raise ValueError("No closing quotation")
+            word.append(text[position + 1 : end])
+            position = end + 1
+        elif char == '"':
+            position = _double_quoted(text, position + 1, word)
+        else:
+            word.append(char)
+            position += 1
+    if word is not None:
+        words.append("".join(word))
+    return words
+
+
+def _escaped(text: str, position: int) -> str:
+    if position >= len(text):
+        raise ValueError("No escaped character")
+    return text[position]
+
+
+def _double_quoted(text: str, position: int, word: list[str]) -> int:
+    """Append the double-quoted text from `position` to `word`; where it ends, after `"`."""
+    while position < len(text):
+        char = text[position]
+        if char == '"':
+            return position + 1
+        if char == "\\":
+            escaped = _escaped(text, position + 1)
+            word.append(escaped if escaped in _ESCAPED_IN_DOUBLE else char + escaped)
+            position += 2
+        else:
+            word.append(char)
+            position += 1
+    raise ValueError("No closing quotation")

@@ -8,11 +8,10 @@ swap of the finished tree into place.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from selfbench._fs import atomic_directory, read_bytes, write_atomic
-from selfbench._git import archive_tar, git
+from selfbench._git import archive_tar, git, scratch_index
 from selfbench.artifacts.compiled import BUNDLE_DIR, LocatedTask, locate_task, read_bundle_manifest
 from selfbench.artifacts.task_dir import (
     DEFINITION_FILE,
@@ -75,9 +74,7 @@ def _check_base_applies(task: AuthoredTask, repo: Path) -> None:
     hint = (
         "; it is a merge commit: name the parent the change was made on" if len(parents) > 2 else ""
     )
-    with tempfile.TemporaryDirectory(prefix="selfbench-index-") as scratch:
-        env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
-        git(repo, "read-tree", sha, env=env)
+    with scratch_index(repo, sha) as env:
         for name, patch in ((TEST_PATCH_FILE, task.test_patch), (GOLD_PATCH_FILE, task.gold_patch)):
             try:
                 git(repo, *_APPLY_CHECK, stdin=patch, env=env)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import secrets
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from selfbench.environments.harbor import HarborOptions, launch_harbor
 from selfbench.errors import os_reason
 from selfbench.evaluate.agents import AgentSpec, Usage
 from selfbench.evaluate.bench import BenchTask
@@ -30,7 +30,6 @@ from selfbench.validate.harbor import (
 
 __all__ = [
     "HARBOR_NETWORK",
-    "HarborOptions",
     "HarborOutcome",
     "harbor_usage",
     "run_harbor_trials",
@@ -38,16 +37,6 @@ __all__ = [
 
 HARBOR_NETWORK = "the Harbor environment's (the task's allow-list where it enforces one)"
 _TIMEOUT_ERRORS = ("AgentTimeoutError",)
-
-
-@dataclass(frozen=True, slots=True)
-class HarborOptions:
-    """Where and how `harbor run` runs."""
-
-    environment: str
-    jobs_dir: Path
-    harbor: str = "harbor"
-    concurrency: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,10 +123,7 @@ def run_harbor_trials(
             harbor=options.harbor,
             concurrency=options.concurrency,
         )
-        with log.open("wb") as output:
-            code = subprocess.run(
-                argv, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, check=False
-            ).returncode
+        [code] = launch_harbor([(argv, log)])
     except OSError as exc:
         reason = f"harbor could not run: {os_reason(exc)}"
         return {task.digest: _failed(reason, str(log)) for task in tasks}

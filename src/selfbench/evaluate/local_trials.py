@@ -28,7 +28,6 @@ once more in a fresh workspace before the task's trials fail as infrastructure.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,6 +36,7 @@ from pathlib import Path
 
 from selfbench._fs import open_beneath
 from selfbench.bundle import layout
+from selfbench.environments.process import CalledProcessError
 from selfbench.errors import EvalError, SelfbenchError, SetupNetworkError
 from selfbench.evaluate.agents import (
     INSTRUCTION_ENV,
@@ -125,7 +125,7 @@ class PreparedTask:
             return self._broken(self.setup_error)
         try:
             return self._run(agent, name)
-        except (OSError, subprocess.CalledProcessError, SelfbenchError) as exc:
+        except (OSError, CalledProcessError, SelfbenchError) as exc:
             why = str(exc) if isinstance(exc, SelfbenchError) else f"{type(exc).__name__}: {exc}"
             return self._broken(f"the harness failed: {why}".splitlines()[0])
 
@@ -225,7 +225,7 @@ def _prepare(
         return phases, phases.prepare()
     except SetupNetworkError as exc:
         return phases, str(exc)
-    except (OSError, subprocess.CalledProcessError) as exc:
+    except (OSError, CalledProcessError) as exc:
         return phases, f"setup: {type(exc).__name__}: {exc}".splitlines()[0]
 
 

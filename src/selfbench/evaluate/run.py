@@ -12,20 +12,22 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
 
+from selfbench._shell import split_argv
+from selfbench.environments.build import harbor_options, local_options
+from selfbench.environments.harbor import HarborOptions
+from selfbench.environments.process import run_captured
+from selfbench.environments.spec import EnvironmentSpec
 from selfbench.errors import EvalError
 from selfbench.evaluate.agents import AgentSpec
 from selfbench.evaluate.bench import Benchmark, BenchTask
 from selfbench.evaluate.classify import classify
 from selfbench.evaluate.harbor_trials import (
     HARBOR_NETWORK,
-    HarborOptions,
     HarborOutcome,
     run_harbor_trials,
 )
@@ -41,13 +43,10 @@ from selfbench.evaluate.results import (
     read_results,
 )
 from selfbench.progress import Reporter, silent
-from selfbench.validate.host_network import HostNetwork
-from selfbench.validate.phases import LocalOptions
 from selfbench.validate.sandbox import CONTAINER_PATH
 
 __all__ = ["EvalOptions", "check_agents", "run_eval"]
 
-Environment = Literal["local", "harbor"]
 _ORACLE = AgentSpec("oracle", "oracle")
 _HARBOR_ORACLE = AgentSpec("oracle", "harbor", harbor_agent="oracle")
 _VISIBLE = ("/usr/", "/bin/", "/sbin/", "/lib/", "/opt/", "/etc/", "/var/")
@@ -60,14 +59,10 @@ class EvalOptions:
     results: Path
     trials: int = 1
     jobs: int = 1
-    environment: Environment = "local"
-    harbor_env: str = "docker"
-    harbor: str = "harbor"
+    environment: EnvironmentSpec = field(default_factory=EnvironmentSpec)
+    """Where trials run, and the setup environment local ones get, as validation takes it;
+    Harbor agents use its Harbor options in either environment."""
     workspace: Path | None = None
-    setup_env: tuple[tuple[str, str], ...] = ()
-    """(name, value) pairs for setup only (`--setup-env`), as validation takes them."""
-    host_network: HostNetwork = field(default_factory=HostNetwork)
-    """The host's CA certificates and proxies for setup (`validate.host_network`)."""
     resume: bool = False
     """Insist on continuing an evaluation: refuse a results directory without results. Finished
     trials are skipped either way (re-running an evaluation always resumes it)."""
@@ -77,10 +72,8 @@ OnRecord = Callable[[TrialRecord], None]
 
 
 def _first_word(agent: AgentSpec) -> str:
-    import shlex  # noqa: PLC0415 - only command agents need it
-
     try:
-        words = shlex.split(agent.command)
+        words = split_argv(agent.command)
     except ValueError as exc:
         raise EvalError(f"agent {agent.name}: cannot read its command: {exc}") from None
     return words[0] if words else ""
@@ -99,12 +92,8 @@ def _check_command(agent: AgentSpec) -> None:
         return
     if "/" in word:
         return  # relative to the workspace, which only the trial has
-    kind = subprocess.run(
-        ["bash", "-c", 'PATH="$1" type -t -- "$2"', "bash", CONTAINER_PATH, word],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
+    found = run_captured(["bash", "-c", 'PATH="$1" type -t -- "$2"', "bash", CONTAINER_PATH, word])
+    kind = found.stdout.decode(errors="replace").strip()
     if not kind:
         raise EvalError(
             f"agent {agent.name}: cannot start: {word}: command not found on the sandbox's PATH"
@@ -118,15 +107,17 @@ def check_agents(agents: Sequence[AgentSpec], *, options: EvalOptions) -> None:
         EvalError: a command agent with `--env harbor`, a command whose program is not found,
             or Harbor agents without a `harbor` executable.
     """
+    environment = options.environment
     for agent in agents:
         if agent.kind == "command":
-            if options.environment == "harbor":
+            if environment.kind == "harbor":
                 raise EvalError(f"agent {agent.name}: a command agent needs --env local")
             _check_command(agent)
-        uses_harbor = agent.kind == "harbor" or options.environment == "harbor"
-        if uses_harbor and shutil.which(options.harbor) is None:
+        uses_harbor = agent.kind == "harbor" or environment.kind == "harbor"
+        if uses_harbor and shutil.which(environment.harbor) is None:
             raise EvalError(
-                f"agent {agent.name}: cannot start: harbor executable {options.harbor!r} not found"
+                f"agent {agent.name}: cannot start: harbor executable {environment.harbor!r}"
+                " not found"
             )
 
 
@@ -237,10 +228,7 @@ def _local_task(run: _Run, task: BenchTask, agents: Sequence[AgentSpec]) -> None
     work = [(agent, trial) for agent in agents for trial in run.pending(task, agent)]
     if not work and not run.recheck_wanted(task):
         return
-    logs = run.options.results / "logs"
-    setup = LocalOptions(
-        logs=logs, setup_env=run.options.setup_env, host_network=run.options.host_network
-    )
+    setup = local_options(run.options.environment, logs=run.options.results / "logs")
     with prepared_task(task, setup=setup, workspace=run.options.workspace) as prepared:
         for agent, trial in work:
             _local_trial(run, prepared, agent, trial)
@@ -248,9 +236,9 @@ def _local_task(run: _Run, task: BenchTask, agents: Sequence[AgentSpec]) -> None
 
 
 def _harbor_options(run: _Run) -> HarborOptions:
-    environment = run.options.harbor_env
-    return HarborOptions(
-        environment, run.options.results / "jobs", run.options.harbor, run.options.jobs
+    options = run.options
+    return harbor_options(
+        options.environment, jobs_dir=options.results / "jobs", concurrency=options.jobs
     )
 
 
@@ -337,11 +325,11 @@ def run_eval(
     for line in log.corrupt:
         reporter.warning(line)
     run = _Run(bench, tuple(agents), options, store, log, on_record)
-    local = [a for a in agents if a.kind != "harbor" and options.environment == "local"]
+    local = [a for a in agents if a.kind != "harbor" and options.environment.kind == "local"]
     if local:
         with ThreadPoolExecutor(max_workers=options.jobs) as pool:
             list(pool.map(lambda task: _local_task(run, task, local), bench.tasks))
-    harbor = [a for a in agents if a.kind == "harbor" or options.environment == "harbor"]
+    harbor = [a for a in agents if a.kind == "harbor" or options.environment.kind == "harbor"]
     for agent in harbor:
         _harbor_agent(run, agent)
     if harbor:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from selfbench._fs import read_bytes
+from selfbench.environments.process import run_captured
 from selfbench.errors import MineError
 from selfbench.rules import describe_error
 
@@ -148,7 +148,7 @@ def run_gh(repo: Path) -> tuple[PullRequest, ...]:
     if gh is None:
         raise MineError("--github needs the gh command, which is not installed")
     command = [gh, "pr", "list", "--state", "merged", "--limit", _GH_LIMIT, "--json", GH_FIELDS]
-    result = subprocess.run(command, cwd=repo, capture_output=True, check=False)
+    result = run_captured(command, cwd=repo)
     if result.returncode == _GH_AUTH_REQUIRED:
         raise MineError("--github needs gh to be authenticated: run `gh auth login`")
     if result.returncode != 0:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from selfbench._git import git
+from selfbench._git import git, scratch_index
 from selfbench.errors import SelfbenchError
 from selfbench.submit import OUTPUT_ENV
 
@@ -141,13 +141,12 @@ def _write_agent_configs(clone: Path, entry: dict[str, Any]) -> list[str]:
     return written
 
 
-def _tree(clone: Path, base: str, patches: Sequence[bytes], index: Path) -> str:
-    env = {"GIT_INDEX_FILE": str(index)}
-    git(clone, "read-tree", base, env=env)
-    for data in patches:
-        if data.strip():
-            git(clone, "apply", "--cached", "-", stdin=data, env=env)
-    return git(clone, "write-tree", env=env).decode().strip()
+def _tree(clone: Path, base: str, patches: Sequence[bytes]) -> str:
+    with scratch_index(clone, base) as env:
+        for data in patches:
+            if data.strip():
+                git(clone, "apply", "--cached", "-", stdin=data, env=env)
+        return git(clone, "write-tree", env=env).decode().strip()
 
 
 def changed_paths(
@@ -157,16 +156,13 @@ def changed_paths(
     applied and `base` with the `after` patches applied (what a repair changed); or, when a
     patch does not apply, why not, in one line.
 
-    Uses a private index in the clone, so neither the clone's work tree nor the user's
+    Uses a private index (`_git.scratch_index`), so neither the clone's work tree nor the user's
     repository is touched.
     """
-    index = clone / ".git" / "selfbench-repair.index"
     try:
-        first = _tree(clone, base, before, index)
-        second = _tree(clone, base, after, index)
+        first = _tree(clone, base, before)
+        second = _tree(clone, base, after)
         listed = git(clone, "diff", "--name-only", "-z", "--no-renames", first, second)
     except SelfbenchError as exc:
         return f"the repaired task's patches do not apply at its base commit: {exc}"
-    finally:
-        index.unlink(missing_ok=True)
     return tuple(p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p)

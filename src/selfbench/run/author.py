@@ -6,7 +6,7 @@ configured for it; the agent must call `submit_task`, which writes the task into
 `out_dir`. `repair_with_command` runs the same command in repair mode with the tail of the
 failing verifier log, and accepts its result only when the validation-repair rules allow it.
 
-A command is split like shell words (`shlex`) and run as an argument list, never through a
+A command is split like shell words (`split_argv`) and run as an argument list, never through a
 shell. These placeholders, anywhere inside an argument, are replaced: `{prompt}` (the prompt
 text), `{prompt_file}`, `{mcp_config}` (a Claude-style `mcpServers` JSON file), `{workspace}`
 (the clone). The prompt is also the command's standard input, and the environment names every
@@ -32,10 +32,10 @@ from selfbench._json import loads_strict
 from selfbench.artifacts.draft_record import DRAFT_FILE
 from selfbench.artifacts.task_dir import TASK_FILES, read_authored_task, read_task_files
 from selfbench.collect import Candidate, candidate_mismatch, find_authored_task
+from selfbench.environments.process import parse_command, run_command
 from selfbench.errors import PreflightError, SelfbenchError
 from selfbench.mine.candidate import CandidateModel
 from selfbench.repair import check_validation_repair
-from selfbench.run._process import parse_command, run_command
 from selfbench.run._prompts import Mode, render_agent_prompt
 from selfbench.run._workspace import INPUTS_DIR, Workspace, changed_paths, open_workspace
 from selfbench.submit import OUTPUT_ENV, write_submission_files

@@ -36,13 +36,13 @@ from pathlib import Path
 from posixpath import basename, splitext
 from typing import Literal
 
-from selfbench._git import git
+from selfbench._git import git, scratch_index
 from selfbench.artifacts.task_dir import read_authored_task
+from selfbench.environments.process import parse_command, run_command
 from selfbench.errors import ReviewerError
 from selfbench.patches import parse_patch
 from selfbench.repair import check_coupling_repair
 from selfbench.run._names import AssertedNames, asserted_names, code_names
-from selfbench.run._process import parse_command, run_command
 from selfbench.run._workspace import Workspace, changed_paths
 from selfbench.run.author import AuthorJob, AuthorResult, run_agent
 
@@ -150,22 +150,13 @@ def _post_images(
     Raises:
         GitError: the base commit is missing or the patch does not apply to it.
     """
-    objects = Path(git(repo, "rev-parse", "--git-path", "objects").decode().strip())
-    objects = objects if objects.is_absolute() else repo / objects
     if paths is None:
         paths = [
             change.new_path
             for change in parse_patch(patch, lenient=True).files
             if change.status != "deleted"
         ]
-    with tempfile.TemporaryDirectory(prefix="selfbench-coupling-") as temp:
-        (Path(temp) / "objects").mkdir()
-        env = {
-            "GIT_INDEX_FILE": str(Path(temp) / "index"),
-            "GIT_OBJECT_DIRECTORY": str(Path(temp) / "objects"),
-            "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(objects.resolve()),
-        }
-        git(repo, "read-tree", base, env=env)
+    with scratch_index(repo, base, private_objects=True) as env:
         git(repo, "apply", "--cached", "-", stdin=patch, env=env)
         return {
             path: git(repo, "cat-file", "blob", f":{path}", env=env).decode("utf-8", "replace")

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from selfbench.contract import AUTHORING_DEFAULTS, DIFFICULTIES
+from selfbench.environments.build import build_runner
+from selfbench.environments.spec import ENVIRONMENTS, EnvironmentSpec
 from selfbench.errors import HarborError, InputError, MineError, RunError, SandboxError
 from selfbench.mine.candidate import CandidateModel
 from selfbench.mine.rank import DEFAULT_OVER_FETCH
@@ -47,7 +49,6 @@ __all__ = [
     "tier_summaries",
 ]
 
-ENVIRONMENTS = ("local", "harbor")
 _DEFAULT_INACTIVITY = 600.0
 
 OnEvent = Callable[[str, CandidateState | None], None]
@@ -334,21 +335,16 @@ def _process(
 def _runner_factory(
     options: RunOptions, setup_env: tuple[tuple[str, str], ...], host_network: HostNetwork
 ) -> Callable[[Path], Any]:
+    spec = EnvironmentSpec(
+        kind="harbor" if options.env == "harbor" else "local",
+        harbor_env=options.harbor_env,
+        harbor=options.harbor,
+        setup_env=setup_env,
+        host_network=host_network,
+    )
+
     def make(logs: Path) -> Any:
-        if options.env == "harbor":
-            from selfbench.validate.harbor import HarborOptions, HarborRunner  # noqa: PLC0415
-
-            return HarborRunner(
-                HarborOptions(
-                    environment=options.harbor_env,
-                    jobs_dir=logs / "jobs",
-                    harbor=options.harbor,
-                    logs=logs,
-                )
-            )
-        from selfbench.validate.local import LocalOptions, LocalRunner  # noqa: PLC0415
-
-        return LocalRunner(LocalOptions(logs=logs, setup_env=setup_env, host_network=host_network))
+        return build_runner(spec, logs=logs, jobs_dir=logs / "jobs")
 
     return make
 

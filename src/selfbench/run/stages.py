@@ -8,13 +8,13 @@ Drafting (`selfbench.draft`), authoring and the coupling check (`selfbench.run.a
 
 from __future__ import annotations
 
-import shlex
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from selfbench._shell import split_argv
 from selfbench.artifacts.task_dir import read_authored_task
 from selfbench.artifacts.validation import VALIDATION_FILE
 from selfbench.compiler import compile_home
@@ -74,7 +74,7 @@ def command_name(command: str | None) -> str | None:
     if command == AUTHOR_DRAFT:
         return AUTHOR_DRAFT
     try:
-        words = shlex.split(command)
+        words = split_argv(command)
     except ValueError:
         words = command.split()
     return Path(words[0]).name if words else None

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from selfbench.artifacts.compiled import LocatedTask, locate_task, refuse_duplicates
 from selfbench.artifacts.validation import validation_record, write_validation
+from selfbench.environments.runner import OnDone, Runner
 from selfbench.errors import BundleError
 from selfbench.progress import Reporter, silent
-from selfbench.validate.runner import OnDone, Runner
 
 if TYPE_CHECKING:
     from selfbench.validate.harbor import HarborOptions, HarborRunner

@@ -12,10 +12,10 @@ import contextlib
 import os
 import re
 import select
-import subprocess
 from dataclasses import dataclass
 from typing import IO
 
+from selfbench.environments.process import Helper, start_helper
 from selfbench.validate.cgroup import PhaseCgroup
 
 __all__ = ["Gate"]
@@ -38,7 +38,7 @@ class Gate:
     slirp_wanted: bool
     started_read: int = -1
     started_write: int = -1
-    slirp: subprocess.Popen[bytes] | None = None
+    slirp: Helper | None = None
 
     @classmethod
     def open(cls, *, slirp: bool) -> Gate:
@@ -77,7 +77,7 @@ class Gate:
     def _connect(self, pid: int, output: IO[bytes]) -> None:
         ready_read, ready_write = os.pipe()
         try:
-            self.slirp = subprocess.Popen(
+            self.slirp = start_helper(
                 [
                     "slirp4netns",
                     "--configure",
@@ -87,9 +87,7 @@ class Gate:
                     str(pid),
                     "tap0",
                 ],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=output,
+                errors=output,
                 pass_fds=(ready_write,),
             )
             os.close(ready_write)
@@ -122,8 +120,7 @@ class Gate:
 
     def close(self) -> None:
         if self.slirp is not None:
-            self.slirp.kill()
-            self.slirp.wait()
+            self.slirp.stop()
         fds = (self.info_read, self.info_write, self.block_read, self.block_write)
         for fd in (*fds, self.started_read, self.started_write):
             if fd >= 0:

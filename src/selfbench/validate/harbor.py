@@ -28,11 +28,10 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -41,6 +40,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from selfbench._fs import read_beneath, read_bytes
 from selfbench._json import loads_strict
 from selfbench.artifacts.compiled import LocatedTask, refuse_duplicates
+from selfbench.environments.harbor import HarborOptions, launch_harbor
+from selfbench.environments.runner import OnDone
 from selfbench.errors import HarborError, JsonError, translating
 from selfbench.rules import TASK_ID_PATTERN, describe_error, is_task_id
 from selfbench.validate.report import (
@@ -51,7 +52,6 @@ from selfbench.validate.report import (
     parity_reason,
     read_reward,
 )
-from selfbench.validate.runner import OnDone
 
 __all__ = [
     "AGENTS",
@@ -85,7 +85,6 @@ _REWARD = Path("verifier", "reward.json")
 _VERIFIER_LOG = Path("verifier", "test-stdout.txt")
 _RESULT = "result.json"
 _TRIAL_LOG = "trial.log"
-_STOP_SECONDS = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,35 +305,12 @@ def _last_line(log: Path) -> str:
     return lines[-1] if lines else ""
 
 
-def _start(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
-    with translating(HarborError, f"run harbor: {argv[0]}"), log.open("wb") as output:
-        return subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT
-        )
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """End a Harbor still running (we were interrupted): SIGTERM lets it stop its trials."""
-    if process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(timeout=_STOP_SECONDS)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 def _run_both(commands: dict[Agent, list[str]], run_dir: Path) -> None:
     """Run both jobs at once; both are waited for, then the first failure is raised."""
-    processes: dict[Agent, subprocess.Popen[bytes]] = {}
-    try:
-        for agent, argv in commands.items():
-            processes[agent] = _start(argv, run_dir / f"harbor-{agent}.log")
-        codes = {agent: process.wait() for agent, process in processes.items()}
-    finally:
-        for process in processes.values():
-            _stop(process)
+    harbor = next(iter(commands.values()))[0]
+    logged = [(argv, run_dir / f"harbor-{agent}.log") for agent, argv in commands.items()]
+    with translating(HarborError, f"run harbor: {harbor}"):
+        codes = dict(zip(commands, launch_harbor(logged), strict=True))
     for agent, code in codes.items():
         if code != 0:
             last = _last_line(run_dir / f"harbor-{agent}.log") or "no output"
@@ -411,21 +387,6 @@ def _copy_logs(report: TaskReport, logs: Path) -> TaskReport:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class HarborOptions:
-    """How the harbor environment runs."""
-
-    environment: str = "docker"
-    """Harbor's environment: `docker`, `modal`, `daytona`, … or `package.module:ClassName`."""
-    jobs_dir: Path = Path("jobs")
-    """Where the run directory goes, as Harbor's own `--jobs-dir`."""
-    harbor: str = "harbor"
-    """The harbor executable."""
-    logs: Path | None = None
-    """Where each run's log is copied, `<logs>/<taskId>/{nop,oracle}.log` (default: not copied;
-    the reports name the logs in the job directories)."""
-
-
 def validate_with_harbor(
     tasks: Sequence[LocatedTask],
     *,
@@ -472,7 +433,7 @@ def validate_with_harbor(
 class HarborRunner:
     """The `harbor` environment as a `Runner`: `harbor run`, with its own options."""
 
-    options: HarborOptions = HarborOptions()
+    options: HarborOptions = field(default_factory=HarborOptions)
 
     @property
     def environment(self) -> str:

@@ -25,7 +25,6 @@ hook `selfbench.evaluate` shares; this module adds validation's verdict and its 
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +33,8 @@ from pathlib import Path
 
 from selfbench.artifacts.compiled import LocatedTask, refuse_duplicates
 from selfbench.bundle import layout
+from selfbench.environments.process import CalledProcessError
+from selfbench.environments.runner import OnDone
 from selfbench.errors import BundleError, SelfbenchError
 from selfbench.toolchains import Provisioned, provision_task
 from selfbench.validate.cgroup import Limits
@@ -54,7 +55,6 @@ from selfbench.validate.phases import (
     TaskPhases,
 )
 from selfbench.validate.report import Check, RunReport, TaskReport, parity_reason
-from selfbench.validate.runner import OnDone
 from selfbench.validate.sandbox import PrivateEntries, Sandbox, choose_users, require_sandbox
 
 __all__ = [
@@ -206,7 +206,7 @@ def validate_local(
             report = _with_toolchains(_Validation(located, sandbox, logs, options), toolchains)
         except (
             OSError,
-            subprocess.CalledProcessError,
+            CalledProcessError,
             SelfbenchError,
         ) as exc:
             # One task's broken bundle or a full disk rejects that task, not the whole batch.

@@ -45,18 +45,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import subprocess
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
-from selfbench import _children
 from selfbench._fs import read_beneath
 from selfbench.bundle import layout
+from selfbench.environments.process import run_captured, run_phase
 from selfbench.errors import BundleError, SandboxError, SelfbenchError, translating
 from selfbench.toolchains.model import Mount as ToolchainMount
 from selfbench.toolchains.model import Provisioned
@@ -454,34 +450,15 @@ class Sandbox:
         with log.open("ab") as output:
             if note:
                 output.write(f"selfbench: {note}\n".encode())
-            process = subprocess.Popen(
+            code, timed_out = run_phase(
                 argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
                 env=environment,
-                start_new_session=True,
+                output=output,
+                timeout=timeout,
+                log_limit=LOG_LIMIT,
                 pass_fds=gate.child_fds(),
+                started=lambda pid: gate.release(output, bwrap=pid, cgroup=cgroup),
             )
-            assert process.stdout is not None  # noqa: S101 - stdout=PIPE above
-            copier = threading.Thread(target=_copy_capped, args=(process.stdout, output))
-            copier.start()
-            timed_out = False
-            with _children.tracked(process.pid):  # an interrupted run ends it
-                try:
-                    gate.release(output, bwrap=process.pid, cgroup=cgroup)
-                    code = process.wait(timeout=timeout)
-                except subprocess.TimeoutExpired:
-                    timed_out = True
-                    os.killpg(process.pid, signal.SIGKILL)
-                    code = process.wait()
-                except BaseException:  # an interrupt: the phase must not outlive selfbench
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait()
-                    raise
-                finally:
-                    copier.join()
-                    process.stdout.close()
             if timed_out:
                 output.write(f"\nselfbench: phase killed after {timeout:g} s\n".encode())
         out_of_memory = cgroup is not None and cgroup.out_of_memory()
@@ -492,15 +469,10 @@ def copy_tree(source: Path, target: Path) -> None:
     """Copy a prepared tree with its owners, modes, links and ignored files (`cp -a`).
 
     Raises:
-        subprocess.CalledProcessError: `cp` failed (a full disk, say).
+        CalledProcessError: `cp` failed (a full disk, say).
     """
     target.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        ["cp", "-a", "--reflink=auto", "--", f"{source}/.", f"{target}/"],
-        check=True,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-    )
+    run_captured(["cp", "-a", "--reflink=auto", "--", f"{source}/.", f"{target}/"], check=True)
 
 
 def read_status(directory: Path, name: str) -> int:
@@ -551,23 +523,6 @@ def _bwrap_failed(log: Path, start: int) -> bool:
         handle.seek(start)
         written = handle.read(LOG_LIMIT)
     return any(line.startswith(b"bwrap: ") for line in written.splitlines())
-
-
-def _copy_capped(source: IO[bytes], target: IO[bytes]) -> None:
-    """Copy a phase's output to its log, at most `LOG_LIMIT` bytes; drain (and drop) the rest.
-
-    A test that prints without end must fill neither the disk nor, when the log is parsed, the
-    memory.
-    """
-    written = 0
-    while chunk := os.read(source.fileno(), 1 << 16):
-        if written < LOG_LIMIT:
-            kept = chunk[: LOG_LIMIT - written]
-            target.write(kept)
-            written += len(kept)
-            if written >= LOG_LIMIT:
-                target.write(f"\nselfbench: log cut at {LOG_LIMIT:,} bytes\n".encode())
-    target.flush()
 
 
 LOG_LIMIT = 64 << 20
@@ -637,12 +592,7 @@ class PrivateEntries:
             return cls()
         covered = tuple(f"{name}/" for name in _COVERED_DIRS)
         with translating(SandboxError, "walk the host's directories"):
-            found = subprocess.run(
-                ["find", *roots, *_FIND_PRIVATE],
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                check=False,
-            ).stdout
+            found = run_captured(["find", *roots, *_FIND_PRIVATE]).stdout
         directories: list[str] = []
         files: list[str] = []
         for record in found.split(b"\0"):

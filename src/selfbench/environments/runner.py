@@ -1,4 +1,5 @@
-"""The runner protocol: what `validate` asks of an environment that runs the verifier.
+"""The runner protocol: what `validate` (and `draft` and `run` through it) asks of an environment
+that runs the verifier.
 
 `validate` owns what is the same everywhere: it locates each task once, checks that its
 definition and patches are the ones the bundle was compiled from (`artifacts.compiled`), refuses
@@ -13,14 +14,15 @@ one environment cannot honour is not accepted by it at all.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from selfbench.artifacts.compiled import LocatedTask
-from selfbench.validate.report import TaskReport
+if TYPE_CHECKING:  # the validate package imports this protocol: no cycle at run time
+    from selfbench.artifacts.compiled import LocatedTask
+    from selfbench.validate.report import TaskReport
 
 __all__ = ["OnDone", "Runner"]
 
-OnDone = Callable[[TaskReport], None]
+OnDone = Callable[["TaskReport"], None]
 """Called with each task's report as soon as it is known (progress)."""
 
 
