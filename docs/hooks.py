@@ -7,8 +7,8 @@ from typing import Any
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 
-from selfbench._docs_cli import REFERENCE_DIR, render_cli_reference
 from selfbench.cli import build_parser
+from selfbench.cli.reference import REFERENCE_DIR, render_cli_reference
 
 _INDEX = f"{REFERENCE_DIR}/index.md"
 GUIDES = {  # each command's guide; a command missing here fails tests/test_docs.py

@@ -50,19 +50,19 @@ def test_importing_the_package_loads_no_heavy_module() -> None:
 
 
 AUDIT_MODULES = [
-    "selfbench._cli_bundle", "selfbench._cli_common", "selfbench._cli_draft", "selfbench._cli_eval",
-    "selfbench._cli_export", "selfbench._cli_mine", "selfbench._cli_run", "selfbench._cli_task",
-    "selfbench._cli_toolchains", "selfbench._cli_validate", "selfbench._fs", "selfbench._json",
-    "selfbench._paths", "selfbench._runner_files", "selfbench._shell", "selfbench.artifacts",
-    "selfbench.artifacts.task_dir", "selfbench.audit",
+    "selfbench._fs", "selfbench._json", "selfbench._paths", "selfbench._runner_files",
+    "selfbench._shell", "selfbench.artifacts", "selfbench.artifacts.task_dir", "selfbench.audit",
     "selfbench.bundle", "selfbench.bundle.held_out", "selfbench.bundle.layout", "selfbench.cli",
-    "selfbench.contract", "selfbench.environments", "selfbench.environments.spec",
-    "selfbench.errors", "selfbench.patches", "selfbench.progress", "selfbench.rules",
-    "selfbench.runners", "selfbench.runners._command", "selfbench.runners._jest_family",
-    "selfbench.runners._log", "selfbench.runners._protocol", "selfbench.runners.bun",
-    "selfbench.runners.cargo", "selfbench.runners.go", "selfbench.runners.jest",
-    "selfbench.runners.node", "selfbench.runners.pytest", "selfbench.runners.unittest",
-    "selfbench.runners.vitest", "selfbench.task",
+    "selfbench.cli.bundle", "selfbench.cli.common", "selfbench.cli.draft", "selfbench.cli.eval",
+    "selfbench.cli.export", "selfbench.cli.mine", "selfbench.cli.run", "selfbench.cli.task",
+    "selfbench.cli.toolchains", "selfbench.cli.validate", "selfbench.contract",
+    "selfbench.environments", "selfbench.environments.spec", "selfbench.errors",
+    "selfbench.patches", "selfbench.progress", "selfbench.rules", "selfbench.runners",
+    "selfbench.runners._command", "selfbench.runners._jest_family", "selfbench.runners._log",
+    "selfbench.runners._protocol", "selfbench.runners.bun", "selfbench.runners.cargo",
+    "selfbench.runners.go", "selfbench.runners.jest", "selfbench.runners.node",
+    "selfbench.runners.pytest", "selfbench.runners.unittest", "selfbench.runners.vitest",
+    "selfbench.task",
 ]  # fmt: skip
 
 

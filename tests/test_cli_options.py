@@ -1,5 +1,5 @@
 """The command line's shared option groups: each shared flag is declared once in the source, and
-means one thing in every command that takes it (`_cli_common.py`)."""
+means one thing in every command that takes it (`cli/common.py`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from selfbench._cli_eval import _results
 from selfbench.cli import build_parser, main
+from selfbench.cli.eval import _results
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "selfbench"
 SHARED = ("--json", "-j", "--jobs", "--setup-env", "--resume", "--repo", "--source-url")

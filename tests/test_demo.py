@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from selfbench import _sample
-from selfbench._cli_demo import run_demo
 from selfbench._git import git
 from selfbench.cli import main
+from selfbench.cli.demo import run_demo
 from selfbench.demo import (
     DEMO_EXPORT,
     SampleRepository,

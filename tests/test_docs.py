@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from selfbench._docs_cli import render_cli_reference
 from selfbench.cli import build_parser
+from selfbench.cli.reference import render_cli_reference
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

@@ -20,8 +20,8 @@ from playwright.sync_api import sync_playwright
 from rich.console import Console
 
 from eval_helpers import BENCHMARK, failed, record, write_results
-from selfbench._cli_eval import _LiveTable
 from selfbench.cli import main
+from selfbench.cli.eval import _LiveTable
 from selfbench.evaluate import EvalError, Recheck, build_summary, read_results, render_report
 from selfbench.evaluate.results import RESULTS_FILE, open_results
 from selfbench.evaluate.summary import AgentSummary, Failure, Summary
@@ -293,7 +293,7 @@ def _agent(name: str, *, counted: int, task: int, infrastructure: int) -> AgentS
 def test_eval_fails_when_nothing_of_an_agent_was_measured(
     counted: int, task: int, infrastructure: int, unmeasured: bool
 ) -> None:
-    from selfbench._cli_eval import _unmeasured  # noqa: PLC0415
+    from selfbench.cli.eval import _unmeasured  # noqa: PLC0415
 
     agent = _agent("a", counted=counted, task=task, infrastructure=infrastructure)
     failure = Failure("t1", "a", 1, "infrastructure", "setup: setupCommand failed (exit 1)")

@@ -13,8 +13,8 @@ import pytest
 from rich.console import Console
 
 from mine_history import History, build_history, lines
-from selfbench._cli_mine import render_table
 from selfbench.cli import main
+from selfbench.cli.mine import render_table
 from selfbench.collect import Candidate, read_candidate
 from selfbench.contract import Difficulty
 from selfbench.demo import build_sample_repository, sample_arguments

@@ -17,9 +17,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from projects import Project, build
-from selfbench._report import print_validation
 from selfbench.bundle import layout
 from selfbench.cli import main
+from selfbench.cli.report import print_validation
 from selfbench.toolchains import PackageRegistries, provision, resolve, strict_refusal
 from selfbench.toolchains.model import (
     Component,

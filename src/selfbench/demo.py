@@ -1,5 +1,5 @@
 """The demo's samples: the history `selfbench demo` runs `selfbench run --author draft` on (the
-command itself is `_cli_demo.run_demo`), and its budgets and names.
+command itself is `cli.demo.run_demo`), and its budgets and names.
 
 The one-task sample repository (`build_sample_repository`, `sample_arguments`) stays for the
 tests and examples that need a single hand-authored task.

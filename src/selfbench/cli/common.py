@@ -184,7 +184,7 @@ def add_setup_options(parser: Any, *, setup_env_help: str = SETUP_ENV_HELP) -> N
 def announce_host_network(enabled: bool) -> HostNetwork:
     """The host's network configuration for setup (none when `enabled` is false); what it
     carries is said once on stderr, when a setup first uses it."""
-    from selfbench.validate.host_network import HostNetwork, announce_once  # noqa: PLC0415
+    from selfbench.validate.host_network import HostNetwork, announce_once
 
     if not enabled:
         return HostNetwork()
@@ -211,7 +211,7 @@ def setup_options(args: Any) -> SetupSpec:
     Raises:
         InputError: a `--setup-env` name that is not a variable, or not set.
     """
-    from selfbench.validate.phases import setup_env_values  # noqa: PLC0415
+    from selfbench.validate.phases import setup_env_values
 
     pairs = setup_env_values(args.setup_env or ())
     return SetupSpec(pairs, announce_host_network(not args.no_host_network_config))

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_common import (
+from selfbench.cli.common import (
     add_json_option,
     add_repo_option,
     print_json,
@@ -53,7 +53,7 @@ def agent_hosts(args: argparse.Namespace) -> tuple[str, ...] | None:
 
 def add_agent_hosts_option(parser: argparse.ArgumentParser) -> None:
     """`--agent-allowed-host HOST`, repeatable, read back by `agent_hosts`."""
-    from selfbench.bundle.layout import DEFAULT_ALLOWED_HOSTS  # noqa: PLC0415 - no imports
+    from selfbench.bundle.layout import DEFAULT_ALLOWED_HOSTS
 
     parser.add_argument(
         "--agent-allowed-host",
@@ -65,8 +65,8 @@ def add_agent_hosts_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _compile(args: argparse.Namespace) -> int:
-    from selfbench.artifacts.compiled import BUNDLE_DIR  # noqa: PLC0415
-    from selfbench.compiler import compile_task  # noqa: PLC0415
+    from selfbench.artifacts.compiled import BUNDLE_DIR
+    from selfbench.compiler import compile_task
 
     if args.out is not None and len(args.task_dirs) != 1:
         raise InputError("--out names the bundle of exactly one TASK_DIR")
@@ -81,7 +81,7 @@ def _compile(args: argparse.Namespace) -> int:
 
 
 def _refresh(args: argparse.Namespace) -> int:
-    from selfbench.compiler import refresh_bundle  # noqa: PLC0415
+    from selfbench.compiler import refresh_bundle
 
     bundle = Path(args.bundle)
     definition = refresh_bundle(
@@ -92,13 +92,13 @@ def _refresh(args: argparse.Namespace) -> int:
 
 
 def _collect(args: argparse.Namespace) -> int:
-    from selfbench.collect import (  # noqa: PLC0415
+    from selfbench.collect import (
         CollectRejection,
         StoreTarget,
         collect_authoring,
         read_candidate,
     )
-    from selfbench.store import LocalArtifactStore  # noqa: PLC0415
+    from selfbench.store import LocalArtifactStore
 
     store_args = (args.store, args.run_id, args.candidate_id)
     if (args.store or args.run_id) and not all(store_args):
@@ -134,7 +134,7 @@ def _collect(args: argparse.Namespace) -> int:
 
 def _read_definition(path: str) -> TaskDefinition:
     """A definition file in persisted mode; its problems name the file, as two are read."""
-    from selfbench.artifacts.task_dir import read_definition  # noqa: PLC0415
+    from selfbench.artifacts.task_dir import read_definition
 
     try:
         return read_definition(Path(path)).definition
@@ -143,7 +143,7 @@ def _read_definition(path: str) -> TaskDefinition:
 
 
 def _repair_check(args: argparse.Namespace) -> int:
-    from selfbench.repair import check_coupling_repair, check_validation_repair  # noqa: PLC0415
+    from selfbench.repair import check_coupling_repair, check_validation_repair
 
     definitions = [path for path in (args.original, args.repaired) if path is not None]
     if args.coupling and definitions:

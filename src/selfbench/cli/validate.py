@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_common import (
+from selfbench.cli.common import (
     add_environment_option,
     add_harbor_options,
     add_jobs_option,
@@ -49,8 +49,8 @@ _RUNNER_FLAGS = {
 
 def _runner(args: argparse.Namespace) -> Runner:
     """The runner `--env` names, with the options given for it."""
-    from selfbench.environments.build import build_runner  # noqa: PLC0415
-    from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions  # noqa: PLC0415
+    from selfbench.environments.build import build_runner
+    from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions
 
     spec = environment_spec(args, _RUNNER_FLAGS)
     local = LocalOptions(
@@ -67,7 +67,7 @@ def _runner(args: argparse.Namespace) -> Runner:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from selfbench.validate import validate  # noqa: PLC0415
+    from selfbench.validate import validate
 
     workers = jobs(args) or 1
     runner = _runner(args)
@@ -85,7 +85,7 @@ def _validate(args: argparse.Namespace) -> int:
     if args.json:
         print_json([report.to_json() for report in reports])
     else:
-        from selfbench._report import print_validation  # noqa: PLC0415
+        from selfbench.cli.report import print_validation
 
         print_validation(reports)
     return EXIT_OK if all(report.accepted for report in reports) else EXIT_REJECTED

@@ -25,8 +25,8 @@ def run_demo(
     Returns `selfbench run`'s exit code (2 when this machine
     cannot run the local sandbox).
     """
-    from selfbench._report import console  # noqa: PLC0415 - only the demo prints this way
-    from selfbench.validate.sandbox import SandboxError, require_sandbox  # noqa: PLC0415
+    from selfbench.cli.report import console
+    from selfbench.validate.sandbox import SandboxError, require_sandbox
 
     workspace = Path(tempfile.mkdtemp(prefix="selfbench-demo-"))
     try:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from selfbench._cli_common import (
+from selfbench.cli.common import (
     add_jobs_option,
     add_json_option,
     add_repo_option,
@@ -42,7 +42,7 @@ def _candidates(arguments: Sequence[str], candidates_file: str | None) -> list[C
         DraftError: an id without `--candidates`, or an unknown id.
         MineError: a file that does not hold candidates.
     """
-    from selfbench.mine.candidate import find_candidate  # noqa: PLC0415
+    from selfbench.mine.candidate import find_candidate
 
     found = []
     for argument in arguments:
@@ -69,12 +69,12 @@ def _request(args: argparse.Namespace) -> _Request:
     Raises:
         SelfbenchError: a bad option, not a repository, an unknown candidate, no sandbox.
     """
-    from selfbench.draft.api import DraftOptions  # noqa: PLC0415
-    from selfbench.draft.config import load_config  # noqa: PLC0415
-    from selfbench.environments.build import local_options  # noqa: PLC0415
-    from selfbench.environments.spec import EnvironmentSpec  # noqa: PLC0415
-    from selfbench.validate.local import MIN_RERUNS, LocalOptions  # noqa: PLC0415
-    from selfbench.validate.sandbox import require_sandbox  # noqa: PLC0415
+    from selfbench.draft.api import DraftOptions
+    from selfbench.draft.config import load_config
+    from selfbench.environments.build import local_options
+    from selfbench.environments.spec import EnvironmentSpec
+    from selfbench.validate.local import MIN_RERUNS, LocalOptions
+    from selfbench.validate.sandbox import require_sandbox
 
     workers = jobs(args)
     if args.reruns is not None and args.reruns < MIN_RERUNS:
@@ -99,7 +99,7 @@ def _request(args: argparse.Namespace) -> _Request:
 
 
 def _draft(args: argparse.Namespace) -> int:
-    from selfbench.draft.api import draft_candidates  # noqa: PLC0415
+    from selfbench.draft.api import draft_candidates
 
     repo, candidates, options, workers = _request(args)
     reporter = choose_reporter()
@@ -110,7 +110,7 @@ def _draft(args: argparse.Namespace) -> int:
     if args.json:
         print_json([result.to_json() for result in results])
     else:
-        from rich.console import Console  # noqa: PLC0415
+        from rich.console import Console
 
         Console().print(render_draft_table(results))
     return EXIT_OK if all(result.drafted for result in results) else EXIT_REJECTED
@@ -118,7 +118,7 @@ def _draft(args: argparse.Namespace) -> int:
 
 def render_draft_table(results: Sequence[DraftResult]) -> Any:
     """A rich table: each candidate, drafted or rejected, and the task directory or reason."""
-    from rich.table import Table  # noqa: PLC0415
+    from rich.table import Table
 
     drafted = sum(result.drafted for result in results)
     table = Table(title=f"{drafted} of {len(results)} candidates drafted")

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from selfbench._cli_common import add_json_option, print_json
+from selfbench.cli.common import add_json_option, print_json
 from selfbench.errors import EXIT_OK, EXIT_REJECTED
 from selfbench.progress import choose_reporter
 
@@ -24,7 +24,7 @@ __all__ = ["add_export_commands"]
 
 
 def _export(args: argparse.Namespace) -> int:
-    from selfbench.export import RunInfo, export_run  # noqa: PLC0415 - lazy by design
+    from selfbench.export import RunInfo, export_run
 
     run = RunInfo(args.run_id, args.repository_url, args.repository_commit)
     result = export_run(
@@ -52,8 +52,8 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from selfbench.errors import ArchiveError  # noqa: PLC0415
-    from selfbench.export import verify_export  # noqa: PLC0415
+    from selfbench.errors import ArchiveError
+    from selfbench.export import verify_export
 
     try:
         verified = verify_export(Path(args.file))
@@ -75,7 +75,7 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _extract(args: argparse.Namespace) -> int:
-    from selfbench.export import extract_export  # noqa: PLC0415
+    from selfbench.export import extract_export
 
     out = Path(args.out)
     verified = extract_export(Path(args.file), out=out)
@@ -106,7 +106,7 @@ def _stopped_by_sigterm() -> Iterator[None]:
 
 
 def _review(args: argparse.Namespace) -> int:
-    from selfbench.review import open_review  # noqa: PLC0415
+    from selfbench.review import open_review
 
     clean_out = Path(args.out) if args.out else None
     with (

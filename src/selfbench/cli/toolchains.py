@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from selfbench._cli_common import add_json_option
+from selfbench.cli.common import add_json_option
 from selfbench.errors import EXIT_OK
 from selfbench.progress import choose_reporter
 
@@ -27,12 +27,12 @@ def add_toolchains_command(commands: Any) -> None:
 
 
 def _toolchains(args: argparse.Namespace) -> int:
-    from selfbench.toolchains import (  # noqa: PLC0415
+    from selfbench.toolchains import (
         PackageRegistries,
         resolve,
         toolchain_cache,
     )
-    from selfbench.toolchains.versions import TOOLCHAIN_ORDER  # noqa: PLC0415
+    from selfbench.toolchains.versions import TOOLCHAIN_ORDER
 
     registry = PackageRegistries() if args.install else None
     reporter = choose_reporter()  # a spinner naming each install, or a line per install
@@ -43,9 +43,9 @@ def _toolchains(args: argparse.Namespace) -> int:
         report = {"cache": str(toolchain_cache()), "toolchains": [u.to_json() for u in uses]}
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return EXIT_OK
-    from rich.table import Table  # noqa: PLC0415
+    from rich.table import Table
 
-    from selfbench._report import console  # noqa: PLC0415
+    from selfbench.cli.report import console
 
     table = Table(box=None, padding=(0, 2))
     for column in ("toolchain", "wanted", "found", "source", "path"):

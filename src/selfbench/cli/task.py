@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_common import add_json_option, print_json, read_input
+from selfbench.cli.common import add_json_option, print_json, read_input
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, InputError
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ __all__ = ["add_task_commands"]
 
 
 def _schema(_: argparse.Namespace) -> int:
-    from selfbench.contract import submission_json_schema  # noqa: PLC0415 - lazy by design
+    from selfbench.contract import submission_json_schema
 
     print_json(submission_json_schema())
     return EXIT_OK
@@ -47,21 +47,21 @@ def _check(args: argparse.Namespace) -> int:
             mode=args.mode or "submission",
         )
         return _print_task_check(args.definition, found, json_out=args.json)
-    from selfbench.contract import check_definition  # noqa: PLC0415 - lazy by design
+    from selfbench.contract import check_definition
 
     mode: Mode = args.mode or "persisted"
     report = check_definition(read_input(args.definition), mode=mode, source=args.definition)
     if args.json:
         print_json(report.to_json())
     else:
-        from selfbench import _report  # noqa: PLC0415
+        from selfbench.cli import report as _report
 
         _report.print_check(args.definition, report)
     return EXIT_OK if report.valid else EXIT_REJECTED
 
 
 def _check_task_dir(task_dir: Path, *, mode: Mode, json_out: bool) -> int:
-    from selfbench.artifacts.task_dir import read_task_files  # noqa: PLC0415
+    from selfbench.artifacts.task_dir import read_task_files
 
     files = read_task_files(task_dir)
     source = str(files.definition_path)
@@ -72,7 +72,7 @@ def _check_task_dir(task_dir: Path, *, mode: Mode, json_out: bool) -> int:
 def _check_files(
     source: str, definition: bytes, test_patch: bytes, gold_patch: bytes, *, mode: Mode
 ) -> TaskCheck:
-    from selfbench.submit import check_definition_files  # noqa: PLC0415
+    from selfbench.submit import check_definition_files
 
     return check_definition_files(definition, test_patch, gold_patch, mode=mode, source=source)
 
@@ -82,30 +82,30 @@ def _print_task_check(source: str, found: TaskCheck, *, json_out: bool) -> int:
     if json_out:
         print_json(found.to_check_json())
     else:
-        from selfbench import _report  # noqa: PLC0415
+        from selfbench.cli import report as _report
 
         _report.print_task_check(source, found)
     return EXIT_OK if found.accepted else EXIT_REJECTED
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from selfbench.artifacts.task_dir import read_authored_task  # noqa: PLC0415
-    from selfbench.task import judge_task  # noqa: PLC0415
+    from selfbench.artifacts.task_dir import read_authored_task
+    from selfbench.task import judge_task
 
     task = read_authored_task(Path(args.task_dir))
     report = judge_task(task.loaded, task.test_patch, task.gold_patch).audit
     if args.json:
         print_json(report.to_json())
     else:
-        from selfbench import _report  # noqa: PLC0415
+        from selfbench.cli import report as _report
 
         _report.print_audit(task.definition.taskId, report)
     return EXIT_OK if report.accepted else EXIT_REJECTED
 
 
 def _submit(args: argparse.Namespace) -> int:
-    from selfbench._json import loads_strict  # noqa: PLC0415
-    from selfbench.submit import write_submission, write_submission_files  # noqa: PLC0415
+    from selfbench._json import loads_strict
+    from selfbench.submit import write_submission, write_submission_files
 
     options = {"output_root": args.output_root, "preflight": args.preflight}
     if args.args is not None:

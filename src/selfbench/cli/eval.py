@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_common import (
+from selfbench.cli.common import (
     add_environment_option,
     add_harbor_options,
     add_jobs_option,
@@ -73,7 +73,7 @@ class _LiveTable:
             counts[column] += 1
 
     def render(self) -> Table:
-        from rich.table import Table  # noqa: PLC0415 - only a terminal pays for rich
+        from rich.table import Table
 
         table = Table(title="selfbench eval")
         for column in ("agent", "trials done", "passed", "agent failures", "infrastructure"):
@@ -93,8 +93,8 @@ def _trials_shown(
     if not isinstance(reporter, RichReporter):
         yield _print_trial
         return
-    from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
-    from rich.live import Live  # noqa: PLC0415
+    from rich.console import Console
+    from rich.live import Live
 
     live = _LiveTable(agents, total)
     with Live(live.render(), console=Console(stderr=True)) as screen:
@@ -111,7 +111,7 @@ def _warn(line: str) -> None:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from selfbench.evaluate import (  # noqa: PLC0415 - lazy by design
+    from selfbench.evaluate import (
         EvalOptions,
         build_summary,
         open_benchmark,
@@ -170,15 +170,15 @@ def _unmeasured(summary: Summary) -> list[str]:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    from selfbench import _fs  # noqa: PLC0415
-    from selfbench.errors import EvalError, translating  # noqa: PLC0415
+    from selfbench import _fs
+    from selfbench.errors import EvalError, translating
 
     with translating(EvalError, f"write {path}"):
         _fs.write_atomic(path, text.encode())
 
 
 def _report(args: argparse.Namespace) -> int:
-    from selfbench.evaluate import build_summary, read_results, render_report  # noqa: PLC0415
+    from selfbench.evaluate import build_summary, read_results, render_report
 
     log = read_results(Path(args.results))
     for line in log.corrupt:

@@ -19,8 +19,8 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_bundle import add_agent_hosts_option, agent_hosts
-from selfbench._cli_common import (
+from selfbench.cli.bundle import add_agent_hosts_option, agent_hosts
+from selfbench.cli.common import (
     add_environment_options,
     add_jobs_option,
     add_json_option,
@@ -64,7 +64,7 @@ _DOING = {
 
 
 def _resume_hint(run_dir: Path) -> str:
-    from selfbench.run.driver import resume_command  # noqa: PLC0415
+    from selfbench.run.driver import resume_command
 
     return resume_command(run_dir)
 
@@ -137,7 +137,7 @@ def _progress(console: Console) -> Iterator[Progress | None]:
     if not console.is_terminal:
         yield None
         return
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console) as progress:
@@ -151,7 +151,7 @@ def _stop_on_interrupt(stop: threading.Event, console: Console, run_dir: Path) -
     get SIGTERM, then SIGKILL after 2 s, and the stages they cut short are not recorded. A second
     Ctrl-C kills them at once and ends the process, as a kill would. The run directory stays
     consistent either way: every state file is written atomically."""
-    from selfbench import _children  # noqa: PLC0415 - only a run needs it
+    from selfbench import _children
 
     def handle(_signum: int, _frame: FrameType | None) -> None:
         if stop.is_set():
@@ -176,7 +176,7 @@ def _stop_on_interrupt(stop: threading.Event, console: Console, run_dir: Path) -
 
 
 def _options(args: argparse.Namespace) -> RunOptions:
-    from selfbench.run import RunOptions  # noqa: PLC0415
+    from selfbench.run import RunOptions
 
     if args.repo is None or args.out is None:
         raise RunError("selfbench run needs --repo and --out (or --resume DIR)")
@@ -221,7 +221,7 @@ def _run_dir(args: argparse.Namespace) -> Path:
 
 
 def _print_summary(console: Console, summary: RunSummary) -> None:
-    from selfbench.export import next_steps  # noqa: PLC0415
+    from selfbench.export import next_steps
 
     for tier in summary.tiers:
         if tier.budget:
@@ -260,8 +260,8 @@ def _plan(args: argparse.Namespace) -> tuple[Path, RunOptions | None, dict[str, 
 
 
 def _run(args: argparse.Namespace) -> int:
-    from selfbench._report import console  # noqa: PLC0415
-    from selfbench.run import run_benchmark  # noqa: PLC0415
+    from selfbench.cli.report import console
+    from selfbench.run import run_benchmark
 
     run_dir, options, changes = _plan(args)
     stop = threading.Event()
@@ -272,7 +272,7 @@ def _run(args: argparse.Namespace) -> int:
         if options is not None:
             watcher.start(options)
         else:
-            from selfbench.run.status import read_status  # noqa: PLC0415
+            from selfbench.run.status import read_status
 
             watcher.start(read_status(run_dir).options)
         summary = run_benchmark(
@@ -296,9 +296,9 @@ def _run(args: argparse.Namespace) -> int:
 
 def _status_table(status: RunStatus) -> Any:
     """Stages down, tiers across: how many candidates stand at each stage of each tier."""
-    from rich.table import Table  # noqa: PLC0415
+    from rich.table import Table
 
-    from selfbench.run.status import COLUMNS  # noqa: PLC0415
+    from selfbench.run.status import COLUMNS
 
     table = Table(title=f"run {status.run_dir}")
     table.add_column("stage")
@@ -311,13 +311,13 @@ def _status_table(status: RunStatus) -> Any:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from selfbench.run.status import read_status  # noqa: PLC0415
+    from selfbench.run.status import read_status
 
     status = read_status(Path(args.run_dir))
     if args.json:
         print_json(status.to_json())
         return EXIT_OK
-    from selfbench._report import console  # noqa: PLC0415
+    from selfbench.cli.report import console
 
     console.print(_status_table(status))
     state = "exported" if status.finished else "not finished"

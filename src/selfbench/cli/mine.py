@@ -13,7 +13,7 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench._cli_common import add_json_option, add_source_url_option, print_json
+from selfbench.cli.common import add_json_option, add_source_url_option, print_json
 from selfbench.errors import EXIT_OK, translating
 from selfbench.progress import choose_reporter
 
@@ -30,8 +30,8 @@ _TABLE_ROWS = 50  # a person reads the best; --out and --json carry them all
 
 
 def _budgets(args: argparse.Namespace) -> dict[Difficulty, int] | None:
-    from selfbench.contract import DIFFICULTIES  # noqa: PLC0415
-    from selfbench.mine import MineError  # noqa: PLC0415
+    from selfbench.contract import DIFFICULTIES
+    from selfbench.mine import MineError
 
     given = {tier: getattr(args, tier) for tier in DIFFICULTIES}
     given = {tier: value for tier, value in given.items() if value is not None}
@@ -42,7 +42,7 @@ def _budgets(args: argparse.Namespace) -> dict[Difficulty, int] | None:
 
 
 def _session_dirs(args: argparse.Namespace) -> list[Path]:
-    from selfbench.mine.sessions import DEFAULT_SESSION_DIRS  # noqa: PLC0415
+    from selfbench.mine.sessions import DEFAULT_SESSION_DIRS
 
     if args.sessions is not None:
         return [Path(item) for item in args.sessions]
@@ -57,11 +57,11 @@ def _options(args: argparse.Namespace) -> MineOptions:
     Raises:
         MineError: a bad budget or option, not a repository, malformed `--prs`.
     """
-    from selfbench.mine import MineError, MineOptions  # noqa: PLC0415
-    from selfbench.mine.git_history import read_repository  # noqa: PLC0415
-    from selfbench.mine.prs import read_pull_requests, run_gh  # noqa: PLC0415
-    from selfbench.mine.sessions import read_sessions  # noqa: PLC0415
-    from selfbench.mine.source import check_source_url  # noqa: PLC0415
+    from selfbench.mine import MineError, MineOptions
+    from selfbench.mine.git_history import read_repository
+    from selfbench.mine.prs import read_pull_requests, run_gh
+    from selfbench.mine.sessions import read_sessions
+    from selfbench.mine.source import check_source_url
 
     repo = Path(args.repo)
     if args.max is not None and args.max < 1:
@@ -92,7 +92,7 @@ def _options(args: argparse.Namespace) -> MineOptions:
 
 
 def _mine(args: argparse.Namespace) -> int:
-    from selfbench.mine import mine_repository  # noqa: PLC0415
+    from selfbench.mine import mine_repository
 
     options = _options(args)
     reporter = choose_reporter()
@@ -110,7 +110,7 @@ def _mine(args: argparse.Namespace) -> int:
 
 
 def _write(result: MineResult, out: Path) -> None:
-    from selfbench.mine import MineError, write_candidates  # noqa: PLC0415
+    from selfbench.mine import MineError, write_candidates
 
     with translating(MineError, f"write {out}"):
         candidates, excluded = write_candidates(result, out)
@@ -146,7 +146,7 @@ def _summary(result: MineResult) -> str:
 
 def render_table(result: MineResult, console: Console) -> None:
     """The best candidates as a rich table, then the counts (what a person at a terminal sees)."""
-    from rich.table import Table  # noqa: PLC0415
+    from rich.table import Table
 
     table = Table(title=f"{len(result.candidates)} candidates from {result.walked} commits")
     for column in _COLUMNS:
@@ -163,7 +163,7 @@ def render_table(result: MineResult, console: Console) -> None:
 def _print_table(result: MineResult) -> None:
     """A rich table at a terminal; piped, one tab-separated line per candidate, for scripts."""
     if sys.stdout.isatty():
-        from rich.console import Console  # noqa: PLC0415 - only a terminal pays for rich
+        from rich.console import Console
 
         render_table(result, Console())
         return
@@ -177,7 +177,7 @@ def _schema_with_candidate(previous: Callable[[argparse.Namespace], int]) -> Cal
     def run(args: argparse.Namespace) -> int:
         if args.schema != "candidate" and not args.candidate_schema:
             return previous(args)
-        from selfbench.mine import candidate_json_schema  # noqa: PLC0415
+        from selfbench.mine import candidate_json_schema
 
         print_json(candidate_json_schema())
         return EXIT_OK

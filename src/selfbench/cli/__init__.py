@@ -1,7 +1,12 @@
 """The `selfbench` command line: parse arguments, call the library, format, exit.
 
+One module per command group (`task`, `bundle`, `validate`, `export`, `mine`, `draft`, `run`,
+`eval`, `toolchains`, `demo`), the option groups they share (`common`), their terminal reports
+(`report`) and the command reference rendered from this parser (`reference`).
+
 Each command imports what it needs when it runs, so `selfbench audit --json` on a large patch
-does not pay for the terminal renderer or modules it never uses.
+does not pay for the terminal renderer or modules it never uses: `selfbench --version` takes
+0.05 s this way and 0.47 s with every command's imports at the top.
 """
 
 from __future__ import annotations
@@ -12,16 +17,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from selfbench._cli_bundle import add_bundle_commands, add_repair_check_command
-from selfbench._cli_common import add_json_option, print_json
-from selfbench._cli_draft import add_draft_command
-from selfbench._cli_eval import add_eval_commands
-from selfbench._cli_export import add_export_commands
-from selfbench._cli_mine import add_mine_commands
-from selfbench._cli_run import add_run_commands
-from selfbench._cli_task import add_task_commands
-from selfbench._cli_toolchains import add_toolchains_command
-from selfbench._cli_validate import add_validate_command
+from selfbench.cli.bundle import add_bundle_commands, add_repair_check_command
+from selfbench.cli.common import add_json_option, print_json
+from selfbench.cli.draft import add_draft_command
+from selfbench.cli.eval import add_eval_commands
+from selfbench.cli.export import add_export_commands
+from selfbench.cli.mine import add_mine_commands
+from selfbench.cli.run import add_run_commands
+from selfbench.cli.task import add_task_commands
+from selfbench.cli.toolchains import add_toolchains_command
+from selfbench.cli.validate import add_validate_command
 from selfbench.errors import EXIT_INPUT, EXIT_OK, EXIT_REJECTED, SelfbenchError
 
 __all__ = ["build_parser", "main"]
@@ -37,14 +42,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _mcp(args: argparse.Namespace) -> int:
-    from selfbench.mcp_server import serve_stdio  # noqa: PLC0415
+    from selfbench.mcp_server import serve_stdio
 
     serve_stdio(output_root=args.output_root, preflight=args.preflight)
     return EXIT_OK
 
 
 def _import_swebench(args: argparse.Namespace) -> int:
-    from selfbench.swebench import import_swebench  # noqa: PLC0415
+    from selfbench.swebench import import_swebench
 
     report = import_swebench(
         Path(args.instances),
@@ -63,7 +68,7 @@ def _import_swebench(args: argparse.Namespace) -> int:
 
 
 def _export_swebench(args: argparse.Namespace) -> int:
-    from selfbench.swebench import export_swebench  # noqa: PLC0415
+    from selfbench.swebench import export_swebench
 
     count = export_swebench([Path(path) for path in args.task_dirs], out=Path(args.out))
     sys.stdout.write(f"Exported {count} instances to {args.out}\n")
@@ -71,7 +76,7 @@ def _export_swebench(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from selfbench._cli_demo import run_demo  # noqa: PLC0415
+    from selfbench.cli.demo import run_demo
 
     return run_demo(main, keep=args.keep, out=Path(args.out) if args.out else None)
 
@@ -144,7 +149,7 @@ def _add_swebench(commands: Any) -> None:
 
 
 def _version() -> str:
-    from selfbench import __version__  # noqa: PLC0415
+    from selfbench import __version__
 
     return __version__
 
