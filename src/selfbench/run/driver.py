@@ -27,7 +27,9 @@ from selfbench.contract import AUTHORING_DEFAULTS, DIFFICULTIES
 from selfbench.environments.build import build_runner
 from selfbench.environments.spec import ENVIRONMENTS, EnvironmentSpec
 from selfbench.errors import HarborError, InputError, MineError, RunError, SandboxError
+from selfbench.mine import MineOptions, mine_repository
 from selfbench.mine.candidate import CandidateModel
+from selfbench.mine.git_history import read_repository
 from selfbench.mine.rank import DEFAULT_OVER_FETCH
 from selfbench.mine.source import check_source_url, repository_source
 from selfbench.run import stages
@@ -35,6 +37,7 @@ from selfbench.run.export import export_accepted
 from selfbench.run.state import STAGES, CandidateState, Pool, RunDirectory
 from selfbench.run.steps import StepContext, run_step
 from selfbench.validate.host_network import HostNetwork, announce_once, network_failure
+from selfbench.validate.network_probe import ecosystems, probe_registries
 from selfbench.validate.phases import setup_env_values
 
 __all__ = [
@@ -201,8 +204,6 @@ class RunSummary:
 
 
 def _mine_pool(run: RunDirectory, options: RunOptions) -> Pool:
-    from selfbench.mine import MineOptions, mine_repository  # noqa: PLC0415
-    from selfbench.mine.git_history import read_repository  # noqa: PLC0415
 
     budgets = {tier: n for tier, n in options.budgets.items() if n > 0}
     mine = MineOptions(
@@ -437,7 +438,6 @@ def preflight(
         SetupNetworkError: with the local environment, the sandbox cannot reach a registry
             the repository's manifests need (`validate.network_probe`).
     """
-    from selfbench.mine.git_history import read_repository  # noqa: PLC0415
 
     options.check()
     info = read_repository(options.repo, "HEAD")
@@ -447,11 +447,6 @@ def preflight(
             "request URL: give --source-url BASE (tasks record BASE/pull/<number>)"
         )
     if options.env == "local":
-        from selfbench.validate.network_probe import (  # noqa: PLC0415 - the sandbox
-            ecosystems,
-            probe_registries,
-        )
-
         probe_registries(
             ecosystems(options.repo, "HEAD"),
             host_network=_host_network(options, on_first_use),

@@ -16,13 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 from selfbench.artifacts.compiled import LocatedTask, locate_task, refuse_duplicates
 from selfbench.artifacts.validation import validation_record, write_validation
+from selfbench.compiler import compile_home
 from selfbench.environments.runner import OnDone, Runner
 from selfbench.errors import BundleError
 from selfbench.progress import Reporter, silent
+from selfbench.validate.local import LocalRunner
 
 if TYPE_CHECKING:
     from selfbench.validate.harbor import HarborOptions, HarborRunner
-    from selfbench.validate.local import LocalOptions, LocalRunner
+    from selfbench.validate.local import LocalOptions
     from selfbench.validate.report import TaskReport
 
 __all__ = [
@@ -73,8 +75,6 @@ def validate(
         SelfbenchError: Harbor could not run (harbor environment).
     """
     if runner is None:
-        from selfbench.validate.local import LocalRunner  # noqa: PLC0415
-
         runner = LocalRunner()
     if definition is not None and len(paths) != 1:
         raise BundleError("--definition names the definition of exactly one bundle")
@@ -118,7 +118,6 @@ def _validate_located(
 
 def _compile_all(task_dirs: Sequence[Path], repo: Path, scratch: Path) -> list[LocatedTask]:
     """Compile each authored task directory into `scratch`, beside a copy of its definition."""
-    from selfbench.compiler import compile_home  # noqa: PLC0415 - only --repo compiles
 
     return [
         compile_home(task_dir, repo=repo, home=scratch / str(index))
