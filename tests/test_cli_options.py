@@ -13,7 +13,10 @@ from selfbench.cli import build_parser, main
 from selfbench.cli.eval import _results
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "selfbench"
-SHARED = ("--json", "-j", "--jobs", "--setup-env", "--resume", "--repo", "--source-url")
+SHARED = (
+    "--json", "-j", "--jobs", "--setup-env", "--no-host-network-config", "--resume", "--repo",
+    "--source-url", "--env", "--harbor-env", "--harbor",
+)  # fmt: skip
 
 
 def _declared() -> Counter[str]:
