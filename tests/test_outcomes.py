@@ -244,6 +244,63 @@ def test_pytest_real(case: str, pytest_runs: dict[str, Run]) -> None:
         assert "\x1b[" in run[1]
 
 
+SUBTESTS_FILE = """\
+import unittest
+
+class TestData(unittest.TestCase):
+    def test_valid(self):
+        for i in range(3):
+            with self.subTest(i=i):
+                self.assertNotEqual(i, 1)
+
+    def test_ok(self):
+        pass
+"""
+
+
+@pytest.mark.parametrize("flags", ["-rA -v", "-rA -q", "-v"])
+def test_pytest_a_failed_subtest_fails_its_test(tmp_path: Path, flags: str) -> None:
+    """pytest 9 reports a failed subtest as `SUBFAILED(i=1) …::test_valid` beside
+    `PASSED …::test_valid`; earlier releases as `FAILED …::test_valid`. Either way it failed."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_sub.py").write_text(SUBTESTS_FILE)
+    python = f"{quote(sys.executable)} -m pytest -p no:cacheprovider"
+    run = shell(f"{python} {flags} tests", tmp_path, {"PYTEST_ADDOPTS": ""})
+    assert run[2] == 1, run[1]
+    tests = dict(parsed(run).tests)
+    assert tests["tests/test_sub.py::TestData::test_valid"] == "failed"
+    assert tests.get("tests/test_sub.py::TestData::test_ok", "passed") == "passed"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("SUBFAILED(i=1) t.py::T::t - AssertionError", ("t.py::T::t", "failed")),
+        (
+            "SUBFAILED[datetimes] tests/test_data.py::T::t - x",
+            ("tests/test_data.py::T::t", "failed"),
+        ),
+        ("SUBPASSED(i=0) t.py::T::t", ("t.py::T::t", "passed")),
+        ("SUBSKIPPED(i=2) t.py::T::t - not yet", ("t.py::T::t", "skipped")),
+        ("SUBFAILED(i=1, j='a) b') t.py::T::t - m", ("t.py::T::t", "failed")),
+        ('SUBFAILED(msg="x(y") t.py::T::t - m', ("t.py::T::t", "failed")),
+        ("SUBFAILED t.py::T::t - m", ("t.py::T::t", "failed")),
+        ("SUBFAILED(i=1 t.py::T::t", None),
+        ("SUBTOTAL 3 t.py::T::t", None),
+    ],
+)
+def test_pytest_subtest_summary_lines(line: str, expected: tuple[str, str] | None) -> None:
+    output = (
+        f"=== short test summary info ===\nPASSED t.py::T::t\n{line}\n=== 1 passed in 0.1s ===\n"
+    )
+    tests = dict(parse_outcomes("pytest -rA", output, 1).tests)
+    if expected is None:
+        assert tests == {"t.py::T::t": "passed"}
+    else:
+        name, outcome = expected
+        assert tests[name] == ("passed" if outcome == "skipped" else outcome)
+
+
 # --- node --test, real runs ----------------------------------------------------------------------
 
 NODE_FILES = {

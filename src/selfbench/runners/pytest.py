@@ -28,6 +28,8 @@ _NAMES = ("pytest", "py.test")
 _PYTEST_STATUS = table("PASSED XPASS", "FAILED ERROR", "SKIPPED XFAIL")
 _RUN_SECTIONS = ("", "test session starts")  # before any header (`-q`), or the session's own
 _SHORT_SECTION = "short test summary info"
+_SUBTEST = "SUB"  # pytest 9's subtests: SUBPASSED, SUBFAILED, SUBSKIPPED
+_CLOSE = {"(": ")", "[": "]"}
 _XDIST_RE = re.compile(r"\[gw\d{1,6}\] \[ {0,2}\d{1,3}%\] ")
 _PROGRESS_RE = re.compile(r"(?:[^ ]++ )?([.FEsxX]++) *+\[ *+\d{1,9}(?:%|/ *+\d{1,9})\]")
 _PROGRESS_OUTCOMES = table(". X", "F E", "s x")
@@ -102,7 +104,10 @@ def _find_word(line: str, needle: str, start: int) -> int:
 
 
 def _pytest_short(line: str) -> tuple[str, Outcome] | None:
-    """`FAILED tests/a.py::test_x - message` (short summary, `-rA`)."""
+    """`FAILED tests/a.py::test_x - message` (short summary, `-rA`); a subtest's line,
+    `SUBFAILED(i=1) tests/a.py::test_x - message`, is its test's."""
+    if line.startswith(_SUBTEST):
+        return _pytest_subtest(line)
     word, _, rest = line.partition(" ")
     outcome = _PYTEST_STATUS.get(word)
     if outcome is None or not rest or rest[0] in " [":
@@ -111,6 +116,34 @@ def _pytest_short(line: str) -> tuple[str, Outcome] | None:
     if "::" not in nodeid and not nodeid.endswith(".py"):
         return None
     return nodeid, outcome
+
+
+def _pytest_subtest(line: str) -> tuple[str, Outcome] | None:
+    """pytest 9's `SUBFAILED(i=1, j=2) tests/a.py::test_x - message` (or `[...]` after the word):
+    the subtest's outcome, recorded on its test, so one failed subtest fails the test."""
+    word = line[len(_SUBTEST) :]
+    for status in _PYTEST_STATUS:
+        if word.startswith(status):
+            rest = _skip_brackets(word[len(status) :])
+            return None if rest is None else _pytest_short(f"{status} {rest}")
+    return None
+
+
+def _skip_brackets(text: str) -> str | None:
+    """`text` after one leading bracketed group (`(i=1) rest` or `[p] rest`) and its space."""
+    if text[:1] not in _CLOSE:
+        return text[1:] if text[:1] == " " else None
+    depth, close, opening, quote = 0, _CLOSE[text[0]], text[0], ""
+    for at, char in enumerate(text):
+        if quote:  # a bracket inside a quoted parameter value (`j='a) b'`) does not count
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        else:
+            depth += (char == opening) - (char == close)
+            if depth == 0:
+                return text[at + 2 :] if text[at + 1 : at + 2] == " " else None
+    return None
 
 
 def _pytest_summary(line: str) -> dict[str, int] | None:
