@@ -253,6 +253,24 @@ def test_extension_modules_are_rebuilt_before_the_tests(tmp_path: Path) -> None:
             "-e '.[test]' pytest",
             "setup.py extras_require test, pytest",
         ),
+        (  # the extras in a constant, passed by name after other dicts (marshmallow's setup.py)
+            {
+                "setup.py": "EXTRAS_REQUIRE = {'tests': ['pytest', 'pytz'], 'docs': ['sphinx']}\n"
+                "setup(extras_require=EXTRAS_REQUIRE, project_urls={'Issues': 'x'})\n"
+            },
+            "-e '.[tests]' pytest",
+            "setup.py extras_require tests, pytest",
+        ),
+        (
+            {"setup.py": "setup(extras_require=dict(testing=['pytest'], docs=['sphinx']))\n"},
+            "-e '.[testing]' pytest",
+            "setup.py extras_require testing, pytest",
+        ),
+        (  # not Python 3: the quoted keys after extras_require
+            {"setup.py": "print 'x'\nsetup(extras_require={'test': ['mock']})\n"},
+            "-e '.[test]' pytest",
+            "setup.py extras_require test, pytest",
+        ),
         (
             {
                 "setup.py": "setup()\n",
@@ -269,7 +287,15 @@ def test_extension_modules_are_rebuilt_before_the_tests(tmp_path: Path) -> None:
             "the project, pytest",
         ),
     ],
-    ids=["setup.cfg", "setup.py", "tox", "bad-tox"],
+    ids=[
+        "setup.cfg",
+        "setup.py",
+        "setup.py-constant",
+        "setup.py-dict-call",
+        "setup.py-python2",
+        "tox",
+        "bad-tox",
+    ],
 )
 def test_older_projects_say_what_their_tests_need_elsewhere(
     tmp_path: Path, files: Files, setup: str, source: str

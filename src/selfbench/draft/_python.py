@@ -27,6 +27,7 @@ changed test files cannot be collected.
 
 from __future__ import annotations
 
+import ast
 import configparser
 import re
 from collections.abc import Mapping, Sequence
@@ -209,13 +210,49 @@ def _legacy_extra(tree: Tree, workdir: str) -> tuple[str | None, str]:
         extra = _test_set({key: [] for key in config.options("options.extras_require")})
         if extra:
             return extra, f"setup.cfg [options.extras_require] {extra}"
-    text = tree.text(join(workdir, "setup.py")) or ""
-    if "extras_require" in text:
-        named = set(_EXTRA_KEY_RE.findall(text.split("extras_require", 1)[1]))
-        extra = next((name for name in _TEST_SETS if name in named), None)
-        if extra:
-            return extra, f"setup.py extras_require {extra}"
+    named = _setup_py_extras(tree.text(join(workdir, "setup.py")) or "")
+    extra = next((name for name in _TEST_SETS if name in named), None)
+    if extra:
+        return extra, f"setup.py extras_require {extra}"
     return None, ""
+
+
+def _setup_py_extras(text: str) -> set[str]:
+    """The extras `setup.py` names: the keys of `extras_require={...}` (or `dict(...)`), or of
+    the module-level dict it passes by name (`extras_require=EXTRAS_REQUIRE`). A file Python
+    cannot parse is read for the quoted keys after `extras_require`."""
+    try:
+        module = ast.parse(text)
+    except (SyntaxError, ValueError):
+        _, found, tail = text.partition("extras_require")
+        return set(_EXTRA_KEY_RE.findall(tail)) if found else set()
+    assigned = {
+        target.id: node.value
+        for node in module.body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    for node in ast.walk(module):
+        if isinstance(node, ast.keyword) and node.arg == "extras_require":
+            value = node.value
+            if isinstance(value, ast.Name):
+                value = assigned.get(value.id, value)
+            return _dict_keys(value)
+    return set()
+
+
+def _dict_keys(value: ast.expr) -> set[str]:
+    """The string keys of a dict literal or a `dict(name=...)` call."""
+    if isinstance(value, ast.Dict):
+        return {
+            key.value
+            for key in value.keys
+            if isinstance(key, ast.Constant) and isinstance(key.value, str)
+        }
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
+        return {keyword.arg for keyword in value.keywords if keyword.arg is not None}
+    return set()
 
 
 def _ini(text: str | None) -> configparser.ConfigParser | None:
