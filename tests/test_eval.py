@@ -466,6 +466,16 @@ def test_an_export_that_does_not_verify_is_refused(
     assert err.count("\n") == 1
 
 
+def test_an_export_without_tasks_is_named_in_the_refusal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "empty.tar.gz"  # what a run that accepted nothing exports
+    export_run([], run=RunInfo("run-1", "https://example.com/calc.git", "a" * 40), out=empty)
+    assert _eval(empty, tmp_path / "results", "nop") == 2
+    assert capsys.readouterr().err == f"error: {empty}: no tasks\n"
+    assert not (tmp_path / "results").exists()
+
+
 def test_results_of_another_benchmark_are_refused(
     bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

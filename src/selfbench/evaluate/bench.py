@@ -88,8 +88,8 @@ def _task(entry: Path) -> BenchTask:
     return BenchTask(located, digest)
 
 
-def read_tasks_dir(directory: Path) -> Benchmark:
-    """Every task of a tasks directory.
+def read_tasks_dir(directory: Path, *, named: Path | None = None) -> Benchmark:
+    """Every task of a tasks directory; messages name it as `named` (the export it came from).
 
     Raises:
         EvalError: the directory holds no task, an entry is not a task, or a task id repeats.
@@ -100,11 +100,11 @@ def read_tasks_dir(directory: Path) -> Benchmark:
         )
     tasks = sorted((_task(entry) for entry in entries), key=lambda task: task.task_id)
     if not tasks:
-        raise EvalError(f"{directory}: no tasks")
+        raise EvalError(f"{named or directory}: no tasks")
     ids = [task.task_id for task in tasks]
     for task_id in ids:
         if ids.count(task_id) > 1:
-            raise EvalError(f"{directory}: task {task_id} is given more than once")
+            raise EvalError(f"{named or directory}: task {task_id} is given more than once")
     lines = "".join(f"{task.task_id} {task.digest}\n" for task in tasks)
     return Benchmark(hashlib.sha256(lines.encode()).hexdigest(), tuple(tasks))
 
@@ -144,6 +144,6 @@ def open_benchmark(path: Path, *, workspace: Path | None = None) -> Iterator[Ben
             extract_export(path, out=scratch / "tasks")
         except SelfbenchError as exc:
             raise EvalError(f"{path}: the export does not verify: {exc.lines[0]}") from None
-        yield read_tasks_dir(scratch / "tasks")
+        yield read_tasks_dir(scratch / "tasks", named=path)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
