@@ -1,5 +1,6 @@
-"""The runner registry: every runner implements every part of `Runner`, the registry's questions
-agree with its runners, and outside `selfbench.runners` no module names a runner in code."""
+"""The runner registry: every runner states each part of `Runner` that applies to it, the
+registry's questions agree with its runners, and outside `selfbench.runners` no module names a
+runner in code."""
 
 from __future__ import annotations
 
@@ -9,47 +10,95 @@ import re
 from collections.abc import Iterator
 from importlib import import_module
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from selfbench import runners
 from selfbench.bundle import evidence
 from selfbench.errors import DraftError
-from selfbench.runners import RUNNERS, Part, Runner, detect, runner_named
+from selfbench.runners import (
+    RUNNERS,
+    CompiledProject,
+    NodeProject,
+    Part,
+    PythonProject,
+    Runner,
+    VerifierParts,
+    detect,
+    runner_named,
+)
 from selfbench.runners._log import Result, Run
 
 SOURCE = Path(runners.__file__).resolve().parents[1]
-FIELDS = {field.name: field.type for field in dataclasses.fields(Runner)}
-_VERIFIER = ("report_passed", "report_failed", "report_finished", "report_of", "report_named",
-             "report_selector", "report_definitions", "verifier_")  # fmt: skip
+RECORDS: dict[str, type[Any]] = {
+    "PythonProject": PythonProject,
+    "NodeProject": NodeProject,
+    "CompiledProject": CompiledProject,
+    "VerifierParts": VerifierParts,
+}
+PROJECTS = {"python": "python", "node": "node", "go": "compiled", "rust": "compiled"}
+"""The drafting sub-record each ecosystem's runners carry (and no other)."""
+
+
+def _fields(record: type[Any]) -> dict[str, tuple[str, bool]]:
+    """Each field's type and whether it is required (has no default)."""
+    return {
+        field.name: (str(field.type), field.default is dataclasses.MISSING)
+        for field in dataclasses.fields(record)
+    }
+
+
+def _check(value: object, name: str, kind: str, required: bool) -> None:
+    """The value has its field's type, a sub-record each of its own fields'; a required one is
+    set (not empty, besides a flag)."""
+    record = RECORDS.get(kind.removesuffix(" | None"))
+    if record is None:
+        _check_value(value, name, kind)
+    elif value is not None or kind in RECORDS:
+        assert isinstance(value, record), name
+        for inner, (inner_kind, inner_required) in _fields(record).items():
+            _check(getattr(value, inner), f"{name}.{inner}", inner_kind, inner_required)
+    if required and kind != "bool":
+        assert value, f"{name} is required: every runner states it"
+
+
+def _check_value(value: object, name: str, kind: str) -> None:
+    if kind == "str":
+        assert isinstance(value, str), name
+    elif kind == "bool":
+        assert isinstance(value, bool), name
+    elif kind.startswith(("tuple", "frozenset")):
+        assert isinstance(value, tuple if kind.startswith("tuple") else frozenset), name
+        if kind in ("tuple[str, ...]", "frozenset[str]"):
+            assert all(isinstance(item, str) and item for item in value), name
+        if name.endswith("verifier_functions"):  # (the shared function it follows, its text)
+            assert all(len(item) == 2 and all(item) for item in value), name
+    elif kind == "Part | None":
+        assert value is None or (isinstance(value, Part) and value.text), name
+    elif kind.endswith("| None"):
+        assert kind.startswith("Callable"), name
+        assert value is None or callable(value), name
+    else:
+        assert kind.startswith("Callable"), name
+        assert callable(value), name
 
 
 @pytest.mark.parametrize("runner", RUNNERS, ids=lambda runner: runner.name)
 def test_every_runner_implements_every_part(runner: Runner) -> None:
-    for name, kind in FIELDS.items():
-        value = getattr(runner, name)
-        if kind == "str":
-            assert isinstance(value, str), name
-        elif kind == "bool":
-            assert isinstance(value, bool), name
-        elif kind.startswith(("tuple", "frozenset")):
-            assert isinstance(value, tuple if kind.startswith("tuple") else frozenset), name
-            if kind in ("tuple[str, ...]", "frozenset[str]"):
-                assert all(isinstance(item, str) and item for item in value), name
-            if name == "verifier_functions":  # (the shared function it follows, its text)
-                assert all(len(item) == 2 and all(item) for item in value), name
-        elif kind == "Part | None":
-            assert value is None or (isinstance(value, Part) and value.text), name
-        elif kind.endswith("| None"):
-            assert kind.startswith("Callable"), name
-            assert value is None or callable(value), name
-        else:
-            assert kind.startswith("Callable"), name
-            assert callable(value), name
-    for text in (runner.name, runner.setting, runner.label, runner.ecosystem):
-        assert text
-    assert runner.toolchains
+    for name, (kind, required) in _fields(Runner).items():
+        _check(getattr(runner, name), name, kind, required)
     assert runner_named(runner.reads_as) is not None
+
+
+@pytest.mark.parametrize("runner", RUNNERS, ids=lambda runner: runner.name)
+def test_a_runner_carries_its_ecosystems_drafting_parts_only(runner: Runner) -> None:
+    """A Python runner has `python`, a Node one `node`, a Go or Rust one `compiled`; none has
+    another ecosystem's."""
+    assert runner.ecosystem in PROJECTS
+    for name in set(PROJECTS.values()):
+        has = getattr(runner, name) is not None
+        assert has == (PROJECTS[runner.ecosystem] == name), name
 
 
 @pytest.mark.parametrize("runner", RUNNERS, ids=lambda runner: runner.name)
@@ -58,17 +107,13 @@ def test_a_runner_whose_report_is_read_says_how(runner: Runner) -> None:
     its branch of each jq function that reads every report, and an environment that asks for the
     report; a runner whose report is not read has no part of the verifier's evidence."""
     read = runner.evidence and runner.reads_as == runner.name
-    parts = (
-        runner.report_passed,
-        runner.report_failed,
-        runner.report_finished,
-        runner.verifier_env,
-    )
+    parts = runner.verifier
     if read:
-        assert all(part is not None for part in parts)
+        needed = (parts.report_passed, parts.report_failed, parts.report_finished)
+        assert all(part is not None for part in (*needed, parts.verifier_env))
     else:
-        assert all(not getattr(runner, name) for name in FIELDS if name.startswith(_VERIFIER))
-    for after, _ in runner.verifier_functions:
+        assert parts == VerifierParts()
+    for after, _ in parts.verifier_functions:
         assert after in evidence.SHARED_FUNCTIONS
 
 
@@ -96,8 +141,8 @@ def test_every_runner_is_known_by_its_name_and_setting(runner: Runner) -> None:
 
 @pytest.mark.parametrize("runner", RUNNERS, ids=lambda runner: runner.name)
 def test_a_runner_detected_from_its_inferred_command(runner: Runner) -> None:
-    if runner.test_command:
-        found = detect(runner.test_command)
+    if runner.compiled is not None:
+        found = detect(runner.compiled.test_command)
         assert found is runner
 
 

@@ -172,27 +172,27 @@ EVIDENCE_QUERY = (
 def root: (map(select(.event == "start")) | first | .rootdir) // "";
 def passed($root):
   """
-    + _jq_each_runner(lambda runner: runner.report_passed)
+    + _jq_each_runner(lambda runner: runner.verifier.report_passed)
     + "def failed:\n  "
-    + _jq_each_runner(lambda runner: runner.report_failed)
+    + _jq_each_runner(lambda runner: runner.verifier.report_failed)
     + "def finished:\n  "
-    + _jq_each_runner(lambda runner: runner.report_finished)
+    + _jq_each_runner(lambda runner: runner.verifier.report_finished)
     + 'def under($path): . == $path or startswith($path + "/");\n'
-    + "".join(runner.report_definitions for runner in _READ)
+    + "".join(runner.verifier.report_definitions for runner in _READ)
     + "def of($want):\n  "
     + _jq_or(
-        lambda runner: runner.report_of,
+        lambda runner: runner.verifier.report_of,
         '(.file | under($want.path)) or (.file | endswith("/" + $want.file))\n'
         '    or (.file | contains("/" + $want.file + "/"))',
     )
     + "def named($name):\n  "
     + _jq_or(
-        lambda runner: runner.report_named,
+        lambda runner: runner.verifier.report_named,
         '$name == "" or . == $name or startswith($name + "::") or startswith($name + "[")',
     )
     + "def selector: "
     + _jq_or(
-        lambda runner: runner.report_selector,
+        lambda runner: runner.verifier.report_selector,
         '.path + (if .name == "" then "" else "::" + .name end)',
     )
     + r""". as $records
@@ -218,9 +218,11 @@ def _case_arms(part_of: _PartOf) -> str:
 
 
 def _prepare_evidence_tools() -> str:
-    tools = _ranked(lambda runner: runner.verifier_tools)
+    tools = _ranked(lambda runner: runner.verifier.verifier_tools)
     executables = " ".join(
-        f'"$evidence_tools/{name}"' for runner, _ in tools for name in runner.verifier_executables
+        f'"$evidence_tools/{name}"'
+        for runner, _ in tools
+        for name in runner.verifier.verifier_executables
     )
     return (
         r"""
@@ -234,9 +236,9 @@ prepare_evidence_tools() {
         + '  chmod 0644 -- "$evidence_tools/"*\n'
         + (f"  chmod 0755 -- {executables}\n" if executables else "")
         + "".join(
-            f'  if [ "$runner" = {runner.name} ]; then\n{runner.verifier_prepare}  fi\n'
+            f'  if [ "$runner" = {runner.name} ]; then\n{runner.verifier.verifier_prepare}  fi\n'
             for runner in _READ
-            if runner.verifier_prepare
+            if runner.verifier.verifier_prepare
         )
         + "}\n"
     )
@@ -248,7 +250,7 @@ set_evidence_env() {
   local report="$1/report.jsonl"
   case "$runner" in
 """
-    + _case_arms(lambda runner: runner.verifier_env)
+    + _case_arms(lambda runner: runner.verifier.verifier_env)
     + """  *) evidence_env=() ;;
   esac
 }
@@ -265,7 +267,7 @@ restore_runner_configuration() {
   agent_changed_paths >"$changed"
   case "$runner" in
 """
-    + _case_arms(lambda runner: runner.verifier_restore)
+    + _case_arms(lambda runner: runner.verifier.verifier_restore)
     + """  esac
   rm -f -- "$changed"
 }
@@ -299,14 +301,14 @@ restore_changed_configuration() {
 
 
 def _runner_control_of() -> str:
-    *arms, (_, last) = _arms(lambda runner: runner.verifier_control)
+    *arms, (_, last) = _arms(lambda runner: runner.verifier.verifier_control)
     branches = "".join(
         "  elif " + " || ".join(f'[ "$runner" = {name} ]' for name in names) + f"; then{body}"
         for names, body in arms
     )
     return (
         "\n"
-        + "".join(text for _, text in _arms(lambda runner: runner.verifier_control_note))
+        + "".join(text for _, text in _arms(lambda runner: runner.verifier.verifier_control_note))
         + """runner_control_of() {
   if [ ! -s "$1" ]; then
     echo absent
@@ -404,14 +406,17 @@ agent_changed_paths() {
 """,
 }
 """The verifier's evidence functions every runner shares, in the script's order, by name; a
-runner's own functions (`Runner.verifier_functions`) follow the one they name."""
+runner's own functions (`VerifierParts.verifier_functions`) follow the one they name."""
 
 
 def _functions() -> str:
     text = ""
     for name, shared in SHARED_FUNCTIONS.items():
         text += shared + "".join(
-            own for runner in _READ for after, own in runner.verifier_functions if after == name
+            own
+            for runner in _READ
+            for after, own in runner.verifier.verifier_functions
+            if after == name
         )
     return text
 
@@ -419,9 +424,9 @@ def _functions() -> str:
 EVIDENCE_BODY = (
     "\n# shellcheck disable=SC2016 # jq and Python programs, not shell expansions\n"
     f"readonly evidence_query={_single_quoted(EVIDENCE_QUERY)}\n"
-    + "".join(runner.verifier_programs for runner in _READ)
+    + "".join(runner.verifier.verifier_programs for runner in _READ)
     + 'evidence_tools=""\nevidence_problem=""\nuntracked_before=/dev/null\nevidence_env=()\n'
-    + "".join(runner.verifier_variables for runner in _READ)
+    + "".join(runner.verifier.verifier_variables for runner in _READ)
     + 'report_root=""\n'
     + _functions()
 )

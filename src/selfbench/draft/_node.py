@@ -27,7 +27,7 @@ from selfbench._shell import quote
 from selfbench.draft._inferred import Inferred, in_directory, shell_words
 from selfbench.draft._tree import Tree
 from selfbench.errors import DraftError
-from selfbench.runners import RUNNERS, Runner, commands, detect
+from selfbench.runners import RUNNERS, Runner, commands, detect, node_project
 
 __all__ = ["NODE_MANIFESTS", "infer_node"]
 
@@ -45,7 +45,7 @@ _COREPACK = (
 )
 _SCRIPT_RUNNERS = frozenset({"npm", "pnpm", "yarn", "bun"})
 _MAX_DEPTH = 3
-_RUNNERS = tuple(runner for runner in RUNNERS if runner.script_command is not None)
+_RUNNERS = tuple(runner for runner in RUNNERS if runner.node is not None)
 """The runners a Node project's script can run, in the registry's order."""
 _KEEP_FLAG_RE = re.compile(
     r"--(?:experimental-[\w-]+|no-warnings|conditions=.*|import=.*|require=.*|loader=.*"
@@ -53,7 +53,9 @@ _KEEP_FLAG_RE = re.compile(
     r"|colors?(?:=.*)?)"
 )
 _IMPORTS = tuple(
-    (re.compile(runner.import_pattern), runner) for runner in _RUNNERS if runner.import_pattern
+    (re.compile(node_project(runner).import_pattern), runner)
+    for runner in _RUNNERS
+    if node_project(runner).import_pattern
 )
 
 
@@ -149,8 +151,10 @@ def _from_dependencies(package: dict[str, Any]) -> Runner | None:
     for key in ("devDependencies", "dependencies"):
         declared = package.get(key)
         if isinstance(declared, dict):
-            found = [r for r in _RUNNERS if r.dependency and r.dependency in declared]
-            taken = {name for runner in found for name in runner.preferred_over}
+            found = [
+                r for r in _RUNNERS if (name := node_project(r).dependency) and name in declared
+            ]
+            taken = {name for runner in found for name in node_project(runner).preferred_over}
             preferred = [runner for runner in found if runner.name not in taken]
             if preferred:
                 return preferred[0]
@@ -167,9 +171,9 @@ def _from_imports(tree: Tree, test_files: Sequence[str]) -> Runner | None:
 
 
 def _kept(runner: Runner, argv: list[str]) -> list[str]:
-    """The script's options that configure the runner (see `Runner.kept_options`)."""
+    """The script's options that configure the runner (see `NodeProject.kept_options`)."""
     kept: list[str] = []
-    values = runner.kept_options
+    values = node_project(runner).kept_options
     at = 0
     while at < len(argv):
         word = argv[at]
@@ -184,8 +188,7 @@ def _kept(runner: Runner, argv: list[str]) -> list[str]:
 
 
 def _test_command(runner: Runner, argv: list[str], local: bool) -> str:
-    assert runner.script_command is not None  # noqa: S101 - one of _RUNNERS
-    words = runner.script_command(_kept(runner, argv[1:]), local)
+    words = node_project(runner).script_command(_kept(runner, argv[1:]), local)
     return f"{shell_words(words)} {{tests}}"
 
 

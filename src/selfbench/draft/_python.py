@@ -37,7 +37,7 @@ from typing import Any, Final
 
 from selfbench.draft._inferred import Inferred, in_directory, shell_words
 from selfbench.draft._tree import Tree
-from selfbench.runners import RUNNERS, Runner
+from selfbench.runners import RUNNERS, Runner, python_project
 from selfbench.toolchains.versions import DEFAULT_PYTHON, PYTHON_VERSIONS
 
 __all__ = [
@@ -65,8 +65,11 @@ _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _RUNNERS = tuple(runner for runner in RUNNERS if runner.ecosystem == "python")
 _DEFAULT = next(runner for runner in _RUNNERS if runner.reads_as == runner.name)
 """Python's runner unless the tests say otherwise; every Python runner runs through it."""
+_PROJECT = python_project(_DEFAULT)
 _BY_IMPORT = tuple(
-    (re.compile(runner.import_pattern), runner) for runner in _RUNNERS if runner.import_pattern
+    (re.compile(python_project(runner).import_pattern), runner)
+    for runner in _RUNNERS
+    if python_project(runner).import_pattern
 )
 # Extension modules built at setup hold the base's sources: the tests rebuild them first, and run
 # whatever the build says (a project with a pure-Python fallback still tests something).
@@ -77,13 +80,13 @@ _CLAUSE_RE = re.compile(r"\s*(~=|==|!=|<=|>=|<|>)\s*(\d+)(?:\.(\d+))?(\.\*)?[\w.
 _PIN_RE = re.compile(r"\s*(==|<=|<|~=)\s*(\d+(?:\.\d+)*)(?:\.\*)?\s*")
 _TOO_OLD: Final = tuple(
     dict.fromkeys(
-        (runner.package, first, python)
-        for runner in _RUNNERS
-        for first, python in runner.package_too_old
+        (project.package, first, python)
+        for project in map(python_project, _RUNNERS)
+        for first, python in project.package_too_old
     )
 )
 """(distribution, its first release that runs on the Python, that Python): each Python runner's
-package's (`Runner.package_too_old`)."""
+package's (`PythonProject.package_too_old`)."""
 _MAX_INCLUDES = 3
 IMAGE_PYTHONS: Final = {
     "python3": DEFAULT_PYTHON,
@@ -126,13 +129,14 @@ def _mentions(
     runner: Runner, tree: Tree, workdir: str, pyproject: dict[str, Any] | None
 ) -> str | None:
     """Where the project says it uses the runner, or None."""
-    if runner.tool_table and _table(pyproject, "tool", runner.tool_table):
-        return f"pyproject.toml [tool.{runner.tool_table}]"
-    for name, marker in runner.mentions:
+    project = python_project(runner)
+    if project.tool_table and _table(pyproject, "tool", project.tool_table):
+        return f"pyproject.toml [tool.{project.tool_table}]"
+    for name, marker in project.mentions:
         text = tree.text(join(workdir, name))
         if text is not None and marker in text:
             return name
-    for marker_file in runner.marker_files:
+    for marker_file in project.marker_files:
         if any(path.rsplit("/", 1)[-1] == marker_file for path in tree.files()):
             return marker_file
     return None
@@ -302,7 +306,7 @@ def _uv_setup(pyproject: dict[str, Any] | None) -> tuple[list[str], list[str], b
         words.extend(["--extra", extra])
         sources.append(f"pyproject.toml [project.optional-dependencies].{extra}")
         installed.extend(r for r in extras[extra] if isinstance(r, str))
-    has_runner = _DEFAULT.package in {_requirement_name(str(r)) for r in installed}
+    has_runner = _PROJECT.package in {_requirement_name(str(r)) for r in installed}
     return words, sources, has_runner
 
 
@@ -464,11 +468,11 @@ def _uv(tree: Tree, workdir: str, lock: str, pyproject: dict[str, Any] | None) -
     words, sources, has_runner = _uv_setup(pyproject)
     setup = in_directory(shell_words(words), lock, workdir)
     if not has_runner:
-        package = _DEFAULT.package
-        date = max(tree.committed(), _DEFAULT.package_floor)
+        package = _PROJECT.package
+        date = max(tree.committed(), _PROJECT.package_floor)
         setup += f" && uv pip install --exclude-newer {date} {package}"
         sources.append(f"{package} (uploaded before {date}, the base commit's date or later)")
-    test = f"uv run --frozen --no-sync python {_DEFAULT.python_arguments}"
+    test = f"uv run --frozen --no-sync python {_PROJECT.python_arguments}"
     return Inferred(
         ("python", "uv"),
         setup,
@@ -487,9 +491,9 @@ def _pip(
 ) -> tuple[Inferred, bool]:
     """The venv and pip setup, and whether setup.py builds extension modules."""
     plan = _pip_plan(tree, workdir, pyproject)
-    if _DEFAULT.package not in plan.names():
-        plan.requirements.append(_DEFAULT.package)
-        plan.sources.append(_DEFAULT.package)
+    if _PROJECT.package not in plan.names():
+        plan.requirements.append(_PROJECT.package)
+        plan.sources.append(_PROJECT.package)
     compiled = _builds_extensions(tree, workdir)
     if compiled:
         plan.requirements.append("setuptools")  # to rebuild offline, when the tests run
@@ -532,7 +536,7 @@ def infer_python(
         test = found.test_command
     else:
         found, compiled = _pip(tree, workdir, pyproject, local, python)
-        test = f".venv/bin/python {_DEFAULT.python_arguments}"
+        test = f".venv/bin/python {_PROJECT.python_arguments}"
         if compiled:
             test = f"{_REBUILD}; {test}"
             test_source += "; setup.py builds extensions: rebuilt in place first"

@@ -33,7 +33,7 @@ from selfbench.draft._tree import Tree
 from selfbench.draft.config import CONFIG_FILE, RUNNERS, DraftConfig
 from selfbench.errors import DraftError
 from selfbench.runners import RUNNERS as ALL_RUNNERS
-from selfbench.runners import Runner, detect, runner_named
+from selfbench.runners import Runner, compiled_project, detect, runner_named
 
 __all__ = [
     "FILE_SELECTOR_RUNNERS",
@@ -97,10 +97,11 @@ def _compiled(runner: Runner, workdir: str) -> Inferred:
     """A Go or Rust project: the setup and test commands its runner gives, from its manifest."""
     manifest = runner.manifests[0]
     source = manifest if workdir == "." else f"{workdir}/{manifest}"
+    project = compiled_project(runner)
     return Inferred(
         runner.toolchains,
-        runner.setup_command,
-        runner.test_command,
+        project.setup_command,
+        project.test_command,
         runner.setting,
         {
             "toolchains": source,

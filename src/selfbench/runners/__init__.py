@@ -13,21 +13,33 @@ from collections.abc import Iterable
 from selfbench.runners import bun, cargo, go, jest, node, pytest, unittest, vitest
 from selfbench.runners._command import commands, runner_of
 from selfbench.runners._log import NO_MATCH, Outcome, Result, Run
-from selfbench.runners._protocol import Part, Runner
+from selfbench.runners._protocol import (
+    CompiledProject,
+    NodeProject,
+    Part,
+    PythonProject,
+    Runner,
+    VerifierParts,
+)
 
 __all__ = [
     "COMMAND_RUNNERS",
     "NO_MATCH",
     "RUNNERS",
+    "CompiledProject",
+    "NodeProject",
     "Outcome",
     "Part",
+    "PythonProject",
     "Result",
     "Run",
     "Runner",
+    "VerifierParts",
     "build_cache_manifests",
     "build_directories",
     "builds_in_cache",
     "commands",
+    "compiled_project",
     "compiled_tests",
     "control_directories",
     "control_files",
@@ -35,9 +47,11 @@ __all__ = [
     "detect_name",
     "log_runners",
     "manifest_keys",
+    "node_project",
     "package_directories",
     "package_files",
     "project_paths",
+    "python_project",
     "runner_named",
     "settings",
     "shared_configuration_files",
@@ -81,6 +95,27 @@ def detect_name(command: str) -> str | None:
     """`detect`'s runner's name, or None."""
     found = detect(command)
     return None if found is None else found.name
+
+
+def python_project(runner: Runner) -> PythonProject:
+    """A Python runner's drafting parts (`Runner.python`); another ecosystem's runner has none."""
+    if runner.python is None:
+        raise ValueError(f"{runner.name} is not a Python project's runner")
+    return runner.python
+
+
+def node_project(runner: Runner) -> NodeProject:
+    """The drafting parts of a runner a Node project's script runs (`Runner.node`)."""
+    if runner.node is None:
+        raise ValueError(f"{runner.name} is not run by a Node project's script")
+    return runner.node
+
+
+def compiled_project(runner: Runner) -> CompiledProject:
+    """The inferred commands of a runner that builds its project (`Runner.compiled`)."""
+    if runner.compiled is None:
+        raise ValueError(f"{runner.name} has no inferred commands")
+    return runner.compiled
 
 
 def _unique(names: Iterable[str]) -> tuple[str, ...]:

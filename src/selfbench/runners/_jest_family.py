@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from selfbench.runners._log import Outcome, Result, Run, table
-from selfbench.runners._protocol import Part
+from selfbench.runners._protocol import Part, VerifierParts
 
 __all__ = [
     "CONTROL",
@@ -32,6 +32,7 @@ __all__ = [
     "PACKAGE_JSON_KEYS",
     "PASSED",
     "RESTORE",
+    "VERIFIER",
     "counts",
     "from_json",
 ]
@@ -82,7 +83,7 @@ def counts(items: list[str]) -> tuple[int, int, int]:
     return counts[0], counts[1], counts[2]
 
 
-# The verifier's parts for either runner (`Runner`'s fields of the same names): their JSON
+# The verifier's parts for either runner (`VERIFIER`, `VerifierParts`' fields): their JSON
 # report, and the keys of `package.json` that decide how they run.
 
 PACKAGE_JSON_KEYS = ("jest", "babel", "scripts")
@@ -113,3 +114,13 @@ CONTROL = Part(
     + ", ".join(f".{key}" for key in PACKAGE_JSON_KEYS)
     + ']\' "$1" 2>/dev/null || echo unreadable\n',
 )
+VERIFIER = VerifierParts(
+    report_passed=PASSED,
+    report_failed=FAILED,
+    report_finished=FINISHED,
+    verifier_env=ENV,
+    verifier_restore=RESTORE,
+    verifier_control_note=CONTROL_NOTE,
+    verifier_control=CONTROL,
+)
+"""Either runner's parts of the verifier's evidence functions (the same arm serves both)."""

@@ -1,8 +1,10 @@
 """What every test runner says about itself: one frozen value per runner module, `RUNNER`.
 
 A runner module (`pytest`, `node`, `go`, …) builds one `Runner` and the registry lists it; no
-module outside `selfbench.runners` names a runner. Every field is required, so a new runner says
-what it does for each part (an empty value, False or None where a part does not apply to it).
+module outside `selfbench.runners` names a runner. A runner states what applies to it: the
+fields every runner has are required, the rest default to empty, and each ecosystem's drafting
+parts are one sub-record (`PythonProject`, `NodeProject`, `CompiledProject`) that only its
+runners carry; the verifier's evidence parts are one `VerifierParts`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,16 @@ from dataclasses import dataclass
 from selfbench.errors import DraftError
 from selfbench.runners._log import Result, Run
 
-__all__ = ["Part", "Runner", "by_file", "readonly"]
+__all__ = [
+    "CompiledProject",
+    "NodeProject",
+    "Part",
+    "PythonProject",
+    "Runner",
+    "VerifierParts",
+    "by_file",
+    "readonly",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,8 +40,115 @@ class Part:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PythonProject:
+    """What drafting reads in a Python project for a Python runner (`selfbench.draft`)."""
+
+    package: str
+    """The Python distribution a draft installs to run it when the project does not."""
+    package_floor: str
+    """The earliest date its package resolves as of when a draft adds it ("" for any): older
+    releases do not run on every image Python."""
+    package_too_old: tuple[tuple[tuple[int, ...], tuple[int, int]], ...]
+    """(its package's first release that runs on a Python, that Python `major.minor`)."""
+    python_arguments: str
+    """What a draft's test command passes the project's Python to run it (`-m MODULE …
+    {tests}`)."""
+    tool_table: str = ""
+    """The `[tool.NAME]` table of `pyproject.toml` that says a project uses it ("")."""
+    mentions: tuple[tuple[str, str], ...] = ()
+    """(file of the project, text in it) that say the project uses it (`("tox.ini",
+    "[pytest]")`; an empty text: the file's presence)."""
+    marker_files: tuple[str, ...] = ()
+    """File names that, anywhere in the tree, say a project uses it (`conftest.py`)."""
+    import_pattern: str = ""
+    """A regular expression of a test file's import that says it is its test ("" for none)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeProject:
+    """What drafting reads in a Node project for a runner a project's script runs."""
+
+    script_command: Callable[[Sequence[str], bool], list[str]]
+    """The words of the command a draft builds from a project's script, given the script's kept
+    options and whether the project's own installed copy is at hand (its `node_modules/.bin`)."""
+    kept_options: frozenset[str] = frozenset()
+    """Its options, in a project's script, that take the next word as value and say how to load
+    or configure the tests, not which to run: a draft keeps them."""
+    dependency: str = ""
+    """The package whose declaration in `package.json` says the project uses it ("" for none)."""
+    preferred_over: tuple[str, ...] = ()
+    """Runners it is taken over when a project declares both (vitest over a leftover jest)."""
+    import_pattern: str = ""
+    """A regular expression of a test file's import that says it is its test ("" for none)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompiledProject:
+    """The commands a draft infers for a runner that builds its project (Go's, Rust's), from its
+    manifest alone."""
+
+    setup_command: str
+    """The setup command a draft infers for it."""
+    test_command: str
+    """The test command a draft infers for it, with `{tests}`."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VerifierParts:
+    """A runner's parts of the verifier's evidence functions (`bundle/evidence.py`), shell and
+    jq text; None or "" where it has no part (every part of a runner whose report the verifier
+    does not read)."""
+
+    report_passed: Part | None = None
+    """The jq branch (after `then`) of `passed($root)`: `{file, name}` of each test its report
+    shows passing. The last runner's branch is the `else`."""
+    report_failed: Part | None = None
+    """The jq branch of `failed`: what its report shows failing (the first is logged)."""
+    report_finished: Part | None = None
+    """The jq branch of `finished`: whether its report shows the run finished."""
+    report_of: Part | None = None
+    """The jq branch of `of($want)`: whether a test seen passing is in the wanted selector's
+    file or package (None: under the selector's path or ending with its file)."""
+    report_named: Part | None = None
+    """The jq branch of `named($name)`: whether a test name is the wanted one (None: it or a
+    test under it, `::` or `[` after it)."""
+    report_selector: Part | None = None
+    """The jq branch of `selector`, the wanted selector as logged (None: its path and name)."""
+    report_definitions: str = ""
+    """jq definitions its branches use, after the shared ones."""
+    verifier_programs: str = ""
+    """Shell lines assigning its programs (jq, awk, Python) to read-only variables."""
+    verifier_variables: str = ""
+    """Shell lines setting its global variables."""
+    verifier_tools: Part | None = None
+    """The shell lines (`cat` with a here-document) writing its reporter files into
+    `$evidence_tools`."""
+    verifier_executables: tuple[str, ...] = ()
+    """Those files run as programs (mode 0755)."""
+    verifier_prepare: str = ""
+    """Shell lines run after the tools are written when it is the task's runner."""
+    verifier_env: Part | None = None
+    """Its `set_evidence_env` case arm (after `)`): the environment that has it write its report
+    to `$report`."""
+    verifier_restore: Part | None = None
+    """Its `restore_runner_configuration` case arm: what restores its configuration the agent's
+    patch changed (`$changed`)."""
+    verifier_control_note: Part | None = None
+    """The comment line of `runner_control_of` saying what of its manifests it compares."""
+    verifier_control: Part | None = None
+    """Its `runner_control_of` branch (after `then`): the part of a manifest (`$1`) that decides
+    how it runs. The last runner's branch is the `else`."""
+    verifier_functions: tuple[tuple[str, str], ...] = ()
+    """Its own shell functions: (the shared function they follow, their text)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Runner:
-    """One test runner: its names, how it is recognised and read, what the verifier does for it."""
+    """One test runner: its names, how it is recognised and read, what the verifier does for it.
+
+    The fields without a default are what every runner says; the others are empty (None, "",
+    False) for a runner they do not apply to. The drafting parts of one ecosystem are one
+    sub-record, set for that ecosystem's runners only (`python`, `node`, `compiled`)."""
 
     name: str
     """The one spelling in code, in the verifier's scripts and in `Outcomes.runner`."""
@@ -47,8 +165,6 @@ class Runner:
     """Per-test outcomes and counts from its log (its structured report when the log holds one)."""
     selector: Callable[[str], str]
     """The selector that runs one test, from the name its parser reports (raises `DraftError`)."""
-    accepts_selector: Callable[[str], bool] | None
-    """Whether a string is a selector its command line takes (None: any string it is given)."""
     names_carry_file: bool
     """Whether the names its parser reports lead with the test's file (`file > suite > test`),
     and a selector is that file."""
@@ -56,130 +172,65 @@ class Runner:
     """The language whose test files it runs (`python`, `node`, `go`, `rust`)."""
     manifests: tuple[str, ...]
     """The files that mark a project of its ecosystem (the nearest one is a draft's workdir)."""
-    setup_command: str
-    """The setup command a draft infers for it ("" when drafting reads it from the project's
-    files: Python's and Node's rules in `selfbench.draft`)."""
-    test_command: str
-    """The test command a draft infers for it, with `{tests}` ("" as for `setup_command`)."""
-    package: str
-    """The Python distribution a draft installs to run it when the project does not ("")."""
-    package_floor: str
-    """The earliest date its package resolves as of when a draft adds it ("" for any): older
-    releases do not run on every image Python."""
-    package_too_old: tuple[tuple[tuple[int, ...], tuple[int, int]], ...]
-    """(its package's first release that runs on a Python, that Python `major.minor`)."""
-    python_arguments: str
-    """What a draft's test command passes the project's Python to run it (`-m MODULE …
-    {tests}`; "" for a runner not started by Python)."""
-    tool_table: str
-    """The `[tool.NAME]` table of `pyproject.toml` that says a project uses it ("")."""
-    mentions: tuple[tuple[str, str], ...]
-    """(file of the project, text in it) that say the project uses it (`("tox.ini",
-    "[pytest]")`; an empty text: the file's presence)."""
-    marker_files: tuple[str, ...]
-    """File names that, anywhere in the tree, say a project uses it (`conftest.py`)."""
-    dependency: str
-    """The package whose declaration in `package.json` says the project uses it ("" for none)."""
-    preferred_over: tuple[str, ...]
-    """Runners it is taken over when a project declares both (vitest over a leftover jest)."""
-    import_pattern: str
-    """A regular expression of a test file's import that says it is its test ("" for none)."""
-    kept_options: frozenset[str]
-    """Its options, in a project's script, that take the next word as value and say how to load
-    or configure the tests, not which to run: a draft keeps them."""
-    script_command: Callable[[Sequence[str], bool], list[str]] | None
-    """The words of the command a draft builds from a project's script, given the script's kept
-    options and whether the project's own installed copy is at hand (its `node_modules/.bin`);
-    None where drafting builds the command otherwise."""
-    test_globals: tuple[str, ...]
-    """Names its tests use that are its own, not the code under test's (`pytest`, jest's `jest`
-    object): a test naming them asserts nothing about the gold patch."""
-    tooling_files: tuple[str, ...]
-    """Its own settings files that a maintenance change may touch as tooling (`pytest.ini`)."""
     toolchains: tuple[str, ...]
     """The SPEC §1 toolchain layers a task run by it needs."""
     evidence: bool
     """The verifier reads its own structured report."""
-    selects_by_name: bool
-    """Its selectors are test-name filters (libtest's), not paths with a test name: the
-    verifier's report must show each selector as a name."""
     selects_files: bool
     """Its selectors name test files, protected like held-out ones when pass-to-pass."""
-    report_arguments: str
-    """Shell words the verifier adds after the selectors to ask for its report ("" for none)."""
     control_files: tuple[str, ...]
     """Files that configure it or that it loads, protected at any depth (wildmatch patterns)."""
-    control_directories: tuple[str, ...]
+
+    python: PythonProject | None = None
+    """A Python runner's drafting parts (None for another ecosystem's)."""
+    node: NodeProject | None = None
+    """A Node runner's drafting parts, for one a project's script runs (None otherwise)."""
+    compiled: CompiledProject | None = None
+    """The commands a draft infers for a runner that builds its project (None where drafting
+    reads them from the project's files: Python's and Node's rules in `selfbench.draft`)."""
+    verifier: VerifierParts = VerifierParts()
+    """Its parts of the verifier's evidence functions (none for a runner whose report the
+    verifier does not read)."""
+
+    accepts_selector: Callable[[str], bool] | None = None
+    """Whether a string is a selector its command line takes (None: any string it is given)."""
+    test_globals: tuple[str, ...] = ()
+    """Names its tests use that are its own, not the code under test's (`pytest`, jest's `jest`
+    object): a test naming them asserts nothing about the gold patch."""
+    tooling_files: tuple[str, ...] = ()
+    """Its own settings files that a maintenance change may touch as tooling (`pytest.ini`)."""
+    selects_by_name: bool = False
+    """Its selectors are test-name filters (libtest's), not paths with a test name: the
+    verifier's report must show each selector as a name."""
+    report_arguments: str = ""
+    """Shell words the verifier adds after the selectors to ask for its report ("" for none)."""
+    control_directories: tuple[str, ...] = ()
     """Directories of its installed packages and caches, protected at any depth."""
-    package_directories: tuple[str, ...]
+    package_directories: tuple[str, ...] = ()
     """Directories named like its package (or its virtual environment): a new one would shadow
     it, while one the base tracks is the project's own code (pytest's repository)."""
-    package_files: tuple[str, ...]
+    package_files: tuple[str, ...] = ()
     """Modules named like its own, protected unless the base tracks them."""
-    build_directories: tuple[str, ...]
+    build_directories: tuple[str, ...] = ()
     """Its build's output directories (Cargo's `target`): protected in a project it builds."""
-    project_paths: tuple[str, ...]
+    project_paths: tuple[str, ...] = ()
     """Regular expressions of a directory of its own project's code (pytest's `_pytest`), each
     with one group naming the project: a change there is a change to the runner itself."""
-    shared_configuration_files: tuple[str, ...]
+    shared_configuration_files: tuple[str, ...] = ()
     """Files holding much besides its configuration, whose part for it an agent may not change."""
-    manifest_keys: tuple[str, ...]
+    manifest_keys: tuple[str, ...] = ()
     """The keys of a restored JSON manifest (`package.json`) that decide how it runs."""
-    compiled_tests: tuple[str, ...]
+    compiled_tests: tuple[str, ...] = ()
     """Test files its build compiles with the code under test (Go's `*_test.go`): protected at
     any depth, the base's and the held-out ones run, never an agent's."""
-    restored_manifests: tuple[str, ...]
+    restored_manifests: tuple[str, ...] = ()
     """Shared manifests whose runner-control part the verifier restores for it (`go.mod`)."""
-    package_projects: tuple[str, ...]
+    package_projects: tuple[str, ...] = ()
     """The projects whose own repositories track directories named like its package (pytest's,
     pluggy's): their code, which an agent's patch may change."""
-    reporter_module: str
+    reporter_module: str = ""
     """The module name of the reporter the verifier has it load ("" for none): a name no patch
     may add or shadow."""
-
-    # Its parts of the verifier's evidence functions (`bundle/evidence.py`), shell and jq text.
-    # None or "" where it has no part (a runner whose report the verifier does not read).
-    report_passed: Part | None
-    """The jq branch (after `then`) of `passed($root)`: `{file, name}` of each test its report
-    shows passing. The last runner's branch is the `else`."""
-    report_failed: Part | None
-    """The jq branch of `failed`: what its report shows failing (the first is logged)."""
-    report_finished: Part | None
-    """The jq branch of `finished`: whether its report shows the run finished."""
-    report_of: Part | None
-    """The jq branch of `of($want)`: whether a test seen passing is in the wanted selector's
-    file or package (None: under the selector's path or ending with its file)."""
-    report_named: Part | None
-    """The jq branch of `named($name)`: whether a test name is the wanted one (None: it or a
-    test under it, `::` or `[` after it)."""
-    report_selector: Part | None
-    """The jq branch of `selector`, the wanted selector as logged (None: its path and name)."""
-    report_definitions: str
-    """jq definitions its branches use, after the shared ones."""
-    verifier_programs: str
-    """Shell lines assigning its programs (jq, awk, Python) to read-only variables."""
-    verifier_variables: str
-    """Shell lines setting its global variables."""
-    verifier_tools: Part | None
-    """The shell lines (`cat` with a here-document) writing its reporter files into
-    `$evidence_tools`."""
-    verifier_executables: tuple[str, ...]
-    """Those files run as programs (mode 0755)."""
-    verifier_prepare: str
-    """Shell lines run after the tools are written when it is the task's runner."""
-    verifier_env: Part | None
-    """Its `set_evidence_env` case arm (after `)`): the environment that has it write its report
-    to `$report`."""
-    verifier_restore: Part | None
-    """Its `restore_runner_configuration` case arm: what restores its configuration the agent's
-    patch changed (`$changed`)."""
-    verifier_control_note: Part | None
-    """The comment line of `runner_control_of` saying what of its manifests it compares."""
-    verifier_control: Part | None
-    """Its `runner_control_of` branch (after `then`): the part of a manifest (`$1`) that decides
-    how it runs. The last runner's branch is the `else`."""
-    verifier_functions: tuple[tuple[str, str], ...]
-    """Its own shell functions: (the shared function they follow, their text)."""
 
 
 _FILE_SEPARATORS = (" > ", " \u203a ")

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from selfbench.runners._command import subcommand
 from selfbench.runners._log import Outcome, Result, Run, table
-from selfbench.runners._protocol import Part, Runner, readonly
+from selfbench.runners._protocol import CompiledProject, Part, Runner, VerifierParts, readonly
 
 __all__ = ["CARGO_CONTROL", "RUNNER", "parse_cargo"]
 
@@ -138,58 +138,37 @@ RUNNER = Runner(
     matches=_matches,
     parse=parse_cargo,
     selector=lambda test_name: test_name,  # the test's full name, for `--exact`
-    accepts_selector=None,
     names_carry_file=False,
     ecosystem="rust",
     manifests=("Cargo.toml",),
-    setup_command="cargo fetch",
-    test_command=_TEST_COMMAND,
-    package="",
-    package_floor="",
-    package_too_old=(),
-    python_arguments="",
-    tool_table="",
-    mentions=(),
-    marker_files=(),
-    dependency="",
-    preferred_over=(),
-    import_pattern="",
-    kept_options=frozenset(),
-    script_command=None,
-    test_globals=(),
-    tooling_files=(),
+    compiled=CompiledProject(
+        setup_command="cargo fetch",
+        test_command=_TEST_COMMAND,
+    ),
     toolchains=("rust",),
     evidence=True,
     selects_by_name=True,
     selects_files=False,  # its selectors name tests
-    report_arguments="",
     control_files=("rust-toolchain", "rust-toolchain.toml", "build.rs"),
     control_directories=(".cargo",),
-    package_directories=(),
-    package_files=(),
     build_directories=("target",),
-    project_paths=(),
-    shared_configuration_files=(),
-    manifest_keys=(),
     compiled_tests=("tests/*.rs",),
     restored_manifests=("Cargo.toml",),
-    package_projects=(),
-    reporter_module="",
-    report_passed=Part(2, _PASSED),
-    report_failed=Part(2, _FAILED),
-    report_finished=Part(2, ' any(.[]; .event == "exit")'),
-    report_of=Part(1, " true"),
-    report_named=Part(0, " contains($name)"),
-    report_selector=Part(0, " .name"),
-    report_definitions="",
-    verifier_programs=readonly("cargo_control", CARGO_CONTROL),
-    verifier_variables="",
-    verifier_tools=Part(2, _TOOLS),
-    verifier_executables=("cargo-runner",),
-    verifier_prepare="",
-    verifier_env=Part(4, _ENV),
-    verifier_restore=Part(2, ' restore_changed_configuration "$changed" ;;\n'),
-    verifier_control_note=Part(2, "# Cargo.toml's part that `cargo_control` prints.\n"),
-    verifier_control=Part(2, '\n    awk "$cargo_control" "$1" 2>/dev/null || echo unreadable\n'),
-    verifier_functions=(),
+    verifier=VerifierParts(
+        report_passed=Part(2, _PASSED),
+        report_failed=Part(2, _FAILED),
+        report_finished=Part(2, ' any(.[]; .event == "exit")'),
+        report_of=Part(1, " true"),
+        report_named=Part(0, " contains($name)"),
+        report_selector=Part(0, " .name"),
+        verifier_programs=readonly("cargo_control", CARGO_CONTROL),
+        verifier_tools=Part(2, _TOOLS),
+        verifier_executables=("cargo-runner",),
+        verifier_env=Part(4, _ENV),
+        verifier_restore=Part(2, ' restore_changed_configuration "$changed" ;;\n'),
+        verifier_control_note=Part(2, "# Cargo.toml's part that `cargo_control` prints.\n"),
+        verifier_control=Part(
+            2, '\n    awk "$cargo_control" "$1" 2>/dev/null || echo unreadable\n'
+        ),
+    ),
 )

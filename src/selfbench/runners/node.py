@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from selfbench.runners._log import Outcome, Result, Run, table
-from selfbench.runners._protocol import Part, Runner, by_file
+from selfbench.runners._protocol import NodeProject, Part, Runner, VerifierParts, by_file
 
 __all__ = ["RUNNER", "parse_node"]
 
@@ -236,60 +236,26 @@ RUNNER = Runner(
     matches=_matches,
     parse=parse_node,
     selector=by_file("node-test"),
-    accepts_selector=None,
     names_carry_file=True,
     ecosystem="node",
     manifests=("package.json",),
-    setup_command="",
-    test_command="",
-    package="",
-    package_floor="",
-    package_too_old=(),
-    python_arguments="",
-    tool_table="",
-    mentions=(),
-    marker_files=(),
-    dependency="",
-    preferred_over=(),
-    import_pattern=r"""from\s+['"]node:test['"]|require\(\s*['"]node:test['"]\s*\)""",
-    kept_options=frozenset(
-        {"--import", "--require", "-r", "--loader", "--experimental-loader", "-C"}
+    node=NodeProject(
+        script_command=_script_command,
+        kept_options=frozenset(
+            {"--import", "--require", "-r", "--loader", "--experimental-loader", "-C"}
+        ),
+        import_pattern=r"""from\s+['"]node:test['"]|require\(\s*['"]node:test['"]\s*\)""",
     ),
-    script_command=_script_command,
-    test_globals=(),
-    tooling_files=(),
     toolchains=("node",),
     evidence=True,
-    selects_by_name=False,
     selects_files=True,
-    report_arguments="",
     control_files=CONTROL_FILES,
     control_directories=("node_modules",),
-    package_directories=(),
-    package_files=(),
-    build_directories=(),
-    project_paths=(),
-    shared_configuration_files=(),
-    manifest_keys=(),
-    compiled_tests=(),
-    restored_manifests=(),
-    package_projects=(),
-    reporter_module="",
-    report_passed=Part(4, _PASSED),
-    report_failed=Part(4, _FAILED),
-    report_finished=Part(4, _FINISHED),
-    report_of=None,
-    report_named=None,
-    report_selector=None,
-    report_definitions="",
-    verifier_programs="",
-    verifier_variables="",
-    verifier_tools=Part(1, _TOOLS),
-    verifier_executables=(),
-    verifier_prepare="",
-    verifier_env=Part(1, _ENV),
-    verifier_restore=None,
-    verifier_control_note=None,
-    verifier_control=None,
-    verifier_functions=(),
+    verifier=VerifierParts(
+        report_passed=Part(4, _PASSED),
+        report_failed=Part(4, _FAILED),
+        report_finished=Part(4, _FINISHED),
+        verifier_tools=Part(1, _TOOLS),
+        verifier_env=Part(1, _ENV),
+    ),
 )

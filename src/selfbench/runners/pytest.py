@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from selfbench.runners._command import python_module
 from selfbench.runners._log import INDEX, Outcome, Result, Run, table
-from selfbench.runners._protocol import Part, Runner, readonly
+from selfbench.runners._protocol import Part, PythonProject, Runner, VerifierParts, readonly
 
 __all__ = [
     "CONTROL_DIRECTORIES",
@@ -202,6 +202,10 @@ CONTROL_DIRECTORIES = (
     "site-packages",
 )
 
+PACKAGE = "pytest"
+"""The distribution a draft installs to run pytest (or unittest's tests, through it)."""
+PYTHON_ARGUMENTS = "-m pytest -rA {tests}"
+"""What a draft's test command passes the project's Python to run pytest."""
 PACKAGE_FLOOR = "2021-11-13T00:00:00Z"
 """The earliest date the pytest a draft adds beside `uv sync` resolves as of: pytest 6.2.5 with
 py 1.11.0 (published 2021-11-12) is the first pair that runs on every image Python (with py 1.10,
@@ -392,57 +396,39 @@ RUNNER = Runner(
     names_carry_file=False,
     ecosystem="python",
     manifests=("pyproject.toml", "setup.py", "setup.cfg"),
-    setup_command="",
-    test_command="",
-    package="pytest",
-    package_floor=PACKAGE_FLOOR,
-    package_too_old=PACKAGE_TOO_OLD,
-    python_arguments="-m pytest -rA {tests}",
-    tool_table="pytest",
-    mentions=(("pytest.ini", ""), ("setup.cfg", "[tool:pytest]"), ("tox.ini", "[pytest]")),
-    marker_files=("conftest.py",),
-    dependency="",
-    preferred_over=(),
-    import_pattern="",
-    kept_options=frozenset(),
-    script_command=None,
+    python=PythonProject(
+        package=PACKAGE,
+        package_floor=PACKAGE_FLOOR,
+        package_too_old=PACKAGE_TOO_OLD,
+        python_arguments=PYTHON_ARGUMENTS,
+        tool_table="pytest",
+        mentions=(("pytest.ini", ""), ("setup.cfg", "[tool:pytest]"), ("tox.ini", "[pytest]")),
+        marker_files=("conftest.py",),
+    ),
     test_globals=("pytest",),
     tooling_files=("pytest.ini",),
     toolchains=("python",),
     evidence=True,
-    selects_by_name=False,
     selects_files=True,
-    report_arguments="",
     control_files=CONTROL_FILES,
     control_directories=CONTROL_DIRECTORIES,
     package_directories=PACKAGE_DIRECTORIES,
     package_files=PACKAGE_FILES,
-    build_directories=(),
     project_paths=PROJECT_PATHS,
     shared_configuration_files=SHARED_CONFIGURATION_FILES,
-    manifest_keys=(),
-    compiled_tests=(),
-    restored_manifests=(),
     package_projects=("pytest", "pluggy"),
     reporter_module=REPORTER_MODULE,
-    report_passed=Part(0, _PASSED),
-    report_failed=Part(0, _FAILED),
-    report_finished=Part(0, _FINISHED),
-    report_of=None,
-    report_named=None,
-    report_selector=None,
-    report_definitions="",
-    verifier_programs=_PROGRAMS,
-    verifier_variables="",
-    verifier_tools=Part(0, _TOOLS),
-    verifier_executables=(),
-    verifier_prepare="",
-    verifier_env=Part(0, _ENV),
-    verifier_restore=Part(0, _RESTORE),
-    verifier_control_note=None,
-    verifier_control=None,
-    verifier_functions=(
-        ("restore_file", _RESTORE_CONFIGURATION),
-        ("agent_changed_paths", _RESTORE_SHADOWING_MODULES),
+    verifier=VerifierParts(
+        report_passed=Part(0, _PASSED),
+        report_failed=Part(0, _FAILED),
+        report_finished=Part(0, _FINISHED),
+        verifier_programs=_PROGRAMS,
+        verifier_tools=Part(0, _TOOLS),
+        verifier_env=Part(0, _ENV),
+        verifier_restore=Part(0, _RESTORE),
+        verifier_functions=(
+            ("restore_file", _RESTORE_CONFIGURATION),
+            ("agent_changed_paths", _RESTORE_SHADOWING_MODULES),
+        ),
     ),
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from selfbench.runners import pytest
-from selfbench.runners._protocol import Runner
+from selfbench.runners._protocol import PythonProject, Runner
 
 __all__ = ["RUNNER"]
 
@@ -30,54 +30,21 @@ RUNNER = Runner(
     names_carry_file=False,
     ecosystem="python",
     manifests=pytest.RUNNER.manifests,
-    setup_command="",
-    test_command="",
-    package=pytest.RUNNER.package,  # run through pytest
-    package_floor=pytest.PACKAGE_FLOOR,
-    package_too_old=pytest.PACKAGE_TOO_OLD,
-    python_arguments=pytest.RUNNER.python_arguments,
-    tool_table="",
-    mentions=(),
-    marker_files=(),
-    dependency="",
-    preferred_over=(),
-    import_pattern=r"(?m)^\s*(?:import unittest|from unittest\b)",
-    kept_options=frozenset(),
-    script_command=None,
+    python=PythonProject(
+        package=pytest.PACKAGE,  # run through pytest
+        package_floor=pytest.PACKAGE_FLOOR,
+        package_too_old=pytest.PACKAGE_TOO_OLD,
+        python_arguments=pytest.PYTHON_ARGUMENTS,
+        import_pattern=r"(?m)^\s*(?:import unittest|from unittest\b)",
+    ),
     test_globals=("unittest",),
-    tooling_files=(),
     toolchains=("python",),
     evidence=True,
-    selects_by_name=False,
     selects_files=True,
-    report_arguments="",
     control_files=pytest.CONTROL_FILES,
     control_directories=pytest.CONTROL_DIRECTORIES,
     package_directories=pytest.PACKAGE_DIRECTORIES,
     package_files=pytest.PACKAGE_FILES,
-    build_directories=(),
     project_paths=pytest.PROJECT_PATHS,
     shared_configuration_files=pytest.SHARED_CONFIGURATION_FILES,
-    manifest_keys=(),
-    compiled_tests=(),
-    restored_manifests=(),
-    package_projects=(),
-    reporter_module="",
-    report_passed=None,
-    report_failed=None,
-    report_finished=None,
-    report_of=None,
-    report_named=None,
-    report_selector=None,
-    report_definitions="",
-    verifier_programs="",
-    verifier_variables="",
-    verifier_tools=None,
-    verifier_executables=(),
-    verifier_prepare="",
-    verifier_env=None,
-    verifier_restore=None,
-    verifier_control_note=None,
-    verifier_control=None,
-    verifier_functions=(),
 )

@@ -6,20 +6,9 @@ import re
 from collections.abc import Sequence
 
 from selfbench.runners._command import installed, js_bin
-from selfbench.runners._jest_family import (
-    CONTROL,
-    CONTROL_NOTE,
-    ENV,
-    FAILED,
-    FINISHED,
-    NO_FILES,
-    PASSED,
-    RESTORE,
-    counts,
-    from_json,
-)
+from selfbench.runners._jest_family import NO_FILES, VERIFIER, counts, from_json
 from selfbench.runners._log import Result, Run, table
-from selfbench.runners._protocol import Runner, by_file
+from selfbench.runners._protocol import NodeProject, Runner, by_file
 
 __all__ = ["RUNNER", "parse_vitest"]
 
@@ -75,58 +64,25 @@ RUNNER = Runner(
     matches=_matches,
     parse=parse_vitest,
     selector=by_file("vitest"),
-    accepts_selector=None,
     names_carry_file=True,
     ecosystem="node",
     manifests=("package.json",),
-    setup_command="",
-    test_command="",
-    package="",
-    package_floor="",
-    package_too_old=(),
-    python_arguments="",
-    tool_table="",
-    mentions=(),
-    marker_files=(),
-    dependency="vitest",
-    preferred_over=("jest",),
-    import_pattern="",
-    kept_options=frozenset({"--config", "-c", "--root", "-r", "--dir", "--environment", "--pool"}),
-    script_command=_script_command,
+    node=NodeProject(
+        script_command=_script_command,
+        kept_options=frozenset(
+            {"--config", "-c", "--root", "-r", "--dir", "--environment", "--pool"}
+        ),
+        dependency="vitest",
+        preferred_over=("jest",),
+    ),
     test_globals=("vi",),
-    tooling_files=(),
     toolchains=("node",),
     evidence=True,
-    selects_by_name=False,
     selects_files=True,
-    report_arguments=('--reporter=default --reporter=json "--outputFile.json=$SELFBENCH_EVIDENCE"'),
+    report_arguments='--reporter=default --reporter=json "--outputFile.json=$SELFBENCH_EVIDENCE"',
     control_files=CONTROL_FILES,
-    control_directories=(),
-    package_directories=(),
-    package_files=(),
-    build_directories=(),
     project_paths=(r"packages/(vitest)(?:-[^/]*)?",),
-    shared_configuration_files=(),
     manifest_keys=("scripts",),
-    compiled_tests=(),
     restored_manifests=("package.json",),
-    package_projects=(),
-    reporter_module="",
-    report_passed=PASSED,
-    report_failed=FAILED,
-    report_finished=FINISHED,
-    report_of=None,
-    report_named=None,
-    report_selector=None,
-    report_definitions="",
-    verifier_programs="",
-    verifier_variables="",
-    verifier_tools=None,
-    verifier_executables=(),
-    verifier_prepare="",
-    verifier_env=ENV,
-    verifier_restore=RESTORE,
-    verifier_control_note=CONTROL_NOTE,
-    verifier_control=CONTROL,
-    verifier_functions=(),
+    verifier=VERIFIER,
 )
