@@ -8,6 +8,7 @@ holds what was accepted), 2 on bad input, and 130 when Ctrl-C stopped it (it say
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -153,16 +154,23 @@ def _stop_on_interrupt(stop: threading.Event, console: Console, run_dir: Path) -
     consistent either way: every state file is written atomically."""
     from selfbench import _children
 
+    def stopping() -> None:
+        console.print("stopping the running stages (Ctrl-C again: stop at once)")
+        _children.stop_all()
+
+    # The handler runs in the main thread between two of its bytecodes, possibly in the middle
+    # of a write to stdout: a write of its own there raises "reentrant call" and the run would
+    # then wait for its stages instead of stopping them. So it only sets the flag and leaves the
+    # printing and the stopping to a thread; the second Ctrl-C writes with os.write alone.
     def handle(_signum: int, _frame: FrameType | None) -> None:
         if stop.is_set():
             _children.stop_all(grace=0)
-            sys.stdout.flush()
-            sys.stderr.write(f"stopped at once; resume with: {_resume_hint(run_dir)}\n")
-            sys.stderr.flush()
+            with contextlib.suppress(RuntimeError, OSError):  # a write the signal cut into
+                sys.stdout.flush()
+            os.write(2, f"stopped at once; resume with: {_resume_hint(run_dir)}\n".encode())
             os._exit(EXIT_INTERRUPTED)
         stop.set()
-        console.print("stopping the running stages (Ctrl-C again: stop at once)")
-        threading.Thread(target=_children.stop_all, name="selfbench-stop", daemon=True).start()
+        threading.Thread(target=stopping, name="selfbench-stop", daemon=True).start()
 
     previous = signal.signal(signal.SIGINT, handle)
     try:
