@@ -288,6 +288,39 @@ def test_ctrl_c_ends_the_running_stages_processes_and_stops_at_once(
     assert (state["status"], state["next"]) == ("active", stage)
 
 
+def test_a_second_ctrl_c_kills_the_stages_and_exits_at_once(history: Path, tmp_path: Path) -> None:
+    """The second Ctrl-C does not wait for the grace period: the author's group is killed, and
+    the run exits 130 saying how to resume."""
+    marker = f"selfbench-sleeping-twice-{os.getpid()}-{random.randrange(1 << 30)}"
+    out, run_dir = tmp_path / "bench.tar.gz", tmp_path / "bench.run"
+    stubborn = f"import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN); {_SLEEP}"
+    sleeper = f'{sys.executable} -c "{stubborn}" {marker}'  # only SIGKILL ends it
+    argv = [*_argv(history, out, easy=1), "--author", sleeper]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "selfbench", *argv, "--run-dir", str(run_dir)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + _PROCESS_LIMIT
+    while not _running(marker):
+        assert process.poll() is None, process.communicate()[0]
+        assert time.monotonic() < deadline, "the author's sleeper never started"
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=60)
+
+    assert process.returncode == 130, output
+    assert f"stopped at once; resume with: selfbench run --resume {run_dir}" in output
+    deadline = time.monotonic() + 5
+    while _running(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _running(marker), "the author's process outlived the run"
+
+
 _AUTHORED = ["mined", "drafted", "authored", "audited", "compiled"]
 
 
