@@ -38,6 +38,7 @@ __all__ = [
     "PackError",
     "PatchError",
     "PreflightError",
+    "QualityError",
     "ReviewerError",
     "RewardError",
     "RunError",
@@ -197,6 +198,13 @@ class MineError(SelfbenchError):
 
 class DraftError(SelfbenchError):
     """A candidate that cannot be drafted (no test changes, say), or a bad `selfbench.toml`."""
+
+
+# quality ---------------------------------------------------------------------------------------
+
+
+class QualityError(SelfbenchError):
+    """A task or a quality record that cannot be read or assessed."""
 
 
 # evaluate --------------------------------------------------------------------------------------

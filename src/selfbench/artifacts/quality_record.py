@@ -1,0 +1,189 @@
+"""A quality record (SPEC §13): `quality.json`, its one writer and its one reader.
+
+`selfbench quality` (and `draft`, `run`) writes it beside a task's `definition.json`; the review
+page shows it first, `report` shows its verdict, and an export carries it (its digest is in the
+export's verification). The verdict rule itself lives in `selfbench.quality.verdict`; this module
+only owns the file's shape.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from selfbench._fs import read_bytes, write_atomic
+from selfbench._json import dumps_pretty, loads_strict
+from selfbench.errors import JsonError, QualityError, translating
+from selfbench.rules import describe_error
+
+__all__ = [
+    "QUALITY_FILE",
+    "QUALITY_SCHEMA_VERSION",
+    "Ablation",
+    "AddedDependency",
+    "Dependencies",
+    "GoldPart",
+    "InstructionCheck",
+    "InterfaceItem",
+    "Mutation",
+    "PassToPassBasis",
+    "QualityRecord",
+    "SurvivingMutant",
+    "Verdict",
+    "read_quality",
+    "render_quality",
+    "write_quality",
+]
+
+QUALITY_FILE = "quality.json"
+"""The quality record beside a task's `definition.json`."""
+QUALITY_SCHEMA_VERSION = 1
+
+Verdict = Literal["ship", "review", "reject"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(strict=True, frozen=True, extra="forbid")
+
+
+class GoldPart(_Record):
+    """One part of the gold patch that ablation reverted: a whole file, or one of its hunks."""
+
+    path: str
+    hunk: int | None = None
+    """The hunk's index in its file section (0-based); None for the whole file."""
+    lines: str | None = None
+    """`@@ -a,b +c,d @@` of the hunk, for a reader to find it."""
+    implementation: bool
+    """False for configuration, CI, docs, changelogs and examples (the parts draft moves out)."""
+    needed: bool
+    """Some fail-to-pass test failed with this part reverted."""
+
+
+class Ablation(_Record):
+    """Gold minimality: every gold file and hunk reverted on its own."""
+
+    parts: tuple[GoldPart, ...] = ()
+    moved: tuple[str, ...] = ()
+    """Unneeded non-implementation files `draft` moved out of the gold patch."""
+    unneeded: tuple[str, ...] = ()
+    """Unneeded parts still in the gold (`path` or `path#hunk`), reported, not moved."""
+    difficulty: Literal["easy", "medium", "hard"] | None = None
+    """The tier recomputed from what is left, when a file was moved."""
+
+
+class SurvivingMutant(_Record):
+    """A mutant no fail-to-pass test killed."""
+
+    path: str
+    line: int
+    operator: str
+    description: str
+
+
+class Mutation(_Record):
+    """Test strength: mutants of the gold's changed lines, applied on top of the gold."""
+
+    generated: int
+    killed: int
+    score: float | None
+    """killed / generated, None when nothing could be mutated."""
+    capped: bool = False
+    """More mutants could be made than the cap allows; a fixed-seed sample of them ran."""
+    stopped_early: bool = Field(default=False, alias="stoppedEarly")
+    """The run stopped once the verdict could not change; `generated` counts those that ran."""
+    survivors: tuple[SurvivingMutant, ...] = ()
+    note: str = "equivalent mutants are not removed: a survivor may behave as the gold does"
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="forbid", populate_by_name=True)
+
+
+class PassToPassBasis(_Record):
+    """How the pass-to-pass tests were chosen."""
+
+    basis: Literal["coverage", "changed test files", "neighbours", "none", "authored"]
+    detail: str = ""
+    selected: tuple[str, ...] = ()
+
+
+class InterfaceItem(_Record):
+    """A public name the fail-to-pass tests use and the gold adds or changes."""
+
+    name: str
+    kind: str
+    """function, method, class, option, flag, constant."""
+    signature: str
+    path: str
+
+
+class InstructionCheck(_Record):
+    """What the instruction says of what the tests check."""
+
+    interface: tuple[InterfaceItem, ...] = ()
+    missing: tuple[str, ...] = ()
+    """Interface items (by `name`) and asserted behaviours the instruction does not state."""
+
+
+class AddedDependency(_Record):
+    """A package the gold adds to a dependency manifest."""
+
+    manifest: str
+    name: str
+
+
+class Dependencies(_Record):
+    added: tuple[AddedDependency, ...] = ()
+    agent: bool = False
+    """`--deps agent`: the new dependencies are installed in the agent's tree too."""
+
+
+class QualityRecord(_Record):
+    """`quality.json`."""
+
+    schemaVersion: Literal[1] = 1  # noqa: N815 - the file's own field name
+    taskId: str  # noqa: N815
+    verdict: Verdict
+    reasons: tuple[str, ...] = ()
+    ablation: Ablation | None = None
+    mutation: Mutation | None = None
+    passToPass: PassToPassBasis | None = None  # noqa: N815
+    instruction: InstructionCheck | None = None
+    dependencies: Dependencies = Dependencies()
+    seconds: float = 0.0
+
+
+def render_quality(record: QualityRecord) -> bytes:
+    """The bytes of `quality.json`: two-space indented JSON with a trailing newline."""
+    return dumps_pretty(record.model_dump(mode="json", by_alias=True)).encode("utf-8")
+
+
+def write_quality(directory: Path, record: QualityRecord) -> Path:
+    """Write `directory/quality.json` atomically.
+
+    Raises:
+        QualityError: the file cannot be written.
+    """
+    path = directory / QUALITY_FILE
+    with translating(QualityError, f"write {path}"):
+        write_atomic(path, render_quality(record))
+    return path
+
+
+def read_quality(path: Path) -> QualityRecord:
+    """Read and check a `quality.json`.
+
+    Raises:
+        QualityError: unreadable, not JSON, or not a quality record (one line, naming the file
+            and the field).
+    """
+    data = read_bytes(path, error=QualityError)
+    try:
+        return QualityRecord.model_validate(loads_strict(data, source=str(path)))
+    except JsonError as exc:
+        raise QualityError(str(exc)) from None
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = describe_error(error, root="(root)", what=error["msg"])
+        raise QualityError(f"{path}: not a quality record: {where}") from None
