@@ -1,0 +1,474 @@
+"""Dependencies: the packages a gold patch adds to its manifests (SPEC §13), and `--deps agent`.
+
+The rule table commits each manifest before and after in a real repository, takes the gold patch
+from `git diff` and reads both sides back through git (`read_dependencies`).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from projects import git
+from selfbench._git import base_texts, patched_texts
+from selfbench.artifacts.quality_record import AddedDependency, Dependencies
+from selfbench.errors import GitError
+from selfbench.quality.dependencies import (
+    added_dependencies,
+    dependencies_record,
+    manifest_names,
+    python_name,
+    read_dependencies,
+)
+
+PYPROJECT = """\
+[project]
+name = "calc"
+version = "1.0"
+dependencies = [{deps}]
+
+[project.optional-dependencies]
+{extras}
+"""
+
+POETRY = """\
+[tool.poetry]
+name = "calc"
+
+[tool.poetry.dependencies]
+python = "^3.11"
+{deps}
+
+[tool.poetry.group.test.dependencies]
+{group}
+"""
+
+GO_MOD = """\
+module example.com/calc
+
+go 1.22
+
+require example.com/single v1.0.0
+{block}
+"""
+
+CARGO = """\
+[package]
+name = "calc"
+version = "0.1.0"
+
+[dependencies]
+{deps}
+
+[target.'cfg(unix)'.dependencies]
+{target}
+"""
+
+PACKAGE_JSON = (
+    '{{\n  "name": "calc",\n  "dependencies": {{{deps}}},\n  "devDependencies": {{{dev}}}\n}}\n'
+)
+
+SETUP_PY = """\
+from setuptools import setup
+
+REQUIRES = [{deps}]
+
+setup(name="calc", install_requires=REQUIRES, extras_require={{"test": [{extras}]}})
+"""
+
+SETUP_CFG = """\
+[metadata]
+name = calc
+
+[options]
+install_requires =
+{deps}
+
+[options.extras_require]
+test = {extras}
+"""
+
+
+def _pyproject(deps: str = '"requests>=2"', extras: str = "") -> str:
+    return PYPROJECT.format(deps=deps, extras=extras)
+
+
+# (case, path, base text or None for a file the gold adds, gold text, added names)
+CASES: list[tuple[str, str, str | None, str, list[str]]] = [
+    (
+        "pyproject: a new dependency",
+        "pyproject.toml",
+        _pyproject(),
+        _pyproject('"requests>=2", "Attrs>=23"'),
+        ["attrs"],
+    ),
+    (
+        "pyproject: a version change only",
+        "pyproject.toml",
+        _pyproject(),
+        _pyproject('"requests>=3"'),
+        [],
+    ),
+    (
+        "pyproject: a removal",
+        "pyproject.toml",
+        _pyproject('"requests", "attrs"'),
+        _pyproject('"requests"'),
+        [],
+    ),
+    (
+        "pyproject: an extra on a known name",
+        "pyproject.toml",
+        _pyproject(),
+        _pyproject('"requests[socks]>=2"'),
+        [],
+    ),
+    (
+        "pyproject: a marker",
+        "pyproject.toml",
+        _pyproject(),
+        _pyproject('"requests>=2", "tomli; python_version < \'3.11\'"'),
+        ["tomli"],
+    ),
+    (
+        "pyproject: PEP 503 names",
+        "pyproject.toml",
+        _pyproject('"Zope.Interface"'),
+        _pyproject('"zope-interface", "Typing_Extensions"'),
+        ["typing-extensions"],
+    ),
+    (
+        "pyproject: an optional dependency",
+        "pyproject.toml",
+        _pyproject(extras='test = ["pytest"]'),
+        _pyproject(extras='test = ["pytest", "hypothesis>=6"]'),
+        ["hypothesis"],
+    ),
+    (
+        "pyproject: a dependency group",
+        "pyproject.toml",
+        _pyproject() + '\n[dependency-groups]\ntest = ["pytest"]\n',
+        _pyproject()
+        + '\n[dependency-groups]\ntest = ["pytest", {include-group = "lint"}, "freezegun"]\n',
+        ["freezegun"],
+    ),
+    (
+        "pyproject: a direct reference",
+        "pyproject.toml",
+        _pyproject(),
+        _pyproject('"requests>=2", "helper @ file:///opt/wheels/helper-1.0-py3-none-any.whl"'),
+        ["helper"],
+    ),
+    (
+        "pyproject: added with the gold",
+        "pyproject.toml",
+        None,
+        _pyproject('"requests"'),
+        ["requests"],
+    ),
+    (
+        "poetry: dependencies and a group",
+        "pyproject.toml",
+        POETRY.format(deps='requests = "^2"', group='pytest = "*"'),
+        POETRY.format(
+            deps='requests = "^2"\nPyYAML = "^6"', group='pytest = "*"\npytest-mock = "*"'
+        ),
+        ["pytest-mock", "pyyaml"],
+    ),
+    (
+        "poetry: a version change only",
+        "pyproject.toml",
+        POETRY.format(deps='requests = "^2"', group=""),
+        POETRY.format(deps='requests = "^3"', group=""),
+        [],
+    ),
+    (
+        "requirements: a new line",
+        "requirements.txt",
+        "requests==2.0\n",
+        "requests==2.0\nattrs>=23 ; python_version >= '3.8'  # why\n",
+        ["attrs"],
+    ),
+    (
+        "requirements: a version change only",
+        "requirements-dev.txt",
+        "requests==2.0\n",
+        "requests==2.31 --hash=sha256:abc\n",
+        [],
+    ),
+    (
+        "requirements: includes, options and comments",
+        "requirements-test.txt",
+        "pytest\n",
+        (
+            "-r requirements.txt\n--index-url https://example.com/simple\n# tox\npytest\n"
+            "-e ./vendor/tool\n"
+        ),
+        [],
+    ),
+    (
+        "requirements: a wheel file",
+        "requirements.txt",
+        "pytest\n",
+        "pytest\n./wheels/Shout_Lib-1.0-py3-none-any.whl\n",
+        ["shout-lib"],
+    ),
+    (
+        "requirements: a continued line",
+        "requirements.txt",
+        "pytest\n",
+        "pytest\nattrs \\\n  >=23\n",
+        ["attrs"],
+    ),
+    (
+        "setup.py: install_requires and extras",
+        "setup.py",
+        SETUP_PY.format(deps='"requests"', extras='"pytest"'),
+        SETUP_PY.format(deps='"requests", "click>=8"', extras='"pytest", "pytest-cov"'),
+        ["click", "pytest-cov"],
+    ),
+    (
+        "setup.py: a version change only",
+        "setup.py",
+        SETUP_PY.format(deps='"requests"', extras=""),
+        SETUP_PY.format(deps='"requests>=2.31"', extras=""),
+        [],
+    ),
+    (
+        "setup.cfg: install_requires and extras",
+        "setup.cfg",
+        SETUP_CFG.format(deps="    requests", extras="pytest"),
+        SETUP_CFG.format(deps="    requests\n    Click>=8", extras="pytest"),
+        ["click"],
+    ),
+    (
+        "package.json: a dependency and a devDependency",
+        "package.json",
+        PACKAGE_JSON.format(deps='"left-pad": "1"', dev=""),
+        PACKAGE_JSON.format(deps='"left-pad": "1", "@scope/util": "^2"', dev='"vitest": "1"'),
+        ["@scope/util", "vitest"],
+    ),
+    (
+        "package.json: a version change only",
+        "package.json",
+        PACKAGE_JSON.format(deps='"left-pad": "1"', dev=""),
+        PACKAGE_JSON.format(deps='"left-pad": "2"', dev=""),
+        [],
+    ),
+    (
+        "package.json: a removal",
+        "web/package.json",
+        PACKAGE_JSON.format(deps='"left-pad": "1"', dev='"vitest": "1"'),
+        PACKAGE_JSON.format(deps='"left-pad": "1"', dev=""),
+        [],
+    ),
+    (
+        "go.mod: a block",
+        "go.mod",
+        GO_MOD.format(block=""),
+        GO_MOD.format(
+            block="require (\n\tgolang.org/x/text v0.14.0\n"
+            "\tgithub.com/pkg/errors v0.9.1 // indirect\n)"
+        ),
+        ["github.com/pkg/errors", "golang.org/x/text"],
+    ),
+    (
+        "go.mod: a single line",
+        "go.mod",
+        GO_MOD.format(block=""),
+        GO_MOD.format(block="require golang.org/x/sync v0.5.0"),
+        ["golang.org/x/sync"],
+    ),
+    (
+        "go.mod: a version change only",
+        "go.mod",
+        GO_MOD.format(block=""),
+        GO_MOD.format(block="").replace("v1.0.0", "v1.2.0"),
+        [],
+    ),
+    (
+        "Cargo.toml: target dependencies and a rename",
+        "Cargo.toml",
+        CARGO.format(deps='serde = "1"', target=""),
+        CARGO.format(
+            deps='serde = "1"\njson = { package = "serde_json", version = "1" }',
+            target='libc = "0.2"',
+        ),
+        ["libc", "serde_json"],
+    ),
+    (
+        "Cargo.toml: a version change only",
+        "Cargo.toml",
+        CARGO.format(deps='serde = "1"', target=""),
+        CARGO.format(deps='serde = { version = "1.0.200", features = ["derive"] }', target=""),
+        [],
+    ),
+    (
+        "Cargo.toml: dev-dependencies",
+        "Cargo.toml",
+        CARGO.format(deps="", target="") + "\n[dev-dependencies]\n",
+        CARGO.format(deps="", target="") + '\n[dev-dependencies]\nproptest = "1"\n',
+        ["proptest"],
+    ),
+    (
+        "a lockfile alone",
+        "uv.lock",
+        "version = 1\n",
+        'version = 1\n\n[[package]]\nname = "attrs"\n',
+        [],
+    ),
+    (
+        "package-lock.json alone",
+        "package-lock.json",
+        '{"packages": {}}\n',
+        '{"packages": {"node_modules/vitest": {}}}\n',
+        [],
+    ),
+]
+
+
+def _repository(tmp_path: Path, path: str, base: str | None, gold: str) -> tuple[Path, str, bytes]:
+    """A repository whose base holds `base` at `path` (nothing when None); the gold patch that
+    writes `gold` there, from `git diff`."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "--initial-branch=main")
+    (repo / "README.md").write_text("calc\n", encoding="utf-8")
+    target = repo / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if base is not None:
+        target.write_text(base, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    commit = git(repo, "rev-parse", "HEAD").strip()
+    target.write_text(gold, encoding="utf-8")
+    git(repo, "add", "-A")
+    patch = subprocess.run(
+        ["git", "-C", str(repo), "diff", "--cached", "--binary", commit],
+        capture_output=True,
+        check=True,
+    ).stdout
+    git(repo, "reset", "-q", "--hard", commit)
+    return repo, commit, patch
+
+
+@pytest.mark.parametrize(
+    ("path", "base", "gold", "added"),
+    [case[1:] for case in CASES],
+    ids=[case[0] for case in CASES],
+)
+def test_the_names_a_gold_adds_per_manifest(
+    tmp_path: Path, path: str, base: str | None, gold: str, added: list[str]
+) -> None:
+    repo, commit, patch = _repository(tmp_path, path, base, gold)
+    record = read_dependencies(repo, commit, patch, agent=False)
+    assert record == Dependencies(
+        added=tuple(AddedDependency(manifest=path, name=name) for name in added), agent=False
+    )
+    assert git(repo, "status", "--porcelain") == ""  # read through a private index
+
+
+def test_the_agent_flag_is_recorded(tmp_path: Path) -> None:
+    repo, commit, patch = _repository(tmp_path, "requirements.txt", "a\n", "a\nb\n")
+    assert read_dependencies(repo, commit, patch, agent=True) == Dependencies(
+        added=(AddedDependency(manifest="requirements.txt", name="b"),), agent=True
+    )
+
+
+def test_a_gold_without_manifests_reads_nothing(tmp_path: Path) -> None:
+    repo, commit, patch = _repository(tmp_path, "calc.py", "x = 1\n", "x = 2\n")
+    assert read_dependencies(repo, commit, patch, agent=False) == Dependencies()
+
+
+def test_renamed_and_deleted_manifests(tmp_path: Path) -> None:
+    repo, commit, _ = _repository(tmp_path, "requirements.txt", "a\nb\n", "a\nb\n")
+    git(repo, "mv", "requirements.txt", "requirements-base.txt")
+    (repo / "requirements-base.txt").write_text("a\nb\nc\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    renamed = git(repo, "diff", "--cached", "-M", commit).encode()
+    git(repo, "reset", "-q", "--hard", commit)
+    added = (AddedDependency(manifest="requirements-base.txt", name="c"),)
+    assert read_dependencies(repo, commit, renamed, agent=False).added == added
+    git(repo, "rm", "-q", "requirements.txt")
+    deleted = git(repo, "diff", "--cached", commit).encode()
+    git(repo, "reset", "-q", "--hard", commit)
+    assert read_dependencies(repo, commit, deleted, agent=False).added == ()
+
+
+def test_patched_and_base_texts(tmp_path: Path) -> None:
+    repo, commit, patch = _repository(tmp_path, "go.mod", None, "module m\n")
+    assert base_texts(repo, commit, ["go.mod", "README.md"]) == {
+        "go.mod": None,
+        "README.md": "calc\n",
+    }
+    assert patched_texts(repo, commit, patch, ["go.mod", "README.md", "missing"]) == {
+        "go.mod": "module m\n",
+        "README.md": "calc\n",
+        "missing": None,
+    }
+    with pytest.raises(GitError):
+        base_texts(repo, "0" * 40, ["go.mod"])
+
+
+def test_the_pure_record_reads_the_mappings_it_is_given() -> None:
+    patch = b"diff --git a/package.json b/package.json\n--- a/package.json\n+++ b/package.json\n"
+    base = {"package.json": '{"dependencies": {"a": "1"}}'}
+    gold = {"package.json": '{"dependencies": {"a": "1", "b": "1"}}'}
+    assert added_dependencies(patch, base, gold) == (
+        AddedDependency(manifest="package.json", name="b"),
+    )
+    assert dependencies_record(patch, base, gold, agent=True).agent
+    assert added_dependencies(patch, base, {"package.json": "not json"}) == ()
+
+
+# --- properties --------------------------------------------------------------------------------
+
+_NAMES = st.from_regex(r"[A-Za-z][A-Za-z0-9]{0,8}([._-][A-Za-z0-9]{1,4})?", fullmatch=True)
+_SPECIFIERS = st.sampled_from(
+    ["", ">=1", "==2.0.1", "~=1.4", "<3,>=2", "[extra]>=1", " ; os_name == 'posix'"]
+)
+
+
+@given(st.lists(_NAMES, min_size=1, max_size=6), _SPECIFIERS, _SPECIFIERS)
+def test_requirements_only_versions_changed_add_nothing(
+    names: list[str], before: str, after: str
+) -> None:
+    base = "".join(f"{name}{before}\n" for name in names)
+    gold = "".join(f"{name}{after}\n" for name in reversed(names))
+    patch = b"diff --git a/requirements.txt b/requirements.txt\n"
+    texts = ({"requirements.txt": base}, {"requirements.txt": gold})
+    assert added_dependencies(patch, *texts) == ()
+
+
+@given(st.lists(_NAMES, min_size=1, max_size=6, unique_by=python_name), _NAMES, _SPECIFIERS)
+def test_a_new_name_is_found_whatever_its_spelling(
+    names: list[str], new: str, specifier: str
+) -> None:
+    assume(python_name(new) not in {python_name(name) for name in names})
+    base = _pyproject(", ".join(f'"{name}"' for name in names))
+    gold = _pyproject(", ".join(f'"{name}"' for name in [*names, new.upper() + specifier]))
+    patch = b"diff --git a/pyproject.toml b/pyproject.toml\n"
+    assert added_dependencies(patch, {"pyproject.toml": base}, {"pyproject.toml": gold}) == (
+        AddedDependency(manifest="pyproject.toml", name=str(python_name(new))),
+    )
+
+
+@given(st.text(max_size=200))
+def test_manifest_readers_take_any_text(text: str) -> None:
+    for path in (
+        "pyproject.toml",
+        "requirements.txt",
+        "setup.py",
+        "setup.cfg",
+        "package.json",
+        "go.mod",
+        "Cargo.toml",
+    ):
+        names = manifest_names(path, text)
+        assert names is not None
+        assert all(name for name in names)
+    assert manifest_names("uv.lock", text) is None
