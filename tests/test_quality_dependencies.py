@@ -6,15 +6,19 @@ from `git diff` and reads both sides back through git (`read_dependencies`).
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from projects import git
+from projects import Project, build, git
 from selfbench._git import base_texts, patched_texts
+from selfbench.artifacts.compiled import locate_task
 from selfbench.artifacts.quality_record import AddedDependency, Dependencies
 from selfbench.errors import GitError
 from selfbench.quality.dependencies import (
@@ -24,6 +28,10 @@ from selfbench.quality.dependencies import (
     python_name,
     read_dependencies,
 )
+from selfbench.validate import validate
+from selfbench.validate.local import LocalOptions, LocalRunner
+from selfbench.validate.phases import TaskPhases
+from selfbench.validate.sandbox import Sandbox, choose_users, read_status, require_sandbox
 
 PYPROJECT = """\
 [project]
@@ -472,3 +480,107 @@ def test_manifest_readers_take_any_text(text: str) -> None:
         assert names is not None
         assert all(name for name in names)
     assert manifest_names("uv.lock", text) is None
+
+
+# --- `agentDependencies`: the agent's tree in the local environment ----------------------------
+
+INSTALL = """\
+import pathlib
+import sysconfig
+
+site = pathlib.Path(sysconfig.get_paths()["purelib"])
+for name in pathlib.Path("requirements.txt").read_text().split():
+    (site / f"{name}.py").write_text(f"NAME = {name!r}\\n")
+"""
+"""An offline stand-in for `pip install -r requirements.txt`: each name becomes a module."""
+
+PROBE = r"""
+cd /app
+runuser -u agent -- env HOME=/home/agent .venv/bin/python -c 'import leftpadlib'
+echo "$?" >/run/selfbench-status/base
+runuser -u agent -- env HOME=/home/agent .venv/bin/python -c 'import shoutlib'
+echo "$?" >/run/selfbench-status/import
+grep -q shoutlib requirements.txt
+echo "$?" >/run/selfbench-status/manifest
+test -e /tmp/selfbench-dependency-setup.patch
+echo "$?" >/run/selfbench-status/patch
+"""
+"""Run in an agent phase: can the agent import the base's package and the new one; do the
+manifest and the dependency-setup patch show the gold's change (0: yes)."""
+
+
+def _shout_project(agent_dependencies: bool) -> Project:
+    definition: dict[str, Any] = {
+        "taskId": "shout",
+        "setupCommand": (
+            "python3 -m venv --system-site-packages --without-pip .venv"
+            " && .venv/bin/python tools/install.py"
+        ),
+        "testCommand": ".venv/bin/python -m pytest -q -p no:cacheprovider {tests}",
+        "failToPass": ["tests/test_shout.py"],
+        "toolchains": ["python"],
+    }
+    if agent_dependencies:
+        definition["agentDependencies"] = True
+    return Project(
+        base={
+            ".gitignore": ".venv/\n__pycache__/\n",
+            "requirements.txt": "leftpadlib\n",
+            "tools/install.py": INSTALL,
+            "calc/__init__.py": "def add(a, b):\n    return a + b\n",
+        },
+        gold={
+            "requirements.txt": "leftpadlib\nshoutlib\n",
+            "calc/__init__.py": (
+                "import shoutlib\n\n\ndef add(a, b):\n    return a + b\n\n\n"
+                "def shout(text):\n    return text.upper() + shoutlib.NAME[:0]\n"
+            ),
+        },
+        tests={
+            "tests/test_shout.py": (
+                "from calc import shout\n\n\ndef test_shout():\n    assert shout('a') == 'A'\n"
+            )
+        },
+        definition=definition,
+    )
+
+
+def _agent_sees(out: Path, tmp_path: Path) -> dict[str, int]:
+    """Prepare the task as validation does and probe its agent's tree."""
+    logs, root = tmp_path / "logs", tmp_path / "workspace"
+    logs.mkdir()
+    root.mkdir()
+    sandbox = Sandbox(root, choose_users(), require_sandbox())
+    phases = TaskPhases(locate_task(out), sandbox, logs, LocalOptions(logs=logs))
+    assert phases.prepare() is None
+    probe = phases.agent_phase(
+        "probe", PROBE, (), timeout=120.0, log=logs / "probe.log", writable_app=False
+    )
+    return {name: read_status(probe.status, name) for name in ("base", "import", "manifest", "patch")}
+
+
+needs_sandbox = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("bwrap") is None,
+    reason="the local environment needs root and bubblewrap (CI runs as root)",
+)
+
+
+@needs_sandbox
+@pytest.mark.parametrize(("agent_dependencies", "imports"), [(False, 1), (True, 0)])
+def test_the_agent_gets_the_new_dependency_only_with_agent_dependencies(
+    tmp_path: Path, agent_dependencies: bool, imports: int
+) -> None:
+    out = build(_shout_project(agent_dependencies), tmp_path / "build")
+    assert (out / "harbor-task" / "tests" / "dependency-setup.patch").is_file()
+    record = read_dependencies(
+        tmp_path / "build" / "repo",
+        locate_task(out).definition.baseCommit,
+        (out / "harbor-task" / "solution" / "gold.patch").read_bytes(),
+        agent=agent_dependencies,
+    )
+    assert record.added == (AddedDependency(manifest="requirements.txt", name="shoutlib"),)
+    # the manifest is the base's and the patch is gone either way: 1 is "not found"
+    seen = _agent_sees(out, tmp_path)
+    assert seen == {"base": 0, "import": imports, "manifest": 1, "patch": 1}
+    [report] = validate([out], runner=LocalRunner(LocalOptions(logs=tmp_path / "validate")))
+    assert report.reason is None
