@@ -6,9 +6,12 @@ from `git diff` and reads both sides back through git (`read_dependencies`).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +21,13 @@ from hypothesis import strategies as st
 
 from projects import Project, build, git
 from selfbench._git import base_texts, patched_texts
+from selfbench._sample_history import build_sample_history
 from selfbench.artifacts.compiled import locate_task
 from selfbench.artifacts.quality_record import AddedDependency, Dependencies
-from selfbench.errors import GitError
+from selfbench.cli import build_parser, main
+from selfbench.contract import canonical_json, check_definition, definition_sha256, parse_definition
+from selfbench.errors import DefinitionError, GitError
+from selfbench.mine import mine_repository, write_candidates
 from selfbench.quality.dependencies import (
     added_dependencies,
     dependencies_record,
@@ -28,6 +35,7 @@ from selfbench.quality.dependencies import (
     python_name,
     read_dependencies,
 )
+from selfbench.run.driver import RunOptions, load_options
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner
 from selfbench.validate.phases import TaskPhases
@@ -556,7 +564,8 @@ def _agent_sees(out: Path, tmp_path: Path) -> dict[str, int]:
     probe = phases.agent_phase(
         "probe", PROBE, (), timeout=120.0, log=logs / "probe.log", writable_app=False
     )
-    return {name: read_status(probe.status, name) for name in ("base", "import", "manifest", "patch")}
+    names = ("base", "import", "manifest", "patch")
+    return {name: read_status(probe.status, name) for name in names}
 
 
 needs_sandbox = pytest.mark.skipif(
@@ -584,3 +593,94 @@ def test_the_agent_gets_the_new_dependency_only_with_agent_dependencies(
     assert seen == {"base": 0, "import": imports, "manifest": 1, "patch": 1}
     [report] = validate([out], runner=LocalRunner(LocalOptions(logs=tmp_path / "validate")))
     assert report.reason is None
+
+
+# --- `--deps agent`: the definition field, draft and run ---------------------------------------
+
+
+def _definition_json(**changes: Any) -> dict[str, Any]:
+    value: dict[str, Any] = {
+        "schemaVersion": 1,
+        "difficulty": "easy",
+        "taskId": "demo-1",
+        "repo": "acme/demo",
+        "baseCommit": "a" * 40,
+        "workdir": ".",
+        "setupCommand": "true",
+        "testCommand": "pytest {tests}",
+        "failToPass": ["tests/test_new.py"],
+        "passToPass": [],
+        "testPaths": ["tests/test_new.py"],
+        "toolchains": ["python"],
+        "sourcePr": 1,
+        "sourceUrl": "https://example.com/acme/demo/pull/1",
+        "prompt": "Add the thing.",
+        "timeouts": {"setupSeconds": 900, "agentSeconds": 2400, "testsSeconds": 900},
+        "resources": {"cpus": 4, "memoryMb": 8192, "storageMb": 20480},
+    }
+    return {**value, **changes}
+
+
+def test_a_definition_without_the_field_dumps_and_digests_as_before() -> None:
+    raw = _definition_json()
+    definition = parse_definition(raw).definition
+    assert definition.agentDependencies is False
+    assert definition.model_dump(mode="json") == raw
+    explicit = parse_definition({**raw, "agentDependencies": False}).definition
+    assert canonical_json(explicit) == canonical_json(definition)
+    assert (
+        definition_sha256(definition)
+        == hashlib.sha256(
+            json.dumps(raw, ensure_ascii=False, separators=(",", ":")).encode()
+        ).hexdigest()
+    )
+
+
+def test_the_field_round_trips_when_true_and_is_strict() -> None:
+    raw = _definition_json(agentDependencies=True)
+    definition = parse_definition(raw).definition
+    assert definition.model_dump(mode="json") == raw
+    assert parse_definition(definition.model_dump(mode="json")).definition == definition
+    assert check_definition(json.dumps(raw).encode()).valid
+    for mode in ("submission", "persisted"):
+        with pytest.raises(DefinitionError) as error:
+            parse_definition({**raw, "agentDependencies": "yes"}, mode=mode)
+        assert str(error.value) == "agentDependencies: must be a boolean"
+
+
+def test_run_options_record_deps_only_when_agent(tmp_path: Path) -> None:
+    budgets = {"easy": 1, "medium": 0, "hard": 0}
+    options = RunOptions(repo=tmp_path, out=tmp_path / "bench.tar.gz", budgets=budgets)
+    assert "agentDependencies" not in options.to_json()
+    chosen = replace(options, agent_dependencies=True)
+    assert chosen.to_json()["agentDependencies"] is True
+    assert load_options(chosen.to_json(), "inputs.json") == chosen
+    assert load_options(options.to_json(), "inputs.json") == options
+
+
+def test_the_deps_flag_is_one_choice_of_two(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = build_parser()
+    draft = ["draft", "c1", "--repo", ".", "--out", "o"]
+    assert parser.parse_args([*draft, "--deps", "agent"]).deps == "agent"
+    assert parser.parse_args([*draft, "--deps", "verifier"]).deps == "verifier"
+    assert parser.parse_args(draft).deps is None
+    run = ["run", "--repo", ".", "--out", "o.tar.gz", "--easy", "1", "--deps", "agent"]
+    assert parser.parse_args(run).deps == "agent"
+    with pytest.raises(SystemExit):
+        parser.parse_args([*draft, "--deps", "both"])
+    assert "invalid choice: 'both'" in capsys.readouterr().err
+
+
+@needs_sandbox
+def test_draft_with_deps_agent_writes_the_field(tmp_path: Path) -> None:
+    repo = build_sample_history(tmp_path)
+    candidates = tmp_path / "candidates.jsonl"
+    write_candidates(mine_repository(repo), candidates)
+    out = tmp_path / "tasks"
+    argv = ["draft", "pr-1", "--repo", str(repo), "--out", str(out), "--candidates"]
+    argv += [str(candidates), "--reruns", "2", "--deps", "agent", "--json"]
+    argv += ["--source-url", "https://example.com/example/unitkit"]
+    assert main(argv) == 0
+    written = json.loads((out / "pr-1" / "definition.json").read_text(encoding="utf-8"))
+    assert written["agentDependencies"] is True
+    assert list(written)[-1] == "agentDependencies"
