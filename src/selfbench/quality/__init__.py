@@ -2,6 +2,7 @@
 
 * `mutants`: the mutant record both mutators return (`mutate_python`, `mutate_js`);
 * `ablation` and `mutation`: variants of the gold patch, scored in the sandbox;
+* `dependencies`: the packages the gold adds to its manifests (`read_dependencies`);
 * `verdict`: the one rule from the observations to `ship | review | reject`;
 * `api`: `assess_task`, what `selfbench quality`, `draft` and `run` call.
 
