@@ -331,6 +331,34 @@ CASES: list[tuple[str, str, str | None, str, list[str]]] = [
         ["proptest"],
     ),
     (
+        "pyproject: uv's dev-dependencies",
+        "pyproject.toml",
+        _pyproject() + '\n[tool.uv]\ndev-dependencies = ["pytest"]\n',
+        _pyproject() + '\n[tool.uv]\ndev-dependencies = ["pytest", "respx"]\n',
+        ["respx"],
+    ),
+    (
+        "Pipfile: packages and dev-packages",
+        "Pipfile",
+        '[packages]\nrequests = "*"\n',
+        '[packages]\nrequests = "==2.31"\nFlask = "*"\n\n[dev-packages]\npytest = "*"\n',
+        ["flask", "pytest"],
+    ),
+    (
+        "requirements: a URL with #egg=",
+        "requirements.txt",
+        "pytest\n",
+        "pytest\ngit+https://example.com/acme/tool.git@v1#egg=Acme_Tool\n",
+        ["acme-tool"],
+    ),
+    (
+        "Cargo.toml: workspace dependencies",
+        "Cargo.toml",
+        '[workspace]\nmembers = ["a"]\n\n[workspace.dependencies]\nserde = "1"\n',
+        '[workspace]\nmembers = ["a"]\n\n[workspace.dependencies]\nserde = "1"\ntokio = "1"\n',
+        ["tokio"],
+    ),
+    (
         "a lockfile alone",
         "uv.lock",
         "version = 1\n",
@@ -477,6 +505,7 @@ def test_a_new_name_is_found_whatever_its_spelling(
 def test_manifest_readers_take_any_text(text: str) -> None:
     for path in (
         "pyproject.toml",
+        "Pipfile",
         "requirements.txt",
         "setup.py",
         "setup.cfg",

@@ -9,17 +9,20 @@ package is one it cannot install: the record names it. `--deps agent` (the defin
 Manifests read (by file name):
 
 * `pyproject.toml`: `[build-system] requires`, `[project] dependencies` and
-  `optional-dependencies`, `[dependency-groups]` (PEP 735), `[tool.poetry] dependencies`,
-  `dev-dependencies` and `group.*.dependencies` (keys, `python` left out);
+  `optional-dependencies`, `[dependency-groups]` (PEP 735), `[tool.uv] dev-dependencies`,
+  `[tool.poetry] dependencies`, `dev-dependencies` and `group.*.dependencies` (keys, `python`
+  left out);
+* `Pipfile`: `[packages]` and `[dev-packages]` (keys);
 * `requirements*.txt`: one requirement a line; comments, options (`-r`, `-c`, `-e`,
   `--index-url`, ...) and what follows ` --` on a line (`--hash=`) skipped; a wheel or sdist
-  file names its distribution; any other path or URL is named as written;
+  file names its distribution, a URL its `#egg=`; any other path or URL is named as written;
 * `setup.py` and `setup.cfg`: `install_requires` and `extras_require`, read by
   `selfbench.draft._python` (setup.py by `ast`, never run);
 * `package.json`: `dependencies`, `devDependencies`, `peerDependencies`, `optionalDependencies`;
 * `go.mod`: `require` lines and blocks (module paths);
-* `Cargo.toml`: `[dependencies]`, `[dev-dependencies]`, `[build-dependencies]` and the same
-  under `[target.<cfg>]` (a `package = "..."` rename names the real crate).
+* `Cargo.toml`: `[dependencies]`, `[dev-dependencies]`, `[build-dependencies]`, the same under
+  `[target.<cfg>]`, and `[workspace.dependencies]` (a `package = "..."` rename names the real
+  crate).
 
 Python names are normalised as PEP 503 says (`Foo_Bar` is `foo-bar`) and read as PEP 508
 requirements by `packaging`, so extras and markers do not change a name. Everything is pure but
@@ -64,6 +67,7 @@ __all__ = [
 _NPM_TABLES = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
 _CARGO_TABLES = ("dependencies", "dev-dependencies", "build-dependencies")
 _PYTHON_NAME_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+_EGG_RE = re.compile(r"#egg=([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
 _GO_REQUIRE_RE = re.compile(r"^require\s+(?:\(\s*$|(\S+)\s)")
 
 
@@ -83,7 +87,8 @@ def _list(value: Any) -> list[Any]:
 
 def python_name(requirement: str) -> str | None:
     """The PEP 503 name a requirement string installs (None when it names none): a PEP 508
-    requirement's name, a wheel's or sdist's distribution, else a path or URL as written."""
+    requirement's name, a URL's `#egg=`, a wheel's or sdist's distribution, else a path or URL
+    as written."""
     text = requirement.strip()
     if not text:
         return None
@@ -91,19 +96,29 @@ def python_name(requirement: str) -> str | None:
         return canonicalize_name(Requirement(text).name)
     except InvalidRequirement:
         pass
-    file = text.rstrip("/").rsplit("/", 1)[-1].split("#", 1)[0]
-    try:
-        return canonicalize_name(parse_wheel_filename(file)[0])
-    except InvalidWheelFilename:
-        pass
-    try:
-        return canonicalize_name(parse_sdist_filename(file)[0])
-    except InvalidSdistFilename:
-        pass
+    named = _distribution(text)
+    if named is not None:
+        return canonicalize_name(named)
     if "/" in text or text.startswith("."):
         return text
     match = _PYTHON_NAME_RE.match(text)
     return canonicalize_name(match.group(0)) if match else None
+
+
+def _distribution(location: str) -> str | None:
+    """The distribution a URL or path names: its `#egg=`, or its wheel's or sdist's file name."""
+    egg = _EGG_RE.search(location)
+    if egg is not None:
+        return egg.group(1)
+    file = location.rstrip("/").rsplit("/", 1)[-1].split("#", 1)[0]
+    try:
+        return str(parse_wheel_filename(file)[0])
+    except InvalidWheelFilename:
+        pass
+    try:
+        return str(parse_sdist_filename(file)[0])
+    except InvalidSdistFilename:
+        return None
 
 
 def _names(requirements: Iterable[Any]) -> set[str]:
@@ -139,12 +154,21 @@ def _pyproject(text: str) -> set[str]:
             for group in _table(document, "dependency-groups").values()
             for item in _list(group)
         ),
+        *_list(_table(document, "tool", "uv").get("dev-dependencies")),
     ]
     poetry = _table(document, "tool", "poetry")
     tables = [_table(poetry, "dependencies"), _table(poetry, "dev-dependencies")]
     tables.extend(_table(group, "dependencies") for group in _table(poetry, "group").values())
     keys = {canonicalize_name(key) for table in tables for key in table}
     return _names(requirements) | (keys - {"python"})
+
+
+def _pipfile(text: str) -> set[str]:
+    document = _toml(text)
+    if document is None:
+        return set()
+    tables = (_table(document, "packages"), _table(document, "dev-packages"))
+    return {canonicalize_name(key) for table in tables for key in table}
 
 
 def _requirements_txt(text: str) -> set[str]:
@@ -211,7 +235,7 @@ def _cargo_toml(text: str) -> set[str]:
     document = _toml(text)
     if document is None:
         return set()
-    scopes = [document, *(_table(document, "target").values())]
+    scopes = [document, _table(document, "workspace"), *_table(document, "target").values()]
     return {
         crate
         for scope in scopes
@@ -222,6 +246,7 @@ def _cargo_toml(text: str) -> set[str]:
 
 _READERS: tuple[tuple[str, Callable[[str], set[str]]], ...] = (
     ("pyproject.toml", _pyproject),
+    ("Pipfile", _pipfile),
     ("requirements*.txt", _requirements_txt),
     ("setup.py", _setup_py),
     ("setup.cfg", _setup_cfg),
