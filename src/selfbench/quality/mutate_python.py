@@ -96,13 +96,29 @@ class _Candidate(NamedTuple):
     new: str
     operator: str
     description: str
-    anchor: tuple[int, int]
-    """The first and last line of the innermost statement around it that begins its line."""
+    anchor: _Anchor
+    windows: tuple[tuple[int, int], ...]
+    """Spans of expressions around it, innermost first, that may parse alone (see `_Checker`)."""
+
+
+class _Anchor(NamedTuple):
+    """The innermost statement around a candidate that begins its line: its first and last line,
+    and whether it is an `elif` (its lines parse alone once that reads `if  `)."""
+
+    first: int
+    last: int
+    elif_: bool = False
 
 
 class _Scope(NamedTuple):
     generator: bool
-    anchor: tuple[int, int]
+    anchor: _Anchor
+    element: tuple[int, int] | None = None
+    """The offsets of the innermost element of a list, tuple, set, dict or call around it."""
+
+    @property
+    def windows(self) -> tuple[tuple[int, int], ...]:
+        return (self.element,) if self.element else ()
 
 
 class _Source:
@@ -141,9 +157,9 @@ class _Source:
         end_col = node.end_col_offset if node.end_col_offset is not None else node.col_offset
         return self.offset(node.lineno, node.col_offset), self.offset(end_line, end_col)
 
-    def chunk(self, anchor: tuple[int, int]) -> tuple[int, int]:
+    def chunk(self, anchor: _Anchor) -> tuple[int, int]:
         """The offsets of the whole lines `anchor` names, line breaks included."""
-        first, last = anchor
+        first, last, _ = anchor
         end = self.starts[last] if last < len(self.starts) else len(self.text)
         return self.starts[first - 1], end
 
@@ -159,7 +175,7 @@ class _Finder:
     def candidates(self, tree: ast.Module) -> Iterator[_Candidate]:
         """Walk the tree (without recursion: expressions nest deeper than the stack allows)."""
         stack: list[tuple[ast.AST, _Scope]] = [
-            (tree, _Scope(generator=False, anchor=(1, len(self.source.starts))))
+            (tree, _Scope(generator=False, anchor=_Anchor(1, len(self.source.starts))))
         ]
         while stack:
             node, scope = stack.pop()
@@ -170,7 +186,16 @@ class _Finder:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 scope = scope._replace(generator=_is_generator(node))
             yield from self._mutants(node, scope)
-            stack.extend((child, scope) for child in _children(node))
+            elements = {id(element): self.source.span(element) for element in _elements(node)}
+            stack.extend(
+                (
+                    child,
+                    scope._replace(element=elements.get(id(child), scope.element))
+                    if elements
+                    else scope,
+                )
+                for child in _children(node)
+            )
 
     def _touches(self, node: ast.AST) -> bool:
         first = getattr(node, "lineno", None)
@@ -181,12 +206,12 @@ class _Finder:
         return at < len(self.changed) and self.changed[at] <= last
 
     def _anchored(self, node: ast.stmt, scope: _Scope) -> _Scope:
-        start = self.source.starts[node.lineno - 1]
-        if self.source.text[start : self.source.offset(node.lineno, node.col_offset)].strip(
-            _INDENT
-        ):
+        text, line_start = self.source.text, self.source.starts[node.lineno - 1]
+        start = self.source.offset(node.lineno, node.col_offset)
+        if text[line_start:start].strip(_INDENT):
             return scope
-        return scope._replace(anchor=(node.lineno, node.end_lineno or node.lineno))
+        elif_ = isinstance(node, ast.If) and text.startswith("elif", start)
+        return scope._replace(anchor=_Anchor(node.lineno, node.end_lineno or node.lineno, elif_))
 
     def _mutants(self, node: ast.AST, scope: _Scope) -> Iterator[_Candidate]:
         yield from self._operators(node, scope)
@@ -234,9 +259,16 @@ class _Finder:
         token = _token_between(text, self.source.span(left)[1], self.source.span(right)[0])
         if token is None or " ".join(text[token[0] : token[1]].split()) != spelling + suffix:
             return
+        windows = scope.windows
+        if not suffix:  # `left op right` is an expression: the smallest one around the token
+            pair = (
+                self.source.span(_last_operand(left))[0],
+                self.source.span(_first_operand(right))[1],
+            )
+            windows = (pair, *windows)
         for new in replacements:
             description = f"{spelling}{suffix} → {new}{suffix}"
-            yield _Candidate(*token, new + suffix, operator, description, scope.anchor)
+            yield _Candidate(*token, new + suffix, operator, description, scope.anchor, windows)
 
     def _drop_not(self, node: ast.UnaryOp, scope: _Scope) -> Iterator[_Candidate]:
         start, _ = self.source.span(node)
@@ -246,7 +278,7 @@ class _Finder:
         end = start + 3
         while end < len(text) and text[end] in _INDENT:
             end += 1
-        yield _Candidate(start, end, "", "boolean", "not → (removed)", scope.anchor)
+        yield _Candidate(start, end, "", "boolean", "not → (removed)", scope.anchor, scope.windows)
 
     def _constant(self, node: ast.Constant | ast.JoinedStr, scope: _Scope) -> Iterator[_Candidate]:
         start, end = self.source.span(node)
@@ -260,7 +292,9 @@ class _Finder:
             new, written = '""', _shorten(written)
         else:
             return
-        yield _Candidate(start, end, new, "constant", f"{written} → {new}", scope.anchor)
+        yield _Candidate(
+            start, end, new, "constant", f"{written} → {new}", scope.anchor, scope.windows
+        )
 
     def _return(self, node: ast.Return, scope: _Scope) -> Iterator[_Candidate]:
         value = node.value
@@ -269,47 +303,67 @@ class _Finder:
         if isinstance(value, ast.Constant) and value.value is None:
             return
         start, end = self.source.span(value)
-        yield _Candidate(start, end, "None", "return", "return → return None", scope.anchor)
+        yield _Candidate(
+            start, end, "None", "return", "return → return None", scope.anchor, scope.windows
+        )
 
     def _delete(self, node: ast.stmt, scope: _Scope) -> Iterator[_Candidate]:
         start, end = self.source.span(node)
         written = _shorten(self.source.text[start:end])
-        yield _Candidate(start, end, "pass", "delete", f"deleted: {written}", scope.anchor)
+        yield _Candidate(
+            start, end, "pass", "delete", f"deleted: {written}", scope.anchor, scope.windows
+        )
 
 
 class _Checker:
     """Whether a candidate's result parses.
 
-    Only the lines of the candidate's anchor statement are parsed again (under `if 1:` when
-    indented), which parse alone exactly when the whole file does: the replacements never open or
-    close a bracket, a string or a block. When the anchor's own lines do not parse alone (a
-    backslash at their end, say), the whole file is parsed.
+    Only the smallest part around the candidate that parses alone is parsed again: its window (in
+    parentheses: the two operands around an operator, the element of a list, tuple, set, dict
+    or call), else the lines of its anchor statement (under `if 1:` when indented); else the
+    whole file. Each parses alone exactly when the whole file does: a replacement is a token of
+    the same kind as the one it replaces (never a bracket, a string's end or a block), and a
+    window holds the replaced token's neighbours (an element's own are delimiters no token
+    merges with).
     """
 
     def __init__(self, source: _Source) -> None:
         self.source = source
-        self._alone: dict[tuple[int, int], bool] = {}
+        self._alone: dict[_Anchor, bool] = {}
+        self._windows: dict[tuple[int, int], bool] = {}
 
     def parses(self, candidate: _Candidate) -> bool:
         """Whether the file with `candidate` applied parses."""
         text = self.source.text
+        for lo, hi in candidate.windows:
+            if lo <= candidate.start <= candidate.end <= hi and self._window_alone(lo, hi):
+                changed = text[lo : candidate.start] + candidate.new + text[candidate.end : hi]
+                return _parse(f"({changed})") is not None
         lo, hi = self.source.chunk(candidate.anchor)
         if self._parses_alone(candidate.anchor) and lo <= candidate.start <= candidate.end <= hi:
             changed = text[lo : candidate.start] + candidate.new + text[candidate.end : hi]
-            return _parse(_block(changed)) is not None
+            return _parse(_block(changed, candidate.anchor)) is not None
         changed = text[: candidate.start] + candidate.new + text[candidate.end :]
         return _parse(changed) is not None
 
-    def _parses_alone(self, anchor: tuple[int, int]) -> bool:
+    def _parses_alone(self, anchor: _Anchor) -> bool:
         if anchor not in self._alone:
             lo, hi = self.source.chunk(anchor)
-            self._alone[anchor] = _parse(_block(self.source.text[lo:hi])) is not None
+            self._alone[anchor] = _parse(_block(self.source.text[lo:hi], anchor)) is not None
         return self._alone[anchor]
 
+    def _window_alone(self, lo: int, hi: int) -> bool:
+        if (lo, hi) not in self._windows:
+            self._windows[lo, hi] = _parse(f"({self.source.text[lo:hi]})") is not None
+        return self._windows[lo, hi]
 
-def _block(lines: str) -> str:
-    """`lines` as a module: under `if 1:` when its first line is indented."""
-    return f"if 1:\n{lines}" if lines[:1] in _INDENT and lines else lines
+
+def _block(lines: str, anchor: _Anchor) -> str:
+    """The lines of `anchor` as a module: an `elif` read as `if`, under `if 1:` when indented."""
+    indent = len(lines) - len(lines.lstrip(_INDENT))
+    if anchor.elif_ and lines.startswith("elif", indent):
+        lines = f"{lines[:indent]}if  {lines[indent + 4 :]}"
+    return f"if 1:\n{lines}" if indent else lines
 
 
 def _parse(text: str) -> ast.Module | None:
@@ -354,6 +408,39 @@ def _children(node: ast.AST) -> Iterator[ast.AST]:
             yield value
         elif isinstance(value, list):
             yield from (item for item in value if isinstance(item, ast.AST))
+
+
+def _last_operand(node: ast.expr) -> ast.expr:
+    """The rightmost operand of a chain of operators (`c` of `a + b * c`), else `node`."""
+    while True:
+        if isinstance(node, ast.BinOp):
+            node = node.right
+        elif isinstance(node, ast.BoolOp):
+            node = node.values[-1]
+        elif isinstance(node, ast.Compare):
+            node = node.comparators[-1]
+        else:
+            return node
+
+
+def _first_operand(node: ast.expr) -> ast.expr:
+    """The leftmost operand of a chain of operators (`a` of `a * b + c`), else `node`."""
+    while isinstance(node, ast.BinOp | ast.BoolOp | ast.Compare):
+        node = node.values[0] if isinstance(node, ast.BoolOp) else node.left
+    return node
+
+
+def _elements(node: ast.AST) -> list[ast.expr]:
+    """The elements of a list, tuple, set, dict or call's arguments (not `*x`, nor `**x`'s key)."""
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        found = node.elts
+    elif isinstance(node, ast.Dict):
+        found = [key for key in node.keys if key is not None] + node.values
+    elif isinstance(node, ast.Call):
+        found = node.args + [keyword.value for keyword in node.keywords]
+    else:
+        return []
+    return [element for element in found if not isinstance(element, ast.Starred)]
 
 
 def _skipped(node: ast.AST) -> bool:
