@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 
 import pytest
 from hypothesis import given, settings
@@ -416,6 +418,35 @@ def _line_of(text: str, offset: int) -> int:
     return text[:offset].replace("\r\n", "\n").count("\n") + 1
 
 
+_LAYOUT = {
+    tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT,
+    tokenize.ENDMARKER,
+}  # fmt: skip
+
+
+def _tokens(text: str) -> list[tuple[int, int, str]]:
+    """The tokens of `text` that are not layout: character offsets and text."""
+    starts = [0]
+    for line in io.StringIO(text):
+        starts.append(starts[-1] + len(line))
+    return [
+        (starts[token.start[0] - 1] + token.start[1], starts[token.end[0] - 1] + token.end[1],
+         token.string)
+        for token in tokenize.generate_tokens(io.StringIO(text).readline)
+        if token.type not in _LAYOUT
+    ]  # fmt: skip
+
+
+def _changes_only_its_tokens(text: str, mutant: Mutant) -> bool:
+    """Whether the mutated text's tokens are the original's, with those of the replaced span
+    replaced by the replacement's own: nothing merges with a neighbour."""
+    before = [t for t in _tokens(text) if t[1] <= mutant.start]
+    after = [t for t in _tokens(text) if t[0] >= mutant.end]
+    new = [string for _, _, string in _tokens(mutant.replacement)]
+    strings = [string for _, _, string in _tokens(mutant.apply(text))]
+    return strings == [t[2] for t in before] + new + [t[2] for t in after]
+
+
 def _statements(text: str) -> list[str]:
     return [type(node).__name__ for node in ast.walk(ast.parse(text)) if isinstance(node, ast.stmt)]
 
@@ -430,6 +461,7 @@ def _check(text: str, mutant: Mutant, lines: set[int]) -> None:
         if before != after
     ]
     assert [after for _, after in changed] == (["Pass"] if mutant.operator == "delete" else [])
+    assert _changes_only_its_tokens(text, mutant)
     assert mutant.line == _line_of(text, mutant.start) in lines
     assert 0 <= mutant.start <= mutant.end <= len(text)
     assert mutated[: mutant.start] == text[: mutant.start]
