@@ -15,8 +15,8 @@ does not parse cleanly gets no mutants: every mutant of it would carry its error
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from math import isfinite
 from collections.abc import Callable, Collection, Iterator
+from math import isfinite
 from typing import Final, NamedTuple
 
 from tree_sitter import Node, Tree
