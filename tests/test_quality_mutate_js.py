@@ -86,6 +86,7 @@ RULES: list[tuple[str, str, str, set[int], Expected]] = [
         {("constant", "1_000 → 1001", "const x = 1001;")},
     ),
     ("bigint", "a.js", "const x = 10n;", {1}, {("constant", "10n → 11n", "const x = 11n;")}),
+    ("beyond precision", "a.js", "const x = 1e21;", {1}, set()),
     ("string", "a.js", "const x = 'abc';", {1}, {("constant", "'abc' → ''", "const x = '';")}),
     ("empty string", "a.js", 'const x = "";', {1}, set()),
     # return: the value returned becomes undefined
@@ -238,6 +239,13 @@ RULES: list[tuple[str, str, str, set[int], Expected]] = [
         "const x = a < b;\nconst y = c > d;\nconst z = e === f;",
         {2},
         {("comparison", "> → >=", "const x = a < b;\nconst y = c >= d;\nconst z = e === f;")},
+    ),
+    (
+        "windows line ends and a byte order mark",
+        "a.js",
+        "\ufeffconst x = 1;\r\nconst y = a < b;\r\n",
+        {2},
+        {("comparison", "< → <=", "\ufeffconst x = 1;\r\nconst y = a <= b;\r\n")},
     ),
     ("no changed lines", "a.js", "const x = a < b;", set(), set()),
     # a file with syntax errors gets no mutants

@@ -159,9 +159,9 @@ class _Edit(NamedTuple):
 def js_mutants(path: str, text: str, lines: Collection[int]) -> list[Mutant]:
     """Every mutant of `text` (the file `path` as the gold leaves it) that starts on `lines`.
 
-    `lines` are 1-based. A mutant starts where the span it replaces starts (the operator token,
-    the literal, the returned value, the statement). Ordered by start offset, operator and
-    description; the same input always gives the same list.
+    `lines` are 1-based and end at `\n`. A mutant starts where the span it replaces starts (the
+    operator token, the literal, the returned value, the statement). Ordered by start offset,
+    operator and description; the same input always gives the same list.
     """
     source = text.encode("utf-8", "surrogatepass")
     tree = parse(source, path=path)
@@ -412,8 +412,8 @@ def _successor(literal: str) -> str | None:
         return None
     new = 0 if value == 1 else value + 1
     if isinstance(new, float):
-        if not isfinite(new):
-            return None
+        if not isfinite(new) or new == value:
+            return None  # too large to tell from its successor (`1e21`)
         text = str(int(new)) if new.is_integer() and abs(new) < 1e21 else repr(new)
     else:
         text = str(new)
