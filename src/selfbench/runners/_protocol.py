@@ -231,6 +231,9 @@ class Runner:
     reporter_module: str = ""
     """The module name of the reporter the verifier has it load ("" for none): a name no patch
     may add or shadow."""
+    coverage: str = ""
+    """How a draft measures, at the base, which of its tests execute which lines: `coverage.py`
+    (per test), `v8` (Node's `NODE_V8_COVERAGE`, per test file), or "" (none)."""
 
 
 _FILE_SEPARATORS = (" > ", " \u203a ")

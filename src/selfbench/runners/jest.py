@@ -97,5 +97,6 @@ RUNNER = Runner(
     project_paths=(r"packages/(jest)(?:-[^/]*)?",),
     manifest_keys=("jest", "babel", "scripts"),  # its settings, its transform's, the scripts
     restored_manifests=("package.json",),
+    coverage="v8",
     verifier=VERIFIER,
 )

@@ -251,6 +251,7 @@ RUNNER = Runner(
     selects_files=True,
     control_files=CONTROL_FILES,
     control_directories=("node_modules",),
+    coverage="v8",
     verifier=VerifierParts(
         report_passed=Part(4, _PASSED),
         report_failed=Part(4, _FAILED),

@@ -418,6 +418,7 @@ RUNNER = Runner(
     shared_configuration_files=SHARED_CONFIGURATION_FILES,
     package_projects=("pytest", "pluggy"),
     reporter_module=REPORTER_MODULE,
+    coverage="coverage.py",
     verifier=VerifierParts(
         report_passed=Part(0, _PASSED),
         report_failed=Part(0, _FAILED),

@@ -84,5 +84,6 @@ RUNNER = Runner(
     project_paths=(r"packages/(vitest)(?:-[^/]*)?",),
     manifest_keys=("scripts",),
     restored_manifests=("package.json",),
+    coverage="v8",
     verifier=VERIFIER,
 )
