@@ -260,6 +260,7 @@ def pytest_configure(config):
             include=include,
             config_file=False,
         )
+        _measure.set_option("run:disable_warnings", ["no-data-collected"])
         _measure.start()
     except Exception as error:
         _measure = None

@@ -169,7 +169,7 @@ class Decision:
     tests: tuple[str, ...] = ()
     """The names of the fail-to-pass tests (for the draft instruction's redaction)."""
     basis: PassToPassBasis | None = None
-    """How the pass-to-pass tests were chosen (None when the candidate is rejected first)."""
+    """How the pass-to-pass tests were chosen (None when the candidate is rejected before)."""
 
 
 def test_key(file: str, name: str) -> str:
@@ -466,7 +466,8 @@ def decide(
             reason=(
                 f"{difficulty} mode requires at least {minimum} pass-to-pass tests; "
                 f"{len(chosen)} of the changed test files pass at the base and with the gold patch"
-            )
+            ),
+            basis=basis,
         )
     return Decision(tuple(dict.fromkeys(fail)), chosen, None, tuple(names), basis)
 
