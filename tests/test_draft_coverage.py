@@ -9,6 +9,7 @@ coverage cannot run and the draft says why.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -22,10 +23,12 @@ from selfbench.draft.api import pass_to_pass_basis
 from selfbench.draft.coverage import (
     COVERAGE_PY,
     V8,
+    CoverageRun,
     CoverageSeen,
     changed_base_lines,
     choose_pass_to_pass,
     executed_lines,
+    read_coverage,
     surroundings,
 )
 from selfbench.draft.run import Decision, Observation, Plan, decide, observe
@@ -119,6 +122,32 @@ def test_v8_lines_are_those_whose_innermost_range_ran() -> None:
 def test_an_uncalled_function_runs_only_its_declaration_line_s_start() -> None:
     ranges = [(0, len(JS), 1), (_offset(JS, "function"), _offset(JS, "f(0)") - 1, 0)]
     assert executed_lines(JS, ranges) == {1, 8}
+
+
+def _v8_run(tmp_path: Path, source: str, ranges: list[tuple[int, int, int]]) -> CoverageSeen:
+    """V8's report of one test file's run, as Node writes it, read back against `JS`."""
+    run = CoverageRun(V8, {"src/a.js": surroundings([3])}, tmp_path, {}, {})
+    functions = [{"functionName": "", "ranges": [
+        {"startOffset": start, "endOffset": end, "count": count} for start, end, count in ranges
+    ]}]  # fmt: skip
+    report = {"result": [{"scriptId": "1", "url": "file:///app/src/a.js", "functions": functions}]}
+    (tmp_path / "0").mkdir()
+    (tmp_path / "0" / "coverage-1-2-0.json").write_text(json.dumps(report), encoding="utf-8")
+    return read_coverage(run, ["test/a.test.js"], {"src/a.js": source.encode()}, log="L")
+
+
+def test_v8_reports_read_per_test_file(tmp_path: Path) -> None:
+    seen = _v8_run(tmp_path, JS, [(0, len(JS), 1)])
+    assert seen == CoverageSeen(V8, {"test/a.test.js": 6}, lines=6)  # lines 1-6, all run
+
+
+def test_v8_reports_of_a_transformed_script_are_not_placed_on_lines(tmp_path: Path) -> None:
+    seen = _v8_run(tmp_path, JS, [(0, len(JS) + 40, 1)])  # a transform's longer text
+    assert seen.scores == {}
+    assert seen.problem == (
+        "V8 coverage saw the changed files only as transformed scripts, whose offsets are not "
+        "the files' (log L)"
+    )
 
 
 # --- the choice -------------------------------------------------------------------------------

@@ -356,10 +356,17 @@ def read_coverage(
     errors = sorted({line for path in run.data.glob(f"*/{_ERRORS}") for line in _text(path)})
     if errors:
         return CoverageSeen(run.tool, {}, total, f"{errors[0]} (log {log})")
+    recorded: bool | None
     if run.tool == COVERAGE_PY:
         executed, recorded = _read_python(run)
     else:
         executed, recorded = _read_v8(run, files, sources)
+    if recorded is None:
+        why = (
+            "V8 coverage saw the changed files only as transformed scripts, whose offsets are "
+            f"not the files' (log {log})"
+        )
+        return CoverageSeen(run.tool, {}, total, why)
     if not recorded:
         why = f"{_TOOL_NAMES[run.tool]} recorded nothing (log {log})"
         return CoverageSeen(run.tool, {}, total, why)
@@ -410,10 +417,12 @@ def _read_python(run: CoverageRun) -> tuple[_Executed, bool]:
 
 def _read_v8(
     run: CoverageRun, files: Sequence[str], sources: Mapping[str, bytes]
-) -> tuple[_Executed, bool]:
-    """Per test file, the guarded lines any process of its run executes."""
+) -> tuple[_Executed, bool | None]:
+    """Per test file, the guarded lines any process of its run executes; whether any data was
+    read (None when the changed files were seen, but only transformed)."""
     executed: _Executed = {}
     recorded = False
+    placed = transformed = 0
     for index, file in enumerate(files):
         for report in sorted((run.data / str(index)).glob("coverage-*.json")):
             try:
@@ -423,15 +432,20 @@ def _read_v8(
             recorded = True
             found = executed.setdefault(file, set())
             for script in scripts if isinstance(scripts, list) else []:
-                found.update(_script_lines(script, run.lines, sources))
-    return executed, recorded
+                lines = _script_lines(script, run.lines, sources)
+                if lines is None:
+                    transformed += 1
+                    continue
+                placed += 1
+                found.update(lines)
+    return executed, None if transformed and not placed else recorded
 
 
 def _script_lines(
     script: Any, lines: Mapping[str, frozenset[int]], sources: Mapping[str, bytes]
-) -> set[tuple[str, int]]:
-    """The guarded lines one V8 script record executes (none when its text is not the base
-    file's: a transformed script's offsets do not fall on the file's lines)."""
+) -> set[tuple[str, int]] | None:
+    """The guarded lines one V8 script record executes; None when it is a changed file whose
+    text is not the base file's (a transformed script's offsets do not fall on its lines)."""
     if not isinstance(script, dict):
         return set()
     path = _repository_path(str(script.get("url", "")))
@@ -445,7 +459,7 @@ def _script_lines(
     text = sources[path].decode("utf-8", "replace")
     length = len(text.encode("utf-16-le")) // 2
     if not ranges or max(end for _, end, _ in ranges) != length:
-        return set()
+        return None
     return {(path, line) for line in executed_lines(text, ranges) if line in lines[path]}
 
 

@@ -271,9 +271,11 @@ def observe(
         write_task_files(task, definition, test_patch, gold_patch)
         located = compile_home(task, repo=repo, home=task)
         patches: list[bytes | None] = [b"", *([gold_patch] * reruns)]
-        measure = prepare_coverage(Path(scratch), plan.coverage, guarded_lines(gold_patch))
+        measure: CoverageRun | str = "the runner has no coverage measure"
+        if plan.coverage:
+            measure = prepare_coverage(Path(scratch), plan.coverage, guarded_lines(gold_patch))
         variants: dict[int, VerifierVariant] = {}
-        if plan.coverage and isinstance(measure, CoverageRun):
+        if isinstance(measure, CoverageRun):
             patches.append(b"")  # at the base: the test patch applied, no gold
             variants[len(patches) - 1] = measure.variant(
                 located.definition,
