@@ -32,6 +32,9 @@ from selfbench.draft.coverage import (
     surroundings,
 )
 from selfbench.draft.run import Decision, Observation, Plan, decide, observe
+from selfbench.runners import V8_COVERAGE, CoverageParts, runner_named
+
+PYTEST_COVERAGE = runner_named("pytest").coverage  # type: ignore[union-attr]
 
 SANDBOX = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("bwrap") is None,
@@ -126,7 +129,7 @@ def test_an_uncalled_function_runs_only_its_declaration_line_s_start() -> None:
 
 def _v8_run(tmp_path: Path, source: str, ranges: list[tuple[int, int, int]]) -> CoverageSeen:
     """V8's report of one test file's run, as Node writes it, read back against `JS`."""
-    run = CoverageRun(V8, {"src/a.js": surroundings([3])}, tmp_path, {}, {})
+    run = CoverageRun(V8_COVERAGE, {"src/a.js": surroundings([3])}, tmp_path, {}, {})
     functions = [{"functionName": "", "ranges": [
         {"startOffset": start, "endOffset": end, "count": count} for start, end, count in ranges
     ]}]  # fmt: skip
@@ -281,7 +284,7 @@ def _commit_change(
 
 
 def _python_observed(
-    tmp_path: Path, *, test_command: str = PYTEST, coverage: str = COVERAGE_PY
+    tmp_path: Path, *, test_command: str = PYTEST, coverage: CoverageParts | None = PYTEST_COVERAGE
 ) -> tuple[Observation, Decision, float]:
     repo, sha, test_patch, gold_patch = _commit_change(tmp_path, PY_BASE, PY_GOLD, PY_TESTS)
     files = (*PY_TESTS, *PY_NEIGHBOURS)
@@ -394,7 +397,7 @@ def test_node_pass_to_pass_comes_from_the_file_that_executes_the_change(tmp_path
     repo, sha, test_patch, gold_patch = _commit_change(tmp_path, NODE_BASE, gold, NODE_TESTS)
     files = (*NODE_TESTS, *NODE_NEIGHBOURS)
     plan = Plan(sha, ".", "node --version", "node --test {tests}", ("node",), files, TIMEOUTS,
-                RESOURCES, frozenset(NODE_NEIGHBOURS), V8)  # fmt: skip
+                RESOURCES, frozenset(NODE_NEIGHBOURS), V8_COVERAGE)  # fmt: skip
     observation = observe(
         repo, plan, test_patch=test_patch, gold_patch=gold_patch, logs=tmp_path / "logs"
     )

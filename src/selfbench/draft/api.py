@@ -440,8 +440,8 @@ def _plan(
     files = tuple(sorted(path.removeprefix(prefix) for path in chosen))
     neighbours: tuple[str, ...] = ()
     runner = runner_named(environment.runner)
-    coverage = runner.coverage if runner is not None else ""
-    if files and coverage:
+    coverage = runner.coverage if runner is not None else None
+    if files and coverage is not None:
         changed = {*split.test_files, *split.support_files}
         found = _neighbours(repo, candidate.baseCommit, chosen, changed, split.gold_files)
         kept = [

@@ -46,6 +46,7 @@ from selfbench.bundle.render_scripts import render_test_sh
 from selfbench.contract import TaskDefinition
 from selfbench.patches import parse_patch
 from selfbench.rules import PLACEHOLDER
+from selfbench.runners import CoverageParts
 from selfbench.validate.phases import VerifierVariant
 
 __all__ = [
@@ -72,7 +73,6 @@ _TOOL_NAMES = {COVERAGE_PY: "coverage.py", V8: "V8 coverage"}
 _ROOT = "/run/selfbench-coverage"
 _LIB = f"{_ROOT}/lib"
 _DATA = f"{_ROOT}/data"
-_PLUGIN = "_selfbench_coverage"
 _INCLUDE = "include.json"
 _ERRORS = "error.txt"
 _HUNK_RE = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -196,19 +196,10 @@ def choose_pass_to_pass(
 # --- the run ----------------------------------------------------------------------------------
 
 
-_ENVIRONMENT = {
-    COVERAGE_PY: (
-        f'export PYTHONPATH="{_LIB}${{PYTHONPATH:+:$PYTHONPATH}}" '
-        f'PYTEST_ADDOPTS="${{PYTEST_ADDOPTS:+$PYTEST_ADDOPTS }}-p {_PLUGIN}" '
-        'COVERAGE_CORE=pytrace SELFBENCH_COVERAGE_DATA="$selfbench_data"; '
-    ),
-    V8: 'export NODE_V8_COVERAGE="$selfbench_data"; ',
-}
-
-
-def coverage_command(test_command: str, files: int, tool: str) -> str:
+def coverage_command(test_command: str, files: int, parts: CoverageParts) -> str:
     """The coverage run's test command: each of the first `files` selectors (test files) run
-    once on its own, `tool` writing into the file's own directory (`<data>/<index>`).
+    once on its own, measured by the runner's `parts` into the file's own directory
+    (`<data>/<index>`).
 
     It exits 1 whatever the tests do: the verifier repeats a command that passes, and this one
     needs one run.
@@ -219,73 +210,12 @@ def coverage_command(test_command: str, files: int, tool: str) -> str:
         f"for selfbench_file in {PLACEHOLDER}; do "
         f'[ "$selfbench_index" -lt {files} ] || break; '
         f'selfbench_data="{_DATA}/$selfbench_index"; mkdir -p "$selfbench_data"; '
-        f"( {_ENVIRONMENT[tool]}{inner} ); "
+        f'( export SELFBENCH_COVERAGE_DATA="$selfbench_data" '
+        f"SELFBENCH_COVERAGE_INCLUDE={_LIB}/{_INCLUDE} selfbench_coverage_lib={_LIB}; "
+        f"{parts.environment}{inner} ); "
         "selfbench_index=$((selfbench_index + 1)); "
         "done; exit 1"
     )
-
-
-_PLUGIN_SOURCE = '''\
-"""Which pytest test executes which measured line: coverage.py, one dynamic context per node
-id. Written by selfbench draft; a failure is written to the data directory, never raised."""
-
-import json
-import os
-
-import pytest
-
-_DATA = os.environ.get("SELFBENCH_COVERAGE_DATA", ".")
-_measure = None
-
-
-def _failed(error):
-    try:
-        with open(os.path.join(_DATA, "error.txt"), "a") as handle:
-            handle.write(f"{type(error).__name__}: {error}\\n")
-    except OSError:
-        pass
-
-
-def pytest_configure(config):
-    global _measure
-    try:
-        import coverage
-
-        here = os.path.dirname(os.path.abspath(__file__))
-        with open(os.path.join(here, "include.json")) as handle:
-            include = json.load(handle)
-        _measure = coverage.Coverage(
-            data_file=os.path.join(_DATA, ".coverage"),
-            data_suffix=True,
-            include=include,
-            config_file=False,
-        )
-        _measure.set_option("run:disable_warnings", ["no-data-collected"])
-        _measure.start()
-    except Exception as error:
-        _measure = None
-        _failed(error)
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):
-    if _measure is not None:
-        _measure.switch_context(item.nodeid)
-    yield
-    if _measure is not None:
-        _measure.switch_context("")
-
-
-def pytest_unconfigure(config):
-    global _measure
-    if _measure is not None:
-        try:
-            _measure.stop()
-            _measure.save()
-        except Exception as error:
-            _failed(error)
-        _measure = None
-'''
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,11 +223,16 @@ class CoverageRun:
     """A prepared coverage run: its tool, the guarded lines, the host directory it writes into
     and the mounts that give the sandbox the tool and that directory."""
 
-    tool: str
+    parts: CoverageParts
     lines: Mapping[str, frozenset[int]]
     data: Path
     binds: Mapping[str, Path]
     ro_binds: Mapping[str, Path]
+
+    @property
+    def tool(self) -> str:
+        """`coverage.py` or `v8`."""
+        return self.parts.tool
 
     def variant(
         self,
@@ -310,7 +245,7 @@ class CoverageRun:
     ) -> VerifierVariant:
         """The verifier run of `definition`'s task with the coverage command (built from the
         plain `test_command`) instead of its tests', and this run's mounts."""
-        command = coverage_command(test_command, files, self.tool)
+        command = coverage_command(test_command, files, self.parts)
         measured = definition.model_copy(update={"testCommand": command})
         protected = held_out_paths(measured, parse_patch(test_patch, lenient=True))
         test_sh = render_test_sh(measured, protected, gold_patch)
@@ -318,12 +253,12 @@ class CoverageRun:
 
 
 def prepare_coverage(
-    scratch: Path, tool: str, lines: Mapping[str, frozenset[int]]
+    scratch: Path, parts: CoverageParts, lines: Mapping[str, frozenset[int]]
 ) -> CoverageRun | str:
     """The coverage run's host directories under `scratch` (the data directory, writable by
     the tests' user; for coverage.py, the plugin and selfbench's coverage package, read-only),
     or why there is nothing to measure."""
-    if tool == COVERAGE_PY:
+    if parts.tool == COVERAGE_PY:
         lines = {path: found for path, found in lines.items() if path.endswith(".py")}
     if not lines:
         return "the gold patch changes no line of a file the base has"
@@ -331,14 +266,14 @@ def prepare_coverage(
     data.mkdir()
     data.chmod(0o777)  # the sandbox's tests user writes there; nothing else reads it
     ro_binds: dict[str, Path] = {}
-    if tool == COVERAGE_PY:
+    if parts.tool == COVERAGE_PY:
         lib = scratch / "coverage-lib"
         (lib / "coverage").mkdir(parents=True)  # the mount point of the package
-        (lib / f"{_PLUGIN}.py").write_text(_PLUGIN_SOURCE, encoding="utf-8")
+        (lib / f"{parts.plugin_module}.py").write_text(parts.plugin, encoding="utf-8")
         include = [f"{layout.CONTAINER_APP}/{path}" for path in sorted(lines)]
         (lib / _INCLUDE).write_text(json.dumps(include), encoding="utf-8")
         ro_binds = {_LIB: lib, f"{_LIB}/coverage": Path(coverage.__file__).resolve().parent}
-    return CoverageRun(tool, dict(lines), data, {_DATA: data}, ro_binds)
+    return CoverageRun(parts, dict(lines), data, {_DATA: data}, ro_binds)
 
 
 # --- what it recorded -------------------------------------------------------------------------

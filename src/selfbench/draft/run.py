@@ -57,6 +57,7 @@ from selfbench.draft.coverage import (
 from selfbench.errors import DraftError, GitError
 from selfbench.outcomes import Outcome, Outcomes, parse_outcomes
 from selfbench.rules import PLACEHOLDER, THRESHOLDS
+from selfbench.runners import CoverageParts
 from selfbench.validate.checks import command_segments
 from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions, VerifierVariant, score_patches
 from selfbench.validate.report import RunReport
@@ -108,8 +109,8 @@ class Plan:
     )
     neighbours: frozenset[str] = frozenset()
     """Unchanged test files beside the changed ones, run only for pass-to-pass candidates."""
-    coverage: str = ""
-    """The runner's coverage measure (`Runner.coverage`): "" runs none."""
+    coverage: CoverageParts | None = None
+    """The runner's coverage measure (`Runner.coverage`; None runs none)."""
 
     @property
     def held_out(self) -> tuple[str, ...]:
@@ -272,7 +273,7 @@ def observe(
         located = compile_home(task, repo=repo, home=task)
         patches: list[bytes | None] = [b"", *([gold_patch] * reruns)]
         measure: CoverageRun | str = "the runner has no coverage measure"
-        if plan.coverage:
+        if plan.coverage is not None:
             measure = prepare_coverage(Path(scratch), plan.coverage, guarded_lines(gold_patch))
         variants: dict[int, VerifierVariant] = {}
         if isinstance(measure, CoverageRun):
@@ -297,13 +298,13 @@ def _coverage_seen(
     repo: Path, plan: Plan, measure: CoverageRun | str, report: RunReport | None
 ) -> CoverageSeen:
     """What the coverage run recorded, or why there was none."""
-    if not plan.coverage:
+    if plan.coverage is None:
         return CoverageSeen("")
     if isinstance(measure, str):
-        return CoverageSeen(plan.coverage, problem=measure)
+        return CoverageSeen(plan.coverage.tool, problem=measure)
     if report is None or report.reward is None or not report.reward.setup_completed:
         log = report.log if report is not None else "none"
-        return CoverageSeen(plan.coverage, problem=f"the run at the base failed (log {log})")
+        return CoverageSeen(plan.coverage.tool, problem=f"the run at the base failed (log {log})")
     sources: dict[str, bytes] = {}
     for path in measure.lines:
         try:
