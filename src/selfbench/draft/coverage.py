@@ -4,12 +4,13 @@ The gold patch's changed lines are mapped to the base's line numbers through its
 (`changed_base_lines`: a removed line is itself; lines added go between two base lines, the
 hunk's base anchor, and count as both), and each is widened by `SURROUNDING` lines on either
 side (`guarded_lines`). One more verifier run at the base (the test patch applied, no gold) runs
-every candidate test file once under a coverage measure, in the same sandbox as the draft's
-other runs (`coverage_variant`); the host reads what it recorded (`read_coverage`):
+every candidate test file once under the runner's coverage measure (`Runner.coverage`), in the
+same sandbox as the draft's other runs (`prepare_coverage`, `CoverageRun.variant`); the host
+reads what it recorded (`read_coverage`):
 
 * Python runners (pytest, unittest through pytest): coverage.py, selfbench's own copy, bound
-  read-only into the sandbox with a tiny pytest plugin that starts it and switches its dynamic
-  context to each test's pytest node id for the test's setup, call and teardown. The node id is
+  read-only into the sandbox with a tiny pytest plugin (the runner's) that starts it and switches
+  its dynamic context to each test's node id for the test's setup, call and teardown. The id is
   exactly the name the runner's report gives, hence the selector; coverage.py's own
   `dynamic_context = test_function` names a function (`module.Class.test`), one context for every
   parametrization, and knows nothing of node ids. Its C tracer is built for selfbench's Python,
@@ -266,7 +267,7 @@ def prepare_coverage(
     data.mkdir()
     data.chmod(0o777)  # the sandbox's tests user writes there; nothing else reads it
     ro_binds: dict[str, Path] = {}
-    if parts.tool == COVERAGE_PY:
+    if parts.plugin:
         lib = scratch / "coverage-lib"
         (lib / "coverage").mkdir(parents=True)  # the mount point of the package
         (lib / f"{parts.plugin_module}.py").write_text(parts.plugin, encoding="utf-8")
@@ -386,11 +387,14 @@ def _script_lines(
     path = _repository_path(str(script.get("url", "")))
     if path not in lines or path not in sources:
         return set()
-    ranges = [
-        (int(r["startOffset"]), int(r["endOffset"]), int(r["count"]))
-        for function in script.get("functions", [])
-        for r in function.get("ranges", [])
-    ]
+    try:
+        ranges = [
+            (int(r["startOffset"]), int(r["endOffset"]), int(r["count"]))
+            for function in script.get("functions", [])
+            for r in function.get("ranges", [])
+        ]
+    except (AttributeError, KeyError, TypeError, ValueError):  # not what Node writes
+        return set()
     text = sources[path].decode("utf-8", "replace")
     length = len(text.encode("utf-16-le")) // 2
     if not ranges or max(end for _, end, _ in ranges) != length:
