@@ -419,3 +419,30 @@ def test_node_pass_to_pass_comes_from_the_file_that_executes_the_change(tmp_path
     assert decision.basis is not None
     assert decision.basis.basis == "coverage"
     assert decision.basis.detail.startswith("V8 coverage at the base: 1 passing tests execute ")
+
+
+def test_neighbours_named_after_a_changed_module_come_first_then_those_beside(
+    tmp_path: Path,
+) -> None:
+    from selfbench.draft.api import _neighbours  # noqa: PLC0415 - the plan's own rule
+
+    files = {
+        "src/pkg/wrap.py": "",
+        "src/pkg/__init__.py": "",
+        "tests/test_changed.py": "",
+        "tests/test_aaa.py": "",
+        "tests/test___init__.py": "",
+        "tests/unit/test_wrap_width.py": "",
+        "tests/unit/test_other.py": "",
+        "tests/conftest.py": "",
+    }
+    repo, sha, _, _ = _commit_change(tmp_path, files, {"src/pkg/wrap.py": "x = 1\n"}, {})
+    found = _neighbours(
+        Path(repo), sha, ["tests/test_changed.py"], {"tests/test_changed.py"},
+        ["src/pkg/wrap.py", "src/pkg/__init__.py"],
+    )  # fmt: skip
+    assert found == [
+        "tests/unit/test_wrap_width.py",  # named after wrap.py (not after __init__.py)
+        "tests/test___init__.py",
+        "tests/test_aaa.py",
+    ]
