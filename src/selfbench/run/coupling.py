@@ -36,12 +36,11 @@ from pathlib import Path
 from posixpath import basename, splitext
 from typing import Literal
 
-from selfbench._git import git
+from selfbench._git import git, scratch_index
 from selfbench.artifacts.task_dir import read_authored_task
 from selfbench.environments.process import parse_command, run_command
 from selfbench.errors import ReviewerError
 from selfbench.patches import parse_patch
-from selfbench.quality.variants import gold_texts
 from selfbench.repair import check_coupling_repair
 from selfbench.run._names import AssertedNames, asserted_names, code_names
 from selfbench.run._workspace import Workspace, changed_paths
@@ -117,7 +116,7 @@ def _gold(repo: Path, base: str, data: bytes) -> _Gold:
     the language is known (comments and docstrings left out), else its added lines."""
     patch = parse_patch(data, lenient=True)
     code = [change for change in patch.files if not _is_prose(change.new_path or change.old_path)]
-    images = gold_texts(repo, base, data, [c.new_path for c in code if c.status != "deleted"])
+    images = _post_images(repo, base, data, [c.new_path for c in code if c.status != "deleted"])
     identifiers: set[str] = set()
     literals: list[str] = []
     for change in code:
@@ -138,6 +137,32 @@ def _gold(repo: Path, base: str, data: bytes) -> _Gold:
 
 def _literals(text: str) -> list[str]:
     return ["".join(groups) for groups in _LITERAL_RE.findall(text)]
+
+
+def _post_images(
+    repo: Path, base: str, patch: bytes, paths: Sequence[str | None] | None = None
+) -> dict[str, str]:
+    """The files a patch leaves (`paths` of them, default all), read without touching `repo`.
+
+    The patch is applied to a private index whose new objects go to a private directory,
+    borrowing the repository's objects read-only.
+
+    Raises:
+        GitError: the base commit is missing or the patch does not apply to it.
+    """
+    if paths is None:
+        paths = [
+            change.new_path
+            for change in parse_patch(patch, lenient=True).files
+            if change.status != "deleted"
+        ]
+    with scratch_index(repo, base, private_objects=True) as env:
+        git(repo, "apply", "--cached", "-", stdin=patch, env=env)
+        return {
+            path: git(repo, "cat-file", "blob", f":{path}", env=env).decode("utf-8", "replace")
+            for path in paths
+            if path
+        }
 
 
 def _in_base(repo: Path, base: str, names: Iterable[str]) -> set[str]:
@@ -205,7 +230,7 @@ def coupling_blockers(task_dir: Path, repo: Path) -> list[str]:
     definition = task.definition
     gold = _gold(repo, definition.baseCommit, task.gold_patch)
     found: dict[tuple[str, str], str] = {}  # (kind, name) -> the first test file asserting it
-    tests = gold_texts(repo, definition.baseCommit, task.test_patch)
+    tests = _post_images(repo, definition.baseCommit, task.test_patch)
     for path, source in sorted(tests.items()):
         names = asserted_names(path, source)
         for name in names.identifiers:
