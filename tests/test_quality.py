@@ -566,3 +566,22 @@ def test_parts_are_files_and_the_hunks_of_files_with_several() -> None:
         b"@@ -1 +1 @@\n-a\n+b\n"
     )
     assert changed_lines(gold) == {"a.py": frozenset({1, 21}), "tox.ini": frozenset({1})}
+
+
+def test_the_table_has_one_row_per_task(capsys: pytest.CaptureFixture[str]) -> None:
+    from selfbench.cli.quality import _print_table  # noqa: PLC0415 - the printer under test
+
+    record = QualityRecord(
+        taskId="t1",
+        verdict="review",
+        reasons=("weak tests: 5 of 10 mutants survive",),
+        ablation=Ablation(moved=("tox.ini",), unneeded=("calc.py#1",)),
+        mutation=Mutation(generated=10, killed=5, score=0.5),
+    )
+    _print_table([record, QualityRecord(taskId="t2", verdict="ship")])
+    words = " ".join(capsys.readouterr().out.split())  # however the terminal wraps the cells
+    assert words == (
+        "task verdict mutation score unneeded moved reasons "
+        "t1 review 50% (5/10) calc.py#1 tox.ini weak tests: 5 of 10 mutants survive "
+        "t2 ship - - - -"
+    )

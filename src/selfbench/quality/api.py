@@ -268,8 +268,10 @@ def assess(  # noqa: PLR0913 - the task's parts and the observations others made
     pass_to_pass: PassToPassBasis | None = None,
     instruction: InstructionCheck | None = None,
     dependencies: Dependencies = Dependencies(),  # noqa: B008 - frozen
+    coverage_supported: bool = False,
 ) -> QualityRecord:
-    """Run ablation and mutation on one task in the sandbox and judge it (see the module).
+    """Run ablation and mutation on one task in the sandbox and judge it (see the module) with
+    the observations made elsewhere (`coverage_supported`: the task's runner can report coverage).
 
     Raises:
         QualityError: setup failed, or the gold does not pass fail-to-pass.
@@ -291,7 +293,14 @@ def assess(  # noqa: PLR0913 - the task's parts and the observations others made
             current = next(tier for tier in DIFFICULTIES if tier == definition.difficulty)
             ablation = _ablation(scorer, gold_patch, current, options.jobs)
             mutation = _mutation(scorer, repo, definition, gold_patch, options)
-    verdict, reasons = judge(ablation, mutation, pass_to_pass, instruction, dependencies)
+    verdict, reasons = judge(
+        ablation,
+        mutation,
+        pass_to_pass,
+        instruction,
+        dependencies,
+        coverage_supported=coverage_supported,
+    )
     return QualityRecord(
         taskId=task_id,
         verdict=verdict,
