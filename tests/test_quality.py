@@ -276,6 +276,12 @@ def test_scoring_judges_each_variant_and_stops_when_asked(samples: Samples, tmp_
         False,
         None,
     ]
+    logs = sorted((tmp_path / "logs" / "strong").glob("variant-*.log"))
+    assert len(logs) == 3
+    for log in logs:  # fail-to-pass once, no determinism repeat, no pass-to-pass selectors
+        text = log.read_text(encoding="utf-8")
+        assert "selfbench: fail-to-pass again" not in text
+        assert "selfbench: pass-to-pass: true" in text or "patch does not apply" in text
     seen: list[list[bool | None]] = []
 
     def stop(results: list[bool | None]) -> bool:
