@@ -11,14 +11,17 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from projects import git
 from selfbench._sample_history import build_sample_history
+from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.bundle.evidence import REPORT_ARGUMENTS
 from selfbench.draft.api import DraftOptions, DraftResult, draft_candidate
+from selfbench.draft.coverage import COVERAGE_PY, CoverageSeen
 from selfbench.draft.run import (
     Decision,
     FileRun,
@@ -121,7 +124,7 @@ def test_node_change_gives_file_selectors_from_observed_outcomes(tmp_path: Path)
     assert base["test/reverse.test.js"] != 0
     assert dict(observation.gold[0].files[1].outcomes.tests) == {"reverse": "passed"}
     decision = _decide(observation, "medium")
-    assert decision == Decision(
+    assert replace(decision, basis=None) == Decision(
         ("test/reverse.test.js",), ("test/core.test.js",), None, ("reverse",)
     )
 
@@ -260,11 +263,17 @@ GOLD_A = _pytest_run(
 
 def test_decide_per_test_selectors_sorted_and_capped() -> None:
     observation = _observation(_sample("base", BASE_A), _sample("gold-1", GOLD_A))
-    assert _pytest_decide(observation) == Decision(
+    decision = _pytest_decide(observation)
+    assert replace(decision, basis=None) == Decision(
         (f"{A}::test_new",),
         (f"{A}::test_old", f"{A}::test_param[a b]"),
         None,
         (f"{A}::test_new",),
+    )
+    assert decision.basis == PassToPassBasis(
+        basis="changed test files",
+        detail="no coverage measure for this runner; the changed test files' passing tests, sorted",
+        selected=decision.pass_to_pass,
     )
     assert _pytest_decide(observation, cap=1).pass_to_pass == (f"{A}::test_old",)
     assert _pytest_decide(observation, "hard", cap=1).pass_to_pass == (
@@ -352,7 +361,21 @@ def test_outcomes_type_is_the_parsers() -> None:
     assert isinstance(BASE_A.outcomes, Outcomes)
 
 
-def test_decide_an_unchanged_neighbour_gives_only_pass_to_pass() -> None:
+@pytest.mark.parametrize(
+    ("coverage", "pass_to_pass"),
+    [
+        # without coverage, never the neighbour's tests
+        (None, (f"{A}::test_old", f"{A}::test_param[a b]")),
+        # its test executes the change: chosen first
+        (
+            CoverageSeen(COVERAGE_PY, {"tests/test_n.py::test_kept": 2}, 7),
+            ("tests/test_n.py::test_kept", f"{A}::test_old", f"{A}::test_param[a b]"),
+        ),
+    ],
+)
+def test_decide_an_unchanged_neighbour_gives_only_pass_to_pass_and_only_when_covered(
+    coverage: CoverageSeen | None, pass_to_pass: tuple[str, ...]
+) -> None:
     n = "tests/test_n.py"
     base_n = _pytest_run(
         n, [f"PASSED {n}::test_kept", f"FAILED {n}::test_fixed - x", "== 1 failed, 1 passed =="], 1
@@ -362,18 +385,14 @@ def test_decide_an_unchanged_neighbour_gives_only_pass_to_pass() -> None:
     )
     observation = _observation(_sample("base", BASE_A, base_n), _sample("gold-1", GOLD_A, gold_n))
     decision = decide(
-        observation,
+        replace(observation, coverage=coverage),
         difficulty="hard",
         selector_of=lambda name: name,
         by_file=False,
         neighbours=frozenset({n}),
     )
     assert decision.fail_to_pass == (f"{A}::test_new",)
-    assert decision.pass_to_pass == (
-        f"{A}::test_old",
-        f"{A}::test_param[a b]",
-        f"{n}::test_kept",
-    )
+    assert decision.pass_to_pass == pass_to_pass
 
 
 # --- a collection error under one Python, retried under the next older one ------------------

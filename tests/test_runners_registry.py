@@ -20,6 +20,7 @@ from selfbench.errors import DraftError
 from selfbench.runners import (
     RUNNERS,
     CompiledProject,
+    CoverageParts,
     NodeProject,
     Part,
     PythonProject,
@@ -36,6 +37,7 @@ RECORDS: dict[str, type[Any]] = {
     "NodeProject": NodeProject,
     "CompiledProject": CompiledProject,
     "VerifierParts": VerifierParts,
+    "CoverageParts": CoverageParts,
 }
 PROJECTS = {"python": "python", "node": "node", "go": "compiled", "rust": "compiled"}
 """The drafting sub-record each ecosystem's runners carry (and no other)."""

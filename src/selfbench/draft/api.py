@@ -17,7 +17,8 @@ line of `candidates.jsonl`), `out_dir` the tasks directory. The result is a `Dra
 4. the draft instruction (`instruction.draft_instruction`);
 5. the static audit (`task.judge_task`) on the finished task, then one atomic write of
    `definition.json`, `test.patch`, `gold.patch` and the sidecar `draft.json` (marked draft:
-   the evidence, the commands and where each came from, timings).
+   the evidence, the commands and where each came from, timings, and how the pass-to-pass tests
+   were chosen, `pass_to_pass_basis`).
 
 A problem with one candidate (no test changes, setup fails, unreadable runner output, a bad
 `selfbench.toml` at its base) is a rejection; only what stops every candidate raises (no
@@ -38,6 +39,7 @@ from typing import Any, Literal
 from selfbench._fs import atomic_directory
 from selfbench._git import git
 from selfbench.artifacts.draft_record import DRAFT_FILE, render_draft_record
+from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.artifacts.task_dir import render_task_files
 from selfbench.contract import AUTHORING_DEFAULTS, Difficulty
 from selfbench.draft._python import python_command
@@ -64,7 +66,7 @@ from selfbench.draft.split import SplitChange, is_runnable_test, split_change
 from selfbench.errors import DraftError, SandboxError, SelfbenchError, translating
 from selfbench.mine.candidate import CandidateModel
 from selfbench.progress import Reporter, silent
-from selfbench.rules import THRESHOLDS
+from selfbench.runners import runner_named
 from selfbench.task import judge_task
 from selfbench.toolchains import sandbox_pythons
 from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions
@@ -75,6 +77,7 @@ __all__ = [
     "draft_candidate",
     "draft_candidates",
     "draft_evidence",
+    "pass_to_pass_basis",
 ]
 
 DRAFT_SCHEMA_VERSION = 1
@@ -393,21 +396,34 @@ def _local_fields(local: LocalOptions) -> dict[str, Any]:
     return {name: getattr(local, name) for name in LocalOptions.__slots__}
 
 
-_NEIGHBOURS = 2
-"""Unchanged test files run beside the changed ones when the tier needs pass-to-pass tests."""
+_NEIGHBOURS = 6
+"""At most this many unchanged test files run beside the changed ones when the runner has a
+coverage measure (which decides whether any of their tests guards the change)."""
+_VAGUE_STEMS = frozenset({"__init__", "index", "main", "mod", "lib", "test", "tests"})
+"""Module names too common to tell which test files exercise them."""
 
 
-def _neighbours(repo: Path, commit: str, files: Sequence[str], changed: set[str]) -> list[str]:
-    """Unchanged runnable test files in the changed files' directories at `commit`, sorted."""
-    found: set[str] = set()
-    for directory in sorted({posixpath.dirname(path) for path in files}):
-        spec = f"{directory}/" if directory else "."
-        listing = git(repo, "ls-tree", "-z", "--name-only", commit, "--", spec)
-        for raw in listing.split(b"\0"):
-            path = raw.decode("utf-8", "replace")
-            if path and path not in changed and is_runnable_test(path):
-                found.add(path)
-    return sorted(found)
+def _neighbours(
+    repo: Path, commit: str, files: Sequence[str], changed: set[str], gold: Sequence[str]
+) -> list[str]:
+    """Unchanged runnable test files at `commit`: first those whose name holds the stem of a
+    gold file (`test_wrap.py` for `wrap.py`), then those in the changed test files'
+    directories; each group sorted."""
+    listing = git(repo, "ls-tree", "-r", "-z", "--name-only", commit)
+    tests = sorted(
+        path
+        for path in (raw.decode("utf-8", "replace") for raw in listing.split(b"\0"))
+        if path and path not in changed and is_runnable_test(path)
+    )
+    stems = {
+        stem
+        for stem in (posixpath.splitext(posixpath.basename(path))[0] for path in gold)
+        if len(stem) >= 3 and stem not in _VAGUE_STEMS
+    }
+    named = [p for p in tests if any(stem in posixpath.basename(p) for stem in stems)]
+    directories = {posixpath.dirname(path) for path in files}
+    beside = [p for p in tests if posixpath.dirname(p) in directories]
+    return list(dict.fromkeys([*named, *beside]))
 
 
 def _plan(
@@ -428,9 +444,11 @@ def _plan(
     ]
     files = tuple(sorted(path.removeprefix(prefix) for path in chosen))
     neighbours: tuple[str, ...] = ()
-    if files and THRESHOLDS[candidate.difficulty].pass_to_pass > 0:
+    runner = runner_named(environment.runner)
+    coverage = runner.coverage if runner is not None else None
+    if files and coverage is not None:
         changed = {*split.test_files, *split.support_files}
-        found = _neighbours(repo, candidate.baseCommit, chosen, changed)
+        found = _neighbours(repo, candidate.baseCommit, chosen, changed, split.gold_files)
         kept = [
             path
             for path in found
@@ -455,6 +473,7 @@ def _plan(
         timeouts,
         resources,
         frozenset(neighbours),
+        coverage,
     )
 
 
@@ -531,7 +550,28 @@ def draft_evidence(
         "reason": decision.reason,
         "logs": str(logs),
         "timings": {"runSeconds": round(observation.seconds, 1)},
+        **(
+            {_BASIS_KEY: decision.basis.model_dump(mode="json")}
+            if decision.basis is not None
+            else {}
+        ),
     }
+
+
+_BASIS_KEY = "passToPassBasis"
+
+
+def pass_to_pass_basis(evidence: Mapping[str, Any]) -> PassToPassBasis:
+    """How a draft chose its pass-to-pass tests, from its evidence (`draft.json`'s content);
+    basis `none` when the draft recorded none (rejected first, or drafted before it was kept).
+
+    Raises:
+        pydantic.ValidationError: the recorded basis is not one.
+    """
+    recorded = evidence.get(_BASIS_KEY)
+    if recorded is None:
+        return PassToPassBasis(basis="none", detail="the draft recorded no basis")
+    return PassToPassBasis.model_validate(recorded, strict=False)  # JSON arrays for tuples
 
 
 def _write_task(

@@ -8,15 +8,18 @@ each on a fresh copy of the prepared tree. The provisional test command runs eac
 on its own, twice in a row, between marker lines, so every test's outcome is read with its file,
 whatever the runner prints (jest, vitest and node name tests without their file), and each run
 gives two samples. Unchanged test files beside the changed ones (`Plan.neighbours`) may run too,
-for pass-to-pass tests only.
+for pass-to-pass tests only. When the runner has a coverage measure (`Plan.coverage`), one more
+run at the base runs every file once under it (`draft.coverage`): which tests execute the lines
+around the gold's changed lines.
 
 `decide` is pure: per-test outcomes in, fail-to-pass and pass-to-pass selectors (or the reason
 there are none) out.
 
 * fail-to-pass: tests that fail (or are missing, or their file fails) at the base and pass in
   every gold run;
-* pass-to-pass: tests that pass at the base and in every gold run, sorted, capped at `cap`; fewer
-  than the tier's minimum rejects;
+* pass-to-pass: tests that pass at the base and in every gold run: those executing the most of
+  the lines around the gold's changed lines first, then the changed test files' others, sorted
+  (`coverage.choose_pass_to_pass`), capped at `cap`; fewer than the tier's minimum rejects;
 * a test that passes at the base and fails with the gold patch (`regression: <test> ...`), or
   whose outcome changes between samples at the base or with the gold patch (`flaky: <test>
   ...`), rejects the candidate; so does output the runner's parser cannot read.
@@ -36,16 +39,27 @@ from pathlib import Path
 from typing import Any, Final
 
 from selfbench._fs import read_bytes
+from selfbench._git import git
 from selfbench._shell import quote
+from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.artifacts.task_dir import write_task_files
 from selfbench.bundle.render_scripts import F2P_AGAIN_LABEL, F2P_LABEL
 from selfbench.compiler import compile_home
 from selfbench.contract import AUTHORING_DEFAULTS, Difficulty
-from selfbench.errors import DraftError
+from selfbench.draft.coverage import (
+    CoverageRun,
+    CoverageSeen,
+    choose_pass_to_pass,
+    guarded_lines,
+    prepare_coverage,
+    read_coverage,
+)
+from selfbench.errors import DraftError, GitError
 from selfbench.outcomes import Outcome, Outcomes, parse_outcomes
 from selfbench.rules import PLACEHOLDER, THRESHOLDS
+from selfbench.runners import CoverageParts
 from selfbench.validate.checks import command_segments
-from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions, score_patches
+from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions, VerifierVariant, score_patches
 from selfbench.validate.report import RunReport
 
 __all__ = [
@@ -63,7 +77,7 @@ __all__ = [
 ]
 
 DEFAULT_P2P_CAP: Final = 20
-"""At most this many pass-to-pass selectors, the first in sorted order."""
+"""At most this many pass-to-pass selectors, the best guards first."""
 REPEATS: Final = 2
 """Each file runs this many times in a row in every verifier run (see `provisional_command`)."""
 _MARKER_RE = re.compile(
@@ -95,6 +109,8 @@ class Plan:
     )
     neighbours: frozenset[str] = frozenset()
     """Unchanged test files beside the changed ones, run only for pass-to-pass candidates."""
+    coverage: CoverageParts | None = None
+    """The runner's coverage measure (`Runner.coverage`; None runs none)."""
 
     @property
     def held_out(self) -> tuple[str, ...]:
@@ -140,6 +156,8 @@ class Observation:
     logs: Path
     seconds: float
     reason: str | None = None
+    coverage: CoverageSeen | None = None
+    """What the coverage run at the base saw (None: there was none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +169,8 @@ class Decision:
     reason: str | None = None
     tests: tuple[str, ...] = ()
     """The names of the fail-to-pass tests (for the draft instruction's redaction)."""
+    basis: PassToPassBasis | None = None
+    """How the pass-to-pass tests were chosen (None when the candidate is rejected before)."""
 
 
 def test_key(file: str, name: str) -> str:
@@ -252,9 +272,46 @@ def observe(
         write_task_files(task, definition, test_patch, gold_patch)
         located = compile_home(task, repo=repo, home=task)
         patches: list[bytes | None] = [b"", *([gold_patch] * reruns)]
-        reports = score_patches(located, patches, options=options)
+        measure: CoverageRun | str = "the runner has no coverage measure"
+        if plan.coverage is not None:
+            measure = prepare_coverage(Path(scratch), plan.coverage, guarded_lines(gold_patch))
+        variants: dict[int, VerifierVariant] = {}
+        if isinstance(measure, CoverageRun):
+            patches.append(b"")  # at the base: the test patch applied, no gold
+            variants[len(patches) - 1] = measure.variant(
+                located.definition,
+                test_command=plan.test_command,
+                files=len(plan.test_files),
+                test_patch=test_patch,
+                gold_patch=gold_patch,
+            )
+        reports = score_patches(located, patches, options=options, variants=variants)
+        seen = _coverage_seen(repo, plan, measure, reports[-1] if variants else None)
     seconds = time.monotonic() - started
-    return read_samples(plan, reports, logs=logs / _PROVISIONAL_ID, seconds=seconds)
+    observation = read_samples(
+        plan, reports[: reruns + 1], logs=logs / _PROVISIONAL_ID, seconds=seconds
+    )
+    return replace(observation, coverage=seen)
+
+
+def _coverage_seen(
+    repo: Path, plan: Plan, measure: CoverageRun | str, report: RunReport | None
+) -> CoverageSeen:
+    """What the coverage run recorded, or why there was none."""
+    if plan.coverage is None:
+        return CoverageSeen("")
+    if isinstance(measure, str):
+        return CoverageSeen(plan.coverage.tool, problem=measure)
+    if report is None or report.reward is None or not report.reward.setup_completed:
+        log = report.log if report is not None else "none"
+        return CoverageSeen(plan.coverage.tool, problem=f"the run at the base failed (log {log})")
+    sources: dict[str, bytes] = {}
+    for path in measure.lines:
+        try:
+            sources[path] = git(repo, "show", f"{plan.base_commit}:{path}")
+        except GitError:
+            continue
+    return read_coverage(measure, plan.test_files, sources, log=report.log)
 
 
 def read_samples(
@@ -381,7 +438,8 @@ def decide(
 
     `selector_of` turns a test's runner name into its selector; `by_file` says the runner's
     selectors are its test files (jest, vitest, node --test, bun), whose names carry no file.
-    Tests in `neighbours` (unchanged files) can only be pass-to-pass.
+    Tests in `neighbours` (unchanged files) can only be pass-to-pass, and only when the
+    coverage run saw them execute the change (`coverage.choose_pass_to_pass`).
     """
     if observation.reason is not None:
         return Decision(reason=observation.reason)
@@ -403,15 +461,18 @@ def decide(
     if not fail:
         return Decision(reason=_no_fail_to_pass(base, observation.gold, neighbours))
     minimum = THRESHOLDS[difficulty].pass_to_pass
-    chosen = tuple(sorted(set(passing)))[: max(cap, minimum)]
+    chosen, basis = choose_pass_to_pass(
+        passing, neighbours=neighbours, coverage=observation.coverage, cap=max(cap, minimum)
+    )
     if len(chosen) < minimum:
         return Decision(
             reason=(
                 f"{difficulty} mode requires at least {minimum} pass-to-pass tests; "
                 f"{len(chosen)} of the changed test files pass at the base and with the gold patch"
-            )
+            ),
+            basis=basis,
         )
-    return Decision(tuple(dict.fromkeys(fail)), chosen, None, tuple(names))
+    return Decision(tuple(dict.fromkeys(fail)), chosen, None, tuple(names), basis)
 
 
 def _unreadable(base: RunSample, gold: Sequence[RunSample]) -> str | None:
@@ -476,11 +537,12 @@ def _by_test(
     gold: Sequence[RunSample],
     selector_of: Callable[[str], str],
     neighbours: frozenset[str],
-) -> tuple[list[str], list[str], list[str]]:
-    """Per-test selectors: fail-to-pass and pass-to-pass, and the fail-to-pass tests' names."""
+) -> tuple[list[str], list[tuple[str, str, str]], list[str]]:
+    """Per-test selectors: fail-to-pass, pass-to-pass candidates (selector, file, name), and
+    the fail-to-pass tests' names."""
     at_base, first = base.tests(), gold[0].tests()
     fail: list[str] = []
-    passing: list[str] = []
+    passing: list[tuple[str, str, str]] = []
     names: list[str] = []
     for key, outcome in first.items():
         if outcome != "passed":
@@ -488,7 +550,7 @@ def _by_test(
         file, name = _split_key(key)
         before = at_base.get(key)
         if before == "passed":
-            passing.append(selector_of(name))
+            passing.append((selector_of(name), file, name))
         elif before != "skipped" and file not in neighbours:
             fail.append(selector_of(name))
             names.append(name)
@@ -497,10 +559,11 @@ def _by_test(
 
 def _by_file(
     base: RunSample, gold: Sequence[RunSample], neighbours: frozenset[str]
-) -> tuple[list[str], list[str], list[str]]:
-    """File selectors: a file that passes in every gold run, failing or passing at the base."""
+) -> tuple[list[str], list[tuple[str, str, str]], list[str]]:
+    """File selectors: a file that passes in every gold run, failing or passing at the base
+    (pass-to-pass candidates as selector, file and name: the file thrice)."""
     fail: list[str] = []
-    passing: list[str] = []
+    passing: list[tuple[str, str, str]] = []
     names: list[str] = []
     for index, run in enumerate(base.files):
         clean = all(
@@ -513,7 +576,7 @@ def _by_file(
             fail.append(run.file)
             names.extend(name for name, _ in gold[0].files[index].outcomes.tests)
         elif run.exit_code == 0 and run.outcomes.passed > 0:
-            passing.append(run.file)
+            passing.append((run.file, run.file, run.file))
     return fail, passing, names
 
 

@@ -14,7 +14,9 @@ from selfbench.runners import bun, cargo, go, jest, node, pytest, unittest, vite
 from selfbench.runners._command import commands, runner_of
 from selfbench.runners._log import NO_MATCH, Outcome, Result, Run
 from selfbench.runners._protocol import (
+    V8_COVERAGE,
     CompiledProject,
+    CoverageParts,
     NodeProject,
     Part,
     PythonProject,
@@ -26,7 +28,9 @@ __all__ = [
     "COMMAND_RUNNERS",
     "NO_MATCH",
     "RUNNERS",
+    "V8_COVERAGE",
     "CompiledProject",
+    "CoverageParts",
     "NodeProject",
     "Outcome",
     "Part",

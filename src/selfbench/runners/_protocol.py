@@ -16,7 +16,9 @@ from selfbench.errors import DraftError
 from selfbench.runners._log import Result, Run
 
 __all__ = [
+    "V8_COVERAGE",
     "CompiledProject",
+    "CoverageParts",
     "NodeProject",
     "Part",
     "PythonProject",
@@ -143,6 +145,30 @@ class VerifierParts:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CoverageParts:
+    """How a draft measures which tests execute which lines of the changed files, at the base
+    (`selfbench.draft.coverage`): shell words run before each test file's command, given
+    `$selfbench_data` (the file's own data directory, writable) and `$selfbench_coverage_lib`
+    (selfbench's coverage package and the plugin below, read-only)."""
+
+    tool: str
+    """`coverage.py` (per test: one dynamic context per name the runner's report gives) or `v8`
+    (Node's own coverage, per test file)."""
+    environment: str
+    """The shell words (`export …; `) that have the test processes measured."""
+    plugin_module: str = ""
+    """The module name `environment` has the runner load (coverage.py's only; "" for none)."""
+    plugin: str = ""
+    """Its Python source: it starts coverage.py, writing into `$SELFBENCH_COVERAGE_DATA`, on
+    the files listed (a JSON array of patterns) in `$SELFBENCH_COVERAGE_INCLUDE`, and writes a
+    failure to `error.txt` there instead of raising."""
+
+
+V8_COVERAGE = CoverageParts(tool="v8", environment='export NODE_V8_COVERAGE="$selfbench_data"; ')
+"""V8's own coverage, which every Node process writes where `NODE_V8_COVERAGE` says."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Runner:
     """One test runner: its names, how it is recognised and read, what the verifier does for it.
 
@@ -231,6 +257,9 @@ class Runner:
     reporter_module: str = ""
     """The module name of the reporter the verifier has it load ("" for none): a name no patch
     may add or shadow."""
+    coverage: CoverageParts | None = None
+    """How a draft measures, at the base, which of its tests execute which lines (None: it
+    cannot)."""
 
 
 _FILE_SEPARATORS = (" > ", " \u203a ")

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from selfbench.runners._command import installed, js_bin
 from selfbench.runners._jest_family import NO_FILES, VERIFIER, counts, from_json
 from selfbench.runners._log import Result, Run, table
-from selfbench.runners._protocol import NodeProject, Runner, by_file
+from selfbench.runners._protocol import V8_COVERAGE, NodeProject, Runner, by_file
 
 __all__ = ["RUNNER", "parse_jest"]
 
@@ -97,5 +97,6 @@ RUNNER = Runner(
     project_paths=(r"packages/(jest)(?:-[^/]*)?",),
     manifest_keys=("jest", "babel", "scripts"),  # its settings, its transform's, the scripts
     restored_manifests=("package.json",),
+    coverage=V8_COVERAGE,
     verifier=VERIFIER,
 )

@@ -8,7 +8,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from selfbench.runners._log import Outcome, Result, Run, table
-from selfbench.runners._protocol import NodeProject, Part, Runner, VerifierParts, by_file
+from selfbench.runners._protocol import (
+    V8_COVERAGE,
+    NodeProject,
+    Part,
+    Runner,
+    VerifierParts,
+    by_file,
+)
 
 __all__ = ["RUNNER", "parse_node"]
 
@@ -251,6 +258,7 @@ RUNNER = Runner(
     selects_files=True,
     control_files=CONTROL_FILES,
     control_directories=("node_modules",),
+    coverage=V8_COVERAGE,
     verifier=VerifierParts(
         report_passed=Part(4, _PASSED),
         report_failed=Part(4, _FAILED),

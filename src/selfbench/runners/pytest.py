@@ -8,7 +8,14 @@ from collections.abc import Sequence
 
 from selfbench.runners._command import python_module
 from selfbench.runners._log import INDEX, Outcome, Result, Run, table
-from selfbench.runners._protocol import Part, PythonProject, Runner, VerifierParts, readonly
+from selfbench.runners._protocol import (
+    CoverageParts,
+    Part,
+    PythonProject,
+    Runner,
+    VerifierParts,
+    readonly,
+)
 
 __all__ = [
     "CONTROL_DIRECTORIES",
@@ -225,6 +232,81 @@ REPORTER_MODULE = "_selfbench_evidence"
 """The module name of the verifier's pytest reporter (a runner-control name: no patch may
 shadow it)."""
 
+COVERAGE_MODULE = "_selfbench_coverage"
+"""The pytest plugin a draft's coverage run loads (`-p`)."""
+_COVERAGE_PLUGIN = '''\
+"""Which pytest test executes which measured line: coverage.py, one dynamic context per node
+id. Loaded by selfbench draft; a failure is written to the data directory, never raised."""
+
+import json
+import os
+
+import pytest
+
+_DATA = os.environ.get("SELFBENCH_COVERAGE_DATA", ".")
+_measure = None
+
+
+def _failed(error):
+    try:
+        with open(os.path.join(_DATA, "error.txt"), "a") as handle:
+            handle.write(f"{type(error).__name__}: {error}\\n")
+    except OSError:
+        pass
+
+
+def pytest_configure(config):
+    global _measure
+    try:
+        import coverage
+
+        with open(os.environ["SELFBENCH_COVERAGE_INCLUDE"]) as handle:
+            include = json.load(handle)
+        _measure = coverage.Coverage(
+            data_file=os.path.join(_DATA, ".coverage"),
+            data_suffix=True,
+            include=include,
+            config_file=False,
+        )
+        _measure.set_option("run:disable_warnings", ["no-data-collected"])
+        _measure.start()
+    except Exception as error:
+        _measure = None
+        _failed(error)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if _measure is not None:
+        _measure.switch_context(item.nodeid)
+    yield
+    if _measure is not None:
+        _measure.switch_context("")
+
+
+def pytest_unconfigure(config):
+    global _measure
+    if _measure is not None:
+        try:
+            _measure.stop()
+            _measure.save()
+        except Exception as error:
+            _failed(error)
+        _measure = None
+'''
+COVERAGE = CoverageParts(
+    tool="coverage.py",
+    environment=(
+        'export PYTHONPATH="$selfbench_coverage_lib${PYTHONPATH:+:$PYTHONPATH}" '
+        f'PYTEST_ADDOPTS="${{PYTEST_ADDOPTS:+$PYTEST_ADDOPTS }}-p {COVERAGE_MODULE}" '
+        "COVERAGE_CORE=pytrace; "
+    ),
+    plugin_module=COVERAGE_MODULE,
+    plugin=_COVERAGE_PLUGIN,
+)
+"""coverage.py through a plugin of its own (see `selfbench.draft.coverage`): the pure-Python
+tracer, as selfbench's copy of its C tracer is built for another Python than the project's."""
+
 _REPORTER = """\
 import json
 import os
@@ -418,6 +500,7 @@ RUNNER = Runner(
     shared_configuration_files=SHARED_CONFIGURATION_FILES,
     package_projects=("pytest", "pluggy"),
     reporter_module=REPORTER_MODULE,
+    coverage=COVERAGE,
     verifier=VerifierParts(
         report_passed=Part(0, _PASSED),
         report_failed=Part(0, _FAILED),

@@ -47,4 +47,5 @@ RUNNER = Runner(
     package_files=pytest.PACKAGE_FILES,
     project_paths=pytest.PROJECT_PATHS,
     shared_configuration_files=pytest.SHARED_CONFIGURATION_FILES,
+    coverage=pytest.COVERAGE,
 )

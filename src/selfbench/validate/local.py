@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -53,6 +53,7 @@ from selfbench.validate.phases import (
     AgentPhase,
     LocalOptions,
     TaskPhases,
+    VerifierVariant,
 )
 from selfbench.validate.report import Check, RunReport, TaskReport, parity_reason
 from selfbench.validate.sandbox import PrivateEntries, Sandbox, choose_users, require_sandbox
@@ -66,6 +67,7 @@ __all__ = [
     "LocalOptions",
     "LocalRunner",
     "TaskPhases",
+    "VerifierVariant",
     "score_patch",
     "score_patches",
     "validate_local",
@@ -241,9 +243,14 @@ def score_patch(located: LocatedTask, patch: bytes | None, *, options: LocalOpti
 
 
 def score_patches(
-    located: LocatedTask, patches: Sequence[bytes | None], *, options: LocalOptions
+    located: LocatedTask,
+    patches: Sequence[bytes | None],
+    *,
+    options: LocalOptions,
+    variants: Mapping[int, VerifierVariant] | None = None,
 ) -> list[RunReport]:
-    """`score_patch` for several patches, each on a fresh copy of one prepared task.
+    """`score_patch` for several patches, each on a fresh copy of one prepared task; the run of
+    `patches[i]` is `variants[i]`'s when given (its own test.sh and mounts).
 
     Raises:
         SandboxError: this machine cannot create the isolated workspace.
@@ -266,7 +273,16 @@ def score_patches(
             if patch is not None:
                 (opt / Path(layout.CONTAINER_AGENT_PATCH).name).write_bytes(patch)
             last = index == len(patches) - 1
-            run = task.verifier(name, AgentPatch(opt), (), last=last)
+            variant = (variants or {}).get(index, VerifierVariant())
+            run = task.verifier(
+                name,
+                AgentPatch(opt),
+                (),
+                variant.test_sh,
+                last=last,
+                binds=variant.binds,
+                ro_binds=variant.ro_binds,
+            )
             reports.append(task.run_report(run))
         return reports
     finally:

@@ -77,6 +77,7 @@ __all__ = [
     "AgentPhase",
     "LocalOptions",
     "TaskPhases",
+    "VerifierVariant",
     "setup_env_values",
 ]
 
@@ -154,6 +155,18 @@ class AgentPhase:
     """The directory the script wrote exit statuses to (`/run/selfbench-status`; `read_status`)."""
     result: PhaseResult
     log: Path
+
+
+@dataclass(frozen=True, slots=True)
+class VerifierVariant:
+    """A verifier run unlike the bundle's own: another `tests/test.sh`, and more mounts."""
+
+    test_sh: str | None = None
+    """The script run instead of the bundle's `tests/test.sh` (None: the bundle's)."""
+    binds: Mapping[str, Path] = field(default_factory=dict)
+    """Writable, besides the verifier's own."""
+    ro_binds: Mapping[str, Path] = field(default_factory=dict)
+    """Read-only."""
 
 
 @dataclass
@@ -399,9 +412,12 @@ class TaskPhases:
         test_sh: str | None = None,
         *,
         last: bool = False,
+        binds: Mapping[str, Path] | None = None,
+        ro_binds: Mapping[str, Path] | None = None,
     ) -> VerifierRun:
         """Run `tests/test.sh` (or `test_sh`) on a fresh copy of the verifier tree, then each
-        selector on its own. Of the agent phase, only `agent.patch` in `agent.opt` is used."""
+        selector on its own. Of the agent phase, only `agent.patch` in `agent.opt` is used.
+        `binds` (writable) and `ro_binds` are mounted besides the verifier's own."""
         app = self.sandbox.root / f"{name}-app"
         _take_tree(self.verifier_base, app, last=last)
         tests, opt, logs = (
@@ -441,7 +457,9 @@ class TaskPhases:
                     layout.CONTAINER_TESTS: tests,
                     layout.CONTAINER_SELFBENCH: opt,
                     "/logs": logs,
+                    **(binds or {}),
                 },
+                ro_binds=dict(ro_binds or {}),
                 network=self.options.network,
                 hidden=self.hidden(),
             ),

@@ -1,0 +1,448 @@
+"""`selfbench.draft.coverage`: pass-to-pass chosen by which tests execute the gold's changed lines.
+
+The line mapping, the V8 line reading and the choice are pure tables; the sandbox cases build
+real repositories with a real merged change and run `observe` and `decide` on them: a changed
+module exercised by one unchanged test file and not by another that sorts first (pytest under
+coverage.py, `node --test` under V8 coverage), and a test command that drops the environment, so
+coverage cannot run and the draft says why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from projects import git
+from selfbench.artifacts.quality_record import PassToPassBasis
+from selfbench.draft.api import pass_to_pass_basis
+from selfbench.draft.coverage import (
+    COVERAGE_PY,
+    V8,
+    CoverageRun,
+    CoverageSeen,
+    changed_base_lines,
+    choose_pass_to_pass,
+    executed_lines,
+    read_coverage,
+    surroundings,
+)
+from selfbench.draft.run import Decision, Observation, Plan, decide, observe
+from selfbench.runners import V8_COVERAGE, CoverageParts, runner_named
+
+PYTEST_COVERAGE = runner_named("pytest").coverage  # type: ignore[union-attr]
+
+SANDBOX = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("bwrap") is None,
+    reason="the local environment needs root and bubblewrap (CI runs as root)",
+)
+TIMEOUTS = {"setupSeconds": 300, "agentSeconds": 600, "testsSeconds": 120}
+RESOURCES: dict[str, int | float] = {"cpus": 2, "memoryMb": 4096, "storageMb": 10240}
+
+
+def _patch(path: str, *hunks: str) -> bytes:
+    head = (
+        f"diff --git a/{path} b/{path}\nindex 1111111..2222222 100644\n--- a/{path}\n+++ b/{path}\n"
+    )
+    return (head + "".join(hunks)).encode()
+
+
+# --- gold hunks to base lines ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("hunk", "lines"),
+    [
+        # a changed line: the removed base line, and its replacement goes before base line 5
+        ("@@ -3,3 +3,3 @@\n a\n-b\n+B\n c\n", (4, 5)),
+        # a removed line only
+        ("@@ -10,3 +10,2 @@\n a\n-b\n c\n", (11,)),
+        # lines added between base lines 5 and 6
+        ("@@ -4,2 +4,4 @@\n a\n+x\n+y\n b\n", (4, 5)),
+        # an insertion hunk with no base side: after base line 7, before 8
+        ("@@ -7,0 +8,2 @@\n+x\n+y\n", (7, 8)),
+        # added at the very top of the file: only line 1 follows
+        ("@@ -0,0 +1 @@\n+x\n", (1,)),
+        # added at the end, after a no-newline marker
+        ("@@ -2,1 +2,2 @@\n last\n\\ No newline at end of file\n+x\n", (2, 3)),
+        # two hunks, base coordinates each from its own header
+        ("@@ -1,2 +1,2 @@\n-a\n+A\n b\n@@ -20,2 +20,3 @@\n c\n+d\n e\n", (1, 2, 20, 21)),
+        # an empty context line counts as context
+        ("@@ -1,3 +1,3 @@\n a\n\n-c\n+C\n", (3, 4)),
+    ],
+)
+def test_gold_hunks_map_to_base_lines(hunk: str, lines: tuple[int, ...]) -> None:
+    assert changed_base_lines(_patch("pkg/mod.py", hunk)) == {"pkg/mod.py": lines}
+
+
+def test_new_files_and_renames_map_to_their_base_paths() -> None:
+    new = (
+        b"diff --git a/n.py b/n.py\nnew file mode 100644\n--- /dev/null\n+++ b/n.py\n"
+        b"@@ -0,0 +1 @@\n+x\n"
+    )
+    renamed = (
+        b"diff --git a/old.py b/new.py\nsimilarity index 90%\n"
+        b"rename from old.py\nrename to new.py\n"
+        b"--- a/old.py\n+++ b/new.py\n@@ -5,1 +5,1 @@\n-a\n+b\n"
+    )
+    assert changed_base_lines(new + renamed) == {"old.py": (5, 6)}
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [((10,), range(7, 14)), ((2,), range(1, 6)), ((1, 9), (*range(1, 5), *range(6, 13)))],
+)
+def test_surroundings_are_three_lines_either_side(
+    lines: tuple[int, ...], expected: tuple[int, ...]
+) -> None:
+    assert surroundings(lines) == frozenset(expected)
+
+
+# --- V8 ranges to lines ---------------------------------------------------------------------
+
+
+JS = "const a = 1;\nfunction f(x) {\n  if (x) {\n    return 1;\n  }\n  return 2;\n}\nf(0);\n"
+
+
+def _offset(text: str, needle: str) -> int:
+    return text.index(needle)
+
+
+def test_v8_lines_are_those_whose_innermost_range_ran() -> None:
+    end = len(JS)
+    ranges = [
+        (0, end, 1),  # the script
+        (_offset(JS, "function"), _offset(JS, "f(0)") - 1, 1),  # f, called once
+        (_offset(JS, "{\n    return 1"), _offset(JS, "  return 2"), 0),  # the if's block: never
+    ]
+    assert executed_lines(JS, ranges) == {1, 2, 3, 6, 7, 8}
+
+
+def test_an_uncalled_function_runs_only_its_declaration_line_s_start() -> None:
+    ranges = [(0, len(JS), 1), (_offset(JS, "function"), _offset(JS, "f(0)") - 1, 0)]
+    assert executed_lines(JS, ranges) == {1, 8}
+
+
+def _v8_run(tmp_path: Path, source: str, ranges: list[tuple[int, int, int]]) -> CoverageSeen:
+    """V8's report of one test file's run, as Node writes it, read back against `JS`."""
+    run = CoverageRun(V8_COVERAGE, {"src/a.js": surroundings([3])}, tmp_path, {}, {})
+    functions = [{"functionName": "", "ranges": [
+        {"startOffset": start, "endOffset": end, "count": count} for start, end, count in ranges
+    ]}]  # fmt: skip
+    report = {"result": [{"scriptId": "1", "url": "file:///app/src/a.js", "functions": functions}]}
+    (tmp_path / "0").mkdir()
+    (tmp_path / "0" / "coverage-1-2-0.json").write_text(json.dumps(report), encoding="utf-8")
+    return read_coverage(run, ["test/a.test.js"], {"src/a.js": source.encode()}, log="L")
+
+
+def test_v8_reports_read_per_test_file(tmp_path: Path) -> None:
+    seen = _v8_run(tmp_path, JS, [(0, len(JS), 1)])
+    assert seen == CoverageSeen(V8, {"test/a.test.js": 6}, lines=6)  # lines 1-6, all run
+
+
+def test_v8_reports_of_a_transformed_script_are_not_placed_on_lines(tmp_path: Path) -> None:
+    seen = _v8_run(tmp_path, JS, [(0, len(JS) + 40, 1)])  # a transform's longer text
+    assert seen.scores == {}
+    assert seen.problem == (
+        "V8 coverage saw the changed files only as transformed scripts, whose offsets are not "
+        "the files' (log L)"
+    )
+
+
+# --- the choice -------------------------------------------------------------------------------
+
+A, B, N = "tests/test_a.py", "tests/test_b.py", "tests/test_n.py"
+PASSING = [(f"{f}::{t}", f, f"{f}::{t}") for f, t in [(A, "t1"), (A, "t2"), (B, "t1"), (N, "t1")]]
+
+
+@pytest.mark.parametrize(
+    ("scores", "cap", "chosen", "basis"),
+    [
+        # covered first by score, then the changed files' rest; the neighbour only when covered
+        (
+            {f"{B}::t1": 2, f"{N}::t1": 5},
+            20,
+            (f"{N}::t1", f"{B}::t1", f"{A}::t1", f"{A}::t2"),
+            "coverage",
+        ),
+        ({f"{A}::t2": 1}, 2, (f"{A}::t2", f"{A}::t1"), "coverage"),
+        # ties by selector
+        ({f"{B}::t1": 3, f"{A}::t2": 3}, 20, (f"{A}::t2", f"{B}::t1", f"{A}::t1"), "coverage"),
+        # nothing covered: the changed files' tests, sorted; never the neighbour
+        ({}, 20, (f"{A}::t1", f"{A}::t2", f"{B}::t1"), "changed test files"),
+    ],
+)
+def test_pass_to_pass_ranked_by_coverage(
+    scores: dict[str, int], cap: int, chosen: tuple[str, ...], basis: str
+) -> None:
+    seen = CoverageSeen(COVERAGE_PY, scores, lines=12)
+    got, why = choose_pass_to_pass(PASSING, neighbours=frozenset({N}), coverage=seen, cap=cap)
+    assert (got, why.basis, why.selected) == (chosen, basis, chosen)
+    assert why.detail.startswith("coverage.py at the base: ")
+    assert "the 12 lines around the gold's changed lines" in why.detail
+
+
+@pytest.mark.parametrize(
+    ("seen", "detail"),
+    [
+        (None, "no coverage measure for this runner"),
+        (CoverageSeen(""), "no coverage measure for this runner"),
+        (
+            CoverageSeen(V8, problem="V8 coverage recorded nothing (log x)"),
+            "coverage could not run: V8 coverage recorded nothing (log x)",
+        ),
+    ],
+)
+def test_without_coverage_the_changed_test_files_and_why(
+    seen: CoverageSeen | None, detail: str
+) -> None:
+    got, why = choose_pass_to_pass(PASSING, neighbours=frozenset({N}), coverage=seen, cap=20)
+    assert got == (f"{A}::t1", f"{A}::t2", f"{B}::t1")
+    assert why == PassToPassBasis(
+        basis="changed test files",
+        detail=f"{detail}; the changed test files' passing tests, sorted",
+        selected=got,
+    )
+
+
+def test_the_basis_reads_back_from_the_evidence() -> None:
+    basis = PassToPassBasis(basis="coverage", detail="d", selected=("x",))
+    assert pass_to_pass_basis({"passToPassBasis": basis.model_dump(mode="json")}) == basis
+    assert pass_to_pass_basis({}).basis == "none"
+
+
+# --- in the sandbox: Python -------------------------------------------------------------------
+
+PY_SETUP = "python3 -m venv --system-site-packages --without-pip .venv"
+PYTEST = ".venv/bin/python -m pytest -rA -p no:cacheprovider {tests}"
+SHAPES = '''\
+"""Shapes."""
+
+
+def area(width, height):
+    """The area of a rectangle."""
+    if width < 0 or height < 0:
+        raise ValueError("negative side")
+    return width * height
+'''
+PERIMETER = '''
+
+def perimeter(width, height):
+    """The perimeter of a rectangle."""
+    return 2 * (width + height)
+'''
+PY_BASE = {
+    ".gitignore": ".venv/\n__pycache__/\n",
+    "calc/__init__.py": "",
+    "calc/shapes.py": SHAPES,
+    "calc/words.py": "def shout(text):\n    return text.upper() + '!'\n",
+    # sorts first, never touches shapes.py
+    "tests/test_aaa_words.py": "".join(
+        f"from calc.words import shout\n\n\ndef test_shout_{n}():\n"
+        "    assert shout('a') == 'A!'\n\n"
+        for n in range(3)
+    ),
+    "tests/test_shapes.py": (
+        "import pytest\n\nfrom calc.shapes import area\n\n\n"
+        "@pytest.mark.parametrize('w', [1, 2])\ndef test_area(w):\n"
+        "    assert area(w, 3) == 3 * w\n\n\n"
+        "def test_negative():\n    with pytest.raises(ValueError):\n        area(-1, 1)\n"
+    ),
+}
+PY_TESTS = {
+    "tests/test_perimeter.py": (
+        "from calc.shapes import perimeter\n\n\ndef test_perimeter():\n"
+        "    assert perimeter(2, 3) == 10\n"
+    )
+}
+PY_GOLD = {"calc/shapes.py": SHAPES + PERIMETER}
+PY_NEIGHBOURS = ("tests/test_aaa_words.py", "tests/test_shapes.py")
+
+
+def _commit_change(
+    root: Path, base: dict[str, str], gold: dict[str, str], tests: dict[str, str]
+) -> tuple[Path, str, bytes, bytes]:
+    """A repository with `base` committed and the change merged; (repo, base, test, gold)."""
+    repo = root / "repo"
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "--initial-branch=main")
+    for files in (base, {**gold, **tests}):
+        for name, text in files.items():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            (repo / name).write_text(text, encoding="utf-8")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "change")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    sha = git(repo, "rev-parse", "HEAD~1").strip()
+    test_patch = git(repo, "diff", "--binary", sha, head, "--", *sorted(tests)).encode()
+    gold_patch = git(repo, "diff", "--binary", sha, head, "--", *sorted(gold)).encode()
+    return repo, sha, test_patch, gold_patch
+
+
+def _python_observed(
+    tmp_path: Path, *, test_command: str = PYTEST, coverage: CoverageParts | None = PYTEST_COVERAGE
+) -> tuple[Observation, Decision, float]:
+    repo, sha, test_patch, gold_patch = _commit_change(tmp_path, PY_BASE, PY_GOLD, PY_TESTS)
+    files = (*PY_TESTS, *PY_NEIGHBOURS)
+    plan = Plan(sha, ".", PY_SETUP, test_command, ("python",), files, TIMEOUTS, RESOURCES,
+                frozenset(PY_NEIGHBOURS), coverage)  # fmt: skip
+    started = time.monotonic()
+    observation = observe(
+        repo, plan, test_patch=test_patch, gold_patch=gold_patch, logs=tmp_path / "logs"
+    )
+    seconds = time.monotonic() - started
+    decision = decide(
+        observation,
+        difficulty="medium",
+        selector_of=lambda name: name,
+        by_file=False,
+        neighbours=plan.neighbours,
+    )
+    return observation, decision, seconds
+
+
+@SANDBOX
+def test_pass_to_pass_comes_from_the_test_file_that_executes_the_change(tmp_path: Path) -> None:
+    observation, decision, _ = _python_observed(tmp_path)
+    assert observation.reason is None
+    assert decision.reason is None
+    assert decision.fail_to_pass == ("tests/test_perimeter.py::test_perimeter",)
+    assert decision.pass_to_pass == (
+        "tests/test_shapes.py::test_area[1]",
+        "tests/test_shapes.py::test_area[2]",
+        "tests/test_shapes.py::test_negative",
+    )
+    assert observation.coverage is not None
+    scores = dict(observation.coverage.scores)
+    # exact pytest node ids: one context per parametrization
+    assert sorted(scores) == list(decision.pass_to_pass)
+    assert observation.coverage.lines == 8  # base lines 5-12 around the addition after line 8
+    assert decision.basis is not None
+    assert decision.basis.basis == "coverage"
+    assert decision.basis.selected == decision.pass_to_pass
+    assert decision.basis.detail.startswith("coverage.py at the base: 3 passing tests execute ")
+
+
+@SANDBOX
+def test_coverage_that_cannot_run_falls_back_to_the_changed_test_files(tmp_path: Path) -> None:
+    """A test command that clears the environment: the plugin never loads, nothing is
+    recorded; the neighbours' tests are not chosen, and the medium tier, needing one, rejects
+    with today's message."""
+    command = f"env -i PATH=/usr/local/bin:/usr/bin:/bin {PYTEST}"
+    observation, decision, _ = _python_observed(tmp_path, test_command=command)
+    assert observation.reason is None
+    assert observation.coverage is not None
+    problem = observation.coverage.problem
+    assert problem is not None
+    assert problem.startswith("coverage.py recorded nothing (log ")
+    assert decision.reason == (
+        "medium mode requires at least 1 pass-to-pass tests; 0 of the changed test files pass "
+        "at the base and with the gold patch"
+    )
+    assert decision.basis == PassToPassBasis(
+        basis="changed test files",
+        detail=f"coverage could not run: {problem}; the changed test files' passing tests, sorted",
+        selected=(),
+    )
+
+
+# --- in the sandbox: node --test ----------------------------------------------------------------
+
+NODE_HEAD = "const test = require('node:test');\nconst assert = require('node:assert');\n"
+INDEX = (
+    "function capitalize(s) {\n"
+    "  if (!s) {\n"
+    "    return s;\n"
+    "  }\n"
+    "  return s.charAt(0).toUpperCase() + s.slice(1);\n"
+    "}\n"
+    "\n"
+    "module.exports = { capitalize };\n"
+)
+REVERSED = INDEX.replace(
+    "\nmodule.exports = { capitalize };\n",
+    "\nfunction reverse(s) {\n  return [...s].reverse().join('');\n}\n\n"
+    "module.exports = { capitalize, reverse };\n",
+)
+NODE_BASE = {
+    "package.json": '{\n  "name": "strutil",\n  "version": "1.0.0",\n  "private": true\n}\n',
+    "src/index.js": INDEX,
+    "src/words.js": "exports.shout = (s) => s.toUpperCase() + '!';\n",
+    # sorts first, never loads src/index.js
+    "test/aaa_words.test.js": (
+        f"{NODE_HEAD}const {{ shout }} = require('../src/words.js');\n\n"
+        "test('shout', () => assert.strictEqual(shout('a'), 'A!'));\n"
+    ),
+    "test/core.test.js": (
+        f"{NODE_HEAD}const {{ capitalize }} = require('../src/index.js');\n\n"
+        "test('capitalize', () => assert.strictEqual(capitalize('ab'), 'Ab'));\n"
+    ),
+}
+NODE_TESTS = {
+    "test/reverse.test.js": (
+        f"{NODE_HEAD}const {{ reverse }} = require('../src/index.js');\n\n"
+        "test('reverse', () => assert.strictEqual(reverse('abc'), 'cba'));\n"
+    )
+}
+NODE_NEIGHBOURS = ("test/aaa_words.test.js", "test/core.test.js")
+
+
+@SANDBOX
+def test_node_pass_to_pass_comes_from_the_file_that_executes_the_change(tmp_path: Path) -> None:
+    gold = {"src/index.js": REVERSED}
+    repo, sha, test_patch, gold_patch = _commit_change(tmp_path, NODE_BASE, gold, NODE_TESTS)
+    files = (*NODE_TESTS, *NODE_NEIGHBOURS)
+    plan = Plan(sha, ".", "node --version", "node --test {tests}", ("node",), files, TIMEOUTS,
+                RESOURCES, frozenset(NODE_NEIGHBOURS), V8_COVERAGE)  # fmt: skip
+    observation = observe(
+        repo, plan, test_patch=test_patch, gold_patch=gold_patch, logs=tmp_path / "logs"
+    )
+    decision = decide(
+        observation,
+        difficulty="medium",
+        selector_of=lambda name: name,
+        by_file=True,
+        neighbours=plan.neighbours,
+    )
+    assert decision.reason is None
+    assert decision.fail_to_pass == ("test/reverse.test.js",)
+    assert decision.pass_to_pass == ("test/core.test.js",)
+    assert observation.coverage is not None
+    # base lines 4-12 around line 8 (replaced) and the insertion before it: capitalize('ab')
+    # runs 5, 6 and 8 (not line 4, the end of the branch it skips); the new test file, failing
+    # at the base, only loads the module (8); the other file never does
+    assert dict(observation.coverage.scores) == {"test/core.test.js": 3, "test/reverse.test.js": 1}
+    assert decision.basis is not None
+    assert decision.basis.basis == "coverage"
+    assert decision.basis.detail.startswith("V8 coverage at the base: 1 passing tests execute ")
+
+
+def test_neighbours_named_after_a_changed_module_come_first_then_those_beside(
+    tmp_path: Path,
+) -> None:
+    from selfbench.draft.api import _neighbours  # noqa: PLC0415 - the plan's own rule
+
+    files = {
+        "src/pkg/wrap.py": "",
+        "src/pkg/__init__.py": "",
+        "tests/test_changed.py": "",
+        "tests/test_aaa.py": "",
+        "tests/test___init__.py": "",
+        "tests/unit/test_wrap_width.py": "",
+        "tests/unit/test_other.py": "",
+        "tests/conftest.py": "",
+    }
+    repo, sha, _, _ = _commit_change(tmp_path, files, {"src/pkg/wrap.py": "x = 1\n"}, {})
+    found = _neighbours(
+        Path(repo), sha, ["tests/test_changed.py"], {"tests/test_changed.py"},
+        ["src/pkg/wrap.py", "src/pkg/__init__.py"],
+    )  # fmt: skip
+    assert found == [
+        "tests/unit/test_wrap_width.py",  # named after wrap.py (not after __init__.py)
+        "tests/test___init__.py",
+        "tests/test_aaa.py",
+    ]
