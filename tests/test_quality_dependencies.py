@@ -23,7 +23,12 @@ from projects import Project, build, git
 from selfbench._git import base_texts, patched_texts
 from selfbench._sample_history import build_sample_history
 from selfbench.artifacts.compiled import locate_task
-from selfbench.artifacts.quality_record import AddedDependency, Dependencies
+from selfbench.artifacts.quality_record import (
+    QUALITY_FILE,
+    AddedDependency,
+    Dependencies,
+    read_quality,
+)
 from selfbench.cli import build_parser, main
 from selfbench.contract import canonical_json, check_definition, definition_sha256, parse_definition
 from selfbench.errors import DefinitionError, GitError
@@ -713,3 +718,22 @@ def test_draft_with_deps_agent_writes_the_field(tmp_path: Path) -> None:
     written = json.loads((out / "pr-1" / "definition.json").read_text(encoding="utf-8"))
     assert written["agentDependencies"] is True
     assert list(written)[-1] == "agentDependencies"
+
+
+@needs_sandbox
+@pytest.mark.parametrize("agent_dependencies", [False, True])
+def test_selfbench_quality_flags_the_added_dependency_unless_the_agent_gets_it(
+    tmp_path: Path, agent_dependencies: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    build(_shout_project(agent_dependencies), tmp_path)
+    task = tmp_path / "authored" / "shout"
+    main(["quality", str(task), "--repo", str(tmp_path / "repo"), "--json"])
+    capsys.readouterr()
+    record = read_quality(task / QUALITY_FILE)
+    added = (AddedDependency(manifest="requirements.txt", name="shoutlib"),)
+    assert record.dependencies == Dependencies(added=added, agent=agent_dependencies)
+    flagged = (
+        "the gold adds a dependency the agent cannot install: shoutlib (requirements.txt)"
+        " (--deps agent installs it)"
+    )
+    assert (flagged in record.reasons) is not agent_dependencies
