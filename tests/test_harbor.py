@@ -31,7 +31,10 @@ TOOLCHAIN_CASES = {
     "rust": ["rust"],
     "python-node": ["python", "node"],
     "all": ["uv", "python", "node", "bun", "go", "rust"],
+    "node-agent-dependencies": ["node"],
 }
+AGENT_DEPENDENCY_CASES = frozenset({"node-agent-dependencies"})
+"""Cases whose definition sets `agentDependencies` (the gold patch touches a manifest)."""
 TEST_PATCH = (
     b"diff --git a/app/tests/test_new.py b/app/tests/test_new.py\n"
     b"new file mode 100644\n--- /dev/null\n+++ b/app/tests/test_new.py\n"
@@ -82,6 +85,7 @@ def definition(name: str, toolchains: list[str]) -> TaskDefinition:
             "prompt": "Make the new behaviour work.\n",
             "timeouts": {"setupSeconds": 600, "agentSeconds": 1800, "testsSeconds": 450},
             "resources": {"cpus": 1.5, "memoryMb": 4096, "storageMb": 10240},
+            **({"agentDependencies": True} if name in AGENT_DEPENDENCY_CASES else {}),
         }
     ).definition
 

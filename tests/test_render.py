@@ -133,7 +133,7 @@ def test_bundle_files_are_sorted_with_modes_and_no_snapshots() -> None:
     assert paths == sorted(paths)
     assert set(paths) == set(layout.BUNDLE_PATHS) - {
         *layout.SNAPSHOT_PATHS,
-        layout.DEPENDENCY_PATCH,
+        *layout.OPTIONAL_PATHS,
     }
     modes = {item.path: item.mode for item in files}
     assert modes == {
@@ -503,6 +503,64 @@ def test_verifier_image_installs_gold_dependencies_then_restores_the_patched_pat
     assert script.index(apply) < script.index('exec /bin/bash -lc "$2"') < script.index(restore)
     assert "reset" not in script
     assert "clean" not in script
+
+
+def _env_values(dockerfile: str) -> dict[str, str]:
+    """Every variable the `ENV` instructions of a Dockerfile (or a part of one) set."""
+    values: dict[str, str] = {}
+    continued = False
+    for line in dockerfile.splitlines():
+        if not (continued or line.startswith("ENV ")):
+            continue
+        continued = line.endswith(" \\")
+        pair = line.removeprefix("ENV ").removesuffix(" \\").strip()
+        name, _, value = pair.partition("=")
+        values[name] = value
+    return values
+
+
+@pytest.mark.parametrize("toolchains", [["python"], ["node", "go", "rust"]])
+def test_agent_dependencies_build_the_agent_image_from_a_stage_it_does_not_keep(
+    toolchains: list[str],
+) -> None:
+    definition = make_definition(setupCommand="uv sync", toolchains=toolchains)
+    chosen = make_definition(setupCommand="uv sync", toolchains=toolchains, agentDependencies=True)
+    files = bundle(chosen, GOLD_PATCH + MANIFEST_SECTION)
+    assert files[layout.ENV_DEPENDENCY_PATCH].content == MANIFEST_SECTION
+    assert files[layout.ENV_DEPENDENCY_PATCH].mode == 0o644
+    agent = files[layout.ENV_DOCKERFILE].content.decode()
+    arguments = stage_runs(agent)[0][1]
+    assert stage_runs(agent) == [("base", arguments), ("dependencies", arguments), ("agent", [])]
+    stage, final = agent.split("\nFROM scratch\n")
+    assert stage.startswith("FROM ubuntu:24.04 AS dependencies\n")
+    copy = "COPY dependency-setup.patch /tmp/selfbench-dependency-setup.patch\n"
+    assert stage.index(copy) < stage.index("\nRUN rm /tmp/selfbench-dependency-setup.patch\n")
+    # the agent's image is the stage's files, none of its layers: no patch, no held-out data
+    assert final.startswith("COPY --from=dependencies / /\n")
+    for name in ("test.patch", "gold.patch", "dependency-setup.patch", "test.sh", "/tests"):
+        assert name not in final
+    assert 'SHELL ["/bin/bash", "-o", "pipefail", "-c"]' in final
+    assert _env_values(final) == _env_values(stage)
+    assert final.endswith(agent_tail(definition))
+    # the verifier's image is the same either way
+    assert (
+        files[layout.TESTS_DOCKERFILE]
+        == bundle(definition, GOLD_PATCH + MANIFEST_SECTION)[layout.TESTS_DOCKERFILE]
+    )
+
+
+def agent_tail(definition: TaskDefinition) -> str:
+    """The plain agent Dockerfile from its agent stage on."""
+    agent, _ = dockerfiles(definition)
+    return agent[agent.index("# the agent starts from the base tree") :]
+
+
+def test_agent_dependencies_change_nothing_without_a_manifest_in_the_gold() -> None:
+    plain = bundle(make_definition())
+    chosen = bundle(make_definition(agentDependencies=True))
+    assert layout.ENV_DEPENDENCY_PATCH not in chosen
+    for path in (layout.ENV_DOCKERFILE, layout.TESTS_DOCKERFILE, layout.TEST_SH, layout.TASK_TOML):
+        assert chosen[path] == plain[path]
 
 
 @pytest.mark.parametrize("stage", STAGES)

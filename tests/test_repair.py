@@ -88,6 +88,7 @@ IMMUTABLE_CHANGES: dict[str, Any] = {
     "sourcePr": 43,
     "sourceUrl": "https://example.com/acme/widgets/pull/43",
     "prompt": "Let the widget parser accept a leading comma before the first field.",
+    "agentDependencies": True,
 }
 
 

@@ -101,8 +101,9 @@ def test_schema_describes_the_submit_task_arguments() -> None:
     definition = SCHEMA["$defs"]["TaskDefinition"]
     assert SCHEMA["type"] == "object"
     assert SCHEMA["required"] == ["definition", "testPatch", "goldPatch"]
-    assert list(definition["properties"]) == SPEC_FIELDS
+    assert list(definition["properties"]) == [*SPEC_FIELDS, "agentDependencies"]
     assert definition["required"] == SPEC_FIELDS
+    assert definition["properties"]["agentDependencies"]["type"] == "boolean"
     assert SCHEMA["$defs"]["Timeouts"]["required"] == [
         "setupSeconds",
         "agentSeconds",

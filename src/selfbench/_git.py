@@ -6,7 +6,7 @@ import hashlib
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -14,7 +14,15 @@ from typing import IO
 from selfbench._gzip import compress_stream
 from selfbench.errors import GitError
 
-__all__ = ["DIFF_OPTIONS", "archive_tar", "git", "git_stream", "scratch_index"]
+__all__ = [
+    "DIFF_OPTIONS",
+    "archive_tar",
+    "base_texts",
+    "git",
+    "git_stream",
+    "patched_texts",
+    "scratch_index",
+]
 
 # A fixed identity and clock, and no user or system configuration, so the same inputs always give
 # the same commits and nothing in ~/.gitconfig changes what a command prints.
@@ -157,3 +165,53 @@ def scratch_index(
             env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(shared.resolve())
         git(repo, "read-tree", treeish, env=env)
         yield env
+
+
+def _blob_texts(
+    repo: Path, names: Mapping[str, str], env: Mapping[str, str] | None = None
+) -> dict[str, str | None]:
+    """For each key, the text of the blob its value names (`:path`, `commit:path`; undecodable
+    bytes replaced), None when there is none: one `git cat-file --batch`."""
+    if not names:
+        return {}
+    request = "".join(f"{name}\n" for name in names.values()).encode("utf-8", "surrogateescape")
+    out = git(repo, "cat-file", "--batch", stdin=request, env=env)
+    texts: dict[str, str | None] = {}
+    at = 0
+    for key in names:
+        header_end = out.index(b"\n", at)
+        header = out[at:header_end].split(b" ")
+        at = header_end + 1
+        if len(header) != 3 or not header[2].isdigit():  # `oid type size`
+            texts[key] = None  # `<name> missing` (or `ambiguous`): no content follows
+            continue
+        size = int(header[2])
+        body = out[at : at + size]
+        texts[key] = body.decode("utf-8", "replace") if header[1] == b"blob" else None
+        at += size + 1
+    return texts
+
+
+def base_texts(repo: Path, base: str, paths: Sequence[str]) -> dict[str, str | None]:
+    """The text of each path at `base` (undecodable bytes replaced), None where it is absent.
+
+    Raises:
+        GitError: `base` cannot be read.
+    """
+    git(repo, "cat-file", "-e", f"{base}^{{commit}}")
+    return _blob_texts(repo, {path: f"{base}:{path}" for path in paths})
+
+
+def patched_texts(
+    repo: Path, base: str, patch: bytes, paths: Sequence[str]
+) -> dict[str, str | None]:
+    """The text of each path once `patch` is applied to `base`, None where the patch leaves no
+    file, read without touching `repo`: the patch goes to a private index whose new objects go
+    to a private directory, the repository's own objects borrowed read-only.
+
+    Raises:
+        GitError: `base` is missing or the patch does not apply to it.
+    """
+    with scratch_index(repo, base, private_objects=True) as env:
+        git(repo, "apply", "--cached", "-", stdin=patch, env=env)
+        return _blob_texts(repo, {path: f":{path}" for path in paths}, env)

@@ -20,9 +20,11 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    SerializerFunctionWrapHandler,
     ValidationError,
     ValidationInfo,
     WithJsonSchema,
+    model_serializer,
 )
 from pydantic_core import PydanticCustomError
 
@@ -314,6 +316,18 @@ class TaskDefinition(_Strict):
     """Defaults: 900 / 2400 / 900 seconds."""
     resources: Resources
     """Defaults: 4 cpus, 8192 MB memory, 20480 MB storage."""
+    agentDependencies: bool = False
+    """Optional: the agent's environment also gets the dependencies the gold patch adds to its
+    manifests (it reveals the dependency, not its use); default false."""
+
+    @model_serializer(mode="wrap")
+    def _omit_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave the optional fields out while they hold their default, so a definition written
+        before they existed dumps, and digests, exactly as it did."""
+        data: dict[str, Any] = handler(self)
+        if not self.agentDependencies:
+            data.pop("agentDependencies", None)
+        return data
 
     @property
     def level(self) -> Difficulty:
@@ -340,6 +354,7 @@ _MESSAGES = {
     "missing": "is required",
     "extra_forbidden": "is not allowed (unknown key)",
     "string_type": "must be a string",
+    "bool_type": "must be a boolean",
     "model_type": "must be an object",
     "model_attributes_type": "must be an object",
     "dict_type": "must be an object",

@@ -41,7 +41,7 @@ __all__ = [
 
 IMMUTABLE_FIELDS = (
     "schemaVersion", "difficulty", "taskId", "repo", "baseCommit", "workdir", "sourcePr",
-    "sourceUrl", "prompt",
+    "sourceUrl", "prompt", "agentDependencies",
 )  # fmt: skip
 MUTABLE_FIELDS = (
     "setupCommand", "testCommand", "failToPass", "passToPass", "testPaths", "toolchains",

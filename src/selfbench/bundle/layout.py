@@ -22,6 +22,7 @@ __all__ = [
     "CONTAINER_UV_CACHE",
     "DEFAULT_ALLOWED_HOSTS",
     "DEPENDENCY_PATCH",
+    "ENV_DEPENDENCY_PATCH",
     "ENV_DOCKERFILE",
     "ENV_SNAPSHOT",
     "EXECUTABLE_PATHS",
@@ -29,6 +30,7 @@ __all__ = [
     "HARBOR_SCHEMA_VERSION",
     "INSTRUCTION",
     "MANIFEST",
+    "OPTIONAL_PATHS",
     "PINNED_ENVIRONMENT",
     "REFRESH_PATHS",
     "SNAPSHOT_PATHS",
@@ -52,6 +54,7 @@ TESTS_SNAPSHOT = "tests/repo.tar.gz"
 TEST_SH = "tests/test.sh"
 TEST_PATCH = "tests/test.patch"
 DEPENDENCY_PATCH = "tests/dependency-setup.patch"
+ENV_DEPENDENCY_PATCH = "environment/dependency-setup.patch"
 SOLVE_SH = "solution/solve.sh"
 GOLD_PATCH = "solution/gold.patch"
 MANIFEST = ".selfbench-manifest.json"
@@ -61,18 +64,26 @@ BUNDLE_PATHS = tuple(
         (
             TASK_TOML, INSTRUCTION, ENV_DOCKERFILE, ENV_SNAPSHOT, TESTS_DOCKERFILE,
             TESTS_SNAPSHOT, TEST_SH, TEST_PATCH, DEPENDENCY_PATCH, SOLVE_SH, GOLD_PATCH, MANIFEST,
+            ENV_DEPENDENCY_PATCH,
         )
     )
 )  # fmt: skip
-"""Every path a bundle may hold, sorted; DEPENDENCY_PATCH only when gold touches a manifest."""
+"""Every path a bundle may hold, sorted; DEPENDENCY_PATCH only when gold touches a manifest,
+ENV_DEPENDENCY_PATCH (the same bytes, for the agent image's build) only when the definition's
+`agentDependencies` is true too."""
+OPTIONAL_PATHS = frozenset({DEPENDENCY_PATCH, ENV_DEPENDENCY_PATCH})
+"""The bundle paths that only some bundles hold."""
 SNAPSHOT_PATHS = (ENV_SNAPSHOT, TESTS_SNAPSHOT)
 """The two copies of the repository snapshot: written by the compiler, never rendered."""
 EXECUTABLE_PATHS = frozenset({TEST_SH, SOLVE_SH})
 """Files with mode 0755; every other file is 0644."""
 REFRESH_PATHS = frozenset(
-    {TASK_TOML, ENV_DOCKERFILE, TESTS_DOCKERFILE, TEST_SH, DEPENDENCY_PATCH, MANIFEST}
-)
-"""What a refresh rewrites (DEPENDENCY_PATCH is written or removed)."""
+    {
+        TASK_TOML, ENV_DOCKERFILE, TESTS_DOCKERFILE, TEST_SH, DEPENDENCY_PATCH,
+        ENV_DEPENDENCY_PATCH, MANIFEST,
+    }
+)  # fmt: skip
+"""What a refresh rewrites (the OPTIONAL_PATHS are written or removed)."""
 
 COMPILER_REVISION: int = 4
 """Bumped whenever compiled output changes."""

@@ -65,14 +65,20 @@ def render_bundle(
     `snapshot_sha256` is the digest of the snapshot the compiler wrote, for the manifest.
 
     `tests/dependency-setup.patch` is present only when the gold patch touches a dependency
-    manifest. Patches are parsed leniently: checking them is the compiler's job, not this one's.
+    manifest; `environment/dependency-setup.patch` (the same bytes) only when, besides, the
+    definition's `agentDependencies` is true. Patches are parsed leniently: checking them is the
+    compiler's job, not this one's.
     """
     dependencies = dependency_setup_patch(parse_patch(gold_patch, lenient=True))
+    agent_dependencies = definition.agentDependencies and bool(dependencies)
     protected = held_out_paths(definition, parse_patch(test_patch, lenient=True))
     files = [
         _file(layout.TASK_TOML, render_task_toml(definition, allowed_hosts)),
         _file(layout.INSTRUCTION, render_instruction(definition)),
-        _file(layout.ENV_DOCKERFILE, render_agent_dockerfile(definition)),
+        _file(
+            layout.ENV_DOCKERFILE,
+            render_agent_dockerfile(definition, dependency_setup=agent_dependencies),
+        ),
         _file(
             layout.TESTS_DOCKERFILE,
             render_verifier_dockerfile(definition, dependency_setup=bool(dependencies)),
@@ -92,6 +98,8 @@ def render_bundle(
     ]
     if dependencies:
         files.append(_file(layout.DEPENDENCY_PATCH, dependencies))
+    if agent_dependencies:
+        files.append(_file(layout.ENV_DEPENDENCY_PATCH, dependencies))
     return tuple(sorted(files, key=lambda item: item.path))
 
 

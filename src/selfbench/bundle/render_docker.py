@@ -82,9 +82,19 @@ def _uv_layer() -> str:
     )
 
 
+_LAYER_ENV: dict[str, dict[str, str]] = {
+    "python": {"UV_PYTHON_INSTALL_DIR": "/opt/uv-python", "UV_PYTHON_BIN_DIR": "/usr/local/bin"},
+    "node": {"COREPACK_HOME": "/opt/corepack", "PLAYWRIGHT_BROWSERS_PATH": "/opt/playwright"},
+    "go": {"GOPATH": "/opt/go"},
+    "rust": {"RUSTUP_HOME": "/usr/local/rustup", "CARGO_HOME": "/usr/local/cargo"},
+}
+"""The variables each toolchain layer sets (`ENV`), in its own layer and, when a stage is
+flattened, again in the image made from it."""
+
+
 def _python_layer() -> str:
     find = f"uv python find --python-preference only-managed {versions.DEFAULT_PYTHON}"
-    env = _env(UV_PYTHON_INSTALL_DIR="/opt/uv-python", UV_PYTHON_BIN_DIR="/usr/local/bin")
+    env = _env(**_LAYER_ENV["python"])
     run = _run(
         f"uv python install {' '.join(versions.PYTHON_VERSIONS)}",
         f'ln -sf "$({find})" /usr/local/bin/python3',
@@ -97,7 +107,7 @@ def _python_layer() -> str:
 def _node_layer() -> str:
     name = f"node-v{versions.NODE_VERSION}-linux-${{arch}}"
     url = f"https://nodejs.org/dist/v{versions.NODE_VERSION}/{name}.tar.xz"
-    env = _env(COREPACK_HOME="/opt/corepack", PLAYWRIGHT_BROWSERS_PATH="/opt/playwright")
+    env = _env(**_LAYER_ENV["node"])
     run = _run(
         _ARCH.format(amd64="x64", arm64="arm64"),
         f'curl -fsSL "{url}" | tar -xJ -C /usr/local --strip-components=1 --no-same-owner',
@@ -120,12 +130,12 @@ def _go_layer() -> str:
         "mkdir -p /opt/go",
         "go version",
     )
-    return f"{_env(GOPATH='/opt/go')}\n{run}"
+    return f"{_env(**_LAYER_ENV['go'])}\n{run}"
 
 
 def _rust_layer() -> str:
     options = f"-y --no-modify-path --profile minimal --default-toolchain {versions.RUST_VERSION}"
-    env = _env(RUSTUP_HOME="/usr/local/rustup", CARGO_HOME="/usr/local/cargo")
+    env = _env(**_LAYER_ENV["rust"])
     run = _run(
         f"curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- {options}",
         "rustc --version",
@@ -144,13 +154,21 @@ _LAYERS = {
 }
 
 
-def _base(toolchains: tuple[str, ...]) -> list[str]:
-    env = _env(
-        DEBIAN_FRONTEND="noninteractive",
-        PATH=layout.CONTAINER_PATH,
-        UV_CACHE_DIR=layout.CONTAINER_UV_CACHE,
+_SHELL = 'SHELL ["/bin/bash", "-o", "pipefail", "-c"]'
+
+
+def _base_env() -> dict[str, str]:
+    return {
+        "DEBIAN_FRONTEND": "noninteractive",
+        "PATH": layout.CONTAINER_PATH,
+        "UV_CACHE_DIR": layout.CONTAINER_UV_CACHE,
         **dict(layout.PINNED_ENVIRONMENT),
-    )
+    }
+
+
+def _base(toolchains: tuple[str, ...], *, stage: str | None = None) -> list[str]:
+    """The base image and the toolchain layers; `stage` names it as a build stage."""
+    env = _env(**_base_env())
     apt = _run(
         "apt-get update",
         f"apt-get install -y --no-install-recommends {' '.join(APT_PACKAGES)}",
@@ -159,7 +177,8 @@ def _base(toolchains: tuple[str, ...]) -> list[str]:
         "printf 'export PATH=%s\\n' \"$PATH\" > /etc/profile.d/00-selfbench-path.sh",
         f"mkdir -p {layout.CONTAINER_UV_CACHE}",
     )
-    header = [f"FROM {BASE_IMAGE}", 'SHELL ["/bin/bash", "-o", "pipefail", "-c"]', env, apt]
+    named = f" AS {stage}" if stage is not None else ""
+    header = [f"FROM {BASE_IMAGE}{named}", _SHELL, env, apt]
     return header + [f"# toolchain: {name}\n{_LAYERS[name]()}" for name in toolchains]
 
 
@@ -197,8 +216,30 @@ def _document(sections: Iterable[str]) -> str:
     return "\n".join(sections) + "\n"
 
 
-def render_agent_dockerfile(definition: TaskDefinition) -> str:
-    """`environment/Dockerfile`: the base snapshot, set up, for the agent; no held-out data."""
+def _flattened(stage: str, toolchains: tuple[str, ...]) -> list[str]:
+    """A new image holding the files of build stage `stage` and none of its layers (what a
+    later step of it removed is in none), with the environment its instructions set."""
+    env = {**_base_env()}
+    for name in toolchains:
+        env.update(_LAYER_ENV.get(name, {}))
+    return [
+        "# the agent's image: the files of that stage, none of its layers (the patch is in none)",
+        "FROM scratch",
+        f"COPY --from={stage} / /",
+        _SHELL,
+        _env(**env),
+    ]
+
+
+def render_agent_dockerfile(definition: TaskDefinition, *, dependency_setup: bool = False) -> str:
+    """`environment/Dockerfile`: the base snapshot, set up, for the agent; no held-out data.
+
+    With `dependency_setup` (the definition's `agentDependencies` and a gold patch that touches
+    a manifest), the tree is set up in a build stage that also runs the stage `dependencies`
+    (from `environment/dependency-setup.patch`), and the agent's image is made of that stage's
+    files alone: the dependencies the gold adds are installed, while neither its manifests nor
+    the patch are in any layer of the image.
+    """
     toolchains = expand_toolchains(definition.toolchains)
     user = layout.AGENT_USER
     tail = [
@@ -213,13 +254,20 @@ def render_agent_dockerfile(definition: TaskDefinition) -> str:
         f"WORKDIR {layout.CONTAINER_APP}",
     ]
     repository = _repository(definition, toolchains, layout.ENV_SNAPSHOT)
-    return _document([*_base(toolchains), *repository, *tail])
+    if not dependency_setup:
+        return _document([*_base(toolchains), *repository, *tail])
+    stage = "dependencies"
+    dependencies = _dependency_layer(definition, toolchains, layout.ENV_DEPENDENCY_PATCH)
+    flat = _flattened(stage, toolchains)
+    return _document([*_base(toolchains, stage=stage), *repository, *dependencies, *flat, *tail])
 
 
-def _dependency_layer(definition: TaskDefinition, toolchains: tuple[str, ...]) -> list[str]:
+def _dependency_layer(
+    definition: TaskDefinition, toolchains: tuple[str, ...], patch: str = layout.DEPENDENCY_PATCH
+) -> list[str]:
     return [
         "# the gold patch's dependency manifests: install, then restore only the patched paths",
-        f"COPY {_context_name(layout.DEPENDENCY_PATCH)} {DEPENDENCY_PATCH}",
+        f"COPY {_context_name(patch)} {DEPENDENCY_PATCH}",
         _stage("dependencies", *prepare_arguments(definition, toolchains)),
         f"RUN rm {DEPENDENCY_PATCH}",
     ]

@@ -18,6 +18,7 @@ from selfbench.progress import choose_reporter
 
 __all__ = [
     "SetupSpec",
+    "add_deps_option",
     "add_environment_option",
     "add_environment_options",
     "add_harbor_options",
@@ -27,6 +28,7 @@ __all__ = [
     "add_resume_option",
     "add_setup_options",
     "add_source_url_option",
+    "agent_dependencies",
     "announce_host_network",
     "environment_kind",
     "environment_spec",
@@ -161,6 +163,25 @@ def add_source_url_option(parser: Any, *, what: str) -> None:
         metavar="BASE",
         help=f"for history without a GitHub remote: {what} record BASE/pull/<number>",
     )
+
+
+# --- the drafted task's choices ----------------------------------------------------------------
+
+DEPS_CHOICES = ("verifier", "agent")
+DEPS_HELP = (
+    "where the dependencies a gold patch adds are installed: the verifier's image only "
+    "(default), or the agent's too (agent: it reveals the dependency, not its use)"
+)
+
+
+def add_deps_option(parser: Any) -> None:
+    """`--deps agent|verifier` on a command that drafts tasks."""
+    parser.add_argument("--deps", choices=DEPS_CHOICES, default=None, help=DEPS_HELP)
+
+
+def agent_dependencies(args: Any) -> bool:
+    """Whether `--deps agent` was given (drafted tasks set `agentDependencies`)."""
+    return bool(args.deps == "agent")
 
 
 # --- setup's environment: one spelling of the options for draft, validate, run and eval ---------

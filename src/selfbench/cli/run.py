@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from selfbench.cli.bundle import add_agent_hosts_option, agent_hosts
 from selfbench.cli.common import (
+    add_deps_option,
     add_environment_options,
     add_jobs_option,
     add_json_option,
@@ -29,6 +30,7 @@ from selfbench.cli.common import (
     add_resume_option,
     add_setup_options,
     add_source_url_option,
+    agent_dependencies,
     print_json,
     refuse_unused,
     resume_dir,
@@ -205,6 +207,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         setup_env=tuple(args.setup_env or ()),
         host_network_config=not args.no_host_network_config,
         agent_allowed_hosts=agent_hosts(args) or (),
+        agent_dependencies=agent_dependencies(args),
     )
 
 
@@ -217,6 +220,7 @@ def _resume_changes(args: argparse.Namespace) -> dict[str, Any]:
         "jobs": args.jobs,
         "env": args.env,
         "harbor_env": args.harbor_env,
+        "agent_dependencies": None if args.deps is None else agent_dependencies(args),
     }
     return {name: value for name, value in given.items() if value is not None}
 
@@ -378,6 +382,7 @@ def _add_run(commands: Any) -> None:
         "at each start)",
     )
     add_agent_hosts_option(run)
+    add_deps_option(run)
     add_resume_option(run, what="run")
     run.set_defaults(run=_run)
 

@@ -47,6 +47,8 @@ __all__ = [
     "python_command",
     "python_for",
     "pythons_for",
+    "setup_cfg_requirements",
+    "setup_py_requirements",
 ]
 
 PYTHON_MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg")
@@ -230,6 +232,13 @@ def _setup_py_extras(text: str) -> set[str]:
     except (SyntaxError, ValueError):
         _, found, tail = text.partition("extras_require")
         return set(_EXTRA_KEY_RE.findall(tail)) if found else set()
+    value = _setup_keyword(module, "extras_require")
+    return _dict_keys(value) if value is not None else set()
+
+
+def _setup_keyword(module: ast.Module, name: str) -> ast.expr | None:
+    """The value of the first `name=` keyword argument in a `setup.py`, a module-level name it
+    passes (`extras_require=EXTRAS_REQUIRE`) replaced by what the module assigns it."""
     assigned = {
         target.id: node.value
         for node in module.body
@@ -238,12 +247,50 @@ def _setup_py_extras(text: str) -> set[str]:
         if isinstance(target, ast.Name)
     }
     for node in ast.walk(module):
-        if isinstance(node, ast.keyword) and node.arg == "extras_require":
+        if isinstance(node, ast.keyword) and node.arg == name:
             value = node.value
-            if isinstance(value, ast.Name):
-                value = assigned.get(value.id, value)
-            return _dict_keys(value)
-    return set()
+            return assigned.get(value.id, value) if isinstance(value, ast.Name) else value
+    return None
+
+
+def _strings(value: ast.expr | None) -> list[str]:
+    """The string constants of a list or tuple literal."""
+    if not isinstance(value, ast.List | ast.Tuple):
+        return []
+    return [
+        item.value
+        for item in value.elts
+        if isinstance(item, ast.Constant) and isinstance(item.value, str)
+    ]
+
+
+def setup_py_requirements(text: str) -> tuple[str, ...]:
+    """The requirement strings a `setup.py` declares: its `install_requires` list, then each
+    `extras_require` list, as literals (or module-level names bound to literals); nothing when
+    Python cannot parse the file."""
+    try:
+        module = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return ()
+    found = _strings(_setup_keyword(module, "install_requires"))
+    extras = _setup_keyword(module, "extras_require")
+    if isinstance(extras, ast.Dict):
+        for value in extras.values:
+            found.extend(_strings(value))
+    return tuple(found)
+
+
+def setup_cfg_requirements(text: str) -> tuple[str, ...]:
+    """The requirement strings a `setup.cfg` declares: `[options] install_requires`, then each
+    `[options.extras_require]` entry, one a line (comments dropped); nothing when unreadable."""
+    config = _ini(text)
+    if config is None:
+        return ()
+    values = [config.get("options", "install_requires", fallback="")]
+    if config.has_section("options.extras_require"):
+        values.extend(value for _, value in config.items("options.extras_require"))
+    lines = (line.split("#", 1)[0].strip() for value in values for line in value.splitlines())
+    return tuple(line for line in lines if line)
 
 
 def _dict_keys(value: ast.expr) -> set[str]:

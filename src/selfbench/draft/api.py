@@ -107,6 +107,9 @@ class DraftOptions:
     """The local sandbox's Python commands (`python3`, `python3.11`) and the `major.minor` each
     runs, among which the interpreter is chosen; default found on this machine
     (`toolchains.sandbox_pythons`)."""
+    agent_dependencies: bool = False
+    """`--deps agent`: drafted tasks set `agentDependencies`, so the agent's environment also
+    gets the dependencies the gold patch adds (default: the verifier's only)."""
 
 
 Status = Literal["drafted", "rejected"]
@@ -295,6 +298,8 @@ def _draft(
     definition = _definition(
         candidate, prepared.plan, decision, prompt, prepared.number, prepared.url
     )
+    if options.agent_dependencies:
+        definition["agentDependencies"] = True
     verdict = judge_task(definition, split.test_patch, split.gold_patch)
     if verdict.blockers:
         raise _Rejected("audit: " + "; ".join(verdict.blockers), evidence)

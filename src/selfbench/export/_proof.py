@@ -33,7 +33,7 @@ __all__ = ["KEPT_FILES", "TaskProof"]
 
 KEPT_FILES = frozenset(set(layout.BUNDLE_PATHS) - set(layout.SNAPSHOT_PATHS))
 """Every bundle file the renderers make; the proof keeps each one whole to compare it."""
-PATCH_FILES = frozenset({layout.TEST_PATCH, layout.GOLD_PATCH, layout.DEPENDENCY_PATCH})
+PATCH_FILES = frozenset({layout.TEST_PATCH, layout.GOLD_PATCH, *layout.OPTIONAL_PATHS})
 _DIFFERS = "differs from what the review record's definition and the bundle's patches compile to"
 
 

@@ -68,7 +68,7 @@ REVIEW_FILE = ".selfbench-review.json"
 """The review record each exported task carries at its root (definition, validation, audit)."""
 REVIEW_KEYS = ("definition", "validation", "audit")
 """The review record's keys, in the order the writer writes them; a reader wants exactly these."""
-REQUIRED_FILES = frozenset({*layout.BUNDLE_PATHS, REVIEW_FILE} - {layout.DEPENDENCY_PATCH})
+REQUIRED_FILES = frozenset({*layout.BUNDLE_PATHS, REVIEW_FILE} - layout.OPTIONAL_PATHS)
 BUNDLE_FILES = frozenset({*layout.BUNDLE_PATHS, REVIEW_FILE})
 """Every file a task archive may hold under `harbor-task/`."""
 BUNDLE_DIRS = frozenset({"", *(path.rpartition("/")[0] for path in layout.BUNDLE_PATHS)})

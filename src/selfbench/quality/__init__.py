@@ -3,6 +3,7 @@
 * `mutants`: the mutant record both mutators return (`mutate_python`, `mutate_js`);
 * `variants` and `scoring`: variants of the gold patch (ablation, mutants), scored in the
   sandbox;
+* `dependencies`: the packages the gold adds to its manifests (`read_dependencies`);
 * `verdict`: the one rule from the observations to `ship | review | reject`;
 * `api`: `assess_task`, what `selfbench quality`, `draft` and `run` call.
 

@@ -48,6 +48,7 @@ from selfbench.errors import QualityError
 from selfbench.mine.rank import eligible_tiers
 from selfbench.patches import parse_patch
 from selfbench.quality._js_parser import is_js
+from selfbench.quality.dependencies import read_dependencies
 from selfbench.quality.mutants import DEFAULT_CAP, DEFAULT_SEED, Mutant
 from selfbench.quality.mutate_js import js_mutants
 from selfbench.quality.mutate_python import python_mutants
@@ -355,13 +356,26 @@ def recomputed_difficulty(gold_patch_after: bytes, current: Difficulty) -> Diffi
 
 
 def assess_task(task_dir: Path, repo: Path, options: QualityOptions) -> QualityRecord:
-    """Assess the authored task in `task_dir` and write `quality.json` beside its definition.
+    """Assess the authored task in `task_dir` and write `quality.json` beside its definition;
+    the packages the gold adds to its manifests are read from `repo` (`read_dependencies`).
 
     Raises:
         QualityError: see `assess`; or `quality.json` cannot be written.
         TaskFileError, JsonError, DefinitionError: the task directory cannot be read.
+        GitError: the base commit is missing, or the gold patch does not apply to it.
     """
     task = read_authored_task(task_dir)
-    record = assess(repo, task.definition, task.test_patch, task.gold_patch, options=options)
+    definition = task.definition
+    dependencies = read_dependencies(
+        repo, definition.baseCommit, task.gold_patch, agent=definition.agentDependencies
+    )
+    record = assess(
+        repo,
+        definition,
+        task.test_patch,
+        task.gold_patch,
+        options=options,
+        dependencies=dependencies,
+    )
     write_quality(task_dir, record)
     return record

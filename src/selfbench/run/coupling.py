@@ -36,7 +36,7 @@ from pathlib import Path
 from posixpath import basename, splitext
 from typing import Literal
 
-from selfbench._git import git, scratch_index
+from selfbench._git import git, patched_texts
 from selfbench.artifacts.task_dir import read_authored_task
 from selfbench.environments.process import parse_command, run_command
 from selfbench.errors import ReviewerError
@@ -144,9 +144,6 @@ def _post_images(
 ) -> dict[str, str]:
     """The files a patch leaves (`paths` of them, default all), read without touching `repo`.
 
-    The patch is applied to a private index whose new objects go to a private directory,
-    borrowing the repository's objects read-only.
-
     Raises:
         GitError: the base commit is missing or the patch does not apply to it.
     """
@@ -156,13 +153,8 @@ def _post_images(
             for change in parse_patch(patch, lenient=True).files
             if change.status != "deleted"
         ]
-    with scratch_index(repo, base, private_objects=True) as env:
-        git(repo, "apply", "--cached", "-", stdin=patch, env=env)
-        return {
-            path: git(repo, "cat-file", "blob", f":{path}", env=env).decode("utf-8", "replace")
-            for path in paths
-            if path
-        }
+    texts = patched_texts(repo, base, patch, [path for path in paths if path])
+    return {path: text for path, text in texts.items() if text is not None}
 
 
 def _in_base(repo: Path, base: str, names: Iterable[str]) -> set[str]:

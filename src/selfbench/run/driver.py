@@ -84,6 +84,8 @@ class RunOptions:
     """The hosts the agent may reach (`[agent] allowed_hosts`); empty: the compiler's default."""
     host_network_config: bool = True
     """Carry the host's CA bundle and proxy variables into setup (`validate.host_network`)."""
+    agent_dependencies: bool = False
+    """`--deps agent`: drafted tasks set `agentDependencies` (in `inputs.json` only when true)."""
 
     def check(self) -> None:
         """Refuse options no run can use.
@@ -139,6 +141,7 @@ class RunOptions:
             "setupEnv": list(self.setup_env),
             "agentAllowedHosts": list(self.agent_allowed_hosts),
             "hostNetworkConfig": self.host_network_config,
+            **({"agentDependencies": True} if self.agent_dependencies else {}),
         }
 
 
@@ -166,6 +169,7 @@ def load_options(value: Any, where: str) -> RunOptions:
             setup_env=tuple(str(name) for name in value.get("setupEnv", ())),
             agent_allowed_hosts=tuple(str(host) for host in value.get("agentAllowedHosts", ())),
             host_network_config=bool(value.get("hostNetworkConfig", True)),
+            agent_dependencies=value.get("agentDependencies", False) is True,
         )
     except (KeyError, TypeError, ValueError):
         raise RunError(f"{where}: not a run's inputs") from None
@@ -634,6 +638,7 @@ def run_benchmark(
             setup_env,
             host_network,
             agent_allowed_hosts=options.agent_allowed_hosts,
+            agent_dependencies=options.agent_dependencies,
         )
         scheduler = _Scheduler(options, candidates, states)
         try:

@@ -94,7 +94,7 @@ def _guarded(run: Callable[[], StageResult]) -> StageResult:
 # --- draft -------------------------------------------------------------------------------------
 
 
-def draft_stage(
+def draft_stage(  # noqa: PLR0913 - the candidate, where it goes, and the draft's options
     repo: Path,
     candidate: CandidateModel,
     out: Path,
@@ -103,13 +103,19 @@ def draft_stage(
     source_url: str | None,
     setup_env: tuple[tuple[str, str], ...] = (),
     host_network: HostNetwork | None = None,
+    agent_dependencies: bool = False,
 ) -> StageResult:
     """Draft the candidate into `out`: a proven task directory, or the reason it is not one."""
 
     def run() -> StageResult:
         out.mkdir(parents=True)
         local = LocalOptions(setup_env=setup_env, host_network=host_network or HostNetwork())
-        options = DraftOptions(logs=logs, source_url_base=source_url, local=local)
+        options = DraftOptions(
+            logs=logs,
+            source_url_base=source_url,
+            local=local,
+            agent_dependencies=agent_dependencies,
+        )
         result = draft_candidate(repo, candidate, out, options)
         if result.status != "drafted" or result.task_dir is None:
             return StageResult(reason=result.reason or "not drafted")

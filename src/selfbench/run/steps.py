@@ -47,6 +47,8 @@ class StepContext:
     """The host's CA certificates and proxies for that setup (`validate.host_network`)."""
     agent_allowed_hosts: tuple[str, ...] = ()
     """The hosts a compiled task's agent may reach; empty: the compiler's default list."""
+    agent_dependencies: bool = False
+    """`--deps agent`: drafted tasks set `agentDependencies`."""
 
     @property
     def can_repair(self) -> bool:
@@ -115,6 +117,7 @@ def _draft(step: _Step) -> stages.StageResult:
         source_url=context.source_url,
         setup_env=context.setup_env,
         host_network=context.host_network,
+        agent_dependencies=context.agent_dependencies,
     )
 
 

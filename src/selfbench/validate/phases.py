@@ -5,10 +5,12 @@ workspace, and the public hook validation and `selfbench.evaluate` share (SPEC Â
 by stage: unpack the snapshot into `/app`, commit it as the base, run `setupCommand` once; a copy
 is the verifier's tree, which also gets the gold patch's dependencies when it touches a manifest;
 the agent's tree goes back to the base (ignored dependencies stay) with the root-only base git
-dir. Then any number of phases, each on a fresh copy: `agent_phase` runs a script as an agent
-phase (validation's `agent` runs `solve.sh` or nothing; evaluation runs the agent's command),
-whose collect step writes the agent patch; `verifier` runs `tests/test.sh` on a fresh copy of
-the verifier's tree with that patch alone.
+dir. With the definition's `agentDependencies`, the dependencies stage runs before the copy, so
+the agent's tree keeps what it installed too (never the patch itself: the stage restores every
+path it touched). Then any number of phases, each on a fresh copy: `agent_phase` runs a script as
+an agent phase (validation's `agent` runs `solve.sh` or nothing; evaluation runs the agent's
+command), whose collect step writes the agent patch; `verifier` runs `tests/test.sh` on a fresh
+copy of the verifier's tree with that patch alone.
 
 Every file the host reads back from a workspace (reward, statuses, selector logs, the agent's
 patch) goes through `_fs.read_beneath`, which follows no link, and a bundle holding a link is
@@ -237,20 +239,29 @@ class TaskPhases:
         reason = self.setup("base", "setupCommand", arguments, binds=app, ro_binds=snapshot)
         if reason is not None:
             return reason
-        copy_tree(self.prepared, self.verifier_base)  # the verifier image's tree: set up
         dependency_patch = self.bundle / layout.DEPENDENCY_PATCH
-        if dependency_patch.is_file():
-            reason = self.setup(
-                "dependencies",
-                "the dependency setup",
-                arguments,
-                binds={layout.CONTAINER_APP: self.verifier_base},
-                ro_binds={DEPENDENCY_PATCH: dependency_patch},
-            )
+        # `agentDependencies`: the agent's tree is the one after the dependencies stage too
+        both = self.definition.agentDependencies and dependency_patch.is_file()
+        if both and (reason := self._dependencies(self.prepared, arguments)) is not None:
+            return reason
+        copy_tree(self.prepared, self.verifier_base)  # the verifier image's tree: set up
+        if dependency_patch.is_file() and not both:
+            reason = self._dependencies(self.verifier_base, arguments)
             if reason is not None:
                 return reason
         base_git = {**app, layout.CONTAINER_SELFBENCH: self.base_git}
         return self.setup("agent", "the base copy", (), binds=base_git, ro_binds={}, network=False)
+
+    def _dependencies(self, tree: Path, arguments: tuple[str, ...]) -> str | None:
+        """Run the stage `dependencies` on `tree`: the gold's manifests installed, then restored
+        to the base; a reason when it failed."""
+        return self.setup(
+            "dependencies",
+            "the dependency setup",
+            arguments,
+            binds={layout.CONTAINER_APP: tree},
+            ro_binds={DEPENDENCY_PATCH: self.bundle / layout.DEPENDENCY_PATCH},
+        )
 
     def setup(
         self,
