@@ -11,7 +11,15 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfbench.cli.common import add_jobs_option, add_json_option, add_repo_option, jobs, print_json
+from selfbench.cli.common import (
+    add_jobs_option,
+    add_json_option,
+    add_repo_option,
+    add_setup_options,
+    jobs,
+    print_json,
+    setup_options,
+)
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, InputError
 from selfbench.progress import choose_reporter
 
@@ -39,14 +47,17 @@ def _check_inputs(task_dirs: list[Path], repo: Path) -> None:
 
 
 def _quality(args: argparse.Namespace) -> int:
+    from selfbench.environments.build import local_options
+    from selfbench.environments.spec import EnvironmentSpec
     from selfbench.quality.api import QualityOptions, assess_task
-    from selfbench.validate.phases import LocalOptions
 
     workers = jobs(args) or 1
     task_dirs = [Path(path) for path in args.task_dirs]
     repo = Path(args.repo)
     _check_inputs(task_dirs, repo)
-    options = QualityOptions(local=LocalOptions(), jobs=workers)
+    setup_env, host_network = setup_options(args)
+    environment = EnvironmentSpec(setup_env=setup_env, host_network=host_network)
+    options = QualityOptions(local=local_options(environment, logs=None), jobs=workers)
     reporter = choose_reporter()
     records: list[QualityRecord] = []
     with reporter.items(len(task_dirs), "assessing", ("ship or review", "reject")):
@@ -104,5 +115,6 @@ def add_quality_command(commands: Any) -> None:
     quality.add_argument("task_dirs", nargs="+", metavar="TASK_DIR")
     add_repo_option(quality, required=True, help="the repository the tasks were authored from")
     add_jobs_option(quality, what="variants run")
+    add_setup_options(quality)
     add_json_option(quality)
     quality.set_defaults(run=_quality)
