@@ -6,7 +6,7 @@ import hashlib
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -14,7 +14,7 @@ from typing import IO
 from selfbench._gzip import compress_stream
 from selfbench.errors import GitError
 
-__all__ = ["archive_tar", "git", "git_stream", "scratch_index"]
+__all__ = ["archive_tar", "git", "git_stream", "patched_texts", "scratch_index"]
 
 # A fixed identity and clock, and no user or system configuration, so the same inputs always give
 # the same commits and nothing in ~/.gitconfig changes what a command prints.
@@ -151,3 +151,21 @@ def scratch_index(
             env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(shared.resolve())
         git(repo, "read-tree", treeish, env=env)
         yield env
+
+
+def patched_texts(repo: Path, base: str, patch: bytes, paths: Iterable[str]) -> dict[str, str]:
+    """The text of each of `paths` in `base` with `patch` applied (an empty patch: as at the
+    base), read without touching `repo`: the patch is applied to a private index whose new
+    objects go to a private directory, borrowing the repository's objects read-only.
+
+    Raises:
+        GitError: the base commit is missing, the patch does not apply to it, or a path is not
+            in the result.
+    """
+    with scratch_index(repo, base, private_objects=True) as env:
+        if patch.strip():
+            git(repo, "apply", "--cached", "-", stdin=patch, env=env)
+        return {
+            path: git(repo, "cat-file", "blob", f":{path}", env=env).decode("utf-8", "replace")
+            for path in paths
+        }

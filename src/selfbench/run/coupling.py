@@ -36,11 +36,11 @@ from pathlib import Path
 from posixpath import basename, splitext
 from typing import Literal
 
-from selfbench._git import git, scratch_index
+from selfbench._git import git, patched_texts
 from selfbench.artifacts.task_dir import read_authored_task
 from selfbench.environments.process import parse_command, run_command
 from selfbench.errors import ReviewerError
-from selfbench.patches import parse_patch
+from selfbench.patches import added_lines, parse_patch
 from selfbench.repair import check_coupling_repair
 from selfbench.run._names import AssertedNames, asserted_names, code_names
 from selfbench.run._workspace import Workspace, changed_paths
@@ -58,7 +58,6 @@ __all__ = [
 
 DEFINITION_CHANGED = "coupling repair changed the definition"
 _MIN_NAME = 3
-_COMMENTS = (b"//", b"/*", b"*", b"#", b">>>")
 _PROSE = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc"})
 _MAX_STRING = 200
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
@@ -92,20 +91,6 @@ def _route(template: str) -> re.Pattern[str]:
     return re.compile("[^/]+".join(re.escape(part) for part in parts))
 
 
-def _added_lines(patch: bytes) -> str:
-    """The text of the `+` lines inside the patch's hunks, comment lines left out (a usage
-    example in a doc comment, `//=> 'foo-bar'`, is not code a test may pin)."""
-    lines, in_hunk = [], False
-    for line in patch.split(b"\n"):
-        if line.startswith(b"diff --git "):
-            in_hunk = False
-        elif line.startswith(b"@@ "):
-            in_hunk = True
-        elif in_hunk and line.startswith(b"+") and not line[1:].lstrip().startswith(_COMMENTS):
-            lines.append(line[1:].decode("utf-8", "replace"))
-    return "\n".join(lines)
-
-
 def _is_prose(path: str | None) -> bool:
     """Documentation: its examples (expected outputs, sample calls) are not code the tests pin."""
     return path is not None and splitext(path)[1].lower() in _PROSE
@@ -126,7 +111,7 @@ def _gold(repo: Path, base: str, data: bytes) -> _Gold:
             else None
         )
         if names is None:
-            added = _added_lines(patch.section(change))
+            added = added_lines(patch.section(change))
             names = AssertedNames(set(_IDENTIFIER_RE.findall(added)), set(_literals(added)))
         identifiers |= names.identifiers
         literals.extend(sorted(names.strings))
@@ -144,9 +129,6 @@ def _post_images(
 ) -> dict[str, str]:
     """The files a patch leaves (`paths` of them, default all), read without touching `repo`.
 
-    The patch is applied to a private index whose new objects go to a private directory,
-    borrowing the repository's objects read-only.
-
     Raises:
         GitError: the base commit is missing or the patch does not apply to it.
     """
@@ -156,13 +138,7 @@ def _post_images(
             for change in parse_patch(patch, lenient=True).files
             if change.status != "deleted"
         ]
-    with scratch_index(repo, base, private_objects=True) as env:
-        git(repo, "apply", "--cached", "-", stdin=patch, env=env)
-        return {
-            path: git(repo, "cat-file", "blob", f":{path}", env=env).decode("utf-8", "replace")
-            for path in paths
-            if path
-        }
+    return patched_texts(repo, base, patch, [path for path in paths if path])
 
 
 def _in_base(repo: Path, base: str, names: Iterable[str]) -> set[str]:
