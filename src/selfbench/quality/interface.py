@@ -47,6 +47,8 @@ __all__ = [
 ]
 
 INTERFACE_HEADING = "## Interface"
+_UNCHANGING = ("constant", "flag")
+"""Kinds that are new or not at all: a constant's value or a flag's spelling is no signature."""
 
 
 # --- reading the files -------------------------------------------------------------------------
@@ -82,18 +84,19 @@ def _uses(text: str, name: str) -> bool:
     return re.search(rf"(?<!{edge}){re.escape(leaf)}(?!{edge})", text) is not None
 
 
-def _changes(base: Definition | None, gold: Definition) -> Iterator[tuple[str, str]]:
-    """(kind, name) of what the gold adds or changes in one definition."""
-    if base is None:
+def _changes(base: Definition | None, gold: Definition, used: str) -> Iterator[tuple[str, str]]:
+    """(kind, name) of what the gold adds or changes in one definition that the tests use:
+    the parameters it adds that the tests name (options), else the definition itself."""
+    if base is not None and (base.signature == gold.signature or gold.kind in _UNCHANGING):
+        return
+    if base is not None and all(name in gold.params for name in base.params):
+        added = [name for name in gold.params if name not in base.params and is_public(name)]
+        options = [name for name in added if _uses(used, name)]
+        if options:
+            yield from (("option", name) for name in options)
+            return
+    if _uses(used, gold.name):
         yield gold.kind, gold.name
-        return
-    if base.signature == gold.signature or gold.kind in ("constant", "flag"):
-        return
-    added = [name for name in gold.params if name not in base.params]
-    if added and all(name in gold.params for name in base.params):
-        yield from (("option", name) for name in added if is_public(name))
-        return
-    yield gold.kind, gold.name
 
 
 def interface_items(
@@ -122,12 +125,11 @@ def interface_items(
             known = old.get(definition.name) or before.get(definition.name)
             if known is not None and known.signature == definition.signature:
                 continue
-            for kind, name in _changes(old.get(definition.name), definition):
-                if _uses(used, name):
-                    item = InterfaceItem(
-                        name=name, kind=kind, signature=definition.signature, path=path
-                    )
-                    items.setdefault((name, definition.signature), item)
+            for kind, name in _changes(old.get(definition.name), definition, used):
+                item = InterfaceItem(
+                    name=name, kind=kind, signature=definition.signature, path=path
+                )
+                items.setdefault((name, definition.signature), item)
     return tuple(items.values())
 
 
@@ -176,14 +178,16 @@ _RAISES_RE = re.compile(
     r"|\.toThrow(?:Error)?\(\s*([A-Z][\w.]*)\s*\)"
 )
 _PY_STRING = r"""[rRbBuU]{0,2}(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')"""
-_MESSAGE_RES = (
+_JS_STRING = r"""(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'|`([^`$]*)`)"""
+_PATTERN_RES = (
     re.compile(rf"\bmatch\s*=\s*{_PY_STRING}"),
     re.compile(rf"assertRaisesRegexp?\(\s*[\w.]+\s*,\s*{_PY_STRING}"),
-    re.compile(
-        r"""\.toThrow(?:Error)?\(\s*(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'|`([^`$]*)`|/((?:[^/\\\n]|\\.)+)/[a-z]*)\s*\)"""
-    ),
+    re.compile(r"\.toThrow(?:Error)?\(\s*/((?:[^/\\\n]|\\.)+)/[a-z]*\s*\)"),
 )
-_REGEX_SYNTAX_RE = re.compile(r"\\[dDwWsSbB]|[.][*+?]|[\[\](){}|^$*+?]")
+"""Messages asserted by a regular expression (`match=`, `assertRaisesRegex`, `toThrow(/…/)`)."""
+_LITERAL_RE = re.compile(rf"\.toThrow(?:Error)?\(\s*{_JS_STRING}\s*\)")
+"""Messages asserted as text (`toThrow("…")`: a substring)."""
+_PATTERN_TOKEN_RE = re.compile(r"\\([A-Za-z])|\\(.)|([\[\](){}|^$*+?.])|([^\\\[\](){}|^$*+?.]+)")
 _MIN_PIECE = 3
 
 
@@ -197,21 +201,35 @@ def _raised(text: str) -> list[str]:
     return names
 
 
-def _message_pieces(pattern: str) -> tuple[str, ...]:
-    """The literal text a message pattern holds (regular-expression syntax and escapes out)."""
-    pieces = _REGEX_SYNTAX_RE.split(pattern.replace("\\\\", "\0"))
-    unescaped = (re.sub(r"\\(.)", r"\1", piece).replace("\0", "\\").strip() for piece in pieces)
-    return tuple(p for p in unescaped if len(p) >= _MIN_PIECE and any(c.isalpha() for c in p))
+def _pattern_pieces(pattern: str) -> list[str]:
+    """The runs of literal text a regular expression holds (escaped characters are literal)."""
+    pieces, current = [], ""
+    for match in _PATTERN_TOKEN_RE.finditer(pattern):
+        klass, escaped, syntax, text = match.groups()
+        if klass is not None or syntax is not None:
+            pieces.append(current)
+            current = ""
+        else:
+            current += escaped if escaped is not None else text
+    return [*pieces, current]
+
+
+def _meaningful(pieces: Sequence[str]) -> tuple[str, ...]:
+    stripped = (piece.strip() for piece in pieces)
+    return tuple(p for p in stripped if len(p) >= _MIN_PIECE and any(c.isalpha() for c in p))
 
 
 def _messages(text: str) -> list[tuple[str, ...]]:
+    """Each asserted message as the literal pieces a statement of it must hold."""
     found = []
-    for pattern in _MESSAGE_RES:
+    for pattern in _PATTERN_RES:
         for match in pattern.finditer(text):
             written = next(group for group in match.groups() if group is not None)
-            if pieces := _message_pieces(written):
-                found.append(pieces)
-    return found
+            found.append(_meaningful(_pattern_pieces(written)))
+    for match in _LITERAL_RE.finditer(text):
+        written = next(group for group in match.groups() if group is not None)
+        found.append(_meaningful([written]))
+    return [pieces for pieces in found if pieces]
 
 
 def _normal(text: str) -> str:
