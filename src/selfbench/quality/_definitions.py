@@ -59,6 +59,7 @@ def _first_paragraph(doc: str) -> str:
 
 
 def is_public(name: str) -> bool:
+    """No segment of the (dotted) name starts with `_` or `#` (a private class member)."""
     return not any(part.startswith(("_", "#")) for part in name.split("."))
 
 
