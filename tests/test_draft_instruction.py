@@ -317,14 +317,14 @@ def test_plain_wrapping():
 """
 
 
-def _merged(parent: Path, messages: tuple[str, str, str]) -> Path:
-    """A repository whose `main` merges (`--no-ff`) a branch of three commits with `messages`:
-    the code, its tests, its changelog."""
+def _merged(
+    parent: Path, messages: tuple[str, str, str], authors: tuple[str, str, str] = ("A", "A", "A")
+) -> Path:
+    """A repository whose `main` merges (`--no-ff`) a branch of three commits with `messages`
+    by `authors`: the code, its tests, its changelog."""
     repo = parent / "wraptext"
     (repo / "src" / "wraptext").mkdir(parents=True)
     git(repo, "init", "--quiet", "--initial-branch=main")
-    for key, value in (("user.name", "A"), ("user.email", "a@example.com")):
-        git(repo, "config", key, value)
     steps = (
         {"src/wraptext/__init__.py": _WRAP_GOLD},
         {"tests/test_wrap.py": _WRAP_TESTS},
@@ -334,12 +334,12 @@ def _merged(parent: Path, messages: tuple[str, str, str]) -> Path:
     git(repo, "add", "--all")
     git(repo, "commit", "--quiet", "--message", "Initial wraptext")
     git(repo, "checkout", "--quiet", "-b", "ansi")
-    for files, message in zip(steps, messages, strict=True):
+    for files, message, author in zip(steps, messages, authors, strict=True):
         for name, text in files.items():
             (repo / name).parent.mkdir(parents=True, exist_ok=True)
             (repo / name).write_text(text)
         git(repo, "add", "--all")
-        git(repo, "commit", "--quiet", "--message", message)
+        git(repo, "commit", "--quiet", "--message", message, env={"GIT_AUTHOR_NAME": author})
     git(repo, "checkout", "--quiet", "main")
     merge = "Merge pull request #7 from example/ansi\n\nMake `wrap` ANSI-aware"
     git(repo, "merge", "--quiet", "--no-ff", "--message", merge, "ansi")
@@ -385,6 +385,28 @@ def test_the_merged_branch_s_commit_messages_are_a_source(hard: Hard, tmp_path: 
         "Make wrap ANSI-aware.\n\nEscape sequences take no columns, so `wrap` measures the "
         f"visible width. Widths under one are refused.\n\n{_WRAP_INTERFACE}"
     )
+
+
+@pytest.mark.parametrize(
+    "noise",
+    [
+        "Bump version to 2.1.0",
+        "[pre-commit.ci] auto fixes from pre-commit.com hooks",
+        "Merge branch 'main' into ansi",
+        "Run black",
+        "Fix lint\n\n* Update tests\n* Add PR#",
+        "Tests [skip ci]",
+    ],
+)
+def test_a_chore_commit_on_the_branch_says_nothing(hard: Hard, tmp_path: Path, noise: str) -> None:
+    messages = ("Make wrap ANSI-aware", noise, "Refresh the example application's screenshots")
+    repo = _merged(tmp_path, messages, authors=("A", "A", "dependabot[bot]"))
+    candidate = _wrap_candidate(hard, repo, "Make wrap ANSI-aware", "")
+    split = split_change(repo, candidate)
+
+    prompt = draft_instruction(candidate, split, ["tests/test_wrap.py"], repo=repo)
+
+    assert prompt == f"Make wrap ANSI-aware.\n\n{_WRAP_INTERFACE}"
 
 
 def test_nothing_left_gives_the_empty_draft(hard: Hard, tmp_path: Path) -> None:

@@ -48,8 +48,6 @@ def _repo(parent: Path) -> Path:
     repo = parent / "project"
     repo.mkdir()
     git(repo, "init", "--quiet", "--initial-branch=main")
-    git(repo, "config", "user.name", "A")
-    git(repo, "config", "user.email", "a@example.com")
     return repo
 
 

@@ -2,7 +2,8 @@
 
 The text is the pull request's title and body, then the linked session requests, then the
 messages of the commits the change brought in (`baseCommit..completedCommit`, a merge commit's
-own message and bots' commits left out), each cleaned:
+own message, bots' commits and chore commits such as `Bump version to 2.1` left out), each
+cleaned:
 
 * HTML comments (pull-request templates), `Co-authored-by:`-style trailers, `Fixes #N`-style
   closing lines and task-list boilerplate go;
@@ -40,6 +41,8 @@ from selfbench.audit import prompt_warnings
 from selfbench.contract import TaskDefinition
 from selfbench.draft.split import SplitChange
 from selfbench.mine.candidate import CandidateModel
+from selfbench.mine.chores import matching_rule
+from selfbench.mine.prs import is_bot
 from selfbench.patches import Patch, parse_patch
 from selfbench.quality.interface import (
     changed_file_texts,
@@ -97,7 +100,6 @@ _SKIP_CI_RE = re.compile(
     r"\[(?:skip[ -]ci|ci[ -]skip|no[ -]ci|skip[ -]actions|actions[ -]skip)\]|\*\*\*NO_CI\*\*\*",
     re.IGNORECASE,
 )
-_BOT_AUTHOR_RE = re.compile(r"\[bot\]|^(?:dependabot|pre-commit-ci|renovate)\b", re.IGNORECASE)
 _CHORE_WORDS = frozenset(
     {
         "changelog", "changes", "news", "history", "whatsnew", "readme", "doc", "docs",
@@ -121,7 +123,6 @@ _CHORE_FILLER = frozenset(
 )
 _CHORE_MAX_WORDS = 6
 _WORD_RE = re.compile(r"[A-Za-z][\w'-]*")
-_KEY_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|[\s.,;:!?]+$")
 _NO_PR = 10**18
 
 
@@ -197,7 +198,7 @@ def _is_chore(unit: str) -> bool:
 
 def _key(text: str) -> str:
     """What a unit says, for finding it again: case, spacing, list markers and end marks aside."""
-    return " ".join(_KEY_RE.sub("", text).split()).casefold()
+    return " ".join(_LIST_RE.sub("", text, count=1).split()).casefold().rstrip(" .,;:!?")
 
 
 def _clean_block(
@@ -220,15 +221,15 @@ def _clean_block(
             continue
         units, joiner = _units(paragraph.strip("\n"))
         alone = len(units) == 1 or (joiner == " " and "\n" not in paragraph.strip())
-        kept, code = [], not any(joiner == " " or _LIST_RE.match(unit) for unit in units)
+        code = not any(joiner == " " or _LIST_RE.match(unit) for unit in units)
+        kept = []
         for unit in units:
-            listed = not code
             if _TASK_ITEM_RE.match(unit) or _is_leaky(unit, words, candidate.sourceUrl):
                 continue
             if chores and (alone or _LIST_RE.match(unit)) and _is_chore(unit):
                 continue
             cleaned = _scrub(unit, gold) if unit.strip() else unit
-            if not cleaned.strip(" -*:.,;") or (listed and _seen(cleaned, seen)):
+            if not cleaned.strip(" -*:.,;") or (not code and _seen(cleaned, seen)):
                 continue
             kept.append(
                 cleaned if joiner == " " else unit[: len(unit) - len(unit.lstrip())] + cleaned
@@ -291,7 +292,7 @@ def _remove_all(text: str, token: str) -> str:
 
 def _commit_messages(repo: Path, candidate: CandidateModel) -> list[str]:
     """The messages of the commits the change brought in, oldest first: a merge commit's own
-    message and bots' commits left out."""
+    message, bots' commits and chores by their subject (`selfbench.mine.chores`) left out."""
     log = git(
         repo, "log", "--reverse", "--no-color", "--format=%H%x00%an%x00%B%x1e",
         f"{candidate.baseCommit}..{candidate.completedCommit}",
@@ -303,7 +304,8 @@ def _commit_messages(repo: Path, candidate: CandidateModel) -> list[str]:
             continue
         sha, author, message = fields
         own = candidate.kind == "merge" and sha == candidate.completedCommit
-        if not own and not _BOT_AUTHOR_RE.search(author):
+        chore = matching_rule(message.strip().split("\n", 1)[0]) is not None
+        if not (own or chore or is_bot(author)):
             messages.append(message)
     return messages
 
