@@ -297,6 +297,11 @@ def visible_width(text: str) -> int:
     return len(_ESCAPE.sub("", text))
 
 
+def format_width(width: int) -> str:
+    """Format a width."""
+    return f"{width} columns"
+
+
 def wrap(text: str, width: int = 70, *, ansi: bool = True) -> list[str]:
     """Split `text` into lines of at most `width` characters."""
     if width < 1:
@@ -305,7 +310,7 @@ def wrap(text: str, width: int = 70, *, ansi: bool = True) -> list[str]:
 '''
 _WRAP_TESTS = """import pytest
 
-from wraptext import visible_width, wrap
+from wraptext import format_width, visible_width, wrap
 
 
 def test_colour_takes_no_columns():
@@ -314,6 +319,7 @@ def test_colour_takes_no_columns():
 
 def test_plain_wrapping():
     assert wrap("abcdef", 3, ansi=False) == ["abc", "def"]
+    assert format_width(3) == "3 columns"
 """
 
 
@@ -361,6 +367,8 @@ _WRAP_INTERFACE = (
     "## Interface\n\n"
     "- function `visible_width(text: str) -> int`\n"
     "  The columns `text` takes on a terminal: escape sequences take none.\n"
+    "- function `format_width(width: int) -> str`\n"
+    "  Format a width.\n"
     "- option `ansi`, a new parameter of "
     "`wrap(text: str, width: int = 70, *, ansi: bool = True) -> list[str]`"
 )

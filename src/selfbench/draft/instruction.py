@@ -321,7 +321,7 @@ def _interface(
         if not _is_leaky(f"{item.name} {item.signature}", words, candidate.sourceUrl)
     )
     docs = {
-        name: _clean_block(doc, candidate, words, split.gold_files, seen=set())
+        name: _clean_block(doc, candidate, words, split.gold_files, seen=set(), chores=False)
         for name, doc in interface_docs(items, gold_files).items()
     }
     return interface_section(items, {name: doc for name, doc in docs.items() if doc})
