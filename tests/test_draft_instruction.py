@@ -199,6 +199,8 @@ _NOISE = [
     "Bumps pytest from 7.0 to 8.0. Signed by dependabot[bot].",
     "fixup! Add kelvin",
     "Address review comments",
+    "# Conflicts:\n#\tsrc/unitkit/convert.py",
+    "Refs: https://example.com/example/unitkit/discussions/3",
 ]
 
 

@@ -8,7 +8,8 @@ cleaned:
 * HTML comments (pull-request templates), `Co-authored-by:`-style trailers, `Fixes #N`-style
   closing lines and task-list boilerplate go;
 * noise goes: `Merge branch …`/`Merge pull request …` lines, `[skip ci]`, bots' lines
-  (dependabot, pre-commit.ci, `…[bot]`), `fixup!` subjects, and chores: a list item or a line
+  (dependabot, pre-commit.ci, `…[bot]`), `fixup!` subjects, git's `# Conflicts:` list, a line
+  that is only a labelled link (`Refs: https://…`), and chores: a list item or a line
   of its own, of at most six words, that names a chore (changelog, docs, tests, PR, typo, lint,
   format, bump, version, …) and starts with a chore's verb (`Add`, `Update`, `Fix`, …) or says
   nothing else (`Tests`, `Add PR#`, `Update docs`, `Add note about difference`);
@@ -92,10 +93,14 @@ _EMPTY_BRACKETS_RE = re.compile(r"(?<![\w\]])(?:\(\s*\)|\[\s*\])")
 _SPACE_BEFORE_PUNCTUATION_RE = re.compile(r"[ \t]+([.,;:!?])")
 _MAX_PASSES = 64
 _NOISE_LINE_RE = re.compile(
-    r"^\s*(?:merge (?:branch|pull request|remote-tracking branch|tag)\b|(?:fixup|squash|amend)!)"
-    r".*$\n?|^.*(?:\[bot\]|pre-commit[-.]ci|\bdependabot\b).*$\n?",
+    r"^[ \t]*(?:merge (?:branch|pull request|remote-tracking branch|tag)\b|(?:fixup|squash|amend)!)"
+    r".*$\n?|^.*(?:\[bot\]|pre-commit[-.]ci|\bdependabot\b).*$\n?"
+    r"|^# conflicts:[ \t]*$\n?|^#\t.*$\n?"
+    r"|^[ \t]*(?:refs?|see|see also|related|links?|discussion)[ \t]*:[ \t]*<?(?:https?|ftp)://\S+"
+    r"[ \t]*$\n?",
     re.IGNORECASE | re.MULTILINE,
 )
+"""Lines that are noise whole: merges, fixups, bots', git's conflict list, a bare labelled link."""
 _SKIP_CI_RE = re.compile(
     r"\[(?:skip[ -]ci|ci[ -]skip|no[ -]ci|skip[ -]actions|actions[ -]skip)\]|\*\*\*NO_CI\*\*\*",
     re.IGNORECASE,
