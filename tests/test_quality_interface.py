@@ -135,11 +135,13 @@ PYTHON_CASES = [
         (
             "class Reader:\n    def read(self, path):\n        return path\n\n"
             "    async def read_all(self, paths: list[str]) -> list[str]:\n        return paths\n\n"
+            "    aread_all = read_all\n\n"
             "    @staticmethod\n    def of(name):\n        return Reader()\n"
         ),
-        "Reader.of('x')\nawait Reader().read_all([])\n",
+        "Reader.of('x')\nawait Reader().read_all([])\nawait Reader().aread_all([])\n",
         [
             ("method", "Reader.read_all", "async Reader.read_all(paths: list[str]) -> list[str]"),
+            ("method", "Reader.aread_all", "async Reader.aread_all(paths: list[str]) -> list[str]"),
             ("method", "Reader.of", "Reader.of(name)"),
         ],
     ),

@@ -77,15 +77,32 @@ def _python_definitions(text: str) -> dict[str, Definition]:
             found[node.name] = _py_function(node.name, node, "function")
         elif isinstance(node, ast.ClassDef):
             found[node.name] = _py_class(node)
-            for member in node.body:
-                if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef):
-                    name = f"{node.name}.{member.name}"
-                    found[name] = _py_function(name, member, "method")
+            found.update(_py_methods(node))
         elif (constant := _py_constant(node)) is not None:
             found[constant.name] = constant
     for flag in _py_flags(tree):
         found.setdefault(flag.name, flag)
     return {name: found[name] for name in found if is_public(name)}
+
+
+def _py_methods(node: ast.ClassDef) -> dict[str, Definition]:
+    """A class's methods, and its aliases of them (`afatal = acritical`), by `Class.name`."""
+    methods: dict[str, Definition] = {}
+    for member in node.body:
+        if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef):
+            name = f"{node.name}.{member.name}"
+            methods[name] = _py_function(name, member, "method")
+        elif (
+            isinstance(member, ast.Assign)
+            and len(member.targets) == 1
+            and isinstance(target := member.targets[0], ast.Name)
+            and isinstance(member.value, ast.Name)
+            and (aliased := methods.get(f"{node.name}.{member.value.id}")) is not None
+        ):
+            name = f"{node.name}.{target.id}"
+            signature = aliased.signature.replace(aliased.name, name, 1)
+            methods[name] = Definition(name, "method", signature, aliased.params, aliased.doc)
+    return methods
 
 
 def _short(node: ast.expr | None) -> str:
