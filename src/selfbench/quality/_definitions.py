@@ -69,7 +69,7 @@ def is_public(name: str) -> bool:
 def _python_definitions(text: str) -> dict[str, Definition]:
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError):  # not Python 3, or nested past the parser
         return {}
     found: dict[str, Definition] = {}
     for node in tree.body:
