@@ -4,7 +4,9 @@ and what an instruction leaves out of it."""
 from __future__ import annotations
 
 import ast
+import json
 import keyword
+import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -517,3 +519,28 @@ def test_a_rendered_python_signature_is_a_valid_def_without_its_body(
         *(p for p, _ in positional),
         *(k for k, _ in keywords),
     ]
+
+
+_MESSAGE = st.text(
+    alphabet=st.characters(min_codepoint=32, max_codepoint=126, exclude_characters='"\\'),
+    min_size=3,
+    max_size=40,
+).filter(lambda text: any(c.isalpha() for c in text))
+
+
+@settings(max_examples=80, deadline=None)
+@given(message=_MESSAGE)
+def test_an_escaped_message_is_stated_by_the_message_itself(message: str) -> None:
+    """`match=re.escape(message)` as a test writes it: an instruction quoting the message states
+    it; one that does not lists it."""
+    escaped = re.escape(message).replace("\\ ", " ")
+    patch = _added("tests/test_x.py", f'with pytest.raises(ValueError, match=r"{escaped}"):')
+
+    stated = check_instruction(f"Raises ValueError: {message}", (), patch)
+    unstated = check_instruction("Raises ValueError.", (), patch)
+
+    assert stated.missing == ()
+    piece = " ".join(message.split())
+    said = piece.casefold() in "raises valueerror."
+    expected = () if len(piece) < 3 or said else (f"message {json.dumps(piece)}",)
+    assert unstated.missing == expected
