@@ -368,7 +368,7 @@ def test_the_sample_historys_drafts_are_clean(tmp_path: Path) -> None:
         task.mkdir()
         (task / TEST_PATCH_FILE).write_bytes(split.test_patch)
         (task / GOLD_PATCH_FILE).write_bytes(split.gold_patch)
-        prompt = draft_instruction(candidate, split, [])
+        prompt = draft_instruction(candidate, split, [], repo=repo)
         fields = definition(taskId=candidate.id, baseCommit=candidate.baseCommit, prompt=prompt)
         (task / DEFINITION_FILE).write_text(json.dumps(fields))
         assert coupling_blockers(task, repo) == [], candidate.id

@@ -213,5 +213,6 @@ def patched_texts(
         GitError: `base` is missing or the patch does not apply to it.
     """
     with scratch_index(repo, base, private_objects=True) as env:
-        git(repo, "apply", "--cached", "-", stdin=patch, env=env)
+        if patch.strip():  # `git apply` refuses an empty patch; it leaves the base as it is
+            git(repo, "apply", "--cached", "-", stdin=patch, env=env)
         return _blob_texts(repo, {path: f":{path}" for path in paths}, env)

@@ -46,6 +46,7 @@ __all__ = [
     "FileChange",
     "Patch",
     "Status",
+    "added_lines",
     "changes_no_files",
     "dependency_setup_patch",
     "display_path",
@@ -133,6 +134,27 @@ class Patch:
     def section(self, change: FileChange) -> bytes:
         """The bytes of one file section, exactly as they appear in the patch."""
         return self.data[change.start : change.end]
+
+
+_COMMENT_PREFIXES = (b"//", b"/*", b"*", b"#", b">>>")
+
+
+def added_lines(data: bytes) -> str:
+    """The text of the `+` lines inside the patch's hunks, comment lines left out (a usage
+    example in a doc comment, `//=> 'foo-bar'`, is not code a test may pin)."""
+    lines, in_hunk = [], False
+    for line in data.split(b"\n"):
+        if line.startswith(b"diff --git "):
+            in_hunk = False
+        elif line.startswith(b"@@ "):
+            in_hunk = True
+        elif (
+            in_hunk
+            and line.startswith(b"+")
+            and not line[1:].lstrip().startswith(_COMMENT_PREFIXES)
+        ):
+            lines.append(line[1:].decode("utf-8", "replace"))
+    return "\n".join(lines)
 
 
 def is_git_patch(data: bytes) -> bool:

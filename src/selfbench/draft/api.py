@@ -294,7 +294,7 @@ def _draft(
         raise _Rejected(decision.reason, evidence)
     split = prepared.split
     names = (*decision.tests, *decision.fail_to_pass, *decision.pass_to_pass)
-    prompt = draft_instruction(candidate, split, tuple(dict.fromkeys(names)))
+    prompt = draft_instruction(candidate, split, tuple(dict.fromkeys(names)), repo=repo)
     definition = _definition(
         candidate, prepared.plan, decision, prompt, prepared.number, prepared.url
     )

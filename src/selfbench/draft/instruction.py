@@ -1,14 +1,29 @@
-"""A draft instruction from a candidate's pull request and linked requests, with leaks removed.
+"""A draft instruction from every offline source of a candidate, with noise and leaks removed.
 
-The text is the pull request's title and body, then the linked session requests, each cleaned:
+The text is the pull request's title and body, then the linked session requests, then the
+messages of the commits the change brought in (`baseCommit..completedCommit`, a merge commit's
+own message, bots' commits and chore commits such as `Bump version to 2.1` left out), each
+cleaned:
 
 * HTML comments (pull-request templates), `Co-authored-by:`-style trailers, `Fixes #N`-style
   closing lines and task-list boilerplate go;
+* noise goes: `Merge branch …`/`Merge pull request …` lines, `[skip ci]`, bots' lines
+  (dependabot, pre-commit.ci, `…[bot]`), `fixup!` subjects, git's `# Conflicts:` list, a line
+  that is only a labelled link (`Refs: https://…`), and chores: a list item or a line
+  of its own, of at most six words, that names a chore (changelog, docs, tests, PR, typo, lint,
+  format, bump, version, …) and starts with a chore's verb (`Add`, `Update`, `Fix`, …) or says
+  nothing else (`Tests`, `Add PR#`, `Update docs`, `Add note about difference`);
+* a sentence, list item or line already said (case, spacing, list markers and end punctuation
+  aside) goes: a squash body often repeats the commit list, a commit its title;
 * a sentence (or list item) that links to the forge (a pull request, issue, commit or
   comparison URL, or the source URL), or names a held-out test file, a fail-to-pass test or a
   selector, goes whole: what is left must still read as prose;
 * in what stays, `#N` and `PR N` references, commit-like hex runs, and gold file names (the path,
   or the name alone, which becomes "the relevant file") are replaced.
+
+After the prose comes an Interface section (`selfbench.quality.interface`): the public names the
+gold adds or changes and the tests use, with their signatures and the first paragraph of their
+documentation (cleaned as above); never a body, a test or a file path.
 
 Then the audit's own prompt check (`selfbench.audit.prompt_warnings`) judges the result against a
 definition holding these values; anything it still finds is removed, until it finds nothing. The
@@ -19,13 +34,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from posixpath import basename
 
+from selfbench._git import git
 from selfbench.audit import prompt_warnings
 from selfbench.contract import TaskDefinition
 from selfbench.draft.split import SplitChange
 from selfbench.mine.candidate import CandidateModel
+from selfbench.mine.chores import matching_rule
+from selfbench.mine.prs import is_bot
 from selfbench.patches import Patch, parse_patch
+from selfbench.quality.interface import (
+    changed_file_texts,
+    interface_docs,
+    interface_items,
+    interface_section,
+)
 from selfbench.rules import sha_regex
 
 __all__ = ["EMPTY_DRAFT", "draft_instruction"]
@@ -67,6 +92,42 @@ _GOLD_STAND_IN = "the relevant file"
 _EMPTY_BRACKETS_RE = re.compile(r"(?<![\w\]])(?:\(\s*\)|\[\s*\])")
 _SPACE_BEFORE_PUNCTUATION_RE = re.compile(r"[ \t]+([.,;:!?])")
 _MAX_PASSES = 64
+_NOISE_LINE_RE = re.compile(
+    r"^[ \t]*(?:merge (?:branch|pull request|remote-tracking branch|tag)\b|(?:fixup|squash|amend)!)"
+    r".*$\n?|^.*(?:\[bot\]|pre-commit[-.]ci|\bdependabot\b).*$\n?"
+    r"|^# conflicts:[ \t]*$\n?|^#\t.*$\n?"
+    r"|^[ \t]*(?:refs?|see|see also|related|links?|discussion)[ \t]*:[ \t]*<?(?:https?|ftp)://\S+"
+    r"[ \t]*$\n?",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""Lines that are noise whole: merges, fixups, bots', git's conflict list, a bare labelled link."""
+_SKIP_CI_RE = re.compile(
+    r"\[(?:skip[ -]ci|ci[ -]skip|no[ -]ci|skip[ -]actions|actions[ -]skip)\]|\*\*\*NO_CI\*\*\*",
+    re.IGNORECASE,
+)
+_CHORE_WORDS = frozenset(
+    {
+        "changelog", "changes", "news", "history", "whatsnew", "readme", "doc", "docs",
+        "documentation", "docstring", "docstrings", "comment", "comments", "note", "notes",
+        "test", "tests", "testing", "pr", "typo", "typos", "lint", "linting", "linter", "format",
+        "formatting", "formatted", "bump", "bumped", "bumps", "version", "ci", "mypy",
+        "pre-commit", "style", "review", "feedback", "nit", "nits", "wip",
+    }
+)  # fmt: skip
+"""Words that name a chore ("Add not about difference" reads `not` as `note`)."""
+_CHORE_VERBS = frozenset(
+    {
+        "add", "added", "adds", "update", "updated", "updates", "fix", "fixed", "fixes", "bump",
+        "bumped", "run", "ran", "address", "addressed", "apply", "applied", "remove", "removed",
+        "tweak", "improve", "improved", "write", "wrote", "document", "documented", "format",
+        "formatted", "lint", "clean", "cleanup", "more",
+    }
+)  # fmt: skip
+_CHORE_FILLER = frozenset(
+    {"a", "an", "the", "and", "to", "for", "of", "some", "new", "missing", "about"}
+)
+_CHORE_MAX_WORDS = 6
+_WORD_RE = re.compile(r"[A-Za-z][\w'-]*")
 _NO_PR = 10**18
 
 
@@ -125,28 +186,71 @@ def _units(paragraph: str) -> tuple[list[str], str]:
     return _SENTENCE_END_RE.split(prose), " "
 
 
+def _is_chore(unit: str) -> bool:
+    """A short line that names a chore and says nothing else (`* Add PR#`, `Update docs`)."""
+    text = re.sub(
+        r"\bnot(?= about\b)", "note", _LIST_RE.sub("", unit, count=1), flags=re.IGNORECASE
+    )
+    found = [word.casefold() for word in _WORD_RE.findall(text)]
+    if "`" in text or not found or len(found) > _CHORE_MAX_WORDS:
+        return False
+    if not _CHORE_WORDS.intersection(found):
+        return False
+    return found[0] in _CHORE_VERBS or all(
+        word in _CHORE_WORDS or word in _CHORE_FILLER for word in found
+    )
+
+
+def _key(text: str) -> str:
+    """What a unit says, for finding it again: case, spacing, list markers and end marks aside."""
+    return " ".join(_LIST_RE.sub("", text, count=1).split()).casefold().rstrip(" .,;:!?")
+
+
 def _clean_block(
-    text: str, candidate: CandidateModel, words: tuple[str, ...], gold: tuple[str, ...]
+    text: str,
+    candidate: CandidateModel,
+    words: tuple[str, ...],
+    gold: tuple[str, ...],
+    *,
+    seen: set[str],
+    chores: bool = True,
 ) -> str:
+    """The block cleaned of boilerplate, noise, leaks and what `seen` holds (which it extends);
+    chores stay when `chores` is false (a title)."""
     text = _COMMENT_RE.sub("", text.replace("\r\n", "\n"))
     text = _TRAILER_RE.sub("", text)
+    text = _NOISE_LINE_RE.sub("", _SKIP_CI_RE.sub("", text))
     kept_paragraphs = []
     for paragraph in re.split(r"\n\s*\n", text):
         if not paragraph.strip():
             continue
         units, joiner = _units(paragraph.strip("\n"))
+        alone = len(units) == 1 or (joiner == " " and "\n" not in paragraph.strip())
+        code = not any(joiner == " " or _LIST_RE.match(unit) for unit in units)
         kept = []
         for unit in units:
             if _TASK_ITEM_RE.match(unit) or _is_leaky(unit, words, candidate.sourceUrl):
                 continue
+            if chores and (alone or _LIST_RE.match(unit)) and _is_chore(unit):
+                continue
             cleaned = _scrub(unit, gold) if unit.strip() else unit
-            if cleaned.strip(" -*:.,;"):
-                kept.append(
-                    cleaned if joiner == " " else unit[: len(unit) - len(unit.lstrip())] + cleaned
-                )
-        if kept:
+            if not cleaned.strip(" -*:.,;") or (not code and _seen(cleaned, seen)):
+                continue
+            kept.append(
+                cleaned if joiner == " " else unit[: len(unit) - len(unit.lstrip())] + cleaned
+            )
+        if kept and not (code and _seen(joiner.join(kept), seen)):
             kept_paragraphs.append(joiner.join(kept))
     return "\n\n".join(kept_paragraphs)
+
+
+def _seen(text: str, seen: set[str]) -> bool:
+    """Whether `text` was said already; records it when not."""
+    key = _key(text)
+    if key in seen:
+        return True
+    seen.add(key)
+    return False
 
 
 def _definition(
@@ -191,19 +295,66 @@ def _remove_all(text: str, token: str) -> str:
     return re.sub(re.escape(token), "", text, flags=re.IGNORECASE) if token else text
 
 
+def _commit_messages(repo: Path, candidate: CandidateModel) -> list[str]:
+    """The messages of the commits the change brought in, oldest first: a merge commit's own
+    message, bots' commits and chores by their subject (`selfbench.mine.chores`) left out."""
+    log = git(
+        repo, "log", "--reverse", "--no-color", "--format=%H%x00%an%x00%B%x1e",
+        f"{candidate.baseCommit}..{candidate.completedCommit}",
+    ).decode("utf-8", "replace")  # fmt: skip
+    messages = []
+    for record in log.split("\x1e"):
+        fields = record.strip("\n").split("\x00")
+        if len(fields) != 3:
+            continue
+        sha, author, message = fields
+        own = candidate.kind == "merge" and sha == candidate.completedCommit
+        chore = matching_rule(message.strip().split("\n", 1)[0]) is not None
+        if not (own or chore or is_bot(author)):
+            messages.append(message)
+    return messages
+
+
+def _interface(
+    repo: Path, candidate: CandidateModel, split: SplitChange, words: tuple[str, ...]
+) -> str:
+    """The Interface section of the gold's public names the tests use; "" for none."""
+    base_files, gold_files = changed_file_texts(repo, candidate.baseCommit, split.gold_patch)
+    items = tuple(
+        item
+        for item in interface_items(split.gold_patch, split.test_patch, base_files, gold_files)
+        if not _is_leaky(f"{item.name} {item.signature}", words, candidate.sourceUrl)
+    )
+    docs = {
+        name: _clean_block(doc, candidate, words, split.gold_files, seen=set(), chores=False)
+        for name, doc in interface_docs(items, gold_files).items()
+    }
+    return interface_section(items, {name: doc for name, doc in docs.items() if doc})
+
+
 def draft_instruction(
-    candidate: CandidateModel, split: SplitChange, test_names: Sequence[str]
+    candidate: CandidateModel, split: SplitChange, test_names: Sequence[str], *, repo: Path
 ) -> str:
     """A draft instruction for the candidate, clean of everything the audit's prompt check finds.
 
-    `test_names` are the fail-to-pass tests' names and selectors (both are removed).
+    `test_names` are the fail-to-pass tests' names and selectors (both are removed). `repo`
+    holds the candidate's commits (their messages are a source; the gold's files, read without
+    touching it, give the Interface section).
+
+    Raises:
+        GitError: `repo` lacks the candidate's commits, or the gold patch does not apply.
     """
     words = _forbidden_words(split, test_names)
     gold = split.gold_files
-    blocks = [candidate.title, candidate.body, *(request.text for request in candidate.requests)]
-    cleaned = [_clean_block(block, candidate, words, gold) for block in blocks if block.strip()]
-    if cleaned and cleaned[0] and not cleaned[0].endswith((".", "!", "?", ":")):
-        cleaned[0] += "."
-    prompt = "\n\n".join(dict.fromkeys(part for part in cleaned if part.strip()))
-    prompt = _enforce(prompt, candidate, split, test_names).strip()
-    return prompt or EMPTY_DRAFT
+    requests = (request.text for request in candidate.requests)
+    blocks = [candidate.body, *requests, *_commit_messages(repo, candidate)]
+    seen: set[str] = set()
+    title = _clean_block(candidate.title, candidate, words, gold, seen=seen, chores=False)
+    if title and not title.endswith((".", "!", "?", ":")):
+        title += "."
+    cleaned = [title, *(_clean_block(b, candidate, words, gold, seen=seen) for b in blocks)]
+    prose = "\n\n".join(part for part in cleaned if part.strip())
+    prose = _enforce(prose, candidate, split, test_names).strip() or EMPTY_DRAFT
+    section = _interface(repo, candidate, split, words)
+    prompt = _enforce("\n\n".join(p for p in (prose, section) if p), candidate, split, test_names)
+    return prompt.strip() or EMPTY_DRAFT

@@ -21,7 +21,7 @@ from pathlib import Path
 from posixpath import basename
 from typing import Final
 
-from selfbench._git import DIFF_OPTIONS, git, scratch_index
+from selfbench._git import DIFF_OPTIONS, git, patched_texts, scratch_index
 from selfbench.mine.classify import classify_path
 from selfbench.patches import FileChange, Patch, parse_patch
 
@@ -258,10 +258,8 @@ def gold_texts(
     repo: Path, base: str, gold_patch: bytes, paths: Sequence[str | None] | None = None
 ) -> dict[str, str]:
     """The text of the files a patch leaves (`paths` of them, default every one it does not
-    delete), read without touching `repo`.
-
-    The patch is applied to a private index whose new objects go to a private directory,
-    borrowing the repository's objects read-only.
+    delete; a path it leaves absent is left out), read without touching `repo`
+    (`_git.patched_texts`).
 
     Raises:
         GitError: the base commit is missing or the patch does not apply to it.
@@ -272,13 +270,8 @@ def gold_texts(
             for change in parse_patch(gold_patch, lenient=True).files
             if change.status != "deleted"
         ]
-    with scratch_index(repo, base, private_objects=True) as env:
-        git(repo, "apply", "--cached", "-", stdin=gold_patch, env=env)
-        return {
-            path: git(repo, "cat-file", "blob", f":{path}", env=env).decode("utf-8", "replace")
-            for path in paths
-            if path
-        }
+    texts = patched_texts(repo, base, gold_patch, [path for path in paths if path])
+    return {path: text for path, text in texts.items() if text is not None}
 
 
 def mutant_patch(repo: Path, base: str, gold_patch: bytes, path: str, mutated_text: str) -> bytes:

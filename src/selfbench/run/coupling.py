@@ -36,11 +36,12 @@ from pathlib import Path
 from posixpath import basename, splitext
 from typing import Literal
 
-from selfbench._git import git, patched_texts
+from selfbench._git import git
 from selfbench.artifacts.task_dir import read_authored_task
 from selfbench.environments.process import parse_command, run_command
 from selfbench.errors import ReviewerError
-from selfbench.patches import parse_patch
+from selfbench.patches import added_lines, parse_patch
+from selfbench.quality.variants import gold_texts
 from selfbench.repair import check_coupling_repair
 from selfbench.run._names import AssertedNames, asserted_names, code_names
 from selfbench.run._workspace import Workspace, changed_paths
@@ -58,7 +59,6 @@ __all__ = [
 
 DEFINITION_CHANGED = "coupling repair changed the definition"
 _MIN_NAME = 3
-_COMMENTS = (b"//", b"/*", b"*", b"#", b">>>")
 _PROSE = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc"})
 _MAX_STRING = 200
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
@@ -92,20 +92,6 @@ def _route(template: str) -> re.Pattern[str]:
     return re.compile("[^/]+".join(re.escape(part) for part in parts))
 
 
-def _added_lines(patch: bytes) -> str:
-    """The text of the `+` lines inside the patch's hunks, comment lines left out (a usage
-    example in a doc comment, `//=> 'foo-bar'`, is not code a test may pin)."""
-    lines, in_hunk = [], False
-    for line in patch.split(b"\n"):
-        if line.startswith(b"diff --git "):
-            in_hunk = False
-        elif line.startswith(b"@@ "):
-            in_hunk = True
-        elif in_hunk and line.startswith(b"+") and not line[1:].lstrip().startswith(_COMMENTS):
-            lines.append(line[1:].decode("utf-8", "replace"))
-    return "\n".join(lines)
-
-
 def _is_prose(path: str | None) -> bool:
     """Documentation: its examples (expected outputs, sample calls) are not code the tests pin."""
     return path is not None and splitext(path)[1].lower() in _PROSE
@@ -116,7 +102,7 @@ def _gold(repo: Path, base: str, data: bytes) -> _Gold:
     the language is known (comments and docstrings left out), else its added lines."""
     patch = parse_patch(data, lenient=True)
     code = [change for change in patch.files if not _is_prose(change.new_path or change.old_path)]
-    images = _post_images(repo, base, data, [c.new_path for c in code if c.status != "deleted"])
+    images = gold_texts(repo, base, data, [c.new_path for c in code if c.status != "deleted"])
     identifiers: set[str] = set()
     literals: list[str] = []
     for change in code:
@@ -126,7 +112,7 @@ def _gold(repo: Path, base: str, data: bytes) -> _Gold:
             else None
         )
         if names is None:
-            added = _added_lines(patch.section(change))
+            added = added_lines(patch.section(change))
             names = AssertedNames(set(_IDENTIFIER_RE.findall(added)), set(_literals(added)))
         identifiers |= names.identifiers
         literals.extend(sorted(names.strings))
@@ -137,24 +123,6 @@ def _gold(repo: Path, base: str, data: bytes) -> _Gold:
 
 def _literals(text: str) -> list[str]:
     return ["".join(groups) for groups in _LITERAL_RE.findall(text)]
-
-
-def _post_images(
-    repo: Path, base: str, patch: bytes, paths: Sequence[str | None] | None = None
-) -> dict[str, str]:
-    """The files a patch leaves (`paths` of them, default all), read without touching `repo`.
-
-    Raises:
-        GitError: the base commit is missing or the patch does not apply to it.
-    """
-    if paths is None:
-        paths = [
-            change.new_path
-            for change in parse_patch(patch, lenient=True).files
-            if change.status != "deleted"
-        ]
-    texts = patched_texts(repo, base, patch, [path for path in paths if path])
-    return {path: text for path, text in texts.items() if text is not None}
 
 
 def _in_base(repo: Path, base: str, names: Iterable[str]) -> set[str]:
@@ -222,7 +190,7 @@ def coupling_blockers(task_dir: Path, repo: Path) -> list[str]:
     definition = task.definition
     gold = _gold(repo, definition.baseCommit, task.gold_patch)
     found: dict[tuple[str, str], str] = {}  # (kind, name) -> the first test file asserting it
-    tests = _post_images(repo, definition.baseCommit, task.test_patch)
+    tests = gold_texts(repo, definition.baseCommit, task.test_patch)
     for path, source in sorted(tests.items()):
         names = asserted_names(path, source)
         for name in names.identifiers:

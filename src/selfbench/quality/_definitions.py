@@ -1,0 +1,430 @@
+"""The public names one source file defines, as an interface shows them (no bodies).
+
+Python through `ast`: top-level functions, classes (their signature is their constructor's:
+`__init__`, or a dataclass's or model's fields), their methods (`Class.method`, `self` left out),
+`UPPER_CASE` constants, and long flags (`--foo`) in `add_argument(...)`/`option(...)` calls.
+JavaScript and TypeScript through tree-sitter: exported functions, classes and the public
+methods of exported classes, exported consts, `export { name }` of a top-level declaration,
+CommonJS `module.exports` members, and commander's `.option("--foo ...")` flags.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from selfbench.quality._js_parser import is_js, parse
+
+__all__ = ["Definition", "definitions", "is_public"]
+
+_SHORT_DEFAULT = 24
+_CONSTANT_RE = re.compile(r"[A-Z][A-Z0-9_]*")
+_FLAG_RE = re.compile(r"(?<![\w-])--[A-Za-z0-9][\w-]*")
+_FLAG_CALLS = frozenset({"add_argument", "option", "Option", "requiredOption"})
+_DATACLASS_BASES = frozenset({"NamedTuple", "BaseModel", "TypedDict"})
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """One public name a file defines, as the interface shows it."""
+
+    name: str
+    kind: str
+    signature: str
+    params: tuple[str, ...] = ()
+    doc: str = ""
+
+
+def definitions(path: str, text: str) -> dict[str, Definition]:
+    """The public names `text` (the file at `path`) defines, by qualified name (flags by the
+    flag); nothing for a language it does not read or a file that does not parse."""
+    if path.endswith((".py", ".pyi")):
+        return _python_definitions(text)
+    if is_js(path):
+        return _js_definitions(text, path)
+    return {}
+
+
+def _first_paragraph(doc: str) -> str:
+    lines = []
+    for line in doc.strip().split("\n"):
+        if not line.strip() or line.strip().startswith("@"):
+            break
+        lines.append(line.strip())
+    return " ".join(lines)
+
+
+def is_public(name: str) -> bool:
+    """No segment of the (dotted) name starts with `_` or `#` (a private class member)."""
+    return not any(part.startswith(("_", "#")) for part in name.split("."))
+
+
+# --- Python ------------------------------------------------------------------------------------
+
+
+def _python_definitions(text: str) -> dict[str, Definition]:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):  # not Python 3, or nested past the parser
+        return {}
+    found: dict[str, Definition] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found[node.name] = _py_function(node.name, node, "function")
+        elif isinstance(node, ast.ClassDef):
+            found[node.name] = _py_class(node)
+            found.update(_py_methods(node))
+        elif (constant := _py_constant(node)) is not None:
+            found[constant.name] = constant
+    for flag in _py_flags(tree):
+        found.setdefault(flag.name, flag)
+    return {name: found[name] for name in found if is_public(name)}
+
+
+def _py_methods(node: ast.ClassDef) -> dict[str, Definition]:
+    """A class's methods, and its aliases of them (`afatal = acritical`), by `Class.name`."""
+    methods: dict[str, Definition] = {}
+    for member in node.body:
+        if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef):
+            name = f"{node.name}.{member.name}"
+            methods[name] = _py_function(name, member, "method")
+        elif (
+            isinstance(member, ast.Assign)
+            and len(member.targets) == 1
+            and isinstance(target := member.targets[0], ast.Name)
+            and isinstance(member.value, ast.Name)
+            and (aliased := methods.get(f"{node.name}.{member.value.id}")) is not None
+        ):
+            name = f"{node.name}.{target.id}"
+            signature = aliased.signature.replace(aliased.name, name, 1)
+            methods[name] = Definition(name, "method", signature, aliased.params, aliased.doc)
+    return methods
+
+
+def _short(node: ast.expr | None) -> str:
+    """A default as the signature shows it: a short literal, else `...`."""
+    if node is None:
+        return "..."
+    literal = isinstance(node, ast.Constant) or (
+        isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant)
+    )
+    empty = isinstance(node, ast.Tuple | ast.List | ast.Dict | ast.Set) and not ast.unparse(node)[
+        1:-1
+    ].strip(" ,")
+    shown = ast.unparse(node)
+    return shown if (literal or empty) and len(shown) <= _SHORT_DEFAULT else "..."
+
+
+def _py_parameter(arg: ast.arg, default: ast.expr | None, *, has_default: bool) -> str:
+    shown = arg.arg
+    if arg.annotation is not None:
+        shown += f": {ast.unparse(arg.annotation)}"
+    if has_default:
+        shown += f" = {_short(default)}" if arg.annotation is not None else f"={_short(default)}"
+    return shown
+
+
+def _py_parameters(args: ast.arguments, *, bound: bool) -> tuple[list[str], list[str]]:
+    """The rendered parameters and their names, the bound `self`/`cls` left out."""
+    positional = [*args.posonlyargs, *args.args]
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
+    defaults.extend(args.defaults)
+    shown: list[str] = []
+    names: list[str] = []
+    for index, (arg, default) in enumerate(zip(positional, defaults, strict=True)):
+        if not (bound and index == 0):
+            shown.append(
+                _py_parameter(
+                    arg, default, has_default=index >= len(positional) - len(args.defaults)
+                )
+            )
+            names.append(arg.arg)
+        if args.posonlyargs and index == len(args.posonlyargs) - 1 and shown:
+            shown.append("/")
+    if args.vararg is not None:
+        shown.append("*" + _py_parameter(args.vararg, None, has_default=False))
+    elif args.kwonlyargs:
+        shown.append("*")
+    for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        shown.append(_py_parameter(arg, kw_default, has_default=kw_default is not None))
+        names.append(arg.arg)
+    if args.kwarg is not None:
+        shown.append("**" + _py_parameter(args.kwarg, None, has_default=False))
+    return shown, names
+
+
+def _is_bound(node: ast.FunctionDef | ast.AsyncFunctionDef, kind: str) -> bool:
+    decorators = {ast.unparse(d) for d in node.decorator_list}
+    return kind == "method" and "staticmethod" not in decorators
+
+
+def _py_function(name: str, node: ast.FunctionDef | ast.AsyncFunctionDef, kind: str) -> Definition:
+    shown, names = _py_parameters(node.args, bound=_is_bound(node, kind))
+    prefix = "async " if isinstance(node, ast.AsyncFunctionDef) else ""
+    signature = f"{prefix}{name}({', '.join(shown)})"
+    if node.returns is not None:
+        signature += f" -> {ast.unparse(node.returns)}"
+    doc = _first_paragraph(ast.get_docstring(node) or "")
+    return Definition(name, kind, signature, tuple(names), doc)
+
+
+def _py_class(node: ast.ClassDef) -> Definition:
+    doc = _first_paragraph(ast.get_docstring(node) or "")
+    for member in node.body:
+        if isinstance(member, ast.FunctionDef) and member.name == "__init__":
+            shown, names = _py_parameters(member.args, bound=True)
+            return Definition(
+                node.name, "class", f"{node.name}({', '.join(shown)})", tuple(names), doc
+            )
+    decorators = " ".join(ast.unparse(d) for d in node.decorator_list)
+    bases = [ast.unparse(b) for b in (*node.bases, *node.keywords)]
+    fields = [
+        m for m in node.body if isinstance(m, ast.AnnAssign) and isinstance(m.target, ast.Name)
+    ]
+    if fields and (
+        "dataclass" in decorators or _DATACLASS_BASES & {b.split(".")[-1] for b in bases}
+    ):
+        shown = [
+            _py_parameter(
+                ast.arg(f.target.id, f.annotation), f.value, has_default=f.value is not None
+            )
+            for f in fields
+            if isinstance(f.target, ast.Name) and "ClassVar" not in ast.unparse(f.annotation)
+        ]
+        named = tuple(f.target.id for f in fields if isinstance(f.target, ast.Name))
+        return Definition(node.name, "class", f"{node.name}({', '.join(shown)})", named, doc)
+    heritage = f"({', '.join(bases)})" if bases else ""
+    return Definition(node.name, "class", f"class {node.name}{heritage}", (), doc)
+
+
+def _py_constant(node: ast.stmt) -> Definition | None:
+    target: ast.expr
+    annotation: ast.expr | None
+    value: ast.expr | None
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target, annotation, value = node.targets[0], None, node.value
+    elif isinstance(node, ast.AnnAssign):
+        target, annotation, value = node.target, node.annotation, node.value
+    else:
+        return None
+    if not isinstance(target, ast.Name) or not _CONSTANT_RE.fullmatch(target.id):
+        return None
+    typed = f": {ast.unparse(annotation)}" if annotation is not None else ""
+    assigned = f" = {_short(value)}" if value is not None else ""
+    return Definition(target.id, "constant", f"{target.id}{typed}{assigned}")
+
+
+def _py_flags(tree: ast.Module) -> Iterator[Definition]:
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        called = (
+            node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        )
+        if called not in _FLAG_CALLS:
+            continue
+        strings = [
+            a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+        ]
+        flags = [s for s in strings if s.startswith("-")]
+        helps = [k.value for k in node.keywords if k.arg == "help"]
+        doc = helps[0].value if helps and isinstance(helps[0], ast.Constant) else ""
+        yield from _flags(", ".join(flags), str(doc))
+
+
+def _flags(spelled: str, doc: str) -> Iterator[Definition]:
+    """The long flags one option's spelling (`-p, --port <n>`) declares."""
+    for flag in _FLAG_RE.findall(spelled):
+        yield Definition(flag, "flag", spelled, (), _first_paragraph(doc))
+
+
+# --- JavaScript and TypeScript -----------------------------------------------------------------
+
+
+def _text(node: Node | None) -> str:
+    if node is None or node.text is None:
+        return ""
+    return " ".join(node.text.decode("utf-8", "replace").split())
+
+
+def _jsdoc(node: Node) -> str:
+    comment = node.prev_named_sibling
+    if (
+        comment is None
+        or comment.type != "comment"
+        or comment.end_point[0] < node.start_point[0] - 1
+    ):
+        return ""
+    raw = comment.text.decode("utf-8", "replace") if comment.text is not None else ""
+    if not raw.startswith("/**"):
+        return ""
+    lines = [line.strip().lstrip("*").strip() for line in raw[3:].removesuffix("*/").split("\n")]
+    return _first_paragraph("\n".join(lines))
+
+
+def _js_params(node: Node) -> tuple[str, tuple[str, ...]]:
+    """A function node's parameter list as written (types kept), and its parameter names."""
+    parameters = node.child_by_field_name("parameters")
+    if parameters is None:
+        single = node.child_by_field_name("parameter")
+        return f"({_text(single)})", (_text(single),) if single is not None else ()
+    names = []
+    for parameter in parameters.named_children:
+        pattern = parameter.child_by_field_name("pattern") or parameter
+        if pattern.type == "assignment_pattern":
+            pattern = pattern.child_by_field_name("left") or pattern
+        if pattern.type == "identifier":
+            names.append(_text(pattern))
+    shown = _text(parameters).replace("( ", "(").replace(" )", ")")
+    return shown, tuple(names)
+
+
+def _js_function(name: str, node: Node, kind: str, doc: str) -> Definition:
+    shown, names = _js_params(node)
+    returns = node.child_by_field_name("return_type")
+    return Definition(name, kind, f"{name}{shown}{_text(returns)}", names, doc)
+
+
+_JS_FUNCTIONS = frozenset(
+    {"function_declaration", "generator_function_declaration", "function_expression",
+     "arrow_function", "function", "generator_function"}
+)  # fmt: skip
+_JS_CLASSES = frozenset({"class_declaration", "abstract_class_declaration", "class"})
+
+
+def _js_class(name: str, node: Node, doc: str) -> Iterator[Definition]:
+    body = node.child_by_field_name("body")
+    members = body.named_children if body is not None else []
+    heritage = next((_text(c) for c in node.named_children if c.type == "class_heritage"), "")
+    signature = f"class {name}{' ' + heritage if heritage else ''}"
+    params: tuple[str, ...] = ()
+    for member in members:
+        if member.type != "method_definition":
+            continue
+        method = _text(member.child_by_field_name("name"))
+        hidden = any(
+            c.type == "accessibility_modifier" and _text(c) != "public" for c in member.children
+        )
+        if method == "constructor":
+            shown, params = _js_params(member)
+            signature = f"{name}{shown}"
+        elif not hidden and is_public(method):
+            yield _js_function(f"{name}.{method}", member, "method", _jsdoc(member))
+    yield Definition(name, "class", signature, params, doc)
+
+
+def _js_declared(node: Node, doc: str) -> Iterator[Definition]:
+    """The names one top-level declaration defines."""
+    if node.type in _JS_FUNCTIONS and node.child_by_field_name("name") is not None:
+        yield _js_function(_text(node.child_by_field_name("name")), node, "function", doc)
+    elif node.type in _JS_CLASSES and node.child_by_field_name("name") is not None:
+        yield from _js_class(_text(node.child_by_field_name("name")), node, doc)
+    elif node.type in ("lexical_declaration", "variable_declaration"):
+        for declarator in node.named_children:
+            name = _text(declarator.child_by_field_name("name"))
+            if declarator.type == "variable_declarator" and name:
+                yield from _js_value(name, declarator.child_by_field_name("value"), declarator, doc)
+
+
+def _js_value(name: str, value: Node | None, declarator: Node, doc: str) -> Iterator[Definition]:
+    if value is not None and value.type in _JS_FUNCTIONS:
+        yield _js_function(name, value, "function", doc)
+    elif value is not None and value.type in _JS_CLASSES:
+        yield from _js_class(name, value, doc)
+    else:
+        typed = _text(declarator.child_by_field_name("type"))
+        shown = _text(value)
+        literal = value is not None and value.type in ("number", "string", "true", "false", "null")
+        assigned = f" = {shown if literal and len(shown) <= _SHORT_DEFAULT else '...'}"
+        yield Definition(
+            name, "constant", f"const {name}{typed}{assigned if value else ''}", (), doc
+        )
+
+
+def _js_definitions(text: str, path: str) -> dict[str, Definition]:
+    root = parse(text.encode("utf-8"), path=path).root_node
+    local: dict[str, Definition] = {}
+    found: dict[str, Definition] = {}
+    exported: list[str] = []
+    for node in root.named_children:
+        declaration = (
+            node.child_by_field_name("declaration") if node.type == "export_statement" else None
+        )
+        if declaration is not None:
+            found.update((d.name, d) for d in _js_declared(declaration, _jsdoc(node)))
+        elif node.type == "export_statement":
+            exported.extend(_js_export_names(node))
+        elif node.type == "expression_statement":
+            exports = _js_commonjs(node, local)
+            found.update(exports[0])
+            exported.extend(exports[1])
+        else:
+            local.update((d.name, d) for d in _js_declared(node, _jsdoc(node)))
+    for name in exported:
+        for qualified, definition in local.items():
+            if qualified == name or qualified.startswith(f"{name}."):
+                found.setdefault(qualified, definition)
+    found.update((f.name, f) for f in _js_flags(root))
+    return {name: found[name] for name in found if is_public(name)}
+
+
+def _js_export_names(node: Node) -> Iterator[str]:
+    for clause in node.named_children:
+        if clause.type == "export_clause":
+            for specifier in clause.named_children:
+                yield _text(specifier.child_by_field_name("name"))
+
+
+def _js_commonjs(
+    node: Node, local: Mapping[str, Definition]
+) -> tuple[dict[str, Definition], list[str]]:
+    """`module.exports.name = function …` and `module.exports = { a, b }`."""
+    assignment = node.named_children[0] if node.named_children else None
+    if assignment is None or assignment.type != "assignment_expression":
+        return {}, []
+    left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+    target = _text(left)
+    if target in ("module.exports", "exports") and right is not None and right.type == "object":
+        names = [
+            _text(p) for p in right.named_children if p.type == "shorthand_property_identifier"
+        ]
+        return {}, names
+    if (
+        left is not None
+        and left.type == "member_expression"
+        and target.startswith(("module.exports.", "exports."))
+    ):
+        name = _text(left.child_by_field_name("property"))
+        if right is not None and right.type == "identifier" and _text(right) in local:
+            return {name: local[_text(right)]}, []
+        return {d.name: d for d in _js_value(name, right, assignment, _jsdoc(node))}, []
+    return {}, []
+
+
+def _js_flags(root: Node) -> Iterator[Definition]:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        stack.extend(reversed(node.named_children))
+        if node.type != "call_expression":
+            continue
+        function = node.child_by_field_name("function")
+        called = function.child_by_field_name("property") if function is not None else None
+        if called is None or _text(called) not in _FLAG_CALLS:
+            continue
+        arguments = node.child_by_field_name("arguments")
+        strings = [
+            _string(a)
+            for a in (arguments.named_children if arguments else [])
+            if a.type == "string"
+        ]
+        if strings and strings[0].startswith("-"):
+            yield from _flags(strings[0], strings[1] if len(strings) > 1 else "")
+
+
+def _string(node: Node) -> str:
+    return "".join(_text(c) for c in node.named_children if c.type == "string_fragment")

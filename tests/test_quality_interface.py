@@ -1,0 +1,546 @@
+"""The interface a task's tests use: the public names the gold adds or changes, with signatures;
+and what an instruction leaves out of it."""
+
+from __future__ import annotations
+
+import ast
+import json
+import keyword
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from selfbench._git import git
+from selfbench.artifacts.quality_record import InterfaceItem
+from selfbench.quality.interface import (
+    INTERFACE_HEADING,
+    changed_file_texts,
+    check_instruction,
+    interface_docs,
+    interface_items,
+    interface_section,
+)
+
+
+class Change(NamedTuple):
+    gold_patch: bytes
+    test_patch: bytes
+    base_files: dict[str, str]
+    gold_files: dict[str, str]
+
+
+def _commit(repo: Path, files: dict[str, str | None], message: str) -> str:
+    for name, text in files.items():
+        path = repo / name
+        if text is None:
+            path.unlink()
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    git(repo, "add", "--all")
+    git(repo, "commit", "--quiet", "--allow-empty", "--message", message)
+    return git(repo, "rev-parse", "HEAD").decode().strip()
+
+
+def _repo(parent: Path) -> Path:
+    repo = parent / "project"
+    repo.mkdir()
+    git(repo, "init", "--quiet", "--initial-branch=main")
+    return repo
+
+
+def _change(
+    parent: Path, base: dict[str, str], gold: dict[str, str | None], tests: dict[str, str]
+) -> Change:
+    """A real repository: `base` committed, then `gold` and `tests` on top; the two patches as
+    `git diff` writes them and the changed files' texts as `changed_file_texts` reads them."""
+    repo = _repo(parent)
+    start = _commit(repo, dict(base), "base")
+    _commit(repo, {**gold, **tests}, "change")
+    gold_patch = git(repo, "diff", "--binary", start, "HEAD", "--", *gold)
+    test_patch = git(repo, "diff", "--binary", start, "HEAD", "--", *tests)
+    return Change(gold_patch, test_patch, *changed_file_texts(repo, start, gold_patch))
+
+
+def _items(change: Change) -> list[tuple[str, str, str]]:
+    found = interface_items(
+        change.gold_patch, change.test_patch, change.base_files, change.gold_files
+    )
+    return [(item.kind, item.name, item.signature) for item in found]
+
+
+# --- reading the changed files -----------------------------------------------------------------
+
+
+def test_changed_file_texts_reads_both_sides_without_touching_the_repository(
+    tmp_path: Path,
+) -> None:
+    repo = _repo(tmp_path)
+    base = _commit(repo, {"a.py": "A = 1\n", "gone.py": "B = 2\n", "same.py": "C = 3\n"}, "b")
+    _commit(repo, {"a.py": "A = 10\n", "gone.py": None, "new.py": "D = 4\n"}, "gold")
+    patch = git(repo, "diff", "--binary", base, "HEAD")
+    git(repo, "reset", "--quiet", "--hard", base)
+    head, objects = git(repo, "rev-parse", "HEAD"), git(repo, "count-objects")
+
+    before, after = changed_file_texts(repo, base, patch)
+
+    assert before == {"a.py": "A = 1\n", "gone.py": "B = 2\n"}
+    assert after == {"a.py": "A = 10\n", "new.py": "D = 4\n"}
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert git(repo, "status", "--porcelain") == b""
+    assert git(repo, "count-objects") == objects  # nothing was written into it
+    assert changed_file_texts(repo, base, b"") == ({}, {})
+
+
+# --- Python ------------------------------------------------------------------------------------
+
+_PY = "pkg/core.py"
+_PY_TEST = "tests/test_core.py"
+
+# (case, base source, gold source, test source, expected (kind, name, signature) items)
+PYTHON_CASES = [
+    (
+        "added function",
+        "",
+        "def tokenize(text: str, sep: str = ',', table=TABLE) -> list[str]:\n    return []\n",
+        "assert tokenize('a,b') == ['a', 'b']\n",
+        [("function", "tokenize", "tokenize(text: str, sep: str = ',', table=...) -> list[str]")],
+    ),
+    (
+        "changed signature",
+        "def render(value):\n    return str(value)\n",
+        "def render(value: int, /) -> str:\n    return str(value)\n",
+        "assert render(3) == '3'\n",
+        [("function", "render", "render(value: int, /) -> str")],
+    ),
+    (
+        "added positional parameter the tests do not name",
+        "def render(value):\n    return str(value)\n",
+        "def render(value, width=8):\n    return str(value).rjust(width)\n",
+        "assert render(3, 2) == ' 3'\n",
+        [("function", "render", "render(value, width=8)")],
+    ),
+    (
+        "keyword option",
+        "def parse(text):\n    return text\n",
+        "def parse(text, *, strict: bool = False, **extra):\n    return text\n",
+        "assert parse('x', strict=True) == 'x'\n",
+        [("option", "strict", "parse(text, *, strict: bool = False, **extra)")],
+    ),
+    (
+        "added method",
+        "class Reader:\n    def read(self, path):\n        return path\n",
+        (
+            "class Reader:\n    def read(self, path):\n        return path\n\n"
+            "    async def read_all(self, paths: list[str]) -> list[str]:\n        return paths\n\n"
+            "    aread_all = read_all\n\n"
+            "    @staticmethod\n    def of(name):\n        return Reader()\n"
+        ),
+        "Reader.of('x')\nawait Reader().read_all([])\nawait Reader().aread_all([])\n",
+        [
+            ("method", "Reader.read_all", "async Reader.read_all(paths: list[str]) -> list[str]"),
+            ("method", "Reader.aread_all", "async Reader.aread_all(paths: list[str]) -> list[str]"),
+            ("method", "Reader.of", "Reader.of(name)"),
+        ],
+    ),
+    (
+        "added class (its constructor's signature)",
+        "",
+        (
+            'class Writer:\n    """Write."""\n\n'
+            "    def __init__(self, target, *, mode='w', encoding=ENCODING):\n"
+            "        self.target = target\n"
+        ),
+        "Writer('out.txt')\n",
+        [("class", "Writer", "Writer(target, *, mode='w', encoding=...)")],
+    ),
+    (
+        "added dataclass and plain class",
+        "",
+        (
+            "@dataclass(frozen=True)\nclass Point:\n    x: int\n    y: int = 0\n"
+            "    origin: ClassVar[int] = 0\n\n\nclass Marker(Base, metaclass=Meta):\n    pass\n"
+        ),
+        "Point(1, 2)\nassert isinstance(m, Marker)\n",
+        [
+            ("class", "Point", "Point(x: int, y: int = 0)"),
+            ("class", "Marker", "class Marker(Base, metaclass=Meta)"),
+        ],
+    ),
+    (
+        "added constant",
+        "LIMIT = 3\n",
+        (
+            "LIMIT = 3\nMAX_DEPTH: int = 8\nTABLE = {'a': 1, 'b': 2, 'c': 3, 'd': 4, 'e': 5}\n"
+            "cache = {}\n"
+        ),
+        "assert core.MAX_DEPTH == 8 and core.LIMIT == 3 and TABLE and cache == {}\n",
+        [("constant", "MAX_DEPTH", "MAX_DEPTH: int = 8"), ("constant", "TABLE", "TABLE = ...")],
+    ),
+    (
+        "command-line flag (argparse)",
+        "import argparse\n\n\ndef build():\n    p = argparse.ArgumentParser()\n    return p\n",
+        (
+            "import argparse\n\n\ndef build():\n    p = argparse.ArgumentParser()\n"
+            '    p.add_argument("-d", "--depth", type=int, help="How deep to go.")\n'
+            '    p.add_argument("--quiet", action="store_true")\n    return p\n'
+        ),
+        "build().parse_args(['--depth', '2'])\n",
+        [("flag", "--depth", "-d, --depth")],
+    ),
+    (
+        "command-line flag (click)",
+        "import click\n\n\n@click.command()\ndef main():\n    pass\n",
+        (
+            "import click\n\n\n@click.command()\n"
+            '@click.option("--dry-run", is_flag=True)\ndef main(dry_run):\n    pass\n'
+        ),
+        "runner.invoke(main, ['--dry-run'])\n",
+        [("function", "main", "main(dry_run)"), ("flag", "--dry-run", "--dry-run")],
+    ),
+    (
+        "private names",
+        "class Shown:\n    pass\n",
+        (
+            "def _helper(x):\n    return x\n\n\nclass _Cache:\n    def get(self):\n"
+            "        return 1\n\n\nclass Shown:\n    def _hidden(self):\n        return 2\n"
+        ),
+        "assert _helper(1) == 1 and _Cache().get() == 1 and Shown()._hidden() == 2\n",
+        [],
+    ),
+    (
+        "unchanged names",
+        "def unchanged(a, b):\n    return a\n\n\nLIMIT = 3\n",
+        "def unchanged(a, b):\n    # now commented\n    return a\n\n\nLIMIT = 4\n",
+        "assert unchanged(1, 2) == 1 and LIMIT == 4\n",
+        [],
+    ),
+    (
+        "a name the tests do not use",
+        "",
+        "def tokenize(text):\n    return text.split()\n",
+        "assert 'a b'.split() == ['a', 'b']\n",
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("base", "gold", "tests", "expected"),
+    [case[1:] for case in PYTHON_CASES],
+    ids=[case[0] for case in PYTHON_CASES],
+)
+def test_python_interface(
+    tmp_path: Path, base: str, gold: str, tests: str, expected: list[tuple[str, str, str]]
+) -> None:
+    change = _change(tmp_path, {_PY: base, _PY_TEST: ""}, {_PY: gold}, {_PY_TEST: tests})
+
+    assert _items(change) == expected
+    assert all(item.path == _PY for item in interface_items(*change))
+
+
+def test_a_moved_function_is_not_new(tmp_path: Path) -> None:
+    source = "def slug(text: str) -> str:\n    return text\n"
+    base = {"pkg/a.py": source, "pkg/b.py": "", _PY_TEST: ""}
+    change = _change(
+        tmp_path, base, {"pkg/a.py": "", "pkg/b.py": source}, {_PY_TEST: "slug('x')\n"}
+    )
+
+    assert _items(change) == []
+
+
+# --- JavaScript and TypeScript -----------------------------------------------------------------
+
+_TS = "src/core.ts"
+_TS_TEST = "test/core.test.ts"
+
+JS_CASES = [
+    (
+        "added function",
+        _TS,
+        "",
+        "export function add(a: number, b = 2): number {\n  return a + b;\n}\n",
+        "expect(add(1)).toBe(3);\n",
+        [("function", "add", "add(a: number, b = 2): number")],
+    ),
+    (
+        "changed signature",
+        _TS,
+        "export function pad(text: string): string {\n  return text;\n}\n",
+        "export function pad(text: string, width: number): string {\n  return text;\n}\n",
+        "expect(pad('x', 3)).toBe('  x');\n",
+        [("function", "pad", "pad(text: string, width: number): string")],
+    ),
+    (
+        "added option",
+        _TS,
+        "export function pad(text: string): string {\n  return text;\n}\n",
+        (
+            "export function pad(text: string, { width = 8 }: Options = {}): string {\n"
+            "  return text;\n}\n"
+        ),
+        "expect(pad('x', { width: 3 })).toBe('  x');\n",
+        [("function", "pad", "pad(text: string, { width = 8 }: Options = {}): string")],
+    ),
+    (
+        "added method, private one left out",
+        _TS,
+        "export class Box {\n  open(): void {}\n}\n",
+        (
+            "export class Box {\n  open(): void {}\n  close(force = false): void {}\n"
+            "  private secret(): void {}\n  #inner(): void {}\n}\n"
+        ),
+        "box.close(true); box.secret();\n",
+        [("method", "Box.close", "Box.close(force = false): void")],
+    ),
+    (
+        "added class",
+        _TS,
+        "",
+        (
+            "export class Queue<T> extends Base {\n"
+            "  constructor(size: number) {\n    super();\n  }\n"
+            "  push(item: T): void {}\n}\n"
+        ),
+        "new Queue(3).push(1);\n",
+        [
+            ("method", "Queue.push", "Queue.push(item: T): void"),
+            ("class", "Queue", "Queue(size: number)"),
+        ],
+    ),
+    (
+        "exported consts and arrow functions",
+        _TS,
+        "",
+        (
+            "export const DELIMITER = ':';\nexport const TABLE: Table = build();\n"
+            "export const twice = (n: number): number => n * 2;\n"
+        ),
+        "expect(DELIMITER).toBe(':'); expect(TABLE).toBeDefined(); expect(twice(2)).toBe(4);\n",
+        [
+            ("constant", "DELIMITER", "const DELIMITER = ':'"),
+            ("constant", "TABLE", "const TABLE: Table = ..."),
+            ("function", "twice", "twice(n: number): number"),
+        ],
+    ),
+    (
+        "export list of a local declaration; unexported names left out",
+        _TS,
+        "",
+        (
+            "function local(a: string): string {\n  return a;\n}\n"
+            "function helper(a) {\n  return a;\n}\nexport { local };\n"
+        ),
+        "local('x'); helper('y');\n",
+        [("function", "local", "local(a: string): string")],
+    ),
+    (
+        "CommonJS exports",
+        "lib/path.js",
+        "",
+        (
+            "function join(a, b) {\n  return a + b;\n}\n"
+            "module.exports.normalize = function (p) {\n  return p;\n};\n"
+            "module.exports = { join };\n"
+        ),
+        "assert.equal(join('a', 'b'), 'ab'); normalize('x');\n",
+        [("function", "normalize", "normalize(p)"), ("function", "join", "join(a, b)")],
+    ),
+    (
+        "command-line flag (commander)",
+        "bin/cli.js",
+        "program.option('-v, --verbose');\n",
+        "program.option('-v, --verbose');\nprogram.option('-p, --port <number>', 'the port');\n",
+        "run(['--port', '80', '--verbose']);\n",
+        [("flag", "--port", "-p, --port <number>")],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "base", "gold", "tests", "expected"),
+    [case[1:] for case in JS_CASES],
+    ids=[case[0] for case in JS_CASES],
+)
+def test_javascript_and_typescript_interface(
+    tmp_path: Path, path: str, base: str, gold: str, tests: str, expected: list[tuple[str, ...]]
+) -> None:
+    change = _change(tmp_path, {path: base, _TS_TEST: ""}, {path: gold}, {_TS_TEST: tests})
+
+    assert _items(change) == expected
+
+
+# --- the section -------------------------------------------------------------------------------
+
+
+def test_the_section_shows_signatures_and_documented_behaviour_never_bodies_or_paths(
+    tmp_path: Path,
+) -> None:
+    gold = {
+        _PY: (
+            "def tokenize(text: str) -> list[str]:\n"
+            '    """Split `text` at commas,\n    trimming each part.\n\n'
+            '    Details follow.\n    """\n'
+            "    return [part.strip() for part in text.split(',')]\n"
+            'def cli(p):\n    p.add_argument("--sep", help="The separator.")\n'
+        ),
+        _TS: (
+            "/**\n * Add two numbers.\n *\n * More.\n * @param a the first\n */\n"
+            "export function add(a: number, b: number): number {\n  return a + b;\n}\n"
+        ),
+    }
+    tests = {_PY_TEST: "tokenize('a') and cli(p) and ['--sep', ';']\n", _TS_TEST: "add(1, 2);\n"}
+    change = _change(tmp_path, {_PY_TEST: "", _TS_TEST: ""}, dict(gold), tests)
+    items = interface_items(*change)
+
+    section = interface_section(items, interface_docs(items, change.gold_files))
+
+    assert section == (
+        f"{INTERFACE_HEADING}\n\n"
+        "- function `tokenize(text: str) -> list[str]`\n"
+        "  Split `text` at commas, trimming each part.\n"
+        "- function `cli(p)`\n"
+        "- command-line flag `--sep`\n"
+        "  The separator.\n"
+        "- function `add(a: number, b: number): number`\n"
+        "  Add two numbers."
+    )
+    assert not any(word in section for word in ("strip", "return", "core", "test"))
+    assert interface_section((), {}) == ""
+
+
+# --- the check ---------------------------------------------------------------------------------
+
+
+def _added(path: str, text: str) -> bytes:
+    """A test patch that adds the file `path` holding `text`."""
+    lines = text.splitlines()
+    body = "".join(f"+{line}\n" for line in lines)
+    return (
+        f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+        f"@@ -0,0 +1,{len(lines)} @@\n{body}"
+    ).encode()
+
+
+_TOKENIZE = InterfaceItem(name="tokenize", kind="function", signature="tokenize(text)", path=_PY)
+_READ_ALL = InterfaceItem(
+    name="Reader.read_all", kind="method", signature="Reader.read_all(paths)", path=_PY
+)
+_DEPTH = InterfaceItem(name="--depth", kind="flag", signature="-d, --depth", path=_PY)
+
+
+def test_a_missing_name_is_listed_until_the_interface_section_names_it() -> None:
+    items = (_TOKENIZE, _READ_ALL, _DEPTH)
+    prompt = "Split text into tokens; `read_all` reads every path."
+
+    before = check_instruction(prompt, items)
+    after = check_instruction(f"{prompt}\n\n{interface_section(items, {})}", items)
+
+    assert before.missing == ("tokenize", "--depth")
+    assert before.interface == items
+    assert after.missing == ()
+
+
+@pytest.mark.parametrize(
+    ("line", "missing"),
+    [
+        ("with pytest.raises(ValueError):", ["raises ValueError"]),
+        (
+            'with pytest.raises(errors.ParseError, match=r"bad \\(token\\) at \\d+"):',
+            ["raises ParseError", 'message "bad (token) at"'],
+        ),
+        ("with pytest.raises((KeyError, IndexError)):", ["raises KeyError", "raises IndexError"]),
+        ("self.assertRaises(KeyError, lookup, 'x')", ["raises KeyError"]),
+        (
+            "self.assertRaisesRegex(TypeError, 'must be str')",
+            ["raises TypeError", 'message "must be str"'],
+        ),
+        ("expect(() => f()).toThrow(RangeError);", ["raises RangeError"]),
+        (
+            "expect(() => f()).toThrowError('width must be positive');",
+            ['message "width must be positive"'],
+        ),
+        ("await expect(p).rejects.toThrow(/value too big/i);", ['message "value too big"']),
+        ("expect(() => f()).toThrow();", []),
+    ],
+)
+def test_asserted_errors_and_messages_are_listed_unless_stated(
+    line: str, missing: list[str]
+) -> None:
+    patch = _added("tests/test_x.py", line)
+
+    assert check_instruction("Tokenize text.", (), patch).missing == tuple(missing)
+    stated = " ".join(entry.split(" ", 1)[1].strip('"') for entry in missing)
+    assert check_instruction(f"It raises {stated.upper()}.", (), patch).missing == (
+        tuple(entry for entry in missing if entry.startswith("raises"))
+    )
+    assert check_instruction(f"It raises {stated}.", (), patch).missing == ()
+
+
+# --- properties --------------------------------------------------------------------------------
+
+_NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True).filter(
+    lambda name: not keyword.iskeyword(name) and not keyword.issoftkeyword(name)
+)
+_DEFAULTS = st.sampled_from(["1", "'x'", "None", "True", "-2.5", "()", "make()", "[1, 2]", "A.B"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=_NAMES,
+    params=st.lists(st.tuples(_NAMES, st.none() | _DEFAULTS), unique_by=lambda p: p[0]),
+    keywords=st.lists(st.tuples(_NAMES, _DEFAULTS), max_size=3, unique_by=lambda p: p[0]),
+)
+def test_a_rendered_python_signature_is_a_valid_def_without_its_body(
+    name: str, params: list[tuple[str, str | None]], keywords: list[tuple[str, str]]
+) -> None:
+    positional = sorted(params, key=lambda p: p[1] is not None)  # defaults last
+    if {p for p, _ in positional} & {k for k, _ in keywords}:
+        return
+    shown = [p if d is None else f"{p}={d}" for p, d in positional]
+    if keywords:
+        shown += ["*", *(f"{k}={d}" for k, d in keywords)]
+    source = f"def {name}({', '.join(shown)}):\n    return SECRET_BODY\n"
+    gold = _added(_PY, source)
+
+    items = interface_items(gold, _added(_PY_TEST, f"{name}()"), {}, {_PY: source})
+
+    assert [item.name for item in items] == [name]
+    signature = items[0].signature
+    tree = ast.parse(f"def {signature}: pass")
+    assert "SECRET_BODY" not in signature
+    function = tree.body[0]
+    assert isinstance(function, ast.FunctionDef)
+    assert [a.arg for a in (*function.args.args, *function.args.kwonlyargs)] == [
+        *(p for p, _ in positional),
+        *(k for k, _ in keywords),
+    ]
+
+
+_MESSAGE = st.text(
+    alphabet=st.characters(min_codepoint=32, max_codepoint=126, exclude_characters='"\\'),
+    min_size=3,
+    max_size=40,
+).filter(lambda text: any(c.isalpha() for c in text))
+
+
+@settings(max_examples=80, deadline=None)
+@given(message=_MESSAGE)
+def test_an_escaped_message_is_stated_by_the_message_itself(message: str) -> None:
+    """`match=re.escape(message)` as a test writes it: an instruction quoting the message states
+    it; one that does not lists it."""
+    escaped = re.escape(message).replace("\\ ", " ")
+    patch = _added("tests/test_x.py", f'with pytest.raises(ValueError, match=r"{escaped}"):')
+
+    stated = check_instruction(f"Raises ValueError: {message}", (), patch)
+    unstated = check_instruction("Raises ValueError.", (), patch)
+
+    assert stated.missing == ()
+    piece = " ".join(message.split())
+    said = piece.casefold() in "raises valueerror."
+    expected = () if len(piece) < 3 or said else (f"message {json.dumps(piece)}",)
+    assert unstated.missing == expected
