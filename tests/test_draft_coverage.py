@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from projects import git
+from selfbench.artifacts.draft_record import pass_to_pass_basis
 from selfbench.artifacts.quality_record import PassToPassBasis
-from selfbench.draft.api import pass_to_pass_basis
 from selfbench.draft.coverage import (
     COVERAGE_PY,
     V8,

@@ -12,8 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from selfbench._json import dumps_pretty
+from selfbench.artifacts.quality_record import PassToPassBasis
 
-__all__ = ["DRAFT_FILE", "read_draft_record", "render_draft_record"]
+__all__ = [
+    "BASIS_KEY",
+    "DRAFT_FILE",
+    "pass_to_pass_basis",
+    "read_draft_record",
+    "render_draft_record",
+]
 
 DRAFT_FILE = "draft.json"
 """The sidecar beside a drafted task's files: the evidence and the draft marker."""
@@ -32,3 +39,20 @@ def read_draft_record(task_dir: Path) -> Any:
         ValueError: it is not JSON.
     """
     return json.loads((task_dir / DRAFT_FILE).read_text(encoding="utf-8"))
+
+
+BASIS_KEY = "passToPassBasis"
+"""The evidence's record of how pass-to-pass was chosen (a `PassToPassBasis`)."""
+
+
+def pass_to_pass_basis(evidence: Mapping[str, Any]) -> PassToPassBasis:
+    """How a draft chose its pass-to-pass tests, from its evidence (`draft.json`'s content);
+    basis `none` when the draft recorded none (rejected first, or drafted before it was kept).
+
+    Raises:
+        pydantic.ValidationError: the recorded basis is not one.
+    """
+    recorded = evidence.get(BASIS_KEY)
+    if recorded is None:
+        return PassToPassBasis(basis="none", detail="the draft recorded no basis")
+    return PassToPassBasis.model_validate(recorded, strict=False)  # JSON arrays for tuples

@@ -18,7 +18,7 @@ line of `candidates.jsonl`), `out_dir` the tasks directory. The result is a `Dra
 5. the static audit (`task.judge_task`) on the finished task, then one atomic write of
    `definition.json`, `test.patch`, `gold.patch` and the sidecar `draft.json` (marked draft:
    the evidence, the commands and where each came from, timings, and how the pass-to-pass tests
-   were chosen, `pass_to_pass_basis`).
+   were chosen, read back by `artifacts.draft_record.pass_to_pass_basis`).
 
 A problem with one candidate (no test changes, setup fails, unreadable runner output, a bad
 `selfbench.toml` at its base) is a rejection; only what stops every candidate raises (no
@@ -38,8 +38,7 @@ from typing import Any, Literal
 
 from selfbench._fs import atomic_directory
 from selfbench._git import git
-from selfbench.artifacts.draft_record import DRAFT_FILE, render_draft_record
-from selfbench.artifacts.quality_record import PassToPassBasis
+from selfbench.artifacts.draft_record import BASIS_KEY, DRAFT_FILE, render_draft_record
 from selfbench.artifacts.task_dir import render_task_files
 from selfbench.contract import AUTHORING_DEFAULTS, Difficulty
 from selfbench.draft._python import python_command
@@ -77,7 +76,6 @@ __all__ = [
     "draft_candidate",
     "draft_candidates",
     "draft_evidence",
-    "pass_to_pass_basis",
 ]
 
 DRAFT_SCHEMA_VERSION = 1
@@ -551,27 +549,11 @@ def draft_evidence(
         "logs": str(logs),
         "timings": {"runSeconds": round(observation.seconds, 1)},
         **(
-            {_BASIS_KEY: decision.basis.model_dump(mode="json")}
+            {BASIS_KEY: decision.basis.model_dump(mode="json")}
             if decision.basis is not None
             else {}
         ),
     }
-
-
-_BASIS_KEY = "passToPassBasis"
-
-
-def pass_to_pass_basis(evidence: Mapping[str, Any]) -> PassToPassBasis:
-    """How a draft chose its pass-to-pass tests, from its evidence (`draft.json`'s content);
-    basis `none` when the draft recorded none (rejected first, or drafted before it was kept).
-
-    Raises:
-        pydantic.ValidationError: the recorded basis is not one.
-    """
-    recorded = evidence.get(_BASIS_KEY)
-    if recorded is None:
-        return PassToPassBasis(basis="none", detail="the draft recorded no basis")
-    return PassToPassBasis.model_validate(recorded, strict=False)  # JSON arrays for tuples
 
 
 def _write_task(

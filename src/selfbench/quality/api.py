@@ -25,11 +25,13 @@ from __future__ import annotations
 import random
 import tempfile
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from posixpath import splitext
+from typing import Any
 
+from selfbench.artifacts.draft_record import DRAFT_FILE, pass_to_pass_basis, read_draft_record
 from selfbench.artifacts.quality_record import (
     Ablation,
     Dependencies,
@@ -49,6 +51,7 @@ from selfbench.mine.rank import eligible_tiers
 from selfbench.patches import parse_patch
 from selfbench.quality._js_parser import is_js
 from selfbench.quality.dependencies import read_dependencies
+from selfbench.quality.interface import changed_file_texts, check_instruction, interface_items
 from selfbench.quality.mutants import DEFAULT_CAP, DEFAULT_SEED, Mutant
 from selfbench.quality.mutate_js import js_mutants
 from selfbench.quality.mutate_python import python_mutants
@@ -63,12 +66,14 @@ from selfbench.quality.variants import (
     without,
 )
 from selfbench.quality.verdict import REJECT_SCORE, WEAK_SCORE, judge
+from selfbench.runners import detect
 from selfbench.validate.phases import LocalOptions
 
 Mutator = Callable[[str, str, Collection[int]], list[Mutant]]
 """`(path, text, changed lines) -> mutants`, as `python_mutants` and `js_mutants` are."""
 
 __all__ = [
+    "Observed",
     "QualityOptions",
     "assess",
     "assess_task",
@@ -76,6 +81,7 @@ __all__ = [
     "moved_out",
     "recomputed_difficulty",
     "task_mutants",
+    "task_observations",
 ]
 
 
@@ -355,27 +361,87 @@ def recomputed_difficulty(gold_patch_after: bytes, current: Difficulty) -> Diffi
     return max(allowed, key=DIFFICULTIES.index) if allowed else None
 
 
-def assess_task(task_dir: Path, repo: Path, options: QualityOptions) -> QualityRecord:
-    """Assess the authored task in `task_dir` and write `quality.json` beside its definition;
-    the packages the gold adds to its manifests are read from `repo` (`read_dependencies`).
+def task_observations(
+    repo: Path,
+    definition: TaskDefinition,
+    test_patch: bytes,
+    gold_patch: bytes,
+    *,
+    evidence: Mapping[str, Any] | None = None,
+) -> Observed:
+    """What `assess` is told of a task beside its runs: the pass-to-pass basis, the instruction
+    check, the dependencies the gold adds and whether the task's runner reports coverage.
+
+    The basis is the draft's (`evidence`, `draft.json`'s content) while the task keeps the
+    draft's pass-to-pass selectors; `authored` once an author chose others; `none` without a
+    draft record.
 
     Raises:
-        QualityError: see `assess`; or `quality.json` cannot be written.
+        GitError: the base commit is missing, or the gold patch does not apply to it.
+    """
+    basis = PassToPassBasis(basis="none", detail="no draft record beside the task")
+    if evidence is not None:
+        drafted = tuple(evidence.get("selectors", {}).get("passToPass", ()))
+        if drafted == tuple(definition.passToPass):
+            basis = pass_to_pass_basis(evidence)
+        else:
+            basis = PassToPassBasis(
+                basis="authored",
+                detail="the author changed the drafted pass-to-pass selectors",
+                selected=tuple(definition.passToPass),
+            )
+    base_files, gold_files = changed_file_texts(repo, definition.baseCommit, gold_patch)
+    items = interface_items(gold_patch, test_patch, base_files, gold_files)
+    runner = detect(definition.testCommand)
+    return Observed(
+        pass_to_pass=basis,
+        instruction=check_instruction(definition.prompt, items, test_patch),
+        dependencies=read_dependencies(
+            repo, definition.baseCommit, gold_patch, agent=definition.agentDependencies
+        ),
+        coverage_supported=runner is not None and runner.coverage is not None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """The observations `assess` judges beside its own runs (`task_observations`)."""
+
+    pass_to_pass: PassToPassBasis
+    instruction: InstructionCheck
+    dependencies: Dependencies
+    coverage_supported: bool
+
+
+def assess_task(task_dir: Path, repo: Path, options: QualityOptions) -> QualityRecord:
+    """Assess the authored task in `task_dir` and write `quality.json` beside its definition,
+    with the observations `task_observations` makes (its draft record, when it has one).
+
+    Raises:
+        QualityError: see `assess`; or `quality.json` cannot be written, or its draft record
+            cannot be read.
         TaskFileError, JsonError, DefinitionError: the task directory cannot be read.
         GitError: the base commit is missing, or the gold patch does not apply to it.
     """
     task = read_authored_task(task_dir)
     definition = task.definition
-    dependencies = read_dependencies(
-        repo, definition.baseCommit, task.gold_patch, agent=definition.agentDependencies
-    )
+    evidence = None
+    if (task_dir / DRAFT_FILE).is_file():
+        try:
+            evidence = read_draft_record(task_dir)
+        except (OSError, ValueError) as exc:
+            raise QualityError(f"{task_dir / DRAFT_FILE}: {exc}") from None
+    seen = task_observations(repo, definition, task.test_patch, task.gold_patch, evidence=evidence)
     record = assess(
         repo,
         definition,
         task.test_patch,
         task.gold_patch,
         options=options,
-        dependencies=dependencies,
+        pass_to_pass=seen.pass_to_pass,
+        instruction=seen.instruction,
+        dependencies=seen.dependencies,
+        coverage_supported=seen.coverage_supported,
     )
     write_quality(task_dir, record)
     return record
