@@ -54,7 +54,7 @@ from selfbench.quality.variants import (
     mutant_patch,
     without,
 )
-from selfbench.quality.verdict import judge
+from selfbench.quality.verdict import MIN_MUTANTS, judge
 from selfbench.validate.phases import LocalOptions
 
 SANDBOX = pytest.mark.skipif(
@@ -75,7 +75,12 @@ BASE = {
 }
 MUL_DOC = "".join(f"    Line {n} of what mul promises.\n" for n in range(16))
 MUL = f'\n\ndef mul(a, b):\n    """Multiply.\n\n{MUL_DOC}    """\n    return a * b\n'
-AREA = "\n\ndef area(width, height):\n    return width * height + 1\n"
+AREA = (
+    "\n\ndef area(width, height):\n"
+    "    if width < 0 or height < 0:\n"
+    '        raise ValueError("negative")\n'
+    "    return width * height + 1\n"
+)
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,7 @@ class Sample:
     gold: dict[str, str]
     tests: dict[str, str]
     difficulty: Difficulty = "easy"
+    prompt: str = "Make the change the maintainers asked for."
 
 
 SAMPLES = (
@@ -116,10 +122,19 @@ SAMPLES = (
         {"calc/__init__.py": ADD + AREA + FILLER + SUB},
         {
             "tests/test_area.py": (
-                "from calc import area\n\n\ndef test_area():\n"
+                "import pytest\n\nfrom calc import area\n\n\ndef test_area():\n"
                 "    assert area(3, 4) == 13\n    assert area(2, 5) == 11\n"
+                "    assert area(0, 5) == 1\n    assert area(5, 0) == 1\n"
+                '    with pytest.raises(ValueError, match="negative"):\n'
+                "        area(-1, 2)\n"
+                '    with pytest.raises(ValueError, match="negative"):\n'
+                "        area(2, -1)\n"
             )
         },
+        prompt=(
+            "Add `area(width, height)` to `calc`: the product of the two sides plus one. A "
+            'negative side raises ValueError with the message "negative".'
+        ),
     ),
 )
 
@@ -147,7 +162,7 @@ def _author(repo: Path, base: str, sample: Sample, out: Path) -> Path:
         "testCommand": ".venv/bin/python -m pytest -q -p no:cacheprovider {tests}",
         "failToPass": tests, "passToPass": ["tests/test_core.py"], "testPaths": tests,
         "toolchains": ["python"], "sourcePr": 7, "sourceUrl": "https://example.com/calc/pull/7",
-        "prompt": "Make the change the maintainers asked for.",
+        "prompt": sample.prompt,
         "timeouts": {"setupSeconds": 300, "agentSeconds": 600, "testsSeconds": 120},
         "resources": {"cpus": 2, "memoryMb": 4096, "storageMb": 10240},
     }  # fmt: skip
@@ -212,7 +227,10 @@ def test_an_unneeded_configuration_file_is_moved_and_the_tier_recomputed(
         ("tox.ini", None, False, False),
     ]
     assert record.verdict == "review"
-    assert record.reasons == ("implementation no fail-to-pass test needs: calc/__init__.py#1",)
+    assert record.reasons == (
+        "implementation no fail-to-pass test needs: calc/__init__.py#1",
+        "the instruction does not state: mul",
+    )
 
 
 def test_no_tier_when_the_implementation_left_is_too_small() -> None:
@@ -249,9 +267,10 @@ def test_the_command_judges_weak_and_strong_tests(
     assert strong.mutation.score is not None
     assert strong.mutation.score > 0.8
     assert (strong.verdict, strong.reasons) == ("ship", ())
-    # the early stop: 5 mutants, all killed; after 3 the score cannot fall under 60%
+    # the early stop: every mutant killed, so once 60% of them are the score cannot fall under
+    # 60% (and at least MIN_MUTANTS ran)
     assert strong.mutation.stopped_early
-    assert (strong.mutation.generated, strong.mutation.killed) == (3, 3)
+    assert strong.mutation.killed == strong.mutation.generated >= MIN_MUTANTS
     assert "stoppedEarly" in output[1]["mutation"]
 
 
@@ -298,11 +317,11 @@ def test_mutants_are_sampled_down_to_the_cap_with_a_fixed_seed(samples: Samples)
     gold = (task / "gold.patch").read_bytes()
     base = json.loads((task / "definition.json").read_text())["baseCommit"]
     every, total, texts = task_mutants(samples.repo, base, gold, cap=24, seed=1)
-    assert total == len(every) == 5
+    assert total == len(every) == 12
     assert {m.path for m in every} == {"calc/__init__.py"}
     assert set(texts) == {"calc/__init__.py"}
     some, total, _ = task_mutants(samples.repo, base, gold, cap=3, seed=1)
-    assert total == 5
+    assert total == 12
     assert len(some) == 3
     assert [m for m in every if m in some] == some  # a sample, in the mutants' own order
     assert task_mutants(samples.repo, base, gold, cap=3, seed=1)[0] == some
@@ -311,10 +330,12 @@ def test_mutants_are_sampled_down_to_the_cap_with_a_fixed_seed(samples: Samples)
 @pytest.mark.parametrize(
     ("total", "finished", "settled"),
     [
-        (5, [False, False, False], True),  # 3/5 at worst: 60%
-        (5, [False, False], False),
-        (5, [True, True, True, True], True),  # 1/5 at best: 20%
-        (5, [True, True, True], False),
+        (10, [False] * 6, True),  # 6/10 at worst: 60%
+        (10, [False] * 5, False),
+        (10, [True] * 8, True),  # 2/10 at best: 20%
+        (10, [True] * 7, False),
+        (5, [False, False, False], False),  # 3/5 at worst, but fewer than MIN_MUTANTS judged
+        (5, [True] * 4, False),
         (5, [None], False),
         (2, [False, False], False),  # nothing left to stop
         (10, [False, True, False, True], False),
@@ -385,6 +406,7 @@ _ATTRS = AddedDependency(manifest="pyproject.toml", name="attrs")
         ),
         ({"mutation": Mutation(generated=10, killed=6, score=0.6)}, "ship", ()),
         ({"mutation": Mutation(generated=0, killed=0, score=None)}, "ship", ()),
+        ({"mutation": Mutation(generated=4, killed=0, score=0.0)}, "ship", ()),
         (
             {"ablation": _parts(("a.py", None, True, True), ("a.py", 1, True, False))},
             "review",
@@ -422,7 +444,20 @@ _ATTRS = AddedDependency(manifest="pyproject.toml", name="attrs")
         (
             {"pass_to_pass": PassToPassBasis(basis="neighbours"), "coverage_supported": True},
             "review",
-            ("pass-to-pass was not chosen by coverage although its runner supports coverage",),
+            ("pass-to-pass was not chosen by coverage (no record says how it was chosen)",),
+        ),
+        (
+            {"pass_to_pass": PassToPassBasis(basis="none"), "coverage_supported": True},
+            "review",
+            ("pass-to-pass was not chosen by coverage (no record says how it was chosen)",),
+        ),
+        (
+            {
+                "pass_to_pass": PassToPassBasis(basis="changed test files"),
+                "coverage_supported": True,
+            },
+            "ship",
+            (),
         ),
         ({"pass_to_pass": PassToPassBasis(basis="neighbours")}, "ship", ()),
         (
@@ -433,8 +468,9 @@ _ATTRS = AddedDependency(manifest="pyproject.toml", name="attrs")
     ],
     ids=[
         "nothing-observed", "score-under-30", "nothing-needed", "score-under-60", "score-60",
-        "no-mutants", "unneeded-hunk", "unneeded-config", "instruction", "dependency",
-        "dependency-installed", "no-coverage-basis", "no-coverage-runner", "coverage",
+        "no-mutants", "too-few-mutants", "unneeded-hunk", "unneeded-config", "instruction",
+        "dependency", "dependency-installed", "no-coverage-basis", "no-basis", "coverage-fallback",
+        "no-coverage-runner", "coverage",
     ],
 )  # fmt: skip
 def test_the_verdict_rule(observed: dict[str, Any], verdict: str, reasons: tuple[str, ...]) -> None:

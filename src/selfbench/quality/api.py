@@ -65,7 +65,7 @@ from selfbench.quality.variants import (
     mutant_patch,
     without,
 )
-from selfbench.quality.verdict import REJECT_SCORE, WEAK_SCORE, judge
+from selfbench.quality.verdict import MIN_MUTANTS, REJECT_SCORE, WEAK_SCORE, judge
 from selfbench.runners import detect
 from selfbench.validate.phases import LocalOptions
 
@@ -153,7 +153,7 @@ def _settled(total: int, finished: list[bool | None]) -> bool:
     killed = finished.count(False)
     survived = finished.count(True)
     pending = total - len(finished)
-    if pending == 0 or killed + survived == 0:
+    if pending == 0 or killed + survived < MIN_MUTANTS:  # fewer are never judged: run on
         return False
     low = killed / (killed + survived + pending)
     high = (killed + pending) / (killed + survived + pending)
@@ -373,13 +373,17 @@ def task_observations(
     check, the dependencies the gold adds and whether the task's runner reports coverage.
 
     The basis is the draft's (`evidence`, `draft.json`'s content) while the task keeps the
-    draft's pass-to-pass selectors; `authored` once an author chose others; `none` without a
-    draft record.
+    draft's pass-to-pass selectors (`none` from a draft that recorded none); `authored` once an
+    author chose others, or without a draft record (a task written by hand).
 
     Raises:
         GitError: the base commit is missing, or the gold patch does not apply to it.
     """
-    basis = PassToPassBasis(basis="none", detail="no draft record beside the task")
+    basis = PassToPassBasis(
+        basis="authored",
+        detail="no draft record beside the task: its author chose them",
+        selected=tuple(definition.passToPass),
+    )
     if evidence is not None:
         drafted = tuple(evidence.get("selectors", {}).get("passToPass", ()))
         if drafted == tuple(definition.passToPass):

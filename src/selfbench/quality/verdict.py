@@ -30,12 +30,23 @@ from selfbench.artifacts.quality_record import (
     Verdict,
 )
 
-__all__ = ["REJECT_SCORE", "RULES", "WEAK_SCORE", "Observations", "Rule", "judge"]
+__all__ = [
+    "MIN_MUTANTS",
+    "REJECT_SCORE",
+    "RULES",
+    "WEAK_SCORE",
+    "Observations",
+    "Rule",
+    "judge",
+]
 
 REJECT_SCORE: Final = 0.30
 """A mutation score under this rejects the task: its tests accept most wrong solutions."""
 WEAK_SCORE: Final = 0.60
 """A mutation score under this sends the task to review ("weak tests")."""
+MIN_MUTANTS: Final = 5
+"""Fewer mutants than this say too little of the tests to judge them: the score is recorded, no
+row reads it (two mutants, one survivor, is no evidence of weak tests)."""
 _LISTED = 5
 """At most this many names in one reason; the rest are counted."""
 
@@ -58,8 +69,9 @@ def _score_in(low: float, high: float) -> Callable[[Observations], bool]:
 
     def holds(seen: Observations) -> bool:
         mutation = seen.mutation
-        score = None if mutation is None else mutation.score
-        return score is not None and low <= score < high
+        if mutation is None or mutation.score is None or mutation.generated < MIN_MUTANTS:
+            return False
+        return low <= mutation.score < high
 
     return holds
 
@@ -105,8 +117,12 @@ def _unavailable(seen: Observations) -> tuple[str, ...]:
 
 
 def _no_coverage_basis(seen: Observations) -> bool:
+    """The runner reports coverage, yet nothing says how pass-to-pass was chosen (a task
+    drafted before the basis was recorded, or written by hand with no draft record). A
+    recorded fallback (`changed test files`, with its reason) or an author's choice is not
+    flagged: coverage was tried, or a person chose."""
     basis = seen.pass_to_pass
-    return seen.coverage_supported and basis is not None and basis.basis != "coverage"
+    return seen.coverage_supported and basis is not None and basis.basis in {"none", "neighbours"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +173,7 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule(
         _no_coverage_basis,
         "review",
-        lambda _: "pass-to-pass was not chosen by coverage although its runner supports coverage",
+        lambda _: "pass-to-pass was not chosen by coverage (no record says how it was chosen)",
     ),
 )
 """The rule, in the order its reasons are listed."""
