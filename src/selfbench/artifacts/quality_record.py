@@ -32,6 +32,7 @@ __all__ = [
     "QualityRecord",
     "SurvivingMutant",
     "Verdict",
+    "parse_quality",
     "read_quality",
     "render_quality",
     "write_quality",
@@ -171,6 +172,24 @@ def write_quality(directory: Path, record: QualityRecord) -> Path:
     return path
 
 
+def parse_quality(data: bytes, *, source: str) -> QualityRecord:
+    """Check the bytes of a `quality.json` (JSON arrays are the record's tuples).
+
+    Raises:
+        QualityError: not JSON, or not a quality record (one line, naming `source` and the
+            field).
+    """
+    try:
+        loads_strict(data, source=source)
+        return QualityRecord.model_validate_json(data)
+    except JsonError as exc:
+        raise QualityError(str(exc)) from None
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = describe_error(error, root="(root)", what=error["msg"])
+        raise QualityError(f"{source}: not a quality record: {where}") from None
+
+
 def read_quality(path: Path) -> QualityRecord:
     """Read and check a `quality.json`.
 
@@ -178,12 +197,4 @@ def read_quality(path: Path) -> QualityRecord:
         QualityError: unreadable, not JSON, or not a quality record (one line, naming the file
             and the field).
     """
-    data = read_bytes(path, error=QualityError)
-    try:
-        return QualityRecord.model_validate(loads_strict(data, source=str(path)))
-    except JsonError as exc:
-        raise QualityError(str(exc)) from None
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        where = describe_error(error, root="(root)", what=error["msg"])
-        raise QualityError(f"{path}: not a quality record: {where}") from None
+    return parse_quality(read_bytes(path, error=QualityError), source=str(path))
