@@ -35,6 +35,7 @@ GUIDES = {  # each command's guide; a command missing here fails tests/test_docs
     "status": "guide/run.md",
     "eval": "guide/eval.md",
     "report": "guide/eval.md",
+    "quality": "guide/quality.md",
     "demo": "getting-started.md",
 }
 

@@ -14,7 +14,7 @@ from typing import IO
 from selfbench._gzip import compress_stream
 from selfbench.errors import GitError
 
-__all__ = ["archive_tar", "git", "git_stream", "scratch_index"]
+__all__ = ["DIFF_OPTIONS", "archive_tar", "git", "git_stream", "scratch_index"]
 
 # A fixed identity and clock, and no user or system configuration, so the same inputs always give
 # the same commits and nothing in ~/.gitconfig changes what a command prints.
@@ -30,6 +30,12 @@ _ENV = {
     "GIT_TERMINAL_PROMPT": "0",
     "LC_ALL": "C",
 }
+
+DIFF_OPTIONS = (
+    "diff", "--binary", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/",
+    "--dst-prefix=b/", "--submodule=short", "--ignore-submodules=none", "-O/dev/null",
+)  # fmt: skip
+"""`git diff` with every output choice a repository's own configuration could change pinned."""
 
 
 def git(

@@ -493,13 +493,7 @@ run_tests() {
   fail_to_pass_exit_code=$?
   if [ "$fail_to_pass_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
     fail_to_pass=1
-    log "@FAIL_TO_PASS_AGAIN@ (determinism)"
-    run_as_verifier "$fail_to_pass_command" "$fail_to_pass_wanted"
-    fail_to_pass_repeat_exit_code=$?
-    if [ "$fail_to_pass_repeat_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
-      deterministic=1
-    fi
-  fi
+@REPEAT@  fi
   log "@PASS_TO_PASS@: $pass_to_pass_command"
   run_as_verifier "$pass_to_pass_command" "$pass_to_pass_wanted"
   pass_to_pass_exit_code=$?
@@ -534,6 +528,17 @@ body's comment on `tracked_package_args` names them."""
 _BODY = _spell_log_words(_BODY).replace(
     "@PACKAGE_PROJECTS@", " and ".join(f"{project}'s" for project in _PACKAGE_PROJECTS)
 )
+_REPEAT = _spell_log_words(
+    """\
+    log "@FAIL_TO_PASS_AGAIN@ (determinism)"
+    run_as_verifier "$fail_to_pass_command" "$fail_to_pass_wanted"
+    fail_to_pass_repeat_exit_code=$?
+    if [ "$fail_to_pass_repeat_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
+      deterministic=1
+    fi
+"""
+)
+"""The determinism repeat of fail-to-pass, run when its first run passed."""
 
 _MAIN = r"""
 lock_reward_dir
@@ -557,14 +562,20 @@ exit 0
 
 
 def render_test_sh(
-    definition: TaskDefinition, protected: tuple[str, ...], gold_patch: bytes = b""
+    definition: TaskDefinition,
+    protected: tuple[str, ...],
+    gold_patch: bytes = b"",
+    *,
+    repeat: bool = True,
 ) -> str:
     """`tests/test.sh`, the verifier (SPEC §5), for the given protected (held-out) paths.
 
     The pass-to-pass files are protected too, like the held-out ones. An agent's patch that adds
     a line naming one of the verifier's internals scores 0, unless the gold patch adds that name
-    too (`evidence.refused_names`).
+    too (`evidence.refused_names`). Without `repeat` (quality's variant runs, never a bundle's
+    verifier), fail-to-pass runs once: `deterministic` stays 0, so the reward is 0 and only
+    `fail_to_pass` says how the run went.
     """
     everything = tuple(dict.fromkeys((*protected, *pass_to_pass_paths(definition))))
-    body = _BODY + SAFE_GIT + EVIDENCE_BODY
+    body = _BODY.replace("@REPEAT@", _REPEAT if repeat else "") + SAFE_GIT + EVIDENCE_BODY
     return _PREAMBLE + _header(definition, everything, gold_patch) + body + _MAIN

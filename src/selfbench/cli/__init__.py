@@ -1,8 +1,8 @@
 """The `selfbench` command line: parse arguments, call the library, format, exit.
 
 One module per command group (`task`, `bundle`, `validate`, `export`, `mine`, `draft`, `run`,
-`eval`, `toolchains`, `demo`), the option groups they share (`common`), their terminal reports
-(`report`) and the command reference rendered from this parser (`reference`).
+`eval`, `quality`, `toolchains`, `demo`), the option groups they share (`common`), their
+terminal reports (`report`) and the command reference rendered from this parser (`reference`).
 
 Each command imports what it needs when it runs, so `selfbench audit --json` on a large patch
 does not pay for the terminal renderer or modules it never uses: `selfbench --version` takes
@@ -23,6 +23,7 @@ from selfbench.cli.draft import add_draft_command
 from selfbench.cli.eval import add_eval_commands
 from selfbench.cli.export import add_export_commands
 from selfbench.cli.mine import add_mine_commands
+from selfbench.cli.quality import add_quality_command
 from selfbench.cli.run import add_run_commands
 from selfbench.cli.task import add_task_commands
 from selfbench.cli.toolchains import add_toolchains_command
@@ -106,6 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     add_draft_command(commands)
     add_run_commands(commands)  # run, status
     add_eval_commands(commands)
+    add_quality_command(commands)
 
     demo = commands.add_parser("demo", help="author, prove and export a sample task")
     demo.add_argument("--keep", action="store_true", help="keep the sample's temp directory")

@@ -25,7 +25,7 @@ from pathlib import Path
 from posixpath import basename
 from typing import Literal
 
-from selfbench._git import git
+from selfbench._git import DIFF_OPTIONS, git
 from selfbench._paths import unsafe_patch_path
 from selfbench._runner_files import is_runner_control, tracked_prefixes
 from selfbench.errors import DraftError, GitError
@@ -37,12 +37,6 @@ from selfbench.runners import build_cache_manifests
 __all__ = ["SplitChange", "is_runnable_test", "split_change"]
 
 Part = Literal["tests", "gold", "left-out"]
-
-_DIFF = (
-    "diff", "--binary", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/",
-    "--dst-prefix=b/", "--submodule=short", "--ignore-submodules=none", "-O/dev/null",
-)  # fmt: skip
-"""`git diff` with every output choice a repository's own configuration could change pinned."""
 
 _SNAPSHOT_DIRECTORY = "__snapshots__"
 _CACHES = (".pyc", ".pyo")
@@ -146,7 +140,7 @@ def _verify_commit(repo: Path, sha: str, what: str, candidate: str) -> None:
 
 
 def _diff(repo: Path, base: str, completed: str, option: str, paths: Sequence[str] = ()) -> bytes:
-    return git(repo, *_DIFF, option, base, completed, "--", *paths)
+    return git(repo, *DIFF_OPTIONS, option, base, completed, "--", *paths)
 
 
 def _literal(paths: Sequence[str]) -> list[str]:

@@ -1,0 +1,348 @@
+"""Assess a task's quality by running it: what `selfbench quality`, `draft` and `run` call.
+
+`assess` compiles the task into a temporary directory (as `draft`'s `observe` does), prepares
+it once in the sandbox, and runs every variant of the gold patch there, fail-to-pass only
+(`scoring`):
+
+1. the gold itself, once: the baseline (it must pass) and the measure of a variant's time limit;
+2. ablation: the gold without each file, then without each hunk of the files some test needs
+   (a hunk of a file no test needs is unneeded too, and is not run); a part is *needed* when a
+   fail-to-pass test fails without it (or its run cannot be judged: a part is never called
+   unneeded on no evidence);
+3. mutation: mutants of the gold's changed implementation lines (`mutate_python` for `.py`,
+   `mutate_js` for JavaScript and TypeScript), sampled down to `QualityOptions.cap` with
+   `random.Random(seed)`, each applied on top of the gold; a mutant is *killed* when a
+   fail-to-pass test fails. The run stops once the verdict's mutation rows cannot change
+   (`stoppedEarly`; `generated` then counts the mutants that ran). A mutant whose run cannot be
+   judged (a timeout, a patch that does not apply) is left out of the counts.
+
+Then `verdict.judge` gives the verdict. Equivalent mutants are not removed: a survivor may be
+a mutant no test could ever tell from the gold.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from posixpath import splitext
+
+from selfbench.artifacts.quality_record import (
+    Ablation,
+    Dependencies,
+    GoldPart,
+    InstructionCheck,
+    Mutation,
+    PassToPassBasis,
+    QualityRecord,
+    SurvivingMutant,
+    write_quality,
+)
+from selfbench.artifacts.task_dir import read_authored_task, write_task_files
+from selfbench.compiler import compile_home
+from selfbench.contract import DIFFICULTIES, Difficulty, TaskDefinition
+from selfbench.errors import QualityError
+from selfbench.mine.rank import eligible_tiers
+from selfbench.patches import parse_patch
+from selfbench.quality._js_parser import is_js
+from selfbench.quality.mutants import DEFAULT_CAP, DEFAULT_SEED, Mutant
+from selfbench.quality.scoring import VARIANT_TIME_FACTOR, Scorer, VariantRun, open_scorer
+from selfbench.quality.variants import (
+    Part,
+    changed_lines,
+    gold_parts,
+    gold_texts,
+    is_implementation,
+    mutant_patch,
+    without,
+)
+from selfbench.quality.verdict import REJECT_SCORE, WEAK_SCORE, judge
+from selfbench.validate.phases import LocalOptions
+
+__all__ = [
+    "QualityOptions",
+    "assess",
+    "assess_task",
+    "gold_without_moved",
+    "moved_out",
+    "recomputed_difficulty",
+    "task_mutants",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class QualityOptions:
+    """How quality runs: the local sandbox's options, parallel runs, the mutant cap and seed."""
+
+    local: LocalOptions = field(default_factory=LocalOptions)
+    jobs: int = 1
+    """Variants run this many at a time."""
+    cap: int = DEFAULT_CAP
+    seed: int = DEFAULT_SEED
+
+
+# --- mutants ------------------------------------------------------------------------------------
+
+
+def _file_mutants(path: str, text: str, lines: frozenset[int]) -> list[Mutant]:
+    if splitext(path)[1] == ".py":
+        from selfbench.quality.mutate_python import python_mutants
+
+        return python_mutants(path, text, lines)
+    if is_js(path):
+        from selfbench.quality.mutate_js import js_mutants
+
+        return js_mutants(path, text, lines)
+    return []
+
+
+def task_mutants(
+    repo: Path, base: str, gold_patch: bytes, *, cap: int, seed: int
+) -> tuple[list[Mutant], int, dict[str, str]]:
+    """The mutants of the gold's changed implementation lines (at most `cap`, a fixed-seed
+    sample in their own order), how many there were in all, and the changed files' texts.
+
+    Raises:
+        GitError: the gold patch does not apply at `base`.
+    """
+    lines = {
+        path: numbers
+        for path, numbers in changed_lines(gold_patch).items()
+        if is_implementation(path) and (splitext(path)[1] == ".py" or is_js(path))
+    }
+    texts = gold_texts(repo, base, gold_patch, sorted(lines)) if lines else {}
+    found = [
+        mutant for path in sorted(lines) for mutant in _file_mutants(path, texts[path], lines[path])
+    ]
+    if len(found) <= cap:
+        return found, len(found), texts
+    chosen = sorted(
+        random.Random(seed).sample(  # noqa: S311 - a sample, not a secret
+            range(len(found)), cap
+        )
+    )
+    return [found[index] for index in chosen], len(found), texts
+
+
+def _bucket(score: float) -> int:
+    return (score >= REJECT_SCORE) + (score >= WEAK_SCORE)
+
+
+def _settled(total: int, finished: list[bool | None]) -> bool:
+    """Whether the mutation rows of the verdict are the same however the rest turn out."""
+    killed = finished.count(False)
+    survived = finished.count(True)
+    pending = total - len(finished)
+    if pending == 0 or killed + survived == 0:
+        return False
+    low = killed / (killed + survived + pending)
+    high = (killed + pending) / (killed + survived + pending)
+    return _bucket(low) == _bucket(high)
+
+
+# --- ablation -----------------------------------------------------------------------------------
+
+
+def _needed(result: bool | None) -> bool:
+    return result is not True
+
+
+def _run_parts(scorer: Scorer, gold: bytes, parts: Sequence[Part], jobs: int) -> dict[Part, bool]:
+    """Each part and whether a fail-to-pass test needs it; the gold without every part is the
+    base, where fail-to-pass fails by the task's own validation, so it is not run."""
+    variants = {part: without(gold, [part]) for part in parts}
+    to_run = [part for part in parts if variants[part].strip()]
+    runs = scorer.score([variants[part] for part in to_run], jobs=jobs)
+    needed = dict.fromkeys(parts, True)
+    for part, run in zip(to_run, runs, strict=True):
+        needed[part] = _needed(run.result)
+    return needed
+
+
+def _ablation(scorer: Scorer, gold: bytes, current: Difficulty, jobs: int) -> Ablation:
+    parts = gold_parts(gold)
+    files = [part for part in parts if part.hunk is None]
+    needed = _run_parts(scorer, gold, files, jobs)
+    hunks = [part for part in parts if part.hunk is not None and needed[_file_of(part)]]
+    needed.update(_run_parts(scorer, gold, hunks, jobs))
+    ran = [part for part in parts if part in needed]  # the gold's order: a file, its hunks
+    moved = tuple(p.path for p in files if not needed[p] and not p.implementation)
+    unneeded = tuple(part.name for part in ran if not needed[part] and part.path not in moved)
+    record = Ablation(
+        parts=tuple(
+            GoldPart(
+                path=part.path,
+                hunk=part.hunk,
+                lines=part.lines,
+                implementation=part.implementation,
+                needed=needed[part],
+            )
+            for part in ran
+        ),
+        moved=moved,
+        unneeded=unneeded,
+    )
+    if moved:
+        after = gold_without_moved(gold, record)
+        return record.model_copy(update={"difficulty": recomputed_difficulty(after, current)})
+    return record
+
+
+def _file_of(part: Part) -> Part:
+    return Part(part.path, None, None, part.implementation)
+
+
+# --- mutation -----------------------------------------------------------------------------------
+
+
+def _mutation(
+    scorer: Scorer,
+    repo: Path,
+    definition: TaskDefinition,
+    gold: bytes,
+    options: QualityOptions,
+) -> Mutation:
+    mutants, total, texts = task_mutants(
+        repo, definition.baseCommit, gold, cap=options.cap, seed=options.seed
+    )
+    patches = [
+        mutant_patch(repo, definition.baseCommit, gold, m.path, m.apply(texts[m.path]))
+        for m in mutants
+    ]
+    runs = scorer.score(
+        patches,
+        jobs=options.jobs,
+        stop=lambda finished: _settled(len(patches), finished),
+    )
+    return _mutation_record(mutants, runs, capped=total > len(mutants))
+
+
+def _mutation_record(
+    mutants: Sequence[Mutant], runs: Sequence[VariantRun], *, capped: bool
+) -> Mutation:
+    judged = [(m, run.result) for m, run in zip(mutants, runs, strict=True) if run.ran]
+    judged = [(m, result) for m, result in judged if result is not None]
+    killed = sum(result is False for _, result in judged)
+    survivors = tuple(
+        SurvivingMutant(path=m.path, line=m.line, operator=m.operator, description=m.description)
+        for m, result in judged
+        if result is True
+    )
+    return Mutation(
+        generated=len(judged),
+        killed=killed,
+        score=killed / len(judged) if judged else None,
+        capped=capped,
+        stoppedEarly=not all(run.ran for run in runs),
+        survivors=survivors,
+    )
+
+
+# --- the task -----------------------------------------------------------------------------------
+
+
+def _baseline(scorer: Scorer, gold: bytes, task_id: str) -> None:
+    """Run the gold once; set the variants' time limit from its time.
+
+    Raises:
+        QualityError: the gold does not pass fail-to-pass, so no variant can be judged.
+    """
+    [run] = scorer.score([gold])
+    if run.result is not True:
+        raise QualityError(
+            f"{task_id}: the gold patch does not pass its fail-to-pass tests in the quality run"
+        )
+    scorer.limit = VARIANT_TIME_FACTOR * run.seconds
+
+
+def assess(  # noqa: PLR0913 - the task's parts and the observations others made
+    repo: Path,
+    definition: TaskDefinition,
+    test_patch: bytes,
+    gold_patch: bytes,
+    *,
+    options: QualityOptions,
+    pass_to_pass: PassToPassBasis | None = None,
+    instruction: InstructionCheck | None = None,
+    dependencies: Dependencies = Dependencies(),  # noqa: B008 - frozen
+) -> QualityRecord:
+    """Run ablation and mutation on one task in the sandbox and judge it (see the module).
+
+    Raises:
+        QualityError: setup failed, or the gold does not pass fail-to-pass.
+        CompileError: the task does not compile (a patch does not apply).
+        SandboxError: this machine cannot create the isolated workspace.
+    """
+    started = time.monotonic()
+    task_id = definition.taskId
+    with tempfile.TemporaryDirectory(prefix="selfbench-quality-") as scratch:
+        task = Path(scratch) / "task"
+        task.mkdir()
+        raw = definition.model_dump(mode="json", exclude_none=True)
+        write_task_files(task, raw, test_patch, gold_patch)
+        located = compile_home(task, repo=repo, home=task)
+        with open_scorer(located, test_patch, options=options.local) as scorer:
+            if isinstance(scorer, str):
+                raise QualityError(f"{task_id}: {scorer}")
+            _baseline(scorer, gold_patch, task_id)
+            current = next(tier for tier in DIFFICULTIES if tier == definition.difficulty)
+            ablation = _ablation(scorer, gold_patch, current, options.jobs)
+            mutation = _mutation(scorer, repo, definition, gold_patch, options)
+    verdict, reasons = judge(ablation, mutation, pass_to_pass, instruction, dependencies)
+    return QualityRecord(
+        taskId=task_id,
+        verdict=verdict,
+        reasons=reasons,
+        ablation=ablation,
+        mutation=mutation,
+        passToPass=pass_to_pass,
+        instruction=instruction,
+        dependencies=dependencies,
+        seconds=round(time.monotonic() - started, 3),
+    )
+
+
+def moved_out(record: QualityRecord) -> tuple[str, ...]:
+    """The gold files `draft` moves out: unneeded and not implementation."""
+    return record.ablation.moved if record.ablation is not None else ()
+
+
+def gold_without_moved(gold_patch: bytes, record: QualityRecord | Ablation) -> bytes:
+    """The gold patch without the files `moved_out` names.
+
+    Raises:
+        PatchError: the gold patch does not parse.
+    """
+    ablation = record if isinstance(record, Ablation) else record.ablation
+    moved = set(ablation.moved) if ablation is not None else set()
+    parts = [part for part in gold_parts(gold_patch) if part.hunk is None and part.path in moved]
+    return without(gold_patch, parts)
+
+
+def recomputed_difficulty(gold_patch_after: bytes, current: Difficulty) -> Difficulty | None:
+    """The highest tier the implementation left in the gold meets, never above `current`;
+    None when it meets none (the caller rejects the task).
+
+    Raises:
+        PatchError: the gold patch does not parse.
+    """
+    changes = [c for c in parse_patch(gold_patch_after).files if is_implementation(c.path)]
+    tiers = eligible_tiers(len(changes), sum(c.changed_lines for c in changes))
+    allowed = [tier for tier in tiers if DIFFICULTIES.index(tier) <= DIFFICULTIES.index(current)]
+    return max(allowed, key=DIFFICULTIES.index) if allowed else None
+
+
+def assess_task(task_dir: Path, repo: Path, options: QualityOptions) -> QualityRecord:
+    """Assess the authored task in `task_dir` and write `quality.json` beside its definition.
+
+    Raises:
+        QualityError: see `assess`; or `quality.json` cannot be written.
+        TaskFileError, JsonError, DefinitionError: the task directory cannot be read.
+    """
+    task = read_authored_task(task_dir)
+    record = assess(repo, task.definition, task.test_patch, task.gold_patch, options=options)
+    write_quality(task_dir, record)
+    return record

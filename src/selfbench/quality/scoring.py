@@ -1,0 +1,206 @@
+"""Score variants of the gold patch: prepare a compiled task once, then run each variant as the
+agent's patch through the verifier, fail-to-pass only, once.
+
+Each variant runs on a fresh copy of the prepared verifier tree, `jobs` at a time, with the
+bundle's own verifier rendered without the determinism repeat and without pass-to-pass
+(`render_test_sh(..., repeat=False)` with no pass-to-pass selectors): what the verifier would
+say of fail-to-pass for that patch, at a third of the cost. A variant is
+
+* True: every fail-to-pass test passed (the variant is as good as the gold for these tests);
+* False: some fail-to-pass test failed (the tests noticed the change);
+* None: it could not be judged (the patch did not apply, the run timed out, no reward).
+"""
+
+from __future__ import annotations
+
+import copy
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Final
+
+from selfbench.artifacts.compiled import LocatedTask
+from selfbench.bundle import layout
+from selfbench.bundle.held_out import held_out_paths
+from selfbench.bundle.render_scripts import pass_to_pass_paths, render_test_sh
+from selfbench.contract import TaskDefinition
+from selfbench.patches import parse_patch
+from selfbench.toolchains import provision_task
+from selfbench.validate.cgroup import Limits
+from selfbench.validate.checks import VerifierRun
+from selfbench.validate.local import AgentPatch, LocalOptions, TaskPhases
+from selfbench.validate.sandbox import Sandbox, choose_users, require_sandbox
+
+__all__ = ["Scorer", "Stop", "VariantRun", "open_scorer", "score_variants"]
+
+Stop = Callable[[list[bool | None]], bool]
+"""Asked after each result with the results so far (in the order they finished): stop now?"""
+
+MIN_VARIANT_SECONDS: Final = 60
+"""A variant's time limit is never under this, however fast the gold ran."""
+VARIANT_TIME_FACTOR: Final = 5
+"""A variant may take this many times the gold's own run before it is killed (unjudged)."""
+
+
+def _never(_: list[bool | None]) -> bool:
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class VariantRun:
+    """One variant as it ran: its result, whether it ran at all, and its run's seconds."""
+
+    result: bool | None
+    ran: bool
+    seconds: float = 0.0
+
+
+def _fail_to_pass_only(definition: TaskDefinition) -> TaskDefinition:
+    return definition.model_copy(update={"passToPass": []})
+
+
+class Scorer:
+    """A prepared task: `score` runs batches of variants on fresh copies of it."""
+
+    def __init__(self, task: TaskPhases, test_sh: str) -> None:
+        self._task = task
+        self._test_sh = test_sh
+        self._lock = threading.Lock()
+        self._count = 0
+        self.limit: float | None = None
+        """Seconds a variant may take (None: the task's own limits)."""
+
+    def _name(self) -> str:
+        with self._lock:
+            self._count += 1
+            return f"variant-{self._count}"
+
+    def _one(self, patch: bytes) -> VariantRun:
+        task = self._task
+        name = self._name()
+        opt = task.fresh(f"{name}-collected")
+        (opt / Path(layout.CONTAINER_AGENT_PATCH).name).write_bytes(patch)
+        run = _limited(task, self.limit).verifier(name, AgentPatch(opt), (), self._test_sh)
+        if not task.options.keep:
+            shutil.rmtree(opt, ignore_errors=True)
+            for suffix in ("tests", "opt", "logs"):
+                shutil.rmtree(task.sandbox.root / f"{name}-{suffix}", ignore_errors=True)
+        return VariantRun(_judge(run), ran=True, seconds=run.phase.seconds)
+
+    def score(
+        self, variants: Sequence[bytes], *, jobs: int = 1, stop: Stop = _never
+    ) -> list[VariantRun]:
+        """Run each variant, `jobs` at a time, until `stop` says so; in the variants' order
+        (`ran` False for those skipped)."""
+        runs = [VariantRun(None, ran=False) for _ in variants]
+        finished: list[bool | None] = []
+        pending = iter(enumerate(variants))
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            running: dict[Future[VariantRun], int] = {}
+            stopped = False
+            while True:
+                while not stopped and len(running) < max(1, jobs):
+                    item = next(pending, None)
+                    if item is None:
+                        break
+                    running[pool.submit(self._one, item[1])] = item[0]
+                if not running:
+                    break
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    index = running.pop(future)
+                    runs[index] = future.result()
+                    finished.append(runs[index].result)
+                    stopped = stopped or stop(list(finished))
+        return runs
+
+
+def _limited(task: TaskPhases, limit: float | None) -> TaskPhases:
+    """The task with its verifier's time limit cut to `limit` seconds (its setup done)."""
+    if limit is None:
+        return task
+    definition = task.definition
+    seconds = max(MIN_VARIANT_SECONDS, int(limit))
+    timeouts = definition.timeouts.model_copy(
+        update={
+            "setupSeconds": min(definition.timeouts.setupSeconds, seconds),
+            "testsSeconds": min(definition.timeouts.testsSeconds, seconds),
+        }
+    )
+    view = copy.copy(task)  # the same workspace and prepared trees, another definition
+    view.located = replace(
+        task.located, definition=definition.model_copy(update={"timeouts": timeouts})
+    )
+    return view
+
+
+def _judge(run: VerifierRun) -> bool | None:
+    reward = run.reward
+    if reward is None or run.phase.timed_out or run.agent_reason is not None:
+        return None
+    if not reward.patch_applied or not reward.setup_completed:
+        return None
+    return bool(reward.fail_to_pass)
+
+
+@contextmanager
+def open_scorer(
+    located: LocatedTask, test_patch: bytes, *, options: LocalOptions
+) -> Iterator[Scorer | str]:
+    """The task prepared once (setup runs once) in a new workspace, removed at the end; the
+    reason setup failed instead when it did.
+
+    Raises:
+        SandboxError: this machine cannot create the isolated workspace.
+    """
+    bwrap = require_sandbox()
+    with tempfile.TemporaryDirectory(prefix="selfbench-quality-logs-") as temp:
+        logs = (options.logs or Path(temp)) / located.definition.taskId
+        logs.mkdir(parents=True, exist_ok=True)
+        root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
+        try:
+            definition = located.definition
+            toolchains = provision_task(definition.toolchains, options.strict_toolchains, logs)
+            sandbox = Sandbox(root, choose_users(), bwrap, Limits.for_task(definition), toolchains)
+            task = TaskPhases(located, sandbox, logs, options)
+            reason = task.prepare()
+            if reason is not None:
+                yield reason
+                return
+            protected = (
+                *held_out_paths(definition, parse_patch(test_patch, lenient=True)),
+                *pass_to_pass_paths(definition),
+            )
+            only = _fail_to_pass_only(definition)
+            gold = (located.bundle / layout.GOLD_PATCH).read_bytes()
+            yield Scorer(task, render_test_sh(only, tuple(protected), gold, repeat=False))
+        finally:
+            if not options.keep:
+                shutil.rmtree(root, ignore_errors=True)
+
+
+def score_variants(
+    located_task: LocatedTask,
+    variants: Sequence[bytes],
+    *,
+    options: LocalOptions,
+    jobs: int = 1,
+    stop: Stop = _never,
+) -> list[bool | None]:
+    """Prepare the task once and run each variant's fail-to-pass; see the module's docstring.
+
+    A variant skipped because `stop` said so is None, like one that could not be judged.
+
+    Raises:
+        SandboxError: this machine cannot create the isolated workspace.
+    """
+    test_patch = (located_task.bundle / layout.TEST_PATCH).read_bytes()
+    with open_scorer(located_task, test_patch, options=options) as scorer:
+        if isinstance(scorer, str):
+            return [None for _ in variants]
+        return [run.result for run in scorer.score(variants, jobs=jobs, stop=stop)]

@@ -1,0 +1,188 @@
+"""The one rule from a task's quality observations to `ship | review | reject`. Pure.
+
+`RULES` is the rule, one row per condition, judged in order: every row whose condition holds
+adds its one-line reason; the verdict is the worst row's (`reject` over `review`), `ship` when
+no row holds.
+
+| condition                                                       | verdict |
+|-----------------------------------------------------------------|---------|
+| mutation score under `REJECT_SCORE` (30%)                       | reject  |
+| no implementation part of the gold is needed by the tests       | reject  |
+| mutation score under `WEAK_SCORE` (60%)                         | review  |
+| an implementation part is unneeded                              | review  |
+| the instruction misses interface items or asserted behaviour    | review  |
+| a dependency is added without `--deps agent`                    | review  |
+| pass-to-pass not chosen by coverage though its runner supports it | review |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from selfbench.artifacts.quality_record import (
+    Ablation,
+    Dependencies,
+    InstructionCheck,
+    Mutation,
+    PassToPassBasis,
+    Verdict,
+)
+
+__all__ = ["REJECT_SCORE", "RULES", "WEAK_SCORE", "Observations", "Rule", "judge"]
+
+REJECT_SCORE: Final = 0.30
+"""A mutation score under this rejects the task: its tests accept most wrong solutions."""
+WEAK_SCORE: Final = 0.60
+"""A mutation score under this sends the task to review ("weak tests")."""
+_LISTED = 5
+"""At most this many names in one reason; the rest are counted."""
+
+
+@dataclass(frozen=True, slots=True)
+class Observations:
+    """What `judge` reads: the quality record's parts (None: not observed)."""
+
+    ablation: Ablation | None
+    mutation: Mutation | None
+    pass_to_pass: PassToPassBasis | None
+    instruction: InstructionCheck | None
+    dependencies: Dependencies
+    coverage_supported: bool = False
+    """The task's runner can report coverage (so pass-to-pass could have been chosen by it)."""
+
+
+def _score_in(low: float, high: float) -> Callable[[Observations], bool]:
+    """The mutation score was measured and is in [low, high)."""
+
+    def holds(seen: Observations) -> bool:
+        mutation = seen.mutation
+        score = None if mutation is None else mutation.score
+        return score is not None and low <= score < high
+
+    return holds
+
+
+def _survivors(seen: Observations) -> str:
+    mutation = seen.mutation
+    assert mutation is not None  # noqa: S101 - the condition checked it
+    return f"{mutation.generated - mutation.killed} of {mutation.generated} mutants survive"
+
+
+def _nothing_needed(seen: Observations) -> bool:
+    ablation = seen.ablation
+    if ablation is None or not ablation.parts:
+        return False
+    return not any(part.needed for part in ablation.parts if part.implementation)
+
+
+def _unneeded_implementation(seen: Observations) -> tuple[str, ...]:
+    ablation = seen.ablation
+    if ablation is None:
+        return ()
+    return tuple(
+        part.path if part.hunk is None else f"{part.path}#{part.hunk}"
+        for part in ablation.parts
+        if part.implementation and not part.needed
+    )
+
+
+def _listed(names: tuple[str, ...]) -> str:
+    shown = ", ".join(names[:_LISTED])
+    more = len(names) - _LISTED
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def _missing(seen: Observations) -> tuple[str, ...]:
+    return seen.instruction.missing if seen.instruction is not None else ()
+
+
+def _unavailable(seen: Observations) -> tuple[str, ...]:
+    if seen.dependencies.agent:
+        return ()
+    return tuple(f"{item.name} ({item.manifest})" for item in seen.dependencies.added)
+
+
+def _no_coverage_basis(seen: Observations) -> bool:
+    basis = seen.pass_to_pass
+    return seen.coverage_supported and basis is not None and basis.basis != "coverage"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One row of the rule: when it holds, its verdict, and its one-line reason."""
+
+    holds: Callable[[Observations], bool]
+    verdict: Verdict
+    reason: Callable[[Observations], str]
+
+
+RULES: Final[tuple[Rule, ...]] = (
+    Rule(
+        _score_in(0.0, REJECT_SCORE),
+        "reject",
+        lambda seen: f"weak tests: {_survivors(seen)} (a score under {REJECT_SCORE:.0%})",
+    ),
+    Rule(
+        _nothing_needed,
+        "reject",
+        lambda _: "no implementation part of the gold patch is needed by a fail-to-pass test",
+    ),
+    Rule(
+        _score_in(REJECT_SCORE, WEAK_SCORE),
+        "review",
+        lambda seen: f"weak tests: {_survivors(seen)}",
+    ),
+    Rule(
+        lambda seen: bool(_unneeded_implementation(seen)),
+        "review",
+        lambda seen: (
+            f"implementation no fail-to-pass test needs: {_listed(_unneeded_implementation(seen))}"
+        ),
+    ),
+    Rule(
+        lambda seen: bool(_missing(seen)),
+        "review",
+        lambda seen: f"the instruction does not state: {_listed(_missing(seen))}",
+    ),
+    Rule(
+        lambda seen: bool(_unavailable(seen)),
+        "review",
+        lambda seen: (
+            f"the gold adds a dependency the agent cannot install: {_listed(_unavailable(seen))}"
+            " (--deps agent installs it)"
+        ),
+    ),
+    Rule(
+        _no_coverage_basis,
+        "review",
+        lambda _: "pass-to-pass was not chosen by coverage although its runner supports coverage",
+    ),
+)
+"""The rule, in the order its reasons are listed."""
+
+_SEVERITY: Final[dict[Verdict, int]] = {"ship": 0, "review": 1, "reject": 2}
+
+
+def judge(
+    ablation: Ablation | None,
+    mutation: Mutation | None,
+    pass_to_pass: PassToPassBasis | None,
+    instruction: InstructionCheck | None,
+    dependencies: Dependencies,
+    *,
+    coverage_supported: bool = False,
+) -> tuple[Verdict, tuple[str, ...]]:
+    """The verdict and the reasons of every row of `RULES` that holds, in the rule's order."""
+    seen = Observations(
+        ablation, mutation, pass_to_pass, instruction, dependencies, coverage_supported
+    )
+    verdict: Verdict = "ship"
+    reasons: list[str] = []
+    for rule in RULES:
+        if rule.holds(seen):
+            reasons.append(rule.reason(seen))
+            if _SEVERITY[rule.verdict] > _SEVERITY[verdict]:
+                verdict = rule.verdict
+    return verdict, tuple(reasons)
