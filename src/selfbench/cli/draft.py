@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from selfbench.cli.common import (
     add_jobs_option,
     add_json_option,
+    add_quality_options,
     add_repo_option,
     add_setup_options,
     add_source_url_option,
@@ -94,6 +95,7 @@ def _request(args: argparse.Namespace) -> _Request:
         local=local_options(environment, logs=None, local=LocalOptions(network=bool(args.network))),
         replace=args.replace,
         source_url_base=args.source_url,
+        quality=not args.no_quality,
     )
     return _Request(repo, candidates, options, workers or 1)
 
@@ -164,5 +166,6 @@ def add_draft_command(commands: Any) -> None:
     add_setup_options(draft)
     draft.add_argument("--replace", action="store_true", help="overwrite existing task dirs")
     add_source_url_option(draft, what="tasks of candidates without a pull request URL")
+    add_quality_options(draft, gate=False)
     add_json_option(draft)
     draft.set_defaults(run=_draft)
