@@ -25,6 +25,7 @@ from selfbench.cli.common import (
     add_environment_options,
     add_jobs_option,
     add_json_option,
+    add_quality_options,
     add_repo_option,
     add_resume_option,
     add_setup_options,
@@ -61,6 +62,7 @@ _DOING = {
     "repair": "repairing",
     "coupling": "coupling check",
     "coupling-repair": "coupling repair",
+    "quality": "quality check",
 }
 
 
@@ -205,6 +207,8 @@ def _options(args: argparse.Namespace) -> RunOptions:
         setup_env=tuple(args.setup_env or ()),
         host_network_config=not args.no_host_network_config,
         agent_allowed_hosts=agent_hosts(args) or (),
+        quality=not args.no_quality,
+        min_quality=args.min_quality or "review",
     )
 
 
@@ -217,6 +221,8 @@ def _resume_changes(args: argparse.Namespace) -> dict[str, Any]:
         "jobs": args.jobs,
         "env": args.env,
         "harbor_env": args.harbor_env,
+        "min_quality": args.min_quality,
+        "quality": False if args.no_quality else None,
     }
     return {name: value for name, value in given.items() if value is not None}
 
@@ -237,6 +243,9 @@ def _print_summary(console: Console, summary: RunSummary) -> None:
                 f"{tier.tier:<6} {tier.accepted} of {tier.budget} accepted, "
                 f"{tier.rejected} rejected, {tier.pool} mined"
             )
+    if any(summary.quality.values()):
+        counts = ", ".join(f"{n} {verdict}" for verdict, n in summary.quality.items())
+        console.print(f"quality {counts}")
     for line in summary.blocked:
         console.print(f"[yellow]{line}[/]")
     if summary.export is None:
@@ -378,6 +387,7 @@ def _add_run(commands: Any) -> None:
         "at each start)",
     )
     add_agent_hosts_option(run)
+    add_quality_options(run, gate=True)
     add_resume_option(run, what="run")
     run.set_defaults(run=_run)
 
