@@ -493,7 +493,8 @@ run_tests() {
   fail_to_pass_exit_code=$?
   if [ "$fail_to_pass_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
     fail_to_pass=1
-@REPEAT@  fi
+@REPEAT@
+  fi
   log "@PASS_TO_PASS@: $pass_to_pass_command"
   run_as_verifier "$pass_to_pass_command" "$pass_to_pass_wanted"
   pass_to_pass_exit_code=$?
@@ -577,5 +578,5 @@ def render_test_sh(
     `fail_to_pass` says how the run went.
     """
     everything = tuple(dict.fromkeys((*protected, *pass_to_pass_paths(definition))))
-    body = _BODY.replace("@REPEAT@", _REPEAT if repeat else "") + SAFE_GIT + EVIDENCE_BODY
+    body = _BODY.replace("@REPEAT@\n", _REPEAT if repeat else "") + SAFE_GIT + EVIDENCE_BODY
     return _PREAMBLE + _header(definition, everything, gold_patch) + body + _MAIN

@@ -73,7 +73,7 @@ def _score_cell(record: QualityRecord) -> str:
 
 
 def _print_table(records: list[QualityRecord]) -> None:
-    """One row per task: verdict, mutation score, unneeded parts, moved files; then reasons."""
+    """One row per task: verdict, mutation score, unneeded parts, moved files, reasons."""
     from rich.table import Table
     from rich.text import Text
 
@@ -81,7 +81,7 @@ def _print_table(records: list[QualityRecord]) -> None:
 
     styles = {"ship": "bold green", "review": "bold yellow", "reject": "bold red"}
     table = Table(box=None, padding=(0, 2))
-    for column in ("task", "verdict", "mutation score", "unneeded", "moved"):
+    for column in ("task", "verdict", "mutation score", "unneeded", "moved", "reasons"):
         table.add_column(column)
     for record in records:
         ablation = record.ablation
@@ -91,11 +91,9 @@ def _print_table(records: list[QualityRecord]) -> None:
             _score_cell(record),
             ", ".join(ablation.unneeded) if ablation and ablation.unneeded else "-",
             ", ".join(ablation.moved) if ablation and ablation.moved else "-",
+            "; ".join(record.reasons) or "-",
         )
     console.print(table)
-    for record in records:
-        for reason in record.reasons:
-            console.print(Text.assemble((f"{record.taskId}: ", "bold"), reason))
 
 
 def add_quality_command(commands: Any) -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import random
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from posixpath import splitext
@@ -49,6 +49,8 @@ from selfbench.mine.rank import eligible_tiers
 from selfbench.patches import parse_patch
 from selfbench.quality._js_parser import is_js
 from selfbench.quality.mutants import DEFAULT_CAP, DEFAULT_SEED, Mutant
+from selfbench.quality.mutate_js import js_mutants
+from selfbench.quality.mutate_python import python_mutants
 from selfbench.quality.scoring import VARIANT_TIME_FACTOR, Scorer, VariantRun, open_scorer
 from selfbench.quality.variants import (
     Part,
@@ -61,6 +63,9 @@ from selfbench.quality.variants import (
 )
 from selfbench.quality.verdict import REJECT_SCORE, WEAK_SCORE, judge
 from selfbench.validate.phases import LocalOptions
+
+Mutator = Callable[[str, str, Collection[int]], list[Mutant]]
+"""`(path, text, changed lines) -> mutants`, as `python_mutants` and `js_mutants` are."""
 
 __all__ = [
     "QualityOptions",
@@ -87,16 +92,19 @@ class QualityOptions:
 # --- mutants ------------------------------------------------------------------------------------
 
 
-def _file_mutants(path: str, text: str, lines: frozenset[int]) -> list[Mutant]:
-    if splitext(path)[1] == ".py":
-        from selfbench.quality.mutate_python import python_mutants
+def _is_python(path: str) -> bool:
+    return splitext(path)[1] == ".py"
 
-        return python_mutants(path, text, lines)
-    if is_js(path):
-        from selfbench.quality.mutate_js import js_mutants
 
-        return js_mutants(path, text, lines)
-    return []
+_MUTATORS: tuple[tuple[Callable[[str], bool], Mutator], ...] = (
+    (_is_python, python_mutants),
+    (is_js, js_mutants),
+)
+"""Which mutator reads a changed file, by its path: the first whose test holds."""
+
+
+def _mutator(path: str) -> Mutator | None:
+    return next((mutator for holds, mutator in _MUTATORS if holds(path)), None)
 
 
 def task_mutants(
@@ -108,14 +116,16 @@ def task_mutants(
     Raises:
         GitError: the gold patch does not apply at `base`.
     """
-    lines = {
-        path: numbers
+    files = {
+        path: (mutator, numbers)
         for path, numbers in changed_lines(gold_patch).items()
-        if is_implementation(path) and (splitext(path)[1] == ".py" or is_js(path))
+        if is_implementation(path) and (mutator := _mutator(path)) is not None
     }
-    texts = gold_texts(repo, base, gold_patch, sorted(lines)) if lines else {}
+    texts = gold_texts(repo, base, gold_patch, sorted(files)) if files else {}
     found = [
-        mutant for path in sorted(lines) for mutant in _file_mutants(path, texts[path], lines[path])
+        mutant
+        for path, (mutator, numbers) in sorted(files.items())
+        for mutant in mutator(path, texts[path], numbers)
     ]
     if len(found) <= cap:
         return found, len(found), texts
@@ -268,8 +278,10 @@ def assess(  # noqa: PLR0913 - the task's parts and the observations others made
     pass_to_pass: PassToPassBasis | None = None,
     instruction: InstructionCheck | None = None,
     dependencies: Dependencies = Dependencies(),  # noqa: B008 - frozen
+    coverage_supported: bool = False,
 ) -> QualityRecord:
-    """Run ablation and mutation on one task in the sandbox and judge it (see the module).
+    """Run ablation and mutation on one task in the sandbox and judge it (see the module) with
+    the observations made elsewhere (`coverage_supported`: the task's runner can report coverage).
 
     Raises:
         QualityError: setup failed, or the gold does not pass fail-to-pass.
@@ -291,7 +303,14 @@ def assess(  # noqa: PLR0913 - the task's parts and the observations others made
             current = next(tier for tier in DIFFICULTIES if tier == definition.difficulty)
             ablation = _ablation(scorer, gold_patch, current, options.jobs)
             mutation = _mutation(scorer, repo, definition, gold_patch, options)
-    verdict, reasons = judge(ablation, mutation, pass_to_pass, instruction, dependencies)
+    verdict, reasons = judge(
+        ablation,
+        mutation,
+        pass_to_pass,
+        instruction,
+        dependencies,
+        coverage_supported=coverage_supported,
+    )
     return QualityRecord(
         taskId=task_id,
         verdict=verdict,

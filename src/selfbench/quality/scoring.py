@@ -4,7 +4,7 @@ agent's patch through the verifier, fail-to-pass only, once.
 Each variant runs on a fresh copy of the prepared verifier tree, `jobs` at a time, with the
 bundle's own verifier rendered without the determinism repeat and without pass-to-pass
 (`render_test_sh(..., repeat=False)` with no pass-to-pass selectors): what the verifier would
-say of fail-to-pass for that patch, at a third of the cost. A variant is
+say of fail-to-pass for that patch, without the runs only validation needs. A variant is
 
 * True: every fail-to-pass test passed (the variant is as good as the gold for these tests);
 * False: some fail-to-pass test failed (the tests noticed the change);

@@ -43,11 +43,11 @@ _CONFIGURATION_NAMES: Final = frozenset(
         ".readthedocs.yaml", "codecov.yml", ".codecov.yml", "renovate.json", ".prettierrc",
         ".prettierignore", ".eslintignore", ".npmignore", ".nvmrc", ".python-version",
         ".ruff.toml", "ruff.toml", ".isort.cfg", ".markdownlint.json", ".yamllint",
-        "noxfile.py", "tasks.py", "justfile", ".bumpversion.cfg", "pytest.ini",
+        "noxfile.py", "justfile", ".bumpversion.cfg",
     }
 )  # fmt: skip
 _CONFIGURATION_RE: Final = re.compile(
-    r"(?i)\.(eslintrc|prettierrc|stylelintrc|babelrc|swcrc|mocharc)(\.[a-z]+)?"
+    r"(?i)\.(eslintrc|prettierrc|stylelintrc|babelrc|swcrc)(\.[a-z]+)?"
     r"|(eslint|prettier|commitlint|lint-staged|stylelint)\.config\.[cm]?[jt]s"
 )
 _CI_PREFIXES: Final = (".gitlab/", ".azure-pipelines/", ".devcontainer/", ".husky/", ".vscode/")

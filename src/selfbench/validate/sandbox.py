@@ -43,10 +43,11 @@ otherwise (`selfbench validate --env harbor` needs no privileges on this machine
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -248,7 +249,8 @@ class Sandbox:
     """The host entries the sandbox covers (None: found when the first phase runs)."""
     _etc: tuple[Path, Path] = field(init=False)
     _root_home: Path = field(init=False)
-    _phases: int = field(init=False, default=0)
+    _phases: Iterator[int] = field(init=False, default_factory=lambda: itertools.count(1))
+    """Numbers the phases' homes; `next` on it is atomic, so phases may start from threads."""
 
     def __post_init__(self) -> None:
         self._etc = _account_files(self.root / "etc", self.users)
@@ -318,13 +320,13 @@ class Sandbox:
 
     def _user_homes(self) -> list[str]:
         """Fresh, empty homes for agent and verifier, for one phase."""
-        self._phases += 1
+        phase = next(self._phases)
         args: list[str] = []
         for name, uid in (
             (layout.AGENT_USER, self.users.agent),
             (layout.VERIFIER_USER, self.users.verifier),
         ):
-            home = self.root / "home" / f"{name}-{self._phases}"
+            home = self.root / "home" / f"{name}-{phase}"
             home.mkdir(parents=True)
             os.chown(home, uid, uid)
             home.chmod(0o755)

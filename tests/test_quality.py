@@ -1,0 +1,593 @@
+"""Quality (SPEC §13): gold variants, scoring them in the real sandbox, the verdict, the command.
+
+The sample tasks live in one real repository (the calc project): each is a merged change on its
+own branch from the same base, authored into a task directory (definition, test patch, gold
+patch) the way `draft` writes one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from projects import git
+from selfbench.artifacts.quality_record import (
+    Ablation,
+    AddedDependency,
+    Dependencies,
+    GoldPart,
+    InstructionCheck,
+    Mutation,
+    PassToPassBasis,
+    QualityRecord,
+    read_quality,
+)
+from selfbench.cli import main
+from selfbench.compiler import compile_home
+from selfbench.contract import Difficulty
+from selfbench.patches import parse_patch
+from selfbench.quality.api import (
+    QualityOptions,
+    _settled,
+    assess_task,
+    gold_without_moved,
+    moved_out,
+    recomputed_difficulty,
+)
+from selfbench.quality.scoring import score_variants
+from selfbench.quality.variants import (
+    Part,
+    changed_lines,
+    gold_parts,
+    gold_texts,
+    is_implementation,
+    mutant_patch,
+    without,
+)
+from selfbench.quality.verdict import judge
+from selfbench.validate.phases import LocalOptions
+
+SANDBOX = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("bwrap") is None,
+    reason="the local environment needs root and bubblewrap (CI runs as root)",
+)
+
+# --- the sample tasks -----------------------------------------------------------------------------
+
+ADD = "def add(a, b):\n    return a + b\n"
+FILLER = "\n\n# " + "\n# ".join(f"note {n}" for n in range(10)) + "\n"
+SUB = "\n\ndef sub(a, b):\n    return a - b\n"
+BASE = {
+    ".gitignore": ".venv/\n__pycache__/\n",
+    "tox.ini": "[tox]\nenvlist = py311\n",
+    "calc/__init__.py": ADD + FILLER + SUB,
+    "tests/test_core.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+}
+MUL_DOC = "".join(f"    Line {n} of what mul promises.\n" for n in range(16))
+MUL = f'\n\ndef mul(a, b):\n    """Multiply.\n\n{MUL_DOC}    """\n    return a * b\n'
+AREA = "\n\ndef area(width, height):\n    return width * height + 1\n"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A task of the sample repository."""
+
+    task_id: str
+    gold: dict[str, str]
+    tests: dict[str, str]
+    difficulty: Difficulty = "easy"
+
+
+SAMPLES = (
+    Sample(
+        "unneeded",
+        {
+            "tox.ini": "[tox]\nenvlist = py311,py312\n",
+            "calc/__init__.py": ADD + MUL + FILLER + SUB.replace(":\n", ':\n    """Subtract."""\n'),
+        },
+        {
+            "tests/test_mul.py": (
+                "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+            )
+        },
+        "medium",
+    ),
+    Sample(
+        "weak",
+        {"calc/__init__.py": ADD + AREA + FILLER + SUB},
+        {
+            "tests/test_area.py": (
+                "import calc\n\n\ndef test_area():\n    assert hasattr(calc, 'area')\n"
+            )
+        },
+    ),
+    Sample(
+        "strong",
+        {"calc/__init__.py": ADD + AREA + FILLER + SUB},
+        {
+            "tests/test_area.py": (
+                "from calc import area\n\n\ndef test_area():\n"
+                "    assert area(3, 4) == 13\n    assert area(2, 5) == 11\n"
+            )
+        },
+    ),
+)
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+
+
+def _author(repo: Path, base: str, sample: Sample, out: Path) -> Path:
+    """Commit the sample's change on its own branch from `base`; write its task directory."""
+    git(repo, "checkout", "-q", "-b", sample.task_id, base)
+    _write(repo, {**sample.gold, **sample.tests})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", sample.task_id)
+    tests = sorted(sample.tests)
+    test_patch = git(repo, "diff", "--binary", base, "HEAD", "--", *tests)
+    gold_patch = git(repo, "diff", "--binary", base, "HEAD", "--", ".", *(f":!{t}" for t in tests))
+    git(repo, "checkout", "-q", "--detach", base)
+    definition = {
+        "schemaVersion": 1, "difficulty": sample.difficulty, "taskId": sample.task_id,
+        "repo": "example/calc", "baseCommit": base, "workdir": ".",
+        "setupCommand": "python3 -m venv --system-site-packages --without-pip .venv",
+        "testCommand": ".venv/bin/python -m pytest -q -p no:cacheprovider {tests}",
+        "failToPass": tests, "passToPass": ["tests/test_core.py"], "testPaths": tests,
+        "toolchains": ["python"], "sourcePr": 7, "sourceUrl": "https://example.com/calc/pull/7",
+        "prompt": "Make the change the maintainers asked for.",
+        "timeouts": {"setupSeconds": 300, "agentSeconds": 600, "testsSeconds": 120},
+        "resources": {"cpus": 2, "memoryMb": 4096, "storageMb": 10240},
+    }  # fmt: skip
+    task = out / sample.task_id
+    task.mkdir(parents=True)
+    (task / "definition.json").write_text(json.dumps(definition, indent=2), encoding="utf-8")
+    (task / "test.patch").write_text(test_patch, encoding="utf-8")
+    (task / "gold.patch").write_text(gold_patch, encoding="utf-8")
+    return task
+
+
+@dataclass(frozen=True)
+class Samples:
+    repo: Path
+    tasks: dict[str, Path]
+
+
+@pytest.fixture(scope="module")
+def samples() -> Iterator[Samples]:
+    with tempfile.TemporaryDirectory(prefix="selfbench-quality-test-") as temp:
+        root = Path(temp)
+        repo = root / "repo"
+        repo.mkdir()
+        git(repo, "init", "-q", "--initial-branch=main")
+        _write(repo, BASE)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "base")
+        base = git(repo, "rev-parse", "HEAD").strip()
+        tasks = {sample.task_id: _author(repo, base, sample, root / "tasks") for sample in SAMPLES}
+        yield Samples(repo, tasks)
+
+
+def _options(tmp_path: Path, jobs: int = 2) -> QualityOptions:
+    return QualityOptions(local=LocalOptions(logs=tmp_path / "logs"), jobs=jobs)
+
+
+# --- ablation: an unneeded configuration file, an unneeded implementation hunk --------------------
+
+
+@SANDBOX
+def test_an_unneeded_configuration_file_is_moved_and_the_tier_recomputed(
+    samples: Samples, tmp_path: Path
+) -> None:
+    task = samples.tasks["unneeded"]
+    record = assess_task(task, samples.repo, _options(tmp_path))
+    assert read_quality(task / "quality.json") == record
+    ablation = record.ablation
+    assert ablation is not None
+    assert moved_out(record) == ("tox.ini",)
+    gold = (task / "gold.patch").read_bytes()
+    after = gold_without_moved(gold, record)
+    assert len(after) < len(gold)
+    assert parse_patch(after).paths == ("calc/__init__.py",)
+    assert recomputed_difficulty(gold, "medium") == "easy"  # tox.ini never counted
+    assert recomputed_difficulty(after, "medium") == "easy"
+    assert recomputed_difficulty(after, "easy") == "easy"
+    assert ablation.difficulty == "easy"
+    # the docstring added to `sub` (the file's second hunk) is implementation no test needs
+    assert ablation.unneeded == ("calc/__init__.py#1",)
+    assert [(p.path, p.hunk, p.implementation, p.needed) for p in ablation.parts] == [
+        ("calc/__init__.py", None, True, True),
+        ("calc/__init__.py", 0, True, True),
+        ("calc/__init__.py", 1, True, False),
+        ("tox.ini", None, False, False),
+    ]
+    assert record.verdict == "review"
+    assert record.reasons == ("implementation no fail-to-pass test needs: calc/__init__.py#1",)
+
+
+def test_no_tier_when_the_implementation_left_is_too_small() -> None:
+    small = (
+        b"diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n"
+        b"@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+    )
+    assert recomputed_difficulty(small, "hard") is None
+
+
+# --- mutation: weak and strong tests, through the command ---------------------------------------
+
+
+@SANDBOX
+def test_the_command_judges_weak_and_strong_tests(
+    samples: Samples, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tasks = [str(samples.tasks["weak"]), str(samples.tasks["strong"])]
+    code = main(["quality", *tasks, "--repo", str(samples.repo), "-j", "1", "--json"])
+    output = json.loads(capsys.readouterr().out)
+    assert code == 1  # weak is rejected
+    assert [item["taskId"] for item in output] == ["weak", "strong"]
+    for item, task in zip(output, tasks, strict=True):
+        assert QualityRecord.model_validate_json(json.dumps(item)) == read_quality(
+            Path(task) / "quality.json"
+        )
+    weak, strong = (read_quality(Path(task) / "quality.json") for task in tasks)
+    assert weak.mutation is not None
+    assert weak.mutation.score is not None
+    assert weak.mutation.score < 0.6
+    assert weak.verdict in {"review", "reject"}
+    assert weak.reasons[0].startswith("weak tests: ")
+    assert strong.mutation is not None
+    assert strong.mutation.score is not None
+    assert strong.mutation.score > 0.8
+    assert (strong.verdict, strong.reasons) == ("ship", ())
+    # the early stop: 5 mutants, all killed; after 3 the score cannot fall under 60%
+    assert strong.mutation.stopped_early
+    assert (strong.mutation.generated, strong.mutation.killed) == (3, 3)
+    assert "stoppedEarly" in output[1]["mutation"]
+
+
+@SANDBOX
+def test_scoring_judges_each_variant_and_stops_when_asked(samples: Samples, tmp_path: Path) -> None:
+    task = samples.tasks["strong"]
+    home = tmp_path / "home"
+    home.mkdir()
+    located = compile_home(task, repo=samples.repo, home=home)
+    gold = (task / "gold.patch").read_bytes()
+    stale = (  # its context is not in the base
+        b"diff --git a/calc/__init__.py b/calc/__init__.py\n"
+        b"--- a/calc/__init__.py\n+++ b/calc/__init__.py\n"
+        b"@@ -1,2 +1,2 @@\n-def nothing():\n+def something():\n     pass\n"
+    )
+    options = LocalOptions(logs=tmp_path / "logs")
+    assert score_variants(located, [gold, b"", stale], options=options, jobs=2) == [
+        True,
+        False,
+        None,
+    ]
+    logs = sorted((tmp_path / "logs" / "strong").glob("variant-*.log"))
+    assert len(logs) == 3
+    for log in logs:  # fail-to-pass once, no determinism repeat, no pass-to-pass selectors
+        text = log.read_text(encoding="utf-8")
+        assert "selfbench: fail-to-pass again" not in text
+        assert "selfbench: pass-to-pass: true" in text or "patch does not apply" in text
+    seen: list[list[bool | None]] = []
+
+    def stop(results: list[bool | None]) -> bool:
+        seen.append(results)
+        return True
+
+    assert score_variants(located, [gold, gold, gold], options=options, stop=stop) == [
+        True,
+        None,
+        None,
+    ]
+    assert seen == [[True]]
+
+
+@pytest.mark.parametrize(
+    ("total", "finished", "settled"),
+    [
+        (5, [False, False, False], True),  # 3/5 at worst: 60%
+        (5, [False, False], False),
+        (5, [True, True, True, True], True),  # 1/5 at best: 20%
+        (5, [True, True, True], False),
+        (5, [None], False),
+        (2, [False, False], False),  # nothing left to stop
+        (10, [False, True, False, True], False),
+    ],
+)
+def test_the_mutation_run_stops_once_the_verdict_cannot_change(
+    total: int, finished: list[bool | None], settled: bool
+) -> None:
+    assert _settled(total, finished) is settled
+
+
+# --- the command's input -------------------------------------------------------------------
+
+
+def test_bad_input_exits_2_before_anything_runs(
+    samples: Samples, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = tmp_path / "weak"
+    shutil.copytree(samples.tasks["weak"], good, ignore=shutil.ignore_patterns("quality.json"))
+    missing = tmp_path / "missing"
+    assert main(["quality", str(good), str(missing), "--repo", str(samples.repo)]) == 2
+    assert capsys.readouterr().err == f"error: {missing}: not a task directory\n"
+    assert not (good / "quality.json").exists()
+    assert main(["quality", str(good), "--repo", str(tmp_path / "nowhere")]) == 2
+    assert capsys.readouterr().err == f"error: --repo {tmp_path / 'nowhere'}: not a directory\n"
+    assert main(["quality", str(good), "--repo", str(samples.repo), "-j", "0"]) == 2
+    assert capsys.readouterr().err == "error: -j must be at least 1\n"
+
+
+# --- the verdict, row by row ---------------------------------------------------------------------
+
+
+def _parts(*needed: tuple[str, int | None, bool, bool]) -> Ablation:
+    return Ablation(
+        parts=tuple(
+            GoldPart(path=path, hunk=hunk, implementation=implementation, needed=need)
+            for path, hunk, implementation, need in needed
+        )
+    )
+
+
+_NEEDED = _parts(("a.py", None, True, True))
+_STRONG = Mutation(generated=10, killed=9, score=0.9)
+_ATTRS = AddedDependency(manifest="pyproject.toml", name="attrs")
+
+
+@pytest.mark.parametrize(
+    ("observed", "verdict", "reasons"),
+    [
+        ({}, "ship", ()),
+        (
+            {"mutation": Mutation(generated=10, killed=2, score=0.2)},
+            "reject",
+            ("weak tests: 8 of 10 mutants survive (a score under 30%)",),
+        ),
+        (
+            {"ablation": _parts(("a.py", None, True, False), ("tox.ini", None, False, True))},
+            "reject",
+            (
+                "no implementation part of the gold patch is needed by a fail-to-pass test",
+                "implementation no fail-to-pass test needs: a.py",
+            ),
+        ),
+        (
+            {"mutation": Mutation(generated=10, killed=5, score=0.5)},
+            "review",
+            ("weak tests: 5 of 10 mutants survive",),
+        ),
+        ({"mutation": Mutation(generated=10, killed=6, score=0.6)}, "ship", ()),
+        ({"mutation": Mutation(generated=0, killed=0, score=None)}, "ship", ()),
+        (
+            {"ablation": _parts(("a.py", None, True, True), ("a.py", 1, True, False))},
+            "review",
+            ("implementation no fail-to-pass test needs: a.py#1",),
+        ),
+        (
+            {"ablation": _parts(("a.py", None, True, True), ("tox.ini", None, False, False))},
+            "ship",
+            (),
+        ),
+        (
+            {"instruction": InstructionCheck(missing=("mul", "area"))},
+            "review",
+            ("the instruction does not state: mul, area",),
+        ),
+        (
+            {"dependencies": Dependencies(added=(_ATTRS,))},
+            "review",
+            (
+                (
+                    "the gold adds a dependency the agent cannot install: attrs (pyproject.toml)"
+                    " (--deps agent installs it)"
+                ),
+            ),
+        ),
+        (
+            {
+                "dependencies": Dependencies(
+                    added=(_ATTRS,), agent=True
+                )
+            },
+            "ship",
+            (),
+        ),
+        (
+            {"pass_to_pass": PassToPassBasis(basis="neighbours"), "coverage_supported": True},
+            "review",
+            ("pass-to-pass was not chosen by coverage although its runner supports coverage",),
+        ),
+        ({"pass_to_pass": PassToPassBasis(basis="neighbours")}, "ship", ()),
+        (
+            {"pass_to_pass": PassToPassBasis(basis="coverage"), "coverage_supported": True},
+            "ship",
+            (),
+        ),
+    ],
+    ids=[
+        "nothing-observed", "score-under-30", "nothing-needed", "score-under-60", "score-60",
+        "no-mutants", "unneeded-hunk", "unneeded-config", "instruction", "dependency",
+        "dependency-installed", "no-coverage-basis", "no-coverage-runner", "coverage",
+    ],
+)  # fmt: skip
+def test_the_verdict_rule(observed: dict[str, Any], verdict: str, reasons: tuple[str, ...]) -> None:
+    arguments: dict[str, Any] = {
+        "ablation": _NEEDED,
+        "mutation": _STRONG,
+        "pass_to_pass": None,
+        "instruction": None,
+        "dependencies": Dependencies(),
+        **observed,
+    }
+    coverage = bool(arguments.pop("coverage_supported", False))
+    assert judge(**arguments, coverage_supported=coverage) == (verdict, reasons)
+
+
+# --- variants of a patch: parts, `without`, changed lines, mutant patches -----------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "implementation"),
+    [
+        ("src/calc.py", True),
+        ("lib/index.ts", True),
+        ("tox.ini", False),
+        ("setup.cfg", False),
+        (".editorconfig", False),
+        ("Makefile", False),
+        (".github/workflows/ci.yml", False),
+        (".gitlab/ci.yml", False),
+        (".eslintrc.json", False),
+        ("docs/usage.rst", False),
+        ("CHANGELOG.md", False),
+        ("examples/demo.py", False),
+        ("typing_examples.py", False),
+        ("tests/typing-examples/api.py", False),
+        ("tests/test_calc.py", False),
+        ("pyproject.toml", False),
+    ],
+)
+def test_what_is_implementation(path: str, implementation: bool) -> None:
+    assert is_implementation(path) is implementation
+
+
+@pytest.fixture(scope="module")
+def scratch_repo() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="selfbench-variants-") as temp:
+        repo = Path(temp)
+        git(repo, "init", "-q", "--initial-branch=main")
+        yield repo
+
+
+def _diff(repo: Path, before: list[str], after: list[str]) -> tuple[str, bytes]:
+    """Commit `before` as f.txt; the git patch from it to `after` (the work tree put back)."""
+    (repo / "f.txt").write_text("".join(before), encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "base")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "f.txt").write_text("".join(after), encoding="utf-8")
+    patch = subprocess.run(
+        ["git", "diff", "--binary"], cwd=repo, check=True, capture_output=True
+    ).stdout
+    git(repo, "checkout", "-q", "--", "f.txt")
+    return base, patch
+
+
+_LINES = st.lists(st.sampled_from([f"line {n}\n" for n in range(6)]), min_size=1, max_size=40)
+
+
+@st.composite
+def _edits(draw: st.DrawFn) -> tuple[list[str], list[str]]:
+    before = draw(_LINES)
+    after = list(before)
+    for _ in range(draw(st.integers(1, 6))):
+        at = draw(st.integers(0, len(after)))
+        kind = draw(st.sampled_from(["insert", "delete", "replace"]))
+        new = draw(st.lists(st.sampled_from(["new a\n", "new b\n"]), min_size=1, max_size=3))
+        if kind == "insert" or not after or at == len(after):
+            after[at:at] = new
+        elif kind == "delete":
+            del after[at]
+        else:
+            after[at] = new[0]
+    return before, after
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(_edits(), st.data())
+def test_a_gold_without_any_parts_still_applies_and_its_changed_lines_are_its_added_lines(
+    scratch_repo: Path, edit: tuple[list[str], list[str]], data: st.DataObject
+) -> None:
+    before, after = edit
+    base, gold = _diff(scratch_repo, before, after)
+    if not gold:
+        return
+    parts = gold_parts(gold)
+    assert without(gold, []) == gold
+    assert without(gold, [parts[0]]) == b""
+    chosen = data.draw(st.lists(st.sampled_from(parts), unique=True))
+    variant = without(gold, chosen)
+    if not variant:
+        return
+    [text] = gold_texts(scratch_repo, base, variant).values()  # GitError if it did not apply
+    lines = text.splitlines(keepends=True)
+    added = [
+        line[1:]
+        for line in variant.decode().splitlines(keepends=True)
+        if line.startswith("+") and not line.startswith("+++")
+    ]
+    numbers = sorted(changed_lines(variant).get("f.txt", frozenset()))
+    assert [lines[n - 1] for n in numbers] == added
+    kept = [p for p in parts if p.hunk is not None and p not in chosen]
+    if len(parts) > 1 and not kept:
+        assert variant == b""
+
+
+def test_a_mutant_patch_is_the_gold_with_one_file_replaced(scratch_repo: Path) -> None:
+    before = ["def f(a):\n", "    return a\n"]
+    base, gold = _diff(scratch_repo, before, [*before, "\n", "def g(a):\n", "    return a + 1\n"])
+    texts = gold_texts(scratch_repo, base, gold)
+    mutated = texts["f.txt"].replace("a + 1", "a - 1")
+    patch = mutant_patch(scratch_repo, base, gold, "f.txt", mutated)
+    assert gold_texts(scratch_repo, base, patch) == {"f.txt": mutated}
+    assert b"+    return a - 1\n" in patch
+    assert git(scratch_repo, "status", "--porcelain") == ""  # nothing written to the repository
+
+
+def test_parts_are_files_and_the_hunks_of_files_with_several() -> None:
+    gold = (
+        b"diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n"
+        b"@@ -1,1 +1,1 @@\n-x = 1\n+x = 2\n"
+        b"@@ -20,1 +20,2 @@\n y = 1\n+z = 3\n"
+        b"diff --git a/tox.ini b/tox.ini\n--- a/tox.ini\n+++ b/tox.ini\n"
+        b"@@ -1 +1 @@\n-a\n+b\n"
+    )
+    assert gold_parts(gold) == (
+        Part("a.py", None, None, implementation=True),
+        Part("a.py", 0, "@@ -1,1 +1,1 @@", implementation=True),
+        Part("a.py", 1, "@@ -20,1 +20,2 @@", implementation=True),
+        Part("tox.ini", None, None, implementation=False),
+    )
+    assert without(gold, [Part("a.py", 0, None, implementation=True)]) == (
+        b"diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n"
+        b"@@ -20,1 +20,2 @@\n y = 1\n+z = 3\n"
+        b"diff --git a/tox.ini b/tox.ini\n--- a/tox.ini\n+++ b/tox.ini\n"
+        b"@@ -1 +1 @@\n-a\n+b\n"
+    )
+    assert changed_lines(gold) == {"a.py": frozenset({1, 21}), "tox.ini": frozenset({1})}
+
+
+def test_the_table_has_one_row_per_task(capsys: pytest.CaptureFixture[str]) -> None:
+    from selfbench.cli.quality import _print_table  # noqa: PLC0415 - the printer under test
+
+    record = QualityRecord(
+        taskId="t1",
+        verdict="review",
+        reasons=("weak tests: 5 of 10 mutants survive",),
+        ablation=Ablation(moved=("tox.ini",), unneeded=("calc.py#1",)),
+        mutation=Mutation(generated=10, killed=5, score=0.5),
+    )
+    _print_table([record, QualityRecord(taskId="t2", verdict="ship")])
+    words = " ".join(capsys.readouterr().out.split())  # however the terminal wraps the cells
+    assert words == (
+        "task verdict mutation score unneeded moved reasons "
+        "t1 review 50% (5/10) calc.py#1 tox.ini weak tests: 5 of 10 mutants survive "
+        "t2 ship - - - -"
+    )
