@@ -59,6 +59,36 @@ def test_the_flag_offers_the_stage_s_minimums() -> None:
     assert MIN_QUALITY_CHOICES == stages.MIN_QUALITY
 
 
+TIER_CHANGES = [
+    ({}, None),
+    ({"quality": {"verdict": "ship", "moved": []}}, None),
+    (
+        {"quality": {"moved": ["tox.ini"], "difficulty": {"before": "hard", "after": "hard"}}},
+        None,
+    ),
+    (
+        {
+            "quality": {
+                "moved": ["tox.ini", "examples/typing.py"],
+                "difficulty": {"before": "hard", "after": "medium"},
+            }
+        },
+        (
+            "without the files no fail-to-pass test needs (tox.ini, examples/typing.py) the "
+            "task is medium, not the hard task it was mined as"
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("evidence", "reason"), TIER_CHANGES)
+def test_a_draft_moved_to_another_tier_leaves_the_run(
+    evidence: dict[str, object], reason: str | None
+) -> None:
+    """The run's budgets are per mined tier: a draft whose tier dropped is rejected, saying why."""
+    assert stages.tier_change(evidence) == reason
+
+
 # --- the stage, through run_step -----------------------------------------------------------------
 
 

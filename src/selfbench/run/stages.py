@@ -57,6 +57,7 @@ __all__ = [
     "repair_stage",
     "reused_quality",
     "task_quality_check",
+    "tier_change",
     "validate_stage",
 ]
 
@@ -128,9 +129,26 @@ def draft_stage(  # noqa: PLR0913 - one stage's inputs, as the step has them
         result = draft_candidate(repo, candidate, out, options)
         if result.status != "drafted" or result.task_dir is None:
             return StageResult(reason=result.reason or "not drafted")
+        retiered = tier_change(result.evidence)
+        if retiered is not None:
+            return StageResult(reason=retiered)
         return StageResult(path=Path(result.task_dir))
 
     return _guarded(run)
+
+
+def tier_change(evidence: dict[str, Any]) -> str | None:
+    """Why a drafted task no longer fills its candidate's tier (drafting moved gold files no
+    test needs out and recomputed the tier lower), or None. A run's budgets are per mined tier,
+    and its author must submit the candidate's tier."""
+    change = evidence.get("quality", {}).get("difficulty")
+    if not isinstance(change, dict) or change.get("after") == change.get("before"):
+        return None
+    moved = ", ".join(evidence["quality"].get("moved", ()))
+    return (
+        f"without the files no fail-to-pass test needs ({moved}) the task is "
+        f"{change.get('after')}, not the {change.get('before')} task it was mined as"
+    )
 
 
 # --- author ------------------------------------------------------------------------------------
