@@ -371,6 +371,7 @@ def test_a_scripted_mcp_author_authors_and_its_broken_task_is_repaired_once(
         "compiled",
         "validated",
         "coupling-checked",
+        "quality-checked",
         "accepted",
     ]
     assert "--break" not in json.dumps(provenance)
@@ -404,6 +405,7 @@ def test_a_coupled_task_is_repaired_once_through_the_driver_and_then_accepted(
         "compiled",
         "validated",
         "coupling-checked",
+        "quality-checked",
         "accepted",
     ]
     run_dir = tmp_path / "bench.run"
