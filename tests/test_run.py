@@ -451,7 +451,10 @@ def test_setup_env_reaches_drafting_and_validation_and_only_its_name_is_stored(
     shown = capsys.readouterr().out
     assert "accepted pr-1 (easy)" in shown
     # each stage is named as it starts, so a minute of drafting is not a silent one
-    stages = ("drafting", "authoring", "auditing", "compiling", "validating", "coupling check")
+    stages = (
+        *("drafting", "authoring", "auditing", "compiling", "validating", "coupling check"),
+        "quality check",
+    )
     started = [line.split(" pr-1 ")[0] for line in shown.splitlines() if " pr-1 (easy)…" in line]
     assert started == list(stages)
     run_dir = out.with_name("bench.run")
