@@ -38,12 +38,11 @@ from selfbench.compiler import compile_home
 from selfbench.contract import Difficulty
 from selfbench.patches import parse_patch
 from selfbench.quality.api import (
-    QualityOptions,
     _settled,
-    assess_task,
     gold_without_moved,
     moved_out,
     recomputed_difficulty,
+    task_mutants,
 )
 from selfbench.quality.scoring import score_variants
 from selfbench.quality.variants import (
@@ -181,20 +180,18 @@ def samples() -> Iterator[Samples]:
         yield Samples(repo, tasks)
 
 
-def _options(tmp_path: Path, jobs: int = 2) -> QualityOptions:
-    return QualityOptions(local=LocalOptions(logs=tmp_path / "logs"), jobs=jobs)
-
-
 # --- ablation: an unneeded configuration file, an unneeded implementation hunk --------------------
 
 
 @SANDBOX
 def test_an_unneeded_configuration_file_is_moved_and_the_tier_recomputed(
-    samples: Samples, tmp_path: Path
+    samples: Samples, capsys: pytest.CaptureFixture[str]
 ) -> None:
     task = samples.tasks["unneeded"]
-    record = assess_task(task, samples.repo, _options(tmp_path))
-    assert read_quality(task / "quality.json") == record
+    assert main(["quality", str(task), "--repo", str(samples.repo), "-j", "2"]) == 0  # review
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert ["unneeded", "review", "100%"] in [row[:3] for row in rows]
+    record = read_quality(task / "quality.json")
     ablation = record.ablation
     assert ablation is not None
     assert moved_out(record) == ("tox.ini",)
@@ -294,6 +291,21 @@ def test_scoring_judges_each_variant_and_stops_when_asked(samples: Samples, tmp_
         None,
     ]
     assert seen == [[True]]
+
+
+def test_mutants_are_sampled_down_to_the_cap_with_a_fixed_seed(samples: Samples) -> None:
+    task = samples.tasks["strong"]
+    gold = (task / "gold.patch").read_bytes()
+    base = json.loads((task / "definition.json").read_text())["baseCommit"]
+    every, total, texts = task_mutants(samples.repo, base, gold, cap=24, seed=1)
+    assert total == len(every) == 5
+    assert {m.path for m in every} == {"calc/__init__.py"}
+    assert set(texts) == {"calc/__init__.py"}
+    some, total, _ = task_mutants(samples.repo, base, gold, cap=3, seed=1)
+    assert total == 5
+    assert len(some) == 3
+    assert [m for m in every if m in some] == some  # a sample, in the mutants' own order
+    assert task_mutants(samples.repo, base, gold, cap=3, seed=1)[0] == some
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 
 import pytest
 from hypothesis import given, settings
@@ -221,6 +223,30 @@ RULES = [
     ("x = (a\n     + b)\n", {2}, {("arithmetic", "+ → -", "x = (a\n     - b)\n")}),
     ("x = a\n", set(), set()),
     ("x = a\n", {7}, set()),
+    (
+        'def f():\n    return"a"\n',
+        {2},
+        {
+            ("constant", '"a" → ""', 'def f():\n    return""\n'),
+            ("return", "return → return None", "def f():\n    return None\n"),
+        },
+    ),
+    (
+        "def f():\n    return(a)\n",
+        {2},
+        {("return", "return → return None", "def f():\n    return(None)\n")},
+    ),
+    # a mutant whose result would not parse is dropped: `2.real`
+    ("x = 0x1.real\n", {1}, {("delete", "deleted: x = 0x1.real", "pass\n")}),
+    (
+        "x = a + b; \\\n  y = 0x1.real\n",
+        {1, 2},
+        {
+            ("delete", "deleted: x = a + b", "pass; \\\n  y = 0x1.real\n"),
+            ("arithmetic", "+ → -", "x = a - b; \\\n  y = 0x1.real\n"),
+            ("delete", "deleted: y = 0x1.real", "x = a + b; \\\n  pass\n"),
+        },
+    ),
     # a file that does not parse has none
     ("def (:\n", {1}, set()),
     ("x = 1\0\n", {1}, set()),
@@ -238,6 +264,8 @@ NON_ASCII = [
     ("x = ('é', 'ü')  # ça\ny = a > é\n", ">", ">="),
     ("x = 'é'\r\ny = a // b\r\n", "//", "*"),
     ("x = 'é'\ry = a % b\r", "%", "*"),
+    ('x = """é\nü日""" + y\n', "+", "-"),
+    ("x = ('é' +\n     'ü' < 'ß')\n", "<", "<="),
 ]
 
 
@@ -359,6 +387,7 @@ _SIMPLE = st.one_of(
     st.tuples(_AUGMENTED, _EXPRESSIONS).map(lambda p: f"x.y {p[0]} {p[1]}"),
     _EXPRESSIONS.map(lambda e: f"g({e})"),
     _EXPRESSIONS.map(lambda e: f"return {e}"),
+    _EXPRESSIONS.filter(lambda e: not e[0].isalnum()).map(lambda e: f"return{e}"),
     _EXPRESSIONS.map(lambda e: f"yield {e}"),
     _EXPRESSIONS.map(lambda e: f"raise E({e})"),
     _EXPRESSIONS.map(lambda e: f"y: Literal[1, 'é'] = {e}"),
@@ -391,10 +420,50 @@ def _line_of(text: str, offset: int) -> int:
     return text[:offset].replace("\r\n", "\n").count("\n") + 1
 
 
+_LAYOUT = {
+    tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT,
+    tokenize.ENDMARKER,
+}  # fmt: skip
+
+
+def _tokens(text: str) -> list[tuple[int, int, str]]:
+    """The tokens of `text` that are not layout: character offsets and text."""
+    starts = [0]
+    for line in io.StringIO(text):
+        starts.append(starts[-1] + len(line))
+    return [
+        (starts[token.start[0] - 1] + token.start[1], starts[token.end[0] - 1] + token.end[1],
+         token.string)
+        for token in tokenize.generate_tokens(io.StringIO(text).readline)
+        if token.type not in _LAYOUT
+    ]  # fmt: skip
+
+
+def _changes_only_its_tokens(text: str, mutant: Mutant) -> bool:
+    """Whether the mutated text's tokens are the original's, with those of the replaced span
+    replaced by the replacement's own: nothing merges with a neighbour."""
+    before = [t for t in _tokens(text) if t[1] <= mutant.start]
+    after = [t for t in _tokens(text) if t[0] >= mutant.end]
+    new = [string for _, _, string in _tokens(mutant.replacement)]
+    strings = [string for _, _, string in _tokens(mutant.apply(text))]
+    return strings == [t[2] for t in before] + new + [t[2] for t in after]
+
+
+def _statements(text: str) -> list[str]:
+    return [type(node).__name__ for node in ast.walk(ast.parse(text)) if isinstance(node, ast.stmt)]
+
+
 def _check(text: str, mutant: Mutant, lines: set[int]) -> None:
     mutated = mutant.apply(text)
     assert mutated != text
-    ast.parse(mutated)
+    # It parses, and as the same statements: one became `pass`, or none changed.
+    changed = [
+        (before, after)
+        for before, after in zip(_statements(text), _statements(mutated), strict=True)
+        if before != after
+    ]
+    assert [after for _, after in changed] == (["Pass"] if mutant.operator == "delete" else [])
+    assert _changes_only_its_tokens(text, mutant)
     assert mutant.line == _line_of(text, mutant.start) in lines
     assert 0 <= mutant.start <= mutant.end <= len(text)
     assert mutated[: mutant.start] == text[: mutant.start]
@@ -410,7 +479,7 @@ def _check(text: str, mutant: Mutant, lines: set[int]) -> None:
     elif mutant.operator == "delete":
         assert isinstance(ast.parse(text[mutant.start : mutant.end]).body[0], ast.stmt)
     else:
-        assert isinstance(ast.parse(text[mutant.start : mutant.end], mode="eval"), ast.Expression)
+        assert isinstance(ast.parse(f"({text[mutant.start : mutant.end]})", mode="eval"), ast.AST)
 
 
 @settings(max_examples=150, deadline=None)

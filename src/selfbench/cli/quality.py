@@ -82,7 +82,7 @@ def _print_table(records: list[QualityRecord]) -> None:
     styles = {"ship": "bold green", "review": "bold yellow", "reject": "bold red"}
     table = Table(box=None, padding=(0, 2))
     for column in ("task", "verdict", "mutation score", "unneeded", "moved", "reasons"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # a path is shown whole, over several lines
     for record in records:
         ablation = record.ablation
         table.add_row(

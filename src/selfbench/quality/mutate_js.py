@@ -253,10 +253,8 @@ def _char_offsets(text: str) -> Callable[[int], int]:
     """Map a UTF-8 byte offset of `text` (at a character's start) to its character offset."""
     if text.isascii():
         return lambda offset: offset
-    ends: list[int] = []
-    """The byte offset just after each character that takes more than one byte."""
-    extra: list[int] = []
-    """How many bytes beyond one per character come before that offset."""
+    ends: list[int] = []  # the byte offset just after each character of more than one byte
+    extra: list[int] = []  # how many bytes beyond one per character come before that offset
     offset = total = 0
     for character in text:
         code = ord(character)

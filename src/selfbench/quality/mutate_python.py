@@ -62,6 +62,7 @@ _SKIPPED_FIELDS: Final[dict[type[ast.AST], frozenset[str]]] = {
 _SCOPES: Final = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _DELETABLE: Final = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Raise)
 _INDENT: Final = " \t\f"
+_SEPARATORS: Final = " \t\f\r\n\\("
 _SHORT: Final = 60
 """A statement or string quoted in a description is cut to this many characters."""
 _MAX_INT_BITS: Final = 4096
@@ -303,8 +304,10 @@ class _Finder:
         if isinstance(value, ast.Constant) and value.value is None:
             return
         start, end = self.source.span(value)
+        # `return"x"` and `return[x]` need a space: `returnNone` would be a name.
+        new = "None" if self.source.text[start - 1] in _SEPARATORS else " None"
         yield _Candidate(
-            start, end, "None", "return", "return → return None", scope.anchor, scope.windows
+            start, end, new, "return", "return → return None", scope.anchor, scope.windows
         )
 
     def _delete(self, node: ast.stmt, scope: _Scope) -> Iterator[_Candidate]:
