@@ -16,6 +16,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from selfbench.artifacts.quality_record import (
+    Ablation,
+    AddedDependency,
+    Dependencies,
+    GoldPart,
+    InstructionCheck,
+    InterfaceItem,
+    Mutation,
+    PassToPassBasis,
+    QualityRecord,
+    SurvivingMutant,
+    Verdict,
+)
 from selfbench.collect import collect_authoring
 from selfbench.demo import SampleRepository, sample_arguments
 from selfbench.export.manifest import task_member_name
@@ -30,6 +43,7 @@ __all__ = [
     "gzip_tar",
     "members_of",
     "outer_archive",
+    "quality_record",
     "report",
 ]
 
@@ -84,6 +98,64 @@ def report(task_id: str, *, accepted: bool, reason: str | None = None) -> dict[s
         "oracle": run,
         "checks": [],
     }
+
+
+def quality_record(
+    task_id: str, verdict: Verdict = "review", *, seconds: float = 0.0
+) -> QualityRecord:
+    """A quality record of the sample task with every section filled, as the checks write it."""
+    reasons = {
+        "ship": (),
+        "review": ("weak tests: mutation score 50% (2 of 4 mutants killed)",),
+        "reject": ("no fail-to-pass test needs the gold's implementation",),
+    }[verdict]
+    return QualityRecord(
+        taskId=task_id,
+        verdict=verdict,
+        reasons=reasons,
+        ablation=Ablation(
+            parts=(
+                GoldPart(path="src/slugkit/core.py", implementation=True, needed=True),
+                GoldPart(path="CHANGELOG.md", implementation=False, needed=False),
+            ),
+            moved=("CHANGELOG.md",),
+            unneeded=("src/slugkit/core.py#1",),
+            difficulty="medium",
+        ),
+        mutation=Mutation(
+            generated=4,
+            killed=2,
+            score=0.5,
+            survivors=(
+                SurvivingMutant(
+                    path="src/slugkit/core.py",
+                    line=7,
+                    operator="compare",
+                    description="`<` to `<=`",
+                ),
+            ),
+        ),
+        passToPass=PassToPassBasis(
+            basis="coverage",
+            detail="2 tests execute the changed lines",
+            selected=("tests/test_core.py::test_plain",),
+        ),
+        instruction=InstructionCheck(
+            interface=(
+                InterfaceItem(
+                    name="slugify",
+                    kind="function",
+                    signature="slugify(text: str) -> str",
+                    path="src/slugkit/core.py",
+                ),
+            ),
+            missing=("slugify",),
+        ),
+        dependencies=Dependencies(
+            added=(AddedDependency(manifest="pyproject.toml", name="unidecode"),)
+        ),
+        seconds=seconds,
+    )
 
 
 @dataclass(frozen=True, slots=True)

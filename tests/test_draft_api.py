@@ -20,6 +20,7 @@ from mcp import ClientSession
 from selfbench._git import git
 from selfbench._sample_history import SAMPLE_PULL_REQUESTS, build_sample_history
 from selfbench.artifacts.draft_record import DRAFT_FILE
+from selfbench.artifacts.quality_record import QUALITY_FILE, read_quality
 from selfbench.artifacts.task_dir import read_authored_task
 from selfbench.cli import main
 from selfbench.compiler import compile_task
@@ -244,3 +245,54 @@ def test_a_rejection_before_any_log_leaves_no_empty_temporary_folder(
     assert (result.status, result.logs) == ("rejected", None)
     assert result.reason == "the candidate names no pull request (sourcePr), which a task records"
     assert list(scratch.iterdir()) == []
+
+
+def test_each_draft_carries_its_quality_record(
+    drafted: tuple[Path, list[dict[str, Any]], int],
+) -> None:
+    """`quality.json` is written with the task; the evidence says which files were moved."""
+    out, _, _ = drafted
+    for task_id in DRAFTED:
+        record = read_quality(out / task_id / QUALITY_FILE)
+        assert record.taskId == task_id
+        assert record.verdict in ("ship", "review", "reject")
+        assert record.mutation is not None
+        assert record.mutation.generated > 0
+        evidence = json.loads((out / task_id / DRAFT_FILE).read_text())
+        assert evidence["quality"]["verdict"] == record.verdict
+        moved = record.ablation.moved if record.ablation is not None else ()
+        assert evidence["quality"]["moved"] == list(moved)
+
+
+def test_an_unneeded_configuration_file_is_moved_out_of_the_gold(
+    drafted: tuple[Path, list[dict[str, Any]], int], sample: tuple[Path, Path]
+) -> None:
+    """#4 bumps the version in `pyproject.toml`: no test needs it, so the draft's gold leaves
+    it out, and the tier is recomputed from the implementation left (still hard)."""
+    out, _, _ = drafted
+    repo, candidates = sample
+    task = read_authored_task(out / "pr-4")
+    assert b"pyproject.toml" not in task.gold_patch
+    mined = find_candidate(candidates, "pr-4")
+    whole = git(repo, "diff", mined.baseCommit, mined.completedCommit, "--", "pyproject.toml")
+    assert b"version" in whole  # the pull request did change it
+    evidence = json.loads((out / "pr-4" / DRAFT_FILE).read_text())
+    assert evidence["quality"]["moved"] == ["pyproject.toml"]
+    assert evidence["quality"]["difficulty"] == {"before": "hard", "after": "hard"}
+    record = read_quality(out / "pr-4" / QUALITY_FILE)
+    assert record.ablation is not None
+    assert record.ablation.moved == ("pyproject.toml",)
+    assert task.definition.difficulty == "hard"
+
+
+def test_no_quality_drafts_without_a_record(sample: tuple[Path, Path], tmp_path: Path) -> None:
+    repo, candidates = sample
+    candidate = find_candidate(candidates, "pr-1")
+    options = DraftOptions(reruns=2, quality=False, logs=tmp_path / "logs")
+    result = draft_candidate(repo, candidate, tmp_path / "tasks", options)
+    assert result.drafted, result.reason
+    assert result.task_dir is not None
+    assert sorted(path.name for path in result.task_dir.iterdir()) == sorted(
+        ["definition.json", "test.patch", "gold.patch", DRAFT_FILE]
+    )
+    assert "quality" not in result.evidence

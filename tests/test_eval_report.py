@@ -20,11 +20,17 @@ from playwright.sync_api import sync_playwright
 from rich.console import Console
 
 from eval_helpers import BENCHMARK, failed, record, write_results
+from export_helpers import COMMIT, author_collected, quality_record
+from selfbench.artifacts.quality_record import write_quality
 from selfbench.cli import main
 from selfbench.cli.eval import _LiveTable
+from selfbench.demo import build_sample_repository
 from selfbench.evaluate import EvalError, Recheck, build_summary, read_results, render_report
-from selfbench.evaluate.results import RESULTS_FILE, open_results
+from selfbench.evaluate.bench import open_benchmark
+from selfbench.evaluate.results import RESULTS_FILE, QualityNote, open_results
+from selfbench.evaluate.run import _note_quality
 from selfbench.evaluate.summary import AgentSummary, Failure, Summary
+from selfbench.export import RunInfo, export_run
 
 INFRA: dict[str, Any] = {
     "passed": False,
@@ -305,3 +311,87 @@ def test_eval_fails_when_nothing_of_an_agent_was_measured(
         )
     ]
     assert _unmeasured(summary) == (expected if unmeasured else [])
+
+
+# --- quality -----------------------------------------------------------------------------------
+
+SHIP = QualityNote("t1", "d-t1", "ship")
+REVIEW = QualityNote("t2", "d-t2", "review", ("weak tests: mutation score 50% (2 of 4 killed)",))
+
+
+def _with_quality(tmp_path: Path) -> Path:
+    """The results above, for a benchmark whose t1 and t2 carry quality records (t3 none)."""
+    results = _results(tmp_path)
+    store, _ = open_results(results, benchmark=BENCHMARK, tasks=3)
+    store.append(SHIP)
+    store.append(REVIEW)
+    return results
+
+
+def test_the_markdown_report_has_a_verdict_column_and_the_reasons(tmp_path: Path) -> None:
+    summary = build_summary(read_results(_with_quality(tmp_path)))
+    assert summary.quality == {"t1": ("ship", ()), "t2": ("review", REVIEW.reasons)}
+    text = render_report(summary, "md")
+    assert (
+        "## Tasks\n\n"
+        "| task | difficulty | quality | oracle | agent-a | agent-b |\n"
+        "| --- | --- | --- | --- | --- | --- |\n"
+        "| t1 | easy | ship | 1/1 | 1/1 | 0/1 |\n| t2 | medium | review | 1/1 | task | — |\n"
+        "| t3 | easy | — | — | infra | — |\n\n"
+        "## Quality\n\n"
+        "| task | verdict | reasons |\n| --- | --- | --- |\n"
+        "| t1 | ship | — |\n"
+        "| t2 | review | weak tests: mutation score 50% (2 of 4 killed) |\n\n"
+        "## Non-passes"
+    ) in text
+
+
+def test_the_text_json_and_html_reports_show_the_verdicts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = _with_quality(tmp_path)
+    assert main(["report", str(results), "--format", "json"]) == 0
+    value = json.loads(capsys.readouterr().out)
+    assert value["quality"] == {
+        "t1": {"verdict": "ship", "reasons": []},
+        "t2": {"verdict": "review", "reasons": list(REVIEW.reasons)},
+    }
+    assert main(["report", str(results)]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if re.match(r"│ t\d ", line)]
+    assert [re.split(r"\s*│\s*", row)[1:4] for row in rows] == [
+        ["t1", "easy", "ship"],
+        ["t2", "medium", "review"],
+        ["t3", "easy", "—"],
+    ]
+    page = render_report(build_summary(read_results(results)), "html")
+    assert "<th>quality</th><th>oracle</th>" in page
+    assert '<td>review</td><td class="pass">1/1</td><td class="note">task</td>' in page
+    assert "<h2>Quality</h2>" in page
+    assert "<td>weak tests: mutation score 50% (2 of 4 killed)</td>" in page
+
+
+def test_a_report_without_quality_records_is_as_before(tmp_path: Path) -> None:
+    summary = build_summary(read_results(_results(tmp_path)))
+    assert "quality" not in summary.to_json()
+    assert "Quality" not in render_report(summary, "md")
+
+
+def test_eval_records_each_tasks_quality_once(tmp_path: Path) -> None:
+    """The verdicts come from the export's quality.json, through the tasks eval reads."""
+    sample = build_sample_repository(tmp_path)
+    tasks = [author_collected(tmp_path, sample, name) for name in ("q-a", "q-b")]
+    write_quality(tasks[0], quality_record("q-a", "review"))
+    export = tmp_path / "bench.tar.gz"
+    export_run(tasks, run=RunInfo("run-q", "acme/slugkit", COMMIT), out=export)
+    results = tmp_path / "results"
+    with open_benchmark(export) as bench:
+        assert [task.quality is not None for task in bench.tasks] == [True, False]
+        for _ in range(2):  # a resumed evaluation adds no second line
+            store, log = open_results(results, benchmark=bench.benchmark_id, tasks=2)
+            _note_quality(store, log, bench)
+    log = read_results(results)
+    [note] = log.quality.values()
+    assert (note.task, note.verdict) == ("q-a", "review")
+    assert note.reasons == quality_record("q-a", "review").reasons
+    lines = (results / RESULTS_FILE).read_text().splitlines()
+    assert [json.loads(line)["kind"] for line in lines] == ["benchmark", "quality"]

@@ -265,10 +265,12 @@ def test_a_failure_while_packing_leaves_the_old_export(
 ) -> None:
     real = writer._pack_task  # noqa: SLF001 - fault injection at the packing seam
 
-    def disk_full_at_slug_b(task: LocatedTask, review: bytes, target: Path) -> str:
+    def disk_full_at_slug_b(
+        task: LocatedTask, review: bytes, target: Path, *, quality: bytes | None = None
+    ) -> str:
         if task.definition.taskId == "slug-b":
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real(task, review, target)
+        return real(task, review, target, quality=quality)
 
     monkeypatch.setattr(writer, "_pack_task", disk_full_at_slug_b)
     out = tmp_path / "run.tar.gz"

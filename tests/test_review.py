@@ -29,9 +29,11 @@ from export_helpers import (
     author_collected,
     gzip_tar,
     members_of,
+    quality_record,
     report,
 )
 from harbor_env import run_in_harbor_venv
+from selfbench.artifacts.quality_record import write_quality
 from selfbench.cli import main
 from selfbench.demo import build_sample_repository
 from selfbench.errors import ArchiveError, ExportError
@@ -51,11 +53,17 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 KEPT = ("slug-hostile", "slug-plain", "slug-zeta")
+HOSTILE_REASON = '<img src=x onerror="window.__pwned=3">weak tests: mutation score 50%'
+HOSTILE_QUALITY = quality_record("slug-hostile", "review").model_copy(
+    update={"reasons": (HOSTILE_REASON, "the instruction does not name slugify")}
+)
 
 
 @pytest.fixture(scope="module")
 def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An export of three accepted tasks (one hostile); a fourth was rejected by validation."""
+    """An export of three accepted tasks (one hostile); a fourth was rejected by validation.
+    The hostile task's quality verdict is `review` (a reason carries markup), slug-zeta's
+    `ship`; slug-plain, as an older task, has no quality record."""
     root = tmp_path_factory.mktemp("review")
     sample = build_sample_repository(root)
     inputs = [
@@ -64,6 +72,8 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
         author_collected(root, sample, "slug-zeta", difficulty="hard"),
         author_collected(root, sample, "slug-rejected"),
     ]
+    write_quality(inputs[0], HOSTILE_QUALITY)
+    write_quality(inputs[2], quality_record("slug-zeta", "ship"))
     reports = root / "validation.json"
     entries = [report(task_id, accepted=True) for task_id in KEPT]
     entries.append(report("slug-rejected", accepted=False, reason="oracle: reward 0"))
@@ -109,6 +119,11 @@ def test_the_summary_lists_the_run_and_every_task(server: ReviewServer) -> None:
     assert [task["taskId"] for task in summary["tasks"]] == list(KEPT)
     assert [task["difficulty"] for task in summary["tasks"]] == ["medium", "medium", "hard"]
     assert {task["verdict"] for task in summary["tasks"]} == {"accepted"}
+    assert [task["quality"] for task in summary["tasks"]] == [
+        {"verdict": "review", "reasons": list(HOSTILE_QUALITY.reasons)},
+        None,
+        {"verdict": "ship", "reasons": []},
+    ]
     assert summary["tasks"][1]["audit"]["metrics"] == {
         "implementationFiles": 3,
         "implementationChangedLines": 72,
@@ -131,6 +146,8 @@ def test_a_task_detail_carries_prompt_definition_patches_and_what_runs(
         assert detail[key]["text"].startswith("FROM ubuntu:24.04\n")
         assert detail[key]["omittedBytes"] == 0
     assert 'allowed_hosts = [\n    "chatgpt.com",' in detail["taskToml"]["text"]
+    assert detail["quality"] == HOSTILE_QUALITY.model_dump(mode="json", by_alias=True)
+    assert _get(server.url + "api/tasks/slug-plain")["quality"] is None
 
 
 def test_every_response_forbids_inline_script_and_other_origins(server: ReviewServer) -> None:
@@ -191,6 +208,7 @@ def test_a_task_detail_shows_only_what_it_lists(server: ReviewServer) -> None:
     record_path.write_text(json.dumps(record), encoding="utf-8")
     detail = _get(server.url + "api/tasks/slug-plain")
     assert set(detail) == {
+        "quality",
         *("taskId", "difficulty", "prompt", "promptBytes", "promptOmittedBytes", "definition"),
         *("validation", "audit", "goldPatch", "testPatch"),
         *("verifierScript", "agentDockerfile", "verifierDockerfile", "taskToml"),
@@ -315,10 +333,39 @@ def _chromium() -> str:
     return found
 
 
+def _read_quality_first(page: Page) -> None:
+    """The quality verdict and its reasons are the first section of a task, before its prompt."""
+    sections = page.locator("#detail > *")
+    assert sections.nth(0).evaluate("node => node.tagName") == "H2"
+    block = sections.nth(1)
+    assert block.evaluate("node => node.className") == "quality"
+    assert sections.nth(2).text_content() == "Prompt"
+    assert block.locator("h3").text_content() == "Quality: review"
+    assert block.locator("ul.quality-reasons li").all_text_contents() == list(
+        HOSTILE_QUALITY.reasons
+    )
+    facts = dict(
+        zip(
+            block.locator("dt").all_text_contents(),
+            block.locator("dd").all_text_contents(),
+            strict=True,
+        )
+    )
+    assert facts == {
+        "Mutation score": "2/4 killed (50%)",
+        "Unneeded parts": "src/slugkit/core.py#1",
+        "Moved out of the gold": "CHANGELOG.md",
+        "Pass-to-pass basis": "coverage: 2 tests execute the changed lines (1 selected)",
+        "Missing from the instruction": "slugify",
+        "Added dependencies": "unidecode (pyproject.toml)",
+    }
+
+
 def _read_hostile_task(page: Page) -> None:
     page.locator("tr.task", has_text="slug-hostile").click()
     page.wait_for_selector("#detail h2")
     assert page.locator("#detail h2").text_content() == "slug-hostile"
+    _read_quality_first(page)
     assert page.locator("pre.prompt").text_content() == HOSTILE_PROMPT.strip() + "\n"
     gold = page.locator(".diff").first
     added = gold.locator("span.add", has_text="window.__pwned")
@@ -371,6 +418,8 @@ def test_review_in_chromium_drops_a_task_and_writes_a_verified_clean_export(
             assert "easy 0 · medium 3 · hard 1" in run
             assert page.locator("tr.task td.id").all_text_contents() == list(KEPT)
             assert page.locator("tr.task td.verdict").all_text_contents() == ["accepted"] * 3
+            qualities = page.locator("tr.task td.quality").all_text_contents()
+            assert qualities == ["review", "not checked", "ship"]
             plain = page.locator("tr.task", has_text="slug-plain").inner_text()
             assert "3 files · 72 lines · 2 test files" in plain
             _read_hostile_task(page)
@@ -378,6 +427,10 @@ def test_review_in_chromium_drops_a_task_and_writes_a_verified_clean_export(
             page.locator(".diff").first.screenshot(path=str(tmp_path / "gold-diff.png"))
             page.locator("pre.verifier-script").scroll_into_view_if_needed()
             page.locator("pre.verifier-script").screenshot(path=str(tmp_path / "scripts.png"))
+            page.locator("tr.task", has_text="slug-plain").locator("td.id").click()
+            page.wait_for_selector("#detail h2:has-text('slug-plain')")
+            older = page.locator("#detail section.quality h3").text_content()
+            assert older == "Quality: not checked"
             page.locator("tr.task", has_text="slug-plain").locator("button.toggle").click()
             page.locator("tr.task", has_text="slug-zeta").locator("button.toggle").click()
             page.locator("tr.task", has_text="slug-zeta").locator("button.toggle").click()

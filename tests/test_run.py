@@ -29,8 +29,9 @@ import pytest
 from harbor_env import harbor_venv
 from run_helpers import SCRIPTED_AUTHOR, SCRIPTED_REVIEWER
 from run_history import generate
+from selfbench.artifacts.quality_record import QUALITY_FILE, read_quality
 from selfbench.cli import main
-from selfbench.export import verify_export
+from selfbench.export import extract_export, verify_export
 
 SOURCE = "https://example.com/example/genkit"
 _KILLS = 10
@@ -97,6 +98,7 @@ STAGES = [
     "compiled",
     "validated",
     "coupling-checked",
+    "quality-checked",
     "accepted",
 ]
 
@@ -123,6 +125,27 @@ def test_a_run_exports_a_verified_benchmark_with_its_provenance(
         f"pr-{n}": {"candidate": f"pr-{n}", "tier": "easy", "stages": STAGES} for n in (1, 2)
     }
     assert main(["verify", str(out)]) == 0
+
+
+def test_each_exported_task_carries_the_quality_record_drafting_wrote(
+    reference: tuple[Path, str], tmp_path: Path
+) -> None:
+    out, printed = reference
+    listed = verify_export(out).manifest.tasks
+    assert all(task.quality_sha256 is not None for task in listed)
+    extract_export(out, out=tmp_path / "tasks")
+    verdicts = {}
+    for task in ("pr-1", "pr-2"):
+        record = read_quality(tmp_path / "tasks" / task / QUALITY_FILE)
+        assert record.taskId == task
+        assert record.seconds == 0.0  # the export's bytes hold no timing
+        assert record.mutation is not None
+        verdicts[task] = record.verdict
+    shown = ", ".join(
+        f"{sum(v == verdict for v in verdicts.values())} {verdict}"
+        for verdict in ("ship", "review", "reject")
+    )
+    assert f"quality {shown}" in printed
 
 
 def test_status_shows_each_tier_and_stage(
@@ -348,6 +371,7 @@ def test_a_scripted_mcp_author_authors_and_its_broken_task_is_repaired_once(
         "compiled",
         "validated",
         "coupling-checked",
+        "quality-checked",
         "accepted",
     ]
     assert "--break" not in json.dumps(provenance)
@@ -381,6 +405,7 @@ def test_a_coupled_task_is_repaired_once_through_the_driver_and_then_accepted(
         "compiled",
         "validated",
         "coupling-checked",
+        "quality-checked",
         "accepted",
     ]
     run_dir = tmp_path / "bench.run"
@@ -426,7 +451,10 @@ def test_setup_env_reaches_drafting_and_validation_and_only_its_name_is_stored(
     shown = capsys.readouterr().out
     assert "accepted pr-1 (easy)" in shown
     # each stage is named as it starts, so a minute of drafting is not a silent one
-    stages = ("drafting", "authoring", "auditing", "compiling", "validating", "coupling check")
+    stages = (
+        *("drafting", "authoring", "auditing", "compiling", "validating", "coupling check"),
+        "quality check",
+    )
     started = [line.split(" pr-1 ")[0] for line in shown.splitlines() if " pr-1 (easy)…" in line]
     assert started == list(stages)
     run_dir = out.with_name("bench.run")

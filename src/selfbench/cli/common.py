@@ -24,6 +24,7 @@ __all__ = [
     "add_harbor_options",
     "add_jobs_option",
     "add_json_option",
+    "add_quality_options",
     "add_repo_option",
     "add_resume_option",
     "add_setup_options",
@@ -149,6 +150,29 @@ def resume_dir(args: Any, default: Path | None = None) -> Path | None:
 
 
 # --- the repository: `--repo`, `--source-url` ----------------------------------------------------
+
+
+MIN_QUALITY_CHOICES = ("review", "ship")
+"""`--min-quality`'s values (`selfbench.run.stages.MIN_QUALITY`, checked equal by a test)."""
+
+
+def add_quality_options(parser: Any, *, gate: bool) -> None:
+    """`--no-quality` (no quality checks, no `quality.json`) and, with `gate`,
+    `--min-quality review|ship` (default None, read as `review`, so `--resume` can tell it was
+    given)."""
+    parser.add_argument(
+        "--no-quality",
+        action="store_true",
+        help="skip the quality checks (ablation, mutation, pass-to-pass, instruction, "
+        "dependencies) and write no quality.json",
+    )
+    if gate:
+        parser.add_argument(
+            "--min-quality",
+            choices=MIN_QUALITY_CHOICES,
+            help="the lowest quality verdict exported (default review: only reject is "
+            "rejected; ship rejects review too)",
+        )
 
 
 def add_repo_option(parser: Any, *, required: bool, help: str) -> None:  # noqa: A002

@@ -17,6 +17,7 @@ from selfbench.cli.common import (
     add_deps_option,
     add_jobs_option,
     add_json_option,
+    add_quality_options,
     add_repo_option,
     add_setup_options,
     add_source_url_option,
@@ -97,6 +98,7 @@ def _request(args: argparse.Namespace) -> _Request:
         replace=args.replace,
         source_url_base=args.source_url,
         agent_dependencies=agent_dependencies(args),
+        quality=not args.no_quality,
     )
     return _Request(repo, candidates, options, workers or 1)
 
@@ -168,5 +170,6 @@ def add_draft_command(commands: Any) -> None:
     draft.add_argument("--replace", action="store_true", help="overwrite existing task dirs")
     add_source_url_option(draft, what="tasks of candidates without a pull request URL")
     add_deps_option(draft)
+    add_quality_options(draft, gate=False)
     add_json_option(draft)
     draft.set_defaults(run=_draft)

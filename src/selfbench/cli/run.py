@@ -26,6 +26,7 @@ from selfbench.cli.common import (
     add_environment_options,
     add_jobs_option,
     add_json_option,
+    add_quality_options,
     add_repo_option,
     add_resume_option,
     add_setup_options,
@@ -63,6 +64,7 @@ _DOING = {
     "repair": "repairing",
     "coupling": "coupling check",
     "coupling-repair": "coupling repair",
+    "quality": "quality check",
 }
 
 
@@ -208,6 +210,8 @@ def _options(args: argparse.Namespace) -> RunOptions:
         host_network_config=not args.no_host_network_config,
         agent_allowed_hosts=agent_hosts(args) or (),
         agent_dependencies=agent_dependencies(args),
+        quality=not args.no_quality,
+        min_quality=args.min_quality or "review",
     )
 
 
@@ -221,6 +225,8 @@ def _resume_changes(args: argparse.Namespace) -> dict[str, Any]:
         "env": args.env,
         "harbor_env": args.harbor_env,
         "agent_dependencies": None if args.deps is None else agent_dependencies(args),
+        "min_quality": args.min_quality,
+        "quality": False if args.no_quality else None,
     }
     return {name: value for name, value in given.items() if value is not None}
 
@@ -241,6 +247,9 @@ def _print_summary(console: Console, summary: RunSummary) -> None:
                 f"{tier.tier:<6} {tier.accepted} of {tier.budget} accepted, "
                 f"{tier.rejected} rejected, {tier.pool} mined"
             )
+    if any(summary.quality.values()):
+        counts = ", ".join(f"{n} {verdict}" for verdict, n in summary.quality.items())
+        console.print(f"quality {counts}")
     for line in summary.blocked:
         console.print(f"[yellow]{line}[/]")
     if summary.export is None:
@@ -383,6 +392,7 @@ def _add_run(commands: Any) -> None:
     )
     add_agent_hosts_option(run)
     add_deps_option(run)
+    add_quality_options(run, gate=True)
     add_resume_option(run, what="run")
     run.set_defaults(run=_run)
 

@@ -15,10 +15,15 @@ line of `candidates.jsonl`), `out_dir` the tasks directory. The result is a `Dra
    local sandbox has (`Environment.pythons`), and a rejection names each interpreter and its
    error;
 4. the draft instruction (`instruction.draft_instruction`);
-5. the static audit (`task.judge_task`) on the finished task, then one atomic write of
-   `definition.json`, `test.patch`, `gold.patch` and the sidecar `draft.json` (marked draft:
-   the evidence, the commands and where each came from, timings, and how the pass-to-pass tests
-   were chosen, read back by `artifacts.draft_record.pass_to_pass_basis`).
+5. the static audit (`task.judge_task`) on the finished task;
+6. unless `DraftOptions.quality` is off, its quality (`selfbench.quality`, SPEC §13): gold files
+   no fail-to-pass test needs that are not implementation are moved out of the gold patch, the
+   tier is recomputed from what is left (a candidate left with no tier is rejected, naming the
+   files) and the static audit runs again on the result;
+7. one atomic write of `definition.json`, `test.patch`, `gold.patch`, `quality.json` and the
+   sidecar `draft.json` (marked draft: the evidence, the commands and where each came from,
+   the files moved out of the gold, timings, and how the pass-to-pass tests were chosen,
+   read back by `artifacts.draft_record.pass_to_pass_basis`).
 
 A problem with one candidate (no test changes, setup fails, unreadable runner output, a bad
 `selfbench.toml` at its base) is a rejection; only what stops every candidate raises (no
@@ -39,8 +44,9 @@ from typing import Any, Literal
 from selfbench._fs import atomic_directory
 from selfbench._git import git
 from selfbench.artifacts.draft_record import BASIS_KEY, DRAFT_FILE, render_draft_record
+from selfbench.artifacts.quality_record import QUALITY_FILE, QualityRecord, render_quality
 from selfbench.artifacts.task_dir import render_task_files
-from selfbench.contract import AUTHORING_DEFAULTS, Difficulty
+from selfbench.contract import AUTHORING_DEFAULTS, Difficulty, parse_definition
 from selfbench.draft._python import python_command
 from selfbench.draft.config import DraftConfig, merge_configs, repo_config
 from selfbench.draft.infer import (
@@ -108,6 +114,9 @@ class DraftOptions:
     agent_dependencies: bool = False
     """`--deps agent`: drafted tasks set `agentDependencies`, so the agent's environment also
     gets the dependencies the gold patch adds (default: the verifier's only)."""
+    quality: bool = True
+    """Check the drafted task's quality (`quality.json`) and move unneeded non-implementation
+    files out of its gold patch (`--no-quality`: neither)."""
 
 
 Status = Literal["drafted", "rejected"]
@@ -301,13 +310,96 @@ def _draft(
     verdict = judge_task(definition, split.test_patch, split.gold_patch)
     if verdict.blockers:
         raise _Rejected("audit: " + "; ".join(verdict.blockers), evidence)
+    quality = None
+    if options.quality:
+        quality = _assess_draft(repo, definition, split, options, evidence)
+        definition, split = _without_moved(definition, split, quality, evidence)
+        verdict = judge_task(definition, split.test_patch, split.gold_patch)
+        if verdict.blockers:
+            raise _Rejected("audit: " + "; ".join(verdict.blockers), evidence)
     evidence["timings"]["totalSeconds"] = round(time.monotonic() - started, 1)
     evidence["auditWarnings"] = list(verdict.warnings)
     try:
-        _write_task(target, definition, split, evidence, replace=options.replace)
+        _write_task(target, definition, split, evidence, quality, replace=options.replace)
     except DraftError as exc:
         raise _Rejected(str(exc), evidence) from None
     return evidence
+
+
+def _assess_draft(
+    repo: Path,
+    definition: dict[str, Any],
+    split: SplitChange,
+    options: DraftOptions,
+    evidence: dict[str, Any],
+) -> QualityRecord:
+    """The quality checks (`selfbench.quality.assess`) on the drafted task, in the local sandbox
+    with the draft's own options, judged with what the draft observed (`evidence`: how its
+    pass-to-pass tests were chosen); a task they cannot check is rejected, saying why.
+
+    Raises:
+        SandboxError: this machine cannot create the isolated workspace.
+    """
+    from selfbench.quality.api import (  # noqa: PLC0415 - heavy, optional
+        QualityOptions,
+        assess,
+        task_observations,
+    )
+
+    try:
+        loaded = parse_definition(definition, mode="persisted").definition
+        seen = task_observations(
+            repo, loaded, split.test_patch, split.gold_patch, evidence=evidence
+        )
+        return assess(
+            repo,
+            loaded,
+            split.test_patch,
+            split.gold_patch,
+            options=QualityOptions(local=options.local),
+            pass_to_pass=seen.pass_to_pass,
+            instruction=seen.instruction,
+            dependencies=seen.dependencies,
+            coverage_supported=seen.coverage_supported,
+        )
+    except SandboxError:
+        raise
+    except SelfbenchError as exc:
+        raise _Rejected(f"quality: {exc}") from None
+
+
+def _without_moved(
+    definition: dict[str, Any],
+    split: SplitChange,
+    record: QualityRecord,
+    evidence: dict[str, Any],
+) -> tuple[dict[str, Any], SplitChange]:
+    """The task with the gold files the quality record moves out left out of its gold patch and
+    its tier recomputed from what is left; the evidence records the moved files (`moved`, and
+    the tier before and after). `_Rejected` when what is left meets no tier."""
+    from selfbench.quality.api import (  # noqa: PLC0415 - with `_assess_draft`
+        gold_without_moved,
+        moved_out,
+        recomputed_difficulty,
+    )
+
+    moved = moved_out(record)
+    before: Difficulty = definition["difficulty"]
+    evidence["quality"] = {"verdict": record.verdict, "moved": list(moved)}
+    if not moved:
+        return definition, split
+    gold = gold_without_moved(split.gold_patch, record)
+    after = recomputed_difficulty(gold, before)
+    evidence["quality"]["difficulty"] = {"before": before, "after": after}
+    if after is None:
+        files = ", ".join(moved)
+        raise _Rejected(
+            f"quality: without the files no fail-to-pass test needs ({files}) the gold patch "
+            "meets no tier",
+            evidence,
+        )
+    kept = tuple(path for path in split.gold_files if path not in moved)
+    return {**definition, "difficulty": after}, replace(split, gold_patch=gold, gold_files=kept)
 
 
 def _decide(
@@ -561,15 +653,18 @@ def _write_task(
     definition: dict[str, Any],
     split: SplitChange,
     evidence: dict[str, Any],
+    quality: QualityRecord | None,
     *,
     replace: bool,
 ) -> None:
-    """The task directory, all four files at once (never half-written)."""
+    """The task directory, all its files at once (never half-written)."""
     with translating(DraftError, f"write {target}"):
         try:
             with atomic_directory(target, replace=replace) as staging:
                 files = render_task_files(definition, split.test_patch, split.gold_patch)
                 files[DRAFT_FILE] = render_draft_record(evidence)
+                if quality is not None:
+                    files[QUALITY_FILE] = render_quality(quality)
                 for name, content in files.items():
                     (staging / name).write_bytes(content)
         except FileExistsError:

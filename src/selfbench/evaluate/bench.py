@@ -5,7 +5,8 @@ A tasks directory holds one task per entry: an extracted task (`DIR/<taskId>/tas
 `.selfbench-review.json`, what `selfbench extract` writes) or a collect directory
 (`DIR/<name>/harbor-task/` beside `definition.json`). A task's **digest** is the SHA-256 of its
 `.selfbench-manifest.json`, which binds its definition and both patches; the **benchmark id** is
-the SHA-256 of the sorted `taskId digest` lines, so results can tell their benchmark.
+the SHA-256 of the sorted `taskId digest` lines, so results can tell their benchmark. A task's
+`quality.json` (beside its definition, or at the root of an extracted task) is read with it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from selfbench._json import loads_strict
 from selfbench.artifacts.compiled import LocatedTask, locate_task, read_bundle_manifest
+from selfbench.artifacts.quality_record import QUALITY_FILE, QualityRecord, read_quality
 from selfbench.bundle import layout
 from selfbench.contract import definition_sha256, parse_definition
 from selfbench.errors import EvalError, JsonError, SelfbenchError, translating
@@ -37,6 +39,8 @@ class BenchTask:
 
     located: LocatedTask
     digest: str
+    quality: QualityRecord | None = None
+    """The task's quality record, when it has one."""
 
     @property
     def task_id(self) -> str:
@@ -81,11 +85,13 @@ def _task(entry: Path) -> BenchTask:
             else:
                 located = locate_task(entry)
             digest = hashlib.sha256((located.bundle / layout.MANIFEST).read_bytes()).hexdigest()
+            quality_path = located.definition_path.parent / QUALITY_FILE
+            quality = read_quality(quality_path) if quality_path.is_file() else None
     except SelfbenchError as exc:
         if isinstance(exc, EvalError):
             raise
         raise EvalError(f"{entry}: not a task: {exc.lines[0]}") from None
-    return BenchTask(located, digest)
+    return BenchTask(located, digest, quality)
 
 
 def read_tasks_dir(directory: Path, *, named: Path | None = None) -> Benchmark:

@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 
 from selfbench.evaluate.report_html import render_html
-from selfbench.evaluate.report_rows import agent_rows, matrix_rows, network_lines
+from selfbench.evaluate.report_rows import agent_rows, matrix_rows, network_lines, quality_rows
 from selfbench.evaluate.summary import Summary
 
 __all__ = [
@@ -71,13 +71,17 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> lis
 
 
 def render_markdown(summary: Summary) -> str:
-    """The report as Markdown: the two tables and the non-passes."""
+    """The report as Markdown: the two tables, the tasks' quality verdicts and reasons (when
+    the benchmark carries them) and the non-passes."""
     lines = [f"# {_title(summary)}", ""]
     lines += [f"{line}." for line in network_lines(summary)]
     lines += ["", "## Agents", ""] if summary.networks else ["## Agents", ""]
     lines += _markdown_table(*agent_rows(summary))
     lines += ["", "## Tasks", ""]
     lines += _markdown_table(*matrix_rows(summary))
+    if summary.quality:
+        lines += ["", "## Quality", ""]
+        lines += _markdown_table(*quality_rows(summary))
     if summary.failures:
         lines += ["", "## Non-passes", ""]
         lines += _markdown_table(

@@ -11,7 +11,7 @@ import html
 import io
 import re
 
-from selfbench.evaluate.report_rows import agent_rows, matrix_rows, network_lines
+from selfbench.evaluate.report_rows import agent_rows, matrix_rows, network_lines, quality_rows
 from selfbench.evaluate.summary import Summary
 
 __all__ = ["render_html"]
@@ -89,13 +89,14 @@ def _time_chart(summary: Summary) -> str:
     return _svg(figure)
 
 
-def _table(header: list[str], rows: list[list[str]], *, matrix: bool = False) -> str:
+def _table(header: list[str], rows: list[list[str]], *, cells_from: int | None = None) -> str:
+    """A table; with `cells_from`, the columns from that one on are pass cells, coloured."""
     head = "".join(f"<th>{html.escape(cell)}</th>" for cell in header)
     body = []
     for row in rows:
         cells = []
         for index, cell in enumerate(row):
-            css = _cell_class(cell) if matrix and index >= 2 else ""
+            css = _cell_class(cell) if cells_from is not None and index >= cells_from else ""
             attribute = f' class="{css}"' if css else ""
             cells.append(f"<td{attribute}>{html.escape(cell)}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
@@ -139,7 +140,11 @@ def render_html(summary: Summary) -> str:
             "</div>",
         ]
     parts += ["<h2>Agents</h2>", _table(*agent_rows(summary))]
-    parts += ["<h2>Tasks by agent</h2>", _table(*matrix_rows(summary), matrix=True)]
+    header, rows = matrix_rows(summary)
+    agents_from = len(header) - len(summary.agents)
+    parts += ["<h2>Tasks by agent</h2>", _table(header, rows, cells_from=agents_from)]
+    if summary.quality:
+        parts += ["<h2>Quality</h2>", _table(*quality_rows(summary))]
     if summary.failures:
         rows = [
             [f.task, f.agent, str(f.trial), f.classification, f.reason] for f in summary.failures

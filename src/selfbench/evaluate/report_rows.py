@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from selfbench.evaluate.summary import AgentSummary, Summary
 
-__all__ = ["agent_rows", "matrix_rows", "network_lines"]
+__all__ = ["agent_rows", "matrix_rows", "network_lines", "quality_rows"]
 
 
 def _percent(value: float | None) -> str:
@@ -59,12 +59,30 @@ def agent_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
 
 
 def matrix_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
-    """The task-by-agent matrix: header and rows."""
-    header = ["task", "difficulty", *(agent.name for agent in summary.agents)]
+    """The task-by-agent matrix: header and rows; with quality records, each task's verdict
+    after its difficulty (`—` for a task without one)."""
+    quality = ["quality"] if summary.quality else []
+    header = ["task", "difficulty", *quality, *(agent.name for agent in summary.agents)]
     rows = [
-        [task, level, *(cell.text() for cell in cells)] for task, level, cells in summary.matrix
+        [task, level, *_verdict(summary, task), *(cell.text() for cell in cells)]
+        for task, level, cells in summary.matrix
     ]
     return header, rows
+
+
+def _verdict(summary: Summary, task: str) -> list[str]:
+    if not summary.quality:
+        return []
+    return [summary.quality[task][0] if task in summary.quality else "—"]
+
+
+def quality_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
+    """Each task's quality verdict and its reasons (one cell, `; ` between them)."""
+    rows = [
+        [task, verdict, "; ".join(reasons) or "—"]
+        for task, (verdict, reasons) in sorted(summary.quality.items())
+    ]
+    return ["task", "verdict", "reasons"], rows
 
 
 def network_lines(summary: Summary) -> list[str]:

@@ -2,10 +2,11 @@
 
 `RESULTS_DIR/results.jsonl` starts with a header line naming the benchmark
 (`{"kind": "benchmark", "benchmark": ID, "tasks": N}`), then one line per finished trial
-(`"kind": "trial"`) or oracle re-check (`"kind": "recheck"`). A trial is keyed by task digest,
-agent and trial number; a later line for a key replaces an earlier one (an infrastructure
-failure retried on resume). Each line is written with one `write` and flushed to disk, so a
-killed run loses at most the trials that were running.
+(`"kind": "trial"`) or oracle re-check (`"kind": "recheck"`), and one line per task whose
+`quality.json` the benchmark carries (`"kind": "quality"`: its verdict and reasons). A trial
+is keyed by task digest, agent and trial number; a later line for a key replaces an earlier
+one (an infrastructure failure retried on resume). Each line is written with one `write` and
+flushed to disk, so a killed run loses at most the trials that were running.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from selfbench.errors import EvalError, translating
 __all__ = [
     "RESULTS_FILE",
     "Classification",
+    "QualityNote",
     "Recheck",
     "ResultsLog",
     "ResultsStore",
@@ -93,6 +95,19 @@ class Recheck:
 
 
 @dataclass(frozen=True, slots=True)
+class QualityNote:
+    """A task's quality verdict and its reasons, as the benchmark's `quality.json` gives them."""
+
+    task: str
+    digest: str
+    verdict: str
+    reasons: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "quality", **asdict(self), "reasons": list(self.reasons)}
+
+
+@dataclass(frozen=True, slots=True)
 class ResultsLog:
     """What a results file holds: the benchmark, the trials and re-checks, the lines skipped."""
 
@@ -102,6 +117,8 @@ class ResultsLog:
     rechecks: dict[str, Recheck]
     corrupt: tuple[str, ...]
     """One line per line that was skipped: `FILE:LINE: why`."""
+    quality: dict[str, QualityNote] = field(default_factory=dict)
+    """The tasks' quality verdicts, by task digest (none for a benchmark without records)."""
 
 
 _TRIAL_FIELDS = frozenset(TrialRecord.__dataclass_fields__)
@@ -149,7 +166,26 @@ def _header(line: str, where: str) -> tuple[str, int]:
     return value["benchmark"], value["tasks"]
 
 
-def _record(line: str) -> TrialRecord | Recheck:
+_VERDICTS = ("ship", "review", "reject")
+
+
+def _quality(value: dict[str, Any]) -> QualityNote:
+    fields = {key: item for key, item in value.items() if key != "kind"}
+    if set(fields) != {"task", "digest", "verdict", "reasons"}:
+        raise ValueError("not a quality line (its fields differ)")
+    reasons = fields["reasons"]
+    checks = (
+        isinstance(fields["task"], str),
+        isinstance(fields["digest"], str),
+        fields["verdict"] in _VERDICTS,
+        isinstance(reasons, list) and all(isinstance(item, str) for item in reasons),
+    )
+    if not all(checks):
+        raise ValueError("not a quality line (a field has the wrong type)")
+    return QualityNote(fields["task"], fields["digest"], fields["verdict"], tuple(reasons))
+
+
+def _record(line: str) -> TrialRecord | Recheck | QualityNote:
     try:
         value = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -160,6 +196,8 @@ def _record(line: str) -> TrialRecord | Recheck:
         return _trial(value)
     if value.get("kind") == "recheck":
         return _recheck(value)
+    if value.get("kind") == "quality":
+        return _quality(value)
     raise ValueError("unknown kind")
 
 
@@ -175,6 +213,7 @@ def read_results(results_dir: Path) -> ResultsLog:
     benchmark, tasks = _header(lines[0], str(path))
     trials: dict[TrialKey, TrialRecord] = {}
     rechecks: dict[str, Recheck] = {}
+    quality: dict[str, QualityNote] = {}
     corrupt: list[str] = []
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
@@ -187,9 +226,11 @@ def read_results(results_dir: Path) -> ResultsLog:
             continue
         if isinstance(record, TrialRecord):
             trials[record.key] = record
+        elif isinstance(record, QualityNote):
+            quality[record.digest] = record
         else:
             rechecks[record.digest] = record
-    return ResultsLog(benchmark, tasks, trials, rechecks, tuple(corrupt))
+    return ResultsLog(benchmark, tasks, trials, rechecks, tuple(corrupt), quality)
 
 
 class ResultsStore:
@@ -199,7 +240,7 @@ class ResultsStore:
         self.path = path
         self._lock = threading.Lock()
 
-    def append(self, record: TrialRecord | Recheck) -> None:
+    def append(self, record: TrialRecord | Recheck | QualityNote) -> None:
         line = json.dumps(record.to_json(), ensure_ascii=False, sort_keys=True) + "\n"
         with self._lock:
             descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND)

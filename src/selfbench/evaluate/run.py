@@ -34,6 +34,7 @@ from selfbench.evaluate.harbor_trials import (
 from selfbench.evaluate.local_trials import LOCAL_NETWORK, LocalTrial, PreparedTask, prepared_task
 from selfbench.evaluate.results import (
     RESULTS_FILE,
+    QualityNote,
     Recheck,
     ResultsLog,
     ResultsStore,
@@ -300,6 +301,17 @@ def _remaining_rechecks(run: _Run) -> None:
         _save_recheck(run, task, outcomes[task.digest])
 
 
+def _note_quality(store: ResultsStore, log: ResultsLog, bench: Benchmark) -> None:
+    """Record each task's quality verdict and reasons for the report (once: a resumed
+    evaluation adds none it already holds)."""
+    for task in bench.tasks:
+        if task.quality is None:
+            continue
+        note = QualityNote(task.task_id, task.digest, task.quality.verdict, task.quality.reasons)
+        if log.quality.get(task.digest) != note:
+            store.append(note)
+
+
 def run_eval(
     bench: Benchmark,
     agents: Sequence[AgentSpec],
@@ -324,6 +336,7 @@ def run_eval(
     store, log = open_results(options.results, benchmark=bench.benchmark_id, tasks=len(bench.tasks))
     for line in log.corrupt:
         reporter.warning(line)
+    _note_quality(store, log, bench)
     run = _Run(bench, tuple(agents), options, store, log, on_record)
     local = [a for a in agents if a.kind != "harbor" and options.environment.kind == "local"]
     if local:

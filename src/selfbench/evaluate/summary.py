@@ -8,7 +8,7 @@ unbiased estimator (Chen et al., 2021) averaged over tasks, with k the trials pe
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import comb
 from typing import Any
 
@@ -101,6 +101,8 @@ class Summary:
     skipped_lines: tuple[str, ...]
     networks: tuple[str, ...] = ()
     """The agents' network, per environment (`local: none (…)`), as the trials recorded it."""
+    quality: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    """Per task, its quality verdict and reasons (none when the benchmark carries no records)."""
 
     def to_json(self) -> dict[str, Any]:
         names = [agent.name for agent in self.agents]
@@ -129,6 +131,18 @@ class Summary:
             ],
             "skippedLines": list(self.skipped_lines),
             "agentNetwork": list(self.networks),
+            **self._quality_json(),
+        }
+
+    def _quality_json(self) -> dict[str, Any]:
+        """`quality`, per task its verdict and reasons, when the benchmark carries records."""
+        if not self.quality:
+            return {}
+        return {
+            "quality": {
+                task: {"verdict": verdict, "reasons": list(reasons)}
+                for task, (verdict, reasons) in sorted(self.quality.items())
+            }
         }
 
 
@@ -230,6 +244,7 @@ def build_summary(log: ResultsLog) -> Summary:
                 )
             )
     networks = tuple(sorted({f"{r.environment}: {r.network}" for r in records}))
+    quality = {note.task: (note.verdict, note.reasons) for note in log.quality.values()}
     return Summary(
-        log.benchmark, log.tasks, k, agents, matrix, tuple(failures), log.corrupt, networks
+        log.benchmark, log.tasks, k, agents, matrix, tuple(failures), log.corrupt, networks, quality
     )

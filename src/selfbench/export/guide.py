@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ def export_and_verify(
     out: Path,
     validation: Sequence[Path] | None = None,
     provenance: dict[str, Any] | None = None,
+    quality: Mapping[str, Path] | None = None,
 ) -> VerifiedRunExport:
     """Export `inputs` to `out`, verify what was written, and list the next commands.
 
@@ -50,6 +51,8 @@ def export_and_verify(
         ArchiveError: what was written does not verify (a bug, or the disk changed it).
         BundleError: an input is not a bundle with its definition, or a stale one.
     """
-    result = export_run(inputs, run=run, out=out, validation=validation, provenance=provenance)
+    result = export_run(
+        inputs, run=run, out=out, validation=validation, provenance=provenance, quality=quality
+    )
     verified = verify_export(result.path)
     return VerifiedRunExport(result, verified, next_steps(result.path))

@@ -2,7 +2,8 @@
 
 `manifest.json` holds `schemaVersion` (1), `runId`, `candidateCounts` {easy, medium, hard},
 `repository` {url, commit}, `version` (the builder), `acceptedCount` and `tasks`
-[{taskId, sha256}], in that order, two-space indented; a run's export adds `provenance` last
+[{taskId, sha256}] (plus `qualitySha256` for a task that carries its `quality.json`), in that
+order, two-space indented; a run's export adds `provenance` last
 (how it was built: the author, reviewer, validation environment, toolchains, and each task's
 stage history), an object kept as it is. Parsing is strict: unknown or missing keys, wrong
 types and counts that disagree are refused, each with a one-line message.
@@ -39,6 +40,7 @@ MAX_TASK_ID = 93
 """The longest taskId an export holds: `tasks/<taskId>.tar.gz` must fit a plain ustar header."""
 _KEYS = ("schemaVersion", "runId", "candidateCounts", "repository", "version", "acceptedCount")
 _PROVENANCE = "provenance"
+_QUALITY_KEY = "qualitySha256"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +49,15 @@ class TaskEntry:
 
     task_id: str
     sha256: str
+    quality_sha256: str | None = None
+    """The SHA-256 of the task's `quality.json` (SPEC §13); None for a task without one."""
+
+    def to_json(self) -> dict[str, str]:
+        """The entry as `tasks` lists it (`qualitySha256` only when the task has a record)."""
+        entry = {"taskId": self.task_id, "sha256": self.sha256}
+        if self.quality_sha256 is not None:
+            entry[_QUALITY_KEY] = self.quality_sha256
+        return entry
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +101,7 @@ class Manifest:
             "repository": {"url": self.repository_url, "commit": self.repository_commit},
             "version": self.version,
             "acceptedCount": self.accepted_count,
-            "tasks": [{"taskId": task.task_id, "sha256": task.sha256} for task in self.tasks],
+            "tasks": [task.to_json() for task in self.tasks],
         }
         if self.provenance is not None:
             result["provenance"] = self.provenance
@@ -147,6 +158,12 @@ def _count(value: Any, where: str, path: str) -> int:
     return value
 
 
+def _digest(value: Any, where: str, path: str) -> str:
+    if not isinstance(value, str) or not rules.is_sha256_digest(value):
+        raise _fail(where, f"{path} must be 64 lowercase hex digits")
+    return value
+
+
 def _tasks(value: Any, where: str) -> tuple[TaskEntry, ...]:
     if not isinstance(value, list):
         raise _fail(where, "tasks must be an array")
@@ -154,7 +171,7 @@ def _tasks(value: Any, where: str) -> tuple[TaskEntry, ...]:
     seen: set[str] = set()
     for index, item in enumerate(value):
         path = f"tasks[{index}]"
-        fields = _object(item, ("taskId", "sha256"), where, path)
+        fields = _object(item, ("taskId", "sha256"), where, path, optional=(_QUALITY_KEY,))
         task_id = _string(fields["taskId"], where, f"{path}.taskId")
         problem = task_id_problem(task_id)
         if problem is not None:
@@ -162,10 +179,11 @@ def _tasks(value: Any, where: str) -> tuple[TaskEntry, ...]:
         if task_id in seen:
             raise _fail(where, f"{path}.taskId: task {task_id} is listed twice")
         seen.add(task_id)
-        digest = fields["sha256"]
-        if not isinstance(digest, str) or not rules.is_sha256_digest(digest):
-            raise _fail(where, f"{path}.sha256 must be 64 lowercase hex digits")
-        entries.append(TaskEntry(task_id, digest))
+        digest = _digest(fields["sha256"], where, f"{path}.sha256")
+        quality = fields.get(_QUALITY_KEY)
+        if quality is not None:
+            quality = _digest(quality, where, f"{path}.{_QUALITY_KEY}")
+        entries.append(TaskEntry(task_id, digest, quality))
     return tuple(entries)
 
 

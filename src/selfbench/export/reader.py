@@ -6,13 +6,16 @@ compared with the manifest's before the task counts as read. Every member of bot
 checked before a byte of its content is used: no absolute names, no `..`, no links, devices or
 extended headers, no duplicates, nothing outside the layout, no size beyond the limits. Once a
 task's digest has matched, it must prove its contents (`_proof.TaskProof`): what runs it is what
-its definition and patches compile to, and its snapshot holds no solution. The first problem
-ends the read with one line naming the archive and the member.
+its definition and patches compile to, and its snapshot holds no solution. A task's
+`quality.json`, when it has one, must be a quality record of that task whose digest is the
+manifest's `qualitySha256` for it (and a task the manifest gives one must carry it). The first
+problem ends the read with one line naming the archive and the member.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import tarfile
 import zlib
@@ -24,10 +27,18 @@ from typing import IO, Any, Protocol
 
 from selfbench._json import loads_strict
 from selfbench.artifacts.compiled import BUNDLE_DIR
+from selfbench.artifacts.quality_record import QUALITY_FILE, parse_quality
 from selfbench.bundle import layout
 from selfbench.bundle.manifest import BundleManifest, parse_bundle_manifest
 from selfbench.contract import TaskDefinition, definition_sha256, parse_definition
-from selfbench.errors import ArchiveError, BundleError, DefinitionError, ExportError, JsonError
+from selfbench.errors import (
+    ArchiveError,
+    BundleError,
+    DefinitionError,
+    ExportError,
+    JsonError,
+    QualityError,
+)
 from selfbench.export._proof import KEPT_FILES, PATCH_FILES, TaskProof
 from selfbench.export._streams import (
     HashingReader,
@@ -69,11 +80,11 @@ REVIEW_FILE = ".selfbench-review.json"
 REVIEW_KEYS = ("definition", "validation", "audit")
 """The review record's keys, in the order the writer writes them; a reader wants exactly these."""
 REQUIRED_FILES = frozenset({*layout.BUNDLE_PATHS, REVIEW_FILE} - layout.OPTIONAL_PATHS)
-BUNDLE_FILES = frozenset({*layout.BUNDLE_PATHS, REVIEW_FILE})
+BUNDLE_FILES = frozenset({*layout.BUNDLE_PATHS, REVIEW_FILE, QUALITY_FILE})
 """Every file a task archive may hold under `harbor-task/`."""
 BUNDLE_DIRS = frozenset({"", *(path.rpartition("/")[0] for path in layout.BUNDLE_PATHS)})
 """Every directory it may hold ("" is `harbor-task/` itself)."""
-_JSON_FILES = frozenset({layout.MANIFEST, REVIEW_FILE})
+_JSON_FILES = frozenset({layout.MANIFEST, REVIEW_FILE, QUALITY_FILE})
 _REGULAR = (tarfile.REGTYPE, tarfile.AREGTYPE)
 _EXTENDED = (
     tarfile.XHDTYPE,
@@ -213,6 +224,7 @@ class _Outer:
         self.tar = TarReader(gzip.GzipFile(fileobj=stream, mode="rb"))
         self.manifest = self._manifest()
         self.expected = {entry.task_id: entry.sha256 for entry in self.manifest.tasks}
+        self.quality = {entry.task_id: entry.quality_sha256 for entry in self.manifest.tasks}
         self.names = {MANIFEST_NAME}
         self.seen: set[str] = set()
 
@@ -280,8 +292,18 @@ class _Task:
     files may come in either order, so that check runs once every member has been read.
     """
 
-    def __init__(self, task_id: str, where: _Where, budget: _Budget, sink: TaskSink | None) -> None:
+    def __init__(
+        self,
+        task_id: str,
+        where: _Where,
+        budget: _Budget,
+        sink: TaskSink | None,
+        *,
+        quality_sha256: str | None = None,
+    ) -> None:
         self.task_id = task_id
+        self.quality_sha256 = quality_sha256
+        """The digest the manifest lists for the task's `quality.json` (None: it has none)."""
         self.where = where
         self.budget = budget
         self.sink = sink
@@ -334,6 +356,10 @@ class _Task:
             self._hand(relative, info, content)
         for missing in sorted(REQUIRED_FILES - self.files):
             raise self.where.error(f"lacks {BUNDLE_DIR}/{missing}")
+        if self.quality_sha256 is not None and QUALITY_FILE not in self.files:
+            raise self.where.error(
+                f"lacks {BUNDLE_DIR}/{QUALITY_FILE} ({MANIFEST_NAME} lists its qualitySha256)"
+            )
         self._check_review()
 
     def _hand(self, relative: str, info: tarfile.TarInfo, content: Readable) -> None:
@@ -366,7 +392,9 @@ class _Task:
         if info.size > self.budget.limits.json_bytes:
             raise self.where.error(f"member claims {info.size} bytes", name)
         data = content.read()
-        if relative == REVIEW_FILE:
+        if relative == QUALITY_FILE:
+            self._quality(data, name)
+        elif relative == REVIEW_FILE:
             try:
                 value: Any = loads_strict(data, source=name)
             except JsonError as exc:
@@ -376,6 +404,23 @@ class _Task:
             self._bundle_manifest(data, name)
             self.proof.keep(relative, data, info.mode)
         return data
+
+    def _quality(self, data: bytes, name: str) -> None:
+        """The quality record's digest is the one the manifest lists, and it is of this task."""
+        digest = hashlib.sha256(data).hexdigest()
+        expected = self.quality_sha256
+        if expected is None:
+            raise self.where.error(f"not listed in {MANIFEST_NAME} (no qualitySha256)", name)
+        if digest != expected:
+            raise self.where.error(
+                f"sha256 {digest} does not match {MANIFEST_NAME} qualitySha256 ({expected})", name
+            )
+        try:
+            record = parse_quality(data, source=name)
+        except QualityError as exc:
+            raise self.where.error(str(exc).removeprefix(f"{name}: ")) from None
+        if record.taskId != self.task_id:
+            raise self.where.error(f"does not describe task {self.task_id}", name)
 
     def _bundle_manifest(self, data: bytes, name: str) -> None:
         try:
@@ -484,7 +529,8 @@ def read_export(
     with _open(path) as stream, _translated(where):
         outer = _Outer(stream, where, budget)
         for task_id, content in outer.tasks():
-            task = _Task(task_id, where, budget, sink)
+            quality = outer.quality[task_id]
+            task = _Task(task_id, where, budget, sink, quality_sha256=quality)
             outer.check_digest(task_id, _read_task(task, content))
             task.check_proof()
             difficulties[task_id] = task.difficulty

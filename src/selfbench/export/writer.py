@@ -8,17 +8,20 @@ Layout of the export, a gzip tar written in this order:
     manifest.json
     tasks/
     tasks/<taskId>.tar.gz   harbor-task/ ... plus harbor-task/.selfbench-review.json
+                            (and harbor-task/quality.json when the task has one)
 
 `.selfbench-review.json` carries what the review page shows beyond the bundle: the definition,
 the validation verdict (or null) and the static audit. It sits at the task root, where Harbor's
 `Task` and `harbor lint` ignore it and from where nothing enters a container (only
-`environment/`, `tests/` and `solution/` do).
+`environment/`, `tests/` and `solution/` do). `quality.json` (SPEC §13) is the task's quality
+record, taken from beside its definition; the manifest lists its digest (`qualitySha256`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +30,7 @@ from selfbench import __version__
 from selfbench._fs import atomic_file, staging_directory
 from selfbench._json import dumps_pretty
 from selfbench.artifacts.compiled import BUNDLE_DIR, LocatedTask, locate_task, refuse_duplicates
+from selfbench.artifacts.quality_record import QUALITY_FILE, read_quality, render_quality
 from selfbench.artifacts.validation import (
     VALIDATION_FILE,
     ValidationRecord,
@@ -35,7 +39,7 @@ from selfbench.artifacts.validation import (
 from selfbench.audit import AuditReport
 from selfbench.bundle import layout
 from selfbench.contract import TaskDefinition
-from selfbench.errors import ExportError, translating
+from selfbench.errors import ExportError, QualityError, translating
 from selfbench.export._streams import HashingReader
 from selfbench.export._tar import TarWriter
 from selfbench.export.manifest import (
@@ -233,6 +237,27 @@ def _review_record(task: LocatedTask, validation: ValidationRecord | None) -> by
     return dumps_pretty(record).encode("utf-8")
 
 
+def _quality(task: LocatedTask, given: Mapping[str, Path]) -> bytes | None:
+    """The task's quality record as the export carries it: from `given` (by taskId), else the
+    `quality.json` beside its definition; None when it has none. Its `seconds` is left out, so
+    the export's bytes do not depend on how long the checks took.
+
+    Raises:
+        ExportError: the record is unreadable, not a quality record, or of another task.
+    """
+    task_id = task.definition.taskId
+    path = given.get(task_id, task.definition_path.parent / QUALITY_FILE)
+    if not path.is_file():
+        return None
+    try:
+        record = read_quality(path)
+    except QualityError as exc:
+        raise ExportError(str(exc)) from None
+    if record.taskId != task_id:
+        raise ExportError(f"{path}: the quality record of task {record.taskId}, not {task_id}")
+    return render_quality(record.model_copy(update={"seconds": 0.0}))
+
+
 def _bundle_entries(bundle: Path) -> list[tuple[str, Path | None]]:
     """Every path of the bundle (None for a directory), sorted, relative, posix."""
     entries: list[tuple[str, Path | None]] = []
@@ -262,10 +287,15 @@ def _add_snapshot(writer: TarWriter, task: LocatedTask, relative: str, path: Pat
         )
 
 
-def _pack_task(task: LocatedTask, review: bytes, target: Path) -> str:
-    """Pack `harbor-task/` plus the review record into `target`; return its SHA-256."""
+def _pack_task(
+    task: LocatedTask, review: bytes, target: Path, *, quality: bytes | None = None
+) -> str:
+    """Pack `harbor-task/` plus the review record (and the quality record) into `target`;
+    return its SHA-256."""
     entries: list[tuple[str, Path | bytes | None]] = [*_bundle_entries(task.bundle)]
     entries.append((REVIEW_FILE, review))
+    if quality is not None:
+        entries.append((QUALITY_FILE, quality))
     with target.open("wb") as raw:
         writer = TarWriter(raw, level=_TASK_LEVEL)
         try:
@@ -306,15 +336,19 @@ def _pack_all(
     reports: dict[str, ValidationRecord],
     staging: Path,
     reporter: Reporter,
-) -> dict[str, tuple[Path, str]]:
-    """Pack each task into `staging`; taskId → (archive, SHA-256), in taskId order."""
-    archives: dict[str, tuple[Path, str]] = {}
+    quality: Mapping[str, Path],
+) -> dict[str, tuple[Path, TaskEntry]]:
+    """Pack each task into `staging`; taskId → (archive, its manifest entry), in taskId order."""
+    archives: dict[str, tuple[Path, TaskEntry]] = {}
     for task in tasks:
         task_id = task.definition.taskId
         reporter.status(f"packing {task_id}")
         archive = staging / f"{task_id}.tar.gz"
-        digest = _pack_task(task, _review_record(task, reports.get(task_id)), archive)
-        archives[task_id] = (archive, digest)
+        record = _quality(task, quality)
+        review = _review_record(task, reports.get(task_id))
+        digest = _pack_task(task, review, archive, quality=record)
+        quality_sha256 = None if record is None else hashlib.sha256(record).hexdigest()
+        archives[task_id] = (archive, TaskEntry(task_id, digest, quality_sha256))
     return archives
 
 
@@ -328,6 +362,7 @@ def export_run(  # noqa: PLR0913 - keyword-only options of one call
     require_validation: bool = False,
     skip_unvalidated: bool = False,
     provenance: dict[str, Any] | None = None,
+    quality: Mapping[str, Path] | None = None,
 ) -> ExportResult:
     """Pack and list every accepted task into one export at `out`, atomically.
 
@@ -340,10 +375,13 @@ def export_run(  # noqa: PLR0913 - keyword-only options of one call
     way), each task needs an accepted report (from `validation`, else the one `validate` wrote
     beside it for this very bundle): one without is an error, or with `skip_unvalidated` is
     left out. `provenance` (from `selfbench run`) goes into the manifest as it is, its `tasks`
-    cut to the exported ones. Each task is told to `reporter` as it is packed.
+    cut to the exported ones. A task's `quality.json` goes with it, and its digest into the
+    manifest: the one `quality` names by taskId, else the one beside its definition (a task
+    without one is exported without). Each task is told to `reporter` as it is packed.
 
     Raises:
-        ExportError: bad run fields, unreadable reports, duplicate or unnamed tasks, I/O errors.
+        ExportError: bad run fields, unreadable reports or quality records, duplicate or unnamed
+            tasks, I/O errors.
         BundleError: an input is not a bundle, or its definition or patches are not the ones
             it was compiled from.
     """
@@ -360,14 +398,14 @@ def export_run(  # noqa: PLR0913 - keyword-only options of one call
     )
     out = out.absolute()
     with translating(ExportError, f"write {out}"), staging_directory(out) as staging:
-        archives = _pack_all(kept, reports or {}, staging, reporter)
+        archives = _pack_all(kept, reports or {}, staging, reporter, quality or {})
         manifest = Manifest(
             run_id=run.run_id,
             candidate_counts=(counts[0], counts[1], counts[2]),
             repository_url=run.repository_url,
             repository_commit=run.repository_commit,
             version=_version(),
-            tasks=tuple(TaskEntry(task_id, digest) for task_id, (_, digest) in archives.items()),
+            tasks=tuple(entry for _, entry in archives.values()),
             provenance=provenance,
         ).keeping(frozenset(archives))
         _write_outer(out, manifest, {task_id: path for task_id, (path, _) in archives.items()})

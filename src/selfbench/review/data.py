@@ -1,8 +1,9 @@
 """What the review page shows, read from a verified export.
 
 Loading verifies the whole export in one streaming pass and keeps, per task, only what a
-reviewer reads: the instruction, both patches, the verifier script and both Dockerfiles, and
-the review record (definition, validation verdict, audit). They go to a private temporary
+reviewer reads: the instruction, both patches, the verifier script and both Dockerfiles, the
+review record (definition, validation verdict, audit) and the quality record (`quality.json`,
+when the task has one; verify checked its digest). They go to a private temporary
 directory, not to memory, so a large export costs little; of the instruction and each file
 only the first `PATCH_SHOWN_BYTES` are kept (and shown), the rest is counted, so a hostile
 export cannot fill the disk either.
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from selfbench._json import loads_strict
+from selfbench.artifacts.quality_record import QUALITY_FILE, parse_quality
 from selfbench.bundle import layout
 from selfbench.export._streams import BLOCK, Readable
 from selfbench.export.manifest import Manifest
@@ -38,8 +40,17 @@ _SCRIPTS = {
 """What runs the task, shown as text: verify has proven each is what its definition compiles to
 (`task.toml` given its agent's allowed hosts, which the reviewer reads there)."""
 _KEPT = frozenset(
-    {layout.INSTRUCTION, layout.GOLD_PATCH, layout.TEST_PATCH, REVIEW_FILE, *_SCRIPTS.values()}
+    {
+        layout.INSTRUCTION,
+        layout.GOLD_PATCH,
+        layout.TEST_PATCH,
+        REVIEW_FILE,
+        QUALITY_FILE,
+        *_SCRIPTS.values(),
+    }
 )
+_WHOLE = frozenset({REVIEW_FILE, QUALITY_FILE})
+"""Records needed whole (each bounded by the reader's JSON limit)."""
 
 
 class _Keeper:
@@ -68,8 +79,7 @@ class _Keeper:
             return
         path = self.root / task_id / relative.replace("/", "__")
         path.parent.mkdir(exist_ok=True)
-        # The review record is bounded by the reader's JSON limit and is needed whole.
-        left = size if relative == REVIEW_FILE else min(size, PATCH_SHOWN_BYTES)
+        left = size if relative in _WHOLE else min(size, PATCH_SHOWN_BYTES)
         with path.open("xb") as target:
             while left > 0 and (chunk := content.read(min(BLOCK, left))):
                 target.write(chunk)
@@ -84,6 +94,13 @@ def _verdict(validation: Any) -> str:
     if not isinstance(validation, dict):
         return "not validated"
     return "accepted" if validation.get("accepted") is True else "rejected"
+
+
+def _quality_verdict(quality: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the task list shows of a quality record: the verdict and its reasons."""
+    if quality is None:
+        return None
+    return {"verdict": quality["verdict"], "reasons": quality["reasons"]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +123,16 @@ class ReviewData:
         value: dict[str, Any] = loads_strict(path.read_bytes(), source=str(path))
         return value
 
+    def quality(self, task_id: str) -> dict[str, Any] | None:
+        """The task's quality record as the page gets it (its own fields only), or None for a
+        task exported without one."""
+        path = self._file(task_id, QUALITY_FILE)
+        if not path.is_file():
+            return None
+        record = parse_quality(path.read_bytes(), source=str(path))
+        quality: dict[str, Any] = record.model_dump(mode="json", by_alias=True)
+        return quality
+
     def summary(self) -> dict[str, Any]:
         """The run and the task list, as the page's first request gets it."""
         tasks = []
@@ -120,6 +147,7 @@ class ReviewData:
                     "verdict": _verdict(validation),
                     "reason": reason if isinstance(reason, str) else None,
                     "audit": record.get("audit"),
+                    "quality": _quality_verdict(self.quality(entry.task_id)),
                 }
             )
         return {"file": self.export.name, "manifest": self.manifest.to_json(), "tasks": tasks}
@@ -137,7 +165,8 @@ class ReviewData:
         return {"text": text, "bytes": size, "omittedBytes": omitted}
 
     def detail(self, task_id: str) -> dict[str, Any] | None:
-        """One task's prompt, recorded definition, validation and audit, both patches, what runs.
+        """One task's quality record (None without one), prompt, recorded definition, validation
+        and audit, both patches, what runs.
 
         Built from an allow-list: whatever else a review record holds never reaches the page,
         and the prompt (`instruction.md`) and difficulty (the bundle manifest) come from the
@@ -148,6 +177,7 @@ class ReviewData:
         record = self.record(task_id)
         prompt, prompt_size, prompt_omitted = self._shown(task_id, layout.INSTRUCTION)
         return {
+            "quality": self.quality(task_id),
             "definition": record.get("definition"),
             "validation": record.get("validation"),
             "audit": record.get("audit"),

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from selfbench.artifacts.quality_record import Verdict, read_quality
 from selfbench.contract import AUTHORING_DEFAULTS, DIFFICULTIES
 from selfbench.environments.build import build_runner
 from selfbench.environments.spec import ENVIRONMENTS, EnvironmentSpec
@@ -37,6 +38,7 @@ from selfbench.run.export import export_accepted
 from selfbench.run.state import STAGES, CandidateState, Pool, RunDirectory
 from selfbench.run.steps import StepContext, run_step
 from selfbench.validate.host_network import HostNetwork, announce_once, network_failure
+from selfbench.validate.local import LocalOptions
 from selfbench.validate.network_probe import ecosystems, probe_registries
 from selfbench.validate.phases import setup_env_values
 
@@ -86,6 +88,10 @@ class RunOptions:
     """Carry the host's CA bundle and proxy variables into setup (`validate.host_network`)."""
     agent_dependencies: bool = False
     """`--deps agent`: drafted tasks set `agentDependencies` (in `inputs.json` only when true)."""
+    quality: bool = True
+    """Check each task's quality (SPEC §13) in drafting and after the coupling check."""
+    min_quality: Verdict = "review"
+    """`--min-quality`: the lowest quality verdict a task is exported with."""
 
     def check(self) -> None:
         """Refuse options no run can use.
@@ -106,6 +112,8 @@ class RunOptions:
             problems.append("--over-fetch must be at least 1")
         if not self.author.strip():
             problems.append("--author must be draft or a command")
+        if self.min_quality not in stages.MIN_QUALITY:
+            problems.append(f"--min-quality must be one of {', '.join(stages.MIN_QUALITY)}")
         problems.extend(self._value_problems())
         if problems:
             raise RunError("\n".join(problems))
@@ -142,6 +150,8 @@ class RunOptions:
             "agentAllowedHosts": list(self.agent_allowed_hosts),
             "hostNetworkConfig": self.host_network_config,
             **({"agentDependencies": True} if self.agent_dependencies else {}),
+            "quality": self.quality,
+            "minQuality": self.min_quality,
         }
 
 
@@ -170,6 +180,8 @@ def load_options(value: Any, where: str) -> RunOptions:
             agent_allowed_hosts=tuple(str(host) for host in value.get("agentAllowedHosts", ())),
             host_network_config=bool(value.get("hostNetworkConfig", True)),
             agent_dependencies=value.get("agentDependencies", False) is True,
+            quality=bool(value.get("quality", True)),
+            min_quality=value.get("minQuality", "review"),
         )
     except (KeyError, TypeError, ValueError):
         raise RunError(f"{where}: not a run's inputs") from None
@@ -197,6 +209,8 @@ class RunSummary:
     export: Path | None
     interrupted: bool = False
     states: tuple[CandidateState, ...] = field(default_factory=tuple)
+    quality: dict[str, int] = field(default_factory=dict)
+    """Finished candidates with a quality record, per verdict (`ship`, `review`, `reject`)."""
 
     @property
     def blocked(self) -> tuple[str, ...]:
@@ -253,6 +267,10 @@ def run_id(pool: Pool, options: RunOptions) -> str:
     }
     if options.agent_allowed_hosts:  # the default list keeps the ids runs had before
         key["agentAllowedHosts"] = list(options.agent_allowed_hosts)
+    if not options.quality:  # as do the default quality checks and gate
+        key["quality"] = False
+    if options.min_quality != "review":
+        key["minQuality"] = options.min_quality
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
     return f"run-{digest[:12]}"
 
@@ -354,6 +372,16 @@ def _runner_factory(
     return make
 
 
+def _quality_check(
+    options: RunOptions, setup_env: tuple[tuple[str, str], ...], host_network: HostNetwork
+) -> stages.QualityCheck | None:
+    """How the run checks a task's quality; None with `--no-quality`."""
+    if not options.quality:
+        return None
+    local = LocalOptions(setup_env=setup_env, host_network=host_network)
+    return stages.task_quality_check(options.repo, local)
+
+
 def _drive(
     context: StepContext,
     scheduler: _Scheduler,
@@ -421,6 +449,15 @@ def tier_summaries(
                 blocked += f" ({rejected} rejected)"
         tiers.append(TierSummary(tier, budget, accepted, rejected, len(order), blocked))
     return tuple(tiers)
+
+
+def quality_counts(run: RunDirectory, states: Mapping[str, CandidateState]) -> dict[str, int]:
+    """The finished candidates' quality verdicts, counted (every verdict named, in order)."""
+    counts = dict.fromkeys(("ship", "review", "reject"), 0)
+    for state in states.values():
+        if state.finished and state.quality is not None:
+            counts[read_quality(run.resolve(state.quality)).verdict] += 1
+    return counts
 
 
 # --- the run -----------------------------------------------------------------------------------
@@ -639,6 +676,8 @@ def run_benchmark(
             host_network,
             agent_allowed_hosts=options.agent_allowed_hosts,
             agent_dependencies=options.agent_dependencies,
+            quality=_quality_check(options, setup_env, host_network),
+            min_quality=options.min_quality,
         )
         scheduler = _Scheduler(options, candidates, states)
         try:
@@ -650,13 +689,16 @@ def run_benchmark(
             ) from None
         tiers = tier_summaries(options, candidates, states)
         ordered = tuple(sorted(states.values(), key=lambda state: state.rank))
+        quality = quality_counts(run, states)
         if stop.is_set():
             run.event("interrupted")
-            return RunSummary(run.path, tiers, None, interrupted=True, states=ordered)
+            return RunSummary(
+                run.path, tiers, None, interrupted=True, states=ordered, quality=quality
+            )
         if on_event is not None:
             on_event("export", None)
         export = export_accepted(run, options, pool, run_id(pool, options), ordered)
         run.event("exported", path=str(export))
-        return RunSummary(run.path, tiers, export, states=ordered)
+        return RunSummary(run.path, tiers, export, states=ordered, quality=quality)
     finally:
         run.unlock()

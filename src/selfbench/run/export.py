@@ -1,4 +1,5 @@
-"""The run's export: the accepted bundles, their validation reports and the run's provenance.
+"""The run's export: the accepted bundles, their validation reports, their quality records
+(what each one's quality stage recorded) and the run's provenance.
 
 Everything that goes in is made independent of where the run directory is and of when each
 stage ran, so a run killed and resumed exports the same bytes as one that never stopped: the
@@ -150,6 +151,11 @@ def export_accepted(
     reports_path = folder / VALIDATION_FILE
     run.write_json(reports_path, reports)
     homes = [_home(run, state) for state in accepted]
+    quality = {
+        task_id: run.resolve(state.quality)
+        for task_id, state in zip(task_ids, accepted, strict=True)
+        if state.quality is not None
+    }
     info = RunInfo(
         run_id=run_id,
         repository_url=pool.repository,
@@ -162,5 +168,6 @@ def export_accepted(
         out=options.out.absolute(),
         validation=[reports_path],
         provenance=provenance(options, accepted, task_ids, reports),
+        quality=quality,
     )
     return done.result.path

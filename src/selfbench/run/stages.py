@@ -3,7 +3,8 @@
 The driver decides the order and records the results; these functions only run a stage and
 say how it went: a `StageResult` with the directory it produced, or a one-line reason to reject.
 Drafting (`selfbench.draft`), authoring and the coupling check (`selfbench.run.author`,
-`selfbench.run.coupling`) are imported when a stage first needs them.
+`selfbench.run.coupling`) are imported when a stage first needs them; so are the quality
+checks (`selfbench.quality`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from selfbench._shell import split_argv
-from selfbench.artifacts.task_dir import read_authored_task
+from selfbench.artifacts.quality_record import (
+    QUALITY_FILE,
+    QualityRecord,
+    Verdict,
+    read_quality,
+    write_quality,
+)
+from selfbench.artifacts.task_dir import AuthoredTask, read_authored_task
 from selfbench.artifacts.validation import VALIDATION_FILE
 from selfbench.compiler import compile_home
 from selfbench.draft.api import DraftOptions, draft_candidate
@@ -36,6 +44,7 @@ from selfbench.validate.local import LocalOptions
 __all__ = [
     "AUTHOR_DRAFT",
     "LOG_TAIL_BYTES",
+    "MIN_QUALITY",
     "StageResult",
     "audit_task",
     "author_task",
@@ -43,7 +52,12 @@ __all__ = [
     "compile_stage",
     "coupling_stage",
     "draft_stage",
+    "quality_gate",
+    "quality_stage",
     "repair_stage",
+    "reused_quality",
+    "task_quality_check",
+    "tier_change",
     "validate_stage",
 ]
 
@@ -94,7 +108,7 @@ def _guarded(run: Callable[[], StageResult]) -> StageResult:
 # --- draft -------------------------------------------------------------------------------------
 
 
-def draft_stage(  # noqa: PLR0913 - the candidate, where it goes, and the draft's options
+def draft_stage(  # noqa: PLR0913 - one stage's inputs, as the step has them
     repo: Path,
     candidate: CandidateModel,
     out: Path,
@@ -104,8 +118,10 @@ def draft_stage(  # noqa: PLR0913 - the candidate, where it goes, and the draft'
     setup_env: tuple[tuple[str, str], ...] = (),
     host_network: HostNetwork | None = None,
     agent_dependencies: bool = False,
+    quality: bool = True,
 ) -> StageResult:
-    """Draft the candidate into `out`: a proven task directory, or the reason it is not one."""
+    """Draft the candidate into `out`: a proven task directory (with its quality record unless
+    `quality` is False), or the reason it is not one."""
 
     def run() -> StageResult:
         out.mkdir(parents=True)
@@ -115,13 +131,31 @@ def draft_stage(  # noqa: PLR0913 - the candidate, where it goes, and the draft'
             source_url_base=source_url,
             local=local,
             agent_dependencies=agent_dependencies,
+            quality=quality,
         )
         result = draft_candidate(repo, candidate, out, options)
         if result.status != "drafted" or result.task_dir is None:
             return StageResult(reason=result.reason or "not drafted")
+        retiered = tier_change(result.evidence)
+        if retiered is not None:
+            return StageResult(reason=retiered)
         return StageResult(path=Path(result.task_dir))
 
     return _guarded(run)
+
+
+def tier_change(evidence: dict[str, Any]) -> str | None:
+    """Why a drafted task no longer fills its candidate's tier (drafting moved gold files no
+    test needs out and recomputed the tier lower), or None. A run's budgets are per mined tier,
+    and its author must submit the candidate's tier."""
+    change = evidence.get("quality", {}).get("difficulty")
+    if not isinstance(change, dict) or change.get("after") == change.get("before"):
+        return None
+    moved = ", ".join(evidence["quality"].get("moved", ()))
+    return (
+        f"without the files no fail-to-pass test needs ({moved}) the task is "
+        f"{change.get('after')}, not the {change.get('before')} task it was mined as"
+    )
 
 
 # --- author ------------------------------------------------------------------------------------
@@ -319,5 +353,100 @@ def coupling_repair_stage(  # noqa: PLR0913 - one stage's inputs, as the step ha
         log.parent.mkdir(parents=True, exist_ok=True)
         job = _job(repo, candidate, draft_dir, out / "out", log, settings)
         return _authored(coupling_repair_with_command(settings.command, job, given, list(findings)))
+
+    return _guarded(run)
+
+
+# --- quality -----------------------------------------------------------------------------------
+
+MIN_QUALITY: tuple[Verdict, ...] = ("review", "ship")
+"""`--min-quality`: the lowest verdict a task is exported with (`review`, the default, rejects
+only `reject`; `ship` rejects `review` too)."""
+_RANK: dict[Verdict, int] = {"ship": 0, "review": 1, "reject": 2}
+
+QualityCheck = Callable[[Path, Path], QualityRecord]
+"""Checks the quality of a task directory (a copy is made under the second path to work in)."""
+
+_SAME_FOR_QUALITY = (
+    "baseCommit",
+    "workdir",
+    "setupCommand",
+    "testCommand",
+    "failToPass",
+    "passToPass",
+    "testPaths",
+    "toolchains",
+    "prompt",
+)
+"""What the quality checks read of a definition: the draft's record holds for an authored task
+that keeps them all (and both patches byte for byte)."""
+
+
+def task_quality_check(repo: Path, local: LocalOptions) -> QualityCheck:
+    """The quality checks of `selfbench.quality` (ablation, mutation, verdict) on a task of
+    `repo`, run in the local sandbox with `local`'s setup environment. They run on a copy of
+    the task under the stage's directory: `assess_task` writes its record beside the task it
+    reads, and the recorded task is never changed."""
+
+    def check(task_dir: Path, out: Path) -> QualityRecord:
+        from selfbench.quality.api import QualityOptions, assess_task  # noqa: PLC0415
+
+        return assess_task(_private_copy(task_dir, out), repo, QualityOptions(local=local))
+
+    return check
+
+
+def quality_gate(record: QualityRecord, minimum: Verdict) -> str | None:
+    """Why the task is not exported under `--min-quality minimum`, as `<verdict>: <first
+    reason>`; None when its verdict is `minimum` or better."""
+    if _RANK[record.verdict] <= _RANK[minimum]:
+        return None
+    first = record.reasons[0] if record.reasons else "no reason given"
+    return f"{record.verdict}: {first}"
+
+
+def _same_for_quality(authored: AuthoredTask, drafted: AuthoredTask) -> bool:
+    if (authored.test_patch, authored.gold_patch) != (drafted.test_patch, drafted.gold_patch):
+        return False
+    mine, theirs = authored.definition, drafted.definition
+    return all(getattr(mine, key) == getattr(theirs, key) for key in _SAME_FOR_QUALITY)
+
+
+def reused_quality(task_dir: Path, draft_dir: Path) -> QualityRecord | None:
+    """The drafted task's quality record, for an authored task the checks would see as the
+    same (both patches byte for byte, the selectors, commands and prompt); its taskId made the
+    authored task's. None when the draft has no record or the task differs.
+
+    Raises:
+        QualityError: the draft's `quality.json` is not a quality record.
+    """
+    path = draft_dir / QUALITY_FILE
+    if not path.is_file():
+        return None
+    authored = read_authored_task(task_dir)
+    if not _same_for_quality(authored, read_authored_task(draft_dir)):
+        return None
+    return read_quality(path).model_copy(update={"taskId": authored.definition.taskId})
+
+
+def quality_stage(
+    task_dir: Path,
+    draft_dir: Path,
+    out: Path,
+    *,
+    minimum: Verdict,
+    check: QualityCheck,
+) -> StageResult:
+    """The final task's quality record (the draft's when it still holds, else `check`'s),
+    written to `out/quality.json`, and the `--min-quality` gate on its verdict: a task below
+    `minimum` is rejected with `<verdict>: <first reason>`. Either way `detail` names the
+    record (`quality`)."""
+
+    def run() -> StageResult:
+        out.mkdir(parents=True)
+        record = reused_quality(task_dir, draft_dir) or check(task_dir, out)
+        path = write_quality(out, record)
+        detail: dict[str, Any] = {"quality": str(path)}
+        return StageResult(path=path, reason=quality_gate(record, minimum), detail=detail)
 
     return _guarded(run)

@@ -12,7 +12,8 @@ Layout of `DIR` (every file but the log written atomically, so a kill leaves the
 
 A candidate's stages: draft, author, audit, compile, validate (then at most one `repair`, and
 audit, compile, validate again), coupling (then at most one `coupling-repair`, and the same
-again), and `accepted` or `rejected` with a one-line reason. A stage's result is recorded only
+again), quality (unless the run has none), and `accepted` or `rejected` with a one-line
+reason. A stage's result is recorded only
 once the stage has finished, so a resumed run redoes at most the stages that were running.
 """
 
@@ -50,6 +51,7 @@ Stage = Literal[
     "repair",
     "coupling",
     "coupling-repair",
+    "quality",
 ]
 Status = Literal["pending", "active", "accepted", "rejected"]
 STAGES: tuple[Stage, ...] = (
@@ -61,6 +63,7 @@ STAGES: tuple[Stage, ...] = (
     "repair",
     "coupling",
     "coupling-repair",
+    "quality",
 )
 DONE = {
     "draft": "drafted",
@@ -71,6 +74,7 @@ DONE = {
     "repair": "repaired",
     "coupling": "coupling-checked",
     "coupling-repair": "coupling-repaired",
+    "quality": "quality-checked",
 }
 """How the history names a finished stage."""
 
@@ -125,6 +129,8 @@ class CandidateState:
     """The last coupling check's findings, for the coupling repair."""
     failing_log: str | None = None
     """The failing verifier log of the last validation, for the validation repair."""
+    quality: str | None = None
+    """The task's quality record (`quality.json`), relative to the run directory."""
     repairs: int = 0
     coupling_repairs: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
@@ -178,6 +184,7 @@ class CandidateState:
             "validation": self.validation,
             "findings": list(self.findings),
             "failingLog": self.failing_log,
+            "quality": self.quality,
             "repairs": self.repairs,
             "couplingRepairs": self.coupling_repairs,
             "seconds": self.seconds,
@@ -205,6 +212,7 @@ class CandidateState:
                 validation=value["validation"],
                 findings=tuple(_text(item) for item in value["findings"]),
                 failing_log=value["failingLog"],
+                quality=value.get("quality"),
                 repairs=int(value["repairs"]),
                 coupling_repairs=int(value["couplingRepairs"]),
                 seconds={str(k): float(v) for k, v in value["seconds"].items()},

@@ -1,14 +1,16 @@
 """One step of one candidate: run its next stage and say what state it leads to. The state
 machine of a run lives here; the stages themselves in `stages`, the bookkeeping in `state`.
 
-    draft → author → audit → compile → validate ──ok──→ coupling ──clean──→ accepted
+    draft → author → audit → compile → validate ──ok──→ coupling ──clean──→ quality ──→ accepted
                        ↑                  │ failed           │ coupled
                        │                  ↓ (once, a command  ↓ (once, a command author)
                        ├──────────── repair               coupling-repair
                        └─────────────────────────────────────┘
 
 Every other failure rejects the candidate with the stage's one-line reason. `--author draft` has
-no one to repair a task, so a failed validation or a coupled task is a rejection.
+no one to repair a task, so a failed validation or a coupled task is a rejection. The quality
+stage (none with `--no-quality`) records the final task's `quality.json` and rejects a task
+whose verdict is below `--min-quality`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from selfbench.artifacts.quality_record import Verdict
 from selfbench.errors import RunError
 from selfbench.mine.candidate import CandidateModel
 from selfbench.run import stages
@@ -49,6 +52,11 @@ class StepContext:
     """The hosts a compiled task's agent may reach; empty: the compiler's default list."""
     agent_dependencies: bool = False
     """`--deps agent`: drafted tasks set `agentDependencies`."""
+    quality: stages.QualityCheck | None = None
+    """Checks a task's quality when the draft's record does not hold; None: no quality stage
+    (`--no-quality`), a clean coupling check accepts."""
+    min_quality: Verdict = "review"
+    """`--min-quality`: the lowest verdict accepted."""
 
     @property
     def can_repair(self) -> bool:
@@ -118,6 +126,7 @@ def _draft(step: _Step) -> stages.StageResult:
         setup_env=context.setup_env,
         host_network=context.host_network,
         agent_dependencies=context.agent_dependencies,
+        quality=context.quality is not None,
     )
 
 
@@ -183,6 +192,15 @@ def _coupling_repair(step: _Step) -> stages.StageResult:
     )
 
 
+def _quality(step: _Step) -> stages.StageResult:
+    context = step.context
+    if context.quality is None:
+        raise RunError(f"{context.run.state_path(step.state.id)}: quality in a run without it")
+    return stages.quality_stage(
+        step.task, step.draft, step.work, minimum=context.min_quality, check=context.quality
+    )
+
+
 _STAGES: dict[Stage, Callable[[_Step], stages.StageResult]] = {
     "draft": _draft,
     "author": _author,
@@ -192,6 +210,7 @@ _STAGES: dict[Stage, Callable[[_Step], stages.StageResult]] = {
     "repair": _repair,
     "coupling": _coupling,
     "coupling-repair": _coupling_repair,
+    "quality": _quality,
 }
 
 
@@ -205,9 +224,11 @@ def _next_state(
     run = context.run
     if result.ok:
         path = run.relative(result.path) if result.path is not None else None
-        return _on_success(state, stage, path, seconds)
+        return _on_success(state, stage, path, seconds, quality=context.quality is not None)
     reason = result.reason or "rejected"
     detail = result.detail or {}
+    if stage == "quality" and isinstance(detail.get("quality"), str):
+        state = replace(state, quality=run.relative(Path(detail["quality"])))
     if stage == "validate" and context.can_repair and state.repairs == 0:
         failing = detail.get("log")
         return replace(
@@ -235,15 +256,17 @@ _AFTER: dict[Stage, Stage | None] = {
     "audit": "compile",
     "compile": "validate",
     "validate": "coupling",
-    "coupling": None,
+    "coupling": "quality",
+    "quality": None,
 }
 """The stage that follows each one when it succeeds (None: accepted)."""
 
 
 def _on_success(
-    state: CandidateState, stage: Stage, path: str | None, seconds: float
+    state: CandidateState, stage: Stage, path: str | None, seconds: float, *, quality: bool
 ) -> CandidateState:
     changes: dict[str, Any] = {}
+    after_stage = _AFTER[stage] if quality or stage != "coupling" else None
     if stage in ("draft", "author", "repair", "coupling-repair"):
         changes["task_dir"] = path
     if stage == "draft":
@@ -256,7 +279,9 @@ def _on_success(
         changes["bundle_home"] = path
     if stage == "validate":
         changes["validation"] = path
-    after = state.advanced(stage, seconds, next=_AFTER[stage], **changes)
+    if stage == "quality":
+        changes["quality"] = path
+    after = state.advanced(stage, seconds, next=after_stage, **changes)
     if after.next is None:
         return replace(after, status="accepted", history=(*after.history, "accepted"))
     return after

@@ -45,6 +45,65 @@ function metricsText(audit) {
   return `${m.implementationFiles} files · ${m.implementationChangedLines} lines · ${m.testFiles} test files`;
 }
 
+function percent(score) {
+  return score === null || score === undefined ? "no score" : `${Math.round(score * 100)}%`;
+}
+
+function listed(items, none) {
+  return items && items.length ? items.join(", ") : none;
+}
+
+function mutationText(mutation) {
+  if (!mutation) return "not measured";
+  const notes = [];
+  if (mutation.capped) notes.push("a fixed-seed sample of the mutants");
+  if (mutation.stoppedEarly) notes.push("stopped once the verdict could not change");
+  const text = `${mutation.killed}/${mutation.generated} killed (${percent(mutation.score)})`;
+  return notes.length ? `${text}; ${notes.join("; ")}` : text;
+}
+
+function passToPassText(basis) {
+  if (!basis) return "not recorded";
+  const count = `${basis.selected.length} selected`;
+  return basis.detail ? `${basis.basis}: ${basis.detail} (${count})` : `${basis.basis} (${count})`;
+}
+
+function dependenciesText(dependencies) {
+  const added = (dependencies.added || []).map((item) => `${item.name} (${item.manifest})`);
+  const text = listed(added, "none");
+  return added.length && dependencies.agent ? `${text}; installed for the agent too` : text;
+}
+
+// The quality verdict and its evidence, the first thing shown of a task.
+function qualityView(quality) {
+  const section = el("section", null, "quality");
+  if (!quality) {
+    section.append(el("h3", "Quality: not checked", "quality-verdict quality-none"));
+    section.append(el("p", "This task was exported without a quality record.", "note"));
+    return section;
+  }
+  section.append(el("h3", `Quality: ${quality.verdict}`, `quality-verdict quality-${quality.verdict}`));
+  const reasons = el("ul", null, "quality-reasons");
+  for (const reason of quality.reasons) reasons.append(el("li", reason));
+  if (!quality.reasons.length) reasons.append(el("li", "no reason given", "note"));
+  section.append(reasons);
+  const ablation = quality.ablation || {};
+  const instruction = quality.instruction || {};
+  const rows = [
+    ["Mutation score", mutationText(quality.mutation)],
+    ["Unneeded parts", listed(ablation.unneeded, "none")],
+    ["Moved out of the gold", listed(ablation.moved, "none")],
+    ["Pass-to-pass basis", passToPassText(quality.passToPass)],
+    ["Missing from the instruction", listed(instruction.missing, "none")],
+    ["Added dependencies", dependenciesText(quality.dependencies || {})],
+  ];
+  const facts = el("dl", null, "quality-facts");
+  for (const [name, value] of rows) facts.append(el("dt", name), el("dd", value));
+  section.append(facts);
+  if (quality.mutation && quality.mutation.note) section.append(el("p", quality.mutation.note, "note"));
+  return section;
+}
+
 function showTasks(summary) {
   const body = document.querySelector("#tasks tbody");
   body.replaceChildren();
@@ -65,9 +124,13 @@ function showTasks(summary) {
     });
     const cell = el("td");
     cell.append(toggle);
+    const level = task.quality ? task.quality.verdict : "not checked";
+    const quality = el("td", level, `quality quality-${level.replace(" ", "-")}`);
+    if (task.quality) quality.title = task.quality.reasons.join("\n");
     row.append(
       el("td", task.taskId, "id"),
       el("td", task.difficulty, "difficulty"),
+      quality,
       verdict,
       el("td", metricsText(task.audit), "metrics"),
       cell,
@@ -107,6 +170,7 @@ function showDetail(task) {
   const detail = document.getElementById("detail");
   detail.replaceChildren();
   detail.append(el("h2", task.taskId));
+  detail.append(qualityView(task.quality));
   detail.append(el("h3", "Prompt"), el("pre", task.prompt, "prompt"));
   if (task.promptOmittedBytes > 0) {
     detail.append(el("p", `${task.promptOmittedBytes} of ${task.promptBytes} bytes not shown.`, "note"));
