@@ -180,7 +180,7 @@ def interface_section(items: Sequence[InterfaceItem], docs: Mapping[str, str]) -
 # --- the check ---------------------------------------------------------------------------------
 
 _RAISES_RE = re.compile(
-    r"(?:pytest\.raises|assertRaises(?:Regexp?|Regex)?)\(\s*\(?\s*([\w.]+(?:\s*,\s*[\w.]+)*)"
+    r"(?:\b\w+\.raises|assertRaises(?:Regexp?|Regex)?)\(\s*\(?\s*([\w.]+(?:\s*,\s*[\w.]+)*)"
     r"|\.toThrow(?:Error)?\(\s*([A-Z][\w.]*)\s*\)"
 )
 _PY_STRING = r"""[rRbBuU]{0,2}(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')"""
