@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -40,9 +41,11 @@ from published import (
     unpack,
 )
 
+from selfbench.artifacts.quality_record import QualityRecord, read_quality
 from selfbench.cli import main
 
 WANTED = os.environ.get("SELFBENCH_ACCEPTANCE", "")
+LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,18 @@ def _json_main(argv: list[str], capture: Path) -> tuple[int, object]:
     return code, json.loads(capture.read_text())
 
 
+def _quality_line(record: QualityRecord) -> str:
+    """The record's figures on one line, as README reports them (`--log-cli-level=INFO`)."""
+    mutation, ablation = record.mutation, record.ablation
+    score = "-" if mutation is None else f"{mutation.killed}/{mutation.generated}"
+    unneeded = ", ".join(ablation.unneeded + ablation.moved) if ablation else ""
+    basis = record.passToPass.basis if record.passToPass else "-"
+    return (
+        f"{record.verdict}; mutants killed {score}; unneeded {unneeded or 'none'}; "
+        f"pass-to-pass {basis}; reasons: {'; '.join(record.reasons) or 'none'}"
+    )
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_a_real_release_is_drafted_and_validates_without_edits(case: str, tmp_path: Path) -> None:
     repo = _history(tmp_path, RELEASES[case])
@@ -164,6 +179,16 @@ def test_a_real_release_is_drafted_and_validates_without_edits(case: str, tmp_pa
     assert (code, results[0]["reason"]) == (0, None)
     definition = json.loads((out / "pr-1" / "definition.json").read_text())
     assert definition["failToPass"]
+    # the draft judged the task's quality by running it: mutants of the gold's changed lines
+    # ran against fail-to-pass, every gold part was reverted once, and the basis is recorded
+    quality = read_quality(out / "pr-1" / "quality.json")
+    assert quality.taskId == "pr-1"
+    assert quality.mutation is not None
+    assert quality.mutation.generated > 0
+    assert quality.ablation is not None
+    assert quality.ablation.parts
+    assert quality.passToPass is not None
+    LOG.info("%s: %s", case, _quality_line(quality))
     argv = ["validate", str(out / "pr-1"), "--repo", str(repo), "--json"]
     code, reports = _json_main([*argv, "--logs", str(tmp_path / "vlogs")], tmp_path / "v")
     assert isinstance(reports, list)
