@@ -197,10 +197,21 @@ def test_pass_to_pass_ranked_by_coverage(
         ),
     ],
 )
-def test_without_coverage_the_changed_test_files_and_why(
+def test_without_coverage_the_changed_test_files_then_the_neighbours_and_why(
     seen: CoverageSeen | None, detail: str
 ) -> None:
     got, why = choose_pass_to_pass(PASSING, neighbours=frozenset({N}), coverage=seen, cap=20)
+    assert got == (f"{A}::t1", f"{A}::t2", f"{B}::t1", f"{N}::t1")
+    assert why == PassToPassBasis(
+        basis="neighbours",
+        detail=(
+            f"{detail}; the changed test files' passing tests, then 1 of unchanged test files "
+            "beside them, sorted"
+        ),
+        selected=got,
+    )
+    # the changed files first: a cap they fill leaves no place for a neighbour
+    got, why = choose_pass_to_pass(PASSING, neighbours=frozenset({N}), coverage=seen, cap=3)
     assert got == (f"{A}::t1", f"{A}::t2", f"{B}::t1")
     assert why == PassToPassBasis(
         basis="changed test files",
@@ -328,10 +339,13 @@ def test_pass_to_pass_comes_from_the_test_file_that_executes_the_change(tmp_path
 
 
 @SANDBOX
-def test_coverage_that_cannot_run_falls_back_to_the_changed_test_files(tmp_path: Path) -> None:
+def test_coverage_that_cannot_run_falls_back_to_the_neighbours_and_says_so(
+    tmp_path: Path,
+) -> None:
     """A test command that clears the environment: the plugin never loads, nothing is
-    recorded; the neighbours' tests are not chosen, and the medium tier, needing one, rejects
-    with today's message."""
+    recorded; the neighbours' passing tests fill pass-to-pass after the changed files' (none
+    pass here), so the medium tier keeps its candidate, and the basis says why (the quality
+    verdict sends a `neighbours` basis to review)."""
     command = f"env -i PATH=/usr/local/bin:/usr/bin:/bin {PYTEST}"
     observation, decision, _ = _python_observed(tmp_path, test_command=command)
     assert observation.reason is None
@@ -339,14 +353,15 @@ def test_coverage_that_cannot_run_falls_back_to_the_changed_test_files(tmp_path:
     problem = observation.coverage.problem
     assert problem is not None
     assert problem.startswith("coverage.py recorded nothing (log ")
-    assert decision.reason == (
-        "medium mode requires at least 1 pass-to-pass tests; 0 of the changed test files pass "
-        "at the base and with the gold patch"
-    )
+    assert decision.reason is None
+    assert decision.pass_to_pass == tuple(sorted(decision.pass_to_pass))
     assert decision.basis == PassToPassBasis(
-        basis="changed test files",
-        detail=f"coverage could not run: {problem}; the changed test files' passing tests, sorted",
-        selected=(),
+        basis="neighbours",
+        detail=(
+            f"coverage could not run: {problem}; the changed test files' passing tests, then "
+            f"{len(decision.pass_to_pass)} of unchanged test files beside them, sorted"
+        ),
+        selected=decision.pass_to_pass,
     )
 
 

@@ -364,8 +364,13 @@ def test_outcomes_type_is_the_parsers() -> None:
 @pytest.mark.parametrize(
     ("coverage", "pass_to_pass"),
     [
-        # without coverage, never the neighbour's tests
-        (None, (f"{A}::test_old", f"{A}::test_param[a b]")),
+        # without a measure, the neighbour's tests after the changed file's
+        (None, (f"{A}::test_old", f"{A}::test_param[a b]", "tests/test_n.py::test_kept")),
+        # coverage that ran and saw the neighbour execute nothing guarded: never its tests
+        (
+            CoverageSeen(COVERAGE_PY, {}, 7),
+            (f"{A}::test_old", f"{A}::test_param[a b]"),
+        ),
         # its test executes the change: chosen first
         (
             CoverageSeen(COVERAGE_PY, {"tests/test_n.py::test_kept": 2}, 7),
@@ -373,7 +378,7 @@ def test_outcomes_type_is_the_parsers() -> None:
         ),
     ],
 )
-def test_decide_an_unchanged_neighbour_gives_only_pass_to_pass_and_only_when_covered(
+def test_decide_an_unchanged_neighbour_gives_only_pass_to_pass_and_never_when_not_covered(
     coverage: CoverageSeen | None, pass_to_pass: tuple[str, ...]
 ) -> None:
     n = "tests/test_n.py"
@@ -461,7 +466,8 @@ def _draft_observed(
         return observed(plan)
 
     monkeypatch.setattr("selfbench.draft.api.observe", fake)
-    options = DraftOptions(logs=tmp_path / "logs", pythons=pythons)
+    # the observations are made up: no quality run could prove them
+    options = DraftOptions(logs=tmp_path / "logs", pythons=pythons, quality=False)
     return draft_candidate(repo, candidate, tmp_path / "out", options), setups
 
 

@@ -71,6 +71,7 @@ from selfbench.draft.split import SplitChange, is_runnable_test, split_change
 from selfbench.errors import DraftError, SandboxError, SelfbenchError, translating
 from selfbench.mine.candidate import CandidateModel
 from selfbench.progress import Reporter, silent
+from selfbench.rules import THRESHOLDS
 from selfbench.runners import runner_named
 from selfbench.task import judge_task
 from selfbench.toolchains import sandbox_pythons
@@ -489,6 +490,9 @@ def _local_fields(local: LocalOptions) -> dict[str, Any]:
 _NEIGHBOURS = 6
 """At most this many unchanged test files run beside the changed ones when the runner has a
 coverage measure (which decides whether any of their tests guards the change)."""
+_NEIGHBOURS_UNMEASURED = 2
+"""Without a measure, this many, and only when the tier needs pass-to-pass tests: their tests
+come after the changed files' (basis `neighbours`)."""
 _VAGUE_STEMS = frozenset({"__init__", "index", "main", "mod", "lib", "test", "tests"})
 """Module names too common to tell which test files exercise them."""
 
@@ -536,7 +540,10 @@ def _plan(
     neighbours: tuple[str, ...] = ()
     runner = runner_named(environment.runner)
     coverage = runner.coverage if runner is not None else None
-    if files and coverage is not None:
+    wanted = _NEIGHBOURS if coverage is not None else 0
+    if THRESHOLDS[candidate.difficulty].pass_to_pass > 0:
+        wanted = max(wanted, _NEIGHBOURS_UNMEASURED)
+    if files and wanted:
         changed = {*split.test_files, *split.support_files}
         found = _neighbours(repo, candidate.baseCommit, chosen, changed, split.gold_files)
         kept = [
@@ -546,7 +553,7 @@ def _plan(
             and (not config.testPaths or matches_globs(path, config.testPaths))
             and not (config.exclude and matches_globs(path, config.exclude))
         ]
-        neighbours = tuple(path.removeprefix(prefix) for path in kept[:_NEIGHBOURS])
+        neighbours = tuple(path.removeprefix(prefix) for path in kept[:wanted])
     timeouts = dict(AUTHORING_DEFAULTS["timeouts"])
     if config.timeouts is not None:
         timeouts.update(config.timeouts.model_dump(exclude_none=True))

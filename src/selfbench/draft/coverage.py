@@ -19,12 +19,14 @@ reads what it recorded (`read_coverage`):
 * Node runners (node --test, jest, vitest): V8's own coverage (`NODE_V8_COVERAGE`), one data
   directory per test file: a file executes a line when the innermost block range holding one of
   its characters ran. A script whose text is not the base file's (a transform) is left out.
-* Other runners (go, cargo, bun): none; the basis is the changed test files.
+* Other runners (go, cargo, bun): none.
 
 `choose_pass_to_pass` (pure) ranks: a test's score is how many guarded lines it executes; tests
 scoring above zero first, by score then selector; then the changed test files' other passing
 tests, sorted. An unchanged neighbour file's test is chosen only when it executes a guarded line.
-When coverage cannot run, the draft goes on with the changed test files and says why.
+When there is no measure (the runner has none, or coverage could not run), the draft goes on
+with the changed test files, then the neighbours' passing tests (basis `neighbours`, which the
+quality verdict sends to review), and says why.
 """
 
 from __future__ import annotations
@@ -175,8 +177,21 @@ def choose_pass_to_pass(
         why = "no coverage measure for this runner"
         if coverage is not None and coverage.problem is not None:
             why = f"coverage could not run: {coverage.problem}"
-        detail = f"{why}; the changed test files' passing tests, sorted"
-        return chosen, PassToPassBasis(basis="changed test files", detail=detail, selected=chosen)
+        # Nothing tells which unchanged file guards the change: its tests fill the places the
+        # changed files leave, after them, and the basis says so (the verdict flags it), so a
+        # runner without a measure keeps the tier it had rather than losing the candidate.
+        beside = sorted(set(score) - changed)[: max(0, cap - len(chosen))]
+        if not beside:
+            detail = f"{why}; the changed test files' passing tests, sorted"
+            return chosen, PassToPassBasis(
+                basis="changed test files", detail=detail, selected=chosen
+            )
+        chosen = (*chosen, *beside)
+        detail = (
+            f"{why}; the changed test files' passing tests, then {len(beside)} of unchanged "
+            "test files beside them, sorted"
+        )
+        return chosen, PassToPassBasis(basis="neighbours", detail=detail, selected=chosen)
     tool = _TOOL_NAMES[coverage.tool]
     around = f"the {coverage.lines} lines around the gold's changed lines"
     if not covered:
