@@ -327,6 +327,10 @@ def _draft(
     return evidence
 
 
+_QUALITY_JOBS = 2
+"""Variants a draft's quality check runs at a time (the sandbox runs are mostly waiting)."""
+
+
 def _assess_draft(
     repo: Path,
     definition: dict[str, Any],
@@ -357,7 +361,7 @@ def _assess_draft(
             loaded,
             split.test_patch,
             split.gold_patch,
-            options=QualityOptions(local=options.local),
+            options=QualityOptions(local=options.local, jobs=_QUALITY_JOBS),
             pass_to_pass=seen.pass_to_pass,
             instruction=seen.instruction,
             dependencies=seen.dependencies,
