@@ -99,7 +99,7 @@ SAMPLES = (
         "unneeded",
         {
             "tox.ini": "[tox]\nenvlist = py311,py312\n",
-            "calc/__init__.py": ADD + MUL + FILLER + SUB.replace(":\n", ':\n    """Subtract."""\n'),
+            "calc/__init__.py": ADD + MUL + FILLER + SUB.replace("a - b", "a - b if b else a"),
         },
         {
             "tests/test_mul.py": (
@@ -205,7 +205,7 @@ def test_an_unneeded_configuration_file_is_moved_and_the_tier_recomputed(
     task = samples.tasks["unneeded"]
     assert main(["quality", str(task), "--repo", str(samples.repo), "-j", "2"]) == 0  # review
     rows = [line.split() for line in capsys.readouterr().out.splitlines()]
-    assert ["unneeded", "review", "100%"] in [row[:3] for row in rows]
+    assert ["unneeded", "review"] in [row[:2] for row in rows]
     record = read_quality(task / "quality.json")
     ablation = record.ablation
     assert ablation is not None
@@ -218,7 +218,7 @@ def test_an_unneeded_configuration_file_is_moved_and_the_tier_recomputed(
     assert recomputed_difficulty(after, "medium") == "easy"
     assert recomputed_difficulty(after, "easy") == "easy"
     assert ablation.difficulty == "easy"
-    # the docstring added to `sub` (the file's second hunk) is implementation no test needs
+    # the change to `sub` (the file's second hunk) is implementation no test needs
     assert ablation.unneeded == ("calc/__init__.py#1",)
     assert [(p.path, p.hunk, p.implementation, p.needed) for p in ablation.parts] == [
         ("calc/__init__.py", None, True, True),

@@ -49,6 +49,7 @@ from selfbench.contract import DIFFICULTIES, Difficulty, TaskDefinition
 from selfbench.errors import QualityError
 from selfbench.mine.rank import eligible_tiers
 from selfbench.patches import parse_patch
+from selfbench.quality._documentation import documentation_only
 from selfbench.quality._js_parser import is_js
 from selfbench.quality.dependencies import read_dependencies
 from selfbench.quality.interface import changed_file_texts, check_instruction, interface_items
@@ -179,7 +180,9 @@ def _run_parts(scorer: Scorer, gold: bytes, parts: Sequence[Part], jobs: int) ->
     return needed
 
 
-def _ablation(scorer: Scorer, gold: bytes, current: Difficulty, jobs: int) -> Ablation:
+def _ablation(
+    scorer: Scorer, repo: Path, base: str, gold: bytes, current: Difficulty, jobs: int
+) -> Ablation:
     parts = gold_parts(gold)
     files = [part for part in parts if part.hunk is None]
     needed = _run_parts(scorer, gold, files, jobs)
@@ -188,13 +191,16 @@ def _ablation(scorer: Scorer, gold: bytes, current: Difficulty, jobs: int) -> Ab
     ran = [part for part in parts if part in needed]  # the gold's order: a file, its hunks
     moved = tuple(p.path for p in files if not needed[p] and not p.implementation)
     unneeded = tuple(part.name for part in ran if not needed[part] and part.path not in moved)
+    documentation = _documentation(
+        repo, base, gold, [p for p in ran if not needed[p] and p.implementation]
+    )
     record = Ablation(
         parts=tuple(
             GoldPart(
                 path=part.path,
                 hunk=part.hunk,
                 lines=part.lines,
-                implementation=part.implementation,
+                implementation=part.implementation and part not in documentation,
                 needed=needed[part],
             )
             for part in ran
@@ -206,6 +212,23 @@ def _ablation(scorer: Scorer, gold: bytes, current: Difficulty, jobs: int) -> Ab
         after = gold_without_moved(gold, record)
         return record.model_copy(update={"difficulty": recomputed_difficulty(after, current)})
     return record
+
+
+def _documentation(repo: Path, base: str, gold: bytes, parts: Sequence[Part]) -> set[Part]:
+    """The parts whose change is documentation only (docstrings, comments): unneeded, yet no
+    implementation a test fails to pin. They stay in the gold, and the verdict ignores them."""
+    if not parts:
+        return set()
+    texts = gold_texts(repo, base, gold, sorted({part.path for part in parts}))
+    found = set()
+    for part in parts:
+        after = texts.get(part.path)
+        before = gold_texts(repo, base, without(gold, [part]), [part.path]).get(part.path)
+        if after is None or before is None:
+            continue
+        if documentation_only(part.path, before, after):
+            found.add(part)
+    return found
 
 
 def _file_of(part: Part) -> Part:
@@ -308,7 +331,9 @@ def assess(  # noqa: PLR0913 - the task's parts and the observations others made
                 raise QualityError(f"{task_id}: {scorer}")
             _baseline(scorer, gold_patch, task_id)
             current = next(tier for tier in DIFFICULTIES if tier == definition.difficulty)
-            ablation = _ablation(scorer, gold_patch, current, options.jobs)
+            ablation = _ablation(
+                scorer, repo, definition.baseCommit, gold_patch, current, options.jobs
+            )
             mutation = _mutation(scorer, repo, definition, gold_patch, options)
     verdict, reasons = judge(
         ablation,
