@@ -127,13 +127,16 @@ def test_an_uncalled_function_runs_only_its_declaration_line_s_start() -> None:
     assert executed_lines(JS, ranges) == {1, 8}
 
 
-def _v8_run(tmp_path: Path, source: str, ranges: list[tuple[int, int, int]]) -> CoverageSeen:
-    """V8's report of one test file's run, as Node writes it, read back against `JS`."""
+def _v8_run(
+    tmp_path: Path, source: str, ranges: list[tuple[int, int, int]], url: str = "src/a.js"
+) -> CoverageSeen:
+    """V8's report of one test file's run, as Node writes it (the script `url` under `/app`),
+    read back against `JS`."""
     run = CoverageRun(V8_COVERAGE, {"src/a.js": surroundings([3])}, tmp_path, {}, {})
     functions = [{"functionName": "", "ranges": [
         {"startOffset": start, "endOffset": end, "count": count} for start, end, count in ranges
     ]}]  # fmt: skip
-    report = {"result": [{"scriptId": "1", "url": "file:///app/src/a.js", "functions": functions}]}
+    report = {"result": [{"scriptId": "1", "url": f"file:///app/{url}", "functions": functions}]}
     (tmp_path / "0").mkdir()
     (tmp_path / "0" / "coverage-1-2-0.json").write_text(json.dumps(report), encoding="utf-8")
     return read_coverage(run, ["test/a.test.js"], {"src/a.js": source.encode()}, log="L")
@@ -148,9 +151,18 @@ def test_v8_reports_of_a_transformed_script_are_not_placed_on_lines(tmp_path: Pa
     seen = _v8_run(tmp_path, JS, [(0, len(JS) + 40, 1)])  # a transform's longer text
     assert seen.scores == {}
     assert seen.problem == (
-        "V8 coverage saw the changed files only as transformed scripts, whose offsets are not "
-        "the files' (log L)"
+        "V8 coverage placed none of the changed files' lines: they ran only as transformed "
+        "scripts, or not as scripts of their own (log L)"
     )
+
+
+def test_v8_reports_that_never_name_a_changed_file_are_no_evidence(tmp_path: Path) -> None:
+    """jest runs modules through its own registry: V8 then reports only other scripts, and
+    "no test executes the change" would be unfounded."""
+    seen = _v8_run(tmp_path, JS, [(0, 10, 1)], url="node_modules/jest-runtime/build/index.js")
+    assert seen.scores == {}
+    assert seen.problem is not None
+    assert seen.problem.startswith("V8 coverage placed none of the changed files' lines")
 
 
 # --- the choice -------------------------------------------------------------------------------

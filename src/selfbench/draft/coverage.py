@@ -18,7 +18,8 @@ reads what it recorded (`read_coverage`):
   files are measured. The plugin writes a failure to its data directory instead of raising.
 * Node runners (node --test, jest, vitest): V8's own coverage (`NODE_V8_COVERAGE`), one data
   directory per test file: a file executes a line when the innermost block range holding one of
-  its characters ran. A script whose text is not the base file's (a transform) is left out.
+  its characters ran. A script whose text is not the base file's (a transform) is left out; when
+  no changed file's lines can be placed at all, coverage could not run.
 * Other runners (go, cargo, bun): none.
 
 `choose_pass_to_pass` (pure) ranks: a test's score is how many guarded lines it executes; tests
@@ -314,8 +315,8 @@ def read_coverage(
         executed, recorded = _read_v8(run, files, sources)
     if recorded is None:
         why = (
-            "V8 coverage saw the changed files only as transformed scripts, whose offsets are "
-            f"not the files' (log {log})"
+            "V8 coverage placed none of the changed files' lines: they ran only as transformed "
+            f"scripts, or not as scripts of their own (log {log})"
         )
         return CoverageSeen(run.tool, {}, total, why)
     if not recorded:
@@ -370,10 +371,12 @@ def _read_v8(
     run: CoverageRun, files: Sequence[str], sources: Mapping[str, bytes]
 ) -> tuple[_Executed, bool | None]:
     """Per test file, the guarded lines any process of its run executes; whether any data was
-    read (None when the changed files were seen, but only transformed)."""
+    read (None when data was read but no changed file's lines could be placed: the runner ran
+    them only as transformed scripts, or not as scripts of their own, as jest's module
+    registry does, so "no test executes them" would be unfounded)."""
     executed: _Executed = {}
     recorded = False
-    placed = transformed = 0
+    placed = 0
     for index, file in enumerate(files):
         for report in sorted((run.data / str(index)).glob("coverage-*.json")):
             try:
@@ -385,11 +388,15 @@ def _read_v8(
             for script in scripts if isinstance(scripts, list) else []:
                 lines = _script_lines(script, run.lines, sources)
                 if lines is None:
-                    transformed += 1
                     continue
-                placed += 1
+                placed += _is_changed(script, run.lines)
                 found.update(lines)
-    return executed, None if transformed and not placed else recorded
+    return executed, None if recorded and not placed else recorded
+
+
+def _is_changed(script: Any, lines: Mapping[str, frozenset[int]]) -> bool:
+    """The V8 script record is one of the changed files'."""
+    return isinstance(script, dict) and _repository_path(str(script.get("url", ""))) in lines
 
 
 def _script_lines(
