@@ -444,7 +444,7 @@ _ATTRS = AddedDependency(manifest="pyproject.toml", name="attrs")
         (
             {"pass_to_pass": PassToPassBasis(basis="neighbours"), "coverage_supported": True},
             "review",
-            ("pass-to-pass was not chosen by coverage (no record says how it was chosen)",),
+            ("pass-to-pass holds tests of unchanged files no coverage measure tied to the change",),
         ),
         (
             {"pass_to_pass": PassToPassBasis(basis="none"), "coverage_supported": True},

@@ -125,6 +125,13 @@ def _no_coverage_basis(seen: Observations) -> bool:
     return seen.coverage_supported and basis is not None and basis.basis in {"none", "neighbours"}
 
 
+def _unguarded_reason(seen: Observations) -> str:
+    basis = seen.pass_to_pass
+    if basis is not None and basis.basis == "neighbours":
+        return "pass-to-pass holds tests of unchanged files no coverage measure tied to the change"
+    return "pass-to-pass was not chosen by coverage (no record says how it was chosen)"
+
+
 @dataclass(frozen=True, slots=True)
 class Rule:
     """One row of the rule: when it holds, its verdict, and its one-line reason."""
@@ -173,7 +180,7 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule(
         _no_coverage_basis,
         "review",
-        lambda _: "pass-to-pass was not chosen by coverage (no record says how it was chosen)",
+        _unguarded_reason,
     ),
 )
 """The rule, in the order its reasons are listed."""
