@@ -99,6 +99,7 @@ SAMPLES = (
         "unneeded",
         {
             "tox.ini": "[tox]\nenvlist = py311,py312\n",
+            "docs/requirements.txt": "furo\n",
             "calc/__init__.py": ADD + MUL + FILLER + SUB.replace("a - b", "a - b if b else a"),
         },
         {
@@ -209,7 +210,9 @@ def test_an_unneeded_configuration_file_is_moved_and_the_tier_recomputed(
     record = read_quality(task / "quality.json")
     ablation = record.ablation
     assert ablation is not None
-    assert moved_out(record) == ("tox.ini",)
+    assert moved_out(record) == ("docs/requirements.txt", "tox.ini")
+    # the package the docs' requirements add left the gold with them: no dependency of the task
+    assert record.dependencies.added == ()
     gold = (task / "gold.patch").read_bytes()
     after = gold_without_moved(gold, record)
     assert len(after) < len(gold)
@@ -224,6 +227,7 @@ def test_an_unneeded_configuration_file_is_moved_and_the_tier_recomputed(
         ("calc/__init__.py", None, True, True),
         ("calc/__init__.py", 0, True, True),
         ("calc/__init__.py", 1, True, False),
+        ("docs/requirements.txt", None, False, False),
         ("tox.ini", None, False, False),
     ]
     assert record.verdict == "review"

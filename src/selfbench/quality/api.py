@@ -335,6 +335,10 @@ def assess(  # noqa: PLR0913 - the task's parts and the observations others made
                 scorer, repo, definition.baseCommit, gold_patch, current, options.jobs
             )
             mutation = _mutation(scorer, repo, definition, gold_patch, options)
+    # a manifest no fail-to-pass test needs leaves the gold with the files `draft` moves out
+    # (a docs/requirements.txt): what it adds is no dependency of the task
+    kept = tuple(item for item in dependencies.added if item.manifest not in ablation.moved)
+    dependencies = dependencies.model_copy(update={"added": kept})
     verdict, reasons = judge(
         ablation,
         mutation,
