@@ -43,11 +43,13 @@ from urllib.parse import unquote
 
 import coverage
 
+from selfbench._fs import read_bytes
 from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.bundle import layout
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.bundle.render_scripts import render_test_sh
 from selfbench.contract import TaskDefinition
+from selfbench.errors import DraftError
 from selfbench.patches import parse_patch
 from selfbench.rules import PLACEHOLDER
 from selfbench.runners import CoverageParts
@@ -327,10 +329,12 @@ def read_coverage(
 
 
 def _text(path: Path) -> list[str]:
+    """The first lines of an error file the run wrote (an unreadable one says why)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()[:5]
-    except OSError as exc:
+        data = read_bytes(path, error=DraftError)
+    except DraftError as exc:
         return [str(exc)]
+    return data.decode("utf-8", "replace").splitlines()[:5]
 
 
 _Executed = dict[str, set[tuple[str, int]]]
