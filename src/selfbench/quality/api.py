@@ -48,7 +48,7 @@ from selfbench.compiler import compile_home
 from selfbench.contract import DIFFICULTIES, Difficulty, TaskDefinition
 from selfbench.errors import QualityError
 from selfbench.mine.rank import eligible_tiers
-from selfbench.patches import parse_patch
+from selfbench.patches import is_dependency_manifest, parse_patch
 from selfbench.quality._documentation import documentation_only
 from selfbench.quality._js_parser import is_js
 from selfbench.quality.dependencies import read_dependencies
@@ -168,11 +168,28 @@ def _needed(result: bool | None) -> bool:
     return result is not True
 
 
-def _run_parts(scorer: Scorer, gold: bytes, parts: Sequence[Part], jobs: int) -> dict[Part, bool]:
+def _observable(part: Part, adding: Collection[str]) -> bool:
+    """Whether reverting the part can show it unneeded. Not so for a dependency manifest in
+    which the gold adds a package (`adding`): the verifier installs the gold's dependencies
+    whatever the agent's patch says (SPEC §3's dependency-setup patch), so its revert never
+    fails a test. One under a docs directory is the docs' own, and is judged like them; one
+    that adds nothing (a version bump) is judged by its revert."""
+    if part.path not in adding or not is_dependency_manifest(part.path):
+        return True
+    return bool(_DOCS_DIRECTORIES.intersection(part.path.split("/")[:-1]))
+
+
+_DOCS_DIRECTORIES = frozenset({"doc", "docs", "documentation"})
+
+
+def _run_parts(
+    scorer: Scorer, gold: bytes, parts: Sequence[Part], jobs: int, adding: Collection[str]
+) -> dict[Part, bool]:
     """Each part and whether a fail-to-pass test needs it; the gold without every part is the
-    base, where fail-to-pass fails by the task's own validation, so it is not run."""
+    base, where fail-to-pass fails by the task's own validation, so it is not run; a part no
+    revert can judge (`_observable`) counts as needed."""
     variants = {part: without(gold, [part]) for part in parts}
-    to_run = [part for part in parts if variants[part].strip()]
+    to_run = [part for part in parts if variants[part].strip() and _observable(part, adding)]
     runs = scorer.score([variants[part] for part in to_run], jobs=jobs)
     needed = dict.fromkeys(parts, True)
     for part, run in zip(to_run, runs, strict=True):
@@ -181,13 +198,21 @@ def _run_parts(scorer: Scorer, gold: bytes, parts: Sequence[Part], jobs: int) ->
 
 
 def _ablation(
-    scorer: Scorer, repo: Path, base: str, gold: bytes, current: Difficulty, jobs: int
+    scorer: Scorer,
+    repo: Path,
+    base: str,
+    gold: bytes,
+    current: Difficulty,
+    jobs: int,
+    adding: Collection[str] = (),
 ) -> Ablation:
+    """Each gold file, then each hunk of the files some test needs, reverted on its own;
+    `adding` names the manifests in which the gold adds a package (`_observable`)."""
     parts = gold_parts(gold)
     files = [part for part in parts if part.hunk is None]
-    needed = _run_parts(scorer, gold, files, jobs)
+    needed = _run_parts(scorer, gold, files, jobs, adding)
     hunks = [part for part in parts if part.hunk is not None and needed[_file_of(part)]]
-    needed.update(_run_parts(scorer, gold, hunks, jobs))
+    needed.update(_run_parts(scorer, gold, hunks, jobs, adding))
     ran = [part for part in parts if part in needed]  # the gold's order: a file, its hunks
     moved = tuple(p.path for p in files if not needed[p] and not p.implementation)
     unneeded = tuple(part.name for part in ran if not needed[part] and part.path not in moved)
@@ -331,8 +356,9 @@ def assess(  # noqa: PLR0913 - the task's parts and the observations others made
                 raise QualityError(f"{task_id}: {scorer}")
             _baseline(scorer, gold_patch, task_id)
             current = next(tier for tier in DIFFICULTIES if tier == definition.difficulty)
+            adding = {item.manifest for item in dependencies.added}
             ablation = _ablation(
-                scorer, repo, definition.baseCommit, gold_patch, current, options.jobs
+                scorer, repo, definition.baseCommit, gold_patch, current, options.jobs, adding
             )
             mutation = _mutation(scorer, repo, definition, gold_patch, options)
     # a manifest no fail-to-pass test needs leaves the gold with the files `draft` moves out
