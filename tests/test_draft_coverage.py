@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from projects import git
 from selfbench.artifacts.draft_record import pass_to_pass_basis
 from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.draft.coverage import (
@@ -33,6 +32,7 @@ from selfbench.draft.coverage import (
 )
 from selfbench.draft.run import Decision, Observation, Plan, decide, observe
 from selfbench.runners import V8_COVERAGE, CoverageParts, runner_named
+from test_draft_run import _commit_change
 
 PYTEST_COVERAGE = runner_named("pytest").coverage  # type: ignore[union-attr]
 
@@ -284,26 +284,6 @@ PY_TESTS = {
 }
 PY_GOLD = {"calc/shapes.py": SHAPES + PERIMETER}
 PY_NEIGHBOURS = ("tests/test_aaa_words.py", "tests/test_shapes.py")
-
-
-def _commit_change(
-    root: Path, base: dict[str, str], gold: dict[str, str], tests: dict[str, str]
-) -> tuple[Path, str, bytes, bytes]:
-    """A repository with `base` committed and the change merged; (repo, base, test, gold)."""
-    repo = root / "repo"
-    repo.mkdir(parents=True)
-    git(repo, "init", "-q", "--initial-branch=main")
-    for files in (base, {**gold, **tests}):
-        for name, text in files.items():
-            (repo / name).parent.mkdir(parents=True, exist_ok=True)
-            (repo / name).write_text(text, encoding="utf-8")
-        git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", "change")
-    head = git(repo, "rev-parse", "HEAD").strip()
-    sha = git(repo, "rev-parse", "HEAD~1").strip()
-    test_patch = git(repo, "diff", "--binary", sha, head, "--", *sorted(tests)).encode()
-    gold_patch = git(repo, "diff", "--binary", sha, head, "--", *sorted(gold)).encode()
-    return repo, sha, test_patch, gold_patch
 
 
 def _python_observed(

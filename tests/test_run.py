@@ -252,6 +252,23 @@ def test_ctrl_c_stops_cleanly_says_how_to_resume_and_the_resumed_run_is_the_same
     assert out.read_bytes() == reference[0].read_bytes()
 
 
+def _start_run(argv: list[str], run_dir: Path, marker: str, sleeper: str) -> subprocess.Popen[str]:
+    """`selfbench run` in its own session, once `sleeper` (a stage's process) has started."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "selfbench", *argv, "--run-dir", str(run_dir)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + _PROCESS_LIMIT
+    while not _running(marker):
+        assert process.poll() is None, process.communicate()[0]
+        assert time.monotonic() < deadline, f"{sleeper} never started"
+        time.sleep(0.1)
+    return process
+
+
 def _running(marker: str) -> bool:
     """Whether a process runs with `marker` as its last argument (the run's own command line
     holds it inside the author command's text)."""
@@ -283,18 +300,7 @@ def test_ctrl_c_ends_the_running_stages_processes_and_stops_at_once(
     else:
         sleeper = f"{sys.executable} -c '{_SLEEP}' {marker}"
         argv = [*_argv(history, out, easy=1), "--author", sleeper]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "selfbench", *argv, "--run-dir", str(run_dir)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + _PROCESS_LIMIT
-    while not _running(marker):
-        assert process.poll() is None, process.communicate()[0]
-        assert time.monotonic() < deadline, f"the {stage} stage's sleeper never started"
-        time.sleep(0.1)
+    process = _start_run(argv, run_dir, marker, f"the {stage} stage's sleeper")
     interrupted = time.monotonic()
     process.send_signal(signal.SIGINT)
     output, _ = process.communicate(timeout=60)
@@ -319,18 +325,7 @@ def test_a_second_ctrl_c_kills_the_stages_and_exits_at_once(history: Path, tmp_p
     stubborn = f"import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN); {_SLEEP}"
     sleeper = f'{sys.executable} -c "{stubborn}" {marker}'  # only SIGKILL ends it
     argv = [*_argv(history, out, easy=1), "--author", sleeper]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "selfbench", *argv, "--run-dir", str(run_dir)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + _PROCESS_LIMIT
-    while not _running(marker):
-        assert process.poll() is None, process.communicate()[0]
-        assert time.monotonic() < deadline, "the author's sleeper never started"
-        time.sleep(0.1)
+    process = _start_run(argv, run_dir, marker, "the author's sleeper")
     process.send_signal(signal.SIGINT)
     time.sleep(0.2)
     process.send_signal(signal.SIGINT)
