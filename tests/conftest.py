@@ -3,8 +3,20 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+
+import pytest
+
+from selfbench.validate.uids import Users, leased_users
 
 # The validation tests' sample projects run pytest from Debian's python3-pytest through
 # `--system-site-packages`, which the image's Python does not have: they validate with the host's
 # system directories as they are. tests/test_toolchains.py turns provisioning back on.
 os.environ.setdefault("SELFBENCH_TOOLCHAINS", "host")
+
+
+@pytest.fixture
+def sandbox_users() -> Iterator[Users]:
+    """Host uids leased for one test's sandbox (as every run leases its own), released after."""
+    with leased_users() as users:
+        yield users

@@ -44,7 +44,7 @@ from selfbench.validate.host_network import (
     network_failure,
     parse_certificates,
 )
-from selfbench.validate.sandbox import Mounts, Sandbox, choose_users, require_sandbox
+from selfbench.validate.sandbox import Mounts, Sandbox, Users, require_sandbox
 
 # --- certificates ------------------------------------------------------------------------------
 
@@ -404,13 +404,13 @@ def _setup_commands(url: str) -> dict[str, str]:
 @sandboxed
 @pytest.mark.parametrize("tool", ["pip", "uv", "npm"])
 def test_setup_trusts_a_private_ca_through_the_hosts_ssl_cert_file_alone(
-    private_registry: PrivateRegistry, tmp_path: Path, tool: str
+    private_registry: PrivateRegistry, tmp_path: Path, tool: str, sandbox_users: Users
 ) -> None:
     """Each package tool reaches the registry once the host's SSL_CERT_FILE holds its CA, and
     fails on the certificate, recognised as the network's failure, without it."""
     command = _setup_commands(private_registry.url)[tool]
     tools = {"/run/test-tools/uv": _uv()} if tool == "uv" else {}
-    sandbox = Sandbox(tmp_path / "ws", choose_users(), require_sandbox())
+    sandbox = Sandbox(tmp_path / "ws", sandbox_users, require_sandbox())
     host = HostNetwork.detect({"SSL_CERT_FILE": str(private_registry.trusting)})
     results = {}
     for name, network in (("trusted", host), ("untrusted", HostNetwork())):

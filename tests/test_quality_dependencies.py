@@ -44,7 +44,7 @@ from selfbench.run.driver import RunOptions, load_options
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner
 from selfbench.validate.phases import TaskPhases
-from selfbench.validate.sandbox import Sandbox, choose_users, read_status, require_sandbox
+from selfbench.validate.sandbox import Sandbox, Users, read_status, require_sandbox
 
 PYPROJECT = """\
 [project]
@@ -587,12 +587,12 @@ def _shout_project(agent_dependencies: bool) -> Project:
     )
 
 
-def _agent_sees(out: Path, tmp_path: Path) -> dict[str, int]:
+def _agent_sees(out: Path, tmp_path: Path, users: Users) -> dict[str, int]:
     """Prepare the task as validation does and probe its agent's tree."""
     logs, root = tmp_path / "logs", tmp_path / "workspace"
     logs.mkdir()
     root.mkdir()
-    sandbox = Sandbox(root, choose_users(), require_sandbox())
+    sandbox = Sandbox(root, users, require_sandbox())
     phases = TaskPhases(locate_task(out), sandbox, logs, LocalOptions(logs=logs))
     assert phases.prepare() is None
     probe = phases.agent_phase(
@@ -611,7 +611,7 @@ needs_sandbox = pytest.mark.skipif(
 @needs_sandbox
 @pytest.mark.parametrize(("agent_dependencies", "imports"), [(False, 1), (True, 0)])
 def test_the_agent_gets_the_new_dependency_only_with_agent_dependencies(
-    tmp_path: Path, agent_dependencies: bool, imports: int
+    tmp_path: Path, agent_dependencies: bool, imports: int, sandbox_users: Users
 ) -> None:
     out = build(_shout_project(agent_dependencies), tmp_path / "build")
     assert (out / "harbor-task" / "tests" / "dependency-setup.patch").is_file()
@@ -623,7 +623,7 @@ def test_the_agent_gets_the_new_dependency_only_with_agent_dependencies(
     )
     assert record.added == (AddedDependency(manifest="requirements.txt", name="shoutlib"),)
     # the manifest is the base's and the patch is gone either way: 1 is "not found"
-    seen = _agent_sees(out, tmp_path)
+    seen = _agent_sees(out, tmp_path, sandbox_users)
     assert seen == {"base": 0, "import": imports, "manifest": 1, "patch": 1}
     [report] = validate([out], runner=LocalRunner(LocalOptions(logs=tmp_path / "validate")))
     assert report.reason is None

@@ -22,6 +22,7 @@ import re
 import shutil
 import socket
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ from selfbench.errors import RewardError
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner
 from selfbench.validate.report import TaskReport
+from selfbench.validate.uids import Users
 from test_validate import PY_SETUP, PY_TEST_MUL, python_project
 
 pytestmark = pytest.mark.skipif(
@@ -368,10 +370,12 @@ for path in sys.argv[1:]:
 """
 
 
-def test_root_in_the_sandbox_cannot_reach_a_host_socket_by_its_path(tmp_path: Path) -> None:
+def test_root_in_the_sandbox_cannot_reach_a_host_socket_by_its_path(
+    tmp_path: Path, sandbox_users: Users
+) -> None:
     """A host daemon's socket in a directory the sandbox shows (`/var/cache`, say): a network
     namespace does not cover a socket reached by its path, so the sandbox covers every socket."""
-    from selfbench.validate.sandbox import Mounts, Sandbox, choose_users, require_sandbox  # noqa: PLC0415
+    from selfbench.validate.sandbox import Mounts, Sandbox, require_sandbox  # noqa: PLC0415
 
     directory = Path(tempfile.mkdtemp(prefix="selfbench-probe-", dir="/var/cache"))
     directory.chmod(0o755)
@@ -382,7 +386,7 @@ def test_root_in_the_sandbox_cannot_reach_a_host_socket_by_its_path(tmp_path: Pa
         path.chmod(0o777)
         server.listen()
         server.settimeout(0.1)
-        sandbox = Sandbox(tmp_path / "ws", choose_users(), require_sandbox())
+        sandbox = Sandbox(tmp_path / "ws", sandbox_users, require_sandbox())
         log = tmp_path / "probe.log"
         result = sandbox.run(
             'exec python3 -c "$1" "$2"',
@@ -420,3 +424,148 @@ def test_a_bundle_with_a_link_is_refused_before_anything_runs(tmp_path: Path) ->
     )
     everything = "".join(p.read_text(errors="replace") for p in logs.rglob("*") if p.is_file())
     assert f"bundle-secret-{tag}" not in everything
+
+
+# --- trials that cannot touch each other (issue 25) --------------------------------------------
+
+_SHARED = ("/opt/uv-cache", "/opt/go", "/opt/corepack")
+
+LEAKY_CALC = f"""\
+import glob, os, shutil
+
+# the code under test, imported by the held-out tests: copies them into the shared tool state
+for state in {_SHARED!r}:
+    for test in glob.glob("/app/tests/test_mul*.py"):
+        try:
+            shutil.copyfile(test, os.path.join(state, "leak-" + os.path.basename(test)))
+        except OSError:
+            pass
+
+
+def add(a, b):
+    return a + b
+"""
+
+LEAK_CHECK = f"""\
+import os
+from calc import add
+
+
+def test_add():
+    assert add(1, 2) == 3
+
+
+def test_the_held_out_test_was_copied_in_this_phase():
+    assert all(os.path.exists(state + "/leak-test_mul.py") for state in {_SHARED!r})
+"""
+
+READ_SHARED = (
+    "for state in " + " ".join(_SHARED) + '; do ls -A "$state"; cat "$state"/leak-* ; done'
+    " 2>/dev/null; true"
+)
+"""A later agent: lists the shared tool state and prints what an earlier phase left there."""
+
+
+def test_the_verifiers_writes_to_the_shared_tool_state_reach_no_later_trial(
+    tmp_path: Path,
+) -> None:
+    """Finding: code run in the verifier phase (imported by the held-out tests) wrote the held-out
+    test file into `/opt/go`, `/opt/uv-cache` and `/opt/corepack`, which setup opened to every
+    user and every phase shared; the next trial's agent read it there. Each phase now gets its own
+    copy of what setup left: the agent still sees setup's state, never an earlier phase's."""
+    from selfbench.evaluate.agents import AgentSpec  # noqa: PLC0415
+    from selfbench.evaluate.bench import BenchTask  # noqa: PLC0415
+    from selfbench.evaluate.local_trials import prepared_task  # noqa: PLC0415
+
+    token = f"held-out-{os.urandom(6).hex()}"
+    project = python_project(
+        "shared-state-leak",
+        base={"calc/__init__.py": LEAKY_CALC, "tests/test_core.py": LEAK_CHECK},
+        gold={"calc/__init__.py": LEAKY_CALC + "\n\ndef mul(a, b):\n    return a * b\n"},
+        tests={"tests/test_mul.py": f"# {token}\n{PY_TEST_MUL}"},
+        definition={"setupCommand": f"{PY_SETUP} && touch /opt/go/from-setup"},
+    )
+    out = build(project, tmp_path / "build")
+    task = BenchTask(locate_task(out), digest="probe")
+    setup = LocalOptions(logs=tmp_path / "logs")
+    with prepared_task(task, setup=setup, workspace=None) as prepared:
+        assert prepared.setup_error is None, prepared.setup_error
+        first = prepared.run(AgentSpec("oracle", "oracle"), "first")
+        later = prepared.run(AgentSpec("reader", "command", READ_SHARED), "later")
+    # the verifier's own code wrote the copies (its pass-to-pass checks them), and scored
+    assert first.facts.reward is not None, first.log
+    assert first.facts.reward.reward == 1, Path(first.log).read_text(errors="replace")
+    seen = Path(later.log).read_text(errors="replace")
+    assert "from-setup" in seen, seen  # the agent sees what setup prepared
+    assert token not in seen
+    assert "leak-test_mul.py" not in seen
+
+
+FLOOD = """
+import os, sys, threading, time
+threading.stack_size(64 * 1024)
+stop, count = threading.Event(), 0
+try:
+    while count < 50000:
+        threading.Thread(target=stop.wait, daemon=True).start()
+        count += 1
+except RuntimeError:
+    pass
+with open(sys.argv[1], "w") as out:
+    out.write(f"{count}\\n")
+deadline = time.monotonic() + 120
+while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
+    time.sleep(0.1)
+"""
+"""The agent's flood: threads (each a task the kernel counts against the user's process cap)
+until the cap refuses one, held until the host says so."""
+
+FORKS = 'for i in 1 2 3 4 5 6 7 8; do /bin/true || exit 1; done; echo "forked 8 times"'
+
+
+def test_one_sandboxs_process_flood_leaves_another_sandbox_able_to_fork(tmp_path: Path) -> None:
+    """Finding: with `eval -j 2`, one agent's process flood made a correct agent in another task
+    crash ("fork: Resource temporarily unavailable"): every sandbox ran as the same uids, and the
+    kernel counts a user's processes host-wide. Two sandboxes at once, each with the uids leased
+    for it: the first floods its `agent` to its process cap, the second's `agent` still forks."""
+    import threading  # noqa: PLC0415
+
+    from selfbench.validate.sandbox import Mounts, Sandbox, leased_users, require_sandbox  # noqa: PLC0415
+
+    shared = tmp_path / "flood"
+    shared.mkdir()
+    shared.chmod(0o777)
+    release = tmp_path / "release"
+    release.mkdir()
+    count, done = shared / "count", release / "done"
+    with leased_users() as first_users, leased_users() as second_users:
+        assert {first_users.agent, first_users.verifier}.isdisjoint(
+            {second_users.agent, second_users.verifier}
+        )
+        first = Sandbox(tmp_path / "ws-1", first_users, require_sandbox())
+        second = Sandbox(tmp_path / "ws-2", second_users, require_sandbox())
+        mounts = Mounts(binds={"/run/flood": shared}, ro_binds={"/run/release": release})
+        flood = threading.Thread(
+            target=first.run,
+            args=(
+                'runuser -u agent -- python3 -c "$1" /run/flood/count /run/release/done',
+                (FLOOD,),
+            ),
+            kwargs={"mounts": mounts, "log": tmp_path / "flood.log", "timeout": 180},
+        )
+        flood.start()
+        try:
+            deadline = time.monotonic() + 120
+            while not count.is_file() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            flooded = int(count.read_text())
+            log = tmp_path / "forks.log"
+            result = second.run(
+                'runuser -u agent -- bash -c "$1"', (FORKS,), mounts=Mounts(), log=log, timeout=60
+            )
+        finally:
+            done.touch()
+            flood.join()
+    assert 1000 < flooded < 50000, flooded  # the flood stopped at the cap, not before
+    assert result.exit_code == 0, log.read_text(errors="replace")
+    assert "forked 8 times" in log.read_text(errors="replace")

@@ -12,7 +12,7 @@ from selfbench.validate.sandbox import (
     SETUP_TRIES,
     Mounts,
     Sandbox,
-    choose_users,
+    Users,
     require_sandbox,
 )
 
@@ -60,13 +60,17 @@ CASES = [
 ]
 
 
+_USERS = Users(agent=61000, verifier=61001)
+"""No process runs as them: the bwrap here is a stand-in."""
+
+
 @pytest.mark.parametrize(("fails", "code", "runs", "log_text"), CASES)
 def test_a_failed_sandbox_setup_is_retried(
     tmp_path: Path, fails: int, code: int, runs: int, log_text: str
 ) -> None:
     assert SETUP_TRIES == 3
     bwrap, count = _flaky_bwrap(tmp_path, fails)
-    sandbox = Sandbox(tmp_path / "ws", choose_users(), bwrap)
+    sandbox = Sandbox(tmp_path / "ws", _USERS, bwrap)
     log = tmp_path / "phase.log"
     result = sandbox.run("echo ran", (), mounts=Mounts(), log=log, timeout=60)
     assert (result.exit_code, result.timed_out) == (code, False)
@@ -76,7 +80,7 @@ def test_a_failed_sandbox_setup_is_retried(
 
 def test_a_script_that_says_bwrap_is_not_retried(tmp_path: Path) -> None:
     bwrap, count = _flaky_bwrap(tmp_path, 0)
-    sandbox = Sandbox(tmp_path / "ws", choose_users(), bwrap)
+    sandbox = Sandbox(tmp_path / "ws", _USERS, bwrap)
     log = tmp_path / "phase.log"
     result = sandbox.run(f"echo '{BWRAP_ERROR}'; exit 1", (), mounts=Mounts(), log=log, timeout=60)
     assert result.exit_code == 1

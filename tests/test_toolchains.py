@@ -35,7 +35,7 @@ from selfbench.toolchains.provision import build_provisioned, host_tools_to_hide
 from selfbench.toolchains.resolve import Host, host_pythons, resolved_pythons, toolchain_cache
 from selfbench.validate import LocalOptions, LocalRunner, validate
 from selfbench.validate.report import RunReport, TaskReport
-from selfbench.validate.sandbox import Mounts, Sandbox, choose_users, require_sandbox
+from selfbench.validate.sandbox import Mounts, Sandbox, Users, require_sandbox
 
 needs_sandbox = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("bwrap") is None,
@@ -452,11 +452,13 @@ def provisioned_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @needs_sandbox
-def test_a_python_task_sees_the_provisioned_python_and_no_node(provisioned_env: Path) -> None:
+def test_a_python_task_sees_the_provisioned_python_and_no_node(
+    provisioned_env: Path, sandbox_users: Users
+) -> None:
     toolchains = provision(["python"], install=False)
     root = Path(tempfile.mkdtemp(prefix="selfbench-test-"))
     try:
-        sandbox = Sandbox(root, choose_users(), require_sandbox(), None, toolchains)
+        sandbox = Sandbox(root, sandbox_users, require_sandbox(), None, toolchains)
         script = (
             "runuser -u verifier -- python --version\n"
             "python3 --version; python3.11 --version; uv --version\n"

@@ -28,6 +28,7 @@ from projects import build, git
 from selfbench.artifacts.compiled import locate_task
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner, score_patch
+from selfbench.validate.uids import Users
 from test_validate import PY_SETUP, PY_TEST_MUL, python_project
 
 pytestmark = pytest.mark.skipif(
@@ -255,17 +256,18 @@ print("opened" if fd >= 0 else f"errno {ctypes.get_errno()}")
 """
 
 
-def test_root_in_the_sandbox_cannot_open_files_by_handle(tmp_path: Path) -> None:
+def test_root_in_the_sandbox_cannot_open_files_by_handle(
+    tmp_path: Path, sandbox_users: Users
+) -> None:
     from selfbench.validate.sandbox import (  # noqa: PLC0415
         Mounts,
         Sandbox,
-        choose_users,
         require_sandbox,
     )
 
     app = tmp_path / "app"
     app.mkdir()
-    sandbox = Sandbox(tmp_path / "ws", choose_users(), require_sandbox())
+    sandbox = Sandbox(tmp_path / "ws", sandbox_users, require_sandbox())
     log = tmp_path / "probe.log"
     result = sandbox.run(
         'exec python3 -c "$1"',
@@ -330,16 +332,15 @@ def test_setup_reaches_the_network_but_not_the_hosts_loopback(tmp_path: Path) ->
     assert report.accepted
 
 
-def test_a_phase_that_prints_without_end_is_cut(tmp_path: Path) -> None:
+def test_a_phase_that_prints_without_end_is_cut(tmp_path: Path, sandbox_users: Users) -> None:
     from selfbench.validate.sandbox import (  # noqa: PLC0415
         LOG_LIMIT,
         Mounts,
         Sandbox,
-        choose_users,
         require_sandbox,
     )
 
-    sandbox = Sandbox(tmp_path / "ws", choose_users(), require_sandbox())
+    sandbox = Sandbox(tmp_path / "ws", sandbox_users, require_sandbox())
     log = tmp_path / "flood.log"
     result = sandbox.run("yes selfbench-flood", (), mounts=Mounts(), log=log, timeout=5)
     assert result.timed_out

@@ -6,8 +6,9 @@ parity is structural. Three stages:
 
 * `base`: unpack the snapshot into `/app`, commit it as one base commit, run `setupCommand` with
   `bash -lc` from the workdir, then the toolchains' steps after setup (python: every `.venv`
-  under `/app` gets `setuptools>=70` and `wheel`) and the shared toolchain state opened to the
-  unprivileged users;
+  under `/app` gets `setuptools>=70` and `wheel`) and the toolchains' caches (`/opt/uv-cache`,
+  `/opt/go`, `/opt/corepack`, cargo's registry) opened to the unprivileged users, never the
+  toolchains themselves;
 * `dependencies` (the verifier's tree, when the gold patch touches a manifest): apply the
   dependency-setup patch, run the same setup again, then restore only what that patch changed:
   each path it touches is checked out from the base commit, or deleted when the patch added it.
@@ -48,10 +49,19 @@ DEPENDENCY_PATCH = "/tmp/selfbench-dependency-setup.patch"  # noqa: S108 - as SN
 """Where the stage `dependencies` reads `tests/dependency-setup.patch`."""
 
 _APP = layout.CONTAINER_APP
+_CARGO_HOME = "/usr/local/cargo"
 _SHARED_STATE = (
-    layout.CONTAINER_UV_CACHE, "/opt/go", "/opt/corepack", "/usr/local/rustup", "/usr/local/cargo",
+    layout.CONTAINER_UV_CACHE, "/opt/go", "/opt/corepack", f"{_CARGO_HOME}/registry",
+    f"{_CARGO_HOME}/git",
 )  # fmt: skip
-"""Toolchain state that setup fills as root and the agent and verifier users write to."""
+"""The caches that setup fills as root and the agent and verifier users write to (each phase's
+own copy locally, each container's own in the images). The toolchains themselves are not among
+them: `/usr/local/rustup`, cargo's home with its `bin` and `config.toml`, `/usr/local/go`, node's
+and uv's stay root's, so no phase's code can plant a configuration or a wrapper that a later
+command runs."""
+_CARGO_LOCKS = (".package-cache", ".package-cache-mutate")
+"""The lock files cargo takes in its home, made by setup and opened to every user (cargo can
+then fetch into its caches in a home it cannot write)."""
 
 _HEADER = """\
 set -euo pipefail
@@ -84,9 +94,20 @@ case " $3 " in
     done
     ;;
 esac
-# the toolchains' state, opened to every user; read-only mounts (locally) are left as they are
+# the toolchains' caches, opened to every user; the toolchains stay root's (read-only mounts,
+# locally, are left as they are)
+if [ -d {_CARGO_HOME} ] && [ -w {_CARGO_HOME} ]; then
+  mkdir -p {_CARGO_HOME}/registry {_CARGO_HOME}/git
+  for lock in {" ".join(_CARGO_LOCKS)}; do
+    if [ ! -L "{_CARGO_HOME}/$lock" ]; then
+      touch "{_CARGO_HOME}/$lock" && chmod a+rw "{_CARGO_HOME}/$lock"
+    fi
+  done
+fi
 for state in {" ".join(_SHARED_STATE)}; do
-  if [ -d "$state" ]; then find "$state" ! -type l -writable -exec chmod a+rwX {{}} +; fi
+  if [ -d "$state" ] && [ ! -L "$state" ]; then
+    find "$state" ! -type l -writable -exec chmod a+rwX {{}} +
+  fi
 done
 """
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,7 +54,8 @@ from selfbench.validate.phases import COLLECT_SECONDS, AgentPhase, LocalOptions,
 from selfbench.validate.sandbox import (
     LOG_LIMIT,
     Sandbox,
-    choose_users,
+    Users,
+    leased_users,
     read_status,
     require_sandbox,
 )
@@ -171,7 +172,6 @@ class PreparedTask:
             solution=agent.kind == "oracle",
             binds={"/run/selfbench-agent": output},
             ro_binds={_INSTRUCTION: instruction},
-            private_state=True,
         )  # fmt: skip
         text = _agent_output(output, log)
         return phase, parse_usage(text)
@@ -210,16 +210,17 @@ def _harness_reason(phase: AgentPhase, phases: TaskPhases) -> str | None:
 
 
 def _prepare(
-    task: BenchTask, *, root: Path, setup: LocalOptions, bwrap: str
+    task: BenchTask, *, root: Path, setup: LocalOptions, bwrap: str, users: Users
 ) -> tuple[TaskPhases, str | None]:
-    """Set the task up in `root`; its phases, and why setup failed if it did (the network
-    failing it too: the trials are then the infrastructure's, never an agent's)."""
+    """Set the task up in `root` for the leased `users`; its phases, and why setup failed if it
+    did (the network failing it too: the trials are then the infrastructure's, never an
+    agent's)."""
     assert setup.logs is not None  # noqa: S101 - prepared_task's caller gives the logs
     task_logs = setup.logs / task.task_id
     definition = task.located.definition
     # the image's toolchains, as validate provisions them (selfbench.toolchains)
     toolchains = provision_task(definition.toolchains, strict=False, logs=task_logs)
-    sandbox = Sandbox(root, choose_users(), bwrap, Limits.for_task(definition), toolchains)
+    sandbox = Sandbox(root, users, bwrap, Limits.for_task(definition), toolchains)
     phases = TaskPhases(task.located, sandbox, task_logs, setup)
     try:
         return phases, phases.prepare()
@@ -234,7 +235,8 @@ def prepared_task(
     task: BenchTask, *, setup: LocalOptions, workspace: Path | None
 ) -> Iterator[PreparedTask]:
     """Prepare `task`'s workspace once (setup runs here; a failed setup is tried once more in
-    a fresh workspace); removed afterwards. `setup` holds the logs' directory and setup's
+    a fresh workspace); removed afterwards. Its trials run as uids leased for the task alone
+    (`leased_users`), released afterwards. `setup` holds the logs' directory and setup's
     environment.
 
     Raises:
@@ -245,16 +247,19 @@ def prepared_task(
     logs = setup.logs
     (logs / task.task_id).mkdir(parents=True, exist_ok=True)
     roots: list[Path] = []
+    lease = ExitStack()
+    users = lease.enter_context(leased_users())
     try:
         roots.append(Path(tempfile.mkdtemp(prefix="selfbench-eval-", dir=workspace)))
-        phases, error = _prepare(task, root=roots[-1], setup=setup, bwrap=bwrap)
+        phases, error = _prepare(task, root=roots[-1], setup=setup, bwrap=bwrap, users=users)
         if error is not None:
             with (logs / task.task_id / "prepare.log").open("a", encoding="utf-8") as handle:
                 handle.write(f"selfbench: {error}; trying once more in a fresh workspace\n")
             shutil.rmtree(roots[-1], ignore_errors=True)
             roots.append(Path(tempfile.mkdtemp(prefix="selfbench-eval-", dir=workspace)))
-            phases, error = _prepare(task, root=roots[-1], setup=setup, bwrap=bwrap)
+            phases, error = _prepare(task, root=roots[-1], setup=setup, bwrap=bwrap, users=users)
         yield PreparedTask(task, phases, error)
     finally:
         for root in roots:
             shutil.rmtree(root, ignore_errors=True)
+        lease.close()

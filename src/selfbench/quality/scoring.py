@@ -34,7 +34,7 @@ from selfbench.toolchains import provision_task
 from selfbench.validate.cgroup import Limits
 from selfbench.validate.checks import VerifierRun
 from selfbench.validate.local import AgentPatch, LocalOptions, TaskPhases
-from selfbench.validate.sandbox import Sandbox, choose_users, require_sandbox
+from selfbench.validate.sandbox import Sandbox, leased_users, require_sandbox
 
 __all__ = ["Scorer", "Stop", "VariantRun", "open_scorer", "score_variants"]
 
@@ -159,14 +159,17 @@ def open_scorer(
         SandboxError: this machine cannot create the isolated workspace.
     """
     bwrap = require_sandbox()
-    with tempfile.TemporaryDirectory(prefix="selfbench-quality-logs-") as temp:
+    with (
+        leased_users() as users,
+        tempfile.TemporaryDirectory(prefix="selfbench-quality-logs-") as temp,
+    ):
         logs = (options.logs or Path(temp)) / located.definition.taskId
         logs.mkdir(parents=True, exist_ok=True)
         root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
         try:
             definition = located.definition
             toolchains = provision_task(definition.toolchains, options.strict_toolchains, logs)
-            sandbox = Sandbox(root, choose_users(), bwrap, Limits.for_task(definition), toolchains)
+            sandbox = Sandbox(root, users, bwrap, Limits.for_task(definition), toolchains)
             task = TaskPhases(located, sandbox, logs, options)
             reason = task.prepare()
             if reason is not None:

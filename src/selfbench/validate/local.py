@@ -56,7 +56,7 @@ from selfbench.validate.phases import (
     VerifierVariant,
 )
 from selfbench.validate.report import Check, RunReport, TaskReport, parity_reason
-from selfbench.validate.sandbox import PrivateEntries, Sandbox, choose_users, require_sandbox
+from selfbench.validate.sandbox import PrivateEntries, Sandbox, leased_users, require_sandbox
 
 __all__ = [
     "COLLECT_SECONDS",
@@ -185,7 +185,6 @@ def validate_local(
     """
     bwrap = require_sandbox()
     refuse_duplicates(tasks)
-    users = choose_users()
     private = PrivateEntries.find()
     root_logs = _logs_root(options)
     root_logs.mkdir(parents=True, exist_ok=True)
@@ -204,8 +203,9 @@ def validate_local(
                 located.definition.toolchains, options.strict_toolchains, logs
             )
             limits = Limits.for_task(located.definition)
-            sandbox = Sandbox(root, users, bwrap, limits, toolchains, private)
-            report = _with_toolchains(_Validation(located, sandbox, logs, options), toolchains)
+            with leased_users() as users:  # the task's own uids: a process cap of its own
+                sandbox = Sandbox(root, users, bwrap, limits, toolchains, private)
+                report = _with_toolchains(_Validation(located, sandbox, logs, options), toolchains)
         except (
             OSError,
             CalledProcessError,
@@ -258,33 +258,36 @@ def score_patches(
     bwrap = require_sandbox()
     logs = _logs_root(options) / located.definition.taskId
     logs.mkdir(parents=True, exist_ok=True)
-    root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
-    try:
-        toolchains = provision_task(located.definition.toolchains, options.strict_toolchains, logs)
-        limits = Limits.for_task(located.definition)
-        sandbox = Sandbox(root, choose_users(), bwrap, limits, toolchains)
-        task = _Validation(located, sandbox, logs, options)
-        if task.prepare() is not None:
-            return [RunReport(None, str(logs / "prepare.log")) for _ in patches]
-        reports = []
-        for index, patch in enumerate(patches):
-            name = "agent" if len(patches) == 1 else f"agent-{index}"
-            opt = task.fresh(f"{name}-collected")
-            if patch is not None:
-                (opt / Path(layout.CONTAINER_AGENT_PATCH).name).write_bytes(patch)
-            last = index == len(patches) - 1
-            variant = (variants or {}).get(index, VerifierVariant())
-            run = task.verifier(
-                name,
-                AgentPatch(opt),
-                (),
-                variant.test_sh,
-                last=last,
-                binds=variant.binds,
-                ro_binds=variant.ro_binds,
+    with leased_users() as users:  # the task's own uids: a process cap of its own
+        root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
+        try:
+            toolchains = provision_task(
+                located.definition.toolchains, options.strict_toolchains, logs
             )
-            reports.append(task.run_report(run))
-        return reports
-    finally:
-        if not options.keep:
-            shutil.rmtree(root, ignore_errors=True)
+            limits = Limits.for_task(located.definition)
+            sandbox = Sandbox(root, users, bwrap, limits, toolchains)
+            task = _Validation(located, sandbox, logs, options)
+            if task.prepare() is not None:
+                return [RunReport(None, str(logs / "prepare.log")) for _ in patches]
+            reports = []
+            for index, patch in enumerate(patches):
+                name = "agent" if len(patches) == 1 else f"agent-{index}"
+                opt = task.fresh(f"{name}-collected")
+                if patch is not None:
+                    (opt / Path(layout.CONTAINER_AGENT_PATCH).name).write_bytes(patch)
+                last = index == len(patches) - 1
+                variant = (variants or {}).get(index, VerifierVariant())
+                run = task.verifier(
+                    name,
+                    AgentPatch(opt),
+                    (),
+                    variant.test_sh,
+                    last=last,
+                    binds=variant.binds,
+                    ro_binds=variant.ro_binds,
+                )
+                reports.append(task.run_report(run))
+            return reports
+        finally:
+            if not options.keep:
+                shutil.rmtree(root, ignore_errors=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 from selfbench._git import git
 from selfbench.errors import SetupNetworkError
 from selfbench.validate.host_network import HostNetwork, describe_failure, network_failure
-from selfbench.validate.sandbox import Mounts, Sandbox, choose_users, require_sandbox
+from selfbench.validate.sandbox import Mounts, Sandbox, leased_users, require_sandbox
 
 __all__ = ["PROBES", "Probe", "ecosystems", "probe_registries"]
 
@@ -80,17 +80,20 @@ def probe_registries(
     host_network.used()
     root = Path(tempfile.mkdtemp(prefix="selfbench-probe-"))
     try:
-        sandbox = Sandbox(root / "ws", choose_users(), bwrap)
-        variables, binds = host_network.mounts(host_network.write_bundle(root))
-        mounts = Mounts(network=True, environment={**variables, **dict(setup_env)}, ro_binds=binds)
-        for probe in probes:
-            log = root / f"{probe.name}.log"
-            result = sandbox.run(probe.command, (), mounts=mounts, log=log, timeout=_SECONDS)
-            if result.exit_code == 0:
-                continue
-            failure = network_failure(log.read_text(encoding="utf-8", errors="replace"))
-            if failure is not None:
-                label = f"the {probe.name} registry check ({probe.command.split(' --')[0]})"
-                raise SetupNetworkError(describe_failure(failure, label, None))
+        with leased_users() as users:
+            sandbox = Sandbox(root / "ws", users, bwrap)
+            variables, binds = host_network.mounts(host_network.write_bundle(root))
+            mounts = Mounts(
+                network=True, environment={**variables, **dict(setup_env)}, ro_binds=binds
+            )
+            for probe in probes:
+                log = root / f"{probe.name}.log"
+                result = sandbox.run(probe.command, (), mounts=mounts, log=log, timeout=_SECONDS)
+                if result.exit_code == 0:
+                    continue
+                failure = network_failure(log.read_text(encoding="utf-8", errors="replace"))
+                if failure is not None:
+                    label = f"the {probe.name} registry check ({probe.command.split(' --')[0]})"
+                    raise SetupNetworkError(describe_failure(failure, label, None))
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -301,6 +301,7 @@ class TaskPhases:
                 hidden=self.hidden(),
                 root_home_writable=True,
                 environment=environment,
+                tool_state="setup",
             ),
         )
         if result.timed_out:
@@ -333,16 +334,16 @@ class TaskPhases:
         solution: bool = False,
         binds: Mapping[str, Path] | None = None,
         ro_binds: Mapping[str, Path] | None = None,
-        private_state: bool = False,
         last: bool = False,
     ) -> AgentPhase:
         """Run `script` as an agent phase: `/app` a fresh copy of the agent's prepared tree
         (read-only as it is unless `writable_app`; `last` takes the tree itself),
         `/opt/selfbench` a fresh copy of the root-only base git dir where the collect step
         writes `agent.patch`, `/run/selfbench-status` for the script's statuses, `/solution`
-        only with `solution`, and `binds`/`ro_binds` besides. With `private_state`, the shared
-        tool state (`/opt/uv-cache`, ...) is a private copy, so nothing the phase writes there
-        reaches the verifier or a later phase.
+        only with `solution`, and `binds`/`ro_binds` besides. The tool state setup prepared
+        (`/opt/uv-cache`, `/usr/local/cargo`, ...) is a private copy when the agent runs
+        (`writable_app`), so nothing the phase writes there reaches the verifier or a later
+        phase, and setup's read-only otherwise.
         """
         opt = self.fresh(f"{name}-agent-opt")
         status = self.fresh(f"{name}-agent-status")
@@ -357,8 +358,6 @@ class TaskPhases:
             all_ro_binds[layout.CONTAINER_APP] = self.prepared
         if solution:
             all_ro_binds["/solution"] = self.bundle / "solution"
-        if private_state:
-            all_binds.update(self.sandbox.private_state(f"{name}-agent"))
         all_binds.update(binds or {})
         all_ro_binds.update(ro_binds or {})
         try:
@@ -367,12 +366,16 @@ class TaskPhases:
                 arguments,
                 log=log,
                 timeout=timeout,
-                mounts=Mounts(binds=all_binds, ro_binds=all_ro_binds, hidden=self.hidden()),
+                mounts=Mounts(
+                    binds=all_binds,
+                    ro_binds=all_ro_binds,
+                    hidden=self.hidden(),
+                    tool_state="private" if writable_app else "read-only",
+                ),
             )
         finally:
             if not self.options.keep:
                 shutil.rmtree(app, ignore_errors=True)
-                shutil.rmtree(self.sandbox.root / f"{name}-agent-shared", ignore_errors=True)
         return AgentPhase(AgentPatch(opt), status, result, log)
 
     def agent(self, name: str, *, oracle: bool, last: bool = False) -> AgentPatch:

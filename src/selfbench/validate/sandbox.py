@@ -50,6 +50,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from selfbench._fs import read_beneath
 from selfbench.bundle import layout
@@ -60,6 +61,7 @@ from selfbench.toolchains.model import Provisioned
 from selfbench.toolchains.provision import host_tools_to_hide
 from selfbench.validate._gate import Gate
 from selfbench.validate.cgroup import Limits, PhaseCgroup
+from selfbench.validate.uids import Users, leased_users
 
 __all__ = [
     "CONTAINER_PATH",
@@ -72,9 +74,10 @@ __all__ = [
     "PrivateEntries",
     "Sandbox",
     "SandboxError",
+    "ToolState",
     "Users",
-    "choose_users",
     "copy_tree",
+    "leased_users",
     "read_status",
     "read_workspace_text",
     "require_sandbox",
@@ -99,7 +102,8 @@ _COVERED_DIRS = (
 """Host state under the bound directories that is replaced by an empty private tmpfs."""
 
 SHARED_STATE = ("/opt/uv-cache", "/opt/go", "/opt/corepack")
-"""The images' shared tool state (SPEC §5), one private writable directory per task."""
+"""The images' shared tool state (SPEC §5): one directory per task that setup fills, then a
+private copy of it for every later phase (`ToolState`)."""
 
 SHARED_ENVIRONMENT = {
     "UV_CACHE_DIR": "/opt/uv-cache",
@@ -128,15 +132,8 @@ Never `CAP_DAC_READ_SEARCH`: it allows `open_by_handle_at`, which opens any inod
 filesystem by number, read-only binds notwithstanding (the "shocker" container escape).
 """
 
-_FIRST_UID = 61000
-
-
-@dataclass(frozen=True, slots=True)
-class Users:
-    """Host uids/gids that stand for the container's `agent` and `verifier` users."""
-
-    agent: int
-    verifier: int
+ToolState = Literal["setup", "private", "read-only"]
+"""How a phase sees the tool state that setup prepares (see `Mounts.tool_state`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +152,12 @@ class Mounts:
     """Root's home is writable (the setup phase), else read-only."""
     environment: Mapping[str, str] = field(default_factory=dict)
     """Variables added to the phase's environment (setup: `--setup-env`)."""
+    tool_state: ToolState = "private"
+    """The tool state setup prepares (`SHARED_STATE`, and a toolchain's own such as
+    `/usr/local/cargo`): "setup" writes it in place (the preparation stages only); "private"
+    gives the phase a copy of its own, removed when the phase ends, so what the agent's or the
+    tests' code writes there reaches no later phase or trial; "read-only" shows setup's as it is
+    (a phase that runs no agent or test code)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,26 +184,6 @@ def require_sandbox() -> str:
             "run as root (or use --env harbor)"
         )
     return bwrap
-
-
-def _used_ids(path: Path) -> set[int]:
-    ids: set[int] = set()
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ids
-    for line in text.splitlines():
-        fields = line.split(":")
-        if len(fields) > 2 and fields[2].isdigit():
-            ids.add(int(fields[2]))
-    return ids
-
-
-def choose_users() -> Users:
-    """Two host ids no host user or group has, for `agent` and `verifier`."""
-    used = _used_ids(Path("/etc/passwd")) | _used_ids(Path("/etc/group"))
-    free = (uid for uid in range(_FIRST_UID, _FIRST_UID + 4096) if uid not in used)
-    return Users(agent=next(free), verifier=next(free))
 
 
 def _account_files(root: Path, users: Users) -> tuple[Path, Path]:
@@ -235,7 +218,9 @@ class Sandbox:
     images' build keeps what setup left in `/root`), read-only afterwards. The `agent` and
     `verifier` homes are new and empty in every phase, so no run inherits another's caches.
     `root/shared/*` are the images' shared tool state (`/opt/uv-cache`, `/opt/go`,
-    `/opt/corepack`), writable in every phase.
+    `/opt/corepack`) and `root/toolchain-state/*` a toolchain's (`/usr/local/cargo`): written by
+    the preparation stages, never afterwards; every later phase gets its own copy
+    (`Mounts.tool_state`).
     """
 
     root: Path
@@ -251,6 +236,8 @@ class Sandbox:
     _root_home: Path = field(init=False)
     _phases: Iterator[int] = field(init=False, default_factory=lambda: itertools.count(1))
     """Numbers the phases' homes; `next` on it is atomic, so phases may start from threads."""
+    _copies: Iterator[int] = field(init=False, default_factory=lambda: itertools.count(1))
+    """Numbers the phases' private copies of the tool state (atomic as `_phases`)."""
 
     def __post_init__(self) -> None:
         self._etc = _account_files(self.root / "etc", self.users)
@@ -264,16 +251,41 @@ class Sandbox:
         if self.toolchains is not None:
             self._write_profile()
 
-    def private_state(self, name: str) -> dict[str, Path]:
-        """A private copy of the shared tool state for one phase, as binds that cover the
-        shared one: what the phase writes there reaches no other phase (an agent's cache
-        reaches neither the verifier nor another trial)."""
-        binds: dict[str, Path] = {}
+    def tool_state(self) -> dict[str, Path]:
+        """The tool state setup prepares: container path → the host directory setup wrote."""
+        state = {target: self.root / "shared" / Path(target).name for target in SHARED_STATE}
+        for mount in self.toolchains.mounts if self.toolchains else ():
+            if mount.kind == "state":
+                state[mount.target] = self._state(mount.target)
+        return state
+
+    def _private_state(self) -> tuple[dict[str, Path], Path]:
+        """A copy of the tool state for one phase (`cp -a`, a reflink where the filesystem has
+        them), and the directory holding it, which the phase's end removes."""
+        holder = self.root / "phase-state" / str(next(self._copies))
+        copies: dict[str, Path] = {}
+        for index, (target, source) in enumerate(sorted(self.tool_state().items())):
+            copies[target] = holder / f"{index}-{Path(target).name}"
+            copy_tree(source, copies[target])
+        return copies, holder
+
+    def _state_args(self, mounts: Mounts, copies: Mapping[str, Path] | None) -> list[str]:
+        """The shared tool state's binds (a toolchain's own are `_toolchain_args`')."""
+        args: list[str] = []
         for target in SHARED_STATE:
-            copy = self.root / f"{name}-shared" / Path(target).name
-            copy_tree(self.root / "shared" / Path(target).name, copy)
-            binds[target] = copy
-        return binds
+            args += self._state_bind(target, mounts, copies)
+        return args
+
+    def _state_bind(
+        self, target: str, mounts: Mounts, copies: Mapping[str, Path] | None
+    ) -> list[str]:
+        """One tool state directory as `mounts.tool_state` shows it: setup's own writable, a
+        private copy writable, or setup's read-only (a phase run without its copies)."""
+        if mounts.tool_state == "setup":
+            return ["--bind", str(self.tool_state()[target]), target]
+        if copies is not None and target in copies:
+            return ["--bind", str(copies[target]), target]
+        return ["--ro-bind", str(self.tool_state()[target]), target]
 
     def _prepare_toolchain_mount(self, mount: ToolchainMount) -> None:
         """Make a toolchain's writable state."""
@@ -295,9 +307,10 @@ class Sandbox:
     def _state(self, target: str) -> Path:
         return self.root / "toolchain-state" / target.strip("/").replace("/", "-")
 
-    def _toolchain_args(self) -> list[str]:
-        """The host's `/usr/local` covered, the task's toolchains mounted at the image's paths,
-        and the host's own toolchain executables in `/usr/bin` covered."""
+    def _toolchain_args(self, mounts: Mounts, copies: Mapping[str, Path] | None) -> list[str]:
+        """The host's `/usr/local` covered, the task's toolchains mounted at the image's paths
+        (their state as `mounts.tool_state` says), and the host's own toolchain executables in
+        `/usr/bin` covered."""
         if self.toolchains is None:
             return []
         args = ["--tmpfs", "/usr/local"]
@@ -313,7 +326,7 @@ class Sandbox:
             elif mount.kind == "symlink":
                 args += ["--symlink", mount.source, mount.target]
             else:
-                args += ["--bind", str(self._state(mount.target)), mount.target]
+                args += self._state_bind(mount.target, mounts, copies)
         for path in host_tools_to_hide(self.toolchains):
             args += ["--ro-bind", "/dev/null", str(path)]
         return args
@@ -334,9 +347,16 @@ class Sandbox:
         return args
 
     def command(
-        self, script: str, args: Sequence[str], mounts: Mounts, *, gate: Gate | None = None
+        self,
+        script: str,
+        args: Sequence[str],
+        mounts: Mounts,
+        *,
+        gate: Gate | None = None,
+        copies: Mapping[str, Path] | None = None,
     ) -> list[str]:
-        """The `bwrap` argv that runs `bash -c script` as root in the workspace.
+        """The `bwrap` argv that runs `bash -c script` as root in the workspace; `copies` are
+        the phase's private tool state (`run` makes them; without them it is read-only).
 
         With a `gate`, bwrap reports its namespaces (`--info-fd`) and waits (`--block-fd`) until
         `run` has moved the phase into its control group and, when the phase has a network, has
@@ -369,12 +389,11 @@ class Sandbox:
         argv += ["--perms", "01777", "--tmpfs", "/tmp", "--tmpfs", "/run", "--dir", "/home"]  # noqa: S108 - private tmpfs
         home_mode = "--bind" if mounts.root_home_writable else "--ro-bind"
         argv += [home_mode, str(self._root_home), "/root", *self._user_homes()]
-        for target in SHARED_STATE:
-            argv += ["--bind", str(self.root / "shared" / Path(target).name), target]
+        argv += self._state_args(mounts, copies)
         for path in mounts.hidden:
             argv += ["--tmpfs", str(path)]
         argv += _mount_args(mounts)
-        argv += self._toolchain_args()
+        argv += self._toolchain_args(mounts, copies)
         argv += ["--remount-ro", "/", "--chdir", "/"]
         argv += ["--cap-drop", "ALL"]
         for capability in _CAPABILITIES:
@@ -397,20 +416,27 @@ class Sandbox:
 
         A phase whose bwrap failed to set the sandbox up, before its script ran (under load its
         namespace setup can fail, `bwrap: loopback: Failed RTM_NEWADDR: ...`), is run again, up
-        to `SETUP_TRIES` times in all, each retry said in the log.
+        to `SETUP_TRIES` times in all, each retry said in the log. With `mounts.tool_state`
+        "private", each try gets its own copy of the tool state, removed when it ends.
+
+        Raises:
+            CalledProcessError: the tool state could not be copied (a full disk, say).
         """
         for attempt in range(1, SETUP_TRIES + 1):
             start = log.stat().st_size if log.is_file() else 0
+            copies, holder = self._private_state() if mounts.tool_state == "private" else ({}, None)
             gate = Gate.open(slirp=mounts.network and shutil.which("slirp4netns") is not None)
             cgroup, why = PhaseCgroup.create(self.limits) if self.limits else (None, "")
             try:
                 result = self._run(script, args, mounts=mounts, log=log, timeout=timeout,
-                                   gate=gate, cgroup=cgroup, note=why)  # fmt: skip
+                                   gate=gate, cgroup=cgroup, note=why, copies=copies)  # fmt: skip
                 started = gate.script_started()
             finally:
                 gate.close()
                 if cgroup is not None:
                     cgroup.close()
+                if holder is not None:
+                    shutil.rmtree(holder, ignore_errors=True)
             if started or result.exit_code == 0 or result.timed_out or attempt == SETUP_TRIES:
                 break
             if not _bwrap_failed(log, start):
@@ -434,8 +460,9 @@ class Sandbox:
         gate: Gate,
         cgroup: PhaseCgroup | None,
         note: str,
+        copies: Mapping[str, Path],
     ) -> PhaseResult:
-        argv = self.command(script, args, mounts, gate=gate)
+        argv = self.command(script, args, mounts, gate=gate, copies=copies)
         environment = {
             "PATH": CONTAINER_PATH,
             "HOME": "/root",
