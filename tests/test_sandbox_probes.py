@@ -569,3 +569,63 @@ def test_one_sandboxs_process_flood_leaves_another_sandbox_able_to_fork(tmp_path
     assert 1000 < flooded < 50000, flooded  # the flood stopped at the cap, not before
     assert result.exit_code == 0, log.read_text(errors="replace")
     assert "forked 8 times" in log.read_text(errors="replace")
+
+
+PLANT_CARGO_CONFIG = r"""
+status=/run/selfbench-status
+for user in agent verifier; do
+  runuser -u "$user" -- sh -c \
+    'printf "[build]\nrustc-wrapper = \"/tmp/wrapper\"\n" >/usr/local/cargo/config.toml' \
+    2>/dev/null
+  echo "$?" >"$status/config-$user"
+  runuser -u "$user" -- sh -c 'echo cached >/usr/local/cargo/registry/cache-$(id -un)'
+  echo "$?" >"$status/cache-$user"
+done
+"""
+"""An agent phase that plants cargo's configuration (a `rustc-wrapper`) in cargo's home as each
+unprivileged user, and writes into cargo's registry cache."""
+
+SEE_CARGO_HOME = r"""
+status=/run/selfbench-status
+for name in config.toml registry/cache-agent registry/cache-verifier registry/from-setup; do
+  test -e "/usr/local/cargo/$name"
+  echo "$?" >"$status/$(basename "$name")"
+done
+"""
+"""A later phase: what of cargo's home it sees (0 there, 1 absent)."""
+
+
+def test_no_phase_can_plant_a_cargo_configuration_for_a_later_one(
+    tmp_path: Path, sandbox_users: Users
+) -> None:
+    """Finding: the agent wrote `$CARGO_HOME/config.toml` (`/usr/local/cargo`, a writable
+    toolchain mount shared by every phase) with a `rustc-wrapper`, which a later phase ran.
+    Cargo's home is root's now, its caches are each phase's own copy: neither the agent nor the
+    verifier user can write the configuration, and what they cache reaches no later phase."""
+    from selfbench.toolchains.model import Mount, Provisioned  # noqa: PLC0415
+    from selfbench.validate.phases import TaskPhases  # noqa: PLC0415
+    from selfbench.validate.sandbox import Sandbox, read_status, require_sandbox  # noqa: PLC0415
+    from test_toolchains import shell_project  # noqa: PLC0415
+
+    setup = "mkdir -p /usr/local/cargo/registry && touch /usr/local/cargo/registry/from-setup"
+    out = build(shell_project("cargo-home", ["rust"], setup), tmp_path / "build")
+    toolchains = Provisioned(mounts=(Mount("state", "/usr/local/cargo"),))
+    (tmp_path / "ws").mkdir()
+    sandbox = Sandbox(tmp_path / "ws", sandbox_users, require_sandbox(), None, toolchains)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    phases = TaskPhases(locate_task(out), sandbox, logs, LocalOptions(logs=logs))
+    assert phases.prepare() is None, (logs / "prepare.log").read_text(errors="replace")
+    planted = phases.agent_phase(
+        "plant", PLANT_CARGO_CONFIG, (), timeout=60, log=logs / "plant.log", writable_app=True
+    )
+    later = phases.agent_phase(
+        "later", SEE_CARGO_HOME, (), timeout=60, log=logs / "later.log", writable_app=True
+    )
+    plant_log = (logs / "plant.log").read_text(errors="replace")
+    for user in ("agent", "verifier"):
+        assert read_status(planted.status, f"config-{user}") not in {-1, 0}, plant_log
+        assert read_status(planted.status, f"cache-{user}") == 0, plant_log  # its own cache
+    seen = {name: read_status(later.status, name) for name in
+            ("config.toml", "cache-agent", "cache-verifier", "from-setup")}  # fmt: skip
+    assert seen == {"config.toml": 1, "cache-agent": 1, "cache-verifier": 1, "from-setup": 0}
