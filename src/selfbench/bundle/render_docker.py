@@ -126,7 +126,7 @@ def _go_layer() -> str:
     url = f"https://go.dev/dl/go{versions.GO_VERSION}.linux-${{arch}}.tar.gz"
     run = _run(
         _ARCH.format(amd64="amd64", arm64="arm64"),
-        f'curl -fsSL "{url}" | tar -xz -C /usr/local',
+        f'curl -fsSL "{url}" | tar -xz -C /usr/local --no-same-owner',
         "mkdir -p /opt/go",
         "go version",
     )
@@ -179,7 +179,21 @@ def _base(toolchains: tuple[str, ...], *, stage: str | None = None) -> list[str]
     )
     named = f" AS {stage}" if stage is not None else ""
     header = [f"FROM {BASE_IMAGE}{named}", _SHELL, env, apt]
-    return header + [f"# toolchain: {name}\n{_LAYERS[name]()}" for name in toolchains]
+    layers = [f"# toolchain: {name}\n{_LAYERS[name]()}" for name in toolchains]
+    return [*header, *layers, _TOOLCHAINS_READ_ONLY]
+
+
+_TOOLCHAIN_DIRECTORIES = ("/usr/local", "/opt/uv-python")
+_TOOLCHAINS_READ_ONLY = (
+    "# the toolchains are root's: no user can plant a wrapper or a configuration in them\n"
+    + _run(
+        f"for dir in {' '.join(_TOOLCHAIN_DIRECTORIES)}; do "
+        'if [ -d "$dir" ]; then chown -R root:root "$dir" && chmod -R go-w "$dir"; fi; done'
+    )
+)
+"""Where the toolchain layers install (uv, python, node, bun, go, rustup and cargo's home),
+made root's and writable by no other user; setup then opens only their caches
+(`render_prepare`)."""
 
 
 # --- the repository ----------------------------------------------------------------------------
