@@ -9,6 +9,12 @@ containers provide and nothing more. Each phase gets:
   (when the sandbox is given `toolchains`), with the task's own directories bound writable at the
   container paths: `/app`, `/tests`, `/logs`, `/opt/selfbench`, and `/solution` read-only only
   where the solution may be seen;
+* the tool state setup prepares (the images' `/opt/uv-cache`, `/opt/go`, `/opt/corepack`, a
+  toolchain's own such as `/usr/local/cargo`) written by the preparation stages alone; every
+  later phase that runs the agent's or the tests' code gets a copy of its own (`cp -a
+  --reflink=auto`), removed when it ends, and any other sees setup's read-only (`ToolState`):
+  nothing one phase writes there reaches another phase or trial. The toolchains themselves are
+  root's and read-only in every phase (cargo's home too: setup opens only its caches);
 * private `/tmp`, `/run`, `/dev` (only `null`, `zero`, `full`, `random`, `urandom`, `tty`, a
   private `pts` and `shm`) and `/proc` (its own PID namespace's); everything but the system
   directories absent (homes, `/root`, `/run` with its sockets, project directories), and the
@@ -30,12 +36,16 @@ containers provide and nothing more. Each phase gets:
   secrets, and the closest the host's own directories come is what any of its users may read;
 * `/etc/passwd` and `/etc/group` with the `agent` and `verifier` users added;
 * its own PID namespace: when the phase's script ends, every process it started dies with it;
+* `agent` and `verifier` uids of its own, leased for as long as the sandbox lives (`uids.py`):
+  the kernel counts a user's processes host-wide, so the per-user process cap (`ulimit -u`) is
+  this sandbox's alone, never shared with another trial or run;
 * root inside keeps only the capabilities the scripts need (owning and switching users, killing
   the verifier's leftovers): never `CAP_SYS_ADMIN` (no remounting) nor `CAP_DAC_READ_SEARCH`
   (no `open_by_handle_at`);
 * a network only where the phase needs one (setup): its own namespace, connected to the outside
   by slirp4netns without the host's loopback; otherwise a fresh namespace with only loopback;
-* a control group with the task's CPUs and memory and a process cap (`cgroup.py`).
+* a control group of its own per phase, with the task's CPUs and memory and a process cap
+  (`cgroup.py`): each trial's limits are its own.
 
 Creating a mount namespace with several users needs root: the local environment refuses to start
 otherwise (`selfbench validate --env harbor` needs no privileges on this machine).
