@@ -629,3 +629,20 @@ def test_no_phase_can_plant_a_cargo_configuration_for_a_later_one(
     seen = {name: read_status(later.status, name) for name in
             ("config.toml", "cache-agent", "cache-verifier", "from-setup")}  # fmt: skip
     assert seen == {"config.toml": 1, "cache-agent": 1, "cache-verifier": 1, "from-setup": 0}
+
+
+def test_two_tasks_validated_at_once_run_as_uids_of_their_own(tmp_path: Path) -> None:
+    """`validate -j 2` (as `eval -j 2`) runs two tasks' sandboxes at once: each runs as the
+    `agent` and `verifier` uids leased for it, so neither shares the other's process cap."""
+    outs = [build(python_project(name), tmp_path / name) for name in ("uids-first", "uids-second")]
+    (tmp_path / "workspace").mkdir()
+    options = LocalOptions(logs=tmp_path / "logs", keep=True, workspace=tmp_path / "workspace")
+    reports = validate(outs, runner=LocalRunner(options), jobs=2)
+    assert all(report.accepted for report in reports), [r.reason for r in reports]
+    seen = []
+    for workspace in sorted((tmp_path / "workspace").iterdir()):
+        passwd = (workspace / "etc" / "passwd").read_text().splitlines()
+        users = dict(line.split(":")[0:3:2] for line in passwd)
+        seen.append({users["agent"], users["verifier"]})
+    assert len(seen) == 2
+    assert seen[0].isdisjoint(seen[1]), seen
