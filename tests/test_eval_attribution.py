@@ -119,7 +119,7 @@ def test_a_test_that_hangs_at_import_counts_against_the_agent(tmp_path: Path) ->
     assert ": the verifier timed out (log " in str(_trial(results, "hanger", "calc-sub").reason)
 
 
-def test_a_process_flood_in_the_verifier_counts_against_the_agent(
+def test_a_process_flood_in_the_verifier_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # a phase's process cap below the per-user one, so the flood meets the control group's
@@ -127,9 +127,14 @@ def test_a_process_flood_in_the_verifier_counts_against_the_agent(
     tasks = _tasks(tmp_path)
     results = tmp_path / "results"
     assert _eval(tasks, results, f"flooder={FLOOD}", f"honest={SOLVE_MUL}") == 0
-    _assert_counted(
-        results, "flooder", "the tests hit the task's process limit with the agent's code"
-    )
+    record = _trial(results, "flooder", "calc-sub")
+    cause = "the tests hit the task's process limit with the agent's code"
+    assert (record.classification, record.cause) == ("agent", cause)
+    # the verifier outlived the flood and gave its verdict: the cause is named beside it
+    assert record.reason == f"tests ran and failed: fail-to-pass ({cause})"
+    assert record.proof is None
+    honest = _trial(results, "honest", "calc-sub")
+    assert (honest.classification, honest.cause) == ("agent", None)
 
 
 @pytest.fixture
