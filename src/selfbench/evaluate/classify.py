@@ -17,11 +17,19 @@ from dataclasses import dataclass
 from selfbench.evaluate.results import Classification, Recheck
 from selfbench.validate.report import Reward
 
-__all__ = ["Proof", "TrialFacts", "Verdict", "classify", "reclassify"]
+__all__ = [
+    "KILLED_EXIT",
+    "TIMEOUT_EXIT",
+    "Proof",
+    "TrialFacts",
+    "Verdict",
+    "classify",
+    "reclassify",
+]
 
-_TIMEOUT_EXIT = 124
+TIMEOUT_EXIT = 124
 """timeout(1)'s own status when the limit struck."""
-_KILLED_EXIT = 137
+KILLED_EXIT = 137
 """SIGKILL: timeout(1)'s after its grace period, or the kernel's when memory ran out."""
 
 
@@ -68,9 +76,9 @@ class Verdict:
 
 def _timed_out(facts: TrialFacts) -> bool:
     """The agent's time limit struck: timeout(1)'s status, or a SIGKILL at the limit."""
-    if facts.agent_exit == _TIMEOUT_EXIT:
+    if facts.agent_exit == TIMEOUT_EXIT:
         return True
-    if facts.agent_exit != _KILLED_EXIT:
+    if facts.agent_exit != KILLED_EXIT:
         return False
     limit, seconds = facts.agent_seconds_limit, facts.agent_seconds
     return limit is None or seconds is None or seconds >= limit

@@ -55,7 +55,7 @@ from selfbench.evaluate.agents import (
     parse_usage,
 )
 from selfbench.evaluate.bench import BenchTask
-from selfbench.evaluate.classify import Proof, TrialFacts, classify
+from selfbench.evaluate.classify import KILLED_EXIT, TIMEOUT_EXIT, Proof, TrialFacts, classify
 from selfbench.toolchains import provision_task
 from selfbench.validate.cgroup import Limits
 from selfbench.validate.checks import (
@@ -90,13 +90,9 @@ LOCAL_NETWORK = "none (the local sandbox cannot enforce an allow-list)"
 _HARNESS_MARGIN = 60.0
 _INSTRUCTION = "/run/selfbench-task/instruction.md"
 _ORACLE = AgentSpec("oracle", "oracle")
-_TIMEOUT_EXIT = 124
-"""timeout(1)'s own status when the limit struck."""
-_KILLED_EXIT = 137
-"""SIGKILL: timeout(1)'s after its grace period, or the kernel's when memory ran out."""
 
-Step = Literal["agent", "collect", "verifier"]
-_CAUSES: dict[Step, dict[Limit, str]] = {
+_Step = Literal["agent", "collect", "verifier"]
+_CAUSES: dict[_Step, dict[Limit, str]] = {
     "agent": {
         "time": "the agent phase ran past the harness's time limit",
         "memory": "the agent exceeded the task's memory",
@@ -297,7 +293,7 @@ def _harness_reason(phase: AgentPhase, phases: TaskPhases) -> str | None:
     return None
 
 
-def _cause(step: Step, limits: tuple[Limit, ...]) -> str | None:
+def _cause(step: _Step, limits: tuple[Limit, ...]) -> str | None:
     """The limits a step ran into, as the report names them."""
     return "; ".join(_CAUSES[step][limit] for limit in limits) or None
 
@@ -309,11 +305,11 @@ def _agent_cause(phase: AgentPhase) -> str | None:
     agent, collect = read_status(phase.status, "agent"), read_status(phase.status, "collect")
     if result.timed_out:
         return _cause("agent", ("time",))
-    if result.out_of_memory and agent in (-1, _KILLED_EXIT):
+    if result.out_of_memory and agent in (-1, KILLED_EXIT):
         return _cause("agent", ("memory",))
     if collect == 0:
         return None
-    timed_out = collect == _TIMEOUT_EXIT or (collect == _KILLED_EXIT and not result.out_of_memory)
+    timed_out = collect == TIMEOUT_EXIT or (collect == KILLED_EXIT and not result.out_of_memory)
     return _cause(
         "collect", limits_struck(result, free_bytes=phase.free_bytes, timed_out=timed_out)
     )
