@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ from projects import build
 from selfbench.evaluate import build_summary, read_results
 from selfbench.evaluate.results import TrialRecord
 from selfbench.validate import cgroup
+from selfbench.validate.phases import FULL_BYTES, limits_struck
+from selfbench.validate.sandbox import Mounts, PhaseResult, Sandbox, choose_users, require_sandbox
 from test_eval import _eval, project
 
 pytestmark = pytest.mark.skipif(
@@ -157,3 +160,37 @@ def test_a_workspace_that_fills_the_disk_counts_against_the_agent(
     extra = ("--workspace", str(small_disk))
     assert _eval(tasks, results, f"filler={FILL}", f"honest={SOLVE_MUL}", extra=extra) == 0
     _assert_counted(results, "filler", "the agent's workspace filled the disk in the collect step")
+
+
+def test_a_phase_that_meets_its_process_cap_says_so(tmp_path: Path) -> None:
+    group, why = cgroup.PhaseCgroup.create(cgroup.Limits(cpus=1, memory_mb=256, pids=32))
+    if group is None:
+        pytest.skip(why)
+    group.close()
+    users = choose_users()
+    sandbox = Sandbox(tmp_path / "ws", users, require_sandbox(), cgroup.Limits(1, 256, 32))
+    flood = "for i in $(seq 64); do sleep 5 & done 2>/dev/null; wait"
+    result = sandbox.run(flood, (), mounts=Mounts(), log=tmp_path / "flood.log", timeout=30)
+    calm = sandbox.run(
+        "sleep 0.1 & wait", (), mounts=Mounts(), log=tmp_path / "calm.log", timeout=30
+    )
+    assert (result.process_limit, calm.process_limit) == (True, False)
+    assert limits_struck(result, free_bytes=None) == ("processes",)
+
+
+@pytest.mark.parametrize(
+    ("changes", "free", "timed_out", "limits"),
+    [
+        ({}, None, False, ()),
+        ({}, FULL_BYTES, False, ()),
+        ({}, FULL_BYTES - 1, False, ("disk",)),
+        ({}, None, True, ("time",)),
+        ({"timed_out": True, "out_of_memory": True}, 0, False, ("time", "memory", "disk")),
+        ({"process_limit": True}, None, False, ("processes",)),
+    ],
+)
+def test_the_limits_a_phase_struck(
+    changes: dict[str, bool], free: int | None, timed_out: bool, limits: tuple[str, ...]
+) -> None:
+    result = replace(PhaseResult(exit_code=1, timed_out=False, seconds=1.0), **changes)
+    assert limits_struck(result, free_bytes=free, timed_out=timed_out) == limits
