@@ -85,7 +85,7 @@ def _assert_counted(results: Path, agent: str, cause: str) -> None:
     """`agent` failed `calc-sub` as the agent, for `cause`, proved by the oracle; it scores what
     the honest agent does: 1 of 2."""
     record = _trial(results, agent, "calc-sub")
-    assert (record.passed, record.classification, record.reason) == (False, "agent", record.reason)
+    assert (record.passed, record.classification) == (False, "agent"), record.reason
     assert record.cause == cause
     assert record.attempts == 1
     assert record.reason is not None
