@@ -20,9 +20,10 @@ import pytest
 
 from projects import build
 from selfbench.evaluate import build_summary, read_results
+from selfbench.evaluate.local_trials import _agent_cause
 from selfbench.evaluate.results import TrialRecord
 from selfbench.validate import cgroup
-from selfbench.validate.phases import FULL_BYTES, limits_struck
+from selfbench.validate.phases import FULL_BYTES, AgentPatch, AgentPhase, limits_struck
 from selfbench.validate.sandbox import Mounts, PhaseResult, Sandbox, choose_users, require_sandbox
 from test_eval import _eval, project
 
@@ -62,6 +63,10 @@ END
 """Code the tests import that forks until the phase's process cap refuses."""
 FILL = SOLVE_MUL + "dd if=/dev/zero of=calc/fill.bin bs=1M >/dev/null 2>&1 || true\n"
 """An agent that fills its workspace's disk."""
+AGENT_MEMORY = "the agent exceeded the task's memory"
+AGENT_PROCESSES = "the agent hit the task's process limit"
+COLLECT_MEMORY = "the agent's workspace exceeded the task's memory in the collect step"
+COLLECT_TIME = "the collect step timed out on the agent's workspace"
 
 
 def _tasks(tmp_path: Path, **definition: Any) -> Path:
@@ -194,3 +199,37 @@ def test_the_limits_a_phase_struck(
 ) -> None:
     result = replace(PhaseResult(exit_code=1, timed_out=False, seconds=1.0), **changes)
     assert limits_struck(result, free_bytes=free, timed_out=timed_out) == limits
+
+
+@pytest.mark.parametrize(
+    ("statuses", "changes", "free", "cause"),
+    [
+        ({"agent": "0", "collect": "0"}, {}, None, None),
+        ({"agent": "0", "collect": "0"}, {"process_limit": True}, None, AGENT_PROCESSES),
+        ({}, {"out_of_memory": True}, None, AGENT_MEMORY),
+        ({"agent": "137", "collect": "0"}, {"out_of_memory": True}, None, AGENT_MEMORY),
+        (
+            {"agent": "0"},
+            {"timed_out": True},
+            None,
+            "the agent phase ran past the harness's time limit",
+        ),
+        ({"agent": "0", "collect": "137"}, {"out_of_memory": True}, None, COLLECT_MEMORY),
+        ({"agent": "0", "collect": "124"}, {}, None, COLLECT_TIME),
+        ({"agent": "0", "collect": "137"}, {}, None, COLLECT_TIME),
+        ({"agent": "0"}, {}, 0, "the agent's workspace filled the disk in the collect step"),
+        ({"agent": "0", "collect": "1"}, {}, 1 << 30, None),
+    ],
+)
+def test_the_cause_of_an_agent_phase_comes_from_its_statuses_and_group(
+    tmp_path: Path,
+    statuses: dict[str, str],
+    changes: dict[str, bool],
+    free: int | None,
+    cause: str | None,
+) -> None:
+    for name, value in statuses.items():
+        (tmp_path / name).write_text(f"{value}\n")
+    result = replace(PhaseResult(exit_code=0, timed_out=False, seconds=1.0), **changes)
+    phase = AgentPhase(AgentPatch(tmp_path), tmp_path, result, tmp_path / "log", free)
+    assert _agent_cause(phase) == cause

@@ -299,8 +299,9 @@ def _cause(step: _Step, limits: tuple[Limit, ...]) -> str | None:
 
 
 def _agent_cause(phase: AgentPhase) -> str | None:
-    """The limit the agent's phase ran into: the harness's time, or memory while the agent
-    ran (its script killed, or the agent's own SIGKILL), or any limit in the collect step."""
+    """The limit the agent's phase ran into: the harness's time; memory while the agent ran (its
+    script killed, or the agent's own SIGKILL) or its process cap; any limit in the collect
+    step."""
     result = phase.result
     agent, collect = read_status(phase.status, "agent"), read_status(phase.status, "collect")
     if result.timed_out:
@@ -308,11 +309,10 @@ def _agent_cause(phase: AgentPhase) -> str | None:
     if result.out_of_memory and agent in (-1, KILLED_EXIT):
         return _cause("agent", ("memory",))
     if collect == 0:
-        return None
+        return _cause("agent", ("processes",) if result.process_limit else ())
     timed_out = collect == TIMEOUT_EXIT or (collect == KILLED_EXIT and not result.out_of_memory)
-    return _cause(
-        "collect", limits_struck(result, free_bytes=phase.free_bytes, timed_out=timed_out)
-    )
+    limits = limits_struck(result, free_bytes=phase.free_bytes, timed_out=timed_out)
+    return _cause("collect", limits)
 
 
 def _verifier_cause(run: VerifierRun) -> str | None:
