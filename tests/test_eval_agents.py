@@ -19,6 +19,7 @@ from selfbench.evaluate import (
     parse_usage,
     reclassify,
 )
+from selfbench.evaluate.classify import Proof
 from selfbench.evaluate.results import Classification
 from selfbench.validate.report import Reward
 
@@ -107,6 +108,7 @@ def _fail(classification: Classification, reason: str) -> Verdict:
 
 
 PASSED = _reward(reward=1, fail_to_pass=1, deterministic=1)
+MEMORY = "the agent's workspace exceeded the task's memory in the collect step"
 
 
 @pytest.mark.parametrize(
@@ -158,6 +160,48 @@ PASSED = _reward(reward=1, fail_to_pass=1, deterministic=1)
         (
             TrialFacts(None, agent_error="the agent timed out (AgentTimeoutError)"),
             _fail("agent", "the agent timed out (AgentTimeoutError)"),
+        ),
+        # a phase with the agent's code gave no verdict: the oracle's proof decides
+        (
+            TrialFacts(
+                _reward(patch_applied=0),
+                stopped="collect failed",
+                cause=MEMORY,
+                proof=Proof(passed=True, detail="the oracle passed"),
+            ),
+            _fail("agent", f"{MEMORY}: collect failed; the oracle passed"),
+        ),
+        (
+            TrialFacts(
+                None,
+                stopped="the verifier wrote no reward.json",
+                proof=Proof(passed=True, detail="the oracle passed"),
+            ),
+            _fail("agent", "the verifier wrote no reward.json; the oracle passed"),
+        ),
+        (
+            TrialFacts(
+                None,
+                stopped="collect failed",
+                cause=MEMORY,
+                proof=Proof(passed=False, detail="the oracle failed too: x"),
+            ),
+            _fail("infrastructure", "collect failed; the oracle failed too: x"),
+        ),
+        (
+            TrialFacts(None, stopped="collect failed", cause=MEMORY),
+            _fail("infrastructure", "collect failed"),
+        ),
+        # a limit struck, and the verifier still gave its verdict: named in the reason
+        (
+            TrialFacts(
+                _reward(), cause="the tests exceeded the task's memory with the agent's code"
+            ),
+            _fail(
+                "agent",
+                "tests ran and failed: fail-to-pass (the tests exceeded the task's "
+                "memory with the agent's code)",
+            ),
         ),
     ],
 )

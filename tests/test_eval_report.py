@@ -395,3 +395,55 @@ def test_eval_records_each_tasks_quality_once(tmp_path: Path) -> None:
     assert note.reasons == quality_record("q-a", "review").reasons
     lines = (results / RESULTS_FILE).read_text().splitlines()
     assert [json.loads(line)["kind"] for line in lines] == ["benchmark", "quality"]
+
+
+CAUSE = "the agent's workspace exceeded the task's memory in the collect step"
+PROOF = "the oracle passed here with the same limits (log x.log)"
+
+
+def test_a_failure_the_agents_code_caused_shows_its_cause_and_counts(tmp_path: Path) -> None:
+    reason = f"{CAUSE}: the collect step failed (exit 137; log y.log); {PROOF}"
+    records = [
+        record("t1", "hog"),
+        record(
+            "t2",
+            "hog",
+            passed=False,
+            classification="agent",
+            reason=reason,
+            reward=0,
+            cause=CAUSE,
+            proof=PROOF,
+        ),
+        failed("t2", "honest"),
+        record("t1", "honest"),
+    ]
+    summary = build_summary(read_results(write_results(tmp_path / "results", records)))
+    rates = {agent.name: (agent.passes, agent.counted) for agent in summary.agents}
+    assert rates == {"hog": (1, 2), "honest": (1, 2)}
+    markdown = render_report(summary, "md")
+    assert markdown.endswith(
+        "| task | agent | trial | class | cause | reason |\n"
+        "| --- | --- | --- | --- | --- | --- |\n"
+        f"| t2 | hog | 1 | agent | {CAUSE} | {reason} |\n"
+        "| t2 | honest | 1 | agent | — | tests ran and failed: fail-to-pass |\n"
+    )
+    text = " ".join(render_report(summary, "text").split())  # as the terminal width wraps it
+    assert f" t2 hog #1: agent: {reason} [cause: {CAUSE}] t2 honest #1: " in text
+    page = render_report(summary, "html")
+    assert "<th>cause</th>" in page
+    assert page.count("the agent&#x27;s workspace exceeded the task&#x27;s memory") == 2
+    [first, _] = json.loads(render_report(summary, "json"))["failures"]
+    assert (first["cause"], first["proof"]) == (CAUSE, PROOF)
+
+
+def test_a_trial_line_written_before_causes_is_still_read(tmp_path: Path) -> None:
+    results = write_results(tmp_path / "results", [])
+    line = failed("t1", "a").to_json()
+    del line["cause"], line["proof"]
+    with (results / RESULTS_FILE).open("a") as handle:
+        handle.write(json.dumps(line) + "\n")
+    log = read_results(results)
+    assert log.corrupt == ()
+    [found] = log.trials.values()
+    assert (found.cause, found.proof) == (None, None)

@@ -1,9 +1,11 @@
 """Every non-pass gets a class and a reason (pure).
 
 * **agent**: the agent timed out or crashed, its patch did not apply, or the tests ran and
-  failed;
-* **infrastructure**: setup, the collect step or the verifier broke, a phase ran out of memory,
-  or the harness's own time limit struck; retried once, never counted against an agent;
+  failed; or a phase the agent's code was in (the agent phase, the collect step over its
+  workspace, the verifier with its patch) gave no verdict, and the oracle, run again on the same
+  machine with the same limits, passed (the `Proof`): the cause named when a limit struck;
+* **infrastructure**: setup or the harness broke with no agent code running, or such a phase gave
+  no verdict and the oracle failed too; retried once, never counted against an agent;
 * **task**: an agent failure on a task whose oracle no longer passes (the re-check decides; see
   `reclassify`).
 """
@@ -15,12 +17,30 @@ from dataclasses import dataclass
 from selfbench.evaluate.results import Classification, Recheck
 from selfbench.validate.report import Reward
 
-__all__ = ["TrialFacts", "Verdict", "classify", "reclassify"]
+__all__ = [
+    "KILLED_EXIT",
+    "TIMEOUT_EXIT",
+    "Proof",
+    "TrialFacts",
+    "Verdict",
+    "classify",
+    "reclassify",
+]
 
-_TIMEOUT_EXIT = 124
+TIMEOUT_EXIT = 124
 """timeout(1)'s own status when the limit struck."""
-_KILLED_EXIT = 137
+KILLED_EXIT = 137
 """SIGKILL: timeout(1)'s after its grace period, or the kernel's when memory ran out."""
+
+
+@dataclass(frozen=True, slots=True)
+class Proof:
+    """The oracle run again on the machine of a trial that gave no verdict, with the same limits:
+    when it passes, the machine can run the task, and the failure is the agent's."""
+
+    passed: bool
+    detail: str
+    """What it showed, one line (`the oracle passed ...`, `the oracle failed too: ...`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +55,14 @@ class TrialFacts:
     """Why the harness (setup, collect, verifier, memory, its own timeout) broke, if it did."""
     agent_error: str | None = None
     """Why the agent itself failed when no reward was written (a Harbor agent's timeout)."""
+    stopped: str | None = None
+    """Why a phase with the agent's code in it gave no verdict (the collect step over its
+    workspace, the verifier with its patch); the `proof` decides whose failure it is."""
+    cause: str | None = None
+    """The limit the agent's code ran into (`the tests timed out with the agent's code`), read
+    from the control group, the exit statuses and the time limits, never from its output."""
+    proof: Proof | None = None
+    """The oracle's run that decided a `stopped` trial (None: none ran)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,9 +76,9 @@ class Verdict:
 
 def _timed_out(facts: TrialFacts) -> bool:
     """The agent's time limit struck: timeout(1)'s status, or a SIGKILL at the limit."""
-    if facts.agent_exit == _TIMEOUT_EXIT:
+    if facts.agent_exit == TIMEOUT_EXIT:
         return True
-    if facts.agent_exit != _KILLED_EXIT:
+    if facts.agent_exit != KILLED_EXIT:
         return False
     limit, seconds = facts.agent_seconds_limit, facts.agent_seconds
     return limit is None or seconds is None or seconds >= limit
@@ -76,10 +104,25 @@ def _agent_reason(facts: TrialFacts, reward: Reward) -> str:
     return f"{crashed}tests ran and failed: fail-to-pass did not pass twice"
 
 
+def _stopped(facts: TrialFacts, stopped: str) -> Verdict:
+    """A trial whose phase with the agent's code gave no verdict: the agent's when the oracle
+    passed on the same machine with the same limits, else the infrastructure's."""
+    proof = facts.proof
+    if proof is not None and proof.passed:
+        cause = f"{facts.cause}: " if facts.cause else ""
+        return Verdict(
+            passed=False, classification="agent", reason=f"{cause}{stopped}; {proof.detail}"
+        )
+    reason = f"{stopped}; {proof.detail}" if proof else stopped
+    return Verdict(passed=False, classification="infrastructure", reason=reason)
+
+
 def classify(facts: TrialFacts) -> Verdict:
     """The trial's verdict before any oracle re-check."""
     if facts.infrastructure is not None:
         return Verdict(passed=False, classification="infrastructure", reason=facts.infrastructure)
+    if facts.stopped is not None:
+        return _stopped(facts, facts.stopped)
     if facts.reward is None:
         if facts.agent_error is not None:
             return Verdict(passed=False, classification="agent", reason=facts.agent_error)
@@ -90,7 +133,10 @@ def classify(facts: TrialFacts) -> Verdict:
         )
     if facts.reward.reward == 1:
         return Verdict(passed=True, classification=None, reason=None)
-    return Verdict(passed=False, classification="agent", reason=_agent_reason(facts, facts.reward))
+    reason = _agent_reason(facts, facts.reward)
+    if facts.cause is not None:
+        reason = f"{reason} ({facts.cause})"
+    return Verdict(passed=False, classification="agent", reason=reason)
 
 
 def reclassify(verdict: Verdict, recheck: Recheck | None) -> Verdict:

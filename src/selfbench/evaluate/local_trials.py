@@ -16,6 +16,12 @@ The agent sees its copy of `/app` and nothing of the bundle, the solution (excep
 `oracle`, which applies it with `solution/solve.sh`), the held-out tests or other trials; only
 its collected diff reaches the verifier.
 
+A phase with the agent's code in it (the agent phase and its collect step over the agent's
+workspace; the verifier, when the patch is not empty) that gives no verdict is not excused: the
+limit it ran into is named (`Limit`, from the control group, the exit statuses and the time
+limits), and the oracle runs again in this workspace with the same limits (`PreparedTask.prove`).
+When it passes, the failure is the agent's; when it fails too, the infrastructure's.
+
 The agent phase gets a private copy of the images' shared tool state (`/opt/uv-cache`, ...), so
 what it writes there reaches neither the verifier nor a later trial.
 
@@ -27,12 +33,15 @@ once more in a fresh workspace before the task's trials fail as infrastructure.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
 from selfbench._fs import open_beneath
 from selfbench.bundle import layout
@@ -46,11 +55,25 @@ from selfbench.evaluate.agents import (
     parse_usage,
 )
 from selfbench.evaluate.bench import BenchTask
-from selfbench.evaluate.classify import TrialFacts
+from selfbench.evaluate.classify import KILLED_EXIT, TIMEOUT_EXIT, Proof, TrialFacts, classify
 from selfbench.toolchains import provision_task
 from selfbench.validate.cgroup import Limits
-from selfbench.validate.checks import phase_reason, run_outcomes, verifier_commands
-from selfbench.validate.phases import COLLECT_SECONDS, AgentPhase, LocalOptions, TaskPhases
+from selfbench.validate.checks import (
+    VerifierRun,
+    phase_reason,
+    run_outcomes,
+    verifier_commands,
+    verifier_timed_out,
+)
+from selfbench.validate.phases import (
+    COLLECT_SECONDS,
+    AgentPatch,
+    AgentPhase,
+    Limit,
+    LocalOptions,
+    TaskPhases,
+    limits_struck,
+)
 from selfbench.validate.sandbox import (
     LOG_LIMIT,
     Sandbox,
@@ -67,6 +90,30 @@ LOCAL_NETWORK = "none (the local sandbox cannot enforce an allow-list)"
 
 _HARNESS_MARGIN = 60.0
 _INSTRUCTION = "/run/selfbench-task/instruction.md"
+_ORACLE = AgentSpec("oracle", "oracle")
+
+_Step = Literal["agent", "collect", "verifier"]
+_CAUSES: dict[_Step, dict[Limit, str]] = {
+    "agent": {
+        "time": "the agent phase ran past the harness's time limit",
+        "memory": "the agent exceeded the task's memory",
+        "processes": "the agent hit the task's process limit",
+        "disk": "the agent filled the disk",
+    },
+    "collect": {
+        "time": "the collect step timed out on the agent's workspace",
+        "memory": "the agent's workspace exceeded the task's memory in the collect step",
+        "processes": "the agent's workspace hit the task's process limit in the collect step",
+        "disk": "the agent's workspace filled the disk in the collect step",
+    },
+    "verifier": {
+        "time": "the tests timed out with the agent's code",
+        "memory": "the tests exceeded the task's memory with the agent's code",
+        "processes": "the tests hit the task's process limit with the agent's code",
+        "disk": "the tests filled the disk with the agent's code",
+    },
+}
+"""How a cause reads, per step of a trial and limit struck."""
 
 _AGENT = rf"""
 set -uo pipefail
@@ -115,32 +162,67 @@ class PreparedTask:
     task: BenchTask
     phases: TaskPhases
     setup_error: str | None
+    proof: Proof | None = None
+    """The oracle's passing run on this workspace, once one ran (`prove`)."""
+    _proofs: int = field(default=0, repr=False)
 
     def run(self, agent: AgentSpec, name: str) -> LocalTrial:
         """Run one trial of `agent`; `name` names its directories and logs (unique per task).
 
+        A trial whose phase with the agent's code gave no verdict carries the oracle's `prove`.
         A harness that breaks (a full disk, a copy that fails) fails the trial as
         infrastructure, not the evaluation.
         """
         if self.setup_error is not None:
             return self._broken(self.setup_error)
         try:
-            return self._run(agent, name)
+            trial = self._run(agent, name)
+            if trial.facts.stopped is not None:
+                trial = replace(trial, facts=replace(trial.facts, proof=self.prove()))
         except (OSError, CalledProcessError, SelfbenchError) as exc:
             why = str(exc) if isinstance(exc, SelfbenchError) else f"{type(exc).__name__}: {exc}"
             return self._broken(f"the harness failed: {why}".splitlines()[0])
+        return trial
+
+    def prove(self) -> Proof:
+        """Run the oracle again in this workspace, with the task's limits, as a trial: does the
+        machine run the task? A passing run is kept and answers every later call.
+
+        Raises:
+            OSError, CalledProcessError, SelfbenchError: the harness broke (as `run`'s).
+        """
+        if self.proof is not None:
+            return self.proof
+        self._proofs += 1
+        oracle = self._run(_ORACLE, f"proof-{self._proofs}")
+        verdict = classify(oracle.facts)
+        if not verdict.passed:
+            why = f"the oracle failed too, here with the same limits: {verdict.reason}"
+            return Proof(passed=False, detail=why)
+        why = f"the oracle passed here with the same limits (log {oracle.log})"
+        self.proof = Proof(passed=True, detail=why)
+        return self.proof
 
     def _broken(self, reason: str) -> LocalTrial:
         facts = TrialFacts(reward=None, infrastructure=reason)
         return LocalTrial(facts, {}, None, None, Usage(), str(self.phases.logs))
 
     def _run(self, agent: AgentSpec, name: str) -> LocalTrial:
+        """One trial, its facts as observed (no proof)."""
         phase, usage = self._agent_phase(agent, name)
         harness = _harness_reason(phase, self.phases)
         run = self.phases.verifier(name, phase.patch, ())
-        infrastructure = harness or phase_reason(run)
-        if infrastructure is None and run.reward is None and run.phase.out_of_memory:
-            infrastructure = f"out of memory: {self.phases.memory_hint()}"
+        verifier = phase_reason(run)
+        if verifier is None and run.reward is None and run.phase.out_of_memory:
+            verifier = f"out of memory: {self.phases.memory_hint()}"
+        # the agent's code: in its phase (solve.sh for the oracle), and in a non-empty patch
+        in_agent = agent.kind != "nop"
+        in_verifier = in_agent and harness is None and _patched(phase.patch)
+        cause = _agent_cause(phase) if in_agent else None
+        if in_verifier and cause is None:
+            cause = _verifier_cause(run)
+        stopped = harness or verifier
+        own = (in_agent and harness is not None) or in_verifier
         milliseconds = read_status(phase.status, "agent-ms")
         seconds = milliseconds / 1000 if milliseconds >= 0 else None
         facts = TrialFacts(
@@ -148,7 +230,9 @@ class PreparedTask:
             agent_exit=read_status(phase.status, "agent") if agent.kind != "nop" else 0,
             agent_seconds=seconds,
             agent_seconds_limit=float(self.task.located.definition.timeouts.agentSeconds),
-            infrastructure=infrastructure,
+            infrastructure=None if own else stopped,
+            stopped=stopped if own else None,
+            cause=cause,
         )
         commands = verifier_commands(self.phases.definition)
         tests = run_outcomes(run.log, commands) if run.reward else {}
@@ -207,6 +291,42 @@ def _harness_reason(phase: AgentPhase, phases: TaskPhases) -> str | None:
     if collect != 0:
         return f"the collect step failed (exit {collect}; log {phase.log})"
     return None
+
+
+def _cause(step: _Step, limits: tuple[Limit, ...]) -> str | None:
+    """The limits a step ran into, as the report names them."""
+    return "; ".join(_CAUSES[step][limit] for limit in limits) or None
+
+
+def _agent_cause(phase: AgentPhase) -> str | None:
+    """The limit the agent's phase ran into: the harness's time; memory while the agent ran (its
+    script killed, or the agent's own SIGKILL) or its process cap; any limit in the collect
+    step."""
+    result = phase.result
+    agent, collect = read_status(phase.status, "agent"), read_status(phase.status, "collect")
+    if result.timed_out:
+        return _cause("agent", ("time",))
+    if result.out_of_memory and agent in (-1, KILLED_EXIT):
+        return _cause("agent", ("memory",))
+    if collect == 0:
+        return _cause("agent", ("processes",) if result.process_limit else ())
+    timed_out = collect == TIMEOUT_EXIT or (collect == KILLED_EXIT and not result.out_of_memory)
+    limits = limits_struck(result, free_bytes=phase.free_bytes, timed_out=timed_out)
+    return _cause("collect", limits)
+
+
+def _verifier_cause(run: VerifierRun) -> str | None:
+    """The limits the verifier ran into with the agent's patch."""
+    limits = limits_struck(run.phase, free_bytes=run.free_bytes, timed_out=verifier_timed_out(run))
+    return _cause("verifier", limits)
+
+
+def _patched(patch: AgentPatch) -> bool:
+    """Whether the collect step wrote a non-empty patch (the agent's code reaches the tests)."""
+    with contextlib.suppress(OSError):
+        info = (patch.opt / Path(layout.CONTAINER_AGENT_PATCH).name).lstat()
+        return stat.S_ISREG(info.st_mode) and info.st_size > 0
+    return False
 
 
 def _prepare(

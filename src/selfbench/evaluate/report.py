@@ -8,7 +8,13 @@ import json
 from collections.abc import Sequence
 
 from selfbench.evaluate.report_html import render_html
-from selfbench.evaluate.report_rows import agent_rows, matrix_rows, network_lines, quality_rows
+from selfbench.evaluate.report_rows import (
+    agent_rows,
+    failure_rows,
+    matrix_rows,
+    network_lines,
+    quality_rows,
+)
 from selfbench.evaluate.summary import Summary
 
 __all__ = [
@@ -58,7 +64,9 @@ def _failure_lines(summary: Summary) -> list[str]:
     if summary.failures:
         lines.append("Non-passes:")
     lines += [
-        f"  {f.task} {f.agent} #{f.trial}: {f.classification}: {f.reason}" for f in summary.failures
+        f"  {f.task} {f.agent} #{f.trial}: {f.classification}: {f.reason}"
+        + (f" [cause: {f.cause}]" if f.cause else "")
+        for f in summary.failures
     ]
     return lines
 
@@ -84,10 +92,7 @@ def render_markdown(summary: Summary) -> str:
         lines += _markdown_table(*quality_rows(summary))
     if summary.failures:
         lines += ["", "## Non-passes", ""]
-        lines += _markdown_table(
-            ["task", "agent", "trial", "class", "reason"],
-            [[f.task, f.agent, str(f.trial), f.classification, f.reason] for f in summary.failures],
-        )
+        lines += _markdown_table(*failure_rows(summary))
     return "\n".join(lines) + "\n"
 
 

@@ -11,7 +11,13 @@ import html
 import io
 import re
 
-from selfbench.evaluate.report_rows import agent_rows, matrix_rows, network_lines, quality_rows
+from selfbench.evaluate.report_rows import (
+    agent_rows,
+    failure_rows,
+    matrix_rows,
+    network_lines,
+    quality_rows,
+)
 from selfbench.evaluate.summary import Summary
 
 __all__ = ["render_html"]
@@ -146,13 +152,7 @@ def render_html(summary: Summary) -> str:
     if summary.quality:
         parts += ["<h2>Quality</h2>", _table(*quality_rows(summary))]
     if summary.failures:
-        rows = [
-            [f.task, f.agent, str(f.trial), f.classification, f.reason] for f in summary.failures
-        ]
-        parts += [
-            "<h2>Non-passes</h2>",
-            _table(["task", "agent", "trial", "class", "reason"], rows),
-        ]
+        parts += ["<h2>Non-passes</h2>", _table(*failure_rows(summary))]
     if summary.skipped_lines:
         items = "".join(f"<li>{html.escape(line)}</li>" for line in summary.skipped_lines)
         parts += ["<h2>Skipped results lines</h2>", f"<ul>{items}</ul>"]

@@ -1,11 +1,12 @@
 """The rows every format of the evaluation report shows: the per-agent table, the task-by-agent
-matrix and the agents' network (pure: strings out; the text and HTML renderers share them)."""
+matrix, the non-passes and the agents' network (pure: strings out; the text and HTML renderers
+share them)."""
 
 from __future__ import annotations
 
 from selfbench.evaluate.summary import AgentSummary, Summary
 
-__all__ = ["agent_rows", "matrix_rows", "network_lines", "quality_rows"]
+__all__ = ["agent_rows", "failure_rows", "matrix_rows", "network_lines", "quality_rows"]
 
 
 def _percent(value: float | None) -> str:
@@ -88,3 +89,22 @@ def quality_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
 def network_lines(summary: Summary) -> list[str]:
     """What network the agents had, one line per environment."""
     return [f"Agent network ({line})" for line in summary.networks]
+
+
+def failure_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
+    """Every non-pass: header and rows; a `cause` column (the limit the agent's code ran into,
+    `—` for none) when any non-pass has one."""
+    causes = any(f.cause for f in summary.failures)
+    header = ["task", "agent", "trial", "class", *(["cause"] if causes else []), "reason"]
+    rows = [
+        [
+            f.task,
+            f.agent,
+            str(f.trial),
+            f.classification,
+            *([f.cause or "—"] if causes else []),
+            f.reason,
+        ]
+        for f in summary.failures
+    ]
+    return header, rows

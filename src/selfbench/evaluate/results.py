@@ -72,6 +72,10 @@ class TrialRecord:
     environment: str = "local"
     network: str = "none"
     log: str = ""
+    cause: str | None = None
+    """The limit the agent's code ran into, when one struck (`TrialFacts.cause`)."""
+    proof: str | None = None
+    """The oracle's run that decided a trial with no verdict (`Proof.detail`)."""
 
     @property
     def key(self) -> TrialKey:
@@ -122,12 +126,14 @@ class ResultsLog:
 
 
 _TRIAL_FIELDS = frozenset(TrialRecord.__dataclass_fields__)
+_LATER_FIELDS = frozenset({"cause", "proof"})
+"""Fields a results file written before them does not have (their defaults apply)."""
 _RECHECK_FIELDS = frozenset(Recheck.__dataclass_fields__)
 
 
 def _trial(value: dict[str, Any]) -> TrialRecord:
     fields = {key: item for key, item in value.items() if key != "kind"}
-    if set(fields) != _TRIAL_FIELDS:
+    if not _TRIAL_FIELDS - _LATER_FIELDS <= set(fields) <= _TRIAL_FIELDS:
         raise ValueError("not a trial record (its fields differ)")
     record = TrialRecord(**fields)
     checks = (
@@ -138,6 +144,7 @@ def _trial(value: dict[str, Any]) -> TrialRecord:
         isinstance(record.passed, bool),
         record.classification in (None, "agent", "infrastructure", "task"),
         isinstance(record.tests, dict),
+        all(isinstance(item, str | None) for item in (record.cause, record.proof)),
     )
     if not all(checks):
         raise ValueError("not a trial record (a field has the wrong type)")

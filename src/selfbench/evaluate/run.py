@@ -4,8 +4,9 @@ Local agents (`oracle`, `nop`, commands) run in the local sandbox, `jobs` tasks 
 task prepared once, its trials one after another); Harbor agents run with `harbor run`, one job
 per trial number, `jobs` trials at a time. An infrastructure failure is retried once at once,
 and again on the next run. After a task's trials, an agent failure on it triggers one oracle
-re-check (the `oracle` agent's own passing trial counts as one): when the oracle no longer
-passes, the report counts those failures against the task, not the agent.
+re-check (the `oracle` agent's own passing trial, or a local trial's passing proof, counts as
+one): when the oracle no longer passes, the report counts those failures against the task, not
+the agent.
 """
 
 from __future__ import annotations
@@ -192,6 +193,8 @@ def _record(
         tokens=outcome.usage.tokens,
         cost_usd=outcome.usage.cost_usd,
         log=outcome.log,
+        cause=outcome.facts.cause,
+        proof=outcome.facts.proof.detail if outcome.facts.proof else None,
     )
     return replace(record, **extra)  # type: ignore[arg-type]
 
@@ -216,7 +219,7 @@ def _local_recheck(run: _Run, prepared: PreparedTask) -> None:
     task = prepared.task
     if not run.recheck_wanted(task):
         return
-    if run.oracle_passed(task):
+    if run.oracle_passed(task) or prepared.proof is not None:
         run.save_recheck(task, passed=True, reason=None)
         return
     outcome = prepared.run(_ORACLE, "recheck-a1")

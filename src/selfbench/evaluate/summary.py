@@ -1,7 +1,8 @@
 """What a report says, computed from a results file (pure).
 
-Counted trials are passes and agent failures; infrastructure failures and failures of a task
-whose oracle no longer passes are listed but never counted against an agent. pass@k is the
+Counted trials are passes and agent failures (those the agent's code caused by running into a
+limit included, with their cause); infrastructure failures and failures of a task whose oracle
+no longer passes are listed but never counted against an agent. pass@k is the
 unbiased estimator (Chen et al., 2021) averaged over tasks, with k the trials per task.
 """
 
@@ -85,6 +86,10 @@ class Failure:
     trial: int
     classification: str
     reason: str
+    cause: str | None = None
+    """The limit the agent's code ran into, when one struck."""
+    proof: str | None = None
+    """The oracle's run that decided a trial with no verdict."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +131,8 @@ class Summary:
                     "trial": f.trial,
                     "class": f.classification,
                     "reason": f.reason,
+                    "cause": f.cause,
+                    "proof": f.proof,
                 }
                 for f in self.failures
             ],
@@ -241,6 +248,8 @@ def build_summary(log: ResultsLog) -> Summary:
                     record.trial,
                     verdict.classification or "agent",
                     verdict.reason or "",
+                    record.cause,
+                    record.proof,
                 )
             )
     networks = tuple(sorted({f"{r.environment}: {r.network}" for r in records}))

@@ -158,6 +158,17 @@ class PhaseCgroup:
                     return True
         return False
 
+    def process_limit_hit(self) -> bool:
+        """Whether a process of the group failed to fork at the group's process cap
+        (`pids.events`: `max`, on either hierarchy)."""
+        pids = self.directories[-1] if self.version == 1 else self.directories[0]
+        with contextlib.suppress(OSError, ValueError):
+            for line in (pids / "pids.events").read_text(encoding="ascii").splitlines():
+                key, _, value = line.partition(" ")
+                if key == "max" and int(value) > 0:
+                    return True
+        return False
+
     def close(self) -> None:
         """Kill whatever is left in the group and remove it."""
         for directory in self.directories:

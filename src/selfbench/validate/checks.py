@@ -41,6 +41,7 @@ __all__ = [
     "run_outcomes",
     "run_phases",
     "verifier_commands",
+    "verifier_timed_out",
 ]
 
 _TIMEOUT_EXIT = 124  # timeout(1)
@@ -73,6 +74,8 @@ class VerifierRun:
     """Why the agent phase before this run went wrong, or why its reward.json is unreadable."""
     test_sh_code: int = 0
     """`tests/test.sh`'s exit status (124: killed by its timeout)."""
+    free_bytes: int | None = None
+    """The free space on the workspace's filesystem as the run ended (None: unknown)."""
 
 
 def verifier_commands(definition: TaskDefinition) -> dict[str, str]:
@@ -83,11 +86,16 @@ def verifier_commands(definition: TaskDefinition) -> dict[str, str]:
     }
 
 
+def verifier_timed_out(run: VerifierRun) -> bool:
+    """Whether a time limit ended the run: the sandbox's, or `tests/test.sh`'s own."""
+    return run.phase.timed_out or run.test_sh_code == _TIMEOUT_EXIT
+
+
 def phase_reason(run: VerifierRun) -> str | None:
     """Why the run gave no verdict (agent phase, timeout, no reward.json); None when it did."""
     if run.agent_reason is not None:
         return run.agent_reason
-    if run.phase.timed_out or run.test_sh_code == _TIMEOUT_EXIT:
+    if verifier_timed_out(run):
         return f"{run.name}: the verifier timed out (log {run.log})"
     if run.reward is None:
         return f"{run.name}: the verifier wrote no reward.json (log {run.log})"

@@ -19,12 +19,14 @@ refused before any phase.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from selfbench._fs import read_beneath
 from selfbench._shell import substitute_tests
@@ -72,12 +74,15 @@ from selfbench.validate.sandbox import (
 __all__ = [
     "COLLECT_SECONDS",
     "DEFAULT_RERUNS",
+    "FULL_BYTES",
     "MIN_RERUNS",
     "AgentPatch",
     "AgentPhase",
+    "Limit",
     "LocalOptions",
     "TaskPhases",
     "VerifierVariant",
+    "limits_struck",
     "setup_env_values",
 ]
 
@@ -90,6 +95,31 @@ MIN_RERUNS = 2
 in N - 1 verifier runs with the gold patch: the oracle's and N - 2 reruns, each from a fresh
 copy of the prepared tree); fail-to-pass runs twice in each of those N - 1 runs (the verifier's
 own determinism repeat). So N is at least 2, and the default 3 adds one rerun to the oracle."""
+
+Limit = Literal["time", "memory", "processes", "disk"]
+"""A limit a phase (or a step of it) ran into, as the host reads it: never from the phase's
+output, which the code under test can write."""
+
+FULL_BYTES = 1 << 20
+"""Less free space than this on a workspace's filesystem as a phase ends: the phase filled it."""
+
+
+def limits_struck(
+    result: PhaseResult, *, free_bytes: int | None, timed_out: bool = False
+) -> tuple[Limit, ...]:
+    """The limits a phase ran into: its time (the sandbox's, or a step's own when `timed_out`),
+    its control group's memory (a kernel OOM kill) and process cap (a refused fork), and the disk
+    (`free_bytes` left on its workspace's filesystem as it ended, None when unknown)."""
+    struck: list[Limit] = []
+    if result.timed_out or timed_out:
+        struck.append("time")
+    if result.out_of_memory:
+        struck.append("memory")
+    if result.process_limit:
+        struck.append("processes")
+    if free_bytes is not None and free_bytes < FULL_BYTES:
+        struck.append("disk")
+    return tuple(struck)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +185,8 @@ class AgentPhase:
     """The directory the script wrote exit statuses to (`/run/selfbench-status`; `read_status`)."""
     result: PhaseResult
     log: Path
+    free_bytes: int | None = None
+    """The free space on the workspace's filesystem as the phase ended (None: unknown)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,6 +392,7 @@ class TaskPhases:
             all_ro_binds["/solution"] = self.bundle / "solution"
         all_binds.update(binds or {})
         all_ro_binds.update(ro_binds or {})
+        free = None
         try:
             result = self.sandbox.run(
                 script,
@@ -373,10 +406,11 @@ class TaskPhases:
                     tool_state="private" if writable_app else "read-only",
                 ),
             )
+            free = _free_bytes(app if writable_app else opt)
         finally:
             if not self.options.keep:
                 shutil.rmtree(app, ignore_errors=True)
-        return AgentPhase(AgentPatch(opt), status, result, log)
+        return AgentPhase(AgentPatch(opt), status, result, log, free)
 
     def agent(self, name: str, *, oracle: bool, last: bool = False) -> AgentPatch:
         """Run validation's agent phase (`solve.sh`, or nothing) and the collect step; where
@@ -482,11 +516,12 @@ class TaskPhases:
             results.append((selector, commands[index], code, output))
             with log.open("a", encoding="utf-8") as handle:
                 handle.write(f"selfbench: selector {selector!r} exited {code}\n{output}")
+        free = _free_bytes(app)
         if not self.options.keep:
             shutil.rmtree(app, ignore_errors=True)
         test_sh_code = read_status(logs, "selfbench/test.sh.code")
         reason = agent_reason or reward_error
-        return VerifierRun(name, reward, log, phase, tuple(results), reason, test_sh_code)
+        return VerifierRun(name, reward, log, phase, tuple(results), reason, test_sh_code, free)
 
     # --- the verdict ----------------------------------------------------------------------------
 
@@ -531,6 +566,13 @@ def _take_tree(source: Path, target: Path, *, last: bool) -> None:
         source.rename(target)
     else:
         copy_tree(source, target)
+
+
+def _free_bytes(tree: Path) -> int | None:
+    """The free space on `tree`'s filesystem, read by the host (None when it cannot be read)."""
+    with contextlib.suppress(OSError):
+        return shutil.disk_usage(tree).free
+    return None
 
 
 def _log_since(log: Path, start: int) -> str:

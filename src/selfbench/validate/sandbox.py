@@ -179,6 +179,8 @@ class PhaseResult:
     seconds: float
     out_of_memory: bool = False
     """The kernel killed a process of the phase for exceeding the task's memory."""
+    process_limit: bool = False
+    """A process of the phase failed to fork at the phase's process cap."""
 
 
 def require_sandbox() -> str:
@@ -501,7 +503,8 @@ class Sandbox:
             if timed_out:
                 output.write(f"\nselfbench: phase killed after {timeout:g} s\n".encode())
         out_of_memory = cgroup is not None and cgroup.out_of_memory()
-        return PhaseResult(code, timed_out, time.monotonic() - start, out_of_memory)
+        process_limit = cgroup is not None and cgroup.process_limit_hit()
+        return PhaseResult(code, timed_out, time.monotonic() - start, out_of_memory, process_limit)
 
 
 def copy_tree(source: Path, target: Path) -> None:
