@@ -65,6 +65,7 @@ from collections.abc import Callable
 
 from selfbench._runner_files import RESTORED_MANIFESTS
 from selfbench.runners import COMMAND_RUNNERS, Part, Runner
+from selfbench.runners._protocol import REPORT_DESCRIPTOR
 
 __all__ = [
     "EVIDENCE_BODY",
@@ -72,6 +73,7 @@ __all__ = [
     "EVIDENCE_RUNNERS",
     "FILE_SELECTING_RUNNERS",
     "REPORT_ARGUMENTS",
+    "REPORT_DESCRIPTOR",
     "SHARED_FUNCTIONS",
     "VERIFIER_NAMES",
     "refused_names",
@@ -257,6 +259,33 @@ set_evidence_env() {
 """
 )
 
+_REPORT_ON_DESCRIPTOR = (
+    f"""
+# Whether the runner's reporter takes its report on the inherited descriptor {REPORT_DESCRIPTOR}
+# (opened by root, named by no path or variable), not at a path it is told.
+report_on_descriptor() {{
+  case "$runner" in
+"""
+    + _case_arms(lambda runner: runner.verifier.verifier_descriptor)
+    + """  *) return 1 ;;
+  esac
+}
+"""
+)
+
+_CROSS_CHECK_REPORT = (
+    """
+# Prints where the runner's own output, captured by root ($2), disagrees with its report ($1):
+# a signal the report's writer does not control; nothing when they agree.
+cross_check_report() {
+  case "$runner" in
+"""
+    + _case_arms(lambda runner: runner.verifier.verifier_cross_check)
+    + """  esac
+}
+"""
+)
+
 _RESTORE_RUNNER_CONFIGURATION = (
     r"""
 # What decides how the tests run but sits in files an agent may change: the part of such a file
@@ -333,10 +362,27 @@ new_report_dir() {
 }
 """,
     "set_evidence_env": _SET_EVIDENCE_ENV,
+    "report_on_descriptor": _REPORT_ON_DESCRIPTOR,
+    "open_report_channel": r"""
+# The file to open on the report's descriptor: for a runner that takes its report there, the
+# report itself, made by root in the report's directory, which becomes root's again (write-only
+# to its holder, in a directory no one else can enter, so the path the descriptor shows in
+# /proc cannot be reopened); /dev/null for every other runner.
+open_report_channel() {
+  if ! report_on_descriptor; then
+    echo /dev/null
+    return 0
+  fi
+  chown root:root -- "$1" && chmod 0700 -- "$1" && (umask 0577 && : >"$1/report.jsonl") &&
+    printf '%s\n' "$1/report.jsonl"
+}
+""",
+    "cross_check_report": _CROSS_CHECK_REPORT,
     "check_evidence": r"""
-# Prints why the report does not show every wanted test passing; nothing when it does.
+# Prints why the report does not show every wanted test passing, or where the runner's own
+# output ($3) disagrees with it; nothing when it shows them and nothing disagrees.
 check_evidence() {
-  local report="$1/report.jsonl" wanted="$2"
+  local report="$1/report.jsonl" wanted="$2" problem
   if [ -z "$wanted" ]; then
     return 0
   fi
@@ -344,9 +390,15 @@ check_evidence() {
     echo "the runner wrote no report"
     return 0
   fi
-  head -c 67108864 -- "$report" |
-    jq -rs --argjson wanted "$wanted" --arg runner "$runner" "$evidence_query" 2>/dev/null ||
-    echo "the report is not JSON lines"
+  problem="$(head -c 67108864 -- "$report" |
+    jq -rs --argjson wanted "$wanted" --arg runner "$runner" "$evidence_query" 2>/dev/null)" ||
+    problem="the report is not JSON lines"
+  if [ -z "$problem" ]; then
+    problem="$(cross_check_report "$report" "$3")"
+  fi
+  if [ -n "$problem" ]; then
+    printf '%s\n' "$problem"
+  fi
 }
 """,
     "restore_runner_configuration": _RESTORE_RUNNER_CONFIGURATION,

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from selfbench.runners._command import python_module
 from selfbench.runners._log import INDEX, Outcome, Result, Run, table
 from selfbench.runners._protocol import (
+    REPORT_DESCRIPTOR,
     CoverageParts,
     Part,
     PythonProject,
@@ -23,9 +24,11 @@ __all__ = [
     "PACKAGE_DIRECTORIES",
     "PACKAGE_FILES",
     "PROJECT_PATHS",
+    "REPORTER",
     "REPORTER_MODULE",
     "RUNNER",
     "SHARED_CONFIGURATION_FILES",
+    "SUMMARY_AGREES",
     "is_node_id",
     "parse_pytest",
 ]
@@ -197,7 +200,7 @@ def _matches(name: str, args: Sequence[str]) -> bool:
 
 CONTROL_FILES = (
     # configuration, plugins by conftest, modules Python loads first, bytecode caches
-    "conftest.py", "pytest.ini", ".pytest.ini",
+    "conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml",
     "sitecustomize.py", "usercustomize.py", "*.pth", "*.pyc", "*.pyo",
     "_selfbench_evidence.py",  # the verifier's own pytest reporter (`REPORTER_MODULE`)
 )  # fmt: skip
@@ -307,26 +310,139 @@ COVERAGE = CoverageParts(
 """coverage.py through a plugin of its own (see `selfbench.draft.coverage`): the pure-Python
 tracer, as selfbench's copy of its C tracer is built for another Python than the project's."""
 
-_REPORTER = """\
+REPORTER = r'''import fcntl
+import importlib
 import json
 import os
+import stat
+import sys
+
+_DESCRIPTOR = @DESCRIPTOR@
+_dumps = json.dumps
+_os_write = os.write
 
 
-def _writer(report):
-    def write(record):
-        if report:
-            with open(report, "a", encoding="utf-8") as handle:
-                handle.write(json.dumps(record) + "\\n")
+def _channel():
+    """The report, taken from the descriptor root opened for it (a write-only, appending file
+    of another user's) onto a descriptor the tests' processes do not inherit; -1 elsewhere."""
+    try:
+        info = os.fstat(_DESCRIPTOR)
+        flags = fcntl.fcntl(_DESCRIPTOR, fcntl.F_GETFL)
+    except OSError:
+        return -1
+    if (
+        not stat.S_ISREG(info.st_mode)
+        or info.st_uid == os.geteuid()
+        or flags & (os.O_ACCMODE | os.O_APPEND) != os.O_WRONLY | os.O_APPEND
+    ):
+        return -1
+    report = os.dup(_DESCRIPTOR)
+    os.close(_DESCRIPTOR)
+    return report
 
-    return write
+
+# Loaded by -p before any conftest or project module: the descriptor moves out of sight first.
+_REPORT = _channel()
 
 
-# Loaded by -p before any conftest or project module: the report's path leaves the environment.
-_write = _writer(os.environ.pop("SELFBENCH_EVIDENCE", ""))
+def _write(record):
+    if _REPORT < 0:
+        return
+    data = (_dumps(record) + "\n").encode("utf-8")
+    try:
+        while data:
+            data = data[_os_write(_REPORT, data):]
+    except OSError:
+        pass
+
+
+_MACHINERY = (
+    ("_pytest.python", "Function.runtest"),
+    ("_pytest.python", "pytest_pyfunc_call"),
+    ("_pytest.unittest", "TestCaseFunction.runtest"),
+    ("_pytest.runner", "runtestprotocol"),
+    ("_pytest.runner", "call_and_report"),
+    ("_pytest.runner", "call_runtest_hook"),
+    ("_pytest.runner", "pytest_runtest_call"),
+    ("_pytest.runner", "pytest_runtest_makereport"),
+    ("_pytest.runner", "CallInfo.from_call"),
+    ("_pytest.reports", "TestReport.from_item_and_call"),
+    ("_pytest.reports", "TestReport.__init__"),
+    ("_pytest.main", "pytest_runtestloop"),
+    ("unittest.case", "TestCase.run"),
+    ("unittest.case", "TestCase.__call__"),
+    ("pluggy._callers", "_multicall"),
+    ("pluggy._hooks", "_HookCaller.__call__"),
+    ("pluggy._hooks", "HookCaller.__call__"),
+    ("pluggy._caller", "HookCaller.__call__"),
+    ("pluggy._manager", "PluginManager._hookexec"),
+)
+_OWN = (
+    "pytest_sessionstart",
+    "pytest_collectreport",
+    "pytest_runtest_logreport",
+    "pytest_sessionfinish",
+    "_write",
+    "_changed",
+    "_state",
+)
+
+
+def _code(value):
+    value = getattr(value, "__func__", value)
+    return getattr(value, "__code__", None)
+
+
+def _state(module, path):
+    """Each object on `path` from `module` and the code of the last, or None if absent."""
+    found = [module]
+    for name in path.split("."):
+        value = vars(found[-1]).get(name) if hasattr(found[-1], "__dict__") else None
+        if value is None:
+            return None
+        found.append(value)
+    return (*found, _code(found[-1]))
+
+
+def _recorded():
+    recorded = {}
+    for module_name, path in _MACHINERY:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        state = _state(module, path)
+        if state is not None:
+            recorded[path] = (module, state)
+    own = sys.modules[__name__]
+    for name in _OWN:
+        recorded[name] = (own, _state(own, name))
+    return recorded
+
+
+_RECORDED = {}
+
+
+def _changed():
+    """The names of the recorded callables that are no longer the ones the runner loaded."""
+    changed = []
+    for path, (module, state) in _RECORDED.items():
+        now = _state(module, path)
+        if now is None or len(now) != len(state) or any(a is not b for a, b in zip(now, state)):
+            changed.append(path)
+    return changed
+
+
+def _reason():
+    changed = _changed()
+    return "the runner's machinery was changed: " + ", ".join(changed) if changed else ""
 
 
 def pytest_sessionstart(session):
-    _write({"event": "start", "rootdir": str(session.config.rootpath)})
+    config = session.config
+    terminal = config.pluginmanager.get_plugin("terminalreporter") is not None
+    summary = terminal and getattr(config.option, "verbose", 0) >= -1
+    _write({"event": "start", "rootdir": str(config.rootpath), "summary": summary})
 
 
 def pytest_collectreport(report):
@@ -335,13 +451,29 @@ def pytest_collectreport(report):
 
 
 def pytest_runtest_logreport(report):
-    _write({"event": "test", "nodeid": report.nodeid, "when": report.when,
-            "outcome": report.outcome})
+    record = {"event": "test", "nodeid": report.nodeid, "when": report.when,
+              "outcome": report.outcome}
+    if type(report).__name__ != "TestReport":
+        record["kind"] = type(report).__name__
+    reason = _reason()
+    if reason:
+        record.update(outcome="failed", reason=reason)
+    _write(record)
 
 
 def pytest_sessionfinish(session, exitstatus):
+    reason = _reason()
+    if reason:
+        _write({"event": "test", "nodeid": "", "when": "finish", "outcome": "failed",
+                "reason": reason})
     _write({"event": "finish", "exitstatus": int(exitstatus)})
-"""
+
+
+_RECORDED.update(_recorded())  # after the hooks: the reporter's own functions are all defined
+'''.replace("@DESCRIPTOR@", str(REPORT_DESCRIPTOR))
+"""The reporter: one JSON line per event on the descriptor the verifier opened, each test
+failed with the reason when a callable the verdict rests on (`_MACHINERY`, its own hooks) is
+no longer the one loaded."""
 
 _SAME_PYTEST_TABLE = r"""
 import configparser
@@ -398,30 +530,111 @@ for path in paths(sys.stdin.buffer.read()):
             break
 """
 
+SUMMARY_AGREES = r'''import json
+import re
+import sys
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+DURATION = re.compile(r"\d{1,12}(?:\.\d{1,12})?s(?:econds)?(?: \(\d{1,9}:\d\d:\d\d\))?")
+ITEM = re.compile(r"(\d{1,9}) ([a-z]+(?: [a-z]+)*)")
+PASSED = ("passed", "xpassed")
+FAILED = ("failed", "error", "errors")
+
+
+def summary(line):
+    """(passed, failed) on pytest's final line, `=== 1 failed, 3 passed in 0.12s ===`."""
+    head, sep, tail = line.strip().strip("=").strip().rpartition(" in ")
+    if not sep or DURATION.fullmatch(tail) is None:
+        return None
+    if head == "no tests ran":
+        return 0, 0
+    counts = [0, 0]
+    for item in head.split(", "):
+        match = ITEM.fullmatch(item)
+        if match is None:
+            return None
+        if match[2] in PASSED or match[2] in FAILED:
+            counts[match[2] in FAILED] += int(match[1])
+    return counts[0], counts[1]
+
+
+def records(path):
+    found = []
+    with open(path, "rb") as handle:
+        for line in handle.read(67108864).splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                found.append(record)
+    return found
+
+
+report = records(sys.argv[1])
+starts = [at for at, record in enumerate(report) if record.get("event") == "start"]
+if starts:
+    session = report[starts[-1]:]  # the last session's, as the last summary line is
+    passed = sum(
+        1
+        for record in session
+        if record.get("event") == "test" and record.get("when") == "call"
+        and record.get("outcome") == "passed" and "kind" not in record
+    )
+    failed = sum(
+        1
+        for record in session
+        if record.get("event") == "collect-error"
+        or (record.get("event") == "test" and record.get("outcome") == "failed")
+    )
+    said = None
+    with open(sys.argv[2], "rb") as handle:
+        for line in handle.read(67108864).decode("utf-8", "replace").splitlines():
+            said = summary(ANSI.sub("", line)) or said
+    if said is None and report[starts[0]].get("summary") is not False:
+        print("the runner printed no summary line")
+    elif said is not None and said != (passed, failed):
+        print(
+            f"the runner's summary line ({said[0]} passed, {said[1]} failed) disagrees with "
+            f"its report ({passed} passed, {failed} failed)"
+        )
+'''
+"""Prints where pytest's own final summary line, in the output root captured, disagrees with
+the report's last session (tests passed; tests failed or errors), or that the line is missing
+where the report's first `start` says pytest prints one; nothing when they agree."""
+
 _PASSED = r"""
     map(select(.event == "test" and .when == "call" and .outcome == "passed")
       | {file: ($root + "/" + (.nodeid | split("::")[0])),
          name: (.nodeid | split("::")[1:] | join("::"))})"""
 _FAILED = r"""
     map(select((.event == "test" and .outcome == "failed") or .event == "collect-error")
-      | .nodeid)"""
+      | [.nodeid, .reason] | map(select(. != null and . != "")) | join(": "))"""
 _FINISHED = ' any(.[]; .event == "finish" and .exitstatus == 0)'
 
-_PROGRAMS = readonly("same_pytest_table", _SAME_PYTEST_TABLE) + readonly(
-    "shadowing_modules", _SHADOWING_MODULES, expands=False
+_PROGRAMS = (
+    readonly("same_pytest_table", _SAME_PYTEST_TABLE)
+    + readonly("shadowing_modules", _SHADOWING_MODULES, expands=False)
+    + readonly("pytest_summary_agrees", SUMMARY_AGREES)
 )
 
 _TOOLS = (
     f"  cat >\"$evidence_tools/{REPORTER_MODULE}.py\" <<'PYTEST_REPORTER'\n"
-    + _REPORTER
+    + REPORTER
     + "PYTEST_REPORTER\n"
 )
 
 _ENV = (
     '\n    evidence_env=("PYTHONPATH=$evidence_tools" "PYTEST_ADDOPTS=-p '
     + REPORTER_MODULE
-    + '" "SELFBENCH_EVIDENCE=$report")\n    ;;\n'
+    + '")\n    ;;\n'
 )
+
+_CROSS_CHECK = """
+    python3 -I -c "$pytest_summary_agrees" "$1" "$2" 2>/dev/null ||
+      echo "its summary line could not be read"
+    ;;
+"""
 
 _RESTORE = """
     restore_pytest_configuration "$changed"
@@ -508,6 +721,8 @@ RUNNER = Runner(
         verifier_programs=_PROGRAMS,
         verifier_tools=Part(0, _TOOLS),
         verifier_env=Part(0, _ENV),
+        verifier_descriptor=Part(0, " return 0 ;;\n"),
+        verifier_cross_check=Part(0, _CROSS_CHECK),
         verifier_restore=Part(0, _RESTORE),
         verifier_functions=(
             ("restore_file", _RESTORE_CONFIGURATION),
