@@ -4,19 +4,48 @@ Pure text, the part of `tests/test.sh` that reads the runners' reports. For each
 `EVIDENCE_RUNNERS` the verifier (root) writes a reporter into a fresh root-owned directory, has the
 runner write its report into a fresh directory with a random name inside a directory of root's that
 no one else can list, kills every process of the verifier user, and only then reads the report: the
-run must have finished, no test may have failed, and each selector must name at least one test seen
-passing. An agent's patch cannot place either directory, and cannot change what loads the reporter
-(see `_runner_files.py`).
+run must have finished, no test may have failed, each selector must name at least one test seen
+passing, and the runner's own output must not disagree with the report (`cross_check_report`). An
+agent's patch cannot place either directory, and cannot change what loads the reporter (see
+`_runner_files.py`).
 
-The boundary. Code the agent wrote runs inside the test process (the package under test, which
-the tests import; for go and cargo, the test binary whose output or log file is the report); such
-code can in principle do whatever the reporter can. What the verifier does against it:
+The witness. A runner whose reporter takes the report on a descriptor (`report_on_descriptor`:
+pytest, and so unittest's tests) gets it from root: `open_report_channel` makes the report file
+root's, write-only to its holder (mode 0200) in a directory only root can enter, and the test
+command inherits it opened for appending on `REPORT_DESCRIPTOR`. No argument or environment of
+any process names it (the runner's evidence environment holds no path), and the path /proc shows
+for the descriptor cannot be reopened by the verifier user. pytest's reporter, loaded by `-p`
+before any conftest or project module, moves it to a descriptor the tests' processes do not
+inherit and closes the inherited number. It records, when it loads, the callables the verdict rests
+on (`Function.runtest`, `TestCaseFunction.runtest`, `unittest.TestCase.run`, pytest's call and
+report machinery, pluggy's hook calls, its own hooks; each object and its code) and marks a test
+failed, `the runner's machinery was changed: <names>`, when one differs as its report is logged or
+when the session ends. Root then compares the report with pytest's own final summary line in the
+output root captured (tests passed; tests failed and errors), and requires that line where the
+report says pytest prints one. Other runners still name a report path (`SELFBENCH_EVIDENCE`, in
+`evidence_env`); a runner moves to the descriptor by adding a `verifier_descriptor` arm, and a
+cross-check by a `verifier_cross_check` arm.
 
-* the report's location is out of reach by name: pytest's plugin pops `SELFBENCH_EVIDENCE` from
-  the environment when `-p` loads it, before any conftest or project module; node's reporter,
-  loaded before any test file's process starts, points those processes' `NODE_OPTIONS` at
-  /dev/null; cargo's runner starts each test binary without the variable; the directory cannot
-  be listed, so a glob under /tmp finds nothing;
+What this guarantees: code the agent wrote cannot find the pytest report by any name (a variable,
+an argument, a path under /proc or /tmp), cannot reopen it, and cannot swap pytest's or unittest's
+way of running a test, or the reporter's hooks, without the tests it touches failing; forged
+records that pytest's own summary does not also show, or a run that ends before pytest prints its
+summary, fail. What remains out of reach: the test process is shared with that code, which can
+write to any descriptor the process holds. Code that finds the report's descriptor among its own
+and appends passes, and also writes the summary line they imply to the output pytest's capture
+keeps aside, still forges a verdict (`package-appends-to-report-through-an-open-descriptor`, an
+open row of the red team); so can code that reaches into the reporter's memory, registers a
+plugin at run time, or patches a callable not on the list. Against these the held-out tests'
+assertions are what stand.
+
+For the runners that still name a path, code that runs inside the test process (the package under
+test; for go and cargo, the test binary whose output or log file is the report) can in principle do
+whatever the reporter can. What the verifier does against it:
+
+* the report's location is out of reach by name: node's reporter, loaded before any test file's
+  process starts, points those processes' `NODE_OPTIONS` at /dev/null; cargo's runner starts each
+  test binary without the variable; the directory cannot be listed, so a glob under /tmp finds
+  nothing;
 * go's framing is taken only when marked: every test binary runs through a `-exec` that prints
   a marked framing line naming no test first, so test2json reads no unmarked line as framing (an
   `init` printing `--- PASS` lines prints output, not events); go before 1.20 marks nothing and
@@ -28,19 +57,17 @@ code can in principle do whatever the reporter can. What the verifier does again
   files, after the runner-control paths are left out and restored. An honest solution that
   needs such a name where the gold patch does not use it scores 0: the names are chosen rare.
 
-Not covered: code that spells those names apart and reaches the report anyway, through memory
-it shares with the reporter (the plugin's closure, pytest's plugin manager), the parent's open
-files or first environment under `/proc/<pid>/`, a test binary's own arguments (libtest's log
-file, jest's and vitest's `--outputFile`), or by printing marked test2json framing built from a
-computed ^V. Against these the held-out tests' assertions are what stand; a verdict on evidence
-the agent cannot shape at all needs the tests to run where the agent's code cannot write or
-print what the runner reports, which no runner here offers.
+Not covered for them: code that spells those names apart and reaches the report anyway, through
+the parent's first environment or arguments under `/proc/<pid>/` (the verifier's `runuser` names
+the path in its arguments), a test binary's own arguments (libtest's log file, jest's and
+vitest's `--outputFile`), or by printing marked test2json framing built from a computed ^V.
 
 What each runner contributes to the script is its `Runner`'s `report_*` and `verifier_*` fields
 (jq branches, shell case arms, reporters, its own functions); this module assembles them from the
 registry, in the order of each part's rank. Per runner, the report is:
 
-* pytest: a plugin (its `reporter_module`) loaded by `PYTEST_ADDOPTS`, one JSON line per event;
+* pytest: a plugin (its `reporter_module`) loaded by `PYTEST_ADDOPTS`, one JSON line per event,
+  on the inherited descriptor;
 * node: a `--test-reporter` module given in `NODE_OPTIONS`, beside the usual TAP on stdout;
 * go: `GOFLAGS=-json -count=1` (no cached result stands for a run), with `GOTOOLCHAIN=local`,
   `GOWORK=off`, and a private copy of the setup's build cache: the events `test2json` writes
