@@ -126,9 +126,9 @@ def workspace() -> Iterator[Path]:
 
 def _run(root: Path, python: tuple[str, str], tests: dict[str, str], *options: str) -> _Run:
     project, tools, reports = root / "project", root / "tools", root / "reports"
-    for path, text in {"calc/__init__.py": _CALC, **tests}.items():
-        (project / path).parent.mkdir(parents=True, exist_ok=True)
-        (project / path).write_text(
+    for name, text in {"calc/__init__.py": _CALC, **tests}.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(
             text.replace("@DIRECTORY@", repr(str(reports))).replace(
                 "@DESCRIPTOR@", str(REPORT_DESCRIPTOR)
             ),
