@@ -415,10 +415,6 @@ ATTACKS: tuple[Attack, ...] = (
         "package-appends-to-report-through-an-open-descriptor",
         _PY,
         (_py_forge(_FORGE_ON_DESCRIPTORS),),
-        open=(
-            "code the tests import shares the process with the reporter: it can find the "
-            "report's descriptor among its own and print a matching summary line"
-        ),
     ),
     # --- the runner's machinery -----------------------------------------------------------------
     Attack(

@@ -8,6 +8,7 @@ opens it; the report is then judged by the verifier's jq program and its summary
 
 from __future__ import annotations
 
+import hmac
 import json
 import os
 import pwd
@@ -23,7 +24,7 @@ import pytest
 from test_evidence import judge
 
 from selfbench.runners import pytest as pytest_runner
-from selfbench.runners._protocol import REPORT_DESCRIPTOR
+from selfbench.runners._protocol import KEY_DESCRIPTOR, REPORT_DESCRIPTOR
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("runuser") is None or shutil.which("jq") is None,
@@ -103,6 +104,16 @@ _UNITTEST = (
 _MUL_TEST = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
 
 
+def _read(report: Path) -> list[dict[str, Any]]:
+    """The report's records as the verifier reads them (`SIGNED_RECORDS`, the key beside it)."""
+    shown = subprocess.run(
+        ["python3", "-I", "-c", pytest_runner.SIGNED_RECORDS, str(report),
+         str(report.parent / "key")],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return [json.loads(line) for line in shown.splitlines()]
+
+
 class _Run:
     """One pytest run as the verifier makes it: its records, its output and its report file."""
 
@@ -110,9 +121,8 @@ class _Run:
         self.report = report
         self.output = output
         self.status = status
-        self.records: list[dict[str, Any]] = [
-            json.loads(line) for line in report.read_text(encoding="utf-8").splitlines()
-        ]
+        self.records = _read(report)
+        assert all("mac" in record for record in self.records), self.records
 
 
 @pytest.fixture
@@ -142,20 +152,26 @@ def _run(root: Path, python: tuple[str, str], tests: dict[str, str], *options: s
         pytest_runner.REPORTER, encoding="utf-8"
     )
     reports.mkdir(mode=0o700)
-    report = reports / "report.jsonl"
+    report, key = reports / "report.jsonl", reports / "key"
     report.touch(mode=0o200)
-    if python[1] == "root":  # the report is another user's, as the verifier's is
-        os.chown(report, user.pw_uid, user.pw_gid)
+    key.write_text(os.urandom(32).hex(), encoding="utf-8")
+    key.chmod(0o400)
+    if python[1] == "root":  # the report and key are another user's, as the verifier's are
+        for path in (report, key):
+            os.chown(path, user.pw_uid, user.pw_gid)
     command = [
         "runuser", "-u", python[1], "--", "env", f"PYTHONPATH={tools}",
         f"PYTEST_ADDOPTS=-p {pytest_runner.REPORTER_MODULE}", python[0], "-m", "pytest",
         "-p", "no:cacheprovider", *options, "tests",
     ]  # fmt: skip
-    # As tests/test.sh hands it over: bash opens the report on the descriptor and is replaced by
-    # the command, so no argument names it.
-    opens = f'report="$1"; shift; exec "$@" {REPORT_DESCRIPTOR}>>"$report"'
+    # As tests/test.sh hands them over: bash opens the report and the key on their descriptors
+    # and is replaced by the command, so no argument names them.
+    opens = (
+        f'report="$1" key="$2"; shift 2; '
+        f'exec "$@" {REPORT_DESCRIPTOR}>>"$report" {KEY_DESCRIPTOR}<"$key"'
+    )
     done = subprocess.run(
-        ["bash", "-c", opens, "bash", str(report), *command],
+        ["bash", "-c", opens, "bash", str(report), str(key), *command],
         cwd=project, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, check=False,
     )  # fmt: skip
@@ -231,9 +247,18 @@ def test_the_summary_line_is_compared_with_the_report(
     run = _run(workspace, python, tests, "-q")
     assert _disagreement(run.report, run.output) == ""
     assert _disagreement(run.report, "") == "the runner printed no summary line"
-    forged = {"event": "test", "nodeid": "tests/test_x.py::t", "when": "call", "outcome": "passed"}
+    # A forger who has read the key out of the reporter's memory signs its record; pytest's own
+    # summary line still disagrees.
+    forged: dict[str, Any] = {
+        "event": "test", "nodeid": "tests/test_x.py::t", "when": "call", "outcome": "passed",
+        "run": run.records[-1]["run"], "seq": run.records[-1]["seq"] + 1,
+    }  # fmt: skip
+    body = json.dumps(forged, sort_keys=True, separators=(",", ":")).encode()
+    key = (run.report.parent / "key").read_bytes()
+    forged["mac"] = hmac.new(key, body, "sha256").hexdigest()
     with run.report.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(forged) + "\n")
+    assert _read(run.report)[-1] == forged
     assert _disagreement(run.report, run.output) == (
         "the runner's summary line (1 passed, 0 failed) disagrees with its report "
         "(2 passed, 0 failed)"
@@ -249,3 +274,20 @@ def test_no_summary_line_is_asked_of_a_run_that_prints_none(
     assert " passed" not in run.output
     assert run.records[0]["summary"] is False
     assert _disagreement(run.report, run.output) == ""
+
+
+def test_a_record_the_reporter_did_not_sign_or_a_removed_one_ends_the_report(
+    workspace: Path,
+) -> None:
+    run = _run(workspace, _DEBIAN, {"tests/test_mul.py": _MUL_TEST}, "-q")
+    lines = run.report.read_text(encoding="utf-8").splitlines()
+    forged = {"event": "test", "nodeid": "tests/test_x.py::t", "when": "call", "outcome": "passed"}
+    run.report.write_text("\n".join([*lines, json.dumps(forged)]) + "\n", encoding="utf-8")
+    last = _read(run.report)[-1]
+    assert last["event"] == "forged"
+    assert judge("pytest", _read(run.report), _WANTED) == (
+        f"a test failed: the report holds a record its reporter did not write "
+        f"(line {len(lines) + 1})"
+    )
+    run.report.write_text("\n".join([lines[0], *lines[2:]]) + "\n", encoding="utf-8")
+    assert _read(run.report)[1]["reason"].endswith("(line 2)")

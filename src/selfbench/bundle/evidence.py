@@ -92,13 +92,14 @@ from collections.abc import Callable
 
 from selfbench._runner_files import RESTORED_MANIFESTS
 from selfbench.runners import COMMAND_RUNNERS, Part, Runner
-from selfbench.runners._protocol import REPORT_DESCRIPTOR
+from selfbench.runners._protocol import KEY_DESCRIPTOR, REPORT_DESCRIPTOR
 
 __all__ = [
     "EVIDENCE_BODY",
     "EVIDENCE_QUERY",
     "EVIDENCE_RUNNERS",
     "FILE_SELECTING_RUNNERS",
+    "KEY_DESCRIPTOR",
     "REPORT_ARGUMENTS",
     "REPORT_DESCRIPTOR",
     "SHARED_FUNCTIONS",
@@ -300,6 +301,20 @@ report_on_descriptor() {{
 """
 )
 
+_READ_REPORT = (
+    """
+# Prints the report ($1) as its reporter wrote it: for a runner whose reporter signs its
+# records, those up to the first one it did not sign; for the others, its first 64 MiB.
+read_report() {
+  case "$runner" in
+"""
+    + _case_arms(lambda runner: runner.verifier.verifier_reader)
+    + """  *) head -c 67108864 -- "$1" ;;
+  esac
+}
+"""
+)
+
 _CROSS_CHECK_REPORT = (
     """
 # Prints where the runner's own output, captured by root ($2), disagrees with its report ($1):
@@ -391,25 +406,30 @@ new_report_dir() {
     "set_evidence_env": _SET_EVIDENCE_ENV,
     "report_on_descriptor": _REPORT_ON_DESCRIPTOR,
     "open_report_channel": r"""
-# The file to open on the report's descriptor: for a runner that takes its report there, the
-# report itself, made by root in the report's directory, which becomes root's again (write-only
-# to its holder, in a directory no one else can enter, so the path the descriptor shows in
-# /proc cannot be reopened); /dev/null for every other runner.
+# What to open on the report's and the key's descriptors (`$report_channel`, `$key_channel`):
+# for a runner that takes its report there, the report itself and the key its reporter signs
+# records with, made by root in the report's directory, which becomes root's again (the report
+# write-only and the key read-only to their holder, in a directory no one else can enter, so the
+# paths the descriptors show in /proc cannot be reopened); /dev/null for every other runner.
 open_report_channel() {
+  report_channel=/dev/null
+  key_channel=/dev/null
   if ! report_on_descriptor; then
-    echo /dev/null
     return 0
   fi
   chown root:root -- "$1" && chmod 0700 -- "$1" && (umask 0577 && : >"$1/report.jsonl") &&
-    printf '%s\n' "$1/report.jsonl"
+    (umask 0377 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$1/key") || return 1
+  report_channel="$1/report.jsonl"
+  key_channel="$1/key"
 }
 """,
+    "read_report": _READ_REPORT,
     "cross_check_report": _CROSS_CHECK_REPORT,
     "check_evidence": r"""
 # Prints why the report does not show every wanted test passing, or where the runner's own
 # output ($3) disagrees with it; nothing when it shows them and nothing disagrees.
 check_evidence() {
-  local report="$1/report.jsonl" wanted="$2" problem
+  local report="$1/report.jsonl" wanted="$2" problem records
   if [ -z "$wanted" ]; then
     return 0
   fi
@@ -417,12 +437,17 @@ check_evidence() {
     echo "the runner wrote no report"
     return 0
   fi
-  problem="$(head -c 67108864 -- "$report" |
-    jq -rs --argjson wanted "$wanted" --arg runner "$runner" "$evidence_query" 2>/dev/null)" ||
-    problem="the report is not JSON lines"
-  if [ -z "$problem" ]; then
-    problem="$(cross_check_report "$report" "$3")"
+  if ! records="$(mktemp /tmp/selfbench-records.XXXXXX)"; then
+    echo "the report could not be read"
+    return 0
   fi
+  read_report "$report" >"$records"
+  problem="$(jq -rs --argjson wanted "$wanted" --arg runner "$runner" "$evidence_query" \
+    <"$records" 2>/dev/null)" || problem="the report is not JSON lines"
+  if [ -z "$problem" ]; then
+    problem="$(cross_check_report "$records" "$3")"
+  fi
+  rm -f -- "$records"
   if [ -n "$problem" ]; then
     printf '%s\n' "$problem"
   fi
@@ -505,6 +530,7 @@ EVIDENCE_BODY = (
     f"readonly evidence_query={_single_quoted(EVIDENCE_QUERY)}\n"
     + "".join(runner.verifier.verifier_programs for runner in _READ)
     + 'evidence_tools=""\nevidence_problem=""\nuntracked_before=/dev/null\nevidence_env=()\n'
+    + "report_channel=/dev/null\nkey_channel=/dev/null\n"
     + "".join(runner.verifier.verifier_variables for runner in _READ)
     + 'report_root=""\n'
     + _functions()

@@ -25,6 +25,7 @@ from selfbench.bundle.evidence import (
     EVIDENCE_BODY,
     EVIDENCE_RUNNERS,
     FILE_SELECTING_RUNNERS,
+    KEY_DESCRIPTOR,
     REPORT_ARGUMENTS,
     REPORT_DESCRIPTOR,
     refused_names,
@@ -456,17 +457,18 @@ prepare_uv_cache() {
 
 # Runs a command as the verifier user; its status, and in `$evidence_problem` why the runner's
 # own report does not show every wanted test passing ("" when it does or nothing is wanted).
-# A runner that takes its report on a descriptor gets it opened here, by root.
+# A runner that takes its report on a descriptor gets it, and its key, opened here by root.
 run_as_verifier() {
-  local command="$1" wanted="$2" output status=1 attempt report channel
+  local command="$1" wanted="$2" output status=1 attempt report
   output="$(mktemp /tmp/selfbench-output.XXXXXX)" || return 1
   for attempt in 1 2 3; do
     report="$(new_report_dir)" || return 1
-    channel="$(open_report_channel "$report")" || return 1
+    open_report_channel "$report" || return 1
     set_evidence_env "$report"
     (cd -- "$workdir" && exec runuser -u "$verifier_user" -- env PATH="$PATH" \
       HOME="/home/$verifier_user" UV_CACHE_DIR="$uv_cache" "${evidence_env[@]}" \
-      bash -c "$command") </dev/null >"$output" 2>&1 @DESCRIPTOR@>>"$channel"
+      bash -c "$command") </dev/null >"$output" 2>&1 @DESCRIPTOR@>>"$report_channel" \
+      @KEY@<"$key_channel"
     status=$?
     kill_verifier_processes
     show_output "$output" "$report"
@@ -533,6 +535,7 @@ _BODY = (
     _spell_log_words(_BODY)
     .replace("@PACKAGE_PROJECTS@", " and ".join(f"{project}'s" for project in _PACKAGE_PROJECTS))
     .replace("@DESCRIPTOR@", str(REPORT_DESCRIPTOR))
+    .replace("@KEY@", str(KEY_DESCRIPTOR))
 )
 _REPEAT = _spell_log_words(
     """\

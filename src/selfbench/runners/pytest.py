@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from selfbench.runners._command import python_module
 from selfbench.runners._log import INDEX, Outcome, Result, Run, table
 from selfbench.runners._protocol import (
+    KEY_DESCRIPTOR,
     REPORT_DESCRIPTOR,
     CoverageParts,
     Part,
@@ -28,6 +29,7 @@ __all__ = [
     "REPORTER_MODULE",
     "RUNNER",
     "SHARED_CONFIGURATION_FILES",
+    "SIGNED_RECORDS",
     "SUMMARY_AGREES",
     "is_node_id",
     "parse_pytest",
@@ -311,6 +313,7 @@ COVERAGE = CoverageParts(
 tracer, as selfbench's copy of its C tracer is built for another Python than the project's."""
 
 REPORTER = r'''import fcntl
+import hmac
 import importlib
 import json
 import os
@@ -318,8 +321,10 @@ import stat
 import sys
 
 _DESCRIPTOR = @DESCRIPTOR@
+_KEY_DESCRIPTOR = @KEY@
 _dumps = json.dumps
 _os_write = os.write
+_sign = hmac.new
 
 
 def _channel():
@@ -341,13 +346,41 @@ def _channel():
     return report
 
 
-# Loaded by -p before any conftest or project module: the descriptor moves out of sight first.
+def _key():
+    """The key root handed over read-only (a file of another user's), its descriptor closed;
+    b"" elsewhere."""
+    try:
+        info = os.fstat(_KEY_DESCRIPTOR)
+        flags = fcntl.fcntl(_KEY_DESCRIPTOR, fcntl.F_GETFL)
+    except OSError:
+        return b""
+    if (
+        not stat.S_ISREG(info.st_mode)
+        or info.st_uid == os.geteuid()
+        or flags & os.O_ACCMODE != os.O_RDONLY
+    ):
+        return b""
+    try:
+        return os.pread(_KEY_DESCRIPTOR, 64, 0)
+    finally:
+        os.close(_KEY_DESCRIPTOR)
+
+
+# Loaded by -p before any conftest or project module: the descriptors move out of sight first.
+_KEY = _key()
 _REPORT = _channel()
+_RUN = os.urandom(8).hex()
+_SEQUENCE = [0]
 
 
 def _write(record):
     if _REPORT < 0:
         return
+    if _KEY:  # each record signed, numbered within this process's run
+        record = {**record, "run": _RUN, "seq": _SEQUENCE[0]}
+        _SEQUENCE[0] += 1
+        body = _dumps(record, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        record["mac"] = _sign(_KEY, body, "sha256").hexdigest()
     data = (_dumps(record) + "\n").encode("utf-8")
     try:
         while data:
@@ -385,6 +418,9 @@ _OWN = (
     "_write",
     "_changed",
     "_state",
+    "_sign",
+    "_dumps",
+    "_os_write",
 )
 
 
@@ -470,10 +506,10 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 _RECORDED.update(_recorded())  # after the hooks: the reporter's own functions are all defined
-'''.replace("@DESCRIPTOR@", str(REPORT_DESCRIPTOR))
-"""The reporter: one JSON line per event on the descriptor the verifier opened, each test
-failed with the reason when a callable the verdict rests on (`_MACHINERY`, its own hooks) is
-no longer the one loaded."""
+'''.replace("@DESCRIPTOR@", str(REPORT_DESCRIPTOR)).replace("@KEY@", str(KEY_DESCRIPTOR))
+"""The reporter: one JSON line per event on the descriptor the verifier opened, each signed with
+the key handed over on another (`SIGNED_RECORDS` checks them), each test failed with the reason
+when a callable the verdict rests on (`_MACHINERY`, its own hooks) is no longer the one loaded."""
 
 _SAME_PYTEST_TABLE = r"""
 import configparser
@@ -603,12 +639,40 @@ if starts:
 the report's last session (tests passed; tests failed or errors), or that the line is missing
 where the report's first `start` says pytest prints one; nothing when they agree."""
 
+SIGNED_RECORDS = r"""import hmac
+import json
+import sys
+
+with open(sys.argv[2], "rb") as handle:
+    key = handle.read(64)
+following = {}
+with open(sys.argv[1], "rb") as handle:
+    for number, line in enumerate(handle.read(67108864).splitlines(), 1):
+        try:
+            record = json.loads(line)
+            mac = record.pop("mac")
+            run, seq = record["run"], record["seq"]
+            body = json.dumps(record, sort_keys=True, separators=(",", ":")).encode("utf-8")
+            signed = hmac.compare_digest(mac, hmac.new(key, body, "sha256").hexdigest())
+        except (ValueError, TypeError, KeyError, AttributeError):
+            signed = False
+        if not signed or seq != following.get(run, 0):
+            reason = f"the report holds a record its reporter did not write (line {number})"
+            print(json.dumps({"event": "forged", "reason": reason}))
+            break
+        following[run] = seq + 1
+        sys.stdout.write(line.decode("utf-8", "replace") + "\n")
+"""
+"""Prints the report's records (`$1`) up to the first one not signed with the key (`$2`), or out
+of its run's order (a record removed), and then a `forged` record saying which line."""
+
 _PASSED = r"""
     map(select(.event == "test" and .when == "call" and .outcome == "passed")
       | {file: ($root + "/" + (.nodeid | split("::")[0])),
          name: (.nodeid | split("::")[1:] | join("::"))})"""
 _FAILED = r"""
-    map(select((.event == "test" and .outcome == "failed") or .event == "collect-error")
+    map(select((.event == "test" and .outcome == "failed") or .event == "collect-error"
+        or .event == "forged")
       | [.nodeid, .reason] | map(select(. != null and . != "")) | join(": "))"""
 _FINISHED = ' any(.[]; .event == "finish" and .exitstatus == 0)'
 
@@ -616,6 +680,7 @@ _PROGRAMS = (
     readonly("same_pytest_table", _SAME_PYTEST_TABLE)
     + readonly("shadowing_modules", _SHADOWING_MODULES, expands=False)
     + readonly("pytest_summary_agrees", SUMMARY_AGREES)
+    + readonly("pytest_signed_records", SIGNED_RECORDS, expands=False)
 )
 
 _TOOLS = (
@@ -629,6 +694,11 @@ _ENV = (
     + REPORTER_MODULE
     + '")\n    ;;\n'
 )
+
+_READER = """
+    python3 -I -c "$pytest_signed_records" "$1" "${1%/*}/key" 2>/dev/null
+    ;;
+"""
 
 _CROSS_CHECK = """
     python3 -I -c "$pytest_summary_agrees" "$1" "$2" 2>/dev/null ||
@@ -722,6 +792,7 @@ RUNNER = Runner(
         verifier_tools=Part(0, _TOOLS),
         verifier_env=Part(0, _ENV),
         verifier_descriptor=Part(0, " return 0 ;;\n"),
+        verifier_reader=Part(0, _READER),
         verifier_cross_check=Part(0, _CROSS_CHECK),
         verifier_restore=Part(0, _RESTORE),
         verifier_functions=(

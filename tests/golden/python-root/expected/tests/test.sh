@@ -197,17 +197,18 @@ prepare_uv_cache() {
 
 # Runs a command as the verifier user; its status, and in `$evidence_problem` why the runner's
 # own report does not show every wanted test passing ("" when it does or nothing is wanted).
-# A runner that takes its report on a descriptor gets it opened here, by root.
+# A runner that takes its report on a descriptor gets it, and its key, opened here by root.
 run_as_verifier() {
-  local command="$1" wanted="$2" output status=1 attempt report channel
+  local command="$1" wanted="$2" output status=1 attempt report
   output="$(mktemp /tmp/selfbench-output.XXXXXX)" || return 1
   for attempt in 1 2 3; do
     report="$(new_report_dir)" || return 1
-    channel="$(open_report_channel "$report")" || return 1
+    open_report_channel "$report" || return 1
     set_evidence_env "$report"
     (cd -- "$workdir" && exec runuser -u "$verifier_user" -- env PATH="$PATH" \
       HOME="/home/$verifier_user" UV_CACHE_DIR="$uv_cache" "${evidence_env[@]}" \
-      bash -c "$command") </dev/null >"$output" 2>&1 9>>"$channel"
+      bash -c "$command") </dev/null >"$output" 2>&1 9>>"$report_channel" \
+      8<"$key_channel"
     status=$?
     kill_verifier_processes
     show_output "$output" "$report"
@@ -301,7 +302,8 @@ def passed($root):
   end;
 def failed:
   if $runner == "pytest" then
-    map(select((.event == "test" and .outcome == "failed") or .event == "collect-error")
+    map(select((.event == "test" and .outcome == "failed") or .event == "collect-error"
+        or .event == "forged")
       | [.nodeid, .reason] | map(select(. != null and . != "")) | join(": "))
   elif $runner == "go" then
     map(select(.Action == "fail" or .Action == "build-fail")
@@ -475,6 +477,30 @@ if starts:
             f"its report ({passed} passed, {failed} failed)"
         )
 '
+readonly pytest_signed_records='import hmac
+import json
+import sys
+
+with open(sys.argv[2], "rb") as handle:
+    key = handle.read(64)
+following = {}
+with open(sys.argv[1], "rb") as handle:
+    for number, line in enumerate(handle.read(67108864).splitlines(), 1):
+        try:
+            record = json.loads(line)
+            mac = record.pop("mac")
+            run, seq = record["run"], record["seq"]
+            body = json.dumps(record, sort_keys=True, separators=(",", ":")).encode("utf-8")
+            signed = hmac.compare_digest(mac, hmac.new(key, body, "sha256").hexdigest())
+        except (ValueError, TypeError, KeyError, AttributeError):
+            signed = False
+        if not signed or seq != following.get(run, 0):
+            reason = f"the report holds a record its reporter did not write (line {number})"
+            print(json.dumps({"event": "forged", "reason": reason}))
+            break
+        following[run] = seq + 1
+        sys.stdout.write(line.decode("utf-8", "replace") + "\n")
+'
 # shellcheck disable=SC2016
 readonly go_text='(try fromjson catch null) as $event
 | if ($event | type) == "object" and ($event.Action | type) == "string"
@@ -517,6 +543,8 @@ evidence_tools=""
 evidence_problem=""
 untracked_before=/dev/null
 evidence_env=()
+report_channel=/dev/null
+key_channel=/dev/null
 go_cache=""
 go_exec=""
 report_root=""
@@ -528,6 +556,7 @@ prepare_evidence_tools() {
   chmod 0755 -- "$evidence_tools" || return 1
   cat >"$evidence_tools/_selfbench_evidence.py" <<'PYTEST_REPORTER'
 import fcntl
+import hmac
 import importlib
 import json
 import os
@@ -535,8 +564,10 @@ import stat
 import sys
 
 _DESCRIPTOR = 9
+_KEY_DESCRIPTOR = 8
 _dumps = json.dumps
 _os_write = os.write
+_sign = hmac.new
 
 
 def _channel():
@@ -558,13 +589,41 @@ def _channel():
     return report
 
 
-# Loaded by -p before any conftest or project module: the descriptor moves out of sight first.
+def _key():
+    """The key root handed over read-only (a file of another user's), its descriptor closed;
+    b"" elsewhere."""
+    try:
+        info = os.fstat(_KEY_DESCRIPTOR)
+        flags = fcntl.fcntl(_KEY_DESCRIPTOR, fcntl.F_GETFL)
+    except OSError:
+        return b""
+    if (
+        not stat.S_ISREG(info.st_mode)
+        or info.st_uid == os.geteuid()
+        or flags & os.O_ACCMODE != os.O_RDONLY
+    ):
+        return b""
+    try:
+        return os.pread(_KEY_DESCRIPTOR, 64, 0)
+    finally:
+        os.close(_KEY_DESCRIPTOR)
+
+
+# Loaded by -p before any conftest or project module: the descriptors move out of sight first.
+_KEY = _key()
 _REPORT = _channel()
+_RUN = os.urandom(8).hex()
+_SEQUENCE = [0]
 
 
 def _write(record):
     if _REPORT < 0:
         return
+    if _KEY:  # each record signed, numbered within this process's run
+        record = {**record, "run": _RUN, "seq": _SEQUENCE[0]}
+        _SEQUENCE[0] += 1
+        body = _dumps(record, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        record["mac"] = _sign(_KEY, body, "sha256").hexdigest()
     data = (_dumps(record) + "\n").encode("utf-8")
     try:
         while data:
@@ -602,6 +661,9 @@ _OWN = (
     "_write",
     "_changed",
     "_state",
+    "_sign",
+    "_dumps",
+    "_os_write",
 )
 
 
@@ -815,17 +877,32 @@ report_on_descriptor() {
   esac
 }
 
-# The file to open on the report's descriptor: for a runner that takes its report there, the
-# report itself, made by root in the report's directory, which becomes root's again (write-only
-# to its holder, in a directory no one else can enter, so the path the descriptor shows in
-# /proc cannot be reopened); /dev/null for every other runner.
+# What to open on the report's and the key's descriptors (`$report_channel`, `$key_channel`):
+# for a runner that takes its report there, the report itself and the key its reporter signs
+# records with, made by root in the report's directory, which becomes root's again (the report
+# write-only and the key read-only to their holder, in a directory no one else can enter, so the
+# paths the descriptors show in /proc cannot be reopened); /dev/null for every other runner.
 open_report_channel() {
+  report_channel=/dev/null
+  key_channel=/dev/null
   if ! report_on_descriptor; then
-    echo /dev/null
     return 0
   fi
   chown root:root -- "$1" && chmod 0700 -- "$1" && (umask 0577 && : >"$1/report.jsonl") &&
-    printf '%s\n' "$1/report.jsonl"
+    (umask 0377 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$1/key") || return 1
+  report_channel="$1/report.jsonl"
+  key_channel="$1/key"
+}
+
+# Prints the report ($1) as its reporter wrote it: for a runner whose reporter signs its
+# records, those up to the first one it did not sign; for the others, its first 64 MiB.
+read_report() {
+  case "$runner" in
+  pytest)
+    python3 -I -c "$pytest_signed_records" "$1" "${1%/*}/key" 2>/dev/null
+    ;;
+  *) head -c 67108864 -- "$1" ;;
+  esac
 }
 
 # Prints where the runner's own output, captured by root ($2), disagrees with its report ($1):
@@ -842,7 +919,7 @@ cross_check_report() {
 # Prints why the report does not show every wanted test passing, or where the runner's own
 # output ($3) disagrees with it; nothing when it shows them and nothing disagrees.
 check_evidence() {
-  local report="$1/report.jsonl" wanted="$2" problem
+  local report="$1/report.jsonl" wanted="$2" problem records
   if [ -z "$wanted" ]; then
     return 0
   fi
@@ -850,12 +927,17 @@ check_evidence() {
     echo "the runner wrote no report"
     return 0
   fi
-  problem="$(head -c 67108864 -- "$report" |
-    jq -rs --argjson wanted "$wanted" --arg runner "$runner" "$evidence_query" 2>/dev/null)" ||
-    problem="the report is not JSON lines"
-  if [ -z "$problem" ]; then
-    problem="$(cross_check_report "$report" "$3")"
+  if ! records="$(mktemp /tmp/selfbench-records.XXXXXX)"; then
+    echo "the report could not be read"
+    return 0
   fi
+  read_report "$report" >"$records"
+  problem="$(jq -rs --argjson wanted "$wanted" --arg runner "$runner" "$evidence_query" \
+    <"$records" 2>/dev/null)" || problem="the report is not JSON lines"
+  if [ -z "$problem" ]; then
+    problem="$(cross_check_report "$records" "$3")"
+  fi
+  rm -f -- "$records"
   if [ -n "$problem" ]; then
     printf '%s\n' "$problem"
   fi
