@@ -16,7 +16,11 @@ command inherits it opened for appending on `REPORT_DESCRIPTOR`. No argument or 
 any process names it (the runner's evidence environment holds no path), and the path /proc shows
 for the descriptor cannot be reopened by the verifier user. pytest's reporter, loaded by `-p`
 before any conftest or project module, moves it to a descriptor the tests' processes do not
-inherit and closes the inherited number. It records, when it loads, the callables the verdict rests
+inherit and closes the inherited number; it reads, on `KEY_DESCRIPTOR`, a fresh key root wrote
+beside the report (mode 0400), closes that too, and signs every record (HMAC-SHA256 over its run
+id, its number in that run and its content). Root reads the report through `read_report`: the
+records up to the first one not signed or out of order, then a `forged` record naming the line.
+It records, when it loads, the callables the verdict rests
 on (`Function.runtest`, `TestCaseFunction.runtest`, `unittest.TestCase.run`, pytest's call and
 report machinery, pluggy's hook calls, its own hooks; each object and its code) and marks a test
 failed, `the runner's machinery was changed: <names>`, when one differs as its report is logged or
@@ -27,16 +31,15 @@ report says pytest prints one. Other runners still name a report path (`SELFBENC
 cross-check by a `verifier_cross_check` arm.
 
 What this guarantees: code the agent wrote cannot find the pytest report by any name (a variable,
-an argument, a path under /proc or /tmp), cannot reopen it, and cannot swap pytest's or unittest's
-way of running a test, or the reporter's hooks, without the tests it touches failing; forged
-records that pytest's own summary does not also show, or a run that ends before pytest prints its
-summary, fail. What remains out of reach: the test process is shared with that code, which can
-write to any descriptor the process holds. Code that finds the report's descriptor among its own
-and appends passes, and also writes the summary line they imply to the output pytest's capture
-keeps aside, still forges a verdict (`package-appends-to-report-through-an-open-descriptor`, an
-open row of the red team); so can code that reaches into the reporter's memory, registers a
-plugin at run time, or patches a callable not on the list. Against these the held-out tests'
-assertions are what stand.
+an argument, a path under /proc or /tmp), cannot reopen it, cannot add records through the
+descriptor it finds among its own (they are not signed), and cannot swap pytest's or unittest's
+way of running a test, or the reporter's hooks, without the tests it touches failing; records
+that pytest's own summary does not also show, or a run that ends before pytest prints its
+summary, fail. What remains out of reach: the test process is shared with that code. Code that
+reads the key out of the reporter's memory, signs its own records and writes the summary line
+they imply to the output pytest's capture keeps aside still forges a verdict; so can code that
+registers a plugin at run time or patches a callable not on the list. Against these the
+held-out tests' assertions are what stand.
 
 For the runners that still name a path, code that runs inside the test process (the package under
 test; for go and cargo, the test binary whose output or log file is the report) can in principle do
