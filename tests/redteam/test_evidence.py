@@ -318,7 +318,9 @@ def test_the_summary_program_reads_the_line_as_the_log_parser_does(
 ) -> None:
     """The verifier's summary program and `parse_pytest` count a summary line alike: a report
     with the parser's passed and failed counts agrees with the line, one more pass does not."""
-    passed, failed, _ = parse_pytest(Run([line], [], 0)).counts
+    counts = parse_pytest(Run([line], [], 0)).counts
+    assert counts is not None
+    passed, failed, _ = counts
     output = tmp_path / "output.log"
     output.write_text(f"tests/test_a.py ...\n{line}\n", encoding="utf-8")
     records = [{"event": "start", "rootdir": "/app", "summary": True}]
