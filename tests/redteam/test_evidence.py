@@ -334,3 +334,9 @@ def test_the_summary_program_reads_the_line_as_the_log_parser_does(
             capture_output=True, text=True, check=True,
         ).stdout  # fmt: skip
         assert (expected in said) if expected else said == ""
+
+
+def test_a_record_the_reporter_did_not_write_is_named_before_the_unfinished_run() -> None:
+    forged = {"event": "forged", "reason": "the report holds a record its reporter did not write (line 3)"}
+    records = [_START, _test("tests/test_mul.py::test_mul"), forged]
+    assert judge("pytest", records, [MUL]) == f"a test failed: {forged['reason']}"

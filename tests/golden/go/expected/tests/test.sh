@@ -317,7 +317,7 @@ def failed:
     + [.[] | select((.numRuntimeErrorTestSuites // 0) > 0) | "a test file did not run"]
   else map(select(.event == "test:fail") | .name) end;
 def finished:
-  if $runner == "pytest" then any(.[]; .event == "finish" and .exitstatus == 0)
+  if $runner == "pytest" then any(.[]; (.event == "finish" and .exitstatus == 0) or .event == "forged")
   elif $runner == "go" then
     any(.[]; (.Action == "pass" or .Action == "fail" or .Action == "skip")
       and (.Test | type) != "string")
