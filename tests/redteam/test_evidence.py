@@ -337,6 +337,7 @@ def test_the_summary_program_reads_the_line_as_the_log_parser_does(
 
 
 def test_a_record_the_reporter_did_not_write_is_named_before_the_unfinished_run() -> None:
-    forged = {"event": "forged", "reason": "the report holds a record its reporter did not write (line 3)"}
+    reason = "the report holds a record its reporter did not write (line 3)"
+    forged = {"event": "forged", "reason": reason}
     records = [_START, _test("tests/test_mul.py::test_mul"), forged]
-    assert judge("pytest", records, [MUL]) == f"a test failed: {forged['reason']}"
+    assert judge("pytest", records, [MUL]) == f"a test failed: {reason}"
