@@ -16,6 +16,9 @@ from selfbench.bundle.evidence import EVIDENCE_QUERY
 from selfbench.bundle.render_scripts import SAFE_GIT, render_test_sh
 from selfbench.contract import TaskDefinition
 from selfbench.runners import cargo, go
+from selfbench.runners import pytest as pytest_runner
+from selfbench.runners._log import Run
+from selfbench.runners.pytest import parse_pytest
 
 pytestmark = pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
 
@@ -294,3 +297,47 @@ def test_the_names_check_reads_added_lines_and_new_text_files(tmp_path: Path) ->
         ["bash", "-c", script], capture_output=True, text=True, check=True
     ).stdout.splitlines()
     assert sorted(found) == ["changed.go: \\x16", "new.py: SELFBENCH_EVIDENCE"]
+
+
+# --- pytest's summary line, read by root beside the report ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "==================== 1 failed, 3 passed in 0.12s ====================",
+        "3 passed, 1 warning in 0.01s",
+        "== 2 passed, 1 xpassed, 1 xfailed in 61.00s (0:01:01) ==",
+        "=== 1 passed, 2 errors, 1 deselected in 1.50s ===",
+        "1 passed, 2 subtests passed in 0.02s",
+        "========================= no tests ran in 0.01s =========================",
+    ],
+)
+def test_the_summary_program_reads_the_line_as_the_log_parser_does(
+    line: str, tmp_path: Path
+) -> None:
+    """The verifier's summary program and `parse_pytest` count a summary line alike: a report
+    with the parser's passed and failed counts agrees with the line, one more pass does not."""
+    counts = parse_pytest(Run([line], [], 0)).counts
+    assert counts is not None
+    passed, failed, _ = counts
+    output = tmp_path / "output.log"
+    output.write_text(f"tests/test_a.py ...\n{line}\n", encoding="utf-8")
+    records = [{"event": "start", "rootdir": "/app", "summary": True}]
+    records += [_test(f"tests/test_a.py::p{at}") for at in range(passed)]
+    records += [_test(f"tests/test_a.py::f{at}", "failed") for at in range(failed)]
+    for extra, expected in (([], ""), ([_test("tests/test_a.py::x")], "disagrees")):
+        report = tmp_path / "report.jsonl"
+        report.write_text("".join(json.dumps(r) + "\n" for r in [*records, *extra]))
+        said = subprocess.run(
+            ["python3", "-I", "-c", pytest_runner.SUMMARY_AGREES, str(report), str(output)],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        assert (expected in said) if expected else said == ""
+
+
+def test_a_record_the_reporter_did_not_write_is_named_before_the_unfinished_run() -> None:
+    reason = "the report holds a record its reporter did not write (line 3)"
+    forged = {"event": "forged", "reason": reason}
+    records = [_START, _test("tests/test_mul.py::test_mul"), forged]
+    assert judge("pytest", records, [MUL]) == f"a test failed: {reason}"

@@ -4,19 +4,51 @@ Pure text, the part of `tests/test.sh` that reads the runners' reports. For each
 `EVIDENCE_RUNNERS` the verifier (root) writes a reporter into a fresh root-owned directory, has the
 runner write its report into a fresh directory with a random name inside a directory of root's that
 no one else can list, kills every process of the verifier user, and only then reads the report: the
-run must have finished, no test may have failed, and each selector must name at least one test seen
-passing. An agent's patch cannot place either directory, and cannot change what loads the reporter
-(see `_runner_files.py`).
+run must have finished, no test may have failed, each selector must name at least one test seen
+passing, and the runner's own output must not disagree with the report (`cross_check_report`). An
+agent's patch cannot place either directory, and cannot change what loads the reporter (see
+`_runner_files.py`).
 
-The boundary. Code the agent wrote runs inside the test process (the package under test, which
-the tests import; for go and cargo, the test binary whose output or log file is the report); such
-code can in principle do whatever the reporter can. What the verifier does against it:
+The witness. A runner whose reporter takes the report on a descriptor (`report_on_descriptor`:
+pytest, and so unittest's tests) gets it from root: `open_report_channel` makes the report file
+root's, write-only to its holder (mode 0200) in a directory only root can enter, and the test
+command inherits it opened for appending on `REPORT_DESCRIPTOR`. No argument or environment of
+any process names it (the runner's evidence environment holds no path), and the path /proc shows
+for the descriptor cannot be reopened by the verifier user. pytest's reporter, loaded by `-p`
+before any conftest or project module, moves it to a descriptor the tests' processes do not
+inherit and closes the inherited number; it reads, on `KEY_DESCRIPTOR`, a fresh key root wrote
+beside the report (mode 0400), closes that too, and signs every record (HMAC-SHA256 over its run
+id, its number in that run and its content). Root reads the report through `read_report`: the
+records up to the first one not signed or out of order, then a `forged` record naming the line.
+It records, when it loads, the callables the verdict rests
+on (`Function.runtest`, `TestCaseFunction.runtest`, `unittest.TestCase.run`, pytest's call and
+report machinery, pluggy's hook calls, its own hooks; each object and its code) and marks a test
+failed, `the runner's machinery was changed: <names>`, when one differs as its report is logged or
+when the session ends. Root then compares the report with pytest's own final summary line in the
+output root captured (tests passed; tests failed and errors), and requires that line where the
+report says pytest prints one. Other runners still name a report path (`SELFBENCH_EVIDENCE`, in
+`evidence_env`); a runner moves to the descriptor by adding a `verifier_descriptor` arm, and a
+cross-check by a `verifier_cross_check` arm.
 
-* the report's location is out of reach by name: pytest's plugin pops `SELFBENCH_EVIDENCE` from
-  the environment when `-p` loads it, before any conftest or project module; node's reporter,
-  loaded before any test file's process starts, points those processes' `NODE_OPTIONS` at
-  /dev/null; cargo's runner starts each test binary without the variable; the directory cannot
-  be listed, so a glob under /tmp finds nothing;
+What this guarantees: code the agent wrote cannot find the pytest report by any name (a variable,
+an argument, a path under /proc or /tmp), cannot reopen it, cannot add records through the
+descriptor it finds among its own (they are not signed), and cannot swap pytest's or unittest's
+way of running a test, or the reporter's hooks, without the tests it touches failing; records
+that pytest's own summary does not also show, or a run that ends before pytest prints its
+summary, fail. What remains out of reach: the test process is shared with that code. Code that
+reads the key out of the reporter's memory, signs its own records and writes the summary line
+they imply to the output pytest's capture keeps aside still forges a verdict; so can code that
+registers a plugin at run time or patches a callable not on the list. Against these the
+held-out tests' assertions are what stand.
+
+For the runners that still name a path, code that runs inside the test process (the package under
+test; for go and cargo, the test binary whose output or log file is the report) can in principle do
+whatever the reporter can. What the verifier does against it:
+
+* the report's location is out of reach by name: node's reporter, loaded before any test file's
+  process starts, points those processes' `NODE_OPTIONS` at /dev/null; cargo's runner starts each
+  test binary without the variable; the directory cannot be listed, so a glob under /tmp finds
+  nothing;
 * go's framing is taken only when marked: every test binary runs through a `-exec` that prints
   a marked framing line naming no test first, so test2json reads no unmarked line as framing (an
   `init` printing `--- PASS` lines prints output, not events); go before 1.20 marks nothing and
@@ -28,19 +60,17 @@ code can in principle do whatever the reporter can. What the verifier does again
   files, after the runner-control paths are left out and restored. An honest solution that
   needs such a name where the gold patch does not use it scores 0: the names are chosen rare.
 
-Not covered: code that spells those names apart and reaches the report anyway, through memory
-it shares with the reporter (the plugin's closure, pytest's plugin manager), the parent's open
-files or first environment under `/proc/<pid>/`, a test binary's own arguments (libtest's log
-file, jest's and vitest's `--outputFile`), or by printing marked test2json framing built from a
-computed ^V. Against these the held-out tests' assertions are what stand; a verdict on evidence
-the agent cannot shape at all needs the tests to run where the agent's code cannot write or
-print what the runner reports, which no runner here offers.
+Not covered for them: code that spells those names apart and reaches the report anyway, through
+the parent's first environment or arguments under `/proc/<pid>/` (the verifier's `runuser` names
+the path in its arguments), a test binary's own arguments (libtest's log file, jest's and
+vitest's `--outputFile`), or by printing marked test2json framing built from a computed ^V.
 
 What each runner contributes to the script is its `Runner`'s `report_*` and `verifier_*` fields
 (jq branches, shell case arms, reporters, its own functions); this module assembles them from the
 registry, in the order of each part's rank. Per runner, the report is:
 
-* pytest: a plugin (its `reporter_module`) loaded by `PYTEST_ADDOPTS`, one JSON line per event;
+* pytest: a plugin (its `reporter_module`) loaded by `PYTEST_ADDOPTS`, one JSON line per event,
+  on the inherited descriptor;
 * node: a `--test-reporter` module given in `NODE_OPTIONS`, beside the usual TAP on stdout;
 * go: `GOFLAGS=-json -count=1` (no cached result stands for a run), with `GOTOOLCHAIN=local`,
   `GOWORK=off`, and a private copy of the setup's build cache: the events `test2json` writes
@@ -65,13 +95,16 @@ from collections.abc import Callable
 
 from selfbench._runner_files import RESTORED_MANIFESTS
 from selfbench.runners import COMMAND_RUNNERS, Part, Runner
+from selfbench.runners._protocol import KEY_DESCRIPTOR, REPORT_DESCRIPTOR
 
 __all__ = [
     "EVIDENCE_BODY",
     "EVIDENCE_QUERY",
     "EVIDENCE_RUNNERS",
     "FILE_SELECTING_RUNNERS",
+    "KEY_DESCRIPTOR",
     "REPORT_ARGUMENTS",
+    "REPORT_DESCRIPTOR",
     "SHARED_FUNCTIONS",
     "VERIFIER_NAMES",
     "refused_names",
@@ -257,6 +290,47 @@ set_evidence_env() {
 """
 )
 
+_REPORT_ON_DESCRIPTOR = (
+    f"""
+# Whether the runner's reporter takes its report on the inherited descriptor {REPORT_DESCRIPTOR}
+# (opened by root, named by no path or variable), not at a path it is told.
+report_on_descriptor() {{
+  case "$runner" in
+"""
+    + _case_arms(lambda runner: runner.verifier.verifier_descriptor)
+    + """  *) return 1 ;;
+  esac
+}
+"""
+)
+
+_READ_REPORT = (
+    """
+# Prints the report ($1) as its reporter wrote it: for a runner whose reporter signs its
+# records, those up to the first one it did not sign; for the others, its first 64 MiB.
+read_report() {
+  case "$runner" in
+"""
+    + _case_arms(lambda runner: runner.verifier.verifier_reader)
+    + """  *) head -c 67108864 -- "$1" ;;
+  esac
+}
+"""
+)
+
+_CROSS_CHECK_REPORT = (
+    """
+# Prints where the runner's own output, captured by root ($2), disagrees with its report ($1):
+# a signal the report's writer does not control; nothing when they agree.
+cross_check_report() {
+  case "$runner" in
+"""
+    + _case_arms(lambda runner: runner.verifier.verifier_cross_check)
+    + """  esac
+}
+"""
+)
+
 _RESTORE_RUNNER_CONFIGURATION = (
     r"""
 # What decides how the tests run but sits in files an agent may change: the part of such a file
@@ -333,10 +407,32 @@ new_report_dir() {
 }
 """,
     "set_evidence_env": _SET_EVIDENCE_ENV,
+    "report_on_descriptor": _REPORT_ON_DESCRIPTOR,
+    "open_report_channel": r"""
+# What to open on the report's and the key's descriptors (`$report_channel`, `$key_channel`):
+# for a runner that takes its report there, the report itself and the key its reporter signs
+# records with, made by root in the report's directory, which becomes root's again (the report
+# write-only and the key read-only to their holder, in a directory no one else can enter, so the
+# paths the descriptors show in /proc cannot be reopened); /dev/null for every other runner.
+open_report_channel() {
+  report_channel=/dev/null
+  key_channel=/dev/null
+  if ! report_on_descriptor; then
+    return 0
+  fi
+  chown root:root -- "$1" && chmod 0700 -- "$1" && (umask 0577 && : >"$1/report.jsonl") &&
+    (umask 0377 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$1/key") || return 1
+  report_channel="$1/report.jsonl"
+  key_channel="$1/key"
+}
+""",
+    "read_report": _READ_REPORT,
+    "cross_check_report": _CROSS_CHECK_REPORT,
     "check_evidence": r"""
-# Prints why the report does not show every wanted test passing; nothing when it does.
+# Prints why the report does not show every wanted test passing, or where the runner's own
+# output ($3) disagrees with it; nothing when it shows them and nothing disagrees.
 check_evidence() {
-  local report="$1/report.jsonl" wanted="$2"
+  local report="$1/report.jsonl" wanted="$2" problem records
   if [ -z "$wanted" ]; then
     return 0
   fi
@@ -344,9 +440,20 @@ check_evidence() {
     echo "the runner wrote no report"
     return 0
   fi
-  head -c 67108864 -- "$report" |
-    jq -rs --argjson wanted "$wanted" --arg runner "$runner" "$evidence_query" 2>/dev/null ||
-    echo "the report is not JSON lines"
+  if ! records="$(mktemp /tmp/selfbench-records.XXXXXX)"; then
+    echo "the report could not be read"
+    return 0
+  fi
+  read_report "$report" >"$records"
+  problem="$(jq -rs --argjson wanted "$wanted" --arg runner "$runner" "$evidence_query" \
+    <"$records" 2>/dev/null)" || problem="the report is not JSON lines"
+  if [ -z "$problem" ]; then
+    problem="$(cross_check_report "$records" "$3")"
+  fi
+  rm -f -- "$records"
+  if [ -n "$problem" ]; then
+    printf '%s\n' "$problem"
+  fi
 }
 """,
     "restore_runner_configuration": _RESTORE_RUNNER_CONFIGURATION,
@@ -426,6 +533,7 @@ EVIDENCE_BODY = (
     f"readonly evidence_query={_single_quoted(EVIDENCE_QUERY)}\n"
     + "".join(runner.verifier.verifier_programs for runner in _READ)
     + 'evidence_tools=""\nevidence_problem=""\nuntracked_before=/dev/null\nevidence_env=()\n'
+    + "report_channel=/dev/null\nkey_channel=/dev/null\n"
     + "".join(runner.verifier.verifier_variables for runner in _READ)
     + 'report_root=""\n'
     + _functions()

@@ -25,7 +25,9 @@ from selfbench.bundle.evidence import (
     EVIDENCE_BODY,
     EVIDENCE_RUNNERS,
     FILE_SELECTING_RUNNERS,
+    KEY_DESCRIPTOR,
     REPORT_ARGUMENTS,
+    REPORT_DESCRIPTOR,
     refused_names,
 )
 from selfbench.contract import TaskDefinition
@@ -455,19 +457,22 @@ prepare_uv_cache() {
 
 # Runs a command as the verifier user; its status, and in `$evidence_problem` why the runner's
 # own report does not show every wanted test passing ("" when it does or nothing is wanted).
+# A runner that takes its report on a descriptor gets it, and its key, opened here by root.
 run_as_verifier() {
   local command="$1" wanted="$2" output status=1 attempt report
   output="$(mktemp /tmp/selfbench-output.XXXXXX)" || return 1
   for attempt in 1 2 3; do
     report="$(new_report_dir)" || return 1
+    open_report_channel "$report" || return 1
     set_evidence_env "$report"
     (cd -- "$workdir" && exec runuser -u "$verifier_user" -- env PATH="$PATH" \
       HOME="/home/$verifier_user" UV_CACHE_DIR="$uv_cache" "${evidence_env[@]}" \
-      bash -c "$command") </dev/null >"$output" 2>&1
+      bash -c "$command") </dev/null >"$output" 2>&1 @DESCRIPTOR@>>"$report_channel" \
+      @KEY@<"$key_channel"
     status=$?
     kill_verifier_processes
     show_output "$output" "$report"
-    evidence_problem="$(check_evidence "$report" "$wanted")"
+    evidence_problem="$(check_evidence "$report" "$wanted" "$output")"
     rm -rf -- "$report"
     if [ "$status" -eq 0 ] || [ "$attempt" -eq 3 ] ||
       ! grep -qE -- "$infrastructure_errors" "$output"; then
@@ -526,8 +531,11 @@ _PACKAGE_PROJECTS = tuple(
 )
 """The projects whose repositories track directories named like a runner's package, as the
 body's comment on `tracked_package_args` names them."""
-_BODY = _spell_log_words(_BODY).replace(
-    "@PACKAGE_PROJECTS@", " and ".join(f"{project}'s" for project in _PACKAGE_PROJECTS)
+_BODY = (
+    _spell_log_words(_BODY)
+    .replace("@PACKAGE_PROJECTS@", " and ".join(f"{project}'s" for project in _PACKAGE_PROJECTS))
+    .replace("@DESCRIPTOR@", str(REPORT_DESCRIPTOR))
+    .replace("@KEY@", str(KEY_DESCRIPTOR))
 )
 _REPEAT = _spell_log_words(
     """\

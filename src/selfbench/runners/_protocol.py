@@ -16,6 +16,8 @@ from selfbench.errors import DraftError
 from selfbench.runners._log import Result, Run
 
 __all__ = [
+    "KEY_DESCRIPTOR",
+    "REPORT_DESCRIPTOR",
     "V8_COVERAGE",
     "CompiledProject",
     "CoverageParts",
@@ -27,6 +29,15 @@ __all__ = [
     "by_file",
     "readonly",
 ]
+
+
+REPORT_DESCRIPTOR = 9
+"""The file descriptor on which the verifier hands a runner's reporter its report, opened by
+root (write-only, appending, on a root-owned file in a directory only root can enter) and
+inherited: no path or variable names it (`VerifierParts.verifier_descriptor`)."""
+KEY_DESCRIPTOR = 8
+"""The descriptor on which the verifier hands that reporter, read-only, the key it signs its
+records with (a root-owned file beside the report, mode 0400)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +143,17 @@ class VerifierParts:
     verifier_env: Part | None = None
     """Its `set_evidence_env` case arm (after `)`): the environment that has it write its report
     to `$report`."""
+    verifier_descriptor: Part | None = None
+    """Its `report_on_descriptor` case arm (after `)`, ` return 0 ;;`) when its reporter takes
+    the report on the inherited `REPORT_DESCRIPTOR` instead of a path it is told (None: a
+    path)."""
+    verifier_reader: Part | None = None
+    """Its `read_report` case arm: the shell lines that print the report (`$1`) as its reporter
+    wrote it, checking the records' signatures with the key beside it (None: the report's first
+    64 MiB as they are)."""
+    verifier_cross_check: Part | None = None
+    """Its `cross_check_report` case arm: the shell lines that print where the runner's own
+    output (`$2`, captured by root) disagrees with its report (`$1`), nothing when they agree."""
     verifier_restore: Part | None = None
     """Its `restore_runner_configuration` case arm: what restores its configuration the agent's
     patch changed (`$changed`)."""

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from selfbench.runners._command import python_module
 from selfbench.runners._log import INDEX, Outcome, Result, Run, table
 from selfbench.runners._protocol import (
+    KEY_DESCRIPTOR,
+    REPORT_DESCRIPTOR,
     CoverageParts,
     Part,
     PythonProject,
@@ -23,9 +25,12 @@ __all__ = [
     "PACKAGE_DIRECTORIES",
     "PACKAGE_FILES",
     "PROJECT_PATHS",
+    "REPORTER",
     "REPORTER_MODULE",
     "RUNNER",
     "SHARED_CONFIGURATION_FILES",
+    "SIGNED_RECORDS",
+    "SUMMARY_AGREES",
     "is_node_id",
     "parse_pytest",
 ]
@@ -197,7 +202,7 @@ def _matches(name: str, args: Sequence[str]) -> bool:
 
 CONTROL_FILES = (
     # configuration, plugins by conftest, modules Python loads first, bytecode caches
-    "conftest.py", "pytest.ini", ".pytest.ini",
+    "conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml",
     "sitecustomize.py", "usercustomize.py", "*.pth", "*.pyc", "*.pyo",
     "_selfbench_evidence.py",  # the verifier's own pytest reporter (`REPORTER_MODULE`)
 )  # fmt: skip
@@ -307,26 +312,173 @@ COVERAGE = CoverageParts(
 """coverage.py through a plugin of its own (see `selfbench.draft.coverage`): the pure-Python
 tracer, as selfbench's copy of its C tracer is built for another Python than the project's."""
 
-_REPORTER = """\
+REPORTER = r'''import fcntl
+import hmac
+import importlib
 import json
 import os
+import stat
+import sys
+
+_DESCRIPTOR = @DESCRIPTOR@
+_KEY_DESCRIPTOR = @KEY@
+_dumps = json.dumps
+_os_write = os.write
+_sign = hmac.new
 
 
-def _writer(report):
-    def write(record):
-        if report:
-            with open(report, "a", encoding="utf-8") as handle:
-                handle.write(json.dumps(record) + "\\n")
+def _channel():
+    """The report, taken from the descriptor root opened for it (a write-only, appending file
+    of another user's) onto a descriptor the tests' processes do not inherit; -1 elsewhere."""
+    try:
+        info = os.fstat(_DESCRIPTOR)
+        flags = fcntl.fcntl(_DESCRIPTOR, fcntl.F_GETFL)
+    except OSError:
+        return -1
+    if (
+        not stat.S_ISREG(info.st_mode)
+        or info.st_uid == os.geteuid()
+        or flags & (os.O_ACCMODE | os.O_APPEND) != os.O_WRONLY | os.O_APPEND
+    ):
+        return -1
+    report = os.dup(_DESCRIPTOR)
+    os.close(_DESCRIPTOR)
+    return report
 
-    return write
+
+def _key():
+    """The key root handed over read-only (a file of another user's), its descriptor closed;
+    b"" elsewhere."""
+    try:
+        info = os.fstat(_KEY_DESCRIPTOR)
+        flags = fcntl.fcntl(_KEY_DESCRIPTOR, fcntl.F_GETFL)
+    except OSError:
+        return b""
+    if (
+        not stat.S_ISREG(info.st_mode)
+        or info.st_uid == os.geteuid()
+        or flags & os.O_ACCMODE != os.O_RDONLY
+    ):
+        return b""
+    try:
+        return os.pread(_KEY_DESCRIPTOR, 64, 0)
+    finally:
+        os.close(_KEY_DESCRIPTOR)
 
 
-# Loaded by -p before any conftest or project module: the report's path leaves the environment.
-_write = _writer(os.environ.pop("SELFBENCH_EVIDENCE", ""))
+# Loaded by -p before any conftest or project module: the descriptors move out of sight first.
+_KEY = _key()
+_REPORT = _channel()
+_RUN = os.urandom(8).hex()
+_SEQUENCE = [0]
+
+
+def _write(record):
+    if _REPORT < 0:
+        return
+    if _KEY:  # each record signed, numbered within this process's run
+        record = {**record, "run": _RUN, "seq": _SEQUENCE[0]}
+        _SEQUENCE[0] += 1
+        body = _dumps(record, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        record["mac"] = _sign(_KEY, body, "sha256").hexdigest()
+    data = (_dumps(record) + "\n").encode("utf-8")
+    try:
+        while data:
+            data = data[_os_write(_REPORT, data):]
+    except OSError:
+        pass
+
+
+_MACHINERY = (
+    ("_pytest.python", "Function.runtest"),
+    ("_pytest.python", "pytest_pyfunc_call"),
+    ("_pytest.unittest", "TestCaseFunction.runtest"),
+    ("_pytest.runner", "runtestprotocol"),
+    ("_pytest.runner", "call_and_report"),
+    ("_pytest.runner", "call_runtest_hook"),
+    ("_pytest.runner", "pytest_runtest_call"),
+    ("_pytest.runner", "pytest_runtest_makereport"),
+    ("_pytest.runner", "CallInfo.from_call"),
+    ("_pytest.reports", "TestReport.from_item_and_call"),
+    ("_pytest.reports", "TestReport.__init__"),
+    ("_pytest.main", "pytest_runtestloop"),
+    ("unittest.case", "TestCase.run"),
+    ("unittest.case", "TestCase.__call__"),
+    ("pluggy._callers", "_multicall"),
+    ("pluggy._hooks", "_HookCaller.__call__"),
+    ("pluggy._hooks", "HookCaller.__call__"),
+    ("pluggy._caller", "HookCaller.__call__"),
+    ("pluggy._manager", "PluginManager._hookexec"),
+)
+_OWN = (
+    "pytest_sessionstart",
+    "pytest_collectreport",
+    "pytest_runtest_logreport",
+    "pytest_sessionfinish",
+    "_write",
+    "_changed",
+    "_state",
+    "_sign",
+    "_dumps",
+    "_os_write",
+)
+
+
+def _code(value):
+    value = getattr(value, "__func__", value)
+    return getattr(value, "__code__", None)
+
+
+def _state(module, path):
+    """Each object on `path` from `module` and the code of the last, or None if absent."""
+    found = [module]
+    for name in path.split("."):
+        value = vars(found[-1]).get(name) if hasattr(found[-1], "__dict__") else None
+        if value is None:
+            return None
+        found.append(value)
+    return (*found, _code(found[-1]))
+
+
+def _recorded():
+    recorded = {}
+    for module_name, path in _MACHINERY:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        state = _state(module, path)
+        if state is not None:
+            recorded[path] = (module, state)
+    own = sys.modules[__name__]
+    for name in _OWN:
+        recorded[name] = (own, _state(own, name))
+    return recorded
+
+
+_RECORDED = {}
+
+
+def _changed():
+    """The names of the recorded callables that are no longer the ones the runner loaded."""
+    changed = []
+    for path, (module, state) in _RECORDED.items():
+        now = _state(module, path)
+        if now is None or len(now) != len(state) or any(a is not b for a, b in zip(now, state)):
+            changed.append(path)
+    return changed
+
+
+def _reason():
+    changed = _changed()
+    return "the runner's machinery was changed: " + ", ".join(changed) if changed else ""
 
 
 def pytest_sessionstart(session):
-    _write({"event": "start", "rootdir": str(session.config.rootpath)})
+    config = session.config
+    terminal = config.pluginmanager.get_plugin("terminalreporter") is not None
+    summary = terminal and getattr(config.option, "verbose", 0) >= -1
+    _write({"event": "start", "rootdir": str(config.rootpath), "summary": summary})
 
 
 def pytest_collectreport(report):
@@ -335,13 +487,29 @@ def pytest_collectreport(report):
 
 
 def pytest_runtest_logreport(report):
-    _write({"event": "test", "nodeid": report.nodeid, "when": report.when,
-            "outcome": report.outcome})
+    record = {"event": "test", "nodeid": report.nodeid, "when": report.when,
+              "outcome": report.outcome}
+    if type(report).__name__ != "TestReport":
+        record["kind"] = type(report).__name__
+    reason = _reason()
+    if reason:
+        record.update(outcome="failed", reason=reason)
+    _write(record)
 
 
 def pytest_sessionfinish(session, exitstatus):
+    reason = _reason()
+    if reason:
+        _write({"event": "test", "nodeid": "", "when": "finish", "outcome": "failed",
+                "reason": reason})
     _write({"event": "finish", "exitstatus": int(exitstatus)})
-"""
+
+
+_RECORDED.update(_recorded())  # after the hooks: the reporter's own functions are all defined
+'''.replace("@DESCRIPTOR@", str(REPORT_DESCRIPTOR)).replace("@KEY@", str(KEY_DESCRIPTOR))
+"""The reporter: one JSON line per event on the descriptor the verifier opened, each signed with
+the key handed over on another (`SIGNED_RECORDS` checks them), each test failed with the reason
+when a callable the verdict rests on (`_MACHINERY`, its own hooks) is no longer the one loaded."""
 
 _SAME_PYTEST_TABLE = r"""
 import configparser
@@ -398,30 +566,147 @@ for path in paths(sys.stdin.buffer.read()):
             break
 """
 
+SUMMARY_AGREES = r'''import json
+import re
+import sys
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+DURATION = re.compile(r"\d{1,12}(?:\.\d{1,12})?s(?:econds)?(?: \(\d{1,9}:\d\d:\d\d\))?")
+ITEM = re.compile(r"(\d{1,9}) ([a-z]+(?: [a-z]+)*)")
+PASSED = ("passed", "xpassed")
+FAILED = ("failed", "error", "errors")
+
+
+def summary(line):
+    """(passed, failed) on pytest's final line, `=== 1 failed, 3 passed in 0.12s ===`."""
+    head, sep, tail = line.strip().strip("=").strip().rpartition(" in ")
+    if not sep or DURATION.fullmatch(tail) is None:
+        return None
+    if head == "no tests ran":
+        return 0, 0
+    counts = [0, 0]
+    for item in head.split(", "):
+        match = ITEM.fullmatch(item)
+        if match is None:
+            return None
+        if match[2] in PASSED or match[2] in FAILED:
+            counts[match[2] in FAILED] += int(match[1])
+    return counts[0], counts[1]
+
+
+def records(path):
+    found = []
+    with open(path, "rb") as handle:
+        for line in handle.read(67108864).splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                found.append(record)
+    return found
+
+
+report = records(sys.argv[1])
+starts = [at for at, record in enumerate(report) if record.get("event") == "start"]
+if starts:
+    session = report[starts[-1]:]  # the last session's, as the last summary line is
+    passed = sum(
+        1
+        for record in session
+        if record.get("event") == "test" and record.get("when") == "call"
+        and record.get("outcome") == "passed" and "kind" not in record
+    )
+    failed = sum(
+        1
+        for record in session
+        if record.get("event") == "collect-error"
+        or (record.get("event") == "test" and record.get("outcome") == "failed")
+    )
+    said = None
+    with open(sys.argv[2], "rb") as handle:
+        for line in handle.read(67108864).decode("utf-8", "replace").splitlines():
+            said = summary(ANSI.sub("", line)) or said
+    if said is None and report[starts[0]].get("summary") is not False:
+        print("the runner printed no summary line")
+    elif said is not None and said != (passed, failed):
+        print(
+            f"the runner's summary line ({said[0]} passed, {said[1]} failed) disagrees with "
+            f"its report ({passed} passed, {failed} failed)"
+        )
+'''
+"""Prints where pytest's own final summary line, in the output root captured, disagrees with
+the report's last session (tests passed; tests failed or errors), or that the line is missing
+where the report's first `start` says pytest prints one; nothing when they agree."""
+
+SIGNED_RECORDS = r"""import hmac
+import json
+import sys
+
+with open(sys.argv[2], "rb") as handle:
+    key = handle.read(64)
+following = {}
+with open(sys.argv[1], "rb") as handle:
+    for number, line in enumerate(handle.read(67108864).splitlines(), 1):
+        try:
+            record = json.loads(line)
+            mac = record.pop("mac")
+            run, seq = record["run"], record["seq"]
+            body = json.dumps(record, sort_keys=True, separators=(",", ":")).encode("utf-8")
+            signed = hmac.compare_digest(mac, hmac.new(key, body, "sha256").hexdigest())
+        except (ValueError, TypeError, KeyError, AttributeError):
+            signed = False
+        if not signed or seq != following.get(run, 0):
+            reason = f"the report holds a record its reporter did not write (line {number})"
+            print(json.dumps({"event": "forged", "reason": reason}))
+            break
+        following[run] = seq + 1
+        sys.stdout.write(line.decode("utf-8", "replace") + "\n")
+"""
+"""Prints the report's records (`$1`) up to the first one not signed with the key (`$2`), or out
+of its run's order (a record removed), and then a `forged` record saying which line."""
+
 _PASSED = r"""
     map(select(.event == "test" and .when == "call" and .outcome == "passed")
       | {file: ($root + "/" + (.nodeid | split("::")[0])),
          name: (.nodeid | split("::")[1:] | join("::"))})"""
 _FAILED = r"""
-    map(select((.event == "test" and .outcome == "failed") or .event == "collect-error")
-      | .nodeid)"""
-_FINISHED = ' any(.[]; .event == "finish" and .exitstatus == 0)'
+    map(select((.event == "test" and .outcome == "failed") or .event == "collect-error"
+        or .event == "forged")
+      | [.nodeid, .reason] | map(select(. != null and . != "")) | join(": "))"""
+# A report that ends in a record its reporter did not write is judged by that record (`failed`
+# names it), not as unfinished.
+_FINISHED = ' any(.[]; (.event == "finish" and .exitstatus == 0) or .event == "forged")'
 
-_PROGRAMS = readonly("same_pytest_table", _SAME_PYTEST_TABLE) + readonly(
-    "shadowing_modules", _SHADOWING_MODULES, expands=False
+_PROGRAMS = (
+    readonly("same_pytest_table", _SAME_PYTEST_TABLE)
+    + readonly("shadowing_modules", _SHADOWING_MODULES, expands=False)
+    + readonly("pytest_summary_agrees", SUMMARY_AGREES)
+    + readonly("pytest_signed_records", SIGNED_RECORDS, expands=False)
 )
 
 _TOOLS = (
     f"  cat >\"$evidence_tools/{REPORTER_MODULE}.py\" <<'PYTEST_REPORTER'\n"
-    + _REPORTER
+    + REPORTER
     + "PYTEST_REPORTER\n"
 )
 
 _ENV = (
     '\n    evidence_env=("PYTHONPATH=$evidence_tools" "PYTEST_ADDOPTS=-p '
     + REPORTER_MODULE
-    + '" "SELFBENCH_EVIDENCE=$report")\n    ;;\n'
+    + '")\n    ;;\n'
 )
+
+_READER = """
+    python3 -I -c "$pytest_signed_records" "$1" "${1%/*}/key" 2>/dev/null
+    ;;
+"""
+
+_CROSS_CHECK = """
+    python3 -I -c "$pytest_summary_agrees" "$1" "$2" 2>/dev/null ||
+      echo "its summary line could not be read"
+    ;;
+"""
 
 _RESTORE = """
     restore_pytest_configuration "$changed"
@@ -508,6 +793,9 @@ RUNNER = Runner(
         verifier_programs=_PROGRAMS,
         verifier_tools=Part(0, _TOOLS),
         verifier_env=Part(0, _ENV),
+        verifier_descriptor=Part(0, " return 0 ;;\n"),
+        verifier_reader=Part(0, _READER),
+        verifier_cross_check=Part(0, _CROSS_CHECK),
         verifier_restore=Part(0, _RESTORE),
         verifier_functions=(
             ("restore_file", _RESTORE_CONFIGURATION),

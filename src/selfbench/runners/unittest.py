@@ -2,6 +2,8 @@
 
 A draft infers it when nothing in the repository mentions pytest and the test files import
 unittest; its test command is pytest's, so a command never detects it: `detect` finds pytest.
+The verifier therefore reads its tests through pytest's reporter, which also checks unittest's
+own machinery (`TestCase.run` and `__call__`, pytest's `TestCaseFunction.runtest`).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ readonly runner='cargo'
 readonly fail_to_pass_evidence='[{"path":"parser::tests::handles_empty","file":"","name":"parser::tests::handles_empty"}]'
 readonly pass_to_pass_evidence='[{"path":"parser::tests::handles_one","file":"","name":"parser::tests::handles_one"}]'
 readonly protected_paths=('crates/core/tests/parser.rs')
-readonly exclude_args=('--exclude=crates/core/tests/parser.rs' '--exclude=crates/core/tests/parser.rs/*' '--exclude=conftest.py' '--exclude=*/conftest.py' '--exclude=pytest.ini' '--exclude=*/pytest.ini' '--exclude=.pytest.ini' '--exclude=*/.pytest.ini' '--exclude=sitecustomize.py' '--exclude=*/sitecustomize.py' '--exclude=usercustomize.py' '--exclude=*/usercustomize.py' '--exclude=*.pth' '--exclude=*/*.pth' '--exclude=*.pyc' '--exclude=*/*.pyc' '--exclude=*.pyo' '--exclude=*/*.pyo' '--exclude=_selfbench_evidence.py' '--exclude=*/_selfbench_evidence.py' '--exclude=jest.config.*' '--exclude=*/jest.config.*' '--exclude=jest.setup.*' '--exclude=*/jest.setup.*' '--exclude=vitest.config.*' '--exclude=*/vitest.config.*' '--exclude=vitest.setup.*' '--exclude=*/vitest.setup.*' '--exclude=vitest.workspace.*' '--exclude=*/vitest.workspace.*' '--exclude=vite.config.*' '--exclude=*/vite.config.*' '--exclude=babel.config.*' '--exclude=*/babel.config.*' '--exclude=.babelrc' '--exclude=*/.babelrc' '--exclude=.babelrc.*' '--exclude=*/.babelrc.*' '--exclude=.mocharc*' '--exclude=*/.mocharc*' '--exclude=.npmrc' '--exclude=*/.npmrc' '--exclude=.yarnrc' '--exclude=*/.yarnrc' '--exclude=.yarnrc.yml' '--exclude=*/.yarnrc.yml' '--exclude=.pnpmfile.cjs' '--exclude=*/.pnpmfile.cjs' '--exclude=bunfig.toml' '--exclude=*/bunfig.toml' '--exclude=.node-options' '--exclude=*/.node-options' '--exclude=rust-toolchain' '--exclude=*/rust-toolchain' '--exclude=rust-toolchain.toml' '--exclude=*/rust-toolchain.toml' '--exclude=build.rs' '--exclude=*/build.rs' '--exclude=go.work' '--exclude=*/go.work' '--exclude=go.work.sum' '--exclude=*/go.work.sum' '--exclude=go.env' '--exclude=*/go.env' '--exclude=vendor/modules.txt' '--exclude=*/vendor/modules.txt' '--exclude=*_test.go' '--exclude=*/*_test.go' '--exclude=tests/*.rs' '--exclude=*/tests/*.rs' '--exclude=_selfbench_evidence/*' '--exclude=*/_selfbench_evidence/*' '--exclude=__pycache__/*' '--exclude=*/__pycache__/*' '--exclude=.pytest_cache/*' '--exclude=*/.pytest_cache/*' '--exclude=.venv/*' '--exclude=*/.venv/*' '--exclude=site-packages/*' '--exclude=*/site-packages/*' '--exclude=node_modules/*' '--exclude=*/node_modules/*' '--exclude=.cargo/*' '--exclude=*/.cargo/*' '--exclude=.git-hooks/*' '--exclude=*/.git-hooks/*' '--exclude=target/*' '--exclude=*/target/*')
+readonly exclude_args=('--exclude=crates/core/tests/parser.rs' '--exclude=crates/core/tests/parser.rs/*' '--exclude=conftest.py' '--exclude=*/conftest.py' '--exclude=pytest.ini' '--exclude=*/pytest.ini' '--exclude=.pytest.ini' '--exclude=*/.pytest.ini' '--exclude=pytest.toml' '--exclude=*/pytest.toml' '--exclude=.pytest.toml' '--exclude=*/.pytest.toml' '--exclude=sitecustomize.py' '--exclude=*/sitecustomize.py' '--exclude=usercustomize.py' '--exclude=*/usercustomize.py' '--exclude=*.pth' '--exclude=*/*.pth' '--exclude=*.pyc' '--exclude=*/*.pyc' '--exclude=*.pyo' '--exclude=*/*.pyo' '--exclude=_selfbench_evidence.py' '--exclude=*/_selfbench_evidence.py' '--exclude=jest.config.*' '--exclude=*/jest.config.*' '--exclude=jest.setup.*' '--exclude=*/jest.setup.*' '--exclude=vitest.config.*' '--exclude=*/vitest.config.*' '--exclude=vitest.setup.*' '--exclude=*/vitest.setup.*' '--exclude=vitest.workspace.*' '--exclude=*/vitest.workspace.*' '--exclude=vite.config.*' '--exclude=*/vite.config.*' '--exclude=babel.config.*' '--exclude=*/babel.config.*' '--exclude=.babelrc' '--exclude=*/.babelrc' '--exclude=.babelrc.*' '--exclude=*/.babelrc.*' '--exclude=.mocharc*' '--exclude=*/.mocharc*' '--exclude=.npmrc' '--exclude=*/.npmrc' '--exclude=.yarnrc' '--exclude=*/.yarnrc' '--exclude=.yarnrc.yml' '--exclude=*/.yarnrc.yml' '--exclude=.pnpmfile.cjs' '--exclude=*/.pnpmfile.cjs' '--exclude=bunfig.toml' '--exclude=*/bunfig.toml' '--exclude=.node-options' '--exclude=*/.node-options' '--exclude=rust-toolchain' '--exclude=*/rust-toolchain' '--exclude=rust-toolchain.toml' '--exclude=*/rust-toolchain.toml' '--exclude=build.rs' '--exclude=*/build.rs' '--exclude=go.work' '--exclude=*/go.work' '--exclude=go.work.sum' '--exclude=*/go.work.sum' '--exclude=go.env' '--exclude=*/go.env' '--exclude=vendor/modules.txt' '--exclude=*/vendor/modules.txt' '--exclude=*_test.go' '--exclude=*/*_test.go' '--exclude=tests/*.rs' '--exclude=*/tests/*.rs' '--exclude=_selfbench_evidence/*' '--exclude=*/_selfbench_evidence/*' '--exclude=__pycache__/*' '--exclude=*/__pycache__/*' '--exclude=.pytest_cache/*' '--exclude=*/.pytest_cache/*' '--exclude=.venv/*' '--exclude=*/.venv/*' '--exclude=site-packages/*' '--exclude=*/site-packages/*' '--exclude=node_modules/*' '--exclude=*/node_modules/*' '--exclude=.cargo/*' '--exclude=*/.cargo/*' '--exclude=.git-hooks/*' '--exclude=*/.git-hooks/*' '--exclude=target/*' '--exclude=*/target/*')
 readonly package_exclude_args=('--exclude=pytest.py' '--exclude=*/pytest.py' '--exclude=py.py' '--exclude=*/py.py' '--exclude=pytest/*' '--exclude=*/pytest/*' '--exclude=_pytest/*' '--exclude=*/_pytest/*' '--exclude=pluggy/*' '--exclude=*/pluggy/*' '--exclude=venv/*' '--exclude=*/venv/*')
 readonly package_directories='(^|/)(pytest|_pytest|pluggy|venv)$'
 readonly package_files='(^|/)(pytest\.py|py\.py)$'
@@ -197,19 +197,22 @@ prepare_uv_cache() {
 
 # Runs a command as the verifier user; its status, and in `$evidence_problem` why the runner's
 # own report does not show every wanted test passing ("" when it does or nothing is wanted).
+# A runner that takes its report on a descriptor gets it, and its key, opened here by root.
 run_as_verifier() {
   local command="$1" wanted="$2" output status=1 attempt report
   output="$(mktemp /tmp/selfbench-output.XXXXXX)" || return 1
   for attempt in 1 2 3; do
     report="$(new_report_dir)" || return 1
+    open_report_channel "$report" || return 1
     set_evidence_env "$report"
     (cd -- "$workdir" && exec runuser -u "$verifier_user" -- env PATH="$PATH" \
       HOME="/home/$verifier_user" UV_CACHE_DIR="$uv_cache" "${evidence_env[@]}" \
-      bash -c "$command") </dev/null >"$output" 2>&1
+      bash -c "$command") </dev/null >"$output" 2>&1 9>>"$report_channel" \
+      8<"$key_channel"
     status=$?
     kill_verifier_processes
     show_output "$output" "$report"
-    evidence_problem="$(check_evidence "$report" "$wanted")"
+    evidence_problem="$(check_evidence "$report" "$wanted" "$output")"
     rm -rf -- "$report"
     if [ "$status" -eq 0 ] || [ "$attempt" -eq 3 ] ||
       ! grep -qE -- "$infrastructure_errors" "$output"; then
@@ -299,8 +302,9 @@ def passed($root):
   end;
 def failed:
   if $runner == "pytest" then
-    map(select((.event == "test" and .outcome == "failed") or .event == "collect-error")
-      | .nodeid)
+    map(select((.event == "test" and .outcome == "failed") or .event == "collect-error"
+        or .event == "forged")
+      | [.nodeid, .reason] | map(select(. != null and . != "")) | join(": "))
   elif $runner == "go" then
     map(select(.Action == "fail" or .Action == "build-fail")
       | ((.Package // .ImportPath // "") + (if .Test then " " + .Test else "" end)))
@@ -313,7 +317,7 @@ def failed:
     + [.[] | select((.numRuntimeErrorTestSuites // 0) > 0) | "a test file did not run"]
   else map(select(.event == "test:fail") | .name) end;
 def finished:
-  if $runner == "pytest" then any(.[]; .event == "finish" and .exitstatus == 0)
+  if $runner == "pytest" then any(.[]; (.event == "finish" and .exitstatus == 0) or .event == "forged")
   elif $runner == "go" then
     any(.[]; (.Action == "pass" or .Action == "fail" or .Action == "skip")
       and (.Test | type) != "string")
@@ -404,6 +408,100 @@ for path in paths(sys.stdin.buffer.read()):
             break
 '
 # shellcheck disable=SC2016
+readonly pytest_summary_agrees='import json
+import re
+import sys
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+DURATION = re.compile(r"\d{1,12}(?:\.\d{1,12})?s(?:econds)?(?: \(\d{1,9}:\d\d:\d\d\))?")
+ITEM = re.compile(r"(\d{1,9}) ([a-z]+(?: [a-z]+)*)")
+PASSED = ("passed", "xpassed")
+FAILED = ("failed", "error", "errors")
+
+
+def summary(line):
+    """(passed, failed) on pytest'"'"'s final line, `=== 1 failed, 3 passed in 0.12s ===`."""
+    head, sep, tail = line.strip().strip("=").strip().rpartition(" in ")
+    if not sep or DURATION.fullmatch(tail) is None:
+        return None
+    if head == "no tests ran":
+        return 0, 0
+    counts = [0, 0]
+    for item in head.split(", "):
+        match = ITEM.fullmatch(item)
+        if match is None:
+            return None
+        if match[2] in PASSED or match[2] in FAILED:
+            counts[match[2] in FAILED] += int(match[1])
+    return counts[0], counts[1]
+
+
+def records(path):
+    found = []
+    with open(path, "rb") as handle:
+        for line in handle.read(67108864).splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                found.append(record)
+    return found
+
+
+report = records(sys.argv[1])
+starts = [at for at, record in enumerate(report) if record.get("event") == "start"]
+if starts:
+    session = report[starts[-1]:]  # the last session'"'"'s, as the last summary line is
+    passed = sum(
+        1
+        for record in session
+        if record.get("event") == "test" and record.get("when") == "call"
+        and record.get("outcome") == "passed" and "kind" not in record
+    )
+    failed = sum(
+        1
+        for record in session
+        if record.get("event") == "collect-error"
+        or (record.get("event") == "test" and record.get("outcome") == "failed")
+    )
+    said = None
+    with open(sys.argv[2], "rb") as handle:
+        for line in handle.read(67108864).decode("utf-8", "replace").splitlines():
+            said = summary(ANSI.sub("", line)) or said
+    if said is None and report[starts[0]].get("summary") is not False:
+        print("the runner printed no summary line")
+    elif said is not None and said != (passed, failed):
+        print(
+            f"the runner'"'"'s summary line ({said[0]} passed, {said[1]} failed) disagrees with "
+            f"its report ({passed} passed, {failed} failed)"
+        )
+'
+readonly pytest_signed_records='import hmac
+import json
+import sys
+
+with open(sys.argv[2], "rb") as handle:
+    key = handle.read(64)
+following = {}
+with open(sys.argv[1], "rb") as handle:
+    for number, line in enumerate(handle.read(67108864).splitlines(), 1):
+        try:
+            record = json.loads(line)
+            mac = record.pop("mac")
+            run, seq = record["run"], record["seq"]
+            body = json.dumps(record, sort_keys=True, separators=(",", ":")).encode("utf-8")
+            signed = hmac.compare_digest(mac, hmac.new(key, body, "sha256").hexdigest())
+        except (ValueError, TypeError, KeyError, AttributeError):
+            signed = False
+        if not signed or seq != following.get(run, 0):
+            reason = f"the report holds a record its reporter did not write (line {number})"
+            print(json.dumps({"event": "forged", "reason": reason}))
+            break
+        following[run] = seq + 1
+        sys.stdout.write(line.decode("utf-8", "replace") + "\n")
+'
+# shellcheck disable=SC2016
 readonly go_text='(try fromjson catch null) as $event
 | if ($event | type) == "object" and ($event.Action | type) == "string"
   then ($event.Output // "") else . + "\n" end
@@ -445,6 +543,8 @@ evidence_tools=""
 evidence_problem=""
 untracked_before=/dev/null
 evidence_env=()
+report_channel=/dev/null
+key_channel=/dev/null
 go_cache=""
 go_exec=""
 report_root=""
@@ -455,25 +555,173 @@ prepare_evidence_tools() {
   evidence_tools="$(mktemp -d /tmp/selfbench-evidence.XXXXXX)" || return 1
   chmod 0755 -- "$evidence_tools" || return 1
   cat >"$evidence_tools/_selfbench_evidence.py" <<'PYTEST_REPORTER'
+import fcntl
+import hmac
+import importlib
 import json
 import os
+import stat
+import sys
+
+_DESCRIPTOR = 9
+_KEY_DESCRIPTOR = 8
+_dumps = json.dumps
+_os_write = os.write
+_sign = hmac.new
 
 
-def _writer(report):
-    def write(record):
-        if report:
-            with open(report, "a", encoding="utf-8") as handle:
-                handle.write(json.dumps(record) + "\n")
+def _channel():
+    """The report, taken from the descriptor root opened for it (a write-only, appending file
+    of another user's) onto a descriptor the tests' processes do not inherit; -1 elsewhere."""
+    try:
+        info = os.fstat(_DESCRIPTOR)
+        flags = fcntl.fcntl(_DESCRIPTOR, fcntl.F_GETFL)
+    except OSError:
+        return -1
+    if (
+        not stat.S_ISREG(info.st_mode)
+        or info.st_uid == os.geteuid()
+        or flags & (os.O_ACCMODE | os.O_APPEND) != os.O_WRONLY | os.O_APPEND
+    ):
+        return -1
+    report = os.dup(_DESCRIPTOR)
+    os.close(_DESCRIPTOR)
+    return report
 
-    return write
+
+def _key():
+    """The key root handed over read-only (a file of another user's), its descriptor closed;
+    b"" elsewhere."""
+    try:
+        info = os.fstat(_KEY_DESCRIPTOR)
+        flags = fcntl.fcntl(_KEY_DESCRIPTOR, fcntl.F_GETFL)
+    except OSError:
+        return b""
+    if (
+        not stat.S_ISREG(info.st_mode)
+        or info.st_uid == os.geteuid()
+        or flags & os.O_ACCMODE != os.O_RDONLY
+    ):
+        return b""
+    try:
+        return os.pread(_KEY_DESCRIPTOR, 64, 0)
+    finally:
+        os.close(_KEY_DESCRIPTOR)
 
 
-# Loaded by -p before any conftest or project module: the report's path leaves the environment.
-_write = _writer(os.environ.pop("SELFBENCH_EVIDENCE", ""))
+# Loaded by -p before any conftest or project module: the descriptors move out of sight first.
+_KEY = _key()
+_REPORT = _channel()
+_RUN = os.urandom(8).hex()
+_SEQUENCE = [0]
+
+
+def _write(record):
+    if _REPORT < 0:
+        return
+    if _KEY:  # each record signed, numbered within this process's run
+        record = {**record, "run": _RUN, "seq": _SEQUENCE[0]}
+        _SEQUENCE[0] += 1
+        body = _dumps(record, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        record["mac"] = _sign(_KEY, body, "sha256").hexdigest()
+    data = (_dumps(record) + "\n").encode("utf-8")
+    try:
+        while data:
+            data = data[_os_write(_REPORT, data):]
+    except OSError:
+        pass
+
+
+_MACHINERY = (
+    ("_pytest.python", "Function.runtest"),
+    ("_pytest.python", "pytest_pyfunc_call"),
+    ("_pytest.unittest", "TestCaseFunction.runtest"),
+    ("_pytest.runner", "runtestprotocol"),
+    ("_pytest.runner", "call_and_report"),
+    ("_pytest.runner", "call_runtest_hook"),
+    ("_pytest.runner", "pytest_runtest_call"),
+    ("_pytest.runner", "pytest_runtest_makereport"),
+    ("_pytest.runner", "CallInfo.from_call"),
+    ("_pytest.reports", "TestReport.from_item_and_call"),
+    ("_pytest.reports", "TestReport.__init__"),
+    ("_pytest.main", "pytest_runtestloop"),
+    ("unittest.case", "TestCase.run"),
+    ("unittest.case", "TestCase.__call__"),
+    ("pluggy._callers", "_multicall"),
+    ("pluggy._hooks", "_HookCaller.__call__"),
+    ("pluggy._hooks", "HookCaller.__call__"),
+    ("pluggy._caller", "HookCaller.__call__"),
+    ("pluggy._manager", "PluginManager._hookexec"),
+)
+_OWN = (
+    "pytest_sessionstart",
+    "pytest_collectreport",
+    "pytest_runtest_logreport",
+    "pytest_sessionfinish",
+    "_write",
+    "_changed",
+    "_state",
+    "_sign",
+    "_dumps",
+    "_os_write",
+)
+
+
+def _code(value):
+    value = getattr(value, "__func__", value)
+    return getattr(value, "__code__", None)
+
+
+def _state(module, path):
+    """Each object on `path` from `module` and the code of the last, or None if absent."""
+    found = [module]
+    for name in path.split("."):
+        value = vars(found[-1]).get(name) if hasattr(found[-1], "__dict__") else None
+        if value is None:
+            return None
+        found.append(value)
+    return (*found, _code(found[-1]))
+
+
+def _recorded():
+    recorded = {}
+    for module_name, path in _MACHINERY:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        state = _state(module, path)
+        if state is not None:
+            recorded[path] = (module, state)
+    own = sys.modules[__name__]
+    for name in _OWN:
+        recorded[name] = (own, _state(own, name))
+    return recorded
+
+
+_RECORDED = {}
+
+
+def _changed():
+    """The names of the recorded callables that are no longer the ones the runner loaded."""
+    changed = []
+    for path, (module, state) in _RECORDED.items():
+        now = _state(module, path)
+        if now is None or len(now) != len(state) or any(a is not b for a, b in zip(now, state)):
+            changed.append(path)
+    return changed
+
+
+def _reason():
+    changed = _changed()
+    return "the runner's machinery was changed: " + ", ".join(changed) if changed else ""
 
 
 def pytest_sessionstart(session):
-    _write({"event": "start", "rootdir": str(session.config.rootpath)})
+    config = session.config
+    terminal = config.pluginmanager.get_plugin("terminalreporter") is not None
+    summary = terminal and getattr(config.option, "verbose", 0) >= -1
+    _write({"event": "start", "rootdir": str(config.rootpath), "summary": summary})
 
 
 def pytest_collectreport(report):
@@ -482,12 +730,25 @@ def pytest_collectreport(report):
 
 
 def pytest_runtest_logreport(report):
-    _write({"event": "test", "nodeid": report.nodeid, "when": report.when,
-            "outcome": report.outcome})
+    record = {"event": "test", "nodeid": report.nodeid, "when": report.when,
+              "outcome": report.outcome}
+    if type(report).__name__ != "TestReport":
+        record["kind"] = type(report).__name__
+    reason = _reason()
+    if reason:
+        record.update(outcome="failed", reason=reason)
+    _write(record)
 
 
 def pytest_sessionfinish(session, exitstatus):
+    reason = _reason()
+    if reason:
+        _write({"event": "test", "nodeid": "", "when": "finish", "outcome": "failed",
+                "reason": reason})
     _write({"event": "finish", "exitstatus": int(exitstatus)})
+
+
+_RECORDED.update(_recorded())  # after the hooks: the reporter's own functions are all defined
 PYTEST_REPORTER
   cat >"$evidence_tools/reporter.mjs" <<'NODE_REPORTER'
 // Loaded before any test file runs: the test files' processes, started after, are not told where
@@ -584,7 +845,7 @@ set_evidence_env() {
   local report="$1/report.jsonl"
   case "$runner" in
   pytest)
-    evidence_env=("PYTHONPATH=$evidence_tools" "PYTEST_ADDOPTS=-p _selfbench_evidence" "SELFBENCH_EVIDENCE=$report")
+    evidence_env=("PYTHONPATH=$evidence_tools" "PYTEST_ADDOPTS=-p _selfbench_evidence")
     ;;
   node)
     evidence_env=("NODE_OPTIONS=--test-reporter=tap --test-reporter-destination=stdout \
@@ -607,9 +868,58 @@ set_evidence_env() {
   esac
 }
 
-# Prints why the report does not show every wanted test passing; nothing when it does.
+# Whether the runner's reporter takes its report on the inherited descriptor 9
+# (opened by root, named by no path or variable), not at a path it is told.
+report_on_descriptor() {
+  case "$runner" in
+  pytest) return 0 ;;
+  *) return 1 ;;
+  esac
+}
+
+# What to open on the report's and the key's descriptors (`$report_channel`, `$key_channel`):
+# for a runner that takes its report there, the report itself and the key its reporter signs
+# records with, made by root in the report's directory, which becomes root's again (the report
+# write-only and the key read-only to their holder, in a directory no one else can enter, so the
+# paths the descriptors show in /proc cannot be reopened); /dev/null for every other runner.
+open_report_channel() {
+  report_channel=/dev/null
+  key_channel=/dev/null
+  if ! report_on_descriptor; then
+    return 0
+  fi
+  chown root:root -- "$1" && chmod 0700 -- "$1" && (umask 0577 && : >"$1/report.jsonl") &&
+    (umask 0377 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$1/key") || return 1
+  report_channel="$1/report.jsonl"
+  key_channel="$1/key"
+}
+
+# Prints the report ($1) as its reporter wrote it: for a runner whose reporter signs its
+# records, those up to the first one it did not sign; for the others, its first 64 MiB.
+read_report() {
+  case "$runner" in
+  pytest)
+    python3 -I -c "$pytest_signed_records" "$1" "${1%/*}/key" 2>/dev/null
+    ;;
+  *) head -c 67108864 -- "$1" ;;
+  esac
+}
+
+# Prints where the runner's own output, captured by root ($2), disagrees with its report ($1):
+# a signal the report's writer does not control; nothing when they agree.
+cross_check_report() {
+  case "$runner" in
+  pytest)
+    python3 -I -c "$pytest_summary_agrees" "$1" "$2" 2>/dev/null ||
+      echo "its summary line could not be read"
+    ;;
+  esac
+}
+
+# Prints why the report does not show every wanted test passing, or where the runner's own
+# output ($3) disagrees with it; nothing when it shows them and nothing disagrees.
 check_evidence() {
-  local report="$1/report.jsonl" wanted="$2"
+  local report="$1/report.jsonl" wanted="$2" problem records
   if [ -z "$wanted" ]; then
     return 0
   fi
@@ -617,9 +927,20 @@ check_evidence() {
     echo "the runner wrote no report"
     return 0
   fi
-  head -c 67108864 -- "$report" |
-    jq -rs --argjson wanted "$wanted" --arg runner "$runner" "$evidence_query" 2>/dev/null ||
-    echo "the report is not JSON lines"
+  if ! records="$(mktemp /tmp/selfbench-records.XXXXXX)"; then
+    echo "the report could not be read"
+    return 0
+  fi
+  read_report "$report" >"$records"
+  problem="$(jq -rs --argjson wanted "$wanted" --arg runner "$runner" "$evidence_query" \
+    <"$records" 2>/dev/null)" || problem="the report is not JSON lines"
+  if [ -z "$problem" ]; then
+    problem="$(cross_check_report "$records" "$3")"
+  fi
+  rm -f -- "$records"
+  if [ -n "$problem" ]; then
+    printf '%s\n' "$problem"
+  fi
 }
 
 # What decides how the tests run but sits in files an agent may change: the part of such a file
