@@ -50,6 +50,7 @@ from selfbench.evaluate.classify import TrialFacts
 from selfbench.toolchains import provision_task
 from selfbench.validate.cgroup import Limits
 from selfbench.validate.checks import phase_reason, run_outcomes, verifier_commands
+from selfbench.validate.disk import remove_workspace
 from selfbench.validate.phases import COLLECT_SECONDS, AgentPhase, LocalOptions, TaskPhases
 from selfbench.validate.sandbox import (
     LOG_LIMIT,
@@ -219,7 +220,9 @@ def _prepare(
     definition = task.located.definition
     # the image's toolchains, as validate provisions them (selfbench.toolchains)
     toolchains = provision_task(definition.toolchains, strict=False, logs=task_logs)
-    sandbox = Sandbox(root, choose_users(), bwrap, Limits.for_task(definition), toolchains)
+    sandbox = Sandbox(
+        root, choose_users(), bwrap, Limits.for_task(definition, setup.ceilings), toolchains
+    )
     phases = TaskPhases(task.located, sandbox, task_logs, setup)
     try:
         return phases, phases.prepare()
@@ -251,10 +254,10 @@ def prepared_task(
         if error is not None:
             with (logs / task.task_id / "prepare.log").open("a", encoding="utf-8") as handle:
                 handle.write(f"selfbench: {error}; trying once more in a fresh workspace\n")
-            shutil.rmtree(roots[-1], ignore_errors=True)
+            remove_workspace(roots[-1])
             roots.append(Path(tempfile.mkdtemp(prefix="selfbench-eval-", dir=workspace)))
             phases, error = _prepare(task, root=roots[-1], setup=setup, bwrap=bwrap)
         yield PreparedTask(task, phases, error)
     finally:
         for root in roots:
-            shutil.rmtree(root, ignore_errors=True)
+            remove_workspace(root)

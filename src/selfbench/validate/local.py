@@ -45,6 +45,7 @@ from selfbench.validate.checks import (
     phase_reason,
     precise_reason,
 )
+from selfbench.validate.disk import remove_workspace
 from selfbench.validate.phases import (
     COLLECT_SECONDS,
     DEFAULT_RERUNS,
@@ -203,7 +204,7 @@ def validate_local(
             toolchains = provision_task(
                 located.definition.toolchains, options.strict_toolchains, logs
             )
-            limits = Limits.for_task(located.definition)
+            limits = Limits.for_task(located.definition, options.ceilings)
             sandbox = Sandbox(root, users, bwrap, limits, toolchains, private)
             report = _with_toolchains(_Validation(located, sandbox, logs, options), toolchains)
         except (
@@ -217,8 +218,7 @@ def validate_local(
             reason = f"validation failed: {why}".splitlines()[0]
             report = TaskReport(task_id, accepted=False, reason=reason, nop=empty, oracle=empty)
         finally:
-            if not options.keep:
-                shutil.rmtree(root, ignore_errors=True)
+            remove_workspace(root, keep=options.keep)
         if on_done is not None:
             on_done(report)
         return report
@@ -261,7 +261,7 @@ def score_patches(
     root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
     try:
         toolchains = provision_task(located.definition.toolchains, options.strict_toolchains, logs)
-        limits = Limits.for_task(located.definition)
+        limits = Limits.for_task(located.definition, options.ceilings)
         sandbox = Sandbox(root, choose_users(), bwrap, limits, toolchains)
         task = _Validation(located, sandbox, logs, options)
         if task.prepare() is not None:
@@ -286,5 +286,4 @@ def score_patches(
             reports.append(task.run_report(run))
         return reports
     finally:
-        if not options.keep:
-            shutil.rmtree(root, ignore_errors=True)
+        remove_workspace(root, keep=options.keep)

@@ -35,7 +35,9 @@ containers provide and nothing more. Each phase gets:
   (no `open_by_handle_at`);
 * a network only where the phase needs one (setup): its own namespace, connected to the outside
   by slirp4netns without the host's loopback; otherwise a fresh namespace with only loopback;
-* a control group with the task's CPUs and memory and a process cap (`cgroup.py`).
+* a control group with the task's CPUs and memory and a process cap (`cgroup.py`), each at
+  most the host's ceiling (`ceilings.py`), and a workspace on a filesystem of the task's storage
+  (`disk.py`).
 
 Creating a mount namespace with several users needs root: the local environment refuses to start
 otherwise (`selfbench validate --env harbor` needs no privileges on this machine).
@@ -60,6 +62,7 @@ from selfbench.toolchains.model import Provisioned
 from selfbench.toolchains.provision import host_tools_to_hide
 from selfbench.validate._gate import Gate
 from selfbench.validate.cgroup import Limits, PhaseCgroup
+from selfbench.validate.disk import mount_workspace, workspace_full
 
 __all__ = [
     "CONTAINER_PATH",
@@ -242,7 +245,7 @@ class Sandbox:
     users: Users
     bwrap: str
     limits: Limits | None = None
-    """The task's CPUs and memory, and a process cap, per phase (None: unlimited)."""
+    """The task's CPUs, memory, storage and a process cap, per phase (None: unlimited)."""
     toolchains: Provisioned | None = None
     """The task's toolchains at the image's paths (None: the host's `/usr/local` as it is)."""
     private: PrivateEntries | None = None
@@ -251,8 +254,14 @@ class Sandbox:
     _root_home: Path = field(init=False)
     _phases: Iterator[int] = field(init=False, default_factory=lambda: itertools.count(1))
     """Numbers the phases' homes; `next` on it is atomic, so phases may start from threads."""
+    _notes: tuple[str, ...] = field(init=False, default=())
+    """What every phase's log says of its limits (lowered to the host's, a storage skip)."""
 
     def __post_init__(self) -> None:
+        if self.limits is not None:  # the disk first: everything below is written on it
+            storage = self.limits.storage_mb
+            skip = mount_workspace(self.root, storage) if storage is not None else ""
+            self._notes = (*self.limits.lowered, *filter(None, [skip]))
         self._etc = _account_files(self.root / "etc", self.users)
         self._root_home = self.root / "home" / "root"
         self._root_home.mkdir(parents=True, exist_ok=True)
@@ -383,6 +392,10 @@ class Sandbox:
         argv += ["--", "/bin/bash", "-c", announce + _LIMITS + script, "selfbench", *args]
         return argv
 
+    def _storage_hint(self) -> str:
+        storage = self.limits.storage_mb if self.limits is not None else None
+        return f"the workspace is full: the task's storage is {storage} MB (storageMb)"
+
     def _resolv_conf(self) -> Path:
         """slirp4netns answers DNS at 10.0.2.3 (the host's resolver may sit on its loopback)."""
         path = self.root / "etc" / "resolv.conf"
@@ -403,6 +416,8 @@ class Sandbox:
             start = log.stat().st_size if log.is_file() else 0
             gate = Gate.open(slirp=mounts.network and shutil.which("slirp4netns") is not None)
             cgroup, why = PhaseCgroup.create(self.limits) if self.limits else (None, "")
+            if self.limits is not None and self.limits.seconds is not None:
+                timeout = min(timeout, self.limits.seconds)
             try:
                 result = self._run(script, args, mounts=mounts, log=log, timeout=timeout,
                                    gate=gate, cgroup=cgroup, note=why)  # fmt: skip
@@ -450,8 +465,8 @@ class Sandbox:
         start = time.monotonic()
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("ab") as output:
-            if note:
-                output.write(f"selfbench: {note}\n".encode())
+            for line in (*self._notes, *filter(None, [note])):
+                output.write(f"selfbench: {line}\n".encode())
             code, timed_out = run_phase(
                 argv,
                 env=environment,
@@ -463,6 +478,8 @@ class Sandbox:
             )
             if timed_out:
                 output.write(f"\nselfbench: phase killed after {timeout:g} s\n".encode())
+            if self.limits is not None and workspace_full(self.root):
+                output.write(f"\nselfbench: {self._storage_hint()}\n".encode())
         out_of_memory = cgroup is not None and cgroup.out_of_memory()
         return PhaseResult(code, timed_out, time.monotonic() - start, out_of_memory)
 
