@@ -75,20 +75,17 @@ def workspace_full(root: Path) -> bool:
 
 def remove_workspace(root: Path, *, keep: bool = False) -> None:
     """Remove a workspace: unmount its disk and delete it all. With `keep`, leave it as it is,
-    mounted (`umount` it when done with it)."""
+    mounted (`remove_workspace` it, or `umount` it, when done with it)."""
+    with _LOCK:
+        _MOUNTED.discard(root)
     if keep:
-        with _LOCK:
-            _MOUNTED.discard(root)
         return
-    _unmount(root)
+    if root.is_mount():
+        _unmount(root)
     shutil.rmtree(root, ignore_errors=True)
 
 
 def _unmount(root: Path) -> None:
-    with _LOCK:
-        if root not in _MOUNTED:
-            return
-        _MOUNTED.discard(root)
     with contextlib.suppress(OSError):
         # lazily: a process still holding a file there cannot keep the workspace
         run_captured(["umount", "--lazy", str(root)])
@@ -104,7 +101,10 @@ def _why(exc: OSError | CalledProcessError) -> str:
 @atexit.register
 def _unmount_all() -> None:
     """Unmount what a caller left mounted; an emptied workspace goes too."""
-    for root in list(_MOUNTED):
+    with _LOCK:
+        left = list(_MOUNTED)
+        _MOUNTED.clear()
+    for root in left:
         _unmount(root)
         with contextlib.suppress(OSError):
             (root / IMAGE_NAME).unlink(missing_ok=True)

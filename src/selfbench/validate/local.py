@@ -37,6 +37,7 @@ from selfbench.environments.process import CalledProcessError
 from selfbench.environments.runner import OnDone
 from selfbench.errors import BundleError, SelfbenchError
 from selfbench.toolchains import Provisioned, provision_task
+from selfbench.validate.ceilings import Ceilings
 from selfbench.validate.cgroup import Limits
 from selfbench.validate.checks import (
     VerifierRun,
@@ -186,6 +187,7 @@ def validate_local(
     """
     bwrap = require_sandbox()
     refuse_duplicates(tasks)
+    ceilings = options.ceilings or Ceilings.for_host(jobs=jobs, workspace=options.workspace)
     users = choose_users()
     private = PrivateEntries.find()
     root_logs = _logs_root(options)
@@ -204,7 +206,7 @@ def validate_local(
             toolchains = provision_task(
                 located.definition.toolchains, options.strict_toolchains, logs
             )
-            limits = Limits.for_task(located.definition, options.ceilings)
+            limits = Limits.for_task(located.definition, ceilings)
             sandbox = Sandbox(root, users, bwrap, limits, toolchains, private)
             report = _with_toolchains(_Validation(located, sandbox, logs, options), toolchains)
         except (
