@@ -44,6 +44,7 @@ def mount_workspace(root: Path, storage_mb: int) -> str:
     the workspace has no storage limit (a reported skip, never an error)."""
     image = root / IMAGE_NAME
     try:
+        root.mkdir(parents=True, exist_ok=True)
         if any(root.iterdir()):
             return "no storage limit: the workspace is not empty"
         with image.open("xb") as handle:

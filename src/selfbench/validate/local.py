@@ -158,6 +158,9 @@ class LocalRunner:
             raise BundleError(
                 f"--reruns must be at least {MIN_RERUNS} (the verifier runs fail-to-pass twice)"
             )
+        ceiling = (self.options.ceilings or Ceilings.for_host()).reruns
+        if self.options.reruns > ceiling:
+            raise BundleError(f"--reruns must be at most {ceiling} (--max-reruns)")
         workspace = self.options.workspace
         if workspace is not None and not workspace.is_dir():
             raise BundleError(f"--workspace {workspace}: not a directory")
