@@ -114,9 +114,10 @@ def read_bytes(path: Path, *, error: type[SelfbenchError], limit: int | None = N
             return path.read_bytes()
     with translating(error, f"read {path}"):
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            os.close(descriptor)
+            raise error(f"{path}: not a regular file; not read")
         with os.fdopen(descriptor, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-                raise error(f"{path}: not a regular file; not read")
             data = handle.read(limit + 1)
     if len(data) > limit:
         raise error(f"{path}: larger than {limit} bytes; not read")
