@@ -41,7 +41,7 @@ def refusal(line: bytes, *, complete: bool = True) -> bytes | None:
 
     `complete` is false for a line cut at `LINE_LIMIT`. Malformed JSON is left to the SDK.
     """
-    if not complete or len(line) > LINE_LIMIT:
+    if not complete or len(line.rstrip(b"\n")) > LINE_LIMIT:
         return _error(_head_id(line), f"request larger than {LINE_LIMIT} bytes")
     if line.count(b"[") + line.count(b"{") <= DEPTH_LIMIT:
         return None  # cannot be deeper: the common case, decided without parsing
