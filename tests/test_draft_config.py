@@ -176,6 +176,47 @@ def test_a_bad_repository_file_names_it(history: History) -> None:
     assert str(caught.value) == "selfbench.toml: unknown key 'draft'"
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("reruns = 1000000", "selfbench.toml: reruns: must be at most 10"),
+        (
+            "[timeouts]\nsetupSeconds = 9007199254740992",
+            "selfbench.toml: timeouts.setupSeconds: must be at most 21600",
+        ),
+        (
+            "[timeouts]\ntestsSeconds = 21601",
+            "selfbench.toml: timeouts.testsSeconds: must be at most 21600",
+        ),
+        ("[resources]\ncpus = 1e9", "selfbench.toml: resources.cpus: must be at most 1024"),
+        (
+            "[resources]\nmemoryMb = 4398046511104",
+            "selfbench.toml: resources.memoryMb: must be at most 1048576",
+        ),
+        (
+            "[resources]\nstorageMb = 4398046511104",
+            "selfbench.toml: resources.storageMb: must be at most 16777216",
+        ),
+        ("passToPassCap = 1000000", "selfbench.toml: passToPassCap: must be at most 10000"),
+    ],
+)
+def test_a_repository_file_asking_for_unbounded_work_is_refused_with_the_cap(
+    history: History, text: str, message: str
+) -> None:
+    """Red team: `reruns = 1000000` and 2^53-second timeouts kept `draft` running."""
+    commit = history.commit("one", {"selfbench.toml": f"{text}\n"})
+
+    with pytest.raises(DraftError) as caught:
+        repo_config(history.path, commit)
+    assert str(caught.value) == message
+
+
+def test_the_caps_themselves_are_accepted() -> None:
+    text = b"reruns = 10\npassToPassCap = 10000\n[timeouts]\nagentSeconds = 21600\n"
+    config = parse_config(text, source="selfbench.toml")
+    assert (config.reruns, config.passToPassCap) == (10, 10000)
+
+
 def test_a_symbolic_link_is_not_followed(history: History) -> None:
     (history.path / "elsewhere.toml").write_text("reruns = 2\n")
     (history.path / "selfbench.toml").symlink_to("elsewhere.toml")

@@ -34,6 +34,7 @@ from selfbench._fs import read_beneath
 from selfbench.artifacts.compiled import locate_task
 from selfbench.errors import RewardError
 from selfbench.validate import validate
+from selfbench.validate.disk import remove_workspace
 from selfbench.validate.local import LocalOptions, LocalRunner
 from selfbench.validate.report import TaskReport
 from selfbench.validate.uids import Users
@@ -237,7 +238,7 @@ def hostile_run(
     yield HostileRun(
         report, root / "logs" / "hostile-author", workspace, before, after, host_secrets
     )
-    shutil.rmtree(workspace, ignore_errors=True)
+    remove_workspace(workspace)
 
 
 def test_setup_root_cannot_set_a_host_kernel_tunable(hostile_run: HostileRun) -> None:

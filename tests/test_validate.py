@@ -24,6 +24,7 @@ from selfbench.cli import main
 from selfbench.compiler import compile_task
 from selfbench.errors import CompileError
 from selfbench.validate import validate
+from selfbench.validate.disk import remove_workspace
 from selfbench.validate.local import LocalOptions, LocalRunner, score_patch
 from selfbench.validate.report import REWARD_FIELDS, Reward, TaskReport
 
@@ -595,7 +596,7 @@ def test_workspaces_go_where_asked_and_can_be_kept(
     [kept] = workspaces.iterdir()
     assert (logs / "kept" / "workspace.txt").read_text() == f"{kept}\n"
     assert (kept / "rerun-app" / "calc" / "__init__.py").is_file()
-    shutil.rmtree(kept)
+    remove_workspace(kept)
 
 
 # --- reasons for what went wrong before the tests ----------------------------------------------

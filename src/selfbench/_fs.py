@@ -99,14 +99,29 @@ def rename_no_replace(source: Path, target: Path) -> None:
         raise
 
 
-def read_bytes(path: Path, *, error: type[SelfbenchError]) -> bytes:
+def read_bytes(path: Path, *, error: type[SelfbenchError], limit: int | None = None) -> bytes:
     """A file's bytes; an unreadable file is `error("cannot read <path>: <reason>")`.
 
+    With a `limit`, only a regular file of at most `limit` bytes is read: a device
+    (`/dev/zero`), a pipe or a directory is refused without waiting on it, and so is a larger
+    file, after reading no more than `limit + 1` bytes of it.
+
     Raises:
-        SelfbenchError: the `error` class, when the file cannot be read.
+        SelfbenchError: the `error` class, when the file cannot be read or is refused.
     """
+    if limit is None:
+        with translating(error, f"read {path}"):
+            return path.read_bytes()
     with translating(error, f"read {path}"):
-        return path.read_bytes()
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            os.close(descriptor)
+            raise error(f"{path}: not a regular file; not read")
+        with os.fdopen(descriptor, "rb") as handle:
+            data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise error(f"{path}: larger than {limit} bytes; not read")
+    return data
 
 
 _OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC

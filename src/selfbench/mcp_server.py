@@ -13,7 +13,7 @@ import contextlib
 import functools
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from selfbench import __version__
 from selfbench._author_prompt import render_author_brief
@@ -228,15 +228,20 @@ def build_server(
 def serve_stdio(
     *, output_root: str | os.PathLike[str] | None = None, preflight: bool = True
 ) -> None:
-    """Serve the MCP server on this process's stdin and stdout until the client disconnects."""
+    """Serve the MCP server on this process's stdin and stdout until the client disconnects;
+    each request within `_mcp_stdio`'s limits, one over them answered with an error."""
     import anyio  # noqa: PLC0415 - start-up: the MCP SDK costs 570 ms to import
     from mcp.server.stdio import stdio_server  # noqa: PLC0415
 
+    from selfbench._mcp_stdio import BoundedLines, LockedOutput, claim_stdio  # noqa: PLC0415
+
     server = build_server(output_root=output_root, preflight=preflight)
 
-    async def run() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+    async def run(source: BinaryIO, sink: BinaryIO) -> None:
+        output = LockedOutput(anyio.wrap_file(sink))
+        lines: Any = BoundedLines(source, output)  # what the SDK iterates
+        async with stdio_server(stdin=lines, stdout=cast("Any", output)) as (reader, writer):
+            await server.run(reader, writer, server.create_initialization_options())
 
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a person stops it
-        anyio.run(run)
+    with claim_stdio() as (source, sink), contextlib.suppress(KeyboardInterrupt):
+        anyio.run(run, source, sink)  # Ctrl-C is how a person stops it

@@ -4,6 +4,7 @@ command declares through, each flag once, each read back and checked once."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -17,7 +18,9 @@ from selfbench.errors import EXIT_REJECTED, InputError
 from selfbench.progress import choose_reporter
 
 __all__ = [
+    "CEILING_FLAGS",
     "SetupSpec",
+    "add_ceiling_options",
     "add_deps_option",
     "add_environment_option",
     "add_environment_options",
@@ -31,6 +34,7 @@ __all__ = [
     "add_source_url_option",
     "agent_dependencies",
     "announce_host_network",
+    "ceilings",
     "environment_kind",
     "environment_spec",
     "jobs",
@@ -45,6 +49,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from selfbench.validate.ceilings import Ceilings
     from selfbench.validate.host_network import HostNetwork
 
 _T = TypeVar("_T")
@@ -206,6 +211,47 @@ def add_deps_option(parser: Any) -> None:
 def agent_dependencies(args: Any) -> bool:
     """Whether `--deps agent` was given (drafted tasks set `agentDependencies`)."""
     return bool(args.deps == "agent")
+
+
+# --- the host's ceilings: one spelling of --max-* for the commands that run the local sandbox --
+
+_CEILING_FLAGS = (
+    ("--max-cpus", "cpus", "N", float, "the most CPUs a task gets (default: this host's)"),
+    ("--max-memory", "memory_mb", "MB", int, "the most memory a task gets (default: host's / -j)"),
+    ("--max-storage", "storage_mb", "MB", int, "the most disk a task gets (default: free / -j)"),
+    ("--max-seconds", "seconds", "S", int, "the longest timeout, or phase (default: 21600)"),
+    ("--max-reruns", "reruns", "N", int, "the most --reruns (default: 10)"),
+)
+CEILING_FLAGS = tuple(flag for flag, *_ in _CEILING_FLAGS)
+"""The `--max-*` options (a runner's options: refused where the local environment is not used)."""
+
+
+def add_ceiling_options(parser: Any) -> None:
+    """`--max-cpus`, `--max-memory`, `--max-storage`, `--max-seconds`, `--max-reruns`: the
+    host's ceilings on what a task may ask for (`validate/ceilings.py`)."""
+    for flag, _, metavar, kind, help_text in _CEILING_FLAGS:
+        parser.add_argument(flag, type=kind, metavar=metavar, help=help_text)
+
+
+def ceilings(args: Any, *, jobs: int, workspace: Path | None) -> Ceilings:
+    """The host's ceilings, its defaults for `jobs` tasks at once with workspaces under
+    `workspace`, changed by the `--max-*` options given.
+
+    Raises:
+        InputError: a `--max-*` value not above 0.
+    """
+    from selfbench.validate.ceilings import Ceilings
+
+    host = Ceilings.for_host(jobs=jobs, workspace=workspace)
+    changes: dict[str, Any] = {}
+    for flag, field, *_ in _CEILING_FLAGS:
+        value = getattr(args, flag[2:].replace("-", "_"), None)
+        if value is None:
+            continue
+        if value <= 0:
+            raise InputError(f"{flag} must be more than 0")
+        changes[field] = value
+    return dataclasses.replace(host, **changes)
 
 
 # --- setup's environment: one spelling of the options for draft, validate, run and eval ---------

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from selfbench.cli.common import (
+    add_ceiling_options,
     add_deps_option,
     add_jobs_option,
     add_json_option,
@@ -22,6 +23,7 @@ from selfbench.cli.common import (
     add_setup_options,
     add_source_url_option,
     agent_dependencies,
+    ceilings,
     jobs,
     print_json,
     setup_options,
@@ -82,6 +84,9 @@ def _request(args: argparse.Namespace) -> _Request:
     workers = jobs(args)
     if args.reruns is not None and args.reruns < MIN_RERUNS:
         raise DraftError(f"--reruns must be at least {MIN_RERUNS}")
+    host = ceilings(args, jobs=workers or 1, workspace=None)
+    if args.reruns is not None and args.reruns > host.reruns:
+        raise DraftError(f"--reruns must be at most {host.reruns} (--max-reruns)")
     repo = Path(args.repo)
     if not (repo / ".git").exists() and not (repo / "HEAD").is_file():
         raise DraftError(f"--repo {repo}: not a git repository")
@@ -94,7 +99,9 @@ def _request(args: argparse.Namespace) -> _Request:
         reruns=args.reruns,
         config=config,
         logs=Path(args.logs) if args.logs else None,
-        local=local_options(environment, logs=None, local=LocalOptions(network=bool(args.network))),
+        local=local_options(
+            environment, logs=None, local=LocalOptions(network=bool(args.network), ceilings=host)
+        ),
         replace=args.replace,
         source_url_base=args.source_url,
         agent_dependencies=agent_dependencies(args),
@@ -167,6 +174,7 @@ def add_draft_command(commands: Any) -> None:
         "--network", action="store_true", help="let the tests reach the network (setup always may)"
     )
     add_setup_options(draft)
+    add_ceiling_options(draft)
     draft.add_argument("--replace", action="store_true", help="overwrite existing task dirs")
     add_source_url_option(draft, what="tasks of candidates without a pull request URL")
     add_deps_option(draft)

@@ -11,12 +11,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from selfbench.cli.common import (
+    CEILING_FLAGS,
+    add_ceiling_options,
     add_environment_option,
     add_harbor_options,
     add_jobs_option,
     add_json_option,
     add_repo_option,
     add_setup_options,
+    ceilings,
     environment_spec,
     jobs,
     print_json,
@@ -41,6 +44,7 @@ _RUNNER_FLAGS = {
         "--setup-env",
         "--no-host-network-config",
         "--strict-toolchains",
+        *CEILING_FLAGS,
     ),
     "harbor": ("--logs", "--harbor-env", "--jobs-dir", "--harbor"),
 }
@@ -53,13 +57,15 @@ def _runner(args: argparse.Namespace) -> Runner:
     from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions
 
     spec = environment_spec(args, _RUNNER_FLAGS)
+    workspace = Path(args.workspace) if args.workspace else None
     local = LocalOptions(
         parity=bool(args.parity),
         network=bool(args.network),
         keep=bool(args.keep),
-        workspace=Path(args.workspace) if args.workspace else None,
+        workspace=workspace,
         strict_toolchains=bool(args.strict_toolchains),
         reruns=DEFAULT_RERUNS if args.reruns is None else args.reruns,
+        ceilings=ceilings(args, jobs=jobs(args) or 1, workspace=workspace),
     )
     logs = Path(args.logs) if args.logs else None
     jobs_dir = None if args.jobs_dir is None else Path(args.jobs_dir)
@@ -133,6 +139,7 @@ def add_validate_command(commands: Any) -> None:
         help="how many times fail-to-pass and pass-to-pass run in all (default: 3, at least 2)",
     )
     add_setup_options(local)
+    add_ceiling_options(local)
     harbor = validate.add_argument_group("harbor environment")
     add_harbor_options(harbor)
     harbor.add_argument("--jobs-dir", metavar="DIR", help="Harbor's jobs directory (default: jobs)")

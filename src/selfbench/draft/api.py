@@ -75,6 +75,7 @@ from selfbench.rules import THRESHOLDS
 from selfbench.runners import runner_named
 from selfbench.task import judge_task
 from selfbench.toolchains import sandbox_pythons
+from selfbench.validate.ceilings import Ceilings
 from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions
 
 __all__ = [
@@ -264,6 +265,7 @@ def _prepare(repo: Path, candidate: CandidateModel, options: DraftOptions) -> _P
 
 def _observe(repo: Path, prepared: _Prepared, options: DraftOptions, logs: Path) -> Observation:
     reruns = options.reruns or prepared.config.reruns or DEFAULT_RERUNS
+    reruns = min(reruns, (options.local.ceilings or Ceilings.for_host()).reruns)
     local = LocalOptions(**{**_local_fields(options.local), "reruns": reruns})
     try:
         return observe(

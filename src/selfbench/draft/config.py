@@ -14,9 +14,9 @@ runner = "pytest"                  # pytest, unittest, jest, vitest, node-test, 
 testPaths = ["tests/**"]           # run only changed test files matching one of these globs
 exclude = ["tests/slow/**"]        # never run changed test files matching one of these globs
 passToPassCap = 20                 # at most this many pass-to-pass selectors
-reruns = 3                         # runs with the gold patch
+reruns = 3                         # runs with the gold patch (at most 10)
 
-[timeouts]                         # seconds, as in the task definition
+[timeouts]                         # seconds, as in the task definition (at most 21600 each)
 setupSeconds = 1800
 
 [resources]
@@ -49,6 +49,7 @@ from selfbench.contract import TOOLCHAINS
 from selfbench.errors import DraftError, GitError
 from selfbench.rules import PLACEHOLDER, error_location
 from selfbench.runners import settings
+from selfbench.validate.ceilings import CONFIG_CAPS
 
 __all__ = [
     "CONFIG_FILE",
@@ -65,6 +66,7 @@ RUNNERS = settings()
 """The `runner` key's values: each runner's `selfbench.toml` spelling."""
 _ONE_OF = "must be one of " + ", ".join(RUNNERS)
 _MAX_BYTES = 1 << 20
+_CAPS = CONFIG_CAPS
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -72,18 +74,18 @@ class TimeoutsConfig(BaseModel):
     """Any of the task definition's timeouts, in seconds."""
 
     model_config = _STRICT
-    setupSeconds: StrictInt | None = Field(default=None, ge=1)  # noqa: N815 - the TOML keys
-    agentSeconds: StrictInt | None = Field(default=None, ge=1)  # noqa: N815
-    testsSeconds: StrictInt | None = Field(default=None, ge=1)  # noqa: N815
+    setupSeconds: StrictInt | None = Field(default=None, ge=1, le=_CAPS.seconds)  # noqa: N815 - the TOML keys
+    agentSeconds: StrictInt | None = Field(default=None, ge=1, le=_CAPS.seconds)  # noqa: N815
+    testsSeconds: StrictInt | None = Field(default=None, ge=1, le=_CAPS.seconds)  # noqa: N815
 
 
 class ResourcesConfig(BaseModel):
     """Any of the task definition's resources."""
 
     model_config = _STRICT
-    cpus: StrictInt | StrictFloat | None = Field(default=None, gt=0)
-    memoryMb: StrictInt | None = Field(default=None, ge=1)  # noqa: N815
-    storageMb: StrictInt | None = Field(default=None, ge=1)  # noqa: N815
+    cpus: StrictInt | StrictFloat | None = Field(default=None, gt=0, le=_CAPS.cpus)
+    memoryMb: StrictInt | None = Field(default=None, ge=1, le=_CAPS.memory_mb)  # noqa: N815
+    storageMb: StrictInt | None = Field(default=None, ge=1, le=_CAPS.storage_mb)  # noqa: N815
 
 
 class DraftConfig(BaseModel):
@@ -97,8 +99,8 @@ class DraftConfig(BaseModel):
     runner: str | None = None
     testPaths: tuple[StrictStr, ...] | None = None  # noqa: N815
     exclude: tuple[StrictStr, ...] | None = None
-    passToPassCap: StrictInt | None = Field(default=None, ge=0)  # noqa: N815
-    reruns: StrictInt | None = Field(default=None, ge=1)
+    passToPassCap: StrictInt | None = Field(default=None, ge=0, le=_CAPS.pass_to_pass)  # noqa: N815
+    reruns: StrictInt | None = Field(default=None, ge=1, le=_CAPS.reruns)
     timeouts: TimeoutsConfig | None = None
     resources: ResourcesConfig | None = None
 
@@ -159,6 +161,8 @@ def _problem(error: dict[str, Any]) -> str:
         return f"unknown key {where!r}"
     if error["type"] == "value_error":
         return f"{where}: {error['ctx']['error']}"
+    if error["type"] == "less_than_equal":
+        return f"{where}: must be at most {error['ctx']['le']}"
     if error["type"] in ("greater_than_equal", "greater_than"):
         bound = error["ctx"].get("ge", error["ctx"].get("gt"))
         relation = "at least" if error["type"] == "greater_than_equal" else "more than"

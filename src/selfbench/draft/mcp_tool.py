@@ -21,7 +21,8 @@ from selfbench.artifacts.task_dir import read_task_files
 from selfbench.draft.api import DraftOptions, draft_candidate
 from selfbench.errors import SelfbenchError
 from selfbench.mine.candidate import find_candidate
-from selfbench.mine.mcp_tool import CANDIDATES_ENV
+from selfbench.mine.mcp_tool import CANDIDATES_ENV, TOOL_FILE_LIMIT
+from selfbench.validate.ceilings import MAX_RERUNS
 from selfbench.validate.local import DEFAULT_RERUNS, MIN_RERUNS
 
 __all__ = [
@@ -49,7 +50,7 @@ DRAFT_TASK_SCHEMA: dict[str, Any] = {
         "candidate": {"type": "string", "description": "the candidate's id (pr-<N>)"},
         "path": {"type": "string", "description": f"candidates.jsonl (default ${CANDIDATES_ENV})"},
         "repo": {"type": "string", "description": f"the repository (default ${REPO_ENV})"},
-        "reruns": {"type": "integer", "minimum": MIN_RERUNS},
+        "reruns": {"type": "integer", "minimum": MIN_RERUNS, "maximum": MAX_RERUNS},
     },
     "required": ["candidate"],
     "additionalProperties": False,
@@ -79,7 +80,9 @@ def draft_task(arguments: Mapping[str, Any]) -> dict[str, Any]:
     reruns = arguments.get("reruns", DEFAULT_RERUNS)
     if not isinstance(reruns, int) or reruns < MIN_RERUNS:
         raise SelfbenchError(f"reruns must be an integer of at least {MIN_RERUNS}")
-    candidate = find_candidate(path, candidate_id)
+    if reruns > MAX_RERUNS:
+        raise SelfbenchError(f"reruns must be at most {MAX_RERUNS}")
+    candidate = find_candidate(path, candidate_id, limit=TOOL_FILE_LIMIT)
     with tempfile.TemporaryDirectory(prefix="selfbench-draft-task-") as scratch:
         result = draft_candidate(repo, candidate, Path(scratch), DraftOptions(reruns=reruns))
         if not result.drafted or result.task_dir is None:

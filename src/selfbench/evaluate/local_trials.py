@@ -65,6 +65,7 @@ from selfbench.validate.checks import (
     verifier_commands,
     verifier_timed_out,
 )
+from selfbench.validate.disk import remove_workspace
 from selfbench.validate.phases import (
     COLLECT_SECONDS,
     AgentPatch,
@@ -340,7 +341,7 @@ def _prepare(
     definition = task.located.definition
     # the image's toolchains, as validate provisions them (selfbench.toolchains)
     toolchains = provision_task(definition.toolchains, strict=False, logs=task_logs)
-    sandbox = Sandbox(root, users, bwrap, Limits.for_task(definition), toolchains)
+    sandbox = Sandbox(root, users, bwrap, Limits.for_task(definition, setup.ceilings), toolchains)
     phases = TaskPhases(task.located, sandbox, task_logs, setup)
     try:
         return phases, phases.prepare()
@@ -375,11 +376,11 @@ def prepared_task(
         if error is not None:
             with (logs / task.task_id / "prepare.log").open("a", encoding="utf-8") as handle:
                 handle.write(f"selfbench: {error}; trying once more in a fresh workspace\n")
-            shutil.rmtree(roots[-1], ignore_errors=True)
+            remove_workspace(roots[-1])
             roots.append(Path(tempfile.mkdtemp(prefix="selfbench-eval-", dir=workspace)))
             phases, error = _prepare(task, root=roots[-1], setup=setup, bwrap=bwrap, users=users)
         yield PreparedTask(task, phases, error)
     finally:
         for root in roots:
-            shutil.rmtree(root, ignore_errors=True)
+            remove_workspace(root)
         lease.close()

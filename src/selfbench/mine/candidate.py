@@ -157,13 +157,16 @@ def _lines(text: str, source: str) -> list[Any]:
     return values
 
 
-def find_candidate(path: Path, candidate_id: str | None) -> CandidateModel:
-    """The candidate with `candidate_id` in a candidates file (the only one when no id is given).
+def find_candidate(
+    path: Path, candidate_id: str | None, *, limit: int | None = None
+) -> CandidateModel:
+    """The candidate with `candidate_id` in a candidates file (the only one when no id is given);
+    with a `limit`, the file must be a regular file of at most that many bytes.
 
     Raises:
-        MineError: unreadable, malformed, no such candidate, or several and no id.
+        MineError: unreadable, refused, malformed, no such candidate, or several and no id.
     """
-    data = read_bytes(path, error=MineError)
+    data = read_bytes(path, error=MineError, limit=limit)
     candidates = parse_candidate_lines(data, source=str(path))
     if candidate_id is None:
         if len(candidates) != 1:

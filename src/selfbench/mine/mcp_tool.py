@@ -21,12 +21,15 @@ __all__ = [
     "LIST_CANDIDATES",
     "LIST_CANDIDATES_DESCRIPTION",
     "LIST_CANDIDATES_SCHEMA",
+    "TOOL_FILE_LIMIT",
     "list_candidates",
     "list_candidates_text",
 ]
 
 LIST_CANDIDATES = "list_candidates"
 CANDIDATES_ENV = "SELFBENCH_CANDIDATES"
+TOOL_FILE_LIMIT = 64 << 20
+"""The largest file an MCP tool reads (a candidates file): only regular files, at most this."""
 LIST_CANDIDATES_DESCRIPTION = (
     "List the candidate tasks `selfbench mine` found (merged pull requests with their base "
     "commit, tier, score, file totals and linked engineer requests), best first. Choose one, "
@@ -71,7 +74,7 @@ def list_candidates(arguments: Mapping[str, Any]) -> dict[str, Any]:
     path = arguments.get("path") or os.environ.get(CANDIDATES_ENV)
     if not isinstance(path, str) or not path:
         raise SelfbenchError(f"list_candidates needs a path (or {CANDIDATES_ENV})")
-    data = read_bytes(Path(path), error=MineError)
+    data = read_bytes(Path(path), error=MineError, limit=TOOL_FILE_LIMIT)
     found = parse_candidate_lines(data, source=path)
     tier = arguments.get("difficulty")
     chosen = [candidate for candidate in found if tier is None or candidate.difficulty == tier]

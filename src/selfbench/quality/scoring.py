@@ -33,6 +33,7 @@ from selfbench.patches import parse_patch
 from selfbench.toolchains import provision_task
 from selfbench.validate.cgroup import Limits
 from selfbench.validate.checks import VerifierRun
+from selfbench.validate.disk import remove_workspace
 from selfbench.validate.local import AgentPatch, LocalOptions, TaskPhases
 from selfbench.validate.sandbox import Sandbox, leased_users, require_sandbox
 
@@ -169,7 +170,8 @@ def open_scorer(
         try:
             definition = located.definition
             toolchains = provision_task(definition.toolchains, options.strict_toolchains, logs)
-            sandbox = Sandbox(root, users, bwrap, Limits.for_task(definition), toolchains)
+            limits = Limits.for_task(definition, options.ceilings)
+            sandbox = Sandbox(root, users, bwrap, limits, toolchains)
             task = TaskPhases(located, sandbox, logs, options)
             reason = task.prepare()
             if reason is not None:
@@ -183,8 +185,7 @@ def open_scorer(
             gold = (located.bundle / layout.GOLD_PATCH).read_bytes()
             yield Scorer(task, render_test_sh(only, tuple(protected), gold, repeat=False))
         finally:
-            if not options.keep:
-                shutil.rmtree(root, ignore_errors=True)
+            remove_workspace(root, keep=options.keep)
 
 
 def score_variants(

@@ -1,5 +1,7 @@
 """Resource limits for a sandboxed phase: the task's `resources` as a control group.
 
+`Limits.for_task` caps the task's values at the host's ceilings (`ceilings.py`) first.
+
 A container runtime gives each environment the task's CPUs and memory; the local environment
 does the same with a control group of its own per phase, on either hierarchy the kernel offers:
 
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from selfbench.errors import os_reason
+from selfbench.validate.ceilings import Ceilings, lowered
 
 if TYPE_CHECKING:
     from selfbench.contract import TaskDefinition
@@ -45,12 +48,38 @@ class Limits:
     cpus: float
     memory_mb: int
     pids: int
+    storage_mb: int | None = None
+    """The size of the workspace's own filesystem (`disk.py`; None: the host's disk)."""
+    seconds: float | None = None
+    """The longest any phase may run (None: as long as the phase's own timeout)."""
+    lowered: tuple[str, ...] = ()
+    """What of the task's was above the host's ceilings, one line each (`ceilings.lowered`)."""
 
     @classmethod
-    def for_task(cls, definition: TaskDefinition) -> Limits:
-        """The task's resources as the local environment enforces them (storage is not)."""
-        resources = definition.resources
-        return cls(cpus=float(resources.cpus), memory_mb=resources.memoryMb, pids=MAX_TASKS)
+    def for_task(cls, definition: TaskDefinition, ceilings: Ceilings | None = None) -> Limits:
+        """The task's resources and timeouts as the local environment enforces them: each the
+        smaller of the task's and the host's `ceilings` (default: `Ceilings.for_host()`)."""
+        host = ceilings or Ceilings.for_host()
+        resources, timeouts = definition.resources, definition.timeouts
+        notes = []
+        for what, asked, ceiling, unit in (
+            ("cpus", resources.cpus, host.cpus, ""),
+            ("memoryMb", resources.memoryMb, host.memory_mb, " MB"),
+            ("storageMb", resources.storageMb, host.storage_mb, " MB"),
+            ("setupSeconds", timeouts.setupSeconds, host.seconds, " s"),
+            ("agentSeconds", timeouts.agentSeconds, host.seconds, " s"),
+            ("testsSeconds", timeouts.testsSeconds, host.seconds, " s"),
+        ):
+            if asked > ceiling:
+                notes.append(lowered(what, asked, ceiling, unit))
+        return cls(
+            cpus=min(float(resources.cpus), host.cpus),
+            memory_mb=min(resources.memoryMb, host.memory_mb),
+            pids=MAX_TASKS,
+            storage_mb=min(resources.storageMb, host.storage_mb),
+            seconds=float(host.seconds),
+            lowered=tuple(notes),
+        )
 
 
 def _quota(cpus: float) -> int:

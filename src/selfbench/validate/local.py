@@ -37,6 +37,7 @@ from selfbench.environments.process import CalledProcessError
 from selfbench.environments.runner import OnDone
 from selfbench.errors import BundleError, SelfbenchError
 from selfbench.toolchains import Provisioned, provision_task
+from selfbench.validate.ceilings import Ceilings
 from selfbench.validate.cgroup import Limits
 from selfbench.validate.checks import (
     VerifierRun,
@@ -45,6 +46,7 @@ from selfbench.validate.checks import (
     phase_reason,
     precise_reason,
 )
+from selfbench.validate.disk import remove_workspace
 from selfbench.validate.phases import (
     COLLECT_SECONDS,
     DEFAULT_RERUNS,
@@ -156,6 +158,9 @@ class LocalRunner:
             raise BundleError(
                 f"--reruns must be at least {MIN_RERUNS} (the verifier runs fail-to-pass twice)"
             )
+        ceiling = (self.options.ceilings or Ceilings.for_host()).reruns
+        if self.options.reruns > ceiling:
+            raise BundleError(f"--reruns must be at most {ceiling} (--max-reruns)")
         workspace = self.options.workspace
         if workspace is not None and not workspace.is_dir():
             raise BundleError(f"--workspace {workspace}: not a directory")
@@ -185,6 +190,7 @@ def validate_local(
     """
     bwrap = require_sandbox()
     refuse_duplicates(tasks)
+    ceilings = options.ceilings or Ceilings.for_host(jobs=jobs, workspace=options.workspace)
     private = PrivateEntries.find()
     root_logs = _logs_root(options)
     root_logs.mkdir(parents=True, exist_ok=True)
@@ -202,7 +208,7 @@ def validate_local(
             toolchains = provision_task(
                 located.definition.toolchains, options.strict_toolchains, logs
             )
-            limits = Limits.for_task(located.definition)
+            limits = Limits.for_task(located.definition, ceilings)
             with leased_users() as users:  # the task's own uids: a process cap of its own
                 sandbox = Sandbox(root, users, bwrap, limits, toolchains, private)
                 report = _with_toolchains(_Validation(located, sandbox, logs, options), toolchains)
@@ -217,8 +223,7 @@ def validate_local(
             reason = f"validation failed: {why}".splitlines()[0]
             report = TaskReport(task_id, accepted=False, reason=reason, nop=empty, oracle=empty)
         finally:
-            if not options.keep:
-                shutil.rmtree(root, ignore_errors=True)
+            remove_workspace(root, keep=options.keep)
         if on_done is not None:
             on_done(report)
         return report
@@ -264,7 +269,7 @@ def score_patches(
             toolchains = provision_task(
                 located.definition.toolchains, options.strict_toolchains, logs
             )
-            limits = Limits.for_task(located.definition)
+            limits = Limits.for_task(located.definition, options.ceilings)
             sandbox = Sandbox(root, users, bwrap, limits, toolchains)
             task = _Validation(located, sandbox, logs, options)
             if task.prepare() is not None:
@@ -289,5 +294,4 @@ def score_patches(
                 reports.append(task.run_report(run))
             return reports
         finally:
-            if not options.keep:
-                shutil.rmtree(root, ignore_errors=True)
+            remove_workspace(root, keep=options.keep)

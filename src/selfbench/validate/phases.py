@@ -49,6 +49,7 @@ from selfbench.errors import (
 )
 from selfbench.toolchains.versions import expand_toolchains
 from selfbench.validate import _scripts
+from selfbench.validate.ceilings import Ceilings
 from selfbench.validate.checks import (
     VerifierRun,
     outcome_counts,
@@ -147,6 +148,8 @@ class LocalOptions:
     `host_network.py`); `setup_env` wins over it for a name both set."""
     reruns: int = DEFAULT_RERUNS
     """How many times fail-to-pass and pass-to-pass run in all (see `MIN_RERUNS`)."""
+    ceilings: Ceilings | None = None
+    """The most a task may use on this host (None: `Ceilings.for_host()`; see `ceilings.py`)."""
 
 
 def setup_env_values(names: Sequence[str]) -> tuple[tuple[str, str], ...]:

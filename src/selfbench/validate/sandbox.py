@@ -45,7 +45,8 @@ containers provide and nothing more. Each phase gets:
 * a network only where the phase needs one (setup): its own namespace, connected to the outside
   by slirp4netns without the host's loopback; otherwise a fresh namespace with only loopback;
 * a control group of its own per phase, with the task's CPUs and memory and a process cap
-  (`cgroup.py`): each trial's limits are its own.
+  (`cgroup.py`), each at most the host's ceiling (`ceilings.py`): each trial's limits are its own;
+  and a workspace on a filesystem of the task's storage (`disk.py`).
 
 Creating a mount namespace with several users needs root: the local environment refuses to start
 otherwise (`selfbench validate --env harbor` needs no privileges on this machine).
@@ -71,6 +72,7 @@ from selfbench.toolchains.model import Provisioned
 from selfbench.toolchains.provision import host_tools_to_hide
 from selfbench.validate._gate import Gate
 from selfbench.validate.cgroup import Limits, PhaseCgroup
+from selfbench.validate.disk import mount_workspace, workspace_full
 from selfbench.validate.uids import Users, leased_users
 
 __all__ = [
@@ -239,7 +241,7 @@ class Sandbox:
     users: Users
     bwrap: str
     limits: Limits | None = None
-    """The task's CPUs and memory, and a process cap, per phase (None: unlimited)."""
+    """The task's CPUs, memory, storage and a process cap, per phase (None: unlimited)."""
     toolchains: Provisioned | None = None
     """The task's toolchains at the image's paths (None: the host's `/usr/local` as it is)."""
     private: PrivateEntries | None = None
@@ -250,8 +252,14 @@ class Sandbox:
     """Numbers the phases' homes; `next` on it is atomic, so phases may start from threads."""
     _copies: Iterator[int] = field(init=False, default_factory=lambda: itertools.count(1))
     """Numbers the phases' private copies of the tool state (atomic as `_phases`)."""
+    _notes: tuple[str, ...] = field(init=False, default=())
+    """What every phase's log says of its limits (lowered to the host's, a storage skip)."""
 
     def __post_init__(self) -> None:
+        if self.limits is not None:  # the disk first: everything below is written on it
+            storage = self.limits.storage_mb
+            skip = mount_workspace(self.root, storage) if storage is not None else ""
+            self._notes = (*self.limits.lowered, *filter(None, [skip]))
         self._etc = _account_files(self.root / "etc", self.users)
         self._root_home = self.root / "home" / "root"
         self._root_home.mkdir(parents=True, exist_ok=True)
@@ -414,6 +422,10 @@ class Sandbox:
         argv += ["--", "/bin/bash", "-c", announce + _LIMITS + script, "selfbench", *args]
         return argv
 
+    def _storage_hint(self) -> str:
+        storage = self.limits.storage_mb if self.limits is not None else None
+        return f"the workspace is full: the task's storage is {storage} MB (storageMb)"
+
     def _resolv_conf(self) -> Path:
         """slirp4netns answers DNS at 10.0.2.3 (the host's resolver may sit on its loopback)."""
         path = self.root / "etc" / "resolv.conf"
@@ -439,6 +451,8 @@ class Sandbox:
             copies, holder = self._private_state() if mounts.tool_state == "private" else ({}, None)
             gate = Gate.open(slirp=mounts.network and shutil.which("slirp4netns") is not None)
             cgroup, why = PhaseCgroup.create(self.limits) if self.limits else (None, "")
+            if self.limits is not None and self.limits.seconds is not None:
+                timeout = min(timeout, self.limits.seconds)
             try:
                 result = self._run(script, args, mounts=mounts, log=log, timeout=timeout,
                                    gate=gate, cgroup=cgroup, note=why, copies=copies)  # fmt: skip
@@ -489,8 +503,8 @@ class Sandbox:
         start = time.monotonic()
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("ab") as output:
-            if note:
-                output.write(f"selfbench: {note}\n".encode())
+            for line in (*self._notes, *filter(None, [note])):
+                output.write(f"selfbench: {line}\n".encode())
             code, timed_out = run_phase(
                 argv,
                 env=environment,
@@ -502,6 +516,8 @@ class Sandbox:
             )
             if timed_out:
                 output.write(f"\nselfbench: phase killed after {timeout:g} s\n".encode())
+            if self.limits is not None and workspace_full(self.root):
+                output.write(f"\nselfbench: {self._storage_hint()}\n".encode())
         out_of_memory = cgroup is not None and cgroup.out_of_memory()
         process_limit = cgroup is not None and cgroup.process_limit_hit()
         return PhaseResult(code, timed_out, time.monotonic() - start, out_of_memory, process_limit)

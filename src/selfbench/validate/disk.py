@@ -1,0 +1,112 @@
+"""The task's storage: a workspace on a filesystem of its own, the size of the task's `storageMb`.
+
+A container runtime gives each environment a disk of its own; the local environment does the
+same with a loop-mounted ext4 image (sparse: it takes on the host only what is written) mounted
+over the workspace's root before anything is written there. Everything the task's phases write
+lives there: the prepared trees, each run's copies, the homes, the tool state, the verifier's
+logs; so no phase can make the workspace grow past the task's storage: a write past it fails with
+"No space left on device" (root inside the sandbox has no `CAP_SYS_RESOURCE`, and the image
+reserves no blocks for root). The copies of the prepared tree count too, as on a container's
+disk they would not: a task needs storage for its tree about three times over (the prepared
+tree, the verifier's, one run's copy) plus what its runs write.
+
+The image is created inside the workspace's root and then hidden by the mount; it is mounted
+`nodev,nosuid` and with `discard`, so what a phase deletes is given back to the host.
+`remove_workspace` unmounts and removes it all; whatever a process leaves mounted is unmounted
+when it exits. When the image cannot be made or mounted (no root, no loop devices), the workspace
+stays on the host's disk and every phase's log says so, like `cgroup.py`'s missing limits.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import shutil
+import threading
+from pathlib import Path
+
+from selfbench.environments.process import CalledProcessError, run_captured
+from selfbench.errors import os_reason
+
+__all__ = ["IMAGE_NAME", "mount_workspace", "remove_workspace", "workspace_full"]
+
+IMAGE_NAME = ".selfbench-disk.img"
+"""The image's name in the workspace's root (hidden by the mount)."""
+
+_MOUNTED: set[Path] = set()
+_LOCK = threading.Lock()
+_FULL_MB = 1
+"""A workspace with less than this free is full (ext4 keeps a little for its own metadata)."""
+
+
+def mount_workspace(root: Path, storage_mb: int) -> str:
+    """Put the empty directory `root` on a filesystem of `storage_mb` MB; "" when done, else why
+    the workspace has no storage limit (a reported skip, never an error)."""
+    image = root / IMAGE_NAME
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        if any(root.iterdir()):
+            return "no storage limit: the workspace is not empty"
+        with image.open("xb") as handle:
+            handle.truncate(storage_mb << 20)
+        run_captured(
+            ["mkfs.ext4", "-q", "-F", "-m", "0", "-E", "nodiscard", str(image)], check=True
+        )
+        options = "loop,nodev,nosuid,discard"
+        run_captured(["mount", "-t", "ext4", "-o", options, str(image), str(root)], check=True)
+    except (OSError, CalledProcessError) as exc:
+        image.unlink(missing_ok=True)
+        return f"no storage limit: cannot mount the workspace's disk ({_why(exc)})"
+    with _LOCK:
+        _MOUNTED.add(root)
+    root.chmod(0o700)
+    (root / "lost+found").rmdir()
+    return ""
+
+
+def workspace_full(root: Path) -> bool:
+    """Whether `root` is a workspace's own filesystem with (almost) no space left."""
+    with _LOCK:
+        if root not in _MOUNTED:
+            return False
+    with contextlib.suppress(OSError):
+        return shutil.disk_usage(root).free < (_FULL_MB << 20)
+    return False
+
+
+def remove_workspace(root: Path, *, keep: bool = False) -> None:
+    """Remove a workspace: unmount its disk and delete it all. With `keep`, leave it as it is,
+    mounted (`remove_workspace` it, or `umount` it, when done with it)."""
+    with _LOCK:
+        _MOUNTED.discard(root)
+    if keep:
+        return
+    if root.is_mount():
+        _unmount(root)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _unmount(root: Path) -> None:
+    with contextlib.suppress(OSError):
+        # lazily: a process still holding a file there cannot keep the workspace
+        run_captured(["umount", "--lazy", str(root)])
+
+
+def _why(exc: OSError | CalledProcessError) -> str:
+    if isinstance(exc, CalledProcessError):
+        words = exc.stderr.decode("utf-8", errors="replace").strip().splitlines()
+        return words[-1] if words else f"exit {exc.returncode}"
+    return os_reason(exc)
+
+
+@atexit.register
+def _unmount_all() -> None:
+    """Unmount what a caller left mounted; an emptied workspace goes too."""
+    with _LOCK:
+        left = list(_MOUNTED)
+        _MOUNTED.clear()
+    for root in left:
+        _unmount(root)
+        with contextlib.suppress(OSError):
+            (root / IMAGE_NAME).unlink(missing_ok=True)
+            root.rmdir()
