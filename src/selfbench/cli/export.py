@@ -16,8 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from selfbench.cli.common import add_json_option, print_json
-from selfbench.errors import EXIT_OK, EXIT_REJECTED
+from selfbench._text import printable
+from selfbench.cli.common import add_json_option, print_json, rejected
+from selfbench.errors import EXIT_OK
 from selfbench.progress import choose_reporter
 
 __all__ = ["add_export_commands"]
@@ -47,7 +48,7 @@ def _export(args: argparse.Namespace) -> int:
         f"Exported {result.manifest.accepted_count} of {total} tasks to {result.path}\n"
     )
     for item in result.left_out:
-        sys.stdout.write(f"left out {item.task_id}: {item.reason}\n")
+        sys.stdout.write(printable(f"left out {item.task_id}: {item.reason}") + "\n")
     return EXIT_OK
 
 
@@ -60,17 +61,17 @@ def _verify(args: argparse.Namespace) -> int:
     except ArchiveError as exc:
         if args.json:
             print_json({"verified": False, "problem": str(exc)})
-        sys.stderr.write(f"error: {exc}\n")
-        return EXIT_REJECTED
+        return rejected(str(exc))
     manifest = verified.manifest
     if args.json:
         print_json({"verified": True, "manifest": manifest.to_json()})
         return EXIT_OK
     easy, medium, hard = manifest.candidate_counts
-    sys.stdout.write(
+    line = (
         f"Verified {args.file}: run {manifest.run_id}, {manifest.accepted_count} tasks "
-        f"(candidates: easy {easy}, medium {medium}, hard {hard})\n"
+        f"(candidates: easy {easy}, medium {medium}, hard {hard})"
     )
+    sys.stdout.write(f"{printable(line)}\n")
     return EXIT_OK
 
 
