@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from tests.export_helpers import COMMIT, RawMember, author_collected, gzip_tar, members_of
-from tests.helpers import definition
-from tests.mine_history import History, lines
 
+from export_helpers import COMMIT, RawMember, author_collected, gzip_tar, members_of
+from helpers import definition
+from mine_history import History, lines
 from selfbench._text import has_control, markup_text, printable
 from selfbench.cli import main
 from selfbench.cli.mine import render_table
