@@ -44,12 +44,8 @@ def _compile(task: Path, repo: Path, out: Path, temp: Path) -> subprocess.Popen[
 
 
 def _leftovers(temp: Path) -> list[str]:
-    """Everything under `temp` but the (empty) scratch home itself."""
-    return sorted(
-        path.relative_to(temp).as_posix()
-        for path in temp.rglob("*")
-        if path != temp / f"selfbench-{os.geteuid()}"
-    )
+    """Everything under `temp`."""
+    return sorted(path.relative_to(temp).as_posix() for path in temp.rglob("*"))
 
 
 def _kill_when_scratch_appears(process: subprocess.Popen[bytes], temp: Path) -> bool:

@@ -76,11 +76,18 @@ def sweep_scratch() -> int:
     return removed
 
 
-def _locked_directory(prefix: str, home: Path) -> tuple[Path, int]:
-    """A new entry of `home`, locked: made, then locked, then checked to be still there (a
-    sweep may have taken it in between, as the lock of an owner that is gone)."""
+def _new_entry(prefix: str) -> tuple[Path, int]:
+    """A new entry of the home, locked (its descriptor), or a plain temporary directory (-1)
+    when there is no home of ours. Made, then locked, then checked to be still there: a sweep
+    may have taken it in between, as the lock of an owner that is gone."""
     while True:
-        path = Path(tempfile.mkdtemp(prefix=prefix, dir=home))
+        home = scratch_home()
+        if home is None:
+            return Path(tempfile.mkdtemp(prefix=prefix)), -1
+        try:
+            path = Path(tempfile.mkdtemp(prefix=prefix, dir=home))
+        except FileNotFoundError:  # another selfbench removed the empty home just now
+            continue
         fd = _lock(path, wait=True)
         if fd is not None and os.fstat(fd).st_nlink > 0:
             return path, fd
@@ -90,8 +97,9 @@ def _locked_directory(prefix: str, home: Path) -> tuple[Path, int]:
 
 @contextlib.contextmanager
 def scratch_directory(prefix: str) -> Iterator[Path]:
-    """A new empty private directory named `prefix...`, removed when the block ends. While it
-    exists it is locked to this process, so a later selfbench removes it if this one is killed.
+    """A new empty private directory named `prefix...`, removed when the block ends (and the
+    home with it when nothing else is in it). While it exists it is locked to this process, so
+    a later selfbench removes it if this one is killed.
 
     The first call in a process sweeps the home of entries left by processes that are gone.
     """
@@ -99,14 +107,12 @@ def scratch_directory(prefix: str) -> Iterator[Path]:
     if not _swept:
         _swept = True
         sweep_scratch()
-    home = scratch_home()
-    if home is None:
-        path, fd = Path(tempfile.mkdtemp(prefix=prefix)), -1
-    else:
-        path, fd = _locked_directory(prefix, home)
+    path, fd = _new_entry(prefix)
     try:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
         if fd >= 0:
             os.close(fd)
+            with contextlib.suppress(OSError):  # not empty: another entry is in use
+                path.parent.rmdir()
