@@ -253,6 +253,13 @@ SelectorList = Annotated[
     AfterValidator(_at_least_one),
     WithJsonSchema({"type": "array", "minItems": 1, "items": _NAME_SCHEMA}),
 ]
+PathList = Annotated[
+    tuple[NonEmptyStr, ...],
+    BeforeValidator(_array),
+    AfterValidator(_at_least_one),
+    WithJsonSchema({"type": "array", "minItems": 1, "items": _STRING_SCHEMA}),
+]
+"""Repository paths: a file name may hold any character but NUL, so none is refused here."""
 OptionalSelectorList = Annotated[
     tuple[NameStr, ...],
     BeforeValidator(_array),
@@ -314,7 +321,7 @@ class TaskDefinition(_Strict):
     """Selectors that fail before the change and pass after it."""
     passToPass: OptionalSelectorList
     """Regression selectors that pass before and after."""
-    testPaths: SelectorList
+    testPaths: PathList
     """Held-out test paths, relative to workdir."""
     toolchains: ToolchainList
     """Toolchain layers the clean checkout needs."""
