@@ -16,8 +16,10 @@ from helpers import definition
 from mine_history import History, lines
 from selfbench._text import has_control, markup_text, printable
 from selfbench.cli import main
+from selfbench.cli.draft import render_draft_table
 from selfbench.cli.mine import render_table
 from selfbench.demo import SampleRepository, build_sample_repository
+from selfbench.draft.api import DraftResult
 from selfbench.export import RunInfo, export_run
 from selfbench.mine import MineOptions, mine_repository
 from selfbench.progress import PlainReporter
@@ -177,3 +179,15 @@ def test_an_error_naming_hostile_text_prints_it_escaped(
     err = capsys.readouterr().err
     assert _clean(err)
     assert "nothing\\x1b]0;pwned\\x07" in err
+
+
+# --- draft and run -----------------------------------------------------------------------------
+
+
+def test_the_draft_table_shows_a_hostile_reason_as_text() -> None:
+    result = DraftResult("pr-7", "rejected", reason=f"tests/test_x.py::test_a failed: {HOSTILE}")
+    console = Console(file=io.StringIO(), color_system=None, width=300)
+    console.print(render_draft_table([result]))
+    out = console.file.getvalue()  # type: ignore[attr-defined]
+    assert _clean(out)
+    assert "[bold red]shout[/]" in out
