@@ -216,6 +216,27 @@ def _untouched_file_changed(members: Members, sample: SampleRepository) -> None:
     _swap_snapshot(members, _rewritten_snapshot(_snapshot(members), changes, comment=sample.base))
 
 
+def _duplicate_member(members: Members, sample: SampleRepository) -> None:
+    """README.md twice: the scan would see the first, `tar -x` and Docker keep the last."""
+    original = _snapshot(members)
+    out = io.BytesIO()
+    with (
+        tarfile.open(fileobj=io.BytesIO(original), mode="r:gz") as source,
+        tarfile.open(
+            fileobj=out,
+            mode="w:gz",
+            format=tarfile.PAX_FORMAT,
+            pax_headers={"comment": sample.base},
+        ) as target,
+    ):
+        for info in source:
+            target.addfile(info, source.extractfile(info) if info.isreg() else None)
+        info = tarfile.TarInfo("README.md")
+        info.size = len(UNTOUCHED_README)
+        target.addfile(info, io.BytesIO(UNTOUCHED_README))
+    _swap_snapshot(members, out.getvalue())
+
+
 def _file_made_executable(members: Members, sample: SampleRepository) -> None:
     original = _snapshot(members)
     out = io.BytesIO()
@@ -335,6 +356,7 @@ ATTACKS: dict[str, tuple[Attack, str, str]] = {
     ),
     "untouched-file-changed": (_untouched_file_changed, layout.ENV_SNAPSHOT, _NOT_THE_TREE),
     "file-made-executable": (_file_made_executable, layout.ENV_SNAPSHOT, _NOT_THE_TREE),
+    "snapshot-member-twice": (_duplicate_member, layout.ENV_SNAPSHOT, "holds README.md twice"),
     "base-commit-object-swapped": (
         _base_commit_swapped,
         layout.BASE_COMMIT,

@@ -20,6 +20,7 @@ from collections.abc import Callable, Generator
 
 from selfbench.bundle.snapshot import git_blob_header, git_blob_id
 from selfbench.export._streams import BLOCK, one_line
+from selfbench.patches import display_path
 
 __all__ = ["SnapshotScan"]
 
@@ -199,6 +200,8 @@ class SnapshotScan:
             name = _normalized(pax.get("path", info.name))
             target = pax.get("linkpath", info.linkname)
             pax = {}
+            if name in self.files:  # git archive names each path once; tar keeps the last
+                raise _ScanError(f"holds {display_path(name)} twice")
             if info.type in _REGULAR:
                 blob = hashlib.sha1(git_blob_header(size), usedforsecurity=False)
                 yield from buffer.stream(size, blob.update)
