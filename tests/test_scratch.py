@@ -48,12 +48,21 @@ def _leftovers(temp: Path) -> list[str]:
     return sorted(path.relative_to(temp).as_posix() for path in temp.rglob("*"))
 
 
+def _has_index(temp: Path) -> bool:
+    """Whether a scratch index exists under `temp` (while directories come and go)."""
+    return any(
+        name.startswith("selfbench-index-")
+        for _, directories, _ in os.walk(temp)  # os.walk skips what vanishes mid-walk
+        for name in directories
+    )
+
+
 def _kill_when_scratch_appears(process: subprocess.Popen[bytes], temp: Path) -> bool:
     """Kill -9 `process` as soon as a scratch index exists under `temp` (or at once if it
     ended); whether one was there when it was killed."""
     deadline = time.monotonic() + 30
     while process.poll() is None and time.monotonic() < deadline:
-        if any(temp.rglob("selfbench-index-*")):
+        if _has_index(temp):
             process.send_signal(signal.SIGKILL)
             process.wait()
             return True
@@ -79,7 +88,7 @@ def test_a_killed_compile_leaves_nothing_once_selfbench_starts_again(
             process.send_signal(signal.SIGKILL)
             process.wait()
     assert caught > 0, "no kill landed while a scratch index existed"
-    assert any(temp.rglob("selfbench-index-*"))  # the kills did leave directories behind
+    assert _has_index(temp)  # the kills did leave directories behind
     finished = _compile(task, sample.path, tmp_path / "final", temp)
     assert finished.wait(timeout=120) == 0
     assert _leftovers(temp) == []
