@@ -51,7 +51,8 @@ def test_importing_the_package_loads_no_heavy_module() -> None:
 
 AUDIT_MODULES = [
     "selfbench._fs", "selfbench._json", "selfbench._paths", "selfbench._runner_files",
-    "selfbench._shell", "selfbench.artifacts", "selfbench.artifacts.task_dir", "selfbench.audit",
+    "selfbench._shell", "selfbench._text", "selfbench.artifacts", "selfbench.artifacts.task_dir",
+    "selfbench.audit",
     "selfbench.bundle", "selfbench.bundle.held_out", "selfbench.bundle.layout", "selfbench.cli",
     "selfbench.cli.bundle", "selfbench.cli.common", "selfbench.cli.draft", "selfbench.cli.eval",
     "selfbench.cli.export", "selfbench.cli.mine", "selfbench.cli.quality", "selfbench.cli.run",

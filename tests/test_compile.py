@@ -91,6 +91,7 @@ def test_compile_writes_the_whole_bundle_tree(
             layout.SOLVE_SH,
             layout.GOLD_PATCH,
             layout.MANIFEST,
+            layout.BASE_COMMIT,
         ]
     )
     assert tree[layout.TEST_SH][1] == 0o755

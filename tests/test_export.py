@@ -28,6 +28,7 @@ from export_helpers import (
 from harbor_env import run_in_harbor_venv
 from selfbench._fs import rename_no_replace
 from selfbench.artifacts.compiled import LocatedTask
+from selfbench.artifacts.validation import BUNDLE_BINDING
 from selfbench.bundle import layout
 from selfbench.cli import main
 from selfbench.compiler import refresh_bundle
@@ -209,8 +210,11 @@ def test_validation_reports_leave_out_rejected_tasks(
     manifest = verify_export(out).manifest
     assert [task.task_id for task in manifest.tasks] == ["slug-a", "slug-c"]
     assert manifest.candidate_counts == (1, 2, 0)
-    record = json.loads(_members(_task_archive(out, "slug-a"))[f"harbor-task/{REVIEW_FILE}"])
-    assert record["validation"] == report("slug-a", accepted=True)
+    members = _members(_task_archive(out, "slug-a"))
+    record = json.loads(members[f"harbor-task/{REVIEW_FILE}"])
+    bundle = hashlib.sha256(members[f"harbor-task/{layout.MANIFEST}"]).hexdigest()
+    # the verdict travels bound to the bundle it speaks of
+    assert record["validation"] == {**report("slug-a", accepted=True), BUNDLE_BINDING: bundle}
 
 
 def _error_case(tmp_path: Path, collected: list[Path], case: str) -> tuple[Any, str]:

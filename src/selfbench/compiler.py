@@ -11,7 +11,8 @@ import os
 from pathlib import Path
 
 from selfbench._fs import atomic_directory, read_bytes, write_atomic
-from selfbench._git import archive_tar, git, scratch_index
+from selfbench._git import git, scratch_index
+from selfbench._git_trees import archive_plain, read_base_commit
 from selfbench.artifacts.compiled import BUNDLE_DIR, LocatedTask, locate_task, read_bundle_manifest
 from selfbench.artifacts.task_dir import (
     DEFINITION_FILE,
@@ -22,6 +23,7 @@ from selfbench.artifacts.task_dir import (
     read_definition,
 )
 from selfbench.bundle import layout
+from selfbench.bundle.base_commit import render_base_commit
 from selfbench.bundle.render import BundleFile, render_bundle, render_refresh
 from selfbench.bundle.render_toml import parse_allowed_hosts
 from selfbench.contract import TaskDefinition
@@ -97,7 +99,9 @@ def _write_files(root: Path, files: tuple[BundleFile, ...]) -> None:
 
 
 def _write_snapshot(root: Path, repo: Path, sha: str) -> str:
-    """One `git archive` of the base commit, stored once and hard-linked into both contexts.
+    """One `git archive` of the base commit, stored once and hard-linked into both contexts,
+    each file exactly its blob (no `.gitattributes` applied), and beside them what proves it
+    is that commit (`bundle.base_commit`).
 
     Returns the snapshot's SHA-256, for the manifest.
     """
@@ -105,8 +109,9 @@ def _write_snapshot(root: Path, repo: Path, sha: str) -> str:
     second = root / layout.TESTS_SNAPSHOT
     first.parent.mkdir(parents=True, exist_ok=True)
     second.parent.mkdir(parents=True, exist_ok=True)
-    digest = archive_tar(repo, sha, first)
+    digest = archive_plain(repo, sha, first)
     first.chmod(0o644)
+    (root / layout.BASE_COMMIT).write_bytes(render_base_commit(read_base_commit(repo, sha)))
     os.link(first, second)
     return digest
 

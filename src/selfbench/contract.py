@@ -29,6 +29,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from selfbench._json import MAX_SAFE_INTEGER, loads_strict, normalize_numbers
+from selfbench._text import CONTROL_CLASS, has_control
 from selfbench.errors import DefinitionError, Issue, JsonError
 from selfbench.rules import (
     PLACEHOLDER,
@@ -138,6 +139,14 @@ def _non_empty(value: str) -> str:
     return value
 
 
+def _no_control(value: str) -> str:
+    # A name is printed in tables and messages; a control character there is a terminal's
+    # instruction (`\x1b]0;...` sets its title), never part of a name.
+    if has_control(value):
+        raise _fail("must not contain control characters")
+    return value
+
+
 def _task_id(value: str) -> str:
     if not is_task_id(value):
         raise _fail(f"must match {TASK_ID_PATTERN}")
@@ -218,6 +227,9 @@ PositiveNumber = Annotated[
 ]
 Text = Annotated[str, AfterValidator(_unicode)]
 NonEmptyStr = Annotated[Text, AfterValidator(_non_empty), WithJsonSchema(_STRING_SCHEMA)]
+_NAME_SCHEMA = {"type": "string", "minLength": 1, "pattern": f"^[^{CONTROL_CLASS}]*$"}
+NameStr = Annotated[NonEmptyStr, AfterValidator(_no_control), WithJsonSchema(_NAME_SCHEMA)]
+"""A non-empty string that names something (a repository, a test): no control characters."""
 SchemaVersion = Annotated[
     int, BeforeValidator(_integer), AfterValidator(_schema_version), WithJsonSchema({"const": 1})
 ]
@@ -236,15 +248,22 @@ ToolchainStr = Annotated[
     str, AfterValidator(_toolchain), WithJsonSchema({"enum": list(TOOLCHAINS)})
 ]
 SelectorList = Annotated[
+    tuple[NameStr, ...],
+    BeforeValidator(_array),
+    AfterValidator(_at_least_one),
+    WithJsonSchema({"type": "array", "minItems": 1, "items": _NAME_SCHEMA}),
+]
+PathList = Annotated[
     tuple[NonEmptyStr, ...],
     BeforeValidator(_array),
     AfterValidator(_at_least_one),
     WithJsonSchema({"type": "array", "minItems": 1, "items": _STRING_SCHEMA}),
 ]
+"""Repository paths: a file name may hold any character but NUL, so none is refused here."""
 OptionalSelectorList = Annotated[
-    tuple[NonEmptyStr, ...],
+    tuple[NameStr, ...],
     BeforeValidator(_array),
-    WithJsonSchema({"type": "array", "items": _STRING_SCHEMA}),
+    WithJsonSchema({"type": "array", "items": _NAME_SCHEMA}),
 ]
 ToolchainList = Annotated[
     tuple[ToolchainStr, ...],
@@ -288,7 +307,7 @@ class TaskDefinition(_Strict):
     """Gates the gold patch's size: easy, medium or hard."""
     taskId: TaskIdStr
     """Directory name and Harbor task name selfbench/<taskId>."""
-    repo: NonEmptyStr
+    repo: NameStr
     """Free-form label: owner/name or a clone URL."""
     baseCommit: ShaStr
     """Full 40-hex SHA of the commit before the change."""
@@ -302,7 +321,7 @@ class TaskDefinition(_Strict):
     """Selectors that fail before the change and pass after it."""
     passToPass: OptionalSelectorList
     """Regression selectors that pass before and after."""
-    testPaths: SelectorList
+    testPaths: PathList
     """Held-out test paths, relative to workdir."""
     toolchains: ToolchainList
     """Toolchain layers the clean checkout needs."""

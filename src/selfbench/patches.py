@@ -39,6 +39,7 @@ from functools import partial
 from posixpath import basename
 from typing import Literal, TypeVar
 
+from selfbench._text import printable
 from selfbench.errors import PatchError
 
 __all__ = [
@@ -162,13 +163,10 @@ def is_git_patch(data: bytes) -> bool:
     return data.startswith(GIT_PATCH_MAGIC)
 
 
-_CONTROL_ESCAPES = {code: f"\\x{code:02x}" for code in [*range(0x20), 0x7F]}
-
-
 def display_path(path: str) -> str:
-    """A path fit to print on one line: non-UTF-8 bytes and control characters as \\x escapes."""
-    text = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return text.translate(_CONTROL_ESCAPES)
+    """A path fit to print on one line: non-UTF-8 bytes and control characters as \\x escapes
+    (`_text.printable`)."""
+    return printable(path)
 
 
 def changes_no_files(subject: str) -> str:

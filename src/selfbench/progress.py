@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
+from selfbench._text import markup_text, printable
+
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
     from rich.status import Status
@@ -55,7 +57,7 @@ class Reporter(Protocol):
 
 
 def _line(text: str) -> None:
-    sys.stderr.write(f"{text}\n")
+    sys.stderr.write(f"{printable(text)}\n")
 
 
 class _Base:
@@ -121,7 +123,7 @@ class RichReporter(_Base):
     def working(self, message: str) -> Iterator[None]:
         from rich.console import Console  # noqa: PLC0415 - start-up: rich costs 40 ms; only a terminal pays
 
-        with Console(stderr=True).status(message) as spinner:
+        with Console(stderr=True).status(markup_text(message)) as spinner:
             self._spinner = spinner
             try:
                 yield
@@ -130,7 +132,7 @@ class RichReporter(_Base):
 
     def status(self, message: str) -> None:
         if self._spinner is not None:
-            self._spinner.update(message)
+            self._spinner.update(markup_text(message))
         else:
             _line(message)
 
@@ -150,7 +152,12 @@ class RichReporter(_Base):
         )
 
         self._verdicts = verdicts
-        columns = (SpinnerColumn(), TextColumn(doing), BarColumn(), MofNCompleteColumn())
+        columns = (
+            SpinnerColumn(),
+            TextColumn(markup_text(doing)),
+            BarColumn(),
+            MofNCompleteColumn(),
+        )
         console = Console(stderr=True)
         with Progress(*columns, TimeElapsedColumn(), console=console, transient=True) as bars:
             self._bars = (bars, bars.add_task(doing, total=total))
@@ -167,7 +174,7 @@ class RichReporter(_Base):
                 return
             bars, bar = self._bars
             mark = f"[green]{passed}[/]" if ok else f"[red]{failed}[/]"
-            bars.console.print(f"{mark} {name}")
+            bars.console.print(f"{mark} {markup_text(name)}")
             bars.advance(bar)
 
 

@@ -17,6 +17,7 @@ from selfbench._json import dumps_pretty, loads_strict
 from selfbench.errors import BundleError, JsonError, SelfbenchError, translating
 
 __all__ = [
+    "BUNDLE_BINDING",
     "VALIDATION_FILE",
     "ValidationRecord",
     "parse_validation_records",
@@ -27,11 +28,13 @@ __all__ = [
 ]
 
 VALIDATION_FILE = "validation.json"
+BUNDLE_BINDING = "bundleManifestSha256"
+"""The record's field naming the bundle it speaks of: the SHA-256 of its manifest's bytes."""
 
 
 def validation_record(report: Mapping[str, Any], *, manifest_sha256: str) -> dict[str, Any]:
     """A task's report as written: its JSON form and the digest of the bundle it speaks of."""
-    return {**report, "bundleManifestSha256": manifest_sha256}
+    return {**report, BUNDLE_BINDING: manifest_sha256}
 
 
 def write_validation(directory: Path, record: Any) -> Path:
@@ -101,7 +104,7 @@ def parse_validation_records(
                 task_id=entry["taskId"],
                 accepted=entry["accepted"],
                 reason=reason if isinstance(reason, str) and reason else None,
-                bundle_manifest_sha256=entry.get("bundleManifestSha256"),
+                bundle_manifest_sha256=entry.get(BUNDLE_BINDING),
                 json=entry,
             )
         )

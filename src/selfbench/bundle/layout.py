@@ -8,6 +8,7 @@ from __future__ import annotations
 
 __all__ = [
     "AGENT_USER",
+    "BASE_COMMIT",
     "BUNDLE_PATHS",
     "COMPILER_REVISION",
     "CONTAINER_AGENT_PATCH",
@@ -58,13 +59,14 @@ ENV_DEPENDENCY_PATCH = "environment/dependency-setup.patch"
 SOLVE_SH = "solution/solve.sh"
 GOLD_PATCH = "solution/gold.patch"
 MANIFEST = ".selfbench-manifest.json"
+BASE_COMMIT = ".selfbench-base-commit.json"
 
 BUNDLE_PATHS = tuple(
     sorted(
         (
             TASK_TOML, INSTRUCTION, ENV_DOCKERFILE, ENV_SNAPSHOT, TESTS_DOCKERFILE,
             TESTS_SNAPSHOT, TEST_SH, TEST_PATCH, DEPENDENCY_PATCH, SOLVE_SH, GOLD_PATCH, MANIFEST,
-            ENV_DEPENDENCY_PATCH,
+            ENV_DEPENDENCY_PATCH, BASE_COMMIT,
         )
     )
 )  # fmt: skip
@@ -75,6 +77,8 @@ OPTIONAL_PATHS = frozenset({DEPENDENCY_PATCH, ENV_DEPENDENCY_PATCH})
 """The bundle paths that only some bundles hold."""
 SNAPSHOT_PATHS = (ENV_SNAPSHOT, TESTS_SNAPSHOT)
 """The two copies of the repository snapshot: written by the compiler, never rendered."""
+# BASE_COMMIT, also written by the compiler and never rendered, proves the snapshot is the base
+# commit (`bundle.base_commit`); it sits at the bundle root, where nothing enters a container.
 EXECUTABLE_PATHS = frozenset({TEST_SH, SOLVE_SH})
 """Files with mode 0755; every other file is 0644."""
 REFRESH_PATHS = frozenset(

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from selfbench._text import printable
 from selfbench.cli.bundle import add_bundle_commands, add_repair_check_command
 from selfbench.cli.common import add_json_option, print_json
 from selfbench.cli.draft import add_draft_command
@@ -167,5 +168,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         return command(args)
     except SelfbenchError as exc:
         for line in exc.lines:
-            sys.stderr.write(f"error: {line}\n")
+            sys.stderr.write(f"error: {printable(line)}\n")
         return exc.exit_code

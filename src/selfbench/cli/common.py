@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from selfbench._fs import read_bytes
+from selfbench._text import printable
 from selfbench.environments.spec import ENVIRONMENTS, EnvironmentSpec, Kind, unused_option
 from selfbench.errors import EXIT_REJECTED, InputError
 from selfbench.progress import choose_reporter
@@ -87,7 +88,7 @@ def progress(
 
 def rejected(reason: str) -> int:
     """Report a failed check the way an error is reported, with the exit code of a rejection."""
-    sys.stderr.write(f"error: {reason}\n")
+    sys.stderr.write(f"error: {printable(reason)}\n")
     return EXIT_REJECTED
 
 
@@ -283,7 +284,7 @@ def announce_host_network(enabled: bool) -> HostNetwork:
 
 
 def _say(line: str) -> None:
-    sys.stderr.write(f"{line}\n")
+    sys.stderr.write(f"{printable(line)}\n")
     sys.stderr.flush()
 
 

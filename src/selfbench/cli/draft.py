@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from selfbench._text import markup_text, printable
 from selfbench.cli.common import (
     add_ceiling_options,
     add_deps_option,
@@ -139,11 +140,12 @@ def render_draft_table(results: Sequence[DraftResult]) -> Any:
     table.add_column("task directory or reason", overflow="fold")
     for result in results:
         if result.drafted:
-            table.add_row(result.candidate_id, "[green]drafted[/]", str(result.task_dir))
+            candidate, directory = (markup_text(result.candidate_id), str(result.task_dir))
+            table.add_row(candidate, "[green]drafted[/]", markup_text(directory))
         else:
-            reason = result.reason or ""
+            reason = printable(result.reason or "")
             shown = reason if len(reason) <= _REASON_CHARS else reason[: _REASON_CHARS - 1] + "…"
-            table.add_row(result.candidate_id, "[red]rejected[/]", shown)
+            table.add_row(markup_text(result.candidate_id), "[red]rejected[/]", markup_text(shown))
     return table
 
 

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from selfbench._text import printable
 from selfbench.cli.common import (
     add_environment_option,
     add_harbor_options,
@@ -48,7 +49,7 @@ Harbor options under either, so only setup's options can be refused (under harbo
 
 def _trial_line(record: TrialRecord) -> str:
     verdict = "pass" if record.passed else f"{record.classification}: {record.reason}"
-    return f"{record.task} {record.agent} #{record.trial}: {verdict}\n"
+    return printable(f"{record.task} {record.agent} #{record.trial}: {verdict}") + "\n"
 
 
 def _print_trial(record: TrialRecord) -> None:
@@ -107,7 +108,7 @@ def _trials_shown(
 
 
 def _warn(line: str) -> None:
-    sys.stderr.write(f"warning: {line}\n")
+    sys.stderr.write(f"warning: {printable(line)}\n")
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -139,7 +140,7 @@ def _eval(args: argparse.Namespace) -> int:
     sys.stdout.write(render_report(summary, "json" if args.json else "text"))
     unmeasured = _unmeasured(summary)
     for line in unmeasured:
-        sys.stderr.write(f"error: {line}\n")
+        sys.stderr.write(f"error: {printable(line)}\n")
     return EXIT_REJECTED if unmeasured else EXIT_OK
 
 

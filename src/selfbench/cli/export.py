@@ -16,15 +16,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from selfbench.cli.common import add_json_option, print_json
-from selfbench.errors import EXIT_OK, EXIT_REJECTED
+from selfbench._text import printable
+from selfbench.cli.common import add_json_option, print_json, rejected
+from selfbench.errors import EXIT_OK
 from selfbench.progress import choose_reporter
 
 __all__ = ["add_export_commands"]
 
 
 def _export(args: argparse.Namespace) -> int:
-    from selfbench.export import RunInfo, export_run
+    from selfbench.export import RunInfo, export_run, sign_export
 
     run = RunInfo(args.run_id, args.repository_url, args.repository_commit)
     result = export_run(
@@ -37,9 +38,15 @@ def _export(args: argparse.Namespace) -> int:
         skip_unvalidated=args.skip_unvalidated,
     )
     left_out = [{"taskId": item.task_id, "reason": item.reason} for item in result.left_out]
+    signature = sign_export(result.path, Path(args.sign)) if args.sign else None
     if args.json:
         print_json(
-            {"export": str(result.path), "manifest": result.manifest.to_json(), "leftOut": left_out}
+            {
+                "export": str(result.path),
+                "manifest": result.manifest.to_json(),
+                "leftOut": left_out,
+                **({"signature": str(signature)} if signature else {}),
+            }
         )
         return EXIT_OK
     total = result.manifest.accepted_count + len(left_out)
@@ -47,30 +54,37 @@ def _export(args: argparse.Namespace) -> int:
         f"Exported {result.manifest.accepted_count} of {total} tasks to {result.path}\n"
     )
     for item in result.left_out:
-        sys.stdout.write(f"left out {item.task_id}: {item.reason}\n")
+        sys.stdout.write(printable(f"left out {item.task_id}: {item.reason}") + "\n")
+    if signature is not None:
+        sys.stdout.write(printable(f"Signed: {signature}") + "\n")
     return EXIT_OK
 
 
 def _verify(args: argparse.Namespace) -> int:
     from selfbench.errors import ArchiveError
-    from selfbench.export import verify_export
+    from selfbench.export import verify_export, verify_signature
 
     try:
+        if args.key:
+            verify_signature(Path(args.file), Path(args.key))
         verified = verify_export(Path(args.file))
     except ArchiveError as exc:
         if args.json:
             print_json({"verified": False, "problem": str(exc)})
-        sys.stderr.write(f"error: {exc}\n")
-        return EXIT_REJECTED
+        return rejected(str(exc))
     manifest = verified.manifest
     if args.json:
-        print_json({"verified": True, "manifest": manifest.to_json()})
+        signed = {"signedBy": args.key} if args.key else {}
+        print_json({"verified": True, "manifest": manifest.to_json(), **signed})
         return EXIT_OK
     easy, medium, hard = manifest.candidate_counts
-    sys.stdout.write(
+    line = (
         f"Verified {args.file}: run {manifest.run_id}, {manifest.accepted_count} tasks "
-        f"(candidates: easy {easy}, medium {medium}, hard {hard})\n"
+        f"(candidates: easy {easy}, medium {medium}, hard {hard})"
     )
+    if args.key:
+        line += f"; signed by the key {args.key}"
+    sys.stdout.write(f"{printable(line)}\n")
     return EXIT_OK
 
 
@@ -141,11 +155,22 @@ def add_export_commands(commands: Any) -> None:
         action="store_true",
         help="leave out tasks with no accepted validation report (default: refuse them)",
     )
+    export.add_argument(
+        "--sign",
+        metavar="KEY",
+        help="sign the export with this SSH private key (ssh-keygen -Y, namespace selfbench):"
+        " FILE.sig beside it",
+    )
     add_json_option(export)
     export.set_defaults(run=_export)
 
     verify = commands.add_parser("verify", help="check an export's digests, counts and members")
     verify.add_argument("file", metavar="FILE")
+    verify.add_argument(
+        "--key",
+        metavar="KEY.pub",
+        help="also require FILE.sig, an SSH signature of FILE by this public key",
+    )
     add_json_option(verify)
     verify.set_defaults(run=_verify)
 

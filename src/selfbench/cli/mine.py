@@ -13,6 +13,7 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from selfbench._text import printable
 from selfbench.cli.common import add_json_option, add_source_url_option, print_json
 from selfbench.errors import EXIT_OK, translating
 from selfbench.progress import choose_reporter
@@ -77,7 +78,7 @@ def _options(args: argparse.Namespace) -> MineOptions:
         prs = (*prs, *run_gh(repo))
     requests, skipped = read_sessions(_session_dirs(args), worktrees=info.worktrees)
     for line in skipped:
-        sys.stderr.write(f"warning: {line}\n")
+        sys.stderr.write(f"warning: {printable(line)}\n")
     return MineOptions(
         rev=args.rev,
         since=args.since,
@@ -132,7 +133,7 @@ def _rows(result: MineResult) -> Iterator[tuple[str, ...]]:
             str(implementation.changed_lines),
             "yes" if candidate.tests_changed else "no",
             str(len(candidate.requests)),
-            candidate.title[:_TITLE_CHARS],
+            printable(candidate.title)[:_TITLE_CHARS],
         )
 
 
@@ -147,12 +148,13 @@ def _summary(result: MineResult) -> str:
 def render_table(result: MineResult, console: Console) -> None:
     """The best candidates as a rich table, then the counts (what a person at a terminal sees)."""
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=f"{len(result.candidates)} candidates from {result.walked} commits")
     for column in _COLUMNS:
         table.add_column(column, overflow="fold")
     for row in islice(_rows(result), _TABLE_ROWS):
-        table.add_row(*row)
+        table.add_row(*(Text(cell) for cell in row))
     console.print(table)
     if len(result.candidates) > _TABLE_ROWS:
         total = len(result.candidates)

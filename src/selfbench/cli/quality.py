@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from selfbench._text import printable
 from selfbench.cli.common import (
     add_jobs_option,
     add_json_option,
@@ -97,12 +98,14 @@ def _print_table(records: list[QualityRecord]) -> None:
     for record in records:
         ablation = record.ablation
         table.add_row(
-            record.taskId,
+            Text(printable(record.taskId)),
             Text(record.verdict, styles[record.verdict]),
             _score_cell(record),
-            ", ".join(ablation.unneeded) if ablation and ablation.unneeded else "-",
-            ", ".join(ablation.moved) if ablation and ablation.moved else "-",
-            "; ".join(record.reasons) or "-",
+            Text(
+                printable(", ".join(ablation.unneeded) if ablation and ablation.unneeded else "-")
+            ),
+            Text(printable(", ".join(ablation.moved) if ablation and ablation.moved else "-")),
+            Text(printable("; ".join(record.reasons) or "-")),
         )
     console.print(table)
 

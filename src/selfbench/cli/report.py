@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from selfbench._text import printable
 from selfbench.audit import AuditReport
 from selfbench.bundle.render_scripts import F2P_LABEL, P2P_LABEL
 from selfbench.contract import CheckReport
@@ -22,42 +23,48 @@ console = Console(highlight=False, soft_wrap=True)
 def print_check(source: str, report: CheckReport) -> None:
     """Print `selfbench check`'s verdict, issues and warnings."""
     if report.valid:
-        console.print(Text.assemble(("valid", "bold green"), f"  {source}"))
+        console.print(Text.assemble(("valid", "bold green"), f"  {printable(source)}"))
     else:
-        console.print(Text.assemble(("invalid", "bold red"), f"  {source}"))
+        console.print(Text.assemble(("invalid", "bold red"), f"  {printable(source)}"))
         for issue in report.issues:
-            console.print(Text.assemble("  ", (issue.path, "bold"), f": {issue.message}"))
+            console.print(
+                Text.assemble(
+                    "  ", (printable(issue.path), "bold"), f": {printable(issue.message)}"
+                )
+            )
     for warning in report.warnings:
-        console.print(Text.assemble(("  warning: ", "yellow"), warning))
+        console.print(Text.assemble(("  warning: ", "yellow"), printable(warning)))
 
 
 def print_task_check(source: str, report: TaskCheck) -> None:
     """Print `selfbench check` given patches: verdict, issues, blockers and warnings."""
     if report.accepted:
-        console.print(Text.assemble(("valid", "bold green"), f"  {source}"))
+        console.print(Text.assemble(("valid", "bold green"), f"  {printable(source)}"))
     else:
-        console.print(Text.assemble(("invalid", "bold red"), f"  {source}"))
+        console.print(Text.assemble(("invalid", "bold red"), f"  {printable(source)}"))
     for issue in report.issues:
-        console.print(Text.assemble("  ", (issue.path, "bold"), f": {issue.message}"))
+        console.print(
+            Text.assemble("  ", (printable(issue.path), "bold"), f": {printable(issue.message)}")
+        )
     for blocker in report.blockers:
-        console.print(Text.assemble(("  blocker: ", "red"), blocker))
+        console.print(Text.assemble(("  blocker: ", "red"), printable(blocker)))
     for warning in report.warnings:
-        console.print(Text.assemble(("  warning: ", "yellow"), warning))
+        console.print(Text.assemble(("  warning: ", "yellow"), printable(warning)))
 
 
 def print_audit(task_id: str, report: AuditReport) -> None:
     """Print `selfbench audit`'s verdict, metrics, blockers and warnings."""
     verdict = ("accepted", "bold green") if report.accepted else ("rejected", "bold red")
-    console.print(Text.assemble(verdict, f"  {task_id}"))
+    console.print(Text.assemble(verdict, f"  {printable(task_id)}"))
     table = Table(show_header=False, box=None, padding=(0, 2))
     table.add_row("implementation files", str(report.implementation_files))
     table.add_row("implementation changed lines", str(report.implementation_changed_lines))
     table.add_row("held-out test files", str(report.test_files))
     console.print(table)
     for blocker in report.blockers:
-        console.print(Text.assemble(("  blocker: ", "red"), blocker))
+        console.print(Text.assemble(("  blocker: ", "red"), printable(blocker)))
     for warning in report.warnings:
-        console.print(Text.assemble(("  warning: ", "yellow"), warning))
+        console.print(Text.assemble(("  warning: ", "yellow"), printable(warning)))
 
 
 def print_validation(reports: list[TaskReport]) -> None:
@@ -76,19 +83,31 @@ def print_validation(reports: list[TaskReport]) -> None:
         runs = str(1 + len(report.reruns)) if oracle else "0"
         tests = _tests_cell(report)
         table.add_row(
-            report.task_id, verdict, nop_cell, oracle_cell, runs, tests, _checks_cell(report)
+            Text(printable(report.task_id)),
+            verdict,
+            nop_cell,
+            oracle_cell,
+            runs,
+            tests,
+            _checks_cell(report),
         )
     console.print(table)
     for report in reports:
         if report.reason:
-            console.print(Text.assemble((f"{report.task_id}: ", "bold"), report.reason))
+            console.print(
+                Text.assemble((f"{printable(report.task_id)}: ", "bold"), printable(report.reason))
+            )
     for report in reports:
         if report.toolchains:
             used = ", ".join(use.describe() for use in report.toolchains)
-            console.print(Text.assemble((f"{report.task_id}: ", "bold"), f"toolchains: {used}"))
+            console.print(
+                Text.assemble(
+                    (f"{printable(report.task_id)}: ", "bold"), printable(f"toolchains: {used}")
+                )
+            )
     logs = {Path(report.oracle.log).parent for report in reports if report.oracle.log}
     for directory in sorted(logs):
-        console.print(Text.assemble(("logs: ", "dim"), str(directory)))
+        console.print(Text.assemble(("logs: ", "dim"), printable(str(directory))))
 
 
 _PHASE_ABBREVIATIONS = {F2P_LABEL: "f2p", P2P_LABEL: "p2p"}

@@ -20,6 +20,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from selfbench._text import markup_text
 from selfbench.cli.bundle import add_agent_hosts_option, agent_hosts
 from selfbench.cli.common import (
     add_deps_option,
@@ -109,14 +110,16 @@ class _Watcher:
             elif state.next is not None and kind in ("start", "step"):
                 # each stage of each candidate is named as it starts: drafting alone runs setup
                 # and the tests several times, a minute or two of a real project's time
-                self.console.print(f"{_DOING[state.next]} {state.id} ({state.tier})…")
+                shown = markup_text(f"{state.id} ({state.tier})")
+                self.console.print(f"{_DOING[state.next]} {shown}…")
             self._refresh(state.tier)
 
     def _finished(self, state: CandidateState) -> None:
         if state.status == "accepted":
-            self.console.print(f"[green]accepted[/] {state.id} ({state.tier})")
+            self.console.print(f"[green]accepted[/] {markup_text(f'{state.id} ({state.tier})')}")
         else:
-            self.console.print(f"[red]rejected[/] {state.id} ({state.tier}): {state.reason}")
+            shown = markup_text(f"{state.id} ({state.tier}): {state.reason}")
+            self.console.print(f"[red]rejected[/] {shown}")
 
     def _refresh(self, tier: str) -> None:
         if self.progress is None or tier not in self.bars:
@@ -251,7 +254,7 @@ def _print_summary(console: Console, summary: RunSummary) -> None:
         counts = ", ".join(f"{n} {verdict}" for verdict, n in summary.quality.items())
         console.print(f"quality {counts}")
     for line in summary.blocked:
-        console.print(f"[yellow]{line}[/]")
+        console.print(f"[yellow]{markup_text(line)}[/]")
     if summary.export is None:
         return
     console.print(f"export  {summary.export}  (verified)")
@@ -302,7 +305,7 @@ def _run(args: argparse.Namespace) -> int:
             stop=stop,
             on_event=watcher,
             changes=changes,
-            announce=lambda line: console.print(line, highlight=False),
+            announce=lambda line: console.print(markup_text(line), highlight=False),
         )
     if summary.interrupted:
         console.print(f"interrupted; resume with: {_resume_hint(summary.run_dir)}")
@@ -346,12 +349,12 @@ def _status(args: argparse.Namespace) -> int:
     console.print(f"{state}{elapsed}")
     for tier in status.tiers:
         if tier.blocked:
-            console.print(f"{tier.tier}: {tier.blocked}")
+            console.print(markup_text(f"{tier.tier}: {tier.blocked}"))
     for rejected in status.rejections:
-        console.print(f"rejected {rejected.id} ({rejected.tier}): {rejected.reason}")
-        console.print(f"   {' → '.join(rejected.history)}", highlight=False)
+        console.print(markup_text(f"rejected {rejected.id} ({rejected.tier}): {rejected.reason}"))
+        console.print(markup_text(f"   {' → '.join(rejected.history)}"), highlight=False)
     if status.stopped:
-        console.print(f"stopped: {status.stopped}")
+        console.print(markup_text(f"stopped: {status.stopped}"))
     if not status.finished:
         console.print(f"resume with: {_resume_hint(status.run_dir)}")
     return EXIT_OK

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from selfbench._text import printable
 from selfbench.cli.common import add_json_option, print_json, read_input
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, InputError
 
@@ -130,7 +131,7 @@ def _submit(args: argparse.Namespace) -> int:
             definition, read_input(args.test_patch), read_input(args.gold_patch), **options
         )
     for warning in submission.warnings:
-        sys.stderr.write(f"warning: {warning}\n")
+        sys.stderr.write(f"warning: {printable(warning)}\n")
     sys.stdout.write(submission.message + "\n")
     return EXIT_OK
 

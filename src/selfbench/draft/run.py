@@ -31,7 +31,6 @@ when it fails at the base and passes in every gold run, pass-to-pass when it pas
 from __future__ import annotations
 
 import re
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -40,6 +39,7 @@ from typing import Any, Final
 
 from selfbench._fs import read_bytes
 from selfbench._git import git
+from selfbench._scratch import scratch_directory
 from selfbench._shell import quote
 from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.artifacts.task_dir import write_task_files
@@ -265,7 +265,7 @@ def observe(
     started = time.monotonic()
     options = replace(options or LocalOptions(), logs=logs)
     reruns = max(1, options.reruns or DEFAULT_RERUNS)
-    with tempfile.TemporaryDirectory(prefix="selfbench-draft-") as scratch:
+    with scratch_directory("selfbench-draft-") as scratch:
         task = Path(scratch) / "task"
         task.mkdir()
         definition = _provisional_definition(plan, "easy")

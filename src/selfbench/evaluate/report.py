@@ -7,6 +7,7 @@ import io
 import json
 from collections.abc import Sequence
 
+from selfbench._text import printable
 from selfbench.evaluate.report_html import render_html
 from selfbench.evaluate.report_rows import (
     agent_rows,
@@ -40,20 +41,21 @@ def render_text(summary: Summary, *, width: int = 120) -> str:
     """The terminal report: rich tables, rendered without colour."""
     from rich.console import Console  # noqa: PLC0415 - start-up: rich costs 40 ms; only text pays
     from rich.table import Table  # noqa: PLC0415
+    from rich.text import Text  # noqa: PLC0415
 
     console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False)
     console.print(_title(summary))
     for line in network_lines(summary):
-        console.print(line, markup=False, highlight=False)
+        console.print(printable(line), markup=False, highlight=False)
     for title, (header, rows) in (("Agents", agent_rows(summary)), ("Tasks", matrix_rows(summary))):
         table = Table(title=title)
         for column in header:
             table.add_column(column)
         for row in rows:
-            table.add_row(*row)
+            table.add_row(*(Text(printable(cell)) for cell in row))
         console.print(table)
     for line in _failure_lines(summary):
-        console.print(line, markup=False, highlight=False)
+        console.print(printable(line), markup=False, highlight=False)
     output = console.file
     assert isinstance(output, io.StringIO)  # noqa: S101 - the file given above
     return output.getvalue()

@@ -12,6 +12,7 @@ from selfbench.export.reader import (
     read_export,
     verify_export,
 )
+from selfbench.export.signature import sign_export, signature_path, verify_signature
 from selfbench.export.writer import (
     ExportResult,
     LeftOut,
@@ -35,6 +36,9 @@ __all__ = [
     "extract_export",
     "next_steps",
     "read_export",
+    "sign_export",
+    "signature_path",
     "verify_export",
+    "verify_signature",
     "write_clean_export",
 ]

@@ -12,7 +12,11 @@ once the whole task has been read (`problem`):
    definition and the bundle's patches (the agent's allowed hosts taken from the `task.toml`
    being checked, as refresh takes them), and nothing rendered is missing or extra;
 4. the snapshot is `git archive` of `baseCommit` (the commit its pax header records) and
-   holds neither the gold patch's new content nor the held-out tests (`SnapshotRules`).
+   holds neither the gold patch's new content nor the held-out tests (`SnapshotRules`);
+5. the snapshot is the base commit: the commit object the bundle carries has the id
+   `baseCommit`, and the tree it names is the tree the snapshot's files (and the submodules
+   the bundle lists) make (`bundle.base_commit`), so no file of it can be changed, added or
+   left out, whichever files the patches touch.
 """
 
 from __future__ import annotations
@@ -20,18 +24,28 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from selfbench._git_trees import tree_id
 from selfbench.bundle import layout
+from selfbench.bundle.base_commit import (
+    GITLINK_MODE,
+    BaseCommit,
+    commit_id,
+    commit_tree,
+    parse_base_commit,
+)
 from selfbench.bundle.manifest import BundleManifest
 from selfbench.bundle.render import BundleFile, render_bundle
 from selfbench.bundle.render_toml import parse_allowed_hosts
 from selfbench.bundle.snapshot import build_snapshot_rules
 from selfbench.contract import TaskDefinition
+from selfbench.errors import BundleError, GitError
 from selfbench.export._snapshot import SnapshotScan
 from selfbench.export._streams import BLOCK, Readable
+from selfbench.patches import display_path
 
 __all__ = ["KEPT_FILES", "TaskProof"]
 
-KEPT_FILES = frozenset(set(layout.BUNDLE_PATHS) - set(layout.SNAPSHOT_PATHS))
+KEPT_FILES = frozenset(set(layout.BUNDLE_PATHS) - set(layout.SNAPSHOT_PATHS) - {layout.BASE_COMMIT})
 """Every bundle file the renderers make; the proof keeps each one whole to compare it."""
 PATCH_FILES = frozenset({layout.TEST_PATCH, layout.GOLD_PATCH, *layout.OPTIONAL_PATHS})
 _DIFFERS = "differs from what the review record's definition and the bundle's patches compile to"
@@ -77,6 +91,8 @@ class TaskProof:
         self.scan: SnapshotScan | None = None
         self.scanned = ""
         """The snapshot copy scanned (the first read); the other must have its digest."""
+        self.base_commit: bytes | None = None
+        """The bytes of `layout.BASE_COMMIT`."""
         self._unpack_limit = unpack_limit
 
     def keep(self, relative: str, data: bytes, mode: int) -> None:
@@ -186,4 +202,61 @@ class TaskProof:
             self.files[layout.TEST_PATCH][0], self.files[layout.GOLD_PATCH][0]
         )
         problem = rules.problem(scan.files)
-        return None if problem is None else _Problem(relative, problem)
+        if problem is not None:
+            return _Problem(relative, problem)
+        return self._base_tree(base, scan, relative)
+
+    def _carried(self, base: str) -> tuple[BaseCommit, str] | _Problem:
+        """The commit object the bundle carries and the tree it names; its id must be `base`."""
+        try:
+            carried = parse_base_commit(self.base_commit or b"", source=layout.BASE_COMMIT)
+        except BundleError as exc:
+            return _Problem(layout.BASE_COMMIT, str(exc).removeprefix(f"{layout.BASE_COMMIT}: "))
+        found = commit_id(carried.commit_object)
+        if found != base.lower():
+            return _Problem(layout.BASE_COMMIT, f"holds commit {found}, not baseCommit {base}")
+        tree = commit_tree(carried.commit_object)
+        if tree is None:
+            return _Problem(layout.BASE_COMMIT, "its commit object names no tree")
+        return carried, tree
+
+    def _base_tree(self, base: str, scan: SnapshotScan, relative: str) -> _Problem | None:
+        """The snapshot's files make the tree of the commit object the bundle carries, whose
+        id is `base`."""
+        found = self._carried(base)
+        if isinstance(found, _Problem):
+            return found
+        carried, tree = found
+        problem = _submodules_problem(scan, carried)
+        if problem is not None:
+            return _Problem(relative, problem)
+        entries = [(mode, oid, path) for path, (mode, oid) in scan.entries.items()]
+        entries += [(GITLINK_MODE, oid, path) for path, oid in carried.submodules.items()]
+        try:
+            made = tree_id(entries)
+        except GitError as exc:
+            return _Problem(relative, f"its files make no Git tree ({exc})")
+        if made == tree:
+            return None
+        return _Problem(
+            relative,
+            f"is not the tree of baseCommit {base}: its files make tree {made}, "
+            f"the commit names {tree}",
+        )
+
+
+def _submodules_problem(scan: SnapshotScan, carried: BaseCommit) -> str | None:
+    """Its empty directories are exactly the submodules the bundle lists (git archive writes
+    each as one), or why not."""
+    parents = {
+        "/".join(parts[:end])
+        for parts in (path.split("/") for path in (*scan.entries, *scan.directories))
+        for end in range(1, len(parts))
+    }
+    empty = scan.directories - parents
+    listed = set(carried.submodules)
+    for path in sorted(empty - listed):
+        return f"holds an empty directory {display_path(path)}, not a submodule of its tree"
+    for path in sorted(listed - empty):
+        return f"lacks submodule {display_path(path)} ({layout.BASE_COMMIT} lists it)"
+    return None

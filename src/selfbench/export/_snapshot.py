@@ -18,8 +18,9 @@ import tarfile
 import zlib
 from collections.abc import Callable, Generator
 
-from selfbench.bundle.snapshot import git_blob_header
+from selfbench.bundle.snapshot import git_blob_header, git_blob_id
 from selfbench.export._streams import BLOCK, one_line
+from selfbench.patches import display_path
 
 __all__ = ["SnapshotScan"]
 
@@ -37,6 +38,9 @@ _NO_CONTENT = (
     tarfile.BLKTYPE,
     tarfile.FIFOTYPE,
 )
+
+_REGULAR_FILE, _EXECUTABLE, _SYMLINK = "100644", "100755", "120000"
+"""The modes Git gives a file, an executable file and a symbolic link."""
 
 _Parser = Generator[None, bytes, None]
 
@@ -112,6 +116,10 @@ class SnapshotScan:
     def __init__(self, *, unpack_limit: int) -> None:
         self.files: dict[str, str | None] = {}
         """Every member's path: a regular file's Git blob id, None for anything else."""
+        self.entries: dict[str, tuple[str, str]] = {}
+        """What Git's tree holds for each file and symbolic link: its mode and object id."""
+        self.directories: set[str] = set()
+        """Every directory member (`git archive` writes a submodule as an empty one)."""
         self.commit: str | None = None
         """The commit `git archive` recorded (its pax `comment`), if any."""
         self.problem: str | None = None
@@ -190,15 +198,29 @@ class SnapshotScan:
                 pax = yield from self._extended(buffer, info, size, pax)
                 continue
             name = _normalized(pax.get("path", info.name))
+            target = pax.get("linkpath", info.linkname)
             pax = {}
+            if name in self.files:  # git archive names each path once; tar keeps the last
+                raise _ScanError(f"holds {display_path(name)} twice")
             if info.type in _REGULAR:
                 blob = hashlib.sha1(git_blob_header(size), usedforsecurity=False)
                 yield from buffer.stream(size, blob.update)
                 self.files.setdefault(name, blob.hexdigest())
+                mode = _EXECUTABLE if info.mode & 0o100 else _REGULAR_FILE
+                self.entries.setdefault(name, (mode, blob.hexdigest()))
             else:
                 yield from buffer.stream(size, lambda _: None)
                 self.files.setdefault(name, None)
+                self._other(info, name, target)
             yield from buffer.take(-size % _TAR_BLOCK)
+
+    def _other(self, info: tarfile.TarInfo, name: str, target: str) -> None:
+        """Index a member that is not a regular file: a link's target is its blob."""
+        if info.type == tarfile.SYMTYPE:
+            blob = git_blob_id(target.encode("utf-8", "surrogateescape"))
+            self.entries.setdefault(name, (_SYMLINK, blob))
+        elif info.type == tarfile.DIRTYPE:
+            self.directories.add(name)
 
     def _extended(
         self, buffer: _Buffer, info: tarfile.TarInfo, size: int, pax: dict[str, str]

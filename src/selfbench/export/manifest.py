@@ -16,6 +16,7 @@ from typing import Any
 
 from selfbench import rules
 from selfbench._json import dumps_pretty, loads_strict
+from selfbench._text import has_control
 from selfbench.errors import ArchiveError, JsonError
 
 __all__ = [
@@ -152,6 +153,14 @@ def _string(value: Any, where: str, path: str) -> str:
     return value
 
 
+def _name(value: Any, where: str, path: str) -> str:
+    """A string that names something (the run, the repository): printed, so no controls."""
+    text = _string(value, where, path)
+    if has_control(text):
+        raise _fail(where, f"{path} must not contain control characters")
+    return text
+
+
 def _count(value: Any, where: str, path: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise _fail(where, f"{path} must be a non-negative integer")
@@ -214,13 +223,13 @@ def parse_manifest(data: bytes, *, where: str = MANIFEST_NAME) -> Manifest:
     if not rules.is_full_sha(commit):
         raise _fail(where, "repository.commit must be a full commit SHA")
     manifest = Manifest(
-        run_id=_string(fields["runId"], where, "runId"),
+        run_id=_name(fields["runId"], where, "runId"),
         candidate_counts=(
             _count(counts["easy"], where, "candidateCounts.easy"),
             _count(counts["medium"], where, "candidateCounts.medium"),
             _count(counts["hard"], where, "candidateCounts.hard"),
         ),
-        repository_url=_string(repository["url"], where, "repository.url"),
+        repository_url=_name(repository["url"], where, "repository.url"),
         repository_commit=commit,
         version=_string(fields["version"], where, "version"),
         tasks=_tasks(fields["tasks"], where),

@@ -28,6 +28,7 @@ from typing import IO, Any, Protocol
 from selfbench._json import loads_strict
 from selfbench.artifacts.compiled import BUNDLE_DIR
 from selfbench.artifacts.quality_record import QUALITY_FILE, parse_quality
+from selfbench.artifacts.validation import BUNDLE_BINDING
 from selfbench.bundle import layout
 from selfbench.bundle.manifest import BundleManifest, parse_bundle_manifest
 from selfbench.contract import TaskDefinition, definition_sha256, parse_definition
@@ -84,7 +85,7 @@ BUNDLE_FILES = frozenset({*layout.BUNDLE_PATHS, REVIEW_FILE, QUALITY_FILE})
 """Every file a task archive may hold under `harbor-task/`."""
 BUNDLE_DIRS = frozenset({"", *(path.rpartition("/")[0] for path in layout.BUNDLE_PATHS)})
 """Every directory it may hold ("" is `harbor-task/` itself)."""
-_JSON_FILES = frozenset({layout.MANIFEST, REVIEW_FILE, QUALITY_FILE})
+_JSON_FILES = frozenset({layout.MANIFEST, REVIEW_FILE, QUALITY_FILE, layout.BASE_COMMIT})
 _REGULAR = (tarfile.REGTYPE, tarfile.AREGTYPE)
 _EXTENDED = (
     tarfile.XHDTYPE,
@@ -315,6 +316,10 @@ class _Task:
         """The review record's definition: its digest and its difficulty."""
         self.definition: TaskDefinition | None = None
         self.manifest: BundleManifest | None = None
+        self.manifest_sha256 = ""
+        """The SHA-256 of the bundle manifest's bytes, which a validation record must name."""
+        self.verdict_binding: object = None
+        """The review record's validation's `bundleManifestSha256` (None: no validation)."""
         self.proof = TaskProof(unpack_limit=budget.limits.total_bytes)
 
     def _relative(self, info: tarfile.TarInfo) -> str:
@@ -400,6 +405,8 @@ class _Task:
             except JsonError as exc:
                 raise self.where.error(str(exc)) from None
             self._review(value, name)
+        elif relative == layout.BASE_COMMIT:
+            self.proof.base_commit = data
         else:
             self._bundle_manifest(data, name)
             self.proof.keep(relative, data, info.mode)
@@ -432,6 +439,7 @@ class _Task:
         self.difficulty = manifest.difficulty
         self.definition_sha256 = manifest.definition_sha256
         self.manifest = manifest
+        self.manifest_sha256 = hashlib.sha256(data).hexdigest()
 
     def _review(self, value: Any, name: str) -> None:
         """Check the review record's shape (exactly what the writer writes) and keep its digest."""
@@ -460,6 +468,8 @@ class _Task:
             raise self.where.error(
                 f"validation is neither null nor a report on task {self.task_id}", name
             )
+        if validation is not None:
+            self.verdict_binding = validation.get(BUNDLE_BINDING, "")
         if not isinstance(value["audit"], dict):
             raise self.where.error("audit is not an object", name)
 
@@ -476,6 +486,13 @@ class _Task:
         if difficulty != self.difficulty:
             raise self.where.error(
                 f"difficulty {difficulty} does not match {layout.MANIFEST} ({self.difficulty})",
+                name,
+            )
+        binding = self.verdict_binding
+        if binding is not None and binding != self.manifest_sha256:
+            raise self.where.error(
+                f"validation is not bound to this bundle: its {BUNDLE_BINDING} is not the "
+                f"sha256 of {layout.MANIFEST} ({self.manifest_sha256})",
                 name,
             )
 

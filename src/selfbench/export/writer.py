@@ -35,6 +35,7 @@ from selfbench.artifacts.validation import (
     VALIDATION_FILE,
     ValidationRecord,
     read_validation_records,
+    validation_record,
 )
 from selfbench.audit import AuditReport
 from selfbench.bundle import layout
@@ -170,6 +171,22 @@ def reports_beside(tasks: Sequence[LocatedTask]) -> dict[str, ValidationRecord]:
     return reports
 
 
+def _bound(task: LocatedTask, reports: Mapping[str, ValidationRecord]) -> ValidationRecord | None:
+    """The task's report, if any; one that names another build of its bundle is refused.
+
+    Raises:
+        ExportError: the report's `bundleManifestSha256` is not this bundle's.
+    """
+    task_id = task.definition.taskId
+    report = reports.get(task_id)
+    if report is not None and report.bundle_manifest_sha256 not in (None, task.manifest_sha256):
+        raise ExportError(
+            f"the validation report on task {task_id} speaks of another build of its bundle "
+            "(bundleManifestSha256 differs); validate it again"
+        )
+    return report
+
+
 def _unaccepted(report: ValidationRecord | None) -> str | None:
     """Why a task has no accepted validation report; None when it has one."""
     if report is None:
@@ -186,7 +203,7 @@ def _required_verdicts(
     left_out: list[LeftOut] = []
     for task in tasks:
         task_id = task.definition.taskId
-        why = _unaccepted(reports.get(task_id))
+        why = _unaccepted(_bound(task, reports))
         if why is None:
             kept.append(task)
         elif skip:
@@ -208,7 +225,7 @@ def _verdicts(
     left_out: list[LeftOut] = []
     for task in tasks:
         task_id = task.definition.taskId
-        report = reports.get(task_id)
+        report = _bound(task, reports)
         if report is None:
             raise ExportError(f"no validation report names task {task_id}")
         if report.accepted:
@@ -229,9 +246,13 @@ def _audit(task: LocatedTask) -> AuditReport:
 
 
 def _review_record(task: LocatedTask, validation: ValidationRecord | None) -> bytes:
-    """The review record: the definition `locate_task` parsed, the verdict, one audit."""
+    """The review record: the definition `locate_task` parsed, the verdict, one audit. The
+    verdict is bound to the bundle it speaks of: it carries the digest of the bundle's
+    manifest, which records the definition's, both patches' and the snapshot's digests."""
     definition: TaskDefinition = task.definition
-    verdict = None if validation is None else validation.json
+    verdict = None
+    if validation is not None:
+        verdict = validation_record(validation.json, manifest_sha256=task.manifest_sha256)
     values = (definition.model_dump(mode="json"), verdict, _audit(task).to_json())
     record = dict(zip(REVIEW_KEYS, values, strict=True))  # definition, validation, audit
     return dumps_pretty(record).encode("utf-8")
@@ -268,6 +289,11 @@ def _bundle_entries(bundle: Path) -> list[tuple[str, Path | None]]:
         if relative not in (BUNDLE_FILES if path.is_file() else BUNDLE_DIRS):
             raise ExportError(f"{bundle}: cannot pack {relative}: not a path of a bundle")
         entries.append((relative, path if path.is_file() else None))
+    if not (bundle / layout.BASE_COMMIT).is_file():
+        raise ExportError(
+            f"{bundle}: lacks {layout.BASE_COMMIT}, which proves its snapshot is the base commit "
+            "(compiled by an older selfbench); compile it again"
+        )
     return sorted(entries)
 
 

@@ -23,7 +23,6 @@ a mutant no test could ever tell from the gold.
 from __future__ import annotations
 
 import random
-import tempfile
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from pathlib import Path
 from posixpath import splitext
 from typing import Any
 
+from selfbench._scratch import scratch_directory
 from selfbench.artifacts.draft_record import DRAFT_FILE, pass_to_pass_basis, read_draft_record
 from selfbench.artifacts.quality_record import (
     Ablation,
@@ -345,7 +345,7 @@ def assess(  # noqa: PLR0913 - the task's parts and the observations others made
     """
     started = time.monotonic()
     task_id = definition.taskId
-    with tempfile.TemporaryDirectory(prefix="selfbench-quality-") as scratch:
+    with scratch_directory("selfbench-quality-") as scratch:
         task = Path(scratch) / "task"
         task.mkdir()
         raw = definition.model_dump(mode="json", exclude_none=True)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
+from selfbench._scratch import scratch_directory
 from selfbench.artifacts.compiled import LocatedTask
 from selfbench.bundle import layout
 from selfbench.bundle.held_out import held_out_paths
@@ -160,10 +161,7 @@ def open_scorer(
         SandboxError: this machine cannot create the isolated workspace.
     """
     bwrap = require_sandbox()
-    with (
-        leased_users() as users,
-        tempfile.TemporaryDirectory(prefix="selfbench-quality-logs-") as temp,
-    ):
+    with leased_users() as users, scratch_directory("selfbench-quality-logs-") as temp:
         logs = (options.logs or Path(temp)) / located.definition.taskId
         logs.mkdir(parents=True, exist_ok=True)
         root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))

@@ -37,6 +37,7 @@ from posixpath import basename, splitext
 from typing import Literal
 
 from selfbench._git import git
+from selfbench._scratch import scratch_directory
 from selfbench.artifacts.task_dir import read_authored_task
 from selfbench.environments.process import parse_command, run_command
 from selfbench.errors import ReviewerError
@@ -278,7 +279,7 @@ def review_with_command(
     prompt = _REVIEW_PROMPT.format(task=task_dir)
     values = {"{prompt}": prompt, "{task_dir}": str(task_dir)}
     expanded = [re.sub(r"\{prompt\}|\{task_dir\}", lambda m: values[m.group()], a) for a in argv]
-    with tempfile.TemporaryDirectory(prefix="selfbench-review-") as temp:
+    with scratch_directory("selfbench-review-") as temp:
         brief = Path(temp) / "review.md"
         brief.write_text(prompt, encoding="utf-8")
         outcome = run_command(

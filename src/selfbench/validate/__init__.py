@@ -8,12 +8,12 @@ runners load on first use, so that `selfbench --help` never pays for them.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Sequence
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from selfbench._scratch import scratch_directory
 from selfbench.artifacts.compiled import LocatedTask, locate_task, refuse_duplicates
 from selfbench.artifacts.validation import validation_record, write_validation
 from selfbench.compiler import compile_home
@@ -83,7 +83,7 @@ def validate(
     if repo is not None:
         if definition is not None:
             raise BundleError("--definition names a bundle's definition; --repo takes task dirs")
-        with tempfile.TemporaryDirectory(prefix="selfbench-compiled-") as scratch:
+        with scratch_directory("selfbench-compiled-") as scratch:
             bundles = _compile_all(paths, repo, Path(scratch))
             reports = _validate_located(bundles, runner, jobs, on_done)
             homes: list[Path | None] = list(paths)

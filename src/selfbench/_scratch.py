@@ -1,0 +1,118 @@
+"""Short-lived scratch directories that leave nothing behind, even when selfbench is killed.
+
+Every one is made inside one directory of the system's temporary directory that belongs to
+the user (`selfbench-<uid>`, mode 0711: others may pass through it to an entry they are let
+into, as they could in the temporary directory itself, but cannot list it). Each entry is
+locked (`flock` on the directory itself) for as long as the process that made it lives: a
+`kill -9` releases the lock with the process. The first scratch directory a process asks for
+sweeps that home first: an entry whose lock can be taken (its owner is gone) is removed. A home
+that is not such a directory of ours (another user made it first, or it is a link) is left
+alone, and entries go straight into the temporary directory as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = ["scratch_directory", "scratch_home", "sweep_scratch"]
+
+_swept = False
+
+
+def scratch_home() -> Path | None:
+    """The user's private home for scratch directories, made if missing; None when the path
+    is taken by something that is not a directory of this user that others cannot list or
+    write."""
+    home = Path(tempfile.gettempdir()) / f"selfbench-{os.geteuid()}"
+    with contextlib.suppress(FileExistsError):
+        home.mkdir(mode=0o711)
+    try:
+        info = home.lstat()
+    except FileNotFoundError:
+        return None
+    private = stat.S_ISDIR(info.st_mode) and info.st_mode & 0o066 == 0
+    return home if private and info.st_uid == os.geteuid() else None
+
+
+def _lock(entry: Path, *, wait: bool) -> int | None:
+    """A descriptor of `entry` holding its lock; None when another process holds it (or the
+    entry is gone, or is not a directory)."""
+    try:
+        fd = os.open(entry, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def sweep_scratch() -> int:
+    """Remove every entry of the scratch home whose owner is gone (its lock is free); return
+    how many. Each is removed while the sweep holds its lock."""
+    home = scratch_home()
+    if home is None:
+        return 0
+    removed = 0
+    for entry in sorted(home.iterdir()):
+        if entry.is_symlink() or not entry.is_dir():
+            entry.unlink(missing_ok=True)
+            removed += 1
+            continue
+        fd = _lock(entry, wait=False)
+        if fd is not None:
+            shutil.rmtree(entry, ignore_errors=True)
+            os.close(fd)
+            removed += 1
+    return removed
+
+
+def _new_entry(prefix: str) -> tuple[Path, int]:
+    """A new entry of the home, locked (its descriptor), or a plain temporary directory (-1)
+    when there is no home of ours. Made, then locked, then checked to be still there: a sweep
+    may have taken it in between, as the lock of an owner that is gone."""
+    while True:
+        home = scratch_home()
+        if home is None:
+            return Path(tempfile.mkdtemp(prefix=prefix)), -1
+        try:
+            path = Path(tempfile.mkdtemp(prefix=prefix, dir=home))
+        except FileNotFoundError:  # another selfbench removed the empty home just now
+            continue
+        fd = _lock(path, wait=True)
+        if fd is not None and os.fstat(fd).st_nlink > 0:
+            return path, fd
+        if fd is not None:
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def scratch_directory(prefix: str) -> Iterator[Path]:
+    """A new empty private directory named `prefix...`, removed when the block ends (and the
+    home with it when nothing else is in it). While it exists it is locked to this process, so
+    a later selfbench removes it if this one is killed.
+
+    The first call in a process sweeps the home of entries left by processes that are gone.
+    """
+    global _swept  # noqa: PLW0603 - one sweep per process
+    if not _swept:
+        _swept = True
+        sweep_scratch()
+    path, fd = _new_entry(prefix)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        if fd >= 0:
+            os.close(fd)
+            with contextlib.suppress(OSError):  # not empty: another entry is in use
+                path.parent.rmdir()

@@ -1,0 +1,121 @@
+"""Scratch directories leave nothing behind: a killed selfbench's are swept by the next one."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from selfbench import _scratch
+from selfbench.demo import SampleRepository, build_sample_repository, sample_arguments
+from selfbench.submit import submit_task
+
+_KILLS = 12
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> SampleRepository:
+    return build_sample_repository(tmp_path_factory.mktemp("sample"))
+
+
+def _authored(root: Path, sample: SampleRepository) -> Path:
+    arguments = sample_arguments(sample)
+    root.mkdir(parents=True)
+    submit_task(arguments, output_root=root, preflight=False)
+    return root / str(arguments["definition"]["taskId"])
+
+
+def _compile(task: Path, repo: Path, out: Path, temp: Path) -> subprocess.Popen[bytes]:
+    source = Path(_scratch.__file__).parents[1]
+    env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": str(source)}
+    command = [sys.executable, "-m", "selfbench", "compile", str(task), "--repo", str(repo)]
+    return subprocess.Popen(
+        [*command, "--out", str(out)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def _leftovers(temp: Path) -> list[str]:
+    """Everything under `temp`."""
+    return sorted(path.relative_to(temp).as_posix() for path in temp.rglob("*"))
+
+
+def _has_index(temp: Path) -> bool:
+    """Whether a scratch index exists under `temp` (while directories come and go)."""
+    return any(
+        name.startswith("selfbench-index-")
+        for _, directories, _ in os.walk(temp)  # os.walk skips what vanishes mid-walk
+        for name in directories
+    )
+
+
+def _kill_when_scratch_appears(process: subprocess.Popen[bytes], temp: Path) -> bool:
+    """Kill -9 `process` as soon as a scratch index exists under `temp` (or at once if it
+    ended); whether one was there when it was killed."""
+    deadline = time.monotonic() + 30
+    while process.poll() is None and time.monotonic() < deadline:
+        if _has_index(temp):
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            return True
+    process.kill()
+    process.wait()
+    return False
+
+
+def test_a_killed_compile_leaves_nothing_once_selfbench_starts_again(
+    tmp_path: Path, sample: SampleRepository
+) -> None:
+    task = _authored(tmp_path / "tasks", sample)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    rng = random.Random(25)
+    caught = 0
+    for index in range(_KILLS):
+        process = _compile(task, sample.path, tmp_path / f"out{index}", temp)
+        if index % 2:
+            caught += _kill_when_scratch_appears(process, temp)
+        else:  # at a random moment of its life
+            time.sleep(rng.uniform(0.0, 0.6))
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+    assert caught > 0, "no kill landed while a scratch index existed"
+    assert _has_index(temp)  # the kills did leave directories behind
+    finished = _compile(task, sample.path, tmp_path / "final", temp)
+    assert finished.wait(timeout=120) == 0
+    assert _leftovers(temp) == []
+
+
+def test_a_live_owners_directory_is_not_swept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    with _scratch.scratch_directory("selfbench-test-") as path:
+        (path / "file").write_text("kept", encoding="utf-8")
+        assert _scratch.sweep_scratch() == 0
+        assert (path / "file").read_text(encoding="utf-8") == "kept"
+    assert not path.exists()
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_home_another_user_could_list_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    home = tmp_path / f"selfbench-{os.geteuid()}"
+    home.mkdir(mode=0o777)
+    home.chmod(0o777)
+    (home / "planted").mkdir()
+    assert _scratch.scratch_home() is None
+    assert _scratch.sweep_scratch() == 0
+    with _scratch.scratch_directory("selfbench-test-") as path:
+        assert path.parent == tmp_path
+    assert (home / "planted").is_dir()
