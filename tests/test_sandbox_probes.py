@@ -645,5 +645,6 @@ def test_two_tasks_validated_at_once_run_as_uids_of_their_own(tmp_path: Path) ->
         passwd = (workspace / "etc" / "passwd").read_text().splitlines()
         users = dict(line.split(":")[0:3:2] for line in passwd)
         seen.append({users["agent"], users["verifier"]})
+        remove_workspace(workspace)
     assert len(seen) == 2
     assert seen[0].isdisjoint(seen[1]), seen

@@ -47,8 +47,11 @@ def mount_workspace(root: Path, storage_mb: int) -> str:
         root.mkdir(parents=True, exist_ok=True)
         if any(root.iterdir()):
             return "no storage limit: the workspace is not empty"
+        # never larger than the host's free space: a sparse image that outgrows its host's disk
+        # fails its writes with I/O errors (and ext4 turns read-only), not "No space left"
+        size = min(storage_mb << 20, shutil.disk_usage(root).free * 9 // 10)
         with image.open("xb") as handle:
-            handle.truncate(storage_mb << 20)
+            handle.truncate(size)
         run_captured(
             ["mkfs.ext4", "-q", "-F", "-m", "0", "-E", "nodiscard", str(image)], check=True
         )
