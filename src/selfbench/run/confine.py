@@ -24,6 +24,7 @@ sandbox (`selfbench.validate.sandbox`):
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import pwd
@@ -168,8 +169,10 @@ def confined(
     only what the sandbox passes and the variables `env_names` names.
 
     Raises:
-        SandboxError: bubblewrap is not installed.
+        SandboxError: the command's program is not found, or bubblewrap is not installed.
     """
+    if _program(argv) is None:  # said here: inside, only bwrap's own message would tell
+        raise SandboxError(f"{argv[0]}: {os.strerror(errno.ENOENT)}")
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise SandboxError(
