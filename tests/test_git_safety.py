@@ -234,6 +234,7 @@ def _safe_rows() -> list[tuple[str, str]]:
 
 
 _DRIVER_EXAMPLES = (
+    "diff.external",
     "filter.Evil.clean",
     "filter.evil.smudge",
     "filter.evil.process",

@@ -64,7 +64,6 @@ SAFE_CONFIG: tuple[tuple[str, str], ...] = (
     ("core.gitProxy", ""),
     ("core.alternateRefsCommand", ""),
     ("protocol.ext.allow", "never"),  # `ext::` URLs run a command
-    ("diff.external", "false"),  # a diff with an external command fails; none is run
     ("log.showSignature", "false"),  # `git log` would run the signature program
     ("gpg.program", "false"),
     ("gpg.openpgp.program", "false"),
@@ -82,6 +81,7 @@ SAFE_CONFIG: tuple[tuple[str, str], ...] = (
 DRIVER_CONFIG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"filter\..+\.(?:clean|smudge|process)"), ""),  # empty: no filter runs
     (re.compile(r"filter\..+\.required"), "false"),
+    (re.compile(r"diff\.external"), "false"),  # a diff that would run it fails; none runs
     (re.compile(r"diff\..+\.command"), "false"),
     (re.compile(r"diff\..+\.textconv"), "cat"),  # the text as it is
     (re.compile(r"merge\..+\.driver"), "false"),  # a conflict, never the driver

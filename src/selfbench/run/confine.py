@@ -35,7 +35,7 @@ from pathlib import Path
 
 import selfbench
 from selfbench.errors import SandboxError
-from selfbench.validate.sandbox import PrivateEntries, _host_binds, _proc_args
+from selfbench.validate.sandbox import _SYSTEM_DIRS, PrivateEntries, _host_binds, _proc_args
 
 __all__ = ["AGENT_HOME", "BASE_ENV", "confined", "handed_over"]
 
@@ -128,17 +128,15 @@ def _environment(env: Mapping[str, str], names: Sequence[str]) -> dict[str, str]
     return kept
 
 
-_SHOWN_TOP = frozenset({"bin", "etc", "lib", "lib32", "lib64", "libx32", "nix", "sbin", "usr"})
-
-
 def _parents(paths: Sequence[Path]) -> list[str]:
     """The mount points' missing parents, made searchable by the command's uid first (bwrap
     would make them 0700, root's alone); none inside the host's system directories."""
     parents = {
         str(parent)
         for path in paths
+        if len(path.parts) > 1 and path.parts[1] not in _SYSTEM_DIRS
         for parent in path.parents
-        if parent != Path("/") and path.parts[1] not in _SHOWN_TOP and parent != Path("/var")
+        if parent != Path("/")
     }
     args: list[str] = []
     for parent in sorted(parents, key=lambda p: (p.count("/"), p)):
