@@ -177,7 +177,7 @@ def confined(
             "author and reviewer commands run in bubblewrap (bwrap): apt-get install bubblewrap"
         )
     root = os.geteuid() == 0
-    args = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc"]
+    args = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc"]
     args += ["--unshare-uts", "--unshare-cgroup-try"]
     if not root:
         args.append("--unshare-user")
