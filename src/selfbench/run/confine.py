@@ -24,7 +24,6 @@ sandbox (`selfbench.validate.sandbox`):
 from __future__ import annotations
 
 import contextlib
-import errno
 import functools
 import os
 import pwd
@@ -170,7 +169,7 @@ def confined(
         SandboxError: the command's program is not found, or bubblewrap is not installed.
     """
     if _program(argv) is None:  # said here: inside, only bwrap's own message would tell
-        raise SandboxError(f"{argv[0]}: {os.strerror(errno.ENOENT)}")
+        raise SandboxError(f"{argv[0]}: No such file or directory")
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise SandboxError(
