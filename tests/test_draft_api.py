@@ -205,7 +205,7 @@ def test_an_author_drafts_over_mcp(sample: tuple[Path, Path], tmp_path: Path) ->
             "pr-6 cannot be drafted: pr-6: the change has no test files to hold out"
         )
 
-    run_with_server(scenario, output_root=root, tmp_path=tmp_path)
+    run_with_server(scenario, output_root=root, tmp_path=tmp_path, args=("--repo", str(repo)))
     assert sorted(path.name for path in (root / "pr-1").iterdir()) == [
         "definition.json",
         "gold.patch",

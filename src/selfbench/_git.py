@@ -1,9 +1,19 @@
-"""The one place that runs git. Arguments are lists, never shell text."""
+"""The one place that runs git. Arguments are lists, never shell text.
+
+Every git command runs with no configuration that starts a program: no system or global
+configuration, and the repository's own configuration (with what it includes) overridden for
+every key that names a command (`SAFE_CONFIG`, and per driver the repository declares,
+`DRIVER_CONFIG`), so hooks, fsmonitor, filters, signature programs, external diffs, textconv,
+pagers, credential helpers and transport commands a repository (or an agent that edited its
+`.git/config`) names never run. The overrides are `GIT_CONFIG_COUNT` entries, which outrank
+every configuration file and reach the git processes git itself starts.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -17,11 +27,14 @@ from selfbench.errors import GitError
 
 __all__ = [
     "DIFF_OPTIONS",
+    "DRIVER_CONFIG",
+    "SAFE_CONFIG",
     "archive_tar",
     "base_texts",
     "git",
     "git_stream",
     "patched_texts",
+    "safe_command",
     "scratch_index",
 ]
 
@@ -39,6 +52,52 @@ _ENV = {
     "GIT_TERMINAL_PROMPT": "0",
     "LC_ALL": "C",
 }
+
+SAFE_CONFIG: tuple[tuple[str, str], ...] = (
+    ("core.fsmonitor", "false"),  # no fsmonitor hook
+    ("core.hooksPath", os.devnull),  # no hooks: none can be found under /dev/null
+    ("core.pager", "cat"),  # (and `--no-pager`)
+    ("core.editor", ":"),  # ":" is git's own "do not start an editor"
+    ("sequence.editor", ":"),
+    ("core.askPass", ""),  # no password prompt program
+    ("credential.helper", ""),  # empty: the list of helpers is reset
+    ("core.sshCommand", "ssh"),
+    ("core.gitProxy", ""),
+    ("core.alternateRefsCommand", ""),
+    ("protocol.ext.allow", "never"),  # `ext::` URLs run a command
+    ("log.showSignature", "false"),  # `git log` would run the signature program
+    ("gpg.program", "false"),
+    ("gpg.openpgp.program", "false"),
+    ("gpg.x509.program", "false"),
+    ("gpg.ssh.program", "false"),
+    ("gpg.ssh.defaultKeyCommand", ""),
+    ("commit.gpgSign", "false"),
+    ("tag.gpgSign", "false"),
+    ("merge.verifySignatures", "false"),
+    ("gc.auto", "0"),  # no `git gc --auto` started behind a command
+    ("maintenance.auto", "false"),
+)
+"""The configuration keys that name a program, each with the value selfbench runs git with."""
+
+DRIVER_CONFIG: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"filter\..+\.(?:clean|smudge|process)"), ""),  # empty: no filter runs
+    (re.compile(r"filter\..+\.required"), "false"),
+    (re.compile(r"diff\.external"), "false"),  # a diff that would run it fails; none runs
+    (re.compile(r"diff\..+\.command"), "false"),
+    (re.compile(r"diff\..+\.textconv"), "cat"),  # the text as it is
+    (re.compile(r"merge\..+\.driver"), "false"),  # a conflict, never the driver
+    (re.compile(r"credential\..+\.helper"), ""),
+)
+"""Keys named by a driver or remote the repository declares (`filter.<driver>.smudge`, a
+`.gitattributes` line choosing the driver): each such key found in the repository's
+configuration is overridden with the value beside its pattern (matched whole, lower case)."""
+
+_FIRST_WINS = re.compile(r"remote\..+\.(?:uploadpack|receivepack)")
+"""Keys git reads first-wins, so no override reaches them: a transport command (`_TRANSPORT`)
+on a repository that sets one is refused."""
+_TRANSPORT = frozenset({"fetch", "pull", "push", "ls-remote", "remote", "submodule"})
+
+_INHERITED_CONFIG = re.compile(r"GIT_CONFIG_(?:PARAMETERS|COUNT|KEY_\d+|VALUE_\d+)")
 
 DIFF_OPTIONS = (
     "diff", "--binary", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/",
@@ -62,12 +121,12 @@ def git(
         GitError: git exited with a code not in `ok`; the message carries its last line of
             stderr.
     """
-    env = {**os.environ, **_ENV, **(env or {})}
+    argv, full_env = safe_command(repo, args, env)
     result = subprocess.run(
-        ["git", "-C", str(repo), *args],
+        argv,
         input=stdin,
         capture_output=True,
-        env=env,
+        env=full_env,
         check=False,
     )
     if result.returncode not in ok:
@@ -75,6 +134,67 @@ def git(
         last = detail[-1] if detail else f"exit code {result.returncode}"
         raise GitError(f"git {args[0]} failed: {last}")
     return result.stdout
+
+
+def _base_env(extra: Mapping[str, str] | None) -> dict[str, str]:
+    """This process's environment without any configuration it passes to git, plus `_ENV`."""
+    inherited = {k: v for k, v in os.environ.items() if not _INHERITED_CONFIG.fullmatch(k)}
+    return {**inherited, **_ENV, **(extra or {})}
+
+
+def _config_entries(entries: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """`GIT_CONFIG_COUNT` and its numbered key and value variables for `entries`."""
+    env = {"GIT_CONFIG_COUNT": str(len(entries))}
+    for index, (key, value) in enumerate(entries):
+        env[f"GIT_CONFIG_KEY_{index}"] = key
+        env[f"GIT_CONFIG_VALUE_{index}"] = value
+    return env
+
+
+def _driver_entries(repo: Path, env: Mapping[str, str], command: str) -> list[tuple[str, str]]:
+    """The overrides for every driver key (`DRIVER_CONFIG`) set in `repo`'s configuration or
+    a file it includes. Listing the configuration runs no program; when it cannot be read,
+    the command itself fails on it the same way.
+
+    Raises:
+        GitError: `command` is a transport command and the configuration names a remote's
+            program (`_FIRST_WINS`).
+    """
+    listed = subprocess.run(
+        ["git", "--no-pager", "-C", str(repo), "config", "--null", "--list", "--includes"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=dict(env),
+        check=False,
+    )
+    found: list[tuple[str, str]] = []
+    for record in listed.stdout.split(b"\0"):
+        key = record.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+        folded = key.lower()
+        if command in _TRANSPORT and _FIRST_WINS.fullmatch(folded):
+            raise GitError(f"git {command} refused: the repository's {key} names a program")
+        for pattern, value in DRIVER_CONFIG:
+            if pattern.fullmatch(folded) and (key, value) not in found:
+                found.append((key, value))
+    return found
+
+
+def safe_command(
+    repo: Path, args: Sequence[str], env: Mapping[str, str] | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """The argument list and environment that run `git -C repo args...` with no configuration
+    that starts a program (`SAFE_CONFIG`, `DRIVER_CONFIG`), no pager, and `env` added: for a
+    long-running git started elsewhere. Costs one `git config --list` of `repo`, read anew each
+    time (an agent may have changed it since).
+
+    Raises:
+        GitError: a transport command on a repository whose configuration names a remote's
+            program (`remote.<name>.uploadpack`, which no override reaches).
+    """
+    base = _base_env(env)
+    static = {**base, **_config_entries(SAFE_CONFIG)}
+    entries = [*SAFE_CONFIG, *_driver_entries(repo, static, args[0] if args else "")]
+    return ["git", "--no-pager", "-C", str(repo), *args], {**base, **_config_entries(entries)}
 
 
 class _HashingWriter:
@@ -97,14 +217,10 @@ def archive_tar(repo: Path, commit: str, target: Path) -> str:
     Raises:
         GitError: git archive failed.
     """
+    argv, env = safe_command(repo, ("archive", "--format=tar", commit))
     with (
         target.open("wb") as raw,
-        subprocess.Popen(
-            ["git", "-C", str(repo), "archive", "--format=tar", commit],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={**os.environ, **_ENV},
-        ) as process,
+        subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as process,
     ):
         assert process.stdout is not None  # noqa: S101 - guaranteed by stdout=PIPE
         out = _HashingWriter(raw)
@@ -123,14 +239,10 @@ def git_stream(repo: Path, *args: str) -> Iterator[IO[bytes]]:
     Raises:
         GitError: git exited non-zero (checked once the caller has read what it wanted).
     """
+    argv, env = safe_command(repo, args)
     with (
         tempfile.TemporaryFile() as errors,
-        subprocess.Popen(
-            ["git", "-C", str(repo), *args],
-            stdout=subprocess.PIPE,
-            stderr=errors,
-            env={**os.environ, **_ENV},
-        ) as process,
+        subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors, env=env) as process,
     ):
         assert process.stdout is not None  # noqa: S101 - guaranteed by stdout=PIPE
         try:

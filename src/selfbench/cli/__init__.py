@@ -12,6 +12,7 @@ does not pay for the terminal renderer or modules it never uses: `selfbench --ve
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any, NoReturn
 
 from selfbench._text import printable
 from selfbench.cli.bundle import add_bundle_commands, add_repair_check_command
-from selfbench.cli.common import add_json_option, print_json
+from selfbench.cli.common import add_json_option, add_repo_option, print_json
 from selfbench.cli.draft import add_draft_command
 from selfbench.cli.eval import add_eval_commands
 from selfbench.cli.export import add_export_commands
@@ -44,8 +45,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _mcp(args: argparse.Namespace) -> int:
+    from selfbench.draft.mcp_tool import REPO_ENV
     from selfbench.mcp_server import serve_stdio
 
+    if args.repo is not None:  # the one repository `draft_task` may draft from
+        os.environ[REPO_ENV] = args.repo
     serve_stdio(output_root=args.output_root, preflight=args.preflight)
     return EXIT_OK
 
@@ -127,6 +131,12 @@ def _add_agent_commands(commands: Any) -> None:
 
 def _add_mcp(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output-root", metavar="DIR", help="instead of $SELFBENCH_TASK_OUTPUT")
+    add_repo_option(
+        parser,
+        required=False,
+        help="the only repository draft_task drafts from (default $SELFBENCH_REPO; without "
+        "either, a repository inside the working directory)",
+    )
     parser.add_argument(
         "--no-preflight",
         dest="preflight",

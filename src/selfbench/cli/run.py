@@ -209,6 +209,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         author_time_limit=args.author_time_limit,
         inactivity=args.inactivity,
         source_url=args.source_url,
+        author_env=tuple(args.author_env or ()),
         setup_env=tuple(args.setup_env or ()),
         host_network_config=not args.no_host_network_config,
         agent_allowed_hosts=agent_hosts(args) or (),
@@ -378,6 +379,13 @@ def _add_run(commands: Any) -> None:
         help="draft: the drafted instruction as it is; else an agent command (MCP)",
     )
     run.add_argument("--reviewer", metavar="COMMAND", help="a coupling reviewer command")
+    run.add_argument(
+        "--author-env",
+        action="append",
+        metavar="NAME",
+        help="pass this variable to the author and reviewer commands, which run in a sandbox "
+        "with none of selfbench's environment but PATH, LANG and TERM (a model's API key)",
+    )
     # -j, --env, --harbor-env, --source-url, --setup-env and --no-host-network-config may be
     # given again with --resume (their defaults are None so that a change can be told)
     add_jobs_option(run, what="candidates", default=None)

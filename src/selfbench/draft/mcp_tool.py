@@ -1,7 +1,9 @@
 """The MCP tool `draft_task`: a candidate drafted by running its tests, for the author to finish.
 
 Arguments: `candidate` (an id in the candidates file), `path` (a candidates.jsonl; default
-`$SELFBENCH_CANDIDATES`), `repo` (the repository; default `$SELFBENCH_REPO`), `reruns`. The
+`$SELFBENCH_CANDIDATES`), `repo` (the repository; default `$SELFBENCH_REPO`), `reruns`. A
+model chooses `repo`, so it must be the server's repository (`$SELFBENCH_REPO`, `selfbench mcp
+--repo`), or, when the server has none, a directory inside its working directory. The
 result, when drafted, holds `arguments`: exactly what `check_task` and `submit_task` take
 (`definition`, `testPatch`, `goldPatch`), with observed selectors and a draft instruction, and
 `evidence` (the sidecar `draft.json`). The author rewrites `definition.prompt` and submits.
@@ -64,19 +66,40 @@ def _argument(arguments: Mapping[str, Any], name: str, environment: str) -> str:
     return value
 
 
+def _repository(given: str) -> Path:
+    """The repository `given` names, if the server may draft from it.
+
+    Raises:
+        SelfbenchError: it is not the server's repository (or, without one, not inside the
+            server's working directory).
+    """
+    fixed = os.environ.get(REPO_ENV)
+    path = Path(given).resolve()
+    if fixed:
+        if path != Path(fixed).resolve():
+            raise SelfbenchError(f"draft_task drafts only from {fixed} (${REPO_ENV}), not {given}")
+        return path
+    here = Path.cwd().resolve()
+    if not path.is_relative_to(here):
+        raise SelfbenchError(
+            f"draft_task drafts only from a repository inside {here} (or ${REPO_ENV}), not {given}"
+        )
+    return path
+
+
 def draft_task(arguments: Mapping[str, Any]) -> dict[str, Any]:
     """Draft the candidate a `draft_task` call names; the submit arguments and the evidence.
 
     Raises:
-        SelfbenchError: a missing argument, an unreadable candidates file, an unknown id, or no
-            sandbox on this machine.
+        SelfbenchError: a missing argument, a repository the server may not draft from, an
+            unreadable candidates file, an unknown id, or no sandbox on this machine.
     """
 
     candidate_id = arguments.get("candidate")
     if not isinstance(candidate_id, str) or not candidate_id:
         raise SelfbenchError("draft_task needs a candidate id")
     path = Path(_argument(arguments, "path", CANDIDATES_ENV))
-    repo = Path(_argument(arguments, "repo", REPO_ENV))
+    repo = _repository(_argument(arguments, "repo", REPO_ENV))
     reruns = arguments.get("reruns", DEFAULT_RERUNS)
     if not isinstance(reruns, int) or reruns < MIN_RERUNS:
         raise SelfbenchError(f"reruns must be an integer of at least {MIN_RERUNS}")

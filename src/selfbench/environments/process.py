@@ -164,16 +164,19 @@ def run_command(  # noqa: PLR0913 - the command, where, and its two limits, all 
     time_limit_sec: float,
     inactivity_sec: float,
     keep_stdout: bool = False,
+    program: str | None = None,
 ) -> CommandOutcome:
     """Run `argv` in `cwd`, appending its output to `log`; stop it at either limit.
 
     With `keep_stdout`, standard error goes to the log alone and standard output to the log
-    and to the outcome (its tail), for a command whose answer is what it prints.
+    and to the outcome (its tail), for a command whose answer is what it prints. `program` is
+    the command the log names when `argv` wraps it (a sandbox), `argv[0]` otherwise.
     """
     start = time.monotonic()
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out, stdin.open("rb") if stdin else Path(os.devnull).open("rb") as feed:
-        out.write(f"--- {role} command: {Path(argv[0]).name} (in {cwd})\n".encode())
+        shown = Path(program or argv[0]).name
+        out.write(f"--- {role} command: {shown} (in {cwd})\n".encode())
         out.flush()
         try:
             process = subprocess.Popen(  # an argument list, never a shell

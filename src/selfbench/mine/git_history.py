@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import os
 import re
 import subprocess
 import tempfile
@@ -29,8 +28,7 @@ from pathlib import Path
 from queue import Queue
 from typing import IO, NamedTuple, Self
 
-from selfbench._git import _ENV as _GIT_ENV
-from selfbench._git import git, git_stream
+from selfbench._git import git, git_stream, safe_command
 from selfbench.errors import GitError, MineError
 
 __all__ = [
@@ -325,8 +323,7 @@ class WhitespaceCheck:
 
     def _start(self) -> subprocess.Popen[bytes]:
         self._errors = errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by `close`
-        args = ["git", "-C", str(self._repo), *_CHECK_ARGS]
-        env = {**os.environ, **_GIT_ENV}
+        args, env = safe_command(self._repo, _CHECK_ARGS)
         self._process = process = subprocess.Popen(
             args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, env=env
         )

@@ -7,10 +7,12 @@ configured for it; the agent must call `submit_task`, which writes the task into
 failing verifier log, and accepts its result only when the validation-repair rules allow it.
 
 A command is split like shell words (`split_argv`) and run as an argument list, never through a
-shell. These placeholders, anywhere inside an argument, are replaced: `{prompt}` (the prompt
-text), `{prompt_file}`, `{mcp_config}` (a Claude-style `mcpServers` JSON file), `{workspace}`
-(the clone). The prompt is also the command's standard input, and the environment names every
-input (`SELFBENCH_*`, see `agent_environment`).
+shell, in the command sandbox (`selfbench.run.confine`): the clone and the output root writable,
+no host secrets, and every process it starts ends with it. These placeholders, anywhere inside
+an argument, are replaced: `{prompt}` (the prompt text), `{prompt_file}`, `{mcp_config}` (a
+Claude-style `mcpServers` JSON file), `{workspace}` (the clone). The prompt is also the
+command's standard input, and the environment names every input (`SELFBENCH_*`, see
+`agent_environment`).
 
 Each job owns its `out_dir`, the authoring output root: it must be absent or empty, and holds
 the one submitted task afterwards (`out_dir/<taskId>/`). A rejection is a returned result with a
@@ -38,6 +40,7 @@ from selfbench.mine.candidate import CandidateModel
 from selfbench.repair import check_validation_repair
 from selfbench.run._prompts import Mode, render_agent_prompt
 from selfbench.run._workspace import INPUTS_DIR, Workspace, changed_paths, open_workspace
+from selfbench.run.confine import confined, handed_over
 from selfbench.submit import OUTPUT_ENV, write_submission_files
 
 __all__ = [
@@ -73,6 +76,9 @@ class AuthorJob:
     inactivity_sec: float
     work_root: Path | None = None
     """Where the agent's clone is made (a temporary directory there); None: the system's."""
+    env_names: tuple[str, ...] = ()
+    """The variables of selfbench's environment the command gets beside the sandbox's own
+    (`selfbench.run.confine`): an agent's API key."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,16 +220,29 @@ def run_agent(
             "mcp_config": str(workspace.mcp_config),
             "workspace": str(workspace.repo),
         }
-        outcome = run_command(
-            _expand(argv, values),
-            role="author",
-            cwd=workspace.repo,
-            env=agent_environment(workspace, inputs, mode),
-            stdin=inputs["PROMPT_FILE"],
-            log=job.log,
-            time_limit_sec=job.time_limit_sec,
-            inactivity_sec=job.inactivity_sec,
-        )
+        writable = (Path(temp), job.out_dir)
+        try:
+            sandboxed, env = confined(
+                _expand(argv, values),
+                cwd=workspace.repo,
+                env=agent_environment(workspace, inputs, mode),
+                writable=writable,
+                env_names=job.env_names,
+            )
+        except SelfbenchError as exc:
+            return AuthorResult.rejected(f"author command cannot start: {exc}")
+        with handed_over(writable):
+            outcome = run_command(
+                sandboxed,
+                role="author",
+                cwd=workspace.repo,
+                env=env,
+                stdin=inputs["PROMPT_FILE"],
+                log=job.log,
+                time_limit_sec=job.time_limit_sec,
+                inactivity_sec=job.inactivity_sec,
+                program=argv[0],
+            )
         found = _submitted(job, outcome.reason, outcome.exit_code)
         if isinstance(found, str):
             return AuthorResult.rejected(found)

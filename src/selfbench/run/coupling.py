@@ -40,13 +40,14 @@ from selfbench._git import git
 from selfbench._scratch import scratch_directory
 from selfbench.artifacts.task_dir import read_authored_task
 from selfbench.environments.process import parse_command, run_command
-from selfbench.errors import ReviewerError
+from selfbench.errors import ReviewerError, SelfbenchError
 from selfbench.patches import added_lines, parse_patch
 from selfbench.quality.variants import gold_texts
 from selfbench.repair import check_coupling_repair
 from selfbench.run._names import AssertedNames, asserted_names, code_names
 from selfbench.run._workspace import Workspace, changed_paths
 from selfbench.run.author import AuthorJob, AuthorResult, run_agent
+from selfbench.run.confine import confined
 
 __all__ = [
     "DEFINITION_CHANGED",
@@ -262,13 +263,18 @@ def parse_review(output: bytes) -> ReviewVerdict:
 
 
 def review_with_command(
-    command: str, task_dir: Path, log: Path, time_limit_sec: float
+    command: str,
+    task_dir: Path,
+    log: Path,
+    time_limit_sec: float,
+    env_names: tuple[str, ...] = (),
 ) -> ReviewVerdict:
     """Run the reviewer command on an authored task and read its verdict.
 
     The command runs in `task_dir` with the review brief on its standard input (and in
     `{prompt}`; `{task_dir}` is replaced too), `SELFBENCH_TASK` naming the task; its standard
-    error and output are appended to `log`.
+    error and output are appended to `log`. It runs in the command sandbox
+    (`selfbench.run.confine`), the task read-only, with the variables `env_names` names.
 
     Raises:
         ReviewerError: it could not start, timed out, failed, or printed no valid verdict.
@@ -282,12 +288,24 @@ def review_with_command(
     with scratch_directory("selfbench-review-") as temp:
         brief = Path(temp) / "review.md"
         brief.write_text(prompt, encoding="utf-8")
+        try:
+            sandboxed, env = confined(
+                expanded,
+                cwd=task_dir,
+                env={**os.environ, "SELFBENCH_TASK": str(task_dir)},
+                writable=(),
+                readable=(task_dir, Path(temp)),
+                env_names=env_names,
+            )
+        except SelfbenchError as exc:
+            raise ReviewerError(f"reviewer command cannot start: {exc}") from None
         outcome = run_command(
-            expanded,
+            sandboxed,
             role="reviewer",
             cwd=task_dir,
-            env={**os.environ, "SELFBENCH_TASK": str(task_dir)},
+            env=env,
             stdin=brief,
+            program=expanded[0],
             log=log,
             time_limit_sec=time_limit_sec,
             inactivity_sec=time_limit_sec,

@@ -78,6 +78,8 @@ class RunOptions:
     author_time_limit: float = float(AUTHORING_DEFAULTS["timeouts"]["agentSeconds"])
     inactivity: float = _DEFAULT_INACTIVITY
     source_url: str | None = None
+    author_env: tuple[str, ...] = ()
+    """The variables author and reviewer commands get from selfbench's environment."""
     """For history without a pull-request URL: tasks record `<source_url>/pull/<n>`."""
     setup_env: tuple[str, ...] = ()
     """Names of variables passed to the local sandbox's setup (a proxy's CA file, say); only the
@@ -146,6 +148,7 @@ class RunOptions:
             "authorTimeLimit": self.author_time_limit,
             "inactivity": self.inactivity,
             "sourceUrl": self.source_url,
+            **({"authorEnv": list(self.author_env)} if self.author_env else {}),
             "setupEnv": list(self.setup_env),
             "agentAllowedHosts": list(self.agent_allowed_hosts),
             "hostNetworkConfig": self.host_network_config,
@@ -176,6 +179,7 @@ def load_options(value: Any, where: str) -> RunOptions:
             author_time_limit=float(value["authorTimeLimit"]),
             inactivity=float(value["inactivity"]),
             source_url=value.get("sourceUrl"),
+            author_env=tuple(str(name) for name in value.get("authorEnv", ())),
             setup_env=tuple(str(name) for name in value.get("setupEnv", ())),
             agent_allowed_hosts=tuple(str(host) for host in value.get("agentAllowedHosts", ())),
             host_network_config=bool(value.get("hostNetworkConfig", True)),
@@ -660,7 +664,7 @@ def run_benchmark(
         if on_event is not None:
             on_event("pool", None)
         settings = stages.AuthorSettings(
-            options.author, options.author_time_limit, options.inactivity
+            options.author, options.author_time_limit, options.inactivity, options.author_env
         )
         setup_env = setup_env_values(options.setup_env)
         host_network = _host_network(options, told)

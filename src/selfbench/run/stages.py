@@ -168,6 +168,8 @@ class AuthorSettings:
     command: str
     time_limit_sec: float
     inactivity_sec: float
+    env_names: tuple[str, ...] = ()
+    """The variables passed to author and reviewer commands (`--author-env`)."""
 
 
 def _job(
@@ -182,6 +184,7 @@ def _job(
         log=log,
         time_limit_sec=s.time_limit_sec,
         inactivity_sec=s.inactivity_sec,
+        env_names=s.env_names,
     )
 
 
@@ -312,7 +315,12 @@ def log_tail(log: str | None) -> bytes:
 
 
 def coupling_stage(
-    task_dir: Path, repo: Path, reviewer: str | None, log: Path, time_limit_sec: float
+    task_dir: Path,
+    repo: Path,
+    reviewer: str | None,
+    log: Path,
+    time_limit_sec: float,
+    env_names: tuple[str, ...] = (),
 ) -> StageResult:
     """The coupling check: the deterministic blockers, then the reviewer's verdict if any.
 
@@ -323,7 +331,7 @@ def coupling_stage(
         findings = list(coupling_blockers(task_dir, repo))
         if not findings and reviewer is not None:
             log.parent.mkdir(parents=True, exist_ok=True)
-            verdict = review_with_command(reviewer, task_dir, log, time_limit_sec)
+            verdict = review_with_command(reviewer, task_dir, log, time_limit_sec, env_names)
             if verdict.verdict == "coupled":
                 findings = list(verdict.findings) or ["the reviewer found the tests coupled"]
         if findings:

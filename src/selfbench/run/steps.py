@@ -174,7 +174,12 @@ def _coupling(step: _Step) -> stages.StageResult:
     context = step.context
     limit = context.author.time_limit_sec
     return stages.coupling_stage(
-        step.task, context.repo, context.reviewer, step.log("reviewer"), limit
+        step.task,
+        context.repo,
+        context.reviewer,
+        step.log("reviewer"),
+        limit,
+        context.author.env_names,
     )
 
 

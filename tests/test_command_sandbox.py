@@ -1,0 +1,144 @@
+"""Author and reviewer commands run in the command sandbox (`selfbench.run.confine`).
+
+Each command here is a real hostile program: it reads `/etc/shadow`, looks for a host secret
+in its environment, leaves a `setsid` child behind that writes a file once the run is over,
+and reports what it saw. It must see no secret, run as an unprivileged user, and its child
+must die with it; the variables named by `--author-env` do reach it, and the real scripted
+author still submits over MCP from inside.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from run_helpers import SCRIPTED_AUTHOR, Sample, sample
+from selfbench.run.author import AuthorJob, author_with_command
+from selfbench.run.coupling import review_with_command
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's uid switch needs root")
+
+PROMPT = (
+    "Titles in German or Scandinavian languages come out of slugify mangled. Spell accented "
+    "Latin text in ASCII before slugging it (ä as ae, ß as ss, other accents dropped), expose "
+    "that as slugkit.transliterate, and give slugify two keyword-only options: separator "
+    '(default "-", non-alphanumeric, else ValueError) and max_length (cut at a word boundary; '
+    "below 1 is a ValueError)."
+)
+SECRET = "HOST_SECRET_TOKEN"  # noqa: S105 - a variable name
+API_KEY = "AGENT_API_KEY"
+
+HOSTILE = """\
+import json, os, subprocess, sys
+try:
+    with open("/etc/shadow", encoding="utf-8", errors="replace") as handle:
+        shadow = "root:" in handle.read()
+except OSError:
+    shadow = False
+late = sys.argv[1]
+subprocess.Popen(
+    ["setsid", sys.executable, "-c",
+     "import pathlib, sys, time; time.sleep(2); pathlib.Path(sys.argv[1]).write_text('late')",
+     late],
+    start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+    stderr=subprocess.DEVNULL,
+)
+seen = {
+    "shadow": shadow,
+    "secret": os.environ.get("HOST_SECRET_TOKEN"),
+    "key": os.environ.get("AGENT_API_KEY"),
+    "uid": os.getuid(),
+    "root_home": sorted(os.listdir("/root")) if os.path.isdir("/root") else [],
+}
+if sys.argv[2:] == ["review"]:
+    print(json.dumps({"verdict": "coupled", "findings": [json.dumps(seen)]}))
+else:
+    print("SEEN " + json.dumps(seen))
+"""
+
+
+@pytest.fixture(scope="module")
+def drafted(tmp_path_factory: pytest.TempPathFactory) -> Sample:
+    return sample(tmp_path_factory.mktemp("sample"))
+
+
+@pytest.fixture
+def hostile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv(SECRET, "s3cret-of-the-host")
+    monkeypatch.setenv(API_KEY, "key-the-user-passed")
+    script = tmp_path / "bin" / "hostile.py"
+    script.parent.mkdir()
+    script.write_text(HOSTILE, encoding="utf-8")
+    return script
+
+
+def _job(drafted: Sample, tmp_path: Path) -> AuthorJob:
+    return AuthorJob(
+        repo=drafted.repo.path,
+        candidate=drafted.candidate,
+        draft_dir=drafted.draft,
+        out_dir=tmp_path / "out",
+        log=tmp_path / "author.log",
+        time_limit_sec=120,
+        inactivity_sec=60,
+        work_root=tmp_path / "work",
+        env_names=(API_KEY,),
+    )
+
+
+def _assert_confined(seen: dict[str, object]) -> None:
+    assert seen["shadow"] is False, "the command read /etc/shadow"
+    assert seen["secret"] is None, "the command saw a host secret in its environment"
+    assert seen["key"] == "key-the-user-passed", "--author-env did not pass the variable"
+    assert seen["uid"] != 0, "the command ran as root"
+    python = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve()}
+    shown = {path.parts[2] for path in python if path.is_relative_to("/root")}
+    root_home = seen["root_home"]
+    assert isinstance(root_home, list)
+    assert set(root_home) <= shown, "the command saw /root beyond its Python"
+
+
+def test_an_author_command_sees_no_host_secret_and_its_children_die_with_it(
+    drafted: Sample, tmp_path: Path, hostile: Path
+) -> None:
+    the_job = _job(drafted, tmp_path)
+    late = tmp_path / "out" / ".late"
+    result = author_with_command(f"{sys.executable} {hostile} {late}", the_job)
+    assert not result.ok
+    log = the_job.log.read_text(encoding="utf-8")
+    assert "--- author command: python" in log
+    (line,) = [line for line in log.splitlines() if line.startswith("SEEN ")]
+    _assert_confined(json.loads(line.removeprefix("SEEN ")))
+    time.sleep(3)  # the child would have written by now
+    assert not late.exists(), "the author's setsid child outlived the run"
+    assert all(path.stat().st_uid == 0 for path in the_job.out_dir.rglob("*"))
+
+
+def test_a_reviewer_command_sees_no_host_secret(
+    drafted: Sample, tmp_path: Path, hostile: Path
+) -> None:
+    late = tmp_path / "late"
+    command = f"{sys.executable} {hostile} {late} review"
+    verdict = review_with_command(
+        command, drafted.draft, tmp_path / "reviewer.log", 60, env_names=(API_KEY,)
+    )
+    (finding,) = verdict.findings
+    _assert_confined(json.loads(finding))
+    time.sleep(3)
+    assert not late.exists(), "the reviewer's setsid child outlived the run"
+
+
+def test_the_scripted_author_submits_over_mcp_from_inside(drafted: Sample, tmp_path: Path) -> None:
+    the_job = _job(drafted, tmp_path)
+    command = f"{SCRIPTED_AUTHOR} --prompt {shlex.quote(PROMPT)}"
+    result = author_with_command(command, the_job)
+    assert result.ok, (result.reason, the_job.log.read_text(encoding="utf-8")[-2000:])
+    assert result.task_dir is not None
+    assert result.task_dir.parent == the_job.out_dir
+    assert all(path.stat().st_uid == 0 for path in the_job.out_dir.rglob("*"))
