@@ -64,7 +64,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from selfbench._runner_files import RESTORED_MANIFESTS
-from selfbench.runners import COMMAND_RUNNERS, Part, Runner
+from selfbench.runners import COMMAND_RUNNERS, REPORT_FD, Part, Runner
 
 __all__ = [
     "EVIDENCE_BODY",
@@ -257,6 +257,51 @@ set_evidence_env() {
 """
 )
 
+_OPEN_REPORT_CHANNEL = f"""
+# A runner's report channel: a file in the report's directory `$1`, made root's alone so that no
+# one else reaches it by name, which the run gets as descriptor {REPORT_FD} only; owned by `$2`: the
+# verifier user for a runner that opens the descriptor by its name (`/dev/fd/{REPORT_FD}`), root for
+# one whose reporter writes to the descriptor itself (no process of the verifier user can open it).
+open_report_channel() {{
+  evidence_channel="$1/$3"
+  if ! {{ chown root:root -- "$1" && chmod 0700 -- "$1" && rm -f -- "$evidence_channel" &&
+    : >"$evidence_channel" && chown "$2:$2" -- "$evidence_channel" &&
+    chmod 0600 -- "$evidence_channel"; }}; then
+    evidence_channel=/dev/null
+  fi
+}}
+"""
+
+_READ_REPORT_CHANNEL = (
+    r"""
+# After the run, as root: the report's JSON lines from what the runner wrote to its channel.
+read_report_channel() {
+  local channel="$1/channel" report="$1/report.jsonl"
+  case "$runner" in
+"""
+    + _case_arms(lambda runner: runner.verifier.verifier_read)
+    + """  esac
+}
+"""
+)
+
+_CROSS_CHECK = (
+    r"""
+# Prints why the runner's own summary line in the output (`$1`) disagrees with its report in
+# `$2` (the exit status is judged beside it); nothing when they agree or nothing is wanted (`$3`).
+cross_check() {
+  local output="$1" report="$2/report.jsonl"
+  if [ -z "$3" ] || [ -L "$report" ] || [ ! -f "$report" ]; then
+    return 0
+  fi
+  case "$runner" in
+"""
+    + _case_arms(lambda runner: runner.verifier.verifier_cross_check)
+    + """  esac
+}
+"""
+)
+
 _RESTORE_RUNNER_CONFIGURATION = (
     r"""
 # What decides how the tests run but sits in files an agent may change: the part of such a file
@@ -333,6 +378,8 @@ new_report_dir() {
 }
 """,
     "set_evidence_env": _SET_EVIDENCE_ENV,
+    "open_report_channel": _OPEN_REPORT_CHANNEL,
+    "read_report_channel": _READ_REPORT_CHANNEL,
     "check_evidence": r"""
 # Prints why the report does not show every wanted test passing; nothing when it does.
 check_evidence() {
@@ -349,6 +396,7 @@ check_evidence() {
     echo "the report is not JSON lines"
 }
 """,
+    "cross_check": _CROSS_CHECK,
     "restore_runner_configuration": _RESTORE_RUNNER_CONFIGURATION,
     "restore_file": r"""
 restore_file() {
@@ -426,6 +474,7 @@ EVIDENCE_BODY = (
     f"readonly evidence_query={_single_quoted(EVIDENCE_QUERY)}\n"
     + "".join(runner.verifier.verifier_programs for runner in _READ)
     + 'evidence_tools=""\nevidence_problem=""\nuntracked_before=/dev/null\nevidence_env=()\n'
+    + "evidence_channel=/dev/null\n"
     + "".join(runner.verifier.verifier_variables for runner in _READ)
     + 'report_root=""\n'
     + _functions()

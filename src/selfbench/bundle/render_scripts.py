@@ -31,7 +31,7 @@ from selfbench.bundle.evidence import (
 from selfbench.contract import TaskDefinition
 from selfbench.outcomes import detect_runner
 from selfbench.rules import PLACEHOLDER
-from selfbench.runners import RUNNERS, runner_named
+from selfbench.runners import REPORT_FD, RUNNERS, runner_named
 
 __all__ = [
     "F2P_AGAIN_LABEL",
@@ -460,14 +460,17 @@ run_as_verifier() {
   output="$(mktemp /tmp/selfbench-output.XXXXXX)" || return 1
   for attempt in 1 2 3; do
     report="$(new_report_dir)" || return 1
+    evidence_channel=/dev/null
     set_evidence_env "$report"
     (cd -- "$workdir" && exec runuser -u "$verifier_user" -- env PATH="$PATH" \
       HOME="/home/$verifier_user" UV_CACHE_DIR="$uv_cache" "${evidence_env[@]}" \
-      bash -c "$command") </dev/null >"$output" 2>&1
+      bash -c "$command") </dev/null >"$output" 2>&1 @REPORT_FD@>>"$evidence_channel"
     status=$?
     kill_verifier_processes
     show_output "$output" "$report"
+    read_report_channel "$report"
     evidence_problem="$(check_evidence "$report" "$wanted")"
+    evidence_problem="${evidence_problem:-$(cross_check "$output" "$report" "$wanted")}"
     rm -rf -- "$report"
     if [ "$status" -eq 0 ] || [ "$attempt" -eq 3 ] ||
       ! grep -qE -- "$infrastructure_errors" "$output"; then
@@ -511,6 +514,7 @@ _LOG_WORDS = {
     "@FAIL_TO_PASS_AGAIN@": F2P_AGAIN_LABEL,
     "@FAIL_TO_PASS@": F2P_LABEL,
     "@PASS_TO_PASS@": P2P_LABEL,
+    "@REPORT_FD@": str(REPORT_FD),
 }
 
 

@@ -14,6 +14,8 @@ from selfbench.runners import bun, cargo, go, jest, node, pytest, unittest, vite
 from selfbench.runners._command import commands, runner_of
 from selfbench.runners._log import NO_MATCH, Outcome, Result, Run
 from selfbench.runners._protocol import (
+    REPORT_DESCRIPTOR,
+    REPORT_FD,
     V8_COVERAGE,
     CompiledProject,
     CoverageParts,
@@ -27,6 +29,8 @@ from selfbench.runners._protocol import (
 __all__ = [
     "COMMAND_RUNNERS",
     "NO_MATCH",
+    "REPORT_DESCRIPTOR",
+    "REPORT_FD",
     "RUNNERS",
     "V8_COVERAGE",
     "CompiledProject",

@@ -16,6 +16,8 @@ from selfbench.errors import DraftError
 from selfbench.runners._log import Result, Run
 
 __all__ = [
+    "REPORT_DESCRIPTOR",
+    "REPORT_FD",
     "V8_COVERAGE",
     "CompiledProject",
     "CoverageParts",
@@ -27,6 +29,14 @@ __all__ = [
     "by_file",
     "readonly",
 ]
+
+
+REPORT_FD = 7
+"""The descriptor the verifier opens on a runner's report channel for the run
+(`open_report_channel` of `bundle/evidence.py`): a reporter writes to it, and no argument or
+environment variable names the file behind it."""
+REPORT_DESCRIPTOR = f"/dev/fd/{REPORT_FD}"
+"""Its name, for a runner that opens its report by a path (a file the verifier user owns)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +141,13 @@ class VerifierParts:
     """Shell lines run after the tools are written when it is the task's runner."""
     verifier_env: Part | None = None
     """Its `set_evidence_env` case arm (after `)`): the environment that has it write its report
-    to `$report`."""
+    to `$report`, or the report channel it writes to (`open_report_channel "$1" …`)."""
+    verifier_read: Part | None = None
+    """Its `read_report_channel` case arm: what turns the channel root read after the run
+    (`$channel`) into the report's JSON lines (`$report`)."""
+    verifier_cross_check: Part | None = None
+    """Its `cross_check` case arm: why its own summary line in the run's output (`$output`)
+    disagrees with its report (`$report`); nothing when they agree."""
     verifier_restore: Part | None = None
     """Its `restore_runner_configuration` case arm: what restores its configuration the agent's
     patch changed (`$changed`)."""

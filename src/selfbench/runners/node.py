@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from selfbench.runners._log import Outcome, Result, Run, table
 from selfbench.runners._protocol import (
+    REPORT_FD,
     V8_COVERAGE,
     NodeProject,
     Part,
@@ -194,26 +195,24 @@ CONTROL_FILES = (
 
 # The verifier's evidence for node --test (`Runner`'s `report_*` and `verifier_*` parts, text that
 # `bundle/evidence.py` puts together into `tests/test.sh`).
-_REPORTER = """\
-// Loaded before any test file runs: the test files' processes, started after, are not told where
-// the report goes.
-process.env.NODE_OPTIONS = (process.env.NODE_OPTIONS ?? '').replace(
-  /--test-reporter-destination=(?!std(out|err)(\\s|$))\\S+/g,
-  '--test-reporter-destination=/dev/null',
-);
+_REPORTER = f"""\
+// node --test's reporter for the verifier, in the runner's own process: each test's outcome,
+// written to the descriptor the verifier opened (a file of root's that no process of the tests
+// can open; no argument or variable names it, and the test files' processes do not inherit it).
+import fs from 'node:fs';
 
-export default async function* reporter(source) {
-  for await (const event of source) {
-    if (event.type === 'test:pass' || event.type === 'test:fail') {
+export default async function* reporter(source) {{
+  for await (const event of source) {{
+    if (event.type === 'test:pass' || event.type === 'test:fail') {{
       const data = event.data;
-      yield JSON.stringify({
+      fs.writeSync({REPORT_FD}, JSON.stringify({{
         event: event.type, file: data.file ?? '', name: data.name,
         type: data.details?.type ?? '',
-      }) + '\\n';
-    }
-  }
-  yield '{"event":"finish"}\\n';
-}
+      }}) + '\\n');
+    }}
+  }}
+  fs.writeSync({REPORT_FD}, '{{"event":"finish"}}\\n');
+}}
 """
 
 _PASSED = r"""
@@ -230,8 +229,9 @@ _TOOLS = (
 )
 
 _ENV = r"""
+    open_report_channel "$1" root report.jsonl
     evidence_env=("NODE_OPTIONS=--test-reporter=tap --test-reporter-destination=stdout \
---test-reporter=$evidence_tools/reporter.mjs --test-reporter-destination=$report")
+--test-reporter=$evidence_tools/reporter.mjs --test-reporter-destination=stderr")
     ;;
 """
 

@@ -202,14 +202,17 @@ run_as_verifier() {
   output="$(mktemp /tmp/selfbench-output.XXXXXX)" || return 1
   for attempt in 1 2 3; do
     report="$(new_report_dir)" || return 1
+    evidence_channel=/dev/null
     set_evidence_env "$report"
     (cd -- "$workdir" && exec runuser -u "$verifier_user" -- env PATH="$PATH" \
       HOME="/home/$verifier_user" UV_CACHE_DIR="$uv_cache" "${evidence_env[@]}" \
-      bash -c "$command") </dev/null >"$output" 2>&1
+      bash -c "$command") </dev/null >"$output" 2>&1 7>>"$evidence_channel"
     status=$?
     kill_verifier_processes
     show_output "$output" "$report"
+    read_report_channel "$report"
     evidence_problem="$(check_evidence "$report" "$wanted")"
+    evidence_problem="${evidence_problem:-$(cross_check "$output" "$report" "$wanted")}"
     rm -rf -- "$report"
     if [ "$status" -eq 0 ] || [ "$attempt" -eq 3 ] ||
       ! grep -qE -- "$infrastructure_errors" "$output"; then
@@ -293,9 +296,11 @@ def passed($root):
   elif $runner == "jest" or $runner == "vitest" then
     [.[] | .testResults[]? | .name as $file | .assertionResults[]?
      | select(.status == "passed") | {file: $file, name: ""}]
-  else
+  elif $runner == "node" then
     map(select(.event == "test:pass" and .type != "suite" and .name != .file)
       | {file: .file, name: ""})
+  else
+    map(select(.event == "test" and .outcome == "passed") | {file, name: ""})
   end;
 def failed:
   if $runner == "pytest" then
@@ -311,7 +316,10 @@ def failed:
     [.[] | .testResults[]? | (select(.status == "failed") | .name),
      (.assertionResults[]? | select(.status == "failed") | .fullName)]
     + [.[] | select((.numRuntimeErrorTestSuites // 0) > 0) | "a test file did not run"]
-  else map(select(.event == "test:fail") | .name) end;
+  elif $runner == "node" then map(select(.event == "test:fail") | .name)
+  else
+    map(select(.event == "test" and .outcome == "failed") | "\(.file) \(.name)")
+  end;
 def finished:
   if $runner == "pytest" then any(.[]; .event == "finish" and .exitstatus == 0)
   elif $runner == "go" then
@@ -331,6 +339,7 @@ def package_of($want):
 def of($want):
   if $runner == "go" then .file | package_of($want)
   elif $runner == "cargo" then true
+  elif $runner == "bun" then (.file | under($want.file)) or (.file | under($want.path))
   else (.file | under($want.path)) or (.file | endswith("/" + $want.file))
     or (.file | contains("/" + $want.file + "/")) end;
 def named($name):
@@ -441,10 +450,51 @@ section == "[package]" && line ~ /^"?(build|autotests|autobins|autoexamples|auto
 }
 line ~ /(^|[{,.])"?path"?=/ { print section line }
 '
+# shellcheck disable=SC2016
+readonly cargo_summary='
+/^ *Doc-tests / { doc = 1 }
+/^ *Running / { doc = 0 }
+!doc && /^test result: / {
+  lines++
+  for (at = 2; at <= NF; at++) {
+    if ($at == "passed;") passed += $(at - 1)
+    if ($at == "failed;") failed += $(at - 1)
+  }
+}
+END { print lines + 0, passed + 0, failed + 0 }
+'
+# shellcheck disable=SC2016
+readonly bun_junit='
+function attribute(name) {
+  if (!match($0, " " name "=\"[^\"]*\"")) return ""
+  return substr($0, RSTART + length(name) + 3, RLENGTH - length(name) - 4)
+}
+/^ *<testcase / {
+  file = attribute("file")
+  name = attribute("name")
+  outcome = "passed"
+  if ($0 ~ /\/>$/) print "test\tpassed\t" file "\t" name
+  else open = 1
+  next
+}
+open && /^ *<(failure|error)[ >\/]/ { outcome = "failed" }
+open && /^ *<skipped[ >\/]/ { outcome = "skipped" }
+open && /^ *<\/testcase>/ { print "test\t" outcome "\t" file "\t" name; open = 0 }
+/^<\/testsuites>/ { print "finish" }
+'
+# shellcheck disable=SC2016
+readonly bun_records='
+def text: gsub("&lt;"; "<") | gsub("&gt;"; ">") | gsub("&quot;"; "\"") | gsub("&apos;"; "'"'"'")
+  | gsub("&#10;"; "\n") | gsub("&amp;"; "&");
+split("\t")
+| if .[0] == "test" then {event: "test", outcome: .[1], file: (.[2] | text), name: (.[3] | text)}
+  else {event: "finish"} end
+'
 evidence_tools=""
 evidence_problem=""
 untracked_before=/dev/null
 evidence_env=()
+evidence_channel=/dev/null
 go_cache=""
 go_exec=""
 report_root=""
@@ -490,40 +540,40 @@ def pytest_sessionfinish(session, exitstatus):
     _write({"event": "finish", "exitstatus": int(exitstatus)})
 PYTEST_REPORTER
   cat >"$evidence_tools/reporter.mjs" <<'NODE_REPORTER'
-// Loaded before any test file runs: the test files' processes, started after, are not told where
-// the report goes.
-process.env.NODE_OPTIONS = (process.env.NODE_OPTIONS ?? '').replace(
-  /--test-reporter-destination=(?!std(out|err)(\s|$))\S+/g,
-  '--test-reporter-destination=/dev/null',
-);
+// node --test's reporter for the verifier, in the runner's own process: each test's outcome,
+// written to the descriptor the verifier opened (a file of root's that no process of the tests
+// can open; no argument or variable names it, and the test files' processes do not inherit it).
+import fs from 'node:fs';
 
 export default async function* reporter(source) {
   for await (const event of source) {
     if (event.type === 'test:pass' || event.type === 'test:fail') {
       const data = event.data;
-      yield JSON.stringify({
+      fs.writeSync(7, JSON.stringify({
         event: event.type, file: data.file ?? '', name: data.name,
         type: data.details?.type ?? '',
-      }) + '\n';
+      }) + '\n');
     }
   }
-  yield '{"event":"finish"}\n';
+  fs.writeSync(7, '{"event":"finish"}\n');
 }
 NODE_REPORTER
   cat >"$evidence_tools/cargo-runner" <<'CARGO_RUNNER'
 #!/bin/bash
 # cargo's target runner for the verifier: a test binary logs each result with libtest's --logfile;
-# its exit status is recorded after them.
+# its exit status is recorded after them, on the descriptor the verifier opened (a file of root's
+# that no process of the tests can open), which the test binary does not inherit.
 binary="$1"
 shift
-log="$(mktemp "${SELFBENCH_EVIDENCE%/*}/libtest.XXXXXX")" || exit 1
-env -u SELFBENCH_EVIDENCE "$binary" "$@" --logfile "$log"
+log="$(mktemp -d /tmp/selfbench-libtest.XXXXXX)/log" || exit 1
+"$binary" "$@" --logfile "$log" 7>&-
 status=$?
 {
   sed -n -e 's/^\(ok\|failed\|ignored\) \(.*\)$/\1\t\2/p' -- "$log" |
     jq -Rc 'split("\t") | {event: "test", outcome: .[0], name: (.[1:] | join("\t"))}'
   printf '{"event":"exit","status":%d}\n' "$status"
-} >>"$SELFBENCH_EVIDENCE"
+} >&7
+rm -rf -- "${log%/log}"
 exit "$status"
 CARGO_RUNNER
   cat >"$evidence_tools/go-exec" <<'GO_EXEC'
@@ -536,6 +586,128 @@ case "$1" in
 esac
 exec "$@"
 GO_EXEC
+  cat >"$evidence_tools/jest-reporter.cjs" <<'JEST_REPORTER'
+// jest's reporter for the verifier, in jest's own process: the run's results in the shape of
+// jest's JSON report, written to the descriptor the verifier opened (a file of root's that no
+// process of the tests can open; no argument or variable names it).
+'use strict';
+const fs = require('node:fs');
+
+module.exports = class {
+  onRunComplete(contexts, results) {
+    const files = results.testResults.map((file) => ({
+      name: file.testFilePath,
+      status: file.testExecError || file.numFailingTests > 0 ? 'failed' : 'passed',
+      assertionResults: file.testResults.map((test) => ({
+        fullName: test.fullName, status: test.status,
+      })),
+    }));
+    const report = {
+      numTotalTests: results.numTotalTests,
+      numRuntimeErrorTestSuites: results.numRuntimeErrorTestSuites,
+      testResults: files,
+    };
+    fs.writeSync(7, JSON.stringify(report) + '\n');
+  }
+};
+JEST_REPORTER
+  cat >"$evidence_tools/vitest-reporter.mjs" <<'VITEST_REPORTER'
+// vitest's reporter for the verifier, in vitest's own process: the run's results in the shape of
+// jest's JSON report, written to the descriptor the verifier opened (a file of root's that no
+// process of the tests can open; no argument or variable names it).
+import fs from 'node:fs';
+
+const STATUS = { pass: 'passed', fail: 'failed' };
+
+function tests(task, titles, found) {
+  for (const child of task.tasks ?? []) {
+    const path = [...titles, child.name];
+    if (child.type === 'suite') {
+      tests(child, path, found);
+    } else {
+      found.push({ fullName: path.join(' '), status: STATUS[child.result?.state] ?? 'skipped' });
+    }
+  }
+  return found;
+}
+
+export default class {
+  onFinished(files = [], errors = []) {
+    const results = files.map((file) => ({
+      name: file.filepath,
+      status: file.result?.state === 'fail' ? 'failed' : 'passed',
+      assertionResults: tests(file, [], []),
+    }));
+    const report = {
+      numTotalTests: results.reduce((total, file) => total + file.assertionResults.length, 0),
+      numRuntimeErrorTestSuites: errors.length,
+      testResults: results,
+    };
+    fs.writeSync(7, JSON.stringify(report) + '\n');
+  }
+}
+VITEST_REPORTER
+  cat >"$evidence_tools/jest-reporter.cjs" <<'JEST_REPORTER'
+// jest's reporter for the verifier, in jest's own process: the run's results in the shape of
+// jest's JSON report, written to the descriptor the verifier opened (a file of root's that no
+// process of the tests can open; no argument or variable names it).
+'use strict';
+const fs = require('node:fs');
+
+module.exports = class {
+  onRunComplete(contexts, results) {
+    const files = results.testResults.map((file) => ({
+      name: file.testFilePath,
+      status: file.testExecError || file.numFailingTests > 0 ? 'failed' : 'passed',
+      assertionResults: file.testResults.map((test) => ({
+        fullName: test.fullName, status: test.status,
+      })),
+    }));
+    const report = {
+      numTotalTests: results.numTotalTests,
+      numRuntimeErrorTestSuites: results.numRuntimeErrorTestSuites,
+      testResults: files,
+    };
+    fs.writeSync(7, JSON.stringify(report) + '\n');
+  }
+};
+JEST_REPORTER
+  cat >"$evidence_tools/vitest-reporter.mjs" <<'VITEST_REPORTER'
+// vitest's reporter for the verifier, in vitest's own process: the run's results in the shape of
+// jest's JSON report, written to the descriptor the verifier opened (a file of root's that no
+// process of the tests can open; no argument or variable names it).
+import fs from 'node:fs';
+
+const STATUS = { pass: 'passed', fail: 'failed' };
+
+function tests(task, titles, found) {
+  for (const child of task.tasks ?? []) {
+    const path = [...titles, child.name];
+    if (child.type === 'suite') {
+      tests(child, path, found);
+    } else {
+      found.push({ fullName: path.join(' '), status: STATUS[child.result?.state] ?? 'skipped' });
+    }
+  }
+  return found;
+}
+
+export default class {
+  onFinished(files = [], errors = []) {
+    const results = files.map((file) => ({
+      name: file.filepath,
+      status: file.result?.state === 'fail' ? 'failed' : 'passed',
+      assertionResults: tests(file, [], []),
+    }));
+    const report = {
+      numTotalTests: results.reduce((total, file) => total + file.assertionResults.length, 0),
+      numRuntimeErrorTestSuites: errors.length,
+      testResults: results,
+    };
+    fs.writeSync(7, JSON.stringify(report) + '\n');
+  }
+}
+VITEST_REPORTER
   chmod 0644 -- "$evidence_tools/"*
   chmod 0755 -- "$evidence_tools/cargo-runner" "$evidence_tools/go-exec"
   if [ "$runner" = go ]; then
@@ -587,8 +759,9 @@ set_evidence_env() {
     evidence_env=("PYTHONPATH=$evidence_tools" "PYTEST_ADDOPTS=-p _selfbench_evidence" "SELFBENCH_EVIDENCE=$report")
     ;;
   node)
+    open_report_channel "$1" root report.jsonl
     evidence_env=("NODE_OPTIONS=--test-reporter=tap --test-reporter-destination=stdout \
---test-reporter=$evidence_tools/reporter.mjs --test-reporter-destination=$report")
+--test-reporter=$evidence_tools/reporter.mjs --test-reporter-destination=stderr")
     ;;
   go)
     evidence_env=("GOFLAGS=-json -count=1${go_exec:+ -exec=$go_exec}" "GOTOOLCHAIN=local"
@@ -597,13 +770,49 @@ set_evidence_env() {
       evidence_env+=("GOCACHE=$go_cache")
     fi
     ;;
-  jest | vitest) evidence_env=("SELFBENCH_EVIDENCE=$report") ;;
+  jest | vitest)
+    open_report_channel "$1" root report.jsonl
+    local reporter=jest-reporter.cjs
+    if [ "$runner" = vitest ]; then
+      reporter=vitest-reporter.mjs
+    fi
+    evidence_env=("SELFBENCH_REPORTER=$evidence_tools/$reporter")
+    ;;
   cargo)
-    evidence_env=("SELFBENCH_EVIDENCE=$report"
-      "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=$evidence_tools/cargo-runner"
+    open_report_channel "$1" root report.jsonl
+    evidence_env=("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=$evidence_tools/cargo-runner"
       "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=$evidence_tools/cargo-runner")
     ;;
+  bun)
+    open_report_channel "$1" "$verifier_user" channel
+    evidence_env=()
+    ;;
   *) evidence_env=() ;;
+  esac
+}
+
+# A runner's report channel: a file in the report's directory `$1`, made root's alone so that no
+# one else reaches it by name, which the run gets as descriptor 7 only; owned by `$2`: the
+# verifier user for a runner that opens the descriptor by its name (`/dev/fd/7`), root for
+# one whose reporter writes to the descriptor itself (no process of the verifier user can open it).
+open_report_channel() {
+  evidence_channel="$1/$3"
+  if ! { chown root:root -- "$1" && chmod 0700 -- "$1" && rm -f -- "$evidence_channel" &&
+    : >"$evidence_channel" && chown "$2:$2" -- "$evidence_channel" &&
+    chmod 0600 -- "$evidence_channel"; }; then
+    evidence_channel=/dev/null
+  fi
+}
+
+# After the run, as root: the report's JSON lines from what the runner wrote to its channel.
+read_report_channel() {
+  local channel="$1/channel" report="$1/report.jsonl"
+  case "$runner" in
+  bun)
+    if [ -f "$channel" ] && [ ! -L "$channel" ]; then
+      head -c 67108864 -- "$channel" | awk "$bun_junit" | jq -Rc "$bun_records" >"$report"
+    fi
+    ;;
   esac
 }
 
@@ -620,6 +829,61 @@ check_evidence() {
   head -c 67108864 -- "$report" |
     jq -rs --argjson wanted "$wanted" --arg runner "$runner" "$evidence_query" 2>/dev/null ||
     echo "the report is not JSON lines"
+}
+
+# Prints why the runner's own summary line in the output (`$1`) disagrees with its report in
+# `$2` (the exit status is judged beside it); nothing when they agree or nothing is wanted (`$3`).
+cross_check() {
+  local output="$1" report="$2/report.jsonl"
+  if [ -z "$3" ] || [ -L "$report" ] || [ ! -f "$report" ]; then
+    return 0
+  fi
+  case "$runner" in
+  jest | vitest)
+    local line passed failed seen
+    line="$(sed -e 's/\x1b\[[0-9;]*m//g' -- "$output" | grep -E '^ *Tests:? +' | tail -n 1)"
+    passed="$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '^[0-9]+')" || passed=0
+    failed="$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '^[0-9]+')" || failed=0
+    seen="$(jq -rs '[.[0].testResults[]?.assertionResults[]?.status]
+      | "\(map(select(. == "passed")) | length) \(map(select(. == "failed")) | length)"' \
+      -- "$report" 2>/dev/null)" || seen=""
+    if [ -z "$line" ]; then
+      echo "$runner printed no summary line"
+    elif [ "$passed $failed" != "$seen" ]; then
+      echo "$runner's summary line (${line#"${line%%[! ]*}"}) disagrees with its report" \
+        "(${seen% *} passed, ${seen#* } failed)"
+    fi
+    ;;
+  bun)
+    local passed failed seen
+    passed="$(grep -E '^ *[0-9]+ pass$' -- "$output" | tail -n 1 | tr -dc 0-9)"
+    failed="$(grep -E '^ *[0-9]+ fail$' -- "$output" | tail -n 1 | tr -dc 0-9)"
+    seen="$(jq -rs 'map(select(.event == "test") | .outcome)
+      | "\(map(select(. == "passed")) | length) \(map(select(. == "failed")) | length)"' \
+      -- "$report" 2>/dev/null)" || seen=""
+    if [ -z "$passed" ]; then
+      echo "bun test printed no summary line"
+    elif [ "$passed ${failed:-0}" != "$seen" ]; then
+      echo "bun test's summary ($passed pass, ${failed:-0} fail) disagrees with its report" \
+        "(${seen% *} passed, ${seen#* } failed)"
+    fi
+    ;;
+  cargo)
+    local summary lines seen
+    summary="$(awk "$cargo_summary" "$output")"
+    lines="${summary%% *}"
+    seen="$(jq -rs '[.[] | select(.event == "test") | .outcome]
+      | "\(map(select(. == "ok")) | length) \(map(select(. == "failed")) | length)"' \
+      -- "$report" 2>/dev/null)" || seen=""
+    summary="${summary#* }"
+    if [ "$lines" = 0 ]; then
+      echo "cargo test printed no test result line"
+    elif [ "$summary" != "$seen" ]; then
+      echo "cargo test's result lines (${summary% *} passed, ${summary#* } failed) disagree" \
+        "with its report (${seen% *} passed, ${seen#* } failed)"
+    fi
+    ;;
+  esac
 }
 
 # What decides how the tests run but sits in files an agent may change: the part of such a file
