@@ -13,10 +13,19 @@ the tests import; for go and cargo, the test binary whose output or log file is 
 code can in principle do whatever the reporter can. What the verifier does against it:
 
 * the report's location is out of reach by name: pytest's plugin pops `SELFBENCH_EVIDENCE` from
-  the environment when `-p` loads it, before any conftest or project module; node's reporter,
-  loaded before any test file's process starts, points those processes' `NODE_OPTIONS` at
-  /dev/null; cargo's runner starts each test binary without the variable; the directory cannot
+  the environment when `-p` loads it, before any conftest or project module; the directory cannot
   be listed, so a glob under /tmp finds nothing;
+* node, jest, vitest and cargo report through a channel (`open_report_channel`): a file of
+  root's in a directory of root's, which test.sh opens as descriptor `REPORT_FD` for the run and
+  no argument or variable names. Their reporters (node's and cargo's runner, and jest's and
+  vitest's reporter modules, in the runner's own process) write to the descriptor; no process of
+  the verifier user can open the file again, by name or through `/proc/<pid>/fd`; node's test
+  files' processes and cargo's test binaries do not inherit it. bun, which opens its JUnit report
+  by a path, gets `/dev/fd/7`: its file is the verifier user's, in a directory of root's, and
+  root turns it into records with awk and jq after the run;
+* each runner's own summary line in the output (bun's `N pass`/`N fail`, jest's `Tests:`,
+  vitest's `Tests`, libtest's `test result:` lines) must agree with its report (`cross_check`),
+  and the command must exit 0;
 * go's framing is taken only when marked: every test binary runs through a `-exec` that prints
   a marked framing line naming no test first, so test2json reads no unmarked line as framing (an
   `init` printing `--- PASS` lines prints output, not events); go before 1.20 marks nothing and
@@ -30,9 +39,12 @@ code can in principle do whatever the reporter can. What the verifier does again
 
 Not covered: code that spells those names apart and reaches the report anyway, through memory
 it shares with the reporter (the plugin's closure, pytest's plugin manager), the parent's open
-files or first environment under `/proc/<pid>/`, a test binary's own arguments (libtest's log
-file, jest's and vitest's `--outputFile`), or by printing marked test2json framing built from a
-computed ^V. Against these the held-out tests' assertions are what stand; a verdict on evidence
+files or first environment under `/proc/<pid>/` (pytest), a test binary's own arguments (libtest's
+log file, which that binary writes anyway), or by printing marked test2json framing built from a
+computed ^V; code running in the reporter's own process (bun's tests, jest's in-band run of one
+file) that writes a whole report into the channel and prints the summary to match; a process of
+the verifier user that takes the descriptor from another with ptrace or `pidfd_getfd` where the
+kernel lets a user trace its own processes (no Yama). Against these the held-out tests' assertions are what stand; a verdict on evidence
 the agent cannot shape at all needs the tests to run where the agent's code cannot write or
 print what the runner reports, which no runner here offers.
 
@@ -42,6 +54,7 @@ registry, in the order of each part's rank. Per runner, the report is:
 
 * pytest: a plugin (its `reporter_module`) loaded by `PYTEST_ADDOPTS`, one JSON line per event;
 * node: a `--test-reporter` module given in `NODE_OPTIONS`, beside the usual TAP on stdout;
+* bun: its JUnit report (`--reporter=junit`), an element a line, read with `BUN_JUNIT`;
 * go: `GOFLAGS=-json -count=1` (no cached result stands for a run), with `GOTOOLCHAIN=local`,
   `GOWORK=off`, and a private copy of the setup's build cache: the events `test2json` writes
   for the test binaries (a binary's own output is one of their `Output` fields, so a printed line
@@ -49,8 +62,8 @@ registry, in the order of each part's rank. Per runner, the report is:
   the `_test.go` files of a selected package (the base's, and the held-out ones: an agent's change
   to a `_test.go` file is left out) must be seen passing or skipped, so a `TestMain` or an `init`
   that narrows `-test.run` does not count;
-* jest and vitest: their JSON report (the same shape), asked for on the command line after the
-  selectors (`REPORT_ARGUMENTS`); an agent's change to `package.json`'s `jest`, `babel` or
+* jest and vitest: a reporter module of the verifier's, asked for on the command line after the
+  selectors (`REPORT_ARGUMENTS`), writing jest's JSON report shape; an agent's change to `package.json`'s `jest`, `babel` or
   `scripts` restores the file, and their configuration files are runner-control paths;
 * cargo: a target runner (`CARGO_TARGET_<triple>_RUNNER`) that runs each test binary with
   libtest's `--logfile` and records its exit status: every binary must exit 0, and each selector

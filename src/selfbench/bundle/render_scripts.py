@@ -263,7 +263,7 @@ def _header(definition: TaskDefinition, protected: tuple[str, ...], gold_patch: 
         "unset XDG_CONFIG_HOME",
     ]
     for name, value in assignments.items():
-        if name.endswith("_command"):  # `$SELFBENCH_EVIDENCE` expands when the command runs
+        if name.endswith("_command"):  # `$SELFBENCH_REPORTER` expands when the command runs
             lines.append("# shellcheck disable=SC2016")
         lines.append(f"readonly {name}={quote(value)}")
     lines.append(f"readonly protected_paths={_array(protected)}")
