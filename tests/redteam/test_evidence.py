@@ -392,6 +392,19 @@ _CARGO_OUTPUT = (
     " 0 filtered out; finished in 0.00s\n\n   Doc-tests calc\n\nrunning 3 tests\n"
     "test result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n"
 )
+_GO_RUN = [
+    {"Action": "run", "Package": PKG, "Test": "TestMul"},
+    {"Action": "output", "Package": PKG, "Test": "TestMul", "Output": "--- PASS: TestMul\n"},
+    {"Action": "pass", "Package": PKG, "Test": "TestMul"},
+    {"Action": "output", "Package": PKG, "Output": f"ok  \t{PKG}\t0.01s\n"},
+    {"Action": "pass", "Package": PKG},
+]
+_GO_PRINTS_OK = {
+    "Action": "output",
+    "Package": PKG,
+    "Test": "TestMul",
+    "Output": "ok  \tother\t0.01s\n",
+}
 CROSS_CHECKS = [
     ("bun-agrees", "bun", _BUN_SUMMARY, [_bun("t", "r"), _bun("t", "s"), _bun("t", "k", "skipped")],
      ""),
@@ -407,6 +420,10 @@ CROSS_CHECKS = [
     ("vitest-agrees", "vitest", "\x1b[2m      Tests \x1b[22m 2 passed (2)\n",
      [_jest_report(2, 0)], ""),
     ("vitest-no-summary", "vitest", "", [_jest_report(2, 0)], "vitest printed no summary line"),
+    ("go-agrees", "go", "".join(json.dumps(event) + "\n" for event in _GO_RUN), _GO_RUN, ""),
+    ("go-printed-ok", "go",
+     "".join(json.dumps(event) + "\n" for event in [_GO_PRINTS_OK, *_GO_RUN]), _GO_RUN,
+     "go test's package lines (2 ok, 0 FAIL) disagree with its events (1 passed, 0 failed)"),
     ("cargo-agrees", "cargo", _CARGO_OUTPUT, [_cargo("mul_works"), _exit()], ""),
     ("cargo-forged", "cargo", _CARGO_OUTPUT, [_cargo("mul_works"), _cargo("add_works"), _exit()],
      ("cargo test's result lines (1 passed, 0 failed) disagree with its report"

@@ -44,9 +44,10 @@ log file, which that binary writes anyway), or by printing marked test2json fram
 computed ^V; code running in the reporter's own process (bun's tests, jest's in-band run of one
 file) that writes a whole report into the channel and prints the summary to match; a process of
 the verifier user that takes the descriptor from another with ptrace or `pidfd_getfd` where the
-kernel lets a user trace its own processes (no Yama). Against these the held-out tests' assertions are what stand; a verdict on evidence
-the agent cannot shape at all needs the tests to run where the agent's code cannot write or
-print what the runner reports, which no runner here offers.
+kernel lets a user trace its own processes (no Yama). Against these the held-out tests'
+assertions are what stand; a verdict on evidence the agent cannot shape at all needs the tests to
+run where the agent's code cannot write or print what the runner reports, which no runner here
+offers.
 
 What each runner contributes to the script is its `Runner`'s `report_*` and `verifier_*` fields
 (jq branches, shell case arms, reporters, its own functions); this module assembles them from the
@@ -63,8 +64,9 @@ registry, in the order of each part's rank. Per runner, the report is:
   to a `_test.go` file is left out) must be seen passing or skipped, so a `TestMain` or an `init`
   that narrows `-test.run` does not count;
 * jest and vitest: a reporter module of the verifier's, asked for on the command line after the
-  selectors (`REPORT_ARGUMENTS`), writing jest's JSON report shape; an agent's change to `package.json`'s `jest`, `babel` or
-  `scripts` restores the file, and their configuration files are runner-control paths;
+  selectors (`REPORT_ARGUMENTS`), writing jest's JSON report shape; an agent's change to
+  `package.json`'s `jest`, `babel` or `scripts` restores the file, and their configuration files
+  are runner-control paths;
 * cargo: a target runner (`CARGO_TARGET_<triple>_RUNNER`) that runs each test binary with
   libtest's `--logfile` and records its exit status: every binary must exit 0, and each selector
   (a libtest filter) must be contained in the name of a test seen `ok`. An agent's change to

@@ -883,6 +883,19 @@ cross_check() {
         "with its report (${seen% *} passed, ${seen#* } failed)"
     fi
     ;;
+  go)
+    local text passed failed seen
+    text="$(jq -Rrj "$go_text" <"$output" 2>/dev/null)" || text=""
+    passed="$(grep -cE '^ok[[:space:]]' <<<"$text")"
+    failed="$(grep -cE '^FAIL[[:space:]]' <<<"$text")"
+    seen="$(jq -rs 'map(select((.Test | type) != "string") | .Action)
+      | "\(map(select(. == "pass")) | length) \(map(select(. == "fail")) | length)"' \
+      -- "$report" 2>/dev/null)" || seen=""
+    if [ "$passed $failed" != "$seen" ]; then
+      echo "go test's package lines ($passed ok, $failed FAIL) disagree with its events" \
+        "(${seen% *} passed, ${seen#* } failed)"
+    fi
+    ;;
   esac
 }
 
