@@ -24,8 +24,8 @@ code can in principle do whatever the reporter can. What the verifier does again
   by a path, gets `/dev/fd/7`: its file is the verifier user's, in a directory of root's, and
   root turns it into records with awk and jq after the run;
 * each runner's own summary line in the output (bun's `N pass`/`N fail`, jest's `Tests:`,
-  vitest's `Tests`, libtest's `test result:` lines) must agree with its report (`cross_check`),
-  and the command must exit 0;
+  vitest's `Tests`, go's `ok`/`FAIL` package lines, libtest's `test result:` lines) must agree
+  with its report (`cross_check`), and the command must exit 0;
 * go's framing is taken only when marked: every test binary runs through a `-exec` that prints
   a marked framing line naming no test first, so test2json reads no unmarked line as framing (an
   `init` printing `--- PASS` lines prints output, not events); go before 1.20 marks nothing and
