@@ -1050,6 +1050,22 @@ for (let fd = 3; fd < 64; fd += 1) {
   try { fs.writeSync(fd, report + '\\n'); } catch {}
 }
 """
+_JS_ANCESTOR_DESCRIPTOR = """\
+const fs = require('fs');
+const path = require('path');
+const passed = (file) => ({name: path.resolve(__dirname, file), status: 'passed',
+  assertionResults: [{fullName: 'reverse', status: 'passed'}]});
+const report = JSON.stringify({numTotalTests: 1, numRuntimeErrorTestSuites: 0,
+  testResults: [passed('../test/reverse.test.js'), passed('../test/reverse.test.mjs')]});
+let pid = process.pid;
+while (pid > 1) {
+  for (let fd = 3; fd < 64; fd += 1) {
+    try { fs.appendFileSync('/proc/' + pid + '/f' + 'd/' + fd, report + '\\n'); } catch {}
+  }
+  const stat = fs.readFileSync('/proc/' + pid + '/stat', 'utf8');
+  pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+"""
 _RS_PARENT_ENVIRONMENT = (
     "    use std::io::Write;\n"
     "    let parent = std::os::unix::process::parent_id();\n"
@@ -1112,6 +1128,11 @@ ATTACKS += (
         "js-writes-report-descriptor",
         _JS,
         (_js_code(_JS_DESCRIPTOR_REPORT + "process.exit(0);\n"),),
+    ),
+    Attack(
+        "js-reopens-ancestor-descriptor",
+        _JS,
+        (_js_code(_JS_ANCESTOR_DESCRIPTOR + "process.exit(0);\n"),),
     ),
     Attack("cargo-report-path-from-parent-environment", _RS, (_rs_mul(_RS_PARENT_ENVIRONMENT),)),
     Attack("cargo-reopens-parent-descriptor", _RS, (_rs_mul(_RS_PARENT_DESCRIPTOR),)),

@@ -15,14 +15,15 @@ code can in principle do whatever the reporter can. What the verifier does again
 * the report's location is out of reach by name: pytest's plugin pops `SELFBENCH_EVIDENCE` from
   the environment when `-p` loads it, before any conftest or project module; the directory cannot
   be listed, so a glob under /tmp finds nothing;
-* node, jest, vitest and cargo report through a channel (`open_report_channel`): a file of
-  root's in a directory of root's, which test.sh opens as descriptor `REPORT_FD` for the run and
-  no argument or variable names. Their reporters (node's and cargo's runner, and jest's and
-  vitest's reporter modules, in the runner's own process) write to the descriptor; no process of
-  the verifier user can open the file again, by name or through `/proc/<pid>/fd`; node's test
-  files' processes and cargo's test binaries do not inherit it. bun, which opens its JUnit report
-  by a path, gets `/dev/fd/7`: its file is the verifier user's, in a directory of root's, and
-  root turns it into records with awk and jq after the run;
+* bun, node, jest, vitest and cargo report through a channel (`open_report_channel`): a file in
+  a directory of root's, which test.sh opens as descriptor `REPORT_FD` for the run and no
+  argument or variable names. cargo's runner, a shell script, writes to the descriptor; the file
+  is root's, so no process of the verifier user can open it again, and the test binaries do not
+  inherit it. node passes no descriptor but the standard three to a child (and npx and npm start
+  the runner as one), so node's, jest's and vitest's reporters, in the runner's own process,
+  open the descriptor again through `/proc/<pid>/fd` of the nearest process that holds it; bun
+  opens its JUnit report by `/dev/fd/7`. Their channel file is the verifier user's (reachable
+  through that descriptor only), and bun's is turned into records by root with awk and jq;
 * each runner's own summary line in the output (bun's `N pass`/`N fail`, jest's `Tests:`,
   vitest's `Tests`, go's `ok`/`FAIL` package lines, libtest's `test result:` lines) must agree
   with its report (`cross_check`), and the command must exit 0;
@@ -39,8 +40,10 @@ code can in principle do whatever the reporter can. What the verifier does again
 
 Not covered: code that spells those names apart and reaches the report anyway, through memory
 it shares with the reporter (the plugin's closure, pytest's plugin manager), the parent's open
-files or first environment under `/proc/<pid>/` (pytest), a test binary's own arguments (libtest's
-log file, which that binary writes anyway), or by printing marked test2json framing built from a
+files or first environment under `/proc/<pid>/` (pytest; for node, jest, vitest and bun, the
+channel through an ancestor's `/proc/<pid>/fd`, beside the reporter's own records, which still
+show the held-out tests failing), a test binary's own arguments (libtest's log
+file, which that binary writes anyway), or by printing marked test2json framing built from a
 computed ^V; code running in the reporter's own process (bun's tests, jest's in-band run of one
 file) that writes a whole report into the channel and prints the summary to match; a process of
 the verifier user that takes the descriptor from another with ptrace or `pidfd_getfd` where the
@@ -79,7 +82,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from selfbench._runner_files import RESTORED_MANIFESTS
-from selfbench.runners import COMMAND_RUNNERS, REPORT_FD, Part, Runner
+from selfbench.runners import COMMAND_RUNNERS, REPORT_FD, REPORT_ROOT, Part, Runner
 
 __all__ = [
     "EVIDENCE_BODY",
@@ -240,9 +243,9 @@ def _prepare_evidence_tools() -> str:
         for name in runner.verifier.verifier_executables
     )
     return (
-        r"""
-prepare_evidence_tools() {
-  report_root="$(mktemp -d /tmp/selfbench-reports.XXXXXX)" && chmod 0711 -- "$report_root" ||
+        f"""
+prepare_evidence_tools() {{
+  report_root="$(mktemp -d {REPORT_ROOT}XXXXXX)" && chmod 0711 -- "$report_root" ||
     return 1
   evidence_tools="$(mktemp -d /tmp/selfbench-evidence.XXXXXX)" || return 1
   chmod 0755 -- "$evidence_tools" || return 1

@@ -16,6 +16,7 @@ from selfbench.runners._log import NO_MATCH, Outcome, Result, Run
 from selfbench.runners._protocol import (
     REPORT_DESCRIPTOR,
     REPORT_FD,
+    REPORT_ROOT,
     V8_COVERAGE,
     CompiledProject,
     CoverageParts,
@@ -31,6 +32,7 @@ __all__ = [
     "NO_MATCH",
     "REPORT_DESCRIPTOR",
     "REPORT_FD",
+    "REPORT_ROOT",
     "RUNNERS",
     "V8_COVERAGE",
     "CompiledProject",

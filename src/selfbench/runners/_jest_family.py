@@ -20,7 +20,8 @@ import re
 from typing import Any
 
 from selfbench.runners._log import Outcome, Result, Run, table
-from selfbench.runners._protocol import REPORT_FD, Part, VerifierParts
+from selfbench.runners._protocol import Part, VerifierParts
+from selfbench.runners.node import REPORT_CHANNEL
 
 __all__ = [
     "CONTROL",
@@ -120,14 +121,22 @@ REPORTER_ARGUMENTS = '"$SELFBENCH_REPORTER"'
 report: its reporter writes to the descriptor the verifier opened)."""
 
 _JEST_REPORTER = f"""\
-// jest's reporter for the verifier, in jest's own process: the run's results in the shape of
-// jest's JSON report, written to the descriptor the verifier opened (a file of root's that no
-// process of the tests can open; no argument or variable names it).
+// jest's reporter for the verifier, in jest's own process, made before any test runs: the
+// run's results in the shape of jest's JSON report, written to the report channel (no argument
+// or variable names it).
 'use strict';
 const fs = require('node:fs');
 
+{REPORT_CHANNEL}
 module.exports = class {{
+  constructor() {{
+    this.channel = reportChannel();
+  }}
+
   onRunComplete(contexts, results) {{
+    if (this.channel === null) {{
+      return;
+    }}
     const files = results.testResults.map((file) => ({{
       name: file.testFilePath,
       status: file.testExecError || file.numFailingTests > 0 ? 'failed' : 'passed',
@@ -140,17 +149,18 @@ module.exports = class {{
       numRuntimeErrorTestSuites: results.numRuntimeErrorTestSuites,
       testResults: files,
     }};
-    fs.writeSync({REPORT_FD}, JSON.stringify(report) + '\\n');
+    fs.writeSync(this.channel, JSON.stringify(report) + '\\n');
   }}
 }};
 """
 
 _VITEST_REPORTER = f"""\
-// vitest's reporter for the verifier, in vitest's own process: the run's results in the shape of
-// jest's JSON report, written to the descriptor the verifier opened (a file of root's that no
-// process of the tests can open; no argument or variable names it).
+// vitest's reporter for the verifier, in vitest's own process, made before any test runs: the
+// run's results in the shape of jest's JSON report, written to the report channel (no argument
+// or variable names it).
 import fs from 'node:fs';
 
+{REPORT_CHANNEL}
 const STATUS = {{ pass: 'passed', fail: 'failed' }};
 
 function tests(task, titles, found) {{
@@ -166,7 +176,14 @@ function tests(task, titles, found) {{
 }}
 
 export default class {{
+  constructor() {{
+    this.channel = reportChannel();
+  }}
+
   onFinished(files = [], errors = []) {{
+    if (this.channel === null) {{
+      return;
+    }}
     const results = files.map((file) => ({{
       name: file.filepath,
       status: file.result?.state === 'fail' ? 'failed' : 'passed',
@@ -177,7 +194,7 @@ export default class {{
       numRuntimeErrorTestSuites: errors.length,
       testResults: results,
     }};
-    fs.writeSync({REPORT_FD}, JSON.stringify(report) + '\\n');
+    fs.writeSync(this.channel, JSON.stringify(report) + '\\n');
   }}
 }}
 """
@@ -196,7 +213,7 @@ TOOLS = Part(
 ENV = Part(
     3,
     r"""
-    open_report_channel "$1" root report.jsonl
+    open_report_channel "$1" "$verifier_user" report.jsonl
     local reporter=jest-reporter.cjs
     if [ "$runner" = vitest ]; then
       reporter=vitest-reporter.mjs

@@ -18,6 +18,7 @@ from selfbench.runners._log import Result, Run
 __all__ = [
     "REPORT_DESCRIPTOR",
     "REPORT_FD",
+    "REPORT_ROOT",
     "V8_COVERAGE",
     "CompiledProject",
     "CoverageParts",
@@ -37,6 +38,8 @@ REPORT_FD = 7
 environment variable names the file behind it."""
 REPORT_DESCRIPTOR = f"/dev/fd/{REPORT_FD}"
 """Its name, for a runner that opens its report by a path (a file the verifier user owns)."""
+REPORT_ROOT = "/tmp/selfbench-reports."  # noqa: S108 - `mktemp -d` in the verifier, mode 0711
+"""The prefix of the verifier's directory of report directories (`mktemp -d` adds the rest)."""
 
 
 @dataclass(frozen=True, slots=True)

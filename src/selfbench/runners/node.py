@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from selfbench.runners._log import Outcome, Result, Run, table
 from selfbench.runners._protocol import (
     REPORT_FD,
+    REPORT_ROOT,
     V8_COVERAGE,
     NodeProject,
     Part,
@@ -18,7 +19,7 @@ from selfbench.runners._protocol import (
     by_file,
 )
 
-__all__ = ["RUNNER", "parse_node"]
+__all__ = ["REPORT_CHANNEL", "RUNNER", "parse_node"]
 
 _NODE_SUMMARY_RE = re.compile(r"(?:#|\u2139) (tests|pass|fail|cancelled|skipped|todo) (\d{1,9})")
 _TAP_RE = re.compile(r"(not )?ok \d++(?: - (.*))?")
@@ -195,23 +196,54 @@ CONTROL_FILES = (
 
 # The verifier's evidence for node --test (`Runner`'s `report_*` and `verifier_*` parts, text that
 # `bundle/evidence.py` puts together into `tests/test.sh`).
+REPORT_CHANNEL = f"""\
+// The report channel: the descriptor {REPORT_FD} the verifier opened on a file in a directory of
+// root's, held by this process or, for a runner that npx or npm started (node passes no other
+// descriptor to a child), by its nearest ancestor that holds it; opened again through /proc.
+function reportChannel() {{
+  let pid = process.pid;
+  while (pid > 1) {{
+    const link = '/proc/' + pid + '/fd/{REPORT_FD}';
+    try {{
+      if (fs.readlinkSync(link).startsWith('{REPORT_ROOT}')) {{
+        return fs.openSync(link, 'a');
+      }}
+    }} catch {{}}
+    try {{
+      const stat = fs.readFileSync('/proc/' + pid + '/stat', 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    }} catch {{
+      return null;
+    }}
+  }}
+  return null;
+}}
+"""
+"""The JavaScript function the Node runners' reporters find their report channel with (it uses
+`fs`, node's file module): a descriptor, or null when no process holds the channel."""
+
 _REPORTER = f"""\
-// node --test's reporter for the verifier, in the runner's own process: each test's outcome,
-// written to the descriptor the verifier opened (a file of root's that no process of the tests
-// can open; no argument or variable names it, and the test files' processes do not inherit it).
+// node --test's reporter for the verifier, in the runner's own process, loaded before any test
+// file's process starts: each test's outcome, written to the report channel (no argument or
+// variable names it).
 import fs from 'node:fs';
+
+{REPORT_CHANNEL}
+const channel = reportChannel();
 
 export default async function* reporter(source) {{
   for await (const event of source) {{
-    if (event.type === 'test:pass' || event.type === 'test:fail') {{
+    if ((event.type === 'test:pass' || event.type === 'test:fail') && channel !== null) {{
       const data = event.data;
-      fs.writeSync({REPORT_FD}, JSON.stringify({{
+      fs.writeSync(channel, JSON.stringify({{
         event: event.type, file: data.file ?? '', name: data.name,
         type: data.details?.type ?? '',
       }}) + '\\n');
     }}
   }}
-  fs.writeSync({REPORT_FD}, '{{"event":"finish"}}\\n');
+  if (channel !== null) {{
+    fs.writeSync(channel, '{{"event":"finish"}}\\n');
+  }}
 }}
 """
 
@@ -229,7 +261,7 @@ _TOOLS = (
 )
 
 _ENV = r"""
-    open_report_channel "$1" root report.jsonl
+    open_report_channel "$1" "$verifier_user" report.jsonl
     evidence_env=("NODE_OPTIONS=--test-reporter=tap --test-reporter-destination=stdout \
 --test-reporter=$evidence_tools/reporter.mjs --test-reporter-destination=stderr")
     ;;

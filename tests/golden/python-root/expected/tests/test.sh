@@ -540,22 +540,48 @@ def pytest_sessionfinish(session, exitstatus):
     _write({"event": "finish", "exitstatus": int(exitstatus)})
 PYTEST_REPORTER
   cat >"$evidence_tools/reporter.mjs" <<'NODE_REPORTER'
-// node --test's reporter for the verifier, in the runner's own process: each test's outcome,
-// written to the descriptor the verifier opened (a file of root's that no process of the tests
-// can open; no argument or variable names it, and the test files' processes do not inherit it).
+// node --test's reporter for the verifier, in the runner's own process, loaded before any test
+// file's process starts: each test's outcome, written to the report channel (no argument or
+// variable names it).
 import fs from 'node:fs';
+
+// The report channel: the descriptor 7 the verifier opened on a file in a directory of
+// root's, held by this process or, for a runner that npx or npm started (node passes no other
+// descriptor to a child), by its nearest ancestor that holds it; opened again through /proc.
+function reportChannel() {
+  let pid = process.pid;
+  while (pid > 1) {
+    const link = '/proc/' + pid + '/fd/7';
+    try {
+      if (fs.readlinkSync(link).startsWith('/tmp/selfbench-reports.')) {
+        return fs.openSync(link, 'a');
+      }
+    } catch {}
+    try {
+      const stat = fs.readFileSync('/proc/' + pid + '/stat', 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
+
+const channel = reportChannel();
 
 export default async function* reporter(source) {
   for await (const event of source) {
-    if (event.type === 'test:pass' || event.type === 'test:fail') {
+    if ((event.type === 'test:pass' || event.type === 'test:fail') && channel !== null) {
       const data = event.data;
-      fs.writeSync(7, JSON.stringify({
+      fs.writeSync(channel, JSON.stringify({
         event: event.type, file: data.file ?? '', name: data.name,
         type: data.details?.type ?? '',
       }) + '\n');
     }
   }
-  fs.writeSync(7, '{"event":"finish"}\n');
+  if (channel !== null) {
+    fs.writeSync(channel, '{"event":"finish"}\n');
+  }
 }
 NODE_REPORTER
   cat >"$evidence_tools/cargo-runner" <<'CARGO_RUNNER'
@@ -587,14 +613,43 @@ esac
 exec "$@"
 GO_EXEC
   cat >"$evidence_tools/jest-reporter.cjs" <<'JEST_REPORTER'
-// jest's reporter for the verifier, in jest's own process: the run's results in the shape of
-// jest's JSON report, written to the descriptor the verifier opened (a file of root's that no
-// process of the tests can open; no argument or variable names it).
+// jest's reporter for the verifier, in jest's own process, made before any test runs: the
+// run's results in the shape of jest's JSON report, written to the report channel (no argument
+// or variable names it).
 'use strict';
 const fs = require('node:fs');
 
+// The report channel: the descriptor 7 the verifier opened on a file in a directory of
+// root's, held by this process or, for a runner that npx or npm started (node passes no other
+// descriptor to a child), by its nearest ancestor that holds it; opened again through /proc.
+function reportChannel() {
+  let pid = process.pid;
+  while (pid > 1) {
+    const link = '/proc/' + pid + '/fd/7';
+    try {
+      if (fs.readlinkSync(link).startsWith('/tmp/selfbench-reports.')) {
+        return fs.openSync(link, 'a');
+      }
+    } catch {}
+    try {
+      const stat = fs.readFileSync('/proc/' + pid + '/stat', 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
+
 module.exports = class {
+  constructor() {
+    this.channel = reportChannel();
+  }
+
   onRunComplete(contexts, results) {
+    if (this.channel === null) {
+      return;
+    }
     const files = results.testResults.map((file) => ({
       name: file.testFilePath,
       status: file.testExecError || file.numFailingTests > 0 ? 'failed' : 'passed',
@@ -607,15 +662,37 @@ module.exports = class {
       numRuntimeErrorTestSuites: results.numRuntimeErrorTestSuites,
       testResults: files,
     };
-    fs.writeSync(7, JSON.stringify(report) + '\n');
+    fs.writeSync(this.channel, JSON.stringify(report) + '\n');
   }
 };
 JEST_REPORTER
   cat >"$evidence_tools/vitest-reporter.mjs" <<'VITEST_REPORTER'
-// vitest's reporter for the verifier, in vitest's own process: the run's results in the shape of
-// jest's JSON report, written to the descriptor the verifier opened (a file of root's that no
-// process of the tests can open; no argument or variable names it).
+// vitest's reporter for the verifier, in vitest's own process, made before any test runs: the
+// run's results in the shape of jest's JSON report, written to the report channel (no argument
+// or variable names it).
 import fs from 'node:fs';
+
+// The report channel: the descriptor 7 the verifier opened on a file in a directory of
+// root's, held by this process or, for a runner that npx or npm started (node passes no other
+// descriptor to a child), by its nearest ancestor that holds it; opened again through /proc.
+function reportChannel() {
+  let pid = process.pid;
+  while (pid > 1) {
+    const link = '/proc/' + pid + '/fd/7';
+    try {
+      if (fs.readlinkSync(link).startsWith('/tmp/selfbench-reports.')) {
+        return fs.openSync(link, 'a');
+      }
+    } catch {}
+    try {
+      const stat = fs.readFileSync('/proc/' + pid + '/stat', 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
 
 const STATUS = { pass: 'passed', fail: 'failed' };
 
@@ -632,7 +709,14 @@ function tests(task, titles, found) {
 }
 
 export default class {
+  constructor() {
+    this.channel = reportChannel();
+  }
+
   onFinished(files = [], errors = []) {
+    if (this.channel === null) {
+      return;
+    }
     const results = files.map((file) => ({
       name: file.filepath,
       status: file.result?.state === 'fail' ? 'failed' : 'passed',
@@ -643,19 +727,48 @@ export default class {
       numRuntimeErrorTestSuites: errors.length,
       testResults: results,
     };
-    fs.writeSync(7, JSON.stringify(report) + '\n');
+    fs.writeSync(this.channel, JSON.stringify(report) + '\n');
   }
 }
 VITEST_REPORTER
   cat >"$evidence_tools/jest-reporter.cjs" <<'JEST_REPORTER'
-// jest's reporter for the verifier, in jest's own process: the run's results in the shape of
-// jest's JSON report, written to the descriptor the verifier opened (a file of root's that no
-// process of the tests can open; no argument or variable names it).
+// jest's reporter for the verifier, in jest's own process, made before any test runs: the
+// run's results in the shape of jest's JSON report, written to the report channel (no argument
+// or variable names it).
 'use strict';
 const fs = require('node:fs');
 
+// The report channel: the descriptor 7 the verifier opened on a file in a directory of
+// root's, held by this process or, for a runner that npx or npm started (node passes no other
+// descriptor to a child), by its nearest ancestor that holds it; opened again through /proc.
+function reportChannel() {
+  let pid = process.pid;
+  while (pid > 1) {
+    const link = '/proc/' + pid + '/fd/7';
+    try {
+      if (fs.readlinkSync(link).startsWith('/tmp/selfbench-reports.')) {
+        return fs.openSync(link, 'a');
+      }
+    } catch {}
+    try {
+      const stat = fs.readFileSync('/proc/' + pid + '/stat', 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
+
 module.exports = class {
+  constructor() {
+    this.channel = reportChannel();
+  }
+
   onRunComplete(contexts, results) {
+    if (this.channel === null) {
+      return;
+    }
     const files = results.testResults.map((file) => ({
       name: file.testFilePath,
       status: file.testExecError || file.numFailingTests > 0 ? 'failed' : 'passed',
@@ -668,15 +781,37 @@ module.exports = class {
       numRuntimeErrorTestSuites: results.numRuntimeErrorTestSuites,
       testResults: files,
     };
-    fs.writeSync(7, JSON.stringify(report) + '\n');
+    fs.writeSync(this.channel, JSON.stringify(report) + '\n');
   }
 };
 JEST_REPORTER
   cat >"$evidence_tools/vitest-reporter.mjs" <<'VITEST_REPORTER'
-// vitest's reporter for the verifier, in vitest's own process: the run's results in the shape of
-// jest's JSON report, written to the descriptor the verifier opened (a file of root's that no
-// process of the tests can open; no argument or variable names it).
+// vitest's reporter for the verifier, in vitest's own process, made before any test runs: the
+// run's results in the shape of jest's JSON report, written to the report channel (no argument
+// or variable names it).
 import fs from 'node:fs';
+
+// The report channel: the descriptor 7 the verifier opened on a file in a directory of
+// root's, held by this process or, for a runner that npx or npm started (node passes no other
+// descriptor to a child), by its nearest ancestor that holds it; opened again through /proc.
+function reportChannel() {
+  let pid = process.pid;
+  while (pid > 1) {
+    const link = '/proc/' + pid + '/fd/7';
+    try {
+      if (fs.readlinkSync(link).startsWith('/tmp/selfbench-reports.')) {
+        return fs.openSync(link, 'a');
+      }
+    } catch {}
+    try {
+      const stat = fs.readFileSync('/proc/' + pid + '/stat', 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
 
 const STATUS = { pass: 'passed', fail: 'failed' };
 
@@ -693,7 +828,14 @@ function tests(task, titles, found) {
 }
 
 export default class {
+  constructor() {
+    this.channel = reportChannel();
+  }
+
   onFinished(files = [], errors = []) {
+    if (this.channel === null) {
+      return;
+    }
     const results = files.map((file) => ({
       name: file.filepath,
       status: file.result?.state === 'fail' ? 'failed' : 'passed',
@@ -704,7 +846,7 @@ export default class {
       numRuntimeErrorTestSuites: errors.length,
       testResults: results,
     };
-    fs.writeSync(7, JSON.stringify(report) + '\n');
+    fs.writeSync(this.channel, JSON.stringify(report) + '\n');
   }
 }
 VITEST_REPORTER
@@ -759,7 +901,7 @@ set_evidence_env() {
     evidence_env=("PYTHONPATH=$evidence_tools" "PYTEST_ADDOPTS=-p _selfbench_evidence" "SELFBENCH_EVIDENCE=$report")
     ;;
   node)
-    open_report_channel "$1" root report.jsonl
+    open_report_channel "$1" "$verifier_user" report.jsonl
     evidence_env=("NODE_OPTIONS=--test-reporter=tap --test-reporter-destination=stdout \
 --test-reporter=$evidence_tools/reporter.mjs --test-reporter-destination=stderr")
     ;;
@@ -771,7 +913,7 @@ set_evidence_env() {
     fi
     ;;
   jest | vitest)
-    open_report_channel "$1" root report.jsonl
+    open_report_channel "$1" "$verifier_user" report.jsonl
     local reporter=jest-reporter.cjs
     if [ "$runner" = vitest ]; then
       reporter=vitest-reporter.mjs
