@@ -514,7 +514,6 @@ _LOG_WORDS = {
     "@FAIL_TO_PASS_AGAIN@": F2P_AGAIN_LABEL,
     "@FAIL_TO_PASS@": F2P_LABEL,
     "@PASS_TO_PASS@": P2P_LABEL,
-    "@REPORT_FD@": str(REPORT_FD),
 }
 
 
@@ -530,8 +529,10 @@ _PACKAGE_PROJECTS = tuple(
 )
 """The projects whose repositories track directories named like a runner's package, as the
 body's comment on `tracked_package_args` names them."""
-_BODY = _spell_log_words(_BODY).replace(
-    "@PACKAGE_PROJECTS@", " and ".join(f"{project}'s" for project in _PACKAGE_PROJECTS)
+_BODY = (
+    _spell_log_words(_BODY)
+    .replace("@PACKAGE_PROJECTS@", " and ".join(f"{project}'s" for project in _PACKAGE_PROJECTS))
+    .replace("@REPORT_FD@", str(REPORT_FD))
 )
 _REPEAT = _spell_log_words(
     """\
