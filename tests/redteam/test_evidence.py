@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -442,3 +443,30 @@ def test_the_summary_line_is_checked_against_the_report(
     tmp_path: Path, runner: str, output: str, records: list[Any], problem: str
 ) -> None:
     assert _cross_check(tmp_path, runner, output, records) == problem
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the channel is made root's (CI runs as root)")
+@pytest.mark.parametrize(
+    ("runner", "owner"),
+    [("bun", "daemon"), ("node", "daemon"), ("jest", "daemon"), ("vitest", "daemon"),
+     ("cargo", "root")],
+)  # fmt: skip
+def test_the_report_channel_is_named_by_no_variable_and_sits_in_a_directory_of_roots(
+    tmp_path: Path, runner: str, owner: str
+) -> None:
+    report = tmp_path / "report"
+    report.mkdir()
+    script = (
+        f"runner={runner}\nverifier_user=daemon\nevidence_tools=/tools\n"
+        + evidence.EVIDENCE_BODY
+        + f"\nset_evidence_env {shlex.quote(str(report))}\n"
+        + 'printf "%s\\n" "$evidence_channel" "${evidence_env[@]}"\n'
+    )
+    channel, *environment = subprocess.run(
+        ["bash", "-c", script], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert Path(channel).parent == report
+    assert (report.stat().st_uid, report.stat().st_mode & 0o777) == (0, 0o700)
+    assert Path(channel).owner() == owner
+    assert Path(channel).stat().st_mode & 0o777 == 0o600
+    assert not any(str(report) in value or "EVIDENCE" in value for value in environment)
