@@ -199,14 +199,15 @@ CONTROL_FILES = (
 REPORT_CHANNEL = f"""\
 // The report channel: the descriptor {REPORT_FD} the verifier opened on a file in a directory of
 // root's, held by this process or, for a runner that npx or npm started (node passes no other
-// descriptor to a child), by its nearest ancestor that holds it; opened again through /proc.
+// descriptor to a child), by its nearest ancestor that holds it; opened again through /proc, from
+// the start (a later run of the runner in the same command replaces an earlier one's records).
 function reportChannel() {{
   let pid = process.pid;
   while (pid > 1) {{
     const link = '/proc/' + pid + '/fd/{REPORT_FD}';
     try {{
       if (fs.readlinkSync(link).startsWith('{REPORT_ROOT}')) {{
-        return fs.openSync(link, 'a');
+        return fs.openSync(link, 'w');
       }}
     }} catch {{}}
     try {{

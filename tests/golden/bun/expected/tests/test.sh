@@ -547,14 +547,15 @@ import fs from 'node:fs';
 
 // The report channel: the descriptor 7 the verifier opened on a file in a directory of
 // root's, held by this process or, for a runner that npx or npm started (node passes no other
-// descriptor to a child), by its nearest ancestor that holds it; opened again through /proc.
+// descriptor to a child), by its nearest ancestor that holds it; opened again through /proc, from
+// the start (a later run of the runner in the same command replaces an earlier one's records).
 function reportChannel() {
   let pid = process.pid;
   while (pid > 1) {
     const link = '/proc/' + pid + '/fd/7';
     try {
       if (fs.readlinkSync(link).startsWith('/tmp/selfbench-reports.')) {
-        return fs.openSync(link, 'a');
+        return fs.openSync(link, 'w');
       }
     } catch {}
     try {
@@ -621,14 +622,15 @@ const fs = require('node:fs');
 
 // The report channel: the descriptor 7 the verifier opened on a file in a directory of
 // root's, held by this process or, for a runner that npx or npm started (node passes no other
-// descriptor to a child), by its nearest ancestor that holds it; opened again through /proc.
+// descriptor to a child), by its nearest ancestor that holds it; opened again through /proc, from
+// the start (a later run of the runner in the same command replaces an earlier one's records).
 function reportChannel() {
   let pid = process.pid;
   while (pid > 1) {
     const link = '/proc/' + pid + '/fd/7';
     try {
       if (fs.readlinkSync(link).startsWith('/tmp/selfbench-reports.')) {
-        return fs.openSync(link, 'a');
+        return fs.openSync(link, 'w');
       }
     } catch {}
     try {
@@ -674,14 +676,15 @@ import fs from 'node:fs';
 
 // The report channel: the descriptor 7 the verifier opened on a file in a directory of
 // root's, held by this process or, for a runner that npx or npm started (node passes no other
-// descriptor to a child), by its nearest ancestor that holds it; opened again through /proc.
+// descriptor to a child), by its nearest ancestor that holds it; opened again through /proc, from
+// the start (a later run of the runner in the same command replaces an earlier one's records).
 function reportChannel() {
   let pid = process.pid;
   while (pid > 1) {
     const link = '/proc/' + pid + '/fd/7';
     try {
       if (fs.readlinkSync(link).startsWith('/tmp/selfbench-reports.')) {
-        return fs.openSync(link, 'a');
+        return fs.openSync(link, 'w');
       }
     } catch {}
     try {
@@ -740,14 +743,15 @@ const fs = require('node:fs');
 
 // The report channel: the descriptor 7 the verifier opened on a file in a directory of
 // root's, held by this process or, for a runner that npx or npm started (node passes no other
-// descriptor to a child), by its nearest ancestor that holds it; opened again through /proc.
+// descriptor to a child), by its nearest ancestor that holds it; opened again through /proc, from
+// the start (a later run of the runner in the same command replaces an earlier one's records).
 function reportChannel() {
   let pid = process.pid;
   while (pid > 1) {
     const link = '/proc/' + pid + '/fd/7';
     try {
       if (fs.readlinkSync(link).startsWith('/tmp/selfbench-reports.')) {
-        return fs.openSync(link, 'a');
+        return fs.openSync(link, 'w');
       }
     } catch {}
     try {
@@ -793,14 +797,15 @@ import fs from 'node:fs';
 
 // The report channel: the descriptor 7 the verifier opened on a file in a directory of
 // root's, held by this process or, for a runner that npx or npm started (node passes no other
-// descriptor to a child), by its nearest ancestor that holds it; opened again through /proc.
+// descriptor to a child), by its nearest ancestor that holds it; opened again through /proc, from
+// the start (a later run of the runner in the same command replaces an earlier one's records).
 function reportChannel() {
   let pid = process.pid;
   while (pid > 1) {
     const link = '/proc/' + pid + '/fd/7';
     try {
       if (fs.readlinkSync(link).startsWith('/tmp/selfbench-reports.')) {
-        return fs.openSync(link, 'a');
+        return fs.openSync(link, 'w');
       }
     } catch {}
     try {
