@@ -505,7 +505,7 @@ def test_the_report_channel_is_named_by_no_variable_and_sits_in_a_directory_of_r
     report = tmp_path / "report"
     report.mkdir()
     script = (
-        f"runner={runner}\nverifier_user=daemon\nevidence_tools=/tools\n"
+        f"set -u\nrunner={runner}\nverifier_user=daemon\nevidence_tools=/tools\n"
         + evidence.EVIDENCE_BODY
         + f"\nset_evidence_env {shlex.quote(str(report))}\n"
         + 'printf "%s\\n" "$report_channel" "$key_channel" "${evidence_env[@]}"\n'

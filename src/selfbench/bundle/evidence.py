@@ -46,7 +46,7 @@ The cross-check. `cross_check_report` compares the records with the runner's own
 output root captured, and requires that summary: pytest's final summary line (tests passed;
 tests failed and errors, where the report says pytest prints one), bun's `N pass`/`N fail`,
 jest's `Tests:`, vitest's `Tests`, go's `ok`/`FAIL` package lines, libtest's `test result:`
-lines. The command must exit 0 beside it.
+lines (node's TAP summary is not compared). The command must exit 0 beside it.
 
 What this guarantees: code the agent wrote cannot find a report by any name (a variable, an
 argument, a path under /tmp, for pytest's and cargo's a path under /proc), cannot reopen pytest's
@@ -327,7 +327,7 @@ open_report_channel() {{
   local channel="$1/report.jsonl" key="$1/key"
   chown root:root -- "$1" && chmod 0700 -- "$1" && rm -f -- "$channel" "$key" &&
     (umask 0177 && : >"$channel") && chown "$2:$2" -- "$channel" || return 1
-  if [ "$3" = signed ]; then
+  if [ "${{3:-}}" = signed ]; then
     (umask 0377 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n' >"$key") || return 1
     key_channel="$key"
   fi

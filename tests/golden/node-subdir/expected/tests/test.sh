@@ -1217,7 +1217,7 @@ open_report_channel() {
   local channel="$1/report.jsonl" key="$1/key"
   chown root:root -- "$1" && chmod 0700 -- "$1" && rm -f -- "$channel" "$key" &&
     (umask 0177 && : >"$channel") && chown "$2:$2" -- "$channel" || return 1
-  if [ "$3" = signed ]; then
+  if [ "${3:-}" = signed ]; then
     (umask 0377 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$key") || return 1
     key_channel="$key"
   fi
