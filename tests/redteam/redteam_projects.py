@@ -3,7 +3,8 @@
 Each is a small real project: an implementation, a pass-to-pass test, and a held-out test that
 fails until the gold patch adds the missing function. jest and vitest come from the npm registry
 at setup time (`npm ci` from a package-lock.json resolved once and kept under `.cache/redteam-npm`),
-go from the toolchain cache (installed from the registry on first use), cargo from the host.
+go and bun from the toolchain cache (installed from the registry on first use), cargo from the
+host.
 """
 
 from __future__ import annotations
@@ -13,7 +14,17 @@ from pathlib import Path
 
 from projects import Project
 
-__all__ = ["GO", "JS_SOLVED", "NPM_CACHE", "RUST", "go_project", "js_project", "rust_project"]
+__all__ = [
+    "BUN_STUB",
+    "GO",
+    "JS_SOLVED",
+    "NPM_CACHE",
+    "RUST",
+    "bun_project",
+    "go_project",
+    "js_project",
+    "rust_project",
+]
 
 NPM_CACHE = Path(__file__).resolve().parents[2] / ".cache" / "redteam-npm"
 """Where the jest and vitest packages are cached between runs (the sandbox sees it read-only)."""
@@ -174,5 +185,39 @@ def js_project(task_id: str, runner: str) -> Project:
             "passToPass": [f"test/core{suffix}"],
             "testPaths": [f"test/reverse{suffix}"],
             "toolchains": ["node"],
+        },
+    )
+
+
+# --- bun test -----------------------------------------------------------------------------------
+
+BUN_STUB = "export const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);\n"
+BUN_SOLVED = BUN_STUB + 'export const reverse = (s: string) => [...s].reverse().join("");\n'
+
+
+def _bun_test(name: str, body: str) -> str:
+    head = 'import { test, expect } from "bun:test";\nimport * as lib from "../src/index";\n'
+    return f'{head}\ntest("{name}", () => {{\n  expect({body});\n}});\n'
+
+
+def bun_project(task_id: str) -> Project:
+    """`bun test` on the strutil project in TypeScript (bun's own test module, no dependency)."""
+    reverse = _bun_test("reverse", '(lib as any).reverse("abc")).toBe("cba"')
+    return Project(
+        base={
+            "package.json": '{\n  "name": "strutil",\n  "private": true\n}\n',
+            "src/index.ts": BUN_STUB,
+            "test/core.test.ts": _bun_test("capitalize", 'lib.capitalize("ab")).toBe("Ab"'),
+        },
+        gold={"src/index.ts": BUN_SOLVED},
+        tests={"test/reverse.test.ts": reverse},
+        definition={
+            "taskId": task_id,
+            "setupCommand": "bun --version",
+            "testCommand": "bun test {tests}",
+            "failToPass": ["test/reverse.test.ts"],
+            "passToPass": ["test/core.test.ts"],
+            "testPaths": ["test/reverse.test.ts"],
+            "toolchains": ["bun"],
         },
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -15,7 +16,7 @@ from selfbench.bundle import evidence
 from selfbench.bundle.evidence import EVIDENCE_QUERY
 from selfbench.bundle.render_scripts import SAFE_GIT, render_test_sh
 from selfbench.contract import TaskDefinition
-from selfbench.runners import cargo, go
+from selfbench.runners import bun, cargo, go
 from selfbench.runners import pytest as pytest_runner
 from selfbench.runners._log import Run
 from selfbench.runners.pytest import parse_pytest
@@ -62,6 +63,14 @@ def _exit(status: int = 0) -> dict[str, Any]:
 
 
 MUL_WORKS = {"path": "mul_works", "file": "", "name": "mul_works"}
+BUN_R = {"path": "/app/test/r.test.ts", "file": "test/r.test.ts", "name": ""}
+_BUN_FINISH = {"event": "finish"}
+
+
+def _bun(file: str, name: str, outcome: str = "passed") -> dict[str, Any]:
+    return {"event": "test", "outcome": outcome, "file": file, "name": name}
+
+
 CASES = [
     ("all-seen", "pytest", [_START, _test("tests/test_mul.py::test_mul"), _FINISH], [MUL], ""),
     ("no-finish", "pytest", [_START, _test("tests/test_mul.py::test_mul")], [MUL],
@@ -134,6 +143,16 @@ CASES = [
     ("cargo-test-failed", "cargo", [_cargo("mul_works"), _cargo("other", "failed"), _exit(101)],
      [MUL_WORKS], "a test failed: other"),
     ("cargo-no-binary", "cargo", [_cargo("mul_works")], [MUL_WORKS], "the run did not finish"),
+    ("bun-seen", "bun", [_bun("test/r.test.ts", "r"), _BUN_FINISH], [BUN_R], ""),
+    ("bun-seen-by-absolute-path", "bun", [_bun("/app/test/r.test.ts", "r"), _BUN_FINISH],
+     [BUN_R], ""),
+    ("bun-failure", "bun", [_bun("test/r.test.ts", "r"), _bun("test/r.test.ts", "s", "failed"),
+     _BUN_FINISH], [BUN_R], "a test failed: test/r.test.ts s"),
+    ("bun-skipped-only", "bun", [_bun("test/r.test.ts", "r", "skipped"), _BUN_FINISH], [BUN_R],
+     "no test seen passing for /app/test/r.test.ts"),
+    ("bun-longer-name", "bun", [_bun("test/r.test.tsx", "r"), _BUN_FINISH], [BUN_R],
+     "no test seen passing for /app/test/r.test.ts"),
+    ("bun-no-finish", "bun", [_bun("test/r.test.ts", "r")], [BUN_R], "the run did not finish"),
 ]  # fmt: skip
 
 
@@ -231,16 +250,19 @@ def _header_command(test_command: str) -> str:
     ("command", "line"),
     [
         ("npx jest {tests} --ci",
-         ("readonly fail_to_pass_command='npx jest '\"'\"'test/format.test.js'\"'\"' --json "
-          "\"--outputFile=$SELFBENCH_EVIDENCE\" --ci'")),
+         ("readonly fail_to_pass_command='npx jest '\"'\"'test/format.test.js'\"'\"' "
+          "--reporters=default --reporters=\"$SELFBENCH_REPORTER\" --ci'")),
         ("npx vitest run {tests}",
          ("readonly fail_to_pass_command='npx vitest run '\"'\"'test/format.test.js'\"'\"' "
-          "--reporter=default --reporter=json \"--outputFile.json=$SELFBENCH_EVIDENCE\"'")),
+          "--reporter=default --reporter=\"$SELFBENCH_REPORTER\"'")),
+        ("bun test {tests}",
+         ("readonly fail_to_pass_command='bun test '\"'\"'test/format.test.js'\"'\"' "
+          "--reporter=junit --reporter-outfile=/dev/fd/9'")),
         ("node --test {tests}",
          "readonly fail_to_pass_command='node --test '\"'\"'test/format.test.js'\"'\"''"),
     ],
 )  # fmt: skip
-def test_jest_and_vitest_are_asked_for_their_report_after_the_selectors(
+def test_jest_vitest_and_bun_are_asked_for_their_report_after_the_selectors(
     command: str, line: str
 ) -> None:
     assert _header_command(command) == line
@@ -341,3 +363,163 @@ def test_a_record_the_reporter_did_not_write_is_named_before_the_unfinished_run(
     forged = {"event": "forged", "reason": reason}
     records = [_START, _test("tests/test_mul.py::test_mul"), forged]
     assert judge("pytest", records, [MUL]) == f"a test failed: {reason}"
+
+
+# --- bun's JUnit report, and each runner's summary line against its report -------------------
+
+BUN_JUNIT = """\
+<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="bun test" tests="4" assertions="3" failures="1" skipped="1" time="0.01">
+  <testsuite name="test/a.test.ts" file="test/a.test.ts" tests="3" failures="1" skipped="1">
+    <testsuite name="grp &lt;&amp;&quot;&apos;&gt;" file="test/a.test.ts" line="2" tests="1">
+      <testcase name="ok one" classname="grp" time="0.00" file="test/a.test.ts" line="2" />
+    </testsuite>
+    <testcase name="bad" classname="" time="0.00" file="test/a.test.ts" line="3" assertions="1">
+      <failure type="AssertionError" />
+    </testcase>
+    <testcase name="a &lt;b&gt; &amp;c" classname="" time="0" file="test/a.test.ts" line="4">
+      <skipped message="TODO" />
+    </testcase>
+  </testsuite>
+  <testsuite name="test/b.test.ts" file="test/b.test.ts" tests="1" failures="0" skipped="0">
+    <testcase name="b ok" classname="" time="0.00" file="test/b.test.ts" line="2" />
+  </testsuite>
+</testsuites>
+"""
+"""bun 1.3's JUnit report of two files: a passing test in a describe block, a failing one, a
+todo, and a passing one in the second file (the element-a-line layout bun writes)."""
+
+
+def _bun_records(junit: str) -> list[dict[str, Any]]:
+    lines = subprocess.run(
+        ["awk", bun.BUN_JUNIT], input=junit, capture_output=True, text=True, check=True
+    ).stdout
+    return [json.loads(line) for line in _jq(bun.BUN_RECORDS, lines, "-Rc").splitlines()]
+
+
+def test_bun_junit_report_becomes_one_record_per_test_case() -> None:
+    assert _bun_records(BUN_JUNIT) == [
+        _bun("test/a.test.ts", "ok one"),
+        _bun("test/a.test.ts", "bad", "failed"),
+        _bun("test/a.test.ts", "a <b> &c", "skipped"),
+        _bun("test/b.test.ts", "b ok"),
+        _BUN_FINISH,
+    ]
+
+
+def test_a_cut_bun_report_does_not_finish() -> None:
+    cut = BUN_JUNIT[: BUN_JUNIT.index("  </testsuite>\n  <testsuite")]
+    assert _BUN_FINISH not in _bun_records(cut)
+
+
+def _cross_check(tmp_path: Path, runner: str, output: str, records: list[Any]) -> str:
+    (tmp_path / "output").write_text(output, encoding="utf-8")
+    (tmp_path / "report.jsonl").write_text(
+        "".join(json.dumps(record) + "\n" for record in records), encoding="utf-8"
+    )
+    script = (
+        f"runner={runner}\n"
+        + evidence.EVIDENCE_BODY
+        + f"\ncross_check_report {shlex.quote(str(tmp_path / 'report.jsonl'))}"
+        + f" {shlex.quote(str(tmp_path / 'output'))}\n"
+    )
+    return subprocess.run(
+        ["bash", "-c", script], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def _jest_report(passed: int, failed: int) -> dict[str, Any]:
+    tests = [{"fullName": f"p{at}", "status": "passed"} for at in range(passed)]
+    tests += [{"fullName": f"f{at}", "status": "failed"} for at in range(failed)]
+    return {"numTotalTests": passed + failed, "testResults": [{"assertionResults": tests}]}
+
+
+_BUN_SUMMARY = "(pass) r [0.1ms]\n\n 2 pass\n 1 skip\n 0 fail\nRan 3 tests across 1 file.\n"
+_CARGO_OUTPUT = (
+    "     Running tests/mul.rs (target/debug/deps/mul-1)\n\nrunning 1 test\n"
+    "test mul_works ... ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured;"
+    " 0 filtered out; finished in 0.00s\n\n   Doc-tests calc\n\nrunning 3 tests\n"
+    "test result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n"
+)
+_GO_RUN = [
+    {"Action": "run", "Package": PKG, "Test": "TestMul"},
+    {"Action": "output", "Package": PKG, "Test": "TestMul", "Output": "--- PASS: TestMul\n"},
+    {"Action": "pass", "Package": PKG, "Test": "TestMul"},
+    {"Action": "output", "Package": PKG, "Output": f"ok  \t{PKG}\t0.01s\n"},
+    {"Action": "pass", "Package": PKG},
+]
+_GO_PRINTS_OK = {
+    "Action": "output",
+    "Package": PKG,
+    "Test": "TestMul",
+    "Output": "ok  \tother\t0.01s\n",
+}
+CROSS_CHECKS = [
+    ("bun-agrees", "bun", _BUN_SUMMARY, [_bun("t", "r"), _bun("t", "s"), _bun("t", "k", "skipped")],
+     ""),
+    ("bun-fewer-passed", "bun", _BUN_SUMMARY, [_bun("t", "r")],
+     "bun test's summary (2 pass, 0 fail) disagrees with its report (1 passed, 0 failed)"),
+    ("bun-no-summary", "bun", "(pass) r\n", [_bun("t", "r")],
+     "bun test printed no summary line"),
+    ("jest-agrees", "jest", "Tests:       1 failed, 2 passed, 3 total\n", [_jest_report(2, 1)],
+     ""),
+    ("jest-forged", "jest", "Tests:       1 failed, 1 total\n", [_jest_report(1, 0)],
+     ("jest's summary line (Tests:       1 failed, 1 total) disagrees with its report"
+      " (1 passed, 0 failed)")),
+    ("vitest-agrees", "vitest", "\x1b[2m      Tests \x1b[22m 2 passed (2)\n",
+     [_jest_report(2, 0)], ""),
+    ("vitest-no-summary", "vitest", "", [_jest_report(2, 0)], "vitest printed no summary line"),
+    ("go-agrees", "go", "".join(json.dumps(event) + "\n" for event in _GO_RUN), _GO_RUN, ""),
+    ("go-printed-ok", "go",
+     "".join(json.dumps(event) + "\n" for event in [_GO_PRINTS_OK, *_GO_RUN]), _GO_RUN,
+     "go test's package lines (2 ok, 0 FAIL) disagree with its events (1 passed, 0 failed)"),
+    ("cargo-agrees", "cargo", _CARGO_OUTPUT, [_cargo("mul_works"), _exit()], ""),
+    ("cargo-forged", "cargo", _CARGO_OUTPUT, [_cargo("mul_works"), _cargo("add_works"), _exit()],
+     ("cargo test's result lines (1 passed, 0 failed) disagree with its report"
+      " (2 passed, 0 failed)")),
+    ("cargo-no-result", "cargo", "running 1 test\n", [_cargo("mul_works"), _exit()],
+     "cargo test printed no test result line"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("runner", "output", "records", "problem"),
+    [case[1:] for case in CROSS_CHECKS],
+    ids=[case[0] for case in CROSS_CHECKS],
+)
+def test_the_summary_line_is_checked_against_the_report(
+    tmp_path: Path, runner: str, output: str, records: list[Any], problem: str
+) -> None:
+    assert _cross_check(tmp_path, runner, output, records) == problem
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the channel is made root's (CI runs as root)")
+@pytest.mark.parametrize(
+    ("runner", "owner"),
+    [("bun", "daemon"), ("node", "daemon"), ("jest", "daemon"), ("vitest", "daemon"),
+     ("cargo", "root"), ("pytest", "root")],
+)  # fmt: skip
+def test_the_report_channel_is_named_by_no_variable_and_sits_in_a_directory_of_roots(
+    tmp_path: Path, runner: str, owner: str
+) -> None:
+    report = tmp_path / "report"
+    report.mkdir()
+    script = (
+        f"set -u\nrunner={runner}\nverifier_user=daemon\nevidence_tools=/tools\n"
+        + evidence.EVIDENCE_BODY
+        + f"\nset_evidence_env {shlex.quote(str(report))}\n"
+        + 'printf "%s\\n" "$report_channel" "$key_channel" "${evidence_env[@]}"\n'
+    )
+    channel, key, *environment = subprocess.run(
+        ["bash", "-c", script], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert Path(channel).parent == report
+    assert (report.stat().st_uid, report.stat().st_mode & 0o777) == (0, 0o700)
+    assert Path(channel).owner() == owner
+    assert Path(channel).stat().st_mode & 0o777 == 0o600
+    if owner == "root" and runner != "cargo":  # pytest's reporter signs its records
+        assert (Path(key).parent, Path(key).owner()) == (report, "root")
+        assert Path(key).stat().st_mode & 0o777 == 0o400
+    else:
+        assert key == "/dev/null"
+    assert not any(str(report) in value or "EVIDENCE" in value for value in environment)

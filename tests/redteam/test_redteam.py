@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from redteam_attacks import ATTACKS, HONEST, Attack, Change
-from redteam_projects import go_project, js_project, rust_project
+from redteam_projects import bun_project, go_project, js_project, rust_project
 
 from projects import Project, build, git
 from selfbench.artifacts.compiled import locate_task
@@ -36,11 +36,7 @@ _UNITTEST_MUL = (
     "    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n"
 )
 
-_SKIPPED = {
-    "bun": "bun test: the verifier reads no structured report from it yet",
-}
-
-RUNNERS = ("pytest", "node", "go", "cargo", "jest", "vitest")
+RUNNERS = ("pytest", "node", "go", "cargo", "jest", "vitest", "bun")
 """The runners whose sample the red team attacks."""
 
 _FULL_ONLY = frozenset({"jest", "vitest"})
@@ -60,6 +56,8 @@ def _project(runner: str) -> Project:
         return rust_project("redteam-cargo")
     if runner in {"jest", "vitest"}:
         return js_project(f"redteam-{runner}", runner)
+    if runner == "bun":
+        return bun_project("redteam-bun")
     return node_project("redteam-node")
 
 
@@ -119,7 +117,7 @@ def test_every_attack_scores_0_and_every_solution_1(
 ) -> None:
     if runner in _FULL_ONLY and os.environ.get("SELFBENCH_REDTEAM", "full") == "small":
         pytest.skip(f"{runner}: the full red team only (SELFBENCH_REDTEAM=full)")
-    if runner in {"go", "cargo"}:  # the image's toolchain: cached, the host's, or installed
+    if runner in {"go", "cargo", "bun"}:  # the image's toolchain: cached, the host's, or installed
         monkeypatch.delenv("SELFBENCH_TOOLCHAINS", raising=False)
     attacks = [attack for attack in ATTACKS if runner in attack.runners]
     honest = [solution for solution in HONEST if runner in solution.runners]
@@ -134,8 +132,3 @@ def test_every_attack_scores_0_and_every_solution_1(
     ids = ["gold", *(row.id for row in [*honest, *attacks])]
     expected = [1] * (1 + len(honest)) + [int(row.open is not None) for row in attacks]
     assert dict(zip(ids, rewards, strict=True)) == dict(zip(ids, expected, strict=True))
-
-
-@pytest.mark.parametrize("runner", sorted(_SKIPPED))
-def test_runners_without_evidence_are_skipped(runner: str) -> None:
-    pytest.skip(_SKIPPED[runner])

@@ -9,46 +9,52 @@ passing, and the runner's own output must not disagree with the report (`cross_c
 agent's patch cannot place either directory, and cannot change what loads the reporter (see
 `_runner_files.py`).
 
-The witness. A runner whose reporter takes the report on a descriptor (`report_on_descriptor`:
-pytest, and so unittest's tests) gets it from root: `open_report_channel` makes the report file
-root's, write-only to its holder (mode 0200) in a directory only root can enter, and the test
-command inherits it opened for appending on `REPORT_DESCRIPTOR`. No argument or environment of
-any process names it (the runner's evidence environment holds no path), and the path /proc shows
-for the descriptor cannot be reopened by the verifier user. pytest's reporter, loaded by `-p`
-before any conftest or project module, moves it to a descriptor the tests' processes do not
-inherit and closes the inherited number; it reads, on `KEY_DESCRIPTOR`, a fresh key root wrote
-beside the report (mode 0400), closes that too, and signs every record (HMAC-SHA256 over its run
-id, its number in that run and its content). Root reads the report through `read_report`: the
-records up to the first one not signed or out of order, then a `forged` record naming the line.
-It records, when it loads, the callables the verdict rests
-on (`Function.runtest`, `TestCaseFunction.runtest`, `unittest.TestCase.run`, pytest's call and
-report machinery, pluggy's hook calls, its own hooks; each object and its code) and marks a test
-failed, `the runner's machinery was changed: <names>`, when one differs as its report is logged or
-when the session ends. Root then compares the report with pytest's own final summary line in the
-output root captured (tests passed; tests failed and errors), and requires that line where the
-report says pytest prints one. Other runners still name a report path (`SELFBENCH_EVIDENCE`, in
-`evidence_env`); a runner moves to the descriptor by adding a `verifier_descriptor` arm, and a
-cross-check by a `verifier_cross_check` arm.
+The channel. A runner's report reaches root through a descriptor, not a path: in its
+`set_evidence_env` arm the runner's `open_report_channel` makes `report.jsonl` in the report's
+directory, which becomes root's alone (mode 0700), and the test command inherits the file opened
+for appending on `REPORT_DESCRIPTOR`. No argument or environment of any process names it. Who
+owns the file depends on how the reporter reaches it:
 
-What this guarantees: code the agent wrote cannot find the pytest report by any name (a variable,
-an argument, a path under /proc or /tmp), cannot reopen it, cannot add records through the
-descriptor it finds among its own (they are not signed), and cannot swap pytest's or unittest's
-way of running a test, or the reporter's hooks, without the tests it touches failing; records
-that pytest's own summary does not also show, or a run that ends before pytest prints its
-summary, fail. What remains out of reach: the test process is shared with that code. Code that
-reads the key out of the reporter's memory, signs its own records and writes the summary line
-they imply to the output pytest's capture keeps aside still forges a verdict; so can code that
-registers a plugin at run time or patches a callable not on the list. Against these the
-held-out tests' assertions are what stand.
+* root's, for a reporter that writes to the inherited descriptor itself, so no process of the
+  verifier user can open it again, nor the path /proc shows for the descriptor: pytest's (and so
+  unittest's tests) and cargo's target runner, a shell script whose test binaries do not inherit
+  the descriptor;
+* the verifier user's, for one that must reopen it by a name, reachable through that descriptor
+  only: bun opens its JUnit report by `REPORT_DESCRIPTOR_PATH`; node passes no descriptor but
+  the standard three to a child (and npx and npm start the runner as one), so node's, jest's and
+  vitest's reporters, in the runner's own process, open it again through `/proc/<pid>/fd` of the
+  nearest process that holds it, from the start (a later run in the same command replaces an
+  earlier one's records).
 
-For the runners that still name a path, code that runs inside the test process (the package under
-test; for go and cargo, the test binary whose output or log file is the report) can in principle do
-whatever the reporter can. What the verifier does against it:
+go's report is its events, which root takes from the output it captured (`show_output`).
 
-* the report's location is out of reach by name: node's reporter, loaded before any test file's
-  process starts, points those processes' `NODE_OPTIONS` at /dev/null; cargo's runner starts each
-  test binary without the variable; the directory cannot be listed, so a glob under /tmp finds
-  nothing;
+The witness. pytest's reporter, loaded by `-p` before any conftest or project module, moves the
+channel to a descriptor the tests' processes do not inherit and closes the inherited number; it
+reads, on `KEY_DESCRIPTOR`, a fresh key root wrote beside the report (`open_report_channel …
+signed`: root's, mode 0400), closes that too, and signs every record (HMAC-SHA256 over its run
+id, its number in that run and its content). Root reads a report through `read_report`: pytest's
+records up to the first one not signed or out of order, then a `forged` record naming the line;
+bun's JUnit report turned into records with awk and jq (`bun.BUN_JUNIT`, `bun.BUN_RECORDS`), not
+with a program the agent's phase could have changed; every other report's first 64 MiB. pytest's
+reporter records, when it loads, the callables the verdict rests on (`Function.runtest`,
+`TestCaseFunction.runtest`, `unittest.TestCase.run`, pytest's call and report machinery, pluggy's
+hook calls, its own hooks; each object and its code) and marks a test failed, `the runner's
+machinery was changed: <names>`, when one differs as its report is logged or when the session
+ends.
+
+The cross-check. `cross_check_report` compares the records with the runner's own summary in the
+output root captured, and requires that summary: pytest's final summary line (tests passed;
+tests failed and errors, where the report says pytest prints one), bun's `N pass`/`N fail`,
+jest's `Tests:`, vitest's `Tests`, go's `ok`/`FAIL` package lines, libtest's `test result:`
+lines (node's TAP summary is not compared). The command must exit 0 beside it.
+
+What this guarantees: code the agent wrote cannot find a report by any name (a variable, an
+argument, a path under /tmp, for pytest's and cargo's a path under /proc), cannot reopen pytest's
+or cargo's, cannot add records to pytest's through the descriptor it finds among its own (they
+are not signed), and cannot swap pytest's or unittest's way of running a test, or the reporter's
+hooks, without the tests it touches failing; records that the runner's own summary does not also
+show, or a run that ends before the runner prints its summary, fail. Beside that:
+
 * go's framing is taken only when marked: every test binary runs through a `-exec` that prints
   a marked framing line naming no test first, so test2json reads no unmarked line as framing (an
   `init` printing `--- PASS` lines prints output, not events); go before 1.20 marks nothing and
@@ -60,10 +66,18 @@ whatever the reporter can. What the verifier does against it:
   files, after the runner-control paths are left out and restored. An honest solution that
   needs such a name where the gold patch does not use it scores 0: the names are chosen rare.
 
-Not covered for them: code that spells those names apart and reaches the report anyway, through
-the parent's first environment or arguments under `/proc/<pid>/` (the verifier's `runuser` names
-the path in its arguments), a test binary's own arguments (libtest's log file, jest's and
-vitest's `--outputFile`), or by printing marked test2json framing built from a computed ^V.
+What remains out of reach: the test process is shared with the agent's code. Code that reads
+pytest's key out of the reporter's memory, signs its own records and writes the summary line
+they imply to the output pytest's capture keeps aside still forges a verdict; so can code that
+registers a plugin at run time or patches a callable not on the list. For node, jest, vitest and
+bun, code that spells the names apart can reach the channel through an ancestor's
+`/proc/<pid>/fd`, beside the reporter's own records (which still show the held-out tests
+failing), and code running in the reporter's own process (bun's tests, jest's in-band run of one
+file) can write a whole report into the channel and print the summary to match. Not covered
+either: a test binary's own arguments (libtest's log file, which that binary writes anyway),
+marked test2json framing built from a computed ^V, and a process of the verifier user that takes
+a descriptor from another with ptrace or `pidfd_getfd` where the kernel lets a user trace its
+own processes (no Yama). Against these the held-out tests' assertions are what stand.
 
 What each runner contributes to the script is its `Runner`'s `report_*` and `verifier_*` fields
 (jq branches, shell case arms, reporters, its own functions); this module assembles them from the
@@ -72,6 +86,7 @@ registry, in the order of each part's rank. Per runner, the report is:
 * pytest: a plugin (its `reporter_module`) loaded by `PYTEST_ADDOPTS`, one JSON line per event,
   on the inherited descriptor;
 * node: a `--test-reporter` module given in `NODE_OPTIONS`, beside the usual TAP on stdout;
+* bun: its JUnit report (`--reporter=junit`), an element a line, read with `BUN_JUNIT`;
 * go: `GOFLAGS=-json -count=1` (no cached result stands for a run), with `GOTOOLCHAIN=local`,
   `GOWORK=off`, and a private copy of the setup's build cache: the events `test2json` writes
   for the test binaries (a binary's own output is one of their `Output` fields, so a printed line
@@ -79,9 +94,10 @@ registry, in the order of each part's rank. Per runner, the report is:
   the `_test.go` files of a selected package (the base's, and the held-out ones: an agent's change
   to a `_test.go` file is left out) must be seen passing or skipped, so a `TestMain` or an `init`
   that narrows `-test.run` does not count;
-* jest and vitest: their JSON report (the same shape), asked for on the command line after the
-  selectors (`REPORT_ARGUMENTS`); an agent's change to `package.json`'s `jest`, `babel` or
-  `scripts` restores the file, and their configuration files are runner-control paths;
+* jest and vitest: a reporter module of the verifier's, asked for on the command line after the
+  selectors (`REPORT_ARGUMENTS`), writing jest's JSON report shape; an agent's change to
+  `package.json`'s `jest`, `babel` or `scripts` restores the file, and their configuration files
+  are runner-control paths;
 * cargo: a target runner (`CARGO_TARGET_<triple>_RUNNER`) that runs each test binary with
   libtest's `--logfile` and records its exit status: every binary must exit 0, and each selector
   (a libtest filter) must be contained in the name of a test seen `ok`. An agent's change to
@@ -94,8 +110,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from selfbench._runner_files import RESTORED_MANIFESTS
-from selfbench.runners import COMMAND_RUNNERS, Part, Runner
-from selfbench.runners._protocol import KEY_DESCRIPTOR, REPORT_DESCRIPTOR
+from selfbench.runners import (
+    COMMAND_RUNNERS,
+    KEY_DESCRIPTOR,
+    REPORT_DESCRIPTOR,
+    REPORT_ROOT,
+    Part,
+    Runner,
+)
 
 __all__ = [
     "EVIDENCE_BODY",
@@ -258,9 +280,9 @@ def _prepare_evidence_tools() -> str:
         for name in runner.verifier.verifier_executables
     )
     return (
-        r"""
-prepare_evidence_tools() {
-  report_root="$(mktemp -d /tmp/selfbench-reports.XXXXXX)" && chmod 0711 -- "$report_root" ||
+        f"""
+prepare_evidence_tools() {{
+  report_root="$(mktemp -d {REPORT_ROOT}XXXXXX)" && chmod 0711 -- "$report_root" ||
     return 1
   evidence_tools="$(mktemp -d /tmp/selfbench-evidence.XXXXXX)" || return 1
   chmod 0755 -- "$evidence_tools" || return 1
@@ -290,24 +312,33 @@ set_evidence_env() {
 """
 )
 
-_REPORT_ON_DESCRIPTOR = (
-    f"""
-# Whether the runner's reporter takes its report on the inherited descriptor {REPORT_DESCRIPTOR}
-# (opened by root, named by no path or variable), not at a path it is told.
-report_on_descriptor() {{
-  case "$runner" in
+_OPEN_REPORT_CHANNEL = f"""
+# Opens the runner's report channel for the run (`$report_channel`, which the command inherits on
+# descriptor {REPORT_DESCRIPTOR}, appending): `report.jsonl` in the report's directory (`$1`),
+# which becomes root's alone, so that no argument or variable names the file and no one else
+# reaches it by its path. Owned by `$2`: root for a reporter that writes to the inherited
+# descriptor itself (no process of the verifier user can open the file again, nor the path /proc
+# shows for it), the verifier user for one that must reopen it by a name
+# (`/dev/fd/{REPORT_DESCRIPTOR}`, an ancestor's `/proc/<pid>/fd/{REPORT_DESCRIPTOR}`). With `signed`
+# (`$3`), also a fresh key beside it, root's and read-only (`$key_channel`, inherited on
+# descriptor {KEY_DESCRIPTOR}), that the reporter signs its records with. Both stay /dev/null when
+# the channel cannot be made.
+open_report_channel() {{
+  local channel="$1/report.jsonl" key="$1/key"
+  chown root:root -- "$1" && chmod 0700 -- "$1" && rm -f -- "$channel" "$key" &&
+    (umask 0177 && : >"$channel") && chown "$2:$2" -- "$channel" || return 1
+  if [ "${{3:-}}" = signed ]; then
+    (umask 0377 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n' >"$key") || return 1
+    key_channel="$key"
+  fi
+  report_channel="$channel"
+}}
 """
-    + _case_arms(lambda runner: runner.verifier.verifier_descriptor)
-    + """  *) return 1 ;;
-  esac
-}
-"""
-)
 
 _READ_REPORT = (
     """
-# Prints the report ($1) as its reporter wrote it: for a runner whose reporter signs its
-# records, those up to the first one it did not sign; for the others, its first 64 MiB.
+# Prints the report ($1) as JSON lines: a runner's own reading of it (records it signed, up to the
+# first one it did not; a report of another format turned into records), or its first 64 MiB.
 read_report() {
   case "$runner" in
 """
@@ -320,9 +351,10 @@ read_report() {
 
 _CROSS_CHECK_REPORT = (
     """
-# Prints where the runner's own output, captured by root ($2), disagrees with its report ($1):
-# a signal the report's writer does not control; nothing when they agree.
+# Prints where the runner's own output, captured by root ($2), disagrees with its report's records
+# ($1): a signal the report's writer does not control (its summary line); nothing when they agree.
 cross_check_report() {
+  local report="$1" output="$2"
   case "$runner" in
 """
     + _case_arms(lambda runner: runner.verifier.verifier_cross_check)
@@ -407,25 +439,7 @@ new_report_dir() {
 }
 """,
     "set_evidence_env": _SET_EVIDENCE_ENV,
-    "report_on_descriptor": _REPORT_ON_DESCRIPTOR,
-    "open_report_channel": r"""
-# What to open on the report's and the key's descriptors (`$report_channel`, `$key_channel`):
-# for a runner that takes its report there, the report itself and the key its reporter signs
-# records with, made by root in the report's directory, which becomes root's again (the report
-# write-only and the key read-only to their holder, in a directory no one else can enter, so the
-# paths the descriptors show in /proc cannot be reopened); /dev/null for every other runner.
-open_report_channel() {
-  report_channel=/dev/null
-  key_channel=/dev/null
-  if ! report_on_descriptor; then
-    return 0
-  fi
-  chown root:root -- "$1" && chmod 0700 -- "$1" && (umask 0577 && : >"$1/report.jsonl") &&
-    (umask 0377 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$1/key") || return 1
-  report_channel="$1/report.jsonl"
-  key_channel="$1/key"
-}
-""",
+    "open_report_channel": _OPEN_REPORT_CHANNEL,
     "read_report": _READ_REPORT,
     "cross_check_report": _CROSS_CHECK_REPORT,
     "check_evidence": r"""

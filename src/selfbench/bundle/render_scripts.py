@@ -265,7 +265,7 @@ def _header(definition: TaskDefinition, protected: tuple[str, ...], gold_patch: 
         "unset XDG_CONFIG_HOME",
     ]
     for name, value in assignments.items():
-        if name.endswith("_command"):  # `$SELFBENCH_EVIDENCE` expands when the command runs
+        if name.endswith("_command"):  # `$SELFBENCH_REPORTER` expands when the command runs
             lines.append("# shellcheck disable=SC2016")
         lines.append(f"readonly {name}={quote(value)}")
     lines.append(f"readonly protected_paths={_array(protected)}")
@@ -457,13 +457,15 @@ prepare_uv_cache() {
 
 # Runs a command as the verifier user; its status, and in `$evidence_problem` why the runner's
 # own report does not show every wanted test passing ("" when it does or nothing is wanted).
-# A runner that takes its report on a descriptor gets it, and its key, opened here by root.
+# The runner's report channel (and, for a reporter that signs its records, the key) is opened here
+# by root on descriptors the command inherits (`open_report_channel`, from `set_evidence_env`).
 run_as_verifier() {
   local command="$1" wanted="$2" output status=1 attempt report
   output="$(mktemp /tmp/selfbench-output.XXXXXX)" || return 1
   for attempt in 1 2 3; do
     report="$(new_report_dir)" || return 1
-    open_report_channel "$report" || return 1
+    report_channel=/dev/null
+    key_channel=/dev/null
     set_evidence_env "$report"
     (cd -- "$workdir" && exec runuser -u "$verifier_user" -- env PATH="$PATH" \
       HOME="/home/$verifier_user" UV_CACHE_DIR="$uv_cache" "${evidence_env[@]}" \

@@ -14,6 +14,10 @@ from selfbench.runners import bun, cargo, go, jest, node, pytest, unittest, vite
 from selfbench.runners._command import commands, runner_of
 from selfbench.runners._log import NO_MATCH, Outcome, Result, Run
 from selfbench.runners._protocol import (
+    KEY_DESCRIPTOR,
+    REPORT_DESCRIPTOR,
+    REPORT_DESCRIPTOR_PATH,
+    REPORT_ROOT,
     V8_COVERAGE,
     CompiledProject,
     CoverageParts,
@@ -26,7 +30,11 @@ from selfbench.runners._protocol import (
 
 __all__ = [
     "COMMAND_RUNNERS",
+    "KEY_DESCRIPTOR",
     "NO_MATCH",
+    "REPORT_DESCRIPTOR",
+    "REPORT_DESCRIPTOR_PATH",
+    "REPORT_ROOT",
     "RUNNERS",
     "V8_COVERAGE",
     "CompiledProject",

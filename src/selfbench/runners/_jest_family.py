@@ -21,16 +21,19 @@ from typing import Any
 
 from selfbench.runners._log import Outcome, Result, Run, table
 from selfbench.runners._protocol import Part, VerifierParts
+from selfbench.runners.node import REPORT_CHANNEL
 
 __all__ = [
     "CONTROL",
     "CONTROL_NOTE",
+    "CROSS_CHECK",
     "ENV",
     "FAILED",
     "FINISHED",
     "NO_FILES",
     "PACKAGE_JSON_KEYS",
     "PASSED",
+    "REPORTER_ARGUMENTS",
     "RESTORE",
     "VERIFIER",
     "counts",
@@ -103,7 +106,6 @@ FAILED = Part(
     + [.[] | select((.numRuntimeErrorTestSuites // 0) > 0) | "a test file did not run"]""",
 )
 FINISHED = Part(3, '\n    length == 1 and (.[0].numTotalTests | type) == "number"')
-ENV = Part(3, ' evidence_env=("SELFBENCH_EVIDENCE=$report") ;;\n')
 RESTORE = Part(3, ' restore_changed_configuration "$changed" ;;\n')
 CONTROL_NOTE = Part(
     1, "# package.json's jest configuration, babel configuration (jest's transform) and scripts;\n"
@@ -114,11 +116,138 @@ CONTROL = Part(
     + ", ".join(f".{key}" for key in PACKAGE_JSON_KEYS)
     + ']\' "$1" 2>/dev/null || echo unreadable\n',
 )
+REPORTER_ARGUMENTS = '"$SELFBENCH_REPORTER"'
+"""The shell word naming the verifier's reporter module (a read-only file of root's, not the
+report: its reporter writes to the descriptor the verifier opened)."""
+
+_JEST_REPORTER = f"""\
+// jest's reporter for the verifier, in jest's own process, made before any test runs: the
+// run's results in the shape of jest's JSON report, written to the report channel (no argument
+// or variable names it).
+'use strict';
+const fs = require('node:fs');
+
+{REPORT_CHANNEL}
+module.exports = class {{
+  constructor() {{
+    this.channel = reportChannel();
+  }}
+
+  onRunComplete(contexts, results) {{
+    if (this.channel === null) {{
+      return;
+    }}
+    const files = results.testResults.map((file) => ({{
+      name: file.testFilePath,
+      status: file.testExecError || file.numFailingTests > 0 ? 'failed' : 'passed',
+      assertionResults: file.testResults.map((test) => ({{
+        fullName: test.fullName, status: test.status,
+      }})),
+    }}));
+    const report = {{
+      numTotalTests: results.numTotalTests,
+      numRuntimeErrorTestSuites: results.numRuntimeErrorTestSuites,
+      testResults: files,
+    }};
+    fs.writeSync(this.channel, JSON.stringify(report) + '\\n');
+  }}
+}};
+"""
+
+_VITEST_REPORTER = f"""\
+// vitest's reporter for the verifier, in vitest's own process, made before any test runs: the
+// run's results in the shape of jest's JSON report, written to the report channel (no argument
+// or variable names it).
+import fs from 'node:fs';
+
+{REPORT_CHANNEL}
+const STATUS = {{ pass: 'passed', fail: 'failed' }};
+
+function tests(task, titles, found) {{
+  for (const child of task.tasks ?? []) {{
+    const path = [...titles, child.name];
+    if (child.type === 'suite') {{
+      tests(child, path, found);
+    }} else {{
+      found.push({{ fullName: path.join(' '), status: STATUS[child.result?.state] ?? 'skipped' }});
+    }}
+  }}
+  return found;
+}}
+
+export default class {{
+  constructor() {{
+    this.channel = reportChannel();
+  }}
+
+  onFinished(files = [], errors = []) {{
+    if (this.channel === null) {{
+      return;
+    }}
+    const results = files.map((file) => ({{
+      name: file.filepath,
+      status: file.result?.state === 'fail' ? 'failed' : 'passed',
+      assertionResults: tests(file, [], []),
+    }}));
+    const report = {{
+      numTotalTests: results.reduce((total, file) => total + file.assertionResults.length, 0),
+      numRuntimeErrorTestSuites: errors.length,
+      testResults: results,
+    }};
+    fs.writeSync(this.channel, JSON.stringify(report) + '\\n');
+  }}
+}}
+"""
+
+TOOLS = Part(
+    4,
+    """  cat >"$evidence_tools/jest-reporter.cjs" <<'JEST_REPORTER'
+"""
+    + _JEST_REPORTER
+    + """JEST_REPORTER
+  cat >"$evidence_tools/vitest-reporter.mjs" <<'VITEST_REPORTER'
+"""
+    + _VITEST_REPORTER
+    + "VITEST_REPORTER\n",
+)
+ENV = Part(
+    3,
+    r"""
+    open_report_channel "$1" "$verifier_user"
+    local reporter=jest-reporter.cjs
+    if [ "$runner" = vitest ]; then
+      reporter=vitest-reporter.mjs
+    fi
+    evidence_env=("SELFBENCH_REPORTER=$evidence_tools/$reporter")
+    ;;
+""",
+)
+CROSS_CHECK = Part(
+    0,
+    r"""
+    local line passed failed seen
+    line="$(sed -e 's/\x1b\[[0-9;]*m//g' -- "$output" | grep -E '^ *Tests:? +' | tail -n 1)"
+    passed="$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '^[0-9]+')" || passed=0
+    failed="$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '^[0-9]+')" || failed=0
+    seen="$(jq -rs '[.[0].testResults[]?.assertionResults[]?.status]
+      | "\(map(select(. == "passed")) | length) \(map(select(. == "failed")) | length)"' \
+      -- "$report" 2>/dev/null)" || seen=""
+    if [ -z "$line" ]; then
+      echo "$runner printed no summary line"
+    elif [ "$passed $failed" != "$seen" ]; then
+      echo "$runner's summary line (${line#"${line%%[! ]*}"}) disagrees with its report" \
+        "(${seen% *} passed, ${seen#* } failed)"
+    fi
+    ;;
+""",
+)
 VERIFIER = VerifierParts(
     report_passed=PASSED,
     report_failed=FAILED,
     report_finished=FINISHED,
+    verifier_tools=TOOLS,
     verifier_env=ENV,
+    verifier_cross_check=CROSS_CHECK,
     verifier_restore=RESTORE,
     verifier_control_note=CONTROL_NOTE,
     verifier_control=CONTROL,

@@ -18,6 +18,8 @@ from selfbench.runners._log import Result, Run
 __all__ = [
     "KEY_DESCRIPTOR",
     "REPORT_DESCRIPTOR",
+    "REPORT_DESCRIPTOR_PATH",
+    "REPORT_ROOT",
     "V8_COVERAGE",
     "CompiledProject",
     "CoverageParts",
@@ -32,12 +34,21 @@ __all__ = [
 
 
 REPORT_DESCRIPTOR = 9
-"""The file descriptor on which the verifier hands a runner's reporter its report, opened by
-root (write-only, appending, on a root-owned file in a directory only root can enter) and
-inherited: no path or variable names it (`VerifierParts.verifier_descriptor`)."""
+"""The file descriptor on which the verifier hands a runner its report channel for the run
+(`open_report_channel` of `bundle/evidence.py`): opened by root for appending on a file in a
+directory only root can enter, inherited, and named by no argument or environment variable.
+The file is root's for a reporter that writes to the descriptor itself (pytest's, cargo's
+target runner), so no process of the verifier user can open it again; the verifier user's for
+one that must reopen it by a name (`REPORT_DESCRIPTOR_PATH`, or an ancestor's `/proc/<pid>/fd`
+entry: bun, node, jest, vitest)."""
+REPORT_DESCRIPTOR_PATH = f"/dev/fd/{REPORT_DESCRIPTOR}"
+"""Its name, for a runner that opens its report by a path (bun's `--reporter-outfile`)."""
 KEY_DESCRIPTOR = 8
-"""The descriptor on which the verifier hands that reporter, read-only, the key it signs its
-records with (a root-owned file beside the report, mode 0400)."""
+"""The descriptor on which the verifier hands a reporter that signs its records (pytest's),
+read-only, the key it signs them with (a root-owned file beside the report, mode 0400). A second
+descriptor, as the key is read and the report written, and neither may be reopened by name."""
+REPORT_ROOT = "/tmp/selfbench-reports."  # noqa: S108 - `mktemp -d` in the verifier, mode 0711
+"""The prefix of the verifier's directory of report directories (`mktemp -d` adds the rest)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,18 +153,16 @@ class VerifierParts:
     """Shell lines run after the tools are written when it is the task's runner."""
     verifier_env: Part | None = None
     """Its `set_evidence_env` case arm (after `)`): the environment that has it write its report
-    to `$report`."""
-    verifier_descriptor: Part | None = None
-    """Its `report_on_descriptor` case arm (after `)`, ` return 0 ;;`) when its reporter takes
-    the report on the inherited `REPORT_DESCRIPTOR` instead of a path it is told (None: a
-    path)."""
+    to `$report`, or opens the report channel it writes to (`open_report_channel "$1" OWNER`,
+    with `signed` for a reporter that signs its records)."""
     verifier_reader: Part | None = None
-    """Its `read_report` case arm: the shell lines that print the report (`$1`) as its reporter
-    wrote it, checking the records' signatures with the key beside it (None: the report's first
-    64 MiB as they are)."""
+    """Its `read_report` case arm: the shell lines that print the report (`$1`) as JSON lines
+    (bun's JUnit report turned into records; pytest's records up to the first one not signed
+    with the key beside it); None: the report's first 64 MiB as they are."""
     verifier_cross_check: Part | None = None
     """Its `cross_check_report` case arm: the shell lines that print where the runner's own
-    output (`$2`, captured by root) disagrees with its report (`$1`), nothing when they agree."""
+    output (`$output`, captured by root) disagrees with its report's records (`$report`),
+    nothing when they agree."""
     verifier_restore: Part | None = None
     """Its `restore_runner_configuration` case arm: what restores its configuration the agent's
     patch changed (`$changed`)."""

@@ -8,9 +8,17 @@ from collections.abc import Sequence
 
 from selfbench.runners._command import subcommand
 from selfbench.runners._log import NO_MATCH, Outcome, Result, Run, table
-from selfbench.runners._protocol import NodeProject, Runner, by_file
+from selfbench.runners._protocol import (
+    REPORT_DESCRIPTOR_PATH,
+    NodeProject,
+    Part,
+    Runner,
+    VerifierParts,
+    by_file,
+    readonly,
+)
 
-__all__ = ["RUNNER", "parse_bun"]
+__all__ = ["BUN_JUNIT", "BUN_RECORDS", "RUNNER", "parse_bun"]
 
 _BUN_MARKS = table("(pass) ✓", "(fail) ✗", "(skip) (todo) » ✎")
 _BUN_DURATION_RE = re.compile(r"(.*) \[\d++(?:\.\d++)?(?:ns|µs|us|ms|s)\]")
@@ -59,6 +67,66 @@ def _script_command(kept: Sequence[str], local: bool) -> list[str]:  # noqa: ARG
     return ["bun", "test", *kept]
 
 
+# The verifier's evidence for bun test (`Runner`'s `report_*` and `verifier_*` parts, text that
+# `bundle/evidence.py` puts together into `tests/test.sh`): bun's JUnit report, which bun writes
+# into the descriptor the verifier opened (a file of the verifier user's in a directory of root's:
+# no argument or variable names it), read by root after the run with awk and jq, not with a
+# program the agent's phase could have changed.
+BUN_JUNIT = r"""
+function attribute(name) {
+  if (!match($0, " " name "=\"[^\"]*\"")) return ""
+  return substr($0, RSTART + length(name) + 3, RLENGTH - length(name) - 4)
+}
+/^ *<testcase / {
+  file = attribute("file")
+  name = attribute("name")
+  outcome = "passed"
+  if ($0 ~ /\/>$/) print "test\tpassed\t" file "\t" name
+  else open = 1
+  next
+}
+open && /^ *<(failure|error)[ >\/]/ { outcome = "failed" }
+open && /^ *<skipped[ >\/]/ { outcome = "skipped" }
+open && /^ *<\/testcase>/ { print "test\t" outcome "\t" file "\t" name; open = 0 }
+/^<\/testsuites>/ { print "finish" }
+"""
+"""The awk program reading bun's JUnit report (an element a line, as bun writes it): a
+tab-separated line per test case (`test`, its outcome, file and name, XML-escaped), then `finish`
+when the report is whole."""
+
+BUN_RECORDS = r"""
+def text: gsub("&lt;"; "<") | gsub("&gt;"; ">") | gsub("&quot;"; "\"") | gsub("&apos;"; "'")
+  | gsub("&#10;"; "\n") | gsub("&amp;"; "&");
+split("\t")
+| if .[0] == "test" then {event: "test", outcome: .[1], file: (.[2] | text), name: (.[3] | text)}
+  else {event: "finish"} end
+"""
+"""The jq program turning `BUN_JUNIT`'s lines into the report's JSON lines."""
+
+_READER = """
+    head -c 67108864 -- "$1" | awk "$bun_junit" | jq -Rc "$bun_records"
+    ;;
+"""
+
+_CROSS_CHECK = r"""
+    local passed failed seen
+    passed="$(grep -E '^ *[0-9]+ pass$' -- "$output" | tail -n 1 | tr -dc 0-9)"
+    failed="$(grep -E '^ *[0-9]+ fail$' -- "$output" | tail -n 1 | tr -dc 0-9)"
+    seen="$(jq -rs 'map(select(.event == "test") | .outcome)
+      | "\(map(select(. == "passed")) | length) \(map(select(. == "failed")) | length)"' \
+      -- "$report" 2>/dev/null)" || seen=""
+    if [ -z "$passed" ]; then
+      echo "bun test printed no summary line"
+    elif [ "$passed ${failed:-0}" != "$seen" ]; then
+      echo "bun test's summary ($passed pass, ${failed:-0} fail) disagrees with its report" \
+        "(${seen% *} passed, ${seen#* } failed)"
+    fi
+    ;;
+"""
+_PASSED = '\n    map(select(.event == "test" and .outcome == "passed") | {file, name: ""})'
+_FAILED = '\n    map(select(.event == "test" and .outcome == "failed") | "\\(.file) \\(.name)")'
+_ENV = '\n    open_report_channel "$1" "$verifier_user"\n    evidence_env=()\n    ;;\n'
+
 RUNNER = Runner(
     name="bun",
     setting="bun",
@@ -76,8 +144,19 @@ RUNNER = Runner(
         import_pattern=r"""from\s+['"]bun:test['"]""",
     ),
     toolchains=("bun",),
-    evidence=False,
+    evidence=True,
     selects_files=False,
+    report_arguments=f"--reporter=junit --reporter-outfile={REPORT_DESCRIPTOR_PATH}",
     control_files=("bunfig.toml",),
     control_directories=("node_modules",),
+    verifier=VerifierParts(
+        report_passed=Part(5, _PASSED),
+        report_failed=Part(5, _FAILED),
+        report_finished=Part(5, ' any(.[]; .event == "finish")'),
+        report_of=Part(2, " (.file | under($want.file)) or (.file | under($want.path))"),
+        verifier_programs=readonly("bun_junit", BUN_JUNIT) + readonly("bun_records", BUN_RECORDS),
+        verifier_env=Part(5, _ENV),
+        verifier_reader=Part(0, _READER),
+        verifier_cross_check=Part(1, _CROSS_CHECK),
+    ),
 )

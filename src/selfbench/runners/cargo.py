@@ -12,9 +12,16 @@ from collections.abc import Sequence
 
 from selfbench.runners._command import subcommand
 from selfbench.runners._log import Outcome, Result, Run, table
-from selfbench.runners._protocol import CompiledProject, Part, Runner, VerifierParts, readonly
+from selfbench.runners._protocol import (
+    REPORT_DESCRIPTOR,
+    CompiledProject,
+    Part,
+    Runner,
+    VerifierParts,
+    readonly,
+)
 
-__all__ = ["CARGO_CONTROL", "RUNNER", "parse_cargo"]
+__all__ = ["CARGO_CONTROL", "CARGO_SUMMARY", "RUNNER", "parse_cargo"]
 
 _CARGO_TEST_RE = re.compile(r"test (.+?) \.\.\. (ok|FAILED|ignored)(?:, .*)?")
 _CARGO_OUTCOMES = table("ok", "FAILED", "ignored")
@@ -75,19 +82,21 @@ _TEST_COMMAND = (
 
 # The verifier's evidence for cargo test (`Runner`'s `report_*` and `verifier_*` parts, text that
 # `bundle/evidence.py` puts together into `tests/test.sh`).
-_CARGO_RUNNER = r"""#!/bin/bash
+_CARGO_RUNNER = f"""#!/bin/bash
 # cargo's target runner for the verifier: a test binary logs each result with libtest's --logfile;
-# its exit status is recorded after them.
+# its exit status is recorded after them, on the descriptor the verifier opened (a file of root's
+# that no process of the tests can open), which the test binary does not inherit.
 binary="$1"
 shift
-log="$(mktemp "${SELFBENCH_EVIDENCE%/*}/libtest.XXXXXX")" || exit 1
-env -u SELFBENCH_EVIDENCE "$binary" "$@" --logfile "$log"
+log="$(mktemp -d /tmp/selfbench-libtest.XXXXXX)/log" || exit 1
+"$binary" "$@" --logfile "$log" {REPORT_DESCRIPTOR}>&-
 status=$?
-{
-  sed -n -e 's/^\(ok\|failed\|ignored\) \(.*\)$/\1\t\2/p' -- "$log" |
-    jq -Rc 'split("\t") | {event: "test", outcome: .[0], name: (.[1:] | join("\t"))}'
-  printf '{"event":"exit","status":%d}\n' "$status"
-} >>"$SELFBENCH_EVIDENCE"
+{{
+  sed -n -e 's/^\\(ok\\|failed\\|ignored\\) \\(.*\\)$/\\1\\t\\2/p' -- "$log" |
+    jq -Rc 'split("\\t") | {{event: "test", outcome: .[0], name: (.[1:] | join("\\t"))}}'
+  printf '{{"event":"exit","status":%d}}\\n' "$status"
+}} >&{REPORT_DESCRIPTOR}
+rm -rf -- "${{log%/log}}"
 exit "$status"
 """
 
@@ -124,9 +133,41 @@ _TOOLS = (
 )
 
 _ENV = r"""
-    evidence_env=("SELFBENCH_EVIDENCE=$report"
-      "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=$evidence_tools/cargo-runner"
+    open_report_channel "$1" root
+    evidence_env=("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=$evidence_tools/cargo-runner"
       "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=$evidence_tools/cargo-runner")
+    ;;
+"""
+
+CARGO_SUMMARY = r"""
+/^ *Doc-tests / { doc = 1 }
+/^ *Running / { doc = 0 }
+!doc && /^test result: / {
+  lines++
+  for (at = 2; at <= NF; at++) {
+    if ($at == "passed;") passed += $(at - 1)
+    if ($at == "failed;") failed += $(at - 1)
+  }
+}
+END { print lines + 0, passed + 0, failed + 0 }
+"""
+"""The awk program summing libtest's `test result:` lines of the test binaries cargo ran through
+its runner (not the doc tests'): how many lines, tests passed, tests failed."""
+
+_CROSS_CHECK = r"""
+    local summary lines seen
+    summary="$(awk "$cargo_summary" "$output")"
+    lines="${summary%% *}"
+    seen="$(jq -rs '[.[] | select(.event == "test") | .outcome]
+      | "\(map(select(. == "ok")) | length) \(map(select(. == "failed")) | length)"' \
+      -- "$report" 2>/dev/null)" || seen=""
+    summary="${summary#* }"
+    if [ "$lines" = 0 ]; then
+      echo "cargo test printed no test result line"
+    elif [ "$summary" != "$seen" ]; then
+      echo "cargo test's result lines (${summary% *} passed, ${summary#* } failed) disagree" \
+        "with its report (${seen% *} passed, ${seen#* } failed)"
+    fi
     ;;
 """
 
@@ -161,10 +202,12 @@ RUNNER = Runner(
         report_of=Part(1, " true"),
         report_named=Part(0, " contains($name)"),
         report_selector=Part(0, " .name"),
-        verifier_programs=readonly("cargo_control", CARGO_CONTROL),
+        verifier_programs=readonly("cargo_control", CARGO_CONTROL)
+        + readonly("cargo_summary", CARGO_SUMMARY),
         verifier_tools=Part(2, _TOOLS),
         verifier_executables=("cargo-runner",),
         verifier_env=Part(4, _ENV),
+        verifier_cross_check=Part(2, _CROSS_CHECK),
         verifier_restore=Part(2, ' restore_changed_configuration "$changed" ;;\n'),
         verifier_control_note=Part(2, "# Cargo.toml's part that `cargo_control` prints.\n"),
         verifier_control=Part(

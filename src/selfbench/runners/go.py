@@ -254,6 +254,21 @@ wanted_tests() {
 }
 """
 
+_CROSS_CHECK = r"""
+    local text passed failed seen
+    text="$(jq -Rrj "$go_text" <"$output" 2>/dev/null)" || text=""
+    passed="$(grep -cE '^ok[[:space:]]' <<<"$text")"
+    failed="$(grep -cE '^FAIL[[:space:]]' <<<"$text")"
+    seen="$(jq -rs 'map(select((.Test | type) != "string") | .Action)
+      | "\(map(select(. == "pass")) | length) \(map(select(. == "fail")) | length)"' \
+      -- "$report" 2>/dev/null)" || seen=""
+    if [ "$passed $failed" != "$seen" ]; then
+      echo "go test's package lines ($passed ok, $failed FAIL) disagree with its events" \
+        "(${seen% *} passed, ${seen#* } failed)"
+    fi
+    ;;
+"""
+
 RUNNER = Runner(
     name="go",
     setting="go",
@@ -288,6 +303,7 @@ RUNNER = Runner(
         verifier_executables=("go-exec",),
         verifier_prepare=_PREPARE,
         verifier_env=Part(2, _ENV),
+        verifier_cross_check=Part(3, _CROSS_CHECK),
         verifier_restore=Part(1, ' restore_changed_configuration "$changed" ;;\n'),
         verifier_control_note=Part(0, _CONTROL_NOTE),
         verifier_control=Part(1, _CONTROL),

@@ -6,7 +6,13 @@ import re
 from collections.abc import Sequence
 
 from selfbench.runners._command import installed, js_bin
-from selfbench.runners._jest_family import NO_FILES, VERIFIER, counts, from_json
+from selfbench.runners._jest_family import (
+    NO_FILES,
+    REPORTER_ARGUMENTS,
+    VERIFIER,
+    counts,
+    from_json,
+)
 from selfbench.runners._log import Result, Run, table
 from selfbench.runners._protocol import V8_COVERAGE, NodeProject, Runner, by_file
 
@@ -92,7 +98,7 @@ RUNNER = Runner(
     toolchains=("node",),
     evidence=True,
     selects_files=True,
-    report_arguments='--json "--outputFile=$SELFBENCH_EVIDENCE"',
+    report_arguments="--reporters=default --reporters=" + REPORTER_ARGUMENTS,
     control_files=("jest.config.*", "jest.setup.*"),
     project_paths=(r"packages/(jest)(?:-[^/]*)?",),
     manifest_keys=("jest", "babel", "scripts"),  # its settings, its transform's, the scripts

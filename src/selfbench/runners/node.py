@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 from selfbench.runners._log import Outcome, Result, Run, table
 from selfbench.runners._protocol import (
+    REPORT_DESCRIPTOR,
+    REPORT_ROOT,
     V8_COVERAGE,
     NodeProject,
     Part,
@@ -17,7 +19,7 @@ from selfbench.runners._protocol import (
     by_file,
 )
 
-__all__ = ["RUNNER", "parse_node"]
+__all__ = ["REPORT_CHANNEL", "RUNNER", "parse_node"]
 
 _NODE_SUMMARY_RE = re.compile(r"(?:#|\u2139) (tests|pass|fail|cancelled|skipped|todo) (\d{1,9})")
 _TAP_RE = re.compile(r"(not )?ok \d++(?: - (.*))?")
@@ -194,26 +196,57 @@ CONTROL_FILES = (
 
 # The verifier's evidence for node --test (`Runner`'s `report_*` and `verifier_*` parts, text that
 # `bundle/evidence.py` puts together into `tests/test.sh`).
-_REPORTER = """\
-// Loaded before any test file runs: the test files' processes, started after, are not told where
-// the report goes.
-process.env.NODE_OPTIONS = (process.env.NODE_OPTIONS ?? '').replace(
-  /--test-reporter-destination=(?!std(out|err)(\\s|$))\\S+/g,
-  '--test-reporter-destination=/dev/null',
-);
+REPORT_CHANNEL = f"""\
+// The report channel: the descriptor {REPORT_DESCRIPTOR} the verifier opened on a file in a
+// directory of root's, held by this process or, for a runner that npx or npm started (node passes
+// no other descriptor to a child), by its nearest ancestor that holds it; opened again through
+// /proc, from the start (a later run of the runner in the same command replaces an earlier one's
+// records).
+function reportChannel() {{
+  let pid = process.pid;
+  while (pid > 1) {{
+    const link = '/proc/' + pid + '/fd/{REPORT_DESCRIPTOR}';
+    try {{
+      if (fs.readlinkSync(link).startsWith('{REPORT_ROOT}')) {{
+        return fs.openSync(link, 'w');
+      }}
+    }} catch {{}}
+    try {{
+      const stat = fs.readFileSync('/proc/' + pid + '/stat', 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    }} catch {{
+      return null;
+    }}
+  }}
+  return null;
+}}
+"""
+"""The JavaScript function the Node runners' reporters find their report channel with (it uses
+`fs`, node's file module): a descriptor, or null when no process holds the channel."""
 
-export default async function* reporter(source) {
-  for await (const event of source) {
-    if (event.type === 'test:pass' || event.type === 'test:fail') {
+_REPORTER = f"""\
+// node --test's reporter for the verifier, in the runner's own process, loaded before any test
+// file's process starts: each test's outcome, written to the report channel (no argument or
+// variable names it).
+import fs from 'node:fs';
+
+{REPORT_CHANNEL}
+const channel = reportChannel();
+
+export default async function* reporter(source) {{
+  for await (const event of source) {{
+    if ((event.type === 'test:pass' || event.type === 'test:fail') && channel !== null) {{
       const data = event.data;
-      yield JSON.stringify({
+      fs.writeSync(channel, JSON.stringify({{
         event: event.type, file: data.file ?? '', name: data.name,
         type: data.details?.type ?? '',
-      }) + '\\n';
-    }
-  }
-  yield '{"event":"finish"}\\n';
-}
+      }}) + '\\n');
+    }}
+  }}
+  if (channel !== null) {{
+    fs.writeSync(channel, '{{"event":"finish"}}\\n');
+  }}
+}}
 """
 
 _PASSED = r"""
@@ -230,8 +263,9 @@ _TOOLS = (
 )
 
 _ENV = r"""
+    open_report_channel "$1" "$verifier_user"
     evidence_env=("NODE_OPTIONS=--test-reporter=tap --test-reporter-destination=stdout \
---test-reporter=$evidence_tools/reporter.mjs --test-reporter-destination=$report")
+--test-reporter=$evidence_tools/reporter.mjs --test-reporter-destination=stderr")
     ;;
 """
 

@@ -692,6 +692,7 @@ _TOOLS = (
 )
 
 _ENV = (
+    '\n    open_report_channel "$1" root signed'
     '\n    evidence_env=("PYTHONPATH=$evidence_tools" "PYTEST_ADDOPTS=-p '
     + REPORTER_MODULE
     + '")\n    ;;\n'
@@ -793,7 +794,6 @@ RUNNER = Runner(
         verifier_programs=_PROGRAMS,
         verifier_tools=Part(0, _TOOLS),
         verifier_env=Part(0, _ENV),
-        verifier_descriptor=Part(0, " return 0 ;;\n"),
         verifier_reader=Part(0, _READER),
         verifier_cross_check=Part(0, _CROSS_CHECK),
         verifier_restore=Part(0, _RESTORE),

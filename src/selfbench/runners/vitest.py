@@ -6,7 +6,13 @@ import re
 from collections.abc import Sequence
 
 from selfbench.runners._command import installed, js_bin
-from selfbench.runners._jest_family import NO_FILES, VERIFIER, counts, from_json
+from selfbench.runners._jest_family import (
+    NO_FILES,
+    REPORTER_ARGUMENTS,
+    VERIFIER,
+    counts,
+    from_json,
+)
 from selfbench.runners._log import Result, Run, table
 from selfbench.runners._protocol import V8_COVERAGE, NodeProject, Runner, by_file
 
@@ -79,7 +85,7 @@ RUNNER = Runner(
     toolchains=("node",),
     evidence=True,
     selects_files=True,
-    report_arguments='--reporter=default --reporter=json "--outputFile.json=$SELFBENCH_EVIDENCE"',
+    report_arguments="--reporter=default --reporter=" + REPORTER_ARGUMENTS,
     control_files=CONTROL_FILES,
     project_paths=(r"packages/(vitest)(?:-[^/]*)?",),
     manifest_keys=("scripts",),

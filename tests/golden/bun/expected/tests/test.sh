@@ -19,12 +19,12 @@ readonly shared_uv_cache='/opt/uv-cache'
 readonly verifier_user='verifier'
 readonly infrastructure_errors='ECONNRESET|ETIMEDOUT|ESOCKETTIMEDOUT|ENOTFOUND|EAI_AGAIN|META_FETCH_FAIL|FetchError|EPIPE|EPERM|registry\.npmjs'
 # shellcheck disable=SC2016
-readonly fail_to_pass_command='bun test '"'"'tests/new-behavior.test.ts'"'"''
+readonly fail_to_pass_command='bun test '"'"'tests/new-behavior.test.ts'"'"' --reporter=junit --reporter-outfile=/dev/fd/9'
 # shellcheck disable=SC2016
-readonly pass_to_pass_command='bun test '"'"'tests/existing-a.test.ts'"'"' '"'"'tests/existing-b.test.ts'"'"''
-readonly runner=''
-readonly fail_to_pass_evidence=''
-readonly pass_to_pass_evidence=''
+readonly pass_to_pass_command='bun test '"'"'tests/existing-a.test.ts'"'"' '"'"'tests/existing-b.test.ts'"'"' --reporter=junit --reporter-outfile=/dev/fd/9'
+readonly runner='bun'
+readonly fail_to_pass_evidence='[{"path":"/app/tests/new-behavior.test.ts","file":"tests/new-behavior.test.ts","name":""}]'
+readonly pass_to_pass_evidence='[{"path":"/app/tests/existing-a.test.ts","file":"tests/existing-a.test.ts","name":""},{"path":"/app/tests/existing-b.test.ts","file":"tests/existing-b.test.ts","name":""}]'
 readonly protected_paths=('tests/new-behavior.test.ts')
 readonly exclude_args=('--exclude=tests/new-behavior.test.ts' '--exclude=tests/new-behavior.test.ts/*' '--exclude=conftest.py' '--exclude=*/conftest.py' '--exclude=pytest.ini' '--exclude=*/pytest.ini' '--exclude=.pytest.ini' '--exclude=*/.pytest.ini' '--exclude=pytest.toml' '--exclude=*/pytest.toml' '--exclude=.pytest.toml' '--exclude=*/.pytest.toml' '--exclude=sitecustomize.py' '--exclude=*/sitecustomize.py' '--exclude=usercustomize.py' '--exclude=*/usercustomize.py' '--exclude=*.pth' '--exclude=*/*.pth' '--exclude=*.pyc' '--exclude=*/*.pyc' '--exclude=*.pyo' '--exclude=*/*.pyo' '--exclude=_selfbench_evidence.py' '--exclude=*/_selfbench_evidence.py' '--exclude=jest.config.*' '--exclude=*/jest.config.*' '--exclude=jest.setup.*' '--exclude=*/jest.setup.*' '--exclude=vitest.config.*' '--exclude=*/vitest.config.*' '--exclude=vitest.setup.*' '--exclude=*/vitest.setup.*' '--exclude=vitest.workspace.*' '--exclude=*/vitest.workspace.*' '--exclude=vite.config.*' '--exclude=*/vite.config.*' '--exclude=babel.config.*' '--exclude=*/babel.config.*' '--exclude=.babelrc' '--exclude=*/.babelrc' '--exclude=.babelrc.*' '--exclude=*/.babelrc.*' '--exclude=.mocharc*' '--exclude=*/.mocharc*' '--exclude=.npmrc' '--exclude=*/.npmrc' '--exclude=.yarnrc' '--exclude=*/.yarnrc' '--exclude=.yarnrc.yml' '--exclude=*/.yarnrc.yml' '--exclude=.pnpmfile.cjs' '--exclude=*/.pnpmfile.cjs' '--exclude=bunfig.toml' '--exclude=*/bunfig.toml' '--exclude=.node-options' '--exclude=*/.node-options' '--exclude=rust-toolchain' '--exclude=*/rust-toolchain' '--exclude=rust-toolchain.toml' '--exclude=*/rust-toolchain.toml' '--exclude=build.rs' '--exclude=*/build.rs' '--exclude=go.work' '--exclude=*/go.work' '--exclude=go.work.sum' '--exclude=*/go.work.sum' '--exclude=go.env' '--exclude=*/go.env' '--exclude=vendor/modules.txt' '--exclude=*/vendor/modules.txt' '--exclude=*_test.go' '--exclude=*/*_test.go' '--exclude=tests/*.rs' '--exclude=*/tests/*.rs' '--exclude=_selfbench_evidence/*' '--exclude=*/_selfbench_evidence/*' '--exclude=__pycache__/*' '--exclude=*/__pycache__/*' '--exclude=.pytest_cache/*' '--exclude=*/.pytest_cache/*' '--exclude=.venv/*' '--exclude=*/.venv/*' '--exclude=site-packages/*' '--exclude=*/site-packages/*' '--exclude=node_modules/*' '--exclude=*/node_modules/*' '--exclude=.cargo/*' '--exclude=*/.cargo/*' '--exclude=.git-hooks/*' '--exclude=*/.git-hooks/*')
 readonly package_exclude_args=('--exclude=pytest.py' '--exclude=*/pytest.py' '--exclude=py.py' '--exclude=*/py.py' '--exclude=pytest/*' '--exclude=*/pytest/*' '--exclude=_pytest/*' '--exclude=*/_pytest/*' '--exclude=pluggy/*' '--exclude=*/pluggy/*' '--exclude=venv/*' '--exclude=*/venv/*' '--exclude=target/*' '--exclude=*/target/*')
@@ -197,13 +197,15 @@ prepare_uv_cache() {
 
 # Runs a command as the verifier user; its status, and in `$evidence_problem` why the runner's
 # own report does not show every wanted test passing ("" when it does or nothing is wanted).
-# A runner that takes its report on a descriptor gets it, and its key, opened here by root.
+# The runner's report channel (and, for a reporter that signs its records, the key) is opened here
+# by root on descriptors the command inherits (`open_report_channel`, from `set_evidence_env`).
 run_as_verifier() {
   local command="$1" wanted="$2" output status=1 attempt report
   output="$(mktemp /tmp/selfbench-output.XXXXXX)" || return 1
   for attempt in 1 2 3; do
     report="$(new_report_dir)" || return 1
-    open_report_channel "$report" || return 1
+    report_channel=/dev/null
+    key_channel=/dev/null
     set_evidence_env "$report"
     (cd -- "$workdir" && exec runuser -u "$verifier_user" -- env PATH="$PATH" \
       HOME="/home/$verifier_user" UV_CACHE_DIR="$uv_cache" "${evidence_env[@]}" \
@@ -296,9 +298,11 @@ def passed($root):
   elif $runner == "jest" or $runner == "vitest" then
     [.[] | .testResults[]? | .name as $file | .assertionResults[]?
      | select(.status == "passed") | {file: $file, name: ""}]
-  else
+  elif $runner == "node" then
     map(select(.event == "test:pass" and .type != "suite" and .name != .file)
       | {file: .file, name: ""})
+  else
+    map(select(.event == "test" and .outcome == "passed") | {file, name: ""})
   end;
 def failed:
   if $runner == "pytest" then
@@ -315,7 +319,10 @@ def failed:
     [.[] | .testResults[]? | (select(.status == "failed") | .name),
      (.assertionResults[]? | select(.status == "failed") | .fullName)]
     + [.[] | select((.numRuntimeErrorTestSuites // 0) > 0) | "a test file did not run"]
-  else map(select(.event == "test:fail") | .name) end;
+  elif $runner == "node" then map(select(.event == "test:fail") | .name)
+  else
+    map(select(.event == "test" and .outcome == "failed") | "\(.file) \(.name)")
+  end;
 def finished:
   if $runner == "pytest" then any(.[]; (.event == "finish" and .exitstatus == 0) or .event == "forged")
   elif $runner == "go" then
@@ -335,6 +342,7 @@ def package_of($want):
 def of($want):
   if $runner == "go" then .file | package_of($want)
   elif $runner == "cargo" then true
+  elif $runner == "bun" then (.file | under($want.file)) or (.file | under($want.path))
   else (.file | under($want.path)) or (.file | endswith("/" + $want.file))
     or (.file | contains("/" + $want.file + "/")) end;
 def named($name):
@@ -538,6 +546,46 @@ section == "[package]" && line ~ /^"?(build|autotests|autobins|autoexamples|auto
   next
 }
 line ~ /(^|[{,.])"?path"?=/ { print section line }
+'
+# shellcheck disable=SC2016
+readonly cargo_summary='
+/^ *Doc-tests / { doc = 1 }
+/^ *Running / { doc = 0 }
+!doc && /^test result: / {
+  lines++
+  for (at = 2; at <= NF; at++) {
+    if ($at == "passed;") passed += $(at - 1)
+    if ($at == "failed;") failed += $(at - 1)
+  }
+}
+END { print lines + 0, passed + 0, failed + 0 }
+'
+# shellcheck disable=SC2016
+readonly bun_junit='
+function attribute(name) {
+  if (!match($0, " " name "=\"[^\"]*\"")) return ""
+  return substr($0, RSTART + length(name) + 3, RLENGTH - length(name) - 4)
+}
+/^ *<testcase / {
+  file = attribute("file")
+  name = attribute("name")
+  outcome = "passed"
+  if ($0 ~ /\/>$/) print "test\tpassed\t" file "\t" name
+  else open = 1
+  next
+}
+open && /^ *<(failure|error)[ >\/]/ { outcome = "failed" }
+open && /^ *<skipped[ >\/]/ { outcome = "skipped" }
+open && /^ *<\/testcase>/ { print "test\t" outcome "\t" file "\t" name; open = 0 }
+/^<\/testsuites>/ { print "finish" }
+'
+# shellcheck disable=SC2016
+readonly bun_records='
+def text: gsub("&lt;"; "<") | gsub("&gt;"; ">") | gsub("&quot;"; "\"") | gsub("&apos;"; "'"'"'")
+  | gsub("&#10;"; "\n") | gsub("&amp;"; "&");
+split("\t")
+| if .[0] == "test" then {event: "test", outcome: .[1], file: (.[2] | text), name: (.[3] | text)}
+  else {event: "finish"} end
 '
 evidence_tools=""
 evidence_problem=""
@@ -751,40 +799,68 @@ def pytest_sessionfinish(session, exitstatus):
 _RECORDED.update(_recorded())  # after the hooks: the reporter's own functions are all defined
 PYTEST_REPORTER
   cat >"$evidence_tools/reporter.mjs" <<'NODE_REPORTER'
-// Loaded before any test file runs: the test files' processes, started after, are not told where
-// the report goes.
-process.env.NODE_OPTIONS = (process.env.NODE_OPTIONS ?? '').replace(
-  /--test-reporter-destination=(?!std(out|err)(\s|$))\S+/g,
-  '--test-reporter-destination=/dev/null',
-);
+// node --test's reporter for the verifier, in the runner's own process, loaded before any test
+// file's process starts: each test's outcome, written to the report channel (no argument or
+// variable names it).
+import fs from 'node:fs';
+
+// The report channel: the descriptor 9 the verifier opened on a file in a
+// directory of root's, held by this process or, for a runner that npx or npm started (node passes
+// no other descriptor to a child), by its nearest ancestor that holds it; opened again through
+// /proc, from the start (a later run of the runner in the same command replaces an earlier one's
+// records).
+function reportChannel() {
+  let pid = process.pid;
+  while (pid > 1) {
+    const link = '/proc/' + pid + '/fd/9';
+    try {
+      if (fs.readlinkSync(link).startsWith('/tmp/selfbench-reports.')) {
+        return fs.openSync(link, 'w');
+      }
+    } catch {}
+    try {
+      const stat = fs.readFileSync('/proc/' + pid + '/stat', 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
+
+const channel = reportChannel();
 
 export default async function* reporter(source) {
   for await (const event of source) {
-    if (event.type === 'test:pass' || event.type === 'test:fail') {
+    if ((event.type === 'test:pass' || event.type === 'test:fail') && channel !== null) {
       const data = event.data;
-      yield JSON.stringify({
+      fs.writeSync(channel, JSON.stringify({
         event: event.type, file: data.file ?? '', name: data.name,
         type: data.details?.type ?? '',
-      }) + '\n';
+      }) + '\n');
     }
   }
-  yield '{"event":"finish"}\n';
+  if (channel !== null) {
+    fs.writeSync(channel, '{"event":"finish"}\n');
+  }
 }
 NODE_REPORTER
   cat >"$evidence_tools/cargo-runner" <<'CARGO_RUNNER'
 #!/bin/bash
 # cargo's target runner for the verifier: a test binary logs each result with libtest's --logfile;
-# its exit status is recorded after them.
+# its exit status is recorded after them, on the descriptor the verifier opened (a file of root's
+# that no process of the tests can open), which the test binary does not inherit.
 binary="$1"
 shift
-log="$(mktemp "${SELFBENCH_EVIDENCE%/*}/libtest.XXXXXX")" || exit 1
-env -u SELFBENCH_EVIDENCE "$binary" "$@" --logfile "$log"
+log="$(mktemp -d /tmp/selfbench-libtest.XXXXXX)/log" || exit 1
+"$binary" "$@" --logfile "$log" 9>&-
 status=$?
 {
   sed -n -e 's/^\(ok\|failed\|ignored\) \(.*\)$/\1\t\2/p' -- "$log" |
     jq -Rc 'split("\t") | {event: "test", outcome: .[0], name: (.[1:] | join("\t"))}'
   printf '{"event":"exit","status":%d}\n' "$status"
-} >>"$SELFBENCH_EVIDENCE"
+} >&9
+rm -rf -- "${log%/log}"
 exit "$status"
 CARGO_RUNNER
   cat >"$evidence_tools/go-exec" <<'GO_EXEC'
@@ -797,6 +873,252 @@ case "$1" in
 esac
 exec "$@"
 GO_EXEC
+  cat >"$evidence_tools/jest-reporter.cjs" <<'JEST_REPORTER'
+// jest's reporter for the verifier, in jest's own process, made before any test runs: the
+// run's results in the shape of jest's JSON report, written to the report channel (no argument
+// or variable names it).
+'use strict';
+const fs = require('node:fs');
+
+// The report channel: the descriptor 9 the verifier opened on a file in a
+// directory of root's, held by this process or, for a runner that npx or npm started (node passes
+// no other descriptor to a child), by its nearest ancestor that holds it; opened again through
+// /proc, from the start (a later run of the runner in the same command replaces an earlier one's
+// records).
+function reportChannel() {
+  let pid = process.pid;
+  while (pid > 1) {
+    const link = '/proc/' + pid + '/fd/9';
+    try {
+      if (fs.readlinkSync(link).startsWith('/tmp/selfbench-reports.')) {
+        return fs.openSync(link, 'w');
+      }
+    } catch {}
+    try {
+      const stat = fs.readFileSync('/proc/' + pid + '/stat', 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
+
+module.exports = class {
+  constructor() {
+    this.channel = reportChannel();
+  }
+
+  onRunComplete(contexts, results) {
+    if (this.channel === null) {
+      return;
+    }
+    const files = results.testResults.map((file) => ({
+      name: file.testFilePath,
+      status: file.testExecError || file.numFailingTests > 0 ? 'failed' : 'passed',
+      assertionResults: file.testResults.map((test) => ({
+        fullName: test.fullName, status: test.status,
+      })),
+    }));
+    const report = {
+      numTotalTests: results.numTotalTests,
+      numRuntimeErrorTestSuites: results.numRuntimeErrorTestSuites,
+      testResults: files,
+    };
+    fs.writeSync(this.channel, JSON.stringify(report) + '\n');
+  }
+};
+JEST_REPORTER
+  cat >"$evidence_tools/vitest-reporter.mjs" <<'VITEST_REPORTER'
+// vitest's reporter for the verifier, in vitest's own process, made before any test runs: the
+// run's results in the shape of jest's JSON report, written to the report channel (no argument
+// or variable names it).
+import fs from 'node:fs';
+
+// The report channel: the descriptor 9 the verifier opened on a file in a
+// directory of root's, held by this process or, for a runner that npx or npm started (node passes
+// no other descriptor to a child), by its nearest ancestor that holds it; opened again through
+// /proc, from the start (a later run of the runner in the same command replaces an earlier one's
+// records).
+function reportChannel() {
+  let pid = process.pid;
+  while (pid > 1) {
+    const link = '/proc/' + pid + '/fd/9';
+    try {
+      if (fs.readlinkSync(link).startsWith('/tmp/selfbench-reports.')) {
+        return fs.openSync(link, 'w');
+      }
+    } catch {}
+    try {
+      const stat = fs.readFileSync('/proc/' + pid + '/stat', 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
+
+const STATUS = { pass: 'passed', fail: 'failed' };
+
+function tests(task, titles, found) {
+  for (const child of task.tasks ?? []) {
+    const path = [...titles, child.name];
+    if (child.type === 'suite') {
+      tests(child, path, found);
+    } else {
+      found.push({ fullName: path.join(' '), status: STATUS[child.result?.state] ?? 'skipped' });
+    }
+  }
+  return found;
+}
+
+export default class {
+  constructor() {
+    this.channel = reportChannel();
+  }
+
+  onFinished(files = [], errors = []) {
+    if (this.channel === null) {
+      return;
+    }
+    const results = files.map((file) => ({
+      name: file.filepath,
+      status: file.result?.state === 'fail' ? 'failed' : 'passed',
+      assertionResults: tests(file, [], []),
+    }));
+    const report = {
+      numTotalTests: results.reduce((total, file) => total + file.assertionResults.length, 0),
+      numRuntimeErrorTestSuites: errors.length,
+      testResults: results,
+    };
+    fs.writeSync(this.channel, JSON.stringify(report) + '\n');
+  }
+}
+VITEST_REPORTER
+  cat >"$evidence_tools/jest-reporter.cjs" <<'JEST_REPORTER'
+// jest's reporter for the verifier, in jest's own process, made before any test runs: the
+// run's results in the shape of jest's JSON report, written to the report channel (no argument
+// or variable names it).
+'use strict';
+const fs = require('node:fs');
+
+// The report channel: the descriptor 9 the verifier opened on a file in a
+// directory of root's, held by this process or, for a runner that npx or npm started (node passes
+// no other descriptor to a child), by its nearest ancestor that holds it; opened again through
+// /proc, from the start (a later run of the runner in the same command replaces an earlier one's
+// records).
+function reportChannel() {
+  let pid = process.pid;
+  while (pid > 1) {
+    const link = '/proc/' + pid + '/fd/9';
+    try {
+      if (fs.readlinkSync(link).startsWith('/tmp/selfbench-reports.')) {
+        return fs.openSync(link, 'w');
+      }
+    } catch {}
+    try {
+      const stat = fs.readFileSync('/proc/' + pid + '/stat', 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
+
+module.exports = class {
+  constructor() {
+    this.channel = reportChannel();
+  }
+
+  onRunComplete(contexts, results) {
+    if (this.channel === null) {
+      return;
+    }
+    const files = results.testResults.map((file) => ({
+      name: file.testFilePath,
+      status: file.testExecError || file.numFailingTests > 0 ? 'failed' : 'passed',
+      assertionResults: file.testResults.map((test) => ({
+        fullName: test.fullName, status: test.status,
+      })),
+    }));
+    const report = {
+      numTotalTests: results.numTotalTests,
+      numRuntimeErrorTestSuites: results.numRuntimeErrorTestSuites,
+      testResults: files,
+    };
+    fs.writeSync(this.channel, JSON.stringify(report) + '\n');
+  }
+};
+JEST_REPORTER
+  cat >"$evidence_tools/vitest-reporter.mjs" <<'VITEST_REPORTER'
+// vitest's reporter for the verifier, in vitest's own process, made before any test runs: the
+// run's results in the shape of jest's JSON report, written to the report channel (no argument
+// or variable names it).
+import fs from 'node:fs';
+
+// The report channel: the descriptor 9 the verifier opened on a file in a
+// directory of root's, held by this process or, for a runner that npx or npm started (node passes
+// no other descriptor to a child), by its nearest ancestor that holds it; opened again through
+// /proc, from the start (a later run of the runner in the same command replaces an earlier one's
+// records).
+function reportChannel() {
+  let pid = process.pid;
+  while (pid > 1) {
+    const link = '/proc/' + pid + '/fd/9';
+    try {
+      if (fs.readlinkSync(link).startsWith('/tmp/selfbench-reports.')) {
+        return fs.openSync(link, 'w');
+      }
+    } catch {}
+    try {
+      const stat = fs.readFileSync('/proc/' + pid + '/stat', 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
+
+const STATUS = { pass: 'passed', fail: 'failed' };
+
+function tests(task, titles, found) {
+  for (const child of task.tasks ?? []) {
+    const path = [...titles, child.name];
+    if (child.type === 'suite') {
+      tests(child, path, found);
+    } else {
+      found.push({ fullName: path.join(' '), status: STATUS[child.result?.state] ?? 'skipped' });
+    }
+  }
+  return found;
+}
+
+export default class {
+  constructor() {
+    this.channel = reportChannel();
+  }
+
+  onFinished(files = [], errors = []) {
+    if (this.channel === null) {
+      return;
+    }
+    const results = files.map((file) => ({
+      name: file.filepath,
+      status: file.result?.state === 'fail' ? 'failed' : 'passed',
+      assertionResults: tests(file, [], []),
+    }));
+    const report = {
+      numTotalTests: results.reduce((total, file) => total + file.assertionResults.length, 0),
+      numRuntimeErrorTestSuites: errors.length,
+      testResults: results,
+    };
+    fs.writeSync(this.channel, JSON.stringify(report) + '\n');
+  }
+}
+VITEST_REPORTER
   chmod 0644 -- "$evidence_tools/"*
   chmod 0755 -- "$evidence_tools/cargo-runner" "$evidence_tools/go-exec"
   if [ "$runner" = go ]; then
@@ -845,11 +1167,13 @@ set_evidence_env() {
   local report="$1/report.jsonl"
   case "$runner" in
   pytest)
+    open_report_channel "$1" root signed
     evidence_env=("PYTHONPATH=$evidence_tools" "PYTEST_ADDOPTS=-p _selfbench_evidence")
     ;;
   node)
+    open_report_channel "$1" "$verifier_user"
     evidence_env=("NODE_OPTIONS=--test-reporter=tap --test-reporter-destination=stdout \
---test-reporter=$evidence_tools/reporter.mjs --test-reporter-destination=$report")
+--test-reporter=$evidence_tools/reporter.mjs --test-reporter-destination=stderr")
     ;;
   go)
     evidence_env=("GOFLAGS=-json -count=1${go_exec:+ -exec=$go_exec}" "GOTOOLCHAIN=local"
@@ -858,60 +1182,127 @@ set_evidence_env() {
       evidence_env+=("GOCACHE=$go_cache")
     fi
     ;;
-  jest | vitest) evidence_env=("SELFBENCH_EVIDENCE=$report") ;;
+  jest | vitest)
+    open_report_channel "$1" "$verifier_user"
+    local reporter=jest-reporter.cjs
+    if [ "$runner" = vitest ]; then
+      reporter=vitest-reporter.mjs
+    fi
+    evidence_env=("SELFBENCH_REPORTER=$evidence_tools/$reporter")
+    ;;
   cargo)
-    evidence_env=("SELFBENCH_EVIDENCE=$report"
-      "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=$evidence_tools/cargo-runner"
+    open_report_channel "$1" root
+    evidence_env=("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=$evidence_tools/cargo-runner"
       "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=$evidence_tools/cargo-runner")
+    ;;
+  bun)
+    open_report_channel "$1" "$verifier_user"
+    evidence_env=()
     ;;
   *) evidence_env=() ;;
   esac
 }
 
-# Whether the runner's reporter takes its report on the inherited descriptor 9
-# (opened by root, named by no path or variable), not at a path it is told.
-report_on_descriptor() {
-  case "$runner" in
-  pytest) return 0 ;;
-  *) return 1 ;;
-  esac
-}
-
-# What to open on the report's and the key's descriptors (`$report_channel`, `$key_channel`):
-# for a runner that takes its report there, the report itself and the key its reporter signs
-# records with, made by root in the report's directory, which becomes root's again (the report
-# write-only and the key read-only to their holder, in a directory no one else can enter, so the
-# paths the descriptors show in /proc cannot be reopened); /dev/null for every other runner.
+# Opens the runner's report channel for the run (`$report_channel`, which the command inherits on
+# descriptor 9, appending): `report.jsonl` in the report's directory (`$1`),
+# which becomes root's alone, so that no argument or variable names the file and no one else
+# reaches it by its path. Owned by `$2`: root for a reporter that writes to the inherited
+# descriptor itself (no process of the verifier user can open the file again, nor the path /proc
+# shows for it), the verifier user for one that must reopen it by a name
+# (`/dev/fd/9`, an ancestor's `/proc/<pid>/fd/9`). With `signed`
+# (`$3`), also a fresh key beside it, root's and read-only (`$key_channel`, inherited on
+# descriptor 8), that the reporter signs its records with. Both stay /dev/null when
+# the channel cannot be made.
 open_report_channel() {
-  report_channel=/dev/null
-  key_channel=/dev/null
-  if ! report_on_descriptor; then
-    return 0
+  local channel="$1/report.jsonl" key="$1/key"
+  chown root:root -- "$1" && chmod 0700 -- "$1" && rm -f -- "$channel" "$key" &&
+    (umask 0177 && : >"$channel") && chown "$2:$2" -- "$channel" || return 1
+  if [ "${3:-}" = signed ]; then
+    (umask 0377 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$key") || return 1
+    key_channel="$key"
   fi
-  chown root:root -- "$1" && chmod 0700 -- "$1" && (umask 0577 && : >"$1/report.jsonl") &&
-    (umask 0377 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$1/key") || return 1
-  report_channel="$1/report.jsonl"
-  key_channel="$1/key"
+  report_channel="$channel"
 }
 
-# Prints the report ($1) as its reporter wrote it: for a runner whose reporter signs its
-# records, those up to the first one it did not sign; for the others, its first 64 MiB.
+# Prints the report ($1) as JSON lines: a runner's own reading of it (records it signed, up to the
+# first one it did not; a report of another format turned into records), or its first 64 MiB.
 read_report() {
   case "$runner" in
   pytest)
     python3 -I -c "$pytest_signed_records" "$1" "${1%/*}/key" 2>/dev/null
     ;;
+  bun)
+    head -c 67108864 -- "$1" | awk "$bun_junit" | jq -Rc "$bun_records"
+    ;;
   *) head -c 67108864 -- "$1" ;;
   esac
 }
 
-# Prints where the runner's own output, captured by root ($2), disagrees with its report ($1):
-# a signal the report's writer does not control; nothing when they agree.
+# Prints where the runner's own output, captured by root ($2), disagrees with its report's records
+# ($1): a signal the report's writer does not control (its summary line); nothing when they agree.
 cross_check_report() {
+  local report="$1" output="$2"
   case "$runner" in
   pytest)
     python3 -I -c "$pytest_summary_agrees" "$1" "$2" 2>/dev/null ||
       echo "its summary line could not be read"
+    ;;
+  jest | vitest)
+    local line passed failed seen
+    line="$(sed -e 's/\x1b\[[0-9;]*m//g' -- "$output" | grep -E '^ *Tests:? +' | tail -n 1)"
+    passed="$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '^[0-9]+')" || passed=0
+    failed="$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '^[0-9]+')" || failed=0
+    seen="$(jq -rs '[.[0].testResults[]?.assertionResults[]?.status]
+      | "\(map(select(. == "passed")) | length) \(map(select(. == "failed")) | length)"' \
+      -- "$report" 2>/dev/null)" || seen=""
+    if [ -z "$line" ]; then
+      echo "$runner printed no summary line"
+    elif [ "$passed $failed" != "$seen" ]; then
+      echo "$runner's summary line (${line#"${line%%[! ]*}"}) disagrees with its report" \
+        "(${seen% *} passed, ${seen#* } failed)"
+    fi
+    ;;
+  bun)
+    local passed failed seen
+    passed="$(grep -E '^ *[0-9]+ pass$' -- "$output" | tail -n 1 | tr -dc 0-9)"
+    failed="$(grep -E '^ *[0-9]+ fail$' -- "$output" | tail -n 1 | tr -dc 0-9)"
+    seen="$(jq -rs 'map(select(.event == "test") | .outcome)
+      | "\(map(select(. == "passed")) | length) \(map(select(. == "failed")) | length)"' \
+      -- "$report" 2>/dev/null)" || seen=""
+    if [ -z "$passed" ]; then
+      echo "bun test printed no summary line"
+    elif [ "$passed ${failed:-0}" != "$seen" ]; then
+      echo "bun test's summary ($passed pass, ${failed:-0} fail) disagrees with its report" \
+        "(${seen% *} passed, ${seen#* } failed)"
+    fi
+    ;;
+  cargo)
+    local summary lines seen
+    summary="$(awk "$cargo_summary" "$output")"
+    lines="${summary%% *}"
+    seen="$(jq -rs '[.[] | select(.event == "test") | .outcome]
+      | "\(map(select(. == "ok")) | length) \(map(select(. == "failed")) | length)"' \
+      -- "$report" 2>/dev/null)" || seen=""
+    summary="${summary#* }"
+    if [ "$lines" = 0 ]; then
+      echo "cargo test printed no test result line"
+    elif [ "$summary" != "$seen" ]; then
+      echo "cargo test's result lines (${summary% *} passed, ${summary#* } failed) disagree" \
+        "with its report (${seen% *} passed, ${seen#* } failed)"
+    fi
+    ;;
+  go)
+    local text passed failed seen
+    text="$(jq -Rrj "$go_text" <"$output" 2>/dev/null)" || text=""
+    passed="$(grep -cE '^ok[[:space:]]' <<<"$text")"
+    failed="$(grep -cE '^FAIL[[:space:]]' <<<"$text")"
+    seen="$(jq -rs 'map(select((.Test | type) != "string") | .Action)
+      | "\(map(select(. == "pass")) | length) \(map(select(. == "fail")) | length)"' \
+      -- "$report" 2>/dev/null)" || seen=""
+    if [ "$passed $failed" != "$seen" ]; then
+      echo "go test's package lines ($passed ok, $failed FAIL) disagree with its events" \
+        "(${seen% *} passed, ${seen#* } failed)"
+    fi
     ;;
   esac
 }
