@@ -41,11 +41,13 @@ _INITIALIZE = {
 }
 
 
-def run_with_server(scenario: Scenario, *, tmp_path: Path) -> None:
+def run_with_server(scenario: Scenario, *, tmp_path: Path, repo: Path | None = None) -> None:
     """Start the server as a real subprocess, as `test_mcp.run_with_server` does, with this
-    process's `PYTHONPATH` (the sources under test, when they are not the installed ones)."""
+    process's `PYTHONPATH` (the sources under test, when they are not the installed ones), for
+    `repo` when given (`selfbench mcp --repo`)."""
     env = {name: os.environ[name] for name in ("PYTHONPATH",) if name in os.environ}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "selfbench", "mcp"], env=env)
+    args = ["-m", "selfbench", "mcp", *(["--repo", str(repo)] if repo is not None else [])]
+    params = StdioServerParameters(command=sys.executable, args=args, env=env)
 
     async def main(errlog: TextIO) -> None:
         async with (
@@ -93,7 +95,7 @@ def test_list_candidates_refuses_what_is_not_a_small_regular_file(tmp_path: Path
         assert drafted.is_error
         assert text_of(drafted) == "/dev/zero: not a regular file; not read"
 
-    run_with_server(scenario, tmp_path=tmp_path)
+    run_with_server(scenario, tmp_path=tmp_path, repo=tmp_path)
 
 
 def test_draft_task_refuses_reruns_above_the_cap(tmp_path: Path) -> None:

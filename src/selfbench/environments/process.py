@@ -222,17 +222,21 @@ def _outcome(
 
 
 def run_captured(
-    argv: Sequence[str], *, cwd: Path | None = None, check: bool = False
+    argv: Sequence[str],
+    *,
+    cwd: Path | None = None,
+    check: bool = False,
+    stdin: IO[bytes] | None = None,
 ) -> Completed[bytes]:
-    """Run a short command to its end with no input, its output and errors captured.
+    """Run a short command to its end, its output and errors captured; its input is `stdin`
+    (an open file), or none.
 
     Raises:
         OSError: the command cannot start.
         CalledProcessError: with `check`, it exited non-zero.
     """
-    return subprocess.run(
-        list(argv), cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, check=check
-    )
+    source = subprocess.DEVNULL if stdin is None else stdin
+    return subprocess.run(list(argv), cwd=cwd, stdin=source, capture_output=True, check=check)
 
 
 # --- a sandbox's phase --------------------------------------------------------------------------

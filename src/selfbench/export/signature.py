@@ -9,11 +9,11 @@ signer is checked against an allowed-signers file made from the one public key g
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from selfbench._fs import write_atomic
 from selfbench._scratch import scratch_directory
+from selfbench.environments.process import Completed, run_captured
 from selfbench.errors import ArchiveError, ExportError, translating
 
 __all__ = ["NAMESPACE", "sign_export", "signature_path", "verify_signature"]
@@ -33,11 +33,9 @@ def _last_line(output: bytes) -> str:
     return lines[-1] if lines else "no message"
 
 
-def _ssh_keygen(arguments: list[str], data: Path) -> subprocess.CompletedProcess[bytes]:
+def _ssh_keygen(arguments: list[str], data: Path) -> Completed[bytes]:
     with translating(ExportError, "run ssh-keygen"), data.open("rb") as stdin:
-        return subprocess.run(
-            ["ssh-keygen", "-Y", *arguments], stdin=stdin, capture_output=True, check=False
-        )
+        return run_captured(["ssh-keygen", "-Y", *arguments], stdin=stdin)
 
 
 def sign_export(export: Path, key: Path) -> Path:
