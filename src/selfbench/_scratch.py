@@ -8,6 +8,10 @@ locked (`flock` on the directory itself) for as long as the process that made it
 sweeps that home first: an entry whose lock can be taken (its owner is gone) is removed. A home
 that is not such a directory of ours (another user made it first, or it is a link) is left
 alone, and entries go straight into the temporary directory as before.
+
+An entry may also stand for a directory mounted elsewhere (`note_mount`: a workspace's own disk):
+it holds the directory's path in `mounted`, and a sweep that finds its owner gone unmounts that
+directory and removes it too, so a killed run leaves no mount behind either.
 """
 
 from __future__ import annotations
@@ -21,9 +25,25 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["scratch_directory", "scratch_home", "sweep_scratch"]
+__all__ = [
+    "MountNote",
+    "drop_note",
+    "note_mount",
+    "scratch_directory",
+    "scratch_home",
+    "sweep_once",
+    "sweep_scratch",
+]
 
 _swept = False
+
+_MOUNTED = "mounted"
+"""The file of an entry that names a directory mounted for its owner (`note_mount`)."""
+_MOUNT_PREFIX = "selfbench-"
+"""Only a directory of this name is unmounted by a sweep (a workspace selfbench made)."""
+
+MountNote = tuple[Path, int]
+"""A mount's entry in the scratch home and the descriptor that holds its lock."""
 
 
 def scratch_home() -> Path | None:
@@ -70,10 +90,62 @@ def sweep_scratch() -> int:
             continue
         fd = _lock(entry, wait=False)
         if fd is not None:
+            _release_mount(entry)
             shutil.rmtree(entry, ignore_errors=True)
             os.close(fd)
             removed += 1
     return removed
+
+
+def _release_mount(entry: Path) -> None:
+    """Unmount and remove the directory an entry's owner mounted, when it names one."""
+    note = entry / _MOUNTED
+    try:
+        if note.is_symlink() or not note.is_file() or note.stat().st_size > 4096:
+            return
+        target = Path(note.read_text(encoding="utf-8").strip())
+    except (OSError, UnicodeDecodeError):
+        return
+    if not (target.is_absolute() and target.name.startswith(_MOUNT_PREFIX)):
+        return
+    if target.is_mount():
+        from selfbench.environments.process import run_captured  # noqa: PLC0415 - a rare path
+
+        with contextlib.suppress(OSError):
+            run_captured(["umount", "--lazy", str(target)])
+    if not target.is_mount():
+        shutil.rmtree(target, ignore_errors=True)
+
+
+def sweep_once() -> None:
+    """`sweep_scratch`, the first time a process asks."""
+    global _swept  # noqa: PLW0603 - one sweep per process
+    if not _swept:
+        _swept = True
+        sweep_scratch()
+
+
+def note_mount(target: Path) -> MountNote | None:
+    """Record that this process mounted `target` (a directory named `selfbench-…`): a sweep after
+    this process is gone unmounts and removes it. None when there is no scratch home of ours."""
+    sweep_once()
+    path, fd = _new_entry("selfbench-mount-")
+    if fd < 0:
+        shutil.rmtree(path, ignore_errors=True)
+        return None
+    (path / _MOUNTED).write_text(f"{target}\n", encoding="utf-8")
+    return path, fd
+
+
+def drop_note(note: MountNote | None) -> None:
+    """Forget a mount's note (it was unmounted, or is kept on purpose)."""
+    if note is None:
+        return
+    path, fd = note
+    shutil.rmtree(path, ignore_errors=True)
+    os.close(fd)
+    with contextlib.suppress(OSError):  # not empty: another entry is in use
+        path.parent.rmdir()
 
 
 def _new_entry(prefix: str) -> tuple[Path, int]:
@@ -103,10 +175,7 @@ def scratch_directory(prefix: str) -> Iterator[Path]:
 
     The first call in a process sweeps the home of entries left by processes that are gone.
     """
-    global _swept  # noqa: PLW0603 - one sweep per process
-    if not _swept:
-        _swept = True
-        sweep_scratch()
+    sweep_once()
     path, fd = _new_entry(prefix)
     try:
         yield path

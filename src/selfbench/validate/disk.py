@@ -25,6 +25,7 @@ import shutil
 import threading
 from pathlib import Path
 
+from selfbench._scratch import MountNote, drop_note, note_mount
 from selfbench.environments.process import CalledProcessError, run_captured
 from selfbench.errors import os_reason
 
@@ -33,7 +34,9 @@ __all__ = ["IMAGE_NAME", "mount_workspace", "remove_workspace", "workspace_full"
 IMAGE_NAME = ".selfbench-disk.img"
 """The image's name in the workspace's root (hidden by the mount)."""
 
-_MOUNTED: set[Path] = set()
+_MOUNTED: dict[Path, MountNote | None] = {}
+"""The workspaces this process mounted, each with its note in the scratch home (a later run
+unmounts it if this one is killed)."""
 _LOCK = threading.Lock()
 _FULL_MB = 1
 """A workspace with less than this free is full (ext4 keeps a little for its own metadata)."""
@@ -60,8 +63,9 @@ def mount_workspace(root: Path, storage_mb: int) -> str:
     except (OSError, CalledProcessError) as exc:
         image.unlink(missing_ok=True)
         return f"no storage limit: cannot mount the workspace's disk ({_why(exc)})"
+    note = note_mount(root)
     with _LOCK:
-        _MOUNTED.add(root)
+        _MOUNTED[root] = note
     root.chmod(0o700)
     (root / "lost+found").rmdir()
     return ""
@@ -81,7 +85,8 @@ def remove_workspace(root: Path, *, keep: bool = False) -> None:
     """Remove a workspace: unmount its disk and delete it all. With `keep`, leave it as it is,
     mounted (`remove_workspace` it, or `umount` it, when done with it)."""
     with _LOCK:
-        _MOUNTED.discard(root)
+        note = _MOUNTED.pop(root, None)
+    drop_note(note)
     if keep:
         return
     if root.is_mount():
@@ -106,10 +111,11 @@ def _why(exc: OSError | CalledProcessError) -> str:
 def _unmount_all() -> None:
     """Unmount what a caller left mounted; an emptied workspace goes too."""
     with _LOCK:
-        left = list(_MOUNTED)
+        left = list(_MOUNTED.items())
         _MOUNTED.clear()
-    for root in left:
+    for root, note in left:
         _unmount(root)
+        drop_note(note)
         with contextlib.suppress(OSError):
             (root / IMAGE_NAME).unlink(missing_ok=True)
             root.rmdir()
