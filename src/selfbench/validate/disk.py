@@ -13,8 +13,10 @@ tree, the verifier's, one run's copy) plus what its runs write.
 The image is created inside the workspace's root and then hidden by the mount; it is mounted
 `nodev,nosuid` and with `discard`, so what a phase deletes is given back to the host.
 `remove_workspace` unmounts and removes it all; whatever a process leaves mounted is unmounted
-when it exits. When the image cannot be made or mounted (no root, no loop devices), the workspace
-stays on the host's disk and every phase's log says so, like `cgroup.py`'s missing limits.
+when it exits, and what a killed process left mounted is unmounted by the next selfbench's
+sweep (each mount is noted in the scratch home while it lasts, `_scratch.note_mount`). When the
+image cannot be made or mounted (no root, no loop devices), the workspace stays on the host's
+disk and every phase's log says so, like `cgroup.py`'s missing limits.
 """
 
 from __future__ import annotations
