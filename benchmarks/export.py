@@ -14,6 +14,7 @@ Prints the medians, their ratio, and the export's peak RSS (target: under 200 MB
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import random
 import statistics
@@ -48,8 +49,15 @@ def generate_repository(root: Path, *, snapshot_mb: float) -> tuple[Path, str]:
 
 
 def build_bundles(root: Path, *, bundles: int, size_mb: float) -> list[Path]:
-    """`bundles` collect directories (`harbor-task/` beside `definition.json`)."""
-    from selfbench.compiler import compile_task  # noqa: PLC0415 - only after argument parsing
+    """`bundles` collect directories (`harbor-task/` beside `definition.json` and an accepted
+    `validation.json` bound to the bundle, as `validate` writes it: export takes only validated
+    tasks)."""
+    from selfbench.artifacts.validation import (  # noqa: PLC0415 - only after argument parsing
+        validation_record,
+        write_validation,
+    )
+    from selfbench.bundle import layout  # noqa: PLC0415
+    from selfbench.compiler import compile_task  # noqa: PLC0415
 
     repo, sha = generate_repository(root, snapshot_mb=size_mb / 2)
     collected = []
@@ -58,6 +66,9 @@ def build_bundles(root: Path, *, bundles: int, size_mb: float) -> list[Path]:
         out = root / "collected" / task.name
         compile_task(task, repo=repo, out=out / "harbor-task")
         (out / "definition.json").write_bytes((task / "definition.json").read_bytes())
+        manifest = hashlib.sha256((out / "harbor-task" / layout.MANIFEST).read_bytes()).hexdigest()
+        report = {"taskId": task.name, "accepted": True}
+        write_validation(out, validation_record(report, manifest_sha256=manifest))
         collected.append(out)
     return collected
 
