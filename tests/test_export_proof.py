@@ -86,8 +86,17 @@ def _snapshot(members: Members) -> bytes:
     return members[_path(layout.ENV_SNAPSHOT)].data
 
 
-def _rewritten_snapshot(original: bytes, changes: dict[str, bytes], *, comment: str) -> bytes:
-    """`original` with files replaced or added, written by tarfile with a pax `comment`."""
+def _rewritten_snapshot(
+    original: bytes,
+    changes: dict[str, bytes],
+    *,
+    comment: str,
+    modes: dict[str, int] | None = None,
+    again: dict[str, bytes] | None = None,
+) -> bytes:
+    """`original` with files replaced or added, their `modes` changed, and the `again` files
+    appended after it even where the name is already there; written by tarfile with a pax
+    `comment`."""
     out = io.BytesIO()
     with (
         tarfile.open(fileobj=io.BytesIO(original), mode="r:gz") as source,
@@ -96,6 +105,7 @@ def _rewritten_snapshot(original: bytes, changes: dict[str, bytes], *, comment: 
         ) as target,
     ):
         for info in source:
+            info.mode = (modes or {}).get(info.name, info.mode)
             data = changes.pop(info.name, None)
             if data is None:
                 handle = source.extractfile(info) if info.isreg() else None
@@ -103,7 +113,7 @@ def _rewritten_snapshot(original: bytes, changes: dict[str, bytes], *, comment: 
                 continue
             info.size = len(data)
             target.addfile(info, io.BytesIO(data))
-        for name, data in changes.items():
+        for name, data in [*changes.items(), *(again or {}).items()]:
             info = tarfile.TarInfo(name)
             info.size = len(data)
             target.addfile(info, io.BytesIO(data))
@@ -218,42 +228,17 @@ def _untouched_file_changed(members: Members, sample: SampleRepository) -> None:
 
 def _duplicate_member(members: Members, sample: SampleRepository) -> None:
     """README.md twice: the scan would see the first, `tar -x` and Docker keep the last."""
-    original = _snapshot(members)
-    out = io.BytesIO()
-    with (
-        tarfile.open(fileobj=io.BytesIO(original), mode="r:gz") as source,
-        tarfile.open(
-            fileobj=out,
-            mode="w:gz",
-            format=tarfile.PAX_FORMAT,
-            pax_headers={"comment": sample.base},
-        ) as target,
-    ):
-        for info in source:
-            target.addfile(info, source.extractfile(info) if info.isreg() else None)
-        info = tarfile.TarInfo("README.md")
-        info.size = len(UNTOUCHED_README)
-        target.addfile(info, io.BytesIO(UNTOUCHED_README))
-    _swap_snapshot(members, out.getvalue())
+    again = {"README.md": UNTOUCHED_README}
+    _swap_snapshot(
+        members, _rewritten_snapshot(_snapshot(members), {}, comment=sample.base, again=again)
+    )
 
 
 def _file_made_executable(members: Members, sample: SampleRepository) -> None:
-    original = _snapshot(members)
-    out = io.BytesIO()
-    with (
-        tarfile.open(fileobj=io.BytesIO(original), mode="r:gz") as source,
-        tarfile.open(
-            fileobj=out,
-            mode="w:gz",
-            format=tarfile.PAX_FORMAT,
-            pax_headers={"comment": sample.base},
-        ) as target,
-    ):
-        for info in source:
-            if info.name == "README.md":
-                info.mode = 0o775
-            target.addfile(info, source.extractfile(info) if info.isreg() else None)
-    _swap_snapshot(members, out.getvalue())
+    modes = {"README.md": 0o775}
+    _swap_snapshot(
+        members, _rewritten_snapshot(_snapshot(members), {}, comment=sample.base, modes=modes)
+    )
 
 
 def _base_commit_swapped(members: Members, sample: SampleRepository) -> None:
