@@ -1,11 +1,15 @@
-"""`export --sign KEY` and `verify --key KEY.pub`: SSH signatures (`ssh-keygen -Y`) over the
-export's bytes, so an "accepted" forged with every digest and binding redone is refused."""
+"""`export --sign KEY` and `verify --key KEY.pub` (and `extract`'s and `review`'s `--key`): SSH
+signatures (`ssh-keygen -Y`) over the export's bytes, so an "accepted" forged with every digest and
+binding redone is refused."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import signal
 import subprocess
+import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -136,3 +140,90 @@ def test_verify_with_a_key_wants_a_signature(
     )
     assert main(["verify", str(out), "--key", str(owner)]) == 2  # the private key: not public
     assert "not an SSH public key" in capsys.readouterr().err
+
+
+# --- extract and review take the same --key ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def signed(
+    tmp_path_factory: pytest.TempPathFactory, collected: Path, keys: tuple[Path, Path]
+) -> tuple[Path, Path]:
+    """An export signed by the owner's key, and the same export with its "accepted" forged (the
+    owner's signature beside it)."""
+    owner, _ = keys
+    directory = tmp_path_factory.mktemp("signed")
+    out = directory / "run.tar.gz"
+    run = RunInfo("run-1", "https://example.com/acme/slugkit.git", "c0ffee" + "0" * 34)
+    export_run([collected], run=run, out=out)
+    sign_export(out, owner)
+    forged = directory / "forged.tar.gz"
+    _accepted_forged(out, forged)
+    return out, forged
+
+
+def test_extract_with_a_key_refuses_what_does_not_verify_and_writes_nothing(
+    tmp_path: Path,
+    signed: tuple[Path, Path],
+    keys: tuple[Path, Path],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Red team: a forged "accepted" beside the owner's signature extracted as a sound task."""
+    out, forged = signed
+    owner, other = keys
+    target = tmp_path / "tasks"
+    refusals = [
+        (forged, owner, f"{forged}: forged.tar.gz.sig does not verify with {owner}.pub ("),
+        (out, other, f"{out}: run.tar.gz.sig does not verify with {other}.pub ("),
+    ]
+    for export, key, message in refusals:
+        assert main(["extract", str(export), "--out", str(target), "--key", f"{key}.pub"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {message}")
+        assert err.count("\n") == 1
+        assert not target.exists()
+    unsigned = tmp_path / "unsigned.tar.gz"
+    unsigned.write_bytes(out.read_bytes())
+    assert main(["extract", str(unsigned), "--out", str(target), "--key", f"{owner}.pub"]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {unsigned}: no signature (unsigned.tar.gz.sig) to check with {owner}.pub\n"
+    )
+    assert not target.exists()
+
+    assert main(["extract", str(out), "--out", str(target), "--key", f"{owner}.pub"]) == 0
+    assert capsys.readouterr().out.startswith(f"Extracted 1 tasks into {target}\n")
+    assert (target / TASK / "task.toml").is_file()
+
+
+def test_review_with_a_key_refuses_what_does_not_verify_and_serves_what_does(
+    tmp_path: Path,
+    signed: tuple[Path, Path],
+    keys: tuple[Path, Path],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out, forged = signed
+    owner, other = keys
+    clean = tmp_path / "clean.tar.gz"
+    for export, key in ((forged, owner), (out, other)):
+        argv = ["review", str(export), "--out", str(clean), "--key", f"{key}.pub"]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(
+            f"error: {export}: {export.name}.sig does not verify with {key}.pub ("
+        )
+        assert err.count("\n") == 1
+        assert not clean.exists()
+
+    argv = ["review", str(out), "--out", str(clean), "--key", f"{owner}.pub"]
+    command = [sys.executable, "-m", "selfbench", *argv]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as server:
+        try:
+            assert server.stdout is not None
+            first = server.stdout.readline()
+            assert first.startswith(f"Reviewing {out} at http://127.0.0.1:"), first
+            with urllib.request.urlopen(first.split(" at ", 1)[1].strip()) as page:  # noqa: S310
+                assert page.status == 200
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=30)
+    assert server.returncode == 0

@@ -2,7 +2,8 @@
 
 `verify` is a checker: exit 0 verified, 1 refused (the one-line reason on stderr), 2 when the
 file cannot be read at all. `extract` and `review` need a sound export: a refused archive is
-rejected input for them, exit 2.
+rejected input for them, exit 2. Each of the three takes `--key KEY.pub` to require the export's
+SSH signature by that key, checked before anything else (`export/signature.py`).
 """
 
 from __future__ import annotations
@@ -60,13 +61,34 @@ def _export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _add_key_option(parser: Any, *, before: str | None = None) -> None:
+    """`--key KEY.pub`: FILE.sig must be this public key's signature of FILE, checked before
+    what the command does (`before` says what, in its help)."""
+    shown = "also require FILE.sig, an SSH signature of FILE by this public key"
+    parser.add_argument(
+        "--key", metavar="KEY.pub", help=shown + (f" (checked before {before})" if before else "")
+    )
+
+
+def _check_signature(args: argparse.Namespace) -> None:
+    """With `--key`, refuse FILE unless FILE.sig is that key's signature of it.
+
+    Raises:
+        ArchiveError: no signature, or one that does not verify with the key.
+        ExportError: the key is not a public key, or ssh-keygen cannot be run.
+    """
+    if args.key:
+        from selfbench.export import verify_signature
+
+        verify_signature(Path(args.file), Path(args.key))
+
+
 def _verify(args: argparse.Namespace) -> int:
     from selfbench.errors import ArchiveError
-    from selfbench.export import verify_export, verify_signature
+    from selfbench.export import verify_export
 
     try:
-        if args.key:
-            verify_signature(Path(args.file), Path(args.key))
+        _check_signature(args)
         verified = verify_export(Path(args.file))
     except ArchiveError as exc:
         if args.json:
@@ -92,6 +114,7 @@ def _extract(args: argparse.Namespace) -> int:
     from selfbench.export import extract_export
 
     out = Path(args.out)
+    _check_signature(args)  # before `out` is made: a refused export writes nothing
     verified = extract_export(Path(args.file), out=out)
     if args.json:
         extracted = [entry.task_id for entry in verified.manifest.tasks]
@@ -123,6 +146,7 @@ def _review(args: argparse.Namespace) -> int:
     from selfbench.review import open_review
 
     clean_out = Path(args.out) if args.out else None
+    _check_signature(args)  # before anything is read into the page or served
     with (
         _stopped_by_sigterm(),
         open_review(Path(args.file), clean_out=clean_out, port=args.port) as server,
@@ -166,17 +190,14 @@ def add_export_commands(commands: Any) -> None:
 
     verify = commands.add_parser("verify", help="check an export's digests, counts and members")
     verify.add_argument("file", metavar="FILE")
-    verify.add_argument(
-        "--key",
-        metavar="KEY.pub",
-        help="also require FILE.sig, an SSH signature of FILE by this public key",
-    )
+    _add_key_option(verify)
     add_json_option(verify)
     verify.set_defaults(run=_verify)
 
     extract = commands.add_parser("extract", help="unpack an export into a Harbor tasks dir")
     extract.add_argument("file", metavar="FILE")
     extract.add_argument("--out", required=True, metavar="DIR")
+    _add_key_option(extract, before="anything is written")
     add_json_option(extract)
     extract.set_defaults(run=_extract)
 
@@ -186,4 +207,5 @@ def add_export_commands(commands: Any) -> None:
         "--out", metavar="FILE", help="the clean export (default NAME.clean.tar.gz)"
     )
     review.add_argument("--port", type=int, default=0, help="default 0: a free port")
+    _add_key_option(review, before="anything is served")
     review.set_defaults(run=_review)
