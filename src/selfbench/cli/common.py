@@ -4,7 +4,6 @@ command declares through, each flag once, each read back and checked once."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -20,6 +19,7 @@ from selfbench.progress import choose_reporter
 
 __all__ = [
     "CEILING_FLAGS",
+    "RERUNS_CEILING",
     "SetupSpec",
     "add_ceiling_options",
     "add_deps_option",
@@ -38,6 +38,7 @@ __all__ = [
     "ceilings",
     "environment_kind",
     "environment_spec",
+    "given_ceilings",
     "jobs",
     "print_json",
     "progress",
@@ -225,13 +226,34 @@ _CEILING_FLAGS = (
 )
 CEILING_FLAGS = tuple(flag for flag, *_ in _CEILING_FLAGS)
 """The `--max-*` options (a runner's options: refused where the local environment is not used)."""
+RERUNS_CEILING = "--max-reruns"
+"""The one `--max-*` option of a command that reruns tests (`validate`, `draft`, `run`); `eval`
+and `quality` run each verifier once, so they take the others only."""
 
 
-def add_ceiling_options(parser: Any) -> None:
-    """`--max-cpus`, `--max-memory`, `--max-storage`, `--max-seconds`, `--max-reruns`: the
-    host's ceilings on what a task may ask for (`validate/ceilings.py`)."""
+def add_ceiling_options(parser: Any, *, reruns: bool = True) -> None:
+    """`--max-cpus`, `--max-memory`, `--max-storage`, `--max-seconds` and, with `reruns`,
+    `--max-reruns`: the host's ceilings on what a task may ask for (`validate/ceilings.py`)."""
     for flag, _, metavar, kind, help_text in _CEILING_FLAGS:
-        parser.add_argument(flag, type=kind, metavar=metavar, help=help_text)
+        if reruns or flag != RERUNS_CEILING:
+            parser.add_argument(flag, type=kind, metavar=metavar, help=help_text)
+
+
+def given_ceilings(args: Any) -> dict[str, float]:
+    """The `--max-*` options given, by `Ceilings` field (`memory_mb`: 2048).
+
+    Raises:
+        InputError: a `--max-*` value not above 0.
+    """
+    given: dict[str, float] = {}
+    for flag, field, *_ in _CEILING_FLAGS:
+        value = getattr(args, flag[2:].replace("-", "_"), None)
+        if value is None:
+            continue
+        if value <= 0:
+            raise InputError(f"{flag} must be more than 0")
+        given[field] = value
+    return given
 
 
 def ceilings(args: Any, *, jobs: int, workspace: Path | None) -> Ceilings:
@@ -243,16 +265,7 @@ def ceilings(args: Any, *, jobs: int, workspace: Path | None) -> Ceilings:
     """
     from selfbench.validate.ceilings import Ceilings
 
-    host = Ceilings.for_host(jobs=jobs, workspace=workspace)
-    changes: dict[str, Any] = {}
-    for flag, field, *_ in _CEILING_FLAGS:
-        value = getattr(args, flag[2:].replace("-", "_"), None)
-        if value is None:
-            continue
-        if value <= 0:
-            raise InputError(f"{flag} must be more than 0")
-        changes[field] = value
-    return dataclasses.replace(host, **changes)
+    return Ceilings.for_host(jobs=jobs, workspace=workspace, given=given_ceilings(args))
 
 
 # --- setup's environment: one spelling of the options for draft, validate, run and eval ---------

@@ -17,12 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 from selfbench._text import printable
 from selfbench.cli.common import (
+    CEILING_FLAGS,
+    RERUNS_CEILING,
+    add_ceiling_options,
     add_environment_option,
     add_harbor_options,
     add_jobs_option,
     add_json_option,
     add_resume_option,
     add_setup_options,
+    ceilings,
     environment_spec,
     jobs,
     resume_dir,
@@ -39,12 +43,15 @@ if TYPE_CHECKING:
 __all__ = ["add_eval_commands"]
 
 _RESULTS = Path("results")
+_CEILINGS = tuple(flag for flag in CEILING_FLAGS if flag != RERUNS_CEILING)
+"""The `--max-*` options of `eval`: a trial runs its verifier once, so no `--max-reruns`."""
 _ENVIRONMENT_FLAGS = {
-    "local": ("--harbor-env", "--harbor", "--setup-env", "--no-host-network-config"),
+    "local": ("--harbor-env", "--harbor", "--setup-env", "--no-host-network-config", *_CEILINGS),
     "harbor": ("--harbor-env", "--harbor"),
 }
 """The environment options each `--env` uses; Harbor agents (`NAME=harbor:AGENT:MODEL`) use the
-Harbor options under either, so only setup's options can be refused (under harbor)."""
+Harbor options under either, so only setup's options and the ceilings of the local sandbox can
+be refused (under harbor)."""
 
 
 def _trial_line(record: TrialRecord) -> str:
@@ -123,13 +130,17 @@ def _eval(args: argparse.Namespace) -> int:
 
     agents = parse_agent_specs(args.agent or [])
     results, resume = _results(args)
+    workers = jobs(args) or 1
+    workspace = Path(args.workspace) if args.workspace else None
+    environment = environment_spec(args, _ENVIRONMENT_FLAGS)
     options = EvalOptions(
         results=results,
         trials=args.trials,
-        jobs=jobs(args) or 1,
-        environment=environment_spec(args, _ENVIRONMENT_FLAGS),
-        workspace=Path(args.workspace) if args.workspace else None,
+        jobs=workers,
+        environment=environment,
+        workspace=workspace,
         resume=resume,
+        ceilings=ceilings(args, jobs=workers, workspace=workspace),
     )
     reporter = choose_reporter()
     with open_benchmark(Path(args.bench), workspace=options.workspace) as bench:
@@ -213,6 +224,8 @@ def add_eval_commands(commands: Any) -> None:
     add_harbor_options(evaluate)
     evaluate.add_argument("--workspace", metavar="DIR", help="where local workspaces go")
     add_setup_options(evaluate)
+    # the local sandbox's ceilings, on local trials only (Harbor sizes its own containers)
+    add_ceiling_options(evaluate, reruns=False)
     evaluate.set_defaults(run=_eval)
 
     report = commands.add_parser("report", help="render an evaluation's results")

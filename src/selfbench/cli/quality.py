@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from selfbench._text import printable
 from selfbench.cli.common import (
+    add_ceiling_options,
     add_jobs_option,
     add_json_option,
     add_repo_option,
     add_setup_options,
+    ceilings,
     jobs,
     print_json,
     setup_options,
@@ -51,14 +53,18 @@ def _quality(args: argparse.Namespace) -> int:
     from selfbench.environments.build import local_options
     from selfbench.environments.spec import EnvironmentSpec
     from selfbench.quality.api import QualityOptions, assess_task
+    from selfbench.validate.phases import LocalOptions
 
     workers = jobs(args) or 1
+    host = ceilings(args, jobs=workers, workspace=None)
     task_dirs = [Path(path) for path in args.task_dirs]
     repo = Path(args.repo)
     _check_inputs(task_dirs, repo)
     setup_env, host_network = setup_options(args)
     environment = EnvironmentSpec(setup_env=setup_env, host_network=host_network)
-    options = QualityOptions(local=local_options(environment, logs=None), jobs=workers)
+    logs = Path(args.logs) if args.logs else None
+    local = local_options(environment, logs=logs, local=LocalOptions(ceilings=host))
+    options = QualityOptions(local=local, jobs=workers)
     reporter = choose_reporter()
     records: list[QualityRecord] = []
     with reporter.items(len(task_dirs), "assessing", ("ship or review", "reject")):
@@ -118,6 +124,11 @@ def add_quality_command(commands: Any) -> None:
     quality.add_argument("task_dirs", nargs="+", metavar="TASK_DIR")
     add_repo_option(quality, required=True, help="the repository the tasks were authored from")
     add_jobs_option(quality, what="variants run")
+    quality.add_argument(
+        "--logs", metavar="DIR", help="where each task's phase logs go (default: removed)"
+    )
     add_setup_options(quality)
+    # each variant's verifier runs once: no --max-reruns
+    add_ceiling_options(quality, reruns=False)
     add_json_option(quality)
     quality.set_defaults(run=_quality)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from selfbench._text import markup_text
 from selfbench.cli.bundle import add_agent_hosts_option, agent_hosts
 from selfbench.cli.common import (
+    add_ceiling_options,
     add_deps_option,
     add_environment_options,
     add_jobs_option,
@@ -33,6 +34,7 @@ from selfbench.cli.common import (
     add_setup_options,
     add_source_url_option,
     agent_dependencies,
+    given_ceilings,
     print_json,
     refuse_unused,
     resume_dir,
@@ -216,6 +218,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         agent_dependencies=agent_dependencies(args),
         quality=not args.no_quality,
         min_quality=args.min_quality or "review",
+        ceilings=given_ceilings(args),
     )
 
 
@@ -231,6 +234,7 @@ def _resume_changes(args: argparse.Namespace) -> dict[str, Any]:
         "agent_dependencies": None if args.deps is None else agent_dependencies(args),
         "min_quality": args.min_quality,
         "quality": False if args.no_quality else None,
+        "ceilings": given_ceilings(args) or None,
     }
     return {name: value for name, value in given.items() if value is not None}
 
@@ -404,6 +408,9 @@ def _add_run(commands: Any) -> None:
     add_agent_hosts_option(run)
     add_deps_option(run)
     add_quality_options(run, gate=True)
+    # the local sandbox's ceilings (drafting and quality run in it under either --env); stored
+    # in the run, and each given again with --resume changes that one
+    add_ceiling_options(run)
     add_resume_option(run, what="run")
     run.set_defaults(run=_run)
 

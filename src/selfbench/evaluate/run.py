@@ -45,6 +45,8 @@ from selfbench.evaluate.results import (
     read_results,
 )
 from selfbench.progress import Reporter, silent
+from selfbench.validate.ceilings import Ceilings
+from selfbench.validate.phases import LocalOptions
 from selfbench.validate.sandbox import CONTAINER_PATH
 
 __all__ = ["EvalOptions", "check_agents", "run_eval"]
@@ -68,6 +70,9 @@ class EvalOptions:
     resume: bool = False
     """Insist on continuing an evaluation: refuse a results directory without results. Finished
     trials are skipped either way (re-running an evaluation always resumes it)."""
+    ceilings: Ceilings | None = None
+    """The most a local trial's task may use (None: this host's defaults for `jobs` tasks at
+    once; see `validate/ceilings.py`). Harbor trials run with the task's own resources."""
 
 
 OnRecord = Callable[[TrialRecord], None]
@@ -232,7 +237,11 @@ def _local_task(run: _Run, task: BenchTask, agents: Sequence[AgentSpec]) -> None
     work = [(agent, trial) for agent in agents for trial in run.pending(task, agent)]
     if not work and not run.recheck_wanted(task):
         return
-    setup = local_options(run.options.environment, logs=run.options.results / "logs")
+    options = run.options
+    ceilings = options.ceilings or Ceilings.for_host(jobs=options.jobs, workspace=options.workspace)
+    setup = local_options(
+        options.environment, logs=options.results / "logs", local=LocalOptions(ceilings=ceilings)
+    )
     with prepared_task(task, setup=setup, workspace=run.options.workspace) as prepared:
         for agent, trial in work:
             _local_trial(run, prepared, agent, trial)

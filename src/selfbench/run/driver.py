@@ -37,8 +37,9 @@ from selfbench.run import stages
 from selfbench.run.export import export_accepted
 from selfbench.run.state import STAGES, CandidateState, Pool, RunDirectory
 from selfbench.run.steps import StepContext, run_step
+from selfbench.validate.ceilings import Ceilings
 from selfbench.validate.host_network import HostNetwork, announce_once, network_failure
-from selfbench.validate.local import LocalOptions
+from selfbench.validate.local import DEFAULT_RERUNS, MIN_RERUNS, LocalOptions
 from selfbench.validate.network_probe import ecosystems, probe_registries
 from selfbench.validate.phases import setup_env_values
 
@@ -94,6 +95,10 @@ class RunOptions:
     """Check each task's quality (SPEC §13) in drafting and after the coupling check."""
     min_quality: Verdict = "review"
     """`--min-quality`: the lowest quality verdict a task is exported with."""
+    ceilings: dict[str, float] = field(default_factory=dict)
+    """The `--max-*` options given, by `Ceilings` field: the host's ceilings on the local
+    sandbox's stages (drafting, validation, quality) are its defaults for `jobs` changed by
+    these (`host_ceilings`; in `inputs.json` only when given)."""
 
     def check(self) -> None:
         """Refuse options no run can use.
@@ -116,6 +121,10 @@ class RunOptions:
             problems.append("--author must be draft or a command")
         if self.min_quality not in stages.MIN_QUALITY:
             problems.append(f"--min-quality must be one of {', '.join(stages.MIN_QUALITY)}")
+        if self.ceilings.get("reruns", MIN_RERUNS) < MIN_RERUNS:
+            problems.append(
+                f"--max-reruns must be at least {MIN_RERUNS} (the verifier runs fail-to-pass twice)"
+            )
         problems.extend(self._value_problems())
         if problems:
             raise RunError("\n".join(problems))
@@ -155,7 +164,44 @@ class RunOptions:
             **({"agentDependencies": True} if self.agent_dependencies else {}),
             "quality": self.quality,
             "minQuality": self.min_quality,
+            **({"ceilings": _ceilings_json(self.ceilings)} if self.ceilings else {}),
         }
+
+    def host_ceilings(self) -> Ceilings:
+        """This host's ceilings for the run's `jobs`, changed by its `--max-*` options."""
+        return Ceilings.for_host(jobs=self.jobs, given=self.ceilings)
+
+
+_CEILING_KEYS = {
+    "cpus": "cpus",
+    "memory_mb": "memoryMb",
+    "storage_mb": "storageMb",
+    "seconds": "seconds",
+    "reruns": "reruns",
+}
+"""Each `Ceilings` field and its key in `inputs.json`'s `ceilings`."""
+
+
+def _ceilings_json(given: Mapping[str, float]) -> dict[str, float]:
+    return {_CEILING_KEYS[name]: value for name, value in given.items()}
+
+
+def _ceilings_back(value: Any) -> dict[str, float]:
+    """`inputs.json`'s `ceilings` back by `Ceilings` field: CPUs a number, the rest integers.
+
+    Raises:
+        ValueError: an unknown key, or a value not above 0.
+    """
+    given: dict[str, float] = {}
+    for name, key in _CEILING_KEYS.items():
+        if key in value:
+            number = float(value[key]) if name == "cpus" else int(value[key])
+            if not number > 0:
+                raise ValueError(key)
+            given[name] = number
+    if set(value) - set(_CEILING_KEYS.values()):
+        raise ValueError("ceilings")
+    return given
 
 
 def load_options(value: Any, where: str) -> RunOptions:
@@ -186,6 +232,7 @@ def load_options(value: Any, where: str) -> RunOptions:
             agent_dependencies=value.get("agentDependencies", False) is True,
             quality=bool(value.get("quality", True)),
             min_quality=value.get("minQuality", "review"),
+            ceilings=_ceilings_back(value.get("ceilings", {})),
         )
     except (KeyError, TypeError, ValueError):
         raise RunError(f"{where}: not a run's inputs") from None
@@ -360,7 +407,10 @@ def _process(
 
 
 def _runner_factory(
-    options: RunOptions, setup_env: tuple[tuple[str, str], ...], host_network: HostNetwork
+    options: RunOptions,
+    setup_env: tuple[tuple[str, str], ...],
+    host_network: HostNetwork,
+    ceilings: Ceilings,
 ) -> Callable[[Path], Any]:
     spec = EnvironmentSpec(
         kind="harbor" if options.env == "harbor" else "local",
@@ -370,19 +420,25 @@ def _runner_factory(
         host_network=host_network,
     )
 
+    # validation reruns as often as it does by default, unless `--max-reruns` allows fewer
+    local = LocalOptions(ceilings=ceilings, reruns=min(DEFAULT_RERUNS, ceilings.reruns))
+
     def make(logs: Path) -> Any:
-        return build_runner(spec, logs=logs, jobs_dir=logs / "jobs")
+        return build_runner(spec, logs=logs, jobs_dir=logs / "jobs", local=local)
 
     return make
 
 
 def _quality_check(
-    options: RunOptions, setup_env: tuple[tuple[str, str], ...], host_network: HostNetwork
+    options: RunOptions,
+    setup_env: tuple[tuple[str, str], ...],
+    host_network: HostNetwork,
+    ceilings: Ceilings,
 ) -> stages.QualityCheck | None:
     """How the run checks a task's quality; None with `--no-quality`."""
     if not options.quality:
         return None
-    local = LocalOptions(setup_env=setup_env, host_network=host_network)
+    local = LocalOptions(setup_env=setup_env, host_network=host_network, ceilings=ceilings)
     return stages.task_quality_check(options.repo, local)
 
 
@@ -548,9 +604,18 @@ def retry_network_rejections(
     return retried
 
 
-RESUME_CHANGES = ("setup_env", "host_network_config", "source_url", "jobs", "env", "harbor_env")
+RESUME_CHANGES = (
+    "setup_env",
+    "host_network_config",
+    "source_url",
+    "jobs",
+    "env",
+    "harbor_env",
+    "ceilings",
+)
 """The options `run --resume` may change: how and where the run's work is done, never what it
-is to find (the repository, budgets, author and export stay the run's own)."""
+is to find (the repository, budgets, author and export stay the run's own). The `--max-*`
+options given again change those ceilings only; the others stay the run's."""
 
 
 def _apply_changes(
@@ -565,6 +630,8 @@ def _apply_changes(
     refused = sorted(set(changes) - set(RESUME_CHANGES))
     if refused:
         raise RunError(f"--resume cannot change {', '.join(refused)}")
+    if "ceilings" in changes:
+        changes = {**changes, "ceilings": {**options.ceilings, **changes["ceilings"]}}
     changed = {k: v for k, v in changes.items() if getattr(options, k) != v}
     if not changed:
         return options
@@ -668,7 +735,8 @@ def run_benchmark(
         )
         setup_env = setup_env_values(options.setup_env)
         host_network = _host_network(options, told)
-        runner = _runner_factory(options, setup_env, host_network)
+        host = options.host_ceilings()
+        runner = _runner_factory(options, setup_env, host_network, host)
         context = StepContext(
             run,
             options.repo,
@@ -680,8 +748,9 @@ def run_benchmark(
             host_network,
             agent_allowed_hosts=options.agent_allowed_hosts,
             agent_dependencies=options.agent_dependencies,
-            quality=_quality_check(options, setup_env, host_network),
+            quality=_quality_check(options, setup_env, host_network, host),
             min_quality=options.min_quality,
+            ceilings=host,
         )
         scheduler = _Scheduler(options, candidates, states)
         try:

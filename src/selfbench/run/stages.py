@@ -38,6 +38,7 @@ from selfbench.run.coupling import (
 )
 from selfbench.task import judge_task
 from selfbench.validate import validate
+from selfbench.validate.ceilings import Ceilings
 from selfbench.validate.host_network import HostNetwork
 from selfbench.validate.local import LocalOptions
 
@@ -117,15 +118,19 @@ def draft_stage(  # noqa: PLR0913 - one stage's inputs, as the step has them
     source_url: str | None,
     setup_env: tuple[tuple[str, str], ...] = (),
     host_network: HostNetwork | None = None,
+    ceilings: Ceilings | None = None,
     agent_dependencies: bool = False,
     quality: bool = True,
 ) -> StageResult:
     """Draft the candidate into `out`: a proven task directory (with its quality record unless
-    `quality` is False), or the reason it is not one."""
+    `quality` is False), or the reason it is not one; its sandbox within the host's `ceilings`
+    (None: `Ceilings.for_host()`)."""
 
     def run() -> StageResult:
         out.mkdir(parents=True)
-        local = LocalOptions(setup_env=setup_env, host_network=host_network or HostNetwork())
+        local = LocalOptions(
+            setup_env=setup_env, host_network=host_network or HostNetwork(), ceilings=ceilings
+        )
         options = DraftOptions(
             logs=logs,
             source_url_base=source_url,

@@ -27,6 +27,7 @@ from selfbench.errors import RunError
 from selfbench.mine.candidate import CandidateModel
 from selfbench.run import stages
 from selfbench.run.state import CandidateState, RunDirectory, Stage
+from selfbench.validate.ceilings import Ceilings
 from selfbench.validate.host_network import HostNetwork
 
 __all__ = ["StepContext", "run_step"]
@@ -57,6 +58,8 @@ class StepContext:
     (`--no-quality`), a clean coupling check accepts."""
     min_quality: Verdict = "review"
     """`--min-quality`: the lowest verdict accepted."""
+    ceilings: Ceilings | None = None
+    """The host's ceilings on drafting's sandbox (None: `Ceilings.for_host()`)."""
 
     @property
     def can_repair(self) -> bool:
@@ -125,6 +128,7 @@ def _draft(step: _Step) -> stages.StageResult:
         source_url=context.source_url,
         setup_env=context.setup_env,
         host_network=context.host_network,
+        ceilings=context.ceilings,
         agent_dependencies=context.agent_dependencies,
         quality=context.quality is not None,
     )

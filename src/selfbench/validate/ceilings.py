@@ -16,11 +16,14 @@ every host.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "CONFIG_CAPS",
@@ -66,16 +69,25 @@ class Ceilings:
     reruns: int = MAX_RERUNS
 
     @classmethod
-    def for_host(cls, *, jobs: int = 1, workspace: Path | None = None) -> Ceilings:
+    def for_host(
+        cls,
+        *,
+        jobs: int = 1,
+        workspace: Path | None = None,
+        given: Mapping[str, float] | None = None,
+    ) -> Ceilings:
         """This host's defaults, for `jobs` tasks at once with workspaces under `workspace`
         (default: the system temp directory): all its CPUs, and its memory and that
-        directory's free space shared among the jobs (at least 1 MB each)."""
+        directory's free space shared among the jobs (at least 1 MB each); each field `given`
+        names (the `--max-*` options) is that value instead."""
         share = max(1, jobs)
-        return cls(
+        host = cls(
             cpus=float(os.cpu_count() or 1),
             memory_mb=max(1, _host_memory_mb() // share),
             storage_mb=max(1, _free_mb(workspace or Path(tempfile.gettempdir())) // share),
         )
+        changes: dict[str, Any] = dict(given or {})
+        return dataclasses.replace(host, **changes)
 
 
 def _host_memory_mb() -> int:
