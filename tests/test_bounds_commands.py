@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -233,3 +234,23 @@ def test_run_drafts_validates_and_checks_quality_capped_and_stores_the_options(
         if "above this host's ceiling" in log.read_text(errors="replace")
     }
     assert {"draft", "validate"} <= logged, logged
+
+
+@needs_root
+def test_eval_s_max_seconds_ends_an_agent_the_task_gives_ten_minutes(
+    built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The task gives its agent 600 s; `--max-seconds 15` ends a sleeping agent after 15."""
+    bench = tmp_path / "bench.tar.gz"
+    run = RunInfo("run-1", "https://example.com/calc.git", "a" * 40)
+    export_run([built / "collected" / "calc-mul"], run=run, out=bench)
+    results = tmp_path / "results"
+    argv = ["eval", str(bench), "--agent", "sleeper=sleep 300", "--results", str(results)]
+    started = time.monotonic()
+    assert main([*argv, "--max-seconds", "15", "--json"]) == 0
+    assert time.monotonic() - started < 200  # two attempts at most, each cut at 15 s
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["agents"][0]["passes"] == 0
+    logs = "\n".join(log.read_text(errors="replace") for log in results.rglob("*.log"))
+    assert "the task's agentSeconds 600 s is above this host's ceiling: using 15 s" in logs
+    assert "selfbench: phase killed after 15 s" in logs
