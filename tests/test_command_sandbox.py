@@ -14,6 +14,7 @@ import os
 import shlex
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -142,3 +143,100 @@ def test_the_scripted_author_submits_over_mcp_from_inside(drafted: Sample, tmp_p
     assert result.task_dir is not None
     assert result.task_dir.parent == the_job.out_dir
     assert all(path.stat().st_uid == 0 for path in the_job.out_dir.rglob("*"))
+
+
+# --- the author home (`run --author-home`) -----------------------------------------------------
+
+LOGIN_TOKEN = "token-of-the-user"  # noqa: S105 - a test value
+HOME_PROBE = """\
+import json, os, pathlib, sys
+home = pathlib.Path(os.environ["HOME"])
+def read(path):
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as error:
+        return type(error).__name__
+(home / ".agent" / "refreshed").write_text("new token", encoding="utf-8")
+seen = {
+    "home": str(home),
+    "uid": os.getuid(),
+    "token": read(home / ".agent" / "token"),
+    "shadow": "root:" in read(home / "shadow"),
+    "names": sorted(os.listdir(home)),
+}
+if sys.argv[1:] == ["review"]:
+    print(json.dumps({"verdict": "coupled", "findings": [json.dumps(seen)]}))
+else:
+    print("SEEN " + json.dumps(seen))
+"""
+
+
+@pytest.fixture
+def login(tmp_path: Path) -> Path:
+    """An agent CLI's login as root keeps it: a 0700 directory, the token 0600, with a link
+    to /etc/shadow and a named pipe (which a naive copy would block on)."""
+    home = tmp_path / "login"
+    (home / ".agent").mkdir(parents=True)
+    token = home / ".agent" / "token"
+    token.write_text(LOGIN_TOKEN, encoding="utf-8")
+    token.chmod(0o600)
+    (home / ".agent").chmod(0o700)
+    home.chmod(0o700)
+    (home / "shadow").symlink_to("/etc/shadow")
+    os.mkfifo(home / "pipe")
+    return home
+
+
+def _snapshot(root: Path) -> dict[str, tuple[int, int, int]]:
+    """Each entry's mode, owner and size, links not followed."""
+    infos = {str(path.relative_to(root)): path.lstat() for path in [root, *root.rglob("*")]}
+    return {name: (info.st_mode, info.st_uid, info.st_size) for name, info in infos.items()}
+
+
+def _assert_home_seen(seen: dict[str, object]) -> None:
+    assert seen["home"] == "/home/agent"
+    assert seen["uid"] != 0, "the command ran as root"
+    assert seen["token"] == LOGIN_TOKEN, "the login was not readable inside"
+    assert seen["shadow"] is False, "the home's link reached the host's /etc/shadow"
+    assert seen["names"] == [".agent", "shadow"], "the named pipe was copied"
+
+
+def _probe(tmp_path: Path) -> Path:
+    probe = tmp_path / "bin" / "home_probe.py"  # the test's own directory is root's alone
+    probe.parent.mkdir()
+    probe.write_text(HOME_PROBE, encoding="utf-8")
+    return probe
+
+
+def _scratch_homes() -> list[Path]:
+    from selfbench._scratch import scratch_home  # noqa: PLC0415
+
+    home = scratch_home()
+    return sorted(home.glob("selfbench-home-*")) if home is not None else []
+
+
+def test_an_author_home_is_a_private_copy_the_command_may_change(
+    drafted: Sample, tmp_path: Path, login: Path
+) -> None:
+    before = _snapshot(login)
+    probe = _probe(tmp_path)
+    the_job = replace(_job(drafted, tmp_path), home=login)
+    result = author_with_command(f"{sys.executable} {probe}", the_job)
+    assert not result.ok
+    log = the_job.log.read_text(encoding="utf-8")
+    (line,) = [line for line in log.splitlines() if line.startswith("SEEN ")]
+    _assert_home_seen(json.loads(line.removeprefix("SEEN ")))
+    assert _snapshot(login) == before, "the author home itself was changed"
+    assert _scratch_homes() == [], "the private copy of the home outlived the command"
+
+
+def test_a_reviewer_gets_the_author_home_too(drafted: Sample, tmp_path: Path, login: Path) -> None:
+    before = _snapshot(login)
+    probe = _probe(tmp_path)
+    verdict = review_with_command(
+        f"{sys.executable} {probe} review", drafted.draft, tmp_path / "reviewer.log", 60, home=login
+    )
+    (finding,) = verdict.findings
+    _assert_home_seen(json.loads(finding))
+    assert _snapshot(login) == before
+    assert _scratch_homes() == []
