@@ -9,19 +9,26 @@ author still submits over MCP from inside.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+import selfbench
 from run_helpers import SCRIPTED_AUTHOR, Sample, sample
 from selfbench.run.author import AuthorJob, author_with_command
 from selfbench.run.coupling import review_with_command
+from selfbench.validate.uids import leased_users
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's uid switch needs root")
 
@@ -240,3 +247,112 @@ def test_a_reviewer_gets_the_author_home_too(drafted: Sample, tmp_path: Path, lo
     _assert_home_seen(json.loads(finding))
     assert _snapshot(login) == before
     assert _scratch_homes() == []
+
+
+# --- run by a user that is not root (`bwrap --unshare-user`) ----------------------------------
+
+NON_ROOT_RUN = """\
+import os, subprocess, sys
+from pathlib import Path
+from selfbench.run.confine import confined
+clone, out, *command = sys.argv[1:]
+argv, env = confined(command, cwd=Path(clone), env=dict(os.environ),
+                     writable=[Path(clone), Path(out)])
+assert "--unshare-user" in argv, argv
+subprocess.run(argv, env=env, check=False)
+"""
+
+NON_ROOT_PROBE = """\
+clone=$1 out=$2 root_only=$3 private=${4#*=} outside=${5#*=}
+setsid sh -c "sleep 2; echo late > $clone/.late" </dev/null >/dev/null 2>&1 &
+can() { if "$@" >/dev/null 2>&1; then echo true; else echo false; fi; }
+{
+  echo "uid=$(id -u)"
+  echo "shadow=$(can cat /etc/shadow)"
+  echo "root_only=$(can cat "$root_only")"
+  echo "private=$(can cat "$private")"
+  echo "clone=$(can sh -c "echo written > $clone/new.txt")"
+  echo "out=$(can sh -c "echo written > $out/new.txt")"
+  echo "outside=$(can sh -c "echo written > $outside/escaped.txt")"
+  echo "root_home=$(can ls -A /root)"
+} > "$out/seen.tmp"
+mv "$out/seen.tmp" "$out/seen.txt"
+sleep 120
+"""
+
+
+@pytest.fixture
+def shared_base() -> Iterator[Path]:
+    """A directory a non-root user can reach (the test's own is root's alone)."""
+    base = Path(tempfile.mkdtemp(prefix="selfbench-nonroot-"))
+    base.chmod(0o755)
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _processes_of(uid: int) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit() and entry.stat().st_uid == uid:
+                pids.append(int(entry.name))
+    return pids
+
+
+def _wait_for(path: Path, process: subprocess.Popen[bytes], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert process.poll() is None, "the sandbox ended before the probe reported"
+        assert time.monotonic() < deadline, f"no {path.name} after {seconds:g} s"
+        time.sleep(0.1)
+
+
+def test_a_command_run_by_a_user_that_is_not_root_is_confined_and_dies_with_the_run(
+    shared_base: Path,
+) -> None:
+    with leased_users() as users:
+        uid = users.agent
+        clone, out, mine = shared_base / "clone", shared_base / "out", shared_base / "mine"
+        for directory in (clone, out, mine):
+            directory.mkdir()
+            os.chown(directory, uid, uid)
+        (shared_base / "root").mkdir()
+        root_only = shared_base / "root" / "root-only.txt"  # named: its directory is bound
+        root_only.write_text("root's secret", encoding="utf-8")
+        root_only.chmod(0o600)
+        private = mine / "private.txt"  # the user's own, outside what the command is given
+        private.write_text("the user's secret", encoding="utf-8")
+        os.chown(private, uid, uid)
+        (shared_base / "bin").mkdir()
+        probe = shared_base / "bin" / "probe.sh"  # named: its directory is bound
+        probe.write_text(NON_ROOT_PROBE, encoding="utf-8")
+        # not named as paths, so not bound: the command must not reach them at all
+        unnamed = [f"private={private}", f"outside={mine}"]
+        command = ["sh", str(probe), str(clone), str(out), str(root_only), *unnamed]
+        ids = [f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+        env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(Path(selfbench.__file__).parents[1])}
+        runner = [sys.executable, "-c", NON_ROOT_RUN, str(clone), str(out), *command]
+        run = subprocess.Popen(["setpriv", *ids, "--", *runner], env=env, cwd=shared_base)
+        try:
+            _wait_for(out / "seen.txt", run, 60)
+        finally:
+            run.kill()  # selfbench killed: everything it started in the sandbox goes with it
+            run.wait()
+        lines = (out / "seen.txt").read_text(encoding="utf-8").splitlines()
+        seen = dict(line.split("=", 1) for line in lines)
+        time.sleep(3)  # the setsid child would have written by now
+        assert seen == {
+            "uid": str(uid),
+            "shadow": "false",
+            "root_only": "false",
+            "private": "false",
+            "clone": "true",
+            "out": "true",
+            "outside": "false",
+            "root_home": "false",
+        }
+        assert not (mine / "escaped.txt").exists()
+        assert not (clone / ".late").exists(), "the command's setsid child outlived the run"
+        assert _processes_of(uid) == [], "a process of the command outlived the run"

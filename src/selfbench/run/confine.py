@@ -168,6 +168,12 @@ def _program(argv: Sequence[str]) -> Path | None:
     return Path(found).resolve() if found else None
 
 
+def _searchable_dir(path: Path) -> bool:
+    """Whether `path` is a directory this user can reach: one it may not search (a Python
+    under root's home, for a user that is not root) is not bound, and does not stop the run."""
+    return os.path.isdir(path)  # noqa: PTH112 - unlike Path.is_dir, False when not permitted
+
+
 def _readable(argv: Sequence[str]) -> list[Path]:
     """What the command may read beside the system: selfbench's Python, its program, and every
     existing absolute path its arguments name (a file's directory)."""
@@ -181,10 +187,10 @@ def _readable(argv: Sequence[str]) -> list[Path]:
     for token in argv[1:]:
         if token.startswith("/") and os.path.lexists(token):
             named = Path(token)
-            paths.append(named if named.is_dir() else named.parent)
+            paths.append(named if _searchable_dir(named) else named.parent)
     shown: list[Path] = []
     for path in paths:
-        if path.is_dir() and path not in shown and path != Path("/"):
+        if _searchable_dir(path) and path not in shown and path != Path("/"):
             shown.append(path)
     return shown
 
