@@ -26,6 +26,7 @@ import pytest
 
 import selfbench
 from run_helpers import SCRIPTED_AUTHOR, Sample, sample
+from selfbench.errors import SandboxError
 from selfbench.run.author import AuthorJob, author_with_command
 from selfbench.run.coupling import review_with_command
 from selfbench.validate.uids import leased_users
@@ -356,3 +357,13 @@ def test_a_command_run_by_a_user_that_is_not_root_is_confined_and_dies_with_the_
         assert not (mine / "escaped.txt").exists()
         assert not (clone / ".late").exists(), "the command's setsid child outlived the run"
         assert _processes_of(uid) == [], "a process of the command outlived the run"
+
+
+def test_an_author_home_that_cannot_be_copied_stops_the_run(
+    drafted: Sample, tmp_path: Path
+) -> None:
+    gone = tmp_path / "gone"  # checked when the run started, removed since
+    the_job = replace(_job(drafted, tmp_path), home=gone)
+    with pytest.raises(SandboxError, match=f"^cannot copy the author home {gone}: "):
+        author_with_command(f"{sys.executable} -c pass", the_job)
+    assert _scratch_homes() == []

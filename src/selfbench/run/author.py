@@ -205,6 +205,7 @@ def run_agent(
 
     Raises:
         ValueError: `job.out_dir` is not empty.
+        SandboxError: `job.home` cannot be copied (the machine's fault: the run stops).
     """
     argv = parse_command(command, role="author")
     if isinstance(argv, str):
@@ -226,8 +227,8 @@ def run_agent(
         }
         writable = (Path(temp), job.out_dir)
         with contextlib.ExitStack() as stack:
+            home = stack.enter_context(private_home(job.home))  # unreadable: stops the run
             try:
-                home = stack.enter_context(private_home(job.home))
                 sandboxed, env = confined(
                     _expand(argv, values),
                     cwd=workspace.repo,

@@ -126,6 +126,7 @@ def _copy_home(source: Path, target: Path) -> None:
     """Copy the directories, regular files and symbolic links (as links) under `source` into
     the new directory `target`, modes kept; sockets, pipes and devices are left out."""
     target.mkdir(mode=0o700)
+    directories = [(source, target)]
     for directory, names, files in os.walk(source):
         into = target / Path(directory).relative_to(source)
         for name in (*names, *files):
@@ -133,11 +134,12 @@ def _copy_home(source: Path, target: Path) -> None:
             if path.is_symlink():
                 copy.symlink_to(path.readlink())
             elif path.is_dir():
-                copy.mkdir()
-                shutil.copystat(path, copy)
+                copy.mkdir(mode=0o700)
+                directories.append((path, copy))
             elif path.is_file():
                 shutil.copy2(path, copy)
-    shutil.copystat(source, target)
+    for path, copy in reversed(directories):  # modes last: a read-only directory is filled first
+        shutil.copystat(path, copy)
 
 
 @contextlib.contextmanager

@@ -281,6 +281,7 @@ def review_with_command(
 
     Raises:
         ReviewerError: it could not start, timed out, failed, or printed no valid verdict.
+        SandboxError: `home` cannot be copied.
     """
     argv = parse_command(command, role="reviewer")
     if isinstance(argv, str):
@@ -291,8 +292,8 @@ def review_with_command(
     with scratch_directory("selfbench-review-") as temp, contextlib.ExitStack() as stack:
         brief = Path(temp) / "review.md"
         brief.write_text(prompt, encoding="utf-8")
+        private = stack.enter_context(private_home(home))  # unreadable: stops the run
         try:
-            private = stack.enter_context(private_home(home))
             sandboxed, env = confined(
                 expanded,
                 cwd=task_dir,
