@@ -81,10 +81,10 @@ class RunOptions:
     source_url: str | None = None
     author_env: tuple[str, ...] = ()
     """The variables author and reviewer commands get from selfbench's environment."""
+    """For history without a pull-request URL: tasks record `<source_url>/pull/<n>`."""
     author_home: Path | None = None
     """`--author-home`: the directory a private copy of which is their `HOME` (an agent CLI's
     login); in `inputs.json` only when given."""
-    """For history without a pull-request URL: tasks record `<source_url>/pull/<n>`."""
     setup_env: tuple[str, ...] = ()
     """Names of variables passed to the local sandbox's setup (a proxy's CA file, say); only the
     names are stored, the values are read from the environment at each start and resume."""
