@@ -9,8 +9,11 @@ the marker must not appear. The table of overridden keys is checked row by row.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import pty
 import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -271,3 +274,151 @@ def test_a_transport_command_is_refused_where_a_remote_names_a_program(hostile: 
     with pytest.raises(GitError, match=r"remote\.origin\.receivepack names a program"):
         git(hostile.repo, "push", "origin", "HEAD:refs/heads/other")
     assert not hostile.marker.exists()
+
+
+# --- through selfbench's commands: a pager, credential helpers and a merge driver -------------
+
+_COMMAND_TIMEOUT = 600
+
+
+def _hostile_config(program: str) -> str:
+    """Configuration naming `program` as the pager (of every command), as credential helpers
+    (plain, shell `!` form and per URL) and as the merge driver `.git/info/attributes` chooses
+    for every path."""
+    return (
+        f"[core]\n\tpager = {program}\n"
+        + "".join(f"[pager]\n\t{command} = {program}\n" for command in ("log", "diff", "show"))
+        + f"[credential]\n\thelper = {program}\n\thelper = !{program}\n"
+        + f'[credential "https://github.com"]\n\thelper = {program}\n'
+        + f'[merge "evil"]\n\tname = evil\n\tdriver = {program} %O %A %B\n'
+    )
+
+
+def _arm(repo: Path, program: str) -> None:
+    """Give the repository the hostile configuration and the attributes that choose the driver."""
+    with (repo / ".git" / "config").open("a", encoding="utf-8") as handle:
+        handle.write(_hostile_config(program))
+    info = repo / ".git" / "info"
+    info.mkdir(exist_ok=True)
+    (info / "attributes").write_text("* merge=evil\n", encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class HostileSample:
+    """The sample project (a GitHub remote, one merged pull request), armed."""
+
+    repo: Path
+    marker: Path
+    program: str
+    tmp: Path
+
+
+@pytest.fixture(scope="module")
+def hostile_sample(tmp_path_factory: pytest.TempPathFactory) -> HostileSample:
+    from selfbench.demo import build_sample_repository  # noqa: PLC0415 - the sample project
+
+    tmp = tmp_path_factory.mktemp("hostile-sample")
+    repo = build_sample_repository(tmp).path
+    _run(repo, "remote", "add", "origin", "https://github.com/example/slugkit.git")
+    marker = tmp / "MARKER"
+    program = tmp / "evil.sh"
+    program.write_text(f"#!/bin/sh\ntouch '{marker}'\ncat\n", encoding="utf-8")
+    program.chmod(0o755)
+    _arm(repo, str(program))
+    return HostileSample(repo, marker, str(program), tmp)
+
+
+def _at_a_terminal(argv: list[str], cwd: Path) -> tuple[int, str]:
+    """Run `python -m selfbench argv` with a terminal as its standard streams (where git would
+    start a pager), and its exit code and what it printed."""
+    leader, follower = pty.openpty()
+    paths = [str(Path(__file__).resolve().parents[1] / "src"), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p), "TERM": "xterm"}
+    env.pop("GIT_PAGER", None)
+    env.pop("PAGER", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "selfbench", *argv],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+    )
+    os.close(follower)
+    printed = bytearray()
+    with contextlib.suppress(OSError):  # EIO once the terminal's last writer is gone
+        while chunk := os.read(leader, 65536):
+            printed += chunk
+    os.close(leader)
+    return process.wait(timeout=_COMMAND_TIMEOUT), printed.decode("utf-8", "replace")
+
+
+def test_mine_at_a_terminal_starts_no_pager_or_helper_the_repository_names(
+    hostile_sample: HostileSample,
+) -> None:
+    out = hostile_sample.tmp / "candidates.jsonl"
+    argv = ["mine", str(hostile_sample.repo), "--no-sessions", "--out", str(out)]
+    code, printed = _at_a_terminal(argv, hostile_sample.tmp)
+    assert code == 0, printed[-2000:]
+    assert out.read_text(encoding="utf-8").strip(), printed[-2000:]
+    assert not hostile_sample.marker.exists(), "mine ran the repository's pager or helper"
+
+
+def test_draft_starts_no_pager_helper_or_merge_driver_the_repository_names(
+    hostile_sample: HostileSample,
+) -> None:
+    candidates = hostile_sample.tmp / "draft-candidates.jsonl"
+    mined = ["mine", str(hostile_sample.repo), "--no-sessions", "--out", str(candidates)]
+    assert _at_a_terminal(mined, hostile_sample.tmp)[0] == 0
+    first = json.loads(candidates.read_text(encoding="utf-8").splitlines()[0])
+    out = hostile_sample.tmp / "tasks"
+    argv = ["draft", first["id"], "--candidates", str(candidates), "--repo"]
+    argv += [str(hostile_sample.repo), "--out", str(out), "--no-quality"]
+    code, printed = _at_a_terminal(argv, hostile_sample.tmp)
+    assert code == 0, printed[-2000:]
+    assert list(out.glob("*/definition.json")), printed[-2000:]
+    assert not hostile_sample.marker.exists(), "draft ran the repository's program"
+
+
+def test_an_author_that_arms_its_clone_gets_no_program_run_by_selfbench(
+    tmp_path: Path,
+) -> None:
+    """`run`'s author stage: the author command (the attacker here) writes the pager, helpers
+    and merge driver into its clone's configuration, then submits; selfbench's own git on the
+    clone afterwards (the submission's checks) must start none of them."""
+    from run_helpers import SCRIPTED_AUTHOR, sample  # noqa: PLC0415 - the run's fixtures
+    from selfbench.run.author import AuthorJob, author_with_command  # noqa: PLC0415
+
+    if os.geteuid() != 0:
+        pytest.skip("the command sandbox's uid switch needs root")
+    drafted = sample(tmp_path)
+    marker = tmp_path / "MARKER"
+    program = tmp_path / "evil.sh"
+    program.write_text(f"#!/bin/sh\ntouch '{marker}'\ncat\n", encoding="utf-8")
+    program.chmod(0o755)
+    arm = tmp_path / "bin" / "arm.sh"  # the clone is the command's directory
+    arm.parent.mkdir()
+    config = _hostile_config(str(program)).replace("\\", "\\\\")
+    arm.write_text(
+        f"printf '%s' '{config}' >> .git/config\n"
+        "mkdir -p .git/info && echo '* merge=evil' > .git/info/attributes\n"
+        "cat .git/config\n"  # into the log: the clone was armed
+        f'exec {SCRIPTED_AUTHOR} --prompt "$1"\n',
+        encoding="utf-8",
+    )
+    job = AuthorJob(
+        repo=drafted.repo.path,
+        candidate=drafted.candidate,
+        draft_dir=drafted.draft,
+        out_dir=tmp_path / "out",
+        log=tmp_path / "author.log",
+        time_limit_sec=120,
+        inactivity_sec=60,
+        work_root=tmp_path / "work",
+    )
+    result = author_with_command(f"sh {arm} 'Spell accented text in ASCII.'", job)
+    log = job.log.read_text(encoding="utf-8")
+    assert result.ok, (result.reason, log[-2000:])
+    assert f"driver = {program} %O %A %B" in log, log[-2000:]
+    assert not marker.exists(), "selfbench ran a program the author's clone names"

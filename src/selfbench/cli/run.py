@@ -212,6 +212,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         inactivity=args.inactivity,
         source_url=args.source_url,
         author_env=tuple(args.author_env or ()),
+        author_home=None if args.author_home is None else Path(args.author_home).absolute(),
         setup_env=tuple(args.setup_env or ()),
         host_network_config=not args.no_host_network_config,
         agent_allowed_hosts=agent_hosts(args) or (),
@@ -231,6 +232,8 @@ def _resume_changes(args: argparse.Namespace) -> dict[str, Any]:
         "jobs": args.jobs,
         "env": args.env,
         "harbor_env": args.harbor_env,
+        "author_env": tuple(args.author_env) if args.author_env else None,
+        "author_home": None if args.author_home is None else Path(args.author_home).absolute(),
         "agent_dependencies": None if args.deps is None else agent_dependencies(args),
         "min_quality": args.min_quality,
         "quality": False if args.no_quality else None,
@@ -389,6 +392,13 @@ def _add_run(commands: Any) -> None:
         metavar="NAME",
         help="pass this variable to the author and reviewer commands, which run in a sandbox "
         "with none of selfbench's environment but PATH, LANG and TERM (a model's API key)",
+    )
+    # --author-env and --author-home given again with --resume replace the run's own
+    run.add_argument(
+        "--author-home",
+        metavar="DIR",
+        help="a private copy of DIR is the author and reviewer commands' HOME (an agent CLI's "
+        "login; DIR itself is never written)",
     )
     # -j, --env, --harbor-env, --source-url, --setup-env and --no-host-network-config may be
     # given again with --resume (their defaults are None so that a change can be told)

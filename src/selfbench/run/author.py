@@ -21,6 +21,7 @@ one-line reason; the command's output, and what became of it, is appended to the
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -40,7 +41,7 @@ from selfbench.mine.candidate import CandidateModel
 from selfbench.repair import check_validation_repair
 from selfbench.run._prompts import Mode, render_agent_prompt
 from selfbench.run._workspace import INPUTS_DIR, Workspace, changed_paths, open_workspace
-from selfbench.run.confine import confined, handed_over
+from selfbench.run.confine import confined, handed_over, private_home
 from selfbench.submit import OUTPUT_ENV, write_submission_files
 
 __all__ = [
@@ -79,6 +80,9 @@ class AuthorJob:
     env_names: tuple[str, ...] = ()
     """The variables of selfbench's environment the command gets beside the sandbox's own
     (`selfbench.run.confine`): an agent's API key."""
+    home: Path | None = None
+    """The directory (`run --author-home`) a private copy of which is the command's `HOME`: an
+    agent CLI's login; None: an empty `HOME`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +205,7 @@ def run_agent(
 
     Raises:
         ValueError: `job.out_dir` is not empty.
+        SandboxError: `job.home` cannot be copied (the machine's fault: the run stops).
     """
     argv = parse_command(command, role="author")
     if isinstance(argv, str):
@@ -221,17 +226,20 @@ def run_agent(
             "workspace": str(workspace.repo),
         }
         writable = (Path(temp), job.out_dir)
-        try:
-            sandboxed, env = confined(
-                _expand(argv, values),
-                cwd=workspace.repo,
-                env=agent_environment(workspace, inputs, mode),
-                writable=writable,
-                env_names=job.env_names,
-            )
-        except SelfbenchError as exc:
-            return AuthorResult.rejected(f"author command cannot start: {exc}")
-        with handed_over(writable):
+        with contextlib.ExitStack() as stack:
+            home = stack.enter_context(private_home(job.home))  # unreadable: stops the run
+            try:
+                sandboxed, env = confined(
+                    _expand(argv, values),
+                    cwd=workspace.repo,
+                    env=agent_environment(workspace, inputs, mode),
+                    writable=writable,
+                    env_names=job.env_names,
+                    home=home,
+                )
+            except SelfbenchError as exc:
+                return AuthorResult.rejected(f"author command cannot start: {exc}")
+            stack.enter_context(handed_over(writable))
             outcome = run_command(
                 sandboxed,
                 role="author",

@@ -7,7 +7,9 @@ sandbox (`selfbench.validate.sandbox`):
 * the host's system directories read-only, every entry in them that an unprivileged host user
   could not read covered (`/etc/shadow`, SSH host keys, daemons' sockets); no homes, no
   `/root`, a private `/tmp`, `/run`, `/dev` and `/proc`;
-* a private home (`HOME`), empty;
+* a private home (`HOME`), empty; or, with `run --author-home DIR`, a private copy of `DIR`
+  (`private_home`): an agent CLI's login and settings, made for each command and removed after,
+  so the command may change its copy but never `DIR` itself;
 * writable: only the directories the command works in (the clone, the authoring output root);
   read-only: the Python that runs selfbench and its `selfbench mcp` server, the command's own
   program and every existing absolute path named in the command (what the user passed);
@@ -33,13 +35,21 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import selfbench
-from selfbench.errors import SandboxError
+from selfbench._scratch import scratch_directory
+from selfbench.errors import SandboxError, translating
 from selfbench.validate.sandbox import _SYSTEM_DIRS, PrivateEntries, _host_binds, _proc_args
 
-__all__ = ["AGENT_HOME", "BASE_ENV", "confined", "handed_over"]
+__all__ = [
+    "AGENT_HOME",
+    "BASE_ENV",
+    "author_home_problem",
+    "confined",
+    "handed_over",
+    "private_home",
+]
 
 AGENT_HOME = "/home/agent"
-"""The command's `HOME`: an empty private directory."""
+"""The command's `HOME`: an empty private directory, or the private copy of `--author-home`."""
 BASE_ENV = ("PATH", "LANG", "TERM")
 """The variables of selfbench's environment the command always gets (beside `HOME`)."""
 _FALLBACK_UID = 65534
@@ -90,10 +100,80 @@ def handed_over(writable: Sequence[Path]) -> Iterator[None]:
                 _chown_tree(path, 0, 0)
 
 
+def author_home_problem(home: Path, *, repo: Path, outputs: Sequence[Path]) -> str | None:
+    """Why `home` cannot be an author home (`run --author-home`), in one line; None when it
+    can: an existing directory that is not `/`, holds neither the repository nor any of
+    `outputs` (the export, the run directory) and is not, nor holds, the invoking user's own
+    home (every secret there would be handed to the command)."""
+    given = f"--author-home {home}"
+    if not home.is_dir():
+        return f"{given}: not a directory"
+    where = home.resolve()
+    if where == Path("/"):
+        return f"{given}: the whole file system cannot be the author's home"
+    if Path.home().resolve().is_relative_to(where):
+        return (
+            f"{given}: holds your own home; give a directory with only the agent's login "
+            "(log in with HOME=DIR)"
+        )
+    for name, path in (("the repository", repo), *(("the run's output", p) for p in outputs)):
+        if path.absolute().resolve().is_relative_to(where):
+            return f"{given}: holds {name} ({path}); give a directory of its own"
+    return None
+
+
+def _copy_home(source: Path, target: Path) -> None:
+    """Copy the directories, regular files and symbolic links (as links) under `source` into
+    the new directory `target`, modes kept; sockets, pipes and devices are left out."""
+    target.mkdir(mode=0o700)
+    directories = [(source, target)]
+    for directory, names, files in os.walk(source):
+        into = target / Path(directory).relative_to(source)
+        for name in (*names, *files):
+            path, copy = Path(directory, name), into / name
+            if path.is_symlink():
+                copy.symlink_to(path.readlink())
+            elif path.is_dir():
+                copy.mkdir(mode=0o700)
+                directories.append((path, copy))
+            elif path.is_file():
+                shutil.copy2(path, copy)
+    for path, copy in reversed(directories):  # modes last: a read-only directory is filled first
+        shutil.copystat(path, copy)
+
+
+@contextlib.contextmanager
+def private_home(source: Path | None) -> Iterator[Path | None]:
+    """A private copy of `source` for one command's `HOME` (None when `source` is), removed
+    when the block ends. Made inside a scratch directory only selfbench's user can enter and,
+    when selfbench runs as root, given to the command's uid: a root-owned `0700` login
+    directory is readable inside, while no other host user (`nobody` either) can reach it.
+
+    Raises:
+        SandboxError: `source` cannot be read.
+    """
+    if source is None:
+        yield None
+        return
+    with scratch_directory("selfbench-home-") as scratch:
+        home = Path(scratch) / "home"
+        with translating(SandboxError, f"copy the author home {source}"):
+            _copy_home(source.resolve(), home)
+            if os.geteuid() == 0:
+                _chown_tree(home, *_agent_ids())
+        yield home
+
+
 def _program(argv: Sequence[str]) -> Path | None:
     """The command's executable, as found on PATH (or named)."""
     found = shutil.which(argv[0])
     return Path(found).resolve() if found else None
+
+
+def _searchable_dir(path: Path) -> bool:
+    """Whether `path` is a directory this user can reach: one it may not search (a Python
+    under root's home, for a user that is not root) is not bound, and does not stop the run."""
+    return os.path.isdir(path)  # noqa: PTH112 - unlike Path.is_dir, False when not permitted
 
 
 def _readable(argv: Sequence[str]) -> list[Path]:
@@ -109,10 +189,10 @@ def _readable(argv: Sequence[str]) -> list[Path]:
     for token in argv[1:]:
         if token.startswith("/") and os.path.lexists(token):
             named = Path(token)
-            paths.append(named if named.is_dir() else named.parent)
+            paths.append(named if _searchable_dir(named) else named.parent)
     shown: list[Path] = []
     for path in paths:
-        if path.is_dir() and path not in shown and path != Path("/"):
+        if _searchable_dir(path) and path not in shown and path != Path("/"):
             shown.append(path)
     return shown
 
@@ -160,10 +240,12 @@ def confined(
     writable: Sequence[Path],
     readable: Sequence[Path] = (),
     env_names: Sequence[str] = (),
+    home: Path | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """The argument list and environment that run `argv` in the command sandbox (see the
     module), in `cwd`, with `writable` bound read-write and `readable` read-only, and of `env`
-    only what the sandbox passes and the variables `env_names` names.
+    only what the sandbox passes and the variables `env_names` names. `home` (a
+    `private_home`) is bound writable as its `HOME`; without it, `HOME` is empty.
 
     Raises:
         SandboxError: the command's program is not found, or bubblewrap is not installed.
@@ -184,7 +266,11 @@ def confined(
     args += [*_proc_args(), "--dev", "/dev"]
     args += ["--perms", "01777", "--tmpfs", "/tmp", "--tmpfs", "/run"]  # noqa: S108 - private tmpfs
     args += _resolver_binds()
-    args += ["--perms", "01777", "--tmpfs", AGENT_HOME]
+    if home is None:
+        args += ["--perms", "01777", "--tmpfs", AGENT_HOME]
+    else:
+        parent = str(Path(AGENT_HOME).parent)  # made searchable, as `_parents` does
+        args += ["--perms", "0755", "--dir", parent, "--bind", str(home), AGENT_HOME]
     args += _parents([*_readable(argv), *readable, *writable])
     for path in [*_readable(argv), *readable]:
         args += ["--ro-bind", str(path), str(path)]

@@ -26,6 +26,7 @@ by the coupling-repair rules of `selfbench.repair` (and it may not rewrite the d
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -47,7 +48,7 @@ from selfbench.repair import check_coupling_repair
 from selfbench.run._names import AssertedNames, asserted_names, code_names
 from selfbench.run._workspace import Workspace, changed_paths
 from selfbench.run.author import AuthorJob, AuthorResult, run_agent
-from selfbench.run.confine import confined
+from selfbench.run.confine import confined, private_home
 
 __all__ = [
     "DEFINITION_CHANGED",
@@ -268,16 +269,19 @@ def review_with_command(
     log: Path,
     time_limit_sec: float,
     env_names: tuple[str, ...] = (),
+    home: Path | None = None,
 ) -> ReviewVerdict:
     """Run the reviewer command on an authored task and read its verdict.
 
     The command runs in `task_dir` with the review brief on its standard input (and in
     `{prompt}`; `{task_dir}` is replaced too), `SELFBENCH_TASK` naming the task; its standard
     error and output are appended to `log`. It runs in the command sandbox
-    (`selfbench.run.confine`), the task read-only, with the variables `env_names` names.
+    (`selfbench.run.confine`), the task read-only, with the variables `env_names` names and,
+    when `home` is given (`run --author-home`), a private copy of it as its `HOME`.
 
     Raises:
         ReviewerError: it could not start, timed out, failed, or printed no valid verdict.
+        SandboxError: `home` cannot be copied.
     """
     argv = parse_command(command, role="reviewer")
     if isinstance(argv, str):
@@ -285,9 +289,10 @@ def review_with_command(
     prompt = _REVIEW_PROMPT.format(task=task_dir)
     values = {"{prompt}": prompt, "{task_dir}": str(task_dir)}
     expanded = [re.sub(r"\{prompt\}|\{task_dir\}", lambda m: values[m.group()], a) for a in argv]
-    with scratch_directory("selfbench-review-") as temp:
+    with scratch_directory("selfbench-review-") as temp, contextlib.ExitStack() as stack:
         brief = Path(temp) / "review.md"
         brief.write_text(prompt, encoding="utf-8")
+        private = stack.enter_context(private_home(home))  # unreadable: stops the run
         try:
             sandboxed, env = confined(
                 expanded,
@@ -296,6 +301,7 @@ def review_with_command(
                 writable=(),
                 readable=(task_dir, Path(temp)),
                 env_names=env_names,
+                home=private,
             )
         except SelfbenchError as exc:
             raise ReviewerError(f"reviewer command cannot start: {exc}") from None

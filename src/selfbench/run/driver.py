@@ -34,6 +34,7 @@ from selfbench.mine.git_history import read_repository
 from selfbench.mine.rank import DEFAULT_OVER_FETCH
 from selfbench.mine.source import check_source_url, repository_source
 from selfbench.run import stages
+from selfbench.run.confine import author_home_problem
 from selfbench.run.export import export_accepted
 from selfbench.run.state import STAGES, CandidateState, Pool, RunDirectory
 from selfbench.run.steps import StepContext, run_step
@@ -82,6 +83,9 @@ class RunOptions:
     author_env: tuple[str, ...] = ()
     """The variables author and reviewer commands get from selfbench's environment."""
     """For history without a pull-request URL: tasks record `<source_url>/pull/<n>`."""
+    author_home: Path | None = None
+    """`--author-home`: the directory a private copy of which is their `HOME` (an agent CLI's
+    login); in `inputs.json` only when given."""
     setup_env: tuple[str, ...] = ()
     """Names of variables passed to the local sandbox's setup (a proxy's CA file, say); only the
     names are stored, the values are read from the environment at each start and resume."""
@@ -158,6 +162,7 @@ class RunOptions:
             "inactivity": self.inactivity,
             "sourceUrl": self.source_url,
             **({"authorEnv": list(self.author_env)} if self.author_env else {}),
+            **({"authorHome": str(self.author_home.absolute())} if self.author_home else {}),
             "setupEnv": list(self.setup_env),
             "agentAllowedHosts": list(self.agent_allowed_hosts),
             "hostNetworkConfig": self.host_network_config,
@@ -226,6 +231,7 @@ def load_options(value: Any, where: str) -> RunOptions:
             inactivity=float(value["inactivity"]),
             source_url=value.get("sourceUrl"),
             author_env=tuple(str(name) for name in value.get("authorEnv", ())),
+            author_home=Path(value["authorHome"]) if value.get("authorHome") else None,
             setup_env=tuple(str(name) for name in value.get("setupEnv", ())),
             agent_allowed_hosts=tuple(str(host) for host in value.get("agentAllowedHosts", ())),
             host_network_config=bool(value.get("hostNetworkConfig", True)),
@@ -612,10 +618,33 @@ RESUME_CHANGES = (
     "env",
     "harbor_env",
     "ceilings",
+    "author_env",
+    "author_home",
 )
 """The options `run --resume` may change: how and where the run's work is done, never what it
 is to find (the repository, budgets, author and export stay the run's own). The `--max-*`
 options given again change those ceilings only; the others stay the run's."""
+
+
+def _recorded(value: Any) -> Any:
+    """An option's value as the event log records it."""
+    if isinstance(value, tuple):
+        return list(value)
+    return str(value) if isinstance(value, Path) else value
+
+
+def _check_author_home(run: RunDirectory, options: RunOptions) -> None:
+    """Refuse an author home that holds the repository, the export or the run directory.
+
+    Raises:
+        RunError: the one-line reason (`confine.author_home_problem`).
+    """
+    if options.author_home is None:
+        return
+    outputs = (options.out, run.path)
+    problem = author_home_problem(options.author_home, repo=options.repo, outputs=outputs)
+    if problem is not None:
+        raise RunError(problem)
 
 
 def _apply_changes(
@@ -637,13 +666,14 @@ def _apply_changes(
         return options
     updated = replace(options, **changed)
     updated.check()
+    _check_author_home(run, updated)
     for name, value in changed.items():
         before = getattr(options, name)
         run.event(
             "changed",
             option=name,
-            before=list(before) if isinstance(before, tuple) else before,
-            after=list(value) if isinstance(value, tuple) else value,
+            before=_recorded(before),
+            after=_recorded(value),
         )
     run.write_json(run.inputs_path, updated.to_json())
     return updated
@@ -658,11 +688,14 @@ def _start_or_resume(
         except RunError as exc:
             raise no_valid_run(run, str(exc)) from None
         run.event("resumed")
-        return _apply_changes(run, resumed, changes or {})
+        applied = _apply_changes(run, resumed, changes or {})
+        _check_author_home(run, applied)
+        return applied
     if run.is_run():
         raise RunError(
             f"{run.path} already holds a run; resume it with: {resume_command(run.path)}"
         )
+    _check_author_home(run, options)
     run.write_json(run.inputs_path, options.to_json())
     run.event("started", options=options.to_json())
     return options
@@ -731,7 +764,11 @@ def run_benchmark(
         if on_event is not None:
             on_event("pool", None)
         settings = stages.AuthorSettings(
-            options.author, options.author_time_limit, options.inactivity, options.author_env
+            options.author,
+            options.author_time_limit,
+            options.inactivity,
+            options.author_env,
+            options.author_home,
         )
         setup_env = setup_env_values(options.setup_env)
         host_network = _host_network(options, told)

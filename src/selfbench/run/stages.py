@@ -175,6 +175,8 @@ class AuthorSettings:
     inactivity_sec: float
     env_names: tuple[str, ...] = ()
     """The variables passed to author and reviewer commands (`--author-env`)."""
+    home: Path | None = None
+    """The directory copied to be their `HOME` (`--author-home`); None: an empty one."""
 
 
 def _job(
@@ -190,6 +192,7 @@ def _job(
         time_limit_sec=s.time_limit_sec,
         inactivity_sec=s.inactivity_sec,
         env_names=s.env_names,
+        home=s.home,
     )
 
 
@@ -326,6 +329,7 @@ def coupling_stage(
     log: Path,
     time_limit_sec: float,
     env_names: tuple[str, ...] = (),
+    home: Path | None = None,
 ) -> StageResult:
     """The coupling check: the deterministic blockers, then the reviewer's verdict if any.
 
@@ -336,7 +340,9 @@ def coupling_stage(
         findings = list(coupling_blockers(task_dir, repo))
         if not findings and reviewer is not None:
             log.parent.mkdir(parents=True, exist_ok=True)
-            verdict = review_with_command(reviewer, task_dir, log, time_limit_sec, env_names)
+            verdict = review_with_command(
+                reviewer, task_dir, log, time_limit_sec, env_names, home=home
+            )
             if verdict.verdict == "coupled":
                 findings = list(verdict.findings) or ["the reviewer found the tests coupled"]
         if findings:

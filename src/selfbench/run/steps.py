@@ -184,6 +184,7 @@ def _coupling(step: _Step) -> stages.StageResult:
         step.log("reviewer"),
         limit,
         context.author.env_names,
+        context.author.home,
     )
 
 
