@@ -544,3 +544,44 @@ def test_the_report_channel_is_named_by_no_variable_and_sits_in_a_directory_of_r
     else:
         assert key == "/dev/null"
     assert not any(str(report) in value or "EVIDENCE" in value for value in environment)
+
+
+_MUL_RUN = [_START, _test("tests/test_mul.py::test_mul"), _FINISH]
+_MUL_FAILED = [_START, _test("tests/test_mul.py::test_mul", "failed"), _FINISH]
+SIGNALS = [
+    ("agree-pass", _MUL_RUN, 0, "", ""),
+    ("agree-fail", _MUL_FAILED, 1, "a test failed: tests/test_mul.py::test_mul", ""),
+    ("summary", _MUL_RUN, 0, "its summary disagrees",
+     "the report and the runner's own output disagree: its summary disagrees"),
+    ("exit", _MUL_RUN, 1, "",
+     "the report shows every wanted test passing but the command exited 1"),
+    ("exit-0", _MUL_FAILED, 0, "a test failed: tests/test_mul.py::test_mul",
+     ("the command exited 0 but its report does not agree: a test failed:"
+      " tests/test_mul.py::test_mul")),
+    ("no-report", [], 0, "the runner wrote no report",
+     "the command exited 0 but its report does not agree: the runner wrote no report"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("records", "status", "problem", "disagreement"),
+    [case[1:] for case in SIGNALS],
+    ids=[case[0] for case in SIGNALS],
+)
+def test_a_rerun_is_asked_for_only_where_the_report_and_the_signals_beside_it_disagree(
+    tmp_path: Path, records: list[Any], status: int, problem: str, disagreement: str
+) -> None:
+    report = tmp_path / "records.jsonl"
+    report.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    script = (
+        "runner=pytest\n"
+        + evidence.EVIDENCE_BODY
+        + f"\nevidence_problem={shlex.quote(problem)}\n"
+        + f"signals_disagree {shlex.quote(str(report))} {shlex.quote(json.dumps([MUL]))} {status}\n"
+        + f"tests_failed {shlex.quote(str(report))}\n"
+    )
+    *said, failed = subprocess.run(
+        ["bash", "-c", script], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert said == ([disagreement] if disagreement else [])
+    assert failed == ("1" if records is _MUL_FAILED else "0")

@@ -1410,7 +1410,8 @@ signals_disagree() {
   fi
 }
 
-# How many tests the report's records ($1) show failing, finished or not.
+# How many tests the report's records ($1) show failing, finished or not (1 when they cannot be
+# read).
 tests_failed() {
   jq -rs --arg runner "$runner" "$evidence_definitions failed | length" <"$1" 2>/dev/null ||
     echo 1
