@@ -200,7 +200,7 @@ prepare_uv_cache() {
 # `set_evidence_env`), every process of the verifier user killed after. Its status, and in
 # `$evidence_problem` what `check_evidence` says of its report ($2: the wanted tests), whose
 # records it leaves in `$4`; the output, captured in `$3`, is logged.
-run_command() {
+run_once() {
   local command="$1" wanted="$2" output="$3" records="$4" status report
   evidence_problem=""
   : >"$records"
@@ -231,7 +231,7 @@ run_as_verifier() {
   output="$(mktemp /tmp/selfbench-output.XXXXXX)" || return 1
   records="$(mktemp /tmp/selfbench-records.XXXXXX)" || return 1
   for attempt in 1 2 3; do
-    run_command "$command" "$wanted" "$output" "$records"
+    run_once "$command" "$wanted" "$output" "$records"
     status=$?
     if [ "$status" -eq 0 ] || [ "$attempt" -eq 3 ] ||
       ! grep -qE -- "$infrastructure_errors" "$output"; then
@@ -245,7 +245,7 @@ run_as_verifier() {
     log "$disagreement"
     failed="$(tests_failed "$records")"
     log "rerun: running the command once more, fresh"
-    run_command "$command" "$wanted" "$output" "$records"
+    run_once "$command" "$wanted" "$output" "$records"
     status=$?
     disagreement="$(signals_disagree "$records" "$wanted" "$status")"
     if [ -n "$disagreement" ]; then
