@@ -656,7 +656,7 @@ def test_verifier_body_follows_the_spec_steps() -> None:
         "chmod a-w,a+rX",
         'rm -f -- "$test_patch"',
         'runuser -u "$verifier_user" -- env PATH="$PATH"',
-        'UV_CACHE_DIR="$uv_cache" "${evidence_env[@]}" \\\n      bash -c "$command"',
+        'UV_CACHE_DIR="$uv_cache" "${evidence_env[@]}" \\\n    bash -c "$command"',
         'cp -a -- "$shared_uv_cache/." "$uv_cache/"',
         'pkill -KILL -u "$verifier_user"',
         'pgrep -u "$verifier_user"',

@@ -123,6 +123,19 @@ def test_a_retried_command_is_read_from_its_last_attempt() -> None:
     assert counts == {F2P_LABEL: (1, 0), F2P_AGAIN_LABEL: (1, 0), P2P_LABEL: (1, 0)}
 
 
+RERUN = Path(__file__).parent / "data" / "verifier" / "summary-rerun.log"
+"""A real log of `tests/test.sh` (`tests/redteam/test_rerun.py`'s project whose first run prints
+a summary line that disagrees with its report): fail-to-pass ran twice, the rerun decided."""
+
+
+def test_a_command_run_again_after_a_disagreement_is_read_from_its_rerun() -> None:
+    segments = _segments(RERUN.read_text(encoding="utf-8"))
+    assert segments[F2P_LABEL].split()[:5] == [".", "[100%]", "1", "passed", "in"]
+    assert "0.02s" in segments[F2P_LABEL]
+    assert "7 passed" not in segments[F2P_LABEL]
+    assert "disagree" not in segments[F2P_LABEL]
+
+
 def test_the_log_labels_are_the_ones_test_sh_logs() -> None:
     """checks.py reads the labels render_scripts.py spells once; test.sh logs each of them."""
     script = render_test_sh(task(), ("tests/test_x.py",))
@@ -131,6 +144,7 @@ def test_the_log_labels_are_the_ones_test_sh_logs() -> None:
     for label in VERIFIER_LABELS:
         assert re.search(rf'^\s*log "{label}[ :]', script, re.MULTILINE), label
     assert 'log "infrastructure error (exit $status); retrying' in script
+    assert 'log "rerun: running the command once more, fresh"' in script
     assert 'log "reward $reward"' in script
 
 

@@ -214,6 +214,22 @@ process.exit(0);
 """
 
 
+# Finds the report channel among an ancestor's descriptors (the runner's, which the test file's
+# process does not inherit), reopened through /proc with the names spelled apart.
+_NODE_ANCESTOR_DESCRIPTOR = """\
+let pid = process.pid;
+  while (pid > 1) {
+    for (let fd = 3; fd < 64; fd += 1) {
+      const link = '/proc/' + pid + '/f' + 'd/' + fd;
+      let target = '';
+      try { target = fs.readlinkSync(link); } catch (error) {}
+      if (target.endsWith('.jsonl')) { forge(link); }
+    }
+    const stat = fs.readFileSync('/proc/' + pid + '/stat', 'utf8');
+    pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  }"""
+
+
 def _node_forge(find: str) -> Change:
     """The stub module, which finds the reporter's file with `find` and appends passes."""
     return Change("src/index.js", _NODE_STUB + _NODE_FORGE.replace("@FIND@", find))
@@ -525,6 +541,11 @@ ATTACKS: tuple[Attack, ...] = (
                 ".exec(process.env.NODE_OPTIONS)[1]);"
             ),
         ),
+    ),
+    Attack(
+        "node-appends-to-report-through-an-ancestor-descriptor",
+        ("node",),
+        (_node_forge(_NODE_ANCESTOR_DESCRIPTOR),),
     ),
     Attack(
         "node-appends-to-report-found-in-environment",

@@ -454,6 +454,18 @@ _GO_PRINTS_OK = {
     "Test": "TestMul",
     "Output": "ok  \tother\t0.01s\n",
 }
+_NODE_TAP = (
+    "TAP version 13\n# Subtest: r\nok 1 - r\n# Subtest: s\n    # Subtest: t\n"
+    "    not ok 1 - t # TODO\n    1..1\nok 2 - s\n1..2\n# tests 2\n# suites 1\n# pass 1\n"
+    "# fail 0\n# cancelled 0\n# skipped 0\n# todo 1\n# duration_ms 12.5\n"
+)
+_NODE_RECORDS = [
+    _node("test:pass", "/app/test/r.test.js", "r"),
+    {**_node("test:fail", "/app/test/r.test.js", "t"), "todo": True},
+    _node("test:pass", "/app/test/r.test.js", "s", "suite"),
+    {"event": "finish"},
+]
+_NODE_SPEC = "\u2714 r (0.5ms)\n\u2139 tests 1\n\u2139 pass 1\n\u2139 fail 0\n"
 CROSS_CHECKS = [
     ("bun-agrees", "bun", _BUN_SUMMARY, [_bun("t", "r"), _bun("t", "s"), _bun("t", "k", "skipped")],
      ""),
@@ -473,6 +485,15 @@ CROSS_CHECKS = [
     ("go-printed-ok", "go",
      "".join(json.dumps(event) + "\n" for event in [_GO_PRINTS_OK, *_GO_RUN]), _GO_RUN,
      "go test's package lines (2 ok, 0 FAIL) disagree with its events (1 passed, 0 failed)"),
+    ("node-agrees", "node", _NODE_TAP, _NODE_RECORDS, ""),
+    ("node-spec-agrees", "node", _NODE_SPEC, [_NODE_RECORDS[0], _NODE_RECORDS[-1]], ""),
+    ("node-forged-passes", "node", _NODE_TAP,
+     [*_NODE_RECORDS, _node("test:pass", "/app/test/r.test.js", "x"), {"event": "finish"}],
+     "node --test's summary (2 tests, 0 failed) disagrees with its report (3 tests, 0 failed)"),
+    ("node-hidden-failure", "node", _NODE_TAP.replace("# fail 0", "# fail 1"), _NODE_RECORDS,
+     "node --test's summary (2 tests, 1 failed) disagrees with its report (2 tests, 0 failed)"),
+    ("node-indented-summary", "node", "  # tests 1\n  # fail 0\n", _NODE_RECORDS[:1],
+     "node --test printed no summary line"),
     ("cargo-agrees", "cargo", _CARGO_OUTPUT, [_cargo("mul_works"), _exit()], ""),
     ("cargo-forged", "cargo", _CARGO_OUTPUT, [_cargo("mul_works"), _cargo("add_works"), _exit()],
      ("cargo test's result lines (1 passed, 0 failed) disagree with its report"
@@ -523,3 +544,44 @@ def test_the_report_channel_is_named_by_no_variable_and_sits_in_a_directory_of_r
     else:
         assert key == "/dev/null"
     assert not any(str(report) in value or "EVIDENCE" in value for value in environment)
+
+
+_MUL_RUN = [_START, _test("tests/test_mul.py::test_mul"), _FINISH]
+_MUL_FAILED = [_START, _test("tests/test_mul.py::test_mul", "failed"), _FINISH]
+SIGNALS = [
+    ("agree-pass", _MUL_RUN, 0, "", ""),
+    ("agree-fail", _MUL_FAILED, 1, "a test failed: tests/test_mul.py::test_mul", ""),
+    ("summary", _MUL_RUN, 0, "its summary disagrees",
+     "the report and the runner's own output disagree: its summary disagrees"),
+    ("exit", _MUL_RUN, 1, "",
+     "the report shows every wanted test passing but the command exited 1"),
+    ("exit-0", _MUL_FAILED, 0, "a test failed: tests/test_mul.py::test_mul",
+     ("the command exited 0 but its report does not agree: a test failed:"
+      " tests/test_mul.py::test_mul")),
+    ("no-report", [], 0, "the runner wrote no report",
+     "the command exited 0 but its report does not agree: the runner wrote no report"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("records", "status", "problem", "disagreement"),
+    [case[1:] for case in SIGNALS],
+    ids=[case[0] for case in SIGNALS],
+)
+def test_a_rerun_is_asked_for_only_where_the_report_and_the_signals_beside_it_disagree(
+    tmp_path: Path, records: list[Any], status: int, problem: str, disagreement: str
+) -> None:
+    report = tmp_path / "records.jsonl"
+    report.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    script = (
+        "runner=pytest\n"
+        + evidence.EVIDENCE_BODY
+        + f"\nevidence_problem={shlex.quote(problem)}\n"
+        + f"signals_disagree {shlex.quote(str(report))} {shlex.quote(json.dumps([MUL]))} {status}\n"
+        + f"tests_failed {shlex.quote(str(report))}\n"
+    )
+    *said, failed = subprocess.run(
+        ["bash", "-c", script], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert said == ([disagreement] if disagreement else [])
+    assert failed == ("1" if records is _MUL_FAILED else "0")

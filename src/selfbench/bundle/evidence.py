@@ -46,7 +46,14 @@ The cross-check. `cross_check_report` compares the records with the runner's own
 output root captured, and requires that summary: pytest's final summary line (tests passed;
 tests failed and errors, where the report says pytest prints one), bun's `N pass`/`N fail`,
 jest's `Tests:`, vitest's `Tests`, go's `ok`/`FAIL` package lines, libtest's `test result:`
-lines (node's TAP summary is not compared). The command must exit 0 beside it.
+lines, node's `tests`, `fail` and `cancelled` counts (TAP's `# fail N`, the spec reporter's
+`\u2139 fail N`). The command must exit 0 beside it. When the report and those signals disagree (it
+shows every wanted test passing but the summary or the exit status does not, or it does not and
+the command exits 0: `signals_disagree`), the command runs once more, fresh (a new report
+directory, channel and key), and that run decides: its report must show every wanted test
+passing, its summary and exit status must agree, and the first run's report must have shown no
+test failing (`tests_failed`; a test failing there and passing on the rerun is a disagreement).
+A run whose signals agree runs once.
 
 What this guarantees: code the agent wrote cannot find a report by any name (a variable, an
 argument, a path under /tmp, for pytest's and cargo's a path under /proc), cannot reopen pytest's
@@ -222,7 +229,7 @@ def _jq_or(part_of: _PartOf, otherwise: str) -> str:
     return _jq_branches(arms, f"else {otherwise} end;\n") if arms else f"{otherwise};\n"
 
 
-EVIDENCE_QUERY = (
+_DEFINITIONS = (
     r"""
 def root: (map(select(.event == "start")) | first | .rootdir) // "";
 def passed($root):
@@ -250,7 +257,9 @@ def passed($root):
         lambda runner: runner.verifier.report_selector,
         '.path + (if .name == "" then "" else "::" + .name end)',
     )
-    + r""". as $records
+)
+
+_JUDGEMENT = r""". as $records
 | ($records | passed($records | root)) as $passed
 | if ($records | finished | not) then "the run did not finish"
   elif ($records | failed | length) > 0 then "a test failed: \($records | failed | first)"
@@ -260,7 +269,8 @@ def passed($root):
     | if length > 0 then "no test seen passing for \(first)" else "" end
   end
 """
-)
+
+EVIDENCE_QUERY = _DEFINITIONS + _JUDGEMENT
 """The jq program that judges a report (`--argjson wanted`, `--arg runner`): the problem, or ""."""
 
 
@@ -302,7 +312,6 @@ prepare_evidence_tools() {{
 _SET_EVIDENCE_ENV = (
     """
 set_evidence_env() {
-  local report="$1/report.jsonl"
   case "$runner" in
 """
     + _case_arms(lambda runner: runner.verifier.verifier_env)
@@ -444,9 +453,10 @@ new_report_dir() {
     "cross_check_report": _CROSS_CHECK_REPORT,
     "check_evidence": r"""
 # Prints why the report does not show every wanted test passing, or where the runner's own
-# output ($3) disagrees with it; nothing when it shows them and nothing disagrees.
+# output ($3) disagrees with it; nothing when it shows them and nothing disagrees. With a file
+# ($4), the records it read are left there (nothing, when there is no report).
 check_evidence() {
-  local report="$1/report.jsonl" wanted="$2" problem records
+  local report="$1/report.jsonl" wanted="$2" problem records="${4:-}"
   if [ -z "$wanted" ]; then
     return 0
   fi
@@ -454,7 +464,7 @@ check_evidence() {
     echo "the runner wrote no report"
     return 0
   fi
-  if ! records="$(mktemp /tmp/selfbench-records.XXXXXX)"; then
+  if [ -z "${4:-}" ] && ! records="$(mktemp /tmp/selfbench-records.XXXXXX)"; then
     echo "the report could not be read"
     return 0
   fi
@@ -464,10 +474,41 @@ check_evidence() {
   if [ -z "$problem" ]; then
     problem="$(cross_check_report "$records" "$3")"
   fi
-  rm -f -- "$records"
+  if [ -z "${4:-}" ]; then
+    rm -f -- "$records"
+  fi
   if [ -n "$problem" ]; then
     printf '%s\n' "$problem"
   fi
+}
+""",
+    "signals_disagree": r"""
+# Prints where a run's report and the signals beside it disagree, for the wanted tests ($2): the
+# report's records ($1) show every wanted test passing but the runner's own output disagrees with
+# them (`$evidence_problem`, what `check_evidence` said) or the command exited non-zero ($3); or
+# they do not, and the command exited 0. Nothing when they agree, or when nothing is wanted.
+signals_disagree() {
+  local records="$1" wanted="$2" status="$3" problem
+  if [ -z "$wanted" ] || { [ "$status" -eq 0 ] && [ -z "$evidence_problem" ]; }; then
+    return 0
+  fi
+  problem="$(jq -rs --argjson wanted "$wanted" --arg runner "$runner" "$evidence_query" \
+    <"$records" 2>/dev/null)" || problem="the report is not JSON lines"
+  if [ -n "$problem" ] && [ "$status" -eq 0 ]; then
+    echo "the command exited 0 but its report does not agree: $evidence_problem"
+  elif [ -z "$problem" ] && [ -n "$evidence_problem" ]; then
+    echo "the report and the runner's own output disagree: $evidence_problem"
+  elif [ -z "$problem" ]; then
+    echo "the report shows every wanted test passing but the command exited $status"
+  fi
+}
+""",
+    "tests_failed": r"""
+# How many tests the report's records ($1) show failing, finished or not (1 when they cannot be
+# read).
+tests_failed() {
+  jq -rs --arg runner "$runner" "$evidence_definitions failed | length" <"$1" 2>/dev/null ||
+    echo 1
 }
 """,
     "restore_runner_configuration": _RESTORE_RUNNER_CONFIGURATION,
@@ -544,7 +585,9 @@ def _functions() -> str:
 
 EVIDENCE_BODY = (
     "\n# shellcheck disable=SC2016 # jq and Python programs, not shell expansions\n"
-    f"readonly evidence_query={_single_quoted(EVIDENCE_QUERY)}\n"
+    f"readonly evidence_definitions={_single_quoted(_DEFINITIONS)}\n"
+    "# shellcheck disable=SC2016\n"
+    f'readonly evidence_query="$evidence_definitions"{_single_quoted(_JUDGEMENT)}\n'
     + "".join(runner.verifier.verifier_programs for runner in _READ)
     + 'evidence_tools=""\nevidence_problem=""\nuntracked_before=/dev/null\nevidence_env=()\n'
     + "report_channel=/dev/null\nkey_channel=/dev/null\n"

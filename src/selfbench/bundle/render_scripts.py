@@ -41,6 +41,7 @@ __all__ = [
     "INFRASTRUCTURE_ERRORS",
     "LOG_PREFIX",
     "P2P_LABEL",
+    "RERUN_LABEL",
     "RETRY_LABEL",
     "REWARD_LABEL",
     "SAFE_GIT",
@@ -72,6 +73,9 @@ VERIFIER_LABELS = (F2P_LABEL, F2P_AGAIN_LABEL, P2P_LABEL)
 the order it runs them; the log's readers split a run's output by them."""
 RETRY_LABEL = "infrastructure error"
 """Logged as `selfbench: infrastructure error (exit N); retrying …` before a command's retry."""
+RERUN_LABEL = "rerun"
+"""Logged as `selfbench: rerun: …` before a command's second run, when its report and the signals
+beside it disagreed: the command's output starts again after it."""
 REWARD_LABEL = "reward"
 """Logged as `selfbench: reward R` after the last command's output."""
 
@@ -455,27 +459,44 @@ prepare_uv_cache() {
   chown -R "$verifier_user:$verifier_user" -- "$uv_cache"
 }
 
+# Runs a command once as the verifier user, fresh: a new report directory, channel and key (opened
+# here by root on descriptors the command inherits: `open_report_channel`, from
+# `set_evidence_env`), every process of the verifier user killed after. Its status, and in
+# `$evidence_problem` what `check_evidence` says of its report ($2: the wanted tests), whose
+# records it leaves in `$4`; the output, captured in `$3`, is logged.
+run_once() {
+  local command="$1" wanted="$2" output="$3" records="$4" status report
+  evidence_problem=""
+  : >"$records"
+  report="$(new_report_dir)" || return 1
+  report_channel=/dev/null
+  key_channel=/dev/null
+  set_evidence_env "$report"
+  (cd -- "$workdir" && exec runuser -u "$verifier_user" -- env PATH="$PATH" \
+    HOME="/home/$verifier_user" UV_CACHE_DIR="$uv_cache" "${evidence_env[@]}" \
+    bash -c "$command") </dev/null >"$output" 2>&1 @DESCRIPTOR@>>"$report_channel" \
+    @KEY@<"$key_channel"
+  status=$?
+  kill_verifier_processes
+  show_output "$output" "$report"
+  evidence_problem="$(check_evidence "$report" "$wanted" "$output" "$records")"
+  rm -rf -- "$report"
+  return "$status"
+}
+
 # Runs a command as the verifier user; its status, and in `$evidence_problem` why the runner's
 # own report does not show every wanted test passing ("" when it does or nothing is wanted).
-# The runner's report channel (and, for a reporter that signs its records, the key) is opened here
-# by root on descriptors the command inherits (`open_report_channel`, from `set_evidence_env`).
+# When the report and the signals beside it (the runner's own summary, the exit status) disagree
+# (`signals_disagree`), the command runs once more, fresh, and that run decides: the wanted tests
+# pass only if its report shows them passing, its summary and status agree, and the first run's
+# report showed no test failing (a test failing there and passing on the rerun is a disagreement).
 run_as_verifier() {
-  local command="$1" wanted="$2" output status=1 attempt report
+  local command="$1" wanted="$2" output records status=1 attempt disagreement failed
   output="$(mktemp /tmp/selfbench-output.XXXXXX)" || return 1
+  records="$(mktemp /tmp/selfbench-records.XXXXXX)" || return 1
   for attempt in 1 2 3; do
-    report="$(new_report_dir)" || return 1
-    report_channel=/dev/null
-    key_channel=/dev/null
-    set_evidence_env "$report"
-    (cd -- "$workdir" && exec runuser -u "$verifier_user" -- env PATH="$PATH" \
-      HOME="/home/$verifier_user" UV_CACHE_DIR="$uv_cache" "${evidence_env[@]}" \
-      bash -c "$command") </dev/null >"$output" 2>&1 @DESCRIPTOR@>>"$report_channel" \
-      @KEY@<"$key_channel"
+    run_once "$command" "$wanted" "$output" "$records"
     status=$?
-    kill_verifier_processes
-    show_output "$output" "$report"
-    evidence_problem="$(check_evidence "$report" "$wanted" "$output")"
-    rm -rf -- "$report"
     if [ "$status" -eq 0 ] || [ "$attempt" -eq 3 ] ||
       ! grep -qE -- "$infrastructure_errors" "$output"; then
       break
@@ -483,7 +504,26 @@ run_as_verifier() {
     log "@RETRY@ (exit $status); retrying in $((10 * attempt)) s"
     sleep "$((10 * attempt))"
   done
-  rm -f -- "$output"
+  disagreement="$(signals_disagree "$records" "$wanted" "$status")"
+  if [ -n "$disagreement" ]; then
+    log "$disagreement"
+    failed="$(tests_failed "$records")"
+    log "@RERUN@: running the command once more, fresh"
+    run_once "$command" "$wanted" "$output" "$records"
+    status=$?
+    disagreement="$(signals_disagree "$records" "$wanted" "$status")"
+    if [ -n "$disagreement" ]; then
+      log "the rerun disagrees too: $disagreement"
+    elif [ "$status" -ne 0 ] || [ -n "$evidence_problem" ]; then
+      log "the rerun agrees: not every wanted test passes"
+    elif [ "$failed" != 0 ]; then
+      evidence_problem="the first run's report shows a test failing that the rerun shows passing"
+      log "the runs disagree: $evidence_problem"
+    else
+      log "the rerun agrees: every wanted test passes"
+    fi
+  fi
+  rm -f -- "$output" "$records"
   if [ -n "$evidence_problem" ]; then
     log "no evidence from $runner's own report: $evidence_problem"
   fi
@@ -515,6 +555,7 @@ _LOG_WORDS = {
     "@LOG_PREFIX@": LOG_PREFIX,
     "@REWARD@": REWARD_LABEL,
     "@RETRY@": RETRY_LABEL,
+    "@RERUN@": RERUN_LABEL,
     "@FAIL_TO_PASS_AGAIN@": F2P_AGAIN_LABEL,
     "@FAIL_TO_PASS@": F2P_LABEL,
     "@PASS_TO_PASS@": P2P_LABEL,

@@ -17,11 +17,19 @@ from selfbench.runners._protocol import (
     Runner,
     VerifierParts,
     by_file,
+    readonly,
 )
 
 __all__ = ["REPORT_CHANNEL", "RUNNER", "parse_node"]
 
-_NODE_SUMMARY_RE = re.compile(r"(?:#|\u2139) (tests|pass|fail|cancelled|skipped|todo) (\d{1,9})")
+_SUMMARY_MARKS = ("#", "\u2139")  # TAP's, the spec reporter's
+_SUMMARY_COUNTS = ("tests", "pass", "fail", "cancelled", "skipped", "todo")
+_NODE_SUMMARY_RE = re.compile(
+    f"(?:{'|'.join(_SUMMARY_MARKS)}) ({'|'.join(_SUMMARY_COUNTS)}) (\\d{{1,9}})"
+)
+_SUMMARY_LINE = f"^({'|'.join(_SUMMARY_MARKS)}) ({'|'.join(_SUMMARY_COUNTS)}) [0-9]{{1,9}}$"
+"""`_NODE_SUMMARY_RE` as an extended regular expression (`grep -E`) for a whole line: a count of
+node's summary, as the log parser reads it."""
 _TAP_RE = re.compile(r"(not )?ok \d++(?: - (.*))?")
 _SPEC_MARKS = table("✔", "✖", "﹣")
 _SPEC_RE = re.compile(r"(.*?) \(\d++(?:\.\d++)?ms\)(?: # (.*))?")
@@ -239,7 +247,7 @@ export default async function* reporter(source) {{
       const data = event.data;
       fs.writeSync(channel, JSON.stringify({{
         event: event.type, file: data.file ?? '', name: data.name,
-        type: data.details?.type ?? '',
+        type: data.details?.type ?? '', todo: Boolean(data.todo),
       }}) + '\\n');
     }}
   }}
@@ -254,6 +262,26 @@ _PASSED = r"""
       | {file: .file, name: ""})"""
 _FAILED = ' map(select(.event == "test:fail") | .name)'
 _FINISHED = ' any(.[]; .event == "finish")'
+
+# The summary's last counts (node prints `tests`, `fail` and `cancelled` with its TAP summary, and
+# with the spec reporter's) beside the report's: its tests (not suites), and those that failed (a
+# `todo` test that failed is one of the summary's `todo`, not `fail`).
+_CROSS_CHECK = r"""
+    local summary seen
+    summary="$(grep -aE -- "$node_summary" "$output" | awk '{ count[$2] = $3 }
+      END { if (NR) print count["tests"] + 0, count["fail"] + count["cancelled"] }')"
+    seen="$(jq -rs 'map(select(.event == "test:pass" or .event == "test:fail")
+      | select(.type != "suite"))
+      | "\(length) \(map(select(.event == "test:fail" and .todo != true)) | length)"' \
+      -- "$report" 2>/dev/null)" || seen=""
+    if [ -z "$summary" ]; then
+      echo "node --test printed no summary line"
+    elif [ "$summary" != "$seen" ]; then
+      echo "node --test's summary (${summary% *} tests, ${summary#* } failed) disagrees with its" \
+        "report (${seen% *} tests, ${seen#* } failed)"
+    fi
+    ;;
+"""
 
 _TOOLS = (
     """  cat >"$evidence_tools/reporter.mjs" <<'NODE_REPORTER'
@@ -297,7 +325,9 @@ RUNNER = Runner(
         report_passed=Part(4, _PASSED),
         report_failed=Part(4, _FAILED),
         report_finished=Part(4, _FINISHED),
+        verifier_programs=readonly("node_summary", _SUMMARY_LINE, expands=False),
         verifier_tools=Part(1, _TOOLS),
         verifier_env=Part(1, _ENV),
+        verifier_cross_check=Part(1, _CROSS_CHECK),
     ),
 )

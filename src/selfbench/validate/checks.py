@@ -18,6 +18,7 @@ from selfbench.bundle.render_scripts import (
     F2P_LABEL,
     LOG_PREFIX,
     P2P_LABEL,
+    RERUN_LABEL,
     RETRY_LABEL,
     REWARD_LABEL,
     VERIFIER_LABELS,
@@ -54,9 +55,10 @@ connection, which a test may provoke on purpose)."""
 _LABELS = "|".join(re.escape(label) for label in sorted(VERIFIER_LABELS, key=len, reverse=True))
 _MARKER = re.compile(f"^{re.escape(LOG_PREFIX)}({_LABELS})\\b", re.MULTILINE)
 """Where each verifier command's output starts in a `test.sh` log (the longest label first)."""
-_RETRY = re.compile(f"^{re.escape(LOG_PREFIX + RETRY_LABEL)} \\(exit (\\d+)\\).*\n?", re.MULTILINE)
-"""A retry after an infrastructure error (its whole line): the command's output starts again
-after it."""
+_AGAIN = f"(?:{re.escape(RETRY_LABEL)} \\(exit \\d+\\)|{re.escape(RERUN_LABEL)}:)"
+_RETRY = re.compile(f"^{re.escape(LOG_PREFIX)}{_AGAIN}.*\n?", re.MULTILINE)
+"""A retry after an infrastructure error, or the rerun after a disagreement (its whole line): the
+command's output starts again after it."""
 _REWARD = f"\n{LOG_PREFIX}{REWARD_LABEL} "
 
 

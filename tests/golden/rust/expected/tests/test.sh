@@ -195,27 +195,44 @@ prepare_uv_cache() {
   chown -R "$verifier_user:$verifier_user" -- "$uv_cache"
 }
 
+# Runs a command once as the verifier user, fresh: a new report directory, channel and key (opened
+# here by root on descriptors the command inherits: `open_report_channel`, from
+# `set_evidence_env`), every process of the verifier user killed after. Its status, and in
+# `$evidence_problem` what `check_evidence` says of its report ($2: the wanted tests), whose
+# records it leaves in `$4`; the output, captured in `$3`, is logged.
+run_once() {
+  local command="$1" wanted="$2" output="$3" records="$4" status report
+  evidence_problem=""
+  : >"$records"
+  report="$(new_report_dir)" || return 1
+  report_channel=/dev/null
+  key_channel=/dev/null
+  set_evidence_env "$report"
+  (cd -- "$workdir" && exec runuser -u "$verifier_user" -- env PATH="$PATH" \
+    HOME="/home/$verifier_user" UV_CACHE_DIR="$uv_cache" "${evidence_env[@]}" \
+    bash -c "$command") </dev/null >"$output" 2>&1 9>>"$report_channel" \
+    8<"$key_channel"
+  status=$?
+  kill_verifier_processes
+  show_output "$output" "$report"
+  evidence_problem="$(check_evidence "$report" "$wanted" "$output" "$records")"
+  rm -rf -- "$report"
+  return "$status"
+}
+
 # Runs a command as the verifier user; its status, and in `$evidence_problem` why the runner's
 # own report does not show every wanted test passing ("" when it does or nothing is wanted).
-# The runner's report channel (and, for a reporter that signs its records, the key) is opened here
-# by root on descriptors the command inherits (`open_report_channel`, from `set_evidence_env`).
+# When the report and the signals beside it (the runner's own summary, the exit status) disagree
+# (`signals_disagree`), the command runs once more, fresh, and that run decides: the wanted tests
+# pass only if its report shows them passing, its summary and status agree, and the first run's
+# report showed no test failing (a test failing there and passing on the rerun is a disagreement).
 run_as_verifier() {
-  local command="$1" wanted="$2" output status=1 attempt report
+  local command="$1" wanted="$2" output records status=1 attempt disagreement failed
   output="$(mktemp /tmp/selfbench-output.XXXXXX)" || return 1
+  records="$(mktemp /tmp/selfbench-records.XXXXXX)" || return 1
   for attempt in 1 2 3; do
-    report="$(new_report_dir)" || return 1
-    report_channel=/dev/null
-    key_channel=/dev/null
-    set_evidence_env "$report"
-    (cd -- "$workdir" && exec runuser -u "$verifier_user" -- env PATH="$PATH" \
-      HOME="/home/$verifier_user" UV_CACHE_DIR="$uv_cache" "${evidence_env[@]}" \
-      bash -c "$command") </dev/null >"$output" 2>&1 9>>"$report_channel" \
-      8<"$key_channel"
+    run_once "$command" "$wanted" "$output" "$records"
     status=$?
-    kill_verifier_processes
-    show_output "$output" "$report"
-    evidence_problem="$(check_evidence "$report" "$wanted" "$output")"
-    rm -rf -- "$report"
     if [ "$status" -eq 0 ] || [ "$attempt" -eq 3 ] ||
       ! grep -qE -- "$infrastructure_errors" "$output"; then
       break
@@ -223,7 +240,26 @@ run_as_verifier() {
     log "infrastructure error (exit $status); retrying in $((10 * attempt)) s"
     sleep "$((10 * attempt))"
   done
-  rm -f -- "$output"
+  disagreement="$(signals_disagree "$records" "$wanted" "$status")"
+  if [ -n "$disagreement" ]; then
+    log "$disagreement"
+    failed="$(tests_failed "$records")"
+    log "rerun: running the command once more, fresh"
+    run_once "$command" "$wanted" "$output" "$records"
+    status=$?
+    disagreement="$(signals_disagree "$records" "$wanted" "$status")"
+    if [ -n "$disagreement" ]; then
+      log "the rerun disagrees too: $disagreement"
+    elif [ "$status" -ne 0 ] || [ -n "$evidence_problem" ]; then
+      log "the rerun agrees: not every wanted test passes"
+    elif [ "$failed" != 0 ]; then
+      evidence_problem="the first run's report shows a test failing that the rerun shows passing"
+      log "the runs disagree: $evidence_problem"
+    else
+      log "the rerun agrees: every wanted test passes"
+    fi
+  fi
+  rm -f -- "$output" "$records"
   if [ -n "$evidence_problem" ]; then
     log "no evidence from $runner's own report: $evidence_problem"
   fi
@@ -283,7 +319,7 @@ safe_git_dir() {
 }
 
 # shellcheck disable=SC2016 # jq and Python programs, not shell expansions
-readonly evidence_query='
+readonly evidence_definitions='
 def root: (map(select(.event == "start")) | first | .rootdir) // "";
 def passed($root):
   if $runner == "pytest" then
@@ -351,7 +387,9 @@ def named($name):
   else $name == "" or . == $name or startswith($name + "::") or startswith($name + "[") end;
 def selector: if $runner == "cargo" then .name
   else .path + (if .name == "" then "" else "::" + .name end) end;
-. as $records
+'
+# shellcheck disable=SC2016
+readonly evidence_query="$evidence_definitions"'. as $records
 | ($records | passed($records | root)) as $passed
 | if ($records | finished | not) then "the run did not finish"
   elif ($records | failed | length) > 0 then "a test failed: \($records | failed | first)"
@@ -509,6 +547,7 @@ with open(sys.argv[1], "rb") as handle:
         following[run] = seq + 1
         sys.stdout.write(line.decode("utf-8", "replace") + "\n")
 '
+readonly node_summary='^(#|ℹ) (tests|pass|fail|cancelled|skipped|todo) [0-9]{1,9}$'
 # shellcheck disable=SC2016
 readonly go_text='(try fromjson catch null) as $event
 | if ($event | type) == "object" and ($event.Action | type) == "string"
@@ -836,7 +875,7 @@ export default async function* reporter(source) {
       const data = event.data;
       fs.writeSync(channel, JSON.stringify({
         event: event.type, file: data.file ?? '', name: data.name,
-        type: data.details?.type ?? '',
+        type: data.details?.type ?? '', todo: Boolean(data.todo),
       }) + '\n');
     }
   }
@@ -1164,7 +1203,6 @@ new_report_dir() {
 }
 
 set_evidence_env() {
-  local report="$1/report.jsonl"
   case "$runner" in
   pytest)
     open_report_channel "$1" root signed
@@ -1262,6 +1300,21 @@ cross_check_report() {
         "(${seen% *} passed, ${seen#* } failed)"
     fi
     ;;
+  node)
+    local summary seen
+    summary="$(grep -aE -- "$node_summary" "$output" | awk '{ count[$2] = $3 }
+      END { if (NR) print count["tests"] + 0, count["fail"] + count["cancelled"] }')"
+    seen="$(jq -rs 'map(select(.event == "test:pass" or .event == "test:fail")
+      | select(.type != "suite"))
+      | "\(length) \(map(select(.event == "test:fail" and .todo != true)) | length)"' \
+      -- "$report" 2>/dev/null)" || seen=""
+    if [ -z "$summary" ]; then
+      echo "node --test printed no summary line"
+    elif [ "$summary" != "$seen" ]; then
+      echo "node --test's summary (${summary% *} tests, ${summary#* } failed) disagrees with its" \
+        "report (${seen% *} tests, ${seen#* } failed)"
+    fi
+    ;;
   bun)
     local passed failed seen
     passed="$(grep -E '^ *[0-9]+ pass$' -- "$output" | tail -n 1 | tr -dc 0-9)"
@@ -1308,9 +1361,10 @@ cross_check_report() {
 }
 
 # Prints why the report does not show every wanted test passing, or where the runner's own
-# output ($3) disagrees with it; nothing when it shows them and nothing disagrees.
+# output ($3) disagrees with it; nothing when it shows them and nothing disagrees. With a file
+# ($4), the records it read are left there (nothing, when there is no report).
 check_evidence() {
-  local report="$1/report.jsonl" wanted="$2" problem records
+  local report="$1/report.jsonl" wanted="$2" problem records="${4:-}"
   if [ -z "$wanted" ]; then
     return 0
   fi
@@ -1318,7 +1372,7 @@ check_evidence() {
     echo "the runner wrote no report"
     return 0
   fi
-  if ! records="$(mktemp /tmp/selfbench-records.XXXXXX)"; then
+  if [ -z "${4:-}" ] && ! records="$(mktemp /tmp/selfbench-records.XXXXXX)"; then
     echo "the report could not be read"
     return 0
   fi
@@ -1328,10 +1382,39 @@ check_evidence() {
   if [ -z "$problem" ]; then
     problem="$(cross_check_report "$records" "$3")"
   fi
-  rm -f -- "$records"
+  if [ -z "${4:-}" ]; then
+    rm -f -- "$records"
+  fi
   if [ -n "$problem" ]; then
     printf '%s\n' "$problem"
   fi
+}
+
+# Prints where a run's report and the signals beside it disagree, for the wanted tests ($2): the
+# report's records ($1) show every wanted test passing but the runner's own output disagrees with
+# them (`$evidence_problem`, what `check_evidence` said) or the command exited non-zero ($3); or
+# they do not, and the command exited 0. Nothing when they agree, or when nothing is wanted.
+signals_disagree() {
+  local records="$1" wanted="$2" status="$3" problem
+  if [ -z "$wanted" ] || { [ "$status" -eq 0 ] && [ -z "$evidence_problem" ]; }; then
+    return 0
+  fi
+  problem="$(jq -rs --argjson wanted "$wanted" --arg runner "$runner" "$evidence_query" \
+    <"$records" 2>/dev/null)" || problem="the report is not JSON lines"
+  if [ -n "$problem" ] && [ "$status" -eq 0 ]; then
+    echo "the command exited 0 but its report does not agree: $evidence_problem"
+  elif [ -z "$problem" ] && [ -n "$evidence_problem" ]; then
+    echo "the report and the runner's own output disagree: $evidence_problem"
+  elif [ -z "$problem" ]; then
+    echo "the report shows every wanted test passing but the command exited $status"
+  fi
+}
+
+# How many tests the report's records ($1) show failing, finished or not (1 when they cannot be
+# read).
+tests_failed() {
+  jq -rs --arg runner "$runner" "$evidence_definitions failed | length" <"$1" 2>/dev/null ||
+    echo 1
 }
 
 # What decides how the tests run but sits in files an agent may change: the part of such a file
