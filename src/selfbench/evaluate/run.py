@@ -4,7 +4,7 @@ Local agents (`oracle`, `nop`, commands) run in the local sandbox, `jobs` tasks 
 task prepared once, its trials one after another); Harbor agents run with `harbor run`, one job
 per trial number, `jobs` trials at a time. An infrastructure failure is retried once at once,
 and again on the next run. After a task's trials, an agent failure on it triggers one oracle
-re-check (the `oracle` agent's own passing trial, or a local trial's passing proof, counts as
+re-check (the `oracle` agent's own passing trial, or a passing proof, local or Harbor's, counts as
 one): when the oracle no longer passes, the report counts those failures against the task, not
 the agent.
 """
