@@ -17,7 +17,10 @@ import pytest
 from harbor_env import harbor_venv
 from selfbench.cli import main
 from selfbench.evaluate import build_summary, read_results
+from selfbench.evaluate.agents import AgentSpec
+from selfbench.evaluate.harbor_trials import _facts
 from selfbench.evaluate.results import ResultsLog, TrialRecord
+from selfbench.validate.harbor import HarborTrial
 from test_eval_harbor import SOLVE, write_task
 from test_validate_harbor import FAKE_ENVIRONMENT
 
@@ -142,3 +145,59 @@ def test_when_the_oracle_fails_too_the_trial_is_the_infrastructures(
     jobs = sorted(p.name.rsplit("-", 1)[0] for p in (evaluated[0] / "results" / "jobs").iterdir())
     assert jobs.count("hanger-t1-proof") == 1
     assert jobs.count("hanger-t1-retry-proof") == 1
+
+
+RAN = {"started_at": "2026-01-01T00:00:00", "finished_at": "2026-01-01T00:00:01"}
+NO_REWARD = HarborTrial("t", "t__abc", "oracle", None, "harbor trial t__abc failed: X: m", "log")
+SOLVER = AgentSpec("solver", "harbor", harbor_agent="oracle", harbor_model="m/m")
+
+
+@pytest.mark.parametrize(
+    ("result", "agent", "expected"),
+    [
+        (  # the agent's own timeout: its failure, as before
+            {"agent_execution": RAN, "exception_info": {"exception_type": "AgentTimeoutError"}},
+            SOLVER,
+            ("agent_error", None),
+        ),
+        (  # the type is read, never the message the agent's work may have written into
+            {
+                "agent_execution": RAN,
+                "exception_info": {
+                    "exception_type": "RewardFileNotFoundError",
+                    "exception_message": "AgentTimeoutError",
+                },
+            },
+            SOLVER,
+            ("stopped", "the trial raised RewardFileNotFoundError after the agent ran"),
+        ),
+        (
+            {"agent_execution": RAN, "exception_info": {"exception_type": "VerifierTimeoutError"}},
+            SOLVER,
+            ("stopped", CAUSE),
+        ),
+        (  # a type that is not a plain class name is not repeated
+            {"agent_execution": RAN, "exception_info": {"exception_type": "X\x1b]0;t\x07"}},
+            SOLVER,
+            ("stopped", None),
+        ),
+        ({"agent_execution": RAN}, SOLVER, ("stopped", None)),
+        (  # the agent never started: an image that does not build
+            {"agent_execution": None, "exception_info": {"exception_type": "RuntimeError"}},
+            SOLVER,
+            ("infrastructure", None),
+        ),
+        (  # Harbor's nop leaves no work of its own
+            {"agent_execution": RAN, "exception_info": {"exception_type": "VerifierTimeoutError"}},
+            AgentSpec("nop", "harbor", harbor_agent="nop"),
+            ("infrastructure", None),
+        ),
+    ],
+)
+def test_what_a_trial_without_a_reward_observed(
+    result: dict[str, object], agent: AgentSpec, expected: tuple[str, str | None]
+) -> None:
+    facts = _facts(NO_REWARD, result, agent)
+    kinds = [k for k in ("agent_error", "stopped", "infrastructure") if getattr(facts, k)]
+    assert (kinds, facts.cause) == ([expected[0]], expected[1])
+    assert facts.proof is None
