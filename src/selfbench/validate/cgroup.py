@@ -63,14 +63,14 @@ class Limits:
     cpus: float
     memory_mb: int
     pids: int
-    user_pids: int = USER_PROCESSES
-    """Each user's process cap (`ulimit -u`)."""
     storage_mb: int | None = None
     """The size of the workspace's own filesystem (`disk.py`; None: the host's disk)."""
     seconds: float | None = None
     """The longest any phase may run (None: as long as the phase's own timeout)."""
     lowered: tuple[str, ...] = ()
     """What of the task's was above the host's ceilings, one line each (`ceilings.lowered`)."""
+    user_pids: int = USER_PROCESSES
+    """Each user's process cap (`ulimit -u`)."""
 
     @classmethod
     def for_task(cls, definition: TaskDefinition, ceilings: Ceilings | None = None) -> Limits:
@@ -93,10 +93,10 @@ class Limits:
             cpus=min(float(resources.cpus), host.cpus),
             memory_mb=min(resources.memoryMb, host.memory_mb),
             pids=MAX_TASKS,
-            user_pids=USER_PROCESSES,
             storage_mb=min(resources.storageMb, host.storage_mb),
             seconds=float(host.seconds),
             lowered=tuple(notes),
+            user_pids=USER_PROCESSES,
         )
 
 
