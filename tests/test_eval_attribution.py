@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -145,6 +146,24 @@ def test_a_process_flood_in_the_verifier_is_named(
     assert (honest.classification, honest.cause) == ("agent", None)
 
 
+def test_a_process_flood_at_the_per_user_cap_in_the_verifier_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each user's cap (`ulimit -u`) far below the phase's: the flood meets the user's, which
+    # leaves no trace in the control group (`pids.events`); the host counts the uid's tasks
+    monkeypatch.setattr(cgroup, "USER_PROCESSES", 100)
+    tasks = _tasks(tmp_path)
+    results = tmp_path / "results"
+    assert _eval(tasks, results, f"flooder={FLOOD}", f"honest={SOLVE_MUL}") == 0
+    record = _trial(results, "flooder", "calc-sub")
+    cause = "the tests hit the per-user process limit with the agent's code"
+    assert (record.classification, record.cause) == ("agent", cause), record.reason
+    assert record.reason is not None
+    assert record.reason.endswith(f"({cause})")
+    honest = _trial(results, "honest", "calc-sub")
+    assert (honest.classification, honest.cause) == ("agent", None)
+
+
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 96 MB filesystem for the workspaces."""
@@ -182,6 +201,55 @@ def test_a_phase_that_meets_its_process_cap_says_so(tmp_path: Path, sandbox_user
     assert limits_struck(result, free_bytes=None) == ("processes",)
 
 
+def test_a_user_that_meets_its_own_process_cap_says_so(
+    tmp_path: Path, sandbox_users: Users
+) -> None:
+    """The kernel refuses the user's forks at `ulimit -u` and tells no one; the host's count of
+    the uid's tasks does, and a calm phase's does not."""
+    limits = cgroup.Limits(cpus=1, memory_mb=512, pids=1024, user_pids=64)
+    group, why = cgroup.PhaseCgroup.create(limits)
+    if group is None:
+        pytest.skip(why)
+    group.close()
+    sandbox = Sandbox(tmp_path / "ws", sandbox_users, require_sandbox(), limits)
+    flood = "for i in $(seq 200); do sleep 3 & done 2>/dev/null; wait"
+    run = 'runuser -u verifier -- bash -c "$1"'
+    result = sandbox.run(run, (flood,), mounts=Mounts(), log=tmp_path / "flood.log", timeout=30)
+    calm = sandbox.run(
+        run, ("sleep 0.5 & wait",), mounts=Mounts(), log=tmp_path / "calm.log", timeout=30
+    )
+    assert (result.user_process_limit, calm.user_process_limit) == (True, False)
+    assert (result.process_limit, calm.process_limit) == (False, False)
+    assert limits_struck(result, free_bytes=None) == ("user-processes",)
+
+
+def test_without_a_peak_count_each_users_tasks_are_sampled(
+    tmp_path: Path, sandbox_users: Users
+) -> None:
+    """A kernel without `pids.peak`: a directory stands for the group (its `pids.current` and
+    `tasks`), holding real processes of a sandbox uid and of root; the watch counts the uid's
+    tasks against its cap, root's never."""
+    sleepers = [
+        subprocess.Popen(["sleep", "30"], user=uid)
+        for uid in [sandbox_users.verifier] * 8 + [0] * 8
+    ]
+    try:
+        group = tmp_path / "pids"
+        group.mkdir()
+        (group / "pids.current").write_text(f"{len(sleepers)}\n")
+        (group / "tasks").write_text("".join(f"{p.pid}\n" for p in sleepers))
+        found = []
+        for cap in (8, 9, 64):
+            with cgroup.UserWatch(group, "tasks", cap) as watch:
+                time.sleep(0.5)
+            found.append(watch.reached)
+        assert found == [True, True, False]  # 8 of 8; 8 within 1 of 9; 8 of 64
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
+
+
 @pytest.mark.parametrize(
     ("changes", "free", "timed_out", "limits"),
     [
@@ -191,6 +259,7 @@ def test_a_phase_that_meets_its_process_cap_says_so(tmp_path: Path, sandbox_user
         ({}, None, True, ("time",)),
         ({"timed_out": True, "out_of_memory": True}, 0, False, ("time", "memory", "disk")),
         ({"process_limit": True}, None, False, ("processes",)),
+        ({"user_process_limit": True}, None, False, ("user-processes",)),
     ],
 )
 def test_the_limits_a_phase_struck(
@@ -205,6 +274,12 @@ def test_the_limits_a_phase_struck(
     [
         ({"agent": "0", "collect": "0"}, {}, None, None),
         ({"agent": "0", "collect": "0"}, {"process_limit": True}, None, AGENT_PROCESSES),
+        (
+            {"agent": "0", "collect": "0"},
+            {"user_process_limit": True},
+            None,
+            "the agent hit the per-user process limit",
+        ),
         ({}, {"out_of_memory": True}, None, AGENT_MEMORY),
         ({"agent": "137", "collect": "0"}, {"out_of_memory": True}, None, AGENT_MEMORY),
         (

@@ -26,22 +26,36 @@ from test_validate_harbor import FAKE_ENV, FAKE_ENVIRONMENT, NOP_OK, ORACLE_OK, 
 CASES = {"alpha": "easy", "beta": "medium", "broken-build": "easy"}
 
 
-def write_task(tasks: Path, task_id: str, difficulty: str) -> None:
-    """An extracted task: `tasks/<task_id>/` with its manifest and review record."""
+SOLVE = 'touch "$FAKE_ROOT/app/solved"\n'
+"""What `solve.sh` does: the verifier's reward is the oracle's once it did."""
+
+
+def write_task(
+    tasks: Path,
+    task_id: str,
+    difficulty: str,
+    *,
+    solve: str = SOLVE,
+    verify: str = "",
+    verifier_seconds: float = 60.0,
+) -> None:
+    """An extracted task: `tasks/<task_id>/` with its manifest and review record; `solve.sh`
+    runs `solve`, `test.sh` runs `verify` before it writes its reward, under Harbor's verifier
+    time limit `verifier_seconds`."""
     bundle = tasks / task_id
     for directory in ("environment", "tests", "solution"):
         (bundle / directory).mkdir(parents=True)
     (bundle / "task.toml").write_text(
         f'schema_version = "1.4"\n[task]\nname = "selfbench/{task_id}"\n'
-        "[agent]\ntimeout_sec = 60.0\n[verifier]\ntimeout_sec = 60.0\n"
+        f"[agent]\ntimeout_sec = 60.0\n[verifier]\ntimeout_sec = {verifier_seconds}\n"
     )
     (bundle / "instruction.md").write_text("Make it work.\n")
     (bundle / "environment" / "Dockerfile").write_text("FROM ubuntu:24.04\n")
     if task_id == "broken-build":
         (bundle / "environment" / "fail-build").write_text("")
-    (bundle / "solution" / "solve.sh").write_text('#!/bin/bash\ntouch "$FAKE_ROOT/app/solved"\n')
+    (bundle / "solution" / "solve.sh").write_text(f"#!/bin/bash\n{solve}")
     (bundle / "tests" / "test.sh").write_text(
-        '#!/bin/bash\nmkdir -p "$FAKE_ROOT/logs/verifier"\n'
+        f'#!/bin/bash\nmkdir -p "$FAKE_ROOT/logs/verifier"\n{verify}'
         f'if [ -f "$FAKE_ROOT/app/solved" ]; then\n{reward_script(ORACLE_OK)}\n'
         f"else\n{reward_script(NOP_OK)}\nfi\n"
     )

@@ -13,17 +13,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from selfbench.evaluate.results import Classification, Recheck
+from selfbench.validate.phases import Limit
 from selfbench.validate.report import Reward
 
 __all__ = [
+    "CAUSES",
     "KILLED_EXIT",
     "TIMEOUT_EXIT",
     "Proof",
+    "Step",
     "TrialFacts",
     "Verdict",
     "classify",
+    "named_cause",
+    "oracle_proof",
     "reclassify",
 ]
 
@@ -31,6 +37,37 @@ TIMEOUT_EXIT = 124
 """timeout(1)'s own status when the limit struck."""
 KILLED_EXIT = 137
 """SIGKILL: timeout(1)'s after its grace period, or the kernel's when memory ran out."""
+
+Step = Literal["agent", "collect", "verifier"]
+"""A step of a trial the agent's code runs in: its own phase, the collect step over its
+workspace, the verifier with its patch."""
+
+CAUSES: dict[Step, dict[Limit, str]] = {
+    "agent": {
+        "time": "the agent phase ran past the harness's time limit",
+        "memory": "the agent exceeded the task's memory",
+        "processes": "the agent hit the task's process limit",
+        "user-processes": "the agent hit the per-user process limit",
+        "disk": "the agent filled the disk",
+    },
+    "collect": {
+        "time": "the collect step timed out on the agent's workspace",
+        "memory": "the agent's workspace exceeded the task's memory in the collect step",
+        "processes": "the agent's workspace hit the task's process limit in the collect step",
+        "user-processes": (
+            "the agent's workspace hit the per-user process limit in the collect step"
+        ),
+        "disk": "the agent's workspace filled the disk in the collect step",
+    },
+    "verifier": {
+        "time": "the tests timed out with the agent's code",
+        "memory": "the tests exceeded the task's memory with the agent's code",
+        "processes": "the tests hit the task's process limit with the agent's code",
+        "user-processes": "the tests hit the per-user process limit with the agent's code",
+        "disk": "the tests filled the disk with the agent's code",
+    },
+}
+"""How a cause reads, per step of a trial and limit struck, whatever environment ran it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +78,20 @@ class Proof:
     passed: bool
     detail: str
     """What it showed, one line (`the oracle passed ...`, `the oracle failed too: ...`)."""
+
+
+def oracle_proof(oracle: Verdict, log: str) -> Proof:
+    """The proof the oracle's run again (its verdict, its log) gives for a trial that gave no
+    verdict: the one rule of every environment."""
+    if not oracle.passed:
+        why = f"the oracle failed too, here with the same limits: {oracle.reason}"
+        return Proof(passed=False, detail=why)
+    return Proof(passed=True, detail=f"the oracle passed here with the same limits (log {log})")
+
+
+def named_cause(step: Step, limits: tuple[Limit, ...]) -> str | None:
+    """The limits a step ran into, as the report names them (None: none)."""
+    return "; ".join(CAUSES[step][limit] for limit in limits) or None
 
 
 @dataclass(frozen=True, slots=True)

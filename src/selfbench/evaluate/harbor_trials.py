@@ -2,16 +2,25 @@
 number, and each trial's result read back from the job directory.
 
 The job layout is the one `selfbench.validate.harbor` documents and parses; beyond the reward
-this reads, leniently, the agent's run time (`agent_execution`) and its token and cost counts
-(`agent_result.n_input_tokens`, `n_output_tokens`, `cost_usd`) from the trial's `result.json`.
+this reads, leniently, the agent's run time (`agent_execution`), its token and cost counts
+(`agent_result.n_input_tokens`, `n_output_tokens`, `cost_usd`) and the type of the exception the
+trial raised (`exception_info.exception_type`) from the trial's `result.json`.
+
+A trial without a verdict after the agent ran (its work is in the environment the verifier
+runs in) is not excused: as in the local environment (`selfbench.evaluate.classify`), Harbor's
+oracle runs the task again in the same Harbor environment, with the task's own limits
+(`HarborProofs`). When it passes, the failure is the agent's, its cause named from the
+exception type Harbor recorded (its `VerifierTimeoutError`: the tests timed out), never from
+the exception's message or a log; when it fails too, the infrastructure's.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -20,7 +29,7 @@ from selfbench.environments.harbor import HarborOptions, launch_harbor
 from selfbench.errors import os_reason
 from selfbench.evaluate.agents import AgentSpec, Usage
 from selfbench.evaluate.bench import BenchTask
-from selfbench.evaluate.classify import TrialFacts
+from selfbench.evaluate.classify import Proof, TrialFacts, classify, named_cause, oracle_proof
 from selfbench.validate.harbor import (
     HarborError,
     HarborTrial,
@@ -31,12 +40,17 @@ from selfbench.validate.harbor import (
 __all__ = [
     "HARBOR_NETWORK",
     "HarborOutcome",
+    "HarborProofs",
     "harbor_usage",
     "run_harbor_trials",
 ]
 
 HARBOR_NETWORK = "the Harbor environment's (the task's allow-list where it enforces one)"
-_TIMEOUT_ERRORS = ("AgentTimeoutError",)
+_AGENT_TIMEOUT = "AgentTimeoutError"
+_VERIFIER_TIMEOUT = "VerifierTimeoutError"
+_EXCEPTION_TYPE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,99}")
+"""An exception type as Harbor records it (a class name); anything else is not read."""
+_ORACLE = AgentSpec("oracle", "harbor", harbor_agent="oracle")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,20 +89,50 @@ def harbor_usage(result: Any) -> Usage:
     )
 
 
-def _outcome(trial: HarborTrial, job_dir: Path) -> HarborOutcome:
+def _exception_type(result: Any) -> str | None:
+    """The type of the exception a trial raised, as Harbor recorded it (None: none, or not a
+    plain class name)."""
+    info = result.get("exception_info") if isinstance(result, dict) else None
+    kind = info.get("exception_type") if isinstance(info, dict) else None
+    return kind if isinstance(kind, str) and _EXCEPTION_TYPE.fullmatch(kind) else None
+
+
+def _agent_ran(result: Any) -> bool:
+    """Whether Harbor started the agent (`agent_execution.started_at`)."""
+    timing = result.get("agent_execution") if isinstance(result, dict) else None
+    return isinstance(timing, dict) and timing.get("started_at") is not None
+
+
+def _stopped_cause(kind: str | None) -> str | None:
+    """The cause of a trial that gave no verdict after the agent ran, from the exception type
+    Harbor recorded: its verifier's timeout is the tests' time limit."""
+    if kind == _VERIFIER_TIMEOUT:
+        return named_cause("verifier", ("time",))
+    return f"the trial raised {kind} after the agent ran" if kind else None
+
+
+def _facts(trial: HarborTrial, result: Any, agent: AgentSpec) -> TrialFacts:
+    """What a trial observed: its reward; or, without one, the agent's timeout, a failure with
+    the agent's work in the environment (`stopped`, for the proof to decide; Harbor's `nop`
+    leaves none), or the infrastructure's (the agent never ran)."""
+    if trial.reward is not None:
+        return TrialFacts(trial.reward)
+    error = trial.error or "the verifier wrote no reward.json"
+    kind = _exception_type(result)
+    if kind == _AGENT_TIMEOUT:
+        return TrialFacts(None, agent_error=f"the agent timed out ({error})")
+    if agent.harbor_agent == "nop" or not _agent_ran(result):
+        return TrialFacts(None, infrastructure=error)
+    return TrialFacts(None, stopped=error, cause=_stopped_cause(kind))
+
+
+def _outcome(trial: HarborTrial, job_dir: Path, agent: AgentSpec) -> HarborOutcome:
     try:
         result = json.loads((job_dir / trial.trial_name / "result.json").read_text())
     except (OSError, ValueError):
         result = {}
     seconds = _seconds(result.get("agent_execution")) if isinstance(result, dict) else None
-    infrastructure = agent_error = None
-    if trial.reward is None:
-        error = trial.error or "the verifier wrote no reward.json"
-        if any(name in error for name in _TIMEOUT_ERRORS):
-            agent_error = f"the agent timed out ({error})"
-        else:
-            infrastructure = error
-    facts = TrialFacts(trial.reward, infrastructure=infrastructure, agent_error=agent_error)
+    facts = _facts(trial, result, agent)
     return HarborOutcome(facts, seconds, harbor_usage(result), trial.log)
 
 
@@ -96,12 +140,69 @@ def _failed(reason: str, log: str) -> HarborOutcome:
     return HarborOutcome(TrialFacts(None, infrastructure=reason), None, Usage(), log)
 
 
+@dataclass
+class HarborProofs:
+    """The oracle's Harbor runs that decide the trials of one evaluation which gave no verdict
+    after the agent ran, as `PreparedTask.prove` does locally: run when a trial of the task
+    needs one; a passing one is kept and answers for the task's later trials (and stands for its
+    re-check), a failing one is run again when needed."""
+
+    passed: dict[str, Proof] = field(default_factory=dict)
+    """The passing proofs, by task digest."""
+
+    def prove(
+        self, tasks: Sequence[BenchTask], *, options: HarborOptions, label: str
+    ) -> dict[str, Proof]:
+        """Each task's proof, by digest: the kept passing one, else Harbor's `oracle` run now,
+        in one job (`label`) with the same options (the same Harbor environment, the task's own
+        limits) as the trials it decides."""
+        proofs = {t.digest: self.passed[t.digest] for t in tasks if t.digest in self.passed}
+        wanted = [task for task in tasks if task.digest not in self.passed]
+        if not wanted:
+            return proofs
+        outcomes = run_harbor_trials(wanted, _ORACLE, options=options, label=label)
+        for task in wanted:
+            outcome = outcomes[task.digest]
+            proofs[task.digest] = oracle_proof(classify(outcome.facts), outcome.log)
+            if proofs[task.digest].passed:
+                self.passed[task.digest] = proofs[task.digest]
+        return proofs
+
+
+def _proved(
+    outcomes: dict[str, HarborOutcome],
+    tasks: Sequence[BenchTask],
+    proofs: HarborProofs,
+    *,
+    options: HarborOptions,
+    label: str,
+) -> dict[str, HarborOutcome]:
+    """The outcomes, each trial that gave no verdict after the agent ran with its proof."""
+    stopped = [task for task in tasks if outcomes[task.digest].facts.stopped is not None]
+    if not stopped:
+        return outcomes
+    found = proofs.prove(stopped, options=options, label=f"{label}-proof")
+    proved = dict(outcomes)
+    for task in stopped:
+        outcome = outcomes[task.digest]
+        facts = replace(outcome.facts, proof=found[task.digest])
+        proved[task.digest] = replace(outcome, facts=facts)
+    return proved
+
+
 def run_harbor_trials(
-    tasks: Sequence[BenchTask], agent: AgentSpec, *, options: HarborOptions, label: str
+    tasks: Sequence[BenchTask],
+    agent: AgentSpec,
+    *,
+    options: HarborOptions,
+    label: str,
+    proofs: HarborProofs | None = None,
 ) -> dict[str, HarborOutcome]:
     """Run one trial of `agent` on each task in one Harbor job; outcomes by task digest.
 
-    A Harbor that cannot start or exits non-zero fails every trial as infrastructure.
+    With `proofs`, a trial that gave no verdict after the agent ran carries the oracle's proof
+    (`HarborProofs.prove`); without, it is the infrastructure's. A Harbor that cannot start or
+    exits non-zero fails every trial as infrastructure.
     """
     job_name = f"{label}-{secrets.token_hex(4)}"
     run_dir = options.jobs_dir / job_name
@@ -141,8 +242,10 @@ def run_harbor_trials(
     for task in tasks:
         trial = trials.get(task.task_id)
         outcomes[task.digest] = (
-            _outcome(trial, run_dir / "job")
+            _outcome(trial, run_dir / "job", agent)
             if trial is not None
             else _failed("harbor ran no trial for this task", str(log))
         )
-    return outcomes
+    if proofs is None:
+        return outcomes
+    return _proved(outcomes, tasks, proofs, options=options, label=label)

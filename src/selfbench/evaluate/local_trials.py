@@ -41,7 +41,6 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
 
 from selfbench._fs import open_beneath
 from selfbench.bundle import layout
@@ -55,7 +54,15 @@ from selfbench.evaluate.agents import (
     parse_usage,
 )
 from selfbench.evaluate.bench import BenchTask
-from selfbench.evaluate.classify import KILLED_EXIT, TIMEOUT_EXIT, Proof, TrialFacts, classify
+from selfbench.evaluate.classify import (
+    KILLED_EXIT,
+    TIMEOUT_EXIT,
+    Proof,
+    TrialFacts,
+    classify,
+    named_cause,
+    oracle_proof,
+)
 from selfbench.toolchains import provision_task
 from selfbench.validate.cgroup import Limits
 from selfbench.validate.checks import (
@@ -92,29 +99,7 @@ LOCAL_NETWORK = "none (the local sandbox cannot enforce an allow-list)"
 _HARNESS_MARGIN = 60.0
 _INSTRUCTION = "/run/selfbench-task/instruction.md"
 _ORACLE = AgentSpec("oracle", "oracle")
-
-_Step = Literal["agent", "collect", "verifier"]
-_CAUSES: dict[_Step, dict[Limit, str]] = {
-    "agent": {
-        "time": "the agent phase ran past the harness's time limit",
-        "memory": "the agent exceeded the task's memory",
-        "processes": "the agent hit the task's process limit",
-        "disk": "the agent filled the disk",
-    },
-    "collect": {
-        "time": "the collect step timed out on the agent's workspace",
-        "memory": "the agent's workspace exceeded the task's memory in the collect step",
-        "processes": "the agent's workspace hit the task's process limit in the collect step",
-        "disk": "the agent's workspace filled the disk in the collect step",
-    },
-    "verifier": {
-        "time": "the tests timed out with the agent's code",
-        "memory": "the tests exceeded the task's memory with the agent's code",
-        "processes": "the tests hit the task's process limit with the agent's code",
-        "disk": "the tests filled the disk with the agent's code",
-    },
-}
-"""How a cause reads, per step of a trial and limit struck."""
+_PROCESS_LIMITS: tuple[Limit, ...] = ("processes", "user-processes")
 
 _AGENT = rf"""
 set -uo pipefail
@@ -196,13 +181,10 @@ class PreparedTask:
             return self.proof
         self._proofs += 1
         oracle = self._run(_ORACLE, f"proof-{self._proofs}")
-        verdict = classify(oracle.facts)
-        if not verdict.passed:
-            why = f"the oracle failed too, here with the same limits: {verdict.reason}"
-            return Proof(passed=False, detail=why)
-        why = f"the oracle passed here with the same limits (log {oracle.log})"
-        self.proof = Proof(passed=True, detail=why)
-        return self.proof
+        proof = oracle_proof(classify(oracle.facts), oracle.log)
+        if proof.passed:
+            self.proof = proof
+        return proof
 
     def _broken(self, reason: str) -> LocalTrial:
         facts = TrialFacts(reward=None, infrastructure=reason)
@@ -294,11 +276,6 @@ def _harness_reason(phase: AgentPhase, phases: TaskPhases) -> str | None:
     return None
 
 
-def _cause(step: _Step, limits: tuple[Limit, ...]) -> str | None:
-    """The limits a step ran into, as the report names them."""
-    return "; ".join(_CAUSES[step][limit] for limit in limits) or None
-
-
 def _agent_cause(phase: AgentPhase) -> str | None:
     """The limit the agent's phase ran into: the harness's time; memory while the agent ran (its
     script killed, or the agent's own SIGKILL) or its process cap; any limit in the collect
@@ -306,20 +283,21 @@ def _agent_cause(phase: AgentPhase) -> str | None:
     result = phase.result
     agent, collect = read_status(phase.status, "agent"), read_status(phase.status, "collect")
     if result.timed_out:
-        return _cause("agent", ("time",))
+        return named_cause("agent", ("time",))
     if result.out_of_memory and agent in (-1, KILLED_EXIT):
-        return _cause("agent", ("memory",))
+        return named_cause("agent", ("memory",))
     if collect == 0:
-        return _cause("agent", ("processes",) if result.process_limit else ())
+        struck = limits_struck(result, free_bytes=None)
+        return named_cause("agent", tuple(k for k in struck if k in _PROCESS_LIMITS))
     timed_out = collect == TIMEOUT_EXIT or (collect == KILLED_EXIT and not result.out_of_memory)
     limits = limits_struck(result, free_bytes=phase.free_bytes, timed_out=timed_out)
-    return _cause("collect", limits)
+    return named_cause("collect", limits)
 
 
 def _verifier_cause(run: VerifierRun) -> str | None:
     """The limits the verifier ran into with the agent's patch."""
     limits = limits_struck(run.phase, free_bytes=run.free_bytes, timed_out=verifier_timed_out(run))
-    return _cause("verifier", limits)
+    return named_cause("verifier", limits)
 
 
 def _patched(patch: AgentPatch) -> bool:

@@ -4,7 +4,7 @@ Local agents (`oracle`, `nop`, commands) run in the local sandbox, `jobs` tasks 
 task prepared once, its trials one after another); Harbor agents run with `harbor run`, one job
 per trial number, `jobs` trials at a time. An infrastructure failure is retried once at once,
 and again on the next run. After a task's trials, an agent failure on it triggers one oracle
-re-check (the `oracle` agent's own passing trial, or a local trial's passing proof, counts as
+re-check (the `oracle` agent's own passing trial, or a passing proof, local or Harbor's, counts as
 one): when the oracle no longer passes, the report counts those failures against the task, not
 the agent.
 """
@@ -30,6 +30,7 @@ from selfbench.evaluate.classify import classify
 from selfbench.evaluate.harbor_trials import (
     HARBOR_NETWORK,
     HarborOutcome,
+    HarborProofs,
     run_harbor_trials,
 )
 from selfbench.evaluate.local_trials import LOCAL_NETWORK, LocalTrial, PreparedTask, prepared_task
@@ -138,6 +139,8 @@ class _Run:
     store: ResultsStore
     log: ResultsLog
     on_record: OnRecord | None
+    proofs: HarborProofs = field(default_factory=HarborProofs)
+    """Harbor's oracle runs that decided trials without a verdict (the passing ones kept)."""
 
     def pending(self, task: BenchTask, agent: AgentSpec) -> list[int]:
         done = self.log.trials
@@ -269,14 +272,18 @@ def _harbor_agent(run: _Run, agent: AgentSpec) -> None:
         if not tasks:
             continue
         label = f"{agent.name}-t{trial}"
-        outcomes = run_harbor_trials(tasks, spec, options=_harbor_options(run), label=label)
+        outcomes = run_harbor_trials(
+            tasks, spec, options=_harbor_options(run), label=label, proofs=run.proofs
+        )
         retry = [
             t
             for t in tasks
             if classify(outcomes[t.digest].facts).classification == "infrastructure"
         ]
         again = (
-            run_harbor_trials(retry, spec, options=_harbor_options(run), label=f"{label}-retry")
+            run_harbor_trials(
+                retry, spec, options=_harbor_options(run), label=f"{label}-retry", proofs=run.proofs
+            )
             if retry
             else {}
         )
@@ -299,9 +306,10 @@ def _save_recheck(run: _Run, task: BenchTask, outcome: LocalTrial | HarborOutcom
 
 
 def _remaining_rechecks(run: _Run) -> None:
-    """Re-check the tasks Harbor agents failed: with Harbor's oracle, where they ran."""
+    """Re-check the tasks Harbor agents failed: with Harbor's oracle, where they ran (a passing
+    trial of the `oracle` agent, or a passing proof, counts as one)."""
     tasks = [task for task in run.bench.tasks if run.recheck_wanted(task)]
-    for task in [task for task in tasks if run.oracle_passed(task)]:
+    for task in [t for t in tasks if run.oracle_passed(t) or t.digest in run.proofs.passed]:
         run.save_recheck(task, passed=True, reason=None)
     tasks = [task for task in tasks if run.recheck_wanted(task)]
     if not tasks:

@@ -13,6 +13,12 @@ does the same with a control group of its own per phase, on either hierarchy the
 When neither can be written (no root, a read-only `/sys/fs/cgroup`, a delegated subtree without
 the controllers), the phase runs unlimited and says so in its log: limits are a safety net, and
 their absence must not make a valid task fail.
+
+Each user of a phase is also capped (`ulimit -u`, `RLIMIT_NPROC`). The kernel refuses a fork at
+that cap without a trace the host can read (`pids.events` counts only the group's own cap), so
+`UserWatch` tells from the group's own count, which the host reads and nothing in the group can
+lower, whether a user reached it: the sandbox's uids are leased (`uids.py`), so a uid's count is
+the phase's own.
 """
 
 from __future__ import annotations
@@ -21,10 +27,13 @@ import contextlib
 import os
 import secrets
 import signal
+import threading
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import TracebackType
+from typing import TYPE_CHECKING, Self
 
 from selfbench.errors import os_reason
 from selfbench.validate.ceilings import Ceilings, lowered
@@ -32,13 +41,19 @@ from selfbench.validate.ceilings import Ceilings, lowered
 if TYPE_CHECKING:
     from selfbench.contract import TaskDefinition
 
-__all__ = ["MAX_TASKS", "Limits", "PhaseCgroup"]
+__all__ = ["MAX_TASKS", "USER_PROCESSES", "Limits", "PhaseCgroup", "UserWatch"]
 
 _ROOT = Path("/sys/fs/cgroup")
 _PERIOD_US = 100_000
 _EMPTY_WAIT_SECONDS = 5.0
 MAX_TASKS = 8192
 """A phase's process cap (the sandbox also caps each user at half that)."""
+USER_PROCESSES = MAX_TASKS // 2
+"""Each user's process cap in a phase (`ulimit -u`): a user's flood leaves root's script room."""
+_SAMPLE_SECONDS = 0.1
+_NEAR_CAP = 64
+"""A user counted within 1/64 of its cap (at least 1) has hit it: at the cap a flood churns, its
+refused forkers exiting while others take their places, so a sample seldom lands on the cap."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +69,8 @@ class Limits:
     """The longest any phase may run (None: as long as the phase's own timeout)."""
     lowered: tuple[str, ...] = ()
     """What of the task's was above the host's ceilings, one line each (`ceilings.lowered`)."""
+    user_pids: int = USER_PROCESSES
+    """Each user's process cap (`ulimit -u`)."""
 
     @classmethod
     def for_task(cls, definition: TaskDefinition, ceilings: Ceilings | None = None) -> Limits:
@@ -79,6 +96,7 @@ class Limits:
             storage_mb=min(resources.storageMb, host.storage_mb),
             seconds=float(host.seconds),
             lowered=tuple(notes),
+            user_pids=USER_PROCESSES,
         )
 
 
@@ -187,12 +205,15 @@ class PhaseCgroup:
                     return True
         return False
 
+    def _pids(self) -> Path:
+        """The group's directory in the pids controller."""
+        return self.directories[-1] if self.version == 1 else self.directories[0]
+
     def process_limit_hit(self) -> bool:
         """Whether a process of the group failed to fork at the group's process cap
         (`pids.events`: `max`, on either hierarchy)."""
-        pids = self.directories[-1] if self.version == 1 else self.directories[0]
         with contextlib.suppress(OSError, ValueError):
-            for line in (pids / "pids.events").read_text(encoding="ascii").splitlines():
+            for line in (self._pids() / "pids.events").read_text(encoding="ascii").splitlines():
                 key, _, value = line.partition(" ")
                 if key == "max" and int(value) > 0:
                     return True
@@ -216,3 +237,70 @@ class PhaseCgroup:
                 time.sleep(0.02)
             with contextlib.suppress(OSError):
                 directory.rmdir()
+
+    def watch_users(self, cap: int) -> UserWatch:
+        """A watch (a context manager) of the group's users against their cap `cap`."""
+        return UserWatch(self._pids(), "tasks" if self.version == 1 else "cgroup.threads", cap)
+
+
+def _real_uid(task: str) -> int | None:
+    """A task's real uid (`/proc/<tid>/status`, as the host sees it; None when it is gone)."""
+    status = Path("/proc", task, "status")
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in status.read_text(encoding="ascii", errors="replace").splitlines():
+            if line.startswith("Uid:"):
+                return int(line.split()[1])
+    return None
+
+
+class UserWatch:
+    """Whether a user of a group reached its own process cap `cap` while the block ran.
+
+    With the kernel's `pids.peak` (the group's most tasks at once): when it passed `cap`. A
+    user at its cap means the group held more than that (the phase's root script is in it too),
+    and a user's count can pass `cap` minus root's few tasks only in a flood; nothing in the group
+    can lower the peak. Without `pids.peak`, the count of each user's tasks but root's (threads:
+    what `RLIMIT_NPROC` counts) is sampled every `_SAMPLE_SECONDS` instead, read only when the
+    group's own count (`pids.current`) is that high; a user within `_NEAR_CAP` of its cap has
+    reached it, and a flood shorter than a sample can be missed.
+    """
+
+    def __init__(self, pids: Path, threads: str, cap: int) -> None:
+        self._pids, self._threads, self._cap = pids, threads, cap
+        self._near = cap - max(1, cap // _NEAR_CAP)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._peaked = (pids / "pids.peak").is_file()
+        self.reached = False
+        """A user of the group reached its cap (known once the block ended)."""
+
+    def __enter__(self) -> Self:
+        if not self._peaked:
+            self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if not self._peaked:
+            self._stop.set()
+            self._thread.join()
+            return
+        with contextlib.suppress(OSError, ValueError):
+            self.reached = int((self._pids / "pids.peak").read_text(encoding="ascii")) > self._cap
+
+    def _sample(self) -> None:
+        while not self.reached and not self._stop.wait(_SAMPLE_SECONDS):
+            self.reached = self._near_cap()
+
+    def _near_cap(self) -> bool:
+        with contextlib.suppress(OSError, ValueError):
+            if int((self._pids / "pids.current").read_text(encoding="ascii")) < self._near:
+                return False
+            tasks = (self._pids / self._threads).read_text(encoding="ascii").split()
+            counts = Counter(_real_uid(task) for task in tasks)
+            return any(n >= self._near for uid, n in counts.items() if uid not in (None, 0))
+        return False

@@ -97,9 +97,10 @@ in N - 1 verifier runs with the gold patch: the oracle's and N - 2 reruns, each 
 copy of the prepared tree); fail-to-pass runs twice in each of those N - 1 runs (the verifier's
 own determinism repeat). So N is at least 2, and the default 3 adds one rerun to the oracle."""
 
-Limit = Literal["time", "memory", "processes", "disk"]
+Limit = Literal["time", "memory", "processes", "user-processes", "disk"]
 """A limit a phase (or a step of it) ran into, as the host reads it: never from the phase's
-output, which the code under test can write."""
+output, which the code under test can write. "processes" is the phase's control group's cap,
+"user-processes" the per-user one (`ulimit -u`, `Limits.user_pids`)."""
 
 FULL_BYTES = 1 << 20
 """Less free space than this on a workspace's filesystem as a phase ends: the phase filled it."""
@@ -109,7 +110,8 @@ def limits_struck(
     result: PhaseResult, *, free_bytes: int | None, timed_out: bool = False
 ) -> tuple[Limit, ...]:
     """The limits a phase ran into: its time (the sandbox's, or a step's own when `timed_out`),
-    its control group's memory (a kernel OOM kill) and process cap (a refused fork), and the disk
+    its control group's memory (a kernel OOM kill) and process cap (a refused fork), a user's
+    process cap (a user's count, as the host sampled it, at `ulimit -u`), and the disk
     (`free_bytes` left on its workspace's filesystem as it ended, None when unknown)."""
     struck: list[Limit] = []
     if result.timed_out or timed_out:
@@ -118,6 +120,8 @@ def limits_struck(
         struck.append("memory")
     if result.process_limit:
         struck.append("processes")
+    if result.user_process_limit:
+        struck.append("user-processes")
     if free_bytes is not None and free_bytes < FULL_BYTES:
         struck.append("disk")
     return tuple(struck)

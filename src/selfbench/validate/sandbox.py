@@ -54,6 +54,7 @@ otherwise (`selfbench validate --env harbor` needs no privileges on this machine
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import shutil
@@ -71,7 +72,7 @@ from selfbench.toolchains.model import Mount as ToolchainMount
 from selfbench.toolchains.model import Provisioned
 from selfbench.toolchains.provision import host_tools_to_hide
 from selfbench.validate._gate import Gate
-from selfbench.validate.cgroup import Limits, PhaseCgroup
+from selfbench.validate.cgroup import USER_PROCESSES, Limits, PhaseCgroup
 from selfbench.validate.disk import mount_workspace, workspace_full
 from selfbench.validate.uids import Users, leased_users
 
@@ -124,9 +125,13 @@ SHARED_ENVIRONMENT = {
 }
 """The images' environment for that state."""
 
-_MAX_PROCESSES = 4096
-_LIMITS = f"ulimit -u {_MAX_PROCESSES} 2>/dev/null || true\n"
-"""Every phase caps its processes (per user: a fork bomb stops there, not at the host's limit)."""
+
+def _user_limit(limits: Limits | None) -> str:
+    """Every phase caps its processes (per user: a fork bomb stops there, not at the host's
+    limit; `Limits.user_pids`)."""
+    cap = limits.user_pids if limits is not None else USER_PROCESSES
+    return f"ulimit -u {cap} 2>/dev/null || true\n"
+
 
 _CAPABILITIES = (
     "CAP_CHOWN",
@@ -183,6 +188,8 @@ class PhaseResult:
     """The kernel killed a process of the phase for exceeding the task's memory."""
     process_limit: bool = False
     """A process of the phase failed to fork at the phase's process cap."""
+    user_process_limit: bool = False
+    """A user of the phase reached its own process cap (`ulimit -u`), as the host counted it."""
 
 
 def require_sandbox() -> str:
@@ -419,7 +426,8 @@ class Sandbox:
         for capability in _CAPABILITIES:
             argv += ["--cap-add", capability]
         announce = gate.announce() if gate is not None else ""
-        argv += ["--", "/bin/bash", "-c", announce + _LIMITS + script, "selfbench", *args]
+        limit = _user_limit(self.limits)
+        argv += ["--", "/bin/bash", "-c", announce + limit + script, "selfbench", *args]
         return argv
 
     def _storage_hint(self) -> str:
@@ -502,7 +510,8 @@ class Sandbox:
         }
         start = time.monotonic()
         log.parent.mkdir(parents=True, exist_ok=True)
-        with log.open("ab") as output:
+        watch = cgroup.watch_users(self.limits.user_pids) if cgroup and self.limits else None
+        with log.open("ab") as output, watch or contextlib.nullcontext():
             for line in (*self._notes, *filter(None, [note])):
                 output.write(f"selfbench: {line}\n".encode())
             code, timed_out = run_phase(
@@ -520,7 +529,9 @@ class Sandbox:
                 output.write(f"\nselfbench: {self._storage_hint()}\n".encode())
         out_of_memory = cgroup is not None and cgroup.out_of_memory()
         process_limit = cgroup is not None and cgroup.process_limit_hit()
-        return PhaseResult(code, timed_out, time.monotonic() - start, out_of_memory, process_limit)
+        user_limit = watch is not None and watch.reached
+        seconds = time.monotonic() - start
+        return PhaseResult(code, timed_out, seconds, out_of_memory, process_limit, user_limit)
 
 
 def copy_tree(source: Path, target: Path) -> None:
