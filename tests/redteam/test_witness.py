@@ -411,3 +411,29 @@ def test_a_replacement_that_removes_itself_after_forging_is_seen_as_the_test_beg
         "a test failed: tests/test_core.py::test_mul: "
         "the runner's machinery was changed: TestReport.from_item_and_call"
     )
+
+
+_NEVER_FINISHES = """\
+import importlib
+
+from calc import mul
+
+
+def test_starts_a_session_that_never_finishes():
+    importlib.import_module("_selfbench_" + "evidence").pytest_sessionstart(object())
+
+
+def test_mul():
+    assert mul(2, 3) == 6
+"""
+
+
+@pytest.mark.parametrize("python", _PYTHONS, ids=[user for _, user in _PYTHONS])
+def test_a_session_started_inside_a_test_that_never_finishes_fails_the_run(
+    workspace: Path, python: tuple[str, str]
+) -> None:
+    run = _run(workspace, python, {"tests/test_self.py": _NEVER_FINISHES}, "-q")
+    assert not any(r.get("nodeid") == "tests/test_self.py::test_mul" for r in run.records)
+    assert judge("pytest", run.records, _SELF_WANTED) == (
+        "a test failed: a session started inside a test did not finish"
+    )

@@ -532,6 +532,8 @@ def pytest_sessionfinish(session, exitstatus):
         _NESTED[0] = max(_NESTED[0] - 1, 0)
         return
     reason = _reason()
+    if _NESTED[0]:  # the records after its start were not written
+        reason = reason or "a session started inside a test did not finish"
     if reason:
         _write({"event": "test", "nodeid": "", "when": "finish", "outcome": "failed",
                 "reason": reason})
