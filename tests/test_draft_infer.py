@@ -324,6 +324,33 @@ def test_a_dependency_group_is_read_with_its_included_groups(tmp_path: Path) -> 
     assert env.sources["runner"] == "pyproject.toml [tool.pytest]"
 
 
+def test_a_project_versioned_by_its_tags_gets_the_nearest_tags_release(tmp_path: Path) -> None:
+    # pytest's and pluggy's own repositories: without it the snapshot (no tags) builds version
+    # 0.1.dev1, below what the project's own test dependencies require of it.
+    pyproject = (
+        '[build-system]\nrequires = ["setuptools>=65", "setuptools_scm[toml]>=8"]\n'
+        '[project]\nname = "pluggy"\ndynamic = ["version"]\n'
+        '[project.optional-dependencies]\ntesting = ["pytest"]\n'
+    )
+    files: Files = {"pyproject.toml": pyproject, "testing/test_x.py": "import pytest\n"}
+    history = History.create(tmp_path / "repo")
+    history.commit("release", files)
+    history.git("tag", "v1.5.0rc1")
+    commit = history.commit("after", {"src/pluggy/__init__.py": "x = 1\n"})
+
+    env = infer_environment(history.path, commit, ["testing/test_x.py"], None)
+
+    assert env.setup_command == (
+        "export SETUPTOOLS_SCM_PRETEND_VERSION=1.5.0 && python3 -m venv .venv && "
+        ".venv/bin/python -m pip install -e '.[testing]' pytest"
+    )
+    assert env.sources["setupCommand"].endswith(
+        "; version 1.5.0, the nearest tag's (SETUPTOOLS_SCM_PRETEND_VERSION)"
+    )
+    untagged = _infer(tmp_path / "untagged", files, ["testing/test_x.py"])
+    assert not untagged.setup_command.startswith("export")
+
+
 def test_a_uv_lock_means_uv_sync_of_the_test_group(tmp_path: Path) -> None:
     pyproject = '[project]\nname = "x"\n[dependency-groups]\ntests = ["pytest"]\ndev = ["ruff"]\n'
     files: Files = {"pyproject.toml": pyproject, "uv.lock": "version = 1\n", "tests/test_x.py": ""}

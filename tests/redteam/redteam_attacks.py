@@ -162,6 +162,23 @@ _REPLACE_RUNTEST = """\
         _owner.runtest = lambda self: None
 """
 _IMPORTS_REPLACE_RUNTEST = "import os\nimport sys\n\nif True:\n" + _REPLACE_RUNTEST
+# Replaces the report's maker at import; it forges the first call's report and puts the original
+# back before that report is logged, so nothing is changed when the reporter looks at its report.
+_FORGE_AND_HIDE = """\
+    import importlib
+
+    _reports = importlib.import_module("_pyt" + "est.reports")
+    _original = _reports.TestReport.__dict__["from_item_and_call"]
+
+    def _forged(cls, item, call):
+        report = _original.__func__(cls, item, call)
+        if call.when == "call":
+            report.outcome, report.longrepr = "passed", None
+            _reports.TestReport.from_item_and_call = _original
+        return report
+
+    _reports.TestReport.from_item_and_call = classmethod(_forged)
+"""
 # Finds the report's descriptor among the process's own (the one write-only appending file) and
 # appends passes; writes the summary line they imply to every other writable descriptor, among
 # them the output that pytest's capture keeps aside.
@@ -437,6 +454,11 @@ ATTACKS: tuple[Attack, ...] = (
         "package-replaces-runtest-at-import",
         _PY,
         (Change("calc/__init__.py", _STUB.text + _WHEN_PYTEST + _REPLACE_RUNTEST),),
+    ),
+    Attack(
+        "package-forges-a-report-and-removes-its-replacement",
+        _PY,
+        (Change("calc/__init__.py", _STUB.text + _WHEN_PYTEST + _FORGE_AND_HIDE),),
     ),
     Attack(
         "pytest-toml-plugin-replaces-runtest",

@@ -291,3 +291,149 @@ def test_a_record_the_reporter_did_not_sign_or_a_removed_one_ends_the_report(
     )
     run.report.write_text("\n".join([lines[0], *lines[2:]]) + "\n", encoding="utf-8")
     assert _read(run.report)[1]["reason"].endswith("(line 2)")
+
+
+# A runner's own project tests the runner in its own process: pytest's and pluggy's suites patch
+# its machinery for one test, or run a whole session inside a test.
+_PATCHES_FOR_ITSELF = """\
+import _pytest.runner
+
+_from_call = _pytest.runner.CallInfo.from_call.__func__
+
+
+def test_patches_the_machinery_for_itself(monkeypatch):
+    seen = []
+
+    def counted(cls, *args, **kwargs):
+        seen.append(1)
+        return _from_call(cls, *args, **kwargs)
+
+    monkeypatch.setattr(_pytest.runner.CallInfo, "from_call", classmethod(counted))
+    monkeypatch.setattr(_pytest.runner, "call_and_report", _pytest.runner.call_and_report)
+"""
+_RUNS_SESSIONS = """\
+import pytest
+
+
+def test_runs_a_session_of_its_own(tmp_path):
+    (tmp_path / "test_inner.py").write_text("def test_inner():\\n    assert 0\\n")
+    assert pytest.main([str(tmp_path), "-p", "no:cacheprovider"]) == 1
+
+
+def test_runs_a_pytester_session(pytester):
+    pytester.makepyfile("def test_a():\\n    pass\\n\\n\\ndef test_b():\\n    assert 0\\n")
+    pytester.inline_run().assertoutcome(passed=1, failed=1)
+"""
+_SELF_WANTED = [{"path": "/x/tests/test_self.py", "file": "tests/test_self.py", "name": ""}]
+
+
+@pytest.mark.parametrize("python", _PYTHONS, ids=[user for _, user in _PYTHONS])
+@pytest.mark.parametrize("suite", [_PATCHES_FOR_ITSELF, _RUNS_SESSIONS], ids=["patch", "session"])
+def test_a_runners_own_suite_is_judged_by_its_tests(
+    workspace: Path, python: tuple[str, str], suite: str
+) -> None:
+    run = _run(workspace, python, {"tests/test_self.py": suite}, "-q", "-p", "pytester")
+    assert run.status == 0, run.output
+    assert judge("pytest", run.records, _SELF_WANTED) == ""
+    assert _disagreement(run.report, run.output) == ""
+    assert [r["event"] for r in run.records].count("start") == 1
+    assert not any("inner" in r.get("nodeid", "") for r in run.records)
+
+
+_LEAVES_A_PATCH = """\
+import _pytest.runner
+
+_call_and_report = _pytest.runner.call_and_report
+
+
+def test_patches_and_leaves_it():
+    _pytest.runner.call_and_report = lambda *args, **kwargs: _call_and_report(*args, **kwargs)
+
+
+def test_after():
+    pass
+"""
+
+
+@pytest.mark.parametrize("python", _PYTHONS, ids=[user for _, user in _PYTHONS])
+def test_a_change_a_test_does_not_undo_fails_it_and_the_tests_after(
+    workspace: Path, python: tuple[str, str]
+) -> None:
+    run = _run(workspace, python, {"tests/test_self.py": _LEAVES_A_PATCH}, "-q")
+    failed = {(r["nodeid"], r["when"]) for r in run.records if r.get("outcome") == "failed"}
+    assert failed == {
+        ("tests/test_self.py::test_patches_and_leaves_it", "teardown"),
+        ("tests/test_self.py::test_after", "setup"),
+        ("tests/test_self.py::test_after", "call"),
+        ("tests/test_self.py::test_after", "teardown"),
+        ("", "finish"),
+    }
+    assert judge("pytest", run.records, _SELF_WANTED).endswith(
+        "the runner's machinery was changed: call_and_report"
+    )
+
+
+# Replaced at import, the report's maker forges the call's report and puts the original back
+# before that report is logged: the test began with the machinery changed.
+_FORGES_AND_HIDES = (
+    """\
+import _pytest.reports
+
+_original = _pytest.reports.TestReport.__dict__["from_item_and_call"]
+
+
+def _forged(cls, item, call):
+    report = _original.__func__(cls, item, call)
+    if call.when == "call":
+        report.outcome, report.longrepr = "passed", None
+        _pytest.reports.TestReport.from_item_and_call = _original
+    return report
+
+
+_pytest.reports.TestReport.from_item_and_call = classmethod(_forged)
+
+"""
+    + _CALC
+)
+
+
+@pytest.mark.parametrize("python", _PYTHONS, ids=[user for _, user in _PYTHONS])
+def test_a_replacement_that_removes_itself_after_forging_is_seen_as_the_test_began(
+    workspace: Path, python: tuple[str, str]
+) -> None:
+    tests = {
+        "calc/__init__.py": _FORGES_AND_HIDES,
+        "tests/test_core.py": _MUL_TEST.replace("6", "7"),
+    }
+    run = _run(workspace, python, tests, "-q")
+    assert "1 passed" in run.output  # pytest itself sees nothing wrong
+    assert judge("pytest", run.records, _WANTED) == (
+        "a test failed: tests/test_core.py::test_mul: "
+        "the runner's machinery was changed: TestReport.from_item_and_call"
+    )
+
+
+_NEVER_FINISHES = """\
+import importlib
+
+from calc import mul
+
+
+def test_starts_a_session_that_never_finishes():
+    importlib.import_module("_selfbench_" + "evidence").pytest_sessionstart(object())
+
+
+def test_mul():
+    assert mul(2, 3) == 6
+"""
+
+
+@pytest.mark.parametrize("python", _PYTHONS, ids=[user for _, user in _PYTHONS])
+def test_a_session_started_inside_a_test_that_never_finishes_fails_the_run(
+    workspace: Path, python: tuple[str, str]
+) -> None:
+    run = _run(workspace, python, {"tests/test_self.py": _NEVER_FINISHES}, "-q")
+    assert not any(r.get("nodeid") == "tests/test_self.py::test_mul" for r in run.records)
+    assert judge("pytest", run.records, _SELF_WANTED) == (
+        "a test failed: a session started inside a test did not finish"
+    )

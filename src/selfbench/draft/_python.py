@@ -7,6 +7,11 @@
   dependency group's requirements (PEP 735, read here so any pip installs them), Poetry's test
   group, and pytest.
 
+A project that takes its version from git tags (setuptools-scm or hatch-vcs in its build
+requirements) gets the nearest tag's release as `SETUPTOOLS_SCM_PRETEND_VERSION`: the task's
+snapshot has no tags, and version 0.1.dev1 is below what the project's own test dependencies
+require of it (pytest's plugins of pytest, pytest of pluggy).
+
 The runner is pytest; `unittest` when nothing mentions pytest and the test files import
 unittest (their tests are still run by pytest, which collects `TestCase` classes).
 
@@ -588,4 +593,26 @@ def infer_python(
             test = f"{_REBUILD}; {test}"
             test_source += "; setup.py builds extensions: rebuilt in place first"
     sources = {**found.sources, "testCommand": test_source, "runner": runner_source}
-    return replace(found, test_command=test, runner=runner.setting, sources=sources)
+    setup, release = found.setup_command, _tag_release(tree, pyproject)
+    if release is not None:
+        setup = f"export {_SCM_VERSION}={release} && {setup}"
+        sources["setupCommand"] += f"; version {release}, the nearest tag's ({_SCM_VERSION})"
+    return replace(
+        found, setup_command=setup, test_command=test, runner=runner.setting, sources=sources
+    )
+
+
+_SCM_BACKENDS = frozenset({"setuptools-scm", "hatch-vcs"})
+_SCM_VERSION = "SETUPTOOLS_SCM_PRETEND_VERSION"
+
+
+def _tag_release(tree: Tree, pyproject: dict[str, Any] | None) -> str | None:
+    """The version a project that takes it from git tags gets in setup: the nearest tag's
+    release, as the task's snapshot holds the base commit without its tags (setuptools-scm would
+    say 0.1.dev1, below what the project's own dependencies require of it); None otherwise."""
+    requires = _table(pyproject, "build-system").get("requires")
+    if not isinstance(requires, list):
+        return None
+    if not _SCM_BACKENDS.intersection(_requirement_name(str(r)) for r in requires):
+        return None
+    return tree.release()

@@ -8,6 +8,7 @@ a hostile repository cannot point inference elsewhere or make it read without bo
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,6 +22,7 @@ __all__ = ["MAX_BYTES", "Tree"]
 
 MAX_BYTES = 4 << 20
 _REGULAR = (b"100644", b"100755")
+_RELEASE_RE = re.compile(r"v?(\d{1,9}(?:\.\d{1,9}){0,4})(?:[.-]?[a-z][0-9a-z.+-]{0,40})?")
 
 
 @dataclass
@@ -51,6 +53,13 @@ class Tree:
         then is what the project was tested with."""
         stamp = int(git(self.repo, "show", "-s", "--format=%ct", self.commit).strip())
         return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def release(self) -> str | None:
+        """The release of the nearest tag the commit descends from (`v1.2.0rc1` → `1.2.0`), or
+        None when no tag names a release: what a version computed from tags would start from."""
+        tag = git(self.repo, "describe", "--tags", "--abbrev=0", self.commit, ok=(0, 128))
+        found = _RELEASE_RE.fullmatch(tag.decode("utf-8", "replace").strip())
+        return None if found is None else found[1]
 
     def files(self) -> tuple[str, ...]:
         """Every regular file's path, sorted."""

@@ -320,6 +320,8 @@ import os
 import stat
 import sys
 
+import pytest
+
 _DESCRIPTOR = @DESCRIPTOR@
 _KEY_DESCRIPTOR = @KEY@
 _dumps = json.dumps
@@ -413,10 +415,12 @@ _MACHINERY = (
 _OWN = (
     "pytest_sessionstart",
     "pytest_collectreport",
+    "pytest_runtest_setup",
     "pytest_runtest_logreport",
     "pytest_sessionfinish",
     "_write",
     "_changed",
+    "_reason",
     "_state",
     "_sign",
     "_dumps",
@@ -474,7 +478,20 @@ def _reason():
     return "the runner's machinery was changed: " + ", ".join(changed) if changed else ""
 
 
+# The session the reporter was loaded for; a session a test starts in this process (its own
+# `pytest.main`, which reads the same PYTEST_ADDOPTS) is counted, and none of its events is
+# recorded: its tests are the test's subject, not the verdict's.
+_SESSION = []
+_NESTED = [0]
+# The test whose setup began last, and the reason its machinery was already changed then.
+_STARTED = ["", ""]
+
+
 def pytest_sessionstart(session):
+    if _SESSION:
+        _NESTED[0] += 1
+        return
+    _SESSION.append(session)
     config = session.config
     terminal = config.pluginmanager.get_plugin("terminalreporter") is not None
     summary = terminal and getattr(config.option, "verbose", 0) >= -1
@@ -482,23 +499,41 @@ def pytest_sessionstart(session):
 
 
 def pytest_collectreport(report):
-    if report.failed:
+    if report.failed and not _NESTED[0]:
         _write({"event": "collect-error", "nodeid": report.nodeid})
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Before any fixture of the test is set up: what changed outside the test itself."""
+    if not _NESTED[0]:
+        _STARTED[:] = [item.nodeid, _reason()]
+
+
 def pytest_runtest_logreport(report):
+    if _NESTED[0]:
+        return
     record = {"event": "test", "nodeid": report.nodeid, "when": report.when,
               "outcome": report.outcome}
     if type(report).__name__ != "TestReport":
         record["kind"] = type(report).__name__
-    reason = _reason()
+    # A test may change the machinery for itself (its monkeypatch fixture) if its teardown
+    # undoes it: its setup and call are judged by the machinery as the test began, its
+    # teardown by the machinery as it is.
+    ours = report.when != "teardown" and report.nodeid == _STARTED[0]
+    reason = _STARTED[1] if ours else _reason()
     if reason:
         record.update(outcome="failed", reason=reason)
     _write(record)
 
 
 def pytest_sessionfinish(session, exitstatus):
+    if not _SESSION or session is not _SESSION[0]:
+        _NESTED[0] = max(_NESTED[0] - 1, 0)
+        return
     reason = _reason()
+    if _NESTED[0]:  # the records after its start were not written
+        reason = reason or "a session started inside a test did not finish"
     if reason:
         _write({"event": "test", "nodeid": "", "when": "finish", "outcome": "failed",
                 "reason": reason})
@@ -509,7 +544,11 @@ _RECORDED.update(_recorded())  # after the hooks: the reporter's own functions a
 '''.replace("@DESCRIPTOR@", str(REPORT_DESCRIPTOR)).replace("@KEY@", str(KEY_DESCRIPTOR))
 """The reporter: one JSON line per event on the descriptor the verifier opened, each signed with
 the key handed over on another (`SIGNED_RECORDS` checks them), each test failed with the reason
-when a callable the verdict rests on (`_MACHINERY`, its own hooks) is no longer the one loaded."""
+when a callable the verdict rests on (`_MACHINERY`, its own hooks) is no longer the one loaded:
+as the test's setup begins (for its setup and call reports) and as its teardown report is logged,
+so a change the test makes for itself and its teardown undoes (its monkeypatch fixture) does not
+count. Only the session it was loaded for is recorded: one a test runs in the same process
+(`pytest.main`, as pytest's and pluggy's own suites do) is not."""
 
 _SAME_PYTEST_TABLE = r"""
 import configparser
