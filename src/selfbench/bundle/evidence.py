@@ -39,8 +39,9 @@ with a program the agent's phase could have changed; every other report's first 
 reporter records, when it loads, the callables the verdict rests on (`Function.runtest`,
 `TestCaseFunction.runtest`, `unittest.TestCase.run`, pytest's call and report machinery, pluggy's
 hook calls, its own hooks; each object and its code) and marks a test failed, `the runner's
-machinery was changed: <names>`, when one differs as its report is logged or when the session
-ends.
+machinery was changed: <names>`, when one differs as the test's setup begins (which judges its
+setup and call) or as its teardown ends (which judges it and every later test), or when the
+session ends; it records only the session it was loaded for.
 
 The cross-check. `cross_check_report` compares the records with the runner's own summary in the
 output root captured, and requires that summary: pytest's final summary line (tests passed;
