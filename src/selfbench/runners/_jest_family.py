@@ -10,7 +10,8 @@ The JSON report (`jest --json`, `vitest --reporter=json`, the same shape) is one
   `Tests:       1 failed, 2 skipped, 5 passed, 8 total`, `No tests found, exiting with code 1`;
 * vitest: `   ✓ suite > name 11ms`, `   U+00D7 suite > name`, `   ↓ suite > name` (a file's line,
   ` ✓ file (4 tests | 1 skipped) 6ms`, is not a test), `      Tests  1 failed | 5 passed |
-  2 skipped (8)` or `Tests  no tests`, `No test files found, exiting with code 1`.
+  2 skipped (8)` (later releases add `| 1 expected fail`: a `test.fails` that failed, which
+  passes) or `Tests  no tests`, `No test files found, exiting with code 1`.
 """
 
 from __future__ import annotations
