@@ -517,6 +517,42 @@ def test_a_workspace_package_installs_at_the_root_and_runs_its_own_jest(tmp_path
     assert detect_runner(env.test_command) == "jest"
 
 
+def test_a_workspace_package_without_a_runner_runs_under_the_root_s(tmp_path: Path) -> None:
+    """jest's own repository: its packages name no runner, its root runs their tests."""
+    files: Files = {
+        "package.json": '{"private": true, "workspaces": ["packages/*"], '
+        '"scripts": {"test": "yarn lint && yarn jest", '
+        '"jest": "node ./packages/jest-cli/bin/jest.js"}, '
+        '"devDependencies": {"jest": "workspace:*"}, "packageManager": "yarn@4.1.0"}',
+        "yarn.lock": "",
+        "packages/jest-util/package.json": '{"name": "jest-util", "main": "./build/index.js"}',
+        "packages/jest-util/src/__tests__/a.test.ts": "",
+        "packages/other/package.json": _package("node --test"),
+    }
+
+    env = _infer(tmp_path, files, ["packages/jest-util/src/__tests__/a.test.ts"])
+
+    assert env.workdir == "."
+    assert (
+        env.setup_command == f"YARN_NODE_LINKER=node-modules {_COREPACK} yarn install --immutable"
+    )
+    assert env.test_command == "node_modules/.bin/jest --ci --json --runTestsByPath {tests}"
+    assert env.sources["runner"] == "package.json devDependencies"
+
+
+def test_a_package_whose_tests_import_node_test_keeps_its_own_directory(tmp_path: Path) -> None:
+    files: Files = {
+        "package.json": '{"devDependencies": {"jest": "29"}}',
+        "package-lock.json": "{}",
+        "packages/app/package.json": '{"name": "app"}',
+        "packages/app/a.test.js": "import { test } from 'node:test'\n",
+    }
+
+    env = _infer(tmp_path, files, ["packages/app/a.test.js"])
+
+    assert (env.workdir, env.runner) == ("packages/app", "node-test")
+
+
 def test_an_unreadable_runner_is_one_line_naming_the_script(tmp_path: Path) -> None:
     files: Files = {"package.json": _package("mocha --recursive"), "test/a.spec.js": ""}
 

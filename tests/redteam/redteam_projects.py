@@ -127,19 +127,21 @@ JS_SOLVED = JS_STUB + "exports.reverse = (s) => [...s].reverse().join('');\n"
 JS_TEST_SUFFIX = {"jest": ".test.js", "vitest": ".test.mjs"}
 
 
-def js_package(runner: str) -> str:
-    """The sample's package.json: the runner, pinned, as its only dependency."""
+def js_package(runner: str, version: str = "") -> str:
+    """The sample's package.json: the runner, pinned (to `version`, else the red team's), as its
+    only dependency."""
     return (
         '{\n  "name": "strutil",\n  "version": "1.0.0",\n  "private": true,\n'
-        f'  "devDependencies": {{\n    "{runner}": "{_JS_VERSIONS[runner]}"\n  }}\n}}\n'
+        f'  "devDependencies": {{\n    "{runner}": "{version or _JS_VERSIONS[runner]}"\n  }}\n}}\n'
     )
 
 
-def js_package_lock(runner: str) -> str:
-    """The package-lock.json for `js_package(runner)`, resolved once and kept under `.cache`."""
-    directory = NPM_CACHE / runner
+def js_package_lock(runner: str, version: str = "") -> str:
+    """The package-lock.json for `js_package(runner, version)`, resolved once and kept under
+    `.cache`."""
+    directory = NPM_CACHE / (f"{runner}-{version}" if version else runner)
     lock = directory / "package-lock.json"
-    package = js_package(runner)
+    package = js_package(runner, version)
     if not lock.is_file() or (directory / "package.json").read_text(encoding="utf-8") != package:
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "package.json").write_text(package, encoding="utf-8")

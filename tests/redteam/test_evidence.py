@@ -481,6 +481,12 @@ CROSS_CHECKS = [
     ("vitest-agrees", "vitest", "\x1b[2m      Tests \x1b[22m 2 passed (2)\n",
      [_jest_report(2, 0)], ""),
     ("vitest-no-summary", "vitest", "", [_jest_report(2, 0)], "vitest printed no summary line"),
+    ("vitest-expected-fail", "vitest", "      Tests  2 passed | 1 expected fail | 1 skipped (4)\n",
+     [_jest_report(3, 0)], ""),
+    ("vitest-padded", "vitest", "      Tests  1 passed | 1 expected fail (2)\n",
+     [_jest_report(3, 0)],
+     ("vitest's summary line (Tests  1 passed | 1 expected fail (2)) disagrees with its report"
+      " (3 passed, 0 failed)")),
     ("go-agrees", "go", "".join(json.dumps(event) + "\n" for event in _GO_RUN), _GO_RUN, ""),
     ("go-printed-ok", "go",
      "".join(json.dumps(event) + "\n" for event in [_GO_PRINTS_OK, *_GO_RUN]), _GO_RUN,

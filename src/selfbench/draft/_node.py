@@ -8,6 +8,9 @@ or `--frozen-lockfile` (yarn 1); `package-lock.json`/`npm-shrinkwrap.json` → `
 published then. A lockfile already pins every version (and `npm ci` ignores `--before`); pnpm,
 yarn and bun have no date option, so without a lockfile they install the newest that matches.
 
+Package: the nearest one above the test files, or, when neither it nor the test files' imports
+name a runner, the nearest above it that does (a workspace root running its packages' tests).
+
 Runner: the first simple command of `scripts.test` (following `npm run x`, `pnpm x`, `yarn x`,
 `bun run x` into other scripts) that runs jest, vitest, `node --test` or `bun test`; else the
 dev dependencies (vitest, then jest); else the test files' imports (`node:test`, `bun:test`).
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from posixpath import join
+from posixpath import dirname, join
 from typing import Any
 
 from selfbench._shell import quote
@@ -29,7 +32,7 @@ from selfbench.draft._tree import Tree
 from selfbench.errors import DraftError
 from selfbench.runners import RUNNERS, Runner, commands, detect, node_project
 
-__all__ = ["NODE_MANIFESTS", "infer_node"]
+__all__ = ["NODE_MANIFESTS", "infer_node", "node_workdir"]
 
 NODE_MANIFESTS = ("package.json",)
 _LOCKS = (
@@ -168,6 +171,32 @@ def _from_imports(tree: Tree, test_files: Sequence[str]) -> Runner | None:
             if pattern.search(text):
                 return runner
     return None
+
+
+def _names_runner(tree: Tree, directory: str) -> bool:
+    """The package at `directory` names a runner: its test script runs one, or it depends on one."""
+    package = tree.json(join(directory, "package.json").removeprefix("./")) or {}
+    return _from_scripts(package) is not None or _from_dependencies(package) is not None
+
+
+def node_workdir(tree: Tree, nearest: str, test_files: Sequence[str]) -> str:
+    """The package whose runner runs the test files: `nearest`, the package holding them, unless
+    neither it (its test script, its dependencies) nor the files' imports name a runner and a
+    package above it does: a workspace whose root runs every package's tests (jest's own
+    repository runs its packages' tests with its root's jest)."""
+    if _names_runner(tree, nearest):
+        return nearest
+    if _from_imports(tree, test_files) is not None:
+        return nearest
+    directory = nearest
+    while directory != ".":
+        found = tree.nearest(dirname(directory) or ".", NODE_MANIFESTS)
+        if found is None:
+            break
+        if _names_runner(tree, found):
+            return found
+        directory = found
+    return nearest
 
 
 def _kept(runner: Runner, argv: list[str]) -> list[str]:

@@ -27,7 +27,7 @@ from pathlib import Path
 from posixpath import commonpath, dirname, splitext
 
 from selfbench.draft._inferred import Inferred
-from selfbench.draft._node import infer_node
+from selfbench.draft._node import infer_node, node_workdir
 from selfbench.draft._python import IMAGE_PYTHONS, infer_python
 from selfbench.draft._tree import Tree
 from selfbench.draft.config import CONFIG_FILE, RUNNERS, DraftConfig
@@ -90,7 +90,8 @@ _MANIFESTS = {runner.ecosystem: runner.manifests for runner in ALL_RUNNERS}
 
 def _workdir(tree: Tree, ecosystem: str, test_files: Sequence[str]) -> str:
     common = commonpath([dirname(path) or "." for path in test_files]) if test_files else "."
-    return tree.nearest(common or ".", _MANIFESTS[ecosystem]) or "."
+    nearest = tree.nearest(common or ".", _MANIFESTS[ecosystem]) or "."
+    return node_workdir(tree, nearest, test_files) if ecosystem == "node" else nearest
 
 
 def _compiled(runner: Runner, workdir: str) -> Inferred:

@@ -1047,15 +1047,27 @@ function tests(task, titles, found) {
   return found;
 }
 
+// vitest 3 and later end a run with onTestRunEnd (its modules carry the files as `task`), and
+// vitest 4 no longer calls onFinished, which vitest 3 calls too: the first call writes the report.
 export default class {
   constructor() {
     this.channel = reportChannel();
+    this.written = false;
+  }
+
+  onTestRunEnd(modules = [], errors = []) {
+    this.write(modules.map((module) => module.task), errors);
   }
 
   onFinished(files = [], errors = []) {
-    if (this.channel === null) {
+    this.write(files, errors);
+  }
+
+  write(files, errors) {
+    if (this.channel === null || this.written) {
       return;
     }
+    this.written = true;
     const results = files.map((file) => ({
       name: file.filepath,
       status: file.result?.state === 'fail' ? 'failed' : 'passed',
@@ -1170,15 +1182,27 @@ function tests(task, titles, found) {
   return found;
 }
 
+// vitest 3 and later end a run with onTestRunEnd (its modules carry the files as `task`), and
+// vitest 4 no longer calls onFinished, which vitest 3 calls too: the first call writes the report.
 export default class {
   constructor() {
     this.channel = reportChannel();
+    this.written = false;
+  }
+
+  onTestRunEnd(modules = [], errors = []) {
+    this.write(modules.map((module) => module.task), errors);
   }
 
   onFinished(files = [], errors = []) {
-    if (this.channel === null) {
+    this.write(files, errors);
+  }
+
+  write(files, errors) {
+    if (this.channel === null || this.written) {
       return;
     }
+    this.written = true;
     const results = files.map((file) => ({
       name: file.filepath,
       status: file.result?.state === 'fail' ? 'failed' : 'passed',
@@ -1321,9 +1345,11 @@ cross_check_report() {
       echo "its summary line could not be read"
     ;;
   jest | vitest)
-    local line passed failed seen
+    local line passed expected failed seen
     line="$(sed -e 's/\x1b\[[0-9;]*m//g' -- "$output" | grep -E '^ *Tests:? +' | tail -n 1)"
     passed="$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '^[0-9]+')" || passed=0
+    expected="$(grep -oE '[0-9]+ expected fail' <<<"$line" | grep -oE '^[0-9]+')" || expected=0
+    passed=$((passed + expected))
     failed="$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '^[0-9]+')" || failed=0
     seen="$(jq -rs '[.[0].testResults[]?.assertionResults[]?.status]
       | "\(map(select(. == "passed")) | length) \(map(select(. == "failed")) | length)"' \
