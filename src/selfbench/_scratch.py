@@ -12,6 +12,11 @@ alone, and entries go straight into the temporary directory as before.
 An entry may also stand for a directory mounted elsewhere (`note_mount`: a workspace's own disk):
 it holds the directory's path in `mounted`, and a sweep that finds its owner gone unmounts that
 directory and removes it too, so a killed run leaves no mount behind either.
+
+Logs a run keeps on purpose (`kept_directory`: `draft`, `validate` and `eval` without a log
+directory of the caller's) live in the home's `kept/` folder, locked the same way for as long as
+the run lives. A sweep removes one only when its run is gone and it is older than `KEPT_DAYS`
+days, so a message that points to them stays true for that long.
 """
 
 from __future__ import annotations
@@ -22,12 +27,15 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = [
+    "KEPT_DAYS",
     "MountNote",
     "drop_note",
+    "kept_directory",
     "note_mount",
     "scratch_directory",
     "scratch_home",
@@ -36,6 +44,14 @@ __all__ = [
 ]
 
 _swept = False
+_held: list[int] = []
+"""The descriptors holding the locks of this process's kept directories, open until it ends."""
+
+KEPT_DAYS = 7
+"""How long a kept directory outlives its run: a sweep removes one older than this (by its
+modification time) once the run that made it is gone."""
+_KEPT = "kept"
+"""The home's folder of kept directories (`kept_directory`)."""
 
 _MOUNTED = "mounted"
 """The file of an entry that names a directory mounted for its owner (`note_mount`)."""
@@ -77,13 +93,17 @@ def _lock(entry: Path, *, wait: bool) -> int | None:
 
 
 def sweep_scratch() -> int:
-    """Remove every entry of the scratch home whose owner is gone (its lock is free); return
-    how many. Each is removed while the sweep holds its lock."""
+    """Remove every entry of the scratch home whose owner is gone (its lock is free), and every
+    kept directory whose owner is gone that is older than `KEPT_DAYS` days; return how many.
+    Each is removed while the sweep holds its lock."""
     home = scratch_home()
     if home is None:
         return 0
     removed = 0
     for entry in sorted(home.iterdir()):
+        if entry.name == _KEPT and not entry.is_symlink() and entry.is_dir():
+            removed += _sweep_kept(entry)
+            continue
         if entry.is_symlink() or not entry.is_dir():
             entry.unlink(missing_ok=True)
             removed += 1
@@ -94,6 +114,31 @@ def sweep_scratch() -> int:
             shutil.rmtree(entry, ignore_errors=True)
             os.close(fd)
             removed += 1
+    return removed
+
+
+def _sweep_kept(kept: Path) -> int:
+    """Remove the kept directories older than `KEPT_DAYS` days whose owner is gone; return how
+    many. The folder goes too when nothing is left in it."""
+    oldest = time.time() - KEPT_DAYS * 86400
+    removed = 0
+    for entry in sorted(kept.iterdir()):
+        try:
+            if entry.lstat().st_mtime >= oldest:
+                continue
+        except FileNotFoundError:
+            continue
+        if entry.is_symlink() or not entry.is_dir():
+            entry.unlink(missing_ok=True)
+            removed += 1
+            continue
+        fd = _lock(entry, wait=False)
+        if fd is not None:
+            shutil.rmtree(entry, ignore_errors=True)
+            os.close(fd)
+            removed += 1
+    with contextlib.suppress(OSError):  # not empty: kept directories younger or in use
+        kept.rmdir()
     return removed
 
 
@@ -185,3 +230,29 @@ def scratch_directory(prefix: str) -> Iterator[Path]:
             os.close(fd)
             with contextlib.suppress(OSError):  # not empty: another entry is in use
                 path.parent.rmdir()
+
+
+def kept_directory(prefix: str) -> Path:
+    """A new empty private directory named `prefix...` for logs kept after this process ends,
+    in the scratch home's `kept/` folder: locked to this process while it lives, then removed by
+    the sweep of a later selfbench once it is older than `KEPT_DAYS` days. A plain directory of
+    the temporary directory when there is no home of ours.
+
+    Like `scratch_directory`, the first call in a process sweeps the home first.
+    """
+    sweep_once()
+    while True:
+        home = scratch_home()
+        if home is None:
+            return Path(tempfile.mkdtemp(prefix=prefix))
+        kept = home / _KEPT
+        try:
+            with contextlib.suppress(FileExistsError):
+                kept.mkdir(mode=0o711)
+            path = Path(tempfile.mkdtemp(prefix=prefix, dir=kept))
+        except FileNotFoundError:  # another selfbench removed an empty home or folder just now
+            continue
+        fd = _lock(path, wait=True)
+        if fd is not None:
+            _held.append(fd)
+            return path
