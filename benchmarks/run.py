@@ -17,6 +17,7 @@ idle cores).
 
     .venv/bin/python benchmarks/run.py                   # 20 candidates
     .venv/bin/python benchmarks/run.py --candidates 4    # a quick run
+    .venv/bin/python benchmarks/run.py --small           # for CI: 2 candidates
     .venv/bin/python benchmarks/run.py --no-j2           # the floor and -j 1 only
 """
 
@@ -32,6 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
+from _bench import parse_args
 from run_history import generate, git
 
 _SELFBENCH = [sys.executable, "-m", "selfbench"]
@@ -170,7 +172,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidates", type=int, default=20)
     parser.add_argument("--no-j2", action="store_true", help="skip the -j 2 run")
-    args = parser.parse_args()
+    args = parse_args(parser, candidates=2)
     with tempfile.TemporaryDirectory(prefix="selfbench-bench-run-") as scratch:
         root = Path(scratch)
         repo = generate(root, args.candidates)
