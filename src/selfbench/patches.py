@@ -216,13 +216,16 @@ def parse_patch(data: bytes, *, lenient: bool = False) -> Patch:
     return Patch(data, tuple(files))
 
 
-def unprefixed_path(data: bytes) -> str | None:
+def unprefixed_path(data: bytes, *, parsed: Patch | None = None) -> str | None:
     """The first path of a `diff --git` line that names it twice alike, else None.
 
     Git's own patches name each side with a prefix of its own (`a/x b/x`); a patch made with
     `--no-prefix` names `x x`, and `git apply -p1` would strip the path's first directory.
+    `parsed`: the same bytes parsed strictly, whose sections start at exactly those lines, so
+    they are not searched for again.
     """
-    for start in _git_lines(data):
+    starts = _git_lines(data) if parsed is None else (change.start for change in parsed.files)
+    for start in starts:
         stop = data.find(b"\n", start)
         rest = data[start + len(GIT_PATCH_MAGIC) : None if stop == -1 else stop].rstrip(b"\r")
         middle = len(rest) // 2
