@@ -168,15 +168,15 @@ def test_kept_logs_live_in_the_scratch_home_until_they_are_old(
     old, fresh = _kept(tmp_path), _kept(tmp_path)
     _age(old, _scratch.KEPT_DAYS + 1)
     _age(fresh, _scratch.KEPT_DAYS - 1)
-    home = _scratch.scratch_home()
-    assert home is not None
-    assert {old.parent, fresh.parent} == {home / "kept"}
+    home = _scratch.kept_home(make=False)
+    assert home == tmp_path / f"selfbench-{os.geteuid()}-kept"
+    assert {old.parent, fresh.parent} == {home}
     assert old.name.startswith("selfbench-logs-")
     assert _scratch.sweep_scratch() == 1
     assert not old.exists()
     assert (fresh / "oracle.log").read_text(encoding="utf-8") == "kept\n"
-    assert _scratch.sweep_scratch() == 0  # and the kept folder itself stays while it holds one
-    assert (home / "kept").is_dir()
+    assert _scratch.sweep_scratch() == 0
+    assert home.is_dir()  # while it holds one
 
 
 def test_old_kept_logs_of_a_live_run_are_not_swept(
@@ -191,7 +191,7 @@ def test_old_kept_logs_of_a_live_run_are_not_swept(
     finally:
         process.communicate("")
     assert _scratch.sweep_scratch() == 1
-    assert _leftovers(tmp_path) == [f"selfbench-{os.geteuid()}"]  # the empty kept folder too
+    assert not (tmp_path / f"selfbench-{os.geteuid()}-kept").exists()  # its home went with it
 
 
 def test_a_later_start_sweeps_old_kept_logs(tmp_path: Path) -> None:
@@ -205,9 +205,9 @@ def test_draft_and_validate_keep_their_logs_in_the_scratch_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
-    home = tmp_path / f"selfbench-{os.geteuid()}"
+    home = tmp_path / f"selfbench-{os.geteuid()}-kept"
     validate_logs = validate_local._logs_root(LocalOptions())  # noqa: SLF001
     draft_logs = draft_api._logs_for(DraftOptions(), "pr-7")  # noqa: SLF001
-    assert validate_logs.parent == draft_logs.parent == home / "kept"
+    assert validate_logs.parent == draft_logs.parent == home
     assert validate_logs.name.startswith("selfbench-logs-")
     assert draft_logs.name.startswith("selfbench-draft-pr-7-")

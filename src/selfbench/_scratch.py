@@ -14,9 +14,10 @@ it holds the directory's path in `mounted`, and a sweep that finds its owner gon
 directory and removes it too, so a killed run leaves no mount behind either.
 
 Logs a run keeps on purpose (`kept_directory`: `draft`, `validate` and `eval` without a log
-directory of the caller's) live in the home's `kept/` folder, locked the same way for as long as
-the run lives. A sweep removes one only when its run is gone and it is older than `KEPT_DAYS`
-days, so a message that points to them stays true for that long.
+directory of the caller's) live in a second home beside it, `selfbench-<uid>-kept` (made and
+checked the same way; apart, so that a selfbench sweeping the first home never takes them),
+each locked the same way for as long as its run lives. A sweep removes one only when its run is
+gone and it is older than `KEPT_DAYS` days, so a message that points to them stays true that long.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ __all__ = [
     "MountNote",
     "drop_note",
     "kept_directory",
+    "kept_home",
     "note_mount",
     "scratch_directory",
     "scratch_home",
@@ -50,8 +52,6 @@ _held: list[int] = []
 KEPT_DAYS = 7
 """How long a kept directory outlives its run: a sweep removes one older than this (by its
 modification time) once the run that made it is gone."""
-_KEPT = "kept"
-"""The home's folder of kept directories (`kept_directory`)."""
 
 _MOUNTED = "mounted"
 """The file of an entry that names a directory mounted for its owner (`note_mount`)."""
@@ -66,9 +66,20 @@ def scratch_home() -> Path | None:
     """The user's private home for scratch directories, made if missing; None when the path
     is taken by something that is not a directory of this user that others cannot list or
     write."""
-    home = Path(tempfile.gettempdir()) / f"selfbench-{os.geteuid()}"
-    with contextlib.suppress(FileExistsError):
-        home.mkdir(mode=0o711)
+    return _private_home(f"selfbench-{os.geteuid()}")
+
+
+def kept_home(*, make: bool = True) -> Path | None:
+    """The user's private home for kept directories (`kept_directory`), as `scratch_home`;
+    without `make`, None when it does not exist."""
+    return _private_home(f"selfbench-{os.geteuid()}-kept", make=make)
+
+
+def _private_home(name: str, *, make: bool = True) -> Path | None:
+    home = Path(tempfile.gettempdir()) / name
+    if make:
+        with contextlib.suppress(FileExistsError):
+            home.mkdir(mode=0o711)
     try:
         info = home.lstat()
     except FileNotFoundError:
@@ -96,14 +107,11 @@ def sweep_scratch() -> int:
     """Remove every entry of the scratch home whose owner is gone (its lock is free), and every
     kept directory whose owner is gone that is older than `KEPT_DAYS` days; return how many.
     Each is removed while the sweep holds its lock."""
+    removed = _sweep_kept()
     home = scratch_home()
     if home is None:
-        return 0
-    removed = 0
+        return removed
     for entry in sorted(home.iterdir()):
-        if entry.name == _KEPT and not entry.is_symlink() and entry.is_dir():
-            removed += _sweep_kept(entry)
-            continue
         if entry.is_symlink() or not entry.is_dir():
             entry.unlink(missing_ok=True)
             removed += 1
@@ -117,9 +125,12 @@ def sweep_scratch() -> int:
     return removed
 
 
-def _sweep_kept(kept: Path) -> int:
+def _sweep_kept() -> int:
     """Remove the kept directories older than `KEPT_DAYS` days whose owner is gone; return how
-    many. The folder goes too when nothing is left in it."""
+    many. Their home goes too when nothing is left in it."""
+    kept = kept_home(make=False)
+    if kept is None:
+        return 0
     oldest = time.time() - KEPT_DAYS * 86400
     removed = 0
     for entry in sorted(kept.iterdir()):
@@ -234,23 +245,20 @@ def scratch_directory(prefix: str) -> Iterator[Path]:
 
 def kept_directory(prefix: str) -> Path:
     """A new empty private directory named `prefix...` for logs kept after this process ends,
-    in the scratch home's `kept/` folder: locked to this process while it lives, then removed by
-    the sweep of a later selfbench once it is older than `KEPT_DAYS` days. A plain directory of
-    the temporary directory when there is no home of ours.
+    in the kept home (`kept_home`): locked to this process while it lives, then removed by the
+    sweep of a later selfbench once it is older than `KEPT_DAYS` days. A plain directory of the
+    temporary directory when there is no home of ours.
 
-    Like `scratch_directory`, the first call in a process sweeps the home first.
+    Like `scratch_directory`, the first call in a process sweeps both homes first.
     """
     sweep_once()
     while True:
-        home = scratch_home()
+        home = kept_home()
         if home is None:
             return Path(tempfile.mkdtemp(prefix=prefix))
-        kept = home / _KEPT
         try:
-            with contextlib.suppress(FileExistsError):
-                kept.mkdir(mode=0o711)
-            path = Path(tempfile.mkdtemp(prefix=prefix, dir=kept))
-        except FileNotFoundError:  # another selfbench removed an empty home or folder just now
+            path = Path(tempfile.mkdtemp(prefix=prefix, dir=home))
+        except FileNotFoundError:  # another selfbench removed the empty home just now
             continue
         fd = _lock(path, wait=True)
         if fd is not None:
