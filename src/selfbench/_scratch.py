@@ -35,6 +35,7 @@ from pathlib import Path
 __all__ = [
     "KEPT_DAYS",
     "MountNote",
+    "drop_kept",
     "drop_note",
     "kept_directory",
     "kept_home",
@@ -46,7 +47,7 @@ __all__ = [
 ]
 
 _swept = False
-_held: list[int] = []
+_held: dict[Path, int] = {}
 """The descriptors holding the locks of this process's kept directories, open until it ends."""
 
 KEPT_DAYS = 7
@@ -62,16 +63,15 @@ MountNote = tuple[Path, int]
 """A mount's entry in the scratch home and the descriptor that holds its lock."""
 
 
-def scratch_home() -> Path | None:
+def scratch_home(*, make: bool = True) -> Path | None:
     """The user's private home for scratch directories, made if missing; None when the path
     is taken by something that is not a directory of this user that others cannot list or
-    write."""
-    return _private_home(f"selfbench-{os.geteuid()}")
+    write (or, without `make`, when it does not exist)."""
+    return _private_home(f"selfbench-{os.geteuid()}", make=make)
 
 
 def kept_home(*, make: bool = True) -> Path | None:
-    """The user's private home for kept directories (`kept_directory`), as `scratch_home`;
-    without `make`, None when it does not exist."""
+    """The user's private home for kept directories (`kept_directory`), as `scratch_home`."""
     return _private_home(f"selfbench-{os.geteuid()}-kept", make=make)
 
 
@@ -108,7 +108,7 @@ def sweep_scratch() -> int:
     kept directory whose owner is gone that is older than `KEPT_DAYS` days; return how many.
     Each is removed while the sweep holds its lock."""
     removed = _sweep_kept()
-    home = scratch_home()
+    home = scratch_home(make=False)  # none made just to be swept
     if home is None:
         return removed
     for entry in sorted(home.iterdir()):
@@ -262,5 +262,19 @@ def kept_directory(prefix: str) -> Path:
             continue
         fd = _lock(path, wait=True)
         if fd is not None:
-            _held.append(fd)
+            _held[path] = fd
             return path
+
+
+def drop_kept(path: Path) -> None:
+    """Remove a kept directory of this process that nothing was written to, and the kept home
+    when that leaves it empty; a directory that holds something stays, kept."""
+    with contextlib.suppress(OSError):  # not empty: it is kept after all
+        path.rmdir()
+    if path.exists():
+        return
+    fd = _held.pop(path, None)
+    if fd is not None:
+        os.close(fd)
+    with contextlib.suppress(OSError):  # not empty: another run's kept directories
+        path.parent.rmdir()
