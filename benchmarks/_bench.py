@@ -52,10 +52,13 @@ def write_task(task: Path, sha: str, index: int) -> Path:
     return task
 
 
-def parse_args(parser: argparse.ArgumentParser, **small: float | str) -> argparse.Namespace:
+def parse_args(parser: argparse.ArgumentParser, **small: bool | float | str) -> argparse.Namespace:
     """The parsed command line, with `--small` added: a quick run that gives the options named in
     `small` those values, so the suite can run every benchmark (tests/test_benchmarks.py)."""
-    quick = ", ".join(f"--{name.replace('_', '-')} {value!r}" for name, value in small.items())
+    quick = ", ".join(
+        f"--{name.replace('_', '-')}" + ("" if value is True else f" {value!r}")
+        for name, value in small.items()
+    )
     parser.add_argument("--small", action="store_true", help=f"a quick run for CI: {quick}")
     args = parser.parse_args()
     if args.small:

@@ -98,7 +98,7 @@ def main() -> int:
     parser.add_argument("--extra-trials", type=int, default=4, help="N: trials beyond the first")
     parser.add_argument("--repeats", type=int, default=3, help="interleaved runs per figure")
     parser.add_argument("--tasks", type=int, default=4, help="tasks of the -j 1 / -j 2 figure")
-    args = parse_args(parser, suite_seconds=0.2, extra_trials=2, repeats=1, tasks=2)
+    args = parse_args(parser, suite_seconds=0.2, extra_trials=1, repeats=1, tasks=2)
     os.environ["SELFBENCH_TOOLCHAINS"] = "host"  # the bare verifier's Python, in the sandbox too
     rounds = _calibrate(args.suite_seconds)
     with tempfile.TemporaryDirectory(prefix="selfbench-bench-eval-") as name:

@@ -17,7 +17,7 @@ idle cores).
 
     .venv/bin/python benchmarks/run.py                   # 20 candidates
     .venv/bin/python benchmarks/run.py --candidates 4    # a quick run
-    .venv/bin/python benchmarks/run.py --small           # for CI: 2 candidates
+    .venv/bin/python benchmarks/run.py --small           # for CI: 2 candidates, -j 1 only
     .venv/bin/python benchmarks/run.py --no-j2           # the floor and -j 1 only
 """
 
@@ -172,7 +172,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidates", type=int, default=20)
     parser.add_argument("--no-j2", action="store_true", help="skip the -j 2 run")
-    args = parse_args(parser, candidates=2)
+    args = parse_args(parser, candidates=2, no_j2=True)
     with tempfile.TemporaryDirectory(prefix="selfbench-bench-run-") as scratch:
         root = Path(scratch)
         repo = generate(root, args.candidates)
