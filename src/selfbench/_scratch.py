@@ -274,7 +274,8 @@ def drop_kept(path: Path) -> None:
     if path.exists():
         return
     fd = _held.pop(path, None)
-    if fd is not None:
-        os.close(fd)
+    if fd is None:  # not in the kept home: a plain temporary directory
+        return
+    os.close(fd)
     with contextlib.suppress(OSError):  # not empty: another run's kept directories
         path.parent.rmdir()
