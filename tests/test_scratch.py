@@ -161,7 +161,7 @@ def _age(path: Path, days: float) -> None:
     os.utime(path, (when, when))
 
 
-def test_kept_logs_live_in_the_scratch_home_until_they_are_old(
+def test_kept_logs_live_beside_the_scratch_home_until_they_are_old(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
@@ -170,7 +170,7 @@ def test_kept_logs_live_in_the_scratch_home_until_they_are_old(
     _age(fresh, _scratch.KEPT_DAYS - 1)
     home = _scratch.kept_home(make=False)
     assert home == tmp_path / f"selfbench-{os.geteuid()}-kept"
-    assert {old.parent, fresh.parent} == {home}
+    assert {old.parent.parent, fresh.parent.parent} == {home}  # in each process's entry
     assert old.name.startswith("selfbench-logs-")
     assert _scratch.sweep_scratch() == 1
     assert not old.exists()
@@ -205,9 +205,15 @@ def test_draft_and_validate_keep_their_logs_in_the_scratch_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    monkeypatch.setattr(_scratch, "_kept_entry", None)  # this process's own, made here
     home = tmp_path / f"selfbench-{os.geteuid()}-kept"
     validate_logs = validate_local._logs_root(LocalOptions())  # noqa: SLF001
     draft_logs = draft_api._logs_for(DraftOptions(), "pr-7")  # noqa: SLF001
-    assert validate_logs.parent == draft_logs.parent == home
+    assert validate_logs.parent == draft_logs.parent  # this process's entry
+    assert validate_logs.parent.parent == home
     assert validate_logs.name.startswith("selfbench-logs-")
     assert draft_logs.name.startswith("selfbench-draft-pr-7-")
+    _scratch.drop_kept(validate_logs)
+    assert draft_logs.is_dir()
+    _scratch.drop_kept(draft_logs)  # the last one: the entry and the home go with it
+    assert list(tmp_path.iterdir()) == []

@@ -15,9 +15,10 @@ directory and removes it too, so a killed run leaves no mount behind either.
 
 Logs a run keeps on purpose (`kept_directory`: `draft`, `validate` and `eval` without a log
 directory of the caller's) live in a second home beside it, `selfbench-<uid>-kept` (made and
-checked the same way; apart, so that a selfbench sweeping the first home never takes them),
-each locked the same way for as long as its run lives. A sweep removes one only when its run is
-gone and it is older than `KEPT_DAYS` days, so a message that points to them stays true that long.
+checked the same way; apart, so that a selfbench sweeping the first home never takes them), in
+one entry per process, `run-…`, locked the same way for as long as the process lives (one lock,
+however many directories it keeps). A sweep removes a kept directory only when its process is
+gone and it is older than `KEPT_DAYS` days, so a message that points to it stays true that long.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import os
 import shutil
 import stat
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,8 +49,9 @@ __all__ = [
 ]
 
 _swept = False
-_held: dict[Path, int] = {}
-"""The descriptors holding the locks of this process's kept directories, open until it ends."""
+_kept_entry: tuple[Path, int] | None = None
+"""This process's entry of the kept home and the descriptor holding its lock, once made."""
+_kept_lock = threading.Lock()
 
 KEPT_DAYS = 7
 """How long a kept directory outlives its run: a sweep removes one older than this (by its
@@ -126,29 +129,29 @@ def sweep_scratch() -> int:
 
 
 def _sweep_kept() -> int:
-    """Remove the kept directories older than `KEPT_DAYS` days whose owner is gone; return how
-    many. Their home goes too when nothing is left in it."""
+    """Remove the kept directories older than `KEPT_DAYS` days whose process is gone (its entry's
+    lock is free); return how many. An entry goes when nothing is left in it, and the home too."""
     kept = kept_home(make=False)
     if kept is None:
         return 0
     oldest = time.time() - KEPT_DAYS * 86400
     removed = 0
     for entry in sorted(kept.iterdir()):
-        try:
-            if entry.lstat().st_mtime >= oldest:
-                continue
-        except FileNotFoundError:
-            continue
         if entry.is_symlink() or not entry.is_dir():
             entry.unlink(missing_ok=True)
-            removed += 1
             continue
         fd = _lock(entry, wait=False)
-        if fd is not None:
-            shutil.rmtree(entry, ignore_errors=True)
-            os.close(fd)
-            removed += 1
-    with contextlib.suppress(OSError):  # not empty: kept directories younger or in use
+        if fd is None:  # its process is alive
+            continue
+        for directory in sorted(entry.iterdir()):
+            with contextlib.suppress(FileNotFoundError):
+                if directory.lstat().st_mtime < oldest:
+                    shutil.rmtree(directory, ignore_errors=True)
+                    removed += 1
+        with contextlib.suppress(OSError):  # not empty: kept directories younger than the limit
+            entry.rmdir()
+        os.close(fd)
+    with contextlib.suppress(OSError):  # not empty
         kept.rmdir()
     return removed
 
@@ -245,37 +248,60 @@ def scratch_directory(prefix: str) -> Iterator[Path]:
 
 def kept_directory(prefix: str) -> Path:
     """A new empty private directory named `prefix...` for logs kept after this process ends,
-    in the kept home (`kept_home`): locked to this process while it lives, then removed by the
-    sweep of a later selfbench once it is older than `KEPT_DAYS` days. A plain directory of the
-    temporary directory when there is no home of ours.
+    in this process's entry of the kept home (`kept_home`), which is locked while the process
+    lives; a later selfbench's sweep removes it once it is older than `KEPT_DAYS` days. A plain
+    directory of the temporary directory when there is no home of ours.
 
     Like `scratch_directory`, the first call in a process sweeps both homes first.
     """
     sweep_once()
     while True:
-        home = kept_home()
-        if home is None:
+        entry = _process_entry()
+        if entry is None:
             return Path(tempfile.mkdtemp(prefix=prefix))
-        try:
-            path = Path(tempfile.mkdtemp(prefix=prefix, dir=home))
-        except FileNotFoundError:  # another selfbench removed the empty home just now
-            continue
-        fd = _lock(path, wait=True)
-        if fd is not None:
-            _held[path] = fd
-            return path
+        with contextlib.suppress(FileNotFoundError):  # dropped by another thread just now
+            return Path(tempfile.mkdtemp(prefix=prefix, dir=entry))
+
+
+def _process_entry() -> Path | None:
+    """This process's entry of the kept home, made and locked on first use; None when there is
+    no home of ours."""
+    global _kept_entry  # noqa: PLW0603 - one entry per process
+    with _kept_lock:
+        if _kept_entry is not None:
+            return _kept_entry[0]
+        while True:
+            home = kept_home()
+            if home is None:
+                return None
+            try:
+                path = Path(tempfile.mkdtemp(prefix="run-", dir=home))
+            except FileNotFoundError:  # another selfbench removed the empty home just now
+                continue
+            fd = _lock(path, wait=True)
+            if fd is not None and os.fstat(fd).st_nlink > 0:
+                _kept_entry = path, fd
+                return path
+            if fd is not None:
+                os.close(fd)
 
 
 def drop_kept(path: Path) -> None:
-    """Remove a kept directory of this process that nothing was written to, and the kept home
-    when that leaves it empty; a directory that holds something stays, kept."""
+    """Remove a kept directory of this process that nothing was written to, with this process's
+    entry and the kept home when that leaves them empty; a directory that holds something
+    stays, kept."""
+    global _kept_entry  # noqa: PLW0603 - one entry per process
     with contextlib.suppress(OSError):  # not empty: it is kept after all
         path.rmdir()
-    if path.exists():
-        return
-    fd = _held.pop(path, None)
-    if fd is None:  # not in the kept home: a plain temporary directory
-        return
-    os.close(fd)
-    with contextlib.suppress(OSError):  # not empty: another run's kept directories
-        path.parent.rmdir()
+    with _kept_lock:
+        if _kept_entry is None or path.parent != _kept_entry[0]:
+            return  # a plain temporary directory
+        entry, fd = _kept_entry
+        try:
+            entry.rmdir()
+        except OSError:  # not empty: the process's other kept directories
+            return
+        _kept_entry = None
+        os.close(fd)
+        with contextlib.suppress(OSError):  # not empty: other processes' entries
+            entry.parent.rmdir()
