@@ -144,7 +144,10 @@ def _keeper(temp: Path) -> tuple[subprocess.Popen[str], Path]:
         text=True,
     )
     assert process.stdout is not None
-    return process, Path(process.stdout.readline().strip())
+    path = Path(process.stdout.readline().strip())
+    assert path.is_absolute(), path
+    assert path.is_dir(), path
+    return process, path
 
 
 def _kept(temp: Path) -> Path:
