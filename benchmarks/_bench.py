@@ -1,13 +1,14 @@
-"""What the benchmarks share: a git with a fixed identity and a small authored task."""
+"""What the benchmarks share: a git with a fixed identity, a small authored task, and `--small`."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 from pathlib import Path
 
-__all__ = ["TEST_PATCH", "git", "write_task"]
+__all__ = ["TEST_PATCH", "git", "parse_args", "write_task"]
 
 _GIT_ENV = {
     **os.environ,
@@ -49,3 +50,18 @@ def write_task(task: Path, sha: str, index: int) -> Path:
     (task / "test.patch").write_bytes(TEST_PATCH)
     (task / "gold.patch").write_bytes(TEST_PATCH.replace(b"tests/test_new.py", b"src/new.py"))
     return task
+
+
+def parse_args(parser: argparse.ArgumentParser, **small: bool | float | str) -> argparse.Namespace:
+    """The parsed command line, with `--small` added: a quick run that gives the options named in
+    `small` those values, so the suite can run every benchmark (tests/test_benchmarks.py)."""
+    quick = ", ".join(
+        f"--{name.replace('_', '-')}" + ("" if value is True else f" {value!r}")
+        for name, value in small.items()
+    )
+    parser.add_argument("--small", action="store_true", help=f"a quick run for CI: {quick}")
+    args = parser.parse_args()
+    if args.small:
+        for name, value in small.items():
+            setattr(args, name, value)
+    return args

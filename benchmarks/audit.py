@@ -8,6 +8,7 @@ only imports what `audit` imports, and `parse_patch` alone in this process. Targ
 than the original tool (`ORIGINAL_SECONDS`) and <= 3x the floor.
 
     python benchmarks/audit.py [--size-mb 50] [--runs 5] [--keep]
+    python benchmarks/audit.py --small    # a quick run for CI: 2 MB, one run
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _bench import parse_args
 
 SEED = 20260101
 _WORDS = (
@@ -237,7 +240,7 @@ def main() -> None:
     parser.add_argument("--size-mb", type=float, default=50.0, help="gold patch size (50)")
     parser.add_argument("--runs", type=int, default=5, help="runs per measurement (5)")
     parser.add_argument("--keep", action="store_true", help="keep and print the temp dir")
-    args = parser.parse_args()
+    args = parse_args(parser, size_mb=2, runs=1)
     root = Path(tempfile.mkdtemp(prefix="selfbench-bench-"))
     try:
         task_dir = root / "task"

@@ -7,6 +7,7 @@ the ratios, and the bundle's bytes on disk against the size of the tar.gz.
 
     .venv/bin/python benchmarks/compile.py              # the full 300 MB case
     .venv/bin/python benchmarks/compile.py --size-mb 10 # a quick run
+    .venv/bin/python benchmarks/compile.py --small      # a quick run for CI: 2 MB, one run
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _bench import git, write_task
+from _bench import git, parse_args, write_task
 
 _WORDS = (
     "alpha",
@@ -104,7 +105,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--size-mb", type=int, default=300)
     parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args()
+    args = parse_args(parser, size_mb=2, runs=1)
     with tempfile.TemporaryDirectory(prefix="selfbench-bench-") as temp:
         root = Path(temp)
         started = time.perf_counter()

@@ -9,6 +9,7 @@ Prints the medians, their ratio, and the export's peak RSS (target: under 200 MB
 
     .venv/bin/python benchmarks/export.py               # 20 bundles of about 50 MB
     .venv/bin/python benchmarks/export.py --size-mb 5   # a quick run
+    .venv/bin/python benchmarks/export.py --small       # for CI: 2 bundles of 1 MB, one run
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _bench import git, write_task
+from _bench import git, parse_args, write_task
 
 _FILE_BYTES = 100_000
 
@@ -95,7 +96,7 @@ def main() -> None:
     parser.add_argument("--bundles", type=int, default=20)
     parser.add_argument("--size-mb", type=float, default=50)
     parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args()
+    args = parse_args(parser, bundles=2, size_mb=1, runs=1)
     with tempfile.TemporaryDirectory(prefix="selfbench-bench-") as temp:
         root = Path(temp)
         started = time.perf_counter()

@@ -9,6 +9,7 @@ medians, their ratio (target <= 1.5x) and mine's peak RSS (target < 300 MB).
 
     .venv/bin/python benchmarks/mine.py                  # 20,000 commits
     .venv/bin/python benchmarks/mine.py --commits 2000   # a quick run
+    .venv/bin/python benchmarks/mine.py --small          # for CI: 300 commits, one run
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import IO
+
+from _bench import parse_args
 
 _PATHS = 2000
 _MAX_LINES = 120
@@ -176,7 +179,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--commits", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args()
+    args = parse_args(parser, commits=300, runs=1)
     with tempfile.TemporaryDirectory(prefix="selfbench-bench-") as temp:
         root = Path(temp)
         started = time.perf_counter()

@@ -15,6 +15,7 @@ Needs root and bubblewrap, like the local environment itself.
 
     .venv/bin/python benchmarks/quality.py                     # the 5 s suite, -j 2
     .venv/bin/python benchmarks/quality.py --suite-seconds 1   # a quick run
+    .venv/bin/python benchmarks/quality.py --small             # for CI: 0.2 s, once
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _bench import parse_args
 from projects import Project, build
 from selfbench.quality.api import QualityOptions, assess_task
 from selfbench.validate import validate
@@ -119,7 +121,7 @@ def main() -> int:
     parser.add_argument("--f2p-seconds", type=float, default=0.5)
     parser.add_argument("--jobs", type=int, default=2, help="quality's -j (default: 2)")
     parser.add_argument("--repeats", type=int, default=3, help="interleaved runs per figure")
-    args = parser.parse_args()
+    args = parse_args(parser, suite_seconds=0.2, f2p_seconds=0.1, repeats=1)
     suite, f2p = _calibrate(args.suite_seconds), _calibrate(args.f2p_seconds)
     os.environ["SELFBENCH_TOOLCHAINS"] = "host"  # as validate.py: the host's Python
     with tempfile.TemporaryDirectory(prefix="selfbench-bench-quality-") as scratch_name:

@@ -17,6 +17,7 @@ idle cores).
 
     .venv/bin/python benchmarks/run.py                   # 20 candidates
     .venv/bin/python benchmarks/run.py --candidates 4    # a quick run
+    .venv/bin/python benchmarks/run.py --small           # for CI: 1 candidate, -j 1, no quality
     .venv/bin/python benchmarks/run.py --no-j2           # the floor and -j 1 only
 """
 
@@ -32,6 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
+from _bench import parse_args
 from run_history import generate, git
 
 _SELFBENCH = [sys.executable, "-m", "selfbench"]
@@ -48,7 +50,7 @@ def _timed(argv: list[str], *, ok: tuple[int, ...] = (0,)) -> float:
     return seconds
 
 
-def floor(repo: Path, work: Path, candidates: int) -> dict[str, float]:
+def floor(repo: Path, work: Path, candidates: int, skip: list[str]) -> dict[str, float]:
     """The stages one by one with the existing commands; each command's summed wall time."""
     work.mkdir(parents=True)
     pool = work / "candidates.jsonl"
@@ -92,6 +94,7 @@ def floor(repo: Path, work: Path, candidates: int) -> dict[str, float]:
                     _SOURCE,
                     "--out",
                     str(out),
+                    *skip,
                 ]
             ),
         )
@@ -126,7 +129,9 @@ def floor(repo: Path, work: Path, candidates: int) -> dict[str, float]:
     return spent
 
 
-def run(repo: Path, work: Path, candidates: int, jobs: int) -> tuple[float, dict[str, float]]:
+def run(
+    repo: Path, work: Path, candidates: int, jobs: int, skip: list[str]
+) -> tuple[float, dict[str, float]]:
     """The whole `selfbench run`, in a new run directory: its wall time, and the seconds each
     stage took summed over the candidates (from the state files)."""
     out = work / f"run-j{jobs}.tar.gz"
@@ -146,6 +151,7 @@ def run(repo: Path, work: Path, candidates: int, jobs: int) -> tuple[float, dict
             _SOURCE,
             "--out",
             str(out),
+            *skip,
         ]
     )
     stages: dict[str, float] = {}
@@ -170,22 +176,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidates", type=int, default=20)
     parser.add_argument("--no-j2", action="store_true", help="skip the -j 2 run")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--no-quality", action="store_true", help="draft and run without the quality check"
+    )
+    args = parse_args(parser, candidates=1, no_j2=True, no_quality=True)
+    skip = ["--no-quality"] if args.no_quality else []
     with tempfile.TemporaryDirectory(prefix="selfbench-bench-run-") as scratch:
         root = Path(scratch)
         repo = generate(root, args.candidates)
         print(f"{args.candidates} candidates; load average {os.getloadavg()[0]:.1f}")
-        spent = floor(repo, root / "floor", args.candidates)
+        spent = floor(repo, root / "floor", args.candidates, skip)
         floor_s = sum(spent.values())
         print(f"floor (commands one by one): {floor_s:8.1f}s   {_breakdown(spent)}")
-        one, stages = run(repo, root / "j1", args.candidates, 1)
+        one, stages = run(repo, root / "j1", args.candidates, 1, skip)
         print(
             f"selfbench run -j 1:          {one:8.1f}s   {one / floor_s:.2f}x the floor (<= 1.1x);"
             f" stages {_breakdown(stages)}"
         )
         if args.no_j2:
             return
-        two, _ = run(repo, root / "j2", args.candidates, 2)
+        two, _ = run(repo, root / "j2", args.candidates, 2, skip)
         print(
             f"selfbench run -j 2:          {two:8.1f}s   {one / two:.2f}x faster than -j 1"
             " (>= 1.6x)"

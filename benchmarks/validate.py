@@ -10,10 +10,11 @@ work, with a merged change and its held-out test, and compiles it. Then measures
   base and in two gold-patch runs, fail-to-pass twice in each of those; sandbox, copies, nop,
   oracle, the per-selector checks, the flaky-test comparison and the independent rerun
   included), and the ratio to the floor (target ≤ 1.25);
-* four such tasks with `-j 1` and with `-j 2`, and the speed-up (target ≥ 1.6 on 2 cores);
+* `--tasks` such tasks (four) with `-j 1` and with `-j 2`, and the speed-up (target ≥ 1.6 on
+  2 cores);
 * apart from validation itself, the first-use cost of provisioning the task's toolchains (an
   empty toolchain cache: what the registries install, e.g. uv for python) and the per-task cost
-  once they are cached (finding and probing them).
+  once they are cached (finding and probing them); not with `--toolchains ""`.
 
 The validation figures use the host's system Python (`SELFBENCH_TOOLCHAINS=host`), as the floor
 does: the project's setup takes pytest from Debian's python3-pytest.
@@ -22,6 +23,8 @@ Needs root and bubblewrap, like the local environment itself.
 
     .venv/bin/python benchmarks/validate.py                     # the 5 s suite
     .venv/bin/python benchmarks/validate.py --suite-seconds 1   # a quick run
+    .venv/bin/python benchmarks/validate.py --small             # for CI: 0.2 s, 2 tasks, once,
+                                                                # no provisioning
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+from _bench import parse_args
 from projects import Project, build, git
 from selfbench.bundle import layout
 from selfbench.toolchains import provision
@@ -174,6 +178,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite-seconds", type=float, default=5.0)
     parser.add_argument("--repeats", type=int, default=3, help="interleaved runs per figure")
+    parser.add_argument("--tasks", type=int, default=4, help="tasks of the -j 1 / -j 2 figure")
     parser.add_argument(
         "--toolchains",
         default="python",
@@ -182,13 +187,15 @@ def main() -> int:
     parser.add_argument(
         "--reruns", type=int, default=DEFAULT_RERUNS, help="validate's --reruns (default: its own)"
     )
-    args = parser.parse_args()
+    args = parse_args(parser, suite_seconds=0.2, repeats=1, tasks=2, toolchains="")
     rounds = _calibrate(args.suite_seconds)
     os.environ["SELFBENCH_TOOLCHAINS"] = "host"  # validation as the floor: the host's Python
     with tempfile.TemporaryDirectory(prefix="selfbench-bench-validate-") as scratch_name:
         scratch = Path(scratch_name)
-        cold, warm, used = provisioning_seconds(args.toolchains.split(","), scratch / "cache")
-        print(f"toolchains       first use {cold:6.2f} s, then {warm:.2f} s per task  ({used})")
+        if args.toolchains:
+            toolchains = args.toolchains.split(",")
+            cold, warm, used = provisioning_seconds(toolchains, scratch / "cache")
+            print(f"toolchains       first use {cold:6.2f} s, then {warm:.2f} s per task  ({used})")
         one = build(project("bench-0", rounds), scratch / "p0")
         floors: list[float] = []
         ours: list[float] = []
@@ -202,15 +209,16 @@ def main() -> int:
         )
         print(f"floor            {_spread(floors)}  (setup once + three bare test runs)")
         print(f"validate (1)     {_spread(ours)}  = {ratio:.2f}x the floor (target <= 1.25)")
-        outs = [build(project(f"bench-{i}", rounds), scratch / f"q{i}") for i in range(4)]
+        outs = [build(project(f"bench-{i}", rounds), scratch / f"q{i}") for i in range(args.tasks)]
         serial: list[float] = []
         parallel: list[float] = []
         for index in range(max(1, args.repeats - 1)):
             serial.append(timed_validate(outs, 1, scratch / f"logs-j1-{index}", args.reruns))
             parallel.append(timed_validate(outs, 2, scratch / f"logs-j2-{index}", args.reruns))
         speedup = statistics.median(serial) / statistics.median(parallel)
-        print(f"4 tasks, -j 1    {_spread(serial)}")
-        print(f"4 tasks, -j 2    {_spread(parallel)}  = {speedup:.2f}x faster (target >= 1.6)")
+        print(f"{args.tasks} tasks, -j 1    {_spread(serial)}")
+        faster = f"{speedup:.2f}x faster (target >= 1.6)"
+        print(f"{args.tasks} tasks, -j 2    {_spread(parallel)}  = {faster}")
     return 0
 
 

@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 .venv/bin/ruff format --check .
 .venv/bin/mypy
 # The acceptance suite's small configuration: one real PyPI project, fetched now (tests/acceptance);
-# the red team's: every runner but jest and vitest (tests/redteam/test_redteam.py).
+# the red team's: every runner but jest and vitest (tests/redteam/test_redteam.py); every benchmark's:
+# `--small`, untimed (tests/test_benchmarks.py).
 SELFBENCH_ACCEPTANCE="${SELFBENCH_ACCEPTANCE-small}" SELFBENCH_REDTEAM="${SELFBENCH_REDTEAM-small}" \
   .venv/bin/python -m pytest "$@"

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from typing import Any
 
+import selfbench
 from selfbench.audit import AuditReport, audit
 from selfbench.contract import Mode, TaskDefinition, parse_definition
 from selfbench.errors import SubmitError
@@ -23,6 +25,7 @@ __all__ = [
     "BASE_COMMIT",
     "GOLD",
     "SNAPSHOT_SHA256",
+    "SOURCES",
     "SOURCE_URL",
     "TESTS",
     "added_file",
@@ -33,11 +36,23 @@ __all__ = [
     "patch",
     "run_audit",
     "selectors",
+    "sources_path",
     "submit_after_barrier",
     "task",
     "variant",
     "write_task_files",
 ]
+
+SOURCES = Path(selfbench.__file__).resolve().parents[1]
+"""The directory this process imports `selfbench` from: the checkout under test."""
+
+
+def sources_path(*first: Path) -> str:
+    """A `PYTHONPATH` that makes a child Python import the `selfbench` under test (`SOURCES`),
+    not whichever one is installed: `first` before it, this process's `PYTHONPATH` after."""
+    paths = [*map(str, first), str(SOURCES), os.environ.get("PYTHONPATH", "")]
+    return os.pathsep.join(path for path in paths if path)
+
 
 SNAPSHOT_SHA256 = "5a" * 32
 """The snapshot digest rendered bundles record where no snapshot is written (golden cases)."""

@@ -19,7 +19,7 @@ import pytest
 from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from helpers import added_file, arguments, implementation_patch, patch
+from helpers import added_file, arguments, implementation_patch, patch, sources_path
 from selfbench._author_prompt import render_author_brief
 from selfbench.contract import submission_json_schema
 from selfbench.demo import audit_task_dir, build_sample_repository, sample_arguments
@@ -35,7 +35,9 @@ def run_with_server(
     scenario: Scenario, *, output_root: Path | None, tmp_path: Path, args: tuple[str, ...] = ()
 ) -> None:
     """Start the server as a real subprocess, initialize a session, and run `scenario` on it."""
-    env = {OUTPUT_ENV: str(output_root)} if output_root is not None else {}
+    env = {"PYTHONPATH": sources_path()}
+    if output_root is not None:
+        env[OUTPUT_ENV] = str(output_root)
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "selfbench", "mcp", *args], env=env
     )
@@ -337,6 +339,10 @@ def test_the_brief_states_the_gates_and_the_integrity_boundary() -> None:
 def test_the_server_module_keeps_the_sdk_out_of_plain_imports() -> None:
     probe = "import sys, selfbench.mcp_server; print('mcp' in sys.modules)"
     result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=os.environ
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": sources_path()},
     )
     assert result.stdout.strip() == "False"

@@ -17,6 +17,7 @@ from selfbench.patches import (
     is_dependency_manifest,
     is_git_patch,
     parse_patch,
+    unprefixed_path,
 )
 
 MODIFIED = (
@@ -721,3 +722,27 @@ def test_escaping_task_paths(
     workdir: str, test_paths: tuple[str, ...], escaping: tuple[str, ...]
 ) -> None:
     assert escaping_task_paths(workdir, test_paths) == escaping
+
+
+_NO_PREFIX = (
+    b"diff --git src/x.py src/x.py\r\nnew file mode 100644\n--- /dev/null\n+++ b/src/x.py\n"
+    b"@@ -0,0 +1 @@\n+diff --git q q\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("data", "named"),
+    [
+        (MODIFIED, None),
+        (MODIFIED + _NO_PREFIX, "src/x.py"),
+        (_NO_PREFIX + MODIFIED, "src/x.py"),
+        (b"junk\n" + _NO_PREFIX, "src/x.py"),  # any line, not only a parsed section's
+        (b"diff --git a b", None),
+        (b"", None),
+    ],
+)
+def test_an_unprefixed_diff_git_line_is_found_on_any_line(data: bytes, named: str | None) -> None:
+    assert unprefixed_path(data) == named
+    if is_git_patch(data) and named is not None:
+        assert unprefixed_path(data, parsed=parse_patch(data)) == named
+        assert unprefixed_path(MODIFIED, parsed=parse_patch(MODIFIED)) is None

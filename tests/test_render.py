@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import SNAPSHOT_SHA256
+from helpers import SNAPSHOT_SHA256, sources_path
 from selfbench._shell import quote
 from selfbench._text import has_control
 from selfbench.artifacts.task_dir import read_definition
@@ -180,7 +180,11 @@ def test_rendering_is_deterministic_across_processes() -> None:
     )
     digests = set()
     for seed in ("1", "2"):
-        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(Path(__file__).parent)}
+        env = {
+            **os.environ,
+            "PYTHONHASHSEED": seed,
+            "PYTHONPATH": sources_path(Path(__file__).parent),
+        }
         result = subprocess.run(
             [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
         )

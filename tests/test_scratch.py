@@ -14,7 +14,11 @@ import pytest
 
 from selfbench import _scratch
 from selfbench.demo import SampleRepository, build_sample_repository, sample_arguments
+from selfbench.draft import api as draft_api
+from selfbench.draft.api import DraftOptions
 from selfbench.submit import submit_task
+from selfbench.validate import local as validate_local
+from selfbench.validate.phases import LocalOptions
 
 _KILLS = 12
 
@@ -119,3 +123,100 @@ def test_a_home_another_user_could_list_is_not_used(
     with _scratch.scratch_directory("selfbench-test-") as path:
         assert path.parent == tmp_path
     assert (home / "planted").is_dir()
+
+
+_KEEPER = (
+    "import sys; from selfbench._scratch import kept_directory;"
+    "print(kept_directory('selfbench-logs-'), flush=True); sys.stdin.read()"
+)
+"""A process that keeps a log directory, prints its path and lives until its stdin closes."""
+
+
+def _keeper(temp: Path) -> tuple[subprocess.Popen[str], Path]:
+    """A live process holding a kept directory made under `temp`, and that directory."""
+    source = Path(_scratch.__file__).parents[1]
+    env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": str(source)}
+    process = subprocess.Popen(
+        [sys.executable, "-c", _KEEPER],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    path = Path(process.stdout.readline().strip())
+    assert path.is_absolute(), path
+    assert path.is_dir(), path
+    return process, path
+
+
+def _kept(temp: Path) -> Path:
+    """A kept directory (with a log in it) whose process has ended."""
+    process, path = _keeper(temp)
+    process.communicate("")
+    (path / "oracle.log").write_text("kept\n", encoding="utf-8")
+    return path
+
+
+def _age(path: Path, days: float) -> None:
+    """Make `path` last changed `days` days ago."""
+    when = time.time() - days * 86400
+    os.utime(path, (when, when))
+
+
+def test_kept_logs_live_beside_the_scratch_home_until_they_are_old(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    old, fresh = _kept(tmp_path), _kept(tmp_path)
+    _age(old, _scratch.KEPT_DAYS + 1)
+    _age(fresh, _scratch.KEPT_DAYS - 1)
+    home = _scratch.kept_home(make=False)
+    assert home == tmp_path / f"selfbench-{os.geteuid()}-kept"
+    assert {old.parent.parent, fresh.parent.parent} == {home}  # in each process's entry
+    assert old.name.startswith("selfbench-logs-")
+    assert _scratch.sweep_scratch() == 1
+    assert not old.exists()
+    assert (fresh / "oracle.log").read_text(encoding="utf-8") == "kept\n"
+    assert _scratch.sweep_scratch() == 0
+    assert home.is_dir()  # while it holds one
+
+
+def test_old_kept_logs_of_a_live_run_are_not_swept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    process, path = _keeper(tmp_path)
+    try:
+        _age(path, _scratch.KEPT_DAYS + 30)
+        assert _scratch.sweep_scratch() == 0
+        assert path.is_dir()
+    finally:
+        process.communicate("")
+    assert _scratch.sweep_scratch() == 1
+    assert not (tmp_path / f"selfbench-{os.geteuid()}-kept").exists()  # its home went with it
+
+
+def test_a_later_start_sweeps_old_kept_logs(tmp_path: Path) -> None:
+    old = _kept(tmp_path)
+    _age(old, _scratch.KEPT_DAYS + 1)
+    _keeper(tmp_path)[0].communicate("")  # a later run that keeps logs of its own
+    assert not old.exists()
+
+
+def test_draft_and_validate_keep_their_logs_in_the_scratch_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    monkeypatch.setattr(_scratch, "_kept_entry", None)  # this process's own, made here
+    home = tmp_path / f"selfbench-{os.geteuid()}-kept"
+    validate_logs = validate_local._logs_root(LocalOptions())  # noqa: SLF001
+    draft_logs = draft_api._logs_for(DraftOptions(), "pr-7")  # noqa: SLF001
+    assert validate_logs.parent == draft_logs.parent  # this process's entry
+    assert validate_logs.parent.parent == home
+    assert validate_logs.name.startswith("selfbench-logs-")
+    assert draft_logs.name.startswith("selfbench-draft-pr-7-")
+    _scratch.drop_kept(validate_logs)
+    assert draft_logs.is_dir()
+    _scratch.drop_kept(draft_logs)  # the last one: the entry and the home go with it
+    assert list(tmp_path.iterdir()) == []

@@ -12,6 +12,13 @@ alone, and entries go straight into the temporary directory as before.
 An entry may also stand for a directory mounted elsewhere (`note_mount`: a workspace's own disk):
 it holds the directory's path in `mounted`, and a sweep that finds its owner gone unmounts that
 directory and removes it too, so a killed run leaves no mount behind either.
+
+Logs a run keeps on purpose (`kept_directory`: `draft`, `validate` and `eval` without a log
+directory of the caller's) live in a second home beside it, `selfbench-<uid>-kept` (made and
+checked the same way; apart, so that a selfbench sweeping the first home never takes them), in
+one entry per process, `run-…`, locked the same way for as long as the process lives (one lock,
+however many directories it keeps). A sweep removes a kept directory only when its process is
+gone and it is older than `KEPT_DAYS` days, so a message that points to it stays true that long.
 """
 
 from __future__ import annotations
@@ -22,12 +29,18 @@ import os
 import shutil
 import stat
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = [
+    "KEPT_DAYS",
     "MountNote",
+    "drop_kept",
     "drop_note",
+    "kept_directory",
+    "kept_home",
     "note_mount",
     "scratch_directory",
     "scratch_home",
@@ -36,6 +49,13 @@ __all__ = [
 ]
 
 _swept = False
+_kept_entry: tuple[Path, int] | None = None
+"""This process's entry of the kept home and the descriptor holding its lock, once made."""
+_kept_lock = threading.Lock()
+
+KEPT_DAYS = 7
+"""How long a kept directory outlives its run: a sweep removes one older than this (by its
+modification time) once the run that made it is gone."""
 
 _MOUNTED = "mounted"
 """The file of an entry that names a directory mounted for its owner (`note_mount`)."""
@@ -46,13 +66,23 @@ MountNote = tuple[Path, int]
 """A mount's entry in the scratch home and the descriptor that holds its lock."""
 
 
-def scratch_home() -> Path | None:
+def scratch_home(*, make: bool = True) -> Path | None:
     """The user's private home for scratch directories, made if missing; None when the path
     is taken by something that is not a directory of this user that others cannot list or
-    write."""
-    home = Path(tempfile.gettempdir()) / f"selfbench-{os.geteuid()}"
-    with contextlib.suppress(FileExistsError):
-        home.mkdir(mode=0o711)
+    write (or, without `make`, when it does not exist)."""
+    return _private_home(f"selfbench-{os.geteuid()}", make=make)
+
+
+def kept_home(*, make: bool = True) -> Path | None:
+    """The user's private home for kept directories (`kept_directory`), as `scratch_home`."""
+    return _private_home(f"selfbench-{os.geteuid()}-kept", make=make)
+
+
+def _private_home(name: str, *, make: bool = True) -> Path | None:
+    home = Path(tempfile.gettempdir()) / name
+    if make:
+        with contextlib.suppress(FileExistsError):
+            home.mkdir(mode=0o711)
     try:
         info = home.lstat()
     except FileNotFoundError:
@@ -77,12 +107,13 @@ def _lock(entry: Path, *, wait: bool) -> int | None:
 
 
 def sweep_scratch() -> int:
-    """Remove every entry of the scratch home whose owner is gone (its lock is free); return
-    how many. Each is removed while the sweep holds its lock."""
-    home = scratch_home()
+    """Remove every entry of the scratch home whose owner is gone (its lock is free), and every
+    kept directory whose owner is gone that is older than `KEPT_DAYS` days; return how many.
+    Each is removed while the sweep holds its lock."""
+    removed = _sweep_kept()
+    home = scratch_home(make=False)  # none made just to be swept
     if home is None:
-        return 0
-    removed = 0
+        return removed
     for entry in sorted(home.iterdir()):
         if entry.is_symlink() or not entry.is_dir():
             entry.unlink(missing_ok=True)
@@ -94,6 +125,34 @@ def sweep_scratch() -> int:
             shutil.rmtree(entry, ignore_errors=True)
             os.close(fd)
             removed += 1
+    return removed
+
+
+def _sweep_kept() -> int:
+    """Remove the kept directories older than `KEPT_DAYS` days whose process is gone (its entry's
+    lock is free); return how many. An entry goes when nothing is left in it, and the home too."""
+    kept = kept_home(make=False)
+    if kept is None:
+        return 0
+    oldest = time.time() - KEPT_DAYS * 86400
+    removed = 0
+    for entry in sorted(kept.iterdir()):
+        if entry.is_symlink() or not entry.is_dir():
+            entry.unlink(missing_ok=True)
+            continue
+        fd = _lock(entry, wait=False)
+        if fd is None:  # its process is alive
+            continue
+        for directory in sorted(entry.iterdir()):
+            with contextlib.suppress(FileNotFoundError):
+                if directory.lstat().st_mtime < oldest:
+                    shutil.rmtree(directory, ignore_errors=True)
+                    removed += 1
+        with contextlib.suppress(OSError):  # not empty: kept directories younger than the limit
+            entry.rmdir()
+        os.close(fd)
+    with contextlib.suppress(OSError):  # not empty
+        kept.rmdir()
     return removed
 
 
@@ -185,3 +244,64 @@ def scratch_directory(prefix: str) -> Iterator[Path]:
             os.close(fd)
             with contextlib.suppress(OSError):  # not empty: another entry is in use
                 path.parent.rmdir()
+
+
+def kept_directory(prefix: str) -> Path:
+    """A new empty private directory named `prefix...` for logs kept after this process ends,
+    in this process's entry of the kept home (`kept_home`), which is locked while the process
+    lives; a later selfbench's sweep removes it once it is older than `KEPT_DAYS` days. A plain
+    directory of the temporary directory when there is no home of ours.
+
+    Like `scratch_directory`, the first call in a process sweeps both homes first.
+    """
+    sweep_once()
+    while True:
+        entry = _process_entry()
+        if entry is None:
+            return Path(tempfile.mkdtemp(prefix=prefix))
+        with contextlib.suppress(FileNotFoundError):  # dropped by another thread just now
+            return Path(tempfile.mkdtemp(prefix=prefix, dir=entry))
+
+
+def _process_entry() -> Path | None:
+    """This process's entry of the kept home, made and locked on first use; None when there is
+    no home of ours."""
+    global _kept_entry  # noqa: PLW0603 - one entry per process
+    with _kept_lock:
+        if _kept_entry is not None:
+            return _kept_entry[0]
+        while True:
+            home = kept_home()
+            if home is None:
+                return None
+            try:
+                path = Path(tempfile.mkdtemp(prefix="run-", dir=home))
+            except FileNotFoundError:  # another selfbench removed the empty home just now
+                continue
+            fd = _lock(path, wait=True)
+            if fd is not None and os.fstat(fd).st_nlink > 0:
+                _kept_entry = path, fd
+                return path
+            if fd is not None:
+                os.close(fd)
+
+
+def drop_kept(path: Path) -> None:
+    """Remove a kept directory of this process that nothing was written to, with this process's
+    entry and the kept home when that leaves them empty; a directory that holds something
+    stays, kept."""
+    global _kept_entry  # noqa: PLW0603 - one entry per process
+    with contextlib.suppress(OSError):  # not empty: it is kept after all
+        path.rmdir()
+    with _kept_lock:
+        if _kept_entry is None or path.parent != _kept_entry[0]:
+            return  # a plain temporary directory
+        entry, fd = _kept_entry
+        try:
+            entry.rmdir()
+        except OSError:  # not empty: the process's other kept directories
+            return
+        _kept_entry = None
+        os.close(fd)
+        with contextlib.suppress(OSError):  # not empty: other processes' entries
+            entry.parent.rmdir()

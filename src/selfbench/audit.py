@@ -98,12 +98,13 @@ def audit(
     threshold = THRESHOLDS[definition.level]
     level = definition.difficulty
     blockers: list[str] = []
+    gold_paths = gold.paths  # a property that walks every file: read once
     test_paths = set(tests.paths)
-    overlap = [path for path in gold.paths if path in test_paths]
+    overlap = [path for path in gold_paths if path in test_paths]
     if overlap:
         listed = ", ".join(display_path(path) for path in overlap)
         blockers.append(f"gold and held-out test patches overlap: {listed}")
-    needs_runner = any(basename(path) in RESTORED_MANIFESTS for path in gold.paths) or any(
+    needs_runner = any(basename(path) in RESTORED_MANIFESTS for path in gold_paths) or any(
         _unit_test_module(selector) is not None for selector in definition.selectors
     )
     runner = _runner(definition) if needs_runner else None
@@ -112,7 +113,7 @@ def audit(
     )
     cache = is_build_cache_project(definition.toolchains)
     runner_control = [
-        path for path in gold.paths if is_runner_control(path, tracked, build_cache=cache)
+        path for path in gold_paths if is_runner_control(path, tracked, build_cache=cache)
     ]
     runner_control += [
         change.path

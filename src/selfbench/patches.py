@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import partial
@@ -73,6 +73,7 @@ _HUNK_RE = re.compile(rb"@@ -\d{1,18}(?:,(\d{1,18}))? \+\d{1,18}(?:,(\d{1,18}))?
 # A line that is neither a change nor context (an empty, stripped context line counts here): the
 # LF before it. A lookahead, so a run of such lines is found line by line.
 _IRREGULAR_RE = re.compile(rb"\n(?=[^-+ ])")
+_GIT_LINE = b"\n" + GIT_PATCH_MAGIC
 _HEADER_KEYS = (
     b"old mode ", b"new mode ", b"deleted file mode ", b"new file mode ", b"index ",
     b"similarity index ", b"dissimilarity index ", b"copy from ", b"copy to ",
@@ -215,21 +216,34 @@ def parse_patch(data: bytes, *, lenient: bool = False) -> Patch:
     return Patch(data, tuple(files))
 
 
-def unprefixed_path(data: bytes) -> str | None:
+def unprefixed_path(data: bytes, *, parsed: Patch | None = None) -> str | None:
     """The first path of a `diff --git` line that names it twice alike, else None.
 
     Git's own patches name each side with a prefix of its own (`a/x b/x`); a patch made with
     `--no-prefix` names `x x`, and `git apply -p1` would strip the path's first directory.
+    `parsed`: the same bytes parsed strictly, whose sections start at exactly those lines, so
+    they are not searched for again.
     """
-    for line in data.split(b"\n"):
-        if not line.startswith(GIT_PATCH_MAGIC):
-            continue
-        rest = line[len(GIT_PATCH_MAGIC) :].rstrip(b"\r")
+    starts = _git_lines(data) if parsed is None else (change.start for change in parsed.files)
+    for start in starts:
+        stop = data.find(b"\n", start)
+        rest = data[start + len(GIT_PATCH_MAGIC) : None if stop == -1 else stop].rstrip(b"\r")
         middle = len(rest) // 2
         halves = rest[:middle], rest[middle + 1 :]
         if len(rest) % 2 == 1 and rest[middle : middle + 1] == b" " and halves[0] == halves[1]:
             return _decode(halves[0])
     return None
+
+
+def _git_lines(data: bytes) -> Iterator[int]:
+    """Where each line starts that starts with `diff --git `, in order: found with `bytes.find`,
+    which skips through the bytes far faster than a walk over every line."""
+    if data.startswith(GIT_PATCH_MAGIC):
+        yield 0
+    newline = data.find(_GIT_LINE)
+    while newline != -1:
+        yield newline + 1
+        newline = data.find(_GIT_LINE, newline + 1)
 
 
 def _irregular_lines(data: bytes) -> list[int]:

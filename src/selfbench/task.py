@@ -88,7 +88,7 @@ def _patch_shape(name: str, label: str, data: bytes) -> tuple[tuple[str, ...], P
         return (changes_no_files(TEST_PATCH_FILE),), patch
     if problem is not None:
         return (problem,), patch
-    unprefixed = unprefixed_path(data)
+    unprefixed = unprefixed_path(data, parsed=patch)
     if unprefixed is not None:  # `git apply -p1` would strip the path's first directory
         why = "without a/ and b/ prefixes (made with --no-prefix?); make it with plain git diff"
         return (f"{name} names {unprefixed} {why}",), patch

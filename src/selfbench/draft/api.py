@@ -33,7 +33,6 @@ sandbox on this machine, an existing task directory without `replace`).
 from __future__ import annotations
 
 import posixpath
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -43,6 +42,7 @@ from typing import Any, Literal
 
 from selfbench._fs import atomic_directory
 from selfbench._git import git
+from selfbench._scratch import drop_kept, kept_directory
 from selfbench.artifacts.draft_record import BASIS_KEY, DRAFT_FILE, render_draft_record
 from selfbench.artifacts.quality_record import QUALITY_FILE, QualityRecord, render_quality
 from selfbench.artifacts.task_dir import render_task_files
@@ -156,7 +156,7 @@ class DraftResult:
 
 def _logs_for(options: DraftOptions, candidate_id: str) -> Path:
     if options.logs is None:
-        return Path(tempfile.mkdtemp(prefix=f"selfbench-draft-{candidate_id}-"))
+        return kept_directory(f"selfbench-draft-{candidate_id}-")
     path = options.logs / candidate_id
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -236,7 +236,7 @@ def draft_candidate(
 def _kept(logs: Path, options: DraftOptions) -> Path | None:
     """The logs folder, or None once a temporary one nothing was written to is removed."""
     if options.logs is None and logs.is_dir() and not any(logs.iterdir()):
-        logs.rmdir()
+        drop_kept(logs)
         return None
     return logs
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from selfbench._json import loads_strict
+from selfbench._scratch import scratch_directory
 from selfbench.artifacts.compiled import LocatedTask, locate_task, read_bundle_manifest
 from selfbench.artifacts.quality_record import QUALITY_FILE, QualityRecord, read_quality
 from selfbench.bundle import layout
@@ -144,12 +145,25 @@ def open_benchmark(path: Path, *, workspace: Path | None = None) -> Iterator[Ben
     if not path.is_file():
         raise EvalError(f"{path}: no such benchmark (an export archive or a tasks directory)")
 
+    if workspace is None:  # in the scratch home: a killed eval's copy is swept by the next run
+        with scratch_directory("selfbench-bench-") as scratch:
+            yield _unpacked(path, scratch)
+        return
     scratch = Path(tempfile.mkdtemp(prefix="selfbench-bench-", dir=workspace))
     try:
-        try:
-            extract_export(path, out=scratch / "tasks")
-        except SelfbenchError as exc:
-            raise EvalError(f"{path}: the export does not verify: {exc.lines[0]}") from None
-        yield read_tasks_dir(scratch / "tasks", named=path)
+        yield _unpacked(path, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _unpacked(path: Path, scratch: Path) -> Benchmark:
+    """The export at `path`, verified and unpacked into `scratch`.
+
+    Raises:
+        EvalError: it does not verify, or a task is malformed.
+    """
+    try:
+        extract_export(path, out=scratch / "tasks")
+    except SelfbenchError as exc:
+        raise EvalError(f"{path}: the export does not verify: {exc.lines[0]}") from None
+    return read_tasks_dir(scratch / "tasks", named=path)

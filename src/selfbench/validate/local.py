@@ -31,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from selfbench._scratch import kept_directory
 from selfbench.artifacts.compiled import LocatedTask, refuse_duplicates
 from selfbench.bundle import layout
 from selfbench.environments.process import CalledProcessError
@@ -133,7 +134,7 @@ class _Validation(TaskPhases):
 
 
 def _logs_root(options: LocalOptions) -> Path:
-    return options.logs or Path(tempfile.mkdtemp(prefix="selfbench-logs-"))
+    return options.logs or kept_directory("selfbench-logs-")
 
 
 @dataclass(frozen=True, slots=True)
