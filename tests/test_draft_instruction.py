@@ -147,6 +147,7 @@ def _texts(
     ("body", "expected"),
     [
         ("Add kelvin.\n\nFixes #12", "Add kelvin."),
+        ("fix #12: Add kelvin.", "Add kelvin."),
         ("Add kelvin (see #4).", "Add kelvin."),
         ("Add kelvin, follow-up to PR 4 and pull request #4.", "Add kelvin, follow-up to and."),
         (f"Add kelvin. Discussed in {_URL}.", "Add kelvin."),

@@ -70,7 +70,7 @@ _FORGE_PATH_RE = re.compile(
 )
 _CLOSING_RE = re.compile(
     r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|refs?|see|part of|related(?: to)?)\s*:?\s*"
-    r"(?:[\w.-]+/[\w.-]+)?[#!]\d+\b",
+    r"(?:[\w.-]+/[\w.-]+)?[#!]\d+\b(?:\s*:)?",
     re.IGNORECASE,
 )
 _REFERENCE_RE = re.compile(
