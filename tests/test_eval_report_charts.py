@@ -78,7 +78,7 @@ def _many(tmp_path: Path, agents: int) -> Path:
                         classification="infrastructure",
                         reason="setup: failed",
                         **common,
-                    )  # fmt: skip
+                    )
                 )
             elif (index * 7 + number * 5) % agents < agents - number:
                 records.append(record(task, agent, **common))
@@ -109,11 +109,11 @@ def _overlap(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Whether two boxes share more than a hairline (half a pixel) of area."""
     width = min(a["x"] + a["w"], b["x"] + b["w"]) - max(a["x"], b["x"])
     height = min(a["y"] + a["h"], b["y"] + b["h"]) - max(a["y"], b["y"])
-    return width > 0.5 and height > 0.5
+    return bool(width > 0.5 and height > 0.5)
 
 
 def _inside(box: dict[str, Any], frame: dict[str, Any]) -> bool:
-    return (
+    return bool(
         box["x"] >= frame["x"] - 0.5
         and box["y"] >= frame["y"] - 0.5
         and box["x"] + box["w"] <= frame["x"] + frame["w"] + 0.5
@@ -195,7 +195,8 @@ def test_bars_are_sorted_and_whiskers_drawn_only_from_given_intervals() -> None:
     bars = [AgentBar("low", 1, 4), AgentBar("high", 3, 4, (0.3, 0.95)), AgentBar("none", 0, 0)]
     page = pass_rate_chart(bars)
     assert page.index(">high<") < page.index(">low<") < page.index(">none<")
-    assert "75% (3/4)" in page and "25% (1/4)" in page
+    assert "75% (3/4)" in page
+    assert "25% (1/4)" in page
     plain = pass_rate_chart([AgentBar("low", 1, 4), AgentBar("high", 3, 4)])
     assert page.count("<path") > plain.count("<path")  # the whisker and its caps
 
