@@ -189,6 +189,8 @@ def test_units_fit_the_values() -> None:
     assert cost_unit([0.12, 3.0]).text(3.0) == "$3.00"
     assert cost_unit([0.0042, 1.0]).text(1.0) == "$1.0000"
     assert cost_unit([None]).text(None) == "—"
+    assert seconds_unit([400.0, 0.1]).text(0.1) == "< 0.01 min"  # measured, not zero
+    assert seconds_unit([400.0, 0.0]).text(0.0) == "0.00 min"
 
 
 def test_bars_are_sorted_and_whiskers_drawn_only_from_given_intervals() -> None:
@@ -254,3 +256,12 @@ def test_a_harness_jsonl_trajectory_and_a_moved_results_directory(tmp_path: Path
         ("agent log", "logs/t1/a-t1-a1-agent.log"),
         ("verifier log", "logs/t1/a-t1-a1.log"),
     )
+
+
+def test_a_log_path_that_climbs_out_of_the_results_is_not_linked(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    (tmp_path / "secret.log").write_text("x")
+    write_results(results, [failed("t1", "a", log="logs/../../secret.log")])
+    (results / "logs").mkdir()
+    files = read_trial_files(read_results(results), results, page_dir=results)
+    assert files[("t1", "a", 1)].links == ()

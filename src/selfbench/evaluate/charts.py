@@ -66,10 +66,15 @@ class Unit:
     prefix: str = ""
 
     def text(self, value: float | None) -> str:
-        """`value` in this unit with its name (`—` for None)."""
+        """`value` in this unit with its name (`—` for None; `< 0.01` and the like for a value
+        above zero too small for the places, never a zero that was not measured)."""
         if value is None:
             return "—"
-        number = f"{self.prefix}{value / self.scale:,.{self.decimals}f}"
+        smallest = 10.0**-self.decimals
+        if 0 < value / self.scale < smallest / 2:
+            number = f"< {self.prefix}{smallest:.{self.decimals}f}"
+        else:
+            number = f"{self.prefix}{value / self.scale:,.{self.decimals}f}"
         return f"{number} {self.name}" if self.name else number
 
 

@@ -129,6 +129,8 @@ def _relative(results_dir: Path, log: str) -> PurePosixPath | None:
     """The log's path inside the results directory, wherever eval ran: from the last `logs` or
     `jobs` component on, when that file or directory is there."""
     parts = PurePosixPath(log).parts
+    if ".." in parts:
+        return None  # a link that climbs out of the results directory is no trial's log
     for index in range(len(parts) - 1, -1, -1):
         if parts[index] in _ROOTS:
             inside = PurePosixPath(*parts[index:])
