@@ -8,6 +8,7 @@ record, as `selfbench eval` appends them; the logs and trajectories lie where ev
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from eval_helpers import failed, record, write_results
+from projects import build
 from selfbench.cli import main
 from selfbench.evaluate import build_summary, read_results
 from selfbench.evaluate.charts import (
@@ -29,6 +31,7 @@ from selfbench.evaluate.charts import (
 from selfbench.evaluate.report_html import render_html
 from selfbench.evaluate.results import TrialRecord
 from selfbench.evaluate.trial_files import STEP_LIMIT, parse_trajectory, read_trial_files
+from test_eval import project
 
 _TASKS = (
     "parse-dates", "slug-unicode", "retry-backoff-on-429-with-jitter", "cache-ttl",
@@ -244,7 +247,7 @@ def test_a_harness_jsonl_trajectory_and_a_moved_results_directory(tmp_path: Path
     ]
     steps, omitted = parse_trajectory("\n".join(lines).encode())
     assert [step.source for step in steps] == ["user", "assistant"]
-    assert steps[1].text == '[{"text": "done", "type": "text"}]'
+    assert steps[1].text == "done"
     assert omitted == 0
     where = tmp_path / "elsewhere" / "results"
     log = _agent_log(where, "t1", "a-t1-a1")
@@ -265,3 +268,31 @@ def test_a_log_path_that_climbs_out_of_the_results_is_not_linked(tmp_path: Path)
     (results / "logs").mkdir()
     files = read_trial_files(read_results(results), results, page_dir=results)
     assert files[("t1", "a", 1)].links == ()
+
+
+WRONG = (
+    "echo the-agent-was-here; printf '\\n\\ndef mul(a, b):\\n    return 0\\n' >> calc/__init__.py"
+)
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("bwrap") is None,
+    reason="the local environment needs root and bubblewrap (CI runs as root)",
+)
+def test_a_real_evaluation_links_each_non_pass_to_the_logs_it_wrote(tmp_path: Path) -> None:
+    out = build(project("calc-mul", "mul", "a * b", "easy"), tmp_path / "b")
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    shutil.move(out, tasks / out.name)
+    results = tmp_path / "results"
+    argv = ["eval", str(tasks), "--results", str(results), "--agent", "oracle"]
+    assert main([*argv, "--agent", f"wrong={WRONG}"]) == 0
+    page_file = tmp_path / "site" / "report.html"
+    page_file.parent.mkdir()
+    assert main(["report", str(results), "--format", "html", "--out", str(page_file)]) == 0
+    links = re.findall(r'<a href="([^"]+)">([a-z ]+)</a>', page_file.read_text())
+    assert [label for _, label in links] == ["agent log", "verifier log"]
+    assert links[0][0] == "../results/logs/calc-mul/wrong-t1-a1-agent.log"
+    agent_log, verifier_log = ((page_file.parent / href).resolve() for href, _ in links)
+    assert "the-agent-was-here" in agent_log.read_text()
+    assert "test_mul" in verifier_log.read_text()

@@ -67,15 +67,21 @@ def _cap(text: str) -> str:
 
 
 def _text(value: Any) -> str:
-    """Readable text of a JSON value: a string as it is, anything else as compact JSON."""
+    """Readable text of a JSON value: a string as it is, a list of content parts as their
+    texts (`[image]` and the like for the others), anything else as compact JSON."""
     if isinstance(value, str):
         return value
+    if isinstance(value, list) and value and all(isinstance(part, dict) for part in value):
+        return "\n".join(
+            part["text"] if isinstance(part.get("text"), str) else f"[{part.get('type', 'part')}]"
+            for part in value
+        )
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 def _atif_step(step: dict[str, Any]) -> Step:
     """An ATIF step: its message, each tool call (`name(arguments)`) and each observation."""
-    parts = [_text(step["message"])] if step.get("message") else []
+    parts = [_text(step[key]) for key in ("reasoning_content", "message") if step.get(key)]
     calls = step.get("tool_calls")
     parts += [
         f"→ {_text(call.get('function_name'))}({_text(call.get('arguments'))})"
