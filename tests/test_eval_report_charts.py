@@ -270,8 +270,29 @@ def test_a_log_path_that_climbs_out_of_the_results_is_not_linked(tmp_path: Path)
     assert files[("t1", "a", 1)].links == ()
 
 
+_ATIF = json.dumps(
+    {
+        "schema_version": "ATIF-v1.2",
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "Add <mul>"},
+            {
+                "step_id": 2,
+                "source": "agent",
+                "message": "writing mul",
+                "tool_calls": [
+                    {"tool_call_id": "c1", "function_name": "bash", "arguments": {"cmd": "ed"}}
+                ],
+            },
+        ],
+    }
+)
 WRONG = (
-    "echo the-agent-was-here; printf '\\n\\ndef mul(a, b):\\n    return 0\\n' >> calc/__init__.py"
+    f"echo the-agent-was-here; printf '%s' '{_ATIF}' > /run/selfbench-agent/trajectory.json; "
+    "printf '\\n\\ndef mul(a, b):\\n    return 0\\n' >> calc/__init__.py"
+)
+LINKER = (
+    "ln -s /etc/passwd /run/selfbench-agent/trajectory.json; "
+    "rm -f /run/selfbench-agent/output.log; echo linker-ran"
 )
 
 
@@ -286,13 +307,28 @@ def test_a_real_evaluation_links_each_non_pass_to_the_logs_it_wrote(tmp_path: Pa
     shutil.move(out, tasks / out.name)
     results = tmp_path / "results"
     argv = ["eval", str(tasks), "--results", str(results), "--agent", "oracle"]
-    assert main([*argv, "--agent", f"wrong={WRONG}"]) == 0
+    assert main([*argv, "--agent", f"wrong={WRONG}", "--agent", f"linker={LINKER}"]) == 0
     page_file = tmp_path / "site" / "report.html"
     page_file.parent.mkdir()
     assert main(["report", str(results), "--format", "html", "--out", str(page_file)]) == 0
-    links = re.findall(r'<a href="([^"]+)">([a-z ]+)</a>', page_file.read_text())
-    assert [label for _, label in links] == ["agent log", "verifier log"]
-    assert links[0][0] == "../results/logs/calc-mul/wrong-t1-a1-agent.log"
-    agent_log, verifier_log = ((page_file.parent / href).resolve() for href, _ in links)
-    assert "the-agent-was-here" in agent_log.read_text()
-    assert "test_mul" in verifier_log.read_text()
+    page = page_file.read_text()
+    links = re.findall(r'<a href="([^"]+)">([a-z ]+)</a>', page)
+    logs = "../results/logs/calc-mul"
+    assert links == [
+        (f"{logs}/wrong-t1-a1-agent.log", "agent log"),
+        (f"{logs}/wrong-t1-a1.log", "verifier log"),
+        (f"{logs}/wrong-t1-a1-trajectory.json", "trajectory"),
+        (f"{logs}/linker-t1-a1-agent.log", "agent log"),
+        (f"{logs}/linker-t1-a1.log", "verifier log"),
+    ]
+
+    def linked(name: str) -> str:
+        return (page_file.parent / logs / name).read_text()
+
+    assert "the-agent-was-here" in linked("wrong-t1-a1-agent.log")
+    assert "test_mul" in linked("wrong-t1-a1.log")
+    assert "linker-ran" in linked("linker-t1-a1-agent.log")  # output.log stayed root's
+    assert "<summary>trajectory (2 steps)</summary>" in page
+    assert "Add &lt;mul&gt;" in page
+    assert "→ bash({&quot;cmd&quot;: &quot;ed&quot;})" in page
+    assert "root:" not in page  # the link to /etc/passwd was not followed

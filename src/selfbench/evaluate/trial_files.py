@@ -27,6 +27,7 @@ __all__ = [
     "STEPS_LIMIT",
     "STEP_LIMIT",
     "TRAJECTORY_LIMIT",
+    "TRAJECTORY_SUFFIXES",
     "Step",
     "TrialFiles",
     "parse_trajectory",
@@ -35,6 +36,8 @@ __all__ = [
 
 TRAJECTORY_LIMIT = 2 << 20
 """Bytes of a trajectory file read at most."""
+TRAJECTORY_SUFFIXES = (".json", ".jsonl")
+"""A trajectory's file names end `trajectory` and one of these (ATIF, the harness's lines)."""
 STEPS_LIMIT = 200
 """Steps of a trajectory shown at most."""
 STEP_LIMIT = 2000
@@ -156,7 +159,8 @@ def _candidates(inside: PurePosixPath) -> tuple[list[tuple[str, PurePosixPath]],
     if inside.parts[0] == "logs" and name.endswith("-agent.log"):
         stem = name.removesuffix("-agent.log")
         logs = [("verifier log", inside.with_name(f"{stem}.log"))]
-        return logs, [str(inside.with_name(f"{stem}-trajectory{s}")) for s in (".json", ".jsonl")]
+        names = [f"{stem}-trajectory{suffix}" for suffix in TRAJECTORY_SUFFIXES]
+        return logs, [str(inside.with_name(name)) for name in names]
     trial = inside.parent.parent if inside.parent.name == "verifier" else inside
     return [], [str(trial / "agent" / "trajectory.json")]
 
