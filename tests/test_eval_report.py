@@ -206,7 +206,7 @@ def test_the_html_page_is_self_contained_and_deterministic(tmp_path: Path) -> No
     summary = build_summary(read_results(_showcase(tmp_path)))
     page = render_report(summary, "html")
     assert page == render_report(summary, "html")
-    assert page.count("<svg") == 2
+    assert page.count("<svg") == 3
     assert "<script" not in page
     namespaces = {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
     assert set(re.findall(r"https?://[^\"]*", page)) == namespaces  # XML namespaces only
@@ -235,7 +235,7 @@ def test_the_html_page_reads_in_chromium_without_script(tmp_path: Path) -> None:
             page.on("request", lambda request: requests.append(request.url))
             page.goto(out.as_uri())
             assert page.title() == "selfbench evaluation: 6 tasks"
-            assert page.locator("figure svg").count() == 2
+            assert page.locator("figure svg").count() == 3
             rows = (
                 page.locator("table").first.locator("tbody tr td:first-child").all_text_contents()
             )

@@ -153,7 +153,7 @@ def test_eval_compares_agents_on_a_run_benchmark_resumes_and_reports(
             view.on("request", lambda request: requests.append(request.url))
             view.goto(page.as_uri())
             assert view.title().startswith("selfbench evaluation: 1 task")
-            assert view.locator("figure svg").count() == 2
+            assert view.locator("figure svg").count() == 3
             agents = view.locator("table").first.locator("tbody tr td:first-child")
             assert agents.all_text_contents() == ["oracle", "nop", "first", "second"]
             view.screenshot(path=str(tmp_path / "report.png"), full_page=True)

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from selfbench.evaluate import TrialRecord
+    from selfbench.evaluate.results import ResultsLog
     from selfbench.evaluate.summary import Summary
 
 __all__ = ["add_eval_commands"]
@@ -189,13 +190,26 @@ def _write_atomic(path: Path, text: str) -> None:
         _fs.write_atomic(path, text.encode())
 
 
+def _html(log: ResultsLog, results: Path, page_dir: Path) -> str:
+    """The HTML page, each non-pass linked to its logs relative to `page_dir`."""
+    from selfbench.evaluate import build_summary
+    from selfbench.evaluate.report_html import render_html
+    from selfbench.evaluate.trial_files import read_trial_files
+
+    trials = read_trial_files(log, results, page_dir=page_dir)
+    return render_html(build_summary(log), trials=trials, intervals=None)
+
+
 def _report(args: argparse.Namespace) -> int:
     from selfbench.evaluate import build_summary, read_results, render_report
 
     log = read_results(Path(args.results))
     for line in log.corrupt:
         _warn(line)
-    text = render_report(build_summary(log), args.format)
+    if args.format == "html":
+        text = _html(log, Path(args.results), Path(args.out).parent if args.out else Path())
+    else:
+        text = render_report(build_summary(log), args.format)
     if args.out:
         _write_atomic(Path(args.out), text)
     else:

@@ -22,6 +22,10 @@ limit it ran into is named (`Limit`, from the control group, the exit statuses a
 limits), and the oracle runs again in this workspace with the same limits (`PreparedTask.prove`).
 When it passes, the failure is the agent's; when it fails too, the infrastructure's.
 
+A harness may leave its trajectory as `/run/selfbench-agent/trajectory.json` (ATIF) or
+`trajectory.jsonl` (its own lines); it is kept beside the trial's logs
+(`<name>-trajectory.json`), read without following a link, at most `TRAJECTORY_LIMIT` bytes.
+
 The agent phase gets a private copy of the images' shared tool state (`/opt/uv-cache`, ...), so
 what it writes there reaches neither the verifier nor a later trial.
 
@@ -42,7 +46,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from selfbench._fs import open_beneath
+from selfbench._fs import open_beneath, read_beneath
 from selfbench.bundle import layout
 from selfbench.environments.process import CalledProcessError
 from selfbench.errors import EvalError, SelfbenchError, SetupNetworkError
@@ -63,6 +67,7 @@ from selfbench.evaluate.classify import (
     named_cause,
     oracle_proof,
 )
+from selfbench.evaluate.trial_files import TRAJECTORY_LIMIT, TRAJECTORY_SUFFIXES
 from selfbench.toolchains import provision_task
 from selfbench.validate.cgroup import Limits
 from selfbench.validate.checks import (
@@ -224,6 +229,7 @@ class PreparedTask:
     def _agent_phase(self, agent: AgentSpec, name: str) -> tuple[AgentPhase, Usage]:
         phases = self.phases
         output = phases.fresh(f"{name}-agent-out")
+        output.chmod(0o1777)  # the agent may add its trajectory; output.log stays root's
         instruction = phases.sandbox.root / f"{name}-instruction.md"
         shutil.copyfile(phases.bundle / layout.INSTRUCTION, instruction)
         seconds = float(phases.definition.timeouts.agentSeconds)
@@ -241,7 +247,23 @@ class PreparedTask:
             ro_binds={_INSTRUCTION: instruction},
         )  # fmt: skip
         text = _agent_output(output, log)
+        _keep_trajectory(output, phases.logs, name)
         return phase, parse_usage(text)
+
+
+def _keep_trajectory(directory: Path, logs: Path, name: str) -> None:
+    """Copy the harness's trajectory, if it left one in `directory`, to `logs` beside the
+    trial's logs (a link or a non-regular file is none; at most `TRAJECTORY_LIMIT` bytes)."""
+    for suffix in TRAJECTORY_SUFFIXES:
+        try:
+            data = read_beneath(
+                directory, f"trajectory{suffix}", error=EvalError, limit=TRAJECTORY_LIMIT
+            )
+        except EvalError:
+            continue
+        if data is not None:
+            (logs / f"{name}-trajectory{suffix}").write_bytes(data)
+            return
 
 
 def _agent_output(directory: Path, log: Path) -> str:

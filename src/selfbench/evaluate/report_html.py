@@ -8,9 +8,19 @@ bytes (matplotlib's SVG ids are salted with a fixed value and carry no date).
 from __future__ import annotations
 
 import html
-import io
-import re
+from collections.abc import Mapping, Sequence
 
+from selfbench.evaluate.charts import (
+    AgentBar,
+    MatrixState,
+    Unit,
+    cost_unit,
+    matrix_chart,
+    pass_rate_chart,
+    seconds_unit,
+    tokens_unit,
+    usage_chart,
+)
 from selfbench.evaluate.report_rows import (
     agent_rows,
     failure_rows,
@@ -18,7 +28,8 @@ from selfbench.evaluate.report_rows import (
     network_lines,
     quality_rows,
 )
-from selfbench.evaluate.summary import Summary
+from selfbench.evaluate.summary import AgentSummary, Cell, Summary
+from selfbench.evaluate.trial_files import TrialFiles
 
 __all__ = ["render_html"]
 
@@ -31,68 +42,93 @@ th,td{border:1px solid #d0d5dd;padding:.3rem .6rem;text-align:left;vertical-alig
 th{background:#f2f4f7}td:first-child{white-space:nowrap}
 td.pass{background:#d1fadf}td.fail{background:#fee4e2}td.part{background:#fef0c7}
 td.note{background:#eaecf0;color:#475467}
-.charts{display:flex;flex-wrap:wrap;gap:1.5rem;align-items:flex-end}.charts figure{margin:0}
-figcaption{color:#475467;font-size:.9rem}
+.charts{display:flex;flex-wrap:wrap;gap:1.5rem;align-items:flex-start}.charts figure{margin:0}
+.charts svg{max-width:none;height:auto}
+figcaption{color:#475467;font-size:.9rem}.wide{overflow-x:auto}
+details pre{white-space:pre-wrap;overflow-wrap:anywhere;max-height:20rem;overflow:auto;
+margin:.2rem 0}
+details li{margin:.3rem 0}.who{font-weight:600}
 """
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-_COLORS = {"all": "#344054", "easy": "#32d583", "medium": "#fdb022", "hard": "#f04438"}
 
 
-def _svg(figure: object) -> str:
-    import matplotlib as mpl  # noqa: PLC0415 - start-up: matplotlib costs 370 ms; only HTML pays
-
-    out = io.StringIO()
-    with mpl.rc_context({"svg.hashsalt": "selfbench", "svg.fonttype": "none"}):
-        figure.savefig(out, format="svg", metadata={"Date": None}, bbox_inches="tight")  # type: ignore[attr-defined]
-    text = out.getvalue()
-    text = re.sub(r"\s*<metadata>.*?</metadata>", "", text, flags=re.DOTALL)
-    return text[text.index("<svg") :]
+def _bars(summary: Summary, intervals: Mapping[str, tuple[float, float]] | None) -> list[AgentBar]:
+    given = intervals or {}
+    return [AgentBar(a.name, a.passes, a.counted, given.get(a.name)) for a in summary.agents]
 
 
-def _pass_rate_chart(summary: Summary) -> str:
-    from matplotlib.figure import Figure  # noqa: PLC0415 - start-up: matplotlib costs 370 ms
-
-    figure = Figure(figsize=(6.2, 3.1))
-    axes = figure.add_subplot()
-    names = [agent.name for agent in summary.agents]
-    levels = ["all", *(name for name, _, _ in summary.agents[0].by_difficulty)]
-    width = 0.8 / len(levels)
-    for index, level in enumerate(levels):
-        values = []
-        for agent in summary.agents:
-            if level == "all":
-                values.append((agent.pass_rate or 0.0) * 100)
-                continue
-            passes, counted = next((p, c) for n, p, c in agent.by_difficulty if n == level)
-            values.append(passes / counted * 100 if counted else 0.0)
-        positions = [i + (index - (len(levels) - 1) / 2) * width for i in range(len(names))]
-        bars = axes.bar(positions, values, width, label=level, color=_COLORS.get(level, "#667085"))
-        axes.bar_label(bars, fmt="%.0f", fontsize=7, padding=1)
-    axes.set_xticks(range(len(names)), names)
-    axes.set_ylabel("pass rate (%)")
-    axes.set_ylim(0, 100)
-    axes.legend(ncols=len(levels), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
-    axes.spines[["top", "right"]].set_visible(False)
-    return _svg(figure)
+def _ranked(summary: Summary) -> list[AgentSummary]:
+    """The agents best pass rate first, as the pass-rate chart shows them."""
+    return sorted(summary.agents, key=lambda a: -(a.pass_rate if a.pass_rate is not None else -1))
 
 
-def _time_chart(summary: Summary) -> str:
-    from matplotlib.figure import Figure  # noqa: PLC0415 - start-up: matplotlib costs 370 ms
+def _units(summary: Summary) -> tuple[Unit, Unit, Unit]:
+    """The units of time, tokens and cost, shared by the charts and the table."""
+    agents = summary.agents
+    seconds = [v for a in agents for v in (a.mean_seconds, a.median_seconds)]
+    return (
+        seconds_unit(seconds),
+        tokens_unit([a.tokens for a in agents]),
+        cost_unit([a.cost_usd for a in agents]),
+    )
 
-    figure = Figure(figsize=(4.4, 3.1))
-    axes = figure.add_subplot()
-    names = [agent.name for agent in summary.agents]
-    means = [agent.mean_seconds or 0.0 for agent in summary.agents]
-    medians = [agent.median_seconds or 0.0 for agent in summary.agents]
-    positions = range(len(names))
-    axes.barh([p - 0.2 for p in positions], means, 0.4, label="mean", color="#528bff")
-    axes.barh([p + 0.2 for p in positions], medians, 0.4, label="median", color="#b2ccff")
-    axes.set_yticks(list(positions), names)
-    axes.invert_yaxis()  # the table's order, top to bottom
-    axes.set_xlabel("agent time per trial (s)")
-    axes.legend(ncols=2, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
-    axes.spines[["top", "right"]].set_visible(False)
-    return _svg(figure)
+
+def _usage_chart(summary: Summary) -> str:
+    agents = _ranked(summary)
+    time, tokens, cost = _units(summary)
+    columns: list[tuple[str, Unit, Sequence[float | None]]] = [
+        ("mean agent time per trial", time, [a.mean_seconds for a in agents])
+    ]
+    if any(a.tokens is not None for a in agents):
+        columns.append(("tokens", tokens, [a.tokens for a in agents]))
+    if any(a.cost_usd is not None for a in agents):
+        columns.append(("cost", cost, [a.cost_usd for a in agents]))
+    return usage_chart([a.name for a in agents], columns)
+
+
+def _state(cell: Cell) -> MatrixState:
+    if cell.note == "—":
+        return "not run"
+    if cell.note in ("infra", "task"):
+        return "infra" if cell.note == "infra" else "task"
+    if cell.counted and cell.passes == cell.counted:
+        return "pass"
+    return "fail" if cell.passes == 0 else "partial"
+
+
+def _matrix_chart(summary: Summary) -> str:
+    tasks = [task for task, _, _ in summary.matrix]
+    states = [[_state(cell) for cell in cells] for _, _, cells in summary.matrix]
+    return matrix_chart(tasks, [a.name for a in summary.agents], states)
+
+
+def _charts(summary: Summary, intervals: Mapping[str, tuple[float, float]] | None) -> list[str]:
+    whiskers = ", with 95% intervals" if intervals else ""
+    figures = [
+        (pass_rate_chart(_bars(summary, intervals)), f"Pass rate per agent, best first{whiskers}"),
+        (_usage_chart(summary), "Agent time, tokens and cost per agent, in the same order"),
+        (_matrix_chart(summary), "Tasks by agent"),
+    ]
+    return [
+        '<div class="charts">',
+        *(f"<figure>{svg}<figcaption>{html.escape(text)}</figcaption></figure>"
+          for svg, text in figures),
+        "</div>",
+    ]  # fmt: skip
+
+
+def _agent_table(summary: Summary) -> str:
+    """The agents table, its time, token and cost cells in the charts' units."""
+    header, rows = agent_rows(summary)
+    time, tokens, cost = _units(summary)
+    columns = {name: index for index, name in enumerate(header)}
+    for row, agent in zip(rows, summary.agents, strict=True):
+        row[columns["mean time"]] = time.text(agent.mean_seconds)
+        row[columns["median time"]] = time.text(agent.median_seconds)
+        usage = [cost.text(agent.cost_usd)] if agent.cost_usd is not None else []
+        usage += [tokens.text(agent.tokens)] if agent.tokens is not None else []
+        row[columns["cost"]] = " / ".join(usage) or "—"
+    return _table(header, rows)
 
 
 def _table(header: list[str], rows: list[list[str]], *, cells_from: int | None = None) -> str:
@@ -118,8 +154,43 @@ def _cell_class(text: str) -> str:
     return "fail" if passes == "0" else "part"
 
 
-def render_html(summary: Summary) -> str:
-    """The report page."""
+def _steps(files: TrialFiles) -> str:
+    """The trajectory as a collapsed list of steps, every text escaped."""
+    items = "".join(
+        f'<li><span class="who">{html.escape(step.source)}</span>'
+        f"<pre>{html.escape(step.text)}</pre></li>"
+        for step in files.steps
+    )
+    more = f"<p>{files.omitted} more not shown</p>" if files.omitted else ""
+    count = f"{len(files.steps)} step{'s' if len(files.steps) != 1 else ''}"
+    return f"<details><summary>trajectory ({count})</summary><ol>{items}</ol>{more}</details>"
+
+
+def _failure_table(summary: Summary, trials: Mapping[tuple[str, str, int], TrialFiles]) -> str:
+    """The non-passes, each with links to its logs and its trajectory's steps when known."""
+    header, rows = failure_rows(summary)
+    head = "".join(f"<th>{html.escape(cell)}</th>" for cell in [*header, "logs"])
+    body = []
+    for failure, row in zip(summary.failures, rows, strict=True):
+        files = trials.get((failure.task, failure.agent, failure.trial), TrialFiles())
+        links = " ".join(
+            f'<a href="{html.escape(href)}">{html.escape(label)}</a>' for label, href in files.links
+        )
+        shown = (links or "—") + (_steps(files) if files.steps else "")
+        cells = "".join(f"<td>{html.escape(cell)}</td>" for cell in row)
+        body.append(f"<tr>{cells}<td>{shown}</td></tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def render_html(
+    summary: Summary,
+    *,
+    trials: Mapping[tuple[str, str, int], TrialFiles] | None = None,
+    intervals: Mapping[str, tuple[float, float]] | None = None,
+) -> str:
+    """The report page; with `trials` (`read_trial_files`), each non-pass links to its logs and
+    shows its trajectory; with `intervals` (per agent name, a 95% interval of its pass rate as
+    fractions), the pass-rate chart draws them as whiskers."""
     title = f"selfbench evaluation: {summary.tasks} tasks"
     parts = [
         "<!DOCTYPE html>",
@@ -136,23 +207,16 @@ def render_html(summary: Summary) -> str:
     ]
     parts += [f"<p>{html.escape(line)}.</p>" for line in network_lines(summary)]
     if summary.agents:
-        parts += [
-            '<div class="charts">',
-            (
-                f"<figure>{_pass_rate_chart(summary)}<figcaption>Pass rate per agent, overall and "
-                "per difficulty</figcaption></figure>"
-            ),
-            f"<figure>{_time_chart(summary)}<figcaption>Agent time per trial</figcaption></figure>",
-            "</div>",
-        ]
-    parts += ["<h2>Agents</h2>", _table(*agent_rows(summary))]
+        parts += _charts(summary, intervals)
+    parts += ["<h2>Agents</h2>", _agent_table(summary)]
     header, rows = matrix_rows(summary)
     agents_from = len(header) - len(summary.agents)
-    parts += ["<h2>Tasks by agent</h2>", _table(header, rows, cells_from=agents_from)]
+    matrix = _table(header, rows, cells_from=agents_from)
+    parts += ["<h2>Tasks by agent</h2>", f'<div class="wide">{matrix}</div>']
     if summary.quality:
         parts += ["<h2>Quality</h2>", _table(*quality_rows(summary))]
     if summary.failures:
-        parts += ["<h2>Non-passes</h2>", _table(*failure_rows(summary))]
+        parts += ["<h2>Non-passes</h2>", _failure_table(summary, trials or {})]
     if summary.skipped_lines:
         items = "".join(f"<li>{html.escape(line)}</li>" for line in summary.skipped_lines)
         parts += ["<h2>Skipped results lines</h2>", f"<ul>{items}</ul>"]
