@@ -91,7 +91,8 @@ def wilson_interval(passes: int, trials: int) -> Interval | None:
     z2 = Z95 * Z95
     centre = (rate + z2 / (2 * trials)) / (1 + z2 / trials)
     half = Z95 / (1 + z2 / trials) * sqrt(rate * (1 - rate) / trials + z2 / (4 * trials * trials))
-    return Interval(max(0.0, centre - half), min(1.0, centre + half))
+    # at 0 or n passes one bound is the rate itself; rounding must not move it past the rate
+    return Interval(min(rate, max(0.0, centre - half)), max(rate, min(1.0, centre + half)))
 
 
 def bootstrap_interval(per_task: Sequence[Counts]) -> Interval | None:
