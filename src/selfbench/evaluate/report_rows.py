@@ -53,7 +53,7 @@ def _difficulty_header(summary: Summary) -> list[str]:
 def agent_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
     """The per-agent table: header and rows, as every format shows it."""
     difficulties = _difficulty_header(summary)
-    header = ["agent", "pass rate", "95% interval", *difficulties]
+    header = ["agent", "pass rate", "95% CI", *difficulties]
     if summary.trials_per_task > 1:
         header += [f"pass@{summary.trials_per_task}", f"pass^{summary.trials_per_task}"]
     header += ["mean time", "median time", "cost", "agent / task / infra failures"]
@@ -120,10 +120,11 @@ def passed_by_lines(summary: Summary) -> list[str]:
 
 
 def comparison_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
-    """Each pair of agents other than the baselines: the pair, its common tasks and the
-    one-line reading (difference in percentage points, its 95% interval, the p value)."""
-    rows = [[f"{c.first} vs {c.second}", str(c.tasks), reading(c)] for c in summary.comparisons]
-    return ["pair", "common tasks", "reading"], rows
+    """Each pair of agents other than the baselines: its common tasks and its one-line
+    reading (who beats whom on how many tasks, the difference in percentage points with its
+    95% interval, the p value)."""
+    rows = [[str(c.tasks), reading(c)] for c in summary.comparisons]
+    return ["tasks", "pair"], rows
 
 
 def method_lines(summary: Summary) -> list[str]:

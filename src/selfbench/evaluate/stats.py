@@ -300,12 +300,11 @@ def describe_methods(*, several_trials: bool) -> str:
     """The methods a report used, named once (its footnote)."""
     if several_trials:
         return (
-            "Pass rate: 95% task-level bootstrap interval (tasks resampled, "
-            f"{BOOTSTRAP_RESAMPLES} resamples, seed {SEED}); pass@k and pass^k averaged over "
-            "tasks. Pairs, on their common tasks: mean per-task difference with a paired "
-            "task bootstrap interval, two-sided paired permutation test."
+            f"Pass rate: 95% task bootstrap interval ({BOOTSTRAP_RESAMPLES} resamples of the "
+            f"tasks, seed {SEED}). Pairs, on common tasks: mean per-task difference, paired "
+            "task bootstrap interval, paired permutation test (two-sided)."
         )
     return (
-        "Pass rate: 95% Wilson score interval. Pairs, on their common tasks: difference "
-        "with Newcombe's paired interval, exact McNemar test (two-sided)."
+        "Pass rate: 95% Wilson score interval. Pairs, on common tasks: Newcombe's paired "
+        "interval, exact McNemar test (two-sided)."
     )
