@@ -14,6 +14,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cache
 from math import comb, lcm, sqrt
 
 __all__ = [
@@ -107,18 +108,21 @@ def bootstrap_interval(per_task: Sequence[Counts]) -> Interval | None:
     if not tasks:
         return None
     rate = sum(p for p, _ in tasks) / sum(n for _, n in tasks)
-    values = []
-    for sample in _resamples(len(tasks)):
-        chosen = [tasks[index] for index in sample]
-        values.append(sum(p for p, _ in chosen) / sum(n for _, n in chosen))
+    passes, trials = [p for p, _ in tasks], [n for _, n in tasks]
+    values = [
+        sum(map(passes.__getitem__, sample)) / sum(map(trials.__getitem__, sample))
+        for sample in _resamples(len(tasks))
+    ]
     return _percentiles(values, rate)
 
 
-def _resamples(size: int) -> list[list[int]]:
-    """`BOOTSTRAP_RESAMPLES` lists of `size` indices drawn with replacement, seeded."""
+@cache
+def _resamples(size: int) -> tuple[tuple[int, ...], ...]:
+    """`BOOTSTRAP_RESAMPLES` tuples of `size` indices drawn with replacement, seeded (kept:
+    every interval over `size` tasks uses the same ones)."""
     rng = random.Random(SEED)  # noqa: S311 - a reproducible resampling, not a secret
     indices = range(size)
-    return [rng.choices(indices, k=size) for _ in range(BOOTSTRAP_RESAMPLES)]
+    return tuple(tuple(rng.choices(indices, k=size)) for _ in range(BOOTSTRAP_RESAMPLES))
 
 
 def _percentiles(values: list[float], estimate: float) -> Interval:
@@ -202,7 +206,8 @@ def paired_bootstrap_interval(differences: Sequence[Fraction]) -> Interval:
     """
     values = [float(d) for d in differences]
     estimate = sum(values) / len(values)
-    means = [sum(values[i] for i in sample) / len(sample) for sample in _resamples(len(values))]
+    size = len(values)
+    means = [sum(map(values.__getitem__, sample)) / size for sample in _resamples(size)]
     return _percentiles(means, estimate)
 
 
