@@ -345,6 +345,7 @@ def test_the_summary_carries_the_statistics(tmp_path: Path) -> None:
     assert "Passed by every agent: no task" in text
     assert "a beats b on 2 tasks, loses on 0, ties on 2; difference 50 pp" in text
     assert text.count("Wilson score interval") == 1
+    assert text.count("exact McNemar test") == 1
     json_text = render_report(summary, "json")
     assert json_text.count("Wilson score interval") == 1
     assert '"pValue": 0.5' in json_text

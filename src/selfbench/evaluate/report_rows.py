@@ -129,7 +129,7 @@ def comparison_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
 
 def method_lines(summary: Summary) -> list[str]:
     """The report's footnote: the statistical methods, and what the comparisons leave out."""
-    lines = [summary.methods]
+    lines = list(summary.methods)
     if any(agent.name in BUILTIN_AGENTS for agent in summary.agents):
         lines.append(
             f"The baselines ({', '.join(BUILTIN_AGENTS)}) are left out of the pairs and of the "

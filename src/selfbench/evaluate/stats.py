@@ -301,15 +301,19 @@ def format_p(value: float) -> str:
     return f"p = {value:.3f}" if value < 0.01 else f"p = {value:.2f}"
 
 
-def describe_methods(*, several_trials: bool) -> str:
-    """The methods a report used, named once (its footnote)."""
+def describe_methods(*, several_trials: bool) -> tuple[str, str]:
+    """The methods a report used, named once (its footnote): the pass rate's, the pairs'."""
     if several_trials:
-        return (
+        rate = (
             f"Pass rate: 95% task bootstrap interval ({BOOTSTRAP_RESAMPLES} resamples of the "
-            f"tasks, seed {SEED}). Pairs, on common tasks: mean per-task difference, paired "
-            "task bootstrap interval, paired permutation test (two-sided)."
+            f"tasks, seed {SEED}); pass@k and pass^k: means over tasks."
         )
+        pairs = (
+            "Pairs, on common tasks: mean per-task difference, paired task bootstrap interval, "
+            "paired permutation test (two-sided)."
+        )
+        return rate, pairs
     return (
-        "Pass rate: 95% Wilson score interval. Pairs, on common tasks: Newcombe's paired "
-        "interval, exact McNemar test (two-sided)."
+        "Pass rate: 95% Wilson score interval.",
+        "Pairs, on common tasks: Newcombe's paired interval, exact McNemar test (two-sided).",
     )

@@ -134,7 +134,7 @@ class Summary:
     one trial, and those with a counted trial on it."""
 
     @property
-    def methods(self) -> str:
+    def methods(self) -> tuple[str, str]:
         """The statistical methods of this report, named once."""
         return describe_methods(several_trials=self.trials_per_task > 1)
 
@@ -159,7 +159,7 @@ class Summary:
                 )
             ],
             "comparisons": [_comparison_json(c) for c in self.comparisons],
-            "methods": self.methods,
+            "methods": list(self.methods),
             "failures": [
                 {
                     "task": f.task,
