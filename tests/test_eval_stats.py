@@ -87,6 +87,15 @@ def test_one_trial_per_task_is_wilson_several_the_task_bootstrap() -> None:
     several = [(1, 2), (0, 1), (2, 2)]
     assert pass_rate_interval(several) == bootstrap_interval(several)
     assert bootstrap_interval(several) == bootstrap_interval(several)  # seeded
+    # an evaluation of several trials whose agent kept one counted trial per task (the others
+    # were infrastructure) still reports the method the report names: the bootstrap
+    single = [(1, 1), (0, 1), (1, 1)]
+    assert pass_rate_interval(single, several_trials=True) == bootstrap_interval(single)
+    pairs = [((1, 1), (0, 1)), ((1, 1), (1, 1))]
+    assert compare("A", "B", pairs, several_trials=True).interval == (
+        stats.paired_bootstrap_interval([Fraction(1), Fraction(0)])
+    )
+    assert compare("A", "B", pairs).interval == newcombe_paired_interval(1, 1, 0, 0)
 
 
 # t1 1 of 3, t2 0 of 3, t3 2 of 3

@@ -132,9 +132,15 @@ def _percentiles(values: list[float], estimate: float) -> Interval:
     return Interval(min(low, estimate), max(high, estimate))
 
 
-def pass_rate_interval(per_task: Sequence[Counts]) -> Interval | None:
-    """Wilson's interval when every task has at most one trial, else the task bootstrap's."""
-    if all(n <= 1 for _, n in per_task):
+def pass_rate_interval(
+    per_task: Sequence[Counts], *, several_trials: bool | None = None
+) -> Interval | None:
+    """Wilson's interval for one trial per task, else the task bootstrap's. `several_trials`
+    says which the evaluation ran (a report names one method for every agent); by default
+    every task having at most one counted trial means one."""
+    if several_trials is None:
+        several_trials = any(n > 1 for _, n in per_task)
+    if not several_trials:
         return wilson_interval(sum(p for p, _ in per_task), sum(n for _, n in per_task))
     return bootstrap_interval(per_task)
 
@@ -246,12 +252,19 @@ def _sampled_permutation(steps: Sequence[int], observed: int) -> float:
     return (1 + hits) / (1 + PERMUTATION_RESAMPLES)
 
 
-def compare(first: str, second: str, pairs: Sequence[tuple[Counts, Counts]]) -> Comparison:
+def compare(
+    first: str,
+    second: str,
+    pairs: Sequence[tuple[Counts, Counts]],
+    *,
+    several_trials: bool | None = None,
+) -> Comparison:
     """Compare two agents on their common tasks, given as (first's, second's) counts per task.
 
-    One trial per task (every task): Newcombe's paired interval and McNemar's exact test.
-    Several: a paired task bootstrap interval and a paired permutation test. Each task weighs
-    the same. Tasks where either agent has no counted trial are left out.
+    One trial per task: Newcombe's paired interval and McNemar's exact test. Several: a paired
+    task bootstrap interval and a paired permutation test. `several_trials` says which the
+    evaluation ran; by default, one trial of each agent on every common task means one. Each
+    task weighs the same. Tasks where either agent has no counted trial are left out.
     """
     common = [(a, b) for a, b in pairs if a[1] and b[1]]
     differences = _differences(common)
@@ -260,7 +273,9 @@ def compare(first: str, second: str, pairs: Sequence[tuple[Counts, Counts]]) -> 
     if not common:
         return Comparison(first, second, 0, 0, 0, 0.0, Interval(-1.0, 1.0), 1.0)
     difference = float(sum(differences) / len(differences))
-    if all(a[1] == 1 and b[1] == 1 for a, b in common):
+    if several_trials is None:
+        several_trials = not all(a[1] == 1 and b[1] == 1 for a, b in common)
+    if not several_trials:
         both = sum(1 for a, b in common if a[0] and b[0])
         neither = len(common) - both - wins - losses
         interval = newcombe_paired_interval(both, wins, losses, neither)

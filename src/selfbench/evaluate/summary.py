@@ -249,7 +249,7 @@ def _agent(name: str, records: list[TrialRecord], log: ResultsLog, k: int) -> Ag
         agent_failures=classes.count("agent"),
         task_failures=classes.count("task"),
         infrastructure=classes.count("infrastructure"),
-        interval=pass_rate_interval(counts),
+        interval=pass_rate_interval(counts, several_trials=k > 1),
         pass_hat_k=pass_hat_k(counts, k) if k > 1 else None,
     )
 
@@ -310,7 +310,7 @@ def build_summary(log: ResultsLog) -> Summary:
         log.corrupt,
         networks,
         quality,
-        _comparisons(agents, matrix),
+        _comparisons(agents, matrix, k),
         _passed_by(agents, matrix),
     )
 
@@ -322,15 +322,19 @@ def _compared(agents: tuple[AgentSummary, ...]) -> list[int]:
 
 
 def _comparisons(
-    agents: tuple[AgentSummary, ...], matrix: tuple[tuple[str, str, tuple[Cell, ...]], ...]
+    agents: tuple[AgentSummary, ...],
+    matrix: tuple[tuple[str, str, tuple[Cell, ...]], ...],
+    k: int,
 ) -> tuple[Comparison, ...]:
-    """Every pair of agents other than the baselines, on the tasks both have trials on."""
+    """Every pair of agents other than the baselines, on the tasks both have trials on, by the
+    methods of `k` trials per task."""
     order = _compared(agents)
     return tuple(
         compare(
             agents[i].name,
             agents[j].name,
             [((c[i].passes, c[i].counted), (c[j].passes, c[j].counted)) for _, _, c in matrix],
+            several_trials=k > 1,
         )
         for position, i in enumerate(order)
         for j in order[position + 1 :]
