@@ -136,11 +136,9 @@ def pass_rate_interval(
     per_task: Sequence[Counts], *, several_trials: bool | None = None
 ) -> Interval | None:
     """Wilson's interval for one trial per task, else the task bootstrap's. `several_trials`
-    says which the evaluation ran (a report names one method for every agent); by default
-    every task having at most one counted trial means one."""
-    if several_trials is None:
-        several_trials = any(n > 1 for _, n in per_task)
-    if not several_trials:
+    says which the evaluation ran (a report names one method for every agent); a task with
+    several counted trials always means the bootstrap."""
+    if not several_trials and all(n <= 1 for _, n in per_task):
         return wilson_interval(sum(p for p, _ in per_task), sum(n for _, n in per_task))
     return bootstrap_interval(per_task)
 
@@ -263,8 +261,9 @@ def compare(
 
     One trial per task: Newcombe's paired interval and McNemar's exact test. Several: a paired
     task bootstrap interval and a paired permutation test. `several_trials` says which the
-    evaluation ran; by default, one trial of each agent on every common task means one. Each
-    task weighs the same. Tasks where either agent has no counted trial are left out.
+    evaluation ran; a common task with several counted trials of either agent always means
+    several. Each task weighs the same. Tasks where either agent has no counted trial are left
+    out.
     """
     common = [(a, b) for a, b in pairs if a[1] and b[1]]
     differences = _differences(common)
@@ -273,9 +272,7 @@ def compare(
     if not common:
         return Comparison(first, second, 0, 0, 0, 0.0, Interval(-1.0, 1.0), 1.0)
     difference = float(sum(differences) / len(differences))
-    if several_trials is None:
-        several_trials = not all(a[1] == 1 and b[1] == 1 for a, b in common)
-    if not several_trials:
+    if not several_trials and all(a[1] == 1 and b[1] == 1 for a, b in common):
         both = sum(1 for a, b in common if a[0] and b[0])
         neither = len(common) - both - wins - losses
         interval = newcombe_paired_interval(both, wins, losses, neither)
@@ -287,8 +284,8 @@ def compare(
 
 
 def reading(comparison: Comparison) -> str:
-    """One line a person reads: `A beats B on 7 tasks, loses on 1; difference 30 pp [8, 52];
-    p = 0.04` (points rounded to whole percentage points)."""
+    """One line a person reads: `A beats B on 7 tasks, loses on 1, ties on 2; difference 30 pp
+    [8, 52]; p = 0.04` (whole percentage points)."""
     c = comparison
     if not c.tasks:
         return f"{c.first} and {c.second} have no task in common"
