@@ -269,6 +269,19 @@ def test_the_bootstrap_holds_the_rate_within_0_and_1(per_task: list[tuple[int, i
     assert 0.0 <= interval.low <= rate <= interval.high <= 1.0
 
 
+@given(st.lists(several, min_size=1, max_size=8), st.integers(1, 5))
+def test_pass_hat_k_is_at_most_the_rate_and_pass_at_k_at_least(
+    per_task: list[tuple[int, int]], k: int
+) -> None:
+    mean_rate = sum(p / n for p, n in per_task) / len(per_task)
+    at_k, hat_k = pass_at_k(per_task, k), pass_hat_k(per_task, k)
+    assert at_k is not None
+    assert hat_k is not None
+    assert 0.0 <= hat_k <= mean_rate + 1e-12
+    assert mean_rate <= at_k + 1e-12
+    assert at_k <= 1.0
+
+
 def _swapped(
     pairs: list[tuple[tuple[int, int], tuple[int, int]]],
 ) -> list[tuple[tuple[int, int], tuple[int, int]]]:
