@@ -86,18 +86,28 @@ def test_markdown_and_csv_are_exact(tmp_path: Path) -> None:
     assert render_report(summary, "md") == (
         f"# Benchmark {BENCHMARK[:12]}: 3 tasks, 1 trial(s) per task and agent\n\n"
         "Agent network (local: none).\n\n## Agents\n\n"
-        "| agent | pass rate | easy | medium | mean time | median time | cost |"
+        "| agent | pass rate | 95% CI | easy | medium | mean time | median time | cost |"
         " agent / task / infra failures |\n"
-        "| --- | --- | --- | --- | --- | --- | --- | --- |\n"
-        "| oracle | 100.0% (2/2) | 100.0% (1/1) | 100.0% (1/1) | 10.0 s | 10.0 s | — |"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+        "| oracle | 100.0% (2/2) | 34-100% | 100.0% (1/1) | 100.0% (1/1) | 10.0 s | 10.0 s | — |"
         " 0 / 0 / 0 |\n"
-        "| agent-a | 100.0% (1/1) | 100.0% (1/1) | — (0/0) | 20.0 s | 20.0 s |"
+        "| agent-a | 100.0% (1/1) | 21-100% | 100.0% (1/1) | — (0/0) | 20.0 s | 20.0 s |"
         " $0.50 / 1,000 tok | 0 / 1 / 1 |\n"
-        "| agent-b | 0.0% (0/1) | 0.0% (0/1) | — (0/0) | 10.0 s | 10.0 s | — | 1 / 0 / 0 |\n"
+        "| agent-b | 0.0% (0/1) | 0-79% | 0.0% (0/1) | — (0/0) | 10.0 s | 10.0 s | — |"
+        " 1 / 0 / 0 |\n"
         "\n## Tasks\n\n"
-        "| task | difficulty | oracle | agent-a | agent-b |\n| --- | --- | --- | --- | --- |\n"
-        "| t1 | easy | 1/1 | 1/1 | 0/1 |\n| t2 | medium | 1/1 | task | — |\n"
-        "| t3 | easy | — | infra | — |\n\n## Non-passes\n\n"
+        "| task | difficulty | oracle | agent-a | agent-b | agents passing |\n"
+        "| --- | --- | --- | --- | --- | --- |\n"
+        "| t1 | easy | 1/1 | 1/1 | 0/1 | 1/2 |\n| t2 | medium | 1/1 | task | — | 0/0 |\n"
+        "| t3 | easy | — | infra | — | 0/0 |\n\n"
+        "Passed by every agent: no task.\nPassed by no agent: no task.\n\n## Pairs\n\n"
+        "| tasks | pair |\n| --- | --- |\n"
+        "| 1 | agent-a beats agent-b on 1 task, loses on 0, ties on 0;"
+        " difference 100 pp [-12, 100]; p = 1.00 |\n\n"
+        "*Pass rate: 95% Wilson score interval.*\n"
+        "*Pairs, on common tasks: Newcombe's paired interval, exact McNemar test (two-sided).*\n"
+        "*The baselines (oracle, nop) are left out of the pairs and of the agents passing each"
+        " task.*\n\n## Non-passes\n\n"
         "| task | agent | trial | class | reason |\n| --- | --- | --- | --- | --- |\n"
         "| t1 | agent-b | 1 | agent | tests ran and failed: fail-to-pass |\n"
         "| t2 | agent-a | 1 | task | the task is broken: the oracle no longer passes: x"
@@ -105,9 +115,9 @@ def test_markdown_and_csv_are_exact(tmp_path: Path) -> None:
         "| t3 | agent-a | 1 | infrastructure | setup: failed |\n"
     )
     assert render_report(summary, "csv").splitlines()[1:4] == [
-        "oracle,all,2,2,1.0000,,10.0000,10.0000,,,0,0,0",
-        "oracle,easy,1,1,1.0000,,,,,,,,",
-        "oracle,medium,1,1,1.0000,,,,,,,,",
+        "oracle,all,2,2,1.0000,,10.0000,10.0000,,,0,0,0,0.3424,1.0000,wilson,",
+        "oracle,easy,1,1,1.0000,,,,,,,,,,,,",
+        "oracle,medium,1,1,1.0000,,,,,,,,,,,,",
     ]
 
 
@@ -117,7 +127,13 @@ def test_the_json_report_and_the_cli(tmp_path: Path, capsys: pytest.CaptureFixtu
     value = json.loads(capsys.readouterr().out)
     assert value["agents"][1]["byDifficulty"]["easy"] == {"passes": 1, "passRate": 1.0, "trials": 1}
     cells = {"oracle": "—", "agent-a": "infra", "agent-b": "—"}
-    assert value["matrix"][2] == {"task": "t3", "difficulty": "easy", "cells": cells}
+    assert value["matrix"][2] == {
+        "task": "t3",
+        "difficulty": "easy",
+        "cells": cells,
+        "passedBy": 0,
+        "agentsCounted": 0,
+    }
     out = tmp_path / "report.txt"
     assert main(["report", str(results), "--out", str(out)]) == 0
     text = out.read_text()
@@ -334,15 +350,17 @@ def test_the_markdown_report_has_a_verdict_column_and_the_reasons(tmp_path: Path
     text = render_report(summary, "md")
     assert (
         "## Tasks\n\n"
-        "| task | difficulty | quality | oracle | agent-a | agent-b |\n"
-        "| --- | --- | --- | --- | --- | --- |\n"
-        "| t1 | easy | ship | 1/1 | 1/1 | 0/1 |\n| t2 | medium | review | 1/1 | task | — |\n"
-        "| t3 | easy | — | — | infra | — |\n\n"
+        "| task | difficulty | quality | oracle | agent-a | agent-b | agents passing |\n"
+        "| --- | --- | --- | --- | --- | --- | --- |\n"
+        "| t1 | easy | ship | 1/1 | 1/1 | 0/1 | 1/2 |\n"
+        "| t2 | medium | review | 1/1 | task | — | 0/0 |\n"
+        "| t3 | easy | — | — | infra | — | 0/0 |\n\n"
+        "Passed by every agent: no task.\nPassed by no agent: no task.\n\n"
         "## Quality\n\n"
         "| task | verdict | reasons |\n| --- | --- | --- |\n"
         "| t1 | ship | — |\n"
         "| t2 | review | weak tests: mutation score 50% (2 of 4 killed) |\n\n"
-        "## Non-passes"
+        "## Pairs"
     ) in text
 
 

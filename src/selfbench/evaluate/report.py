@@ -11,9 +11,12 @@ from selfbench._text import printable
 from selfbench.evaluate.report_html import render_html
 from selfbench.evaluate.report_rows import (
     agent_rows,
+    comparison_rows,
     failure_rows,
     matrix_rows,
+    method_lines,
     network_lines,
+    passed_by_lines,
     quality_rows,
 )
 from selfbench.evaluate.summary import Summary
@@ -38,7 +41,8 @@ def _title(summary: Summary) -> str:
 
 
 def render_text(summary: Summary, *, width: int = 120) -> str:
-    """The terminal report: rich tables, rendered without colour."""
+    """The terminal report: rich tables (agents, tasks, pairs), rendered without colour, the
+    methods' footnote and the non-passes."""
     from rich.console import Console  # noqa: PLC0415 - start-up: rich costs 40 ms; only text pays
     from rich.table import Table  # noqa: PLC0415
     from rich.text import Text  # noqa: PLC0415
@@ -47,15 +51,21 @@ def render_text(summary: Summary, *, width: int = 120) -> str:
     console.print(_title(summary))
     for line in network_lines(summary):
         console.print(printable(line), markup=False, highlight=False)
-    for title, (header, rows) in (("Agents", agent_rows(summary)), ("Tasks", matrix_rows(summary))):
-        table = Table(title=title)
-        for column in header:
-            table.add_column(column)
-        for row in rows:
-            table.add_row(*(Text(printable(cell)) for cell in row))
-        console.print(table)
-    for line in _failure_lines(summary):
-        console.print(printable(line), markup=False, highlight=False)
+    sections = [
+        ("Agents", agent_rows(summary), []),
+        ("Tasks", matrix_rows(summary, passed_by=True), passed_by_lines(summary)),
+        ("Pairs", comparison_rows(summary), method_lines(summary) + _failure_lines(summary)),
+    ]
+    for title, (header, rows), lines in sections:
+        if rows or title != "Pairs":  # the pairs' table only when there is a pair
+            table = Table(title=title)
+            for column in header:
+                table.add_column(column)
+            for row in rows:
+                table.add_row(*(Text(printable(cell)) for cell in row))
+            console.print(table)
+        for line in lines:
+            console.print(printable(line), markup=False, highlight=False)
     output = console.file
     assert isinstance(output, io.StringIO)  # noqa: S101 - the file given above
     return output.getvalue()
@@ -81,17 +91,25 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> lis
 
 
 def render_markdown(summary: Summary) -> str:
-    """The report as Markdown: the two tables, the tasks' quality verdicts and reasons (when
-    the benchmark carries them) and the non-passes."""
+    """The report as Markdown: the agents and tasks tables, the tasks' quality verdicts and
+    reasons (when the benchmark carries them), the pairs of agents, the methods' footnote and
+    the non-passes."""
     lines = [f"# {_title(summary)}", ""]
     lines += [f"{line}." for line in network_lines(summary)]
     lines += ["", "## Agents", ""] if summary.networks else ["## Agents", ""]
     lines += _markdown_table(*agent_rows(summary))
     lines += ["", "## Tasks", ""]
-    lines += _markdown_table(*matrix_rows(summary))
+    lines += _markdown_table(*matrix_rows(summary, passed_by=True))
+    passed_by = passed_by_lines(summary)
+    if passed_by:
+        lines += ["", *(f"{line}." for line in passed_by)]
     if summary.quality:
         lines += ["", "## Quality", ""]
         lines += _markdown_table(*quality_rows(summary))
+    if summary.comparisons:
+        lines += ["", "## Pairs", ""]
+        lines += _markdown_table(*comparison_rows(summary))
+    lines += ["", *(f"*{line}*" for line in method_lines(summary))]
     if summary.failures:
         lines += ["", "## Non-passes", ""]
         lines += _markdown_table(*failure_rows(summary))
@@ -99,13 +117,17 @@ def render_markdown(summary: Summary) -> str:
 
 
 def render_csv(summary: Summary) -> str:
-    """One row per agent and difficulty (`all` first): trials, passes, rate and the rest."""
+    """One row per agent and difficulty (`all` first): trials, passes, rate and the rest; the
+    pass rate's 95% interval, its method and pass^k on the `all` row, after the columns
+    before them."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
+    method = "task bootstrap" if summary.trials_per_task > 1 else "wilson"
     writer.writerow(
         ["agent", "difficulty", "trials", "passes", "pass_rate", "pass_at_k", "mean_agent_seconds",
          "median_agent_seconds", "tokens", "cost_usd", "agent_failures", "task_failures",
-         "infrastructure_failures"]
+         "infrastructure_failures", "pass_rate_low", "pass_rate_high", "interval_method",
+         "pass_hat_k"]
     )  # fmt: skip
     for agent in summary.agents:
         rows = [("all", agent.passes, agent.counted), *agent.by_difficulty]
@@ -126,6 +148,10 @@ def render_csv(summary: Summary) -> str:
                     agent.agent_failures if whole else "",
                     agent.task_failures if whole else "",
                     agent.infrastructure if whole else "",
+                    _number(agent.interval.low) if whole and agent.interval else "",
+                    _number(agent.interval.high) if whole and agent.interval else "",
+                    method if whole and agent.interval else "",
+                    _number(agent.pass_hat_k) if whole else "",
                 ]
             )
     return out.getvalue()

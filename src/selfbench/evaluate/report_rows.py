@@ -1,16 +1,33 @@
 """The rows every format of the evaluation report shows: the per-agent table, the task-by-agent
-matrix, the non-passes and the agents' network (pure: strings out; the text and HTML renderers
-share them)."""
+matrix, the comparisons of agents, the non-passes and the agents' network (pure: strings out;
+the text and HTML renderers share them)."""
 
 from __future__ import annotations
 
+from selfbench.evaluate.agents import BUILTIN_AGENTS
+from selfbench.evaluate.stats import Interval, reading
 from selfbench.evaluate.summary import AgentSummary, Summary
 
-__all__ = ["agent_rows", "failure_rows", "matrix_rows", "network_lines", "quality_rows"]
+__all__ = [
+    "agent_rows",
+    "comparison_rows",
+    "failure_rows",
+    "matrix_rows",
+    "method_lines",
+    "network_lines",
+    "passed_by_lines",
+    "quality_rows",
+]
 
 
 def _percent(value: float | None) -> str:
     return "—" if value is None else f"{value * 100:.1f}%"
+
+
+def _interval(value: Interval | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value.low * 100:.0f}-{value.high * 100:.0f}%"
 
 
 def _seconds(value: float | None) -> str:
@@ -36,19 +53,23 @@ def _difficulty_header(summary: Summary) -> list[str]:
 def agent_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
     """The per-agent table: header and rows, as every format shows it."""
     difficulties = _difficulty_header(summary)
-    header = ["agent", "pass rate", *difficulties]
+    header = ["agent", "pass rate", "95% CI", *difficulties]
     if summary.trials_per_task > 1:
-        header.append(f"pass@{summary.trials_per_task}")
+        header += [f"pass@{summary.trials_per_task}", f"pass^{summary.trials_per_task}"]
     header += ["mean time", "median time", "cost", "agent / task / infra failures"]
     rows = []
     for agent in summary.agents:
-        row = [agent.name, f"{_percent(agent.pass_rate)} ({agent.passes}/{agent.counted})"]
+        row = [
+            agent.name,
+            f"{_percent(agent.pass_rate)} ({agent.passes}/{agent.counted})",
+            _interval(agent.interval),
+        ]
         row += [
             f"{_percent(passes / counted if counted else None)} ({passes}/{counted})"
             for _, passes, counted in agent.by_difficulty
         ]
         if summary.trials_per_task > 1:
-            row.append(_percent(agent.pass_at_k))
+            row += [_percent(agent.pass_at_k), _percent(agent.pass_hat_k)]
         row += [
             _seconds(agent.mean_seconds),
             _seconds(agent.median_seconds),
@@ -59,16 +80,62 @@ def agent_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def matrix_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
+def matrix_rows(summary: Summary, *, passed_by: bool = False) -> tuple[list[str], list[list[str]]]:
     """The task-by-agent matrix: header and rows; with quality records, each task's verdict
-    after its difficulty (`—` for a task without one)."""
+    after its difficulty (`—` for a task without one). With `passed_by` and agents other than
+    the baselines, a last column: how many of them pass the task (of those with a counted
+    trial on it)."""
     quality = ["quality"] if summary.quality else []
     header = ["task", "difficulty", *quality, *(agent.name for agent in summary.agents)]
     rows = [
         [task, level, *_verdict(summary, task), *(cell.text() for cell in cells)]
         for task, level, cells in summary.matrix
     ]
+    if passed_by and summary.passed_by and _compared(summary):
+        header.append("agents passing")
+        for row, (passing, counted) in zip(rows, summary.passed_by, strict=True):
+            row.append(f"{passing}/{counted}")
     return header, rows
+
+
+def _compared(summary: Summary) -> list[str]:
+    return [agent.name for agent in summary.agents if agent.name not in BUILTIN_AGENTS]
+
+
+def passed_by_lines(summary: Summary) -> list[str]:
+    """The tasks every agent other than the baselines passes, and those none passes (with
+    two such agents or more; a task none of them has a counted trial on is in neither)."""
+    if len(_compared(summary)) < 2 or not summary.passed_by:
+        return []
+    counts = [
+        (task, *count)
+        for (task, _, _), count in zip(summary.matrix, summary.passed_by, strict=True)
+    ]
+    every = [task for task, passing, counted in counts if counted and passing == counted]
+    none = [task for task, passing, counted in counts if counted and not passing]
+    return [
+        f"Passed by every agent: {', '.join(every) or 'no task'}",
+        f"Passed by no agent: {', '.join(none) or 'no task'}",
+    ]
+
+
+def comparison_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
+    """Each pair of agents other than the baselines: its common tasks and its one-line
+    reading (who beats whom on how many tasks, the difference in percentage points with its
+    95% interval, the p value)."""
+    rows = [[str(c.tasks), reading(c)] for c in summary.comparisons]
+    return ["tasks", "pair"], rows
+
+
+def method_lines(summary: Summary) -> list[str]:
+    """The report's footnote: the statistical methods, and what the comparisons leave out."""
+    lines = list(summary.methods)
+    if any(agent.name in BUILTIN_AGENTS for agent in summary.agents):
+        lines.append(
+            f"The baselines ({', '.join(BUILTIN_AGENTS)}) are left out of the pairs and of the "
+            "agents passing each task."
+        )
+    return lines
 
 
 def _verdict(summary: Summary, task: str) -> list[str]:

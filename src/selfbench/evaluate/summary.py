@@ -3,18 +3,31 @@
 Counted trials are passes and agent failures (those the agent's code caused by running into a
 limit included, with their cause); infrastructure failures and failures of a task whose oracle
 no longer passes are listed but never counted against an agent. pass@k is the
-unbiased estimator (Chen et al., 2021) averaged over tasks, with k the trials per task.
+unbiased estimator (Chen et al., 2021) averaged over tasks, with k the trials per task; the
+intervals and the comparisons of agents are `selfbench.evaluate.stats`'s. The baselines
+(`oracle`, `nop`) get intervals but are left out of the comparisons and of the count of agents
+that pass each task.
 """
 
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from math import comb
 from typing import Any
 
+from selfbench.evaluate.agents import BUILTIN_AGENTS
 from selfbench.evaluate.classify import Verdict, reclassify
 from selfbench.evaluate.results import ResultsLog, TrialRecord
+from selfbench.evaluate.stats import (
+    Comparison,
+    Interval,
+    compare,
+    describe_methods,
+    pass_at_k,
+    pass_hat_k,
+    pass_rate_interval,
+    reading,
+)
 
 __all__ = ["DIFFICULTIES", "AgentSummary", "Cell", "Failure", "Summary", "build_summary"]
 
@@ -38,6 +51,10 @@ class AgentSummary:
     agent_failures: int
     task_failures: int
     infrastructure: int
+    interval: Interval | None = None
+    """The pass rate's 95% interval (`stats.pass_rate_interval`)."""
+    pass_hat_k: float | None = None
+    """pass^k, with pass@k's k (`None` for one trial per task)."""
 
     @property
     def pass_rate(self) -> float | None:
@@ -49,11 +66,13 @@ class AgentSummary:
             "trials": self.counted,
             "passes": self.passes,
             "passRate": self.pass_rate,
+            "passRateInterval": _interval_json(self.interval),
             "byDifficulty": {
                 name: {"passes": passes, "trials": counted, "passRate": _rate(passes, counted)}
                 for name, passes, counted in self.by_difficulty
             },
             "passAtK": self.pass_at_k,
+            "passHatK": self.pass_hat_k,
             "meanAgentSeconds": self.mean_seconds,
             "medianAgentSeconds": self.median_seconds,
             "tokens": self.tokens,
@@ -108,9 +127,20 @@ class Summary:
     """The agents' network, per environment (`local: none (…)`), as the trials recorded it."""
     quality: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     """Per task, its quality verdict and reasons (none when the benchmark carries no records)."""
+    comparisons: tuple[Comparison, ...] = ()
+    """Each pair of agents other than the baselines, the higher pass rate first."""
+    passed_by: tuple[tuple[int, int], ...] = ()
+    """Per `matrix` row: the agents other than the baselines that pass the task in at least
+    one trial, and those with a counted trial on it."""
+
+    @property
+    def methods(self) -> tuple[str, str]:
+        """The statistical methods of this report, named once."""
+        return describe_methods(several_trials=self.trials_per_task > 1)
 
     def to_json(self) -> dict[str, Any]:
         names = [agent.name for agent in self.agents]
+        passed_by = self.passed_by or ((0, 0),) * len(self.matrix)
         return {
             "benchmark": self.benchmark,
             "tasks": self.tasks,
@@ -121,9 +151,15 @@ class Summary:
                     "task": task,
                     "difficulty": difficulty,
                     "cells": {name: cell.text() for name, cell in zip(names, cells, strict=True)},
+                    "passedBy": passing,
+                    "agentsCounted": counted,
                 }
-                for task, difficulty, cells in self.matrix
+                for (task, difficulty, cells), (passing, counted) in zip(
+                    self.matrix, passed_by, strict=True
+                )
             ],
+            "comparisons": [_comparison_json(c) for c in self.comparisons],
+            "methods": list(self.methods),
             "failures": [
                 {
                     "task": f.task,
@@ -157,15 +193,22 @@ def _rate(passes: int, counted: int) -> float | None:
     return passes / counted if counted else None
 
 
-def _pass_at_k(per_task: list[tuple[int, int]], k: int) -> float | None:
-    """Mean over tasks of 1 - C(n-c, k) / C(n, k); a task with fewer than k trials uses n."""
-    values = []
-    for passes, counted in per_task:
-        if counted == 0:
-            continue
-        kk = min(k, counted)
-        values.append(1.0 - comb(counted - passes, kk) / comb(counted, kk))
-    return sum(values) / len(values) if values else None
+def _interval_json(interval: Interval | None) -> list[float] | None:
+    return None if interval is None else [interval.low, interval.high]
+
+
+def _comparison_json(comparison: Comparison) -> dict[str, Any]:
+    return {
+        "first": comparison.first,
+        "second": comparison.second,
+        "tasks": comparison.tasks,
+        "wins": comparison.wins,
+        "losses": comparison.losses,
+        "difference": comparison.difference,
+        "interval": _interval_json(comparison.interval),
+        "pValue": comparison.p_value,
+        "reading": reading(comparison),
+    }
 
 
 def _final(record: TrialRecord, log: ResultsLog) -> Verdict:
@@ -192,12 +235,13 @@ def _agent(name: str, records: list[TrialRecord], log: ResultsLog, k: int) -> Ag
     tokens = [r.tokens for r, _ in counted if r.tokens is not None]
     costs = [r.cost_usd for r, _ in counted if r.cost_usd is not None]
     classes = [v.classification for _, v in verdicts]
+    counts = [(sum(p), len(p)) for p in per_task.values()]
     return AgentSummary(
         name=name,
         counted=len(counted),
         passes=sum(1 for _, v in counted if v.passed),
         by_difficulty=by_difficulty,
-        pass_at_k=_pass_at_k([(sum(p), len(p)) for p in per_task.values()], k) if k > 1 else None,
+        pass_at_k=pass_at_k(counts, k) if k > 1 else None,
         mean_seconds=statistics.fmean(seconds) if seconds else None,
         median_seconds=statistics.median(seconds) if seconds else None,
         tokens=sum(tokens) if tokens else None,
@@ -205,6 +249,8 @@ def _agent(name: str, records: list[TrialRecord], log: ResultsLog, k: int) -> Ag
         agent_failures=classes.count("agent"),
         task_failures=classes.count("task"),
         infrastructure=classes.count("infrastructure"),
+        interval=pass_rate_interval(counts, several_trials=k > 1),
+        pass_hat_k=pass_hat_k(counts, k) if k > 1 else None,
     )
 
 
@@ -255,5 +301,51 @@ def build_summary(log: ResultsLog) -> Summary:
     networks = tuple(sorted({f"{r.environment}: {r.network}" for r in records}))
     quality = {note.task: (note.verdict, note.reasons) for note in log.quality.values()}
     return Summary(
-        log.benchmark, log.tasks, k, agents, matrix, tuple(failures), log.corrupt, networks, quality
+        log.benchmark,
+        log.tasks,
+        k,
+        agents,
+        matrix,
+        tuple(failures),
+        log.corrupt,
+        networks,
+        quality,
+        _comparisons(agents, matrix, k),
+        _passed_by(agents, matrix),
+    )
+
+
+def _compared(agents: tuple[AgentSummary, ...]) -> list[int]:
+    """The positions of the agents other than the baselines, by pass rate, highest first."""
+    chosen = [i for i, agent in enumerate(agents) if agent.name not in BUILTIN_AGENTS]
+    return sorted(chosen, key=lambda i: -(agents[i].pass_rate or 0.0))
+
+
+def _comparisons(
+    agents: tuple[AgentSummary, ...],
+    matrix: tuple[tuple[str, str, tuple[Cell, ...]], ...],
+    k: int,
+) -> tuple[Comparison, ...]:
+    """Every pair of agents other than the baselines, on the tasks both have trials on, by the
+    methods of `k` trials per task."""
+    order = _compared(agents)
+    return tuple(
+        compare(
+            agents[i].name,
+            agents[j].name,
+            [((c[i].passes, c[i].counted), (c[j].passes, c[j].counted)) for _, _, c in matrix],
+            several_trials=k > 1,
+        )
+        for position, i in enumerate(order)
+        for j in order[position + 1 :]
+    )
+
+
+def _passed_by(
+    agents: tuple[AgentSummary, ...], matrix: tuple[tuple[str, str, tuple[Cell, ...]], ...]
+) -> tuple[tuple[int, int], ...]:
+    chosen = _compared(agents)
+    return tuple(
+        (sum(1 for i in chosen if cells[i].passes), sum(1 for i in chosen if cells[i].counted))
+        for _, _, cells in matrix
     )
