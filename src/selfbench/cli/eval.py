@@ -197,7 +197,7 @@ def _html(log: ResultsLog, results: Path, page_dir: Path) -> str:
     from selfbench.evaluate.trial_files import read_trial_files
 
     trials = read_trial_files(log, results, page_dir=page_dir)
-    return render_html(build_summary(log), trials=trials, intervals=None)
+    return render_html(build_summary(log), trials=trials)
 
 
 def _report(args: argparse.Namespace) -> int:

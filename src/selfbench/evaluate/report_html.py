@@ -23,9 +23,12 @@ from selfbench.evaluate.charts import (
 )
 from selfbench.evaluate.report_rows import (
     agent_rows,
+    comparison_rows,
     failure_rows,
     matrix_rows,
+    method_lines,
     network_lines,
+    passed_by_lines,
     quality_rows,
 )
 from selfbench.evaluate.summary import AgentSummary, Cell, Summary
@@ -53,8 +56,14 @@ _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 def _bars(summary: Summary, intervals: Mapping[str, tuple[float, float]] | None) -> list[AgentBar]:
-    given = intervals or {}
+    """Each agent's bar; its whisker the interval given for it, else the summary's own."""
+    given = dict(intervals) if intervals is not None else _intervals(summary)
     return [AgentBar(a.name, a.passes, a.counted, given.get(a.name)) for a in summary.agents]
+
+
+def _intervals(summary: Summary) -> dict[str, tuple[float, float]]:
+    """The summary's 95% interval of each agent's pass rate (`stats.pass_rate_interval`)."""
+    return {a.name: (a.interval.low, a.interval.high) for a in summary.agents if a.interval}
 
 
 def _ranked(summary: Summary) -> list[AgentSummary]:
@@ -103,7 +112,7 @@ def _matrix_chart(summary: Summary) -> str:
 
 
 def _charts(summary: Summary, intervals: Mapping[str, tuple[float, float]] | None) -> list[str]:
-    whiskers = ", with 95% intervals" if intervals else ""
+    whiskers = ", with 95% intervals" if (intervals or _intervals(summary)) else ""
     figures = [
         (pass_rate_chart(_bars(summary, intervals)), f"Pass rate per agent, best first{whiskers}"),
         (_usage_chart(summary), "Agent time, tokens and cost per agent, in the same order"),
@@ -209,10 +218,13 @@ def render_html(
     if summary.agents:
         parts += _charts(summary, intervals)
     parts += ["<h2>Agents</h2>", _agent_table(summary)]
-    header, rows = matrix_rows(summary)
-    agents_from = len(header) - len(summary.agents)
+    if summary.comparisons:
+        parts += ["<h2>Pairs</h2>", _table(*comparison_rows(summary))]
+    header, rows = matrix_rows(summary, passed_by=True)
+    agents_from = 3 if summary.quality else 2  # task, difficulty, the quality verdict
     matrix = _table(header, rows, cells_from=agents_from)
     parts += ["<h2>Tasks by agent</h2>", f'<div class="wide">{matrix}</div>']
+    parts += [f"<p>{html.escape(line)}.</p>" for line in passed_by_lines(summary)]
     if summary.quality:
         parts += ["<h2>Quality</h2>", _table(*quality_rows(summary))]
     if summary.failures:
@@ -220,5 +232,8 @@ def render_html(
     if summary.skipped_lines:
         items = "".join(f"<li>{html.escape(line)}</li>" for line in summary.skipped_lines)
         parts += ["<h2>Skipped results lines</h2>", f"<ul>{items}</ul>"]
+    notes = "".join(f"<li>{html.escape(line)}</li>" for line in method_lines(summary))
+    if notes:
+        parts += [f'<ul class="methods">{notes}</ul>']
     parts.append("</body></html>\n")
     return "\n".join(parts)
