@@ -256,9 +256,14 @@ def test_the_html_page_reads_in_chromium_without_script(tmp_path: Path) -> None:
                 page.locator("table").first.locator("tbody tr td:first-child").all_text_contents()
             )
             assert rows == ["oracle", "nop", "agent-a", "agent-b"]
-            cell = page.locator("table").nth(1).locator("tbody tr").first.locator("td").nth(4)
+            matrix = page.locator("h2:text-is('Tasks by agent') + div table")
+            cell = matrix.locator("tbody tr").first.locator("td").nth(4)
             assert cell.text_content() == "3/3"
             assert cell.get_attribute("class") == "pass"
+            pairs = page.locator("h2:text-is('Pairs') + table tbody td:last-child")
+            assert pairs.all_text_contents()[0].startswith("agent-")
+            assert " beats " in pairs.all_text_contents()[0]
+            assert page.locator("ul.methods li").count() >= 1
             assert page.locator("figure svg").first.bounding_box() is not None
             page.screenshot(path=str(tmp_path / "eval-report.png"), full_page=False)
         finally:
