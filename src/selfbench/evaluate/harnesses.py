@@ -1,0 +1,228 @@
+"""Ready-made agent harnesses: a real coding agent from a package registry, pinned, installed
+once per machine into a cache and run in the local agent phase against a model API that the
+phase's allow-list reaches (`egress.py`).
+
+`--agent HARNESS:MODEL` (or `NAME=HARNESS:MODEL`) selects one. Its install is a directory of its
+own (a Python virtual environment made with the interpreter the sandbox shows, its files copied,
+so it runs wherever it is bound), kept under `harness_cache()/<name>-<version>/` and bound
+read-only at `HARNESS_ROOT` into every agent phase that runs it: no trial can change what a later
+one runs. The harness reads the task's instruction, works in `/app` as the `agent` user, and
+reports its usage from its own trajectory as a `selfbench-usage:` line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shlex
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from selfbench.environments.process import CalledProcessError, run_captured
+from selfbench.errors import EvalError, translating
+from selfbench.evaluate.egress import Endpoint, endpoint_of
+from selfbench.toolchains.provision import visible_in_sandbox
+
+__all__ = [
+    "HARNESSES",
+    "HARNESS_ROOT",
+    "HARNESS_RUN",
+    "MINI_SWE_AGENT_VERSION",
+    "Harness",
+    "harness_cache",
+    "install_harness",
+]
+
+HARNESS_ROOT = "/opt/selfbench-harness"
+"""Where the agent phase sees the harness's install (read-only)."""
+HARNESS_RUN = "/run/selfbench-harness"
+"""Where the agent phase sees the trial's harness files: `env` (its variables, sourced) and
+`forward.py` (the allow-list's forwarder)."""
+
+MINI_SWE_AGENT_VERSION = "2.4.6"
+"""The mini-swe-agent release the ready-made definition installs (`mini-swe-agent==2.4.6`)."""
+
+_INSTALLED = ".selfbench-installed"
+_PIP_SECONDS = 900.0
+
+_TRAJECTORY_USAGE = """
+import json, sys
+try:
+    with open(sys.argv[1], encoding="utf-8") as handle:
+        data = json.load(handle)
+except (OSError, ValueError):
+    sys.exit(0)
+tokens = 0
+for message in data.get("messages") or []:
+    extra = message.get("extra") or {}
+    usage = (extra.get("response") or {}).get("usage") or {}
+    tokens += int(usage.get("total_tokens") or 0)
+stats = (data.get("info") or {}).get("model_stats") or {}
+cost = float(stats.get("instance_cost") or 0)
+fields = ([f"tokens={tokens}"] if tokens else []) + ([f"cost_usd={cost:.6f}"] if cost > 0 else [])
+if fields:
+    print("selfbench-usage:", *fields)
+"""
+"""Reads mini-swe-agent's trajectory: the tokens of every model response, its cost."""
+
+_MINI_SWE_AGENT = f"""
+set -u
+. {HARNESS_RUN}/env
+trajectory="$HOME/trajectory.json"
+{HARNESS_ROOT}/bin/python3 -m minisweagent.run.mini --yolo --exit-immediately --cost-limit 0 \\
+  --model "$SELFBENCH_MODEL" --task "$SELFBENCH_INSTRUCTION" --output "$trajectory"
+status=$?
+{HARNESS_ROOT}/bin/python3 -c {shlex.quote(_TRAJECTORY_USAGE)} "$trajectory"
+exit "$status"
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Harness:
+    """One ready-made agent harness."""
+
+    name: str
+    registry: Literal["pypi", "npm"]
+    package: str
+    version: str
+    script: str
+    """The bash script the `agent` user runs in `/app` (`$SELFBENCH_MODEL` names the model)."""
+    key_variables: tuple[str, ...]
+    """The host's variables passed on when set (API keys)."""
+    base_url_variables: tuple[str, ...]
+    """Variables naming the model API's base URL; each one set is allowed instead of the
+    provider's host."""
+    provider_hosts: Mapping[str, str]
+    """The model's provider (`openai/…`) → its API's host, reached on port 443."""
+    environment: Mapping[str, str] = field(default_factory=dict)
+    """Fixed variables the harness runs with (no prompts, no update checks)."""
+
+    @property
+    def requirement(self) -> str:
+        """The pinned requirement the install asks the registry for."""
+        return f"{self.package}=={self.version}"
+
+    def endpoints(self, model: str, environ: Mapping[str, str]) -> tuple[Endpoint, ...]:
+        """The hosts the harness must reach for `model`: each base URL set in `environ`, else
+        the model's provider's API host.
+
+        Raises:
+            EvalError: a base URL that is not an http(s) URL, or a provider without a known
+                host and no base URL.
+        """
+        urls = [environ[name] for name in self.base_url_variables if environ.get(name)]
+        if urls:
+            return tuple(dict.fromkeys(endpoint_of(url) for url in urls))
+        provider = model.split("/", 1)[0] if "/" in model else ""
+        if provider not in self.provider_hosts:
+            known = ", ".join(f"{name}/…" for name in self.provider_hosts)
+            raise EvalError(
+                f"{self.name}: no known API host for model {model!r} (known: {known}); "
+                f"set {self.base_url_variables[0]}"
+            )
+        return (Endpoint(self.provider_hosts[provider], 443),)
+
+    def variables(self, model: str, environ: Mapping[str, str]) -> dict[str, str]:
+        """What the harness's `env` file exports: its fixed variables, the model, and the keys
+        and base URLs set in `environ`."""
+        passed = (*self.key_variables, *self.base_url_variables)
+        found = {name: environ[name] for name in passed if environ.get(name)}
+        return {**self.environment, "SELFBENCH_MODEL": model, **found}
+
+
+HARNESSES: Mapping[str, Harness] = {
+    "mini-swe-agent": Harness(
+        name="mini-swe-agent",
+        registry="pypi",
+        package="mini-swe-agent",
+        version=MINI_SWE_AGENT_VERSION,
+        script=_MINI_SWE_AGENT,
+        key_variables=("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"),
+        base_url_variables=("OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL"),
+        provider_hosts={
+            "openai": "api.openai.com",
+            "anthropic": "api.anthropic.com",
+            "gemini": "generativelanguage.googleapis.com",
+        },
+        environment={
+            "MSWEA_CONFIGURED": "true",
+            "MSWEA_SILENT_STARTUP": "1",
+            "MSWEA_COST_TRACKING": "ignore_errors",
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        },
+    ),
+}
+"""The ready-made harnesses, by the name `--agent` gives."""
+
+
+def harness_cache(environ: Mapping[str, str] | None = None) -> Path:
+    """Where installed harnesses are kept: `$SELFBENCH_HARNESS_DIR`, else
+    `$XDG_CACHE_HOME/selfbench/harnesses`, else `~/.cache/selfbench/harnesses`."""
+    env = os.environ if environ is None else environ
+    if env.get("SELFBENCH_HARNESS_DIR"):
+        return Path(env["SELFBENCH_HARNESS_DIR"])
+    base = Path(env["XDG_CACHE_HOME"]) if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    return base / "selfbench" / "harnesses"
+
+
+def _sandbox_python() -> str:
+    """A Python the sandbox shows (the host's under `/usr`), to build the install from."""
+    for candidate in ("/usr/bin/python3", "/bin/python3"):
+        path = Path(candidate)
+        if path.is_file() and visible_in_sandbox(path.resolve()):
+            return str(path)
+    raise EvalError("cannot install a PyPI harness: no python3 under /usr for the sandbox")
+
+
+def install_harness(harness: Harness, cache: Path | None = None) -> Path:
+    """The harness's install under `cache` (default `harness_cache()`): made once from the
+    registry (`pip install PACKAGE==VERSION` into a copied virtual environment), reused
+    afterwards; concurrent callers wait for one install. Root-owned, world-readable.
+
+    Raises:
+        EvalError: the registry or the install failed (pip's last lines said).
+    """
+    root = harness_cache() if cache is None else cache
+    target = root / f"{harness.name}-{harness.version}"
+    if (target / _INSTALLED).is_file():
+        return target
+    if harness.registry != "pypi":
+        raise EvalError(f"{harness.name}: installing from {harness.registry} is not supported")
+    root.mkdir(parents=True, exist_ok=True)
+    with (root / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / _INSTALLED).is_file():
+            return target
+        _install(harness, root, target)
+    return target
+
+
+def _install(harness: Harness, root: Path, target: Path) -> None:
+    building = Path(tempfile.mkdtemp(prefix=f".{harness.name}-", dir=root))
+    started = time.monotonic()
+    doing = f"install {harness.requirement} for {harness.name}"
+    installed = False
+    try:
+        with translating(EvalError, doing):
+            run_captured([_sandbox_python(), "-m", "venv", "--copies", str(building)], check=True)
+            pip = [str(building / "bin" / "python3"), "-m", "pip", "install", "--no-input"]
+            run_captured([*pip, "--disable-pip-version-check", harness.requirement], check=True)
+        installed = True
+    except CalledProcessError as exc:
+        tail = " ".join(bytes(exc.stderr or b"").decode(errors="replace").splitlines()[-3:])
+        raise EvalError(f"cannot {doing}: {tail.strip()}") from None
+    finally:
+        if not installed:
+            shutil.rmtree(building, ignore_errors=True)
+    seconds = time.monotonic() - started
+    (building / _INSTALLED).write_text(f"{harness.requirement} in {seconds:.0f} s\n")
+    building.chmod(0o755)
+    with contextlib.suppress(FileNotFoundError):
+        shutil.rmtree(target)
+    building.rename(target)

@@ -1,0 +1,92 @@
+"""The agent phase's allow-list pieces on the host: endpoints from URLs, the phase's hosts file
+and the forwarder's command, and a real relay carrying bytes from a Unix socket to one TCP
+endpoint (the sandboxed path end to end is `tests/test_eval_harness.py`)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from selfbench.errors import EvalError
+from selfbench.evaluate.egress import Endpoint, endpoint_of, plan_for, relayed
+from selfbench.evaluate.harnesses import HARNESSES
+
+
+@pytest.mark.parametrize(
+    ("url", "endpoint"),
+    [
+        ("https://api.openai.com/v1", Endpoint("api.openai.com", 443)),
+        ("http://127.0.0.1:8123/v1", Endpoint("127.0.0.1", 8123)),
+        ("http://models.internal", Endpoint("models.internal", 80)),
+    ],
+)
+def test_endpoints_of_urls(url: str, endpoint: Endpoint) -> None:
+    assert endpoint_of(url) == endpoint
+
+
+@pytest.mark.parametrize("url", ["ftp://host/x", "api.openai.com", "https://:443/", "http://h:x/"])
+def test_urls_without_an_http_host_are_refused(url: str) -> None:
+    with pytest.raises(EvalError):
+        endpoint_of(url)
+
+
+def test_the_plan_maps_names_to_their_own_loopback_addresses() -> None:
+    plan = plan_for([Endpoint("api.openai.com", 443), Endpoint("127.0.0.1", 9000),
+                     Endpoint("api.openai.com", 443)])  # fmt: skip
+    assert plan.describe() == "allow-list: api.openai.com:443, 127.0.0.1:9000"
+    assert plan.hosts_file() == "127.0.0.1 localhost\n::1 localhost\n127.0.0.2 api.openai.com\n"
+    assert plan.forward_command("py", "f.py") == (
+        "py f.py /run/selfbench-forward-ready 127.0.0.2:443:/run/selfbench-egress/0.sock "
+        "127.0.0.1:9000:/run/selfbench-egress/1.sock"
+    )
+
+
+def test_a_harness_reaches_its_base_url_else_its_providers_host() -> None:
+    harness = HARNESSES["mini-swe-agent"]
+    assert harness.endpoints("openai/gpt-5", {}) == (Endpoint("api.openai.com", 443),)
+    local = {"OPENAI_BASE_URL": "http://127.0.0.1:8000/v1"}
+    assert harness.endpoints("openai/gpt-5", local) == (Endpoint("127.0.0.1", 8000),)
+    with pytest.raises(EvalError) as error:
+        harness.endpoints("mystery/model", {})
+    assert "no known API host for model 'mystery/model'" in str(error.value)
+    variables = harness.variables("openai/gpt-5", {"OPENAI_API_KEY": "k", "HOME": "/h", **local})
+    assert variables["OPENAI_API_KEY"] == "k"
+    assert variables["SELFBENCH_MODEL"] == "openai/gpt-5"
+    assert "HOME" not in variables
+
+
+def test_the_relay_carries_bytes_both_ways_to_its_one_endpoint(tmp_path: Path) -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        port = server.getsockname()[1]
+
+        def echo() -> None:
+            connection, _ = server.accept()
+            with connection:
+                connection.sendall(b"echo:" + connection.recv(100))
+
+        thread = threading.Thread(target=echo)
+        thread.start()
+        plan = plan_for([Endpoint("127.0.0.1", port)])
+        with relayed(plan, tmp_path / "relays") as directory:
+            assert (directory.stat().st_mode & 0o777) == 0o700
+            with socket.socket(socket.AF_UNIX) as client:
+                client.connect(str(directory / "0.sock"))
+                client.sendall(b"hello")
+                client.shutdown(socket.SHUT_WR)
+                assert client.recv(100) == b"echo:hello"
+        thread.join(timeout=10)
+        assert not (directory / "0.sock").exists() or not _connectable(directory / "0.sock")
+
+
+def _connectable(path: Path) -> bool:
+    with socket.socket(socket.AF_UNIX) as client:
+        try:
+            client.connect(str(path))
+        except OSError:
+            return False
+        return True

@@ -1,0 +1,186 @@
+"""A real agent harness through `selfbench eval`: mini-swe-agent from PyPI against a local model
+stand-in (`tests/model_standin.py`, OpenAI Chat Completions on the host's loopback).
+
+The harness is installed from the package registry when the test runs (pinned:
+`MINI_SWE_AGENT_VERSION`), runs in the local agent phase as the `agent` user, reaches the
+stand-in through the phase's allow-list and nothing else, and is scored by the task's own
+verifier: the scripted right fix scores 1, the scripted wrong fix 0, and the tokens the harness
+reports from its own trajectory are the stand-in's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from projects import build
+from selfbench.cli import main
+from selfbench.evaluate import read_results
+from selfbench.evaluate.harnesses import HARNESSES, MINI_SWE_AGENT_VERSION, install_harness
+from selfbench.export import RunInfo, export_run
+from test_eval import project
+
+pytestmark = [
+    pytest.mark.network,
+    pytest.mark.skipif(
+        os.geteuid() != 0 or shutil.which("bwrap") is None,
+        reason="the local environment needs root and bubblewrap (CI runs as root)",
+    ),
+]
+
+STANDIN = Path(__file__).with_name("model_standin.py")
+RIGHT_MODEL = "openai/gpt-4o-mini"
+WRONG_MODEL = "openai/gpt-4.1-mini"
+SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+
+
+def _api_name(model: str) -> str:
+    """The model's name as the API sees it (litellm sends it without its provider)."""
+    return model.split("/", 1)[1]
+
+
+def _script(function: str, forbidden: int) -> list[str]:
+    """Read the instruction and the package (and probe the network), write `function`, submit."""
+    probe = (
+        f"(exec 3<>/dev/tcp/127.0.0.1/{forbidden}) 2>/dev/null && echo forbidden-reached"
+        " || echo forbidden-refused; getent hosts example.com || echo name-unresolved"
+    )
+    return [
+        f'cat "$SELFBENCH_INSTRUCTION_FILE" && cat calc/__init__.py && {probe}',
+        f"printf '\\n\\n{function}\\n' >> calc/__init__.py && git diff --stat",
+        SUBMIT,
+    ]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, float]:
+    """mini-swe-agent installed from the registry into a fresh cache; the seconds it took."""
+    cache = tmp_path_factory.mktemp("harnesses")
+    started = time.monotonic()
+    install_harness(HARNESSES["mini-swe-agent"], cache)
+    return cache, time.monotonic() - started
+
+
+@pytest.fixture
+def forbidden() -> Iterator[int]:
+    """A port listening on the host's loopback that the allow-list does not name."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        yield listener.getsockname()[1]
+
+
+@pytest.fixture
+def standin(tmp_path: Path, forbidden: int) -> Iterator[tuple[int, Path]]:
+    """The stand-in process, serving the right script to RIGHT_MODEL and the wrong one to
+    WRONG_MODEL; its port and its counts file."""
+    scripts = tmp_path / "scripts.json"
+    scripts.write_text(
+        json.dumps(
+            {
+                _api_name(RIGHT_MODEL): _script("def mul(a, b):\\n    return a * b", forbidden),
+                _api_name(WRONG_MODEL): _script("def mul(a, b):\\n    return a + b", forbidden),
+            }
+        )
+    )
+    counts = tmp_path / "counts.json"
+    process = subprocess.Popen(
+        [sys.executable, str(STANDIN), str(scripts), str(counts)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        port = int(process.stdout.readline())
+        yield port, counts
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One real calc task (add `mul`), exported and verified."""
+    root = tmp_path_factory.mktemp("bench")
+    out = build(project("calc-mul", "mul", "a * b", "easy"), root / "calc-mul")
+    archive = root / "bench.tar.gz"
+    export_run([out], run=RunInfo("run-1", "https://example.com/calc.git", "a" * 40), out=archive)
+    return archive
+
+
+def test_mini_swe_agent_solves_through_the_standin_and_a_wrong_fix_scores_0(
+    bench: Path,
+    installed: tuple[Path, float],
+    standin: tuple[int, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cache, install_seconds = installed
+    port, counts_file = standin
+    monkeypatch.setenv("SELFBENCH_HARNESS_DIR", str(cache))
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-standin")
+    results = tmp_path / "results"
+    started = time.monotonic()
+    code = main(
+        ["eval", str(bench), "--results", str(results), "--json",
+         "--agent", f"mini-swe-agent:{RIGHT_MODEL}",
+         "--agent", f"wrong=mini-swe-agent:{WRONG_MODEL}"]
+    )  # fmt: skip
+    eval_seconds = time.monotonic() - started
+    summary: dict[str, Any] = json.loads(capsys.readouterr().out)
+    assert code == 0
+    counts = json.loads(counts_file.read_text())
+    records = {record.agent: record for record in read_results(results).trials.values()}
+    right, wrong = records["mini-swe-agent"], records["wrong"]
+
+    # the right fix scores 1, the wrong one 0 (the tests ran and failed: the agent's failure)
+    assert (right.passed, right.reward) == (True, 1.0)
+    assert (wrong.passed, wrong.classification) == (False, "agent")
+    assert (wrong.reason or "").startswith("tests ran and failed"), wrong.reason
+
+    for record, model in ((right, RIGHT_MODEL), (wrong, WRONG_MODEL)):
+        seen = counts[_api_name(model)]
+        # three scripted steps: read, write, submit; the harness asked for each once
+        assert seen["requests"] == 3
+        assert seen["tools"] == ["bash"]
+        assert "Add a function mul(a, b) to the calc package" in seen["first_user"]
+        # step 1 read the instruction and the file, and reached nothing off the allow-list
+        assert "def add(a, b)" in seen["observations"][0]
+        assert "forbidden-refused" in seen["observations"][0]
+        assert "name-unresolved" in seen["observations"][0]
+        # the tokens are the harness's own (its trajectory), equal to what the stand-in counted
+        assert record.tokens == seen["total_tokens"]
+        assert record.cost_usd is not None
+        assert record.cost_usd > 0  # litellm's price for the model, from the trajectory
+        assert record.network == f"allow-list: 127.0.0.1:{port}"
+
+    agents = {agent["agent"]: agent for agent in summary["agents"]}
+    assert agents["mini-swe-agent"]["passRate"] == 1.0
+    assert agents["wrong"]["passRate"] == 0.0
+    assert agents["mini-swe-agent"]["tokens"] == counts[_api_name(RIGHT_MODEL)]["total_tokens"]
+    text = _text_report(results)
+    assert str(counts[_api_name(RIGHT_MODEL)]["total_tokens"]) in text.replace(",", "")
+    sys.stderr.write(
+        f"mini-swe-agent {MINI_SWE_AGENT_VERSION}: installed in {install_seconds:.0f} s, "
+        f"eval of 2 trials in {eval_seconds:.0f} s\n"
+    )
+
+
+def _text_report(results: Path) -> str:
+    out = results.parent / "report.txt"
+    assert main(["report", str(results), "--out", str(out)]) == 0
+    return out.read_text()
