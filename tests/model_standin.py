@@ -1,10 +1,13 @@
-"""A local model stand-in: a loopback HTTP server speaking OpenAI Chat Completions, replaying a
-scripted conversation (one `bash` tool call per reply), run as a process of its own.
+"""A local model stand-in: a loopback HTTP server speaking OpenAI Chat Completions
+(`/v1/chat/completions`, one `bash` tool call per reply) and the OpenAI Responses API
+(`/v1/responses`, streamed as server-sent events, one `exec_command` function call per reply),
+replaying a scripted conversation, run as a process of its own.
 
     python model_standin.py SCRIPTS.json COUNTS.json
 
-`SCRIPTS.json` maps a model name to its list of shell commands; the Nth request for that model
-gets the Nth command as a `bash` tool call (the last one again once they run out). The server
+`SCRIPTS.json` maps a model name to its list of steps; the Nth request for that model gets the
+Nth step (the last one again once they run out): a shell command as the API's tool call, or
+`{"say": TEXT}`, a final assistant message (how a Responses harness ends its turn). The server
 prints its port on its first line of output, then serves until killed. After each request it
 rewrites `COUNTS.json`: per model the requests, the prompt, completion and total tokens it
 returned as `usage`, and the text of every tool result the harness sent back (what its commands
@@ -34,53 +37,61 @@ class _State:
         self.counts_path = counts
         self.counts: dict[str, dict[str, Any]] = {}
 
-    def reply(self, request: dict[str, Any]) -> dict[str, Any]:
+    def step(self, request: dict[str, Any], messages: list[dict[str, Any]]) -> tuple[Any, int, int]:
+        """Count one request; its step, and the prompt and completion tokens it is billed."""
         model = str(request.get("model", ""))
         script = self.scripts.get(model)
         if not script:
             raise KeyError(model)
-        messages = request.get("messages") or []
         with _LOCK:
             counts = self.counts.setdefault(
                 model,
                 {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
                  "tools": [], "observations": [], "first_user": ""},
             )  # fmt: skip
-            step = counts["requests"]
-            command = script[min(step, len(script) - 1)]
+            step = script[min(counts["requests"], len(script) - 1)]
             prompt = len(json.dumps(messages)) // 4
-            completion = len(command) // 4 + 8
+            completion = len(json.dumps(step)) // 4 + 8
             counts["requests"] += 1
             counts["prompt_tokens"] += prompt
             counts["completion_tokens"] += completion
             counts["total_tokens"] += prompt + completion
-            counts["tools"] = [
-                tool.get("function", {}).get("name") for tool in request.get("tools") or []
-            ]
-            users = [m for m in messages if m.get("role") == "user"]
-            counts["first_user"] = _text(users[0]) if users else ""
-            if messages and messages[-1].get("role") == "tool":
-                counts["observations"].append(_text(messages[-1]))
+            counts["tools"] = sorted(
+                str(tool.get("name") or tool.get("function", {}).get("name"))
+                for tool in request.get("tools") or []
+            )
+            users = [_text(m) for m in messages if m.get("role") == "user"]
+            counts["first_user"] = "\n".join(users)
+            last = messages[-1] if messages else {}
+            if last.get("role") == "tool" or last.get("type") == "function_call_output":
+                counts["observations"].append(_text(last))
             self.counts_path.write_text(json.dumps(self.counts, indent=1), encoding="utf-8")
+        return step, prompt, completion
+
+    def chat(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A Chat Completions reply: the step as a `bash` tool call."""
+        messages = request.get("messages") or []
+        step, prompt, completion = self.step(request, messages)
+        number = len(messages)
         return {
-            "id": f"chatcmpl-standin-{step}",
+            "id": f"chatcmpl-standin-{number}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": model,
+            "model": request.get("model"),
             "choices": [
                 {
                     "index": 0,
                     "finish_reason": "tool_calls",
                     "message": {
                         "role": "assistant",
-                        "content": f"Step {step + 1}.",
+                        "content": "Next step.",
                         "tool_calls": [
                             {
-                                "id": f"call_{step}",
+                                "id": f"call_{number}",
                                 "type": "function",
                                 "function": {
                                     "name": "bash",
-                                    "arguments": json.dumps({"command": command}),
+                                    "arguments": json.dumps({"command": step}),
                                 },
                             }
                         ],
@@ -94,33 +105,68 @@ class _State:
             },
         }
 
+    def responses(self, request: dict[str, Any]) -> bytes:
+        """A Responses API reply, as server-sent events: the step as an `exec_command`
+        function call, or a final message."""
+        items = request.get("input") or []
+        step, prompt, completion = self.step(request, items)
+        number = len(items)
+        if isinstance(step, dict):
+            item: dict[str, Any] = {
+                "type": "message", "id": f"msg_{number}", "role": "assistant",
+                "content": [{"type": "output_text", "text": step["say"]}],
+            }  # fmt: skip
+        else:
+            item = {
+                "type": "function_call", "id": f"fc_{number}", "call_id": f"call_{number}",
+                "name": "exec_command", "arguments": json.dumps({"cmd": step}),
+            }  # fmt: skip
+        usage = {
+            "input_tokens": prompt,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": completion,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": prompt + completion,
+        }
+        response = {"id": f"resp_{number}", "object": "response", "status": "completed"}
+        events: list[dict[str, Any]] = [
+            {"type": "response.created", "response": response},
+            {"type": "response.output_item.done", "output_index": 0, "item": item},
+            {"type": "response.completed", "response": {**response, "usage": usage}},
+        ]
+        return "".join(
+            f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in events
+        ).encode()
+
 
 def _text(message: dict[str, Any]) -> str:
-    content = message.get("content")
+    content = message.get("content", message.get("output"))
     if isinstance(content, list):
-        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+        parts = [part for part in content if isinstance(part, dict)]
+        return "".join(str(part.get("text", "")) for part in parts)
     return str(content or "")
 
 
 def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
-            if not self.path.rstrip("/").endswith("/chat/completions"):
-                self._send(404, {"error": {"message": f"no route {self.path}"}})
-                return
+            route = self.path.rstrip("/")
             length = int(self.headers.get("Content-Length") or 0)
             try:
                 request = json.loads(self.rfile.read(length))
-                body = state.reply(request)
+                if route.endswith("/chat/completions"):
+                    self._send(200, json.dumps(state.chat(request)).encode())
+                elif route.endswith("/responses"):
+                    self._send(200, state.responses(request), "text/event-stream")
+                else:
+                    self._send(404, b'{"error": {"message": "no such route"}}')
             except (ValueError, KeyError) as exc:
-                self._send(400, {"error": {"message": f"stand-in: {exc!r}"}})
-                return
-            self._send(200, body)
+                message = json.dumps({"error": {"message": f"stand-in: {exc!r}"}})
+                self._send(400, message.encode())
 
-        def _send(self, status: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
+        def _send(self, status: int, data: bytes, kind: str = "application/json") -> None:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)

@@ -1,11 +1,12 @@
-"""A real agent harness through `selfbench eval`: mini-swe-agent from PyPI against a local model
-stand-in (`tests/model_standin.py`, OpenAI Chat Completions on the host's loopback).
+"""Real agent harnesses through `selfbench eval`: mini-swe-agent from PyPI (OpenAI Chat
+Completions) and Codex CLI from npm (the OpenAI Responses API, streamed) against a local model
+stand-in (`tests/model_standin.py`, on the host's loopback).
 
-The harness is installed from the package registry when the test runs (pinned:
-`MINI_SWE_AGENT_VERSION`), runs in the local agent phase as the `agent` user, reaches the
-stand-in through the phase's allow-list and nothing else, and is scored by the task's own
-verifier: the scripted right fix scores 1, the scripted wrong fix 0, and the tokens the harness
-reports from its own trajectory are the stand-in's.
+Each harness is installed from its package registry when the test runs (pinned:
+`MINI_SWE_AGENT_VERSION`, `CODEX_VERSION`), runs in the local agent phase as the `agent` user,
+reaches the stand-in through the phase's allow-list and nothing else, and is scored by the task's
+own verifier: the scripted right fix scores 1, the scripted wrong fix 0, and the tokens the
+harness reports from its own output are the stand-in's.
 """
 
 from __future__ import annotations
@@ -26,7 +27,12 @@ import pytest
 from projects import build
 from selfbench.cli import main
 from selfbench.evaluate import read_results
-from selfbench.evaluate.harnesses import HARNESSES, MINI_SWE_AGENT_VERSION, install_harness
+from selfbench.evaluate.harnesses import (
+    CODEX_VERSION,
+    HARNESSES,
+    MINI_SWE_AGENT_VERSION,
+    install_harness,
+)
 from selfbench.export import RunInfo, export_run
 from test_eval import project
 
@@ -39,9 +45,16 @@ pytestmark = [
 ]
 
 STANDIN = Path(__file__).with_name("model_standin.py")
-RIGHT_MODEL = "openai/gpt-4o-mini"
-WRONG_MODEL = "openai/gpt-4.1-mini"
 SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+RIGHT = "def mul(a, b):\\n    return a * b"
+WRONG = "def mul(a, b):\\n    return a + b"
+AGENTS = (
+    # name, harness, model (litellm prices the Chat Completions ones), fix, how it finishes
+    ("mini-swe-agent", "mini-swe-agent", "openai/gpt-4o-mini", RIGHT, SUBMIT),
+    ("mini-wrong", "mini-swe-agent", "openai/gpt-4.1-mini", WRONG, SUBMIT),
+    ("codex", "codex", "openai/gpt-5-mini", RIGHT, {"say": "Done."}),
+    ("codex-wrong", "codex", "openai/gpt-5-nano", WRONG, {"say": "Done."}),
+)
 
 
 def _api_name(model: str) -> str:
@@ -49,8 +62,9 @@ def _api_name(model: str) -> str:
     return model.split("/", 1)[1]
 
 
-def _script(function: str, forbidden: int) -> list[str]:
-    """Read the instruction and the package (and probe the network), write `function`, submit."""
+def _script(function: str, forbidden: int, finish: object) -> list[object]:
+    """Read the instruction and the package (and probe the network), write `function`, finish
+    as the harness does."""
     probe = (
         f"(exec 3<>/dev/tcp/127.0.0.1/{forbidden}) 2>/dev/null && echo forbidden-reached"
         " || echo forbidden-refused; getent hosts example.com || echo name-unresolved"
@@ -58,17 +72,21 @@ def _script(function: str, forbidden: int) -> list[str]:
     return [
         f'cat "$SELFBENCH_INSTRUCTION_FILE" && cat calc/__init__.py && {probe}',
         f"printf '\\n\\n{function}\\n' >> calc/__init__.py && git diff --stat",
-        SUBMIT,
+        finish,
     ]
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, float]:
-    """mini-swe-agent installed from the registry into a fresh cache; the seconds it took."""
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, float]]:
+    """Both harnesses installed from their registries into a fresh cache; the seconds each
+    took."""
     cache = tmp_path_factory.mktemp("harnesses")
-    started = time.monotonic()
-    install_harness(HARNESSES["mini-swe-agent"], cache)
-    return cache, time.monotonic() - started
+    seconds: dict[str, float] = {}
+    for name in ("mini-swe-agent", "codex"):
+        started = time.monotonic()
+        install_harness(HARNESSES[name], cache)
+        seconds[name] = time.monotonic() - started
+    return cache, seconds
 
 
 @pytest.fixture
@@ -82,14 +100,14 @@ def forbidden() -> Iterator[int]:
 
 @pytest.fixture
 def standin(tmp_path: Path, forbidden: int) -> Iterator[tuple[int, Path]]:
-    """The stand-in process, serving the right script to RIGHT_MODEL and the wrong one to
-    WRONG_MODEL; its port and its counts file."""
+    """The stand-in process, serving each agent's model its script; its port and its counts
+    file."""
     scripts = tmp_path / "scripts.json"
     scripts.write_text(
         json.dumps(
             {
-                _api_name(RIGHT_MODEL): _script("def mul(a, b):\\n    return a * b", forbidden),
-                _api_name(WRONG_MODEL): _script("def mul(a, b):\\n    return a + b", forbidden),
+                _api_name(model): _script(fix, forbidden, finish)
+                for _, _, model, fix, finish in AGENTS
             }
         )
     )
@@ -120,9 +138,9 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return archive
 
 
-def test_mini_swe_agent_solves_through_the_standin_and_a_wrong_fix_scores_0(
+def test_real_harnesses_solve_through_the_standin_and_a_wrong_fix_scores_0(
     bench: Path,
-    installed: tuple[Path, float],
+    installed: tuple[Path, dict[str, float]],
     standin: tuple[int, Path],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -134,49 +152,50 @@ def test_mini_swe_agent_solves_through_the_standin_and_a_wrong_fix_scores_0(
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-standin")
     results = tmp_path / "results"
+    argv = ["eval", str(bench), "--results", str(results), "--json"]
+    for name, harness, model, _, _ in AGENTS:
+        argv += ["--agent", f"{name}={harness}:{model}"]
     started = time.monotonic()
-    code = main(
-        ["eval", str(bench), "--results", str(results), "--json",
-         "--agent", f"mini-swe-agent:{RIGHT_MODEL}",
-         "--agent", f"wrong=mini-swe-agent:{WRONG_MODEL}"]
-    )  # fmt: skip
+    code = main(argv)
     eval_seconds = time.monotonic() - started
     summary: dict[str, Any] = json.loads(capsys.readouterr().out)
     assert code == 0
     counts = json.loads(counts_file.read_text())
     records = {record.agent: record for record in read_results(results).trials.values()}
-    right, wrong = records["mini-swe-agent"], records["wrong"]
+    agents = {agent["agent"]: agent for agent in summary["agents"]}
 
-    # the right fix scores 1, the wrong one 0 (the tests ran and failed: the agent's failure)
-    assert (right.passed, right.reward) == (True, 1.0)
-    assert (wrong.passed, wrong.classification) == (False, "agent")
-    assert (wrong.reason or "").startswith("tests ran and failed"), wrong.reason
-
-    for record, model in ((right, RIGHT_MODEL), (wrong, WRONG_MODEL)):
-        seen = counts[_api_name(model)]
-        # three scripted steps: read, write, submit; the harness asked for each once
-        assert seen["requests"] == 3
-        assert seen["tools"] == ["bash"]
+    for name, harness, model, fix, _ in AGENTS:
+        record, seen = records[name], counts[_api_name(model)]
+        if fix == RIGHT:  # the right fix scores 1
+            assert (record.passed, record.reward) == (True, 1.0), record
+            assert agents[name]["passRate"] == 1.0
+        else:  # the wrong one 0: the tests ran and failed, the agent's failure
+            assert (record.passed, record.classification) == (False, "agent"), record
+            assert (record.reason or "").startswith("tests ran and failed"), record.reason
+            assert agents[name]["passRate"] == 0.0
+        # three scripted steps: read, write, finish; the harness asked for each once
+        assert seen["requests"] == 3, (name, seen)
+        assert ("bash" if harness == "mini-swe-agent" else "exec_command") in seen["tools"]
         assert "Add a function mul(a, b) to the calc package" in seen["first_user"]
         # step 1 read the instruction and the file, and reached nothing off the allow-list
         assert "def add(a, b)" in seen["observations"][0]
         assert "forbidden-refused" in seen["observations"][0]
         assert "name-unresolved" in seen["observations"][0]
-        # the tokens are the harness's own (its trajectory), equal to what the stand-in counted
-        assert record.tokens == seen["total_tokens"]
-        assert record.cost_usd is not None
-        assert record.cost_usd > 0  # litellm's price for the model, from the trajectory
+        # the tokens are the harness's own (its trajectory, its events): the stand-in's count
+        assert record.tokens == seen["total_tokens"], (name, record.tokens, seen)
+        assert agents[name]["tokens"] == seen["total_tokens"]
         assert record.network == f"allow-list: 127.0.0.1:{port}"
+        if harness == "mini-swe-agent":  # litellm's price for the model, from the trajectory
+            assert record.cost_usd is not None
+            assert record.cost_usd > 0
 
-    agents = {agent["agent"]: agent for agent in summary["agents"]}
-    assert agents["mini-swe-agent"]["passRate"] == 1.0
-    assert agents["wrong"]["passRate"] == 0.0
-    assert agents["mini-swe-agent"]["tokens"] == counts[_api_name(RIGHT_MODEL)]["total_tokens"]
-    text = _text_report(results)
-    assert str(counts[_api_name(RIGHT_MODEL)]["total_tokens"]) in text.replace(",", "")
+    text = _text_report(results).replace(",", "")
+    assert all(str(counts[_api_name(model)]["total_tokens"]) in text for *_, model, _, _ in AGENTS)
     sys.stderr.write(
-        f"mini-swe-agent {MINI_SWE_AGENT_VERSION}: installed in {install_seconds:.0f} s, "
-        f"eval of 2 trials in {eval_seconds:.0f} s\n"
+        f"installed mini-swe-agent {MINI_SWE_AGENT_VERSION} in "
+        f"{install_seconds['mini-swe-agent']:.0f} s, codex {CODEX_VERSION} in "
+        f"{install_seconds['codex']:.0f} s; "
+        f"eval of {len(AGENTS)} trials in {eval_seconds:.0f} s\n"
     )
 
 

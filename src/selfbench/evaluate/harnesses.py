@@ -30,6 +30,7 @@ from selfbench.evaluate.egress import Endpoint, endpoint_of
 from selfbench.toolchains.provision import visible_in_sandbox
 
 __all__ = [
+    "CODEX_VERSION",
     "HARNESSES",
     "HARNESS_ROOT",
     "HARNESS_RUN",
@@ -47,6 +48,8 @@ HARNESS_RUN = "/run/selfbench-harness"
 
 MINI_SWE_AGENT_VERSION = "2.4.6"
 """The mini-swe-agent release the ready-made definition installs (`mini-swe-agent==2.4.6`)."""
+CODEX_VERSION = "0.171.0"
+"""The Codex CLI release the ready-made definition installs (`@openai/codex@0.171.0`)."""
 
 _INSTALLED = ".selfbench-installed"
 _PIP_SECONDS = 900.0
@@ -83,6 +86,33 @@ exit "$status"
 """
 
 
+_CODEX_USAGE = r"""
+/"type":"turn.completed"/ {
+  if (match($0, /"input_tokens":[0-9]+/)) tokens += substr($0, RSTART + 15, RLENGTH - 15)
+  if (match($0, /"output_tokens":[0-9]+/)) tokens += substr($0, RSTART + 16, RLENGTH - 16)
+}
+END { if (tokens) print "selfbench-usage: tokens=" tokens }
+"""
+"""Reads Codex's `--json` events: the input and output tokens of every turn."""
+
+_CODEX = f"""
+set -u
+. {HARNESS_RUN}/env
+export CODEX_HOME="$HOME/.codex"
+mkdir -p "$CODEX_HOME"
+base="${{OPENAI_BASE_URL:-https://api.openai.com/v1}}"
+provider="model_providers.selfbench={{name='selfbench', base_url='$base', \\
+env_key='OPENAI_API_KEY', wire_api='responses'}}"
+{HARNESS_ROOT}/bin/codex exec --json --skip-git-repo-check \\
+  --dangerously-bypass-approvals-and-sandbox --model "${{SELFBENCH_MODEL#openai/}}" \\
+  -c model_provider=selfbench -c "$provider" "$SELFBENCH_INSTRUCTION" </dev/null \\
+  | tee "$HOME/codex.jsonl"
+status=${{PIPESTATUS[0]}}
+awk {shlex.quote(_CODEX_USAGE)} "$HOME/codex.jsonl"
+exit "$status"
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class Harness:
     """One ready-made agent harness."""
@@ -102,10 +132,14 @@ class Harness:
     """The model's provider (`openai/…`) → its API's host, reached on port 443."""
     environment: Mapping[str, str] = field(default_factory=dict)
     """Fixed variables the harness runs with (no prompts, no update checks)."""
+    executable: str = ""
+    """An npm harness's program, a glob under the install, linked as `bin/<name>`."""
 
     @property
     def requirement(self) -> str:
         """The pinned requirement the install asks the registry for."""
+        if self.registry == "npm":
+            return f"{self.package}@{self.version}"
         return f"{self.package}=={self.version}"
 
     def endpoints(self, model: str, environ: Mapping[str, str]) -> tuple[Endpoint, ...]:
@@ -157,6 +191,17 @@ HARNESSES: Mapping[str, Harness] = {
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         },
     ),
+    "codex": Harness(
+        name="codex",
+        registry="npm",
+        package="@openai/codex",
+        version=CODEX_VERSION,
+        script=_CODEX,
+        key_variables=("OPENAI_API_KEY",),
+        base_url_variables=("OPENAI_BASE_URL",),
+        provider_hosts={"openai": "api.openai.com"},
+        executable="node_modules/@openai/codex-linux-*/vendor/*/bin/codex",
+    ),
 }
 """The ready-made harnesses, by the name `--agent` gives."""
 
@@ -182,8 +227,10 @@ def _sandbox_python() -> str:
 
 def install_harness(harness: Harness, cache: Path | None = None) -> Path:
     """The harness's install under `cache` (default `harness_cache()`): made once from the
-    registry (`pip install PACKAGE==VERSION` into a copied virtual environment), reused
-    afterwards; concurrent callers wait for one install. Root-owned, world-readable.
+    registry, reused afterwards; concurrent callers wait for one install. Root-owned,
+    world-readable. It is a virtual environment with its files copied (its Python runs the
+    allow-list's forwarder): PyPI's `pip install PACKAGE==VERSION` into it, npm's `npm install
+    PACKAGE@VERSION` beside it with the program linked as `bin/NAME`.
 
     Raises:
         EvalError: the registry or the install failed (pip's last lines said).
@@ -192,8 +239,6 @@ def install_harness(harness: Harness, cache: Path | None = None) -> Path:
     target = root / f"{harness.name}-{harness.version}"
     if (target / _INSTALLED).is_file():
         return target
-    if harness.registry != "pypi":
-        raise EvalError(f"{harness.name}: installing from {harness.registry} is not supported")
     root.mkdir(parents=True, exist_ok=True)
     with (root / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -201,6 +246,26 @@ def install_harness(harness: Harness, cache: Path | None = None) -> Path:
             return target
         _install(harness, root, target)
     return target
+
+
+def _npm_install(harness: Harness, building: Path) -> None:
+    """`npm install` the harness into `building`, its program linked as `bin/NAME`.
+
+    Raises:
+        EvalError: no npm here, or the package holds no program for this machine.
+        CalledProcessError: npm failed.
+    """
+    npm = shutil.which("npm")
+    if npm is None:
+        raise EvalError(f"cannot install {harness.requirement}: npm is not on PATH")
+    flags = ["--no-audit", "--no-fund", "--no-update-notifier"]
+    run_captured([npm, "install", "--prefix", str(building), *flags, harness.requirement],
+                 check=True)  # fmt: skip
+    found = sorted(building.glob(harness.executable))
+    if not found:
+        raise EvalError(f"cannot install {harness.requirement}: no {harness.executable} in it")
+    link = os.path.relpath(found[0], building / "bin")
+    (building / "bin" / harness.name).symlink_to(link)
 
 
 def _install(harness: Harness, root: Path, target: Path) -> None:
@@ -211,8 +276,11 @@ def _install(harness: Harness, root: Path, target: Path) -> None:
     try:
         with translating(EvalError, doing):
             run_captured([_sandbox_python(), "-m", "venv", "--copies", str(building)], check=True)
-            pip = [str(building / "bin" / "python3"), "-m", "pip", "install", "--no-input"]
-            run_captured([*pip, "--disable-pip-version-check", harness.requirement], check=True)
+            if harness.registry == "pypi":
+                pip = [str(building / "bin" / "python3"), "-m", "pip", "install", "--no-input"]
+                run_captured([*pip, "--disable-pip-version-check", harness.requirement], check=True)
+            else:
+                _npm_install(harness, building)
         installed = True
     except CalledProcessError as exc:
         tail = " ".join(bytes(exc.stderr or b"").decode(errors="replace").splitlines()[-3:])
