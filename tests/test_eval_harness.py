@@ -67,7 +67,10 @@ def _script(function: str, forbidden: int, finish: object) -> list[object]:
     as the harness does."""
     probe = (
         f"(exec 3<>/dev/tcp/127.0.0.1/{forbidden}) 2>/dev/null && echo forbidden-reached"
-        " || echo forbidden-refused; getent hosts example.com || echo name-unresolved"
+        " || echo forbidden-refused; getent hosts example.com || echo name-unresolved;"
+        " touch /opt/selfbench-harness/bin/x 2>/dev/null && echo install-written"
+        " || echo install-read-only; ls /run/selfbench-egress >/dev/null 2>&1"
+        " && echo relays-listed || echo relays-closed"
     )
     return [
         f'cat "$SELFBENCH_INSTRUCTION_FILE" && cat calc/__init__.py && {probe}',
@@ -181,6 +184,9 @@ def test_real_harnesses_solve_through_the_standin_and_a_wrong_fix_scores_0(
         assert "def add(a, b)" in seen["observations"][0]
         assert "forbidden-refused" in seen["observations"][0]
         assert "name-unresolved" in seen["observations"][0]
+        # the install is read-only to trials; the relays' sockets are root's
+        assert "install-read-only" in seen["observations"][0]
+        assert "relays-closed" in seen["observations"][0]
         # the tokens are the harness's own (its trajectory, its events): the stand-in's count
         assert record.tokens == seen["total_tokens"], (name, record.tokens, seen)
         assert agents[name]["tokens"] == seen["total_tokens"]
@@ -196,6 +202,16 @@ def test_real_harnesses_solve_through_the_standin_and_a_wrong_fix_scores_0(
         f"{install_seconds['mini-swe-agent']:.0f} s, codex {CODEX_VERSION} in "
         f"{install_seconds['codex']:.0f} s; "
         f"eval of {len(AGENTS)} trials in {eval_seconds:.0f} s\n"
+    )
+
+
+def test_a_harness_needs_the_local_environment(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["eval", str(bench), "--results", str(tmp_path / "r"), "--env", "harbor"]
+    assert main([*argv, "--agent", "codex:openai/gpt-5"]) == 2
+    assert capsys.readouterr().err == (
+        "error: agent codex: a ready-made harness needs --env local\n"
     )
 
 

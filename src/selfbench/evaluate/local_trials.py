@@ -5,7 +5,8 @@ verifier's tree). Per trial:
 
 1. the **agent phase** on a fresh copy of the prepared tree (the agent image: the base commit,
    setup done, no held-out tests, no solution, no dependency patch): the agent runs as the
-   `agent` user in `/app`, without a network, under the task's `agentSeconds`, with the
+   `agent` user in `/app`, without a network (a ready-made harness: only its model API's
+   hosts, `egress.py`), under the task's `agentSeconds`, with the
    instruction in `$SELFBENCH_INSTRUCTION` and in the read-only file
    `$SELFBENCH_INSTRUCTION_FILE`; then the collect command of the bundle's `task.toml` diffs
    `/app` against the true base into the agent patch;
