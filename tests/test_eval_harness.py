@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ import pytest
 
 from projects import build
 from selfbench.cli import main
+from selfbench.errors import EvalError
 from selfbench.evaluate import read_results
 from selfbench.evaluate.harnesses import (
     CODEX_VERSION,
@@ -219,3 +221,15 @@ def _text_report(results: Path) -> str:
     out = results.parent / "report.txt"
     assert main(["report", str(results), "--out", str(out)]) == 0
     return out.read_text()
+
+
+def test_an_install_that_fails_says_what_the_registry_said(tmp_path: Path) -> None:
+    missing = replace(HARNESSES["mini-swe-agent"], version="0.0.0.dev0")
+    with pytest.raises(EvalError) as error:
+        install_harness(missing, tmp_path)
+    message = str(error.value)
+    assert message.startswith("cannot install mini-swe-agent==0.0.0.dev0 for mini-swe-agent: "), (
+        message
+    )
+    assert "No matching distribution found for mini-swe-agent==0.0.0.dev0" in message
+    assert [path.name for path in tmp_path.iterdir()] == [".lock"]  # nothing half-installed
