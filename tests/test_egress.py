@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from selfbench.errors import EvalError
+from selfbench.evaluate import harnesses
 from selfbench.evaluate.egress import Endpoint, endpoint_of, plan_for, relayed
 from selfbench.evaluate.harnesses import HARNESSES
 
@@ -90,3 +91,15 @@ def _connectable(path: Path) -> bool:
         except OSError:
             return False
         return True
+
+
+def test_each_pinned_pypi_harness_ships_its_constraints() -> None:
+    constraints = Path(harnesses.__file__).with_name("harness_constraints")
+    for harness in HARNESSES.values():
+        if not harness.constraints:
+            continue
+        lines = (constraints / f"{harness.name}.txt").read_text().splitlines()
+        pins = [line for line in lines if line and not line.startswith("#")]
+        assert pins
+        assert all("==" in pin for pin in pins)
+        assert not any(pin.startswith(f"{harness.package}==") for pin in pins)

@@ -52,6 +52,8 @@ CODEX_VERSION = "0.171.0"
 """The Codex CLI release the ready-made definition installs (`@openai/codex@0.171.0`)."""
 
 _INSTALLED = ".selfbench-installed"
+_CONSTRAINTS = Path(__file__).with_name("harness_constraints")
+"""The pinned dependencies of the PyPI harnesses, one `<name>.txt` each."""
 _PIP_SECONDS = 900.0
 
 _TRAJECTORY_USAGE = """
@@ -134,6 +136,8 @@ class Harness:
     """Fixed variables the harness runs with (no prompts, no update checks)."""
     executable: str = ""
     """An npm harness's program, a glob under the install, linked as `bin/<name>`."""
+    constraints: bool = False
+    """A PyPI harness's dependencies are pinned (`harness_constraints/<name>.txt`)."""
 
     @property
     def requirement(self) -> str:
@@ -190,6 +194,7 @@ HARNESSES: Mapping[str, Harness] = {
             "MSWEA_COST_TRACKING": "ignore_errors",
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         },
+        constraints=True,
     ),
     "codex": Harness(
         name="codex",
@@ -248,6 +253,13 @@ def install_harness(harness: Harness, cache: Path | None = None) -> Path:
     return target
 
 
+def _constraints(harness: Harness) -> list[str]:
+    """pip's `--constraint FILE` for a harness whose dependencies are pinned."""
+    if not harness.constraints:
+        return []
+    return ["--constraint", str(_CONSTRAINTS / f"{harness.name}.txt")]
+
+
 def _npm_install(harness: Harness, building: Path) -> None:
     """`npm install` the harness into `building`, its program linked as `bin/NAME`.
 
@@ -278,7 +290,8 @@ def _install(harness: Harness, root: Path, target: Path) -> None:
             run_captured([_sandbox_python(), "-m", "venv", "--copies", str(building)], check=True)
             if harness.registry == "pypi":
                 pip = [str(building / "bin" / "python3"), "-m", "pip", "install", "--no-input"]
-                run_captured([*pip, "--disable-pip-version-check", harness.requirement], check=True)
+                pip += ["--disable-pip-version-check", *_constraints(harness)]
+                run_captured([*pip, harness.requirement], check=True)
             else:
                 _npm_install(harness, building)
         installed = True
