@@ -1,7 +1,8 @@
 """A local model stand-in: a loopback HTTP server speaking OpenAI Chat Completions
-(`/v1/chat/completions`, one `bash` tool call per reply) and the OpenAI Responses API
-(`/v1/responses`, streamed as server-sent events, one `exec_command` function call per reply),
-replaying a scripted conversation, run as a process of its own.
+(`/v1/chat/completions`, one `bash` tool call per reply), the OpenAI Responses API
+(`/v1/responses`, streamed as server-sent events, one `exec_command` function call per reply)
+and Anthropic Messages (`/v1/messages`, streamed, one `Bash` tool use per reply), replaying a
+scripted conversation, run as a process of its own.
 
     python model_standin.py SCRIPTS.json COUNTS.json
 
@@ -65,6 +66,8 @@ class _State:
             last = messages[-1] if messages else {}
             if last.get("role") == "tool" or last.get("type") == "function_call_output":
                 counts["observations"].append(_text(last))
+            results = [b for b in _blocks(last) if b.get("type") == "tool_result"]
+            counts["observations"].extend(_text(block) for block in results)
             self.counts_path.write_text(json.dumps(self.counts, indent=1), encoding="utf-8")
         return step, prompt, completion
 
@@ -138,6 +141,44 @@ class _State:
             f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in events
         ).encode()
 
+    def messages(self, request: dict[str, Any]) -> bytes:
+        """An Anthropic Messages reply, as server-sent events: the step as a `Bash` tool use, or
+        a final text."""
+        messages = request.get("messages") or []
+        step, prompt, completion = self.step(request, messages)
+        number = len(messages)
+        message: dict[str, Any] = {
+            "id": f"msg_{number}", "type": "message", "role": "assistant",
+            "model": request.get("model"), "content": [], "stop_reason": None,
+            "stop_sequence": None, "usage": {"input_tokens": prompt, "output_tokens": 1},
+        }  # fmt: skip
+        if isinstance(step, dict):
+            block: dict[str, Any] = {"type": "text", "text": ""}
+            delta: dict[str, Any] = {"type": "text_delta", "text": step["say"]}
+            stop = "end_turn"
+        else:
+            block = {"type": "tool_use", "id": f"toolu_{number}", "name": "Bash", "input": {}}
+            arguments = json.dumps({"command": step, "description": "Run a command"})
+            delta = {"type": "input_json_delta", "partial_json": arguments}
+            stop = "tool_use"
+        events: list[dict[str, Any]] = [
+            {"type": "message_start", "message": message},
+            {"type": "content_block_start", "index": 0, "content_block": block},
+            {"type": "content_block_delta", "index": 0, "delta": delta},
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+             "usage": {"output_tokens": completion}},
+            {"type": "message_stop"},
+        ]  # fmt: skip
+        return "".join(
+            f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in events
+        ).encode()
+
+
+def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content")
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
 
 def _text(message: dict[str, Any]) -> str:
     content = message.get("content", message.get("output"))
@@ -156,6 +197,8 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 request = json.loads(self.rfile.read(length))
                 if route.endswith("/chat/completions"):
                     self._send(200, json.dumps(state.chat(request)).encode())
+                elif route.split("?")[0].endswith("/messages"):
+                    self._send(200, state.messages(request), "text/event-stream")
                 elif route.endswith("/responses"):
                     self._send(200, state.responses(request), "text/event-stream")
                 else:

@@ -30,6 +30,7 @@ from selfbench.cli import main
 from selfbench.errors import EvalError
 from selfbench.evaluate import read_results
 from selfbench.evaluate.harnesses import (
+    CLAUDE_CODE_VERSION,
     CODEX_VERSION,
     HARNESSES,
     MINI_SWE_AGENT_VERSION,
@@ -56,11 +57,15 @@ AGENTS = (
     ("mini-wrong", "mini-swe-agent", "openai/gpt-4.1-mini", WRONG, SUBMIT),
     ("codex", "codex", "openai/gpt-5-mini", RIGHT, {"say": "Done."}),
     ("codex-wrong", "codex", "openai/gpt-5-nano", WRONG, {"say": "Done."}),
+    ("claude-code", "claude-code", "anthropic/claude-sonnet-4-5", RIGHT, {"say": "Done."}),
+    ("claude-wrong", "claude-code", "anthropic/claude-opus-4-5", WRONG, {"say": "Done."}),
 )
+TOOLS = {"mini-swe-agent": "bash", "codex": "exec_command", "claude-code": "Bash"}
+"""The tool each harness offers its model for shell commands."""
 
 
 def _api_name(model: str) -> str:
-    """The model's name as the API sees it (litellm sends it without its provider)."""
+    """The model's name as the API sees it (each harness sends it without its provider)."""
     return model.split("/", 1)[1]
 
 
@@ -87,7 +92,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     took."""
     cache = tmp_path_factory.mktemp("harnesses")
     seconds: dict[str, float] = {}
-    for name in ("mini-swe-agent", "codex"):
+    for name in TOOLS:
         started = time.monotonic()
         install_harness(HARNESSES[name], cache)
         seconds[name] = time.monotonic() - started
@@ -156,6 +161,8 @@ def test_real_harnesses_solve_through_the_standin_and_a_wrong_fix_scores_0(
     monkeypatch.setenv("SELFBENCH_HARNESS_DIR", str(cache))
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-standin")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-standin")
     results = tmp_path / "results"
     argv = ["eval", str(bench), "--results", str(results), "--json"]
     for name, harness, model, _, _ in AGENTS:
@@ -180,7 +187,7 @@ def test_real_harnesses_solve_through_the_standin_and_a_wrong_fix_scores_0(
             assert agents[name]["passRate"] == 0.0
         # three scripted steps: read, write, finish; the harness asked for each once
         assert seen["requests"] == 3, (name, seen)
-        assert ("bash" if harness == "mini-swe-agent" else "exec_command") in seen["tools"]
+        assert TOOLS[harness] in seen["tools"]
         assert "Add a function mul(a, b) to the calc package" in seen["first_user"]
         # step 1 read the instruction and the file, and reached nothing off the allow-list
         assert "def add(a, b)" in seen["observations"][0]
@@ -193,7 +200,7 @@ def test_real_harnesses_solve_through_the_standin_and_a_wrong_fix_scores_0(
         assert record.tokens == seen["total_tokens"], (name, record.tokens, seen)
         assert agents[name]["tokens"] == seen["total_tokens"]
         assert record.network == f"allow-list: 127.0.0.1:{port}"
-        if harness == "mini-swe-agent":  # litellm's price for the model, from the trajectory
+        if harness != "codex":  # the harness's price for the model (Codex reports none)
             assert record.cost_usd is not None
             assert record.cost_usd > 0
 
@@ -202,7 +209,8 @@ def test_real_harnesses_solve_through_the_standin_and_a_wrong_fix_scores_0(
     sys.stderr.write(
         f"installed mini-swe-agent {MINI_SWE_AGENT_VERSION} in "
         f"{install_seconds['mini-swe-agent']:.0f} s, codex {CODEX_VERSION} in "
-        f"{install_seconds['codex']:.0f} s; "
+        f"{install_seconds['codex']:.0f} s, claude-code {CLAUDE_CODE_VERSION} in "
+        f"{install_seconds['claude-code']:.0f} s; "
         f"eval of {len(AGENTS)} trials in {eval_seconds:.0f} s\n"
     )
 

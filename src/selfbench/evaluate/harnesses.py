@@ -30,6 +30,7 @@ from selfbench.evaluate.egress import Endpoint, endpoint_of
 from selfbench.toolchains.provision import visible_in_sandbox
 
 __all__ = [
+    "CLAUDE_CODE_VERSION",
     "CODEX_VERSION",
     "HARNESSES",
     "HARNESS_ROOT",
@@ -50,6 +51,9 @@ MINI_SWE_AGENT_VERSION = "2.4.6"
 """The mini-swe-agent release the ready-made definition installs (`mini-swe-agent==2.4.6`)."""
 CODEX_VERSION = "0.171.0"
 """The Codex CLI release the ready-made definition installs (`@openai/codex@0.171.0`)."""
+CLAUDE_CODE_VERSION = "2.1.332"
+"""The Claude Code release the ready-made definition installs
+(`@anthropic-ai/claude-code@2.1.332`)."""
 
 _INSTALLED = ".selfbench-installed"
 _CONSTRAINTS = Path(__file__).with_name("harness_constraints")
@@ -111,6 +115,37 @@ env_key='OPENAI_API_KEY', wire_api='responses'}}"
   | tee "$HOME/codex.jsonl"
 status=${{PIPESTATUS[0]}}
 awk {shlex.quote(_CODEX_USAGE)} "$HOME/codex.jsonl"
+exit "$status"
+"""
+
+
+_CLAUDE_USAGE = """
+import json, sys
+try:
+    with open(sys.argv[1], encoding="utf-8") as handle:
+        data = json.load(handle)
+except (OSError, ValueError):
+    sys.exit(0)
+tokens = 0
+for usage in (data.get("modelUsage") or {}).values():
+    for key in ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens"):
+        tokens += int(usage.get(key) or 0)
+cost = float(data.get("total_cost_usd") or 0)
+fields = ([f"tokens={tokens}"] if tokens else []) + ([f"cost_usd={cost:.6f}"] if cost > 0 else [])
+if fields:
+    print("selfbench-usage:", *fields)
+"""
+"""Reads Claude Code's `--output-format json` result: every model's tokens, its cost."""
+
+_CLAUDE_CODE = f"""
+set -u
+. {HARNESS_RUN}/env
+{HARNESS_ROOT}/bin/claude-code -p "$SELFBENCH_INSTRUCTION" --output-format json \\
+  --dangerously-skip-permissions --model "${{SELFBENCH_MODEL#anthropic/}}" </dev/null \\
+  | tee "$HOME/claude.json"
+status=${{PIPESTATUS[0]}}
+echo
+{HARNESS_ROOT}/bin/python3 -c {shlex.quote(_CLAUDE_USAGE)} "$HOME/claude.json"
 exit "$status"
 """
 
@@ -206,6 +241,22 @@ HARNESSES: Mapping[str, Harness] = {
         base_url_variables=("OPENAI_BASE_URL",),
         provider_hosts={"openai": "api.openai.com"},
         executable="node_modules/@openai/codex-linux-*/vendor/*/bin/codex",
+    ),
+    "claude-code": Harness(
+        name="claude-code",
+        registry="npm",
+        package="@anthropic-ai/claude-code",
+        version=CLAUDE_CODE_VERSION,
+        script=_CLAUDE_CODE,
+        key_variables=("ANTHROPIC_API_KEY",),
+        base_url_variables=("ANTHROPIC_BASE_URL",),
+        provider_hosts={"anthropic": "api.anthropic.com"},
+        environment={
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        },
+        executable="node_modules/@anthropic-ai/claude-code-linux-*/claude",
     ),
 }
 """The ready-made harnesses, by the name `--agent` gives."""
