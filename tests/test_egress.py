@@ -40,23 +40,48 @@ def test_the_plan_maps_names_to_their_own_loopback_addresses() -> None:
     assert plan.describe() == "allow-list: api.openai.com:443, 127.0.0.1:9000"
     assert plan.hosts_file() == "127.0.0.1 localhost\n::1 localhost\n127.0.0.2 api.openai.com\n"
     assert plan.forward_command("py", "f.py") == (
-        "py f.py /run/selfbench-forward-ready 127.0.0.2:443:/run/selfbench-egress/0.sock "
+        "py f.py /run/selfbench-forward-ready 127.0.0.2:40000:/run/selfbench-egress/0.sock "
         "127.0.0.1:9000:/run/selfbench-egress/1.sock"
     )
+    # root in the phase may not bind 443: the harness is given the high port, the same name
+    assert plan.inside_url("https://api.openai.com/v1") == "https://api.openai.com:40000/v1"
+    assert plan.inside_url("http://127.0.0.1:9000/v1") == "http://127.0.0.1:9000/v1"
+    with pytest.raises(EvalError) as error:
+        plan.inside_url("https://example.com/v1")
+    assert str(error.value) == "example.com:443 is not on the allow-list"
 
 
-def test_a_harness_reaches_its_base_url_else_its_providers_host() -> None:
+def test_localhost_is_the_phases_own_loopback() -> None:
+    plan = plan_for([Endpoint("localhost", 8000)])
+    assert plan.hosts_file() == "127.0.0.1 localhost\n::1 localhost\n"
+    assert plan.address(0) == "127.0.0.1"
+
+
+def test_a_harness_reaches_its_base_url_else_its_providers_api() -> None:
     harness = HARNESSES["mini-swe-agent"]
     assert harness.endpoints("openai/gpt-5", {}) == (Endpoint("api.openai.com", 443),)
+    assert harness.endpoints("anthropic/claude-sonnet-4-5", {}) == (
+        Endpoint("api.anthropic.com", 443),
+    )
     local = {"OPENAI_BASE_URL": "http://127.0.0.1:8000/v1"}
     assert harness.endpoints("openai/gpt-5", local) == (Endpoint("127.0.0.1", 8000),)
     with pytest.raises(EvalError) as error:
         harness.endpoints("mystery/model", {})
-    assert "no known API host for model 'mystery/model'" in str(error.value)
-    variables = harness.variables("openai/gpt-5", {"OPENAI_API_KEY": "k", "HOME": "/h", **local})
+    assert str(error.value) == (
+        "mini-swe-agent: no known API for model 'mystery/model' (known: openai/…, anthropic/…)"
+    )
+    environ = {"OPENAI_API_KEY": "k", "HOME": "/h"}
+    plan = plan_for(harness.endpoints("openai/gpt-5", environ))
+    variables = harness.variables("openai/gpt-5", environ, plan)
     assert variables["OPENAI_API_KEY"] == "k"
     assert variables["SELFBENCH_MODEL"] == "openai/gpt-5"
+    assert variables["OPENAI_BASE_URL"] == "https://api.openai.com:40000/v1"
     assert "HOME" not in variables
+    claude = HARNESSES["claude-code"]
+    plan = plan_for(claude.endpoints("anthropic/claude-sonnet-4-5", {}))
+    assert claude.variables("anthropic/claude-sonnet-4-5", {}, plan)["ANTHROPIC_BASE_URL"] == (
+        "https://api.anthropic.com:40000"
+    )
 
 
 def test_the_relay_carries_bytes_both_ways_to_its_one_endpoint(tmp_path: Path) -> None:

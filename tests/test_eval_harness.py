@@ -161,7 +161,7 @@ def test_real_harnesses_solve_through_the_standin_and_a_wrong_fix_scores_0(
     monkeypatch.setenv("SELFBENCH_HARNESS_DIR", str(cache))
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-standin")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://localhost:{port}")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-standin")
     results = tmp_path / "results"
     argv = ["eval", str(bench), "--results", str(results), "--json"]
@@ -199,7 +199,8 @@ def test_real_harnesses_solve_through_the_standin_and_a_wrong_fix_scores_0(
         # the tokens are the harness's own (its trajectory, its events): the stand-in's count
         assert record.tokens == seen["total_tokens"], (name, record.tokens, seen)
         assert agents[name]["tokens"] == seen["total_tokens"]
-        assert record.network == f"allow-list: 127.0.0.1:{port}"
+        host = "localhost" if harness == "claude-code" else "127.0.0.1"
+        assert record.network == f"allow-list: {host}:{port}"
         if harness != "codex":  # the harness's price for the model (Codex reports none)
             assert record.cost_usd is not None
             assert record.cost_usd > 0

@@ -7,8 +7,11 @@ on the host a relay thread connects every connection made to it to that host and
 all, end to end: the relay sees only bytes). Inside, a forwarder run as root (`_forward.py`,
 by the harness's own interpreter) listens on a loopback address for each: `127.0.0.1:PORT` for
 an endpoint on the host's loopback (a local model server), else `127.0.0.N:PORT` with the host's
-name mapped to that address in the phase's `/etc/hosts`. Nothing else leaves the namespace: a
-name not listed does not resolve, an address not listed has no route.
+name mapped to that address in the phase's `/etc/hosts`. Root in the phase may not bind a
+port below 1024, so a privileged port is reached at a high one instead, in the URL the harness
+is given (`EgressPlan.inside_url`: the host's name stays, for TLS). Nothing else leaves the
+namespace: a name not listed does not resolve, an address not listed has no route. A base URL's
+host is a name, `localhost` or `127.0.0.1`.
 """
 
 from __future__ import annotations
@@ -41,9 +44,13 @@ EGRESS_DIR = "/run/selfbench-egress"
 FORWARD_READY = "/run/selfbench-forward-ready"
 """The file the forwarder writes once it listens (root's `/run`)."""
 
-_LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+_LOOPBACK = ("127.0.0.1", "localhost")
+"""Hosts on the host's loopback, reached at `127.0.0.1` in the phase (clients resolve
+`localhost` themselves, whatever `/etc/hosts` says)."""
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _CONNECT_SECONDS = 30.0
+_PRIVILEGED = 1024
+_HIGH_PORTS = 40000
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +100,29 @@ class EgressPlan:
         """The loopback address the phase reaches endpoint `index` at."""
         return "127.0.0.1" if self.endpoints[index].loopback else f"127.0.0.{index + 2}"
 
+    def port(self, index: int) -> int:
+        """The port the phase reaches endpoint `index` at: its own, or for a privileged one
+        (below 1024, which root in the phase may not bind) `_HIGH_PORTS + index`."""
+        port = self.endpoints[index].port
+        return port if port >= _PRIVILEGED else _HIGH_PORTS + index
+
+    def inside_url(self, url: str) -> str:
+        """`url` as the phase reaches it: the same host (TLS checks that name), the port its
+        forwarder listens on.
+
+        Raises:
+            EvalError: not an http(s) URL, or one of a host and port the plan does not allow.
+        """
+        endpoint = endpoint_of(url)
+        if endpoint not in self.endpoints:
+            raise EvalError(f"{endpoint} is not on the allow-list")
+        port = self.port(self.endpoints.index(endpoint))
+        if port == endpoint.port:
+            return url
+        parts = urlsplit(url.strip())
+        host = f"[{endpoint.host}]" if ":" in endpoint.host else endpoint.host
+        return parts._replace(netloc=f"{host}:{port}").geturl()
+
     def hosts_file(self) -> str:
         """The phase's `/etc/hosts`: loopback, and each allowed name at its address."""
         lines = ["127.0.0.1 localhost", "::1 localhost"]
@@ -104,8 +134,8 @@ class EgressPlan:
     def forward_command(self, python: str, script: str) -> str:
         """The shell command that starts the in-phase forwarder (as root) with `python`."""
         specs = [
-            f"{self.address(index)}:{endpoint.port}:{EGRESS_DIR}/{index}.sock"
-            for index, endpoint in enumerate(self.endpoints)
+            f"{self.address(index)}:{self.port(index)}:{EGRESS_DIR}/{index}.sock"
+            for index in range(len(self.endpoints))
         ]
         return shlex.join([python, script, FORWARD_READY, *specs])
 

@@ -26,7 +26,7 @@ from typing import Literal
 
 from selfbench.environments.process import CalledProcessError, run_captured
 from selfbench.errors import EvalError, translating
-from selfbench.evaluate.egress import Endpoint, endpoint_of
+from selfbench.evaluate.egress import EgressPlan, Endpoint, endpoint_of
 from selfbench.toolchains.provision import visible_in_sandbox
 
 __all__ = [
@@ -162,11 +162,9 @@ class Harness:
     """The bash script the `agent` user runs in `/app` (`$SELFBENCH_MODEL` names the model)."""
     key_variables: tuple[str, ...]
     """The host's variables passed on when set (API keys)."""
-    base_url_variables: tuple[str, ...]
-    """Variables naming the model API's base URL; each one set is allowed instead of the
-    provider's host."""
-    provider_hosts: Mapping[str, str]
-    """The model's provider (`openai/…`) → its API's host, reached on port 443."""
+    providers: Mapping[str, tuple[str, str]]
+    """The model's provider (`openai/…`) → the variable naming its API's base URL and the URL
+    it has when that variable is not set."""
     environment: Mapping[str, str] = field(default_factory=dict)
     """Fixed variables the harness runs with (no prompts, no update checks)."""
     executable: str = ""
@@ -181,32 +179,40 @@ class Harness:
             return f"{self.package}@{self.version}"
         return f"{self.package}=={self.version}"
 
-    def endpoints(self, model: str, environ: Mapping[str, str]) -> tuple[Endpoint, ...]:
-        """The hosts the harness must reach for `model`: each base URL set in `environ`, else
-        the model's provider's API host.
+    def base_url(self, model: str, environ: Mapping[str, str]) -> tuple[str, str]:
+        """The variable naming `model`'s API base URL, and that URL (as `environ` sets it, else
+        the provider's own).
 
         Raises:
-            EvalError: a base URL that is not an http(s) URL, or a provider without a known
-                host and no base URL.
+            EvalError: a provider the harness does not know.
         """
-        urls = [environ[name] for name in self.base_url_variables if environ.get(name)]
-        if urls:
-            return tuple(dict.fromkeys(endpoint_of(url) for url in urls))
         provider = model.split("/", 1)[0] if "/" in model else ""
-        if provider not in self.provider_hosts:
-            known = ", ".join(f"{name}/…" for name in self.provider_hosts)
-            raise EvalError(
-                f"{self.name}: no known API host for model {model!r} (known: {known}); "
-                f"set {self.base_url_variables[0]}"
-            )
-        return (Endpoint(self.provider_hosts[provider], 443),)
+        if provider not in self.providers:
+            known = ", ".join(f"{name}/…" for name in self.providers)
+            raise EvalError(f"{self.name}: no known API for model {model!r} (known: {known})")
+        variable, default = self.providers[provider]
+        return variable, environ.get(variable) or default
 
-    def variables(self, model: str, environ: Mapping[str, str]) -> dict[str, str]:
-        """What the harness's `env` file exports: its fixed variables, the model, and the keys
-        and base URLs set in `environ`."""
-        passed = (*self.key_variables, *self.base_url_variables)
-        found = {name: environ[name] for name in passed if environ.get(name)}
-        return {**self.environment, "SELFBENCH_MODEL": model, **found}
+    def endpoints(self, model: str, environ: Mapping[str, str]) -> tuple[Endpoint, ...]:
+        """The host and port the harness must reach for `model`: its API's base URL's.
+
+        Raises:
+            EvalError: a provider the harness does not know, or a base URL that is not an
+                http(s) URL.
+        """
+        return (endpoint_of(self.base_url(model, environ)[1]),)
+
+    def variables(self, model: str, environ: Mapping[str, str], plan: EgressPlan) -> dict[str, str]:
+        """What the harness's `env` file exports: its fixed variables, the model, the keys set in
+        `environ`, and the base URL as the phase reaches it (`EgressPlan.inside_url`)."""
+        found = {name: environ[name] for name in self.key_variables if environ.get(name)}
+        variable, url = self.base_url(model, environ)
+        return {
+            **self.environment,
+            "SELFBENCH_MODEL": model,
+            **found,
+            variable: plan.inside_url(url),
+        }
 
 
 HARNESSES: Mapping[str, Harness] = {
@@ -216,12 +222,10 @@ HARNESSES: Mapping[str, Harness] = {
         package="mini-swe-agent",
         version=MINI_SWE_AGENT_VERSION,
         script=_MINI_SWE_AGENT,
-        key_variables=("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"),
-        base_url_variables=("OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL"),
-        provider_hosts={
-            "openai": "api.openai.com",
-            "anthropic": "api.anthropic.com",
-            "gemini": "generativelanguage.googleapis.com",
+        key_variables=("OPENAI_API_KEY", "ANTHROPIC_API_KEY"),
+        providers={
+            "openai": ("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+            "anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
         },
         environment={
             "MSWEA_CONFIGURED": "true",
@@ -238,8 +242,7 @@ HARNESSES: Mapping[str, Harness] = {
         version=CODEX_VERSION,
         script=_CODEX,
         key_variables=("OPENAI_API_KEY",),
-        base_url_variables=("OPENAI_BASE_URL",),
-        provider_hosts={"openai": "api.openai.com"},
+        providers={"openai": ("OPENAI_BASE_URL", "https://api.openai.com/v1")},
         executable="node_modules/@openai/codex-linux-*/vendor/*/bin/codex",
     ),
     "claude-code": Harness(
@@ -249,8 +252,7 @@ HARNESSES: Mapping[str, Harness] = {
         version=CLAUDE_CODE_VERSION,
         script=_CLAUDE_CODE,
         key_variables=("ANTHROPIC_API_KEY",),
-        base_url_variables=("ANTHROPIC_BASE_URL",),
-        provider_hosts={"anthropic": "api.anthropic.com"},
+        providers={"anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com")},
         environment={
             "DISABLE_AUTOUPDATER": "1",
             "DISABLE_TELEMETRY": "1",

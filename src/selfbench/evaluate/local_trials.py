@@ -295,7 +295,7 @@ class _HarnessMounts:
         plan = plan_for(harness.endpoints(agent.model, os.environ))
         files = phases.fresh(f"{name}-harness")
         files.chmod(0o755)
-        variables = harness.variables(agent.model, os.environ)
+        variables = harness.variables(agent.model, os.environ, plan)
         lines = [f"export {key}={shlex.quote(value)}" for key, value in variables.items()]
         (files / "env").write_text("\n".join(lines) + "\n", encoding="utf-8")
         (files / "hosts").write_text(plan.hosts_file(), encoding="ascii")
