@@ -37,6 +37,17 @@ from selfbench.validate.report import Reward
                 "cc", "harbor", harbor_agent="claude-code", harbor_model="anthropic/claude-sonnet-4"
             ),
         ),
+        (
+            "mini-swe-agent:openai/gpt-5",
+            AgentSpec("mini-swe-agent", "harness", harness="mini-swe-agent", model="openai/gpt-5"),
+        ),
+        (
+            "msa=mini-swe-agent:anthropic/claude-sonnet-4-5",
+            AgentSpec(
+                "msa", "harness", harness="mini-swe-agent", model="anthropic/claude-sonnet-4-5"
+            ),
+        ),
+        ("x=other-agent:m", AgentSpec("x", "command", command="other-agent:m")),
     ],
 )
 def test_agent_specs(value: str, spec: AgentSpec) -> None:
@@ -53,6 +64,10 @@ def test_agent_specs(value: str, spec: AgentSpec) -> None:
         ("x=  ", "agent x: empty command"),
         ("x=harbor:codex", "agent x: expected harbor:AGENT:MODEL, not 'harbor:codex'"),
         ("x=harbor:-a:m", "agent x: expected harbor:AGENT:MODEL, not 'harbor:-a:m'"),
+        (
+            "mini-swe-agent:two words",
+            "agent 'mini-swe-agent:two words': expected mini-swe-agent:MODEL with a one-word MODEL",
+        ),
     ],
 )
 def test_bad_agent_specs(value: str, message: str) -> None:

@@ -4,6 +4,7 @@ Grammar of one `--agent` value:
 
     oracle | nop                      the built-in baselines
     NAME=harbor:AGENT:MODEL           `harbor run --agent AGENT --model MODEL`
+    HARNESS:MODEL, NAME=HARNESS:MODEL a ready-made harness (`harnesses.HARNESSES`) on MODEL
     NAME=COMMAND                      any shell command, run as the agent user in the workspace
 
 NAME is a task-id-like word (letters, digits, `.`, `_`, `-`); `oracle` and `nop` are reserved.
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from selfbench.errors import EvalError
+from selfbench.evaluate.harnesses import HARNESSES
 from selfbench.validate.harbor import HARBOR_NAME
 
 __all__ = [
@@ -41,9 +43,10 @@ USAGE_PREFIX = "selfbench-usage:"
 """An agent may print `selfbench-usage: tokens=N cost_usd=X` (either field); the last one wins."""
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}")
 _USAGE_FIELD = re.compile(r"(tokens|cost_usd)=([0-9]+(?:\.[0-9]+)?)")
 
-Kind = Literal["oracle", "nop", "command", "harbor"]
+Kind = Literal["oracle", "nop", "command", "harbor", "harness"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +59,10 @@ class AgentSpec:
     """The shell command (kind `command`)."""
     harbor_agent: str = ""
     harbor_model: str = ""
+    harness: str = ""
+    """The ready-made harness's name (kind `harness`)."""
+    model: str = ""
+    """The model the harness asks for (kind `harness`)."""
 
     def describe(self) -> str:
         """How the agent runs, in one line."""
@@ -63,6 +70,8 @@ class AgentSpec:
             return self.command
         if self.kind == "harbor":
             return f"harbor run --agent {self.harbor_agent} --model {self.harbor_model}"
+        if self.kind == "harness":
+            return f"{self.harness} --model {self.model}"
         return f"built-in {self.kind}"
 
 
@@ -75,6 +84,9 @@ def parse_agent_spec(value: str) -> AgentSpec:
     """
     if value in BUILTIN_AGENTS:
         return AgentSpec(value, "oracle" if value == "oracle" else "nop")
+    harness = _harness_spec(value)
+    if harness is not None:
+        return harness
     name, equals, command = value.partition("=")
     if not equals:
         raise EvalError(f"agent {value!r}: expected oracle, nop, NAME=COMMAND or NAME=harbor:…")
@@ -89,7 +101,23 @@ def parse_agent_spec(value: str) -> AgentSpec:
         if len(parts) != 3 or not all(HARBOR_NAME.fullmatch(part) for part in parts[1:]):
             raise EvalError(f"agent {name}: expected harbor:AGENT:MODEL, not {command!r}")
         return AgentSpec(name, "harbor", harbor_agent=parts[1], harbor_model=parts[2])
-    return AgentSpec(name, "command", command=command)
+    harness = _harness_spec(command, name=name)
+    return harness or AgentSpec(name, "command", command=command)
+
+
+def _harness_spec(value: str, *, name: str | None = None) -> AgentSpec | None:
+    """`HARNESS:MODEL` for a ready-made harness (named `name`, else the harness's name); None
+    when `value` does not start with a known harness's name and a colon.
+
+    Raises:
+        EvalError: a model that is not one word.
+    """
+    harness, colon, model = value.partition(":")
+    if not colon or harness not in HARNESSES:
+        return None
+    if not _MODEL.fullmatch(model):
+        raise EvalError(f"agent {value!r}: expected {harness}:MODEL with a one-word MODEL")
+    return AgentSpec(name or harness, "harness", harness=harness, model=model)
 
 
 def parse_agent_specs(values: Sequence[str]) -> tuple[AgentSpec, ...]:

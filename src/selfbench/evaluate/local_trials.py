@@ -5,7 +5,8 @@ verifier's tree). Per trial:
 
 1. the **agent phase** on a fresh copy of the prepared tree (the agent image: the base commit,
    setup done, no held-out tests, no solution, no dependency patch): the agent runs as the
-   `agent` user in `/app`, without a network, under the task's `agentSeconds`, with the
+   `agent` user in `/app`, without a network (a ready-made harness: only its model API's
+   hosts, `egress.py`), under the task's `agentSeconds`, with the
    instruction in `$SELFBENCH_INSTRUCTION` and in the read-only file
    `$SELFBENCH_INSTRUCTION_FILE`; then the collect command of the bundle's `task.toml` diffs
    `/app` against the true base into the agent patch;
@@ -38,6 +39,8 @@ once more in a fresh workspace before the task's trials fail as infrastructure.
 from __future__ import annotations
 
 import contextlib
+import os
+import shlex
 import shutil
 import stat
 import tempfile
@@ -50,6 +53,7 @@ from selfbench._fs import open_beneath, read_beneath
 from selfbench.bundle import layout
 from selfbench.environments.process import CalledProcessError
 from selfbench.errors import EvalError, SelfbenchError, SetupNetworkError
+from selfbench.evaluate import _forward
 from selfbench.evaluate.agents import (
     INSTRUCTION_ENV,
     INSTRUCTION_FILE_ENV,
@@ -67,6 +71,8 @@ from selfbench.evaluate.classify import (
     named_cause,
     oracle_proof,
 )
+from selfbench.evaluate.egress import EGRESS_DIR, FORWARD_READY, plan_for, relayed
+from selfbench.evaluate.harnesses import HARNESS_ROOT, HARNESS_RUN, HARNESSES, install_harness
 from selfbench.evaluate.trial_files import TRAJECTORY_LIMIT, TRAJECTORY_SUFFIXES
 from selfbench.toolchains import provision_task
 from selfbench.validate.cgroup import Limits
@@ -108,7 +114,12 @@ _PROCESS_LIMITS: tuple[Limit, ...] = ("processes", "user-processes")
 
 _AGENT = rf"""
 set -uo pipefail
-mode="$1"; seconds="$2"; collect_seconds="$3"; collect="$4"; command="$5"
+mode="$1"; seconds="$2"; collect_seconds="$3"; collect="$4"; command="$5"; forward="$6"
+if [ -n "$forward" ]; then
+  (exec bash -c "$forward") </dev/null &
+  for _ in $(seq 300); do [ -e {FORWARD_READY} ] && break; sleep 0.1; done
+  [ -e {FORWARD_READY} ] || echo "selfbench: the allow-list's forwarder did not start"
+fi
 started=$(date +%s%N)
 status=0
 if [ "$mode" != nop ]; then
@@ -144,6 +155,8 @@ class LocalTrial:
     verifier_seconds: float | None
     usage: Usage
     log: str
+    network: str = LOCAL_NETWORK
+    """The agent phase's network, as the record says it."""
 
 
 @dataclass
@@ -197,7 +210,7 @@ class PreparedTask:
 
     def _run(self, agent: AgentSpec, name: str) -> LocalTrial:
         """One trial, its facts as observed (no proof)."""
-        phase, usage = self._agent_phase(agent, name)
+        phase, usage, network = self._agent_phase(agent, name)
         harness = _harness_reason(phase, self.phases)
         run = self.phases.verifier(name, phase.patch, ())
         verifier = phase_reason(run)
@@ -224,9 +237,19 @@ class PreparedTask:
         )
         commands = verifier_commands(self.phases.definition)
         tests = run_outcomes(run.log, commands) if run.reward else {}
-        return LocalTrial(facts, tests, seconds, run.phase.seconds, usage, str(phase.log))
+        log = str(phase.log)
+        return LocalTrial(facts, tests, seconds, run.phase.seconds, usage, log, network)
 
-    def _agent_phase(self, agent: AgentSpec, name: str) -> tuple[AgentPhase, Usage]:
+    def _agent_phase(self, agent: AgentSpec, name: str) -> tuple[AgentPhase, Usage, str]:
+        """The agent phase; the usage it reported; its network."""
+        with ExitStack() as stack:
+            harness = _HarnessMounts.for_agent(agent, self.phases, name, stack)
+            phase, usage = self._run_agent_phase(agent, name, harness)
+        return phase, usage, harness.network
+
+    def _run_agent_phase(
+        self, agent: AgentSpec, name: str, harness: _HarnessMounts
+    ) -> tuple[AgentPhase, Usage]:
         phases = self.phases
         output = phases.fresh(f"{name}-agent-out")
         output.chmod(0o1777)  # the agent may add its trajectory; output.log stays root's
@@ -237,14 +260,14 @@ class PreparedTask:
         phase = phases.agent_phase(
             name,
             _AGENT,
-            (agent.kind, f"{seconds:g}", f"{COLLECT_SECONDS:g}", phases.collect_command(),
-             agent.command),
+            (_MODES[agent.kind], f"{seconds:g}", f"{COLLECT_SECONDS:g}", phases.collect_command(),
+             harness.command or agent.command, harness.forward),
             timeout=seconds + COLLECT_SECONDS + _HARNESS_MARGIN,
             log=log,
             writable_app=agent.kind != "nop",
             solution=agent.kind == "oracle",
             binds={"/run/selfbench-agent": output},
-            ro_binds={_INSTRUCTION: instruction},
+            ro_binds={_INSTRUCTION: instruction, **harness.ro_binds},
         )  # fmt: skip
         text = _agent_output(output, log)
         _keep_trajectory(output, phases.logs, name)
@@ -264,6 +287,54 @@ def _keep_trajectory(directory: Path, logs: Path, name: str) -> None:
         if data is not None:
             (logs / f"{name}-trajectory{suffix}").write_bytes(data)
             return
+
+
+@dataclass(frozen=True, slots=True)
+class _HarnessMounts:
+    """What a ready-made harness adds to its agent phase: its install and files read-only, the
+    allow-list's relays (open while the phase runs), the forwarder's command, its script."""
+
+    command: str = ""
+    forward: str = ""
+    ro_binds: dict[str, Path] = field(default_factory=dict)
+    network: str = LOCAL_NETWORK
+
+    @classmethod
+    def for_agent(
+        cls, agent: AgentSpec, phases: TaskPhases, name: str, stack: ExitStack
+    ) -> _HarnessMounts:
+        """None of it for an agent that is not a harness; else the harness installed (once per
+        machine), its `env` file, its `/etc/hosts` and its relays, open until `stack` closes.
+
+        Raises:
+            EvalError: the harness cannot be installed, or its model's host is not known.
+            OSError: a relay's socket cannot be made.
+        """
+        if agent.kind != "harness":
+            return cls()
+        harness = HARNESSES[agent.harness]
+        install = install_harness(harness)
+        plan = plan_for(harness.endpoints(agent.model, os.environ))
+        files = phases.fresh(f"{name}-harness")
+        files.chmod(0o755)
+        variables = harness.variables(agent.model, os.environ, plan)
+        lines = [f"export {key}={shlex.quote(value)}" for key, value in variables.items()]
+        (files / "env").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        (files / "hosts").write_text(plan.hosts_file(), encoding="ascii")
+        shutil.copyfile(Path(_forward.__file__), files / "forward.py")
+        for child in files.iterdir():
+            child.chmod(0o644)
+        # a short host path: a Unix socket's path has at most 107 bytes
+        relays = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="selfbench-net-")))
+        stack.enter_context(relayed(plan, relays / "s"))
+        forward = plan.forward_command(f"{HARNESS_ROOT}/bin/python3", f"{HARNESS_RUN}/forward.py")
+        ro_binds = {HARNESS_ROOT: install, HARNESS_RUN: files, "/etc/hosts": files / "hosts",
+                    EGRESS_DIR: relays / "s"}  # fmt: skip
+        return cls(harness.script, forward, ro_binds, plan.describe())
+
+
+_MODES = {"oracle": "oracle", "nop": "nop", "command": "command", "harness": "command"}
+"""The agent script's mode per agent kind (a harness runs as a command)."""
 
 
 def _agent_output(directory: Path, log: Path) -> str:

@@ -11,6 +11,7 @@ the agent.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from collections.abc import Callable, Sequence
@@ -33,7 +34,8 @@ from selfbench.evaluate.harbor_trials import (
     HarborProofs,
     run_harbor_trials,
 )
-from selfbench.evaluate.local_trials import LOCAL_NETWORK, LocalTrial, PreparedTask, prepared_task
+from selfbench.evaluate.harnesses import HARNESSES, install_harness
+from selfbench.evaluate.local_trials import LocalTrial, PreparedTask, prepared_task
 from selfbench.evaluate.results import (
     RESULTS_FILE,
     QualityNote,
@@ -108,6 +110,18 @@ def _check_command(agent: AgentSpec) -> None:
         )
 
 
+def _check_harness(agent: AgentSpec, options: EvalOptions) -> None:
+    """A harness runs locally, with its model's host known; it is installed here, once."""
+    if options.environment.kind == "harbor":
+        raise EvalError(f"agent {agent.name}: a ready-made harness needs --env local")
+    harness = HARNESSES[agent.harness]
+    try:
+        harness.endpoints(agent.model, os.environ)
+        install_harness(harness)
+    except EvalError as exc:
+        raise EvalError(f"agent {agent.name}: cannot start: {exc}") from None
+
+
 def check_agents(agents: Sequence[AgentSpec], *, options: EvalOptions) -> None:
     """Refuse agents that cannot start here, before any trial runs.
 
@@ -121,6 +135,8 @@ def check_agents(agents: Sequence[AgentSpec], *, options: EvalOptions) -> None:
             if environment.kind == "harbor":
                 raise EvalError(f"agent {agent.name}: a command agent needs --env local")
             _check_command(agent)
+        if agent.kind == "harness":
+            _check_harness(agent, options)
         uses_harbor = agent.kind == "harbor" or environment.kind == "harbor"
         if uses_harbor and shutil.which(environment.harbor) is None:
             raise EvalError(
@@ -218,7 +234,7 @@ def _local_trial(run: _Run, prepared: PreparedTask, agent: AgentSpec, trial: int
         _record(
             task, agent, trial, outcome,
             tests=outcome.tests, verifier_seconds=outcome.verifier_seconds,
-            attempts=attempts, environment="local", network=LOCAL_NETWORK,
+            attempts=attempts, environment="local", network=outcome.network,
         )
     )  # fmt: skip
 

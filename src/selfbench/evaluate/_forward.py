@@ -1,0 +1,92 @@
+"""Byte relays of the agent phase's allow-list: standard library only, so the same file runs as
+the host's relay (imported by `selfbench.evaluate.egress`) and, inside the sandbox, as the
+forwarder a harness's interpreter runs as root (`python3 _forward.py READY ADDRESS:PORT:SOCKET
+...`): each loopback `ADDRESS:PORT` of the phase's own network namespace leads to one Unix
+socket, whose other end the host connects to one allowed host and port.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+_CHUNK = 1 << 16
+
+Connect = Callable[[], socket.socket]
+"""Opens the upstream end of one relayed connection."""
+
+
+def pipe(source: socket.socket, target: socket.socket) -> None:
+    """Copy `source` to `target` until `source` ends, then end `target`'s writing side."""
+    with contextlib.suppress(OSError):
+        while data := source.recv(_CHUNK):
+            target.sendall(data)
+    with contextlib.suppress(OSError):
+        target.shutdown(socket.SHUT_WR)
+
+
+def splice(client: socket.socket, upstream: socket.socket) -> None:
+    """Relay both ways between two connected sockets (a thread each way); both are closed once
+    both directions have ended."""
+
+    def both() -> None:
+        back = threading.Thread(target=pipe, args=(upstream, client), daemon=True)
+        back.start()
+        pipe(client, upstream)
+        back.join()
+        client.close()
+        upstream.close()
+
+    threading.Thread(target=both, daemon=True).start()
+
+
+def serve(listener: socket.socket, connect: Connect) -> None:
+    """Accept on `listener` until it is closed; splice each connection to a new `connect()`
+    (a connection that cannot be made is closed)."""
+    while True:
+        try:
+            client, _ = listener.accept()
+        except OSError:
+            return
+        try:
+            upstream = connect()
+        except OSError:
+            client.close()
+            continue
+        splice(client, upstream)
+
+
+def _unix(path: str) -> Connect:
+    def connect() -> socket.socket:
+        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        upstream.connect(path)
+        return upstream
+
+    return connect
+
+
+def main(argv: list[str]) -> int:
+    """The in-sandbox forwarder: listen on each `ADDRESS:PORT`, write `READY`, serve forever."""
+    ready, specs = argv[0], argv[1:]
+    threads = []
+    for spec in specs:
+        address, port, path = spec.split(":", 2)
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((address, int(port)))
+        listener.listen(64)
+        threads.append(threading.Thread(target=serve, args=(listener, _unix(path))))
+    for thread in threads:
+        thread.start()
+    Path(ready).write_text("ready\n", encoding="ascii")
+    for thread in threads:
+        thread.join()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,362 @@
+"""Ready-made agent harnesses: a real coding agent from a package registry, pinned, installed
+once per machine into a cache and run in the local agent phase against a model API that the
+phase's allow-list reaches (`egress.py`).
+
+`--agent HARNESS:MODEL` (or `NAME=HARNESS:MODEL`) selects one. Its install is a directory of its
+own (a Python virtual environment made with the interpreter the sandbox shows, its files copied,
+so it runs wherever it is bound), kept under `harness_cache()/<name>-<version>/` and bound
+read-only at `HARNESS_ROOT` into every agent phase that runs it: no trial can change what a later
+one runs. The harness reads the task's instruction, works in `/app` as the `agent` user, and
+reports its usage from its own trajectory as a `selfbench-usage:` line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shlex
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from selfbench.environments.process import CalledProcessError, run_captured
+from selfbench.errors import EvalError, translating
+from selfbench.evaluate.egress import EgressPlan, Endpoint, endpoint_of
+from selfbench.toolchains.provision import visible_in_sandbox
+
+__all__ = [
+    "CLAUDE_CODE_VERSION",
+    "CODEX_VERSION",
+    "HARNESSES",
+    "HARNESS_ROOT",
+    "HARNESS_RUN",
+    "MINI_SWE_AGENT_VERSION",
+    "Harness",
+    "harness_cache",
+    "install_harness",
+]
+
+HARNESS_ROOT = "/opt/selfbench-harness"
+"""Where the agent phase sees the harness's install (read-only)."""
+HARNESS_RUN = "/run/selfbench-harness"
+"""Where the agent phase sees the trial's harness files: `env` (its variables, sourced) and
+`forward.py` (the allow-list's forwarder)."""
+
+MINI_SWE_AGENT_VERSION = "2.4.6"
+"""The mini-swe-agent release the ready-made definition installs (`mini-swe-agent==2.4.6`)."""
+CODEX_VERSION = "0.171.0"
+"""The Codex CLI release the ready-made definition installs (`@openai/codex@0.171.0`)."""
+CLAUDE_CODE_VERSION = "2.1.332"
+"""The Claude Code release the ready-made definition installs
+(`@anthropic-ai/claude-code@2.1.332`)."""
+
+_INSTALLED = ".selfbench-installed"
+_CONSTRAINTS = Path(__file__).with_name("harness_constraints")
+"""The pinned dependencies of the PyPI harnesses, one `<name>.txt` each."""
+_PIP_SECONDS = 900.0
+
+_TRAJECTORY_USAGE = """
+import json, sys
+try:
+    with open(sys.argv[1], encoding="utf-8") as handle:
+        data = json.load(handle)
+except (OSError, ValueError):
+    sys.exit(0)
+tokens = 0
+for message in data.get("messages") or []:
+    extra = message.get("extra") or {}
+    usage = (extra.get("response") or {}).get("usage") or {}
+    tokens += int(usage.get("total_tokens") or 0)
+stats = (data.get("info") or {}).get("model_stats") or {}
+cost = float(stats.get("instance_cost") or 0)
+fields = ([f"tokens={tokens}"] if tokens else []) + ([f"cost_usd={cost:.6f}"] if cost > 0 else [])
+if fields:
+    print("selfbench-usage:", *fields)
+"""
+"""Reads mini-swe-agent's trajectory: the tokens of every model response, its cost."""
+
+_MINI_SWE_AGENT = f"""
+set -u
+. {HARNESS_RUN}/env
+trajectory="$HOME/trajectory.json"
+{HARNESS_ROOT}/bin/python3 -m minisweagent.run.mini --yolo --exit-immediately --cost-limit 0 \\
+  --model "$SELFBENCH_MODEL" --task "$SELFBENCH_INSTRUCTION" --output "$trajectory"
+status=$?
+{HARNESS_ROOT}/bin/python3 -c {shlex.quote(_TRAJECTORY_USAGE)} "$trajectory"
+exit "$status"
+"""
+
+
+_CODEX_USAGE = r"""
+/"type":"turn.completed"/ {
+  if (match($0, /"input_tokens":[0-9]+/)) tokens += substr($0, RSTART + 15, RLENGTH - 15)
+  if (match($0, /"output_tokens":[0-9]+/)) tokens += substr($0, RSTART + 16, RLENGTH - 16)
+}
+END { if (tokens) print "selfbench-usage: tokens=" tokens }
+"""
+"""Reads Codex's `--json` events: the input and output tokens of every turn."""
+
+_CODEX = f"""
+set -u
+. {HARNESS_RUN}/env
+export CODEX_HOME="$HOME/.codex"
+mkdir -p "$CODEX_HOME"
+base="${{OPENAI_BASE_URL:-https://api.openai.com/v1}}"
+provider="model_providers.selfbench={{name='selfbench', base_url='$base', \\
+env_key='OPENAI_API_KEY', wire_api='responses'}}"
+{HARNESS_ROOT}/bin/codex exec --json --skip-git-repo-check \\
+  --dangerously-bypass-approvals-and-sandbox --model "${{SELFBENCH_MODEL#openai/}}" \\
+  -c model_provider=selfbench -c "$provider" "$SELFBENCH_INSTRUCTION" </dev/null \\
+  | tee "$HOME/codex.jsonl"
+status=${{PIPESTATUS[0]}}
+awk {shlex.quote(_CODEX_USAGE)} "$HOME/codex.jsonl"
+exit "$status"
+"""
+
+
+_CLAUDE_USAGE = """
+import json, sys
+try:
+    with open(sys.argv[1], encoding="utf-8") as handle:
+        data = json.load(handle)
+except (OSError, ValueError):
+    sys.exit(0)
+tokens = 0
+for usage in (data.get("modelUsage") or {}).values():
+    for key in ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens"):
+        tokens += int(usage.get(key) or 0)
+cost = float(data.get("total_cost_usd") or 0)
+fields = ([f"tokens={tokens}"] if tokens else []) + ([f"cost_usd={cost:.6f}"] if cost > 0 else [])
+if fields:
+    print("selfbench-usage:", *fields)
+"""
+"""Reads Claude Code's `--output-format json` result: every model's tokens, its cost."""
+
+_CLAUDE_CODE = f"""
+set -u
+. {HARNESS_RUN}/env
+{HARNESS_ROOT}/bin/claude-code -p "$SELFBENCH_INSTRUCTION" --output-format json \\
+  --dangerously-skip-permissions --model "${{SELFBENCH_MODEL#anthropic/}}" </dev/null \\
+  | tee "$HOME/claude.json"
+status=${{PIPESTATUS[0]}}
+echo
+{HARNESS_ROOT}/bin/python3 -c {shlex.quote(_CLAUDE_USAGE)} "$HOME/claude.json"
+exit "$status"
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Harness:
+    """One ready-made agent harness."""
+
+    name: str
+    registry: Literal["pypi", "npm"]
+    package: str
+    version: str
+    script: str
+    """The bash script the `agent` user runs in `/app` (`$SELFBENCH_MODEL` names the model)."""
+    key_variables: tuple[str, ...]
+    """The host's variables passed on when set (API keys)."""
+    providers: Mapping[str, tuple[str, str]]
+    """The model's provider (`openai/…`) → the variable naming its API's base URL and the URL
+    it has when that variable is not set."""
+    environment: Mapping[str, str] = field(default_factory=dict)
+    """Fixed variables the harness runs with (no prompts, no update checks)."""
+    executable: str = ""
+    """An npm harness's program, a glob under the install, linked as `bin/<name>`."""
+    constraints: bool = False
+    """A PyPI harness's dependencies are pinned (`harness_constraints/<name>.txt`)."""
+
+    @property
+    def requirement(self) -> str:
+        """The pinned requirement the install asks the registry for."""
+        if self.registry == "npm":
+            return f"{self.package}@{self.version}"
+        return f"{self.package}=={self.version}"
+
+    def base_url(self, model: str, environ: Mapping[str, str]) -> tuple[str, str]:
+        """The variable naming `model`'s API base URL, and that URL (as `environ` sets it, else
+        the provider's own).
+
+        Raises:
+            EvalError: a provider the harness does not know.
+        """
+        provider = model.split("/", 1)[0] if "/" in model else ""
+        if provider not in self.providers:
+            known = ", ".join(f"{name}/…" for name in self.providers)
+            raise EvalError(f"{self.name}: no known API for model {model!r} (known: {known})")
+        variable, default = self.providers[provider]
+        return variable, environ.get(variable) or default
+
+    def endpoints(self, model: str, environ: Mapping[str, str]) -> tuple[Endpoint, ...]:
+        """The host and port the harness must reach for `model`: its API's base URL's.
+
+        Raises:
+            EvalError: a provider the harness does not know, or a base URL that is not an
+                http(s) URL.
+        """
+        return (endpoint_of(self.base_url(model, environ)[1]),)
+
+    def variables(self, model: str, environ: Mapping[str, str], plan: EgressPlan) -> dict[str, str]:
+        """What the harness's `env` file exports: its fixed variables, the model, the keys set in
+        `environ`, and the base URL as the phase reaches it (`EgressPlan.inside_url`)."""
+        found = {name: environ[name] for name in self.key_variables if environ.get(name)}
+        variable, url = self.base_url(model, environ)
+        return {
+            **self.environment,
+            "SELFBENCH_MODEL": model,
+            **found,
+            variable: plan.inside_url(url),
+        }
+
+
+HARNESSES: Mapping[str, Harness] = {
+    "mini-swe-agent": Harness(
+        name="mini-swe-agent",
+        registry="pypi",
+        package="mini-swe-agent",
+        version=MINI_SWE_AGENT_VERSION,
+        script=_MINI_SWE_AGENT,
+        key_variables=("OPENAI_API_KEY", "ANTHROPIC_API_KEY"),
+        providers={
+            "openai": ("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+            "anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+        },
+        environment={
+            "MSWEA_CONFIGURED": "true",
+            "MSWEA_SILENT_STARTUP": "1",
+            "MSWEA_COST_TRACKING": "ignore_errors",
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        },
+        constraints=True,
+    ),
+    "codex": Harness(
+        name="codex",
+        registry="npm",
+        package="@openai/codex",
+        version=CODEX_VERSION,
+        script=_CODEX,
+        key_variables=("OPENAI_API_KEY",),
+        providers={"openai": ("OPENAI_BASE_URL", "https://api.openai.com/v1")},
+        executable="node_modules/@openai/codex-linux-*/vendor/*/bin/codex",
+    ),
+    "claude-code": Harness(
+        name="claude-code",
+        registry="npm",
+        package="@anthropic-ai/claude-code",
+        version=CLAUDE_CODE_VERSION,
+        script=_CLAUDE_CODE,
+        key_variables=("ANTHROPIC_API_KEY",),
+        providers={"anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com")},
+        environment={
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        },
+        executable="node_modules/@anthropic-ai/claude-code-linux-*/claude",
+    ),
+}
+"""The ready-made harnesses, by the name `--agent` gives."""
+
+
+def harness_cache(environ: Mapping[str, str] | None = None) -> Path:
+    """Where installed harnesses are kept: `$SELFBENCH_HARNESS_DIR`, else
+    `$XDG_CACHE_HOME/selfbench/harnesses`, else `~/.cache/selfbench/harnesses`."""
+    env = os.environ if environ is None else environ
+    if env.get("SELFBENCH_HARNESS_DIR"):
+        return Path(env["SELFBENCH_HARNESS_DIR"])
+    base = Path(env["XDG_CACHE_HOME"]) if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    return base / "selfbench" / "harnesses"
+
+
+def _sandbox_python() -> str:
+    """A Python the sandbox shows (the host's under `/usr`), to build the install from."""
+    for candidate in ("/usr/bin/python3", "/bin/python3"):
+        path = Path(candidate)
+        if path.is_file() and visible_in_sandbox(path.resolve()):
+            return str(path)
+    raise EvalError("cannot install a PyPI harness: no python3 under /usr for the sandbox")
+
+
+def install_harness(harness: Harness, cache: Path | None = None) -> Path:
+    """The harness's install under `cache` (default `harness_cache()`): made once from the
+    registry, reused afterwards; concurrent callers wait for one install. Root-owned,
+    world-readable. It is a virtual environment with its files copied (its Python runs the
+    allow-list's forwarder): PyPI's `pip install PACKAGE==VERSION` into it, npm's `npm install
+    PACKAGE@VERSION` beside it with the program linked as `bin/NAME`.
+
+    Raises:
+        EvalError: the registry or the install failed (pip's last lines said).
+    """
+    root = harness_cache() if cache is None else cache
+    target = root / f"{harness.name}-{harness.version}"
+    if (target / _INSTALLED).is_file():
+        return target
+    root.mkdir(parents=True, exist_ok=True)
+    with (root / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / _INSTALLED).is_file():
+            return target
+        _install(harness, root, target)
+    return target
+
+
+def _constraints(harness: Harness) -> list[str]:
+    """pip's `--constraint FILE` for a harness whose dependencies are pinned."""
+    if not harness.constraints:
+        return []
+    return ["--constraint", str(_CONSTRAINTS / f"{harness.name}.txt")]
+
+
+def _npm_install(harness: Harness, building: Path) -> None:
+    """`npm install` the harness into `building`, its program linked as `bin/NAME`.
+
+    Raises:
+        EvalError: no npm here, or the package holds no program for this machine.
+        CalledProcessError: npm failed.
+    """
+    npm = shutil.which("npm")
+    if npm is None:
+        raise EvalError(f"cannot install {harness.requirement}: npm is not on PATH")
+    flags = ["--no-audit", "--no-fund", "--no-update-notifier"]
+    run_captured([npm, "install", "--prefix", str(building), *flags, harness.requirement],
+                 check=True)  # fmt: skip
+    found = sorted(building.glob(harness.executable))
+    if not found:
+        raise EvalError(f"cannot install {harness.requirement}: no {harness.executable} in it")
+    link = os.path.relpath(found[0], building / "bin")
+    (building / "bin" / harness.name).symlink_to(link)
+
+
+def _install(harness: Harness, root: Path, target: Path) -> None:
+    building = Path(tempfile.mkdtemp(prefix=f".{harness.name}-", dir=root))
+    started = time.monotonic()
+    doing = f"install {harness.requirement} for {harness.name}"
+    installed = False
+    try:
+        with translating(EvalError, doing):
+            run_captured([_sandbox_python(), "-m", "venv", "--copies", str(building)], check=True)
+            if harness.registry == "pypi":
+                pip = [str(building / "bin" / "python3"), "-m", "pip", "install", "--no-input"]
+                pip += ["--disable-pip-version-check", *_constraints(harness)]
+                run_captured([*pip, harness.requirement], check=True)
+            else:
+                _npm_install(harness, building)
+        installed = True
+    except CalledProcessError as exc:
+        tail = " ".join(bytes(exc.stderr or b"").decode(errors="replace").splitlines()[-3:])
+        raise EvalError(f"cannot {doing}: {tail.strip()}") from None
+    finally:
+        if not installed:
+            shutil.rmtree(building, ignore_errors=True)
+    seconds = time.monotonic() - started
+    (building / _INSTALLED).write_text(f"{harness.requirement} in {seconds:.0f} s\n")
+    building.chmod(0o755)
+    with contextlib.suppress(FileNotFoundError):
+        shutil.rmtree(target)
+    building.rename(target)
