@@ -225,7 +225,10 @@ def add_eval_commands(commands: Any) -> None:
         "--agent",
         action="append",
         metavar="NAME=COMMAND",
-        help="oracle, nop, NAME=COMMAND or NAME=harbor:AGENT:MODEL (repeatable)",
+        help=(
+            "oracle, nop, NAME=COMMAND, [NAME=]HARNESS:MODEL (a ready-made harness, such as "
+            "mini-swe-agent:openai/MODEL) or NAME=harbor:AGENT:MODEL (repeatable)"
+        ),
     )
     evaluate.add_argument("--trials", type=int, default=1, help="trials per task and agent")
     add_jobs_option(evaluate, what="tasks (or trials)")
