@@ -60,7 +60,16 @@ _CONSTRAINTS = Path(__file__).with_name("harness_constraints")
 """The pinned dependencies of the PyPI harnesses, one `<name>.txt` each."""
 _PIP_SECONDS = 900.0
 
-_TRAJECTORY_USAGE = """
+_PRINT_USAGE = """
+fields = ([f"tokens={tokens}"] if tokens else []) + ([f"cost_usd={cost:.6f}"] if cost > 0 else [])
+if fields:
+    print("selfbench-usage:", *fields)
+"""
+"""The end of each Python usage reader: its `tokens` and `cost` as the agents' usage line
+(`agents.USAGE_PREFIX`; that module imports this one)."""
+
+_TRAJECTORY_USAGE = (
+    """
 import json, sys
 try:
     with open(sys.argv[1], encoding="utf-8") as handle:
@@ -74,10 +83,9 @@ for message in data.get("messages") or []:
     tokens += int(usage.get("total_tokens") or 0)
 stats = (data.get("info") or {}).get("model_stats") or {}
 cost = float(stats.get("instance_cost") or 0)
-fields = ([f"tokens={tokens}"] if tokens else []) + ([f"cost_usd={cost:.6f}"] if cost > 0 else [])
-if fields:
-    print("selfbench-usage:", *fields)
 """
+    + _PRINT_USAGE
+)
 """Reads mini-swe-agent's trajectory: the tokens of every model response, its cost."""
 
 _MINI_SWE_AGENT = f"""
@@ -119,7 +127,8 @@ exit "$status"
 """
 
 
-_CLAUDE_USAGE = """
+_CLAUDE_USAGE = (
+    """
 import json, sys
 try:
     with open(sys.argv[1], encoding="utf-8") as handle:
@@ -131,10 +140,9 @@ for usage in (data.get("modelUsage") or {}).values():
     for key in ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens"):
         tokens += int(usage.get(key) or 0)
 cost = float(data.get("total_cost_usd") or 0)
-fields = ([f"tokens={tokens}"] if tokens else []) + ([f"cost_usd={cost:.6f}"] if cost > 0 else [])
-if fields:
-    print("selfbench-usage:", *fields)
 """
+    + _PRINT_USAGE
+)
 """Reads Claude Code's `--output-format json` result: every model's tokens, its cost."""
 
 _CLAUDE_CODE = f"""
