@@ -134,12 +134,14 @@ def test_baselines_and_a_scripted_half_score_exactly(compared: dict[str, Any]) -
     }
     assert (agents["half"]["tokens"], agents["half"]["costUsd"]) == (4000, 1.0)
     assert compared["summary"]["agentNetwork"] == [
-        "local: none (the local sandbox cannot enforce an allow-list)"
+        "local: none (only a ready-made harness reaches a host: its model's API)"
     ]
     assert compared["summary"]["matrix"][1] == {
         "task": "calc-mul",
         "difficulty": "easy",
         "cells": {"oracle": "1/1", "nop": "0/1", "half": "1/1", "hostile": "0/1"},
+        "passedBy": 1,  # half; the baselines are not counted
+        "agentsCounted": 2,
     }
 
 
@@ -160,7 +162,7 @@ def test_every_non_pass_is_classified_and_recorded(compared: dict[str, Any]) -> 
         "tests/test_mul.py::test_mul": "passed",
         "tests/test_core.py::test_add": "passed",
     }
-    assert oracle.network == "none (the local sandbox cannot enforce an allow-list)"
+    assert oracle.network == "none (only a ready-made harness reaches a host: its model's API)"
     assert oracle.verifier_seconds is not None
     assert oracle.attempts == 1
 

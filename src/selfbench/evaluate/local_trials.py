@@ -104,7 +104,7 @@ from selfbench.validate.sandbox import (
 
 __all__ = ["LOCAL_NETWORK", "LocalTrial", "PreparedTask", "prepared_task"]
 
-LOCAL_NETWORK = "none (the local sandbox cannot enforce an allow-list)"
+LOCAL_NETWORK = "none (only a ready-made harness reaches a host: its model's API)"
 """What network the agent phase has locally, as the report says."""
 
 _HARNESS_MARGIN = 60.0
