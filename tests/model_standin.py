@@ -8,8 +8,9 @@ scripted conversation, run as a process of its own.
 
 `SCRIPTS.json` maps a model name to its list of steps; the Nth request for that model gets the
 Nth step (the last one again once they run out): a shell command as the API's tool call, or
-`{"say": TEXT}`, a final assistant message (how a Responses harness ends its turn). The server
-prints its port on its first line of output, then serves until killed. After each request it
+`{"say": TEXT}`, a plain assistant message (how a Responses harness ends its turn; in Chat
+Completions, how a harness that edits from the model's text, such as aider, gets its edit). The
+server prints its port on its first line of output, then serves until killed. After each request it
 rewrites `COUNTS.json`: per model the requests, the prompt, completion and total tokens it
 returned as `usage`, and the text of every tool result the harness sent back (what its commands
 printed), so a test can check what the harness saw and count what it should report.
@@ -72,10 +73,24 @@ class _State:
         return step, prompt, completion
 
     def chat(self, request: dict[str, Any]) -> dict[str, Any]:
-        """A Chat Completions reply: the step as a `bash` tool call."""
+        """A Chat Completions reply: the step as a `bash` tool call, or a plain assistant
+        message."""
         messages = request.get("messages") or []
         step, prompt, completion = self.step(request, messages)
         number = len(messages)
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": "Next step.",
+            "tool_calls": [
+                {
+                    "id": f"call_{number}",
+                    "type": "function",
+                    "function": {"name": "bash", "arguments": json.dumps({"command": step})},
+                }
+            ],
+        }
+        if isinstance(step, dict):  # a plain reply: a text-editing harness's edit, or an answer
+            message = {"role": "assistant", "content": step["say"]}
         return {
             "id": f"chatcmpl-standin-{number}",
             "object": "chat.completion",
@@ -84,21 +99,8 @@ class _State:
             "choices": [
                 {
                     "index": 0,
-                    "finish_reason": "tool_calls",
-                    "message": {
-                        "role": "assistant",
-                        "content": "Next step.",
-                        "tool_calls": [
-                            {
-                                "id": f"call_{number}",
-                                "type": "function",
-                                "function": {
-                                    "name": "bash",
-                                    "arguments": json.dumps({"command": step}),
-                                },
-                            }
-                        ],
-                    },
+                    "finish_reason": "tool_calls" if "tool_calls" in message else "stop",
+                    "message": message,
                 }
             ],
             "usage": {
@@ -107,6 +109,30 @@ class _State:
                 "total_tokens": prompt + completion,
             },
         }
+
+    def chat_stream(self, request: dict[str, Any]) -> bytes:
+        """A Chat Completions reply streamed as server-sent chunks (`"stream": true`): the
+        reply `chat` gives, its tool call's arguments with a `description` too (OpenCode's
+        `bash` tool asks for one), then its `usage`."""
+        reply = self.chat(request)
+        choice = reply["choices"][0]
+        delta = dict(choice["message"])
+        for index, call in enumerate(delta.get("tool_calls") or []):
+            arguments = {**json.loads(call["function"]["arguments"]), "description": "Run it"}
+            call["index"] = index
+            call["function"]["arguments"] = json.dumps(arguments)
+        head = {key: reply[key] for key in ("id", "created", "model")}
+        chunk = {**head, "object": "chat.completion.chunk"}
+        chunks: list[dict[str, Any]] = [
+            {**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+            {
+                **chunk,
+                "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}],
+            },
+            {**chunk, "choices": [], "usage": reply["usage"]},
+        ]
+        data = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks)
+        return f"{data}data: [DONE]\n\n".encode()
 
     def responses(self, request: dict[str, Any]) -> bytes:
         """A Responses API reply, as server-sent events: the step as an `exec_command`
@@ -195,7 +221,9 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             try:
                 request = json.loads(self.rfile.read(length))
-                if route.endswith("/chat/completions"):
+                if route.endswith("/chat/completions") and request.get("stream"):
+                    self._send(200, state.chat_stream(request), "text/event-stream")
+                elif route.endswith("/chat/completions"):
                     self._send(200, json.dumps(state.chat(request)).encode())
                 elif route.split("?")[0].endswith("/messages"):
                     self._send(200, state.messages(request), "text/event-stream")

@@ -30,6 +30,7 @@ from selfbench.evaluate.egress import EgressPlan, Endpoint, endpoint_of
 from selfbench.toolchains.provision import visible_in_sandbox
 
 __all__ = [
+    "AIDER_VERSION",
     "CLAUDE_CODE_VERSION",
     "CODEX_VERSION",
     "HARNESSES",
@@ -54,6 +55,9 @@ CODEX_VERSION = "0.171.0"
 CLAUDE_CODE_VERSION = "2.1.332"
 """The Claude Code release the ready-made definition installs
 (`@anthropic-ai/claude-code@2.1.332`)."""
+
+AIDER_VERSION = "0.86.2"
+"""The aider release the ready-made definition installs (`aider-chat==0.86.2`)."""
 
 _INSTALLED = ".selfbench-installed"
 _CONSTRAINTS = Path(__file__).with_name("harness_constraints")
@@ -158,6 +162,60 @@ exit "$status"
 """
 
 
+_AIDER_USAGE = (
+    """
+import json, sys
+tokens, cost = 0, 0.0
+try:
+    with open(sys.argv[1], encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+except OSError:
+    sys.exit(0)
+for line in lines:
+    try:
+        event = json.loads(line)
+    except ValueError:
+        continue
+    if not isinstance(event, dict) or event.get("event") != "message_send":
+        continue
+    properties = event.get("properties") or {}
+    tokens += int(properties.get("total_tokens") or 0)
+    cost += float(properties.get("cost") or 0)
+"""
+    + _PRINT_USAGE
+)
+"""Reads aider's analytics log (kept locally, sent nowhere): the tokens and cost of every
+`message_send` event, one per model reply."""
+
+# aider fetches litellm's price table on a cold cache (a host the phase does not reach): its home
+# gets the table litellm ships. Edits stay uncommitted in the agent's tree, which collect diffs.
+
+_AIDER = f"""
+set -u
+. {HARNESS_RUN}/env
+caches="$HOME/.aider/caches"
+prices=model_prices_and_context_window
+mkdir -p "$caches"
+for table in {HARNESS_ROOT}/lib/python3*/site-packages/litellm/"$prices"_backup.json; do
+  cp "$table" "$caches/$prices.json"
+done
+git=(--no-auto-commits --no-dirty-commits --no-gitignore)
+[ -d .git ] || git=(--no-git)
+tags=.aider.tags.cache.v4
+[ -e "$tags" ] && made_tags=0 || made_tags=1
+{HARNESS_ROOT}/bin/python3 -m aider --yes-always "${{git[@]}}" --no-check-update \
+  --no-show-release-notes --no-show-model-warnings --no-pretty --no-stream --no-fancy-input \
+  --no-detect-urls --no-suggest-shell-commands --no-auto-lint --no-auto-test --analytics-disable \
+  --analytics-log "$HOME/aider-events.jsonl" --chat-history-file "$HOME/aider-chat.md" \
+  --input-history-file "$HOME/aider-input" --model "$SELFBENCH_MODEL" \
+  --message "$SELFBENCH_INSTRUCTION" </dev/null
+status=$?
+[ "$made_tags" = 0 ] || rm -rf -- "$tags"
+{HARNESS_ROOT}/bin/python3 -c {shlex.quote(_AIDER_USAGE)} "$HOME/aider-events.jsonl"
+exit "$status"
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class Harness:
     """One ready-made agent harness."""
@@ -241,6 +299,20 @@ HARNESSES: Mapping[str, Harness] = {
             "MSWEA_COST_TRACKING": "ignore_errors",
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         },
+        constraints=True,
+    ),
+    "aider": Harness(
+        name="aider",
+        registry="pypi",
+        package="aider-chat",
+        version=AIDER_VERSION,
+        script=_AIDER,
+        key_variables=("OPENAI_API_KEY", "ANTHROPIC_API_KEY"),
+        providers={
+            "openai": ("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+            "anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+        },
+        environment={"LITELLM_LOCAL_MODEL_COST_MAP": "True"},
         constraints=True,
     ),
     "codex": Harness(
