@@ -34,6 +34,7 @@ from selfbench.evaluate.harnesses import (
     CODEX_VERSION,
     HARNESSES,
     MINI_SWE_AGENT_VERSION,
+    OPENCODE_VERSION,
     install_harness,
 )
 from selfbench.export import RunInfo, export_run
@@ -59,8 +60,15 @@ AGENTS = (
     ("codex-wrong", "codex", "openai/gpt-5-nano", WRONG, {"say": "Done."}),
     ("claude-code", "claude-code", "anthropic/claude-sonnet-4-5", RIGHT, {"say": "Done."}),
     ("claude-wrong", "claude-code", "anthropic/claude-opus-4-5", WRONG, {"say": "Done."}),
+    ("opencode", "opencode", "openai/gpt-4.1", RIGHT, {"say": "Done."}),
+    ("opencode-wrong", "opencode", "openai/gpt-4.1-nano", WRONG, {"say": "Done."}),
 )
-TOOLS = {"mini-swe-agent": "bash", "codex": "exec_command", "claude-code": "Bash"}
+TOOLS = {
+    "mini-swe-agent": "bash",
+    "codex": "exec_command",
+    "claude-code": "Bash",
+    "opencode": "bash",
+}
 """The tool each harness offers its model for shell commands."""
 
 
@@ -201,7 +209,7 @@ def test_real_harnesses_solve_through_the_standin_and_a_wrong_fix_scores_0(
         assert agents[name]["tokens"] == seen["total_tokens"]
         host = "localhost" if harness == "claude-code" else "127.0.0.1"
         assert record.network == f"allow-list: {host}:{port}"
-        if harness != "codex":  # the harness's price for the model (Codex reports none)
+        if harness not in ("codex", "opencode"):  # the harness's price (these report none)
             assert record.cost_usd is not None
             assert record.cost_usd > 0
 
@@ -211,7 +219,8 @@ def test_real_harnesses_solve_through_the_standin_and_a_wrong_fix_scores_0(
         f"installed mini-swe-agent {MINI_SWE_AGENT_VERSION} in "
         f"{install_seconds['mini-swe-agent']:.0f} s, codex {CODEX_VERSION} in "
         f"{install_seconds['codex']:.0f} s, claude-code {CLAUDE_CODE_VERSION} in "
-        f"{install_seconds['claude-code']:.0f} s; "
+        f"{install_seconds['claude-code']:.0f} s, opencode {OPENCODE_VERSION} in "
+        f"{install_seconds['opencode']:.0f} s; "
         f"eval of {len(AGENTS)} trials in {eval_seconds:.0f} s\n"
     )
 

@@ -37,6 +37,7 @@ __all__ = [
     "HARNESS_ROOT",
     "HARNESS_RUN",
     "MINI_SWE_AGENT_VERSION",
+    "OPENCODE_VERSION",
     "Harness",
     "harness_cache",
     "install_harness",
@@ -58,6 +59,8 @@ CLAUDE_CODE_VERSION = "2.1.332"
 
 AIDER_VERSION = "0.86.2"
 """The aider release the ready-made definition installs (`aider-chat==0.86.2`)."""
+OPENCODE_VERSION = "1.18.33"
+"""The OpenCode release the ready-made definition installs (`opencode-ai@1.18.33`)."""
 
 _INSTALLED = ".selfbench-installed"
 _CONSTRAINTS = Path(__file__).with_name("harness_constraints")
@@ -216,6 +219,68 @@ exit "$status"
 """
 
 
+_OPENCODE_CONFIG = """
+import json, os
+model = os.environ["SELFBENCH_MODEL"].removeprefix("openai/")
+provider = {
+    "npm": "@ai-sdk/openai-compatible",
+    "name": "selfbench",
+    "options": {
+        "baseURL": os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1",
+        "apiKey": "{env:OPENAI_API_KEY}",
+    },
+    "models": {model: {}},
+}
+print(json.dumps({
+    "provider": {"selfbench": provider},
+    "model": f"selfbench/{model}",
+    "small_model": f"selfbench/{model}",
+    "autoupdate": False,
+    "share": "disabled",
+}))
+"""
+"""OpenCode's configuration: one OpenAI-compatible provider (Chat Completions, the provider
+package OpenCode bundles) on the base URL, with the model as its only one."""
+
+_OPENCODE_USAGE = (
+    """
+import json, sys
+tokens, cost = 0, 0.0
+try:
+    with open(sys.argv[1], encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+except OSError:
+    sys.exit(0)
+for line in lines:
+    try:
+        event = json.loads(line)
+    except ValueError:
+        continue
+    if not isinstance(event, dict) or event.get("type") != "step_finish":
+        continue
+    part = event.get("part") or {}
+    tokens += int((part.get("tokens") or {}).get("total") or 0)
+    cost += float(part.get("cost") or 0)
+"""
+    + _PRINT_USAGE
+)
+"""Reads OpenCode's `--format json` events: the tokens and cost of every `step_finish`, one
+per model reply."""
+
+_OPENCODE = f"""
+set -u
+. {HARNESS_RUN}/env
+OPENCODE_CONFIG_CONTENT="$({HARNESS_ROOT}/bin/python3 -c {shlex.quote(_OPENCODE_CONFIG)})"
+export OPENCODE_CONFIG_CONTENT
+{HARNESS_ROOT}/bin/opencode run --pure --auto --format json --title selfbench \
+  --model "selfbench/${{SELFBENCH_MODEL#openai/}}" "$SELFBENCH_INSTRUCTION" </dev/null \
+  | tee "$HOME/opencode.jsonl"
+status=${{PIPESTATUS[0]}}
+{HARNESS_ROOT}/bin/python3 -c {shlex.quote(_OPENCODE_USAGE)} "$HOME/opencode.jsonl"
+exit "$status"
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class Harness:
     """One ready-made agent harness."""
@@ -339,6 +404,24 @@ HARNESSES: Mapping[str, Harness] = {
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         },
         executable="node_modules/@anthropic-ai/claude-code-linux-*/claude",
+    ),
+    "opencode": Harness(
+        name="opencode",
+        registry="npm",
+        package="opencode-ai",
+        version=OPENCODE_VERSION,
+        script=_OPENCODE,
+        key_variables=("OPENAI_API_KEY",),
+        providers={"openai": ("OPENAI_BASE_URL", "https://api.openai.com/v1")},
+        environment={
+            "OPENCODE_DISABLE_AUTOUPDATE": "1",
+            "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+            "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+            "OPENCODE_DISABLE_SHARE": "1",
+            "OPENCODE_DISABLE_CLAUDE_CODE": "1",
+        },
+        executable="node_modules/opencode-linux-*/bin/opencode",
     ),
 }
 """The ready-made harnesses, by the name `--agent` gives."""
