@@ -1,5 +1,6 @@
 """A local model stand-in: a loopback HTTP server speaking OpenAI Chat Completions
-(`/v1/chat/completions`, one `bash` tool call per reply), the OpenAI Responses API
+(`/v1/chat/completions`, one `bash` tool call or a plain message per reply, streamed as
+server-sent chunks when the request asks), the OpenAI Responses API
 (`/v1/responses`, streamed as server-sent events, one `exec_command` function call per reply)
 and Anthropic Messages (`/v1/messages`, streamed, one `Bash` tool use per reply), replaying a
 scripted conversation, run as a process of its own.
