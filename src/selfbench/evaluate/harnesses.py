@@ -165,8 +165,7 @@ exit "$status"
 """
 
 
-_AIDER_USAGE = (
-    """
+_EVENTS = """
 import json, sys
 tokens, cost = 0, 0.0
 try:
@@ -174,16 +173,26 @@ try:
         lines = handle.read().splitlines()
 except OSError:
     sys.exit(0)
+events = []
 for line in lines:
     try:
         event = json.loads(line)
     except ValueError:
         continue
-    if not isinstance(event, dict) or event.get("event") != "message_send":
-        continue
-    properties = event.get("properties") or {}
-    tokens += int(properties.get("total_tokens") or 0)
-    cost += float(properties.get("cost") or 0)
+    if isinstance(event, dict):
+        events.append(event)
+"""
+"""The start of a usage reader of JSON lines: the `events` (objects) of the file its first
+argument names."""
+
+_AIDER_USAGE = (
+    _EVENTS
+    + """
+for event in events:
+    if event.get("event") == "message_send":
+        properties = event.get("properties") or {}
+        tokens += int(properties.get("total_tokens") or 0)
+        cost += float(properties.get("cost") or 0)
 """
     + _PRINT_USAGE
 )
@@ -243,24 +252,13 @@ print(json.dumps({
 package OpenCode bundles) on the base URL, with the model as its only one."""
 
 _OPENCODE_USAGE = (
-    """
-import json, sys
-tokens, cost = 0, 0.0
-try:
-    with open(sys.argv[1], encoding="utf-8") as handle:
-        lines = handle.read().splitlines()
-except OSError:
-    sys.exit(0)
-for line in lines:
-    try:
-        event = json.loads(line)
-    except ValueError:
-        continue
-    if not isinstance(event, dict) or event.get("type") != "step_finish":
-        continue
-    part = event.get("part") or {}
-    tokens += int((part.get("tokens") or {}).get("total") or 0)
-    cost += float(part.get("cost") or 0)
+    _EVENTS
+    + """
+for event in events:
+    if event.get("type") == "step_finish":
+        part = event.get("part") or {}
+        tokens += int((part.get("tokens") or {}).get("total") or 0)
+        cost += float(part.get("cost") or 0)
 """
     + _PRINT_USAGE
 )
