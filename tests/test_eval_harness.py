@@ -1,12 +1,14 @@
 """Real agent harnesses through `selfbench eval`: mini-swe-agent from PyPI (OpenAI Chat
-Completions) and Codex CLI from npm (the OpenAI Responses API, streamed) against a local model
-stand-in (`tests/model_standin.py`, on the host's loopback).
+Completions), Codex CLI (the OpenAI Responses API, streamed), Claude Code (Anthropic Messages,
+streamed) and Gemini CLI (the Gemini API, streamed) from npm against a local model stand-in
+(`tests/model_standin.py`, on the host's loopback).
 
 Each harness is installed from its package registry when the test runs (pinned:
-`MINI_SWE_AGENT_VERSION`, `CODEX_VERSION`), runs in the local agent phase as the `agent` user,
-reaches the stand-in through the phase's allow-list and nothing else, and is scored by the task's
-own verifier: the scripted right fix scores 1, the scripted wrong fix 0, and the tokens the
-harness reports from its own output are the stand-in's.
+`MINI_SWE_AGENT_VERSION`, `CODEX_VERSION`, `CLAUDE_CODE_VERSION`, `GEMINI_CLI_VERSION`), runs in
+the local agent phase as the `agent` user, reaches the stand-in through the phase's allow-list
+and nothing else, and is scored by the task's own verifier: the scripted right fix scores 1,
+the scripted wrong fix 0, and the tokens the harness reports from its own output are the
+stand-in's.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from selfbench.evaluate import read_results
 from selfbench.evaluate.harnesses import (
     CLAUDE_CODE_VERSION,
     CODEX_VERSION,
+    GEMINI_CLI_VERSION,
     HARNESSES,
     MINI_SWE_AGENT_VERSION,
     install_harness,
@@ -59,8 +62,15 @@ AGENTS = (
     ("codex-wrong", "codex", "openai/gpt-5-nano", WRONG, {"say": "Done."}),
     ("claude-code", "claude-code", "anthropic/claude-sonnet-4-5", RIGHT, {"say": "Done."}),
     ("claude-wrong", "claude-code", "anthropic/claude-opus-4-5", WRONG, {"say": "Done."}),
+    ("gemini-cli", "gemini-cli", "gemini/gemini-2.5-pro", RIGHT, {"say": "Done."}),
+    ("gemini-wrong", "gemini-cli", "gemini/gemini-2.5-flash", WRONG, {"say": "Done."}),
 )
-TOOLS = {"mini-swe-agent": "bash", "codex": "exec_command", "claude-code": "Bash"}
+TOOLS = {
+    "mini-swe-agent": "bash",
+    "codex": "exec_command",
+    "claude-code": "Bash",
+    "gemini-cli": "run_shell_command",
+}
 """The tool each harness offers its model for shell commands."""
 
 
@@ -88,7 +98,7 @@ def _script(function: str, forbidden: int, finish: object) -> list[object]:
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, float]]:
-    """Both harnesses installed from their registries into a fresh cache; the seconds each
+    """The harnesses installed from their registries into a fresh cache; the seconds each
     took."""
     cache = tmp_path_factory.mktemp("harnesses")
     seconds: dict[str, float] = {}
@@ -163,6 +173,8 @@ def test_real_harnesses_solve_through_the_standin_and_a_wrong_fix_scores_0(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-standin")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://localhost:{port}")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-standin")
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("GEMINI_API_KEY", "standin")
     results = tmp_path / "results"
     argv = ["eval", str(bench), "--results", str(results), "--json"]
     for name, harness, model, _, _ in AGENTS:
@@ -201,7 +213,7 @@ def test_real_harnesses_solve_through_the_standin_and_a_wrong_fix_scores_0(
         assert agents[name]["tokens"] == seen["total_tokens"]
         host = "localhost" if harness == "claude-code" else "127.0.0.1"
         assert record.network == f"allow-list: {host}:{port}"
-        if harness != "codex":  # the harness's price for the model (Codex reports none)
+        if harness not in ("codex", "gemini-cli"):  # its price (Codex, Gemini CLI: none)
             assert record.cost_usd is not None
             assert record.cost_usd > 0
 
@@ -211,7 +223,8 @@ def test_real_harnesses_solve_through_the_standin_and_a_wrong_fix_scores_0(
         f"installed mini-swe-agent {MINI_SWE_AGENT_VERSION} in "
         f"{install_seconds['mini-swe-agent']:.0f} s, codex {CODEX_VERSION} in "
         f"{install_seconds['codex']:.0f} s, claude-code {CLAUDE_CODE_VERSION} in "
-        f"{install_seconds['claude-code']:.0f} s; "
+        f"{install_seconds['claude-code']:.0f} s, gemini-cli {GEMINI_CLI_VERSION} in "
+        f"{install_seconds['gemini-cli']:.0f} s; "
         f"eval of {len(AGENTS)} trials in {eval_seconds:.0f} s\n"
     )
 

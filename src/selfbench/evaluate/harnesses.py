@@ -32,6 +32,7 @@ from selfbench.toolchains.provision import visible_in_sandbox
 __all__ = [
     "CLAUDE_CODE_VERSION",
     "CODEX_VERSION",
+    "GEMINI_CLI_VERSION",
     "HARNESSES",
     "HARNESS_ROOT",
     "HARNESS_RUN",
@@ -54,6 +55,8 @@ CODEX_VERSION = "0.171.0"
 CLAUDE_CODE_VERSION = "2.1.332"
 """The Claude Code release the ready-made definition installs
 (`@anthropic-ai/claude-code@2.1.332`)."""
+GEMINI_CLI_VERSION = "0.61.0"
+"""The Gemini CLI release the ready-made definition installs (`@google/gemini-cli@0.61.0`)."""
 
 _INSTALLED = ".selfbench-installed"
 _CONSTRAINTS = Path(__file__).with_name("harness_constraints")
@@ -154,6 +157,52 @@ set -u
 status=${{PIPESTATUS[0]}}
 echo
 {HARNESS_ROOT}/bin/python3 -c {shlex.quote(_CLAUDE_USAGE)} "$HOME/claude.json"
+exit "$status"
+"""
+
+
+_GEMINI_SETTINGS = """{
+  "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
+  "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+  "privacy": {"usageStatisticsEnabled": false},
+  "telemetry": {"enabled": false},
+  "ide": {"enabled": false},
+  "tools": {"shell": {"enableInteractiveShell": false}}
+}"""
+"""Gemini CLI's user settings: the API key's auth (no login), no trust prompt, no update check,
+no usage statistics or telemetry, no IDE, shell commands as plain child processes (no pseudo
+terminal)."""
+
+_GEMINI_USAGE = (
+    """
+import json, sys
+try:
+    with open(sys.argv[1], encoding="utf-8") as handle:
+        data = json.load(handle)
+except (OSError, ValueError):
+    sys.exit(0)
+tokens = 0
+for stats in ((data.get("stats") or {}).get("models") or {}).values():
+    tokens += int((stats.get("tokens") or {}).get("total") or 0)
+cost = 0.0
+"""
+    + _PRINT_USAGE
+)
+"""Reads Gemini CLI's `--output-format json` result: every model's total tokens (it reports no
+cost)."""
+
+_GEMINI_CLI = f"""
+set -u
+. {HARNESS_RUN}/env
+mkdir -p "$HOME/.gemini"
+cat > "$HOME/.gemini/settings.json" <<'SETTINGS'
+{_GEMINI_SETTINGS}
+SETTINGS
+{HARNESS_ROOT}/bin/gemini-cli -p "$SELFBENCH_INSTRUCTION" --output-format json --yolo \\
+  --model "${{SELFBENCH_MODEL#*/}}" </dev/null | tee "$HOME/gemini.json"
+status=${{PIPESTATUS[0]}}
+echo
+{HARNESS_ROOT}/bin/python3 -c {shlex.quote(_GEMINI_USAGE)} "$HOME/gemini.json"
 exit "$status"
 """
 
@@ -267,6 +316,20 @@ HARNESSES: Mapping[str, Harness] = {
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         },
         executable="node_modules/@anthropic-ai/claude-code-linux-*/claude",
+    ),
+    "gemini-cli": Harness(
+        name="gemini-cli",
+        registry="npm",
+        package="@google/gemini-cli",
+        version=GEMINI_CLI_VERSION,
+        script=_GEMINI_CLI,
+        key_variables=("GEMINI_API_KEY",),
+        providers={
+            "gemini": ("GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com"),
+            "google": ("GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com"),
+        },
+        environment={"GEMINI_CLI_NO_RELAUNCH": "true"},
+        executable="node_modules/@google/gemini-cli/bundle/gemini.js",
     ),
 }
 """The ready-made harnesses, by the name `--agent` gives."""
