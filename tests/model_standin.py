@@ -4,6 +4,11 @@
 and Anthropic Messages (`/v1/messages`, streamed, one `Bash` tool use per reply), replaying a
 scripted conversation, run as a process of its own.
 
+It also speaks the Gemini API (`/v1beta/models/MODEL:generateContent`, and
+`:streamGenerateContent?alt=sse` as server-sent events; one `run_shell_command` function call per
+reply, `usageMetadata` its usage): the model is the path's, its `contents` the messages (a
+`functionResponse` part a tool result).
+
     python model_standin.py SCRIPTS.json COUNTS.json
 
 `SCRIPTS.json` maps a model name to its list of steps; the Nth request for that model gets the
