@@ -255,3 +255,17 @@ def test_an_install_that_fails_says_what_the_registry_said(tmp_path: Path) -> No
     )
     assert "No matching distribution found for mini-swe-agent==0.0.0.dev0" in message
     assert [path.name for path in tmp_path.iterdir()] == [".lock"]  # nothing half-installed
+
+
+def test_a_node_harness_needs_a_node_the_sandbox_shows(tmp_path: Path) -> None:
+    node = subprocess.run(
+        ["/usr/bin/node", "--version"], check=True, capture_output=True, text=True
+    )
+    newer = replace(HARNESSES["gemini-cli"], node=int(node.stdout[1:].split(".")[0]) + 1)
+    with pytest.raises(EvalError) as error:
+        install_harness(newer, tmp_path)
+    assert str(error.value) == (
+        f"cannot install @google/gemini-cli@{GEMINI_CLI_VERSION}: its program needs Node "
+        f"{newer.node} or later under /usr, which the sandbox shows (found: {node.stdout.strip()})"
+    )
+    assert [path.name for path in tmp_path.iterdir()] == [".lock"]  # nothing half-installed

@@ -226,6 +226,9 @@ class Harness:
     """Fixed variables the harness runs with (no prompts, no update checks)."""
     executable: str = ""
     """An npm harness's program, a glob under the install, linked as `bin/<name>`."""
+    node: int = 0
+    """The Node major release an npm harness's program (a Node script) needs at least, from
+    the sandbox's `/usr`; 0 for a program of its own."""
     constraints: bool = False
     """A PyPI harness's dependencies are pinned (`harness_constraints/<name>.txt`)."""
 
@@ -330,6 +333,7 @@ HARNESSES: Mapping[str, Harness] = {
         },
         environment={"GEMINI_CLI_NO_RELAUNCH": "true"},
         executable="node_modules/@google/gemini-cli/bundle/gemini.js",
+        node=20,
     ),
 }
 """The ready-made harnesses, by the name `--agent` gives."""
@@ -384,16 +388,40 @@ def _constraints(harness: Harness) -> list[str]:
     return ["--constraint", str(_CONSTRAINTS / f"{harness.name}.txt")]
 
 
+def _check_sandbox_node(harness: Harness) -> None:
+    """Returns when the sandbox shows a Node (under `/usr`) of at least `harness.node`.
+
+    Raises:
+        EvalError: it shows none, or an older one.
+    """
+    found = "none"
+    for candidate in ("/usr/bin/node", "/bin/node"):
+        path = Path(candidate)
+        if path.is_file() and visible_in_sandbox(path.resolve()):
+            found = run_captured([candidate, "--version"], check=True).stdout.decode().strip()
+            major = found.removeprefix("v").split(".", 1)[0]
+            if major.isdigit() and int(major) >= harness.node:
+                return
+            break
+    raise EvalError(
+        f"cannot install {harness.requirement}: its program needs Node {harness.node} or later "
+        f"under /usr, which the sandbox shows (found: {found})"
+    )
+
+
 def _npm_install(harness: Harness, building: Path) -> None:
     """`npm install` the harness into `building`, its program linked as `bin/NAME`.
 
     Raises:
-        EvalError: no npm here, or the package holds no program for this machine.
+        EvalError: no npm here, no Node the sandbox shows for a Node program, or the package
+            holds no program for this machine.
         CalledProcessError: npm failed.
     """
     npm = shutil.which("npm")
     if npm is None:
         raise EvalError(f"cannot install {harness.requirement}: npm is not on PATH")
+    if harness.node:
+        _check_sandbox_node(harness)
     flags = ["--no-audit", "--no-fund", "--no-update-notifier"]
     run_captured([npm, "install", "--prefix", str(building), *flags, harness.requirement],
                  check=True)  # fmt: skip
