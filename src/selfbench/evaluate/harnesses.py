@@ -191,6 +191,9 @@ cost = 0.0
 """Reads Gemini CLI's `--output-format json` result: every model's total tokens (it reports no
 cost)."""
 
+_GEMINI_API = ("GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com")
+"""The Gemini API's base URL variable and its own URL (for either model prefix)."""
+
 _GEMINI_CLI = f"""
 set -u
 . {HARNESS_RUN}/env
@@ -327,10 +330,7 @@ HARNESSES: Mapping[str, Harness] = {
         version=GEMINI_CLI_VERSION,
         script=_GEMINI_CLI,
         key_variables=("GEMINI_API_KEY",),
-        providers={
-            "gemini": ("GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com"),
-            "google": ("GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com"),
-        },
+        providers={"gemini": _GEMINI_API, "google": _GEMINI_API},
         environment={"GEMINI_CLI_NO_RELAUNCH": "true"},
         executable="node_modules/@google/gemini-cli/bundle/gemini.js",
         node=20,
