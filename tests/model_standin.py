@@ -5,6 +5,11 @@ server-sent chunks when the request asks), the OpenAI Responses API
 and Anthropic Messages (`/v1/messages`, streamed, one `Bash` tool use per reply), replaying a
 scripted conversation, run as a process of its own.
 
+It also speaks the Gemini API (`/v1beta/models/MODEL:generateContent`, and
+`:streamGenerateContent?alt=sse` as server-sent events; one `run_shell_command` function call per
+reply, `usageMetadata` its usage): the model is the path's, its `contents` the messages (a
+`functionResponse` part a tool result).
+
     python model_standin.py SCRIPTS.json COUNTS.json
 
 `SCRIPTS.json` maps a model name to its list of steps; the Nth request for that model gets the
@@ -201,6 +206,38 @@ class _State:
             f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in events
         ).encode()
 
+    def gemini(self, model: str, request: dict[str, Any], stream: bool) -> bytes:
+        """A Gemini API reply (`generateContent`, or `streamGenerateContent` as server-sent
+        events): the step as a `run_shell_command` function call, or a final text. Its
+        `contents` are counted as messages: a `functionResponse` part as a tool result."""
+        messages = [_gemini_message(content) for content in request.get("contents") or []]
+        declarations = [
+            declaration
+            for tool in request.get("tools") or []
+            for declaration in tool.get("functionDeclarations") or []
+        ]
+        counted = {"model": model, "tools": declarations}
+        step, prompt, completion = self.step(counted, messages)
+        if isinstance(step, dict):
+            part: dict[str, Any] = {"text": step["say"]}
+        else:
+            arguments = {"command": step, "description": "Run a command"}
+            part = {"functionCall": {"name": "run_shell_command", "args": arguments}}
+        reply = {
+            "candidates": [
+                {"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}
+            ],
+            "usageMetadata": {
+                "promptTokenCount": prompt,
+                "candidatesTokenCount": completion,
+                "totalTokenCount": prompt + completion,
+            },
+            "modelVersion": model,
+        }
+        return (
+            f"data: {json.dumps(reply)}\r\n\r\n".encode() if stream else json.dumps(reply).encode()
+        )
+
 
 def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     content = message.get("content")
@@ -213,6 +250,19 @@ def _text(message: dict[str, Any]) -> str:
         parts = [part for part in content if isinstance(part, dict)]
         return "".join(str(part.get("text", "")) for part in parts)
     return str(content or "")
+
+
+def _gemini_message(content: dict[str, Any]) -> dict[str, Any]:
+    """A Gemini `contents` entry as a message: its text parts, or its function responses' output
+    as a tool result."""
+    parts = [part for part in content.get("parts") or [] if isinstance(part, dict)]
+    results = [part["functionResponse"] for part in parts if "functionResponse" in part]
+    if results:
+        outputs = [result.get("response") or {} for result in results]
+        text = "".join(str(output.get("output", output.get("error", ""))) for output in outputs)
+        return {"role": "tool", "content": text}
+    role = "assistant" if content.get("role") == "model" else "user"
+    return {"role": role, "content": "".join(str(part.get("text", "")) for part in parts)}
 
 
 def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
@@ -230,6 +280,11 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
                     self._send(200, state.messages(request), "text/event-stream")
                 elif route.endswith("/responses"):
                     self._send(200, state.responses(request), "text/event-stream")
+                elif ":generateContent" in route or ":streamGenerateContent" in route:
+                    model, method = route.split("?")[0].rsplit("/", 1)[-1].split(":", 1)
+                    stream = method == "streamGenerateContent"
+                    kind = "text/event-stream" if stream else "application/json"
+                    self._send(200, state.gemini(model, request, stream), kind)
                 else:
                     self._send(404, b'{"error": {"message": "no such route"}}')
             except (ValueError, KeyError) as exc:

@@ -84,6 +84,25 @@ def test_a_harness_reaches_its_base_url_else_its_providers_api() -> None:
     )
 
 
+def test_gemini_cli_reaches_the_gemini_api_by_either_prefix() -> None:
+    gemini = HARNESSES["gemini-cli"]
+    for model in ("gemini/gemini-2.5-pro", "google/gemini-2.5-pro"):
+        endpoints = gemini.endpoints(model, {})
+        assert endpoints == (Endpoint("generativelanguage.googleapis.com", 443),)
+        variables = gemini.variables(model, {"GEMINI_API_KEY": "k"}, plan_for(endpoints))
+        assert variables["GOOGLE_GEMINI_BASE_URL"] == (
+            "https://generativelanguage.googleapis.com:40000"
+        )
+        assert variables["GEMINI_API_KEY"] == "k"
+    local = {"GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:8000"}
+    assert gemini.endpoints("gemini/gemini-2.5-pro", local) == (Endpoint("127.0.0.1", 8000),)
+    with pytest.raises(EvalError) as error:
+        gemini.endpoints("openai/gpt-5", {})
+    assert str(error.value) == (
+        "gemini-cli: no known API for model 'openai/gpt-5' (known: gemini/…, google/…)"
+    )
+
+
 def test_the_relay_carries_bytes_both_ways_to_its_one_endpoint(tmp_path: Path) -> None:
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))

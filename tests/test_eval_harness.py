@@ -1,12 +1,16 @@
 """Real agent harnesses through `selfbench eval`: mini-swe-agent from PyPI (OpenAI Chat
-Completions) and Codex CLI from npm (the OpenAI Responses API, streamed) against a local model
-stand-in (`tests/model_standin.py`, on the host's loopback).
+Completions), Codex CLI (the OpenAI Responses API, streamed), Claude Code (Anthropic Messages,
+streamed), OpenCode (OpenAI Chat Completions, streamed) and Gemini CLI (the Gemini API,
+streamed) from npm against a local model stand-in
+(`tests/model_standin.py`, on the host's loopback).
 
 Each harness is installed from its package registry when the test runs (pinned:
-`MINI_SWE_AGENT_VERSION`, `CODEX_VERSION`), runs in the local agent phase as the `agent` user,
-reaches the stand-in through the phase's allow-list and nothing else, and is scored by the task's
-own verifier: the scripted right fix scores 1, the scripted wrong fix 0, and the tokens the
-harness reports from its own output are the stand-in's.
+`MINI_SWE_AGENT_VERSION`, `CODEX_VERSION`, `CLAUDE_CODE_VERSION`, `OPENCODE_VERSION`,
+`GEMINI_CLI_VERSION`), runs in
+the local agent phase as the `agent` user, reaches the stand-in through the phase's allow-list
+and nothing else, and is scored by the task's own verifier: the scripted right fix scores 1,
+the scripted wrong fix 0, and the tokens the harness reports from its own output are the
+stand-in's.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from selfbench.evaluate import read_results
 from selfbench.evaluate.harnesses import (
     CLAUDE_CODE_VERSION,
     CODEX_VERSION,
+    GEMINI_CLI_VERSION,
     HARNESSES,
     MINI_SWE_AGENT_VERSION,
     OPENCODE_VERSION,
@@ -62,12 +67,15 @@ AGENTS = (
     ("claude-wrong", "claude-code", "anthropic/claude-opus-4-5", WRONG, {"say": "Done."}),
     ("opencode", "opencode", "openai/gpt-4.1", RIGHT, {"say": "Done."}),
     ("opencode-wrong", "opencode", "openai/gpt-4.1-nano", WRONG, {"say": "Done."}),
+    ("gemini-cli", "gemini-cli", "gemini/gemini-2.5-pro", RIGHT, {"say": "Done."}),
+    ("gemini-wrong", "gemini-cli", "gemini/gemini-2.5-flash", WRONG, {"say": "Done."}),
 )
 TOOLS = {
     "mini-swe-agent": "bash",
     "codex": "exec_command",
     "claude-code": "Bash",
     "opencode": "bash",
+    "gemini-cli": "run_shell_command",
 }
 """The tool each harness offers its model for shell commands."""
 
@@ -96,7 +104,7 @@ def _script(function: str, forbidden: int, finish: object) -> list[object]:
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, float]]:
-    """Both harnesses installed from their registries into a fresh cache; the seconds each
+    """The harnesses installed from their registries into a fresh cache; the seconds each
     took."""
     cache = tmp_path_factory.mktemp("harnesses")
     seconds: dict[str, float] = {}
@@ -171,6 +179,8 @@ def test_real_harnesses_solve_through_the_standin_and_a_wrong_fix_scores_0(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-standin")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://localhost:{port}")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-standin")
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("GEMINI_API_KEY", "standin")
     results = tmp_path / "results"
     argv = ["eval", str(bench), "--results", str(results), "--json"]
     for name, harness, model, _, _ in AGENTS:
@@ -209,7 +219,7 @@ def test_real_harnesses_solve_through_the_standin_and_a_wrong_fix_scores_0(
         assert agents[name]["tokens"] == seen["total_tokens"]
         host = "localhost" if harness == "claude-code" else "127.0.0.1"
         assert record.network == f"allow-list: {host}:{port}"
-        if harness not in ("codex", "opencode"):  # the harness's price (these report none)
+        if harness not in ("codex", "opencode", "gemini-cli"):  # its price (these report none)
             assert record.cost_usd is not None
             assert record.cost_usd > 0
 
@@ -220,7 +230,8 @@ def test_real_harnesses_solve_through_the_standin_and_a_wrong_fix_scores_0(
         f"{install_seconds['mini-swe-agent']:.0f} s, codex {CODEX_VERSION} in "
         f"{install_seconds['codex']:.0f} s, claude-code {CLAUDE_CODE_VERSION} in "
         f"{install_seconds['claude-code']:.0f} s, opencode {OPENCODE_VERSION} in "
-        f"{install_seconds['opencode']:.0f} s; "
+        f"{install_seconds['opencode']:.0f} s, gemini-cli {GEMINI_CLI_VERSION} in "
+        f"{install_seconds['gemini-cli']:.0f} s; "
         f"eval of {len(AGENTS)} trials in {eval_seconds:.0f} s\n"
     )
 
@@ -250,4 +261,18 @@ def test_an_install_that_fails_says_what_the_registry_said(tmp_path: Path) -> No
         message
     )
     assert "No matching distribution found for mini-swe-agent==0.0.0.dev0" in message
+    assert [path.name for path in tmp_path.iterdir()] == [".lock"]  # nothing half-installed
+
+
+def test_a_node_harness_needs_a_node_the_sandbox_shows(tmp_path: Path) -> None:
+    node = subprocess.run(
+        ["/usr/bin/node", "--version"], check=True, capture_output=True, text=True
+    )
+    newer = replace(HARNESSES["gemini-cli"], node=int(node.stdout[1:].split(".")[0]) + 1)
+    with pytest.raises(EvalError) as error:
+        install_harness(newer, tmp_path)
+    assert str(error.value) == (
+        f"cannot install @google/gemini-cli@{GEMINI_CLI_VERSION}: its program needs Node "
+        f"{newer.node} or later under /usr, which the sandbox shows (found: {node.stdout.strip()})"
+    )
     assert [path.name for path in tmp_path.iterdir()] == [".lock"]  # nothing half-installed

@@ -33,6 +33,7 @@ __all__ = [
     "AIDER_VERSION",
     "CLAUDE_CODE_VERSION",
     "CODEX_VERSION",
+    "GEMINI_CLI_VERSION",
     "HARNESSES",
     "HARNESS_ROOT",
     "HARNESS_RUN",
@@ -56,6 +57,8 @@ CODEX_VERSION = "0.171.0"
 CLAUDE_CODE_VERSION = "2.1.332"
 """The Claude Code release the ready-made definition installs
 (`@anthropic-ai/claude-code@2.1.332`)."""
+GEMINI_CLI_VERSION = "0.61.0"
+"""The Gemini CLI release the ready-made definition installs (`@google/gemini-cli@0.61.0`)."""
 
 AIDER_VERSION = "0.86.2"
 """The aider release the ready-made definition installs (`aider-chat==0.86.2`)."""
@@ -279,6 +282,55 @@ exit "$status"
 """
 
 
+_GEMINI_SETTINGS = """{
+  "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
+  "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+  "privacy": {"usageStatisticsEnabled": false},
+  "telemetry": {"enabled": false},
+  "ide": {"enabled": false},
+  "tools": {"shell": {"enableInteractiveShell": false}}
+}"""
+"""Gemini CLI's user settings: the API key's auth (no login), no trust prompt, no update check,
+no usage statistics or telemetry, no IDE, shell commands as plain child processes (no pseudo
+terminal)."""
+
+_GEMINI_USAGE = (
+    """
+import json, sys
+try:
+    with open(sys.argv[1], encoding="utf-8") as handle:
+        data = json.load(handle)
+except (OSError, ValueError):
+    sys.exit(0)
+tokens = 0
+for stats in ((data.get("stats") or {}).get("models") or {}).values():
+    tokens += int((stats.get("tokens") or {}).get("total") or 0)
+cost = 0.0
+"""
+    + _PRINT_USAGE
+)
+"""Reads Gemini CLI's `--output-format json` result: every model's total tokens (it reports no
+cost)."""
+
+_GEMINI_API = ("GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com")
+"""The Gemini API's base URL variable and its own URL (for either model prefix)."""
+
+_GEMINI_CLI = f"""
+set -u
+. {HARNESS_RUN}/env
+mkdir -p "$HOME/.gemini"
+cat > "$HOME/.gemini/settings.json" <<'SETTINGS'
+{_GEMINI_SETTINGS}
+SETTINGS
+{HARNESS_ROOT}/bin/gemini-cli -p "$SELFBENCH_INSTRUCTION" --output-format json --yolo \\
+  --model "${{SELFBENCH_MODEL#*/}}" </dev/null | tee "$HOME/gemini.json"
+status=${{PIPESTATUS[0]}}
+echo
+{HARNESS_ROOT}/bin/python3 -c {shlex.quote(_GEMINI_USAGE)} "$HOME/gemini.json"
+exit "$status"
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class Harness:
     """One ready-made agent harness."""
@@ -298,6 +350,9 @@ class Harness:
     """Fixed variables the harness runs with (no prompts, no update checks)."""
     executable: str = ""
     """An npm harness's program, a glob under the install, linked as `bin/<name>`."""
+    node: int = 0
+    """The Node major release an npm harness's program (a Node script) needs at least, from
+    the sandbox's `/usr`; 0 for a program of its own."""
     constraints: bool = False
     """A PyPI harness's dependencies are pinned (`harness_constraints/<name>.txt`)."""
 
@@ -421,6 +476,18 @@ HARNESSES: Mapping[str, Harness] = {
         },
         executable="node_modules/opencode-linux-*/bin/opencode",
     ),
+    "gemini-cli": Harness(
+        name="gemini-cli",
+        registry="npm",
+        package="@google/gemini-cli",
+        version=GEMINI_CLI_VERSION,
+        script=_GEMINI_CLI,
+        key_variables=("GEMINI_API_KEY",),
+        providers={"gemini": _GEMINI_API, "google": _GEMINI_API},
+        environment={"GEMINI_CLI_NO_RELAUNCH": "true"},
+        executable="node_modules/@google/gemini-cli/bundle/gemini.js",
+        node=20,
+    ),
 }
 """The ready-made harnesses, by the name `--agent` gives."""
 
@@ -474,16 +541,40 @@ def _constraints(harness: Harness) -> list[str]:
     return ["--constraint", str(_CONSTRAINTS / f"{harness.name}.txt")]
 
 
+def _check_sandbox_node(harness: Harness) -> None:
+    """Returns when the sandbox shows a Node (under `/usr`) of at least `harness.node`.
+
+    Raises:
+        EvalError: it shows none, or an older one.
+    """
+    found = "none"
+    for candidate in ("/usr/bin/node", "/bin/node"):
+        path = Path(candidate)
+        if path.is_file() and visible_in_sandbox(path.resolve()):
+            found = run_captured([candidate, "--version"], check=True).stdout.decode().strip()
+            major = found.removeprefix("v").split(".", 1)[0]
+            if major.isdigit() and int(major) >= harness.node:
+                return
+            break
+    raise EvalError(
+        f"cannot install {harness.requirement}: its program needs Node {harness.node} or later "
+        f"under /usr, which the sandbox shows (found: {found})"
+    )
+
+
 def _npm_install(harness: Harness, building: Path) -> None:
     """`npm install` the harness into `building`, its program linked as `bin/NAME`.
 
     Raises:
-        EvalError: no npm here, or the package holds no program for this machine.
+        EvalError: no npm here, no Node the sandbox shows for a Node program, or the package
+            holds no program for this machine.
         CalledProcessError: npm failed.
     """
     npm = shutil.which("npm")
     if npm is None:
         raise EvalError(f"cannot install {harness.requirement}: npm is not on PATH")
+    if harness.node:
+        _check_sandbox_node(harness)
     flags = ["--no-audit", "--no-fund", "--no-update-notifier"]
     run_captured([npm, "install", "--prefix", str(building), *flags, harness.requirement],
                  check=True)  # fmt: skip
