@@ -10,7 +10,7 @@ Grammar of one `--agent` value:
 NAME is a task-id-like word (letters, digits, `.`, `_`, `-`); `oracle` and `nop` are reserved.
 A MODEL left out is `--model`'s, the same for every agent that leaves it out (an agent's own
 MODEL wins); `NAME=HARNESS` stays a command. Which AGENT names Harbor knows is asked of the
-installed Harbor when the evaluation starts (`selfbench.environments.harbor`).
+installed Harbor when the evaluation starts (`harbor_trials.read_harbor_agents`).
 """
 
 from __future__ import annotations
