@@ -19,7 +19,7 @@ from helpers import definition
 from selfbench.bundle import BundleManifest, render_bundle_manifest
 from selfbench.cli import main
 from selfbench.contract import definition_sha256, parse_definition
-from selfbench.evaluate import Usage, build_summary, read_results
+from selfbench.evaluate import EvalError, Usage, build_summary, read_results
 from selfbench.evaluate.harbor_trials import harbor_usage, read_harbor_agents
 from test_validate_harbor import FAKE_ENV, FAKE_ENVIRONMENT, NOP_OK, ORACLE_OK, reward_script
 
@@ -234,3 +234,15 @@ def test_harbor_agents_by_name_build_the_harbor_run_command_line(tmp_path: Path)
     assert {(r.agent, r.classification) for r in records} == {
         ("claude-code", "infrastructure"), ("gpt", "infrastructure"),
     }  # fmt: skip
+
+
+def test_a_harbor_that_lists_no_agents_is_refused(tmp_path: Path) -> None:
+    silent = tmp_path / "harbor"
+    silent.write_text("#!/bin/bash\necho 'No such command agent' >&2\nexit 2\n")
+    silent.chmod(0o755)
+    with pytest.raises(EvalError) as error:
+        read_harbor_agents(str(silent))
+    assert str(error.value) == "cannot list harbor's agents (exit 2): No such command agent"
+    with pytest.raises(EvalError) as error:
+        read_harbor_agents(str(tmp_path / "missing"))
+    assert str(error.value).startswith("cannot list harbor's agents: ")

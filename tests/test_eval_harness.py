@@ -223,11 +223,14 @@ def test_real_harnesses_solve_through_the_standin_and_a_wrong_fix_scores_0(
     )
 
 
+@pytest.mark.parametrize(
+    "agent", [["codex:openai/gpt-5"], ["codex", "--model", "openai/gpt-5"]], ids=["spec", "model"]
+)
 def test_a_harness_needs_the_local_environment(
-    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], agent: list[str]
 ) -> None:
     argv = ["eval", str(bench), "--results", str(tmp_path / "r"), "--env", "harbor"]
-    assert main([*argv, "--agent", "codex:openai/gpt-5"]) == 2
+    assert main([*argv, "--agent", *agent]) == 2
     assert capsys.readouterr().err == (
         "error: agent codex: a ready-made harness needs --env local\n"
     )
