@@ -12,6 +12,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from eval_helpers import failed, write_results
 from selfbench.cli import main
 from selfbench.evaluate.trial_files import STEP_LIMIT, STEPS_LIMIT, Step, parse_trajectory
@@ -184,3 +186,26 @@ def test_the_page_shows_a_harness_trajectory_escaped(tmp_path: Path) -> None:
     assert "<script" not in page
     assert re.search(r"→ Bash\(printf .* &gt;&gt; calc/__init__.py &amp;&amp; echo", page)
     assert "&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        '{"steps": [{"source": "agent", "message": %s}]}',
+        '{"messages": [{"role": "assistant", "content": %s}]}',
+        '{"type": "item.completed", "item": {"type": "other", "x": %s}}',
+        '{"type": "assistant", "session_id": "s", "message": {"content": [%s]}}',
+        '{"role": "assistant", "content": %s}',
+    ],
+    ids=["atif", "mini-swe-agent", "codex", "claude", "lines"],
+)
+def test_a_trajectory_nested_too_deeply_is_no_crash(wrap: str) -> None:
+    """An agent writes its trajectory: JSON nested past what Python's parser or encoder can
+    recurse through shows as a step or none, never as a crash of the report."""
+    for depth in range(940, 1040, 4):
+        nested = "[" * depth + "]" * depth
+        data = (wrap % nested).encode()
+        steps, _ = parse_trajectory(data + b"\n" + data)
+        assert all(len(step.text) <= STEP_LIMIT + 30 for step in steps)
+    assert parse_trajectory(b"[" * 100_000) == ((), 0)
+    assert parse_trajectory((wrap % ("[" * 100_000)).encode()) == ((), 0)

@@ -12,7 +12,6 @@ most `TRAJECTORY_LIMIT` bytes of it, and parsed as untrusted text (`parse_trajec
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from dataclasses import dataclass
@@ -82,7 +81,10 @@ def _text(value: Any) -> str:
             part["text"] if isinstance(part.get("text"), str) else f"[{part.get('type', 'part')}]"
             for part in value
         )
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except RecursionError:
+        return "[nested too deeply]"
 
 
 def _atif_step(step: dict[str, Any]) -> Step:
@@ -104,12 +106,19 @@ def _atif_step(step: dict[str, Any]) -> Step:
     return Step(_text(step.get("source", "step")), _cap("\n".join(parts)))
 
 
+def _loads(text: str) -> Any:
+    """The JSON value of `text`; None when it is not JSON or nests too deeply to parse."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
 def _call(name: Any, arguments: Any) -> str:
     """A tool call as `→ name(arguments)`: a shell tool's `command` alone (its arguments given
     as an object or as JSON text), any other arguments as they are."""
     if isinstance(arguments, str):
-        with contextlib.suppress(ValueError):
-            arguments = json.loads(arguments)
+        arguments = _loads(arguments) or arguments
     if isinstance(arguments, dict) and isinstance(arguments.get("command"), str):
         arguments = arguments["command"]
     return f"→ {_text(name)}({_text(arguments)})"
@@ -244,18 +253,11 @@ def parse_trajectory(data: bytes) -> tuple[tuple[Step, ...], int]:
     the file is trusted or interpreted.
     """
     text = data.decode("utf-8", errors="replace")
-    try:
-        document = json.loads(text)
-    except ValueError:
-        document = None
-    steps = _document_steps(document)
+    steps = _document_steps(_loads(text))
     if steps is None:
         steps = []
         for line in text.splitlines():
-            try:
-                value = json.loads(line)
-            except ValueError:
-                continue
+            value = _loads(line)
             step = _line_step(value) if isinstance(value, dict) else None
             if step is not None:
                 steps.append(step)
