@@ -15,7 +15,7 @@ from selfbench.cli.eval import _results
 SRC = Path(__file__).resolve().parents[1] / "src" / "selfbench"
 SHARED = (
     "--json", "-j", "--jobs", "--setup-env", "--no-host-network-config", "--resume", "--repo",
-    "--source-url", "--env", "--harbor-env", "--harbor", "--deps", "--key",
+    "--source-url", "--env", "--harbor-env", "--harbor", "--deps", "--key", "--model",
 )  # fmt: skip
 
 

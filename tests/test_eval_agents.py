@@ -82,6 +82,87 @@ def test_two_agents_with_one_name_are_refused() -> None:
     assert str(error.value) == "two agents are named a"
 
 
+SONNET = "anthropic/claude-sonnet-4-5"
+
+
+@pytest.mark.parametrize(
+    ("value", "model", "spec"),
+    [
+        (
+            "harbor:claude-code",
+            SONNET,
+            AgentSpec("claude-code", "harbor", harbor_agent="claude-code", harbor_model=SONNET),
+        ),
+        (
+            "harbor:codex:openai/gpt-5",
+            None,
+            AgentSpec("codex", "harbor", harbor_agent="codex", harbor_model="openai/gpt-5"),
+        ),
+        (
+            "cc=harbor:claude-code",
+            SONNET,
+            AgentSpec("cc", "harbor", harbor_agent="claude-code", harbor_model=SONNET),
+        ),
+        (
+            "codex",
+            "openai/gpt-5",
+            AgentSpec("codex", "harness", harness="codex", model="openai/gpt-5"),
+        ),
+        (
+            "codex:openai/gpt-5-mini",
+            "openai/gpt-5",
+            AgentSpec("codex", "harness", harness="codex", model="openai/gpt-5-mini"),
+        ),
+        ("x=codex", "openai/gpt-5", AgentSpec("x", "command", command="codex")),
+    ],
+    ids=["harbor-model", "harbor-own-model", "named-harbor", "harness", "own-model", "command"],
+)
+def test_model_fills_in_the_agents_given_without_one(
+    value: str, model: str | None, spec: AgentSpec
+) -> None:
+    assert parse_agent_spec(value, model=model) == spec
+
+
+@pytest.mark.parametrize(
+    ("value", "model", "message"),
+    [
+        (
+            "harbor:codex",
+            None,
+            "agent 'harbor:codex': expected harbor:AGENT:MODEL, not 'harbor:codex'",
+        ),
+        ("harbor:", "m", "agent 'harbor:': expected harbor:AGENT:MODEL, not 'harbor:'"),
+        (
+            "harbor:oracle",
+            "m",
+            "agent 'harbor:oracle': oracle cannot name it: give NAME=harbor:oracle",
+        ),
+        ("harbor:a@b", "m", "agent 'harbor:a@b': a@b cannot name it: give NAME=harbor:a@b"),
+        (
+            "harbor:codex",
+            "two words",
+            "agent 'harbor:codex': expected harbor:AGENT:MODEL, not 'harbor:codex'",
+        ),
+    ],
+)
+def test_bad_harbor_agents_by_name(value: str, model: str | None, message: str) -> None:
+    with pytest.raises(EvalError) as error:
+        parse_agent_spec(value, model=model)
+    assert str(error.value) == message
+
+
+def test_one_model_for_several_agents_and_none_unused() -> None:
+    specs = parse_agent_specs(["harbor:codex", "harbor:claude-code", "oracle"], model=SONNET)
+    assert [(s.name, s.harbor_model) for s in specs] == [
+        ("codex", SONNET), ("claude-code", SONNET), ("oracle", ""),
+    ]  # fmt: skip
+    with pytest.raises(EvalError) as error:
+        parse_agent_specs(["oracle", "harbor:codex:m", "codex:openai/x"], model=SONNET)
+    assert str(error.value) == (
+        f"--model {SONNET}: no agent takes it (give HARNESS or harbor:AGENT without a model)"
+    )
+
+
 def test_no_agent_is_refused() -> None:
     with pytest.raises(EvalError) as error:
         parse_agent_specs([])

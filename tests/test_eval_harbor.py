@@ -19,8 +19,8 @@ from helpers import definition
 from selfbench.bundle import BundleManifest, render_bundle_manifest
 from selfbench.cli import main
 from selfbench.contract import definition_sha256, parse_definition
-from selfbench.evaluate import Usage, build_summary, read_results
-from selfbench.evaluate.harbor_trials import harbor_usage
+from selfbench.evaluate import EvalError, Usage, build_summary, read_results
+from selfbench.evaluate.harbor_trials import harbor_usage, read_harbor_agents
 from test_validate_harbor import FAKE_ENV, FAKE_ENVIRONMENT, NOP_OK, ORACLE_OK, reward_script
 
 CASES = {"alpha": "easy", "beta": "medium", "broken-build": "easy"}
@@ -158,3 +158,91 @@ def test_token_and_cost_counts_are_read_from_harbors_own_agent_context(
     assert {harbor_usage(json.loads(path.read_text())) for path in results} == {Usage()}
     records = [r for r in evaluated[1]["log"].trials.values() if r.agent == "solver"]
     assert {(r.tokens, r.cost_usd) for r in records} == {(None, None)}
+
+
+SONNET = "anthropic/claude-sonnet-4-5"
+
+
+def _known_agents() -> list[str]:
+    """The names of the real Harbor's `AgentName` enum (its own package, in its venv)."""
+    script = (
+        "import json; from harbor.models.agent.name import AgentName as A; "
+        "print(json.dumps(sorted(A.values())))"
+    )
+    done = run_in_harbor_venv("python", "-c", script)
+    assert done.returncode == 0, done.stderr
+    return list(json.loads(done.stdout))
+
+
+def test_the_agents_harbor_lists_are_its_own_agent_names() -> None:
+    listed = read_harbor_agents(str(harbor_venv() / "bin" / "harbor"))
+    assert {"claude-code", "codex", "mini-swe-agent", "oracle", "nop"} <= listed
+    assert listed <= set(_known_agents())
+
+
+def test_a_misspelled_harbor_agent_is_refused_naming_the_known_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_task(tmp_path / "tasks", "alpha", "easy")
+    harbor = str(harbor_venv() / "bin" / "harbor")
+    argv = ["eval", str(tmp_path / "tasks"), "--env", "harbor", "--harbor", harbor, "--results",
+            str(tmp_path / "results"), "--agent", "harbor:claude-cod", "--model",
+            SONNET]  # fmt: skip
+    assert main(argv) == 2
+    known = ", ".join(sorted(read_harbor_agents(harbor)))
+    assert capsys.readouterr().err == (
+        f"error: agent claude-cod: harbor has no agent 'claude-cod' (known: {known})\n"
+    )
+    assert not (tmp_path / "results").exists()  # refused before any trial
+
+
+def test_harbor_agents_by_name_build_the_harbor_run_command_line(tmp_path: Path) -> None:
+    """The real Harbor lists its agents; `harbor run` itself (which needs Docker) is recorded by
+    a wrapper in front of it and fails, so the trials are the infrastructure's."""
+    write_task(tmp_path / "tasks", "alpha", "easy")
+    recorded = tmp_path / "argv.txt"
+    wrapper = tmp_path / "harbor"
+    wrapper.write_text(
+        "#!/bin/bash\n"
+        f'if [ "$1" = agent ]; then exec {harbor_venv() / "bin" / "harbor"} "$@"; fi\n'
+        f"printf '%s\\n' \"$@\" -- >> {recorded}\nexit 3\n"
+    )
+    wrapper.chmod(0o755)
+    results = tmp_path / "results"
+    argv = ["eval", str(tmp_path / "tasks"), "--env", "harbor", "--harbor", str(wrapper),
+            "--results", str(results), "--agent", "harbor:claude-code", "--agent",
+            "gpt=harbor:codex:openai/gpt-5", "--model", SONNET]  # fmt: skip
+    assert main(argv) == 1  # every trial failed on the infrastructure: nothing was measured
+    runs = [run.strip("\n").split("\n") for run in recorded.read_text().split("--\n") if run]
+    jobs = results / "jobs"
+    for run in runs:
+        assert run[0] == "run"
+        assert run[1] == f"--path={jobs.resolve()}/{run[5].split('/')[-1]}/tasks"
+        assert run[5].startswith(f"--jobs-dir={jobs.resolve()}/")
+    chosen = [(run[2], run[3], run[5].split("/")[-1].rsplit("-", 1)[0]) for run in runs]
+    assert chosen == [
+        ("--agent=claude-code", f"--model={SONNET}", "claude-code-t1"),
+        ("--agent=claude-code", f"--model={SONNET}", "claude-code-t1-retry"),
+        ("--agent=codex", "--model=openai/gpt-5", "gpt-t1"),
+        ("--agent=codex", "--model=openai/gpt-5", "gpt-t1-retry"),
+    ]
+    assert {tuple(run[4:5] + run[6:]) for run in runs} == {
+        ("--env=docker", "--job-name=job", "--n-concurrent=1", "--n-attempts=1",
+         "--max-retries=0", "--yes", "--quiet"),
+    }  # fmt: skip
+    records = read_results(results).trials.values()
+    assert {(r.agent, r.classification) for r in records} == {
+        ("claude-code", "infrastructure"), ("gpt", "infrastructure"),
+    }  # fmt: skip
+
+
+def test_a_harbor_that_lists_no_agents_is_refused(tmp_path: Path) -> None:
+    silent = tmp_path / "harbor"
+    silent.write_text("#!/bin/bash\necho 'No such command agent' >&2\nexit 2\n")
+    silent.chmod(0o755)
+    with pytest.raises(EvalError) as error:
+        read_harbor_agents(str(silent))
+    assert str(error.value) == "cannot list harbor's agents (exit 2): No such command agent"
+    with pytest.raises(EvalError) as error:
+        read_harbor_agents(str(tmp_path / "missing"))
+    assert str(error.value).startswith("cannot list harbor's agents: ")

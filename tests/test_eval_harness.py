@@ -78,6 +78,12 @@ TOOLS = {
     "gemini-cli": "run_shell_command",
 }
 """The tool each harness offers its model for shell commands."""
+WROTE = {
+    "mini-swe-agent": "→ bash(printf &#x27;",
+    "codex": "→ command(/bin/bash -lc &quot;printf &#x27;",
+    "claude-code": "→ Bash(printf &#x27;",
+}
+"""How the report's steps show the command that wrote the fix, per harness (escaped)."""
 
 
 def _api_name(model: str) -> str:
@@ -225,6 +231,7 @@ def test_real_harnesses_solve_through_the_standin_and_a_wrong_fix_scores_0(
 
     text = _text_report(results).replace(",", "")
     assert all(str(counts[_api_name(model)]["total_tokens"]) in text for *_, model, _, _ in AGENTS)
+    _assert_steps_shown(results)
     sys.stderr.write(
         f"installed mini-swe-agent {MINI_SWE_AGENT_VERSION} in "
         f"{install_seconds['mini-swe-agent']:.0f} s, codex {CODEX_VERSION} in "
@@ -236,11 +243,14 @@ def test_real_harnesses_solve_through_the_standin_and_a_wrong_fix_scores_0(
     )
 
 
+@pytest.mark.parametrize(
+    "agent", [["codex:openai/gpt-5"], ["codex", "--model", "openai/gpt-5"]], ids=["spec", "model"]
+)
 def test_a_harness_needs_the_local_environment(
-    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], agent: list[str]
 ) -> None:
     argv = ["eval", str(bench), "--results", str(tmp_path / "r"), "--env", "harbor"]
-    assert main([*argv, "--agent", "codex:openai/gpt-5"]) == 2
+    assert main([*argv, "--agent", *agent]) == 2
     assert capsys.readouterr().err == (
         "error: agent codex: a ready-made harness needs --env local\n"
     )
@@ -250,6 +260,21 @@ def _text_report(results: Path) -> str:
     out = results.parent / "report.txt"
     assert main(["report", str(results), "--out", str(out)]) == 0
     return out.read_text()
+
+
+def _assert_steps_shown(results: Path) -> None:
+    """Each non-pass of the HTML report shows its harness's trajectory: the command that wrote
+    the wrong fix."""
+    out = results / "report.html"
+    assert main(["report", str(results), "--format", "html", "--out", str(out)]) == 0
+    page = out.read_text()
+    for name, harness, _, fix, _ in AGENTS:
+        suffix = "json" if harness == "mini-swe-agent" else "jsonl"
+        trajectory = f'href="logs/calc-mul/{name}-t1-a1-trajectory.{suffix}">trajectory</a>'
+        assert (trajectory in page) == (fix == WRONG), name
+    assert all(wrote in page for wrote in WROTE.values()), page
+    assert page.count("&gt;&gt; calc/__init__.py &amp;&amp; git diff --stat") == 3
+    assert page.count("<summary>trajectory (") == 3
 
 
 def test_an_install_that_fails_says_what_the_registry_said(tmp_path: Path) -> None:

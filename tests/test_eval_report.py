@@ -27,6 +27,7 @@ from selfbench.cli.eval import _LiveTable
 from selfbench.demo import build_sample_repository
 from selfbench.evaluate import EvalError, Recheck, build_summary, read_results, render_report
 from selfbench.evaluate.bench import open_benchmark
+from selfbench.evaluate.report_html import render_html as render_report_html
 from selfbench.evaluate.results import RESULTS_FILE, QualityNote, open_results
 from selfbench.evaluate.run import _note_quality
 from selfbench.evaluate.summary import AgentSummary, Failure, Summary
@@ -119,6 +120,37 @@ def test_markdown_and_csv_are_exact(tmp_path: Path) -> None:
         "oracle,easy,1,1,1.0000,,,,,,,,,,,,",
         "oracle,medium,1,1,1.0000,,,,,,,,,,,,",
     ]
+
+
+def test_sub_second_times_are_shown_in_the_charts_unit_in_every_table(tmp_path: Path) -> None:
+    """Times under 0.05 s read as milliseconds, not "0.0 s", in text, md and html alike; csv
+    and json keep the seconds (the csv's header says so)."""
+    records = [
+        record("t1", "quick", agent_seconds=0.012),
+        failed("t2", "quick", agent_seconds=0.004),
+        record("t1", "slow", agent_seconds=0.034),
+        failed("t2", "slow", agent_seconds=0.0006),
+    ]
+    summary = build_summary(read_results(write_results(tmp_path / "results", records)))
+    markdown = render_report(summary, "md")
+    assert "| quick | 50.0% (1/2) | 9-91% | 50.0% (1/2) | 8.0 ms | 8.0 ms | — | 1 / 0 / 0 |" in (
+        markdown
+    )
+    assert "| slow | 50.0% (1/2) | 9-91% | 50.0% (1/2) | 17.3 ms | 17.3 ms | — | 1 / 0 / 0 |" in (
+        markdown
+    )
+    text = render_report(summary, "text")
+    assert re.search(r"│ quick +│ .* │ 8\.0 ms +│ 8\.0 ms +│", text), text
+    assert re.search(r"│ slow +│ .* │ 17\.3 ms +│ 17\.3 ms +│", text), text
+    page = render_report_html(summary)
+    assert page.count(">8.0 ms<") == 3  # mean and median in the table, the chart's label
+    assert page.count(">17.3 ms<") == 3
+    csv_lines = render_report(summary, "csv").splitlines()
+    assert "mean_agent_seconds" in csv_lines[0]
+    assert csv_lines[1].startswith("quick,all,2,1,0.5000,,0.0080,0.0080,")
+    assert json.loads(render_report(summary, "json"))["agents"][1]["meanAgentSeconds"] == (
+        pytest.approx(0.0173)
+    )
 
 
 def test_the_json_report_and_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

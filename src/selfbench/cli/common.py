@@ -28,6 +28,7 @@ __all__ = [
     "add_harbor_options",
     "add_jobs_option",
     "add_json_option",
+    "add_model_option",
     "add_quality_options",
     "add_repo_option",
     "add_resume_option",
@@ -342,6 +343,17 @@ def add_harbor_options(parser: Any) -> None:
         help="Harbor's environment: docker, modal, daytona, … (default: docker)",
     )
     parser.add_argument("--harbor", metavar="PATH", help="the harbor executable (default: harbor)")
+
+
+MODEL_HELP = (
+    "the model of each HARNESS or harbor:AGENT --agent given without one, such as "
+    "anthropic/claude-sonnet-4-5"
+)
+
+
+def add_model_option(parser: Any) -> None:
+    """`--model MODEL`: the model of the agents given without one (read back as `args.model`)."""
+    parser.add_argument("--model", metavar="MODEL", help=MODEL_HELP)
 
 
 def add_environment_options(parser: Any) -> None:

@@ -24,6 +24,7 @@ from selfbench.cli.common import (
     add_harbor_options,
     add_jobs_option,
     add_json_option,
+    add_model_option,
     add_resume_option,
     add_setup_options,
     ceilings,
@@ -50,7 +51,7 @@ _ENVIRONMENT_FLAGS = {
     "local": ("--harbor-env", "--harbor", "--setup-env", "--no-host-network-config", *_CEILINGS),
     "harbor": ("--harbor-env", "--harbor"),
 }
-"""The environment options each `--env` uses; Harbor agents (`NAME=harbor:AGENT:MODEL`) use the
+"""The environment options each `--env` uses; Harbor agents (`harbor:AGENT:MODEL`) use the
 Harbor options under either, so only setup's options and the ceilings of the local sandbox can
 be refused (under harbor)."""
 
@@ -129,7 +130,7 @@ def _eval(args: argparse.Namespace) -> int:
         run_eval,
     )
 
-    agents = parse_agent_specs(args.agent or [])
+    agents = parse_agent_specs(args.agent or [], model=args.model)
     results, resume = _results(args)
     workers = jobs(args) or 1
     workspace = Path(args.workspace) if args.workspace else None
@@ -227,9 +228,11 @@ def add_eval_commands(commands: Any) -> None:
         metavar="NAME=COMMAND",
         help=(
             "oracle, nop, NAME=COMMAND, [NAME=]HARNESS:MODEL (a ready-made harness, such as "
-            "mini-swe-agent:openai/MODEL) or NAME=harbor:AGENT:MODEL (repeatable)"
+            "mini-swe-agent:openai/MODEL) or [NAME=]harbor:AGENT:MODEL (Harbor's own agent, "
+            "such as harbor:claude-code); MODEL may come from --model (repeatable)"
         ),
     )
+    add_model_option(evaluate)
     evaluate.add_argument("--trials", type=int, default=1, help="trials per task and agent")
     add_jobs_option(evaluate, what="tasks (or trials)")
     add_environment_option(evaluate)

@@ -2,12 +2,15 @@
 
 Grammar of one `--agent` value:
 
-    oracle | nop                      the built-in baselines
-    NAME=harbor:AGENT:MODEL           `harbor run --agent AGENT --model MODEL`
-    HARNESS:MODEL, NAME=HARNESS:MODEL a ready-made harness (`harnesses.HARNESSES`) on MODEL
-    NAME=COMMAND                      any shell command, run as the agent user in the workspace
+    oracle | nop                        the built-in baselines
+    [NAME=]harbor:AGENT[:MODEL]         `harbor run --agent AGENT --model MODEL` (NAME: AGENT)
+    HARNESS[:MODEL], NAME=HARNESS:MODEL a ready-made harness (`harnesses.HARNESSES`) on MODEL
+    NAME=COMMAND                        any shell command, run as the agent user in the workspace
 
 NAME is a task-id-like word (letters, digits, `.`, `_`, `-`); `oracle` and `nop` are reserved.
+A MODEL left out is `--model`'s, the same for every agent that leaves it out (an agent's own
+MODEL wins); `NAME=HARNESS` stays a command. Which AGENT names Harbor knows is asked of the
+installed Harbor when the evaluation starts (`harbor_trials.read_harbor_agents`).
 """
 
 from __future__ import annotations
@@ -75,18 +78,23 @@ class AgentSpec:
         return f"built-in {self.kind}"
 
 
-def parse_agent_spec(value: str) -> AgentSpec:
-    """Parse one `--agent` value.
+def parse_agent_spec(value: str, *, model: str | None = None) -> AgentSpec:
+    """Parse one `--agent` value; `model` (`--model`) is the MODEL of a `HARNESS` or
+    `harbor:AGENT` given without one.
 
     Raises:
-        EvalError: no name, a name that is not a plain word, an empty command, or a malformed
-            `harbor:AGENT:MODEL`.
+        EvalError: no name, a name that is not a plain word, an empty command, a malformed
+            `harbor:AGENT:MODEL`, or a harness or Harbor agent without a model.
     """
     if value in BUILTIN_AGENTS:
         return AgentSpec(value, "oracle" if value == "oracle" else "nop")
+    if value in HARNESSES and model is not None:
+        value = f"{value}:{model}"
     harness = _harness_spec(value)
     if harness is not None:
         return harness
+    if value.startswith("harbor:"):
+        return _harbor_spec(value, None, model=model)
     name, equals, command = value.partition("=")
     if not equals:
         raise EvalError(f"agent {value!r}: expected oracle, nop, NAME=COMMAND or NAME=harbor:…")
@@ -97,12 +105,28 @@ def parse_agent_spec(value: str) -> AgentSpec:
     if not command.strip():
         raise EvalError(f"agent {name}: empty command")
     if command.startswith("harbor:"):
-        parts = command.split(":", 2)
-        if len(parts) != 3 or not all(HARBOR_NAME.fullmatch(part) for part in parts[1:]):
-            raise EvalError(f"agent {name}: expected harbor:AGENT:MODEL, not {command!r}")
-        return AgentSpec(name, "harbor", harbor_agent=parts[1], harbor_model=parts[2])
+        return _harbor_spec(command, name, model=model)
     harness = _harness_spec(command, name=name)
     return harness or AgentSpec(name, "command", command=command)
+
+
+def _harbor_spec(command: str, name: str | None, *, model: str | None) -> AgentSpec:
+    """`harbor:AGENT:MODEL`, or `harbor:AGENT` on `model`, as the agent `name` (None: AGENT).
+
+    Raises:
+        EvalError: no model, an AGENT or MODEL that is not one word, or an AGENT that cannot
+            name the agent (a built-in's name, or not a plain word).
+    """
+    parts = command.split(":", 2)
+    if len(parts) == 2 and model is not None:
+        parts.append(model)
+    if len(parts) != 3 or not all(HARBOR_NAME.fullmatch(part) for part in parts[1:]):
+        raise EvalError(
+            f"agent {name or repr(command)}: expected harbor:AGENT:MODEL, not {command!r}"
+        )
+    if name is None and (parts[1] in BUILTIN_AGENTS or not _NAME.fullmatch(parts[1])):
+        raise EvalError(f"agent {command!r}: {parts[1]} cannot name it: give NAME={command}")
+    return AgentSpec(name or parts[1], "harbor", harbor_agent=parts[1], harbor_model=parts[2])
 
 
 def _harness_spec(value: str, *, name: str | None = None) -> AgentSpec | None:
@@ -120,21 +144,34 @@ def _harness_spec(value: str, *, name: str | None = None) -> AgentSpec | None:
     return AgentSpec(name or harness, "harness", harness=harness, model=model)
 
 
-def parse_agent_specs(values: Sequence[str]) -> tuple[AgentSpec, ...]:
-    """Parse every `--agent`, refusing two agents with one name.
+def parse_agent_specs(values: Sequence[str], *, model: str | None = None) -> tuple[AgentSpec, ...]:
+    """Parse every `--agent`, each `HARNESS` or `harbor:AGENT` without a model on `model`
+    (`--model`), refusing two agents with one name.
 
     Raises:
-        EvalError: a bad spec, no agent, or a name given twice.
+        EvalError: a bad spec, no agent, a name given twice, or a `model` no agent takes.
     """
     if not values:
         raise EvalError("no agent: give --agent at least once")
-    specs = tuple(parse_agent_spec(value) for value in values)
+    specs = tuple(parse_agent_spec(value, model=model) for value in values)
+    if model is not None and not any(_takes_model(value) for value in values):
+        raise EvalError(
+            f"--model {model}: no agent takes it (give HARNESS or harbor:AGENT without a model)"
+        )
     seen: set[str] = set()
     for spec in specs:
         if spec.name in seen:
             raise EvalError(f"two agents are named {spec.name}")
         seen.add(spec.name)
     return specs
+
+
+def _takes_model(value: str) -> bool:
+    """Whether an `--agent` value leaves its model to `--model`."""
+    command = value.partition("=")[2] if "=" in value else value
+    if command.startswith("harbor:"):
+        return command.count(":") == 1
+    return "=" not in value and value in HARNESSES
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,8 +25,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from selfbench._json import loads_strict
 from selfbench.environments.harbor import HarborOptions, launch_harbor
-from selfbench.errors import os_reason
+from selfbench.environments.process import run_captured
+from selfbench.errors import EvalError, JsonError, os_reason, translating
 from selfbench.evaluate.agents import AgentSpec, Usage
 from selfbench.evaluate.bench import BenchTask
 from selfbench.evaluate.classify import Proof, TrialFacts, classify, named_cause, oracle_proof
@@ -42,6 +44,7 @@ __all__ = [
     "HarborOutcome",
     "HarborProofs",
     "harbor_usage",
+    "read_harbor_agents",
     "run_harbor_trials",
 ]
 
@@ -51,6 +54,28 @@ _VERIFIER_TIMEOUT = "VerifierTimeoutError"
 _EXCEPTION_TYPE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,99}")
 """An exception type as Harbor records it (a class name); anything else is not read."""
 _ORACLE = AgentSpec("oracle", "harbor", harbor_agent="oracle")
+
+
+def read_harbor_agents(harbor: str) -> frozenset[str]:
+    """The agents the installed Harbor runs by name, as it lists them
+    (`harbor agent list --json`).
+
+    Raises:
+        EvalError: Harbor cannot start, fails, or prints no list of names.
+    """
+    argv = [harbor, "agent", "list", "--json"]
+    with translating(EvalError, "list harbor's agents"):
+        done = run_captured(argv)
+    try:
+        names = loads_strict(done.stdout, source="harbor agent list --json")
+    except JsonError:
+        names = None
+    if done.returncode != 0 or not (
+        isinstance(names, list) and names and all(isinstance(name, str) for name in names)
+    ):
+        last = (done.stderr.decode(errors="replace").strip().splitlines() or ["no list"])[-1]
+        raise EvalError(f"cannot list harbor's agents (exit {done.returncode}): {last.strip()}")
+    return frozenset(names)
 
 
 @dataclass(frozen=True, slots=True)

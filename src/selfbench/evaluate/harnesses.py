@@ -39,6 +39,7 @@ __all__ = [
     "HARNESS_RUN",
     "MINI_SWE_AGENT_VERSION",
     "OPENCODE_VERSION",
+    "TRAJECTORY_DIR",
     "Harness",
     "harness_cache",
     "install_harness",
@@ -46,6 +47,10 @@ __all__ = [
 
 HARNESS_ROOT = "/opt/selfbench-harness"
 """Where the agent phase sees the harness's install (read-only)."""
+TRAJECTORY_DIR = "/run/selfbench-agent"
+"""Where a harness leaves its trajectory, `trajectory.json` (one document: ATIF or
+mini-swe-agent's) or `trajectory.jsonl` (JSON lines: Codex's events, Claude Code's stream), for
+the trial to keep (`local_trials`)."""
 HARNESS_RUN = "/run/selfbench-harness"
 """Where the agent phase sees the trial's harness files: `env` (its variables, sourced) and
 `forward.py` (the allow-list's forwarder)."""
@@ -106,6 +111,7 @@ trajectory="$HOME/trajectory.json"
   --model "$SELFBENCH_MODEL" --task "$SELFBENCH_INSTRUCTION" --output "$trajectory"
 status=$?
 {HARNESS_ROOT}/bin/python3 -c {shlex.quote(_TRAJECTORY_USAGE)} "$trajectory"
+cp "$trajectory" {TRAJECTORY_DIR}/trajectory.json 2>/dev/null
 exit "$status"
 """
 
@@ -133,6 +139,7 @@ env_key='OPENAI_API_KEY', wire_api='responses'}}"
   | tee "$HOME/codex.jsonl"
 status=${{PIPESTATUS[0]}}
 awk {shlex.quote(_CODEX_USAGE)} "$HOME/codex.jsonl"
+cp "$HOME/codex.jsonl" {TRAJECTORY_DIR}/trajectory.jsonl 2>/dev/null
 exit "$status"
 """
 
@@ -140,10 +147,17 @@ exit "$status"
 _CLAUDE_USAGE = (
     """
 import json, sys
+data = {}
 try:
     with open(sys.argv[1], encoding="utf-8") as handle:
-        data = json.load(handle)
-except (OSError, ValueError):
+        for line in handle:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and event.get("type") == "result":
+                data = event
+except OSError:
     sys.exit(0)
 tokens = 0
 for usage in (data.get("modelUsage") or {}).values():
@@ -153,17 +167,19 @@ cost = float(data.get("total_cost_usd") or 0)
 """
     + _PRINT_USAGE
 )
-"""Reads Claude Code's `--output-format json` result: every model's tokens, its cost."""
+"""Reads Claude Code's `--output-format stream-json` lines: its last `result` event's tokens of
+every model, its cost."""
 
 _CLAUDE_CODE = f"""
 set -u
 . {HARNESS_RUN}/env
-{HARNESS_ROOT}/bin/claude-code -p "$SELFBENCH_INSTRUCTION" --output-format json \\
-  --dangerously-skip-permissions --model "${{SELFBENCH_MODEL#anthropic/}}" </dev/null \\
-  | tee "$HOME/claude.json"
+{HARNESS_ROOT}/bin/claude-code -p "$SELFBENCH_INSTRUCTION" --output-format stream-json \\
+  --verbose --dangerously-skip-permissions --model "${{SELFBENCH_MODEL#anthropic/}}" </dev/null \\
+  | tee "$HOME/claude.jsonl"
 status=${{PIPESTATUS[0]}}
 echo
-{HARNESS_ROOT}/bin/python3 -c {shlex.quote(_CLAUDE_USAGE)} "$HOME/claude.json"
+{HARNESS_ROOT}/bin/python3 -c {shlex.quote(_CLAUDE_USAGE)} "$HOME/claude.jsonl"
+cp "$HOME/claude.jsonl" {TRAJECTORY_DIR}/trajectory.jsonl 2>/dev/null
 exit "$status"
 """
 

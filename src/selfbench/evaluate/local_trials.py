@@ -72,7 +72,13 @@ from selfbench.evaluate.classify import (
     oracle_proof,
 )
 from selfbench.evaluate.egress import EGRESS_DIR, FORWARD_READY, plan_for, relayed
-from selfbench.evaluate.harnesses import HARNESS_ROOT, HARNESS_RUN, HARNESSES, install_harness
+from selfbench.evaluate.harnesses import (
+    HARNESS_ROOT,
+    HARNESS_RUN,
+    HARNESSES,
+    TRAJECTORY_DIR,
+    install_harness,
+)
 from selfbench.evaluate.trial_files import TRAJECTORY_LIMIT, TRAJECTORY_SUFFIXES
 from selfbench.toolchains import provision_task
 from selfbench.validate.cgroup import Limits
@@ -266,7 +272,7 @@ class PreparedTask:
             log=log,
             writable_app=agent.kind != "nop",
             solution=agent.kind == "oracle",
-            binds={"/run/selfbench-agent": output},
+            binds={TRAJECTORY_DIR: output},
             ro_binds={_INSTRUCTION: instruction, **harness.ro_binds},
         )  # fmt: skip
         text = _agent_output(output, log)

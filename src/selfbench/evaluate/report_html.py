@@ -17,7 +17,6 @@ from selfbench.evaluate.charts import (
     cost_unit,
     matrix_chart,
     pass_rate_chart,
-    seconds_unit,
     tokens_unit,
     usage_chart,
 )
@@ -30,6 +29,7 @@ from selfbench.evaluate.report_rows import (
     network_lines,
     passed_by_lines,
     quality_rows,
+    time_unit,
 )
 from selfbench.evaluate.summary import AgentSummary, Cell, Summary
 from selfbench.evaluate.trial_files import TrialFiles
@@ -74,9 +74,8 @@ def _ranked(summary: Summary) -> list[AgentSummary]:
 def _units(summary: Summary) -> tuple[Unit, Unit, Unit]:
     """The units of time, tokens and cost, shared by the charts and the table."""
     agents = summary.agents
-    seconds = [v for a in agents for v in (a.mean_seconds, a.median_seconds)]
     return (
-        seconds_unit(seconds),
+        time_unit(summary),
         tokens_unit([a.tokens for a in agents]),
         cost_unit([a.cost_usd for a in agents]),
     )
@@ -127,13 +126,12 @@ def _charts(summary: Summary, intervals: Mapping[str, tuple[float, float]] | Non
 
 
 def _agent_table(summary: Summary) -> str:
-    """The agents table, its time, token and cost cells in the charts' units."""
+    """The agents table, its time (as every format's), token and cost cells in the charts'
+    units."""
     header, rows = agent_rows(summary)
-    time, tokens, cost = _units(summary)
+    _, tokens, cost = _units(summary)
     columns = {name: index for index, name in enumerate(header)}
     for row, agent in zip(rows, summary.agents, strict=True):
-        row[columns["mean time"]] = time.text(agent.mean_seconds)
-        row[columns["median time"]] = time.text(agent.median_seconds)
         usage = [cost.text(agent.cost_usd)] if agent.cost_usd is not None else []
         usage += [tokens.text(agent.tokens)] if agent.tokens is not None else []
         row[columns["cost"]] = " / ".join(usage) or "—"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from selfbench.evaluate.agents import BUILTIN_AGENTS
 from selfbench.evaluate.stats import Interval, reading
 from selfbench.evaluate.summary import AgentSummary, Summary
+from selfbench.evaluate.units import Unit, seconds_unit
 
 __all__ = [
     "agent_rows",
@@ -17,6 +18,7 @@ __all__ = [
     "network_lines",
     "passed_by_lines",
     "quality_rows",
+    "time_unit",
 ]
 
 
@@ -28,10 +30,6 @@ def _interval(value: Interval | None) -> str:
     if value is None:
         return "—"
     return f"{value.low * 100:.0f}-{value.high * 100:.0f}%"
-
-
-def _seconds(value: float | None) -> str:
-    return "—" if value is None else f"{value:.1f} s"
 
 
 def _cost(agent: AgentSummary) -> str:
@@ -50,8 +48,14 @@ def _difficulty_header(summary: Summary) -> list[str]:
     return [name for name, _, _ in first]
 
 
+def time_unit(summary: Summary) -> Unit:
+    """The unit the agents' mean and median times are shown in, in every table and chart."""
+    return seconds_unit([v for a in summary.agents for v in (a.mean_seconds, a.median_seconds)])
+
+
 def agent_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
-    """The per-agent table: header and rows, as every format shows it."""
+    """The per-agent table: header and rows, as every format shows it (times in `time_unit`)."""
+    time = time_unit(summary)
     difficulties = _difficulty_header(summary)
     header = ["agent", "pass rate", "95% CI", *difficulties]
     if summary.trials_per_task > 1:
@@ -71,8 +75,8 @@ def agent_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
         if summary.trials_per_task > 1:
             row += [_percent(agent.pass_at_k), _percent(agent.pass_hat_k)]
         row += [
-            _seconds(agent.mean_seconds),
-            _seconds(agent.median_seconds),
+            time.text(agent.mean_seconds),
+            time.text(agent.median_seconds),
             _cost(agent),
             f"{agent.agent_failures} / {agent.task_failures} / {agent.infrastructure}",
         ]

@@ -32,6 +32,7 @@ from selfbench.evaluate.harbor_trials import (
     HARBOR_NETWORK,
     HarborOutcome,
     HarborProofs,
+    read_harbor_agents,
     run_harbor_trials,
 )
 from selfbench.evaluate.harnesses import HARNESSES, install_harness
@@ -142,6 +143,25 @@ def check_agents(agents: Sequence[AgentSpec], *, options: EvalOptions) -> None:
             raise EvalError(
                 f"agent {agent.name}: cannot start: harbor executable {environment.harbor!r}"
                 " not found"
+            )
+    _check_harbor_agents(agents, harbor=environment.harbor)
+
+
+def _check_harbor_agents(agents: Sequence[AgentSpec], *, harbor: str) -> None:
+    """Refuse a Harbor agent the installed Harbor does not know (asked once, when one is given).
+
+    Raises:
+        EvalError: an unknown agent (the known ones named), or Harbor cannot list them.
+    """
+    wanted = [agent for agent in agents if agent.kind == "harbor"]
+    if not wanted:
+        return
+    known = read_harbor_agents(harbor)
+    for agent in wanted:
+        if agent.harbor_agent not in known:
+            raise EvalError(
+                f"agent {agent.name}: harbor has no agent {agent.harbor_agent!r}"
+                f" (known: {', '.join(sorted(known))})"
             )
 
 

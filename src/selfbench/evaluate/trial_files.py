@@ -43,6 +43,8 @@ STEPS_LIMIT = 200
 STEP_LIMIT = 2000
 """Characters of one step's text shown at most."""
 
+_CODEX_EVENTS = ("thread", "turn", "item", "error")
+"""The first word of a Codex `--json` event's type (`item.completed`, `turn.failed`, …)."""
 _ROOTS = ("logs", "jobs")
 """The results directory's subdirectories a trial's log lies in."""
 
@@ -79,7 +81,10 @@ def _text(value: Any) -> str:
             part["text"] if isinstance(part.get("text"), str) else f"[{part.get('type', 'part')}]"
             for part in value
         )
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except RecursionError:
+        return "[nested too deeply]"
 
 
 def _atif_step(step: dict[str, Any]) -> Step:
@@ -101,36 +106,161 @@ def _atif_step(step: dict[str, Any]) -> Step:
     return Step(_text(step.get("source", "step")), _cap("\n".join(parts)))
 
 
-def _line_step(value: dict[str, Any]) -> Step:
-    """A line of a harness's own JSON lines: its role or type, and its content."""
-    source = value.get("role") or value.get("type") or "event"
+def _loads(text: str) -> Any:
+    """The JSON value of `text`; None when it is not JSON or nests too deeply to parse."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _call(name: Any, arguments: Any) -> str:
+    """A tool call as `→ name(arguments)`: a shell tool's `command` alone (its arguments given
+    as an object or as JSON text), any other arguments as they are."""
+    if isinstance(arguments, str):
+        arguments = _loads(arguments) or arguments
+    if isinstance(arguments, dict) and isinstance(arguments.get("command"), str):
+        arguments = arguments["command"]
+    return f"→ {_text(name)}({_text(arguments)})"
+
+
+def _message_step(message: dict[str, Any]) -> Step | None:
+    """A chat message of mini-swe-agent's trajectory (OpenAI's shape): its text, each tool call
+    and, for a tool's reply, its raw output; its exit status at the end. None: an empty one."""
+    found = message.get("extra")
+    extra: dict[str, Any] = found if isinstance(found, dict) else {}
+    role = _text(message.get("role", "message"))
+    content = extra.get("raw_output") if role == "tool" and "raw_output" in extra else None
+    parts = [f"← {_text(content)}"] if content is not None else []
+    if not parts and message.get("content"):
+        parts.append(_text(message["content"]))
+    calls = message.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            parts.append(_call(function.get("name"), function.get("arguments")))
+    if extra.get("exit_status"):
+        parts.append(f"exit: {_text(extra['exit_status'])}")
+    return Step(role, _cap("\n".join(parts))) if parts else None
+
+
+def _codex_item(item: dict[str, Any]) -> tuple[str, str]:
+    """A completed Codex item as (source, text): its message or reasoning, a command with its
+    output, file changes, a tool call, an error; another kind as its fields."""
+    what = _text(item.get("type", "item"))
+    if what in ("agent_message", "reasoning"):
+        return ("agent" if what == "agent_message" else what), _text(item.get("text", ""))
+    if what == "command_execution":
+        code = item.get("exit_code")
+        status = f" (exit {code})" if code not in (0, None) else ""
+        output = _text(item.get("aggregated_output", ""))
+        return "agent", f"{_call('command', item.get('command'))}\n← {output}{status}"
+    if what == "file_change":
+        changes = item.get("changes")
+        return "agent", "\n".join(
+            f"→ {_text(change.get('kind'))} {_text(change.get('path'))}"
+            for change in (changes if isinstance(changes, list) else [])
+            if isinstance(change, dict)
+        )
+    if what == "mcp_tool_call":
+        return "agent", _call(item.get("tool"), item.get("arguments"))
+    if what == "error":
+        return "error", _text(item.get("message", ""))
+    return what, _text({key: value for key, value in item.items() if key not in ("id", "type")})
+
+
+def _codex_step(event: dict[str, Any]) -> Step | None:
+    """A Codex `--json` event: each completed item (`_codex_item`) and each failure; None for
+    the rest (starts, usage)."""
+    kind = event.get("type")
+    if kind in ("turn.failed", "error"):
+        error = event.get("error")
+        message = error.get("message") if isinstance(error, dict) else event.get("message")
+        return Step("error", _cap(_text(message)))
+    item = event.get("item")
+    if kind != "item.completed" or not isinstance(item, dict):
+        return None
+    source, text = _codex_item(item)
+    return Step(source, _cap(text))
+
+
+def _block(block: Any) -> str:
+    """A content block of a Claude message: text, thinking, a tool use or a tool's result."""
+    if not isinstance(block, dict):
+        return _text(block)
+    kind = block.get("type")
+    if kind == "tool_use":
+        return _call(block.get("name"), block.get("input"))
+    if kind == "tool_result":
+        failed = " (error)" if block.get("is_error") is True else ""
+        return f"← {_text(block.get('content', ''))}{failed}"
+    if isinstance(kind, str) and isinstance(block.get(kind), str):  # text, thinking
+        return str(block[kind])
+    return f"[{_text(kind)}]"
+
+
+def _claude_step(event: dict[str, Any]) -> Step | None:
+    """A Claude Code `stream-json` line: an assistant message (text, tool uses), a user message
+    (the tools' results: source `tool`), the final result; None for the rest (init)."""
+    kind = event.get("type")
+    if kind == "result":
+        return Step("result", _cap(_text(event.get("result") or event.get("subtype", ""))))
+    message = event.get("message")
+    if kind not in ("assistant", "user") or not isinstance(message, dict):
+        return None
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else [content]
+    results = all(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
+    source = "tool" if kind == "user" and results else _text(kind)
+    return Step(source, _cap("\n".join(_block(block) for block in blocks)))
+
+
+def _line_step(value: dict[str, Any]) -> Step | None:
+    """A line of a harness's own JSON lines: Codex's events, Claude Code's stream, else its
+    role or type and its content. None: a line that shows nothing (a start, a usage count)."""
+    kind = value.get("type")
+    if isinstance(kind, str) and kind.split(".")[0] in _CODEX_EVENTS:
+        return _codex_step(value)
+    if kind in ("system", "assistant", "user", "result") and "session_id" in value:
+        return _claude_step(value)
+    source = value.get("role") or kind or "event"
     body = next((value[k] for k in ("content", "message", "text") if k in value), value)
     return Step(_text(source), _cap(_text(body)))
+
+
+def _document_steps(document: Any) -> list[Step] | None:
+    """The steps of a one-document trajectory: ATIF's `steps` or mini-swe-agent's `messages`;
+    None for any other document."""
+    if not isinstance(document, dict):
+        return None
+    if isinstance(document.get("steps"), list):
+        return [_atif_step(step) for step in document["steps"] if isinstance(step, dict)]
+    if isinstance(document.get("messages"), list):
+        found = [_message_step(m) for m in document["messages"] if isinstance(m, dict)]
+        return [step for step in found if step is not None]
+    return None
 
 
 def parse_trajectory(data: bytes) -> tuple[tuple[Step, ...], int]:
     """The steps of a trajectory (pure), and how many more were left out (`STEPS_LIMIT`).
 
-    An ATIF document (one JSON object with a `steps` list) gives one step per entry; anything
-    else is read as JSON lines, one step per object line (other lines are skipped). Texts are
-    cut at `STEP_LIMIT` characters; nothing in the file is trusted or interpreted.
+    One JSON document is ATIF (a `steps` list: one step per entry) or mini-swe-agent's (a
+    `messages` list: one step per message); anything else is read as JSON lines, one step per
+    object line that shows something (other lines are skipped): Codex's `--json` events (one
+    per completed item), Claude Code's `stream-json` messages, or any harness's lines (role or
+    type, content). A step reads as text, `→ tool(arguments)` for a call (a shell command
+    alone) and `← output` for its result. Texts are cut at `STEP_LIMIT` characters; nothing in
+    the file is trusted or interpreted.
     """
     text = data.decode("utf-8", errors="replace")
-    try:
-        document = json.loads(text)
-    except ValueError:
-        document = None
-    if isinstance(document, dict) and isinstance(document.get("steps"), list):
-        steps = [_atif_step(step) for step in document["steps"] if isinstance(step, dict)]
-    else:
+    steps = _document_steps(_loads(text))
+    if steps is None:
         steps = []
         for line in text.splitlines():
-            try:
-                value = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(value, dict):
-                steps.append(_line_step(value))
+            value = _loads(line)
+            step = _line_step(value) if isinstance(value, dict) else None
+            if step is not None:
+                steps.append(step)
     return tuple(steps[:STEPS_LIMIT]), max(0, len(steps) - STEPS_LIMIT)
 
 
