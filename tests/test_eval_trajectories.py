@@ -322,6 +322,25 @@ def test_the_page_shows_a_harness_trajectory_escaped(tmp_path: Path) -> None:
     assert "&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
+def test_the_page_shows_aiders_chat_history_escaped(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    logs = results / "logs" / "t1"
+    logs.mkdir(parents=True)
+    (logs / "ai-t1-a1-agent.log").write_text("selfbench: agent exited 0\n")
+    history = (DATA / "aider.md").read_text().replace("Adding it.", "</pre><script>x()</script>")
+    (logs / "ai-t1-a1-trajectory.md").write_text(history)
+    write_results(results, [failed("t1", "ai", log=str(logs / "ai-t1-a1-agent.log"))])
+    out = tmp_path / "report.html"
+    assert main(["report", str(results), "--format", "html", "--out", str(out)]) == 0
+    page = out.read_text()
+    assert 'href="results/logs/t1/ai-t1-a1-trajectory.md">trajectory</a>' in page
+    assert "<summary>trajectory (6 steps)</summary>" in page
+    assert '<span class="who">aider</span><pre>Tokens: 2.3k sent, 42 received.' in page
+    assert "<script" not in page
+    assert "&lt;/pre&gt;&lt;script&gt;x()&lt;/script&gt;\n\ncalc/__init__.py" in page
+    assert "    return a + b\n&gt;&gt;&gt;&gt;&gt;&gt;&gt; REPLACE\n```</pre>" in page
+
+
 @pytest.mark.parametrize(
     "wrap",
     [

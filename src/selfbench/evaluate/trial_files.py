@@ -3,11 +3,11 @@ results directory `selfbench eval` wrote.
 
 A local trial's logs are `logs/<task>/<agent>-t<trial>-a<attempt>-agent.log` (the agent phase and
 the agent's own output) and `…-a<attempt>.log` beside it (the verifier); its trajectory, when the
-harness leaves one, is `…-a<attempt>-trajectory.json` (ATIF) or `.jsonl` (the harness's own
-lines). A Harbor trial's log is in its trial directory under `jobs/`, whose
-`agent/trajectory.json` is its trajectory. Links are relative to the page, so the results
-directory and the page can move together; a trajectory is read without following a link, at
-most `TRAJECTORY_LIMIT` bytes of it, and parsed as untrusted text (`parse_trajectory`).
+harness leaves one, is `…-a<attempt>-trajectory.json` (ATIF), `.jsonl` (the harness's own
+lines) or `.md` (aider's chat history). A Harbor trial's log is in its trial directory under
+`jobs/`, whose `agent/trajectory.json` is its trajectory. Links are relative to the page, so
+the results directory and the page can move together; a trajectory is read without following a
+link, at most `TRAJECTORY_LIMIT` bytes of it, and parsed as untrusted text (`parse_trajectory`).
 """
 
 from __future__ import annotations
