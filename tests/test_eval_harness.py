@@ -82,6 +82,8 @@ WROTE = {
     "mini-swe-agent": "→ bash(printf &#x27;",
     "codex": "→ command(/bin/bash -lc &quot;printf &#x27;",
     "claude-code": "→ Bash(printf &#x27;",
+    "opencode": "→ bash(printf &#x27;",
+    "gemini-cli": "→ run_shell_command(printf &#x27;",
 }
 """How the report's steps show the command that wrote the fix, per harness (escaped)."""
 
@@ -262,19 +264,30 @@ def _text_report(results: Path) -> str:
     return out.read_text()
 
 
-def _assert_steps_shown(results: Path) -> None:
-    """Each non-pass of the HTML report shows its harness's trajectory: the command that wrote
-    the wrong fix."""
+def _html_report(results: Path) -> str:
     out = results / "report.html"
     assert main(["report", str(results), "--format", "html", "--out", str(out)]) == 0
-    page = out.read_text()
+    return out.read_text()
+
+
+def _assert_steps_shown(results: Path) -> None:
+    """Each non-pass of the HTML report shows its harness's trajectory: the command that wrote
+    the wrong fix, once per wrong-fix agent."""
+    page = _html_report(results)
     for name, harness, _, fix, _ in AGENTS:
         suffix = "json" if harness == "mini-swe-agent" else "jsonl"
         trajectory = f'href="logs/calc-mul/{name}-t1-a1-trajectory.{suffix}">trajectory</a>'
         assert (trajectory in page) == (fix == WRONG), name
-    assert all(wrote in page for wrote in WROTE.values()), page
-    assert page.count("&gt;&gt; calc/__init__.py &amp;&amp; git diff --stat") == 3
-    assert page.count("<summary>trajectory (") == 3
+    wrong = [(name, harness) for name, harness, _, fix, _ in AGENTS if fix == WRONG]
+    assert sorted(harness for _, harness in wrong) == sorted(WROTE)
+    for name, harness in wrong:  # its own steps show its command writing the wrong fix
+        start = page.index(f"{name}-t1-a1-trajectory.")
+        steps = page[start : page.index("</details>", start)]
+        assert WROTE[harness] in steps, (name, steps)
+        assert "def mul(a, b):" in steps, (name, steps)
+        assert "return a + b" in steps, (name, steps)
+    assert page.count("&gt;&gt; calc/__init__.py &amp;&amp; git diff --stat") == len(wrong)
+    assert page.count("<summary>trajectory (") == len(wrong)
 
 
 def test_an_install_that_fails_says_what_the_registry_said(tmp_path: Path) -> None:

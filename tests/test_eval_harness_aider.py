@@ -5,8 +5,9 @@ plain text (SEARCH/REPLACE blocks), not from tool calls, against the local model
 aider is installed from PyPI when the test runs (pinned: `AIDER_VERSION`, its dependencies by
 `harness_constraints/aider.txt`), runs in the local agent phase as the `agent` user, reaches the
 stand-in through the phase's allow-list and nothing else, and is scored by the task's own
-verifier: the scripted right edit scores 1, the scripted wrong edit 0, and the tokens and cost it
-reports from its own analytics log are the stand-in's tokens and litellm's price for them.
+verifier: the scripted right edit scores 1, the scripted wrong edit 0, the tokens and cost it
+reports from its own analytics log are the stand-in's tokens and litellm's price for them, and the
+HTML report shows the wrong edit from aider's chat history.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pytest
 from selfbench.cli import main
 from selfbench.evaluate import read_results
 from selfbench.evaluate.harnesses import AIDER_VERSION, HARNESSES, install_harness
-from test_eval_harness import STANDIN, _api_name, _text_report, bench, pytestmark
+from test_eval_harness import STANDIN, _api_name, _html_report, _text_report, bench, pytestmark
 
 __all__ = ["bench", "pytestmark"]  # the shared task fixture and markers, re-exported for pytest
 
@@ -125,6 +126,16 @@ def test_aider_edits_from_its_models_text_and_a_wrong_edit_scores_0(
 
     text = _text_report(results).replace(",", "")
     assert all(str(counts[_api_name(model)]["total_tokens"]) in text for _, model, _, _ in AGENTS)
+    # the wrong edit's trial shows aider's chat history: the model's edit block, aider applying it
+    page = _html_report(results)
+    for name, _, _, right in AGENTS:
+        trajectory = f'href="logs/calc-mul/{name}-t1-a1-trajectory.md">trajectory</a>'
+        assert (trajectory in page) == (not right), name
+    wrong = sum(not right for *_, right in AGENTS)
+    edit = "def mul(a, b):\n    return a + b\n&gt;&gt;&gt;&gt;&gt;&gt;&gt; REPLACE"
+    assert page.count(edit) == wrong
+    assert page.count("Applied edit to calc/__init__.py") == wrong
+    assert page.count("<summary>trajectory (6 steps)</summary>") == wrong
     sys.stderr.write(
         f"installed aider {AIDER_VERSION} in {install_seconds:.0f} s; "
         f"eval of {len(AGENTS)} trials in {eval_seconds:.0f} s\n"

@@ -49,8 +49,9 @@ HARNESS_ROOT = "/opt/selfbench-harness"
 """Where the agent phase sees the harness's install (read-only)."""
 TRAJECTORY_DIR = "/run/selfbench-agent"
 """Where a harness leaves its trajectory, `trajectory.json` (one document: ATIF or
-mini-swe-agent's) or `trajectory.jsonl` (JSON lines: Codex's events, Claude Code's stream), for
-the trial to keep (`local_trials`)."""
+mini-swe-agent's), `trajectory.jsonl` (JSON lines: Codex's events, Claude Code's, OpenCode's and
+Gemini CLI's streams) or `trajectory.md` (aider's chat history), for the trial to keep
+(`local_trials`)."""
 HARNESS_RUN = "/run/selfbench-harness"
 """Where the agent phase sees the trial's harness files: `env` (its variables, sourced) and
 `forward.py` (the allow-list's forwarder)."""
@@ -243,6 +244,7 @@ tags=.aider.tags.cache.v4
 status=$?
 [ "$made_tags" = 0 ] || rm -rf -- "$tags"
 {HARNESS_ROOT}/bin/python3 -c {shlex.quote(_AIDER_USAGE)} "$HOME/aider-events.jsonl"
+cp "$HOME/aider-chat.md" {TRAJECTORY_DIR}/trajectory.md 2>/dev/null
 exit "$status"
 """
 
@@ -294,6 +296,7 @@ export OPENCODE_CONFIG_CONTENT
   | tee "$HOME/opencode.jsonl"
 status=${{PIPESTATUS[0]}}
 {HARNESS_ROOT}/bin/python3 -c {shlex.quote(_OPENCODE_USAGE)} "$HOME/opencode.jsonl"
+cp "$HOME/opencode.jsonl" {TRAJECTORY_DIR}/trajectory.jsonl 2>/dev/null
 exit "$status"
 """
 
@@ -311,22 +314,16 @@ no usage statistics or telemetry, no IDE, shell commands as plain child processe
 terminal)."""
 
 _GEMINI_USAGE = (
-    """
-import json, sys
-try:
-    with open(sys.argv[1], encoding="utf-8") as handle:
-        data = json.load(handle)
-except (OSError, ValueError):
-    sys.exit(0)
-tokens = 0
-for stats in ((data.get("stats") or {}).get("models") or {}).values():
-    tokens += int((stats.get("tokens") or {}).get("total") or 0)
-cost = 0.0
+    _EVENTS
+    + """
+for event in events:
+    if event.get("type") == "result":
+        tokens = int((event.get("stats") or {}).get("total_tokens") or 0)
 """
     + _PRINT_USAGE
 )
-"""Reads Gemini CLI's `--output-format json` result: every model's total tokens (it reports no
-cost)."""
+"""Reads Gemini CLI's `--output-format stream-json` events: its last `result` event's total
+tokens of every model (it reports no cost)."""
 
 _GEMINI_API = ("GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com")
 """The Gemini API's base URL variable and its own URL (for either model prefix)."""
@@ -338,11 +335,11 @@ mkdir -p "$HOME/.gemini"
 cat > "$HOME/.gemini/settings.json" <<'SETTINGS'
 {_GEMINI_SETTINGS}
 SETTINGS
-{HARNESS_ROOT}/bin/gemini-cli -p "$SELFBENCH_INSTRUCTION" --output-format json --yolo \\
-  --model "${{SELFBENCH_MODEL#*/}}" </dev/null | tee "$HOME/gemini.json"
+{HARNESS_ROOT}/bin/gemini-cli -p "$SELFBENCH_INSTRUCTION" --output-format stream-json --yolo \\
+  --model "${{SELFBENCH_MODEL#*/}}" </dev/null | tee "$HOME/gemini.jsonl"
 status=${{PIPESTATUS[0]}}
-echo
-{HARNESS_ROOT}/bin/python3 -c {shlex.quote(_GEMINI_USAGE)} "$HOME/gemini.json"
+{HARNESS_ROOT}/bin/python3 -c {shlex.quote(_GEMINI_USAGE)} "$HOME/gemini.jsonl"
+cp "$HOME/gemini.jsonl" {TRAJECTORY_DIR}/trajectory.jsonl 2>/dev/null
 exit "$status"
 """
 

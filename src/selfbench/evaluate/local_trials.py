@@ -23,9 +23,10 @@ limit it ran into is named (`Limit`, from the control group, the exit statuses a
 limits), and the oracle runs again in this workspace with the same limits (`PreparedTask.prove`).
 When it passes, the failure is the agent's; when it fails too, the infrastructure's.
 
-A harness may leave its trajectory as `/run/selfbench-agent/trajectory.json` (ATIF) or
-`trajectory.jsonl` (its own lines); it is kept beside the trial's logs
-(`<name>-trajectory.json`), read without following a link, at most `TRAJECTORY_LIMIT` bytes.
+A harness may leave its trajectory as `/run/selfbench-agent/trajectory.json` (ATIF),
+`trajectory.jsonl` (its own lines) or `trajectory.md` (aider's chat history); it is kept beside
+the trial's logs (`<name>-trajectory.json`, …), read without following a link, at most
+`TRAJECTORY_LIMIT` bytes.
 
 The agent phase gets a private copy of the images' shared tool state (`/opt/uv-cache`, ...), so
 what it writes there reaches neither the verifier nor a later trial.

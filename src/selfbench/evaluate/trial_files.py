@@ -3,11 +3,11 @@ results directory `selfbench eval` wrote.
 
 A local trial's logs are `logs/<task>/<agent>-t<trial>-a<attempt>-agent.log` (the agent phase and
 the agent's own output) and `…-a<attempt>.log` beside it (the verifier); its trajectory, when the
-harness leaves one, is `…-a<attempt>-trajectory.json` (ATIF) or `.jsonl` (the harness's own
-lines). A Harbor trial's log is in its trial directory under `jobs/`, whose
-`agent/trajectory.json` is its trajectory. Links are relative to the page, so the results
-directory and the page can move together; a trajectory is read without following a link, at
-most `TRAJECTORY_LIMIT` bytes of it, and parsed as untrusted text (`parse_trajectory`).
+harness leaves one, is `…-a<attempt>-trajectory.json` (ATIF), `.jsonl` (the harness's own
+lines) or `.md` (aider's chat history). A Harbor trial's log is in its trial directory under
+`jobs/`, whose `agent/trajectory.json` is its trajectory. Links are relative to the page, so
+the results directory and the page can move together; a trajectory is read without following a
+link, at most `TRAJECTORY_LIMIT` bytes of it, and parsed as untrusted text (`parse_trajectory`).
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ __all__ = [
 
 TRAJECTORY_LIMIT = 2 << 20
 """Bytes of a trajectory file read at most."""
-TRAJECTORY_SUFFIXES = (".json", ".jsonl")
-"""A trajectory's file names end `trajectory` and one of these (ATIF, the harness's lines)."""
+TRAJECTORY_SUFFIXES = (".json", ".jsonl", ".md")
+"""A trajectory's file names end `trajectory` and one of these (ATIF, the harness's lines,
+aider's chat history)."""
 STEPS_LIMIT = 200
 """Steps of a trajectory shown at most."""
 STEP_LIMIT = 2000
@@ -45,6 +46,10 @@ STEP_LIMIT = 2000
 
 _CODEX_EVENTS = ("thread", "turn", "item", "error")
 """The first word of a Codex `--json` event's type (`item.completed`, `turn.failed`, …)."""
+_GEMINI_EVENTS = ("init", "message", "tool_use", "tool_result", "error", "result")
+"""The types of Gemini CLI's `stream-json` events."""
+_AIDER_HEADING = "# aider chat started at "
+"""How each session of aider's chat history begins."""
 _ROOTS = ("logs", "jobs")
 """The results directory's subdirectories a trial's log lies in."""
 
@@ -215,14 +220,77 @@ def _claude_step(event: dict[str, Any]) -> Step | None:
     return Step(source, _cap("\n".join(_block(block) for block in blocks)))
 
 
+def _opencode_step(event: dict[str, Any]) -> Step | None:
+    """An OpenCode `--format json` event: a text or reasoning part, a tool use (the call, its
+    output, a non-zero exit or its error), the end of a model step (why, its tokens), an error
+    (its message, else its name); None for the rest (a step's start)."""
+    kind = event.get("type")
+    found = event.get("part")
+    part: dict[str, Any] = found if isinstance(found, dict) else {}
+    if kind in ("text", "reasoning"):
+        return Step("assistant" if kind == "text" else "reasoning", _cap(_text(part.get("text"))))
+    if kind == "tool_use":
+        found = part.get("state")
+        state: dict[str, Any] = found if isinstance(found, dict) else {}
+        metadata = state.get("metadata")
+        code = metadata.get("exit") if isinstance(metadata, dict) else None
+        status = f" (exit {_text(code)})" if code not in (0, None) else ""
+        if state.get("status") == "error":
+            result, status = state.get("error", ""), " (error)"
+        else:
+            result = state.get("output", "")
+        call = _call(part.get("tool"), state.get("input"))
+        return Step("tool", _cap(f"{call}\n← {_text(result)}{status}"))
+    if kind == "step_finish":
+        tokens = part.get("tokens")
+        total = tokens.get("total") if isinstance(tokens, dict) else None
+        counted = f" ({_text(total)} tokens)" if total is not None else ""
+        return Step("step", _cap(f"end: {_text(part.get('reason', ''))}{counted}"))
+    if kind == "error":
+        error = event.get("error")
+        data = error.get("data") if isinstance(error, dict) else None
+        message = data.get("message") if isinstance(data, dict) else None
+        if message is None and isinstance(error, dict):
+            message = error.get("name")
+        return Step("error", _cap(_text(error if message is None else message)))
+    return None
+
+
+def _gemini_step(event: dict[str, Any]) -> Step | None:
+    """A Gemini CLI `stream-json` event: a message (its role, its text), a tool use (the call),
+    a tool's result (its output or error: source `tool`), the final result (its status or
+    error); None for the rest (init). Its `error` events read as Codex's do (`_codex_step`)."""
+    kind = event.get("type")
+    error = event.get("error")
+    problem = _text(error.get("message", error) if isinstance(error, dict) else error)
+    if kind == "message":
+        source, text = _text(event.get("role", "message")), _text(event.get("content", ""))
+    elif kind == "tool_use":
+        source, text = "assistant", _call(event.get("tool_name"), event.get("parameters"))
+    elif kind == "tool_result":
+        failed = event.get("status") == "error" or error is not None
+        output = f"{problem} (error)" if failed else _text(event.get("output", ""))
+        source, text = "tool", f"← {output}"
+    elif kind == "result":
+        source, text = "result", problem if error is not None else _text(event.get("status"))
+    else:
+        return None
+    return Step(source, _cap(text))
+
+
 def _line_step(value: dict[str, Any]) -> Step | None:
-    """A line of a harness's own JSON lines: Codex's events, Claude Code's stream, else its
-    role or type and its content. None: a line that shows nothing (a start, a usage count)."""
+    """A line of a harness's own JSON lines: Codex's events, Claude Code's stream, OpenCode's
+    and Gemini CLI's events, else its role or type and its content. None: a line that shows
+    nothing (a start, a usage count)."""
     kind = value.get("type")
+    if "sessionID" in value and (isinstance(value.get("part"), dict) or kind == "error"):
+        return _opencode_step(value)
     if isinstance(kind, str) and kind.split(".")[0] in _CODEX_EVENTS:
         return _codex_step(value)
     if kind in ("system", "assistant", "user", "result") and "session_id" in value:
         return _claude_step(value)
+    if kind in _GEMINI_EVENTS and "timestamp" in value:
+        return _gemini_step(value)
     source = value.get("role") or kind or "event"
     body = next((value[k] for k in ("content", "message", "text") if k in value), value)
     return Step(_text(source), _cap(_text(body)))
@@ -241,26 +309,79 @@ def _document_steps(document: Any) -> list[Step] | None:
     return None
 
 
+def _joined_deltas(values: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The lines with each run of Gemini CLI's streamed pieces of one message (`delta`, one
+    role) joined into one message."""
+    joined: list[dict[str, Any]] = []
+    pieces: list[str] = []
+    for value in values:
+        delta = value.get("type") == "message" and value.get("delta") is True
+        if delta and isinstance(value.get("content"), str):
+            previous = joined[-1] if joined and pieces else None
+            if previous is not None and previous.get("role") == value.get("role"):
+                pieces.append(value["content"])
+                continue
+            if previous is not None:
+                previous["content"] = "".join(pieces)
+            pieces = [value["content"]]
+            joined.append(dict(value))
+            continue
+        if pieces:
+            joined[-1]["content"] = "".join(pieces)
+            pieces = []
+        joined.append(value)
+    if pieces:
+        joined[-1]["content"] = "".join(pieces)
+    return joined
+
+
+def _aider_steps(text: str) -> list[Step]:
+    """The steps of aider's chat history: each run of `#### ` lines a `user` step, of `> ` lines
+    (aider's own output: its notices, the edits it applied) an `aider` step, of other lines (the
+    model's replies, their edit blocks) an `assistant` step; its sessions' headings skipped."""
+    runs: list[tuple[str, list[str]]] = []
+    for line in text.splitlines():
+        if line.startswith(_AIDER_HEADING):
+            runs.append(("", []))
+            continue
+        body = line
+        if line.startswith("#### "):
+            source, body = "user", line[5:].rstrip()
+        elif line.startswith("> "):
+            source, body = "aider", line[2:].rstrip()
+        elif line.strip() or not runs:
+            source = "assistant" if line.strip() else ""
+        else:
+            source = runs[-1][0]  # a blank line belongs to the run it is in
+        if not runs or runs[-1][0] != source:
+            runs.append((source, []))
+        runs[-1][1].append(body)
+    steps = [Step(source, _cap("\n".join(lines).strip("\n"))) for source, lines in runs if source]
+    return [step for step in steps if step.text]
+
+
 def parse_trajectory(data: bytes) -> tuple[tuple[Step, ...], int]:
     """The steps of a trajectory (pure), and how many more were left out (`STEPS_LIMIT`).
 
     One JSON document is ATIF (a `steps` list: one step per entry) or mini-swe-agent's (a
     `messages` list: one step per message); anything else is read as JSON lines, one step per
     object line that shows something (other lines are skipped): Codex's `--json` events (one
-    per completed item), Claude Code's `stream-json` messages, or any harness's lines (role or
-    type, content). A step reads as text, `→ tool(arguments)` for a call (a shell command
-    alone) and `← output` for its result. Texts are cut at `STEP_LIMIT` characters; nothing in
-    the file is trusted or interpreted.
+    per completed item), Claude Code's `stream-json` messages, OpenCode's `--format json`
+    events (one per part: text, tool use, a step's end), Gemini CLI's `stream-json` events (one
+    per message, its streamed pieces joined, tool use, tool result), or any harness's lines
+    (role or type, content). Text whose first line is aider's `# aider chat started at` heading
+    is aider's chat history (`_aider_steps`). A step reads as text, `→ tool(arguments)` for a
+    call (a shell command alone) and `← output` for its result. Texts are cut at `STEP_LIMIT`
+    characters; nothing in the file is trusted or interpreted.
     """
     text = data.decode("utf-8", errors="replace")
     steps = _document_steps(_loads(text))
+    if steps is None and text.lstrip().startswith(_AIDER_HEADING):
+        steps = _aider_steps(text)
     if steps is None:
-        steps = []
-        for line in text.splitlines():
-            value = _loads(line)
-            step = _line_step(value) if isinstance(value, dict) else None
-            if step is not None:
-                steps.append(step)
+        values = [value for value in map(_loads, text.splitlines()) if isinstance(value, dict)]
+        found = (_line_step(value) for value in _joined_deltas(values))
+        steps = [step for step in found if step is not None]
     return tuple(steps[:STEPS_LIMIT]), max(0, len(steps) - STEPS_LIMIT)
 
 
