@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from selfbench._text import printable
-from selfbench.audit import AuditReport
-from selfbench.bundle.render_scripts import F2P_LABEL, P2P_LABEL
-from selfbench.contract import CheckReport
-from selfbench.submit import TaskCheck
-from selfbench.validate.report import TaskReport
+
+if TYPE_CHECKING:  # `check` and `audit` print without loading validation's modules
+    from selfbench.audit import AuditReport
+    from selfbench.contract import CheckReport
+    from selfbench.submit import TaskCheck
+    from selfbench.validate.report import TaskReport
 
 __all__ = ["console", "print_audit", "print_check", "print_task_check", "print_validation"]
 
@@ -110,13 +112,12 @@ def print_validation(reports: list[TaskReport]) -> None:
         console.print(Text.assemble(("logs: ", "dim"), printable(str(directory))))
 
 
-_PHASE_ABBREVIATIONS = {F2P_LABEL: "f2p", P2P_LABEL: "p2p"}
-
-
 def _tests_cell(report: TaskReport) -> str:
     """The oracle's per-phase counts (`f2p 1 passed; p2p 4 passed 1 skipped`), else `-`."""
+    from selfbench.bundle.render_scripts import F2P_LABEL, P2P_LABEL
+
     parts = []
-    for label, abbreviation in _PHASE_ABBREVIATIONS.items():
+    for label, abbreviation in ((F2P_LABEL, "f2p"), (P2P_LABEL, "p2p")):
         counts = report.oracle.counts.get(label)
         if counts is None:
             continue
