@@ -91,8 +91,8 @@ def write_sample_task(root: Path) -> tuple[Path, Path]:
     from selfbench.demo import build_sample_repository, sample_arguments  # noqa: PLC0415
     from selfbench.submit import submit_task  # noqa: PLC0415
 
+    (root / "tasks").mkdir(parents=True)
     arguments = sample_arguments(build_sample_repository(root))
-    (root / "tasks").mkdir()
     submit_task(arguments, output_root=root / "tasks", preflight=False)
     arguments_file = root / "arguments.json"
     arguments_file.write_text(json.dumps(arguments))

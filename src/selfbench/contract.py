@@ -10,7 +10,6 @@ the code uses (`model_validate`, `model_dump`, `model_copy`, `model_construct`, 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import re
@@ -652,6 +651,8 @@ def canonical_json(definition: TaskDefinition) -> bytes:
 
 def definition_sha256(definition: TaskDefinition) -> str:
     """The digest the bundle manifest records for a definition."""
+    import hashlib  # noqa: PLC0415 - start-up: OpenSSL's load is not `check`'s to pay
+
     return hashlib.sha256(canonical_json(definition)).hexdigest()
 
 
