@@ -247,6 +247,13 @@ class _Type:
         )
 
 
+def _array_of(items: _Type, *, at_least_one: bool) -> _Type:
+    """A JSON array of `items`, or of at least one."""
+    schema = {"type": "array", "items": items.schema} | ({"minItems": 1} if at_least_one else {})
+    after = (_plain(_at_least_one),) if at_least_one else ()
+    return _Type(schema, (_plain(_array),), items, after)
+
+
 _INTEGER_SCHEMA = {"type": "integer", "minimum": 1, "maximum": MAX_SAFE_INTEGER}
 _STRING_SCHEMA = {"type": "string", "minLength": 1}
 _NAME_SCHEMA = {"type": "string", "minLength": 1, "pattern": f"^[^{CONTROL_CLASS}]*$"}
@@ -268,26 +275,11 @@ ShaStr = _Str.refine(_sha, schema={"type": "string", "pattern": _SHA_PATTERN})
 TestCommandStr = _Type(_STRING_SCHEMA, (*Text.checks, _test_command))
 SourceUrlStr = _Type(_STRING_SCHEMA, (*Text.checks, _source_url))
 ToolchainStr = _Str.refine(_toolchain, schema={"enum": list(TOOLCHAINS)})
-SelectorList = _Type(
-    {"type": "array", "minItems": 1, "items": _NAME_SCHEMA},
-    (_plain(_array),),
-    NameStr,
-    (_plain(_at_least_one),),
-)
-PathList = _Type(
-    {"type": "array", "minItems": 1, "items": _STRING_SCHEMA},
-    (_plain(_array),),
-    NonEmptyStr,
-    (_plain(_at_least_one),),
-)
+SelectorList = _array_of(NameStr, at_least_one=True)
+PathList = _array_of(NonEmptyStr, at_least_one=True)
 """Repository paths: a file name may hold any character but NUL, so none is refused here."""
-OptionalSelectorList = _Type({"type": "array", "items": _NAME_SCHEMA}, (_plain(_array),), NameStr)
-ToolchainList = _Type(
-    {"type": "array", "minItems": 1, "items": {"enum": list(TOOLCHAINS)}},
-    (_plain(_array),),
-    ToolchainStr,
-    (_plain(_at_least_one),),
-)
+OptionalSelectorList = _array_of(NameStr, at_least_one=False)
+ToolchainList = _array_of(ToolchainStr, at_least_one=True)
 
 
 # --- the models --------------------------------------------------------------------------------
