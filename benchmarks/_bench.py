@@ -5,10 +5,28 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import statistics
 import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["TEST_PATCH", "git", "parse_args", "write_task"]
+__all__ = [
+    "ORIGINAL_SMALL_SECONDS",
+    "TEST_PATCH",
+    "git",
+    "parse_args",
+    "time_interleaved",
+    "write_sample_task",
+    "write_task",
+]
+
+ORIGINAL_SMALL_SECONDS = 0.071
+"""The original tool's whole-process time for `audit` of a real task with a small (6 KB) gold
+patch, measured interleaved with ours on this machine kind: the start-up every `check`, `audit`
+and `submit` of a small task is compared with."""
 
 _GIT_ENV = {
     **os.environ,
@@ -65,3 +83,49 @@ def parse_args(parser: argparse.ArgumentParser, **small: bool | float | str) -> 
         for name, value in small.items():
             setattr(args, name, value)
     return args
+
+
+def write_sample_task(root: Path) -> tuple[Path, Path]:
+    """The demo's sample task, a real one (a 3 KB gold patch), submitted under `root`: its task
+    directory and a file holding its `submit_task` arguments."""
+    from selfbench.demo import build_sample_repository, sample_arguments  # noqa: PLC0415
+    from selfbench.submit import submit_task  # noqa: PLC0415
+
+    (root / "tasks").mkdir(parents=True)
+    arguments = sample_arguments(build_sample_repository(root))
+    submit_task(arguments, output_root=root / "tasks", preflight=False)
+    arguments_file = root / "arguments.json"
+    arguments_file.write_text(json.dumps(arguments))
+    return next((root / "tasks").iterdir()), arguments_file
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def time_interleaved(
+    commands: Mapping[str, Sequence[str]],
+    runs: int,
+    env: Mapping[str, str],
+    *,
+    before: Mapping[str, Sequence[str]] | None = None,
+) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU seconds of each command as a fresh process, over `runs` rounds that
+    each run every command once in turn, after one warm-up round (it writes the bytecode).
+    `before` names a command to run, untimed, before each run of a command of the same name.
+    Exits when a command fails (exit code beyond 1, a checker's "rejected")."""
+    wall: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
+    for round_ in range(runs + 1):
+        for name, command in commands.items():
+            if before and name in before:
+                subprocess.run(before[name], check=True, env=env)
+            started, cpu_started = time.perf_counter(), _cpu_seconds()
+            result = subprocess.run(command, capture_output=True, check=False, env=env)
+            if result.returncode not in {0, 1}:
+                sys.exit(f"{name} failed ({result.returncode}): {result.stderr.decode()}")
+            if round_:
+                wall[name].append(time.perf_counter() - started)
+                cpu[name].append(_cpu_seconds() - cpu_started)
+    return {name: (statistics.median(wall[name]), statistics.median(cpu[name])) for name in wall}

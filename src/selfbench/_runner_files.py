@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from fnmatch import translate
+from functools import cache
 
 from selfbench.runners import (
     COMMAND_RUNNERS,
@@ -115,15 +116,20 @@ def package_patterns(*, build_cache: bool) -> tuple[str, ...]:
 
 
 # One alternation of every pattern, as `fnmatch.translate` spells each: the audit asks this of every
-# path of a large gold patch, where matching ~90 patterns one by one dominated its time.
+# path of a large gold patch, where matching ~90 patterns one by one dominated its time. Compiled
+# on first use, and only the one a task needs: compiling all four cost each start-up milliseconds.
 def _alternation(patterns: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{translate(p)})" for p in patterns))
 
 
-_CONTROL_RE = {
-    cache: _alternation(runner_control_patterns(build_cache=cache)) for cache in (False, True)
-}
-_PACKAGE_RE = {cache: _alternation(package_patterns(build_cache=cache)) for cache in (False, True)}
+@cache
+def _control_re(*, build_cache: bool) -> re.Pattern[str]:
+    return _alternation(runner_control_patterns(build_cache=build_cache))
+
+
+@cache
+def _package_re(*, build_cache: bool) -> re.Pattern[str]:
+    return _alternation(package_patterns(build_cache=build_cache))
 
 
 def tracked_prefixes(paths: Iterable[str]) -> frozenset[str]:
@@ -156,9 +162,9 @@ def is_runner_control(
     directory or module it tracks, a path is the project's own code. `build_cache`: the project is a
     Cargo project, whose `target/` is its build cache wherever it is.
     """
-    if _CONTROL_RE[build_cache].match(path) is not None:
+    if _control_re(build_cache=build_cache).match(path) is not None:
         return True
-    if _PACKAGE_RE[build_cache].match(path) is None:
+    if _package_re(build_cache=build_cache).match(path) is None:
         return False
     return not _is_tracked_package(path, tracked, build_cache=build_cache)
 
@@ -173,7 +179,7 @@ def runner_project(paths: Iterable[str]) -> str | None:
     None: a path in a runner's package directory, not in an installed tree."""
     for path in paths:
         found = _RUNNER_PROJECT_RE.fullmatch(path)
-        if found is not None and _CONTROL_RE[False].match(path) is None:
+        if found is not None and _control_re(build_cache=False).match(path) is None:
             return next(name for name in found.groups() if name)
     return None
 

@@ -1,32 +1,23 @@
 """The task definition, schemaVersion 1 (SPEC §1): models, both validation modes, JSON Schema.
 
-Every constraint is stated once, beside its JSON Schema twin, in the `Annotated` types below; the
-models only arrange them. Error text is built from pydantic's error `loc` and `type` plus our own
-custom error messages, never from pydantic's English wording.
+Every constraint is stated once, beside its JSON Schema twin, in the field types below (`_Type`);
+the models only arrange them, and both the validator and `submission_json_schema` read them from
+there. Plain Python, no validation library: `check`, `audit` and `submit` start in milliseconds
+(docs/performance.md). The models keep the small part of pydantic's model interface the rest of
+the code uses (`model_validate`, `model_dump`, `model_copy`, `model_construct`, `model_fields`).
 """
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 import json
 import math
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, cast
+from inspect import cleandoc
+from typing import Any, ClassVar, Literal, Self, TypeVar, cast
 from urllib.parse import urlsplit
-
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    SerializerFunctionWrapHandler,
-    ValidationError,
-    ValidationInfo,
-    WithJsonSchema,
-    model_serializer,
-)
-from pydantic_core import PydanticCustomError
 
 from selfbench._json import MAX_SAFE_INTEGER, loads_strict, normalize_numbers
 from selfbench._text import CONTROL_CLASS, has_control
@@ -73,13 +64,16 @@ AUTHORING_DEFAULTS: dict[str, dict[str, int]] = {
 }
 
 
-def _fail(message: str) -> PydanticCustomError:
-    return PydanticCustomError("selfbench", "{message}", {"message": message})
+class _Invalid(Exception):  # noqa: N818 - a value's problem inside the validator, never raised out
+    """One value's problem, worded for a person."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
-def _mode(info: ValidationInfo) -> Mode:
-    context = info.context or {}
-    return cast("Mode", context.get("mode", "persisted"))
+def _fail(message: str) -> _Invalid:
+    return _Invalid(message)
 
 
 # --- JSON scalar types -------------------------------------------------------------------------
@@ -171,8 +165,8 @@ def _toolchain(value: str) -> str:
     return value
 
 
-def _test_command(value: str, info: ValidationInfo) -> str:
-    if _mode(info) == "persisted":
+def _test_command(value: str, mode: Mode) -> str:
+    if mode == "persisted":
         if PLACEHOLDER not in value:
             raise _fail('testCommand must contain "{tests}"')
     elif not value:
@@ -190,12 +184,24 @@ def _is_absolute_url(value: str) -> bool:
     return bool(_URL_SCHEME_RE.fullmatch(parts.scheme) and parts.hostname)
 
 
-def _source_url(value: str, info: ValidationInfo) -> str:
-    if _mode(info) == "persisted":
+def _source_url(value: str, mode: Mode) -> str:
+    if mode == "persisted":
         if not _is_absolute_url(value):
             raise _fail("must be an absolute URL (scheme and host)")
     elif not value:
         raise _fail("must not be empty")
+    return value
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise _fail("must be a string")
+    return value
+
+
+def _boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _fail("must be a boolean")
     return value
 
 
@@ -211,142 +217,303 @@ def _at_least_one(value: tuple[str, ...]) -> tuple[str, ...]:
     return value
 
 
+# --- field types: each check beside its JSON Schema twin ----------------------------------------
+
+_Check = Callable[[Any, "Mode"], Any]
+
+
+def _plain(check: Callable[[Any], Any]) -> _Check:
+    """A check that reads the same in both modes."""
+    return lambda value, _mode: check(value)
+
+
+@dataclass(frozen=True, slots=True)
+class _Type:
+    """A field's type: its checks in order (each returns the value it passes on, or raises
+    `_Invalid`), for an array its items' type and the checks after them, and its JSON Schema."""
+
+    schema: Mapping[str, Any]
+    checks: tuple[_Check, ...] = ()
+    items: _Type | None = None
+    after: tuple[_Check, ...] = ()
+
+    def refine(
+        self, *checks: Callable[[Any], Any], schema: Mapping[str, Any] | None = None
+    ) -> _Type:
+        """This type with more checks after its own (and another JSON Schema, when given)."""
+        more = tuple(_plain(check) for check in checks)
+        return dataclasses.replace(
+            self, checks=self.checks + more, schema=self.schema if schema is None else schema
+        )
+
+
+def _array_of(items: _Type, *, at_least_one: bool) -> _Type:
+    """A JSON array of `items`, or of at least one."""
+    schema = {"type": "array", "items": items.schema} | ({"minItems": 1} if at_least_one else {})
+    after = (_plain(_at_least_one),) if at_least_one else ()
+    return _Type(schema, (_plain(_array),), items, after)
+
+
 _INTEGER_SCHEMA = {"type": "integer", "minimum": 1, "maximum": MAX_SAFE_INTEGER}
 _STRING_SCHEMA = {"type": "string", "minLength": 1}
-
-PositiveInt = Annotated[
-    int,
-    BeforeValidator(_integer),
-    AfterValidator(_positive_integer),
-    WithJsonSchema(_INTEGER_SCHEMA),
-]
-PositiveNumber = Annotated[
-    float,
-    BeforeValidator(_number),
-    WithJsonSchema({"type": "number", "exclusiveMinimum": 0, "maximum": MAX_SAFE_INTEGER}),
-]
-Text = Annotated[str, AfterValidator(_unicode)]
-NonEmptyStr = Annotated[Text, AfterValidator(_non_empty), WithJsonSchema(_STRING_SCHEMA)]
 _NAME_SCHEMA = {"type": "string", "minLength": 1, "pattern": f"^[^{CONTROL_CLASS}]*$"}
-NameStr = Annotated[NonEmptyStr, AfterValidator(_no_control), WithJsonSchema(_NAME_SCHEMA)]
+
+_Str = _Type({"type": "string"}, (_plain(_string),))
+PositiveInt = _Type(_INTEGER_SCHEMA, (_plain(_integer), _plain(_positive_integer)))
+PositiveNumber = _Type(
+    {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_SAFE_INTEGER}, (_plain(_number),)
+)
+Boolean = _Type({"type": "boolean"}, (_plain(_boolean),))
+Text = _Str.refine(_unicode)
+NonEmptyStr = Text.refine(_non_empty, schema=_STRING_SCHEMA)
+NameStr = NonEmptyStr.refine(_no_control, schema=_NAME_SCHEMA)
 """A non-empty string that names something (a repository, a test): no control characters."""
-SchemaVersion = Annotated[
-    int, BeforeValidator(_integer), AfterValidator(_schema_version), WithJsonSchema({"const": 1})
-]
-DifficultyStr = Annotated[
-    str, AfterValidator(_difficulty), WithJsonSchema({"enum": list(DIFFICULTIES)})
-]
-TaskIdStr = Annotated[
-    str, AfterValidator(_task_id), WithJsonSchema({"type": "string", "pattern": TASK_ID_PATTERN})
-]
-ShaStr = Annotated[
-    str, AfterValidator(_sha), WithJsonSchema({"type": "string", "pattern": _SHA_PATTERN})
-]
-TestCommandStr = Annotated[Text, AfterValidator(_test_command), WithJsonSchema(_STRING_SCHEMA)]
-SourceUrlStr = Annotated[Text, AfterValidator(_source_url), WithJsonSchema(_STRING_SCHEMA)]
-ToolchainStr = Annotated[
-    str, AfterValidator(_toolchain), WithJsonSchema({"enum": list(TOOLCHAINS)})
-]
-SelectorList = Annotated[
-    tuple[NameStr, ...],
-    BeforeValidator(_array),
-    AfterValidator(_at_least_one),
-    WithJsonSchema({"type": "array", "minItems": 1, "items": _NAME_SCHEMA}),
-]
-PathList = Annotated[
-    tuple[NonEmptyStr, ...],
-    BeforeValidator(_array),
-    AfterValidator(_at_least_one),
-    WithJsonSchema({"type": "array", "minItems": 1, "items": _STRING_SCHEMA}),
-]
+SchemaVersion = _Type({"const": 1}, (_plain(_integer), _plain(_schema_version)))
+DifficultyStr = _Str.refine(_difficulty, schema={"enum": list(DIFFICULTIES)})
+TaskIdStr = _Str.refine(_task_id, schema={"type": "string", "pattern": TASK_ID_PATTERN})
+ShaStr = _Str.refine(_sha, schema={"type": "string", "pattern": _SHA_PATTERN})
+TestCommandStr = _Type(_STRING_SCHEMA, (*Text.checks, _test_command))
+SourceUrlStr = _Type(_STRING_SCHEMA, (*Text.checks, _source_url))
+ToolchainStr = _Str.refine(_toolchain, schema={"enum": list(TOOLCHAINS)})
+SelectorList = _array_of(NameStr, at_least_one=True)
+PathList = _array_of(NonEmptyStr, at_least_one=True)
 """Repository paths: a file name may hold any character but NUL, so none is refused here."""
-OptionalSelectorList = Annotated[
-    tuple[NameStr, ...],
-    BeforeValidator(_array),
-    WithJsonSchema({"type": "array", "items": _NAME_SCHEMA}),
-]
-ToolchainList = Annotated[
-    tuple[ToolchainStr, ...],
-    BeforeValidator(_array),
-    AfterValidator(_at_least_one),
-    WithJsonSchema({"type": "array", "minItems": 1, "items": {"enum": list(TOOLCHAINS)}}),
-]
+OptionalSelectorList = _array_of(NameStr, at_least_one=False)
+ToolchainList = _array_of(ToolchainStr, at_least_one=True)
 
 
 # --- the models --------------------------------------------------------------------------------
 
+_MISSING = object()
+_MESSAGES = {
+    "missing": "is required",
+    "extra_forbidden": "is not allowed (unknown key)",
+    "model_type": "must be an object",
+}
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(
-        strict=True, extra="forbid", frozen=True, use_attribute_docstrings=True
+
+def _field(kind: _Type | type[_Model], doc: str = "", **default: Any) -> Any:
+    """A model field of type `kind` (a `_Type` or a nested model) described by `doc`."""
+    return dataclasses.field(metadata={"kind": kind, "doc": doc}, **default)
+
+
+@dataclass(frozen=True, slots=True)
+class FieldInfo:
+    """One model field as `model_fields` lists it."""
+
+    kind: _Type | type[_Model]
+    description: str
+    default: Any = _MISSING
+
+    def is_required(self) -> bool:
+        """True when the field has no default."""
+        return self.default is _MISSING
+
+
+class _Model:
+    """A strict, frozen JSON object: every field required unless it has a default, unknown keys
+    refused. Subclasses are frozen dataclasses whose fields are declared with `_field`."""
+
+    __slots__ = ()
+    model_fields: ClassVar[dict[str, FieldInfo]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.model_fields = {}  # filled by `_fields_of` once the dataclass exists
+
+    @classmethod
+    def model_validate(cls, value: Any, *, context: Mapping[str, Any] | None = None) -> Self:
+        """Validate a decoded JSON object (`context={"mode": ...}`, persisted by default).
+
+        Raises:
+            DefinitionError: every problem found, each with its JSON path.
+        """
+        mode = cast("Mode", (context or {}).get("mode", "persisted"))
+        issues: list[tuple[tuple[str | int, ...], str]] = []
+        result = _validate_model(cls, value, mode, (), issues)
+        if issues:
+            raise DefinitionError(tuple(Issue(error_location(loc), text) for loc, text in issues))
+        return cast("Self", result)
+
+    @classmethod
+    def model_construct(cls, **values: Any) -> Self:
+        """An instance of the given fields and the defaults, without validation; a field left
+        out has no value at all (reading it raises AttributeError)."""
+        instance = object.__new__(cls)
+        for name, info in cls.model_fields.items():
+            value = values.get(name, info.default)
+            if value is not _MISSING:
+                object.__setattr__(instance, name, value)
+        return instance
+
+    def model_dump(
+        self, *, mode: Literal["python", "json"] = "python", exclude_none: bool = False
+    ) -> dict[str, Any]:
+        """The fields in declaration order, nested models as dicts (arrays as lists in JSON
+        mode); an optional field holding its default is left out, and so is a None when
+        `exclude_none`."""
+        data: dict[str, Any] = {}
+        for name, info in self.model_fields.items():
+            value = getattr(self, name)
+            if (info.default is not _MISSING and value == info.default) or (
+                exclude_none and value is None
+            ):
+                continue  # so a definition written before the field existed dumps as it did
+            if isinstance(value, _Model):
+                value = value.model_dump(mode=mode, exclude_none=exclude_none)
+            elif mode == "json" and isinstance(value, tuple):
+                value = list(value)
+            data[name] = value
+        return data
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None) -> Self:
+        """A copy with the fields in `update` replaced, without validation."""
+        copied = object.__new__(type(self))
+        for name in self.model_fields:
+            value = (update or {}).get(name, _MISSING)
+            if value is _MISSING:
+                value = getattr(self, name)
+            object.__setattr__(copied, name, value)
+        return copied
+
+
+_M = TypeVar("_M", bound="type[_Model]")
+
+
+def _fields_of(cls: _M) -> _M:
+    """Record the dataclass fields of a model class in `model_fields`."""
+    for item in dataclasses.fields(cast("Any", cls)):
+        default = _MISSING if item.default is dataclasses.MISSING else item.default
+        doc = item.metadata["doc"]
+        cls.model_fields[item.name] = FieldInfo(item.metadata["kind"], doc, default)
+    return cls
+
+
+def _validate_value(
+    kind: _Type | type[_Model],
+    value: Any,
+    mode: Mode,
+    loc: tuple[str | int, ...],
+    issues: list[tuple[tuple[str | int, ...], str]],
+) -> Any:
+    """`value` as `kind` accepts it, or `_MISSING` after adding its problems to `issues`."""
+    if not isinstance(kind, _Type):
+        return _validate_model(kind, value, mode, loc, issues)
+    try:
+        for check in kind.checks:
+            value = check(value, mode)
+    except _Invalid as exc:
+        issues.append((loc, exc.message))
+        return _MISSING
+    if kind.items is None:
+        return value
+    items = tuple(
+        _validate_value(kind.items, item, mode, (*loc, index), issues)
+        for index, item in enumerate(value)
     )
+    if _MISSING in items:
+        return _MISSING
+    try:
+        for check in kind.after:
+            items = check(items, mode)
+    except _Invalid as exc:
+        issues.append((loc, exc.message))
+        return _MISSING
+    return items
 
 
-class Timeouts(_Strict):
+def _validate_model(
+    cls: type[_Model],
+    value: Any,
+    mode: Mode,
+    loc: tuple[str | int, ...],
+    issues: list[tuple[tuple[str | int, ...], str]],
+) -> Any:
+    if isinstance(value, cls):
+        return value
+    if not isinstance(value, dict):
+        issues.append((loc, _MESSAGES["model_type"]))
+        return _MISSING
+    found = len(issues)
+    values: dict[str, Any] = {}
+    for name, info in cls.model_fields.items():
+        if name not in value:
+            if info.is_required():
+                issues.append(((*loc, name), _MESSAGES["missing"]))
+            continue
+        values[name] = _validate_value(info.kind, value[name], mode, (*loc, name), issues)
+    unknown = [key for key in value if key not in cls.model_fields]
+    issues.extend(((*loc, key), _MESSAGES["extra_forbidden"]) for key in unknown)
+    if len(issues) > found:
+        return _MISSING
+    return cls(**values)
+
+
+@_fields_of
+@dataclass(frozen=True, slots=True)
+class Timeouts(_Model):
     """Setup, agent and test time limits, in seconds."""
 
-    setupSeconds: PositiveInt
-    agentSeconds: PositiveInt
-    testsSeconds: PositiveInt
+    setupSeconds: int = _field(PositiveInt)
+    agentSeconds: int = _field(PositiveInt)
+    testsSeconds: int = _field(PositiveInt)
 
 
-class Resources(_Strict):
+@_fields_of
+@dataclass(frozen=True, slots=True)
+class Resources(_Model):
     """The container's CPU, memory and storage."""
 
-    cpus: PositiveNumber
-    memoryMb: PositiveInt
-    storageMb: PositiveInt
+    cpus: float = _field(PositiveNumber)
+    memoryMb: int = _field(PositiveInt)
+    storageMb: int = _field(PositiveInt)
 
 
-class TaskDefinition(_Strict):
+@_fields_of
+@dataclass(frozen=True, slots=True)
+class TaskDefinition(_Model):
     """One authored task, schemaVersion 1."""
 
-    schemaVersion: SchemaVersion
-    """Always 1."""
-    difficulty: DifficultyStr
-    """Gates the gold patch's size: easy, medium or hard."""
-    taskId: TaskIdStr
-    """Directory name and Harbor task name selfbench/<taskId>."""
-    repo: NameStr
-    """Free-form label: owner/name or a clone URL."""
-    baseCommit: ShaStr
-    """Full 40-hex SHA of the commit before the change."""
-    workdir: NonEmptyStr
-    """Repository-relative working directory; '.' for the root."""
-    setupCommand: NonEmptyStr
-    """Shell command run from /app/<workdir> at image build: install dependencies."""
-    testCommand: TestCommandStr
-    """One runner command holding {tests} once, unquoted, for the selectors."""
-    failToPass: SelectorList
-    """Selectors that fail before the change and pass after it."""
-    passToPass: OptionalSelectorList
-    """Regression selectors that pass before and after."""
-    testPaths: PathList
-    """Held-out test paths, relative to workdir."""
-    toolchains: ToolchainList
-    """Toolchain layers the clean checkout needs."""
-    sourcePr: PositiveInt
-    """Number of the merged pull request."""
-    sourceUrl: SourceUrlStr
-    """URL of the merged pull request."""
-    prompt: NonEmptyStr
-    """Standalone instruction in the engineer's voice; names no PR, commit, test or solution."""
-    timeouts: Timeouts
-    """Defaults: 900 / 2400 / 900 seconds."""
-    resources: Resources
-    """Defaults: 4 cpus, 8192 MB memory, 20480 MB storage."""
-    agentDependencies: bool = False
-    """Optional: the agent's environment also gets the dependencies the gold patch adds to its
-    manifests (it reveals the dependency, not its use); default false."""
-
-    @model_serializer(mode="wrap")
-    def _omit_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """Leave the optional fields out while they hold their default, so a definition written
-        before they existed dumps, and digests, exactly as it did."""
-        data: dict[str, Any] = handler(self)
-        if not self.agentDependencies:
-            data.pop("agentDependencies", None)
-        return data
+    schemaVersion: int = _field(SchemaVersion, "Always 1.")
+    difficulty: str = _field(DifficultyStr, "Gates the gold patch's size: easy, medium or hard.")
+    taskId: str = _field(TaskIdStr, "Directory name and Harbor task name selfbench/<taskId>.")
+    repo: str = _field(NameStr, "Free-form label: owner/name or a clone URL.")
+    baseCommit: str = _field(ShaStr, "Full 40-hex SHA of the commit before the change.")
+    workdir: str = _field(NonEmptyStr, "Repository-relative working directory; '.' for the root.")
+    setupCommand: str = _field(
+        NonEmptyStr, "Shell command run from /app/<workdir> at image build: install dependencies."
+    )
+    testCommand: str = _field(
+        TestCommandStr, "One runner command holding {tests} once, unquoted, for the selectors."
+    )
+    failToPass: tuple[str, ...] = _field(
+        SelectorList, "Selectors that fail before the change and pass after it."
+    )
+    passToPass: tuple[str, ...] = _field(
+        OptionalSelectorList, "Regression selectors that pass before and after."
+    )
+    testPaths: tuple[str, ...] = _field(PathList, "Held-out test paths, relative to workdir.")
+    toolchains: tuple[str, ...] = _field(
+        ToolchainList, "Toolchain layers the clean checkout needs."
+    )
+    sourcePr: int = _field(PositiveInt, "Number of the merged pull request.")
+    sourceUrl: str = _field(SourceUrlStr, "URL of the merged pull request.")
+    prompt: str = _field(
+        NonEmptyStr,
+        "Standalone instruction in the engineer's voice; names no PR, commit, test or solution.",
+    )
+    timeouts: Timeouts = _field(  # noqa: RUF009 - a field specifier
+        Timeouts, "Defaults: 900 / 2400 / 900 seconds."
+    )
+    resources: Resources = _field(  # noqa: RUF009 - a field specifier
+        Resources, "Defaults: 4 cpus, 8192 MB memory, 20480 MB storage."
+    )
+    agentDependencies: bool = _field(
+        Boolean,
+        "Optional: the agent's environment also gets the dependencies the gold patch adds to its\n"
+        "manifests (it reveals the dependency, not its use); default false.",
+        default=False,
+    )
 
     @property
     def level(self) -> Difficulty:
@@ -359,42 +526,19 @@ class TaskDefinition(_Strict):
         return self.failToPass + self.passToPass
 
 
-class SubmitArguments(_Strict):
+@_fields_of
+@dataclass(frozen=True, slots=True)
+class SubmitArguments(_Model):
     """The whole argument object of the `submit_task` tool."""
 
-    definition: TaskDefinition
-    testPatch: Text
-    goldPatch: Text
-
-
-# --- error translation -------------------------------------------------------------------------
-
-_MESSAGES = {
-    "missing": "is required",
-    "extra_forbidden": "is not allowed (unknown key)",
-    "string_type": "must be a string",
-    "bool_type": "must be a boolean",
-    "model_type": "must be an object",
-    "model_attributes_type": "must be an object",
-    "dict_type": "must be an object",
-}
-
-
-def _issues(error: ValidationError, prefix: str = "") -> tuple[Issue, ...]:
-    issues = []
-    for item in error.errors(include_url=False, include_input=False):
-        ctx = item.get("ctx") or {}
-        if item["type"] == "selfbench":
-            message = str(ctx["message"])
-        else:
-            message = _MESSAGES.get(item["type"], f"is invalid ({item['type']})")
-        issues.append(Issue(error_location(tuple(item["loc"]), prefix=prefix), message))
-    return tuple(issues)
+    definition: TaskDefinition = _field(TaskDefinition)  # noqa: RUF009 - a field specifier
+    testPatch: str = _field(Text)
+    goldPatch: str = _field(Text)
 
 
 # --- loading -----------------------------------------------------------------------------------
 
-_NESTED: dict[str, type[BaseModel]] = {"timeouts": Timeouts, "resources": Resources}
+_NESTED: dict[str, type[_Model]] = {"timeouts": Timeouts, "resources": Resources}
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,10 +599,12 @@ def parse_definition(value: Any, *, mode: Mode = "persisted", prefix: str = "") 
     data = value
     if mode == "persisted":
         data, warnings = _drop_unknown(value)
-    try:
-        definition = TaskDefinition.model_validate(data, context={"mode": mode})
-    except ValidationError as exc:
-        raise DefinitionError(_issues(exc, prefix)) from None
+    issues: list[tuple[tuple[str | int, ...], str]] = []
+    definition = _validate_model(TaskDefinition, data, mode, (), issues)
+    if issues:
+        raise DefinitionError(
+            tuple(Issue(error_location(loc, prefix=prefix), text) for loc, text in issues)
+        )
     return LoadedDefinition(definition, value, warnings)
 
 
@@ -470,10 +616,7 @@ def parse_submit_arguments(value: Any) -> SubmitArguments:
     """
     if not isinstance(value, dict):
         raise DefinitionError((Issue("$", "must be an object"),))
-    try:
-        return SubmitArguments.model_validate(value, context={"mode": "submission"})
-    except ValidationError as exc:
-        raise DefinitionError(_issues(exc)) from None
+    return SubmitArguments.model_validate(value, context={"mode": "submission"})
 
 
 def check_definition(data: bytes, *, mode: Mode = "persisted", source: str = "$") -> CheckReport:
@@ -500,27 +643,49 @@ def canonical_json(definition: TaskDefinition) -> bytes:
 
 def definition_sha256(definition: TaskDefinition) -> str:
     """The digest the bundle manifest records for a definition."""
+    import hashlib  # noqa: PLC0415 - start-up: OpenSSL's load is not `check`'s to pay
+
     return hashlib.sha256(canonical_json(definition)).hexdigest()
 
 
 def submission_json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of the `submit_task` arguments, submission mode."""
-    schema = _without_titles(SubmitArguments.model_json_schema(mode="validation"))
+    definitions: dict[str, Any] = {}
+    schema = _model_schema(SubmitArguments, definitions)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "submit_task arguments",
+        "$defs": dict(sorted(definitions.items())),
         **schema,
     }
 
 
-def _without_titles(schema: Any) -> Any:
-    """Drop pydantic's generated titles ("Failtopass"); the property names say it better."""
-    if isinstance(schema, dict):
-        return {
-            key: _without_titles(value)
-            for key, value in schema.items()
-            if not (key == "title" and isinstance(value, str))
-        }
-    if isinstance(schema, list):
-        return [_without_titles(item) for item in schema]
-    return schema
+def _model_schema(cls: type[_Model], definitions: dict[str, Any]) -> dict[str, Any]:
+    """A model's object schema; the models it nests go to `definitions` by name."""
+    properties: dict[str, Any] = {}
+    for name, info in cls.model_fields.items():
+        if isinstance(info.kind, _Type):
+            field = _sorted_keys(info.kind.schema)
+        else:
+            definitions[info.kind.__name__] = _model_schema(info.kind, definitions)
+            field = {"$ref": f"#/$defs/{info.kind.__name__}"}
+        if info.description:
+            field["description"] = info.description
+        if not info.is_required():
+            field["default"] = info.default
+        properties[name] = _sorted_keys(field)
+    return {
+        "additionalProperties": False,
+        "description": cleandoc(cls.__doc__ or ""),
+        "properties": properties,
+        "required": [name for name, info in cls.model_fields.items() if info.is_required()],
+        "type": "object",
+    }
+
+
+def _sorted_keys(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema with its keys in order, nested objects too, as JSON Schema tools print it."""
+    return {
+        key: _sorted_keys(value) if isinstance(value, Mapping) else value
+        for key, value in sorted(schema.items())
+    }

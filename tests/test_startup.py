@@ -1,0 +1,159 @@
+"""`check`, `audit` and `submit` start in milliseconds: what they load, not how long it takes.
+
+Each command runs in a fresh interpreter that then lists its modules: none of the heavy ones
+(a validation library, the terminal renderer for JSON output, the MCP and HTTP stacks, an
+installed-package scan, the compiler, validation, evaluation, the other commands' modules) may be
+among them. The timings are `benchmarks/startup.py`'s (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from selfbench.audit import AuditReport
+from selfbench.cli import _GROUPS, _parser, build_parser, report
+from selfbench.contract import CheckReport
+from selfbench.demo import build_sample_repository, sample_arguments
+from selfbench.errors import Issue
+from selfbench.submit import TaskCheck, submit_task
+
+HEAVY = (
+    "pydantic", "pydantic_core", "jsonschema", "hypothesis", "mcp", "anyio", "httpx",
+    "importlib.metadata", "selfbench.compiler", "selfbench.validate", "selfbench.evaluate",
+    "selfbench.mine", "selfbench.draft", "selfbench.run", "selfbench.export", "selfbench.quality",
+    "selfbench.bundle.render", "selfbench.cli.bundle", "selfbench.cli.eval", "selfbench.cli.run",
+    "selfbench.cli.mine", "selfbench.cli.export", "selfbench.cli.draft", "selfbench.cli.validate",
+)  # fmt: skip
+"""Module names (and their submodules) the start-up of these commands must not import."""
+
+_PROBE = (
+    "import sys; from selfbench.cli import main; code = main(sys.argv[1:]); "
+    "print(code, *sorted(sys.modules), file=sys.stderr)"
+)
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The demo's sample task directory and a file of its `submit_task` arguments."""
+    root = tmp_path_factory.mktemp("startup")
+    arguments = sample_arguments(build_sample_repository(root))
+    (root / "tasks").mkdir()
+    submit_task(arguments, output_root=root / "tasks", preflight=False)
+    (root / "arguments.json").write_text(json.dumps(arguments))
+    return next((root / "tasks").iterdir()), root / "arguments.json"
+
+
+def _loaded(argv: list[str]) -> tuple[int, list[str]]:
+    result = subprocess.run(
+        [sys.executable, "-c", _PROBE, *argv], capture_output=True, text=True, check=False
+    )
+    code, *modules = result.stderr.split("\n")[-2].split(" ")
+    return int(code), modules
+
+
+def _heavy(modules: list[str], *, allowed: tuple[str, ...] = ()) -> list[str]:
+    return [
+        name
+        for name in modules
+        if any(name == heavy or name.startswith(f"{heavy}.") for heavy in HEAVY)
+        and not name.startswith(allowed)
+    ]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["check", "--json", "{task}"],
+        ["check", "--json", "{task}/definition.json"],
+        ["audit", "--json", "{task}"],
+        ["check", "{task}"],
+        ["check", "{task}/definition.json"],
+        ["audit", "{task}"],
+        ["submit", "--args", "{arguments}", "--output-root", "{out}"],
+    ],
+)
+def test_a_command_piped_loads_no_heavy_module_nor_rich(
+    sample: tuple[Path, Path], tmp_path: Path, command: list[str]
+) -> None:
+    task, arguments = sample
+    argv = [word.format(task=task, arguments=arguments, out=tmp_path) for word in command]
+    code, modules = _loaded(argv)
+    assert code == 0
+    assert _heavy(modules) == []
+    assert [name for name in modules if name.split(".")[0] == "rich"] == []
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:  # noqa: SLF001 - argparse keeps its subparsers here
+        if isinstance(action.choices, dict):
+            return dict(action.choices)
+    raise AssertionError("no subcommands")
+
+
+def test_the_group_table_names_every_command_in_the_help_order() -> None:
+    listed = [command for commands in _GROUPS.values() for command in commands]
+    assert list(_commands(build_parser())) == listed
+
+
+def test_one_command_s_own_parser_is_the_whole_parser_s() -> None:
+    whole = _commands(build_parser())
+    for name, parser in whole.items():
+        alone = _commands(_parser(name))[name]
+        assert alone.format_help() == parser.format_help(), name
+        ran, runs = alone.get_default("run"), parser.get_default("run")
+        assert ran.__qualname__ == runs.__qualname__, name
+
+
+# --- piped, a report is rich's own text without rich ------------------------------------------
+
+_NAMES = ("implementation files", "src/a\x1b[31m.py", "näme", "x" * 120)
+_CASES: list[tuple[str, Any]] = [
+    ("check", CheckReport(valid=True, issues=(), warnings=())),
+    ("check", CheckReport(valid=True, issues=(), warnings=("dropped unknown key x", *_NAMES))),
+    (
+        "check",
+        CheckReport(
+            valid=False,
+            issues=tuple(Issue(name, f"must not be {name}") for name in _NAMES),
+            warnings=("w",),
+        ),
+    ),
+    ("task", TaskCheck("t-1", (), (), (), None)),
+    ("task", TaskCheck(None, (Issue("$", "must be an object"),), _NAMES, _NAMES, None)),
+    ("audit", AuditReport((), 3, 72, 2, ())),
+    ("audit", AuditReport(_NAMES, 12345678, 0, 1, _NAMES)),
+    ("audit", AuditReport(("gold patch is empty",), 0, 0, 0, ("a warning",))),
+]
+
+
+@pytest.mark.parametrize(("kind", "found"), _CASES)
+def test_a_piped_report_is_what_rich_prints_piped(
+    kind: str, found: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def show() -> None:
+        if kind == "check":
+            report.print_check("task/definition.json", found)
+        elif kind == "task":
+            report.print_task_check("task/definition.json", found)
+        else:
+            report.print_audit("t-1", found)
+
+    show()
+    piped = capsys.readouterr().out
+    buffer = io.StringIO()  # what rich writes when its output is not a terminal
+    monkeypatch.setattr(
+        report, "_console", lambda: Console(file=buffer, highlight=False, soft_wrap=True)
+    )
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)  # take the styled path
+    show()
+    assert piped == buffer.getvalue()
+    assert "\x1b[1m" not in piped
