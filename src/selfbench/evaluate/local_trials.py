@@ -44,7 +44,7 @@ import shlex
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -72,7 +72,14 @@ from selfbench.evaluate.classify import (
     oracle_proof,
 )
 from selfbench.evaluate.egress import EGRESS_DIR, FORWARD_READY, plan_for, relayed
-from selfbench.evaluate.harnesses import HARNESS_ROOT, HARNESS_RUN, HARNESSES, install_harness
+from selfbench.evaluate.harnesses import (
+    HARNESS_CA,
+    HARNESS_ROOT,
+    HARNESS_RUN,
+    HARNESSES,
+    host_ca_bundle,
+    install_harness,
+)
 from selfbench.evaluate.trial_files import TRAJECTORY_LIMIT, TRAJECTORY_SUFFIXES
 from selfbench.toolchains import provision_task
 from selfbench.validate.cgroup import Limits
@@ -268,6 +275,7 @@ class PreparedTask:
             solution=agent.kind == "oracle",
             binds={"/run/selfbench-agent": output},
             ro_binds={_INSTRUCTION: instruction, **harness.ro_binds},
+            environment=harness.environment,
         )  # fmt: skip
         text = _agent_output(output, log)
         _keep_trajectory(output, phases.logs, name)
@@ -292,33 +300,45 @@ def _keep_trajectory(directory: Path, logs: Path, name: str) -> None:
 @dataclass(frozen=True, slots=True)
 class _HarnessMounts:
     """What a ready-made harness adds to its agent phase: its install and files read-only, the
-    allow-list's relays (open while the phase runs), the forwarder's command, its script."""
+    host's CA bundle, the allow-list's relays (open while the phase runs), the forwarder's
+    command, its script, and its keys (in the phase's environment only)."""
 
     command: str = ""
     forward: str = ""
     ro_binds: dict[str, Path] = field(default_factory=dict)
     network: str = LOCAL_NETWORK
+    environment: dict[str, str] = field(default_factory=dict, repr=False)
+    """The harness's key variables: the phase's environment, never a file."""
 
     @classmethod
     def for_agent(
         cls, agent: AgentSpec, phases: TaskPhases, name: str, stack: ExitStack
     ) -> _HarnessMounts:
         """None of it for an agent that is not a harness; else the harness installed (once per
-        machine), its `env` file, its `/etc/hosts` and its relays, open until `stack` closes.
+        machine), its `env` file (no keys), its `/etc/hosts`, the host's CA bundle and its
+        relays (through the host's proxy, if it names one), open until `stack` closes; a relay
+        that cannot reach its endpoint says why in the trial's agent log.
 
         Raises:
-            EvalError: the harness cannot be installed, or its model's host is not known.
+            EvalError: the harness cannot be installed, its model's host is not known, or the
+                host's proxy is not an HTTP one.
             OSError: a relay's socket cannot be made.
         """
         if agent.kind != "harness":
             return cls()
         harness = HARNESSES[agent.harness]
         install = install_harness(harness)
-        plan = plan_for(harness.endpoints(agent.model, os.environ))
+        plan = plan_for(harness.endpoints(agent.model, os.environ), os.environ)
+        bundle = host_ca_bundle(os.environ)
         files = phases.fresh(f"{name}-harness")
         files.chmod(0o755)
-        variables = harness.variables(agent.model, os.environ, plan)
-        lines = [f"export {key}={shlex.quote(value)}" for key, value in variables.items()]
+        variables = harness.variables(agent.model, os.environ, plan, ca=bundle is not None)
+        keys = harness.keys(os.environ)
+        lines = [
+            f"export {key}={shlex.quote(value)}"
+            for key, value in variables.items()
+            if key not in keys
+        ]
         (files / "env").write_text("\n".join(lines) + "\n", encoding="utf-8")
         (files / "hosts").write_text(plan.hosts_file(), encoding="ascii")
         shutil.copyfile(Path(_forward.__file__), files / "forward.py")
@@ -326,11 +346,24 @@ class _HarnessMounts:
             child.chmod(0o644)
         # a short host path: a Unix socket's path has at most 107 bytes
         relays = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="selfbench-net-")))
-        stack.enter_context(relayed(plan, relays / "s"))
+        log = phases.logs / f"{name}-agent.log"
+        stack.enter_context(relayed(plan, relays / "s", report=_logged(log)))
         forward = plan.forward_command(f"{HARNESS_ROOT}/bin/python3", f"{HARNESS_RUN}/forward.py")
         ro_binds = {HARNESS_ROOT: install, HARNESS_RUN: files, "/etc/hosts": files / "hosts",
                     EGRESS_DIR: relays / "s"}  # fmt: skip
-        return cls(harness.script, forward, ro_binds, plan.describe())
+        if bundle is not None:
+            ro_binds[HARNESS_CA] = bundle
+        return cls(harness.script, forward, ro_binds, plan.describe(), keys)
+
+
+def _logged(log: Path) -> Callable[[str], None]:
+    """Append `selfbench: <why>` to `log` (the phase's own output is appended there too)."""
+
+    def report(why: str) -> None:
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write(f"selfbench: the allow-list's relay: {why}\n")
+
+    return report
 
 
 _MODES = {"oracle": "oracle", "nop": "nop", "command": "command", "harness": "command"}
