@@ -202,11 +202,19 @@ def test_the_hosts_ca_bundle_is_the_first_variable_naming_a_readable_file(tmp_pa
     corporate = tmp_path / "corp.pem"
     corporate.write_text("-----BEGIN CERTIFICATE-----\n")
     missing = str(tmp_path / "missing.pem")
-    assert host_ca_bundle({"SSL_CERT_FILE": missing, "NODE_EXTRA_CA_CERTS": str(corporate)}) == (
-        corporate
-    )
     system = host_ca_bundle({"SSL_CERT_FILE": missing})
-    assert system is None or str(system).startswith("/etc/")
+    assert system == () or (len(system) == 1 and str(system[0]).startswith("/etc/"))
+    assert host_ca_bundle({"SSL_CERT_FILE": missing, "CURL_CA_BUNDLE": str(corporate)}) == (
+        corporate,
+    )
+    assert host_ca_bundle({"REQUESTS_CA_BUNDLE": str(corporate), "CURL_CA_BUNDLE": "x"}) == (
+        corporate,
+    )
+    # Node's variable adds to the usual certificates: the system's bundle stays
+    assert host_ca_bundle({"SSL_CERT_FILE": missing, "NODE_EXTRA_CA_CERTS": str(corporate)}) == (
+        *system,
+        corporate,
+    )
     plan = plan_for([API])
     variables = HARNESSES["codex"].variables("openai/gpt-5", {}, plan, ca=True)
     assert all(variables[name] == HARNESS_CA for name in CA_VARIABLES)

@@ -305,15 +305,23 @@ def harness_cache(environ: Mapping[str, str] | None = None) -> Path:
     return base / "selfbench" / "harnesses"
 
 
-def host_ca_bundle(environ: Mapping[str, str]) -> Path | None:
-    """The host's CA bundle: the first of `CA_VARIABLES` in `environ` naming a readable file
-    (a company's inspecting proxy's CA among them), else the system's bundle, if any."""
-    named = (environ.get(variable, "") for variable in CA_VARIABLES)
-    for candidate in (*filter(None, named), *_SYSTEM_BUNDLES):
-        path = Path(candidate)
-        if path.is_file() and os.access(path, os.R_OK):
-            return path
-    return None
+def host_ca_bundle(environ: Mapping[str, str]) -> tuple[Path, ...]:
+    """The files whose certificates make the host's CA bundle: the first of `CA_VARIABLES` in
+    `environ` naming a readable file (a company's inspecting proxy's CA among them), after the
+    system's bundle when that variable is `NODE_EXTRA_CA_CERTS` (certificates added to the
+    usual ones, by its definition); else the system's bundle; none when there is none."""
+    system = next((path for path in map(Path, _SYSTEM_BUNDLES) if _readable(path)), None)
+    for variable in CA_VARIABLES:
+        path = Path(environ.get(variable) or "")
+        if environ.get(variable) and _readable(path):
+            if variable == "NODE_EXTRA_CA_CERTS" and system is not None:
+                return (system, path)
+            return (path,)
+    return (system,) if system is not None else ()
+
+
+def _readable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.R_OK)
 
 
 def _sandbox_python() -> str:

@@ -332,7 +332,7 @@ class _HarnessMounts:
         bundle = host_ca_bundle(os.environ)
         files = phases.fresh(f"{name}-harness")
         files.chmod(0o755)
-        variables = harness.variables(agent.model, os.environ, plan, ca=bundle is not None)
+        variables = harness.variables(agent.model, os.environ, plan, ca=bool(bundle))
         keys = harness.keys(os.environ)
         lines = [
             f"export {key}={shlex.quote(value)}"
@@ -342,6 +342,8 @@ class _HarnessMounts:
         (files / "env").write_text("\n".join(lines) + "\n", encoding="utf-8")
         (files / "hosts").write_text(plan.hosts_file(), encoding="ascii")
         shutil.copyfile(Path(_forward.__file__), files / "forward.py")
+        if len(bundle) > 1:  # the system's and the added certificates, in one file
+            (files / "ca.pem").write_bytes(b"\n".join(path.read_bytes() for path in bundle))
         for child in files.iterdir():
             child.chmod(0o644)
         # a short host path: a Unix socket's path has at most 107 bytes
@@ -351,8 +353,8 @@ class _HarnessMounts:
         forward = plan.forward_command(f"{HARNESS_ROOT}/bin/python3", f"{HARNESS_RUN}/forward.py")
         ro_binds = {HARNESS_ROOT: install, HARNESS_RUN: files, "/etc/hosts": files / "hosts",
                     EGRESS_DIR: relays / "s"}  # fmt: skip
-        if bundle is not None:
-            ro_binds[HARNESS_CA] = bundle
+        if bundle:
+            ro_binds[HARNESS_CA] = bundle[0] if len(bundle) == 1 else files / "ca.pem"
         return cls(harness.script, forward, ro_binds, plan.describe(), keys)
 
 
