@@ -17,7 +17,15 @@ import pytest
 
 from selfbench.errors import EvalError
 from selfbench.evaluate import harnesses
-from selfbench.evaluate.egress import Endpoint, Proxy, endpoint_of, plan_for, proxy_for, relayed
+from selfbench.evaluate.egress import (
+    Endpoint,
+    Proxy,
+    RelayLog,
+    endpoint_of,
+    plan_for,
+    proxy_for,
+    relayed,
+)
 from selfbench.evaluate.harnesses import CA_VARIABLES, HARNESS_CA, HARNESSES, host_ca_bundle
 
 CONNECT_PROXY = Path(__file__).with_name("connect_proxy.py")
@@ -276,9 +284,10 @@ def test_the_relay_tunnels_through_the_hosts_proxy_with_its_credentials(
         environ = {"HTTPS_PROXY": f"http://user:pw@127.0.0.1:{port}"}
         plan = plan_for([Endpoint("api.example.test", 443)], environ)
         reports: list[str] = []
-        with relayed(plan, tmp_path / "relays", report=reports.append) as directory:
+        relays = RelayLog(reports.append)
+        with relayed(plan, tmp_path / "relays", relays) as directory:
             assert _through_relay(directory) == b"echo:hello"
-        assert reports == []
+        assert (reports, relays.connected, relays.unreached()) == ([], 1, None)
         assert log.read_text() == "CONNECT api.example.test:443 200\n"
 
 
@@ -290,9 +299,12 @@ def test_a_proxys_refusal_is_reported_with_the_endpoint_and_its_status(
         environ = {"HTTPS_PROXY": f"http://user:wrong@127.0.0.1:{port}"}
         plan = plan_for([Endpoint("api.example.test", 443)], environ)
         reports: list[str] = []
-        with relayed(plan, tmp_path / "relays", report=reports.append) as directory:
+        relays = RelayLog(reports.append)
+        with relayed(plan, tmp_path / "relays", relays) as directory:
             assert _through_relay(directory) == b""  # closed, nothing relayed
             assert _through_relay(directory) == b""
+        assert relays.connected == 0
+        assert relays.unreached() == reports[0]
         # said once, however often it happened
         assert reports == [
             (
@@ -309,7 +321,7 @@ def test_a_proxy_that_cannot_be_reached_is_reported(tmp_path: Path) -> None:
         port = closed.getsockname()[1]
     plan = plan_for([Endpoint("api.example.test", 443)], {"HTTPS_PROXY": f"127.0.0.1:{port}"})
     reports: list[str] = []
-    with relayed(plan, tmp_path / "relays", report=reports.append) as directory:
+    with relayed(plan, tmp_path / "relays", RelayLog(reports.append)) as directory:
         assert _through_relay(directory) == b""
     assert reports == [
         (

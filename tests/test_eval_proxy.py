@@ -9,7 +9,7 @@ environment is a user's behind that proxy: `HTTPS_PROXY=http://USER:PASSWORD@…
 `/etc/hosts` maps the name to its own loopback address, the port is remapped to a high one) and
 API keys that must never reach the results directory. Mini-swe-agent (PyPI), Codex and Claude
 Code (npm) each solve the task through the proxy; with credentials the proxy does not take, the
-trial fails and its log names the proxy's refusal.
+trial fails as the infrastructure's, naming the proxy's refusal, as its log does.
 
 The harnesses come from the machine's harness cache (`harness_cache()`), installed from their
 registries before the proxy is set, on the first run only.
@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 
 from projects import build
+from selfbench.cli import main
 from selfbench.evaluate import read_results
 from selfbench.evaluate.harnesses import HARNESSES, install_harness
 from selfbench.export import RunInfo, export_run
@@ -91,10 +92,10 @@ def certificates(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def short_bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The calc task with a 40 s agent limit: a harness that cannot reach its model retries
+    """The calc task with a 20 s agent limit: a harness that cannot reach its model retries
     until then."""
     root = tmp_path_factory.mktemp("short-bench")
-    timeouts = {"setupSeconds": 300, "agentSeconds": 40, "testsSeconds": 120}
+    timeouts = {"setupSeconds": 300, "agentSeconds": 20, "testsSeconds": 120}
     calc = project("calc-mul", "mul", "a * b", "easy", timeouts=timeouts)
     out = build(calc, root / "calc-mul")
     archive = root / "bench.tar.gz"
@@ -241,16 +242,36 @@ def test_a_proxy_that_refuses_the_credentials_is_named_in_the_trials_log(
         _, summary, stderr = _eval(short_bench, results, proxy_url, certificates / "ca.pem", codex)
         connects = proxy_log.read_text().splitlines()
     assert summary, stderr
+    refusal = (
+        f"the proxy 127.0.0.1:{proxy_port} refused CONNECT {HOST}:443: "
+        "407 Proxy Authentication Required"
+    )
+    # not the agent's failure: its harness never reached the model (retried once, as such)
     (record,) = read_results(results).trials.values()
-    assert not record.passed
-    assert record.reward != 1.0
+    assert (record.passed, record.classification) == (False, "infrastructure")
+    assert record.reason == f"the harness never reached its model's API: {refusal}"
     assert connects
     assert set(connects) == {f"CONNECT {HOST}:443 407"}
     log = Path(record.log or "").read_text()
-    assert (
-        f"selfbench: the allow-list's relay: the proxy 127.0.0.1:{proxy_port} refused CONNECT "
-        f"{HOST}:443: 407 Proxy Authentication Required\n"
-    ) in log
+    assert f"selfbench: the allow-list's relay: {refusal}\n" in log
     assert log.count("refused CONNECT") == 1  # said once, however often the harness retried
-    sys.stderr.write(f"refused: {record.classification}: {record.reason}\n")
     assert _files_holding(results, (KEY, "wrong-password")) == []
+
+
+def test_a_proxy_that_is_not_http_refuses_the_harness_before_it_starts(
+    bench: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for name in ("no_proxy", "NO_PROXY", "https_proxy", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", f"socks5://corp-user:{PROXY_PASSWORD}@proxy.corp:1080")
+    argv = ["eval", str(bench), "--results", str(tmp_path / "r"), "--agent", "codex:openai/gpt-5"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        "error: agent codex: cannot start: the proxy for api.openai.com:443 is not an http:// "
+        "URL with a host: 'socks5://proxy.corp:1080' (only an HTTP proxy's CONNECT is "
+        "supported)\n"
+    )

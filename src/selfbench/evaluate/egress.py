@@ -41,6 +41,7 @@ __all__ = [
     "EgressPlan",
     "Endpoint",
     "Proxy",
+    "RelayLog",
     "endpoint_of",
     "plan_for",
     "proxy_for",
@@ -164,7 +165,7 @@ def proxy_for(endpoint: Endpoint, environ: Mapping[str, str]) -> Proxy | None:
     except ValueError:
         port, parts = None, parts._replace(netloc="")
     if parts.scheme != "http" or not parts.hostname:
-        shown = parts._replace(netloc=parts.hostname or "").geturl()
+        shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()  # no userinfo
         raise EvalError(
             f"the proxy for {endpoint} is not an http:// URL with a host: {shown!r} "
             "(only an HTTP proxy's CONNECT is supported)"
@@ -289,27 +290,58 @@ def _tunnel(upstream: socket.socket, endpoint: Endpoint, proxy: Proxy) -> None:
     raise EvalError(f"the proxy {proxy} refused CONNECT {endpoint}: {said}")
 
 
+class RelayLog:
+    """What one phase's relays did while it ran: how many upstream connections they made, and
+    each distinct reason one could not be made (each said once to `report`, as it happens)."""
+
+    def __init__(self, report: Callable[[str], None] | None = None) -> None:
+        self.connected = 0
+        self.failures: list[str] = []
+        self._report = report
+        self._lock = threading.Lock()
+
+    def opened(self) -> None:
+        """Count one upstream connection made."""
+        with self._lock:
+            self.connected += 1
+
+    def failed(self, why: str) -> None:
+        """Keep `why` one connection could not be made; say it the first time."""
+        with self._lock:
+            first = why not in self.failures
+            if first:
+                self.failures.append(why)
+        if first and self._report is not None:
+            self._report(why)
+
+    def unreached(self) -> str | None:
+        """Why the phase never reached an endpoint: the first failure, when no connection was
+        made at all (None when one was, or none was tried)."""
+        with self._lock:
+            return self.failures[0] if self.failures and not self.connected else None
+
+
 @contextmanager
-def relayed(
-    plan: EgressPlan, directory: Path, report: Callable[[str], None] | None = None
-) -> Iterator[Path]:
+def relayed(plan: EgressPlan, directory: Path, log: RelayLog | None = None) -> Iterator[Path]:
     """Relay `directory/N.sock` to the plan's endpoint N (through its proxy, if it has one)
     while the block runs (the directory is made root-only); yields the directory, to be bound
-    at `EGRESS_DIR`. Each upstream connection that cannot be made is closed and, once per
-    reason, said to `report` (a proxy's refusal names the endpoint and the proxy's status).
+    at `EGRESS_DIR`. Each upstream connection is counted in `log`; one that cannot be made is
+    closed and its reason kept there (a proxy's refusal names the endpoint and the proxy's
+    status).
 
     Raises:
         OSError: a socket cannot be made.
     """
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     listeners: list[socket.socket] = []
+    kept = RelayLog() if log is None else log
     try:
         for index, endpoint in enumerate(plan.endpoints):
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             listeners.append(listener)
             listener.bind(str(directory / f"{index}.sock"))
             listener.listen(64)
-            connect = _bound(endpoint, plan.proxy(index), report)
+            connect = _bound(endpoint, plan.proxy(index), kept)
             threading.Thread(target=_forward.serve, args=(listener, connect), daemon=True).start()
         yield directory
     finally:
@@ -319,26 +351,18 @@ def relayed(
             listener.close()
 
 
-def _bound(
-    endpoint: Endpoint, proxy: Proxy | None, report: Callable[[str], None] | None
-) -> _forward.Connect:
-    said: set[str] = set()
-    lock = threading.Lock()
-
+def _bound(endpoint: Endpoint, proxy: Proxy | None, log: RelayLog) -> _forward.Connect:
     through = f" through the proxy {proxy}" if proxy is not None else ""
 
     def connect() -> socket.socket:
         try:
             with translating(EvalError, f"connect to {endpoint}{through}"):
-                return _connector(endpoint, proxy)
+                upstream = _connector(endpoint, proxy)
         except EvalError as exc:
-            why = str(exc)
-            with lock:
-                first = why not in said
-                said.add(why)
-            if first and report is not None:
-                report(why)
-            raise ConnectionError(why) from None
+            log.failed(str(exc))
+            raise ConnectionError(str(exc)) from None
+        log.opened()
+        return upstream
 
     return connect
 

@@ -71,7 +71,7 @@ from selfbench.evaluate.classify import (
     named_cause,
     oracle_proof,
 )
-from selfbench.evaluate.egress import EGRESS_DIR, FORWARD_READY, plan_for, relayed
+from selfbench.evaluate.egress import EGRESS_DIR, FORWARD_READY, RelayLog, plan_for, relayed
 from selfbench.evaluate.harnesses import (
     HARNESS_CA,
     HARNESS_ROOT,
@@ -217,7 +217,7 @@ class PreparedTask:
 
     def _run(self, agent: AgentSpec, name: str) -> LocalTrial:
         """One trial, its facts as observed (no proof)."""
-        phase, usage, network = self._agent_phase(agent, name)
+        phase, usage, network, unreached = self._agent_phase(agent, name)
         harness = _harness_reason(phase, self.phases)
         run = self.phases.verifier(name, phase.patch, ())
         verifier = phase_reason(run)
@@ -242,17 +242,25 @@ class PreparedTask:
             stopped=stopped if own else None,
             cause=cause,
         )
+        if unreached is not None and not (run.reward is not None and run.reward.reward == 1):
+            # the host's network (a proxy that refused, an API down), not the agent
+            why = f"the harness never reached its model's API: {unreached}"
+            facts = replace(facts, infrastructure=why, stopped=None, cause=None)
         commands = verifier_commands(self.phases.definition)
         tests = run_outcomes(run.log, commands) if run.reward else {}
         log = str(phase.log)
         return LocalTrial(facts, tests, seconds, run.phase.seconds, usage, log, network)
 
-    def _agent_phase(self, agent: AgentSpec, name: str) -> tuple[AgentPhase, Usage, str]:
-        """The agent phase; the usage it reported; its network."""
+    def _agent_phase(
+        self, agent: AgentSpec, name: str
+    ) -> tuple[AgentPhase, Usage, str, str | None]:
+        """The agent phase; the usage it reported; its network; why a harness never reached
+        its model's API, when every connection its relays tried failed."""
         with ExitStack() as stack:
             harness = _HarnessMounts.for_agent(agent, self.phases, name, stack)
             phase, usage = self._run_agent_phase(agent, name, harness)
-        return phase, usage, harness.network
+        unreached = harness.relays.unreached() if harness.relays is not None else None
+        return phase, usage, harness.network, unreached
 
     def _run_agent_phase(
         self, agent: AgentSpec, name: str, harness: _HarnessMounts
@@ -309,6 +317,8 @@ class _HarnessMounts:
     network: str = LOCAL_NETWORK
     environment: dict[str, str] = field(default_factory=dict, repr=False)
     """The harness's key variables: the phase's environment, never a file."""
+    relays: RelayLog | None = None
+    """What the allow-list's relays did while the phase ran."""
 
     @classmethod
     def for_agent(
@@ -348,14 +358,14 @@ class _HarnessMounts:
             child.chmod(0o644)
         # a short host path: a Unix socket's path has at most 107 bytes
         relays = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="selfbench-net-")))
-        log = phases.logs / f"{name}-agent.log"
-        stack.enter_context(relayed(plan, relays / "s", report=_logged(log)))
+        relay_log = RelayLog(_logged(phases.logs / f"{name}-agent.log"))
+        stack.enter_context(relayed(plan, relays / "s", relay_log))
         forward = plan.forward_command(f"{HARNESS_ROOT}/bin/python3", f"{HARNESS_RUN}/forward.py")
         ro_binds = {HARNESS_ROOT: install, HARNESS_RUN: files, "/etc/hosts": files / "hosts",
                     EGRESS_DIR: relays / "s"}  # fmt: skip
         if bundle:
             ro_binds[HARNESS_CA] = bundle[0] if len(bundle) == 1 else files / "ca.pem"
-        return cls(harness.script, forward, ro_binds, plan.describe(), keys)
+        return cls(harness.script, forward, ro_binds, plan.describe(), keys, relay_log)
 
 
 def _logged(log: Path) -> Callable[[str], None]:
