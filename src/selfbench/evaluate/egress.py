@@ -15,8 +15,9 @@ host is a name, `localhost` or `127.0.0.1`.
 
 A company network's explicit proxy is honoured on the host's side: when the host's environment
 names one for the endpoint's scheme (`proxy_for`) the relay opens each upstream connection with
-an HTTP `CONNECT host:port` to it, then relays the tunnel's bytes; a proxy that refuses is said
-in the trial's log. The phase itself never sees the proxy or its credentials.
+an HTTP `CONNECT host:port` to it, then relays the tunnel's bytes. A connection that cannot be
+made (a proxy's refusal, with its status) is kept in the phase's `RelayLog` and said in the
+trial's log. The phase itself never sees the proxy or its credentials.
 """
 
 from __future__ import annotations
@@ -116,9 +117,10 @@ class Proxy:
 
 
 def _proxy_url(environ: Mapping[str, str], scheme: str) -> str:
-    """The proxy URL the environment sets for `scheme`, as curl reads it: `https_proxy` (or
-    `HTTPS_PROXY`) for https, `http_proxy` (or `HTTP_PROXY`) for http, else `all_proxy` (or
-    `ALL_PROXY`); the lower-case name first, as Python's `getproxies` prefers it."""
+    """The proxy URL the environment sets for `scheme`: `https_proxy` (or `HTTPS_PROXY`) for
+    https, `http_proxy` (or `HTTP_PROXY`) for http, else `all_proxy` (or `ALL_PROXY`); the
+    lower-case name first, as the standard library's `getproxies` prefers it (which reads only
+    `os.environ`, so is not used)."""
     for name in (f"{scheme}_proxy", "all_proxy"):
         for variable in (name, name.upper()):
             if value := environ.get(variable, "").strip():
@@ -128,10 +130,10 @@ def _proxy_url(environ: Mapping[str, str], scheme: str) -> str:
 
 def _bypassed(endpoint: Endpoint, no_proxy: str) -> bool:
     """Whether `no_proxy` exempts `endpoint`: a comma list of host names, each matching that
-    host and its subdomains (a leading `.` or `*.` ignored), with an optional `:port`; `*`
-    exempts all. These are curl's and the standard library's `proxy_bypass_environment`'s
-    semantics, written out because that function reads `os.environ` (through its callers) and
-    is not in the typed standard library."""
+    host and its subdomains (a leading `.` ignored, and `*.` as many tools allow), with an
+    optional `:port`; `*` exempts all. These are the standard library's
+    `proxy_bypass_environment`'s semantics (and curl's), written out because the typed standard
+    library does not declare that function and `proxy_bypass` reads only `os.environ`."""
     host = endpoint.host.lower().rstrip(".")
     for raw in no_proxy.split(","):
         entry = raw.strip().lower()

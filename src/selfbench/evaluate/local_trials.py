@@ -21,7 +21,10 @@ A phase with the agent's code in it (the agent phase and its collect step over t
 workspace; the verifier, when the patch is not empty) that gives no verdict is not excused: the
 limit it ran into is named (`Limit`, from the control group, the exit statuses and the time
 limits), and the oracle runs again in this workspace with the same limits (`PreparedTask.prove`).
-When it passes, the failure is the agent's; when it fails too, the infrastructure's.
+When it passes, the failure is the agent's; when it fails too, the infrastructure's. A
+ready-made harness that never reached its model's API (every connection of its relays failed:
+a proxy refused, the host could not connect) and did not pass is the infrastructure's too. Its
+API keys reach its phase in the environment only, never a file.
 
 A harness may leave its trajectory as `/run/selfbench-agent/trajectory.json` (ATIF) or
 `trajectory.jsonl` (its own lines); it is kept beside the trial's logs
