@@ -10,7 +10,9 @@ It also speaks the Gemini API (`/v1beta/models/MODEL:generateContent`, and
 reply, `usageMetadata` its usage): the model is the path's, its `contents` the messages (a
 `functionResponse` part a tool result).
 
-    python model_standin.py SCRIPTS.json COUNTS.json
+    python model_standin.py SCRIPTS.json COUNTS.json [--tls CERT KEY]
+
+With `--tls`, it serves HTTPS with that certificate chain and key (PEM files).
 
 `SCRIPTS.json` maps a model name to its list of steps; the Nth request for that model gets the
 Nth step (the last one again once they run out): a shell command as the API's tool call, or
@@ -29,6 +31,7 @@ harness's own count can be compared with it.
 from __future__ import annotations
 
 import json
+import ssl
 import sys
 import threading
 import time
@@ -305,9 +308,14 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
 
 
 def main(argv: list[str]) -> int:
+    tls = argv[argv.index("--tls") + 1 : argv.index("--tls") + 3] if "--tls" in argv else []
     scripts = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     state = _State(scripts, Path(argv[1]))
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    if tls:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(tls[0], tls[1])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     sys.stdout.write(f"{server.server_address[1]}\n")
     sys.stdout.flush()
     server.serve_forever()

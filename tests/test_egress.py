@@ -1,19 +1,34 @@
 """The agent phase's allow-list pieces on the host: endpoints from URLs, the phase's hosts file
-and the forwarder's command, and a real relay carrying bytes from a Unix socket to one TCP
-endpoint (the sandboxed path end to end is `tests/test_eval_harness.py`)."""
+and the forwarder's command, the host's proxy and CA bundle, and a real relay carrying bytes
+from a Unix socket to one TCP endpoint, directly and through a real CONNECT proxy
+(`tests/connect_proxy.py`); the sandboxed path end to end is `tests/test_eval_harness.py` and
+`tests/test_eval_proxy.py`."""
 
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from selfbench.errors import EvalError
 from selfbench.evaluate import harnesses
-from selfbench.evaluate.egress import Endpoint, endpoint_of, plan_for, relayed
-from selfbench.evaluate.harnesses import HARNESSES
+from selfbench.evaluate.egress import (
+    Endpoint,
+    Proxy,
+    RelayLog,
+    endpoint_of,
+    plan_for,
+    proxy_for,
+    relayed,
+)
+from selfbench.evaluate.harnesses import CA_VARIABLES, HARNESS_CA, HARNESSES, host_ca_bundle
+
+CONNECT_PROXY = Path(__file__).with_name("connect_proxy.py")
 
 
 @pytest.mark.parametrize(
@@ -147,3 +162,189 @@ def test_each_pinned_pypi_harness_ships_its_constraints() -> None:
         assert pins
         assert all("==" in pin for pin in pins)
         assert not any(pin.startswith(f"{harness.package}==") for pin in pins)
+
+
+API = Endpoint("api.openai.com", 443)
+LOCAL = Endpoint("models.internal", 80, "http")
+
+
+@pytest.mark.parametrize(
+    ("environ", "endpoint", "proxy"),
+    [
+        ({}, API, None),
+        ({"HTTPS_PROXY": "http://proxy.corp:3128"}, API, "proxy.corp:3128"),
+        (
+            {"https_proxy": "proxy.corp:8080", "HTTPS_PROXY": "http://other:1"},
+            API,
+            "proxy.corp:8080",
+        ),
+        ({"HTTPS_PROXY": "http://proxy.corp"}, API, "proxy.corp:3128"),
+        # an http endpoint takes http_proxy, never https_proxy; ALL_PROXY is either's fallback
+        ({"HTTPS_PROXY": "http://proxy.corp:3128"}, LOCAL, None),
+        ({"http_proxy": "http://web.corp:80"}, LOCAL, "web.corp:80"),
+        ({"ALL_PROXY": "http://all.corp:3128"}, API, "all.corp:3128"),
+        ({"ALL_PROXY": "http://all.corp:3128", "HTTPS_PROXY": "http://p:1"}, API, "p:1"),
+        # loopback never goes through a proxy
+        ({"HTTPS_PROXY": "http://p:1"}, Endpoint("127.0.0.1", 8000), None),
+        ({"HTTPS_PROXY": "http://p:1"}, Endpoint("localhost", 443), None),
+        # no_proxy: domain suffixes (a leading dot or *. ignored), ports optional, *
+        ({"HTTPS_PROXY": "http://p:1", "NO_PROXY": "openai.com"}, API, None),
+        ({"HTTPS_PROXY": "http://p:1", "no_proxy": "x.org, .openai.com"}, API, None),
+        ({"HTTPS_PROXY": "http://p:1", "no_proxy": "*.openai.com"}, API, None),
+        ({"HTTPS_PROXY": "http://p:1", "no_proxy": "api.openai.com:443"}, API, None),
+        ({"HTTPS_PROXY": "http://p:1", "no_proxy": "api.openai.com:8443"}, API, "p:1"),
+        ({"HTTPS_PROXY": "http://p:1", "no_proxy": "*"}, API, None),
+        ({"HTTPS_PROXY": "http://p:1", "no_proxy": "nopenai.com,ai.com"}, API, "p:1"),
+        ({"HTTPS_PROXY": "http://p:1", "no_proxy": "OpenAI.COM"}, API, None),
+    ],
+)
+def test_the_hosts_proxy_for_an_endpoint(
+    environ: dict[str, str], endpoint: Endpoint, proxy: str | None
+) -> None:
+    found = proxy_for(endpoint, environ)
+    assert (str(found) if found else None) == proxy
+
+
+def test_a_proxys_credentials_become_basic_authorization_and_are_never_said() -> None:
+    environ = {"HTTPS_PROXY": "http://us%40er:p%3Ass@proxy.corp:3128"}
+    proxy = proxy_for(API, environ)
+    assert proxy == Proxy("proxy.corp", 3128, "Basic dXNAZXI6cDpzcw==")  # us@er:p:ss
+    assert "p:ss" not in repr(proxy)
+    plan = plan_for([API, Endpoint("127.0.0.1", 9000)], environ)
+    assert plan.describe() == (
+        "allow-list: api.openai.com:443 (through proxy proxy.corp:3128), 127.0.0.1:9000"
+    )
+    assert plan_for([API]).describe() == "allow-list: api.openai.com:443"
+
+
+@pytest.mark.parametrize("url", ["socks5://user:secret@proxy.corp:1080", "https://proxy.corp"])
+def test_a_proxy_that_is_not_http_is_refused(url: str) -> None:
+    with pytest.raises(EvalError) as error:
+        plan_for([API], {"HTTPS_PROXY": url})
+    assert str(error.value).startswith("the proxy for api.openai.com:443 is not an http:// URL")
+    assert "secret" not in str(error.value)
+
+
+def test_the_hosts_ca_bundle_is_the_first_variable_naming_a_readable_file(tmp_path: Path) -> None:
+    corporate = tmp_path / "corp.pem"
+    corporate.write_text("-----BEGIN CERTIFICATE-----\n")
+    missing = str(tmp_path / "missing.pem")
+    system = host_ca_bundle({"SSL_CERT_FILE": missing})
+    assert system == () or (len(system) == 1 and str(system[0]).startswith("/etc/"))
+    assert host_ca_bundle({"SSL_CERT_FILE": missing, "CURL_CA_BUNDLE": str(corporate)}) == (
+        corporate,
+    )
+    assert host_ca_bundle({"REQUESTS_CA_BUNDLE": str(corporate), "CURL_CA_BUNDLE": "x"}) == (
+        corporate,
+    )
+    # Node's variable adds to the usual certificates: the system's bundle stays
+    assert host_ca_bundle({"SSL_CERT_FILE": missing, "NODE_EXTRA_CA_CERTS": str(corporate)}) == (
+        *system,
+        corporate,
+    )
+    plan = plan_for([API])
+    variables = HARNESSES["codex"].variables("openai/gpt-5", {}, plan, ca=True)
+    assert all(variables[name] == HARNESS_CA for name in CA_VARIABLES)
+    assert not set(CA_VARIABLES) & set(HARNESSES["codex"].variables("openai/gpt-5", {}, plan))
+
+
+@pytest.fixture
+def echo_server() -> Iterator[int]:
+    """A TCP server on the host's loopback answering each connection `echo:` + what it read."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+
+        def serve() -> None:
+            while True:
+                try:
+                    connection, _ = server.accept()
+                except OSError:
+                    return
+                with connection:
+                    connection.sendall(b"echo:" + connection.recv(100))
+
+        threading.Thread(target=serve, daemon=True).start()
+        yield server.getsockname()[1]
+        server.shutdown(socket.SHUT_RDWR)
+
+
+def _proxy(tmp_path: Path, *args: str) -> Iterator[tuple[int, Path]]:
+    log = tmp_path / "proxy.log"
+    process = subprocess.Popen(
+        [sys.executable, str(CONNECT_PROXY), str(log), *args], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        yield int(process.stdout.readline()), log
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def _through_relay(directory: Path) -> bytes:
+    with socket.socket(socket.AF_UNIX) as client:
+        client.connect(str(directory / "0.sock"))
+        client.sendall(b"hello")
+        client.shutdown(socket.SHUT_WR)
+        try:
+            return client.recv(100)
+        except ConnectionResetError:  # closed with "hello" unread
+            return b""
+
+
+def test_the_relay_tunnels_through_the_hosts_proxy_with_its_credentials(
+    tmp_path: Path, echo_server: int
+) -> None:
+    mapping = f"api.example.test:443=127.0.0.1:{echo_server}"
+    for port, log in _proxy(tmp_path, "--auth", "user:pw", mapping):
+        environ = {"HTTPS_PROXY": f"http://user:pw@127.0.0.1:{port}"}
+        plan = plan_for([Endpoint("api.example.test", 443)], environ)
+        reports: list[str] = []
+        relays = RelayLog(reports.append)
+        with relayed(plan, tmp_path / "relays", relays) as directory:
+            assert _through_relay(directory) == b"echo:hello"
+        assert (reports, relays.connected, relays.unreached()) == ([], 1, None)
+        assert log.read_text() == "CONNECT api.example.test:443 200\n"
+
+
+def test_a_proxys_refusal_is_reported_with_the_endpoint_and_its_status(
+    tmp_path: Path, echo_server: int
+) -> None:
+    mapping = f"api.example.test:443=127.0.0.1:{echo_server}"
+    for port, log in _proxy(tmp_path, "--auth", "user:right", mapping):
+        environ = {"HTTPS_PROXY": f"http://user:wrong@127.0.0.1:{port}"}
+        plan = plan_for([Endpoint("api.example.test", 443)], environ)
+        reports: list[str] = []
+        relays = RelayLog(reports.append)
+        with relayed(plan, tmp_path / "relays", relays) as directory:
+            assert _through_relay(directory) == b""  # closed, nothing relayed
+            assert _through_relay(directory) == b""
+        assert relays.connected == 0
+        assert relays.unreached() == reports[0]
+        # said once, however often it happened
+        assert reports == [
+            (
+                f"the proxy 127.0.0.1:{port} refused CONNECT api.example.test:443: "
+                "407 Proxy Authentication Required"
+            )
+        ]
+        assert log.read_text().splitlines() == ["CONNECT api.example.test:443 407"] * 2
+
+
+def test_a_proxy_that_cannot_be_reached_is_reported(tmp_path: Path) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    plan = plan_for([Endpoint("api.example.test", 443)], {"HTTPS_PROXY": f"127.0.0.1:{port}"})
+    reports: list[str] = []
+    with relayed(plan, tmp_path / "relays", RelayLog(reports.append)) as directory:
+        assert _through_relay(directory) == b""
+    assert reports == [
+        (
+            f"cannot connect to api.example.test:443 through the proxy 127.0.0.1:{port}: "
+            "Connection refused"
+        )
+    ]

@@ -45,19 +45,24 @@ def splice(client: socket.socket, upstream: socket.socket) -> None:
 
 
 def serve(listener: socket.socket, connect: Connect) -> None:
-    """Accept on `listener` until it is closed; splice each connection to a new `connect()`
-    (a connection that cannot be made is closed)."""
+    """Accept on `listener` until it is closed; splice each connection to a new `connect()`,
+    made in a thread of its own (a proxy's handshake holds up no other connection; one that
+    cannot be made is closed)."""
     while True:
         try:
             client, _ = listener.accept()
         except OSError:
             return
-        try:
-            upstream = connect()
-        except OSError:
-            client.close()
-            continue
-        splice(client, upstream)
+        threading.Thread(target=_open, args=(client, connect), daemon=True).start()
+
+
+def _open(client: socket.socket, connect: Connect) -> None:
+    try:
+        upstream = connect()
+    except OSError:
+        client.close()
+        return
+    splice(client, upstream)
 
 
 def _unix(path: str) -> Connect:

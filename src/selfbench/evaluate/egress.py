@@ -12,21 +12,28 @@ port below 1024, so a privileged port is reached at a high one instead, in the U
 is given (`EgressPlan.inside_url`: the host's name stays, for TLS). Nothing else leaves the
 namespace: a name not listed does not resolve, an address not listed has no route. A base URL's
 host is a name, `localhost` or `127.0.0.1`.
+
+A company network's explicit proxy is honoured on the host's side: when the host's environment
+names one for the endpoint's scheme (`proxy_for`) the relay opens each upstream connection with
+an HTTP `CONNECT host:port` to it, then relays the tunnel's bytes. A connection that cannot be
+made (a proxy's refusal, with its status) is kept in the phase's `RelayLog` and said in the
+trial's log. The phase itself never sees the proxy or its credentials.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import shlex
 import socket
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
-from selfbench.errors import EvalError
+from selfbench.errors import EvalError, translating
 from selfbench.evaluate import _forward
 
 __all__ = [
@@ -34,8 +41,11 @@ __all__ = [
     "FORWARD_READY",
     "EgressPlan",
     "Endpoint",
+    "Proxy",
+    "RelayLog",
     "endpoint_of",
     "plan_for",
+    "proxy_for",
     "relayed",
 ]
 
@@ -51,6 +61,10 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 _CONNECT_SECONDS = 30.0
 _PRIVILEGED = 1024
 _HIGH_PORTS = 40000
+_PROXY_PORT = 3128
+"""A proxy URL's port when it names none (the common default of HTTP proxies)."""
+_REPLY_LIMIT = 16 * 1024
+"""The most bytes of a proxy's reply to CONNECT read (its status line and headers)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +73,9 @@ class Endpoint:
 
     host: str
     port: int
+    scheme: str = field(default="https", compare=False)
+    """The scheme of the URL it came from (which proxy variable applies); not part of its
+    identity: the relay carries the bytes of either."""
 
     def __str__(self) -> str:
         return f"{self.host}:{self.port}"
@@ -83,7 +100,83 @@ def endpoint_of(url: str) -> Endpoint:
         parts = parts._replace(netloc="")
     if parts.scheme not in _DEFAULT_PORTS or not parts.hostname:
         raise EvalError(f"not an http(s) URL with a host: {url!r}")
-    return Endpoint(parts.hostname, port or _DEFAULT_PORTS[parts.scheme])
+    return Endpoint(parts.hostname, port or _DEFAULT_PORTS[parts.scheme], parts.scheme)
+
+
+@dataclass(frozen=True, slots=True)
+class Proxy:
+    """An explicit HTTP proxy the host reaches an endpoint through (`CONNECT`)."""
+
+    host: str
+    port: int
+    authorization: str | None = field(default=None, repr=False)
+    """The `Proxy-Authorization` header's value (from the URL's userinfo), never said."""
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+def _proxy_url(environ: Mapping[str, str], scheme: str) -> str:
+    """The proxy URL the environment sets for `scheme`: `https_proxy` (or `HTTPS_PROXY`) for
+    https, `http_proxy` (or `HTTP_PROXY`) for http, else `all_proxy` (or `ALL_PROXY`); the
+    lower-case name first, as the standard library's `getproxies` prefers it (which reads only
+    `os.environ`, so is not used)."""
+    for name in (f"{scheme}_proxy", "all_proxy"):
+        for variable in (name, name.upper()):
+            if value := environ.get(variable, "").strip():
+                return value
+    return ""
+
+
+def _bypassed(endpoint: Endpoint, no_proxy: str) -> bool:
+    """Whether `no_proxy` exempts `endpoint`: a comma list of host names, each matching that
+    host and its subdomains (a leading `.` ignored, and `*.` as many tools allow), with an
+    optional `:port`; `*` exempts all. These are the standard library's
+    `proxy_bypass_environment`'s semantics (and curl's), written out because the typed standard
+    library does not declare that function and `proxy_bypass` reads only `os.environ`."""
+    host = endpoint.host.lower().rstrip(".")
+    for raw in no_proxy.split(","):
+        entry = raw.strip().lower()
+        if entry == "*":
+            return True
+        name, colon, port = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
+        if colon and port != str(endpoint.port):
+            continue
+        name = name.lstrip("*").lstrip(".").rstrip(".")
+        if name and (host == name or host.endswith(f".{name}")):
+            return True
+    return False
+
+
+def proxy_for(endpoint: Endpoint, environ: Mapping[str, str]) -> Proxy | None:
+    """The proxy `environ` routes `endpoint` through, if any: none for an endpoint on the
+    host's loopback or one `no_proxy` (`NO_PROXY`) exempts (`_bypassed`).
+
+    Raises:
+        EvalError: a proxy URL that is not an `http://` one with a host (a schemeless
+            `host:port` is read as one).
+    """
+    url = _proxy_url(environ, endpoint.scheme)
+    if not url or endpoint.loopback:
+        return None
+    if _bypassed(endpoint, environ.get("no_proxy") or environ.get("NO_PROXY") or ""):
+        return None
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    try:
+        port = parts.port
+    except ValueError:
+        port, parts = None, parts._replace(netloc="")
+    if parts.scheme != "http" or not parts.hostname:
+        shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()  # no userinfo
+        raise EvalError(
+            f"the proxy for {endpoint} is not an http:// URL with a host: {shown!r} "
+            "(only an HTTP proxy's CONNECT is supported)"
+        )
+    authorization = None
+    if parts.username is not None:
+        credentials = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+        authorization = "Basic " + base64.b64encode(credentials.encode()).decode("ascii")
+    return Proxy(parts.hostname, port or _PROXY_PORT, authorization)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,10 +184,21 @@ class EgressPlan:
     """How one agent phase reaches its allowed endpoints."""
 
     endpoints: tuple[Endpoint, ...]
+    proxies: tuple[Proxy | None, ...] = ()
+    """Endpoint N's proxy, if it has one (none for all when empty)."""
+
+    def proxy(self, index: int) -> Proxy | None:
+        """The proxy endpoint `index` is reached through, if any."""
+        return self.proxies[index] if index < len(self.proxies) else None
 
     def describe(self) -> str:
-        """The phase's network in one line, as each record and the report say it."""
-        return "allow-list: " + ", ".join(str(endpoint) for endpoint in self.endpoints)
+        """The phase's network in one line, as each record and the report say it (a proxy by
+        its host and port, never its credentials)."""
+        said = []
+        for index, endpoint in enumerate(self.endpoints):
+            proxy = self.proxy(index)
+            said.append(f"{endpoint} (through proxy {proxy})" if proxy else str(endpoint))
+        return "allow-list: " + ", ".join(said)
 
     def address(self, index: int) -> str:
         """The loopback address the phase reaches endpoint `index` at."""
@@ -140,31 +244,107 @@ class EgressPlan:
         return shlex.join([python, script, FORWARD_READY, *specs])
 
 
-def _connector(endpoint: Endpoint) -> socket.socket:
-    upstream = socket.create_connection((endpoint.host, endpoint.port), _CONNECT_SECONDS)
+def _connector(endpoint: Endpoint, proxy: Proxy | None) -> socket.socket:
+    """A connection to `endpoint`, directly or through `proxy`'s tunnel.
+
+    Raises:
+        EvalError: the proxy answered CONNECT with other than 2xx.
+        OSError: no connection.
+    """
+    if proxy is None:
+        upstream = socket.create_connection((endpoint.host, endpoint.port), _CONNECT_SECONDS)
+    else:
+        upstream = socket.create_connection((proxy.host, proxy.port), _CONNECT_SECONDS)
+        try:
+            _tunnel(upstream, endpoint, proxy)
+        except BaseException:
+            upstream.close()
+            raise
     upstream.settimeout(None)
     return upstream
 
 
+def _tunnel(upstream: socket.socket, endpoint: Endpoint, proxy: Proxy) -> None:
+    """Ask `proxy` (connected as `upstream`) for a tunnel to `endpoint`; read its reply's head
+    byte by byte, so nothing of the tunnel is consumed.
+
+    Raises:
+        EvalError: a status other than 2xx, or no HTTP reply (the endpoint and the status
+            said).
+        OSError: the connection failed.
+    """
+    host = f"[{endpoint.host}]" if ":" in endpoint.host else endpoint.host
+    lines = [f"CONNECT {host}:{endpoint.port} HTTP/1.1", f"Host: {host}:{endpoint.port}"]
+    if proxy.authorization is not None:
+        lines.append(f"Proxy-Authorization: {proxy.authorization}")
+    upstream.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("ascii"))
+    reply = bytearray()
+    while not reply.endswith(b"\r\n\r\n") and len(reply) < _REPLY_LIMIT:
+        byte = upstream.recv(1)
+        if not byte:
+            break
+        reply += byte
+    status = reply.split(b"\r\n", 1)[0].decode("latin-1").strip()
+    fields = status.split(" ", 1)
+    if len(fields) == 2 and fields[0].startswith("HTTP/") and fields[1][:1] == "2":
+        return
+    said = fields[1] if len(fields) == 2 and fields[0].startswith("HTTP/") else "no HTTP reply"
+    raise EvalError(f"the proxy {proxy} refused CONNECT {endpoint}: {said}")
+
+
+class RelayLog:
+    """What one phase's relays did while it ran: how many upstream connections they made, and
+    each distinct reason one could not be made (each said once to `report`, as it happens)."""
+
+    def __init__(self, report: Callable[[str], None] | None = None) -> None:
+        self.connected = 0
+        self.failures: list[str] = []
+        self._report = report
+        self._lock = threading.Lock()
+
+    def opened(self) -> None:
+        """Count one upstream connection made."""
+        with self._lock:
+            self.connected += 1
+
+    def failed(self, why: str) -> None:
+        """Keep `why` one connection could not be made; say it the first time."""
+        with self._lock:
+            first = why not in self.failures
+            if first:
+                self.failures.append(why)
+        if first and self._report is not None:
+            self._report(why)
+
+    def unreached(self) -> str | None:
+        """Why the phase never reached an endpoint: the first failure, when no connection was
+        made at all (None when one was, or none was tried)."""
+        with self._lock:
+            return self.failures[0] if self.failures and not self.connected else None
+
+
 @contextmanager
-def relayed(plan: EgressPlan, directory: Path) -> Iterator[Path]:
-    """Relay `directory/N.sock` to the plan's endpoint N while the block runs (the directory is
-    made root-only); yields the directory, to be bound at `EGRESS_DIR`.
+def relayed(plan: EgressPlan, directory: Path, log: RelayLog | None = None) -> Iterator[Path]:
+    """Relay `directory/N.sock` to the plan's endpoint N (through its proxy, if it has one)
+    while the block runs (the directory is made root-only); yields the directory, to be bound
+    at `EGRESS_DIR`. Each upstream connection is counted in `log`; one that cannot be made is
+    closed and its reason kept there (a proxy's refusal names the endpoint and the proxy's
+    status).
 
     Raises:
         OSError: a socket cannot be made.
     """
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     listeners: list[socket.socket] = []
+    kept = RelayLog() if log is None else log
     try:
         for index, endpoint in enumerate(plan.endpoints):
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             listeners.append(listener)
             listener.bind(str(directory / f"{index}.sock"))
             listener.listen(64)
-            threading.Thread(
-                target=_forward.serve, args=(listener, _bound(endpoint)), daemon=True
-            ).start()
+            connect = _bound(endpoint, plan.proxy(index), kept)
+            threading.Thread(target=_forward.serve, args=(listener, connect), daemon=True).start()
         yield directory
     finally:
         for listener in listeners:
@@ -173,10 +353,30 @@ def relayed(plan: EgressPlan, directory: Path) -> Iterator[Path]:
             listener.close()
 
 
-def _bound(endpoint: Endpoint) -> _forward.Connect:
-    return lambda: _connector(endpoint)
+def _bound(endpoint: Endpoint, proxy: Proxy | None, log: RelayLog) -> _forward.Connect:
+    through = f" through the proxy {proxy}" if proxy is not None else ""
+
+    def connect() -> socket.socket:
+        try:
+            with translating(EvalError, f"connect to {endpoint}{through}"):
+                upstream = _connector(endpoint, proxy)
+        except EvalError as exc:
+            log.failed(str(exc))
+            raise ConnectionError(str(exc)) from None
+        log.opened()
+        return upstream
+
+    return connect
 
 
-def plan_for(endpoints: Sequence[Endpoint]) -> EgressPlan:
-    """The plan for `endpoints`, each once, in order."""
-    return EgressPlan(tuple(dict.fromkeys(endpoints)))
+def plan_for(endpoints: Sequence[Endpoint], environ: Mapping[str, str] | None = None) -> EgressPlan:
+    """The plan for `endpoints`, each once, in order; each through the proxy `environ` (the
+    host's environment) names for it (`proxy_for`), none without `environ`.
+
+    Raises:
+        EvalError: a proxy URL that is not an `http://` one.
+    """
+    unique = tuple(dict.fromkeys(endpoints))
+    if environ is None:
+        return EgressPlan(unique)
+    return EgressPlan(unique, tuple(proxy_for(endpoint, environ) for endpoint in unique))

@@ -31,10 +31,12 @@ from selfbench.toolchains.provision import visible_in_sandbox
 
 __all__ = [
     "AIDER_VERSION",
+    "CA_VARIABLES",
     "CLAUDE_CODE_VERSION",
     "CODEX_VERSION",
     "GEMINI_CLI_VERSION",
     "HARNESSES",
+    "HARNESS_CA",
     "HARNESS_ROOT",
     "HARNESS_RUN",
     "MINI_SWE_AGENT_VERSION",
@@ -42,6 +44,7 @@ __all__ = [
     "TRAJECTORY_DIR",
     "Harness",
     "harness_cache",
+    "host_ca_bundle",
     "install_harness",
 ]
 
@@ -54,7 +57,19 @@ Gemini CLI's streams) or `trajectory.md` (aider's chat history), for the trial t
 (`local_trials`)."""
 HARNESS_RUN = "/run/selfbench-harness"
 """Where the agent phase sees the trial's harness files: `env` (its variables, sourced) and
-`forward.py` (the allow-list's forwarder)."""
+`forward.py` (the allow-list's forwarder); never its keys, which reach it in its environment."""
+HARNESS_CA = "/run/selfbench-ca.pem"
+"""Where the agent phase sees the host's CA bundle (read-only; `host_ca_bundle`)."""
+CA_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "CURL_CA_BUNDLE")
+"""The variables naming a CA bundle, in the order the host's are read; each harness gets all
+of them naming `HARNESS_CA` (OpenSSL and Python's httpx read `SSL_CERT_FILE`, requests
+`REQUESTS_CA_BUNDLE`, Node adds `NODE_EXTRA_CA_CERTS` to its own store, curl
+`CURL_CA_BUNDLE`)."""
+_SYSTEM_BUNDLES = (
+    "/etc/ssl/certs/ca-certificates.crt",  # Debian, Ubuntu, Alpine
+    "/etc/pki/tls/certs/ca-bundle.crt",  # Fedora, RHEL
+    "/etc/ssl/cert.pem",  # Arch, the BSDs
+)
 
 MINI_SWE_AGENT_VERSION = "2.4.6"
 """The mini-swe-agent release the ready-made definition installs (`mini-swe-agent==2.4.6`)."""
@@ -399,15 +414,23 @@ class Harness:
         """
         return (endpoint_of(self.base_url(model, environ)[1]),)
 
-    def variables(self, model: str, environ: Mapping[str, str], plan: EgressPlan) -> dict[str, str]:
-        """What the harness's `env` file exports: its fixed variables, the model, the keys set in
-        `environ`, and the base URL as the phase reaches it (`EgressPlan.inside_url`)."""
-        found = {name: environ[name] for name in self.key_variables if environ.get(name)}
+    def keys(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """The key variables set in `environ` (passed to the phase in its environment)."""
+        return {name: environ[name] for name in self.key_variables if environ.get(name)}
+
+    def variables(
+        self, model: str, environ: Mapping[str, str], plan: EgressPlan, *, ca: bool = False
+    ) -> dict[str, str]:
+        """What the harness runs with: its fixed variables, the model, the keys set in
+        `environ`, the base URL as the phase reaches it (`EgressPlan.inside_url`) and, with
+        `ca`, each of `CA_VARIABLES` naming `HARNESS_CA`."""
         variable, url = self.base_url(model, environ)
+        bundle = dict.fromkeys(CA_VARIABLES, HARNESS_CA) if ca else {}
         return {
             **self.environment,
+            **bundle,
             "SELFBENCH_MODEL": model,
-            **found,
+            **self.keys(environ),
             variable: plan.inside_url(url),
         }
 
@@ -513,6 +536,25 @@ def harness_cache(environ: Mapping[str, str] | None = None) -> Path:
         return Path(env["SELFBENCH_HARNESS_DIR"])
     base = Path(env["XDG_CACHE_HOME"]) if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
     return base / "selfbench" / "harnesses"
+
+
+def host_ca_bundle(environ: Mapping[str, str]) -> tuple[Path, ...]:
+    """The files whose certificates make the host's CA bundle: the first of `CA_VARIABLES` in
+    `environ` naming a readable file (a company's inspecting proxy's CA among them), after the
+    system's bundle when that variable is `NODE_EXTRA_CA_CERTS` (certificates added to the
+    usual ones, by its definition); else the system's bundle; none when there is none."""
+    system = next((path for path in map(Path, _SYSTEM_BUNDLES) if _readable(path)), None)
+    for variable in CA_VARIABLES:
+        path = Path(environ.get(variable) or "")
+        if environ.get(variable) and _readable(path):
+            if variable == "NODE_EXTRA_CA_CERTS" and system is not None:
+                return (system, path)
+            return (path,)
+    return (system,) if system is not None else ()
+
+
+def _readable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.R_OK)
 
 
 def _sandbox_python() -> str:

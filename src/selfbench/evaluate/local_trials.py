@@ -21,7 +21,10 @@ A phase with the agent's code in it (the agent phase and its collect step over t
 workspace; the verifier, when the patch is not empty) that gives no verdict is not excused: the
 limit it ran into is named (`Limit`, from the control group, the exit statuses and the time
 limits), and the oracle runs again in this workspace with the same limits (`PreparedTask.prove`).
-When it passes, the failure is the agent's; when it fails too, the infrastructure's.
+When it passes, the failure is the agent's; when it fails too, the infrastructure's. A
+ready-made harness that never reached its model's API (every connection of its relays failed:
+a proxy refused, the host could not connect) and did not pass is the infrastructure's too. Its
+API keys reach its phase in the environment only, never a file.
 
 A harness may leave its trajectory as `/run/selfbench-agent/trajectory.json` (ATIF),
 `trajectory.jsonl` (its own lines) or `trajectory.md` (aider's chat history); it is kept beside
@@ -45,7 +48,7 @@ import shlex
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -72,12 +75,14 @@ from selfbench.evaluate.classify import (
     named_cause,
     oracle_proof,
 )
-from selfbench.evaluate.egress import EGRESS_DIR, FORWARD_READY, plan_for, relayed
+from selfbench.evaluate.egress import EGRESS_DIR, FORWARD_READY, RelayLog, plan_for, relayed
 from selfbench.evaluate.harnesses import (
+    HARNESS_CA,
     HARNESS_ROOT,
     HARNESS_RUN,
     HARNESSES,
     TRAJECTORY_DIR,
+    host_ca_bundle,
     install_harness,
 )
 from selfbench.evaluate.trial_files import TRAJECTORY_LIMIT, TRAJECTORY_SUFFIXES
@@ -217,7 +222,7 @@ class PreparedTask:
 
     def _run(self, agent: AgentSpec, name: str) -> LocalTrial:
         """One trial, its facts as observed (no proof)."""
-        phase, usage, network = self._agent_phase(agent, name)
+        phase, usage, network, unreached = self._agent_phase(agent, name)
         harness = _harness_reason(phase, self.phases)
         run = self.phases.verifier(name, phase.patch, ())
         verifier = phase_reason(run)
@@ -242,17 +247,25 @@ class PreparedTask:
             stopped=stopped if own else None,
             cause=cause,
         )
+        if unreached is not None and not (run.reward is not None and run.reward.reward == 1):
+            # the host's network (a proxy that refused, an API down), not the agent
+            why = f"the harness never reached its model's API: {unreached}"
+            facts = replace(facts, infrastructure=why, stopped=None, cause=None)
         commands = verifier_commands(self.phases.definition)
         tests = run_outcomes(run.log, commands) if run.reward else {}
         log = str(phase.log)
         return LocalTrial(facts, tests, seconds, run.phase.seconds, usage, log, network)
 
-    def _agent_phase(self, agent: AgentSpec, name: str) -> tuple[AgentPhase, Usage, str]:
-        """The agent phase; the usage it reported; its network."""
+    def _agent_phase(
+        self, agent: AgentSpec, name: str
+    ) -> tuple[AgentPhase, Usage, str, str | None]:
+        """The agent phase; the usage it reported; its network; why a harness never reached
+        its model's API, when every connection its relays tried failed."""
         with ExitStack() as stack:
             harness = _HarnessMounts.for_agent(agent, self.phases, name, stack)
             phase, usage = self._run_agent_phase(agent, name, harness)
-        return phase, usage, harness.network
+        unreached = harness.relays.unreached() if harness.relays is not None else None
+        return phase, usage, harness.network, unreached
 
     def _run_agent_phase(
         self, agent: AgentSpec, name: str, harness: _HarnessMounts
@@ -275,6 +288,7 @@ class PreparedTask:
             solution=agent.kind == "oracle",
             binds={TRAJECTORY_DIR: output},
             ro_binds={_INSTRUCTION: instruction, **harness.ro_binds},
+            environment=harness.environment,
         )  # fmt: skip
         text = _agent_output(output, log)
         _keep_trajectory(output, phases.logs, name)
@@ -299,45 +313,74 @@ def _keep_trajectory(directory: Path, logs: Path, name: str) -> None:
 @dataclass(frozen=True, slots=True)
 class _HarnessMounts:
     """What a ready-made harness adds to its agent phase: its install and files read-only, the
-    allow-list's relays (open while the phase runs), the forwarder's command, its script."""
+    host's CA bundle, the allow-list's relays (open while the phase runs), the forwarder's
+    command, its script, and its keys (in the phase's environment only)."""
 
     command: str = ""
     forward: str = ""
     ro_binds: dict[str, Path] = field(default_factory=dict)
     network: str = LOCAL_NETWORK
+    environment: dict[str, str] = field(default_factory=dict, repr=False)
+    """The harness's key variables: the phase's environment, never a file."""
+    relays: RelayLog | None = None
+    """What the allow-list's relays did while the phase ran."""
 
     @classmethod
     def for_agent(
         cls, agent: AgentSpec, phases: TaskPhases, name: str, stack: ExitStack
     ) -> _HarnessMounts:
         """None of it for an agent that is not a harness; else the harness installed (once per
-        machine), its `env` file, its `/etc/hosts` and its relays, open until `stack` closes.
+        machine), its `env` file (no keys), its `/etc/hosts`, the host's CA bundle and its
+        relays (through the host's proxy, if it names one), open until `stack` closes; a relay
+        that cannot reach its endpoint says why in the trial's agent log.
 
         Raises:
-            EvalError: the harness cannot be installed, or its model's host is not known.
+            EvalError: the harness cannot be installed, its model's host is not known, or the
+                host's proxy is not an HTTP one.
             OSError: a relay's socket cannot be made.
         """
         if agent.kind != "harness":
             return cls()
         harness = HARNESSES[agent.harness]
         install = install_harness(harness)
-        plan = plan_for(harness.endpoints(agent.model, os.environ))
+        plan = plan_for(harness.endpoints(agent.model, os.environ), os.environ)
+        bundle = host_ca_bundle(os.environ)
         files = phases.fresh(f"{name}-harness")
         files.chmod(0o755)
-        variables = harness.variables(agent.model, os.environ, plan)
-        lines = [f"export {key}={shlex.quote(value)}" for key, value in variables.items()]
+        variables = harness.variables(agent.model, os.environ, plan, ca=bool(bundle))
+        keys = harness.keys(os.environ)
+        lines = [
+            f"export {key}={shlex.quote(value)}"
+            for key, value in variables.items()
+            if key not in keys
+        ]
         (files / "env").write_text("\n".join(lines) + "\n", encoding="utf-8")
         (files / "hosts").write_text(plan.hosts_file(), encoding="ascii")
         shutil.copyfile(Path(_forward.__file__), files / "forward.py")
+        if len(bundle) > 1:  # the system's and the added certificates, in one file
+            (files / "ca.pem").write_bytes(b"\n".join(path.read_bytes() for path in bundle))
         for child in files.iterdir():
             child.chmod(0o644)
         # a short host path: a Unix socket's path has at most 107 bytes
         relays = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="selfbench-net-")))
-        stack.enter_context(relayed(plan, relays / "s"))
+        relay_log = RelayLog(_logged(phases.logs / f"{name}-agent.log"))
+        stack.enter_context(relayed(plan, relays / "s", relay_log))
         forward = plan.forward_command(f"{HARNESS_ROOT}/bin/python3", f"{HARNESS_RUN}/forward.py")
         ro_binds = {HARNESS_ROOT: install, HARNESS_RUN: files, "/etc/hosts": files / "hosts",
                     EGRESS_DIR: relays / "s"}  # fmt: skip
-        return cls(harness.script, forward, ro_binds, plan.describe())
+        if bundle:
+            ro_binds[HARNESS_CA] = bundle[0] if len(bundle) == 1 else files / "ca.pem"
+        return cls(harness.script, forward, ro_binds, plan.describe(), keys, relay_log)
+
+
+def _logged(log: Path) -> Callable[[str], None]:
+    """Append `selfbench: <why>` to `log` (the phase's own output is appended there too)."""
+
+    def report(why: str) -> None:
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write(f"selfbench: the allow-list's relay: {why}\n")
+
+    return report
 
 
 _MODES = {"oracle": "oracle", "nop": "nop", "command": "command", "harness": "command"}

@@ -28,6 +28,7 @@ from selfbench.errors import EvalError
 from selfbench.evaluate.agents import AgentSpec
 from selfbench.evaluate.bench import Benchmark, BenchTask
 from selfbench.evaluate.classify import classify
+from selfbench.evaluate.egress import plan_for
 from selfbench.evaluate.harbor_trials import (
     HARBOR_NETWORK,
     HarborOutcome,
@@ -112,12 +113,13 @@ def _check_command(agent: AgentSpec) -> None:
 
 
 def _check_harness(agent: AgentSpec, options: EvalOptions) -> None:
-    """A harness runs locally, with its model's host known; it is installed here, once."""
+    """A harness runs locally, with its model's host known (and the host's proxy for it an HTTP
+    one); it is installed here, once."""
     if options.environment.kind == "harbor":
         raise EvalError(f"agent {agent.name}: a ready-made harness needs --env local")
     harness = HARNESSES[agent.harness]
     try:
-        harness.endpoints(agent.model, os.environ)
+        plan_for(harness.endpoints(agent.model, os.environ), os.environ)
         install_harness(harness)
     except EvalError as exc:
         raise EvalError(f"agent {agent.name}: cannot start: {exc}") from None

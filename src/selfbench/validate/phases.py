@@ -374,12 +374,14 @@ class TaskPhases:
         binds: Mapping[str, Path] | None = None,
         ro_binds: Mapping[str, Path] | None = None,
         last: bool = False,
+        environment: Mapping[str, str] | None = None,
     ) -> AgentPhase:
         """Run `script` as an agent phase: `/app` a fresh copy of the agent's prepared tree
         (read-only as it is unless `writable_app`; `last` takes the tree itself),
         `/opt/selfbench` a fresh copy of the root-only base git dir where the collect step
         writes `agent.patch`, `/run/selfbench-status` for the script's statuses, `/solution`
-        only with `solution`, and `binds`/`ro_binds` besides. The tool state setup prepared
+        only with `solution`, and `binds`/`ro_binds` besides; `environment` is added to the
+        script's environment (never written to a file). The tool state setup prepared
         (`/opt/uv-cache`, `/usr/local/cargo`, ...) is a private copy when the agent runs
         (`writable_app`), so nothing the phase writes there reaches the verifier or a later
         phase, and setup's read-only otherwise.
@@ -410,6 +412,7 @@ class TaskPhases:
                     binds=all_binds,
                     ro_binds=all_ro_binds,
                     hidden=self.hidden(),
+                    environment=environment or {},
                     tool_state="private" if writable_app else "read-only",
                 ),
             )
