@@ -7,9 +7,11 @@ port and demands basic credentials. `selfbench eval` runs as a process of its ow
 environment is a user's behind that proxy: `HTTPS_PROXY=http://USER:PASSWORD@…`,
 `SSL_CERT_FILE` the test CA, the base URLs `https://api.standin.test/…` (port 443: the phase's
 `/etc/hosts` maps the name to its own loopback address, the port is remapped to a high one) and
-API keys that must never reach the results directory. Mini-swe-agent (PyPI), Codex and Claude
-Code (npm) each solve the task through the proxy; with credentials the proxy does not take, the
-trial fails as the infrastructure's, naming the proxy's refusal, as its log does.
+API keys that must never reach the results directory. All six ready-made harnesses —
+mini-swe-agent and aider (PyPI), Codex, Claude Code, OpenCode and Gemini CLI (npm) — each solve
+the task through the proxy, each trusting the test CA from the variable it reads among those
+the phase sets; with credentials the proxy does not take, the trial fails as the
+infrastructure's, naming the proxy's refusal, as its log does.
 
 The harnesses come from the machine's harness cache (`harness_cache()`), installed from their
 registries before the proxy is set, on the first run only.
@@ -35,6 +37,7 @@ from selfbench.evaluate.harnesses import HARNESSES, install_harness
 from selfbench.export import RunInfo, export_run
 from test_eval import project
 from test_eval_harness import RIGHT, STANDIN, SUBMIT, TOOLS, _api_name, _script, bench
+from test_eval_harness_aider import ASK, _edit
 
 __all__ = ["bench"]  # the exported calc task, the fixture this module shares
 
@@ -50,16 +53,30 @@ CONNECT_PROXY = Path(__file__).with_name("connect_proxy.py")
 HOST = "api.standin.test"
 KEY = "sk-test-secret-5f1d2c9a7e"
 ANTHROPIC_KEY = "sk-ant-test-secret-0b8e4d"
+GEMINI_KEY = "gm-test-secret-8a2f61"
 PROXY_PASSWORD = "proxy-secret-3c7a"  # noqa: S105 - the test proxy's, checked to leak nowhere
-AGENTS = (
-    ("mini-swe-agent", "mini-swe-agent", "openai/gpt-4o-mini", SUBMIT),
-    ("codex", "codex", "openai/gpt-5-mini", {"say": "Done."}),
-    ("claude-code", "claude-code", "anthropic/claude-sonnet-4-5", {"say": "Done."}),
-)
 KEY_PROBE = (
-    "grep -rqs -e sk-test -e sk-ant-test /run/selfbench-harness && echo key-in-a-file"
-    ' || echo keys-in-no-file; [ -n "${OPENAI_API_KEY:-}${ANTHROPIC_API_KEY:-}" ]'
-    " && echo key-in-environment"
+    "grep -rqs -e sk-test -e sk-ant-test -e gm-test /run/selfbench-harness && echo key-in-a-file"
+    ' || echo keys-in-no-file; [ -n "${OPENAI_API_KEY:-}${ANTHROPIC_API_KEY:-}'
+    '${GEMINI_API_KEY:-}" ] && echo key-in-environment'
+)
+
+
+def _tools_script(finish: object) -> list[object]:
+    """The right fix by shell commands, the first one also probing where the keys are."""
+    steps = _script(RIGHT, 9, finish)
+    steps[0] = f"{KEY_PROBE}; {steps[0]}"
+    return steps
+
+
+AGENTS = (
+    # name, harness, model, its script (aider edits from the model's text, it runs no commands)
+    ("mini-swe-agent", "mini-swe-agent", "openai/gpt-4o-mini", _tools_script(SUBMIT)),
+    ("aider", "aider", "openai/gpt-4o", [ASK, _edit("def mul(a, b):\n    return a * b")]),
+    ("codex", "codex", "openai/gpt-5-mini", _tools_script({"say": "Done."})),
+    ("claude-code", "claude-code", "anthropic/claude-sonnet-4-5", _tools_script({"say": "Done."})),
+    ("opencode", "opencode", "openai/gpt-4.1", _tools_script({"say": "Done."})),
+    ("gemini-cli", "gemini-cli", "gemini/gemini-2.5-pro", _tools_script({"say": "Done."})),
 )
 
 
@@ -105,10 +122,9 @@ def short_bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def installed() -> None:
-    """The three harnesses in the machine's harness cache, installed before any proxy is
-    set."""
-    for name in TOOLS:
-        install_harness(HARNESSES[name])
+    """The six harnesses in the machine's harness cache, installed before any proxy is set."""
+    for _, harness, *_ in AGENTS:
+        install_harness(HARNESSES[harness])
 
 
 def _serve(argv: list[str]) -> Iterator[int]:
@@ -126,11 +142,9 @@ def _serve(argv: list[str]) -> Iterator[int]:
 
 @pytest.fixture
 def standin(tmp_path: Path, certificates: Path) -> Iterator[tuple[int, Path]]:
-    """The stand-in over HTTPS, each agent's model its right script (probing where the keys
-    are); its port and its counts file."""
-    scripts = {_api_name(model): _script(RIGHT, 9, finish) for _, _, model, finish in AGENTS}
-    for steps in scripts.values():
-        steps[0] = f"{KEY_PROBE}; {steps[0]}"
+    """The stand-in over HTTPS, each agent's model its right script; its port and its counts
+    file."""
+    scripts = {_api_name(model): script for _, _, model, script in AGENTS}
     (tmp_path / "scripts.json").write_text(json.dumps(scripts))
     counts = tmp_path / "counts.json"
     tls = ["--tls", str(certificates / "server.pem"), str(certificates / "server.key")]
@@ -156,7 +170,7 @@ def _eval(
         key: value
         for key, value in os.environ.items()
         if key.lower() not in ("no_proxy", "http_proxy", "all_proxy")
-        and not key.startswith(("OPENAI_", "ANTHROPIC_"))
+        and not key.startswith(("OPENAI_", "ANTHROPIC_", "GEMINI_", "GOOGLE_"))
     }
     environ.update(
         HTTPS_PROXY=proxy_url,
@@ -165,6 +179,8 @@ def _eval(
         OPENAI_API_KEY=KEY,
         ANTHROPIC_BASE_URL=f"https://{HOST}",
         ANTHROPIC_API_KEY=ANTHROPIC_KEY,
+        GOOGLE_GEMINI_BASE_URL=f"https://{HOST}",
+        GEMINI_API_KEY=GEMINI_KEY,
     )
     argv = [sys.executable, "-m", "selfbench", "eval", str(bench), "--results", str(results),
             "--json"]  # fmt: skip
@@ -206,11 +222,14 @@ def test_real_harnesses_reach_their_api_through_the_company_proxy_and_its_ca(
         record, seen = records[name], counts[_api_name(model)]
         assert (record.passed, record.reward) == (True, 1.0), (record, Path(record.log or ""))
         assert record.network == f"allow-list: {HOST}:443 (through proxy 127.0.0.1:{proxy_port})"
+        assert record.tokens == seen["total_tokens"]
+        if harness == "aider":  # it asked for the file and edited it from the model's text
+            assert seen["requests"] == 2, seen
+            continue
         assert TOOLS[harness] in seen["tools"]
         # the keys reach the harness in its environment, in no file of the phase
         assert "keys-in-no-file" in seen["observations"][0], seen["observations"][0]
         assert "key-in-environment" in seen["observations"][0]
-        assert record.tokens == seen["total_tokens"]
     assert {agent["agent"]: agent["passRate"] for agent in summary["agents"]} == {
         name: 1.0 for name, *_ in AGENTS
     }
@@ -222,7 +241,7 @@ def test_real_harnesses_reach_their_api_through_the_company_proxy_and_its_ca(
     subprocess.run([sys.executable, "-m", "selfbench", "report", str(results), "--out",
                     str(report)], check=True, capture_output=True)  # fmt: skip
     assert f"through proxy 127.0.0.1:{proxy_port}" in report.read_text()
-    secrets = (KEY, ANTHROPIC_KEY, PROXY_PASSWORD)
+    secrets = (KEY, ANTHROPIC_KEY, GEMINI_KEY, PROXY_PASSWORD)
     assert _files_holding(results, secrets) == []
     assert _files_holding(tmp_path, secrets) == []
 
