@@ -20,7 +20,7 @@ import pytest
 from rich.console import Console
 
 from selfbench.audit import AuditReport
-from selfbench.cli import _GROUPS, _parser, build_parser, report
+from selfbench.cli import _GROUPS, _parser, build_parser, main, report
 from selfbench.contract import CheckReport
 from selfbench.demo import build_sample_repository, sample_arguments
 from selfbench.errors import Issue
@@ -111,6 +111,25 @@ def test_one_command_s_own_parser_is_the_whole_parser_s() -> None:
         assert alone.format_help() == parser.format_help(), name
         ran, runs = alone.get_default("run"), parser.get_default("run")
         assert ran.__qualname__ == runs.__qualname__, name
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage_of"),
+    [
+        (["eval", "bench.tar.gz", "--out", "r"], None),  # an unknown option: the top level's
+        (["check", "d.json", "--nope"], None),
+        (["no-such-command"], None),
+        (["check"], "check"),  # a missing argument: the command's own
+    ],
+)
+def test_a_usage_error_prints_the_whole_parser_s_usage(
+    argv: list[str], usage_of: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The top level's usage names every command, though a run builds only its own group."""
+    assert main(argv) == 2
+    whole = build_parser()
+    parser = whole if usage_of is None else _commands(whole)[usage_of]
+    assert capsys.readouterr().err.startswith(parser.format_usage())
 
 
 # --- piped, a report is rich's own text without rich ------------------------------------------

@@ -29,8 +29,12 @@ __all__ = ["build_parser", "main"]
 
 
 class _Parser(argparse.ArgumentParser):
+    partial = False
+    """A top level holding only one command's group (`_parser`)."""
+
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
+        # the usage names every command, as the whole parser's does
+        sys.stderr.write((_parser() if self.partial else self).format_usage())
         self.exit(EXIT_INPUT, f"error: {message}\n")
 
 
@@ -128,6 +132,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     needed = () if group is None else _SHARED.get(command or "", (group,))
     for registrar in [name for name in _GROUPS if name in needed] if needed else _GROUPS:
         _registrar(registrar)(commands)
+    parser.partial = bool(needed)
     return parser
 
 
