@@ -269,7 +269,8 @@ def _print_summary(console: Console, summary: RunSummary) -> None:
     console.print("next")
     for command in next_steps(summary.export):
         console.print(f"   {command}")
-    console.print(f"   selfbench eval {summary.export} --agent NAME=COMMAND    # evaluate agents")
+    agents = "--agent codex:openai/gpt-5 --agent claude-code:anthropic/claude-sonnet-4-5"
+    console.print(f"   selfbench eval {summary.export} {agents}    # compare agents")
 
 
 def _plan(args: argparse.Namespace) -> tuple[Path, RunOptions | None, dict[str, Any]]:
