@@ -1,0 +1,112 @@
+"""The package managers' download caches that the setups of one process share.
+
+Each networked preparation stage (`TaskPhases.setup`: `base` and `dependencies`) sees one set of
+download caches, one directory per package manager, bound writable below `DOWNLOADS` and named
+by the manager's own variable: pip (`PIP_CACHE_DIR`), npm (`npm_config_cache`), pnpm
+(`PNPM_HOME`, whose `store` is its store: pnpm reads no variable of its own for the store, and
+npm warns of an unknown `npm_config_store_dir`), yarn 1 (`YARN_CACHE_FOLDER`) and 2+
+(`YARN_GLOBAL_FOLDER`, its global cache), bun (`BUN_INSTALL_CACHE_DIR`). These are the caches
+a manager keeps in root's home, which no later phase reads (root's home is read-only after setup, and the agent and the tests
+run with homes of their own), so the prepared trees are the images' whatever the caches held.
+The tool state that later phases do read (`/opt/uv-cache`, `/opt/go`, `/opt/corepack`, cargo's
+registry) stays each task's own, filled by its setup as in the images.
+
+* Shared by the setups of one process (one `run`, `draft` or `validate`): a later candidate's
+  setup finds what an earlier one downloaded. Not across processes: a setup runs the
+  repository's own code as root, and some managers read their cache back without checking it
+  against a lockfile's hashes (pip's HTTP cache, yarn 1), so a cache one repository's setup
+  wrote is trusted by that run's setups alone.
+* One setup at a time per set (`DownloadCaches.lease`): with `-j 2` two sets fill side by side,
+  so no manager's own locking is relied on (pip's cache is not safe for concurrent writers).
+* Copied from, never linked: a cache is a mount of its own, and the kernel links no file across
+  mounts, so a prepared tree holds no hard link into a cache (pnpm falls back to copying).
+* Never seen by an agent or verifier phase: only the setup stages bind them, and the host
+  directory is a private scratch directory of this process (`_scratch.py`), removed when it
+  ends.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from selfbench._scratch import scratch_directory
+
+__all__ = ["DOWNLOADS", "MANAGERS", "DownloadCaches", "Lease", "download_caches"]
+
+DOWNLOADS = "/run/selfbench-downloads"
+"""Where a setup stage sees its set of download caches, one directory per manager."""
+
+MANAGERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("pip", ("PIP_CACHE_DIR",)),
+    ("npm", ("npm_config_cache",)),
+    ("pnpm", ("PNPM_HOME",)),
+    ("yarn", ("YARN_CACHE_FOLDER",)),
+    ("yarn-berry", ("YARN_GLOBAL_FOLDER",)),
+    ("bun", ("BUN_INSTALL_CACHE_DIR",)),
+)
+"""Each manager's cache directory name and the variables that point it there."""
+
+
+def _environment() -> dict[str, str]:
+    return {
+        variable: f"{DOWNLOADS}/{name}" for name, variables in MANAGERS for variable in variables
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """One set of download caches, held by one setup stage."""
+
+    binds: dict[str, Path]
+    """Container path → host directory, writable."""
+    environment: dict[str, str]
+    """The managers' variables naming those directories."""
+
+
+@dataclass
+class DownloadCaches:
+    """Sets of download caches below `root`, each lent to one setup stage at a time."""
+
+    root: Path
+    _free: list[Path] = field(default_factory=list)
+    _made: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @contextlib.contextmanager
+    def lease(self) -> Iterator[Lease]:
+        """A set no other setup holds (a free one, the one used last first; else a new one)."""
+        with self._lock:
+            if self._free:
+                directory = self._free.pop()
+            else:
+                self._made += 1
+                directory = self.root / str(self._made)
+        binds = {}
+        for name, _ in MANAGERS:
+            (directory / name).mkdir(parents=True, exist_ok=True)
+            binds[f"{DOWNLOADS}/{name}"] = directory / name
+        try:
+            yield Lease(binds, _environment())
+        finally:
+            with self._lock:
+                self._free.append(directory)
+
+
+_PROCESS: list[DownloadCaches] = []
+_PROCESS_LOCK = threading.Lock()
+_STACK = contextlib.ExitStack()
+
+
+def download_caches() -> DownloadCaches:
+    """This process's download caches (made on first use, removed when the process ends)."""
+    with _PROCESS_LOCK:
+        if not _PROCESS:
+            root = _STACK.enter_context(scratch_directory("selfbench-downloads-"))
+            atexit.register(_STACK.close)
+            _PROCESS.append(DownloadCaches(root))
+        return _PROCESS[0]
