@@ -6,8 +6,9 @@ by the manager's own variable: pip (`PIP_CACHE_DIR`), npm (`npm_config_cache`), 
 (`PNPM_HOME`, whose `store` is its store: pnpm reads no variable of its own for the store, and
 npm warns of an unknown `npm_config_store_dir`), yarn 1 (`YARN_CACHE_FOLDER`) and 2+
 (`YARN_GLOBAL_FOLDER`, its global cache), bun (`BUN_INSTALL_CACHE_DIR`). These are the caches
-a manager keeps in root's home, which no later phase reads (root's home is read-only after setup, and the agent and the tests
-run with homes of their own), so the prepared trees are the images' whatever the caches held.
+a manager keeps in root's home, which no later phase reads (root's home is read-only after
+setup, and the agent and the tests run with homes of their own), so the prepared trees are the
+images' whatever the caches held.
 The tool state that later phases do read (`/opt/uv-cache`, `/opt/go`, `/opt/corepack`, cargo's
 registry) stays each task's own, filled by its setup as in the images.
 
