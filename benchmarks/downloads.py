@@ -8,12 +8,14 @@ checkout, and one set of the process's download caches (`validate/downloads.py`)
 1. cold: the caches empty;
 2. warm: the caches the first setup filled (a fresh sandbox, a fresh checkout);
 3. offline: as 2, with the network cut, which succeeds only when the caches hold everything the
-   package manager downloads; in the warm run's sandbox, whose tool state holds what Corepack
-   fetched (the manager itself is each task's own, not a download cache's).
+   setup downloads (Corepack's copy of the package manager included).
 
 Prints the seconds of each and the package manager's own last summary line.
 
     .venv/bin/python benchmarks/downloads.py --repo PATH/TO/defu
+    .venv/bin/python benchmarks/downloads.py --repo PATH/TO/click --toolchains python \
+        --setup "uv sync --frozen --no-default-groups --group tests" \
+        --offline-setup "uv sync --frozen --offline --no-default-groups --group tests"
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import time
 from pathlib import Path
 
 from selfbench.draft._node import _COREPACK
+from selfbench.toolchains import provision_task
 from selfbench.validate.downloads import Lease, download_caches
 from selfbench.validate.host_network import HostNetwork
 from selfbench.validate.sandbox import Mounts, Sandbox, leased_users, require_sandbox
@@ -35,9 +38,9 @@ _PNPM = f"{_COREPACK} pnpm install --frozen-lockfile --reporter=append-only"
 
 
 def _setup(lease: Lease, repo: Path, script: str, *, network: bool, work: Path,
-           sandbox: Sandbox | None = None) -> tuple[float, int, str, Sandbox]:  # fmt: skip
-    """One setup on a fresh checkout, in a fresh sandbox unless `sandbox` (then with the tool
-    state it holds): seconds, exit code, its output, the sandbox."""
+           toolchains: tuple[str, ...]) -> tuple[float, int, str]:  # fmt: skip
+    """One setup on a fresh checkout in a fresh sandbox, then the set's tool state copied into
+    the task's, as `TaskPhases.setup` does: seconds (the copy included), exit code, output."""
     root = Path(tempfile.mkdtemp(prefix="ws-", dir=work))
     app = root / "app-tree"
     subprocess.run(["git", "clone", "-q", "--", str(repo), str(app)], check=True)
@@ -45,7 +48,8 @@ def _setup(lease: Lease, repo: Path, script: str, *, network: bool, work: Path,
     host = HostNetwork.detect()  # the host's CA certificates and proxies, as setup gets them
     variables, ca_binds = host.mounts(host.write_bundle(root))
     with leased_users() as users:
-        sandbox = sandbox or Sandbox(root / "ws", users, require_sandbox())
+        provisioned = provision_task(toolchains, strict=False, logs=root) if toolchains else None
+        sandbox = Sandbox(root / "ws", users, require_sandbox(), toolchains=provisioned)
         start = time.monotonic()
         result = sandbox.run(
             'cd /app && exec /bin/bash -lc "$1"',
@@ -61,7 +65,8 @@ def _setup(lease: Lease, repo: Path, script: str, *, network: bool, work: Path,
                 tool_state="setup",
             ),
         )
-    return time.monotonic() - start, result.exit_code, log.read_text(errors="replace"), sandbox
+        lease.keep(sandbox.tool_state())
+    return time.monotonic() - start, result.exit_code, log.read_text(errors="replace")
 
 
 def _summary(output: str) -> str:
@@ -74,21 +79,19 @@ def main() -> int:
     parser.add_argument("--repo", type=Path, required=True)
     parser.add_argument("--setup", default=_PNPM)
     parser.add_argument("--offline-setup", default=f"{_PNPM} --offline")
+    parser.add_argument("--toolchains", default="", help="comma-separated (default: the host's)")
     args = parser.parse_args()
     work_directory = tempfile.TemporaryDirectory(prefix="selfbench-bench-")
-    with work_directory as work, download_caches().lease() as lease:
-        warm: Sandbox | None = None
+    with work_directory as work, download_caches().lease("bench") as lease:
         for name, network, script in (
             ("cold", True, args.setup),
             ("warm", True, args.setup),
             ("offline", False, args.offline_setup),
         ):
-            # offline: the warm run's tool state (Corepack's copy of the manager itself)
-            seconds, code, output, sandbox = _setup(
+            seconds, code, output = _setup(
                 lease, args.repo, script, network=network, work=Path(work),
-                sandbox=warm if name == "offline" else None,
+                toolchains=tuple(filter(None, args.toolchains.split(","))),
             )  # fmt: skip
-            warm = sandbox
             print(f"{name}: {seconds:.1f} s, exit {code}: {_summary(output)}", flush=True)
             if code != 0:
                 print(output[-3000:], file=sys.stderr)

@@ -31,11 +31,12 @@ from __future__ import annotations
 import atexit
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfbench._scratch import scratch_directory
+from selfbench.validate.sandbox import SHARED_STATE, copy_tree
 
 __all__ = ["DOWNLOADS", "MANAGERS", "DownloadCaches", "Lease", "download_caches"]
 
@@ -64,38 +65,54 @@ class Lease:
     """One set of download caches, held by one setup stage."""
 
     binds: dict[str, Path]
-    """Container path → host directory, writable."""
+    """Container path → host directory, writable: the managers' caches and the set's own tool
+    state, bound over the task's (`SHARED_STATE`)."""
     environment: dict[str, str]
-    """The managers' variables naming those directories."""
+    """The managers' variables naming their caches."""
+    state: dict[str, Path]
+    """The set's tool state: container path → host directory."""
+
+    def keep(self, tool_state: Mapping[str, Path]) -> None:
+        """Copy the set's tool state into the task's (`Sandbox.tool_state()`), after its stage:
+        the task's holds all its setup used, as the image's does, for the later phases.
+
+        Raises:
+            CalledProcessError: the copy failed (a full disk, say).
+        """
+        for target, directory in sorted(self.state.items()):
+            copy_tree(directory, tool_state[target])
 
 
 @dataclass
 class DownloadCaches:
-    """Sets of download caches below `root`, each lent to one setup stage at a time."""
+    """Sets of download caches below `root`, one pool per repository, each set lent to one
+    setup stage at a time."""
 
     root: Path
-    _free: list[Path] = field(default_factory=list)
+    _free: dict[str, list[Path]] = field(default_factory=dict)
     _made: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @contextlib.contextmanager
-    def lease(self) -> Iterator[Lease]:
-        """A set no other setup holds (a free one, the one used last first; else a new one)."""
+    def lease(self, repository: str) -> Iterator[Lease]:
+        """A set of `repository`'s that no other setup holds (a free one, the one used last
+        first; else a new one)."""
         with self._lock:
-            if self._free:
-                directory = self._free.pop()
+            free = self._free.setdefault(repository, [])
+            if free:
+                directory = free.pop()
             else:
                 self._made += 1
                 directory = self.root / str(self._made)
-        binds = {}
-        for name, _ in MANAGERS:
-            (directory / name).mkdir(parents=True, exist_ok=True)
-            binds[f"{DOWNLOADS}/{name}"] = directory / name
+        binds = {f"{DOWNLOADS}/{name}": directory / name for name, _ in MANAGERS}
+        state = {target: directory / "state" / Path(target).name for target in SHARED_STATE}
+        for path in (*binds.values(), *state.values()):
+            path.mkdir(parents=True, exist_ok=True)
         try:
-            yield Lease(binds, _environment())
+            yield Lease({**binds, **state}, _environment(), state)
         finally:
             with self._lock:
-                self._free.append(directory)
+                free.append(directory)
 
 
 _PROCESS: list[DownloadCaches] = []

@@ -331,8 +331,9 @@ class TaskPhases:
             ro_binds = {**ro_binds, **host_binds}
         start = log.stat().st_size if log.is_file() else 0
         with contextlib.ExitStack() as stack:
+            lease = None
             if network:  # the process's download caches, this stage's alone while it runs
-                lease = stack.enter_context(download_caches().lease())
+                lease = stack.enter_context(download_caches().lease(self.definition.repo))
                 binds = {**binds, **lease.binds}
                 environment = {**lease.environment, **environment}
             result = self.sandbox.run(
@@ -350,6 +351,8 @@ class TaskPhases:
                     tool_state="setup",
                 ),
             )
+            if lease is not None and result.exit_code == 0 and not result.timed_out:
+                lease.keep(self.sandbox.tool_state())
         if result.timed_out:
             return f"setup: {label} timed out after {seconds:g} s (log {log})"
         if result.exit_code != 0:
