@@ -21,6 +21,8 @@ Prints the seconds of each and the package manager's own last summary line.
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -70,8 +72,10 @@ def _setup(lease: Lease, repo: Path, script: str, *, network: bool, work: Path,
 
 
 def _summary(output: str) -> str:
-    lines = [line for line in output.splitlines() if "downloaded" in line or "added" in line]
-    return lines[-1].strip() if lines else output.strip().splitlines()[-1:][0] if output else ""
+    """The package manager's own account of what it fetched (pnpm's progress, uv's "Prepared")."""
+    marks = ("downloaded", "Prepared", "Installed", "added")
+    lines = [line.strip() for line in output.splitlines() if any(m in line for m in marks)]
+    return "; ".join(lines[-2:])
 
 
 def main() -> int:
@@ -79,22 +83,31 @@ def main() -> int:
     parser.add_argument("--repo", type=Path, required=True)
     parser.add_argument("--setup", default=_PNPM)
     parser.add_argument("--offline-setup", default=f"{_PNPM} --offline")
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--toolchains", default="", help="comma-separated (default: the host's)")
     args = parser.parse_args()
-    work_directory = tempfile.TemporaryDirectory(prefix="selfbench-bench-")
-    with work_directory as work, download_caches().lease("bench") as lease:
-        for name, network, script in (
-            ("cold", True, args.setup),
-            ("warm", True, args.setup),
-            ("offline", False, args.offline_setup),
-        ):
-            seconds, code, output = _setup(
-                lease, args.repo, script, network=network, work=Path(work),
-                toolchains=tuple(filter(None, args.toolchains.split(","))),
-            )  # fmt: skip
-            print(f"{name}: {seconds:.1f} s, exit {code}: {_summary(output)}", flush=True)
-            if code != 0:
-                print(output[-3000:], file=sys.stderr)
+    times: dict[str, list[float]] = {"cold": [], "warm": [], "offline": []}
+    for round_ in range(args.rounds):  # each round a new set of caches: cold again
+        work_directory = tempfile.TemporaryDirectory(prefix="selfbench-bench-")
+        with work_directory as work, download_caches().lease(f"bench-{round_}") as lease:
+            for name, network, script in (
+                ("cold", True, args.setup),
+                ("warm", True, args.setup),
+                ("offline", False, args.offline_setup),
+            ):
+                seconds, code, output = _setup(
+                    lease, args.repo, script, network=network, work=Path(work),
+                    toolchains=tuple(filter(None, args.toolchains.split(","))),
+                )  # fmt: skip
+                print(f"{name}: {seconds:.1f} s, exit {code}: {_summary(output)}", flush=True)
+                if code != 0:
+                    print(output[-3000:], file=sys.stderr)
+                    return 1
+                times[name].append(seconds)
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    print(" ".join(f"{name} median {value:.1f} s;" for name, value in medians.items()), end=" ")
+    print(f"warm / cold = {medians['warm'] / medians['cold']:.2f}", end="; ")
+    print(f"load average {os.getloadavg()[0]:.1f}")
     return 0
 
 
