@@ -8,9 +8,11 @@ npm warns of an unknown `npm_config_store_dir`), yarn 1 (`YARN_CACHE_FOLDER`) an
 (`YARN_GLOBAL_FOLDER`, its global cache), bun (`BUN_INSTALL_CACHE_DIR`). These are the caches
 a manager keeps in root's home, which no later phase reads (root's home is read-only after
 setup, and the agent and the tests run with homes of their own), so the prepared trees are the
-images' whatever the caches held.
-The tool state that later phases do read (`/opt/uv-cache`, `/opt/go`, `/opt/corepack`, cargo's
-registry) stays each task's own, filled by its setup as in the images.
+images' whatever the caches held. The tool state that later phases do read (`/opt/uv-cache`,
+`/opt/go`, `/opt/corepack`) is the set's during the stage, bound over the task's, and copied
+into the task's after it (`Lease.keep`): the task's then holds all its setup used, as the
+image's does, plus what earlier setups of the same repository left. Cargo's registry, inside
+cargo's home, stays each task's own.
 
 * Shared by the setups of one process (one `run`, `draft` or `validate`): a later candidate's
   setup finds what an earlier one downloaded. Not across processes: a setup runs the
