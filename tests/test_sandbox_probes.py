@@ -35,10 +35,11 @@ from selfbench.artifacts.compiled import locate_task
 from selfbench.errors import RewardError
 from selfbench.validate import validate
 from selfbench.validate.disk import remove_workspace
+from selfbench.validate.downloads import DOWNLOADS, download_caches
 from selfbench.validate.local import LocalOptions, LocalRunner
 from selfbench.validate.report import TaskReport
 from selfbench.validate.uids import Users
-from test_validate import PY_SETUP, PY_TEST_MUL, python_project
+from test_validate import PY_BASE, PY_SETUP, PY_TEST_MUL, python_project
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("bwrap") is None,
@@ -648,3 +649,99 @@ def test_two_tasks_validated_at_once_run_as_uids_of_their_own(tmp_path: Path) ->
         remove_workspace(workspace)
     assert len(seen) == 2
     assert seen[0].isdisjoint(seen[1]), seen
+
+
+# --- the setups' shared download caches (issue 27) ---------------------------------------------
+
+CACHE_SETUP = (
+    f"{PY_SETUP} && ls -A \"$PIP_CACHE_DIR\" | sed 's/^/CACHE HELD /'"
+    ' && echo setup >"$PIP_CACHE_DIR/from-setup-$MARK" && chmod 0777 "$PIP_CACHE_DIR"'
+)
+"""A setup that lists what the pip cache holds, adds its own file and opens the directory to
+every user (as setup opens the tool state): a later phase that saw it could write it."""
+
+CACHE_WRITER = f"""\
+import glob, os
+
+# the code under test, imported by the tests: plants a file in every download cache it finds
+for cache in [os.environ.get("PIP_CACHE_DIR", ""), *glob.glob("{DOWNLOADS}/*")]:
+    try:
+        with open(os.path.join(cache or "/nonexistent", "from-verifier"), "w") as out:
+            out.write("planted")
+    except OSError:
+        pass
+
+
+def add(a, b):
+    return a + b
+"""
+
+CACHE_AGENT = (
+    f'for d in "${{PIP_CACHE_DIR:-/nonexistent}}" {DOWNLOADS} {DOWNLOADS}/*; do'
+    ' echo agent >"$d/from-agent" 2>/dev/null && echo "WROTE $d"; done;'
+    ' echo "SEES PIP_CACHE_DIR=${PIP_CACHE_DIR:-unset}"; ls -A ' + DOWNLOADS + " 2>&1; true"
+)
+"""An agent planting a file in the setups' download caches (a poisoned package for the next
+candidate's setup)."""
+
+
+def _cache_files() -> set[str]:
+    root = download_caches().root
+    return {str(path.relative_to(root)) for path in root.rglob("*") if path.is_file()}
+
+
+def test_the_setups_of_one_process_share_their_download_caches(tmp_path: Path) -> None:
+    """A second candidate's setup finds what the first one's setup left in the package managers'
+    download caches (pip's here): the caches of one process outlive each task's workspace."""
+    marks = ("first", "second")
+    outs = [
+        build(
+            python_project(
+                f"downloads-{mark}",
+                definition={"setupCommand": f"export MARK={mark} && {CACHE_SETUP}"},
+            ),
+            tmp_path / mark,
+        )
+        for mark in marks
+    ]
+    options = LocalOptions(logs=tmp_path / "logs")
+    reports = validate(outs, runner=LocalRunner(options), jobs=1)
+    assert all(report.accepted for report in reports), [r.reason for r in reports]
+    second = (tmp_path / "logs" / "downloads-second" / "prepare.log").read_text(errors="replace")
+    assert "CACHE HELD from-setup-first" in second, second
+    assert {"from-setup-first", "from-setup-second"} <= {Path(f).name for f in _cache_files()}
+
+
+def test_no_agent_or_verifier_phase_can_write_the_setups_download_caches(tmp_path: Path) -> None:
+    """Finding to rule out: the download caches that every setup of a run reads are shared
+    state; an agent, or the code under test in the verifier, that wrote a package there would
+    hand it to the next candidate's setup. Only the setup stages bind them: a later phase sees
+    no cache, its variables unset, and whatever setup opened there stays unwritten."""
+    from selfbench.evaluate.agents import AgentSpec  # noqa: PLC0415
+    from selfbench.evaluate.bench import BenchTask  # noqa: PLC0415
+    from selfbench.evaluate.local_trials import prepared_task  # noqa: PLC0415
+
+    project = python_project(
+        "downloads-probe",
+        base={
+            "calc/__init__.py": CACHE_WRITER,
+            "tests/test_core.py": PY_BASE["tests/test_core.py"],
+        },
+        gold={"calc/__init__.py": CACHE_WRITER + "\n\ndef mul(a, b):\n    return a * b\n"},
+        definition={"setupCommand": f"export MARK=probe && {CACHE_SETUP}"},
+    )
+    task = BenchTask(locate_task(build(project, tmp_path / "build")), digest="probe")
+    with prepared_task(
+        task, setup=LocalOptions(logs=tmp_path / "logs"), workspace=None
+    ) as prepared:
+        assert prepared.setup_error is None, prepared.setup_error
+        oracle = prepared.run(AgentSpec("oracle", "oracle"), "oracle")
+        agent = prepared.run(AgentSpec("planter", "command", CACHE_AGENT), "planter")
+    assert oracle.facts.reward is not None, oracle.log
+    assert oracle.facts.reward.reward == 1, Path(oracle.log).read_text(errors="replace")
+    seen = Path(agent.log).read_text(errors="replace")
+    assert "SEES PIP_CACHE_DIR=unset" in seen, seen
+    assert "WROTE" not in seen, seen
+    names = {Path(f).name for f in _cache_files()}
+    assert "from-setup-probe" in names  # setup wrote them
+    assert not names & {"from-agent", "from-verifier"}, names

@@ -56,6 +56,7 @@ from selfbench.validate.checks import (
     run_outcomes,
     verifier_commands,
 )
+from selfbench.validate.downloads import download_caches
 from selfbench.validate.host_network import (
     HostNetwork,
     describe_failure,
@@ -312,7 +313,8 @@ class TaskPhases:
         ro_binds: dict[str, Path],
         network: bool = True,
     ) -> str | None:
-        """Run one preparation stage (root's home writable); a reason when it failed.
+        """Run one preparation stage (root's home writable; a networked one with a set of the
+        process's download caches, `downloads.py`); a reason when it failed.
 
         Raises:
             SetupNetworkError: a networked stage failed on the machine's network (its log
@@ -328,21 +330,29 @@ class TaskPhases:
             environment = {**variables, **environment}
             ro_binds = {**ro_binds, **host_binds}
         start = log.stat().st_size if log.is_file() else 0
-        result = self.sandbox.run(
-            prepare_script(stage),
-            arguments,
-            log=log,
-            timeout=seconds,
-            mounts=Mounts(
-                binds=binds,
-                ro_binds=ro_binds,
-                network=network,
-                hidden=self.hidden(),
-                root_home_writable=True,
-                environment=environment,
-                tool_state="setup",
-            ),
-        )
+        with contextlib.ExitStack() as stack:
+            lease = None
+            if network:  # the process's download caches, this stage's alone while it runs
+                lease = stack.enter_context(download_caches().lease(self.definition.repo))
+                binds = {**binds, **lease.binds}
+                environment = {**lease.environment, **environment}
+            result = self.sandbox.run(
+                prepare_script(stage),
+                arguments,
+                log=log,
+                timeout=seconds,
+                mounts=Mounts(
+                    binds=binds,
+                    ro_binds=ro_binds,
+                    network=network,
+                    hidden=self.hidden(),
+                    root_home_writable=True,
+                    environment=environment,
+                    tool_state="setup",
+                ),
+            )
+            if lease is not None and result.exit_code == 0 and not result.timed_out:
+                lease.keep(self.sandbox.tool_state())
         if result.timed_out:
             return f"setup: {label} timed out after {seconds:g} s (log {log})"
         if result.exit_code != 0:

@@ -1,0 +1,115 @@
+"""Benchmark: a setup with the process's download caches cold, then warm, on a real project.
+
+Clones `--repo` (a git repository of a Node project with a `pnpm-lock.yaml`, or of any project
+with `--setup`), then runs its setup as a local setup stage runs it: in a fresh sandbox each
+time (as each candidate gets one), root, a network, root's home writable, `--setup` from the
+checkout, and one set of the process's download caches (`validate/downloads.py`):
+
+1. cold: the caches empty;
+2. warm: the caches the first setup filled (a fresh sandbox, a fresh checkout);
+3. offline: as 2, with the network cut, which succeeds only when the caches hold everything the
+   setup downloads (Corepack's copy of the package manager included).
+
+Prints the seconds of each and the package manager's own last summary line.
+
+    .venv/bin/python benchmarks/downloads.py --repo PATH/TO/defu
+    .venv/bin/python benchmarks/downloads.py --repo PATH/TO/click --toolchains python \
+        --setup "uv sync --frozen --no-default-groups --group tests" \
+        --offline-setup "uv sync --frozen --offline --no-default-groups --group tests"
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from selfbench.draft._node import _COREPACK
+from selfbench.toolchains import provision_task
+from selfbench.validate.downloads import Lease, download_caches
+from selfbench.validate.host_network import HostNetwork
+from selfbench.validate.sandbox import Mounts, Sandbox, leased_users, require_sandbox
+
+_PNPM = f"{_COREPACK} pnpm install --frozen-lockfile --reporter=append-only"
+"""What `draft` writes for a project with `pnpm-lock.yaml` (its log made line by line)."""
+
+
+def _setup(lease: Lease, repo: Path, script: str, *, network: bool, work: Path,
+           toolchains: tuple[str, ...]) -> tuple[float, int, str]:  # fmt: skip
+    """One setup on a fresh checkout in a fresh sandbox, then the set's tool state copied into
+    the task's, as `TaskPhases.setup` does: seconds (the copy included), exit code, output."""
+    root = Path(tempfile.mkdtemp(prefix="ws-", dir=work))
+    app = root / "app-tree"
+    subprocess.run(["git", "clone", "-q", "--", str(repo), str(app)], check=True)
+    log = root / "setup.log"
+    host = HostNetwork.detect()  # the host's CA certificates and proxies, as setup gets them
+    variables, ca_binds = host.mounts(host.write_bundle(root))
+    with leased_users() as users:
+        provisioned = provision_task(toolchains, strict=False, logs=root) if toolchains else None
+        sandbox = Sandbox(root / "ws", users, require_sandbox(), toolchains=provisioned)
+        start = time.monotonic()
+        result = sandbox.run(
+            'cd /app && exec /bin/bash -lc "$1"',
+            (script,),
+            log=log,
+            timeout=900.0,
+            mounts=Mounts(
+                binds={"/app": app, **lease.binds},
+                ro_binds=ca_binds,
+                network=network,
+                root_home_writable=True,
+                environment={**lease.environment, **variables},
+                tool_state="setup",
+            ),
+        )
+        lease.keep(sandbox.tool_state())
+    return time.monotonic() - start, result.exit_code, log.read_text(errors="replace")
+
+
+def _summary(output: str) -> str:
+    """The package manager's own account of what it fetched (pnpm's progress, uv's "Prepared")."""
+    marks = ("downloaded", "Prepared", "Installed", "added")
+    lines = [line.strip() for line in output.splitlines() if any(m in line for m in marks)]
+    return "; ".join(lines[-2:])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repo", type=Path, required=True)
+    parser.add_argument("--setup", default=_PNPM)
+    parser.add_argument("--offline-setup", default=f"{_PNPM} --offline")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--toolchains", default="", help="comma-separated (default: the host's)")
+    args = parser.parse_args()
+    times: dict[str, list[float]] = {"cold": [], "warm": [], "offline": []}
+    for round_ in range(args.rounds):  # each round a new set of caches: cold again
+        work_directory = tempfile.TemporaryDirectory(prefix="selfbench-bench-")
+        with work_directory as work, download_caches().lease(f"bench-{round_}") as lease:
+            for name, network, script in (
+                ("cold", True, args.setup),
+                ("warm", True, args.setup),
+                ("offline", False, args.offline_setup),
+            ):
+                seconds, code, output = _setup(
+                    lease, args.repo, script, network=network, work=Path(work),
+                    toolchains=tuple(filter(None, args.toolchains.split(","))),
+                )  # fmt: skip
+                print(f"{name}: {seconds:.1f} s, exit {code}: {_summary(output)}", flush=True)
+                if code != 0:
+                    print(output[-3000:], file=sys.stderr)
+                    return 1
+                times[name].append(seconds)
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    print(" ".join(f"{name} median {value:.1f} s;" for name, value in medians.items()), end=" ")
+    print(f"warm / cold = {medians['warm'] / medians['cold']:.2f}", end="; ")
+    print(f"load average {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
