@@ -9,7 +9,9 @@ line of `candidates.jsonl`), `out_dir` the tasks directory. The result is a `Dra
 
 1. split the change (`split.split_change`): test patch, gold patch;
 2. the environment (`infer.infer_environment`, overridden by `selfbench.toml` or `--config`);
-3. run, read, decide (`run.observe`, `run.decide`): selectors from observed outcomes; when
+3. run, read, decide (`run.observe`, `run.decide`): selectors from observed outcomes, the
+   gold reruns and the coverage run skipped once the runs so far settle a rejection
+   (`run.rejected_early`); when
    the candidate is rejected and a changed test file was collected neither at the base nor with
    the gold patch under the inferred Python, again under the next older one of the image's the
    local sandbox has (`Environment.pythons`), and a rejection names each interpreter and its
@@ -66,6 +68,7 @@ from selfbench.draft.run import (
     collection_error,
     decide,
     observe,
+    rejected_early,
 )
 from selfbench.draft.split import SplitChange, is_runnable_test, split_change
 from selfbench.errors import DraftError, SandboxError, SelfbenchError, translating
@@ -267,6 +270,16 @@ def _observe(repo: Path, prepared: _Prepared, options: DraftOptions, logs: Path)
     reruns = options.reruns or prepared.config.reruns or DEFAULT_RERUNS
     reruns = min(reruns, (options.local.ceilings or Ceilings.for_host()).reruns)
     local = LocalOptions(**{**_local_fields(options.local), "reruns": reruns})
+    environment = prepared.environment
+
+    def settled(observation: Observation) -> bool:
+        return rejected_early(
+            observation,
+            selector_of=lambda name: selector_of(environment.runner, name),
+            by_file=environment.runner in FILE_SELECTOR_RUNNERS,
+            neighbours=prepared.plan.neighbours,
+        )
+
     try:
         return observe(
             repo,
@@ -275,6 +288,7 @@ def _observe(repo: Path, prepared: _Prepared, options: DraftOptions, logs: Path)
             gold_patch=prepared.split.gold_patch,
             logs=logs,
             options=local,
+            settled=settled,
         )
     except SandboxError:
         raise
