@@ -642,3 +642,25 @@ def test_too_few_pass_to_pass_tests_never_settle_early() -> None:
     observation = _observation(_sample("base", base), _sample("gold-1", gold))
     assert _pytest_decide(observation, "medium").reason is not None
     assert not _early(observation)  # the coverage run may find a guard among the neighbours
+
+
+def test_a_change_the_audit_blocks_is_rejected_before_anything_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, candidate = _unitkit_candidate(tmp_path)
+    hard = candidate.model_copy(update={"difficulty": "hard"})  # mined easy: too small for hard
+    runs: list[Plan] = []
+
+    def observed(repo: Path, plan: Plan, **_: object) -> Observation:
+        runs.append(plan)
+        raise AssertionError("the tests ran for a change the audit blocks")
+
+    monkeypatch.setattr("selfbench.draft.api.observe", observed)
+    options = DraftOptions(logs=tmp_path / "logs", pythons=IMAGE)
+    result = draft_candidate(repo, hard, tmp_path / "out", options)
+
+    assert runs == []
+    assert result.reason == (
+        "audit: hard mode requires at least 3 implementation files; found 1; hard mode requires "
+        "at least 100 changed implementation lines; found 35"
+    )
