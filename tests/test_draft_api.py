@@ -89,6 +89,14 @@ def test_every_tier_is_drafted_and_the_others_rejected_with_a_reason(
     assert reasons["pr-5"].startswith(
         "no fail-to-pass test: every changed test file already passes at the base (log "
     )
+    log = Path(reasons["pr-5"].rsplit("(log ", 1)[1].rstrip(")"))
+    assert log.name == "agent-1.log"  # the first gold run's, as when every run was made
+    # the base and that gold run only: the second gold run and the coverage run were skipped
+    assert sorted(path.name for path in log.parent.iterdir()) == [
+        "agent-0.log",
+        "agent-1.log",
+        "prepare.log",
+    ]
     assert reasons["pr-6"] == "pr-6: the change has no test files to hold out"
     assert sorted(path.name for path in out.iterdir()) == DRAFTED  # nothing half-written
 

@@ -33,6 +33,7 @@ from selfbench.draft.run import (
     decide,
     observe,
     provisional_command,
+    rejected_early,
 )
 from selfbench.mine import mine_repository, write_candidates
 from selfbench.mine.candidate import CandidateModel, find_candidate
@@ -88,10 +89,23 @@ def _node_observe(
     *,
     test_command: str = "node --test {tests}",
     setup: str = "node --version",
+    early: bool = False,
 ) -> Observation:
+    """`observe` on a node change; `early` stops the runs once they settle a rejection."""
     repo, sha, test_patch, gold_patch = _commit_change(tmp_path, NODE_BASE, gold, tests)
     plan = Plan(sha, ".", setup, test_command, ("node",), tuple(sorted(tests)), TIMEOUTS, RESOURCES)
-    return observe(repo, plan, test_patch=test_patch, gold_patch=gold_patch, logs=tmp_path / "logs")
+    return observe(
+        repo,
+        plan,
+        test_patch=test_patch,
+        gold_patch=gold_patch,
+        logs=tmp_path / "logs",
+        settled=_node_settled if early else None,
+    )
+
+
+def _node_settled(observation: Observation) -> bool:
+    return rejected_early(observation, selector_of=lambda name: name, by_file=True)
 
 
 def _decide(observation: Observation, difficulty: str = "easy") -> Decision:
@@ -204,6 +218,48 @@ def test_no_fail_to_pass_when_the_tests_already_pass(tmp_path: Path) -> None:
     assert reason.startswith(
         "no fail-to-pass test: every changed test file already passes at the base (log "
     )
+
+
+SETUP_MARK = "echo setup-ran-$((40 + 2))"
+"""A setup whose output (`setup-ran-42`) is not its command's text: it counts the setups."""
+
+
+def _verifier_logs(tmp_path: Path) -> list[str]:
+    return sorted(path.name for path in (tmp_path / "logs" / "draft-provisional").iterdir())
+
+
+@SANDBOX
+def test_tests_already_passing_at_the_base_skip_every_gold_run(tmp_path: Path) -> None:
+    tests = {"test/core.test.js": NODE_BASE["test/core.test.js"] + "// reviewed\n"}
+    gold = {"src/index.js": NODE_BASE["src/index.js"] + REVERSE}
+    observation = _node_observe(tmp_path, gold, tests, setup=SETUP_MARK, early=True)
+
+    assert observation.base
+    assert observation.gold == ()
+    assert _verifier_logs(tmp_path) == ["agent-0.log", "prepare.log"]  # one run: the base
+    base_log = observation.base[0].log
+    assert _decide(observation).reason == (
+        f"no fail-to-pass test: every changed test file already passes at the base (log {base_log})"
+    )
+    assert Path(base_log).is_file()
+
+
+@SANDBOX
+def test_an_accepted_candidate_runs_the_base_and_each_gold_run_once_after_one_setup(
+    tmp_path: Path,
+) -> None:
+    tests = {"test/reverse.test.js": REVERSE_TEST}
+    gold = {"src/index.js": NODE_BASE["src/index.js"] + REVERSE}
+    observation = _node_observe(tmp_path, gold, tests, setup=SETUP_MARK, early=True)
+
+    assert _decide(observation).fail_to_pass == ("test/reverse.test.js",)
+    runs = {sample.name.split()[0] for sample in observation.gold}
+    assert runs == {"gold-1", "gold-2", "gold-3"}
+    names = _verifier_logs(tmp_path)
+    assert names == ["agent-0.log", "agent-1.log", "agent-2.log", "agent-3.log", "prepare.log"]
+    logs = tmp_path / "logs" / "draft-provisional"
+    setups = sum((logs / name).read_text(encoding="utf-8").count("setup-ran-42") for name in names)
+    assert setups == 1
 
 
 # --- the decision, from hand-built samples -------------------------------------------------------
@@ -522,3 +578,89 @@ def test_an_ordinary_fail_to_pass_file_does_not_retry(
     assert setups == ["python3"]
     assert result.drafted, result.reason
     assert "pythonRetries" not in result.evidence
+
+
+# --- what settles a rejection early (pure) -------------------------------------------------------
+
+PASS_A = _pytest_run(A, [f"PASSED {A}::test_old", "== 1 passed in 0.1s =="], 0)
+NEW_AT_GOLD = _pytest_run(
+    A, [f"PASSED {A}::test_old", f"PASSED {A}::test_new", "== 2 passed in 0.1s =="], 0
+)
+
+
+def _early(observation: Observation, *, by_file: bool = False) -> bool:
+    return rejected_early(observation, selector_of=lambda name: name, by_file=by_file)
+
+
+def test_per_test_runners_need_one_gold_run_even_when_every_test_passes_at_the_base() -> None:
+    at_base = Observation((_sample("base", PASS_A),), (), Path("/logs"), 1.0)
+    assert not _early(at_base)
+    # a test only the gold patch names (missing at the base) is fail-to-pass
+    new = _observation(_sample("base", PASS_A), _sample("gold-1", NEW_AT_GOLD))
+    assert not _early(new)
+    assert _pytest_decide(new).fail_to_pass == (f"{A}::test_new",)
+
+
+def test_the_first_gold_run_settles_no_fail_to_pass_with_the_full_runs_reason() -> None:
+    first = _observation(_sample("base", PASS_A), _sample("gold-1", PASS_A))
+    every = _observation(
+        _sample("base", PASS_A), *(_sample(f"gold-{n}", PASS_A) for n in (1, 2, 3))
+    )
+    assert _early(first)
+    reason = _pytest_decide(first).reason
+    assert reason == _pytest_decide(every).reason
+    assert reason == (
+        "no fail-to-pass test: every changed test file already passes at the base "
+        "(log /logs/gold-1.log)"
+    )
+
+
+def test_file_selectors_passing_at_the_base_settle_before_any_gold_run() -> None:
+    failing = _pytest_run(A, [f"FAILED {A}::test_old - x", "== 1 failed in 0.1s =="], 1)
+    at_base = Observation((_sample("base", PASS_A),), (), Path("/logs"), 1.0)
+    assert _early(at_base, by_file=True)
+    assert decide(
+        at_base, difficulty="easy", selector_of=lambda name: name, by_file=True
+    ).reason == (
+        "no fail-to-pass test: every changed test file already passes at the base "
+        "(log /logs/base.log)"
+    )
+    assert not _early(
+        Observation((_sample("base", failing),), (), Path("/logs"), 1.0), by_file=True
+    )
+
+
+def test_a_collection_error_at_the_base_settles_nothing_before_a_gold_run() -> None:
+    broken = Observation((_sample("base", _broken(A)),), (), Path("/logs"), 1.0)
+    assert not _early(broken)  # the gold may fix it, or drafting tries another Python
+    assert not _early(broken, by_file=True)
+
+
+def test_too_few_pass_to_pass_tests_never_settle_early() -> None:
+    base = _pytest_run(A, [f"FAILED {A}::test_new - x", "== 1 failed in 0.1s =="], 1)
+    gold = _pytest_run(A, [f"PASSED {A}::test_new", "== 1 passed in 0.1s =="], 0)
+    observation = _observation(_sample("base", base), _sample("gold-1", gold))
+    assert _pytest_decide(observation, "medium").reason is not None
+    assert not _early(observation)  # the coverage run may find a guard among the neighbours
+
+
+def test_a_change_the_audit_blocks_is_rejected_before_anything_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, candidate = _unitkit_candidate(tmp_path)
+    hard = candidate.model_copy(update={"difficulty": "hard"})  # mined easy: too small for hard
+    runs: list[Plan] = []
+
+    def observed(repo: Path, plan: Plan, **_: object) -> Observation:
+        runs.append(plan)
+        raise AssertionError("the tests ran for a change the audit blocks")
+
+    monkeypatch.setattr("selfbench.draft.api.observe", observed)
+    options = DraftOptions(logs=tmp_path / "logs", pythons=IMAGE)
+    result = draft_candidate(repo, hard, tmp_path / "out", options)
+
+    assert runs == []
+    assert result.reason == (
+        "audit: hard mode requires at least 3 implementation files; found 1; hard mode requires "
+        "at least 100 changed implementation lines; found 35"
+    )

@@ -8,6 +8,7 @@ loading and of submit's preflight, not of the audit.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from posixpath import basename
 from typing import Any
@@ -22,7 +23,7 @@ from selfbench._runner_files import (
 )
 from selfbench._shell import Word, split_words
 from selfbench.bundle.held_out import held_out_paths
-from selfbench.contract import TaskDefinition
+from selfbench.contract import Difficulty, TaskDefinition
 from selfbench.patches import Patch, changes_no_files, display_path
 from selfbench.rules import PLACEHOLDER, THRESHOLDS, sha_regex
 from selfbench.runners import detect_name, runner_named
@@ -32,6 +33,7 @@ __all__ = [
     "UNPROTECTED_UNIT_TEST",
     "AuditReport",
     "audit",
+    "change_blockers",
 ]
 
 
@@ -97,21 +99,67 @@ def audit(
     """Judge a task before anything runs: sizes, overlap and the test command."""
     threshold = THRESHOLDS[definition.level]
     level = definition.difficulty
-    blockers: list[str] = []
     gold_paths = gold.paths  # a property that walks every file: read once
+    needs_runner = any(basename(path) in RESTORED_MANIFESTS for path in gold_paths) or any(
+        _unit_test_module(selector) is not None for selector in definition.selectors
+    )
+    runner = _runner(definition) if needs_runner else None
+    blockers = _change_blockers(
+        definition.level, definition.toolchains, gold, gold_paths, tests, runner
+    )
+    if len(definition.passToPass) < threshold.pass_to_pass:
+        blockers.append(
+            f"{level} mode requires at least {threshold.pass_to_pass} pass-to-pass regression tests"
+        )
+    blockers.extend(command_blockers(definition.testCommand, definition.selectors))
+    return AuditReport(
+        blockers=tuple(blockers),
+        implementation_files=len(gold.files),
+        implementation_changed_lines=gold.changed_lines,
+        test_files=len(tests.files),
+        warnings=loading_warnings
+        + prompt_warnings(definition, gold, tests)
+        + unprotected_unit_tests(definition, tests, runner)
+        + runner_project_warnings(gold),
+    )
+
+
+def change_blockers(
+    difficulty: Difficulty,
+    test_command: str,
+    toolchains: Sequence[str],
+    gold: Patch,
+    tests: Patch,
+) -> tuple[str, ...]:
+    """The audit's blockers the change alone decides, before any test has run: the patches
+    overlap, the gold patch changes runner configuration, the tier's size gates, no held-out
+    test file; in `audit`'s order. The others (the pass-to-pass count, the test command's use of
+    `{tests}`) need the task's selectors."""
+    gold_paths = gold.paths
+    needs_runner = any(basename(path) in RESTORED_MANIFESTS for path in gold_paths)
+    runner = detect_name(test_command) if needs_runner else None
+    return tuple(_change_blockers(difficulty, toolchains, gold, gold_paths, tests, runner))
+
+
+def _change_blockers(
+    level: Difficulty,
+    toolchains: Sequence[str],
+    gold: Patch,
+    gold_paths: Sequence[str],
+    tests: Patch,
+    runner: str | None,
+) -> list[str]:
+    threshold = THRESHOLDS[level]
+    blockers: list[str] = []
     test_paths = set(tests.paths)
     overlap = [path for path in gold_paths if path in test_paths]
     if overlap:
         listed = ", ".join(display_path(path) for path in overlap)
         blockers.append(f"gold and held-out test patches overlap: {listed}")
-    needs_runner = any(basename(path) in RESTORED_MANIFESTS for path in gold_paths) or any(
-        _unit_test_module(selector) is not None for selector in definition.selectors
-    )
-    runner = _runner(definition) if needs_runner else None
     tracked = tracked_prefixes(
         change.old_path for change in (*gold.files, *tests.files) if change.old_path is not None
     )
-    cache = is_build_cache_project(definition.toolchains)
+    cache = is_build_cache_project(toolchains)
     runner_control = [
         path for path in gold_paths if is_runner_control(path, tracked, build_cache=cache)
     ]
@@ -136,21 +184,7 @@ def audit(
         )
     if not tests.paths:
         blockers.append(NO_TEST_FILES)
-    if len(definition.passToPass) < threshold.pass_to_pass:
-        blockers.append(
-            f"{level} mode requires at least {threshold.pass_to_pass} pass-to-pass regression tests"
-        )
-    blockers.extend(command_blockers(definition.testCommand, definition.selectors))
-    return AuditReport(
-        blockers=tuple(blockers),
-        implementation_files=len(gold.files),
-        implementation_changed_lines=gold.changed_lines,
-        test_files=len(tests.files),
-        warnings=loading_warnings
-        + prompt_warnings(definition, gold, tests)
-        + unprotected_unit_tests(definition, tests, runner)
-        + runner_project_warnings(gold),
-    )
+    return blockers
 
 
 def runner_project_warnings(gold: Patch) -> tuple[str, ...]:

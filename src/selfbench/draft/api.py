@@ -8,8 +8,12 @@ line of `candidates.jsonl`), `out_dir` the tasks directory. The result is a `Dra
 `rejected` with a one-line `reason`; either way `logs` names the kept logs. Steps:
 
 1. split the change (`split.split_change`): test patch, gold patch;
-2. the environment (`infer.infer_environment`, overridden by `selfbench.toml` or `--config`);
-3. run, read, decide (`run.observe`, `run.decide`): selectors from observed outcomes; when
+2. the environment (`infer.infer_environment`, overridden by `selfbench.toml` or `--config`),
+   and, before anything runs, the static audit's blockers the change alone decides
+   (`audit.change_blockers`: runner configuration in the gold patch, the tier's size gates);
+3. run, read, decide (`run.observe`, `run.decide`): selectors from observed outcomes, the
+   gold reruns and the coverage run skipped once the runs so far settle a rejection
+   (`run.rejected_early`); when
    the candidate is rejected and a changed test file was collected neither at the base nor with
    the gold patch under the inferred Python, again under the next older one of the image's the
    local sandbox has (`Environment.pythons`), and a rejection names each interpreter and its
@@ -46,6 +50,7 @@ from selfbench._scratch import drop_kept, kept_directory
 from selfbench.artifacts.draft_record import BASIS_KEY, DRAFT_FILE, render_draft_record
 from selfbench.artifacts.quality_record import QUALITY_FILE, QualityRecord, render_quality
 from selfbench.artifacts.task_dir import render_task_files
+from selfbench.audit import change_blockers
 from selfbench.contract import AUTHORING_DEFAULTS, Difficulty, parse_definition
 from selfbench.draft._python import python_command
 from selfbench.draft.config import DraftConfig, merge_configs, repo_config
@@ -66,10 +71,12 @@ from selfbench.draft.run import (
     collection_error,
     decide,
     observe,
+    rejected_early,
 )
 from selfbench.draft.split import SplitChange, is_runnable_test, split_change
 from selfbench.errors import DraftError, SandboxError, SelfbenchError, translating
 from selfbench.mine.candidate import CandidateModel
+from selfbench.patches import parse_patch
 from selfbench.progress import Reporter, silent
 from selfbench.rules import THRESHOLDS
 from selfbench.runners import runner_named
@@ -267,6 +274,16 @@ def _observe(repo: Path, prepared: _Prepared, options: DraftOptions, logs: Path)
     reruns = options.reruns or prepared.config.reruns or DEFAULT_RERUNS
     reruns = min(reruns, (options.local.ceilings or Ceilings.for_host()).reruns)
     local = LocalOptions(**{**_local_fields(options.local), "reruns": reruns})
+    environment = prepared.environment
+
+    def settled(observation: Observation) -> bool:
+        return rejected_early(
+            observation,
+            selector_of=lambda name: selector_of(environment.runner, name),
+            by_file=environment.runner in FILE_SELECTOR_RUNNERS,
+            neighbours=prepared.plan.neighbours,
+        )
+
     try:
         return observe(
             repo,
@@ -275,6 +292,7 @@ def _observe(repo: Path, prepared: _Prepared, options: DraftOptions, logs: Path)
             gold_patch=prepared.split.gold_patch,
             logs=logs,
             options=local,
+            settled=settled,
         )
     except SandboxError:
         raise
@@ -294,6 +312,16 @@ def _draft(
     if target.exists() and not options.replace:
         raise _Rejected(f"{target} already exists (--replace overwrites it)")
     prepared = _prepare(repo, candidate, options)
+    plan, split = prepared.plan, prepared.split
+    static = change_blockers(
+        candidate.difficulty,
+        plan.test_command,
+        plan.toolchains,
+        parse_patch(split.gold_patch, lenient=True),
+        parse_patch(split.test_patch, lenient=True),
+    )
+    if static:  # before any sandbox work: what the runs observe cannot change these
+        raise _Rejected(_audit_reason(static))
     prepared, observation, decision, retries = _observe_pythons(
         repo, candidate, prepared, options, logs
     )
@@ -312,14 +340,14 @@ def _draft(
         definition["agentDependencies"] = True
     verdict = judge_task(definition, split.test_patch, split.gold_patch)
     if verdict.blockers:
-        raise _Rejected("audit: " + "; ".join(verdict.blockers), evidence)
+        raise _Rejected(_audit_reason(verdict.blockers), evidence)
     quality = None
     if options.quality:
         quality = _assess_draft(repo, definition, split, options, evidence)
         definition, split = _without_moved(definition, split, quality, evidence)
         verdict = judge_task(definition, split.test_patch, split.gold_patch)
         if verdict.blockers:
-            raise _Rejected("audit: " + "; ".join(verdict.blockers), evidence)
+            raise _Rejected(_audit_reason(verdict.blockers), evidence)
     evidence["timings"]["totalSeconds"] = round(time.monotonic() - started, 1)
     evidence["auditWarnings"] = list(verdict.warnings)
     try:
@@ -327,6 +355,11 @@ def _draft(
     except DraftError as exc:
         raise _Rejected(str(exc), evidence) from None
     return evidence
+
+
+def _audit_reason(blockers: Sequence[str]) -> str:
+    """A rejection by the static audit: its blockers, joined."""
+    return "audit: " + "; ".join(blockers)
 
 
 _QUALITY_JOBS = 2

@@ -12,6 +12,16 @@ for pass-to-pass tests only. When the runner has a coverage measure (`Plan.cover
 run at the base runs every file once under it (`draft.coverage`): which tests execute the lines
 around the gold's changed lines.
 
+Cheapest first: after each run `observe` asks `settled` (given by the caller) whether the runs
+so far already reject the candidate whatever the runs left would show; if so, those are not run
+(the setup is never repeated: `score_patches` stops between runs on the same prepared tree).
+`rejected_early` is that question for `decide`'s rules: the run at the base alone settles a
+rejection when it cannot be read, is flaky, or, for runners that select by file, every changed
+test file passes (a file selector is fail-to-pass only when it fails at the base); otherwise
+the first gold run settles any rejection but too few pass-to-pass tests (which the coverage run
+may change). A test named only with the gold patch is fail-to-pass (missing at the base), so
+for per-test runners even a base where every test passes needs one gold run to settle.
+
 `decide` is pure: per-test outcomes in, fail-to-pass and pass-to-pass selectors (or the reason
 there are none) out.
 
@@ -74,6 +84,7 @@ __all__ = [
     "observe",
     "provisional_command",
     "read_samples",
+    "rejected_early",
 ]
 
 DEFAULT_P2P_CAP: Final = 20
@@ -253,10 +264,13 @@ def observe(
     gold_patch: bytes,
     logs: Path,
     options: LocalOptions | None = None,
+    settled: Callable[[Observation], bool] | None = None,
 ) -> Observation:
     """Run the affected files at the base and `options.reruns` times with the gold patch.
 
-    Logs go under `logs` (kept: a rejection points at them).
+    Logs go under `logs` (kept: a rejection points at them). After each run but the last,
+    `settled` (when given) is asked with what the runs so far show; when it says True, the runs
+    left (gold reruns, the coverage run) are skipped and the observation holds the runs made.
 
     Raises:
         SandboxError: this machine cannot create the isolated workspace.
@@ -285,13 +299,28 @@ def observe(
                 test_patch=test_patch,
                 gold_patch=gold_patch,
             )
-        reports = score_patches(located, patches, options=options, variants=variants)
-        seen = _coverage_seen(repo, plan, measure, reports[-1] if variants else None)
+        stop = None if settled is None else _asking(plan, settled, logs / _PROVISIONAL_ID)
+        reports = score_patches(located, patches, options=options, variants=variants, stop=stop)
+        seen = None  # stopped before the coverage run: a rejection, whatever it would see
+        if len(reports) == len(patches):
+            seen = _coverage_seen(repo, plan, measure, reports[-1] if variants else None)
     seconds = time.monotonic() - started
     observation = read_samples(
         plan, reports[: reruns + 1], logs=logs / _PROVISIONAL_ID, seconds=seconds
     )
     return replace(observation, coverage=seen)
+
+
+def _asking(
+    plan: Plan, settled: Callable[[Observation], bool], logs: Path
+) -> Callable[[Sequence[RunReport]], bool]:
+    """`score_patches`' `stop`: the runs so far (the base, then gold runs) read as samples and
+    put to `settled`."""
+
+    def stop(reports: Sequence[RunReport]) -> bool:
+        return settled(read_samples(plan, reports, logs=logs))
+
+    return stop
 
 
 def _coverage_seen(
@@ -441,25 +470,10 @@ def decide(
     Tests in `neighbours` (unchanged files) can only be pass-to-pass, and only when the
     coverage run saw them execute the change (`coverage.choose_pass_to_pass`).
     """
-    if observation.reason is not None:
-        return Decision(reason=observation.reason)
-    if not observation.base or not observation.gold:
-        return Decision(reason="the tests did not run")
-    base = observation.base[0]
-    problem = (
-        _unreadable(base, observation.gold)
-        or _flaky(observation.base, "at the base")
-        or _flaky(observation.gold, "with the gold patch")
-        or _regression(base, observation.gold)
-    )
-    if problem is not None:
-        return Decision(reason=problem)
-    if by_file:
-        fail, passing, names = _by_file(base, observation.gold, neighbours)
-    else:
-        fail, passing, names = _by_test(base, observation.gold, selector_of, neighbours)
-    if not fail:
-        return Decision(reason=_no_fail_to_pass(base, observation.gold, neighbours))
+    found = _selectors(observation, selector_of=selector_of, by_file=by_file, neighbours=neighbours)
+    if isinstance(found, str):
+        return Decision(reason=found)
+    fail, passing, names = found
     minimum = THRESHOLDS[difficulty].pass_to_pass
     chosen, basis = choose_pass_to_pass(
         passing, neighbours=neighbours, coverage=observation.coverage, cap=max(cap, minimum)
@@ -473,6 +487,84 @@ def decide(
             basis=basis,
         )
     return Decision(tuple(dict.fromkeys(fail)), chosen, None, tuple(names), basis)
+
+
+def rejected_early(
+    observation: Observation,
+    *,
+    selector_of: Callable[[str], str],
+    by_file: bool,
+    neighbours: frozenset[str] = frozenset(),
+) -> bool:
+    """Whether the runs so far (the base, and the gold runs made) already reject the candidate
+    whatever any further gold run would show, so `observe` need not make them (see the module
+    docstring). `decide` on the observation gives the reason. A changed file that is not
+    collected at the base settles nothing before a gold run: whether it is collected with the
+    gold patch decides whether drafting tries another Python (`collection_error`).
+    """
+    if observation.reason is not None:
+        return True
+    if not observation.base:
+        return False
+    if not observation.gold:
+        if any(run.error is not None for run in observation.base[0].files):
+            return False
+        return _base_reason(observation.base, by_file, neighbours) is not None
+    try:
+        found = _selectors(
+            observation, selector_of=selector_of, by_file=by_file, neighbours=neighbours
+        )
+    except DraftError:  # a name that says no selector: more gold runs may reject it first
+        return False
+    return isinstance(found, str)
+
+
+def _selectors(
+    observation: Observation,
+    *,
+    selector_of: Callable[[str], str],
+    by_file: bool,
+    neighbours: frozenset[str],
+) -> tuple[list[str], list[tuple[str, str, str]], list[str]] | str:
+    """Fail-to-pass selectors, pass-to-pass candidates and the fail-to-pass tests' names, or
+    the reason there are none (every rule of `decide` but the pass-to-pass minimum)."""
+    if observation.reason is not None:
+        return observation.reason
+    if not observation.base:
+        return "the tests did not run"
+    if not observation.gold:  # stopped after the base (`rejected_early`)
+        return _base_reason(observation.base, by_file, neighbours) or "the tests did not run"
+    base = observation.base[0]
+    problem = (
+        _unreadable(base, observation.gold)
+        or _flaky(observation.base, "at the base")
+        or _flaky(observation.gold, "with the gold patch")
+        or _regression(base, observation.gold)
+    )
+    if problem is not None:
+        return problem
+    if by_file:
+        fail, passing, names = _by_file(base, observation.gold, neighbours)
+    else:
+        fail, passing, names = _by_test(base, observation.gold, selector_of, neighbours)
+    if not fail:
+        return _no_fail_to_pass(base, observation.gold, neighbours)
+    return fail, passing, names
+
+
+def _base_reason(
+    samples: Sequence[RunSample], by_file: bool, neighbours: frozenset[str]
+) -> str | None:
+    """The rejection the runs at the base settle alone: output no runner reads, a flaky test,
+    or (file selectors) every changed test file passing, so none can be fail-to-pass."""
+    base = samples[0]
+    problem = _unreadable(base, ()) or _flaky(samples, "at the base")
+    if problem is not None:
+        return problem
+    changed = [run for run in base.files if run.file not in neighbours]
+    if by_file and all(run.exit_code == 0 for run in changed):
+        return _no_fail_to_pass(base, (), neighbours)
+    return None
 
 
 def _unreadable(base: RunSample, gold: Sequence[RunSample]) -> str | None:
@@ -581,12 +673,14 @@ def _by_file(
 
 
 def _no_fail_to_pass(base: RunSample, gold: Sequence[RunSample], neighbours: frozenset[str]) -> str:
+    """The reason there is no fail-to-pass test; its log is the first gold run's, or the base's
+    when no gold run was made (every changed file passes at the base: `_base_reason`)."""
     at_base = [run for run in base.files if run.file not in neighbours]
-    with_gold = [run for run in gold[0].files if run.file not in neighbours]
+    with_gold = [run for run in gold[0].files if run.file not in neighbours] if gold else []
     if all(run.exit_code == 0 for run in at_base):
         why = "every changed test file already passes at the base"
     elif not any(run.exit_code == 0 for run in with_gold):
         why = "no changed test file passes with the gold patch"
     else:
         why = "none fails at the base and passes with the gold patch"
-    return f"no fail-to-pass test: {why} (log {gold[0].log})"
+    return f"no fail-to-pass test: {why} (log {(gold[0] if gold else base).log})"

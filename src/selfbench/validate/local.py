@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -254,9 +254,14 @@ def score_patches(
     *,
     options: LocalOptions,
     variants: Mapping[int, VerifierVariant] | None = None,
+    stop: Callable[[Sequence[RunReport]], bool] | None = None,
 ) -> list[RunReport]:
     """`score_patch` for several patches, each on a fresh copy of one prepared task; the run of
     `patches[i]` is `variants[i]`'s when given (its own test.sh and mounts).
+
+    `stop`, when given, is asked after each run but the last with the reports so far; when it
+    says True the patches left are not run and the reports so far are returned (the setup is
+    never repeated: one prepared task serves every run).
 
     Raises:
         SandboxError: this machine cannot create the isolated workspace.
@@ -293,6 +298,8 @@ def score_patches(
                     ro_binds=variant.ro_binds,
                 )
                 reports.append(task.run_report(run))
+                if not last and stop is not None and stop(tuple(reports)):
+                    break
             return reports
         finally:
             remove_workspace(root, keep=options.keep)
