@@ -340,6 +340,10 @@ for event in events:
 """Reads Gemini CLI's `--output-format stream-json` events: its last `result` event's total
 tokens of every model (it reports no cost)."""
 
+_OPENAI_API = ("OPENAI_BASE_URL", "https://api.openai.com/v1")
+"""OpenAI's API: its base URL variable and its own URL."""
+_ANTHROPIC_API = ("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
+"""Anthropic's API: its base URL variable and its own URL."""
 _GEMINI_API = ("GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com")
 """The Gemini API's base URL variable and its own URL (for either model prefix)."""
 
@@ -444,8 +448,8 @@ HARNESSES: Mapping[str, Harness] = {
         script=_MINI_SWE_AGENT,
         key_variables=("OPENAI_API_KEY", "ANTHROPIC_API_KEY"),
         providers={
-            "openai": ("OPENAI_BASE_URL", "https://api.openai.com/v1"),
-            "anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+            "openai": _OPENAI_API,
+            "anthropic": _ANTHROPIC_API,
         },
         environment={
             "MSWEA_CONFIGURED": "true",
@@ -463,8 +467,8 @@ HARNESSES: Mapping[str, Harness] = {
         script=_AIDER,
         key_variables=("OPENAI_API_KEY", "ANTHROPIC_API_KEY"),
         providers={
-            "openai": ("OPENAI_BASE_URL", "https://api.openai.com/v1"),
-            "anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+            "openai": _OPENAI_API,
+            "anthropic": _ANTHROPIC_API,
         },
         environment={"LITELLM_LOCAL_MODEL_COST_MAP": "True"},
         constraints=True,
@@ -476,7 +480,7 @@ HARNESSES: Mapping[str, Harness] = {
         version=CODEX_VERSION,
         script=_CODEX,
         key_variables=("OPENAI_API_KEY",),
-        providers={"openai": ("OPENAI_BASE_URL", "https://api.openai.com/v1")},
+        providers={"openai": _OPENAI_API},
         executable="node_modules/@openai/codex-linux-*/vendor/*/bin/codex",
     ),
     "claude-code": Harness(
@@ -486,7 +490,7 @@ HARNESSES: Mapping[str, Harness] = {
         version=CLAUDE_CODE_VERSION,
         script=_CLAUDE_CODE,
         key_variables=("ANTHROPIC_API_KEY",),
-        providers={"anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com")},
+        providers={"anthropic": _ANTHROPIC_API},
         environment={
             "DISABLE_AUTOUPDATER": "1",
             "DISABLE_TELEMETRY": "1",
@@ -501,7 +505,7 @@ HARNESSES: Mapping[str, Harness] = {
         version=OPENCODE_VERSION,
         script=_OPENCODE,
         key_variables=("OPENAI_API_KEY",),
-        providers={"openai": ("OPENAI_BASE_URL", "https://api.openai.com/v1")},
+        providers={"openai": _OPENAI_API},
         environment={
             "OPENCODE_DISABLE_AUTOUPDATE": "1",
             "OPENCODE_DISABLE_MODELS_FETCH": "1",
