@@ -10,7 +10,10 @@ checkout, and one set of the process's download caches (`validate/downloads.py`)
 3. offline: as 2, with the network cut, which succeeds only when the caches hold everything the
    setup downloads (Corepack's copy of the package manager included).
 
-Prints the seconds of each and the package manager's own last summary line.
+Prints the seconds of each and the package manager's own last summary line. `--small` (the
+suite's configuration) needs no `--repo`: one round, cold then warm, of a pip install of one
+package into a virtual environment, saying whether pip took it from the cache (pip keeps only
+what the index lets it cache; this machine's mirror lets it keep nothing).
 
     .venv/bin/python benchmarks/downloads.py --repo PATH/TO/defu
     .venv/bin/python benchmarks/downloads.py --repo PATH/TO/click --toolchains python \
@@ -78,33 +81,65 @@ def _summary(output: str) -> str:
     return "; ".join(lines[-2:])
 
 
+_SMALL_SETUP = (
+    "python3 -m venv .venv && .venv/bin/python -m pip install --disable-pip-version-check"
+    " six==1.16.0"
+)
+"""`--small`'s setup: one small package from the registry into a virtual environment."""
+
+
+def _small_repository(work: Path) -> Path:
+    """A repository of one file, for `--small`'s setup (which reads nothing of it)."""
+    repo = work / "small"
+    repo.mkdir()
+    (repo / "README").write_text("a project with one dependency: six\n")
+    git = ["git", "-C", str(repo), "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "README"], check=True)
+    subprocess.run([*git, "commit", "-qm", "small"], check=True)
+    return repo
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repo", type=Path, required=True)
+    parser.add_argument("--repo", type=Path)
     parser.add_argument("--setup", default=_PNPM)
     parser.add_argument("--offline-setup", default=f"{_PNPM} --offline")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--toolchains", default="", help="comma-separated (default: the host's)")
+    parser.add_argument(
+        "--small",
+        action="store_true",
+        help="one round, cold then warm, of a pip install of one package (no --repo needed); "
+        "says whether the warm setup took it from the cache",
+    )
     args = parser.parse_args()
+    if args.repo is None and not args.small:
+        parser.error("give --repo (or --small)")
     times: dict[str, list[float]] = {"cold": [], "warm": [], "offline": []}
-    for round_ in range(args.rounds):  # each round a new set of caches: cold again
+    steps = [("cold", True, args.setup), ("warm", True, args.setup)]
+    if not args.small:
+        steps.append(("offline", False, args.offline_setup))
+    for round_ in range(1 if args.small else args.rounds):  # each round new caches: cold again
         work_directory = tempfile.TemporaryDirectory(prefix="selfbench-bench-")
         with work_directory as work, download_caches().lease(f"bench-{round_}") as lease:
-            for name, network, script in (
-                ("cold", True, args.setup),
-                ("warm", True, args.setup),
-                ("offline", False, args.offline_setup),
-            ):
+            repo = args.repo
+            if repo is None:
+                repo = _small_repository(Path(work))
+                steps = [(name, network, _SMALL_SETUP) for name, network, _ in steps]
+            for name, network, script in steps:
                 seconds, code, output = _setup(
-                    lease, args.repo, script, network=network, work=Path(work),
+                    lease, repo, script, network=network, work=Path(work),
                     toolchains=tuple(filter(None, args.toolchains.split(","))),
                 )  # fmt: skip
                 print(f"{name}: {seconds:.1f} s, exit {code}: {_summary(output)}", flush=True)
                 if code != 0:
                     print(output[-3000:], file=sys.stderr)
                     return 1
+                if args.small and name == "warm":  # pip's own word; a mirror may forbid caching
+                    print(f"warm: six from the cache: {'Using cached six' in output}", flush=True)
                 times[name].append(seconds)
-    medians = {name: statistics.median(values) for name, values in times.items()}
+    medians = {name: statistics.median(values) for name, values in times.items() if values}
     print(" ".join(f"{name} median {value:.1f} s;" for name, value in medians.items()), end=" ")
     print(f"warm / cold = {medians['warm'] / medians['cold']:.2f}", end="; ")
     print(f"load average {os.getloadavg()[0]:.1f}")
