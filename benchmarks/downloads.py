@@ -13,7 +13,8 @@ checkout, and one set of the process's download caches (`validate/downloads.py`)
 Prints the seconds of each and the package manager's own last summary line. `--small` (the
 suite's configuration) needs no `--repo`: one round, cold then warm, of a pip install of one
 package into a virtual environment, saying whether pip took it from the cache (pip keeps only
-what the index lets it cache; this machine's mirror lets it keep nothing).
+what the index's answers let it cache: on the CI machine's index the warm install downloads
+again).
 
     .venv/bin/python benchmarks/downloads.py --repo PATH/TO/defu
     .venv/bin/python benchmarks/downloads.py --repo PATH/TO/click --toolchains python \
