@@ -112,7 +112,7 @@ def test_a_run_exports_a_verified_benchmark_with_its_provenance(
     assert "easy   2 of 2 accepted, 0 rejected, 2 mined" in printed
     assert f"export  {out}  (verified)" in printed
     assert f"selfbench review {out}" in printed
-    assert f"selfbench eval {out} --agent NAME=COMMAND" in printed
+    assert f"selfbench eval {out} --agent codex:openai/gpt-5 --agent claude-code:" in printed
 
     manifest = verify_export(out).manifest
     assert [task.task_id for task in manifest.tasks] == ["pr-1", "pr-2"]

@@ -104,7 +104,7 @@ def test_a_tier_the_history_cannot_fill_is_blocked_and_the_export_still_written(
     assert "blocked: 0 of 3 hard tasks; history has no more" in printed
     assert f"export  {out}  (verified)" in printed
     assert f"selfbench review {out}" in printed
-    assert f"selfbench eval {out} --agent NAME=COMMAND" in printed
+    assert f"selfbench eval {out} --agent codex:openai/gpt-5 --agent claude-code:" in printed
     verified = verify_export(out)
     assert verified.manifest.accepted_count == 0
     assert verified.manifest.provenance is not None
