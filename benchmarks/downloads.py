@@ -142,7 +142,7 @@ def main() -> int:
                 times[name].append(seconds)
     medians = {name: statistics.median(values) for name, values in times.items() if values}
     print(" ".join(f"{name} median {value:.1f} s;" for name, value in medians.items()), end=" ")
-    print(f"warm / cold = {medians['warm'] / medians['cold']:.2f}", end="; ")
+    print(f"warm / cold = {medians['warm'] / medians['cold']:.2f}x", end="; ")
     print(f"load average {os.getloadavg()[0]:.1f}")
     return 0
 
