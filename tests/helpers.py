@@ -9,6 +9,9 @@ from __future__ import annotations
 import copy
 import json
 import os
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
@@ -192,3 +195,18 @@ def submit_after_barrier(
     except SubmitError as exc:
         outcome = f"error: {exc}"
     results.put((index, outcome))
+
+
+@contextmanager
+def serving(argv: list[str]) -> Iterator[int]:
+    """Run a server process that prints its port on its first line (the model stand-in, the
+    CONNECT proxy); its port, until the block ends."""
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        yield int(process.stdout.readline())
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        if process.stdout is not None:
+            process.stdout.close()

@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from helpers import serving
 from projects import build
 from selfbench.cli import main
 from selfbench.errors import EvalError
@@ -146,20 +147,8 @@ def standin(tmp_path: Path, forbidden: int) -> Iterator[tuple[int, Path]]:
         )
     )
     counts = tmp_path / "counts.json"
-    process = subprocess.Popen(
-        [sys.executable, str(STANDIN), str(scripts), str(counts)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        port = int(process.stdout.readline())
+    with serving([sys.executable, str(STANDIN), str(scripts), str(counts)]) as port:
         yield port, counts
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        if process.stdout is not None:
-            process.stdout.close()
 
 
 @pytest.fixture(scope="module")

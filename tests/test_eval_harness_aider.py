@@ -13,7 +13,6 @@ HTML report shows the wrong edit from aider's chat history.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from helpers import serving
 from selfbench.cli import main
 from selfbench.evaluate import read_results
 from selfbench.evaluate.harnesses import AIDER_VERSION, HARNESSES, install_harness
@@ -63,17 +63,8 @@ def standin(tmp_path: Path) -> Iterator[tuple[int, Path]]:
     scripts = tmp_path / "scripts.json"
     scripts.write_text(json.dumps({_api_name(model): script for _, model, script, _ in AGENTS}))
     counts = tmp_path / "counts.json"
-    process = subprocess.Popen(
-        [sys.executable, str(STANDIN), str(scripts), str(counts)], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert process.stdout is not None
-        yield int(process.stdout.readline()), counts
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        if process.stdout is not None:
-            process.stdout.close()
+    with serving([sys.executable, str(STANDIN), str(scripts), str(counts)]) as port:
+        yield port, counts
 
 
 def test_aider_edits_from_its_models_text_and_a_wrong_edit_scores_0(

@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from helpers import serving
 from projects import build
 from selfbench.cli import main
 from selfbench.evaluate import read_results
@@ -127,19 +128,6 @@ def installed() -> None:
         install_harness(HARNESSES[harness])
 
 
-def _serve(argv: list[str]) -> Iterator[int]:
-    """Run a server process that prints its port first; its port, until the block ends."""
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        yield int(process.stdout.readline())
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        if process.stdout is not None:
-            process.stdout.close()
-
-
 @pytest.fixture
 def standin(tmp_path: Path, certificates: Path) -> Iterator[tuple[int, Path]]:
     """The stand-in over HTTPS, each agent's model its right script; its port and its counts
@@ -149,7 +137,7 @@ def standin(tmp_path: Path, certificates: Path) -> Iterator[tuple[int, Path]]:
     counts = tmp_path / "counts.json"
     tls = ["--tls", str(certificates / "server.pem"), str(certificates / "server.key")]
     argv = [sys.executable, str(STANDIN), str(tmp_path / "scripts.json"), str(counts), *tls]
-    for port in _serve(argv):
+    with serving(argv) as port:
         yield port, counts
 
 
@@ -157,7 +145,7 @@ def _proxy(tmp_path: Path, standin: int) -> Iterator[tuple[int, Path]]:
     log = tmp_path / "proxy.log"
     argv = [sys.executable, str(CONNECT_PROXY), str(log), "--auth", f"corp-user:{PROXY_PASSWORD}",
             f"{HOST}:443=127.0.0.1:{standin}"]  # fmt: skip
-    for port in _serve(argv):
+    with serving(argv) as port:
         yield port, log
 
 
