@@ -20,3 +20,14 @@ def sandbox_users() -> Iterator[Users]:
     """Host uids leased for one test's sandbox (as every run leases its own), released after."""
     with leased_users() as users:
         yield users
+
+
+@pytest.fixture(autouse=True)
+def _no_parked_workspaces() -> Iterator[None]:
+    """Each test starts with no prepared workspace parked by an earlier one (a test that reuses
+    a preparation makes both within itself), and leaves none on disk."""
+    from selfbench.validate.workspaces import workspace_pool  # noqa: PLC0415 - lazily, as the CLI
+
+    workspace_pool().clear()
+    yield
+    workspace_pool().clear()

@@ -300,7 +300,9 @@ def observe(
                 gold_patch=gold_patch,
             )
         stop = None if settled is None else _asking(plan, settled, logs / _PROVISIONAL_ID)
-        reports = score_patches(located, patches, options=options, variants=variants, stop=stop)
+        reports = score_patches(
+            located, patches, options=options, variants=variants, stop=stop, reuse=True
+        )
         seen = None  # stopped before the coverage run: a rejection, whatever it would see
         if len(reports) == len(patches):
             seen = _coverage_seen(repo, plan, measure, reports[-1] if variants else None)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 import shutil
-import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -34,9 +33,9 @@ from selfbench.patches import parse_patch
 from selfbench.toolchains import provision_task
 from selfbench.validate.cgroup import Limits
 from selfbench.validate.checks import VerifierRun
-from selfbench.validate.disk import remove_workspace
 from selfbench.validate.local import AgentPatch, LocalOptions, TaskPhases
 from selfbench.validate.sandbox import Sandbox, leased_users, require_sandbox
+from selfbench.validate.workspaces import task_workspace
 
 __all__ = ["Scorer", "Stop", "VariantRun", "open_scorer", "score_variants"]
 
@@ -154,23 +153,30 @@ def _judge(run: VerifierRun) -> bool | None:
 def open_scorer(
     located: LocatedTask, test_patch: bytes, *, options: LocalOptions
 ) -> Iterator[Scorer | str]:
-    """The task prepared once (setup runs once) in a new workspace, removed at the end; the
-    reason setup failed instead when it did.
+    """The task prepared once (setup runs once), in a workspace parked with the same
+    preparation when there is one (`validate.workspaces`), parked again at the end; the reason
+    setup failed instead when it did.
 
     Raises:
         SandboxError: this machine cannot create the isolated workspace.
     """
     bwrap = require_sandbox()
-    with leased_users() as users, scratch_directory("selfbench-quality-logs-") as temp:
+    with scratch_directory("selfbench-quality-logs-") as temp:
         logs = (options.logs or Path(temp)) / located.definition.taskId
         logs.mkdir(parents=True, exist_ok=True)
-        root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
-        try:
-            definition = located.definition
-            toolchains = provision_task(definition.toolchains, options.strict_toolchains, logs)
-            limits = Limits.for_task(definition, options.ceilings)
-            sandbox = Sandbox(root, users, bwrap, limits, toolchains)
-            task = TaskPhases(located, sandbox, logs, options)
+        definition = located.definition
+        toolchains = provision_task(definition.toolchains, options.strict_toolchains, logs)
+        limits = Limits.for_task(definition, options.ceilings)
+        with (
+            task_workspace(
+                located, options, toolchains=toolchains, limits=limits, reuse=True
+            ) as workspace,
+            leased_users() as users,
+        ):
+            sandbox = Sandbox(
+                workspace.root, users, bwrap, limits, toolchains, adopted=workspace.adopted
+            )
+            task = workspace.phases(TaskPhases(located, sandbox, logs, options))
             reason = task.prepare()
             if reason is not None:
                 yield reason
@@ -182,8 +188,6 @@ def open_scorer(
             only = _fail_to_pass_only(definition)
             gold = (located.bundle / layout.GOLD_PATCH).read_bytes()
             yield Scorer(task, render_test_sh(only, tuple(protected), gold, repeat=False))
-        finally:
-            remove_workspace(root, keep=options.keep)
 
 
 def score_variants(

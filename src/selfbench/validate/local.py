@@ -25,7 +25,6 @@ hook `selfbench.evaluate` shares; this module adds validation's verdict and its 
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -47,7 +46,6 @@ from selfbench.validate.checks import (
     phase_reason,
     precise_reason,
 )
-from selfbench.validate.disk import remove_workspace
 from selfbench.validate.phases import (
     COLLECT_SECONDS,
     DEFAULT_RERUNS,
@@ -60,6 +58,7 @@ from selfbench.validate.phases import (
 )
 from selfbench.validate.report import Check, RunReport, TaskReport, parity_reason
 from selfbench.validate.sandbox import PrivateEntries, Sandbox, leased_users, require_sandbox
+from selfbench.validate.workspaces import task_workspace
 
 __all__ = [
     "COLLECT_SECONDS",
@@ -201,18 +200,25 @@ def validate_local(
         logs = root_logs / task_id
         shutil.rmtree(logs, ignore_errors=True)
         logs.mkdir(parents=True)
-        root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
-        if options.keep:
-            (logs / "workspace.txt").write_text(f"{root}\n", encoding="utf-8")
         try:
             # toolchains: the image's, provisioned (selfbench.toolchains)
             toolchains = provision_task(
                 located.definition.toolchains, options.strict_toolchains, logs
             )
             limits = Limits.for_task(located.definition, ceilings)
-            with leased_users() as users:  # the task's own uids: a process cap of its own
-                sandbox = Sandbox(root, users, bwrap, limits, toolchains, private)
-                report = _with_toolchains(_Validation(located, sandbox, logs, options), toolchains)
+            with (
+                task_workspace(
+                    located, options, toolchains=toolchains, limits=limits, reuse=True
+                ) as workspace,
+                leased_users() as users,  # the task's own uids: a process cap of its own
+            ):
+                if options.keep:
+                    (logs / "workspace.txt").write_text(f"{workspace.root}\n", encoding="utf-8")
+                sandbox = Sandbox(
+                    workspace.root, users, bwrap, limits, toolchains, private, workspace.adopted
+                )
+                task = workspace.phases(_Validation(located, sandbox, logs, options))
+                report = _with_toolchains(task, toolchains)
         except (
             OSError,
             CalledProcessError,
@@ -223,8 +229,6 @@ def validate_local(
             why = str(exc) if isinstance(exc, SelfbenchError) else f"{type(exc).__name__}: {exc}"
             reason = f"validation failed: {why}".splitlines()[0]
             report = TaskReport(task_id, accepted=False, reason=reason, nop=empty, oracle=empty)
-        finally:
-            remove_workspace(root, keep=options.keep)
         if on_done is not None:
             on_done(report)
         return report
@@ -255,13 +259,16 @@ def score_patches(
     options: LocalOptions,
     variants: Mapping[int, VerifierVariant] | None = None,
     stop: Callable[[Sequence[RunReport]], bool] | None = None,
+    reuse: bool = False,
 ) -> list[RunReport]:
     """`score_patch` for several patches, each on a fresh copy of one prepared task; the run of
     `patches[i]` is `variants[i]`'s when given (its own test.sh and mounts).
 
     `stop`, when given, is asked after each run but the last with the reports so far; when it
     says True the patches left are not run and the reports so far are returned (the setup is
-    never repeated: one prepared task serves every run).
+    never repeated: one prepared task serves every run). With `reuse`, the workspace is one
+    parked with the same preparation when there is one, and is parked at the end
+    (`workspaces.py`): only for patches no agent wrote.
 
     Raises:
         SandboxError: this machine cannot create the isolated workspace.
@@ -269,37 +276,38 @@ def score_patches(
     bwrap = require_sandbox()
     logs = _logs_root(options) / located.definition.taskId
     logs.mkdir(parents=True, exist_ok=True)
-    with leased_users() as users:  # the task's own uids: a process cap of its own
-        root = Path(tempfile.mkdtemp(prefix="selfbench-ws-", dir=options.workspace))
-        try:
-            toolchains = provision_task(
-                located.definition.toolchains, options.strict_toolchains, logs
+    toolchains = provision_task(located.definition.toolchains, options.strict_toolchains, logs)
+    limits = Limits.for_task(located.definition, options.ceilings)
+    with (
+        task_workspace(
+            located, options, toolchains=toolchains, limits=limits, reuse=reuse
+        ) as workspace,
+        leased_users() as users,  # the task's own uids: a process cap of its own
+    ):
+        sandbox = Sandbox(
+            workspace.root, users, bwrap, limits, toolchains, adopted=workspace.adopted
+        )
+        task = workspace.phases(_Validation(located, sandbox, logs, options))
+        if task.prepare() is not None:
+            return [RunReport(None, str(logs / "prepare.log")) for _ in patches]
+        reports = []
+        for index, patch in enumerate(patches):
+            name = "agent" if len(patches) == 1 else f"agent-{index}"
+            opt = task.fresh(f"{name}-collected")
+            if patch is not None:
+                (opt / Path(layout.CONTAINER_AGENT_PATCH).name).write_bytes(patch)
+            last = index == len(patches) - 1
+            variant = (variants or {}).get(index, VerifierVariant())
+            run = task.verifier(
+                name,
+                AgentPatch(opt),
+                (),
+                variant.test_sh,
+                last=last,
+                binds=variant.binds,
+                ro_binds=variant.ro_binds,
             )
-            limits = Limits.for_task(located.definition, options.ceilings)
-            sandbox = Sandbox(root, users, bwrap, limits, toolchains)
-            task = _Validation(located, sandbox, logs, options)
-            if task.prepare() is not None:
-                return [RunReport(None, str(logs / "prepare.log")) for _ in patches]
-            reports = []
-            for index, patch in enumerate(patches):
-                name = "agent" if len(patches) == 1 else f"agent-{index}"
-                opt = task.fresh(f"{name}-collected")
-                if patch is not None:
-                    (opt / Path(layout.CONTAINER_AGENT_PATCH).name).write_bytes(patch)
-                last = index == len(patches) - 1
-                variant = (variants or {}).get(index, VerifierVariant())
-                run = task.verifier(
-                    name,
-                    AgentPatch(opt),
-                    (),
-                    variant.test_sh,
-                    last=last,
-                    binds=variant.binds,
-                    ro_binds=variant.ro_binds,
-                )
-                reports.append(task.run_report(run))
-                if not last and stop is not None and stop(tuple(reports)):
-                    break
-            return reports
-        finally:
-            remove_workspace(root, keep=options.keep)
+            reports.append(task.run_report(run))
+            if not last and stop is not None and stop(tuple(reports)):
+                break
+        return reports

@@ -26,7 +26,7 @@ import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from selfbench._fs import read_beneath
 from selfbench._shell import substitute_tests
@@ -209,6 +209,10 @@ class VerifierVariant:
     """Read-only."""
 
 
+_VERIFIER_TREE = "verifier-prepared"
+"""The verifier's prepared tree, in the workspace's root."""
+
+
 @dataclass
 class TaskPhases:
     """One task in its workspace: `prepare()` once, then any number of phases, each on a fresh
@@ -218,9 +222,20 @@ class TaskPhases:
     sandbox: Sandbox
     logs: Path
     options: LocalOptions
+    reuse_key: str | None = None
+    """The preparation's key when its workspace is parked for reuse afterwards
+    (`workspaces.py`): no run then takes a prepared tree, each copies it."""
+    reused_log: Path | None = None
+    """The preparation log of the setup that prepared this (adopted) workspace already: then
+    `prepare` runs no stage."""
     prepared: Path = field(init=False)
     verifier_base: Path = field(init=False)
     base_git: Path = field(init=False)
+    ready: bool = field(init=False, default=False)
+    """Whether `prepare` succeeded."""
+
+    LASTING: ClassVar[tuple[str, ...]] = ("prepared", _VERIFIER_TREE, "opt-base")
+    """The prepared trees, relative to the workspace's root (the sandbox's are its own)."""
 
     def __post_init__(self) -> None:
         root = self.sandbox.root
@@ -268,9 +283,24 @@ class TaskPhases:
             BundleError: the bundle holds a link or a special file (see `_refuse_links`).
         """
         _refuse_links(self.bundle)
+        if self.reused_log is not None:
+            self.verifier_base = self.sandbox.root / _VERIFIER_TREE
+            with (self.logs / "prepare.log").open("a", encoding="utf-8") as handle:
+                handle.write(
+                    "selfbench: setup skipped: this workspace was prepared with the same inputs "
+                    f"(snapshot, setupCommand, toolchains, dependency patch; log {self.reused_log})"
+                    "\n"
+                )
+            self.ready = True
+            return None
+        reason = self._prepare()
+        self.ready = reason is None
+        return reason
+
+    def _prepare(self) -> str | None:
         self.prepared.mkdir()
         self.base_git.mkdir()
-        self.verifier_base = self.fresh("verifier-prepared")
+        self.verifier_base = self.fresh(_VERIFIER_TREE)
         # the image's toolchain steps need the image's toolchains (none with the host's own)
         declared = self.definition.toolchains if self.sandbox.toolchains else ()
         arguments = prepare_arguments(self.definition, expand_toolchains(declared))
@@ -403,7 +433,7 @@ class TaskPhases:
         all_ro_binds: dict[str, Path] = {}
         app = self.sandbox.root / f"{name}-agent-app"
         if writable_app:
-            _take_tree(self.prepared, app, last=last)
+            _take_tree(self.prepared, app, last=last and self.reuse_key is None)
             all_binds[layout.CONTAINER_APP] = app
         else:
             all_ro_binds[layout.CONTAINER_APP] = self.prepared
@@ -476,7 +506,7 @@ class TaskPhases:
         selector on its own. Of the agent phase, only `agent.patch` in `agent.opt` is used.
         `binds` (writable) and `ro_binds` are mounted besides the verifier's own."""
         app = self.sandbox.root / f"{name}-app"
-        _take_tree(self.verifier_base, app, last=last)
+        _take_tree(self.verifier_base, app, last=last and self.reuse_key is None)
         tests, opt, logs = (
             self.fresh(f"{name}-tests"),
             self.fresh(f"{name}-opt"),

@@ -62,7 +62,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from selfbench._fs import read_beneath
 from selfbench.bundle import layout
@@ -231,6 +231,9 @@ def _account_files(root: Path, users: Users) -> tuple[Path, Path]:
     return passwd, group
 
 
+_REUSED_UNLIMITED = "no storage limit: the reused workspace was prepared without one"
+
+
 @dataclass
 class Sandbox:
     """A workspace root on the host and the way to run phases isolated inside it.
@@ -253,6 +256,9 @@ class Sandbox:
     """The task's toolchains at the image's paths (None: the host's `/usr/local` as it is)."""
     private: PrivateEntries | None = None
     """The host entries the sandbox covers (None: found when the first phase runs)."""
+    adopted: bool = False
+    """`root` is a parked workspace, prepared before (`workspaces.py`): its disk is mounted
+    already and its tool state written."""
     _etc: tuple[Path, Path] = field(init=False)
     _root_home: Path = field(init=False)
     _phases: Iterator[int] = field(init=False, default_factory=lambda: itertools.count(1))
@@ -265,7 +271,10 @@ class Sandbox:
     def __post_init__(self) -> None:
         if self.limits is not None:  # the disk first: everything below is written on it
             storage = self.limits.storage_mb
-            skip = mount_workspace(self.root, storage) if storage is not None else ""
+            if self.adopted:  # mounted when it was first prepared, or never
+                skip = "" if storage is None or self.root.is_mount() else _REUSED_UNLIMITED
+            else:
+                skip = mount_workspace(self.root, storage) if storage is not None else ""
             self._notes = (*self.limits.lowered, *filter(None, [skip]))
         self._etc = _account_files(self.root / "etc", self.users)
         self._root_home = self.root / "home" / "root"
@@ -277,6 +286,10 @@ class Sandbox:
             self._prepare_toolchain_mount(mount)
         if self.toolchains is not None:
             self._write_profile()
+
+    LASTING: ClassVar[tuple[str, ...]] = ("etc", "home/root", "shared", "toolchain-state")
+    """The entries of `root` a preparation writes for every later phase (relative paths); the
+    rest is a phase's own."""
 
     def tool_state(self) -> dict[str, Path]:
         """The tool state setup prepares: container path → the host directory setup wrote."""
