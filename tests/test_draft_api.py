@@ -304,3 +304,66 @@ def test_no_quality_drafts_without_a_record(sample: tuple[Path, Path], tmp_path:
         ["definition.json", "test.patch", "gold.patch", DRAFT_FILE]
     )
     assert "quality" not in result.evidence
+
+
+def _checks(report: Any) -> dict[str, Any]:
+    return {check.name: check for check in report.checks}
+
+
+def test_validation_counts_the_drafts_runs_and_runs_only_the_bundles_test_sh(
+    drafted: tuple[Path, list[dict[str, Any]], int], sample: tuple[Path, Path], tmp_path: Path
+) -> None:
+    out, _, _ = drafted
+    repo, _ = sample
+    task = tmp_path / "task"
+    shutil.copytree(out / "pr-3", task)
+    compile_task(task, repo=repo)
+    [report] = validate([task], runner=LocalRunner(LocalOptions(logs=tmp_path / "logs")))
+    assert report.accepted, report.reason
+    checks = _checks(report)
+    rerun = checks["independent rerun"]
+    assert rerun.passed
+    assert rerun.detail.startswith("the draft's 2 runs with the gold patch, each from a fresh copy")
+    assert checks["no flaky test"].detail.startswith("and no outcome changed in the draft's ")
+    assert checks["suite ran"].passed
+    assert report.reruns == ()
+    logs = sorted(path.name for path in (tmp_path / "logs" / "pr-3").iterdir())
+    assert logs == ["nop.log", "oracle.log", "prepare.log"]  # the bundle's test.sh, twice
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        (lambda record: record.pop("observed"), "a record from before the inputs were kept"),
+        (
+            lambda record: record["observed"].update(testCommand="pytest -x {tests}"),
+            "another test command",
+        ),
+        (lambda record: record["observed"].update(goldRuns=1), "fewer runs than --reruns 3 asks"),
+        (
+            lambda record: record["selectors"].update(failToPass=[]),
+            "a selector the draft did not choose",
+        ),
+    ],
+    ids=["no-inputs", "other-command", "too-few-runs", "unchosen-selector"],
+)
+def test_a_record_that_is_not_of_this_task_is_not_evidence(
+    drafted: tuple[Path, list[dict[str, Any]], int],
+    sample: tuple[Path, Path],
+    tmp_path: Path,
+    change: Any,
+    why: str,
+) -> None:
+    out, _, _ = drafted
+    repo, _ = sample
+    task = tmp_path / "task"
+    shutil.copytree(out / "pr-3", task)
+    record = json.loads((task / DRAFT_FILE).read_text())
+    change(record)
+    (task / DRAFT_FILE).write_text(json.dumps(record))
+    compile_task(task, repo=repo)
+    options = LocalOptions(logs=tmp_path / "logs", reruns=3)
+    [report] = validate([task], runner=LocalRunner(options))
+    assert report.accepted, (why, report.reason)
+    assert not _checks(report)["independent rerun"].detail, why  # run here, not taken
+    assert len(report.reruns) == 1, why

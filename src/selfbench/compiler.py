@@ -14,6 +14,7 @@ from selfbench._fs import atomic_directory, read_bytes, write_atomic
 from selfbench._git import git, scratch_index
 from selfbench._git_trees import archive_plain, read_base_commit
 from selfbench.artifacts.compiled import BUNDLE_DIR, LocatedTask, locate_task, read_bundle_manifest
+from selfbench.artifacts.draft_record import DRAFT_FILE
 from selfbench.artifacts.task_dir import (
     DEFINITION_FILE,
     GOLD_PATCH_FILE,
@@ -166,8 +167,11 @@ def compile_home(
     repo: Path,
     home: Path,
     allowed_hosts: tuple[str, ...] | None = None,
+    draft_record: Path | None = None,
 ) -> LocatedTask:
-    """Compile a task into `home/harbor-task/` and copy its `definition.json` beside it.
+    """Compile a task into `home/harbor-task/` and copy its `definition.json` beside it, and
+    its draft's record (`draft_record`, default `task_dir/draft.json` when there is one), which
+    validation reads as evidence (`validate.evidence`).
 
     `home` may be `task_dir` itself: the definition is then already in place.
 
@@ -184,6 +188,9 @@ def compile_home(
     if home != task_dir:
         definition = read_bytes(task_dir / DEFINITION_FILE, error=CompileError)
         write_atomic(home / DEFINITION_FILE, definition)
+    record = draft_record or task_dir / DRAFT_FILE
+    if record.is_file() and record != home / DRAFT_FILE:
+        write_atomic(home / DRAFT_FILE, read_bytes(record, error=CompileError))
     return locate_task(home)
 
 

@@ -83,6 +83,7 @@ from selfbench.runners import runner_named
 from selfbench.task import judge_task
 from selfbench.toolchains import sandbox_pythons
 from selfbench.validate.ceilings import Ceilings
+from selfbench.validate.evidence import OBSERVED_KEY, observed_inputs
 from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions
 
 __all__ = [
@@ -338,6 +339,10 @@ def _draft(
     )
     if options.agent_dependencies:
         definition["agentDependencies"] = True
+    gold_runs = len({sample.name.split()[0] for sample in observation.gold})
+    evidence[OBSERVED_KEY] = observed_inputs(
+        definition, split.test_patch, split.gold_patch, gold_runs=gold_runs
+    )
     verdict = judge_task(definition, split.test_patch, split.gold_patch)
     if verdict.blockers:
         raise _Rejected(_audit_reason(verdict.blockers), evidence)

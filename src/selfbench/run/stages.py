@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from selfbench._shell import split_argv
+from selfbench.artifacts.draft_record import DRAFT_FILE
 from selfbench.artifacts.quality_record import (
     QUALITY_FILE,
     QualityRecord,
@@ -271,14 +272,27 @@ def audit_task(task_dir: Path) -> StageResult:
 
 
 def compile_stage(
-    task_dir: Path, repo: Path, home: Path, *, allowed_hosts: tuple[str, ...] = ()
+    task_dir: Path,
+    repo: Path,
+    home: Path,
+    *,
+    allowed_hosts: tuple[str, ...] = (),
+    draft_dir: Path | None = None,
 ) -> StageResult:
-    """Compile the task into `home/harbor-task/`, with its definition beside it (its agent may
-    reach `allowed_hosts`, else the compiler's default list)."""
+    """Compile the task into `home/harbor-task/`, with its definition and its draft's record
+    (from `draft_dir`) beside it (its agent may reach `allowed_hosts`, else the compiler's
+    default list)."""
 
     def run() -> StageResult:
         home.mkdir(parents=True)
-        compile_home(task_dir, repo=repo, home=home, allowed_hosts=allowed_hosts or None)
+        record = draft_dir / DRAFT_FILE if draft_dir is not None else None
+        compile_home(
+            task_dir,
+            repo=repo,
+            home=home,
+            allowed_hosts=allowed_hosts or None,
+            draft_record=record if record is not None and record.is_file() else None,
+        )
         return StageResult(path=home)
 
     return _guarded(run)

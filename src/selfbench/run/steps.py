@@ -148,7 +148,11 @@ def _audit(step: _Step) -> stages.StageResult:
 def _compile(step: _Step) -> stages.StageResult:
     context = step.context
     return stages.compile_stage(
-        step.task, context.repo, step.work, allowed_hosts=context.agent_allowed_hosts
+        step.task,
+        context.repo,
+        step.work,
+        allowed_hosts=context.agent_allowed_hosts,
+        draft_dir=step.draft,
     )
 
 

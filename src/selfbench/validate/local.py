@@ -33,6 +33,7 @@ from pathlib import Path
 from selfbench._scratch import kept_directory
 from selfbench.artifacts.compiled import LocatedTask, refuse_duplicates
 from selfbench.bundle import layout
+from selfbench.contract import TaskDefinition
 from selfbench.environments.process import CalledProcessError
 from selfbench.environments.runner import OnDone
 from selfbench.errors import BundleError, SelfbenchError
@@ -46,6 +47,7 @@ from selfbench.validate.checks import (
     phase_reason,
     precise_reason,
 )
+from selfbench.validate.evidence import DraftProof, draft_proof
 from selfbench.validate.phases import (
     COLLECT_SECONDS,
     DEFAULT_RERUNS,
@@ -87,8 +89,11 @@ class _Validation(TaskPhases):
             return TaskReport(
                 self.definition.taskId, accepted=False, reason=reason, nop=empty, oracle=empty
             )
+        proof = (
+            None if self.options.parity else draft_proof(self.located, reruns=self.options.reruns)
+        )
         several = len(self.definition.failToPass) > 1 and not self.options.parity
-        selectors = tuple(self.definition.failToPass) if several else ()
+        selectors = tuple(self.definition.failToPass) if several and proof is None else ()
         nop = self.verifier("nop", self.agent("nop", oracle=False), selectors)
         oracle_agent = self.agent("oracle", oracle=True, last=True)
         oracle = self.verifier("oracle", oracle_agent, selectors)
@@ -98,8 +103,11 @@ class _Validation(TaskPhases):
         reruns: list[VerifierRun] = []
         if not self.options.parity:
             scored = oracle.reward is not None and oracle.reward.reward == 1
-            reruns = self.reruns(oracle_agent) if scored else []
-            checks = self.beyond_checks(nop, oracle, reruns if scored else None)
+            if proof is None:
+                reruns = self.reruns(oracle_agent) if scored else []
+                checks = self.beyond_checks(nop, oracle, reruns if scored else None)
+            else:
+                checks = _proven_checks(self.definition, proof, nop, oracle, scored=scored)
             reason = reason or next((c.detail for c in checks if c.ran and not c.passed), None)
         if reason is not None:
             reason = precise_reason(self.definition, oracle, reason)
@@ -130,6 +138,29 @@ class _Validation(TaskPhases):
     ) -> list[Check]:
         """The Beyond checks; `reruns` is None when the oracle did not score 1."""
         return beyond_checks(self.definition, nop, oracle, reruns)
+
+
+def _proven_checks(
+    definition: TaskDefinition,
+    proof: DraftProof,
+    nop: VerifierRun,
+    oracle: VerifierRun,
+    *,
+    scored: bool,
+) -> list[Check]:
+    """The Beyond checks with the draft's runs as the evidence of three (`evidence.py`): the
+    bundle's own nop and oracle runs give the rest."""
+    checks = beyond_checks(definition, nop, oracle, () if scored else None)
+    by_name = {check.name: check for check in checks}
+    if len(definition.failToPass) > 1:
+        for check in proof.selector_checks():
+            by_name[check.name] = check
+    flaky = by_name["no flaky test"]
+    if scored:
+        by_name["independent rerun"] = proof.rerun_check()
+        if flaky.passed:
+            by_name[flaky.name] = replace(flaky, detail=proof.flaky_detail())
+    return [by_name[check.name] for check in checks]
 
 
 def _logs_root(options: LocalOptions) -> Path:

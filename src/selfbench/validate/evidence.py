@@ -1,0 +1,167 @@
+"""A draft's runs as validation's evidence: which Beyond checks they already prove, and when.
+
+`draft` runs the changed test files in the sandbox from one prepared tree: once at the base and
+`--reruns` times with the gold patch, each run from a fresh copy, each file on its own and twice
+in a row, and reads every test's outcome (`draft.run`). It keeps fail-to-pass only the tests
+that failed (or were missing) at the base in every sample and passed in every gold sample, and
+pass-to-pass only tests that passed in every sample, and it rejects any test whose outcome
+changed. That is what three of validation's Beyond checks ask, so when the draft's record
+(`draft.json`, beside the definition) is of this very task, validation does not run them again:
+
+* *per selector at the base* and *with the gold patch*: each fail-to-pass test's own outcome in
+  every sample (its file run on its own; selected one by one again only when there is no record);
+* *independent rerun*: the draft's gold runs, each from a fresh copy of the prepared tree;
+* *no flaky test*: the draft's samples, and the bundle's own runs below.
+
+What it cannot show is run: the compiled bundle's `tests/test.sh` end to end, once at the base
+(nop) and once with the gold (oracle, which repeats fail-to-pass itself), so the verdict, and
+*the suite really ran*, still come from the bundle.
+
+"Of this very task" (`observed_inputs`, written by `draft`, compared here): the same base
+commit, workdir, setup and test commands and toolchains, the same test patch, every file of the
+gold patch as the draft ran it (the quality step may leave files out, never change one), and
+every selector one the draft chose. Anything else, and validation runs every check itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from selfbench.artifacts.compiled import LocatedTask
+from selfbench.artifacts.draft_record import DRAFT_FILE, read_draft_record
+from selfbench.bundle import layout
+from selfbench.contract import TaskDefinition
+from selfbench.patches import parse_patch
+from selfbench.validate.report import Check
+
+__all__ = ["OBSERVED_KEY", "DraftProof", "draft_proof", "observed_inputs"]
+
+OBSERVED_KEY = "observed"
+"""The draft record's key for the inputs its runs were made with."""
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _gold_files(gold_patch: bytes) -> dict[str, str]:
+    """Each file's section of the gold patch, by its path, as a digest."""
+    parsed = parse_patch(gold_patch, lenient=True)
+    return {
+        str(change.new_path or change.old_path): _sha256(gold_patch[change.start : change.end])
+        for change in parsed.files
+    }
+
+
+def observed_inputs(
+    definition: Mapping[str, Any], test_patch: bytes, gold_patch: bytes, *, gold_runs: int
+) -> dict[str, Any]:
+    """What a draft's runs were made with (`definition`: the task's fields as drafted), for its
+    record; `gold_runs` is how many runs with the gold patch it made, each from a fresh copy."""
+    return {
+        "baseCommit": definition["baseCommit"],
+        "workdir": definition["workdir"],
+        "setupCommand": definition["setupCommand"],
+        "testCommand": definition["testCommand"],
+        "toolchains": list(definition["toolchains"]),
+        "testPatch": _sha256(test_patch),
+        "goldFiles": _gold_files(gold_patch),
+        "goldRuns": gold_runs,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class DraftProof:
+    """A draft's record that proves three Beyond checks for the task validated (see above)."""
+
+    record: Path
+    base_samples: int
+    gold_runs: int
+    gold_samples: int
+
+    def selector_checks(self) -> tuple[Check, Check]:
+        """Per selector at the base and with the gold patch, from the draft's samples."""
+        seen = f"in its file's own run, as the draft saw it ({self.record})"
+        return (
+            Check(
+                "per selector at the base",
+                passed=True,
+                detail=f"each selector's test failed in {self.base_samples} of "
+                f"{self.base_samples} samples at the base {seen}",
+            ),
+            Check(
+                "per selector with the gold patch",
+                passed=True,
+                detail=f"each selector's test passed in {self.gold_samples} of "
+                f"{self.gold_samples} samples with the gold patch {seen}",
+            ),
+        )
+
+    def rerun_check(self) -> Check:
+        """The independent rerun: the draft's gold runs, each from a fresh copy."""
+        return Check(
+            "independent rerun",
+            passed=True,
+            detail=f"the draft's {self.gold_runs} runs with the gold patch, each from a fresh "
+            f"copy of the prepared tree ({self.record})",
+        )
+
+    def flaky_detail(self) -> str:
+        """What the no-flaky-test check saw besides the bundle's own runs."""
+        samples = self.base_samples + self.gold_samples
+        return f"and no outcome changed in the draft's {samples} samples ({self.record})"
+
+
+def draft_proof(located: LocatedTask, *, reruns: int) -> DraftProof | None:
+    """The draft record beside the task's definition when it proves the checks above for this
+    very task with at least the runs `--reruns` asks for (`reruns - 1` with the gold patch);
+    None otherwise (no record, another task's, fewer runs, or one that does not parse)."""
+    path = located.definition_path.parent / DRAFT_FILE
+    try:
+        record = read_draft_record(path.parent) if path.is_file() else None
+        if not isinstance(record, dict) or record.get("reason") is not None:
+            return None
+        observed = record.get(OBSERVED_KEY)
+        selectors = record.get("selectors")
+        runs = record.get("runs")
+        if not isinstance(observed, dict) or not isinstance(selectors, dict):
+            return None
+        if not isinstance(runs, list) or not _same_task(located, observed, selectors):
+            return None
+        names = [str(run.get("name", "")) for run in runs if isinstance(run, dict)]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    base = sum(name.startswith("base") for name in names)
+    gold = sum(name.startswith("gold-") for name in names)
+    gold_runs = observed.get("goldRuns")
+    if not base or not gold or not isinstance(gold_runs, int) or gold_runs < max(1, reruns - 1):
+        return None
+    return DraftProof(path, base, gold_runs, gold)
+
+
+def _same_task(
+    located: LocatedTask, observed: Mapping[str, Any], selectors: Mapping[str, Any]
+) -> bool:
+    definition: TaskDefinition = located.definition
+    test_patch = (located.bundle / layout.TEST_PATCH).read_bytes()
+    gold_patch = (located.bundle / layout.GOLD_PATCH).read_bytes()
+    fields = {
+        "baseCommit": definition.baseCommit,
+        "workdir": definition.workdir,
+        "setupCommand": definition.setupCommand,
+        "testCommand": definition.testCommand,
+        "toolchains": definition.toolchains,
+    }
+    now = observed_inputs(fields, test_patch, gold_patch, gold_runs=0)
+    ran_gold = observed.get("goldFiles")
+    if not isinstance(ran_gold, dict):
+        return False
+    same = all(observed.get(key) == now[key] for key in now if key not in ("goldFiles", "goldRuns"))
+    gold_kept = all(ran_gold.get(path) == digest for path, digest in now["goldFiles"].items())
+    fail = set(definition.failToPass) <= set(selectors.get("failToPass") or ())
+    passing = set(definition.passToPass) <= set(selectors.get("passToPass") or ())
+    return same and gold_kept and fail and passing
