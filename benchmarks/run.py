@@ -1,4 +1,4 @@
-"""Benchmark: `selfbench run --author draft` against the same stages run one by one.
+"""Benchmark: `selfbench run --author draft` against the work its verdicts need.
 
 Generates a Python repository (pytest, `src/` layout, `tests/run_history.py`) with --candidates
 squash-merged pull requests, each adding one module of about 25 lines and its test file (which
@@ -6,18 +6,21 @@ fails before the change and passes after it): every one an easy candidate that d
 validates and passes the coupling check. Every run below must accept all of them, or the
 benchmark stops: a figure over fewer tasks would compare different work.
 
-The floor is the same work done with the existing commands, one process each, one candidate
-after another: `selfbench mine`, then per candidate `selfbench draft`, `audit`, `compile` and
-`validate`, then one `selfbench export`. Their wall times are summed. Then the whole
-`selfbench run --easy N` is timed with -j 1 and with -j 2, each in a new run directory.
+The floor is the work itself: for each task `run -j 1` accepted, in the same sandbox, one setup,
+then one run of each test selection the verdict needs, made by hand: the changed test files at
+the base once and with the gold patch `--reruns` times (the bundle's own verifier with only
+those files as fail-to-pass, run once: `render_test_sh(repeat=False)`), then the bundle's
+`tests/test.sh` end to end at the base and with the gold. Their wall times are summed. Then the
+whole `selfbench run --easy N` is timed with -j 1 and with -j 2, each in a new run directory.
 
-Prints the floor's time per command and the run's per stage (from its state files), then
-run(-j 1) / floor (target <= 1.1x) and run(-j 1) / run(-j 2) (target >= 1.6x, which needs two
-idle cores).
+Prints the floor and the run's time per stage (from its state files), then run(-j 1) / floor
+(target <= 1.3x) and run(-j 1) / run(-j 2) (target >= 1.6x, which needs two idle cores).
+Quality's mutant runs are not part of a verdict: the runs are made with `--no-quality` unless
+`--quality` is given.
 
     .venv/bin/python benchmarks/run.py                   # 20 candidates
     .venv/bin/python benchmarks/run.py --candidates 4    # a quick run
-    .venv/bin/python benchmarks/run.py --small           # for CI: 1 candidate, -j 1, no quality
+    .venv/bin/python benchmarks/run.py --small           # for CI: 1 candidate, -j 1
     .venv/bin/python benchmarks/run.py --no-j2           # the floor and -j 1 only
 """
 
@@ -34,10 +37,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
 from _bench import parse_args
-from run_history import generate, git
+from run_history import generate
+from selfbench.artifacts.compiled import locate_task
+from selfbench.bundle import layout
+from selfbench.bundle.held_out import held_out_paths
+from selfbench.bundle.render_scripts import render_test_sh
+from selfbench.patches import parse_patch
+from selfbench.validate.local import LocalOptions, VerifierVariant, score_patches
 
 _SELFBENCH = [sys.executable, "-m", "selfbench"]
 _SOURCE = "https://example.com/example/genkit"
+_RERUNS = 3
+"""`run`'s default `--reruns`: the gold runs the floor makes per task."""
 """The generated history has no pull-request URLs: tasks record `<source>/pull/<n>`."""
 
 
@@ -50,83 +61,30 @@ def _timed(argv: list[str], *, ok: tuple[int, ...] = (0,)) -> float:
     return seconds
 
 
-def floor(repo: Path, work: Path, candidates: int, skip: list[str]) -> dict[str, float]:
-    """The stages one by one with the existing commands; each command's summed wall time."""
-    work.mkdir(parents=True)
-    pool = work / "candidates.jsonl"
-    spent: dict[str, float] = {}
-
-    def add(command: str, seconds: float) -> None:
-        spent[command] = spent.get(command, 0.0) + seconds
-
-    add(
-        "mine",
-        _timed(
-            [
-                *_SELFBENCH,
-                "mine",
-                str(repo),
-                "--easy",
-                str(candidates),
-                "--over-fetch",
-                "1",
-                "--out",
-                str(pool),
-            ]
-        ),
-    )
-    ids = [json.loads(line)["id"] for line in pool.read_text().splitlines() if line]
-    drafts, homes = work / "drafts", []
-    for cid in ids:
-        out = drafts / cid
-        add(
-            "draft",
-            _timed(
-                [
-                    *_SELFBENCH,
-                    "draft",
-                    cid,
-                    "--repo",
-                    str(repo),
-                    "--candidates",
-                    str(pool),
-                    "--source-url",
-                    _SOURCE,
-                    "--out",
-                    str(out),
-                    *skip,
-                ]
-            ),
+def floor(run_dir: Path, reruns: int) -> float:
+    """The work the accepted tasks' verdicts need, made by hand in the sandbox: summed seconds."""
+    total = 0.0
+    states = sorted(run_dir.glob("candidates/*.json"))
+    for state in (json.loads(path.read_text()) for path in states):
+        located = locate_task(run_dir / state["bundleHome"])
+        definition = located.definition
+        test_patch = (located.bundle / layout.TEST_PATCH).read_bytes()
+        gold = (located.bundle / layout.GOLD_PATCH).read_bytes()
+        selection = definition.model_copy(
+            update={"failToPass": list(definition.testPaths), "passToPass": []}
         )
-        [task] = [path for path in out.iterdir() if (path / "definition.json").is_file()]
-        add("audit", _timed([*_SELFBENCH, "audit", str(task)]))
-        add("compile", _timed([*_SELFBENCH, "compile", str(task), "--repo", str(repo)]))
-        logs = str(work / "logs" / cid)
-        add(
-            "validate", _timed([*_SELFBENCH, "validate", str(task / "harbor-task"), "--logs", logs])
-        )
-        homes.append(task)
-    add(
-        "export",
-        _timed(
-            [
-                *_SELFBENCH,
-                "export",
-                *map(str, homes),
-                "--run-id",
-                "bench",
-                "--repository-url",
-                _SOURCE,
-                "--repository-commit",
-                git(repo, "rev-parse", "HEAD").decode().strip(),
-                "--out",
-                str(work / "floor.tar.gz"),
-            ]
-        ),
-    )
-    if len(homes) != candidates:
-        sys.exit(f"the floor drafted {len(homes)} of {candidates} candidates")
-    return spent
+        protected = held_out_paths(definition, parse_patch(test_patch, lenient=True))
+        once = VerifierVariant(test_sh=render_test_sh(selection, protected, gold, repeat=False))
+        patches: list[bytes | None] = [b"", *[gold] * reruns, b"", gold]
+        variants = dict.fromkeys(range(1 + reruns), once)
+        with tempfile.TemporaryDirectory(prefix="selfbench-floor-logs-") as logs:
+            options = LocalOptions(logs=Path(logs), reruns=reruns)
+            started = time.monotonic()
+            reports = score_patches(located, patches, options=options, variants=variants)
+            total += time.monotonic() - started
+        if reports[-1].reward is None or reports[-1].reward.reward != 1:
+            sys.exit(f"{definition.taskId}: the bundle's test.sh with the gold did not score 1")
+    return total
 
 
 def run(
@@ -176,28 +134,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidates", type=int, default=20)
     parser.add_argument("--no-j2", action="store_true", help="skip the -j 2 run")
-    parser.add_argument(
-        "--no-quality", action="store_true", help="draft and run without the quality check"
-    )
-    args = parse_args(parser, candidates=1, no_j2=True, no_quality=True)
-    skip = ["--no-quality"] if args.no_quality else []
+    parser.add_argument("--quality", action="store_true", help="run with the quality check")
+    args = parse_args(parser, candidates=1, no_j2=True)
+    skip = [] if args.quality else ["--no-quality"]
     with tempfile.TemporaryDirectory(prefix="selfbench-bench-run-") as scratch:
         root = Path(scratch)
         repo = generate(root, args.candidates)
         print(f"{args.candidates} candidates; load average {os.getloadavg()[0]:.1f}")
-        spent = floor(repo, root / "floor", args.candidates, skip)
-        floor_s = sum(spent.values())
-        print(f"floor (commands one by one): {floor_s:8.1f}s   {_breakdown(spent)}")
         one, stages = run(repo, root / "j1", args.candidates, 1, skip)
+        floor_s = floor(root / "j1" / "run-j1.run", _RERUNS)
+        print(f"floor (the verdicts' work by hand): {floor_s:8.1f}s")
         print(
-            f"selfbench run -j 1:          {one:8.1f}s   {one / floor_s:.2f}x the floor (<= 1.1x);"
-            f" stages {_breakdown(stages)}"
+            f"selfbench run -j 1:                 {one:8.1f}s   {one / floor_s:.2f}x the floor"
+            f" (<= 1.3x); stages {_breakdown(stages)}"
         )
         if args.no_j2:
             return
         two, _ = run(repo, root / "j2", args.candidates, 2, skip)
         print(
-            f"selfbench run -j 2:          {two:8.1f}s   {one / two:.2f}x faster than -j 1"
+            f"selfbench run -j 2:                 {two:8.1f}s   {one / two:.2f}x faster than -j 1"
             " (>= 1.6x)"
         )
         print(f"load average at the end {os.getloadavg()[0]:.1f}")
