@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import hashlib
 import os
 import re
 import shutil
@@ -333,3 +334,21 @@ def exchange(first: Path, second: Path) -> bool:
     if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
         return False
     raise OSError(code, os.strerror(code), str(first))
+
+
+_DIGEST_CHUNK = 1 << 20
+
+
+def file_sha256(path: Path) -> tuple[str, int]:
+    """The SHA-256 (hex) of a file's bytes, and their count, read in chunks.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    digest = hashlib.sha256()
+    size = 0
+    with path.open("rb") as handle:
+        while chunk := handle.read(_DIGEST_CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    return digest.hexdigest(), size

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import unquote, urlsplit
 
-from selfbench._fs import staging_file
+from selfbench._fs import file_sha256, staging_file
 from selfbench.errors import StoreError, translating
 from selfbench.rules import is_task_id
 
@@ -60,16 +60,6 @@ def authoring_key(run_id: str, candidate_id: str, name: str) -> str:
     return check_key(f"runs/{run_id}/authoring/{candidate_id}/{name}")
 
 
-def _digest_file(path: Path) -> tuple[str, int]:
-    digest = hashlib.sha256()
-    size = 0
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-            size += len(chunk)
-    return digest.hexdigest(), size
-
-
 class LocalArtifactStore:
     """Artifacts as files under a root directory; each key is written once."""
 
@@ -93,7 +83,7 @@ class LocalArtifactStore:
                     out.write(chunk)
                 out.flush()
                 os.fsync(out.fileno())
-            digest, size = _digest_file(temp)
+            digest, size = file_sha256(temp)
             self._link_once(temp, target, key, digest)
         return ArtifactRef(target.resolve().as_uri(), digest, size, content_type)
 
@@ -114,7 +104,7 @@ class LocalArtifactStore:
         try:
             os.link(temp, target)
         except FileExistsError:
-            existing, _ = _digest_file(target)
+            existing, _ = file_sha256(target)
             if existing != digest:
                 raise StoreError(f"artifact {key} already exists with different content") from None
 
@@ -126,7 +116,7 @@ class LocalArtifactStore:
         """
         path = self._resolve(ref.uri)
         with translating(StoreError, f"read artifact {ref.uri}"):
-            digest, size = _digest_file(path)
+            digest, size = file_sha256(path)
         if digest != ref.sha256 or size != ref.size:
             raise StoreError(f"artifact {ref.uri} does not match its sha256")
         return path.open("rb")

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from selfbench._fs import file_sha256
 from selfbench.artifacts.compiled import LocatedTask
 from selfbench.bundle import layout
 from selfbench.bundle.render_prepare import prepare_arguments
@@ -60,8 +61,6 @@ _Phases = TypeVar("_Phases", bound=TaskPhases)
 CAPACITY = 4
 """At most this many parked workspaces at once (each holds its prepared trees on disk)."""
 
-_CHUNK = 1 << 20
-
 
 @dataclass(frozen=True, slots=True)
 class Parked:
@@ -75,13 +74,7 @@ class Parked:
 
 def _file_digest(path: Path) -> str | None:
     """The SHA-256 of a file's bytes; None when there is no such file."""
-    if not path.is_file():
-        return None
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return file_sha256(path)[0] if path.is_file() else None
 
 
 def preparation_key(
