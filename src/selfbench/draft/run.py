@@ -5,9 +5,12 @@ affected test files as fail-to-pass), compiles it into a temporary bundle and ha
 local environment's own verifier (`validate.local.score_patches`): setup once, then one run at
 the base (the test patch applied, an empty agent patch) and `reruns` runs with the gold patch,
 each on a fresh copy of the prepared tree. The provisional test command runs each affected file
-on its own, twice in a row, between marker lines, so every test's outcome is read with its file,
-whatever the runner prints (jest, vitest and node name tests without their file), and each run
-gives two samples. Unchanged test files beside the changed ones (`Plan.neighbours`) may run too,
+on its own between marker lines, so every test's outcome is read with its file, whatever the
+runner prints (jest, vitest and node name tests without their file): twice in a row at the base
+and in the first gold run (two samples each, the second in the same tree, as the verifier's own
+repeat), once in each later gold run (one sample each, from a fresh copy). The gold runs leave
+the verifier's repeat of the whole command out, so each test selection runs as often as the
+verdict needs and no more (validation counts these runs, `validate.evidence`). Unchanged test files beside the changed ones (`Plan.neighbours`) may run too,
 for pass-to-pass tests only. When the runner has a coverage measure (`Plan.coverage`), one more
 run at the base runs every file once under it (`draft.coverage`): which tests execute the lines
 around the gold's changed lines.
@@ -53,9 +56,10 @@ from selfbench._scratch import scratch_directory
 from selfbench._shell import quote
 from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.artifacts.task_dir import write_task_files
-from selfbench.bundle.render_scripts import F2P_AGAIN_LABEL, F2P_LABEL
+from selfbench.bundle.held_out import held_out_paths
+from selfbench.bundle.render_scripts import F2P_AGAIN_LABEL, F2P_LABEL, render_test_sh
 from selfbench.compiler import compile_home
-from selfbench.contract import AUTHORING_DEFAULTS, Difficulty
+from selfbench.contract import AUTHORING_DEFAULTS, Difficulty, TaskDefinition
 from selfbench.draft.coverage import (
     CoverageRun,
     CoverageSeen,
@@ -66,6 +70,7 @@ from selfbench.draft.coverage import (
 )
 from selfbench.errors import DraftError, GitError
 from selfbench.outcomes import Outcome, Outcomes, parse_outcomes
+from selfbench.patches import parse_patch
 from selfbench.rules import PLACEHOLDER, THRESHOLDS
 from selfbench.runners import CoverageParts
 from selfbench.validate.checks import command_segments
@@ -197,8 +202,9 @@ def _split_key(key: str) -> tuple[str, str]:
 # --- the provisional task -------------------------------------------------------------------
 
 
-def provisional_command(test_command: str, files: int) -> str:
-    """A test command that runs each selector (a file) on its own, twice, between marker lines.
+def provisional_command(test_command: str, files: int, repeats: int = REPEATS) -> str:
+    """A test command that runs each selector (a file) on its own, `repeats` times in a row,
+    between marker lines.
 
     `{tests}` appears once, unquoted, as the loop's word list; inside, each file replaces the
     placeholder of the real command. The loop stops after the `files` selectors: the verifier
@@ -213,7 +219,7 @@ def provisional_command(test_command: str, files: int) -> str:
         "selfbench_status=0; selfbench_index=0; "
         f"for selfbench_file in {PLACEHOLDER}; do "
         f'[ "$selfbench_index" -lt {files} ] || break; '
-        f"for selfbench_repeat in {' '.join(str(n) for n in range(1, REPEATS + 1))}; do "
+        f"for selfbench_repeat in {' '.join(str(n) for n in range(1, repeats + 1))}; do "
         'printf \'\\nselfbench-draft: begin %d %d\\n\' "$selfbench_index" "$selfbench_repeat"; '
         f"( {inner} ); selfbench_code=$?; "
         'printf \'\\nselfbench-draft: end %d %d %d\\n\' "$selfbench_index" "$selfbench_repeat" '
@@ -289,7 +295,10 @@ def observe(
         measure: CoverageRun | str = "the runner has no coverage measure"
         if plan.coverage is not None:
             measure = prepare_coverage(Path(scratch), plan.coverage, guarded_lines(gold_patch))
-        variants: dict[int, VerifierVariant] = {}
+        variants = {
+            index: _gold_run(located.definition, plan, test_patch, gold_patch, first=index == 1)
+            for index in range(1, reruns + 1)
+        }
         if isinstance(measure, CoverageRun):
             patches.append(b"")  # at the base: the test patch applied, no gold
             variants[len(patches) - 1] = measure.variant(
@@ -311,6 +320,19 @@ def observe(
         plan, reports[: reruns + 1], logs=logs / _PROVISIONAL_ID, seconds=seconds
     )
     return replace(observation, coverage=seen)
+
+
+def _gold_run(
+    definition: TaskDefinition, plan: Plan, test_patch: bytes, gold_patch: bytes, *, first: bool
+) -> VerifierVariant:
+    """A gold run's verifier: each file `REPEATS` times in the first gold run (in the same
+    tree, as the verifier's own repeat would), once in each later one (each from a fresh copy);
+    the verifier's repeat of the whole command left out (`repeat=False`), so a gold run is one
+    run of the selection, as validation's evidence counts it (`validate.evidence`)."""
+    command = provisional_command(plan.test_command, len(plan.test_files), REPEATS if first else 1)
+    gold = definition.model_copy(update={"testCommand": command})
+    protected = held_out_paths(gold, parse_patch(test_patch, lenient=True))
+    return VerifierVariant(render_test_sh(gold, protected, gold_patch, repeat=False))
 
 
 def _asking(
@@ -409,14 +431,17 @@ def _file_runs(plan: Plan, segment: str) -> list[tuple[FileRun, ...]] | str:
     """Each repeat's file runs: every file's output between its marker lines, parsed with the
     real command."""
     begun: dict[tuple[int, int], int] = {}
-    runs: dict[int, list[FileRun]] = {repeat: [] for repeat in range(1, REPEATS + 1)}
+    runs: dict[int, list[FileRun]] = {}
     for match in _MARKER_RE.finditer(segment):
         index, repeat = int(match[2]), int(match[3])
         if match[1] == "begin":
             begun[index, repeat] = match.end()
             continue
-        if (index, repeat) not in begun or index >= len(plan.test_files) or repeat not in runs:
+        if (index, repeat) not in begun or index >= len(plan.test_files):
             return "the test command's output is garbled"
+        if not 1 <= repeat <= REPEATS:
+            return "the test command's output is garbled"
+        runs.setdefault(repeat, [])
         file, code = plan.test_files[index], int(match[4] or "-1")
         output = segment[begun.pop((index, repeat)) : match.start()]
         command = plan.test_command.replace(PLACEHOLDER, quote(file))
@@ -424,7 +449,7 @@ def _file_runs(plan: Plan, segment: str) -> list[tuple[FileRun, ...]] | str:
         runs[repeat].append(
             FileRun(file, code, outcomes, _collection_error(file, outcomes, output))
         )
-    if any(len(files) != len(plan.test_files) for files in runs.values()):
+    if not runs or any(len(files) != len(plan.test_files) for files in runs.values()):
         return "the test command did not run every test file (timed out?)"
     return [tuple(runs[repeat]) for repeat in sorted(runs)]
 
