@@ -79,13 +79,15 @@ class DraftProof:
     """A draft's record that proves three Beyond checks for the task validated (see above)."""
 
     record: Path
+    """The draft record (`draft.json` beside the definition): the details name it by its file
+    name alone, so a report reads the same wherever the task was validated."""
     base_samples: int
     gold_runs: int
     gold_samples: int
 
     def selector_checks(self) -> tuple[Check, Check]:
         """Per selector at the base and with the gold patch, from the draft's samples."""
-        seen = f"in its file's own run, as the draft saw it ({self.record})"
+        seen = f"in its file's own run, as the draft saw it ({DRAFT_FILE})"
         return (
             Check(
                 "per selector at the base",
@@ -107,13 +109,13 @@ class DraftProof:
             "independent rerun",
             passed=True,
             detail=f"the draft's {self.gold_runs} runs with the gold patch, each from a fresh "
-            f"copy of the prepared tree ({self.record})",
+            f"copy of the prepared tree ({DRAFT_FILE})",
         )
 
     def flaky_detail(self) -> str:
         """What the no-flaky-test check saw besides the bundle's own runs."""
         samples = self.base_samples + self.gold_samples
-        return f"and no outcome changed in the draft's {samples} samples ({self.record})"
+        return f"and no outcome changed in the draft's {samples} samples ({DRAFT_FILE})"
 
 
 def draft_proof(located: LocatedTask, *, reruns: int) -> DraftProof | None:
