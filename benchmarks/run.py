@@ -43,6 +43,7 @@ from selfbench.bundle import layout
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.bundle.render_scripts import render_test_sh
 from selfbench.patches import parse_patch
+from selfbench.validate.host_network import HostNetwork
 from selfbench.validate.local import LocalOptions, VerifierVariant, score_patches
 
 _SELFBENCH = [sys.executable, "-m", "selfbench"]
@@ -64,6 +65,7 @@ def _timed(argv: list[str], *, ok: tuple[int, ...] = (0,)) -> float:
 def floor(run_dir: Path, reruns: int) -> float:
     """The work the accepted tasks' verdicts need, made by hand in the sandbox: summed seconds."""
     total = 0.0
+    network = HostNetwork.detect()
     states = sorted(run_dir.glob("candidates/*.json"))
     for state in (json.loads(path.read_text()) for path in states):
         located = locate_task(run_dir / state["bundleHome"])
@@ -78,7 +80,8 @@ def floor(run_dir: Path, reruns: int) -> float:
         patches: list[bytes | None] = [b"", *[gold] * reruns, b"", gold]
         variants = dict.fromkeys(range(1 + reruns), once)
         with tempfile.TemporaryDirectory(prefix="selfbench-floor-logs-") as logs:
-            options = LocalOptions(logs=Path(logs), reruns=reruns)
+            # setup as `run` makes it: with the host's CA bundle and proxies
+            options = LocalOptions(logs=Path(logs), reruns=reruns, host_network=network)
             started = time.monotonic()
             reports = score_patches(located, patches, options=options, variants=variants)
             total += time.monotonic() - started

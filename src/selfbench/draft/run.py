@@ -10,10 +10,11 @@ runner prints (jest, vitest and node name tests without their file): twice in a 
 and in the first gold run (two samples each, the second in the same tree, as the verifier's own
 repeat), once in each later gold run (one sample each, from a fresh copy). The gold runs leave
 the verifier's repeat of the whole command out, so each test selection runs as often as the
-verdict needs and no more (validation counts these runs, `validate.evidence`). Unchanged test files beside the changed ones (`Plan.neighbours`) may run too,
-for pass-to-pass tests only. When the runner has a coverage measure (`Plan.coverage`), one more
-run at the base runs every file once under it (`draft.coverage`): which tests execute the lines
-around the gold's changed lines.
+verdict needs and no more (validation counts these runs, `validate.evidence`). Unchanged test
+files beside the changed ones (`Plan.neighbours`) may run too, for pass-to-pass tests only.
+When the runner has a coverage measure (`Plan.coverage`), one more run at the base runs every
+file once under it (`draft.coverage`): which tests execute the lines around the gold's changed
+lines.
 
 Cheapest first: after each run `observe` asks `settled` (given by the caller) whether the runs
 so far already reject the candidate whatever the runs left would show; if so, those are not run
@@ -314,7 +315,8 @@ def observe(
         )
         seen = None  # stopped before the coverage run: a rejection, whatever it would see
         if len(reports) == len(patches):
-            seen = _coverage_seen(repo, plan, measure, reports[-1] if variants else None)
+            measured = reports[-1] if isinstance(measure, CoverageRun) else None
+            seen = _coverage_seen(repo, plan, measure, measured)
     seconds = time.monotonic() - started
     observation = read_samples(
         plan, reports[: reruns + 1], logs=logs / _PROVISIONAL_ID, seconds=seconds
