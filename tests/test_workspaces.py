@@ -82,10 +82,12 @@ def test_kept_workspaces_and_agents_patches_are_never_parked(tmp_path: Path) -> 
     assert len(workspace_pool()) == 0
     kept = LocalOptions(logs=tmp_path / "kept", keep=True)
     validate([out], runner=LocalRunner(kept))
-    assert len(workspace_pool()) == 0
     root = Path((tmp_path / "kept" / "never" / "workspace.txt").read_text().strip())
-    assert (root / "opt-base").is_dir()
-    remove_workspace(root)
+    try:
+        assert len(workspace_pool()) == 0
+        assert (root / "opt-base").is_dir()
+    finally:
+        remove_workspace(root)  # kept: the test removes it, passed or not
 
 
 def _parked(tmp_path: Path, name: str, key: str) -> Parked:
