@@ -321,11 +321,27 @@ def test_validation_counts_the_drafts_runs_and_runs_only_the_bundles_test_sh(
     [report] = validate([task], runner=LocalRunner(LocalOptions(logs=tmp_path / "logs")))
     assert report.accepted, report.reason
     checks = _checks(report)
-    rerun = checks["independent rerun"]
-    assert rerun.passed
-    assert rerun.detail.startswith("the draft's 2 runs with the gold patch, each from a fresh copy")
-    assert checks["no flaky test"].detail.startswith("and no outcome changed in the draft's ")
-    assert checks["suite ran"].passed
+    seen = "in its file's own run, as the draft saw it (draft.json)"
+    # drafted with --reruns 2: the base twice, the first gold run twice, the second once
+    assert {name: (check.passed, check.detail) for name, check in checks.items()} == {
+        "per selector at the base": (
+            True,
+            f"each selector's test failed in 2 of 2 samples at the base {seen}",
+        ),
+        "per selector with the gold patch": (
+            True,
+            f"each selector's test passed in 3 of 3 samples with the gold patch {seen}",
+        ),
+        "no flaky test": (True, "and no outcome changed in the draft's 5 samples (draft.json)"),
+        "independent rerun": (
+            True,
+            (
+                "the draft's 2 runs with the gold patch, each from a fresh copy of the prepared "
+                "tree (draft.json)"
+            ),
+        ),
+        "suite ran": (True, ""),
+    }
     assert report.reruns == ()
     logs = sorted(path.name for path in (tmp_path / "logs" / "pr-3").iterdir())
     assert logs == ["nop.log", "oracle.log", "prepare.log"]  # the bundle's test.sh, twice
@@ -344,8 +360,14 @@ def test_validation_counts_the_drafts_runs_and_runs_only_the_bundles_test_sh(
             lambda record: record["selectors"].update(failToPass=[]),
             "a selector the draft did not choose",
         ),
+        (
+            lambda record: record["observed"]["goldFiles"].update(
+                dict.fromkeys(record["observed"]["goldFiles"], "0" * 64)
+            ),
+            "gold files other than the ones the draft ran",
+        ),
     ],
-    ids=["no-inputs", "other-command", "too-few-runs", "unchosen-selector"],
+    ids=["no-inputs", "other-command", "too-few-runs", "unchosen-selector", "other-gold"],
 )
 def test_a_record_that_is_not_of_this_task_is_not_evidence(
     drafted: tuple[Path, list[dict[str, Any]], int],
