@@ -33,6 +33,7 @@ from selfbench.cli import build_parser, main
 from selfbench.contract import canonical_json, check_definition, definition_sha256, parse_definition
 from selfbench.errors import DefinitionError, GitError
 from selfbench.mine import mine_repository, write_candidates
+from selfbench.quality.api import unjudged_manifests
 from selfbench.quality.dependencies import (
     added_dependencies,
     dependencies_record,
@@ -737,3 +738,27 @@ def test_selfbench_quality_flags_the_added_dependency_unless_the_agent_gets_it(
         " (--deps agent installs it)"
     )
     assert (flagged in record.reasons) is not agent_dependencies
+
+
+@pytest.mark.parametrize(
+    ("paths", "adding", "unjudged"),
+    [
+        (["package.json", "pnpm-lock.yaml", "src/a.ts"], {"package.json"},
+         {"package.json", "pnpm-lock.yaml"}),  # the lockfile goes with the manifest kept
+        (["package.json", "pnpm-lock.yaml"], set(), {"pnpm-lock.yaml"}),  # a version bump
+        (["go.mod", "go.sum"], {"go.mod"}, {"go.mod", "go.sum"}),
+        (["pyproject.toml", "uv.lock"], set(), {"uv.lock"}),
+        (["uv.lock"], set(), set()),  # a lockfile alone is judged by its revert
+        (["package.json", "src/a.ts"], set(), set()),  # adds nothing: judged by its revert
+        (["docs/requirements.txt", "docs/conf.py"], {"docs/requirements.txt"}, set()),
+        (["docs/package.json", "docs/package-lock.json"], {"docs/package.json"}, set()),
+        (["tox.ini", "src/a.py"], set(), set()),
+    ],
+)  # fmt: skip
+def test_manifests_no_revert_can_judge(
+    paths: list[str], adding: set[str], unjudged: set[str]
+) -> None:
+    """A manifest the gold adds a package to, and a lockfile changed beside another manifest,
+    always count as needed: the verifier installs the gold's manifests whatever the agent's
+    patch says, and a lockfile left out of the gold would be out of step with them."""
+    assert unjudged_manifests(paths, adding) == unjudged

@@ -44,6 +44,7 @@ from selfbench.errors import PatchError
 
 __all__ = [
     "DEPENDENCY_MANIFESTS",
+    "LOCKFILES",
     "FileChange",
     "Patch",
     "Status",
@@ -53,6 +54,7 @@ __all__ = [
     "display_path",
     "is_dependency_manifest",
     "is_git_patch",
+    "is_lockfile",
     "parse_patch",
     "unprefixed_path",
 ]
@@ -68,6 +70,13 @@ DEPENDENCY_MANIFESTS = frozenset(
         "poetry.lock", "Pipfile", "Pipfile.lock", "go.mod", "go.sum", "Cargo.toml", "Cargo.lock",
     }
 )  # fmt: skip
+LOCKFILES = frozenset(
+    {
+        "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lock",
+        "bun.lockb", "deno.lock", "uv.lock", "poetry.lock", "Pipfile.lock", "go.sum", "Cargo.lock",
+    }
+)  # fmt: skip
+"""The manifests that record what the others resolve to (each one of `DEPENDENCY_MANIFESTS`)."""
 # Counts of up to 18 digits: a longer one is malformed, and int() stays within its digit limit.
 _HUNK_RE = re.compile(rb"@@ -\d{1,18}(?:,(\d{1,18}))? \+\d{1,18}(?:,(\d{1,18}))? @@")
 # A line that is neither a change nor context (an empty, stripped context line counts here): the
@@ -179,6 +188,11 @@ def is_dependency_manifest(path: str) -> bool:
     """Whether a path's basename is a dependency manifest or lockfile."""
     name = basename(path)
     return name in DEPENDENCY_MANIFESTS or fnmatchcase(name, "requirements*.txt")
+
+
+def is_lockfile(path: str) -> bool:
+    """Whether a path's basename is a lockfile (`LOCKFILES`)."""
+    return basename(path) in LOCKFILES
 
 
 def dependency_setup_patch(patch: Patch) -> bytes:

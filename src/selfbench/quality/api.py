@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from posixpath import splitext
@@ -48,7 +48,7 @@ from selfbench.compiler import compile_home
 from selfbench.contract import DIFFICULTIES, Difficulty, TaskDefinition
 from selfbench.errors import QualityError
 from selfbench.mine.rank import eligible_tiers
-from selfbench.patches import is_dependency_manifest, parse_patch
+from selfbench.patches import is_dependency_manifest, is_lockfile, parse_patch
 from selfbench.quality._documentation import documentation_only
 from selfbench.quality._js_parser import is_js
 from selfbench.quality.dependencies import read_dependencies
@@ -83,6 +83,7 @@ __all__ = [
     "recomputed_difficulty",
     "task_mutants",
     "task_observations",
+    "unjudged_manifests",
 ]
 
 
@@ -168,28 +169,34 @@ def _needed(result: bool | None) -> bool:
     return result is not True
 
 
-def _observable(part: Part, adding: Collection[str]) -> bool:
-    """Whether reverting the part can show it unneeded. Not so for a dependency manifest in
-    which the gold adds a package (`adding`): the verifier installs the gold's dependencies
-    whatever the agent's patch says (SPEC §3's dependency-setup patch), so its revert never
-    fails a test. One under a docs directory is the docs' own, and is judged like them; one
-    that adds nothing (a version bump) is judged by its revert."""
-    if part.path not in adding or not is_dependency_manifest(part.path):
-        return True
-    return bool(_DOCS_DIRECTORIES.intersection(part.path.split("/")[:-1]))
+def unjudged_manifests(paths: Iterable[str], adding: Collection[str]) -> frozenset[str]:
+    """The gold's manifests (of `paths`) whose revert can never show them unneeded, so they count
+    as needed: each in which the gold adds a package (`adding`: the verifier installs the gold's
+    dependencies whatever the agent's patch says, SPEC §3's dependency-setup patch, so the revert
+    never fails a test), and each lockfile when the gold changes a manifest that is no lockfile
+    (left out, it would be out of step with the manifests kept, which a frozen install refuses).
+    One under a docs directory is the docs' own, and is judged like them; any other manifest (a
+    version bump) is judged by its revert."""
+    manifests = [path for path in paths if is_dependency_manifest(path)]
+    held = {path for path in manifests if path in adding}
+    if any(not is_lockfile(path) for path in manifests):
+        held.update(path for path in manifests if is_lockfile(path))
+    return frozenset(
+        path for path in held if not _DOCS_DIRECTORIES.intersection(path.split("/")[:-1])
+    )
 
 
 _DOCS_DIRECTORIES = frozenset({"doc", "docs", "documentation"})
 
 
 def _run_parts(
-    scorer: Scorer, gold: bytes, parts: Sequence[Part], jobs: int, adding: Collection[str]
+    scorer: Scorer, gold: bytes, parts: Sequence[Part], jobs: int, unjudged: Collection[str]
 ) -> dict[Part, bool]:
     """Each part and whether a fail-to-pass test needs it; the gold without every part is the
-    base, where fail-to-pass fails by the task's own validation, so it is not run; a part no
-    revert can judge (`_observable`) counts as needed."""
+    base, where fail-to-pass fails by the task's own validation, so it is not run; a part of a
+    file no revert can judge (`unjudged_manifests`) counts as needed."""
     variants = {part: without(gold, [part]) for part in parts}
-    to_run = [part for part in parts if variants[part].strip() and _observable(part, adding)]
+    to_run = [part for part in parts if variants[part].strip() and part.path not in unjudged]
     runs = scorer.score([variants[part] for part in to_run], jobs=jobs)
     needed = dict.fromkeys(parts, True)
     for part, run in zip(to_run, runs, strict=True):
@@ -207,12 +214,13 @@ def _ablation(
     adding: Collection[str] = (),
 ) -> Ablation:
     """Each gold file, then each hunk of the files some test needs, reverted on its own;
-    `adding` names the manifests in which the gold adds a package (`_observable`)."""
+    `adding` names the manifests in which the gold adds a package (`unjudged_manifests`)."""
     parts = gold_parts(gold)
     files = [part for part in parts if part.hunk is None]
-    needed = _run_parts(scorer, gold, files, jobs, adding)
+    unjudged = unjudged_manifests((part.path for part in files), adding)
+    needed = _run_parts(scorer, gold, files, jobs, unjudged)
     hunks = [part for part in parts if part.hunk is not None and needed[_file_of(part)]]
-    needed.update(_run_parts(scorer, gold, hunks, jobs, adding))
+    needed.update(_run_parts(scorer, gold, hunks, jobs, unjudged))
     ran = [part for part in parts if part in needed]  # the gold's order: a file, its hunks
     moved = tuple(p.path for p in files if not needed[p] and not p.implementation)
     unneeded = tuple(part.name for part in ran if not needed[part] and part.path not in moved)
