@@ -24,10 +24,14 @@ def sandbox_users() -> Iterator[Users]:
 
 @pytest.fixture(autouse=True)
 def _no_parked_workspaces() -> Iterator[None]:
-    """Each test starts with no prepared workspace parked by an earlier one (a test that reuses
-    a preparation makes both within itself), and leaves none on disk."""
-    from selfbench.validate.workspaces import workspace_pool  # noqa: PLC0415 - lazily, as the CLI
+    """Each test starts with no prepared workspace parked and no dependency seed kept by an
+    earlier one (a test that reuses a preparation makes both within itself), and leaves none on
+    disk."""
+    from selfbench.validate.seeds import seed_store  # noqa: PLC0415 - lazily, as the CLI
+    from selfbench.validate.workspaces import workspace_pool  # noqa: PLC0415 - as above
 
     workspace_pool().clear()
+    seed_store().clear()
     yield
     workspace_pool().clear()
+    seed_store().clear()

@@ -4,7 +4,8 @@ The two images' repository layers (`render_docker.py`) and the local environment
 phases (`validate/local.py`) run the same text, rendered here, with the same arguments, so their
 parity is structural. Three stages:
 
-* `base`: unpack the snapshot into `/app`, commit it as one base commit, run `setupCommand` with
+* `base`: unpack the snapshot into `/app`, commit it as one base commit (locally, when an
+  earlier setup left a dependency seed, copy it in: `SEED`), run `setupCommand` with
   `bash -lc` from the workdir, then the toolchains' steps after setup (python: every `.venv`
   under `/app` gets `setuptools>=70` and `wheel`) and the toolchains' caches (`/opt/uv-cache`,
   `/opt/go`, `/opt/corepack`, cargo's registry) opened to the unprivileged users, never the
@@ -33,6 +34,7 @@ from selfbench.contract import TaskDefinition
 
 __all__ = [
     "DEPENDENCY_PATCH",
+    "SEED",
     "SNAPSHOT",
     "STAGES",
     "Stage",
@@ -47,6 +49,10 @@ SNAPSHOT = "/tmp/selfbench-repo.tar.gz"  # noqa: S108 - a build input, removed a
 """Where the stage `base` reads the repository snapshot (a private tmpfs locally)."""
 DEPENDENCY_PATCH = "/tmp/selfbench-dependency-setup.patch"  # noqa: S108 - as SNAPSHOT
 """Where the stage `dependencies` reads `tests/dependency-setup.patch`."""
+SEED = "/run/selfbench-seed"
+"""Where the stage `base` finds a dependency seed (`validate/seeds.py`): locally, and only when
+an earlier setup of the same manifests left one (`prepare_script(seeded=True)`); never in an
+image."""
 
 _APP = layout.CONTAINER_APP
 _CARGO_HOME = "/usr/local/cargo"
@@ -77,6 +83,26 @@ git -C {_APP} config user.email selfbench@localhost
 git -C {_APP} add --all --force
 GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z \\
   git -C {_APP} commit -q --no-verify --no-gpg-sign --allow-empty -m 'selfbench base'
+"""
+
+_SEED = f"""\
+if [ -d {SEED} ]; then
+  # an earlier setup's installed dependencies, where this tree has nothing of its own
+  app="$(cd {_APP} && pwd -P)"
+  (cd {SEED} && find . -mindepth 1 -type d \\( -name .venv -o -name node_modules \\) \\
+    -prune -print0) |
+    while IFS= read -r -d '' seeded; do
+      seeded="${{seeded#./}}"
+      parent="$(dirname -- "$seeded")"
+      want="$app"
+      [ "$parent" = . ] || want="$app/$parent"
+      if [ ! -e "{_APP}/$seeded" ] && [ ! -L "{_APP}/$seeded" ] && [ -d "{_APP}/$parent" ] &&
+        [ "$(cd -- "{_APP}/$parent" && pwd -P)" = "$want" ]; then
+        cp -a --reflink=auto -- "{SEED}/$seeded" "{_APP}/$seeded"
+        echo "selfbench: seeded $seeded from an earlier setup of the same manifests"
+      fi
+    done
+fi
 """
 
 _SETUP = f"""\
@@ -156,8 +182,12 @@ _SCRIPTS: dict[Stage, str] = {
 }
 
 
-def prepare_script(stage: Stage) -> str:
-    """The bash text of one preparation stage (run as root, `bash -c TEXT selfbench ARGS`)."""
+def prepare_script(stage: Stage, *, seeded: bool = False) -> str:
+    """The bash text of one preparation stage (run as root, `bash -c TEXT selfbench ARGS`);
+    `seeded`: the local environment's `base` from a dependency seed at `SEED`, the images' text
+    with one step more between the base commit and setup."""
+    if seeded and stage == "base":
+        return _HEADER + _BASE + _SEED + _SETUP
     return _SCRIPTS[stage]
 
 

@@ -23,6 +23,7 @@ import contextlib
 import os
 import shutil
 import stat
+import tarfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,12 +35,14 @@ from selfbench.artifacts.compiled import LocatedTask, read_collect_command
 from selfbench.bundle import layout
 from selfbench.bundle.render_prepare import (
     DEPENDENCY_PATCH,
+    SEED,
     SNAPSHOT,
     Stage,
     prepare_arguments,
     prepare_script,
 )
 from selfbench.contract import TaskDefinition
+from selfbench.environments.process import CalledProcessError
 from selfbench.errors import (
     BundleError,
     InputError,
@@ -72,6 +75,7 @@ from selfbench.validate.sandbox import (
     read_status,
     read_workspace_text,
 )
+from selfbench.validate.seeds import SeedStore, Snapshot, seed_key, seed_store
 
 __all__ = [
     "COLLECT_SECONDS",
@@ -228,6 +232,9 @@ class TaskPhases:
     reused_log: Path | None = None
     """The preparation log of the setup that prepared this (adopted) workspace already: then
     `prepare` runs no stage."""
+    seeding: bool = False
+    """Start the base stage from a dependency seed of the same manifests, and leave one
+    (`seeds.py`); as `reuse_key`, drafting, quality and validation only."""
     prepared: Path = field(init=False)
     verifier_base: Path = field(init=False)
     base_git: Path = field(init=False)
@@ -285,12 +292,10 @@ class TaskPhases:
         _refuse_links(self.bundle)
         if self.reused_log is not None:
             self.verifier_base = self.sandbox.root / _VERIFIER_TREE
-            with (self.logs / "prepare.log").open("a", encoding="utf-8") as handle:
-                handle.write(
-                    "selfbench: setup skipped: this workspace was prepared with the same inputs "
-                    f"(snapshot, setupCommand, toolchains, dependency patch; log {self.reused_log})"
-                    "\n"
-                )
+            self._log(
+                "selfbench: setup skipped: this workspace was prepared with the same inputs "
+                f"(snapshot, setupCommand, toolchains, dependency patch; log {self.reused_log})"
+            )
             self.ready = True
             return None
         reason = self._prepare()
@@ -304,9 +309,8 @@ class TaskPhases:
         # the image's toolchain steps need the image's toolchains (none with the host's own)
         declared = self.definition.toolchains if self.sandbox.toolchains else ()
         arguments = prepare_arguments(self.definition, expand_toolchains(declared))
-        snapshot = {SNAPSHOT: self.bundle / layout.TESTS_SNAPSHOT}
         app = {layout.CONTAINER_APP: self.prepared}
-        reason = self.setup("base", "setupCommand", arguments, binds=app, ro_binds=snapshot)
+        reason = self._base(arguments, app)
         if reason is not None:
             return reason
         dependency_patch = self.bundle / layout.DEPENDENCY_PATCH
@@ -321,6 +325,53 @@ class TaskPhases:
                 return reason
         base_git = {**app, layout.CONTAINER_SELFBENCH: self.base_git}
         return self.setup("agent", "the base copy", (), binds=base_git, ro_binds={}, network=False)
+
+    def _base(self, arguments: tuple[str, ...], app: dict[str, Path]) -> str | None:
+        """Run the stage `base`: from a dependency seed when `seeding` and one of the same
+        manifests is kept (`seeds.py`), then again from the snapshot alone if that failed;
+        a setup from the snapshot alone leaves its seed for the next."""
+        snapshot = {SNAPSHOT: self.bundle / layout.TESTS_SNAPSHOT}
+        if not self.seeding:
+            return self.setup("base", "setupCommand", arguments, binds=app, ro_binds=snapshot)
+        store = seed_store()
+        try:
+            inventory = Snapshot.read(self.bundle / layout.TESTS_SNAPSHOT)
+        except (OSError, tarfile.TarError):  # the stage itself says what is wrong with it
+            return self.setup("base", "setupCommand", arguments, binds=app, ro_binds=snapshot)
+        key = seed_key(self.located, inventory, self.sandbox.toolchains, self.options.setup_env)
+        with store.use(key) as seed:
+            if seed is None:
+                reason = self.setup("base", "setupCommand", arguments, binds=app, ro_binds=snapshot)
+                if reason is None:
+                    self._keep_seed(store, key, inventory)
+                return reason
+            seeded = {**snapshot, SEED: seed}
+            reason = self.setup("base", "setupCommand", arguments, binds=app, ro_binds=seeded)
+        if reason is None:
+            return None
+        self._log(
+            f"selfbench: the seeded setup failed ({reason}); setting up from the snapshot alone"
+        )
+        shutil.rmtree(self.prepared)
+        self.prepared.mkdir()
+        return self.setup("base", "setupCommand", arguments, binds=app, ro_binds=snapshot)
+
+    def _keep_seed(self, store: SeedStore, key: str, inventory: Snapshot) -> None:
+        """Keep what this setup installed as the seed of the next with the same manifests."""
+        try:
+            kept = store.record(key, self.prepared, inventory)
+        except (OSError, CalledProcessError) as error:
+            self._log(f"selfbench: no seed kept: {error}")
+            return
+        if kept:
+            self._log(
+                f"selfbench: seed kept for the next setup of the same manifests: {', '.join(kept)}"
+            )
+
+    def _log(self, line: str) -> None:
+        """Add a line of selfbench's own to `prepare.log`."""
+        with (self.logs / "prepare.log").open("a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
 
     def _dependencies(self, tree: Path, arguments: tuple[str, ...]) -> str | None:
         """Run the stage `dependencies` on `tree`: the gold's manifests installed, then restored
@@ -367,7 +418,7 @@ class TaskPhases:
                 binds = {**binds, **lease.binds}
                 environment = {**lease.environment, **environment}
             result = self.sandbox.run(
-                prepare_script(stage),
+                prepare_script(stage, seeded=SEED in ro_binds),
                 arguments,
                 log=log,
                 timeout=seconds,

@@ -200,6 +200,7 @@ class Workspace:
     def phases(self, task: _Phases) -> _Phases:
         """`task`, set up to reuse this workspace's preparation and to leave it reusable."""
         task.reuse_key, task.reused_log = self.key, self.reused_log
+        task.seeding = self.key is not None
         self.task = task
         return task
 

@@ -1,0 +1,320 @@
+"""Dependency seeds: what one setup installed, the start of the next setup of the same manifests.
+
+Consecutive candidates of one repository usually share their dependency manifests and lockfiles.
+After a setup's base stage succeeds, the directories it installed into the tree (`SEEDED`:
+`.venv` and `node_modules`, at any depth, that the snapshot does not hold) are copied aside as
+that setup's *seed*, under a `seed_key`: the repository, the workdir, `setupCommand`, the
+toolchains, the setup environment, and the digest of every manifest and lockfile in the snapshot
+(`patches.is_dependency_manifest`, plus the managers' own configuration, `_CONFIGURATION`). The
+next setup with that key starts from the seed: the base stage (`render_prepare.py`) copies each
+seeded directory into the freshly unpacked tree, after the base commit and before
+`setupCommand`, and only where the tree has nothing at that path and its parent is a real
+directory of the tree.
+
+Why that is sound: a seed is a starting point, never a result. `setupCommand` still runs on the
+candidate's own tree, and the managers bring an existing environment to the lockfile (`uv sync`,
+`pnpm install`, `npm ci`, which deletes `node_modules` first; pip installs what is missing). What
+was built from a candidate's own code does not carry over: a seeded `.venv` holds no
+distribution installed from the tree itself (each whose `direct_url.json` names a `file:` URL in
+`/app` is removed with the files its `RECORD` lists, so `pip install .` installs this
+candidate's code), in-tree build output is never seeded (only the two directory names), the
+caches tools keep in `node_modules` (`.cache`, `.vite`) are dropped, and `node_modules` is not
+seeded at all when a manifest names a `file:` dependency (yarn 1 and bun copy those). A seeded
+setup that fails is run again from the snapshot alone (`uv venv` refuses an existing `.venv`,
+say), so a seed never turns a setup that succeeds into one that fails.
+
+Like the download caches (`downloads.py`), seeds are this process's, cross candidates of one
+repository only, and are never seen by an agent's or a verifier's phase: only the base stage of
+a later setup binds one, read-only. At most `CAPACITY` are kept, the least recently used removed
+first; all are removed when the process ends.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tarfile
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from selfbench._scratch import scratch_directory
+from selfbench.artifacts.compiled import LocatedTask
+from selfbench.bundle import layout
+from selfbench.bundle.render_prepare import SEED, prepare_arguments
+from selfbench.patches import is_dependency_manifest
+from selfbench.toolchains import Provisioned
+from selfbench.toolchains.versions import expand_toolchains
+from selfbench.validate.sandbox import copy_tree
+
+__all__ = ["CAPACITY", "SEED", "SEEDED", "SeedStore", "Snapshot", "seed_store"]
+
+SEEDED = (".venv", "node_modules")
+"""The directory names a seed carries (the base stage's `find` names them too)."""
+
+CAPACITY = 2
+"""At most this many seeds at once (each holds a copy of the installed dependencies)."""
+
+_CONFIGURATION = frozenset(
+    {
+        ".npmrc", ".yarnrc", ".yarnrc.yml", "pnpm-workspace.yaml", ".python-version",
+        ".nvmrc", ".node-version", "setup.py", "setup.cfg",
+    }
+)  # fmt: skip
+"""Files besides the manifests that decide what a setup installs."""
+
+_NODE_CACHES = (".cache", ".vite")
+"""Tools' caches inside `node_modules`, keyed by the project's own files: never seeded."""
+
+_FILE_DEPENDENCY = b'"file:'
+"""A manifest naming a local dependency by path: some managers copy it into `node_modules`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What a snapshot holds that a seed depends on: the digest of each manifest, and every path
+    (files and the directories above them), relative, without a leading `./`."""
+
+    manifests: dict[str, str]
+    paths: frozenset[str]
+    file_dependencies: bool
+    """Whether a manifest names a `file:` dependency."""
+
+    @classmethod
+    def read(cls, archive: Path) -> Snapshot:
+        """Read a snapshot (`git archive`'s tar.gz) once, streaming."""
+        manifests: dict[str, str] = {}
+        paths: set[str] = set()
+        file_dependencies = False
+        with tarfile.open(archive, mode="r|gz") as tar:
+            for member in tar:
+                name = str(PurePosixPath(member.name.removeprefix("./")))
+                paths.add(name)
+                paths.update(str(parent) for parent in PurePosixPath(name).parents)
+                base = PurePosixPath(name).name
+                if member.isfile() and (is_dependency_manifest(name) or base in _CONFIGURATION):
+                    handle = tar.extractfile(member)
+                    content = handle.read() if handle is not None else b""
+                    manifests[name] = hashlib.sha256(content).hexdigest()
+                    file_dependencies |= _FILE_DEPENDENCY in content
+        paths.discard(".")
+        return cls(manifests, frozenset(paths), file_dependencies)
+
+
+def seed_key(
+    located: LocatedTask,
+    snapshot: Snapshot,
+    toolchains: Provisioned | None,
+    setup_env: Iterable[tuple[str, str]],
+) -> str:
+    """The digest of what decides a setup's installed dependencies (see the module docstring)."""
+    definition = located.definition
+    declared = definition.toolchains if toolchains is not None else ()
+    inputs = {
+        "repo": definition.repo,
+        "arguments": list(prepare_arguments(definition, expand_toolchains(declared))),
+        "toolchains": repr(toolchains) if toolchains is not None else None,
+        "setupEnv": sorted(setup_env),
+        "manifests": snapshot.manifests,
+    }
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def seeded_directories(tree: Path, snapshot: Snapshot) -> list[str]:
+    """The `SEEDED` directories below `tree` that setup made (the snapshot holds nothing at their
+    path), relative; none inside `.git` or inside another one, no link followed."""
+    names = SEEDED if not snapshot.file_dependencies else (".venv",)
+    found: list[str] = []
+    for directory, dirnames, _ in os.walk(tree):
+        relative = Path(directory).relative_to(tree)
+        keep = []
+        for name in sorted(dirnames):
+            path = relative / name
+            if name == ".git" or (Path(directory) / name).is_symlink():
+                continue
+            if name in names:
+                if path.as_posix() not in snapshot.paths:
+                    found.append(path.as_posix())
+                continue
+            keep.append(name)
+        dirnames[:] = keep
+    return found
+
+
+def _inside(root: Path, path: Path) -> bool:
+    """Whether `path` is below `root` (both absolute, normalised) with no link on the way."""
+    if not path.is_relative_to(root) or path == root:
+        return False
+    current = path.parent
+    while current != root:
+        if current.is_symlink():
+            return False
+        current = current.parent
+    return True
+
+
+def _drop_own_installs(venv: Path) -> None:
+    """Remove from a seeded `.venv` every distribution installed from the tree itself: its
+    `direct_url.json` names a `file:` URL in `/app`. The files its `RECORD` lists go too, when
+    they are inside the venv (never through a link)."""
+    app = f"file://{layout.CONTAINER_APP}"
+    lib = venv / "lib"
+    if lib.is_symlink() or not lib.is_dir():
+        return
+    for site in sorted(lib.glob("python*/site-packages")):
+        if not _inside(venv, site) or site.is_symlink():
+            continue
+        for info in sorted(site.glob("*.dist-info")):
+            if info.is_symlink() or not info.is_dir():
+                continue
+            url = _direct_url(info / "direct_url.json")
+            if url is None or not (url == app or url.startswith(f"{app}/")):
+                continue
+            for entry in _record(info / "RECORD"):
+                path = Path(os.path.normpath(site / entry))
+                if _inside(venv, path) and (path.is_symlink() or path.is_file()):
+                    path.unlink()
+                    _remove_empty(path.parent, site)
+            shutil.rmtree(info, ignore_errors=True)
+
+
+def _remove_empty(directory: Path, site: Path) -> None:
+    """Remove `directory` and its parents below `site` while they are empty (as pip does)."""
+    while directory != site and directory.is_relative_to(site):
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+        directory = directory.parent
+
+
+def _direct_url(path: Path) -> str | None:
+    if path.is_symlink() or not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    url = data.get("url") if isinstance(data, dict) else None
+    return url if isinstance(url, str) else None
+
+
+def _record(path: Path) -> list[str]:
+    """The paths a `RECORD` lists (its first column; a path with a comma is quoted CSV)."""
+    if path.is_symlink() or not path.is_file():
+        return []
+    import csv  # noqa: PLC0415 - only a recorded seed reads a RECORD
+
+    with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+        return [row[0] for row in csv.reader(handle) if row and row[0]]
+
+
+@dataclass
+class _Seed:
+    directory: Path
+    directories: tuple[str, ...]
+    users: int = 0
+
+
+@dataclass
+class SeedStore:
+    """Seeds below `root` by key, least recently used first; safe to use from several threads."""
+
+    root: Path
+    capacity: int = CAPACITY
+    _seeds: OrderedDict[str, _Seed] = field(default_factory=OrderedDict)
+    _made: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @contextlib.contextmanager
+    def use(self, key: str) -> Iterator[Path | None]:
+        """The seed with `key` (kept while used), or None when there is none."""
+        with self._lock:
+            seed = self._seeds.get(key)
+            if seed is not None:
+                seed.users += 1
+                self._seeds.move_to_end(key)
+        try:
+            yield seed.directory if seed is not None else None
+        finally:
+            if seed is not None:
+                with self._lock:
+                    seed.users -= 1
+                self._evict()
+
+    def record(self, key: str, tree: Path, snapshot: Snapshot) -> tuple[str, ...]:
+        """Copy the seeded directories of a tree just set up (`seeded_directories`) as the seed
+        for `key`; what was copied (nothing when a seed with `key` exists).
+
+        Raises:
+            CalledProcessError: a copy failed (a full disk, say); nothing is recorded.
+        """
+        with self._lock:
+            if key in self._seeds:
+                return ()
+            self._made += 1
+            directory = self.root / str(self._made)
+        directories = tuple(seeded_directories(tree, snapshot))
+        if not directories:
+            return ()
+        try:
+            for relative in directories:
+                target = directory / relative
+                target.mkdir(parents=True)
+                copy_tree(tree / relative, target)
+                if PurePosixPath(relative).name == ".venv":
+                    _drop_own_installs(target)
+                else:
+                    for cache in _NODE_CACHES:
+                        shutil.rmtree(target / cache, ignore_errors=True)
+        except BaseException:
+            shutil.rmtree(directory, ignore_errors=True)
+            raise
+        with self._lock:
+            if key in self._seeds:  # another setup of the same key recorded first
+                shutil.rmtree(directory, ignore_errors=True)
+                return ()
+            self._seeds[key] = _Seed(directory, directories)
+        self._evict()
+        return directories
+
+    def _evict(self) -> None:
+        with self._lock:
+            unused = [key for key, seed in self._seeds.items() if seed.users == 0]
+            evicted = [self._seeds.pop(key) for key in unused[: len(self._seeds) - self.capacity]]
+        for seed in evicted:
+            shutil.rmtree(seed.directory, ignore_errors=True)
+
+    def keys(self) -> tuple[str, ...]:
+        """The keys held, least recently used first."""
+        with self._lock:
+            return tuple(self._seeds)
+
+    def clear(self) -> None:
+        """Remove every seed not in use."""
+        with self._lock:
+            unused = [key for key, seed in self._seeds.items() if seed.users == 0]
+            evicted = [self._seeds.pop(key) for key in unused]
+        for seed in evicted:
+            shutil.rmtree(seed.directory, ignore_errors=True)
+
+
+_PROCESS: list[SeedStore] = []
+_PROCESS_LOCK = threading.Lock()
+_STACK = contextlib.ExitStack()
+
+
+def seed_store() -> SeedStore:
+    """This process's seeds (made on first use, removed when the process ends)."""
+    with _PROCESS_LOCK:
+        if not _PROCESS:
+            root = _STACK.enter_context(scratch_directory("selfbench-seeds-"))
+            atexit.register(_STACK.close)
+            _PROCESS.append(SeedStore(root))
+        return _PROCESS[0]
