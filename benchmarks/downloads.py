@@ -8,7 +8,10 @@ checkout, and one set of the process's download caches (`validate/downloads.py`)
 1. cold: the caches empty;
 2. warm: the caches the first setup filled (a fresh sandbox, a fresh checkout);
 3. offline: as 2, with the network cut, which succeeds only when the caches hold everything the
-   setup downloads (Corepack's copy of the package manager included).
+   setup downloads (Corepack's copy of the package manager included);
+4. seeded: as 2, the fresh checkout first given the warm setup's `.venv` and `node_modules` as
+   a dependency seed (`validate/seeds.py`: what a later candidate of the same manifests starts
+   from), the copy timed with the setup.
 
 Prints the seconds of each and the package manager's own last summary line. `--small` (the
 suite's configuration) needs no `--repo`: one round, cold then warm, of a pip install of one
@@ -37,16 +40,22 @@ from selfbench.draft._node import _COREPACK
 from selfbench.toolchains import provision_task
 from selfbench.validate.downloads import Lease, download_caches
 from selfbench.validate.host_network import HostNetwork
-from selfbench.validate.sandbox import Mounts, Sandbox, leased_users, require_sandbox
+from selfbench.validate.sandbox import Mounts, Sandbox, copy_tree, leased_users, require_sandbox
+from selfbench.validate.seeds import SeedStore, Snapshot, seeded_directories
 
 _PNPM = f"{_COREPACK} pnpm install --frozen-lockfile --reporter=append-only"
 """What `draft` writes for a project with `pnpm-lock.yaml` (its log made line by line)."""
+_EVERYTHING = Snapshot({}, frozenset(), file_dependencies=False)
+"""A seed's every `.venv` and `node_modules` (the checkout's tracked paths are the repository's:
+none is one of those)."""
 
 
 def _setup(lease: Lease, repo: Path, script: str, *, network: bool, work: Path,
-           toolchains: tuple[str, ...]) -> tuple[float, int, str]:  # fmt: skip
-    """One setup on a fresh checkout in a fresh sandbox, then the set's tool state copied into
-    the task's, as `TaskPhases.setup` does: seconds (the copy included), exit code, output."""
+           toolchains: tuple[str, ...],
+           seed: Path | None) -> tuple[float, int, str, Path]:  # fmt: skip
+    """One setup on a fresh checkout (given the `seed`'s directories first) in a fresh sandbox,
+    then the set's tool state copied into the task's, as `TaskPhases.setup` does: seconds (the
+    seed's copy and the state's included), exit code, output, and the checkout."""
     root = Path(tempfile.mkdtemp(prefix="ws-", dir=work))
     app = root / "app-tree"
     subprocess.run(["git", "clone", "-q", "--", str(repo), str(app)], check=True)
@@ -57,6 +66,10 @@ def _setup(lease: Lease, repo: Path, script: str, *, network: bool, work: Path,
         provisioned = provision_task(toolchains, strict=False, logs=root) if toolchains else None
         sandbox = Sandbox(root / "ws", users, require_sandbox(), toolchains=provisioned)
         start = time.monotonic()
+        if seed is not None:  # as the base stage lays a seed over the fresh tree
+            for directory in seeded_directories(seed, _EVERYTHING):
+                (app / directory).mkdir(parents=True)
+                copy_tree(seed / directory, app / directory)
         result = sandbox.run(
             'cd /app && exec /bin/bash -lc "$1"',
             (script,),
@@ -72,7 +85,7 @@ def _setup(lease: Lease, repo: Path, script: str, *, network: bool, work: Path,
             ),
         )
         lease.keep(sandbox.tool_state())
-    return time.monotonic() - start, result.exit_code, log.read_text(errors="replace")
+    return time.monotonic() - start, result.exit_code, log.read_text(errors="replace"), app
 
 
 def _summary(output: str) -> str:
@@ -117,10 +130,10 @@ def main() -> int:
     args = parser.parse_args()
     if args.repo is None and not args.small:
         parser.error("give --repo (or --small)")
-    times: dict[str, list[float]] = {"cold": [], "warm": [], "offline": []}
+    times: dict[str, list[float]] = {"cold": [], "warm": [], "offline": [], "seeded": []}
     steps = [("cold", True, args.setup), ("warm", True, args.setup)]
     if not args.small:
-        steps.append(("offline", False, args.offline_setup))
+        steps += [("offline", False, args.offline_setup), ("seeded", True, args.setup)]
     for round_ in range(1 if args.small else args.rounds):  # each round new caches: cold again
         work_directory = tempfile.TemporaryDirectory(prefix="selfbench-bench-")
         with work_directory as work, download_caches().lease(f"bench-{round_}") as lease:
@@ -128,11 +141,15 @@ def main() -> int:
             if repo is None:
                 repo = _small_repository(Path(work))
                 steps = [(name, network, _SMALL_SETUP) for name, network, _ in steps]
+            store, seed = SeedStore(Path(work) / "seeds"), None
             for name, network, script in steps:
-                seconds, code, output = _setup(
+                seconds, code, output, app = _setup(
                     lease, repo, script, network=network, work=Path(work),
                     toolchains=tuple(filter(None, args.toolchains.split(","))),
+                    seed=seed if name == "seeded" else None,
                 )  # fmt: skip
+                if name == "warm" and store.record("bench", app, _EVERYTHING):
+                    seed = store.root / "1"
                 print(f"{name}: {seconds:.1f} s, exit {code}: {_summary(output)}", flush=True)
                 if code != 0:
                     print(output[-3000:], file=sys.stderr)
@@ -143,6 +160,8 @@ def main() -> int:
     medians = {name: statistics.median(values) for name, values in times.items() if values}
     print(" ".join(f"{name} median {value:.1f} s;" for name, value in medians.items()), end=" ")
     print(f"warm / cold = {medians['warm'] / medians['cold']:.2f}x", end="; ")
+    if "seeded" in medians:
+        print(f"seeded / warm = {medians['seeded'] / medians['warm']:.2f}x", end="; ")
     print(f"load average {os.getloadavg()[0]:.1f}")
     return 0
 
