@@ -603,3 +603,30 @@ def test_only_toolchains_under_usr_but_not_usr_local_are_shown_in_place(
     home: str, visible: bool
 ) -> None:
     assert visible_in_sandbox(Path(home)) is visible
+
+
+@needs_sandbox
+def test_a_later_setup_finds_what_an_earlier_one_left_in_cargos_caches(
+    tmp_path: Path, provisioned_env: Path
+) -> None:
+    """Cargo's registry and git caches are the process's download caches too (bound over the
+    task's cargo home in setup, copied into it after): a second candidate's setup finds the
+    crate the first fetched, and so do its tests."""
+    fake_tool(provisioned_env / "rust-1.90.0" / "cargo" / "bin" / "rustc", "rustc 1.90.0")
+    (provisioned_env / "rust-1.90.0" / "rustup").mkdir()
+    fetch = (
+        'mkdir -p "$CARGO_HOME/registry/cache" "$CARGO_HOME/git/db" && '
+        'echo crate > "$CARGO_HOME/registry/cache/one.crate" && echo db > "$CARGO_HOME/git/db/x"'
+    )
+    finds = 'test -f "$CARGO_HOME/registry/cache/one.crate" && echo found-the-crate-$((6 * 7))'
+    check = "test -f /usr/local/cargo/registry/cache/one.crate && test -f /usr/local/cargo/git/db/x"
+    first = shell_project("fetches", ["rust"], fetch)
+    second = shell_project("finds", ["rust"], finds, check)
+    for project in (first, second):
+        project.definition["repo"] = "example/cargo-caches"
+        out = build(project, tmp_path / project.definition["taskId"])
+        [report] = validate([out], runner=LocalRunner(LocalOptions(logs=tmp_path / "logs")))
+        assert report.accepted, report.reason
+    prepare = (tmp_path / "logs" / "finds" / "prepare.log").read_text(encoding="utf-8")
+    assert "found-the-crate-42" in prepare
+    assert not (provisioned_env / "rust-1.90.0" / "cargo" / "registry").exists()

@@ -33,6 +33,7 @@ from selfbench.bundle.render_scripts import SAFE_GIT, container_workdir
 from selfbench.contract import TaskDefinition
 
 __all__ = [
+    "CARGO_CACHES",
     "DEPENDENCY_PATCH",
     "SEED",
     "SNAPSHOT",
@@ -56,10 +57,9 @@ image."""
 
 _APP = layout.CONTAINER_APP
 _CARGO_HOME = "/usr/local/cargo"
-_SHARED_STATE = (
-    layout.CONTAINER_UV_CACHE, "/opt/go", "/opt/corepack", f"{_CARGO_HOME}/registry",
-    f"{_CARGO_HOME}/git",
-)  # fmt: skip
+CARGO_CACHES = (f"{_CARGO_HOME}/registry", f"{_CARGO_HOME}/git")
+"""Cargo's download caches, inside its home (a rust task's tool state locally)."""
+_SHARED_STATE = (layout.CONTAINER_UV_CACHE, "/opt/go", "/opt/corepack", *CARGO_CACHES)
 """The caches that setup fills as root and the agent and verifier users write to (each phase's
 own copy locally, each container's own in the images). The toolchains themselves are not among
 them: `/usr/local/rustup`, cargo's home with its `bin` and `config.toml`, `/usr/local/go`, node's

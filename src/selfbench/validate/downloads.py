@@ -11,8 +11,10 @@ setup, and the agent and the tests run with homes of their own), so the prepared
 images' whatever the caches held. The tool state that later phases do read (`/opt/uv-cache`,
 `/opt/go`, `/opt/corepack`) is the set's during the stage, bound over the task's, and copied
 into the task's after it (`Lease.keep`): the task's then holds all its setup used, as the
-image's does, plus what earlier setups of the same repository left. Cargo's registry, inside
-cargo's home, stays each task's own.
+image's does, plus what earlier setups of the same repository left. So do cargo's registry and
+git caches (`Lease.cargo`), for a task whose cargo home is its own tool state (a provisioned
+rust toolchain): they are bound over that home's, after it (`Sandbox`'s toolchain mounts), and
+copied into it.
 
 * Shared by the setups of one process (one `run`, `draft` or `validate`): a later candidate's
   setup finds what an earlier one downloaded. Not across processes: a setup runs the
@@ -38,9 +40,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfbench._scratch import scratch_directory
+from selfbench.bundle.render_prepare import CARGO_CACHES
 from selfbench.validate.sandbox import SHARED_STATE, copy_tree
 
 __all__ = ["DOWNLOADS", "MANAGERS", "DownloadCaches", "Lease", "download_caches"]
+
+_CARGO_HOME = str(Path(CARGO_CACHES[0]).parent)
 
 DOWNLOADS = "/run/selfbench-downloads"
 """Where a setup stage sees its set of download caches, one directory per manager."""
@@ -73,6 +78,13 @@ class Lease:
     """The managers' variables naming their caches."""
     state: dict[str, Path]
     """The set's tool state: container path → host directory."""
+    cargo: dict[str, Path]
+    """Cargo's caches (`CARGO_CACHES`): container path → host directory, writable; bound only
+    for a task whose cargo home is its tool state (`cargo_binds`)."""
+
+    def cargo_binds(self, tool_state: Mapping[str, Path]) -> dict[str, Path]:
+        """Cargo's caches to bind for a task with this tool state: none without a cargo home."""
+        return dict(self.cargo) if _CARGO_HOME in tool_state else {}
 
     def keep(self, tool_state: Mapping[str, Path]) -> None:
         """Copy the set's tool state into the task's (`Sandbox.tool_state()`), after its stage:
@@ -83,6 +95,8 @@ class Lease:
         """
         for target, directory in sorted(self.state.items()):
             copy_tree(directory, tool_state[target])
+        for target, directory in sorted(self.cargo_binds(tool_state).items()):
+            copy_tree(directory, tool_state[_CARGO_HOME] / Path(target).name)
 
 
 @dataclass
@@ -108,10 +122,11 @@ class DownloadCaches:
                 directory = self.root / str(self._made)
         binds = {f"{DOWNLOADS}/{name}": directory / name for name, _ in MANAGERS}
         state = {target: directory / "state" / Path(target).name for target in SHARED_STATE}
-        for path in (*binds.values(), *state.values()):
+        cargo = {target: directory / "cargo" / Path(target).name for target in CARGO_CACHES}
+        for path in (*binds.values(), *state.values(), *cargo.values()):
             path.mkdir(parents=True, exist_ok=True)
         try:
-            yield Lease({**binds, **state}, _environment(), state)
+            yield Lease({**binds, **state}, _environment(), state, cargo)
         finally:
             with self._lock:
                 free.append(directory)

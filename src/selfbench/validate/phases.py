@@ -415,7 +415,7 @@ class TaskPhases:
             lease = None
             if network:  # the process's download caches, this stage's alone while it runs
                 lease = stack.enter_context(download_caches().lease(self.definition.repo))
-                binds = {**binds, **lease.binds}
+                binds = {**binds, **lease.binds, **lease.cargo_binds(self.sandbox.tool_state())}
                 environment = {**lease.environment, **environment}
             result = self.sandbox.run(
                 prepare_script(stage, seeded=SEED in ro_binds),

@@ -367,9 +367,18 @@ class Sandbox:
                 args += ["--symlink", mount.source, mount.target]
             else:
                 args += self._state_bind(mount.target, mounts, copies)
+                for target, source in sorted(mounts.binds.items()):  # after it: over it
+                    if Path(target).is_relative_to(mount.target) and target != mount.target:
+                        args += ["--bind", str(source), target]
         for path in host_tools_to_hide(self.toolchains):
             args += ["--ro-bind", "/dev/null", str(path)]
         return args
+
+    def _state_mounts(self) -> tuple[str, ...]:
+        """The toolchains' own tool state mounts (`/usr/local/cargo`): a phase's binds below
+        one are made after it (`_toolchain_args`), not with the others."""
+        mounts = self.toolchains.mounts if self.toolchains else ()
+        return tuple(mount.target for mount in mounts if mount.kind == "state")
 
     def _user_homes(self) -> list[str]:
         """Fresh, empty homes for agent and verifier, for one phase."""
@@ -432,7 +441,7 @@ class Sandbox:
         argv += self._state_args(mounts, copies)
         for path in mounts.hidden:
             argv += ["--tmpfs", str(path)]
-        argv += _mount_args(mounts)
+        argv += _mount_args(mounts, below=self._state_mounts())
         argv += self._toolchain_args(mounts, copies)
         argv += ["--remount-ro", "/", "--chdir", "/"]
         argv += ["--cap-drop", "ALL"]
@@ -580,9 +589,10 @@ def read_workspace_text(directory: Path, name: str) -> str:
 _STATUS_LIMIT = 64
 
 
-def _mount_args(mounts: Mounts) -> list[str]:
-    """A phase's own binds; mount points below the private `/run` made readable by every phase
-    user first (bwrap would make a missing parent 0700, root's alone)."""
+def _mount_args(mounts: Mounts, *, below: tuple[str, ...] = ()) -> list[str]:
+    """A phase's own binds but those `below` a toolchain's state mount (made after it);
+    mount points below the private `/run` made readable by every phase user first (bwrap would
+    make a missing parent 0700, root's alone)."""
     below_run = {
         str(parent)
         for target in (*mounts.binds, *mounts.ro_binds)
@@ -593,7 +603,8 @@ def _mount_args(mounts: Mounts) -> list[str]:
     for parent in sorted(below_run, key=lambda p: (p.count("/"), p)):
         args += ["--perms", "0755", "--dir", parent]
     for target, source in sorted(mounts.binds.items()):
-        args += ["--bind", str(source), target]
+        if not any(Path(target).is_relative_to(state) for state in below):
+            args += ["--bind", str(source), target]
     for target, source in sorted(mounts.ro_binds.items()):
         args += ["--ro-bind", str(source), target]
     return args
