@@ -138,8 +138,8 @@ def seeded_directories(tree: Path, snapshot: Snapshot) -> list[str]:
             path = relative / name
             if name == ".git" or (Path(directory) / name).is_symlink():
                 continue
-            if name in names:
-                if path.as_posix() not in snapshot.paths:
+            if name in SEEDED:  # never walked into, seeded or not
+                if name in names and path.as_posix() not in snapshot.paths:
                     found.append(path.as_posix())
                 continue
             keep.append(name)
