@@ -476,6 +476,33 @@ def test_a_run_stops_on_an_untrusted_registry_and_resumes_once_the_ca_is_set(
 
 
 @sandboxed
+def test_a_setup_needing_a_host_the_network_does_not_reach_rejects_its_candidate_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A setup that cannot resolve a host while the registries still answer (a dependency from a
+    repository's archive, on a network that reaches only its registry) rejects the candidate,
+    naming the host's failure, and the run goes on: a resume would stop on it again."""
+    resolve = "import socket; socket.getaddrinfo('archive.unreachable.invalid', 443)"
+    config = f"setupCommand = '''python3 -c \"{resolve}\"'''\n"
+    history = generate(tmp_path, 1, config=config)
+    argv = ["run", "--repo", str(history), "--easy", "1", "--over-fetch", "1", "--source-url",
+            "https://example.com/acme/genkit", "--out", str(tmp_path / "bench.tar.gz")]  # fmt: skip
+    assert main(argv) == 1  # the tier is blocked: no candidate left
+    shown = capsys.readouterr().out
+    rejected = next(line for line in shown.splitlines() if line.startswith("rejected pr-1"))
+    assert rejected.startswith(
+        "rejected pr-1 (easy): draft: setup: setupCommand could not reach the network (dns): "
+        "socket.gaierror: [Errno -2] Name or service not known (log "
+    )
+    assert rejected.endswith(
+        "; the registries answered a check made right after, so this candidate's setup needs a "
+        "host this network does not reach"
+    )
+    state = json.loads((tmp_path / "bench.run" / "candidates" / "pr-1.json").read_text())
+    assert state["status"] == "rejected"
+
+
+@sandboxed
 def test_a_run_whose_registry_the_sandbox_cannot_trust_stops_before_mining(
     private_registry: PrivateRegistry,
     tmp_path: Path,

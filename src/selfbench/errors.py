@@ -173,6 +173,15 @@ class SetupNetworkError(SandboxError):
     """Setup failed on the machine's network (TLS, DNS, a refused or timed-out connection): no
     candidate or task is to blame, so the command stops instead of rejecting it."""
 
+    def __init__(
+        self, message: str, *, kind: str | None = None, failed: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        """The failure's kind (`tls`, `dns`, `refused`, `timeout`; None: not known)."""
+        self.failed = failed
+        """What failed, without the fix (the message's first part; None: not known)."""
+
 
 class HarborError(ValidateError):
     """Harbor could not be run, or left a job directory that cannot be read."""

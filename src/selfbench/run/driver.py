@@ -17,6 +17,7 @@ import math
 import re
 import shutil
 import threading
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
@@ -27,7 +28,14 @@ from selfbench.artifacts.quality_record import Verdict, read_quality
 from selfbench.contract import AUTHORING_DEFAULTS, DIFFICULTIES
 from selfbench.environments.build import build_runner
 from selfbench.environments.spec import ENVIRONMENTS, EnvironmentSpec
-from selfbench.errors import HarborError, InputError, MineError, RunError, SandboxError
+from selfbench.errors import (
+    HarborError,
+    InputError,
+    MineError,
+    RunError,
+    SandboxError,
+    SetupNetworkError,
+)
 from selfbench.mine import MineOptions, mine_repository
 from selfbench.mine.candidate import CandidateModel
 from selfbench.mine.git_history import read_repository
@@ -388,8 +396,13 @@ def _process(
     (a stopped run ends the processes it started), so the resumed run does it again.
     """
     while not state.finished and not stop.is_set():
+        started = time.monotonic()
         try:
             after = run_step(context, state, candidate)
+        except SetupNetworkError as exc:
+            if stop.is_set():
+                break
+            after = _unreachable(context, state, exc, time.monotonic() - started)
         except Exception:
             if stop.is_set():  # the stop cut the stage's processes short: not a result
                 break
@@ -410,6 +423,35 @@ def _process(
         if on_event is not None:
             on_event("step", state)
     return state
+
+
+UNREACHABLE = (
+    "the registries answered a check made right after, so this candidate's setup needs a host "
+    "this network does not reach"
+)
+
+
+def _unreachable(
+    context: StepContext, state: CandidateState, error: SetupNetworkError, seconds: float
+) -> CandidateState:
+    """A candidate whose setup failed on the network while the registries still answer: its
+    setup needs a host this network does not reach (a dependency fetched from a repository's
+    archive, say), so it is rejected, and the run goes on. A certificate failure, or a network
+    that fails the registry check too, is the machine's: the error is raised and the run stops.
+
+    Raises:
+        SetupNetworkError: the failure is the machine's (or cannot be told apart from it).
+        SandboxError: this machine cannot create the isolated workspace.
+    """
+    probes = ecosystems(context.repo, "HEAD")
+    if error.kind in (None, "tls") or error.failed is None or not probes or state.next is None:
+        raise error
+    try:
+        probe_registries(probes, host_network=context.host_network, setup_env=context.setup_env)
+    except SetupNetworkError:
+        raise error from None
+    context.run.event("unreachable", candidate=state.id, why=error.failed)
+    return state.rejected(state.next, seconds, f"{error.failed}; {UNREACHABLE}")
 
 
 def _runner_factory(

@@ -26,6 +26,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from selfbench.errors import SetupNetworkError
+
 __all__ = [
     "CA_DIRECTORY_VARIABLES",
     "CA_FILE_VARIABLES",
@@ -36,6 +38,7 @@ __all__ = [
     "NetworkFailure",
     "announce_once",
     "describe_failure",
+    "failure_error",
     "network_failure",
     "parse_certificates",
 ]
@@ -278,10 +281,20 @@ def network_failure(log: str) -> NetworkFailure | None:
 
 def describe_failure(failure: NetworkFailure, label: str, log: Path | None) -> str:
     """The one line a stopped command prints."""
+    return f"{_failed(failure, label, log)}; {failure.fix()}"
+
+
+def _failed(failure: NetworkFailure, label: str, log: Path | None) -> str:
     where = f" (log {log})" if log is not None else ""
-    return (
-        f"setup: {label} could not reach the network ({failure.kind}): {failure.line}{where}; "
-        f"{failure.fix()}"
+    return f"setup: {label} could not reach the network ({failure.kind}): {failure.line}{where}"
+
+
+def failure_error(failure: NetworkFailure, label: str, log: Path | None) -> SetupNetworkError:
+    """The error a setup's network failure raises (`describe_failure` its message)."""
+    return SetupNetworkError(
+        describe_failure(failure, label, log),
+        kind=failure.kind,
+        failed=_failed(failure, label, log),
     )
 
 

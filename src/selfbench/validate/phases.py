@@ -47,7 +47,6 @@ from selfbench.errors import (
     BundleError,
     InputError,
     SelfbenchError,
-    SetupNetworkError,
     translating,
 )
 from selfbench.toolchains.versions import expand_toolchains
@@ -62,7 +61,7 @@ from selfbench.validate.checks import (
 from selfbench.validate.downloads import download_caches
 from selfbench.validate.host_network import (
     HostNetwork,
-    describe_failure,
+    failure_error,
     network_failure,
 )
 from selfbench.validate.report import Reward, RewardError, RunReport, read_reward
@@ -439,7 +438,7 @@ class TaskPhases:
         if result.exit_code != 0:
             failure = network_failure(_log_since(log, start)) if network else None
             if failure is not None:
-                raise SetupNetworkError(describe_failure(failure, label, log))
+                raise failure_error(failure, label, log)
             hint = f"; {self.memory_hint()}" if result.out_of_memory else ""
             return f"setup: {label} failed (exit {result.exit_code}; log {log}){hint}"
         return None
