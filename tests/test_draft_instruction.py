@@ -13,7 +13,7 @@ from selfbench._git import git
 from selfbench._sample_history import build_sample_history
 from selfbench.audit import prompt_warnings
 from selfbench.contract import TaskDefinition
-from selfbench.draft.instruction import EMPTY_DRAFT, draft_instruction
+from selfbench.draft.instruction import EMPTY_DRAFT, draft_instruction, without_commit_list
 from selfbench.draft.split import SplitChange, split_change
 from selfbench.mine import CandidateModel, mine_repository
 from selfbench.mine.candidate import LinkedRequestModel
@@ -452,3 +452,35 @@ def test_no_title_or_body_gets_a_warning_through(
 
     assert prompt.strip()
     assert _warnings(hard.candidate, hard.split, prompt) == ()
+
+
+_SQUASH_LIST = "* Fix import\n\n* Add versionadded\n\n* Invert logic and add example\n\n* endash"
+
+
+@pytest.mark.parametrize(
+    ("text", "left"),
+    [
+        (_SQUASH_LIST, ""),
+        (f"Add kelvin (#4)\n\n{_SQUASH_LIST}", "Add kelvin (#4)"),  # the commit's own message
+        ("* Fix import\n  with its body line\n\n* once is enough", ""),
+        ("* Fix import", "* Fix import"),  # one item: a list of one says what it says
+        ("Add kelvin.\n\n* Fix import\n\nAnd rankine.\n\n* once", None),  # prose between
+        ("- add kelvin\n- add rankine", None),  # a list the author wrote
+        ("Why:\n\n* kelvin\n* rankine", None),
+    ],
+)
+def test_a_squash_s_commit_list_goes_whole(text: str, left: str | None) -> None:
+    assert without_commit_list(text) == (text if left is None else left)
+
+
+def test_a_squash_body_drafts_as_its_title(hard: Hard) -> None:
+    squash = hard.candidate.model_copy(
+        update={"kind": "squash", "title": "Temperatures", "body": _SQUASH_LIST}
+    )
+
+    prompt = draft_instruction(squash, hard.split, _NAMES, repo=hard.repo)
+
+    bodiless = squash.model_copy(update={"body": ""})
+    assert prompt == draft_instruction(bodiless, hard.split, _NAMES, repo=hard.repo)
+    assert "import" not in prompt
+    assert "endash" not in prompt

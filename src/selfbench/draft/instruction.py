@@ -13,6 +13,9 @@ cleaned:
   of its own, of at most six words, that names a chore (changelog, docs, tests, PR, typo, lint,
   format, bump, version, …) and starts with a chore's verb (`Add`, `Update`, `Fix`, …) or says
   nothing else (`Tests`, `Add PR#`, `Update docs`, `Add note about difference`);
+* a squash's commit list goes whole: the body GitHub writes for a squash merge, one `* subject`
+  paragraph per squashed commit (`* Fix import`, `* once is enough`), is the branch's working
+  history, not the request (at least two such paragraphs, after the subject line if any);
 * a sentence, list item or line already said (case, spacing, list markers and end punctuation
   aside) goes: a squash body often repeats the commit list, a commit its title;
 * a sentence (or list item) that links to the forge (a pull request, issue, commit or
@@ -53,7 +56,7 @@ from selfbench.quality.interface import (
 )
 from selfbench.rules import sha_regex
 
-__all__ = ["EMPTY_DRAFT", "draft_instruction"]
+__all__ = ["EMPTY_DRAFT", "draft_instruction", "without_commit_list"]
 
 EMPTY_DRAFT = "Describe the change this task asks for."
 """The draft when nothing of the pull request survives: the author writes it from scratch."""
@@ -244,6 +247,20 @@ def _clean_block(
     return "\n\n".join(kept_paragraphs)
 
 
+_COMMIT_ITEM = "* "
+"""How GitHub starts each squashed commit's paragraph in a squash merge's body."""
+
+
+def without_commit_list(text: str) -> str:
+    """`text` without a squash's commit list: when every paragraph after the first (a subject,
+    or the list's own first item) is a `* ` item and there are at least two items, those go."""
+    paragraphs = [part for part in re.split(r"\n\s*\n", text.strip()) if part.strip()]
+    items = [part for part in paragraphs if part.startswith(_COMMIT_ITEM)]
+    if len(items) < 2 or any(not part.startswith(_COMMIT_ITEM) for part in paragraphs[1:]):
+        return text
+    return "\n\n".join(part for part in paragraphs if not part.startswith(_COMMIT_ITEM))
+
+
 def _seen(text: str, seen: set[str]) -> bool:
     """Whether `text` was said already; records it when not."""
     key = _key(text)
@@ -348,6 +365,8 @@ def draft_instruction(
     gold = split.gold_files
     requests = (request.text for request in candidate.requests)
     blocks = [candidate.body, *requests, *_commit_messages(repo, candidate)]
+    if candidate.kind == "squash":
+        blocks = [without_commit_list(block) for block in blocks]
     seen: set[str] = set()
     title = _clean_block(candidate.title, candidate, words, gold, seen=seen, chores=False)
     if title and not title.endswith((".", "!", "?", ":")):
