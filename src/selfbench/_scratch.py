@@ -23,6 +23,7 @@ gone and it is older than `KEPT_DAYS` days, so a message that points to it stays
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import os
@@ -42,6 +43,7 @@ __all__ = [
     "kept_directory",
     "kept_home",
     "note_mount",
+    "process_directory",
     "scratch_directory",
     "scratch_home",
     "sweep_once",
@@ -244,6 +246,23 @@ def scratch_directory(prefix: str) -> Iterator[Path]:
             os.close(fd)
             with contextlib.suppress(OSError):  # not empty: another entry is in use
                 path.parent.rmdir()
+
+
+_PROCESS_DIRECTORIES: dict[str, Path] = {}
+_PROCESS_LOCK = threading.Lock()
+_PROCESS_STACK = contextlib.ExitStack()
+
+
+def process_directory(prefix: str) -> Path:
+    """This process's one scratch directory named `prefix...` (`scratch_directory`), made on the
+    first call with that prefix and removed when the process ends."""
+    with _PROCESS_LOCK:
+        if prefix not in _PROCESS_DIRECTORIES:
+            if not _PROCESS_DIRECTORIES:
+                atexit.register(_PROCESS_STACK.close)
+            path = _PROCESS_STACK.enter_context(scratch_directory(prefix))
+            _PROCESS_DIRECTORIES[prefix] = path
+        return _PROCESS_DIRECTORIES[prefix]
 
 
 def kept_directory(prefix: str) -> Path:

@@ -173,9 +173,7 @@ class SetupNetworkError(SandboxError):
     """Setup failed on the machine's network (TLS, DNS, a refused or timed-out connection): no
     candidate or task is to blame, so the command stops instead of rejecting it."""
 
-    def __init__(
-        self, message: str, *, kind: str | None = None, failed: str | None = None
-    ) -> None:
+    def __init__(self, message: str, *, kind: str | None = None, failed: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         """The failure's kind (`tls`, `dns`, `refused`, `timeout`; None: not known)."""

@@ -32,14 +32,13 @@ copied into it.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from selfbench._scratch import scratch_directory
+from selfbench._scratch import process_directory
 from selfbench.bundle.render_prepare import CARGO_CACHES
 from selfbench.validate.sandbox import SHARED_STATE, copy_tree
 
@@ -134,14 +133,11 @@ class DownloadCaches:
 
 _PROCESS: list[DownloadCaches] = []
 _PROCESS_LOCK = threading.Lock()
-_STACK = contextlib.ExitStack()
 
 
 def download_caches() -> DownloadCaches:
     """This process's download caches (made on first use, removed when the process ends)."""
     with _PROCESS_LOCK:
         if not _PROCESS:
-            root = _STACK.enter_context(scratch_directory("selfbench-downloads-"))
-            atexit.register(_STACK.close)
-            _PROCESS.append(DownloadCaches(root))
+            _PROCESS.append(DownloadCaches(process_directory("selfbench-downloads-")))
         return _PROCESS[0]

@@ -31,7 +31,6 @@ first; all are removed when the process ends.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import hashlib
 import json
@@ -44,7 +43,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from selfbench._scratch import scratch_directory
+from selfbench._scratch import process_directory
 from selfbench.artifacts.compiled import LocatedTask
 from selfbench.bundle import layout
 from selfbench.bundle.render_prepare import SEED, prepare_arguments
@@ -53,7 +52,18 @@ from selfbench.toolchains import Provisioned
 from selfbench.toolchains.versions import expand_toolchains
 from selfbench.validate.sandbox import copy_tree
 
-__all__ = ["CAPACITY", "SEED", "SEEDED", "SeedStore", "Snapshot", "seed_store"]
+__all__ = [
+    "CAPACITY",
+    "SEED",
+    "SEEDED",
+    "SeedStore",
+    "Snapshot",
+    "inputs_digest",
+    "seed_key",
+    "seed_store",
+    "seeded_directories",
+    "setup_inputs",
+]
 
 SEEDED = (".venv", "node_modules")
 """The directory names a seed carries (the base stage's `find` names them too)."""
@@ -114,15 +124,28 @@ def seed_key(
     setup_env: Iterable[tuple[str, str]],
 ) -> str:
     """The digest of what decides a setup's installed dependencies (see the module docstring)."""
+    inputs = setup_inputs(located, toolchains, setup_env)
+    return inputs_digest(
+        {**inputs, "repo": located.definition.repo, "manifests": snapshot.manifests}
+    )
+
+
+def setup_inputs(
+    located: LocatedTask, toolchains: Provisioned | None, setup_env: Iterable[tuple[str, str]]
+) -> dict[str, object]:
+    """What every setup of a task runs with: the stages' arguments (workdir, `setupCommand`,
+    the toolchains whose steps run), the toolchains mounted, the setup environment."""
     definition = located.definition
     declared = definition.toolchains if toolchains is not None else ()
-    inputs = {
-        "repo": definition.repo,
+    return {
         "arguments": list(prepare_arguments(definition, expand_toolchains(declared))),
         "toolchains": repr(toolchains) if toolchains is not None else None,
         "setupEnv": sorted(setup_env),
-        "manifests": snapshot.manifests,
     }
+
+
+def inputs_digest(inputs: dict[str, object]) -> str:
+    """The SHA-256 of inputs as canonical JSON."""
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode("utf-8")).hexdigest()
 
 
@@ -307,14 +330,11 @@ class SeedStore:
 
 _PROCESS: list[SeedStore] = []
 _PROCESS_LOCK = threading.Lock()
-_STACK = contextlib.ExitStack()
 
 
 def seed_store() -> SeedStore:
     """This process's seeds (made on first use, removed when the process ends)."""
     with _PROCESS_LOCK:
         if not _PROCESS:
-            root = _STACK.enter_context(scratch_directory("selfbench-seeds-"))
-            atexit.register(_STACK.close)
-            _PROCESS.append(SeedStore(root))
+            _PROCESS.append(SeedStore(process_directory("selfbench-seeds-")))
         return _PROCESS[0]

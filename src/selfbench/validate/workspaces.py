@@ -23,8 +23,6 @@ nothing.
 from __future__ import annotations
 
 import atexit
-import hashlib
-import json
 import shutil
 import tempfile
 import threading
@@ -38,13 +36,12 @@ from typing import TypeVar
 from selfbench._fs import file_sha256
 from selfbench.artifacts.compiled import LocatedTask
 from selfbench.bundle import layout
-from selfbench.bundle.render_prepare import prepare_arguments
 from selfbench.toolchains import Provisioned
-from selfbench.toolchains.versions import expand_toolchains
 from selfbench.validate.cgroup import Limits
 from selfbench.validate.disk import remove_workspace
 from selfbench.validate.phases import LocalOptions, TaskPhases
 from selfbench.validate.sandbox import Sandbox
+from selfbench.validate.seeds import inputs_digest, setup_inputs
 
 __all__ = [
     "CAPACITY",
@@ -85,18 +82,16 @@ def preparation_key(
 ) -> str:
     """The digest of everything a preparation's result depends on (see the module docstring)."""
     definition = located.definition
-    declared = definition.toolchains if toolchains is not None else ()
-    inputs = {
-        "snapshot": _file_digest(located.bundle / layout.TESTS_SNAPSHOT),
-        "dependencyPatch": _file_digest(located.bundle / layout.DEPENDENCY_PATCH),
-        "arguments": list(prepare_arguments(definition, expand_toolchains(declared))),
-        "agentDependencies": definition.agentDependencies,
-        "setupSeconds": definition.timeouts.setupSeconds,
-        "toolchains": repr(toolchains) if toolchains is not None else None,
-        "storageMb": limits.storage_mb if limits is not None else None,
-        "setupEnv": sorted(setup_env),
-    }
-    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode("utf-8")).hexdigest()
+    return inputs_digest(
+        {
+            **setup_inputs(located, toolchains, setup_env),
+            "snapshot": _file_digest(located.bundle / layout.TESTS_SNAPSHOT),
+            "dependencyPatch": _file_digest(located.bundle / layout.DEPENDENCY_PATCH),
+            "agentDependencies": definition.agentDependencies,
+            "setupSeconds": definition.timeouts.setupSeconds,
+            "storageMb": limits.storage_mb if limits is not None else None,
+        }
+    )
 
 
 class WorkspacePool:
