@@ -149,6 +149,14 @@ def test_tools_caches_in_node_modules_are_not_seeded(tmp_path: Path) -> None:
     assert sorted(path.name for path in seeded.iterdir()) == ["a"]
 
 
+def test_seeds_below_the_capacity_all_stay(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "app", [".venv/bin"])
+    store = SeedStore(tmp_path / "seeds", capacity=4)
+    for key in ("a", "b", "c"):
+        store.record(key, tree, Snapshot({}, frozenset(), file_dependencies=False))
+    assert store.keys() == ("a", "b", "c")
+
+
 def test_the_least_recently_used_seed_goes_past_the_capacity(tmp_path: Path) -> None:
     tree = _tree(tmp_path / "app", [".venv/bin"])
     store = SeedStore(tmp_path / "seeds", capacity=2)

@@ -310,7 +310,8 @@ class SeedStore:
     def _evict(self) -> None:
         with self._lock:
             unused = [key for key, seed in self._seeds.items() if seed.users == 0]
-            evicted = [self._seeds.pop(key) for key in unused[: len(self._seeds) - self.capacity]]
+            over = max(0, len(self._seeds) - self.capacity)
+            evicted = [self._seeds.pop(key) for key in unused[:over]]
         for seed in evicted:
             shutil.rmtree(seed.directory, ignore_errors=True)
 
