@@ -425,7 +425,7 @@ def _process(
     return state
 
 
-UNREACHABLE = (
+_UNREACHABLE = (
     "the registries answered a check made right after, so this candidate's setup needs a host "
     "this network does not reach"
 )
@@ -451,7 +451,7 @@ def _unreachable(
     except SetupNetworkError:
         raise error from None
     context.run.event("unreachable", candidate=state.id, why=error.failed)
-    return state.rejected(state.next, seconds, f"{error.failed}; {UNREACHABLE}")
+    return state.rejected(state.next, seconds, f"{error.failed}; {_UNREACHABLE}")
 
 
 def _runner_factory(
