@@ -241,3 +241,46 @@ def test_a_setup_the_seed_breaks_runs_again_from_the_snapshot(tmp_path: Path) ->
     assert "selfbench: the seeded setup failed (setup: setupCommand failed (exit 1;" in log
     again = log.index("selfbench: the seeded setup failed")
     assert "selfbench: setup: mkdir .venv" in log[again:]  # set up again, and it succeeded
+
+
+GUARDED = (
+    "if [ -e .venv/made-here ]; then echo found-a-venv-$((6 * 7)); fi; "
+    "if [ -e sub/node_modules/pkg ]; then echo found-modules-$((6 * 7)); fi; "
+    "python3 -m venv --system-site-packages --without-pip .venv && touch .venv/made-here && "
+    "mkdir -p sub/node_modules/pkg"
+)
+
+
+@needs_sandbox
+def test_a_seed_never_covers_the_trees_own_files_or_goes_through_its_links(
+    tmp_path: Path,
+) -> None:
+    """The second tree tracks a `.venv` of its own and has `sub` as a link: the seed's `.venv`
+    and `sub/node_modules` are laid over neither (the base stage's own checks, in the sandbox)."""
+    first = python_project(
+        "first", base={"sub/keep.txt": "a\n"}, definition={"setupCommand": GUARDED}
+    )
+    second = python_project(
+        "second",
+        base={
+            ".gitignore": "__pycache__/\n",
+            ".venv/tracked.txt": "the project's own\n",
+            "elsewhere/keep.txt": "b\n",
+            "sub": Path("elsewhere"),
+        },
+        definition={"setupCommand": GUARDED},
+    )
+    for name, project in (("a", first), ("b", second)):
+        located = locate_task(build(project, tmp_path / name))
+        [scored] = score_patches(
+            located, [b""], options=LocalOptions(logs=tmp_path / "logs"), reuse=True
+        )
+        assert scored.reward is not None
+
+    first_log = (tmp_path / "logs" / "first" / "prepare.log").read_text(encoding="utf-8")
+    second_log = (tmp_path / "logs" / "second" / "prepare.log").read_text(encoding="utf-8")
+    kept = "selfbench: seed kept for the next setup of the same manifests: .venv, sub/node_modules"
+    assert kept in first_log
+    assert "selfbench: seeded" not in second_log
+    assert "found-a-venv-42" not in second_log
+    assert "found-modules-42" not in second_log

@@ -32,8 +32,9 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar, cast
 
 __all__ = [
     "KEPT_DAYS",
@@ -43,7 +44,7 @@ __all__ = [
     "kept_directory",
     "kept_home",
     "note_mount",
-    "process_directory",
+    "process_scoped",
     "scratch_directory",
     "scratch_home",
     "sweep_once",
@@ -248,21 +249,24 @@ def scratch_directory(prefix: str) -> Iterator[Path]:
                 path.parent.rmdir()
 
 
-_PROCESS_DIRECTORIES: dict[str, Path] = {}
+_PROCESS_OBJECTS: dict[str, object] = {}
 _PROCESS_LOCK = threading.Lock()
 _PROCESS_STACK = contextlib.ExitStack()
 
+_T = TypeVar("_T")
 
-def process_directory(prefix: str) -> Path:
-    """This process's one scratch directory named `prefix...` (`scratch_directory`), made on the
-    first call with that prefix and removed when the process ends."""
+
+def process_scoped(prefix: str, make: Callable[[Path], _T]) -> _T:
+    """This process's one `make(directory)` over its one scratch directory named `prefix...`
+    (`scratch_directory`): made on the first call with that prefix, from any thread, and the
+    directory removed when the process ends."""
     with _PROCESS_LOCK:
-        if prefix not in _PROCESS_DIRECTORIES:
-            if not _PROCESS_DIRECTORIES:
+        if prefix not in _PROCESS_OBJECTS:
+            if not _PROCESS_OBJECTS:
                 atexit.register(_PROCESS_STACK.close)
-            path = _PROCESS_STACK.enter_context(scratch_directory(prefix))
-            _PROCESS_DIRECTORIES[prefix] = path
-        return _PROCESS_DIRECTORIES[prefix]
+            directory = _PROCESS_STACK.enter_context(scratch_directory(prefix))
+            _PROCESS_OBJECTS[prefix] = make(directory)
+        return cast("_T", _PROCESS_OBJECTS[prefix])
 
 
 def kept_directory(prefix: str) -> Path:

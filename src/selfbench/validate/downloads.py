@@ -38,7 +38,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from selfbench._scratch import process_directory
+from selfbench._scratch import process_scoped
 from selfbench.bundle.render_prepare import CARGO_CACHES
 from selfbench.validate.sandbox import SHARED_STATE, copy_tree
 
@@ -131,13 +131,6 @@ class DownloadCaches:
                 free.append(directory)
 
 
-_PROCESS: list[DownloadCaches] = []
-_PROCESS_LOCK = threading.Lock()
-
-
 def download_caches() -> DownloadCaches:
     """This process's download caches (made on first use, removed when the process ends)."""
-    with _PROCESS_LOCK:
-        if not _PROCESS:
-            _PROCESS.append(DownloadCaches(process_directory("selfbench-downloads-")))
-        return _PROCESS[0]
+    return process_scoped("selfbench-downloads-", DownloadCaches)

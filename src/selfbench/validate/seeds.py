@@ -43,7 +43,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from selfbench._scratch import process_directory
+from selfbench._scratch import process_scoped
 from selfbench.artifacts.compiled import LocatedTask
 from selfbench.bundle import layout
 from selfbench.bundle.render_prepare import SEED, prepare_arguments
@@ -241,7 +241,6 @@ def _record(path: Path) -> list[str]:
 @dataclass
 class _Seed:
     directory: Path
-    directories: tuple[str, ...]
     users: int = 0
 
 
@@ -303,7 +302,7 @@ class SeedStore:
             if key in self._seeds:  # another setup of the same key recorded first
                 shutil.rmtree(directory, ignore_errors=True)
                 return ()
-            self._seeds[key] = _Seed(directory, directories)
+            self._seeds[key] = _Seed(directory)
         self._evict()
         return directories
 
@@ -329,13 +328,6 @@ class SeedStore:
             shutil.rmtree(seed.directory, ignore_errors=True)
 
 
-_PROCESS: list[SeedStore] = []
-_PROCESS_LOCK = threading.Lock()
-
-
 def seed_store() -> SeedStore:
     """This process's seeds (made on first use, removed when the process ends)."""
-    with _PROCESS_LOCK:
-        if not _PROCESS:
-            _PROCESS.append(SeedStore(process_directory("selfbench-seeds-")))
-        return _PROCESS[0]
+    return process_scoped("selfbench-seeds-", SeedStore)
