@@ -137,6 +137,51 @@ def test_the_interface_section_names_what_the_title_alone_leaves_out(hard: Hard)
     assert check_instruction(prompt, items, hard.split.test_patch).missing == errors
 
 
+_BEHAVIOURS = (
+    "tests/test_temperature.py::test_conversions[100-C-F-212]",
+    "tests/test_temperature.py::test_conversions[32-F-C-0]",
+    "tests/test_temperature.py::test_below_absolute_zero_is_refused",
+    "tests/test_convert.py::test_converts_any_dimension",
+    "tests/test_convert.py::test_dimensions_must_agree",
+)
+_REQUIREMENTS = """## Requirements
+
+- Conversions.
+- Below absolute zero is refused; raises `ValueError` with a message containing "below absolute\
+ zero".
+- Converts any dimension.
+- Dimensions must agree; raises `ValueError` with a message containing "cannot convert length to\
+ mass"."""
+"""One line per fail-to-pass test (a parametrized test's made-up case ids say nothing)."""
+
+
+def test_the_requirements_state_what_the_tests_pin_so_nothing_is_missing(hard: Hard) -> None:
+    """Before: the title and Interface leave the asserted errors unstated; with the
+    Requirements section the instruction check finds nothing missing."""
+    untold = hard.candidate.model_copy(update={"body": ""})
+    items = interface_items(
+        hard.split.gold_patch, hard.split.test_patch, *_texts(hard.repo, hard.candidate, hard.split)
+    )
+
+    prompt = draft_instruction(
+        untold, hard.split, (*_NAMES, *_BEHAVIOURS), repo=hard.repo, behaviours=_BEHAVIOURS
+    )
+
+    assert prompt == f"{_COMMIT}.\n\n{_INTERFACE}\n\n{_REQUIREMENTS}"
+    assert check_instruction(prompt, items, hard.split.test_patch).missing == ()
+    assert _warnings(hard.candidate, hard.split, prompt) == ()
+
+
+def test_a_requirement_says_a_test_s_name_in_words_never_the_name(hard: Hard) -> None:
+    named = ("tests/test_convert.py::test_dimensions_must_agree",)
+
+    prompt = draft_instruction(hard.candidate, hard.split, named, repo=hard.repo, behaviours=named)
+
+    assert "Dimensions must agree" in prompt  # the name in words names no test
+    assert "test_dimensions_must_agree" not in prompt
+    assert _warnings(hard.candidate, hard.split, prompt) == ()
+
+
 def _texts(
     repo: Path, candidate: CandidateModel, split: SplitChange
 ) -> tuple[dict[str, str], dict[str, str]]:

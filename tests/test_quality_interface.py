@@ -544,3 +544,156 @@ def test_an_escaped_message_is_stated_by_the_message_itself(message: str) -> Non
     said = piece.casefold() in "raises valueerror."
     expected = () if len(piece) < 3 or said else (f"message {json.dumps(piece)}",)
     assert unstated.missing == expected
+
+
+# --- modules, environment variables and option keys the tests use -----------------------------
+
+# (case, base files, gold files, test files, expected (kind, name, signature) items)
+BEYOND_NAMES_CASES = [
+    (
+        "a new Python module the tests import",
+        {"pkg/__init__.py": ""},
+        {"pkg/parser.py": '"""Parse rules."""\n\ndef _lex(text):\n    return text\n'},
+        {"tests/test_parser.py": "from pkg.parser import _lex\n\ndef test_a():\n    _lex('')\n"},
+        [("module", "pkg.parser", "pkg.parser")],
+    ),
+    (
+        "a new src-layout module imported as a module",
+        {"src/pkg/__init__.py": ""},
+        {"src/pkg/rules/__init__.py": "", "src/pkg/rules/strict.py": "X = 1\n"},
+        {"tests/test_rules.py": "import pkg.rules.strict as strict\n"},
+        [("module", "pkg.rules.strict", "pkg.rules.strict")],
+    ),
+    (
+        "a function re-exported under a new module's name is the function",
+        {"pkg/__init__.py": ""},
+        {
+            "pkg/__init__.py": "from pkg.convert import convert\n",
+            "pkg/convert.py": "def convert(x):\n    return x\n",
+        },
+        {"tests/test_convert.py": "from pkg import convert\n\nconvert(1)\n"},
+        [("function", "convert", "convert(x)")],
+    ),
+    (
+        "a new TypeScript module the tests import by a relative path",
+        {"src/index.ts": "export const a = 1\n"},
+        {"src/parser.ts": "function lex(s: string) { return s }\nexport default lex\n"},
+        {"test/parser.test.ts": "import lex from '../src/parser.js'\nlex('')\n"},
+        [("module", "src/parser", "src/parser")],
+    ),
+    (
+        "an environment variable the gold reads and the tests set",
+        {"pkg/config.py": "import os\n\ndef level():\n    return os.environ.get('PKG_A')\n"},
+        {
+            "pkg/config.py": (
+                "import os\n\ndef level():\n    if os.getenv('PKG_DEBUG'):\n        return 9\n"
+                "    return os.environ.get('PKG_A')\n"
+            )
+        },
+        {
+            "tests/test_config.py": (
+                "def test_a(monkeypatch):\n    monkeypatch.setenv('PKG_DEBUG', '1')\n"
+                "    monkeypatch.setenv('PKG_A', '1')\n"
+            )
+        },
+        [("variable", "PKG_DEBUG", "PKG_DEBUG")],
+    ),
+    (
+        "a process.env variable",
+        {"src/log.js": "export const log = () => 1\n"},
+        {"src/log.js": "export const log = () => (process.env.LOG_QUIET ? 0 : 1)\n"},
+        {"test/log.test.js": "process.env.LOG_QUIET = '1'\n"},
+        [("variable", "LOG_QUIET", "LOG_QUIET")],
+    ),
+    (
+        "an option key with its declared TypeScript type",
+        {
+            "src/args.ts": (
+                "export interface Options {\n  name?: string\n}\n"
+                "export function parse(o: Options) { return o.name }\n"
+            )
+        },
+        {
+            "src/args.ts": (
+                "export interface Options {\n  name?: string\n  kind?: StringConstructor[]\n}\n"
+                "export function parse(o: Options) {\n"
+                "  return o.kind ? o.kind.map(String) : o.name\n}\n"
+            )
+        },
+        {"test/args.test.ts": "expect(parse({ name: 'a', kind: [String] })).toEqual(['a'])\n"},
+        [("key", "kind", "kind?: StringConstructor[]")],
+    ),
+    (
+        "a configuration key read from a mapping",
+        {"pkg/load.py": "def load(config):\n    return config['name']\n"},
+        {
+            "pkg/load.py": (
+                "def load(config):\n    return config.get('strict_mode') or config['name']\n"
+            )
+        },
+        {"tests/test_load.py": "assert load({'name': 'a', 'strict_mode': True})\n"},
+        [("key", "strict_mode", "strict_mode")],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("base", "gold", "tests", "expected"),
+    [case[1:] for case in BEYOND_NAMES_CASES],
+    ids=[case[0] for case in BEYOND_NAMES_CASES],
+)
+def test_modules_variables_and_keys(
+    tmp_path: Path,
+    base: dict[str, str],
+    gold: dict[str, str | None],
+    tests: dict[str, str],
+    expected: list[tuple[str, str, str]],
+) -> None:
+    assert _items(_change(tmp_path, base, gold, tests)) == expected
+
+
+@pytest.mark.parametrize(
+    ("prompt", "missing"),
+    [
+        ("Add a parser module.", ("pkg.parser",)),
+        ("Add `parser`.", ("pkg.parser",)),
+        ("Add the module `pkg.parser`.", ()),
+        ("Add `pkg.parser.rules`.", ("pkg.parser",)),
+    ],
+)
+def test_a_module_is_stated_only_by_its_whole_name(prompt: str, missing: tuple[str, ...]) -> None:
+    item = InterfaceItem(name="pkg.parser", kind="module", signature="pkg.parser", path="p.py")
+
+    assert check_instruction(prompt, [item]).missing == missing
+
+
+def test_the_section_shows_modules_variables_and_keys() -> None:
+    items = [
+        InterfaceItem(name="pkg.parser", kind="module", signature="pkg.parser", path="p.py"),
+        InterfaceItem(name="PKG_DEBUG", kind="variable", signature="PKG_DEBUG", path="c.py"),
+        InterfaceItem(name="kind", kind="key", signature="kind?: string[]", path="a.ts"),
+    ]
+
+    section = interface_section(items, {"pkg.parser": "Parse rules."})
+
+    assert section == (
+        f"{INTERFACE_HEADING}\n\n"
+        "- module `pkg.parser` (new)\n  Parse rules.\n"
+        "- environment variable `PKG_DEBUG`\n"
+        "- option key `kind?: string[]`"
+    )
+    assert check_instruction(section, items).missing == ()
+
+
+def test_a_new_module_s_docstring_documents_it(tmp_path: Path) -> None:
+    change = _change(
+        tmp_path,
+        {"pkg/__init__.py": ""},
+        {"pkg/parser.py": '"""Parse rules.\n\nMore detail."""\n'},
+        {"tests/test_p.py": "import pkg.parser\n"},
+    )
+    items = interface_items(
+        change.gold_patch, change.test_patch, change.base_files, change.gold_files
+    )
+
+    assert interface_docs(items, change.gold_files) == {"pkg.parser": "Parse rules."}

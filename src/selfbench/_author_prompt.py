@@ -28,7 +28,11 @@ Most of the task is already proven for you. Work in this order:
    and stop rather than forcing a task;
 2. write the instruction: replace `definition.prompt`, a draft assembled from the pull request's
    title and description, with the engineer's request in your own words (the next sections say
-   what it must and must not contain);
+   what it must and must not contain). The draft ends with an **Interface** section (the
+   modules, names, signatures, options, keys, flags and variables the tests use) and a
+   **Requirements** section (one line per behaviour the fail-to-pass tests pin, with the errors
+   and messages they assert): that is your checklist. Keep every item, reworded as you like;
+   the quality verdict reads an instruction that leaves one out as `review`;
 3. call `check_task` with the arguments, fix what it reports, and call `submit_task` once.
 
 Keep the draft's selectors, commands and patches unless the evidence shows a real problem (a

@@ -24,9 +24,13 @@ cleaned:
 * in what stays, `#N` and `PR N` references, commit-like hex runs, and gold file names (the path,
   or the name alone, which becomes "the relevant file") are replaced.
 
-After the prose comes an Interface section (`selfbench.quality.interface`): the public names the
-gold adds or changes and the tests use, with their signatures and the first paragraph of their
-documentation (cleaned as above); never a body, a test or a file path.
+After the prose comes an Interface section (`selfbench.quality.interface`): the modules, public
+names, options and keys, flags and environment variables the gold adds or changes and the tests
+use, with their signatures and the first paragraph of their documentation (cleaned as above);
+never a body, a test or a file path. Then a Requirements section
+(`selfbench.quality.requirements`): one line per behaviour the fail-to-pass tests pin, from
+their documentation or names, cases, and the errors and messages they assert; a line that names
+a test, a held-out file or a link goes whole.
 
 Then the audit's own prompt check (`selfbench.audit.prompt_warnings`) judges the result against a
 definition holding these values; anything it still finds is removed, until it finds nothing. The
@@ -54,6 +58,7 @@ from selfbench.quality.interface import (
     interface_items,
     interface_section,
 )
+from selfbench.quality.requirements import requirement_lines, requirements_section
 from selfbench.rules import sha_regex
 
 __all__ = ["EMPTY_DRAFT", "draft_instruction", "without_commit_list"]
@@ -332,10 +337,15 @@ def _commit_messages(repo: Path, candidate: CandidateModel) -> list[str]:
     return messages
 
 
-def _interface(
-    repo: Path, candidate: CandidateModel, split: SplitChange, words: tuple[str, ...]
+def _specification(
+    repo: Path,
+    candidate: CandidateModel,
+    split: SplitChange,
+    words: tuple[str, ...],
+    test_names: Sequence[str],
 ) -> str:
-    """The Interface section of the gold's public names the tests use; "" for none."""
+    """The Interface section of what the gold adds that the tests use, then the Requirements
+    section of what the fail-to-pass tests pin; "" for neither."""
     base_files, gold_files = changed_file_texts(repo, candidate.baseCommit, split.gold_patch)
     items = tuple(
         item
@@ -346,17 +356,33 @@ def _interface(
         name: _clean_block(doc, candidate, words, split.gold_files, seen=set(), chores=False)
         for name, doc in interface_docs(items, gold_files).items()
     }
-    return interface_section(items, {name: doc for name, doc in docs.items() if doc})
+    spelled = {item.name.rsplit(".", 1)[-1] for item in items}
+    lines = [
+        _scrub(line, split.gold_files)
+        for line in requirement_lines(split.test_patch, test_names, spelled)
+        if not _is_leaky(line, words, candidate.sourceUrl)
+    ]
+    sections = (
+        interface_section(items, {name: doc for name, doc in docs.items() if doc}),
+        requirements_section(lines),
+    )
+    return "\n\n".join(section for section in sections if section)
 
 
 def draft_instruction(
-    candidate: CandidateModel, split: SplitChange, test_names: Sequence[str], *, repo: Path
+    candidate: CandidateModel,
+    split: SplitChange,
+    test_names: Sequence[str],
+    *,
+    repo: Path,
+    behaviours: Sequence[str] = (),
 ) -> str:
     """A draft instruction for the candidate, clean of everything the audit's prompt check finds.
 
-    `test_names` are the fail-to-pass tests' names and selectors (both are removed). `repo`
-    holds the candidate's commits (their messages are a source; the gold's files, read without
-    touching it, give the Interface section).
+    `test_names` are the tests' names and selectors (both are removed). `repo` holds the
+    candidate's commits (their messages are a source; the gold's files, read without touching
+    it, give the Interface section). `behaviours` are the fail-to-pass tests' names: the
+    Requirements section says what each pins (none without them).
 
     Raises:
         GitError: `repo` lacks the candidate's commits, or the gold patch does not apply.
@@ -374,6 +400,6 @@ def draft_instruction(
     cleaned = [title, *(_clean_block(b, candidate, words, gold, seen=seen) for b in blocks)]
     prose = "\n\n".join(part for part in cleaned if part.strip())
     prose = _enforce(prose, candidate, split, test_names).strip() or EMPTY_DRAFT
-    section = _interface(repo, candidate, split, words)
+    section = _specification(repo, candidate, split, words, behaviours)
     prompt = _enforce("\n\n".join(p for p in (prose, section) if p), candidate, split, test_names)
     return prompt.strip() or EMPTY_DRAFT

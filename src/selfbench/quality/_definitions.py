@@ -19,7 +19,7 @@ from tree_sitter import Node
 
 from selfbench.quality._js_parser import is_js, parse
 
-__all__ = ["Definition", "definitions", "is_public"]
+__all__ = ["Definition", "definitions", "is_public", "module_doc"]
 
 _SHORT_DEFAULT = 24
 _CONSTANT_RE = re.compile(r"[A-Z][A-Z0-9_]*")
@@ -47,6 +47,17 @@ def definitions(path: str, text: str) -> dict[str, Definition]:
     if is_js(path):
         return _js_definitions(text, path)
     return {}
+
+
+def module_doc(path: str, text: str) -> str:
+    """The first paragraph of a Python module's docstring ("" for none, or another language)."""
+    if not path.endswith((".py", ".pyi")):
+        return ""
+    try:
+        doc = ast.get_docstring(ast.parse(text))
+    except (SyntaxError, ValueError, RecursionError):
+        return ""
+    return _first_paragraph(doc or "")
 
 
 def _first_paragraph(doc: str) -> str:

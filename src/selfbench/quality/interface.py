@@ -11,7 +11,19 @@ attribute or inside a string):
 * **constant**: an added module-level `UPPER_CASE` assignment (Python) or exported `const`
   (JavaScript, TypeScript);
 * **flag**: a long command-line flag (`--foo`) added as a string in an `add_argument(...)` or
-  `option(...)` call (argparse, click, commander).
+  `option(...)` call (argparse, click, commander);
+* **module**: a file the gold adds that a test imports: dotted for Python (`pkg.parser`, a
+  suffix of two or more of its path's segments; `from pkg import parser` too, unless an item is
+  called `parser`), the path without extension for JavaScript and TypeScript (`src/parser`, by
+  a relative import resolved against the test file, or a package path ending in its name);
+* **variable**: an environment variable the gold's changed files read (`os.environ[...]`,
+  `os.getenv(...)`, `process.env.X`) that they did not at the base, and the tests name;
+* **key**: a keyword argument or dict/object literal key the tests pass (`{ kind: [String] }`)
+  that the gold's added lines read or declare (`.kind`, `["kind"]`, `.get("kind")`, `kind?:`)
+  and the changed files did not at the base; its signature is its TypeScript declaration
+  (`kind?: StringConstructor[]`) where one is added;
+* **attribute**: a public attribute the tests read (`result.count`) that the gold's added lines
+  newly set on an instance (`self.count = …`, `this.count = …`).
 
 Python is read with `ast`; JavaScript and TypeScript with tree-sitter's grammars (exported
 functions, classes, the public methods of exported classes, exported consts, CommonJS
@@ -19,7 +31,8 @@ functions, classes, the public methods of exported classes, exported consts, Com
 (others show as `...`); never a body. The Interface section adds the first paragraph of each
 item's docstring or JSDoc comment; it never names a file: the path stays in the item only.
 
-`check_instruction` says what an instruction leaves out: the items it does not name, and the
+`check_instruction` says what an instruction leaves out: the items it does not name (a module
+by its whole name), and the
 errors (`pytest.raises(X)`, `assertRaises(X)`, `expect(...).toThrow(X)`) and messages
 (`match="..."`, `assertRaisesRegex(X, "...")`, `toThrow("...")`) the tests assert that it does
 not state.
@@ -29,13 +42,20 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from selfbench._git import base_texts, patched_texts
 from selfbench.artifacts.quality_record import InstructionCheck, InterfaceItem
 from selfbench.patches import added_lines, parse_patch
-from selfbench.quality._definitions import Definition, definitions, is_public
+from selfbench.quality._definitions import Definition, definitions, is_public, module_doc
+from selfbench.quality._js_parser import is_js
+from selfbench.quality.usage import (
+    TestUsage,
+    asserted_errors,
+    asserted_messages,
+    read_test_usage,
+)
 
 __all__ = [
     "INTERFACE_HEADING",
@@ -136,7 +156,193 @@ def interface_items(
                     name=name, kind=kind, signature=definition.signature, path=path
                 )
                 items.setdefault((name, definition.signature), item)
+    usage = read_test_usage(test_patch)
+    named = {item.name.rsplit(".", 1)[-1] for item in items.values()}
+    for item in (
+        *_modules(gold_patch, usage, gold_files, named),
+        *_variables(base_files, gold_files, used),
+        *_keys(gold_patch, usage, base_files, gold_files, named),
+        *_attributes(gold_patch, usage, base_files, gold_files, named),
+    ):
+        items.setdefault((item.name, item.signature), item)
     return tuple(items.values())
+
+
+def _python_module(path: str) -> tuple[str, ...]:
+    parts = tuple(path.removesuffix(".py").split("/"))
+    return parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts
+
+
+def _imported_python(parts: tuple[str, ...], imported: str) -> bool:
+    """`imported` names the module at `parts` (a suffix of two or more of its segments, or the
+    whole of a one-segment path)."""
+    wanted = tuple(imported.split("."))
+    least = min(2, len(parts))
+    return len(wanted) >= least and parts[-len(wanted) :] == wanted
+
+
+def _imported_js(stem: str, specifier: str) -> bool:
+    """`specifier` (resolved, without extension) names the file whose path without extension is
+    `stem`: the same path, or a package path ending in the same file name."""
+    if specifier == stem:
+        return True
+    return (
+        "/" in specifier
+        and not specifier.startswith((".", "/"))
+        and (specifier.rsplit("/", 1)[1] == stem.rsplit("/", 1)[-1])
+    )
+
+
+def _modules(
+    gold_patch: bytes, usage: TestUsage, gold_files: Mapping[str, str], named: set[str]
+) -> Iterator[InterfaceItem]:
+    """The modules the gold adds that a test imports: dotted (Python) or as a path without its
+    extension (JavaScript, TypeScript). `from package import name` imports a module `name` only
+    when no item of the interface is called `name` (`named`): that is a function re-exported."""
+    imported = [
+        name
+        for names in usage.imports.values()
+        for name in names
+        if "/" in name or name.rsplit(".", 1)[-1] not in named
+    ]
+    for change in parse_patch(gold_patch, lenient=True).files:
+        path = change.new_path
+        if change.status != "added" or path is None or path not in gold_files:
+            continue
+        if path.endswith(".py"):
+            parts = _python_module(path)
+            spelled = next((n for n in imported if _imported_python(parts, n)), None)
+        elif is_js(path):
+            stem = _JS_STEM_RE.sub("", path).removesuffix("/index")
+            spelled = stem if any(_imported_js(stem, n) for n in imported) else None
+        else:
+            continue
+        if spelled is not None and is_public(spelled.replace("/", ".")):
+            yield InterfaceItem(name=spelled, kind="module", signature=spelled, path=path)
+
+
+_JS_STEM_RE = re.compile(r"\.(?:[cm]?[jt]sx?)$")
+_VARIABLE_RES = (
+    re.compile(r"""\benviron(?:\.get|\.setdefault|\.pop)?\s*[\[(]\s*["']([A-Z][A-Z0-9_]*)["']"""),
+    re.compile(r"""\bgetenv\(\s*["']([A-Z][A-Z0-9_]*)["']"""),
+    re.compile(
+        r"""\bprocess\.env(?:\.([A-Z][A-Z0-9_]*)\b|\[\s*["'`]([A-Z][A-Z0-9_]*)["'`]\s*\])"""
+    ),
+)
+"""An environment variable read: `os.environ[...]`, `os.getenv(...)`, `process.env.X`."""
+
+
+def _read_variables(texts: Iterable[str]) -> dict[str, None]:
+    found: dict[str, None] = {}
+    for text in texts:
+        for pattern in _VARIABLE_RES:
+            for match in pattern.finditer(text):
+                found[next(group for group in match.groups() if group)] = None
+    return found
+
+
+def _variables(
+    base_files: Mapping[str, str], gold_files: Mapping[str, str], used: str
+) -> Iterator[InterfaceItem]:
+    """The environment variables the gold's files newly read and the tests name."""
+    before = _read_variables(base_files.values())
+    for path, text in gold_files.items():
+        for name in _read_variables([text]):
+            if name not in before and _uses(used, name):
+                yield InterfaceItem(name=name, kind="variable", signature=name, path=path)
+
+
+def _key_read(key: str) -> re.Pattern[str]:
+    """A read (or declaration) of the option or configuration key `key` in source text."""
+    k = re.escape(key)
+    return re.compile(
+        rf"""(?:(?<![\w$])\.{k}\b(?!\s*\()|\[\s*["'`]{k}["'`]\s*\]|\.(?:get|pop|setdefault)\(\s*["']{k}["']"""
+        rf"""|(?<![\w$.])(?:readonly\s+)?{k}\??\s*:(?![:=])|\{{[^{{}}]*\b{k}\b[^{{}}]*\}}\s*=)"""
+    )
+
+
+def _keys(
+    gold_patch: bytes,
+    usage: TestUsage,
+    base_files: Mapping[str, str],
+    gold_files: Mapping[str, str],
+    named: set[str],
+) -> Iterator[InterfaceItem]:
+    """The keys the tests pass (keyword arguments, literal keys) that the gold's added lines
+    newly read or declare: an option or configuration key, with its declared type where a
+    TypeScript declaration gives one."""
+    patch = parse_patch(gold_patch, lenient=True)
+    added = {
+        path: added_lines(patch.section(change))
+        for change in patch.files
+        if (path := change.new_path) is not None
+        and path in gold_files
+        and is_implementation_source(path)
+    }
+    for key in sorted(usage.keys):
+        if key in named or not is_public(key) or len(key) < _MIN_KEY:
+            continue
+        pattern = _key_read(key)
+        if any(pattern.search(text) for text in base_files.values()):
+            continue
+        for path, text in added.items():
+            if pattern.search(text):
+                yield InterfaceItem(
+                    name=key, kind="key", signature=_key_shape(key, text), path=path
+                )
+                break
+
+
+_MIN_KEY = 2
+
+
+def _assigned(name: str) -> re.Pattern[str]:
+    """An instance attribute `name` set in a method (`self.name =`, `this.name =`)."""
+    return re.compile(rf"\b(?:self|this)\.{re.escape(name)}\s*(?::[^=\n]+)?=(?!=)")
+
+
+def _attributes(
+    gold_patch: bytes,
+    usage: TestUsage,
+    base_files: Mapping[str, str],
+    gold_files: Mapping[str, str],
+    named: set[str],
+) -> Iterator[InterfaceItem]:
+    """The public attributes the tests read that the gold's added lines newly set on an
+    instance (`self.count = 0`): state a solution must expose under that name."""
+    patch = parse_patch(gold_patch, lenient=True)
+    added = {
+        path: added_lines(patch.section(change))
+        for change in patch.files
+        if (path := change.new_path) is not None
+        and path in gold_files
+        and is_implementation_source(path)
+    }
+    for name in sorted(usage.attributes - usage.keys):
+        if name in named or len(name) < _MIN_KEY:
+            continue
+        pattern = _assigned(name)
+        if any(pattern.search(text) for text in base_files.values()):
+            continue
+        for path, text in added.items():
+            if pattern.search(text):
+                yield InterfaceItem(name=name, kind="attribute", signature=name, path=path)
+                break
+
+
+def is_implementation_source(path: str) -> bool:
+    """A source file an interface reads (Python, JavaScript, TypeScript)."""
+    return path.endswith((".py", ".pyi")) or is_js(path)
+
+
+def _key_shape(key: str, text: str) -> str:
+    """`key?: Type` where an added TypeScript property declaration gives it; else the key."""
+    declared = re.search(
+        rf"^\s*(?:readonly\s+)?({re.escape(key)}\??\s*:\s*[^;,{{}}=]+?)\s*[;,]?\s*$",
+        text,
+        re.MULTILINE,
+    )
+    return " ".join(declared.group(1).split()) if declared is not None else key
 
 
 def interface_docs(items: Sequence[InterfaceItem], gold_files: Mapping[str, str]) -> dict[str, str]:
@@ -149,7 +355,9 @@ def interface_docs(items: Sequence[InterfaceItem], gold_files: Mapping[str, str]
             definition = defined.get(item.name) if item.path == path else None
             if definition is not None and definition.doc:
                 docs[item.name] = definition.doc
-    return docs
+            elif item.path == path and item.kind == "module":
+                docs[item.name] = module_doc(path, gold_files.get(path, ""))
+    return {name: doc for name, doc in docs.items() if doc}
 
 
 _KIND_WORDS = {
@@ -158,6 +366,10 @@ _KIND_WORDS = {
     "class": "class",
     "constant": "constant",
     "flag": "command-line flag",
+    "module": "module",
+    "variable": "environment variable",
+    "key": "option key",
+    "attribute": "attribute",
 }
 
 
@@ -170,6 +382,8 @@ def interface_section(items: Sequence[InterfaceItem], docs: Mapping[str, str]) -
     for item in items:
         if item.kind == "option":
             lines.append(f"- option `{item.name}`, a new parameter of `{item.signature}`")
+        elif item.kind == "module":
+            lines.append(f"- module `{item.signature}` (new)")
         else:
             lines.append(f"- {_KIND_WORDS.get(item.kind, item.kind)} `{item.signature}`")
         if docs.get(item.name):
@@ -178,64 +392,6 @@ def interface_section(items: Sequence[InterfaceItem], docs: Mapping[str, str]) -
 
 
 # --- the check ---------------------------------------------------------------------------------
-
-_RAISES_RE = re.compile(
-    r"(?:\b\w+\.raises|assertRaises(?:Regexp?|Regex)?)\(\s*\(?\s*([\w.]+(?:\s*,\s*[\w.]+)*)"
-    r"|\.toThrow(?:Error)?\(\s*([A-Z][\w.]*)\s*\)"
-)
-_PY_STRING = r"""[rRbBuU]{0,2}(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')"""
-_JS_STRING = r"""(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'|`([^`$]*)`)"""
-_PATTERN_RES = (
-    re.compile(rf"\bmatch\s*=\s*{_PY_STRING}"),
-    re.compile(rf"assertRaisesRegexp?\(\s*[\w.]+\s*,\s*{_PY_STRING}"),
-    re.compile(r"\.toThrow(?:Error)?\(\s*/((?:[^/\\\n]|\\.)+)/[a-z]*\s*\)"),
-)
-"""Messages asserted by a regular expression (`match=`, `assertRaisesRegex`, `toThrow(/…/)`)."""
-_LITERAL_RE = re.compile(rf"\.toThrow(?:Error)?\(\s*{_JS_STRING}\s*\)")
-"""Messages asserted as text (`toThrow("…")`: a substring)."""
-_PATTERN_TOKEN_RE = re.compile(r"\\([A-Za-z])|\\(.)|([\[\](){}|^$*+?.])|([^\\\[\](){}|^$*+?.]+)")
-_MIN_PIECE = 3
-
-
-def _raised(text: str) -> list[str]:
-    names: list[str] = []
-    for match in _RAISES_RE.finditer(text):
-        for name in (match.group(1) or match.group(2) or "").split(","):
-            leaf = name.strip().rsplit(".", 1)[-1]
-            if leaf[:1].isupper():
-                names.append(leaf)
-    return names
-
-
-def _pattern_pieces(pattern: str) -> list[str]:
-    """The runs of literal text a regular expression holds (escaped characters are literal)."""
-    pieces, current = [], ""
-    for match in _PATTERN_TOKEN_RE.finditer(pattern):
-        klass, escaped, syntax, text = match.groups()
-        if klass is not None or syntax is not None:
-            pieces.append(current)
-            current = ""
-        else:
-            current += escaped if escaped is not None else text
-    return [*pieces, current]
-
-
-def _meaningful(pieces: Sequence[str]) -> tuple[str, ...]:
-    stripped = (piece.strip() for piece in pieces)
-    return tuple(p for p in stripped if len(p) >= _MIN_PIECE and any(c.isalpha() for c in p))
-
-
-def _messages(text: str) -> list[tuple[str, ...]]:
-    """Each asserted message as the literal pieces a statement of it must hold."""
-    found = []
-    for pattern in _PATTERN_RES:
-        for match in pattern.finditer(text):
-            written = next(group for group in match.groups() if group is not None)
-            found.append(_meaningful(_pattern_pieces(written)))
-    for match in _LITERAL_RE.finditer(text):
-        written = next(group for group in match.groups() if group is not None)
-        found.append(_meaningful([written]))
-    return [pieces for pieces in found if pieces]
 
 
 def _normal(text: str) -> str:
@@ -246,6 +402,15 @@ def _named(prompt: str, name: str) -> bool:
     return _uses(prompt, name)
 
 
+def _states(prompt: str, item: InterfaceItem) -> bool:
+    """The prompt names the item: a module by its whole dotted name or path, anything else by
+    its own name (a method's last segment, a flag as spelled)."""
+    if item.kind == "module":
+        pattern = rf"(?<![\w$./-]){re.escape(item.name)}(?![\w$/-]|\.\w)"
+        return re.search(pattern, prompt) is not None
+    return _named(prompt, item.name)
+
+
 def check_instruction(
     prompt: str, items: Sequence[InterfaceItem], test_patch: bytes = b""
 ) -> InstructionCheck:
@@ -253,13 +418,13 @@ def check_instruction(
     name, a flag as spelled) it does not hold, then `raises X` for each error class the test
     patch's added lines assert and it does not name, then `message "..."` for each asserted
     message it does not state (case and spacing aside)."""
-    missing = [item.name for item in items if not _named(prompt, item.name)]
+    missing = [item.name for item in items if not _states(prompt, item)]
     used = added_lines(test_patch)
-    missing.extend(f"raises {name}" for name in _raised(used) if not _named(prompt, name))
+    missing.extend(f"raises {name}" for name in asserted_errors(used) if not _named(prompt, name))
     folded = _normal(prompt)
     missing.extend(
-        f"message {json.dumps(' … '.join(pieces), ensure_ascii=False)}"
-        for pieces in _messages(used)
+        f"message {json.dumps(' … '.join(' '.join(p.split()) for p in pieces), ensure_ascii=False)}"
+        for pieces in asserted_messages(used)
         if not all(_normal(piece) in folded for piece in pieces)
     )
     return InstructionCheck(interface=tuple(items), missing=tuple(dict.fromkeys(missing)))

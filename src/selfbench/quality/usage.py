@@ -1,0 +1,462 @@
+"""What held-out tests use, read from the lines a test patch adds: per test file, the modules it
+imports, the keys it passes to calls (keyword arguments, dict and object literal keys), the
+private attributes it reads, and each test function's name, documentation and timer use.
+
+Python is read with `ast` (a file section whose added lines do not parse on their own, a change
+inside an existing file, falls back to line patterns); JavaScript and TypeScript with
+tree-sitter's grammars, which read what they can of a fragment. Pure.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from posixpath import dirname, normpath
+
+from tree_sitter import Node
+
+from selfbench.patches import added_lines, parse_patch
+from selfbench.quality._js_parser import is_js, parse
+
+__all__ = [
+    "TestFunction",
+    "TestUsage",
+    "asserted_errors",
+    "asserted_messages",
+    "read_test_usage",
+    "split_test_name",
+]
+
+_PY_IMPORT_RE = re.compile(
+    r"^\s*(?:from\s+([\w.]+)\s+import\s+(?:\(([\w\s,]+)\)|([\w \t,]+))"
+    r"|import\s+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*))",
+    re.MULTILINE,
+)
+_PY_PRIVATE_RE = re.compile(r"(?<![\w.])((?:[A-Za-z]\w*\.)+_[A-Za-z]\w*)(?![\w(])")
+_PY_TIMERS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"\b(?:time|asyncio|trio|anyio|gevent)\.sleep\(\s*(?!0(?:\.0*)?\s*\)|\))"),
+    re.compile(r"(?<![\w.])sleep\(\s*(?!0(?:\.0*)?\s*\)|\))"),
+    re.compile(r"\b(?:time\.(?:time|monotonic|perf_counter)|datetime\.now)\(\)"),
+    re.compile(r"\bwait_for\([^)]*timeout\s*=|\.wait\(\s*(?:timeout\s*=\s*)?\d"),
+)
+"""A real clock: a non-zero sleep, a wall-clock read, a wait with a timeout."""
+_JS_TIMERS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"\bset(?:Timeout|Interval)\("),
+    re.compile(r"\b(?:sleep|delay|wait)\(\s*[1-9]"),
+    re.compile(r"\b(?:Date\.now|performance\.now)\(\)|\bnew Date\(\)\.getTime\(\)"),
+)
+_NAMED_CASES_RE = re.compile(r"\bids\s*=|\bpytest\.param\([^)]*\bid\s*=|\.each\b")
+"""Case ids written in the test: pytest's `ids=` or `pytest.param(id=)`, a `.each` title."""
+_FAKE_TIMERS_RE = re.compile(
+    r"\b(?:vi|jest)\.useFakeTimers\b|\bfreeze_?time\b|\bfreezegun\b|\btime_machine\b"
+    r"|\bsinon\.useFakeTimers\b|\bmock\.timers\b"
+)
+"""A test file that fakes its clock: its timers run on the test's command, not the machine's."""
+
+
+@dataclass(frozen=True, slots=True)
+class TestFunction:
+    """One test the added lines define: its name path (`Class`, `function`; or a JavaScript
+    test's enclosing `describe` titles, then its own), its documentation and whether its body
+    waits on a real clock."""
+
+    __test__ = False  # not a pytest class, though its name starts with `Test`
+
+    path: str
+    names: tuple[str, ...]
+    doc: str = ""
+    timing: str = ""
+    """The first real-clock pattern its body holds ("" for none)."""
+    errors: tuple[str, ...] = ()
+    """The error classes its body asserts are raised (`asserted_errors`)."""
+    messages: tuple[tuple[str, ...], ...] = ()
+    """The error messages its body asserts (`asserted_messages`)."""
+    named_cases: bool = True
+    """Its cases' ids are written in the test (`ids=`, `id=`), not made up from the values."""
+
+    @classmethod
+    def read(
+        cls, path: str, names: tuple[str, ...], body: str, doc: str, timing: str
+    ) -> TestFunction:
+        """The test at `path` named `names` whose source (decorators included) is `body`."""
+        errors = tuple(dict.fromkeys(asserted_errors(body)))
+        messages = tuple(dict.fromkeys(asserted_messages(body)))
+        named = _NAMED_CASES_RE.search(body) is not None or not body.lstrip().startswith("@")
+        return cls(path, names, doc, timing, errors, messages, named)
+
+
+@dataclass(frozen=True, slots=True)
+class TestUsage:
+    """What one test patch's added lines use."""
+
+    __test__ = False
+
+    imports: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per test file, the modules it imports: dotted names (Python; `from a import b` gives
+    both `a` and `a.b`), or import specifiers resolved against the file's directory when
+    relative (JavaScript, without extension)."""
+    keys: frozenset[str] = frozenset()
+    """Keyword argument names and literal keys the tests pass."""
+    private: tuple[str, ...] = ()
+    """Attribute chains that end on a private name (`lock._waiters`), as written."""
+    attributes: frozenset[str] = frozenset()
+    """The public attribute names the tests read (`result.count`, `err.code`)."""
+    functions: tuple[TestFunction, ...] = ()
+
+    def function(self, path: str, names: Iterable[str]) -> TestFunction | None:
+        """The test defined in `path` whose name path ends with `names` (a pytest id's parts,
+        a JavaScript test's titles); None when the added lines do not define it."""
+        wanted = tuple(names)
+        for found in self.functions:
+            if found.path == path and found.names[-len(wanted) :] == wanted:
+                return found
+        return None
+
+
+_PARAMETERS_RE = re.compile(r"\[(.*)\]$")
+_JS_SEPARATORS = (" > ", " \u203a ")
+
+
+def split_test_name(test_name: str) -> tuple[str, tuple[str, ...], str] | None:
+    """(file, name path, case id) of a pytest-style (`file::Class::test[id]`) or jest-style
+    (`file > suite > test`) name; None for another shape."""
+    if "::" in test_name:
+        path, *names = test_name.split("::")
+        case = ""
+        found = _PARAMETERS_RE.search(names[-1]) if names else None
+        if found is not None:
+            case = found.group(1)
+            names[-1] = names[-1][: found.start()]
+        return path, tuple(names), case
+    for separator in _JS_SEPARATORS:
+        if separator in test_name:
+            path, *titles = test_name.split(separator)
+            return path, tuple(titles), ""
+    return None
+
+
+def read_test_usage(test_patch: bytes) -> TestUsage:
+    """What the added lines of `test_patch` use (see the module)."""
+    imports: dict[str, tuple[str, ...]] = {}
+    keys: set[str] = set()
+    private: list[str] = []
+    attributes: set[str] = set()
+    functions: list[TestFunction] = []
+    patch = parse_patch(test_patch, lenient=True)
+    for change in patch.files:
+        if change.binary or change.new_path is None:
+            continue
+        text = added_lines(patch.section(change))
+        path = change.new_path
+        if path.endswith(".py"):
+            found = _python(path, text)
+        elif is_js(path):
+            found = _javascript(path, text)
+        else:
+            continue
+        imports[path] = found.imports.get(path, ())
+        keys.update(found.keys)
+        private.extend(found.private)
+        attributes.update(found.attributes)
+        functions.extend(found.functions)
+    return TestUsage(
+        imports=imports,
+        keys=frozenset(keys),
+        private=tuple(dict.fromkeys(private)),
+        attributes=frozenset(attributes),
+        functions=tuple(functions),
+    )
+
+
+def _timing(body: str, patterns: tuple[re.Pattern[str], ...]) -> str:
+    for pattern in patterns:
+        match = pattern.search(body)
+        if match is not None:
+            return " ".join(match.group(0).split())
+    return ""
+
+
+# --- asserted errors and messages ---------------------------------------------------------------
+
+_RAISES_RE = re.compile(
+    r"(?:\b\w+\.raises|assertRaises(?:Regexp?|Regex)?)\(\s*\(?\s*([\w.]+(?:\s*,\s*[\w.]+)*)"
+    r"|\.toThrow(?:Error)?\(\s*([A-Z][\w.]*)\s*\)"
+)
+_PY_STRING = r"""[rRbBuU]{0,2}(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')"""
+_JS_STRING = r"""(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'|`([^`$]*)`)"""
+_PATTERN_RES = (
+    re.compile(rf"\bmatch\s*=\s*{_PY_STRING}"),
+    re.compile(rf"assertRaisesRegexp?\(\s*[\w.]+\s*,\s*{_PY_STRING}"),
+    re.compile(r"\.toThrow(?:Error)?\(\s*/((?:[^/\\\n]|\\.)+)/[a-z]*\s*\)"),
+)
+"""Messages asserted by a regular expression (`match=`, `assertRaisesRegex`, `toThrow(/…/)`)."""
+_LITERAL_RE = re.compile(rf"\.toThrow(?:Error)?\(\s*{_JS_STRING}\s*\)")
+"""Messages asserted as text (`toThrow("…")`: a substring)."""
+_PATTERN_TOKEN_RE = re.compile(r"\\([A-Za-z])|\\(.)|([\[\](){}|^$*+?.])|([^\\\[\](){}|^$*+?.]+)")
+_MIN_PIECE = 3
+
+
+def asserted_errors(text: str) -> list[str]:
+    """The error classes `text` asserts are raised (`pytest.raises(X)`, `assertRaises(X)`,
+    `expect(...).toThrow(X)`), by their last name."""
+    names: list[str] = []
+    for match in _RAISES_RE.finditer(text):
+        for name in (match.group(1) or match.group(2) or "").split(","):
+            leaf = name.strip().rsplit(".", 1)[-1]
+            if leaf[:1].isupper():
+                names.append(leaf)
+    return names
+
+
+def _pattern_pieces(pattern: str) -> list[str]:
+    """The runs of literal text a regular expression holds (escaped characters are literal)."""
+    pieces, current = [], ""
+    for match in _PATTERN_TOKEN_RE.finditer(pattern):
+        klass, escaped, syntax, text = match.groups()
+        if klass is not None or syntax is not None:
+            pieces.append(current)
+            current = ""
+        else:
+            current += escaped if escaped is not None else text
+    return [*pieces, current]
+
+
+def _meaningful(pieces: Sequence[str]) -> tuple[str, ...]:
+    stripped = (piece.strip() for piece in pieces)
+    return tuple(p for p in stripped if len(p) >= _MIN_PIECE and any(c.isalpha() for c in p))
+
+
+def asserted_messages(text: str) -> list[tuple[str, ...]]:
+    """Each error message `text` asserts (`match="..."`, `assertRaisesRegex(X, "...")`,
+    `toThrow("...")` or `toThrow(/.../)`) as the literal pieces a statement of it must hold."""
+    found = []
+    for pattern in _PATTERN_RES:
+        for match in pattern.finditer(text):
+            written = next(group for group in match.groups() if group is not None)
+            found.append(_meaningful(_pattern_pieces(written)))
+    for match in _LITERAL_RE.finditer(text):
+        written = next(group for group in match.groups() if group is not None)
+        found.append(_meaningful([written]))
+    return [pieces for pieces in found if pieces]
+
+
+# --- Python ------------------------------------------------------------------------------------
+
+
+def _python(path: str, text: str) -> TestUsage:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return _python_by_lines(path, text)
+    imports: list[str] = []
+    keys: set[str] = set()
+    private: list[str] = []
+    attributes: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imports.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            imports.append(node.module)
+            imports.extend(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Call):
+            keys.update(keyword.arg for keyword in node.keywords if keyword.arg)
+        elif isinstance(node, ast.Dict):
+            keys.update(
+                key.value
+                for key in node.keys
+                if isinstance(key, ast.Constant) and isinstance(key.value, str)
+            )
+        elif isinstance(node, ast.Attribute) and _is_private(node.attr) and not _own(node):
+            private.append(ast.unparse(node))
+        elif isinstance(node, ast.Attribute) and not node.attr.startswith("_"):
+            attributes.add(node.attr)
+    fake = _FAKE_TIMERS_RE.search(text) is not None
+    functions = list(_python_tests(path, tree.body, (), text, fake=fake))
+    return TestUsage(
+        imports={path: tuple(dict.fromkeys(imports))},
+        keys=frozenset(keys),
+        private=tuple(private),
+        attributes=frozenset(attributes),
+        functions=tuple(functions),
+    )
+
+
+def _own(node: ast.Attribute) -> bool:
+    """`self._x` or `cls._x`: a test class's own state, not the code's."""
+    return isinstance(node.value, ast.Name) and node.value.id in {"self", "cls"}
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__") and name != "_"
+
+
+def _python_tests(
+    path: str, body: list[ast.stmt], outer: tuple[str, ...], text: str, *, fake: bool
+) -> Iterator[TestFunction]:
+    """The `test*` functions of a module or `Test*` class, with their documentation and timer
+    use (none when the file fakes its clock)."""
+    for node in body:
+        if isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            yield from _python_tests(path, node.body, (*outer, node.name), text, fake=fake)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
+            "test"
+        ):
+            decorators = [ast.get_source_segment(text, d) or "" for d in node.decorator_list]
+            source = "".join(f"@{d}\n" for d in decorators) + (
+                ast.get_source_segment(text, node) or ""
+            )
+            found = "" if fake else _timing(source, _PY_TIMERS)
+            doc = ast.get_docstring(node) or ""
+            yield TestFunction.read(path, (*outer, node.name), source, doc, found)
+
+
+def _python_by_lines(path: str, text: str) -> TestUsage:
+    imports: list[str] = []
+    for match in _PY_IMPORT_RE.finditer(text):
+        module, grouped, listed, plain = match.groups()
+        names = grouped or listed or ""
+        if plain:
+            imports.extend(name.strip() for name in plain.split(","))
+            continue
+        imports.append(module)
+        imports.extend(
+            f"{module}.{name.strip()}" for name in names.split(",") if name.strip().isidentifier()
+        )
+    keys = set(re.findall(r"\b([A-Za-z_]\w*)\s*=(?!=)", text))
+    keys.update(re.findall(r"""["']([\w-]+)["']\s*:""", text))
+    private = [
+        match.group(1)
+        for match in _PY_PRIVATE_RE.finditer(text)
+        if not match.group(1).startswith(("self.", "cls."))
+        and not match.group(1).rsplit(".", 1)[1].startswith("__")
+    ]
+    attributes = set(re.findall(r"(?<=[\w)\]])\.([A-Za-z]\w*)\b(?!\s*\()", text))
+    functions = []
+    for match in re.finditer(r"^([ \t]*)(?:async\s+)?def\s+(test\w*)\s*\(", text, re.MULTILINE):
+        indent = len(match.group(1))
+        end = re.compile(rf"^[ \t]{{0,{indent}}}\S", re.MULTILINE).search(text, match.end())
+        source = text[match.start() : end.start() if end else len(text)]
+        fake = _FAKE_TIMERS_RE.search(text) is not None
+        timing = "" if fake else _timing(source, _PY_TIMERS)
+        functions.append(TestFunction.read(path, (match.group(2),), source, "", timing))
+    return TestUsage(
+        imports={path: tuple(dict.fromkeys(imports))},
+        keys=frozenset(keys),
+        private=tuple(private),
+        attributes=frozenset(attributes),
+        functions=tuple(functions),
+    )
+
+
+# --- JavaScript and TypeScript -----------------------------------------------------------------
+
+_TEST_CALLS = frozenset({"it", "test"})
+_SUITE_CALLS = frozenset({"describe", "suite", "context"})
+_JS_EXTENSIONS_RE = re.compile(r"\.(?:[cm]?[jt]sx?)$")
+
+
+def _node_text(node: Node | None) -> str:
+    if node is None or node.text is None:
+        return ""
+    return node.text.decode("utf-8", "replace")
+
+
+def _string_value(node: Node | None) -> str | None:
+    """A string or template literal without substitutions, unquoted; None for anything else."""
+    if node is None or node.type not in {"string", "template_string"}:
+        return None
+    if any(child.type == "template_substitution" for child in node.named_children):
+        return None
+    return _node_text(node)[1:-1]
+
+
+def _callee(node: Node) -> str:
+    """`it`, `test`, `describe` for `it(...)`, `it.each(...)(...)`, `test.only(...)`."""
+    function = node.child_by_field_name("function")
+    while function is not None and function.type in {"member_expression", "call_expression"}:
+        function = function.child_by_field_name(
+            "object" if function.type == "member_expression" else "function"
+        )
+    return _node_text(function)
+
+
+def _resolved(path: str, specifier: str) -> str:
+    """A relative specifier resolved against the test file's directory, without extension (and
+    without a trailing `/index`); any other specifier as written."""
+    if not specifier.startswith("."):
+        return specifier
+    joined = normpath(f"{dirname(path)}/{specifier}") if dirname(path) else normpath(specifier)
+    return _JS_EXTENSIONS_RE.sub("", joined).removesuffix("/index")
+
+
+def _javascript(path: str, text: str) -> TestUsage:
+    root = parse(text.encode("utf-8"), path=path).root_node
+    imports: list[str] = []
+    keys: set[str] = set()
+    private: list[str] = []
+    attributes: set[str] = set()
+    functions: list[TestFunction] = []
+    fake = _FAKE_TIMERS_RE.search(text) is not None
+    stack: list[tuple[Node, tuple[str, ...]]] = [(root, ())]
+    while stack:
+        node, titles = stack.pop()
+        inner = titles
+        if node.type in {"import_statement", "export_statement"}:
+            source = _string_value(node.child_by_field_name("source"))
+            if source is not None:
+                imports.append(_resolved(path, source))
+        elif node.type == "call_expression":
+            inner = _js_call(node, path, titles, fake, imports, functions)
+        elif node.type == "pair":
+            key = node.child_by_field_name("key")
+            name = _string_value(key) if key is not None and key.type == "string" else None
+            keys.add(name if name is not None else _node_text(key))
+        elif node.type == "shorthand_property_identifier":
+            keys.add(_node_text(node))
+        elif node.type == "member_expression":
+            prop = _node_text(node.child_by_field_name("property"))
+            if _is_private(prop):
+                private.append(" ".join(_node_text(node).split()))
+            elif prop and not prop.startswith(("_", "#")):
+                attributes.add(prop)
+        stack.extend((child, inner) for child in reversed(node.named_children))
+    return TestUsage(
+        imports={path: tuple(dict.fromkeys(imports))},
+        keys=frozenset(key for key in keys if key),
+        private=tuple(private),
+        attributes=frozenset(attributes),
+        functions=tuple(functions),
+    )
+
+
+def _js_call(
+    node: Node,
+    path: str,
+    titles: tuple[str, ...],
+    fake: bool,
+    imports: list[str],
+    functions: list[TestFunction],
+) -> tuple[str, ...]:
+    """Record what one call expression is (an import, a test, a suite); the titles inside it."""
+    callee = _callee(node)
+    arguments = node.child_by_field_name("arguments")
+    given = arguments.named_children if arguments is not None else []
+    first = given[0] if given else None
+    if callee in {"require", "import"}:
+        specifier = _string_value(first)
+        if specifier is not None:
+            imports.append(_resolved(path, specifier))
+        return titles
+    title = _string_value(first)
+    if title is None:
+        return titles
+    if callee in _SUITE_CALLS:
+        return (*titles, title)
+    if callee in _TEST_CALLS:
+        body = _node_text(arguments)
+        timing = "" if fake else _timing(body, _JS_TIMERS)
+        functions.append(TestFunction.read(path, (*titles, title), body, "", timing))
+        return (*titles, title)
+    return titles

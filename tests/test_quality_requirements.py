@@ -1,0 +1,149 @@
+"""The Requirements section: one line per behaviour the fail-to-pass tests pin, worded from what
+the tests say of themselves."""
+
+from __future__ import annotations
+
+import pytest
+
+from selfbench.quality.requirements import (
+    MAX_LINES,
+    REQUIREMENTS_HEADING,
+    requirement_lines,
+    requirements_section,
+)
+
+
+def _added(files: dict[str, str]) -> bytes:
+    patch = b""
+    for path, text in files.items():
+        lines = text.splitlines()
+        body = "".join(f"+{line}\n" for line in lines)
+        patch += (
+            f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+            f"@@ -0,0 +1,{len(lines)} @@\n{body}"
+        ).encode()
+    return patch
+
+
+_PARSER_TESTS = '''\
+import pytest
+from pkg.parser import parse
+
+class TestParser:
+    def test_empty_input(self):
+        """An empty text parses to an empty list. More is said here."""
+        assert parse("") == []
+
+    @pytest.mark.parametrize("text", ["a b", "c"], ids=["two-words", "one-word"])
+    def test_to_dict_roundtrip(self, text):
+        assert parse(text).to_dict()
+
+@pytest.mark.parametrize(("text", "count"), [("a", 1), ("a b", 2)])
+def test_counts_tokens(text, count):
+    assert len(parse(text)) == count
+
+def test_rejects_unknown_token():
+    with pytest.raises(ValueError, match=r"unexpected token \\d+ at column"):
+        parse("@")
+
+def test_x():
+    pass
+
+def helper():
+    with pytest.raises(KeyError, match="no such rule"):
+        parse("?")
+'''
+_FILE = "tests/test_parser.py"
+
+
+_OTHERS = (
+    "- In other cases the code raises `ValueError` or `KeyError` with a message containing"
+    ' "unexpected token … at column" or "no such rule".'
+)
+"""What the tests assert outside the listed ones: one line closing the list."""
+_HELPER = '- In other cases the code raises `KeyError` with a message containing "no such rule".'
+
+
+@pytest.mark.parametrize(
+    ("names", "expected"),
+    [
+        (
+            [f"{_FILE}::TestParser::test_empty_input"],
+            ["- An empty text parses to an empty list.", _OTHERS],
+        ),
+        (
+            [
+                f"{_FILE}::TestParser::test_to_dict_roundtrip[two-words]",
+                f"{_FILE}::TestParser::test_to_dict_roundtrip[one-word]",
+            ],
+            ["- Parser: `to_dict` roundtrip (cases: two-words, one-word).", _OTHERS],
+        ),
+        (
+            [f"{_FILE}::test_counts_tokens[a-1]", f"{_FILE}::test_counts_tokens[a b-2]"],
+            ["- Counts tokens.", _OTHERS],
+        ),
+        (
+            [f"{_FILE}::test_rejects_unknown_token"],
+            [
+                (
+                    "- Rejects unknown token; raises `ValueError` with a message containing"
+                    ' "unexpected token … at column".'
+                ),
+                _HELPER,
+            ],
+        ),
+        ([f"{_FILE}::test_x"], [_OTHERS]),
+        ([_FILE], [_OTHERS]),
+    ],
+    ids=["docstring", "named-cases", "made-up-cases", "error-and-message", "says-nothing", "file"],
+)
+def test_each_behaviour_is_one_line(names: list[str], expected: list[str]) -> None:
+    lines = requirement_lines(_added({_FILE: _PARSER_TESTS}), names, {"to_dict", "parse"})
+
+    assert lines == tuple(expected)
+
+
+def test_no_fail_to_pass_names_no_requirements() -> None:
+    assert requirement_lines(_added({_FILE: _PARSER_TESTS}), []) == ()
+
+
+def test_a_javascript_test_is_said_by_its_titles() -> None:
+    tests = (
+        "describe('camelCase', () => {\n"
+        "  it('splits on numbers', () => { expect(camelCase('a1b')).toBe('a1B') })\n"
+        "  it('throws on null', () => {\n"
+        "    expect(() => camelCase(null)).toThrow(TypeError)\n"
+        "    expect(() => camelCase(null)).toThrow('must be a string')\n"
+        "  })\n"
+        "})\n"
+    )
+    names = [
+        "test/camel.test.ts > camelCase > splits on numbers",
+        "test/camel.test.ts > camelCase > throws on null",
+    ]
+
+    lines = requirement_lines(_added({"test/camel.test.ts": tests}), names)
+
+    assert lines == (
+        "- camelCase: splits on numbers.",
+        (
+            '- camelCase: throws on null; raises `TypeError` with a message containing "must be a'
+            ' string".'
+        ),
+    )
+
+
+def test_a_long_list_is_cut_with_a_count() -> None:
+    tests = "".join(f"def test_behaviour_number_{n}():\n    pass\n" for n in range(40))
+    names = [f"t.py::test_behaviour_number_{n}" for n in range(40)]
+
+    lines = requirement_lines(_added({"t.py": tests}), names)
+
+    assert len(lines) == MAX_LINES
+    assert lines[0] == "- Behaviour number 0."
+    assert lines[-1] == f"- … and {40 - MAX_LINES + 1} more behaviours the tests check."
+
+
+def test_the_section() -> None:
+    assert requirements_section([]) == ""
+    assert requirements_section(["- A."]) == f"{REQUIREMENTS_HEADING}\n\n- A."
