@@ -157,6 +157,10 @@ class CoverageSeen:
     """Why coverage could not be used."""
 
 
+_LOG_RE = re.compile(r" \(log [^()]*\)")
+"""A problem's pointer to its log (` (log /…/agent-4.log)`)."""
+
+
 def choose_pass_to_pass(
     passing: Sequence[tuple[str, str, str]],
     *,
@@ -179,7 +183,8 @@ def choose_pass_to_pass(
     if coverage is None or coverage.problem is not None or not coverage.tool:
         why = "no coverage measure for this runner"
         if coverage is not None and coverage.problem is not None:
-            why = f"coverage could not run: {coverage.problem}"
+            # the basis is exported: the log's path on this machine stays in the draft record
+            why = f"coverage could not run: {_LOG_RE.sub('', coverage.problem)}"
         # Nothing tells which unchanged file guards the change: its tests fill the places the
         # changed files leave, after them, and the basis says so (the verdict flags it), so a
         # runner without a measure keeps the tier it had rather than losing the candidate.
