@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -26,25 +26,35 @@ from selfbench.artifacts.quality_record import (
     Ablation,
     AddedDependency,
     Dependencies,
+    Equivalents,
+    FailedEquivalent,
     GoldPart,
     InstructionCheck,
     Mutation,
     PassToPassBasis,
     QualityRecord,
+    StatementAblation,
+    UnneededStatement,
+    parse_quality,
     read_quality,
+    render_quality,
 )
 from selfbench.cli import main
 from selfbench.compiler import compile_home
 from selfbench.contract import Difficulty
 from selfbench.patches import parse_patch
 from selfbench.quality.api import (
+    QualityOptions,
     _settled,
+    assess_task,
     gold_without_moved,
     moved_out,
     recomputed_difficulty,
     task_mutants,
 )
+from selfbench.quality.mutants import Mutant, distinct
 from selfbench.quality.scoring import score_variants
+from selfbench.quality.statements import choose, needed_lines, outermost
 from selfbench.quality.variants import (
     Part,
     changed_lines,
@@ -81,6 +91,17 @@ AREA = (
     '        raise ValueError("negative")\n'
     "    return width * height + 1\n"
 )
+
+
+SLUG = (
+    "\n\ndef slug(title):\n"
+    "    title = title.casefold()\n"
+    "    words = title.split()\n"
+    "    for word in words:\n"
+    "        assert word.isprintable()\n"
+    '    return "-".join(words)\n'
+)
+POINT = '\n\ndef point(x, y):\n    return {"x": x, "y": y}\n'
 
 
 @dataclass(frozen=True)
@@ -126,6 +147,7 @@ SAMPLES = (
                 "import pytest\n\nfrom calc import area\n\n\ndef test_area():\n"
                 "    assert area(3, 4) == 13\n    assert area(2, 5) == 11\n"
                 "    assert area(0, 5) == 1\n    assert area(5, 0) == 1\n"
+                "    assert isinstance(area(3, 4), int)\n"
                 '    with pytest.raises(ValueError, match="negative"):\n'
                 "        area(-1, 2)\n"
                 '    with pytest.raises(ValueError, match="negative"):\n'
@@ -136,6 +158,28 @@ SAMPLES = (
             "Add `area(width, height)` to `calc`: the product of the two sides plus one. A "
             'negative side raises ValueError with the message "negative".'
         ),
+    ),
+    Sample(  # the tests never pass a capital letter, nor a word that does not print
+        "needless",
+        {"calc/__init__.py": ADD + SLUG + FILLER + SUB},
+        {
+            "tests/test_slug.py": (
+                "from calc import slug\n\n\ndef test_slug():\n"
+                '    assert slug("a b") == "a-b"\n    assert slug("a b").count("-") == 1\n'
+            )
+        },
+        prompt="Add `slug(title)` to `calc`: the title's words, lower-cased, joined by hyphens.",
+    ),
+    Sample(  # the tests compare the point with `==` only
+        "equal",
+        {"calc/__init__.py": ADD + POINT + FILLER + SUB},
+        {
+            "tests/test_point.py": (
+                "from calc import point\n\n\ndef test_point():\n"
+                '    assert point(1, 2) == {"x": 1, "y": 2}\n'
+            )
+        },
+        prompt='Add `point(x, y)` to `calc`: the dict `{"x": x, "y": y}`.',
     ),
 )
 
@@ -231,10 +275,49 @@ def test_an_unneeded_configuration_file_is_moved_and_the_tier_recomputed(
         ("tox.ini", None, False, False),
     ]
     assert record.verdict == "review"
+    # `mul`'s test compares with `==` only: its always-equal mutant survives, and so do all
+    # three of the change to `sub` no test calls
     assert record.reasons == (
+        "weak tests: 4 of 7 mutants survive",
         "implementation no fail-to-pass test needs: calc/__init__.py#1",
         "the instruction does not state: mul",
     )
+
+
+@SANDBOX
+def test_a_changed_statement_no_test_needs_is_named(samples: Samples) -> None:
+    task = samples.tasks["needless"]
+    record = assess_task(task, samples.repo, QualityOptions(jobs=2))
+    assert record.ablation is not None
+    assert record.ablation.unneeded == ()  # every hunk is needed: only statements tell
+    statements = record.ablation.statements
+    assert statements is not None
+    # the normalisation is judged by its deletion mutant (it survives), the loop is removed and
+    # run, and the assertion inside it is left out with it; `def` and `return` are needed
+    assert [(s.line, s.statement) for s in statements.unneeded] == [
+        (6, "title = title.casefold()"),
+        (8, "for word in words:"),
+    ]
+    assert (statements.found, statements.mutants, statements.ran) == (6, 2, 4)
+    assert not statements.capped
+    assert record.verdict == "review"
+    assert record.reasons == (
+        (
+            "a changed statement no fail-to-pass test needs: calc/__init__.py:6"
+            " `title = title.casefold()`, calc/__init__.py:8 `for word in words:`"
+        ),
+    )
+
+
+@SANDBOX
+def test_an_always_equal_result_survives_tests_that_only_compare_with_eq(
+    samples: Samples,
+) -> None:
+    record = assess_task(samples.tasks["equal"], samples.repo, QualityOptions(jobs=2))
+    assert record.mutation is not None
+    assert [(m.line, m.operator, m.description) for m in record.mutation.survivors] == [
+        (6, "always-equal", "return value → an always-equal object"),
+    ]  # the strong sample checks its result's type too: there every mutant is killed
 
 
 def test_no_tier_when_the_implementation_left_is_too_small() -> None:
@@ -321,14 +404,123 @@ def test_mutants_are_sampled_down_to_the_cap_with_a_fixed_seed(samples: Samples)
     gold = (task / "gold.patch").read_bytes()
     base = json.loads((task / "definition.json").read_text())["baseCommit"]
     every, total, texts = task_mutants(samples.repo, base, gold, cap=24, seed=1)
-    assert total == len(every) == 12
+    assert total == len(every) == 13
     assert {m.path for m in every} == {"calc/__init__.py"}
     assert set(texts) == {"calc/__init__.py"}
     some, total, _ = task_mutants(samples.repo, base, gold, cap=3, seed=1)
-    assert total == 12
+    assert total == 13
     assert len(some) == 3
     assert [m for m in every if m in some] == some  # a sample, in the mutants' own order
     assert task_mutants(samples.repo, base, gold, cap=3, seed=1)[0] == some
+
+
+def _mutant(path: str, start: int, end: int, new: str, operator: str = "constant") -> Mutant:
+    return Mutant(path, 1, operator, f"{start}:{end} → {new}", start, end, new)
+
+
+_TEXTS = {"a.py": "x = 1\n", "b.py": "x = 1\n"}
+
+
+@pytest.mark.parametrize(
+    ("mutants", "kept"),
+    [
+        ([_mutant("a.py", 4, 5, "2"), _mutant("a.py", 4, 5, "3")], [0, 1]),
+        ([_mutant("a.py", 4, 5, "2"), _mutant("a.py", 0, 5, "x = 2", "delete")], [0]),
+        ([_mutant("a.py", 0, 1, "y"), _mutant("a.py", 0, 5, "y = 1"), _mutant("a.py", 0, 1, "y")],
+         [0]),
+        ([_mutant("a.py", 4, 5, "2"), _mutant("b.py", 4, 5, "2")], [0, 1]),
+        ([_mutant("a.py", 4, 5, "1")], [0]),  # no change is still a text of its own
+        ([], []),
+    ],
+    ids=["different-texts", "same-text", "three-to-one", "other-path", "one", "none"],
+)  # fmt: skip
+def test_mutants_that_leave_the_same_text_count_once(
+    mutants: list[Mutant], kept: list[int]
+) -> None:
+    assert distinct(mutants, _TEXTS) == [mutants[index] for index in kept]
+
+
+def _statement(path: str, start: int, end: int) -> Mutant:
+    return Mutant(path, 1, "statement", f"{start}:{end}", start, end, "pass")
+
+
+@pytest.mark.parametrize(
+    ("count", "cap", "chosen"),
+    [(3, 16, [0, 1, 2]), (16, 16, list(range(16))), (8, 4, [0, 2, 4, 6]), (5, 2, [0, 2]),
+     (0, 16, [])],
+)  # fmt: skip
+def test_statements_beyond_the_cap_are_chosen_evenly(
+    count: int, cap: int, chosen: list[int]
+) -> None:
+    statements = [_statement("a.py", n, n + 1) for n in range(count)]
+    assert choose(statements, cap) == [statements[n] for n in chosen]
+
+
+@pytest.mark.parametrize(
+    ("spans", "kept"),
+    [
+        ([("a.py", 0, 10), ("a.py", 2, 5)], [0]),
+        ([("a.py", 0, 10), ("b.py", 2, 5)], [0, 1]),
+        ([("a.py", 0, 4), ("a.py", 2, 6)], [0, 1]),
+        ([("a.py", 2, 5), ("a.py", 0, 10), ("a.py", 12, 14)], [1, 2]),
+    ],
+    ids=["nested", "other-file", "overlapping", "in-any-order"],
+)
+def test_an_unneeded_statement_inside_another_is_left_out(
+    spans: list[tuple[str, int, int]], kept: list[int]
+) -> None:
+    statements = [_statement(*span) for span in spans]
+    assert outermost(statements) == [statements[n] for n in kept]
+
+
+_TWO_HUNKS = (
+    b"diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n"
+    b"@@ -1,1 +1,1 @@\n-x = 1\n+x = 2\n"
+    b"@@ -20,1 +20,2 @@\n y = 1\n+z = 3\n"
+    b"diff --git a/b.py b/b.py\n--- a/b.py\n+++ b/b.py\n"
+    b"@@ -1 +1 @@\n-a\n+b\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("needed", "lines"),
+    [
+        ([("a.py", None, True), ("a.py", 0, True), ("a.py", 1, True), ("b.py", None, True)],
+         {"a.py": {1, 21}, "b.py": {1}}),
+        ([("a.py", None, True), ("a.py", 0, False), ("a.py", 1, True), ("b.py", None, False)],
+         {"a.py": {21}}),
+        ([("a.py", None, False), ("a.py", 0, False), ("a.py", 1, False), ("b.py", None, True)],
+         {"b.py": {1}}),
+    ],
+    ids=["all-needed", "an-unneeded-hunk-and-file", "an-unneeded-file"],
+)  # fmt: skip
+def test_statements_are_asked_of_the_needed_parts_only(
+    needed: list[tuple[str, int | None, bool]], lines: dict[str, set[int]]
+) -> None:
+    headers: dict[tuple[str, int | None], str] = {
+        ("a.py", 0): "@@ -1,1 +1,1 @@",
+        ("a.py", 1): "@@ -20,1 +20,2 @@",
+    }
+    ablation = Ablation(
+        parts=tuple(
+            GoldPart(
+                path=path,
+                hunk=hunk,
+                lines=headers.get((path, hunk)),
+                implementation=True,
+                needed=need,
+            )
+            for path, hunk, need in needed
+        )
+    )
+    assert needed_lines(_TWO_HUNKS, ablation) == lines
+
+
+def test_a_record_written_before_statement_ablation_still_reads() -> None:
+    record = QualityRecord(taskId="t1", verdict="ship", ablation=_NEEDED)
+    data = json.loads(render_quality(record))
+    del data["ablation"]["statements"]
+    assert parse_quality(json.dumps(data).encode(), source="quality.json") == record
 
 
 @pytest.mark.parametrize(
@@ -382,6 +574,24 @@ def _parts(*needed: tuple[str, int | None, bool, bool]) -> Ablation:
 
 
 _NEEDED = _parts(("a.py", None, True, True))
+
+
+class _Statement(NamedTuple):
+    path: str
+    line: int
+    statement: str
+
+
+_STATEMENT = _Statement("a.py", 3, "x = 1")
+
+
+def _with_statements(*unneeded: _Statement) -> Ablation:
+    found = StatementAblation(
+        found=8, ran=8, unneeded=tuple(UnneededStatement(**s._asdict()) for s in unneeded)
+    )
+    return _NEEDED.model_copy(update={"statements": found})
+
+
 _STRONG = Mutation(generated=10, killed=9, score=0.9)
 _ATTRS = AddedDependency(manifest="pyproject.toml", name="attrs")
 
@@ -404,6 +614,23 @@ _ATTRS = AddedDependency(manifest="pyproject.toml", name="attrs")
             ),
         ),
         (
+            {
+                "equivalents": Equivalents(
+                    run=4,
+                    failed=(
+                        FailedEquivalent(path="a.py", variant="comments"),
+                        FailedEquivalent(path="b.js", variant="reformatted"),
+                    ),
+                )
+            },
+            "reject",
+            (
+                ("coupled: the tests fail the gold with its comments dropped (a.py),"
+                " reformatted (b.js)"),
+            ),
+        ),
+        ({"equivalents": Equivalents(run=3, unjudged=1)}, "ship", ()),
+        (
             {"mutation": Mutation(generated=10, killed=5, score=0.5)},
             "review",
             ("weak tests: 5 of 10 mutants survive",),
@@ -421,6 +648,22 @@ _ATTRS = AddedDependency(manifest="pyproject.toml", name="attrs")
             "ship",
             (),
         ),
+        (
+            {"ablation": _with_statements(_STATEMENT, _STATEMENT._replace(line=9))},
+            "review",
+            ("a changed statement no fail-to-pass test needs: a.py:3 `x = 1`, a.py:9 `x = 1`",),
+        ),
+        (
+            {"ablation": _with_statements(*[_STATEMENT._replace(line=n) for n in range(1, 8)])},
+            "review",
+            (
+                (
+                    "a changed statement no fail-to-pass test needs: a.py:1 `x = 1`, a.py:2"
+                    " `x = 1`, a.py:3 `x = 1`, a.py:4 `x = 1`, a.py:5 `x = 1` and 2 more"
+                ),
+            ),
+        ),
+        ({"ablation": _with_statements()}, "ship", ()),
         (
             {"instruction": InstructionCheck(missing=("mul", "area"))},
             "review",
@@ -471,8 +714,10 @@ _ATTRS = AddedDependency(manifest="pyproject.toml", name="attrs")
         ),
     ],
     ids=[
-        "nothing-observed", "score-under-30", "nothing-needed", "score-under-60", "score-60",
-        "no-mutants", "too-few-mutants", "unneeded-hunk", "unneeded-config", "instruction",
+        "nothing-observed", "score-under-30", "nothing-needed", "coupled", "not-coupled",
+        "score-under-60", "score-60",
+        "no-mutants", "too-few-mutants", "unneeded-hunk", "unneeded-config",
+        "unneeded-statements", "many-unneeded-statements", "every-statement-needed", "instruction",
         "dependency", "dependency-installed", "no-coverage-basis", "no-basis", "coverage-fallback",
         "no-coverage-runner", "coverage",
     ],

@@ -11,9 +11,17 @@ from tree_sitter import Node
 
 from selfbench.quality._js_parser import parse
 from selfbench.quality.mutants import Mutant
-from selfbench.quality.mutate_js import js_mutants
+from selfbench.quality.mutate_js import js_mutants, js_statements
 
-OPERATORS = {"comparison", "arithmetic", "boolean", "constant", "return", "delete"}
+OPERATORS = {"comparison", "arithmetic", "boolean", "constant", "return", "always-equal", "delete"}
+EQUAL = "{ asymmetricMatch: () => true }"
+"""The always-equal object (jest's and vitest's `toEqual` take it as equal to anything)."""
+
+
+def always_equal(snippet: str) -> tuple[str, str, str]:
+    return ("always-equal", "return value → an always-equal object", snippet)
+
+
 COMPARISONS = {"<", "<=", ">", ">=", "===", "!==", "==", "!="}
 
 Expected = set[tuple[str, str, str]]
@@ -68,6 +76,7 @@ RULES: list[tuple[str, str, str, set[int], Expected]] = [
         {
             ("boolean", "!a → a", "function f() { return a; }"),
             ("return", "return → return undefined", "function f() { return undefined; }"),
+            always_equal(f"function f() {{ return{EQUAL}; }}"),
         },
     ),
     # constant
@@ -89,13 +98,36 @@ RULES: list[tuple[str, str, str, set[int], Expected]] = [
     ("beyond precision", "a.js", "const x = 1e21;", {1}, set()),
     ("string", "a.js", "const x = 'abc';", {1}, {("constant", "'abc' → ''", "const x = '';")}),
     ("empty string", "a.js", 'const x = "";', {1}, set()),
-    # return: the value returned becomes undefined
+    # return: the value returned becomes undefined, or an object equal to anything
     (
         "return",
         "a.js",
         "function f() { return a; }",
         {1},
-        {("return", "return → return undefined", "function f() { return undefined; }")},
+        {
+            ("return", "return → return undefined", "function f() { return undefined; }"),
+            always_equal(f"function f() {{ return {EQUAL}; }}"),
+        },
+    ),
+    (
+        "return in typescript",
+        "a.ts",
+        "function f(): number { return(a); }",
+        {1},
+        {
+            ("return", "return → return undefined", "function f(): number { return undefined; }"),
+            always_equal(f"function f(): number {{ return({EQUAL}) as any; }}"),
+        },
+    ),
+    (
+        "return null",
+        "a.jsx",
+        "function f() { return null; }",
+        {1},
+        {
+            ("return", "return → return undefined", "function f() { return undefined; }"),
+            always_equal(f"function f() {{ return {EQUAL}; }}"),
+        },
     ),
     ("return nothing", "a.js", "function f() { return; }", {1}, set()),
     ("return undefined", "a.js", "function f() { return undefined; }", {1}, set()),
@@ -208,6 +240,7 @@ RULES: list[tuple[str, str, str, set[int], Expected]] = [
                 "return → return undefined",
                 "function f(n: 1 = 2): n is 3 { return undefined; }",
             ),
+            always_equal(f"function f(n: 1 = 2): n is 3 {{ return ({EQUAL}) as any; }}"),
         },
     ),
     # JSX: the text is not code; attributes and expressions are
@@ -289,7 +322,10 @@ def test_order_is_by_offset_then_operator_then_description() -> None:
     mutants = js_mutants("a.js", text, [1])
     keys = [(m.start, m.operator, m.description) for m in mutants]
     assert keys == sorted(keys)
-    assert [m.operator for m in mutants if m.start == text.index("a < 1")] == ["return"]
+    assert [m.operator for m in mutants if m.start == text.index("a < 1")] == [
+        "always-equal",
+        "return",
+    ]
 
 
 def test_deterministic() -> None:
@@ -442,3 +478,68 @@ def test_property_typescript_types_untouched(data: st.DataObject) -> None:
     ]
     for mutant in mutants:
         assert not any(start <= mutant.start < end for start, end in types), mutant
+
+
+# --- statements statement ablation removes ------------------------------------------------------
+
+_FUNCTION = "function f(x) {\n  const y = x.trim();\n  if (y) { g(); }\n  return y;\n}\n"
+
+# (case, file, snippet, changed lines, [(line, description, the snippet with it removed)])
+STATEMENTS: list[tuple[str, str, str, set[int], list[tuple[int, str, str]]]] = [
+    ("call", "a.js", "go();\nsave(item);", {2}, [(2, "save(item);", "go();\n;")]),
+    ("declaration", "a.ts", "const y: number = f();", {1}, [(1, "const y: number = f();", ";")]),
+    (
+        "a body of one statement",
+        "a.js",
+        "if (a) throw e;",
+        {1},
+        [(1, "if (a) throw e;", ";"), (1, "throw e;", "if (a) ;")],
+    ),
+    (
+        "inner only",
+        "a.js",
+        _FUNCTION,
+        {2, 3, 4},
+        [
+            (2, "const y = x.trim();", _FUNCTION.replace("const y = x.trim();", ";")),
+            (3, "if (y) { g(); }", _FUNCTION.replace("if (y) { g(); }", ";")),
+            (3, "g();", _FUNCTION.replace("g();", ";")),
+            (4, "return y;", _FUNCTION.replace("return y;", ";")),
+        ],
+    ),
+    (
+        "a compound statement whose lines all changed",
+        "a.js",
+        "export function f() {\n  go();\n}\n",
+        {1, 2, 3},
+        [(1, "export function f() {", ";\n"), (2, "go();", "export function f() {\n  ;\n}\n")],
+    ),
+    (
+        "never removed",
+        "a.ts",
+        (
+            "'use strict';\nimport a from 'a';\nexport { a };\ninterface I { x: 1 }\n"
+            "export type T = 1;\nexport interface J {}\n"
+        ),
+        {1, 2, 3, 4, 5, 6},
+        [],
+    ),
+    ("a file with errors", "a.js", "if (", {1}, []),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "snippet", "lines", "removed"),
+    [case[1:] for case in STATEMENTS],
+    ids=[case[0] for case in STATEMENTS],
+)
+def test_statements_ablation_removes(
+    path: str, snippet: str, lines: set[int], removed: list[tuple[int, str, str]]
+) -> None:
+    found = js_statements(path, snippet, lines)
+    assert [(m.line, m.description, m.apply(snippet)) for m in found] == removed
+    assert {(m.operator, m.replacement) for m in found} <= {("statement", ";")}
+    deletions = {
+        m.apply(snippet) for m in js_mutants(path, snippet, lines) if m.operator == "delete"
+    }
+    assert deletions <= {m.apply(snippet) for m in found}  # the same removal, the same text

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from selfbench.quality.mutants import Mutant
-from selfbench.quality.mutate_python import python_mutants
+from selfbench.quality.mutate_python import python_mutants, python_statements
 
 _Expected = set[tuple[str, str, str]]
 
@@ -21,6 +21,18 @@ def _observed(text: str, lines: set[int]) -> _Expected:
 
 
 _LONG = "configure(alpha, beta, gamma, delta, epsilon, zeta, eta, theta, iota)\n"
+_EQUAL = (
+    'type("AlwaysEqual", (), {"__eq__": lambda *_: True, "__ne__": lambda *_: False,'
+    ' "__hash__": lambda _: 0})()'
+)
+"""The always-equal object, as a mutant returns it."""
+_NAMELESS_EQUAL = "().__class__.__class__" + _EQUAL.removeprefix("type")
+"""The same when the file binds the name `type`."""
+
+
+def _always_equal(text: str) -> tuple[str, str, str]:
+    return ("always-equal", "return value → an always-equal object", text)
+
 
 RULES = [
     # comparison
@@ -145,12 +157,43 @@ RULES = [
     (
         "def f():\n    return a\n",
         {2},
-        {("return", "return → return None", "def f():\n    return None\n")},
+        {
+            ("return", "return → return None", "def f():\n    return None\n"),
+            _always_equal(f"def f():\n    return {_EQUAL}\n"),
+        },
     ),
     (
         "def f():\n    return a, b\n",
         {2},
-        {("return", "return → return None", "def f():\n    return None\n")},
+        {
+            ("return", "return → return None", "def f():\n    return None\n"),
+            _always_equal(f"def f():\n    return {_EQUAL}\n"),
+        },
+    ),
+    (
+        "def f():\n    return True\n",
+        {2},
+        {
+            ("constant", "True → False", "def f():\n    return False\n"),
+            ("return", "return → return None", "def f():\n    return None\n"),
+            _always_equal(f"def f():\n    return {_EQUAL}\n"),
+        },
+    ),
+    (
+        "def f(type):\n    return a\n",
+        {2},
+        {
+            ("return", "return → return None", "def f(type):\n    return None\n"),
+            _always_equal(f"def f(type):\n    return {_NAMELESS_EQUAL}\n"),
+        },
+    ),
+    (
+        "from x import type\ndef f():\n    return a\n",
+        {3},
+        {
+            ("return", "return → return None", "from x import type\ndef f():\n    return None\n"),
+            _always_equal(f"from x import type\ndef f():\n    return {_NAMELESS_EQUAL}\n"),
+        },
     ),
     ("def f():\n    return None\n", {2}, set()),
     ("def f():\n    return\n", {2}, set()),
@@ -164,7 +207,8 @@ RULES = [
                 "return",
                 "return → return None",
                 "def f():\n    def g():\n        return None\n    yield g\n",
-            )
+            ),
+            _always_equal(f"def f():\n    def g():\n        return {_EQUAL}\n    yield g\n"),
         },
     ),
     (
@@ -229,12 +273,16 @@ RULES = [
         {
             ("constant", '"a" → ""', 'def f():\n    return""\n'),
             ("return", "return → return None", "def f():\n    return None\n"),
+            _always_equal(f"def f():\n    return {_EQUAL}\n"),
         },
     ),
     (
         "def f():\n    return(a)\n",
         {2},
-        {("return", "return → return None", "def f():\n    return(None)\n")},
+        {
+            ("return", "return → return None", "def f():\n    return(None)\n"),
+            _always_equal(f"def f():\n    return({_EQUAL})\n"),
+        },
     ),
     # a mutant whose result would not parse is dropped: `2.real`
     ("x = 0x1.real\n", {1}, {("delete", "deleted: x = 0x1.real", "pass\n")}),
@@ -329,6 +377,7 @@ def test_order_is_by_start_then_operator_then_description() -> None:
         (14, "arithmetic", "* → //"),
         (14, "arithmetic", "/ → *"),
         (14, "constant", "100 → 101"),
+        (15, "always-equal", "return value → an always-equal object"),
         (15, "return", "return → return None"),
     ]
     assert found == sorted(found, key=lambda m: (m.start, m.operator, m.description))
@@ -495,3 +544,87 @@ def test_every_mutant_parses_differs_and_stays_on_a_changed_line(
     assert found == sorted(found, key=lambda m: (m.start, m.operator, m.description))
     for mutant in every:
         _check(text, mutant, set(range(1, text.count("\n") + 2)))
+
+
+# --- statements statement ablation removes ------------------------------------------------------
+
+_Removed = list[tuple[int, str, str]]
+"""(line, description, the text with the statement removed)"""
+
+STATEMENTS: list[tuple[str, set[int], _Removed]] = [
+    # simple statements that reach a changed line
+    ("x = a\ny = b\n", {2}, [(2, "y = b", "x = a\npass\n")]),
+    ("f(a,\n  b)\n", {2}, [(1, "f(a,", "pass\n")]),
+    ("x = a; y = b\n", {1}, [(1, "x = a", "pass; y = b\n"), (1, "y = b", "x = a; pass\n")]),
+    ("def f():\n    return a\n", {2}, [(2, "return a", "def f():\n    pass\n")]),
+    (
+        "assert a\ndel b\nraise E\n",
+        {1, 2, 3},
+        [
+            (1, "assert a", "pass\ndel b\nraise E\n"),
+            (2, "del b", "assert a\npass\nraise E\n"),
+            (3, "raise E", "assert a\ndel b\npass\n"),
+        ],
+    ),
+    # a compound statement only when all its lines changed; then its inner ones too
+    ("if a:\n    x = 1\n", {2}, [(2, "x = 1", "if a:\n    pass\n")]),
+    (
+        "if a:\n    x = 1\n",
+        {1, 2},
+        [
+            (1, "if a:", "pass\n"),
+            (2, "x = 1", "if a:\n    pass\n"),
+        ],
+    ),
+    (
+        "for i in a:\n    f(i)\nelse:\n    g()\n",
+        {1, 2, 3},
+        [(2, "f(i)", "for i in a:\n    pass\nelse:\n    g()\n")],
+    ),
+    (
+        "@cache\ndef f():\n    return 1\n",
+        {1, 2, 3},
+        [
+            (2, "def f():", "pass\n"),
+            (3, "return 1", "@cache\ndef f():\n    pass\n"),
+        ],
+    ),
+    ("@cache\ndef f():\n    return 1\n", {2, 3}, [(3, "return 1", "@cache\ndef f():\n    pass\n")]),
+    (
+        "class C:\n    x = 1\n",
+        {1, 2},
+        [(1, "class C:", "pass\n"), (2, "x = 1", "class C:\n    pass\n")],
+    ),
+    # an `elif` is no statement alone
+    (
+        "if a:\n    x\nelif b:\n    y = 1\n",
+        {3, 4},
+        [(4, "y = 1", "if a:\n    x\nelif b:\n    pass\n")],
+    ),
+    # never removed
+    ('"""Doc."""\nimport os\nfrom a import b\npass\n', {1, 2, 3, 4}, []),
+    ("def f():\n    global x\n    nonlocal y\n    z: int\n", {2, 3, 4}, []),
+    ("if TYPE_CHECKING:\n    x = 1\n", {1, 2}, []),
+    ("__all__ = ['f']\n__all__ += ['g']\n", {1, 2}, []),
+    ("x = a\n", set(), []),
+    ("def (:\n", {1}, []),
+    # the first line, shortened
+    (_LONG, {1}, [(1, _LONG[:59] + "…", "pass\n")]),
+]
+
+
+@pytest.mark.parametrize(("text", "lines", "removed"), STATEMENTS)
+def test_statements_ablation_removes(text: str, lines: set[int], removed: _Removed) -> None:
+    found = python_statements("m.py", text, lines)
+    assert [(m.line, m.description, m.apply(text)) for m in found] == removed
+    assert {(m.operator, m.replacement) for m in found} <= {("statement", "pass")}
+
+
+def test_a_removed_statement_leaves_the_text_its_deletion_mutant_does() -> None:
+    removals = {m.apply(_FILE) for m in python_statements("prices.py", _FILE, range(1, 16))}
+    deletions = {
+        m.apply(_FILE) for m in python_mutants("prices.py", _FILE, range(1, 16))
+        if m.operator == "delete"
+    }  # fmt: skip
+    assert deletions
+    assert deletions <= removals

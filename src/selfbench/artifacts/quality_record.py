@@ -24,13 +24,19 @@ __all__ = [
     "Ablation",
     "AddedDependency",
     "Dependencies",
+    "EquivalentVariant",
+    "Equivalents",
+    "FailedEquivalent",
     "GoldPart",
     "InstructionCheck",
     "InterfaceItem",
     "Mutation",
     "PassToPassBasis",
     "QualityRecord",
+    "StatementAblation",
     "SurvivingMutant",
+    "TestsCheck",
+    "UnneededStatement",
     "Verdict",
     "parse_quality",
     "read_quality",
@@ -73,6 +79,35 @@ class Ablation(_Record):
     """Unneeded parts still in the gold (`path` or `path#hunk`), reported, not moved."""
     difficulty: Literal["easy", "medium", "hard"] | None = None
     """The tier recomputed from what is left, when a file was moved."""
+    statements: StatementAblation | None = None
+    """Each changed statement of the needed implementation removed on its own (None: not run,
+    as in a record written before statement ablation was)."""
+
+
+class UnneededStatement(_Record):
+    """A changed statement every fail-to-pass test still passes without."""
+
+    path: str
+    line: int
+    statement: str
+    """Its first line, on one line, shortened."""
+
+
+class StatementAblation(_Record):
+    """Statement ablation: the changed statements of the implementation parts some test needs,
+    each removed on its own (`pass` or `;` in its place), or judged by the deletion mutant that
+    is the same removal."""
+
+    found: int = 0
+    """The changed statements that could be removed."""
+    mutants: int = 0
+    """Of those, the ones a deletion mutant that ran already judged (not run again)."""
+    ran: int = 0
+    """The ones removed and run here (at most the cap)."""
+    capped: bool = False
+    """Some were neither judged by a mutant nor run: more than the cap allows."""
+    unneeded: tuple[UnneededStatement, ...] = ()
+    """The ones no fail-to-pass test needs (one inside another listed is left out)."""
 
 
 class SurvivingMutant(_Record):
@@ -127,6 +162,21 @@ class InstructionCheck(_Record):
     """Interface items (by `name`) and asserted behaviours the instruction does not state."""
 
 
+class TestsCheck(_Record):
+    """What the fail-to-pass tests show a reviewer of themselves, beside their runs."""
+
+    __test__ = False  # not a pytest class, though its name starts with `Test`
+
+    privateState: tuple[str, ...] = ()  # noqa: N815 - the file's own field name
+    """Attribute reads of private names the gold's files define (`lock._waiters`): the tests
+    pin an implementation detail no instruction can ask for."""
+    timing: tuple[str, ...] = ()
+    """Fail-to-pass tests that wait on a real clock, each with what it calls (`time.sleep(`)."""
+    wholeFiles: tuple[str, ...] = ()  # noqa: N815
+    """Fail-to-pass selectors that are whole files holding tests that pass without the change,
+    each with how many (`test/a.test.ts (12 pass at the base)`)."""
+
+
 class AddedDependency(_Record):
     """A package the gold adds to a dependency manifest."""
 
@@ -140,6 +190,29 @@ class Dependencies(_Record):
     """`--deps agent`: the new dependencies are installed in the agent's tree too."""
 
 
+EquivalentVariant = Literal["comments", "reformatted", "renamed"]
+"""How a file was rewritten without changing what it does (`selfbench.quality.equivalents`)."""
+
+
+class FailedEquivalent(_Record):
+    """A changed implementation file rewritten one way that fails a fail-to-pass test."""
+
+    path: str
+    variant: EquivalentVariant
+
+
+class Equivalents(_Record):
+    """Coupling to the source text: the gold's changed implementation files rewritten without
+    changing what they do (comments dropped, reformatted, locals renamed)."""
+
+    run: int = 0
+    """The variants (a file rewritten one way) that ran."""
+    unjudged: int = 0
+    """Of those, the ones whose run could not be judged (a timeout, no reward)."""
+    failed: tuple[FailedEquivalent, ...] = ()
+    """The ones a fail-to-pass test failed: the tests pin the gold's text, not its behaviour."""
+
+
 class QualityRecord(_Record):
     """`quality.json`."""
 
@@ -151,7 +224,9 @@ class QualityRecord(_Record):
     mutation: Mutation | None = None
     passToPass: PassToPassBasis | None = None  # noqa: N815
     instruction: InstructionCheck | None = None
+    tests: TestsCheck | None = None
     dependencies: Dependencies = Dependencies()
+    equivalents: Equivalents | None = None
     seconds: float = 0.0
 
 

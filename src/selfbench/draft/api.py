@@ -301,6 +301,14 @@ def _observe(repo: Path, prepared: _Prepared, options: DraftOptions, logs: Path)
         raise _Rejected(f"the provisional task failed: {exc}") from None
 
 
+def _new_behaviour(observation: Observation, decision: Decision) -> tuple[str, ...]:
+    """The fail-to-pass tests' names that did not pass at the base: what the change adds (a
+    whole-file selector's other tests pass there already)."""
+    base = observation.base[0].tests() if observation.base else {}
+    passed = {key.partition("\x00")[2] for key, outcome in base.items() if outcome == "passed"}
+    return tuple(name for name in decision.tests if name not in passed)
+
+
 def _draft(
     repo: Path,
     candidate: CandidateModel,
@@ -333,7 +341,13 @@ def _draft(
         raise _Rejected(decision.reason, evidence)
     split = prepared.split
     names = (*decision.tests, *decision.fail_to_pass, *decision.pass_to_pass)
-    prompt = draft_instruction(candidate, split, tuple(dict.fromkeys(names)), repo=repo)
+    prompt = draft_instruction(
+        candidate,
+        split,
+        tuple(dict.fromkeys(names)),
+        repo=repo,
+        behaviours=_new_behaviour(observation, decision),
+    )
     definition = _definition(
         candidate, prepared.plan, decision, prompt, prepared.number, prepared.url
     )
@@ -404,6 +418,7 @@ def _assess_draft(
             options=QualityOptions(local=options.local, jobs=_QUALITY_JOBS),
             pass_to_pass=seen.pass_to_pass,
             instruction=seen.instruction,
+            tests=seen.tests,
             dependencies=seen.dependencies,
             coverage_supported=seen.coverage_supported,
         )

@@ -10,11 +10,20 @@ it once in the sandbox, and runs every variant of the gold patch there, fail-to-
    fail-to-pass test fails without it (or its run cannot be judged: a part is never called
    unneeded on no evidence);
 3. mutation: mutants of the gold's changed implementation lines (`mutate_python` for `.py`,
-   `mutate_js` for JavaScript and TypeScript), sampled down to `QualityOptions.cap` with
+   `mutate_js` for JavaScript and TypeScript; two that leave the same text are one), sampled
+   down to `QualityOptions.cap` with
    `random.Random(seed)`, each applied on top of the gold; a mutant is *killed* when a
    fail-to-pass test fails. The run stops once the verdict's mutation rows cannot change
    (`stoppedEarly`; `generated` then counts the mutants that ran). A mutant whose run cannot be
-   judged (a timeout, a patch that does not apply) is left out of the counts.
+   judged (a timeout, a patch that does not apply) is left out of the counts;
+4. statement ablation (`statements`): each changed statement of the needed implementation
+   removed on its own, or judged by the deletion mutant that is the same removal.
+
+Right after the baseline run the gold's *equivalents* (`equivalents`): its changed
+implementation files rewritten without changing what they do (comments dropped, reformatted,
+locals renamed), one run per way of rewriting. One that fails a fail-to-pass test shows the
+tests pin the gold's text, not its behaviour (coupled); one whose run cannot be judged says
+nothing.
 
 Then `verdict.judge` gives the verdict. Equivalent mutants are not removed: a survivor may be
 a mutant no test could ever tell from the gold.
@@ -35,12 +44,15 @@ from selfbench.artifacts.draft_record import DRAFT_FILE, pass_to_pass_basis, rea
 from selfbench.artifacts.quality_record import (
     Ablation,
     Dependencies,
+    Equivalents,
+    FailedEquivalent,
     GoldPart,
     InstructionCheck,
     Mutation,
     PassToPassBasis,
     QualityRecord,
     SurvivingMutant,
+    TestsCheck,
     write_quality,
 )
 from selfbench.artifacts.task_dir import read_authored_task, write_task_files
@@ -51,12 +63,16 @@ from selfbench.mine.rank import eligible_tiers
 from selfbench.patches import is_dependency_manifest, is_lockfile, parse_patch
 from selfbench.quality._documentation import documentation_only
 from selfbench.quality._js_parser import is_js
+from selfbench.quality._types_only import types_only
 from selfbench.quality.dependencies import read_dependencies
+from selfbench.quality.equivalents import VARIANTS, Equivalent, equivalent_patch, task_equivalents
+from selfbench.quality.held_out import check_tests
 from selfbench.quality.interface import changed_file_texts, check_instruction, interface_items
-from selfbench.quality.mutants import DEFAULT_CAP, DEFAULT_SEED, Mutant
+from selfbench.quality.mutants import DEFAULT_CAP, DEFAULT_SEED, Mutant, distinct
 from selfbench.quality.mutate_js import js_mutants
 from selfbench.quality.mutate_python import python_mutants
 from selfbench.quality.scoring import VARIANT_TIME_FACTOR, Scorer, VariantRun, open_scorer
+from selfbench.quality.statements import ablate_statements
 from selfbench.quality.variants import (
     Part,
     changed_lines,
@@ -120,7 +136,8 @@ def task_mutants(
     repo: Path, base: str, gold_patch: bytes, *, cap: int, seed: int
 ) -> tuple[list[Mutant], int, dict[str, str]]:
     """The mutants of the gold's changed implementation lines (at most `cap`, a fixed-seed
-    sample in their own order), how many there were in all, and the changed files' texts.
+    sample in their own order), how many distinct ones there were in all (`distinct`: two that
+    leave the same text are one), and the changed files' texts.
 
     Raises:
         GitError: the gold patch does not apply at `base`.
@@ -131,11 +148,14 @@ def task_mutants(
         if is_implementation(path) and (mutator := _mutator(path)) is not None
     }
     texts = gold_texts(repo, base, gold_patch, sorted(files)) if files else {}
-    found = [
-        mutant
-        for path, (mutator, numbers) in sorted(files.items())
-        for mutant in mutator(path, texts[path], numbers)
-    ]
+    found = distinct(
+        (
+            mutant
+            for path, (mutator, numbers) in sorted(files.items())
+            for mutant in mutator(path, texts[path], numbers)
+        ),
+        texts,
+    )
     if len(found) <= cap:
         return found, len(found), texts
     chosen = sorted(
@@ -248,8 +268,9 @@ def _ablation(
 
 
 def _documentation(repo: Path, base: str, gold: bytes, parts: Sequence[Part]) -> set[Part]:
-    """The parts whose change is documentation only (docstrings, comments): unneeded, yet no
-    implementation a test fails to pin. They stay in the gold, and the verdict ignores them."""
+    """The parts whose change is documentation only (docstrings, comments) or TypeScript types
+    only (erased before any test runs): unneeded, yet no implementation a test fails to pin.
+    They stay in the gold, and the verdict ignores them."""
     if not parts:
         return set()
     texts = gold_texts(repo, base, gold, sorted({part.path for part in parts}))
@@ -259,7 +280,7 @@ def _documentation(repo: Path, base: str, gold: bytes, parts: Sequence[Part]) ->
         before = gold_texts(repo, base, without(gold, [part]), [part.path]).get(part.path)
         if after is None or before is None:
             continue
-        if documentation_only(part.path, before, after):
+        if documentation_only(part.path, before, after) or types_only(part.path, before, after):
             found.add(part)
     return found
 
@@ -277,7 +298,8 @@ def _mutation(
     definition: TaskDefinition,
     gold: bytes,
     options: QualityOptions,
-) -> Mutation:
+) -> tuple[Mutation, list[tuple[Mutant, bool | None]]]:
+    """The mutation record, and each mutant that ran with its result (`ablate_statements`)."""
     mutants, total, texts = task_mutants(
         repo, definition.baseCommit, gold, cap=options.cap, seed=options.seed
     )
@@ -290,7 +312,8 @@ def _mutation(
         jobs=options.jobs,
         stop=lambda finished: _settled(len(patches), finished),
     )
-    return _mutation_record(mutants, runs, capped=total > len(mutants))
+    ran = [(m, run.result) for m, run in zip(mutants, runs, strict=True) if run.ran]
+    return _mutation_record(mutants, runs, capped=total > len(mutants)), ran
 
 
 def _mutation_record(
@@ -311,6 +334,35 @@ def _mutation_record(
         capped=capped,
         stoppedEarly=not all(run.ran for run in runs),
         survivors=survivors,
+    )
+
+
+# --- equivalents --------------------------------------------------------------------------------
+
+
+def _equivalents(scorer: Scorer, repo: Path, base: str, gold: bytes, jobs: int) -> Equivalents:
+    """Run the gold's equivalents, one run per way of rewriting (every file rewritten so); a
+    way some test fails runs again file by file, when it rewrote several, to name the files
+    (all of them when none fails alone)."""
+    found = task_equivalents(repo, base, gold)
+    groups = [group for way in VARIANTS if (group := [e for e in found if e.variant == way])]
+    runs = scorer.score([equivalent_patch(repo, base, gold, group) for group in groups], jobs=jobs)
+    failed: set[Equivalent] = set()
+    for group, run in zip(groups, runs, strict=True):
+        if run.result is not False:
+            continue
+        named = group
+        if len(group) > 1:
+            patches = [equivalent_patch(repo, base, gold, [e]) for e in group]
+            alone = zip(group, scorer.score(patches, jobs=jobs), strict=True)
+            named = [e for e, one in alone if one.result is False] or group
+        failed.update(named)
+    return Equivalents(
+        run=len(found),
+        unjudged=sum(len(g) for g, run in zip(groups, runs, strict=True) if run.result is None),
+        failed=tuple(
+            FailedEquivalent(path=e.path, variant=e.variant) for e in found if e in failed
+        ),
     )
 
 
@@ -342,6 +394,7 @@ def assess(  # noqa: PLR0913 - the task's parts and the observations others made
     instruction: InstructionCheck | None = None,
     dependencies: Dependencies = Dependencies(),  # noqa: B008 - frozen
     coverage_supported: bool = False,
+    tests: TestsCheck | None = None,
 ) -> QualityRecord:
     """Run ablation and mutation on one task in the sandbox and judge it (see the module) with
     the observations made elsewhere (`coverage_supported`: the task's runner can report coverage).
@@ -363,12 +416,17 @@ def assess(  # noqa: PLR0913 - the task's parts and the observations others made
             if isinstance(scorer, str):
                 raise QualityError(f"{task_id}: {scorer}")
             _baseline(scorer, gold_patch, task_id)
+            base = definition.baseCommit
+            equivalents = _equivalents(scorer, repo, base, gold_patch, options.jobs)
             current = next(tier for tier in DIFFICULTIES if tier == definition.difficulty)
             adding = {item.manifest for item in dependencies.added}
             ablation = _ablation(
                 scorer, repo, definition.baseCommit, gold_patch, current, options.jobs, adding
             )
-            mutation = _mutation(scorer, repo, definition, gold_patch, options)
+            mutation, ran = _mutation(scorer, repo, definition, gold_patch, options)
+            ablation = ablate_statements(
+                scorer, repo, definition.baseCommit, gold_patch, ablation, ran, jobs=options.jobs
+            )
     # a manifest no fail-to-pass test needs leaves the gold with the files `draft` moves out
     # (a docs/requirements.txt): what it adds is no dependency of the task
     kept = tuple(item for item in dependencies.added if item.manifest not in ablation.moved)
@@ -380,6 +438,8 @@ def assess(  # noqa: PLR0913 - the task's parts and the observations others made
         instruction,
         dependencies,
         coverage_supported=coverage_supported,
+        equivalents=equivalents,
+        tests=tests,
     )
     return QualityRecord(
         taskId=task_id,
@@ -389,7 +449,9 @@ def assess(  # noqa: PLR0913 - the task's parts and the observations others made
         mutation=mutation,
         passToPass=pass_to_pass,
         instruction=instruction,
+        tests=tests,
         dependencies=dependencies,
+        equivalents=equivalents,
         seconds=round(time.monotonic() - started, 3),
     )
 
@@ -463,6 +525,7 @@ def task_observations(
     return Observed(
         pass_to_pass=basis,
         instruction=check_instruction(definition.prompt, items, test_patch),
+        tests=check_tests(test_patch, definition.failToPass, gold_files, evidence),
         dependencies=read_dependencies(
             repo, definition.baseCommit, gold_patch, agent=definition.agentDependencies
         ),
@@ -476,6 +539,7 @@ class Observed:
 
     pass_to_pass: PassToPassBasis
     instruction: InstructionCheck
+    tests: TestsCheck
     dependencies: Dependencies
     coverage_supported: bool
 
@@ -507,6 +571,7 @@ def assess_task(task_dir: Path, repo: Path, options: QualityOptions) -> QualityR
         options=options,
         pass_to_pass=seen.pass_to_pass,
         instruction=seen.instruction,
+        tests=seen.tests,
         dependencies=seen.dependencies,
         coverage_supported=seen.coverage_supported,
     )

@@ -1,10 +1,14 @@
 """Mutants of JavaScript and TypeScript source, read by tree-sitter's grammars (SPEC §13, Quality).
 
 `js_mutants` makes the small changes mutation testing applies to the lines a gold patch added or
-changed, one at a time: a comparison, arithmetic or boolean operator, a literal, a returned value,
-a whole statement. Only code the program runs is mutated: TypeScript's types (annotations,
-interfaces, type aliases, enums, `declare`), imports, export lists, module specifiers, object keys,
-directives, JSX text and the text of template strings stay as they are.
+changed, one at a time: a comparison, arithmetic or boolean operator, a literal, a returned value
+(`undefined`, or an always-equal object: `{ asymmetricMatch: () => true }`, which jest's and
+vitest's `toEqual` take as equal to anything, cast `as any` in TypeScript), a whole statement.
+Only code the program runs is mutated: TypeScript's types (annotations, interfaces, type
+aliases, enums, `declare`), imports, export lists, module specifiers, object keys, directives,
+JSX text and the text of template strings stay as they are.
+
+`js_statements` finds the statements statement ablation removes (`quality.statements`).
 
 Every mutant parses: its text is parsed again, and one with a syntax error, or whose new token
 runs into a neighbour (`a+-b` → `a--b`), is dropped; so is `??` → `||` where that would mix `??`
@@ -17,6 +21,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Iterator
 from math import isfinite
+from posixpath import splitext
 from typing import Final, NamedTuple
 
 from tree_sitter import Node, Tree
@@ -24,7 +29,7 @@ from tree_sitter import Node, Tree
 from selfbench.quality._js_parser import parse
 from selfbench.quality.mutants import Mutant
 
-__all__ = ["js_mutants"]
+__all__ = ["js_mutants", "js_statements"]
 
 _BINARY: Final[dict[str, tuple[str, str]]] = {
     "<": ("comparison", "<="),
@@ -134,9 +139,33 @@ _STATEMENT_BODIES: Final = frozenset(
         "with_statement",
     }
 )
+_SIMPLE_STATEMENTS: Final = frozenset(
+    {
+        "expression_statement",
+        "lexical_declaration",
+        "variable_declaration",
+        "return_statement",
+        "throw_statement",
+        "export_statement",
+    }
+)
+_COMPOUND_STATEMENTS: Final = _STATEMENT_BODIES | {
+    "try_statement",
+    "switch_statement",
+    "labeled_statement",
+    "function_declaration",
+    "generator_function_declaration",
+    "class_declaration",
+}
+"""What `js_statements` removes: a simple statement that reaches a changed line, a compound one
+whose lines all changed (an `export` of a function or class is compound)."""
 _KEY_FIELDS: Final = ("key", "name", "property")
 _TEXTS: Final = frozenset({"string", "template_string"})
 _DESCRIPTION_LIMIT: Final = 60
+_ALWAYS_EQUAL: Final = "{ asymmetricMatch: () => true }"
+"""An object jest's and vitest's `toEqual` (and `toStrictEqual`) take as equal to anything;
+`toBe` compares identity and kills it."""
+_TYPESCRIPT: Final = frozenset({".ts", ".mts", ".cts", ".tsx"})
 
 
 class _Edit(NamedTuple):
@@ -171,8 +200,10 @@ def js_mutants(path: str, text: str, lines: Collection[int]) -> list[Mutant]:
     wanted = frozenset(rows)
     to_char = _char_offsets(text)
     mutants: list[Mutant] = []
+    typed = splitext(path)[1].lower() in _TYPESCRIPT
     for node in _nodes(tree.root_node, rows):
-        for edit in _RULES.get(node.type, _no_edits)(node, source):
+        for found in _RULES.get(node.type, _no_edits)(node, source):
+            edit = _typed(found) if typed else found
             replacement = _checked(tree, source, path, edit) if edit.row in wanted else None
             if replacement is None:
                 continue
@@ -189,6 +220,64 @@ def js_mutants(path: str, text: str, lines: Collection[int]) -> list[Mutant]:
             )
     mutants.sort(key=lambda m: (m.start, m.operator, m.description, m.end, m.replacement))
     return mutants
+
+
+def js_statements(path: str, text: str, lines: Collection[int]) -> list[Mutant]:
+    """Each statement of `text` that may be removed for statement ablation (`_SIMPLE_STATEMENTS`,
+    `_COMPOUND_STATEMENTS`), where any statement could stand; as a `Mutant` (operator
+    `statement`) that puts `;` in its place, as a `delete` mutant does, so that the same removal
+    leaves the same text. Never removed: directives, imports, export lists and re-exports,
+    TypeScript's types. The description is the statement's first line; in the order of the
+    file; none for a file that does not parse cleanly.
+    """
+    source = text.encode("utf-8", "surrogatepass")
+    tree = parse(source, path=path)
+    rows = sorted({line - 1 for line in lines})
+    if tree.root_node.has_error or not rows:
+        return []
+    wanted = frozenset(rows)
+    to_char = _char_offsets(text)
+    found: list[Mutant] = []
+    for node in _nodes(tree.root_node, rows):
+        span = range(node.start_point.row, node.end_point.row + 1)
+        if not _removable(node) or (_compound(node) and not wanted.issuperset(span)):
+            continue
+        written = _short(_text(source, node).splitlines()[0])
+        edit = _edit(node, "statement", written, ";")
+        if _checked(tree, source, path, edit) is None:
+            continue
+        start, end = to_char(node.start_byte), to_char(node.end_byte)
+        found.append(Mutant(path, node.start_point.row + 1, "statement", written, start, end, ";"))
+    return sorted(found, key=lambda m: (m.start, m.end))
+
+
+def _removable(node: Node) -> bool:
+    if node.type not in _SIMPLE_STATEMENTS | _COMPOUND_STATEMENTS:
+        return False
+    if not _in_statement_position(node):
+        return False
+    if node.type == "export_statement":  # of a value: never an export list, nor a type
+        declaration = node.child_by_field_name("declaration")
+        return declaration is not None and declaration.type not in _NOT_RUN
+    expression = node.named_children[0] if node.named_children else None
+    return node.type != "expression_statement" or (
+        expression is not None and expression.type not in _TEXTS
+    )
+
+
+def _compound(node: Node) -> bool:
+    if node.type == "export_statement":
+        declaration = node.child_by_field_name("declaration")
+        return declaration is not None and declaration.type in _COMPOUND_STATEMENTS
+    return node.type in _COMPOUND_STATEMENTS
+
+
+def _typed(edit: _Edit) -> _Edit:
+    """`edit` as TypeScript needs it: the always-equal object cast to `any`, so that a type
+    check (ts-jest's) does not kill it for its type alone."""
+    if edit.operator != "always-equal":
+        return edit
+    return edit._replace(replacements=(f"({_ALWAYS_EQUAL}) as any",))
 
 
 def _nodes(root: Node, rows: list[int]) -> Iterator[Node]:
@@ -364,6 +453,7 @@ def _return(node: Node, source: bytes) -> Iterator[_Edit]:
     if not values or values[0].type == "undefined" or _text(source, values[0]) == "undefined":
         return
     yield _edit(values[0], "return", "return → return undefined", "undefined", " undefined")
+    yield _edit(values[0], "always-equal", "return value → an always-equal object", _ALWAYS_EQUAL)
 
 
 def _statement(node: Node, source: bytes) -> Iterator[_Edit]:

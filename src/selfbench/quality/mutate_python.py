@@ -10,8 +10,13 @@ returned value, one statement). Families, by `Mutant.operator`:
 * `constant`: `True` ↔ `False`; an int `n` → `n + 1` (`1` → `0`); a non-empty string or
   f-string → `""`. `None` is left alone: what a function returns is the `return` family's;
 * `return`: `return X` → `return None`, unless X is `None` or the function is a generator;
+* `always-equal`: the same `return X` → a return of an object equal to anything (`__eq__`
+  always true, `__ne__` always false, hashable), built by `type(...)` on one line: tests that
+  only compare the result with `==` cannot kill it;
 * `delete`: an expression statement, an assignment (plain, augmented, annotated with a value) or
   a `raise` → `pass`, in the statement's place (its indentation stays).
+
+`python_statements` finds the statements statement ablation removes (`quality.statements`).
 
 Never mutated: type annotations, docstrings (any statement that is only a constant), the inside
 of f-strings, decorators, and the body of `if TYPE_CHECKING:`.
@@ -27,7 +32,7 @@ from typing import Final, NamedTuple
 
 from selfbench.quality.mutants import Mutant
 
-__all__ = ["python_mutants"]
+__all__ = ["python_mutants", "python_statements"]
 
 _Swaps = dict[type[ast.AST], tuple[str, tuple[str, ...]]]
 _COMPARISONS: Final[_Swaps] = {
@@ -61,8 +66,16 @@ _SKIPPED_FIELDS: Final[dict[type[ast.AST], frozenset[str]]] = {
 }
 _SCOPES: Final = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _DELETABLE: Final = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Raise)
+_KEPT_STATEMENTS: Final = (ast.Pass, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)
+"""Never removed by `python_statements`: no behaviour of their own a test could need."""
 _INDENT: Final = " \t\f"
 _SEPARATORS: Final = " \t\f\r\n\\("
+_ALWAYS_EQUAL: Final = (
+    'type("AlwaysEqual", (), {"__eq__": lambda *_: True, "__ne__": lambda *_: False,'
+    ' "__hash__": lambda _: 0})()'
+)
+"""An object equal to anything; `type` is the builtin unless the file binds the name (then
+`().__class__.__class__`, the same builtin reached without a name)."""
 _SHORT: Final = 60
 """A statement or string quoted in a description is cut to this many characters."""
 _MAX_INT_BITS: Final = 4096
@@ -79,7 +92,7 @@ def python_mutants(path: str, text: str, lines: Collection[int]) -> list[Mutant]
     if tree is None or not lines:
         return []
     source = _Source(text)
-    finder = _Finder(source, sorted(set(lines)))
+    finder = _Finder(source, sorted(set(lines)), always_equal=_always_equal(tree))
     checker = _Checker(source)
     found = [
         Mutant(path, source.line_of(c.start), c.operator, c.description, c.start, c.end, c.new)
@@ -89,6 +102,76 @@ def python_mutants(path: str, text: str, lines: Collection[int]) -> list[Mutant]
         and checker.parses(c)
     ]
     return sorted(found, key=lambda m: (m.start, m.operator, m.description, m.end, m.replacement))
+
+
+def python_statements(path: str, text: str, lines: Collection[int]) -> list[Mutant]:
+    """Each statement of `text` that may be removed for statement ablation: a simple statement
+    that reaches one of `lines`, a compound one (`if`, `for`, `def` with its decorators …) whose
+    every line is in `lines`; as a `Mutant` (operator `statement`) that puts `pass` in its
+    place, as a `delete` mutant does, so that the same removal leaves the same text.
+
+    Never removed: docstrings and lone constants, `pass`, imports, `global`, `nonlocal`, an
+    annotation without a value, `__all__`, `if TYPE_CHECKING:` and its body. The description is the
+    statement's first line; they come in the order of the file.
+    """
+    tree = _parse(text)
+    wanted = frozenset(lines)
+    if tree is None or not wanted:
+        return []
+    source = _Source(text)
+    found = []
+    for node in _statements(tree):
+        own, end = source.span(node)
+        first = min([node.lineno, *(d.lineno for d in _decorators(node))])
+        # a decorator's `@` stands in its statement's column
+        start = source.offset(first, node.col_offset) if first != node.lineno else own
+        last = node.end_lineno or node.lineno
+        if _compound(node):
+            if not wanted.issuperset(range(first, last + 1)):
+                continue
+        elif wanted.isdisjoint(range(first, last + 1)):
+            continue
+        removed = text[:start] + "pass" + text[end:]
+        if text.startswith("elif", start) or _parse(removed) is None:
+            continue  # an `elif` is no statement alone
+        written = _shorten(text[own:end].splitlines()[0])
+        found.append(Mutant(path, node.lineno, "statement", written, start, end, "pass"))
+    return found
+
+
+def _statements(tree: ast.Module) -> list[ast.stmt]:
+    """Every statement `python_statements` may remove, in the order of the file."""
+    stack: list[ast.AST] = [tree]
+    found: list[ast.stmt] = []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.stmt) and _removable(node):
+            found.append(node)
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            stack.extend(node.orelse)
+        elif not isinstance(node, ast.expr):
+            stack.extend(ast.iter_child_nodes(node))
+    return sorted(found, key=lambda node: (node.lineno, node.col_offset))
+
+
+def _removable(node: ast.stmt) -> bool:
+    if isinstance(node, _KEPT_STATEMENTS) or _skipped(node):
+        return False
+    if isinstance(node, ast.If) and _is_type_checking(node.test):
+        return False  # imports for the type checker
+    if isinstance(node, ast.AnnAssign) and node.value is None:
+        return False
+    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+    return not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets)
+
+
+def _compound(node: ast.stmt) -> bool:
+    return any(isinstance(getattr(node, name, None), list) for name in ("body", "cases"))
+
+
+def _decorators(node: ast.stmt) -> list[ast.expr]:
+    decorators = getattr(node, "decorator_list", [])
+    return decorators if isinstance(decorators, list) else []
 
 
 class _Candidate(NamedTuple):
@@ -168,10 +251,11 @@ class _Source:
 class _Finder:
     """Candidate mutants of the nodes that touch the wanted lines; no parse check yet."""
 
-    def __init__(self, source: _Source, changed: list[int]) -> None:
+    def __init__(self, source: _Source, changed: list[int], *, always_equal: str) -> None:
         self.source = source
         self.changed = changed
         self.wanted = frozenset(changed)
+        self.always_equal = always_equal
 
     def candidates(self, tree: ast.Module) -> Iterator[_Candidate]:
         """Walk the tree (without recursion: expressions nest deeper than the stack allows)."""
@@ -305,9 +389,24 @@ class _Finder:
             return
         start, end = self.source.span(value)
         # `return"x"` and `return[x]` need a space: `returnNone` would be a name.
-        new = "None" if self.source.text[start - 1] in _SEPARATORS else " None"
+        space = "" if self.source.text[start - 1] in _SEPARATORS else " "
         yield _Candidate(
-            start, end, new, "return", "return → return None", scope.anchor, scope.windows
+            start,
+            end,
+            space + "None",
+            "return",
+            "return → return None",
+            scope.anchor,
+            scope.windows,
+        )
+        yield _Candidate(
+            start,
+            end,
+            space + self.always_equal,
+            "always-equal",
+            "return value → an always-equal object",
+            scope.anchor,
+            scope.windows,
         )
 
     def _delete(self, node: ast.stmt, scope: _Scope) -> Iterator[_Candidate]:
@@ -444,6 +543,24 @@ def _elements(node: ast.AST) -> list[ast.expr]:
     else:
         return []
     return [element for element in found if not isinstance(element, ast.Starred)]
+
+
+def _always_equal(tree: ast.Module) -> str:
+    """`_ALWAYS_EQUAL`, through a name-free `type` when the file binds the name `type`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound = node.id
+        elif isinstance(node, ast.arg):
+            bound = node.arg
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound = node.name
+        elif isinstance(node, ast.alias):
+            bound = node.asname or node.name
+        else:
+            continue
+        if bound == "type":
+            return "().__class__.__class__" + _ALWAYS_EQUAL.removeprefix("type")
+    return _ALWAYS_EQUAL
 
 
 def _skipped(node: ast.AST) -> bool:

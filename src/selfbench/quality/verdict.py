@@ -8,9 +8,14 @@ no row holds.
 |-----------------------------------------------------------------|---------|
 | mutation score under `REJECT_SCORE` (30%)                       | reject  |
 | no implementation part of the gold is needed by the tests       | reject  |
+| the tests fail the gold rewritten to behave the same (coupled)  | reject  |
 | mutation score under `WEAK_SCORE` (60%)                         | review  |
 | an implementation part is unneeded                              | review  |
+| a changed statement is unneeded (statement ablation)            | review  |
 | the instruction misses interface items or asserted behaviour    | review  |
+| the tests read private state the gold's files define            | review  |
+| a fail-to-pass test waits on a real clock (sleep, wall time)    | review  |
+| a fail-to-pass file selector holds tests passing at the base    | review  |
 | a dependency is added without `--deps agent`                    | review  |
 | pass-to-pass not chosen by coverage though its runner supports it | review |
 """
@@ -24,9 +29,11 @@ from typing import Final
 from selfbench.artifacts.quality_record import (
     Ablation,
     Dependencies,
+    Equivalents,
     InstructionCheck,
     Mutation,
     PassToPassBasis,
+    TestsCheck,
     Verdict,
 )
 
@@ -62,6 +69,8 @@ class Observations:
     dependencies: Dependencies
     coverage_supported: bool = False
     """The task's runner can report coverage (so pass-to-pass could have been chosen by it)."""
+    equivalents: Equivalents | None = None
+    tests: TestsCheck | None = None
 
 
 def _score_in(low: float, high: float) -> Callable[[Observations], bool]:
@@ -100,14 +109,38 @@ def _unneeded_implementation(seen: Observations) -> tuple[str, ...]:
     )
 
 
+def _unneeded_statements(seen: Observations) -> tuple[str, ...]:
+    statements = seen.ablation.statements if seen.ablation is not None else None
+    if statements is None:
+        return ()
+    return tuple(f"{item.path}:{item.line} `{item.statement}`" for item in statements.unneeded)
+
+
 def _listed(names: tuple[str, ...]) -> str:
     shown = ", ".join(names[:_LISTED])
     more = len(names) - _LISTED
     return f"{shown} and {more} more" if more > 0 else shown
 
 
+_REWRITTEN: Final = {
+    "comments": "with its comments dropped",
+    "reformatted": "reformatted",
+    "renamed": "with its locals renamed",
+}
+
+
+def _coupled(seen: Observations) -> tuple[str, ...]:
+    """The rewritings of the gold that behave as it does, yet fail a test, by path."""
+    failed = seen.equivalents.failed if seen.equivalents is not None else ()
+    return tuple(f"{_REWRITTEN[item.variant]} ({item.path})" for item in failed)
+
+
 def _missing(seen: Observations) -> tuple[str, ...]:
     return seen.instruction.missing if seen.instruction is not None else ()
+
+
+def _tests(seen: Observations) -> TestsCheck:
+    return seen.tests if seen.tests is not None else TestsCheck()
 
 
 def _unavailable(seen: Observations) -> tuple[str, ...]:
@@ -153,6 +186,11 @@ RULES: Final[tuple[Rule, ...]] = (
         lambda _: "no implementation part of the gold patch is needed by a fail-to-pass test",
     ),
     Rule(
+        lambda seen: bool(_coupled(seen)),
+        "reject",
+        lambda seen: f"coupled: the tests fail the gold {_listed(_coupled(seen))}",
+    ),
+    Rule(
         _score_in(REJECT_SCORE, WEAK_SCORE),
         "review",
         lambda seen: f"weak tests: {_survivors(seen)}",
@@ -165,9 +203,34 @@ RULES: Final[tuple[Rule, ...]] = (
         ),
     ),
     Rule(
+        lambda seen: bool(_unneeded_statements(seen)),
+        "review",
+        lambda seen: (
+            f"a changed statement no fail-to-pass test needs: {_listed(_unneeded_statements(seen))}"
+        ),
+    ),
+    Rule(
         lambda seen: bool(_missing(seen)),
         "review",
         lambda seen: f"the instruction does not state: {_listed(_missing(seen))}",
+    ),
+    Rule(
+        lambda seen: bool(_tests(seen).privateState),
+        "review",
+        lambda seen: f"tests read private state: {_listed(_tests(seen).privateState)}",
+    ),
+    Rule(
+        lambda seen: bool(_tests(seen).timing),
+        "review",
+        lambda seen: f"timing-sensitive fail-to-pass tests: {_listed(_tests(seen).timing)}",
+    ),
+    Rule(
+        lambda seen: bool(_tests(seen).wholeFiles),
+        "review",
+        lambda seen: (
+            "a fail-to-pass selector is a whole file holding tests the change does not touch: "
+            f"{_listed(_tests(seen).wholeFiles)}"
+        ),
     ),
     Rule(
         lambda seen: bool(_unavailable(seen)),
@@ -188,7 +251,7 @@ RULES: Final[tuple[Rule, ...]] = (
 _SEVERITY: Final[dict[Verdict, int]] = {"ship": 0, "review": 1, "reject": 2}
 
 
-def judge(
+def judge(  # noqa: PLR0913 - one argument per observation
     ablation: Ablation | None,
     mutation: Mutation | None,
     pass_to_pass: PassToPassBasis | None,
@@ -196,10 +259,19 @@ def judge(
     dependencies: Dependencies,
     *,
     coverage_supported: bool = False,
+    equivalents: Equivalents | None = None,
+    tests: TestsCheck | None = None,
 ) -> tuple[Verdict, tuple[str, ...]]:
     """The verdict and the reasons of every row of `RULES` that holds, in the rule's order."""
     seen = Observations(
-        ablation, mutation, pass_to_pass, instruction, dependencies, coverage_supported
+        ablation,
+        mutation,
+        pass_to_pass,
+        instruction,
+        dependencies,
+        coverage_supported,
+        equivalents,
+        tests,
     )
     verdict: Verdict = "ship"
     reasons: list[str] = []

@@ -1,0 +1,108 @@
+"""What a reviewer sees in a task's held-out tests themselves, beside any run: the findings of
+`TestsCheck`, each a row of the quality verdict (`selfbench.quality.verdict`).
+
+* **private state**: an attribute chain the test patch's added lines read that ends on a private
+  name (`lock._waiters`; not `self._x`, not a dunder) which the gold's changed files use: the
+  tests pin an implementation detail an instruction cannot ask for;
+* **timing**: a fail-to-pass test whose body waits on a real clock (a non-zero sleep, a
+  wall-clock read, a wait with a timeout, `setTimeout`), in a file that does not fake its timers;
+  such a test flips on a loaded machine;
+* **whole files**: a fail-to-pass selector that is a whole file (no test part) holding tests that
+  passed at the base in the draft's run: the verdict of the file is not the verdict of the
+  change. Only with a draft record beside the task.
+
+Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from selfbench.artifacts.quality_record import TestsCheck
+from selfbench.quality.usage import TestFunction, TestUsage, read_test_usage, split_test_name
+
+__all__ = ["check_tests"]
+
+
+def _defines(texts: Mapping[str, str], name: str) -> bool:
+    pattern = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+    return any(pattern.search(text) for text in texts.values())
+
+
+def _private_state(usage: TestUsage, gold_files: Mapping[str, str]) -> tuple[str, ...]:
+    found = []
+    for chain in usage.private:
+        name = re.split(r"[.\s]", chain.rstrip())[-1]
+        if _defines(gold_files, name):
+            found.append(chain if len(chain) <= _SHOWN else f"…{chain[-_SHOWN:]}")
+    return tuple(dict.fromkeys(found))
+
+
+_SHOWN = 60
+"""A private read is shown by at most its last this many characters."""
+
+
+def _selected(usage: TestUsage, selector: str) -> Iterator[TestFunction]:
+    """The tests a fail-to-pass selector runs that the added lines define."""
+    parts = split_test_name(selector)
+    if parts is None:  # a whole file
+        yield from (f for f in usage.functions if f.path == selector)
+        return
+    path, names, _ = parts
+    yield from (f for f in usage.functions if f.path == path and f.names[-len(names) :] == names)
+
+
+def _timing(usage: TestUsage, fail_to_pass: Sequence[str]) -> tuple[str, ...]:
+    found = {}
+    for selector in fail_to_pass:
+        for function in _selected(usage, selector):
+            if function.timing:
+                found[" > ".join((function.path, *function.names))] = function.timing
+    return tuple(f"{name} ({pattern})" for name, pattern in found.items())
+
+
+def _base_passes(evidence: Mapping[str, Any], path: str) -> int:
+    """How many tests of `path` passed in the draft's first run at the base."""
+    for sample in evidence.get("runs", ()):
+        if not str(sample.get("name", "")).startswith("base"):
+            continue
+        for run in sample.get("files", ()):
+            if run.get("file") == path:
+                return sum(
+                    1 for outcome in dict(run.get("tests", {})).values() if outcome == "passed"
+                )
+        return 0
+    return 0
+
+
+def _whole_files(
+    fail_to_pass: Sequence[str], evidence: Mapping[str, Any] | None
+) -> tuple[str, ...]:
+    if evidence is None:
+        return ()
+    found = []
+    for selector in fail_to_pass:
+        if split_test_name(selector) is not None or "::" in selector:
+            continue
+        passing = _base_passes(evidence, selector)
+        if passing:
+            found.append(f"{selector} ({passing} pass at the base)")
+    return tuple(found)
+
+
+def check_tests(
+    test_patch: bytes,
+    fail_to_pass: Sequence[str],
+    gold_files: Mapping[str, str],
+    evidence: Mapping[str, Any] | None = None,
+) -> TestsCheck:
+    """The findings of the module for a task's test patch, its fail-to-pass selectors, the
+    texts of the gold's changed files (with the gold applied) and its draft record's content."""
+    usage = read_test_usage(test_patch)
+    return TestsCheck(
+        privateState=_private_state(usage, gold_files),
+        timing=_timing(usage, fail_to_pass),
+        wholeFiles=_whole_files(fail_to_pass, evidence),
+    )
