@@ -112,6 +112,19 @@ def added_file(path: str, lines: int, *, tag: str = "line") -> str:
     )
 
 
+def new_files_patch(files: dict[str, str]) -> bytes:
+    """A patch that adds each file holding its text, as `git diff` writes one."""
+    sections = []
+    for path, text in files.items():
+        lines = text.splitlines()
+        body = "".join(f"+{line}\n" for line in lines)
+        sections.append(
+            f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+            f"@@ -0,0 +1,{len(lines)} @@\n{body}"
+        )
+    return patch(*sections)
+
+
 def modified_file(path: str, removed: int, added: int) -> str:
     """A `git diff` section that replaces `removed` lines of `path` (`old N`) with `added`."""
     old = "".join(f"-old {index}\n" for index in range(removed))

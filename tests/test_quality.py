@@ -12,7 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -225,9 +225,9 @@ class Samples:
     tasks: dict[str, Path]
 
 
-@pytest.fixture(scope="module")
-def samples() -> Iterator[Samples]:
-    with tempfile.TemporaryDirectory(prefix="selfbench-quality-test-") as temp:
+def authored_samples(chosen: Iterable[Sample], prefix: str) -> Iterator[Samples]:
+    """A repository holding `BASE`, and each sample authored as a task against it."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as temp:
         root = Path(temp)
         repo = root / "repo"
         repo.mkdir()
@@ -236,8 +236,13 @@ def samples() -> Iterator[Samples]:
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "-m", "base")
         base = git(repo, "rev-parse", "HEAD").strip()
-        tasks = {sample.task_id: _author(repo, base, sample, root / "tasks") for sample in SAMPLES}
+        tasks = {sample.task_id: _author(repo, base, sample, root / "tasks") for sample in chosen}
         yield Samples(repo, tasks)
+
+
+@pytest.fixture(scope="module")
+def samples() -> Iterator[Samples]:
+    yield from authored_samples(SAMPLES, "selfbench-quality-test-")
 
 
 # --- ablation: an unneeded configuration file, an unneeded implementation hunk --------------------

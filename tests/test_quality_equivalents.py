@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from selfbench.quality.equivalents import (
     task_equivalents,
 )
 from selfbench.quality.variants import gold_texts
-from test_quality import ADD, BASE, FILLER, SANDBOX, SUB, Sample, Samples, _author, _write
+from test_quality import ADD, FILLER, SANDBOX, SUB, Sample, Samples, _write, authored_samples
 
 # --- each rewriting, row by row -------------------------------------------------------------------
 
@@ -385,20 +384,8 @@ EQUIVALENT_SAMPLES = (
 
 @pytest.fixture(scope="module")
 def equivalent_samples() -> Iterator[Samples]:
-    with tempfile.TemporaryDirectory(prefix="selfbench-equivalents-test-") as temp:
-        root = Path(temp)
-        repo = root / "repo"
-        repo.mkdir()
-        git(repo, "init", "-q", "--initial-branch=main")
-        _write(repo, BASE)
-        git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", "base")
-        base = git(repo, "rev-parse", "HEAD").strip()
-        tasks = {
-            sample.task_id: _author(repo, base, _prompted(sample), root / "tasks")
-            for sample in EQUIVALENT_SAMPLES
-        }
-        yield Samples(repo, tasks)
+    prompted = [_prompted(sample) for sample in EQUIVALENT_SAMPLES]
+    yield from authored_samples(prompted, "selfbench-equivalents-test-")
 
 
 def _prompted(sample: Sample) -> Sample:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from helpers import new_files_patch
 from selfbench.artifacts.quality_record import (
     Ablation,
     Dependencies,
@@ -16,19 +17,6 @@ from selfbench.artifacts.quality_record import (
 )
 from selfbench.quality.held_out import check_tests
 from selfbench.quality.verdict import judge
-
-
-def _added(files: dict[str, str]) -> bytes:
-    patch = b""
-    for path, text in files.items():
-        lines = text.splitlines()
-        body = "".join(f"+{line}\n" for line in lines)
-        patch += (
-            f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
-            f"@@ -0,0 +1,{len(lines)} @@\n{body}"
-        ).encode()
-    return patch
-
 
 _LOCK_TESTS = """\
 import sys
@@ -51,7 +39,7 @@ _GOLD = {"pkg/lock.py": "class Lock:\n    def __init__(self):\n        self._wai
 
 
 def test_private_state_the_gold_defines_is_found() -> None:
-    check = check_tests(_added({"tests/test_lock.py": _LOCK_TESTS}), [], _GOLD)
+    check = check_tests(new_files_patch({"tests/test_lock.py": _LOCK_TESTS}), [], _GOLD)
 
     # `sys._getframe` is private to Python, not to the change
     assert check.privateState == ("lock._waiters",)
@@ -63,7 +51,7 @@ def test_only_fail_to_pass_tests_on_a_real_clock_are_found() -> None:
         "tests/test_lock.py::test_release_is_fast",
     ]
 
-    check = check_tests(_added({"tests/test_lock.py": _LOCK_TESTS}), selected, _GOLD)
+    check = check_tests(new_files_patch({"tests/test_lock.py": _LOCK_TESTS}), selected, _GOLD)
 
     assert check.timing == ("tests/test_lock.py > test_release_is_fast (time.monotonic())",)
 

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import new_files_patch
 from selfbench._git import git
 from selfbench.artifacts.quality_record import InterfaceItem
 from selfbench.quality.interface import (
@@ -24,6 +25,11 @@ from selfbench.quality.interface import (
     interface_items,
     interface_section,
 )
+
+
+def _new(path: str, text: str) -> bytes:
+    """A test patch that adds the file `path` holding `text`."""
+    return new_files_patch({path: text})
 
 
 class Change(NamedTuple):
@@ -416,16 +422,6 @@ def test_the_section_shows_signatures_and_documented_behaviour_never_bodies_or_p
 # --- the check ---------------------------------------------------------------------------------
 
 
-def _added(path: str, text: str) -> bytes:
-    """A test patch that adds the file `path` holding `text`."""
-    lines = text.splitlines()
-    body = "".join(f"+{line}\n" for line in lines)
-    return (
-        f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
-        f"@@ -0,0 +1,{len(lines)} @@\n{body}"
-    ).encode()
-
-
 _TOKENIZE = InterfaceItem(name="tokenize", kind="function", signature="tokenize(text)", path=_PY)
 _READ_ALL = InterfaceItem(
     name="Reader.read_all", kind="method", signature="Reader.read_all(paths)", path=_PY
@@ -471,7 +467,7 @@ def test_a_missing_name_is_listed_until_the_interface_section_names_it() -> None
 def test_asserted_errors_and_messages_are_listed_unless_stated(
     line: str, missing: list[str]
 ) -> None:
-    patch = _added("tests/test_x.py", line)
+    patch = _new("tests/test_x.py", line)
 
     assert check_instruction("Tokenize text.", (), patch).missing == tuple(missing)
     stated = " ".join(entry.split(" ", 1)[1].strip('"') for entry in missing)
@@ -505,9 +501,9 @@ def test_a_rendered_python_signature_is_a_valid_def_without_its_body(
     if keywords:
         shown += ["*", *(f"{k}={d}" for k, d in keywords)]
     source = f"def {name}({', '.join(shown)}):\n    return SECRET_BODY\n"
-    gold = _added(_PY, source)
+    gold = _new(_PY, source)
 
-    items = interface_items(gold, _added(_PY_TEST, f"{name}()"), {}, {_PY: source})
+    items = interface_items(gold, _new(_PY_TEST, f"{name}()"), {}, {_PY: source})
 
     assert [item.name for item in items] == [name]
     signature = items[0].signature
@@ -534,7 +530,7 @@ def test_an_escaped_message_is_stated_by_the_message_itself(message: str) -> Non
     """`match=re.escape(message)` as a test writes it: an instruction quoting the message states
     it; one that does not lists it."""
     escaped = re.escape(message).replace("\\ ", " ")
-    patch = _added("tests/test_x.py", f'with pytest.raises(ValueError, match=r"{escaped}"):')
+    patch = _new("tests/test_x.py", f'with pytest.raises(ValueError, match=r"{escaped}"):')
 
     stated = check_instruction(f"Raises ValueError: {message}", (), patch)
     unstated = check_instruction("Raises ValueError.", (), patch)
@@ -622,6 +618,18 @@ BEYOND_NAMES_CASES = [
         },
         {"test/args.test.ts": "expect(parse({ name: 'a', kind: [String] })).toEqual(['a'])\n"},
         [("key", "kind", "kind?: StringConstructor[]")],
+    ),
+    (
+        "an attribute the gold newly sets on an instance and the tests read",
+        {"pkg/run.py": "class Result:\n    def __init__(self):\n        self.ok = True\n"},
+        {
+            "pkg/run.py": (
+                "class Result:\n    def __init__(self):\n        self.ok = True\n"
+                "        self.retries: int = 0\n"
+            )
+        },
+        {"tests/test_run.py": "def test_a():\n    assert Result().retries == 0 and Result().ok\n"},
+        [("attribute", "retries", "retries")],
     ),
     (
         "a configuration key read from a mapping",

@@ -5,25 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from helpers import new_files_patch
 from selfbench.quality.requirements import (
     MAX_LINES,
     REQUIREMENTS_HEADING,
     requirement_lines,
     requirements_section,
 )
-
-
-def _added(files: dict[str, str]) -> bytes:
-    patch = b""
-    for path, text in files.items():
-        lines = text.splitlines()
-        body = "".join(f"+{line}\n" for line in lines)
-        patch += (
-            f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
-            f"@@ -0,0 +1,{len(lines)} @@\n{body}"
-        ).encode()
-    return patch
-
 
 _PARSER_TESTS = '''\
 import pytest
@@ -98,13 +86,13 @@ _HELPER = '- In other cases the code raises `KeyError` with a message containing
     ids=["docstring", "named-cases", "made-up-cases", "error-and-message", "says-nothing", "file"],
 )
 def test_each_behaviour_is_one_line(names: list[str], expected: list[str]) -> None:
-    lines = requirement_lines(_added({_FILE: _PARSER_TESTS}), names, {"to_dict", "parse"})
+    lines = requirement_lines(new_files_patch({_FILE: _PARSER_TESTS}), names, {"to_dict", "parse"})
 
     assert lines == tuple(expected)
 
 
 def test_no_fail_to_pass_names_no_requirements() -> None:
-    assert requirement_lines(_added({_FILE: _PARSER_TESTS}), []) == ()
+    assert requirement_lines(new_files_patch({_FILE: _PARSER_TESTS}), []) == ()
 
 
 def test_a_javascript_test_is_said_by_its_titles() -> None:
@@ -122,7 +110,7 @@ def test_a_javascript_test_is_said_by_its_titles() -> None:
         "test/camel.test.ts > camelCase > throws on null",
     ]
 
-    lines = requirement_lines(_added({"test/camel.test.ts": tests}), names)
+    lines = requirement_lines(new_files_patch({"test/camel.test.ts": tests}), names)
 
     assert lines == (
         "- camelCase: splits on numbers.",
@@ -137,7 +125,7 @@ def test_a_long_list_is_cut_with_a_count() -> None:
     tests = "".join(f"def test_behaviour_number_{n}():\n    pass\n" for n in range(40))
     names = [f"t.py::test_behaviour_number_{n}" for n in range(40)]
 
-    lines = requirement_lines(_added({"t.py": tests}), names)
+    lines = requirement_lines(new_files_patch({"t.py": tests}), names)
 
     assert len(lines) == MAX_LINES
     assert lines[0] == "- Behaviour number 0."

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from helpers import new_files_patch
 from selfbench.quality.usage import (
     asserted_errors,
     asserted_messages,
@@ -15,14 +16,8 @@ from selfbench.quality.usage import (
 )
 
 
-def _added(path: str, text: str) -> bytes:
-    """A patch adding `path` with `text`, as git writes one."""
-    lines = text.splitlines()
-    body = "".join(f"+{line}\n" for line in lines)
-    return (
-        f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
-        f"@@ -0,0 +1,{len(lines)} @@\n{body}"
-    ).encode()
+def _new(path: str, text: str) -> bytes:
+    return new_files_patch({path: text})
 
 
 def _changed(path: str, text: str) -> bytes:
@@ -60,7 +55,7 @@ def test_lock_state():
 
 
 def test_python_imports_keys_private_reads_and_tests() -> None:
-    usage = read_test_usage(_added("tests/test_parser.py", _PYTHON))
+    usage = read_test_usage(_new("tests/test_parser.py", _PYTHON))
 
     assert usage.imports == {
         "tests/test_parser.py": (
@@ -109,7 +104,7 @@ describe('camel', () => {
 
 
 def test_javascript_imports_keys_private_reads_and_tests() -> None:
-    usage = read_test_usage(_added("test/camel.test.ts", _JS))
+    usage = read_test_usage(_new("test/camel.test.ts", _JS))
 
     assert usage.imports == {"test/camel.test.ts": ("src", "src/parser", "pkg/util")}
     assert usage.keys == {"kind", "strict"}
@@ -132,7 +127,7 @@ def test_javascript_imports_keys_private_reads_and_tests() -> None:
 def test_a_file_that_fakes_its_clock_has_no_timing_tests(line: str, faked: bool) -> None:
     text = f"{line}\nit('waits', () => {{ setTimeout(() => 1, 10) }})\n"
 
-    [function] = read_test_usage(_added("a.test.js", text)).functions
+    [function] = read_test_usage(_new("a.test.js", text)).functions
 
     assert function.timing == ("" if faked else "setTimeout(")
 
@@ -150,7 +145,7 @@ def test_a_file_that_fakes_its_clock_has_no_timing_tests(line: str, faked: bool)
     ],
 )
 def test_a_python_test_that_waits_on_a_real_clock(body: str, timing: str) -> None:
-    [function] = read_test_usage(_added("t.py", f"def test_a():\n    {body}\n")).functions
+    [function] = read_test_usage(_new("t.py", f"def test_a():\n    {body}\n")).functions
 
     assert function.timing == timing
 
@@ -165,9 +160,7 @@ def test_a_python_test_that_waits_on_a_real_clock(body: str, timing: str) -> Non
     ],
 )
 def test_case_ids_are_named_only_when_the_test_writes_them(decorator: str, named: bool) -> None:
-    [function] = read_test_usage(
-        _added("t.py", f"{decorator}\ndef test_a(x):\n    pass\n")
-    ).functions
+    [function] = read_test_usage(_new("t.py", f"{decorator}\ndef test_a(x):\n    pass\n")).functions
 
     assert function.named_cases is named
 
@@ -225,4 +218,4 @@ def test_a_pytest_id_reads_back_as_its_parts(path: str, names: list[str], case: 
 @given(st.text(max_size=200))
 def test_any_added_text_reads_without_error(text: str) -> None:
     for path in ("t.py", "t.test.ts", "t.test.js"):
-        read_test_usage(_added(path, text.replace("\r", "")))
+        read_test_usage(_new(path, text.replace("\r", "")))

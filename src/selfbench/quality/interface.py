@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from selfbench._git import base_texts, patched_texts
@@ -161,8 +161,7 @@ def interface_items(
     for item in (
         *_modules(gold_patch, usage, gold_files, named),
         *_variables(base_files, gold_files, used),
-        *_keys(gold_patch, usage, base_files, gold_files, named),
-        *_attributes(gold_patch, usage, base_files, gold_files, named),
+        *_keys_and_attributes(gold_patch, usage, base_files, gold_files, named),
     ):
         items.setdefault((item.name, item.signature), item)
     return tuple(items.values())
@@ -261,39 +260,19 @@ def _key_read(key: str) -> re.Pattern[str]:
     )
 
 
-def _keys(
-    gold_patch: bytes,
-    usage: TestUsage,
-    base_files: Mapping[str, str],
-    gold_files: Mapping[str, str],
-    named: set[str],
-) -> Iterator[InterfaceItem]:
-    """The keys the tests pass (keyword arguments, literal keys) that the gold's added lines
-    newly read or declare: an option or configuration key, with its declared type where a
-    TypeScript declaration gives one."""
+_MIN_KEY = 2
+
+
+def _added_sources(gold_patch: bytes, gold_files: Mapping[str, str]) -> dict[str, str]:
+    """The added lines of each source file (Python, JavaScript, TypeScript) the gold leaves."""
     patch = parse_patch(gold_patch, lenient=True)
-    added = {
+    return {
         path: added_lines(patch.section(change))
         for change in patch.files
         if (path := change.new_path) is not None
         and path in gold_files
         and is_implementation_source(path)
     }
-    for key in sorted(usage.keys):
-        if key in named or not is_public(key) or len(key) < _MIN_KEY:
-            continue
-        pattern = _key_read(key)
-        if any(pattern.search(text) for text in base_files.values()):
-            continue
-        for path, text in added.items():
-            if pattern.search(text):
-                yield InterfaceItem(
-                    name=key, kind="key", signature=_key_shape(key, text), path=path
-                )
-                break
-
-
-_MIN_KEY = 2
 
 
 def _assigned(name: str) -> re.Pattern[str]:
@@ -301,33 +280,44 @@ def _assigned(name: str) -> re.Pattern[str]:
     return re.compile(rf"\b(?:self|this)\.{re.escape(name)}\s*(?::[^=\n]+)?=(?!=)")
 
 
-def _attributes(
+def _newly_used(
+    names: Iterable[str],
+    pattern_of: Callable[[str], re.Pattern[str]],
+    base_files: Mapping[str, str],
+    added: Mapping[str, str],
+    named: set[str],
+) -> Iterator[tuple[str, str, str]]:
+    """(name, path, added lines) of each public name the tests use whose pattern (a key read,
+    an attribute set) the gold's added lines in `path` match and no changed file matched at the
+    base; a name an item already has is left out."""
+    for name in sorted(names):
+        if name in named or not is_public(name) or len(name) < _MIN_KEY:
+            continue
+        pattern = pattern_of(name)
+        if any(pattern.search(text) for text in base_files.values()):
+            continue
+        found = next(((path, text) for path, text in added.items() if pattern.search(text)), None)
+        if found is not None:
+            yield name, *found
+
+
+def _keys_and_attributes(
     gold_patch: bytes,
     usage: TestUsage,
     base_files: Mapping[str, str],
     gold_files: Mapping[str, str],
     named: set[str],
 ) -> Iterator[InterfaceItem]:
-    """The public attributes the tests read that the gold's added lines newly set on an
-    instance (`self.count = 0`): state a solution must expose under that name."""
-    patch = parse_patch(gold_patch, lenient=True)
-    added = {
-        path: added_lines(patch.section(change))
-        for change in patch.files
-        if (path := change.new_path) is not None
-        and path in gold_files
-        and is_implementation_source(path)
-    }
-    for name in sorted(usage.attributes - usage.keys):
-        if name in named or len(name) < _MIN_KEY:
-            continue
-        pattern = _assigned(name)
-        if any(pattern.search(text) for text in base_files.values()):
-            continue
-        for path, text in added.items():
-            if pattern.search(text):
-                yield InterfaceItem(name=name, kind="attribute", signature=name, path=path)
-                break
+    """The keys the tests pass (keyword arguments, literal keys) that the gold's added lines
+    newly read or declare, with their declared type where a TypeScript declaration gives one;
+    then the public attributes the tests read that the gold newly sets on an instance
+    (`self.count = 0`)."""
+    added = _added_sources(gold_patch, gold_files)
+    for key, path, text in _newly_used(usage.keys, _key_read, base_files, added, named):
+        yield InterfaceItem(name=key, kind="key", signature=_key_shape(key, text), path=path)
+    attributes = usage.attributes - usage.keys
+    for name, path, _ in _newly_used(attributes, _assigned, base_files, added, named):
+        yield InterfaceItem(name=name, kind="attribute", signature=name, path=path)
 
 
 def is_implementation_source(path: str) -> bool:

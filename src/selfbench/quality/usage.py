@@ -274,6 +274,18 @@ def _python(path: str, text: str) -> TestUsage:
             attributes.add(node.attr)
     fake = _FAKE_TIMERS_RE.search(text) is not None
     functions = list(_python_tests(path, tree.body, (), text, fake=fake))
+    return _one_file(path, imports, keys, private, attributes, functions)
+
+
+def _one_file(
+    path: str,
+    imports: Iterable[str],
+    keys: Iterable[str],
+    private: Iterable[str],
+    attributes: Iterable[str],
+    functions: Iterable[TestFunction],
+) -> TestUsage:
+    """What one test file's added lines use."""
     return TestUsage(
         imports={path: tuple(dict.fromkeys(imports))},
         keys=frozenset(keys),
@@ -333,21 +345,15 @@ def _python_by_lines(path: str, text: str) -> TestUsage:
         and not match.group(1).rsplit(".", 1)[1].startswith("__")
     ]
     attributes = set(re.findall(r"(?<=[\w)\]])\.([A-Za-z]\w*)\b(?!\s*\()", text))
+    fake = _FAKE_TIMERS_RE.search(text) is not None
     functions = []
     for match in re.finditer(r"^([ \t]*)(?:async\s+)?def\s+(test\w*)\s*\(", text, re.MULTILINE):
         indent = len(match.group(1))
         end = re.compile(rf"^[ \t]{{0,{indent}}}\S", re.MULTILINE).search(text, match.end())
         source = text[match.start() : end.start() if end else len(text)]
-        fake = _FAKE_TIMERS_RE.search(text) is not None
         timing = "" if fake else _timing(source, _PY_TIMERS)
         functions.append(TestFunction.read(path, (match.group(2),), source, "", timing))
-    return TestUsage(
-        imports={path: tuple(dict.fromkeys(imports))},
-        keys=frozenset(keys),
-        private=tuple(private),
-        attributes=frozenset(attributes),
-        functions=tuple(functions),
-    )
+    return _one_file(path, imports, keys, private, attributes, functions)
 
 
 # --- JavaScript and TypeScript -----------------------------------------------------------------
@@ -422,13 +428,7 @@ def _javascript(path: str, text: str) -> TestUsage:
             elif prop and not prop.startswith(("_", "#")):
                 attributes.add(prop)
         stack.extend((child, inner) for child in reversed(node.named_children))
-    return TestUsage(
-        imports={path: tuple(dict.fromkeys(imports))},
-        keys=frozenset(key for key in keys if key),
-        private=tuple(private),
-        attributes=frozenset(attributes),
-        functions=tuple(functions),
-    )
+    return _one_file(path, imports, (k for k in keys if k), private, attributes, functions)
 
 
 def _js_call(
