@@ -81,9 +81,18 @@ _HELPER = '- In other cases the code raises `KeyError` with a message containing
             ],
         ),
         ([f"{_FILE}::test_x"], [_OTHERS]),
+        ([f"{_FILE}::TestStyle::test_style"], ["- Style.", _OTHERS]),
         ([_FILE], [_OTHERS]),
     ],
-    ids=["docstring", "named-cases", "made-up-cases", "error-and-message", "says-nothing", "file"],
+    ids=[
+        "docstring",
+        "named-cases",
+        "made-up-cases",
+        "error-and-message",
+        "says-nothing",
+        "said-once",
+        "file",
+    ],
 )
 def test_each_behaviour_is_one_line(names: list[str], expected: list[str]) -> None:
     lines = requirement_lines(new_files_patch({_FILE: _PARSER_TESTS}), names, {"to_dict", "parse"})
@@ -135,3 +144,18 @@ def test_a_long_list_is_cut_with_a_count() -> None:
 def test_the_section() -> None:
     assert requirements_section([]) == ""
     assert requirements_section(["- A."]) == f"{REQUIREMENTS_HEADING}\n\n- A."
+
+
+def test_a_title_that_is_an_example_is_quoted_exactly() -> None:
+    """vitest's `it.each` titles (`%s => %s`) are examples: an empty input stays visible."""
+    names = [
+        "test/scule.test.ts > titleCase >  =>",
+        "test/scule.test.ts > titleCase > this-IS-aTitle => This is a Title",
+    ]
+
+    lines = requirement_lines(new_files_patch({"test/scule.test.ts": "it.each([])('%s')\n"}), names)
+
+    assert lines == (
+        '- titleCase: " =>".',
+        '- titleCase: "this-IS-aTitle => This is a Title".',
+    )

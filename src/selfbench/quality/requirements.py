@@ -5,7 +5,8 @@ A line comes from one test (a parametrized test's cases are one line):
 
 * its documentation's first sentence, else its name in words: a Python test's function name
   without its `test` prefix, led by its class's (`TestParser::test_empty_input` → "Parser: empty
-  input"); a JavaScript test's titles, its `describe` blocks' first (`parse: handles arrays`);
+  input"); a JavaScript test's titles, its `describe` blocks' first (`parse: handles arrays`;
+  a title that is an example, `foo-bar => Foo Bar`, or has blank edges, quoted exactly);
   a name an Interface item spells (`to_dict`) stays in code quotes;
 * the ids of its cases where the test names them (`ids=[...]`, `pytest.param(..., id=...)`;
   not ids pytest makes up from the values, nor generated ones such as `[x0]`);
@@ -44,6 +45,8 @@ _MIN_SAID = 4
 """A test named in fewer characters (`test_x`) says nothing of its behaviour."""
 _GENERATED_ID_RE = re.compile(r"[A-Za-z_]*\d+|[\d.eE+-]+|True|False|None|null|undefined")
 """Case ids a runner makes up (`x0`, `arg1`, `3`, `True`): they say nothing of the case."""
+_EXAMPLE_RE = re.compile(r"=>|->|\u2192")
+"""A title that is an example (`foo-bar => Foo Bar`), quoted so its edges are its own."""
 _PATH_RE = re.compile(r"/|\.[A-Za-z]{1,4}$")
 """A selector that names a file (`tests/test_wrap.py`, `src/a.test.ts`), not a test."""
 
@@ -94,12 +97,17 @@ def _said(behaviour: _Behaviour, spelled: Collection[str]) -> str:
         return _first_sentence(doc)
     if behaviour.path.endswith(".py") or not behaviour.path:
         *classes, function = behaviour.names or ("",)
-        subject = [_words(name, spelled) for name in classes]
+        subject = " ".join(_words(name, spelled) for name in classes)
         said = _words(function, spelled)
-        return f"{' '.join(subject)}: {said}" if subject and said else said or " ".join(subject)
-    if len(behaviour.names) > 1:
-        return f"{behaviour.names[0]}: {behaviour.names[-1]}"
-    return behaviour.names[-1] if behaviour.names else ""
+        if subject and said and said.casefold() != subject.casefold():
+            return f"{subject}: {said}"  # `TestStyle::test_style` is said once
+        return said or subject
+    if not behaviour.names:
+        return ""
+    title = behaviour.names[-1]
+    if _EXAMPLE_RE.search(title) or title != title.strip() or not any(c.isalnum() for c in title):
+        title = json.dumps(title, ensure_ascii=False)  # an example: its text exactly
+    return f"{behaviour.names[0]}: {title}" if len(behaviour.names) > 1 else title
 
 
 def _message(pieces: Sequence[str]) -> str:
