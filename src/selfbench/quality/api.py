@@ -72,7 +72,7 @@ from selfbench.quality.mutants import DEFAULT_CAP, DEFAULT_SEED, Mutant, distinc
 from selfbench.quality.mutate_js import js_mutants
 from selfbench.quality.mutate_python import python_mutants
 from selfbench.quality.scoring import VARIANT_TIME_FACTOR, Scorer, VariantRun, open_scorer
-from selfbench.quality.statements import ablate_statements
+from selfbench.quality.statements import ablate_statements, statement_cap
 from selfbench.quality.variants import (
     Part,
     changed_lines,
@@ -424,8 +424,16 @@ def assess(  # noqa: PLR0913 - the task's parts and the observations others made
                 scorer, repo, definition.baseCommit, gold_patch, current, options.jobs, adding
             )
             mutation, ran = _mutation(scorer, repo, definition, gold_patch, options)
+            gold_seconds = (scorer.limit or 0.0) / VARIANT_TIME_FACTOR
             ablation = ablate_statements(
-                scorer, repo, definition.baseCommit, gold_patch, ablation, ran, jobs=options.jobs
+                scorer,
+                repo,
+                definition.baseCommit,
+                gold_patch,
+                ablation,
+                ran,
+                jobs=options.jobs,
+                cap=statement_cap(gold_seconds),
             )
     # a manifest no fail-to-pass test needs leaves the gold with the files `draft` moves out
     # (a docs/requirements.txt): what it adds is no dependency of the task
