@@ -39,7 +39,7 @@ _GOLD = {"pkg/lock.py": "class Lock:\n    def __init__(self):\n        self._wai
 
 
 def test_private_state_the_gold_defines_is_found() -> None:
-    check = check_tests(new_files_patch({"tests/test_lock.py": _LOCK_TESTS}), [], _GOLD)
+    check = check_tests(new_files_patch({"tests/test_lock.py": _LOCK_TESTS}), [], b"", _GOLD)
 
     # `sys._getframe` is private to Python, not to the change
     assert check.privateState == ("lock._waiters",)
@@ -51,9 +51,51 @@ def test_only_fail_to_pass_tests_on_a_real_clock_are_found() -> None:
         "tests/test_lock.py::test_release_is_fast",
     ]
 
-    check = check_tests(new_files_patch({"tests/test_lock.py": _LOCK_TESTS}), selected, _GOLD)
+    check = check_tests(new_files_patch({"tests/test_lock.py": _LOCK_TESTS}), selected, b"", _GOLD)
 
     assert check.timing == ("tests/test_lock.py > test_release_is_fast (time.monotonic())",)
+
+
+_STYLE_TESTS = """\
+import random
+
+class TestStyle:
+    def test_style(self):
+        random.seed(1234)
+        table = make_table()
+        table.set_style(RANDOM)
+        assert table.get_string() == EXPECTED
+"""
+_DRAWING_GOLD = (
+    b"diff --git a/p.py b/p.py\n--- a/p.py\n+++ b/p.py\n@@ -1 +1 @@\n"
+    b"-    h = random.choice((ALL, FRAME))\n+    h = random.choice(list(HRuleStyle))\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("gold", "found"),
+    [
+        (_DRAWING_GOLD, ("tests/test_style.py > TestStyle > test_style (random.seed)",)),
+        (_DRAWING_GOLD.replace(b"random.choice", b"pick"), ()),
+    ],
+    ids=["the-gold-draws", "the-gold-does-not-draw"],
+)
+def test_a_test_that_pins_a_seeded_sequence_the_gold_draws_from(
+    gold: bytes, found: tuple[str, ...]
+) -> None:
+    """The test's body is read whole: the test patch changed only its expected table."""
+    changed = (
+        b"diff --git a/tests/test_style.py b/tests/test_style.py\n--- a/tests/test_style.py\n"
+        b"+++ b/tests/test_style.py\n@@ -9 +9 @@\n-EXPECTED = 1\n+EXPECTED = 2\n"
+    )
+    selected = ["tests/test_style.py::TestStyle::test_style[RANDOM]"]
+
+    check = check_tests(
+        changed, selected, gold, {}, test_files={"tests/test_style.py": _STYLE_TESTS}
+    )
+
+    assert check.seeded == found
+    assert check_tests(changed, selected, gold, {}).seeded == ()  # the added lines alone
 
 
 def _evidence(tests: dict[str, str]) -> dict[str, Any]:
@@ -78,11 +120,11 @@ def _evidence(tests: dict[str, str]) -> dict[str, Any]:
 def test_a_whole_file_selector_holding_tests_that_pass_at_the_base(
     selectors: list[str], tests: dict[str, str], found: tuple[str, ...]
 ) -> None:
-    assert check_tests(b"", selectors, {}, _evidence(tests)).wholeFiles == found
+    assert check_tests(b"", selectors, b"", {}, _evidence(tests)).wholeFiles == found
 
 
 def test_whole_files_need_the_draft_s_runs() -> None:
-    assert check_tests(b"", ["test/a.test.ts"], {}, None).wholeFiles == ()
+    assert check_tests(b"", ["test/a.test.ts"], b"", {}, None).wholeFiles == ()
 
 
 _NEEDED = Ablation(parts=(GoldPart(path="a.py", implementation=True, needed=True),))
@@ -105,6 +147,16 @@ _STRONG = Mutation(generated=10, killed=9, score=0.9)
             ("timing-sensitive fail-to-pass tests: t.py > test_fast (time.monotonic())",),
         ),
         (
+            TestsCheck(seeded=("t.py > test_style (random.seed)",)),
+            "review",
+            (
+                (
+                    "the tests pin a seeded random sequence the gold draws from:"
+                    " t.py > test_style (random.seed)"
+                ),
+            ),
+        ),
+        (
             TestsCheck(wholeFiles=("test/a.test.ts (2 pass at the base)",)),
             "review",
             (
@@ -115,7 +167,7 @@ _STRONG = Mutation(generated=10, killed=9, score=0.9)
             ),
         ),
     ],
-    ids=["not-observed", "nothing-found", "private-state", "timing", "whole-file"],
+    ids=["not-observed", "nothing-found", "private-state", "timing", "seeded", "whole-file"],
 )
 def test_the_verdict_rows_of_the_tests_check(
     tests: TestsCheck | None, verdict: str, reasons: tuple[str, ...]

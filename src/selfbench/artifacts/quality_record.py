@@ -172,6 +172,8 @@ class TestsCheck(_Record):
     pin an implementation detail no instruction can ask for."""
     timing: tuple[str, ...] = ()
     """Fail-to-pass tests that wait on a real clock, each with what it calls (`time.sleep(`)."""
+    seeded: tuple[str, ...] = ()
+    """Fail-to-pass tests that seed a random generator the gold draws from (`random.seed(`)."""
     wholeFiles: tuple[str, ...] = ()  # noqa: N815
     """Fail-to-pass selectors that are whole files holding tests that pass without the change,
     each with how many (`test/a.test.ts (12 pass at the base)`)."""

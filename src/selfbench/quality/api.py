@@ -39,6 +39,7 @@ from pathlib import Path
 from posixpath import splitext
 from typing import Any
 
+from selfbench._git import patched_texts
 from selfbench._scratch import scratch_directory
 from selfbench.artifacts.draft_record import DRAFT_FILE, pass_to_pass_basis, read_draft_record
 from selfbench.artifacts.quality_record import (
@@ -533,12 +534,30 @@ def task_observations(
     return Observed(
         pass_to_pass=basis,
         instruction=check_instruction(definition.prompt, items, test_patch),
-        tests=check_tests(test_patch, definition.failToPass, gold_files, evidence),
+        tests=check_tests(
+            test_patch,
+            definition.failToPass,
+            gold_patch,
+            gold_files,
+            evidence,
+            test_files=_test_texts(repo, definition.baseCommit, test_patch),
+        ),
         dependencies=read_dependencies(
             repo, definition.baseCommit, gold_patch, agent=definition.agentDependencies
         ),
         coverage_supported=runner is not None and runner.coverage is not None,
     )
+
+
+def _test_texts(repo: Path, base: str, test_patch: bytes) -> dict[str, str]:
+    """The text of each file the test patch leaves, with it applied at `base`.
+
+    Raises:
+        GitError: the base commit is missing, or the test patch does not apply to it.
+    """
+    paths = [c.new_path for c in parse_patch(test_patch, lenient=True).files if c.new_path]
+    texts = patched_texts(repo, base, test_patch, paths) if paths else {}
+    return {path: text for path, text in texts.items() if text is not None}
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from posixpath import dirname, normpath
 
@@ -25,6 +25,7 @@ __all__ = [
     "TestUsage",
     "asserted_errors",
     "asserted_messages",
+    "read_test_files",
     "read_test_usage",
     "split_test_name",
 ]
@@ -47,6 +48,12 @@ _JS_TIMERS: tuple[re.Pattern[str], ...] = (
     re.compile(r"\b(?:sleep|delay|wait)\(\s*[1-9]"),
     re.compile(r"\b(?:Date\.now|performance\.now)\(\)|\bnew Date\(\)\.getTime\(\)"),
 )
+_SEEDS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"\b(?:random|np\.random|numpy\.random)\.seed\(|\bmanual_seed\("),
+    re.compile(r"\b(?:Random|default_rng|RandomState)\(\s*\d"),
+    re.compile(r"\b(?:faker|fake|Faker)\.seed(?:_instance)?\(|\bseedrandom\("),
+)
+"""A random generator seeded to a fixed sequence."""
 _NAMED_CASES_RE = re.compile(r"\bids\s*=|\bpytest\.param\([^)]*\bid\s*=|\.each\b")
 """Case ids written in the test: pytest's `ids=` or `pytest.param(id=)`, a `.each` title."""
 _FAKE_TIMERS_RE = re.compile(
@@ -75,6 +82,8 @@ class TestFunction:
     """The error messages its body asserts (`asserted_messages`)."""
     named_cases: bool = True
     """Its cases' ids are written in the test (`ids=`, `id=`), not made up from the values."""
+    seeded: str = ""
+    """The first seeding of a random generator its body holds (`random.seed(`; "" for none)."""
 
     @classmethod
     def read(
@@ -84,7 +93,8 @@ class TestFunction:
         errors = tuple(dict.fromkeys(asserted_errors(body)))
         messages = tuple(dict.fromkeys(asserted_messages(body)))
         named = _NAMED_CASES_RE.search(body) is not None or not body.lstrip().startswith("@")
-        return cls(path, names, doc, timing, errors, messages, named)
+        seeded = _timing(body, _SEEDS)
+        return cls(path, names, doc, timing, errors, messages, named, seeded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,44 +147,46 @@ def split_test_name(test_name: str) -> tuple[str, tuple[str, ...], str] | None:
     return None
 
 
+def read_test_files(texts: Mapping[str, str]) -> TestUsage:
+    """What whole test files use (their text with the test patch applied): each test's whole
+    body, where the added lines may hold only a changed assertion."""
+    return _merged(_read(path, text) for path, text in texts.items())
+
+
 def read_test_usage(test_patch: bytes) -> TestUsage:
     """What the added lines of `test_patch` use (see the module)."""
-    imports: dict[str, tuple[str, ...]] = {}
-    keys: set[str] = set()
-    private: list[str] = []
-    attributes: set[str] = set()
-    functions: list[TestFunction] = []
     patch = parse_patch(test_patch, lenient=True)
-    for change in patch.files:
-        if change.binary or change.new_path is None:
-            continue
-        text = added_lines(patch.section(change))
-        path = change.new_path
-        if path.endswith(".py"):
-            found = _python(path, text)
-        elif is_js(path):
-            found = _javascript(path, text)
-        else:
-            continue
-        imports[path] = found.imports.get(path, ())
-        keys.update(found.keys)
-        private.extend(found.private)
-        attributes.update(found.attributes)
-        functions.extend(found.functions)
+    return _merged(
+        _read(change.new_path, added_lines(patch.section(change)))
+        for change in patch.files
+        if not change.binary and change.new_path is not None
+    )
+
+
+def _read(path: str, text: str) -> TestUsage | None:
+    """What one test file's `text` uses; None for a language this module does not read."""
+    if path.endswith(".py"):
+        return _python(path, text)
+    return _javascript(path, text) if is_js(path) else None
+
+
+def _merged(found: Iterable[TestUsage | None]) -> TestUsage:
+    read = [usage for usage in found if usage is not None]
     return TestUsage(
-        imports=imports,
-        keys=frozenset(keys),
-        private=tuple(dict.fromkeys(private)),
-        attributes=frozenset(attributes),
-        functions=tuple(functions),
+        imports={path: names for usage in read for path, names in usage.imports.items()},
+        keys=frozenset(key for usage in read for key in usage.keys),
+        private=tuple(dict.fromkeys(chain for usage in read for chain in usage.private)),
+        attributes=frozenset(name for usage in read for name in usage.attributes),
+        functions=tuple(function for usage in read for function in usage.functions),
     )
 
 
 def _timing(body: str, patterns: tuple[re.Pattern[str], ...]) -> str:
+    """The first of `patterns` that `body` holds, as written (`time.sleep`, without its `(`)."""
     for pattern in patterns:
         match = pattern.search(body)
         if match is not None:
-            return " ".join(match.group(0).split())
+            return " ".join(match.group(0).split()).rstrip("( ")
     return ""
 
 

@@ -15,6 +15,7 @@ no row holds.
 | the instruction misses interface items or asserted behaviour    | review  |
 | the tests read private state the gold's files define            | review  |
 | a fail-to-pass test waits on a real clock (sleep, wall time)    | review  |
+| a fail-to-pass test seeds a random generator the gold draws from | review  |
 | a fail-to-pass file selector holds tests passing at the base    | review  |
 | a dependency is added without `--deps agent`                    | review  |
 | pass-to-pass not chosen by coverage though its runner supports it | review |
@@ -223,6 +224,14 @@ RULES: Final[tuple[Rule, ...]] = (
         lambda seen: bool(_tests(seen).timing),
         "review",
         lambda seen: f"timing-sensitive fail-to-pass tests: {_listed(_tests(seen).timing)}",
+    ),
+    Rule(
+        lambda seen: bool(_tests(seen).seeded),
+        "review",
+        lambda seen: (
+            f"the tests pin a seeded random sequence the gold draws from: "
+            f"{_listed(_tests(seen).seeded)}"
+        ),
     ),
     Rule(
         lambda seen: bool(_tests(seen).wholeFiles),
