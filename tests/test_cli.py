@@ -11,10 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from helpers import GOLD, TESTS, arguments, definition, write_task_files
 from selfbench.cli import main
 from selfbench.cli.common import progress
+from selfbench.cli.run import _print_summary
+from selfbench.run.driver import RunSummary, TierSummary
 from selfbench.submit import OUTPUT_ENV
 
 TASK_ID = "widgets-pr-42"
@@ -666,3 +669,33 @@ def test_progress_draws_a_bar_at_a_terminal(monkeypatch: pytest.MonkeyPatch) -> 
     assert "rejected cand-2" in text
     assert "drafting" in text  # the bar's label
     assert "cand-1: drafted" not in text  # not the plain lines
+
+
+@pytest.mark.parametrize(
+    ("accepted", "said", "unsaid"),
+    [
+        (1, ["export  x.tar.gz  (verified)", "selfbench review x.tar.gz"], ["holds no task"]),
+        (
+            0,
+            [
+                "export  x.tar.gz  holds no task: no candidate was accepted",
+                "selfbench status x.run    # why each candidate was rejected",
+            ],
+            ["(verified)", "selfbench review", "selfbench eval"],
+        ),
+    ],
+    ids=["a-benchmark", "no-task"],
+)
+def test_a_run_s_ending_says_what_its_export_holds(
+    accepted: int, said: list[str], unsaid: list[str]
+) -> None:
+    """An export of no task is not announced as a benchmark to review and evaluate."""
+    console = Console(record=True, width=200)
+    tier = TierSummary("easy", budget=2, accepted=accepted, rejected=3, pool=5)
+    summary = RunSummary(Path("x.run"), (tier,), Path("x.tar.gz"))
+
+    _print_summary(console, summary)
+
+    printed = console.export_text()
+    assert all(line in printed for line in said), printed
+    assert not any(line in printed for line in unsaid), printed

@@ -265,12 +265,26 @@ def _print_summary(console: Console, summary: RunSummary) -> None:
         console.print(f"[yellow]{markup_text(line)}[/]")
     if summary.export is None:
         return
+    if not any(tier.accepted for tier in summary.tiers):
+        _print_empty(console, summary)
+        return
     console.print(f"export  {summary.export}  (verified)")
     console.print("next")
     for command in next_steps(summary.export):
         console.print(f"   {command}")
     agents = "--agent codex:openai/gpt-5 --agent claude-code:anthropic/claude-sonnet-4-5"
     console.print(f"   selfbench eval {summary.export} {agents}    # compare agents")
+
+
+def _print_empty(console: Console, summary: RunSummary) -> None:
+    """An export that holds no task: not announced as a benchmark; why, and what to try."""
+    console.print(f"export  {summary.export}  holds no task: no candidate was accepted")
+    console.print("next")
+    console.print(f"   selfbench status {summary.run_dir}    # why each candidate was rejected")
+    console.print(
+        "   a larger budget or --over-fetch tries more candidates; "
+        "selfbench mine REPO lists them all"
+    )
 
 
 def _plan(args: argparse.Namespace) -> tuple[Path, RunOptions | None, dict[str, Any]]:
