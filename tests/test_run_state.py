@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from selfbench.export import verify_export
 from selfbench.run import RunDirectory, RunOptions, run_benchmark
 from selfbench.run.export import tried
 from selfbench.run.state import CandidateState, Status
+from selfbench.run.status import _elapsed
 
 
 def _one_commit(repo: Path) -> Path:
@@ -356,3 +358,23 @@ def test_eval_given_a_run_directory_names_its_export(
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"error: {run_dir} is a run directory, not a benchmark: pass the export it writes, {out}"
     )
+
+
+def test_a_running_run_is_seen_running_and_its_time_runs_to_now(tmp_path: Path) -> None:
+    """`status` of a run going on: its elapsed time is to now, not to its last event."""
+    run = RunDirectory(tmp_path / "bench.run")
+    assert not run.in_use()  # no lock file yet
+    run.lock()
+    started = time.time() - 80
+    lines = [{"time": started, "event": "started"}, {"time": started + 0.9, "event": "mined"}]
+    run.events_path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    assert run.in_use()
+    elapsed, finished, _ = _elapsed(run, running=run.in_use())
+    assert elapsed is not None
+    assert elapsed >= 80
+    assert not finished
+
+    run.unlock()
+    assert not run.in_use()
+    assert _elapsed(run, running=run.in_use())[0] == 0.9  # stopped: to its last event

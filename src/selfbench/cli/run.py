@@ -367,7 +367,7 @@ def _status(args: argparse.Namespace) -> int:
     from selfbench.cli.report import console
 
     console.print(_status_table(status))
-    state = "exported" if status.finished else "not finished"
+    state = "exported" if status.finished else "running" if status.running else "not finished"
     elapsed = f", {status.elapsed:.1f}s elapsed" if status.elapsed is not None else ""
     console.print(f"{state}{elapsed}")
     for tier in status.tiers:

@@ -296,6 +296,20 @@ class RunDirectory:
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._lock_fd = fd
 
+    def in_use(self) -> bool:
+        """Whether a process holds the run directory now (a run going on)."""
+        try:
+            fd = os.open(self.path / _LOCK, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)  # closing lets a lock this probe took go
+        return False
+
     def unlock(self) -> None:
         """Let the run directory go (the lock also goes when the process dies)."""
         if self._lock_fd is not None:

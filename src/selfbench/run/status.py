@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,9 +38,11 @@ class RunStatus:
     """tier → column (`COLUMNS`) → candidates."""
     states: tuple[CandidateState, ...]
     elapsed: float | None
-    """Seconds from the run's start to its last event."""
+    """Seconds from the run's start to its last event, or to now while it runs."""
     finished: bool
     """The run exported (its last event)."""
+    running: bool = False
+    """A process is running it now."""
     stopped: str | None = None
     """Why the run stopped, when its last event is a stop on the machine's fault (no sandbox, a
     Harbor that gives no verdict)."""
@@ -56,6 +59,7 @@ class RunStatus:
             "options": self.options.to_json(),
             "mined": self.mined,
             "finished": self.finished,
+            "running": self.running,
             "stopped": self.stopped,
             "elapsedSeconds": self.elapsed,
             "tiers": [
@@ -90,9 +94,9 @@ def _table(
     return table
 
 
-def _elapsed(run: RunDirectory) -> tuple[float | None, bool, str | None]:
-    """Seconds from the first event to the last, whether the last is the export, and the error
-    of a last event that is a stop."""
+def _elapsed(run: RunDirectory, *, running: bool) -> tuple[float | None, bool, str | None]:
+    """Seconds from the first event to the last (to now while the run is `running`), whether
+    the last is the export, and the error of a last event that is a stop."""
     first: float | None = None
     last: float | None = None
     event: dict[str, Any] = {}
@@ -101,6 +105,8 @@ def _elapsed(run: RunDirectory) -> tuple[float | None, bool, str | None]:
         if isinstance(moment, (int, float)):
             first = moment if first is None else first
             last = moment
+    if running and first is not None:
+        last = max(last or first, time.time())
     elapsed = None if first is None or last is None else round(last - first, 1)
     stopped = event.get("error") if event.get("event") == "stopped" else None
     return elapsed, event.get("event") == "exported", str(stopped) if stopped else None
@@ -126,7 +132,8 @@ def read_status(run_dir: Path) -> RunStatus:
             model = CandidateModel.model_validate(value)
             candidates[model.id] = model
     states = {state.id: state for state in run.states()}
-    elapsed, finished, stopped = _elapsed(run)
+    running = run.in_use()
+    elapsed, finished, stopped = _elapsed(run, running=running)
     return RunStatus(
         run_dir=run.path,
         options=options,
@@ -136,5 +143,6 @@ def read_status(run_dir: Path) -> RunStatus:
         states=tuple(sorted(states.values(), key=lambda state: state.rank)),
         elapsed=elapsed,
         finished=finished,
+        running=running,
         stopped=stopped,
     )
