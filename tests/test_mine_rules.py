@@ -73,6 +73,8 @@ from selfbench.rules import THRESHOLDS, is_test_only_path
         ("LICENSE", ("other", "docs")),
         ("notes.txt", ("other", "docs")),
         (".github/workflows/ci.yml", ("other", "ci")),
+        (".github/workflows/test.yml", ("other", "ci")),  # runs the tests, holds none
+        (".github/workflows/tests/matrix.yml", ("other", "ci")),
         (".gitlab-ci.yml", ("other", "ci")),
     ],
 )

@@ -143,8 +143,6 @@ def _other_kind(path: str, name: str) -> Kind | None:
         return "docs"
     if splitext(name)[1].lower() in _DOC_EXTENSIONS:
         return "docs"
-    if path.startswith(_CI_PREFIXES) or name in _CI_NAMES:
-        return "ci"
     return None
 
 
@@ -154,17 +152,28 @@ def classify_path(path: str) -> tuple[FileClass, Kind]:
     name = basename(path)
     if is_dependency_manifest(path):
         return "dependencies", "dependencies"
-    folders = [part.lower() for part in _segments(path)]
-    if any(part in _VENDORED_SEGMENTS for part in folders):
-        return "other", "vendored"
-    if any(part in _GENERATED_SEGMENTS for part in folders) or _GENERATED_RE.match(name):
-        return "other", "generated"
+    kind = _not_the_project_s(path, name)
+    if kind is not None:
+        return "other", kind
     if _is_test(path, name):
         return "tests", "tests"
     kind = _other_kind(path, name)
     if kind is not None:
         return "other", kind
     return "implementation", "implementation"
+
+
+def _not_the_project_s(path: str, name: str) -> Kind | None:
+    """Vendored, generated or CI files, whatever their names say: `.github/workflows/test.yml`
+    runs the tests and holds none."""
+    folders = [part.lower() for part in _segments(path)]
+    if any(part in _VENDORED_SEGMENTS for part in folders):
+        return "vendored"
+    if any(part in _GENERATED_SEGMENTS for part in folders) or _GENERATED_RE.match(name):
+        return "generated"
+    if path.startswith(_CI_PREFIXES) or name in _CI_NAMES:
+        return "ci"
+    return None
 
 
 @lru_cache(maxsize=1 << 16)
