@@ -146,13 +146,12 @@ _BEHAVIOURS = (
 )
 _REQUIREMENTS = """## Requirements
 
-- Conversions.
 - Below absolute zero is refused; raises `ValueError` with a message containing "below absolute\
  zero".
 - Converts any dimension.
 - Dimensions must agree; raises `ValueError` with a message containing "cannot convert length to\
  mass"."""
-"""One line per fail-to-pass test (a parametrized test's made-up case ids say nothing)."""
+"""One line per fail-to-pass test; `test_conversions`, with made-up case ids, says nothing."""
 
 
 def test_the_requirements_state_what_the_tests_pin_so_nothing_is_missing(hard: Hard) -> None:

@@ -705,3 +705,47 @@ def test_a_new_module_s_docstring_documents_it(tmp_path: Path) -> None:
     )
 
     assert interface_docs(items, change.gold_files) == {"pkg.parser": "Parse rules."}
+
+
+@pytest.mark.parametrize(
+    ("path", "source", "name", "doc"),
+    [
+        (
+            "src/utils.ts",
+            (
+                "/**\n * Removes the query section of the URL.\n *\n * @example\n * ```js\n"
+                ' * filterQuery("/foo?a=1&b=2", (key) => key !== "a"); // "/foo?b=2"\n * ```\n'
+                " *\n * @group utils\n */\nexport function filterQuery(input: string): string {\n"
+                "  return input\n}\n"
+            ),
+            "filterQuery",
+            (
+                "Removes the query section of the URL. Example: "
+                '`filterQuery("/foo?a=1&b=2", (key) => key !== "a"); // "/foo?b=2"`'
+            ),
+        ),
+        (
+            "pkg/stats.py",
+            (
+                'def mode(data):\n    """The most common value.\n\n    >>> mode([1, 1, 2])\n    1\n'
+                '    """\n'
+            ),
+            "mode",
+            "The most common value. Example: `mode([1, 1, 2])` gives `1`",
+        ),
+        (
+            "pkg/stats.py",
+            'def mean(data):\n    """The mean.\n\n    Longer text.\n    """\n',
+            "mean",
+            "The mean.",
+        ),
+    ],
+    ids=["jsdoc-example", "doctest", "no-example"],
+)
+def test_the_documentation_shown_keeps_the_first_example(
+    path: str, source: str, name: str, doc: str
+) -> None:
+    """A summary can be wrong where its example is exact: both are shown."""
+    item = InterfaceItem(name=name, kind="function", signature=name, path=path)
+
+    assert interface_docs([item], {path: source}) == {name: doc}

@@ -68,7 +68,7 @@ _HELPER = '- In other cases the code raises `KeyError` with a message containing
         ),
         (
             [f"{_FILE}::test_counts_tokens[a-1]", f"{_FILE}::test_counts_tokens[a b-2]"],
-            ["- Counts tokens.", _OTHERS],
+            [_OTHERS],  # "Counts tokens" restates the name: left out
         ),
         (
             [f"{_FILE}::test_rejects_unknown_token"],
@@ -81,7 +81,8 @@ _HELPER = '- In other cases the code raises `KeyError` with a message containing
             ],
         ),
         ([f"{_FILE}::test_x"], [_OTHERS]),
-        ([f"{_FILE}::TestStyle::test_style"], ["- Style.", _OTHERS]),
+        ([f"{_FILE}::TestStyle::test_style"], [_OTHERS]),
+        ([f"{_FILE}::TestStyle::test_style[plain]"], ["- Style (cases: plain).", _OTHERS]),
         ([_FILE], [_OTHERS]),
     ],
     ids=[
@@ -91,6 +92,7 @@ _HELPER = '- In other cases the code raises `KeyError` with a message containing
         "error-and-message",
         "says-nothing",
         "said-once",
+        "said-once-with-a-case",
         "file",
     ],
 )

@@ -69,6 +69,49 @@ def _first_paragraph(doc: str) -> str:
     return " ".join(lines)
 
 
+_EXAMPLE_LINES = 3
+"""An example is shown by at most this many lines of code."""
+
+
+def _summary(doc: str) -> str:
+    """The first paragraph, then the first example: a JSDoc `@example` block's code, or a
+    doctest's first `>>>` line with its output; a summary alone can be wrong where the example
+    is exact ("Removes the query section" beside `filterQuery("/foo?a=1&b=2", …) // "/foo?b=2"`)."""
+    first = _first_paragraph(doc)
+    example = _jsdoc_example(doc) or _doctest_example(doc)
+    return f"{first} Example: {example}".strip() if example else first
+
+
+def _jsdoc_example(doc: str) -> str:
+    lines = doc.strip().split("\n")
+    start = next((i for i, line in enumerate(lines) if line.strip().startswith("@example")), None)
+    if start is None:
+        return ""
+    code = [lines[start].strip().removeprefix("@example").strip()]
+    for line in lines[start + 1 :]:
+        if line.strip().startswith("@"):
+            break
+        code.append(line.strip())
+    kept = [line for line in code if line and not line.startswith("```")]
+    code = "; ".join(line.rstrip(";") for line in kept[:_EXAMPLE_LINES]).replace("`", "'")
+    return f"`{code}`" if code else ""
+
+
+def _doctest_example(doc: str) -> str:
+    lines = [line.strip() for line in doc.strip().split("\n")]
+    start = next((i for i, line in enumerate(lines) if line.startswith(">>> ")), None)
+    if start is None:
+        return ""
+    output = []
+    for line in lines[start + 1 :]:
+        if not line or line.startswith((">>>", "...")):
+            break
+        output.append(line)
+    shown = lines[start].removeprefix(">>> ").replace("`", "'")
+    result = " ".join(output[:_EXAMPLE_LINES]).replace("`", "'")
+    return f"`{shown}` gives `{result}`" if result else f"`{shown}`"
+
+
 def is_public(name: str) -> bool:
     """No segment of the (dotted) name starts with `_` or `#` (a private class member)."""
     return not any(part.startswith(("_", "#")) for part in name.split("."))
@@ -179,12 +222,12 @@ def _py_function(name: str, node: ast.FunctionDef | ast.AsyncFunctionDef, kind: 
     signature = f"{prefix}{name}({', '.join(shown)})"
     if node.returns is not None:
         signature += f" -> {ast.unparse(node.returns)}"
-    doc = _first_paragraph(ast.get_docstring(node) or "")
+    doc = _summary(ast.get_docstring(node) or "")
     return Definition(name, kind, signature, tuple(names), doc)
 
 
 def _py_class(node: ast.ClassDef) -> Definition:
-    doc = _first_paragraph(ast.get_docstring(node) or "")
+    doc = _summary(ast.get_docstring(node) or "")
     for member in node.body:
         if isinstance(member, ast.FunctionDef) and member.name == "__init__":
             shown, names = _py_parameters(member.args, bound=True)
@@ -274,7 +317,7 @@ def _jsdoc(node: Node) -> str:
     if not raw.startswith("/**"):
         return ""
     lines = [line.strip().lstrip("*").strip() for line in raw[3:].removesuffix("*/").split("\n")]
-    return _first_paragraph("\n".join(lines))
+    return _summary("\n".join(lines))
 
 
 def _js_params(node: Node) -> tuple[str, tuple[str, ...]]:

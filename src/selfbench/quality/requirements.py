@@ -5,8 +5,10 @@ A line comes from one test (a parametrized test's cases are one line):
 
 * its documentation's first sentence, else its name in words: a Python test's function name
   without its `test` prefix, led by its class's (`TestParser::test_empty_input` → "Parser: empty
-  input"); a JavaScript test's titles, its `describe` blocks' first (`parse: handles arrays`;
-  a title that is an example, `foo-bar => Foo Bar`, or has blank edges, quoted exactly);
+  input"; left out when under three words with no case, error or message after it: "Mode"
+  restates `test_mode`); a JavaScript test's titles, its `describe` blocks' first
+  (`parse: handles arrays`; a title that is an example, `foo-bar => Foo Bar`, or has blank
+  edges, quoted exactly);
   a name an Interface item spells (`to_dict`) stays in code quotes;
 * the ids of its cases where the test names them (`ids=[...]`, `pytest.param(..., id=...)`;
   not ids pytest makes up from the values, nor generated ones such as `[x0]`);
@@ -41,6 +43,8 @@ REQUIREMENTS_HEADING: Final = "## Requirements"
 MAX_LINES: Final = 25
 """At most this many behaviours are listed; a longer list is cut with a count of the rest."""
 _MAX_CASES = 6
+_MIN_WORDS = 3
+"""A Python test's name in fewer words, with nothing else to say, is left out."""
 _MIN_SAID = 4
 """A test named in fewer characters (`test_x`) says nothing of its behaviour."""
 _GENERATED_ID_RE = re.compile(r"[A-Za-z_]*\d+|[\d.eE+-]+|True|False|None|null|undefined")
@@ -138,9 +142,23 @@ def _line(behaviour: _Behaviour, spelled: Collection[str]) -> str:
         more = len(cases) - _MAX_CASES
         text += f" (cases: {shown}{f' and {more} more' if more > 0 else ''})"
     function = behaviour.function
-    if function is not None and (function.errors or function.messages):
+    asserted = function is not None and bool(function.errors or function.messages)
+    if asserted and function is not None:
         text += f"; {_errors(function.errors, function.messages)}"
+    if not (cases or asserted or _documented(behaviour)) and _says_little(behaviour, said):
+        return ""
     return f"- {text}."
+
+
+def _documented(behaviour: _Behaviour) -> bool:
+    return behaviour.function is not None and bool(behaviour.function.doc.strip())
+
+
+def _says_little(behaviour: _Behaviour, said: str) -> bool:
+    """A Python test's name in words shorter than `_MIN_WORDS` (`test_mode` → "Mode",
+    `TestData::test_valid` → "Data: valid"): a restated name, not a behaviour."""
+    python = behaviour.path.endswith(".py") or not behaviour.path
+    return python and len(said.replace(":", " ").split()) < _MIN_WORDS
 
 
 def _behaviours(test_names: Sequence[str], functions: Sequence[TestFunction]) -> list[_Behaviour]:
