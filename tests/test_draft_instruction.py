@@ -206,6 +206,10 @@ def _texts(
         ("Add kelvin.<!-- Describe your change -->\n\nCo-authored-by: A <a@b.c>", "Add kelvin."),
         ("Add kelvin.\n\n```\nconvert(0, 'C', 'K')\n```", None),
         (
+            'Keep a key when `key !== "a"  ,` holds (see #4).',
+            'Keep a key when `key !== "a"  ,` holds.',
+        ),
+        (
             "- add kelvin\n- run tests/test_temperature.py\n- add rankine",
             "- add kelvin\n- add rankine",
         ),

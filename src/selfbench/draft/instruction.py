@@ -40,7 +40,7 @@ instruction is a draft for the author to finish: it never gives away what the au
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from posixpath import basename
 
@@ -178,9 +178,24 @@ def _scrub(text: str, gold: tuple[str, ...]) -> str:
         for name in dict.fromkeys((path, basename(path))):
             pattern = rf"`?(?<![\w.-]){re.escape(name)}(?![\w/-])(?!\.\w)`?"
             text = re.sub(pattern, _GOLD_STAND_IN, text, flags=re.IGNORECASE)
-    text = _EMPTY_BRACKETS_RE.sub("", text)
-    text = _SPACE_BEFORE_PUNCTUATION_RE.sub(r"\1", text)
-    return re.sub(r"[ \t]{2,}", " ", text).strip()
+    return _outside_code(text, _tidy).strip()
+
+
+def _tidy(prose: str) -> str:
+    """Prose tidied after removals: brackets left empty, a space before punctuation, runs of
+    spaces."""
+    prose = _EMPTY_BRACKETS_RE.sub("", prose)
+    prose = _SPACE_BEFORE_PUNCTUATION_RE.sub(r"\1", prose)
+    return re.sub(r"[ \t]{2,}", " ", prose)
+
+
+_CODE_SPAN_RE = re.compile(r"(`[^`\n]*`)")
+
+
+def _outside_code(text: str, change: Callable[[str], str]) -> str:
+    """`text` with `change` applied to all but its inline code spans (`key !== "a"` stays)."""
+    parts = _CODE_SPAN_RE.split(text)
+    return "".join(part if index % 2 else change(part) for index, part in enumerate(parts))
 
 
 def _units(paragraph: str) -> tuple[list[str], str]:
