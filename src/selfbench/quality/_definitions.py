@@ -93,8 +93,8 @@ def _jsdoc_example(doc: str) -> str:
             break
         code.append(line.strip())
     kept = [line for line in code if line and not line.startswith("```")]
-    code = "; ".join(line.rstrip(";") for line in kept[:_EXAMPLE_LINES]).replace("`", "'")
-    return f"`{code}`" if code else ""
+    shown = "; ".join(line.rstrip(";") for line in kept[:_EXAMPLE_LINES]).replace("`", "'")
+    return f"`{shown}`" if shown else ""
 
 
 def _doctest_example(doc: str) -> str:
