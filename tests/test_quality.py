@@ -287,6 +287,8 @@ def test_an_unneeded_configuration_file_is_moved_and_the_tier_recomputed(
         "implementation no fail-to-pass test needs: calc/__init__.py#1",
         "the instruction does not state: mul",
     )
+    # review already: statement ablation could add a reason, not change the verdict
+    assert ablation.statements == StatementAblation(skipped=True)
 
 
 @SANDBOX

@@ -104,9 +104,11 @@ def test_a_tier_the_history_cannot_fill_is_blocked_and_the_export_still_written(
     printed = capsys.readouterr().out
     assert code == 1, printed
     assert "blocked: 0 of 3 hard tasks; history has no more" in printed
-    assert f"export  {out}  (verified)" in printed
-    assert f"selfbench review {out}" in printed
-    assert f"selfbench eval {out} --agent codex:openai/gpt-5 --agent claude-code:" in printed
+    # written and verified, but not announced as a benchmark to review and evaluate
+    assert f"export  {out}  holds no task: no candidate was accepted" in printed
+    assert f"selfbench status {tmp_path / 'bench.run'}" in printed
+    assert "selfbench review" not in printed
+    assert "selfbench eval" not in printed
     verified = verify_export(out)
     assert verified.manifest.accepted_count == 0
     assert verified.manifest.provenance is not None

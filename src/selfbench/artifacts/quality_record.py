@@ -108,6 +108,8 @@ class StatementAblation(_Record):
     """Some were neither judged by a mutant nor run: more than the cap allows."""
     unneeded: tuple[UnneededStatement, ...] = ()
     """The ones no fail-to-pass test needs (one inside another listed is left out)."""
+    skipped: bool = False
+    """Not run: the verdict was review or reject without it (its row could add no more)."""
 
 
 class SurvivingMutant(_Record):

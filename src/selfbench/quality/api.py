@@ -17,7 +17,9 @@ it once in the sandbox, and runs every variant of the gold patch there, fail-to-
    (`stoppedEarly`; `generated` then counts the mutants that ran). A mutant whose run cannot be
    judged (a timeout, a patch that does not apply) is left out of the counts;
 4. statement ablation (`statements`): each changed statement of the needed implementation
-   removed on its own, or judged by the deletion mutant that is the same removal.
+   removed on its own, or judged by the deletion mutant that is the same removal; not run
+   (`skipped`) when the verdict is review or reject without it, since its row could only add
+   a reason.
 
 Right after the baseline run the gold's *equivalents* (`equivalents`): its changed
 implementation files rewritten without changing what they do (comments dropped, reformatted,
@@ -52,8 +54,10 @@ from selfbench.artifacts.quality_record import (
     Mutation,
     PassToPassBasis,
     QualityRecord,
+    StatementAblation,
     SurvivingMutant,
     TestsCheck,
+    Verdict,
     write_quality,
 )
 from selfbench.artifacts.task_dir import read_authored_task, write_task_files
@@ -425,31 +429,39 @@ def assess(  # noqa: PLR0913 - the task's parts and the observations others made
                 scorer, repo, definition.baseCommit, gold_patch, current, options.jobs, adding
             )
             mutation, ran = _mutation(scorer, repo, definition, gold_patch, options)
-            gold_seconds = (scorer.limit or 0.0) / VARIANT_TIME_FACTOR
-            ablation = ablate_statements(
-                scorer,
-                repo,
-                definition.baseCommit,
-                gold_patch,
-                ablation,
-                ran,
-                jobs=options.jobs,
-                cap=statement_cap(gold_seconds),
-            )
-    # a manifest no fail-to-pass test needs leaves the gold with the files `draft` moves out
-    # (a docs/requirements.txt): what it adds is no dependency of the task
-    kept = tuple(item for item in dependencies.added if item.manifest not in ablation.moved)
-    dependencies = dependencies.model_copy(update={"added": kept})
-    verdict, reasons = judge(
-        ablation,
-        mutation,
-        pass_to_pass,
-        instruction,
-        dependencies,
-        coverage_supported=coverage_supported,
-        equivalents=equivalents,
-        tests=tests,
-    )
+            # a manifest no fail-to-pass test needs leaves the gold with the files `draft` moves
+            # out (a docs/requirements.txt): what it adds is no dependency of the task
+            kept = tuple(i for i in dependencies.added if i.manifest not in ablation.moved)
+            dependencies = dependencies.model_copy(update={"added": kept})
+
+            def judged(found: Ablation) -> tuple[Verdict, tuple[str, ...]]:
+                return judge(
+                    found,
+                    mutation,
+                    pass_to_pass,
+                    instruction,
+                    dependencies,
+                    coverage_supported=coverage_supported,
+                    equivalents=equivalents,
+                    tests=tests,
+                )
+
+            if judged(ablation)[0] == "ship":
+                gold_seconds = (scorer.limit or 0.0) / VARIANT_TIME_FACTOR
+                ablation = ablate_statements(
+                    scorer,
+                    repo,
+                    definition.baseCommit,
+                    gold_patch,
+                    ablation,
+                    ran,
+                    jobs=options.jobs,
+                    cap=statement_cap(gold_seconds),
+                )
+            else:  # its row can add a reason, not change the verdict: its runs are saved
+                skipped = StatementAblation(skipped=True)
+                ablation = ablation.model_copy(update={"statements": skipped})
+    verdict, reasons = judged(ablation)
     return QualityRecord(
         taskId=task_id,
         verdict=verdict,

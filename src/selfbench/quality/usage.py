@@ -57,8 +57,7 @@ _SEEDS: tuple[re.Pattern[str], ...] = (
 _NAMED_CASES_RE = re.compile(r"\bids\s*=|\bpytest\.param\([^)]*\bid\s*=|\.each\b")
 """Case ids written in the test: pytest's `ids=` or `pytest.param(id=)`, a `.each` title."""
 _FAKE_TIMERS_RE = re.compile(
-    r"\b(?:vi|jest)\.useFakeTimers\b|\bfreeze_?time\b|\bfreezegun\b|\btime_machine\b"
-    r"|\bsinon\.useFakeTimers\b|\bmock\.timers\b"
+    r"\.useFakeTimers\b|\bfreeze_?time\b|\bfreezegun\b|\btime_machine\b|\bmock\.timers\b"
 )
 """A test file that fakes its clock: its timers run on the test's command, not the machine's."""
 
