@@ -54,7 +54,7 @@ from selfbench.quality.api import (
 )
 from selfbench.quality.mutants import Mutant, distinct
 from selfbench.quality.scoring import score_variants
-from selfbench.quality.statements import choose, needed_lines, outermost, statement_cap
+from selfbench.quality.statements import choose, needed_lines, outermost
 from selfbench.quality.variants import (
     Part,
     changed_lines,
@@ -461,15 +461,6 @@ def test_statements_beyond_the_cap_are_chosen_evenly(
 ) -> None:
     statements = [_statement("a.py", n, n + 1) for n in range(count)]
     assert choose(statements, cap) == [statements[n] for n in chosen]
-
-
-@pytest.mark.parametrize(
-    ("gold_seconds", "cap"),
-    [(0.0, 16), (0.5, 16), (7.5, 16), (10.0, 12), (30.0, 4), (600.0, 4)],
-)
-def test_a_slow_suite_runs_fewer_statements(gold_seconds: float, cap: int) -> None:
-    """About two minutes of fail-to-pass runs at the gold's pace, between 4 and 16."""
-    assert statement_cap(gold_seconds) == cap
 
 
 @pytest.mark.parametrize(

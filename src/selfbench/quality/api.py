@@ -77,7 +77,7 @@ from selfbench.quality.mutants import DEFAULT_CAP, DEFAULT_SEED, Mutant, distinc
 from selfbench.quality.mutate_js import js_mutants
 from selfbench.quality.mutate_python import python_mutants
 from selfbench.quality.scoring import VARIANT_TIME_FACTOR, Scorer, VariantRun, open_scorer
-from selfbench.quality.statements import ablate_statements, statement_cap
+from selfbench.quality.statements import ablate_statements
 from selfbench.quality.variants import (
     Part,
     changed_lines,
@@ -447,7 +447,6 @@ def assess(  # noqa: PLR0913 - the task's parts and the observations others made
                 )
 
             if judged(ablation)[0] == "ship":
-                gold_seconds = (scorer.limit or 0.0) / VARIANT_TIME_FACTOR
                 ablation = ablate_statements(
                     scorer,
                     repo,
@@ -456,7 +455,6 @@ def assess(  # noqa: PLR0913 - the task's parts and the observations others made
                     ablation,
                     ran,
                     jobs=options.jobs,
-                    cap=statement_cap(gold_seconds),
                 )
             else:  # its row can add a reason, not change the verdict: its runs are saved
                 skipped = StatementAblation(skipped=True)

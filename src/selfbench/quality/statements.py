@@ -9,8 +9,8 @@ asked again (its own row reports it).
 A removal is the very text a `delete` mutant leaves, so a deletion mutant that ran answers for
 its statement (`StatementAblation.mutants`) whatever the mutation run's early stop skipped. Of
 the others at most `STATEMENT_CAP` run, spread evenly over the file order (`capped` says some
-did not), and fewer on a slow suite (`statement_cap`: about two minutes of fail-to-pass runs).
-A run that cannot be judged counts as needed: a statement is never called unneeded on no
+did not); the cap is a count, never a measured time, so a resumed run chooses the same ones. A
+run that cannot be judged counts as needed: a statement is never called unneeded on no
 evidence.
 """
 
@@ -37,23 +37,10 @@ __all__ = [
     "choose",
     "needed_lines",
     "outermost",
-    "statement_cap",
 ]
 
 STATEMENT_CAP: Final = 16
 """At most this many statements are removed and run per task."""
-STATEMENT_FLOOR: Final = 4
-"""However slow the tests, at least this many statements may run (when there are as many)."""
-STATEMENT_BUDGET: Final = 120.0
-"""Seconds of fail-to-pass runs, at the gold's own pace, that statement runs may take in all."""
-
-
-def statement_cap(gold_seconds: float) -> int:
-    """How many statements may run when the gold's fail-to-pass run took `gold_seconds`: as
-    many as `STATEMENT_BUDGET` pays for, between `STATEMENT_FLOOR` and `STATEMENT_CAP` (a slow
-    suite costs minutes, not a quarter of an hour, per task)."""
-    paid = int(STATEMENT_BUDGET / gold_seconds) if gold_seconds > 0 else STATEMENT_CAP
-    return max(STATEMENT_FLOOR, min(STATEMENT_CAP, paid))
 
 
 _Finder = Callable[[str, str, Collection[int]], list[Mutant]]
