@@ -97,15 +97,22 @@ class Scorer:
         self, variants: Sequence[bytes], *, jobs: int = 1, stop: Stop = _never
     ) -> list[VariantRun]:
         """Run each variant, `jobs` at a time, until `stop` says so; in the variants' order
-        (`ran` False for those skipped)."""
+        (`ran` False for those skipped).
+
+        `stop` is asked of the results in the variants' order only (the longest run of them
+        finished from the first), and every variant after the point where it said so counts as
+        skipped, even one that ran: how many ran never depends on which finished first, so the
+        same task always gives the same record (a resumed run's export is byte-identical).
+        """
         runs = [VariantRun(None, ran=False) for _ in variants]
-        finished: list[bool | None] = []
+        done_at: set[int] = set()
+        prefix = 0
+        cut: int | None = None
         pending = iter(enumerate(variants))
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             running: dict[Future[VariantRun], int] = {}
-            stopped = False
             while True:
-                while not stopped and len(running) < max(1, jobs):
+                while cut is None and len(running) < max(1, jobs):
                     item = next(pending, None)
                     if item is None:
                         break
@@ -116,8 +123,13 @@ class Scorer:
                 for future in done:
                     index = running.pop(future)
                     runs[index] = future.result()
-                    finished.append(runs[index].result)
-                    stopped = stopped or stop(list(finished))
+                    done_at.add(index)
+                while cut is None and prefix in done_at:
+                    prefix += 1
+                    if stop([run.result for run in runs[:prefix]]):
+                        cut = prefix
+        if cut is not None:
+            runs[cut:] = [VariantRun(None, ran=False) for _ in runs[cut:]]
         return runs
 
 
