@@ -185,7 +185,11 @@ def _stop_on_interrupt(stop: threading.Event, console: Console, run_dir: Path) -
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        # Once stopping, the handler stays: a second Ctrl-C that comes after the stages have
+        # already ended (bwrap ends with its namespace on the first) still exits 130, never
+        # by the default handler's KeyboardInterrupt or signal death.
+        if not stop.is_set():
+            signal.signal(signal.SIGINT, previous)
         _children.allow()
 
 
