@@ -18,7 +18,7 @@ from selfbench.export import verify_export
 from selfbench.run import RunDirectory, RunOptions, run_benchmark
 from selfbench.run.export import tried
 from selfbench.run.state import CandidateState, Status
-from selfbench.run.status import _elapsed
+from selfbench.run.status import _events
 
 
 def _one_commit(repo: Path) -> Path:
@@ -372,11 +372,32 @@ def test_a_running_run_is_seen_running_and_its_time_runs_to_now(tmp_path: Path) 
     run.events_path.write_text("".join(json.dumps(line) + "\n" for line in lines))
 
     assert run.in_use()
-    elapsed, finished, _ = _elapsed(run, running=run.in_use())
-    assert elapsed is not None
-    assert elapsed >= 80
-    assert not finished
+    events = _events(run, running=run.in_use())
+    assert events.elapsed is not None
+    assert events.elapsed >= 80
+    assert not events.finished
 
     run.unlock()
     assert not run.in_use()
-    assert _elapsed(run, running=run.in_use())[0] == 0.9  # stopped: to its last event
+    assert _events(run, running=run.in_use()).elapsed == 0.9  # stopped: to its last event
+
+
+def test_status_of_a_running_run_shows_each_candidate_s_last_heartbeat_until_it_moves_on(
+    tmp_path: Path,
+) -> None:
+    """The heartbeat's lines are events: `status` shows each running candidate's last one, and
+    none of a candidate whose stage finished after it, nor any once the run stopped."""
+    run = RunDirectory(tmp_path / "bench.run")
+    run.lock()
+    lines = [
+        {"time": 1.0, "event": "start", "candidate": "pr-1"},
+        {"time": 2.0, "event": "doing", "candidate": "pr-1", "line": "pr-1 (easy): drafting 1"},
+        {"time": 3.0, "event": "doing", "candidate": "pr-1", "line": "pr-1 (easy): drafting 2"},
+        {"time": 3.5, "event": "doing", "candidate": "pr-2", "line": "pr-2 (hard): drafting 1"},
+        {"time": 4.0, "event": "step", "candidate": "pr-2", "stage": "draft"},
+    ]
+    run.events_path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    assert _events(run, running=True).doing == ("pr-1 (easy): drafting 2",)
+    run.unlock()
+    assert _events(run, running=False).doing == ()

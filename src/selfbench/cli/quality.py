@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from selfbench import activity
 from selfbench._text import printable
 from selfbench.cli.common import (
     add_ceiling_options,
@@ -67,9 +68,11 @@ def _quality(args: argparse.Namespace) -> int:
     options = QualityOptions(local=local, jobs=workers)
     reporter = choose_reporter()
     records: list[QualityRecord] = []
-    with reporter.items(len(task_dirs), "assessing", ("ship or review", "reject")):
+    items = reporter.items(len(task_dirs), "assessing", ("ship or review", "reject"))
+    with items, activity.heartbeat(reporter.event):
         for task_dir in task_dirs:
-            record = assess_task(task_dir, repo, options)
+            with activity.doing(task_dir.name, "checking quality"):
+                record = assess_task(task_dir, repo, options)
             reporter.done(record.taskId, record.verdict != "reject", _reason(record))
             records.append(record)
     if args.json:

@@ -58,17 +58,6 @@ _ENVIRONMENT_FLAGS = {
 }
 """The environment options each `--env` uses; any other is refused (with `--resume`, only when
 `--env` is given again: the run's own environment is not known here)."""
-_DOING = {
-    "draft": "drafting",
-    "author": "authoring",
-    "audit": "auditing",
-    "compile": "compiling",
-    "validate": "validating",
-    "repair": "repairing",
-    "coupling": "coupling check",
-    "coupling-repair": "coupling repair",
-    "quality": "quality check",
-}
 
 
 def _resume_hint(run_dir: Path) -> str:
@@ -78,6 +67,12 @@ def _resume_hint(run_dir: Path) -> str:
 
 
 # --- progress ----------------------------------------------------------------------------------
+
+
+def _doing() -> dict[str, str]:
+    from selfbench.run.state import DOING
+
+    return DOING
 
 
 class _Watcher:
@@ -113,7 +108,7 @@ class _Watcher:
                 # each stage of each candidate is named as it starts: drafting alone runs setup
                 # and the tests several times, a minute or two of a real project's time
                 shown = markup_text(f"{state.id} ({state.tier})")
-                self.console.print(f"{_DOING[state.next]} {shown}…")
+                self.console.print(f"{_doing()[state.next]} {shown}…")
             self._refresh(state.tier)
 
     def _finished(self, state: CandidateState) -> None:
@@ -132,7 +127,7 @@ class _Watcher:
         doing: dict[str, int] = {}
         for s in states:
             if not s.finished and s.next is not None:
-                doing[_DOING[s.next]] = doing.get(_DOING[s.next], 0) + 1
+                doing[_doing()[s.next]] = doing.get(_doing()[s.next], 0) + 1
         busy = ", ".join(f"{name} {n}" for name, n in doing.items())
         label = f"{tier:<6} {accepted}/{self.budgets[tier]} accepted, {rejected} rejected"
         self.progress.update(
@@ -333,6 +328,7 @@ def _run(args: argparse.Namespace) -> int:
             on_event=watcher,
             changes=changes,
             announce=lambda line: console.print(markup_text(line), highlight=False),
+            heartbeat=lambda line: console.print(markup_text(line), highlight=False),
         )
     if summary.interrupted:
         console.print(f"interrupted; resume with: {_resume_hint(summary.run_dir)}")
@@ -374,6 +370,8 @@ def _status(args: argparse.Namespace) -> int:
     state = "exported" if status.finished else "running" if status.running else "not finished"
     elapsed = f", {status.elapsed:.1f}s elapsed" if status.elapsed is not None else ""
     console.print(f"{state}{elapsed}")
+    for line in status.doing:
+        console.print(markup_text(f"now: {line}"), highlight=False)
     for tier in status.tiers:
         if tier.blocked:
             console.print(markup_text(f"{tier.tier}: {tier.blocked}"))
@@ -382,7 +380,7 @@ def _status(args: argparse.Namespace) -> int:
         console.print(markup_text(f"   {' → '.join(rejected.history)}"), highlight=False)
     if status.stopped:
         console.print(markup_text(f"stopped: {status.stopped}"))
-    if not status.finished:
+    if not status.finished and not status.running:
         console.print(f"resume with: {_resume_hint(status.run_dir)}")
     return EXIT_OK
 

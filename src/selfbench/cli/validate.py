@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from selfbench import activity
 from selfbench.cli.common import (
     CEILING_FLAGS,
     add_ceiling_options,
@@ -79,7 +80,8 @@ def _validate(args: argparse.Namespace) -> int:
     runner = _runner(args)
     paths = [Path(path) for path in args.bundles]
     reporter = choose_reporter()
-    with reporter.items(len(paths), "validating", ("accepted", "rejected")):
+    items = reporter.items(len(paths), "validating", ("accepted", "rejected"))
+    with items, activity.heartbeat(reporter.event):
         reports = validate(
             paths,
             runner=runner,

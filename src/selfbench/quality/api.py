@@ -222,7 +222,7 @@ def _run_parts(
     file no revert can judge (`unjudged_manifests`) counts as needed."""
     variants = {part: without(gold, [part]) for part in parts}
     to_run = [part for part in parts if variants[part].strip() and part.path not in unjudged]
-    runs = scorer.score([variants[part] for part in to_run], jobs=jobs)
+    runs = scorer.score([variants[part] for part in to_run], jobs=jobs, what="ablated part")
     needed = dict.fromkeys(parts, True)
     for part, run in zip(to_run, runs, strict=True):
         needed[part] = _needed(run.result)
@@ -316,6 +316,7 @@ def _mutation(
         patches,
         jobs=options.jobs,
         stop=lambda finished: _settled(len(patches), finished),
+        what="mutant",
     )
     ran = [(m, run.result) for m, run in zip(mutants, runs, strict=True) if run.ran]
     return _mutation_record(mutants, runs, capped=total > len(mutants)), ran
@@ -351,7 +352,8 @@ def _equivalents(scorer: Scorer, repo: Path, base: str, gold: bytes, jobs: int) 
     (all of them when none fails alone)."""
     found = task_equivalents(repo, base, gold)
     groups = [group for way in VARIANTS if (group := [e for e in found if e.variant == way])]
-    runs = scorer.score([equivalent_patch(repo, base, gold, group) for group in groups], jobs=jobs)
+    patches = [equivalent_patch(repo, base, gold, group) for group in groups]
+    runs = scorer.score(patches, jobs=jobs, what="rewritten gold")
     failed: set[Equivalent] = set()
     for group, run in zip(groups, runs, strict=True):
         if run.result is not False:
@@ -359,7 +361,7 @@ def _equivalents(scorer: Scorer, repo: Path, base: str, gold: bytes, jobs: int) 
         named = group
         if len(group) > 1:
             patches = [equivalent_patch(repo, base, gold, [e]) for e in group]
-            alone = zip(group, scorer.score(patches, jobs=jobs), strict=True)
+            alone = zip(group, scorer.score(patches, jobs=jobs, what="rewritten gold"), strict=True)
             named = [e for e, one in alone if one.result is False] or group
         failed.update(named)
     return Equivalents(
@@ -380,7 +382,7 @@ def _baseline(scorer: Scorer, gold: bytes, task_id: str) -> None:
     Raises:
         QualityError: the gold does not pass fail-to-pass, so no variant can be judged.
     """
-    [run] = scorer.score([gold])
+    [run] = scorer.score([gold], what="the gold's run")
     if run.result is not True:
         raise QualityError(
             f"{task_id}: the gold patch does not pass its fail-to-pass tests in the quality run"

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
+from selfbench import activity
 from selfbench._scratch import scratch_directory
 from selfbench.artifacts.compiled import LocatedTask
 from selfbench.bundle import layout
@@ -94,10 +95,16 @@ class Scorer:
         return VariantRun(_judge(run), ran=True, seconds=run.phase.seconds)
 
     def score(
-        self, variants: Sequence[bytes], *, jobs: int = 1, stop: Stop = _never
+        self,
+        variants: Sequence[bytes],
+        *,
+        jobs: int = 1,
+        stop: Stop = _never,
+        what: str = "quality run",
     ) -> list[VariantRun]:
         """Run each variant, `jobs` at a time, until `stop` says so; in the variants' order
-        (`ran` False for those skipped).
+        (`ran` False for those skipped). `what` names the runs in the heartbeat's step
+        (`mutant 3 of 9`).
 
         `stop` is asked of the results in the variants' order only (the longest run of them
         finished from the first), and every variant after the point where it said so counts as
@@ -116,7 +123,8 @@ class Scorer:
                     item = next(pending, None)
                     if item is None:
                         break
-                    running[pool.submit(self._one, item[1])] = item[0]
+                    activity.step(f"quality: {what} {item[0] + 1} of {len(variants)}")
+                    running[pool.submit(activity.carried(self._one), item[1])] = item[0]
                 if not running:
                     break
                 done, _ = wait(running, return_when=FIRST_COMPLETED)

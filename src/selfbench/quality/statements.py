@@ -146,7 +146,8 @@ def ablate_statements(  # noqa: PLR0913 - the task, the ablation so far, the mut
     pending = [statement for statement in found if statement not in results]
     chosen = choose(pending, cap)
     patches = [mutant_patch(repo, base, gold_patch, s.path, s.apply(texts[s.path])) for s in chosen]
-    for statement, run in zip(chosen, scorer.score(patches, jobs=jobs), strict=True):
+    runs = scorer.score(patches, jobs=jobs, what="statement")
+    for statement, run in zip(chosen, runs, strict=True):
         results[statement] = run.result
     unneeded = outermost(s for s in found if results.get(s) is True)
     record = StatementAblation(

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from selfbench import activity
 from selfbench.artifacts.quality_record import Verdict, read_quality
 from selfbench.contract import AUTHORING_DEFAULTS, DIFFICULTIES
 from selfbench.environments.build import build_runner
@@ -44,7 +45,7 @@ from selfbench.mine.source import check_source_url, repository_source
 from selfbench.run import stages
 from selfbench.run.confine import author_home_problem
 from selfbench.run.export import export_accepted
-from selfbench.run.state import STAGES, CandidateState, Pool, RunDirectory
+from selfbench.run.state import DOING, STAGES, CandidateState, Pool, RunDirectory
 from selfbench.run.steps import StepContext, run_step
 from selfbench.validate.ceilings import Ceilings
 from selfbench.validate.host_network import HostNetwork, announce_once, network_failure
@@ -397,8 +398,10 @@ def _process(
     """
     while not state.finished and not stop.is_set():
         started = time.monotonic()
+        stage = DOING[state.next] if state.next is not None else "working"
         try:
-            after = run_step(context, state, candidate)
+            with activity.doing(f"{state.id} ({state.tier})", stage, key=state.id):
+                after = run_step(context, state, candidate)
         except SetupNetworkError as exc:
             if stop.is_set():
                 break
@@ -775,12 +778,15 @@ def run_benchmark(
     on_event: OnEvent | None = None,
     changes: Mapping[str, Any] | None = None,
     announce: Callable[[str], None] | None = None,
+    heartbeat: Callable[[str], None] | None = None,
 ) -> RunSummary:
     """Run (or, with `options` None, resume) the run in `run_dir` until it is done or stopped.
 
     A resumed run takes `changes` to the options `RESUME_CHANGES` names, and tries again the
     candidates whose setup failed on the network (`retry_network_rejections`). `announce` is
     told, once, when a setup first carries the host's network configuration, what it carries.
+    `heartbeat` is given a line for each running stage quiet for 15 s (`selfbench.activity`);
+    the run's events record each such line for `status`.
 
     Raises:
         RunError: the run directory is in use, holds another run or none, or bad options.
@@ -832,8 +838,14 @@ def run_benchmark(
             ceilings=host,
         )
         scheduler = _Scheduler(options, candidates, states)
+
+        def record(entry: activity.Doing, line: str) -> None:
+            run.event("doing", candidate=entry.key, line=line)
+
+        beating = activity.heartbeat(heartbeat or (lambda _line: None), on_line=record)
         try:
-            _drive(context, scheduler, stop, on_event)
+            with beating:
+                _drive(context, scheduler, stop, on_event)
         except (SandboxError, HarborError) as exc:  # the machine's fault, not a candidate's
             run.event("stopped", error=str(exc))
             raise RunError(

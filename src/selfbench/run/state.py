@@ -34,6 +34,7 @@ from selfbench.errors import JsonError, RunError, translating
 from selfbench.rules import is_task_id
 
 __all__ = [
+    "DOING",
     "STAGES",
     "CandidateState",
     "Pool",
@@ -65,6 +66,18 @@ STAGES: tuple[Stage, ...] = (
     "coupling-repair",
     "quality",
 )
+DOING: dict[str, str] = {
+    "draft": "drafting",
+    "author": "authoring",
+    "audit": "auditing",
+    "compile": "compiling",
+    "validate": "validating",
+    "repair": "repairing",
+    "coupling": "coupling check",
+    "coupling-repair": "coupling repair",
+    "quality": "quality check",
+}
+"""What each stage is called while it runs (`drafting pr-3 (easy)…`)."""
 DONE = {
     "draft": "drafted",
     "author": "authored",

@@ -46,6 +46,9 @@ class RunStatus:
     stopped: str | None = None
     """Why the run stopped, when its last event is a stop on the machine's fault (no sandbox, a
     Harbor that gives no verdict)."""
+    doing: tuple[str, ...] = ()
+    """While the run runs: the last heartbeat line (`selfbench.activity`) of each candidate
+    whose stage has not moved on since."""
 
     @property
     def rejections(self) -> tuple[CandidateState, ...]:
@@ -62,6 +65,7 @@ class RunStatus:
             "running": self.running,
             "stopped": self.stopped,
             "elapsedSeconds": self.elapsed,
+            "doing": list(self.doing),
             "tiers": [
                 {
                     "tier": tier.tier,
@@ -94,22 +98,39 @@ def _table(
     return table
 
 
-def _elapsed(run: RunDirectory, *, running: bool) -> tuple[float | None, bool, str | None]:
+@dataclass(frozen=True, slots=True)
+class _Events:
+    elapsed: float | None
+    finished: bool
+    stopped: str | None
+    doing: tuple[str, ...]
+
+
+def _events(run: RunDirectory, *, running: bool) -> _Events:
     """Seconds from the first event to the last (to now while the run is `running`), whether
-    the last is the export, and the error of a last event that is a stop."""
+    the last is the export, the error of a last event that is a stop, and (while `running`)
+    each candidate's heartbeat line not followed by a step of its."""
     first: float | None = None
     last: float | None = None
     event: dict[str, Any] = {}
+    doing: dict[str, str] = {}
     for event in run.events():
         moment = event.get("time")
         if isinstance(moment, (int, float)):
             first = moment if first is None else first
             last = moment
+        candidate, line = event.get("candidate"), event.get("line")
+        if event.get("event") == "doing" and isinstance(line, str):
+            doing[str(candidate)] = line
+        elif isinstance(candidate, str):
+            doing.pop(candidate, None)
     if running and first is not None:
         last = max(last or first, time.time())
     elapsed = None if first is None or last is None else round(last - first, 1)
     stopped = event.get("error") if event.get("event") == "stopped" else None
-    return elapsed, event.get("event") == "exported", str(stopped) if stopped else None
+    finished = event.get("event") == "exported"
+    now = tuple(doing.values()) if running else ()
+    return _Events(elapsed, finished, str(stopped) if stopped else None, now)
 
 
 def read_status(run_dir: Path) -> RunStatus:
@@ -133,16 +154,17 @@ def read_status(run_dir: Path) -> RunStatus:
             candidates[model.id] = model
     states = {state.id: state for state in run.states()}
     running = run.in_use()
-    elapsed, finished, stopped = _elapsed(run, running=running)
+    events = _events(run, running=running)
     return RunStatus(
         run_dir=run.path,
         options=options,
         mined=mined,
         tiers=tier_summaries(options, candidates, states),
-        table=_table(candidates, states, finished=finished),
+        table=_table(candidates, states, finished=events.finished),
         states=tuple(sorted(states.values(), key=lambda state: state.rank)),
-        elapsed=elapsed,
-        finished=finished,
+        elapsed=events.elapsed,
+        finished=events.finished,
         running=running,
-        stopped=stopped,
+        stopped=events.stopped,
+        doing=events.doing,
     )

@@ -30,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from selfbench import activity
 from selfbench._scratch import kept_directory
 from selfbench.artifacts.compiled import LocatedTask, refuse_duplicates
 from selfbench.bundle import layout
@@ -94,7 +95,9 @@ class _Validation(TaskPhases):
         )
         several = len(self.definition.failToPass) > 1 and not self.options.parity
         selectors = tuple(self.definition.failToPass) if several and proof is None else ()
+        activity.step("the nop run (no change: the tests must fail)")
         nop = self.verifier("nop", self.agent("nop", oracle=False), selectors)
+        activity.step("the oracle run (the gold: the tests must pass)")
         oracle_agent = self.agent("oracle", oracle=True, last=True)
         oracle = self.verifier("oracle", oracle_agent, selectors)
         checks: list[Check] = []
@@ -128,10 +131,11 @@ class _Validation(TaskPhases):
         """The oracle's verifier again, each time from a fresh copy (the last takes the tree)."""
         count = self.options.reruns - MIN_RERUNS
         names = ["rerun", *(f"rerun-{index}" for index in range(2, count + 1))][:count]
-        return [
-            self.verifier(name, agent, (), last=index == count - 1)
-            for index, name in enumerate(names)
-        ]
+        runs = []
+        for index, name in enumerate(names):
+            activity.step(f"the oracle's rerun {index + 1} of {count}")
+            runs.append(self.verifier(name, agent, (), last=index == count - 1))
+        return runs
 
     def beyond_checks(
         self, nop: VerifierRun, oracle: VerifierRun, reruns: Sequence[VerifierRun] | None
@@ -231,6 +235,14 @@ def validate_local(
         logs = root_logs / task_id
         shutil.rmtree(logs, ignore_errors=True)
         logs.mkdir(parents=True)
+        with activity.doing(task_id, "validating"):
+            report = _one_task(located, logs)
+        if on_done is not None:
+            on_done(report)
+        return report
+
+    def _one_task(located: LocatedTask, logs: Path) -> TaskReport:
+        task_id = located.definition.taskId
         try:
             # toolchains: the image's, provisioned (selfbench.toolchains)
             toolchains = provision_task(
@@ -260,12 +272,10 @@ def validate_local(
             why = str(exc) if isinstance(exc, SelfbenchError) else f"{type(exc).__name__}: {exc}"
             reason = f"validation failed: {why}".splitlines()[0]
             report = TaskReport(task_id, accepted=False, reason=reason, nop=empty, oracle=empty)
-        if on_done is not None:
-            on_done(report)
         return report
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        return list(pool.map(one, tasks))
+        return list(pool.map(activity.carried(one), tasks))
 
 
 def _with_toolchains(task: _Validation, toolchains: Provisioned | None) -> TaskReport:
@@ -323,6 +333,7 @@ def score_patches(
             return [RunReport(None, str(logs / "prepare.log")) for _ in patches]
         reports = []
         for index, patch in enumerate(patches):
+            activity.step(f"test run {index + 1} of {len(patches)}")
             name = "agent" if len(patches) == 1 else f"agent-{index}"
             opt = task.fresh(f"{name}-collected")
             if patch is not None:

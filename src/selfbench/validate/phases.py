@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal
 
+from selfbench import activity
 from selfbench._fs import read_beneath
 from selfbench._shell import substitute_tests
 from selfbench.artifacts.compiled import LocatedTask, read_collect_command
@@ -289,6 +290,7 @@ class TaskPhases:
             BundleError: the bundle holds a link or a special file (see `_refuse_links`).
         """
         _refuse_links(self.bundle)
+        activity.step("setting up")
         if self.reused_log is not None:
             self.verifier_base = self.sandbox.root / _VERIFIER_TREE
             self._log(

@@ -64,6 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal
 
+from selfbench import activity
 from selfbench._fs import read_beneath
 from selfbench.bundle import layout
 from selfbench.environments.process import run_captured, run_phase
@@ -476,6 +477,12 @@ class Sandbox:
         Raises:
             CalledProcessError: the tool state could not be copied (a full disk, say).
         """
+        with activity.phase(log):
+            return self._tries(script, args, mounts=mounts, log=log, timeout=timeout)
+
+    def _tries(
+        self, script: str, args: Sequence[str], *, mounts: Mounts, log: Path, timeout: float
+    ) -> PhaseResult:
         for attempt in range(1, SETUP_TRIES + 1):
             start = log.stat().st_size if log.is_file() else 0
             copies, holder = self._private_state() if mounts.tool_state == "private" else ({}, None)

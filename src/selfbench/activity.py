@@ -1,0 +1,228 @@
+"""What each running candidate is doing now, so that a long stage is never silent.
+
+A stage (`drafting pr-3 (easy)`) opens a `Doing` for the thread that runs it (`doing`); the
+code below it says where it stands as it goes: the step (`step`: `setting up`, `test run 2 of
+5`, `quality variant 4 of 9`), the test files a provisional run goes through (`files`), and the
+log a sandbox phase is writing (`phase`). Nothing there prints: a `heartbeat` (one per command)
+reads every open `Doing` once a second and writes a line for each that has been quiet for
+`every` seconds:
+
+    pr-3 (easy): drafting for 1 min 05 s; test run 2 of 5; tests/test_api.py
+
+The test file comes from the running phase's own log: a provisional run writes
+`selfbench-draft: begin INDEX REPEAT` before each file (`draft.run.provisional_command`), so the
+last begin line with no end after it names the file running now.
+
+The `Doing` rides a context variable: a thread pool that works for a stage (quality's variants,
+validation's tasks) runs its work through `carried`, so its steps reach the same `Doing`.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import math
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ParamSpec, TypeVar
+
+__all__ = [
+    "HEARTBEAT_SECONDS",
+    "Doing",
+    "carried",
+    "describe",
+    "doing",
+    "files",
+    "heartbeat",
+    "phase",
+    "running",
+    "step",
+]
+
+HEARTBEAT_SECONDS = 15.0
+"""The longest a running stage goes without a line (`SELFBENCH_HEARTBEAT_SECONDS` sets
+another, a positive number of seconds)."""
+_EVERY_VARIABLE = "SELFBENCH_HEARTBEAT_SECONDS"
+
+_TAIL_BYTES = 1 << 16
+"""How much of a phase's log is read to find the file running now."""
+
+_MARKER = re.compile(rb"selfbench-draft: (begin|end) (\d+) (\d+)")
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@dataclass(slots=True, eq=False)
+class Doing:
+    """One stage of one candidate (or one command's item), as it goes."""
+
+    name: str
+    """What is worked on: `pr-3 (easy)`."""
+    stage: str
+    """The stage's gerund: `drafting`, `validating`, `checking quality`."""
+    started: float = field(default_factory=time.monotonic)
+    step: str = ""
+    files: tuple[str, ...] = ()
+    log: Path | None = None
+    key: str = ""
+    """The candidate's id, where the stage is a candidate's."""
+    said: float = field(default_factory=time.monotonic)
+    """When the last line about it was written (or the stage began)."""
+
+
+_current: contextvars.ContextVar[Doing | None] = contextvars.ContextVar(
+    "selfbench_doing", default=None
+)
+_lock = threading.Lock()
+_open: list[Doing] = []
+
+
+@contextmanager
+def doing(name: str, stage: str, key: str = "") -> Iterator[Doing]:
+    """The stage `stage` of `name` runs in this context until the block ends; inside a stage
+    already open (validation's tasks within a run's validate stage), the open one goes on."""
+    outer = _current.get()
+    if outer is not None:
+        yield outer
+        return
+    entry = Doing(name, stage, key=key)
+    token = _current.set(entry)
+    with _lock:
+        _open.append(entry)
+    try:
+        yield entry
+    finally:
+        with _lock:
+            _open.remove(entry)
+        _current.reset(token)
+
+
+def running() -> list[Doing]:
+    """The stages open now, oldest first."""
+    with _lock:
+        return list(_open)
+
+
+def step(text: str) -> None:
+    """The current stage's step is now `text` (no stage open: nothing)."""
+    entry = _current.get()
+    if entry is not None:
+        entry.step, entry.log = text, None
+
+
+def files(names: Sequence[str]) -> None:
+    """The provisional runs of the current stage go through `names`, in this order."""
+    entry = _current.get()
+    if entry is not None:
+        entry.files = tuple(names)
+
+
+@contextmanager
+def phase(log: Path) -> Iterator[None]:
+    """A sandbox phase writes `log` while the block runs."""
+    entry = _current.get()
+    if entry is not None:
+        entry.log = log
+    try:
+        yield
+    finally:
+        if entry is not None and entry.log == log:
+            entry.log = None
+
+
+def carried(function: Callable[P, R]) -> Callable[P, R]:
+    """`function` run in the caller's context (its `Doing`), from whichever thread runs it."""
+    context = contextvars.copy_context()
+
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        return context.copy().run(function, *args, **kwargs)
+
+    return run
+
+
+def _running_file(entry: Doing) -> str | None:
+    """The file a provisional run is in now, from the last markers of its log."""
+    log = entry.log
+    if log is None or not entry.files:
+        return None
+    try:
+        with log.open("rb") as handle:
+            size = handle.seek(0, 2)
+            handle.seek(max(0, size - _TAIL_BYTES))
+            tail = handle.read()
+    except OSError:
+        return None
+    markers = _MARKER.findall(tail)
+    if not markers or markers[-1][0] != b"begin":
+        return None
+    index = int(markers[-1][1])
+    return entry.files[index] if index < len(entry.files) else None
+
+
+def _elapsed(seconds: float) -> str:
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    return f"{whole // 60} min {whole % 60:02d} s"
+
+
+def describe(entry: Doing, now: float | None = None) -> str:
+    """The line a heartbeat writes about `entry`."""
+    now = time.monotonic() if now is None else now
+    parts = [f"{entry.name}: {entry.stage} for {_elapsed(now - entry.started)}"]
+    if entry.step:
+        parts.append(entry.step)
+    running_file = _running_file(entry)
+    if running_file is not None:
+        parts.append(running_file)
+    elif entry.log is not None:
+        parts.append(f"log {entry.log.name}")
+    return "; ".join(parts)
+
+
+def _every() -> float:
+    value = os.environ.get(_EVERY_VARIABLE, "")
+    try:
+        seconds = float(value)
+    except ValueError:
+        return HEARTBEAT_SECONDS
+    return seconds if math.isfinite(seconds) and seconds > 0 else HEARTBEAT_SECONDS
+
+
+@contextmanager
+def heartbeat(
+    write: Callable[[str], None],
+    every: float | None = None,
+    on_line: Callable[[Doing, str], None] | None = None,
+) -> Iterator[None]:
+    """While the block runs, a line through `write` for each open stage quiet for `every` s
+    (default `HEARTBEAT_SECONDS`); `on_line` is told of each line too (the run records it for
+    `status`)."""
+    every = _every() if every is None else every
+    stopped = threading.Event()
+
+    def beat() -> None:
+        while not stopped.wait(min(1.0, every)):
+            now = time.monotonic()
+            for entry in running():
+                if now - entry.said < every:
+                    continue
+                entry.said = now
+                line = describe(entry, now)
+                write(line)
+                if on_line is not None:
+                    on_line(entry, line)
+
+    thread = threading.Thread(target=beat, name="selfbench-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stopped.set()
+        thread.join()
