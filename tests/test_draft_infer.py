@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -275,11 +276,11 @@ def test_extension_modules_are_rebuilt_before_the_tests(tmp_path: Path) -> None:
             {
                 "setup.py": "setup()\n",
                 "tox.ini": "[tox]\nenvlist = py3\n[testenv]\ndeps =\n    pytest>=7  # runner\n"
-                "    py38: mock\n    -r{toxinidir}/requirements/ci.txt\n    {env:EXTRA:}\n"
+                "    py312: mock\n    -r{toxinidir}/requirements/ci.txt\n    {env:EXTRA:}\n"
                 "commands = pytest\n",
             },
             "-e . -r requirements/ci.txt 'pytest>=7' mock",
-            "the project, tox.ini [testenv] deps",
+            "the project, tox.ini [testenv] deps (factors of Python 3.12)",
         ),
         (
             {"setup.py": "setup()\n", "tox.ini": "[testenv\nbroken"},
@@ -304,6 +305,103 @@ def test_older_projects_say_what_their_tests_need_elsewhere(
 
     assert env.setup_command == f"python3 -m venv .venv && .venv/bin/python -m pip install {setup}"
     assert env.sources["setupCommand"] == source
+
+
+def _tox(*deps: str) -> Files:
+    return {"setup.py": "setup()\n", "tox.ini": "[testenv]\ndeps =\n    " + "\n    ".join(deps)}
+
+
+@pytest.mark.parametrize(
+    ("files", "installed"),
+    [
+        # IPython's tox.ini: one pin a Python, never all of them on one line
+        (_tox("py27: ipython<6.0.0", "py35: ipython<7.0.0", "py3: ipython", "nose"),
+         "ipython nose"),
+        (_tox("py{27,36}: mock", "py{311,312}-django{42,50}: Django", "!py27: attrs"), "attrs"),
+        (_tox("py311,py312: six", "py3.12: idna", "python3: certifi", "py: click",
+              "py312{-cov,}: coverage", "{,}: nothing"),
+         "six idna certifi click coverage"),
+        (_tox("pypy3: cffi", "lint: flake8", "cov: pytest-cov", "!lint-!docs: freezegun"),
+         "freezegun"),
+        (_tox("py312:ipython", "http://x.test/a.tgz"), "py312:ipython http://x.test/a.tgz"),
+        (_tox("py312: -r requirements/ci.txt", "py27: -r requirements/py27.txt"),
+         "-r requirements/ci.txt"),
+        (_tox("py312: x; rm -rf /", "py312: $(touch pwned)", "py27,{}{{: y",
+              "{" + "," * 10_000 + "}" + "{a,b}" * 40 + "-py312: z"),
+         "'x; rm -rf /' '$(touch pwned)'"),
+        (_tox("py27: pytest<4", "py3: pytest>=7"), "'pytest>=7'"),
+        ({**_tox("-r{toxinidir}/requirements.txt", "py3: sh"), "requirements.txt": "click\n"},
+         "-r requirements.txt sh"),
+    ],
+    ids=["ipython", "braces-negation", "alternatives", "non-python-factors", "no-space",
+         "requirement-files", "hostile", "pytest-pin", "requirements-once"],
+)  # fmt: skip
+def test_tox_factor_lines_are_those_of_the_chosen_python(
+    tmp_path: Path, files: Files, installed: str
+) -> None:
+    env = _infer(tmp_path, {**files, "tests/test_x.py": ""}, ["tests/test_x.py"])
+
+    assert env.setup_command == (
+        f"python3 -m venv .venv && .venv/bin/python -m pip install -e . {installed}"
+        + ("" if "pytest" in installed else " pytest")
+    )
+    assert env.sources["setupCommand"].startswith("the project, tox.ini [testenv] deps")
+
+
+def test_tox_factor_lines_follow_an_older_python(tmp_path: Path) -> None:
+    files: Files = {
+        "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\n'
+        '[project]\nname = "x"\nrequires-python = ">=3.8,<3.12"\n',
+        **_tox("py311: ipython<9", "py312: ipython"),
+        "tests/test_x.py": "",
+    }
+
+    env = _infer(tmp_path, files, ["tests/test_x.py"])
+
+    assert env.setup_command == (
+        "python3.11 -m venv .venv && .venv/bin/python -m pip install -e . 'ipython<9' pytest"
+    )
+    assert env.sources["setupCommand"] == (
+        "the project, tox.ini [testenv] deps (factors of Python 3.11), pytest"
+    )
+
+
+@pytest.mark.parametrize(
+    ("names", "installed"),
+    [
+        (["requirements.txt", "requirements-dev.txt"],
+         "-r requirements.txt -r requirements-dev.txt"),
+        (["requirements_test.txt", "requirements-dev.txt"], "-r requirements_test.txt"),
+        (["test-requirements.txt", "requirements.testing.txt"],
+         "-r requirements.testing.txt -r test-requirements.txt"),
+        (["requirements/test.txt", "requirements/dev.txt", "requirements/docs.txt"],
+         "-r requirements/test.txt"),
+        (["requirements/dev.txt", "requirements/development.txt"], "-r requirements/dev.txt"),
+        # Flask's: the minimal and development versions are other environments' pins
+        (["requirements/tests.txt", "requirements/tests-min.txt", "requirements/tests-dev.txt"],
+         "-r requirements/tests.txt"),
+        (["requirements/tests-unit.txt", "requirements/tests-min.txt", "requirements-dev.txt"],
+         "-r requirements/tests-min.txt"),
+        (["requirements/dev-docs.txt", "requirements-develop.txt"], "-r requirements-develop.txt"),
+        (["requirements-tests-py27.txt", "requirements-tests-py3.txt", "tests/requirements.txt"],
+         "-r requirements-tests-py3.txt -r tests/requirements.txt"),
+        (["requirements/docs.txt", "docs/requirements-test.txt", "requirements/ci/test.txt",
+          "tests.txt", "test-data.txt"], ""),
+        (["requirements-$(touch x)-test.txt", "requirements/-test.txt"], ""),
+    ],
+    ids=["plain-and-dev", "test-over-dev", "spellings", "folder", "first-dev", "flask",
+         "first-of-broader", "named-only-dev", "python-named",
+         "not-requirements", "hostile-names"],
+)  # fmt: skip
+def test_requirement_files_by_their_names(tmp_path: Path, names: list[str], installed: str) -> None:
+    files: Files = dict.fromkeys(names, "click\n")
+    files["setup.py"] = "setup()\n"
+    files["tests/test_x.py"] = ""
+
+    env = _infer(tmp_path, files, ["tests/test_x.py"])
+
+    pip = " ".join(["-e", ".", *installed.split(), "pytest"])
+    assert env.setup_command == f"python3 -m venv .venv && .venv/bin/python -m pip install {pip}"
 
 
 def test_a_dependency_group_is_read_with_its_included_groups(tmp_path: Path) -> None:
@@ -420,8 +518,6 @@ def test_the_nearest_project_of_the_test_files_is_the_workdir(tmp_path: Path) ->
 
 
 def _package(test: str | None, **more: object) -> str:
-    import json  # noqa: PLC0415 - only the package helper needs it
-
     scripts = {"lint": "eslint ."} | ({"test": test} if test else {})
     return json.dumps({"name": "app", "scripts": scripts, **more})
 
@@ -498,6 +594,83 @@ def test_javascript_install_and_runner(
     assert (env.setup_command, env.test_command, env.runner) == (setup, test, runner)
     assert env.toolchains == (("bun",) if runner == "bun" else ("node",))
     assert detect_runner(env.test_command) == {"node-test": "node"}.get(runner, runner)
+
+
+@pytest.mark.parametrize(
+    ("scripts", "test"),
+    [
+        ({"test": "npm run lint && npm run test-cov", "test-cov": "jest --coverage"},
+         "node_modules/.bin/jest --ci --json --runTestsByPath {tests}"),
+        ({"test": "eslint . && prettier --check . && tsc --noEmit && jest --coverage"},
+         "node_modules/.bin/jest --ci --json --runTestsByPath {tests}"),
+        ({"test": "npm run build; vitest run", "build": "tsc"},
+         "node_modules/.bin/vitest run --reporter=verbose {tests}"),
+        ({"test": "cross-env NODE_ENV=test TZ=UTC nyc --reporter lcov jest --config jest.json"},
+         "node_modules/.bin/jest --ci --json --runTestsByPath --config jest.json {tests}"),
+        ({"test": "npx c8 -r text --all vitest run && c8 report"},
+         "node_modules/.bin/vitest run --reporter=verbose {tests}"),
+        ({"test": "dotenv -e .env.test -- node --test test/"}, "node --test {tests}"),
+        ({"test": "run-s lint 'test:*'", "test:unit": "yarn test:node", "test:node": "node --test",
+          "test:e2e": "playwright test"},
+         "node --test {tests}"),
+        ({"test": "npm-run-all --max-parallel 2 -p check test:**", "check": "npm run test",
+          "test:a:b": "vitest run"},
+         "node_modules/.bin/vitest run --reporter=verbose {tests}"),
+        ({"test": "npm run a", "a": "yarn b", "b": "pnpm a", "lint": "eslint ."}, None),
+    ],
+    ids=["followed-coverage", "checks-dropped", "build-first", "env-and-coverage-wrappers",
+         "npx-c8", "dotenv", "run-s-pattern", "npm-run-all-deep", "cycle"],
+)  # fmt: skip
+def test_a_compound_test_script_is_read_to_its_runner(
+    tmp_path: Path, scripts: dict[str, str], test: str | None
+) -> None:
+    files: Files = {
+        "package.json": json.dumps({"scripts": scripts}),
+        "package-lock.json": "{}",
+        "test/app.test.js": "",
+    }
+
+    if test is None:
+        with pytest.raises(DraftError, match="cannot infer the test runner"):
+            _infer(tmp_path, files, ["test/app.test.js"])
+        return
+    env = _infer(tmp_path, files, ["test/app.test.js"])
+
+    assert env.test_command == test
+    assert env.sources["runner"] == "package.json scripts.test"
+
+
+_JEST = {"package.json": '{"devDependencies": {"jest": "29"}}', "test/a.test.js": ""}
+
+
+def _lock(*resolved: str) -> str:
+    packages = {f"node_modules/p{at}": {"resolved": url} for at, url in enumerate(resolved)}
+    return json.dumps({"lockfileVersion": 3, "packages": packages}, indent=2)
+
+
+@pytest.mark.parametrize(
+    ("lock", "setup"),
+    [
+        (_lock("https://registry.npmjs.org/a/-/a-1.0.0.tgz"), "npm ci"),
+        (_lock("https://registry.npmjs.org/a/-/a-1.0.0.tgz",
+               "https://registry.yarnpkg.com/@s/b/-/b-2.0.0.tgz"),
+         "npm ci --replace-registry-host=always"),
+        (_lock("http://registry.npm.taobao.org/a/-/a-1.0.0.tgz"),
+         "npm ci --replace-registry-host=always"),
+        (_lock("https://codeload.github.com/o/r/tar.gz/abc", "git+ssh://git@github.com/o/r.git",
+               "file:vendor/c-1.0.0.tgz"),
+         "npm ci"),
+    ],
+    ids=["npm-registry", "yarn-registry", "dead-mirror", "not-registry-tarballs"],
+)  # fmt: skip
+def test_an_npm_lockfile_from_another_registry_installs_from_the_configured_one(
+    tmp_path: Path, lock: str, setup: str
+) -> None:
+    env = _infer(tmp_path, {**_JEST, "package-lock.json": lock}, ["test/a.test.js"])
+
+    assert env.setup_command == setup
+    assert env.sources["setupCommand"].startswith("package-lock.json")
+    assert ("configured one" in env.sources["setupCommand"]) == ("replace" in setup)
 
 
 def test_a_workspace_package_installs_at_the_root_and_runs_its_own_jest(tmp_path: Path) -> None:

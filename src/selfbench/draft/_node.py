@@ -7,12 +7,15 @@ or `--frozen-lockfile` (yarn 1); `package-lock.json`/`npm-shrinkwrap.json` → `
 `npm install --before=<the base commit's date>`, so the dependencies resolve to what was
 published then. A lockfile already pins every version (and `npm ci` ignores `--before`); pnpm,
 yarn and bun have no date option, so without a lockfile they install the newest that matches.
+An npm lockfile whose registry tarballs name another registry's host (`registry.yarnpkg.com`, a
+mirror since gone) is installed with `--replace-registry-host=always`: from the configured one.
 
 Package: the nearest one above the test files, or, when neither it nor the test files' imports
 name a runner, the nearest above it that does (a workspace root running its packages' tests).
 
 Runner: the first simple command of `scripts.test` (following `npm run x`, `pnpm x`, `yarn x`,
-`bun run x` into other scripts) that runs jest, vitest, `node --test` or `bun test`; else the
+`bun run x`, `run-s x y:*` into other scripts, and through `cross-env`, `dotenv --`, `nyc` and
+`c8` to the command they run) that runs jest, vitest, `node --test` or `bun test`; else the
 dev dependencies (vitest, then jest); else the test files' imports (`node:test`, `bun:test`).
 Each runs in its own form, one file per selector: `jest --ci --json --runTestsByPath`,
 `vitest run --reporter=verbose`, `node --test`, `bun test`, keeping the
@@ -47,6 +50,28 @@ _COREPACK = (
     "COREPACK_NPM_REGISTRY=\"$(npm config get registry | sed 's:/*$::')\" corepack"
 )
 _SCRIPT_RUNNERS = frozenset({"npm", "pnpm", "yarn", "bun"})
+_RUN_ALL = {
+    name: frozenset({"--max-parallel", "--npm-path"}) for name in ("npm-run-all", "run-s", "run-p")
+}
+"""npm-run-all's commands, which run scripts by name or pattern (`test:*`), and their options
+that take a separate value."""
+_COVERAGE_VALUES = frozenset(
+    {"-r", "--reporter", "-n", "--include", "-x", "--exclude", "-e", "--extension", "-i"}
+    | {"--require", "--report-dir", "--reports-dir", "-o", "--temp-dir", "--temp-directory"}
+    | {"--src", "--cwd"}
+)
+_WRAPPERS = {
+    "cross-env": frozenset[str](),
+    "dotenv": frozenset({"-e", "-v", "-c"}),
+    "nyc": _COVERAGE_VALUES,
+    "c8": _COVERAGE_VALUES,
+}
+"""Programs a script runs its command through (its environment, its `.env`, its coverage), and
+their options that take a separate value."""
+_FOREIGN_TARBALL_RE = re.compile(
+    r'"resolved":\s*"https?://(?!registry\.npmjs\.org[/:"])[^/"]+/[^"]*/-/[^"/]+\.tgz'
+)
+"""A registry tarball in `package-lock.json` from another host than npm's own."""
 _MAX_DEPTH = 3
 _RUNNERS = tuple(runner for runner in RUNNERS if runner.node is not None)
 """The runners a Node project's script can run, in the registry's order."""
@@ -104,26 +129,81 @@ def _install(tree: Tree, manager: str, lock: str | None) -> str:
     return "npm ci" if frozen else "npm install"
 
 
-def _dated(install: str, manager: str, lock: str | None, tree: Tree) -> tuple[str, str]:
-    """npm without a lockfile resolves as of the base commit's date; the command and a note."""
-    if manager != "npm" or lock is not None:
+def _dated(
+    install: str, manager: str, lock: str | None, lock_source: str, tree: Tree
+) -> tuple[str, str]:
+    """npm without a lockfile resolves as of the base commit's date, npm with one that names
+    another registry's tarballs fetches them from the configured registry; the command and a
+    note."""
+    if manager != "npm":
         return install, ""
+    if lock is not None:
+        if _FOREIGN_TARBALL_RE.search(tree.text(lock_source) or "") is None:
+            return install, ""
+        return (
+            f"{install} --replace-registry-host=always",
+            ", its tarballs from another registry fetched from the configured one",
+        )
     date = tree.committed()
     return f"{install} --before={date}", f", as published before the base commit's date {date}"
 
 
 def _script_commands(scripts: dict[str, Any], name: str, depth: int = 0) -> list[list[str]]:
-    """The simple commands a script runs, scripts it runs by name followed."""
+    """The simple commands a script runs, scripts it runs by name followed, wrappers unwrapped."""
     script = scripts.get(name)
     if not isinstance(script, str) or depth > _MAX_DEPTH:
         return []
     found: list[list[str]] = []
-    for argv in commands(script):
+    for argv in map(_unwrapped, commands(script)):
         target = _script_target(argv, scripts)
-        if target is not None and target != name:
-            found.extend(_script_commands(scripts, target, depth + 1))
-        else:
+        targets = [target] if target is not None else _run_all_targets(argv, scripts)
+        if targets is None or target == name:  # `bun test` in `test` is bun's runner
             found.append(argv)
+            continue
+        for followed in targets:
+            if followed != name:
+                found.extend(_script_commands(scripts, followed, depth + 1))
+    return found
+
+
+def _unwrapped(argv: list[str]) -> list[str]:
+    """The command a wrapper runs (`cross-env CI=1 jest`, `nyc --reporter lcov jest`, `dotenv -e
+    .env.test -- jest`, each also through `npx`): `jest`; any other command as it is."""
+    for _ in range(_MAX_DEPTH):
+        if argv[:1] == ["npx"] and len(argv) > 1 and argv[1] in _WRAPPERS:
+            argv = argv[1:]
+        if not argv or argv[0] not in _WRAPPERS:
+            return argv
+        values, at = _WRAPPERS[argv[0]], 1
+        while at < len(argv) and argv[at] != "--":
+            word = argv[at]
+            if word in values:
+                at += 2
+            elif word.startswith("-") or (argv[0] == "cross-env" and "=" in word):
+                at += 1
+            else:
+                break
+        if argv[at : at + 1] == ["--"]:
+            at += 1
+        argv = argv[at:]
+    return argv
+
+
+def _run_all_targets(argv: list[str], scripts: dict[str, Any]) -> list[str] | None:
+    """The scripts `npm-run-all`, `run-s` or `run-p` runs, in its order (`test:*` is every
+    `test:` script one level down, `test:**` every one below), or None for another command."""
+    if not argv or argv[0] not in _RUN_ALL:
+        return None
+    values, at, patterns = _RUN_ALL[argv[0]], 1, []
+    while at < len(argv) and argv[at] != "--":
+        word = argv[at]
+        at += 2 if word in values else 1
+        if not word.startswith("-"):
+            patterns.append(word.split(" ", 1)[0])
+    found: list[str] = []
+    for pattern in patterns:
+        glob = re.escape(pattern).replace(r"\*\*", ".*").replace(r"\*", "[^:]*")
+        found.extend(key for key in scripts if re.fullmatch(glob, key) and key not in found)
     return found
 
 
@@ -254,7 +334,7 @@ def infer_node(tree: Tree, workdir: str, test_files: Sequence[str]) -> Inferred:
             f"cannot infer the test runner of {package_path}: {what}; selfbench reads {_READ} "
             "(set runner and testCommand in selfbench.toml)"
         )
-    install, note = _dated(_install(tree, manager, lock), manager, lock, tree)
+    install, note = _dated(_install(tree, manager, lock), manager, lock, lock_source, tree)
     install = in_directory(install, lock or workdir, workdir)
     local = (lock or workdir) == workdir
     return Inferred(

@@ -3,9 +3,13 @@
 * `uv.lock` beside (or above) the project: `uv sync --frozen --no-default-groups` with the
   project's test dependency group and test extra; tests run by `uv run --frozen --no-sync`.
 * otherwise a venv and pip: the project itself, editable, with its test extra (when it declares
-  a build system, a `setup.py` or a `setup.cfg`), the test requirement files, the test
-  dependency group's requirements (PEP 735, read here so any pip installs them), Poetry's test
-  group, and pytest.
+  a build system, a `setup.py` or a `setup.cfg`), `requirements.txt`, the test requirement files
+  (`requirements-test.txt`, `test_requirements.txt`, `requirements/tests.txt`, …; the first dev
+  one, `requirements-dev.txt` or `requirements/dev.txt`, when there is none; never one naming
+  another Python, `-py27`), the test dependency group's requirements (PEP 735, read here so any
+  pip installs them), Poetry's test group, and pytest. `tox.ini`'s `[testenv] deps` are read
+  when nothing else names a test requirement: the unconditional lines and the factor-conditional
+  ones (`py3: ipython`) that hold for the chosen Python, never one line per factor flattened.
 
 A project that takes its version from git tags (setuptools-scm or hatch-vcs in its build
 requirements) gets the nearest tag's release as `SETUPTOOLS_SCM_PRETEND_VERSION`: the task's
@@ -41,6 +45,7 @@ from posixpath import dirname, join, normpath
 from typing import Any, Final
 
 from selfbench.draft._inferred import Inferred, in_directory, shell_words
+from selfbench.draft._pip_files import requirement_files, tox_lines
 from selfbench.draft._tree import Tree
 from selfbench.runners import RUNNERS, Runner, python_project
 from selfbench.toolchains.versions import DEFAULT_PYTHON, PYTHON_VERSIONS
@@ -58,16 +63,6 @@ __all__ = [
 
 PYTHON_MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg")
 _TEST_SETS = ("test", "tests", "testing", "dev")
-_TEST_REQUIREMENTS = (
-    "requirements-test.txt", "requirements_test.txt", "requirements-tests.txt",
-    "test-requirements.txt", "test_requirements.txt", "requirements/test.txt",
-    "requirements/tests.txt", "requirements/testing.txt", "tests/requirements.txt",
-)  # fmt: skip
-_DEV_REQUIREMENTS = (
-    "requirements-dev.txt", "requirements_dev.txt", "dev-requirements.txt",
-    "requirements/dev.txt",
-)  # fmt: skip
-"""Read only when no test requirements file exists: they often pull in linters and docs."""
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _RUNNERS = tuple(runner for runner in RUNNERS if runner.ecosystem == "python")
 _DEFAULT = next(runner for runner in _RUNNERS if runner.reads_as == runner.name)
@@ -82,7 +77,6 @@ _BY_IMPORT = tuple(
 # whatever the build says (a project with a pure-Python fallback still tests something).
 _REBUILD = ".venv/bin/python setup.py --quiet build_ext --inplace"
 _EXTRA_KEY_RE = re.compile(r"""['"]([\w.-]+)['"]\s*:""")
-_FACTOR_RE = re.compile(r"^[\w,{}-]+:\s+")
 _CLAUSE_RE = re.compile(r"\s*(~=|==|!=|<=|>=|<|>)\s*(\d+)(?:\.(\d+))?(\.\*)?[\w.]*\s*")
 _PIN_RE = re.compile(r"\s*(==|<=|<|~=)\s*(\d+(?:\.\d+)*)(?:\.\*)?\s*")
 _TOO_OLD: Final = tuple(
@@ -162,20 +156,21 @@ class _Plan:
         return {_requirement_name(r) for r in self.requirements}
 
 
-def _pip_plan(tree: Tree, workdir: str, pyproject: dict[str, Any] | None) -> _Plan:
+def _pip_plan(tree: Tree, workdir: str, pyproject: dict[str, Any] | None, version: str) -> _Plan:
+    """What pip installs for the tests under Python `version` (`3.12`)."""
     plan = _Plan()
     extra = _project(tree, workdir, pyproject, plan)
     _groups(pyproject, plan)
     if not plan.requirements and not extra:
-        _tox_deps(tree, workdir, plan)
-    files = [name for name in _TEST_REQUIREMENTS if tree.has(join(workdir, name))]
-    if not files:
-        files = [name for name in _DEV_REQUIREMENTS if tree.has(join(workdir, name))][:1]
-    if not plan.installable and tree.has(join(workdir, "requirements.txt")):
+        _tox_deps(tree, workdir, plan, version)
+    files = requirement_files(tree.files(), workdir, version)
+    if tree.has(join(workdir, "requirements.txt")):
         files.insert(0, "requirements.txt")
+    read = {normpath(plan.options[at + 1]) for at, word in enumerate(plan.options) if word == "-r"}
     for name in files:
-        plan.options.extend(["-r", name])
-        plan.sources.append(name)
+        if name not in read:
+            plan.options.extend(["-r", name])
+            plan.sources.append(name)
     return plan
 
 
@@ -322,15 +317,15 @@ def _ini(text: str | None) -> configparser.ConfigParser | None:
     return parser
 
 
-def _tox_deps(tree: Tree, workdir: str, plan: _Plan) -> None:
-    """`tox.ini`'s `[testenv] deps`, for a project that says nowhere else what its tests need."""
+def _tox_deps(tree: Tree, workdir: str, plan: _Plan, version: str) -> None:
+    """`tox.ini`'s `[testenv] deps`, for a project that says nowhere else what its tests need:
+    the lines that hold under Python `version` (`tox_lines`)."""
     config = _ini(tree.text(join(workdir, "tox.ini")))
     if config is None or not config.has_option("testenv", "deps"):
         return
+    lines, factored = tox_lines(config.get("testenv", "deps"), version)
     found = False
-    for raw in config.get("testenv", "deps").splitlines():
-        line = raw.split("#", 1)[0].strip()
-        line = _FACTOR_RE.sub("", line).replace("{toxinidir}/", "")
+    for line in (line.replace("{toxinidir}/", "") for line in lines):
         if line.startswith("-r") and "{" not in line:
             plan.options.extend(["-r", line[2:].strip()])
             found = True
@@ -338,7 +333,8 @@ def _tox_deps(tree: Tree, workdir: str, plan: _Plan) -> None:
             plan.requirements.append(line)
             found = True
     if found:
-        plan.sources.append("tox.ini [testenv] deps")
+        note = f" (factors of Python {version})" if factored else ""
+        plan.sources.append(f"tox.ini [testenv] deps{note}")
 
 
 def _uv_setup(pyproject: dict[str, Any] | None) -> tuple[list[str], list[str], bool]:
@@ -541,20 +537,26 @@ def _pip(
     local: Mapping[str, str],
     python: str | None,
 ) -> tuple[Inferred, bool]:
-    """The venv and pip setup, and whether setup.py builds extension modules."""
-    plan = _pip_plan(tree, workdir, pyproject)
-    if _PROJECT.package not in plan.names():
-        plan.requirements.append(_PROJECT.package)
-        plan.sources.append(_PROJECT.package)
+    """The venv and pip setup, and whether setup.py builds extension modules.
+
+    The Python is chosen with what the default's (or the retry's) plan installs; the files and
+    tox lines that name a Python are then those of the one chosen."""
     compiled = _builds_extensions(tree, workdir)
-    if compiled:
-        plan.requirements.append("setuptools")  # to rebuild offline, when the tests run
+    version = python or DEFAULT_PYTHON
+    plan = _pip_plan(tree, workdir, pyproject, version)
     requires = _table(pyproject, "project").get("requires-python")
     requirements = _requirement_lines(tree, workdir, plan, pyproject)
     pythons, why = pythons_for(requires, requirements=requirements, local=local)
     if python is not None:
         pythons = pythons[pythons.index(python) :] if python in pythons else (python,)
         why = "a retry: the newer Pythons could not collect the changed tests"
+    elif pythons[0] != version:
+        plan = _pip_plan(tree, workdir, pyproject, pythons[0])
+    if _PROJECT.package not in plan.names():
+        plan.requirements.append(_PROJECT.package)
+        plan.sources.append(_PROJECT.package)
+    if compiled:
+        plan.requirements.append("setuptools")  # to rebuild offline, when the tests run
     pip = [".venv/bin/python", "-m", "pip", "install", *plan.options, *plan.requirements]
     setup = f"{python_command(pythons[0])} -m venv .venv && {shell_words(pip)}"
     sources = {
