@@ -3,7 +3,7 @@
 The line mapping, the V8 line reading and the choice are pure tables; the sandbox cases build
 real repositories with a real merged change and run `observe` and `decide` on them: a changed
 module exercised by one unchanged test file and not by another that sorts first (pytest under
-coverage.py, `node --test` under V8 coverage), and a test command that drops the environment, so
+the line trace, `node --test` under V8 coverage), and a test command that drops the environment, so
 coverage cannot run and the draft says why.
 """
 
@@ -12,15 +12,18 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from harbor_env import find_python312
 from selfbench.artifacts.draft_record import pass_to_pass_basis
 from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.draft.coverage import (
-    COVERAGE_PY,
+    LINES,
     V8,
     CoverageRun,
     CoverageSeen,
@@ -191,10 +194,10 @@ PASSING = [(f"{f}::{t}", f, f"{f}::{t}") for f, t in [(A, "t1"), (A, "t2"), (B, 
 def test_pass_to_pass_ranked_by_coverage(
     scores: dict[str, int], cap: int, chosen: tuple[str, ...], basis: str
 ) -> None:
-    seen = CoverageSeen(COVERAGE_PY, scores, lines=12)
+    seen = CoverageSeen(LINES, scores, lines=12)
     got, why = choose_pass_to_pass(PASSING, neighbours=frozenset({N}), coverage=seen, cap=cap)
     assert (got, why.basis, why.selected) == (chosen, basis, chosen)
-    assert why.detail.startswith("coverage.py at the base: ")
+    assert why.detail.startswith("the line trace at the base: ")
     assert "the 12 lines around the gold's changed lines" in why.detail
 
 
@@ -236,6 +239,137 @@ def test_the_basis_reads_back_from_the_evidence() -> None:
     basis = PassToPassBasis(basis="coverage", detail="d", selected=("x",))
     assert pass_to_pass_basis({"passToPassBasis": basis.model_dump(mode="json")}) == basis
     assert pass_to_pass_basis({}).basis == "none"
+
+
+# --- the line trace: the plugin on the project's Python -----------------------------------------
+
+_TRACED_MODULE = """\
+def sign(x):
+    if x > 0:
+        return 1
+    return -1
+
+
+def count(n):
+    for _ in range(n):
+        pass
+    return n
+
+
+def pair():
+    yield 1
+    yield 2
+"""
+
+_TRACED_TESTS = """\
+import threading
+
+from pkg.mod import count, pair, sign
+
+
+def test_positive():
+    assert sign(1) == 1
+
+
+def test_negative():
+    assert sign(-1) == -1
+
+
+def test_in_a_thread():
+    thread = threading.Thread(target=count, args=(3,))
+    thread.start()
+    thread.join()
+
+
+def test_generator():
+    assert list(pair()) == [1, 2]
+
+
+def test_nothing_measured():
+    assert True
+"""
+
+
+def _pythons() -> list[object]:
+    """This Python (`sys.settrace` before 3.12) and a 3.12 (`sys.monitoring`) where one runs."""
+    try:
+        python312 = find_python312()
+    except RuntimeError:
+        python312 = ""
+    skip = pytest.mark.skipif(not python312, reason="no Python 3.12 on PATH or in pyenv")
+    return [
+        pytest.param(sys.executable, id=f"python{sys.version_info[0]}.{sys.version_info[1]}"),
+        pytest.param(python312, id="python3.12", marks=skip),
+    ]
+
+
+@pytest.mark.parametrize("python", _pythons())
+def test_the_line_trace_records_each_test_s_lines_of_the_measured_files(
+    tmp_path: Path, python: str
+) -> None:
+    """The plugin the coverage run loads, in a real pytest on the given Python: each test's
+    lines of the measured module (a branch each way, a thread, a generator), none of a test
+    that does not call it, read back as the draft reads them."""
+    project, lib, data = tmp_path / "app", tmp_path / "lib", tmp_path / "data" / "0"
+    for directory in (project / "pkg", project / "tests", lib, data):
+        directory.mkdir(parents=True)
+    (project / "pkg" / "__init__.py").write_text("")
+    (project / "pkg" / "mod.py").write_text(_TRACED_MODULE)
+    (project / "tests" / "test_mod.py").write_text(_TRACED_TESTS)
+    assert PYTEST_COVERAGE is not None
+    (lib / f"{PYTEST_COVERAGE.plugin_module}.py").write_text(PYTEST_COVERAGE.plugin)
+    (lib / "include.json").write_text(json.dumps([str(project / "pkg" / "mod.py")]))
+    # pytest itself from this venv (pure Python): the other Python needs nothing installed
+    site = Path(pytest.__file__).parent.parent
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(lib), str(project), str(site)]),
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "SELFBENCH_COVERAGE_DATA": str(data),
+        "SELFBENCH_COVERAGE_INCLUDE": str(lib / "include.json"),
+    }
+    argv = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    argv += ["-p", PYTEST_COVERAGE.plugin_module, "tests"]
+    result = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not (data / "error.txt").exists(), (data / "error.txt").read_text()
+
+    lines = {"pkg/mod.py": frozenset(range(1, 17))}
+    run = CoverageRun(PYTEST_COVERAGE, lines, data.parent, {}, {})
+    # the sandbox's paths are below /app: read as the draft does, with this project's prefix
+    for record in data.glob("lines-*.json"):
+        text = record.read_text().replace(str(project), "/app")
+        record.write_text(text)
+    seen = read_coverage(run, ["tests/test_mod.py"], {}, log="coverage.log")
+    assert seen.problem is None
+    assert dict(seen.scores) == {
+        "tests/test_mod.py::test_positive": 2,  # lines 2, 3
+        "tests/test_mod.py::test_negative": 2,  # lines 2, 4
+        "tests/test_mod.py::test_in_a_thread": 3,  # lines 8, 9, 10
+        "tests/test_mod.py::test_generator": 2,  # lines 14, 15
+    }
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        "[1, 2]",
+        '{"t::a": [1]}',
+        '{"t::a": {"/app/pkg/mod.py": "2"}}',
+        '{"t::a": {"/app/pkg/mod.py": [true, 2.0, "3"]}}',
+        '{"": {"/app/pkg/mod.py": [2]}}',
+        "not json",
+    ],
+    ids=["a list", "lines not by file", "lines not a list", "not whole numbers", "no id", "junk"],
+)
+def test_a_line_record_not_of_its_shape_counts_nothing(tmp_path: Path, record: str) -> None:
+    """The record is the tests' own writing: whatever it holds, only `{id: {file: [n]}}` counts."""
+    assert PYTEST_COVERAGE is not None
+    (tmp_path / "0").mkdir()
+    (tmp_path / "0" / "lines-1.json").write_text(record)
+    run = CoverageRun(PYTEST_COVERAGE, {"pkg/mod.py": frozenset({2})}, tmp_path, {}, {})
+    seen = read_coverage(run, ["tests/test_mod.py"], {}, log="coverage.log")
+    assert dict(seen.scores) == {}
 
 
 # --- in the sandbox: Python -------------------------------------------------------------------
@@ -327,7 +461,7 @@ def test_pass_to_pass_comes_from_the_test_file_that_executes_the_change(tmp_path
     assert decision.basis is not None
     assert decision.basis.basis == "coverage"
     assert decision.basis.selected == decision.pass_to_pass
-    assert decision.basis.detail.startswith("coverage.py at the base: 3 passing tests execute ")
+    assert decision.basis.detail.startswith("the line trace at the base: 3 passing tests execute ")
 
 
 @SANDBOX
@@ -344,13 +478,13 @@ def test_coverage_that_cannot_run_falls_back_to_the_neighbours_and_says_so(
     assert observation.coverage is not None
     problem = observation.coverage.problem
     assert problem is not None
-    assert problem.startswith("coverage.py recorded nothing (log ")
+    assert problem.startswith("the line trace recorded nothing (log ")
     assert decision.reason is None
     assert decision.pass_to_pass == tuple(sorted(decision.pass_to_pass))
     assert decision.basis == PassToPassBasis(
         basis="neighbours",
         detail=(
-            "coverage could not run: coverage.py recorded nothing; the changed test files' "
+            "coverage could not run: the line trace recorded nothing; the changed test files' "
             "passing tests, then "
             f"{len(decision.pass_to_pass)} of unchanged test files beside them, sorted"
         ),

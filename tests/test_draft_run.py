@@ -21,7 +21,7 @@ from selfbench._sample_history import build_sample_history
 from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.bundle.evidence import REPORT_ARGUMENTS
 from selfbench.draft.api import DraftOptions, DraftResult, draft_candidate
-from selfbench.draft.coverage import COVERAGE_PY, CoverageSeen
+from selfbench.draft.coverage import LINES, CoverageSeen
 from selfbench.draft.run import (
     Decision,
     FileRun,
@@ -428,12 +428,12 @@ def test_outcomes_type_is_the_parsers() -> None:
         (None, (f"{A}::test_old", f"{A}::test_param[a b]", "tests/test_n.py::test_kept")),
         # coverage that ran and saw the neighbour execute nothing guarded: never its tests
         (
-            CoverageSeen(COVERAGE_PY, {}, 7),
+            CoverageSeen(LINES, {}, 7),
             (f"{A}::test_old", f"{A}::test_param[a b]"),
         ),
         # its test executes the change: chosen first
         (
-            CoverageSeen(COVERAGE_PY, {"tests/test_n.py::test_kept": 2}, 7),
+            CoverageSeen(LINES, {"tests/test_n.py::test_kept": 2}, 7),
             ("tests/test_n.py::test_kept", f"{A}::test_old", f"{A}::test_param[a b]"),
         ),
     ],

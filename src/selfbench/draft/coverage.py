@@ -8,14 +8,16 @@ every candidate test file once under the runner's coverage measure (`Runner.cove
 same sandbox as the draft's other runs (`prepare_coverage`, `CoverageRun.variant`); the host
 reads what it recorded (`read_coverage`):
 
-* Python runners (pytest, unittest through pytest): coverage.py, selfbench's own copy, bound
-  read-only into the sandbox with a tiny pytest plugin (the runner's) that starts it and switches
-  its dynamic context to each test's node id for the test's setup, call and teardown. The id is
-  exactly the name the runner's report gives, hence the selector; coverage.py's own
-  `dynamic_context = test_function` names a function (`module.Class.test`), one context for every
-  parametrization, and knows nothing of node ids. Its C tracer is built for selfbench's Python,
-  not the project's, so the pure-Python tracer runs (`COVERAGE_CORE=pytrace`); only the changed
-  files are measured. The plugin writes a failure to its data directory instead of raising.
+* Python runners (pytest, unittest through pytest): a tiny pytest plugin (the runner's), bound
+  read-only into the sandbox, records Python's own line events in the changed files, a set of
+  lines per test node id (the test's setup, call and teardown), and writes them as JSON. The id
+  is exactly the name the runner's report gives, hence the selector. It runs on the project's
+  Python with the standard library alone: `sys.monitoring` from 3.12 (each line's event fires
+  once per test, then is disabled until the next test: a run costs little more than a plain
+  one), `sys.settrace` before it, tracing only the changed files' frames. coverage.py is not
+  used: its C tracer is built for selfbench's Python, not the project's, its pure-Python tracer
+  made a real suite ten times slower, and its `sys.monitoring` core has no per-test contexts.
+  The plugin writes a failure to its data directory instead of raising.
 * Node runners (node --test, jest, vitest): V8's own coverage (`NODE_V8_COVERAGE`), one data
   directory per test file: a file executes a line when the innermost block range holding one of
   its characters ran. A script whose text is not the base file's (a transform) is left out; when
@@ -34,14 +36,11 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote
-
-import coverage
 
 from selfbench._fs import read_bytes
 from selfbench.artifacts.quality_record import PassToPassBasis
@@ -56,7 +55,7 @@ from selfbench.runners import CoverageParts
 from selfbench.validate.phases import VerifierVariant
 
 __all__ = [
-    "COVERAGE_PY",
+    "LINES",
     "SURROUNDING",
     "V8",
     "CoverageRun",
@@ -73,9 +72,9 @@ __all__ = [
 
 SURROUNDING: Final = 3
 """A changed line guards this many base lines on either side of it."""
-COVERAGE_PY: Final = "coverage.py"
+LINES: Final = "lines"
 V8: Final = "v8"
-_TOOL_NAMES = {COVERAGE_PY: "coverage.py", V8: "V8 coverage"}
+_TOOL_NAMES = {LINES: "the line trace", V8: "V8 coverage"}
 _ROOT = "/run/selfbench-coverage"
 _LIB = f"{_ROOT}/lib"
 _DATA = f"{_ROOT}/data"
@@ -147,7 +146,7 @@ class CoverageSeen:
     """What the coverage run at the base saw, or why there is nothing to see."""
 
     tool: str
-    """`coverage.py` or `v8`; "" when the runner has none."""
+    """`lines` or `v8`; "" when the runner has none."""
     scores: Mapping[str, int] = field(default_factory=dict)
     """Per test (its runner's name; the test file for runners that select by file), how many
     guarded lines it executes (tests executing none are left out)."""
@@ -200,7 +199,7 @@ def choose_pass_to_pass(
             "test files beside them, sorted"
         )
         return chosen, PassToPassBasis(basis="neighbours", detail=detail, selected=chosen)
-    tool = _TOOL_NAMES[coverage.tool]
+    tool = _TOOL_NAMES.get(coverage.tool, coverage.tool)
     around = f"the {coverage.lines} lines around the gold's changed lines"
     if not covered:
         detail = (
@@ -255,7 +254,7 @@ class CoverageRun:
 
     @property
     def tool(self) -> str:
-        """`coverage.py` or `v8`."""
+        """`lines` or `v8`."""
         return self.parts.tool
 
     def variant(
@@ -280,9 +279,9 @@ def prepare_coverage(
     scratch: Path, parts: CoverageParts, lines: Mapping[str, frozenset[int]]
 ) -> CoverageRun | str:
     """The coverage run's host directories under `scratch` (the data directory, writable by
-    the tests' user; for coverage.py, the plugin and selfbench's coverage package, read-only),
+    the tests' user; for `lines`, the plugin, read-only),
     or why there is nothing to measure."""
-    if parts.tool == COVERAGE_PY:
+    if parts.tool == LINES:
         lines = {path: found for path, found in lines.items() if path.endswith(".py")}
     if not lines:
         return "the gold patch changes no line of a file the base has"
@@ -292,11 +291,11 @@ def prepare_coverage(
     ro_binds: dict[str, Path] = {}
     if parts.plugin:
         lib = scratch / "coverage-lib"
-        (lib / "coverage").mkdir(parents=True)  # the mount point of the package
+        lib.mkdir()
         (lib / f"{parts.plugin_module}.py").write_text(parts.plugin, encoding="utf-8")
         include = [f"{layout.CONTAINER_APP}/{path}" for path in sorted(lines)]
         (lib / _INCLUDE).write_text(json.dumps(include), encoding="utf-8")
-        ro_binds = {_LIB: lib, f"{_LIB}/coverage": Path(coverage.__file__).resolve().parent}
+        ro_binds = {_LIB: lib}
     return CoverageRun(parts, dict(lines), data, {_DATA: data}, ro_binds)
 
 
@@ -316,8 +315,8 @@ def read_coverage(
     if errors:
         return CoverageSeen(run.tool, {}, total, f"{errors[0]} (log {log})")
     recorded: bool | None
-    if run.tool == COVERAGE_PY:
-        executed, recorded = _read_python(run)
+    if run.tool == LINES:
+        executed, recorded = _read_lines(run)
     else:
         executed, recorded = _read_v8(run, files, sources)
     if recorded is None:
@@ -327,7 +326,7 @@ def read_coverage(
         )
         return CoverageSeen(run.tool, {}, total, why)
     if not recorded:
-        why = f"{_TOOL_NAMES[run.tool]} recorded nothing (log {log})"
+        why = f"{_TOOL_NAMES.get(run.tool, run.tool)} recorded nothing (log {log})"
         return CoverageSeen(run.tool, {}, total, why)
     scores = {name: len(found) for name, found in executed.items() if found}
     return CoverageSeen(run.tool, scores, total)
@@ -353,26 +352,33 @@ def _repository_path(measured: str) -> str:
     return measured.removeprefix(prefix) if measured.startswith(prefix) else ""
 
 
-def _read_python(run: CoverageRun) -> tuple[_Executed, bool]:
-    """Per pytest node id, the guarded lines it executes; whether any data file was read."""
+_LINES_LIMIT = 64 << 20
+"""The most a process's line record may hold (it is the tests' writing: hostile)."""
+
+
+def _read_lines(run: CoverageRun) -> tuple[_Executed, bool]:
+    """Per pytest node id, the guarded lines it executes; whether any record was read. A record
+    that is not `{node id: {file: [line, …]}}` is not read."""
     executed: _Executed = {}
     recorded = False
-    for path in sorted(run.data.glob("*/.coverage*")):
-        data = coverage.CoverageData(basename=str(path))
+    for path in sorted(run.data.glob("*/lines-*.json")):
         try:
-            data.read()
-            measured = data.measured_files()
-        except (coverage.CoverageException, sqlite3.Error):
+            value = json.loads(read_bytes(path, error=DraftError, limit=_LINES_LIMIT))
+        except (DraftError, ValueError):
+            continue
+        if not isinstance(value, dict):
             continue
         recorded = True
-        for name in measured:
-            wanted = run.lines.get(_repository_path(name), frozenset())
-            for line, contexts in data.contexts_by_lineno(name).items():
-                if line not in wanted:
+        for test, files in value.items():
+            if not isinstance(test, str) or not test or not isinstance(files, dict):
+                continue
+            for name, lines in files.items():
+                wanted = run.lines.get(_repository_path(str(name)), frozenset())
+                if not isinstance(lines, list):
                     continue
-                for context in contexts:
-                    if context:
-                        executed.setdefault(context, set()).add((name, line))
+                for line in lines:
+                    if type(line) is int and line in wanted:
+                        executed.setdefault(test, set()).add((str(name), line))
     return executed, recorded
 
 

@@ -180,19 +180,19 @@ class CoverageParts:
     """How a draft measures which tests execute which lines of the changed files, at the base
     (`selfbench.draft.coverage`): shell words run before each test file's command, given
     `$selfbench_data` (the file's own data directory, writable) and `$selfbench_coverage_lib`
-    (selfbench's coverage package and the plugin below, read-only)."""
+    (the plugin below, read-only)."""
 
     tool: str
-    """`coverage.py` (per test: one dynamic context per name the runner's report gives) or `v8`
-    (Node's own coverage, per test file)."""
+    """`lines` (Python's line events, per name the runner's report gives) or `v8` (Node's own
+    coverage, per test file)."""
     environment: str
     """The shell words (`export …; `) that have the test processes measured."""
     plugin_module: str = ""
-    """The module name `environment` has the runner load (coverage.py's only; "" for none)."""
+    """The module name `environment` has the runner load (`lines`' only; "" for none)."""
     plugin: str = ""
-    """Its Python source: it starts coverage.py, writing into `$SELFBENCH_COVERAGE_DATA`, on
-    the files listed (a JSON array of patterns) in `$SELFBENCH_COVERAGE_INCLUDE`, and writes a
-    failure to `error.txt` there instead of raising."""
+    """Its Python source: it records the lines each test executes of the files listed (a JSON
+    array of paths) in `$SELFBENCH_COVERAGE_INCLUDE`, writing `lines-<pid>.json` into
+    `$SELFBENCH_COVERAGE_DATA`, and writes a failure to `error.txt` there instead of raising."""
 
 
 V8_COVERAGE = CoverageParts(tool="v8", environment='export NODE_V8_COVERAGE="$selfbench_data"; ')

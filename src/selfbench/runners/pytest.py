@@ -239,17 +239,27 @@ shadow it)."""
 
 COVERAGE_MODULE = "_selfbench_coverage"
 """The pytest plugin a draft's coverage run loads (`-p`)."""
-_COVERAGE_PLUGIN = '''\
-"""Which pytest test executes which measured line: coverage.py, one dynamic context per node
-id. Loaded by selfbench draft; a failure is written to the data directory, never raised."""
+_COVERAGE_PLUGIN = """\
+\"\"\"Which pytest test executes which line of the measured files: a set of lines per node id,
+written as JSON. Loaded by selfbench draft; a failure is written to the data directory, never
+raised. It runs on the project's own Python, whatever its version, and imports nothing but the
+standard library: on 3.12 and later through `sys.monitoring` (line events for the measured
+files' code only, each line once per test, then disabled until the next test), before through
+`sys.settrace` (a trace function only in the measured files' frames).\"\"\"
 
 import json
 import os
+import sys
+import threading
 
 import pytest
 
 _DATA = os.environ.get("SELFBENCH_COVERAGE_DATA", ".")
-_measure = None
+_monitoring = getattr(sys, "monitoring", None)
+_files = frozenset()
+_by_test = {}
+_current = None
+_tool = None
 
 
 def _failed(error):
@@ -260,57 +270,103 @@ def _failed(error):
         pass
 
 
-def pytest_configure(config):
-    global _measure
-    try:
-        import coverage
+def _line(code, line):
+    if _current is not None:
+        _current.setdefault(code.co_filename, set()).add(line)
+    return _monitoring.DISABLE
 
+
+def _started(code, offset):
+    if code.co_filename in _files:
+        _monitoring.set_local_events(_tool, code, _monitoring.events.LINE)
+    return _monitoring.DISABLE
+
+
+def _local(frame, event, arg):
+    if event == "line" and _current is not None:
+        _current.setdefault(frame.f_code.co_filename, set()).add(frame.f_lineno)
+    return _local
+
+
+def _global(frame, event, arg):
+    return _local if frame.f_code.co_filename in _files else None
+
+
+def _start():
+    global _tool
+    if _monitoring is None:
+        threading.settrace(_global)
+        sys.settrace(_global)
+        return
+    for tool in (3, 4, _monitoring.COVERAGE_ID, _monitoring.PROFILER_ID):
+        try:
+            _monitoring.use_tool_id(tool, "selfbench")
+        except ValueError:
+            continue
+        _tool = tool
+        break
+    else:
+        raise RuntimeError("every sys.monitoring tool id is taken")
+    _monitoring.register_callback(_tool, _monitoring.events.LINE, _line)
+    _monitoring.register_callback(_tool, _monitoring.events.PY_START, _started)
+    _monitoring.set_events(_tool, _monitoring.events.PY_START)
+
+
+def _stop():
+    if _monitoring is None:
+        sys.settrace(None)
+        threading.settrace(None)
+    elif _tool is not None:
+        _monitoring.set_events(_tool, 0)
+        _monitoring.free_tool_id(_tool)
+
+
+def pytest_configure(config):
+    global _files
+    try:
         with open(os.environ["SELFBENCH_COVERAGE_INCLUDE"]) as handle:
-            include = json.load(handle)
-        _measure = coverage.Coverage(
-            data_file=os.path.join(_DATA, ".coverage"),
-            data_suffix=True,
-            include=include,
-            config_file=False,
-        )
-        _measure.set_option("run:disable_warnings", ["no-data-collected"])
-        _measure.start()
+            _files = frozenset(json.load(handle))
+        _start()
     except Exception as error:
-        _measure = None
+        _files = frozenset()
         _failed(error)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    if _measure is not None:
-        _measure.switch_context(item.nodeid)
+    global _current
+    _current = _by_test.setdefault(item.nodeid, {})
+    if _tool is not None:
+        _monitoring.restart_events()
     yield
-    if _measure is not None:
-        _measure.switch_context("")
+    _current = None
 
 
 def pytest_unconfigure(config):
-    global _measure
-    if _measure is not None:
-        try:
-            _measure.stop()
-            _measure.save()
-        except Exception as error:
-            _failed(error)
-        _measure = None
-'''
+    try:
+        _stop()
+        found = {
+            test: {name: sorted(lines) for name, lines in files.items()}
+            for test, files in _by_test.items()
+            if files
+        }
+        path = os.path.join(_DATA, f"lines-{os.getpid()}.json")
+        with open(path, "w") as handle:
+            json.dump(found, handle)
+    except Exception as error:
+        _failed(error)
+"""
 COVERAGE = CoverageParts(
-    tool="coverage.py",
+    tool="lines",
     environment=(
         'export PYTHONPATH="$selfbench_coverage_lib${PYTHONPATH:+:$PYTHONPATH}" '
-        f'PYTEST_ADDOPTS="${{PYTEST_ADDOPTS:+$PYTEST_ADDOPTS }}-p {COVERAGE_MODULE}" '
-        "COVERAGE_CORE=pytrace; "
+        f'PYTEST_ADDOPTS="${{PYTEST_ADDOPTS:+$PYTEST_ADDOPTS }}-p {COVERAGE_MODULE}"; '
     ),
     plugin_module=COVERAGE_MODULE,
     plugin=_COVERAGE_PLUGIN,
 )
-"""coverage.py through a plugin of its own (see `selfbench.draft.coverage`): the pure-Python
-tracer, as selfbench's copy of its C tracer is built for another Python than the project's."""
+"""Python's own line events through a plugin of selfbench's (see `selfbench.draft.coverage`),
+on the project's Python: no coverage.py in the sandbox, no pure-Python tracer of every call."""
 
 REPORTER = r'''import fcntl
 import hmac
