@@ -18,6 +18,7 @@ import pytest
 
 from projects import git
 from selfbench._sample_history import build_sample_history
+from selfbench.artifacts.draft_record import FlakyTest
 from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.bundle.evidence import REPORT_ARGUMENTS
 from selfbench.draft.api import DraftOptions, DraftResult, draft_candidate
@@ -458,6 +459,236 @@ def test_decide_an_unchanged_neighbour_gives_only_pass_to_pass_and_never_when_no
     )
     assert decision.fail_to_pass == (f"{A}::test_new",)
     assert decision.pass_to_pass == pass_to_pass
+
+
+# --- flaky tests the change does not reach are left out; volatile ids are one test ------------
+
+N = "tests/test_n.py"
+
+
+def _n_run(*lines: str, code: int = 0) -> FileRun:
+    return _pytest_run(N, [*lines, "== 2 passed in 0.1s =="], code)
+
+
+N_STEADY = _n_run(f"PASSED {N}::test_kept", f"PASSED {N}::test_slow")
+N_SLOW_FAILS = _n_run(f"PASSED {N}::test_kept", f"FAILED {N}::test_slow - Timeout", code=1)
+N_TEARDOWN = _n_run(f"PASSED {N}::test_kept", f"PASSED {N}::test_slow", code=1)
+A_OLD_FAILS = _pytest_run(
+    A,
+    [
+        f"FAILED {A}::test_old - Timeout",
+        f"PASSED {A}::test_param[a b]",
+        f"SKIPPED [1] {A}:3: no",
+        f"FAILED {A}::test_new - assert 1 == 2",
+        f"FAILED {A}::test_broken - boom",
+    ],
+    1,
+)
+CHANGED_P2P = (f"{A}::test_old", f"{A}::test_param[a b]")
+
+
+def _runs(
+    base: tuple[tuple[FileRun, ...], ...], gold: tuple[tuple[FileRun, ...], ...]
+) -> Observation:
+    """Two samples at the base and three with the gold patch, as `observe` reads them."""
+    names = ("gold-1", "gold-1 again", "gold-2")
+    return Observation(
+        tuple(_sample(name, *runs) for name, runs in zip(("base", "base #2"), base, strict=True)),
+        tuple(_sample(name, *runs) for name, runs in zip(names, gold, strict=True)),
+        Path("/logs"),
+        1.0,
+    )
+
+
+STEADY_BASE = ((BASE_A, N_STEADY),) * 2
+STEADY_GOLD = ((GOLD_A, N_STEADY),) * 3
+TOUCHING_SLOW = CoverageSeen(LINES, {f"{N}::test_slow": 1}, 7)
+
+
+@pytest.mark.parametrize(
+    ("observation", "coverage", "pass_to_pass", "dropped", "reason"),
+    [
+        pytest.param(
+            _runs(((BASE_A, N_STEADY), (BASE_A, N_SLOW_FAILS)), STEADY_GOLD),
+            None,
+            (*CHANGED_P2P, f"{N}::test_kept"),
+            (FlakyTest(test=f"{N}::test_slow", where="base", passed=1, runs=2),),
+            None,
+            id="an unchanged file's test flipping at the base is left out",
+        ),
+        pytest.param(
+            _runs(STEADY_BASE, ((GOLD_A, N_STEADY), (GOLD_A, N_SLOW_FAILS), (GOLD_A, N_STEADY))),
+            None,
+            (*CHANGED_P2P, f"{N}::test_kept"),
+            (FlakyTest(test=f"{N}::test_slow", where="gold", passed=2, runs=3),),
+            None,
+            id="an unchanged file's test flipping with the gold patch is left out",
+        ),
+        pytest.param(
+            _runs(((BASE_A, N_STEADY), (BASE_A, N_TEARDOWN)), STEADY_GOLD),
+            None,
+            CHANGED_P2P,
+            (FlakyTest(test=N, where="base", passed=1, runs=2),),
+            None,
+            id="an unchanged file whose exit status flips is left out whole",
+        ),
+        pytest.param(
+            _runs(((BASE_A, N_STEADY), (BASE_A, N_SLOW_FAILS)), STEADY_GOLD),
+            TOUCHING_SLOW,
+            None,
+            (),
+            f"flaky: {N}::test_slow passed 1 of 2 runs at the base (log /logs/base.log)",
+            id="one the coverage run saw execute the change rejects",
+        ),
+        pytest.param(
+            _runs(((BASE_A, N_STEADY), (A_OLD_FAILS, N_STEADY)), STEADY_GOLD),
+            None,
+            None,
+            (),
+            f"flaky: {A}::test_old passed 1 of 2 runs at the base (log /logs/base.log)",
+            id="a changed test file's flaky test rejects",
+        ),
+        pytest.param(
+            _runs(STEADY_BASE, ((GOLD_A, N_STEADY), (GOLD_A, N_STEADY), (BASE_A, N_STEADY))),
+            None,
+            None,
+            (),
+            f"flaky: {A}::test_new passed 2 of 3 runs with the gold patch (log /logs/gold-1.log)",
+            id="a flaky fail-to-pass test rejects",
+        ),
+    ],
+)
+def test_a_flaky_test_the_change_does_not_reach_is_left_out_of_pass_to_pass(
+    observation: Observation,
+    coverage: CoverageSeen | None,
+    pass_to_pass: tuple[str, ...] | None,
+    dropped: tuple[FlakyTest, ...],
+    reason: str | None,
+) -> None:
+    decision = decide(
+        replace(observation, coverage=coverage),
+        difficulty="easy",
+        selector_of=lambda name: name,
+        by_file=False,
+        neighbours=frozenset({N}),
+    )
+    assert (decision.reason, decision.dropped_flaky) == (reason, dropped)
+    if pass_to_pass is not None:
+        assert decision.fail_to_pass == (f"{A}::test_new",)
+        assert decision.pass_to_pass == pass_to_pass
+
+
+def _node_run(file: str, code: int, *lines: str) -> FileRun:
+    return FileRun(file, code, parse_outcomes("node --test {tests}", "\n".join(lines) + "\n", code))
+
+
+def test_a_flaky_unchanged_file_selected_by_file_is_left_out_whole() -> None:
+    changed, slow = "test/reverse.test.js", "test/slow.test.js"
+    failing, passing = _node_run(changed, 1, "✖ reverse (1ms)"), _node_run(changed, 0, "✔ reverse")
+    steady = _node_run(slow, 0, "✔ spawns (5.1ms)", "✔ reads (1ms)")
+    flipped = _node_run(slow, 1, "✖ spawns (5001ms)", "✔ reads (1ms)")
+    observation = _runs(((failing, steady), (failing, flipped)), ((passing, steady),) * 3)
+    decision = decide(
+        observation,
+        difficulty="easy",
+        selector_of=lambda name: name,
+        by_file=True,
+        neighbours=frozenset({slow}),
+    )
+    assert (decision.reason, decision.fail_to_pass, decision.pass_to_pass) == (None, (changed,), ())
+    assert decision.dropped_flaky == (
+        FlakyTest(test=f"{slow}: spawns", where="base", passed=1, runs=2),
+    )
+    at_base = _runs(((failing, steady), (failing, steady)), ((passing, steady),) * 3)
+    assert decide(
+        at_base, difficulty="easy", selector_of=lambda name: name, by_file=True,
+        neighbours=frozenset({slow}),
+    ).pass_to_pass == (slow,)  # fmt: skip
+
+
+def test_pass_to_pass_left_empty_by_the_flaky_keeps_the_tiers_minimum() -> None:
+    base = _pytest_run(A, [f"FAILED {A}::test_new - x", "== 1 failed in 0.1s =="], 1)
+    gold = _pytest_run(A, [f"PASSED {A}::test_new", "== 1 passed in 0.1s =="], 0)
+    steady = _n_run(f"PASSED {N}::test_slow")
+    flipped = _n_run(f"FAILED {N}::test_slow - Timeout", code=1)
+    observation = _runs(((base, steady), (base, flipped)), ((gold, steady),) * 3)
+    decision = decide(
+        observation,
+        difficulty="medium",
+        selector_of=lambda name: name,
+        by_file=False,
+        neighbours=frozenset({N}),
+    )
+    assert decision.reason == (
+        "medium mode requires at least 1 pass-to-pass tests; 0 of the changed test files pass "
+        "at the base and with the gold patch"
+    )
+    assert decision.dropped_flaky == (
+        FlakyTest(test=f"{N}::test_slow", where="base", passed=1, runs=2),
+    )
+
+
+@pytest.mark.parametrize(
+    ("base", "settled"),
+    [
+        pytest.param(((BASE_A, N_STEADY), (BASE_A, N_SLOW_FAILS)), False, id="unchanged file"),
+        pytest.param(((BASE_A, N_STEADY), (A_OLD_FAILS, N_STEADY)), True, id="changed file"),
+    ],
+)
+def test_only_a_flaky_test_of_a_changed_file_settles_at_the_base(
+    base: tuple[tuple[FileRun, ...], ...], settled: bool
+) -> None:
+    at_base = replace(_runs(base, STEADY_GOLD), gold=())
+    assert (
+        rejected_early(
+            at_base, selector_of=lambda name: name, by_file=False, neighbours=frozenset({N})
+        )
+        is settled
+    )
+
+
+def _stamped(stamp: str, *, at_base: bool) -> RunSample:
+    """The changed file in one sample: a test whose id holds the time it ran, one whose id holds
+    a fixed time, and `test_new`, failing at the base."""
+    lines = [
+        f"PASSED {A}::test_old",
+        f"PASSED {A}::test_now[{stamp}]",
+        f"PASSED {A}::test_parse[2020-01-01T00:00:00]",
+        f"FAILED {A}::test_new - x" if at_base else f"PASSED {A}::test_new",
+    ]
+    return _sample(stamp, _pytest_run(A, lines, 1 if at_base else 0))
+
+
+def test_tests_whose_ids_differ_only_by_the_time_are_one_test_never_a_selector() -> None:
+    base = ("2026-12-06T07:33:01.123456", "2026-12-06T07:33:02.5")
+    gold = ("2026-12-06T07:33:04.000001", "2026-12-06T07:33:05.2", "2026-12-06 07:33:06")
+    observation = Observation(
+        tuple(_stamped(stamp, at_base=True) for stamp in base),
+        tuple(_stamped(stamp, at_base=False) for stamp in gold),
+        Path("/logs"),
+        1.0,
+    )
+    decision = _pytest_decide(observation)
+    assert decision.reason is None
+    assert decision.fail_to_pass == (f"{A}::test_new",)
+    assert decision.pass_to_pass == (f"{A}::test_old", f"{A}::test_parse[2020-01-01T00:00:00]")
+    assert decision.dropped_flaky == ()
+
+
+def test_a_fail_to_pass_test_whose_id_changes_between_runs_cannot_be_selected() -> None:
+    base = _pytest_run(A, [f"PASSED {A}::test_old", "== 1 passed in 0.1s =="], 0)
+    gold = [
+        _pytest_run(A, [f"PASSED {A}::test_old", f"PASSED {A}::test_new[{suffix}]"], 0)
+        for suffix in ("tmp-3f2a9c1b", "tmp-a81b22c0")
+    ]
+    observation = _observation(
+        _sample("base", base), *(_sample(f"gold-{n}", run) for n, run in enumerate(gold, start=1))
+    )
+    assert _pytest_decide(observation).reason == (
+        f"no fail-to-pass test: {A}::test_new[tmp-3f2a9c1b] fails at the base and passes with "
+        "the gold patch, but its name changes between runs, so no selector names it "
+        "(log /logs/gold-1.log)"
+    )
 
 
 # --- a collection error under one Python, retried under the next older one ------------------

@@ -2,6 +2,10 @@
 
 It records what the draft observed (the runs, the decision, where the logs are), so that an
 author or a reviewer can see why the task came out as it did. One writer, one reader.
+
+Two of its members have a shape of their own, read back here: `passToPassBasis` (how the
+pass-to-pass tests were chosen, a `PassToPassBasis`) and `droppedFlaky` (each test the change
+does not reach whose outcome changed between runs, left out of pass-to-pass: a `FlakyTest`).
 """
 
 from __future__ import annotations
@@ -9,7 +13,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from selfbench._json import dumps_pretty
 from selfbench.artifacts.quality_record import PassToPassBasis
@@ -17,6 +23,9 @@ from selfbench.artifacts.quality_record import PassToPassBasis
 __all__ = [
     "BASIS_KEY",
     "DRAFT_FILE",
+    "DROPPED_FLAKY_KEY",
+    "FlakyTest",
+    "dropped_flaky",
     "pass_to_pass_basis",
     "read_draft_record",
     "render_draft_record",
@@ -56,3 +65,32 @@ def pass_to_pass_basis(evidence: Mapping[str, Any]) -> PassToPassBasis:
     if recorded is None:
         return PassToPassBasis(basis="none", detail="the draft recorded no basis")
     return PassToPassBasis.model_validate(recorded, strict=False)  # JSON arrays for tuples
+
+
+DROPPED_FLAKY_KEY = "droppedFlaky"
+"""The evidence's list of flaky tests left out of pass-to-pass (each a `FlakyTest`)."""
+
+
+class FlakyTest(BaseModel):
+    """A test (or a test file, when its exit status changed) whose outcome changed between
+    the runs at one place, and how often it passed there."""
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="forbid")
+
+    test: str
+    """The test as a rejection names it: `<file>: <name>` (or the runner's id when it holds
+    its file, `tests/test_a.py::test_x`), or the file alone."""
+    where: Literal["base", "gold"]
+    """Where it flipped: in the runs at the base, or in those with the gold patch."""
+    passed: int
+    runs: int
+
+
+def dropped_flaky(evidence: Mapping[str, Any]) -> tuple[FlakyTest, ...]:
+    """The flaky tests a draft left out of pass-to-pass, from its evidence (none when it
+    recorded none).
+
+    Raises:
+        pydantic.ValidationError: a recorded entry is not one.
+    """
+    return tuple(FlakyTest.model_validate(entry) for entry in evidence.get(DROPPED_FLAKY_KEY) or ())

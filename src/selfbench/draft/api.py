@@ -26,8 +26,9 @@ line of `candidates.jsonl`), `out_dir` the tasks directory. The result is a `Dra
    files) and the static audit runs again on the result;
 7. one atomic write of `definition.json`, `test.patch`, `gold.patch`, `quality.json` and the
    sidecar `draft.json` (marked draft: the evidence, the commands and where each came from,
-   the files moved out of the gold, timings, and how the pass-to-pass tests were chosen,
-   read back by `artifacts.draft_record.pass_to_pass_basis`).
+   the files moved out of the gold, timings, how the pass-to-pass tests were chosen, read back
+   by `artifacts.draft_record.pass_to_pass_basis`, and the flaky tests the change does not
+   reach that were left out, by `artifacts.draft_record.dropped_flaky`).
 
 A problem with one candidate (no test changes, setup fails, unreadable runner output, a bad
 `selfbench.toml` at its base) is a rejection; only what stops every candidate raises (no
@@ -47,7 +48,12 @@ from typing import Any, Literal
 from selfbench._fs import atomic_directory
 from selfbench._git import git
 from selfbench._scratch import drop_kept, kept_directory
-from selfbench.artifacts.draft_record import BASIS_KEY, DRAFT_FILE, render_draft_record
+from selfbench.artifacts.draft_record import (
+    BASIS_KEY,
+    DRAFT_FILE,
+    DROPPED_FLAKY_KEY,
+    render_draft_record,
+)
 from selfbench.artifacts.quality_record import QUALITY_FILE, QualityRecord, render_quality
 from selfbench.artifacts.task_dir import render_task_files
 from selfbench.audit import change_blockers
@@ -704,6 +710,7 @@ def draft_evidence(
         },
         "runs": [_sample_json(sample) for sample in (*observation.base, *observation.gold)],
         "reason": decision.reason,
+        DROPPED_FLAKY_KEY: [test.model_dump(mode="json") for test in decision.dropped_flaky],
         "logs": str(logs),
         "timings": {"runSeconds": round(observation.seconds, 1)},
         **(

@@ -20,11 +20,13 @@ Cheapest first: after each run `observe` asks `settled` (given by the caller) wh
 so far already reject the candidate whatever the runs left would show; if so, those are not run
 (the setup is never repeated: `score_patches` stops between runs on the same prepared tree).
 `rejected_early` is that question for `decide`'s rules: the run at the base alone settles a
-rejection when it cannot be read, is flaky, or, for runners that select by file, every changed
-test file passes (a file selector is fail-to-pass only when it fails at the base); otherwise
-the first gold run settles any rejection but too few pass-to-pass tests (which the coverage run
-may change). A test named only with the gold patch is fail-to-pass (missing at the base), so
-for per-test runners even a base where every test passes needs one gold run to settle.
+rejection when it cannot be read, a test of a changed file is flaky, or, for runners that select
+by file, every changed test file passes (a file selector is fail-to-pass only when it fails at
+the base); otherwise the first gold run settles any rejection but too few pass-to-pass tests
+(which the coverage run may change) and a flaky test of an unchanged file (which the coverage
+run may find the change reaching). A test named only with the gold patch is fail-to-pass
+(missing at the base), so for per-test runners even a base where every test passes needs one
+gold run to settle.
 
 `decide` is pure: per-test outcomes in, fail-to-pass and pass-to-pass selectors (or the reason
 there are none) out.
@@ -34,9 +36,22 @@ there are none) out.
 * pass-to-pass: tests that pass at the base and in every gold run: those executing the most of
   the lines around the gold's changed lines first, then the changed test files' others, sorted
   (`coverage.choose_pass_to_pass`), capped at `cap`; fewer than the tier's minimum rejects;
-* a test that passes at the base and fails with the gold patch (`regression: <test> ...`), or
-  whose outcome changes between samples at the base or with the gold patch (`flaky: <test>
-  ...`), rejects the candidate; so does output the runner's parser cannot read.
+* a test that passes at the base and fails with the gold patch (`regression: <test> ...`)
+  rejects the candidate; so does output the runner's parser cannot read;
+* a test whose outcome changes between samples at the base or with the gold patch (or a file
+  whose exit status does) is flaky. When the change reaches it, it rejects the candidate
+  (`flaky: <test> passed N of M runs ...`): it is in a changed test file, or the coverage run
+  saw it execute a guarded line. Otherwise (a test of an unchanged file beside them) it is left
+  out of pass-to-pass and listed in `Decision.dropped_flaky` (the draft record's
+  `droppedFlaky`), with its whole file when its runner selects by file or its file's exit status
+  changed; if too few pass-to-pass tests are left, the tier's minimum rejects as above.
+
+Tests are matched across runs by `volatile.match_key`: ids that differ only in a timestamp, an
+address or a random suffix (`test_x[2026-12-06T07:33:01.123456]`) are one test. Only a name
+every run gives alike becomes a selector (the verifier selects by name): a test whose name
+changes between runs is never pass-to-pass, nor fail-to-pass (a candidate whose only
+fail-to-pass tests are such is rejected, saying so). Runners that select by file are unaffected:
+their selector is the file.
 
 Runners that select by file (jest, vitest, node, bun) get file selectors: a file is fail-to-pass
 when it fails at the base and passes in every gold run, pass-to-pass when it passes in all runs.
@@ -46,15 +61,16 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from selfbench._fs import read_bytes
 from selfbench._git import git
 from selfbench._scratch import scratch_directory
 from selfbench._shell import quote
+from selfbench.artifacts.draft_record import FlakyTest
 from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.artifacts.task_dir import write_task_files
 from selfbench.bundle.held_out import held_out_paths
@@ -69,6 +85,7 @@ from selfbench.draft.coverage import (
     prepare_coverage,
     read_coverage,
 )
+from selfbench.draft.volatile import match_key
 from selfbench.errors import DraftError, GitError
 from selfbench.outcomes import Outcome, Outcomes, parse_outcomes
 from selfbench.patches import parse_patch
@@ -188,6 +205,8 @@ class Decision:
     """The names of the fail-to-pass tests (for the draft instruction's redaction)."""
     basis: PassToPassBasis | None = None
     """How the pass-to-pass tests were chosen (None when the candidate is rejected before)."""
+    dropped_flaky: tuple[FlakyTest, ...] = ()
+    """Flaky tests the change does not reach, left out of pass-to-pass (`decide`)."""
 
 
 def test_key(file: str, name: str) -> str:
@@ -482,6 +501,9 @@ def collection_error(observation: Observation) -> tuple[str, str, str] | None:
 
 # --- the decision (pure) --------------------------------------------------------------------
 
+Where = Literal["base", "gold"]
+_PLACES: Final[dict[Where, str]] = {"base": "at the base", "gold": "with the gold patch"}
+
 
 def decide(
     observation: Observation,
@@ -497,15 +519,15 @@ def decide(
     `selector_of` turns a test's runner name into its selector; `by_file` says the runner's
     selectors are its test files (jest, vitest, node --test, bun), whose names carry no file.
     Tests in `neighbours` (unchanged files) can only be pass-to-pass, and only when the
-    coverage run saw them execute the change (`coverage.choose_pass_to_pass`).
+    coverage run saw them execute the change (`coverage.choose_pass_to_pass`); one of theirs
+    that is flaky and executes none of it is left out (`Decision.dropped_flaky`).
     """
     found = _selectors(observation, selector_of=selector_of, by_file=by_file, neighbours=neighbours)
     if isinstance(found, str):
         return Decision(reason=found)
-    fail, passing, names = found
     minimum = THRESHOLDS[difficulty].pass_to_pass
     chosen, basis = choose_pass_to_pass(
-        passing, neighbours=neighbours, coverage=observation.coverage, cap=max(cap, minimum)
+        found.passing, neighbours=neighbours, coverage=observation.coverage, cap=max(cap, minimum)
     )
     if len(chosen) < minimum:
         return Decision(
@@ -514,8 +536,10 @@ def decide(
                 f"{len(chosen)} of the changed test files pass at the base and with the gold patch"
             ),
             basis=basis,
+            dropped_flaky=found.dropped,
         )
-    return Decision(tuple(dict.fromkeys(fail)), chosen, None, tuple(names), basis)
+    fail = tuple(dict.fromkeys(found.fail))
+    return Decision(fail, chosen, None, tuple(found.names), basis, found.dropped)
 
 
 def rejected_early(
@@ -529,7 +553,9 @@ def rejected_early(
     whatever any further gold run would show, so `observe` need not make them (see the module
     docstring). `decide` on the observation gives the reason. A changed file that is not
     collected at the base settles nothing before a gold run: whether it is collected with the
-    gold patch decides whether drafting tries another Python (`collection_error`).
+    gold patch decides whether drafting tries another Python (`collection_error`). A flaky test
+    of an unchanged file settles nothing either: only the coverage run, the last, tells whether
+    it executes the change.
     """
     if observation.reason is not None:
         return True
@@ -548,48 +574,79 @@ def rejected_early(
     return isinstance(found, str)
 
 
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """What the samples give before the pass-to-pass choice."""
+
+    fail: list[str]
+    """Fail-to-pass selectors."""
+    passing: list[tuple[str, str, str]]
+    """Pass-to-pass candidates: selector, file and runner name."""
+    names: list[str]
+    """The fail-to-pass tests' names."""
+    dropped: tuple[FlakyTest, ...]
+    """Flaky tests the change does not reach, left out."""
+
+
 def _selectors(
     observation: Observation,
     *,
     selector_of: Callable[[str], str],
     by_file: bool,
     neighbours: frozenset[str],
-) -> tuple[list[str], list[tuple[str, str, str]], list[str]] | str:
-    """Fail-to-pass selectors, pass-to-pass candidates and the fail-to-pass tests' names, or
-    the reason there are none (every rule of `decide` but the pass-to-pass minimum)."""
+) -> _Found | str:
+    """Fail-to-pass selectors, pass-to-pass candidates, the fail-to-pass tests' names and the
+    flaky tests left out, or the reason there are none (every rule of `decide` but the
+    pass-to-pass minimum)."""
+    if observation.reason is not None or not observation.base or not observation.gold:
+        return _unsampled(observation, by_file, neighbours)
+    base, gold = observation.base, observation.gold
+    flips = [*_flips(base, "base"), *_flips(gold, "gold")]
+    touched = _touched(observation.coverage)
+    left_out = _LeftOut.of(flips, by_file=by_file)
+    problem = (
+        _unreadable(base[0], gold)
+        or next(
+            (f.reason for f in flips if _reached(f, neighbours, touched, by_file=by_file)), None
+        )
+        or _regression(base[0], gold, left_out)
+    )
+    if problem is not None:
+        return problem
+    dropped = tuple(flip.record for flip in flips)
+    if by_file:
+        fail, passing, names = _by_file(base[0], gold, neighbours, left_out)
+        unselectable: list[str] = []
+    else:
+        fail, passing, names, unselectable = _by_test(base, gold, selector_of, neighbours, left_out)
+    if not fail:
+        return _no_fail_to_pass(base[0], gold, neighbours, unselectable)
+    return _Found(fail, passing, names, dropped)
+
+
+def _unsampled(observation: Observation, by_file: bool, neighbours: frozenset[str]) -> str:
+    """The reason an observation with no gold run (or none at all) gives."""
     if observation.reason is not None:
         return observation.reason
     if not observation.base:
         return "the tests did not run"
-    if not observation.gold:  # stopped after the base (`rejected_early`)
-        return _base_reason(observation.base, by_file, neighbours) or "the tests did not run"
-    base = observation.base[0]
-    problem = (
-        _unreadable(base, observation.gold)
-        or _flaky(observation.base, "at the base")
-        or _flaky(observation.gold, "with the gold patch")
-        or _regression(base, observation.gold)
-    )
-    if problem is not None:
-        return problem
-    if by_file:
-        fail, passing, names = _by_file(base, observation.gold, neighbours)
-    else:
-        fail, passing, names = _by_test(base, observation.gold, selector_of, neighbours)
-    if not fail:
-        return _no_fail_to_pass(base, observation.gold, neighbours)
-    return fail, passing, names
+    # stopped after the base (`rejected_early`)
+    return _base_reason(observation.base, by_file, neighbours) or "the tests did not run"
 
 
 def _base_reason(
     samples: Sequence[RunSample], by_file: bool, neighbours: frozenset[str]
 ) -> str | None:
-    """The rejection the runs at the base settle alone: output no runner reads, a flaky test,
-    or (file selectors) every changed test file passing, so none can be fail-to-pass."""
+    """The rejection the runs at the base settle alone: output no runner reads, a flaky test of
+    a changed file, or (file selectors) every changed test file passing, so none can be
+    fail-to-pass."""
     base = samples[0]
-    problem = _unreadable(base, ()) or _flaky(samples, "at the base")
+    problem = _unreadable(base, ())
     if problem is not None:
         return problem
+    for flip in _flips(samples, "base"):
+        if _reached(flip, neighbours, frozenset(), by_file=by_file):
+            return flip.reason
     changed = [run for run in base.files if run.file not in neighbours]
     if by_file and all(run.exit_code == 0 for run in changed):
         return _no_fail_to_pass(base, (), neighbours)
@@ -615,35 +672,141 @@ def _unreadable(base: RunSample, gold: Sequence[RunSample]) -> str | None:
     return None
 
 
-def _flaky(samples: Sequence[RunSample], where: str) -> str | None:
-    """A test whose outcome (or a file whose exit status) changes between samples, named."""
-    seen = [sample.tests() for sample in samples]
-    for key in sorted({key for tests in seen for key in tests}):
-        outcomes = [tests.get(key, "missing") for tests in seen]
+# --- matching tests across runs, flaky tests ----------------------------------------------------
+
+
+def _matching(key: str) -> str:
+    """A test's key for matching across runs: its name's volatile parts marked
+    (`volatile.match_key`)."""
+    file, name = _split_key(key)
+    return test_key(file, match_key(name))
+
+
+def _grouped(sample: RunSample) -> dict[str, dict[str, Outcome]]:
+    """The sample's tests by matching key: each key's tests (usually one) and their outcomes."""
+    found: dict[str, dict[str, Outcome]] = {}
+    for key, outcome in sample.tests().items():
+        found.setdefault(_matching(key), {})[key] = outcome
+    return found
+
+
+def _outcome(group: Mapping[str, Outcome] | None) -> str:
+    """One matching key's outcome in a sample: its tests' one outcome, `mixed`, or `missing`."""
+    if not group:
+        return "missing"
+    outcomes = set(group.values())
+    return outcomes.pop() if len(outcomes) == 1 else "mixed"
+
+
+def _steady(key: str, samples: Sequence[Mapping[str, Mapping[str, Outcome]]]) -> list[str]:
+    """The names of the tests matched by `key` that every sample names alike: a test whose name
+    changes between runs (a volatile id) is none, since the verifier cannot select it."""
+    names: set[str] | None = None
+    for sample in samples:
+        here = set(sample.get(key, {}))
+        names = here if names is None else names & here
+    return sorted(_split_key(exact)[1] for exact in names or ())
+
+
+@dataclass(frozen=True, slots=True)
+class _Flip:
+    """A test (or a file's exit status: `name` "") whose outcome changed between the samples
+    at one place."""
+
+    file: str
+    name: str
+    """The matching key's name part (`volatile.match_key`)."""
+    shown: str
+    where: Where
+    passed: int
+    runs: int
+    log: str
+
+    @property
+    def key(self) -> str:
+        return test_key(self.file, self.name)
+
+    @property
+    def reason(self) -> str:
+        return (
+            f"flaky: {self.shown} passed {self.passed} of {self.runs} runs "
+            f"{_PLACES[self.where]} (log {self.log})"
+        )
+
+    @property
+    def record(self) -> FlakyTest:
+        return FlakyTest(test=self.shown, where=self.where, passed=self.passed, runs=self.runs)
+
+
+def _flips(samples: Sequence[RunSample], where: Where) -> list[_Flip]:
+    """Every test whose outcome changes between samples (tests are matched by
+    `volatile.match_key`), sorted, then every file whose exit status changes and none of whose
+    tests did."""
+    seen = [_grouped(sample) for sample in samples]
+    flips: list[_Flip] = []
+    for key in sorted({key for groups in seen for key in groups}):
+        outcomes = [_outcome(groups.get(key)) for groups in seen]
         if len(set(outcomes)) > 1:
+            file, name = _split_key(key)
+            shown = _display(min(next(groups[key] for groups in seen if key in groups)))
             passed = outcomes.count("passed")
-            return (
-                f"flaky: {_display(key)} passed {passed} of {len(outcomes)} runs {where} "
-                f"(log {samples[0].log})"
-            )
+            flips.append(_Flip(file, name, shown, where, passed, len(samples), samples[0].log))
+    flipped = {flip.file for flip in flips}
     for index, run in enumerate(samples[0].files):
         passed = sum(sample.files[index].exit_code == 0 for sample in samples)
-        if 0 < passed < len(samples):
-            return (
-                f"flaky: {run.file} passed {passed} of {len(samples)} runs {where} "
-                f"(log {samples[0].log})"
-            )
-    return None
+        if 0 < passed < len(samples) and run.file not in flipped:
+            flips.append(_Flip(run.file, "", run.file, where, passed, len(samples), samples[0].log))
+    return flips
 
 
-def _regression(base: RunSample, gold: Sequence[RunSample]) -> str | None:
+def _touched(coverage: CoverageSeen | None) -> frozenset[str]:
+    """The tests (by `volatile.match_key`; files, for runners that select by file) the
+    coverage run saw execute a guarded line."""
+    if coverage is None or coverage.problem is not None:
+        return frozenset()
+    return frozenset(match_key(name) for name, score in coverage.scores.items() if score > 0)
+
+
+def _reached(
+    flip: _Flip, neighbours: frozenset[str], touched: frozenset[str], *, by_file: bool
+) -> bool:
+    """Whether the change reaches a flaky test, so its flakiness rejects the candidate: it is
+    in a changed test file, or it (for runners that select by file, or a file's exit status:
+    its file) executes a guarded line."""
+    if flip.file not in neighbours:
+        return True
+    whole = by_file or not flip.name
+    return (flip.file if whole else flip.name) in touched
+
+
+@dataclass(frozen=True, slots=True)
+class _LeftOut:
+    """The tests flaky tests leave out: their own, and every test of a file that is left out
+    whole (its exit status flipped, or its runner selects by file)."""
+
+    keys: frozenset[str]
+    files: frozenset[str]
+
+    @classmethod
+    def of(cls, flips: Sequence[_Flip], *, by_file: bool) -> _LeftOut:
+        files = {flip.file for flip in flips if by_file or not flip.name}
+        return cls(frozenset(flip.key for flip in flips), frozenset(files))
+
+    def __call__(self, key: str) -> bool:
+        return key in self.keys or _split_key(key)[0] in self.files
+
+
+def _regression(base: RunSample, gold: Sequence[RunSample], left_out: _LeftOut) -> str | None:
     """A test that passes at the base and fails with the gold patch, named."""
-    at_base, first = base.tests(), gold[0].tests()
+    at_base, first = _grouped(base), _grouped(gold[0])
     for key in sorted(first):
-        if at_base.get(key) == "passed" and first[key] == "failed":
+        if left_out(key) or _outcome(at_base.get(key)) != "passed":
+            continue
+        failed = sorted(exact for exact, outcome in first[key].items() if outcome == "failed")
+        if failed:
             return (
-                f"regression: {_display(key)} passes at the base and fails with the gold patch "
-                f"(log {gold[0].log})"
+                f"regression: {_display(failed[0])} passes at the base and fails with the gold "
+                f"patch (log {gold[0].log})"
             )
     return None
 
@@ -654,32 +817,41 @@ def _display(key: str) -> str:
 
 
 def _by_test(
-    base: RunSample,
+    base: Sequence[RunSample],
     gold: Sequence[RunSample],
     selector_of: Callable[[str], str],
     neighbours: frozenset[str],
-) -> tuple[list[str], list[tuple[str, str, str]], list[str]]:
-    """Per-test selectors: fail-to-pass, pass-to-pass candidates (selector, file, name), and
-    the fail-to-pass tests' names."""
-    at_base, first = base.tests(), gold[0].tests()
+    left_out: _LeftOut,
+) -> tuple[list[str], list[tuple[str, str, str]], list[str], list[str]]:
+    """Per-test selectors: fail-to-pass, pass-to-pass candidates (selector, file, name), the
+    fail-to-pass tests' names, and the fail-to-pass tests no selector can name (their names
+    change between the gold runs). Tests are matched across runs by `volatile.match_key`; only
+    a name every run gives alike becomes a selector."""
+    at_base = [_grouped(sample) for sample in base]
+    with_gold = [_grouped(sample) for sample in gold]
     fail: list[str] = []
     passing: list[tuple[str, str, str]] = []
     names: list[str] = []
-    for key, outcome in first.items():
-        if outcome != "passed":
+    unselectable: list[str] = []
+    for key, group in with_gold[0].items():
+        if _outcome(group) != "passed" or left_out(key):
             continue  # stable across the gold runs (checked), so failed or skipped in all
-        file, name = _split_key(key)
-        before = at_base.get(key)
+        file, _ = _split_key(key)
+        before = _outcome(at_base[0].get(key))
         if before == "passed":
-            passing.append((selector_of(name), file, name))
-        elif before != "skipped" and file not in neighbours:
-            fail.append(selector_of(name))
-            names.append(name)
-    return fail, passing, names
+            steady = _steady(key, [*at_base, *with_gold])
+            passing.extend((selector_of(name), file, name) for name in steady)
+        elif before in {"failed", "missing"} and file not in neighbours:
+            steady = _steady(key, with_gold)
+            fail.extend(selector_of(name) for name in steady)
+            names.extend(_split_key(exact)[1] for exact in sorted(group))
+            if not steady:
+                unselectable.append(_display(min(group)))
+    return fail, passing, names, unselectable
 
 
 def _by_file(
-    base: RunSample, gold: Sequence[RunSample], neighbours: frozenset[str]
+    base: RunSample, gold: Sequence[RunSample], neighbours: frozenset[str], left_out: _LeftOut
 ) -> tuple[list[str], list[tuple[str, str, str]], list[str]]:
     """File selectors: a file that passes in every gold run, failing or passing at the base
     (pass-to-pass candidates as selector, file and name: the file thrice)."""
@@ -691,7 +863,7 @@ def _by_file(
             sample.files[index].exit_code == 0 and sample.files[index].outcomes.passed > 0
             for sample in gold
         )
-        if not clean:
+        if not clean or run.file in left_out.files:
             continue
         if run.exit_code != 0 and run.file not in neighbours:
             fail.append(run.file)
@@ -701,12 +873,22 @@ def _by_file(
     return fail, passing, names
 
 
-def _no_fail_to_pass(base: RunSample, gold: Sequence[RunSample], neighbours: frozenset[str]) -> str:
+def _no_fail_to_pass(
+    base: RunSample,
+    gold: Sequence[RunSample],
+    neighbours: frozenset[str],
+    unselectable: Sequence[str] = (),
+) -> str:
     """The reason there is no fail-to-pass test; its log is the first gold run's, or the base's
     when no gold run was made (every changed file passes at the base: `_base_reason`)."""
     at_base = [run for run in base.files if run.file not in neighbours]
     with_gold = [run for run in gold[0].files if run.file not in neighbours] if gold else []
-    if all(run.exit_code == 0 for run in at_base):
+    if unselectable:
+        why = (
+            f"{unselectable[0]} fails at the base and passes with the gold patch, but its name "
+            "changes between runs, so no selector names it"
+        )
+    elif all(run.exit_code == 0 for run in at_base):
         why = "every changed test file already passes at the base"
     elif not any(run.exit_code == 0 for run in with_gold):
         why = "no changed test file passes with the gold patch"
