@@ -734,8 +734,8 @@ def test_an_unreadable_runner_is_one_line_naming_the_script(tmp_path: Path) -> N
 
     assert str(caught.value) == (
         "cannot infer the test runner of package.json: scripts.test is 'mocha --recursive'; "
-        "selfbench reads jest, vitest, node --test and bun test (set runner and testCommand in "
-        "selfbench.toml)"
+        "selfbench reads jest, vitest, node --test and bun test (set runner and testCommand in a "
+        "selfbench.toml: the repository's, or one given to draft or run with --config FILE)"
     )
 
 
@@ -883,7 +883,8 @@ def test_no_known_test_file_and_no_configuration_is_refused(tmp_path: Path) -> N
 
     assert str(caught.value) == (
         "cannot infer how to run the tests: no Python, JavaScript, Go or Rust test file among "
-        "spec/a.coffee (set toolchains, setupCommand and testCommand in selfbench.toml)"
+        "spec/a.coffee (set toolchains, setupCommand and testCommand in a selfbench.toml: the "
+        "repository's, or one given to draft or run with --config FILE)"
     )
 
 

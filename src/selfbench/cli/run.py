@@ -192,10 +192,16 @@ def _stop_on_interrupt(stop: threading.Event, console: Console, run_dir: Path) -
 
 
 def _options(args: argparse.Namespace) -> RunOptions:
+    from selfbench.draft.config import load_config
+    from selfbench.errors import DraftError
     from selfbench.run import RunOptions
 
     if args.repo is None or args.out is None:
         raise RunError("selfbench run needs --repo and --out (or --resume DIR)")
+    try:
+        config = load_config(Path(args.config)) if args.config else None
+    except DraftError as exc:
+        raise RunError(str(exc)) from None  # it names the file
     return RunOptions(
         repo=Path(args.repo),
         out=Path(args.out),
@@ -219,6 +225,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         quality=not args.no_quality,
         min_quality=args.min_quality or "review",
         ceilings=given_ceilings(args),
+        config=config,
     )
 
 
@@ -297,8 +304,10 @@ def _plan(args: argparse.Namespace) -> tuple[Path, RunOptions | None, dict[str, 
     if args.env is not None or resumed is None:
         refuse_unused(args, args.env or "local", _ENVIRONMENT_FLAGS)
     if resumed is not None:
-        if args.repo is not None or args.out is not None:
-            raise RunError("--resume takes the run's own options; give no --repo or --out")
+        if args.repo is not None or args.out is not None or args.config is not None:
+            raise RunError(
+                "--resume takes the run's own options; give no --repo, --out or --config"
+            )
         return resumed, None, _resume_changes(args)
     options = _options(args)
     options.check()
@@ -403,6 +412,12 @@ def _add_run(commands: Any) -> None:
         help="draft: the drafted instruction as it is; else an agent command (MCP)",
     )
     run.add_argument("--reviewer", metavar="COMMAND", help="a coupling reviewer command")
+    run.add_argument(
+        "--config",
+        metavar="FILE",
+        help="a selfbench.toml every candidate's draft uses over the repository's own "
+        "(setupCommand, testCommand, runner, toolchains, ...)",
+    )
     run.add_argument(
         "--author-env",
         action="append",

@@ -32,6 +32,7 @@ from typing import Any
 from selfbench._shell import quote
 from selfbench.draft._inferred import Inferred, in_directory, shell_words
 from selfbench.draft._tree import Tree
+from selfbench.draft.config import CONFIGURE
 from selfbench.errors import DraftError
 from selfbench.runners import RUNNERS, Runner, commands, detect, node_project
 
@@ -332,7 +333,7 @@ def infer_node(tree: Tree, workdir: str, test_files: Sequence[str]) -> Inferred:
         what = f"scripts.test is {quote(str(script))}" if script else "it has no test script"
         raise DraftError(
             f"cannot infer the test runner of {package_path}: {what}; selfbench reads {_READ} "
-            "(set runner and testCommand in selfbench.toml)"
+            f"(set runner and testCommand {CONFIGURE})"
         )
     install, note = _dated(_install(tree, manager, lock), manager, lock, lock_source, tree)
     install = in_directory(install, lock or workdir, workdir)

@@ -52,6 +52,7 @@ from selfbench.runners import settings
 from selfbench.validate.ceilings import CONFIG_CAPS
 
 __all__ = [
+    "CONFIGURE",
     "CONFIG_FILE",
     "RUNNERS",
     "DraftConfig",
@@ -62,6 +63,8 @@ __all__ = [
 ]
 
 CONFIG_FILE = "selfbench.toml"
+CONFIGURE = f"in a {CONFIG_FILE}: the repository's, or one given to draft or run with --config FILE"
+"""How a hint says where to set a key (`set runner and testCommand {CONFIGURE}`)."""
 RUNNERS = settings()
 """The `runner` key's values: each runner's `selfbench.toml` spelling."""
 _ONE_OF = "must be one of " + ", ".join(RUNNERS)

@@ -30,7 +30,7 @@ from selfbench.draft._inferred import Inferred
 from selfbench.draft._node import infer_node, node_workdir
 from selfbench.draft._python import IMAGE_PYTHONS, infer_python
 from selfbench.draft._tree import Tree
-from selfbench.draft.config import CONFIG_FILE, RUNNERS, DraftConfig
+from selfbench.draft.config import CONFIG_FILE, CONFIGURE, RUNNERS, DraftConfig
 from selfbench.errors import DraftError
 from selfbench.runners import RUNNERS as ALL_RUNNERS
 from selfbench.runners import Runner, compiled_project, detect, runner_named
@@ -165,7 +165,7 @@ def infer_environment(
         listed = ", ".join(test_files) or "none"
         raise DraftError(
             f"cannot infer how to run the tests: no Python, JavaScript, Go or Rust test file "
-            f"among {listed} (set toolchains, setupCommand and testCommand in {CONFIG_FILE})"
+            f"among {listed} (set toolchains, setupCommand and testCommand {CONFIGURE})"
         )
     workdir = config.workdir or (_workdir(tree, ecosystem, test_files) if ecosystem else ".")
     if _complete(config):

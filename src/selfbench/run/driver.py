@@ -27,6 +27,7 @@ from typing import Any
 from selfbench import activity
 from selfbench.artifacts.quality_record import Verdict, read_quality
 from selfbench.contract import AUTHORING_DEFAULTS, DIFFICULTIES
+from selfbench.draft.config import DraftConfig
 from selfbench.environments.build import build_runner
 from selfbench.environments.spec import ENVIRONMENTS, EnvironmentSpec
 from selfbench.errors import (
@@ -112,6 +113,10 @@ class RunOptions:
     """The `--max-*` options given, by `Ceilings` field: the host's ceilings on the local
     sandbox's stages (drafting, validation, quality) are its defaults for `jobs` changed by
     these (`host_ceilings`; in `inputs.json` only when given)."""
+    config: DraftConfig | None = None
+    """`--config FILE`: a `selfbench.toml` every candidate's draft uses over the repository's
+    own (`draft.config.merge_configs`); `inputs.json` holds its settings, not its path, so a
+    resumed run drafts as the run began (in `inputs.json` only when given)."""
 
     def check(self) -> None:
         """Refuse options no run can use.
@@ -179,6 +184,7 @@ class RunOptions:
             "quality": self.quality,
             "minQuality": self.min_quality,
             **({"ceilings": _ceilings_json(self.ceilings)} if self.ceilings else {}),
+            **({"config": _config_json(self.config)} if self.config is not None else {}),
         }
 
     def host_ceilings(self) -> Ceilings:
@@ -194,6 +200,10 @@ _CEILING_KEYS = {
     "reruns": "reruns",
 }
 """Each `Ceilings` field and its key in `inputs.json`'s `ceilings`."""
+
+
+def _config_json(config: DraftConfig) -> dict[str, Any]:
+    return config.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 def _ceilings_json(given: Mapping[str, float]) -> dict[str, float]:
@@ -248,6 +258,7 @@ def load_options(value: Any, where: str) -> RunOptions:
             quality=bool(value.get("quality", True)),
             min_quality=value.get("minQuality", "review"),
             ceilings=_ceilings_back(value.get("ceilings", {})),
+            config=DraftConfig.model_validate(value["config"]) if "config" in value else None,
         )
     except (KeyError, TypeError, ValueError):
         raise RunError(f"{where}: not a run's inputs") from None
@@ -836,6 +847,7 @@ def run_benchmark(
             quality=_quality_check(options, setup_env, host_network, host),
             min_quality=options.min_quality,
             ceilings=host,
+            config=options.config,
         )
         scheduler = _Scheduler(options, candidates, states)
 

@@ -28,6 +28,7 @@ from selfbench.artifacts.task_dir import AuthoredTask, read_authored_task
 from selfbench.artifacts.validation import VALIDATION_FILE
 from selfbench.compiler import compile_home
 from selfbench.draft.api import DraftOptions, draft_candidate
+from selfbench.draft.config import DraftConfig
 from selfbench.errors import HarborError, SandboxError, SelfbenchError
 from selfbench.mine.candidate import CandidateModel
 from selfbench.run import author
@@ -122,6 +123,7 @@ def draft_stage(  # noqa: PLR0913 - one stage's inputs, as the step has them
     ceilings: Ceilings | None = None,
     agent_dependencies: bool = False,
     quality: bool = True,
+    config: DraftConfig | None = None,
 ) -> StageResult:
     """Draft the candidate into `out`: a proven task directory (with its quality record unless
     `quality` is False), or the reason it is not one; its sandbox within the host's `ceilings`
@@ -138,6 +140,7 @@ def draft_stage(  # noqa: PLR0913 - one stage's inputs, as the step has them
             local=local,
             agent_dependencies=agent_dependencies,
             quality=quality,
+            config=config,
         )
         result = draft_candidate(repo, candidate, out, options)
         if result.status != "drafted" or result.task_dir is None:

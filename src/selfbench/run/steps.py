@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from selfbench.artifacts.quality_record import Verdict
+from selfbench.draft.config import DraftConfig
 from selfbench.errors import RunError
 from selfbench.mine.candidate import CandidateModel
 from selfbench.run import stages
@@ -60,6 +61,8 @@ class StepContext:
     """`--min-quality`: the lowest verdict accepted."""
     ceilings: Ceilings | None = None
     """The host's ceilings on drafting's sandbox (None: `Ceilings.for_host()`)."""
+    config: DraftConfig | None = None
+    """`run --config`: the `selfbench.toml` each draft uses over the repository's own."""
 
     @property
     def can_repair(self) -> bool:
@@ -131,6 +134,7 @@ def _draft(step: _Step) -> stages.StageResult:
         ceilings=context.ceilings,
         agent_dependencies=context.agent_dependencies,
         quality=context.quality is not None,
+        config=context.config,
     )
 
 

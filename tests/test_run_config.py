@@ -1,0 +1,80 @@
+"""`run --config FILE`: a `selfbench.toml` every candidate's draft uses over the repository's
+own, stored with the run (its settings, not its path) and used again by `--resume`; a bad file
+is one line and exit 2 with nothing written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from run_history import generate
+from selfbench.cli import main
+
+SOURCE = "https://example.com/example/genkit"
+
+
+def _argv(repo: Path, out: Path, *extra: str) -> list[str]:
+    budget = ["--easy", "1", "--over-fetch", "1", "--source-url", SOURCE, "--no-quality"]
+    return ["run", "--repo", str(repo), *budget, "--out", str(out), *extra]
+
+
+def test_every_candidate_drafts_with_the_given_configuration_and_a_resume_keeps_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The file's setupCommand replaces the one inferred from the repository (here one that
+    fails, so the candidate is rejected at drafting with the file's own command in the log);
+    `inputs.json` holds the settings, so removing the file changes nothing on resume."""
+    repo = generate(tmp_path, 1)
+    config = tmp_path / "team.toml"
+    config.write_text('setupCommand = "echo selfbench-config-setup && exit 3"\n')
+    out = tmp_path / "bench.tar.gz"
+    assert main(_argv(repo, out, "--config", str(config))) == 1
+    run_dir = tmp_path / "bench.run"
+    inputs = json.loads((run_dir / "inputs.json").read_text())
+    assert inputs["config"] == {"setupCommand": "echo selfbench-config-setup && exit 3"}
+    state = json.loads((run_dir / "candidates" / "pr-1.json").read_text())
+    assert state["status"] == "rejected"
+    assert "setup" in state["reason"]
+    logs = "".join(path.read_text() for path in (run_dir / "logs").rglob("prepare.log"))
+    assert "selfbench-config-setup" in logs
+    capsys.readouterr()
+
+    config.unlink()
+    assert main(["run", "--resume", str(run_dir)]) == 1
+    assert json.loads((run_dir / "inputs.json").read_text())["config"] == inputs["config"]
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("setupCommand = [", "{path}: malformed TOML: "),
+        ('runner = "mocha"\n', "{path}: runner: must be one of "),
+        ("bogus = 1\n", "{path}: unknown key 'bogus'"),
+    ],
+    ids=["malformed", "unknown runner", "unknown key"],
+)
+def test_a_bad_configuration_is_one_line_and_exit_2_with_nothing_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, error: str
+) -> None:
+    config = tmp_path / "team.toml"
+    config.write_text(text)
+    out = tmp_path / "bench.tar.gz"
+    assert main(_argv(tmp_path / "no-repo-needed", out, "--config", str(config))) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"error: {error.format(path=config)}"), lines
+    assert not (tmp_path / "bench.run").exists()
+
+
+def test_a_resume_takes_no_configuration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "team.toml"
+    config.write_text("reruns = 3\n")
+    run_dir = tmp_path / "bench.run"
+    assert main(["run", "--resume", str(run_dir), "--config", str(config)]) == 2
+    assert capsys.readouterr().err == (
+        "error: --resume takes the run's own options; give no --repo, --out or --config\n"
+    )
