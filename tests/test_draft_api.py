@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
+from mine_history import untested_candidate
 from selfbench._git import git
 from selfbench._sample_history import SAMPLE_PULL_REQUESTS, build_sample_history
 from selfbench.artifacts.draft_record import DRAFT_FILE
@@ -52,6 +53,10 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     git(repo, "remote", "add", "origin", REMOTE)
     candidates = root / "candidates.jsonl"
     write_candidates(mine_repository(repo), candidates)
+    # mining excludes #6 (no test file a known runner runs); a hand-written candidate file may
+    # still name it, and drafting refuses it itself
+    untested = json.dumps(untested_candidate(repo, 6).to_json())
+    candidates.write_text(candidates.read_text() + untested + "\n")
     return repo, candidates
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mine_history import History
+from mine_history import History, untested_candidate
 from selfbench._git import git
 from selfbench._sample_history import build_sample_history
 from selfbench.audit import audit
@@ -105,8 +105,11 @@ def test_a_fixture_goes_with_the_tests_but_is_not_run(
 def test_a_change_without_tests_is_refused(
     sample: Path, candidates: dict[str, CandidateModel]
 ) -> None:
+    assert "pr-6" not in candidates  # mining excludes it: no test file a known runner runs
+    untested = CandidateModel.model_validate(untested_candidate(sample, 6).to_json())
+
     with pytest.raises(DraftError) as caught:
-        split_change(sample, candidates["pr-6"])
+        split_change(sample, untested)
 
     assert str(caught.value) == "pr-6: the change has no test files to hold out"
 

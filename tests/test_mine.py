@@ -53,11 +53,11 @@ def test_every_kind_of_change_is_told_apart(mined: MineResult, history: History)
     assert [(c.id, c.kind, c.difficulty) for c in mined.candidates] == [
         ("pr-3", "squash", "hard"),
         ("pr-2", "squash", "medium"),
-        ("pr-1", "merge", "easy"),
         ("pr-11", "merge", "easy"),
         ("pr-10", "squash", "easy"),
         ("pr-9", "squash", "easy"),
         ("pr-8", "squash", "easy"),
+        ("pr-1", "merge", "easy"),  # all changed tests: the oldest scores least on recency
     ]
     assert _reasons(mined, history) == {
         "pr12": "below the easy gate: 1 implementation files, 5 changed implementation lines",
@@ -69,7 +69,7 @@ def test_every_kind_of_change_is_told_apart(mined: MineResult, history: History)
         "pr6": f"reverted later by {history.shas['revert'][:7]}",
         "tests": "no implementation changes (only tests)",
         "sync": "syncs branch stable into main",
-        "docs": "no implementation changes (only docs)",
+        "docs": "changes only documentation",
         "root": "the first commit has no base",
     }
     assert mined.walked == 19
@@ -127,7 +127,7 @@ def test_binary_renamed_and_test_files(mined: MineResult) -> None:
     assert (renamed.old_path, renamed.changed_lines) == ("src/app.py", 2)
     assert by_id["pr-1"].tests_changed
     assert by_id["pr-1"].totals["tests"].to_json() == {"files": 1, "changedLines": 5}
-    assert not by_id["pr-2"].tests_changed
+    assert all(candidate.tests_changed for candidate in mined.candidates)
     assert by_id["pr-1"].ecosystems == ("python",)
     assert by_id["pr-1"].toolchains == ("python",)
     assert by_id["pr-1"].score.tests == 40
@@ -178,16 +178,16 @@ def test_budgets_pick_the_best_per_tier(history: History) -> None:
     assert [(c.id, c.difficulty) for c in result.candidates] == [
         ("pr-3", "hard"),
         ("pr-2", "medium"),
-        ("pr-1", "easy"),
-        ("pr-11", "easy"),
-    ]
-    beyond = [e.source_pr for e in result.excluded if e.reason == "beyond the tier budgets"]
-    assert beyond == [10, 9, 8]
-    fetched = mine_repository(history.path, MineOptions(budgets={"easy": 2}, over_fetch=1.5))
-    assert [(c.id, c.difficulty) for c in fetched.candidates] == [
-        ("pr-1", "easy"),
         ("pr-11", "easy"),
         ("pr-10", "easy"),
+    ]
+    beyond = [e.source_pr for e in result.excluded if e.reason == "beyond the tier budgets"]
+    assert beyond == [9, 8, 1]
+    fetched = mine_repository(history.path, MineOptions(budgets={"easy": 2}, over_fetch=1.5))
+    assert [(c.id, c.difficulty) for c in fetched.candidates] == [
+        ("pr-11", "easy"),
+        ("pr-10", "easy"),
+        ("pr-9", "easy"),
     ]
 
 
@@ -325,7 +325,8 @@ def test_cli_prints_one_line_per_candidate_when_piped(
     assert main(["mine", str(history.path), "--no-sessions"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "id\ttier\tscore\timpl files\timpl lines\ttests\trequests\ttitle"
-    assert lines[3] == "pr-1\teasy\t70\t1\t30\tyes\t0\tAdd the widget parser"
+    assert lines[3] == "pr-11\teasy\t100\t1\t22\tyes\t0\tGitLab title"
+    assert lines[7] == "pr-1\teasy\t70\t1\t30\tyes\t0\tAdd the widget parser"
     assert len(lines) == 9
     assert lines[-1] == "easy 5, medium 1, hard 1; 11 excluded"
 
@@ -490,8 +491,16 @@ def test_a_mined_candidate_feeds_collect_end_to_end(
 def test_merges_without_a_request_number_are_plain(tmp_path: Path) -> None:
     history = History.create(tmp_path / "merges")
     history.commit("Initial commit", {"src/a.py": lines(3)})
-    release = history.merge("release-1.x", "Merge branch 'release-1.x'", [{"src/r.py": lines(30)}])
-    titled = history.merge("topic", "Refactor the parser (#7)", [{"src/p.py": lines(30)}])
+    release = history.merge(
+        "release-1.x",
+        "Merge branch 'release-1.x'",
+        [{"src/r.py": lines(30), "tests/test_r.py": lines(3, "t")}],
+    )
+    titled = history.merge(
+        "topic",
+        "Refactor the parser (#7)",
+        [{"src/p.py": lines(30), "tests/test_p.py": lines(3, "t")}],
+    )
     result = mine_repository(history.path)
     assert [(c.id, c.kind, c.completed_commit) for c in result.candidates] == [
         ("pr-7", "merge", titled)
@@ -522,7 +531,9 @@ def test_a_pull_request_number_seen_twice_is_one_candidate(tmp_path: Path) -> No
     h.commit("Initial commit", {"src/app.py": lines(10), "tests/test_app.py": lines(3, "t")})
     first = h.commit("Add a (#12)", {"src/a.py": lines(30, "a"), "tests/test_a.py": lines(3)})
     h.commit("Unrelated (#13)", {"src/u.py": lines(30, "u"), "tests/test_u.py": lines(3)})
-    later = h.commit("Follow up on a (#12)", {"src/b.py": lines(30, "b"), "tests/t_b.py": lines(3)})
+    later = h.commit(
+        "Follow up on a (#12)", {"src/b.py": lines(30, "b"), "tests/test_b.py": lines(3)}
+    )
     result = mine_repository(h.path)
     assert [c.id for c in result.candidates].count("pr-12") == 1
     assert next(c for c in result.candidates if c.id == "pr-12").completed_commit == later

@@ -208,7 +208,8 @@ RESPACED = SPACED.replace("    return", "        return").replace("\n\n", "\n\n\
 
 
 def _chore_history(path: Path) -> History:
-    """Work, chores and reverts, oldest first; `shas` names each change."""
+    """Work, chores and reverts, oldest first; `shas` names each change. The work and the
+    whitespace-only changes add a test file, as a candidate must."""
     h = History.create(path)
     h.commit("Initial commit", {"src/app.py": SPACED, "requirements.txt": "requests==2.31\n"})
     h.shas["foo"] = h.commit("Add foo (#20)", {"src/foo.py": lines(30, "foo")})
@@ -230,7 +231,7 @@ def _chore_history(path: Path) -> History:
     h.shas["matrix"] = h.commit("Drop Python 3.8 (#25)", {"src/compat.py": lines(30, "c")})
     h.shas["parser"] = h.commit(
         "Add support for Python 3.13 type parameters in parser (#26)",
-        {"src/parser.py": lines(30, "p")},
+        {"src/parser.py": lines(30, "p"), "tests/test_parser.py": lines(3, "t")},
     )
     h.shas["bump"] = h.commit(
         "Bump requests from 2.31 to 2.32 (#27)",
@@ -238,16 +239,28 @@ def _chore_history(path: Path) -> History:
     )
     h.shas["adapted"] = h.commit(
         "Update to httpcore 0.10 (#28)",
-        {"requirements.txt": "requests==2.33\n", "src/pool.py": lines(60), "src/io.py": lines(60)},
+        {
+            "requirements.txt": "requests==2.33\n",
+            "src/pool.py": lines(60),
+            "src/io.py": lines(60),
+            "tests/test_pool.py": lines(3, "t"),
+        },
     )
     h.shas["release"] = h.commit("Bump version to 2.1.0 (#29)", {"src/version.py": lines(25)})
-    h.shas["spacing"] = h.commit("Tidy the helpers (#30)", {"src/app.py": RESPACED})
+    h.shas["spacing"] = h.commit(
+        "Tidy the helpers (#30)", {"src/app.py": RESPACED, "tests/test_app.py": lines(3, "t")}
+    )
     h.shas["fix"] = h.commit(
-        "Fix crash when dropping connection (#31)", {"src/conn.py": lines(30, "cn")}
+        "Fix crash when dropping connection (#31)",
+        {"src/conn.py": lines(30, "cn"), "tests/test_conn.py": lines(3, "t")},
     )
     h.commit("Indent (#32)", {"src/app.py": SPACED.replace("    return", "\treturn")})
     h.shas["indent"] = h.commit(  # a rebase merge: two commits, one whitespace-only change
-        "Indent less (#32)", {"src/app.py": SPACED.replace("    return", "  return") + "\n\n"}
+        "Indent less (#32)",
+        {
+            "src/app.py": SPACED.replace("    return", "  return") + "\n\n",
+            "tests/test_indent.py": lines(3, "t"),
+        },
     )
     return h
 
@@ -279,7 +292,9 @@ def test_a_revert_matches_one_older_change(tmp_path: Path) -> None:
     h.commit("Initial commit", {"src/app.py": lines(3)})
     first = h.commit("Add foo (#1)", {"src/foo.py": lines(30, "a")})
     h.commit('Revert "Add foo (#1)" (#2)', {"src/foo.py": None})
-    h.commit("Add foo (#3)", {"src/foo.py": lines(30, "b")})  # landed again: work
+    h.commit(  # landed again: work
+        "Add foo (#3)", {"src/foo.py": lines(30, "b"), "tests/test_foo.py": lines(3, "t")}
+    )
     result = mine_repository(h.path)
     assert [c.id for c in result.candidates] == ["pr-3"]
     assert {e.commit: e.reason for e in result.excluded}[first].startswith("reverted later by")
@@ -290,16 +305,16 @@ def test_the_whitespace_check_diffs_each_change_against_its_base(tmp_path: Path)
     h = _chore_history(tmp_path / "repo")
     group_base = h.git("rev-parse", f"{h.shas['indent']}~2")
     with WhitespaceCheck(h.path) as check:
-        check.add(h.shas["indent"], group_base)  # a rebase group: only whitespace
+        check.add(h.shas["indent"], group_base)  # a rebase group: its code only whitespace
         check.add(h.shas["adapted"], h.git("rev-parse", f"{h.shas['bump']}^"))  # two changes
         check.add(h.shas["fix"], h.git("rev-parse", f"{h.shas['fix']}^"))
         found = check.result()
     assert found == {
-        h.shas["indent"]: frozenset(),
+        h.shas["indent"]: frozenset({"tests/test_indent.py"}),
         h.shas["adapted"]: frozenset(
-            {"requirements.txt", "src/http.py", "src/io.py", "src/pool.py"}
+            {"requirements.txt", "src/http.py", "src/io.py", "src/pool.py", "tests/test_pool.py"}
         ),
-        h.shas["fix"]: frozenset({"src/conn.py"}),
+        h.shas["fix"]: frozenset({"src/conn.py", "tests/test_conn.py"}),
     }
 
 

@@ -36,12 +36,12 @@ def test_an_agent_lists_candidates_over_mcp(candidates: Path, tmp_path: Path) ->
         assert not result.is_error
         assert text_of(result) == (
             "5 candidates; showing 2:\n"
-            "- pr-1 (easy, score 70): Add the widget parser\n"
-            "- pr-11 (easy, score 60): GitLab title"
+            "- pr-11 (easy, score 100): GitLab title\n"
+            "- pr-10 (easy, score 95): Rename the app module"
         )
         assert result.structured_content is not None
         first = result.structured_content["candidates"][0]
-        assert (first["id"], first["sourcePr"], first["testsChanged"]) == ("pr-1", 1, True)
+        assert (first["id"], first["sourcePr"], first["testsChanged"]) == ("pr-11", 11, True)
         missing = await session.call_tool("list_candidates", {"path": str(tmp_path / "none")})
         assert missing.is_error
         assert text_of(missing) == (f"cannot read {tmp_path / 'none'}: No such file or directory")

@@ -48,18 +48,18 @@ def test_mining_finds_a_candidate_in_every_tier(mined: MineResult) -> None:
         ("pr-3", "merge", "medium", True),
         ("pr-5", "squash", "easy", True),
         ("pr-1", "squash", "easy", True),
-        ("pr-6", "squash", "easy", False),
     ]
-    assert mined.counts() == {"easy": 3, "medium": 1, "hard": 1}
+    assert mined.counts() == {"easy": 2, "medium": 1, "hard": 1}
     expected = {f"pr-{p.number}": p.tier for p in SAMPLE_PULL_REQUESTS if p.tier is not None}
     assert {c.id: c.difficulty for c in mined.candidates} == expected
 
 
-def test_mining_excludes_the_docs_only_change(mined: MineResult) -> None:
+def test_mining_excludes_the_docs_only_and_the_untested_changes(mined: MineResult) -> None:
     reasons = [(e.source_pr, e.reason) for e in mined.excluded]
 
     assert reasons == [
-        (2, "no implementation changes (only docs)"),
+        (6, "no test file a known runner runs"),
+        (2, "changes only documentation"),
         (None, "the first commit has no base"),
     ]
 

@@ -14,7 +14,8 @@ change:
   existing one: **hard**.
 * #5 (squash) a refactor whose new tests already pass at the base: an easy candidate with no
   fail-to-pass test, which drafting must reject.
-* #6 (squash) a refactor with no test changes: an easy candidate without tests.
+* #6 (squash) a refactor with no test changes: easy-sized, but mining excludes it (no test
+  file a known runner runs).
 
 Each good pull request's tests fail before its change and pass after it.
 """
@@ -726,7 +727,7 @@ SAMPLE_PULL_REQUESTS: tuple[SamplePullRequest, ...] = (
         kind="squash",
         branch="tidy-formatting",
         files={"src/unitkit/formatting.py": _FORMATTING_TIDY},
-        tier="easy",
+        tier=None,
         drafts=False,
     ),
 )

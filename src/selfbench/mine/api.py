@@ -12,8 +12,13 @@ Exclusion reasons, one each, in the order they are checked:
 * a chore's reason (`selfbench.mine.chores`): an autoupdate, a release, a support-matrix change,
   a dependency bump, a formatter run; then `changes only whitespace in its implementation
   files` (one `git diff-tree -w`, fed each change still standing as the walk goes)
-* `changes no files`, `no implementation changes (only <kinds>)`
+* `changes no files`
+* `changes only documentation` (besides tests: docs, changelogs, a docs site's configuration,
+  perhaps CI files), `changes only CI workflows` (besides tests), whatever the title says
+* `no implementation changes (only <kinds>)`
 * `below the easy gate: <f> implementation files, <n> changed implementation lines`
+* `no test file a known runner runs` (`selfbench.mine.classify.is_runnable_test`: no held-out
+  test could be cut from it)
 * `beyond the tier budgets`
 """
 
@@ -29,7 +34,13 @@ from pathlib import Path
 from selfbench._fs import write_atomic
 from selfbench.contract import Difficulty
 from selfbench.mine.chores import FORMATTING_ONLY, chore_reason
-from selfbench.mine.classify import FILE_CLASSES, classify_path, detect_ecosystems, toolchains_for
+from selfbench.mine.classify import (
+    FILE_CLASSES,
+    classify_path,
+    detect_ecosystems,
+    is_runnable_test,
+    toolchains_for,
+)
 from selfbench.mine.git_history import (
     Commit,
     FileStat,
@@ -67,7 +78,21 @@ from selfbench.mine.sessions import Link, LinkTarget, SessionRequest, link_reque
 from selfbench.mine.source import RepositorySource, repository_source
 from selfbench.progress import Reporter, silent
 
-__all__ = ["MineOptions", "MineResult", "excluded_path", "mine_repository", "write_candidates"]
+__all__ = [
+    "CI_ONLY",
+    "DOCS_ONLY",
+    "NO_RUNNABLE_TESTS",
+    "MineOptions",
+    "MineResult",
+    "excluded_path",
+    "mine_repository",
+    "write_candidates",
+]
+
+DOCS_ONLY = "changes only documentation"
+CI_ONLY = "changes only CI workflows"
+NO_RUNNABLE_TESTS = "no test file a known runner runs"
+_DOCS_KINDS = frozenset({"docs", "changelog"})
 
 _GITLAB_FOOTER = "See merge request "
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # one, not one per line
@@ -250,7 +275,7 @@ class _Walk:
             change.measure(
                 diff_stats(self.info.path, change.base, newest.sha) if many else newest.files
             )
-            reason = _chore_reason(change, title) or _size_reason(change)
+            reason = _chore_reason(change, title) or _size_reason(change) or _tests_reason(change)
         if reason is None:
             later = self.seen.setdefault(change.id, newest.sha)
             if later != newest.sha:  # the walk goes newest first: a number is one candidate's id
@@ -316,14 +341,29 @@ def _size_reason(change: _Change) -> str | None:
         return "changes no files"
     files, lines = change.lines("implementation")
     if files == 0:
-        kinds = sorted({kind for _, kind in change.classes})
-        return f"no implementation changes (only {', '.join(kinds)})"
+        return _without_code(change)
     if not change.tiers:
         return (
             f"below the easy gate: {files} implementation files, "
             f"{lines} changed implementation lines"
         )
     return None
+
+
+def _without_code(change: _Change) -> str:
+    """Why a change with no implementation file is none: documentation, CI, or what it is."""
+    kinds = {kind for _, kind in change.classes}
+    beside_tests = kinds - {"tests"}
+    if beside_tests and beside_tests <= _DOCS_KINDS | {"ci"}:
+        return CI_ONLY if beside_tests == {"ci"} else DOCS_ONLY
+    return f"no implementation changes (only {', '.join(sorted(kinds))})"
+
+
+def _tests_reason(change: _Change) -> str | None:
+    """A change none of whose test files a runner collects tests from: nothing to hold out."""
+    classes = zip(change.files, change.classes, strict=True)
+    runnable = (name == "tests" and is_runnable_test(stat.path) for stat, (name, _) in classes)
+    return None if any(runnable) else NO_RUNNABLE_TESTS
 
 
 def _title_body(change: _Change) -> tuple[str, str, str]:

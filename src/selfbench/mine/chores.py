@@ -33,10 +33,14 @@ prefix (`Fix #291: `) removed, a final dot dropped. The rules, in the order they
    commas and line breaks, which no whitespace test sees. By diff, whatever the title: a change
    whose implementation files differ only in whitespace and blank lines (`git diff -w
    --ignore-blank-lines` shows none of them) is `FORMATTING_ONLY` (`selfbench.mine.api`).
+6. **documentation** (`DOCUMENTATION`), by title: a conventional commit of type `docs`
+   (`docs: restructure the guide`, `docs(api): …`), documentation work whatever files it moved.
+   By diff, whatever the title: a change whose files besides tests are all documentation is
+   `changes only documentation` (`selfbench.mine.api`).
 
-The other rules need no diff: an autoupdate, a release and a support-matrix change are upkeep
-whatever code they carry (a bumped hook's reformatting, a release's last-minute fix named by
-nothing in its title, the compatibility code a dropped Python leaves behind).
+The other rules need no diff: an autoupdate, a release, a support-matrix change and a `docs:`
+change are upkeep whatever code they carry (a bumped hook's reformatting, a release's last-minute
+fix named by nothing in its title, the compatibility code a dropped Python leaves behind).
 
 Reverts and the changes they revert are the walk's (`selfbench.mine.merged`, `REVERTS`).
 """
@@ -54,6 +58,7 @@ from selfbench.runners import tooling_files
 __all__ = [
     "AUTOUPDATE",
     "DEPENDENCY_BUMP",
+    "DOCUMENTATION",
     "FORMATTING",
     "FORMATTING_ONLY",
     "RELEASE",
@@ -74,6 +79,7 @@ SUPPORT_MATRIX = "changes the supported versions (support matrix)"
 DEPENDENCY_BUMP = "bumps dependencies or lockfiles"
 FORMATTING = "runs a formatter"
 FORMATTING_ONLY = "changes only whitespace in its implementation files"
+DOCUMENTATION = "changes documentation (a docs: title)"
 
 TOOLING_FILES = frozenset(
     {
@@ -129,6 +135,7 @@ _RELEASE_RE = _any(
     r"version\s+packages\b.*",
     r"(?:bump|update)\s+to\s+v?\d+(?:\.\d+)+(?:[-.+]?[a-z0-9.]+)?",
 )
+_DOCUMENTATION_TYPES = frozenset({"docs", "doc"})
 _AUTOUPDATE_SCOPES = frozenset({"pre-commit", "precommit", "github-actions", "actions"})
 _UPDATE_RE = re.compile(r"(?:update|bump|upgrade|auto-?update)\b", _I)
 _DEPENDENCY_SCOPES = frozenset({"deps", "deps-dev", "dev-deps", "dependencies", "dependency"})
@@ -202,6 +209,7 @@ RULES: tuple[ChoreRule, ...] = (
     ChoreRule("support-matrix", SUPPORT_MATRIX, diff_decides=False),
     ChoreRule("dependency-bump", DEPENDENCY_BUMP, diff_decides=True),
     ChoreRule("formatting", FORMATTING, diff_decides=False),
+    ChoreRule("documentation", DOCUMENTATION, diff_decides=False),
 )
 
 
@@ -237,6 +245,11 @@ def _is_autoupdate(title: str, core: str, scope: str | None) -> bool:
     return scope in _AUTOUPDATE_SCOPES and _UPDATE_RE.match(core) is not None
 
 
+def _is_documentation(title: str) -> bool:
+    conventional = _CONVENTIONAL_RE.match(title.strip())
+    return conventional is not None and conventional.group("type").lower() in _DOCUMENTATION_TYPES
+
+
 def _is_dependency_bump(core: str, scope: str | None) -> bool:
     return scope in _DEPENDENCY_SCOPES or _DEPENDENCY_RE.fullmatch(core) is not None
 
@@ -247,6 +260,7 @@ _TESTS: dict[str, Callable[[str, str, str | None], bool]] = {
     "support-matrix": lambda _, core, __: _is_support_matrix(core),
     "dependency-bump": lambda _, core, scope: _is_dependency_bump(core, scope),
     "formatting": lambda _, core, __: _FORMATTING_RE.fullmatch(core) is not None,
+    "documentation": lambda title, _, __: _is_documentation(title),
 }
 """Each rule's title test: (title, core, scope) -> whether it matches."""
 

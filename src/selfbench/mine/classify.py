@@ -15,10 +15,16 @@ One rule per class, checked in this order (the first that matches wins):
 5. **other, changelog**: `CHANGELOG`, `CHANGES`, `HISTORY`, `NEWS`, `RELEASE_NOTES` (bare or
    with a prose extension), anything under `changelog.d/`, `releasenotes/`, `.changeset/`,
    `newsfragments/`.
-6. **other, docs**: `docs/`, `doc/`, prose extensions (`.md`, `.rst`, `.adoc`, `.txt`),
-   `README`, `LICENSE`, `AUTHORS`, `CONTRIBUTING`.
-7. **other, ci**: `.github/`, `.gitlab-ci.yml`, `.circleci/`, `.travis.yml`, `azure-pipelines.yml`.
+6. **other, docs**: `docs/`, `doc/`, prose extensions (`.md`, `.mdx`, `.rst`, `.adoc`, `.txt`),
+   `README`, `LICENSE`, `AUTHORS`, `CONTRIBUTING`, and a documentation site's configuration
+   (`mkdocs.yml`, `.readthedocs.yaml`, mdBook's `book.toml`, `docusaurus.config.js`, `Doxyfile`
+   …; Sphinx's `conf.py` lives under `docs/`).
+7. **other, ci**: `.github/`, `.circleci/`, `.buildkite/`, `.woodpecker/`, `.gitlab-ci.yml`,
+   `.travis.yml`, `azure-pipelines.yml`, `appveyor.yml`, `Jenkinsfile`, `.drone.yml`, … .
 8. **implementation**: everything else.
+
+`is_runnable_test` then tells, among the tests, the files a known runner collects tests from
+(not fixtures, helpers or data): a change holding none of them is no candidate.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ __all__ = [
     "Kind",
     "classify_path",
     "detect_ecosystems",
+    "is_runnable_test",
     "toolchains_for",
 ]
 
@@ -71,10 +78,37 @@ _CHANGELOG_SEGMENTS = frozenset(
     {"changelog.d", "releasenotes", ".changeset", "newsfragments", "changelog"}
 )
 _DOC_SEGMENTS = frozenset({"docs", "doc", "documentation"})
-_DOC_EXTENSIONS = frozenset({".md", ".rst", ".adoc", ".txt", ".markdown"})
+_DOC_EXTENSIONS = frozenset({".md", ".mdx", ".rst", ".adoc", ".txt", ".markdown"})
 _DOC_NAME_RE = re.compile(rf"(?i)(readme|license|licence|authors|contributing|copying){_PROSE}")
-_CI_PREFIXES = (".github/", ".circleci/", ".buildkite/")
-_CI_NAMES = frozenset({".gitlab-ci.yml", ".travis.yml", "azure-pipelines.yml", "appveyor.yml"})
+_DOC_CONFIG_NAMES = frozenset(
+    {
+        "mkdocs.yml", "mkdocs.yaml", ".readthedocs.yml", ".readthedocs.yaml", "readthedocs.yml",
+        "book.toml", "Doxyfile", "typedoc.json", "antora.yml", "docusaurus.config.js",
+        "docusaurus.config.ts", "docusaurus.config.mjs",
+    }
+)  # fmt: skip
+"""A documentation site's configuration: part of the docs wherever it lives."""
+_CI_PREFIXES = (".github/", ".circleci/", ".buildkite/", ".woodpecker/")
+_CI_NAMES = frozenset(
+    {
+        ".gitlab-ci.yml", ".travis.yml", "azure-pipelines.yml", "appveyor.yml", ".appveyor.yml",
+        "Jenkinsfile", ".drone.yml", ".cirrus.yml", "bitbucket-pipelines.yml", ".woodpecker.yml",
+    }
+)  # fmt: skip
+# The names runners collect tests from: pytest's and unittest's defaults, jest's, vitest's and
+# bun's (`*.test.ts`, `*.spec.js`, `__tests__/`), node --test's (`test/`), go's, cargo's
+# (`tests/*.rs`); `classify_path` says a file belongs to the tests, these that it holds some.
+_JS = r"\.(?:[cm]?[jt]sx?)"
+_RUNNABLE_RE = re.compile(
+    r"(?:test_.*\.py|test.*\.py|.*_tests?\.py"
+    rf"|(?:.*[._-])?(?:test|spec){_JS}|test-.*{_JS}"
+    r"|.*_test\.go)"
+)
+_JS_RE = re.compile(rf".*{_JS}")
+_SUPPORT_SEGMENTS = frozenset(
+    {"fixtures", "fixture", "__fixtures__", "testdata", "__snapshots__", "__mocks__", "helpers"}
+)
+_SUPPORT_NAMES = frozenset({"conftest.py", "__init__.py", "setup.js", "setup.ts"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +175,8 @@ def _other_kind(path: str, name: str) -> Kind | None:
         return "changelog"
     if any(part in _DOC_SEGMENTS for part in folders) or _DOC_NAME_RE.fullmatch(name):
         return "docs"
+    if name in _DOC_CONFIG_NAMES:
+        return "docs"
     if splitext(name)[1].lower() in _DOC_EXTENSIONS:
         return "docs"
     return None
@@ -174,6 +210,22 @@ def _not_the_project_s(path: str, name: str) -> Kind | None:
     if path.startswith(_CI_PREFIXES) or name in _CI_NAMES:
         return "ci"
     return None
+
+
+def is_runnable_test(path: str) -> bool:
+    """Whether a test path is a file a known runner collects tests from, not a fixture, helper
+    or data file (the runners of `selfbench.runners`: pytest, unittest, jest, vitest, bun,
+    node --test, go, cargo)."""
+    parts = path.split("/")
+    name = parts[-1]
+    if name in _SUPPORT_NAMES or any(part in _SUPPORT_SEGMENTS for part in parts[:-1]):
+        return False
+    if _RUNNABLE_RE.fullmatch(name):
+        return True
+    folders = set(parts[:-1])
+    if _JS_RE.fullmatch(name) and folders & {"__tests__", "test"}:
+        return True  # jest's `__tests__/`, node --test's `test/`
+    return name.endswith(".rs") and len(parts) >= 2 and parts[-2] == "tests"  # cargo's tests/
 
 
 @lru_cache(maxsize=1 << 16)
