@@ -13,6 +13,7 @@ reference's and no finished step to have run twice. A failure names its random s
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
@@ -20,6 +21,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,7 @@ from run_helpers import SCRIPTED_AUTHOR, SCRIPTED_REVIEWER
 from run_history import generate
 from selfbench.artifacts.quality_record import QUALITY_FILE, read_quality
 from selfbench.cli import main
+from selfbench.evaluate.bench import open_benchmark
 from selfbench.export import extract_export, verify_export
 
 SOURCE = "https://example.com/example/genkit"
@@ -146,6 +149,64 @@ def test_each_exported_task_carries_the_quality_record_drafting_wrote(
         for verdict in ("ship", "review", "reject")
     )
     assert f"quality {shown}" in printed
+
+
+def _member_texts(archive: bytes, name: str) -> dict[str, str]:
+    """Every file of an export archive, the task archives in it opened too, as text."""
+    found: dict[str, str] = {}
+    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
+        for member in tar.getmembers():
+            handle = tar.extractfile(member) if member.isfile() else None
+            if handle is None:
+                continue
+            data, where = handle.read(), f"{name}:{member.name}"
+            if member.name.endswith(".tar.gz"):
+                found.update(_member_texts(data, where))
+            else:
+                found[where] = data.decode("latin-1")
+    return found
+
+
+def test_no_exported_file_names_a_path_of_this_machine(
+    reference: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The run directory, the repository and the logs are all under the tests' temporary root:
+    no file of the export (the manifest, each bundle, review and quality record) names it."""
+    out, _ = reference
+    root = str(tmp_path_factory.getbasetemp())
+    texts = _member_texts(out.read_bytes(), out.name)
+    assert any(name.endswith("harbor-task/quality.json") for name in texts)
+    assert [name for name, text in sorted(texts.items()) if root in text] == []
+
+
+@pytest.mark.parametrize("given", ["bench.run", "bench.run/export"])
+def test_eval_takes_a_run_directory_as_the_benchmark_its_export_holds(
+    reference: tuple[Path, str], given: str
+) -> None:
+    out, _ = reference
+    with open_benchmark(out) as exported, open_benchmark(out.parent / given) as run:
+        assert run.benchmark_id == exported.benchmark_id
+        assert [(task.task_id, task.digest) for task in run.tasks] == [
+            (task.task_id, task.digest) for task in exported.tasks
+        ]
+        verdicts = [None if task.quality is None else task.quality.verdict for task in run.tasks]
+        assert None not in verdicts
+        assert verdicts == [
+            None if task.quality is None else task.quality.verdict for task in exported.tasks
+        ]
+
+
+def test_eval_of_a_run_directory_runs_its_tasks(
+    reference: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, _ = reference
+    results = tmp_path / "results"
+    argv = ["eval", str(out.parent / "bench.run"), "--agent", "oracle", "--results", str(results)]
+    assert main(argv) == 0
+    assert capsys.readouterr().err.splitlines()[-2:] == [
+        "pr-1 oracle #1: pass",
+        "pr-2 oracle #1: pass",
+    ]
 
 
 def test_status_shows_each_tier_and_stage(

@@ -349,16 +349,17 @@ def test_the_export_counts_the_candidates_tried_per_tier() -> None:
     assert tried(states) == (2, 0, 1)
 
 
-def test_eval_given_a_run_directory_names_its_export(
-    tmp_path: Path, bare_history: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("given", ["bench.run", "bench.run/export"])
+def test_eval_given_a_run_that_accepted_nothing_says_so(
+    tmp_path: Path, bare_history: Path, capsys: pytest.CaptureFixture[str], given: str
 ) -> None:
+    """A run directory is a benchmark of its accepted tasks (`test_run.py` evaluates one)."""
     out = tmp_path / "bench.tar.gz"
     assert main(["run", "--repo", str(bare_history), "--easy", "1", "--out", str(out)]) == 1
     capsys.readouterr()
-    run_dir = tmp_path / "bench.run"
-    assert main(["eval", str(run_dir), "--agent", "x=true"]) == 2
+    assert main(["eval", str(tmp_path / given), "--agent", "x=true"]) == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
-        f"error: {run_dir} is a run directory, not a benchmark: pass the export it writes, {out}"
+        f"error: {tmp_path / 'bench.run'}: the run has accepted no task yet"
     )
 
 

@@ -221,7 +221,9 @@ def _report(args: argparse.Namespace) -> int:
 def add_eval_commands(commands: Any) -> None:
     """Register `eval` and `report` on the CLI's subparsers."""
     evaluate = commands.add_parser("eval", help="compare agents on a benchmark, resumably")
-    evaluate.add_argument("bench", metavar="BENCH", help="an export archive or a tasks directory")
+    evaluate.add_argument(
+        "bench", metavar="BENCH", help="an export archive, a tasks directory or a run directory"
+    )
     evaluate.add_argument(
         "--agent",
         action="append",

@@ -1,5 +1,5 @@
-"""Read the benchmark an evaluation runs: an export archive (verified, then unpacked) or a
-directory of tasks.
+"""Read the benchmark an evaluation runs: an export archive (verified, then unpacked), a
+directory of tasks, or a `selfbench run` directory (or the `export/` folder in it).
 
 A tasks directory holds one task per entry: an extracted task (`DIR/<taskId>/task.toml` with its
 `.selfbench-review.json`, what `selfbench extract` writes) or a collect directory
@@ -7,6 +7,10 @@ A tasks directory holds one task per entry: an extracted task (`DIR/<taskId>/tas
 `.selfbench-manifest.json`, which binds its definition and both patches; the **benchmark id** is
 the SHA-256 of the sorted `taskId digest` lines, so results can tell their benchmark. A task's
 `quality.json` (beside its definition, or at the root of an extracted task) is read with it.
+
+A run directory's benchmark is its accepted tasks: each accepted candidate's compiled bundle and
+the quality record its quality stage wrote, the very tasks (and digests, so the same benchmark
+id) its export holds, whether or not the export was written yet or moved since.
 """
 
 from __future__ import annotations
@@ -28,10 +32,10 @@ from selfbench.contract import definition_sha256, parse_definition
 from selfbench.errors import EvalError, JsonError, SelfbenchError, translating
 from selfbench.export import extract_export
 from selfbench.export.reader import REVIEW_FILE
-from selfbench.run.driver import load_options
+from selfbench.run.export import EXPORT_DIR
 from selfbench.run.state import RunDirectory
 
-__all__ = ["BenchTask", "Benchmark", "open_benchmark", "read_tasks_dir"]
+__all__ = ["BenchTask", "Benchmark", "open_benchmark", "read_run_tasks", "read_tasks_dir"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +82,9 @@ def _extracted_task(bundle: Path) -> LocatedTask:
     return LocatedTask(bundle, path, definition, manifest)
 
 
-def _task(entry: Path) -> BenchTask:
+def _task(entry: Path, *, quality_path: Path | None = None) -> BenchTask:
+    """The task at `entry`, with the quality record at `quality_path` (default: beside its
+    definition, when there is one)."""
     try:
         with translating(EvalError, f"read {entry}"):
             if (entry / layout.TASK_TOML).is_file() and (entry / REVIEW_FILE).is_file():
@@ -86,7 +92,7 @@ def _task(entry: Path) -> BenchTask:
             else:
                 located = locate_task(entry)
             digest = hashlib.sha256((located.bundle / layout.MANIFEST).read_bytes()).hexdigest()
-            quality_path = located.definition_path.parent / QUALITY_FILE
+            quality_path = quality_path or located.definition_path.parent / QUALITY_FILE
             quality = read_quality(quality_path) if quality_path.is_file() else None
     except SelfbenchError as exc:
         if isinstance(exc, EvalError):
@@ -105,45 +111,77 @@ def read_tasks_dir(directory: Path, *, named: Path | None = None) -> Benchmark:
         entries = sorted(
             p for p in directory.iterdir() if p.is_dir() and not p.name.startswith(".")
         )
-    tasks = sorted((_task(entry) for entry in entries), key=lambda task: task.task_id)
+    return _benchmark([_task(entry) for entry in entries], named or directory)
+
+
+def read_run_tasks(run: RunDirectory) -> Benchmark:
+    """The accepted tasks of a run directory (see the module docstring).
+
+    Raises:
+        EvalError: the run has accepted no task yet, or its state cannot be read.
+    """
+    try:
+        accepted = [state for state in run.states() if state.status == "accepted"]
+        homes = [
+            (run.resolve(state.bundle_home), state.quality)
+            for state in accepted
+            if state.bundle_home is not None
+        ]
+        tasks = [
+            _task(home, quality_path=None if quality is None else run.resolve(quality))
+            for home, quality in homes
+        ]
+    except SelfbenchError as exc:
+        if isinstance(exc, EvalError):
+            raise
+        raise EvalError(f"{run.path}: cannot read the run: {exc.lines[0]}") from None
     if not tasks:
-        raise EvalError(f"{named or directory}: no tasks")
+        raise EvalError(f"{run.path}: the run has accepted no task yet")
+    return _benchmark(tasks, run.path)
+
+
+def _benchmark(found: list[BenchTask], named: Path) -> Benchmark:
+    """The benchmark of `found`, sorted by task id; its id from their ids and digests.
+
+    Raises:
+        EvalError: there is no task, or a task id repeats.
+    """
+    tasks = sorted(found, key=lambda task: task.task_id)
+    if not tasks:
+        raise EvalError(f"{named}: no tasks")
     ids = [task.task_id for task in tasks]
     for task_id in ids:
         if ids.count(task_id) > 1:
-            raise EvalError(f"{named or directory}: task {task_id} is given more than once")
+            raise EvalError(f"{named}: task {task_id} is given more than once")
     lines = "".join(f"{task.task_id} {task.digest}\n" for task in tasks)
     return Benchmark(hashlib.sha256(lines.encode()).hexdigest(), tuple(tasks))
 
 
-def _refuse_run_directory(path: Path) -> None:
-    """A `selfbench run` directory is not a benchmark: name the export it wrote instead."""
-
-    run = RunDirectory(path)
-    if not run.is_run():
-        return
-
-    try:
-        out = str(load_options(run.read_json(run.inputs_path), str(run.inputs_path)).out)
-    except SelfbenchError:
-        out = "BENCH.tar.gz"
-    raise EvalError(f"{path} is a run directory, not a benchmark: pass the export it writes, {out}")
+def _run_of(path: Path) -> RunDirectory | None:
+    """The run a directory names: a run directory itself, or the `export/` folder in one."""
+    for candidate in (path, path.parent if path.name == EXPORT_DIR else None):
+        if candidate is not None and RunDirectory(candidate).is_run():
+            return RunDirectory(candidate)
+    return None
 
 
 @contextmanager
 def open_benchmark(path: Path, *, workspace: Path | None = None) -> Iterator[Benchmark]:
-    """The benchmark at `path`; an export is verified and unpacked into a temporary directory
-    that is removed afterwards.
+    """The benchmark at `path` (an export, a tasks directory or a run directory: see the module
+    docstring); an export is verified and unpacked into a temporary directory that is removed
+    afterwards.
 
     Raises:
         EvalError: `path` is missing, an archive does not verify, or a task is malformed.
     """
     if path.is_dir():
-        _refuse_run_directory(path)
-        yield read_tasks_dir(path)
+        run = _run_of(path)
+        yield read_tasks_dir(path) if run is None else read_run_tasks(run)
         return
     if not path.is_file():
-        raise EvalError(f"{path}: no such benchmark (an export archive or a tasks directory)")
+        raise EvalError(
+            f"{path}: no such benchmark (an export archive, a tasks directory or a run directory)"
+        )
 
     if workspace is None:  # in the scratch home: a killed eval's copy is swept by the next run
         with scratch_directory("selfbench-bench-") as scratch:

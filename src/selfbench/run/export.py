@@ -24,7 +24,7 @@ from selfbench.export import RunInfo, export_and_verify
 from selfbench.run import stages
 from selfbench.run.state import CandidateState, Pool, RunDirectory
 
-__all__ = ["ExportOptions", "export_accepted", "provenance", "tried"]
+__all__ = ["EXPORT_DIR", "ExportOptions", "export_accepted", "provenance", "tried"]
 
 
 class ExportOptions(Protocol):
@@ -45,7 +45,9 @@ class ExportOptions(Protocol):
     def harbor_env(self) -> str: ...
 
 
-_EXPORT_DIR = "export"
+EXPORT_DIR = "export"
+"""The folder in the run directory that holds what the export is built from (its validation
+reports)."""
 
 
 def _relative_logs(value: Any, root: str) -> Any:
@@ -147,7 +149,7 @@ def export_accepted(
     accepted = [state for state in states if state.status == "accepted"]
     reports = [_report(run, state) for state in accepted]
     task_ids = [_task_id(run, state) for state in accepted]
-    folder = run.path / _EXPORT_DIR
+    folder = run.path / EXPORT_DIR
     reports_path = folder / VALIDATION_FILE
     run.write_json(reports_path, reports)
     homes = [_home(run, state) for state in accepted]
