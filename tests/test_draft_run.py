@@ -7,6 +7,7 @@ hand-built samples.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -18,7 +19,7 @@ import pytest
 
 from projects import git
 from selfbench._sample_history import build_sample_history
-from selfbench.artifacts.draft_record import FlakyTest
+from selfbench.artifacts.draft_record import DROPPED_FLAKY_KEY, FlakyTest, dropped_flaky
 from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.bundle.evidence import REPORT_ARGUMENTS
 from selfbench.draft.api import DraftOptions, DraftResult, draft_candidate
@@ -39,6 +40,7 @@ from selfbench.draft.run import (
 from selfbench.mine import mine_repository, write_candidates
 from selfbench.mine.candidate import CandidateModel, find_candidate
 from selfbench.outcomes import Outcomes, parse_outcomes
+from selfbench.validate.evidence import DraftProof
 
 SANDBOX = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("bwrap") is None,
@@ -645,6 +647,34 @@ def test_only_a_flaky_test_of_a_changed_file_settles_at_the_base(
         )
         is settled
     )
+
+
+def test_the_draft_record_reads_back_the_flaky_tests_left_out() -> None:
+    left_out = FlakyTest(test=f"{N}::test_slow", where="gold", passed=2, runs=3)
+    evidence = {DROPPED_FLAKY_KEY: [left_out.model_dump(mode="json")]}
+    assert json.loads(json.dumps(evidence))[DROPPED_FLAKY_KEY] == [
+        {"test": f"{N}::test_slow", "where": "gold", "passed": 2, "runs": 3}
+    ]
+    assert dropped_flaky(evidence) == (left_out,)
+    assert dropped_flaky({}) == ()  # drafted before the list was kept
+
+
+@pytest.mark.parametrize(
+    ("dropped", "detail"),
+    [
+        (0, "and no outcome changed in the draft's 8 samples (draft.json)"),
+        (
+            2,
+            (
+                "and no selected test's outcome changed in the draft's 8 samples (draft.json; "
+                "2 flaky tests the change does not reach left out)"
+            ),
+        ),
+    ],
+)
+def test_validation_says_when_the_draft_left_flaky_tests_out(dropped: int, detail: str) -> None:
+    proof = DraftProof(Path("draft.json"), 2, 3, 6, dropped)
+    assert proof.flaky_detail() == detail
 
 
 def _stamped(stamp: str, *, at_base: bool) -> RunSample:

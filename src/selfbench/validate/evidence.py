@@ -4,9 +4,11 @@
 `--reruns` times with the gold patch, each run from a fresh copy, each file on its own and twice
 in a row, and reads every test's outcome (`draft.run`). It keeps fail-to-pass only the tests
 that failed (or were missing) at the base in every sample and passed in every gold sample, and
-pass-to-pass only tests that passed in every sample, and it rejects any test whose outcome
-changed. That is what three of validation's Beyond checks ask, so when the draft's record
-(`draft.json`, beside the definition) is of this very task, validation does not run them again:
+pass-to-pass only tests that passed in every sample, and it rejects any selected test whose
+outcome changed (one the change does not reach is left out instead: `droppedFlaky`, which the
+check's detail counts). That is what three of validation's Beyond checks ask, so when the
+draft's record (`draft.json`, beside the definition) is of this very task, validation does not
+run them again:
 
 * *per selector at the base* and *with the gold patch*: each fail-to-pass test's own outcome in
   every sample (its file run on its own; selected one by one again only when there is no record);
@@ -32,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from selfbench.artifacts.compiled import LocatedTask
-from selfbench.artifacts.draft_record import DRAFT_FILE, read_draft_record
+from selfbench.artifacts.draft_record import DRAFT_FILE, dropped_flaky, read_draft_record
 from selfbench.bundle import layout
 from selfbench.contract import TaskDefinition
 from selfbench.patches import parse_patch
@@ -84,6 +86,8 @@ class DraftProof:
     base_samples: int
     gold_runs: int
     gold_samples: int
+    dropped_flaky: int = 0
+    """Flaky tests the draft left out of pass-to-pass (none of them a selector)."""
 
     def selector_checks(self) -> tuple[Check, Check]:
         """Per selector at the base and with the gold patch, from the draft's samples."""
@@ -115,6 +119,12 @@ class DraftProof:
     def flaky_detail(self) -> str:
         """What the no-flaky-test check saw besides the bundle's own runs."""
         samples = self.base_samples + self.gold_samples
+        if self.dropped_flaky:
+            return (
+                f"and no selected test's outcome changed in the draft's {samples} samples "
+                f"({DRAFT_FILE}; {self.dropped_flaky} flaky tests the change does not reach "
+                "left out)"
+            )
         return f"and no outcome changed in the draft's {samples} samples ({DRAFT_FILE})"
 
 
@@ -135,6 +145,7 @@ def draft_proof(located: LocatedTask, *, reruns: int) -> DraftProof | None:
         if not isinstance(runs, list) or not _same_task(located, observed, selectors):
             return None
         names = [str(run.get("name", "")) for run in runs if isinstance(run, dict)]
+        dropped = len(dropped_flaky(record))
     except (OSError, ValueError, KeyError, TypeError):
         return None
     base = sum(name.startswith("base") for name in names)
@@ -142,7 +153,7 @@ def draft_proof(located: LocatedTask, *, reruns: int) -> DraftProof | None:
     gold_runs = observed.get("goldRuns")
     if not base or not gold or not isinstance(gold_runs, int) or gold_runs < max(1, reruns - 1):
         return None
-    return DraftProof(path, base, gold_runs, gold)
+    return DraftProof(path, base, gold_runs, gold, dropped)
 
 
 def _same_task(
