@@ -4,9 +4,11 @@ heartbeat."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -23,31 +25,36 @@ FILES = ("tests/test_a.py", "tests/test_b.py")
 
 
 @pytest.mark.parametrize(
-    ("log", "shown"),
+    ("argument", "shown"),
     [
-        ("", "log phase.log"),
-        ("selfbench-draft: begin 0 1\n....", "tests/test_a.py"),
-        ("selfbench-draft: begin 0 1\nselfbench-draft: end 0 1 0\n", "log phase.log"),
-        (
-            "selfbench-draft: begin 0 1\nselfbench-draft: end 0 1 0\n"
-            "selfbench-draft: begin 1 1\ncollecting",
-            "tests/test_b.py",
-        ),
-        ("selfbench-draft: begin 7 1\n", "log phase.log"),  # no such file: the log, no guess
+        ("tests/test_b.py", "tests/test_b.py"),
+        ("/app/tests/test_a.py", "tests/test_a.py"),
+        ("tests/test_c.py", "log phase.log"),  # not the stage's: the log, no guess
     ],
-    ids=["nothing yet", "in the first", "between", "in the second", "out of range"],
+    ids=["as given", "an absolute path", "another file"],
 )
-def test_a_line_names_the_file_a_provisional_run_is_in_from_its_log(
-    tmp_path: Path, log: str, shown: str
+def test_a_line_names_the_test_file_a_process_of_the_running_phase_names(
+    tmp_path: Path, argument: str, shown: str
 ) -> None:
-    path = tmp_path / "phase.log"
-    path.write_text(log)
-    with activity.doing("pr-3 (easy)", "drafting") as entry:
-        activity.step("test run 2 of 5")
-        activity.files(FILES)
-        with activity.phase(path):
-            line = activity.describe(entry, now=entry.started + 65)
-        after = activity.describe(entry, now=entry.started + 65)
+    """The phase's own process (a shell) runs the test command, whose arguments name the file
+    (as the sandbox's bwrap, its shell and the runner's process are)."""
+    sleeper = f"{sys.executable} -c 'import time; time.sleep(30)' {argument}"
+    shell = subprocess.Popen(["sh", "-c", f"{sleeper}; true"], start_new_session=True)
+    try:
+        with activity.doing("pr-3 (easy)", "drafting") as entry:
+            activity.step("test run 2 of 5")
+            activity.files(FILES)
+            with activity.phase(tmp_path / "phase.log"):
+                activity.process(shell.pid)
+                deadline = time.monotonic() + 10
+                line = activity.describe(entry, now=entry.started + 65)
+                while not line.endswith(shown) and time.monotonic() < deadline:
+                    time.sleep(0.05)  # until the shell has started its child
+                    line = activity.describe(entry, now=entry.started + 65)
+            after = activity.describe(entry, now=entry.started + 65)
+    finally:
+        os.killpg(shell.pid, signal.SIGKILL)
+        shell.wait()
 
     assert line == f"pr-3 (easy): drafting for 1 min 05 s; test run 2 of 5; {shown}"
     assert after == "pr-3 (easy): drafting for 1 min 05 s; test run 2 of 5"
@@ -99,10 +106,10 @@ def test_the_heartbeat_s_interval_is_the_variable_s_when_it_is_a_positive_number
     monkeypatch: pytest.MonkeyPatch, value: str, every: float
 ) -> None:
     monkeypatch.setenv("SELFBENCH_HEARTBEAT_SECONDS", value)
-    assert activity._every() == every
+    assert activity.heartbeat_seconds() == every
 
 
-_BEAT = 2.0
+_BEAT = 0.5
 _LONGEST_SILENCE = 15.0
 
 
@@ -110,8 +117,8 @@ def test_a_run_not_at_a_terminal_is_never_silent_and_status_reads_its_lines(
     tmp_path: Path,
 ) -> None:
     """A real `selfbench run` with its output piped (a log, CI): every candidate's stage says
-    where it stands each heartbeat (here 2 s), so no gap between lines reaches 15 s, and the
-    run's events hold the same lines for `status`."""
+    where it stands each heartbeat (here 0.5 s), naming the test file a run is in, so no gap
+    between lines reaches 15 s, and the run's events hold the same lines for `status`."""
     history = generate(tmp_path, 1)
     run_dir, out = tmp_path / "bench.run", tmp_path / "bench.tar.gz"
     argv = [sys.executable, "-m", "selfbench", "run", "--repo", str(history), "--easy", "1"]
@@ -135,8 +142,9 @@ def test_a_run_not_at_a_terminal_is_never_silent_and_status_reads_its_lines(
     beats = [line for _, line in stamped if re.match(r"pr-1 \(easy\): \w[\w ]* for \d+", line)]
     assert any("drafting for" in line for line in beats), output
     assert any("test run" in line or "setting up" in line for line in beats), output
+    assert any(re.search(r"; tests/test_\w+\.py$", line) for line in beats), output
     moments = [started, *(moment for moment, _ in stamped)]
-    silences = [later - earlier for earlier, later in zip(moments, moments[1:], strict=False)]
+    silences = [later - earlier for earlier, later in itertools.pairwise(moments)]
     assert max(silences) < _LONGEST_SILENCE, output
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
     recorded = [event["line"] for event in events if event["event"] == "doing"]

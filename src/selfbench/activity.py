@@ -9,9 +9,11 @@ reads every open `Doing` once a second and writes a line for each that has been 
 
     pr-3 (easy): drafting for 1 min 05 s; test run 2 of 5; tests/test_api.py
 
-The test file comes from the running phase's own log: a provisional run writes
-`selfbench-draft: begin INDEX REPEAT` before each file (`draft.run.provisional_command`), so the
-last begin line with no end after it names the file running now.
+The test file comes from the running phase's processes: the sandbox tells the phase's process
+id (`process`), and the first of its descendants (through the host's `/proc`, which sees into
+the sandbox's PID namespace) whose arguments name one of the stage's test files names the file
+running now. The phase's log is no help there: the verifier keeps a command's output aside
+until it ends.
 
 The `Doing` rides a context variable: a thread pool that works for a stage (quality's variants,
 validation's tasks) runs its work through `carried`, so its steps reach the same `Doing`.
@@ -22,7 +24,6 @@ from __future__ import annotations
 import contextvars
 import math
 import os
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -39,7 +40,9 @@ __all__ = [
     "doing",
     "files",
     "heartbeat",
+    "heartbeat_seconds",
     "phase",
+    "process",
     "running",
     "step",
 ]
@@ -49,10 +52,7 @@ HEARTBEAT_SECONDS = 15.0
 another, a positive number of seconds)."""
 _EVERY_VARIABLE = "SELFBENCH_HEARTBEAT_SECONDS"
 
-_TAIL_BYTES = 1 << 16
-"""How much of a phase's log is read to find the file running now."""
-
-_MARKER = re.compile(rb"selfbench-draft: (begin|end) (\d+) (\d+)")
+_PROC = Path("/proc")
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -70,6 +70,8 @@ class Doing:
     step: str = ""
     files: tuple[str, ...] = ()
     log: Path | None = None
+    pid: int | None = None
+    """The running sandbox phase's process (its processes name the test file running)."""
     key: str = ""
     """The candidate's id, where the stage is a candidate's."""
     said: float = field(default_factory=time.monotonic)
@@ -133,7 +135,14 @@ def phase(log: Path) -> Iterator[None]:
         yield
     finally:
         if entry is not None and entry.log == log:
-            entry.log = None
+            entry.log, entry.pid = None, None
+
+
+def process(pid: int) -> None:
+    """The current stage's running phase is process `pid` (and its descendants)."""
+    entry = _current.get()
+    if entry is not None:
+        entry.pid = pid
 
 
 def carried(function: Callable[P, R]) -> Callable[P, R]:
@@ -146,23 +155,40 @@ def carried(function: Callable[P, R]) -> Callable[P, R]:
     return run
 
 
-def _running_file(entry: Doing) -> str | None:
-    """The file a provisional run is in now, from the last markers of its log."""
-    log = entry.log
-    if log is None or not entry.files:
-        return None
+def _descendants(root: int) -> Iterator[int]:
+    """The processes below `root`, nearest first (none when /proc cannot be read)."""
+    children: dict[int, list[int]] = {}
+    for stat in _PROC.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text(encoding="utf-8", errors="replace").rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    pending = list(children.get(root, ()))
+    while pending:
+        pid = pending.pop(0)
+        yield pid
+        pending.extend(children.get(pid, ()))
+
+
+def _arguments(pid: int) -> list[str]:
     try:
-        with log.open("rb") as handle:
-            size = handle.seek(0, 2)
-            handle.seek(max(0, size - _TAIL_BYTES))
-            tail = handle.read()
+        data = (_PROC / str(pid) / "cmdline").read_bytes()
     except OSError:
+        return []
+    return data.decode("utf-8", errors="replace").split("\0")
+
+
+def _running_file(entry: Doing) -> str | None:
+    """The stage's test file a process of its running phase names among its arguments."""
+    if entry.pid is None or not entry.files:
         return None
-    markers = _MARKER.findall(tail)
-    if not markers or markers[-1][0] != b"begin":
-        return None
-    index = int(markers[-1][1])
-    return entry.files[index] if index < len(entry.files) else None
+    for pid in _descendants(entry.pid):
+        for argument in _arguments(pid):
+            for name in entry.files:
+                if argument == name or argument.endswith(f"/{name}"):
+                    return name
+    return None
 
 
 def _elapsed(seconds: float) -> str:
@@ -186,7 +212,8 @@ def describe(entry: Doing, now: float | None = None) -> str:
     return "; ".join(parts)
 
 
-def _every() -> float:
+def heartbeat_seconds() -> float:
+    """`SELFBENCH_HEARTBEAT_SECONDS` when it is a positive number, else `HEARTBEAT_SECONDS`."""
     value = os.environ.get(_EVERY_VARIABLE, "")
     try:
         seconds = float(value)
@@ -204,7 +231,7 @@ def heartbeat(
     """While the block runs, a line through `write` for each open stage quiet for `every` s
     (default `HEARTBEAT_SECONDS`); `on_line` is told of each line too (the run records it for
     `status`)."""
-    every = _every() if every is None else every
+    every = heartbeat_seconds() if every is None else every
     stopped = threading.Event()
 
     def beat() -> None:

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from selfbench import activity
 from selfbench._fs import atomic_directory
 from selfbench._git import git
 from selfbench._scratch import drop_kept, kept_directory
@@ -767,12 +768,13 @@ def draft_candidates(
         seen.add(candidate.id)
 
     def one(candidate: CandidateModel) -> DraftResult:
-        result = draft_candidate(repo, candidate, out_dir, options)
+        with activity.doing(f"{candidate.id} ({candidate.difficulty})", "drafting"):
+            result = draft_candidate(repo, candidate, out_dir, options)
         reporter.done(result.candidate_id, result.drafted, result.reason)
         return result
 
     options = options or DraftOptions()
     if options.pythons is None:
         options = replace(options, pythons=sandbox_pythons())  # found once for every candidate
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, activity.heartbeat(reporter.event):
         return list(pool.map(one, candidates))

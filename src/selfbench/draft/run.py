@@ -66,6 +66,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from selfbench import activity
 from selfbench._fs import read_bytes
 from selfbench._git import git
 from selfbench._scratch import scratch_directory
@@ -305,6 +306,7 @@ def observe(
     started = time.monotonic()
     options = replace(options or LocalOptions(), logs=logs)
     reruns = max(1, options.reruns or DEFAULT_RERUNS)
+    activity.files(plan.test_files)  # the heartbeat names the file a run is in
     with scratch_directory("selfbench-draft-") as scratch:
         task = Path(scratch) / "task"
         task.mkdir()

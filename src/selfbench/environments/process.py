@@ -297,7 +297,8 @@ def _copy_capped(source: IO[bytes], target: IO[bytes], limit: int) -> None:
     """Copy a phase's output to its log, at most `limit` bytes; drain (and drop) the rest.
 
     A test that prints without end must fill neither the disk nor, when the log is parsed, the
-    memory.
+    memory. Each piece is flushed as it comes: the log is live (`tail -f`, and the heartbeat
+    reads it to name the test file running, `selfbench.activity`).
     """
     written = 0
     while chunk := os.read(source.fileno(), 1 << 16):
@@ -307,6 +308,7 @@ def _copy_capped(source: IO[bytes], target: IO[bytes], limit: int) -> None:
             written += len(kept)
             if written >= limit:
                 target.write(f"\nselfbench: log cut at {limit:,} bytes\n".encode())
+            target.flush()
     target.flush()
 
 

@@ -62,7 +62,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import IO, ClassVar, Literal
 
 from selfbench import activity
 from selfbench._fs import read_beneath
@@ -550,7 +550,7 @@ class Sandbox:
                 timeout=timeout,
                 log_limit=LOG_LIMIT,
                 pass_fds=gate.child_fds(),
-                started=lambda pid: gate.release(output, bwrap=pid, cgroup=cgroup),
+                started=lambda pid: _started(pid, gate, output, cgroup),
             )
             if timed_out:
                 output.write(f"\nselfbench: phase killed after {timeout:g} s\n".encode())
@@ -615,6 +615,12 @@ def _mount_args(mounts: Mounts, *, below: tuple[str, ...] = ()) -> list[str]:
     for target, source in sorted(mounts.ro_binds.items()):
         args += ["--ro-bind", str(source), target]
     return args
+
+
+def _started(pid: int, gate: Gate, output: IO[bytes], cgroup: PhaseCgroup | None) -> None:
+    """The phase's bwrap runs: the heartbeat may look at its processes, the gate lets it go."""
+    activity.process(pid)
+    gate.release(output, bwrap=pid, cgroup=cgroup)
 
 
 def _bwrap_failed(log: Path, start: int) -> bool:
