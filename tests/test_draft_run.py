@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -22,6 +23,7 @@ from selfbench._sample_history import build_sample_history
 from selfbench.artifacts.draft_record import DROPPED_FLAKY_KEY, FlakyTest, dropped_flaky
 from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.bundle.evidence import REPORT_ARGUMENTS
+from selfbench.bundle.render_scripts import F2P_LABEL
 from selfbench.draft.api import DraftOptions, DraftResult, draft_candidate
 from selfbench.draft.coverage import LINES, CoverageSeen
 from selfbench.draft.run import (
@@ -31,8 +33,11 @@ from selfbench.draft.run import (
     Plan,
     RunSample,
     _collection_error,
+    _report_samples,
     collection_error,
     decide,
+    file_seconds,
+    later_limits,
     observe,
     provisional_command,
     rejected_early,
@@ -41,6 +46,7 @@ from selfbench.mine import mine_repository, write_candidates
 from selfbench.mine.candidate import CandidateModel, find_candidate
 from selfbench.outcomes import Outcomes, parse_outcomes
 from selfbench.validate.evidence import DraftProof
+from selfbench.validate.report import Reward, RunReport
 
 SANDBOX = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("bwrap") is None,
@@ -417,7 +423,66 @@ def test_provisional_command_runs_only_the_files_not_the_report_arguments(
     ran = [line for line in result.stdout.splitlines() if line.startswith("ran ")]
     assert ran == ["ran a b.test.ts", "ran a b.test.ts", "ran c.test.ts", "ran c.test.ts"]
     ends = [line for line in result.stdout.splitlines() if line.startswith("selfbench-draft: end")]
-    assert ends == [f"selfbench-draft: end {i} {r} 0" for i in (0, 1) for r in (1, 2)]
+    assert [line.rstrip() for line in ends] == [
+        f"selfbench-draft: end {i} {r} 0" for i in (0, 1) for r in (1, 2)
+    ]  # sh has no EPOCHSECONDS: no time, the marker still reads
+
+
+def _provisional_log(tmp_path: Path, command: str, files: str) -> RunReport:
+    """A verifier run's report whose log holds `command` run by bash on `files`, as the
+    verifier's test.sh logs it."""
+    verifier = command.replace("{tests}", files)
+    result = subprocess.run(
+        ["bash", "-c", verifier], capture_output=True, text=True, check=False, timeout=60
+    )
+    log = tmp_path / "base.log"
+    log.write_text(f"selfbench: {F2P_LABEL}: {command}\n{result.stdout}")
+    reward = Reward(
+        reward=0, patch_applied=1, fail_to_pass=0, pass_to_pass=1, deterministic=1,
+        setup_completed=1, fail_to_pass_exit_code=result.returncode,
+        fail_to_pass_repeat_exit_code=0, pass_to_pass_exit_code=0,
+    )  # fmt: skip
+    return RunReport(reward, str(log))
+
+
+def test_each_file_s_run_is_timed_and_the_later_runs_limited_by_it(tmp_path: Path) -> None:
+    """The markers carry bash's time: a file that sleeps 2 s is measured at 2 s or so (the
+    slowest of its two runs), and its later limit is 4 times that plus a minute."""
+    plan = Plan("0" * 40, ".", "true", "sleep {tests}", (), ("2", "0"), TIMEOUTS, RESOURCES)
+    report = _provisional_log(tmp_path, provisional_command("sleep {tests}", 2, 1), "2 0")
+    seconds = file_seconds(plan, report)
+    assert 1 <= seconds["2"] <= 4
+    assert seconds["0"] <= 1
+    limits = later_limits(plan, seconds, ceiling=900)
+    assert limits == (int(4 * seconds["2"]) + 60, int(4 * seconds["0"]) + 60)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "ceiling", "limits"),
+    [
+        ({"a": 0.0, "b": 10.0}, 900, (60, 100)),
+        ({"a": 300.0, "b": 1.0}, 900, (900, 64)),  # never above the per-command limit
+        ({"a": 5.0}, 600, (80, 600)),  # not measured: the per-command limit
+    ],
+)
+def test_a_file_s_later_limit_is_four_times_its_base_time_plus_a_minute(
+    seconds: dict[str, float], ceiling: int, limits: tuple[int, ...]
+) -> None:
+    plan = Plan("0" * 40, ".", "true", "t {tests}", (), ("a", "b"), TIMEOUTS, RESOURCES)
+    assert later_limits(plan, seconds, ceiling) == limits
+
+
+def test_a_file_past_its_limit_is_stopped_and_named(tmp_path: Path) -> None:
+    """A file that hangs (here sleeps 30 s under a 1 s limit) is stopped at its limit, and the
+    draft says which file and that it did not finish, instead of waiting out the hour."""
+    plan = Plan("0" * 40, ".", "true", "sleep {tests}", (), ("30",), TIMEOUTS, RESOURCES)
+    command = provisional_command("sleep {tests}", 1, 1, limits=[1])
+    started = time.monotonic()
+    report = _provisional_log(tmp_path, command, "30")
+    assert time.monotonic() - started < 10
+    assert _report_samples(plan, report, "gold-2") == (
+        f"gold-2: 30 did not finish within its time limit (exit 124) (log {report.log})"
+    )
 
 
 def test_outcomes_type_is_the_parsers() -> None:

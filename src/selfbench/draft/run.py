@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -116,8 +116,19 @@ DEFAULT_P2P_CAP: Final = 20
 REPEATS: Final = 2
 """Each file runs this many times in a row in every verifier run (see `provisional_command`)."""
 _MARKER_RE = re.compile(
-    r"^selfbench-draft: (begin|end) (\d{1,6}) (\d{1,2})(?: (-?\d{1,6}))?$", re.MULTILINE
+    r"^selfbench-draft: (begin|end) (\d{1,6}) (\d{1,2})(?: (-?\d{1,6}))?(?: (\d{9,11}))? ?$",
+    re.MULTILINE,
 )
+"""A file run's marker line: `begin INDEX REPEAT TIME` or `end INDEX REPEAT CODE TIME` (the
+time in whole seconds since the epoch, bash's `EPOCHSECONDS`; empty where the shell has none,
+and the file's time is then not known)."""
+_TIMED_OUT = frozenset({124, 137})
+"""`timeout`'s exit codes: the limit struck (124), and its SIGKILL 5 s after (128 + 9)."""
+FILE_LIMIT_FLOOR: Final = 60
+"""The least limit a file's run after the base gets, in seconds."""
+FILE_LIMIT_FACTOR: Final = 4
+"""A file's limit after the base: this many times its slowest run at the base, plus the
+floor (a loaded machine may be that much slower; a hang costs minutes, not the hour)."""
 _PROVISIONAL_ID = "draft-provisional"
 _LOG_CUT = "\nselfbench: log cut at "
 _PROVISIONAL_URL = "https://example.com/selfbench/draft"
@@ -223,9 +234,13 @@ def _split_key(key: str) -> tuple[str, str]:
 # --- the provisional task -------------------------------------------------------------------
 
 
-def provisional_command(test_command: str, files: int, repeats: int = REPEATS) -> str:
+def provisional_command(
+    test_command: str, files: int, repeats: int = REPEATS, limits: Sequence[int] = ()
+) -> str:
     """A test command that runs each selector (a file) on its own, `repeats` times in a row,
-    between marker lines.
+    between marker lines (each with the time: `file_seconds` reads how long each file took).
+    With `limits` (seconds, one per file), each run of a file is stopped at its limit
+    (`timeout`: its end marker then says 124).
 
     `{tests}` appears once, unquoted, as the loop's word list; inside, each file replaces the
     placeholder of the real command. The loop stops after the `files` selectors: the verifier
@@ -236,15 +251,23 @@ def provisional_command(test_command: str, files: int, repeats: int = REPEATS) -
     run fails.
     """
     inner = test_command.replace(PLACEHOLDER, '"$selfbench_file"')
+    run = f"( {inner} )"
+    if limits:
+        cases = " ".join(f"{index}) selfbench_limit={int(n)};;" for index, n in enumerate(limits))
+        run = (
+            f'case "$selfbench_index" in {cases} *) selfbench_limit={max(limits)};; esac; '
+            f'export selfbench_file; timeout -k 5 "$selfbench_limit" bash -c {quote(inner)}'
+        )
     return (
         "selfbench_status=0; selfbench_index=0; "
         f"for selfbench_file in {PLACEHOLDER}; do "
         f'[ "$selfbench_index" -lt {files} ] || break; '
         f"for selfbench_repeat in {' '.join(str(n) for n in range(1, repeats + 1))}; do "
-        'printf \'\\nselfbench-draft: begin %d %d\\n\' "$selfbench_index" "$selfbench_repeat"; '
-        f"( {inner} ); selfbench_code=$?; "
-        'printf \'\\nselfbench-draft: end %d %d %d\\n\' "$selfbench_index" "$selfbench_repeat" '
-        '"$selfbench_code"; '
+        'printf \'\\nselfbench-draft: begin %d %d %s\\n\' "$selfbench_index" "$selfbench_repeat" '
+        '"${EPOCHSECONDS:-}"; '
+        f"{run}; selfbench_code=$?; "
+        'printf \'\\nselfbench-draft: end %d %d %d %s\\n\' "$selfbench_index" "$selfbench_repeat" '
+        '"$selfbench_code" "${EPOCHSECONDS:-}"; '
         '[ "$selfbench_code" -eq 0 ] || selfbench_status=1; '
         "done; selfbench_index=$((selfbench_index + 1)); "
         'done; exit "$selfbench_status"'
@@ -257,7 +280,7 @@ _MAX_PROVISIONAL_SECONDS = 3600
 def _provisional_definition(plan: Plan, difficulty: Difficulty) -> dict[str, Any]:
     """The provisional task: every file runs `REPEATS` times in one command, so its time limit
     is the task's per-command limit for each run (at most an hour in all, unless one run
-    already may take longer)."""
+    already may take longer); each file's run stops at the per-command limit."""
     timeouts = dict(plan.timeouts)
     runs = REPEATS * max(1, len(plan.test_files))
     one = timeouts["testsSeconds"]
@@ -270,7 +293,9 @@ def _provisional_definition(plan: Plan, difficulty: Difficulty) -> dict[str, Any
         "baseCommit": plan.base_commit,
         "workdir": plan.workdir,
         "setupCommand": plan.setup_command,
-        "testCommand": provisional_command(plan.test_command, len(plan.test_files)),
+        "testCommand": provisional_command(
+            plan.test_command, len(plan.test_files), limits=[one] * len(plan.test_files)
+        ),
         "failToPass": list(plan.test_files),
         "passToPass": [],
         "testPaths": list(plan.held_out),
@@ -317,20 +342,22 @@ def observe(
         measure: CoverageRun | str = "the runner has no coverage measure"
         if plan.coverage is not None:
             measure = prepare_coverage(Path(scratch), plan.coverage, guarded_lines(gold_patch))
-        variants = {
-            index: _gold_run(located.definition, plan, test_patch, gold_patch, first=index == 1)
-            for index in range(1, reruns + 1)
-        }
+        variants = _GoldRuns(located.definition, plan, test_patch, gold_patch, reruns)
         if isinstance(measure, CoverageRun):
             patches.append(b"")  # at the base: the test patch applied, no gold
-            variants[len(patches) - 1] = measure.variant(
+            variants.more[len(patches) - 1] = measure.variant(
                 located.definition,
                 test_command=plan.test_command,
                 files=len(plan.test_files),
                 test_patch=test_patch,
                 gold_patch=gold_patch,
             )
-        stop = None if settled is None else _asking(plan, settled, logs / _PROVISIONAL_ID)
+        asking = None if settled is None else _asking(plan, settled, logs / _PROVISIONAL_ID)
+
+        def stop(reports: Sequence[RunReport]) -> bool:
+            variants.base = variants.base or reports[0]
+            return asking is not None and asking(reports)
+
         reports = score_patches(
             located, patches, options=options, variants=variants, stop=stop, reuse=True
         )
@@ -345,14 +372,60 @@ def observe(
     return replace(observation, coverage=seen)
 
 
+class _GoldRuns(Mapping[int, VerifierVariant]):
+    """The gold runs' verifiers (runs 1 to `reruns`), each made when its run comes, once the
+    base run (`base`, set by the caller) has shown how long each file takes: every file's limit
+    is `later_limits`'. `more` holds the variants of the runs after them (coverage)."""
+
+    def __init__(
+        self,
+        definition: TaskDefinition,
+        plan: Plan,
+        test_patch: bytes,
+        gold_patch: bytes,
+        reruns: int,
+    ) -> None:
+        self.definition, self.plan, self.reruns = definition, plan, reruns
+        self.patches = (test_patch, gold_patch)
+        self.base: RunReport | None = None
+        self.more: dict[int, VerifierVariant] = {}
+
+    def __getitem__(self, index: int) -> VerifierVariant:
+        if index in self.more:
+            return self.more[index]
+        if not 1 <= index <= self.reruns:
+            raise KeyError(index)
+        ceiling = self.definition.timeouts.testsSeconds
+        seconds = {} if self.base is None else file_seconds(self.plan, self.base)
+        limits = later_limits(self.plan, seconds, ceiling)
+        test_patch, gold_patch = self.patches
+        return _gold_run(
+            self.definition, self.plan, test_patch, gold_patch, first=index == 1, limits=limits
+        )
+
+    def __iter__(self) -> Iterator[int]:
+        return iter([*range(1, self.reruns + 1), *self.more])
+
+    def __len__(self) -> int:
+        return self.reruns + len(self.more)
+
+
 def _gold_run(
-    definition: TaskDefinition, plan: Plan, test_patch: bytes, gold_patch: bytes, *, first: bool
+    definition: TaskDefinition,
+    plan: Plan,
+    test_patch: bytes,
+    gold_patch: bytes,
+    *,
+    first: bool,
+    limits: Sequence[int] = (),
 ) -> VerifierVariant:
     """A gold run's verifier: each file `REPEATS` times in the first gold run (in the same
-    tree, as the verifier's own repeat would), once in each later one (each from a fresh copy);
-    the verifier's repeat of the whole command left out (`repeat=False`), so a gold run is one
-    run of the selection, as validation's evidence counts it (`validate.evidence`)."""
-    command = provisional_command(plan.test_command, len(plan.test_files), REPEATS if first else 1)
+    tree, as the verifier's own repeat would), once in each later one (each from a fresh copy),
+    each run of a file stopped at its `limits`; the verifier's repeat of the whole command left
+    out (`repeat=False`), so a gold run is one run of the selection, as validation's evidence
+    counts it (`validate.evidence`)."""
+    repeats = REPEATS if first else 1
+    command = provisional_command(plan.test_command, len(plan.test_files), repeats, limits)
     gold = definition.model_copy(update={"testCommand": command})
     protected = held_out_paths(gold, parse_patch(test_patch, lenient=True))
     return VerifierVariant(render_test_sh(gold, protected, gold_patch, repeat=False))
@@ -466,6 +539,8 @@ def _file_runs(plan: Plan, segment: str) -> list[tuple[FileRun, ...]] | str:
             return "the test command's output is garbled"
         runs.setdefault(repeat, [])
         file, code = plan.test_files[index], int(match[4] or "-1")
+        if code in _TIMED_OUT:
+            return f"{file} did not finish within its time limit (exit {code})"
         output = segment[begun.pop((index, repeat)) : match.start()]
         command = plan.test_command.replace(PLACEHOLDER, quote(file))
         outcomes = parse_outcomes(command, output, code)
@@ -475,6 +550,40 @@ def _file_runs(plan: Plan, segment: str) -> list[tuple[FileRun, ...]] | str:
     if not runs or any(len(files) != len(plan.test_files) for files in runs.values()):
         return "the test command did not run every test file (timed out?)"
     return [tuple(runs[repeat]) for repeat in sorted(runs)]
+
+
+def file_seconds(plan: Plan, report: RunReport) -> dict[str, float]:
+    """How long each file's slowest run took in a provisional run, by its markers' times
+    (a file whose markers carry none is left out; nothing when the log cannot be read)."""
+    try:
+        segment = command_segments(_run_log(report, "base")).get(F2P_LABEL, "")
+    except _Unusable:
+        return {}
+    begun: dict[tuple[int, int], int] = {}
+    seconds: dict[str, float] = {}
+    for match in _MARKER_RE.finditer(segment):
+        index, repeat, moment = int(match[2]), int(match[3]), match[5]
+        if moment is None or index >= len(plan.test_files):
+            continue
+        if match[1] == "begin":
+            begun[index, repeat] = int(moment)
+        elif (index, repeat) in begun:
+            took = float(int(moment) - begun.pop((index, repeat)))
+            file = plan.test_files[index]
+            seconds[file] = max(seconds.get(file, 0.0), took)
+    return seconds
+
+
+def later_limits(plan: Plan, seconds: Mapping[str, float], ceiling: int) -> tuple[int, ...]:
+    """Each file's limit in the runs after the base: `FILE_LIMIT_FACTOR` times its slowest run
+    there plus `FILE_LIMIT_FLOOR`, never above `ceiling` (the per-command limit; a file not
+    measured gets it)."""
+    return tuple(
+        min(ceiling, int(FILE_LIMIT_FACTOR * seconds[file]) + FILE_LIMIT_FLOOR)
+        if file in seconds
+        else ceiling
+        for file in plan.test_files
+    )
 
 
 def _collection_error(file: str, outcomes: Outcomes, output: str) -> str | None:
