@@ -112,11 +112,8 @@ def test_the_runnable_test_files(path: str, runnable: bool) -> None:
     assert is_runnable_test(path) is runnable
 
 
-def test_mining_and_drafting_agree_on_the_runnable_test_files() -> None:
+def test_drafting_reads_runnable_test_files_by_mining_s_rule() -> None:
+    """One rule, in mining: a candidate mining keeps has a test file drafting runs."""
     from selfbench.draft.split import is_runnable_test as drafted  # noqa: PLC0415
 
-    paths = [path for _, _, files, _ in RULES for path in files]
-    paths += ["tests/__init__.py", "web/setup.ts", "a/__mocks__/x.test.js", "test-io.cjs"]
-    assert {path: is_runnable_test(path) for path in paths} == {
-        path: drafted(path) for path in paths
-    }
+    assert drafted is is_runnable_test

@@ -18,7 +18,6 @@ sections gives exactly `git diff --binary -M base completed -- <its paths>`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,7 @@ from selfbench._paths import unsafe_patch_path
 from selfbench._runner_files import is_runner_control, tracked_prefixes
 from selfbench.errors import DraftError, GitError
 from selfbench.mine.candidate import CandidateModel
-from selfbench.mine.classify import classify_path
+from selfbench.mine.classify import classify_path, is_runnable_test
 from selfbench.patches import FileChange, parse_patch
 from selfbench.runners import build_cache_manifests
 
@@ -40,21 +39,6 @@ Part = Literal["tests", "gold", "left-out"]
 
 _SNAPSHOT_DIRECTORY = "__snapshots__"
 _CACHES = (".pyc", ".pyo")
-# The names runners collect as test files (pytest's and unittest's defaults, jest's, vitest's,
-# node --test's, go's); `classify_path` says a file belongs to the tests, this says it holds some.
-_JS = r"\.(?:[cm]?[jt]sx?)"
-_RUNNABLE_RE = re.compile(
-    r"(?:test_.*\.py|test.*\.py|.*_tests?\.py"
-    rf"|(?:.*[._-])?(?:test|spec){_JS}|test-.*{_JS}"
-    r"|.*_test\.go)"
-)
-_JS_RE = re.compile(rf".*{_JS}")
-_SUPPORT_SEGMENTS = frozenset(
-    {"fixtures", "fixture", "__fixtures__", "testdata", "__snapshots__", "__mocks__", "helpers"}
-)
-_SUPPORT_NAMES = frozenset({"conftest.py", "__init__.py", "setup.js", "setup.ts"})
-
-
 @dataclass(frozen=True, slots=True)
 class SplitChange:
     """The candidate's change, split: held-out tests, gold, and what was left out and why."""
@@ -68,20 +52,6 @@ class SplitChange:
     """(path, why it is in neither patch)."""
     support_files: tuple[str, ...] = ()
     """The test patch's other files: fixtures, helpers, configuration, deletions."""
-
-
-def is_runnable_test(path: str) -> bool:
-    """Whether a test-part path is a file a runner collects tests from, not a fixture or helper."""
-    parts = path.split("/")
-    name = parts[-1]
-    if name in _SUPPORT_NAMES or any(part in _SUPPORT_SEGMENTS for part in parts[:-1]):
-        return False
-    if _RUNNABLE_RE.fullmatch(name):
-        return True
-    folders = set(parts[:-1])
-    if _JS_RE.fullmatch(name) and folders & {"__tests__", "test"}:
-        return True  # jest's `__tests__/`, node --test's `test/`
-    return name.endswith(".rs") and len(parts) >= 2 and parts[-2] == "tests"  # cargo's tests/
 
 
 @dataclass(frozen=True, slots=True)
