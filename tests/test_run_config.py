@@ -5,6 +5,7 @@ is one line and exit 2 with nothing written."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,37 @@ def test_a_resume_takes_no_configuration(
     assert capsys.readouterr().err == (
         "error: --resume takes the run's own options; give no --repo, --out or --config\n"
     )
+
+
+def test_a_candidate_past_its_time_is_stopped_and_rejected_saying_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A setup that would sleep a minute under `--candidate-time 3`: its phase is killed once
+    the 3 s are up, and the candidate is rejected with the reason, in seconds, not a minute."""
+    repo = generate(tmp_path, 1)
+    config = tmp_path / "slow.toml"
+    config.write_text('setupCommand = "sleep 60"\n')
+    out = tmp_path / "bench.tar.gz"
+    started = time.monotonic()
+    argv = _argv(repo, out, "--config", str(config), "--candidate-time", "3")
+    assert main(argv) == 1
+    assert time.monotonic() - started < 45
+    printed = capsys.readouterr().out
+    assert "each candidate's sandbox stages may take: easy 0.05 min (--candidate-time)" in printed
+    state = json.loads((tmp_path / "bench.run" / "candidates" / "pr-1.json").read_text())
+    reason = "draft: the candidate's sandbox stages took longer than its 0.05 minutes"
+    assert (state["status"], state["reason"]) == ("rejected", f"{reason} (--candidate-time)")
+    inputs = json.loads((tmp_path / "bench.run" / "inputs.json").read_text())
+    assert inputs["candidateTime"] == 3.0
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "nan"])
+def test_a_candidate_time_that_is_no_positive_number_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    out = tmp_path / "bench.tar.gz"
+    assert main(_argv(tmp_path, out, "--candidate-time", value)) == 2
+    assert capsys.readouterr().err == (
+        "error: --candidate-time must be a positive number of seconds\n"
+    )
+    assert not (tmp_path / "bench.run").exists()

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 
-__all__ = ["allow", "stop_all", "tracked"]
+__all__ = ["allow", "kill", "stop_all", "tracked"]
 
 _GRACE_SEC = 2.0
 _lock = threading.Lock()
@@ -48,6 +48,16 @@ def tracked(group: int) -> Iterator[None]:
     finally:
         with _lock:
             _groups.discard(group)
+
+
+def kill(group: int) -> bool:
+    """SIGKILL the group `group` if it is registered (its leader not yet reaped, so its id is
+    not another's); whether it was."""
+    with _lock:
+        registered = group in _groups
+        if registered:
+            _signal(group, signal.SIGKILL)
+    return registered
 
 
 def stop_all(grace: float = _GRACE_SEC) -> int:

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
+from selfbench import _children
+
 __all__ = [
     "HEARTBEAT_SECONDS",
     "Doing",
@@ -74,6 +76,10 @@ class Doing:
     """The running sandbox phase's process (its processes name the test file running)."""
     key: str = ""
     """The candidate's id, where the stage is a candidate's."""
+    deadline: float | None = None
+    """When (`time.monotonic()`) the stage's time is up: its running phase is killed then, and
+    every phase it starts after (`expired`)."""
+    expired: bool = False
     said: float = field(default_factory=time.monotonic)
     """When the last line about it was written (or the stage began)."""
 
@@ -86,14 +92,14 @@ _open: list[Doing] = []
 
 
 @contextmanager
-def doing(name: str, stage: str, key: str = "") -> Iterator[Doing]:
+def doing(name: str, stage: str, key: str = "", deadline: float | None = None) -> Iterator[Doing]:
     """The stage `stage` of `name` runs in this context until the block ends; inside a stage
     already open (validation's tasks within a run's validate stage), the open one goes on."""
     outer = _current.get()
     if outer is not None:
         yield outer
         return
-    entry = Doing(name, stage, key=key)
+    entry = Doing(name, stage, key=key, deadline=deadline)
     token = _current.set(entry)
     with _lock:
         _open.append(entry)
@@ -139,10 +145,21 @@ def phase(log: Path) -> Iterator[None]:
 
 
 def process(pid: int) -> None:
-    """The current stage's running phase is process `pid` (and its descendants)."""
+    """The current stage's running phase is process `pid` (and its descendants, its process
+    group); a stage whose time is up has it killed at once."""
     entry = _current.get()
     if entry is not None:
         entry.pid = pid
+        _expire_if_due(entry, time.monotonic())
+
+
+def _expire_if_due(entry: Doing, now: float) -> None:
+    """Past its deadline, the stage is expired and its running phase's group killed."""
+    if entry.deadline is None or now < entry.deadline:
+        return
+    entry.expired = True
+    if entry.pid is not None:
+        _children.kill(entry.pid)  # only while its leader is unreaped: never a reused id
 
 
 def carried(function: Callable[P, R]) -> Callable[P, R]:
@@ -230,7 +247,7 @@ def heartbeat(
 ) -> Iterator[None]:
     """While the block runs, a line through `write` for each open stage quiet for `every` s
     (default `HEARTBEAT_SECONDS`); `on_line` is told of each line too (the run records it for
-    `status`)."""
+    `status`). It also ends the running phase of a stage past its deadline (within a second)."""
     every = heartbeat_seconds() if every is None else every
     stopped = threading.Event()
 
@@ -238,6 +255,7 @@ def heartbeat(
         while not stopped.wait(min(1.0, every)):
             now = time.monotonic()
             for entry in running():
+                _expire_if_due(entry, now)
                 if now - entry.said < every:
                     continue
                 entry.said = now

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from selfbench.contract import Difficulty
 
 __all__ = [
+    "CANDIDATE_SECONDS",
     "PLACEHOLDER",
     "TASK_ID_PATTERN",
     "TEST_FILE_PATTERNS",
@@ -119,6 +120,8 @@ THRESHOLDS: dict[Difficulty, Threshold] = {
     "medium": Threshold(files=2, changed_lines=50, pass_to_pass=1),
     "hard": Threshold(files=3, changed_lines=100, pass_to_pass=2),
 }
+CANDIDATE_SECONDS: dict[str, float] = {"easy": 1200.0, "medium": 1800.0, "hard": 2700.0}
+"""Each tier's default time for one candidate's sandbox stages in a run (`--candidate-time`)."""
 
 # --- test-only paths ---------------------------------------------------------------------------
 

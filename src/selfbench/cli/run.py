@@ -69,6 +69,12 @@ def _resume_hint(run_dir: Path) -> str:
 # --- progress ----------------------------------------------------------------------------------
 
 
+def _tier_minutes() -> str:
+    from selfbench.rules import CANDIDATE_SECONDS
+
+    return ", ".join(f"{tier} {seconds / 60:g} min" for tier, seconds in CANDIDATE_SECONDS.items())
+
+
 def _doing() -> dict[str, str]:
     from selfbench.run.state import DOING
 
@@ -89,6 +95,15 @@ class _Watcher:
 
     def start(self, options: RunOptions) -> None:
         self.budgets = {tier: options.budgets.get(tier, 0) for tier in _TIERS}
+        times = ", ".join(
+            f"{tier} {options.candidate_seconds(tier) / 60:g} min"
+            for tier in _TIERS
+            if self.budgets[tier]
+        )
+        if times:
+            self.console.print(
+                f"each candidate's sandbox stages may take: {times} (--candidate-time)"
+            )
         if self.progress is None:
             return
         for tier in reversed(_TIERS):
@@ -226,6 +241,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         min_quality=args.min_quality or "review",
         ceilings=given_ceilings(args),
         config=config,
+        candidate_time=args.candidate_time,
     )
 
 
@@ -441,6 +457,13 @@ def _add_run(commands: Any) -> None:
     )
     run.add_argument("--author-time-limit", type=float, default=2400.0, metavar="SECONDS")
     run.add_argument("--inactivity", type=float, default=600.0, metavar="SECONDS")
+    run.add_argument(
+        "--candidate-time",
+        type=float,
+        metavar="SECONDS",
+        help="the time each candidate's drafting, validation and quality may take in all "
+        f"(default by tier: {_tier_minutes()}); past it, it is rejected",
+    )
     add_source_url_option(run, what="tasks")
     add_setup_options(
         run,

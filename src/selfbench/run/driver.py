@@ -43,6 +43,7 @@ from selfbench.mine.candidate import CandidateModel
 from selfbench.mine.git_history import read_repository
 from selfbench.mine.rank import DEFAULT_OVER_FETCH
 from selfbench.mine.source import check_source_url, repository_source
+from selfbench.rules import CANDIDATE_SECONDS
 from selfbench.run import stages
 from selfbench.run.confine import author_home_problem
 from selfbench.run.export import export_accepted
@@ -67,6 +68,9 @@ __all__ = [
 ]
 
 _DEFAULT_INACTIVITY = 600.0
+SANDBOX_STAGES = frozenset({"draft", "validate", "quality"})
+"""The stages a candidate's time counts: those that run its tests in the sandbox (an author
+or reviewer command has its own limits)."""
 
 OnEvent = Callable[[str, CandidateState | None], None]
 """Told of each candidate step (`step`), start (`start`) and the run's phases, for progress."""
@@ -113,6 +117,10 @@ class RunOptions:
     """The `--max-*` options given, by `Ceilings` field: the host's ceilings on the local
     sandbox's stages (drafting, validation, quality) are its defaults for `jobs` changed by
     these (`host_ceilings`; in `inputs.json` only when given)."""
+    candidate_time: float | None = None
+    """`--candidate-time`: the seconds each candidate's sandbox stages may take in all (None:
+    its tier's, `CANDIDATE_SECONDS`); past them its running phase is killed and it is
+    rejected (in `inputs.json` only when given)."""
     config: DraftConfig | None = None
     """`--config FILE`: a `selfbench.toml` every candidate's draft uses over the repository's
     own (`draft.config.merge_configs`); `inputs.json` holds its settings, not its path, so a
@@ -153,6 +161,8 @@ class RunOptions:
             problems.append(f"--out {self.out}: an export's name ends in .tar.gz")
         if self.source_url is not None and (problem := check_source_url(self.source_url)):
             problems.append(problem)
+        if self.candidate_time is not None and not self.candidate_time > 0:
+            problems.append("--candidate-time must be a positive number of seconds")
         try:
             setup_env_values(self.setup_env)
         except InputError as error:
@@ -185,7 +195,12 @@ class RunOptions:
             "minQuality": self.min_quality,
             **({"ceilings": _ceilings_json(self.ceilings)} if self.ceilings else {}),
             **({"config": _config_json(self.config)} if self.config is not None else {}),
+            **({"candidateTime": self.candidate_time} if self.candidate_time else {}),
         }
+
+    def candidate_seconds(self, tier: str) -> float:
+        """The time a candidate of `tier` has for its sandbox stages."""
+        return self.candidate_time or CANDIDATE_SECONDS.get(tier, max(CANDIDATE_SECONDS.values()))
 
     def host_ceilings(self) -> Ceilings:
         """This host's ceilings for the run's `jobs`, changed by its `--max-*` options."""
@@ -259,6 +274,7 @@ def load_options(value: Any, where: str) -> RunOptions:
             min_quality=value.get("minQuality", "review"),
             ceilings=_ceilings_back(value.get("ceilings", {})),
             config=DraftConfig.model_validate(value["config"]) if "config" in value else None,
+            candidate_time=float(value["candidateTime"]) if "candidateTime" in value else None,
         )
     except (KeyError, TypeError, ValueError):
         raise RunError(f"{where}: not a run's inputs") from None
@@ -408,20 +424,8 @@ def _process(
     (a stopped run ends the processes it started), so the resumed run does it again.
     """
     while not state.finished and not stop.is_set():
-        started = time.monotonic()
-        stage = DOING[state.next] if state.next is not None else "working"
-        try:
-            with activity.doing(f"{state.id} ({state.tier})", stage, key=state.id):
-                after = run_step(context, state, candidate)
-        except SetupNetworkError as exc:
-            if stop.is_set():
-                break
-            after = _unreachable(context, state, exc, time.monotonic() - started)
-        except Exception:
-            if stop.is_set():  # the stop cut the stage's processes short: not a result
-                break
-            raise
-        if stop.is_set():
+        after = _step(context, state, candidate, stop)
+        if after is None or stop.is_set():
             break
         context.run.save(after)
         context.run.event(
@@ -437,6 +441,54 @@ def _process(
         if on_event is not None:
             on_event("step", state)
     return state
+
+
+def _step(
+    context: StepContext, state: CandidateState, candidate: CandidateModel, stop: threading.Event
+) -> CandidateState | None:
+    """The candidate's state after its next stage; None when the stop cut the stage short.
+
+    A stage of the sandbox (`SANDBOX_STAGES`) runs within what is left of the candidate's
+    time (`--candidate-time`): past it, its running phase is killed and the candidate is
+    rejected, whatever the cut-short stage made of it.
+    """
+    started = time.monotonic()
+    deadline = _deadline(context, state, started)
+    if state.next is not None and deadline is not None and deadline <= started:
+        return state.rejected(state.next, 0.0, _out_of_time(context, state))
+    stage = DOING[state.next] if state.next is not None else "working"
+    try:
+        with activity.doing(
+            f"{state.id} ({state.tier})", stage, key=state.id, deadline=deadline
+        ) as doing:
+            after = run_step(context, state, candidate)
+    except SetupNetworkError as exc:
+        if stop.is_set():
+            return None
+        return _unreachable(context, state, exc, time.monotonic() - started)
+    except Exception:
+        if stop.is_set():  # the stop cut the stage's processes short: not a result
+            return None
+        raise
+    if doing.expired and state.next is not None:
+        return state.rejected(state.next, time.monotonic() - started, _out_of_time(context, state))
+    return after
+
+
+def _deadline(context: StepContext, state: CandidateState, now: float) -> float | None:
+    """When the candidate's time for its sandbox stages is up, from `now`, for a stage that
+    counts (`SANDBOX_STAGES`); None for one that does not."""
+    if state.next not in SANDBOX_STAGES:
+        return None
+    spent = sum(seconds for stage, seconds in state.seconds.items() if stage in SANDBOX_STAGES)
+    return now + context.candidate_seconds(state.tier) - spent
+
+
+def _out_of_time(context: StepContext, state: CandidateState) -> str:
+    """The rejection of a candidate out of time (its stage prefixes it)."""
+    minutes = context.candidate_seconds(state.tier) / 60
+    took = f"the candidate's sandbox stages took longer than its {minutes:g} minutes"
+    return f"{took} (--candidate-time)"
 
 
 _UNREACHABLE = (
@@ -848,6 +900,7 @@ def run_benchmark(
             min_quality=options.min_quality,
             ceilings=host,
             config=options.config,
+            candidate_seconds=options.candidate_seconds,
         )
         scheduler = _Scheduler(options, candidates, states)
 

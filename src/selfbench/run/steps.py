@@ -63,6 +63,8 @@ class StepContext:
     """The host's ceilings on drafting's sandbox (None: `Ceilings.for_host()`)."""
     config: DraftConfig | None = None
     """`run --config`: the `selfbench.toml` each draft uses over the repository's own."""
+    candidate_seconds: Callable[[str], float] = lambda _tier: float("inf")
+    """The time a candidate of a tier has for its sandbox stages (`--candidate-time`)."""
 
     @property
     def can_repair(self) -> bool:
