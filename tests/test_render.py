@@ -38,7 +38,7 @@ from selfbench.bundle import (
     render_refresh,
 )
 from selfbench.bundle.render_docker import APT_PACKAGES, exec_form, expand_toolchains
-from selfbench.bundle.render_prepare import STAGES, Stage, prepare_script
+from selfbench.bundle.render_prepare import SETUPTOOLS_RECENT, STAGES, Stage, prepare_script
 from selfbench.bundle.render_scripts import collect_command, git_exclude_pattern
 from selfbench.bundle.render_toml import task_config
 from selfbench.contract import TaskDefinition, definition_sha256, parse_definition
@@ -468,7 +468,26 @@ def test_the_toolchain_steps_run_for_the_declared_toolchains(
     base = prepare_script("base")
     assert 'case " $3 " in\n  *" python "*)' in base
     assert "find /app -name .venv -type d -prune -print0" in base
-    assert "'setuptools>=70' wheel" in base
+    assert "'setuptools>=70,<82' wheel" in base
+
+
+@pytest.mark.parametrize(
+    ("version", "left_alone"),
+    [("69.5.1", False), ("70.0.0", True), ("80.9.0", True), ("84.1.0", True)],
+)
+def test_a_venv_s_setuptools_of_70_or_later_is_left_alone(
+    tmp_path: Path, version: str, left_alone: bool
+) -> None:
+    """Setup installs setuptools (70 or later, before 82: 82 dropped pkg_resources, which
+    projects' tests import) only where a venv has none or an older one; a newer one stays."""
+    (tmp_path / "setuptools.py").write_text(f"__version__ = {version!r}\n")
+    result = subprocess.run(
+        [sys.executable, "-c", SETUPTOOLS_RECENT],
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        check=False,
+    )
+    assert (result.returncode == 0) is left_alone
+    assert f"selfbench_setuptools_recent={quote(SETUPTOOLS_RECENT)}" in prepare_script("base")
 
 
 def test_agent_image_owns_app_with_a_root_only_base_git() -> None:

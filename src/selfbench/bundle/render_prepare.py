@@ -7,7 +7,8 @@ parity is structural. Three stages:
 * `base`: unpack the snapshot into `/app`, commit it as one base commit (locally, when an
   earlier setup left a dependency seed, copy it in: `SEED`), run `setupCommand` with
   `bash -lc` from the workdir, then the toolchains' steps after setup (python: every `.venv`
-  under `/app` gets `setuptools>=70` and `wheel`) and the toolchains' caches (`/opt/uv-cache`,
+  under `/app` gets `wheel`, and `setuptools>=70,<82` unless it has a 70 or later) and the
+  toolchains' caches (`/opt/uv-cache`,
   `/opt/go`, `/opt/corepack`, cargo's registry) opened to the unprivileged users, never the
   toolchains themselves;
 * `dependencies` (the verifier's tree, when the gold patch touches a manifest): apply the
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from selfbench._shell import quote
 from selfbench.bundle import layout
 from selfbench.bundle.render_scripts import SAFE_GIT, container_workdir
 from selfbench.contract import TaskDefinition
@@ -105,17 +107,27 @@ if [ -d {SEED} ]; then
 fi
 """
 
+SETUPTOOLS_RECENT = 'import setuptools as s, sys; sys.exit(int(s.__version__.split(".")[0]) < 70)'
+"""Exits 0 in a Python whose setuptools is 70 or later (the setup leaves it alone)."""
+
 _SETUP = f"""\
 echo "selfbench: setup: $2"
+selfbench_setuptools_recent={quote(SETUPTOOLS_RECENT)}
 (cd -- "$1" && exec /bin/bash -lc "$2")
 case " $3 " in
   *" python "*)
-    # every virtual environment under {_APP} gets setuptools>=70 and wheel; uv trusts the
+    # every virtual environment under {_APP} gets wheel, and setuptools>=70 where it has
+    # none or an older one (one that still has pkg_resources: setuptools 82 dropped it, and
+    # projects' tests import it; a newer one already there is left alone); uv trusts the
     # system's certificates (the image's ca-certificates, the host's locally)
     export UV_SYSTEM_CERTS=1
     find {_APP} -name .venv -type d -prune -print0 | while IFS= read -r -d '' venv; do
       if [ -x "$venv/bin/python" ]; then
-        uv pip install --python "$venv/bin/python" 'setuptools>=70' wheel
+        if "$venv/bin/python" -c "$selfbench_setuptools_recent" 2>/dev/null; then
+          uv pip install --python "$venv/bin/python" wheel
+        else
+          uv pip install --python "$venv/bin/python" 'setuptools>=70,<82' wheel
+        fi
       fi
     done
     ;;
