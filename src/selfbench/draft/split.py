@@ -39,6 +39,8 @@ Part = Literal["tests", "gold", "left-out"]
 
 _SNAPSHOT_DIRECTORY = "__snapshots__"
 _CACHES = (".pyc", ".pyo")
+
+
 @dataclass(frozen=True, slots=True)
 class SplitChange:
     """The candidate's change, split: held-out tests, gold, and what was left out and why."""
