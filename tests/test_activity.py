@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from run_history import generate
-from selfbench import activity
+from selfbench import _children, activity
 
 FILES = ("tests/test_a.py", "tests/test_b.py")
 
@@ -58,6 +58,34 @@ def test_a_line_names_the_test_file_a_process_of_the_running_phase_names(
 
     assert line == f"pr-3 (easy): drafting for 1 min 05 s; test run 2 of 5; {shown}"
     assert after == "pr-3 (easy): drafting for 1 min 05 s; test run 2 of 5"
+
+
+def test_a_stage_past_its_deadline_has_every_running_phase_killed() -> None:
+    """Two phases of one stage at once (quality's variants run in parallel): past the stage's
+    deadline the heartbeat kills both groups, and a phase started after is killed at once."""
+    deadline = time.monotonic() + 1.0
+    sleepers = [subprocess.Popen(["sleep", "60"], start_new_session=True) for _ in range(3)]
+    try:
+        with (
+            activity.heartbeat(lambda _line: None, every=60.0),
+            activity.doing("pr-7 (hard)", "quality check", deadline=deadline) as entry,
+        ):
+
+            def run_phase(process: subprocess.Popen[bytes]) -> int:
+                with _children.tracked(process.pid), activity.phase(Path("variant.log")):
+                    activity.process(process.pid)
+                    return process.wait(timeout=30)
+
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                codes = list(pool.map(activity.carried(run_phase), sleepers[:2]))
+            assert entry.expired
+            assert run_phase(sleepers[2]) == -signal.SIGKILL  # started after: at once
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
+    assert codes == [-signal.SIGKILL, -signal.SIGKILL]
+    assert entry.pids == set()
 
 
 def test_a_stage_inside_a_stage_is_the_outer_one_and_ends_with_it() -> None:

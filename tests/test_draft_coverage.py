@@ -588,3 +588,20 @@ def test_neighbours_named_after_a_changed_module_come_first_then_those_beside(
         "tests/test___init__.py",
         "tests/test_aaa.py",
     ]
+
+
+def test_a_line_record_that_is_a_link_is_not_followed(tmp_path: Path) -> None:
+    """The tests write the data directory: a record linked to a file elsewhere (one that would
+    read as a record) is not read."""
+    assert PYTEST_COVERAGE is not None
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text('{"t::a": {"/app/pkg/mod.py": [2]}}')
+    data = tmp_path / "data"
+    (data / "0").mkdir(parents=True)
+    (data / "0" / "lines-1.json").symlink_to(elsewhere)
+    run = CoverageRun(PYTEST_COVERAGE, {"pkg/mod.py": frozenset({2})}, data, {}, {})
+    seen = read_coverage(run, ["tests/test_mod.py"], {}, log="coverage.log")
+    assert dict(seen.scores) == {}
+    (data / "0" / "lines-2.json").write_text(elsewhere.read_text())  # the same, written there
+    seen = read_coverage(run, ["tests/test_mod.py"], {}, log="coverage.log")
+    assert dict(seen.scores) == {"t::a": 1}

@@ -13,6 +13,7 @@ import pytest
 from mine_history import History
 from selfbench._shell import split_words, substitute_tests
 from selfbench.audit import command_blockers
+from selfbench.draft._node import _script_commands
 from selfbench.draft._python import python_for, pythons_for
 from selfbench.draft.config import parse_config
 from selfbench.draft.infer import Environment, infer_environment, matches_globs, selector_of
@@ -980,3 +981,11 @@ def test_selector_of_refuses_what_it_cannot_map(runner: str, name: str, message:
 )
 def test_globs(path: str, patterns: list[str], matched: bool) -> None:
     assert matches_globs(path, patterns) is matched
+
+
+def test_scripts_that_all_run_every_script_are_followed_once_each() -> None:
+    """A hostile manifest: 200 scripts, each `run-p "*"`. Each script is expanded once (before,
+    the depth-3 walk took about N⁴ steps: hours here); nothing they run is a test runner."""
+    scripts: dict[str, object] = {f"s{index}": 'run-p "*"' for index in range(200)}
+    scripts["test"] = 'run-p "*"'
+    assert _script_commands(scripts, "test") == []

@@ -447,8 +447,20 @@ def _provisional_log(tmp_path: Path, command: str, files: str) -> RunReport:
 
 def test_each_file_s_run_is_timed_and_the_later_runs_limited_by_it(tmp_path: Path) -> None:
     """The markers carry bash's time: a file that sleeps 2 s is measured at 2 s or so (the
-    slowest of its two runs), and its later limit is 4 times that plus a minute."""
-    plan = Plan("0" * 40, ".", "true", "sleep {tests}", (), ("2", "0"), TIMEOUTS, RESOURCES)
+    slowest of its two runs), and its later limit, an unchanged file's, is 4 times that plus a
+    minute."""
+    files = ("2", "0")
+    plan = Plan(
+        "0" * 40,
+        ".",
+        "true",
+        "sleep {tests}",
+        (),
+        files,
+        TIMEOUTS,
+        RESOURCES,
+        neighbours=frozenset(files),
+    )
     report = _provisional_log(tmp_path, provisional_command("sleep {tests}", 2, 1), "2 0")
     seconds = file_seconds(plan, report)
     assert 1 <= seconds["2"] <= 4
@@ -460,15 +472,21 @@ def test_each_file_s_run_is_timed_and_the_later_runs_limited_by_it(tmp_path: Pat
 @pytest.mark.parametrize(
     ("seconds", "ceiling", "limits"),
     [
-        ({"a": 0.0, "b": 10.0}, 900, (60, 100)),
-        ({"a": 300.0, "b": 1.0}, 900, (900, 64)),  # never above the per-command limit
-        ({"a": 5.0}, 600, (80, 600)),  # not measured: the per-command limit
+        ({"a": 0.0, "b": 10.0, "c": 1.0}, 900, (60, 100, 900)),
+        ({"a": 300.0, "b": 1.0, "c": 1.0}, 900, (900, 64, 900)),  # never above the limit
+        ({"a": 5.0, "c": 1.0}, 600, (80, 600, 600)),  # not measured: the per-command limit
     ],
 )
-def test_a_file_s_later_limit_is_four_times_its_base_time_plus_a_minute(
+def test_an_unchanged_file_s_later_limit_is_four_times_its_base_time_plus_a_minute(
     seconds: dict[str, float], ceiling: int, limits: tuple[int, ...]
 ) -> None:
-    plan = Plan("0" * 40, ".", "true", "t {tests}", (), ("a", "b"), TIMEOUTS, RESOURCES)
+    """`c` is a changed test file: it may fail at once at the base (its new tests' import) and
+    run long with the gold, so it keeps the per-command limit."""
+    neighbours = frozenset({"a", "b"})
+    files = ("a", "b", "c")
+    plan = Plan(
+        "0" * 40, ".", "true", "t {tests}", (), files, TIMEOUTS, RESOURCES, neighbours=neighbours
+    )
     assert later_limits(plan, seconds, ceiling) == limits
 
 

@@ -103,7 +103,7 @@ def test_a_candidate_past_its_time_is_stopped_and_rejected_saying_so(
     assert inputs["candidateTime"] == 3.0
 
 
-@pytest.mark.parametrize("value", ["0", "-5", "nan"])
+@pytest.mark.parametrize("value", ["0", "-5", "nan", "inf"])
 def test_a_candidate_time_that_is_no_positive_number_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str
 ) -> None:

@@ -9,7 +9,12 @@ import pytest
 
 from selfbench.errors import RunError
 from selfbench.run import RunDirectory, RunOptions
-from selfbench.run.driver import RESUME_CHANGES, _apply_changes, retry_network_rejections
+from selfbench.run.driver import (
+    RESUME_CHANGES,
+    _apply_changes,
+    load_options,
+    retry_network_rejections,
+)
 from selfbench.run.state import CandidateState
 
 
@@ -31,6 +36,16 @@ def test_a_changed_environment_option_is_stored_and_logged(tmp_path: Path) -> No
     assert events == [("changed", "jobs", 1, 2), ("changed", "host_network_config", True, False)]
 
 
+def test_a_changed_candidate_time_is_stored_and_read_back(tmp_path: Path) -> None:
+    run = RunDirectory(tmp_path / "run")
+    run.path.mkdir()
+    changed = _apply_changes(run, _options(tmp_path), {"candidate_time": 600.0})
+    assert changed.candidate_seconds("hard") == 600.0
+    stored = json.loads(run.inputs_path.read_text())
+    assert stored["candidateTime"] == 600.0
+    assert load_options(stored, "inputs.json").candidate_time == 600.0
+
+
 def test_nothing_is_written_when_nothing_changed(tmp_path: Path) -> None:
     run = RunDirectory(tmp_path / "run")
     run.path.mkdir()
@@ -45,6 +60,7 @@ def test_nothing_is_written_when_nothing_changed(tmp_path: Path) -> None:
     [
         ({"budgets": {"easy": 3}}, "--resume cannot change budgets"),
         ({"jobs": 0}, "-j must be at least 1"),
+        ({"candidate_time": 0.0}, "--candidate-time must be a positive number of seconds"),
     ],
 )
 def test_what_a_resume_may_not_change_is_refused(

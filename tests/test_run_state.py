@@ -400,5 +400,8 @@ def test_status_of_a_running_run_shows_each_candidate_s_last_heartbeat_until_it_
     run.events_path.write_text("".join(json.dumps(line) + "\n" for line in lines))
 
     assert _events(run, running=True).doing == ("pr-1 (easy): drafting 2",)
+    with run.events_path.open("a") as handle:  # a resumed run: the last process's lines go
+        handle.write(json.dumps({"time": 5.0, "event": "resumed"}) + "\n")
+    assert _events(run, running=True).doing == ()
     run.unlock()
     assert _events(run, running=False).doing == ()

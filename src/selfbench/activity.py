@@ -21,6 +21,7 @@ validation's tasks) runs its work through `carried`, so its steps reach the same
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import math
 import os
@@ -72,8 +73,9 @@ class Doing:
     step: str = ""
     files: tuple[str, ...] = ()
     log: Path | None = None
-    pid: int | None = None
-    """The running sandbox phase's process (its processes name the test file running)."""
+    pids: set[int] = field(default_factory=set)
+    """The running sandbox phases' processes (several at once for quality's variants; theirs
+    name the test file running)."""
     key: str = ""
     """The candidate's id, where the stage is a candidate's."""
     deadline: float | None = None
@@ -89,6 +91,10 @@ _current: contextvars.ContextVar[Doing | None] = contextvars.ContextVar(
 )
 _lock = threading.Lock()
 _open: list[Doing] = []
+_phase_pid: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
+    "selfbench_phase_pid", default=None
+)
+"""The process of the phase this thread runs (`phase`, `process`): each thread's own."""
 
 
 @contextmanager
@@ -133,24 +139,35 @@ def files(names: Sequence[str]) -> None:
 
 @contextmanager
 def phase(log: Path) -> Iterator[None]:
-    """A sandbox phase writes `log` while the block runs."""
+    """A sandbox phase writes `log` while the block runs (its process, told by `process`, is
+    the stage's until the block ends)."""
     entry = _current.get()
+    mine: list[int] = []
+    token = _phase_pid.set(mine)
     if entry is not None:
         entry.log = log
     try:
         yield
     finally:
-        if entry is not None and entry.log == log:
-            entry.log, entry.pid = None, None
+        _phase_pid.reset(token)
+        if entry is not None:
+            with _lock:
+                entry.pids.difference_update(mine)
+            if entry.log == log:
+                entry.log = None
 
 
 def process(pid: int) -> None:
-    """The current stage's running phase is process `pid` (and its descendants, its process
-    group); a stage whose time is up has it killed at once."""
-    entry = _current.get()
-    if entry is not None:
-        entry.pid = pid
-        _expire_if_due(entry, time.monotonic())
+    """The running phase (`phase`) is process `pid` (and its descendants, its process group);
+    a stage whose time is up has it killed at once."""
+    entry, mine = _current.get(), _phase_pid.get()
+    if entry is None:
+        return
+    if mine is not None:
+        mine.append(pid)
+    with _lock:
+        entry.pids.add(pid)
+    _expire_if_due(entry, time.monotonic())
 
 
 def _expire_if_due(entry: Doing, now: float) -> None:
@@ -158,8 +175,10 @@ def _expire_if_due(entry: Doing, now: float) -> None:
     if entry.deadline is None or now < entry.deadline:
         return
     entry.expired = True
-    if entry.pid is not None:
-        _children.kill(entry.pid)  # only while its leader is unreaped: never a reused id
+    with _lock:
+        pids = sorted(entry.pids)
+    for pid in pids:
+        _children.kill(pid)  # only while its leader is unreaped: never a reused id
 
 
 def carried(function: Callable[P, R]) -> Callable[P, R]:
@@ -198,9 +217,11 @@ def _arguments(pid: int) -> list[str]:
 
 def _running_file(entry: Doing) -> str | None:
     """The stage's test file a process of its running phase names among its arguments."""
-    if entry.pid is None or not entry.files:
+    with _lock:
+        roots = sorted(entry.pids)
+    if not roots or not entry.files:
         return None
-    for pid in _descendants(entry.pid):
+    for pid in (found for root in roots for found in _descendants(root)):
         for argument in _arguments(pid):
             for name in entry.files:
                 if argument == name or argument.endswith(f"/{name}"):
@@ -259,10 +280,13 @@ def heartbeat(
                 if now - entry.said < every:
                     continue
                 entry.said = now
-                line = describe(entry, now)
-                write(line)
-                if on_line is not None:
-                    on_line(entry, line)
+                # a line that cannot be written (a closed pipe, a full disk for the events)
+                # must not end the thread: it also ends stages past their deadline
+                with contextlib.suppress(Exception):
+                    line = describe(entry, now)
+                    write(line)
+                    if on_line is not None:
+                        on_line(entry, line)
 
     thread = threading.Thread(target=beat, name="selfbench-heartbeat", daemon=True)
     thread.start()

@@ -260,6 +260,7 @@ def _resume_changes(args: argparse.Namespace) -> dict[str, Any]:
         "min_quality": args.min_quality,
         "quality": False if args.no_quality else None,
         "ceilings": given_ceilings(args) or None,
+        "candidate_time": args.candidate_time,
     }
     return {name: value for name, value in given.items() if value is not None}
 

@@ -149,11 +149,17 @@ def _dated(
     return f"{install} --before={date}", f", as published before the base commit's date {date}"
 
 
-def _script_commands(scripts: dict[str, Any], name: str, depth: int = 0) -> list[list[str]]:
-    """The simple commands a script runs, scripts it runs by name followed, wrappers unwrapped."""
+def _script_commands(
+    scripts: dict[str, Any], name: str, depth: int = 0, seen: set[str] | None = None
+) -> list[list[str]]:
+    """The simple commands a script runs, scripts it runs by name followed (each once: a
+    manifest whose every script runs `run-p "*"` costs one pass over them, not a power of
+    them), wrappers unwrapped."""
+    seen = set() if seen is None else seen
     script = scripts.get(name)
-    if not isinstance(script, str) or depth > _MAX_DEPTH:
+    if not isinstance(script, str) or depth > _MAX_DEPTH or name in seen:
         return []
+    seen.add(name)
     found: list[list[str]] = []
     for argv in map(_unwrapped, commands(script)):
         target = _script_target(argv, scripts)
@@ -163,7 +169,7 @@ def _script_commands(scripts: dict[str, Any], name: str, depth: int = 0) -> list
             continue
         for followed in targets:
             if followed != name:
-                found.extend(_script_commands(scripts, followed, depth + 1))
+                found.extend(_script_commands(scripts, followed, depth + 1, seen))
     return found
 
 

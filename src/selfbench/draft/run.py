@@ -122,8 +122,9 @@ _MARKER_RE = re.compile(
 """A file run's marker line: `begin INDEX REPEAT TIME` or `end INDEX REPEAT CODE TIME` (the
 time in whole seconds since the epoch, bash's `EPOCHSECONDS`; empty where the shell has none,
 and the file's time is then not known)."""
-_TIMED_OUT = frozenset({124, 137})
-"""`timeout`'s exit codes: the limit struck (124), and its SIGKILL 5 s after (128 + 9)."""
+_TIMED_OUT = 124
+"""`timeout`'s exit code when the limit struck (a kill 5 s after, 137, is also what an
+out-of-memory kill gives: that one reads as a failed run)."""
 FILE_LIMIT_FLOOR: Final = 60
 """The least limit a file's run after the base gets, in seconds."""
 FILE_LIMIT_FACTOR: Final = 4
@@ -395,7 +396,7 @@ class _GoldRuns(Mapping[int, VerifierVariant]):
             return self.more[index]
         if not 1 <= index <= self.reruns:
             raise KeyError(index)
-        ceiling = self.definition.timeouts.testsSeconds
+        ceiling = int(self.plan.timeouts["testsSeconds"])  # the per-command limit
         seconds = {} if self.base is None else file_seconds(self.plan, self.base)
         limits = later_limits(self.plan, seconds, ceiling)
         test_patch, gold_patch = self.patches
@@ -539,7 +540,7 @@ def _file_runs(plan: Plan, segment: str) -> list[tuple[FileRun, ...]] | str:
             return "the test command's output is garbled"
         runs.setdefault(repeat, [])
         file, code = plan.test_files[index], int(match[4] or "-1")
-        if code in _TIMED_OUT:
+        if code == _TIMED_OUT:
             return f"{file} did not finish within its time limit (exit {code})"
         output = segment[begun.pop((index, repeat)) : match.start()]
         command = plan.test_command.replace(PLACEHOLDER, quote(file))
@@ -575,12 +576,14 @@ def file_seconds(plan: Plan, report: RunReport) -> dict[str, float]:
 
 
 def later_limits(plan: Plan, seconds: Mapping[str, float], ceiling: int) -> tuple[int, ...]:
-    """Each file's limit in the runs after the base: `FILE_LIMIT_FACTOR` times its slowest run
-    there plus `FILE_LIMIT_FLOOR`, never above `ceiling` (the per-command limit; a file not
-    measured gets it)."""
+    """Each file's limit in the runs after the base: for an unchanged file (a neighbour, which
+    runs the same code with the gold), `FILE_LIMIT_FACTOR` times its slowest run there plus
+    `FILE_LIMIT_FLOOR`, never above `ceiling` (the per-command limit); a changed test file (it
+    may fail at once at the base and run long with the gold) or one not measured gets
+    `ceiling`."""
     return tuple(
         min(ceiling, int(FILE_LIMIT_FACTOR * seconds[file]) + FILE_LIMIT_FLOOR)
-        if file in seconds
+        if file in seconds and file in plan.neighbours
         else ceiling
         for file in plan.test_files
     )

@@ -161,7 +161,7 @@ class RunOptions:
             problems.append(f"--out {self.out}: an export's name ends in .tar.gz")
         if self.source_url is not None and (problem := check_source_url(self.source_url)):
             problems.append(problem)
-        if self.candidate_time is not None and not self.candidate_time > 0:
+        if self.candidate_time is not None and not 0 < self.candidate_time < math.inf:
             problems.append("--candidate-time must be a positive number of seconds")
         try:
             setup_env_values(self.setup_env)
@@ -719,6 +719,7 @@ def retry_network_rejections(
 
 
 RESUME_CHANGES = (
+    "candidate_time",
     "setup_env",
     "host_network_config",
     "source_url",

@@ -120,7 +120,9 @@ def _events(run: RunDirectory, *, running: bool) -> _Events:
             first = moment if first is None else first
             last = moment
         candidate, line = event.get("candidate"), event.get("line")
-        if event.get("event") == "doing" and isinstance(line, str):
+        if event.get("event") in ("started", "resumed"):
+            doing.clear()  # a new process: the last one's lines are not of it
+        elif event.get("event") == "doing" and isinstance(line, str):
             doing[str(candidate)] = line
         elif isinstance(candidate, str):
             doing.pop(candidate, None)
