@@ -213,13 +213,13 @@ def test_unknown_runner_output_is_a_rejection(tmp_path: Path) -> None:
 @SANDBOX
 def test_failing_setup_is_a_rejection_with_its_log(tmp_path: Path) -> None:
     gold = {"src/index.js": NODE_BASE["src/index.js"] + REVERSE}
-    observation = _node_observe(
-        tmp_path, gold, {"test/reverse.test.js": REVERSE_TEST}, setup="exit 3"
-    )
+    setup = "echo 'npm ERR! 404 Not Found - GET https://registry.example/left-pad' >&2; exit 3"
+    observation = _node_observe(tmp_path, gold, {"test/reverse.test.js": REVERSE_TEST}, setup=setup)
     assert observation.reason is not None
-    assert observation.reason.startswith("setup failed (log ")
-    log = Path(observation.reason.removeprefix("setup failed (log ").rstrip(")"))
-    assert "selfbench: setup: exit 3" in log.read_text(encoding="utf-8")
+    said = "setup failed: npm ERR! 404 Not Found - GET https://registry.example/left-pad (log "
+    assert observation.reason.startswith(said)
+    log = Path(observation.reason.removeprefix(said).rstrip(")"))
+    assert f"selfbench: setup: {setup}" in log.read_text(encoding="utf-8")
 
 
 @SANDBOX

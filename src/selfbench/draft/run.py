@@ -95,6 +95,7 @@ from selfbench.runners import CoverageParts
 from selfbench.validate.checks import command_segments
 from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions, VerifierVariant, score_patches
 from selfbench.validate.report import RunReport
+from selfbench.validate.setup_cause import known_hint, setup_cause
 
 __all__ = [
     "DEFAULT_P2P_CAP",
@@ -470,7 +471,7 @@ def read_samples(
     """The samples in the verifier runs' logs (the first run is the base, the rest gold)."""
     if not reports or reports[0].reward is None:
         log = reports[0].log if reports else str(logs)
-        return Observation((), (), logs, seconds, f"setup failed (log {log})")
+        return Observation((), (), logs, seconds, _setup_failed(log))
     samples: list[list[RunSample]] = []
     for index, report in enumerate(reports):
         name = "base" if index == 0 else f"gold-{index}"
@@ -480,6 +481,19 @@ def read_samples(
         samples.append(found)
     gold = tuple(sample for run in samples[1:] for sample in run)
     return Observation(tuple(samples[0]), gold, logs, seconds, None)
+
+
+def _setup_failed(log: str) -> str:
+    """The reason of a provisional task whose setup failed: the line of its log that names the
+    failure, and what to do when that is known (`validate.setup_cause`)."""
+    try:
+        data = read_bytes(Path(log), error=DraftError)
+    except DraftError:
+        return f"setup failed (log {log})"
+    output = data[-(1 << 20) :].decode("utf-8", errors="replace")
+    cause, hint = setup_cause(output), known_hint(output)
+    said = f": {cause}" if cause else ""
+    return f"setup failed{said} (log {log})" + (f"; {hint}" if hint else "")
 
 
 def _run_log(report: RunReport, name: str) -> str:

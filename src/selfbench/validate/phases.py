@@ -76,6 +76,7 @@ from selfbench.validate.sandbox import (
     read_workspace_text,
 )
 from selfbench.validate.seeds import SeedStore, Snapshot, seed_key, seed_store
+from selfbench.validate.setup_cause import known_hint, setup_cause
 
 __all__ = [
     "COLLECT_SECONDS",
@@ -441,9 +442,19 @@ class TaskPhases:
             failure = network_failure(_log_since(log, start)) if network else None
             if failure is not None:
                 raise failure_error(failure, label, log)
-            hint = f"; {self.memory_hint()}" if result.out_of_memory else ""
-            return f"setup: {label} failed (exit {result.exit_code}; log {log}){hint}"
+            return self._failed(label, result.exit_code, log, start, result.out_of_memory)
         return None
+
+    def _failed(self, label: str, code: int, log: Path, start: int, out_of_memory: bool) -> str:
+        """A failed stage's reason: the line of its output that names the failure, and what to
+        do when that is known (`setup_cause`), or when it ran out of memory."""
+        output = _log_since(log, start)
+        cause = setup_cause(output)
+        said = f": {cause}" if cause else ""
+        hint = self.memory_hint() if out_of_memory else known_hint(output)
+        return f"setup: {label} failed{said} (exit {code}; log {log})" + (
+            f"; {hint}" if hint else ""
+        )
 
     def collect_command(self) -> str:
         """The collect command of the bundle's own `task.toml`.
