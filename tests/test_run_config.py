@@ -113,3 +113,23 @@ def test_a_candidate_time_that_is_no_positive_number_is_refused(
         "error: --candidate-time must be a positive number of seconds\n"
     )
     assert not (tmp_path / "bench.run").exists()
+
+
+def test_with_the_draft_author_a_task_below_the_minimum_is_rejected_at_drafting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The draft author keeps the drafted task, so the draft's quality record is the final
+    one: a task below `--min-quality` (here `review` under `ship`) is rejected as soon as it is
+    drafted, never authored, compiled or validated first."""
+    repo = generate(tmp_path, 1)
+    out = tmp_path / "bench.tar.gz"
+    argv = ["run", "--repo", str(repo), "--easy", "1", "--over-fetch", "1"]
+    argv += ["--source-url", SOURCE, "--out", str(out), "--min-quality", "ship"]
+    assert main(argv) == 1
+    capsys.readouterr()
+    state = json.loads((tmp_path / "bench.run" / "candidates" / "pr-1.json").read_text())
+    assert state["status"] == "rejected"
+    assert state["reason"].startswith("draft: quality: review: "), state["reason"]
+    assert state["history"] == ["mined", "rejected"]
+    quality = tmp_path / "bench.run" / "work" / "pr-1" / "1-draft" / "pr-1" / "quality.json"
+    assert json.loads(quality.read_text())["verdict"] == "review"

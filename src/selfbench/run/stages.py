@@ -124,10 +124,14 @@ def draft_stage(  # noqa: PLR0913 - one stage's inputs, as the step has them
     agent_dependencies: bool = False,
     quality: bool = True,
     config: DraftConfig | None = None,
+    gate: Verdict | None = None,
 ) -> StageResult:
     """Draft the candidate into `out`: a proven task directory (with its quality record unless
     `quality` is False), or the reason it is not one; its sandbox within the host's `ceilings`
-    (None: `Ceilings.for_host()`)."""
+    (None: `Ceilings.for_host()`). With `gate` (a run whose author keeps the drafted task as
+    it is, so the draft's quality record is the final one), a task below that verdict is
+    rejected here, `quality: <verdict>: <first reason>`, not after authoring and validating
+    it."""
 
     def run() -> StageResult:
         out.mkdir(parents=True)
@@ -148,6 +152,11 @@ def draft_stage(  # noqa: PLR0913 - one stage's inputs, as the step has them
         retiered = tier_change(result.evidence)
         if retiered is not None:
             return StageResult(reason=retiered)
+        recorded = Path(result.task_dir) / QUALITY_FILE
+        if gate is not None and recorded.is_file():
+            below = quality_gate(read_quality(recorded), gate)
+            if below is not None:
+                return StageResult(reason=f"quality: {below}")
         return StageResult(path=Path(result.task_dir))
 
     return _guarded(run)

@@ -137,6 +137,10 @@ def _draft(step: _Step) -> stages.StageResult:
         agent_dependencies=context.agent_dependencies,
         quality=context.quality is not None,
         config=context.config,
+        # the draft author keeps the drafted task: its quality record is the final one
+        gate=context.min_quality
+        if context.quality is not None and context.author.command == stages.AUTHOR_DRAFT
+        else None,
     )
 
 
