@@ -126,10 +126,10 @@ def test_with_the_draft_author_a_task_below_the_minimum_is_rejected_at_drafting(
     argv = ["run", "--repo", str(repo), "--easy", "1", "--over-fetch", "1"]
     argv += ["--source-url", SOURCE, "--out", str(out), "--min-quality", "ship"]
     assert main(argv) == 1
-    capsys.readouterr()
+    printed = capsys.readouterr().out
     state = json.loads((tmp_path / "bench.run" / "candidates" / "pr-1.json").read_text())
     assert state["status"] == "rejected"
     assert state["reason"].startswith("draft: quality: review: "), state["reason"]
     assert state["history"] == ["mined", "rejected"]
-    quality = tmp_path / "bench.run" / "work" / "pr-1" / "1-draft" / "pr-1" / "quality.json"
-    assert json.loads(quality.read_text())["verdict"] == "review"
+    assert state["quality"] == "work/pr-1/1-draft/pr-1/quality.json"
+    assert "quality 0 ship, 1 review, 0 reject" in printed

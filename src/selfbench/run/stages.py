@@ -155,8 +155,9 @@ def draft_stage(  # noqa: PLR0913 - one stage's inputs, as the step has them
         recorded = Path(result.task_dir) / QUALITY_FILE
         if gate is not None and recorded.is_file():
             below = quality_gate(read_quality(recorded), gate)
-            if below is not None:
-                return StageResult(reason=f"quality: {below}")
+            if below is not None:  # the record is the verdict's: the summary counts it
+                detail = {"quality": str(recorded)}
+                return StageResult(reason=f"quality: {below}", detail=detail)
         return StageResult(path=Path(result.task_dir))
 
     return _guarded(run)

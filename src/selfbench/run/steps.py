@@ -251,7 +251,7 @@ def _next_state(
         return _on_success(state, stage, path, seconds, quality=context.quality is not None)
     reason = result.reason or "rejected"
     detail = result.detail or {}
-    if stage == "quality" and isinstance(detail.get("quality"), str):
+    if stage in ("quality", "draft") and isinstance(detail.get("quality"), str):
         state = replace(state, quality=run.relative(Path(detail["quality"])))
     if stage == "validate" and context.can_repair and state.repairs == 0:
         failing = detail.get("log")
