@@ -356,8 +356,16 @@ def test_decide_a_tier_without_enough_pass_to_pass_rejects() -> None:
     gold = _pytest_run(A, [f"PASSED {A}::test_new", "== 1 passed in 0.1s =="], 0)
     observation = _observation(_sample("base", base), _sample("gold-1", gold))
     assert _pytest_decide(observation, "medium").reason == (
-        "medium mode requires at least 1 pass-to-pass tests; 0 of the changed test files pass "
-        "at the base and with the gold patch"
+        "medium mode requires at least 1 pass-to-pass test; 0 of the test files' tests pass at "
+        "the base and with the gold patch"
+    )
+    by_file = decide(
+        observation, difficulty="hard", selector_of=lambda _name: A, by_file=True
+    )  # a runner that selects files: the file holding the fail-to-pass test is no selector
+    assert by_file.reason == (
+        "hard mode requires at least 2 pass-to-pass test files: this runner selects whole files, "
+        "and 0 pass entirely at the base and with the gold patch (a file that holds a "
+        "fail-to-pass test fails at the base)"
     )
 
 
@@ -705,8 +713,8 @@ def test_pass_to_pass_left_empty_by_the_flaky_keeps_the_tiers_minimum() -> None:
         neighbours=frozenset({N}),
     )
     assert decision.reason == (
-        "medium mode requires at least 1 pass-to-pass tests; 0 of the changed test files pass "
-        "at the base and with the gold patch"
+        "medium mode requires at least 1 pass-to-pass test; 0 of the test files' tests pass at "
+        "the base and with the gold patch"
     )
     assert decision.dropped_flaky == (
         FlakyTest(test=f"{N}::test_slow", where="base", passed=1, runs=2),

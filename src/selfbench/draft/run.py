@@ -659,15 +659,29 @@ def decide(
     )
     if len(chosen) < minimum:
         return Decision(
-            reason=(
-                f"{difficulty} mode requires at least {minimum} pass-to-pass tests; "
-                f"{len(chosen)} of the changed test files pass at the base and with the gold patch"
-            ),
+            reason=_too_few_pass_to_pass(difficulty, minimum, len(chosen), by_file=by_file),
             basis=basis,
             dropped_flaky=found.dropped,
         )
     fail = tuple(dict.fromkeys(found.fail))
     return Decision(fail, chosen, None, tuple(found.names), basis, found.dropped)
+
+
+def _too_few_pass_to_pass(difficulty: str, minimum: int, found: int, *, by_file: bool) -> str:
+    """Why a tier's pass-to-pass minimum is not met, in selectors: tests, or whole test files
+    for a runner that selects files (a file holding a fail-to-pass test can be none)."""
+    if by_file:
+        files = "file" if minimum == 1 else "files"
+        return (
+            f"{difficulty} mode requires at least {minimum} pass-to-pass test {files}: this "
+            f"runner selects whole files, and {found} pass entirely at the base and with the "
+            "gold patch (a file that holds a fail-to-pass test fails at the base)"
+        )
+    tests = "test" if minimum == 1 else "tests"
+    return (
+        f"{difficulty} mode requires at least {minimum} pass-to-pass {tests}; {found} of the "
+        "test files' tests pass at the base and with the gold patch"
+    )
 
 
 def rejected_early(
