@@ -269,6 +269,22 @@ def process_scoped(prefix: str, make: Callable[[Path], _T]) -> _T:
         return cast("_T", _PROCESS_OBJECTS[prefix])
 
 
+def process_scoped_count() -> int:
+    """How many `process_scoped` directories this process holds now."""
+    with _PROCESS_LOCK:
+        return len(_PROCESS_OBJECTS)
+
+
+def release_process_scoped() -> int:
+    """Remove every `process_scoped` directory now (a command that says so before it ends,
+    instead of leaving it to the exit); how many there were. A later call makes them anew."""
+    with _PROCESS_LOCK:
+        count = len(_PROCESS_OBJECTS)
+        _PROCESS_OBJECTS.clear()
+        _PROCESS_STACK.close()
+    return count
+
+
 def kept_directory(prefix: str) -> Path:
     """A new empty private directory named `prefix...` for logs kept after this process ends,
     in this process's entry of the kept home (`kept_home`), which is locked while the process

@@ -152,6 +152,19 @@ class _Watcher:
         )
 
 
+def _clean_up(console: Console) -> None:
+    """Remove the prepared workspaces and the process's seeds and caches before the summary,
+    saying so: they can take seconds to remove, which the exit would spend in silence."""
+    from selfbench import _scratch
+    from selfbench.validate.workspaces import workspace_pool
+
+    pool = workspace_pool()
+    if len(pool) or _scratch.process_scoped_count():
+        console.print("removing the prepared workspaces, dependency seeds and download caches…")
+        pool.clear()
+        _scratch.release_process_scoped()
+
+
 @contextmanager
 def _progress(console: Console) -> Iterator[Progress | None]:
     if not console.is_terminal:
@@ -356,6 +369,7 @@ def _run(args: argparse.Namespace) -> int:
             announce=lambda line: console.print(markup_text(line), highlight=False),
             heartbeat=lambda line: console.print(markup_text(line), highlight=False),
         )
+    _clean_up(console)
     if summary.interrupted:
         console.print(f"interrupted; resume with: {_resume_hint(summary.run_dir)}")
         return EXIT_INTERRUPTED
