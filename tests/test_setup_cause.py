@@ -7,11 +7,11 @@ import pytest
 from selfbench.validate.setup_cause import known_hint, setup_cause
 
 PNPM_FAILED = (
-    'ERR_PNPM_META_FETCH_FAIL GET https://registry.npmjs.org/argparse: Value of "this" must be '
+    'ERR_PNPM_META_FETCH_FAIL GET https://npm.mirror.example/argparse: Value of "this" must be '
     "of type URLSearchParams"
 )
 PNPM_OLD = (
-    " WARN  GET https://registry.npmjs.org/argparse/-/argparse-2.0.1.tgz error "
+    " WARN  GET https://npm.mirror.example/argparse/-/argparse-2.0.1.tgz error "
     f"(ERR_INVALID_THIS). Will retry in 10 seconds. 2 retries left.\n {PNPM_FAILED}\n"
 )
 UV_FAILED = "\u00d7 No solution found when resolving dependencies:"

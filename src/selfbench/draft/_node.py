@@ -7,8 +7,8 @@ or `--frozen-lockfile` (yarn 1); `package-lock.json`/`npm-shrinkwrap.json` → `
 `npm install --before=<the base commit's date>`, so the dependencies resolve to what was
 published then. A lockfile already pins every version (and `npm ci` ignores `--before`); pnpm,
 yarn and bun have no date option, so without a lockfile they install the newest that matches.
-An npm lockfile whose registry tarballs name another registry's host (`registry.yarnpkg.com`, a
-mirror since gone) is installed with `--replace-registry-host=always`: from the configured one.
+An npm lockfile whose registry tarballs name another registry's host (yarn's, a mirror since
+gone) is installed with `--replace-registry-host=always`: from the configured one.
 
 Package: the nearest one above the test files, or, when neither it nor the test files' imports
 name a runner, the nearest above it that does (a workspace root running its packages' tests).
