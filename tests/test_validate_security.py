@@ -95,7 +95,8 @@ def _survivors() -> list[str]:
 def _marked_sleep(mark: str) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(["bash", "-c", f"exec -a {mark} sleep 60"])
     deadline = time.monotonic() + 10
-    while mark.encode() not in Path(f"/proc/{process.pid}/cmdline").read_bytes():
+    # bash's own command line names the mark too: wait for the exec that makes it argv[0]
+    while not Path(f"/proc/{process.pid}/cmdline").read_bytes().startswith(mark.encode()):
         assert time.monotonic() < deadline, "the marked process did not start"
         time.sleep(0.05)
     return process

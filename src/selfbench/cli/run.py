@@ -208,11 +208,11 @@ def _stop_on_interrupt(stop: threading.Event, console: Console, run_dir: Path) -
     try:
         yield
     finally:
-        # Once stopping, the handler stays: a second Ctrl-C that comes after the stages have
-        # already ended (bwrap ends with its namespace on the first) still exits 130, never
-        # by the default handler's KeyboardInterrupt or signal death.
-        if not stop.is_set():
-            signal.signal(signal.SIGINT, previous)
+        # Once stopping, a second Ctrl-C that comes after the stages have already ended (bwrap
+        # ends with its namespace on the first) is ignored: the run is exiting 130 anyway. A
+        # Python handler would not do, since the interpreter's shutdown puts SIGINT's default
+        # (death by the signal) back in place of every Python handler, but not of SIG_IGN.
+        signal.signal(signal.SIGINT, signal.SIG_IGN if stop.is_set() else previous)
         _children.allow()
 
 
@@ -352,24 +352,25 @@ def _run(args: argparse.Namespace) -> int:
     stop = threading.Event()
     started = time.monotonic()
     interrupt = _stop_on_interrupt(stop, console, run_dir.absolute())
-    with _progress(console) as progress, interrupt:
-        watcher = _Watcher(console, progress)
-        if options is not None:
-            watcher.start(options)
-        else:
-            from selfbench.run.status import read_status
+    with interrupt:  # a second Ctrl-C while cleaning up still stops at once
+        with _progress(console) as progress:
+            watcher = _Watcher(console, progress)
+            if options is not None:
+                watcher.start(options)
+            else:
+                from selfbench.run.status import read_status
 
-            watcher.start(read_status(run_dir).options)
-        summary = run_benchmark(
-            run_dir,
-            options,
-            stop=stop,
-            on_event=watcher,
-            changes=changes,
-            announce=lambda line: console.print(markup_text(line), highlight=False),
-            heartbeat=lambda line: console.print(markup_text(line), highlight=False),
-        )
-    _clean_up(console)
+                watcher.start(read_status(run_dir).options)
+            summary = run_benchmark(
+                run_dir,
+                options,
+                stop=stop,
+                on_event=watcher,
+                changes=changes,
+                announce=lambda line: console.print(markup_text(line), highlight=False),
+                heartbeat=lambda line: console.print(markup_text(line), highlight=False),
+            )
+        _clean_up(console)
     if summary.interrupted:
         console.print(f"interrupted; resume with: {_resume_hint(summary.run_dir)}")
         return EXIT_INTERRUPTED
