@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -462,6 +463,24 @@ def test_pass_to_pass_comes_from_the_test_file_that_executes_the_change(tmp_path
     assert decision.basis.basis == "coverage"
     assert decision.basis.selected == decision.pass_to_pass
     assert decision.basis.detail.startswith("the line trace at the base: 3 passing tests execute ")
+    _later_gold_runs_leave_out(observation, "tests/test_aaa_words.py", PY_TESTS, PY_NEIGHBOURS)
+
+
+def _later_gold_runs_leave_out(
+    observation: Observation, unreached: str, changed: Mapping[str, str], neighbours: Sequence[str]
+) -> None:
+    """The gold runs after the coverage run run the changed files and the neighbour that
+    guards the change, not the neighbour none of whose tests executes it (a `skip` marker
+    instead: the decision reads the first gold run's outcomes for it)."""
+    files = [*changed, *neighbours]
+    later = [sample for sample in observation.gold if sample.name in {"gold-2", "gold-3"}]
+    assert [sample.name for sample in later] == ["gold-2", "gold-3"]
+    for sample in later:
+        log = Path(sample.log).read_text()
+        for index, file in enumerate(files):
+            ran = f"selfbench-draft: begin {index} 1" in log
+            skipped = f"selfbench-draft: skip {index} 1" in log
+            assert (ran, skipped) == ((False, True) if file == unreached else (True, False)), file
 
 
 @SANDBOX
@@ -561,6 +580,7 @@ def test_node_pass_to_pass_comes_from_the_file_that_executes_the_change(tmp_path
     assert decision.basis is not None
     assert decision.basis.basis == "coverage"
     assert decision.basis.detail.startswith("V8 coverage at the base: 1 passing tests execute ")
+    _later_gold_runs_leave_out(observation, "test/aaa_words.test.js", NODE_TESTS, NODE_NEIGHBOURS)
 
 
 def test_neighbours_named_after_a_changed_module_come_first_then_those_beside(

@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -1019,4 +1020,43 @@ def test_a_change_the_audit_blocks_is_rejected_before_anything_runs(
     assert result.reason == (
         "audit: hard mode requires at least 3 implementation files; found 1; hard mode requires "
         "at least 100 changed implementation lines; found 35"
+    )
+
+
+def test_a_file_a_later_gold_run_leaves_out_keeps_the_first_gold_run_s_outcomes(
+    tmp_path: Path,
+) -> None:
+    """A later gold run skips the files at `skipped` (a `skip` marker each, nothing run): the
+    sample reads the first gold run's outcomes for them. Without that run to carry from, a skip
+    marker is garbled output, never a pass."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "test_a.py").write_text("def test_a():\n    assert True\n")
+    (project / "test_b.py").write_text("def test_b():\n    assert True\n")
+    command = f"cd {project} && {sys.executable} -m pytest -rA -p no:cacheprovider {{tests}}"
+    files = ("test_a.py", "test_b.py")
+    plan = Plan("0" * 40, ".", "true", command, (), files, TIMEOUTS, RESOURCES,
+                neighbours=frozenset({"test_b.py"}))  # fmt: skip
+    (tmp_path / "first").mkdir()
+    first = _provisional_log(
+        tmp_path / "first", provisional_command(command, 2, 1), "test_a.py test_b.py"
+    )
+    gold_1 = _report_samples(plan, first, "gold-1")
+    assert not isinstance(gold_1, str)
+    (project / "test_b.py").write_text("def test_b():\n    assert False\n")  # never runs again
+    (tmp_path / "later").mkdir()
+    later = _provisional_log(
+        tmp_path / "later", provisional_command(command, 2, 1, skipped=[1]), "test_a.py test_b.py"
+    )
+    log = Path(later.log).read_text()
+    assert "selfbench-draft: skip 1 1" in log
+    assert "selfbench-draft: begin 1 1" not in log
+    gold_2 = _report_samples(plan, later, "gold-2", gold_1[0])
+    assert not isinstance(gold_2, str)
+    assert [run.outcomes.tests for run in gold_2[0].files] == [
+        (("test_a.py::test_a", "passed"),),
+        (("test_b.py::test_b", "passed"),),  # carried from the first gold run
+    ]
+    assert _report_samples(plan, later, "gold-2") == (
+        f"gold-2: the test command's output is garbled (log {later.log})"
     )

@@ -12,9 +12,11 @@ repeat), once in each later gold run (one sample each, from a fresh copy). The g
 the verifier's repeat of the whole command out, so each test selection runs as often as the
 verdict needs and no more (validation counts these runs, `validate.evidence`). Unchanged test
 files beside the changed ones (`Plan.neighbours`) may run too, for pass-to-pass tests only.
-When the runner has a coverage measure (`Plan.coverage`), one more run at the base runs every
-file once under it (`draft.coverage`): which tests execute the lines around the gold's changed
-lines.
+When the runner has a coverage measure (`Plan.coverage`), one more run at the base, right after
+the first gold run, runs every file once under it (`draft.coverage`): which tests execute the
+lines around the gold's changed lines. The gold runs after it leave out the unchanged files none
+of whose tests does (`_unreached`): such a test can be neither pass-to-pass nor a flaky test that
+rejects, so only the changed files and the neighbours that guard the change run again.
 
 Cheapest first: after each run `observe` asks `settled` (given by the caller) whether the runs
 so far already reject the candidate whatever the runs left would show; if so, those are not run
@@ -24,7 +26,7 @@ rejection when it cannot be read, a test of a changed file is flaky, or, for run
 by file, every changed test file passes (a file selector is fail-to-pass only when it fails at
 the base); otherwise the first gold run settles any rejection but too few pass-to-pass tests
 (which the coverage run may change) and a flaky test of an unchanged file (which the coverage
-run may find the change reaching). A test named only with the gold patch is fail-to-pass
+run, next, may find the change reaching). A test named only with the gold patch is fail-to-pass
 (missing at the base), so for per-test runners even a base where every test passes needs one
 gold run to settle.
 
@@ -61,7 +63,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -117,12 +119,13 @@ DEFAULT_P2P_CAP: Final = 20
 REPEATS: Final = 2
 """Each file runs this many times in a row in every verifier run (see `provisional_command`)."""
 _MARKER_RE = re.compile(
-    r"^selfbench-draft: (begin|end) (\d{1,6}) (\d{1,2})(?: (-?\d{1,6}))?(?: (\d{9,11}))? ?$",
+    r"^selfbench-draft: (begin|end|skip) (\d{1,6}) (\d{1,2})(?: (-?\d{1,6}))?(?: (\d{9,11}))? ?$",
     re.MULTILINE,
 )
 """A file run's marker line: `begin INDEX REPEAT TIME` or `end INDEX REPEAT CODE TIME` (the
 time in whole seconds since the epoch, bash's `EPOCHSECONDS`; empty where the shell has none,
-and the file's time is then not known)."""
+and the file's time is then not known); `skip INDEX REPEAT` for a file a later gold run leaves
+out (`provisional_command`'s `skipped`)."""
 _TIMED_OUT = 124
 """`timeout`'s exit code when the limit struck (a kill 5 s after, 137, is also what an
 out-of-memory kill gives: that one reads as a failed run)."""
@@ -237,12 +240,17 @@ def _split_key(key: str) -> tuple[str, str]:
 
 
 def provisional_command(
-    test_command: str, files: int, repeats: int = REPEATS, limits: Sequence[int] = ()
+    test_command: str,
+    files: int,
+    repeats: int = REPEATS,
+    limits: Sequence[int] = (),
+    skipped: Collection[int] = (),
 ) -> str:
     """A test command that runs each selector (a file) on its own, `repeats` times in a row,
     between marker lines (each with the time: `file_seconds` reads how long each file took).
     With `limits` (seconds, one per file), each run of a file is stopped at its limit
-    (`timeout`: its end marker then says 124).
+    (`timeout`: its end marker then says 124). The selectors at the indexes in `skipped` do
+    not run: each says so with a `skip` marker instead.
 
     `{tests}` appears once, unquoted, as the loop's word list; inside, each file replaces the
     placeholder of the real command. The loop stops after the `files` selectors: the verifier
@@ -260,11 +268,19 @@ def provisional_command(
             f'case "$selfbench_index" in {cases} *) selfbench_limit={max(limits)};; esac; '
             f'export selfbench_file; timeout -k 5 "$selfbench_limit" bash -c {quote(inner)}'
         )
+    skip = ""
+    if skipped:
+        indexes = "|".join(str(int(index)) for index in sorted(skipped))
+        skip = (
+            f"case \"$selfbench_index\" in {indexes}) printf '\\nselfbench-draft: skip %d %d\\n' "
+            '"$selfbench_index" "$selfbench_repeat"; continue;; esac; '
+        )
     return (
         "selfbench_status=0; selfbench_index=0; "
         f"for selfbench_file in {PLACEHOLDER}; do "
         f'[ "$selfbench_index" -lt {files} ] || break; '
         f"for selfbench_repeat in {' '.join(str(n) for n in range(1, repeats + 1))}; do "
+        f"{skip}"
         'printf \'\\nselfbench-draft: begin %d %d %s\\n\' "$selfbench_index" "$selfbench_repeat" '
         '"${EPOCHSECONDS:-}"; '
         f"{run}; selfbench_code=$?; "
@@ -340,14 +356,16 @@ def observe(
         definition = _provisional_definition(plan, "easy")
         write_task_files(task, definition, test_patch, gold_patch)
         located = compile_home(task, repo=repo, home=task)
-        patches: list[bytes | None] = [b"", *([gold_patch] * reruns)]
         measure: CoverageRun | str = "the runner has no coverage measure"
         if plan.coverage is not None:
             measure = prepare_coverage(Path(scratch), plan.coverage, guarded_lines(gold_patch))
         variants = _GoldRuns(located.definition, plan, test_patch, gold_patch, reruns)
+        patches: list[bytes | None] = [b"", *([gold_patch] * reruns)]
         if isinstance(measure, CoverageRun):
-            patches.append(b"")  # at the base: the test patch applied, no gold
-            variants.more[len(patches) - 1] = measure.variant(
+            # after the first gold run, so a candidate that run rejects costs no coverage run,
+            # and before the others, which then leave out what it shows the change not reaching
+            patches.insert(COVERAGE_RUN, b"")  # at the base: the test patch applied, no gold
+            variants.coverage = measure.variant(
                 located.definition,
                 test_command=plan.test_command,
                 files=len(plan.test_files),
@@ -358,26 +376,61 @@ def observe(
 
         def stop(reports: Sequence[RunReport]) -> bool:
             variants.base = variants.base or reports[0]
-            return asking is not None and asking(reports)
+            runs = list(reports)
+            if variants.coverage is not None and len(reports) > COVERAGE_RUN:
+                if variants.seen is None:
+                    variants.seen = _coverage_seen(repo, plan, measure, reports[COVERAGE_RUN])
+                    variants.skipped = _unreached(plan, variants.seen, reports[1])
+                del runs[COVERAGE_RUN]
+            return asking is not None and asking(runs, variants.seen)
 
         reports = score_patches(
             located, patches, options=options, variants=variants, stop=stop, reuse=True
         )
-        seen = None  # stopped before the coverage run: a rejection, whatever it would see
-        if len(reports) == len(patches):
-            measured = reports[-1] if isinstance(measure, CoverageRun) else None
-            seen = _coverage_seen(repo, plan, measure, measured)
+        if variants.coverage is not None and len(reports) > COVERAGE_RUN:
+            seen = variants.seen or _coverage_seen(repo, plan, measure, reports[COVERAGE_RUN])
+            del reports[COVERAGE_RUN]
+        elif variants.coverage is None and len(reports) == len(patches):
+            seen = _coverage_seen(repo, plan, measure, None)
+        else:
+            seen = None  # stopped before the coverage run: a rejection, whatever it would see
     seconds = time.monotonic() - started
-    observation = read_samples(
-        plan, reports[: reruns + 1], logs=logs / _PROVISIONAL_ID, seconds=seconds
-    )
+    observation = read_samples(plan, reports, logs=logs / _PROVISIONAL_ID, seconds=seconds)
     return replace(observation, coverage=seen)
 
 
+COVERAGE_RUN: Final = 2
+"""The coverage run's place among `observe`'s runs: after the base and the first gold run."""
+
+
+def _unreached(plan: Plan, seen: CoverageSeen, first_gold: RunReport) -> frozenset[str]:
+    """The unchanged test files the later gold runs leave out: with a coverage measure that
+    worked, those none of whose tests (by the first gold run's names) executes a guarded line.
+    Their tests can be neither pass-to-pass (`coverage.choose_pass_to_pass` takes an unchanged
+    file's test only for its coverage) nor flaky in a way that rejects (`_reached`), so running
+    them again would decide nothing."""
+    if seen.problem is not None or not seen.tool or not plan.neighbours:
+        return frozenset()
+    touched = _touched(seen)
+    samples = _report_samples(plan, first_gold, "gold-1")
+    if isinstance(samples, str):
+        return frozenset()
+    names: dict[str, set[str]] = {}
+    for run in samples[0].files:
+        names.setdefault(run.file, {match_key(run.file)}).update(
+            match_key(name) for name, _ in run.outcomes.tests
+        )
+    return frozenset(
+        file for file in plan.neighbours if file in names and not names[file] & touched
+    )
+
+
 class _GoldRuns(Mapping[int, VerifierVariant]):
-    """The gold runs' verifiers (runs 1 to `reruns`), each made when its run comes, once the
-    base run (`base`, set by the caller) has shown how long each file takes: every file's limit
-    is `later_limits`'. `more` holds the variants of the runs after them (coverage)."""
+    """The verifiers of `observe`'s runs after the base: the gold runs, each made when its run
+    comes, once the base run (`base`, set by the caller) has shown how long each file takes
+    (every file's limit is `later_limits`), and the coverage run (`coverage`, at
+    `COVERAGE_RUN`). The gold runs after the coverage run leave out the files in `skipped`
+    (set by the caller from `seen`, what the coverage run saw: `_unreached`)."""
 
     def __init__(
         self,
@@ -390,26 +443,36 @@ class _GoldRuns(Mapping[int, VerifierVariant]):
         self.definition, self.plan, self.reruns = definition, plan, reruns
         self.patches = (test_patch, gold_patch)
         self.base: RunReport | None = None
-        self.more: dict[int, VerifierVariant] = {}
+        self.coverage: VerifierVariant | None = None
+        self.seen: CoverageSeen | None = None
+        self.skipped: frozenset[str] = frozenset()
 
     def __getitem__(self, index: int) -> VerifierVariant:
-        if index in self.more:
-            return self.more[index]
-        if not 1 <= index <= self.reruns:
+        if self.coverage is not None and index == COVERAGE_RUN:
+            return self.coverage
+        number = index - 1 if self.coverage is not None and index > COVERAGE_RUN else index
+        if not 1 <= number <= self.reruns:
             raise KeyError(index)
         ceiling = int(self.plan.timeouts["testsSeconds"])  # the per-command limit
         seconds = {} if self.base is None else file_seconds(self.plan, self.base)
         limits = later_limits(self.plan, seconds, ceiling)
+        skipped = [i for i, file in enumerate(self.plan.test_files) if file in self.skipped]
         test_patch, gold_patch = self.patches
         return _gold_run(
-            self.definition, self.plan, test_patch, gold_patch, first=index == 1, limits=limits
+            self.definition,
+            self.plan,
+            test_patch,
+            gold_patch,
+            first=number == 1,
+            limits=limits,
+            skipped=skipped if number > 1 else (),
         )
 
     def __iter__(self) -> Iterator[int]:
-        return iter([*range(1, self.reruns + 1), *self.more])
+        return iter(range(1, len(self) + 1))
 
     def __len__(self) -> int:
-        return self.reruns + len(self.more)
+        return self.reruns + (self.coverage is not None)
 
 
 def _gold_run(
@@ -420,14 +483,15 @@ def _gold_run(
     *,
     first: bool,
     limits: Sequence[int] = (),
+    skipped: Collection[int] = (),
 ) -> VerifierVariant:
     """A gold run's verifier: each file `REPEATS` times in the first gold run (in the same
     tree, as the verifier's own repeat would), once in each later one (each from a fresh copy),
-    each run of a file stopped at its `limits`; the verifier's repeat of the whole command left
-    out (`repeat=False`), so a gold run is one run of the selection, as validation's evidence
-    counts it (`validate.evidence`)."""
+    each run of a file stopped at its `limits`, the files at `skipped` left out; the verifier's
+    repeat of the whole command left out (`repeat=False`), so a gold run is one run of the
+    selection, as validation's evidence counts it (`validate.evidence`)."""
     repeats = REPEATS if first else 1
-    command = provisional_command(plan.test_command, len(plan.test_files), repeats, limits)
+    command = provisional_command(plan.test_command, len(plan.test_files), repeats, limits, skipped)
     gold = definition.model_copy(update={"testCommand": command})
     protected = held_out_paths(gold, parse_patch(test_patch, lenient=True))
     return VerifierVariant(render_test_sh(gold, protected, gold_patch, repeat=False))
@@ -435,12 +499,12 @@ def _gold_run(
 
 def _asking(
     plan: Plan, settled: Callable[[Observation], bool], logs: Path
-) -> Callable[[Sequence[RunReport]], bool]:
-    """`score_patches`' `stop`: the runs so far (the base, then gold runs) read as samples and
-    put to `settled`."""
+) -> Callable[[Sequence[RunReport], CoverageSeen | None], bool]:
+    """`observe`'s question after each run: the runs so far (the base, then gold runs) read as
+    samples, with what the coverage run saw once it ran, put to `settled`."""
 
-    def stop(reports: Sequence[RunReport]) -> bool:
-        return settled(read_samples(plan, reports, logs=logs))
+    def stop(reports: Sequence[RunReport], seen: CoverageSeen | None) -> bool:
+        return settled(replace(read_samples(plan, reports, logs=logs), coverage=seen))
 
     return stop
 
@@ -475,7 +539,8 @@ def read_samples(
     samples: list[list[RunSample]] = []
     for index, report in enumerate(reports):
         name = "base" if index == 0 else f"gold-{index}"
-        found = _report_samples(plan, report, name)
+        carried = samples[1][0] if index > 1 else None
+        found = _report_samples(plan, report, name, carried)
         if isinstance(found, str):
             return Observation((), (), logs, seconds, found)
         samples.append(found)
@@ -516,8 +581,11 @@ class _Unusable(Exception):  # noqa: N818 - a reason, caught in this module
     """A verifier run whose samples cannot be read."""
 
 
-def _report_samples(plan: Plan, report: RunReport, name: str) -> list[RunSample] | str:
-    """The samples of one verifier run: each repeat of its fail-to-pass command, or why none."""
+def _report_samples(
+    plan: Plan, report: RunReport, name: str, carried: RunSample | None = None
+) -> list[RunSample] | str:
+    """The samples of one verifier run: each repeat of its fail-to-pass command, or why none.
+    A file the run left out (a `skip` marker) has `carried`'s run of it (the first gold run's)."""
     try:
         segments = command_segments(_run_log(report, name))
     except _Unusable as exc:
@@ -527,7 +595,7 @@ def _report_samples(plan: Plan, report: RunReport, name: str) -> list[RunSample]
         segment = segments.get(label)
         if segment is None:
             continue
-        repeats = _file_runs(plan, segment)
+        repeats = _file_runs(plan, segment, carried)
         if isinstance(repeats, str):
             return f"{name}{suffix}: {repeats} (log {report.log})"
         for repeat, files in enumerate(repeats, start=1):
@@ -538,13 +606,20 @@ def _report_samples(plan: Plan, report: RunReport, name: str) -> list[RunSample]
     return found
 
 
-def _file_runs(plan: Plan, segment: str) -> list[tuple[FileRun, ...]] | str:
+def _file_runs(
+    plan: Plan, segment: str, carried: RunSample | None = None
+) -> list[tuple[FileRun, ...]] | str:
     """Each repeat's file runs: every file's output between its marker lines, parsed with the
-    real command."""
+    real command; a file left out (`skip`) has `carried`'s run of it."""
     begun: dict[tuple[int, int], int] = {}
     runs: dict[int, list[FileRun]] = {}
     for match in _MARKER_RE.finditer(segment):
         index, repeat = int(match[2]), int(match[3])
+        if match[1] == "skip":
+            if carried is None or index >= len(carried.files) or not 1 <= repeat <= REPEATS:
+                return "the test command's output is garbled"
+            runs.setdefault(repeat, []).append(carried.files[index])
+            continue
         if match[1] == "begin":
             begun[index, repeat] = match.end()
             continue
@@ -696,8 +771,8 @@ def rejected_early(
     docstring). `decide` on the observation gives the reason. A changed file that is not
     collected at the base settles nothing before a gold run: whether it is collected with the
     gold patch decides whether drafting tries another Python (`collection_error`). A flaky test
-    of an unchanged file settles nothing either: only the coverage run, the last, tells whether
-    it executes the change.
+    of an unchanged file settles nothing either until the coverage run tells whether it executes
+    the change.
     """
     if observation.reason is not None:
         return True
