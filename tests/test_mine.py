@@ -266,6 +266,69 @@ def test_a_shallow_clone_reports_where_history_ends(tmp_path: Path, history: His
     assert result.walked == 3
 
 
+def test_a_commit_whose_change_git_cannot_read_is_excluded_and_the_walk_goes_on(
+    tmp_path: Path, history: History
+) -> None:
+    """A damaged clone lacks one blob a commit's change holds: that commit is excluded (and
+    said as a warning), and every other commit is walked as in a whole clone."""
+    clone = tmp_path / "damaged"
+    subprocess.run(["git", "clone", "-q", "--no-local", str(history.path), str(clone)], check=True)
+    subprocess.run(["git", "-C", str(clone), "repack", "-q", "-a", "-d"], check=True)
+    whole = mine_repository(clone)
+    newest = subprocess.run(
+        ["git", "-C", str(clone), "log", "--first-parent", "--format=%H", "-n", "40"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    victim, blob = _commit_adding_a_blob(clone, newest)
+    _drop_object(clone, blob)
+    result = mine_repository(clone)
+    reason = f"git cannot read its change: object {blob} is missing"
+    assert next(e for e in result.excluded if e.commit == victim).reason == reason
+    assert result.warnings[0].startswith(f"commit {victim[:12]}: {reason} from {clone}; ")
+    assert result.walked == whole.walked - 1
+    assert {e.commit for e in result.excluded} - {victim} <= {e.commit for e in whole.excluded}
+    assert victim not in {c.completed_commit for c in result.candidates}
+
+
+def _commit_adding_a_blob(clone: Path, commits: list[str]) -> tuple[str, str]:
+    """A first-parent commit (with a parent) that adds a file whose content no other commit
+    has: the commit and that blob."""
+    for sha in commits[1:-1]:
+        added = subprocess.run(
+            ["git", "-C", str(clone), "diff-tree", "-r", "--no-commit-id", "--diff-filter=A",
+             f"{sha}^", sha],
+            capture_output=True, text=True, check=True,
+        ).stdout.splitlines()  # fmt: skip
+        for line in added:
+            blob = line.split()[3]
+            holders = subprocess.run(
+                ["git", "-C", str(clone), "log", "--all", "--format=%H", f"--find-object={blob}"],
+                capture_output=True, text=True, check=True,
+            ).stdout.split()  # fmt: skip
+            if holders == [sha]:
+                return sha, blob
+    raise AssertionError("no commit adds a blob of its own")
+
+
+def _drop_object(clone: Path, blob: str) -> None:
+    """Rewrite the clone's one pack without `blob`."""
+    git_dir = clone / ".git"
+    objects = subprocess.run(
+        ["git", "-C", str(clone), "cat-file", "--batch-all-objects", "--batch-check=%(objectname)"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    kept = "".join(f"{name}\n" for name in objects if name != blob)
+    packs = list((git_dir / "objects" / "pack").glob("pack-*"))
+    subprocess.run(
+        ["git", "-C", str(clone), "pack-objects", "-q", str(git_dir / "objects" / "pack" / "pack")],
+        input=kept, text=True, check=True, capture_output=True,
+    )  # fmt: skip
+    for path in packs:
+        path.unlink()
+    check = subprocess.run(["git", "-C", str(clone), "cat-file", "-e", blob], check=False)
+    assert check.returncode != 0, "the blob is still there"
+
+
 # --- output files, collect and the CLI ---------------------------------------------------------
 
 

@@ -476,12 +476,22 @@ def mine_repository(
             since=options.since,
             max_commits=options.max_commits,
             progress=lambda count: reporter.status(f"walking history: {count:,} commits"),
+            unreadable=lambda commit, reason: _unreadable(walk, warnings, commit, reason),
         ):
             walked += 1
             walk.visit(commit)
         walk.flush()
         _without_formatting_only(walk)
         return _result(walk, info, options, warnings, walked)
+
+
+def _unreadable(walk: _Walk, warnings: list[str], commit: Commit, reason: str) -> None:
+    """A commit whose change git cannot read: excluded, and said as a warning."""
+    warnings.append(
+        f"commit {commit.sha[:12]}: {reason} from {walk.info.path}; the walk went on past it "
+        "(`git fsck` lists what is missing; a fresh clone mends it)"
+    )
+    walk.exclude(commit, None, reason)
 
 
 @contextmanager

@@ -45,6 +45,8 @@ __all__ = [
 ]
 
 _RS = b"\x1e"
+_MISSING_RE = re.compile(r"unable to read ([0-9a-f]{40,64})")
+"""git's message for an object the repository lacks."""
 _BLIND = ("-w", "--ignore-blank-lines")  # what a formatting-only change leaves unchanged
 _CHECK_ARGS = (
     "diff-tree", "--stdin", "-r", "--always", *_BLIND, "-M", "-z", "--numstat", "--format=%x1e%H"
@@ -224,30 +226,49 @@ def read_history(
     since: str | None = None,
     max_commits: int | None = None,
     progress: Callable[[int], None] | None = None,
+    unreadable: Callable[[Commit, str], None] | None = None,
 ) -> Iterator[Commit]:
     """Walk the first-parent history of `rev`, newest first, one commit at a time.
+
+    A commit whose change git cannot read (an object missing from a damaged or partial clone)
+    goes to `unreadable` with the reason, and the walk goes on from its first parent; without
+    `unreadable` it is an error like any other.
 
     Raises:
         MineError: git failed or printed something unexpected.
     """
-    count = 0
-    try:
-        with git_stream(repo, *_log_args(rev, since, max_commits)) as stream:
-            buffer = b""
-            _widen_pipe(stream)
-            for chunk in _chunks(stream):
-                records = (buffer + chunk).split(_RS)
-                buffer = records.pop()
-                for record in records:
-                    if record:
-                        count += 1
-                        yield parse_record(record)
-                if progress is not None:
-                    progress(count)
-            if buffer:
-                yield parse_record(buffer)
-    except GitError as exc:
-        raise MineError(str(exc)) from None
+    count, start = 0, rev
+    while True:
+        left = None if max_commits is None else max_commits - count
+        buffer = b""
+        try:
+            with git_stream(repo, *_log_args(start, since, left)) as stream:
+                _widen_pipe(stream)
+                for chunk in _chunks(stream):
+                    records = (buffer + chunk).split(_RS)
+                    buffer = records.pop()
+                    for record in records:
+                        if record:
+                            count += 1
+                            yield parse_record(record)
+                    if progress is not None:
+                        progress(count)
+        except GitError as exc:
+            missing = _MISSING_RE.search(str(exc))
+            if unreadable is None or missing is None or not buffer:
+                raise MineError(str(exc)) from None
+            # the last record is the commit git was reading when it failed: its header whole
+            commit = parse_record(buffer)
+            count += 1
+            reason = f"git cannot read its change: object {missing[1]} is missing"
+            unreadable(commit, reason)
+            if not commit.parents or (max_commits is not None and count >= max_commits):
+                return
+            start = commit.parents[0]
+            continue
+        if buffer:  # only once git has ended well: a failed run's last record is cut short
+            yield parse_record(buffer)
+        return
 
 
 def diff_stats(repo: Path, base: str, commit: str) -> tuple[FileStat, ...]:
