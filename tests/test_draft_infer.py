@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 from pathlib import Path
@@ -670,6 +671,28 @@ def test_an_npm_lockfile_from_another_registry_installs_from_the_configured_one(
     assert env.setup_command == setup
     assert env.sources["setupCommand"].startswith("package-lock.json")
     assert ("configured one" in env.sources["setupCommand"]) == ("replace" in setup)
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
+def test_an_npm_lockfile_from_npm_s_own_registry_installs_with_plain_npm_ci(
+    tmp_path: Path,
+) -> None:
+    """npm itself sends its own registry's tarballs to the configured registry: no flag. Its
+    host is npm's built-in default (asked of npm with empty configuration files)."""
+    empty = tmp_path / "npmrc"
+    empty.write_text("")
+    asked = subprocess.run(
+        ["npm", "config", "get", "registry", "--userconfig", str(empty), "--globalconfig",
+         str(tmp_path / "globalrc")],
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    default = asked.stdout.strip().rstrip("/")
+    lock = _lock(f"{default}/@s/b/-/b-2.0.0.tgz", f"{default}/a/-/a-1.0.0.tgz")
+    env = _infer(tmp_path / "p", {**_JEST, "package-lock.json": lock}, ["test/a.test.js"])
+
+    assert env.setup_command == "npm ci"
+    assert env.sources["setupCommand"] == "package-lock.json"
 
 
 def test_a_workspace_package_installs_at_the_root_and_runs_its_own_jest(tmp_path: Path) -> None:
