@@ -657,11 +657,13 @@ def _lock(*resolved: str) -> str:
          "npm ci --replace-registry-host=always"),
         (_lock("http://npm.gone-mirror.example/a/-/a-1.0.0.tgz"),
          "npm ci --replace-registry-host=always"),
+        (_lock("https://registry.npmjs.example/a/-/a-1.0.0.tgz"),
+         "npm ci --replace-registry-host=always"),
         (_lock("https://codeload.github.com/o/r/tar.gz/abc", "git+ssh://git@github.com/o/r.git",
                "file:vendor/c-1.0.0.tgz"),
          "npm ci"),
     ],
-    ids=["another-registry", "dead-mirror", "not-registry-tarballs"],
+    ids=["another-registry", "dead-mirror", "a-look-alike-host", "not-registry-tarballs"],
 )  # fmt: skip
 def test_an_npm_lockfile_from_another_registry_installs_from_the_configured_one(
     tmp_path: Path, lock: str, setup: str
@@ -684,7 +686,7 @@ def test_an_npm_lockfile_from_npm_s_own_registry_installs_with_plain_npm_ci(
     asked = subprocess.run(
         ["npm", "config", "get", "registry", "--userconfig", str(empty), "--globalconfig",
          str(tmp_path / "globalrc")],
-        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)}, cwd=tmp_path,
         capture_output=True, text=True, check=True, timeout=60,
     )  # fmt: skip
     default = asked.stdout.strip().rstrip("/")

@@ -596,6 +596,7 @@ def _runs(
 
 STEADY_BASE = ((BASE_A, N_STEADY),) * 2
 STEADY_GOLD = ((GOLD_A, N_STEADY),) * 3
+N_CARRIED = replace(N_STEADY, carried=True)  # a later gold run left the file out
 TOUCHING_SLOW = CoverageSeen(LINES, {f"{N}::test_slow": 1}, 7)
 
 
@@ -617,6 +618,22 @@ TOUCHING_SLOW = CoverageSeen(LINES, {f"{N}::test_slow": 1}, 7)
             (FlakyTest(test=f"{N}::test_slow", where="gold", passed=2, runs=3),),
             None,
             id="an unchanged file's test flipping with the gold patch is left out",
+        ),
+        pytest.param(
+            _runs(STEADY_BASE, ((GOLD_A, N_STEADY), (GOLD_A, N_SLOW_FAILS), (GOLD_A, N_CARRIED))),
+            None,
+            (*CHANGED_P2P, f"{N}::test_kept"),
+            (FlakyTest(test=f"{N}::test_slow", where="gold", passed=1, runs=2),),
+            None,
+            id="a carried run is not counted among the runs of a flaky test",
+        ),
+        pytest.param(
+            _runs(STEADY_BASE, ((GOLD_A, N_TEARDOWN), (GOLD_A, N_STEADY), (GOLD_A, N_CARRIED))),
+            None,
+            CHANGED_P2P,
+            (FlakyTest(test=N, where="gold", passed=1, runs=2),),
+            None,
+            id="nor among a flipping file's runs",
         ),
         pytest.param(
             _runs(((BASE_A, N_STEADY), (BASE_A, N_TEARDOWN)), STEADY_GOLD),

@@ -27,6 +27,7 @@ from selfbench.mine import (
     write_candidates,
 )
 from selfbench.mine.candidate import parse_candidate_lines
+from selfbench.mine.git_history import Commit, read_history
 from selfbench.mine.prs import parse_pull_requests
 from selfbench.patches import parse_patch
 from selfbench.submit import submit_task
@@ -288,6 +289,50 @@ def test_a_commit_whose_change_git_cannot_read_is_excluded_and_the_walk_goes_on(
     assert result.walked == whole.walked - 1
     assert {e.commit for e in result.excluded} - {victim} <= {e.commit for e in whole.excluded}
     assert victim not in {c.completed_commit for c in result.candidates}
+
+
+def test_a_commit_git_dies_on_before_printing_it_is_the_one_excluded(tmp_path: Path) -> None:
+    """Rename detection reads a deleting-and-adding commit's blobs before git prints its
+    header: the last record git printed is then the commit before, whole, and walked; the one
+    git could not read is the one reported, and the walk goes on to its parent."""
+    repo = tmp_path / "repo"
+    run = lambda *args: subprocess.run(  # noqa: E731 - a local shorthand
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    repo.mkdir()
+    run("init", "-q")
+    run("config", "user.email", "a@example.com")
+    run("config", "user.name", "A")
+    shas = []
+    for message, changes in [
+        ("first", {"a.txt": "alpha\n" * 20, "k.txt": "keep\n"}),
+        ("second", {"a.txt": None, "c.txt": "gamma, nothing like alpha\n"}),
+        ("third", {"k.txt": "kept\n"}),
+    ]:
+        for name, text in changes.items():
+            if text is None:
+                (repo / name).unlink()
+            else:
+                (repo / name).write_text(text)
+        run("add", "-A")
+        run("commit", "-q", "-m", message)
+        shas.append(run("rev-parse", "HEAD"))
+    blob = run("rev-parse", f"{shas[1]}:c.txt")
+    run("repack", "-q", "-a", "-d")
+    _drop_object(repo, blob)
+    told: list[tuple[str, str]] = []
+    walked = list(read_history(repo, rev="HEAD", unreadable=lambda c, r: told.append((c.sha, r))))
+    assert [commit.sha for commit in walked] == [shas[2], shas[0]]
+    assert told == [(shas[1], f"git cannot read its change: object {blob} is missing")]
+    with pytest.raises(MineError, match=f"unable to read {blob}"):
+        list(read_history(repo, rev="HEAD"))
+    assert [c.sha for c in read_history(repo, rev="HEAD", max_commits=2, unreadable=_no)] == [
+        shas[2]
+    ]
+
+
+def _no(commit: Commit, reason: str) -> None:
+    """An `unreadable` that only takes note (the reason is asserted elsewhere)."""
 
 
 def _commit_adding_a_blob(clone: Path, commits: list[str]) -> tuple[str, str]:

@@ -70,10 +70,10 @@ _WRAPPERS = {
 """Programs a script runs its command through (its environment, its `.env`, its coverage), and
 their options that take a separate value."""
 _FOREIGN_TARBALL_RE = re.compile(
-    r'"resolved":\s*"https?://(?!registry\.npmjs\b)[^/"]+/[^"]*/-/[^"/]+\.tgz'
+    r'"resolved":\s*"https?://(?!registry\.npmjs\.org(?::443)?/)[^/"]+/[^"]*/-/[^"/]+\.tgz'
 )
-"""A registry tarball in `package-lock.json` from another host than npm's own (the one its
-`replace-registry-host` default, `npmjs`, already sends to the configured registry)."""
+"""A registry tarball in `package-lock.json` from another host than npm's own: the one host its
+`replace-registry-host` default, `npmjs`, already sends to the configured registry."""
 _MAX_DEPTH = 3
 _RUNNERS = tuple(runner for runner in RUNNERS if runner.node is not None)
 """The runners a Node project's script can run, in the registry's order."""

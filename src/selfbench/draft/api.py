@@ -679,6 +679,7 @@ def _sample_json(sample: RunSample) -> dict[str, Any]:
                 "exitCode": run.exit_code,
                 "tests": dict(run.outcomes.tests),
                 "noTests": run.outcomes.no_tests,
+                **({"carried": True} if run.carried else {}),
             }
             for run in sample.files
         ],

@@ -179,6 +179,9 @@ class FileRun:
     error: str | None = None
     """The last exception line of a failed run that reported no test of its own (a collection
     error: `ModuleNotFoundError: No module named 'pkg_resources'`)."""
+    carried: bool = False
+    """Not run in this sample: the first gold run's run of the file stands for it (a later gold
+    run left the file out, `_unreached`). Flaky tests are counted in the runs made only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -618,7 +621,7 @@ def _file_runs(
         if match[1] == "skip":
             if carried is None or index >= len(carried.files) or not 1 <= repeat <= REPEATS:
                 return "the test command's output is garbled"
-            runs.setdefault(repeat, []).append(carried.files[index])
+            runs.setdefault(repeat, []).append(replace(carried.files[index], carried=True))
             continue
         if match[1] == "begin":
             begun[index, repeat] = match.end()
@@ -899,9 +902,12 @@ def _matching(key: str) -> str:
     return test_key(file, match_key(name))
 
 
-def _grouped(sample: RunSample) -> dict[str, dict[str, Outcome]]:
-    """The sample's tests by matching key: each key's tests (usually one) and their outcomes."""
+def _grouped(sample: RunSample, *, live: bool = False) -> dict[str, dict[str, Outcome]]:
+    """The sample's tests by matching key: each key's tests (usually one) and their outcomes;
+    with `live`, only those of the files the sample ran itself (none carried)."""
     found: dict[str, dict[str, Outcome]] = {}
+    if live:
+        sample = replace(sample, files=tuple(run for run in sample.files if not run.carried))
     for key, outcome in sample.tests().items():
         found.setdefault(_matching(key), {})[key] = outcome
     return found
@@ -956,24 +962,34 @@ class _Flip:
 
 
 def _flips(samples: Sequence[RunSample], where: Where) -> list[_Flip]:
-    """Every test whose outcome changes between samples (tests are matched by
-    `volatile.match_key`), sorted, then every file whose exit status changes and none of whose
-    tests did."""
-    seen = [_grouped(sample) for sample in samples]
+    """Every test whose outcome changes between the samples that ran its file (tests are
+    matched by `volatile.match_key`; a carried file run is no sample of its own), sorted, then
+    every file whose exit status changes and none of whose tests did."""
+    seen = [_grouped(sample, live=True) for sample in samples]
     flips: list[_Flip] = []
     for key in sorted({key for groups in seen for key in groups}):
-        outcomes = [_outcome(groups.get(key)) for groups in seen]
+        file, name = _split_key(key)
+        outcomes = [
+            _outcome(groups.get(key))
+            for sample, groups in zip(samples, seen, strict=True)
+            if _ran(sample, file)
+        ]
         if len(set(outcomes)) > 1:
-            file, name = _split_key(key)
             shown = _display(min(next(groups[key] for groups in seen if key in groups)))
             passed = outcomes.count("passed")
-            flips.append(_Flip(file, name, shown, where, passed, len(samples), samples[0].log))
+            flips.append(_Flip(file, name, shown, where, passed, len(outcomes), samples[0].log))
     flipped = {flip.file for flip in flips}
     for index, run in enumerate(samples[0].files):
-        passed = sum(sample.files[index].exit_code == 0 for sample in samples)
-        if 0 < passed < len(samples) and run.file not in flipped:
-            flips.append(_Flip(run.file, "", run.file, where, passed, len(samples), samples[0].log))
+        made = [sample.files[index] for sample in samples if not sample.files[index].carried]
+        passed = sum(each.exit_code == 0 for each in made)
+        if 0 < passed < len(made) and run.file not in flipped:
+            flips.append(_Flip(run.file, "", run.file, where, passed, len(made), samples[0].log))
     return flips
+
+
+def _ran(sample: RunSample, file: str) -> bool:
+    """Whether the sample ran `file` itself (not carried: it names no file it does not hold)."""
+    return any(run.file == file and not run.carried for run in sample.files)
 
 
 def _touched(coverage: CoverageSeen | None) -> frozenset[str]:

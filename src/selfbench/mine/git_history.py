@@ -238,37 +238,101 @@ def read_history(
         MineError: git failed or printed something unexpected.
     """
     count, start = 0, rev
+    cap = max_commits if max_commits is not None else float("inf")
     while True:
         left = None if max_commits is None else max_commits - count
-        buffer = b""
+        told = (lambda n, at=count: progress(at + n)) if progress is not None else None
         try:
-            with git_stream(repo, *_log_args(start, since, left)) as stream:
-                _widen_pipe(stream)
-                for chunk in _chunks(stream):
-                    records = (buffer + chunk).split(_RS)
-                    buffer = records.pop()
-                    for record in records:
-                        if record:
-                            count += 1
-                            yield parse_record(record)
-                    if progress is not None:
-                        progress(count)
-        except GitError as exc:
-            missing = _MISSING_RE.search(str(exc))
-            if unreadable is None or missing is None or not buffer:
-                raise MineError(str(exc)) from None
-            # the last record is the commit git was reading when it failed: its header whole
-            commit = parse_record(buffer)
-            count += 1
-            reason = f"git cannot read its change: object {missing[1]} is missing"
-            unreadable(commit, reason)
-            if not commit.parents or (max_commits is not None and count >= max_commits):
+            for commit in _walk(repo, start, since, left, told):
+                count += 1
+                yield commit
+        except _Unreadable as stop:
+            if unreadable is None:
+                raise MineError(str(stop.cause)) from None
+            whole, culprit = _past_unreadable(repo, start, stop)
+            if whole is not None:
+                count += 1
+                yield whole
+            if count >= cap:
                 return
-            start = commit.parents[0]
-            continue
-        if buffer:  # only once git has ended well: a failed run's last record is cut short
-            yield parse_record(buffer)
-        return
+            count += 1
+            unreadable(culprit, f"git cannot read its change: object {stop.missing} is missing")
+            if not culprit.parents or count >= cap:
+                return
+            start = culprit.parents[0]
+        else:
+            return
+
+
+class _Unreadable(Exception):  # noqa: N818 - a stop of the walk, caught in this module
+    """git stopped at an object the repository lacks; `last` is its output's last record."""
+
+    def __init__(self, cause: GitError, missing: str, last: bytes) -> None:
+        super().__init__(str(cause))
+        self.cause, self.missing, self.last = cause, missing, last
+
+
+def _walk(
+    repo: Path,
+    start: str,
+    since: str | None,
+    left: int | None,
+    progress: Callable[[int], None] | None,
+) -> Iterator[Commit]:
+    """One `git log` from `start`; `_Unreadable` when git meets a missing object."""
+    count, buffer = 0, b""
+    try:
+        with git_stream(repo, *_log_args(start, since, left)) as stream:
+            _widen_pipe(stream)
+            for chunk in _chunks(stream):
+                records = (buffer + chunk).split(_RS)
+                buffer = records.pop()
+                for record in records:
+                    if record:
+                        count += 1
+                        yield parse_record(record)
+                if progress is not None:
+                    progress(count)
+    except GitError as exc:
+        missing = _MISSING_RE.search(str(exc))
+        if missing is None:
+            raise MineError(str(exc)) from None
+        raise _Unreadable(exc, missing[1], buffer) from None
+    if buffer:  # only once git has ended well: a failed run's last record is cut short
+        yield parse_record(buffer)
+
+
+def _past_unreadable(repo: Path, start: str, stop: _Unreadable) -> tuple[Commit | None, Commit]:
+    """The commit git could not read, and the one before it when that one is whole but was not
+    yet yielded. git may die before printing the header of the commit it could not read (its
+    rename detection reads blobs first): the last record is that commit's, or the one before."""
+    last = parse_record(stop.last) if stop.last else None
+    whole = None if last is None else _one_commit(repo, last.sha)
+    if whole is None:
+        return None, _header(repo, start if last is None else last.sha, stop.cause)
+    if not whole.parents:  # git read every commit there is: not the failure it reported
+        raise MineError(str(stop.cause))
+    return whole, _header(repo, whole.parents[0], stop.cause)
+
+
+def _one_commit(repo: Path, sha: str) -> Commit | None:
+    """The commit's record as the walk reads it, or None when git cannot read its change."""
+    try:
+        output = git(repo, *_log_args(sha, None, 1))
+    except GitError as exc:
+        if _MISSING_RE.search(str(exc)) is None:
+            raise MineError(str(exc)) from None
+        return None
+    return parse_record(output.split(_RS, 1)[-1])
+
+
+def _header(repo: Path, rev: str, cause: GitError) -> Commit:
+    """The commit's header alone (no change read, so no blob), or `cause` as the error."""
+    try:
+        output = git(repo, "log", "-1", "--no-patch", "-z", _FORMAT, rev, "--")
+    except GitError:
+        raise MineError(str(cause)) from None
+    return parse_record(output.split(_RS, 1)[-1])
 
 
 def diff_stats(repo: Path, base: str, commit: str) -> tuple[FileStat, ...]:
