@@ -1063,7 +1063,7 @@ def test_a_file_a_later_gold_run_leaves_out_keeps_the_first_gold_run_s_outcomes(
     (project / "test_b.py").write_text("def test_b():\n    assert False\n")  # never runs again
     (tmp_path / "later").mkdir()
     later = _provisional_log(
-        tmp_path / "later", provisional_command(command, 2, 1, skipped=[1]), "test_a.py test_b.py"
+        tmp_path / "later", provisional_command(command, 2, 1, skipped=[1]), "test_a.py"
     )
     log = Path(later.log).read_text()
     assert "selfbench-draft: skip 1 1" in log

@@ -252,8 +252,9 @@ def provisional_command(
     """A test command that runs each selector (a file) on its own, `repeats` times in a row,
     between marker lines (each with the time: `file_seconds` reads how long each file took).
     With `limits` (seconds, one per file), each run of a file is stopped at its limit
-    (`timeout`: its end marker then says 124). The selectors at the indexes in `skipped` do
-    not run: each says so with a `skip` marker instead.
+    (`timeout`: its end marker then says 124). The files at the indexes in `skipped` are not
+    among the selectors (the caller leaves them out): the index passes over each, saying so
+    with a `skip` marker in its place.
 
     `{tests}` appears once, unquoted, as the loop's word list; inside, each file replaces the
     placeholder of the real command. The loop stops after the `files` selectors: the verifier
@@ -271,19 +272,26 @@ def provisional_command(
             f'case "$selfbench_index" in {cases} *) selfbench_limit={max(limits)};; esac; '
             f'export selfbench_file; timeout -k 5 "$selfbench_limit" bash -c {quote(inner)}'
         )
+    numbers = " ".join(str(n) for n in range(1, repeats + 1))
     skip = ""
     if skipped:
-        indexes = "|".join(str(int(index)) for index in sorted(skipped))
+        # the selectors hold only the files that run (the verifier's report is judged against
+        # them): the index skips the others, each announced with a `skip` marker in its place
+        indexes = " ".join(str(int(index)) for index in sorted(skipped))
         skip = (
-            f"case \"$selfbench_index\" in {indexes}) printf '\\nselfbench-draft: skip %d %d\\n' "
-            '"$selfbench_index" "$selfbench_repeat"; continue;; esac; '
+            f'while [ "$selfbench_index" -lt {files} ] && case " {indexes} " in '
+            '*" $selfbench_index "*) ;; *) false;; esac; do '
+            f"for selfbench_repeat in {numbers}; do "
+            "printf '\\nselfbench-draft: skip %d %d\\n' "
+            '"$selfbench_index" "$selfbench_repeat"; '
+            "done; selfbench_index=$((selfbench_index + 1)); done; "
         )
     return (
         "selfbench_status=0; selfbench_index=0; "
         f"for selfbench_file in {PLACEHOLDER}; do "
-        f'[ "$selfbench_index" -lt {files} ] || break; '
-        f"for selfbench_repeat in {' '.join(str(n) for n in range(1, repeats + 1))}; do "
         f"{skip}"
+        f'[ "$selfbench_index" -lt {files} ] || break; '
+        f"for selfbench_repeat in {numbers}; do "
         'printf \'\\nselfbench-draft: begin %d %d %s\\n\' "$selfbench_index" "$selfbench_repeat" '
         '"${EPOCHSECONDS:-}"; '
         f"{run}; selfbench_code=$?; "
@@ -291,7 +299,7 @@ def provisional_command(
         '"$selfbench_code" "${EPOCHSECONDS:-}"; '
         '[ "$selfbench_code" -eq 0 ] || selfbench_status=1; '
         "done; selfbench_index=$((selfbench_index + 1)); "
-        'done; exit "$selfbench_status"'
+        f'done; {skip}exit "$selfbench_status"'
     )
 
 
@@ -495,7 +503,8 @@ def _gold_run(
     selection, as validation's evidence counts it (`validate.evidence`)."""
     repeats = REPEATS if first else 1
     command = provisional_command(plan.test_command, len(plan.test_files), repeats, limits, skipped)
-    gold = definition.model_copy(update={"testCommand": command})
+    selected = [file for index, file in enumerate(plan.test_files) if index not in skipped]
+    gold = definition.model_copy(update={"testCommand": command, "failToPass": selected})
     protected = held_out_paths(gold, parse_patch(test_patch, lenient=True))
     return VerifierVariant(render_test_sh(gold, protected, gold_patch, repeat=False))
 
