@@ -296,19 +296,23 @@ def test_a_commit_git_dies_on_before_printing_it_is_the_one_excluded(tmp_path: P
     header: the last record git printed is then the commit before, whole, and walked; the one
     git could not read is the one reported, and the walk goes on to its parent."""
     repo = tmp_path / "repo"
-    run = lambda *args: subprocess.run(  # noqa: E731 - a local shorthand
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
-    ).stdout.strip()
+
+    def run(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+        ).stdout.strip()
+
     repo.mkdir()
     run("init", "-q")
     run("config", "user.email", "a@example.com")
     run("config", "user.name", "A")
     shas = []
-    for message, changes in [
+    steps: list[tuple[str, dict[str, str | None]]] = [
         ("first", {"a.txt": "alpha\n" * 20, "k.txt": "keep\n"}),
         ("second", {"a.txt": None, "c.txt": "gamma, nothing like alpha\n"}),
         ("third", {"k.txt": "kept\n"}),
-    ]:
+    ]
+    for message, changes in steps:
         for name, text in changes.items():
             if text is None:
                 (repo / name).unlink()
