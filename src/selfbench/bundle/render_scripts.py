@@ -246,7 +246,9 @@ def _names_pattern(names: Iterable[str]) -> str:
     return f"(^|/)({alternatives})$"
 
 
-def _header(definition: TaskDefinition, protected: tuple[str, ...], gold_patch: bytes) -> str:
+def _header(
+    definition: TaskDefinition, protected: tuple[str, ...], gold_patch: bytes, *, evidence: bool
+) -> str:
     assignments = {
         "app": layout.CONTAINER_APP,
         "workdir": container_workdir(definition),
@@ -259,8 +261,8 @@ def _header(definition: TaskDefinition, protected: tuple[str, ...], gold_patch: 
         "fail_to_pass_command": _verifier_command(definition, tuple(definition.failToPass)),
         "pass_to_pass_command": _verifier_command(definition, tuple(definition.passToPass)),
         "runner": evidence_runner(definition),
-        "fail_to_pass_evidence": _evidence(definition, definition.failToPass),
-        "pass_to_pass_evidence": _evidence(definition, definition.passToPass),
+        "fail_to_pass_evidence": _evidence(definition, definition.failToPass) if evidence else "",
+        "pass_to_pass_evidence": _evidence(definition, definition.passToPass) if evidence else "",
     }
     lines = [
         f"export PATH={quote(layout.CONTAINER_PATH)}",
@@ -619,6 +621,7 @@ def render_test_sh(
     gold_patch: bytes = b"",
     *,
     repeat: bool = True,
+    evidence: bool = True,
 ) -> str:
     """`tests/test.sh`, the verifier (SPEC §5), for the given protected (held-out) paths.
 
@@ -626,8 +629,12 @@ def render_test_sh(
     a line naming one of the verifier's internals scores 0, unless the gold patch adds that name
     too (`evidence.refused_names`). Without `repeat` (quality's variant runs, never a bundle's
     verifier), fail-to-pass runs once: `deterministic` stays 0, so the reward is 0 and only
-    `fail_to_pass` says how the run went.
+    `fail_to_pass` says how the run went. Without `evidence` (the draft's own runs, which read
+    each file's outcomes from their marker lines and run no agent's code), the runner's report
+    is asked for nothing, so a report the draft's per-file loop leaves partial (node's holds the
+    last file's run) never sends the command to a fresh rerun.
     """
     everything = tuple(dict.fromkeys((*protected, *pass_to_pass_paths(definition))))
     body = _BODY.replace("@REPEAT@\n", _REPEAT if repeat else "") + SAFE_GIT + EVIDENCE_BODY
-    return _PREAMBLE + _header(definition, everything, gold_patch) + body + _MAIN
+    header = _header(definition, everything, gold_patch, evidence=evidence)
+    return _PREAMBLE + header + body + _MAIN

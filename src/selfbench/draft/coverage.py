@@ -271,7 +271,7 @@ class CoverageRun:
         command = coverage_command(test_command, files, self.parts)
         measured = definition.model_copy(update={"testCommand": command})
         protected = held_out_paths(measured, parse_patch(test_patch, lenient=True))
-        test_sh = render_test_sh(measured, protected, gold_patch)
+        test_sh = render_test_sh(measured, protected, gold_patch, repeat=False, evidence=False)
         return VerifierVariant(test_sh, binds=self.binds, ro_binds=self.ro_binds)
 
 

@@ -506,7 +506,8 @@ def _gold_run(
     selected = [file for index, file in enumerate(plan.test_files) if index not in skipped]
     gold = definition.model_copy(update={"testCommand": command, "failToPass": selected})
     protected = held_out_paths(gold, parse_patch(test_patch, lenient=True))
-    return VerifierVariant(render_test_sh(gold, protected, gold_patch, repeat=False))
+    test_sh = render_test_sh(gold, protected, gold_patch, repeat=False, evidence=False)
+    return VerifierVariant(test_sh)
 
 
 def _asking(
