@@ -490,6 +490,36 @@ def test_the_pytest_added_beside_uv_is_never_older_than_one_that_runs_on_the_ima
     )
 
 
+@pytest.mark.parametrize(
+    ("clock", "ceiling"),
+    [
+        (1_500_000_000, "'pytest<7'"),  # 2017-07: pytest 6.2.5, the floor, still resolves
+        (1_680_000_000, "'pytest<8'"),  # 2023-03
+        (1_740_000_000, "'pytest<9'"),  # 2025-02
+        (1_767_225_600, None),  # 2026-01: every major known was out
+    ],
+)
+def test_pip_keeps_pytest_below_its_first_major_release_after_the_base_commit(
+    tmp_path: Path, clock: int, ceiling: str | None
+) -> None:
+    """pip's installs are not dated: the newest pytest would turn the deprecations an older
+    project's tests were written against into errors (its `filterwarnings = error` then stops
+    the collection)."""
+    history = History.create(tmp_path / "repo")
+    history.clock = clock
+    files: Files = {"requirements-dev.txt": "pytest>=4\n", "tests/test_x.py": ""}
+    commit = history.commit("base", files)
+
+    env = infer_environment(history.path, commit, ["tests/test_x.py"], None)
+
+    install = (
+        "python3 -m venv .venv && .venv/bin/python -m pip install -r requirements-dev.txt pytest"
+    )
+    assert env.setup_command == install + ("" if ceiling is None else f" {ceiling}")
+    named = "its newest major release before" in env.sources["setupCommand"]
+    assert named == (ceiling is not None)
+
+
 def test_unittest_tests_without_pytest_anywhere_are_run_through_pytest(tmp_path: Path) -> None:
     files: Files = {
         "setup.py": "from setuptools import setup\nsetup()\n",

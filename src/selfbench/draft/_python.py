@@ -24,7 +24,10 @@ date, UTC; not before the runner's `package_floor`, whose pytest runs on the ima
 which the setup command states: `uv pip install --exclude-newer DATE`; `uv.lock` already pins
 the rest.
 pip's installs are not dated: its `--uploaded-prior-to` needs pip 26 (a download in every
-setup), and it does not filter local indexes and `--find-links` directories.
+setup), and it does not filter local indexes and `--find-links` directories. The runner's
+package is kept below its first major release published after the base commit's date
+(`pytest<8` for a commit of 2023): a newer major turns the deprecations the tests were written
+against into errors, which a project's `filterwarnings = error` makes collection errors.
 
 The interpreter (pip projects, `pythons_for`) is the image's default, `python3` (3.12), whenever
 `requires-python` admits it and no pinned test dependency is known not to run on it
@@ -47,7 +50,7 @@ from typing import Any, Final
 from selfbench.draft._inferred import Inferred, in_directory, shell_words
 from selfbench.draft._pip_files import requirement_files, tox_lines
 from selfbench.draft._tree import Tree
-from selfbench.runners import RUNNERS, Runner, python_project
+from selfbench.runners import RUNNERS, Runner, package_ceiling, python_project
 from selfbench.toolchains.versions import DEFAULT_PYTHON, PYTHON_VERSIONS
 
 __all__ = [
@@ -555,6 +558,11 @@ def _pip(
     if _PROJECT.package not in plan.names():
         plan.requirements.append(_PROJECT.package)
         plan.sources.append(_PROJECT.package)
+    date = tree.committed()
+    ceiling = package_ceiling(_PROJECT, date)
+    if ceiling is not None:  # pip's installs are not dated: the newest major would come
+        plan.requirements.append(ceiling)
+        plan.sources.append(f"{ceiling} (its newest major release before {date[:10]})")
     if compiled:
         plan.requirements.append("setuptools")  # to rebuild offline, when the tests run
     pip = [".venv/bin/python", "-m", "pip", "install", *plan.options, *plan.requirements]

@@ -26,6 +26,7 @@ from selfbench.runners._protocol import (
     PythonProject,
     Runner,
     VerifierParts,
+    package_ceiling,
 )
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "log_runners",
     "manifest_keys",
     "node_project",
+    "package_ceiling",
     "package_directories",
     "package_files",
     "project_paths",

@@ -74,6 +74,9 @@ class PythonProject:
     releases do not run on every image Python."""
     package_too_old: tuple[tuple[tuple[int, ...], tuple[int, int]], ...]
     """(its package's first release that runs on a Python, that Python `major.minor`)."""
+    package_majors: tuple[tuple[int, str], ...] = ()
+    """(a major release of its package, the date it was published), oldest first: a draft of
+    an older commit keeps below the first major published after it (`package_ceiling`)."""
     python_arguments: str
     """What a draft's test command passes the project's Python to run it (`-m MODULE …
     {tests}`)."""
@@ -316,3 +319,15 @@ def readonly(name: str, program: str, *, expands: bool = True) -> str:
     quoted = "'" + program.replace("'", "'\"'\"'") + "'"
     marker = "# shellcheck disable=SC2016\n" if expands else ""
     return f"{marker}readonly {name}={quoted}\n"
+
+
+def package_ceiling(project: PythonProject, date: str) -> str | None:
+    """The requirement that keeps a project's runner package below the first major release
+    published after `date` (ISO 8601 UTC, as `2024-01-27T00:00:00Z`), or None when every
+    major release known was published by then: a newer major turns the deprecations the
+    project's tests were written against into errors (its `filterwarnings = error` then stops
+    the collection)."""
+    for major, published in project.package_majors:
+        if published > date:
+            return f"{project.package}<{major}"
+    return None

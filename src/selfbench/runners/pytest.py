@@ -216,6 +216,12 @@ CONTROL_DIRECTORIES = (
 
 PACKAGE = "pytest"
 """The distribution a draft installs to run pytest (or unittest's tests, through it)."""
+PACKAGE_MAJORS = (
+    (7, "2022-02-03T00:00:00Z"),
+    (8, "2024-01-27T00:00:00Z"),
+    (9, "2025-11-08T17:25:33Z"),
+)
+"""pytest's major releases and the dates they were published (pytest 7.0.0, 8.0.0, 9.0.0)."""
 PYTHON_ARGUMENTS = "-m pytest -rA {tests}"
 """What a draft's test command passes the project's Python to run pytest."""
 PACKAGE_FLOOR = "2021-11-13T00:00:00Z"
@@ -863,6 +869,7 @@ RUNNER = Runner(
         package=PACKAGE,
         package_floor=PACKAGE_FLOOR,
         package_too_old=PACKAGE_TOO_OLD,
+        package_majors=PACKAGE_MAJORS,
         python_arguments=PYTHON_ARGUMENTS,
         tool_table="pytest",
         mentions=(("pytest.ini", ""), ("setup.cfg", "[tool:pytest]"), ("tox.ini", "[pytest]")),

@@ -36,6 +36,7 @@ RUNNER = Runner(
         package=pytest.PACKAGE,  # run through pytest
         package_floor=pytest.PACKAGE_FLOOR,
         package_too_old=pytest.PACKAGE_TOO_OLD,
+        package_majors=pytest.PACKAGE_MAJORS,
         python_arguments=pytest.PYTHON_ARGUMENTS,
         import_pattern=r"(?m)^\s*(?:import unittest|from unittest\b)",
     ),
