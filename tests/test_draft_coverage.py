@@ -614,6 +614,24 @@ def test_neighbours_named_after_a_changed_module_come_first_then_those_beside(
     ]
 
 
+def test_a_test_file_the_test_patch_moves_away_is_no_neighbour() -> None:
+    """A change that moves `dateutil/test/test_parser.py` to `tests/test_parser.py`: the old
+    path exists at the base but not once the test patch applies, so it cannot run beside."""
+    from selfbench.draft.api import test_patch_paths  # noqa: PLC0415 - the plan's own rule
+    from selfbench.draft.split import SplitChange  # noqa: PLC0415
+
+    moved = (
+        b"diff --git a/pkg/test/test_parser.py b/tests/test_parser.py\n"
+        b"similarity index 90%\n"
+        b"rename from pkg/test/test_parser.py\n"
+        b"rename to tests/test_parser.py\n"
+        b"--- a/pkg/test/test_parser.py\n+++ b/tests/test_parser.py\n"
+        b"@@ -1 +1 @@\n-from pkg.test import x\n+from tests import x\n"
+    )
+    split = SplitChange(moved, b"", ("tests/test_parser.py",), ("pkg/parser.py",), ())
+    assert test_patch_paths(split) == {"pkg/test/test_parser.py", "tests/test_parser.py"}
+
+
 def test_a_line_record_that_is_a_link_is_not_followed(tmp_path: Path) -> None:
     """The tests write the data directory: a record linked to a file elsewhere (one that would
     read as a record) is not read."""

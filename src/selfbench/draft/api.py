@@ -586,6 +586,13 @@ def _neighbours(
     return list(dict.fromkeys([*named, *beside]))
 
 
+def test_patch_paths(split: SplitChange) -> set[str]:
+    """Every path the test patch names, old and new: a test file it moves away is no
+    unchanged neighbour (a rename is listed by its new path alone)."""
+    named = (change.paths for change in parse_patch(split.test_patch, lenient=True).files)
+    return {*split.test_files, *split.support_files, *(path for paths in named for path in paths)}
+
+
 def _plan(
     repo: Path,
     candidate: CandidateModel,
@@ -610,7 +617,7 @@ def _plan(
     if THRESHOLDS[candidate.difficulty].pass_to_pass > 0:
         wanted = max(wanted, _NEIGHBOURS_UNMEASURED)
     if files and wanted:
-        changed = {*split.test_files, *split.support_files}
+        changed = test_patch_paths(split)
         found = _neighbours(repo, candidate.baseCommit, chosen, changed, split.gold_files)
         kept = [
             path
