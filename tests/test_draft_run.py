@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -1010,12 +1011,20 @@ def test_a_collection_error_at_the_base_settles_nothing_before_a_gold_run() -> N
     assert not _early(broken, by_file=True)
 
 
-def test_too_few_pass_to_pass_tests_never_settle_early() -> None:
+def test_too_few_pass_to_pass_tests_settle_only_once_the_coverage_run_is_read() -> None:
+    """Before the coverage run, its scores may still find a guard among the neighbours; after
+    it, a further gold run can only leave tests out, so the tier's minimum settles."""
     base = _pytest_run(A, [f"FAILED {A}::test_new - x", "== 1 failed in 0.1s =="], 1)
     gold = _pytest_run(A, [f"PASSED {A}::test_new", "== 1 passed in 0.1s =="], 0)
     observation = _observation(_sample("base", base), _sample("gold-1", gold))
     assert _pytest_decide(observation, "medium").reason is not None
-    assert not _early(observation)  # the coverage run may find a guard among the neighbours
+    early = partial(rejected_early, selector_of=lambda name: name, by_file=False)
+    assert not early(observation, minimum=1)
+    covered = replace(observation, coverage=CoverageSeen(LINES, {}, 7))
+    assert early(covered, minimum=1)
+    assert not early(covered, minimum=0)  # the easy tier needs none
+    guarded = _observation(_sample("base", BASE_A), _sample("gold-1", GOLD_A))
+    assert not early(replace(guarded, coverage=CoverageSeen(LINES, {}, 7)), minimum=1)
 
 
 def test_a_change_the_audit_blocks_is_rejected_before_anything_runs(

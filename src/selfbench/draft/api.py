@@ -278,7 +278,11 @@ def _prepare(repo: Path, candidate: CandidateModel, options: DraftOptions) -> _P
     return _Prepared(number, url, split, config, environment, plan)
 
 
-def _observe(repo: Path, prepared: _Prepared, options: DraftOptions, logs: Path) -> Observation:
+def _observe(
+    repo: Path, prepared: _Prepared, options: DraftOptions, logs: Path, *, minimum: int, cap: int
+) -> Observation:
+    """The runs of the candidate (`run.observe`), stopped once what they show settles a
+    rejection (`run.rejected_early`; `minimum` and `cap`: the tier's pass-to-pass)."""
     reruns = options.reruns or prepared.config.reruns or DEFAULT_RERUNS
     reruns = min(reruns, (options.local.ceilings or Ceilings.for_host()).reruns)
     local = LocalOptions(**{**_local_fields(options.local), "reruns": reruns})
@@ -290,6 +294,8 @@ def _observe(repo: Path, prepared: _Prepared, options: DraftOptions, logs: Path)
             selector_of=lambda name: selector_of(environment.runner, name),
             by_file=environment.runner in FILE_SELECTOR_RUNNERS,
             neighbours=prepared.plan.neighbours,
+            minimum=minimum,
+            cap=cap,
         )
 
     try:
@@ -499,7 +505,8 @@ def _observe_pythons(
     failures: list[str] = []
     where = logs
     while True:
-        observation = _observe(repo, prepared, options, where)
+        minimum = THRESHOLDS[candidate.difficulty].pass_to_pass
+        observation = _observe(repo, prepared, options, where, minimum=minimum, cap=cap)
         decision = _decide(candidate, prepared, observation, cap)
         found = collection_error(observation) if decision.reason is not None else None
         pythons = prepared.environment.pythons

@@ -26,7 +26,7 @@ rejection when it cannot be read, a test of a changed file is flaky, or, for run
 by file, every changed test file passes (a file selector is fail-to-pass only when it fails at
 the base); otherwise the first gold run settles any rejection but too few pass-to-pass tests
 (which the coverage run may change) and a flaky test of an unchanged file (which the coverage
-run, next, may find the change reaching). A test named only with the gold patch is fail-to-pass
+run, next, may find the change reaching); the coverage run settles those two. A test named only with the gold patch is fail-to-pass
 (missing at the base), so for per-test runners even a base where every test passes needs one
 gold run to settle.
 
@@ -778,6 +778,8 @@ def rejected_early(
     selector_of: Callable[[str], str],
     by_file: bool,
     neighbours: frozenset[str] = frozenset(),
+    minimum: int = 0,
+    cap: int = DEFAULT_P2P_CAP,
 ) -> bool:
     """Whether the runs so far (the base, and the gold runs made) already reject the candidate
     whatever any further gold run would show, so `observe` need not make them (see the module
@@ -785,7 +787,9 @@ def rejected_early(
     collected at the base settles nothing before a gold run: whether it is collected with the
     gold patch decides whether drafting tries another Python (`collection_error`). A flaky test
     of an unchanged file settles nothing either until the coverage run tells whether it executes
-    the change.
+    the change. Fewer pass-to-pass tests than the tier's `minimum` (with `decide`'s `cap`)
+    settle once the coverage run has been read (`Observation.coverage`): a further gold run can
+    only leave tests out, never add one.
     """
     if observation.reason is not None:
         return True
@@ -801,7 +805,21 @@ def rejected_early(
         )
     except DraftError:  # a name that says no selector: more gold runs may reject it first
         return False
-    return isinstance(found, str)
+    return isinstance(found, str) or _too_few_now(found, observation, neighbours, minimum, cap)
+
+
+def _too_few_now(
+    found: _Found, observation: Observation, neighbours: frozenset[str], minimum: int, cap: int
+) -> bool:
+    """Whether the pass-to-pass choice already falls short of `minimum`, once the coverage run
+    has been read (before it, its scores may still add guards from the neighbours)."""
+    if observation.coverage is None or minimum == 0:
+        return False
+    coverage = observation.coverage
+    chosen, _ = choose_pass_to_pass(
+        found.passing, neighbours=neighbours, coverage=coverage, cap=max(cap, minimum)
+    )
+    return len(chosen) < minimum
 
 
 @dataclass(frozen=True, slots=True)
