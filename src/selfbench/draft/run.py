@@ -26,9 +26,9 @@ rejection when it cannot be read, a test of a changed file is flaky, or, for run
 by file, every changed test file passes (a file selector is fail-to-pass only when it fails at
 the base); otherwise the first gold run settles any rejection but too few pass-to-pass tests
 (which the coverage run may change) and a flaky test of an unchanged file (which the coverage
-run, next, may find the change reaching); the coverage run settles those two. A test named only with the gold patch is fail-to-pass
-(missing at the base), so for per-test runners even a base where every test passes needs one
-gold run to settle.
+run, next, may find the change reaching); the coverage run settles those two. A test named only
+with the gold patch is fail-to-pass (missing at the base), so for per-test runners even a base
+where every test passes needs one gold run to settle.
 
 `decide` is pure: per-test outcomes in, fail-to-pass and pass-to-pass selectors (or the reason
 there are none) out.
