@@ -239,7 +239,7 @@ CROSS_CHECK = Part(
     0,
     r"""
     local line passed expected failed seen
-    line="$(sed -e 's/\x1b\[[0-9;]*m//g' -- "$output" | grep -E '^ *Tests:? +' | tail -n 1)"
+    line="$(sed -e 's/\x1b\[[0-9;]*m//g' -- "$output" | grep -aE '^ *Tests:? +' | tail -n 1)"
     passed="$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '^[0-9]+')" || passed=0
     expected="$(grep -oE '[0-9]+ expected fail' <<<"$line" | grep -oE '^[0-9]+')" || expected=0
     passed=$((passed + expected))

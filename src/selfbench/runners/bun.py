@@ -110,8 +110,8 @@ _READER = """
 
 _CROSS_CHECK = r"""
     local passed failed seen
-    passed="$(grep -E '^ *[0-9]+ pass$' -- "$output" | tail -n 1 | tr -dc 0-9)"
-    failed="$(grep -E '^ *[0-9]+ fail$' -- "$output" | tail -n 1 | tr -dc 0-9)"
+    passed="$(grep -aE '^ *[0-9]+ pass$' -- "$output" | tail -n 1 | tr -dc 0-9)"
+    failed="$(grep -aE '^ *[0-9]+ fail$' -- "$output" | tail -n 1 | tr -dc 0-9)"
     seen="$(jq -rs 'map(select(.event == "test") | .outcome)
       | "\(map(select(. == "passed")) | length) \(map(select(. == "failed")) | length)"' \
       -- "$report" 2>/dev/null)" || seen=""

@@ -1346,7 +1346,7 @@ cross_check_report() {
     ;;
   jest | vitest)
     local line passed expected failed seen
-    line="$(sed -e 's/\x1b\[[0-9;]*m//g' -- "$output" | grep -E '^ *Tests:? +' | tail -n 1)"
+    line="$(sed -e 's/\x1b\[[0-9;]*m//g' -- "$output" | grep -aE '^ *Tests:? +' | tail -n 1)"
     passed="$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '^[0-9]+')" || passed=0
     expected="$(grep -oE '[0-9]+ expected fail' <<<"$line" | grep -oE '^[0-9]+')" || expected=0
     passed=$((passed + expected))
@@ -1378,8 +1378,8 @@ cross_check_report() {
     ;;
   bun)
     local passed failed seen
-    passed="$(grep -E '^ *[0-9]+ pass$' -- "$output" | tail -n 1 | tr -dc 0-9)"
-    failed="$(grep -E '^ *[0-9]+ fail$' -- "$output" | tail -n 1 | tr -dc 0-9)"
+    passed="$(grep -aE '^ *[0-9]+ pass$' -- "$output" | tail -n 1 | tr -dc 0-9)"
+    failed="$(grep -aE '^ *[0-9]+ fail$' -- "$output" | tail -n 1 | tr -dc 0-9)"
     seen="$(jq -rs 'map(select(.event == "test") | .outcome)
       | "\(map(select(. == "passed")) | length) \(map(select(. == "failed")) | length)"' \
       -- "$report" 2>/dev/null)" || seen=""
