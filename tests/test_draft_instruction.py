@@ -532,3 +532,20 @@ def test_a_squash_body_drafts_as_its_title(hard: Hard) -> None:
     assert prompt == draft_instruction(bodiless, hard.split, _NAMES, repo=hard.repo)
     assert "import" not in prompt
     assert "endash" not in prompt
+
+
+@pytest.mark.parametrize(
+    ("prose", "tidied"),
+    [
+        ("fixes the parser (): it now reads", "fixes the parser: it now reads"),
+        ("see [] below", "see below"),
+        ("calls convert() first", "calls convert() first"),
+        ("export const a = new Set<string>(), b = 1", "export const a = new Set<string>(), b = 1"),
+        ("a factory's call make()()", "a factory's call make()()"),
+        ("an index x[0][]", "an index x[0][]"),
+    ],
+)
+def test_only_brackets_a_removal_left_empty_are_tidied_away(prose: str, tidied: str) -> None:
+    from selfbench.draft.instruction import _tidy  # noqa: PLC0415 - the rule itself
+
+    assert _tidy(prose) == tidied

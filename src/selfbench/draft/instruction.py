@@ -97,7 +97,9 @@ _FENCE = "```"
 _IDENTIFIER_RE = re.compile(r"(?:[Tt]est\w*|\w+_\w+)")
 _GOLD_STAND_IN = "the relevant file"
 # Brackets a removed reference left empty; a call's own `()` (`units()`) stays.
-_EMPTY_BRACKETS_RE = re.compile(r"(?<![\w\]])(?:\(\s*\)|\[\s*\])")
+_EMPTY_BRACKETS_RE = re.compile(r"(?<![\w\])>])(?:\(\s*\)|\[\s*\])")
+"""Brackets a removal left empty; not a call's (`f()`, `f()()`, `new Map<K, V>()`), nor an
+index's (`a[]`)."""
 _SPACE_BEFORE_PUNCTUATION_RE = re.compile(r"[ \t]+([.,;:!?])")
 _MAX_PASSES = 64
 _NOISE_LINE_RE = re.compile(
