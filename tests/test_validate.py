@@ -268,8 +268,12 @@ def test_a_pass_to_pass_selector_that_runs_no_test_is_caught(tmp_path: Path) -> 
     report = run(project, tmp_path)
     assert not report.accepted
     assert report.reason is not None
-    # The verifier itself finds no test of test/legacy.test.js seen passing, even at the base.
-    assert report.reason == "nop: pass-to-pass failed without the solution"
+    # The verifier itself finds no test of test/legacy.test.js seen passing, at the base and
+    # with the gold patch alike.
+    assert report.reason == (
+        "nop and oracle: pass-to-pass failed without the solution and with the gold patch "
+        "(the tests fail here whatever the change: see either log)"
+    )
     assert not run(project, tmp_path / "parity", parity=True).accepted
 
 

@@ -30,6 +30,9 @@ def reward(**fields: int) -> Reward:
          "nop: the held-out tests could not be prepared (test.patch does not apply)"),
         (reward(), reward(), "nop: fail-to-pass passed without the solution"),
         (reward(**NOP, pass_to_pass=0), reward(), "nop: pass-to-pass failed without the solution"),
+        (reward(**NOP, pass_to_pass=0), reward(reward=0, pass_to_pass=0),
+         ("nop and oracle: pass-to-pass failed without the solution and with the gold patch "
+          "(the tests fail here whatever the change: see either log)")),
         (reward(**NOP), None, "oracle: the verifier wrote no reward.json"),
         (reward(**NOP), reward(reward=0, patch_applied=0), "oracle: the gold patch did not apply"),
         (reward(**NOP), reward(reward=0, setup_completed=0),

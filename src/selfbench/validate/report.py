@@ -162,6 +162,12 @@ _NOP_FAILURES = (
     ("pass_to_pass", False, "nop: pass-to-pass failed without the solution"),
 )
 """(field, the value that rejects, the reason), in the order they are judged."""
+_FAILING_EVERYWHERE_REASON = (
+    "nop and oracle: pass-to-pass failed without the solution and with the gold patch "
+    "(the tests fail here whatever the change: see either log)"
+)
+"""The reason when pass-to-pass fails in both runs: not the change's doing, so naming the nop
+run alone would send the reader to the wrong place."""
 
 
 def parity_reason(nop: Reward | None, oracle: Reward | None) -> str | None:
@@ -170,7 +176,8 @@ def parity_reason(nop: Reward | None, oracle: Reward | None) -> str | None:
         return "nop: the verifier wrote no reward.json"
     for name, rejecting, message in _NOP_FAILURES:
         if bool(getattr(nop, name)) == rejecting:
-            return message
+            both = name == "pass_to_pass" and oracle is not None and not oracle.pass_to_pass
+            return _FAILING_EVERYWHERE_REASON if both else message
     if oracle is None:
         return "oracle: the verifier wrote no reward.json"
     if oracle.reward == 1:
