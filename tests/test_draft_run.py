@@ -1023,6 +1023,8 @@ def test_too_few_pass_to_pass_tests_settle_only_once_the_coverage_run_is_read() 
     covered = replace(observation, coverage=CoverageSeen(LINES, {}, 7))
     assert early(covered, minimum=1)
     assert not early(covered, minimum=0)  # the easy tier needs none
+    # a runner without a measure knows all it will know of coverage from the start
+    assert early(replace(observation, coverage=CoverageSeen("")), minimum=1)
     guarded = _observation(_sample("base", BASE_A), _sample("gold-1", GOLD_A))
     assert not early(replace(guarded, coverage=CoverageSeen(LINES, {}, 7)), minimum=1)
 

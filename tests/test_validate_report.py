@@ -33,6 +33,11 @@ def reward(**fields: int) -> Reward:
         (reward(**NOP, pass_to_pass=0), reward(reward=0, pass_to_pass=0),
          ("nop and oracle: pass-to-pass failed without the solution and with the gold patch "
           "(the tests fail here whatever the change: see either log)")),
+        # an oracle that never reached its tests says nothing of pass-to-pass
+        (reward(**NOP, pass_to_pass=0), reward(reward=0, patch_applied=0, pass_to_pass=0),
+         "nop: pass-to-pass failed without the solution"),
+        (reward(**NOP, pass_to_pass=0), reward(reward=0, setup_completed=0, pass_to_pass=0),
+         "nop: pass-to-pass failed without the solution"),
         (reward(**NOP), None, "oracle: the verifier wrote no reward.json"),
         (reward(**NOP), reward(reward=0, patch_applied=0), "oracle: the gold patch did not apply"),
         (reward(**NOP), reward(reward=0, setup_completed=0),

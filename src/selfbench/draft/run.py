@@ -384,6 +384,9 @@ def observe(
                 gold_patch=gold_patch,
             )
         asking = None if settled is None else _asking(plan, settled, logs / _PROVISIONAL_ID)
+        no_run = None
+        if variants.coverage is None:
+            no_run = _coverage_seen(repo, plan, measure, None)
 
         def stop(reports: Sequence[RunReport]) -> bool:
             variants.base = variants.base or reports[0]
@@ -393,7 +396,9 @@ def observe(
                     variants.seen = _coverage_seen(repo, plan, measure, reports[COVERAGE_RUN])
                     variants.skipped = _unreached(plan, variants.seen, reports[1])
                 del runs[COVERAGE_RUN]
-            return asking is not None and asking(runs, variants.seen)
+            # without a coverage run, what is known of coverage is known from the start
+            seen = variants.seen if variants.coverage is not None else no_run
+            return asking is not None and asking(runs, seen)
 
         reports = score_patches(
             located, patches, options=options, variants=variants, stop=stop, reuse=True

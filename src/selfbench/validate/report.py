@@ -170,13 +170,21 @@ _FAILING_EVERYWHERE_REASON = (
 run alone would send the reader to the wrong place."""
 
 
+def _tests_failed_pass_to_pass(oracle: Reward | None) -> bool:
+    """Whether the oracle's tests ran (its patch applied, its tests prepared) and pass-to-pass
+    failed: a run that never reached them says nothing of pass-to-pass."""
+    if oracle is None or not oracle.patch_applied or not oracle.setup_completed:
+        return False
+    return not oracle.pass_to_pass
+
+
 def parity_reason(nop: Reward | None, oracle: Reward | None) -> str | None:
     """The original's verdict: None when accepted, else the first reason it is not."""
     if nop is None:
         return "nop: the verifier wrote no reward.json"
     for name, rejecting, message in _NOP_FAILURES:
         if bool(getattr(nop, name)) == rejecting:
-            both = name == "pass_to_pass" and oracle is not None and not oracle.pass_to_pass
+            both = name == "pass_to_pass" and _tests_failed_pass_to_pass(oracle)
             return _FAILING_EVERYWHERE_REASON if both else message
     if oracle is None:
         return "oracle: the verifier wrote no reward.json"
