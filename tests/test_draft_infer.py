@@ -7,7 +7,9 @@ import os
 import shutil
 import stat
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -687,13 +689,11 @@ def _lock(*resolved: str) -> str:
          "npm ci --replace-registry-host=always"),
         (_lock("http://npm.gone-mirror.example/a/-/a-1.0.0.tgz"),
          "npm ci --replace-registry-host=always"),
-        (_lock("https://registry.npmjs.example/a/-/a-1.0.0.tgz"),
-         "npm ci --replace-registry-host=always"),
         (_lock("https://codeload.github.com/o/r/tar.gz/abc", "git+ssh://git@github.com/o/r.git",
                "file:vendor/c-1.0.0.tgz"),
          "npm ci"),
     ],
-    ids=["another-registry", "dead-mirror", "a-look-alike-host", "not-registry-tarballs"],
+    ids=["another-registry", "dead-mirror", "not-registry-tarballs"],
 )  # fmt: skip
 def test_an_npm_lockfile_from_another_registry_installs_from_the_configured_one(
     tmp_path: Path, lock: str, setup: str
@@ -706,11 +706,21 @@ def test_an_npm_lockfile_from_another_registry_installs_from_the_configured_one(
 
 
 @pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
+@pytest.mark.parametrize(
+    ("host_of", "setup"),
+    [
+        (lambda host: host, "npm ci"),
+        (lambda host: f"{host}.example", "npm ci --replace-registry-host=always"),
+        (lambda host: f"{host.rsplit('.', 1)[0]}.example", "npm ci --replace-registry-host=always"),
+    ],
+    ids=["its-own-host", "a-longer-look-alike", "another-top-level-domain"],
+)
 def test_an_npm_lockfile_from_npm_s_own_registry_installs_with_plain_npm_ci(
-    tmp_path: Path,
+    tmp_path: Path, host_of: Callable[[str], str], setup: str
 ) -> None:
-    """npm itself sends its own registry's tarballs to the configured registry: no flag. Its
-    host is npm's built-in default (asked of npm with empty configuration files)."""
+    """npm itself sends its own registry's tarballs to the configured registry: no flag; a host
+    that only looks like it gets the flag. The host is npm's built-in default (asked of npm
+    with empty configuration files), so no registry's name is written here."""
     empty = tmp_path / "npmrc"
     empty.write_text("")
     asked = subprocess.run(
@@ -719,12 +729,13 @@ def test_an_npm_lockfile_from_npm_s_own_registry_installs_with_plain_npm_ci(
         env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)}, cwd=tmp_path,
         capture_output=True, text=True, check=True, timeout=60,
     )  # fmt: skip
-    default = asked.stdout.strip().rstrip("/")
-    lock = _lock(f"{default}/@s/b/-/b-2.0.0.tgz", f"{default}/a/-/a-1.0.0.tgz")
+    default = urlsplit(asked.stdout.strip())
+    registry = f"{default.scheme}://{host_of(default.netloc)}"
+    lock = _lock(f"{registry}/@s/b/-/b-2.0.0.tgz", f"{registry}/a/-/a-1.0.0.tgz")
     env = _infer(tmp_path / "p", {**_JEST, "package-lock.json": lock}, ["test/a.test.js"])
 
-    assert env.setup_command == "npm ci"
-    assert env.sources["setupCommand"] == "package-lock.json"
+    assert env.setup_command == setup
+    assert ("configured one" in env.sources["setupCommand"]) == ("replace" in setup)
 
 
 def test_a_workspace_package_installs_at_the_root_and_runs_its_own_jest(tmp_path: Path) -> None:
