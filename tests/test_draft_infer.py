@@ -518,7 +518,7 @@ def test_pip_keeps_pytest_below_its_first_major_release_after_the_base_commit(
         "python3 -m venv .venv && .venv/bin/python -m pip install -r requirements-dev.txt pytest"
     )
     assert env.setup_command == install + ("" if ceiling is None else f" {ceiling}")
-    named = "its newest major release before" in env.sources["setupCommand"]
+    named = "the first major release after the base" in env.sources["setupCommand"]
     assert named == (ceiling is not None)
 
 

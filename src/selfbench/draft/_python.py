@@ -562,7 +562,8 @@ def _pip(
     ceiling = package_ceiling(_PROJECT, date)
     if ceiling is not None:  # pip's installs are not dated: the newest major would come
         plan.requirements.append(ceiling)
-        plan.sources.append(f"{ceiling} (its newest major release before {date[:10]})")
+        after = f"the first major release after the base, {date[:10]}, left out"
+        plan.sources.append(f"{ceiling} ({after})")
     if compiled:
         plan.requirements.append("setuptools")  # to rebuild offline, when the tests run
     pip = [".venv/bin/python", "-m", "pip", "install", *plan.options, *plan.requirements]
