@@ -705,6 +705,19 @@ def test_an_npm_lockfile_from_another_registry_installs_from_the_configured_one(
     assert ("configured one" in env.sources["setupCommand"]) == ("replace" in setup)
 
 
+def _npm_default_registry(tmp_path: Path) -> str:
+    """npm's built-in registry, asked of npm with empty configuration files."""
+    empty = tmp_path / "npmrc"
+    empty.write_text("")
+    asked = subprocess.run(
+        ["npm", "config", "get", "registry", "--userconfig", str(empty), "--globalconfig",
+         str(tmp_path / "globalrc")],
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)}, cwd=tmp_path,
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    return asked.stdout.strip().rstrip("/")
+
+
 @pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 @pytest.mark.parametrize(
     ("host_of", "setup"),
@@ -721,21 +734,104 @@ def test_an_npm_lockfile_from_npm_s_own_registry_installs_with_plain_npm_ci(
     """npm itself sends its own registry's tarballs to the configured registry: no flag; a host
     that only looks like it gets the flag. The host is npm's built-in default (asked of npm
     with empty configuration files), so no registry's name is written here."""
-    empty = tmp_path / "npmrc"
-    empty.write_text("")
-    asked = subprocess.run(
-        ["npm", "config", "get", "registry", "--userconfig", str(empty), "--globalconfig",
-         str(tmp_path / "globalrc")],
-        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)}, cwd=tmp_path,
-        capture_output=True, text=True, check=True, timeout=60,
-    )  # fmt: skip
-    default = urlsplit(asked.stdout.strip())
+    default = urlsplit(_npm_default_registry(tmp_path))
     registry = f"{default.scheme}://{host_of(default.netloc)}"
     lock = _lock(f"{registry}/@s/b/-/b-2.0.0.tgz", f"{registry}/a/-/a-1.0.0.tgz")
     env = _infer(tmp_path / "p", {**_JEST, "package-lock.json": lock}, ["test/a.test.js"])
 
     assert env.setup_command == setup
     assert ("configured one" in env.sources["setupCommand"]) == ("replace" in setup)
+
+
+_YARN_1 = '{"packageManager": "yarn@1.22.22", "devDependencies": {"jest": "29"}}'
+_YARN_LOCK_HEAD = "# yarn lockfile v1\n\n\n"
+
+
+def _yarn_lock(*resolved: str) -> str:
+    return _YARN_LOCK_HEAD + "".join(
+        f'p{at}@1.0.0:\n  version "1.0.0"\n  resolved "{url}"\n\n'
+        for at, url in enumerate(resolved)
+    )
+
+
+def _pnpm_lock(tarball: str) -> str:
+    return (
+        "lockfileVersion: '6.0'\n\npackages:\n\n  /p0@1.0.0:\n"
+        f"    resolution: {{integrity: sha512-x, tarball: {tarball}}}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("lock_name", "lock", "rehosted"),
+    [
+        ("yarn.lock", _yarn_lock("https://npm.gone-mirror.example/a/-/a-1.0.0.tgz#abc"), True),
+        ("yarn.lock", _yarn_lock("http://mirror.example/@s/b/download/@s/b-2.0.0.tgz#abc"), True),
+        ("yarn.lock", _yarn_lock("https://codeload.github.com/o/r/tar.gz/abc"), False),
+        ("yarn.lock", 'a@npm:1.0.0:\n  resolution: "a@npm:1.0.0"\n', False),
+        ("pnpm-lock.yaml", _pnpm_lock("https://npm.mirror.example/a/-/a-1.0.0.tgz"), True),
+        ("pnpm-lock.yaml", "packages:\n  /a@1:\n    resolution: {integrity: sha512-x}\n", False),
+    ],
+    ids=["yarn-dead-mirror", "yarn-old-mirror-download-path", "yarn-not-registry-tarball",
+         "yarn-berry-no-urls", "pnpm-mirror-tarball", "pnpm-integrity-only"],
+)  # fmt: skip
+def test_a_yarn_or_pnpm_lockfile_from_another_registry_installs_from_the_configured_one(
+    tmp_path: Path, lock_name: str, lock: str, rehosted: bool
+) -> None:
+    files: Files = {"package.json": _YARN_1, lock_name: lock, "test/a.test.js": ""}
+
+    env = _infer(tmp_path, files, ["test/a.test.js"])
+
+    install = env.setup_command.rsplit("; ", 1)[-1].removesuffix(")")
+    assert install.endswith("--frozen-lockfile")
+    assert ("node -e" in env.setup_command) == rehosted
+    assert ("configured one" in env.sources["setupCommand"]) == rehosted
+    if rehosted:
+        assert env.setup_command.startswith("(set -e; node -e ")
+        assert f"trap 'mv -f {lock_name}.selfbench {lock_name}' EXIT; " in env.setup_command
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
+def test_a_yarn_lockfile_naming_npm_s_own_registry_installs_as_it_is(tmp_path: Path) -> None:
+    """Both managers send npm's own host to the configured registry themselves (its name is
+    asked of npm with empty configuration files, so none is written here)."""
+    files: Files = {
+        "package.json": _YARN_1,
+        "yarn.lock": _yarn_lock(f"{_npm_default_registry(tmp_path)}/a/-/a-1.0.0.tgz#abc"),
+        "test/a.test.js": "",
+    }
+
+    env = _infer(tmp_path / "p", files, ["test/a.test.js"])
+
+    assert "node -e" not in env.setup_command
+
+
+@pytest.mark.network
+@pytest.mark.skipif(shutil.which("corepack") is None, reason="corepack is not installed")
+def test_a_yarn_1_lockfile_of_a_dead_mirror_installs_and_is_put_back(tmp_path: Path) -> None:
+    """The inferred setup, run for real: yarn 1 through Corepack installs a lockfile whose
+    tarball names a host that does not resolve, and the tracked lockfile is unchanged after."""
+    lock = _YARN_LOCK_HEAD + (
+        'is-number@7.0.0:\n  version "7.0.0"\n'
+        '  resolved "https://registry.gone-mirror.example/is-number/download/'
+        'is-number-7.0.0.tgz#7535345b896734d5f80c4d06c50955527a14f12b"\n  integrity sha512-'
+        "41Cifkg6e8TylSpdtTpeLVMqvSBEVzTttHvERD741+pnZ8ANv0004MRL43QKPDlK9cGvNp6NZWZUBlbGXYxxng==\n"
+    )
+    package = '{"packageManager": "yarn@1.22.22", "dependencies": {"is-number": "7.0.0"}}'
+    test = 'import test from "node:test";\n'
+    files: Files = {"package.json": package, "yarn.lock": lock, "test/a.test.js": test}
+    env = _infer(tmp_path, files, ["test/a.test.js"])
+    project = tmp_path / "repo"
+    (project / "package.json").write_text(package)
+
+    done = subprocess.run(
+        ["bash", "-c", env.setup_command], cwd=project, capture_output=True, text=True, check=False,
+        timeout=300, env={**os.environ, "COREPACK_HOME": str(tmp_path / "corepack")},
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (project / "node_modules" / "is-number" / "package.json").is_file()
+    assert (project / "yarn.lock").read_text() == lock
+    assert not (project / "yarn.lock.selfbench").exists()
 
 
 def test_a_workspace_package_installs_at_the_root_and_runs_its_own_jest(tmp_path: Path) -> None:

@@ -8,7 +8,10 @@ or `--frozen-lockfile` (yarn 1); `package-lock.json`/`npm-shrinkwrap.json` → `
 published then. A lockfile already pins every version (and `npm ci` ignores `--before`); pnpm,
 yarn and bun have no date option, so without a lockfile they install the newest that matches.
 An npm lockfile whose registry tarballs name another registry's host (yarn's, a mirror since
-gone) is installed with `--replace-registry-host=always`: from the configured one.
+gone) is installed with `--replace-registry-host=always`: from the configured one. yarn 1 and
+pnpm have no such option: a `yarn.lock` or `pnpm-lock.yaml` naming a host that is neither
+npm's nor yarn's own has its registry tarballs pointed at the configured registry for the
+install, and the lockfile put back after it.
 
 Package: the nearest one above the test files, or, when neither it nor the test files' imports
 name a runner, the nearest above it that does (a workspace root running its packages' tests).
@@ -74,6 +77,25 @@ _FOREIGN_TARBALL_RE = re.compile(
 )
 """A registry tarball in `package-lock.json` from another host than npm's own: the one host its
 `replace-registry-host` default, `npmjs`, already sends to the configured registry."""
+_FOREIGN_LOCK_RE = re.compile(
+    r'(?:resolved "|tarball: )https?://(?!registry\.(?:npmjs\.org|yarnpkg\.com)(?::443)?/)'
+    r'[^/"\s]+/[^"\s]*/(?:-|download)/[^"\s]+\.tgz'
+)
+"""A registry tarball in `yarn.lock` (`resolved "…"`) or `pnpm-lock.yaml` (`tarball: …`) from
+another host than the two the managers send to the configured registry themselves; the
+`/download/` form is an old mirror's."""
+# Hand-written: neither yarn 1 nor pnpm can be told to fetch a lockfile's tarballs from another
+# host. The script keeps the lockfile aside and rewrites each registry tarball whose host is not
+# the configured registry's to the configured registry's standard path of the same package
+# (`name/-/file.tgz`, a scoped name's too); the integrity the lockfile pins is unchanged.
+_REHOST_JS = (
+    r'const fs=require("fs");const[f,r]=process.argv.slice(1);const to=r.replace(/\/+$/,"");'
+    r'const own=new URL(to).host;const t=fs.readFileSync(f,"utf8");'
+    r'fs.writeFileSync(f+".selfbench",t);fs.writeFileSync(f,t.replace('
+    r'/(resolved "|tarball: )https?:\/\/([^\/"\s]+)[^"\s]*?\/((?:@[^\/"\s]+\/)?[^\/"\s]+)'
+    r'\/(?:-|download(?:\/@[^\/"\s]+)?)\/([^\/"\s]+\.tgz)/g,'
+    r'(m,p,h,n,x)=>h===own?m:p+to+"/"+n+"/-/"+x))'
+)
 _MAX_DEPTH = 3
 _RUNNERS = tuple(runner for runner in RUNNERS if runner.node is not None)
 """The runners a Node project's script can run, in the registry's order."""
@@ -137,6 +159,15 @@ def _dated(
     """npm without a lockfile resolves as of the base commit's date, npm with one that names
     another registry's tarballs fetches them from the configured registry; the command and a
     note."""
+    if manager in ("yarn", "pnpm") and lock is not None:
+        if _FOREIGN_LOCK_RE.search(tree.text(lock_source) or "") is None:
+            return install, ""
+        name = lock_source.rsplit("/", 1)[-1]  # one of _LOCKS' names: nothing to quote
+        rehost = f'node -e {quote(_REHOST_JS)} {name} "$(npm config get registry)"'
+        return (
+            f"(set -e; {rehost}; trap 'mv -f {name}.selfbench {name}' EXIT; {install})",
+            ", its tarballs from another registry fetched from the configured one",
+        )
     if manager != "npm":
         return install, ""
     if lock is not None:
