@@ -311,6 +311,34 @@ def test_no_quality_drafts_without_a_record(sample: tuple[Path, Path], tmp_path:
     assert "quality" not in result.evidence
 
 
+def test_a_proven_check_s_rejection_comes_before_any_quality_run(
+    sample: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`run`'s coupling check, when no author can repair a coupled task, settles the proven
+    task before its quality is checked: the check's reason rejects it, nothing is written."""
+    repo, candidates = sample
+    candidate = find_candidate(candidates, "pr-1")
+    given: list[tuple[dict[str, Any], bytes, bytes]] = []
+
+    def coupled(definition: Any, test_patch: bytes, gold_patch: bytes) -> str:
+        given.append((dict(definition), test_patch, gold_patch))
+        return "coupled: tests/test_x.py asserts hidden_name"
+
+    options = DraftOptions(reruns=2, logs=tmp_path / "logs", proven_check=coupled)
+    result = draft_candidate(repo, candidate, tmp_path / "tasks", options)
+
+    assert not result.drafted
+    assert result.reason == "coupled: tests/test_x.py asserts hidden_name"
+    assert "quality" not in result.evidence
+    assert not (tmp_path / "tasks" / "pr-1").exists()
+    [(definition, test_patch, gold_patch)] = given
+    assert definition["baseCommit"] == candidate.baseCommit
+    assert definition["prompt"]
+    assert b"+++ b/tests/" in test_patch
+    assert gold_patch
+    assert b"+++ b/tests/" not in gold_patch
+
+
 def _checks(report: Any) -> dict[str, Any]:
     return {check.name: check for check in report.checks}
 

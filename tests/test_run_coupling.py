@@ -31,6 +31,7 @@ from selfbench.draft.instruction import draft_instruction
 from selfbench.draft.split import split_change
 from selfbench.errors import GitError
 from selfbench.mine import CandidateModel, MineOptions, mine_repository
+from selfbench.run import stages
 from selfbench.run._names import asserted_names, js_tokens
 from selfbench.run.author import AuthorJob, AuthorResult, author_from_draft
 from selfbench.run.coupling import (
@@ -340,6 +341,11 @@ def test_coupling_blockers(name: str, tmp_path: Path) -> None:
     task, repo = build(case, tmp_path)
     head, objects = git(repo, "rev-parse", "HEAD"), git(repo, "count-objects")
     assert coupling_blockers(task, repo) == sorted(case.blockers)
+    # a draft's proven task is checked by its parts, before its quality runs, alike
+    authored = read_authored_task(task)
+    definition = authored.definition.model_dump()
+    early = stages.coupled_draft(repo)(definition, authored.test_patch, authored.gold_patch)
+    assert early == (f"coupled: {'; '.join(sorted(case.blockers))}" if case.blockers else None)
     assert git(repo, "rev-parse", "HEAD") == head
     assert git(repo, "status", "--porcelain") == ""
     assert git(repo, "count-objects") == objects  # nothing was written into it

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import posixpath
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -87,7 +87,7 @@ from selfbench.patches import parse_patch
 from selfbench.progress import Reporter, silent
 from selfbench.rules import THRESHOLDS
 from selfbench.runners import runner_named
-from selfbench.task import judge_task
+from selfbench.task import TaskVerdict, judge_task
 from selfbench.toolchains import sandbox_pythons
 from selfbench.validate.ceilings import Ceilings
 from selfbench.validate.evidence import OBSERVED_KEY, observed_inputs
@@ -96,12 +96,17 @@ from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions
 __all__ = [
     "DraftOptions",
     "DraftResult",
+    "ProvenCheck",
     "draft_candidate",
     "draft_candidates",
     "draft_evidence",
 ]
 
 DRAFT_SCHEMA_VERSION = 1
+
+
+ProvenCheck = Callable[[Mapping[str, Any], bytes, bytes], str | None]
+"""A check of a proven task: its definition, test patch and gold patch in; a rejection or None."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +139,11 @@ class DraftOptions:
     quality: bool = True
     """Check the drafted task's quality (`quality.json`) and move unneeded non-implementation
     files out of its gold patch (`--no-quality`: neither)."""
+    proven_check: ProvenCheck | None = None
+    """A rejection the caller settles on the proven task (its definition, test patch and gold
+    patch) before its quality is checked: `run`'s coupling check, when no author can repair a
+    coupled task, so a coupled candidate costs no quality runs. The reason it returns, if any,
+    rejects the candidate as it is."""
 
 
 Status = Literal["drafted", "rejected"]
@@ -370,9 +380,7 @@ def _draft(
     evidence[OBSERVED_KEY] = observed_inputs(
         definition, split.test_patch, split.gold_patch, gold_runs=gold_runs
     )
-    verdict = judge_task(definition, split.test_patch, split.gold_patch)
-    if verdict.blockers:
-        raise _Rejected(_audit_reason(verdict.blockers), evidence)
+    verdict = _check_proven(definition, split, options, evidence)
     quality = None
     if options.quality:
         quality = _assess_draft(repo, definition, split, options, evidence)
@@ -387,6 +395,24 @@ def _draft(
     except DraftError as exc:
         raise _Rejected(str(exc), evidence) from None
     return evidence
+
+
+def _check_proven(
+    definition: dict[str, Any],
+    split: SplitChange,
+    options: DraftOptions,
+    evidence: dict[str, Any],
+) -> TaskVerdict:
+    """The static audit's verdict on the proven task; `_Rejected`, before its quality runs, on
+    the audit's blockers or the caller's `proven_check`."""
+    verdict = judge_task(definition, split.test_patch, split.gold_patch)
+    if verdict.blockers:
+        raise _Rejected(_audit_reason(verdict.blockers), evidence)
+    if options.proven_check is not None:
+        reason = options.proven_check(definition, split.test_patch, split.gold_patch)
+        if reason is not None:
+            raise _Rejected(reason, evidence)
+    return verdict
 
 
 def _audit_reason(blockers: Sequence[str]) -> str:

@@ -54,6 +54,7 @@ __all__ = [
     "DEFINITION_CHANGED",
     "ReviewVerdict",
     "ReviewerError",
+    "blockers_of",
     "coupling_blockers",
     "coupling_repair_with_command",
     "parse_review",
@@ -191,9 +192,22 @@ def coupling_blockers(task_dir: Path, repo: Path) -> list[str]:
     """
     task = read_authored_task(task_dir)
     definition = task.definition
-    gold = _gold(repo, definition.baseCommit, task.gold_patch)
+    return blockers_of(
+        repo, definition.baseCommit, definition.prompt, task.test_patch, task.gold_patch
+    )
+
+
+def blockers_of(
+    repo: Path, base_commit: str, prompt: str, test_patch: bytes, gold_patch: bytes
+) -> list[str]:
+    """`coupling_blockers` of a task given by its parts (a draft's, before it is written).
+
+    Raises:
+        GitError: the base commit is not in `repo`, or the test patch does not apply to it.
+    """
+    gold = _gold(repo, base_commit, gold_patch)
     found: dict[tuple[str, str], str] = {}  # (kind, name) -> the first test file asserting it
-    tests = gold_texts(repo, definition.baseCommit, task.test_patch)
+    tests = gold_texts(repo, base_commit, test_patch)
     for path, source in sorted(tests.items()):
         names = asserted_names(path, source)
         for name in names.identifiers:
@@ -206,9 +220,9 @@ def coupling_blockers(task_dir: Path, repo: Path) -> list[str]:
     suspects = {
         key: path
         for key, path in found.items()
-        if _meaningful(*key) and not _in_prompt(definition.prompt, *key)
+        if _meaningful(*key) and not _in_prompt(prompt, *key)
     }
-    known = _in_base(repo, definition.baseCommit, (name for _, name in suspects))
+    known = _in_base(repo, base_commit, (name for _, name in suspects))
     return sorted(
         _blocker(path, kind, name) for (kind, name), path in suspects.items() if name not in known
     )

@@ -10,7 +10,7 @@ checks (`selfbench.quality`).
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,13 +27,14 @@ from selfbench.artifacts.quality_record import (
 from selfbench.artifacts.task_dir import AuthoredTask, read_authored_task
 from selfbench.artifacts.validation import VALIDATION_FILE
 from selfbench.compiler import compile_home
-from selfbench.draft.api import DraftOptions, draft_candidate
+from selfbench.draft.api import DraftOptions, ProvenCheck, draft_candidate
 from selfbench.draft.config import DraftConfig
 from selfbench.errors import HarborError, SandboxError, SelfbenchError
 from selfbench.mine.candidate import CandidateModel
 from selfbench.run import author
 from selfbench.run.author import AuthorJob
 from selfbench.run.coupling import (
+    blockers_of,
     coupling_blockers,
     coupling_repair_with_command,
     review_with_command,
@@ -53,6 +54,7 @@ __all__ = [
     "author_task",
     "command_name",
     "compile_stage",
+    "coupled_draft",
     "coupling_stage",
     "draft_stage",
     "quality_gate",
@@ -125,13 +127,17 @@ def draft_stage(  # noqa: PLR0913 - one stage's inputs, as the step has them
     quality: bool = True,
     config: DraftConfig | None = None,
     gate: Verdict | None = None,
+    coupling: bool = False,
 ) -> StageResult:
     """Draft the candidate into `out`: a proven task directory (with its quality record unless
     `quality` is False), or the reason it is not one; its sandbox within the host's `ceilings`
     (None: `Ceilings.for_host()`). With `gate` (a run whose author keeps the drafted task as
     it is, so the draft's quality record is the final one), a task below that verdict is
     rejected here, `quality: <verdict>: <first reason>`, not after authoring and validating
-    it."""
+    it. With `coupling` (no author can repair a coupled task), the coupling check's
+    deterministic blockers reject the proven task before its quality runs (`coupled: …`, as the
+    coupling stage says it): the gold files quality may move out hold no code a test needs, so
+    the later check would find the same."""
 
     def run() -> StageResult:
         out.mkdir(parents=True)
@@ -145,6 +151,7 @@ def draft_stage(  # noqa: PLR0913 - one stage's inputs, as the step has them
             agent_dependencies=agent_dependencies,
             quality=quality,
             config=config,
+            proven_check=coupled_draft(repo) if coupling else None,
         )
         result = draft_candidate(repo, candidate, out, options)
         if result.status != "drafted" or result.task_dir is None:
@@ -161,6 +168,23 @@ def draft_stage(  # noqa: PLR0913 - one stage's inputs, as the step has them
         return StageResult(path=Path(result.task_dir))
 
     return _guarded(run)
+
+
+def coupled_draft(repo: Path) -> ProvenCheck:
+    """The coupling check's deterministic blockers of a proven draft, as its rejection."""
+
+    def check(definition: Mapping[str, Any], test_patch: bytes, gold_patch: bytes) -> str | None:
+        findings = blockers_of(
+            repo, str(definition["baseCommit"]), str(definition["prompt"]), test_patch, gold_patch
+        )
+        return _coupled(findings) if findings else None
+
+    return check
+
+
+def _coupled(findings: Sequence[str]) -> str:
+    """The coupling stage's rejection: its findings, joined."""
+    return f"coupled: {'; '.join(findings)}"
 
 
 def tier_change(evidence: dict[str, Any]) -> str | None:
@@ -373,9 +397,7 @@ def coupling_stage(
             if verdict.verdict == "coupled":
                 findings = list(verdict.findings) or ["the reviewer found the tests coupled"]
         if findings:
-            return StageResult(
-                reason=f"coupled: {'; '.join(findings)}", detail={"findings": findings}
-            )
+            return StageResult(reason=_coupled(findings), detail={"findings": findings})
         return StageResult(path=task_dir)
 
     return _guarded(run)

@@ -141,6 +141,8 @@ def _draft(step: _Step) -> stages.StageResult:
         gate=context.min_quality
         if context.quality is not None and context.author.command == stages.AUTHOR_DRAFT
         else None,
+        # no one repairs the draft author's coupled task: settled before its quality runs
+        coupling=context.author.command == stages.AUTHOR_DRAFT,
     )
 
 
