@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -22,7 +22,14 @@ import pytest
 
 from projects import git
 from selfbench._sample_history import build_sample_history
-from selfbench.artifacts.draft_record import DROPPED_FLAKY_KEY, FlakyTest, dropped_flaky
+from selfbench.artifacts.draft_record import (
+    ALONE_KEY,
+    DROPPED_FLAKY_KEY,
+    AloneRerun,
+    FlakyTest,
+    dropped_flaky,
+    reruns_alone,
+)
 from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.bundle.evidence import REPORT_ARGUMENTS
 from selfbench.bundle.render_scripts import F2P_LABEL
@@ -43,6 +50,7 @@ from selfbench.draft.run import (
     observe,
     provisional_command,
     rejected_early,
+    settled_alone,
 )
 from selfbench.mine import mine_repository, write_candidates
 from selfbench.mine.candidate import CandidateModel, find_candidate
@@ -180,6 +188,21 @@ def test_flaky_test_rejects_the_candidate_naming_it(tmp_path: Path) -> None:
     assert reason.startswith(
         "flaky: test/flaky.test.js: reverse once passed 3 of 4 runs with the gold patch (log "
     )
+    # before it is called flaky it runs alone: twice in a row in each of two fresh copies, as
+    # the verifier repeats it, so it changes there too (once per copy)
+    assert observation.alone == (
+        AloneRerun(
+            test="test/flaky.test.js: reverse once",
+            where="gold",
+            passed=3,
+            runs=4,
+            alonePassed=2,
+            aloneRuns=4,
+        ),
+    )
+    logs = {path.name for path in (tmp_path / "logs").rglob("*.log")}
+    assert {"alone-gold-0.log", "alone-gold-1.log", "agent-0.log"} <= logs
+    assert len([name for name in logs if name == "prepare.log"]) == 1  # the parked tree
 
 
 @SANDBOX
@@ -741,22 +764,124 @@ def test_pass_to_pass_left_empty_by_the_flaky_keeps_the_tiers_minimum() -> None:
 
 
 @pytest.mark.parametrize(
-    ("base", "settled"),
+    "base",
     [
-        pytest.param(((BASE_A, N_STEADY), (BASE_A, N_SLOW_FAILS)), False, id="unchanged file"),
-        pytest.param(((BASE_A, N_STEADY), (A_OLD_FAILS, N_STEADY)), True, id="changed file"),
+        pytest.param(((BASE_A, N_STEADY), (BASE_A, N_SLOW_FAILS)), id="unchanged file"),
+        pytest.param(((BASE_A, N_STEADY), (A_OLD_FAILS, N_STEADY)), id="changed file"),
     ],
 )
-def test_only_a_flaky_test_of_a_changed_file_settles_at_the_base(
-    base: tuple[tuple[FileRun, ...], ...], settled: bool
-) -> None:
+def test_no_flaky_test_settles_at_the_base(base: tuple[tuple[FileRun, ...], ...]) -> None:
+    """An unchanged file's until the coverage run says whether the change reaches it; a changed
+    file's until every run is made and it has run alone (`settled_alone`)."""
     at_base = replace(_runs(base, STEADY_GOLD), gold=())
-    assert (
-        rejected_early(
-            at_base, selector_of=lambda name: name, by_file=False, neighbours=frozenset({N})
-        )
-        is settled
+    assert not rejected_early(
+        at_base, selector_of=lambda name: name, by_file=False, neighbours=frozenset({N})
     )
+
+
+OLD_FLIPS = _runs(((BASE_A, N_STEADY), (A_OLD_FAILS, N_STEADY)), STEADY_GOLD)
+NEW_FLIPS = _runs(STEADY_BASE, ((GOLD_A, N_STEADY), (GOLD_A, N_STEADY), (BASE_A, N_STEADY)))
+SLOW_FLIPS = _runs(((BASE_A, N_STEADY), (BASE_A, N_SLOW_FAILS)), STEADY_GOLD)
+
+
+def _alone(*runs: FileRun) -> list[RunSample]:
+    """The samples of the runs alone: the changed file's run given, the neighbour carried."""
+    carried = replace(N_STEADY, carried=True)
+    return [_sample(f"alone-{n}", run, carried) for n, run in enumerate(runs)]
+
+
+@pytest.mark.parametrize(
+    ("observation", "alone", "asked", "record", "reason"),
+    [
+        pytest.param(
+            OLD_FLIPS,
+            _alone(BASE_A, BASE_A, BASE_A, BASE_A),
+            ("base", [A]),
+            AloneRerun(test=f"{A}::test_old", where="base", passed=1, runs=2, alonePassed=4,
+                       aloneRuns=4),
+            None,
+            id="a changed file's test steady alone at the base is decided on its runs alone",
+        ),
+        pytest.param(
+            OLD_FLIPS,
+            _alone(BASE_A, A_OLD_FAILS, BASE_A, BASE_A),
+            ("base", [A]),
+            AloneRerun(test=f"{A}::test_old", where="base", passed=1, runs=2, alonePassed=3,
+                       aloneRuns=4),
+            f"flaky: {A}::test_old passed 1 of 2 runs at the base (log /logs/base.log)",
+            id="one that still changes alone rejects on its runs as they were",
+        ),
+        pytest.param(
+            NEW_FLIPS,
+            _alone(GOLD_A, GOLD_A, GOLD_A, GOLD_A),
+            ("gold", [A]),
+            AloneRerun(test=f"{A}::test_new", where="gold", passed=2, runs=3, alonePassed=4,
+                       aloneRuns=4),
+            None,
+            id="a fail-to-pass test steady alone with the gold patch is fail-to-pass",
+        ),
+        pytest.param(
+            NEW_FLIPS,
+            "the test command's output is garbled",
+            ("gold", [A]),
+            None,
+            f"flaky: {A}::test_new passed 2 of 3 runs with the gold patch (log /logs/gold-1.log)",
+            id="runs alone that cannot be read leave the changes standing",
+        ),
+        pytest.param(
+            SLOW_FLIPS,
+            None,
+            None,
+            None,
+            None,
+            id="an unchanged file's test the change does not reach is not run alone",
+        ),
+    ],
+)  # fmt: skip
+def test_a_test_that_changes_outcome_runs_alone_before_it_is_called_flaky(
+    observation: Observation,
+    alone: list[RunSample] | str | None,
+    asked: tuple[str, list[str]] | None,
+    record: AloneRerun | None,
+    reason: str | None,
+) -> None:
+    calls: list[tuple[str, list[str]]] = []
+
+    def runs(where: str, files: Sequence[str], first: RunSample) -> list[RunSample] | str:
+        calls.append((where, list(files)))
+        assert alone is not None
+        return alone
+
+    settled = settled_alone(observation, frozenset({N}), runs)
+    decision = decide(
+        settled,
+        difficulty="easy",
+        selector_of=lambda name: name,
+        by_file=False,
+        neighbours=frozenset({N}),
+    )
+
+    assert calls == ([asked] if asked else [])
+    assert settled.alone == ((record,) if record else ())
+    assert decision.reason == reason
+    if reason is None:
+        assert decision.fail_to_pass == (f"{A}::test_new",)
+    if record is not None and reason is None:
+        place = settled.base if record.where == "base" else settled.gold
+        assert all(sample.files[0].alone for sample in place)
+        assert not any(sample.files[1].alone for sample in place)  # the neighbour's stand
+
+
+def test_the_draft_record_reads_back_the_tests_run_alone() -> None:
+    steady = AloneRerun(test="t", where="gold", passed=2, runs=3, alonePassed=4, aloneRuns=4)
+    flaky = AloneRerun(test="u", where="base", passed=1, runs=2, alonePassed=1, aloneRuns=4)
+    evidence = json.loads(json.dumps({ALONE_KEY: [steady.model_dump(mode="json")]}))
+    assert evidence[ALONE_KEY] == [
+        {"test": "t", "where": "gold", "passed": 2, "runs": 3, "alonePassed": 4, "aloneRuns": 4}
+    ]
+    assert reruns_alone(evidence) == (steady,)
+    assert reruns_alone({}) == ()
+    assert (steady.steady, flaky.steady) == (True, False)
 
 
 def test_the_draft_record_reads_back_the_flaky_tests_left_out() -> None:
@@ -770,20 +895,32 @@ def test_the_draft_record_reads_back_the_flaky_tests_left_out() -> None:
 
 
 @pytest.mark.parametrize(
-    ("dropped", "detail"),
+    ("dropped", "steady_alone", "detail"),
     [
-        (0, "and no outcome changed in the draft's 8 samples (draft.json)"),
+        (0, 0, "and no outcome changed in the draft's 8 samples (draft.json)"),
         (
             2,
+            0,
             (
                 "and no selected test's outcome changed in the draft's 8 samples (draft.json; "
                 "2 flaky tests the change does not reach left out)"
             ),
         ),
+        (
+            2,
+            1,
+            (
+                "and no selected test's outcome changed in the draft's 8 samples (draft.json; "
+                "2 flaky tests the change does not reach left out; 1 test that changed beside "
+                "other runs held in every run alone)"
+            ),
+        ),
     ],
 )
-def test_validation_says_when_the_draft_left_flaky_tests_out(dropped: int, detail: str) -> None:
-    proof = DraftProof(Path("draft.json"), 2, 3, 6, dropped)
+def test_validation_says_when_the_draft_left_flaky_tests_out_or_ran_them_alone(
+    dropped: int, steady_alone: int, detail: str
+) -> None:
+    proof = DraftProof(Path("draft.json"), 2, 3, 6, dropped, steady_alone)
     assert proof.flaky_detail() == detail
 
 

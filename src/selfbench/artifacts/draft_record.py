@@ -3,9 +3,11 @@
 It records what the draft observed (the runs, the decision, where the logs are), so that an
 author or a reviewer can see why the task came out as it did. One writer, one reader.
 
-Two of its members have a shape of their own, read back here: `passToPassBasis` (how the
-pass-to-pass tests were chosen, a `PassToPassBasis`) and `droppedFlaky` (each test the change
-does not reach whose outcome changed between runs, left out of pass-to-pass: a `FlakyTest`).
+Three of its members have a shape of their own, read back here: `passToPassBasis` (how the
+pass-to-pass tests were chosen, a `PassToPassBasis`), `droppedFlaky` (each test the change
+does not reach whose outcome changed between runs, left out of pass-to-pass: a `FlakyTest`) and
+`rerunAlone` (each test the change may reach whose outcome changed between runs, and how it
+fared when run again with the machine alone: an `AloneRerun`).
 """
 
 from __future__ import annotations
@@ -21,14 +23,17 @@ from selfbench._json import dumps_pretty
 from selfbench.artifacts.quality_record import PassToPassBasis
 
 __all__ = [
+    "ALONE_KEY",
     "BASIS_KEY",
     "DRAFT_FILE",
     "DROPPED_FLAKY_KEY",
+    "AloneRerun",
     "FlakyTest",
     "dropped_flaky",
     "pass_to_pass_basis",
     "read_draft_record",
     "render_draft_record",
+    "reruns_alone",
 ]
 
 DRAFT_FILE = "draft.json"
@@ -94,3 +99,39 @@ def dropped_flaky(evidence: Mapping[str, Any]) -> tuple[FlakyTest, ...]:
         pydantic.ValidationError: a recorded entry is not one.
     """
     return tuple(FlakyTest.model_validate(entry) for entry in evidence.get(DROPPED_FLAKY_KEY) or ())
+
+
+ALONE_KEY = "rerunAlone"
+"""The evidence's list of tests run again alone (each an `AloneRerun`)."""
+
+
+class AloneRerun(BaseModel):
+    """A test the change may reach (or its file, when its exit status changed) whose outcome
+    changed between the runs at one place while other runs shared the machine, and how often
+    it passed when its file ran again with the machine alone. Steady alone (passed in all of
+    those runs or in none), its file's runs alone stand for the others; otherwise it is flaky
+    and rejects the candidate."""
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="forbid")
+
+    test: str
+    """As `FlakyTest.test`."""
+    where: Literal["base", "gold"]
+    passed: int
+    runs: int
+    alonePassed: int  # noqa: N815 - the record's camelCase, as its other members
+    aloneRuns: int  # noqa: N815
+
+    @property
+    def steady(self) -> bool:
+        """Whether its outcome held in every run alone."""
+        return self.alonePassed in (0, self.aloneRuns)
+
+
+def reruns_alone(evidence: Mapping[str, Any]) -> tuple[AloneRerun, ...]:
+    """The tests a draft ran again alone, from its evidence (none when it recorded none).
+
+    Raises:
+        pydantic.ValidationError: a recorded entry is not one.
+    """
+    return tuple(AloneRerun.model_validate(entry) for entry in evidence.get(ALONE_KEY) or ())

@@ -50,6 +50,7 @@ from selfbench._fs import atomic_directory
 from selfbench._git import git
 from selfbench._scratch import drop_kept, kept_directory
 from selfbench.artifacts.draft_record import (
+    ALONE_KEY,
     BASIS_KEY,
     DRAFT_FILE,
     DROPPED_FLAKY_KEY,
@@ -720,6 +721,7 @@ def _sample_json(sample: RunSample) -> dict[str, Any]:
                 "tests": dict(run.outcomes.tests),
                 "noTests": run.outcomes.no_tests,
                 **({"carried": True} if run.carried else {}),
+                **({"alone": True} if run.alone else {}),
             }
             for run in sample.files
         ],
@@ -753,6 +755,7 @@ def draft_evidence(
         "runs": [_sample_json(sample) for sample in (*observation.base, *observation.gold)],
         "reason": decision.reason,
         DROPPED_FLAKY_KEY: [test.model_dump(mode="json") for test in decision.dropped_flaky],
+        ALONE_KEY: [test.model_dump(mode="json") for test in observation.alone],
         "logs": str(logs),
         "timings": {"runSeconds": round(observation.seconds, 1)},
         **(

@@ -73,7 +73,8 @@ from selfbench._fs import read_bytes
 from selfbench._git import git
 from selfbench._scratch import scratch_directory
 from selfbench._shell import quote
-from selfbench.artifacts.draft_record import FlakyTest
+from selfbench.artifacts.compiled import LocatedTask
+from selfbench.artifacts.draft_record import AloneRerun, FlakyTest
 from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.artifacts.task_dir import write_task_files
 from selfbench.bundle.held_out import held_out_paths
@@ -98,6 +99,7 @@ from selfbench.validate.checks import command_segments
 from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions, VerifierVariant, score_patches
 from selfbench.validate.report import RunReport
 from selfbench.validate.setup_cause import known_hint, setup_cause
+from selfbench.validate.sharing import MACHINE
 
 __all__ = [
     "DEFAULT_P2P_CAP",
@@ -112,6 +114,7 @@ __all__ = [
     "provisional_command",
     "read_samples",
     "rejected_early",
+    "settled_alone",
 ]
 
 DEFAULT_P2P_CAP: Final = 20
@@ -182,6 +185,10 @@ class FileRun:
     carried: bool = False
     """Not run in this sample: the first gold run's run of the file stands for it (a later gold
     run left the file out, `_unreached`). Flaky tests are counted in the runs made only."""
+    alone: bool = False
+    """Run again alone (`_rerun_alone`): the file's tests changed outcome between this place's
+    runs while other runs shared the machine, and were steady when it had the machine alone; this
+    run stands for the one made beside the others."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +219,8 @@ class Observation:
     reason: str | None = None
     coverage: CoverageSeen | None = None
     """What the coverage run at the base saw (None: there was none)."""
+    alone: tuple[AloneRerun, ...] = ()
+    """The tests whose outcome changed between the runs at one place, run again alone."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -398,7 +407,10 @@ def observe(
                 del runs[COVERAGE_RUN]
             # without a coverage run, what is known of coverage is known from the start
             seen = variants.seen if variants.coverage is not None else no_run
-            return asking is not None and asking(runs, seen)
+            stopped.append(asking is not None and asking(runs, seen))
+            return stopped[-1]
+
+        stopped: list[bool] = []
 
         reports = score_patches(
             located, patches, options=options, variants=variants, stop=stop, reuse=True
@@ -410,9 +422,12 @@ def observe(
             seen = _coverage_seen(repo, plan, measure, None)
         else:
             seen = None  # stopped before the coverage run: a rejection, whatever it would see
-    seconds = time.monotonic() - started
-    observation = read_samples(plan, reports, logs=logs / _PROVISIONAL_ID, seconds=seconds)
-    return replace(observation, coverage=seen)
+        observation = read_samples(plan, reports, logs=logs / _PROVISIONAL_ID)
+        observation = replace(observation, coverage=seen)
+        if not any(stopped):  # a flaky test never settles early: its runs alone decide
+            again = _Alone(located, plan, test_patch, gold_patch, options, variants.base)
+            observation = again.settle(observation)
+    return replace(observation, seconds=time.monotonic() - started)
 
 
 COVERAGE_RUN: Final = 2
@@ -791,15 +806,17 @@ def rejected_early(
     docstring). `decide` on the observation gives the reason. A changed file that is not
     collected at the base settles nothing before a gold run: whether it is collected with the
     gold patch decides whether drafting tries another Python (`collection_error`). A flaky test
-    of an unchanged file settles nothing either until the coverage run tells whether it executes
-    the change. Fewer pass-to-pass tests than the tier's `minimum` (with `decide`'s `cap`)
+    the change may reach settles nothing: once every run is made it is run again alone
+    (`_Alone`), which tells whether it is flaky or was slowed by the machine's other runs. A flaky
+    test of an unchanged file settles nothing either until the coverage run tells whether it
+    executes the change. Fewer pass-to-pass tests than the tier's `minimum` (with `decide`'s `cap`)
     settle once the coverage run has been read (`Observation.coverage`): a further gold run can
     only leave tests out, never add one.
     """
     if observation.reason is not None:
         return True
-    if not observation.base:
-        return False
+    if not observation.base or _maybe_reached(observation, neighbours):
+        return False  # a flaky test the change may reach: its runs alone, once all are made
     if not observation.gold:
         if any(run.error is not None for run in observation.base[0].files):
             return False
@@ -1018,6 +1035,163 @@ def _flips(samples: Sequence[RunSample], where: Where) -> list[_Flip]:
         if 0 < passed < len(made) and run.file not in flipped:
             flips.append(_Flip(run.file, "", run.file, where, passed, len(made), samples[0].log))
     return flips
+
+
+ALONE_RUNS: Final = 2
+"""Runs of a flaky test's file with the machine alone, each from a fresh copy and running the
+file `REPEATS` times in a row (as the verifier's own repeat does, so a test that fails when run
+twice in one tree still changes): steady in all of them, the changes seen beside other runs
+were the machine's, not the test's."""
+
+
+def _alone_files(observation: Observation, neighbours: frozenset[str], where: Where) -> list[str]:
+    """The files whose tests (or exit status) changed between the runs at `where` in a way the
+    change may reach (`_reached`, for either kind of selector: this is asked before the runner's
+    kind is known), sorted."""
+    samples = observation.base if where == "base" else observation.gold
+    if len(samples) < 2:
+        return []
+    touched = _touched(observation.coverage)
+    return sorted(
+        {
+            flip.file
+            for flip in _flips(samples, where)
+            if _reached(flip, neighbours, touched, by_file=False)
+            or _reached(flip, neighbours, touched, by_file=True)
+        }
+    )
+
+
+def _maybe_reached(observation: Observation, neighbours: frozenset[str]) -> bool:
+    """Whether a test the change may reach changed outcome between the runs at one place."""
+    return any(_alone_files(observation, neighbours, where) for where in _PLACES)
+
+
+@dataclass(frozen=True, slots=True)
+class _Alone:
+    """`observe`'s last step (`settled_alone`): the files whose tests changed outcome between
+    the runs at one place in a way the change may reach run `ALONE_RUNS` times more on the
+    parked tree, without the other files, once per place, with the machine held whole
+    (`validate.sharing`: no other candidate's tests run meanwhile). A file steady in all of them
+    (each test one outcome, one exit status) has those runs stand for its runs there, marked
+    `alone`; one that still changes is flaky, and `decide` rejects the candidate on its runs as
+    they were. Either way each changed test is recorded (`Observation.alone`)."""
+
+    located: LocatedTask
+    plan: Plan
+    test_patch: bytes
+    gold_patch: bytes
+    options: LocalOptions
+    base: RunReport | None
+
+    def settle(self, observation: Observation) -> Observation:
+        """The observation with the changed files' runs alone (`settled_alone`)."""
+        return settled_alone(observation, self.plan.neighbours, self._runs)
+
+    def _runs(self, where: Where, files: Sequence[str], first: RunSample) -> list[RunSample] | str:
+        """The files' runs alone at `where` (the others carried from `first`), or why they
+        cannot be read."""
+        plan = self.plan
+        ceiling = int(plan.timeouts["testsSeconds"])
+        seconds = {} if self.base is None else file_seconds(plan, self.base)
+        skipped = [index for index, file in enumerate(plan.test_files) if file not in files]
+        variant = _gold_run(
+            self.located.definition,
+            plan,
+            self.test_patch,
+            self.gold_patch,
+            first=True,
+            limits=later_limits(plan, seconds, ceiling),
+            skipped=skipped,
+        )
+        patch = b"" if where == "base" else self.gold_patch
+        activity.step(f"waiting to run {len(files)} test files alone")
+        with MACHINE.whole():
+            reports = score_patches(
+                self.located,
+                [patch] * ALONE_RUNS,
+                options=self.options,
+                variants=dict.fromkeys(range(ALONE_RUNS), variant),
+                reuse=True,
+                label=f"alone-{where}",
+            )
+        samples: list[RunSample] = []
+        for number, report in enumerate(reports, start=1):
+            found = _report_samples(plan, report, f"{where} alone-{number}", first)
+            if isinstance(found, str):
+                return found
+            samples.extend(found)
+        return samples
+
+
+AloneRuns = Callable[[Where, Sequence[str], RunSample], "list[RunSample] | str"]
+"""Runs the files at a place alone (the others carried from the given sample): the samples,
+or why they cannot be read."""
+
+
+def settled_alone(
+    observation: Observation, neighbours: frozenset[str], runs: AloneRuns
+) -> Observation:
+    """The observation once each file whose tests changed outcome at a place in a way the change
+    may reach has run alone (`runs`): a file steady there has its runs alone stand for its runs
+    at that place (marked `alone`); the others keep theirs, which reject. Every changed test is
+    recorded in `Observation.alone`."""
+    if observation.reason is not None or not observation.base or not observation.gold:
+        return observation
+    records: list[AloneRerun] = []
+    for where in _PLACES:
+        files = _alone_files(observation, neighbours, where)
+        if not files:
+            continue
+        samples = observation.base if where == "base" else observation.gold
+        alone = runs(where, files, samples[0])
+        if isinstance(alone, str):
+            continue  # unreadable: the changes seen stand, and reject
+        changed = [flip for flip in _flips(samples, where) if flip.file in files]
+        records.extend(_alone_record(flip, alone) for flip in changed)
+        steady = frozenset(files) - {flip.file for flip in _flips(alone, where)}
+        fixed = _with_alone(samples, alone, steady)
+        if where == "base":
+            observation = replace(observation, base=fixed)
+        else:
+            observation = replace(observation, gold=fixed)
+    return replace(observation, alone=tuple(records))
+
+
+def _alone_record(flip: _Flip, alone: Sequence[RunSample]) -> AloneRerun:
+    """How a changed test (or file) fared in its runs alone."""
+    if flip.name:
+        outcomes = [_outcome(_grouped(sample).get(flip.key)) for sample in alone]
+        passed = outcomes.count("passed")
+    else:
+        codes = [run.exit_code for sample in alone for run in sample.files if run.file == flip.file]
+        passed = codes.count(0)
+    return AloneRerun(
+        test=flip.shown,
+        where=flip.where,
+        passed=flip.passed,
+        runs=flip.runs,
+        alonePassed=passed,
+        aloneRuns=len(alone),
+    )
+
+
+def _with_alone(
+    samples: Sequence[RunSample], alone: Sequence[RunSample], steady: frozenset[str]
+) -> tuple[RunSample, ...]:
+    """The samples with each steady file's runs taken from its runs alone, in turn."""
+    return tuple(
+        replace(
+            sample,
+            files=tuple(
+                replace(alone[number % len(alone)].files[index], alone=True, carried=run.carried)
+                if run.file in steady
+                else run
+                for index, run in enumerate(sample.files)
+            ),
+        )
+        for number, sample in enumerate(samples)
+    )
 
 
 def _ran(sample: RunSample, file: str) -> bool:

@@ -34,7 +34,12 @@ from pathlib import Path
 from typing import Any
 
 from selfbench.artifacts.compiled import LocatedTask
-from selfbench.artifacts.draft_record import DRAFT_FILE, dropped_flaky, read_draft_record
+from selfbench.artifacts.draft_record import (
+    DRAFT_FILE,
+    dropped_flaky,
+    read_draft_record,
+    reruns_alone,
+)
 from selfbench.bundle import layout
 from selfbench.contract import TaskDefinition
 from selfbench.patches import parse_patch
@@ -88,6 +93,9 @@ class DraftProof:
     gold_samples: int
     dropped_flaky: int = 0
     """Flaky tests the draft left out of pass-to-pass (none of them a selector)."""
+    steady_alone: int = 0
+    """Tests whose outcome changed while other runs shared the machine and held in every run
+    with the machine alone (`draft.run._Alone`): their runs alone stand in the samples."""
 
     def selector_checks(self) -> tuple[Check, Check]:
         """Per selector at the base and with the gold patch, from the draft's samples."""
@@ -119,11 +127,16 @@ class DraftProof:
     def flaky_detail(self) -> str:
         """What the no-flaky-test check saw besides the bundle's own runs."""
         samples = self.base_samples + self.gold_samples
+        notes = []
         if self.dropped_flaky:
+            notes.append(f"{self.dropped_flaky} flaky tests the change does not reach left out")
+        if self.steady_alone:
+            tests = "test that changed" if self.steady_alone == 1 else "tests that changed"
+            notes.append(f"{self.steady_alone} {tests} beside other runs held in every run alone")
+        if notes:
             return (
                 f"and no selected test's outcome changed in the draft's {samples} samples "
-                f"({DRAFT_FILE}; {self.dropped_flaky} flaky tests the change does not reach "
-                "left out)"
+                f"({DRAFT_FILE}; {'; '.join(notes)})"
             )
         return f"and no outcome changed in the draft's {samples} samples ({DRAFT_FILE})"
 
@@ -146,6 +159,7 @@ def draft_proof(located: LocatedTask, *, reruns: int) -> DraftProof | None:
             return None
         names = [str(run.get("name", "")) for run in runs if isinstance(run, dict)]
         dropped = len(dropped_flaky(record))
+        steady = sum(rerun.steady for rerun in reruns_alone(record))
     except (OSError, ValueError, KeyError, TypeError):
         return None
     base = sum(name.startswith("base") for name in names)
@@ -153,7 +167,7 @@ def draft_proof(located: LocatedTask, *, reruns: int) -> DraftProof | None:
     gold_runs = observed.get("goldRuns")
     if not base or not gold or not isinstance(gold_runs, int) or gold_runs < max(1, reruns - 1):
         return None
-    return DraftProof(path, base, gold_runs, gold, dropped)
+    return DraftProof(path, base, gold_runs, gold, dropped, steady)
 
 
 def _same_task(

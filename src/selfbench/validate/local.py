@@ -301,6 +301,7 @@ def score_patches(
     variants: Mapping[int, VerifierVariant] | None = None,
     stop: Callable[[Sequence[RunReport]], bool] | None = None,
     reuse: bool = False,
+    label: str = "agent",
 ) -> list[RunReport]:
     """`score_patch` for several patches, each on a fresh copy of one prepared task; the run of
     `patches[i]` is `variants[i]`'s when given (its own test.sh and mounts).
@@ -309,7 +310,9 @@ def score_patches(
     says True the patches left are not run and the reports so far are returned (the setup is
     never repeated: one prepared task serves every run). With `reuse`, the workspace is one
     parked with the same preparation when there is one, and is parked at the end
-    (`workspaces.py`): only for patches no agent wrote.
+    (`workspaces.py`): only for patches no agent wrote. Each run's log is named `label` (with
+    its index when there are several), so a later call on a parked workspace keeps the logs of
+    an earlier one with another label.
 
     Raises:
         SandboxError: this machine cannot create the isolated workspace.
@@ -334,7 +337,7 @@ def score_patches(
         reports = []
         for index, patch in enumerate(patches):
             activity.step(f"test run {index + 1} of {len(patches)}")
-            name = "agent" if len(patches) == 1 else f"agent-{index}"
+            name = label if len(patches) == 1 else f"{label}-{index}"
             opt = task.fresh(f"{name}-collected")
             if patch is not None:
                 (opt / Path(layout.CONTAINER_AGENT_PATCH).name).write_bytes(patch)

@@ -77,6 +77,7 @@ from selfbench.validate.sandbox import (
 )
 from selfbench.validate.seeds import SeedStore, Snapshot, seed_key, seed_store
 from selfbench.validate.setup_cause import known_hint, setup_cause
+from selfbench.validate.sharing import MACHINE
 
 __all__ = [
     "COLLECT_SECONDS",
@@ -590,30 +591,31 @@ class TaskPhases:
         timeouts = self.definition.timeouts
         commands = [substitute_tests(self.definition.testCommand, [s]) for s in selectors]
         log = self.logs / f"{name}.log"
-        phase = self.sandbox.run(
-            _scripts.VERIFIER,
-            (
-                f"{timeouts.setupSeconds + timeouts.testsSeconds:g}",
-                self.workdir(),
-                f"{timeouts.testsSeconds:g}",
-                str(LOG_LIMIT),
-                *commands,
-            ),
-            log=log,
-            timeout=float(timeouts.setupSeconds + timeouts.testsSeconds * (1 + len(commands))),
-            mounts=Mounts(
-                binds={
-                    layout.CONTAINER_APP: app,
-                    layout.CONTAINER_TESTS: tests,
-                    layout.CONTAINER_SELFBENCH: opt,
-                    "/logs": logs,
-                    **(binds or {}),
-                },
-                ro_binds=dict(ro_binds or {}),
-                network=self.options.network,
-                hidden=self.hidden(),
-            ),
-        )
+        with MACHINE.shared():  # a run that must see a test alone waits for it (`sharing`)
+            phase = self.sandbox.run(
+                _scripts.VERIFIER,
+                (
+                    f"{timeouts.setupSeconds + timeouts.testsSeconds:g}",
+                    self.workdir(),
+                    f"{timeouts.testsSeconds:g}",
+                    str(LOG_LIMIT),
+                    *commands,
+                ),
+                log=log,
+                timeout=float(timeouts.setupSeconds + timeouts.testsSeconds * (1 + len(commands))),
+                mounts=Mounts(
+                    binds={
+                        layout.CONTAINER_APP: app,
+                        layout.CONTAINER_TESTS: tests,
+                        layout.CONTAINER_SELFBENCH: opt,
+                        "/logs": logs,
+                        **(binds or {}),
+                    },
+                    ro_binds=dict(ro_binds or {}),
+                    network=self.options.network,
+                    hidden=self.hidden(),
+                ),
+            )
         reward: Reward | None = None
         reward_error = None
         try:
