@@ -43,7 +43,8 @@ there are none) out.
 * a test whose outcome changes between samples at the base or with the gold patch (or a file
   whose exit status does) is flaky. When the change reaches it, it rejects the candidate
   (`flaky: <test> passed N of M runs ...`): it is in a changed test file, or the coverage run
-  saw it execute a guarded line. Otherwise (a test of an unchanged file beside them) it is left
+  saw it execute a guarded line. `observe` first runs such a file alone (`settled_alone`): steady
+  there, those runs stand for its runs and it is no longer flaky. Otherwise (a test of an unchanged file beside them) it is left
   out of pass-to-pass and listed in `Decision.dropped_flaky` (the draft record's
   `droppedFlaky`), with its whole file when its runner selects by file or its file's exit status
   changed; if too few pass-to-pass tests are left, the tier's minimum rejects as above.
