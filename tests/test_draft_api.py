@@ -399,9 +399,14 @@ def test_validation_counts_the_drafts_runs_and_runs_only_the_bundles_test_sh(
             ),
             "gold files other than the ones the draft ran",
         ),
+        (
+            lambda record: record["runs"][-1]["files"][0].update(alone=True),
+            "a file's runs alone standing for runs that changed",
+        ),
     ],
-    ids=["no-inputs", "other-command", "too-few-runs", "unchosen-selector", "other-gold"],
-)
+    ids=["no-inputs", "other-command", "too-few-runs", "unchosen-selector", "other-gold",
+         "ran-alone"],
+)  # fmt: skip
 def test_a_record_that_is_not_of_this_task_is_not_evidence(
     drafted: tuple[Path, list[dict[str, Any]], int],
     sample: tuple[Path, Path],

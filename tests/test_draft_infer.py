@@ -767,11 +767,14 @@ def _pnpm_lock(tarball: str) -> str:
         ("yarn.lock", _yarn_lock("https://npm.gone-mirror.example/a/-/a-1.0.0.tgz#abc"), True),
         ("yarn.lock", _yarn_lock("http://mirror.example/@s/b/download/@s/b-2.0.0.tgz#abc"), True),
         ("yarn.lock", _yarn_lock("https://codeload.github.com/o/r/tar.gz/abc"), False),
+        ("yarn.lock", _yarn_lock("https://github.com/o/r/releases/download/v1/r-1.0.0.tgz"),
+         False),
         ("yarn.lock", 'a@npm:1.0.0:\n  resolution: "a@npm:1.0.0"\n', False),
         ("pnpm-lock.yaml", _pnpm_lock("https://npm.mirror.example/a/-/a-1.0.0.tgz"), True),
         ("pnpm-lock.yaml", "packages:\n  /a@1:\n    resolution: {integrity: sha512-x}\n", False),
     ],
     ids=["yarn-dead-mirror", "yarn-old-mirror-download-path", "yarn-not-registry-tarball",
+         "yarn-release-asset",
          "yarn-berry-no-urls", "pnpm-mirror-tarball", "pnpm-integrity-only"],
 )  # fmt: skip
 def test_a_yarn_or_pnpm_lockfile_from_another_registry_installs_from_the_configured_one(

@@ -108,9 +108,9 @@ ALONE_KEY = "rerunAlone"
 class AloneRerun(BaseModel):
     """A test the change may reach (or its file, when its exit status changed) whose outcome
     changed between the runs at one place while other runs shared the machine, and how often
-    it passed when its file ran again with the machine alone. Steady alone (passed in all of
-    those runs or in none), its file's runs alone stand for the others; otherwise it is flaky
-    and rejects the candidate."""
+    it passed when its file ran again with the machine alone. Steady alone (passed in every one
+    of those runs: the machine's load can make a test fail, never pass), its file's runs alone
+    stand for the others; otherwise it is flaky and rejects the candidate."""
 
     model_config = ConfigDict(strict=True, frozen=True, extra="forbid")
 
@@ -124,8 +124,8 @@ class AloneRerun(BaseModel):
 
     @property
     def steady(self) -> bool:
-        """Whether its outcome held in every run alone."""
-        return self.alonePassed in (0, self.aloneRuns)
+        """Whether it passed in every run alone."""
+        return 0 < self.alonePassed == self.aloneRuns
 
 
 def reruns_alone(evidence: Mapping[str, Any]) -> tuple[AloneRerun, ...]:

@@ -79,11 +79,12 @@ _FOREIGN_TARBALL_RE = re.compile(
 `replace-registry-host` default, `npmjs`, already sends to the configured registry."""
 _FOREIGN_LOCK_RE = re.compile(
     r'(?:resolved "|tarball: )https?://(?!registry\.(?:npmjs\.org|yarnpkg\.com)(?::443)?/)'
-    r'[^/"\s]+/[^"\s]*/(?:-|download)/[^"\s]+\.tgz'
+    r'[^/"\s]+[^"\s]*?/(?:@[^/"\s]+/)?[^/"\s]+/(?:-|download(?:/@[^/"\s]+)?)/[^/"\s]+\.tgz'
 )
 """A registry tarball in `yarn.lock` (`resolved "…"`) or `pnpm-lock.yaml` (`tarball: …`) from
-another host than the two the managers send to the configured registry themselves; the
-`/download/` form is an old mirror's."""
+another host than the two the managers send to the configured registry themselves, of the
+shape `_REHOST_JS` rewrites (`<package>/-/<file>.tgz`; the `/download/` form is an old
+mirror's)."""
 # Hand-written: neither yarn 1 nor pnpm can be told to fetch a lockfile's tarballs from another
 # host. The script keeps the lockfile aside and rewrites each registry tarball whose host is not
 # the configured registry's to the configured registry's standard path of the same package

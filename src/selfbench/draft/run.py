@@ -43,11 +43,12 @@ there are none) out.
 * a test whose outcome changes between samples at the base or with the gold patch (or a file
   whose exit status does) is flaky. When the change reaches it, it rejects the candidate
   (`flaky: <test> passed N of M runs ...`): it is in a changed test file, or the coverage run
-  saw it execute a guarded line. `observe` first runs such a file alone (`settled_alone`): steady
-  there, those runs stand for its runs and it is no longer flaky. Otherwise (a test of an unchanged file beside them) it is left
-  out of pass-to-pass and listed in `Decision.dropped_flaky` (the draft record's
-  `droppedFlaky`), with its whole file when its runner selects by file or its file's exit status
-  changed; if too few pass-to-pass tests are left, the tier's minimum rejects as above.
+  saw it execute a guarded line. `observe` first runs such a file alone (`settled_alone`):
+  passing there every time, those runs stand for its runs and it is no longer flaky. Otherwise
+  (a test of an unchanged file beside them) it is left out of pass-to-pass and listed in
+  `Decision.dropped_flaky` (the draft record's `droppedFlaky`), with its whole file when its
+  runner selects by file or its file's exit status changed; if too few pass-to-pass tests are
+  left, the tier's minimum rejects as above.
 
 Tests are matched across runs by `volatile.match_key`: ids that differ only in a timestamp, an
 address or a random suffix (`test_x[2026-12-06T07:33:01.123456]`) are one test. Only a name
@@ -100,7 +101,6 @@ from selfbench.validate.checks import command_segments
 from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions, VerifierVariant, score_patches
 from selfbench.validate.report import RunReport
 from selfbench.validate.setup_cause import known_hint, setup_cause
-from selfbench.validate.sharing import MACHINE
 
 __all__ = [
     "DEFAULT_P2P_CAP",
@@ -187,9 +187,9 @@ class FileRun:
     """Not run in this sample: the first gold run's run of the file stands for it (a later gold
     run left the file out, `_unreached`). Flaky tests are counted in the runs made only."""
     alone: bool = False
-    """Run again alone (`_rerun_alone`): the file's tests changed outcome between this place's
-    runs while other runs shared the machine, and were steady when it had the machine alone; this
-    run stands for the one made beside the others."""
+    """Run again alone (`settled_alone`): the file's tests changed outcome between this place's
+    runs while other runs shared the machine, and passed every time it had the machine alone;
+    this run stands for the one made beside the others."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -1106,16 +1106,14 @@ class _Alone:
             skipped=skipped,
         )
         patch = b"" if where == "base" else self.gold_patch
-        activity.step(f"waiting to run {len(files)} test files alone")
-        with MACHINE.whole():
-            reports = score_patches(
-                self.located,
-                [patch] * ALONE_RUNS,
-                options=self.options,
-                variants=dict.fromkeys(range(ALONE_RUNS), variant),
-                reuse=True,
-                label=f"alone-{where}",
-            )
+        reports = score_patches(
+            self.located,
+            [patch] * ALONE_RUNS,
+            options=self.options,
+            variants=dict.fromkeys(range(ALONE_RUNS), variant),
+            reuse=True,
+            alone=f"alone-{where}",
+        )
         samples: list[RunSample] = []
         for number, report in enumerate(reports, start=1):
             found = _report_samples(plan, report, f"{where} alone-{number}", first)
@@ -1134,9 +1132,11 @@ def settled_alone(
     observation: Observation, neighbours: frozenset[str], runs: AloneRuns
 ) -> Observation:
     """The observation once each file whose tests changed outcome at a place in a way the change
-    may reach has run alone (`runs`): a file steady there has its runs alone stand for its runs
-    at that place (marked `alone`); the others keep theirs, which reject. Every changed test is
-    recorded in `Observation.alone`."""
+    may reach has run alone (`runs`): a file whose changed tests (or exit status) passed in every
+    run alone, and none of whose tests changed there, has its runs alone stand for its runs at
+    that place (marked `alone`); the others keep theirs, which reject. The machine's load can
+    make a test fail, never pass: one that failed alone but passed beside other runs is flaky.
+    Every changed test is recorded in `Observation.alone`."""
     if observation.reason is not None or not observation.base or not observation.gold:
         return observation
     records: list[AloneRerun] = []
@@ -1148,10 +1148,15 @@ def settled_alone(
         alone = runs(where, files, samples[0])
         if isinstance(alone, str):
             continue  # unreadable: the changes seen stand, and reject
-        changed = [flip for flip in _flips(samples, where) if flip.file in files]
-        records.extend(_alone_record(flip, alone) for flip in changed)
-        steady = frozenset(files) - {flip.file for flip in _flips(alone, where)}
-        fixed = _with_alone(samples, alone, steady)
+        changed = [
+            (flip.file, _alone_record(flip, alone))
+            for flip in _flips(samples, where)
+            if flip.file in files
+        ]
+        records.extend(record for _, record in changed)
+        unsteady = {flip.file for flip in _flips(alone, where)}
+        unsteady.update(file for file, record in changed if not record.steady)
+        fixed = _with_alone(samples, alone, frozenset(files) - unsteady)
         if where == "base":
             observation = replace(observation, base=fixed)
         else:

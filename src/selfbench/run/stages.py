@@ -136,8 +136,9 @@ def draft_stage(  # noqa: PLR0913 - one stage's inputs, as the step has them
     rejected here, `quality: <verdict>: <first reason>`, not after authoring and validating
     it. With `coupling` (no author can repair a coupled task), the coupling check's
     deterministic blockers reject the proven task before its quality runs (`coupled: …`, as the
-    coupling stage says it): the gold files quality may move out hold no code a test needs, so
-    the later check would find the same."""
+    coupling stage says it). It reads the gold before quality moves unneeded files out of it;
+    a name only such a file introduces (no test needs that file) is all it could find beyond
+    the coupling stage's own check, which still runs on the final task."""
 
     def run() -> StageResult:
         out.mkdir(parents=True)

@@ -34,12 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from selfbench.artifacts.compiled import LocatedTask
-from selfbench.artifacts.draft_record import (
-    DRAFT_FILE,
-    dropped_flaky,
-    read_draft_record,
-    reruns_alone,
-)
+from selfbench.artifacts.draft_record import DRAFT_FILE, dropped_flaky, read_draft_record
 from selfbench.bundle import layout
 from selfbench.contract import TaskDefinition
 from selfbench.patches import parse_patch
@@ -93,9 +88,6 @@ class DraftProof:
     gold_samples: int
     dropped_flaky: int = 0
     """Flaky tests the draft left out of pass-to-pass (none of them a selector)."""
-    steady_alone: int = 0
-    """Tests whose outcome changed while other runs shared the machine and held in every run
-    with the machine alone (`draft.run._Alone`): their runs alone stand in the samples."""
 
     def selector_checks(self) -> tuple[Check, Check]:
         """Per selector at the base and with the gold patch, from the draft's samples."""
@@ -127,16 +119,11 @@ class DraftProof:
     def flaky_detail(self) -> str:
         """What the no-flaky-test check saw besides the bundle's own runs."""
         samples = self.base_samples + self.gold_samples
-        notes = []
         if self.dropped_flaky:
-            notes.append(f"{self.dropped_flaky} flaky tests the change does not reach left out")
-        if self.steady_alone:
-            tests = "test that changed" if self.steady_alone == 1 else "tests that changed"
-            notes.append(f"{self.steady_alone} {tests} beside other runs held in every run alone")
-        if notes:
             return (
                 f"and no selected test's outcome changed in the draft's {samples} samples "
-                f"({DRAFT_FILE}; {'; '.join(notes)})"
+                f"({DRAFT_FILE}; {self.dropped_flaky} flaky tests the change does not reach "
+                "left out)"
             )
         return f"and no outcome changed in the draft's {samples} samples ({DRAFT_FILE})"
 
@@ -144,30 +131,52 @@ class DraftProof:
 def draft_proof(located: LocatedTask, *, reruns: int) -> DraftProof | None:
     """The draft record beside the task's definition when it proves the checks above for this
     very task with at least the runs `--reruns` asks for (`reruns - 1` with the gold patch);
-    None otherwise (no record, another task's, fewer runs, or one that does not parse)."""
+    None otherwise (no record, another task's, fewer runs, runs alone that stand for others,
+    or one that does not parse)."""
     path = located.definition_path.parent / DRAFT_FILE
     try:
         record = read_draft_record(path.parent) if path.is_file() else None
         if not isinstance(record, dict) or record.get("reason") is not None:
             return None
-        observed = record.get(OBSERVED_KEY)
-        selectors = record.get("selectors")
-        runs = record.get("runs")
-        if not isinstance(observed, dict) or not isinstance(selectors, dict):
+        parts = _parts(record)
+        if parts is None:
             return None
-        if not isinstance(runs, list) or not _same_task(located, observed, selectors):
-            return None
+        observed, selectors, runs = parts
+        same = _same_task(located, observed, selectors)
         names = [str(run.get("name", "")) for run in runs if isinstance(run, dict)]
         dropped = len(dropped_flaky(record))
-        steady = sum(rerun.steady for rerun in reruns_alone(record))
     except (OSError, ValueError, KeyError, TypeError):
         return None
     base = sum(name.startswith("base") for name in names)
     gold = sum(name.startswith("gold-") for name in names)
     gold_runs = observed.get("goldRuns")
-    if not base or not gold or not isinstance(gold_runs, int) or gold_runs < max(1, reruns - 1):
+    if not isinstance(gold_runs, int) or not (same and base and gold):
         return None
-    return DraftProof(path, base, gold_runs, gold, dropped, steady)
+    if gold_runs < max(1, reruns - 1):
+        return None
+    return DraftProof(path, base, gold_runs, gold, dropped)
+
+
+def _parts(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], list[Any]] | None:
+    """The record's observed inputs, selectors and runs; None when one is not of its type, or
+    when a file's runs were run alone (`draft.run.settled_alone`): they stand for runs whose
+    outcomes changed, from fewer fresh copies than the draft's gold runs, so they prove none of
+    the checks above, which validation then runs itself."""
+    observed, selectors, runs = (
+        record.get(OBSERVED_KEY),
+        record.get("selectors"),
+        record.get("runs"),
+    )
+    if not isinstance(observed, dict) or not isinstance(selectors, dict):
+        return None
+    if not isinstance(runs, list):
+        return None
+    alone = any(
+        isinstance(run, dict)
+        and any(isinstance(file, dict) and file.get("alone") for file in run.get("files") or ())
+        for run in runs
+    )
+    return None if alone else (observed, selectors, runs)
 
 
 def _same_task(

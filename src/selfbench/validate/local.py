@@ -24,6 +24,7 @@ hook `selfbench.evaluate` shares; this module adds validation's verdict and its 
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -61,6 +62,7 @@ from selfbench.validate.phases import (
 )
 from selfbench.validate.report import Check, RunReport, TaskReport, parity_reason
 from selfbench.validate.sandbox import PrivateEntries, Sandbox, leased_users, require_sandbox
+from selfbench.validate.sharing import MACHINE
 from selfbench.validate.workspaces import task_workspace
 
 __all__ = [
@@ -301,7 +303,7 @@ def score_patches(
     variants: Mapping[int, VerifierVariant] | None = None,
     stop: Callable[[Sequence[RunReport]], bool] | None = None,
     reuse: bool = False,
-    label: str = "agent",
+    alone: str | None = None,
 ) -> list[RunReport]:
     """`score_patch` for several patches, each on a fresh copy of one prepared task; the run of
     `patches[i]` is `variants[i]`'s when given (its own test.sh and mounts).
@@ -310,9 +312,10 @@ def score_patches(
     says True the patches left are not run and the reports so far are returned (the setup is
     never repeated: one prepared task serves every run). With `reuse`, the workspace is one
     parked with the same preparation when there is one, and is parked at the end
-    (`workspaces.py`): only for patches no agent wrote. Each run's log is named `label` (with
-    its index when there are several), so a later call on a parked workspace keeps the logs of
-    an earlier one with another label.
+    (`workspaces.py`): only for patches no agent wrote. With `alone`, the runs (not the setup)
+    hold the machine whole (`validate.sharing`: no other verifier run of this process goes on
+    meanwhile) and their logs are named `alone` instead of `agent` (with the run's index when
+    there are several), so a later call on a parked workspace keeps an earlier one's logs.
 
     Raises:
         SandboxError: this machine cannot create the isolated workspace.
@@ -334,25 +337,39 @@ def score_patches(
         task = workspace.phases(_Validation(located, sandbox, logs, options))
         if task.prepare() is not None:
             return [RunReport(None, str(logs / "prepare.log")) for _ in patches]
-        reports = []
-        for index, patch in enumerate(patches):
-            activity.step(f"test run {index + 1} of {len(patches)}")
-            name = label if len(patches) == 1 else f"{label}-{index}"
-            opt = task.fresh(f"{name}-collected")
-            if patch is not None:
-                (opt / Path(layout.CONTAINER_AGENT_PATCH).name).write_bytes(patch)
-            last = index == len(patches) - 1
-            variant = (variants or {}).get(index, VerifierVariant())
-            run = task.verifier(
-                name,
-                AgentPatch(opt),
-                (),
-                variant.test_sh,
-                last=last,
-                binds=variant.binds,
-                ro_binds=variant.ro_binds,
-            )
-            reports.append(task.run_report(run))
-            if not last and stop is not None and stop(tuple(reports)):
-                break
-        return reports
+        if alone:
+            activity.step("waiting for the other test runs to end, to run alone")
+        with MACHINE.whole() if alone else contextlib.nullcontext():
+            return _scored(task, patches, variants, stop, alone or "agent")
+
+
+def _scored(
+    task: TaskPhases,
+    patches: Sequence[bytes | None],
+    variants: Mapping[int, VerifierVariant] | None,
+    stop: Callable[[Sequence[RunReport]], bool] | None,
+    label: str,
+) -> list[RunReport]:
+    """`score_patches`' runs on the prepared task."""
+    reports: list[RunReport] = []
+    for index, patch in enumerate(patches):
+        activity.step(f"test run {index + 1} of {len(patches)}")
+        name = label if len(patches) == 1 else f"{label}-{index}"
+        opt = task.fresh(f"{name}-collected")
+        if patch is not None:
+            (opt / Path(layout.CONTAINER_AGENT_PATCH).name).write_bytes(patch)
+        last = index == len(patches) - 1
+        variant = (variants or {}).get(index, VerifierVariant())
+        run = task.verifier(
+            name,
+            AgentPatch(opt),
+            (),
+            variant.test_sh,
+            last=last,
+            binds=variant.binds,
+            ro_binds=variant.ro_binds,
+        )
+        reports.append(task.run_report(run))
+        if not last and stop is not None and stop(tuple(reports)):
+            break
+    return reports

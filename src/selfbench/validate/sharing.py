@@ -53,21 +53,24 @@ class Machine:
     def whole(self) -> Iterator[None]:
         """Hold the machine alone: wait for the shared runs going on to end, keep new ones
         waiting until this ends."""
-        with self._changed:
-            self._waiting += 1
-            try:
-                self._changed.wait_for(lambda: not self._whole and self._shared == 0)
-            finally:
-                self._waiting -= 1
-            self._whole = True
-        self._mine.whole = True
+        taken = False
         try:
+            with self._changed:
+                self._waiting += 1
+                try:
+                    self._changed.wait_for(lambda: not self._whole and self._shared == 0)
+                    self._whole = taken = True
+                finally:
+                    self._waiting -= 1
+                    self._changed.notify_all()  # shared runs held off for this one may start
+            self._mine.whole = True
             yield
         finally:
             self._mine.whole = False
-            with self._changed:
-                self._whole = False
-                self._changed.notify_all()
+            if taken:
+                with self._changed:
+                    self._whole = False
+                    self._changed.notify_all()
 
     @property
     def held(self) -> tuple[int, bool]:
