@@ -881,6 +881,99 @@ def test_a_test_that_changes_outcome_runs_alone_before_it_is_called_flaky(
         assert not any(sample.files[1].alone for sample in place)  # the neighbour's stand
 
 
+REACHING_SLOW = CoverageSeen(LINES, {f"{N}::test_slow": 2}, 7)
+REACHING_NOTHING = CoverageSeen(LINES, {f"{A}::test_old": 1}, 7)
+
+
+@pytest.mark.parametrize(
+    ("coverage", "reason", "dropped"),
+    [
+        pytest.param(
+            REACHING_NOTHING,
+            None,
+            (FlakyTest(test=f"{N}::test_slow", where="gold", passed=0, runs=1),),
+            id="apart from the change: left out, not a regression",
+        ),
+        pytest.param(
+            REACHING_SLOW,
+            f"regression: {N}::test_slow passes at the base and fails with the gold patch "
+            "(log /logs/gold-1.log)",
+            (),
+            id="one the coverage run saw reach the change rejects",
+        ),
+        pytest.param(
+            CoverageSeen("", problem="coverage.py is not installed"),
+            f"regression: {N}::test_slow passes at the base and fails with the gold patch "
+            "(log /logs/gold-1.log)",
+            (),
+            id="so does any when the coverage run did not work",
+        ),
+    ],
+)
+def test_an_unchanged_file_s_test_failing_with_the_gold_patch_rejects_when_the_change_reaches_it(
+    coverage: CoverageSeen, reason: str | None, dropped: tuple[FlakyTest, ...]
+) -> None:
+    """The first gold run runs the neighbours once; the later ones leave out those the coverage
+    run shows unreached, so such a test has one run with the gold patch."""
+    carried = replace(N_SLOW_FAILS, carried=True)
+    observation = _runs(STEADY_BASE, ((GOLD_A, N_SLOW_FAILS), (GOLD_A, carried), (GOLD_A, carried)))
+    decision = decide(
+        replace(observation, coverage=coverage),
+        difficulty="easy",
+        selector_of=lambda name: name,
+        by_file=False,
+        neighbours=frozenset({N}),
+    )
+    assert (decision.reason, decision.dropped_flaky) == (reason, dropped)
+    if reason is None:
+        assert decision.pass_to_pass == CHANGED_P2P
+    # before the coverage run is read, it settles nothing
+    first = replace(observation, gold=observation.gold[:1])
+    assert not rejected_early(
+        first, selector_of=lambda name: name, by_file=False, neighbours=frozenset({N})
+    )
+
+
+def test_the_neighbours_run_once_in_a_run_that_repeats_the_changed_files(tmp_path: Path) -> None:
+    """`once`: a file's later repeat is a `skip` marker, and its first run stands for it,
+    carried (no sample of its own: it can show no flaky test)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "test_a.py").write_text("def test_a():\n    assert True\n")
+    (project / "test_b.py").write_text("def test_b():\n    assert True\n")
+    command = f"cd {project} && {sys.executable} -m pytest -rA -p no:cacheprovider {{tests}}"
+    files = ("test_a.py", "test_b.py")
+    plan = Plan("0" * 40, ".", "true", command, (), files, TIMEOUTS, RESOURCES,
+                neighbours=frozenset({"test_b.py"}))  # fmt: skip
+    report = _provisional_log(
+        tmp_path, provisional_command(command, 2, 2, once=[1]), "test_a.py test_b.py"
+    )
+    log = Path(report.log).read_text()
+    marks = [
+        " ".join(line.split()[1:4])  # the mark, the file's index, the repeat
+        for line in log.splitlines()
+        if line.startswith("selfbench-draft: ")
+    ]
+    assert marks == [
+        *(f"{mark} 0 {repeat}" for repeat in (1, 2) for mark in ("begin", "end")),
+        "begin 1 1",
+        "end 1 1",
+        "skip 1 2",
+    ]
+    samples = _report_samples(plan, report, "base")
+    assert not isinstance(samples, str)
+    assert [sample.name for sample in samples] == ["base", "base #2"]
+    assert [run.carried for run in samples[1].files] == [False, True]
+    assert samples[1].files[1].outcomes == samples[0].files[1].outcomes
+    # a later repeat's skip with no first run to stand for it is garbled output
+    garbled = _provisional_log(
+        tmp_path, provisional_command(command, 2, 2, skipped=[1]), "test_a.py"
+    )
+    assert _report_samples(plan, garbled, "base") == (
+        f"base: the test command's output is garbled (log {garbled.log})"
+    )
+
+
 def test_the_draft_record_reads_back_the_tests_run_alone() -> None:
     steady = AloneRerun(test="t", where="gold", passed=2, runs=3, alonePassed=4, aloneRuns=4)
     flaky = AloneRerun(test="u", where="base", passed=1, runs=2, alonePassed=1, aloneRuns=4)

@@ -258,13 +258,15 @@ def provisional_command(
     repeats: int = REPEATS,
     limits: Sequence[int] = (),
     skipped: Collection[int] = (),
+    once: Collection[int] = (),
 ) -> str:
     """A test command that runs each selector (a file) on its own, `repeats` times in a row,
     between marker lines (each with the time: `file_seconds` reads how long each file took).
     With `limits` (seconds, one per file), each run of a file is stopped at its limit
     (`timeout`: its end marker then says 124). The files at the indexes in `skipped` are not
     among the selectors (the caller leaves them out): the index passes over each, saying so
-    with a `skip` marker in its place.
+    with a `skip` marker in its place. The files at the indexes in `once` run in the first
+    repeat only, a `skip` marker standing for each later one (its first run is read for it).
 
     `{tests}` appears once, unquoted, as the loop's word list; inside, each file replaces the
     placeholder of the real command. The loop stops after the `files` selectors: the verifier
@@ -302,6 +304,7 @@ def provisional_command(
         f"{skip}"
         f'[ "$selfbench_index" -lt {files} ] || break; '
         f"for selfbench_repeat in {numbers}; do "
+        f"{_once(once)}"
         'printf \'\\nselfbench-draft: begin %d %d %s\\n\' "$selfbench_index" "$selfbench_repeat" '
         '"${EPOCHSECONDS:-}"; '
         f"{run}; selfbench_code=$?; "
@@ -310,6 +313,30 @@ def provisional_command(
         '[ "$selfbench_code" -eq 0 ] || selfbench_status=1; '
         "done; selfbench_index=$((selfbench_index + 1)); "
         f'done; {skip}exit "$selfbench_status"'
+    )
+
+
+def _run_once(plan: Plan) -> list[int]:
+    """The files the base and the first gold run run once, not `REPEATS` times: with a coverage
+    measure, the neighbours. Their repeat looks for a flaky test, and one of theirs matters only
+    when the coverage run sees it reach the change; those the later gold runs run again, each
+    once, so their flakiness still shows, and the others are left out of those runs and of
+    pass-to-pass. Without a coverage measure every file runs `REPEATS` times."""
+    if plan.coverage is None:
+        return []
+    return [index for index, file in enumerate(plan.test_files) if file in plan.neighbours]
+
+
+def _once(once: Collection[int]) -> str:
+    """The loop's words that pass over a later repeat of a file run once, with a `skip`
+    marker."""
+    if not once:
+        return ""
+    indexes = " ".join(str(int(index)) for index in sorted(once))
+    return (
+        f'if [ "$selfbench_repeat" -gt 1 ] && case " {indexes} " in *" $selfbench_index "*) ;; '
+        "*) false;; esac; then printf '\\nselfbench-draft: skip %d %d\\n' "
+        '"$selfbench_index" "$selfbench_repeat"; continue; fi; '
     )
 
 
@@ -333,7 +360,10 @@ def _provisional_definition(plan: Plan, difficulty: Difficulty) -> dict[str, Any
         "workdir": plan.workdir,
         "setupCommand": plan.setup_command,
         "testCommand": provisional_command(
-            plan.test_command, len(plan.test_files), limits=[one] * len(plan.test_files)
+            plan.test_command,
+            len(plan.test_files),
+            limits=[one] * len(plan.test_files),
+            once=_run_once(plan),
         ),
         "failToPass": list(plan.test_files),
         "passToPass": [],
@@ -495,7 +525,7 @@ class _GoldRuns(Mapping[int, VerifierVariant]):
             self.plan,
             test_patch,
             gold_patch,
-            first=number == 1,
+            kind="first" if number == 1 else "later",
             limits=limits,
             skipped=skipped if number > 1 else (),
         )
@@ -513,17 +543,21 @@ def _gold_run(
     test_patch: bytes,
     gold_patch: bytes,
     *,
-    first: bool,
+    kind: Literal["first", "later", "alone"],
     limits: Sequence[int] = (),
     skipped: Collection[int] = (),
 ) -> VerifierVariant:
     """A gold run's verifier: each file `REPEATS` times in the first gold run (in the same
-    tree, as the verifier's own repeat would), once in each later one (each from a fresh copy),
-    each run of a file stopped at its `limits`, the files at `skipped` left out; the verifier's
-    repeat of the whole command left out (`repeat=False`), so a gold run is one run of the
-    selection, as validation's evidence counts it (`validate.evidence`)."""
-    repeats = REPEATS if first else 1
-    command = provisional_command(plan.test_command, len(plan.test_files), repeats, limits, skipped)
+    tree, as the verifier's own repeat would; the neighbours once, `_run_once`) and in a run
+    alone (`_Alone`, every file), once in each later one (each from a fresh copy), each run of
+    a file stopped at its `limits`, the files at `skipped` left out; the verifier's repeat of
+    the whole command left out (`repeat=False`), so a gold run is one run of the selection, as
+    validation's evidence counts it (`validate.evidence`)."""
+    repeats = 1 if kind == "later" else REPEATS
+    once = _run_once(plan) if kind == "first" else []
+    command = provisional_command(
+        plan.test_command, len(plan.test_files), repeats, limits, skipped, once
+    )
     selected = [file for index, file in enumerate(plan.test_files) if index not in skipped]
     gold = definition.model_copy(update={"testCommand": command, "failToPass": selected})
     protected = held_out_paths(gold, parse_patch(test_patch, lenient=True))
@@ -644,15 +678,21 @@ def _file_runs(
     plan: Plan, segment: str, carried: RunSample | None = None
 ) -> list[tuple[FileRun, ...]] | str:
     """Each repeat's file runs: every file's output between its marker lines, parsed with the
-    real command; a file left out (`skip`) has `carried`'s run of it."""
+    real command; a file left out (`skip`) has its own first run of this command in a later
+    repeat (a file run once), else `carried`'s run of it."""
     begun: dict[tuple[int, int], int] = {}
     runs: dict[int, list[FileRun]] = {}
     for match in _MARKER_RE.finditer(segment):
         index, repeat = int(match[2]), int(match[3])
         if match[1] == "skip":
-            if carried is None or index >= len(carried.files) or not 1 <= repeat <= REPEATS:
+            first = runs.get(1, [])
+            if 1 < repeat <= REPEATS and index < len(first) and not first[index].carried:
+                stands = first[index]  # a file run once: its first run stands for this one
+            elif carried is not None and index < len(carried.files) and 1 <= repeat <= REPEATS:
+                stands = carried.files[index]
+            else:
                 return "the test command's output is garbled"
-            runs.setdefault(repeat, []).append(replace(carried.files[index], carried=True))
+            runs.setdefault(repeat, []).append(replace(stands, carried=True))
             continue
         if match[1] == "begin":
             begun[index, repeat] = match.end()
@@ -816,8 +856,8 @@ def rejected_early(
     """
     if observation.reason is not None:
         return True
-    if not observation.base or _maybe_reached(observation, neighbours):
-        return False  # a flaky test the change may reach: its runs alone, once all are made
+    if not observation.base or _waits(observation, neighbours):
+        return False
     if not observation.gold:
         if any(run.error is not None for run in observation.base[0].files):
             return False
@@ -829,6 +869,20 @@ def rejected_early(
     except DraftError:  # a name that says no selector: more gold runs may reject it first
         return False
     return isinstance(found, str) or _too_few_now(found, observation, neighbours, minimum, cap)
+
+
+def _waits(observation: Observation, neighbours: frozenset[str]) -> bool:
+    """Whether what the runs so far show waits for more before it settles anything: a flaky
+    test the change may reach (its runs alone come once every run is made), or, before the
+    coverage run is read, an unchanged file's test that passes at the base and fails in the
+    first gold run (the coverage run tells whether the change reaches it)."""
+    if _maybe_reached(observation, neighbours):
+        return True
+    if observation.coverage is not None or not observation.gold:
+        return False
+    left_out = _LeftOut(frozenset(), frozenset())
+    regressed = _regressions(observation.base[0], observation.gold, left_out)
+    return any(_split_key(key)[0] in neighbours for key, _ in regressed)
 
 
 def _too_few_now(
@@ -875,16 +929,21 @@ def _selectors(
     flips = [*_flips(base, "base"), *_flips(gold, "gold")]
     touched = _touched(observation.coverage)
     left_out = _LeftOut.of(flips, by_file=by_file)
-    problem = (
-        _unreadable(base[0], gold)
-        or next(
-            (f.reason for f in flips if _reached(f, neighbours, touched, by_file=by_file)), None
-        )
-        or _regression(base[0], gold, left_out)
+    problem = _unreadable(base[0], gold) or next(
+        (f.reason for f in flips if _reached(f, neighbours, touched, by_file=by_file)), None
     )
     if problem is not None:
         return problem
-    dropped = tuple(flip.record for flip in flips)
+    regressed = _regressions(base[0], gold, left_out)
+    apart = [each for each in regressed if _apart(each[0], neighbours, observation.coverage)]
+    rejecting = [each for each in regressed if each not in apart]
+    if rejecting:
+        return _regression_reason(rejecting[0][1], gold[0])
+    left_out = _LeftOut(left_out.keys | {key for key, _ in apart}, left_out.files)
+    dropped = (
+        *(flip.record for flip in flips),
+        *(_regressed_record(key, exact, gold) for key, exact in apart),
+    )
     if by_file:
         fail, passing, names = _by_file(base[0], gold, neighbours, left_out)
         unselectable: list[str] = []
@@ -1101,7 +1160,7 @@ class _Alone:
             plan,
             self.test_patch,
             self.gold_patch,
-            first=True,
+            kind="alone",
             limits=later_limits(plan, seconds, ceiling),
             skipped=skipped,
         )
@@ -1242,19 +1301,50 @@ class _LeftOut:
         return key in self.keys or _split_key(key)[0] in self.files
 
 
-def _regression(base: RunSample, gold: Sequence[RunSample], left_out: _LeftOut) -> str | None:
-    """A test that passes at the base and fails with the gold patch, named."""
+def _regressions(
+    base: RunSample, gold: Sequence[RunSample], left_out: _LeftOut
+) -> list[tuple[str, str]]:
+    """The tests that pass at the base and fail in the first gold run: each one's matching key
+    and the exact key of its failed test, sorted."""
     at_base, first = _grouped(base), _grouped(gold[0])
+    found = []
     for key in sorted(first):
         if left_out(key) or _outcome(at_base.get(key)) != "passed":
             continue
         failed = sorted(exact for exact, outcome in first[key].items() if outcome == "failed")
         if failed:
-            return (
-                f"regression: {_display(failed[0])} passes at the base and fails with the gold "
-                f"patch (log {gold[0].log})"
-            )
-    return None
+            found.append((key, failed[0]))
+    return found
+
+
+def _regression_reason(exact: str, first_gold: RunSample) -> str:
+    return (
+        f"regression: {_display(exact)} passes at the base and fails with the gold patch "
+        f"(log {first_gold.log})"
+    )
+
+
+def _apart(key: str, neighbours: frozenset[str], coverage: CoverageSeen | None) -> bool:
+    """Whether a test that changed outcome between the base and the gold patch is apart from
+    the change: an unchanged file's test none of whose file's or its own runs the coverage run
+    (which worked) saw execute a guarded line. Its failure with the gold patch rejects nothing
+    (a flaky test run once there, or one broken by what no guarded line holds); it is left out
+    of pass-to-pass as a flaky test of such a file is."""
+    if coverage is None or coverage.problem is not None or not coverage.tool:
+        return False
+    file, name = _split_key(key)
+    touched = _touched(coverage)
+    return file in neighbours and file not in touched and name not in touched
+
+
+def _regressed_record(key: str, exact: str, gold: Sequence[RunSample]) -> FlakyTest:
+    """A test apart from the change that failed with the gold patch, as the flaky tests left
+    out are recorded: how often it passed in the gold runs that ran its file."""
+    file, _ = _split_key(key)
+    outcomes = [_outcome(_grouped(sample).get(key)) for sample in gold if _ran(sample, file)]
+    return FlakyTest(
+        test=_display(exact), where="gold", passed=outcomes.count("passed"), runs=len(outcomes)
+    )
 
 
 def _display(key: str) -> str:
