@@ -8,7 +8,8 @@ each on a fresh copy of the prepared tree. The provisional test command runs eac
 on its own between marker lines, so every test's outcome is read with its file, whatever the
 runner prints (jest, vitest and node name tests without their file): twice in a row at the base
 and in the first gold run (two samples each, the second in the same tree, as the verifier's own
-repeat), once in each later gold run (one sample each, from a fresh copy). The gold runs leave
+repeat; with a coverage measure the neighbours once, `_run_once`, their first run standing for
+the second), once in each later gold run (one sample each, from a fresh copy). The gold runs leave
 the verifier's repeat of the whole command out, so each test selection runs as often as the
 verdict needs and no more (validation counts these runs, `validate.evidence`). Unchanged test
 files beside the changed ones (`Plan.neighbours`) may run too, for pass-to-pass tests only.
