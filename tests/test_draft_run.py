@@ -41,6 +41,7 @@ from selfbench.draft.run import (
     Observation,
     Plan,
     RunSample,
+    Where,
     _collection_error,
     _report_samples,
     collection_error,
@@ -790,6 +791,13 @@ def _alone(*runs: FileRun) -> list[RunSample]:
     return [_sample(f"alone-{n}", run, carried) for n, run in enumerate(runs)]
 
 
+def _alone_four(test: str, where: Where, passed: int, runs: int, alone: int) -> AloneRerun:
+    """A changed test's record: `passed` of `runs` beside others, `alone` of 4 runs alone."""
+    return AloneRerun(
+        test=test, where=where, passed=passed, runs=runs, alonePassed=alone, aloneRuns=4
+    )
+
+
 @pytest.mark.parametrize(
     ("observation", "alone", "asked", "record", "reason"),
     [
@@ -797,8 +805,7 @@ def _alone(*runs: FileRun) -> list[RunSample]:
             OLD_FLIPS,
             _alone(BASE_A, BASE_A, BASE_A, BASE_A),
             ("base", [A]),
-            AloneRerun(test=f"{A}::test_old", where="base", passed=1, runs=2, alonePassed=4,
-                       aloneRuns=4),
+            _alone_four(f"{A}::test_old", "base", 1, 2, 4),
             None,
             id="a changed file's test steady alone at the base is decided on its runs alone",
         ),
@@ -806,8 +813,7 @@ def _alone(*runs: FileRun) -> list[RunSample]:
             OLD_FLIPS,
             _alone(BASE_A, A_OLD_FAILS, BASE_A, BASE_A),
             ("base", [A]),
-            AloneRerun(test=f"{A}::test_old", where="base", passed=1, runs=2, alonePassed=3,
-                       aloneRuns=4),
+            _alone_four(f"{A}::test_old", "base", 1, 2, 3),
             f"flaky: {A}::test_old passed 1 of 2 runs at the base (log /logs/base.log)",
             id="one that still changes alone rejects on its runs as they were",
         ),
@@ -815,8 +821,7 @@ def _alone(*runs: FileRun) -> list[RunSample]:
             OLD_FLIPS,
             _alone(A_OLD_FAILS, A_OLD_FAILS, A_OLD_FAILS, A_OLD_FAILS),
             ("base", [A]),
-            AloneRerun(test=f"{A}::test_old", where="base", passed=1, runs=2, alonePassed=0,
-                       aloneRuns=4),
+            _alone_four(f"{A}::test_old", "base", 1, 2, 0),
             f"flaky: {A}::test_old passed 1 of 2 runs at the base (log /logs/base.log)",
             id="so does one failing in every run alone: load cannot make a test pass",
         ),
@@ -824,8 +829,7 @@ def _alone(*runs: FileRun) -> list[RunSample]:
             NEW_FLIPS,
             _alone(GOLD_A, GOLD_A, GOLD_A, GOLD_A),
             ("gold", [A]),
-            AloneRerun(test=f"{A}::test_new", where="gold", passed=2, runs=3, alonePassed=4,
-                       aloneRuns=4),
+            _alone_four(f"{A}::test_new", "gold", 2, 3, 4),
             None,
             id="a fail-to-pass test steady alone with the gold patch is fail-to-pass",
         ),

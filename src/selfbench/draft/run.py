@@ -110,6 +110,7 @@ __all__ = [
     "Observation",
     "Plan",
     "RunSample",
+    "Where",
     "collection_error",
     "decide",
     "observe",
