@@ -44,6 +44,7 @@ from selfbench.draft.run import (
     Where,
     _collection_error,
     _report_samples,
+    _unreached,
     collection_error,
     decide,
     file_seconds,
@@ -885,57 +886,85 @@ def test_a_test_that_changes_outcome_runs_alone_before_it_is_called_flaky(
         assert not any(sample.files[1].alone for sample in place)  # the neighbour's stand
 
 
-REACHING_SLOW = CoverageSeen(LINES, {f"{N}::test_slow": 2}, 7)
-REACHING_NOTHING = CoverageSeen(LINES, {f"{A}::test_old": 1}, 7)
-
-
 @pytest.mark.parametrize(
-    ("coverage", "reason", "dropped"),
+    ("gold", "reason", "dropped"),
     [
         pytest.param(
-            REACHING_NOTHING,
+            ((GOLD_A, N_SLOW_FAILS), (GOLD_A, N_STEADY), (GOLD_A, N_STEADY)),
             None,
-            (FlakyTest(test=f"{N}::test_slow", where="gold", passed=0, runs=1),),
-            id="apart from the change: left out, not a regression",
+            (FlakyTest(test=f"{N}::test_slow", where="gold", passed=2, runs=3),),
+            id="failing once then passing: flaky, left out",
         ),
         pytest.param(
-            REACHING_SLOW,
+            ((GOLD_A, N_SLOW_FAILS), (GOLD_A, N_SLOW_FAILS), (GOLD_A, N_SLOW_FAILS)),
             f"regression: {N}::test_slow passes at the base and fails with the gold patch "
             "(log /logs/gold-1.log)",
             (),
-            id="one the coverage run saw reach the change rejects",
-        ),
-        pytest.param(
-            CoverageSeen("", problem="coverage.py is not installed"),
-            f"regression: {N}::test_slow passes at the base and fails with the gold patch "
-            "(log /logs/gold-1.log)",
-            (),
-            id="so does any when the coverage run did not work",
+            id="failing in every gold run: a regression",
         ),
     ],
 )
-def test_an_unchanged_file_s_test_failing_with_the_gold_patch_rejects_when_the_change_reaches_it(
-    coverage: CoverageSeen, reason: str | None, dropped: tuple[FlakyTest, ...]
+def test_a_neighbour_run_once_in_the_first_gold_run_is_run_again_before_it_regresses(
+    gold: tuple[tuple[FileRun, ...], ...], reason: str | None, dropped: tuple[FlakyTest, ...]
 ) -> None:
-    """The first gold run runs the neighbours once; the later ones leave out those the coverage
-    run shows unreached, so such a test has one run with the gold patch."""
-    carried = replace(N_SLOW_FAILS, carried=True)
-    observation = _runs(STEADY_BASE, ((GOLD_A, N_SLOW_FAILS), (GOLD_A, carried), (GOLD_A, carried)))
+    """The first gold run runs the neighbours once (`_run_once`): its second sample carries the
+    first. A neighbour's test failing there settles nothing until a later gold run has run its
+    file again; then a failure once is a flaky test (left out: the change does not reach it),
+    and a failure in both a regression."""
+    once = tuple((changed, replace(neighbour, carried=True)) for changed, neighbour in gold[:1])
+    observation = Observation(
+        tuple(
+            _sample(name, *runs)
+            for name, runs in zip(("base", "base #2"), STEADY_BASE, strict=True)
+        ),
+        (
+            _sample("gold-1", *gold[0]),
+            _sample("gold-1 #2", *once[0]),
+            *(_sample(f"gold-{n}", *runs) for n, runs in enumerate(gold[1:], start=2)),
+        ),
+        Path("/logs"),
+        1.0,
+        coverage=CoverageSeen(LINES, {f"{A}::test_old": 1}, 7),
+    )
+    early = partial(
+        rejected_early, selector_of=lambda name: name, by_file=False, neighbours=frozenset({N})
+    )
+    assert not early(replace(observation, gold=observation.gold[:2]))  # one live run: waits
+    assert early(replace(observation, gold=observation.gold[:3])) == (reason is not None)
     decision = decide(
-        replace(observation, coverage=coverage),
+        observation,
         difficulty="easy",
         selector_of=lambda name: name,
         by_file=False,
         neighbours=frozenset({N}),
     )
     assert (decision.reason, decision.dropped_flaky) == (reason, dropped)
-    if reason is None:
-        assert decision.pass_to_pass == CHANGED_P2P
-    # before the coverage run is read, it settles nothing
-    first = replace(observation, gold=observation.gold[:1])
-    assert not rejected_early(
-        first, selector_of=lambda name: name, by_file=False, neighbours=frozenset({N})
-    )
+
+
+def test_a_neighbour_failing_in_the_first_gold_run_is_not_left_out_of_the_later_ones(
+    tmp_path: Path,
+) -> None:
+    """`_unreached`: an unchanged file none of whose tests the coverage run saw reach the change
+    is left out of the later gold runs, unless one of its tests passed at the base and failed
+    in the first gold run (run once there: a later run tells a failure once from a
+    regression)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "test_a.py").write_text("def test_a():\n    assert True\n")
+    command = f"cd {project} && {sys.executable} -m pytest -rA -p no:cacheprovider {{tests}}"
+    plan = Plan("0" * 40, ".", "true", command, (), ("test_a.py", "test_b.py"), TIMEOUTS,
+                RESOURCES, neighbours=frozenset({"test_b.py"}))  # fmt: skip
+    nothing = CoverageSeen(LINES, {"test_a.py::test_a": 1}, 7)
+    reports = []
+    for name, body in (("base", "True"), ("gold-1", "True"), ("gold-1-fails", "False")):
+        (tmp_path / name).mkdir()
+        (project / "test_b.py").write_text(f"def test_b():\n    assert {body}\n")
+        command_once = provisional_command(command, 2, 2, once=[1])
+        reports.append(_provisional_log(tmp_path / name, command_once, "test_a.py test_b.py"))
+    base, steady, failing = reports
+
+    assert _unreached(plan, nothing, [base, steady]) == frozenset({"test_b.py"})
+    assert _unreached(plan, nothing, [base, failing]) == frozenset()
 
 
 def test_the_neighbours_run_once_in_a_run_that_repeats_the_changed_files(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ each on a fresh copy of the prepared tree. The provisional test command runs eac
 on its own between marker lines, so every test's outcome is read with its file, whatever the
 runner prints (jest, vitest and node name tests without their file): twice in a row at the base
 and in the first gold run (two samples each, the second in the same tree, as the verifier's own
-repeat; with a coverage measure the neighbours once, `_run_once`, their first run standing for
-the second), once in each later gold run (one sample each, from a fresh copy). The gold runs leave
+repeat; with a coverage run the neighbours once, `_run_once`, their first run standing for the
+second), once in each later gold run (one sample each, from a fresh copy). The gold runs leave
 the verifier's repeat of the whole command out, so each test selection runs as often as the
 verdict needs and no more (validation counts these runs, `validate.evidence`). Unchanged test
 files beside the changed ones (`Plan.neighbours`) may run too, for pass-to-pass tests only.
@@ -318,13 +318,14 @@ def provisional_command(
     )
 
 
-def _run_once(plan: Plan) -> list[int]:
+def _run_once(plan: Plan, *, coverage: bool, reruns: int) -> list[int]:
     """The files the base and the first gold run run once, not `REPEATS` times: with a coverage
-    measure, the neighbours. Their repeat looks for a flaky test, and one of theirs matters only
-    when the coverage run sees it reach the change; those the later gold runs run again, each
-    once, so their flakiness still shows, and the others are left out of those runs and of
-    pass-to-pass. Without a coverage measure every file runs `REPEATS` times."""
-    if plan.coverage is None:
+    run and at least two gold runs, the neighbours. Their repeat looks for a flaky test, and one
+    of theirs matters only when the coverage run sees it reach the change: the later gold runs
+    run those again (`_unreached` leaves out only the others), and any neighbour with a test
+    that passed at the base and failed in the first gold run, so a failure once there is told
+    from a regression by a second run (`_waits`). Otherwise every file runs `REPEATS` times."""
+    if not coverage or reruns < REPEATS:
         return []
     return [index for index, file in enumerate(plan.test_files) if file in plan.neighbours]
 
@@ -345,7 +346,9 @@ def _once(once: Collection[int]) -> str:
 _MAX_PROVISIONAL_SECONDS = 3600
 
 
-def _provisional_definition(plan: Plan, difficulty: Difficulty) -> dict[str, Any]:
+def _provisional_definition(
+    plan: Plan, difficulty: Difficulty, once: Collection[int] = ()
+) -> dict[str, Any]:
     """The provisional task: every file runs `REPEATS` times in one command, so its time limit
     is the task's per-command limit for each run (at most an hour in all, unless one run
     already may take longer); each file's run stops at the per-command limit."""
@@ -365,7 +368,7 @@ def _provisional_definition(plan: Plan, difficulty: Difficulty) -> dict[str, Any
             plan.test_command,
             len(plan.test_files),
             limits=[one] * len(plan.test_files),
-            once=_run_once(plan),
+            once=once,
         ),
         "failToPass": list(plan.test_files),
         "passToPass": [],
@@ -406,13 +409,14 @@ def observe(
     with scratch_directory("selfbench-draft-") as scratch:
         task = Path(scratch) / "task"
         task.mkdir()
-        definition = _provisional_definition(plan, "easy")
-        write_task_files(task, definition, test_patch, gold_patch)
-        located = compile_home(task, repo=repo, home=task)
         measure: CoverageRun | str = "the runner has no coverage measure"
         if plan.coverage is not None:
             measure = prepare_coverage(Path(scratch), plan.coverage, guarded_lines(gold_patch))
-        variants = _GoldRuns(located.definition, plan, test_patch, gold_patch, reruns)
+        once = _run_once(plan, coverage=isinstance(measure, CoverageRun), reruns=reruns)
+        definition = _provisional_definition(plan, "easy", once)
+        write_task_files(task, definition, test_patch, gold_patch)
+        located = compile_home(task, repo=repo, home=task)
+        variants = _GoldRuns(located.definition, plan, (test_patch, gold_patch), reruns, once)
         patches: list[bytes | None] = [b"", *([gold_patch] * reruns)]
         if isinstance(measure, CoverageRun):
             # after the first gold run, so a candidate that run rejects costs no coverage run,
@@ -436,7 +440,7 @@ def observe(
             if variants.coverage is not None and len(reports) > COVERAGE_RUN:
                 if variants.seen is None:
                     variants.seen = _coverage_seen(repo, plan, measure, reports[COVERAGE_RUN])
-                    variants.skipped = _unreached(plan, variants.seen, reports[1])
+                    variants.skipped = _unreached(plan, variants.seen, reports[:2])
                 del runs[COVERAGE_RUN]
             # without a coverage run, what is known of coverage is known from the start
             seen = variants.seen if variants.coverage is not None else no_run
@@ -467,25 +471,33 @@ COVERAGE_RUN: Final = 2
 """The coverage run's place among `observe`'s runs: after the base and the first gold run."""
 
 
-def _unreached(plan: Plan, seen: CoverageSeen, first_gold: RunReport) -> frozenset[str]:
+def _unreached(plan: Plan, seen: CoverageSeen, first: Sequence[RunReport]) -> frozenset[str]:
     """The unchanged test files the later gold runs leave out: with a coverage measure that
-    worked, those none of whose tests (by the first gold run's names) executes a guarded line.
-    Their tests can be neither pass-to-pass (`coverage.choose_pass_to_pass` takes an unchanged
-    file's test only for its coverage) nor flaky in a way that rejects (`_reached`), so running
-    them again would decide nothing."""
+    worked, those none of whose tests (by the first gold run's names) executes a guarded line,
+    and none of whose tests passed at the base and failed in the first gold run (`first`: the
+    base run and that one). Their tests can be neither pass-to-pass (`coverage.choose_pass_to_pass`
+    takes an unchanged file's test only for its coverage), nor flaky in a way that rejects
+    (`_reached`), nor a regression, so running them again would decide nothing."""
     if seen.problem is not None or not seen.tool or not plan.neighbours:
         return frozenset()
     touched = _touched(seen)
-    samples = _report_samples(plan, first_gold, "gold-1")
-    if isinstance(samples, str):
+    base = _report_samples(plan, first[0], "base")
+    samples = _report_samples(plan, first[1], "gold-1")
+    if isinstance(samples, str) or isinstance(base, str):
         return frozenset()
     names: dict[str, set[str]] = {}
     for run in samples[0].files:
         names.setdefault(run.file, {match_key(run.file)}).update(
             match_key(name) for name, _ in run.outcomes.tests
         )
+    regressed = {
+        _split_key(key)[0]
+        for key, _ in _regressions(base[0], samples[:1], _LeftOut(frozenset(), frozenset()))
+    }
     return frozenset(
-        file for file in plan.neighbours if file in names and not names[file] & touched
+        file
+        for file in plan.neighbours
+        if file in names and not names[file] & touched and file not in regressed
     )
 
 
@@ -500,12 +512,12 @@ class _GoldRuns(Mapping[int, VerifierVariant]):
         self,
         definition: TaskDefinition,
         plan: Plan,
-        test_patch: bytes,
-        gold_patch: bytes,
+        patches: tuple[bytes, bytes],
         reruns: int,
+        once: Collection[int],
     ) -> None:
         self.definition, self.plan, self.reruns = definition, plan, reruns
-        self.patches = (test_patch, gold_patch)
+        self.patches, self.once = patches, once
         self.base: RunReport | None = None
         self.coverage: VerifierVariant | None = None
         self.seen: CoverageSeen | None = None
@@ -521,15 +533,14 @@ class _GoldRuns(Mapping[int, VerifierVariant]):
         seconds = {} if self.base is None else file_seconds(self.plan, self.base)
         limits = later_limits(self.plan, seconds, ceiling)
         skipped = [i for i, file in enumerate(self.plan.test_files) if file in self.skipped]
-        test_patch, gold_patch = self.patches
         return _gold_run(
             self.definition,
             self.plan,
-            test_patch,
-            gold_patch,
-            kind="first" if number == 1 else "later",
+            self.patches,
+            repeats=REPEATS if number == 1 else 1,
             limits=limits,
             skipped=skipped if number > 1 else (),
+            once=self.once if number == 1 else (),
         )
 
     def __iter__(self) -> Iterator[int]:
@@ -542,21 +553,20 @@ class _GoldRuns(Mapping[int, VerifierVariant]):
 def _gold_run(
     definition: TaskDefinition,
     plan: Plan,
-    test_patch: bytes,
-    gold_patch: bytes,
+    patches: tuple[bytes, bytes],
     *,
-    kind: Literal["first", "later", "alone"],
+    repeats: int,
     limits: Sequence[int] = (),
     skipped: Collection[int] = (),
+    once: Collection[int] = (),
 ) -> VerifierVariant:
-    """A gold run's verifier: each file `REPEATS` times in the first gold run (in the same
-    tree, as the verifier's own repeat would; the neighbours once, `_run_once`) and in a run
-    alone (`_Alone`, every file), once in each later one (each from a fresh copy), each run of
-    a file stopped at its `limits`, the files at `skipped` left out; the verifier's repeat of
-    the whole command left out (`repeat=False`), so a gold run is one run of the selection, as
-    validation's evidence counts it (`validate.evidence`)."""
-    repeats = 1 if kind == "later" else REPEATS
-    once = _run_once(plan) if kind == "first" else []
+    """A gold run's verifier (`patches`: the test patch and the gold patch): each file
+    `repeats` times in a row (`REPEATS` in the first gold run, in the same tree as the
+    verifier's own repeat would, the files at `once` once; once in each later one, each from a
+    fresh copy), each run of a file stopped at its `limits`, the files at `skipped` left out;
+    the verifier's repeat of the whole command left out (`repeat=False`), so a gold run is one
+    run of the selection, as validation's evidence counts it (`validate.evidence`)."""
+    test_patch, gold_patch = patches
     command = provisional_command(
         plan.test_command, len(plan.test_files), repeats, limits, skipped, once
     )
@@ -875,16 +885,18 @@ def rejected_early(
 
 def _waits(observation: Observation, neighbours: frozenset[str]) -> bool:
     """Whether what the runs so far show waits for more before it settles anything: a flaky
-    test the change may reach (its runs alone come once every run is made), or, before the
-    coverage run is read, an unchanged file's test that passes at the base and fails in the
-    first gold run (the coverage run tells whether the change reaches it)."""
+    test the change may reach (its runs alone come once every run is made), or an unchanged
+    file's test that passes at the base and fails with the gold patch while its file has run
+    fewer than `REPEATS` times with it (run once in the first gold run, `_run_once`: a later
+    gold run tells a failure once from a regression)."""
     if _maybe_reached(observation, neighbours):
         return True
-    if observation.coverage is not None or not observation.gold:
+    gold = observation.gold
+    if not gold:
         return False
-    left_out = _LeftOut(frozenset(), frozenset())
-    regressed = _regressions(observation.base[0], observation.gold, left_out)
-    return any(_split_key(key)[0] in neighbours for key, _ in regressed)
+    regressed = _regressions(observation.base[0], gold, _LeftOut(frozenset(), frozenset()))
+    files = {_split_key(key)[0] for key, _ in regressed} & neighbours
+    return any(sum(_ran(sample, file) for sample in gold) < REPEATS for file in files)
 
 
 def _too_few_now(
@@ -937,15 +949,9 @@ def _selectors(
     if problem is not None:
         return problem
     regressed = _regressions(base[0], gold, left_out)
-    apart = [each for each in regressed if _apart(each[0], neighbours, observation.coverage)]
-    rejecting = [each for each in regressed if each not in apart]
-    if rejecting:
-        return _regression_reason(rejecting[0][1], gold[0])
-    left_out = _LeftOut(left_out.keys | {key for key, _ in apart}, left_out.files)
-    dropped = (
-        *(flip.record for flip in flips),
-        *(_regressed_record(key, exact, gold) for key, exact in apart),
-    )
+    if regressed:
+        return _regression_reason(regressed[0][1], gold[0])
+    dropped = tuple(flip.record for flip in flips)
     if by_file:
         fail, passing, names = _by_file(base[0], gold, neighbours, left_out)
         unselectable: list[str] = []
@@ -1160,9 +1166,8 @@ class _Alone:
         variant = _gold_run(
             self.located.definition,
             plan,
-            self.test_patch,
-            self.gold_patch,
-            kind="alone",
+            (self.test_patch, self.gold_patch),
+            repeats=REPEATS,
             limits=later_limits(plan, seconds, ceiling),
             skipped=skipped,
         )
@@ -1283,7 +1288,7 @@ def _reached(
     if flip.file not in neighbours:
         return True
     whole = by_file or not flip.name
-    return (flip.file if whole else flip.name) in touched
+    return (match_key(flip.file) if whole else flip.name) in touched
 
 
 @dataclass(frozen=True, slots=True)
@@ -1323,29 +1328,6 @@ def _regression_reason(exact: str, first_gold: RunSample) -> str:
     return (
         f"regression: {_display(exact)} passes at the base and fails with the gold patch "
         f"(log {first_gold.log})"
-    )
-
-
-def _apart(key: str, neighbours: frozenset[str], coverage: CoverageSeen | None) -> bool:
-    """Whether a test that changed outcome between the base and the gold patch is apart from
-    the change: an unchanged file's test none of whose file's or its own runs the coverage run
-    (which worked) saw execute a guarded line. Its failure with the gold patch rejects nothing
-    (a flaky test run once there, or one broken by what no guarded line holds); it is left out
-    of pass-to-pass as a flaky test of such a file is."""
-    if coverage is None or coverage.problem is not None or not coverage.tool:
-        return False
-    file, name = _split_key(key)
-    touched = _touched(coverage)
-    return file in neighbours and file not in touched and name not in touched
-
-
-def _regressed_record(key: str, exact: str, gold: Sequence[RunSample]) -> FlakyTest:
-    """A test apart from the change that failed with the gold patch, as the flaky tests left
-    out are recorded: how often it passed in the gold runs that ran its file."""
-    file, _ = _split_key(key)
-    outcomes = [_outcome(_grouped(sample).get(key)) for sample in gold if _ran(sample, file)]
-    return FlakyTest(
-        test=_display(exact), where="gold", passed=outcomes.count("passed"), runs=len(outcomes)
     )
 
 
