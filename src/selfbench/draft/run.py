@@ -123,7 +123,8 @@ __all__ = [
 DEFAULT_P2P_CAP: Final = 20
 """At most this many pass-to-pass selectors, the best guards first."""
 REPEATS: Final = 2
-"""Each file runs this many times in a row in every verifier run (see `provisional_command`)."""
+"""Each file runs this many times in a row at the base and in the first gold run (see
+`provisional_command`; with a coverage run the neighbours once, `_run_once`)."""
 _MARKER_RE = re.compile(
     r"^selfbench-draft: (begin|end|skip) (\d{1,6}) (\d{1,2})(?: (-?\d{1,6}))?(?: (\d{9,11}))? ?$",
     re.MULTILINE,
@@ -131,7 +132,7 @@ _MARKER_RE = re.compile(
 """A file run's marker line: `begin INDEX REPEAT TIME` or `end INDEX REPEAT CODE TIME` (the
 time in whole seconds since the epoch, bash's `EPOCHSECONDS`; empty where the shell has none,
 and the file's time is then not known); `skip INDEX REPEAT` for a file a later gold run leaves
-out (`provisional_command`'s `skipped`)."""
+out (`provisional_command`'s `skipped`) or a later repeat of a file run once (`once`)."""
 _TIMED_OUT = 124
 """`timeout`'s exit code when the limit struck (a kill 5 s after, 137, is also what an
 out-of-memory kill gives: that one reads as a failed run)."""
@@ -186,8 +187,9 @@ class FileRun:
     """The last exception line of a failed run that reported no test of its own (a collection
     error: `ModuleNotFoundError: No module named 'pkg_resources'`)."""
     carried: bool = False
-    """Not run in this sample: the first gold run's run of the file stands for it (a later gold
-    run left the file out, `_unreached`). Flaky tests are counted in the runs made only."""
+    """Not run in this sample: another run of the file stands for it, the first gold run's (a
+    later gold run left the file out, `_unreached`) or its first run in the same command (a file
+    run once, `_run_once`). Flaky tests are counted in the runs made only."""
     alone: bool = False
     """Run again alone (`settled_alone`): the file's tests changed outcome between this place's
     runs while other runs shared the machine, and passed every time it had the machine alone;
@@ -698,7 +700,8 @@ def _file_runs(
         index, repeat = int(match[2]), int(match[3])
         if match[1] == "skip":
             first = runs.get(1, [])
-            if 1 < repeat <= REPEATS and index < len(first) and not first[index].carried:
+            own = index < len(first) and first[index].file == plan.test_files[index]
+            if 1 < repeat <= REPEATS and own and not first[index].carried:
                 stands = first[index]  # a file run once: its first run stands for this one
             elif carried is not None and index < len(carried.files) and 1 <= repeat <= REPEATS:
                 stands = carried.files[index]
