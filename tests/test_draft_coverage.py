@@ -304,16 +304,20 @@ def _pythons() -> list[object]:
     ]
 
 
+@pytest.mark.parametrize("rootdir_above", [False, True], ids=["rootdir-here", "rootdir-above"])
 @pytest.mark.parametrize("python", _pythons())
 def test_the_line_trace_records_each_test_s_lines_of_the_measured_files(
-    tmp_path: Path, python: str
+    tmp_path: Path, python: str, rootdir_above: bool
 ) -> None:
     """The plugin the coverage run loads, in a real pytest on the given Python: each test's
     lines of the measured module (a branch each way, a thread, a generator), none of a test
-    that does not call it, read back as the draft reads them."""
+    that does not call it, read back as the draft reads them, each by the id the run prints
+    (relative to the working directory, also where pytest's configuration sits above it)."""
     project, lib, data = tmp_path / "app", tmp_path / "lib", tmp_path / "data" / "0"
     for directory in (project / "pkg", project / "tests", lib, data):
         directory.mkdir(parents=True)
+    if rootdir_above:
+        (tmp_path / "pytest.ini").write_text("[pytest]\n")
     (project / "pkg" / "__init__.py").write_text("")
     (project / "pkg" / "mod.py").write_text(_TRACED_MODULE)
     (project / "tests" / "test_mod.py").write_text(_TRACED_TESTS)

@@ -338,10 +338,29 @@ def pytest_configure(config):
         _failed(error)
 
 
+def _name(item):
+    # the id the run's report prints: relative to the working directory, not to pytest's
+    # rootdir (they differ where the configuration sits above the workdir); computed here,
+    # since Config.cwd_relative_nodeid takes a str before pytest 9.2 and a NodeId from it
+    try:
+        config = item.config
+        root = str(getattr(config, "rootpath", None) or config.rootdir)
+        here = str(config.invocation_params.dir)
+        if os.path.realpath(root) == os.path.realpath(here):
+            return item.nodeid
+        path, separator, rest = item.nodeid.partition("::")
+        if not path:
+            return item.nodeid
+        relative = os.path.relpath(os.path.join(root, path), here).replace(os.sep, "/")
+        return relative + separator + rest
+    except Exception:
+        return item.nodeid
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     global _current
-    _current = _by_test.setdefault(item.nodeid, {})
+    _current = _by_test.setdefault(_name(item), {})
     if _tool is not None:
         _monitoring.restart_events()
     yield
