@@ -272,13 +272,15 @@ def heartbeat(
     every = heartbeat_seconds() if every is None else every
     stopped = threading.Event()
 
+    poll = min(1.0, every)
+
     def beat() -> None:
-        while not stopped.wait(min(1.0, every)):
+        while not stopped.wait(poll):
             now = time.monotonic()
             for entry in running():
                 _expire_if_due(entry, now)
-                if now - entry.said < every:
-                    continue
+                if now - entry.said + poll < every:
+                    continue  # the next wake still comes within `every` of its last line
                 entry.said = now
                 # a line that cannot be written (a closed pipe, a full disk for the events)
                 # must not end the thread: it also ends stages past their deadline
