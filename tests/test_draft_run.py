@@ -743,6 +743,28 @@ def test_a_flaky_unchanged_file_selected_by_file_is_left_out_whole() -> None:
     ).pass_to_pass == (slow,)  # fmt: skip
 
 
+def test_a_flaky_file_selected_by_file_is_matched_to_coverage_by_its_marked_name() -> None:
+    """V8 coverage scores files by their names with volatile parts marked (`match_key`); a
+    neighbour whose name holds such a part (`regress-1a2b3c4d`) and executes the change is
+    reached: its flakiness rejects, not left out."""
+    changed, regress = "test/reverse.test.js", "test/regress-1a2b3c4d.test.js"
+    failing, passing = _node_run(changed, 1, "✖ reverse (1ms)"), _node_run(changed, 0, "✔ reverse")
+    steady = _node_run(regress, 0, "✔ spawns (5.1ms)")
+    flipped = _node_run(regress, 1, "✖ spawns (5001ms)")
+    observation = _runs(((failing, steady), (failing, flipped)), ((passing, steady),) * 3)
+    covered = replace(observation, coverage=CoverageSeen(LINES, {regress: 5}, 7))
+    decision = decide(
+        covered,
+        difficulty="easy",
+        selector_of=lambda name: name,
+        by_file=True,
+        neighbours=frozenset({regress}),
+    )
+    assert decision.reason == (
+        f"flaky: {regress}: spawns passed 1 of 2 runs at the base (log /logs/base.log)"
+    )
+
+
 def test_pass_to_pass_left_empty_by_the_flaky_keeps_the_tiers_minimum() -> None:
     base = _pytest_run(A, [f"FAILED {A}::test_new - x", "== 1 failed in 0.1s =="], 1)
     gold = _pytest_run(A, [f"PASSED {A}::test_new", "== 1 passed in 0.1s =="], 0)
