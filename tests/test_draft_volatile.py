@@ -4,6 +4,7 @@ suffix are matched as one test; ids that differ otherwise never are."""
 from __future__ import annotations
 
 import datetime as dt
+from operator import methodcaller
 
 import pytest
 from hypothesis import assume, given
@@ -19,6 +20,15 @@ _YEAR_1000 = dt.datetime(1000, 1, 1)  # noqa: DTZ001 - naive on purpose: an id's
 _TIMESTAMPS = st.one_of(
     st.datetimes(min_value=_YEAR_1000).map(dt.datetime.isoformat),
     st.datetimes(min_value=_YEAR_1000, timezones=st.just(dt.UTC)).map(str),
+    *(
+        st.datetimes(min_value=_YEAR_1000).map(methodcaller("strftime", form))
+        for form in (
+            "%m-%d-%Y %H:%M:%S",  # marshmallow's `dt.datetime.now().strftime(...)` ids
+            "%d.%m.%Y %H:%M",
+            "%d/%m/%YT%H:%M:%S",
+            "%Y/%m/%d %H:%M:%S",
+        )
+    ),
     st.integers(10**9, 10**19).map(str),
     st.tuples(st.integers(10**9, 10**12), st.integers(0, 10**6)).map(lambda t: f"{t[0]}.{t[1]}"),
 )
@@ -92,6 +102,11 @@ UUIDS = ("0b5d6a1e-9c2f-4e8b-a3d7-1f2e3c4b5a69", "f47ac10b-58cc-4372-a567-0e02b2
         ("test_x[2026-12-06T07:33:01.123456]", "test_x[2026-12-06T08:00:00]", True),
         ("test_x[2026-12-06 07:33:01+00:00]", "test_x[2027-01-01 00:00:00Z]", True),
         ("test_t[1733470381.123]", "test_t[1733470399.5]", True),
+        ("test_dt[12-06-2026 16:48:07]", "test_dt[12-06-2026 16:50:13]", True),
+        ("test_dt[6.12.2026 9:05]", "test_dt[06.12.2026 16:50]", True),
+        ("test_dt[12-06-2026 16:48:07]", "test_dt[12/06/2026 16:48:07]", True),
+        ("test_d[12-06-2026]", "test_d[12-07-2026]", False),  # a date alone is a parameter
+        ("test_d[12-06/2026 16:48]", "test_d[12-06/2026 16:49]", False),  # mixed separators
         ("test_y[<object at 0x7f3a9c1b2d40>]", "test_y[<object at 0x7f3a9c1b9e10>]", True),
         (f"test_u[{UUIDS[0]}]", f"test_u[{UUIDS[1]}]", True),
         ("test_tmp[tmp-3f2a9c1b]", "test_tmp[tmp-a81b22c0]", True),
