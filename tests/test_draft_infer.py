@@ -291,6 +291,21 @@ def test_extension_modules_are_rebuilt_before_the_tests(tmp_path: Path) -> None:
             "-e . pytest",
             "the project, pytest",
         ),
+        (  # marshmallow's tox environment adds the extra its tests import simplejson from
+            {
+                "setup.py": "EXTRAS = {'reco': ['simplejson'], 'tests': ['pytest']}\n"
+                "setup(extras_require=EXTRAS)\n",
+                "tox.ini": "[testenv]\nextras = tests,reco\n    py27: py2only\n    "
+                "py312: $(touch pwned)\n",
+            },
+            "-e '.[tests,reco]' pytest",
+            "setup.py extras_require tests, tox.ini [testenv] extras reco, pytest",
+        ),
+        (
+            {"setup.py": "setup()\n", "tox.ini": "[testenv]\nextras =\n    py3: yaml\n"},
+            "-e '.[yaml]' pytest",
+            "the project, tox.ini [testenv] extras yaml, pytest",
+        ),
     ],
     ids=[
         "setup.cfg",
@@ -300,6 +315,8 @@ def test_extension_modules_are_rebuilt_before_the_tests(tmp_path: Path) -> None:
         "setup.py-python2",
         "tox",
         "bad-tox",
+        "tox-extras",
+        "tox-extras-factored",
     ],
 )
 def test_older_projects_say_what_their_tests_need_elsewhere(

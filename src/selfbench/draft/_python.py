@@ -7,9 +7,11 @@
   (`requirements-test.txt`, `test_requirements.txt`, `requirements/tests.txt`, …; the first dev
   one, `requirements-dev.txt` or `requirements/dev.txt`, when there is none; never one naming
   another Python, `-py27`), the test dependency group's requirements (PEP 735, read here so any
-  pip installs them), Poetry's test group, and pytest. `tox.ini`'s `[testenv] deps` are read
-  when nothing else names a test requirement: the unconditional lines and the factor-conditional
-  ones (`py3: ipython`) that hold for the chosen Python, never one line per factor flattened.
+  pip installs them), Poetry's test group, and pytest. The extras `tox.ini`'s `[testenv]
+  extras` names for the chosen Python are installed with the test extra. `tox.ini`'s `[testenv]
+  deps` are read when nothing else names a test requirement: the unconditional lines and the
+  factor-conditional ones (`py3: ipython`) that hold for the chosen Python, never one line per
+  factor flattened.
 
 A project that takes its version from git tags (setuptools-scm or hatch-vcs in its build
 requirements) gets the nearest tag's release as `SETUPTOOLS_SCM_PRETEND_VERSION`: the task's
@@ -162,7 +164,7 @@ class _Plan:
 def _pip_plan(tree: Tree, workdir: str, pyproject: dict[str, Any] | None, version: str) -> _Plan:
     """What pip installs for the tests under Python `version` (`3.12`)."""
     plan = _Plan()
-    extra = _project(tree, workdir, pyproject, plan)
+    extra = _project(tree, workdir, pyproject, plan, version)
     _groups(pyproject, plan)
     if not plan.requirements and not extra:
         _tox_deps(tree, workdir, plan, version)
@@ -177,8 +179,11 @@ def _pip_plan(tree: Tree, workdir: str, pyproject: dict[str, Any] | None, versio
     return plan
 
 
-def _project(tree: Tree, workdir: str, pyproject: dict[str, Any] | None, plan: _Plan) -> str | None:
-    """The project itself (editable, with its test extra) or its test extra's requirements."""
+def _project(
+    tree: Tree, workdir: str, pyproject: dict[str, Any] | None, plan: _Plan, version: str
+) -> str | None:
+    """The project itself (editable, with its test extra and the extras its tox environment
+    installs under Python `version`) or its test extra's requirements."""
     plan.installable = bool(_table(pyproject, "build-system")) or any(
         tree.has(join(workdir, name)) for name in ("setup.py", "setup.cfg")
     )
@@ -188,8 +193,12 @@ def _project(tree: Tree, workdir: str, pyproject: dict[str, Any] | None, plan: _
     if extra is None and plan.installable:
         extra, source = _legacy_extra(tree, workdir)
     if plan.installable:
-        plan.options.extend(["-e", f".[{extra}]" if extra else "."])
+        more = [name for name in _tox_extras(tree, workdir, version) if name != extra]
+        chosen = ",".join([*([extra] if extra else []), *more])
+        plan.options.extend(["-e", f".[{chosen}]" if chosen else "."])
         plan.sources.append(source if extra else "the project")
+        if more:
+            plan.sources.append(f"tox.ini [testenv] extras {','.join(more)}")
     elif extra:
         plan.requirements.extend(str(r) for r in extras[extra] if isinstance(r, str))
         plan.sources.append(source)
@@ -318,6 +327,17 @@ def _ini(text: str | None) -> configparser.ConfigParser | None:
     except configparser.Error:
         return None
     return parser
+
+
+def _tox_extras(tree: Tree, workdir: str, version: str) -> list[str]:
+    """The extras `tox.ini`'s `[testenv]` installs under Python `version` (`extras =
+    tests,reco`: marshmallow's tests import simplejson from its `reco` extra)."""
+    config = _ini(tree.text(join(workdir, "tox.ini")))
+    if config is None or not config.has_option("testenv", "extras"):
+        return []
+    lines, _ = tox_lines(config.get("testenv", "extras"), version)
+    names = (name.strip() for line in lines for name in line.split(","))
+    return list(dict.fromkeys(name for name in names if _NAME_RE.fullmatch(name)))
 
 
 def _tox_deps(tree: Tree, workdir: str, plan: _Plan, version: str) -> None:
