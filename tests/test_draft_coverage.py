@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -36,6 +36,7 @@ from selfbench.draft.coverage import (
 )
 from selfbench.draft.run import Decision, Observation, Plan, decide, observe
 from selfbench.runners import V8_COVERAGE, CoverageParts, runner_named
+from selfbench.runners.pytest import is_node_id
 from test_draft_run import _commit_change
 
 PYTEST_COVERAGE = runner_named("pytest").coverage  # type: ignore[union-attr]
@@ -426,12 +427,17 @@ PY_NEIGHBOURS = ("tests/test_aaa_words.py", "tests/test_shapes.py")
 
 
 def _python_observed(
-    tmp_path: Path, *, test_command: str = PYTEST, coverage: CoverageParts | None = PYTEST_COVERAGE
+    tmp_path: Path,
+    *,
+    test_command: str = PYTEST,
+    coverage: CoverageParts | None = PYTEST_COVERAGE,
+    base: Mapping[str, str] = PY_BASE,
+    named_tests: Callable[[str], bool] | None = None,
 ) -> tuple[Observation, Decision, float]:
-    repo, sha, test_patch, gold_patch = _commit_change(tmp_path, PY_BASE, PY_GOLD, PY_TESTS)
+    repo, sha, test_patch, gold_patch = _commit_change(tmp_path, dict(base), PY_GOLD, PY_TESTS)
     files = (*PY_TESTS, *PY_NEIGHBOURS)
     plan = Plan(sha, ".", PY_SETUP, test_command, ("python",), files, TIMEOUTS, RESOURCES,
-                frozenset(PY_NEIGHBOURS), coverage)  # fmt: skip
+                frozenset(PY_NEIGHBOURS), coverage, named_tests)  # fmt: skip
     started = time.monotonic()
     observation = observe(
         repo, plan, test_patch=test_patch, gold_patch=gold_patch, logs=tmp_path / "logs"
@@ -489,6 +495,36 @@ def _later_gold_runs_leave_out(
             ran = f"selfbench-draft: begin {index} 1" in log
             skipped = f"selfbench-draft: skip {index} 1" in log
             assert (ran, skipped) == ((False, True) if file == unreached else (True, False)), file
+
+
+@SANDBOX
+def test_the_later_gold_runs_run_only_the_neighbour_s_tests_that_execute_the_change(
+    tmp_path: Path,
+) -> None:
+    """With a runner that runs tests by name, the neighbour that guards the change runs its
+    three guarding tests in the later gold runs, not its test that never executes the change
+    (the first gold run's outcome stands for that one); the decision is the same."""
+    unrelated = (
+        "\n\nfrom calc.words import shout\n\n\ndef test_unrelated():\n    assert shout('b')\n"
+    )
+    base = {**PY_BASE, "tests/test_shapes.py": PY_BASE["tests/test_shapes.py"] + unrelated}
+    observation, decision, _ = _python_observed(tmp_path, base=base, named_tests=is_node_id)
+    assert (observation.reason, decision.reason) == (None, None)
+    assert decision.pass_to_pass == (
+        "tests/test_shapes.py::test_area[1]",
+        "tests/test_shapes.py::test_area[2]",
+        "tests/test_shapes.py::test_negative",
+    )
+    later = [sample for sample in observation.gold if sample.name in {"gold-2", "gold-3"}]
+    assert [sample.name for sample in later] == ["gold-2", "gold-3"]
+    for sample in later:
+        log = Path(sample.log).read_text()
+        assert "selfbench-draft: part 2 1" in log
+        assert "PASSED tests/test_shapes.py::test_negative" in log
+        assert "test_unrelated" not in log
+        shapes = sample.files[2]
+        assert shapes.carried_tests == frozenset({"tests/test_shapes.py::test_unrelated"})
+        assert dict(shapes.outcomes.tests)["tests/test_shapes.py::test_unrelated"] == "passed"
 
 
 @SANDBOX

@@ -43,6 +43,8 @@ from selfbench.draft.run import (
     RunSample,
     Where,
     _collection_error,
+    _flips,
+    _names_one,
     _report_samples,
     _unreached,
     collection_error,
@@ -50,6 +52,7 @@ from selfbench.draft.run import (
     file_seconds,
     later_limits,
     observe,
+    partial_runs,
     provisional_command,
     rejected_early,
     settled_alone,
@@ -57,6 +60,7 @@ from selfbench.draft.run import (
 from selfbench.mine import mine_repository, write_candidates
 from selfbench.mine.candidate import CandidateModel, find_candidate
 from selfbench.outcomes import Outcomes, parse_outcomes
+from selfbench.runners.pytest import is_node_id
 from selfbench.validate.evidence import DraftProof
 from selfbench.validate.report import Reward, RunReport
 
@@ -1371,3 +1375,186 @@ def test_a_file_a_later_gold_run_leaves_out_keeps_the_first_gold_run_s_outcomes(
     assert _report_samples(plan, later, "gold-2") == (
         f"gold-2: the test command's output is garbled (log {later.log})"
     )
+
+
+# --- later gold runs of some tests of an unchanged file (`partial_runs`) -------------------------
+
+NEIGHBOUR = (
+    "def test_hit():\n    assert {hit}\n\ndef test_miss():\n    assert {miss}\n\n"
+    "def test_other():\n    assert True\n"
+)
+
+
+def _two_files(tmp_path: Path) -> tuple[Path, Plan]:
+    """A project with a changed test file `test_a.py` and an unchanged `test_b.py` of three tests,
+    and the plan that runs them with real pytest, its tests given by name."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "test_a.py").write_text("def test_a():\n    assert True\n")
+    (project / "test_b.py").write_text(NEIGHBOUR.format(hit=True, miss=True))
+    command = f"cd {project} && {sys.executable} -m pytest -rA -p no:cacheprovider {{tests}}"
+    plan = Plan("0" * 40, ".", "true", command, (), ("test_a.py", "test_b.py"), TIMEOUTS,
+                RESOURCES, neighbours=frozenset({"test_b.py"}), named_tests=is_node_id)  # fmt: skip
+    return project, plan
+
+
+@pytest.mark.parametrize("limits", [(), (60, 60)], ids=["no limit", "limited"])
+def test_a_later_gold_run_runs_only_the_named_tests_of_a_file_and_carries_the_others(
+    tmp_path: Path, limits: tuple[int, ...]
+) -> None:
+    """`parts`: the file's run gets its tests' names in the file's place, after a `part`
+    marker; the sample holds that run's outcomes for them and the first gold run's for the
+    others, carried (no sample of their own). A test asked for and not reported is missing,
+    never carried; without a first gold run to carry from, a part is garbled output."""
+    project, plan = _two_files(tmp_path)
+    (tmp_path / "first").mkdir()
+    first = _provisional_log(
+        tmp_path / "first", provisional_command(plan.test_command, 2, 1), "test_a.py test_b.py"
+    )
+    gold_1 = _report_samples(plan, first, "gold-1")
+    assert not isinstance(gold_1, str)
+    # were test_miss run again, it would fail: it is not, so the first run's pass stands
+    (project / "test_b.py").write_text(NEIGHBOUR.format(hit=False, miss=False))
+    parts = {1: ("test_b.py::test_hit",)}
+    (tmp_path / "later").mkdir()
+    command = provisional_command(plan.test_command, 2, 1, limits, parts=parts)
+    later = _provisional_log(tmp_path / "later", command, "test_a.py test_b.py")
+    log = Path(later.log).read_text()
+    assert "selfbench-draft: part 1 1" in log
+    assert "FAILED test_b.py::test_hit" in log
+    assert "test_miss" not in log
+    gold_2 = _report_samples(plan, later, "gold-2", gold_1[0], parts)
+    assert not isinstance(gold_2, str)
+    run = gold_2[0].files[1]
+    assert run.outcomes.tests == (
+        ("test_b.py::test_hit", "failed"),
+        ("test_b.py::test_miss", "passed"),  # carried from the first gold run
+        ("test_b.py::test_other", "passed"),
+    )
+    assert run.carried_tests == frozenset({"test_b.py::test_miss", "test_b.py::test_other"})
+    assert (run.exit_code, run.carried) == (1, False)
+    assert _report_samples(plan, later, "gold-2", None, parts) == (
+        f"gold-2: the test command's output is garbled (log {later.log})"
+    )
+    # a name the run does not report is missing from the sample, not carried
+    gone = {1: ("test_b.py::test_gone",)}
+    (tmp_path / "gone").mkdir()
+    command = provisional_command(plan.test_command, 2, 1, limits, parts=gone)
+    missing = _report_samples(
+        plan,
+        _provisional_log(tmp_path / "gone", command, "test_a.py test_b.py"),
+        "gold-2",
+        gold_1[0],
+        gone,
+    )
+    assert not isinstance(missing, str)
+    assert dict(missing[0].files[1].outcomes.tests) == {
+        "test_b.py::test_hit": "passed",
+        "test_b.py::test_miss": "passed",
+        "test_b.py::test_other": "passed",
+    }  # all carried: neither was asked for; test_gone, asked for, reported nothing
+
+
+def test_a_quoted_name_reaches_the_runner_as_one_word(tmp_path: Path) -> None:
+    """A parameter id with spaces and shell syntax is one quoted word: printed, never run."""
+    name = "test_b.py::test_p[a b; touch pwned $(touch pwned2) `x`]"
+    command = provisional_command("printf 'word=%s\\n' {tests}", 1, 1, parts={0: (name,)})
+    result = subprocess.run(
+        ["bash", "-c", command.replace("{tests}", "test_b.py")],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert f"word={name}" in result.stdout.splitlines()
+    assert sorted(path.name for path in tmp_path.iterdir()) == []
+
+
+def _first_runs(tmp_path: Path, plan: Plan, neighbour: str) -> list[RunReport]:
+    """The base run (test_b.py's tests all pass) and a first gold run with `neighbour` as
+    test_b.py."""
+    project = tmp_path / "project"
+    reports = []
+    for name, text in (("base", NEIGHBOUR.format(hit=True, miss=True)), ("gold-1", neighbour)):
+        (tmp_path / name).mkdir()
+        (project / "test_b.py").write_text(text)
+        command = provisional_command(plan.test_command, 2, 1)
+        reports.append(_provisional_log(tmp_path / name, command, "test_a.py test_b.py"))
+    return reports
+
+
+HIT = CoverageSeen(LINES, {"test_a.py::test_a": 2, "test_b.py::test_hit": 1}, 3)
+
+
+@pytest.mark.parametrize(
+    ("case", "seen", "gold_1", "named", "skipped", "parts"),
+    [
+        ("the test the change reaches", HIT, (True, True), True, (),
+         {1: ("test_b.py::test_hit",)}),
+        ("and one that regressed", HIT, (True, False), True, (),
+         {1: ("test_b.py::test_hit", "test_b.py::test_miss")}),
+        ("none where the runner runs whole files", HIT, (True, True), False, (), {}),
+        ("none where the coverage run failed", replace(HIT, problem="no data"), (True, True),
+         True, (), {}),
+        ("none where every test matters", replace(HIT, scores={"test_b.py::test_hit": 1,
+         "test_b.py::test_miss": 1, "test_b.py::test_other": 1}), (True, True), True, (), {}),
+        ("none for a file left out", HIT, (True, True), True, ("test_b.py",), {}),
+    ],
+)  # fmt: skip
+def test_the_later_gold_runs_run_the_tests_of_an_unchanged_file_that_matter(
+    tmp_path: Path,
+    case: str,
+    seen: CoverageSeen,
+    gold_1: tuple[bool, bool],
+    named: bool,
+    skipped: tuple[str, ...],
+    parts: dict[int, tuple[str, ...]],
+) -> None:
+    _, plan = _two_files(tmp_path)
+    plan = plan if named else replace(plan, named_tests=None)
+    first = _first_runs(tmp_path, plan, NEIGHBOUR.format(hit=gold_1[0], miss=gold_1[1]))
+    assert partial_runs(plan, seen, first, skipped) == parts, case
+
+
+@pytest.mark.parametrize(
+    ("name", "runs"),
+    [
+        ("test_b.py::test_p[a b]", True),
+        ("test_b.py::Class::test_p", True),
+        ("test_b.py::test_p[2026-12-06T07:33:01]", False),  # the next run's id is another
+        ("test_b.py::test_p[a\nb]", False),
+        ("test_c.py::test_p", False),  # another file's
+        ("test_b.py", False),  # the file, not a test of it
+        ("test_b.py::", False),  # no selector pytest takes
+    ],
+)
+def test_a_test_whose_name_would_not_select_it_keeps_its_file_whole(name: str, runs: bool) -> None:
+    assert _names_one(is_node_id, "test_b.py", name) is runs
+
+
+def test_a_name_that_reads_as_an_option_keeps_its_file_whole() -> None:
+    assert not _names_one(lambda _: True, "-p.py", "-p.py::test_p")
+
+
+def test_a_run_of_some_tests_shows_no_flip_of_the_tests_it_carried_or_of_its_file() -> None:
+    """The first gold run fails test_other, so its file exits 1; a later run of test_hit alone
+    exits 0. Neither the carried test nor the file's exit status changed outcome: no flip.
+    A later run that asked for test_hit and does not report it flips it."""
+    whole = _pytest_run(
+        "test_b.py",
+        ["PASSED test_b.py::test_hit", "FAILED test_b.py::test_other - assert False"],
+        1,
+    )
+    carried = frozenset({"test_b.py::test_other"})
+    part = _pytest_run("test_b.py", ["PASSED test_b.py::test_hit"], 0)
+    part = replace(part, outcomes=replace(part.outcomes, tests=whole.outcomes.tests))
+    part = replace(part, carried_tests=carried)
+    lost = replace(
+        _pytest_run("test_b.py", [], 4),
+        outcomes=replace(whole.outcomes, tests=whole.outcomes.tests[1:]),
+        carried_tests=carried,
+    )
+    steady = [_sample("gold-1", whole), _sample("gold-2", part), _sample("gold-3", part)]
+    assert _flips(steady, "gold") == []
+    flipped = _flips([*steady[:2], _sample("gold-3", lost)], "gold")
+    assert [(flip.name, flip.passed, flip.runs) for flip in flipped] == [
+        ("test_b.py::test_hit", 2, 3)
+    ]

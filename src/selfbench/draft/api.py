@@ -678,6 +678,7 @@ def _plan(
         resources,
         frozenset(neighbours),
         coverage,
+        runner.accepts_selector if runner is not None and runner.runs_named_tests else None,
     )
 
 
@@ -721,6 +722,7 @@ def _sample_json(sample: RunSample) -> dict[str, Any]:
                 "tests": dict(run.outcomes.tests),
                 "noTests": run.outcomes.no_tests,
                 **({"carried": True} if run.carried else {}),
+                **({"carriedTests": len(run.carried_tests)} if run.carried_tests else {}),
                 **({"alone": True} if run.alone else {}),
             }
             for run in sample.files

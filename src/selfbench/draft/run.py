@@ -92,7 +92,7 @@ from selfbench.draft.coverage import (
     prepare_coverage,
     read_coverage,
 )
-from selfbench.draft.volatile import match_key
+from selfbench.draft.volatile import is_volatile, match_key
 from selfbench.errors import DraftError, GitError
 from selfbench.outcomes import Outcome, Outcomes, parse_outcomes
 from selfbench.patches import parse_patch
@@ -126,13 +126,15 @@ REPEATS: Final = 2
 """Each file runs this many times in a row at the base and in the first gold run (see
 `provisional_command`; with a coverage run the neighbours once, `_run_once`)."""
 _MARKER_RE = re.compile(
-    r"^selfbench-draft: (begin|end|skip) (\d{1,6}) (\d{1,2})(?: (-?\d{1,6}))?(?: (\d{9,11}))? ?$",
+    r"^selfbench-draft: (begin|end|skip|part) (\d{1,6}) (\d{1,2})"
+    r"(?: (-?\d{1,6}))?(?: (\d{9,11}))? ?$",
     re.MULTILINE,
 )
 """A file run's marker line: `begin INDEX REPEAT TIME` or `end INDEX REPEAT CODE TIME` (the
 time in whole seconds since the epoch, bash's `EPOCHSECONDS`; empty where the shell has none,
 and the file's time is then not known); `skip INDEX REPEAT` for a file a later gold run leaves
-out (`provisional_command`'s `skipped`) or a later repeat of a file run once (`once`)."""
+out (`provisional_command`'s `skipped`) or a later repeat of a file run once (`once`); `part
+INDEX REPEAT` before the `begin` of a file's run of some of its tests (`parts`)."""
 _TIMED_OUT = 124
 """`timeout`'s exit code when the limit struck (a kill 5 s after, 137, is also what an
 out-of-memory kill gives: that one reads as a failed run)."""
@@ -169,6 +171,11 @@ class Plan:
     """Unchanged test files beside the changed ones, run only for pass-to-pass candidates."""
     coverage: CoverageParts | None = None
     """The runner's coverage measure (`Runner.coverage`; None runs none)."""
+    named_tests: Callable[[str], bool] | None = None
+    """Whether a test's name is a selector the command line takes, for a runner that runs given
+    tests of one file in one process (`Runner.runs_named_tests`: pytest's node ids); None for
+    one that runs whole files. The later gold runs then run only the tests of an unchanged file
+    that matter (`partial_runs`)."""
 
     @property
     def held_out(self) -> tuple[str, ...]:
@@ -194,6 +201,10 @@ class FileRun:
     """Run again alone (`settled_alone`): the file's tests changed outcome between this place's
     runs while other runs shared the machine, and passed every time it had the machine alone;
     this run stands for the one made beside the others."""
+    carried_tests: frozenset[str] = frozenset()
+    """The tests of the file this run did not run (a later gold run ran only the file's tests
+    that matter, `partial_runs`): the first gold run's outcomes stand for them, and they count
+    in no flaky test's runs; the file's exit status then is its part's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,6 +274,7 @@ def provisional_command(
     limits: Sequence[int] = (),
     skipped: Collection[int] = (),
     once: Collection[int] = (),
+    parts: Mapping[int, Sequence[str]] | None = None,
 ) -> str:
     """A test command that runs each selector (a file) on its own, `repeats` times in a row,
     between marker lines (each with the time: `file_seconds` reads how long each file took).
@@ -271,6 +283,8 @@ def provisional_command(
     among the selectors (the caller leaves them out): the index passes over each, saying so
     with a `skip` marker in its place. The files at the indexes in `once` run in the first
     repeat only, a `skip` marker standing for each later one (its first run is read for it).
+    The files at the keys of `parts` run only the tests named there (the runner's selectors,
+    given to the real command in the file's place), after a `part` marker.
 
     `{tests}` appears once, unquoted, as the loop's word list; inside, each file replaces the
     placeholder of the real command. The loop stops after the `files` selectors: the verifier
@@ -280,13 +294,16 @@ def provisional_command(
     report shows every file, which one report file per run cannot). The command fails when any
     run fails.
     """
-    inner = test_command.replace(PLACEHOLDER, '"$selfbench_file"')
+    # with parts, the real command takes its words from the positional parameters, which hold
+    # the file or its tests (`_part`); bash -c under `timeout` gets them as its arguments
+    inner = test_command.replace(PLACEHOLDER, '"$@"' if parts else '"$selfbench_file"')
     run = f"( {inner} )"
     if limits:
         cases = " ".join(f"{index}) selfbench_limit={int(n)};;" for index, n in enumerate(limits))
         run = (
             f'case "$selfbench_index" in {cases} *) selfbench_limit={max(limits)};; esac; '
             f'export selfbench_file; timeout -k 5 "$selfbench_limit" bash -c {quote(inner)}'
+            + (' bash "$@"' if parts else "")
         )
     numbers = " ".join(str(n) for n in range(1, repeats + 1))
     skip = ""
@@ -308,7 +325,7 @@ def provisional_command(
         f"{skip}"
         f'[ "$selfbench_index" -lt {files} ] || break; '
         f"for selfbench_repeat in {numbers}; do "
-        f"{_once(once)}"
+        f"{_once(once)}{_part(parts or {})}"
         'printf \'\\nselfbench-draft: begin %d %d %s\\n\' "$selfbench_index" "$selfbench_repeat" '
         '"${EPOCHSECONDS:-}"; '
         f"{run}; selfbench_code=$?; "
@@ -343,6 +360,19 @@ def _once(once: Collection[int]) -> str:
         "*) false;; esac; then printf '\\nselfbench-draft: skip %d %d\\n' "
         '"$selfbench_index" "$selfbench_repeat"; continue; fi; '
     )
+
+
+def _part(parts: Mapping[int, Sequence[str]]) -> str:
+    """The loop's words that set the real command's words: the tests of a file at a key of
+    `parts` (each quoted), after a `part` marker; otherwise the file."""
+    if not parts:
+        return ""
+    cases = "".join(
+        f"{int(index)}) set -- {' '.join(quote(test) for test in tests)}; "
+        'printf \'\\nselfbench-draft: part %d %d\\n\' "$selfbench_index" "$selfbench_repeat";; '
+        for index, tests in sorted(parts.items())
+    )
+    return f'case "$selfbench_index" in {cases}*) set -- "$selfbench_file";; esac; '
 
 
 _MAX_PROVISIONAL_SECONDS = 3600
@@ -443,10 +473,13 @@ def observe(
                 if variants.seen is None:
                     variants.seen = _coverage_seen(repo, plan, measure, reports[COVERAGE_RUN])
                     variants.skipped = _unreached(plan, variants.seen, reports[:2])
+                    variants.parts = partial_runs(
+                        plan, variants.seen, reports[:2], variants.skipped
+                    )
                 del runs[COVERAGE_RUN]
             # without a coverage run, what is known of coverage is known from the start
             seen = variants.seen if variants.coverage is not None else no_run
-            stopped.append(asking is not None and asking(runs, seen))
+            stopped.append(asking is not None and asking(runs, seen, variants.parts))
             return stopped[-1]
 
         stopped: list[bool] = []
@@ -461,7 +494,7 @@ def observe(
             seen = _coverage_seen(repo, plan, measure, None)
         else:
             seen = None  # stopped before the coverage run: a rejection, whatever it would see
-        observation = read_samples(plan, reports, logs=logs / _PROVISIONAL_ID)
+        observation = read_samples(plan, reports, logs=logs / _PROVISIONAL_ID, parts=variants.parts)
         observation = replace(observation, coverage=seen)
         if not any(stopped):  # a flaky test never settles early: its runs alone decide
             again = _Alone(located, plan, test_patch, gold_patch, options, variants.base)
@@ -503,12 +536,73 @@ def _unreached(plan: Plan, seen: CoverageSeen, first: Sequence[RunReport]) -> fr
     )
 
 
+PART_NAMES_LIMIT: Final = 32_768
+"""The most characters of test names one file's run of some of its tests is given (beyond,
+the file runs whole)."""
+
+
+def partial_runs(
+    plan: Plan, seen: CoverageSeen, first: Sequence[RunReport], skipped: Collection[str]
+) -> dict[int, tuple[str, ...]]:
+    """The tests each unchanged test file the later gold runs keep (not in `skipped`) runs
+    there, by the file's index, for a runner that runs given tests (`Plan.named_tests`): with a
+    coverage measure that worked, those the coverage run saw execute a guarded line and those
+    that passed at the base and failed in the first gold run (`first`: the base run and that
+    one). No other test of an unchanged file can be pass-to-pass, a flaky test that rejects or
+    a regression (`_unreached`), and the task's verifier runs each selected test as these runs
+    do, by its name. A file runs whole when those are all its tests, when one's name holds a
+    volatile part (`volatile.is_volatile`: it would name no test in the next run) or is no
+    selector of this file the command line takes, or when the names are too long for one
+    command."""
+    if plan.named_tests is None or not plan.neighbours:
+        return {}
+    if seen.problem is not None or not seen.tool:
+        return {}
+    touched = _touched(seen)
+    base = _report_samples(plan, first[0], "base")
+    samples = _report_samples(plan, first[1], "gold-1")
+    if isinstance(samples, str) or isinstance(base, str):
+        return {}
+    none = _LeftOut(frozenset(), frozenset())
+    regressed = {key for key, _ in _regressions(base[0], samples[:1], none)}
+    parts: dict[int, tuple[str, ...]] = {}
+    for index, run in enumerate(samples[0].files):
+        if run.file not in plan.neighbours or run.file in skipped or run.error is not None:
+            continue
+        names = list(dict.fromkeys(name for name, _ in run.outcomes.tests))
+        wanted = tuple(
+            name
+            for name in names
+            if match_key(name) in touched or _matching(test_key(run.file, name)) in regressed
+        )
+        if not wanted or len(wanted) == len(names) or sum(map(len, wanted)) > PART_NAMES_LIMIT:
+            continue
+        if all(_names_one(plan.named_tests, run.file, name) for name in wanted):
+            parts[index] = wanted
+    return parts
+
+
+def _names_one(named_tests: Callable[[str], bool], file: str, name: str) -> bool:
+    """Whether a test's name, given to the command line, runs that test of `file`: a selector
+    the runner takes, of that file, steady between runs, one printable word that reads as no
+    option."""
+    return (
+        named_tests(name)
+        and name.partition("::")[0] == file
+        and "::" in name
+        and not is_volatile(name)
+        and name.isprintable()
+        and not name.startswith("-")
+    )
+
+
 class _GoldRuns(Mapping[int, VerifierVariant]):
     """The verifiers of `observe`'s runs after the base: the gold runs, each made when its run
     comes, once the base run (`base`, set by the caller) has shown how long each file takes
     (every file's limit is `later_limits`), and the coverage run (`coverage`, at
     `COVERAGE_RUN`). The gold runs after the coverage run leave out the files in `skipped`
-    (set by the caller from `seen`, what the coverage run saw: `_unreached`)."""
+    (set by the caller from `seen`, what the coverage run saw: `_unreached`) and run only the
+    tests in `parts` of the files there (by index: `partial_runs`)."""
 
     def __init__(
         self,
@@ -524,6 +618,7 @@ class _GoldRuns(Mapping[int, VerifierVariant]):
         self.coverage: VerifierVariant | None = None
         self.seen: CoverageSeen | None = None
         self.skipped: frozenset[str] = frozenset()
+        self.parts: dict[int, tuple[str, ...]] = {}
 
     def __getitem__(self, index: int) -> VerifierVariant:
         if self.coverage is not None and index == COVERAGE_RUN:
@@ -534,16 +629,17 @@ class _GoldRuns(Mapping[int, VerifierVariant]):
         ceiling = int(self.plan.timeouts["testsSeconds"])  # the per-command limit
         seconds = {} if self.base is None else file_seconds(self.plan, self.base)
         limits = later_limits(self.plan, seconds, ceiling)
-        skipped = [i for i, file in enumerate(self.plan.test_files) if file in self.skipped]
-        return _gold_run(
-            self.definition,
-            self.plan,
-            self.patches,
-            repeats=REPEATS if number == 1 else 1,
-            limits=limits,
-            skipped=skipped if number > 1 else (),
-            once=self.once if number == 1 else (),
+        files = self.plan.test_files
+        if number == 1:
+            command = provisional_command(
+                self.plan.test_command, len(files), REPEATS, limits, once=self.once
+            )
+            return _gold_run(self.definition, self.plan, self.patches, command)
+        skipped = [i for i, file in enumerate(files) if file in self.skipped]
+        command = provisional_command(
+            self.plan.test_command, len(files), 1, limits, skipped, parts=self.parts
         )
+        return _gold_run(self.definition, self.plan, self.patches, command, skipped)
 
     def __iter__(self) -> Iterator[int]:
         return iter(range(1, len(self) + 1))
@@ -556,22 +652,16 @@ def _gold_run(
     definition: TaskDefinition,
     plan: Plan,
     patches: tuple[bytes, bytes],
-    *,
-    repeats: int,
-    limits: Sequence[int] = (),
+    command: str,
     skipped: Collection[int] = (),
-    once: Collection[int] = (),
 ) -> VerifierVariant:
-    """A gold run's verifier (`patches`: the test patch and the gold patch): each file
-    `repeats` times in a row (`REPEATS` in the first gold run, in the same tree as the
-    verifier's own repeat would, the files at `once` once; once in each later one, each from a
-    fresh copy), each run of a file stopped at its `limits`, the files at `skipped` left out;
-    the verifier's repeat of the whole command left out (`repeat=False`), so a gold run is one
-    run of the selection, as validation's evidence counts it (`validate.evidence`)."""
+    """A gold run's verifier (`patches`: the test patch and the gold patch) running `command`
+    (a `provisional_command`: each file `REPEATS` times in a row in the first gold run, in the
+    same tree as the verifier's own repeat would; once in each later one, each from a fresh
+    copy), the files at `skipped` left out of the selectors; the verifier's repeat of the whole
+    command left out (`repeat=False`), so a gold run is one run of the selection, as
+    validation's evidence counts it (`validate.evidence`)."""
     test_patch, gold_patch = patches
-    command = provisional_command(
-        plan.test_command, len(plan.test_files), repeats, limits, skipped, once
-    )
     selected = [file for index, file in enumerate(plan.test_files) if index not in skipped]
     gold = definition.model_copy(update={"testCommand": command, "failToPass": selected})
     protected = held_out_paths(gold, parse_patch(test_patch, lenient=True))
@@ -581,12 +671,18 @@ def _gold_run(
 
 def _asking(
     plan: Plan, settled: Callable[[Observation], bool], logs: Path
-) -> Callable[[Sequence[RunReport], CoverageSeen | None], bool]:
-    """`observe`'s question after each run: the runs so far (the base, then gold runs) read as
-    samples, with what the coverage run saw once it ran, put to `settled`."""
+) -> Callable[[Sequence[RunReport], CoverageSeen | None, Mapping[int, Sequence[str]]], bool]:
+    """`observe`'s question after each run: the runs so far (the base, then gold runs, the
+    later ones running the tests in `parts` only) read as samples, with what the coverage run
+    saw once it ran, put to `settled`."""
 
-    def stop(reports: Sequence[RunReport], seen: CoverageSeen | None) -> bool:
-        return settled(replace(read_samples(plan, reports, logs=logs), coverage=seen))
+    def stop(
+        reports: Sequence[RunReport],
+        seen: CoverageSeen | None,
+        parts: Mapping[int, Sequence[str]],
+    ) -> bool:
+        samples = read_samples(plan, reports, logs=logs, parts=parts)
+        return settled(replace(samples, coverage=seen))
 
     return stop
 
@@ -612,9 +708,15 @@ def _coverage_seen(
 
 
 def read_samples(
-    plan: Plan, reports: Sequence[RunReport], *, logs: Path, seconds: float = 0.0
+    plan: Plan,
+    reports: Sequence[RunReport],
+    *,
+    logs: Path,
+    seconds: float = 0.0,
+    parts: Mapping[int, Sequence[str]] | None = None,
 ) -> Observation:
-    """The samples in the verifier runs' logs (the first run is the base, the rest gold)."""
+    """The samples in the verifier runs' logs (the first run is the base, the rest gold; the
+    gold runs after the first ran only the tests in `parts` of the files there, by index)."""
     if not reports or reports[0].reward is None:
         log = reports[0].log if reports else str(logs)
         return Observation((), (), logs, seconds, _setup_failed(log))
@@ -622,7 +724,7 @@ def read_samples(
     for index, report in enumerate(reports):
         name = "base" if index == 0 else f"gold-{index}"
         carried = samples[1][0] if index > 1 else None
-        found = _report_samples(plan, report, name, carried)
+        found = _report_samples(plan, report, name, carried, parts if index > 1 else None)
         if isinstance(found, str):
             return Observation((), (), logs, seconds, found)
         samples.append(found)
@@ -664,10 +766,15 @@ class _Unusable(Exception):  # noqa: N818 - a reason, caught in this module
 
 
 def _report_samples(
-    plan: Plan, report: RunReport, name: str, carried: RunSample | None = None
+    plan: Plan,
+    report: RunReport,
+    name: str,
+    carried: RunSample | None = None,
+    parts: Mapping[int, Sequence[str]] | None = None,
 ) -> list[RunSample] | str:
     """The samples of one verifier run: each repeat of its fail-to-pass command, or why none.
-    A file the run left out (a `skip` marker) has `carried`'s run of it (the first gold run's)."""
+    A file the run left out (a `skip` marker) has `carried`'s run of it (the first gold run's),
+    and so have the tests a file's run of some of them (`parts`) did not run."""
     try:
         segments = command_segments(_run_log(report, name))
     except _Unusable as exc:
@@ -677,7 +784,7 @@ def _report_samples(
         segment = segments.get(label)
         if segment is None:
             continue
-        repeats = _file_runs(plan, segment, carried)
+        repeats = _file_runs(plan, segment, carried, parts or {})
         if isinstance(repeats, str):
             return f"{name}{suffix}: {repeats} (log {report.log})"
         for repeat, files in enumerate(repeats, start=1):
@@ -689,46 +796,79 @@ def _report_samples(
 
 
 def _file_runs(
-    plan: Plan, segment: str, carried: RunSample | None = None
+    plan: Plan,
+    segment: str,
+    carried: RunSample | None = None,
+    parts: Mapping[int, Sequence[str]] | None = None,
 ) -> list[tuple[FileRun, ...]] | str:
     """Each repeat's file runs: every file's output between its marker lines, parsed with the
     real command; a file left out (`skip`) has its own first run of this command in a later
-    repeat (a file run once), else `carried`'s run of it."""
+    repeat (a file run once), else `carried`'s run of it; a file that ran only the tests in
+    `parts` (after a `part` marker) has `carried`'s outcomes for the others."""
     begun: dict[tuple[int, int], int] = {}
+    partial: set[tuple[int, int]] = set()
     runs: dict[int, list[FileRun]] = {}
+    garbled = "the test command's output is garbled"
     for match in _MARKER_RE.finditer(segment):
         index, repeat = int(match[2]), int(match[3])
-        if match[1] == "skip":
-            first = runs.get(1, [])
-            own = index < len(first) and first[index].file == plan.test_files[index]
-            if 1 < repeat <= REPEATS and own and not first[index].carried:
-                stands = first[index]  # a file run once: its first run stands for this one
-            elif carried is not None and index < len(carried.files) and 1 <= repeat <= REPEATS:
-                stands = carried.files[index]
-            else:
-                return "the test command's output is garbled"
-            runs.setdefault(repeat, []).append(replace(stands, carried=True))
+        if match[1] == "part":
+            partial.add((index, repeat))
             continue
         if match[1] == "begin":
             begun[index, repeat] = match.end()
             continue
-        if (index, repeat) not in begun or index >= len(plan.test_files):
-            return "the test command's output is garbled"
-        if not 1 <= repeat <= REPEATS:
-            return "the test command's output is garbled"
-        runs.setdefault(repeat, [])
-        file, code = plan.test_files[index], int(match[4] or "-1")
-        if code == _TIMED_OUT:
-            return f"{file} did not finish within its time limit (exit {code})"
-        output = segment[begun.pop((index, repeat)) : match.start()]
-        command = plan.test_command.replace(PLACEHOLDER, quote(file))
-        outcomes = parse_outcomes(command, output, code)
-        runs[repeat].append(
-            FileRun(file, code, outcomes, _collection_error(file, outcomes, output))
-        )
+        found: FileRun | str = garbled
+        if match[1] == "skip":
+            found = _skipped_run(plan, runs.get(1, []), carried, index, repeat)
+        elif (index, repeat) in begun and index < len(plan.test_files) and 1 <= repeat <= REPEATS:
+            output = segment[begun.pop((index, repeat)) : match.start()]
+            found = _ended_run(plan.test_files[index], plan, int(match[4] or "-1"), output)
+            if isinstance(found, FileRun) and (index, repeat) in partial:
+                tests = (parts or {}).get(index)
+                if tests is None or carried is None or index >= len(carried.files):
+                    return garbled
+                found = _with_carried_tests(found, tests, carried.files[index])
+        if isinstance(found, str):
+            return found
+        runs.setdefault(repeat, []).append(found)
     if not runs or any(len(files) != len(plan.test_files) for files in runs.values()):
         return "the test command did not run every test file (timed out?)"
     return [tuple(runs[repeat]) for repeat in sorted(runs)]
+
+
+def _skipped_run(
+    plan: Plan, first: Sequence[FileRun], carried: RunSample | None, index: int, repeat: int
+) -> FileRun | str:
+    """The run standing for a file a `skip` marker passed over: its own first run in this
+    command (`first`, a file run once), else `carried`'s run of it."""
+    own = index < len(first) and first[index].file == plan.test_files[index]
+    if 1 < repeat <= REPEATS and own and not first[index].carried:
+        return replace(first[index], carried=True)  # a file run once: its first run stands
+    if carried is not None and index < len(carried.files) and 1 <= repeat <= REPEATS:
+        return replace(carried.files[index], carried=True)
+    return "the test command's output is garbled"
+
+
+def _ended_run(file: str, plan: Plan, code: int, output: str) -> FileRun | str:
+    """A file's run from its output between its markers and its exit code, or why it is
+    none (its limit struck)."""
+    if code == _TIMED_OUT:
+        return f"{file} did not finish within its time limit (exit {code})"
+    command = plan.test_command.replace(PLACEHOLDER, quote(file))
+    outcomes = parse_outcomes(command, output, code)
+    return FileRun(file, code, outcomes, _collection_error(file, outcomes, output))
+
+
+def _with_carried_tests(run: FileRun, tests: Sequence[str], first: FileRun) -> FileRun:
+    """A file's run of some of its tests (`tests`, as named in the first gold run `first`),
+    with `first`'s outcomes for the others, carried. A test asked for and not reported stays
+    missing: it never passes by what another run said."""
+    asked = set(tests)
+    rest = tuple((name, outcome) for name, outcome in first.outcomes.tests if name not in asked)
+    ran = {name for name, _ in run.outcomes.tests}
+    kept = tuple((name, outcome) for name, outcome in rest if name not in ran)
+    outcomes = replace(run.outcomes, tests=run.outcomes.tests + kept)
+    return replace(run, outcomes=outcomes, carried_tests=frozenset(name for name, _ in kept))
 
 
 def file_seconds(plan: Plan, report: RunReport) -> dict[str, float]:
@@ -1025,13 +1165,26 @@ def _matching(key: str) -> str:
 
 def _grouped(sample: RunSample, *, live: bool = False) -> dict[str, dict[str, Outcome]]:
     """The sample's tests by matching key: each key's tests (usually one) and their outcomes;
-    with `live`, only those of the files the sample ran itself (none carried)."""
+    with `live`, only those the sample ran itself (none carried)."""
     found: dict[str, dict[str, Outcome]] = {}
-    if live:
-        sample = replace(sample, files=tuple(run for run in sample.files if not run.carried))
-    for key, outcome in sample.tests().items():
-        found.setdefault(_matching(key), {})[key] = outcome
+    for run in sample.files:
+        if live and run.carried:
+            continue
+        for name, outcome in run.outcomes.tests:
+            if not (live and name in run.carried_tests):
+                key = test_key(run.file, name)
+                found.setdefault(_matching(key), {})[key] = outcome
     return found
+
+
+def _carried_keys(sample: RunSample) -> frozenset[str]:
+    """The matching keys of the tests a file's run of some of its tests carried."""
+    return frozenset(
+        _matching(test_key(run.file, name))
+        for run in sample.files
+        if not run.carried
+        for name in run.carried_tests
+    )
 
 
 def _outcome(group: Mapping[str, Outcome] | None) -> str:
@@ -1087,13 +1240,14 @@ def _flips(samples: Sequence[RunSample], where: Where) -> list[_Flip]:
     matched by `volatile.match_key`; a carried file run is no sample of its own), sorted, then
     every file whose exit status changes and none of whose tests did."""
     seen = [_grouped(sample, live=True) for sample in samples]
+    resting = [_carried_keys(sample) for sample in samples]
     flips: list[_Flip] = []
     for key in sorted({key for groups in seen for key in groups}):
         file, name = _split_key(key)
         outcomes = [
             _outcome(groups.get(key))
-            for sample, groups in zip(samples, seen, strict=True)
-            if _ran(sample, file)
+            for sample, groups, rest in zip(samples, seen, resting, strict=True)
+            if _ran(sample, file) and (key not in rest or key in groups)
         ]
         if len(set(outcomes)) > 1:
             shown = _display(min(next(groups[key] for groups in seen if key in groups)))
@@ -1101,7 +1255,12 @@ def _flips(samples: Sequence[RunSample], where: Where) -> list[_Flip]:
             flips.append(_Flip(file, name, shown, where, passed, len(outcomes), samples[0].log))
     flipped = {flip.file for flip in flips}
     for index, run in enumerate(samples[0].files):
-        made = [sample.files[index] for sample in samples if not sample.files[index].carried]
+        # a run of some of the file's tests says nothing of the whole file's exit status
+        made = [
+            sample.files[index]
+            for sample in samples
+            if not (sample.files[index].carried or sample.files[index].carried_tests)
+        ]
         passed = sum(each.exit_code == 0 for each in made)
         if 0 < passed < len(made) and run.file not in flipped:
             flips.append(_Flip(run.file, "", run.file, where, passed, len(made), samples[0].log))
@@ -1166,14 +1325,12 @@ class _Alone:
         ceiling = int(plan.timeouts["testsSeconds"])
         seconds = {} if self.base is None else file_seconds(plan, self.base)
         skipped = [index for index, file in enumerate(plan.test_files) if file not in files]
-        variant = _gold_run(
-            self.located.definition,
-            plan,
-            (self.test_patch, self.gold_patch),
-            repeats=REPEATS,
-            limits=later_limits(plan, seconds, ceiling),
-            skipped=skipped,
+        limits = later_limits(plan, seconds, ceiling)
+        command = provisional_command(
+            plan.test_command, len(plan.test_files), REPEATS, limits, skipped
         )
+        patches = (self.test_patch, self.gold_patch)
+        variant = _gold_run(self.located.definition, plan, patches, command, skipped)
         patch = b"" if where == "base" else self.gold_patch
         reports = score_patches(
             self.located,

@@ -259,6 +259,10 @@ class Runner:
     object): a test naming them asserts nothing about the gold patch."""
     tooling_files: tuple[str, ...] = ()
     """Its own settings files that a maintenance change may touch as tooling (`pytest.ini`)."""
+    runs_named_tests: bool = False
+    """Its command line runs the tests it is given by name, several of one file in one process
+    (pytest's node ids): a draft's later runs of an unchanged file run only its tests that
+    matter (`draft.run.partial_runs`)."""
     selects_by_name: bool = False
     """Its selectors are test-name filters (libtest's), not paths with a test name: the
     verifier's report must show each selector as a name."""

@@ -881,6 +881,7 @@ RUNNER = Runner(
     parse=parse_pytest,
     selector=lambda test_name: test_name,  # the node id itself
     accepts_selector=is_node_id,
+    runs_named_tests=True,
     names_carry_file=False,
     ecosystem="python",
     manifests=("pyproject.toml", "setup.py", "setup.cfg"),
