@@ -62,7 +62,7 @@ def test_python_imports_keys_private_reads_and_tests() -> None:
             "time", "pkg.core", "pkg.parser", "pkg.parser.parse", "pkg.parser.Token",
         )
     }  # fmt: skip
-    assert usage.keys == {"strict", "match", "kind"}
+    assert usage.keys == {"strict", "kind"}  # `match=` is pytest.raises's
     assert usage.private == ("lock._waiters",)  # `self._cache` is the test's own
     assert [(f.names, f.doc, f.timing, f.errors) for f in usage.functions] == [
         (("TestParser", "test_empty"), "An empty text parses to nothing.", "", ()),
@@ -70,6 +70,23 @@ def test_python_imports_keys_private_reads_and_tests() -> None:
         (("test_lock_state",), "", "", ("ValueError",)),
     ]
     assert usage.functions[2].messages == (("bad token",),)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "pytest.param('[x for x in y]', id='listcomp')",
+        "pytest.mark.parametrize('s', [], ids=str)",
+        "mock.patch.object(pkg, 'f', autospec=True)",
+        "patch('pkg.f', new=1)",
+        "given(text=st.text(min_size=1))",
+        "settings(max_examples=5)(f)",
+    ],
+)
+def test_keywords_given_to_test_tooling_are_no_keys_of_the_code(call: str) -> None:
+    """pyupgrade's task listed "option key `id`" from `pytest.param(..., id=...)`."""
+    text = f"import pytest\n\ndef test_a():\n    {call}\n    run(real=1)\n"
+    assert read_test_usage(_new("tests/test_a.py", text)).keys == {"real"}
 
 
 def test_a_fragment_of_an_existing_python_file_is_read_by_lines() -> None:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from posixpath import dirname, normpath
+from typing import Final
 
 from tree_sitter import Node
 
@@ -271,7 +272,7 @@ def _python(path: str, text: str) -> TestUsage:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             imports.append(node.module)
             imports.extend(f"{node.module}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Call):
+        elif isinstance(node, ast.Call) and not _tooling_call(node):
             keys.update(keyword.arg for keyword in node.keywords if keyword.arg)
         elif isinstance(node, ast.Dict):
             keys.update(
@@ -304,6 +305,23 @@ def _one_file(
         attributes=frozenset(attributes),
         functions=tuple(functions),
     )
+
+
+_PY_TOOLING: Final = frozenset(
+    {"pytest", "unittest", "mock", "patch", "Mock", "MagicMock", "monkeypatch", "mocker",
+     "hypothesis", "given", "settings", "st", "strategies", "freeze_time", "freezegun"}
+)  # fmt: skip
+"""The names of test tooling (and the names its modules are usually bound to): the keyword
+arguments of a call rooted at one (`pytest.param(..., id=...)`, `pytest.raises(match=...)`,
+`given(x=st.integers())`) are the tooling's, no key of the code under test."""
+
+
+def _tooling_call(node: ast.Call) -> bool:
+    """Whether a call's function is test tooling's (`pytest.mark.parametrize`, `patch.object`)."""
+    function = node.func
+    while isinstance(function, ast.Attribute | ast.Call):
+        function = function.value if isinstance(function, ast.Attribute) else function.func
+    return isinstance(function, ast.Name) and function.id in _PY_TOOLING
 
 
 def _own(node: ast.Attribute) -> bool:
