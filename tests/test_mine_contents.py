@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mine_history import History, lines
+from mine_history import Files, History, lines
 from selfbench.mine import mine_repository
 from selfbench.mine.api import CI_ONLY, DOCS_ONLY, NO_RUNNABLE_TESTS
 from selfbench.mine.chores import DOCUMENTATION
@@ -117,3 +117,25 @@ def test_drafting_reads_runnable_test_files_by_mining_s_rule() -> None:
     from selfbench.draft.split import is_runnable_test as drafted  # noqa: PLC0415
 
     assert drafted is is_runnable_test
+
+
+@pytest.mark.parametrize(
+    ("case", "test_file", "reason"),
+    [
+        ("removes the test file", None, NO_RUNNABLE_TESTS),
+        ("only removes a test's marker", lines(20, "t"), KEPT),  # an xfail gone: fail-to-pass
+        ("adds to the test file", lines(40, "t"), KEPT),
+    ],
+)
+def test_a_change_that_removes_its_test_files_has_none_to_hold_out(
+    tmp_path: Path, case: str, test_file: str | None, reason: str | None
+) -> None:
+    """commander's "Remove jest esm examples" removed its two spec files with the code, and
+    reached drafting with no test file to run."""
+    h = History.create(tmp_path / "repo")
+    h.commit("Initial commit", {"src/app.py": lines(30), "tests/test_app.py": lines(30, "t")})
+    files: Files = {"src/app.py": lines(30, "changed"), "tests/test_app.py": test_file}
+    change = h.commit(f"{TITLE} (#1)", files)
+    result = mine_repository(h.path)
+    excluded = [e.reason for e in result.excluded if e.commit == change]
+    assert excluded == ([] if reason is None else [reason]), case

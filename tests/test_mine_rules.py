@@ -233,7 +233,7 @@ def test_budgets_fill_the_hardest_tier_first() -> None:
 def test_numstat_records() -> None:
     data = b"\n3\t1\tsrc/a.py\x00-\t-\tlogo.png\x000\t0\t\x00old name.py\x00new name.py\x00"
     assert parse_numstat(data) == (
-        FileStat("src/a.py", None, 4, binary=False),
+        FileStat("src/a.py", None, 4, binary=False, added_lines=3),
         FileStat("logo.png", None, 0, binary=True),
         FileStat("new name.py", "old name.py", 0, binary=False),
     )
@@ -242,7 +242,7 @@ def test_numstat_records() -> None:
     )
     commit = parse_record(record)
     assert (commit.parents, commit.subject, commit.body, commit.files) == (
-        ("p1", "p2"), "Subject", "Body", (FileStat("x", None, 1, binary=False),),
+        ("p1", "p2"), "Subject", "Body", (FileStat("x", None, 1, binary=False, added_lines=1),),
     )  # fmt: skip
 
 

@@ -17,8 +17,8 @@ Exclusion reasons, one each, in the order they are checked:
   perhaps CI files), `changes only CI workflows` (besides tests), whatever the title says
 * `no implementation changes (only <kinds>)`
 * `below the easy gate: <f> implementation files, <n> changed implementation lines`
-* `no test file a known runner runs` (`selfbench.mine.classify.is_runnable_test`: no held-out
-  test could be cut from it)
+* `no test file a known runner runs` (`selfbench.mine.classify.is_runnable_test`; or the
+  change removes every one it touches: no held-out test could be cut from it)
 * `beyond the tier budgets`
 """
 
@@ -33,6 +33,7 @@ from pathlib import Path
 
 from selfbench._fs import write_atomic
 from selfbench.contract import Difficulty
+from selfbench.errors import MineError
 from selfbench.mine.chores import FORMATTING_ONLY, chore_reason
 from selfbench.mine.classify import (
     FILE_CLASSES,
@@ -47,6 +48,7 @@ from selfbench.mine.git_history import (
     RepositoryInfo,
     WhitespaceCheck,
     diff_stats,
+    present_paths,
     read_history,
 )
 from selfbench.mine.git_history import read_repository as _read_repository
@@ -275,7 +277,8 @@ class _Walk:
             change.measure(
                 diff_stats(self.info.path, change.base, newest.sha) if many else newest.files
             )
-            reason = _chore_reason(change, title) or _size_reason(change) or _tests_reason(change)
+            reason = _chore_reason(change, title) or _size_reason(change)
+            reason = reason or _tests_reason(change, self.info.path)
         if reason is None:
             later = self.seen.setdefault(change.id, newest.sha)
             if later != newest.sha:  # the walk goes newest first: a number is one candidate's id
@@ -359,11 +362,23 @@ def _without_code(change: _Change) -> str:
     return f"no implementation changes (only {', '.join(sorted(kinds))})"
 
 
-def _tests_reason(change: _Change) -> str | None:
-    """A change none of whose test files a runner collects tests from: nothing to hold out."""
+def _tests_reason(change: _Change, repo: Path) -> str | None:
+    """A change none of whose test files a runner collects tests from, or that removes every
+    one of those it changes (commander's "Remove jest esm examples"): nothing to hold out. A
+    file that only loses lines may stay (a removed `xfail` marker makes a fail-to-pass test):
+    git is asked only then."""
     classes = zip(change.files, change.classes, strict=True)
-    runnable = (name == "tests" and is_runnable_test(stat.path) for stat, (name, _) in classes)
-    return None if any(runnable) else NO_RUNNABLE_TESTS
+    runnable = [
+        stat for stat, (name, _) in classes if name == "tests" and is_runnable_test(stat.path)
+    ]
+    if any(stat.added_lines for stat in runnable):
+        return None
+    try:
+        if runnable and present_paths(repo, change.newest.sha, (stat.path for stat in runnable)):
+            return None
+    except MineError:
+        return None  # unreadable here: drafting tells
+    return NO_RUNNABLE_TESTS
 
 
 def _title_body(change: _Change) -> tuple[str, str, str]:

@@ -22,7 +22,7 @@ import re
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from queue import Queue
@@ -68,12 +68,14 @@ _NUMSTAT_BLOCK_RE = re.compile(
 
 
 class FileStat(NamedTuple):
-    """One file a commit changed: its path (and old path for a rename) and changed lines."""
+    """One file a commit changed: its path (and old path for a rename), changed lines, and
+    of those the added ones."""
 
     path: str
     old_path: str | None
     changed_lines: int
     binary: bool
+    added_lines: int = 0
 
 
 class Commit(NamedTuple):
@@ -130,7 +132,13 @@ def _parse_numstat_text(text: str) -> tuple[FileStat, ...]:
     return tuple(
         FileStat(path or new, old or None, 0, binary=True)
         if added == "-" or deleted == "-"
-        else FileStat(path or new, old or None, int(added) + int(deleted), binary=False)
+        else FileStat(
+            path or new,
+            old or None,
+            int(added) + int(deleted),
+            binary=False,
+            added_lines=int(added),
+        )
         for added, deleted, old, new, path in _NUMSTAT_RE.findall(text)
     )
 
@@ -346,6 +354,19 @@ def diff_stats(repo: Path, base: str, commit: str) -> tuple[FileStat, ...]:
     except GitError as exc:
         raise MineError(str(exc)) from None
     return parse_numstat(output)
+
+
+def present_paths(repo: Path, commit: str, paths: Iterable[str]) -> frozenset[str]:
+    """Those of `paths` that `commit`'s tree holds.
+
+    Raises:
+        MineError: git failed.
+    """
+    try:
+        output = git(repo, "ls-tree", "-z", "--name-only", commit, "--", *paths)
+    except GitError as exc:
+        raise MineError(str(exc)) from None
+    return frozenset(output.decode("utf-8", errors="surrogateescape").split("\0")) - {""}
 
 
 def _changed(stats: tuple[FileStat, ...]) -> frozenset[str]:
