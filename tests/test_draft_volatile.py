@@ -24,6 +24,7 @@ _TIMESTAMPS = st.one_of(
         st.datetimes(min_value=_YEAR_1000).map(methodcaller("strftime", form))
         for form in (
             "%m-%d-%Y %H:%M:%S",  # marshmallow's `dt.datetime.now().strftime(...)` ids
+            "%H:%M:%S %Y-%m-%d",  # and its other one
             "%d.%m.%Y %H:%M",
             "%d/%m/%YT%H:%M:%S",
             "%Y/%m/%d %H:%M:%S",
@@ -105,6 +106,8 @@ UUIDS = ("0b5d6a1e-9c2f-4e8b-a3d7-1f2e3c4b5a69", "f47ac10b-58cc-4372-a567-0e02b2
         ("test_dt[12-06-2026 16:48:07]", "test_dt[12-06-2026 16:50:13]", True),
         ("test_dt[6.12.2026 9:05]", "test_dt[06.12.2026 16:50]", True),
         ("test_dt[12-06-2026 16:48:07]", "test_dt[12/06/2026 16:48:07]", True),
+        ("test_dt[17:02:30 2026-12-06]", "test_dt[17:06:11 2026-12-06]", True),
+        ("test_t[17:02:30]", "test_t[17:06:11]", False),  # a time alone is a parameter
         ("test_d[12-06-2026]", "test_d[12-07-2026]", False),  # a date alone is a parameter
         ("test_d[12-06/2026 16:48]", "test_d[12-06/2026 16:49]", False),  # mixed separators
         ("test_y[<object at 0x7f3a9c1b2d40>]", "test_y[<object at 0x7f3a9c1b9e10>]", True),
