@@ -1436,7 +1436,7 @@ def test_a_later_gold_run_runs_only_the_named_tests_of_a_file_and_carries_the_ot
     assert _report_samples(plan, later, "gold-2", None, parts) == (
         f"gold-2: the test command's output is garbled (log {later.log})"
     )
-    # a name the run does not report is missing from the sample, not carried
+    # a name the run does not report failed: never carried, nor missing (a flaky test's mark)
     gone = {1: ("test_b.py::test_gone",)}
     (tmp_path / "gone").mkdir()
     command = provisional_command(plan.test_command, 2, 1, limits, parts=gone)
@@ -1449,10 +1449,11 @@ def test_a_later_gold_run_runs_only_the_named_tests_of_a_file_and_carries_the_ot
     )
     assert not isinstance(missing, str)
     assert dict(missing[0].files[1].outcomes.tests) == {
-        "test_b.py::test_hit": "passed",
+        "test_b.py::test_gone": "failed",  # asked for, reported nothing
+        "test_b.py::test_hit": "passed",  # carried: not asked for
         "test_b.py::test_miss": "passed",
         "test_b.py::test_other": "passed",
-    }  # all carried: neither was asked for; test_gone, asked for, reported nothing
+    }
 
 
 def test_a_quoted_name_reaches_the_runner_as_one_word(tmp_path: Path) -> None:
@@ -1524,10 +1525,27 @@ def test_the_later_gold_runs_run_the_tests_of_an_unchanged_file_that_matter(
         ("test_c.py::test_p", False),  # another file's
         ("test_b.py", False),  # the file, not a test of it
         ("test_b.py::", False),  # no selector pytest takes
+        ("test_b.py::test_p[{tests}]", False),  # the verifier fills `{tests}` in the command
+        ("test_b.py::test_p[::1]", False),  # pytest before 7.1 cannot select it
+        ("test_b.py::test_p[a/b.py::c]", False),
     ],
 )
 def test_a_test_whose_name_would_not_select_it_keeps_its_file_whole(name: str, runs: bool) -> None:
     assert _names_one(is_node_id, "test_b.py", name) is runs
+
+
+def test_names_too_long_for_one_command_keep_their_file_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command is one argument of `bash -c` (128 KiB on Linux): the quoted names of all
+    files together stay under `PART_NAMES_LIMIT`."""
+    _, plan = _two_files(tmp_path)
+    first = _first_runs(tmp_path, plan, NEIGHBOUR.format(hit=True, miss=True))
+    quoted = len("'test_b.py::test_hit' ")
+    monkeypatch.setattr("selfbench.draft.run.PART_NAMES_LIMIT", quoted - 1)
+    assert partial_runs(plan, HIT, first, ()) == {}
+    monkeypatch.setattr("selfbench.draft.run.PART_NAMES_LIMIT", quoted)
+    assert partial_runs(plan, HIT, first, ()) == {1: ("test_b.py::test_hit",)}
 
 
 def test_a_name_that_reads_as_an_option_keeps_its_file_whole() -> None:

@@ -536,9 +536,10 @@ def _unreached(plan: Plan, seen: CoverageSeen, first: Sequence[RunReport]) -> fr
     )
 
 
-PART_NAMES_LIMIT: Final = 32_768
-"""The most characters of test names one file's run of some of its tests is given (beyond,
-the file runs whole)."""
+PART_NAMES_LIMIT: Final = 65_536
+"""The most characters of quoted test names the later gold runs' command gives in all (the
+command is one argument of `bash -c`, which Linux holds to 128 KiB): the files whose names
+would pass it run whole."""
 
 
 def partial_runs(
@@ -566,6 +567,7 @@ def partial_runs(
     none = _LeftOut(frozenset(), frozenset())
     regressed = {key for key, _ in _regressions(base[0], samples[:1], none)}
     parts: dict[int, tuple[str, ...]] = {}
+    room = PART_NAMES_LIMIT
     for index, run in enumerate(samples[0].files):
         if run.file not in plan.neighbours or run.file in skipped or run.error is not None:
             continue
@@ -575,24 +577,30 @@ def partial_runs(
             for name in names
             if match_key(name) in touched or _matching(test_key(run.file, name)) in regressed
         )
-        if not wanted or len(wanted) == len(names) or sum(map(len, wanted)) > PART_NAMES_LIMIT:
+        size = sum(len(quote(name)) + 1 for name in wanted)
+        if not wanted or len(wanted) == len(names) or size > room:
             continue
         if all(_names_one(plan.named_tests, run.file, name) for name in wanted):
             parts[index] = wanted
+            room -= size
     return parts
 
 
 def _names_one(named_tests: Callable[[str], bool], file: str, name: str) -> bool:
     """Whether a test's name, given to the command line, runs that test of `file`: a selector
     the runner takes, of that file, steady between runs, one printable word that reads as no
-    option."""
+    option, with no brace (the verifier puts the selectors in the command's `{tests}`) and no
+    `::` among its parameters (pytest before 7.1 cannot select `test[::1]`)."""
+    head, bracket, parameters = name.partition("[")
     return (
         named_tests(name)
-        and name.partition("::")[0] == file
-        and "::" in name
+        and head.partition("::")[0] == file
+        and "::" in head
+        and not (bracket and "::" in parameters)
         and not is_volatile(name)
         and name.isprintable()
         and not name.startswith("-")
+        and not any(brace in name for brace in "{}")
     )
 
 
@@ -861,13 +869,17 @@ def _ended_run(file: str, plan: Plan, code: int, output: str) -> FileRun | str:
 
 def _with_carried_tests(run: FileRun, tests: Sequence[str], first: FileRun) -> FileRun:
     """A file's run of some of its tests (`tests`, as named in the first gold run `first`),
-    with `first`'s outcomes for the others, carried. A test asked for and not reported stays
-    missing: it never passes by what another run said."""
+    with `first`'s outcomes for the others, carried. A test asked for and not reported failed:
+    it never passes by what another run said, nor reads as a flaky test (`missing` beside a
+    failure in the first gold run would hide a regression)."""
     asked = set(tests)
     rest = tuple((name, outcome) for name, outcome in first.outcomes.tests if name not in asked)
     ran = {name for name, _ in run.outcomes.tests}
     kept = tuple((name, outcome) for name, outcome in rest if name not in ran)
-    outcomes = replace(run.outcomes, tests=run.outcomes.tests + kept)
+    lost: tuple[tuple[str, Outcome], ...] = tuple(
+        (name, "failed") for name in dict.fromkeys(tests) if name not in ran
+    )
+    outcomes = replace(run.outcomes, tests=run.outcomes.tests + lost + kept)
     return replace(run, outcomes=outcomes, carried_tests=frozenset(name for name, _ in kept))
 
 
