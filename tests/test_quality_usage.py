@@ -79,13 +79,26 @@ def test_python_imports_keys_private_reads_and_tests() -> None:
         "pytest.mark.parametrize('s', [], ids=str)",
         "mock.patch.object(pkg, 'f', autospec=True)",
         "patch('pkg.f', new=1)",
-        "given(text=st.text(min_size=1))",
-        "settings(max_examples=5)(f)",
+        "given(text=st.none())",
     ],
 )
 def test_keywords_given_to_test_tooling_are_no_keys_of_the_code(call: str) -> None:
     """pyupgrade's task listed "option key `id`" from `pytest.param(..., id=...)`."""
     text = f"import pytest\n\ndef test_a():\n    {call}\n    run(real=1)\n"
+    assert read_test_usage(_new("tests/test_a.py", text)).keys == {"real"}
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "mock.patch.dict(CONFIG, real=3)",
+        "patch.dict('os.environ', real='1')",
+        "st.builds(Point, real=st.none())",
+        "settings.set(real=5)",  # an application's settings object
+    ],
+)
+def test_keywords_tooling_passes_to_the_code_are_its_keys(call: str) -> None:
+    text = f"def test_a():\n    {call}\n"
     assert read_test_usage(_new("tests/test_a.py", text)).keys == {"real"}
 
 

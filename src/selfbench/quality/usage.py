@@ -309,17 +309,23 @@ def _one_file(
 
 _PY_TOOLING: Final = frozenset(
     {"pytest", "unittest", "mock", "patch", "Mock", "MagicMock", "monkeypatch", "mocker",
-     "hypothesis", "given", "settings", "st", "strategies", "freeze_time", "freezegun"}
+     "given", "freeze_time", "freezegun"}
 )  # fmt: skip
 """The names of test tooling (and the names its modules are usually bound to): the keyword
 arguments of a call rooted at one (`pytest.param(..., id=...)`, `pytest.raises(match=...)`,
 `given(x=st.integers())`) are the tooling's, no key of the code under test."""
+_PY_PASSED_ON: Final = frozenset({"dict", "builds"})
+"""Tooling calls whose keyword arguments are the code's own keys (`patch.dict(CONFIG,
+retries=3)`)."""
 
 
 def _tooling_call(node: ast.Call) -> bool:
-    """Whether a call's function is test tooling's (`pytest.mark.parametrize`, `patch.object`)."""
+    """Whether a call's function is test tooling's (`pytest.mark.parametrize`, `patch.object`),
+    and its keyword arguments none the tooling passes on."""
     function = node.func
     while isinstance(function, ast.Attribute | ast.Call):
+        if isinstance(function, ast.Attribute) and function.attr in _PY_PASSED_ON:
+            return False
         function = function.value if isinstance(function, ast.Attribute) else function.func
     return isinstance(function, ast.Name) and function.id in _PY_TOOLING
 
