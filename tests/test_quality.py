@@ -896,3 +896,17 @@ def test_the_table_has_one_row_per_task(capsys: pytest.CaptureFixture[str]) -> N
         "t1 review 50% (5/10) calc.py#1 tox.ini weak tests: 5 of 10 mutants survive "
         "t2 ship - - - -"
     )
+
+
+@SANDBOX
+def test_the_files_that_are_no_implementation_are_reverted_together_first(
+    samples: Samples, tmp_path: Path
+) -> None:
+    """`docs/requirements.txt` and `tox.ini` reverted together, fail-to-pass still passes: one
+    run tells neither is needed, and neither runs on its own."""
+    options = QualityOptions(local=LocalOptions(logs=tmp_path / "logs"), jobs=2)
+    record = assess_task(samples.tasks["unneeded"], samples.repo, options)
+    assert record.ablation is not None
+    assert moved_out(record) == ("docs/requirements.txt", "tox.ini")
+    # 15 when each of the three files ran on its own: the two reverted together are one run
+    assert len(list((tmp_path / "logs").rglob("variant-*.log"))) == 14

@@ -6,7 +6,9 @@ it once in the sandbox, and runs every variant of the gold patch there, fail-to-
 
 1. the gold itself, once: the baseline (it must pass) and the measure of a variant's time limit;
 2. ablation: the gold without each file, then without each hunk of the files some test needs
-   (a hunk of a file no test needs is unneeded too, and is not run); a part is *needed* when a
+   (a hunk of a file no test needs is unneeded too, and is not run; the files that are no
+   implementation are first reverted together, and run on their own only when some test then
+   fails); a part is *needed* when a
    fail-to-pass test fails without it (or its run cannot be judged: a part is never called
    unneeded on no evidence);
 3. mutation: mutants of the gold's changed implementation lines (`mutate_python` for `.py`,
@@ -229,6 +231,21 @@ def _run_parts(
     return needed
 
 
+def _spared_together(
+    scorer: Scorer, gold: bytes, files: Sequence[Part], unjudged: Collection[str]
+) -> dict[Part, bool]:
+    """The gold's files that are no implementation (documentation, examples, configuration)
+    reverted together, once: when fail-to-pass still passes, none is needed, and each is not
+    run on its own (commander's #2464 reformatted 45 example files: 45 runs became one);
+    otherwise nothing is known, and each runs alone."""
+    together = [f for f in files if not f.implementation and f.path not in unjudged]
+    variant = without(gold, together)
+    if len(together) < 2 or not variant.strip():
+        return {}
+    [run] = scorer.score([variant], what="run without the files that are no implementation")
+    return dict.fromkeys(together, False) if run.result is True else {}
+
+
 def _ablation(
     scorer: Scorer,
     repo: Path,
@@ -243,7 +260,8 @@ def _ablation(
     parts = gold_parts(gold)
     files = [part for part in parts if part.hunk is None]
     unjudged = unjudged_manifests((part.path for part in files), adding)
-    needed = _run_parts(scorer, gold, files, jobs, unjudged)
+    needed = _spared_together(scorer, gold, files, unjudged)
+    needed.update(_run_parts(scorer, gold, [f for f in files if f not in needed], jobs, unjudged))
     hunks = [part for part in parts if part.hunk is not None and needed[_file_of(part)]]
     needed.update(_run_parts(scorer, gold, hunks, jobs, unjudged))
     ran = [part for part in parts if part in needed]  # the gold's order: a file, its hunks
