@@ -20,6 +20,7 @@ from tree_sitter import Node
 
 from selfbench.patches import added_lines, parse_patch
 from selfbench.quality._js_parser import is_js, parse
+from selfbench.runners import test_globals
 
 __all__ = [
     "TestFunction",
@@ -307,11 +308,12 @@ def _one_file(
     )
 
 
-_PY_TOOLING: Final = frozenset(
-    {"pytest", "unittest", "mock", "patch", "Mock", "MagicMock", "monkeypatch", "mocker",
-     "given", "freeze_time", "freezegun"}
+_PY_TOOLING: Final = test_globals("python") | frozenset(
+    {"mock", "patch", "Mock", "MagicMock", "monkeypatch", "mocker", "given", "freeze_time",
+     "freezegun"}
 )  # fmt: skip
-"""The names of test tooling (and the names its modules are usually bound to): the keyword
+"""The names of test tooling (the Python runners' own, and the names mocking, hypothesis and
+freezegun are usually bound to): the keyword
 arguments of a call rooted at one (`pytest.param(..., id=...)`, `pytest.raises(match=...)`,
 `given(x=st.integers())`) are the tooling's, no key of the code under test."""
 _PY_PASSED_ON: Final = frozenset({"dict", "builds"})
