@@ -33,7 +33,7 @@ from selfbench.artifacts.draft_record import (
 from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.bundle.evidence import REPORT_ARGUMENTS
 from selfbench.bundle.render_scripts import F2P_LABEL
-from selfbench.draft.api import DraftOptions, DraftResult, draft_candidate
+from selfbench.draft.api import DraftOptions, DraftResult, _sample_json, draft_candidate
 from selfbench.draft.coverage import LINES, CoverageSeen
 from selfbench.draft.run import (
     Decision,
@@ -1576,3 +1576,12 @@ def test_a_run_of_some_tests_shows_no_flip_of_the_tests_it_carried_or_of_its_fil
     assert [(flip.name, flip.passed, flip.runs) for flip in flipped] == [
         ("test_b.py::test_hit", 2, 3)
     ]
+
+
+def test_the_draft_record_counts_the_tests_a_run_carried() -> None:
+    """`draft.json` says how many of a file's tests a part run carried, and marks none else."""
+    whole = _pytest_run("test_b.py", ["PASSED test_b.py::test_hit", "PASSED test_b.py::t"], 0)
+    part = replace(whole, carried_tests=frozenset({"test_b.py::t"}))
+    files = _sample_json(_sample("gold-2", part, whole))["files"]
+    assert [file.get("carriedTests") for file in files] == [1, None]
+    assert files[0]["tests"] == {"test_b.py::test_hit": "passed", "test_b.py::t": "passed"}
