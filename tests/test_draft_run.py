@@ -325,6 +325,23 @@ def _observation(base: RunSample, *gold: RunSample) -> Observation:
     return Observation((base,), gold, Path("/logs"), 1.0)
 
 
+def _neighbour_decide(
+    observation: Observation,
+    neighbours: set[str],
+    difficulty: str = "easy",
+    *,
+    by_file: bool = False,
+) -> Decision:
+    """`decide` with the unchanged test files `neighbours`, each test's name its selector."""
+    return decide(
+        observation,
+        difficulty=difficulty,  # type: ignore[arg-type]
+        selector_of=lambda name: name,
+        by_file=by_file,
+        neighbours=frozenset(neighbours),
+    )
+
+
 def _pytest_decide(observation: Observation, difficulty: str = "easy", cap: int = 20) -> Decision:
     return decide(
         observation,
@@ -574,13 +591,7 @@ def test_decide_an_unchanged_neighbour_gives_only_pass_to_pass_and_never_when_no
         n, [f"PASSED {n}::test_kept", f"PASSED {n}::test_fixed", "== 2 passed in 0.1s =="], 0
     )
     observation = _observation(_sample("base", BASE_A, base_n), _sample("gold-1", GOLD_A, gold_n))
-    decision = decide(
-        replace(observation, coverage=coverage),
-        difficulty="hard",
-        selector_of=lambda name: name,
-        by_file=False,
-        neighbours=frozenset({n}),
-    )
+    decision = _neighbour_decide(replace(observation, coverage=coverage), {n}, "hard")
     assert decision.fail_to_pass == (f"{A}::test_new",)
     assert decision.pass_to_pass == pass_to_pass
 
@@ -706,13 +717,7 @@ def test_a_flaky_test_the_change_does_not_reach_is_left_out_of_pass_to_pass(
     dropped: tuple[FlakyTest, ...],
     reason: str | None,
 ) -> None:
-    decision = decide(
-        replace(observation, coverage=coverage),
-        difficulty="easy",
-        selector_of=lambda name: name,
-        by_file=False,
-        neighbours=frozenset({N}),
-    )
+    decision = _neighbour_decide(replace(observation, coverage=coverage), {N})
     assert (decision.reason, decision.dropped_flaky) == (reason, dropped)
     if pass_to_pass is not None:
         assert decision.fail_to_pass == (f"{A}::test_new",)
@@ -729,13 +734,7 @@ def test_a_flaky_unchanged_file_selected_by_file_is_left_out_whole() -> None:
     steady = _node_run(slow, 0, "✔ spawns (5.1ms)", "✔ reads (1ms)")
     flipped = _node_run(slow, 1, "✖ spawns (5001ms)", "✔ reads (1ms)")
     observation = _runs(((failing, steady), (failing, flipped)), ((passing, steady),) * 3)
-    decision = decide(
-        observation,
-        difficulty="easy",
-        selector_of=lambda name: name,
-        by_file=True,
-        neighbours=frozenset({slow}),
-    )
+    decision = _neighbour_decide(observation, {slow}, by_file=True)
     assert (decision.reason, decision.fail_to_pass, decision.pass_to_pass) == (None, (changed,), ())
     assert decision.dropped_flaky == (
         FlakyTest(test=f"{slow}: spawns", where="base", passed=1, runs=2),
@@ -757,13 +756,7 @@ def test_a_flaky_file_selected_by_file_is_matched_to_coverage_by_its_marked_name
     flipped = _node_run(regress, 1, "✖ spawns (5001ms)")
     observation = _runs(((failing, steady), (failing, flipped)), ((passing, steady),) * 3)
     covered = replace(observation, coverage=CoverageSeen(LINES, {regress: 5}, 7))
-    decision = decide(
-        covered,
-        difficulty="easy",
-        selector_of=lambda name: name,
-        by_file=True,
-        neighbours=frozenset({regress}),
-    )
+    decision = _neighbour_decide(covered, {regress}, by_file=True)
     assert decision.reason == (
         f"flaky: {regress}: spawns passed 1 of 2 runs at the base (log /logs/base.log)"
     )
@@ -775,13 +768,7 @@ def test_pass_to_pass_left_empty_by_the_flaky_keeps_the_tiers_minimum() -> None:
     steady = _n_run(f"PASSED {N}::test_slow")
     flipped = _n_run(f"FAILED {N}::test_slow - Timeout", code=1)
     observation = _runs(((base, steady), (base, flipped)), ((gold, steady),) * 3)
-    decision = decide(
-        observation,
-        difficulty="medium",
-        selector_of=lambda name: name,
-        by_file=False,
-        neighbours=frozenset({N}),
-    )
+    decision = _neighbour_decide(observation, {N}, "medium")
     assert decision.reason == (
         "medium mode requires at least 1 pass-to-pass test; 0 of the test files' tests pass at "
         "the base and with the gold patch"
@@ -893,13 +880,7 @@ def test_a_test_that_changes_outcome_runs_alone_before_it_is_called_flaky(
         return alone
 
     settled = settled_alone(observation, frozenset({N}), runs)
-    decision = decide(
-        settled,
-        difficulty="easy",
-        selector_of=lambda name: name,
-        by_file=False,
-        neighbours=frozenset({N}),
-    )
+    decision = _neighbour_decide(settled, {N})
 
     assert calls == ([asked] if asked else [])
     assert settled.alone == ((record,) if record else ())
@@ -957,13 +938,7 @@ def test_a_neighbour_run_once_in_the_first_gold_run_is_run_again_before_it_regre
     )
     assert not early(replace(observation, gold=observation.gold[:2]))  # one live run: waits
     assert early(replace(observation, gold=observation.gold[:3])) == (reason is not None)
-    decision = decide(
-        observation,
-        difficulty="easy",
-        selector_of=lambda name: name,
-        by_file=False,
-        neighbours=frozenset({N}),
-    )
+    decision = _neighbour_decide(observation, {N})
     assert (decision.reason, decision.dropped_flaky) == (reason, dropped)
 
 
