@@ -678,6 +678,11 @@ _ATTRS = AddedDependency(manifest="pyproject.toml", name="attrs")
             ("the instruction does not state: mul, area",),
         ),
         (
+            {"instruction": InstructionCheck(strays=("trainCase",))},
+            "review",
+            ("the instruction's first line names what the change leaves as it was: trainCase",),
+        ),
+        (
             {"dependencies": Dependencies(added=(_ATTRS,))},
             "review",
             (
@@ -726,6 +731,7 @@ _ATTRS = AddedDependency(manifest="pyproject.toml", name="attrs")
         "score-under-60", "score-60",
         "no-mutants", "too-few-mutants", "unneeded-hunk", "unneeded-config",
         "unneeded-statements", "many-unneeded-statements", "every-statement-needed", "instruction",
+        "stray-title",
         "dependency", "dependency-installed", "no-coverage-basis", "no-basis", "coverage-fallback",
         "no-coverage-runner", "coverage",
     ],

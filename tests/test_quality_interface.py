@@ -749,3 +749,86 @@ def test_the_documentation_shown_keeps_the_first_example(
     item = InterfaceItem(name=name, kind="function", signature=name, path=path)
 
     assert interface_docs([item], {path: source}) == {name: doc}
+
+
+# --- a first line about something else ----------------------------------------------------------
+
+_CASES_BASE = (
+    "export function trainCase(s: string) {\n  return s.split(' ').join('-');\n}\n\n"
+    "export function upperFirst(s: string) {\n  return s[0].toUpperCase() + s.slice(1);\n}\n"
+)
+_CASES_GOLD = _CASES_BASE + (
+    "\nexport function titleCase(s: string) {\n"
+    "  return s.split('-').map(upperFirst).join(' ');\n}\n"
+)
+_CASES_TEST = (
+    "import { titleCase } from '../src/index';\n"
+    "test('title', () => { expect(titleCase('a-b')).toBe('A B'); });\n"
+)
+_PARSE_BASE = (
+    "def tokenize(text):\n    return text.split()\n\n\n"
+    "def parse(text):\n    words = tokenize(text)\n    return words\n"
+)
+_PARSE_GOLD = _PARSE_BASE.replace("    return words\n", "    return [w for w in words if w]\n")
+_PARSE_TEST = "from pkg.core import parse\n\ndef test_parse():\n    assert parse('') == []\n"
+
+
+@pytest.mark.parametrize(
+    ("files", "first_line", "strays"),
+    [
+        # scule #74: the title names the function beside the one the change adds
+        (
+            ("src/index.ts", _CASES_BASE, _CASES_GOLD, _CASES_TEST),
+            "feat: `trainCase` util",
+            ["trainCase"],
+        ),
+        (
+            ("src/index.ts", _CASES_BASE, _CASES_GOLD, _CASES_TEST),
+            "feat: trainCase util",
+            ["trainCase"],
+        ),
+        (
+            ("src/index.ts", _CASES_BASE, _CASES_GOLD, _CASES_TEST),
+            "Add trainCase() twin",
+            ["trainCase"],
+        ),
+        # naming what the change adds beside it is context, not a wrong title
+        (
+            ("src/index.ts", _CASES_BASE, _CASES_GOLD, _CASES_TEST),
+            "feat: `titleCase`, like `trainCase`",
+            [],
+        ),
+        # a plain word is prose, not a name; no code named at all says nothing wrong
+        (("src/index.ts", _CASES_BASE, _CASES_GOLD, _CASES_TEST), "feat: title case util", []),
+        # the body of `parse` changes: naming it is right, though its signature is the same
+        (("pkg/core.py", _PARSE_BASE, _PARSE_GOLD, _PARSE_TEST), "Fix `parse` on empty text", []),
+        (
+            ("pkg/core.py", _PARSE_BASE, _PARSE_GOLD, _PARSE_TEST),
+            "Fix `tokenize` on empty text",
+            ["tokenize"],
+        ),
+        # a name the tests use is what they check, whatever the gold leaves
+        (
+            ("pkg/core.py", _PARSE_BASE, _PARSE_GOLD, _PARSE_TEST.replace("parse", "tokenize")),
+            "Fix `tokenize` on empty text",
+            [],
+        ),
+    ],
+)
+def test_a_first_line_naming_only_what_the_change_leaves_is_a_stray(
+    tmp_path: Path, files: tuple[str, str, str, str], first_line: str, strays: list[str]
+) -> None:
+    path, base, gold, test = files
+    test_path = "test/index.test.ts" if path.endswith(".ts") else "tests/test_core.py"
+    change = _change(tmp_path, {path: base}, {path: gold}, {test_path: test})
+    items = interface_items(
+        change.gold_patch, change.test_patch, change.base_files, change.gold_files
+    )
+    prompt = f"{first_line}\n\nThe body may name `trainCase` and `tokenize` freely.\n"
+
+    checked = check_instruction(
+        prompt, items, change.test_patch, (change.base_files, change.gold_files)
+    )
+
+    assert list(checked.strays) == strays
+    assert check_instruction(prompt, items, change.test_patch).strays == ()

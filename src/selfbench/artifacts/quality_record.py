@@ -162,6 +162,9 @@ class InstructionCheck(_Record):
     interface: tuple[InterfaceItem, ...] = ()
     missing: tuple[str, ...] = ()
     """Interface items (by `name`) and asserted behaviours the instruction does not state."""
+    strays: tuple[str, ...] = ()
+    """Names its first line gives as code that the gold leaves as they were and no test uses,
+    while it names nothing the gold changes: a title about something else."""
 
 
 class TestsCheck(_Record):

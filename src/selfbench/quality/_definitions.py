@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tree_sitter import Node
 
@@ -37,6 +37,9 @@ class Definition:
     signature: str
     params: tuple[str, ...] = ()
     doc: str = ""
+    source: str = ""
+    """Its whole text in its file, body and decorators included ("" for a flag): whether a
+    change left it as it was."""
 
 
 def definitions(path: str, text: str) -> dict[str, Definition]:
@@ -125,18 +128,49 @@ def _python_definitions(text: str) -> dict[str, Definition]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):  # not Python 3, or nested past the parser
         return {}
+    lines = text.splitlines(keepends=True)
     found: dict[str, Definition] = {}
     for node in tree.body:
+        defined: dict[str, Definition] = {}
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            found[node.name] = _py_function(node.name, node, "function")
+            defined[node.name] = _py_function(node.name, node, "function")
         elif isinstance(node, ast.ClassDef):
-            found[node.name] = _py_class(node)
-            found.update(_py_methods(node))
+            defined[node.name] = _py_class(node)
+            defined.update(_py_methods(node))
         elif (constant := _py_constant(node)) is not None:
-            found[constant.name] = constant
+            defined[constant.name] = constant
+        found.update(
+            (name, replace(d, source=_py_source(lines, name, node))) for name, d in defined.items()
+        )
     for flag in _py_flags(tree):
         found.setdefault(flag.name, flag)
     return {name: found[name] for name in found if is_public(name)}
+
+
+def _py_source(lines: list[str], name: str, node: ast.stmt) -> str:
+    """The lines of `name`'s definition: a method's own, else the whole top-level statement."""
+    if isinstance(node, ast.ClassDef) and "." in name:
+        leaf = name.split(".", 1)[1]
+        node = next(
+            (
+                m
+                for m in node.body
+                if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef | ast.Assign)
+                and leaf in _py_bound_names(m)
+            ),
+            node,
+        )
+    decorators = getattr(node, "decorator_list", [])
+    first = min([node.lineno, *(d.lineno for d in decorators)])
+    return "".join(lines[first - 1 : node.end_lineno or node.lineno])
+
+
+def _py_bound_names(node: ast.stmt) -> set[str]:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return {node.name}
+    if isinstance(node, ast.Assign):
+        return {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return set()
 
 
 def _py_methods(node: ast.ClassDef) -> dict[str, Definition]:
@@ -305,6 +339,11 @@ def _text(node: Node | None) -> str:
     return " ".join(node.text.decode("utf-8", "replace").split())
 
 
+def _raw(node: Node) -> str:
+    """A node's text as written."""
+    return node.text.decode("utf-8", "replace") if node.text is not None else ""
+
+
 def _jsdoc(node: Node) -> str:
     comment = node.prev_named_sibling
     if (
@@ -340,7 +379,7 @@ def _js_params(node: Node) -> tuple[str, tuple[str, ...]]:
 def _js_function(name: str, node: Node, kind: str, doc: str) -> Definition:
     shown, names = _js_params(node)
     returns = node.child_by_field_name("return_type")
-    return Definition(name, kind, f"{name}{shown}{_text(returns)}", names, doc)
+    return Definition(name, kind, f"{name}{shown}{_text(returns)}", names, doc, _raw(node))
 
 
 _JS_FUNCTIONS = frozenset(
@@ -368,7 +407,7 @@ def _js_class(name: str, node: Node, doc: str) -> Iterator[Definition]:
             signature = f"{name}{shown}"
         elif not hidden and is_public(method):
             yield _js_function(f"{name}.{method}", member, "method", _jsdoc(member))
-    yield Definition(name, "class", signature, params, doc)
+    yield Definition(name, "class", signature, params, doc, _raw(node))
 
 
 def _js_declared(node: Node, doc: str) -> Iterator[Definition]:
@@ -395,7 +434,12 @@ def _js_value(name: str, value: Node | None, declarator: Node, doc: str) -> Iter
         literal = value is not None and value.type in ("number", "string", "true", "false", "null")
         assigned = f" = {shown if literal and len(shown) <= _SHORT_DEFAULT else '...'}"
         yield Definition(
-            name, "constant", f"const {name}{typed}{assigned if value else ''}", (), doc
+            name,
+            "constant",
+            f"const {name}{typed}{assigned if value else ''}",
+            (),
+            doc,
+            _raw(declarator),
         )
 
 

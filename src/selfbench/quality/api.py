@@ -563,7 +563,9 @@ def task_observations(
     runner = detect(definition.testCommand)
     return Observed(
         pass_to_pass=basis,
-        instruction=check_instruction(definition.prompt, items, test_patch),
+        instruction=check_instruction(
+            definition.prompt, items, test_patch, (base_files, gold_files)
+        ),
         tests=check_tests(
             test_patch,
             definition.failToPass,

@@ -64,6 +64,7 @@ __all__ = [
     "interface_docs",
     "interface_items",
     "interface_section",
+    "stray_names",
 ]
 
 INTERFACE_HEADING = "## Interface"
@@ -401,13 +402,69 @@ def _states(prompt: str, item: InterfaceItem) -> bool:
     return _named(prompt, item.name)
 
 
+def _code_mention(line: str, name: str) -> bool:
+    """`line` names `name` as code: quoted (`` `name` ``, `` `name()` ``), called (`name(`), or
+    spelled as no word of prose is (`snake_case`, `camelCase`, `Class.method`); a method by its
+    qualified name, or by its own name quoted or called."""
+    leaf = name.rsplit(".", 1)[-1]
+    quoted = rf"`{re.escape(leaf)}(?:\(\))?`|(?<![\w$.]){re.escape(leaf)}\("
+    if re.search(quoted, line) is not None:
+        return True
+    if "." in name:
+        return re.search(rf"(?<![\w$.]){re.escape(name)}(?![\w$])", line) is not None
+    code_like = "_" in name or re.search(r"[a-z][A-Z]", name) is not None
+    return code_like and _uses(line, name)
+
+
+def _first_line(prompt: str) -> str:
+    return next((line for line in prompt.splitlines() if line.strip()), "")
+
+
+def stray_names(
+    prompt: str,
+    items: Sequence[InterfaceItem],
+    base_files: Mapping[str, str],
+    gold_files: Mapping[str, str],
+    test_patch: bytes,
+) -> tuple[str, ...]:
+    """The names the prompt's first line gives as code that only mislead: each defined in a file
+    the gold changes, left by the gold exactly as it was and used by no added test line, when the
+    line names nothing the gold adds or changes (scule's "feat: `trainCase` util" for a change
+    that adds `titleCase`). A line naming a changed definition beside them says nothing wrong."""
+    line = _first_line(prompt)
+    if not line:
+        return ()
+    used = added_lines(test_patch)
+    left: list[str] = []
+    touched: list[str] = [item.name for item in items]
+    for path in sorted(set(base_files) | set(gold_files)):
+        before = definitions(path, base_files[path]) if path in base_files else {}
+        after = definitions(path, gold_files[path]) if path in gold_files else {}
+        for name, definition in after.items():
+            kept = before.get(name)
+            if kept is not None and kept.source == definition.source and definition.source:
+                left.append(name)
+            else:
+                touched.append(name)
+    if any(_code_mention(line, name) for name in touched):
+        return ()
+    return tuple(
+        dict.fromkeys(name for name in left if _code_mention(line, name) and not _uses(used, name))
+    )
+
+
 def check_instruction(
-    prompt: str, items: Sequence[InterfaceItem], test_patch: bytes = b""
+    prompt: str,
+    items: Sequence[InterfaceItem],
+    test_patch: bytes = b"",
+    files: tuple[Mapping[str, str], Mapping[str, str]] = ({}, {}),
 ) -> InstructionCheck:
     """What `prompt` leaves out of what the tests check: each item whose name (a method's own
     name, a flag as spelled) it does not hold, then `raises X` for each error class the test
     patch's added lines assert and it does not name, then `message "..."` for each asserted
-    message it does not state (case and spacing aside)."""
+    message it does not state (case and spacing aside); and what its first line names that
+    only misleads (`stray_names`, given the changed files' texts at the base and with the gold,
+    `files`)."""
     missing = [item.name for item in items if not _states(prompt, item)]
     used = added_lines(test_patch)
     missing.extend(f"raises {name}" for name in asserted_errors(used) if not _named(prompt, name))
@@ -417,4 +474,8 @@ def check_instruction(
         for pieces in asserted_messages(used)
         if not all(_normal(piece) in folded for piece in pieces)
     )
-    return InstructionCheck(interface=tuple(items), missing=tuple(dict.fromkeys(missing)))
+    return InstructionCheck(
+        interface=tuple(items),
+        missing=tuple(dict.fromkeys(missing)),
+        strays=stray_names(prompt, items, *files, test_patch),
+    )

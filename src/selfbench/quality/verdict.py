@@ -140,6 +140,10 @@ def _missing(seen: Observations) -> tuple[str, ...]:
     return seen.instruction.missing if seen.instruction is not None else ()
 
 
+def _strays(seen: Observations) -> tuple[str, ...]:
+    return seen.instruction.strays if seen.instruction is not None else ()
+
+
 def _tests(seen: Observations) -> TestsCheck:
     return seen.tests if seen.tests is not None else TestsCheck()
 
@@ -214,6 +218,14 @@ RULES: Final[tuple[Rule, ...]] = (
         lambda seen: bool(_missing(seen)),
         "review",
         lambda seen: f"the instruction does not state: {_listed(_missing(seen))}",
+    ),
+    Rule(
+        lambda seen: bool(_strays(seen)),
+        "review",
+        lambda seen: (
+            f"the instruction's first line names what the change leaves as it was: "
+            f"{_listed(_strays(seen))}"
+        ),
     ),
     Rule(
         lambda seen: bool(_tests(seen).privateState),
