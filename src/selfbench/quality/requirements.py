@@ -5,10 +5,10 @@ A line comes from one test (a parametrized test's cases are one line):
 
 * its documentation's first sentence, else its name in words: a Python test's function name
   without its `test` prefix, led by its class's (`TestParser::test_empty_input` → "Parser: empty
-  input"; left out when under three words with no case, error or message after it: "Mode"
-  restates `test_mode`); a JavaScript test's titles, its `describe` blocks' first
-  (`parse: handles arrays`; a title that is an example, `foo-bar => Foo Bar`, or has blank
-  edges, quoted exactly);
+  input"; left out when under three words with no error, message or case of two words or
+  more after it: "Mode" restates `test_mode`, and "Style (cases: RANDOM)" says no more); a
+  JavaScript test's titles, its `describe` blocks' first (`parse: handles arrays`; a title
+  that is an example, `foo-bar => Foo Bar`, or has blank edges, quoted exactly);
   a name an Interface item spells (`to_dict`) stays in code quotes;
 * the ids of its cases where the test names them (`ids=[...]`, `pytest.param(..., id=...)`;
   not ids pytest makes up from the values, nor generated ones such as `[x0]`);
@@ -51,6 +51,9 @@ _GENERATED_ID_RE = re.compile(r"[A-Za-z_]*\d+|[\d.eE+-]+|True|False|None|null|un
 """Case ids a runner makes up (`x0`, `arg1`, `3`, `True`): they say nothing of the case."""
 _EXAMPLE_RE = re.compile(r"=>|->|\u2192")
 """A title that is an example (`foo-bar => Foo Bar`), quoted so its edges are its own."""
+_CASE_WORDS_RE = re.compile(r"[\s_-]+")
+"""What parts a case id's words (`trivial list replace`, `two-words`): a case of one word
+(`RANDOM`) says no more of a short name's behaviour than the name does."""
 _PATH_RE = re.compile(r"/|\.[A-Za-z]{1,4}$")
 """A selector that names a file (`tests/test_wrap.py`, `src/a.test.ts`), not a test."""
 
@@ -145,7 +148,8 @@ def _line(behaviour: _Behaviour, spelled: Collection[str]) -> str:
     asserted = function is not None and bool(function.errors or function.messages)
     if asserted and function is not None:
         text += f"; {_errors(function.errors, function.messages)}"
-    if not (cases or asserted or _documented(behaviour)) and _says_little(behaviour, said):
+    described = any(len(_CASE_WORDS_RE.split(case.strip())) > 1 for case in cases)
+    if not (described or asserted or _documented(behaviour)) and _says_little(behaviour, said):
         return ""
     return f"- {text}."
 
