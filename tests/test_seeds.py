@@ -8,7 +8,10 @@ import io
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,7 +20,13 @@ from projects import build
 from selfbench.artifacts.compiled import locate_task
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner, score_patches
-from selfbench.validate.seeds import SeedStore, Snapshot, seed_store, seeded_directories
+from selfbench.validate.seeds import (
+    SeedRefused,
+    SeedStore,
+    Snapshot,
+    seed_store,
+    seeded_directories,
+)
 from test_validate import PY_BASE, python_project
 
 needs_sandbox = pytest.mark.skipif(
@@ -104,7 +113,8 @@ def _dist(site: Path, name: str, url: str | None, files: list[str]) -> Path:
         if path.is_relative_to(site.parents[2]):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("x", encoding="utf-8")
-    record = [*files, f"{info.name}/RECORD"]
+    written = [f"{info.name}/direct_url.json"] if url is not None else []
+    record = [*files, *written, f"{info.name}/RECORD"]
     (info / "RECORD").write_text("".join(f"{entry},,\n" for entry in record), encoding="utf-8")
     return info
 
@@ -284,3 +294,80 @@ def test_a_seed_never_covers_the_trees_own_files_or_goes_through_its_links(
     assert "selfbench: seeded" not in second_log
     assert "found-a-venv-42" not in second_log
     assert "found-modules-42" not in second_log
+
+
+@pytest.fixture(scope="module")
+def real_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv made by Python's own `venv`, with pip (whose RECORD gives every file's digest)."""
+    venv = tmp_path_factory.mktemp("made") / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    return venv
+
+
+def _site(venv: Path) -> Path:
+    [site] = sorted((venv / "lib").glob("python*/site-packages"))
+    return site
+
+
+def _leave_pth(site: Path) -> None:
+    (site / "leak.pth").write_text("import os\n", encoding="utf-8")
+
+
+def _rewrite_recorded(site: Path) -> None:
+    with (site / "pip" / "__init__.py").open("a", encoding="utf-8") as handle:
+        handle.write("LEAKED = True\n")
+
+
+def _link_module(site: Path) -> None:
+    (site / "linked.py").symlink_to(site / "pip" / "__init__.py")
+
+
+def _compile_module(site: Path) -> None:
+    cache = site / "__pycache__"
+    cache.mkdir(exist_ok=True)
+    (cache / "stray.cpython-312.pyc").write_bytes(b"\x00" * 16)
+
+
+def _make_with_uv(site: Path) -> None:
+    (site / "_virtualenv.pth").write_text("import _virtualenv\n", encoding="utf-8")
+    (site / "_virtualenv.py").write_text("", encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("change", "refused"),
+    [
+        (None, ""),
+        (_leave_pth, "lib/{python}/site-packages/leak.pth is in no distribution's RECORD"),
+        (
+            _rewrite_recorded,
+            "lib/{python}/site-packages/pip/__init__.py differs from its distribution's RECORD",
+        ),
+        (_link_module, "lib/{python}/site-packages/linked.py is in no distribution's RECORD"),
+        (_compile_module, ""),
+        (_make_with_uv, ""),
+    ],
+    ids=["as-made", "a-pth-the-run-wrote", "a-module-rewritten", "a-link", "bytecode", "uv-files"],
+)
+def test_a_seeded_venv_holds_only_what_its_records_list(
+    tmp_path: Path, real_venv: Path, change: Callable[[Path], None] | None, refused: str
+) -> None:
+    tree = tmp_path / "app"
+    tree.mkdir()
+    shutil.copytree(real_venv, tree / ".venv", symlinks=True)
+    site = _site(tree / ".venv")
+    if change is not None:
+        change(site)
+    store = SeedStore(tmp_path / "seeds")
+    snapshot = Snapshot({}, frozenset(), file_dependencies=False)
+
+    if refused:
+        with pytest.raises(SeedRefused) as caught:
+            store.record("k", tree, snapshot)
+        assert str(caught.value) == refused.format(python=site.parent.name)
+        assert store.keys() == ()
+        assert not (tmp_path / "seeds" / "1").exists()
+    else:
+        assert store.record("k", tree, snapshot) == (".venv",)
+        seeded = _site(tmp_path / "seeds" / "1" / ".venv")
+        assert not (seeded / "__pycache__" / "stray.cpython-312.pyc").exists()
+        assert (seeded / "pip" / "__init__.py").is_file()

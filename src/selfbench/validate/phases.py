@@ -75,7 +75,7 @@ from selfbench.validate.sandbox import (
     read_status,
     read_workspace_text,
 )
-from selfbench.validate.seeds import SeedStore, Snapshot, seed_key, seed_store
+from selfbench.validate.seeds import SeedRefused, SeedStore, Snapshot, seed_key, seed_store
 from selfbench.validate.setup_cause import known_hint, setup_cause
 from selfbench.validate.sharing import MACHINE
 
@@ -363,7 +363,7 @@ class TaskPhases:
         """Keep what this setup installed as the seed of the next with the same manifests."""
         try:
             kept = store.record(key, self.prepared, inventory)
-        except (OSError, CalledProcessError) as error:
+        except (OSError, CalledProcessError, SeedRefused) as error:
             self._log(f"selfbench: no seed kept: {error}")
             return
         if kept:

@@ -23,6 +23,15 @@ seeded at all when a manifest names a `file:` dependency (yarn 1 and bun copy th
 setup that fails is run again from the snapshot alone (`uv venv` refuses an existing `.venv`,
 say), so a seed never turns a setup that succeeds into one that fails.
 
+A seed carries nothing the candidate's own code wrote into it either: after those removals, a
+seeded `.venv`'s `site-packages` is checked against the distributions' records. Every file there
+must be one a `RECORD` lists, with the digest it gives; or bytecode in `__pycache__` that no
+`RECORD` lists (removed: the interpreter writes it again); or one of the files a venv's maker
+writes itself (`VENV_MAKER_FILES`: uv's and virtualenv's `_virtualenv.pth` and `.py`). Anything
+else (a `.pth` that importing the project at one base commit wrote, a module it rewrote) means the
+setup ran code that wrote into the environment: no seed is kept (`SeedRefused`), and the next
+setup starts from the snapshot alone.
+
 Like the download caches (`downloads.py`), seeds are this process's, cross candidates of one
 repository only, and are never seen by an agent's or a verifier's phase: only the base stage of
 a later setup binds one, read-only. At most `CAPACITY` are kept, the least recently used removed
@@ -31,6 +40,7 @@ first; all are removed when the process ends.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import json
@@ -56,6 +66,8 @@ __all__ = [
     "CAPACITY",
     "SEED",
     "SEEDED",
+    "VENV_MAKER_FILES",
+    "SeedRefused",
     "SeedStore",
     "Snapshot",
     "inputs_digest",
@@ -78,6 +90,15 @@ _CONFIGURATION = frozenset(
     }
 )  # fmt: skip
 """Files besides the manifests that decide what a setup installs."""
+
+VENV_MAKER_FILES = frozenset({"_virtualenv.pth", "_virtualenv.py"})
+"""Files in `site-packages` that the tool making a venv writes (uv, virtualenv), in no
+distribution's `RECORD`."""
+
+
+class SeedRefused(Exception):  # noqa: N818 - a refusal, said as one
+    """A seed that would carry what the setup's own run wrote into its environment."""
+
 
 _NODE_CACHES = (".cache", ".vite")
 """Tools' caches inside `node_modules`, keyed by the project's own files: never seeded."""
@@ -207,6 +228,60 @@ def _drop_own_installs(venv: Path) -> None:
             shutil.rmtree(info, ignore_errors=True)
 
 
+def _check_records(venv: Path) -> None:
+    """Hold each `site-packages` of a seeded `.venv` to its distributions' records (see the
+    module): unrecorded bytecode is removed, anything else unrecorded or changed is refused.
+
+    Raises:
+        SeedRefused: a file no `RECORD` lists, or one whose content differs from its digest.
+    """
+    lib = venv / "lib"
+    if lib.is_symlink() or not lib.is_dir():
+        return
+    for site in sorted(lib.glob("python*/site-packages")):
+        if not _inside(venv, site) or site.is_symlink():
+            continue
+        recorded = _recorded(site)
+        for directory, dirnames, filenames in os.walk(site):
+            here = Path(directory)
+            linked = [name for name in dirnames if (here / name).is_symlink()]
+            dirnames[:] = [name for name in dirnames if name not in linked]
+            for name in (*filenames, *linked):  # a link is a file here, never followed
+                _check_file(site, here / name, recorded)
+
+
+def _check_file(site: Path, path: Path, recorded: dict[Path, str]) -> None:
+    shown = path.relative_to(site.parents[2]).as_posix()
+    digest = recorded.get(path)
+    if digest is None:
+        if path.parent.name == "__pycache__" and path.suffix == ".pyc" and not path.is_symlink():
+            path.unlink()
+        elif path.parent != site or path.name not in VENV_MAKER_FILES:
+            raise SeedRefused(f"{shown} is in no distribution's RECORD")
+        return
+    if digest and (path.is_symlink() or _file_digest(path) != digest):
+        raise SeedRefused(f"{shown} differs from its distribution's RECORD")
+
+
+def _recorded(site: Path) -> dict[Path, str]:
+    """Each path the `RECORD`s in `site` list (normalised), with its digest as written
+    (`sha256=…`; "" for none, as for `RECORD` itself)."""
+    found: dict[Path, str] = {}
+    for info in sorted(site.glob("*.dist-info")):
+        if info.is_symlink() or not info.is_dir():
+            continue
+        for entry, digest in _record_rows(info / "RECORD"):
+            found[Path(os.path.normpath(site / entry))] = digest
+    return found
+
+
+def _file_digest(path: Path) -> str:
+    """A file's digest as a `RECORD` writes it: `sha256=` and urlsafe base64, unpadded."""
+    with path.open("rb") as handle:
+        raw = hashlib.file_digest(handle, "sha256").digest()
+    return "sha256=" + base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
 def _remove_empty(directory: Path, site: Path) -> None:
     """Remove `directory` and its parents below `site` while they are empty (as pip does)."""
     while directory != site and directory.is_relative_to(site):
@@ -229,13 +304,21 @@ def _direct_url(path: Path) -> str | None:
 
 
 def _record(path: Path) -> list[str]:
-    """The paths a `RECORD` lists (its first column; a path with a comma is quoted CSV)."""
+    """The paths a `RECORD` lists (its first column)."""
+    return [entry for entry, _ in _record_rows(path)]
+
+
+def _record_rows(path: Path) -> list[tuple[str, str]]:
+    """(path, digest) of each row of a `RECORD` (a path with a comma is quoted CSV; the digest
+    "" where the row gives none)."""
     if path.is_symlink() or not path.is_file():
         return []
     import csv  # noqa: PLC0415 - only a recorded seed reads a RECORD
 
     with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-        return [row[0] for row in csv.reader(handle) if row and row[0]]
+        return [
+            (row[0], row[1] if len(row) > 1 else "") for row in csv.reader(handle) if row and row[0]
+        ]
 
 
 @dataclass
@@ -276,6 +359,8 @@ class SeedStore:
 
         Raises:
             CalledProcessError: a copy failed (a full disk, say); nothing is recorded.
+            SeedRefused: the `.venv` holds what the setup's own run wrote (`_check_records`);
+                nothing is recorded.
         """
         with self._lock:
             if key in self._seeds:
@@ -292,6 +377,7 @@ class SeedStore:
                 copy_tree(tree / relative, target)
                 if PurePosixPath(relative).name == ".venv":
                     _drop_own_installs(target)
+                    _check_records(target)
                 else:
                     for cache in _NODE_CACHES:
                         shutil.rmtree(target / cache, ignore_errors=True)
