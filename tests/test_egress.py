@@ -6,18 +6,21 @@ from a Unix socket to one TCP endpoint, directly and through a real CONNECT prox
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from selfbench.errors import EvalError
-from selfbench.evaluate import harnesses
+from selfbench.evaluate import egress, harnesses
 from selfbench.evaluate.egress import (
+    PHASE_CONNECTIONS,
     Endpoint,
     Proxy,
     RelayLog,
@@ -348,3 +351,123 @@ def test_a_proxy_that_cannot_be_reached_is_reported(tmp_path: Path) -> None:
             "Connection refused"
         )
     ]
+
+
+@pytest.fixture
+def holding_server() -> Iterator[tuple[int, list[socket.socket]]]:
+    """A TCP server on the host's loopback that accepts each connection and holds it open until
+    its client ends it (then closes it too)."""
+    held: list[socket.socket] = []
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(512)
+
+        def hold(connection: socket.socket) -> None:
+            with contextlib.suppress(OSError):
+                while connection.recv(100):
+                    pass
+            connection.close()
+
+        def serve() -> None:
+            while True:
+                try:
+                    connection, _ = server.accept()
+                except OSError:
+                    return
+                held.append(connection)
+                threading.Thread(target=hold, args=(connection,), daemon=True).start()
+
+        threading.Thread(target=serve, daemon=True).start()
+        yield server.getsockname()[1], held
+        server.shutdown(socket.SHUT_RDWR)
+        for connection in held:
+            connection.close()
+
+
+def _wait_for(predicate: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 10
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_the_relay_holds_at_most_its_connections_for_a_phase(
+    tmp_path: Path, holding_server: tuple[int, list[socket.socket]]
+) -> None:
+    port, held = holding_server
+    plan = plan_for([Endpoint("127.0.0.1", port, "http")])
+    reports: list[str] = []
+    clients: list[socket.socket] = []
+    with relayed(plan, tmp_path / "relays", RelayLog(reports.append)) as directory:
+        try:
+            for _ in range(PHASE_CONNECTIONS):
+                clients.append(socket.socket(socket.AF_UNIX))
+                clients[-1].connect(str(directory / "0.sock"))
+            _wait_for(lambda: len(held) == PHASE_CONNECTIONS)
+            threads = threading.active_count()
+            refused = []
+            for _ in range(3 * PHASE_CONNECTIONS):
+                refused.append(socket.socket(socket.AF_UNIX))
+                refused[-1].connect(str(directory / "0.sock"))
+            answer = refused[0].makefile("rb").read()
+            # no thread, no upstream connection for any refused one
+            assert threading.active_count() == threads
+            assert len(held) == PHASE_CONNECTIONS
+            for client in refused:
+                client.close()
+            clients.pop().close()  # one place freed: the next connection is relayed
+            _wait_for(lambda: threading.active_count() < threads)
+            clients.append(socket.socket(socket.AF_UNIX))
+            clients[-1].connect(str(directory / "0.sock"))
+            _wait_for(lambda: len(held) == PHASE_CONNECTIONS + 1)
+        finally:
+            for client in clients:
+                client.close()
+    said = (
+        f"the relay refused a connection to 127.0.0.1:{port}: {PHASE_CONNECTIONS} are open, "
+        "the most one trial may hold"
+    )
+    assert answer.startswith(b"HTTP/1.1 503 Service Unavailable\r\n")
+    assert answer.endswith(f"\r\n\r\n{said}\n".encode())
+    assert reports == [said]  # said once
+
+
+@pytest.mark.parametrize(
+    ("phase_free", "all_free", "said"),
+    [
+        (True, True, None),
+        (False, True, "7 are open, the most one trial may hold"),
+        (True, False, "9 are open, the most all trials together may hold"),
+    ],
+)
+def test_a_connection_takes_a_place_in_its_phase_and_in_all(
+    monkeypatch: pytest.MonkeyPatch, phase_free: bool, all_free: bool, said: str | None
+) -> None:
+    monkeypatch.setattr(egress, "PHASE_CONNECTIONS", 7)
+    monkeypatch.setattr(egress, "ALL_CONNECTIONS", 9)
+    phase, everyone = threading.BoundedSemaphore(1), threading.BoundedSemaphore(1)
+    if not phase_free:
+        phase.acquire()
+    if not all_free:
+        everyone.acquire()
+    reports: list[str] = []
+    endpoint = Endpoint("api.example.test", 443)
+    admit = egress._admitter(endpoint, phase, everyone, RelayLog(reports.append))  # noqa: SLF001
+    client, other = socket.socketpair()
+    with client, other:
+        done = admit(client)
+        if said is None:
+            assert done is not None
+            assert not phase.acquire(blocking=False)
+            assert not everyone.acquire(blocking=False)
+            done()
+            assert reports == []
+        else:
+            assert done is None
+            assert reports == [f"the relay refused a connection to api.example.test:443: {said}"]
+            other.setblocking(False)  # noqa: FBT003 - the socket API's own flag
+            with pytest.raises(BlockingIOError):  # https: nothing written, the bytes are TLS
+                other.recv(1)
+        # every place it took is free again
+        assert phase.acquire(blocking=False) is phase_free
+        assert everyone.acquire(blocking=False) is all_free

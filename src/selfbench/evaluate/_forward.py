@@ -18,6 +18,9 @@ _CHUNK = 1 << 16
 
 Connect = Callable[[], socket.socket]
 """Opens the upstream end of one relayed connection."""
+Admit = Callable[[socket.socket], Callable[[], None] | None]
+"""Admits one accepted connection: the function that frees its place once it has ended, or None
+when it is refused (the admitter has told the client why, if it can, and closes nothing)."""
 
 
 def pipe(source: socket.socket, target: socket.socket) -> None:
@@ -29,40 +32,58 @@ def pipe(source: socket.socket, target: socket.socket) -> None:
         target.shutdown(socket.SHUT_WR)
 
 
-def splice(client: socket.socket, upstream: socket.socket) -> None:
+def _nothing() -> None:
+    return None
+
+
+def splice(
+    client: socket.socket, upstream: socket.socket, done: Callable[[], None] = _nothing
+) -> None:
     """Relay both ways between two connected sockets (a thread each way); both are closed once
-    both directions have ended."""
+    both directions have ended, and then `done` is called."""
 
     def both() -> None:
-        back = threading.Thread(target=pipe, args=(upstream, client), daemon=True)
-        back.start()
-        pipe(client, upstream)
-        back.join()
-        client.close()
-        upstream.close()
+        try:
+            back = threading.Thread(target=pipe, args=(upstream, client), daemon=True)
+            back.start()
+            pipe(client, upstream)
+            back.join()
+            client.close()
+            upstream.close()
+        finally:
+            done()
 
     threading.Thread(target=both, daemon=True).start()
 
 
-def serve(listener: socket.socket, connect: Connect) -> None:
+def serve(listener: socket.socket, connect: Connect, admit: Admit | None = None) -> None:
     """Accept on `listener` until it is closed; splice each connection to a new `connect()`,
     made in a thread of its own (a proxy's handshake holds up no other connection; one that
-    cannot be made is closed)."""
+    cannot be made is closed). With `admit`, a connection it refuses is closed at once, before
+    any thread is started for it."""
     while True:
         try:
             client, _ = listener.accept()
         except OSError:
             return
-        threading.Thread(target=_open, args=(client, connect), daemon=True).start()
+        done = admit(client) if admit is not None else _nothing
+        if done is None:
+            client.close()
+            continue
+        threading.Thread(target=_open, args=(client, connect, done), daemon=True).start()
 
 
-def _open(client: socket.socket, connect: Connect) -> None:
+def _open(client: socket.socket, connect: Connect, done: Callable[[], None] = _nothing) -> None:
+    upstream: socket.socket | None = None
     try:
         upstream = connect()
     except OSError:
-        client.close()
         return
-    splice(client, upstream)
+    finally:
+        if upstream is None:  # refused, failed, or raised: its place is free again
+            client.close()
+            done()
+    splice(client, upstream, done)
 
 
 def _unix(path: str) -> Connect:

@@ -18,6 +18,14 @@ names one for the endpoint's scheme (`proxy_for`) the relay opens each upstream 
 an HTTP `CONNECT host:port` to it, then relays the tunnel's bytes. A connection that cannot be
 made (a proxy's refusal, with its status) is kept in the phase's `RelayLog` and said in the
 trial's log. The phase itself never sees the proxy or its credentials.
+
+The host's relays hold at most `PHASE_CONNECTIONS` connections open at once for one phase, and
+`ALL_CONNECTIONS` for every phase of the process together (each costs the host two descriptors
+and up to three threads: an agent opening thousands, and holding them, must not exhaust the
+host's). A connection past either is closed as soon as it is accepted, before any thread starts
+for it; an `http://` endpoint's client first reads a `503` whose body says why, and the trial's
+log says it once either way ("the relay refused a connection to api.example.com:443: 64 are
+open, the most one trial may hold").
 """
 
 from __future__ import annotations
@@ -37,8 +45,10 @@ from selfbench.errors import EvalError, translating
 from selfbench.evaluate import _forward
 
 __all__ = [
+    "ALL_CONNECTIONS",
     "EGRESS_DIR",
     "FORWARD_READY",
+    "PHASE_CONNECTIONS",
     "EgressPlan",
     "Endpoint",
     "Proxy",
@@ -65,6 +75,11 @@ _PROXY_PORT = 3128
 """A proxy URL's port when it names none (the common default of HTTP proxies)."""
 _REPLY_LIMIT = 16 * 1024
 """The most bytes of a proxy's reply to CONNECT read (its status line and headers)."""
+PHASE_CONNECTIONS = 64
+"""The most connections the host's relays hold open at once for one agent phase."""
+ALL_CONNECTIONS = 256
+"""The most they hold open at once for all phases of this process together."""
+_ALL_SLOTS = threading.BoundedSemaphore(ALL_CONNECTIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,6 +352,7 @@ def relayed(plan: EgressPlan, directory: Path, log: RelayLog | None = None) -> I
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     listeners: list[socket.socket] = []
     kept = RelayLog() if log is None else log
+    phase = threading.BoundedSemaphore(PHASE_CONNECTIONS)
     try:
         for index, endpoint in enumerate(plan.endpoints):
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -344,13 +360,60 @@ def relayed(plan: EgressPlan, directory: Path, log: RelayLog | None = None) -> I
             listener.bind(str(directory / f"{index}.sock"))
             listener.listen(64)
             connect = _bound(endpoint, plan.proxy(index), kept)
-            threading.Thread(target=_forward.serve, args=(listener, connect), daemon=True).start()
+            admit = _admitter(endpoint, phase, _ALL_SLOTS, kept)
+            threading.Thread(
+                target=_forward.serve, args=(listener, connect, admit), daemon=True
+            ).start()
         yield directory
     finally:
         for listener in listeners:
             with contextlib.suppress(OSError):
                 listener.shutdown(socket.SHUT_RDWR)
             listener.close()
+
+
+def _admitter(
+    endpoint: Endpoint,
+    phase: threading.BoundedSemaphore,
+    everyone: threading.BoundedSemaphore,
+    log: RelayLog,
+) -> _forward.Admit:
+    """Admits a connection while the phase and the process hold fewer than their most (a place
+    in each, freed when it ends); else says why in `log` (and to an `http://` client) and
+    refuses it."""
+
+    def admit(client: socket.socket) -> Callable[[], None] | None:
+        if phase.acquire(blocking=False):
+            if everyone.acquire(blocking=False):
+
+                def done() -> None:
+                    everyone.release()
+                    phase.release()
+
+                return done
+            phase.release()
+            why = f"{ALL_CONNECTIONS} are open, the most all trials together may hold"
+        else:
+            why = f"{PHASE_CONNECTIONS} are open, the most one trial may hold"
+        said = f"the relay refused a connection to {endpoint}: {why}"
+        if endpoint.scheme == "http":
+            _unavailable(client, said)
+        log.failed(said)
+        return None
+
+    return admit
+
+
+def _unavailable(client: socket.socket, said: str) -> None:
+    """Answer an `http://` client with a `503` whose body says `said` (without waiting on it)."""
+    body = (said + "\n").encode("utf-8")
+    head = (
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    with contextlib.suppress(OSError):
+        client.settimeout(1.0)
+        client.sendall(head.encode("ascii") + body)
 
 
 def _bound(endpoint: Endpoint, proxy: Proxy | None, log: RelayLog) -> _forward.Connect:
