@@ -326,6 +326,37 @@ CASES = {
         },
         "Give formatPrice a currency option and slugify a max_length option.",
     ),
+    # loguru #1303: the gold wraps an async generator, its methods named as Python names them
+    "pythons-own-names-are-known": Case(
+        {"pkg/__init__.py": "", "pkg/wrap.py": "def catch(function):\n    return function\n"},
+        {
+            "pkg/wrap.py": (
+                "def catch(function):\n"
+                "    class Caught:\n"
+                "        def __init__(self, gen):\n            self._gen = gen\n\n"
+                "        async def asend(self, value):\n"
+                "            return await self._gen.asend(value)\n\n"
+                "        async def athrow(self, *args):\n"
+                "            return await self._gen.athrow(*args)\n\n"
+                "        async def aclose_quietly(self):\n"
+                "            return await self._gen.aclose()\n\n"
+                "    return lambda *args: Caught(function(*args))\n"
+            )
+        },
+        {
+            "tests/test_wrap.py": (
+                "import asyncio\nfrom pkg.wrap import catch\n\n\n"
+                "def test_asend():\n"
+                "    async def gen():\n        yield (yield 1)\n\n"
+                "    wrapped = catch(gen)()\n"
+                "    asyncio.run(wrapped.asend(None))\n"
+                "    asyncio.run(wrapped.athrow(ValueError))\n"
+                "    asyncio.run(wrapped.aclose_quietly())\n"
+            )
+        },
+        "Let `catch` wrap async generators.",
+        [blocker("tests/test_wrap.py", "uses aclose_quietly, a name")],
+    ),
     "other-languages-are-not-read": Case(
         {"go.mod": "module example.com/m\n", "m.go": "package m\n"},
         {"m.go": 'package m\n\nfunc hiddenHelper() string { return "secret wording" }\n'},

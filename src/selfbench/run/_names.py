@@ -25,6 +25,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from posixpath import splitext
@@ -203,10 +204,12 @@ def _public_attributes(*types: type) -> frozenset[str]:
 
 
 # The attributes of the values every test handles (strings, containers, paths, files, errors,
-# patterns, dates, test cases): a test calling `.read_bytes()` or reading `.lineno` names the
-# language's API, not the gold patch's, even when the gold patch uses it too.
+# patterns, dates, generators and coroutines, test cases): a test calling `.read_bytes()`,
+# reading `.lineno` or awaiting `.asend(…)` names the language's API, not the gold patch's, even
+# when the gold patch uses it too (loguru #1303's wrapper defines `asend` and `athrow` again).
 WELL_KNOWN = _public_attributes(
     str, bytes, bytearray, list, dict, set, frozenset, tuple, int, float, complex,
+    types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType,
     BaseException, OSError, SyntaxError, UnicodeDecodeError, json.JSONDecodeError,
     pathlib.Path, io.TextIOWrapper, io.BytesIO, io.StringIO, re.Pattern, re.Match,
     dt.datetime, dt.timedelta, subprocess.CompletedProcess, TestCase,
