@@ -745,3 +745,43 @@ def test_no_agent_or_verifier_phase_can_write_the_setups_download_caches(tmp_pat
     names = {Path(f).name for f in _cache_files()}
     assert "from-setup-probe" in names  # setup wrote them
     assert not names & {"from-agent", "from-verifier"}, names
+
+
+SHARED_MEMORY = r"""
+import multiprocessing, os
+lock = multiprocessing.Lock()
+queue = multiprocessing.Queue()
+queue.put("through a queue")
+with lock:
+    print(queue.get(timeout=10), os.statvfs("/dev/shm").f_blocks * os.statvfs("/dev/shm").f_frsize)
+"""
+"""A test's use of POSIX semaphores (`multiprocessing`'s locks and queues live in `/dev/shm`)."""
+
+
+def test_every_user_of_a_phase_has_a_shared_memory_of_its_own(tmp_path: Path) -> None:
+    """Finding: loguru #1069's tests create `multiprocessing.Lock()`, which failed with
+    `PermissionError` in every phase: bubblewrap's `/dev/shm` was root's, mode 0755. Each phase
+    has its own, every user may write it, and it is as large as a container's."""
+    from selfbench.validate.sandbox import (  # noqa: PLC0415
+        SHM_BYTES,
+        Mounts,
+        Sandbox,
+        leased_users,
+        require_sandbox,
+    )
+
+    with leased_users() as users:
+        sandbox = Sandbox(tmp_path / "ws", users, require_sandbox())
+        for user in ("agent", "verifier"):
+            log = tmp_path / f"{user}.log"
+            result = sandbox.run(
+                f'echo left >/dev/shm/left-by-root && runuser -u {user} -- python3 -c "$1"',
+                (SHARED_MEMORY,),
+                mounts=Mounts(),
+                log=log,
+                timeout=60,
+            )
+            output = log.read_text(errors="replace")
+            assert result.exit_code == 0, output
+            assert f"through a queue {SHM_BYTES}" in output
+    assert not Path("/dev/shm/left-by-root").exists()

@@ -16,7 +16,9 @@ containers provide and nothing more. Each phase gets:
   nothing one phase writes there reaches another phase or trial. The toolchains themselves are
   root's and read-only in every phase (cargo's home too: setup opens only its caches);
 * private `/tmp`, `/run`, `/dev` (only `null`, `zero`, `full`, `random`, `urandom`, `tty`, a
-  private `pts` and `shm`) and `/proc` (its own PID namespace's); everything but the system
+  private `pts`, and `shm`: a tmpfs of `SHM_BYTES` every user may write, as a container's, for
+  the POSIX semaphores and shared memory of `multiprocessing`'s locks and queues) and `/proc`
+  (its own PID namespace's); everything but the system
   directories absent (homes, `/root`, `/run` with its sockets, project directories), and the
   task's own bundle covered;
 * the host kernel's interfaces read-only: `/sys`, and in `/proc` every entry but the processes'
@@ -83,6 +85,7 @@ __all__ = [
     "SETUP_TRIES",
     "SHARED_ENVIRONMENT",
     "SHARED_STATE",
+    "SHM_BYTES",
     "Mounts",
     "PhaseResult",
     "PrivateEntries",
@@ -98,6 +101,9 @@ __all__ = [
 ]
 
 CONTAINER_PATH = layout.CONTAINER_PATH
+SHM_BYTES = 64 << 20
+"""The size of a phase's `/dev/shm` (a container engine's default, 64 MiB); its pages count
+against the phase's memory."""
 
 _SYSTEM_DIRS = ("bin", "etc", "lib", "lib32", "lib64", "libx32", "nix", "sbin", "usr", "var")
 """The host's top-level entries the sandbox sees (read-only); everything else is absent: homes,
@@ -436,6 +442,7 @@ class Sandbox:
             argv += ["--ro-bind", str(self._resolv_conf()), "/etc/resolv.conf"]
         argv += ["--ro-bind", str(passwd), "/etc/passwd", "--ro-bind", str(group), "/etc/group"]
         argv += [*_proc_args(), "--dev", "/dev", "--ro-bind", "/sys", "/sys"]
+        argv += ["--perms", "01777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]  # noqa: S108 - private tmpfs
         argv += ["--perms", "01777", "--tmpfs", "/tmp", "--tmpfs", "/run", "--dir", "/home"]  # noqa: S108 - private tmpfs
         home_mode = "--bind" if mounts.root_home_writable else "--ro-bind"
         argv += [home_mode, str(self._root_home), "/root", *self._user_homes()]
