@@ -60,7 +60,7 @@ from selfbench.draft.run import (
 from selfbench.mine import mine_repository, write_candidates
 from selfbench.mine.candidate import CandidateModel, find_candidate
 from selfbench.outcomes import Outcomes, parse_outcomes
-from selfbench.runners.pytest import is_node_id
+from selfbench.runners.pytest import failed_plugins, is_node_id, without_plugins
 from selfbench.validate.evidence import DraftProof
 from selfbench.validate.report import Reward, RunReport
 
@@ -1215,6 +1215,128 @@ def test_an_ordinary_fail_to_pass_file_does_not_retry(
     assert setups == ["python3"]
     assert result.drafted, result.reason
     assert "pythonRetries" not in result.evidence
+
+
+def _plugin_failure(plugin: str, deeper: str = "") -> str:
+    """pytest's start-up log when an installed package's `pytest11` plugin fails to import (as
+    loguru's old development extra with anyio 4 beside pytest 6), shortened."""
+    site = "/app/.venv/lib/python3.12/site-packages"
+    frames = [
+        f'  File "{site}/_pytest/config/__init__.py", line 1172, in _preparse',
+        '    self.pluginmanager.load_setuptools_entrypoints("pytest11")',
+        f'  File "{site}/pluggy/_manager.py", line 521, in load_setuptools_entrypoints',
+        '  File "/usr/local/lib/python3.12/importlib/__init__.py", line 90, in import_module',
+        f'  File "{site}/_pytest/assertion/rewrite.py", line 170, in exec_module',
+        f'  File "{site}/{plugin}.py", line 14, in <module>',
+    ]
+    if deeper:
+        frames.append(f'  File "{site}/{deeper}.py", line 3, in <module>')
+    return "\n".join(
+        [
+            "Traceback (most recent call last):",
+            *frames,
+            "ModuleNotFoundError: No module named '_pytest.scope'",
+            f'  File "{site}/later/thing.py", line 1',
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("log", "names"),
+    [
+        (_plugin_failure("anyio/pytest_plugin"), ("anyio.pytest_plugin", "anyio")),
+        (
+            _plugin_failure("pytest_asyncio/plugin", deeper="other/module"),
+            ("pytest_asyncio.plugin", "pytest_asyncio", "asyncio"),
+        ),
+        (_plugin_failure("pytest_timeout"), ("pytest_timeout", "timeout")),
+        (_plugin_failure("xdist/plugin/__init__"), ("xdist.plugin", "xdist")),
+        (IMPORT_FAILURE, ()),  # pytest's own import failed: no plugin to block
+        ("", ()),
+    ],
+    ids=["anyio", "first-frame-is-the-plugin", "prefix", "package", "pytest-itself", "empty"],
+)
+def test_a_plugin_that_failed_to_load_is_named_every_way_pytest_may_block_it(
+    log: str, names: tuple[str, ...]
+) -> None:
+    assert failed_plugins(log) == names
+
+
+@pytest.mark.parametrize(
+    ("command", "blocked"),
+    [
+        (
+            ".venv/bin/python -m pytest -rA {tests}",
+            ".venv/bin/python -m pytest -p no:anyio -p no:x.y -rA {tests}",
+        ),
+        (
+            "uv run --frozen --no-sync python -m pytest -rA {tests}",
+            "uv run --frozen --no-sync python -m pytest -p no:anyio -p no:x.y -rA {tests}",
+        ),
+        ("npx vitest run {tests}", None),
+    ],
+)
+def test_plugins_are_blocked_right_after_the_runner(command: str, blocked: str | None) -> None:
+    assert without_plugins(command, ["anyio", "x.y"]) == blocked
+
+
+def test_a_plugin_that_failed_to_load_is_blocked_and_the_draft_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "base.log"
+    log.write_text(_plugin_failure("anyio/pytest_plugin"), encoding="utf-8")
+    commands: list[str] = []
+
+    def plugin_broken_until_blocked(plan: Plan) -> Observation:
+        commands.append(plan.test_command)
+        if "-p no:anyio " not in plan.test_command:
+            broken = [
+                replace(_broken(file), error="ModuleNotFoundError: No module named '_pytest.scope'")
+                for file in plan.test_files
+            ]
+            base = RunSample("base", tuple(broken), str(log))
+            return _observation(base, _sample("gold-1", *broken))
+        return _broken_everywhere(plan)  # then another error: the older Pythons' retries
+
+    result, setups = _draft_observed(tmp_path, monkeypatch, plugin_broken_until_blocked, IMAGE)
+
+    assert setups == ["python3", "python3", "python3.11"]
+    assert "-p no:anyio" not in commands[0]
+    assert "-m pytest -p no:anyio.pytest_plugin -p no:anyio -rA" in commands[1]
+    assert all("-p no:anyio " in c and "-p no:anyio.pytest_plugin " in c for c in commands[2:])
+    assert result.reason is not None
+    assert "_pytest.scope" not in result.reason  # blocking is no failure of its own
+    assert (tmp_path / "logs" / "pr-1" / "plugins-blocked").is_dir()
+
+
+def test_a_task_drafted_with_a_plugin_blocked_keeps_it_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "base.log"
+    log.write_text(_plugin_failure("anyio/pytest_plugin"), encoding="utf-8")
+
+    def plugin_broken_until_blocked(plan: Plan) -> Observation:
+        base = [
+            replace(_broken(file), error="ModuleNotFoundError: No module named '_pytest.scope'")
+            for file in plan.test_files
+        ]
+        if "-p no:anyio " not in plan.test_command:
+            return _observation(RunSample("base", tuple(base), str(log)), _sample("gold-1", *base))
+        gold = [
+            _pytest_run(file, [f"PASSED {file}::test_new", "=== 1 passed in 0.1s ==="], 0)
+            for file in plan.test_files
+        ]
+        return _observation(_sample("base", *base), _sample("gold-1", *gold))
+
+    result, setups = _draft_observed(tmp_path, monkeypatch, plugin_broken_until_blocked, IMAGE)
+
+    assert result.drafted, result.reason
+    assert setups == ["python3", "python3"]
+    assert result.task_dir is not None
+    definition = json.loads((result.task_dir / "definition.json").read_text(encoding="utf-8"))
+    assert "-m pytest -p no:anyio.pytest_plugin -p no:anyio -rA" in definition["testCommand"]
+    said = json.dumps(result.evidence)
+    assert "anyio.pytest_plugin, anyio blocked: a plugin failed to load at start" in said
 
 
 # --- what settles a rejection early (pure) -------------------------------------------------------

@@ -525,9 +525,13 @@ def _observe_pythons(
     """Observe and decide under the inferred Python, then, while the candidate is rejected and
     a changed test file is collected neither at the base nor with the gold patch, under each
     older one; a rejection with no Python left names each one's error. An ordinary
-    fail-to-pass test (failing at the base only) never retries.
+    fail-to-pass test (failing at the base only) never retries. A collection that failed
+    because a plugin the runner loads by itself could not be imported first runs again under
+    the same Python with that plugin blocked (`_without_failed_plugins`), which later retries
+    keep.
 
-    The retries' logs go under `logs/python3.X/`; the failures come back, one line each."""
+    The retries' logs go under `logs/python3.X/` (`…/plugins-blocked/` for a blocked plugin's);
+    the failures come back, one line each."""
     cap = _first(options.pass_to_pass_cap, prepared.config.passToPassCap, DEFAULT_P2P_CAP)
     failures: list[str] = []
     where = logs
@@ -540,6 +544,12 @@ def _observe_pythons(
         if found is None or not pythons:
             return prepared, observation, decision, tuple(failures)
         file, error, log = found
+        unblocked = _without_failed_plugins(repo, candidate, prepared, log)
+        if unblocked is not None:  # the same Python again, its logs apart
+            prepared = unblocked
+            where = where / "plugins-blocked"
+            where.mkdir(parents=True, exist_ok=True)
+            continue
         interpreter = _interpreter(pythons[0], _local_pythons(options))
         failures.append(f"under {interpreter}: {error} in the collection of {file} (log {log})")
         if len(pythons) < 2:
@@ -548,6 +558,59 @@ def _observe_pythons(
         prepared = _with_python(repo, candidate, prepared, options, pythons[1])
         where = logs / f"python{pythons[1]}"
         where.mkdir(parents=True, exist_ok=True)
+
+
+_LOG_READ = 4 << 20
+"""The most of a run's log read for the plugins that failed to load."""
+
+
+def _without_failed_plugins(
+    repo: Path, candidate: CandidateModel, prepared: _Prepared, log: str
+) -> _Prepared | None:
+    """The candidate prepared again with the test command blocking each plugin the runner
+    failed to load as it started (`PythonProject.failed_plugins`, read from the base run's
+    `log`), when there is one the command does not block yet; None otherwise. The command's
+    source says which were blocked and why."""
+    environment = prepared.environment
+    runner = runner_named(environment.runner)
+    project = runner.python if runner is not None else None
+    if project is None or project.failed_plugins is None:
+        return None
+    try:
+        with Path(log).open("rb") as handle:
+            text = handle.read(_LOG_READ).decode("utf-8", "replace")
+    except OSError:
+        return None
+    names = [name for name in project.failed_plugins(text) if name not in _blocked(environment)]
+    unblocked = _blocking(environment, names)
+    if unblocked is environment:
+        return None
+    plan = _plan(repo, candidate, prepared.split, unblocked, prepared.config)
+    return replace(prepared, environment=unblocked, plan=plan)
+
+
+def _blocking(environment: Environment, names: Sequence[str]) -> Environment:
+    """The environment with its test command blocking the plugins `names`, its source saying
+    why; itself when there are none or its runner cannot block them."""
+    runner = runner_named(environment.runner)
+    project = runner.python if runner is not None else None
+    if not names or project is None or project.without_plugins is None:
+        return environment
+    command = project.without_plugins(environment.test_command, names)
+    if command is None:
+        return environment
+    said = environment.sources.get("testCommand", "")
+    sources = {
+        **environment.sources,
+        "testCommand": f"{said}; {', '.join(names)} blocked: a plugin failed to load at start",
+    }
+    return replace(environment, test_command=command, sources=sources)
+
+
+def _blocked(environment: Environment) -> frozenset[str]:
+    """The plugins a draft's test command already blocks."""
+    words = environment.test_command.split()
+    return frozenset(w.removeprefix("no:") for w in words if w.startswith("no:"))
 
 
 def _interpreter(version: str, local: Mapping[str, str]) -> str:
@@ -575,6 +638,7 @@ def _with_python(
         )
     except SelfbenchError as exc:  # pragma: no cover - inferred once already
         raise _Rejected(str(exc)) from None
+    environment = _blocking(environment, sorted(_blocked(prepared.environment)))
     plan = _plan(repo, candidate, prepared.split, environment, prepared.config)
     return replace(prepared, environment=environment, plan=plan)
 

@@ -89,6 +89,13 @@ class PythonProject:
     """File names that, anywhere in the tree, say a project uses it (`conftest.py`)."""
     import_pattern: str = ""
     """A regular expression of a test file's import that says it is its test ("" for none)."""
+    failed_plugins: Callable[[str], tuple[str, ...]] | None = None
+    """From a run's log, the names under which to block each plugin the runner failed to load
+    as it started (an installed package's entry point: none of the tests could run); None when
+    it loads no plugin by itself."""
+    without_plugins: Callable[[str, Sequence[str]], str | None] | None = None
+    """A draft's test command (`python_arguments` in it) with the named plugins blocked; None
+    when the command does not hold those arguments."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -224,6 +224,45 @@ PACKAGE_MAJORS = (
 """pytest's major releases and the dates they were published (pytest 7.0.0, 8.0.0, 9.0.0)."""
 PYTHON_ARGUMENTS = "-m pytest -rA {tests}"
 """What a draft's test command passes the project's Python to run pytest."""
+_ENTRY_POINTS = "load_setuptools_entrypoints"
+"""The call in pytest's start-up that imports each installed package's `pytest11` plugin."""
+_FRAME_RE = re.compile(r'File "[^"\n]*/site-packages/([A-Za-z0-9_]+(?:/[A-Za-z0-9_]+)*)\.py"')
+_PYTEST_OWN = ("_pytest", "pytest", "pluggy", "importlib_metadata")
+_EXCEPTION_RE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception)\b", re.MULTILINE)
+
+
+def failed_plugins(log: str) -> tuple[str, ...]:
+    """The names to block (`-p no:NAME`) each plugin that pytest failed to import from an
+    installed package's entry point as it started: a package of today beside an older pytest
+    (anyio 4's plugin imports `_pytest.scope`, which pytest 6 lacks, when a project's old
+    development extra pulls anyio in unpinned). pytest blocks an entry point by its own name,
+    which the log does not show: the plugin's module (`anyio.pytest_plugin`), its package
+    (`anyio`), and the package without a `pytest_` prefix (`pytest_asyncio` is `asyncio`) stand
+    for it; a name no plugin has blocks nothing."""
+    names: dict[str, None] = {}
+    for start in (m.end() for m in re.finditer(_ENTRY_POINTS, log)):
+        tail = log[start : start + 65536]
+        end = _EXCEPTION_RE.search(tail)
+        frames = _FRAME_RE.findall(tail[: end.start()] if end is not None else tail)
+        plugin = next((f for f in frames if f.split("/", 1)[0] not in _PYTEST_OWN), None)
+        if plugin is None:
+            continue
+        module = plugin.removesuffix("/__init__").replace("/", ".")
+        package = module.split(".", 1)[0]
+        names.update(dict.fromkeys((module, package, package.removeprefix("pytest_"))))
+    return tuple(names)
+
+
+def without_plugins(command: str, names: Sequence[str]) -> str | None:
+    """`command` with `-p no:NAME` for each of `names` right after the draft's `-m pytest`; None
+    when the command does not run pytest that way."""
+    prefix = PYTHON_ARGUMENTS.split(" -", 2)[0] + " "  # `-m pytest `
+    if prefix not in command:
+        return None
+    blocked = "".join(f"-p no:{name} " for name in names)
+    return command.replace(prefix, prefix + blocked, 1)
+
+
 PACKAGE_FLOOR = "2021-11-13T00:00:00Z"
 """The earliest date the pytest a draft adds beside `uv sync` resolves as of: pytest 6.2.5 with
 py 1.11.0 (published 2021-11-12) is the first pair that runs on every image Python (with py 1.10,
@@ -894,6 +933,8 @@ RUNNER = Runner(
         tool_table="pytest",
         mentions=(("pytest.ini", ""), ("setup.cfg", "[tool:pytest]"), ("tox.ini", "[pytest]")),
         marker_files=("conftest.py",),
+        failed_plugins=failed_plugins,
+        without_plugins=without_plugins,
     ),
     test_globals=("pytest",),
     tooling_files=("pytest.ini",),

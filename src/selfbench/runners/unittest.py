@@ -38,6 +38,8 @@ RUNNER = Runner(
         package_too_old=pytest.PACKAGE_TOO_OLD,
         package_majors=pytest.PACKAGE_MAJORS,
         python_arguments=pytest.PYTHON_ARGUMENTS,
+        failed_plugins=pytest.failed_plugins,
+        without_plugins=pytest.without_plugins,
         import_pattern=r"(?m)^\s*(?:import unittest|from unittest\b)",
     ),
     test_globals=("unittest",),
