@@ -22,6 +22,19 @@ def sandbox_users() -> Iterator[Users]:
         yield users
 
 
+@pytest.fixture
+def other_uid(request: pytest.FixtureRequest) -> int:
+    """A uid that is not this process's and belongs to no host account: one leased as a sandbox
+    user. Starting a process as it takes root; without root the test is skipped."""
+    if os.geteuid() != 0:
+        pytest.skip(
+            f"no other uid to run as: the tests run as uid {os.geteuid()}, not root, and cannot "
+            "start a process as another user"
+        )
+    users: Users = request.getfixturevalue("sandbox_users")
+    return users.agent
+
+
 @pytest.fixture(autouse=True)
 def _no_parked_workspaces() -> Iterator[None]:
     """Each test starts with no prepared workspace parked and no dependency seed kept by an

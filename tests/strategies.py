@@ -1,8 +1,11 @@
-"""Hypothesis strategies for Git patches: file trees, their edits, and patch-like bytes."""
+"""Hypothesis strategies for Git patches (file trees, their edits, and patch-like bytes) and for
+the kernel's TCP socket tables."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from ipaddress import IPv4Address, IPv6Address
 
 from hypothesis import strategies as st
 
@@ -12,12 +15,14 @@ __all__ = [
     "SAMPLE_PATCHES",
     "Edit",
     "FileSpec",
+    "TcpLine",
     "Tree",
     "contents",
     "edits",
     "file_names",
     "mutated_patches",
     "patch_like",
+    "tcp_lines",
     "trees",
 ]
 
@@ -243,3 +248,55 @@ def mutated_patches(draw: st.DrawFn) -> bytes:
         else:
             del data[at:]
     return bytes(data)
+
+
+Address = IPv4Address | IPv6Address
+
+
+@dataclass(frozen=True, slots=True)
+class TcpLine:
+    """A line of `/proc/net/tcp` (IPv4) or `/proc/net/tcp6` (IPv6) and what it lists."""
+
+    text: str
+    local: tuple[Address, int]
+    remote: tuple[Address, int]
+    state: int
+    uid: int
+
+
+def kernel_hex(address: Address) -> str:
+    """An address as the kernel prints it in its TCP tables: 32-bit words, each the `%08X` of
+    its four bytes read in the host's order (`0100007F` for 127.0.0.1 on a little-endian host)."""
+    packed = address.packed
+    words = (packed[start : start + 4] for start in range(0, len(packed), 4))
+    return "".join(f"{int.from_bytes(word, sys.byteorder):08X}" for word in words)
+
+
+_IPV4 = st.one_of(
+    st.sampled_from([IPv4Address("127.0.0.1"), IPv4Address("0.0.0.0")]),  # noqa: S104 - a value
+    st.ip_addresses(v=4),
+)
+_IPV6 = st.one_of(
+    st.sampled_from([IPv6Address("::1"), IPv6Address("::"), IPv6Address("::ffff:127.0.0.1")]),
+    st.ip_addresses(v=6),
+    st.ip_addresses(v=4).map(lambda ip: IPv6Address(f"::ffff:{ip}")),  # an IPv4-mapped socket
+)
+
+
+@st.composite
+def tcp_lines(draw: st.DrawFn) -> TcpLine:
+    """A socket's line as the kernel's `tcp4_seq_show`/`tcp6_seq_show` print it, any slot,
+    addresses, ports, state, uid and counters, padded or not."""
+    addresses = draw(st.sampled_from([_IPV4, _IPV6]))
+    local = (draw(addresses), draw(st.integers(0, 0xFFFF)))
+    remote = (draw(addresses), draw(st.integers(0, 0xFFFF)))
+    state, uid = draw(st.integers(0, 0xFF)), draw(st.integers(0, 2**32 - 1))
+    counters = draw(st.lists(st.integers(0, 2**32 - 1), min_size=12, max_size=12))
+    text = (
+        f"{draw(st.integers(0, 99999)):4d}: {kernel_hex(local[0])}:{local[1]:04X} "
+        f"{kernel_hex(remote[0])}:{remote[1]:04X} {state:02X} "
+        f"{counters[0]:08X}:{counters[1]:08X} {counters[2] % 256:02X}:{counters[3]:08X} "
+        f"{counters[4]:08X} {uid:5d} {counters[5]:8d} {counters[6]} {counters[7] % 8} "
+        f"{counters[8]:016x} {counters[9]} {counters[10]} {counters[11]} 10 -1"
+    )
+    return TcpLine(text + " " * draw(st.integers(0, 40)), local, remote, state, uid)
