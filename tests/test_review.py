@@ -41,6 +41,7 @@ from selfbench.export import REVIEW_FILE, RunInfo, export_run, verify_export
 from selfbench.review import ReviewServer, load_review, open_review
 from selfbench.review import data as data_module
 from selfbench.review import server as review_server
+from selfbench.review._peer import peer_uid
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -185,6 +186,71 @@ def test_review_refuses_a_hostile_archive(
     archive.write_bytes(b"\x1f\x8b not really")
     assert main(["review", str(archive)]) == 2
     assert capsys.readouterr().err.startswith(f"error: {archive}: not a valid gzip stream")
+
+
+def _raw_request(server: ReviewServer, request: str, *, uid: int) -> tuple[int, bytes]:
+    """Send `request` to the server from a process of `uid` and gid `uid` (bash's `/dev/tcp`,
+    which any user can run; starting it as another user takes root); the response's status and
+    body."""
+    port = server.url.rstrip("/").rsplit(":", 1)[1]
+    send = 'exec 3<>"/dev/tcp/127.0.0.1/$1" && printf %s "$2" >&3 && cat <&3'
+    done = subprocess.run(
+        ["bash", "-c", send, "client", port, request],
+        capture_output=True,
+        timeout=30,
+        check=True,
+        cwd="/",
+        user=uid,
+        group=uid,
+        extra_groups=[],
+    )
+    head, _, body = done.stdout.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body
+
+
+OTHER_USERS_REQUESTS = [  # method, path, body, and the owner's status for the same request
+    ("GET", "/", "", 200),
+    ("GET", "/api/export", "", 200),
+    ("GET", "/api/tasks/slug-hostile", "", 200),
+    ("GET", "/static/review.js", "", 200),
+    ("GET", "/nowhere", "", 404),
+    ("HEAD", "/", "", 501),
+    ("POST", "/api/clean-export", '{"drop": []}', 200),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "owners"), OTHER_USERS_REQUESTS)
+def test_another_user_gets_403_and_nothing_else(
+    server: ReviewServer, other_uid: int, method: str, path: str, body: str, owners: int
+) -> None:
+    """Not the page, its data or its token, and no clean export even with the right token: any
+    local user can reach 127.0.0.1, so the server answers its owner only."""
+    port = server.url.rstrip("/").rsplit(":", 1)[1]
+    token = _token(server)
+    request = (
+        f"{method} {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nX-Selfbench-Token: {token}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}"
+    )
+    status, answer = _raw_request(server, request, uid=other_uid)
+    assert (status, answer) == (
+        403,
+        b'{"error": "this review page serves only the user who started it"}',
+    )
+    assert not server.clean_out.exists()
+    assert _raw_request(server, request, uid=os.geteuid())[0] == owners
+
+
+def test_a_connection_whose_user_cannot_be_found_gets_403(
+    server: ReviewServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As on a system without the kernel's TCP tables: no owner found, nothing served."""
+    unlisted = [tmp_path / "no-such-table"]
+    monkeypatch.setattr(review_server, "peer_uid", lambda c: peer_uid(c, tables=unlisted))
+    status, answer, _ = _request(server, "GET", "/", headers={})
+    assert (status, json.loads(answer)) == (
+        403,
+        {"error": "cannot tell which user opened this connection; only the page's owner is served"},
+    )
 
 
 def _token(server: ReviewServer) -> str:

@@ -4,12 +4,16 @@ Everything in an export is hostile input, so the page never turns data into mark
 builds the DOM with `textContent` only, and every response forbids inline script and any
 other origin (Content-Security-Policy). Requests must name this server as their Host (no DNS
 rebinding), and the one request that writes, the clean export, must carry the page's token,
-which another origin cannot read.
+which another origin cannot read. Another user of the host is no origin but can connect to
+127.0.0.1 all the same, so the server answers only connections opened by the user who started
+it (`_peer`), before anything else: another user, or a connection whose user is unknown, gets
+403 and neither the page, its token nor the export. The token lives in memory only.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import threading
 from http import HTTPStatus
@@ -22,6 +26,7 @@ from urllib.parse import unquote, urlsplit
 from selfbench.errors import ArchiveError, ExportError, SelfbenchError, translating
 from selfbench.export.reader import read_export
 from selfbench.export.writer import same_file, write_clean_export
+from selfbench.review._peer import peer_uid
 from selfbench.review.data import ReviewData, load_review
 
 __all__ = ["ReviewServer", "clean_export_path", "open_review"]
@@ -52,6 +57,31 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
     server_version = "selfbench-review"
     sys_version = ""
+    peer: int | None
+    """The uid that opened this connection, None when it cannot be found."""
+
+    def setup(self) -> None:
+        """Find who opened the connection as it is accepted, before any of it is read."""
+        super().setup()
+        self.peer = peer_uid(self.connection)
+
+    def parse_request(self) -> bool:
+        """Read the request line and headers; answer any user but the owner 403 and stop."""
+        if not super().parse_request():
+            return False
+        refusal = self._refusal()
+        if refusal is None:
+            return True
+        self.close_connection = True  # the body, if any, is not read
+        self._error(HTTPStatus.FORBIDDEN, refusal)
+        return False
+
+    def _refusal(self) -> str | None:
+        if self.peer is None:
+            return "cannot tell which user opened this connection; only the page's owner is served"
+        if self.peer != self.server.owner:
+            return "this review page serves only the user who started it"
+        return None
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
         """Quiet: the terminal shows the URL, not every request."""
@@ -151,6 +181,7 @@ class _Server(ThreadingHTTPServer):
         self.data = data
         self.clean_out = clean_out
         self.token = secrets.token_urlsafe(24)
+        self.owner = os.geteuid()  # the uid the kernel lists for this process's sockets
         self._writing = threading.Lock()
 
     def write_clean(self, drop: frozenset[str]) -> dict[str, Any]:
