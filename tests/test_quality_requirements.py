@@ -83,6 +83,8 @@ _HELPER = '- In other cases the code raises `KeyError` with a message containing
         ([f"{_FILE}::test_x"], [_OTHERS]),
         ([f"{_FILE}::TestStyle::test_style"], [_OTHERS]),
         ([f"{_FILE}::TestStyle::test_style[RANDOM]"], [_OTHERS]),  # prettytable #327
+        ([f"{_FILE}::TestStyle::test_style[MSWORD_FRIENDLY]"], [_OTHERS]),  # an enum's name
+        ([f"{_FILE}::TestStyle::test_style[-x]"], [_OTHERS]),
         (
             [f"{_FILE}::TestStyle::test_style[plain text]"],
             ["- Style (cases: plain text).", _OTHERS],
@@ -97,6 +99,8 @@ _HELPER = '- In other cases the code raises `KeyError` with a message containing
         "says-nothing",
         "said-once",
         "said-once-with-a-word-case",
+        "said-once-with-an-enum-case",
+        "said-once-with-a-dashed-word",
         "said-once-with-a-described-case",
         "file",
     ],

@@ -51,9 +51,10 @@ _GENERATED_ID_RE = re.compile(r"[A-Za-z_]*\d+|[\d.eE+-]+|True|False|None|null|un
 """Case ids a runner makes up (`x0`, `arg1`, `3`, `True`): they say nothing of the case."""
 _EXAMPLE_RE = re.compile(r"=>|->|\u2192")
 """A title that is an example (`foo-bar => Foo Bar`), quoted so its edges are its own."""
-_CASE_WORDS_RE = re.compile(r"[\s_-]+")
+_CASE_WORDS_RE = re.compile(r"[\s-]+")
 """What parts a case id's words (`trivial list replace`, `two-words`): a case of one word
-(`RANDOM`) says no more of a short name's behaviour than the name does."""
+(`RANDOM`, an enum's `MSWORD_FRIENDLY`) says no more of a short name's behaviour than the name
+does."""
 _PATH_RE = re.compile(r"/|\.[A-Za-z]{1,4}$")
 """A selector that names a file (`tests/test_wrap.py`, `src/a.test.ts`), not a test."""
 
@@ -148,7 +149,7 @@ def _line(behaviour: _Behaviour, spelled: Collection[str]) -> str:
     asserted = function is not None and bool(function.errors or function.messages)
     if asserted and function is not None:
         text += f"; {_errors(function.errors, function.messages)}"
-    described = any(len(_CASE_WORDS_RE.split(case.strip())) > 1 for case in cases)
+    described = any(len([w for w in _CASE_WORDS_RE.split(case) if w]) > 1 for case in cases)
     if not (described or asserted or _documented(behaviour)) and _says_little(behaviour, said):
         return ""
     return f"- {text}."

@@ -204,12 +204,13 @@ def _public_attributes(*types: type) -> frozenset[str]:
 
 
 # The attributes of the values every test handles (strings, containers, paths, files, errors,
-# patterns, dates, generators and coroutines, test cases): a test calling `.read_bytes()`,
-# reading `.lineno` or awaiting `.asend(…)` names the language's API, not the gold patch's, even
-# when the gold patch uses it too (loguru #1303's wrapper defines `asend` and `athrow` again).
+# patterns, dates, async generators, test cases): a test calling `.read_bytes()`, reading
+# `.lineno` or awaiting `.asend(…)` names the language's API, not the gold patch's, even when the
+# gold patch uses it too (loguru #1303's wrapper defines `asend` and `athrow` again). Not a
+# generator's `send` and `throw`: an application's `Mailer.send` is a name of its own.
 WELL_KNOWN = _public_attributes(
     str, bytes, bytearray, list, dict, set, frozenset, tuple, int, float, complex,
-    types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType,
+    types.AsyncGeneratorType,
     BaseException, OSError, SyntaxError, UnicodeDecodeError, json.JSONDecodeError,
     pathlib.Path, io.TextIOWrapper, io.BytesIO, io.StringIO, re.Pattern, re.Match,
     dt.datetime, dt.timedelta, subprocess.CompletedProcess, TestCase,
