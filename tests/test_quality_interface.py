@@ -773,6 +773,64 @@ _PARSE_GOLD = _PARSE_BASE.replace("    return words\n", "    return [w for w in 
 _PARSE_TEST = "from pkg.core import parse\n\ndef test_parse():\n    assert parse('') == []\n"
 
 
+_HEADER_BASE = (
+    "def parse_header(value):\n    return _split_value(value)\n\n\n"
+    "def _split_value(value):\n    return value.split(';')\n"
+)
+_HEADER_GOLD = _HEADER_BASE.replace("split(';')", "split(';') if value else []")
+_HEADER_TEST = (
+    "import pytest\nfrom pkg.core import parse_header\n\n\n"
+    "@pytest.mark.parametrize(('value', 'parts'), [('a;b', ['a', 'b'])])\n"
+    "def test_parse_header(value, parts):\n    assert parse_header(value) == parts\n"
+)
+_CLIENT_BASE = (
+    "class Client:\n    def send(self, request):\n        return self._retry(request)\n\n"
+    "    def request(self, url):\n        return self.send(url)\n\n"
+    "    def _retry(self, request):\n        return request\n"
+)
+_CLIENT_GOLD = _CLIENT_BASE.replace("        return request\n", "        return request or None\n")
+_CLIENT_TEST = (
+    "from pkg.core import Client\n\ndef test_request():\n    assert Client().request('u')\n"
+)
+_API_BASE = "def old_api():\n    return 1\n\n\ndef new_api():\n    return 2\n"
+_API_GOLD = "def new_api():\n    return 2\n"
+_API_TEST = "from pkg.core import new_api\n\ndef test_new():\n    assert new_api() == 2\n"
+
+
+@pytest.mark.parametrize(
+    ("base", "gold", "before", "after", "first_line"),
+    [
+        # a private helper fixed, a case added to a test whose body (unchanged) calls the name
+        (
+            _HEADER_BASE,
+            _HEADER_GOLD,
+            _HEADER_TEST,
+            _HEADER_TEST.replace("('a;b', ['a', 'b'])", "('a;b', ['a', 'b']), ('', [])"),
+            "Fix `parse_header` on an empty value",
+        ),
+        # the method named is reached through its class, which the change touches
+        (_CLIENT_BASE, _CLIENT_GOLD, "", _CLIENT_TEST, "Make `Client.send` retry"),
+        # what the title names removed is touched
+        (_API_BASE, _API_GOLD, "", _API_TEST, "Remove `old_api` in favour of `new_api`"),
+    ],
+    ids=["private-helper", "method-of-a-changed-class", "removal"],
+)
+def test_an_ordinary_fix_title_is_no_stray(
+    tmp_path: Path, base: str, gold: str, before: str, after: str, first_line: str
+) -> None:
+    test_path = "tests/test_core.py"
+    base_files = {"pkg/core.py": base, **({test_path: before} if before else {})}
+    change = _change(tmp_path, base_files, {"pkg/core.py": gold}, {test_path: after})
+    items = interface_items(
+        change.gold_patch, change.test_patch, change.base_files, change.gold_files
+    )
+
+    files = (change.base_files, change.gold_files)
+    checked = check_instruction(first_line, items, change.test_patch, files, {test_path: after})
+
+    assert checked.strays == ()
+
+
 @pytest.mark.parametrize(
     ("files", "first_line", "strays"),
     [

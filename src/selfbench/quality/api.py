@@ -561,10 +561,11 @@ def task_observations(
     base_files, gold_files = changed_file_texts(repo, definition.baseCommit, gold_patch)
     items = interface_items(gold_patch, test_patch, base_files, gold_files)
     runner = detect(definition.testCommand)
+    test_files = _test_texts(repo, definition.baseCommit, test_patch)
     return Observed(
         pass_to_pass=basis,
         instruction=check_instruction(
-            definition.prompt, items, test_patch, (base_files, gold_files)
+            definition.prompt, items, test_patch, (base_files, gold_files), test_files
         ),
         tests=check_tests(
             test_patch,
@@ -572,7 +573,7 @@ def task_observations(
             gold_patch,
             gold_files,
             evidence,
-            test_files=_test_texts(repo, definition.baseCommit, test_patch),
+            test_files=test_files,
         ),
         dependencies=read_dependencies(
             repo, definition.baseCommit, gold_patch, agent=definition.agentDependencies

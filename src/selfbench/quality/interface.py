@@ -425,31 +425,36 @@ def stray_names(
     items: Sequence[InterfaceItem],
     base_files: Mapping[str, str],
     gold_files: Mapping[str, str],
-    test_patch: bytes,
+    tests: str,
 ) -> tuple[str, ...]:
-    """The names the prompt's first line gives as code that only mislead: each defined in a file
-    the gold changes, left by the gold exactly as it was and used by no added test line, when the
-    line names nothing the gold adds or changes (scule's "feat: `trainCase` util" for a change
-    that adds `titleCase`). A line naming a changed definition beside them says nothing wrong."""
+    """The names the prompt's first line gives as code that only mislead: each a public
+    definition of a file the gold changes, left by the gold exactly as it was (a method, with its
+    class) and used nowhere in the changed test files (`tests`, their texts with the test patch
+    applied), when the gold adds, changes or removes a public definition and the line names none
+    of them (scule's "feat: `trainCase` util" for a change that adds `titleCase`). A gold that
+    changes only private code says nothing here: the public name a title gives is the way in."""
     line = _first_line(prompt)
     if not line:
         return ()
-    used = added_lines(test_patch)
     left: list[str] = []
-    touched: list[str] = [item.name for item in items]
+    touched: set[str] = set()
     for path in sorted(set(base_files) | set(gold_files)):
         before = definitions(path, base_files[path]) if path in base_files else {}
         after = definitions(path, gold_files[path]) if path in gold_files else {}
+        touched.update(name for name in before if name not in after)  # removed
         for name, definition in after.items():
             kept = before.get(name)
             if kept is not None and kept.source == definition.source and definition.source:
                 left.append(name)
             else:
-                touched.append(name)
-    if any(_code_mention(line, name) for name in touched):
+                touched.add(name)
+    left = [name for name in left if name.split(".", 1)[0] not in touched or "." not in name]
+    if not touched or any(
+        _code_mention(line, name) for name in (*touched, *(i.name for i in items))
+    ):
         return ()
     return tuple(
-        dict.fromkeys(name for name in left if _code_mention(line, name) and not _uses(used, name))
+        dict.fromkeys(name for name in left if _code_mention(line, name) and not _uses(tests, name))
     )
 
 
@@ -458,13 +463,14 @@ def check_instruction(
     items: Sequence[InterfaceItem],
     test_patch: bytes = b"",
     files: tuple[Mapping[str, str], Mapping[str, str]] = ({}, {}),
+    tests: Mapping[str, str] | None = None,
 ) -> InstructionCheck:
     """What `prompt` leaves out of what the tests check: each item whose name (a method's own
     name, a flag as spelled) it does not hold, then `raises X` for each error class the test
     patch's added lines assert and it does not name, then `message "..."` for each asserted
     message it does not state (case and spacing aside); and what its first line names that
     only misleads (`stray_names`, given the changed files' texts at the base and with the gold,
-    `files`)."""
+    `files`, and the changed test files' texts, `tests`; their added lines without them)."""
     missing = [item.name for item in items if not _states(prompt, item)]
     used = added_lines(test_patch)
     missing.extend(f"raises {name}" for name in asserted_errors(used) if not _named(prompt, name))
@@ -477,5 +483,7 @@ def check_instruction(
     return InstructionCheck(
         interface=tuple(items),
         missing=tuple(dict.fromkeys(missing)),
-        strays=stray_names(prompt, items, *files, test_patch),
+        strays=stray_names(
+            prompt, items, *files, "\n".join(tests.values()) if tests is not None else used
+        ),
     )
