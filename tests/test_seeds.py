@@ -4,6 +4,8 @@ setup is dropped for that setup."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import json
 import os
@@ -114,9 +116,18 @@ def _dist(site: Path, name: str, url: str | None, files: list[str]) -> Path:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("x", encoding="utf-8")
     written = [f"{info.name}/direct_url.json"] if url is not None else []
-    record = [*files, *written, f"{info.name}/RECORD"]
-    (info / "RECORD").write_text("".join(f"{entry},,\n" for entry in record), encoding="utf-8")
+    rows = [_row(site, entry) for entry in [*files, *written]]
+    rows.append(f"{info.name}/RECORD,,\n")
+    (info / "RECORD").write_text("".join(rows), encoding="utf-8")
     return info
+
+
+def _row(site: Path, entry: str) -> str:
+    """A `RECORD` row as pip writes it: the path, `sha256=` its urlsafe digest, its size."""
+    path = Path(os.path.normpath(site / entry))
+    content = path.read_bytes() if path.is_file() else b""
+    digest = base64.urlsafe_b64encode(hashlib.sha256(content).digest()).decode().rstrip("=")
+    return f"{entry},sha256={digest},{len(content)}\n"
 
 
 def test_a_seeded_venv_holds_no_distribution_installed_from_the_tree(tmp_path: Path) -> None:
@@ -322,6 +333,37 @@ def _link_module(site: Path) -> None:
     (site / "linked.py").symlink_to(site / "pip" / "__init__.py")
 
 
+def _append_record_row(site: Path, row: str) -> None:
+    [record] = site.glob("pip-*.dist-info/RECORD")
+    with record.open("a", encoding="utf-8") as handle:
+        handle.write(row)
+
+
+def _pipe_recorded(site: Path) -> None:
+    os.mkfifo(site / "evil.py")  # opening it to read would wait for a writer
+    _append_record_row(site, "evil.py,sha256=abc,3\n")
+
+
+def _undigested_pth(site: Path) -> None:
+    _leave_pth(site)
+    _append_record_row(site, "leak.pth,,\n")
+
+
+def _rewrite_script(site: Path) -> None:
+    with (site.parents[2] / "bin" / "pip").open("a", encoding="utf-8") as handle:
+        handle.write("# changed\n")
+
+
+def _legacy_editable(site: Path) -> None:
+    """`setup.py develop` of the tree: an egg-link and a line of `easy-install.pth`, no RECORD."""
+    (site / "calc.egg-link").write_text("/app\n.", encoding="utf-8")
+    (site / "easy-install.pth").write_text("/app\n", encoding="utf-8")
+
+
+def _legacy_elsewhere(site: Path) -> None:
+    (site / "easy-install.pth").write_text("/app\n/srv/other\n", encoding="utf-8")
+
+
 def _compile_module(site: Path) -> None:
     cache = site / "__pycache__"
     cache.mkdir(exist_ok=True)
@@ -337,16 +379,42 @@ def _make_with_uv(site: Path) -> None:
     ("change", "refused"),
     [
         (None, ""),
-        (_leave_pth, "lib/{python}/site-packages/leak.pth is in no distribution's RECORD"),
+        (_leave_pth, ".venv/lib/{python}/site-packages/leak.pth is in no distribution's RECORD"),
         (
             _rewrite_recorded,
-            "lib/{python}/site-packages/pip/__init__.py differs from its distribution's RECORD",
+            (
+                ".venv/lib/{python}/site-packages/pip/__init__.py differs from its"
+                " distribution's RECORD"
+            ),
         ),
-        (_link_module, "lib/{python}/site-packages/linked.py is in no distribution's RECORD"),
+        (_link_module, ".venv/lib/{python}/site-packages/linked.py is in no distribution's RECORD"),
+        (_pipe_recorded, ".venv/lib/{python}/site-packages/evil.py is not a regular file"),
+        (
+            _undigested_pth,
+            ".venv/lib/{python}/site-packages/leak.pth has no digest in its distribution's RECORD",
+        ),
+        (_rewrite_script, ".venv/bin/pip differs from its distribution's RECORD"),
+        (_legacy_editable, ""),
+        (
+            _legacy_elsewhere,
+            ".venv/lib/{python}/site-packages/easy-install.pth is in no distribution's RECORD",
+        ),
         (_compile_module, ""),
         (_make_with_uv, ""),
     ],
-    ids=["as-made", "a-pth-the-run-wrote", "a-module-rewritten", "a-link", "bytecode", "uv-files"],
+    ids=[
+        "as-made",
+        "a-pth-the-run-wrote",
+        "a-module-rewritten",
+        "a-link",
+        "a-pipe",
+        "no-digest",
+        "a-script-rewritten",
+        "the-trees-legacy-editable-install",
+        "another-legacy-editable-install",
+        "bytecode",
+        "uv-files",
+    ],
 )
 def test_a_seeded_venv_holds_only_what_its_records_list(
     tmp_path: Path, real_venv: Path, change: Callable[[Path], None] | None, refused: str

@@ -23,14 +23,18 @@ seeded at all when a manifest names a `file:` dependency (yarn 1 and bun copy th
 setup that fails is run again from the snapshot alone (`uv venv` refuses an existing `.venv`,
 say), so a seed never turns a setup that succeeds into one that fails.
 
-A seed carries nothing the candidate's own code wrote into it either: after those removals, a
-seeded `.venv`'s `site-packages` is checked against the distributions' records. Every file there
-must be one a `RECORD` lists, with the digest it gives; or bytecode in `__pycache__` that no
-`RECORD` lists (removed: the interpreter writes it again); or one of the files a venv's maker
-writes itself (`VENV_MAKER_FILES`: uv's and virtualenv's `_virtualenv.pth` and `.py`). Anything
-else (a `.pth` that importing the project at one base commit wrote, a module it rewrote) means the
-setup ran code that wrote into the environment: no seed is kept (`SeedRefused`), and the next
-setup starts from the snapshot alone.
+A seed carries nothing the candidate's own code wrote into it either: after those removals (and
+a legacy editable install of the tree's, an `*.egg-link` to `/app` and its line of
+`easy-install.pth`), a seeded `.venv` is checked against the distributions' records. Every file
+of its `site-packages`, and every file a `RECORD` lists elsewhere in it (`bin/` scripts), must be
+a regular file a `RECORD` lists with the size and digest it has, or one of the files a venv's
+maker writes itself (`VENV_MAKER_FILES`: uv's and virtualenv's `_virtualenv.pth` and `.py`);
+bytecode in `__pycache__` is removed (the interpreter writes it again). Anything else (a `.pth`
+that importing the project at one base commit wrote, a module it rewrote) means the setup ran
+code that wrote into the environment: no seed is kept (`SeedRefused`), and the next setup starts
+from the snapshot alone. This guards against an honest setup's accidents: setup runs as root and
+could rewrite a record too, and what bounds a hostile one is that its seed serves only later
+setups of the same manifests.
 
 Like the download caches (`downloads.py`), seeds are this process's, cross candidates of one
 repository only, and are never seen by an agent's or a verifier's phase: only the base stage of
@@ -46,6 +50,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import tarfile
 import threading
 from collections import OrderedDict
@@ -54,6 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from selfbench._scratch import process_scoped
+from selfbench._text import printable
 from selfbench.artifacts.compiled import LocatedTask
 from selfbench.bundle import layout
 from selfbench.bundle.render_prepare import SEED, prepare_arguments
@@ -203,10 +209,35 @@ def _inside(root: Path, path: Path) -> bool:
     return True
 
 
+def _drop_legacy_links(site: Path) -> None:
+    """Remove a legacy editable install of the tree (`setup.py develop`): each `*.egg-link`
+    naming a directory in `/app`, and those directories' lines of `easy-install.pth` (the file
+    too once no line is left)."""
+    app = str(layout.CONTAINER_APP)
+    own = (app, f"{app}/")
+    for link in sorted(site.glob("*.egg-link")):
+        if not link.is_symlink() and link.is_file():
+            first = link.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0].strip()
+            if first == app or first.startswith(own[1]):
+                link.unlink()
+    paths = site / "easy-install.pth"
+    if paths.is_symlink() or not paths.is_file():
+        return
+    lines = paths.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+    kept = [line for line in lines if not (line.strip() == app or line.startswith(own[1]))]
+    if len(kept) == len(lines):
+        return
+    if any(line.strip() for line in kept):
+        paths.write_text("".join(kept), encoding="utf-8")
+    else:
+        paths.unlink()
+
+
 def _drop_own_installs(venv: Path) -> None:
     """Remove from a seeded `.venv` every distribution installed from the tree itself: its
     `direct_url.json` names a `file:` URL in `/app`. The files its `RECORD` lists go too, when
-    they are inside the venv (never through a link)."""
+    they are inside the venv (never through a link); and a legacy editable install of the tree
+    (`_drop_legacy_links`)."""
     app = f"file://{layout.CONTAINER_APP}"
     lib = venv / "lib"
     if lib.is_symlink() or not lib.is_dir():
@@ -214,6 +245,7 @@ def _drop_own_installs(venv: Path) -> None:
     for site in sorted(lib.glob("python*/site-packages")):
         if not _inside(venv, site) or site.is_symlink():
             continue
+        _drop_legacy_links(site)
         for info in sorted(site.glob("*.dist-info")):
             if info.is_symlink() or not info.is_dir():
                 continue
@@ -229,11 +261,13 @@ def _drop_own_installs(venv: Path) -> None:
 
 
 def _check_records(venv: Path) -> None:
-    """Hold each `site-packages` of a seeded `.venv` to its distributions' records (see the
-    module): unrecorded bytecode is removed, anything else unrecorded or changed is refused.
+    """Hold a seeded `.venv` to its distributions' records (see the module): every file of each
+    `site-packages`, and every file the records list elsewhere in the venv (`bin/` scripts), is
+    a regular file its `RECORD` lists with the size and digest it has; bytecode is removed.
 
     Raises:
-        SeedRefused: a file no `RECORD` lists, or one whose content differs from its digest.
+        SeedRefused: a file no `RECORD` lists, one that is no regular file, or one whose size
+            or digest differs from its record (the path printable, on one line).
     """
     lib = venv / "lib"
     if lib.is_symlink() or not lib.is_dir():
@@ -247,37 +281,57 @@ def _check_records(venv: Path) -> None:
             linked = [name for name in dirnames if (here / name).is_symlink()]
             dirnames[:] = [name for name in dirnames if name not in linked]
             for name in (*filenames, *linked):  # a link is a file here, never followed
-                _check_file(site, here / name, recorded)
+                _check_file(venv, here / name, recorded.get(here / name), maker=here == site)
+        for path, rows in recorded.items():
+            outside = not path.is_relative_to(site) and _inside(venv, path)
+            if outside and (path.is_symlink() or path.exists()):
+                _check_file(venv, path, rows, maker=False)
 
 
-def _check_file(site: Path, path: Path, recorded: dict[Path, str]) -> None:
-    shown = path.relative_to(site.parents[2]).as_posix()
-    digest = recorded.get(path)
-    if digest is None:
-        if path.parent.name == "__pycache__" and path.suffix == ".pyc" and not path.is_symlink():
-            path.unlink()
-        elif path.parent != site or path.name not in VENV_MAKER_FILES:
-            raise SeedRefused(f"{shown} is in no distribution's RECORD")
+def _check_file(venv: Path, path: Path, rows: set[tuple[str, str]] | None, *, maker: bool) -> None:
+    """Check one file of a seeded venv against its `RECORD` rows ((digest, size) of each
+    distribution listing it; None for none); `maker`: in `site-packages` itself, where a venv's
+    maker writes its own files."""
+    shown = printable(path.relative_to(venv.parent).as_posix())
+    if path.parent.name == "__pycache__" and path.suffix == ".pyc":
+        path.unlink()  # loaded in place of its source when its header matches: never seeded
         return
-    if digest and (path.is_symlink() or _file_digest(path) != digest):
+    if rows is None:
+        if maker and path.name in VENV_MAKER_FILES and not path.is_symlink():
+            return
+        raise SeedRefused(f"{shown} is in no distribution's RECORD")
+    status = os.lstat(path)
+    if not stat.S_ISREG(status.st_mode):
+        raise SeedRefused(f"{shown} is not a regular file")
+    if path.name == "RECORD" and path.parent.name.endswith(".dist-info"):
+        return  # a record does not hold its own digest
+    digests = {digest for digest, _ in rows}
+    sizes = {size for _, size in rows}
+    if "" in digests:
+        raise SeedRefused(f"{shown} has no digest in its distribution's RECORD")
+    if "" not in sizes and str(status.st_size) not in sizes:
+        raise SeedRefused(f"{shown} differs from its distribution's RECORD")
+    if _file_digest(path) not in digests:
         raise SeedRefused(f"{shown} differs from its distribution's RECORD")
 
 
-def _recorded(site: Path) -> dict[Path, str]:
-    """Each path the `RECORD`s in `site` list (normalised), with its digest as written
-    (`sha256=…`; "" for none, as for `RECORD` itself)."""
-    found: dict[Path, str] = {}
+def _recorded(site: Path) -> dict[Path, set[tuple[str, str]]]:
+    """Each path the `RECORD`s in `site` list (normalised), with the (digest, size) each gives
+    it as written (`sha256=…`; "" for none): a path two distributions share has both."""
+    found: dict[Path, set[tuple[str, str]]] = {}
     for info in sorted(site.glob("*.dist-info")):
         if info.is_symlink() or not info.is_dir():
             continue
-        for entry, digest in _record_rows(info / "RECORD"):
-            found[Path(os.path.normpath(site / entry))] = digest
+        for entry, digest, size in _record_rows(info / "RECORD"):
+            found.setdefault(Path(os.path.normpath(site / entry)), set()).add((digest, size))
     return found
 
 
 def _file_digest(path: Path) -> str:
-    """A file's digest as a `RECORD` writes it: `sha256=` and urlsafe base64, unpadded."""
-    with path.open("rb") as handle:
+    """A regular file's digest as a `RECORD` writes it: `sha256=` and urlsafe base64, unpadded;
+    opened without following a link or waiting on a pipe."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(descriptor, "rb") as handle:
         raw = hashlib.file_digest(handle, "sha256").digest()
     return "sha256=" + base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
@@ -305,20 +359,19 @@ def _direct_url(path: Path) -> str | None:
 
 def _record(path: Path) -> list[str]:
     """The paths a `RECORD` lists (its first column)."""
-    return [entry for entry, _ in _record_rows(path)]
+    return [entry for entry, _, _ in _record_rows(path)]
 
 
-def _record_rows(path: Path) -> list[tuple[str, str]]:
-    """(path, digest) of each row of a `RECORD` (a path with a comma is quoted CSV; the digest
-    "" where the row gives none)."""
+def _record_rows(path: Path) -> list[tuple[str, str, str]]:
+    """(path, digest, size) of each row of a `RECORD` (a path with a comma is quoted CSV; the
+    digest or size "" where the row gives none)."""
     if path.is_symlink() or not path.is_file():
         return []
     import csv  # noqa: PLC0415 - only a recorded seed reads a RECORD
 
     with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-        return [
-            (row[0], row[1] if len(row) > 1 else "") for row in csv.reader(handle) if row and row[0]
-        ]
+        rows = [[*row, "", ""] for row in csv.reader(handle) if row and row[0]]
+    return [(row[0], row[1], row[2]) for row in rows]
 
 
 @dataclass
