@@ -785,3 +785,20 @@ def test_every_user_of_a_phase_has_a_shared_memory_of_its_own(tmp_path: Path) ->
             assert result.exit_code == 0, output
             assert f"through a queue {SHM_BYTES}" in output
     assert not Path("/dev/shm/left-by-root").exists()
+
+
+@pytest.mark.parametrize(
+    ("help_text", "sized"),
+    [("    --size BYTES   Set size of next argument (only for --tmpfs)\n", True), ("", False)],
+    ids=["bubblewrap-0.7-or-later", "older"],
+)
+def test_shared_memory_has_a_size_where_bubblewrap_can_set_one(
+    tmp_path: Path, help_text: str, sized: bool
+) -> None:
+    from selfbench.validate.sandbox import SHM_BYTES, _shm_args  # noqa: PLC0415
+
+    bwrap = tmp_path / "bwrap"
+    bwrap.write_text(f"#!/bin/sh\nprintf '%s' '{help_text}'\n", encoding="utf-8")
+    bwrap.chmod(0o755)
+    size = ["--size", str(SHM_BYTES)] if sized else []
+    assert _shm_args(str(bwrap)) == ["--perms", "01777", *size, "--tmpfs", "/dev/shm"]

@@ -57,6 +57,7 @@ otherwise (`selfbench validate --env harbor` needs no privileges on this machine
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import os
 import shutil
@@ -197,6 +198,20 @@ class PhaseResult:
     """A process of the phase failed to fork at the phase's process cap."""
     user_process_limit: bool = False
     """A user of the phase reached its own process cap (`ulimit -u`), as the host counted it."""
+
+
+@functools.cache
+def _shm_args(bwrap: str) -> list[str]:
+    """The arguments that give a phase its own `/dev/shm` (`SHM_BYTES`, every user may write):
+    `--size` came with bubblewrap 0.7.0; an older one makes it without a size of its own (the
+    phase's memory still bounds it)."""
+    try:
+        helped = run_captured([bwrap, "--help"])
+        sized = b"--size" in helped.stdout + helped.stderr
+    except OSError:
+        sized = False
+    size = ["--size", str(SHM_BYTES)] if sized else []
+    return ["--perms", "01777", *size, "--tmpfs", "/dev/shm"]  # noqa: S108 - private tmpfs
 
 
 def require_sandbox() -> str:
@@ -442,7 +457,7 @@ class Sandbox:
             argv += ["--ro-bind", str(self._resolv_conf()), "/etc/resolv.conf"]
         argv += ["--ro-bind", str(passwd), "/etc/passwd", "--ro-bind", str(group), "/etc/group"]
         argv += [*_proc_args(), "--dev", "/dev", "--ro-bind", "/sys", "/sys"]
-        argv += ["--perms", "01777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]  # noqa: S108 - private tmpfs
+        argv += _shm_args(self.bwrap)
         argv += ["--perms", "01777", "--tmpfs", "/tmp", "--tmpfs", "/run", "--dir", "/home"]  # noqa: S108 - private tmpfs
         home_mode = "--bind" if mounts.root_home_writable else "--ro-bind"
         argv += [home_mode, str(self._root_home), "/root", *self._user_homes()]
