@@ -1251,10 +1251,19 @@ def _plugin_failure(plugin: str, deeper: str = "") -> str:
         ),
         (_plugin_failure("pytest_timeout"), ("pytest_timeout", "timeout")),
         (_plugin_failure("xdist/plugin/__init__"), ("xdist.plugin", "xdist")),
+        (_plugin_failure("pytest_warnings"), ("pytest_warnings",)),  # never pytest's own
         (IMPORT_FAILURE, ()),  # pytest's own import failed: no plugin to block
         ("", ()),
     ],
-    ids=["anyio", "first-frame-is-the-plugin", "prefix", "package", "pytest-itself", "empty"],
+    ids=[
+        "anyio",
+        "first-frame-is-the-plugin",
+        "prefix",
+        "package",
+        "a-builtin-name",
+        "pytest-itself",
+        "empty",
+    ],
 )
 def test_a_plugin_that_failed_to_load_is_named_every_way_pytest_may_block_it(
     log: str, names: tuple[str, ...]
@@ -1272,6 +1281,13 @@ def test_a_plugin_that_failed_to_load_is_named_every_way_pytest_may_block_it(
         (
             "uv run --frozen --no-sync python -m pytest -rA {tests}",
             "uv run --frozen --no-sync python -m pytest -p no:anyio -p no:x.y -rA {tests}",
+        ),
+        (
+            "python -m pytest --co -q && python -m pytest -rA {tests}",
+            (
+                "python -m pytest -p no:anyio -p no:x.y --co -q && python -m pytest -p no:anyio"
+                " -p no:x.y -rA {tests}"
+            ),
         ),
         ("npx vitest run {tests}", None),
     ],
@@ -1307,6 +1323,29 @@ def test_a_plugin_that_failed_to_load_is_blocked_and_the_draft_goes_on(
     assert result.reason is not None
     assert "_pytest.scope" not in result.reason  # blocking is no failure of its own
     assert (tmp_path / "logs" / "pr-1" / "plugins-blocked").is_dir()
+
+
+def test_plugins_are_blocked_once_however_many_a_log_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rounds: list[str] = []
+
+    def a_new_plugin_every_run(plan: Plan) -> Observation:
+        rounds.append(plan.test_command)
+        log = tmp_path / f"base-{len(rounds)}.log"
+        log.write_text(_plugin_failure(f"plugin{len(rounds)}/pytest_plugin"), encoding="utf-8")
+        broken = [
+            replace(_broken(file), error="ModuleNotFoundError: No module named '_pytest.scope'")
+            for file in plan.test_files
+        ]
+        return _observation(RunSample("base", tuple(broken), str(log)), _sample("gold-1", *broken))
+
+    result, setups = _draft_observed(tmp_path, monkeypatch, a_new_plugin_every_run, IMAGE)
+
+    assert setups == ["python3", "python3", "python3.11"]  # one blocking round, then retries
+    assert "-p no:plugin1 " in rounds[-1]
+    assert "plugin2" not in rounds[-1]
+    assert result.reason is not None
 
 
 def test_a_task_drafted_with_a_plugin_blocked_keeps_it_and_says_why(

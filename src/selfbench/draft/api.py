@@ -224,6 +224,9 @@ class _Prepared:
     config: DraftConfig
     environment: Environment
     plan: Plan
+    blocked_plugins: tuple[str, ...] = ()
+    """The plugins its test command blocks because they failed to load (one round at most,
+    `_without_failed_plugins`); kept under another Python."""
 
 
 def draft_candidate(
@@ -569,24 +572,25 @@ def _without_failed_plugins(
 ) -> _Prepared | None:
     """The candidate prepared again with the test command blocking each plugin the runner
     failed to load as it started (`PythonProject.failed_plugins`, read from the base run's
-    `log`), when there is one the command does not block yet; None otherwise. The command's
-    source says which were blocked and why."""
+    `log`); None when there is none, or when plugins were blocked once already (a log that keeps
+    naming new ones never keeps the draft going). The command's source says which were blocked
+    and why."""
     environment = prepared.environment
     runner = runner_named(environment.runner)
     project = runner.python if runner is not None else None
-    if project is None or project.failed_plugins is None:
+    if prepared.blocked_plugins or project is None or project.failed_plugins is None:
         return None
     try:
         with Path(log).open("rb") as handle:
             text = handle.read(_LOG_READ).decode("utf-8", "replace")
     except OSError:
         return None
-    names = [name for name in project.failed_plugins(text) if name not in _blocked(environment)]
+    names = project.failed_plugins(text)
     unblocked = _blocking(environment, names)
     if unblocked is environment:
         return None
     plan = _plan(repo, candidate, prepared.split, unblocked, prepared.config)
-    return replace(prepared, environment=unblocked, plan=plan)
+    return replace(prepared, environment=unblocked, plan=plan, blocked_plugins=names)
 
 
 def _blocking(environment: Environment, names: Sequence[str]) -> Environment:
@@ -605,12 +609,6 @@ def _blocking(environment: Environment, names: Sequence[str]) -> Environment:
         "testCommand": f"{said}; {', '.join(names)} blocked: a plugin failed to load at start",
     }
     return replace(environment, test_command=command, sources=sources)
-
-
-def _blocked(environment: Environment) -> frozenset[str]:
-    """The plugins a draft's test command already blocks."""
-    words = environment.test_command.split()
-    return frozenset(w.removeprefix("no:") for w in words if w.startswith("no:"))
 
 
 def _interpreter(version: str, local: Mapping[str, str]) -> str:
@@ -638,7 +636,7 @@ def _with_python(
         )
     except SelfbenchError as exc:  # pragma: no cover - inferred once already
         raise _Rejected(str(exc)) from None
-    environment = _blocking(environment, sorted(_blocked(prepared.environment)))
+    environment = _blocking(environment, prepared.blocked_plugins)
     plan = _plan(repo, candidate, prepared.split, environment, prepared.config)
     return replace(prepared, environment=environment, plan=plan)
 

@@ -229,6 +229,21 @@ _ENTRY_POINTS = "load_setuptools_entrypoints"
 _FRAME_RE = re.compile(r'File "[^"\n]*/site-packages/([A-Za-z0-9_]+(?:/[A-Za-z0-9_]+)*)\.py"')
 _PYTEST_OWN = ("_pytest", "pytest", "pluggy", "importlib_metadata")
 _EXCEPTION_RE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception)\b", re.MULTILINE)
+_TRACEBACK = 65536
+"""The most of a log read after the entry-point call for its traceback."""
+_MOST_PLUGINS = 8
+"""At most this many failed plugins are read from one log."""
+BUILTIN_PLUGINS = frozenset(
+    {"mark", "main", "runner", "fixtures", "helpconfig", "python", "terminal", "debugging",
+     "unittest", "capture", "skipping", "legacypath", "tmpdir", "monkeypatch", "recwarn",
+     "pastebin", "assertion", "junitxml", "doctest", "cacheprovider", "freeze_support",
+     "setuponly", "setupplan", "stepwise", "warnings", "logging", "reports", "python_path",
+     "unraisableexception", "threadexception", "faulthandler", "pytester",
+     "pytester_assertions", "nose", "tmp_path", "compat", "pytest", "_pytest", "pluggy"}
+)  # fmt: skip
+"""pytest's own plugins (its `default_plugins` across releases) and packages: a failed
+plugin's name never blocks one of them (a `pytest_warnings` package is not pytest's
+`warnings`)."""
 
 
 def failed_plugins(log: str) -> tuple[str, ...]:
@@ -240,27 +255,34 @@ def failed_plugins(log: str) -> tuple[str, ...]:
     (`anyio`), and the package without a `pytest_` prefix (`pytest_asyncio` is `asyncio`) stand
     for it; a name no plugin has blocks nothing."""
     names: dict[str, None] = {}
-    for start in (m.end() for m in re.finditer(_ENTRY_POINTS, log)):
-        tail = log[start : start + 65536]
+    start = 0
+    for _ in range(_MOST_PLUGINS):  # each traceback read once, a few at most
+        found = log.find(_ENTRY_POINTS, start)
+        if found < 0:
+            break
+        tail = log[found : found + _TRACEBACK]
         end = _EXCEPTION_RE.search(tail)
+        start = found + (end.end() if end is not None else len(tail))
         frames = _FRAME_RE.findall(tail[: end.start()] if end is not None else tail)
         plugin = next((f for f in frames if f.split("/", 1)[0] not in _PYTEST_OWN), None)
         if plugin is None:
             continue
         module = plugin.removesuffix("/__init__").replace("/", ".")
         package = module.split(".", 1)[0]
-        names.update(dict.fromkeys((module, package, package.removeprefix("pytest_"))))
+        for name in (module, package, package.removeprefix("pytest_")):
+            if name not in BUILTIN_PLUGINS:
+                names[name] = None
     return tuple(names)
 
 
 def without_plugins(command: str, names: Sequence[str]) -> str | None:
-    """`command` with `-p no:NAME` for each of `names` right after the draft's `-m pytest`; None
-    when the command does not run pytest that way."""
+    """`command` with `-p no:NAME` for each of `names` right after each `-m pytest` the draft
+    wrote; None when the command does not run pytest that way."""
     prefix = PYTHON_ARGUMENTS.split(" -", 2)[0] + " "  # `-m pytest `
     if prefix not in command:
         return None
     blocked = "".join(f"-p no:{name} " for name in names)
-    return command.replace(prefix, prefix + blocked, 1)
+    return command.replace(prefix, prefix + blocked)
 
 
 PACKAGE_FLOOR = "2021-11-13T00:00:00Z"
