@@ -445,14 +445,16 @@ def test_a_connection_takes_a_place_in_its_phase_and_in_all(
 ) -> None:
     monkeypatch.setattr(egress, "PHASE_CONNECTIONS", 7)
     monkeypatch.setattr(egress, "ALL_CONNECTIONS", 9)
+    held = egress._Phase()  # noqa: SLF001
     phase, everyone = threading.BoundedSemaphore(1), threading.BoundedSemaphore(1)
+    held.places = phase
     if not phase_free:
         phase.acquire()
     if not all_free:
         everyone.acquire()
     reports: list[str] = []
     endpoint = Endpoint("api.example.test", 443)
-    admit = egress._admitter(endpoint, phase, everyone, RelayLog(reports.append))  # noqa: SLF001
+    admit = egress._admitter(endpoint, held, everyone, RelayLog(reports.append))  # noqa: SLF001
     client, other = socket.socketpair()
     with client, other:
         done = admit(client)
@@ -471,3 +473,36 @@ def test_a_connection_takes_a_place_in_its_phase_and_in_all(
         # every place it took is free again
         assert phase.acquire(blocking=False) is phase_free
         assert everyone.acquire(blocking=False) is all_free
+
+
+def test_a_connection_that_cannot_be_made_frees_its_place(tmp_path: Path) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]  # nothing listens there once closed
+    reports: list[str] = []
+    plan = plan_for([Endpoint("127.0.0.1", port, "http")])
+    with relayed(plan, tmp_path / "relays", RelayLog(reports.append)) as directory:
+        for _ in range(PHASE_CONNECTIONS + 8):
+            assert _through_relay(directory) == b""
+    assert len(reports) == 1
+    assert reports[0].startswith(f"cannot connect to 127.0.0.1:{port}")  # never "refused"
+
+
+def test_no_relayed_connection_outlives_its_phase(
+    tmp_path: Path, holding_server: tuple[int, list[socket.socket]]
+) -> None:
+    port, held = holding_server
+    plan = plan_for([Endpoint("127.0.0.1", port)])
+    threads = threading.active_count()
+    clients = []
+    with relayed(plan, tmp_path / "relays") as directory:
+        for _ in range(4):
+            clients.append(socket.socket(socket.AF_UNIX))
+            clients[-1].connect(str(directory / "0.sock"))
+        _wait_for(lambda: len(held) == 4)
+    # the clients never closed: the phase's end shut their relays down, upstream too
+    _wait_for(lambda: threading.active_count() <= threads)
+    for client in clients:
+        client.settimeout(10)
+        assert client.recv(10) == b""
+        client.close()

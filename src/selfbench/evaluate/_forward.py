@@ -48,12 +48,17 @@ def splice(
             back.start()
             pipe(client, upstream)
             back.join()
+        finally:
             client.close()
             upstream.close()
-        finally:
             done()
 
-    threading.Thread(target=both, daemon=True).start()
+    try:
+        threading.Thread(target=both, daemon=True).start()
+    except RuntimeError:  # no thread to be had: the connection ends here
+        client.close()
+        upstream.close()
+        done()
 
 
 def serve(listener: socket.socket, connect: Connect, admit: Admit | None = None) -> None:
@@ -70,7 +75,11 @@ def serve(listener: socket.socket, connect: Connect, admit: Admit | None = None)
         if done is None:
             client.close()
             continue
-        threading.Thread(target=_open, args=(client, connect, done), daemon=True).start()
+        try:
+            threading.Thread(target=_open, args=(client, connect, done), daemon=True).start()
+        except RuntimeError:  # no thread to be had: refused, its place freed
+            client.close()
+            done()
 
 
 def _open(client: socket.socket, connect: Connect, done: Callable[[], None] = _nothing) -> None:

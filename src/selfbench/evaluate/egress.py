@@ -35,6 +35,7 @@ import contextlib
 import shlex
 import socket
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -352,14 +353,14 @@ def relayed(plan: EgressPlan, directory: Path, log: RelayLog | None = None) -> I
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     listeners: list[socket.socket] = []
     kept = RelayLog() if log is None else log
-    phase = threading.BoundedSemaphore(PHASE_CONNECTIONS)
+    phase = _Phase()
     try:
         for index, endpoint in enumerate(plan.endpoints):
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             listeners.append(listener)
             listener.bind(str(directory / f"{index}.sock"))
             listener.listen(64)
-            connect = _bound(endpoint, plan.proxy(index), kept)
+            connect = phase.holding(_bound(endpoint, plan.proxy(index), kept))
             admit = _admitter(endpoint, phase, _ALL_SLOTS, kept)
             threading.Thread(
                 target=_forward.serve, args=(listener, connect, admit), daemon=True
@@ -370,28 +371,73 @@ def relayed(plan: EgressPlan, directory: Path, log: RelayLog | None = None) -> I
             with contextlib.suppress(OSError):
                 listener.shutdown(socket.SHUT_RDWR)
             listener.close()
+        phase.end()
+
+
+class _Phase:
+    """One phase's relayed connections: its places (`PHASE_CONNECTIONS`) and the sockets it
+    holds open, ended with the phase so no connection outlives it (nor keeps a place of all)."""
+
+    def __init__(self) -> None:
+        self.places = threading.BoundedSemaphore(PHASE_CONNECTIONS)
+        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+        self._lock = threading.Lock()
+        self._ended = False
+
+    def hold(self, connection: socket.socket) -> None:
+        """Keep `connection` to end with the phase (at once, if it has ended)."""
+        with self._lock:
+            ended = self._ended
+            if not ended:
+                self._sockets.add(connection)
+        if ended:
+            _shut(connection)
+
+    def holding(self, connect: _forward.Connect) -> _forward.Connect:
+        """`connect`, each upstream connection it makes held by the phase."""
+
+        def connected() -> socket.socket:
+            upstream = connect()
+            self.hold(upstream)
+            return upstream
+
+        return connected
+
+    def end(self) -> None:
+        """Shut down every connection still open: its relay threads end and free its places."""
+        with self._lock:
+            self._ended = True
+            held = list(self._sockets)
+        for connection in held:
+            _shut(connection)
+
+
+def _shut(connection: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        connection.shutdown(socket.SHUT_RDWR)
 
 
 def _admitter(
     endpoint: Endpoint,
-    phase: threading.BoundedSemaphore,
+    phase: _Phase,
     everyone: threading.BoundedSemaphore,
     log: RelayLog,
 ) -> _forward.Admit:
     """Admits a connection while the phase and the process hold fewer than their most (a place
-    in each, freed when it ends); else says why in `log` (and to an `http://` client) and
-    refuses it."""
+    in each, freed when it ends; the phase holds it to end it with the phase); else says why in
+    `log` (and to an `http://` client) and refuses it."""
 
     def admit(client: socket.socket) -> Callable[[], None] | None:
-        if phase.acquire(blocking=False):
+        if phase.places.acquire(blocking=False):
             if everyone.acquire(blocking=False):
+                phase.hold(client)
 
                 def done() -> None:
                     everyone.release()
-                    phase.release()
+                    phase.places.release()
 
                 return done
-            phase.release()
+            phase.places.release()
             why = f"{ALL_CONNECTIONS} are open, the most all trials together may hold"
         else:
             why = f"{PHASE_CONNECTIONS} are open, the most one trial may hold"
