@@ -144,7 +144,7 @@ def test_read_bytes_raises_the_callers_area(tmp_path: Path) -> None:
     assert _fs.read_bytes(tmp_path / "file", error=BundleError) == b"data"
     with pytest.raises(BundleError) as caught:
         _fs.read_bytes(tmp_path, error=BundleError)
-    assert str(caught.value) == f"cannot read {tmp_path}: Is a directory"
+    assert str(caught.value) == f"{tmp_path}: not a regular file; not read"
 
 
 def test_the_cli_edge_reads_with_one_message(
@@ -158,8 +158,9 @@ def test_the_cli_edge_reads_with_one_message(
 # Files that may still translate an OSError by hand, and why.
 HAND_TRANSLATIONS = {
     "errors.py": "the one translation, `translating`",
-    "_fs.py": "rename_no_replace turns a rename's errno into FileExistsError, not a message",
-    "export/reader.py": "its verify logic is being reworked; `_open` moves to `read_bytes` after",
+    "_fs.py": (
+        "rename_no_replace turns a rename's errno into FileExistsError; the readers name a link"
+    ),
     "mine/sessions.py": "an unreadable session file is a reported skip, not an error",
     "evaluate/harbor_trials.py": "a Harbor that cannot start fails its trials as infrastructure",
     "validate/cgroup.py": "a control group that cannot be made or joined is a reported skip",

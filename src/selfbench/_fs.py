@@ -1,5 +1,12 @@
 """Filesystem primitives: the one atomic publish, its leftovers, and reads that name their file.
 
+Every task, draft, bundle and export file selfbench reads (`definition.json`, the patches,
+`draft.json`, `quality.json`, an export archive) is opened by `open_file`, or read by
+`read_bytes` on top of it: never through a symbolic link at its name, and only a regular file.
+A link an author, an agent or a copied tree leaves where a task file belongs is refused with a
+one-line error naming it, so no one can make selfbench (which may run as root) read a host file
+it points to into a task or an export.
+
 What a sandboxed phase leaves in its workspace (a reward, a status, a log) is read by the host
 with `read_beneath` only: no link is followed, at any depth, and only a regular file is read, so
 a phase cannot make the host read one of its own files (nor block it on a pipe).
@@ -37,7 +44,9 @@ __all__ = [
     "atomic_directory",
     "atomic_file",
     "exchange",
+    "link_refused",
     "open_beneath",
+    "open_file",
     "read_beneath",
     "read_bytes",
     "remove_leftovers",
@@ -100,33 +109,50 @@ def rename_no_replace(source: Path, target: Path) -> None:
         raise
 
 
-def read_bytes(path: Path, *, error: type[SelfbenchError], limit: int | None = None) -> bytes:
-    """A file's bytes; an unreadable file is `error("cannot read <path>: <reason>")`.
+_OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
-    With a `limit`, only a regular file of at most `limit` bytes is read: a device
-    (`/dev/zero`), a pipe or a directory is refused without waiting on it, and so is a larger
-    file, after reading no more than `limit + 1` bytes of it.
+
+def link_refused(path: Path) -> str:
+    """The one message for a symbolic link found where a file to read belongs."""
+    return f"{path}: a symbolic link; not read"
+
+
+def open_file(path: Path, *, error: type[SelfbenchError]) -> BinaryIO:
+    """The regular file `path`, opened for reading without following a link at its name.
+
+    A symbolic link is refused (`<path>: a symbolic link; not read`), and so is a device, a
+    pipe or a directory (`<path>: not a regular file; not read`), without waiting on it.
+    Otherwise an unopenable file is `error("cannot read <path>: <reason>")`.
+
+    Raises:
+        SelfbenchError: the `error` class, when the file cannot be opened or is refused.
+    """
+    try:
+        descriptor = os.open(path, _OPEN_FILE)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and path.is_symlink():
+            raise error(link_refused(path)) from None
+        raise error(f"cannot read {path}: {os_reason(exc)}") from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise error(f"{path}: not a regular file; not read")
+    return os.fdopen(descriptor, "rb")
+
+
+def read_bytes(path: Path, *, error: type[SelfbenchError], limit: int | None = None) -> bytes:
+    """A regular file's bytes, opened as `open_file` opens it: never through a link.
+
+    With a `limit`, a larger file is refused after reading no more than `limit + 1` bytes.
 
     Raises:
         SelfbenchError: the `error` class, when the file cannot be read or is refused.
     """
-    if limit is None:
-        with translating(error, f"read {path}"):
-            return path.read_bytes()
-    with translating(error, f"read {path}"):
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            os.close(descriptor)
-            raise error(f"{path}: not a regular file; not read")
-        with os.fdopen(descriptor, "rb") as handle:
-            data = handle.read(limit + 1)
-    if len(data) > limit:
+    with open_file(path, error=error) as handle, translating(error, f"read {path}"):
+        data = handle.read() if limit is None else handle.read(limit + 1)
+    if limit is not None and len(data) > limit:
         raise error(f"{path}: larger than {limit} bytes; not read")
     return data
-
-
-_OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 def open_beneath(root: Path, relative: str, *, error: type[SelfbenchError]) -> BinaryIO | None:

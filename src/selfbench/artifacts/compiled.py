@@ -11,6 +11,7 @@ that take `BUNDLE_OR_COLLECT_DIR` accept the layouts selfbench itself writes:
 
 The definition found must be the one the bundle was compiled from: its digest must equal the
 manifest's `definitionSha256`; a refreshed bundle records the repaired definition's digest.
+Every file of a home is read with `_fs.read_bytes`: a symbolic link in place of one is refused.
 """
 
 from __future__ import annotations
@@ -82,10 +83,7 @@ def read_collect_command(bundle: Path) -> str:
     """
 
     path = bundle / layout.TASK_TOML
-    try:
-        command = parse_collect_command(path.read_bytes())
-    except OSError:
-        command = None
+    command = parse_collect_command(_read(path)) if path.is_file() else None
     if command is None:
         raise BundleError(f"{path}: no [[verifier.collect]] command")
     return command

@@ -19,8 +19,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from selfbench._fs import read_bytes
 from selfbench._json import dumps_pretty
 from selfbench.artifacts.quality_record import PassToPassBasis
+from selfbench.errors import TaskFileError
 
 __all__ = [
     "ALONE_KEY",
@@ -46,13 +48,14 @@ def render_draft_record(evidence: Mapping[str, Any]) -> bytes:
 
 
 def read_draft_record(task_dir: Path) -> Any:
-    """The decoded `draft.json` of a drafted task directory.
+    """The decoded `draft.json` of a drafted task directory, read as the task's own files are
+    (`_fs.read_bytes`: a symbolic link in its place is refused).
 
     Raises:
-        OSError: the file cannot be read.
-        ValueError: it is not JSON.
+        TaskFileError: the file cannot be read, or is a link or not a regular file.
+        ValueError: it is not JSON (or not UTF-8).
     """
-    return json.loads((task_dir / DRAFT_FILE).read_text(encoding="utf-8"))
+    return json.loads(read_bytes(task_dir / DRAFT_FILE, error=TaskFileError).decode("utf-8"))
 
 
 BASIS_KEY = "passToPassBasis"

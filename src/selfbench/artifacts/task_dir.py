@@ -4,6 +4,9 @@ An authored task is a directory of three files: `definition.json`, `test.patch` 
 `gold.patch`. Their names are spelled here only. `read_definition` is the one reader of a
 definition file, `read_task_files` and `read_authored_task` the one reader of a task directory,
 `render_task_files` and `write_task_files` the one writer.
+
+A task directory may come from an author's hands: each file is read with `_fs.read_bytes`,
+which refuses a symbolic link in its place (`<path>: a symbolic link; not read`).
 """
 
 from __future__ import annotations

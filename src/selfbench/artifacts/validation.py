@@ -52,13 +52,15 @@ def write_validation(directory: Path, record: Any) -> Path:
 def read_validation(path: Path, *, error: type[SelfbenchError] | None = None) -> Any:
     """The decoded JSON of a validation file: one report or a list of them.
 
+    The file is read as every task file is (`_fs.read_bytes`): a symbolic link is refused.
+
     Raises:
         SelfbenchError: `error`, when given, for a file unreadable or not JSON (the same text).
         JsonError: without `error`, the file is not one well-formed JSON document.
-        OSError: without `error`, the file cannot be read.
+        BundleError: without `error`, the file cannot be read.
     """
     if error is None:
-        return loads_strict(path.read_bytes(), source=str(path))
+        return loads_strict(read_bytes(path, error=BundleError), source=str(path))
     data = read_bytes(path, error=error)
     try:
         return loads_strict(data, source=str(path))

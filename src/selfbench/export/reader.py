@@ -9,7 +9,8 @@ task's digest has matched, it must prove its contents (`_proof.TaskProof`): what
 its definition and patches compile to, and its snapshot holds no solution. A task's
 `quality.json`, when it has one, must be a quality record of that task whose digest is the
 manifest's `qualitySha256` for it (and a task the manifest gives one must carry it). The first
-problem ends the read with one line naming the archive and the member.
+problem ends the read with one line naming the archive and the member. The export file itself
+is opened as every task file is (`_fs.open_file`): a symbolic link in its place is refused.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from selfbench._fs import open_file
 from selfbench._json import loads_strict
 from selfbench.artifacts.compiled import BUNDLE_DIR
 from selfbench.artifacts.quality_record import QUALITY_FILE, parse_quality
@@ -525,10 +527,8 @@ def _check_counts(where: _Where, manifest: Manifest, difficulties: dict[str, str
 
 
 def _open(path: Path) -> IO[bytes]:
-    try:
-        return path.open("rb")
-    except OSError as exc:
-        raise ExportError(f"cannot read {path}: {exc.strerror or exc}") from None
+    """The export file, never read through a link (`_fs.open_file`)."""
+    return open_file(path, error=ExportError)
 
 
 def read_export(

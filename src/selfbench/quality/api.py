@@ -65,7 +65,7 @@ from selfbench.artifacts.quality_record import (
 from selfbench.artifacts.task_dir import read_authored_task, write_task_files
 from selfbench.compiler import compile_home
 from selfbench.contract import DIFFICULTIES, Difficulty, TaskDefinition
-from selfbench.errors import QualityError
+from selfbench.errors import QualityError, TaskFileError
 from selfbench.mine.rank import eligible_tiers
 from selfbench.patches import is_dependency_manifest, is_lockfile, parse_patch
 from selfbench.quality._documentation import documentation_only
@@ -620,7 +620,9 @@ def assess_task(task_dir: Path, repo: Path, options: QualityOptions) -> QualityR
     if (task_dir / DRAFT_FILE).is_file():
         try:
             evidence = read_draft_record(task_dir)
-        except (OSError, ValueError) as exc:
+        except TaskFileError as exc:
+            raise QualityError(str(exc)) from None
+        except ValueError as exc:
             raise QualityError(f"{task_dir / DRAFT_FILE}: {exc}") from None
     seen = task_observations(repo, definition, task.test_patch, task.gold_patch, evidence=evidence)
     record = assess(

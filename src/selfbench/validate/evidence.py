@@ -33,10 +33,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from selfbench._fs import read_bytes
 from selfbench.artifacts.compiled import LocatedTask
 from selfbench.artifacts.draft_record import DRAFT_FILE, dropped_flaky, read_draft_record
 from selfbench.bundle import layout
 from selfbench.contract import TaskDefinition
+from selfbench.errors import BundleError, TaskFileError
 from selfbench.patches import parse_patch
 from selfbench.validate.report import Check
 
@@ -145,7 +147,7 @@ def draft_proof(located: LocatedTask, *, reruns: int) -> DraftProof | None:
         same = _same_task(located, observed, selectors)
         names = [str(run.get("name", "")) for run in runs if isinstance(run, dict)]
         dropped = len(dropped_flaky(record))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (TaskFileError, BundleError, OSError, ValueError, KeyError, TypeError):
         return None
     base = sum(name.startswith("base") for name in names)
     gold = sum(name.startswith("gold-") for name in names)
@@ -183,8 +185,8 @@ def _same_task(
     located: LocatedTask, observed: Mapping[str, Any], selectors: Mapping[str, Any]
 ) -> bool:
     definition: TaskDefinition = located.definition
-    test_patch = (located.bundle / layout.TEST_PATCH).read_bytes()
-    gold_patch = (located.bundle / layout.GOLD_PATCH).read_bytes()
+    test_patch = read_bytes(located.bundle / layout.TEST_PATCH, error=BundleError)
+    gold_patch = read_bytes(located.bundle / layout.GOLD_PATCH, error=BundleError)
     fields = {
         "baseCommit": definition.baseCommit,
         "workdir": definition.workdir,
