@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from selfbench._fs import read_bytes
+from selfbench._fs import link_refused, read_bytes
 from selfbench._json import loads_strict
 from selfbench.artifacts.compiled import BUNDLE_DIR
 from selfbench.artifacts.task_dir import DEFINITION_FILE, read_authored_task
@@ -100,11 +100,18 @@ def _mined_candidate(path: Path, candidate_id: str | None) -> Candidate:
 def find_authored_task(root: Path) -> Path:
     """The one task directory an authoring run produced.
 
+    The author wrote the root: a symbolic link in it is refused, never followed (not even to
+    see whether it names a directory), so the task read is the directory the author made.
+
     Raises:
-        CompileError: the root does not hold exactly one task directory.
+        CompileError: the root holds a link, or not exactly one task directory.
     """
     with translating(CompileError, f"read {root}"):
-        found = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")]
+        entries = sorted(p for p in root.iterdir() if not p.name.startswith("."))
+        for path in entries:
+            if path.is_symlink():
+                raise CompileError(link_refused(path))
+        found = [p for p in entries if p.is_dir()]
     if len(found) != 1:
         raise CompileError(f"authoring must produce exactly one task; found {len(found)}")
     return found[0]

@@ -184,13 +184,16 @@ def compile_home(
         DefinitionError: the definition is invalid.
         BundleError: the home does not read back as the task compiled.
     """
+    record = draft_record or task_dir / DRAFT_FILE
+    evidence = None
+    if record.is_file() and record != home / DRAFT_FILE:  # read first: a refusal writes nothing
+        evidence = read_bytes(record, error=CompileError)
     compile_task(task_dir, repo=repo, out=home / BUNDLE_DIR, allowed_hosts=allowed_hosts)
     if home != task_dir:
         definition = read_bytes(task_dir / DEFINITION_FILE, error=CompileError)
         write_atomic(home / DEFINITION_FILE, definition)
-    record = draft_record or task_dir / DRAFT_FILE
-    if record.is_file() and record != home / DRAFT_FILE:
-        write_atomic(home / DRAFT_FILE, read_bytes(record, error=CompileError))
+    if evidence is not None:
+        write_atomic(home / DRAFT_FILE, evidence)
     return locate_task(home)
 
 

@@ -24,19 +24,19 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from selfbench._fs import read_bytes
 from selfbench._git import git
 from selfbench._json import loads_strict
 from selfbench.artifacts.draft_record import DRAFT_FILE
 from selfbench.artifacts.task_dir import TASK_FILES, read_authored_task, read_task_files
 from selfbench.collect import Candidate, candidate_mismatch, find_authored_task
 from selfbench.environments.process import parse_command, run_command
-from selfbench.errors import PreflightError, SelfbenchError
+from selfbench.errors import PreflightError, SelfbenchError, TaskFileError
 from selfbench.mine.candidate import CandidateModel
 from selfbench.repair import check_validation_repair
 from selfbench.run._prompts import Mode, render_agent_prompt
@@ -169,10 +169,13 @@ def _expand(argv: tuple[str, ...], values: Mapping[str, str]) -> list[str]:
 
 
 def _copy_task(source: Path, target: Path, *, sidecar: bool) -> None:
+    """Copy the task's files that exist into `target`, each read as a task file is read: a
+    symbolic link in place of one is refused (TaskFileError), never copied or followed."""
     target.mkdir(parents=True)
     for name in (*TASK_FILES, *((DRAFT_FILE,) if sidecar else ())):
-        if (source / name).is_file():
-            shutil.copyfile(source / name, target / name)
+        path = source / name
+        if path.is_file() or path.is_symlink():
+            (target / name).write_bytes(read_bytes(path, error=TaskFileError))
 
 
 def _submitted(job: AuthorJob, outcome_reason: str | None, exit_code: int | None) -> Path | str:
