@@ -13,7 +13,7 @@ import stat
 import tarfile
 from pathlib import Path
 
-from selfbench._fs import atomic_file
+from selfbench._fs import atomic_file, open_file
 from selfbench.errors import PackError
 
 __all__ = ["pack_tree"]
@@ -70,7 +70,7 @@ def pack_tree(root: Path, archive: Path, *, prefix: str, compresslevel: int = 6)
         for name, path in _entries(root):
             info = _info(f"{prefix}/{name}", path)
             if info.isreg():
-                with path.open("rb") as content:
+                with open_file(path, error=PackError) as content:
                     tar.addfile(info, content)
             else:
                 tar.addfile(info)

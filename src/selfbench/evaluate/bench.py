@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from selfbench._fs import read_bytes
 from selfbench._json import loads_strict
 from selfbench._scratch import scratch_directory
 from selfbench.artifacts.compiled import LocatedTask, locate_task, read_bundle_manifest
@@ -67,9 +68,10 @@ class Benchmark:
 def _extracted_task(bundle: Path) -> LocatedTask:
     """An extracted task: its definition comes from its review record."""
     path = bundle / REVIEW_FILE
+    data = read_bytes(path, error=EvalError)  # an extracted export's file: never via a link
     try:
-        record = loads_strict(path.read_bytes(), source=str(path))
-    except (OSError, JsonError) as exc:
+        record = loads_strict(data, source=str(path))
+    except JsonError as exc:
         raise EvalError(f"{path}: cannot read the review record: {exc}") from None
     if not isinstance(record, dict) or "definition" not in record:
         raise EvalError(f"{path}: not a review record")
@@ -91,7 +93,9 @@ def _task(entry: Path, *, quality_path: Path | None = None) -> BenchTask:
                 located = _extracted_task(entry)
             else:
                 located = locate_task(entry)
-            digest = hashlib.sha256((located.bundle / layout.MANIFEST).read_bytes()).hexdigest()
+            digest = hashlib.sha256(
+                read_bytes(located.bundle / layout.MANIFEST, error=EvalError)
+            ).hexdigest()
             quality_path = quality_path or located.definition_path.parent / QUALITY_FILE
             quality = read_quality(quality_path) if quality_path.is_file() else None
     except SelfbenchError as exc:

@@ -7,6 +7,8 @@ import tarfile
 from pathlib import Path
 from typing import IO
 
+from selfbench._fs import open_file
+from selfbench.errors import ExportError
 from selfbench.export._streams import BLOCK, GzipMembersWriter, Readable, tar_header
 
 __all__ = ["TarWriter", "directory_info", "file_info"]
@@ -81,8 +83,14 @@ class TarWriter:
         self.gzip.set_level(self._level)
 
     def add_file(self, name: str, path: Path) -> None:
-        """Write a file from disk (its mode decides 0755 or 0644)."""
-        with path.open("rb") as source:
+        """Write a regular file from disk, never read through a link (its mode decides 0755 or
+        0644).
+
+        Raises:
+            ExportError: `path` is a link or not a regular file, or cannot be opened.
+            OSError: it cannot be read.
+        """
+        with open_file(path, error=ExportError) as source:
             status = os.fstat(source.fileno())
             self.add_stream(name, source, status.st_size, executable=bool(status.st_mode & 0o111))
 

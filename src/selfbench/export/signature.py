@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from selfbench._fs import write_atomic
+from selfbench._fs import open_file, write_atomic
 from selfbench._scratch import scratch_directory
 from selfbench.environments.process import Completed, run_captured
 from selfbench.errors import ArchiveError, ExportError, translating
@@ -34,7 +34,8 @@ def _last_line(output: bytes) -> str:
 
 
 def _ssh_keygen(arguments: list[str], data: Path) -> Completed[bytes]:
-    with translating(ExportError, "run ssh-keygen"), data.open("rb") as stdin:
+    """Run `ssh-keygen -Y` on the export's bytes (never read through a link)."""
+    with open_file(data, error=ExportError) as stdin, translating(ExportError, "run ssh-keygen"):
         return run_captured(["ssh-keygen", "-Y", *arguments], stdin=stdin)
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from selfbench import __version__
-from selfbench._fs import atomic_file, staging_directory
+from selfbench._fs import atomic_file, open_file, read_bytes, staging_directory
 from selfbench._json import dumps_pretty
 from selfbench.artifacts.compiled import BUNDLE_DIR, LocatedTask, locate_task, refuse_duplicates
 from selfbench.artifacts.quality_record import QUALITY_FILE, read_quality, render_quality
@@ -40,7 +40,7 @@ from selfbench.artifacts.validation import (
 from selfbench.audit import AuditReport
 from selfbench.bundle import layout
 from selfbench.contract import TaskDefinition
-from selfbench.errors import ExportError, QualityError, translating
+from selfbench.errors import BundleError, ExportError, QualityError, translating
 from selfbench.export._streams import HashingReader
 from selfbench.export._tar import TarWriter
 from selfbench.export.manifest import (
@@ -240,8 +240,8 @@ def _verdicts(
 
 def _audit(task: LocatedTask) -> AuditReport:
     """The static audit of a located task: each patch read and parsed once, audited once."""
-    gold = (task.bundle / layout.GOLD_PATCH).read_bytes()
-    tests = (task.bundle / layout.TEST_PATCH).read_bytes()
+    gold = read_bytes(task.bundle / layout.GOLD_PATCH, error=BundleError)
+    tests = read_bytes(task.bundle / layout.TEST_PATCH, error=BundleError)
     return judge_task(task.definition, tests, gold).audit
 
 
@@ -303,7 +303,7 @@ def _add_snapshot(writer: TarWriter, task: LocatedTask, relative: str, path: Pat
     Raises:
         ExportError: the copy is not the snapshot the bundle was compiled with.
     """
-    with path.open("rb") as source:
+    with open_file(path, error=ExportError) as source:
         size = os.fstat(source.fileno()).st_size
         hashing = HashingReader(source)
         writer.add_stream(f"{BUNDLE_DIR}/{relative}", hashing, size)

@@ -6,7 +6,8 @@ review record (definition, validation verdict, audit) and the quality record (`q
 when the task has one; verify checked its digest). They go to a private temporary
 directory, not to memory, so a large export costs little; of the instruction and each file
 only the first `PATCH_SHOWN_BYTES` are kept (and shown), the rest is counted, so a hostile
-export cannot fill the disk either.
+export cannot fill the disk either. The export, and each kept file when the page asks for it,
+is read as every task file is (`_fs.open_file`): never through a symbolic link.
 
 The page shows the export's own words only where they are labelled as such: the prompt comes
 from the task's `instruction.md`, the difficulty from its bundle manifest, and the review
@@ -15,15 +16,18 @@ record gives only the definition, the validation verdict and the audit recorded 
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from selfbench._fs import open_file, read_bytes
 from selfbench._json import loads_strict
 from selfbench.artifacts.quality_record import QUALITY_FILE, parse_quality
 from selfbench.bundle import layout
+from selfbench.errors import ExportError
 from selfbench.export._streams import BLOCK, Readable
 from selfbench.export.manifest import Manifest
 from selfbench.export.reader import REVIEW_FILE, read_export
@@ -51,6 +55,10 @@ _KEPT = frozenset(
 )
 _WHOLE = frozenset({REVIEW_FILE, QUALITY_FILE})
 """Records needed whole (each bounded by the reader's JSON limit)."""
+
+
+def _read(path: Path) -> bytes:
+    return read_bytes(path, error=ExportError)
 
 
 class _Keeper:
@@ -120,7 +128,7 @@ class ReviewData:
     def record(self, task_id: str) -> dict[str, Any]:
         """The task's review record: definition, validation (or None), audit."""
         path = self._file(task_id, REVIEW_FILE)
-        value: dict[str, Any] = loads_strict(path.read_bytes(), source=str(path))
+        value: dict[str, Any] = loads_strict(_read(path), source=str(path))
         return value
 
     def quality(self, task_id: str) -> dict[str, Any] | None:
@@ -129,7 +137,7 @@ class ReviewData:
         path = self._file(task_id, QUALITY_FILE)
         if not path.is_file():
             return None
-        record = parse_quality(path.read_bytes(), source=str(path))
+        record = parse_quality(_read(path), source=str(path))
         quality: dict[str, Any] = record.model_dump(mode="json", by_alias=True)
         return quality
 
@@ -155,9 +163,9 @@ class ReviewData:
     def _shown(self, task_id: str, relative: str) -> tuple[str, int, int]:
         """The kept text of a file, its full size and the bytes not shown."""
         path = self._file(task_id, relative)
-        with path.open("rb") as handle:
+        with open_file(path, error=ExportError) as handle:
             shown = handle.read(PATCH_SHOWN_BYTES)
-        size = self.sizes.get((task_id, relative), path.stat().st_size)
+            size = self.sizes.get((task_id, relative), os.fstat(handle.fileno()).st_size)
         return shown.decode("utf-8", errors="replace"), size, size - len(shown)
 
     def _patch(self, task_id: str, relative: str) -> dict[str, Any]:

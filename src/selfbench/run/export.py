@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from selfbench import __version__
+from selfbench._fs import read_bytes
 from selfbench._json import loads_strict
 from selfbench.artifacts.task_dir import DEFINITION_FILE
 from selfbench.artifacts.validation import VALIDATION_FILE, read_validation
@@ -86,7 +87,7 @@ def _report(run: RunDirectory, state: CandidateState) -> dict[str, Any]:
 
 def _task_id(run: RunDirectory, state: CandidateState) -> str:
     path = _home(run, state) / DEFINITION_FILE
-    task_id = loads_strict(path.read_bytes(), source=str(path))["taskId"]
+    task_id = loads_strict(read_bytes(path, error=RunError), source=str(path))["taskId"]
     return str(task_id)
 
 
