@@ -11,11 +11,14 @@ from selfbench.errors import PatchError
 from selfbench.patches import (
     DEPENDENCY_MANIFESTS,
     FileChange,
+    NewLine,
     Patch,
     dependency_setup_patch,
     display_path,
+    is_comment,
     is_dependency_manifest,
     is_git_patch,
+    new_sides,
     parse_patch,
     unprefixed_path,
 )
@@ -746,3 +749,44 @@ def test_an_unprefixed_diff_git_line_is_found_on_any_line(data: bytes, named: st
     if is_git_patch(data) and named is not None:
         assert unprefixed_path(data, parsed=parse_patch(data)) == named
         assert unprefixed_path(MODIFIED, parsed=parse_patch(MODIFIED)) is None
+
+
+def test_new_sides_number_each_hunks_context_and_added_lines() -> None:
+    data = (
+        _HEAD + b"@@ -1,3 +1,3 @@ def main():\n keep\n-old\n+new\r\n\n"
+        b"@@ -10 +10,2 @@\n-x\n+y\n+++ z\n\\ No newline at end of file\n"
+    )
+    assert new_sides(data) == (
+        (NewLine(1, b"keep", added=False), NewLine(2, b"new", added=True),
+         NewLine(3, b"", added=False)),
+        (NewLine(10, b"y", added=True), NewLine(11, b"++ z", added=True)),
+    )  # fmt: skip
+    added = (NewLine(1, b"# Title", added=True), NewLine(2, b"text", added=True))
+    assert new_sides(ADDED) == (added,)
+    assert new_sides(DELETED) == ()
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        # lines past the counts (a mail signature) are no hunk's
+        (_HEAD + b"@@ -1 +1 @@\n-a\n+b\n-- \n+2.39\n", ((NewLine(1, b"b", added=True),),)),
+        # a hunk cut short ends at a line that is no hunk line, and the next header starts over
+        (_HEAD + b"@@ -1,3 +1,3 @@\n+a\njunk\n+b\n@@ -9 +9 @@\n+c\n",
+         ((NewLine(1, b"a", added=True),), (NewLine(9, b"c", added=True),))),
+        (_HEAD + b"@@ -x +1 @@\n+a\n", ()),
+        (b"+not in a hunk\n", ()),
+    ],
+    ids=["signature", "cut-short", "bad-header", "no-hunk"],
+)  # fmt: skip
+def test_new_sides_are_lenient(data: bytes, expected: tuple[tuple[NewLine, ...], ...]) -> None:
+    assert new_sides(data) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "comment"),
+    [(b"  # note", True), (b"// x", True), (b" * y", True), (b">>> f()", True), (b"x = 1", False),
+     (b"", False)],
+)  # fmt: skip
+def test_is_comment(text: bytes, comment: bool) -> None:
+    assert is_comment(text) is comment

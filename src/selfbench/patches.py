@@ -46,15 +46,18 @@ __all__ = [
     "DEPENDENCY_MANIFESTS",
     "LOCKFILES",
     "FileChange",
+    "NewLine",
     "Patch",
     "Status",
     "added_lines",
     "changes_no_files",
     "dependency_setup_patch",
     "display_path",
+    "is_comment",
     "is_dependency_manifest",
     "is_git_patch",
     "is_lockfile",
+    "new_sides",
     "parse_patch",
     "unprefixed_path",
 ]
@@ -82,6 +85,8 @@ _HUNK_RE = re.compile(rb"@@ -\d{1,18}(?:,(\d{1,18}))? \+\d{1,18}(?:,(\d{1,18}))?
 # A line that is neither a change nor context (an empty, stripped context line counts here): the
 # LF before it. A lookahead, so a run of such lines is found line by line.
 _IRREGULAR_RE = re.compile(rb"\n(?=[^-+ ])")
+# A hunk header's old count, new start and new count (`new_sides`).
+_NEW_SIDE_RE = re.compile(rb"@@ -\d{1,18}(?:,(\d{1,18}))? \+(\d{1,18})(?:,(\d{1,18}))? @@")
 _GIT_LINE = b"\n" + GIT_PATCH_MAGIC
 _HEADER_KEYS = (
     b"old mode ", b"new mode ", b"deleted file mode ", b"new file mode ", b"index ",
@@ -150,6 +155,12 @@ class Patch:
 _COMMENT_PREFIXES = (b"//", b"/*", b"*", b"#", b">>>")
 
 
+def is_comment(text: bytes) -> bool:
+    """Whether a line of source is a comment line (or a doctest prompt) in the languages the
+    toolchains run: what follows its indentation starts `//`, `/*`, `*`, `#` or `>>>`."""
+    return text.lstrip().startswith(_COMMENT_PREFIXES)
+
+
 def added_lines(data: bytes) -> str:
     """The text of the `+` lines inside the patch's hunks, comment lines left out (a usage
     example in a doc comment, `//=> 'foo-bar'`, is not code a test may pin)."""
@@ -159,13 +170,58 @@ def added_lines(data: bytes) -> str:
             in_hunk = False
         elif line.startswith(b"@@ "):
             in_hunk = True
-        elif (
-            in_hunk
-            and line.startswith(b"+")
-            and not line[1:].lstrip().startswith(_COMMENT_PREFIXES)
-        ):
+        elif in_hunk and line.startswith(b"+") and not is_comment(line[1:]):
             lines.append(line[1:].decode("utf-8", "replace"))
     return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class NewLine:
+    """One line of a hunk's new side: its 1-based number in the file the patch leaves, its text
+    (without the leading `+` or space and the line ending), and whether the patch adds it."""
+
+    number: int
+    text: bytes
+    added: bool
+
+
+def new_sides(section: bytes) -> tuple[tuple[NewLine, ...], ...]:
+    """Each hunk's new side in one file section (`Patch.section`): its context and added
+    lines, numbered from the hunk header's new start.
+
+    Lenient, as a scan of hostile bytes needs: a hunk ends when its header's counts are used or
+    at a line that is no hunk line, whatever follows up to the next hunk header is skipped, and
+    nothing raises.
+    """
+    hunks: list[tuple[NewLine, ...]] = []
+    current: list[NewLine] = []
+    old = new = number = 0
+    for raw in section.split(b"\n"):
+        line = raw.removesuffix(b"\r")
+        header = _NEW_SIDE_RE.match(line) if line.startswith(b"@@ ") else None
+        if header is not None:
+            if current:
+                hunks.append(tuple(current))
+            current = []
+            old = int(header[1] or b"1")
+            new, number = int(header[3] or b"1"), int(header[2])
+            continue
+        if old <= 0 and new <= 0:
+            continue
+        kind = line[:1]
+        if kind == b"+" and new > 0:
+            current.append(NewLine(number, line[1:], added=True))
+            number, new = number + 1, new - 1
+        elif kind == b"-" and old > 0:
+            old -= 1
+        elif kind in (b" ", b"") and old > 0 and new > 0:
+            current.append(NewLine(number, line[1:], added=False))
+            number, old, new = number + 1, old - 1, new - 1
+        elif kind != b"\\":
+            old = new = 0  # no hunk line: the hunk is cut short here
+    if current:
+        hunks.append(tuple(current))
+    return tuple(hunks)
 
 
 def is_git_patch(data: bytes) -> bool:
