@@ -175,6 +175,15 @@ def test_the_registry_gathers_every_runners_control_files() -> None:
         assert set(runner.control_directories) <= set(runners.control_directories())
 
 
+def test_the_registry_gathers_every_runners_tamper_names_once() -> None:
+    gathered = runners.tamper_names()
+    assert len(gathered) == len(set(gathered))
+    for runner in RUNNERS:
+        assert set(runner.tamper_names) <= set(gathered)
+    # what the tamper scan takes from the registry: pytest's internals among them
+    assert {"_pytest", "pluggy", "TerminalReporter", "runtest"} <= set(gathered)
+
+
 def test_names_and_settings_are_unique() -> None:
     names = [runner.name for runner in RUNNERS]
     settings = [runner.setting for runner in RUNNERS]

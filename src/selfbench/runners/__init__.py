@@ -69,6 +69,7 @@ __all__ = [
     "runner_named",
     "settings",
     "shared_configuration_files",
+    "tamper_names",
     "test_globals",
     "tooling_files",
 ]
@@ -210,6 +211,12 @@ def test_globals(ecosystem: str) -> frozenset[str]:
     return frozenset(
         name for runner in RUNNERS if runner.ecosystem == ecosystem for name in runner.test_globals
     )
+
+
+def tamper_names() -> tuple[str, ...]:
+    """Every runner's names of its internals that code under test has no reason to name
+    (`Runner.tamper_names`), each once, in registry order."""
+    return _unique(name for runner in RUNNERS for name in runner.tamper_names)
 
 
 def tooling_files() -> frozenset[str]:

@@ -302,6 +302,11 @@ class Runner:
     reporter_module: str = ""
     """The module name of the reporter the verifier has it load ("" for none): a name no patch
     may add or shadow."""
+    tamper_names: tuple[str, ...] = ()
+    """Names of its internals, its reporters' hooks and its global state (pytest's `_pytest`,
+    `pluggy`, `runtest`; jest's matchers object) that the code under test has no reason to
+    name: the evaluation's tamper scan marks a trial whose patch adds one
+    (`selfbench.evaluate.tamper`). Never refused: a project may be a runner's plugin."""
     coverage: CoverageParts | None = None
     """How a draft measures, at the base, which of its tests execute which lines (None: it
     cannot)."""

@@ -144,6 +144,7 @@ RUNNER = Runner(
         import_pattern=r"""from\s+['"]bun:test['"]""",
     ),
     toolchains=("bun",),
+    tamper_names=("--reporter-outfile", "--reporter=junit"),
     evidence=True,
     selects_files=False,
     report_arguments=f"--reporter=junit --reporter-outfile={REPORT_DESCRIPTOR_PATH}",

@@ -187,6 +187,7 @@ RUNNER = Runner(
         test_command=_TEST_COMMAND,
     ),
     toolchains=("rust",),
+    tamper_names=("custom_test_frameworks", "run_tests_console", "reexport_test_harness_main"),
     evidence=True,
     selects_by_name=True,
     selects_files=False,  # its selectors name tests

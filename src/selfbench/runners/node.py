@@ -316,6 +316,7 @@ RUNNER = Runner(
         import_pattern=r"""from\s+['"]node:test['"]|require\(\s*['"]node:test['"]\s*\)""",
     ),
     toolchains=("node",),
+    tamper_names=("node:test/reporters", "--test-reporter", "test:pass", "test:fail"),
     evidence=True,
     selects_files=True,
     control_files=CONTROL_FILES,

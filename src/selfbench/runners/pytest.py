@@ -971,6 +971,18 @@ RUNNER = Runner(
     shared_configuration_files=SHARED_CONFIGURATION_FILES,
     package_projects=("pytest", "pluggy"),
     reporter_module=REPORTER_MODULE,
+    tamper_names=(
+        "_pytest",
+        "pluggy",
+        "TerminalReporter",
+        "TestReport",
+        "CallInfo",
+        "runtest",
+        "hookwrapper",
+        "pytest_report_teststatus",
+        "pytest_terminal_summary",
+        "pytest_sessionfinish",
+    ),
     coverage=COVERAGE,
     verifier=VerifierParts(
         report_passed=Part(0, _PASSED),

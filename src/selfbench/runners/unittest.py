@@ -43,6 +43,7 @@ RUNNER = Runner(
         import_pattern=r"(?m)^\s*(?:import unittest|from unittest\b)",
     ),
     test_globals=("unittest",),
+    tamper_names=("TestResult", "TextTestResult", "TextTestRunner", "addSuccess", "wasSuccessful"),
     toolchains=("python",),
     evidence=True,
     selects_files=True,
