@@ -17,6 +17,7 @@ import pytest
 from harbor_env import harbor_venv, run_in_harbor_venv
 from helpers import definition
 from selfbench.bundle import BundleManifest, render_bundle_manifest
+from selfbench.bundle.layout import CONTAINER_AGENT_PATCH
 from selfbench.cli import main
 from selfbench.contract import definition_sha256, parse_definition
 from selfbench.evaluate import EvalError, Usage, build_summary, read_results
@@ -38,15 +39,17 @@ def write_task(
     solve: str = SOLVE,
     verify: str = "",
     verifier_seconds: float = 60.0,
+    artifacts: tuple[str, ...] = (),
 ) -> None:
     """An extracted task: `tasks/<task_id>/` with its manifest and review record; `solve.sh`
     runs `solve`, `test.sh` runs `verify` before it writes its reward, under Harbor's verifier
-    time limit `verifier_seconds`."""
+    time limit `verifier_seconds`; Harbor collects `artifacts` after the agent."""
     bundle = tasks / task_id
     for directory in ("environment", "tests", "solution"):
         (bundle / directory).mkdir(parents=True)
     (bundle / "task.toml").write_text(
-        f'schema_version = "1.4"\n[task]\nname = "selfbench/{task_id}"\n'
+        f'schema_version = "1.4"\nartifacts = {json.dumps(list(artifacts))}\n'
+        f'[task]\nname = "selfbench/{task_id}"\n'
         f"[agent]\ntimeout_sec = 60.0\n[verifier]\ntimeout_sec = {verifier_seconds}\n"
     )
     (bundle / "instruction.md").write_text("Make it work.\n")
@@ -246,3 +249,49 @@ def test_a_harbor_that_lists_no_agents_is_refused(tmp_path: Path) -> None:
     with pytest.raises(EvalError) as error:
         read_harbor_agents(str(tmp_path / "missing"))
     assert str(error.value).startswith("cannot list harbor's agents: ")
+
+
+SUSPECT_PATCH = """diff --git a/calc/core.py b/calc/core.py
+index 1111111..2222222 100644
+--- a/calc/core.py
++++ b/calc/core.py
+@@ -1 +1,2 @@
+ import os
++os._exit(0)
+"""
+
+
+FILE_AWARE = """
+
+class FileAwareEnvironment(HostDirEnvironment):
+    \"\"\"Answers Harbor's `test -d` for an existing file as a container does: no directory.\"\"\"
+
+    async def is_dir(self, path, user=None):
+        return not self._host(path).is_file()
+"""
+
+
+def test_the_patch_harbor_collects_is_scanned_and_its_reward_stands(tmp_path: Path) -> None:
+    """Harbor collects the agent's patch as the task's artifact (here what `solve.sh` wrote);
+    the trial is marked suspect and keeps the reward its verifier wrote."""
+    root = tmp_path
+    (root / "python").mkdir()
+    (root / "python" / "selfbench_fake_env.py").write_text(FAKE_ENVIRONMENT + FILE_AWARE)
+    (root / "fake-roots").mkdir()
+    solve = (
+        'mkdir -p "$FAKE_ROOT/opt/selfbench"\n'
+        f"cat > \"$FAKE_ROOT{CONTAINER_AGENT_PATCH}\" <<'END'\n{SUSPECT_PATCH}END\n{SOLVE}"
+    )
+    write_task(root / "tasks", "gamma", "easy", solve=solve, artifacts=(CONTAINER_AGENT_PATCH,))
+    harbor = str(harbor_venv() / "bin" / "harbor")
+    argv = ["eval", str(root / "tasks"), "--env", "harbor", "--harbor", harbor, "--results",
+            str(root / "results"), "--harbor-env", "selfbench_fake_env:FileAwareEnvironment",
+            "--agent", "oracle"]  # fmt: skip
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPATH", str(root / "python"))
+        patch.setenv("FAKE_ROOTS", str(root / "fake-roots"))
+        patch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        assert main(argv) == 0
+    [trial] = read_results(root / "results").trials.values()
+    assert (trial.passed, trial.reward) == (True, 1)
+    assert [finding.mark for finding in trial.suspect] == ["calc/core.py:2 process-exit"]

@@ -31,6 +31,7 @@ from selfbench.evaluate.report_html import render_html as render_report_html
 from selfbench.evaluate.results import RESULTS_FILE, QualityNote, open_results
 from selfbench.evaluate.run import _note_quality
 from selfbench.evaluate.summary import AgentSummary, Failure, Summary
+from selfbench.evaluate.tamper import Finding
 from selfbench.export import RunInfo, export_run
 
 INFRA: dict[str, Any] = {
@@ -502,3 +503,85 @@ def test_a_trial_line_written_before_causes_is_still_read(tmp_path: Path) -> Non
     assert log.corrupt == ()
     [found] = log.trials.values()
     assert (found.cause, found.proof) == (None, None)
+
+
+SUSPECT = (
+    Finding("always-equal", "calc/core.py", 4, "def __eq__(self, other):", "__eq__ never reads "
+            "its other argument"),
+    Finding("process-exit", "calc/core.py", 9, "os._exit(0)", "exits the process in library "
+            "code: os._exit"),
+)  # fmt: skip
+
+
+def test_a_suspect_trial_is_shown_in_every_format_and_its_reward_stands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = [
+        record("t1", "sly", suspect=SUSPECT),
+        failed("t2", "sly", suspect=SUSPECT[1:]),
+        record("t1", "honest"),
+        failed("t2", "honest"),
+    ]
+    results = write_results(tmp_path / "results", records)
+    log = read_results(results)
+    assert log.corrupt == ()
+    assert [r.suspect for r in log.trials.values()] == [SUSPECT, SUSPECT[1:], (), ()]
+    summary = build_summary(log)
+    # the findings change no figure: both agents pass t1 and fail t2
+    rates = {agent.name: (agent.passes, agent.counted) for agent in summary.agents}
+    assert rates == {"sly": (1, 2), "honest": (1, 2)}
+    marks = "calc/core.py:4 always-equal; calc/core.py:9 process-exit"
+    assert render_report(summary, "md").endswith(
+        "## Suspect trials\n\n"
+        "| task | agent | trial | outcome | reward | suspect |\n"
+        "| --- | --- | --- | --- | --- | --- |\n"
+        f"| t1 | sly | 1 | pass | 1 | {marks} |\n"
+        "| t2 | sly | 1 | agent | 0 | calc/core.py:9 process-exit |\n"
+    )
+    text = render_report(summary, "text")
+    assert "Suspect trials" in text
+    assert "calc/core.py:9 process-exit" in " ".join(text.split())
+    page = render_report(summary, "html")
+    assert "<h2>Suspect trials</h2>" in page
+    assert "calc/core.py:4 always-equal: __eq__ never reads its other argument" in page
+    assert main(["report", str(results), "--format", "json"]) == 0
+    value = json.loads(capsys.readouterr().out)
+    [first, second] = value["suspect"]
+    assert first == {
+        "task": "t1",
+        "agent": "sly",
+        "trial": 1,
+        "outcome": "pass",
+        "reward": 1,
+        "findings": [finding.to_json() for finding in SUSPECT],
+    }
+    assert (second["outcome"], second["reward"]) == ("agent", 0)
+    assert value["agents"][0]["passes"] == 1
+
+
+def test_a_trial_without_findings_keeps_its_line_and_report_as_they_were(tmp_path: Path) -> None:
+    clean = record("t1", "a")
+    assert "suspect" not in clean.to_json()
+    line = json.dumps(clean.to_json(), sort_keys=True)
+    assert read_results(write_results(tmp_path / "r", [clean])).trials[clean.key] == clean
+    assert '"suspect"' not in line
+    summary = build_summary(read_results(tmp_path / "r"))
+    assert "suspect" not in json.loads(render_report(summary, "json"))
+    for output_format in ("text", "md", "html"):
+        assert "Suspect" not in render_report(summary, output_format)
+
+
+@pytest.mark.parametrize(
+    "suspect",
+    [{"rule": "x"}, "calc/core.py:4", [{"rule": "x", "path": "a", "line": "4", "text": "",
+                                        "reason": ""}]],
+)  # fmt: skip
+def test_a_trial_line_with_malformed_findings_is_skipped(tmp_path: Path, suspect: object) -> None:
+    results = write_results(tmp_path / "results", [])
+    line = {**record("t1", "a").to_json(), "suspect": suspect}
+    with (results / RESULTS_FILE).open("a") as handle:
+        handle.write(json.dumps(line) + "\n")
+    log = read_results(results)
+    assert log.trials == {}
+    [corrupt] = log.corrupt
+    assert "corrupt line skipped: not a" in corrupt

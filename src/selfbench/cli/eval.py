@@ -58,7 +58,9 @@ be refused (under harbor)."""
 
 def _trial_line(record: TrialRecord) -> str:
     verdict = "pass" if record.passed else f"{record.classification}: {record.reason}"
-    return printable(f"{record.task} {record.agent} #{record.trial}: {verdict}") + "\n"
+    count = len(record.suspect)
+    suspect = f" [suspect: {count} finding{'s' if count != 1 else ''}]" if count else ""
+    return printable(f"{record.task} {record.agent} #{record.trial}: {verdict}{suspect}") + "\n"
 
 
 def _print_trial(record: TrialRecord) -> None:

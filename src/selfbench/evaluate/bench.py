@@ -29,10 +29,12 @@ from selfbench._scratch import scratch_directory
 from selfbench.artifacts.compiled import LocatedTask, locate_task, read_bundle_manifest
 from selfbench.artifacts.quality_record import QUALITY_FILE, QualityRecord, read_quality
 from selfbench.bundle import layout
+from selfbench.bundle.held_out import held_out_paths
 from selfbench.contract import definition_sha256, parse_definition
 from selfbench.errors import EvalError, JsonError, SelfbenchError, translating
 from selfbench.export import extract_export
 from selfbench.export.reader import REVIEW_FILE
+from selfbench.patches import parse_patch
 from selfbench.run.export import EXPORT_DIR
 from selfbench.run.state import RunDirectory
 
@@ -55,6 +57,16 @@ class BenchTask:
     @property
     def difficulty(self) -> str:
         return self.located.definition.difficulty
+
+    def held_out_paths(self) -> tuple[str, ...]:
+        """The task's held-out paths (`bundle.held_out.held_out_paths`): its testPaths joined to
+        its workdir, then every path its bundle's test patch names (none of those when the
+        bundle holds no readable one)."""
+        try:
+            data = (self.located.bundle / layout.TEST_PATCH).read_bytes()
+        except OSError:
+            data = b""
+        return held_out_paths(self.located.definition, parse_patch(data, lenient=True))
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,8 @@ number, and each trial's result read back from the job directory.
 The job layout is the one `selfbench.validate.harbor` documents and parses; beyond the reward
 this reads, leniently, the agent's run time (`agent_execution`), its token and cost counts
 (`agent_result.n_input_tokens`, `n_output_tokens`, `cost_usd`) and the type of the exception the
-trial raised (`exception_info.exception_type`) from the trial's `result.json`.
+trial raised (`exception_info.exception_type`) from the trial's `result.json`, and scans the
+agent's patch Harbor collected (`AGENT_PATCH_ARTIFACT`) for tampering (`evaluate.tamper`).
 
 A trial without a verdict after the agent ran (its work is in the environment the verifier
 runs in) is not excused: as in the local environment (`selfbench.evaluate.classify`), Harbor's
@@ -26,12 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from selfbench._json import loads_strict
+from selfbench.bundle import layout
 from selfbench.environments.harbor import HarborOptions, launch_harbor
 from selfbench.environments.process import run_captured
 from selfbench.errors import EvalError, JsonError, os_reason, translating
 from selfbench.evaluate.agents import AgentSpec, Usage
 from selfbench.evaluate.bench import BenchTask
 from selfbench.evaluate.classify import Proof, TrialFacts, classify, named_cause, oracle_proof
+from selfbench.evaluate.tamper import Finding, read_suspect
 from selfbench.validate.harbor import (
     HarborError,
     HarborTrial,
@@ -40,6 +43,7 @@ from selfbench.validate.harbor import (
 )
 
 __all__ = [
+    "AGENT_PATCH_ARTIFACT",
     "HARBOR_NETWORK",
     "HarborOutcome",
     "HarborProofs",
@@ -54,6 +58,9 @@ _VERIFIER_TIMEOUT = "VerifierTimeoutError"
 _EXCEPTION_TYPE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,99}")
 """An exception type as Harbor records it (a class name); anything else is not read."""
 _ORACLE = AgentSpec("oracle", "harbor", harbor_agent="oracle")
+AGENT_PATCH_ARTIFACT = "artifacts" + layout.CONTAINER_AGENT_PATCH
+"""Where a trial's directory holds the agent's patch: Harbor keeps each artifact of the task
+(`task.toml`'s `artifacts`) at its container path under `artifacts/`."""
 
 
 def read_harbor_agents(harbor: str) -> frozenset[str]:
@@ -86,6 +93,8 @@ class HarborOutcome:
     agent_seconds: float | None
     usage: Usage
     log: str
+    suspect: tuple[Finding, ...] = ()
+    """The tamper scan's findings on the agent's patch, as Harbor collected it."""
 
 
 def _seconds(timing: Any) -> float | None:
@@ -151,14 +160,17 @@ def _facts(trial: HarborTrial, result: Any, agent: AgentSpec) -> TrialFacts:
     return TrialFacts(None, stopped=error, cause=_stopped_cause(kind))
 
 
-def _outcome(trial: HarborTrial, job_dir: Path, agent: AgentSpec) -> HarborOutcome:
+def _outcome(trial: HarborTrial, job_dir: Path, agent: AgentSpec, task: BenchTask) -> HarborOutcome:
     try:
         result = json.loads((job_dir / trial.trial_name / "result.json").read_text())
     except (OSError, ValueError):
         result = {}
     seconds = _seconds(result.get("agent_execution")) if isinstance(result, dict) else None
     facts = _facts(trial, result, agent)
-    return HarborOutcome(facts, seconds, harbor_usage(result), trial.log)
+    suspect = read_suspect(
+        job_dir / trial.trial_name, AGENT_PATCH_ARTIFACT, held_out=task.held_out_paths()
+    )
+    return HarborOutcome(facts, seconds, harbor_usage(result), trial.log, suspect)
 
 
 def _failed(reason: str, log: str) -> HarborOutcome:
@@ -267,7 +279,7 @@ def run_harbor_trials(
     for task in tasks:
         trial = trials.get(task.task_id)
         outcomes[task.digest] = (
-            _outcome(trial, run_dir / "job", agent)
+            _outcome(trial, run_dir / "job", agent, task)
             if trial is not None
             else _failed("harbor ran no trial for this task", str(log))
         )

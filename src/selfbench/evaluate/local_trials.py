@@ -11,7 +11,8 @@ verifier's tree). Per trial:
    `$SELFBENCH_INSTRUCTION_FILE`; then the collect command of the bundle's `task.toml` diffs
    `/app` against the true base into the agent patch;
 2. the **verifier phase** on a fresh copy of the verifier tree: `tests/test.sh` with only that
-   patch.
+   patch, once the tamper scan (`evaluate.tamper`) has read it: its findings mark the trial
+   suspect and never change its reward.
 
 The agent sees its copy of `/app` and nothing of the bundle, the solution (except the built-in
 `oracle`, which applies it with `solution/solve.sh`), the held-out tests or other trials; only
@@ -85,6 +86,7 @@ from selfbench.evaluate.harnesses import (
     host_ca_bundle,
     install_harness,
 )
+from selfbench.evaluate.tamper import Finding, read_suspect
 from selfbench.evaluate.trial_files import TRAJECTORY_LIMIT, TRAJECTORY_SUFFIXES
 from selfbench.toolchains import provision_task
 from selfbench.validate.cgroup import Limits
@@ -123,6 +125,7 @@ _HARNESS_MARGIN = 60.0
 _INSTRUCTION = "/run/selfbench-task/instruction.md"
 _ORACLE = AgentSpec("oracle", "oracle")
 _PROCESS_LIMITS: tuple[Limit, ...] = ("processes", "user-processes")
+_PATCH_NAME = Path(layout.CONTAINER_AGENT_PATCH).name
 
 _AGENT = rf"""
 set -uo pipefail
@@ -169,6 +172,8 @@ class LocalTrial:
     log: str
     network: str = LOCAL_NETWORK
     """The agent phase's network, as the record says it."""
+    suspect: tuple[Finding, ...] = ()
+    """The tamper scan's findings on the collected patch (`evaluate.tamper`)."""
 
 
 @dataclass
@@ -224,6 +229,9 @@ class PreparedTask:
         """One trial, its facts as observed (no proof)."""
         phase, usage, network, unreached = self._agent_phase(agent, name)
         harness = _harness_reason(phase, self.phases)
+        suspect = read_suspect(
+            phase.patch.opt, _PATCH_NAME, held_out=self.task.held_out_paths()
+        )  # before the verifier runs: what it scores is what was scanned
         run = self.phases.verifier(name, phase.patch, ())
         verifier = phase_reason(run)
         if verifier is None and run.reward is None and run.phase.out_of_memory:
@@ -254,7 +262,7 @@ class PreparedTask:
         commands = verifier_commands(self.phases.definition)
         tests = run_outcomes(run.log, commands) if run.reward else {}
         log = str(phase.log)
-        return LocalTrial(facts, tests, seconds, run.phase.seconds, usage, log, network)
+        return LocalTrial(facts, tests, seconds, run.phase.seconds, usage, log, network, suspect)
 
     def _agent_phase(
         self, agent: AgentSpec, name: str
@@ -446,7 +454,7 @@ def _verifier_cause(run: VerifierRun) -> str | None:
 def _patched(patch: AgentPatch) -> bool:
     """Whether the collect step wrote a non-empty patch (the agent's code reaches the tests)."""
     with contextlib.suppress(OSError):
-        info = (patch.opt / Path(layout.CONTAINER_AGENT_PATCH).name).lstat()
+        info = (patch.opt / _PATCH_NAME).lstat()
         return stat.S_ISREG(info.st_mode) and info.st_size > 0
     return False
 

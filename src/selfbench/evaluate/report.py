@@ -18,6 +18,7 @@ from selfbench.evaluate.report_rows import (
     network_lines,
     passed_by_lines,
     quality_rows,
+    suspect_rows,
 )
 from selfbench.evaluate.summary import Summary
 
@@ -42,7 +43,7 @@ def _title(summary: Summary) -> str:
 
 def render_text(summary: Summary, *, width: int = 120) -> str:
     """The terminal report: rich tables (agents, tasks, pairs), rendered without colour, the
-    methods' footnote and the non-passes."""
+    methods' footnote and the non-passes, then the suspect trials when there are any."""
     from rich.console import Console  # noqa: PLC0415 - start-up: rich costs 40 ms; only text pays
     from rich.table import Table  # noqa: PLC0415
     from rich.text import Text  # noqa: PLC0415
@@ -55,9 +56,10 @@ def render_text(summary: Summary, *, width: int = 120) -> str:
         ("Agents", agent_rows(summary), []),
         ("Tasks", matrix_rows(summary, passed_by=True), passed_by_lines(summary)),
         ("Pairs", comparison_rows(summary), method_lines(summary) + _failure_lines(summary)),
+        ("Suspect trials", suspect_rows(summary), []),
     ]
     for title, (header, rows), lines in sections:
-        if rows or title != "Pairs":  # the pairs' table only when there is a pair
+        if rows or title in ("Agents", "Tasks"):  # the others only when they have a row
             table = Table(title=title)
             for column in header:
                 table.add_column(column)
@@ -92,8 +94,8 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> lis
 
 def render_markdown(summary: Summary) -> str:
     """The report as Markdown: the agents and tasks tables, the tasks' quality verdicts and
-    reasons (when the benchmark carries them), the pairs of agents, the methods' footnote and
-    the non-passes."""
+    reasons (when the benchmark carries them), the pairs of agents, the methods' footnote, the
+    non-passes and the suspect trials (when there are any)."""
     lines = [f"# {_title(summary)}", ""]
     lines += [f"{line}." for line in network_lines(summary)]
     lines += ["", "## Agents", ""] if summary.networks else ["## Agents", ""]
@@ -113,6 +115,9 @@ def render_markdown(summary: Summary) -> str:
     if summary.failures:
         lines += ["", "## Non-passes", ""]
         lines += _markdown_table(*failure_rows(summary))
+    if summary.suspects:
+        lines += ["", "## Suspect trials", ""]
+        lines += _markdown_table(*suspect_rows(summary))
     return "\n".join(lines) + "\n"
 
 

@@ -29,6 +29,7 @@ from selfbench.evaluate.report_rows import (
     network_lines,
     passed_by_lines,
     quality_rows,
+    suspect_rows,
     time_unit,
 )
 from selfbench.evaluate.summary import AgentSummary, Cell, Summary
@@ -44,7 +45,7 @@ table{border-collapse:collapse;margin:.5rem 0}
 th,td{border:1px solid #d0d5dd;padding:.3rem .6rem;text-align:left;vertical-align:top}
 th{background:#f2f4f7}td:first-child{white-space:nowrap}
 td.pass{background:#d1fadf}td.fail{background:#fee4e2}td.part{background:#fef0c7}
-td.note{background:#eaecf0;color:#475467}
+td.note{background:#eaecf0;color:#475467}td.suspect{background:#fef0c7}
 .charts{display:flex;flex-wrap:wrap;gap:1.5rem;align-items:flex-start}.charts figure{margin:0}
 .charts svg{max-width:none;height:auto}
 figcaption{color:#475467;font-size:.9rem}.wide{overflow-x:auto}
@@ -189,6 +190,23 @@ def _failure_table(summary: Summary, trials: Mapping[tuple[str, str, int], Trial
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _suspect_table(summary: Summary) -> str:
+    """The suspect trials, each finding's reason and line under its marks."""
+    header, rows = suspect_rows(summary)
+    head = "".join(f"<th>{html.escape(cell)}</th>" for cell in header)
+    body = []
+    for suspect, row in zip(summary.suspects, rows, strict=True):
+        cells = "".join(f"<td>{html.escape(cell)}</td>" for cell in row[:-1])
+        items = "".join(
+            f"<li>{html.escape(f'{finding.mark}: {finding.reason}')}"
+            f"<pre>{html.escape(finding.text)}</pre></li>"
+            for finding in suspect.findings
+        )
+        shown = f"{html.escape(row[-1])}<details><summary>why</summary><ul>{items}</ul></details>"
+        body.append(f'<tr>{cells}<td class="suspect">{shown}</td></tr>')
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
 def render_html(
     summary: Summary,
     *,
@@ -227,6 +245,12 @@ def render_html(
         parts += ["<h2>Quality</h2>", _table(*quality_rows(summary))]
     if summary.failures:
         parts += ["<h2>Non-passes</h2>", _failure_table(summary, trials or {})]
+    if summary.suspects:
+        parts += [
+            "<h2>Suspect trials</h2>",
+            "<p>The tamper scan's findings on each trial's patch; they change no reward.</p>",
+            _suspect_table(summary),
+        ]
     if summary.skipped_lines:
         items = "".join(f"<li>{html.escape(line)}</li>" for line in summary.skipped_lines)
         parts += ["<h2>Skipped results lines</h2>", f"<ul>{items}</ul>"]

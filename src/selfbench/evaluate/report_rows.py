@@ -1,6 +1,6 @@
 """The rows every format of the evaluation report shows: the per-agent table, the task-by-agent
-matrix, the comparisons of agents, the non-passes and the agents' network (pure: strings out;
-the text and HTML renderers share them)."""
+matrix, the comparisons of agents, the non-passes, the suspect trials and the agents' network
+(pure: strings out; the text and HTML renderers share them)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ __all__ = [
     "network_lines",
     "passed_by_lines",
     "quality_rows",
+    "suspect_rows",
     "time_unit",
 ]
 
@@ -179,3 +180,20 @@ def failure_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
         for f in summary.failures
     ]
     return header, rows
+
+
+def suspect_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
+    """Every trial the tamper scan found suspect: its outcome and reward as recorded (the
+    findings change neither), and its findings as `path:line rule`."""
+    rows = [
+        [
+            s.task,
+            s.agent,
+            str(s.trial),
+            s.outcome,
+            "—" if s.reward is None else str(s.reward),
+            s.marks,
+        ]
+        for s in summary.suspects
+    ]
+    return ["task", "agent", "trial", "outcome", "reward", "suspect"], rows

@@ -4,8 +4,9 @@
 (`{"kind": "benchmark", "benchmark": ID, "tasks": N}`), then one line per finished trial
 (`"kind": "trial"`) or oracle re-check (`"kind": "recheck"`), and one line per task whose
 `quality.json` the benchmark carries (`"kind": "quality"`: its verdict and reasons). A trial
-is keyed by task digest, agent and trial number; a later line for a key replaces an earlier
-one (an infrastructure failure retried on resume). Each line is written with one `write` and
+whose patch the tamper scan found suspect carries the findings (`suspect`). A trial is keyed
+by task digest, agent and trial number; a later line for a key replaces an earlier one (an
+infrastructure failure retried on resume). Each line is written with one `write` and
 flushed to disk, so a killed run loses at most the trials that were running.
 """
 
@@ -20,6 +21,7 @@ from typing import Any, Literal
 
 from selfbench._fs import read_bytes, write_atomic
 from selfbench.errors import EvalError, translating
+from selfbench.evaluate.tamper import Finding, parse_finding
 
 __all__ = [
     "RESULTS_FILE",
@@ -76,13 +78,20 @@ class TrialRecord:
     """The limit the agent's code ran into, when one struck (`TrialFacts.cause`)."""
     proof: str | None = None
     """The oracle's run that decided a trial with no verdict (`Proof.detail`)."""
+    suspect: tuple[Finding, ...] = ()
+    """The tamper scan's findings on the agent's patch (`evaluate.tamper`); they never change
+    the verdict. Written only when there are some, so a clean trial's line is as it was."""
 
     @property
     def key(self) -> TrialKey:
         return TrialKey(self.digest, self.agent, self.trial)
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": "trial", **asdict(self)}
+        value = {"kind": "trial", **asdict(self)}
+        del value["suspect"]
+        if self.suspect:
+            value["suspect"] = [finding.to_json() for finding in self.suspect]
+        return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,8 +135,9 @@ class ResultsLog:
 
 
 _TRIAL_FIELDS = frozenset(TrialRecord.__dataclass_fields__)
-_LATER_FIELDS = frozenset({"cause", "proof"})
-"""Fields a results file written before them does not have (their defaults apply)."""
+_LATER_FIELDS = frozenset({"cause", "proof", "suspect"})
+"""Fields a results file written before them does not have (their defaults apply); `suspect`
+is left out of a trial without findings too."""
 _RECHECK_FIELDS = frozenset(Recheck.__dataclass_fields__)
 
 
@@ -135,7 +145,10 @@ def _trial(value: dict[str, Any]) -> TrialRecord:
     fields = {key: item for key, item in value.items() if key != "kind"}
     if not _TRIAL_FIELDS - _LATER_FIELDS <= set(fields) <= _TRIAL_FIELDS:
         raise ValueError("not a trial record (its fields differ)")
-    record = TrialRecord(**fields)
+    suspect = fields.pop("suspect", [])
+    if not isinstance(suspect, list):
+        raise TypeError("not a trial record (a field has the wrong type)")
+    record = TrialRecord(**fields, suspect=tuple(parse_finding(item) for item in suspect))
     checks = (
         isinstance(record.task, str),
         isinstance(record.digest, str),

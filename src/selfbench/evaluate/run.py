@@ -241,6 +241,7 @@ def _record(
         log=outcome.log,
         cause=outcome.facts.cause,
         proof=outcome.facts.proof.detail if outcome.facts.proof else None,
+        suspect=outcome.suspect,
     )
     return replace(record, **extra)  # type: ignore[arg-type]
 

@@ -6,7 +6,8 @@ no longer passes are listed but never counted against an agent. pass@k is the
 unbiased estimator (Chen et al., 2021) averaged over tasks, with k the trials per task; the
 intervals and the comparisons of agents are `selfbench.evaluate.stats`'s. The baselines
 (`oracle`, `nop`) get intervals but are left out of the comparisons and of the count of agents
-that pass each task.
+that pass each task. A trial the tamper scan found suspect is listed with its findings and
+counted as its verdict says: the findings change no figure.
 """
 
 from __future__ import annotations
@@ -28,8 +29,17 @@ from selfbench.evaluate.stats import (
     pass_rate_interval,
     reading,
 )
+from selfbench.evaluate.tamper import Finding
 
-__all__ = ["DIFFICULTIES", "AgentSummary", "Cell", "Failure", "Summary", "build_summary"]
+__all__ = [
+    "DIFFICULTIES",
+    "AgentSummary",
+    "Cell",
+    "Failure",
+    "Summary",
+    "Suspect",
+    "build_summary",
+]
 
 DIFFICULTIES = ("easy", "medium", "hard")
 
@@ -112,6 +122,35 @@ class Failure:
 
 
 @dataclass(frozen=True, slots=True)
+class Suspect:
+    """A trial whose patch the tamper scan found suspect: its outcome, as counted, and its
+    findings. The findings change nothing in the outcome."""
+
+    task: str
+    agent: str
+    trial: int
+    outcome: str
+    """`pass`, or the non-pass's class."""
+    reward: int | None
+    findings: tuple[Finding, ...]
+
+    @property
+    def marks(self) -> str:
+        """Each finding as `path:line rule`, `; ` between them."""
+        return "; ".join(finding.mark for finding in self.findings)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "agent": self.agent,
+            "trial": self.trial,
+            "outcome": self.outcome,
+            "reward": self.reward,
+            "findings": [finding.to_json() for finding in self.findings],
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Summary:
     """A whole report."""
 
@@ -132,6 +171,8 @@ class Summary:
     passed_by: tuple[tuple[int, int], ...] = ()
     """Per `matrix` row: the agents other than the baselines that pass the task in at least
     one trial, and those with a counted trial on it."""
+    suspects: tuple[Suspect, ...] = ()
+    """Every trial the tamper scan found suspect, in the non-passes' order."""
 
     @property
     def methods(self) -> tuple[str, str]:
@@ -175,6 +216,7 @@ class Summary:
             "skippedLines": list(self.skipped_lines),
             "agentNetwork": list(self.networks),
             **self._quality_json(),
+            **({"suspect": [item.to_json() for item in self.suspects]} if self.suspects else {}),
         }
 
     def _quality_json(self) -> dict[str, Any]:
@@ -284,8 +326,16 @@ def build_summary(log: ResultsLog) -> Summary:
         for task, difficulty in tasks
     )
     failures = []
+    suspects = []
     for record in sorted(records, key=lambda r: (r.task, names.index(r.agent), r.trial)):
         verdict = _final(record, log)
+        if record.suspect:
+            outcome = "pass" if verdict.passed else verdict.classification or "agent"
+            suspects.append(
+                Suspect(
+                    record.task, record.agent, record.trial, outcome, record.reward, record.suspect
+                )
+            )
         if not verdict.passed:
             failures.append(
                 Failure(
@@ -312,6 +362,7 @@ def build_summary(log: ResultsLog) -> Summary:
         quality,
         _comparisons(agents, matrix, k),
         _passed_by(agents, matrix),
+        tuple(suspects),
     )
 
 
