@@ -24,6 +24,7 @@ from selfbench.quality.interface import (
     interface_docs,
     interface_items,
     interface_section,
+    spelled_names,
 )
 
 
@@ -890,3 +891,26 @@ def test_a_first_line_naming_only_what_the_change_leaves_is_a_stray(
 
     assert list(checked.strays) == strays
     assert check_instruction(prompt, items, change.test_patch).strays == ()
+
+
+def test_the_names_spelled_are_the_items_and_the_callables_their_signatures_belong_to() -> None:
+    items = (
+        InterfaceItem(
+            name="separator",
+            kind="option",
+            signature="url_query_parameter(url: str, *, separator: str = '&') -> str | None",
+            path="w3lib/url.py",
+        ),
+        _READ_ALL,
+        InterfaceItem(name="Parser", kind="class", signature="class Parser(Base)", path=_PY),
+        _DEPTH,
+        InterfaceItem(name="fetch", kind="function", signature="async fetch(url)", path=_PY),
+    )
+    assert spelled_names(items) == {
+        "separator",
+        "url_query_parameter",
+        "read_all",
+        "Parser",
+        "--depth",
+        "fetch",
+    }

@@ -170,3 +170,22 @@ def test_a_title_that_is_an_example_is_quoted_exactly() -> None:
         '- titleCase: " =>".',
         '- titleCase: "this-IS-aTitle => This is a Title".',
     )
+
+
+def test_a_test_named_after_the_function_it_calls_says_nothing_more() -> None:
+    """w3lib #167: `TestUrl::test_url_query_parameter`, a function whose new option the Interface
+    lists, was "Url: url query parameter"; its neighbour now names its function as code."""
+    tests = (
+        "class TestUrl:\n"
+        "    def test_url_query_parameter(self):\n        pass\n\n"
+        "    def test_add_or_replace_parameter_semicolon(self):\n        pass\n"
+    )
+    names = [
+        "tests/test_url.py::TestUrl::test_url_query_parameter",
+        "tests/test_url.py::TestUrl::test_add_or_replace_parameter_semicolon",
+    ]
+    spelled = {"separator", "url_query_parameter", "add_or_replace_parameter"}
+
+    lines = requirement_lines(new_files_patch({"tests/test_url.py": tests}), names, spelled)
+
+    assert lines == ("- Url: `add_or_replace_parameter` semicolon.",)

@@ -57,6 +57,7 @@ from selfbench.quality.interface import (
     interface_docs,
     interface_items,
     interface_section,
+    spelled_names,
 )
 from selfbench.quality.requirements import requirement_lines, requirements_section
 from selfbench.rules import sha_regex
@@ -373,7 +374,7 @@ def _specification(
         name: _clean_block(doc, candidate, words, split.gold_files, seen=set(), chores=False)
         for name, doc in interface_docs(items, gold_files).items()
     }
-    spelled = {item.name.rsplit(".", 1)[-1] for item in items}
+    spelled = spelled_names(items)
     lines = [
         _scrub(line, split.gold_files)
         for line in requirement_lines(split.test_patch, test_names, spelled)

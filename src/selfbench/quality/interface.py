@@ -64,6 +64,7 @@ __all__ = [
     "interface_docs",
     "interface_items",
     "interface_section",
+    "spelled_names",
     "stray_names",
 ]
 
@@ -380,6 +381,22 @@ def interface_section(items: Sequence[InterfaceItem], docs: Mapping[str, str]) -
         if docs.get(item.name):
             lines.append(f"  {docs[item.name]}")
     return "\n".join(lines)
+
+
+_CALLED_RE = re.compile(r"(?:async\s+)?(?:class\s+)?([A-Za-z_$][\w$.]*)\s*\(")
+"""The callable a signature belongs to (`url_query_parameter(url, …)`, `Client.send(…)`)."""
+
+
+def spelled_names(items: Sequence[InterfaceItem]) -> set[str]:
+    """The names an instruction with these items spells as code: each item's own (a method's
+    last segment), and the callable each signature belongs to (the function an option is a new
+    parameter of)."""
+    names = {item.name.rsplit(".", 1)[-1] for item in items}
+    for item in items:
+        called = _CALLED_RE.match(item.signature)
+        if called is not None:
+            names.add(called.group(1).rsplit(".", 1)[-1])
+    return names
 
 
 # --- the check ---------------------------------------------------------------------------------
