@@ -914,3 +914,5 @@ def test_the_names_spelled_are_the_items_and_the_callables_their_signatures_belo
         "--depth",
         "fetch",
     }
+    gold = {"w3lib/encoding.py": "def html_body_declared_encoding(body):\n    return None\n"}
+    assert spelled_names((), gold) == {"html_body_declared_encoding"}

@@ -189,3 +189,23 @@ def test_a_test_named_after_the_function_it_calls_says_nothing_more() -> None:
     lines = requirement_lines(new_files_patch({"tests/test_url.py": tests}), names, spelled)
 
     assert lines == ("- Url: `add_or_replace_parameter` semicolon.",)
+
+
+def test_a_test_named_after_a_function_of_the_changed_files_names_it_as_code() -> None:
+    """w3lib #299: `html_body_declared_encoding`'s signature did not change, so it is no
+    Interface item, but the gold's file defines it: the line that only restates it goes, its
+    neighbour names it as code."""
+    tests = (
+        "class TestRequestEncoding:\n"
+        "    def test_html_body_declared_encoding(self):\n        pass\n\n"
+        "    def test_html_body_declared_encoding_unicode(self):\n        pass\n"
+    )
+    names = [
+        "tests/test_encoding.py::TestRequestEncoding::test_html_body_declared_encoding",
+        "tests/test_encoding.py::TestRequestEncoding::test_html_body_declared_encoding_unicode",
+    ]
+    patch = new_files_patch({"tests/test_encoding.py": tests})
+
+    lines = requirement_lines(patch, names, {"html_body_declared_encoding"})
+
+    assert lines == ("- Request encoding: `html_body_declared_encoding` unicode.",)

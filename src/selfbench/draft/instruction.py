@@ -374,7 +374,7 @@ def _specification(
         name: _clean_block(doc, candidate, words, split.gold_files, seen=set(), chores=False)
         for name, doc in interface_docs(items, gold_files).items()
     }
-    spelled = spelled_names(items)
+    spelled = spelled_names(items, gold_files)
     lines = [
         _scrub(line, split.gold_files)
         for line in requirement_lines(split.test_patch, test_names, spelled)

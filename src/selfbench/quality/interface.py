@@ -387,11 +387,16 @@ _CALLED_RE = re.compile(r"(?:async\s+)?(?:class\s+)?([A-Za-z_$][\w$.]*)\s*\(")
 """The callable a signature belongs to (`url_query_parameter(url, …)`, `Client.send(…)`)."""
 
 
-def spelled_names(items: Sequence[InterfaceItem]) -> set[str]:
+def spelled_names(
+    items: Sequence[InterfaceItem], gold_files: Mapping[str, str] | None = None
+) -> set[str]:
     """The names an instruction with these items spells as code: each item's own (a method's
-    last segment), and the callable each signature belongs to (the function an option is a new
-    parameter of)."""
+    last segment), the callable each signature belongs to (the function an option is a new
+    parameter of), and every public name the gold's changed files define (`gold_files`: the
+    function a test is named after, whose signature did not change)."""
     names = {item.name.rsplit(".", 1)[-1] for item in items}
+    for path, text in (gold_files or {}).items():
+        names.update(name.rsplit(".", 1)[-1] for name in definitions(path, text))
     for item in items:
         called = _CALLED_RE.match(item.signature)
         if called is not None:

@@ -161,9 +161,12 @@ def _documented(behaviour: _Behaviour) -> bool:
 
 def _says_little(behaviour: _Behaviour, said: str) -> bool:
     """A Python test's name in words shorter than `_MIN_WORDS` (`test_mode` → "Mode",
-    `TestData::test_valid` → "Data: valid"): a restated name, not a behaviour."""
+    `TestData::test_valid` → "Data: valid"), or one that only names a function as code
+    (`TestRequestEncoding::test_html_body_declared_encoding` → "Request encoding:
+    `html_body_declared_encoding`"): a restated name, not a behaviour."""
     python = behaviour.path.endswith(".py") or not behaviour.path
-    return python and len(said.replace(":", " ").split()) < _MIN_WORDS
+    named_only = re.fullmatch(r"`[^`\s]+`", said.rpartition(": ")[2]) is not None
+    return python and (named_only or len(said.replace(":", " ").split()) < _MIN_WORDS)
 
 
 def _behaviours(test_names: Sequence[str], functions: Sequence[TestFunction]) -> list[_Behaviour]:
