@@ -337,7 +337,10 @@ def _remove_all(text: str, token: str) -> str:
 
 def _commit_messages(repo: Path, candidate: CandidateModel) -> list[str]:
     """The messages of the commits the change brought in, oldest first: a merge commit's own
-    message, bots' commits and chores by their subject (`selfbench.mine.chores`) left out."""
+    message, bots' commits and chores by their subject (`selfbench.mine.chores`) left out, and
+    of each commit after the first only its body. A later commit's subject is a step of the
+    work (w3lib #279's "remove _safe_ParseResult and rely on safe_url_string", "parametrize the
+    tab/newline canonicalize_url test"), which tells how the gold did it, not what is asked."""
     log = git(
         repo, "log", "--reverse", "--no-color", "--format=%H%x00%an%x00%B%x1e",
         f"{candidate.baseCommit}..{candidate.completedCommit}",
@@ -351,7 +354,7 @@ def _commit_messages(repo: Path, candidate: CandidateModel) -> list[str]:
         own = candidate.kind == "merge" and sha == candidate.completedCommit
         chore = matching_rule(message.strip().split("\n", 1)[0]) is not None
         if not (own or chore or is_bot(author)):
-            messages.append(message)
+            messages.append(message if not messages else message.strip().partition("\n")[2])
     return messages
 
 
