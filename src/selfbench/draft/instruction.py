@@ -345,7 +345,7 @@ def _commit_messages(repo: Path, candidate: CandidateModel) -> list[str]:
         repo, "log", "--reverse", "--no-color", "--format=%H%x00%an%x00%B%x1e",
         f"{candidate.baseCommit}..{candidate.completedCommit}",
     ).decode("utf-8", "replace")  # fmt: skip
-    messages = []
+    messages: list[str] = []
     for record in log.split("\x1e"):
         fields = record.strip("\n").split("\x00")
         if len(fields) != 3:
