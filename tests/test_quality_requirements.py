@@ -12,6 +12,7 @@ from selfbench.quality.requirements import (
     requirement_lines,
     requirements_section,
 )
+from selfbench.quality.usage import comment_blocks
 
 _PARSER_TESTS = '''\
 import pytest
@@ -209,3 +210,62 @@ def test_a_test_named_after_a_function_of_the_changed_files_names_it_as_code() -
     lines = requirement_lines(patch, names, {"html_body_declared_encoding"})
 
     assert lines == ("- Request encoding: `html_body_declared_encoding` unicode.",)
+
+
+_COMMENTED = """\
+    def test_base_url_in_script(self):
+        # A browser does not parse tags inside <script>/<noscript>, so a <base>
+        # written there is ignored.
+        assert get_base_url("<script><base href='x'></script>", "https://a") == "https://a"
+        # noqa: E501
+        # assert old_behaviour() == 1
+        # an unterminated <script> swallows the rest of the document
+        assert get_base_url("<script><base href='x'>", "https://a") == "https://a"
+
+    def test_base_url_split_by_comment(self):
+        # ok
+        assert get_base_url("<base h<!--c-->ref='x'>", "https://a") == "https://a"
+"""
+
+
+def test_a_test_s_comments_say_its_behaviour() -> None:
+    """w3lib #303: the tests say in comments what a careful issue writer would; their names
+    ("base url in script") say little. The added lines of methods in a class the base has."""
+    names = [
+        "tests/test_html.py::TestGetBaseUrl::test_base_url_in_script",
+        "tests/test_html.py::TestGetBaseUrl::test_base_url_split_by_comment",
+    ]
+    patch = new_files_patch({"tests/test_html.py": _COMMENTED})
+
+    lines = requirement_lines(patch, names, {"get_base_url"})
+
+    assert lines == (
+        (
+            "- A browser does not parse tags inside <script>/<noscript>, so a <base> written"
+            " there is ignored; an unterminated <script> swallows the rest of the document."
+        ),
+        "- Get base url: base url split by comment.",  # "ok" says nothing: the name stands
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "blocks"),
+    [
+        (
+            "# one two three four\n# five\nx = 1\n# six seven eight nine\n",
+            ("one two three four five", "six seven eight nine"),
+        ),
+        ("# TODO fix\n", ()),
+        ("# type: ignore[attr-defined]\n# noqa: E501 line too long here\n", ()),
+        ("# assert parse(x) == [1, 2]\n", ()),
+        ("#!/usr/bin/env python one two three\n", ()),
+        (
+            "".join(f"# block number {n} says this\nx = {n}\n" for n in range(5)),
+            tuple(f"block number {n} says this" for n in range(3)),
+        ),
+        ("# " + "word " * 80 + "\n", ("word " * 47 + "word …",)),
+    ],
+    ids=["two-blocks", "too-short", "pragmas", "code-set-aside", "shebang", "at-most-three", "cut"],
+)
+def test_comment_blocks(body: str, blocks: tuple[str, ...]) -> None:
+    assert comment_blocks(body) == blocks

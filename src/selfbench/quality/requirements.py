@@ -3,7 +3,10 @@ tests pin, worded from what the tests say of themselves, never from their code.
 
 A line comes from one test (a parametrized test's cases are one line):
 
-* its documentation's first sentence, else its name in words: a Python test's function name
+* its documentation's first sentence, else what its body's comments say (up to three blocks of
+  comment lines, pragmas and code set aside left out: w3lib's "a comment inside the <base> tag
+  is not stripped: browsers do not parse comments within a tag, so the tag is broken and
+  ignored"), else its name in words: a Python test's function name
   without its `test` prefix, led by its class's (`TestParser::test_empty_input` → "Parser: empty
   input"; left out when under three words with no error, message or case of two words or
   more after it: "Mode" restates `test_mode`, and "Style (cases: RANDOM)" says no more); a
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -33,6 +36,7 @@ from selfbench.quality.usage import (
     TestFunction,
     asserted_errors,
     asserted_messages,
+    comments_of_tests,
     read_test_usage,
     split_test_name,
 )
@@ -67,6 +71,8 @@ class _Behaviour:
     names: tuple[str, ...]
     cases: list[str] = field(default_factory=list)
     function: TestFunction | None = None
+    comments: tuple[str, ...] = ()
+    """What the test's body says of it in comments (`comments_of_tests`)."""
 
 
 def _words(name: str, spelled: Collection[str]) -> str:
@@ -103,6 +109,8 @@ def _said(behaviour: _Behaviour, spelled: Collection[str]) -> str:
     doc = behaviour.function.doc if behaviour.function is not None else ""
     if doc.strip():
         return _first_sentence(doc)
+    if behaviour.comments:
+        return "; ".join(behaviour.comments)
     if behaviour.path.endswith(".py") or not behaviour.path:
         *classes, function = behaviour.names or ("",)
         subject = " ".join(_words(name, spelled) for name in classes)
@@ -156,7 +164,8 @@ def _line(behaviour: _Behaviour, spelled: Collection[str]) -> str:
 
 
 def _documented(behaviour: _Behaviour) -> bool:
-    return behaviour.function is not None and bool(behaviour.function.doc.strip())
+    function = behaviour.function
+    return bool(behaviour.comments) or (function is not None and bool(function.doc.strip()))
 
 
 def _says_little(behaviour: _Behaviour, said: str) -> bool:
@@ -169,7 +178,11 @@ def _says_little(behaviour: _Behaviour, said: str) -> bool:
     return python and (named_only or len(said.replace(":", " ").split()) < _MIN_WORDS)
 
 
-def _behaviours(test_names: Sequence[str], functions: Sequence[TestFunction]) -> list[_Behaviour]:
+def _behaviours(
+    test_names: Sequence[str],
+    functions: Sequence[TestFunction],
+    comments: Mapping[tuple[str, str], tuple[str, ...]],
+) -> list[_Behaviour]:
     found: dict[tuple[str, tuple[str, ...]], _Behaviour] = {}
     for test_name in test_names:
         parsed = split_test_name(test_name)
@@ -183,14 +196,19 @@ def _behaviours(test_names: Sequence[str], functions: Sequence[TestFunction]) ->
             behaviour.cases.append(case)
     for behaviour in found.values():
         behaviour.function = next(
-            (
-                f
-                for f in functions
-                if f.path == behaviour.path and f.names[-len(behaviour.names) :] == behaviour.names
-            ),
+            (f for f in functions if f.path == behaviour.path and _same(f.names, behaviour.names)),
             None,
         )
+        if behaviour.names:
+            behaviour.comments = comments.get((behaviour.path, behaviour.names[-1]), ())
     return list(found.values())
+
+
+def _same(defined: tuple[str, ...], named: tuple[str, ...]) -> bool:
+    """A test the added lines define is the one named: one name path ends with the other (the
+    added lines of a method in a class the base has show no class)."""
+    shorter = min(len(defined), len(named))
+    return shorter > 0 and defined[-shorter:] == named[-shorter:]
 
 
 def requirement_lines(
@@ -201,7 +219,7 @@ def requirement_lines(
     if not test_names:
         return ()
     usage = read_test_usage(test_patch)
-    behaviours = _behaviours(test_names, usage.functions)
+    behaviours = _behaviours(test_names, usage.functions, comments_of_tests(test_patch))
     lines = list(dict.fromkeys(line for b in behaviours if (line := _line(b, spelled))))
     if len(lines) > MAX_LINES:
         more = len(lines) - MAX_LINES + 1

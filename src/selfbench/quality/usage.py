@@ -27,6 +27,8 @@ __all__ = [
     "TestUsage",
     "asserted_errors",
     "asserted_messages",
+    "comment_blocks",
+    "comments_of_tests",
     "read_test_files",
     "read_test_usage",
     "split_test_name",
@@ -98,6 +100,45 @@ class TestFunction:
         return cls(path, names, doc, timing, errors, messages, named, seeded)
 
 
+_MOST_BLOCKS = 3
+_BLOCK_LENGTH = 240
+_MIN_BLOCK_WORDS = 4
+_PRAGMA_RE = re.compile(r"^(?:noqa|type:|pragma|fmt:|pylint:|eslint|ts-|istanbul|prettier|@ts)")
+_CODE_RE = re.compile(r"==|!=|\)\s*[:;{]?$|^\s*(?:assert|import|from|def|return|const|let|var)\b")
+"""A comment that is code set aside (`# assert f(x) == 1`), not a statement of behaviour."""
+
+
+def comment_blocks(body: str, marker: str = "#") -> tuple[str, ...]:
+    """The blocks of whole-line comments (`marker`: `#` or `//`) in a test's source, each one
+    text, in order: at most `_MOST_BLOCKS`, each cut at a word to `_BLOCK_LENGTH` characters.
+    Pragmas (`noqa`, `type:`, `eslint-disable`), code set aside, and blocks of fewer than
+    `_MIN_BLOCK_WORDS` words say no behaviour and are left out."""
+    blocks: list[list[str]] = []
+    open_block = False
+    for line in body.splitlines():
+        stripped = line.strip()
+        if not stripped.startswith(marker) or stripped.startswith(("#!", "///")):
+            open_block = False
+            continue
+        text = stripped[len(marker) :].strip()
+        if not text or _PRAGMA_RE.match(text) or _CODE_RE.search(text):
+            open_block = False
+            continue
+        if not open_block:
+            blocks.append([])
+            open_block = True
+        blocks[-1].append(text)
+    said = [" ".join(block) for block in blocks]
+    kept = [text for text in said if len(text.split()) >= _MIN_BLOCK_WORDS]
+    return tuple(_cut(text.rstrip(" .;:,")) for text in kept[:_MOST_BLOCKS])
+
+
+def _cut(text: str) -> str:
+    if len(text) <= _BLOCK_LENGTH:
+        return text
+    return text[:_BLOCK_LENGTH].rsplit(" ", 1)[0] + " …"
+
+
 @dataclass(frozen=True, slots=True)
 class TestUsage:
     """What one test patch's added lines use."""
@@ -152,6 +193,29 @@ def read_test_files(texts: Mapping[str, str]) -> TestUsage:
     """What whole test files use (their text with the test patch applied): each test's whole
     body, where the added lines may hold only a changed assertion."""
     return _merged(_read(path, text) for path, text in texts.items())
+
+
+_PY_TEST_DEF_RE = re.compile(r"^([ \t]*)(?:async\s+)?def\s+(test\w*)\s*\(", re.MULTILINE)
+
+
+def comments_of_tests(test_patch: bytes) -> dict[tuple[str, str], tuple[str, ...]]:
+    """What the authors of the Python tests the patch adds wrote of them in their bodies'
+    comments (`comment_blocks`), by (file, function name): the behaviour a test's assertions
+    pin, where it has no documentation. Read from the added lines, comments kept."""
+    found: dict[tuple[str, str], tuple[str, ...]] = {}
+    patch = parse_patch(test_patch, lenient=True)
+    for change in patch.files:
+        path = change.new_path
+        if change.binary or path is None or not path.endswith(".py"):
+            continue
+        text = added_lines(patch.section(change), comments=True)
+        for match in _PY_TEST_DEF_RE.finditer(text):
+            indent = len(match.group(1).expandtabs())
+            end = re.compile(rf"^[ \t]{{0,{indent}}}[^\s#]", re.MULTILINE).search(text, match.end())
+            body = text[match.end() : end.start() if end else len(text)]
+            if blocks := comment_blocks(body):
+                found.setdefault((path, match.group(2)), blocks)
+    return found
 
 
 def read_test_usage(test_patch: bytes) -> TestUsage:
