@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shlex
 import shutil
 from pathlib import Path
@@ -367,3 +368,21 @@ def test_review_data_refuses_a_kept_file_replaced_by_a_link(
         assert str(caught.value) == refused(kept)
     finally:
         data.close()
+
+
+def test_a_file_the_user_names_is_read_through_a_link_or_a_pipe(tmp_path: Path) -> None:
+    """`--config`, `--prs`, an input file: the user chose the link (a dotfiles manager's) or
+    the pipe (`<(gh pr list …)`); only what a task, draft, bundle or export holds is refused."""
+    real = tmp_path / "real.toml"
+    real.write_bytes(b"runner = 'pytest'\n")
+    (tmp_path / "linked.toml").symlink_to(real)
+    assert _fs.read_given(tmp_path / "linked.toml", error=MineError) == real.read_bytes()
+    with pytest.raises(MineError):
+        _fs.read_bytes(tmp_path / "linked.toml", error=MineError)
+    read, write = os.pipe()
+    with os.fdopen(write, "wb") as writer:
+        writer.write(b"[]")
+    try:
+        assert _fs.read_given(Path(f"/dev/fd/{read}"), error=MineError) == b"[]"
+    finally:
+        os.close(read)

@@ -49,6 +49,7 @@ __all__ = [
     "open_file",
     "read_beneath",
     "read_bytes",
+    "read_given",
     "remove_leftovers",
     "rename_no_replace",
     "staging_directory",
@@ -153,6 +154,19 @@ def read_bytes(path: Path, *, error: type[SelfbenchError], limit: int | None = N
     if limit is not None and len(data) > limit:
         raise error(f"{path}: larger than {limit} bytes; not read")
     return data
+
+
+def read_given(path: Path, *, error: type[SelfbenchError]) -> bytes:
+    """A file the user named on the command line (`--config`, `--prs`, an input file), read as
+    named: through a link (a configuration a dotfiles manager links in place) and from a pipe
+    (`/dev/stdin`, `<(gh pr list …)`), which the user chose. Never a file a task, a draft, a
+    bundle or an export holds, nor a path an agent gives (`read_bytes`).
+
+    Raises:
+        SelfbenchError: the `error` class, when the file cannot be read.
+    """
+    with translating(error, f"read {path}"):
+        return path.read_bytes()
 
 
 def open_beneath(root: Path, relative: str, *, error: type[SelfbenchError]) -> BinaryIO | None:

@@ -32,6 +32,7 @@ from selfbench.errors import BundleError, DefinitionError, JsonError, TaskFileEr
 __all__ = [
     "BUNDLE_DIR",
     "LocatedTask",
+    "check_patch_digests",
     "find_bundle",
     "locate_task",
     "read_bundle_manifest",
@@ -113,6 +114,15 @@ def _check_digests(
             f"{definition_path}: not the definition bundle {parsed.taskId} was compiled from"
             " (refresh the bundle after a repair)"
         )
+    check_patch_digests(bundle, manifest)
+
+
+def check_patch_digests(bundle: Path, manifest: BundleManifest) -> None:
+    """Both patches of `bundle` must be the ones its manifest records (read through no link).
+
+    Raises:
+        BundleError: a patch that changed since the bundle was compiled, or cannot be read.
+    """
     for field, name, recorded in (
         ("testPatchSha256", layout.TEST_PATCH, manifest.test_patch_sha256),
         ("goldPatchSha256", layout.GOLD_PATCH, manifest.gold_patch_sha256),

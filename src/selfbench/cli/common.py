@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from selfbench._fs import read_bytes
+from selfbench._fs import read_given
 from selfbench._text import printable
 from selfbench.environments.spec import ENVIRONMENTS, EnvironmentSpec, Kind, unused_option
 from selfbench.errors import EXIT_REJECTED, InputError
@@ -60,7 +60,7 @@ _T = TypeVar("_T")
 
 def read_input(path: str) -> bytes:
     """The bytes of a file named on the command line; an unreadable one is rejected input."""
-    return read_bytes(Path(path), error=InputError)
+    return read_given(Path(path), error=InputError)
 
 
 @contextmanager

@@ -41,7 +41,7 @@ from pydantic import (
     field_validator,
 )
 
-from selfbench._fs import read_bytes
+from selfbench._fs import read_given
 from selfbench._git import git
 from selfbench._paths import escapes_repository
 from selfbench.audit import NOT_ONCE, QUOTED, placeholder_is_argument_list
@@ -200,7 +200,7 @@ def load_config(path: Path) -> DraftConfig:
     Raises:
         DraftError: unreadable or invalid (see `parse_config`).
     """
-    return parse_config(read_bytes(path, error=DraftError), source=str(path))
+    return parse_config(read_given(path, error=DraftError), source=str(path))
 
 
 def repo_config(repo: Path, commit: str) -> DraftConfig | None:

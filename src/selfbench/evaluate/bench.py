@@ -26,12 +26,17 @@ from pathlib import Path
 from selfbench._fs import read_bytes
 from selfbench._json import loads_strict
 from selfbench._scratch import scratch_directory
-from selfbench.artifacts.compiled import LocatedTask, locate_task, read_bundle_manifest
+from selfbench.artifacts.compiled import (
+    LocatedTask,
+    check_patch_digests,
+    locate_task,
+    read_bundle_manifest,
+)
 from selfbench.artifacts.quality_record import QUALITY_FILE, QualityRecord, read_quality
 from selfbench.bundle import layout
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.contract import definition_sha256, parse_definition
-from selfbench.errors import EvalError, JsonError, SelfbenchError, translating
+from selfbench.errors import BundleError, EvalError, JsonError, SelfbenchError, translating
 from selfbench.export import extract_export
 from selfbench.export.reader import REVIEW_FILE
 from selfbench.patches import parse_patch
@@ -63,8 +68,8 @@ class BenchTask:
         its workdir, then every path its bundle's test patch names (none of those when the
         bundle holds no readable one)."""
         try:
-            data = (self.located.bundle / layout.TEST_PATCH).read_bytes()
-        except OSError:
+            data = read_bytes(self.located.bundle / layout.TEST_PATCH, error=EvalError)
+        except EvalError:
             data = b""
         return held_out_paths(self.located.definition, parse_patch(data, lenient=True))
 
@@ -93,6 +98,10 @@ def _extracted_task(bundle: Path) -> LocatedTask:
         manifest.definition_sha256 != definition_sha256(definition)
     ):
         raise EvalError(f"{path}: its definition is not the bundle's")
+    try:
+        check_patch_digests(bundle, manifest)  # a plain copy of the tasks may have changed them
+    except BundleError as exc:
+        raise EvalError(str(exc)) from None
     return LocatedTask(bundle, path, definition, manifest)
 
 

@@ -54,10 +54,10 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from selfbench._fs import open_beneath, read_beneath
+from selfbench._fs import open_beneath, read_beneath, read_bytes
 from selfbench.bundle import layout
 from selfbench.environments.process import CalledProcessError
-from selfbench.errors import EvalError, SelfbenchError, SetupNetworkError
+from selfbench.errors import BundleError, EvalError, SelfbenchError, SetupNetworkError
 from selfbench.evaluate import _forward
 from selfbench.evaluate.agents import (
     INSTRUCTION_ENV,
@@ -282,7 +282,8 @@ class PreparedTask:
         output = phases.fresh(f"{name}-agent-out")
         output.chmod(0o1777)  # the agent may add its trajectory; output.log stays root's
         instruction = phases.sandbox.root / f"{name}-instruction.md"
-        shutil.copyfile(phases.bundle / layout.INSTRUCTION, instruction)
+        # never through a link: the bundle may be a plain copy of an export's tasks
+        instruction.write_bytes(read_bytes(phases.bundle / layout.INSTRUCTION, error=BundleError))
         seconds = float(phases.definition.timeouts.agentSeconds)
         log = phases.logs / f"{name}-agent.log"
         phase = phases.agent_phase(

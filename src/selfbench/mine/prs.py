@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from selfbench._fs import read_bytes
+from selfbench._fs import read_given
 from selfbench.environments.process import run_captured
 from selfbench.errors import MineError
 from selfbench.rules import describe_error
@@ -133,7 +133,7 @@ def read_pull_requests(path: Path) -> tuple[PullRequest, ...]:
     Raises:
         MineError: unreadable, malformed JSON, or not gh's shape.
     """
-    data = read_bytes(path, error=MineError)
+    data = read_given(path, error=MineError)
     return parse_pull_requests(_decode(data, str(path)), source=str(path))
 
 

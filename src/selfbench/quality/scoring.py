@@ -24,12 +24,14 @@ from pathlib import Path
 from typing import Final
 
 from selfbench import activity
+from selfbench._fs import read_bytes
 from selfbench._scratch import scratch_directory
 from selfbench.artifacts.compiled import LocatedTask
 from selfbench.bundle import layout
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.bundle.render_scripts import pass_to_pass_paths, render_test_sh
 from selfbench.contract import TaskDefinition
+from selfbench.errors import BundleError
 from selfbench.patches import parse_patch
 from selfbench.toolchains import provision_task
 from selfbench.validate.cgroup import Limits
@@ -206,7 +208,7 @@ def open_scorer(
                 *pass_to_pass_paths(definition),
             )
             only = _fail_to_pass_only(definition)
-            gold = (located.bundle / layout.GOLD_PATCH).read_bytes()
+            gold = read_bytes(located.bundle / layout.GOLD_PATCH, error=BundleError)
             yield Scorer(task, render_test_sh(only, tuple(protected), gold, repeat=False))
 
 
@@ -225,7 +227,7 @@ def score_variants(
     Raises:
         SandboxError: this machine cannot create the isolated workspace.
     """
-    test_patch = (located_task.bundle / layout.TEST_PATCH).read_bytes()
+    test_patch = read_bytes(located_task.bundle / layout.TEST_PATCH, error=BundleError)
     with open_scorer(located_task, test_patch, options=options) as scorer:
         if isinstance(scorer, str):
             return [None for _ in variants]

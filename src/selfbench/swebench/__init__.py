@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from selfbench._fs import read_bytes, rename_no_replace, staging_directory, write_atomic
+from selfbench._fs import read_bytes, read_given, rename_no_replace, staging_directory, write_atomic
 from selfbench._json import dumps_pretty, loads_strict
 from selfbench.artifacts.task_dir import DEFINITION_FILE, parse_task_files, read_task_files
 from selfbench.errors import (
@@ -172,7 +172,7 @@ def import_swebench(
                 "(the swebench package's per-repository specs are not installed)"
             )
     _check_options(setup_command, test_command)
-    data = read_bytes(instances_file, error=SwebenchError)
+    data = read_given(instances_file, error=SwebenchError)
     instances = parse_instances(data, source=str(instances_file))
     with translating(SwebenchError, f"create {out}"):
         out.mkdir(parents=True, exist_ok=True)

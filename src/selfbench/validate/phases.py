@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import ClassVar, Literal
 
 from selfbench import activity
-from selfbench._fs import read_beneath
+from selfbench._fs import read_beneath, read_bytes
 from selfbench._shell import substitute_tests
 from selfbench.artifacts.compiled import LocatedTask, read_collect_command
 from selfbench.bundle import layout
@@ -576,8 +576,8 @@ class TaskPhases:
             self.fresh(f"{name}-opt"),
             self.fresh(f"{name}-logs"),
         )
-        for item in (layout.TEST_SH, layout.TEST_PATCH):
-            shutil.copyfile(self.bundle / item, tests / Path(item).name)
+        for item in (layout.TEST_SH, layout.TEST_PATCH):  # never through a link
+            (tests / Path(item).name).write_bytes(read_bytes(self.bundle / item, error=BundleError))
         if test_sh is not None:
             (tests / Path(layout.TEST_SH).name).write_text(test_sh, encoding="utf-8")
         patch_name = Path(layout.CONTAINER_AGENT_PATCH).name
