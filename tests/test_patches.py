@@ -18,6 +18,7 @@ from selfbench.patches import (
     is_comment,
     is_dependency_manifest,
     is_git_patch,
+    new_side_hunks,
     new_sides,
     parse_patch,
     unprefixed_path,
@@ -764,6 +765,9 @@ def test_new_sides_number_each_hunks_context_and_added_lines() -> None:
     added = (NewLine(1, b"# Title", added=True), NewLine(2, b"text", added=True))
     assert new_sides(ADDED) == (added,)
     assert new_sides(DELETED) == ()
+    contexts = [hunk.context for hunk in new_side_hunks(data)]
+    assert contexts == [b"def main():", b""]
+    assert [hunk.lines for hunk in new_side_hunks(data)] == list(new_sides(data))
 
 
 @pytest.mark.parametrize(

@@ -44,9 +44,11 @@ from selfbench.errors import PatchError
 
 __all__ = [
     "DEPENDENCY_MANIFESTS",
+    "DOCUMENTATION_EXTENSIONS",
     "LOCKFILES",
     "FileChange",
     "NewLine",
+    "NewSide",
     "Patch",
     "Status",
     "added_lines",
@@ -57,6 +59,7 @@ __all__ = [
     "is_dependency_manifest",
     "is_git_patch",
     "is_lockfile",
+    "new_side_hunks",
     "new_sides",
     "parse_patch",
     "unprefixed_path",
@@ -73,6 +76,8 @@ DEPENDENCY_MANIFESTS = frozenset(
         "poetry.lock", "Pipfile", "Pipfile.lock", "go.mod", "go.sum", "Cargo.toml", "Cargo.lock",
     }
 )  # fmt: skip
+DOCUMENTATION_EXTENSIONS = frozenset({".md", ".mdx", ".markdown", ".rst", ".txt", ".adoc"})
+"""The extensions of prose files: documentation, whose examples are no code a test runs or pins."""
 LOCKFILES = frozenset(
     {
         "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lock",
@@ -185,24 +190,41 @@ class NewLine:
     added: bool
 
 
+@dataclass(frozen=True, slots=True)
+class NewSide:
+    """One hunk's new side: the function context git writes after its header (`@@ -1,2 +1,3 @@
+    def main(argv):` gives `def main(argv):`; empty when there is none) and its lines."""
+
+    context: bytes
+    lines: tuple[NewLine, ...]
+
+
 def new_sides(section: bytes) -> tuple[tuple[NewLine, ...], ...]:
     """Each hunk's new side in one file section (`Patch.section`): its context and added
-    lines, numbered from the hunk header's new start.
+    lines, numbered from the hunk header's new start (`new_side_hunks`, without the headers'
+    function context)."""
+    return tuple(hunk.lines for hunk in new_side_hunks(section))
+
+
+def new_side_hunks(section: bytes) -> tuple[NewSide, ...]:
+    """Each hunk's new side in one file section (`Patch.section`): the function context of its
+    header, and its context and added lines, numbered from the header's new start.
 
     Lenient, as a scan of hostile bytes needs: a hunk ends when its header's counts are used or
     at a line that is no hunk line, whatever follows up to the next hunk header is skipped, and
     nothing raises.
     """
-    hunks: list[tuple[NewLine, ...]] = []
+    hunks: list[NewSide] = []
     current: list[NewLine] = []
+    context = b""
     old = new = number = 0
     for raw in section.split(b"\n"):
         line = raw.removesuffix(b"\r")
         header = _NEW_SIDE_RE.match(line) if line.startswith(b"@@ ") else None
         if header is not None:
             if current:
-                hunks.append(tuple(current))
-            current = []
+                hunks.append(NewSide(context, tuple(current)))
+            current, context = [], line[header.end() :].removeprefix(b" ")
             old = int(header[1] or b"1")
             new, number = int(header[3] or b"1"), int(header[2])
             continue
@@ -220,7 +242,7 @@ def new_sides(section: bytes) -> tuple[tuple[NewLine, ...], ...]:
         elif kind != b"\\":
             old = new = 0  # no hunk line: the hunk is cut short here
     if current:
-        hunks.append(tuple(current))
+        hunks.append(NewSide(context, tuple(current)))
     return tuple(hunks)
 
 

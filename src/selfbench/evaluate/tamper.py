@@ -69,6 +69,7 @@ from selfbench._text import printable
 from selfbench.bundle.evidence import VERIFIER_NAMES
 from selfbench.errors import EvalError
 from selfbench.patches import (
+    DOCUMENTATION_EXTENSIONS,
     NewLine,
     display_path,
     is_comment,
@@ -109,7 +110,6 @@ RULES = (
 )
 """Every rule id, in the order a line's findings are listed."""
 
-_DOCUMENTATION = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc"})
 _PYTHON = (".py", ".pyi")
 _BLOCK_LIMIT = 400
 """Lines of one `__eq__`-like definition read at most."""
@@ -187,7 +187,9 @@ class _File:
 
 def _scanned(path: str) -> bool:
     """Whether a file's lines are scanned: no documentation, no dependency manifest."""
-    return splitext(path)[1].lower() not in _DOCUMENTATION and not is_dependency_manifest(path)
+    return splitext(path)[1].lower() not in DOCUMENTATION_EXTENSIONS and not is_dependency_manifest(
+        path
+    )
 
 
 def _files(data: bytes) -> Iterator[_File]:

@@ -36,7 +36,7 @@ from functools import lru_cache
 from posixpath import basename, splitext
 from typing import Literal
 
-from selfbench.patches import is_dependency_manifest
+from selfbench.patches import DOCUMENTATION_EXTENSIONS, is_dependency_manifest
 from selfbench.rules import is_test_only_path
 
 __all__ = [
@@ -78,7 +78,6 @@ _CHANGELOG_SEGMENTS = frozenset(
     {"changelog.d", "releasenotes", ".changeset", "newsfragments", "changelog"}
 )
 _DOC_SEGMENTS = frozenset({"docs", "doc", "documentation"})
-_DOC_EXTENSIONS = frozenset({".md", ".mdx", ".rst", ".adoc", ".txt", ".markdown"})
 _DOC_NAME_RE = re.compile(rf"(?i)(readme|license|licence|authors|contributing|copying){_PROSE}")
 _DOC_CONFIG_NAMES = frozenset(
     {
@@ -177,7 +176,7 @@ def _other_kind(path: str, name: str) -> Kind | None:
         return "docs"
     if name in _DOC_CONFIG_NAMES:
         return "docs"
-    if splitext(name)[1].lower() in _DOC_EXTENSIONS:
+    if splitext(name)[1].lower() in DOCUMENTATION_EXTENSIONS:
         return "docs"
     return None
 

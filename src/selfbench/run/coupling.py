@@ -42,7 +42,7 @@ from selfbench._scratch import scratch_directory
 from selfbench.artifacts.task_dir import read_authored_task
 from selfbench.environments.process import parse_command, run_command
 from selfbench.errors import ReviewerError, SelfbenchError
-from selfbench.patches import added_lines, parse_patch
+from selfbench.patches import DOCUMENTATION_EXTENSIONS, added_lines, parse_patch
 from selfbench.quality.variants import gold_texts
 from selfbench.repair import check_coupling_repair
 from selfbench.run._names import AssertedNames, asserted_names, code_names
@@ -63,7 +63,6 @@ __all__ = [
 
 DEFINITION_CHANGED = "coupling repair changed the definition"
 _MIN_NAME = 3
-_PROSE = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc"})
 _MAX_STRING = 200
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _LITERAL_RE = re.compile(r""""((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'|`([^`]*)`""")
@@ -98,7 +97,7 @@ def _route(template: str) -> re.Pattern[str]:
 
 def _is_prose(path: str | None) -> bool:
     """Documentation: its examples (expected outputs, sample calls) are not code the tests pin."""
-    return path is not None and splitext(path)[1].lower() in _PROSE
+    return path is not None and splitext(path)[1].lower() in DOCUMENTATION_EXTENSIONS
 
 
 def _gold(repo: Path, base: str, data: bytes) -> _Gold:
