@@ -7,6 +7,7 @@ tests/test_eval.py's.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -47,8 +48,19 @@ def changed_file(path: str, *lines: str, start: int = 10) -> bytes:
     ).encode()
 
 
-def rules_of(data: bytes) -> list[tuple[str, int, str]]:
-    return [(f.rule, f.line, f.path) for f in scan_patch(data, held_out=HELD_OUT)]
+def two_hunks(path: str, context: str, *lines: str) -> bytes:
+    """A patch changing `path`: line 1 as context (no `#!`), then a hunk at line 20 under the
+    function context `context`, adding `lines`."""
+    body = "".join(f"+{line}\n" for line in lines)
+    return (
+        f"diff --git a/{path} b/{path}\nindex 1111111..2222222 100644\n--- a/{path}\n"
+        f"+++ b/{path}\n@@ -1,1 +1,1 @@\n import os\n"
+        f"@@ -20,0 +20,{len(lines)} @@ {context}\n{body}"
+    ).encode()
+
+
+def rules_of(data: bytes, gold: bytes = b"") -> list[tuple[str, int, str]]:
+    return [(f.rule, f.line, f.path) for f in scan_patch(data, held_out=HELD_OUT, gold_patch=gold)]
 
 
 LIB = "calc/core.py"
@@ -68,6 +80,20 @@ CASES: list[tuple[str, bytes, list[tuple[str, int, str]]]] = [
     ("not-internals-comment", new_file(LIB, "# _pytest and pluggy are not used"), []),
     ("not-internals-docs", new_file("docs/usage.md", "Uses `_pytest` internals."), []),
     ("not-internals-manifest", new_file("requirements-dev.txt", "pluggy>=1"), []),
+    ("not-internals-docs-mdx", new_file("docs/usage.mdx", "Uses `_pytest` internals."), []),
+    ("internals-prefix", new_file(LIB, "def pytest_runtest_call(item):", "    pass"),
+     [("runner-internals", 1, LIB)]),
+    ("not-internals-identifier", new_file(LIB, "running_under_pytest = False",
+                                          "x = my_pluggy"), []),
+    ("internals-qualified", new_file(LIB, "result = unittest.TestResult()",
+                                     "from unittest.runner import TextTestRunner",
+                                     "from pytest import TestReport as R", "r = pytest.TestReport"),
+     [("runner-internals", 1, LIB), ("runner-internals", 2, LIB), ("runner-internals", 4, LIB)]),
+    ("not-internals-generic-names",
+     new_file(LIB, "class TestResult:", "    pass", "class TestReport(Base):", "    pass",
+              "parser.add_argument('--logfile')", "SYN = '\\x16'"), []),
+    ("not-internals-go-test-main",
+     new_file("pkg/main_test.go", "func TestMain(m *testing.M) {", "\tos.Exit(m.Run())", "}"), []),
     # process-exit: in library code only
     ("exit-library", new_file(LIB, "import sys", "sys.exit(0)"), [("process-exit", 2, LIB)]),
     ("exit-os", new_file(LIB, "os._exit(0)"), [("process-exit", 1, LIB)]),
@@ -86,6 +112,23 @@ CASES: list[tuple[str, bytes, list[tuple[str, int, str]]]] = [
                                     "        sys.exit(2)"), []),
     ("exit-require-main", new_file(JS, "if (require.main === module) {", "  process.exit(0)",
                                    "}"), []),
+    ("exit-export-main-js", new_file(JS, "export async function main() {", "  process.exit(1)",
+                                     "}"), []),
+    ("exit-const-main-js", new_file(JS, "const main = async () => {", "  process.exit(1);",
+                                    "};"), []),
+    ("exit-main-catch-js", new_file(JS, "main().catch((err) => {", "  console.error(err);",
+                                    "  process.exit(1);", "});"), []),
+    ("exit-js-helper", new_file(JS, "export function helper() {", "  process.exit(1)", "}"),
+     [("process-exit", 2, JS)]),
+    ("exit-hunk-context-main", two_hunks(LIB, "def main(argv):", "    sys.exit(2)"), []),
+    ("exit-hunk-context-helper", two_hunks(LIB, "def helper(argv):", "    sys.exit(2)"),
+     [("process-exit", 20, LIB)]),
+    ("exit-hunk-context-ends", two_hunks(LIB, "def main(argv):", "    x = 1", "sys.exit(2)"),
+     [("process-exit", 21, LIB)]),
+    ("exit-modified-line-1-shown", changed_file(LIB, "import sys", "+sys.exit(1)", start=1),
+     [("process-exit", 2, LIB)]),
+    ("not-exit-modified-line-1-unseen", changed_file(LIB, "x = 1", "+sys.exit(1)", start=10),
+     []),
     ("exit-after-main-function",
      new_file(LIB, "def main():", "    pass", "def helper():", "    sys.exit(3)"),
      [("process-exit", 4, LIB)]),
@@ -96,6 +139,8 @@ CASES: list[tuple[str, bytes, list[tuple[str, int, str]]]] = [
      [("module-walk", 1, LIB)]),
     ("walk-gc", new_file(LIB, "objs = gc.get_objects()", "refs = gc.get_referrers(x)"),
      [("module-walk", 1, LIB), ("module-walk", 2, LIB)]),
+    ("not-walk-own-method", new_file(LIB, "objs = self.get_objects()",
+                                     "refs = store.get_referrers(x)"), []),
     ("not-walk-gc-stats", new_file(LIB, "n = gc.get_count(); t = gc.get_threshold()"), []),
     ("not-walk-lookup", new_file(LIB, "me = sys.modules[__name__]",
                                  "if 'numpy' in sys.modules:", "  pass"), []),
@@ -106,12 +151,19 @@ CASES: list[tuple[str, bytes, list[tuple[str, int, str]]]] = [
     ("matcher-member", new_file(JS, "expect.toEqual = () => {};"), [("matcher-override", 1, JS)]),
     ("matcher-symbol", new_file(JS, "const s = Symbol.for('expect-global');"),
      [("runner-internals", 1, JS), ("matcher-override", 1, JS)]),
+    ("not-matcher-in-python", new_file(LIB, "expect.extend(more)", "expect.timeout = 3"), []),
+    ("matcher-extend-ts", new_file("src/setup.ts", "expect.extend(matchers);"),
+     [("matcher-override", 1, "src/setup.ts")]),
     ("not-matcher-use", new_file(JS, "expect(x).toEqual(1); if (expect.x === 1) {}"), []),
     # proc-read
     ("proc", new_file(LIB, "open('/proc/1/cmdline').read()"), [("proc-read", 1, LIB)]),
     ("proc-verifier-fd", new_file(LIB, "os.listdir('/proc/self/fd')"),
      [("runner-internals", 1, LIB), ("proc-read", 1, LIB)]),
     ("not-proc", new_file(LIB, "process = '/api/proc/x'; procedure = 1"), []),
+    ("proc-environ-and-any-fd", new_file(LIB, "open('/proc/self/environ')", "glob('/proc/*/fd')"),
+     [("runner-internals", 1, LIB), ("proc-read", 1, LIB), ("proc-read", 2, LIB)]),
+    ("not-proc-status", new_file(LIB, "open('/proc/self/status')", "open('/proc/cpuinfo')",
+                                 "open('/proc/meminfo')"), []),
     # test-file-read: a held-out test file by its path or its name
     ("test-path", new_file(LIB, "open('tests/test_mul.py').read()"),
      [("test-file-read", 1, LIB)]),
@@ -125,6 +177,13 @@ CASES: list[tuple[str, bytes, list[tuple[str, int, str]]]] = [
      [("own-source-read", 1, LIB)]),
     ("source-path", new_file(LIB, "text = Path(__file__).read_text()"),
      [("own-source-read", 1, LIB)]),
+    ("source-absolute", new_file(LIB, "text = open(os.path.abspath(__file__), 'rb').read()",
+                                 "me = Path(__file__).resolve().read_bytes()"),
+     [("own-source-read", 1, LIB), ("own-source-read", 2, LIB)]),
+    ("not-source-fixture",
+     new_file(LIB, "f = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "
+                   "'fixtures', name))",
+              "golden = Path(__file__).with_name('golden.txt').read_text()"), []),
     ("source-inspect", new_file(LIB, "code = inspect.getsource(caller)"),
      [("own-source-read", 1, LIB)]),
     ("source-js", new_file(JS, "const me = fs.readFileSync(fileURLToPath(import.meta.url));"),
@@ -173,10 +232,20 @@ CASES: list[tuple[str, bytes, list[tuple[str, int, str]]]] = [
                                       "+x = 1", start=5), []),
     ("not-hash-of-fields", new_file(LIB, "class A:", "    def __hash__(self):",
                                     "        return hash((self.x, self.y))"), []),
+    ("not-eq-stubs", new_file(LIB, "class P(Protocol):", "    def __eq__(self, other): ...",
+                              "class Q:", "    def __eq__(self, other):", "        pass",
+                              "class R:", "    def __eq__(self, other):",
+                              "        raise TypeError('not comparable')",
+                              "class S:", "    def __eq__(self, other):",
+                              '        "Compare by identity."'), []),
+    ("not-eq-never-equal", new_file(LIB, "class A:", "    def __eq__(self, other):",
+                                    "        return False"), []),
     ("not-eq-in-js", new_file(JS, "function __eq__(self, other) { return true }"), []),
     # asymmetric-match
     ("asymmetric-method", new_file(JS, "class Any { asymmetricMatch(other) { return true } }"),
      [("asymmetric-match", 1, JS)]),
+    ("asymmetric-typed", new_file("src/m.ts", "asymmetricMatch(x: unknown): boolean {"),
+     [("asymmetric-match", 1, "src/m.ts")]),
     ("asymmetric-property", new_file(JS, "const a = { asymmetricMatch: () => true };"),
      [("asymmetric-match", 1, JS)]),
     ("not-asymmetric-call", new_file(JS, "const ok = matcher.asymmetricMatch(value);"), []),
@@ -188,22 +257,63 @@ def test_each_rule(data: bytes, expected: list[tuple[str, int, str]]) -> None:
     assert rules_of(data) == expected
 
 
+_PLUGIN = new_file(LIB, "import pluggy", "sys.exit(1)")
+GOLD_CASES: list[tuple[str, bytes, bytes, list[tuple[str, int, str]]]] = [
+    ("gold-adds-none", _PLUGIN, new_file(LIB, "x = 1"),
+     [("runner-internals", 1, LIB), ("process-exit", 2, LIB)]),
+    ("gold-adds-the-same", _PLUGIN, new_file("calc/other.py", "import pluggy as p"),
+     [("process-exit", 2, LIB)]),
+    ("gold-exits-too", _PLUGIN, new_file("calc/other.py", "sys.exit(3)"),
+     [("runner-internals", 1, LIB)]),
+    ("gold-of-the-runner-itself", _PLUGIN, new_file("src/_pytest/runner.py", "x = 1"),
+     [("process-exit", 2, LIB)]),
+    ("gold-of-another-runner", _PLUGIN, new_file("packages/jest-circus/src/a.js", "x = 1"),
+     [("runner-internals", 1, LIB), ("process-exit", 2, LIB)]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("data", "gold", "expected"), [c[1:] for c in GOLD_CASES], ids=[c[0] for c in GOLD_CASES]
+)
+def test_what_the_gold_patch_does_is_no_finding(
+    data: bytes, gold: bytes, expected: list[tuple[str, int, str]]
+) -> None:
+    assert rules_of(data, gold) == expected
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        new_file(LIB, *["    sys.exit(1)"] * 20_000),
+        new_file(LIB, *[" " * n + "sys.exit(1)" for n in range(2_000)]),
+        new_file(JS, "asymmetricMatch(): " * 8_000),
+        new_file(JS, "x = Symbol.for('" + "a" * 100_000),
+        new_file(LIB, "open(" + "Path(" * 20_000 + "__file__"),
+    ],
+    ids=["exits", "deepening-exits", "asymmetric", "symbol", "wrapped-file"],
+)
+def test_a_hostile_patch_is_scanned_in_linear_time(data: bytes) -> None:
+    start = time.monotonic()
+    scan_patch(data)
+    assert time.monotonic() - start < 5
+
+
 def test_every_rule_has_a_case() -> None:
     found = {rule for _, _, expected in CASES for rule, _, _ in expected}
     assert found == set(RULES)
 
 
 def test_a_finding_says_where_what_and_why() -> None:
-    data = changed_file("src/a b.py", "x = 1", "+sys.exit(\x1b[31m 1)", start=3)
+    data = changed_file("src/a b.py", "x = 1", "+sys.exit(\x1b[31m 1)", start=1)
     [finding] = scan_patch(data)
     assert finding == Finding(
         "process-exit",
         "src/a b.py",
-        4,
+        2,
         "sys.exit(\\x1b[31m 1)",
         "exits the process in library code: sys.exit",
     )
-    assert finding.mark == "src/a b.py:4 process-exit"
+    assert finding.mark == "src/a b.py:2 process-exit"
     assert parse_finding(finding.to_json()) == finding
 
 
@@ -215,6 +325,18 @@ def test_a_long_line_is_cut_and_findings_are_capped() -> None:
     long = scan_patch(new_file(LIB, "sys.exit(0)  # " + "x" * 500))
     assert len(long[0].text) == TEXT_LIMIT + 1
     assert long[0].text.endswith("…")
+
+
+def test_a_findings_reason_and_path_are_escaped_and_cut() -> None:
+    held = "tests/test_" + "x" * 150 + "\x1b.py"
+    path = "calc/" + "y" * 150 + "\x1b.py"
+    [finding] = scan_patch(new_file(path, f"n = '{held.removeprefix('tests/')}'"), held_out=[held])
+    assert finding.rule == "test-file-read"
+    for text in (finding.reason, finding.path):
+        assert "\x1b" not in text
+        assert len(text) == TEXT_LIMIT + 1
+        assert text.endswith("…")
+    assert finding.reason.startswith("names a held-out test file: test_xxx")
 
 
 def test_deleted_and_binary_files_are_not_read() -> None:

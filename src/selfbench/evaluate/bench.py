@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from selfbench._fs import read_bytes
+from selfbench._fs import read_beneath, read_bytes
 from selfbench._json import loads_strict
 from selfbench._scratch import scratch_directory
 from selfbench.artifacts.compiled import (
@@ -67,11 +67,22 @@ class BenchTask:
         """The task's held-out paths (`bundle.held_out.held_out_paths`): its testPaths joined to
         its workdir, then every path its bundle's test patch names (none of those when the
         bundle holds no readable one)."""
-        try:
-            data = read_bytes(self.located.bundle / layout.TEST_PATCH, error=EvalError)
-        except EvalError:
-            data = b""
+        data = self._bundle_bytes(layout.TEST_PATCH)
         return held_out_paths(self.located.definition, parse_patch(data, lenient=True))
+
+    def gold_patch(self) -> bytes:
+        """The bundle's gold patch (empty when it holds no readable one): what the tamper scan
+        does not hold against an agent (`tamper.scan_patch`)."""
+        return self._bundle_bytes(layout.GOLD_PATCH)
+
+    def _bundle_bytes(self, relative: str) -> bytes:
+        """A file of the bundle, reached as `read_beneath` reaches it (no link followed); empty
+        when there is none or it cannot be read."""
+        try:
+            data = read_beneath(self.located.bundle, relative, error=EvalError)
+        except (EvalError, ValueError):
+            return b""
+        return data or b""
 
 
 @dataclass(frozen=True, slots=True)

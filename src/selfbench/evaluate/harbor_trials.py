@@ -168,7 +168,10 @@ def _outcome(trial: HarborTrial, job_dir: Path, agent: AgentSpec, task: BenchTas
     seconds = _seconds(result.get("agent_execution")) if isinstance(result, dict) else None
     facts = _facts(trial, result, agent)
     suspect = read_suspect(
-        job_dir / trial.trial_name, AGENT_PATCH_ARTIFACT, held_out=task.held_out_paths()
+        job_dir / trial.trial_name,
+        AGENT_PATCH_ARTIFACT,
+        held_out=task.held_out_paths(),
+        gold_patch=task.gold_patch(),
     )
     return HarborOutcome(facts, seconds, harbor_usage(result), trial.log, suspect)
 

@@ -230,7 +230,10 @@ class PreparedTask:
         phase, usage, network, unreached = self._agent_phase(agent, name)
         harness = _harness_reason(phase, self.phases)
         suspect = read_suspect(
-            phase.patch.opt, _PATCH_NAME, held_out=self.task.held_out_paths()
+            phase.patch.opt,
+            _PATCH_NAME,
+            held_out=self.task.held_out_paths(),
+            gold_patch=self.task.gold_patch(),
         )  # before the verifier runs: what it scores is what was scanned
         run = self.phases.verifier(name, phase.patch, ())
         verifier = phase_reason(run)

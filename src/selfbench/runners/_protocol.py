@@ -306,7 +306,9 @@ class Runner:
     """Names of its internals, its reporters' hooks and its global state (pytest's `_pytest`,
     `pluggy`, `runtest`; jest's matchers object) that the code under test has no reason to
     name: the evaluation's tamper scan marks a trial whose patch adds one
-    (`selfbench.evaluate.tamper`). Never refused: a project may be a runner's plugin."""
+    (`selfbench.evaluate.tamper`). Never refused: a project may be a runner's plugin. Matched as
+    identifiers (a name ending `_` is a prefix); a name honest code uses for its own (a class
+    `TestResult`) is given qualified (`unittest.TestResult`)."""
     coverage: CoverageParts | None = None
     """How a draft measures, at the base, which of its tests execute which lines (None: it
     cannot)."""

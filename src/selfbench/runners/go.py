@@ -285,7 +285,7 @@ RUNNER = Runner(
         test_command=_TEST_COMMAND,
     ),
     toolchains=("go",),
-    tamper_names=("testing.MainStart", "testing.M", "-test.run", "-test.v"),
+    tamper_names=("testing.MainStart", "-test.run", "-test.v"),
     evidence=True,
     selects_files=False,  # its selectors name packages, whose `_test.go` files are protected
     control_files=("go.work", "go.work.sum", "go.env", "vendor/modules.txt"),
