@@ -251,6 +251,21 @@ def test_the_hosts_ca_bundle_is_the_first_variable_naming_a_readable_file(tmp_pa
     assert not set(CA_VARIABLES) & set(HARNESSES["codex"].variables("openai/gpt-5", {}, plan))
 
 
+def _accepting(server: socket.socket, handle: Callable[[socket.socket], None]) -> None:
+    """Accept on `server` in a thread of its own until it is shut down, handing each connection
+    to `handle` in that thread."""
+
+    def serve() -> None:
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            handle(connection)
+
+    threading.Thread(target=serve, daemon=True).start()
+
+
 @pytest.fixture
 def echo_server() -> Iterator[int]:
     """A TCP server on the host's loopback answering each connection `echo:` + what it read."""
@@ -258,16 +273,11 @@ def echo_server() -> Iterator[int]:
         server.bind(("127.0.0.1", 0))
         server.listen(8)
 
-        def serve() -> None:
-            while True:
-                try:
-                    connection, _ = server.accept()
-                except OSError:
-                    return
-                with connection:
-                    connection.sendall(b"echo:" + connection.recv(100))
+        def echo(connection: socket.socket) -> None:
+            with connection:
+                connection.sendall(b"echo:" + connection.recv(100))
 
-        threading.Thread(target=serve, daemon=True).start()
+        _accepting(server, echo)
         yield server.getsockname()[1]
         server.shutdown(socket.SHUT_RDWR)
 
@@ -290,11 +300,11 @@ def _proxy(tmp_path: Path, *args: str) -> Iterator[tuple[int, Path]]:
 def _through_relay(directory: Path) -> bytes:
     with socket.socket(socket.AF_UNIX) as client:
         client.connect(str(directory / "0.sock"))
-        client.sendall(b"hello")
-        client.shutdown(socket.SHUT_WR)
         try:
+            client.sendall(b"hello")
+            client.shutdown(socket.SHUT_WR)
             return client.recv(100)
-        except ConnectionResetError:  # closed with "hello" unread
+        except (BrokenPipeError, ConnectionResetError):  # closed, "hello" unread or unsent
             return b""
 
 
@@ -368,16 +378,11 @@ def holding_server() -> Iterator[tuple[int, list[socket.socket]]]:
                     pass
             connection.close()
 
-        def serve() -> None:
-            while True:
-                try:
-                    connection, _ = server.accept()
-                except OSError:
-                    return
-                held.append(connection)
-                threading.Thread(target=hold, args=(connection,), daemon=True).start()
+        def keep(connection: socket.socket) -> None:
+            held.append(connection)
+            threading.Thread(target=hold, args=(connection,), daemon=True).start()
 
-        threading.Thread(target=serve, daemon=True).start()
+        _accepting(server, keep)
         yield server.getsockname()[1], held
         server.shutdown(socket.SHUT_RDWR)
         for connection in held:

@@ -233,18 +233,25 @@ def _drop_legacy_links(site: Path) -> None:
         paths.unlink()
 
 
+def _sites(venv: Path) -> list[Path]:
+    """The `site-packages` directories of a seeded `.venv`, reached through no link."""
+    lib = venv / "lib"
+    if lib.is_symlink() or not lib.is_dir():
+        return []
+    return [
+        site
+        for site in sorted(lib.glob("python*/site-packages"))
+        if _inside(venv, site) and not site.is_symlink()
+    ]
+
+
 def _drop_own_installs(venv: Path) -> None:
     """Remove from a seeded `.venv` every distribution installed from the tree itself: its
     `direct_url.json` names a `file:` URL in `/app`. The files its `RECORD` lists go too, when
     they are inside the venv (never through a link); and a legacy editable install of the tree
     (`_drop_legacy_links`)."""
     app = f"file://{layout.CONTAINER_APP}"
-    lib = venv / "lib"
-    if lib.is_symlink() or not lib.is_dir():
-        return
-    for site in sorted(lib.glob("python*/site-packages")):
-        if not _inside(venv, site) or site.is_symlink():
-            continue
+    for site in _sites(venv):
         _drop_legacy_links(site)
         for info in sorted(site.glob("*.dist-info")):
             if info.is_symlink() or not info.is_dir():
@@ -269,12 +276,7 @@ def _check_records(venv: Path) -> None:
         SeedRefused: a file no `RECORD` lists, one that is no regular file, or one whose size
             or digest differs from its record (the path printable, on one line).
     """
-    lib = venv / "lib"
-    if lib.is_symlink() or not lib.is_dir():
-        return
-    for site in sorted(lib.glob("python*/site-packages")):
-        if not _inside(venv, site) or site.is_symlink():
-            continue
+    for site in _sites(venv):
         recorded = _recorded(site)
         for directory, dirnames, filenames in os.walk(site):
             here = Path(directory)
