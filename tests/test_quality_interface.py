@@ -738,10 +738,28 @@ def test_a_new_module_s_docstring_documents_it(tmp_path: Path) -> None:
             "pkg/stats.py",
             'def mean(data):\n    """The mean.\n\n    Longer text.\n    """\n',
             "mean",
-            "The mean.",
+            "The mean. Longer text.",  # a terse first paragraph is followed by the second
+        ),
+        (
+            "pkg/stats.py",
+            (
+                'def median(data):\n    """The middle value.\n\n    Parameters\n'
+                '    ----------\n    data : list\n    """\n'
+            ),
+            "median",
+            "The middle value.",  # a section header is no prose
+        ),
+        (
+            "pkg/log.py",
+            (
+                'def reinstall():\n    """Reinstall the core.\n\n    >>> def sub(logger):\n'
+                '    ...     logger.reinstall()\n\n    >>> reinstall()\n    """\n'
+            ),
+            "reinstall",
+            "Reinstall the core. Example: `reinstall()`",  # a block's header shows nothing
         ),
     ],
-    ids=["jsdoc-example", "doctest", "no-example"],
+    ids=["jsdoc-example", "doctest", "terse", "numpy-section", "doctest-block"],
 )
 def test_the_documentation_shown_keeps_the_first_example(
     path: str, source: str, name: str, doc: str

@@ -76,11 +76,35 @@ _EXAMPLE_LINES = 3
 """An example is shown by at most this many lines of code."""
 
 
-def _summary(doc: str) -> str:
-    """The first paragraph, then the first example: a JSDoc `@example` block's code, or a
-    doctest's first `>>>` line with its output; a summary alone can be wrong where the example
-    is exact ("Removes the query section" beside `filterQuery("/foo?a=1&b=2", …) // "/foo?b=2"`)."""
+_TERSE_WORDS = 6
+"""A first paragraph of fewer words is followed by the second, when that one is prose."""
+_LEAD_LENGTH = 400
+_HEADER_RE = re.compile(r"^\s*(?:[-=~^]{3,}|:\w|@|>>>|\.\. |[A-Z][\w ]{0,30}:$)", re.MULTILINE)
+"""A paragraph that is a section of a docstring (numpy's underlined headers, Google's `Args:`,
+reST fields, doctests), not prose."""
+
+
+def _lead(doc: str) -> str:
+    """The first paragraph, and the second when the first is terse and the second is prose
+    (loguru's `reinstall`: "Reinstall the core of logger." then what it is for, "When using
+    multiprocessing, you can pass logger as a parameter to the target …")."""
     first = _first_paragraph(doc)
+    if len(first.split()) >= _TERSE_WORDS:
+        return first
+    paragraphs = [p for p in re.split(r"\n\s*\n", doc.strip()) if p.strip()]
+    if len(paragraphs) < 2 or _HEADER_RE.search(paragraphs[1]):
+        return first
+    second = " ".join(line.strip() for line in paragraphs[1].split("\n"))
+    joined = f"{first} {second}"
+    return joined if len(joined) <= _LEAD_LENGTH else joined[:_LEAD_LENGTH].rsplit(" ", 1)[0] + " …"
+
+
+def _summary(doc: str) -> str:
+    """The lead (`_lead`), then the first example: a JSDoc `@example` block's code, or a
+    doctest's first one-line `>>>` example with its output; a summary alone can be wrong where
+    the example is exact ("Removes the query section" beside `filterQuery("/foo?a=1&b=2", …)
+    // "/foo?b=2"`)."""
+    first = _lead(doc)
     example = _jsdoc_example(doc) or _doctest_example(doc)
     return f"{first} Example: {example}".strip() if example else first
 
@@ -101,8 +125,19 @@ def _jsdoc_example(doc: str) -> str:
 
 
 def _doctest_example(doc: str) -> str:
+    """The first doctest that is one line (`>>> f(1)` and its output): a block's header (`>>> def
+    subworker(logger):`, continued by `...` lines) shows nothing of what it does."""
     lines = [line.strip() for line in doc.strip().split("\n")]
-    start = next((i for i, line in enumerate(lines) if line.startswith(">>> ")), None)
+    start = next(
+        (
+            i
+            for i, line in enumerate(lines)
+            if line.startswith(">>> ")
+            and not line.rstrip().endswith(":")
+            and not (i + 1 < len(lines) and lines[i + 1].startswith("..."))
+        ),
+        None,
+    )
     if start is None:
         return ""
     output = []

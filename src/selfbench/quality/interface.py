@@ -28,8 +28,9 @@ attribute or inside a string):
 Python is read with `ast`; JavaScript and TypeScript with tree-sitter's grammars (exported
 functions, classes, the public methods of exported classes, exported consts, CommonJS
 `module.exports` members). A signature holds names, parameters, types and short literal defaults
-(others show as `...`); never a body. The Interface section adds the first paragraph of each
-item's docstring or JSDoc comment; it never names a file: the path stays in the item only.
+(others show as `...`); never a body. The Interface section adds the lead of each item's
+docstring or JSDoc comment (its first paragraph, the second too when the first is terse) and
+its first example; it never names a file: the path stays in the item only.
 
 `check_instruction` says what an instruction leaves out: the items it does not name (a module
 by its whole name), and the
@@ -338,8 +339,8 @@ def _key_shape(key: str, text: str) -> str:
 
 
 def interface_docs(items: Sequence[InterfaceItem], gold_files: Mapping[str, str]) -> dict[str, str]:
-    """The first paragraph of each item's docstring, JSDoc comment or help text, by item name
-    (items without one left out)."""
+    """The lead and first example of each item's docstring, JSDoc comment or help text
+    (`_definitions`), by item name (items without one left out)."""
     docs: dict[str, str] = {}
     for path in dict.fromkeys(item.path for item in items):
         defined = definitions(path, gold_files.get(path, ""))
