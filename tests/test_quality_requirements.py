@@ -3,16 +3,19 @@ the tests say of themselves."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from helpers import new_files_patch
+from selfbench._git import git
 from selfbench.quality.requirements import (
     MAX_LINES,
     REQUIREMENTS_HEADING,
     requirement_lines,
     requirements_section,
 )
-from selfbench.quality.usage import comment_blocks
+from selfbench.quality.usage import comment_blocks, comments_of_tests
 
 _PARSER_TESTS = '''\
 import pytest
@@ -264,8 +267,88 @@ def test_a_test_s_comments_say_its_behaviour() -> None:
             tuple(f"block number {n} says this" for n in range(3)),
         ),
         ("# " + "word " * 80 + "\n", ("word " * 47 + "word …",)),
+        (
+            (
+                "# if url is not None:\n# for item in items:\n# self.x = y + z\n"
+                "# x = [1, 2, 3]\n# url = 'http://example.com/a'\n"
+            ),
+            (),
+        ),
+        ("# TODO: remove once upstream fixes the bug\n", ()),
+        (
+            "# see RFC 3986 (section 3.4) for the query\n",
+            ("see RFC 3986 (section 3.4) for the query",),
+        ),
+        ('x = """\n# Title of the document here\n"""\n', ()),  # a string, no comment
     ],
-    ids=["two-blocks", "too-short", "pragmas", "code-set-aside", "shebang", "at-most-three", "cut"],
+    ids=[
+        "two-blocks",
+        "too-short",
+        "pragmas",
+        "code-set-aside",
+        "shebang",
+        "at-most-three",
+        "cut",
+        "more-code-set-aside",
+        "a-note",
+        "prose-with-brackets",
+        "inside-a-string",
+    ],
 )
 def test_comment_blocks(body: str, blocks: tuple[str, ...]) -> None:
     assert comment_blocks(body) == blocks
+
+
+_NEIGHBOURS = """\
+class TestParser:
+    def test_alpha(self):
+        assert parse("[]") == []
+
+    # The parser must reject trailing commas in arrays.
+    def test_beta(self):
+        # a trailing comma is refused with its column
+        assert fails("[1,]")
+
+# --- a section of the module, said to no test ---------------------------------
+
+class TestOther:
+    def test_alpha(self):
+        # this alpha is another class's, with a name of its own
+        assert True
+\tdef test_tabbed(self):
+\t\tassert one()
+\t\t# a comment after the first line of a tab-indented body
+"""
+
+
+def test_each_test_is_said_by_its_own_comments_only() -> None:
+    """A comment above the next test, or at the module's level, is no earlier test's; two tests
+    of one name (in two classes) are said by neither; tabs count as written."""
+    blocks = comments_of_tests(new_files_patch({"tests/test_p.py": _NEIGHBOURS}))
+
+    assert blocks == {
+        ("tests/test_p.py", "test_beta"): ("a trailing comma is refused with its column",),
+        ("tests/test_p.py", "test_tabbed"): (
+            "a comment after the first line of a tab-indented body",
+        ),
+    }
+
+
+def test_a_comment_a_later_hunk_adds_is_no_earlier_hunk_s_test(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q", "--initial-branch=main")
+    old = "def test_old():\n    value = parse('')\n" + "    assert value is not None\n" * 12
+    (repo / "test_x.py").write_text(old)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    new = "def test_new():\n    assert parse('a') == 'a'\n\n\n" + old.replace(
+        "    assert value is not None\n" * 12,
+        "    assert value is not None\n" * 11
+        + "    # the old code crashed here when the value was empty\n"
+        + "    assert value is not None\n",
+    )
+    (repo / "test_x.py").write_text(new)
+    patch = git(repo, "diff")
+
+    assert comments_of_tests(patch) == {}

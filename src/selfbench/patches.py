@@ -166,16 +166,16 @@ def is_comment(text: bytes) -> bool:
     return text.lstrip().startswith(_COMMENT_PREFIXES)
 
 
-def added_lines(data: bytes, *, comments: bool = False) -> str:
+def added_lines(data: bytes) -> str:
     """The text of the `+` lines inside the patch's hunks, comment lines left out (a usage
-    example in a doc comment, `//=> 'foo-bar'`, is not code a test may pin) unless `comments`."""
+    example in a doc comment, `//=> 'foo-bar'`, is not code a test may pin)."""
     lines, in_hunk = [], False
     for line in data.split(b"\n"):
         if line.startswith(b"diff --git "):
             in_hunk = False
         elif line.startswith(b"@@ "):
             in_hunk = True
-        elif in_hunk and line.startswith(b"+") and (comments or not is_comment(line[1:])):
+        elif in_hunk and line.startswith(b"+") and not is_comment(line[1:]):
             lines.append(line[1:].decode("utf-8", "replace"))
     return "\n".join(lines)
 

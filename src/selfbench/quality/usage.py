@@ -10,7 +10,10 @@ tree-sitter's grammars, which read what they can of a fragment. Pure.
 from __future__ import annotations
 
 import ast
+import io
 import re
+import textwrap
+import tokenize
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from posixpath import dirname, normpath
@@ -18,7 +21,7 @@ from typing import Final
 
 from tree_sitter import Node
 
-from selfbench.patches import added_lines, parse_patch
+from selfbench.patches import added_lines, new_side_hunks, parse_patch
 from selfbench.quality._js_parser import is_js, parse
 from selfbench.runners import test_globals
 
@@ -103,34 +106,57 @@ class TestFunction:
 _MOST_BLOCKS = 3
 _BLOCK_LENGTH = 240
 _MIN_BLOCK_WORDS = 4
-_PRAGMA_RE = re.compile(r"^(?:noqa|type:|pragma|fmt:|pylint:|eslint|ts-|istanbul|prettier|@ts)")
-_CODE_RE = re.compile(r"==|!=|\)\s*[:;{]?$|^\s*(?:assert|import|from|def|return|const|let|var)\b")
-"""A comment that is code set aside (`# assert f(x) == 1`), not a statement of behaviour."""
+_NOT_SAID_RE = re.compile(
+    r"^(?:noqa|type:|pragma|fmt:|pylint:|mypy:|TODO|FIXME|XXX|HACK|NOTE:)", re.IGNORECASE
+)
+"""Comments that say nothing of the behaviour: tools' pragmas and notes to the maintainers."""
 
 
-def comment_blocks(body: str, marker: str = "#") -> tuple[str, ...]:
-    """The blocks of whole-line comments (`marker`: `#` or `//`) in a test's source, each one
-    text, in order: at most `_MOST_BLOCKS`, each cut at a word to `_BLOCK_LENGTH` characters.
-    Pragmas (`noqa`, `type:`, `eslint-disable`), code set aside, and blocks of fewer than
-    `_MIN_BLOCK_WORDS` words say no behaviour and are left out."""
+def comment_blocks(source: str) -> tuple[str, ...]:
+    """The blocks of whole-line comments in a Python test's source (its comment tokens, so a
+    `#` inside a string is none), each one text, in order: at most `_MOST_BLOCKS`, each cut at a
+    word to `_BLOCK_LENGTH` characters. Pragmas and notes (`noqa`, `type:`, `TODO`), code set
+    aside (a comment that compiles as Python: `# if url is not None:`), and blocks of fewer than
+    `_MIN_BLOCK_WORDS` words say no behaviour and are left out; a source that does not tokenize
+    says nothing."""
     blocks: list[list[str]] = []
-    open_block = False
-    for line in body.splitlines():
-        stripped = line.strip()
-        if not stripped.startswith(marker) or stripped.startswith(("#!", "///")):
-            open_block = False
+    last = -2
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(textwrap.dedent(source)).readline))
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return ()
+    for token in tokens:
+        if token.type != tokenize.COMMENT or token.line.strip()[:1] != "#":
+            if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
+                last = -2  # code between comments ends a block
             continue
-        text = stripped[len(marker) :].strip()
-        if not text or _PRAGMA_RE.match(text) or _CODE_RE.search(text):
-            open_block = False
+        text = token.string.lstrip("#").strip()
+        row = token.start[0]
+        if not text or token.string.startswith("#!") or _NOT_SAID_RE.match(text) or _is_code(text):
+            last = -2
             continue
-        if not open_block:
+        if row != last + 1 or not blocks:
             blocks.append([])
-            open_block = True
         blocks[-1].append(text)
+        last = row
     said = [" ".join(block) for block in blocks]
     kept = [text for text in said if len(text.split()) >= _MIN_BLOCK_WORDS]
     return tuple(_cut(text.rstrip(" .;:,")) for text in kept[:_MOST_BLOCKS])
+
+
+def _is_code(text: str) -> bool:
+    """A comment that parses as Python (`x = [1, 2]`, `if url is not None:`) is code set aside,
+    unless all it is is one word; prose rarely parses (`see RFC 3986 (section 3.4)` does not)."""
+    for candidate in (text, f"{text}\n    pass"):
+        try:
+            tree = ast.parse(candidate)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        [*rest, last] = tree.body or [ast.Pass()]
+        # a word of a sentence split over lines (`# five`) parses as a name, and is prose
+        word = isinstance(last, ast.Expr) and isinstance(last.value, ast.Name | ast.Constant)
+        return bool(rest) or not word
+    return False
 
 
 def _cut(text: str) -> str:
@@ -198,24 +224,37 @@ def read_test_files(texts: Mapping[str, str]) -> TestUsage:
 _PY_TEST_DEF_RE = re.compile(r"^([ \t]*)(?:async\s+)?def\s+(test\w*)\s*\(", re.MULTILINE)
 
 
+def _python_test_sources(text: str) -> Iterator[tuple[str, str]]:
+    """(name, source) of each `test*` function in Python text read by its lines: from its
+    `def` to the first non-blank line, comments too, at or left of the `def`'s indentation."""
+    for match in _PY_TEST_DEF_RE.finditer(text):
+        indent = len(match.group(1))
+        end = re.compile(rf"^[ \t]{{0,{indent}}}\S", re.MULTILINE).search(text, match.end())
+        yield match.group(2), text[match.start() : end.start() if end else len(text)]
+
+
 def comments_of_tests(test_patch: bytes) -> dict[tuple[str, str], tuple[str, ...]]:
     """What the authors of the Python tests the patch adds wrote of them in their bodies'
     comments (`comment_blocks`), by (file, function name): the behaviour a test's assertions
-    pin, where it has no documentation. Read from the added lines, comments kept."""
+    pin, where it has no documentation. Read hunk by hunk from the lines each adds, comments
+    kept; a name two tests of one file share is said by neither (which class is whose is not
+    read)."""
     found: dict[tuple[str, str], tuple[str, ...]] = {}
+    named: dict[tuple[str, str], int] = {}
     patch = parse_patch(test_patch, lenient=True)
     for change in patch.files:
         path = change.new_path
         if change.binary or path is None or not path.endswith(".py"):
             continue
-        text = added_lines(patch.section(change), comments=True)
-        for match in _PY_TEST_DEF_RE.finditer(text):
-            indent = len(match.group(1).expandtabs())
-            end = re.compile(rf"^[ \t]{{0,{indent}}}[^\s#]", re.MULTILINE).search(text, match.end())
-            body = text[match.end() : end.start() if end else len(text)]
-            if blocks := comment_blocks(body):
-                found.setdefault((path, match.group(2)), blocks)
-    return found
+        for hunk in new_side_hunks(patch.section(change)):
+            text = "\n".join(
+                line.text.decode("utf-8", "replace") for line in hunk.lines if line.added
+            )
+            for name, source in _python_test_sources(text):
+                named[(path, name)] = named.get((path, name), 0) + 1
+                if blocks := comment_blocks(source):
+                    found.setdefault((path, name), blocks)
+    return {key: blocks for key, blocks in found.items() if named[key] == 1}
 
 
 def read_test_usage(test_patch: bytes) -> TestUsage:
@@ -448,12 +487,9 @@ def _python_by_lines(path: str, text: str) -> TestUsage:
     attributes = set(re.findall(r"(?<=[\w)\]])\.([A-Za-z]\w*)\b(?!\s*\()", text))
     fake = _FAKE_TIMERS_RE.search(text) is not None
     functions = []
-    for match in re.finditer(r"^([ \t]*)(?:async\s+)?def\s+(test\w*)\s*\(", text, re.MULTILINE):
-        indent = len(match.group(1))
-        end = re.compile(rf"^[ \t]{{0,{indent}}}\S", re.MULTILINE).search(text, match.end())
-        source = text[match.start() : end.start() if end else len(text)]
+    for name, source in _python_test_sources(text):
         timing = "" if fake else _timing(source, _PY_TIMERS)
-        functions.append(TestFunction.read(path, (match.group(2),), source, "", timing))
+        functions.append(TestFunction.read(path, (name,), source, "", timing))
     return _one_file(path, imports, keys, private, attributes, functions)
 
 
