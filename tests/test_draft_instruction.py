@@ -487,6 +487,17 @@ def test_a_later_commit_says_its_body_never_its_step(hard: Hard, tmp_path: Path)
     )
 
 
+def test_a_step_after_a_first_chore_is_still_a_step(hard: Hard, tmp_path: Path) -> None:
+    messages = ("Run black", "extract visible_width to avoid a second pass", "Add tests")
+    repo = _merged(tmp_path, messages)
+    candidate = _wrap_candidate(hard, repo, "Make wrap ANSI-aware", "")
+    split = split_change(repo, candidate)
+
+    prompt = draft_instruction(candidate, split, ["tests/test_wrap.py"], repo=repo)
+
+    assert prompt == f"Make wrap ANSI-aware.\n\n{_WRAP_INTERFACE}"
+
+
 def test_nothing_left_gives_the_empty_draft(hard: Hard, tmp_path: Path) -> None:
     repo = _merged(tmp_path, ("Fix #7", "Add tests", "Update changelog"))
     candidate = _wrap_candidate(hard, repo, "Fix #7", "See tests/test_wrap.py")

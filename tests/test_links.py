@@ -386,3 +386,26 @@ def test_a_file_the_user_names_is_read_through_a_link_or_a_pipe(tmp_path: Path) 
         assert _fs.read_given(Path(f"/dev/fd/{read}"), error=MineError) == b"[]"
     finally:
         os.close(read)
+
+
+@pytest.mark.parametrize("linked", ["tests", "solution"])
+def test_a_bundle_file_below_a_linked_directory_is_refused(tmp_path: Path, linked: str) -> None:
+    """`read_bytes` refuses a link at a file's name; a plain copy of an export's tasks can link
+    a whole directory of the bundle: the verifier's files, eval's instruction, the patches whose
+    digests are checked are read through no link at any depth."""
+    from selfbench.artifacts.compiled import read_bundle_file  # noqa: PLC0415
+    from selfbench.bundle import layout  # noqa: PLC0415
+
+    bundle, real = tmp_path / "bundle", tmp_path / "real"
+    bundle.mkdir()
+    (real / linked).mkdir(parents=True)
+    for name in (layout.TEST_SH, layout.TEST_PATCH, layout.GOLD_PATCH):
+        if name.startswith(linked):
+            (real / name).write_bytes(b"secret")
+    (bundle / linked).symlink_to(real / linked)
+    name = layout.TEST_SH if linked == "tests" else layout.GOLD_PATCH
+
+    with pytest.raises(BundleError) as caught:
+        read_bundle_file(bundle, name)
+    assert "link" in str(caught.value)
+    assert "\n" not in str(caught.value)

@@ -811,6 +811,9 @@ _CLIENT_GOLD = _CLIENT_BASE.replace("        return request\n", "        return 
 _CLIENT_TEST = (
     "from pkg.core import Client\n\ndef test_request():\n    assert Client().request('u')\n"
 )
+_FLAGS = (
+    "import argparse\n\nPARSER = argparse.ArgumentParser()\nPARSER.add_argument('--verbose')\n\n\n"
+)
 _API_BASE = "def old_api():\n    return 1\n\n\ndef new_api():\n    return 2\n"
 _API_GOLD = "def new_api():\n    return 2\n"
 _API_TEST = "from pkg.core import new_api\n\ndef test_new():\n    assert new_api() == 2\n"
@@ -831,8 +834,16 @@ _API_TEST = "from pkg.core import new_api\n\ndef test_new():\n    assert new_api
         (_CLIENT_BASE, _CLIENT_GOLD, "", _CLIENT_TEST, "Make `Client.send` retry"),
         # what the title names removed is touched
         (_API_BASE, _API_GOLD, "", _API_TEST, "Remove `old_api` in favour of `new_api`"),
+        # a flag the file declares is no public change of the gold's
+        (
+            _FLAGS + _HEADER_BASE,
+            _FLAGS + _HEADER_GOLD,
+            _HEADER_TEST,
+            _HEADER_TEST.replace("('a;b', ['a', 'b'])", "('a;b', ['a', 'b']), ('', [])"),
+            "Fix `parse_header` on an empty value",
+        ),
     ],
-    ids=["private-helper", "method-of-a-changed-class", "removal"],
+    ids=["private-helper", "method-of-a-changed-class", "removal", "a-file-with-flags"],
 )
 def test_an_ordinary_fix_title_is_no_stray(
     tmp_path: Path, base: str, gold: str, before: str, after: str, first_line: str

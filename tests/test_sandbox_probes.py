@@ -801,4 +801,4 @@ def test_shared_memory_has_a_size_where_bubblewrap_can_set_one(
     bwrap.write_text(f"#!/bin/sh\nprintf '%s' '{help_text}'\n", encoding="utf-8")
     bwrap.chmod(0o755)
     size = ["--size", str(SHM_BYTES)] if sized else []
-    assert _shm_args(str(bwrap)) == ["--perms", "01777", *size, "--tmpfs", "/dev/shm"]
+    assert _shm_args(str(bwrap)) == ("--perms", "01777", *size, "--tmpfs", "/dev/shm")

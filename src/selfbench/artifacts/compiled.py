@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from selfbench._fs import read_bytes
+from selfbench._fs import read_beneath, read_bytes
 from selfbench.artifacts.task_dir import DEFINITION_FILE, read_definition
 from selfbench.bundle import layout
 from selfbench.bundle.manifest import BundleManifest, parse_bundle_manifest
@@ -35,6 +35,7 @@ __all__ = [
     "check_patch_digests",
     "find_bundle",
     "locate_task",
+    "read_bundle_file",
     "read_bundle_manifest",
     "read_collect_command",
     "refuse_duplicates",
@@ -64,6 +65,19 @@ class LocatedTask:
 
 def _read(path: Path) -> bytes:
     return read_bytes(path, error=BundleError)
+
+
+def read_bundle_file(bundle: Path, relative: str) -> bytes:
+    """The file `relative` of `bundle` (`layout.TEST_SH`, …), reached through no link at any
+    depth: a plain copy of an export's tasks may hold a linked `tests/` or `solution/`.
+
+    Raises:
+        BundleError: the file is missing, a link stands on the way, or it cannot be read.
+    """
+    data = read_beneath(bundle, relative, error=BundleError)
+    if data is None:
+        raise BundleError(f"{bundle / relative}: missing from the bundle")
+    return data
 
 
 def read_bundle_manifest(bundle: Path) -> BundleManifest:
@@ -127,7 +141,7 @@ def check_patch_digests(bundle: Path, manifest: BundleManifest) -> None:
         ("testPatchSha256", layout.TEST_PATCH, manifest.test_patch_sha256),
         ("goldPatchSha256", layout.GOLD_PATCH, manifest.gold_patch_sha256),
     ):
-        if recorded != hashlib.sha256(_read(bundle / name)).hexdigest():
+        if recorded != hashlib.sha256(read_bundle_file(bundle, name)).hexdigest():
             raise BundleError(
                 f"{bundle / name}: changed since the bundle was compiled"
                 f" ({field} differs; recompile or refresh it)"

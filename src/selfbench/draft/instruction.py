@@ -83,7 +83,7 @@ _CLOSING_RE = re.compile(
     re.IGNORECASE,
 )
 _REFERENCE_RE = re.compile(
-    r"(?:\b(?:pr|pull request|pull|merge request|mr|issue|gh)\s*[#!]?\s*\d+\b"
+    r"(?:\b(?:pr|pull request|pull|merge request|mr|issue|gh|bpo)\s*[#!-]?\s*\d+\b"
     r"|(?:\b[\w.-]+/[\w.-]+)?[#!]\d+\b)",
     re.IGNORECASE,
 )
@@ -346,15 +346,18 @@ def _commit_messages(repo: Path, candidate: CandidateModel) -> list[str]:
         f"{candidate.baseCommit}..{candidate.completedCommit}",
     ).decode("utf-8", "replace")  # fmt: skip
     messages: list[str] = []
+    first = True
     for record in log.split("\x1e"):
         fields = record.strip("\n").split("\x00")
         if len(fields) != 3:
             continue
         sha, author, message = fields
-        own = candidate.kind == "merge" and sha == candidate.completedCommit
+        if candidate.kind == "merge" and sha == candidate.completedCommit:
+            continue
         chore = matching_rule(message.strip().split("\n", 1)[0]) is not None
-        if not (own or chore or is_bot(author)):
-            messages.append(message if not messages else message.strip().partition("\n")[2])
+        if not (chore or is_bot(author)):
+            messages.append(message if first else message.strip().partition("\n")[2])
+        first = False  # the first commit, kept or not: any later subject is a step
     return messages
 
 

@@ -35,7 +35,6 @@ import contextlib
 import shlex
 import socket
 import threading
-import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -380,7 +379,7 @@ class _Phase:
 
     def __init__(self) -> None:
         self.places = threading.BoundedSemaphore(PHASE_CONNECTIONS)
-        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+        self._sockets: set[socket.socket] = set()  # a phase's own, dropped as they end
         self._lock = threading.Lock()
         self._ended = False
 
@@ -392,6 +391,13 @@ class _Phase:
                 self._sockets.add(connection)
         if ended:
             _shut(connection)
+
+    def drop(self, connection: socket.socket) -> None:
+        """Forget `connection`, which has ended, and every socket held that is closed (its
+        upstream end, closed with it)."""
+        with self._lock:
+            self._sockets.discard(connection)
+            self._sockets = {held for held in self._sockets if held.fileno() != -1}
 
     def holding(self, connect: _forward.Connect) -> _forward.Connect:
         """`connect`, each upstream connection it makes held by the phase."""
@@ -408,6 +414,7 @@ class _Phase:
         with self._lock:
             self._ended = True
             held = list(self._sockets)
+            self._sockets.clear()
         for connection in held:
             _shut(connection)
 
@@ -433,6 +440,7 @@ def _admitter(
                 phase.hold(client)
 
                 def done() -> None:
+                    phase.drop(client)
                     everyone.release()
                     phase.places.release()
 

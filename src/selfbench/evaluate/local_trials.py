@@ -54,10 +54,11 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from selfbench._fs import open_beneath, read_beneath, read_bytes
+from selfbench._fs import open_beneath, read_beneath
+from selfbench.artifacts.compiled import read_bundle_file
 from selfbench.bundle import layout
 from selfbench.environments.process import CalledProcessError
-from selfbench.errors import BundleError, EvalError, SelfbenchError, SetupNetworkError
+from selfbench.errors import EvalError, SelfbenchError, SetupNetworkError
 from selfbench.evaluate import _forward
 from selfbench.evaluate.agents import (
     INSTRUCTION_ENV,
@@ -286,7 +287,7 @@ class PreparedTask:
         output.chmod(0o1777)  # the agent may add its trajectory; output.log stays root's
         instruction = phases.sandbox.root / f"{name}-instruction.md"
         # never through a link: the bundle may be a plain copy of an export's tasks
-        instruction.write_bytes(read_bytes(phases.bundle / layout.INSTRUCTION, error=BundleError))
+        instruction.write_bytes(read_bundle_file(phases.bundle, layout.INSTRUCTION))
         seconds = float(phases.definition.timeouts.agentSeconds)
         log = phases.logs / f"{name}-agent.log"
         phase = phases.agent_phase(

@@ -467,6 +467,10 @@ def stray_names(
         touched.update(name for name in before if name not in after)  # removed
         for name, definition in after.items():
             kept = before.get(name)
+            if definition.kind == "flag":  # no source of its own: touched when it is new
+                if kept is None:
+                    touched.add(name)
+                continue
             if kept is not None and kept.source == definition.source and definition.source:
                 left.append(name)
             else:

@@ -24,14 +24,12 @@ from pathlib import Path
 from typing import Final
 
 from selfbench import activity
-from selfbench._fs import read_bytes
 from selfbench._scratch import scratch_directory
-from selfbench.artifacts.compiled import LocatedTask
+from selfbench.artifacts.compiled import LocatedTask, read_bundle_file
 from selfbench.bundle import layout
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.bundle.render_scripts import pass_to_pass_paths, render_test_sh
 from selfbench.contract import TaskDefinition
-from selfbench.errors import BundleError
 from selfbench.patches import parse_patch
 from selfbench.toolchains import provision_task
 from selfbench.validate.cgroup import Limits
@@ -208,7 +206,7 @@ def open_scorer(
                 *pass_to_pass_paths(definition),
             )
             only = _fail_to_pass_only(definition)
-            gold = read_bytes(located.bundle / layout.GOLD_PATCH, error=BundleError)
+            gold = read_bundle_file(located.bundle, layout.GOLD_PATCH)
             yield Scorer(task, render_test_sh(only, tuple(protected), gold, repeat=False))
 
 
@@ -227,7 +225,7 @@ def score_variants(
     Raises:
         SandboxError: this machine cannot create the isolated workspace.
     """
-    test_patch = read_bytes(located_task.bundle / layout.TEST_PATCH, error=BundleError)
+    test_patch = read_bundle_file(located_task.bundle, layout.TEST_PATCH)
     with open_scorer(located_task, test_patch, options=options) as scorer:
         if isinstance(scorer, str):
             return [None for _ in variants]

@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import ClassVar, Literal
 
 from selfbench import activity
-from selfbench._fs import read_beneath, read_bytes
+from selfbench._fs import read_beneath
 from selfbench._shell import substitute_tests
-from selfbench.artifacts.compiled import LocatedTask, read_collect_command
+from selfbench.artifacts.compiled import LocatedTask, read_bundle_file, read_collect_command
 from selfbench.bundle import layout
 from selfbench.bundle.render_prepare import (
     DEPENDENCY_PATCH,
@@ -577,7 +577,7 @@ class TaskPhases:
             self.fresh(f"{name}-logs"),
         )
         for item in (layout.TEST_SH, layout.TEST_PATCH):  # never through a link
-            (tests / Path(item).name).write_bytes(read_bytes(self.bundle / item, error=BundleError))
+            (tests / Path(item).name).write_bytes(read_bundle_file(self.bundle, item))
         if test_sh is not None:
             (tests / Path(layout.TEST_SH).name).write_text(test_sh, encoding="utf-8")
         patch_name = Path(layout.CONTAINER_AGENT_PATCH).name

@@ -16,9 +16,10 @@ containers provide and nothing more. Each phase gets:
   nothing one phase writes there reaches another phase or trial. The toolchains themselves are
   root's and read-only in every phase (cargo's home too: setup opens only its caches);
 * private `/tmp`, `/run`, `/dev` (only `null`, `zero`, `full`, `random`, `urandom`, `tty`, a
-  private `pts`, and `shm`: a tmpfs of `SHM_BYTES` every user may write, as a container's, for
-  the POSIX semaphores and shared memory of `multiprocessing`'s locks and queues) and `/proc`
-  (its own PID namespace's); everything but the system
+  private `pts`, and `shm`: a tmpfs every user may write, of `SHM_BYTES` as a container's where
+  bubblewrap can size it (0.7.0 and later), for the POSIX semaphores and shared memory of
+  `multiprocessing`'s locks and queues) and `/proc` (its own PID namespace's); everything but
+  the system
   directories absent (homes, `/root`, `/run` with its sockets, project directories), and the
   task's own bundle covered;
 * the host kernel's interfaces read-only: `/sys`, and in `/proc` every entry but the processes'
@@ -201,7 +202,7 @@ class PhaseResult:
 
 
 @functools.cache
-def _shm_args(bwrap: str) -> list[str]:
+def _shm_args(bwrap: str) -> tuple[str, ...]:
     """The arguments that give a phase its own `/dev/shm` (`SHM_BYTES`, every user may write):
     `--size` came with bubblewrap 0.7.0; an older one makes it without a size of its own (the
     phase's memory still bounds it)."""
@@ -211,7 +212,7 @@ def _shm_args(bwrap: str) -> list[str]:
     except OSError:
         sized = False
     size = ["--size", str(SHM_BYTES)] if sized else []
-    return ["--perms", "01777", *size, "--tmpfs", "/dev/shm"]  # noqa: S108 - private tmpfs
+    return ("--perms", "01777", *size, "--tmpfs", "/dev/shm")  # noqa: S108 - private tmpfs
 
 
 def require_sandbox() -> str:
@@ -457,7 +458,7 @@ class Sandbox:
             argv += ["--ro-bind", str(self._resolv_conf()), "/etc/resolv.conf"]
         argv += ["--ro-bind", str(passwd), "/etc/passwd", "--ro-bind", str(group), "/etc/group"]
         argv += [*_proc_args(), "--dev", "/dev", "--ro-bind", "/sys", "/sys"]
-        argv += _shm_args(self.bwrap)
+        argv += list(_shm_args(self.bwrap))
         argv += ["--perms", "01777", "--tmpfs", "/tmp", "--tmpfs", "/run", "--dir", "/home"]  # noqa: S108 - private tmpfs
         home_mode = "--bind" if mounts.root_home_writable else "--ro-bind"
         argv += [home_mode, str(self._root_home), "/root", *self._user_homes()]
