@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from selfbench._fs import read_beneath, read_bytes
+from selfbench._fs import link_refused, read_beneath, read_bytes
 from selfbench.artifacts.task_dir import DEFINITION_FILE, read_definition
 from selfbench.bundle import layout
 from selfbench.bundle.manifest import BundleManifest, parse_bundle_manifest
@@ -74,6 +74,8 @@ def read_bundle_file(bundle: Path, relative: str) -> bytes:
     Raises:
         BundleError: the file is missing, a link stands on the way, or it cannot be read.
     """
+    if (bundle / relative).is_symlink():  # the file itself: said as every reader says it
+        raise BundleError(link_refused(bundle / relative))
     data = read_beneath(bundle, relative, error=BundleError)
     if data is None:
         raise BundleError(f"{bundle / relative}: missing from the bundle")
