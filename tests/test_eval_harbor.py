@@ -8,6 +8,7 @@ a chosen reward.json; "broken-build" never starts.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,11 @@ def write_task(
     )
     value = definition(taskId=task_id, difficulty=difficulty)
     digest = definition_sha256(parse_definition(value).definition)
-    manifest = BundleManifest(task_id, difficulty, digest, "b" * 64, "c" * 64, "d" * 64)  # type: ignore[arg-type]
+    patches = {"tests/test.patch": b"", "solution/gold.patch": b""}  # checked by their digests
+    for name, content in patches.items():
+        (bundle / name).write_bytes(content)
+    test_digest, gold_digest = (hashlib.sha256(content).hexdigest() for content in patches.values())
+    manifest = BundleManifest(task_id, difficulty, digest, test_digest, gold_digest, "d" * 64)  # type: ignore[arg-type]
     (bundle / ".selfbench-manifest.json").write_bytes(render_bundle_manifest(manifest))
     review = {"definition": value, "validation": None, "audit": {}}
     (bundle / ".selfbench-review.json").write_text(json.dumps(review))
