@@ -468,34 +468,34 @@ def test_a_chore_commit_on_the_branch_says_nothing(hard: Hard, tmp_path: Path, n
     assert prompt == f"Make wrap ANSI-aware.\n\n{_WRAP_INTERFACE}"
 
 
-def test_a_later_commit_says_its_body_never_its_step(hard: Hard, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("messages", "said"),
+    [
+        (
+            (
+                "Make wrap ANSI-aware",
+                "extract visible_width to avoid a second pass\n\nColour codes never count.",
+                "parametrize the width tests",
+            ),
+            "Colour codes never count.\n\n",
+        ),
+        # the first commit is a chore: the second's subject is a step all the same
+        (("Run black", "extract visible_width to avoid a second pass", "Add tests"), ""),
+    ],
+    ids=["later-subjects", "after-a-first-chore"],
+)
+def test_a_later_commit_says_its_body_never_its_step(
+    hard: Hard, tmp_path: Path, messages: tuple[str, str, str], said: str
+) -> None:
     """w3lib #279: the branch's later subjects were the gold's steps ("remove _safe_ParseResult
     and rely on safe_url_string", "parametrize the tab/newline canonicalize_url test")."""
-    messages = (
-        "Make wrap ANSI-aware",
-        "extract visible_width to avoid a second pass\n\nColour codes never count as columns.",
-        "parametrize the width tests",
-    )
     repo = _merged(tmp_path, messages)
     candidate = _wrap_candidate(hard, repo, "Make wrap ANSI-aware", "")
     split = split_change(repo, candidate)
 
     prompt = draft_instruction(candidate, split, ["tests/test_wrap.py"], repo=repo)
 
-    assert prompt == (
-        f"Make wrap ANSI-aware.\n\nColour codes never count as columns.\n\n{_WRAP_INTERFACE}"
-    )
-
-
-def test_a_step_after_a_first_chore_is_still_a_step(hard: Hard, tmp_path: Path) -> None:
-    messages = ("Run black", "extract visible_width to avoid a second pass", "Add tests")
-    repo = _merged(tmp_path, messages)
-    candidate = _wrap_candidate(hard, repo, "Make wrap ANSI-aware", "")
-    split = split_change(repo, candidate)
-
-    prompt = draft_instruction(candidate, split, ["tests/test_wrap.py"], repo=repo)
-
-    assert prompt == f"Make wrap ANSI-aware.\n\n{_WRAP_INTERFACE}"
+    assert prompt == f"Make wrap ANSI-aware.\n\n{said}{_WRAP_INTERFACE}"
 
 
 def test_nothing_left_gives_the_empty_draft(hard: Hard, tmp_path: Path) -> None:
