@@ -688,7 +688,9 @@ def test_verifier_body_follows_the_spec_steps() -> None:
         'check_evidence "$report" "$wanted"',
         'sleep "$((10 * attempt))"',
         "for attempt in 1 2 3; do",
-        '  "pass_to_pass_exit_code": %d\n}\\n\' \\\n',
+        '  "pass_to_pass_exit_code": %d,\n  "forged": %d\n}\\n\' \\\n',
+        'printf \'%s\' "${text//"@SELFBENCH_VALUE_B@"/$value_b}" >>"$target"',
+        'fail_to_pass_run="${fail_to_pass_canary_command//"@SELFBENCH_CANARY_A@"/$a}"',
     ):
         assert fragment in script
     assert script.endswith("write_reward\nexit 0\n")

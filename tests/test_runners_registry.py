@@ -18,7 +18,10 @@ from selfbench import runners
 from selfbench.bundle import evidence
 from selfbench.errors import DraftError
 from selfbench.runners import (
+    CANARY_NAMES,
+    CANARY_VALUES,
     RUNNERS,
+    CanaryParts,
     CompiledProject,
     CoverageParts,
     NodeProject,
@@ -38,6 +41,7 @@ RECORDS: dict[str, type[Any]] = {
     "CompiledProject": CompiledProject,
     "VerifierParts": VerifierParts,
     "CoverageParts": CoverageParts,
+    "CanaryParts": CanaryParts,
 }
 PROJECTS = {"python": "python", "node": "node", "go": "compiled", "rust": "compiled"}
 """The drafting sub-record each ecosystem's runners carry (and no other)."""
@@ -70,6 +74,9 @@ def _check_value(value: object, name: str, kind: str) -> None:
         assert isinstance(value, str), name
     elif kind == "bool":
         assert isinstance(value, bool), name
+    elif kind == "int":
+        assert isinstance(value, int), name
+        assert not isinstance(value, bool), name
     elif kind.startswith(("tuple", "frozenset")):
         assert isinstance(value, tuple if kind.startswith("tuple") else frozenset), name
         if kind in ("tuple[str, ...]", "frozenset[str]"):
@@ -91,6 +98,19 @@ def test_every_runner_implements_every_part(runner: Runner) -> None:
     for name, (kind, required) in _fields(Runner).items():
         _check(getattr(runner, name), name, kind, required)
     assert runner_named(runner.reads_as) is not None
+
+
+@pytest.mark.parametrize("runner", RUNNERS, ids=lambda runner: runner.name)
+def test_every_runner_whose_report_is_read_has_canaries(runner: Runner) -> None:
+    """Canaries in every verifier run: each runner's two tests, their names and sentinels as
+    placeholders the verifier replaces, a report branch that names its tests."""
+    assert runner.evidence
+    canary = runner.canary
+    assert canary is not None
+    for placeholder in (*CANARY_NAMES, *CANARY_VALUES):
+        assert placeholder in canary.text, placeholder
+    assert canary.suffixes
+    assert runner_named(runner.reads_as).verifier.report_tests is not None  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("runner", RUNNERS, ids=lambda runner: runner.name)

@@ -549,7 +549,7 @@ NO_REWARD = "oracle rerun from a fresh copy: rerun: the verifier wrote no reward
 
 def _reward(**fields: int) -> Reward:
     values = {name: 1 for name in REWARD_FIELDS if not name.endswith("exit_code")}
-    values |= {"fail_to_pass_exit_code": 0, "fail_to_pass_repeat_exit_code": 0}
+    values |= {"forged": 0, "fail_to_pass_exit_code": 0, "fail_to_pass_repeat_exit_code": 0}
     values |= {"pass_to_pass_exit_code": 0, **fields}
     return Reward.model_validate(values)
 

@@ -15,9 +15,12 @@ from selfbench.bundle.render_scripts import (
     F2P_LABEL,
     P2P_LABEL,
     VERIFIER_LABELS,
+    canary_names,
+    forged_evidence,
     render_test_sh,
 )
 from selfbench.contract import TaskDefinition
+from selfbench.runners import CANARY_NAMES, CANARY_VALUES
 from selfbench.validate.checks import (
     VerifierRun,
     _segments,
@@ -41,6 +44,7 @@ def _run(
         f"selfbench: pass-to-pass\n{p2p[1]}\nselfbench: reward 1\n"
     )
     values = {field: 1 for field in REWARD_FIELDS if not field.endswith("exit_code")}
+    values |= {"forged": 0}
     values |= {"fail_to_pass_exit_code": f2p[0], "fail_to_pass_repeat_exit_code": f2p[0]}
     values |= {"pass_to_pass_exit_code": p2p[0]}
     return VerifierRun(name, Reward.model_validate(values), log, PHASE)
@@ -139,13 +143,25 @@ def test_a_command_run_again_after_a_disagreement_is_read_from_its_rerun() -> No
 def test_the_log_labels_are_the_ones_test_sh_logs() -> None:
     """checks.py reads the labels render_scripts.py spells once; test.sh logs each of them."""
     script = render_test_sh(task(), ("tests/test_x.py",))
-    assert re.search(r"@[A-Z_]+@", script) is None
+    placeholders = set(re.findall(r"@[A-Z_]+@", script))
+    assert placeholders <= {*CANARY_NAMES, *CANARY_VALUES}  # the canaries', replaced as it runs
     assert "log() { printf 'selfbench: %s\\n' \"$*\"; }" in script
     for label in VERIFIER_LABELS:
         assert re.search(rf'^\s*log "{label}[ :]', script, re.MULTILINE), label
     assert 'log "infrastructure error (exit $status); retrying' in script
     assert 'log "rerun: running the command once more, fresh"' in script
     assert 'log "reward $reward"' in script
+    assert 'log "canaries: $a $b"' in script
+
+
+def test_the_canaries_named_in_a_log_are_read_back() -> None:
+    log = "selfbench: canaries: qa1b2c3d4e5f zy9x8w7v6u5t\nselfbench: fail-to-pass: x\n"
+    assert canary_names(log) == ("qa1b2c3d4e5f", "zy9x8w7v6u5t")
+    assert canary_names("selfbench: fail-to-pass: x\n") == ()
+    assert canary_names("selfbench: canaries: a;b $(x)\n") == ()  # not names it draws
+    forged = "selfbench: forged: the canary test x passed\n"
+    assert forged_evidence(forged) == "the canary test x passed"
+    assert forged_evidence(log) is None
 
 
 def _selector_runs(

@@ -35,10 +35,16 @@ def _node(event: str, file: str, name: str, kind: str = "test") -> dict[str, Any
     return {"event": event, "file": file, "name": name, "type": kind}
 
 
-def judge(runner: str, records: list[dict[str, Any]], wanted: list[dict[str, str]]) -> str:
+def judge(
+    runner: str,
+    records: list[dict[str, Any]],
+    wanted: list[dict[str, str]],
+    canaries: tuple[str, ...] = (),
+) -> str:
     report = "".join(json.dumps(record) + "\n" for record in records)
     return subprocess.run(
-        ["jq", "-rs", "--argjson", "wanted", json.dumps(wanted), "--arg", "runner", runner,
+        ["jq", "-rs", "--argjson", "wanted", json.dumps(wanted),
+         "--argjson", "canaries", json.dumps(list(canaries)), "--arg", "runner", runner,
          EVIDENCE_QUERY],
         input=report, capture_output=True, text=True, check=True,
     ).stdout.strip()  # fmt: skip
@@ -167,6 +173,117 @@ def test_the_report_is_judged(
     assert judge(runner, records, wanted) == problem
 
 
+# --- the canaries: every one seen failing, none passing, nothing else failing ------------------
+
+A, B = "qa1b2c3d4e5f", "zy9x8w7v6u5t"
+"""The names drawn for a run's two canaries."""
+_FORGED_PASSED = "forged: the canary test {} passed"
+_FORGED_MISSING = "forged: every wanted test is seen passing, but the canary {} is not seen failing"
+_EXIT_1 = {"event": "finish", "exitstatus": 1}
+_PY_A, _PY_B = f"tests/test_mul.py::test_{A}", f"tests/test_mul.py::test_{B}"
+_R_FILE = "/app/test/r.test.js"
+
+
+def _jest(*tests: tuple[str, str]) -> dict[str, Any]:
+    """jest's report of one file holding `tests` (full name, status)."""
+    failed = any(status == "failed" for _, status in tests)
+    results = [{"fullName": name, "status": status} for name, status in tests]
+    return {
+        "numTotalTests": len(tests),
+        "testResults": [
+            {"name": _R_FILE, "status": "failed" if failed else "passed",
+             "assertionResults": results}
+        ],
+    }  # fmt: skip
+
+
+def _cargo_in(name: str, outcome: str = "ok", binary: str = "mul") -> dict[str, Any]:
+    return {**_cargo(name, outcome), "binary": binary}
+
+
+def _exit_of(status: int, binary: str = "mul") -> dict[str, Any]:
+    return {**_exit(status), "binary": binary}
+
+
+CANARY_CASES = [
+    ("pytest-only-canaries-fail", "pytest", [_START, _test("tests/test_mul.py::test_mul"),
+     _test(_PY_A, "failed"), _test(_PY_B, "failed"), _EXIT_1], [MUL], ""),
+    ("pytest-a-canary-passes", "pytest", [_START, _test("tests/test_mul.py::test_mul"),
+     _test(_PY_A, "failed"), _test(_PY_B), _FINISH], [MUL], _FORGED_PASSED.format(_PY_B)),
+    ("pytest-every-test-recorded-passing", "pytest", [_START, _test("tests/test_mul.py::test_mul"),
+     _test(_PY_A), _test(_PY_B), _FINISH], [MUL], _FORGED_PASSED.format(_PY_A)),
+    ("pytest-canaries-missing", "pytest", [_START, _test("tests/test_mul.py::test_mul"), _FINISH],
+     [MUL], _FORGED_MISSING.format(A)),
+    ("pytest-one-canary-missing", "pytest", [_START, _test("tests/test_mul.py::test_mul"),
+     _test(_PY_A, "failed"), _EXIT_1], [MUL], _FORGED_MISSING.format(B)),
+    ("pytest-canaries-missing-where-the-tests-failed", "pytest", [_START,
+     {"event": "collect-error", "nodeid": "tests/test_mul.py"}, _EXIT_1], [MUL],
+     "a test failed: tests/test_mul.py"),
+    ("pytest-canary-skipped", "pytest", [_START, _test("tests/test_mul.py::test_mul"),
+     _test(_PY_A, "failed"), _test(_PY_B, "skipped"), _EXIT_1], [MUL], _FORGED_MISSING.format(B)),
+    ("pytest-another-failure-beside-the-canaries", "pytest", [_START,
+     _test("tests/test_mul.py::test_mul"), _test("tests/test_mul.py::test_div", "failed"),
+     _test(_PY_A, "failed"), _test(_PY_B, "failed"), _EXIT_1], [MUL],
+     "a test failed: tests/test_mul.py::test_div"),
+    ("node-only-canaries-fail", "node", [_node("test:pass", _R_FILE, "reverse"),
+     _node("test:fail", _R_FILE, A), _node("test:fail", _R_FILE, B),
+     _node("test:fail", _R_FILE, _R_FILE), {"event": "finish"}], [R], ""),
+    ("node-a-canary-passes", "node", [_node("test:pass", _R_FILE, "reverse"),
+     _node("test:pass", _R_FILE, A), _node("test:fail", _R_FILE, B), {"event": "finish"}], [R],
+     _FORGED_PASSED.format(A)),
+    ("node-file-failed-without-its-canaries", "node", [_node("test:pass", _R_FILE, "reverse"),
+     _node("test:fail", _R_FILE, _R_FILE), {"event": "finish"}], [R], f"a test failed: {_R_FILE}"),
+    ("jest-only-canaries-fail", "jest", [_jest(("reverse", "passed"), (A, "failed"),
+     (B, "failed"))], [R], ""),
+    ("jest-a-patched-matcher", "jest", [_jest(("reverse", "passed"), (A, "passed"),
+     (B, "passed"))], [R], _FORGED_PASSED.format(A)),
+    ("jest-another-failure", "jest", [_jest(("reverse", "passed"), ("other", "failed"),
+     (A, "failed"), (B, "failed"))], [R], f"a test failed: {_R_FILE}"),
+    ("vitest-canaries-missing", "vitest", [_jest(("reverse", "passed"))], [R],
+     _FORGED_MISSING.format(A)),
+    ("bun-only-canaries-fail", "bun", [_bun("test/r.test.ts", "r"),
+     _bun("test/r.test.ts", A, "failed"), _bun("test/r.test.ts", B, "failed"), _BUN_FINISH],
+     [BUN_R], ""),
+    ("bun-whole-report-written", "bun", [_bun("test/r.test.ts", "r"), _BUN_FINISH], [BUN_R],
+     _FORGED_MISSING.format(A)),
+    ("go-only-canaries-fail", "go", [_go("pass", "TestMul"), _go("fail", f"Test_{A}"),
+     _go("fail", f"Test_{B}"), _go("fail")], [CALC], ""),
+    ("go-a-canary-passes", "go", [_go("pass", "TestMul"), _go("pass", f"Test_{A}"),
+     _go("fail", f"Test_{B}"), _go("fail")], [CALC], _FORGED_PASSED.format(f"Test_{A}")),
+    ("go-package-failed-without-its-canaries", "go", [_go("pass", "TestMul"), _go("fail")],
+     [CALC], f"a test failed: {PKG}"),
+    ("go-canaries-missing", "go", [_go("pass", "TestMul"), _go("pass")], [CALC],
+     _FORGED_MISSING.format(A)),
+    ("cargo-only-canaries-fail", "cargo", [_cargo_in("mul_works"), _cargo_in(A, "failed"),
+     _cargo_in(B, "failed"), _exit_of(101)], [MUL_WORKS], ""),
+    ("cargo-binary-crashed-beside-the-canaries", "cargo", [_cargo_in("mul_works"),
+     _cargo_in(A, "failed"), _cargo_in(B, "failed"), _exit_of(134)], [MUL_WORKS],
+     "a test failed: a test binary exited 134"),
+    ("cargo-another-binary-failed", "cargo", [_cargo_in("mul_works"), _cargo_in(A, "failed"),
+     _cargo_in(B, "failed"), _exit_of(101), _exit_of(101, "add")], [MUL_WORKS],
+     "a test failed: a test binary exited 101"),
+    ("cargo-a-canary-passes", "cargo", [_cargo_in("mul_works"), _cargo_in(A),
+     _cargo_in(B, "failed"), _exit_of(101)], [MUL_WORKS], _FORGED_PASSED.format(A)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("runner", "records", "wanted", "problem"),
+    [case[1:] for case in CANARY_CASES],
+    ids=[case[0] for case in CANARY_CASES],
+)
+def test_every_canary_must_be_seen_failing(
+    runner: str, records: list[dict[str, Any]], wanted: list[dict[str, str]], problem: str
+) -> None:
+    assert judge(runner, records, wanted, (A, B)) == problem
+
+
+def test_without_canaries_pytest_must_exit_0() -> None:
+    passing = [_START, _test("tests/test_mul.py::test_mul")]
+    assert judge("pytest", [*passing, _FINISH], [MUL]) == ""
+    assert judge("pytest", [*passing, _EXIT_1], [MUL]) == "the run did not finish"
+
+
 # --- the programs that read go's and cargo's output, and what a verifier command asks for ------
 
 
@@ -242,7 +359,8 @@ def _header_command(test_command: str) -> str:
     raw = json.loads(Path("tests/golden/node-subdir/definition.json").read_text(encoding="utf-8"))
     definition = TaskDefinition.model_validate({**raw, "testCommand": test_command})
     script = render_test_sh(definition, tuple(definition.testPaths))
-    [line] = [line for line in script.splitlines() if line.startswith("readonly fail_to_pass_c")]
+    prefix = "readonly fail_to_pass_command="
+    [line] = [line for line in script.splitlines() if line.startswith(prefix)]
     return line
 
 

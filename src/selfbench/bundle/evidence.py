@@ -132,6 +132,7 @@ __all__ = [
     "EVIDENCE_QUERY",
     "EVIDENCE_RUNNERS",
     "FILE_SELECTING_RUNNERS",
+    "FORGED_LABEL",
     "KEY_DESCRIPTOR",
     "REPORT_ARGUMENTS",
     "REPORT_DESCRIPTOR",
@@ -230,9 +231,14 @@ def _jq_or(part_of: _PartOf, otherwise: str) -> str:
     return _jq_branches(arms, f"else {otherwise} end;\n") if arms else f"{otherwise};\n"
 
 
+FORGED_LABEL = "forged"
+"""What the judgement says first of a forged report (`forged: the canary … passed`), and what
+`test.sh` logs before it: the evidence of a forged trial."""
+
 _DEFINITIONS = (
     r"""
 def root: (map(select(.event == "start")) | first | .rootdir) // "";
+def canary: . as $name | any($canaries[]; . as $drawn | $name | contains($drawn));
 def passed($root):
   """
     + _jq_each_runner(lambda runner: runner.verifier.report_passed)
@@ -240,6 +246,8 @@ def passed($root):
     + _jq_each_runner(lambda runner: runner.verifier.report_failed)
     + "def finished:\n  "
     + _jq_each_runner(lambda runner: runner.verifier.report_finished)
+    + "def tests:\n  "
+    + _jq_each_runner(lambda runner: runner.verifier.report_tests)
     + 'def under($path): . == $path or startswith($path + "/");\n'
     + "".join(runner.verifier.report_definitions for runner in _READ)
     + "def of($want):\n  "
@@ -262,17 +270,27 @@ def passed($root):
 
 _JUDGEMENT = r""". as $records
 | ($records | passed($records | root)) as $passed
-| if ($records | finished | not) then "the run did not finish"
+| [$records | tests[] | select(.name | canary)] as $seen
+| [$canaries[] | . as $drawn
+   | select(any($seen[]; .outcome == "failed" and (.name | contains($drawn))) | not)] as $missed
+| if any($seen[]; .outcome == "passed") then
+    "@FORGED@: the canary test \(first($seen[] | select(.outcome == "passed")) | .name) passed"
+  elif ($records | finished | not) then "the run did not finish"
   elif ($records | failed | length) > 0 then "a test failed: \($records | failed | first)"
   else [$wanted[] | . as $want
         | select(any($passed[]; of($want) and (.name | named($want.name))) | not)
         | selector]
-    | if length > 0 then "no test seen passing for \(first)" else "" end
+    | if length > 0 then "no test seen passing for \(first)"
+      elif ($missed | length) > 0 then
+        "@FORGED@: every wanted test is seen passing, but the canary \($missed[0]) is not seen"
+        + " failing"
+      else "" end
   end
-"""
+""".replace("@FORGED@", FORGED_LABEL)
 
 EVIDENCE_QUERY = _DEFINITIONS + _JUDGEMENT
-"""The jq program that judges a report (`--argjson wanted`, `--arg runner`): the problem, or ""."""
+"""The jq program that judges a report (`--argjson wanted`, `--argjson canaries`, the names
+drawn for the run's canaries, `[]` for none; `--arg runner`): the problem, or ""."""
 
 
 def _single_quoted(text: str) -> str:
@@ -470,8 +488,9 @@ check_evidence() {
     return 0
   fi
   read_report "$report" >"$records"
-  problem="$(jq -rs --argjson wanted "$wanted" --arg runner "$runner" "$evidence_query" \
-    <"$records" 2>/dev/null)" || problem="the report is not JSON lines"
+  problem="$(jq -rs --argjson wanted "$wanted" --argjson canaries "$canaries" \
+    --arg runner "$runner" "$evidence_query" <"$records" 2>/dev/null)" ||
+    problem="the report is not JSON lines"
   if [ -z "$problem" ]; then
     problem="$(cross_check_report "$records" "$3")"
   fi
@@ -493,8 +512,9 @@ signals_disagree() {
   if [ -z "$wanted" ] || { [ "$status" -eq 0 ] && [ -z "$evidence_problem" ]; }; then
     return 0
   fi
-  problem="$(jq -rs --argjson wanted "$wanted" --arg runner "$runner" "$evidence_query" \
-    <"$records" 2>/dev/null)" || problem="the report is not JSON lines"
+  problem="$(jq -rs --argjson wanted "$wanted" --argjson canaries "$canaries" \
+    --arg runner "$runner" "$evidence_query" <"$records" 2>/dev/null)" ||
+    problem="the report is not JSON lines"
   if [ -n "$problem" ] && [ "$status" -eq 0 ]; then
     echo "the command exited 0 but its report does not agree: $evidence_problem"
   elif [ -z "$problem" ] && [ -n "$evidence_problem" ]; then
@@ -505,11 +525,11 @@ signals_disagree() {
 }
 """,
     "tests_failed": r"""
-# How many tests the report's records ($1) show failing, finished or not (1 when they cannot be
-# read).
+# How many tests the report's records ($1) show failing, finished or not, the canaries aside (1
+# when they cannot be read).
 tests_failed() {
-  jq -rs --arg runner "$runner" "$evidence_definitions failed | length" <"$1" 2>/dev/null ||
-    echo 1
+  jq -rs --arg runner "$runner" --argjson canaries "$canaries" \
+    "$evidence_definitions failed | length" <"$1" 2>/dev/null || echo 1
 }
 """,
     "restore_runner_configuration": _RESTORE_RUNNER_CONFIGURATION,
@@ -591,6 +611,7 @@ EVIDENCE_BODY = (
     f'readonly evidence_query="$evidence_definitions"{_single_quoted(_JUDGEMENT)}\n'
     + "".join(runner.verifier.verifier_programs for runner in _READ)
     + 'evidence_tools=""\nevidence_problem=""\nuntracked_before=/dev/null\nevidence_env=()\n'
+    + "canaries='[]'\n"
     + "report_channel=/dev/null\nkey_channel=/dev/null\n"
     + "".join(runner.verifier.verifier_variables for runner in _READ)
     + 'report_root=""\n'

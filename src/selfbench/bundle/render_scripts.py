@@ -21,10 +21,12 @@ from selfbench._runner_files import (
 )
 from selfbench._shell import quote, substitute_tests
 from selfbench.bundle import layout
+from selfbench.bundle.canaries import CanaryPlan, canary_plan
 from selfbench.bundle.evidence import (
     EVIDENCE_BODY,
     EVIDENCE_RUNNERS,
     FILE_SELECTING_RUNNERS,
+    FORGED_LABEL,
     KEY_DESCRIPTOR,
     REPORT_ARGUMENTS,
     REPORT_DESCRIPTOR,
@@ -33,9 +35,10 @@ from selfbench.bundle.evidence import (
 from selfbench.contract import TaskDefinition
 from selfbench.outcomes import detect_runner
 from selfbench.rules import PLACEHOLDER
-from selfbench.runners import RUNNERS, runner_named
+from selfbench.runners import CANARY_NAMES, CANARY_VALUES, RUNNERS, runner_named
 
 __all__ = [
+    "CANARIES_LABEL",
     "F2P_AGAIN_LABEL",
     "F2P_LABEL",
     "INFRASTRUCTURE_ERRORS",
@@ -46,10 +49,12 @@ __all__ = [
     "REWARD_LABEL",
     "SAFE_GIT",
     "VERIFIER_LABELS",
+    "canary_names",
     "collect_command",
     "container_workdir",
     "evidence_runner",
     "fail_to_pass_command",
+    "forged_evidence",
     "git_exclude_pattern",
     "pass_to_pass_command",
     "pass_to_pass_paths",
@@ -78,6 +83,9 @@ RERUN_LABEL = "rerun"
 beside it disagreed: the command's output starts again after it."""
 REWARD_LABEL = "reward"
 """Logged as `selfbench: reward R` after the last command's output."""
+CANARIES_LABEL = "canaries"
+"""Logged as `selfbench: canaries: NAME NAME` once the run's canaries are planted: the names
+drawn for them (`bundle/canaries.py`), which a test's name holds."""
 
 _GLOB_SPECIALS = frozenset("\\*?[]")
 
@@ -108,6 +116,26 @@ def _verifier_command(definition: TaskDefinition, selectors: tuple[str, ...]) ->
         return substitute_tests(definition.testCommand, selectors)
     words = " ".join(quote(selector) for selector in selectors)
     return definition.testCommand.replace(PLACEHOLDER, f"{words} {extra}")
+
+
+def canary_names(log: str) -> tuple[str, ...]:
+    """The names drawn for a run's canaries, as its `test.sh` log says them (none: none)."""
+    marker = f"{LOG_PREFIX}{CANARIES_LABEL}: "
+    for line in log.splitlines():
+        if line.startswith(marker):
+            names = tuple(line[len(marker) :].split())
+            if all(name.isascii() and name.isalnum() for name in names):
+                return names
+    return ()
+
+
+def forged_evidence(log: str) -> str | None:
+    """Why a run's report was forged, as its `test.sh` log first says it (None: it does not)."""
+    marker = f"{LOG_PREFIX}{FORGED_LABEL}: "
+    for line in log.splitlines():
+        if line.startswith(marker):
+            return line[len(marker) :][:500]
+    return None
 
 
 def evidence_runner(definition: TaskDefinition) -> str:
@@ -240,6 +268,12 @@ def _exclude_args(protected: tuple[str, ...], *, build_cache: bool) -> tuple[str
     return tuple(args)
 
 
+def _failed_status(definition: TaskDefinition) -> int:
+    """The exit status the task's runner ends with when tests failed."""
+    runner = runner_named(evidence_runner(definition))
+    return 1 if runner is None else runner.failed_status
+
+
 def _names_pattern(names: Iterable[str]) -> str:
     """An extended regular expression (`grep -E`) for a path whose last name is one of `names`."""
     alternatives = "|".join(name.replace(".", r"\.") for name in names)
@@ -247,8 +281,14 @@ def _names_pattern(names: Iterable[str]) -> str:
 
 
 def _header(
-    definition: TaskDefinition, protected: tuple[str, ...], gold_patch: bytes, *, evidence: bool
+    definition: TaskDefinition,
+    protected: tuple[str, ...],
+    gold_patch: bytes,
+    *,
+    evidence: bool,
+    canaries: CanaryPlan | None,
 ) -> str:
+    f2p = tuple(definition.failToPass)
     assignments = {
         "app": layout.CONTAINER_APP,
         "workdir": container_workdir(definition),
@@ -263,6 +303,13 @@ def _header(
         "runner": evidence_runner(definition),
         "fail_to_pass_evidence": _evidence(definition, definition.failToPass) if evidence else "",
         "pass_to_pass_evidence": _evidence(definition, definition.passToPass) if evidence else "",
+        "canary_file": canaries.file if canaries else "",
+        "canary_text": canaries.text if canaries else "",
+        "canary_requires": canaries.requires if canaries else "",
+        "fail_to_pass_canary_command": (
+            _verifier_command(definition, f2p + canaries.selectors) if canaries else ""
+        ),
+        "failed_status": str(_failed_status(definition)),
     }
     lines = [
         f"export PATH={quote(layout.CONTAINER_PATH)}",
@@ -300,6 +347,7 @@ set -uo pipefail
 _BODY = r"""
 patch_applied=1
 setup_completed=0
+forged=0
 fail_to_pass=0
 pass_to_pass=0
 deterministic=0
@@ -311,6 +359,9 @@ pass_to_pass_exit_code=-1
 uv_cache=""
 fail_to_pass_wanted=""
 pass_to_pass_wanted=""
+fail_to_pass_run="$fail_to_pass_command"
+planted='[]'
+canary_names=()
 
 log() { printf '@LOG_PREFIX@%s\n' "$*"; }
 
@@ -332,7 +383,8 @@ lock_reward_dir() {
 write_reward() {
   local reward=0 partial
   if [ "$patch_applied" -eq 1 ] && [ "$fail_to_pass" -eq 1 ] && [ "$deterministic" -eq 1 ] &&
-    [ "$pass_to_pass" -eq 1 ] && [ "$all_stopped" -eq 1 ] && [ "$names_verifier" -eq 0 ]; then
+    [ "$pass_to_pass" -eq 1 ] && [ "$all_stopped" -eq 1 ] && [ "$names_verifier" -eq 0 ] &&
+    [ "$forged" -eq 0 ]; then
     reward=1
   fi
   kill_verifier_processes || reward=0
@@ -348,11 +400,12 @@ write_reward() {
   "setup_completed": %d,
   "fail_to_pass_exit_code": %d,
   "fail_to_pass_repeat_exit_code": %d,
-  "pass_to_pass_exit_code": %d
+  "pass_to_pass_exit_code": %d,
+  "forged": %d
 }\n' \
     "$reward" "$patch_applied" "$fail_to_pass" "$pass_to_pass" "$deterministic" \
     "$setup_completed" "$fail_to_pass_exit_code" "$fail_to_pass_repeat_exit_code" \
-    "$pass_to_pass_exit_code" >"$partial" && mv -f -- "$partial" "$reward_file"
+    "$pass_to_pass_exit_code" "$forged" >"$partial" && mv -f -- "$partial" "$reward_file"
   log "@REWARD@ $reward"
 }
 
@@ -437,6 +490,53 @@ protect_path() {
     find "$target" ! -type l -exec chmod a-w,a+rX -- {} +
 }
 
+# A name or sentinel for a canary, drawn for this run: a lowercase letter, then eleven lowercase
+# letters and digits.
+canary_word() {
+  local first rest
+  first="$(head -c 1024 /dev/urandom | LC_ALL=C tr -dc '[:lower:]' | head -c 1)"
+  rest="$(head -c 4096 /dev/urandom | LC_ALL=C tr -dc '[:lower:][:digit:]' | head -c 11)"
+  [ "${#first}${#rest}" = 111 ] && printf '%s%s' "$first" "$rest"
+}
+
+# Appends the must-fail canaries to their held-out file (`bundle/canaries.py`), named and with
+# sentinels drawn now, and has the fail-to-pass command select them; the log names them.
+plant_canaries() {
+  local target="$app/$canary_file" text a b value_a value_b
+  if [ -z "$canary_file" ]; then
+    return 0
+  fi
+  if [ -L "$target" ] || [ ! -f "$target" ] ||
+    [ "$(realpath -e -- "$target")" != "$(realpath -e -- "$app")/$canary_file" ] ||
+    { [ -n "$canary_requires" ] && ! grep -qE -- "$canary_requires" "$target"; }; then
+    log "no canary: $canary_file cannot hold them"
+    return 0
+  fi
+  if ! { a="$(canary_word)" && b="$(canary_word)" && value_a="$(canary_word)" &&
+    value_b="$(canary_word)"; }; then
+    log "no canary: no name could be drawn"
+    return 0
+  fi
+  text="${canary_text//"@NAME_A@"/$a}"
+  text="${text//"@NAME_B@"/$b}"
+  text="${text//"@VALUE_A@"/$value_a}"
+  printf '%s' "${text//"@VALUE_B@"/$value_b}" >>"$target" || return 1
+  fail_to_pass_run="${fail_to_pass_canary_command//"@NAME_A@"/$a}"
+  fail_to_pass_run="${fail_to_pass_run//"@NAME_B@"/$b}"
+  canary_names=("$a" "$b")
+  planted="[\"$a\",\"$b\"]"
+  log "@CANARIES@: $a $b"
+}
+
+# Its input's lines (tests' names) but those of the canaries.
+not_canaries() {
+  if [ "${#canary_names[@]}" -eq 0 ]; then
+    cat
+  else
+    grep -v -F -e "${canary_names[0]}" -e "${canary_names[1]}" || true
+  fi
+}
+
 prepare_held_out_tests() {
   local path
   restore_protected_paths
@@ -446,6 +546,7 @@ prepare_held_out_tests() {
     return 0
   fi
   rm -f -- "$test_patch"
+  plant_canaries || return 0
   hand_tree_to_verifier || return 0
   for path in "${protected_paths[@]}"; do
     protect_path "$path" || return 0
@@ -483,6 +584,19 @@ run_once() {
   show_output "$output" "$report"
   evidence_problem="$(check_evidence "$report" "$wanted" "$output" "$records")"
   rm -rf -- "$report"
+  case "$evidence_problem" in
+  "@FORGED@: "*)
+    forged=1
+    log "$evidence_problem"
+    ;;
+  "")
+    # The canaries failed, as they must, and no other test did: the runner's status for failed
+    # tests is the run passing.
+    if [ "$canaries" != '[]' ] && [ "$status" -eq "$failed_status" ]; then
+      status=0
+    fi
+    ;;
+  esac
   return "$status"
 }
 
@@ -535,15 +649,17 @@ run_as_verifier() {
 run_tests() {
   prepare_uv_cache || log "could not copy the uv cache"
   prepare_evidence_tools || log "could not write the $runner reporter"
-  log "@FAIL_TO_PASS@: $fail_to_pass_command"
+  log "@FAIL_TO_PASS@: $fail_to_pass_run"
   fail_to_pass_wanted="$(wanted_tests "$fail_to_pass_evidence")"
   pass_to_pass_wanted="$(wanted_tests "$pass_to_pass_evidence")"
-  run_as_verifier "$fail_to_pass_command" "$fail_to_pass_wanted"
+  canaries="$planted"
+  run_as_verifier "$fail_to_pass_run" "$fail_to_pass_wanted"
   fail_to_pass_exit_code=$?
   if [ "$fail_to_pass_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
     fail_to_pass=1
 @REPEAT@
   fi
+  canaries='[]'
   log "@PASS_TO_PASS@: $pass_to_pass_command"
   run_as_verifier "$pass_to_pass_command" "$pass_to_pass_wanted"
   pass_to_pass_exit_code=$?
@@ -561,6 +677,12 @@ _LOG_WORDS = {
     "@FAIL_TO_PASS_AGAIN@": F2P_AGAIN_LABEL,
     "@FAIL_TO_PASS@": F2P_LABEL,
     "@PASS_TO_PASS@": P2P_LABEL,
+    "@CANARIES@": CANARIES_LABEL,
+    "@FORGED@": FORGED_LABEL,
+    "@NAME_A@": CANARY_NAMES[0],
+    "@NAME_B@": CANARY_NAMES[1],
+    "@VALUE_A@": CANARY_VALUES[0],
+    "@VALUE_B@": CANARY_VALUES[1],
 }
 
 
@@ -585,7 +707,7 @@ _BODY = (
 _REPEAT = _spell_log_words(
     """\
     log "@FAIL_TO_PASS_AGAIN@ (determinism)"
-    run_as_verifier "$fail_to_pass_command" "$fail_to_pass_wanted"
+    run_as_verifier "$fail_to_pass_run" "$fail_to_pass_wanted"
     fail_to_pass_repeat_exit_code=$?
     if [ "$fail_to_pass_repeat_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
       deterministic=1
@@ -636,5 +758,6 @@ def render_test_sh(
     """
     everything = tuple(dict.fromkeys((*protected, *pass_to_pass_paths(definition))))
     body = _BODY.replace("@REPEAT@\n", _REPEAT if repeat else "") + SAFE_GIT + EVIDENCE_BODY
-    header = _header(definition, everything, gold_patch, evidence=evidence)
+    canaries = canary_plan(definition, protected) if evidence else None
+    header = _header(definition, everything, gold_patch, evidence=evidence, canaries=canaries)
     return _PREAMBLE + header + body + _MAIN

@@ -14,11 +14,14 @@ from selfbench.runners import bun, cargo, go, jest, node, pytest, unittest, vite
 from selfbench.runners._command import commands, runner_of
 from selfbench.runners._log import NO_MATCH, Outcome, Result, Run
 from selfbench.runners._protocol import (
+    CANARY_NAMES,
+    CANARY_VALUES,
     KEY_DESCRIPTOR,
     REPORT_DESCRIPTOR,
     REPORT_DESCRIPTOR_PATH,
     REPORT_ROOT,
     V8_COVERAGE,
+    CanaryParts,
     CompiledProject,
     CoverageParts,
     NodeProject,
@@ -30,6 +33,8 @@ from selfbench.runners._protocol import (
 )
 
 __all__ = [
+    "CANARY_NAMES",
+    "CANARY_VALUES",
     "COMMAND_RUNNERS",
     "KEY_DESCRIPTOR",
     "NO_MATCH",
@@ -38,6 +43,7 @@ __all__ = [
     "REPORT_ROOT",
     "RUNNERS",
     "V8_COVERAGE",
+    "CanaryParts",
     "CompiledProject",
     "CoverageParts",
     "NodeProject",

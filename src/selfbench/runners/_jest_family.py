@@ -102,10 +102,55 @@ PASSED = Part(
 FAILED = Part(
     3,
     r"""
-    [.[] | .testResults[]? | (select(.status == "failed") | .name),
-     (.assertionResults[]? | select(.status == "failed") | .fullName)]
+    [.[] | .testResults[]?
+     | (select(.status == "failed"
+          and ([.assertionResults[]? | select(.status == "failed") | .fullName] as $failed
+               | ($failed | length) == 0 or any($failed[]; canary | not)))
+        | .name),
+       (.assertionResults[]? | select(.status == "failed") | .fullName | select(canary | not))]
     + [.[] | select((.numRuntimeErrorTestSuites // 0) > 0) | "a test file did not run"]""",
 )
+"""A test file failed, or a test in it did; a file whose failing tests are all canaries is
+not named (they must fail)."""
+TESTS = Part(
+    3,
+    r"""
+    [.[] | .testResults[]? | .assertionResults[]?
+     | {name: .fullName,
+        outcome: (if .status == "passed" or .status == "failed" then .status
+                  else "other" end)}]""",
+)
+CANARY_TESTS = (
+    'test_@SELFBENCH_CANARY_A@("@SELFBENCH_CANARY_A@", () => {\n'
+    '  expect_@SELFBENCH_CANARY_A@("@SELFBENCH_VALUE_A@").toBe("@SELFBENCH_VALUE_B@");\n'
+    "});\n"
+    'test_@SELFBENCH_CANARY_A@("@SELFBENCH_CANARY_B@", () => {\n'
+    '  expect_@SELFBENCH_CANARY_A@({ value: "@SELFBENCH_VALUE_A@" })'
+    '.toEqual({ value: "@SELFBENCH_VALUE_B@" });\n'
+    "});\n"
+)
+"""The two canary tests of the runners with `expect` (jest, vitest, bun): a failing `toBe` and a
+failing `toEqual` on two sentinels, through `test_<name>` and `expect_<name>` (the first name)."""
+
+
+def canary_text(module: str) -> str:
+    """The canaries for a runner whose `test` and `expect` come from `module` (an ES import,
+    which the runner's transform takes in any of its test files, wherever it stands)."""
+    names = "test as test_@SELFBENCH_CANARY_A@, expect as expect_@SELFBENCH_CANARY_A@"
+    return f'\n\nimport {{ {names} }} from "{module}";\n\n' + CANARY_TESTS
+
+
+GLOBAL_CANARY_TEXT = (
+    "\n\n// @ts-ignore - jest's globals, whatever the file imports\n"
+    "const test_@SELFBENCH_CANARY_A@ = test, expect_@SELFBENCH_CANARY_A@ = expect;\n\n"
+    + CANARY_TESTS
+)
+"""jest's canaries, through its globals (a test file may be CommonJS, where an import is not
+taken)."""
+
+
+JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
+"""The endings of a JavaScript or TypeScript test file (a canary's host)."""
 FINISHED = Part(3, '\n    length == 1 and (.[0].numTotalTests | type) == "number"')
 RESTORE = Part(3, ' restore_changed_configuration "$changed" ;;\n')
 CONTROL_NOTE = Part(
@@ -260,6 +305,7 @@ VERIFIER = VerifierParts(
     report_passed=PASSED,
     report_failed=FAILED,
     report_finished=FINISHED,
+    report_tests=TESTS,
     verifier_tools=TOOLS,
     verifier_env=ENV,
     verifier_cross_check=CROSS_CHECK,

@@ -16,11 +16,14 @@ from selfbench.errors import DraftError
 from selfbench.runners._log import Result, Run
 
 __all__ = [
+    "CANARY_NAMES",
+    "CANARY_VALUES",
     "KEY_DESCRIPTOR",
     "REPORT_DESCRIPTOR",
     "REPORT_DESCRIPTOR_PATH",
     "REPORT_ROOT",
     "V8_COVERAGE",
+    "CanaryParts",
     "CompiledProject",
     "CoverageParts",
     "NodeProject",
@@ -127,6 +130,41 @@ class CompiledProject:
     """The test command a draft infers for it, with `{tests}`."""
 
 
+CANARY_NAMES = ("@SELFBENCH_CANARY_A@", "@SELFBENCH_CANARY_B@")
+"""The placeholders of the two canary tests' names in `CanaryParts.text` and their selectors;
+the verifier replaces each with a name it draws at random for the trial (a lowercase letter, then
+eleven lowercase letters and digits)."""
+CANARY_VALUES = ("@SELFBENCH_VALUE_A@", "@SELFBENCH_VALUE_B@")
+"""The placeholders of the two sentinels a canary compares, drawn like the names: they differ."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CanaryParts:
+    """A runner's must-fail canary tests (`selfbench.bundle.canaries`): two tests the verifier
+    appends to a held-out test file, named at random per trial, that fail whatever the code
+    under test does. One is a plain failing assertion; the other compares two different
+    sentinels through the runner's usual assertion (a matcher, `assertEqual`), so a patched
+    matcher or assertion makes it pass."""
+
+    text: str
+    """What is appended to the file, with `CANARY_NAMES` and `CANARY_VALUES` in it."""
+    suffixes: tuple[str, ...]
+    """The endings of a file that can hold it (`.py`, `_test.go`)."""
+    selector: Callable[[str, str, Sequence[str]], str | None] | None = None
+    """The selector that runs a canary, from the file (relative to the workdir), its name
+    placeholder and the fail-to-pass selectors; None (the part, or what it returns) where
+    those selectors already run every test of the file."""
+    hosts: Callable[[str, Sequence[str]], bool] | None = None
+    """Whether a held-out file (relative to the workdir) that no fail-to-pass selector names
+    runs under those selectors, and so can hold the canaries (None: only a file a selector names
+    can)."""
+    requires: str = ""
+    """An extended regular expression the file must match to hold it (Go's `"testing"` import);
+    "" for none."""
+    names: str = "{}"
+    """How the canary's test is named from its drawn name (`test_{}`), as its report shows it."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VerifierParts:
     """A runner's parts of the verifier's evidence functions (`bundle/evidence.py`), shell and
@@ -148,6 +186,9 @@ class VerifierParts:
     test under it, `::` or `[` after it)."""
     report_selector: Part | None = None
     """The jq branch of `selector`, the wanted selector as logged (None: its path and name)."""
+    report_tests: Part | None = None
+    """The jq branch of `tests`: `{name, outcome}` of each test its report shows (`passed`,
+    `failed` or `other`), the name holding the test's own title (a canary's is found by it)."""
     report_definitions: str = ""
     """jq definitions its branches use, after the shared ones."""
     verifier_programs: str = ""
@@ -312,6 +353,11 @@ class Runner:
     coverage: CoverageParts | None = None
     """How a draft measures, at the base, which of its tests execute which lines (None: it
     cannot)."""
+    canary: CanaryParts | None = None
+    """Its must-fail canary tests (None: the verifier plants none)."""
+    failed_status: int = 1
+    """The exit status its command ends with when tests failed (libtest's 101): a run in which
+    only the canaries failed, as they must, counts as exiting 0."""
 
 
 _FILE_SEPARATORS = (" > ", " \u203a ")

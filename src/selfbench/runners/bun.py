@@ -7,9 +7,11 @@ import re
 from collections.abc import Sequence
 
 from selfbench.runners._command import subcommand
+from selfbench.runners._jest_family import JS_SUFFIXES, canary_text
 from selfbench.runners._log import NO_MATCH, Outcome, Result, Run, table
 from selfbench.runners._protocol import (
     REPORT_DESCRIPTOR_PATH,
+    CanaryParts,
     NodeProject,
     Part,
     Runner,
@@ -124,7 +126,14 @@ _CROSS_CHECK = r"""
     ;;
 """
 _PASSED = '\n    map(select(.event == "test" and .outcome == "passed") | {file, name: ""})'
-_FAILED = '\n    map(select(.event == "test" and .outcome == "failed") | "\\(.file) \\(.name)")'
+_FAILED = r"""
+    map(select(.event == "test" and .outcome == "failed") | "\(.file) \(.name)"
+      | select(canary | not))"""
+_TESTS = r"""
+    map(select(.event == "test")
+      | {name: "\(.file) \(.name)",
+         outcome: (if .outcome == "passed" or .outcome == "failed" then .outcome
+                   else "other" end)})"""
 _ENV = '\n    open_report_channel "$1" "$verifier_user"\n    evidence_env=()\n    ;;\n'
 
 RUNNER = Runner(
@@ -150,9 +159,11 @@ RUNNER = Runner(
     report_arguments=f"--reporter=junit --reporter-outfile={REPORT_DESCRIPTOR_PATH}",
     control_files=("bunfig.toml",),
     control_directories=("node_modules",),
+    canary=CanaryParts(text=canary_text("bun:test"), suffixes=JS_SUFFIXES),
     verifier=VerifierParts(
         report_passed=Part(5, _PASSED),
         report_failed=Part(5, _FAILED),
+        report_tests=Part(5, _TESTS),
         report_finished=Part(5, ' any(.[]; .event == "finish")'),
         report_of=Part(2, " (.file | under($want.file)) or (.file | under($want.path))"),
         verifier_programs=readonly("bun_junit", BUN_JUNIT) + readonly("bun_records", BUN_RECORDS),

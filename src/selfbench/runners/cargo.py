@@ -14,6 +14,7 @@ from selfbench.runners._command import subcommand
 from selfbench.runners._log import Outcome, Result, Run, table
 from selfbench.runners._protocol import (
     REPORT_DESCRIPTOR,
+    CanaryParts,
     CompiledProject,
     Part,
     Runner,
@@ -84,8 +85,9 @@ _TEST_COMMAND = (
 # `bundle/evidence.py` puts together into `tests/test.sh`).
 _CARGO_RUNNER = f"""#!/bin/bash
 # cargo's target runner for the verifier: a test binary logs each result with libtest's --logfile;
-# its exit status is recorded after them, on the descriptor the verifier opened (a file of root's
-# that no process of the tests can open), which the test binary does not inherit.
+# its exit status is recorded after them, each record naming the binary, on the descriptor the
+# verifier opened (a file of root's that no process of the tests can open), which the test binary
+# does not inherit.
 binary="$1"
 shift
 log="$(mktemp -d /tmp/selfbench-libtest.XXXXXX)/log" || exit 1
@@ -93,8 +95,10 @@ log="$(mktemp -d /tmp/selfbench-libtest.XXXXXX)/log" || exit 1
 status=$?
 {{
   sed -n -e 's/^\\(ok\\|failed\\|ignored\\) \\(.*\\)$/\\1\\t\\2/p' -- "$log" |
-    jq -Rc 'split("\\t") | {{event: "test", outcome: .[0], name: (.[1:] | join("\\t"))}}'
-  printf '{{"event":"exit","status":%d}}\\n' "$status"
+    jq -Rc --arg binary "$binary" 'split("\\t")
+      | {{event: "test", outcome: .[0], name: (.[1:] | join("\\t")), binary: $binary}}'
+  jq -nc --arg binary "$binary" --argjson status "$status" \\
+    '{{event: "exit", status: $status, binary: $binary}}'
 }} >&{REPORT_DESCRIPTOR}
 rm -rf -- "${{log%/log}}"
 exit "$status"
@@ -122,8 +126,61 @@ and every `path` (a path dependency). Text, as the images have no TOML parser.""
 
 _PASSED = '\n    map(select(.event == "test" and .outcome == "ok") | {file: "", name: .name})'
 _FAILED = r"""
-    map(select((.event == "test" and .outcome == "failed") or (.event == "exit" and .status != 0))
+    . as $records
+    | map(select((.event == "test" and .outcome == "failed" and (.name | canary | not))
+        or (.event == "exit" and .status != 0 and (.binary as $binary
+          | .status != 101
+            or ([$records[] | select(.event == "test" and .outcome == "failed"
+                                     and .binary == $binary) | .name] as $failed
+                | ($failed | length) == 0 or any($failed[]; canary | not)))))
       | (.name // "a test binary exited \(.status)"))"""
+# A test binary that exits 101 (libtest's failing tests) because its canaries failed, and only
+# they, is not named: they must fail.
+_TESTS = r"""
+    map(select(.event == "test")
+      | {name,
+         outcome: (if .outcome == "ok" then "passed" elif .outcome == "failed" then "failed"
+                   else "other" end)})"""
+
+
+def _module_path(file: str) -> str | None:
+    """The module path libtest names a test of `file` with (`a::b::`; "" for a crate root or an
+    integration test), or None for a file whose module path its name does not tell."""
+    parts = file.split("/")
+    if len(parts) == 2 and parts[0] == "tests" and parts[1].endswith(".rs"):
+        return ""
+    if len(parts) < 2 or parts[0] != "src" or not parts[-1].endswith(".rs"):
+        return None
+    if len(parts) == 2 and parts[1] in ("lib.rs", "main.rs"):
+        return ""
+    modules = [*parts[1:-1], parts[-1].removesuffix(".rs")]
+    if modules[-1] == "mod":
+        modules.pop()
+    if not all(re.fullmatch(r"[a-z_][a-z0-9_]*", module) for module in modules):
+        return None
+    return "".join(f"{module}::" for module in modules)
+
+
+def _canary_selector(file: str, name: str, selectors: Sequence[str]) -> str | None:  # noqa: ARG001
+    path = _module_path(file)
+    return None if path is None else f"{path}{name}"
+
+
+CANARY = CanaryParts(
+    text=(
+        "\n\n#[test]\nfn @SELFBENCH_CANARY_A@() {\n"
+        '    assert!("@SELFBENCH_VALUE_A@".is_empty(), "@SELFBENCH_VALUE_B@");\n'
+        "}\n\n"
+        "#[test]\nfn @SELFBENCH_CANARY_B@() {\n"
+        '    assert_eq!("@SELFBENCH_VALUE_A@", "@SELFBENCH_VALUE_B@");\n'
+        "}\n"
+    ),
+    suffixes=(".rs",),
+    selector=_canary_selector,
+    hosts=lambda file, _selectors: _module_path(file) is not None,
+)
+"""cargo's canaries: a failing `assert!` and a failing `assert_eq!` of two sentinels, each
+selected by its full name (the draft's command passes `--exact`)."""
 
 _TOOLS = (
     """  cat >"$evidence_tools/cargo-runner" <<'CARGO_RUNNER'
@@ -196,10 +253,13 @@ RUNNER = Runner(
     build_directories=("target",),
     compiled_tests=("tests/*.rs",),
     restored_manifests=("Cargo.toml",),
+    canary=CANARY,
+    failed_status=101,
     verifier=VerifierParts(
         report_passed=Part(2, _PASSED),
         report_failed=Part(2, _FAILED),
         report_finished=Part(2, ' any(.[]; .event == "exit")'),
+        report_tests=Part(2, _TESTS),
         report_of=Part(1, " true"),
         report_named=Part(0, " contains($name)"),
         report_selector=Part(0, " .name"),

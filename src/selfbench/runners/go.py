@@ -7,6 +7,7 @@ The inferred test command joins its selectors into one `go test -run` pattern
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,7 +15,14 @@ from dataclasses import dataclass
 from selfbench.errors import DraftError
 from selfbench.runners._command import subcommand
 from selfbench.runners._log import NO_MATCH, Outcome, Result, Run, table
-from selfbench.runners._protocol import CompiledProject, Part, Runner, VerifierParts, readonly
+from selfbench.runners._protocol import (
+    CanaryParts,
+    CompiledProject,
+    Part,
+    Runner,
+    VerifierParts,
+    readonly,
+)
 
 __all__ = ["GO_EVENTS", "GO_TEST_NAMES", "GO_TEXT", "RUNNER", "parse_go"]
 
@@ -148,8 +156,70 @@ _PASSED = r"""
     map(select((.Action == "pass" or .Action == "skip") and (.Test | type) == "string")
       | {file: .Package, name: .Test})"""
 _FAILED = r"""
-    map(select(.Action == "fail" or .Action == "build-fail")
+    . as $events
+    | map(select(.Action == "fail" or .Action == "build-fail")
+      | select(if (.Test | type) == "string" then .Test | canary | not
+               else .Action == "build-fail" or (.Package as $package
+                 | any($events[]; .Action == "fail" and .Package == $package
+                       and (.Test | type) == "string" and (.Test | canary))
+                 | not) end)
       | ((.Package // .ImportPath // "") + (if .Test then " " + .Test else "" end)))"""
+# A package's own failure is its canaries' when a canary of that package failed: its other
+# failing tests are named on their own.
+_TESTS = r"""
+    map(select((.Test | type) == "string"
+        and (.Action == "pass" or .Action == "fail" or .Action == "skip"))
+      | {name: .Test,
+         outcome: (if .Action == "pass" then "passed" elif .Action == "fail" then "failed"
+                   else "other" end)})"""
+_PATH_SELECTOR = re.compile(r"[./]|.*_test\.go$")
+"""A go selector that names a package or a test file (`./calc`, `calc/x_test.go`), not a test."""
+
+
+def _canary_selector(file: str, name: str, selectors: Sequence[str]) -> str | None:  # noqa: ARG001
+    """A `-run` pattern for a canary when the selectors hold patterns (the draft's command runs
+    only the tests they match); none when they name packages (every test of them runs)."""
+    if all(_PATH_SELECTOR.match(selector) for selector in selectors):
+        return None
+    return f"^Test_{name}$"
+
+
+def _canary_hosts(file: str, selectors: Sequence[str]) -> bool:
+    """Whether the selectors run the tests of `file`: its package is one they name (`./calc`,
+    `./calc/...`, `./...`), or they name none (patterns, run over every package)."""
+    directory = posixpath.dirname(file) or "."
+    packages = [selector for selector in selectors if _PATH_SELECTOR.match(selector)]
+    for selector in packages:
+        recursive = selector.endswith("/...") or selector == "..."
+        package = posixpath.normpath(selector.removesuffix("...").rstrip("/") or ".")
+        if package.endswith("_test.go"):
+            package = posixpath.dirname(package) or "."
+        if directory == package or (
+            recursive and (package == "." or directory.startswith(package + "/"))
+        ):
+            return True
+    return not packages
+
+
+CANARY = CanaryParts(
+    text=(
+        "\n\nfunc Test_@SELFBENCH_CANARY_A@(t *testing.T) {\n"
+        '\tt.Fatal("@SELFBENCH_VALUE_A@")\n'
+        "}\n\n"
+        "func Test_@SELFBENCH_CANARY_B@(t *testing.T) {\n"
+        '\tif got, want := "@SELFBENCH_VALUE_A@", "@SELFBENCH_VALUE_B@"; got != want {\n'
+        '\t\tt.Fatalf("got %q, want %q", got, want)\n'
+        "\t}\n"
+        "}\n"
+    ),
+    suffixes=("_test.go",),
+    selector=_canary_selector,
+    hosts=_canary_hosts,
+    requires=r'^[[:space:]]*(import[[:space:]]+)?"testing"[[:space:]]*$',
+    names="Test_{}",
+)
+"""go's canaries: a `t.Fatal`, and a comparison of two sentinels; the file must import
+`testing` by that name."""
 _FINISHED = r"""
     any(.[]; (.Action == "pass" or .Action == "fail" or .Action == "skip")
       and (.Test | type) != "string")"""
@@ -234,7 +304,7 @@ show_output() {
 }
 
 # The wanted tests; for go, also each Test function of the _test.go files (the base's and the
-# held-out ones) of a selected package.
+# held-out ones) of a selected package, but the canaries.
 wanted_tests() {
   local wanted="$1" path name
   if [ "$runner" != go ] || [ -z "$wanted" ]; then
@@ -245,7 +315,7 @@ wanted_tests() {
     -type f -name '*_test.go' -print0) |
     while IFS= read -r -d '' path; do
       sed -n -e "s/^func \\($go_test_function\\)([A-Za-z0-9_]* *\\*testing\\.T).*/\\1/p" \
-        -- "$workdir/$path" | grep -vx TestMain |
+        -- "$workdir/$path" | grep -vx TestMain | not_canaries |
         while IFS= read -r name; do
           path="${path%/*}"
           printf '%s\t%s\n' "${path#./}" "$name"
@@ -291,10 +361,12 @@ RUNNER = Runner(
     control_files=("go.work", "go.work.sum", "go.env", "vendor/modules.txt"),
     compiled_tests=("*_test.go",),
     restored_manifests=("go.mod",),
+    canary=CANARY,
     verifier=VerifierParts(
         report_passed=Part(1, _PASSED),
         report_failed=Part(1, _FAILED),
         report_finished=Part(1, _FINISHED),
+        report_tests=Part(1, _TESTS),
         report_of=Part(0, " .file | package_of($want)"),
         report_named=Part(1, _NAMED),
         report_definitions=_PACKAGE_OF,

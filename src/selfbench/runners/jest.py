@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 from selfbench.runners._command import installed, js_bin
 from selfbench.runners._jest_family import (
+    GLOBAL_CANARY_TEXT,
+    JS_SUFFIXES,
     NO_FILES,
     REPORTER_ARGUMENTS,
     VERIFIER,
@@ -14,7 +16,13 @@ from selfbench.runners._jest_family import (
     from_json,
 )
 from selfbench.runners._log import Result, Run, table
-from selfbench.runners._protocol import V8_COVERAGE, NodeProject, Runner, by_file
+from selfbench.runners._protocol import (
+    V8_COVERAGE,
+    CanaryParts,
+    NodeProject,
+    Runner,
+    by_file,
+)
 
 __all__ = ["RUNNER", "parse_jest"]
 
@@ -116,5 +124,6 @@ RUNNER = Runner(
     manifest_keys=("jest", "babel", "scripts"),  # its settings, its transform's, the scripts
     restored_manifests=("package.json",),
     coverage=V8_COVERAGE,
+    canary=CanaryParts(text=GLOBAL_CANARY_TEXT, suffixes=JS_SUFFIXES),
     verifier=VERIFIER,
 )

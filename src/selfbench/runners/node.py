@@ -12,6 +12,7 @@ from selfbench.runners._protocol import (
     REPORT_DESCRIPTOR,
     REPORT_ROOT,
     V8_COVERAGE,
+    CanaryParts,
     NodeProject,
     Part,
     Runner,
@@ -260,7 +261,37 @@ export default async function* reporter(source) {{
 _PASSED = r"""
     map(select(.event == "test:pass" and .type != "suite" and .name != .file)
       | {file: .file, name: ""})"""
-_FAILED = ' map(select(.event == "test:fail") | .name)'
+_FAILED = r"""
+    . as $records
+    | map(select(.event == "test:fail" and (.name | canary | not)
+        and (.name != .file or (.file as $file
+          | any($records[]; .event == "test:fail" and .file == $file and (.name | canary))
+          | not)))
+      | .name)"""
+# A test file's own failure is its canaries' when a canary of that file failed: its other
+# failing tests are named on their own.
+_TESTS = r"""
+    map(select((.event == "test:pass" or .event == "test:fail") and .type != "suite"
+        and .name != .file)
+      | {name, outcome: (if .event == "test:pass" then "passed" else "failed" end)})"""
+CANARY = CanaryParts(
+    text=(
+        '\n\nimport("node:test").then(({ test }) =>\n'
+        '  import("node:assert").then(({ default: assert }) => {\n'
+        '  test("@SELFBENCH_CANARY_A@", () => {\n'
+        '    assert.strictEqual("@SELFBENCH_VALUE_A@", "@SELFBENCH_VALUE_B@");\n'
+        "  });\n"
+        '  test("@SELFBENCH_CANARY_B@", () => {\n'
+        '    assert.deepStrictEqual({ value: "@SELFBENCH_VALUE_A@" },'
+        ' { value: "@SELFBENCH_VALUE_B@" });\n'
+        "  });\n"
+        "}));\n"
+    ),
+    suffixes=(".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx"),
+)
+"""node's canaries: `assert`'s `strictEqual` and `deepStrictEqual` on two sentinels, registered
+through `import()`, which CommonJS and ES modules both take; the test file is selected, so they
+run."""
 _FINISHED = ' any(.[]; .event == "finish")'
 
 # The summary's last counts (node prints `tests`, `fail` and `cancelled` with its TAP summary, and
@@ -322,10 +353,12 @@ RUNNER = Runner(
     control_files=CONTROL_FILES,
     control_directories=("node_modules",),
     coverage=V8_COVERAGE,
+    canary=CANARY,
     verifier=VerifierParts(
         report_passed=Part(4, _PASSED),
         report_failed=Part(4, _FAILED),
         report_finished=Part(4, _FINISHED),
+        report_tests=Part(4, _TESTS),
         verifier_programs=readonly("node_summary", _SUMMARY_LINE, expands=False),
         verifier_tools=Part(1, _TOOLS),
         verifier_env=Part(1, _ENV),

@@ -11,6 +11,7 @@ from selfbench.runners._log import INDEX, Outcome, Result, Run, table
 from selfbench.runners._protocol import (
     KEY_DESCRIPTOR,
     REPORT_DESCRIPTOR,
+    CanaryParts,
     CoverageParts,
     Part,
     PythonProject,
@@ -852,12 +853,37 @@ _PASSED = r"""
       | {file: ($root + "/" + (.nodeid | split("::")[0])),
          name: (.nodeid | split("::")[1:] | join("::"))})"""
 _FAILED = r"""
-    map(select((.event == "test" and .outcome == "failed") or .event == "collect-error"
-        or .event == "forged")
+    map(select((.event == "test" and .outcome == "failed" and (.nodeid | canary | not))
+        or .event == "collect-error" or .event == "forged")
       | [.nodeid, .reason] | map(select(. != null and . != "")) | join(": "))"""
+_TESTS = r"""
+    map(select(.event == "test")
+      | {name: .nodeid,
+         outcome: (if .outcome == "failed" then "failed"
+                   elif .outcome == "passed" and .when == "call" then "passed"
+                   else "other" end)})"""
 # A report that ends in a record its reporter did not write is judged by that record (`failed`
 # names it), not as unfinished.
-_FINISHED = ' any(.[]; (.event == "finish" and .exitstatus == 0) or .event == "forged")'
+_FINISHED = r"""
+    any(.[]; (.event == "finish"
+              and (.exitstatus == 0 or (.exitstatus == 1 and ($canaries | length) > 0)))
+             or .event == "forged")"""
+# With canaries planted, pytest ends as when tests failed (1): whether only the canaries did is
+# the judgement's (`failed` leaves them out).
+CANARY = CanaryParts(
+    text=(
+        "\n\n\ndef test_@SELFBENCH_CANARY_A@():\n"
+        '    assert "@SELFBENCH_VALUE_A@" == "@SELFBENCH_VALUE_B@"\n'
+        "\n\ndef test_@SELFBENCH_CANARY_B@():\n"
+        "    import unittest\n\n"
+        '    unittest.TestCase().assertEqual("@SELFBENCH_VALUE_A@", "@SELFBENCH_VALUE_B@")\n'
+    ),
+    suffixes=(".py",),
+    selector=lambda file, name, selectors: None if file in selectors else f"{file}::test_{name}",
+    names="test_{}",
+)
+"""pytest's canaries (unittest's too, as its tests run through pytest): a plain `assert`, and
+`unittest`'s `assertEqual`; selected by node id unless the file itself is a selector."""
 
 _PROGRAMS = (
     readonly("same_pytest_table", _SAME_PYTEST_TABLE)
@@ -985,10 +1011,12 @@ RUNNER = Runner(
         "pytest_sessionfinish",
     ),
     coverage=COVERAGE,
+    canary=CANARY,
     verifier=VerifierParts(
         report_passed=Part(0, _PASSED),
         report_failed=Part(0, _FAILED),
         report_finished=Part(0, _FINISHED),
+        report_tests=Part(0, _TESTS),
         verifier_programs=_PROGRAMS,
         verifier_tools=Part(0, _TOOLS),
         verifier_env=Part(0, _ENV),

@@ -62,4 +62,5 @@ RUNNER = Runner(
     project_paths=pytest.PROJECT_PATHS,
     shared_configuration_files=pytest.SHARED_CONFIGURATION_FILES,
     coverage=pytest.COVERAGE,
+    canary=pytest.CANARY,  # its tests run through pytest
 )

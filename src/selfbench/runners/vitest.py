@@ -7,14 +7,22 @@ from collections.abc import Sequence
 
 from selfbench.runners._command import installed, js_bin
 from selfbench.runners._jest_family import (
+    JS_SUFFIXES,
     NO_FILES,
     REPORTER_ARGUMENTS,
     VERIFIER,
+    canary_text,
     counts,
     from_json,
 )
 from selfbench.runners._log import Result, Run, table
-from selfbench.runners._protocol import V8_COVERAGE, NodeProject, Runner, by_file
+from selfbench.runners._protocol import (
+    V8_COVERAGE,
+    CanaryParts,
+    NodeProject,
+    Runner,
+    by_file,
+)
 
 __all__ = ["RUNNER", "parse_vitest"]
 
@@ -100,5 +108,6 @@ RUNNER = Runner(
     manifest_keys=("scripts",),
     restored_manifests=("package.json",),
     coverage=V8_COVERAGE,
+    canary=CanaryParts(text=canary_text("vitest"), suffixes=JS_SUFFIXES),
     verifier=VERIFIER,
 )

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from selfbench._fs import open_file
 from selfbench.bundle.render_scripts import (
     F2P_AGAIN_LABEL,
     F2P_LABEL,
@@ -22,10 +23,13 @@ from selfbench.bundle.render_scripts import (
     RETRY_LABEL,
     REWARD_LABEL,
     VERIFIER_LABELS,
+    canary_names,
     fail_to_pass_command,
+    forged_evidence,
     pass_to_pass_command,
 )
 from selfbench.contract import TaskDefinition
+from selfbench.errors import ValidateError
 from selfbench.outcomes import NO_MATCH, Outcomes, parse_outcomes
 from selfbench.validate.report import Check, Reward
 from selfbench.validate.sandbox import PhaseResult
@@ -35,6 +39,7 @@ __all__ = [
     "beyond_checks",
     "command_segments",
     "flaky_check",
+    "forged_reason",
     "network_hint",
     "outcome_counts",
     "phase_reason",
@@ -152,7 +157,8 @@ def _samples(
     for run in (nop, *gold):
         if run.reward is None:
             continue
-        segments = _segments(run.log.read_text(errors="replace"))
+        text = run.log.read_text(errors="replace")
+        segments, canaries = _segments(text), canary_names(text)
         codes = {
             F2P_LABEL: run.reward.fail_to_pass_exit_code,
             F2P_AGAIN_LABEL: run.reward.fail_to_pass_repeat_exit_code,
@@ -160,11 +166,11 @@ def _samples(
         }
         labels = (P2P_LABEL,) if run is nop else tuple(codes)
         for label in labels:
-            text, code = segments.get(label), codes[label]
+            output, code = segments.get(label), codes[label]
             key = _command_label(label)
-            if text is None or code < 0 or commands[key] == "true":
+            if output is None or code < 0 or commands[key] == "true":
                 continue
-            samples[key].append(parse_outcomes(commands[key], text, code))
+            samples[key].append(parse_outcomes(commands[key], output, code).without(canaries))
     return samples
 
 
@@ -215,7 +221,8 @@ def _suite_ran(definition: TaskDefinition, nop: VerifierRun, oracle: VerifierRun
     for run in (oracle, nop):
         if run.reward is None:
             continue
-        segments = _segments(run.log.read_text(errors="replace"))
+        log = run.log.read_text(errors="replace")
+        segments, canaries = _segments(log), canary_names(log)
         wanted = [(P2P_LABEL, p2p, run.reward.pass_to_pass_exit_code)]
         if run is oracle:
             wanted.insert(0, (F2P_LABEL, f2p, run.reward.fail_to_pass_exit_code))
@@ -223,7 +230,7 @@ def _suite_ran(definition: TaskDefinition, nop: VerifierRun, oracle: VerifierRun
             text = segments.get(label)
             if text is None or command == "true" or code != 0:
                 continue
-            outcome = parse_outcomes(command, text, code)
+            outcome = parse_outcomes(command, text, code).without(canaries)
             judged += outcome.runner is not None
             if outcome.no_tests is not None:
                 problems.append(f"{run.name}: {label} ran no test: {outcome.no_tests}")
@@ -238,11 +245,13 @@ def precise_reason(definition: TaskDefinition, oracle: VerifierRun, reason: str)
     that names no test (`oracle: tests/x.py::test_y: no such test`) or a suite that ran none."""
     if not reason.startswith("oracle: fail-to-pass failed") or oracle.reward is None:
         return reason
-    text = _segments(oracle.log.read_text(errors="replace")).get(F2P_LABEL)
+    log = oracle.log.read_text(errors="replace")
+    text = _segments(log).get(F2P_LABEL)
     if text is None:
         return reason
     command = fail_to_pass_command(definition)
     found = parse_outcomes(command, text, oracle.reward.fail_to_pass_exit_code)
+    found = found.without(canary_names(log))
     if found.no_tests == NO_MATCH:
         alone = [(s, parse_outcomes(c, out, code)) for s, c, code, out in oracle.selectors]
         missing = [s for s, one in alone if one.no_tests == NO_MATCH]
@@ -318,11 +327,27 @@ def run_phases(log: Path, commands: dict[str, str]) -> dict[str, Outcomes]:
     except OSError:
         return {}
     phases: dict[str, Outcomes] = {}
+    canaries = canary_names(text)
     for label, output in _segments(text).items():
         command = commands.get(_command_label(label))
         if command is not None and command != "true":
-            phases[label] = parse_outcomes(command, output, 0)
+            phases[label] = parse_outcomes(command, output, 0).without(canaries)
     return phases
+
+
+_LOG_LIMIT = 1 << 26
+"""How much of a verifier's log `forged_reason` reads (its first 64 MiB)."""
+
+
+def forged_reason(log: Path) -> str | None:
+    """What a verifier's log says of its forged report (None: nothing, or the log cannot be
+    read; never through a link)."""
+    try:
+        with open_file(log, error=ValidateError) as handle:
+            text = handle.read(_LOG_LIMIT).decode(errors="replace")
+    except (ValidateError, OSError):
+        return None
+    return forged_evidence(text)
 
 
 def run_outcomes(log: Path, commands: dict[str, str]) -> dict[str, str]:

@@ -39,6 +39,7 @@ REWARD_FIELDS = (
     "fail_to_pass_exit_code",
     "fail_to_pass_repeat_exit_code",
     "pass_to_pass_exit_code",
+    "forged",
 )
 """The keys of `/logs/verifier/reward.json`, in the order `tests/test.sh` writes them."""
 
@@ -57,6 +58,9 @@ class Reward(BaseModel):
     fail_to_pass_exit_code: int
     fail_to_pass_repeat_exit_code: int
     pass_to_pass_exit_code: int
+    forged: Literal[0, 1] = 0
+    """A canary passed, or went missing where every wanted test passed (`bundle/canaries.py`):
+    the report was forged, and the trial scores 0. Absent from a verifier that plants none."""
 
 
 def read_reward(data: bytes, where: str) -> Reward:

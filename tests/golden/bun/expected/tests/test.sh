@@ -25,6 +25,22 @@ readonly pass_to_pass_command='bun test '"'"'tests/existing-a.test.ts'"'"' '"'"'
 readonly runner='bun'
 readonly fail_to_pass_evidence='[{"path":"/app/tests/new-behavior.test.ts","file":"tests/new-behavior.test.ts","name":""}]'
 readonly pass_to_pass_evidence='[{"path":"/app/tests/existing-a.test.ts","file":"tests/existing-a.test.ts","name":""},{"path":"/app/tests/existing-b.test.ts","file":"tests/existing-b.test.ts","name":""}]'
+readonly canary_file='tests/new-behavior.test.ts'
+readonly canary_text='
+
+import { test as test_@SELFBENCH_CANARY_A@, expect as expect_@SELFBENCH_CANARY_A@ } from "bun:test";
+
+test_@SELFBENCH_CANARY_A@("@SELFBENCH_CANARY_A@", () => {
+  expect_@SELFBENCH_CANARY_A@("@SELFBENCH_VALUE_A@").toBe("@SELFBENCH_VALUE_B@");
+});
+test_@SELFBENCH_CANARY_A@("@SELFBENCH_CANARY_B@", () => {
+  expect_@SELFBENCH_CANARY_A@({ value: "@SELFBENCH_VALUE_A@" }).toEqual({ value: "@SELFBENCH_VALUE_B@" });
+});
+'
+readonly canary_requires=''
+# shellcheck disable=SC2016
+readonly fail_to_pass_canary_command='bun test '"'"'tests/new-behavior.test.ts'"'"' --reporter=junit --reporter-outfile=/dev/fd/9'
+readonly failed_status='1'
 readonly protected_paths=('tests/new-behavior.test.ts')
 readonly exclude_args=('--exclude=tests/new-behavior.test.ts' '--exclude=tests/new-behavior.test.ts/*' '--exclude=conftest.py' '--exclude=*/conftest.py' '--exclude=pytest.ini' '--exclude=*/pytest.ini' '--exclude=.pytest.ini' '--exclude=*/.pytest.ini' '--exclude=pytest.toml' '--exclude=*/pytest.toml' '--exclude=.pytest.toml' '--exclude=*/.pytest.toml' '--exclude=sitecustomize.py' '--exclude=*/sitecustomize.py' '--exclude=usercustomize.py' '--exclude=*/usercustomize.py' '--exclude=*.pth' '--exclude=*/*.pth' '--exclude=*.pyc' '--exclude=*/*.pyc' '--exclude=*.pyo' '--exclude=*/*.pyo' '--exclude=_selfbench_evidence.py' '--exclude=*/_selfbench_evidence.py' '--exclude=jest.config.*' '--exclude=*/jest.config.*' '--exclude=jest.setup.*' '--exclude=*/jest.setup.*' '--exclude=vitest.config.*' '--exclude=*/vitest.config.*' '--exclude=vitest.setup.*' '--exclude=*/vitest.setup.*' '--exclude=vitest.workspace.*' '--exclude=*/vitest.workspace.*' '--exclude=vite.config.*' '--exclude=*/vite.config.*' '--exclude=babel.config.*' '--exclude=*/babel.config.*' '--exclude=.babelrc' '--exclude=*/.babelrc' '--exclude=.babelrc.*' '--exclude=*/.babelrc.*' '--exclude=.mocharc*' '--exclude=*/.mocharc*' '--exclude=.npmrc' '--exclude=*/.npmrc' '--exclude=.yarnrc' '--exclude=*/.yarnrc' '--exclude=.yarnrc.yml' '--exclude=*/.yarnrc.yml' '--exclude=.pnpmfile.cjs' '--exclude=*/.pnpmfile.cjs' '--exclude=bunfig.toml' '--exclude=*/bunfig.toml' '--exclude=.node-options' '--exclude=*/.node-options' '--exclude=rust-toolchain' '--exclude=*/rust-toolchain' '--exclude=rust-toolchain.toml' '--exclude=*/rust-toolchain.toml' '--exclude=build.rs' '--exclude=*/build.rs' '--exclude=go.work' '--exclude=*/go.work' '--exclude=go.work.sum' '--exclude=*/go.work.sum' '--exclude=go.env' '--exclude=*/go.env' '--exclude=vendor/modules.txt' '--exclude=*/vendor/modules.txt' '--exclude=*_test.go' '--exclude=*/*_test.go' '--exclude=tests/*.rs' '--exclude=*/tests/*.rs' '--exclude=_selfbench_evidence/*' '--exclude=*/_selfbench_evidence/*' '--exclude=__pycache__/*' '--exclude=*/__pycache__/*' '--exclude=.pytest_cache/*' '--exclude=*/.pytest_cache/*' '--exclude=.venv/*' '--exclude=*/.venv/*' '--exclude=site-packages/*' '--exclude=*/site-packages/*' '--exclude=node_modules/*' '--exclude=*/node_modules/*' '--exclude=.cargo/*' '--exclude=*/.cargo/*' '--exclude=.git-hooks/*' '--exclude=*/.git-hooks/*')
 readonly package_exclude_args=('--exclude=pytest.py' '--exclude=*/pytest.py' '--exclude=py.py' '--exclude=*/py.py' '--exclude=pytest/*' '--exclude=*/pytest/*' '--exclude=_pytest/*' '--exclude=*/_pytest/*' '--exclude=pluggy/*' '--exclude=*/pluggy/*' '--exclude=venv/*' '--exclude=*/venv/*' '--exclude=target/*' '--exclude=*/target/*')
@@ -34,6 +50,7 @@ readonly verifier_names=('SELFBENCH_EVIDENCE' '_selfbench_evidence' 'selfbench-r
 
 patch_applied=1
 setup_completed=0
+forged=0
 fail_to_pass=0
 pass_to_pass=0
 deterministic=0
@@ -45,6 +62,9 @@ pass_to_pass_exit_code=-1
 uv_cache=""
 fail_to_pass_wanted=""
 pass_to_pass_wanted=""
+fail_to_pass_run="$fail_to_pass_command"
+planted='[]'
+canary_names=()
 
 log() { printf 'selfbench: %s\n' "$*"; }
 
@@ -66,7 +86,8 @@ lock_reward_dir() {
 write_reward() {
   local reward=0 partial
   if [ "$patch_applied" -eq 1 ] && [ "$fail_to_pass" -eq 1 ] && [ "$deterministic" -eq 1 ] &&
-    [ "$pass_to_pass" -eq 1 ] && [ "$all_stopped" -eq 1 ] && [ "$names_verifier" -eq 0 ]; then
+    [ "$pass_to_pass" -eq 1 ] && [ "$all_stopped" -eq 1 ] && [ "$names_verifier" -eq 0 ] &&
+    [ "$forged" -eq 0 ]; then
     reward=1
   fi
   kill_verifier_processes || reward=0
@@ -82,11 +103,12 @@ write_reward() {
   "setup_completed": %d,
   "fail_to_pass_exit_code": %d,
   "fail_to_pass_repeat_exit_code": %d,
-  "pass_to_pass_exit_code": %d
+  "pass_to_pass_exit_code": %d,
+  "forged": %d
 }\n' \
     "$reward" "$patch_applied" "$fail_to_pass" "$pass_to_pass" "$deterministic" \
     "$setup_completed" "$fail_to_pass_exit_code" "$fail_to_pass_repeat_exit_code" \
-    "$pass_to_pass_exit_code" >"$partial" && mv -f -- "$partial" "$reward_file"
+    "$pass_to_pass_exit_code" "$forged" >"$partial" && mv -f -- "$partial" "$reward_file"
   log "reward $reward"
 }
 
@@ -171,6 +193,53 @@ protect_path() {
     find "$target" ! -type l -exec chmod a-w,a+rX -- {} +
 }
 
+# A name or sentinel for a canary, drawn for this run: a lowercase letter, then eleven lowercase
+# letters and digits.
+canary_word() {
+  local first rest
+  first="$(head -c 1024 /dev/urandom | LC_ALL=C tr -dc '[:lower:]' | head -c 1)"
+  rest="$(head -c 4096 /dev/urandom | LC_ALL=C tr -dc '[:lower:][:digit:]' | head -c 11)"
+  [ "${#first}${#rest}" = 111 ] && printf '%s%s' "$first" "$rest"
+}
+
+# Appends the must-fail canaries to their held-out file (`bundle/canaries.py`), named and with
+# sentinels drawn now, and has the fail-to-pass command select them; the log names them.
+plant_canaries() {
+  local target="$app/$canary_file" text a b value_a value_b
+  if [ -z "$canary_file" ]; then
+    return 0
+  fi
+  if [ -L "$target" ] || [ ! -f "$target" ] ||
+    [ "$(realpath -e -- "$target")" != "$(realpath -e -- "$app")/$canary_file" ] ||
+    { [ -n "$canary_requires" ] && ! grep -qE -- "$canary_requires" "$target"; }; then
+    log "no canary: $canary_file cannot hold them"
+    return 0
+  fi
+  if ! { a="$(canary_word)" && b="$(canary_word)" && value_a="$(canary_word)" &&
+    value_b="$(canary_word)"; }; then
+    log "no canary: no name could be drawn"
+    return 0
+  fi
+  text="${canary_text//"@SELFBENCH_CANARY_A@"/$a}"
+  text="${text//"@SELFBENCH_CANARY_B@"/$b}"
+  text="${text//"@SELFBENCH_VALUE_A@"/$value_a}"
+  printf '%s' "${text//"@SELFBENCH_VALUE_B@"/$value_b}" >>"$target" || return 1
+  fail_to_pass_run="${fail_to_pass_canary_command//"@SELFBENCH_CANARY_A@"/$a}"
+  fail_to_pass_run="${fail_to_pass_run//"@SELFBENCH_CANARY_B@"/$b}"
+  canary_names=("$a" "$b")
+  planted="[\"$a\",\"$b\"]"
+  log "canaries: $a $b"
+}
+
+# Its input's lines (tests' names) but those of the canaries.
+not_canaries() {
+  if [ "${#canary_names[@]}" -eq 0 ]; then
+    cat
+  else
+    grep -v -F -e "${canary_names[0]}" -e "${canary_names[1]}" || true
+  fi
+}
+
 prepare_held_out_tests() {
   local path
   restore_protected_paths
@@ -180,6 +249,7 @@ prepare_held_out_tests() {
     return 0
   fi
   rm -f -- "$test_patch"
+  plant_canaries || return 0
   hand_tree_to_verifier || return 0
   for path in "${protected_paths[@]}"; do
     protect_path "$path" || return 0
@@ -217,6 +287,19 @@ run_once() {
   show_output "$output" "$report"
   evidence_problem="$(check_evidence "$report" "$wanted" "$output" "$records")"
   rm -rf -- "$report"
+  case "$evidence_problem" in
+  "forged: "*)
+    forged=1
+    log "$evidence_problem"
+    ;;
+  "")
+    # The canaries failed, as they must, and no other test did: the runner's status for failed
+    # tests is the run passing.
+    if [ "$canaries" != '[]' ] && [ "$status" -eq "$failed_status" ]; then
+      status=0
+    fi
+    ;;
+  esac
   return "$status"
 }
 
@@ -269,20 +352,22 @@ run_as_verifier() {
 run_tests() {
   prepare_uv_cache || log "could not copy the uv cache"
   prepare_evidence_tools || log "could not write the $runner reporter"
-  log "fail-to-pass: $fail_to_pass_command"
+  log "fail-to-pass: $fail_to_pass_run"
   fail_to_pass_wanted="$(wanted_tests "$fail_to_pass_evidence")"
   pass_to_pass_wanted="$(wanted_tests "$pass_to_pass_evidence")"
-  run_as_verifier "$fail_to_pass_command" "$fail_to_pass_wanted"
+  canaries="$planted"
+  run_as_verifier "$fail_to_pass_run" "$fail_to_pass_wanted"
   fail_to_pass_exit_code=$?
   if [ "$fail_to_pass_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
     fail_to_pass=1
     log "fail-to-pass again (determinism)"
-    run_as_verifier "$fail_to_pass_command" "$fail_to_pass_wanted"
+    run_as_verifier "$fail_to_pass_run" "$fail_to_pass_wanted"
     fail_to_pass_repeat_exit_code=$?
     if [ "$fail_to_pass_repeat_exit_code" -eq 0 ] && [ -z "$evidence_problem" ]; then
       deterministic=1
     fi
   fi
+  canaries='[]'
   log "pass-to-pass: $pass_to_pass_command"
   run_as_verifier "$pass_to_pass_command" "$pass_to_pass_wanted"
   pass_to_pass_exit_code=$?
@@ -321,6 +406,7 @@ safe_git_dir() {
 # shellcheck disable=SC2016 # jq and Python programs, not shell expansions
 readonly evidence_definitions='
 def root: (map(select(.event == "start")) | first | .rootdir) // "";
+def canary: . as $name | any($canaries[]; . as $drawn | $name | contains($drawn));
 def passed($root):
   if $runner == "pytest" then
     map(select(.event == "test" and .when == "call" and .outcome == "passed")
@@ -342,25 +428,51 @@ def passed($root):
   end;
 def failed:
   if $runner == "pytest" then
-    map(select((.event == "test" and .outcome == "failed") or .event == "collect-error"
-        or .event == "forged")
+    map(select((.event == "test" and .outcome == "failed" and (.nodeid | canary | not))
+        or .event == "collect-error" or .event == "forged")
       | [.nodeid, .reason] | map(select(. != null and . != "")) | join(": "))
   elif $runner == "go" then
-    map(select(.Action == "fail" or .Action == "build-fail")
+    . as $events
+    | map(select(.Action == "fail" or .Action == "build-fail")
+      | select(if (.Test | type) == "string" then .Test | canary | not
+               else .Action == "build-fail" or (.Package as $package
+                 | any($events[]; .Action == "fail" and .Package == $package
+                       and (.Test | type) == "string" and (.Test | canary))
+                 | not) end)
       | ((.Package // .ImportPath // "") + (if .Test then " " + .Test else "" end)))
   elif $runner == "cargo" then
-    map(select((.event == "test" and .outcome == "failed") or (.event == "exit" and .status != 0))
+    . as $records
+    | map(select((.event == "test" and .outcome == "failed" and (.name | canary | not))
+        or (.event == "exit" and .status != 0 and (.binary as $binary
+          | .status != 101
+            or ([$records[] | select(.event == "test" and .outcome == "failed"
+                                     and .binary == $binary) | .name] as $failed
+                | ($failed | length) == 0 or any($failed[]; canary | not)))))
       | (.name // "a test binary exited \(.status)"))
   elif $runner == "jest" or $runner == "vitest" then
-    [.[] | .testResults[]? | (select(.status == "failed") | .name),
-     (.assertionResults[]? | select(.status == "failed") | .fullName)]
+    [.[] | .testResults[]?
+     | (select(.status == "failed"
+          and ([.assertionResults[]? | select(.status == "failed") | .fullName] as $failed
+               | ($failed | length) == 0 or any($failed[]; canary | not)))
+        | .name),
+       (.assertionResults[]? | select(.status == "failed") | .fullName | select(canary | not))]
     + [.[] | select((.numRuntimeErrorTestSuites // 0) > 0) | "a test file did not run"]
-  elif $runner == "node" then map(select(.event == "test:fail") | .name)
+  elif $runner == "node" then
+    . as $records
+    | map(select(.event == "test:fail" and (.name | canary | not)
+        and (.name != .file or (.file as $file
+          | any($records[]; .event == "test:fail" and .file == $file and (.name | canary))
+          | not)))
+      | .name)
   else
-    map(select(.event == "test" and .outcome == "failed") | "\(.file) \(.name)")
+    map(select(.event == "test" and .outcome == "failed") | "\(.file) \(.name)"
+      | select(canary | not))
   end;
 def finished:
-  if $runner == "pytest" then any(.[]; (.event == "finish" and .exitstatus == 0) or .event == "forged")
+  if $runner == "pytest" then
+    any(.[]; (.event == "finish"
+              and (.exitstatus == 0 or (.exitstatus == 1 and ($canaries | length) > 0)))
+             or .event == "forged")
   elif $runner == "go" then
     any(.[]; (.Action == "pass" or .Action == "fail" or .Action == "skip")
       and (.Test | type) != "string")
@@ -368,6 +480,39 @@ def finished:
   elif $runner == "jest" or $runner == "vitest" then
     length == 1 and (.[0].numTotalTests | type) == "number"
   else any(.[]; .event == "finish") end;
+def tests:
+  if $runner == "pytest" then
+    map(select(.event == "test")
+      | {name: .nodeid,
+         outcome: (if .outcome == "failed" then "failed"
+                   elif .outcome == "passed" and .when == "call" then "passed"
+                   else "other" end)})
+  elif $runner == "go" then
+    map(select((.Test | type) == "string"
+        and (.Action == "pass" or .Action == "fail" or .Action == "skip"))
+      | {name: .Test,
+         outcome: (if .Action == "pass" then "passed" elif .Action == "fail" then "failed"
+                   else "other" end)})
+  elif $runner == "cargo" then
+    map(select(.event == "test")
+      | {name,
+         outcome: (if .outcome == "ok" then "passed" elif .outcome == "failed" then "failed"
+                   else "other" end)})
+  elif $runner == "jest" or $runner == "vitest" then
+    [.[] | .testResults[]? | .assertionResults[]?
+     | {name: .fullName,
+        outcome: (if .status == "passed" or .status == "failed" then .status
+                  else "other" end)}]
+  elif $runner == "node" then
+    map(select((.event == "test:pass" or .event == "test:fail") and .type != "suite"
+        and .name != .file)
+      | {name, outcome: (if .event == "test:pass" then "passed" else "failed" end)})
+  else
+    map(select(.event == "test")
+      | {name: "\(.file) \(.name)",
+         outcome: (if .outcome == "passed" or .outcome == "failed" then .outcome
+                   else "other" end)})
+  end;
 def under($path): . == $path or startswith($path + "/");
 def package_of($want):
   ($want.file | rtrimstr("...") | rtrimstr("/")) as $dir
@@ -391,12 +536,21 @@ def selector: if $runner == "cargo" then .name
 # shellcheck disable=SC2016
 readonly evidence_query="$evidence_definitions"'. as $records
 | ($records | passed($records | root)) as $passed
-| if ($records | finished | not) then "the run did not finish"
+| [$records | tests[] | select(.name | canary)] as $seen
+| [$canaries[] | . as $drawn
+   | select(any($seen[]; .outcome == "failed" and (.name | contains($drawn))) | not)] as $missed
+| if any($seen[]; .outcome == "passed") then
+    "forged: the canary test \(first($seen[] | select(.outcome == "passed")) | .name) passed"
+  elif ($records | finished | not) then "the run did not finish"
   elif ($records | failed | length) > 0 then "a test failed: \($records | failed | first)"
   else [$wanted[] | . as $want
         | select(any($passed[]; of($want) and (.name | named($want.name))) | not)
         | selector]
-    | if length > 0 then "no test seen passing for \(first)" else "" end
+    | if length > 0 then "no test seen passing for \(first)"
+      elif ($missed | length) > 0 then
+        "forged: every wanted test is seen passing, but the canary \($missed[0]) is not seen"
+        + " failing"
+      else "" end
   end
 '
 # shellcheck disable=SC2016
@@ -630,6 +784,7 @@ evidence_tools=""
 evidence_problem=""
 untracked_before=/dev/null
 evidence_env=()
+canaries='[]'
 report_channel=/dev/null
 key_channel=/dev/null
 go_cache=""
@@ -922,8 +1077,9 @@ NODE_REPORTER
   cat >"$evidence_tools/cargo-runner" <<'CARGO_RUNNER'
 #!/bin/bash
 # cargo's target runner for the verifier: a test binary logs each result with libtest's --logfile;
-# its exit status is recorded after them, on the descriptor the verifier opened (a file of root's
-# that no process of the tests can open), which the test binary does not inherit.
+# its exit status is recorded after them, each record naming the binary, on the descriptor the
+# verifier opened (a file of root's that no process of the tests can open), which the test binary
+# does not inherit.
 binary="$1"
 shift
 log="$(mktemp -d /tmp/selfbench-libtest.XXXXXX)/log" || exit 1
@@ -931,8 +1087,10 @@ log="$(mktemp -d /tmp/selfbench-libtest.XXXXXX)/log" || exit 1
 status=$?
 {
   sed -n -e 's/^\(ok\|failed\|ignored\) \(.*\)$/\1\t\2/p' -- "$log" |
-    jq -Rc 'split("\t") | {event: "test", outcome: .[0], name: (.[1:] | join("\t"))}'
-  printf '{"event":"exit","status":%d}\n' "$status"
+    jq -Rc --arg binary "$binary" 'split("\t")
+      | {event: "test", outcome: .[0], name: (.[1:] | join("\t")), binary: $binary}'
+  jq -nc --arg binary "$binary" --argjson status "$status" \
+    '{event: "exit", status: $status, binary: $binary}'
 } >&9
 rm -rf -- "${log%/log}"
 exit "$status"
@@ -1438,8 +1596,9 @@ check_evidence() {
     return 0
   fi
   read_report "$report" >"$records"
-  problem="$(jq -rs --argjson wanted "$wanted" --arg runner "$runner" "$evidence_query" \
-    <"$records" 2>/dev/null)" || problem="the report is not JSON lines"
+  problem="$(jq -rs --argjson wanted "$wanted" --argjson canaries "$canaries" \
+    --arg runner "$runner" "$evidence_query" <"$records" 2>/dev/null)" ||
+    problem="the report is not JSON lines"
   if [ -z "$problem" ]; then
     problem="$(cross_check_report "$records" "$3")"
   fi
@@ -1460,8 +1619,9 @@ signals_disagree() {
   if [ -z "$wanted" ] || { [ "$status" -eq 0 ] && [ -z "$evidence_problem" ]; }; then
     return 0
   fi
-  problem="$(jq -rs --argjson wanted "$wanted" --arg runner "$runner" "$evidence_query" \
-    <"$records" 2>/dev/null)" || problem="the report is not JSON lines"
+  problem="$(jq -rs --argjson wanted "$wanted" --argjson canaries "$canaries" \
+    --arg runner "$runner" "$evidence_query" <"$records" 2>/dev/null)" ||
+    problem="the report is not JSON lines"
   if [ -n "$problem" ] && [ "$status" -eq 0 ]; then
     echo "the command exited 0 but its report does not agree: $evidence_problem"
   elif [ -z "$problem" ] && [ -n "$evidence_problem" ]; then
@@ -1471,11 +1631,11 @@ signals_disagree() {
   fi
 }
 
-# How many tests the report's records ($1) show failing, finished or not (1 when they cannot be
-# read).
+# How many tests the report's records ($1) show failing, finished or not, the canaries aside (1
+# when they cannot be read).
 tests_failed() {
-  jq -rs --arg runner "$runner" "$evidence_definitions failed | length" <"$1" 2>/dev/null ||
-    echo 1
+  jq -rs --arg runner "$runner" --argjson canaries "$canaries" \
+    "$evidence_definitions failed | length" <"$1" 2>/dev/null || echo 1
 }
 
 # What decides how the tests run but sits in files an agent may change: the part of such a file
@@ -1602,7 +1762,7 @@ show_output() {
 }
 
 # The wanted tests; for go, also each Test function of the _test.go files (the base's and the
-# held-out ones) of a selected package.
+# held-out ones) of a selected package, but the canaries.
 wanted_tests() {
   local wanted="$1" path name
   if [ "$runner" != go ] || [ -z "$wanted" ]; then
@@ -1613,7 +1773,7 @@ wanted_tests() {
     -type f -name '*_test.go' -print0) |
     while IFS= read -r -d '' path; do
       sed -n -e "s/^func \\($go_test_function\\)([A-Za-z0-9_]* *\\*testing\\.T).*/\\1/p" \
-        -- "$workdir/$path" | grep -vx TestMain |
+        -- "$workdir/$path" | grep -vx TestMain | not_canaries |
         while IFS= read -r name; do
           path="${path%/*}"
           printf '%s\t%s\n' "${path#./}" "$name"

@@ -1,0 +1,101 @@
+"""Must-fail canaries: where the verifier plants them, and what it adds to the command. Pure.
+
+Every verifier run that reads the runner's report (`bundle/evidence.py`) appends two canary tests
+to a held-out test file before the fail-to-pass command runs (`plant_canaries` in `test.sh`):
+tests that fail whatever the code under test does, one a plain failing assertion and one a
+comparison of two different sentinels through the runner's usual assertion (`CanaryParts` of
+each runner). Their names and sentinels are drawn at random for each run of `test.sh`, after the
+agent's phase, so nothing the agent wrote can know them; they sit in a file the fail-to-pass
+command runs, beside the held-out tests, and the same witness reports them.
+
+The verdict then requires every canary seen failing. A report that shows a canary passing (a
+patched matcher or assertion, records forged for every test) or that shows every wanted test
+passing but a canary missing (a whole report written by the agent's code) is *forged*: the trial
+scores 0, whatever else it shows, and `reward.json` says `forged`. Failing canaries are the
+verdict's to expect: the runner's exit status for failed tests counts as 0 when the canaries are
+the only tests that failed.
+
+The host file: the first fail-to-pass selector's file when it is held out and of a kind the
+runner's canaries fit (`CanaryParts.suffixes`); else, for a runner whose selectors name packages
+or tests (go, cargo), the first held-out file those selectors run (`CanaryParts.hosts`). None
+found, or the file does not hold what the canaries need (`CanaryParts.requires`, checked when the
+verifier runs): no canary, and the log says so.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from selfbench._paths import join_repository_path
+from selfbench.contract import TaskDefinition
+from selfbench.outcomes import detect_runner
+from selfbench.runners import CANARY_NAMES, CanaryParts, runner_named
+
+__all__ = ["CanaryPlan", "canary_plan"]
+
+
+@dataclass(frozen=True, slots=True)
+class CanaryPlan:
+    """Where the verifier plants a task's canaries and how it selects them."""
+
+    file: str
+    """The held-out file they are appended to, from the repository's root."""
+    text: str
+    """What is appended, with the runner's name and sentinel placeholders."""
+    requires: str
+    """An extended regular expression the file must match when the verifier runs ("")."""
+    selectors: tuple[str, ...]
+    """The selectors added after the fail-to-pass ones, with the name placeholders."""
+
+
+def _in_workdir(definition: TaskDefinition, path: str) -> str | None:
+    """`path` (from the repository's root) relative to the workdir, or None outside it."""
+    workdir = posixpath.normpath(definition.workdir)
+    if workdir == ".":
+        return path
+    if path.startswith(workdir + "/"):
+        return path[len(workdir) + 1 :]
+    return None
+
+
+def _host(
+    definition: TaskDefinition, canary: CanaryParts, held_out: Sequence[str]
+) -> tuple[str, str] | None:
+    """(the host file from the repository's root, from the workdir), or None."""
+    fits = [path for path in held_out if path.endswith(canary.suffixes)]
+    for selector in definition.failToPass:
+        file = posixpath.normpath(selector.split("::", 1)[0])
+        path = join_repository_path(definition.workdir, file)
+        if path in fits:
+            return path, file
+    if canary.hosts is None:
+        return None
+    for path in fits:
+        inside = _in_workdir(definition, path)
+        if inside is not None and canary.hosts(inside, definition.failToPass):
+            return path, inside
+    return None
+
+
+def canary_plan(definition: TaskDefinition, held_out: Sequence[str]) -> CanaryPlan | None:
+    """The task's canaries, planted in one of its held-out files (`held_out`, from the
+    repository's root); None when its runner has none or no held-out file can hold them."""
+    runner = runner_named(detect_runner(definition.testCommand) or "")
+    if runner is None or runner.canary is None or not definition.failToPass:
+        return None
+    canary = runner.canary
+    host = _host(definition, canary, held_out)
+    if host is None:
+        return None
+    path, file = host
+    selectors: list[str] = []
+    if canary.selector is not None:
+        for name in CANARY_NAMES:
+            selector = canary.selector(file, name, definition.failToPass)
+            if selector is not None:
+                selectors.append(selector)
+    return CanaryPlan(
+        file=path, text=canary.text, requires=canary.requires, selectors=tuple(selectors)
+    )
