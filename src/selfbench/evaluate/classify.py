@@ -1,7 +1,8 @@
 """Every non-pass gets a class and a reason (pure).
 
-* **agent**: the agent timed out or crashed, its patch did not apply, or the tests ran and
-  failed; or a phase the agent's code was in (the agent phase, the collect step over its
+* **agent**: the agent timed out or crashed, its patch did not apply, the tests ran and failed,
+  or the report was forged (a canary test passed or went missing: `bundle/canaries.py`, never
+  re-checked away); or a phase the agent's code was in (the agent phase, the collect step over its
   workspace, the verifier with its patch) gave no verdict, and the oracle, run again on the same
   machine with the same limits, passed (the `Proof`): the cause named when a limit struck;
 * **infrastructure**: setup or the harness broke with no agent code running, or such a phase gave
@@ -114,6 +115,9 @@ class TrialFacts:
     from the control group, the exit statuses and the time limits, never from its output."""
     proof: Proof | None = None
     """The oracle's run that decided a `stopped` trial (None: none ran)."""
+    forged: str | None = None
+    """What the verifier's log says of a forged report (`the canary test … passed`), when its
+    reward says `forged`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +127,8 @@ class Verdict:
     passed: bool
     classification: Classification | None
     reason: str | None
+    forged: bool = False
+    """The verifier found the report forged: the agent's, whatever the task's re-check says."""
 
 
 def _timed_out(facts: TrialFacts) -> bool:
@@ -182,17 +188,26 @@ def classify(facts: TrialFacts) -> Verdict:
             classification="infrastructure",
             reason="the verifier wrote no reward.json",
         )
-    if facts.reward.reward == 1:
+    return _scored(facts, facts.reward)
+
+
+def _scored(facts: TrialFacts, reward: Reward) -> Verdict:
+    """The verdict of a trial whose verifier wrote its reward."""
+    if reward.forged:
+        why = facts.forged or "a canary test did not fail as it must"
+        return Verdict(passed=False, classification="agent", reason=f"forged: {why}", forged=True)
+    if reward.reward == 1:
         return Verdict(passed=True, classification=None, reason=None)
-    reason = _agent_reason(facts, facts.reward)
+    reason = _agent_reason(facts, reward)
     if facts.cause is not None:
         reason = f"{reason} ({facts.cause})"
     return Verdict(passed=False, classification="agent", reason=reason)
 
 
 def reclassify(verdict: Verdict, recheck: Recheck | None) -> Verdict:
-    """An agent failure on a task whose oracle no longer passes is the task's failure."""
-    if verdict.classification != "agent" or recheck is None or recheck.passed:
+    """An agent failure on a task whose oracle no longer passes is the task's failure (but a
+    forged report, which is the agent's whatever the task)."""
+    if verdict.classification != "agent" or verdict.forged or recheck is None or recheck.passed:
         return verdict
     why = recheck.reason or "the oracle no longer passes"
     return Verdict(

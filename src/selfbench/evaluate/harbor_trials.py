@@ -35,6 +35,7 @@ from selfbench.evaluate.agents import AgentSpec, Usage
 from selfbench.evaluate.bench import BenchTask
 from selfbench.evaluate.classify import Proof, TrialFacts, classify, named_cause, oracle_proof
 from selfbench.evaluate.tamper import Finding, read_suspect
+from selfbench.validate.checks import forged_reason
 from selfbench.validate.harbor import (
     HarborError,
     HarborTrial,
@@ -150,7 +151,8 @@ def _facts(trial: HarborTrial, result: Any, agent: AgentSpec) -> TrialFacts:
     the agent's work in the environment (`stopped`, for the proof to decide; Harbor's `nop`
     leaves none), or the infrastructure's (the agent never ran)."""
     if trial.reward is not None:
-        return TrialFacts(trial.reward)
+        forged = forged_reason(Path(trial.log)) if trial.reward.forged else None
+        return TrialFacts(trial.reward, forged=forged)
     error = trial.error or "the verifier wrote no reward.json"
     kind = _exception_type(result)
     if kind == _AGENT_TIMEOUT:

@@ -93,6 +93,7 @@ from selfbench.toolchains import provision_task
 from selfbench.validate.cgroup import Limits
 from selfbench.validate.checks import (
     VerifierRun,
+    forged_reason,
     phase_reason,
     run_outcomes,
     verifier_commands,
@@ -258,6 +259,7 @@ class PreparedTask:
             infrastructure=None if own else stopped,
             stopped=stopped if own else None,
             cause=cause,
+            forged=forged_reason(run.log) if run.reward is not None and run.reward.forged else None,
         )
         if unreached is not None and not (run.reward is not None and run.reward.reward == 1):
             # the host's network (a proxy that refused, an API down), not the agent
