@@ -19,6 +19,7 @@ from redteam_projects import bun_project, go_project, js_project, rust_project
 
 from projects import Project, build, git
 from selfbench.artifacts.compiled import locate_task
+from selfbench.bundle.render_scripts import canary_names
 from selfbench.validate.local import LocalOptions, score_patches
 from test_validate import PY_TEST_MUL, node_project, python_project
 
@@ -125,10 +126,17 @@ def test_every_attack_scores_0_and_every_solution_1(
     repo = tmp_path / "build" / "repo"
     facts = _python_facts()
     gold = (out / "harbor-task" / "solution" / "gold.patch").read_bytes()
-    patches = [gold, *(_agent_patch(repo, row, facts) for row in [*honest, *attacks])]
+    patches = [gold, b"", *(_agent_patch(repo, row, facts) for row in [*honest, *attacks])]
     options = LocalOptions(logs=tmp_path / "logs")
     reports = score_patches(locate_task(out), patches, options=options)
     rewards = [None if report.reward is None else report.reward.reward for report in reports]
-    ids = ["gold", *(row.id for row in [*honest, *attacks])]
-    expected = [1] * (1 + len(honest)) + [int(row.open is not None) for row in attacks]
+    ids = ["gold", "nop", *(row.id for row in [*honest, *attacks])]
+    expected = [1, 0] + [1] * len(honest) + [int(row.open is not None) for row in attacks]
     assert dict(zip(ids, rewards, strict=True)) == dict(zip(ids, expected, strict=True))
+    # the canaries: the baselines and the honest solutions never trip one; the attacks only
+    # they tell apart do, and each run planted them
+    forged = [None if report.reward is None else report.reward.forged for report in reports]
+    expected = [0, 0] + [0] * len(honest) + [int(row.forged) for row in attacks]
+    assert dict(zip(ids, forged, strict=True)) == dict(zip(ids, expected, strict=True))
+    for report in reports[:2]:
+        assert canary_names(Path(report.log).read_text(encoding="utf-8")), report.log
