@@ -66,6 +66,7 @@ pass_to_pass_wanted=""
 fail_to_pass_run="$fail_to_pass_command"
 planted='[]'
 canary_names=()
+canary_backup=""
 
 log() { printf 'selfbench: %s\n' "$*"; }
 
@@ -221,6 +222,8 @@ plant_canaries() {
     log "no canary: no name could be drawn"
     return 0
   fi
+  canary_backup="$(mktemp /tmp/selfbench-canary.XXXXXX)" && cp -- "$target" "$canary_backup" ||
+    return 1
   text="${canary_text//"@SELFBENCH_CANARY_A@"/$a}"
   text="${text//"@SELFBENCH_CANARY_B@"/$b}"
   text="${text//"@SELFBENCH_VALUE_A@"/$value_a}"
@@ -230,6 +233,24 @@ plant_canaries() {
   canary_names=("$a" "$b")
   planted="[\"$a\",\"$b\"]"
   log "canaries: $a $b"
+}
+
+# Gives the canaries' file back as the held-out tests have it, once every command ran (no process
+# of the verifier user is left): a new file in place of whatever is there, in the directory the
+# file was planted in.
+remove_canaries() {
+  local target="$app/$canary_file"
+  if [ -z "$canary_backup" ]; then
+    return 0
+  fi
+  if [ "$(realpath -e -- "$(dirname -- "$target")")" != \
+    "$(realpath -s -m -- "$(realpath -e -- "$app")/$(dirname -- "$canary_file")")" ]; then
+    log "the canaries' directory moved; $canary_file left as it is"
+    return 0
+  fi
+  rm -f -- "$target" && cp -- "$canary_backup" "$target" &&
+    chown "$verifier_user:$verifier_user" -- "$target" && rm -f -- "$canary_backup"
+  protect_path "$canary_file"
 }
 
 # Its input's lines (tests' names) but those of the canaries.
@@ -1816,6 +1837,7 @@ if [ "$patch_applied" -eq 1 ]; then
 fi
 if [ "$setup_completed" -eq 1 ]; then
   run_tests
+  remove_canaries
 fi
 write_reward
 exit 0
