@@ -124,7 +124,7 @@ def test_translating_names_what_failed_and_why(area: type[SelfbenchError], tmp_p
         missing.read_bytes()
     assert str(caught.value) == f"cannot read {missing}: No such file or directory"
     assert type(caught.value) is area
-    assert caught.value.__suppress_context__
+    assert isinstance(caught.value.__cause__, FileNotFoundError)  # kept for --debug's chain
 
 
 def test_translating_lets_everything_else_through() -> None:
@@ -153,6 +153,19 @@ def test_the_cli_edge_reads_with_one_message(
     missing = tmp_path / "nope.json"
     assert main(["check", str(missing)]) == EXIT_INPUT
     assert capsys.readouterr().err == f"error: cannot read {missing}: No such file or directory\n"
+
+
+def test_the_debug_variable_prints_the_chain_of_causes_under_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = tmp_path / "nope.json"
+    monkeypatch.setenv(errors.DEBUG_VARIABLE, "1")
+    assert main(["check", str(missing)]) == EXIT_INPUT
+    first, *chain = capsys.readouterr().err.splitlines()
+    assert first == f"error: cannot read {missing}: No such file or directory"
+    assert "FileNotFoundError: [Errno 2] No such file or directory" in "\n".join(chain)
+    assert "The above exception was the direct cause of the following exception:" in chain
+    assert chain[-1].startswith("selfbench.errors.")
 
 
 # Files that may still translate an OSError by hand, and why.

@@ -106,7 +106,7 @@ def rename_no_replace(source: Path, target: Path) -> None:
         source.rename(target)
     except OSError as exc:
         if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
-            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(target)) from None
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(target)) from exc
         raise
 
 
@@ -133,8 +133,8 @@ def open_file(path: Path, *, error: type[SelfbenchError]) -> BinaryIO:
         descriptor = os.open(path, _OPEN_FILE)
     except OSError as exc:
         if exc.errno == errno.ELOOP and path.is_symlink():
-            raise error(link_refused(path)) from None
-        raise error(f"cannot read {path}: {os_reason(exc)}") from None
+            raise error(link_refused(path)) from exc
+        raise error(f"cannot read {path}: {os_reason(exc)}") from exc
     if not stat.S_ISREG(os.fstat(descriptor).st_mode):
         os.close(descriptor)
         raise error(f"{path}: not a regular file; not read")
@@ -201,8 +201,8 @@ def open_beneath(root: Path, relative: str, *, error: type[SelfbenchError]) -> B
         return None
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENXIO):
-            raise error(refused) from None
-        raise error(f"cannot read {path}: {os_reason(exc)}") from None
+            raise error(refused) from exc
+        raise error(f"cannot read {path}: {os_reason(exc)}") from exc
     if not stat.S_ISREG(os.fstat(descriptor).st_mode):
         os.close(descriptor)
         raise error(refused)

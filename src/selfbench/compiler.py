@@ -85,7 +85,7 @@ def _check_base_applies(task: AuthoredTask, repo: Path) -> None:
                 why = str(exc).removeprefix("git apply failed: ").removeprefix("error: ")
                 raise CompileError(
                     f"{name} does not apply at baseCommit {sha}: {why}{hint}"
-                ) from None
+                ) from exc
 
 
 _APPLY_CHECK = ("apply", "--cached", "--check", "--binary", "--whitespace=nowarn", "-")

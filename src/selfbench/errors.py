@@ -6,7 +6,9 @@ match, a validation) is a returned result, and its exit code 1 is decided by the
 raised error with exit code 1 is `PreflightError`, `submit_task` refusing to write.
 
 Foreign errors are translated at the edge where they arise, by `translating` (or `_fs`'s readers
-built on it), into the area's class with one message shape: `cannot <doing>: <reason>`.
+built on it), into the area's class with one message shape: `cannot <doing>: <reason>`. The
+foreign error stays the translated one's cause (`raise … from exc`): the CLI prints one line, and
+with `SELFBENCH_DEBUG` set, the chain under it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 __all__ = [
+    "DEBUG_VARIABLE",
     "EXIT_INPUT",
     "EXIT_OK",
     "EXIT_REJECTED",
@@ -53,6 +56,10 @@ __all__ = [
     "os_reason",
     "translating",
 ]
+
+DEBUG_VARIABLE = "SELFBENCH_DEBUG"
+"""Set (to anything but empty) in the environment, the CLI prints an error's whole chain of
+causes, with their tracebacks, after its one line."""
 
 EXIT_OK = 0
 EXIT_REJECTED = 1
@@ -269,4 +276,4 @@ def translating(to: type[SelfbenchError], doing: str) -> Iterator[None]:
     try:
         yield
     except OSError as exc:
-        raise to(f"cannot {doing}: {os_reason(exc)}") from None
+        raise to(f"cannot {doing}: {os_reason(exc)}") from exc

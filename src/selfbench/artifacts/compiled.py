@@ -170,9 +170,9 @@ def locate_task(
     try:
         parsed = read_definition(definition_path).definition
     except (TaskFileError, JsonError) as exc:
-        raise BundleError(str(exc)) from None
+        raise BundleError(str(exc)) from exc
     except DefinitionError as exc:
-        raise BundleError(f"{definition_path}: {exc.lines[0]}") from None
+        raise BundleError(f"{definition_path}: {exc.lines[0]}") from exc
     raw = _read(bundle / layout.MANIFEST)
     manifest = parse_bundle_manifest(raw, source=str(bundle / layout.MANIFEST))
     _check_digests(bundle, manifest, definition_path, parsed)

@@ -265,11 +265,11 @@ def parse_quality(data: bytes, *, source: str) -> QualityRecord:
         loads_strict(data, source=source)
         return QualityRecord.model_validate_json(data)
     except JsonError as exc:
-        raise QualityError(str(exc)) from None
+        raise QualityError(str(exc)) from exc
     except ValidationError as exc:
         error = exc.errors()[0]
         where = describe_error(error, root="(root)", what=error["msg"])
-        raise QualityError(f"{source}: not a quality record: {where}") from None
+        raise QualityError(f"{source}: not a quality record: {where}") from exc
 
 
 def read_quality(path: Path) -> QualityRecord:

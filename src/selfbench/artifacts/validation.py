@@ -65,7 +65,7 @@ def read_validation(path: Path, *, error: type[SelfbenchError] | None = None) ->
     try:
         return loads_strict(data, source=str(path))
     except JsonError as exc:
-        raise error(str(exc)) from None
+        raise error(str(exc)) from exc
 
 
 @dataclass(frozen=True, slots=True)

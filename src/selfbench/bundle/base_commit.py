@@ -65,7 +65,7 @@ def parse_base_commit(data: bytes, *, source: str) -> BaseCommit:
     try:
         value: Any = loads_strict(data, source=source)
     except JsonError as exc:
-        raise BundleError(str(exc)) from None
+        raise BundleError(str(exc)) from exc
     if not isinstance(value, dict) or sorted(value) != sorted(_KEYS):
         raise BundleError(f"{source}: not an object of exactly {', '.join(_KEYS)}")
     raw, submodules = value["commitObject"], value["submodules"]

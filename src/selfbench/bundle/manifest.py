@@ -163,7 +163,7 @@ def parse_bundle_manifest(data: bytes, *, source: str) -> BundleManifest:
     try:
         value = loads_strict(data, source=source)
     except JsonError as exc:
-        raise BundleError(str(exc)) from None
+        raise BundleError(str(exc)) from exc
     fields = _fields(value, source)
     problem = _problem(fields)
     if problem is not None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from importlib import import_module
 from pathlib import Path
@@ -23,7 +24,13 @@ from typing import Any, NoReturn
 
 from selfbench._text import printable
 from selfbench.cli.common import add_json_option, add_repo_option, print_json
-from selfbench.errors import EXIT_INPUT, EXIT_OK, EXIT_REJECTED, SelfbenchError
+from selfbench.errors import (
+    DEBUG_VARIABLE,
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_REJECTED,
+    SelfbenchError,
+)
 
 __all__ = ["build_parser", "main"]
 
@@ -204,4 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SelfbenchError as exc:
         for line in exc.lines:
             sys.stderr.write(f"error: {printable(line)}\n")
+        if os.environ.get(DEBUG_VARIABLE):  # the chain of causes, for a bug report
+            for line in "".join(traceback.format_exception(exc)).splitlines():
+                sys.stderr.write(f"{printable(line)}\n")
         return exc.exit_code

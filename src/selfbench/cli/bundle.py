@@ -139,7 +139,7 @@ def _read_definition(path: str) -> TaskDefinition:
     try:
         return read_definition(Path(path)).definition
     except DefinitionError as exc:
-        raise InputError("\n".join(f"{path}: {line}" for line in exc.lines)) from None
+        raise InputError("\n".join(f"{path}: {line}" for line in exc.lines)) from exc
 
 
 def _repair_check(args: argparse.Namespace) -> int:

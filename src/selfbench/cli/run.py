@@ -229,7 +229,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
     try:
         config = load_config(Path(args.config)) if args.config else None
     except DraftError as exc:
-        raise RunError(str(exc)) from None  # it names the file
+        raise RunError(str(exc)) from exc  # it names the file
     return RunOptions(
         repo=Path(args.repo),
         out=Path(args.out),

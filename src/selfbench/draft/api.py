@@ -285,7 +285,7 @@ def _prepare(repo: Path, candidate: CandidateModel, options: DraftOptions) -> _P
             local_pythons=_local_pythons(options),
         )
     except SelfbenchError as exc:  # DraftError, or GitError reading the base
-        raise _Rejected(str(exc)) from None
+        raise _Rejected(str(exc)) from exc
     plan = _plan(repo, candidate, split, environment, config)
     if not plan.held_out:
         raise _Rejected("the change holds out no test file a runner collects tests from")
@@ -325,7 +325,7 @@ def _observe(
     except SandboxError:
         raise
     except SelfbenchError as exc:  # a patch that does not apply at the base, say
-        raise _Rejected(f"the provisional task failed: {exc}") from None
+        raise _Rejected(f"the provisional task failed: {exc}") from exc
 
 
 def _new_behaviour(observation: Observation, decision: Decision) -> tuple[str, ...]:
@@ -397,7 +397,7 @@ def _draft(
     try:
         _write_task(target, definition, split, evidence, quality, replace=options.replace)
     except DraftError as exc:
-        raise _Rejected(str(exc), evidence) from None
+        raise _Rejected(str(exc), evidence) from exc
     return evidence
 
 
@@ -468,7 +468,7 @@ def _assess_draft(
     except SandboxError:
         raise
     except SelfbenchError as exc:
-        raise _Rejected(f"quality: {exc}") from None
+        raise _Rejected(f"quality: {exc}") from exc
 
 
 def _without_moved(
@@ -519,7 +519,7 @@ def _decide(
             neighbours=prepared.plan.neighbours,
         )
     except DraftError as exc:  # a reported name that says no selector
-        raise _Rejected(str(exc)) from None
+        raise _Rejected(str(exc)) from exc
 
 
 def _observe_pythons(
@@ -635,7 +635,7 @@ def _with_python(
             python=python,
         )
     except SelfbenchError as exc:  # pragma: no cover - inferred once already
-        raise _Rejected(str(exc)) from None
+        raise _Rejected(str(exc)) from exc
     environment = _blocking(environment, prepared.blocked_plugins)
     plan = _plan(repo, candidate, prepared.split, environment, prepared.config)
     return replace(prepared, environment=environment, plan=plan)

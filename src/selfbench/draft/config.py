@@ -186,12 +186,12 @@ def parse_config(data: bytes, *, source: str) -> DraftConfig:
     except UnicodeDecodeError:
         raise DraftError(f"{source}: not UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
-        raise DraftError(f"{source}: malformed TOML: {exc}") from None
+        raise DraftError(f"{source}: malformed TOML: {exc}") from exc
     try:
         return DraftConfig.model_validate(document)
     except ValidationError as exc:
         problems = sorted({_problem(dict(error)) for error in exc.errors(include_url=False)})
-        raise DraftError("\n".join(f"{source}: {problem}" for problem in problems)) from None
+        raise DraftError("\n".join(f"{source}: {problem}" for problem in problems)) from exc
 
 
 def load_config(path: Path) -> DraftConfig:
@@ -225,7 +225,7 @@ def repo_config(repo: Path, commit: str) -> DraftConfig | None:
     try:
         data = git(repo, "cat-file", "blob", oid)
     except GitError as exc:  # pragma: no cover - the object was just listed
-        raise DraftError(f"{CONFIG_FILE}: {exc}") from None
+        raise DraftError(f"{CONFIG_FILE}: {exc}") from exc
     return parse_config(data, source=CONFIG_FILE)
 
 

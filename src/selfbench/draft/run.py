@@ -763,7 +763,7 @@ def _run_log(report: RunReport, name: str) -> str:
     try:
         text = read_bytes(Path(report.log), error=DraftError).decode("utf-8", errors="replace")
     except DraftError as exc:
-        raise _Unusable(f"{name}: {exc}") from None
+        raise _Unusable(f"{name}: {exc}") from exc
     if _LOG_CUT in text:
         raise _Unusable(f"{name}: the tests printed more than the log keeps (log {report.log})")
     return text

@@ -100,7 +100,7 @@ def _extracted_task(bundle: Path) -> LocatedTask:
     try:
         record = loads_strict(data, source=str(path))
     except JsonError as exc:
-        raise EvalError(f"{path}: cannot read the review record: {exc}") from None
+        raise EvalError(f"{path}: cannot read the review record: {exc}") from exc
     if not isinstance(record, dict) or "definition" not in record:
         raise EvalError(f"{path}: not a review record")
     definition = parse_definition(record["definition"], mode="persisted").definition
@@ -112,7 +112,7 @@ def _extracted_task(bundle: Path) -> LocatedTask:
     try:
         check_patch_digests(bundle, manifest)  # a plain copy of the tasks may have changed them
     except BundleError as exc:
-        raise EvalError(str(exc)) from None
+        raise EvalError(str(exc)) from exc
     return LocatedTask(bundle, path, definition, manifest)
 
 
@@ -133,7 +133,7 @@ def _task(entry: Path, *, quality_path: Path | None = None) -> BenchTask:
     except SelfbenchError as exc:
         if isinstance(exc, EvalError):
             raise
-        raise EvalError(f"{entry}: not a task: {exc.lines[0]}") from None
+        raise EvalError(f"{entry}: not a task: {exc.lines[0]}") from exc
     return BenchTask(located, digest, quality)
 
 
@@ -170,7 +170,7 @@ def read_run_tasks(run: RunDirectory) -> Benchmark:
     except SelfbenchError as exc:
         if isinstance(exc, EvalError):
             raise
-        raise EvalError(f"{run.path}: cannot read the run: {exc.lines[0]}") from None
+        raise EvalError(f"{run.path}: cannot read the run: {exc.lines[0]}") from exc
     if not tasks:
         raise EvalError(f"{run.path}: the run has accepted no task yet")
     return _benchmark(tasks, run.path)
@@ -239,5 +239,5 @@ def _unpacked(path: Path, scratch: Path) -> Benchmark:
     try:
         extract_export(path, out=scratch / "tasks")
     except SelfbenchError as exc:
-        raise EvalError(f"{path}: the export does not verify: {exc.lines[0]}") from None
+        raise EvalError(f"{path}: the export does not verify: {exc.lines[0]}") from exc
     return read_tasks_dir(scratch / "tasks", named=path)

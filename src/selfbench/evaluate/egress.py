@@ -479,7 +479,7 @@ def _bound(endpoint: Endpoint, proxy: Proxy | None, log: RelayLog) -> _forward.C
                 upstream = _connector(endpoint, proxy)
         except EvalError as exc:
             log.failed(str(exc))
-            raise ConnectionError(str(exc)) from None
+            raise ConnectionError(str(exc)) from exc
         log.opened()
         return upstream
 

@@ -661,7 +661,7 @@ def _install(harness: Harness, root: Path, target: Path) -> None:
         installed = True
     except CalledProcessError as exc:
         tail = " ".join(bytes(exc.stderr or b"").decode(errors="replace").splitlines()[-3:])
-        raise EvalError(f"cannot {doing}: {tail.strip()}") from None
+        raise EvalError(f"cannot {doing}: {tail.strip()}") from exc
     finally:
         if not installed:
             shutil.rmtree(building, ignore_errors=True)

@@ -209,7 +209,7 @@ def _record(line: str) -> TrialRecord | Recheck | QualityNote:
     try:
         value = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON (column {exc.colno})") from None
+        raise ValueError(f"not JSON (column {exc.colno})") from exc
     if not isinstance(value, dict):
         raise TypeError("not a JSON object")
     if value.get("kind") == "trial":

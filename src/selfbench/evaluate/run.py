@@ -87,7 +87,7 @@ def _first_word(agent: AgentSpec) -> str:
     try:
         words = split_argv(agent.command)
     except ValueError as exc:
-        raise EvalError(f"agent {agent.name}: cannot read its command: {exc}") from None
+        raise EvalError(f"agent {agent.name}: cannot read its command: {exc}") from exc
     return words[0] if words else ""
 
 
@@ -122,7 +122,7 @@ def _check_harness(agent: AgentSpec, options: EvalOptions) -> None:
         plan_for(harness.endpoints(agent.model, os.environ), os.environ)
         install_harness(harness)
     except EvalError as exc:
-        raise EvalError(f"agent {agent.name}: cannot start: {exc}") from None
+        raise EvalError(f"agent {agent.name}: cannot start: {exc}") from exc
 
 
 def check_agents(agents: Sequence[AgentSpec], *, options: EvalOptions) -> None:

@@ -190,7 +190,7 @@ class SnapshotScan:
             try:
                 info = tarfile.TarInfo.frombuf(header, "utf-8", "surrogateescape")
             except tarfile.HeaderError as exc:
-                raise _ScanError(f"malformed tar header ({one_line(str(exc))})") from None
+                raise _ScanError(f"malformed tar header ({one_line(str(exc))})") from exc
             size = _size(pax, info) if info.type not in _NO_CONTENT else 0
             if size < 0:
                 raise _ScanError("a member claims a negative size")

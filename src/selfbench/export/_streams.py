@@ -233,7 +233,7 @@ class TarReader:
         try:
             info = tarfile.TarInfo.frombuf(block, "utf-8", "surrogateescape")
         except tarfile.HeaderError as exc:
-            raise StreamError(f"malformed tar header ({one_line(str(exc))})") from None
+            raise StreamError(f"malformed tar header ({one_line(str(exc))})") from exc
         if block[_SIZE_FIELD] & 0x80:
             raise StreamError(
                 f"{shown(info.name)}: size field in base-256 (a GNU extension); "

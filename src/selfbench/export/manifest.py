@@ -213,7 +213,7 @@ def parse_manifest(data: bytes, *, where: str = MANIFEST_NAME) -> Manifest:
     try:
         value = loads_strict(data, source=where)
     except JsonError as exc:
-        raise ArchiveError(str(exc)) from None
+        raise ArchiveError(str(exc)) from exc
     fields = _object(value, (*_KEYS, "tasks"), where, "manifest", optional=(_PROVENANCE,))
     if fields["schemaVersion"] != SCHEMA_VERSION or isinstance(fields["schemaVersion"], bool):
         raise _fail(where, f"schemaVersion must be {SCHEMA_VERSION}")

@@ -162,15 +162,15 @@ def _translated(where: _Where) -> Iterator[None]:
     try:
         yield
     except StreamError as exc:
-        raise where.error(str(exc)) from None
+        raise where.error(str(exc)) from exc
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
-        raise where.error(f"not a valid gzip stream ({exc})") from None
+        raise where.error(f"not a valid gzip stream ({exc})") from exc
     except ExportError as exc:
         text = str(exc)
         brief = one_line(text, len(str(where.path)) + _MESSAGE_BEYOND_PATH)
         if brief == text:
             raise
-        raise type(exc)(brief) from None
+        raise type(exc)(brief) from exc
 
 
 def _member_problem(info: tarfile.TarInfo) -> str | None:
@@ -405,7 +405,7 @@ class _Task:
             try:
                 value: Any = loads_strict(data, source=name)
             except JsonError as exc:
-                raise self.where.error(str(exc)) from None
+                raise self.where.error(str(exc)) from exc
             self._review(value, name)
         elif relative == layout.BASE_COMMIT:
             self.proof.base_commit = data
@@ -427,7 +427,7 @@ class _Task:
         try:
             record = parse_quality(data, source=name)
         except QualityError as exc:
-            raise self.where.error(str(exc).removeprefix(f"{name}: ")) from None
+            raise self.where.error(str(exc).removeprefix(f"{name}: ")) from exc
         if record.taskId != self.task_id:
             raise self.where.error(f"does not describe task {self.task_id}", name)
 
@@ -435,7 +435,7 @@ class _Task:
         try:
             manifest = parse_bundle_manifest(data, source=name)
         except BundleError as exc:
-            raise self.where.error(str(exc)) from None
+            raise self.where.error(str(exc)) from exc
         if manifest.task_id != self.task_id:
             raise self.where.error(f"does not describe task {self.task_id}", name)
         self.difficulty = manifest.difficulty
@@ -454,7 +454,7 @@ class _Task:
         try:
             loaded = parse_definition(raw, mode="persisted", prefix="definition")
         except DefinitionError as exc:
-            raise self.where.error(f"invalid definition: {exc.lines[0]}", name) from None
+            raise self.where.error(f"invalid definition: {exc.lines[0]}", name) from exc
         if loaded.warnings:
             unknown = loaded.warnings[0].removeprefix("dropped ")
             raise self.where.error(f"invalid definition: {unknown}", name)

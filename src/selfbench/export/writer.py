@@ -273,7 +273,7 @@ def _quality(task: LocatedTask, given: Mapping[str, Path]) -> bytes | None:
     try:
         record = read_quality(path)
     except QualityError as exc:
-        raise ExportError(str(exc)) from None
+        raise ExportError(str(exc)) from exc
     if record.taskId != task_id:
         raise ExportError(f"{path}: the quality record of task {record.taskId}, not {task_id}")
     return render_quality(record.model_copy(update={"seconds": 0.0}))

@@ -141,7 +141,7 @@ def parse_candidate_lines(data: bytes, *, source: str) -> tuple[CandidateModel, 
             found.append(CandidateModel.model_validate(value))
         except ValidationError as exc:
             problem = describe_error(exc.errors()[0], root="line")
-            raise MineError(f"{source}:{number}: {problem}") from None
+            raise MineError(f"{source}:{number}: {problem}") from exc
     return tuple(found)
 
 

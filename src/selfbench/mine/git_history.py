@@ -256,7 +256,7 @@ def read_history(
                 yield commit
         except _Unreadable as stop:
             if unreadable is None:
-                raise MineError(str(stop.cause)) from None
+                raise MineError(str(stop.cause)) from stop
             whole, culprit = _past_unreadable(repo, start, stop)
             if whole is not None:
                 count += 1
@@ -304,8 +304,8 @@ def _walk(
     except GitError as exc:
         missing = _MISSING_RE.search(str(exc))
         if missing is None:
-            raise MineError(str(exc)) from None
-        raise _Unreadable(exc, missing[1], buffer) from None
+            raise MineError(str(exc)) from exc
+        raise _Unreadable(exc, missing[1], buffer) from exc
     if buffer:  # only once git has ended well: a failed run's last record is cut short
         yield parse_record(buffer)
 
@@ -329,7 +329,7 @@ def _one_commit(repo: Path, sha: str) -> Commit | None:
         output = git(repo, *_log_args(sha, None, 1))
     except GitError as exc:
         if _MISSING_RE.search(str(exc)) is None:
-            raise MineError(str(exc)) from None
+            raise MineError(str(exc)) from exc
         return None
     return parse_record(output.split(_RS, 1)[-1])
 
@@ -352,7 +352,7 @@ def diff_stats(repo: Path, base: str, commit: str) -> tuple[FileStat, ...]:
     try:
         output = git(repo, "diff", "-M", "-z", "--numstat", base, commit, "--")
     except GitError as exc:
-        raise MineError(str(exc)) from None
+        raise MineError(str(exc)) from exc
     return parse_numstat(output)
 
 
@@ -365,7 +365,7 @@ def present_paths(repo: Path, commit: str, paths: Iterable[str]) -> frozenset[st
     try:
         output = git(repo, "ls-tree", "-z", "--name-only", commit, "--", *paths)
     except GitError as exc:
-        raise MineError(str(exc)) from None
+        raise MineError(str(exc)) from exc
     return frozenset(output.decode("utf-8", errors="surrogateescape").split("\0")) - {""}
 
 

@@ -101,7 +101,7 @@ def parse_pull_requests(value: Any, *, source: str) -> tuple[PullRequest, ...]:
             entry = _Entry.model_validate(item)
         except ValidationError as exc:
             problem = describe_error(exc.errors()[0], prefix=f"[{index}]")
-            raise MineError(f"{source}: {problem}") from None
+            raise MineError(f"{source}: {problem}") from exc
         author = entry.author or _Author()
         found.append(
             PullRequest(
@@ -124,7 +124,7 @@ def _decode(data: bytes, source: str) -> Any:
         return json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         where = f"line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else "encoding"
-        raise MineError(f"{source}: malformed JSON ({where})") from None
+        raise MineError(f"{source}: malformed JSON ({where})") from exc
 
 
 def read_pull_requests(path: Path) -> tuple[PullRequest, ...]:

@@ -621,9 +621,9 @@ def assess_task(task_dir: Path, repo: Path, options: QualityOptions) -> QualityR
         try:
             evidence = read_draft_record(task_dir)
         except TaskFileError as exc:
-            raise QualityError(str(exc)) from None
+            raise QualityError(str(exc)) from exc
         except ValueError as exc:
-            raise QualityError(f"{task_dir / DRAFT_FILE}: {exc}") from None
+            raise QualityError(f"{task_dir / DRAFT_FILE}: {exc}") from exc
     seen = task_observations(repo, definition, task.test_patch, task.gold_patch, evidence=evidence)
     record = assess(
         repo,

@@ -203,7 +203,7 @@ class _Server(ThreadingHTTPServer):
                 self.clean_out.unlink(missing_ok=True)
                 raise ExportError(
                     f"the clean export did not verify and was removed: {exc}"
-                ) from None
+                ) from exc
         return {"path": str(self.clean_out), "manifest": manifest.to_json()}
 
 

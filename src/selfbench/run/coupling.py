@@ -317,7 +317,7 @@ def review_with_command(
                 home=private,
             )
         except SelfbenchError as exc:
-            raise ReviewerError(f"reviewer command cannot start: {exc}") from None
+            raise ReviewerError(f"reviewer command cannot start: {exc}") from exc
         outcome = run_command(
             sandboxed,
             role="reviewer",

@@ -795,7 +795,7 @@ def _start_or_resume(
         try:
             resumed = load_options(run.read_json(run.inputs_path), str(run.inputs_path))
         except RunError as exc:
-            raise no_valid_run(run, str(exc)) from None
+            raise no_valid_run(run, str(exc)) from exc
         run.event("resumed")
         applied = _apply_changes(run, resumed, changes or {})
         _check_author_home(run, applied)
@@ -827,7 +827,7 @@ def _begin(
         if created:
             shutil.rmtree(run.path, ignore_errors=True)
             raise
-        raise no_valid_run(run, f"{exc}; it mined nothing yet") from None
+        raise no_valid_run(run, f"{exc}; it mined nothing yet") from exc
     except BaseException:
         if created:
             shutil.rmtree(run.path, ignore_errors=True)
@@ -916,7 +916,7 @@ def run_benchmark(
             run.event("stopped", error=str(exc))
             raise RunError(
                 f"{exc}; the run stopped, resume with: {resume_command(run.path)}"
-            ) from None
+            ) from exc
         tiers = tier_summaries(options, candidates, states)
         ordered = tuple(sorted(states.values(), key=lambda state: state.rank))
         quality = quality_counts(run, states)

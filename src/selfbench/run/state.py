@@ -347,7 +347,7 @@ class RunDirectory:
         try:
             return loads_strict(data, source=str(path))
         except JsonError as exc:
-            raise RunError(str(exc)) from None
+            raise RunError(str(exc)) from exc
 
     def write_pool(self, pool: Pool) -> None:
         """Write the run's mined pool, once."""

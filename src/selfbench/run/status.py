@@ -146,7 +146,7 @@ def read_status(run_dir: Path) -> RunStatus:
     try:
         options = load_options(run.read_json(run.inputs_path), str(run.inputs_path))
     except RunError as exc:
-        raise no_valid_run(run, str(exc)) from None
+        raise no_valid_run(run, str(exc)) from exc
     mined = run.pool_path.is_file()
     candidates: dict[str, CandidateModel] = {}
     if mined:

@@ -225,9 +225,9 @@ def _read_task(task_dir: Path) -> dict[str, Any]:
     except DefinitionError as exc:
         raise SwebenchError(
             "\n".join(f"{task_dir / DEFINITION_FILE}: {line}" for line in exc.lines)
-        ) from None
+        ) from exc
     except SwebenchError as exc:
-        raise SwebenchError(f"{task_dir}: {exc}") from None
+        raise SwebenchError(f"{task_dir}: {exc}") from exc
 
 
 def export_swebench(task_dirs: Sequence[Path], *, out: Path) -> int:

@@ -189,7 +189,7 @@ def _read_json(path: Path) -> object:
     try:
         return loads_strict(data, source=str(path))
     except JsonError as exc:
-        raise HarborError(str(exc)) from None
+        raise HarborError(str(exc)) from exc
 
 
 def _trial_result(path: Path) -> _TrialResult:
@@ -198,7 +198,7 @@ def _trial_result(path: Path) -> _TrialResult:
     except ValidationError as exc:
         error = exc.errors()[0]
         problem = describe_error(error, root="(root)", what=error["type"])
-        raise HarborError(f"{path}: not a harbor trial result: {problem}") from None
+        raise HarborError(f"{path}: not a harbor trial result: {problem}") from exc
 
 
 def _one_line(text: str) -> str:

@@ -73,7 +73,7 @@ def read_reward(data: bytes, where: str) -> Reward:
         if isinstance(exc, ValidationError):
             error = exc.errors()[0]
             first = describe_error(error, root="(root)", what=error["msg"])
-        raise RewardError(f"{where}: not a selfbench reward.json: {first}") from None
+        raise RewardError(f"{where}: not a selfbench reward.json: {first}") from exc
 
 
 @dataclass(frozen=True, slots=True)
