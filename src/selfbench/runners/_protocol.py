@@ -350,6 +350,11 @@ class Runner:
     (`selfbench.evaluate.tamper`). Never refused: a project may be a runner's plugin. Matched as
     identifiers (a name ending `_` is a prefix); a name honest code uses for its own (a class
     `TestResult`) is given qualified (`unittest.TestResult`)."""
+    assertion_classes: tuple[str, ...] = ()
+    """Qualified names of the classes its tests assert through (unittest's `unittest.TestCase`),
+    each as code may spell it: the evaluation's tamper scan marks a trial whose patch replaces
+    one of their assertions (`selfbench.evaluate.tamper`), by that name or, in a file that
+    defines no class of its own so named, by the class's name alone."""
     coverage: CoverageParts | None = None
     """How a draft measures, at the base, which of its tests execute which lines (None: it
     cannot)."""

@@ -52,6 +52,7 @@ RUNNER = Runner(
         "addSuccess",
         "wasSuccessful",
     ),
+    assertion_classes=("unittest.TestCase", "unittest.case.TestCase"),
     toolchains=("python",),
     evidence=True,
     selects_files=True,
