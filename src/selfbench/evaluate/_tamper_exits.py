@@ -80,14 +80,18 @@ def _entries(context: str, texts: Sequence[str]) -> list[bool]:
     """Whether each line of a hunk is in a program's entry: it opens one, or a line above it,
     less indented than everything between, does; the function context of the hunk's header
     stands above its first line, unindented. One pass, keeping the open lines' indentation."""
-    opened: list[tuple[int, bool]] = [(0, _ENTRY_RE.match(context) is not None)] if context else []
+    opened: list[tuple[int, bool]] = (
+        [(0, _ENTRY_RE.match(context.lstrip()) is not None)] if context else []
+    )
     flags: list[bool] = []
     for text in texts:
         if text.strip():
             level = _indent(text)
             while opened and opened[-1][0] >= level:
                 opened.pop()
-            inside = bool(opened and opened[-1][1]) or _ENTRY_RE.match(text) is not None
+            # matched without its indentation: `\s*` before each alternative would be tried
+            # at every space of a deep one
+            inside = bool(opened and opened[-1][1]) or _ENTRY_RE.match(text.lstrip()) is not None
             opened.append((level, inside))
         flags.append(bool(opened and opened[-1][1]))
     return flags
