@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from selfbench.errors import EvalError
-from selfbench.evaluate import egress, harnesses
-from selfbench.evaluate.egress import (
+from selfbench.environments import egress
+from selfbench.environments.egress import (
     PHASE_CONNECTIONS,
     Endpoint,
     Proxy,
@@ -29,6 +28,8 @@ from selfbench.evaluate.egress import (
     proxy_for,
     relayed,
 )
+from selfbench.errors import EgressError, EvalError
+from selfbench.evaluate import harnesses
 from selfbench.evaluate.harnesses import CA_VARIABLES, HARNESS_CA, HARNESSES, host_ca_bundle
 
 CONNECT_PROXY = Path(__file__).with_name("connect_proxy.py")
@@ -48,7 +49,7 @@ def test_endpoints_of_urls(url: str, endpoint: Endpoint) -> None:
 
 @pytest.mark.parametrize("url", ["ftp://host/x", "api.openai.com", "https://:443/", "http://h:x/"])
 def test_urls_without_an_http_host_are_refused(url: str) -> None:
-    with pytest.raises(EvalError):
+    with pytest.raises(EgressError):
         endpoint_of(url)
 
 
@@ -64,9 +65,30 @@ def test_the_plan_maps_names_to_their_own_loopback_addresses() -> None:
     # root in the phase may not bind 443: the harness is given the high port, the same name
     assert plan.inside_url("https://api.openai.com/v1") == "https://api.openai.com:40000/v1"
     assert plan.inside_url("http://127.0.0.1:9000/v1") == "http://127.0.0.1:9000/v1"
-    with pytest.raises(EvalError) as error:
+    with pytest.raises(EgressError) as error:
         plan.inside_url("https://example.com/v1")
     assert str(error.value) == "example.com:443 is not on the allow-list"
+
+
+def test_a_plan_that_keeps_ports_listens_on_each_endpoints_own() -> None:
+    """The author's forwarder may bind a privileged port: an agent CLI reaches its API at the
+    URL it knows; two ports of one name share its address, one listener per address and port."""
+    plan = plan_for(
+        [Endpoint("api.openai.com", 443), Endpoint("localhost", 8000),
+         Endpoint("models.internal", 80), Endpoint("api.openai.com", 8443),
+         Endpoint("127.0.0.1", 8000)],
+        keep_ports=True,
+    )  # fmt: skip
+    assert plan.hosts_file() == (
+        "127.0.0.1 localhost\n::1 localhost\n127.0.0.2 api.openai.com\n127.0.0.3 models.internal\n"
+    )
+    assert plan.forward_specs("/s") == (
+        "127.0.0.2:443:/s/0.sock",
+        "127.0.0.1:8000:/s/1.sock",
+        "127.0.0.3:80:/s/2.sock",
+        "127.0.0.2:8443:/s/3.sock",
+    )
+    assert plan.inside_url("https://api.openai.com/v1") == "https://api.openai.com/v1"
 
 
 def test_localhost_is_the_phases_own_loopback() -> None:
@@ -222,7 +244,7 @@ def test_a_proxys_credentials_become_basic_authorization_and_are_never_said() ->
 
 @pytest.mark.parametrize("url", ["socks5://user:secret@proxy.corp:1080", "https://proxy.corp"])
 def test_a_proxy_that_is_not_http_is_refused(url: str) -> None:
-    with pytest.raises(EvalError) as error:
+    with pytest.raises(EgressError) as error:
         plan_for([API], {"HTTPS_PROXY": url})
     assert str(error.value).startswith("the proxy for api.openai.com:443 is not an http:// URL")
     assert "secret" not in str(error.value)

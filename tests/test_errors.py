@@ -24,6 +24,7 @@ from selfbench.errors import (
     CompileError,
     DefinitionError,
     DraftError,
+    EgressError,
     EvalError,
     ExportError,
     GitError,
@@ -69,6 +70,7 @@ TREE = [
     (StoreError, SelfbenchError, EXIT_INPUT),
     (ValidateError, SelfbenchError, EXIT_INPUT),
     (SandboxError, ValidateError, EXIT_INPUT),
+    (EgressError, SandboxError, EXIT_INPUT),
     (HarborError, ValidateError, EXIT_INPUT),
     (RewardError, ValidateError, EXIT_INPUT),
     (ToolchainError, ValidateError, EXIT_INPUT),
@@ -179,6 +181,10 @@ HAND_TRANSLATIONS = {
     "validate/cgroup.py": "a control group that cannot be made or joined is a reported skip",
     "environments/process.py": (
         "an author or reviewer command that cannot start is a reported outcome"
+    ),
+    "environments/_forward.py": (
+        "the author's forwarder, a standard-library script of its own, says on its standard "
+        "error why it cannot listen"
     ),
 }
 

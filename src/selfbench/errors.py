@@ -30,6 +30,7 @@ __all__ = [
     "CompileError",
     "DefinitionError",
     "DraftError",
+    "EgressError",
     "EvalError",
     "ExportError",
     "GitError",
@@ -174,6 +175,11 @@ class ValidateError(SelfbenchError):
 
 class SandboxError(ValidateError):
     """The isolated workspace cannot be created on this machine."""
+
+
+class EgressError(SandboxError):
+    """An endpoint a sandbox's allow-list cannot hold (not an http(s) URL with a host, not on
+    the list), or the host's proxy for it that the relay cannot use."""
 
 
 class SetupNetworkError(SandboxError):

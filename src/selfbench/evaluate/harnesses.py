@@ -1,6 +1,6 @@
 """Ready-made agent harnesses: a real coding agent from a package registry, pinned, installed
 once per machine into a cache and run in the local agent phase against a model API that the
-phase's allow-list reaches (`egress.py`).
+phase's allow-list reaches (`environments.egress`).
 
 `--agent HARNESS:MODEL` (or `NAME=HARNESS:MODEL`) selects one. Its install is a directory of its
 own (a Python virtual environment made with the interpreter the sandbox shows, its files copied,
@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from selfbench.environments.egress import MODEL_APIS, EgressPlan, Endpoint, ModelApi, endpoint_of
 from selfbench.environments.process import CalledProcessError, run_captured
 from selfbench.errors import EvalError, translating
-from selfbench.evaluate.egress import EgressPlan, Endpoint, endpoint_of
 from selfbench.toolchains.provision import visible_in_sandbox
 
 __all__ = [
@@ -340,12 +340,9 @@ for event in events:
 """Reads Gemini CLI's `--output-format stream-json` events: its last `result` event's total
 tokens of every model (it reports no cost)."""
 
-_OPENAI_API = ("OPENAI_BASE_URL", "https://api.openai.com/v1")
-"""OpenAI's API: its base URL variable and its own URL."""
-_ANTHROPIC_API = ("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
-"""Anthropic's API: its base URL variable and its own URL."""
-_GEMINI_API = ("GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com")
-"""The Gemini API's base URL variable and its own URL (for either model prefix)."""
+_OPENAI_API = MODEL_APIS["openai"]
+_ANTHROPIC_API = MODEL_APIS["anthropic"]
+_GEMINI_API = MODEL_APIS["gemini"]
 
 _GEMINI_CLI = f"""
 set -u
@@ -373,11 +370,8 @@ class Harness:
     version: str
     script: str
     """The bash script the `agent` user runs in `/app` (`$SELFBENCH_MODEL` names the model)."""
-    key_variables: tuple[str, ...]
-    """The host's variables passed on when set (API keys)."""
-    providers: Mapping[str, tuple[str, str]]
-    """The model's provider (`openai/…`) → the variable naming its API's base URL and the URL
-    it has when that variable is not set."""
+    providers: Mapping[str, ModelApi]
+    """The model's provider (`openai/…`) → its API (`egress.MODEL_APIS`)."""
     environment: Mapping[str, str] = field(default_factory=dict)
     """Fixed variables the harness runs with (no prompts, no update checks)."""
     executable: str = ""
@@ -406,17 +400,23 @@ class Harness:
         if provider not in self.providers:
             known = ", ".join(f"{name}/…" for name in self.providers)
             raise EvalError(f"{self.name}: no known API for model {model!r} (known: {known})")
-        variable, default = self.providers[provider]
-        return variable, environ.get(variable) or default
+        api = self.providers[provider]
+        return api.variable, api.base_url(environ)
 
     def endpoints(self, model: str, environ: Mapping[str, str]) -> tuple[Endpoint, ...]:
         """The host and port the harness must reach for `model`: its API's base URL's.
 
         Raises:
-            EvalError: a provider the harness does not know, or a base URL that is not an
-                http(s) URL.
+            EvalError: a provider the harness does not know.
+            EgressError: a base URL that is not an http(s) URL.
         """
         return (endpoint_of(self.base_url(model, environ)[1]),)
+
+    @property
+    def key_variables(self) -> tuple[str, ...]:
+        """The host's variables passed on when set: its providers' API keys."""
+        keys = (name for api in self.providers.values() for name in api.keys)
+        return tuple(dict.fromkeys(keys))
 
     def keys(self, environ: Mapping[str, str]) -> dict[str, str]:
         """The key variables set in `environ` (passed to the phase in its environment)."""
@@ -446,7 +446,6 @@ HARNESSES: Mapping[str, Harness] = {
         package="mini-swe-agent",
         version=MINI_SWE_AGENT_VERSION,
         script=_MINI_SWE_AGENT,
-        key_variables=("OPENAI_API_KEY", "ANTHROPIC_API_KEY"),
         providers={
             "openai": _OPENAI_API,
             "anthropic": _ANTHROPIC_API,
@@ -465,7 +464,6 @@ HARNESSES: Mapping[str, Harness] = {
         package="aider-chat",
         version=AIDER_VERSION,
         script=_AIDER,
-        key_variables=("OPENAI_API_KEY", "ANTHROPIC_API_KEY"),
         providers={
             "openai": _OPENAI_API,
             "anthropic": _ANTHROPIC_API,
@@ -479,7 +477,6 @@ HARNESSES: Mapping[str, Harness] = {
         package="@openai/codex",
         version=CODEX_VERSION,
         script=_CODEX,
-        key_variables=("OPENAI_API_KEY",),
         providers={"openai": _OPENAI_API},
         executable="node_modules/@openai/codex-linux-*/vendor/*/bin/codex",
     ),
@@ -489,7 +486,6 @@ HARNESSES: Mapping[str, Harness] = {
         package="@anthropic-ai/claude-code",
         version=CLAUDE_CODE_VERSION,
         script=_CLAUDE_CODE,
-        key_variables=("ANTHROPIC_API_KEY",),
         providers={"anthropic": _ANTHROPIC_API},
         environment={
             "DISABLE_AUTOUPDATER": "1",
@@ -504,7 +500,6 @@ HARNESSES: Mapping[str, Harness] = {
         package="opencode-ai",
         version=OPENCODE_VERSION,
         script=_OPENCODE,
-        key_variables=("OPENAI_API_KEY",),
         providers={"openai": _OPENAI_API},
         environment={
             "OPENCODE_DISABLE_AUTOUPDATE": "1",
@@ -522,7 +517,6 @@ HARNESSES: Mapping[str, Harness] = {
         package="@google/gemini-cli",
         version=GEMINI_CLI_VERSION,
         script=_GEMINI_CLI,
-        key_variables=("GEMINI_API_KEY",),
         providers={"gemini": _GEMINI_API, "google": _GEMINI_API},
         environment={"GEMINI_CLI_NO_RELAUNCH": "true"},
         executable="node_modules/@google/gemini-cli/bundle/gemini.js",

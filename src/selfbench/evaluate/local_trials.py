@@ -6,7 +6,7 @@ verifier's tree). Per trial:
 1. the **agent phase** on a fresh copy of the prepared tree (the agent image: the base commit,
    setup done, no held-out tests, no solution, no dependency patch): the agent runs as the
    `agent` user in `/app`, without a network (a ready-made harness: only its model API's
-   hosts, `egress.py`), under the task's `agentSeconds`, with the
+   hosts, `environments.egress`), under the task's `agentSeconds`, with the
    instruction in `$SELFBENCH_INSTRUCTION` and in the read-only file
    `$SELFBENCH_INSTRUCTION_FILE`; then the collect command of the bundle's `task.toml` diffs
    `/app` against the true base into the agent patch;
@@ -49,7 +49,7 @@ import shlex
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -57,9 +57,10 @@ from pathlib import Path
 from selfbench._fs import open_beneath, read_beneath
 from selfbench.artifacts.compiled import read_bundle_file
 from selfbench.bundle import layout
+from selfbench.environments import _forward
+from selfbench.environments.egress import EGRESS_DIR, FORWARD_READY, RelayLog, plan_for, relayed
 from selfbench.environments.process import CalledProcessError
 from selfbench.errors import EvalError, SelfbenchError, SetupNetworkError
-from selfbench.evaluate import _forward
 from selfbench.evaluate.agents import (
     INSTRUCTION_ENV,
     INSTRUCTION_FILE_ENV,
@@ -77,7 +78,6 @@ from selfbench.evaluate.classify import (
     named_cause,
     oracle_proof,
 )
-from selfbench.evaluate.egress import EGRESS_DIR, FORWARD_READY, RelayLog, plan_for, relayed
 from selfbench.evaluate.harnesses import (
     HARNESS_CA,
     HARNESS_ROOT,
@@ -350,8 +350,8 @@ class _HarnessMounts:
         that cannot reach its endpoint says why in the trial's agent log.
 
         Raises:
-            EvalError: the harness cannot be installed, its model's host is not known, or the
-                host's proxy is not an HTTP one.
+            EvalError: the harness cannot be installed, or its model's host is not known.
+            EgressError: the model's base URL or the host's proxy for it is not usable.
             OSError: a relay's socket cannot be made.
         """
         if agent.kind != "harness":
@@ -378,7 +378,7 @@ class _HarnessMounts:
             child.chmod(0o644)
         # a short host path: a Unix socket's path has at most 107 bytes
         relays = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="selfbench-net-")))
-        relay_log = RelayLog(_logged(phases.logs / f"{name}-agent.log"))
+        relay_log = RelayLog.appending(phases.logs / f"{name}-agent.log")
         stack.enter_context(relayed(plan, relays / "s", relay_log))
         forward = plan.forward_command(f"{HARNESS_ROOT}/bin/python3", f"{HARNESS_RUN}/forward.py")
         ro_binds = {HARNESS_ROOT: install, HARNESS_RUN: files, "/etc/hosts": files / "hosts",
@@ -386,16 +386,6 @@ class _HarnessMounts:
         if bundle:
             ro_binds[HARNESS_CA] = bundle[0] if len(bundle) == 1 else files / "ca.pem"
         return cls(harness.script, forward, ro_binds, plan.describe(), keys, relay_log)
-
-
-def _logged(log: Path) -> Callable[[str], None]:
-    """Append `selfbench: <why>` to `log` (the phase's own output is appended there too)."""
-
-    def report(why: str) -> None:
-        with log.open("a", encoding="utf-8") as handle:
-            handle.write(f"selfbench: the allow-list's relay: {why}\n")
-
-    return report
 
 
 _MODES = {"oracle": "oracle", "nop": "nop", "command": "command", "harness": "command"}

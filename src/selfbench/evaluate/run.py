@@ -21,14 +21,14 @@ from pathlib import Path
 
 from selfbench._shell import split_argv
 from selfbench.environments.build import harbor_options, local_options
+from selfbench.environments.egress import plan_for
 from selfbench.environments.harbor import HarborOptions
 from selfbench.environments.process import run_captured
 from selfbench.environments.spec import EnvironmentSpec
-from selfbench.errors import EvalError
+from selfbench.errors import EgressError, EvalError
 from selfbench.evaluate.agents import AgentSpec
 from selfbench.evaluate.bench import Benchmark, BenchTask
 from selfbench.evaluate.classify import classify
-from selfbench.evaluate.egress import plan_for
 from selfbench.evaluate.harbor_trials import (
     HARBOR_NETWORK,
     HarborOutcome,
@@ -121,7 +121,7 @@ def _check_harness(agent: AgentSpec, options: EvalOptions) -> None:
     try:
         plan_for(harness.endpoints(agent.model, os.environ), os.environ)
         install_harness(harness)
-    except EvalError as exc:
+    except (EvalError, EgressError) as exc:
         raise EvalError(f"agent {agent.name}: cannot start: {exc}") from exc
 
 

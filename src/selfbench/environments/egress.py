@@ -1,37 +1,45 @@
-"""The agent phase's network allow-list in the local environment: the allowed hosts and nothing
-else.
+"""A sandbox's network allow-list: the allowed hosts and nothing else. Two sandboxes use it: the
+agent phase of a local evaluation (`evaluate.local_trials`) and the author and reviewer commands
+of `selfbench run` (`run.confine`).
 
-The agent phase keeps its own network namespace with only loopback (`validate/sandbox.py`).
-Each allowed `host:port` becomes one Unix socket in a root-only directory bound into the phase;
-on the host a relay thread connects every connection made to it to that host and port (TLS and
-all, end to end: the relay sees only bytes). Inside, a forwarder run as root (`_forward.py`,
-by the harness's own interpreter) listens on a loopback address for each: `127.0.0.1:PORT` for
-an endpoint on the host's loopback (a local model server), else `127.0.0.N:PORT` with the host's
-name mapped to that address in the phase's `/etc/hosts`. Root in the phase may not bind a
-port below 1024, so a privileged port is reached at a high one instead, in the URL the harness
-is given (`EgressPlan.inside_url`: the host's name stays, for TLS). Nothing else leaves the
-namespace: a name not listed does not resolve, an address not listed has no route. A base URL's
-host is a name, `localhost` or `127.0.0.1`.
+The sandbox keeps its own network namespace with only loopback. Each allowed `host:port`
+becomes one Unix socket in a root-only directory; on the host a relay thread connects every
+connection made to it to that host and port (TLS and all, end to end: the relay sees only
+bytes). In the sandbox's namespace a forwarder (`_forward.py`, standard library only) listens on
+a loopback address for each: `127.0.0.1:PORT` for an endpoint on the host's loopback (a local
+model server), else `127.0.0.N:PORT` with the host's name mapped to that address in the
+sandbox's `/etc/hosts` (one address per name: two ports of one host share it). The agent
+phase's forwarder runs as its root, which may not bind a port below 1024, so a privileged port
+is reached at a high one instead, in the URL the harness is given (`EgressPlan.inside_url`: the
+host's name stays, for TLS); the author's forwarder may (`plan_for(..., keep_ports=True)`), so
+an agent CLI reaches its API at the URL it knows. Nothing else leaves the namespace: a name not
+listed does not resolve, an address not listed has no route. A base URL's host is a name,
+`localhost` or `127.0.0.1`.
 
 A company network's explicit proxy is honoured on the host's side: when the host's environment
 names one for the endpoint's scheme (`proxy_for`) the relay opens each upstream connection with
 an HTTP `CONNECT host:port` to it, then relays the tunnel's bytes. A connection that cannot be
-made (a proxy's refusal, with its status) is kept in the phase's `RelayLog` and said in the
-trial's log. The phase itself never sees the proxy or its credentials.
+made (a proxy's refusal, with its status) is kept in the sandbox's `RelayLog` and said in its
+log. The sandbox itself never sees the proxy or its credentials.
 
-The host's relays hold at most `PHASE_CONNECTIONS` connections open at once for one phase, and
-`ALL_CONNECTIONS` for every phase of the process together (each costs the host two descriptors
+The host's relays hold at most `PHASE_CONNECTIONS` connections open at once for one sandbox, and
+`ALL_CONNECTIONS` for every sandbox of the process together (each costs the host two descriptors
 and up to three threads: an agent opening thousands, and holding them, must not exhaust the
 host's). A connection past either is closed as soon as it is accepted, before any thread starts
-for it; an `http://` endpoint's client first reads a `503` whose body says why, and the trial's
-log says it once either way ("the relay refused a connection to api.example.com:443: 64 are
-open, the most one trial may hold").
+for it; an `http://` endpoint's client first reads a `503` whose body says why, and the log says
+it once either way ("the relay refused a connection to api.example.com:443: 64 are open, the
+most one trial may hold").
+
+`MODEL_APIS` are the model APIs agents are known to reach, each with the variable naming its
+base URL and the variables holding its keys: a harness's endpoint (`evaluate.harnesses`) and the
+endpoints an author command's variables imply (`run.confine`) are read from it.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import ipaddress
 import shlex
 import socket
 import threading
@@ -41,16 +49,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from selfbench.errors import EvalError, translating
-from selfbench.evaluate import _forward
+from selfbench.environments import _forward
+from selfbench.errors import EgressError, translating
 
 __all__ = [
     "ALL_CONNECTIONS",
     "EGRESS_DIR",
     "FORWARD_READY",
+    "MODEL_APIS",
     "PHASE_CONNECTIONS",
+    "PROXY_VARIABLES",
     "EgressPlan",
     "Endpoint",
+    "ModelApi",
     "Proxy",
     "RelayLog",
     "endpoint_of",
@@ -105,7 +116,7 @@ def endpoint_of(url: str) -> Endpoint:
     """The host and port an `http(s)://` URL reaches (its scheme's port when it names none).
 
     Raises:
-        EvalError: not an http or https URL with a host.
+        EgressError: not an http or https URL with a host.
     """
     parts = urlsplit(url.strip())
     try:
@@ -114,7 +125,7 @@ def endpoint_of(url: str) -> Endpoint:
         port = None
         parts = parts._replace(netloc="")
     if parts.scheme not in _DEFAULT_PORTS or not parts.hostname:
-        raise EvalError(f"not an http(s) URL with a host: {url!r}")
+        raise EgressError(f"not an http(s) URL with a host: {url!r}")
     return Endpoint(parts.hostname, port or _DEFAULT_PORTS[parts.scheme], parts.scheme)
 
 
@@ -129,6 +140,14 @@ class Proxy:
 
     def __str__(self) -> str:
         return f"{self.host}:{self.port}"
+
+
+PROXY_VARIABLES = tuple(
+    variable
+    for name in ("http_proxy", "https_proxy", "all_proxy")
+    for variable in (name, name.upper())
+)
+"""The variables naming the host's proxy (`_proxy_url` reads them)."""
 
 
 def _proxy_url(environ: Mapping[str, str], scheme: str) -> str:
@@ -168,7 +187,7 @@ def proxy_for(endpoint: Endpoint, environ: Mapping[str, str]) -> Proxy | None:
     host's loopback or one `no_proxy` (`NO_PROXY`) exempts (`_bypassed`).
 
     Raises:
-        EvalError: a proxy URL that is not an `http://` one with a host (a schemeless
+        EgressError: a proxy URL that is not an `http://` one with a host (a schemeless
             `host:port` is read as one).
     """
     url = _proxy_url(environ, endpoint.scheme)
@@ -183,7 +202,7 @@ def proxy_for(endpoint: Endpoint, environ: Mapping[str, str]) -> Proxy | None:
         port, parts = None, parts._replace(netloc="")
     if parts.scheme != "http" or not parts.hostname:
         shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()  # no userinfo
-        raise EvalError(
+        raise EgressError(
             f"the proxy for {endpoint} is not an http:// URL with a host: {shown!r} "
             "(only an HTTP proxy's CONNECT is supported)"
         )
@@ -196,18 +215,20 @@ def proxy_for(endpoint: Endpoint, environ: Mapping[str, str]) -> Proxy | None:
 
 @dataclass(frozen=True, slots=True)
 class EgressPlan:
-    """How one agent phase reaches its allowed endpoints."""
+    """How one sandbox reaches its allowed endpoints."""
 
     endpoints: tuple[Endpoint, ...]
     proxies: tuple[Proxy | None, ...] = ()
     """Endpoint N's proxy, if it has one (none for all when empty)."""
+    keep_ports: bool = False
+    """The forwarder may listen on a port below 1024, so each endpoint keeps its own port."""
 
     def proxy(self, index: int) -> Proxy | None:
         """The proxy endpoint `index` is reached through, if any."""
         return self.proxies[index] if index < len(self.proxies) else None
 
     def describe(self) -> str:
-        """The phase's network in one line, as each record and the report say it (a proxy by
+        """The sandbox's network in one line, as each record and the report say it (a proxy by
         its host and port, never its credentials)."""
         said = []
         for index, endpoint in enumerate(self.endpoints):
@@ -216,25 +237,30 @@ class EgressPlan:
         return "allow-list: " + ", ".join(said)
 
     def address(self, index: int) -> str:
-        """The loopback address the phase reaches endpoint `index` at."""
-        return "127.0.0.1" if self.endpoints[index].loopback else f"127.0.0.{index + 2}"
+        """The loopback address the sandbox reaches endpoint `index` at: `127.0.0.1` for the
+        host's loopback, else the next address from `127.0.0.2` on for each host name."""
+        if self.endpoints[index].loopback:
+            return "127.0.0.1"
+        names = list(dict.fromkeys(e.host for e in self.endpoints if not e.loopback))
+        return str(ipaddress.IPv4Address("127.0.0.2") + names.index(self.endpoints[index].host))
 
     def port(self, index: int) -> int:
-        """The port the phase reaches endpoint `index` at: its own, or for a privileged one
-        (below 1024, which root in the phase may not bind) `_HIGH_PORTS + index`."""
+        """The port the sandbox reaches endpoint `index` at: its own, or for a privileged one
+        (below 1024, which root in the agent phase may not bind) `_HIGH_PORTS + index` unless
+        the plan keeps ports."""
         port = self.endpoints[index].port
-        return port if port >= _PRIVILEGED else _HIGH_PORTS + index
+        return port if port >= _PRIVILEGED or self.keep_ports else _HIGH_PORTS + index
 
     def inside_url(self, url: str) -> str:
-        """`url` as the phase reaches it: the same host (TLS checks that name), the port its
+        """`url` as the sandbox reaches it: the same host (TLS checks that name), the port its
         forwarder listens on.
 
         Raises:
-            EvalError: not an http(s) URL, or one of a host and port the plan does not allow.
+            EgressError: not an http(s) URL, or one of a host and port the plan does not allow.
         """
         endpoint = endpoint_of(url)
         if endpoint not in self.endpoints:
-            raise EvalError(f"{endpoint} is not on the allow-list")
+            raise EgressError(f"{endpoint} is not on the allow-list")
         port = self.port(self.endpoints.index(endpoint))
         if port == endpoint.port:
             return url
@@ -243,27 +269,34 @@ class EgressPlan:
         return parts._replace(netloc=f"{host}:{port}").geturl()
 
     def hosts_file(self) -> str:
-        """The phase's `/etc/hosts`: loopback, and each allowed name at its address."""
+        """The sandbox's `/etc/hosts`: loopback, and each allowed name at its address."""
         lines = ["127.0.0.1 localhost", "::1 localhost"]
         for index, endpoint in enumerate(self.endpoints):
-            if not endpoint.loopback:
-                lines.append(f"{self.address(index)} {endpoint.host}")
+            line = f"{self.address(index)} {endpoint.host}"
+            if not endpoint.loopback and line not in lines:
+                lines.append(line)
         return "\n".join(lines) + "\n"
 
+    def forward_specs(self, directory: str) -> tuple[str, ...]:
+        """The forwarder's `ADDRESS:PORT:SOCKET` arguments, the relays' sockets in
+        `directory`: one per loopback address and port (`localhost:8000` and
+        `127.0.0.1:8000` are one listener, the first's)."""
+        specs: dict[str, str] = {}
+        for index in range(len(self.endpoints)):
+            listen = f"{self.address(index)}:{self.port(index)}"
+            specs.setdefault(listen, f"{listen}:{directory}/{index}.sock")
+        return tuple(specs.values())
+
     def forward_command(self, python: str, script: str) -> str:
-        """The shell command that starts the in-phase forwarder (as root) with `python`."""
-        specs = [
-            f"{self.address(index)}:{self.port(index)}:{EGRESS_DIR}/{index}.sock"
-            for index in range(len(self.endpoints))
-        ]
-        return shlex.join([python, script, FORWARD_READY, *specs])
+        """The shell command that starts the agent phase's forwarder (as root) with `python`."""
+        return shlex.join([python, script, FORWARD_READY, *self.forward_specs(EGRESS_DIR)])
 
 
 def _connector(endpoint: Endpoint, proxy: Proxy | None) -> socket.socket:
     """A connection to `endpoint`, directly or through `proxy`'s tunnel.
 
     Raises:
-        EvalError: the proxy answered CONNECT with other than 2xx.
+        EgressError: the proxy answered CONNECT with other than 2xx.
         OSError: no connection.
     """
     if proxy is None:
@@ -284,7 +317,7 @@ def _tunnel(upstream: socket.socket, endpoint: Endpoint, proxy: Proxy) -> None:
     byte by byte, so nothing of the tunnel is consumed.
 
     Raises:
-        EvalError: a status other than 2xx, or no HTTP reply (the endpoint and the status
+        EgressError: a status other than 2xx, or no HTTP reply (the endpoint and the status
             said).
         OSError: the connection failed.
     """
@@ -304,11 +337,11 @@ def _tunnel(upstream: socket.socket, endpoint: Endpoint, proxy: Proxy) -> None:
     if len(fields) == 2 and fields[0].startswith("HTTP/") and fields[1][:1] == "2":
         return
     said = fields[1] if len(fields) == 2 and fields[0].startswith("HTTP/") else "no HTTP reply"
-    raise EvalError(f"the proxy {proxy} refused CONNECT {endpoint}: {said}")
+    raise EgressError(f"the proxy {proxy} refused CONNECT {endpoint}: {said}")
 
 
 class RelayLog:
-    """What one phase's relays did while it ran: how many upstream connections they made, and
+    """What one sandbox's relays did while it ran: how many upstream connections they made, and
     each distinct reason one could not be made (each said once to `report`, as it happens)."""
 
     def __init__(self, report: Callable[[str], None] | None = None) -> None:
@@ -316,6 +349,17 @@ class RelayLog:
         self.failures: list[str] = []
         self._report = report
         self._lock = threading.Lock()
+
+    @classmethod
+    def appending(cls, log: Path) -> RelayLog:
+        """A relay log that says each reason in `log`, as `selfbench: the allow-list's relay:
+        <why>` (the sandbox's own output is appended there too)."""
+
+        def report(why: str) -> None:
+            with log.open("a", encoding="utf-8") as handle:
+                handle.write(f"selfbench: the allow-list's relay: {why}\n")
+
+        return cls(report)
 
     def opened(self) -> None:
         """Count one upstream connection made."""
@@ -475,9 +519,9 @@ def _bound(endpoint: Endpoint, proxy: Proxy | None, log: RelayLog) -> _forward.C
 
     def connect() -> socket.socket:
         try:
-            with translating(EvalError, f"connect to {endpoint}{through}"):
+            with translating(EgressError, f"connect to {endpoint}{through}"):
                 upstream = _connector(endpoint, proxy)
-        except EvalError as exc:
+        except EgressError as exc:
             log.failed(str(exc))
             raise ConnectionError(str(exc)) from exc
         log.opened()
@@ -486,14 +530,47 @@ def _bound(endpoint: Endpoint, proxy: Proxy | None, log: RelayLog) -> _forward.C
     return connect
 
 
-def plan_for(endpoints: Sequence[Endpoint], environ: Mapping[str, str] | None = None) -> EgressPlan:
+def plan_for(
+    endpoints: Sequence[Endpoint],
+    environ: Mapping[str, str] | None = None,
+    *,
+    keep_ports: bool = False,
+) -> EgressPlan:
     """The plan for `endpoints`, each once, in order; each through the proxy `environ` (the
-    host's environment) names for it (`proxy_for`), none without `environ`.
+    host's environment) names for it (`proxy_for`), none without `environ`. With `keep_ports`
+    the sandbox's forwarder may bind a privileged port (`EgressPlan.keep_ports`).
 
     Raises:
-        EvalError: a proxy URL that is not an `http://` one.
+        EgressError: a proxy URL that is not an `http://` one.
     """
     unique = tuple(dict.fromkeys(endpoints))
-    if environ is None:
-        return EgressPlan(unique)
-    return EgressPlan(unique, tuple(proxy_for(endpoint, environ) for endpoint in unique))
+    proxies = () if environ is None else tuple(proxy_for(e, environ) for e in unique)
+    return EgressPlan(unique, proxies, keep_ports=keep_ports)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelApi:
+    """A model provider's API as agents reach it."""
+
+    variable: str
+    """The variable naming its base URL (agents read it)."""
+    url: str
+    """Its base URL when that variable is not set."""
+    keys: tuple[str, ...]
+    """The variables holding its keys."""
+
+    def base_url(self, environ: Mapping[str, str]) -> str:
+        """Its base URL as `environ` sets it, else its own."""
+        return environ.get(self.variable) or self.url
+
+
+MODEL_APIS: Mapping[str, ModelApi] = {
+    "openai": ModelApi("OPENAI_BASE_URL", "https://api.openai.com/v1", ("OPENAI_API_KEY",)),
+    "anthropic": ModelApi(
+        "ANTHROPIC_BASE_URL", "https://api.anthropic.com", ("ANTHROPIC_API_KEY",)
+    ),
+    "gemini": ModelApi(
+        "GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com", ("GEMINI_API_KEY",)
+    ),
+}
+"""The model APIs agents are known to reach, by provider (a model's `openai/…` prefix)."""

@@ -1,20 +1,35 @@
-"""Byte relays of the agent phase's allow-list: standard library only, so the same file runs as
-the host's relay (imported by `selfbench.evaluate.egress`) and, inside the sandbox, as the
-forwarder a harness's interpreter runs as root (`python3 _forward.py READY ADDRESS:PORT:SOCKET
-...`): each loopback `ADDRESS:PORT` of the phase's own network namespace leads to one Unix
-socket, whose other end the host connects to one allowed host and port.
+"""Byte relays of a sandbox's allow-list: standard library only, so the same file runs as the
+host's relay (imported by `selfbench.environments.egress`) and as the forwarder in the sandbox's
+own network namespace: each loopback `ADDRESS:PORT` there leads to one Unix socket, whose other
+end the host connects to one allowed host and port.
+
+* `python3 _forward.py READY ADDRESS:PORT:SOCKET ...`: the agent phase's, run as its root by a
+  harness's interpreter: listen, write the file `READY`, serve until killed;
+* `python3 -I -S _forward.py --run ADDRESS:PORT:SOCKET ... -- COMMAND ...`: an author
+  command's, run by selfbench's interpreter in a new network namespace (`unshare --net`) with
+  the right to bind any port, outside the command's sandbox (which cannot see the sockets):
+  bring the namespace's loopback up, listen, then run `COMMAND` (the sandbox, which shares the
+  namespace) and exit with its status (128 + N when signal N ended it).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import socket
+import struct
+import subprocess
 import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 _CHUNK = 1 << 16
+_SIOCGIFFLAGS = 0x8913
+_SIOCSIFFLAGS = 0x8914
+_IFF_UP = 0x1
+_IFREQ = "16sh22x"
+"""`struct ifreq` as these two requests use it: the interface's name, its flags, padding."""
 
 Connect = Callable[[], socket.socket]
 """Opens the upstream end of one relayed connection."""
@@ -104,17 +119,50 @@ def _unix(path: str) -> Connect:
     return connect
 
 
+def _listen(spec: str) -> tuple[socket.socket, Connect]:
+    """A listener on the spec's `ADDRESS:PORT` and the connector to its `SOCKET`."""
+    address, port, path = spec.split(":", 2)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((address, int(port)))
+    listener.listen(64)
+    return listener, _unix(path)
+
+
+def _loopback_up() -> None:
+    """Bring the network namespace's loopback interface up (a new namespace's is down)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as control:
+        request = struct.pack(_IFREQ, b"lo", 0)
+        flags = struct.unpack(_IFREQ, fcntl.ioctl(control, _SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(control, _SIOCSIFFLAGS, struct.pack(_IFREQ, b"lo", flags | _IFF_UP))
+
+
+def run(argv: list[str]) -> int:
+    """The author's forwarder (`SPEC ... -- COMMAND ...`): loopback up, a listener per spec,
+    then `COMMAND`'s exit status (128 + N for signal N); 1 when it cannot listen."""
+    cut = argv.index("--")
+    try:
+        _loopback_up()
+        served = [_listen(spec) for spec in argv[:cut]]
+    except OSError as exc:
+        sys.stderr.write(f"selfbench: the allow-list's forwarder cannot listen: {exc}\n")
+        return 1
+    for listener, connect in served:
+        threading.Thread(target=serve, args=(listener, connect), daemon=True).start()
+    code = subprocess.call(argv[cut + 1 :])
+    return 128 - code if code < 0 else code
+
+
 def main(argv: list[str]) -> int:
-    """The in-sandbox forwarder: listen on each `ADDRESS:PORT`, write `READY`, serve forever."""
+    """The agent phase's forwarder: listen on each `ADDRESS:PORT`, write `READY`, serve
+    forever; with `--run`, the author's (`run`)."""
+    if argv[:1] == ["--run"]:
+        return run(argv[1:])
     ready, specs = argv[0], argv[1:]
     threads = []
     for spec in specs:
-        address, port, path = spec.split(":", 2)
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind((address, int(port)))
-        listener.listen(64)
-        threads.append(threading.Thread(target=serve, args=(listener, _unix(path))))
+        listener, connect = _listen(spec)
+        threads.append(threading.Thread(target=serve, args=(listener, connect)))
     for thread in threads:
         thread.start()
     Path(ready).write_text("ready\n", encoding="ascii")
