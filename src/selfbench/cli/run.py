@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from selfbench.run import CandidateState, RunOptions, RunSummary
     from selfbench.run.status import RunStatus
 
-__all__ = ["EXIT_INTERRUPTED", "add_run_commands"]
+__all__ = ["AUTHOR_NETWORK_CHOICES", "EXIT_INTERRUPTED", "add_run_commands"]
 
 EXIT_INTERRUPTED = 130
 _TIERS = ("easy", "medium", "hard")
@@ -58,6 +58,9 @@ _ENVIRONMENT_FLAGS = {
 }
 """The environment options each `--env` uses; any other is refused (with `--resume`, only when
 `--env` is given again: the run's own environment is not known here)."""
+AUTHOR_NETWORK_CHOICES = ("allow-list", "host")
+"""`--author-network`'s values (`selfbench.run.confine.AUTHOR_NETWORKS`, checked equal by a
+test; that module is too heavy to load for a parser)."""
 
 
 def _resume_hint(run_dir: Path) -> str:
@@ -246,6 +249,8 @@ def _options(args: argparse.Namespace) -> RunOptions:
         source_url=args.source_url,
         author_env=tuple(args.author_env or ()),
         author_home=None if args.author_home is None else Path(args.author_home).absolute(),
+        author_allow=tuple(args.author_allow or ()),
+        author_network=args.author_network or "allow-list",
         setup_env=tuple(args.setup_env or ()),
         host_network_config=not args.no_host_network_config,
         agent_allowed_hosts=agent_hosts(args) or (),
@@ -269,6 +274,8 @@ def _resume_changes(args: argparse.Namespace) -> dict[str, Any]:
         "harbor_env": args.harbor_env,
         "author_env": tuple(args.author_env) if args.author_env else None,
         "author_home": None if args.author_home is None else Path(args.author_home).absolute(),
+        "author_allow": tuple(args.author_allow) if args.author_allow else None,
+        "author_network": args.author_network,
         "agent_dependencies": None if args.deps is None else agent_dependencies(args),
         "min_quality": args.min_quality,
         "quality": False if args.no_quality else None,
@@ -457,12 +464,27 @@ def _add_run(commands: Any) -> None:
         help="pass this variable to the author and reviewer commands, which run in a sandbox "
         "with none of selfbench's environment but PATH, LANG and TERM (a model's API key)",
     )
-    # --author-env and --author-home given again with --resume replace the run's own
+    # --author-env, --author-home, --author-allow and --author-network given again with
+    # --resume replace the run's own
     run.add_argument(
         "--author-home",
         metavar="DIR",
         help="a private copy of DIR is the author and reviewer commands' HOME (an agent CLI's "
         "login; DIR itself is never written)",
+    )
+    run.add_argument(
+        "--author-allow",
+        action="append",
+        metavar="URL",
+        help="a host the author and reviewer commands may reach, as a base URL's host and port "
+        "(https://api.anthropic.com, http://127.0.0.1:8080; repeatable); the model APIs their "
+        "--author-env variables name are allowed too, nothing else",
+    )
+    run.add_argument(
+        "--author-network",
+        choices=AUTHOR_NETWORK_CHOICES,
+        help="allow-list (default): only those hosts, never the host's loopback unless allowed; "
+        "host: the host's network",
     )
     # -j, --env, --harbor-env, --source-url, --setup-env and --no-host-network-config may be
     # given again with --resume (their defaults are None so that a change can be told)

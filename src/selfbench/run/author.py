@@ -8,11 +8,11 @@ failing verifier log, and accepts its result only when the validation-repair rul
 
 A command is split like shell words (`split_argv`) and run as an argument list, never through a
 shell, in the command sandbox (`selfbench.run.confine`): the clone and the output root writable,
-no host secrets, and every process it starts ends with it. These placeholders, anywhere inside
-an argument, are replaced: `{prompt}` (the prompt text), `{prompt_file}`, `{mcp_config}` (a
-Claude-style `mcpServers` JSON file), `{workspace}` (the clone). The prompt is also the
-command's standard input, and the environment names every input (`SELFBENCH_*`, see
-`agent_environment`).
+no host secrets, only the hosts of its allow-list (`job.network`), and every process it starts
+ends with it. These placeholders, anywhere inside an argument, are replaced: `{prompt}` (the
+prompt text), `{prompt_file}`, `{mcp_config}` (a Claude-style `mcpServers` JSON file),
+`{workspace}` (the clone). The prompt is also the command's standard input, and the environment
+names every input (`SELFBENCH_*`, see `agent_environment`).
 
 Each job owns its `out_dir`, the authoring output root: it must be absent or empty, and holds
 the one submitted task afterwards (`out_dir/<taskId>/`). A rejection is a returned result with a
@@ -41,7 +41,14 @@ from selfbench.mine.candidate import CandidateModel
 from selfbench.repair import check_validation_repair
 from selfbench.run._prompts import Mode, render_agent_prompt
 from selfbench.run._workspace import INPUTS_DIR, Workspace, changed_paths, open_workspace
-from selfbench.run.confine import confined, handed_over, private_home
+from selfbench.run.confine import (
+    DEFAULT_NETWORK,
+    AuthorNetwork,
+    command_network,
+    confined,
+    handed_over,
+    private_home,
+)
 from selfbench.submit import OUTPUT_ENV, write_submission_files
 
 __all__ = [
@@ -83,6 +90,9 @@ class AuthorJob:
     home: Path | None = None
     """The directory (`run --author-home`) a private copy of which is the command's `HOME`: an
     agent CLI's login; None: an empty `HOME`."""
+    network: AuthorNetwork = DEFAULT_NETWORK
+    """What the command may reach (`run --author-allow`, `--author-network`); by default the
+    model APIs its variables name, nothing else."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +218,9 @@ def run_agent(
 
     Raises:
         ValueError: `job.out_dir` is not empty.
-        SandboxError: `job.home` cannot be copied (the machine's fault: the run stops).
+        SandboxError: `job.home` cannot be copied, or the network's relays cannot be opened
+            (an `EgressError`: an allowed URL, or the host's proxy, that cannot be used): the
+            machine's fault, the run stops.
     """
     argv = parse_command(command, role="author")
     if isinstance(argv, str):
@@ -231,6 +243,9 @@ def run_agent(
         writable = (Path(temp), job.out_dir)
         with contextlib.ExitStack() as stack:
             home = stack.enter_context(private_home(job.home))  # unreadable: stops the run
+            network = stack.enter_context(  # relays that cannot open: stops the run
+                command_network(job.network, job.env_names, log=job.log)
+            )
             try:
                 sandboxed, env = confined(
                     _expand(argv, values),
@@ -239,6 +254,7 @@ def run_agent(
                     writable=writable,
                     env_names=job.env_names,
                     home=home,
+                    network=network,
                 )
             except SelfbenchError as exc:
                 return AuthorResult.rejected(f"author command cannot start: {exc}")

@@ -16,7 +16,11 @@ sandbox (`selfbench.validate.sandbox`):
 * an environment of `PATH`, `HOME`, `LANG`, `TERM`, the command's `SELFBENCH_*` inputs,
   `PYTHONPATH` naming this selfbench, and the variables the user names (`--author-env`, an
   agent's API key): nothing else of selfbench's environment;
-* the host's network (a model's API);
+* a network namespace of its own (`AuthorNetwork`): loopback and, by default, only the
+  endpoints of its allow-list (`run --author-allow URL`, and the model APIs its `--author-env`
+  variables name), reached through relays on the host (`selfbench.environments.egress`); never
+  the host's loopback unless an endpoint there is allowed. With `run --author-network host`,
+  the host's network, as before;
 * its own PID namespace, ended with selfbench (`--die-with-parent`): every process the command
   starts, a `setsid` daemon too, dies with the run;
 * run by root, it runs as an unprivileged uid (`nobody`), no capabilities, no new privileges;
@@ -31,18 +35,38 @@ import os
 import pwd
 import shutil
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import selfbench
 from selfbench._scratch import scratch_directory
-from selfbench.errors import SandboxError, translating
+from selfbench.environments import _forward
+from selfbench.environments.egress import (
+    MODEL_APIS,
+    PROXY_VARIABLES,
+    EgressPlan,
+    Endpoint,
+    RelayLog,
+    endpoint_of,
+    plan_for,
+    relayed,
+)
+from selfbench.errors import EgressError, SandboxError, translating
 from selfbench.validate.sandbox import _SYSTEM_DIRS, PrivateEntries, _host_binds, _proc_args
 
 __all__ = [
     "AGENT_HOME",
+    "AUTHOR_NETWORKS",
     "BASE_ENV",
+    "DEFAULT_NETWORK",
+    "AuthorNetwork",
+    "Network",
+    "Relays",
     "author_home_problem",
+    "command_network",
     "confined",
     "handed_over",
     "private_home",
@@ -164,6 +188,188 @@ def private_home(source: Path | None) -> Iterator[Path | None]:
         yield home
 
 
+# --- the network -------------------------------------------------------------------------------
+
+AUTHOR_NETWORKS = ("allow-list", "host")
+"""`run --author-network`: the allow-list (the default) or the host's network."""
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorNetwork:
+    """What author and reviewer commands may reach (`run --author-network`, `--author-allow`).
+
+    `allow-list` (the default): a network namespace of their own, with loopback and only the
+    allow-list's endpoints: each `--author-allow` URL's host and port, and each model API
+    (`egress.MODEL_APIS`) that a variable they are given names: its base URL's when they get
+    that variable, else its own when they get one of its keys. `host`: the host's network.
+    """
+
+    mode: str = "allow-list"
+    allowed: tuple[str, ...] = ()
+    """The `--author-allow` URLs, as given."""
+
+    def _urls(self, env_names: Sequence[str], environ: Mapping[str, str]) -> list[tuple[str, str]]:
+        """Each allowed URL, after the option that names it."""
+        urls = [("--author-allow", url) for url in self.allowed]
+        passed = {name for name in env_names if environ.get(name)}
+        for api in dict.fromkeys(MODEL_APIS.values()):
+            if api.variable in passed:
+                urls.append((f"--author-env {api.variable}", environ[api.variable]))
+            elif keys := sorted(passed.intersection(api.keys)):
+                urls.append((f"--author-env {keys[0]}", api.url))
+        return urls
+
+    def endpoints(
+        self, env_names: Sequence[str], environ: Mapping[str, str]
+    ) -> tuple[Endpoint, ...]:
+        """The allow-list, each endpoint once, for commands given the variables `env_names`
+        names from `environ` (none on the host's network, which needs no list).
+
+        Raises:
+            EgressError: a URL that is not an http(s) one with a host (its option named).
+        """
+        if self.mode == "host":
+            return ()
+        found = []
+        for where, url in self._urls(env_names, environ):
+            try:
+                found.append(endpoint_of(url))
+            except EgressError as exc:
+                raise EgressError(f"{where}: {exc}") from None
+        return tuple(dict.fromkeys(found))
+
+    def problems(self, env_names: Sequence[str], environ: Mapping[str, str]) -> list[str]:
+        """Why commands cannot run with this network, one line each (none when they can). The
+        `--author-allow` URLs are checked on the host's network too, which keeps them unused."""
+        if self.mode not in AUTHOR_NETWORKS:
+            return [f"--author-network must be one of {', '.join(AUTHOR_NETWORKS)}"]
+        if self.mode == "host":
+            given = [("--author-allow", url) for url in self.allowed]
+            return [f"{where}: {why}" for where, url in given if (why := _url_problem(url))]
+        urls = self._urls(env_names, environ)
+        problems = [f"{where}: {why}" for where, url in urls if (why := _url_problem(url))]
+        problems += [
+            f"--author-env {name}: the allow-list's relays use the host's proxy themselves, the "
+            "command cannot reach it (pass no proxy variable, or give --author-network host)"
+            for name in env_names
+            if name in PROXY_VARIABLES
+        ]
+        if not problems:
+            try:
+                plan_for(self.endpoints(env_names, environ), environ)
+            except EgressError as exc:  # the host's proxy for an endpoint
+                problems.append(str(exc))
+        return problems
+
+    def describe(self, env_names: Sequence[str], environ: Mapping[str, str]) -> str:
+        """What author and reviewer commands may reach, in one line for the run's output.
+
+        Raises:
+            EgressError: as `endpoints` and `egress.plan_for`.
+        """
+        if self.mode == "host":
+            return (
+                "author and reviewer commands use the host's network (--author-network host): "
+                "every host, services on the host's loopback too"
+            )
+        endpoints = self.endpoints(env_names, environ)
+        if not endpoints:
+            return (
+                "author and reviewer commands reach no host: give --author-allow URL for their "
+                "model's API (or --author-network host)"
+            )
+        plan = plan_for(endpoints, environ)
+        return f"author and reviewer commands reach only their {plan.describe()}"
+
+
+def _url_problem(url: str) -> str | None:
+    """Why `url` cannot be on an allow-list (`egress.endpoint_of`), or None."""
+    try:
+        endpoint_of(url)
+    except EgressError as exc:
+        return str(exc)
+    return None
+
+
+DEFAULT_NETWORK = AuthorNetwork()
+"""The allow-list of no `--author-allow` URL: the model APIs the commands' variables name."""
+
+
+@dataclass(frozen=True, slots=True)
+class Relays:
+    """An allow-list's relays, open on the host: its plan, the directory of the relays' Unix
+    sockets (`N.sock` for endpoint N) and the command's `/etc/hosts`."""
+
+    plan: EgressPlan
+    sockets: Path
+    hosts: Path
+
+
+Network = Relays | Literal["host"] | None
+"""A command's network in `confined`: its allow-list's relays, the host's network, or none
+(loopback only)."""
+
+
+@contextlib.contextmanager
+def command_network(
+    network: AuthorNetwork, env_names: Sequence[str], *, log: Path
+) -> Iterator[Network]:
+    """The network of one command given the variables `env_names` names (read from this
+    process's environment, as the command's are): for an allow-list, its relays (through the
+    host's proxy, if it names one), open while the block runs, each reason a connection could
+    not be made said once in `log`.
+
+    Raises:
+        EgressError: an allowed URL, or the host's proxy for it, cannot be used.
+        SandboxError: the relays cannot be opened.
+    """
+    if network.mode == "host":
+        yield "host"
+        return
+    endpoints = network.endpoints(env_names, os.environ)
+    if not endpoints:
+        yield None
+        return
+    plan = plan_for(endpoints, os.environ, keep_ports=True)
+    # a short host path: a Unix socket's path has at most 107 bytes
+    with (
+        tempfile.TemporaryDirectory(prefix="selfbench-net-") as temp,
+        contextlib.ExitStack() as stack,
+    ):
+        with translating(SandboxError, "open the author's network relays"):
+            hosts = Path(temp, "hosts")
+            hosts.write_text(plan.hosts_file(), encoding="ascii")
+            hosts.chmod(0o644)
+            sockets = stack.enter_context(relayed(plan, Path(temp, "s"), RelayLog.appending(log)))
+        yield Relays(plan, sockets, hosts)
+
+
+def _forwarding(relays: Relays, *, root: bool) -> list[str]:
+    """The argument list that starts the sandbox in a network namespace of its own whose
+    loopback forwards each allowed endpoint to its relay (`_forward.run`, selfbench's Python in
+    isolated mode), outside the command's sandbox, which never sees the relays' sockets:
+    `unshare --net`, `setpriv --pdeathsig` so that it dies with selfbench as bwrap does. Not
+    run by root, the namespace belongs to a user namespace of its own whose capabilities the
+    forwarder keeps (to bring loopback up and bind any port) and drops before bwrap starts.
+
+    Raises:
+        SandboxError: `unshare` or `setpriv` is not installed.
+    """
+    unshare, setpriv = shutil.which("unshare"), shutil.which("setpriv")
+    if unshare is None or setpriv is None:
+        raise SandboxError(
+            "an author command's allow-list needs unshare and setpriv: apt-get install util-linux"
+        )
+    user = [] if root else ["--user", "--map-current-user", "--keep-caps"]
+    dropped = [] if root else [setpriv, "--ambient-caps=-all", "--inh-caps=-all", "--"]
+    specs = relays.plan.forward_specs(str(relays.sockets))
+    forward = str(Path(_forward.__file__).resolve())
+    return [
+        unshare, "--net", *user, "--", setpriv, "--pdeathsig", "KILL", "--",
+        sys.executable, "-I", "-S", forward, "--run", *specs, "--", *dropped,
+    ]  # fmt: skip
+
+
 def _program(argv: Sequence[str]) -> Path | None:
     """The command's executable, as found on PATH (or named)."""
     found = shutil.which(argv[0])
@@ -232,7 +438,7 @@ def _resolver_binds() -> list[str]:
     return ["--ro-bind", str(target), str(target)] if target.is_file() else []
 
 
-def confined(
+def confined(  # noqa: PLR0913 - the command, where, and what of the host it gets, keyword-only
     argv: Sequence[str],
     *,
     cwd: Path,
@@ -241,14 +447,18 @@ def confined(
     readable: Sequence[Path] = (),
     env_names: Sequence[str] = (),
     home: Path | None = None,
+    network: Network = None,
 ) -> tuple[list[str], dict[str, str]]:
     """The argument list and environment that run `argv` in the command sandbox (see the
     module), in `cwd`, with `writable` bound read-write and `readable` read-only, and of `env`
     only what the sandbox passes and the variables `env_names` names. `home` (a
-    `private_home`) is bound writable as its `HOME`; without it, `HOME` is empty.
+    `private_home`) is bound writable as its `HOME`; without it, `HOME` is empty. `network`
+    (`command_network`) is its allow-list's relays, the host's network, or (None) loopback
+    alone.
 
     Raises:
-        SandboxError: the command's program is not found, or bubblewrap is not installed.
+        SandboxError: the command's program is not found, or bubblewrap (or, for an
+            allow-list, `unshare`) is not installed.
     """
     if _program(argv) is None:  # said here: inside, only bwrap's own message would tell
         raise SandboxError(f"{argv[0]}: No such file or directory")
@@ -258,14 +468,20 @@ def confined(
             "author and reviewer commands run in bubblewrap (bwrap): apt-get install bubblewrap"
         )
     root = os.geteuid() == 0
+    relays = network if isinstance(network, Relays) else None
+    forwarding = _forwarding(relays, root=root) if relays is not None else []
     args = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc"]
     args += ["--unshare-uts", "--unshare-cgroup-try"]
+    if network is None:  # with relays, the namespace is the forwarder's (`_forwarding`)
+        args.append("--unshare-net")
     if not root:
         args.append("--unshare-user")
     args += _host_binds(_private_entries())
     args += [*_proc_args(), "--dev", "/dev"]
     args += ["--perms", "01777", "--tmpfs", "/tmp", "--tmpfs", "/run"]  # noqa: S108 - private tmpfs
     args += _resolver_binds()
+    if relays is not None:
+        args += ["--ro-bind", str(relays.hosts), "/etc/hosts"]
     if home is None:
         args += ["--perms", "01777", "--tmpfs", AGENT_HOME]
     else:
@@ -286,4 +502,4 @@ def confined(
         args += ["--", "setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups"]
         args += ["--inh-caps=-all", "--no-new-privs"]
     args += ["--", *argv]
-    return args, _environment(env, env_names)
+    return [*forwarding, *args], _environment(env, env_names)

@@ -48,7 +48,13 @@ from selfbench.repair import check_coupling_repair
 from selfbench.run._names import AssertedNames, asserted_names, code_names
 from selfbench.run._workspace import Workspace, changed_paths
 from selfbench.run.author import AuthorJob, AuthorResult, run_agent
-from selfbench.run.confine import confined, private_home
+from selfbench.run.confine import (
+    DEFAULT_NETWORK,
+    AuthorNetwork,
+    command_network,
+    confined,
+    private_home,
+)
 
 __all__ = [
     "DEFINITION_CHANGED",
@@ -283,18 +289,20 @@ def review_with_command(
     time_limit_sec: float,
     env_names: tuple[str, ...] = (),
     home: Path | None = None,
+    network: AuthorNetwork = DEFAULT_NETWORK,
 ) -> ReviewVerdict:
     """Run the reviewer command on an authored task and read its verdict.
 
     The command runs in `task_dir` with the review brief on its standard input (and in
     `{prompt}`; `{task_dir}` is replaced too), `SELFBENCH_TASK` naming the task; its standard
     error and output are appended to `log`. It runs in the command sandbox
-    (`selfbench.run.confine`), the task read-only, with the variables `env_names` names and,
-    when `home` is given (`run --author-home`), a private copy of it as its `HOME`.
+    (`selfbench.run.confine`), the task read-only, with the variables `env_names` names,
+    when `home` is given (`run --author-home`) a private copy of it as its `HOME`, and the
+    `network` author commands have.
 
     Raises:
         ReviewerError: it could not start, timed out, failed, or printed no valid verdict.
-        SandboxError: `home` cannot be copied.
+        SandboxError: `home` cannot be copied, or the network's relays cannot be opened.
     """
     argv = parse_command(command, role="reviewer")
     if isinstance(argv, str):
@@ -306,6 +314,7 @@ def review_with_command(
         brief = Path(temp) / "review.md"
         brief.write_text(prompt, encoding="utf-8")
         private = stack.enter_context(private_home(home))  # unreadable: stops the run
+        reached = stack.enter_context(command_network(network, env_names, log=log))
         try:
             sandboxed, env = confined(
                 expanded,
@@ -315,6 +324,7 @@ def review_with_command(
                 readable=(task_dir, Path(temp)),
                 env_names=env_names,
                 home=private,
+                network=reached,
             )
         except SelfbenchError as exc:
             raise ReviewerError(f"reviewer command cannot start: {exc}") from exc

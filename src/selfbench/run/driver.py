@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 import shutil
 import threading
@@ -45,7 +46,7 @@ from selfbench.mine.rank import DEFAULT_OVER_FETCH
 from selfbench.mine.source import check_source_url, repository_source
 from selfbench.rules import CANDIDATE_SECONDS
 from selfbench.run import stages
-from selfbench.run.confine import author_home_problem
+from selfbench.run.confine import AuthorNetwork, author_home_problem
 from selfbench.run.export import export_accepted
 from selfbench.run.state import DOING, STAGES, CandidateState, Pool, RunDirectory
 from selfbench.run.steps import StepContext, run_step
@@ -100,6 +101,12 @@ class RunOptions:
     author_home: Path | None = None
     """`--author-home`: the directory a private copy of which is their `HOME` (an agent CLI's
     login); in `inputs.json` only when given."""
+    author_allow: tuple[str, ...] = ()
+    """`--author-allow URL`: the endpoints author and reviewer commands may reach beside the
+    model APIs their variables name (in `inputs.json` only when given)."""
+    author_network: str = "allow-list"
+    """`--author-network`: `allow-list`, or `host` for the host's network (in `inputs.json`
+    only when not the allow-list)."""
     setup_env: tuple[str, ...] = ()
     """Names of variables passed to the local sandbox's setup (a proxy's CA file, say); only the
     names are stored, the values are read from the environment at each start and resume."""
@@ -167,7 +174,13 @@ class RunOptions:
             setup_env_values(self.setup_env)
         except InputError as error:
             problems.append(str(error))
+        problems.extend(self.network.problems(self.author_env, os.environ))
         return problems
+
+    @property
+    def network(self) -> AuthorNetwork:
+        """What author and reviewer commands may reach."""
+        return AuthorNetwork(self.author_network, self.author_allow)
 
     def to_json(self) -> dict[str, Any]:
         """The options as `inputs.json` holds them (paths absolute)."""
@@ -187,6 +200,12 @@ class RunOptions:
             "sourceUrl": self.source_url,
             **({"authorEnv": list(self.author_env)} if self.author_env else {}),
             **({"authorHome": str(self.author_home.absolute())} if self.author_home else {}),
+            **({"authorAllow": list(self.author_allow)} if self.author_allow else {}),
+            **(
+                {"authorNetwork": self.author_network}
+                if self.author_network != "allow-list"
+                else {}
+            ),
             "setupEnv": list(self.setup_env),
             "agentAllowedHosts": list(self.agent_allowed_hosts),
             "hostNetworkConfig": self.host_network_config,
@@ -266,6 +285,8 @@ def load_options(value: Any, where: str) -> RunOptions:
             source_url=value.get("sourceUrl"),
             author_env=tuple(str(name) for name in value.get("authorEnv", ())),
             author_home=Path(value["authorHome"]) if value.get("authorHome") else None,
+            author_allow=tuple(str(url) for url in value.get("authorAllow", ())),
+            author_network=str(value.get("authorNetwork", "allow-list")),
             setup_env=tuple(str(name) for name in value.get("setupEnv", ())),
             agent_allowed_hosts=tuple(str(host) for host in value.get("agentAllowedHosts", ())),
             host_network_config=bool(value.get("hostNetworkConfig", True)),
@@ -678,6 +699,22 @@ def _host_network(
     return HostNetwork.detect(on_first_use=on_first_use)
 
 
+def _say_network(
+    run: RunDirectory, options: RunOptions, announce: Callable[[str], None] | None
+) -> None:
+    """Say once, and log, what author and reviewer commands may reach (when any runs).
+
+    Raises:
+        EgressError: an allowed URL, or the host's proxy for it, that cannot be used.
+    """
+    if options.author == stages.AUTHOR_DRAFT and options.reviewer is None:
+        return
+    line = options.network.describe(options.author_env, os.environ)
+    run.event("network", line=line)
+    if announce is not None:
+        announce(line)
+
+
 def no_valid_run(run: RunDirectory, why: str) -> RunError:
     """The error for a run directory whose files are not a run's: what is wrong, what to do."""
     return RunError(f"{run.path} holds no valid run ({why}); delete it, or give another --run-dir")
@@ -729,6 +766,8 @@ RESUME_CHANGES = (
     "ceilings",
     "author_env",
     "author_home",
+    "author_allow",
+    "author_network",
 )
 """The options `run --resume` may change: how and where the run's work is done, never what it
 is to find (the repository, budgets, author and export stay the run's own). The `--max-*`
@@ -848,12 +887,14 @@ def run_benchmark(
 
     A resumed run takes `changes` to the options `RESUME_CHANGES` names, and tries again the
     candidates whose setup failed on the network (`retry_network_rejections`). `announce` is
-    told, once, when a setup first carries the host's network configuration, what it carries.
-    `heartbeat` is given a line for each running stage quiet for 15 s (`selfbench.activity`);
-    the run's events record each such line for `status`.
+    told, once, when a setup first carries the host's network configuration, what it carries,
+    and at the start, when author or reviewer commands run, what they may reach (the run's
+    events record that line too). `heartbeat` is given a line for each running stage quiet for
+    15 s (`selfbench.activity`); the run's events record each such line for `status`.
 
     Raises:
         RunError: the run directory is in use, holds another run or none, or bad options.
+        EgressError: a resumed run's author allow-list, or the host's proxy, cannot be used.
         MineError: the repository cannot be mined.
         ExportError: the export cannot be written.
     """
@@ -881,7 +922,9 @@ def run_benchmark(
             options.inactivity,
             options.author_env,
             options.author_home,
+            options.network,
         )
+        _say_network(run, options, announce)
         setup_env = setup_env_values(options.setup_env)
         host_network = _host_network(options, told)
         host = options.host_ceilings()

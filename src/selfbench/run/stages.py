@@ -33,6 +33,7 @@ from selfbench.errors import HarborError, SandboxError, SelfbenchError
 from selfbench.mine.candidate import CandidateModel
 from selfbench.run import author
 from selfbench.run.author import AuthorJob
+from selfbench.run.confine import DEFAULT_NETWORK, AuthorNetwork
 from selfbench.run.coupling import (
     blockers_of,
     coupling_blockers,
@@ -216,6 +217,8 @@ class AuthorSettings:
     """The variables passed to author and reviewer commands (`--author-env`)."""
     home: Path | None = None
     """The directory copied to be their `HOME` (`--author-home`); None: an empty one."""
+    network: AuthorNetwork = DEFAULT_NETWORK
+    """What they may reach (`--author-allow`, `--author-network`)."""
 
 
 def _job(
@@ -232,6 +235,7 @@ def _job(
         inactivity_sec=s.inactivity_sec,
         env_names=s.env_names,
         home=s.home,
+        network=s.network,
     )
 
 
@@ -375,15 +379,10 @@ def log_tail(log: str | None) -> bytes:
 
 
 def coupling_stage(
-    task_dir: Path,
-    repo: Path,
-    reviewer: str | None,
-    log: Path,
-    time_limit_sec: float,
-    env_names: tuple[str, ...] = (),
-    home: Path | None = None,
+    task_dir: Path, repo: Path, reviewer: str | None, log: Path, settings: AuthorSettings
 ) -> StageResult:
-    """The coupling check: the deterministic blockers, then the reviewer's verdict if any.
+    """The coupling check: the deterministic blockers, then the reviewer's verdict if any (the
+    reviewer runs under the author command's time limit, variables, home and network).
 
     A coupled task is a rejection whose `detail` holds the findings (for a coupling repair).
     """
@@ -393,7 +392,13 @@ def coupling_stage(
         if not findings and reviewer is not None:
             log.parent.mkdir(parents=True, exist_ok=True)
             verdict = review_with_command(
-                reviewer, task_dir, log, time_limit_sec, env_names, home=home
+                reviewer,
+                task_dir,
+                log,
+                settings.time_limit_sec,
+                settings.env_names,
+                home=settings.home,
+                network=settings.network,
             )
             if verdict.verdict == "coupled":
                 findings = list(verdict.findings) or ["the reviewer found the tests coupled"]

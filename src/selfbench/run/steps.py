@@ -192,15 +192,8 @@ def _repair(step: _Step) -> stages.StageResult:
 
 def _coupling(step: _Step) -> stages.StageResult:
     context = step.context
-    limit = context.author.time_limit_sec
     return stages.coupling_stage(
-        step.task,
-        context.repo,
-        context.reviewer,
-        step.log("reviewer"),
-        limit,
-        context.author.env_names,
-        context.author.home,
+        step.task, context.repo, context.reviewer, step.log("reviewer"), context.author
     )
 
 
