@@ -235,7 +235,7 @@ class AuthorNetwork:
             try:
                 found.append(endpoint_of(url))
             except EgressError as exc:
-                raise EgressError(f"{where}: {exc}") from None
+                raise EgressError(f"{where}: {exc}") from exc
         return tuple(dict.fromkeys(found))
 
     def problems(self, env_names: Sequence[str], environ: Mapping[str, str]) -> list[str]:
