@@ -119,6 +119,7 @@ NOP_OK = {
     "fail_to_pass_exit_code": 1,
     "fail_to_pass_repeat_exit_code": -1,
     "pass_to_pass_exit_code": 0,
+    "forged": 0,
 }
 ORACLE_OK = {
     "reward": 1,
@@ -130,6 +131,7 @@ ORACLE_OK = {
     "fail_to_pass_exit_code": 0,
     "fail_to_pass_repeat_exit_code": 0,
     "pass_to_pass_exit_code": 0,
+    "forged": 0,
 }
 # task id → (reward.json nop writes, the one oracle writes; None: none); "broken-build" never
 # starts. "good" lives under a directory whose name looks like options.
