@@ -20,6 +20,7 @@ from redteam_projects import bun_project, go_project, js_project, rust_project
 from projects import Project, build, git
 from selfbench.artifacts.compiled import locate_task
 from selfbench.bundle.render_scripts import canary_names
+from selfbench.evaluate.tamper import scan_patch
 from selfbench.validate.local import LocalOptions, score_patches
 from test_validate import PY_TEST_MUL, node_project, python_project
 
@@ -140,3 +141,11 @@ def test_every_attack_scores_0_and_every_solution_1(
     assert dict(zip(ids, forged, strict=True)) == dict(zip(ids, expected, strict=True))
     for report in reports[:2]:
         assert canary_names(Path(report.log).read_text(encoding="utf-8")), report.log
+    # the tamper scan: no baseline or honest solution is suspect; every attack the canaries
+    # catch, and every open one, is
+    held_out = locate_task(out).definition.testPaths
+    suspect = [bool(scan_patch(patch, held_out=held_out, gold_patch=gold)) for patch in patches]
+    suspected = [False, False] + [False] * len(honest)
+    suspected += [row.forged or row.open is not None or found for row, found in
+                 zip(attacks, suspect[2 + len(honest):], strict=True)]  # fmt: skip
+    assert dict(zip(ids, suspect, strict=True)) == dict(zip(ids, suspected, strict=True))

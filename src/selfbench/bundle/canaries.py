@@ -19,7 +19,9 @@ The host file: the first fail-to-pass selector's file when it is held out and of
 runner's canaries fit (`CanaryParts.suffixes`); else, for a runner whose selectors name packages
 or tests (go, cargo), the first held-out file those selectors run (`CanaryParts.hosts`). None
 found, or the file does not hold what the canaries need (`CanaryParts.requires`, checked when the
-verifier runs): no canary, and the log says so.
+verifier runs): no canary, and the log says so. Nor where the test command stops at its first
+failure or selects tests by name (pytest's `-x` or `-k`, `--bail`, `-t`, go's `-failfast`): the
+canaries would stop it, or never run.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from dataclasses import dataclass
 from selfbench._paths import join_repository_path
 from selfbench.contract import TaskDefinition
 from selfbench.outcomes import detect_runner
-from selfbench.runners import CANARY_NAMES, CanaryParts, runner_named
+from selfbench.runners import CANARY_NAMES, CanaryParts, commands, runner_named
 
 __all__ = ["CanaryPlan", "canary_plan"]
 
@@ -47,7 +49,9 @@ class CanaryPlan:
     requires: str
     """An extended regular expression the file must match when the verifier runs ("")."""
     selectors: tuple[str, ...]
-    """The selectors added after the fail-to-pass ones, with the name placeholders."""
+    """The selectors added beside the fail-to-pass ones, with the name placeholders."""
+    first: bool = False
+    """They go before the fail-to-pass selectors (else after)."""
 
 
 def _in_workdir(definition: TaskDefinition, path: str) -> str | None:
@@ -79,13 +83,34 @@ def _host(
     return None
 
 
+def _refuses(command: str, program: str, refused: Sequence[str]) -> bool:
+    """Whether the runner's part of the command (the words after its program's name) holds an
+    option that stops at the first failure or selects tests by name."""
+    words = [word for argv in commands(command) for word in argv]
+    start = next(
+        (at + 1 for at, word in enumerate(words) if posixpath.basename(word) == program), None
+    )
+    if start is None:
+        return False
+    for word in words[start:]:
+        for option in refused:
+            long = option.startswith("--")
+            if word == option or word.startswith(option + "=" if long else option):
+                return True
+    return False
+
+
 def canary_plan(definition: TaskDefinition, held_out: Sequence[str]) -> CanaryPlan | None:
     """The task's canaries, planted in one of its held-out files (`held_out`, from the
-    repository's root); None when its runner has none or no held-out file can hold them."""
+    repository's root); None when its runner has none, no held-out file can hold them, or its
+    command stops at a first failure or selects tests by name (`CanaryParts.refused_options`)."""
     runner = runner_named(detect_runner(definition.testCommand) or "")
     if runner is None or runner.canary is None or not definition.failToPass:
         return None
     canary = runner.canary
+    program = runner.label.split()[0]
+    if _refuses(definition.testCommand, program, canary.refused_options):
+        return None
     host = _host(definition, canary, held_out)
     if host is None:
         return None
@@ -96,6 +121,13 @@ def canary_plan(definition: TaskDefinition, held_out: Sequence[str]) -> CanaryPl
             selector = canary.selector(file, name, definition.failToPass)
             if selector is not None:
                 selectors.append(selector)
+    allowed = canary.takes_selectors is None or canary.takes_selectors(definition.testCommand)
+    if selectors and not allowed:
+        return None
     return CanaryPlan(
-        file=path, text=canary.text, requires=canary.requires, selectors=tuple(selectors)
+        file=path,
+        text=canary.text,
+        requires=canary.requires,
+        selectors=tuple(selectors),
+        first=canary.selectors_first,
     )

@@ -119,9 +119,13 @@ def _verifier_command(definition: TaskDefinition, selectors: tuple[str, ...]) ->
 
 
 def canary_names(log: str) -> tuple[str, ...]:
-    """The names drawn for a run's canaries, as its `test.sh` log says them (none: none)."""
+    """The names drawn for a run's canaries, as its `test.sh` log says them before any command's
+    output (none: none; a test's output cannot name them)."""
     marker = f"{LOG_PREFIX}{CANARIES_LABEL}: "
+    start = f"{LOG_PREFIX}{F2P_LABEL}"
     for line in log.splitlines():
+        if line.startswith(start):
+            break
         if line.startswith(marker):
             names = tuple(line[len(marker) :].split())
             if all(name.isascii() and name.isalnum() for name in names):
@@ -268,6 +272,17 @@ def _exclude_args(protected: tuple[str, ...], *, build_cache: bool) -> tuple[str
     return tuple(args)
 
 
+def _canary_command(definition: TaskDefinition, canaries: CanaryPlan | None) -> str:
+    """The fail-to-pass command with the canaries' selectors, before or after its own ("": no
+    canary)."""
+    if canaries is None:
+        return ""
+    f2p = tuple(definition.failToPass)
+    if canaries.first:
+        return _verifier_command(definition, canaries.selectors + f2p)
+    return _verifier_command(definition, f2p + canaries.selectors)
+
+
 def _failed_status(definition: TaskDefinition) -> int:
     """The exit status the task's runner ends with when tests failed."""
     runner = runner_named(evidence_runner(definition))
@@ -288,7 +303,6 @@ def _header(
     evidence: bool,
     canaries: CanaryPlan | None,
 ) -> str:
-    f2p = tuple(definition.failToPass)
     assignments = {
         "app": layout.CONTAINER_APP,
         "workdir": container_workdir(definition),
@@ -306,9 +320,7 @@ def _header(
         "canary_file": canaries.file if canaries else "",
         "canary_text": canaries.text if canaries else "",
         "canary_requires": canaries.requires if canaries else "",
-        "fail_to_pass_canary_command": (
-            _verifier_command(definition, f2p + canaries.selectors) if canaries else ""
-        ),
+        "fail_to_pass_canary_command": _canary_command(definition, canaries),
         "failed_status": str(_failed_status(definition)),
     }
     lines = [
@@ -531,8 +543,9 @@ plant_canaries() {
   log "@CANARIES@: $a $b"
 }
 
-# Gives the canaries' file back as the held-out tests have it, once every command ran (no process
-# of the verifier user is left): a new file in place of whatever is there, in the directory the
+# Gives the canaries' file back as the held-out tests have it once the fail-to-pass runs ended
+# (no process of the verifier user is left), before pass-to-pass, whose selectors may run it
+# too (where they are patterns): a new file in place of whatever is there, in the directory the
 # file was planted in.
 remove_canaries() {
   local target="$app/$canary_file"
@@ -613,7 +626,7 @@ run_once() {
   "")
     # The canaries failed, as they must, and no other test did: the runner's status for failed
     # tests is the run passing.
-    if [ "$canaries" != '[]' ] && [ "$status" -eq "$failed_status" ]; then
+    if [ -n "$wanted" ] && [ "$canaries" != '[]' ] && [ "$status" -eq "$failed_status" ]; then
       status=0
     fi
     ;;
@@ -681,6 +694,7 @@ run_tests() {
 @REPEAT@
   fi
   canaries='[]'
+  remove_canaries
   log "@PASS_TO_PASS@: $pass_to_pass_command"
   run_as_verifier "$pass_to_pass_command" "$pass_to_pass_wanted"
   pass_to_pass_exit_code=$?
@@ -752,7 +766,6 @@ if [ "$patch_applied" -eq 1 ]; then
 fi
 if [ "$setup_completed" -eq 1 ]; then
   run_tests
-  remove_canaries
 fi
 write_reward
 exit 0

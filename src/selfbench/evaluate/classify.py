@@ -1,9 +1,9 @@
 """Every non-pass gets a class and a reason (pure).
 
 * **agent**: the agent timed out or crashed, its patch did not apply, the tests ran and failed,
-  or the report was forged (a canary test passed or went missing: `bundle/canaries.py`, never
-  re-checked away); or a phase the agent's code was in (the agent phase, the collect step over its
-  workspace, the verifier with its patch) gave no verdict, and the oracle, run again on the same
+  or the report was forged (a canary test passed or went missing: `bundle/canaries.py`); or a
+  phase the agent's code was in (the agent phase, the collect step over its workspace, the
+  verifier with its patch) gave no verdict, and the oracle, run again on the same
   machine with the same limits, passed (the `Proof`): the cause named when a limit struck;
 * **infrastructure**: setup or the harness broke with no agent code running, or such a phase gave
   no verdict and the oracle failed too; retried once, never counted against an agent;
@@ -128,7 +128,7 @@ class Verdict:
     classification: Classification | None
     reason: str | None
     forged: bool = False
-    """The verifier found the report forged: the agent's, whatever the task's re-check says."""
+    """The verifier found the report forged (a canary passed or went missing)."""
 
 
 def _timed_out(facts: TrialFacts) -> bool:
@@ -205,9 +205,9 @@ def _scored(facts: TrialFacts, reward: Reward) -> Verdict:
 
 
 def reclassify(verdict: Verdict, recheck: Recheck | None) -> Verdict:
-    """An agent failure on a task whose oracle no longer passes is the task's failure (but a
-    forged report, which is the agent's whatever the task)."""
-    if verdict.classification != "agent" or verdict.forged or recheck is None or recheck.passed:
+    """An agent failure on a task whose oracle no longer passes is the task's failure (a forged
+    report too: canaries the task's own oracle trips say nothing of the agent)."""
+    if verdict.classification != "agent" or recheck is None or recheck.passed:
         return verdict
     why = recheck.reason or "the oracle no longer passes"
     return Verdict(

@@ -163,6 +163,16 @@ class CanaryParts:
     "" for none."""
     names: str = "{}"
     """How the canary's test is named from its drawn name (`test_{}`), as its report shows it."""
+    refused_options: tuple[str, ...] = ()
+    """Options of the runner that stop a run at its first failure or select tests by name (`-x`,
+    `-k`, `--bail`): a test command holding one gets no canary. A long option matches with its
+    `=value` too, a short one with its value attached."""
+    selectors_first: bool = False
+    """The canaries' selectors go before the fail-to-pass ones (go's `-run` alternatives, where a
+    subtest's `/` would otherwise take them to its own level)."""
+    takes_selectors: Callable[[str], bool] | None = None
+    """Whether a test command can take the canaries' selectors beside the fail-to-pass ones
+    (cargo's names after `--` only); None: any."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

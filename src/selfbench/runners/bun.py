@@ -159,7 +159,11 @@ RUNNER = Runner(
     report_arguments=f"--reporter=junit --reporter-outfile={REPORT_DESCRIPTOR_PATH}",
     control_files=("bunfig.toml",),
     control_directories=("node_modules",),
-    canary=CanaryParts(text=canary_text("bun:test"), suffixes=JS_SUFFIXES),
+    canary=CanaryParts(
+        text=canary_text("bun:test"),
+        suffixes=JS_SUFFIXES,
+        refused_options=("--bail", "-t", "--test-name-pattern", "--only"),
+    ),
     verifier=VerifierParts(
         report_passed=Part(5, _PASSED),
         report_failed=Part(5, _FAILED),

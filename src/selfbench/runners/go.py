@@ -184,10 +184,22 @@ def _canary_selector(file: str, name: str, selectors: Sequence[str]) -> str | No
     return f"^Test_{name}$"
 
 
+_NOT_BUILT = re.compile(
+    r"(?:^|/)(?:testdata|vendor|[._][^/]*)/"
+    r"|_(?:aix|android|darwin|dragonfly|freebsd|illumos|ios|js|netbsd|openbsd|plan9|solaris"
+    r"|wasip1|windows|386|arm|arm64|loong64|mips|mips64|mipsle|mips64le|ppc64|ppc64le|riscv64"
+    r"|s390x|wasm)_test\.go$"
+)
+"""A `_test.go` file go does not build here: under `testdata`, `vendor` or a directory go
+ignores, or named for another system or architecture than the images' (linux, amd64)."""
+
+
 def _canary_hosts(file: str, selectors: Sequence[str]) -> bool:
     """Whether the selectors run the tests of `file`: its package is one they name (`./calc`,
     `./calc/...`, `./...`), or they name none (patterns, run over every package)."""
     directory = posixpath.dirname(file) or "."
+    if _NOT_BUILT.search(file):
+        return False
     packages = [selector for selector in selectors if _PATH_SELECTOR.match(selector)]
     for selector in packages:
         recursive = selector.endswith("/...") or selector == "..."
@@ -215,6 +227,9 @@ CANARY = CanaryParts(
     suffixes=("_test.go",),
     selector=_canary_selector,
     hosts=_canary_hosts,
+    refused_options=("-run", "--run", "-skip", "--skip", "-failfast", "--failfast"),
+    selectors_first=True,
+    takes_selectors=lambda command: _TEST_COMMAND in command or "-run" not in command,
     requires=r'^[[:space:]]*(import[[:space:]]+)?"testing"[[:space:]]*$',
     names="Test_{}",
 )

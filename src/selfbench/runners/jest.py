@@ -124,6 +124,19 @@ RUNNER = Runner(
     manifest_keys=("jest", "babel", "scripts"),  # its settings, its transform's, the scripts
     restored_manifests=("package.json",),
     coverage=V8_COVERAGE,
-    canary=CanaryParts(text=GLOBAL_CANARY_TEXT, suffixes=JS_SUFFIXES),
+    canary=CanaryParts(
+        text=GLOBAL_CANARY_TEXT,
+        suffixes=JS_SUFFIXES,
+        refused_options=(
+            "--bail",
+            "-b",
+            "-t",
+            "--testNamePattern",
+            "--onlyFailures",
+            "-f",
+            "--onlyChanged",
+            "-o",
+        ),
+    ),
     verifier=VERIFIER,
 )

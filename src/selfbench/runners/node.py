@@ -248,7 +248,7 @@ export default async function* reporter(source) {{
       const data = event.data;
       fs.writeSync(channel, JSON.stringify({{
         event: event.type, file: data.file ?? '', name: data.name,
-        type: data.details?.type ?? '', todo: Boolean(data.todo),
+        type: data.details?.type ?? '', todo: Boolean(data.todo), skip: Boolean(data.skip),
       }}) + '\\n');
     }}
   }}
@@ -273,7 +273,8 @@ _FAILED = r"""
 _TESTS = r"""
     map(select((.event == "test:pass" or .event == "test:fail") and .type != "suite"
         and .name != .file)
-      | {name, outcome: (if .event == "test:pass" then "passed" else "failed" end)})"""
+      | {name, outcome: (if .skip == true then "other"
+                       elif .event == "test:pass" then "passed" else "failed" end)})"""
 CANARY = CanaryParts(
     text=(
         '\n\nimport("node:test").then(({ test }) =>\n'
@@ -288,6 +289,7 @@ CANARY = CanaryParts(
         "}));\n"
     ),
     suffixes=(".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx"),
+    refused_options=("--test-name-pattern", "--test-skip-pattern", "--test-only"),
 )
 """node's canaries: `assert`'s `strictEqual` and `deepStrictEqual` on two sentinels, registered
 through `import()`, which CommonJS and ES modules both take; the test file is selected, so they

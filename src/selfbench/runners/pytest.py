@@ -881,6 +881,18 @@ CANARY = CanaryParts(
     suffixes=(".py",),
     selector=lambda file, name, selectors: None if file in selectors else f"{file}::test_{name}",
     names="test_{}",
+    refused_options=(
+        "-x",
+        "--exitfirst",
+        "--maxfail",
+        "--sw",
+        "--stepwise",
+        "-k",
+        "-m",
+        "--lf",
+        "--last-failed",
+        "--deselect",
+    ),
 )
 """pytest's canaries (unittest's too, as its tests run through pytest): a plain `assert`, and
 `unittest`'s `assertEqual`; selected by node id unless the file itself is a selector."""

@@ -108,6 +108,10 @@ RUNNER = Runner(
     manifest_keys=("scripts",),
     restored_manifests=("package.json",),
     coverage=V8_COVERAGE,
-    canary=CanaryParts(text=canary_text("vitest"), suffixes=JS_SUFFIXES),
+    canary=CanaryParts(
+        text=canary_text("vitest"),
+        suffixes=JS_SUFFIXES,
+        refused_options=("--bail", "-t", "--testNamePattern", "--changed"),
+    ),
     verifier=VERIFIER,
 )

@@ -235,8 +235,9 @@ plant_canaries() {
   log "canaries: $a $b"
 }
 
-# Gives the canaries' file back as the held-out tests have it, once every command ran (no process
-# of the verifier user is left): a new file in place of whatever is there, in the directory the
+# Gives the canaries' file back as the held-out tests have it once the fail-to-pass runs ended
+# (no process of the verifier user is left), before pass-to-pass, whose selectors may run it
+# too (where they are patterns): a new file in place of whatever is there, in the directory the
 # file was planted in.
 remove_canaries() {
   local target="$app/$canary_file"
@@ -317,7 +318,7 @@ run_once() {
   "")
     # The canaries failed, as they must, and no other test did: the runner's status for failed
     # tests is the run passing.
-    if [ "$canaries" != '[]' ] && [ "$status" -eq "$failed_status" ]; then
+    if [ -n "$wanted" ] && [ "$canaries" != '[]' ] && [ "$status" -eq "$failed_status" ]; then
       status=0
     fi
     ;;
@@ -390,6 +391,7 @@ run_tests() {
     fi
   fi
   canaries='[]'
+  remove_canaries
   log "pass-to-pass: $pass_to_pass_command"
   run_as_verifier "$pass_to_pass_command" "$pass_to_pass_wanted"
   pass_to_pass_exit_code=$?
@@ -528,7 +530,8 @@ def tests:
   elif $runner == "node" then
     map(select((.event == "test:pass" or .event == "test:fail") and .type != "suite"
         and .name != .file)
-      | {name, outcome: (if .event == "test:pass" then "passed" else "failed" end)})
+      | {name, outcome: (if .skip == true then "other"
+                       elif .event == "test:pass" then "passed" else "failed" end)})
   else
     map(select(.event == "test")
       | {name: "\(.file) \(.name)",
@@ -1087,7 +1090,7 @@ export default async function* reporter(source) {
       const data = event.data;
       fs.writeSync(channel, JSON.stringify({
         event: event.type, file: data.file ?? '', name: data.name,
-        type: data.details?.type ?? '', todo: Boolean(data.todo),
+        type: data.details?.type ?? '', todo: Boolean(data.todo), skip: Boolean(data.skip),
       }) + '\n');
     }
   }
@@ -1114,6 +1117,14 @@ status=$?
   jq -nc --arg binary "$binary" --argjson status "$status" \
     '{event: "exit", status: $status, binary: $binary}'
 } >&9
+# A binary whose only failing tests are the run's canaries (named in the file beside this one)
+# tells cargo it passed, so that cargo, which stops at a first failing binary, runs the others;
+# its record above keeps its status.
+canaries="$(dirname -- "$0")/canaries"
+if [ "$status" -eq 101 ] && [ -s "$canaries" ] && grep -q '^failed ' -- "$log" &&
+  ! grep '^failed ' -- "$log" | grep -v -F -f "$canaries" | grep -q .; then
+  status=0
+fi
 rm -rf -- "${log%/log}"
 exit "$status"
 CARGO_RUNNER
@@ -1403,6 +1414,11 @@ VITEST_REPORTER
     prepare_go_cache
     if go_marks_framing; then
       go_exec="$evidence_tools/go-exec"
+    fi
+  fi
+  if [ "$runner" = cargo ]; then
+    if [ "${#canary_names[@]}" -gt 0 ]; then
+      printf '%s\n' "${canary_names[@]}" >"$evidence_tools/canaries"
     fi
   fi
 }
@@ -1837,7 +1853,6 @@ if [ "$patch_applied" -eq 1 ]; then
 fi
 if [ "$setup_completed" -eq 1 ]; then
   run_tests
-  remove_canaries
 fi
 write_reward
 exit 0
