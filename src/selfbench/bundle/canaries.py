@@ -27,13 +27,14 @@ canaries would stop it, or never run.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from selfbench._paths import join_repository_path
 from selfbench.contract import TaskDefinition
 from selfbench.outcomes import detect_runner
-from selfbench.runners import CANARY_NAMES, CanaryParts, commands, runner_named
+from selfbench.runners import CANARY_NAMES, CanaryParts, runner_named
 
 __all__ = ["CanaryPlan", "canary_plan"]
 
@@ -50,6 +51,8 @@ class CanaryPlan:
     """An extended regular expression the file must match when the verifier runs ("")."""
     selectors: tuple[str, ...]
     """The selectors added beside the fail-to-pass ones, with the name placeholders."""
+    refuses: str = ""
+    """An extended regular expression the file must not match ("")."""
     first: bool = False
     """They go before the fail-to-pass selectors (else after)."""
 
@@ -83,21 +86,33 @@ def _host(
     return None
 
 
-def _refuses(command: str, program: str, refused: Sequence[str]) -> bool:
-    """Whether the runner's part of the command (the words after its program's name) holds an
-    option that stops at the first failure or selects tests by name."""
-    words = [word for argv in commands(command) for word in argv]
+_TOKEN = re.compile(r"[^\s'\";&|()]+")
+"""A word of a command's text, quotes and shell operators aside: a script given to `sh -c` is
+read as words too."""
+
+
+def _refused(word: str, option: str) -> bool:
+    """Whether a word is the option: a long one (`--bail`, go's `-run`) itself or with `=value`;
+    a short one (`-x`) itself, with its value attached, or in a group of flags (`-sx`)."""
+    if option.startswith("--") or len(option) > 2:
+        return word == option or word.startswith(option + "=")
+    if word.startswith(option):
+        return True
+    return re.fullmatch(r"-[A-Za-z]{2,}", word) is not None and option[1] in word[1:]
+
+
+def _refuses(command: str, programs: Sequence[str], refused: Sequence[str]) -> bool:
+    """Whether the words after the runner's program (`pytest`, `.venv/bin/pytest`,
+    `-mpytest`) hold an option that stops at the first failure or selects tests by name. A word
+    of a later command may count too: the canaries are then left out, never wrongly planted."""
+    words = _TOKEN.findall(command)
+    names = {*programs, *(f"-m{program}" for program in programs)}
     start = next(
-        (at + 1 for at, word in enumerate(words) if posixpath.basename(word) == program), None
+        (at + 1 for at, word in enumerate(words) if posixpath.basename(word) in names), None
     )
     if start is None:
         return False
-    for word in words[start:]:
-        for option in refused:
-            long = option.startswith("--")
-            if word == option or word.startswith(option + "=" if long else option):
-                return True
-    return False
+    return any(_refused(word, option) for word in words[start:] for option in refused)
 
 
 def canary_plan(definition: TaskDefinition, held_out: Sequence[str]) -> CanaryPlan | None:
@@ -108,8 +123,8 @@ def canary_plan(definition: TaskDefinition, held_out: Sequence[str]) -> CanaryPl
     if runner is None or runner.canary is None or not definition.failToPass:
         return None
     canary = runner.canary
-    program = runner.label.split()[0]
-    if _refuses(definition.testCommand, program, canary.refused_options):
+    programs = canary.programs or (runner.label.split()[0],)
+    if _refuses(definition.testCommand, programs, canary.refused_options):
         return None
     host = _host(definition, canary, held_out)
     if host is None:
@@ -121,13 +136,14 @@ def canary_plan(definition: TaskDefinition, held_out: Sequence[str]) -> CanaryPl
             selector = canary.selector(file, name, definition.failToPass)
             if selector is not None:
                 selectors.append(selector)
-    allowed = canary.takes_selectors is None or canary.takes_selectors(definition.testCommand)
-    if selectors and not allowed:
+    if canary.fits_command is not None and not canary.fits_command(definition.testCommand):
         return None
+    selectors.extend(canary.arguments)
     return CanaryPlan(
         file=path,
         text=canary.text,
         requires=canary.requires,
+        refuses=canary.refuses,
         selectors=tuple(selectors),
         first=canary.selectors_first,
     )

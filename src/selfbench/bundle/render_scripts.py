@@ -320,6 +320,7 @@ def _header(
         "canary_file": canaries.file if canaries else "",
         "canary_text": canaries.text if canaries else "",
         "canary_requires": canaries.requires if canaries else "",
+        "canary_refuses": canaries.refuses if canaries else "",
         "fail_to_pass_canary_command": _canary_command(definition, canaries),
         "failed_status": str(_failed_status(definition)),
     }
@@ -521,7 +522,8 @@ plant_canaries() {
   fi
   if [ -L "$target" ] || [ ! -f "$target" ] ||
     [ "$(realpath -e -- "$target")" != "$(realpath -e -- "$app")/$canary_file" ] ||
-    { [ -n "$canary_requires" ] && ! grep -qE -- "$canary_requires" "$target"; }; then
+    { [ -n "$canary_requires" ] && ! grep -qE -- "$canary_requires" "$target"; } ||
+    { [ -n "$canary_refuses" ] && grep -qE -- "$canary_refuses" "$target"; }; then
     log "no canary: $canary_file cannot hold them"
     return 0
   fi

@@ -167,12 +167,23 @@ class CanaryParts:
     """Options of the runner that stop a run at its first failure or select tests by name (`-x`,
     `-k`, `--bail`): a test command holding one gets no canary. A long option matches with its
     `=value` too, a short one with its value attached."""
+    programs: tuple[str, ...] = ()
+    """The names its program goes by in a command (`pytest`, `py.test`); none: the first word of
+    its `label`."""
+    arguments: tuple[str, ...] = ()
+    """Words added after the selectors of the command that runs the canaries: what keeps a
+    setting of the project's own from stopping the run at its first failure (pytest's
+    `--maxfail=0` after an `addopts = -x`)."""
+    refuses: str = ""
+    """An extended regular expression that, matching the file when the verifier runs, says it
+    cannot hold them (go's build constraints); "" for none."""
     selectors_first: bool = False
     """The canaries' selectors go before the fail-to-pass ones (go's `-run` alternatives, where a
     subtest's `/` would otherwise take them to its own level)."""
-    takes_selectors: Callable[[str], bool] | None = None
-    """Whether a test command can take the canaries' selectors beside the fail-to-pass ones
-    (cargo's names after `--` only); None: any."""
+    fits_command: Callable[[str], bool] | None = None
+    """Whether the canaries fit a test command: it takes their selectors beside the
+    fail-to-pass ones (cargo's names after `--` only) and selects no test by a name of its own
+    (a go command's `-run`, but the draft's); None: any."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -186,7 +186,7 @@ CANARY = CanaryParts(
     suffixes=(".rs",),
     selector=_canary_selector,
     hosts=lambda file, _selectors: _module_path(file) is not None,
-    takes_selectors=lambda command: (
+    fits_command=lambda command: (
         re.search(r"(?:^|\s)--\s", command.split("{tests}")[0]) is not None
     ),
 )

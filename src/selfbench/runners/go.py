@@ -184,14 +184,21 @@ def _canary_selector(file: str, name: str, selectors: Sequence[str]) -> str | No
     return f"^Test_{name}$"
 
 
-_NOT_BUILT = re.compile(
-    r"(?:^|/)(?:testdata|vendor|[._][^/]*)/"
-    r"|_(?:aix|android|darwin|dragonfly|freebsd|illumos|ios|js|netbsd|openbsd|plan9|solaris"
-    r"|wasip1|windows|386|arm|arm64|loong64|mips|mips64|mipsle|mips64le|ppc64|ppc64le|riscv64"
-    r"|s390x|wasm)_test\.go$"
+_GOOS = (
+    "aix|android|darwin|dragonfly|freebsd|hurd|illumos|ios|js|linux|nacl|netbsd|openbsd|plan9"
+    "|solaris|wasip1|windows|zos"
 )
-"""A `_test.go` file go does not build here: under `testdata`, `vendor` or a directory go
-ignores, or named for another system or architecture than the images' (linux, amd64)."""
+_GOARCH = (
+    "386|amd64|amd64p32|arm|armbe|arm64|arm64be|loong64|mips|mipsle|mips64|mips64le|mips64p32"
+    "|mips64p32le|ppc|ppc64|ppc64le|riscv|riscv64|s390|s390x|sparc|sparc64|wasm"
+)
+_NOT_BUILT = re.compile(
+    r"(?:^|/)(?:testdata|vendor|[._][^/]*)/|(?:^|/)[._][^/]*$"
+    rf"|_(?:(?:{_GOOS})(?:_(?:{_GOARCH}))?|{_GOARCH})_test\.go$"
+)
+"""A `_test.go` file go may not build here: under `testdata`, `vendor` or a directory go
+ignores, a name go ignores, or one for a system or an architecture (even the image's own: which
+one that is, the task does not say)."""
 
 
 def _canary_hosts(file: str, selectors: Sequence[str]) -> bool:
@@ -227,10 +234,11 @@ CANARY = CanaryParts(
     suffixes=("_test.go",),
     selector=_canary_selector,
     hosts=_canary_hosts,
-    refused_options=("-run", "--run", "-skip", "--skip", "-failfast", "--failfast"),
+    refused_options=("-skip", "--skip", "-failfast", "--failfast"),
     selectors_first=True,
-    takes_selectors=lambda command: _TEST_COMMAND in command or "-run" not in command,
+    fits_command=lambda command: _TEST_COMMAND in command or "-run" not in command,
     requires=r'^[[:space:]]*(import[[:space:]]+)?"testing"[[:space:]]*$',
+    refuses=r"^//(go:build|[[:space:]]*\+build)",
     names="Test_{}",
 )
 """go's canaries: a `t.Fatal`, and a comparison of two sentinels; the file must import

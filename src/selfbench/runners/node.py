@@ -289,6 +289,7 @@ CANARY = CanaryParts(
         "}));\n"
     ),
     suffixes=(".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx"),
+    programs=("node", "nodejs"),
     refused_options=("--test-name-pattern", "--test-skip-pattern", "--test-only"),
 )
 """node's canaries: `assert`'s `strictEqual` and `deepStrictEqual` on two sentinels, registered

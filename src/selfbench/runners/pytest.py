@@ -881,6 +881,8 @@ CANARY = CanaryParts(
     suffixes=(".py",),
     selector=lambda file, name, selectors: None if file in selectors else f"{file}::test_{name}",
     names="test_{}",
+    programs=("pytest", "py.test"),
+    arguments=("--maxfail=0",),
     refused_options=(
         "-x",
         "--exitfirst",

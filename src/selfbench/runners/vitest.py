@@ -111,7 +111,7 @@ RUNNER = Runner(
     canary=CanaryParts(
         text=canary_text("vitest"),
         suffixes=JS_SUFFIXES,
-        refused_options=("--bail", "-t", "--testNamePattern", "--changed"),
+        refused_options=("--bail", "-t", "--testNamePattern", "--test-name-pattern", "--changed"),
     ),
     verifier=VERIFIER,
 )

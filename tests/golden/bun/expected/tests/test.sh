@@ -38,6 +38,7 @@ test_@SELFBENCH_CANARY_A@("@SELFBENCH_CANARY_B@", () => {
 });
 '
 readonly canary_requires=''
+readonly canary_refuses=''
 # shellcheck disable=SC2016
 readonly fail_to_pass_canary_command='bun test '"'"'tests/new-behavior.test.ts'"'"' --reporter=junit --reporter-outfile=/dev/fd/9'
 readonly failed_status='1'
@@ -212,7 +213,8 @@ plant_canaries() {
   fi
   if [ -L "$target" ] || [ ! -f "$target" ] ||
     [ "$(realpath -e -- "$target")" != "$(realpath -e -- "$app")/$canary_file" ] ||
-    { [ -n "$canary_requires" ] && ! grep -qE -- "$canary_requires" "$target"; }; then
+    { [ -n "$canary_requires" ] && ! grep -qE -- "$canary_requires" "$target"; } ||
+    { [ -n "$canary_refuses" ] && grep -qE -- "$canary_refuses" "$target"; }; then
     log "no canary: $canary_file cannot hold them"
     return 0
   fi

@@ -39,6 +39,7 @@ func Test_@SELFBENCH_CANARY_B@(t *testing.T) {
 }
 '
 readonly canary_requires='^[[:space:]]*(import[[:space:]]+)?"testing"[[:space:]]*$'
+readonly canary_refuses='^//(go:build|[[:space:]]*\+build)'
 # shellcheck disable=SC2016
 readonly fail_to_pass_canary_command='go test '"'"'./internal/parse'"'"''
 readonly failed_status='1'
@@ -213,7 +214,8 @@ plant_canaries() {
   fi
   if [ -L "$target" ] || [ ! -f "$target" ] ||
     [ "$(realpath -e -- "$target")" != "$(realpath -e -- "$app")/$canary_file" ] ||
-    { [ -n "$canary_requires" ] && ! grep -qE -- "$canary_requires" "$target"; }; then
+    { [ -n "$canary_requires" ] && ! grep -qE -- "$canary_requires" "$target"; } ||
+    { [ -n "$canary_refuses" ] && grep -qE -- "$canary_refuses" "$target"; }; then
     log "no canary: $canary_file cannot hold them"
     return 0
   fi
