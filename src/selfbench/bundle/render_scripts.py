@@ -781,6 +781,7 @@ def render_test_sh(
     *,
     repeat: bool = True,
     evidence: bool = True,
+    canaries: bool = True,
 ) -> str:
     """`tests/test.sh`, the verifier (SPEC §5), for the given protected (held-out) paths.
 
@@ -791,10 +792,12 @@ def render_test_sh(
     `fail_to_pass` says how the run went. Without `evidence` (the draft's own runs, which read
     each file's outcomes from their marker lines and run no agent's code), the runner's report
     is asked for nothing, so a report the draft's per-file loop leaves partial (node's holds the
-    last file's run) never sends the command to a fresh rerun.
+    last file's run) never sends the command to a fresh rerun. Without `canaries` (the draft's
+    base run, which reads each file's exit from its marker lines), none is planted
+    (`bundle/canaries.py`); nor without `evidence`, which they need.
     """
     everything = tuple(dict.fromkeys((*protected, *pass_to_pass_paths(definition))))
     body = _BODY.replace("@REPEAT@\n", _REPEAT if repeat else "") + SAFE_GIT + EVIDENCE_BODY
-    canaries = canary_plan(definition, protected) if evidence else None
-    header = _header(definition, everything, gold_patch, evidence=evidence, canaries=canaries)
+    plan = canary_plan(definition, protected) if evidence and canaries else None
+    header = _header(definition, everything, gold_patch, evidence=evidence, canaries=plan)
     return _PREAMBLE + header + body + _MAIN

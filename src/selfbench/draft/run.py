@@ -605,7 +605,8 @@ def _names_one(named_tests: Callable[[str], bool], file: str, name: str) -> bool
 
 
 class _GoldRuns(Mapping[int, VerifierVariant]):
-    """The verifiers of `observe`'s runs after the base: the gold runs, each made when its run
+    """The verifiers of `observe`'s runs: the base run's (`_base_run`, asked for by its index
+    though not listed, as the task's own verifier was before), the gold runs, each made when its run
     comes, once the base run (`base`, set by the caller) has shown how long each file takes
     (every file's limit is `later_limits`), and the coverage run (`coverage`, at
     `COVERAGE_RUN`). The gold runs after the coverage run leave out the files in `skipped`
@@ -629,6 +630,8 @@ class _GoldRuns(Mapping[int, VerifierVariant]):
         self.parts: dict[int, tuple[str, ...]] = {}
 
     def __getitem__(self, index: int) -> VerifierVariant:
+        if index == 0:  # the base run: the task's own verifier, without canaries
+            return _base_run(self.definition, self.patches)
         if self.coverage is not None and index == COVERAGE_RUN:
             return self.coverage
         number = index - 1 if self.coverage is not None and index > COVERAGE_RUN else index
@@ -654,6 +657,14 @@ class _GoldRuns(Mapping[int, VerifierVariant]):
 
     def __len__(self) -> int:
         return self.reruns + (self.coverage is not None)
+
+
+def _base_run(definition: TaskDefinition, patches: tuple[bytes, bytes]) -> VerifierVariant:
+    """The base run's verifier: the task's own, but that it plants no canary, whose failures
+    would read as its file's (the draft reads each file's exit from its marker lines)."""
+    test_patch, gold_patch = patches
+    protected = held_out_paths(definition, parse_patch(test_patch, lenient=True))
+    return VerifierVariant(render_test_sh(definition, protected, gold_patch, canaries=False))
 
 
 def _gold_run(
