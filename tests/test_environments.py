@@ -23,6 +23,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "selfbench"
 
 SUBPROCESS_ALLOWED = {
     "environments/process.py": "every child process of a task: sandbox, Harbor, agents",
+    "environments/_forward.py": "the author's command, run by the forwarder inside its namespace",
     "_git.py": "git",
     "mine/git_history.py": "git's long-lived `cat-file --batch`",
     "toolchains/install.py": "toolchain installs (npm pack, pip download)",
