@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 
 import pytest
@@ -13,6 +14,23 @@ from selfbench.validate.uids import Users, leased_users
 # `--system-site-packages`, which the image's Python does not have: they validate with the host's
 # system directories as they are. tests/test_toolchains.py turns provisioning back on.
 os.environ.setdefault("SELFBENCH_TOOLCHAINS", "host")
+
+
+def _no_sandbox() -> str | None:
+    """Why the local sandbox cannot start here, or None when it can."""
+    if os.geteuid() != 0 or shutil.which("bwrap") is None:
+        return "the local environment needs root and bubblewrap (CI runs as root)"
+    return None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The one skip of the `sandbox` marker's tests, where the sandbox cannot start."""
+    reason = _no_sandbox()
+    if reason is None:
+        return
+    for item in items:
+        if item.get_closest_marker("sandbox") is not None:
+            item.add_marker(pytest.mark.skip(reason=reason))
 
 
 @pytest.fixture

@@ -30,10 +30,7 @@ from selfbench.validate.cgroup import Limits
 from selfbench.validate.disk import IMAGE_NAME, mount_workspace, remove_workspace
 from selfbench.validate.sandbox import Mounts, Sandbox, Users, require_sandbox
 
-needs_root = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="the local environment needs root and bubblewrap (CI runs as root)",
-)
+needs_root = pytest.mark.sandbox
 
 _HUGE = (1 << 53) - 1
 """The largest timeout a definition may hold (the largest safe JSON integer)."""

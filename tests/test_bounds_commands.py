@@ -9,7 +9,6 @@ The sandbox tests run as root, as CI does.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from pathlib import Path
@@ -26,10 +25,7 @@ from selfbench.run import RunDirectory, RunOptions
 from selfbench.run.driver import _apply_changes, load_options
 from selfbench.validate.ceilings import Ceilings
 
-needs_root = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="the local environment needs root and bubblewrap (CI runs as root)",
-)
+needs_root = pytest.mark.sandbox
 
 SOURCE = "https://example.com/example/genkit"
 CAPS = ["--max-cpus", "1", "--max-memory", "1024", "--max-seconds", "200"]

@@ -31,7 +31,10 @@ from selfbench.run.author import AuthorJob, author_with_command
 from selfbench.run.coupling import review_with_command
 from selfbench.validate.uids import leased_users
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's uid switch needs root")
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's uid switch needs root"),
+]
 
 PROMPT = (
     "Titles in German or Scandinavian languages come out of slugify mangled. Spell accented "

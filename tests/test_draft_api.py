@@ -9,7 +9,6 @@ drafts are made once per module.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -35,10 +34,7 @@ from test_mcp import run_with_server, text_of
 
 pytestmark = [
     pytest.mark.network,  # the inferred setup installs pytest from the package index
-    pytest.mark.skipif(
-        os.geteuid() != 0 or shutil.which("bwrap") is None,
-        reason="drafting runs the tests in the local environment: root and bubblewrap",
-    ),
+    pytest.mark.sandbox,
 ]
 
 DRAFTED = sorted(f"pr-{pull.number}" for pull in SAMPLE_PULL_REQUESTS if pull.drafts)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -41,10 +40,7 @@ from test_draft_run import _commit_change
 
 PYTEST_COVERAGE = runner_named("pytest").coverage  # type: ignore[union-attr]
 
-SANDBOX = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="the local environment needs root and bubblewrap (CI runs as root)",
-)
+SANDBOX = pytest.mark.sandbox
 TIMEOUTS = {"setupSeconds": 300, "agentSeconds": 600, "testsSeconds": 120}
 RESOURCES: dict[str, int | float] = {"cpus": 2, "memoryMb": 4096, "storageMb": 10240}
 

@@ -8,8 +8,6 @@ hand-built samples.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 import time
@@ -64,10 +62,7 @@ from selfbench.runners.pytest import failed_plugins, is_node_id, without_plugins
 from selfbench.validate.evidence import DraftProof
 from selfbench.validate.report import Reward, RunReport
 
-SANDBOX = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="the local environment needs root and bubblewrap (CI runs as root)",
-)
+SANDBOX = pytest.mark.sandbox
 TIMEOUTS = {"setupSeconds": 300, "agentSeconds": 600, "testsSeconds": 120}
 RESOURCES: dict[str, int | float] = {"cpus": 2, "memoryMb": 4096, "storageMb": 10240}
 

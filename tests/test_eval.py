@@ -8,7 +8,6 @@ solves `mul` and `power` (one task of each difficulty) exactly 0.5 per difficult
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import signal
@@ -26,10 +25,7 @@ from selfbench.cli import main
 from selfbench.evaluate import RESULTS_FILE, build_summary, read_results
 from selfbench.export import RunInfo, export_run
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="the local environment needs root and bubblewrap (CI runs as root)",
-)
+pytestmark = pytest.mark.sandbox
 
 PYTEST = ".venv/bin/python -m pytest -rA -p no:cacheprovider {tests}"
 SETUP = "python3 -m venv --system-site-packages --without-pip .venv"

@@ -8,7 +8,6 @@ oracle's run on the same workspace, with the same limits, recorded as the proof.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import time
@@ -28,10 +27,7 @@ from selfbench.validate.phases import FULL_BYTES, AgentPatch, AgentPhase, limits
 from selfbench.validate.sandbox import Mounts, PhaseResult, Sandbox, Users, require_sandbox
 from test_eval import _eval, project
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="the local environment needs root and bubblewrap (CI runs as root)",
-)
+pytestmark = pytest.mark.sandbox
 
 SOLVE_MUL = """case "$SELFBENCH_INSTRUCTION" in
   *" mul("*) printf '\\n\\ndef mul(a, b):\\n    return a * b\\n' >> calc/__init__.py; exit 0 ;;

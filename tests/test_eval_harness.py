@@ -16,8 +16,6 @@ stand-in's.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -48,10 +46,7 @@ from test_eval import project
 
 pytestmark = [
     pytest.mark.network,
-    pytest.mark.skipif(
-        os.geteuid() != 0 or shutil.which("bwrap") is None,
-        reason="the local environment needs root and bubblewrap (CI runs as root)",
-    ),
+    pytest.mark.sandbox,
 ]
 
 STANDIN = Path(__file__).with_name("model_standin.py")

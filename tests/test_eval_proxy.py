@@ -44,10 +44,8 @@ __all__ = ["bench"]  # the exported calc task, the fixture this module shares
 
 pytestmark = [
     pytest.mark.network,
-    pytest.mark.skipif(
-        os.geteuid() != 0 or shutil.which("bwrap") is None or shutil.which("openssl") is None,
-        reason="the local environment needs root and bubblewrap; the test CA needs openssl",
-    ),
+    pytest.mark.sandbox,
+    pytest.mark.skipif(shutil.which("openssl") is None, reason="the test CA needs openssl"),
 ]
 
 CONNECT_PROXY = Path(__file__).with_name("connect_proxy.py")

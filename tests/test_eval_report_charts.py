@@ -8,7 +8,6 @@ record, as `selfbench eval` appends them; the logs and trajectories lie where ev
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from pathlib import Path
@@ -297,10 +296,7 @@ LINKER = (
 )
 
 
-@pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="the local environment needs root and bubblewrap (CI runs as root)",
-)
+@pytest.mark.sandbox
 def test_a_real_evaluation_links_each_non_pass_to_the_logs_it_wrote(tmp_path: Path) -> None:
     out = build(project("calc-mul", "mul", "a * b", "easy"), tmp_path / "b")
     tasks = tmp_path / "tasks"

@@ -13,9 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -31,10 +29,7 @@ from selfbench.demo import DEMO_SOURCE_URL
 from selfbench.evaluate import RESULTS_FILE, build_summary, read_results
 from test_eval_report import _chromium
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="the local environment needs root and bubblewrap (CI runs as root)",
-)
+pytestmark = pytest.mark.sandbox
 
 TRIAL_LINE = re.compile(r"(\S+) (\S+) #(\d+): ")
 

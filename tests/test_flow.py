@@ -8,7 +8,6 @@ patch, a patch that does not apply), before anything runs.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -40,10 +39,7 @@ PROJECT = Project(
     },
 )
 
-needs_sandbox = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="the local environment needs root and bubblewrap (CI runs as root)",
-)
+needs_sandbox = pytest.mark.sandbox
 
 
 def _authored(tmp_path: Path) -> tuple[Path, list[Path]]:

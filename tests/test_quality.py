@@ -8,7 +8,6 @@ patch) the way `draft` writes one.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import tempfile
@@ -67,10 +66,7 @@ from selfbench.quality.variants import (
 from selfbench.quality.verdict import MIN_MUTANTS, judge
 from selfbench.validate.phases import LocalOptions
 
-SANDBOX = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="the local environment needs root and bubblewrap (CI runs as root)",
-)
+SANDBOX = pytest.mark.sandbox
 
 # --- the sample tasks -----------------------------------------------------------------------------
 

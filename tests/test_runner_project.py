@@ -7,8 +7,6 @@ Real git, the real draft, the real sandbox; pytest comes from the host, as in te
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -26,10 +24,7 @@ from selfbench.task import judge_task
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner, score_patch
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="drafting and validating run the tests in the local environment: root and bubblewrap",
-)
+pytestmark = pytest.mark.sandbox
 
 # pytest itself imports the installed pluggy first, so the tests load the project's module by
 # its path rather than as `pluggy._calc`.

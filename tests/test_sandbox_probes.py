@@ -41,10 +41,7 @@ from selfbench.validate.report import TaskReport
 from selfbench.validate.uids import Users
 from test_validate import PY_BASE, PY_SETUP, PY_TEST_MUL, python_project
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="the local environment needs root and bubblewrap (CI runs as root)",
-)
+pytestmark = pytest.mark.sandbox
 
 _TUNABLES = (
     "/proc/sys/kernel/core_pattern",

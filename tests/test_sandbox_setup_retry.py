@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,10 +14,7 @@ from selfbench.validate.sandbox import (
     require_sandbox,
 )
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="the local sandbox needs root and bubblewrap",
-)
+pytestmark = pytest.mark.sandbox
 
 BWRAP_ERROR = "bwrap: loopback: Failed RTM_NEWADDR: No child processes"
 

@@ -31,10 +31,7 @@ from selfbench.validate.seeds import (
 )
 from test_validate import PY_BASE, python_project
 
-needs_sandbox = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="the local environment needs root and bubblewrap (CI runs as root)",
-)
+needs_sandbox = pytest.mark.sandbox
 
 
 def _snapshot(path: Path, files: dict[str, bytes]) -> Path:

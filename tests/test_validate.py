@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -28,10 +27,7 @@ from selfbench.validate.disk import remove_workspace
 from selfbench.validate.local import LocalOptions, LocalRunner, score_patch
 from selfbench.validate.report import REWARD_FIELDS, Reward, TaskReport
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="the local environment needs root and bubblewrap (CI runs as root)",
-)
+pytestmark = pytest.mark.sandbox
 
 PYTEST = ".venv/bin/python -m pytest -q -p no:cacheprovider {tests}"
 PY_SETUP = "python3 -m venv --system-site-packages --without-pip .venv"

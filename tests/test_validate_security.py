@@ -31,10 +31,7 @@ from selfbench.validate.local import LocalOptions, LocalRunner, score_patch
 from selfbench.validate.uids import Users
 from test_validate import PY_SETUP, PY_TEST_MUL, python_project
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="the local environment needs root and bubblewrap (CI runs as root)",
-)
+pytestmark = pytest.mark.sandbox
 
 _MARK = f"selfbench-hostile-{secrets.token_hex(6)}"
 """Names what the attacks leave (files, process names): unique to this run of the tests, so a

@@ -4,8 +4,6 @@ agents' trials never take part."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,10 +16,7 @@ from selfbench.validate.local import LocalOptions, LocalRunner, score_patch, sco
 from selfbench.validate.workspaces import Parked, WorkspacePool, workspace_pool
 from test_validate import PY_SETUP, python_project
 
-needs_sandbox = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="the local environment needs root and bubblewrap (CI runs as root)",
-)
+needs_sandbox = pytest.mark.sandbox
 
 MARKED_SETUP = f"{PY_SETUP} && echo setup-ran-$((6 * 7))"
 """Setup that says so in the log (the product is printed, so the command line alone never

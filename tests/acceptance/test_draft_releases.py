@@ -86,10 +86,7 @@ CASES = [name for name in RELEASES if WANTED == "all" or name in SMALL]
 pytestmark = [
     pytest.mark.acceptance,
     pytest.mark.skipif(not WANTED, reason="set SELFBENCH_ACCEPTANCE=small|all to run"),
-    pytest.mark.skipif(
-        os.geteuid() != 0 or shutil.which("bwrap") is None,
-        reason="the local environment needs root and bubblewrap",
-    ),
+    pytest.mark.sandbox,
 ]
 
 _GENERATED = ("PKG-INFO", "setup.cfg.orig")

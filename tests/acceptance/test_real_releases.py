@@ -103,10 +103,7 @@ SMALL = ("python-venv-pip",)
 pytestmark = [
     pytest.mark.acceptance,
     pytest.mark.skipif(not WANTED, reason="set SELFBENCH_ACCEPTANCE=small|all to run"),
-    pytest.mark.skipif(
-        os.geteuid() != 0 or shutil.which("bwrap") is None,
-        reason="the local environment needs root and bubblewrap",
-    ),
+    pytest.mark.sandbox,
 ]
 
 

@@ -8,7 +8,6 @@ is ever forged.
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -21,10 +20,7 @@ from selfbench.bundle.render_scripts import canary_names
 from selfbench.validate.local import LocalOptions, score_patches
 from test_validate import python_project
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="the local environment needs root and bubblewrap (CI runs as root)",
-)
+pytestmark = pytest.mark.sandbox
 
 
 def _scores(project: Project, tmp_path: Path) -> list[tuple[int | None, int | None, bool]]:

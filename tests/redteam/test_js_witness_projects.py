@@ -12,8 +12,6 @@ scored with the bundle's own `tests/test.sh` in the real sandbox.
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -23,10 +21,7 @@ from projects import Project, build
 from selfbench.artifacts.compiled import locate_task
 from selfbench.validate.local import LocalOptions, score_patches
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="the local environment needs root and bubblewrap (CI runs as root)",
-)
+pytestmark = pytest.mark.sandbox
 
 VITEST_CURRENT = "4.1.12"
 """A vitest release that no longer calls a reporter's `onFinished`."""

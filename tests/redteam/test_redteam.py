@@ -9,7 +9,6 @@ the honest solutions and every attack for that runner are then scored with the b
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -24,10 +23,7 @@ from selfbench.evaluate.tamper import scan_patch
 from selfbench.validate.local import LocalOptions, score_patches
 from test_validate import PY_TEST_MUL, node_project, python_project
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="the local environment needs root and bubblewrap (CI runs as root)",
-)
+pytestmark = pytest.mark.sandbox
 
 _SANDBOX_PYTHON = "/usr/bin/python3"
 """The Python the sample's setup makes its venv with (the first `python3` on the sandbox PATH)."""

@@ -9,8 +9,6 @@ workspace (the verifier user's to write), made as that first run ends.
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -23,10 +21,7 @@ from selfbench.bundle.render_scripts import LOG_PREFIX, RERUN_LABEL
 from selfbench.validate.local import LocalOptions, score_patches
 from test_validate import node_project, python_project
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("bwrap") is None,
-    reason="the local environment needs root and bubblewrap (CI runs as root)",
-)
+pytestmark = pytest.mark.sandbox
 
 _RERUN = f"{LOG_PREFIX}{RERUN_LABEL}: running the command once more, fresh"
 _PYTEST_RUN = "[100%]"

@@ -26,10 +26,13 @@ from test_evidence import judge
 from selfbench.runners import pytest as pytest_runner
 from selfbench.runners._protocol import KEY_DESCRIPTOR, REPORT_DESCRIPTOR
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("runuser") is None or shutil.which("jq") is None,
-    reason="the tests run as another user (root and runuser; CI runs as root) and need jq",
-)
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.skipif(
+        os.geteuid() != 0 or shutil.which("runuser") is None or shutil.which("jq") is None,
+        reason="the tests run as another user (root and runuser; CI runs as root) and need jq",
+    ),
+]
 
 _USER = "nobody"
 _DEBIAN = ("/usr/bin/python3", _USER)
