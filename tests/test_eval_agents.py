@@ -8,7 +8,11 @@ from hypothesis import strategies as st
 
 from selfbench.evaluate import (
     AgentSpec,
+    BuiltinAgent,
+    CommandAgent,
     EvalError,
+    HarborAgent,
+    HarnessAgent,
     Recheck,
     TrialFacts,
     Usage,
@@ -27,31 +31,53 @@ from selfbench.validate.report import Reward
 @pytest.mark.parametrize(
     ("value", "spec"),
     [
-        ("oracle", AgentSpec("oracle", "oracle")),
-        ("nop", AgentSpec("nop", "nop")),
-        ("mine=./run.sh --fast", AgentSpec("mine", "command", command="./run.sh --fast")),
-        ("a=b=c", AgentSpec("a", "command", command="b=c")),
+        ("oracle", BuiltinAgent("oracle", "oracle")),
+        ("nop", BuiltinAgent("nop", "nop")),
+        ("mine=./run.sh --fast", CommandAgent("mine", "./run.sh --fast")),
+        ("a=b=c", CommandAgent("a", "b=c")),
+        ("mine=harbor", CommandAgent("mine", "harbor")),
+        ("mine=codex", CommandAgent("mine", "codex")),  # NAME=HARNESS stays a command
         (
             "cc=harbor:claude-code:anthropic/claude-sonnet-4",
-            AgentSpec(
-                "cc", "harbor", harbor_agent="claude-code", harbor_model="anthropic/claude-sonnet-4"
-            ),
+            HarborAgent("cc", "claude-code", "anthropic/claude-sonnet-4"),
         ),
+        ("harbor:codex:openai/gpt-5", HarborAgent("codex", "codex", "openai/gpt-5")),
         (
             "mini-swe-agent:openai/gpt-5",
-            AgentSpec("mini-swe-agent", "harness", harness="mini-swe-agent", model="openai/gpt-5"),
+            HarnessAgent("mini-swe-agent", "mini-swe-agent", "openai/gpt-5"),
         ),
         (
             "msa=mini-swe-agent:anthropic/claude-sonnet-4-5",
-            AgentSpec(
-                "msa", "harness", harness="mini-swe-agent", model="anthropic/claude-sonnet-4-5"
-            ),
+            HarnessAgent("msa", "mini-swe-agent", "anthropic/claude-sonnet-4-5"),
         ),
-        ("x=other-agent:m", AgentSpec("x", "command", command="other-agent:m")),
+        ("x=other-agent:m", CommandAgent("x", "other-agent:m")),
     ],
 )
 def test_agent_specs(value: str, spec: AgentSpec) -> None:
     assert parse_agent_spec(value) == spec
+
+
+@pytest.mark.parametrize(
+    ("spec", "kind", "described"),
+    [
+        (BuiltinAgent("oracle", "oracle"), "oracle", "built-in oracle"),
+        (BuiltinAgent("nop", "nop"), "nop", "built-in nop"),
+        (CommandAgent("mine", "./run.sh --fast"), "command", "./run.sh --fast"),
+        (
+            HarborAgent("cc", "claude-code", "anthropic/claude-sonnet-4"),
+            "harbor",
+            "harbor run --agent claude-code --model anthropic/claude-sonnet-4",
+        ),
+        (HarborAgent("nop", "nop"), "harbor", "harbor run --agent nop --model "),
+        (
+            HarnessAgent("msa", "mini-swe-agent", "openai/gpt-5"),
+            "harness",
+            "mini-swe-agent --model openai/gpt-5",
+        ),
+    ],
+)
+def test_each_agent_kind_and_description(spec: AgentSpec, kind: str, described: str) -> None:
+    assert (spec.kind, spec.describe()) == (kind, described)
 
 
 @pytest.mark.parametrize(
@@ -91,29 +117,29 @@ SONNET = "anthropic/claude-sonnet-4-5"
         (
             "harbor:claude-code",
             SONNET,
-            AgentSpec("claude-code", "harbor", harbor_agent="claude-code", harbor_model=SONNET),
+            HarborAgent("claude-code", "claude-code", SONNET),
         ),
         (
             "harbor:codex:openai/gpt-5",
             None,
-            AgentSpec("codex", "harbor", harbor_agent="codex", harbor_model="openai/gpt-5"),
+            HarborAgent("codex", "codex", "openai/gpt-5"),
         ),
         (
             "cc=harbor:claude-code",
             SONNET,
-            AgentSpec("cc", "harbor", harbor_agent="claude-code", harbor_model=SONNET),
+            HarborAgent("cc", "claude-code", SONNET),
         ),
         (
             "codex",
             "openai/gpt-5",
-            AgentSpec("codex", "harness", harness="codex", model="openai/gpt-5"),
+            HarnessAgent("codex", "codex", "openai/gpt-5"),
         ),
         (
             "codex:openai/gpt-5-mini",
             "openai/gpt-5",
-            AgentSpec("codex", "harness", harness="codex", model="openai/gpt-5-mini"),
+            HarnessAgent("codex", "codex", "openai/gpt-5-mini"),
         ),
-        ("x=codex", "openai/gpt-5", AgentSpec("x", "command", command="codex")),
+        ("x=codex", "openai/gpt-5", CommandAgent("x", "codex")),
     ],
     ids=["harbor-model", "harbor-own-model", "named-harbor", "harness", "own-model", "command"],
 )
@@ -153,9 +179,11 @@ def test_bad_harbor_agents_by_name(value: str, model: str | None, message: str) 
 
 def test_one_model_for_several_agents_and_none_unused() -> None:
     specs = parse_agent_specs(["harbor:codex", "harbor:claude-code", "oracle"], model=SONNET)
-    assert [(s.name, s.harbor_model) for s in specs] == [
-        ("codex", SONNET), ("claude-code", SONNET), ("oracle", ""),
-    ]  # fmt: skip
+    assert specs == (
+        HarborAgent("codex", "codex", SONNET),
+        HarborAgent("claude-code", "claude-code", SONNET),
+        BuiltinAgent("oracle", "oracle"),
+    )
     with pytest.raises(EvalError) as error:
         parse_agent_specs(["oracle", "harbor:codex:m", "codex:openai/x"], model=SONNET)
     assert str(error.value) == (

@@ -17,7 +17,7 @@ import pytest
 from harbor_env import harbor_venv
 from selfbench.cli import main
 from selfbench.evaluate import build_summary, read_results
-from selfbench.evaluate.agents import AgentSpec
+from selfbench.evaluate.agents import HarborAgent
 from selfbench.evaluate.harbor_trials import _facts
 from selfbench.evaluate.results import ResultsLog, TrialRecord
 from selfbench.validate.harbor import HarborTrial
@@ -149,7 +149,7 @@ def test_when_the_oracle_fails_too_the_trial_is_the_infrastructures(
 
 RAN = {"started_at": "2026-01-01T00:00:00", "finished_at": "2026-01-01T00:00:01"}
 NO_REWARD = HarborTrial("t", "t__abc", "oracle", None, "harbor trial t__abc failed: X: m", "log")
-SOLVER = AgentSpec("solver", "harbor", harbor_agent="oracle", harbor_model="m/m")
+SOLVER = HarborAgent("solver", "oracle", "m/m")
 
 
 @pytest.mark.parametrize(
@@ -189,13 +189,13 @@ SOLVER = AgentSpec("solver", "harbor", harbor_agent="oracle", harbor_model="m/m"
         ),
         (  # Harbor's nop leaves no work of its own
             {"agent_execution": RAN, "exception_info": {"exception_type": "VerifierTimeoutError"}},
-            AgentSpec("nop", "harbor", harbor_agent="nop"),
+            HarborAgent("nop", "nop"),
             ("infrastructure", None),
         ),
     ],
 )
 def test_what_a_trial_without_a_reward_observed(
-    result: dict[str, object], agent: AgentSpec, expected: tuple[str, str | None]
+    result: dict[str, object], agent: HarborAgent, expected: tuple[str, str | None]
 ) -> None:
     facts = _facts(NO_REWARD, result, agent)
     kinds = [k for k in ("agent_error", "stopped", "infrastructure") if getattr(facts, k)]

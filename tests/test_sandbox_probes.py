@@ -472,7 +472,7 @@ def test_the_verifiers_writes_to_the_shared_tool_state_reach_no_later_trial(
     test file into `/opt/go`, `/opt/uv-cache` and `/opt/corepack`, which setup opened to every
     user and every phase shared; the next trial's agent read it there. Each phase now gets its own
     copy of what setup left: the agent still sees setup's state, never an earlier phase's."""
-    from selfbench.evaluate.agents import AgentSpec  # noqa: PLC0415
+    from selfbench.evaluate.agents import BuiltinAgent, CommandAgent  # noqa: PLC0415
     from selfbench.evaluate.bench import BenchTask  # noqa: PLC0415
     from selfbench.evaluate.local_trials import prepared_task  # noqa: PLC0415
 
@@ -489,8 +489,8 @@ def test_the_verifiers_writes_to_the_shared_tool_state_reach_no_later_trial(
     setup = LocalOptions(logs=tmp_path / "logs")
     with prepared_task(task, setup=setup, workspace=None) as prepared:
         assert prepared.setup_error is None, prepared.setup_error
-        first = prepared.run(AgentSpec("oracle", "oracle"), "first")
-        later = prepared.run(AgentSpec("reader", "command", READ_SHARED), "later")
+        first = prepared.run(BuiltinAgent("oracle", "oracle"), "first")
+        later = prepared.run(CommandAgent("reader", READ_SHARED), "later")
     # the verifier's own code wrote the copies (its pass-to-pass checks them), and scored
     assert first.facts.reward is not None, first.log
     assert first.facts.reward.reward == 1, Path(first.log).read_text(errors="replace")
@@ -714,7 +714,7 @@ def test_no_agent_or_verifier_phase_can_write_the_setups_download_caches(tmp_pat
     state; an agent, or the code under test in the verifier, that wrote a package there would
     hand it to the next candidate's setup. Only the setup stages bind them: a later phase sees
     no cache, its variables unset, and whatever setup opened there stays unwritten."""
-    from selfbench.evaluate.agents import AgentSpec  # noqa: PLC0415
+    from selfbench.evaluate.agents import BuiltinAgent, CommandAgent  # noqa: PLC0415
     from selfbench.evaluate.bench import BenchTask  # noqa: PLC0415
     from selfbench.evaluate.local_trials import prepared_task  # noqa: PLC0415
 
@@ -732,8 +732,8 @@ def test_no_agent_or_verifier_phase_can_write_the_setups_download_caches(tmp_pat
         task, setup=LocalOptions(logs=tmp_path / "logs"), workspace=None
     ) as prepared:
         assert prepared.setup_error is None, prepared.setup_error
-        oracle = prepared.run(AgentSpec("oracle", "oracle"), "oracle")
-        agent = prepared.run(AgentSpec("planter", "command", CACHE_AGENT), "planter")
+        oracle = prepared.run(BuiltinAgent("oracle", "oracle"), "oracle")
+        agent = prepared.run(CommandAgent("planter", CACHE_AGENT), "planter")
     assert oracle.facts.reward is not None, oracle.log
     assert oracle.facts.reward.reward == 1, Path(oracle.log).read_text(errors="replace")
     seen = Path(agent.log).read_text(errors="replace")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 from selfbench.errors import EvalError
 from selfbench.evaluate.harnesses import HARNESSES
@@ -30,7 +30,11 @@ __all__ = [
     "INSTRUCTION_FILE_ENV",
     "USAGE_PREFIX",
     "AgentSpec",
+    "BuiltinAgent",
+    "CommandAgent",
     "EvalError",
+    "HarborAgent",
+    "HarnessAgent",
     "Usage",
     "parse_agent_spec",
     "parse_agent_specs",
@@ -49,33 +53,67 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}")
 _USAGE_FIELD = re.compile(r"(tokens|cost_usd)=([0-9]+(?:\.[0-9]+)?)")
 
-Kind = Literal["oracle", "nop", "command", "harbor", "harness"]
-
 
 @dataclass(frozen=True, slots=True)
-class AgentSpec:
-    """One agent of an evaluation."""
+class BuiltinAgent:
+    """A built-in baseline: `oracle` (the task's solution) or `nop` (nothing)."""
 
     name: str
-    kind: Kind
-    command: str = ""
-    """The shell command (kind `command`)."""
-    harbor_agent: str = ""
-    harbor_model: str = ""
-    harness: str = ""
-    """The ready-made harness's name (kind `harness`)."""
-    model: str = ""
-    """The model the harness asks for (kind `harness`)."""
+    kind: Literal["oracle", "nop"]
 
     def describe(self) -> str:
         """How the agent runs, in one line."""
-        if self.kind == "command":
-            return self.command
-        if self.kind == "harbor":
-            return f"harbor run --agent {self.harbor_agent} --model {self.harbor_model}"
-        if self.kind == "harness":
-            return f"{self.harness} --model {self.model}"
         return f"built-in {self.kind}"
+
+
+@dataclass(frozen=True, slots=True)
+class CommandAgent:
+    """`NAME=COMMAND`: a shell command, run as the agent user in the workspace."""
+
+    name: str
+    command: str
+    kind: ClassVar[Literal["command"]] = "command"
+
+    def describe(self) -> str:
+        """How the agent runs, in one line."""
+        return self.command
+
+
+@dataclass(frozen=True, slots=True)
+class HarborAgent:
+    """`[NAME=]harbor:AGENT[:MODEL]`: one of Harbor's agents, `harbor run --agent AGENT`."""
+
+    name: str
+    agent: str
+    """The agent's name as Harbor knows it."""
+    model: str = ""
+    """Its model ("": none given, as for Harbor's own `oracle` and `nop`)."""
+    kind: ClassVar[Literal["harbor"]] = "harbor"
+
+    def describe(self) -> str:
+        """How the agent runs, in one line."""
+        return f"harbor run --agent {self.agent} --model {self.model}"
+
+
+@dataclass(frozen=True, slots=True)
+class HarnessAgent:
+    """`HARNESS[:MODEL]` or `NAME=HARNESS:MODEL`: a ready-made harness (`harnesses.HARNESSES`)."""
+
+    name: str
+    harness: str
+    """The ready-made harness's name."""
+    model: str
+    """The model the harness asks for."""
+    kind: ClassVar[Literal["harness"]] = "harness"
+
+    def describe(self) -> str:
+        """How the agent runs, in one line."""
+        return f"{self.harness} --model {self.model}"
+
+
+AgentSpec = BuiltinAgent | CommandAgent | HarborAgent | HarnessAgent
+"""One agent of an evaluation; its `kind` names which (`oracle`, `nop`, `command`, `harbor`,
+`harness`)."""
 
 
 def parse_agent_spec(value: str, *, model: str | None = None) -> AgentSpec:
@@ -87,7 +125,7 @@ def parse_agent_spec(value: str, *, model: str | None = None) -> AgentSpec:
             `harbor:AGENT:MODEL`, or a harness or Harbor agent without a model.
     """
     if value in BUILTIN_AGENTS:
-        return AgentSpec(value, "oracle" if value == "oracle" else "nop")
+        return BuiltinAgent(value, "oracle" if value == "oracle" else "nop")
     if value in HARNESSES and model is not None:
         value = f"{value}:{model}"
     harness = _harness_spec(value)
@@ -107,10 +145,10 @@ def parse_agent_spec(value: str, *, model: str | None = None) -> AgentSpec:
     if command.startswith("harbor:"):
         return _harbor_spec(command, name, model=model)
     harness = _harness_spec(command, name=name)
-    return harness or AgentSpec(name, "command", command=command)
+    return harness or CommandAgent(name, command)
 
 
-def _harbor_spec(command: str, name: str | None, *, model: str | None) -> AgentSpec:
+def _harbor_spec(command: str, name: str | None, *, model: str | None) -> HarborAgent:
     """`harbor:AGENT:MODEL`, or `harbor:AGENT` on `model`, as the agent `name` (None: AGENT).
 
     Raises:
@@ -126,10 +164,10 @@ def _harbor_spec(command: str, name: str | None, *, model: str | None) -> AgentS
         )
     if name is None and (parts[1] in BUILTIN_AGENTS or not _NAME.fullmatch(parts[1])):
         raise EvalError(f"agent {command!r}: {parts[1]} cannot name it: give NAME={command}")
-    return AgentSpec(name or parts[1], "harbor", harbor_agent=parts[1], harbor_model=parts[2])
+    return HarborAgent(name or parts[1], parts[1], parts[2])
 
 
-def _harness_spec(value: str, *, name: str | None = None) -> AgentSpec | None:
+def _harness_spec(value: str, *, name: str | None = None) -> HarnessAgent | None:
     """`HARNESS:MODEL` for a ready-made harness (named `name`, else the harness's name); None
     when `value` does not start with a known harness's name and a colon.
 
@@ -141,7 +179,7 @@ def _harness_spec(value: str, *, name: str | None = None) -> AgentSpec | None:
         return None
     if not _MODEL.fullmatch(model):
         raise EvalError(f"agent {value!r}: expected {harness}:MODEL with a one-word MODEL")
-    return AgentSpec(name or harness, "harness", harness=harness, model=model)
+    return HarnessAgent(name or harness, harness, model)
 
 
 def parse_agent_specs(values: Sequence[str], *, model: str | None = None) -> tuple[AgentSpec, ...]:

@@ -31,7 +31,7 @@ from selfbench.bundle import layout
 from selfbench.environments.harbor import HarborOptions, launch_harbor
 from selfbench.environments.process import run_captured
 from selfbench.errors import EvalError, JsonError, os_reason, translating
-from selfbench.evaluate.agents import AgentSpec, Usage
+from selfbench.evaluate.agents import HarborAgent, Usage
 from selfbench.evaluate.bench import BenchTask
 from selfbench.evaluate.classify import Proof, TrialFacts, classify, named_cause, oracle_proof
 from selfbench.evaluate.tamper import Finding, read_suspect
@@ -58,7 +58,7 @@ _AGENT_TIMEOUT = "AgentTimeoutError"
 _VERIFIER_TIMEOUT = "VerifierTimeoutError"
 _EXCEPTION_TYPE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,99}")
 """An exception type as Harbor records it (a class name); anything else is not read."""
-_ORACLE = AgentSpec("oracle", "harbor", harbor_agent="oracle")
+_ORACLE = HarborAgent("oracle", "oracle")
 AGENT_PATCH_ARTIFACT = "artifacts" + layout.CONTAINER_AGENT_PATCH
 """Where a trial's directory holds the agent's patch: Harbor keeps each artifact of the task
 (`task.toml`'s `artifacts`) at its container path under `artifacts/`."""
@@ -146,7 +146,7 @@ def _stopped_cause(kind: str | None) -> str | None:
     return f"the trial raised {kind} after the agent ran" if kind else None
 
 
-def _facts(trial: HarborTrial, result: Any, agent: AgentSpec) -> TrialFacts:
+def _facts(trial: HarborTrial, result: Any, agent: HarborAgent) -> TrialFacts:
     """What a trial observed: its reward; or, without one, the agent's timeout, a failure with
     the agent's work in the environment (`stopped`, for the proof to decide; Harbor's `nop`
     leaves none), or the infrastructure's (the agent never ran)."""
@@ -157,12 +157,14 @@ def _facts(trial: HarborTrial, result: Any, agent: AgentSpec) -> TrialFacts:
     kind = _exception_type(result)
     if kind == _AGENT_TIMEOUT:
         return TrialFacts(None, agent_error=f"the agent timed out ({error})")
-    if agent.harbor_agent == "nop" or not _agent_ran(result):
+    if agent.agent == "nop" or not _agent_ran(result):
         return TrialFacts(None, infrastructure=error)
     return TrialFacts(None, stopped=error, cause=_stopped_cause(kind))
 
 
-def _outcome(trial: HarborTrial, job_dir: Path, agent: AgentSpec, task: BenchTask) -> HarborOutcome:
+def _outcome(
+    trial: HarborTrial, job_dir: Path, agent: HarborAgent, task: BenchTask
+) -> HarborOutcome:
     try:
         result = json.loads((job_dir / trial.trial_name / "result.json").read_text())
     except (OSError, ValueError):
@@ -234,7 +236,7 @@ def _proved(
 
 def run_harbor_trials(
     tasks: Sequence[BenchTask],
-    agent: AgentSpec,
+    agent: HarborAgent,
     *,
     options: HarborOptions,
     label: str,
@@ -258,8 +260,8 @@ def run_harbor_trials(
             )
         argv = build_harbor_argv(
             tasks_dir,
-            agent=agent.harbor_agent,
-            model=agent.harbor_model or None,
+            agent=agent.agent,
+            model=agent.model or None,
             environment=options.environment,
             jobs_dir=run_dir,
             job_name="job",

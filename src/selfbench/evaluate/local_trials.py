@@ -65,6 +65,9 @@ from selfbench.evaluate.agents import (
     INSTRUCTION_ENV,
     INSTRUCTION_FILE_ENV,
     AgentSpec,
+    BuiltinAgent,
+    CommandAgent,
+    HarnessAgent,
     Usage,
     parse_usage,
 )
@@ -125,7 +128,7 @@ LOCAL_NETWORK = "none (only a ready-made harness reaches a host: its model's API
 
 _HARNESS_MARGIN = 60.0
 _INSTRUCTION = "/run/selfbench-task/instruction.md"
-_ORACLE = AgentSpec("oracle", "oracle")
+_ORACLE = BuiltinAgent("oracle", "oracle")
 _PROCESS_LIMITS: tuple[Limit, ...] = ("processes", "user-processes")
 _PATCH_NAME = Path(layout.CONTAINER_AGENT_PATCH).name
 
@@ -285,6 +288,7 @@ class PreparedTask:
         self, agent: AgentSpec, name: str, harness: _HarnessMounts
     ) -> tuple[AgentPhase, Usage]:
         phases = self.phases
+        command = agent.command if isinstance(agent, CommandAgent) else harness.command
         output = phases.fresh(f"{name}-agent-out")
         output.chmod(0o1777)  # the agent may add its trajectory; output.log stays root's
         instruction = phases.sandbox.root / f"{name}-instruction.md"
@@ -296,7 +300,7 @@ class PreparedTask:
             name,
             _AGENT,
             (_MODES[agent.kind], f"{seconds:g}", f"{COLLECT_SECONDS:g}", phases.collect_command(),
-             harness.command or agent.command, harness.forward),
+             command, harness.forward),
             timeout=seconds + COLLECT_SECONDS + _HARNESS_MARGIN,
             log=log,
             writable_app=agent.kind != "nop",
@@ -354,7 +358,7 @@ class _HarnessMounts:
             EgressError: the model's base URL or the host's proxy for it is not usable.
             OSError: a relay's socket cannot be made.
         """
-        if agent.kind != "harness":
+        if not isinstance(agent, HarnessAgent):
             return cls()
         harness = HARNESSES[agent.harness]
         install = install_harness(harness)

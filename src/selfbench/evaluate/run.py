@@ -26,7 +26,13 @@ from selfbench.environments.harbor import HarborOptions
 from selfbench.environments.process import run_captured
 from selfbench.environments.spec import EnvironmentSpec
 from selfbench.errors import EgressError, EvalError
-from selfbench.evaluate.agents import AgentSpec
+from selfbench.evaluate.agents import (
+    AgentSpec,
+    BuiltinAgent,
+    CommandAgent,
+    HarborAgent,
+    HarnessAgent,
+)
 from selfbench.evaluate.bench import Benchmark, BenchTask
 from selfbench.evaluate.classify import classify
 from selfbench.evaluate.harbor_trials import (
@@ -56,8 +62,8 @@ from selfbench.validate.sandbox import CONTAINER_PATH
 
 __all__ = ["EvalOptions", "check_agents", "run_eval"]
 
-_ORACLE = AgentSpec("oracle", "oracle")
-_HARBOR_ORACLE = AgentSpec("oracle", "harbor", harbor_agent="oracle")
+_ORACLE = BuiltinAgent("oracle", "oracle")
+_HARBOR_ORACLE = HarborAgent("oracle", "oracle")
 _VISIBLE = ("/usr/", "/bin/", "/sbin/", "/lib/", "/opt/", "/etc/", "/var/")
 
 
@@ -83,7 +89,7 @@ class EvalOptions:
 OnRecord = Callable[[TrialRecord], None]
 
 
-def _first_word(agent: AgentSpec) -> str:
+def _first_word(agent: CommandAgent) -> str:
     try:
         words = split_argv(agent.command)
     except ValueError as exc:
@@ -91,7 +97,7 @@ def _first_word(agent: AgentSpec) -> str:
     return words[0] if words else ""
 
 
-def _check_command(agent: AgentSpec) -> None:
+def _check_command(agent: CommandAgent) -> None:
     word = _first_word(agent)
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", word) or not word:
         return  # an assignment first: the shell decides
@@ -112,11 +118,17 @@ def _check_command(agent: AgentSpec) -> None:
         )
 
 
-def _check_harness(agent: AgentSpec, options: EvalOptions) -> None:
+def _local_only(agent: CommandAgent | HarnessAgent) -> EvalError:
+    """The error for an agent that runs only locally, asked to run under `--env harbor`."""
+    what = "a command agent" if isinstance(agent, CommandAgent) else "a ready-made harness"
+    return EvalError(f"agent {agent.name}: {what} needs --env local")
+
+
+def _check_harness(agent: HarnessAgent, options: EvalOptions) -> None:
     """A harness runs locally, with its model's host known (and the host's proxy for it an HTTP
     one); it is installed here, once."""
     if options.environment.kind == "harbor":
-        raise EvalError(f"agent {agent.name}: a ready-made harness needs --env local")
+        raise _local_only(agent)
     harness = HARNESSES[agent.harness]
     try:
         plan_for(harness.endpoints(agent.model, os.environ), os.environ)
@@ -134,13 +146,13 @@ def check_agents(agents: Sequence[AgentSpec], *, options: EvalOptions) -> None:
     """
     environment = options.environment
     for agent in agents:
-        if agent.kind == "command":
+        if isinstance(agent, CommandAgent):
             if environment.kind == "harbor":
-                raise EvalError(f"agent {agent.name}: a command agent needs --env local")
+                raise _local_only(agent)
             _check_command(agent)
-        if agent.kind == "harness":
+        if isinstance(agent, HarnessAgent):
             _check_harness(agent, options)
-        uses_harbor = agent.kind == "harbor" or environment.kind == "harbor"
+        uses_harbor = isinstance(agent, HarborAgent) or environment.kind == "harbor"
         if uses_harbor and shutil.which(environment.harbor) is None:
             raise EvalError(
                 f"agent {agent.name}: cannot start: harbor executable {environment.harbor!r}"
@@ -155,14 +167,14 @@ def _check_harbor_agents(agents: Sequence[AgentSpec], *, harbor: str) -> None:
     Raises:
         EvalError: an unknown agent (the known ones named), or Harbor cannot list them.
     """
-    wanted = [agent for agent in agents if agent.kind == "harbor"]
+    wanted = [agent for agent in agents if isinstance(agent, HarborAgent)]
     if not wanted:
         return
     known = read_harbor_agents(harbor)
     for agent in wanted:
-        if agent.harbor_agent not in known:
+        if agent.agent not in known:
             raise EvalError(
-                f"agent {agent.name}: harbor has no agent {agent.harbor_agent!r}"
+                f"agent {agent.name}: harbor has no agent {agent.agent!r}"
                 f" (known: {', '.join(sorted(known))})"
             )
 
@@ -297,11 +309,18 @@ def _harbor_options(run: _Run) -> HarborOptions:
     )
 
 
-def _harbor_spec(agent: AgentSpec) -> AgentSpec:
-    """Under `--env harbor` the baselines are Harbor's own `oracle` and `nop` agents."""
-    if agent.kind in ("oracle", "nop"):
-        return AgentSpec(agent.name, "harbor", harbor_agent=agent.kind)
-    return agent
+def _harbor_spec(agent: AgentSpec) -> HarborAgent:
+    """Under `--env harbor` the baselines are Harbor's own `oracle` and `nop` agents (a command
+    or a harness never runs there: `check_agents` refused it).
+
+    Raises:
+        EvalError: a command or a harness.
+    """
+    if isinstance(agent, BuiltinAgent):
+        return HarborAgent(agent.name, agent.kind)
+    if isinstance(agent, HarborAgent):
+        return agent
+    raise _local_only(agent)
 
 
 def _harbor_agent(run: _Run, agent: AgentSpec) -> None:
@@ -397,11 +416,15 @@ def run_eval(
         reporter.warning(line)
     _note_quality(store, log, bench)
     run = _Run(bench, tuple(agents), options, store, log, on_record)
-    local = [a for a in agents if a.kind != "harbor" and options.environment.kind == "local"]
+    local = [
+        a for a in agents if not isinstance(a, HarborAgent) and options.environment.kind == "local"
+    ]
     if local:
         with ThreadPoolExecutor(max_workers=options.jobs) as pool:
             list(pool.map(lambda task: _local_task(run, task, local), bench.tasks))
-    harbor = [a for a in agents if a.kind == "harbor" or options.environment.kind == "harbor"]
+    harbor = [
+        a for a in agents if isinstance(a, HarborAgent) or options.environment.kind == "harbor"
+    ]
     for agent in harbor:
         _harbor_agent(run, agent)
     if harbor:
