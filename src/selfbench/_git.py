@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 from selfbench._gzip import compress_stream
 from selfbench._scratch import scratch_directory
@@ -31,12 +31,15 @@ __all__ = [
     "SAFE_CONFIG",
     "archive_tar",
     "base_texts",
+    "blob_texts",
     "git",
     "git_stream",
     "patched_texts",
     "safe_command",
     "scratch_index",
 ]
+
+_K = TypeVar("_K")
 
 # A fixed identity and clock, and no user or system configuration, so the same inputs always give
 # the same commits and nothing in ~/.gitconfig changes what a command prints.
@@ -281,18 +284,32 @@ def scratch_index(
         yield env
 
 
-def _blob_texts(
-    repo: Path, names: Mapping[str, str], env: Mapping[str, str] | None = None
-) -> dict[str, str | None]:
+def blob_texts(
+    repo: Path,
+    names: Mapping[_K, str],
+    env: Mapping[str, str] | None = None,
+    *,
+    limit: int | None = None,
+) -> dict[_K, str | None]:
     """For each key, the text of the blob its value names (`:path`, `commit:path`; undecodable
-    bytes replaced), None when there is none: one `git cat-file --batch`."""
-    if not names:
-        return {}
-    request = "".join(f"{name}\n" for name in names.values()).encode("utf-8", "surrogateescape")
+    bytes replaced), None when there is none, when the name cannot be asked for (a line break
+    in it) or, with a `limit`, when the blob is larger: one `git cat-file --batch` (after one
+    `--batch-check` of the sizes with a limit).
+
+    Raises:
+        GitError: git failed.
+    """
+    asked = {key: name for key, name in names.items() if "\n" not in name and "\r" not in name}
+    if limit is not None and asked:
+        sizes = _blob_sizes(repo, asked, env)
+        asked = {key: name for key, name in asked.items() if 0 <= sizes[key] <= limit}
+    texts: dict[_K, str | None] = dict.fromkeys(names)
+    if not asked:
+        return texts
+    request = "".join(f"{name}\n" for name in asked.values()).encode("utf-8", "surrogateescape")
     out = git(repo, "cat-file", "--batch", stdin=request, env=env)
-    texts: dict[str, str | None] = {}
     at = 0
-    for key in names:
+    for key in asked:
         header_end = out.index(b"\n", at)
         header = out[at:header_end].split(b" ")
         at = header_end + 1
@@ -306,6 +323,20 @@ def _blob_texts(
     return texts
 
 
+def _blob_sizes(
+    repo: Path, names: Mapping[_K, str], env: Mapping[str, str] | None
+) -> dict[_K, int]:
+    """Each named blob's size, -1 for a name that is no blob (`git cat-file --batch-check`)."""
+    request = "".join(f"{name}\n" for name in names.values()).encode("utf-8", "surrogateescape")
+    out = git(repo, "cat-file", "--batch-check", stdin=request, env=env).split(b"\n")
+    sizes = {}
+    for key, line in zip(names, out, strict=False):
+        header = line.split(b" ")
+        blob = len(header) == 3 and header[1] == b"blob" and header[2].isdigit()
+        sizes[key] = int(header[2]) if blob else -1
+    return {key: sizes.get(key, -1) for key in names}
+
+
 def base_texts(repo: Path, base: str, paths: Sequence[str]) -> dict[str, str | None]:
     """The text of each path at `base` (undecodable bytes replaced), None where it is absent.
 
@@ -313,7 +344,7 @@ def base_texts(repo: Path, base: str, paths: Sequence[str]) -> dict[str, str | N
         GitError: `base` cannot be read.
     """
     git(repo, "cat-file", "-e", f"{base}^{{commit}}")
-    return _blob_texts(repo, {path: f"{base}:{path}" for path in paths})
+    return blob_texts(repo, {path: f"{base}:{path}" for path in paths})
 
 
 def patched_texts(
@@ -329,4 +360,4 @@ def patched_texts(
     with scratch_index(repo, base, private_objects=True) as env:
         if patch.strip():  # `git apply` refuses an empty patch; it leaves the base as it is
             git(repo, "apply", "--cached", "-", stdin=patch, env=env)
-        return _blob_texts(repo, {path: f":{path}" for path in paths}, env)
+        return blob_texts(repo, {path: f":{path}" for path in paths}, env)

@@ -47,11 +47,13 @@ __all__ = [
     "DOCUMENTATION_EXTENSIONS",
     "LOCKFILES",
     "FileChange",
+    "Hunk",
     "NewLine",
     "NewSide",
     "Patch",
     "Status",
     "added_lines",
+    "changed_hunks",
     "changes_no_files",
     "dependency_setup_patch",
     "display_path",
@@ -243,6 +245,47 @@ def new_side_hunks(section: bytes) -> tuple[NewSide, ...]:
             old = new = 0  # no hunk line: the hunk is cut short here
     if current:
         hunks.append(NewSide(context, tuple(current)))
+    return tuple(hunks)
+
+
+@dataclass(frozen=True, slots=True)
+class Hunk:
+    """One hunk's removed and added lines, in order, without their `-` or `+` and line ends."""
+
+    removed: tuple[bytes, ...]
+    added: tuple[bytes, ...]
+
+
+def changed_hunks(section: bytes) -> tuple[Hunk, ...]:
+    """Each hunk's removed and added lines in one file section (`Patch.section`); context
+    lines are left out. Lenient, as `new_side_hunks` is: a hunk ends when its header's counts
+    are used or at a line that is no hunk line, and nothing raises."""
+    hunks: list[Hunk] = []
+    removed: list[bytes] = []
+    added: list[bytes] = []
+    old = new = 0
+    for raw in section.split(b"\n"):
+        line = raw.removesuffix(b"\r")
+        header = _HUNK_RE.match(line) if line.startswith(b"@@ ") else None
+        if header is not None:
+            if removed or added:
+                hunks.append(Hunk(tuple(removed), tuple(added)))
+            removed, added = [], []
+            old, new = int(header[1] or b"1"), int(header[2] or b"1")
+            continue
+        kind = line[:1]
+        if kind == b"-" and old > 0:
+            removed.append(line[1:])
+            old -= 1
+        elif kind == b"+" and new > 0:
+            added.append(line[1:])
+            new -= 1
+        elif kind in (b" ", b"") and old > 0 and new > 0:
+            old, new = old - 1, new - 1
+        elif kind != b"\\":
+            old = new = 0  # no hunk line: the hunk is cut short here
+    if removed or added:
+        hunks.append(Hunk(tuple(removed), tuple(added)))
     return tuple(hunks)
 
 

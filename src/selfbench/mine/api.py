@@ -11,7 +11,10 @@ Exclusion reasons, one each, in the order they are checked:
 * `pull request #N is a draft`, `authored by a bot (<name>)`
 * a chore's reason (`selfbench.mine.chores`): an autoupdate, a release, a support-matrix change,
   a dependency bump, a formatter run; then `changes only whitespace in its implementation
-  files` (one `git diff-tree -w`, fed each change still standing as the walk goes)
+  files` (one `git diff-tree -w`, fed each change still standing as the walk goes), and last
+  the code chores of the changes still standing (`selfbench.mine.code_chores`, read from the
+  same diff-tree's patches): only packaging or build configuration, only docstrings and
+  comments, only type annotations, only translation wrapping, only identifier renames
 * `changes no files`
 * `changes only documentation` (besides tests: docs, changelogs, a docs site's configuration,
   perhaps CI files), `changes only CI workflows` (besides tests), whatever the title says
@@ -42,6 +45,8 @@ from selfbench.mine.classify import (
     is_runnable_test,
     toolchains_for,
 )
+from selfbench.mine.code_chores import MAX_TEXT_BYTES as _MAX_TEXT_BYTES
+from selfbench.mine.code_chores import ChangeCode, ImplementationFile, code_chore_reasons
 from selfbench.mine.git_history import (
     Commit,
     FileStat,
@@ -50,6 +55,7 @@ from selfbench.mine.git_history import (
     diff_stats,
     present_paths,
     read_history,
+    read_texts,
 )
 from selfbench.mine.git_history import read_repository as _read_repository
 from selfbench.mine.merged import (
@@ -68,6 +74,7 @@ from selfbench.mine.merged import (
 from selfbench.mine.prs import PullRequest, is_bot
 from selfbench.mine.rank import DEFAULT_OVER_FETCH, Assignment, Rankable, assign_tiers
 from selfbench.mine.rank import eligible_tiers as _eligible
+from selfbench.mine.rank import recency_span as _recency_span
 from selfbench.mine.records import (
     Candidate,
     ChangedFile,
@@ -201,6 +208,7 @@ class _Walk:
         self.reverted_numbers: dict[int, str] = {}  # request number -> the revert's commit
         self.pending: _Change | None = None
         self.seen: dict[str, str] = {}  # candidate id -> the newer change's commit
+        self.span: tuple[int, int] | None = None  # recency's, set before the code chores go
         self.by_commit = {pr.merge_commit: pr for pr in options.pull_requests if pr.merge_commit}
         self.by_number = {pr.number: pr for pr in options.pull_requests}
 
@@ -337,6 +345,34 @@ def _without_formatting_only(walk: _Walk) -> None:
         else:
             kept.append(change)
     walk.changes = kept
+
+
+def _without_code_chores(walk: _Walk) -> None:
+    """Exclude the changes whose implementation files are upkeep (`code_chores`), judged from
+    the whitespace check's patches and, for the few its screen leaves, the files' texts."""
+    patches = [dict(walk.whitespace.patches.get(c.newest.sha, ())) for c in walk.changes]
+    reasons = code_chore_reasons(
+        [_change_code(change) for change in walk.changes],
+        patches,
+        lambda names: read_texts(walk.info.path, names, limit=_MAX_TEXT_BYTES),
+    )
+    kept = []
+    for change, reason in zip(walk.changes, reasons, strict=True):
+        if reason is None:
+            kept.append(change)
+        else:
+            walk.exclude(change.newest, change.facts.number, reason)
+    walk.changes = kept
+
+
+def _change_code(change: _Change) -> ChangeCode:
+    classes = zip(change.files, change.classes, strict=True)
+    files = tuple(
+        ImplementationFile(stat.path, stat.old_path, stat.binary)
+        for stat, (name, _) in classes
+        if name == "implementation"
+    )
+    return ChangeCode(change.base, change.newest.sha, files, change.lines("implementation")[1])
 
 
 def _size_reason(change: _Change) -> str | None:
@@ -497,6 +533,8 @@ def mine_repository(
             walk.visit(commit)
         walk.flush()
         _without_formatting_only(walk)
+        walk.span = _recency_span(change.newest.committed for change in walk.changes)
+        _without_code_chores(walk)  # after the span: a chore taken out moves no other's score
         return _result(walk, info, options, warnings, walked)
 
 
@@ -533,6 +571,7 @@ def _result(
         tuple(_rankable(change) for change in walk.changes),
         budgets=options.budgets,
         over_fetch=options.over_fetch,
+        span=walk.span,
     )
     chosen = {assignment.id for assignment in assignments}
     excluded = list(walk.excluded)

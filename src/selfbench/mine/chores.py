@@ -43,6 +43,11 @@ change are upkeep whatever code they carry (a bumped hook's reformatting, a rele
 fix named by nothing in its title, the compatibility code a dropped Python leaves behind).
 
 Reverts and the changes they revert are the walk's (`selfbench.mine.merged`, `REVERTS`).
+
+The reasons of the code chores — a change whose implementation files are only packaging or
+build configuration, comments and docstrings, type annotations, translation wrapping or
+identifier renames, whatever its title — are here too (`PACKAGING_ONLY`, `COMMENTS_ONLY`,
+`TYPING_ONLY`, `I18N_ONLY`, `RENAME_ONLY`); `selfbench.mine.code_chores` reads the diffs.
 """
 
 from __future__ import annotations
@@ -57,18 +62,24 @@ from selfbench.runners import tooling_files
 
 __all__ = [
     "AUTOUPDATE",
+    "COMMENTS_ONLY",
     "DEPENDENCY_BUMP",
     "DOCUMENTATION",
     "FORMATTING",
     "FORMATTING_ONLY",
+    "I18N_ONLY",
+    "PACKAGING_ONLY",
     "RELEASE",
+    "RENAME_ONLY",
     "RULES",
     "SUPPORT_MATRIX",
     "TOOLING_FILES",
+    "TYPING_ONLY",
     "ChangedPath",
     "ChoreRule",
     "chore_reason",
     "core_title",
+    "is_pinning_path",
     "matching_rule",
     "substantial",
 ]
@@ -80,6 +91,11 @@ DEPENDENCY_BUMP = "bumps dependencies or lockfiles"
 FORMATTING = "runs a formatter"
 FORMATTING_ONLY = "changes only whitespace in its implementation files"
 DOCUMENTATION = "changes documentation (a docs: title)"
+TYPING_ONLY = "changes only type annotations, stubs or type-checker configuration"
+PACKAGING_ONLY = "changes only packaging or build configuration"
+I18N_ONLY = "only wraps existing strings for translation"
+COMMENTS_ONLY = "changes only comments, docstrings or layout in its code"
+RENAME_ONLY = "only renames identifiers"
 
 TOOLING_FILES = frozenset(
     {
@@ -282,9 +298,15 @@ def substantial(files: Iterable[ChangedPath]) -> bool:
     return "medium" in eligible_tiers(len(code), sum(code))
 
 
+def is_pinning_path(path: str) -> bool:
+    """Whether a path pins versions outside the manifests: pip-tools' `requirements/dev.in`,
+    `constraints.txt` …"""
+    return _PINNING_PATH_RE.search(path) is not None
+
+
 def _pins_versions(files: Iterable[ChangedPath]) -> bool:
     return any(
-        kind in _PINNING_KINDS or basename(path) in TOOLING_FILES or _PINNING_PATH_RE.search(path)
+        kind in _PINNING_KINDS or basename(path) in TOOLING_FILES or is_pinning_path(path)
         for path, kind, _ in files
     )
 

@@ -21,7 +21,7 @@ candidates that fail later (authoring, audit, validation).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -34,6 +34,7 @@ __all__ = [
     "Rankable",
     "assign_tiers",
     "eligible_tiers",
+    "recency_span",
     "score",
 ]
 
@@ -75,6 +76,12 @@ _GATES = tuple(
 )
 
 
+def recency_span(times: Iterable[int]) -> tuple[int, int]:
+    """The oldest and newest of the completed times, (0, 0) for none."""
+    every = tuple(times)
+    return (min(every), max(every)) if every else (0, 0)
+
+
 @lru_cache(maxsize=1 << 12)  # a few hundred distinct sizes, asked once per change and tier
 def eligible_tiers(files: int, lines: int) -> tuple[Difficulty, ...]:
     """The tiers whose file and changed-line gates an implementation part meets."""
@@ -106,13 +113,15 @@ def assign_tiers(
     *,
     budgets: Mapping[Difficulty, int] | None = None,
     over_fetch: float = DEFAULT_OVER_FETCH,
+    span: tuple[int, int] | None = None,
 ) -> tuple[Assignment, ...]:
     """Each item's tier and score; without budgets every eligible item, else the budgets' picks.
+    `span`: the oldest and newest completed times recency runs over, by default the items'.
 
     Ordered hardest tier first, then by score (best first). Items meeting no gate are left out.
     """
-    times = [item.merged for item in items]
-    span = (min(times), max(times)) if times else (0, 0)
+    if span is None:
+        span = recency_span(item.merged for item in items)
     chosen: list[tuple[Rankable, Assignment]] = []
     taken: set[str] = set()
     for tier in reversed(DIFFICULTIES):

@@ -1,0 +1,328 @@
+"""What a change's hunks say before any file is read: tokens counted, identifiers paired. Pure.
+
+The screens of `selfbench.mine.code_chores`. Each counts, over one file's hunks without
+context, the tokens (identifiers, numbers, single characters; whitespace aside) the hunks take
+away and add, so that a line wrapped anew cancels out, and tells how many of them a rule cannot
+explain (its *misfits*):
+
+* comments: the tokens of the changed lines that hold code (not blank, not a comment line, in
+  Python not prose — a docstring's line perhaps —, trailing comments cut), which must cancel;
+* typing: any token but names, annotations' punctuation (`: - > [ ] . , | " ' ( ) @ =`) and
+  the keywords typing uses (`None`, `if` of `if TYPE_CHECKING:`, `import`, `from`, `as`,
+  `def` and `class` …): a number, an operator or a statement keyword is code;
+* i18n: the tokens once imports, translation calls' names, brackets and commas are dropped,
+  which must cancel.
+
+Renames are exact: `rename_pairs` aligns each hunk's removed and added tokens one to one.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Final, Literal, NamedTuple
+
+from selfbench.mine.python_chores import TRANSLATION_NAMES
+from selfbench.patches import Hunk, is_comment
+
+__all__ = ["Language", "Misfits", "identifiers", "misfits", "numbers_kept", "rename_pairs"]
+
+Language = Literal["python", "js", "ts", "c-like"]
+
+# A line that does something: an assignment or keyword argument, a call, a statement keyword, a
+# closing bracket starting the line. Prose in a docstring rarely reads so.
+_CODE_RE = re.compile(
+    r"(?<![=!<>])=(?![=>])|[\w\])]\(|^[)\]}]"
+    r"|^(?:return|raise|yield|del|assert|import|def|class|elif|try|except|finally|pass|break"
+    r"|continue|global|nonlocal|lambda|await|async|while)\b|^(?:if|for|with|else)\b.*:$"
+)
+_COMMENT_TAIL_RE = re.compile(rb"#[^\"']*$|//[^\"']*$")
+_TOKEN_RE = re.compile(r"[^\W\d]\w*|\d[\w.]*|\S")
+_IDENTIFIER_RE = re.compile(r"[^\W\d]\w*")
+_BRACKETS: Final = frozenset({"(", ")", ","})
+
+
+class _Typing(NamedTuple):
+    """What a typing change may add or take away in one language, besides names, and the words
+    that make a statement."""
+
+    punctuation: frozenset[str]
+    keywords: frozenset[str]
+    statements: frozenset[str]
+
+
+_TYPING: Final[dict[Language, _Typing]] = {
+    "python": _Typing(
+        frozenset(":->[].,|\"'()@="),
+        frozenset({"None", "if", "import", "from", "as", "def", "class", "async", "pass"}),
+        frozenset(keyword.kwlist),
+    ),
+    "ts": _Typing(
+        frozenset(":<>[].,|&?!(){};=\"'"),
+        frozenset(
+            {
+                "type", "interface", "as", "satisfies", "declare", "readonly", "implements",
+                "private", "public", "protected", "abstract", "override", "extends", "keyof",
+                "typeof", "infer", "import", "export", "from", "null", "undefined", "void",
+                "never", "unknown", "any", "string", "number", "boolean", "object", "symbol",
+                "bigint", "unique",
+            }
+        ),
+        frozenset(
+            {
+                "break", "case", "catch", "const", "continue", "debugger", "default", "delete",
+                "do", "else", "enum", "false", "finally", "for", "function", "if", "in",
+                "instanceof", "let", "new", "return", "super", "switch", "this", "throw",
+                "true", "try", "var", "while", "with", "yield", "async", "await", "of",
+            }
+        ),
+    ),
+}  # fmt: skip
+_KEYWORDS: Final = (
+    frozenset(keyword.kwlist)
+    | _TYPING["ts"].statements
+    | frozenset(
+        {
+            "function", "const", "let", "var", "func", "fn", "struct", "impl", "pub", "mut",
+            "static", "void", "int", "char", "public", "private", "protected", "package",
+            "interface", "type", "typeof", "null", "undefined", "nil", "goto", "extends",
+            "implements", "throws", "self",
+        }
+    )
+)  # fmt: skip
+"""Words no rename may change, in any of the languages read."""
+
+
+class Misfits(NamedTuple):
+    """Of one file's changed tokens, how many each rule cannot explain, and how many there are;
+    `None` for a rule that can explain none of them."""
+
+    comments: int | None
+    typing: int | None
+    i18n: int | None
+    tokens: int
+
+
+def _tokens(lines: Iterable[bytes]) -> list[str]:
+    return _TOKEN_RE.findall("\n".join(line.decode("utf-8", "replace") for line in lines))
+
+
+def _apart(removed: Counter[str], added: Counter[str]) -> Counter[str]:
+    return (removed - added) + (added - removed)
+
+
+class _Side(NamedTuple):
+    """One side's tokens of a file's changed lines, comment lines and trailing comments left
+    out: every one, those of code lines, those of code lines but imports with annotations cut
+    (`_unannotated`), those of all lines but imports."""
+
+    every: list[str]
+    code: list[str]
+    unannotated: list[str]
+    unimported: list[str]
+
+
+def _side(language: Language, lines: Iterable[bytes]) -> _Side:
+    side = _Side([], [], [], [])
+    for raw in lines:
+        if not raw.strip() or is_comment(raw):
+            continue
+        text = _COMMENT_TAIL_RE.sub(b"", raw).decode("utf-8", "replace").strip()
+        tokens = _TOKEN_RE.findall(text)
+        side.every.extend(tokens)
+        code = language != "python" or _CODE_RE.search(text) is not None
+        importing = text.startswith(("import ", "from "))
+        if code:
+            side.code.extend(tokens)
+            if not importing:
+                side.unannotated.extend(_unannotated(_uncast(tokens)))
+        if not importing:
+            side.unimported.extend(tokens)
+    return side
+
+
+def misfits(language: Language, hunks: Sequence[Hunk]) -> Misfits:
+    """Count the changed tokens of one file's hunks that each rule cannot explain (see the
+    module); in the C-like languages, which no parser confirms, every changed line must be a
+    comment for the comments rule."""
+    removed = _side(language, (line for hunk in hunks for line in hunk.removed))
+    added = _side(language, (line for hunk in hunks for line in hunk.added))
+    total = len(removed.every) + len(added.every)
+    code = _apart(Counter(removed.code), Counter(added.code)).total()
+    if language == "c-like":
+        return Misfits(None if code else 0, None, None, total)
+    typed = None
+    if language in _TYPING:
+        keywords = _TYPING[language].keywords
+        typed = _apart(
+            Counter(t for t in removed.unannotated if t not in keywords),
+            Counter(t for t in added.unannotated if t not in keywords),
+        ).total()
+    translated = None
+    if language == "python":
+        translated = _apart(
+            Counter(t for t in removed.unimported if t not in _BRACKETS),
+            Counter(
+                t for t in added.unimported if t not in _BRACKETS and t not in TRANSLATION_NAMES
+            ),
+        ).total()
+    return Misfits(code, typed, translated, total)
+
+
+_RETURN_STOPS: Final = frozenset({":"})
+_ANNOTATION_STOPS: Final = frozenset({"=", ","})
+_OPENING: Final = frozenset("([{<")
+_CLOSING: Final = frozenset(")]}>")
+
+
+def _unannotated(tokens: list[str]) -> list[str]:
+    """A line's tokens without what follows a `->` up to the line's last `:`, nor another `:`
+    and what follows it up to the next `=` or `,` of its bracket, or the bracket's end (a
+    block's colon, last on its line, stays): annotations,
+    cut alike from both versions of a line (a dict's values and a slice's ends go too; the
+    trees judge those)."""
+    kept: list[str] = []
+    index, end = 0, len(tokens)
+    while index < end:
+        piece = tokens[index]
+        kept.append(piece)
+        index += 1
+        if piece == "-" and index < end and tokens[index] == ">":
+            kept.pop()
+            index = _skip(tokens, index + 1, stops=_RETURN_STOPS)
+        elif piece == ":" and index < end:  # not a block's colon, which ends its line
+            kept.pop()
+            index = _skip(tokens, index, stops=_ANNOTATION_STOPS)
+    return kept
+
+
+def _uncast(tokens: list[str]) -> list[str]:
+    """A line's tokens with each `cast(T, value)` (`t.cast`, `typing.cast`) left as `value`."""
+    if "cast" not in tokens:
+        return tokens
+    kept: list[str] = []
+    closing: list[int] = []  # the depths whose closing bracket belongs to a cast
+    depth, index, end = 0, 0, len(tokens)
+    while index < end:
+        piece = tokens[index]
+        if piece == "cast" and index + 1 < end and tokens[index + 1] == "(":
+            if kept[-2:-1] and kept[-1] == ".":
+                del kept[-2:]  # the module's name and its dot
+            index = _skip(tokens, index + 2, stops=_ANNOTATION_STOPS) + 1
+            depth += 1
+            closing.append(depth)
+            continue
+        if piece in _OPENING:
+            depth += 1
+        elif piece in _CLOSING:
+            if closing and closing[-1] == depth:
+                closing.pop()
+                depth -= 1
+                index += 1
+                continue
+            depth -= 1
+        kept.append(piece)
+        index += 1
+    return kept
+
+
+def _skip(tokens: list[str], index: int, *, stops: frozenset[str]) -> int:
+    """Where an annotation starting at `index` ends: the first stop or closing bracket outside
+    the brackets it opens, or the line's end."""
+    depth = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if depth == 0 and (token in stops or token in _CLOSING):
+            return index
+        if token in _OPENING:
+            depth += 1
+        elif token in _CLOSING:
+            depth -= 1
+        index += 1
+    return index
+
+
+# A changed line of code, for the numbers: not a comment line, and one that assigns, calls or
+# indexes, or starts with a statement's keyword (its sign, then its text).
+_CHANGED_CODE_RE = re.compile(
+    rb"^([-+])(?!-- |\+\+ )(?![ \t]*(?:#|//|/?\*))([ \t]*(?:(?:return|raise|yield|if|elif|else"
+    rb"|for|while|with|try|except|finally|assert|del|import|from|def|class|lambda|await|async"
+    rb"|pass|break|continue)\b[^\n]*|[^\n]*?(?:\w[(\[]|[^=!<>\n]=[^=])[^\n]*))",
+    re.MULTILINE,
+)
+_TRAILING_RE = re.compile(rb"(?:#|//)[^\"'\n]*$", re.MULTILINE)
+_NUMBER_RE = re.compile(
+    rb"\b(?:\d+|return|raise|yield|for|while|try|except|not|and|or|in|is|else|elif|lambda"
+    rb"|with|assert|del|break|continue|await)\b"
+)
+_GATE_BYTES = 4096
+_REPEATS = 2
+
+
+def numbers_kept(sections: Iterable[bytes]) -> bool:
+    """Whether the numbers in the lines of code each file section of a patch changes stay the
+    same (counted, comments cut): no chore rule changes a number in code, most work does. Read
+    at C speed on the sections' bytes, and only the first `_GATE_BYTES` of each (to the end of
+    the hunk that crosses them): the gate before `misfits` reads anything line by line."""
+    for section in sections:
+        if len(section) > _GATE_BYTES:
+            cut = section.find(b"\n@@ ", _GATE_BYTES)
+            section = section if cut < 0 else section[:cut]  # noqa: PLW2901 - its first part
+        lines = _CHANGED_CODE_RE.findall(section)
+        if not lines:
+            continue
+        removed = b"\n".join(text for sign, text in lines if sign == b"-")
+        added = b"\n".join(text for sign, text in lines if sign == b"+")
+        if _numbers(removed) != _numbers(added):
+            return False
+    return True
+
+
+def _numbers(code: bytes) -> list[bytes]:
+    return sorted(_NUMBER_RE.findall(_TRAILING_RE.sub(b"", code)))
+
+
+def rename_pairs(hunks: Iterable[Hunk]) -> tuple[tuple[str, str], ...] | None:
+    """The identifier mapping every hunk follows, sorted; None when a hunk's removed and added
+    tokens differ but for identifiers, when an identifier becomes two, two become one, one is
+    both renamed and a rename's target (a swap, a chain), a keyword is renamed, nothing is, or
+    the names are replaced fewer than `_REPEATS` times each on average (a rename changes a
+    name where it is defined and where it is used)."""
+    forward: dict[str, str] = {}
+    backward: dict[str, str] = {}
+    replaced = 0
+    for hunk in hunks:
+        old, new = _tokens(hunk.removed), _tokens(hunk.added)
+        if len(old) != len(new):
+            return None
+        for before, after in zip(old, new, strict=True):
+            if before == after:
+                continue
+            if not _paired(forward, backward, before, after):
+                return None
+            replaced += 1
+    renamed = bool(forward) and forward.keys().isdisjoint(backward)
+    if not renamed or replaced < _REPEATS * len(forward):  # once each: edits, not a rename
+        return None
+    return tuple(sorted(forward.items()))
+
+
+def _paired(forward: dict[str, str], backward: dict[str, str], before: str, after: str) -> bool:
+    """Note `before` becoming `after`; whether both are names and the mapping stays one to
+    one."""
+    if not (_renameable(before) and _renameable(after)):
+        return False
+    return (
+        forward.setdefault(before, after) == after and backward.setdefault(after, before) == before
+    )
+
+
+def _renameable(token: str) -> bool:
+    return _IDENTIFIER_RE.fullmatch(token) is not None and token not in _KEYWORDS
+
+
+def identifiers(text: str) -> frozenset[str]:
+    """Every identifier-like word of a text (its strings' and comments' words too)."""
+    return frozenset(_IDENTIFIER_RE.findall(text))

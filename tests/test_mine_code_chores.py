@@ -1,0 +1,212 @@
+"""Chores by what the code says: one rule table, each row a change mined from a real history.
+
+Each row commits `before`, then a change (`after`, with a test file, as a candidate must have)
+whose implementation meets the easy gate, and says what mining makes of it: a code-chore
+reason, or KEPT (a candidate) — the counter-examples that change behaviour beside the chore.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mine_history import Files, History, lines
+from selfbench.mine import mine_repository
+from selfbench.mine.chores import (
+    COMMENTS_ONLY,
+    I18N_ONLY,
+    PACKAGING_ONLY,
+    RENAME_ONLY,
+    TYPING_ONLY,
+)
+from selfbench.mine.code_chores import BESIDES, CodeFile, code_files, screen
+from selfbench.mine.python_chores import ModulePair, strip_docstrings, strip_typing
+from selfbench.patches import Hunk
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+KEPT = None
+N = 24  # functions a module holds: enough changed lines for the easy gate
+
+
+def module(shape: Callable[[int], str], header: str = "", count: int = N) -> str:
+    return header + "".join(shape(index) for index in range(count))
+
+
+def plain(i: int) -> str:
+    return f'def f_{i}(value, limit=None):\n    """Return it."""\n    return value + {i}\n\n'
+
+
+def typed(i: int) -> str:
+    return (
+        f"def f_{i}(value: int, limit: t.Optional[int] = None) -> int:\n"
+        f'    """Return it."""\n    return t.cast(int, value + {i})\n\n'
+    )
+
+
+def documented(i: int) -> str:
+    return (
+        f"def f_{i}(value, limit=None):\n"
+        f'    """Return the value plus {i}, whatever the limit says."""\n'
+        f"    return value + {i}  # no check of the limit\n\n"
+    )
+
+
+def message(i: int) -> str:
+    return f'def check_{i}(value):\n    if value:\n        raise ValueError("bad value {i}")\n\n'
+
+
+def translated(i: int) -> str:
+    return f'def check_{i}(value):\n    if value:\n        raise ValueError(_("bad value {i}"))\n\n'
+
+
+def reworded(i: int) -> str:
+    return (
+        f'def check_{i}(value):\n    if value:\n        raise ValueError(_("Bad value {i}."))\n\n'
+    )
+
+
+def calls(name: str) -> Callable[[int], str]:
+    return lambda i: f"def use_{i}(item):\n    return {name}(item)\n\n"
+
+
+def defined(name: str) -> str:
+    return module(calls(name)) + f"def {name}(item):\n    return item\n"
+
+
+def importing(name: str) -> str:
+    return f"from .core import {name}\n\nVALUE = {name}(1)\n"
+
+
+def swapped(arguments: str) -> Callable[[int], str]:
+    return lambda i: f"def g_{i}(a, b):\n    return h({arguments})\n\n"
+
+
+TWO = "def a(x):\n    return x\n\ndef b(x):\n    return -x\n\n"
+TYPING_HEADER = (
+    "from __future__ import annotations\n\nimport typing as t\n\n"
+    "if t.TYPE_CHECKING:\n    from .other import Thing\n\n"
+)
+DATACLASS = "import dataclasses\n\n@dataclasses.dataclass\nclass Point:\n    x: int\n"
+FIELDS = "".join(f"    y_{i}: int\n" for i in range(N))
+SETUP_CFG = "[metadata]\nname = app\n" + "".join(f"key_{i} = {i}\n" for i in range(24))
+TESTS = "tests/test_app.py"
+GO = "package app\n\n" + "".join(
+    f"// Do{i} does {i}.\nfunc Do{i}() int {{ return {i} }}\n" for i in range(24)
+)
+GO_DOCUMENTED = GO.replace(" does ", " returns ")
+JS = "".join(
+    f"// add{i} adds {i}.\nexport function add{i}(x) {{ return x + {i}; }}\n" for i in range(24)
+)
+
+ROWS: list[tuple[str, Files, Files, str | None]] = [
+    # typing: annotations, a TYPE_CHECKING block, casts, `from __future__ import annotations`
+    ("typing", {"src/app.py": module(plain)}, {"src/app.py": module(typed, TYPING_HEADER)},
+     TYPING_ONLY),
+    ("typing-and-behaviour", {"src/app.py": module(plain)},
+     {"src/app.py": module(typed, TYPING_HEADER).replace(" + ", " - ")}, KEPT),
+    ("typing-besides-a-line", {"src/app.py": module(plain, count=120)},
+     {"src/app.py": module(typed, TYPING_HEADER, count=120).replace("value + 3)", "value - 3)")},
+     BESIDES.format(reason=TYPING_ONLY, lines=2)),
+    ("stubs", {"src/app.py": module(plain)},
+     {"src/app.pyi": "".join(f"def f_{i}(value: int) -> int: ...\n" for i in range(N)),
+      "src/py.typed": ""}, TYPING_ONLY),
+    ("type-checker-configuration", {"mypy.ini": "[mypy]\n"},
+     {"mypy.ini": "[mypy]\n" + "".join(f"[mypy-pkg{i}.*]\nstrict = True\n" for i in range(12))},
+     TYPING_ONLY),
+    ("typescript-declarations", {"src/types.d.ts": "export {};\n"},
+     {"src/types.d.ts": "".join(f"export type T{i} = number;\n" for i in range(N))}, TYPING_ONLY),
+    ("class-annotations", {"src/point.py": "class Point:\n    x = 0\n"},
+     {"src/point.py": "class Point:\n    x: int = 0\n" + FIELDS}, TYPING_ONLY),
+    ("dataclass-fields", {"src/point.py": DATACLASS}, {"src/point.py": DATACLASS + FIELDS}, KEPT),
+    # packaging and build configuration
+    ("packaging", {"setup.py": "from setuptools import setup\nsetup()\n", "setup.cfg": "[x]\n"},
+     {"setup.py": None, "setup.cfg": SETUP_CFG, "MANIFEST.in": "include LICENSE\n",
+      "pyproject.toml": "[build-system]\nrequires = ['flit_core']\n"}, PACKAGING_ONLY),
+    ("packaging-and-code", {"setup.cfg": "[x]\n", "src/app.py": "x = 1\n"},
+     {"setup.cfg": SETUP_CFG, "src/app.py": "x = 2\n"}, KEPT),
+    # translation wrapping
+    ("i18n", {"src/errors.py": module(message)},
+     {"src/errors.py": module(translated, "from gettext import gettext as _\n\n")}, I18N_ONLY),
+    ("i18n-reworded", {"src/errors.py": module(message)},
+     {"src/errors.py": module(reworded, "from gettext import gettext as _\n\n")}, KEPT),
+    # docstrings and comments
+    ("docstrings-and-comments", {"src/app.py": module(plain)}, {"src/app.py": module(documented)},
+     COMMENTS_ONLY),
+    ("docstrings-and-code", {"src/app.py": module(plain)},
+     {"src/app.py": module(documented).replace("value + 5  #", "value * 5  #")}, KEPT),
+    ("go-comments", {"app/app.go": GO}, {"app/app.go": GO_DOCUMENTED}, COMMENTS_ONLY),
+    ("javascript-comments", {"src/add.js": JS},
+     {"src/add.js": JS.replace(" adds ", " returns x + ")}, COMMENTS_ONLY),
+    # identifier renames
+    ("rename", {"src/core.py": defined("fetch_one"), "src/more.py": importing("fetch_one")},
+     {"src/core.py": defined("load_one"), "src/more.py": importing("load_one")}, RENAME_ONLY),
+    ("rename-that-keeps-the-old-name", {"src/core.py": defined("fetch_one")},
+     {"src/core.py": defined("load_one") + "fetch_one = load_one\n"}, KEPT),
+    ("another-existing-name", {"src/core.py": TWO + module(calls("a"))},
+     {"src/core.py": TWO + module(calls("b"))}, KEPT),
+    ("swapped-names", {"src/core.py": module(swapped("a, b"))},
+     {"src/core.py": module(swapped("b, a"))}, KEPT),
+]  # fmt: skip
+
+
+@needs_git
+@pytest.mark.parametrize(
+    ("before", "after", "reason"),
+    [pytest.param(before, after, reason, id=name) for name, before, after, reason in ROWS],
+)
+def test_code_chores(tmp_path: Path, before: Files, after: Files, reason: str | None) -> None:
+    h = History.create(tmp_path / "repo")
+    h.commit("Initial commit", {**before, TESTS: lines(3, "t")})
+    change = h.commit("Rework the module (#1)", {**after, TESTS: lines(9, "t")})
+    result = mine_repository(h.path)
+    excluded = [e.reason for e in result.excluded if e.commit == change]
+    assert excluded == ([] if reason is None else [reason])
+    assert [c.completed_commit for c in result.candidates] == ([change] if reason is None else [])
+
+
+@needs_git
+def test_a_chore_taken_out_moves_no_other_score(tmp_path: Path) -> None:
+    """Recency runs over the changes before the code chores go: the oldest one is a chore."""
+    h = History.create(tmp_path / "repo")
+    h.commit("Initial commit", {"src/app.py": module(plain), TESTS: lines(3, "t")})
+    h.commit("Document (#1)", {"src/app.py": module(documented), TESTS: lines(6, "t")})
+    h.commit("Work (#2)", {"src/work.py": lines(30, "w"), TESTS: lines(9, "t")})
+    h.commit("More work (#3)", {"src/more.py": lines(30, "m"), TESTS: lines(12, "t")})
+    scores = {c.id: c.score.recency for c in mine_repository(h.path).candidates}
+    assert scores == {"pr-2": 15, "pr-3": 30}
+
+
+def test_typing_strips_only_the_typing_modules_names() -> None:
+    """A function of the module's own named `cast` is code, not a cast."""
+    own = "def cast(kind, value):\n    return kind(value)\n\nx = cast(int, '1')\n"
+    pair = ModulePair(own, own.replace("cast(int, '1')", "'1'"))
+    assert pair.changed_lines((strip_docstrings, strip_typing)) == 2
+
+
+def test_a_binary_or_unknown_file_is_work() -> None:
+    hunk = Hunk((b"x = 1",), (b"x = 1  # one",))
+    assert screen([CodeFile("src/app.py", "src/app.py", present=True, binary=False, hunks=(hunk,))])
+    assert (
+        screen([CodeFile("web/app.css", "web/app.css", present=True, binary=False, hunks=())])
+        is None
+    )
+    assert (
+        screen([CodeFile("src/app.py", "src/app.py", present=True, binary=True, hunks=())]) is None
+    )
+
+
+@given(st.binary(max_size=400), st.text(max_size=200), st.text(max_size=200))
+def test_the_code_rules_raise_nothing_on_any_input(patch: bytes, old: str, new: str) -> None:
+    from selfbench.mine.code_chores import ImplementationFile  # noqa: PLC0415
+
+    files = code_files(
+        [ImplementationFile("src/app.py", None, binary=False)], {"src/app.py": patch}
+    )
+    screen(files)
+    ModulePair(old, new).changed_lines((strip_docstrings, strip_typing))
