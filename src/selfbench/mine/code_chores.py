@@ -47,13 +47,17 @@ lines) also renames the parameters of one `__exit__`. The reason then says so (`
 (below the easy gate)`). The lines counted are those of the first rule the screen found
 within its tolerance (each rule strips what the ones before it do, and more).
 
-**What it costs.** `screen` reads only the change's patch without context (`-U0`, whitespace
-and blank lines ignored: the `git diff-tree` of the whitespace rule, `git_history.
-WhitespaceCheck`), counting the tokens each rule cannot explain (`selfbench.mine._code_tokens`);
-a rule stays possible when they are at most one in `_TOLERANCE` of the changed tokens (renames
-and the C-like comments: none). Few changes survive; only those are read whole (one `git
-cat-file --batch` for all) and parsed by `judge`, and only with at most `MAX_CODE_FILES` code
-files of at most `MAX_TEXT_BYTES` each.
+**What it costs.** Nothing is read but the change's patch without context (`-U0`, whitespace
+and blank lines ignored: what the `git diff-tree` of the whitespace rule prints,
+`git_history.WhitespaceCheck`) until three gates are passed (`selfbench.mine._code_tokens`):
+every implementation file is one these rules read, by name; the numbers and statement
+keywords of the changed lines of code stay the same (a regular expression over the patch's
+bytes: no rule changes them, most work does); and `screen`, reading the hunks line by line,
+finds at most one changed token in `_TOLERANCE` that a rule cannot explain (renames and the
+C-like comments: none). Only the changes left are read whole (one `git cat-file --batch` for
+all) and parsed by `judge`, and only with at most `MAX_CODE_FILES` code files of at most
+`MAX_TEXT_BYTES` each. Parsing is the cost that remains: a typing change over a whole package
+reads the package twice.
 """
 
 from __future__ import annotations
@@ -120,9 +124,9 @@ _GATE = THRESHOLDS["easy"].changed_lines
 _TOLERANCE = 50
 """A rule stays possible when at most one changed token in this many is no part of it."""
 
-MAX_CODE_FILES = 100
+MAX_CODE_FILES = 50
 """A change with more code files is not read whole: a mass rename beyond it stays a candidate."""
-MAX_TEXT_BYTES = 1 << 20
+MAX_TEXT_BYTES = 1 << 19
 """A file version larger than this is not read: its change stays a candidate."""
 
 _TYPE_CHECKER_FILES = frozenset({"mypy.ini", ".mypy.ini", "pyrightconfig.json"})

@@ -37,6 +37,7 @@ import ast
 import difflib
 import re
 import warnings
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Final, Literal
@@ -165,6 +166,11 @@ class _Module:
             elif isinstance(node, ast.ClassDef):
                 self.readers[node.name] = _reading(node, self.readers)
 
+    def context(self) -> tuple[frozenset[str], frozenset[str], tuple[tuple[str, Reading], ...]]:
+        """What a statement's strip reads of the rest of the module: typing names, classes."""
+        readers = tuple(sorted(self.readers.items()))
+        return frozenset(self.modules), frozenset(self.imported), readers
+
     def names(self, node: ast.expr, wanted: frozenset[str]) -> bool:
         """Whether `node` is one of the `wanted` typing names (`cast`, `t.cast`)."""
         if isinstance(node, ast.Name):
@@ -188,6 +194,17 @@ class _Module:
         if not isinstance(value, ast.Name):
             return False
         return value.id in (self.imported if value is node.value else self.modules)
+
+
+_MODULES: weakref.WeakKeyDictionary[ast.Module, _Module] = weakref.WeakKeyDictionary()
+
+
+def _module_of(tree: ast.Module) -> _Module:
+    """The module's `_Module`, read once per tree (before its typing is stripped)."""
+    found = _MODULES.get(tree)
+    if found is None:
+        found = _MODULES[tree] = _Module(tree)
+    return found
 
 
 def _reading(node: ast.ClassDef, known: dict[str, Reading]) -> Reading:
@@ -336,26 +353,29 @@ class _Casts(ast.NodeTransformer):
 
 def strip_typing(tree: ast.Module, text: str) -> None:
     """Remove the module's typing, in place (see the module)."""
-    module = _Module(tree)
+    module = _module_of(tree)
     strip = _TypingStrip(module)
     tree.body = strip.block(tree.body, "none")
     if module.modules or "cast" in module.imported:
         casts = _Casts(module, strip)
         for node in _holding(tree, text, "cast("):
             casts.visit(node)
-    unused = {
-        name
-        for name in strip.removed.keys() & module.bound.keys()
-        if _mentions(text, name) <= strip.removed[name] + module.bound[name]
-    }
+    named = strip.removed.keys() & module.bound.keys()
+    if not named:
+        return
+    mentions = _mentions(text)
+    unused = {name for name in named if mentions[name] <= strip.removed[name] + module.bound[name]}
     if unused:
         _prune_imports(tree, unused)
 
 
-def _mentions(text: str, name: str) -> int:
-    """How often the source names `name` (not as an attribute): in code, strings and comments
-    alike, so a name a comment or an `__all__` mentions counts as used."""
-    return len(re.findall(rf"(?<![\w.]){re.escape(name)}(?!\w)", text))
+_NAME_RE = re.compile(r"(?<![\w.])[^\W\d]\w*")
+
+
+def _mentions(text: str) -> Counter[str]:
+    """How often the source names each name (not as an attribute): in code, strings and
+    comments alike, so a name a comment or an `__all__` mentions counts as used."""
+    return Counter(_NAME_RE.findall(text))
 
 
 def _holding(tree: ast.Module, text: str, needle: str) -> Iterator[ast.stmt]:
@@ -443,10 +463,65 @@ def _translation_binding(node: ast.stmt) -> bool:
 # --- comparing ------------------------------------------------------------------------------------
 
 
-def _same(before: ast.Module, after: ast.Module) -> bool:
-    """Whether the two trees are equal, positions aside. (What they compile to would not do:
-    the compiler keeps a `NOP` where a statement's lines leave no code, so layout shows.)"""
-    return ast.dump(before) == ast.dump(after)
+def _same(before: ast.AST, after: ast.AST) -> bool:
+    """Whether the two trees are equal, positions aside: `ast.dump`'s equality, stopping at the
+    first difference and building no text. (What they compile to would not do: the compiler
+    keeps a `NOP` where a statement's lines leave no code, so layout shows.)"""
+    pending: list[tuple[object, object]] = [(before, after)]
+    while pending:
+        left, right = pending.pop()
+        if type(left) is not type(right):  # `1`, `1.0` and `True` are equal, but no same
+            return False
+        if isinstance(left, ast.AST):
+            pending.extend((getattr(left, f, None), getattr(right, f, None)) for f in left._fields)
+        elif isinstance(left, list):
+            if len(left) != len(right):  # type: ignore[arg-type]  # a list, as `left` is
+                return False
+            pending.extend(zip(left, right, strict=True))  # type: ignore[call-overload]
+        elif left != right:
+            return False
+    return True
+
+
+class _Sources:
+    """The two versions' lines: a statement whose source is the same on both sides, and whose
+    strip depends on nothing else, is the same stripped (`_same_block`)."""
+
+    def __init__(self, texts: tuple[str, str], *, context_free: bool) -> None:
+        self.lines = (texts[0].splitlines(), texts[1].splitlines())
+        self.context_free = context_free
+
+    def text(self, side: int, node: ast.stmt) -> str | None:
+        decorators = getattr(node, "decorator_list", ())
+        first = min([node.lineno, *(d.lineno for d in decorators)])
+        last = node.end_lineno
+        return None if last is None else "\n".join(self.lines[side][first - 1 : last])
+
+    def unchanged(self, before: ast.stmt, after: ast.stmt) -> bool:
+        if not self.context_free or isinstance(before, ast.Import | ast.ImportFrom):
+            return False  # an import is pruned by what the rest of its module says
+        text = self.text(0, before)
+        return text is not None and text == self.text(1, after)
+
+
+def _same_block(before: list[ast.stmt], after: list[ast.stmt], sources: _Sources) -> bool:
+    """`_same` over two statement lists, skipping the statements whose source is unchanged and
+    going into the bodies of the functions and classes whose source is not."""
+    if len(before) != len(after):
+        return False
+    for left, right in zip(before, after, strict=True):
+        if sources.unchanged(left, right):
+            continue
+        definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+        if isinstance(left, definition) and type(left) is type(right):
+            heads = [(getattr(left, f), getattr(right, f)) for f in left._fields if f != "body"]
+            if not all(_same(a, b) for a, b in heads):
+                return False
+            if not _same_block(left.body, right.body, sources):
+                return False
+        elif not _same(left, right):
+            return False
+    return True
 
 
 class ModulePair:
@@ -457,13 +532,17 @@ class ModulePair:
         self.texts = (old, new)
         self.trees: tuple[ast.Module, ast.Module] | None = None
         self.applied: tuple[Strip, ...] = ()
+        self.context_free = True  # whether no strip depends on more than a statement
 
     def _at(self, strips: Sequence[Strip]) -> tuple[ast.Module, ast.Module] | None:
         strips = tuple(strips)
         if self.trees is None or strips[: len(self.applied)] != self.applied:
-            self.trees, self.applied = self._parsed(), ()
+            self.trees, self.applied, self.context_free = self._parsed(), (), True
         if self.trees is None:
             return None
+        if strip_typing in strips[len(self.applied) :]:  # the module's typing names and classes
+            contexts = [_module_of(tree).context() for tree in self.trees]
+            self.context_free = contexts[0] == contexts[1]
         try:
             for strip in strips[len(self.applied) :]:
                 for tree, text in zip(self.trees, self.texts, strict=True):
@@ -488,8 +567,9 @@ class ModulePair:
         trees = self._at(strips)
         if trees is None:
             return None
+        sources = _Sources(self.texts, context_free=self.context_free)
         try:
-            return _same(*trees)
+            return _same_block(trees[0].body, trees[1].body, sources)
         except (RecursionError, MemoryError):
             return None
 
