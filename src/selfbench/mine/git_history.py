@@ -24,6 +24,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from queue import Queue
 from typing import IO, NamedTuple, Self, TypeVar
@@ -419,37 +420,39 @@ def _changed(sections: tuple[Section, ...]) -> frozenset[str]:
     )
 
 
-def _check_records(output: bytes) -> list[bytes]:
-    """The output's head and records: split at each RS that starts a record (a commit's id and
-    a NUL, after the NUL or LF that ends the record before); another RS, in a changed line of
-    a patch, stays where it is."""
-    head, *pieces = output.split(_RS)
-    records = [head]
-    for piece in pieces:
-        if len(records) > 1 and not (
-            records[-1][-1:] in (b"\0", b"\n") and _RECORD_START_RE.match(piece)
-        ):
-            records[-1] += _RS + piece
-        else:
-            records.append(piece)
-    return records
+def _record_starts(output: bytes) -> list[int]:
+    """Where each record starts: at an RS that begins the output or follows the NUL or LF that
+    ends the record before, then a commit's id and a NUL (another RS, in a changed line of a
+    patch, is no start)."""
+    starts: list[int] = []
+    at = output.find(_RS)
+    while at >= 0:
+        follows = at == 0 or output[at - 1 : at] in (b"\0", b"\n")
+        if follows and _RECORD_START_RE.match(output, at + 1):
+            starts.append(at)
+        at = output.find(_RS, at + 1)
+    return starts
 
 
 def parse_check(output: bytes) -> dict[str, tuple[Section, ...]]:
     """Per commit of `git diff-tree -p --format=%x1e%H` output (see `parse_substantive`), its
-    patch's file sections.
+    patch's file sections (each one copy of its bytes, nothing else kept).
 
     Raises:
         MineError: the output does not start with a commit.
     """
-    head, *records = _check_records(output)
+    starts = _record_starts(output)
+    head = output[: starts[0]] if starts else output
     if head:  # diff-tree echoes a line it cannot read as commits
         raise MineError(f"unexpected git diff-tree output: {_decode(head)[:80]!r}")
     found: dict[str, tuple[Section, ...]] = {}
-    for record in records:
-        sha, _, patch = record.partition(b"\0")
-        parts = _SECTION_RE.split(patch)
-        found[_decode(sha)] = tuple(_section(b"diff --git " + part) for part in parts[1:])
+    for start, end in pairwise([*starts, len(output)]):
+        nul = output.find(b"\0", start, end)
+        nul = end if nul < 0 else nul
+        marks = [m.start() for m in _SECTION_RE.finditer(output, nul, end)]
+        found[_decode(output[start + 1 : nul])] = tuple(
+            _section(output[mark:stop]) for mark, stop in pairwise([*marks, end])
+        )
     return found
 
 
@@ -545,8 +548,10 @@ class WhitespaceCheck:
         code = process.wait()
         if code != 0:
             raise MineError(f"git diff-tree failed: {self._last_error() or f'exit code {code}'}")
-        checked = parse_check(b"".join(self._chunks))
+        output = b"".join(self._chunks)
         self._chunks = []
+        checked = parse_check(output)
+        del output
         missing = next((commit for commit in self._commits if commit not in checked), None)
         if missing is not None:  # diff-tree skips a commit it cannot read, silently
             raise MineError(f"git diff-tree printed nothing for {missing}")
