@@ -140,7 +140,7 @@ ROWS: list[tuple[str, Files, Files, str | None]] = [
      COMMENTS_ONLY),
     ("docstrings-and-code", {"src/app.py": module(plain)},
      {"src/app.py": module(documented).replace("value + 5  #", "value * 5  #")}, KEPT),
-    ("go-comments", {"app/app.go": GO}, {"app/app.go": GO_DOCUMENTED}, COMMENTS_ONLY),
+    ("go-comments-unread", {"app/app.go": GO}, {"app/app.go": GO_DOCUMENTED}, KEPT),
     ("javascript-comments", {"src/add.js": JS},
      {"src/add.js": JS.replace(" adds ", " returns x + ")}, COMMENTS_ONLY),
     # identifier renames

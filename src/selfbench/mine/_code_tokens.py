@@ -7,17 +7,20 @@ explain (its *misfits*):
 
 * comments: the tokens of the changed lines that hold code (not blank, not a comment line, in
   Python not prose — a docstring's line perhaps —, trailing comments cut), which must cancel;
-* typing: any token but names, annotations' punctuation (`: - > [ ] . , | " ' ( ) @ =`) and
-  the keywords typing uses (`None`, `if` of `if TYPE_CHECKING:`, `import`, `from`, `as`,
-  `def` and `class` …): a number, an operator or a statement keyword is code;
+* typing (Python): the tokens of the lines of code, imports aside, once what follows an
+  annotation's `:` or `->` and each `cast(T, …)`'s type are cut and the keywords typing uses
+  (`None`, `if` of `if TYPE_CHECKING:`, `def`, `class` …) left out, which must cancel;
 * i18n: the tokens once imports, translation calls' names, brackets and commas are dropped,
   which must cancel.
 
 Renames are exact: `rename_pairs` aligns each hunk's removed and added tokens one to one.
+Every count here is a gate before the files are read, never a verdict: the rules'
+`selfbench.mine.code_chores.judge` decides on the parsed files.
 """
 
 from __future__ import annotations
 
+import builtins
 import keyword
 import re
 from collections import Counter
@@ -27,9 +30,17 @@ from typing import Final, Literal, NamedTuple
 from selfbench.mine.python_chores import TRANSLATION_NAMES
 from selfbench.patches import Hunk, is_comment
 
-__all__ = ["Language", "Misfits", "identifiers", "misfits", "numbers_kept", "rename_pairs"]
+__all__ = [
+    "UNRENAMEABLE",
+    "Language",
+    "Misfits",
+    "identifiers",
+    "misfits",
+    "numbers_kept",
+    "rename_pairs",
+]
 
-Language = Literal["python", "js", "ts", "c-like"]
+Language = Literal["python", "js", "ts"]
 
 # A line that does something: an assignment or keyword argument, a call, a statement keyword, a
 # closing bracket starting the line. Prose in a docstring rarely reads so.
@@ -38,61 +49,20 @@ _CODE_RE = re.compile(
     r"|^(?:return|raise|yield|del|assert|import|def|class|elif|try|except|finally|pass|break"
     r"|continue|global|nonlocal|lambda|await|async|while)\b|^(?:if|for|with|else)\b.*:$"
 )
-_COMMENT_TAIL_RE = re.compile(rb"#[^\"']*$|//[^\"']*$")
+_COMMENT_TAIL_RE = re.compile(rb"(?:#|//)[^\"'\n]*$", re.MULTILINE)
 _TOKEN_RE = re.compile(r"[^\W\d]\w*|\d[\w.]*|\S")
 _IDENTIFIER_RE = re.compile(r"[^\W\d]\w*")
 _BRACKETS: Final = frozenset({"(", ")", ","})
 
 
-class _Typing(NamedTuple):
-    """What a typing change may add or take away in one language, besides names, and the words
-    that make a statement."""
-
-    punctuation: frozenset[str]
-    keywords: frozenset[str]
-    statements: frozenset[str]
-
-
-_TYPING: Final[dict[Language, _Typing]] = {
-    "python": _Typing(
-        frozenset(":->[].,|\"'()@="),
-        frozenset({"None", "if", "import", "from", "as", "def", "class", "async", "pass"}),
-        frozenset(keyword.kwlist),
-    ),
-    "ts": _Typing(
-        frozenset(":<>[].,|&?!(){};=\"'"),
-        frozenset(
-            {
-                "type", "interface", "as", "satisfies", "declare", "readonly", "implements",
-                "private", "public", "protected", "abstract", "override", "extends", "keyof",
-                "typeof", "infer", "import", "export", "from", "null", "undefined", "void",
-                "never", "unknown", "any", "string", "number", "boolean", "object", "symbol",
-                "bigint", "unique",
-            }
-        ),
-        frozenset(
-            {
-                "break", "case", "catch", "const", "continue", "debugger", "default", "delete",
-                "do", "else", "enum", "false", "finally", "for", "function", "if", "in",
-                "instanceof", "let", "new", "return", "super", "switch", "this", "throw",
-                "true", "try", "var", "while", "with", "yield", "async", "await", "of",
-            }
-        ),
-    ),
-}  # fmt: skip
-_KEYWORDS: Final = (
-    frozenset(keyword.kwlist)
-    | _TYPING["ts"].statements
-    | frozenset(
-        {
-            "function", "const", "let", "var", "func", "fn", "struct", "impl", "pub", "mut",
-            "static", "void", "int", "char", "public", "private", "protected", "package",
-            "interface", "type", "typeof", "null", "undefined", "nil", "goto", "extends",
-            "implements", "throws", "self",
-        }
-    )
-)  # fmt: skip
-"""Words no rename may change, in any of the languages read."""
+_TYPING_KEYWORDS: Final = frozenset(
+    {"None", "if", "import", "from", "as", "def", "class", "async", "pass"}
+)
+"""The words a Python typing change may add or take away besides names."""
+UNRENAMEABLE: Final = (
+    frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins))
+)
+"""Names no rename may change: keywords and built-ins (`min` → `max` is work)."""
 
 
 class Misfits(NamedTuple):
@@ -145,23 +115,17 @@ def _side(language: Language, lines: Iterable[bytes]) -> _Side:
 
 def misfits(language: Language, hunks: Sequence[Hunk]) -> Misfits:
     """Count the changed tokens of one file's hunks that each rule cannot explain (see the
-    module); in the C-like languages, which no parser confirms, every changed line must be a
-    comment for the comments rule."""
+    module)."""
     removed = _side(language, (line for hunk in hunks for line in hunk.removed))
     added = _side(language, (line for hunk in hunks for line in hunk.added))
     total = len(removed.every) + len(added.every)
     code = _apart(Counter(removed.code), Counter(added.code)).total()
-    if language == "c-like":
-        return Misfits(None if code else 0, None, None, total)
-    typed = None
-    if language in _TYPING:
-        keywords = _TYPING[language].keywords
-        typed = _apart(
-            Counter(t for t in removed.unannotated if t not in keywords),
-            Counter(t for t in added.unannotated if t not in keywords),
-        ).total()
-    translated = None
+    typed = translated = None
     if language == "python":
+        typed = _apart(
+            Counter(t for t in removed.unannotated if t not in _TYPING_KEYWORDS),
+            Counter(t for t in added.unannotated if t not in _TYPING_KEYWORDS),
+        ).total()
         translated = _apart(
             Counter(t for t in removed.unimported if t not in _BRACKETS),
             Counter(
@@ -252,12 +216,13 @@ _CHANGED_CODE_RE = re.compile(
     rb"|pass|break|continue)\b[^\n]*|[^\n]*?(?:\w[(\[]|[^=!<>\n]=[^=])[^\n]*))",
     re.MULTILINE,
 )
-_TRAILING_RE = re.compile(rb"(?:#|//)[^\"'\n]*$", re.MULTILINE)
 _NUMBER_RE = re.compile(
     rb"\b(?:\d+|return|raise|yield|for|while|try|except|not|and|or|in|is|else|elif|lambda"
     rb"|with|assert|del|break|continue|await)\b"
 )
 _GATE_BYTES = 4096
+_MOST_BYTES = 4 * _GATE_BYTES
+"""A first hunk longer than this is not read: the numbers cannot be told, the change stays."""
 _REPEATS = 2
 
 
@@ -268,7 +233,9 @@ def numbers_kept(sections: Iterable[bytes]) -> bool:
     the hunk that crosses them): the gate before `misfits` reads anything line by line."""
     for section in sections:
         if len(section) > _GATE_BYTES:
-            cut = section.find(b"\n@@ ", _GATE_BYTES)
+            cut = section.find(b"\n@@ ", _GATE_BYTES, _MOST_BYTES)
+            if cut < 0 and len(section) > _MOST_BYTES:
+                return False
             section = section if cut < 0 else section[:cut]  # noqa: PLW2901 - its first part
         lines = _CHANGED_CODE_RE.findall(section)
         if not lines:
@@ -281,7 +248,7 @@ def numbers_kept(sections: Iterable[bytes]) -> bool:
 
 
 def _numbers(code: bytes) -> list[bytes]:
-    return sorted(_NUMBER_RE.findall(_TRAILING_RE.sub(b"", code)))
+    return sorted(_NUMBER_RE.findall(_COMMENT_TAIL_RE.sub(b"", code)))
 
 
 def rename_pairs(hunks: Iterable[Hunk]) -> tuple[tuple[str, str], ...] | None:
@@ -320,7 +287,7 @@ def _paired(forward: dict[str, str], backward: dict[str, str], before: str, afte
 
 
 def _renameable(token: str) -> bool:
-    return _IDENTIFIER_RE.fullmatch(token) is not None and token not in _KEYWORDS
+    return _IDENTIFIER_RE.fullmatch(token) is not None and token not in UNRENAMEABLE
 
 
 def identifiers(text: str) -> frozenset[str]:

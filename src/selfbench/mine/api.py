@@ -46,7 +46,12 @@ from selfbench.mine.classify import (
     toolchains_for,
 )
 from selfbench.mine.code_chores import MAX_TEXT_BYTES as _MAX_TEXT_BYTES
-from selfbench.mine.code_chores import ChangeCode, ImplementationFile, code_chore_reasons
+from selfbench.mine.code_chores import (
+    ChangeCode,
+    ImplementationFile,
+    code_chore_reasons,
+    file_kind,
+)
 from selfbench.mine.git_history import (
     Commit,
     FileStat,
@@ -351,11 +356,13 @@ def _without_code_chores(walk: _Walk) -> None:
     """Exclude the changes whose implementation files are upkeep (`code_chores`), judged from
     the whitespace check's patches and, for the few its screen leaves, the files' texts."""
     patches = [dict(walk.whitespace.patches.get(c.newest.sha, ())) for c in walk.changes]
+    walk.whitespace.patches = {}  # read once
     reasons = code_chore_reasons(
         [_change_code(change) for change in walk.changes],
         patches,
         lambda names: read_texts(walk.info.path, names, limit=_MAX_TEXT_BYTES),
     )
+    del patches
     kept = []
     for change, reason in zip(walk.changes, reasons, strict=True):
         if reason is None:
@@ -363,6 +370,11 @@ def _without_code_chores(walk: _Walk) -> None:
         else:
             walk.exclude(change.newest, change.facts.number, reason)
     walk.changes = kept
+
+
+def _readable_path(path: str) -> bool:
+    """Whether the code chores read a file's patch section (`code_chores.file_kind`)."""
+    return file_kind(path) is not None
 
 
 def _change_code(change: _Change) -> ChangeCode:
@@ -519,7 +531,8 @@ def mine_repository(
     if info.shallow:
         warnings.append(f"{repo} is a shallow clone: history ends early, older changes are missing")
     walked = 0
-    with _without_cycle_collection(), WhitespaceCheck(info.path) as whitespace:
+    check = WhitespaceCheck(info.path, keep=_readable_path)
+    with _without_cycle_collection(), check as whitespace:
         walk = _Walk(info, options, whitespace)
         for commit in read_history(
             repo,

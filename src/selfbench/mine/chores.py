@@ -111,7 +111,7 @@ ChangedPath = tuple[str, str, int]
 """A changed file as the rules read it: path, kind (`selfbench.mine.classify`), changed lines."""
 
 _PINNING_KINDS = frozenset({"dependencies", "lockfile"})
-_PINNING_PATH_RE = re.compile(r"(?:^|/)(?:requirements|constraints)[^/]*(?:/|\.(?:txt|in)$)")
+_PINNING_PATH_RE = re.compile(r"(?:^|/)(?:requirements|constraints)[^/]*(?:/[^/]+)?\.(?:txt|in)$")
 """pip-tools' `requirements/dev.in`/`dev.txt`, `constraints.txt`: pins a manifest rule misses."""
 _I = re.IGNORECASE
 _NUMBER_RE = re.compile(r"\s*\(#\d+\)\s*$")

@@ -7,41 +7,48 @@ documentation and CI files aside) and give one reason when all of them are upkee
 Each file is first judged by its name (`file_kind`):
 
 * **configuration** (`CONFIGURATION_FILES`: `setup.py`, `setup.cfg`, `MANIFEST.in`, `tox.ini`,
-  `mypy.ini`, `.flake8`, `Makefile`, `.gitignore` … and the pins, `requirements/*.in`): it may
+  `mypy.ini`, `.flake8`, `Makefile`, `.gitignore` … and the pins, `requirements/*.in`,
+  `constraints.txt`: `.txt` and `.in` files only; a name of code, `setup.py` or `noxfile.py`,
+  at the root only, a module elsewhere): it may
   go with any chore (a typing change's `[mypy]` section). A change of such files alone is
   `PACKAGING_ONLY`, or `TYPING_ONLY` when one of them configures a type checker (`mypy.ini`,
   `.mypy.ini`, `pyrightconfig.json`). `pyproject.toml` and `package.json` are dependency
   manifests (`selfbench.patches`): a change of those alone had no implementation part already;
 * **stubs** (`*.pyi`, `py.typed`, `*.d.ts`): typing;
-* **code** (Python, JavaScript, TypeScript; Go, Rust, Java, Kotlin, Scala, C, C++, C#, Swift):
-  judged by its diff, below. A code file whose diff is whitespace only is left out;
-* anything else (templates, data, styles, a binary file …) is work: the change stays.
+* **code** (Python, JavaScript, TypeScript): judged by its parsed versions, below. A code file
+  the patch shows no hunk of (its diff is whitespace only, or it is not there to read) keeps
+  the change: nothing says what it is;
+* anything else (templates, data, styles, a binary file, Go, Rust, C … which no parser here
+  reads) is work: the change stays.
 
 The code changes only in
 
 1. **docstrings and comments** (`COMMENTS_ONLY`): Python's syntax tree with docstrings removed
-   (`selfbench.quality._documentation`'s rule) is unchanged; JavaScript's and TypeScript's
-   tokens, comments left out, are (the quality check's `documentation_only`); in the other
-   languages every changed line is a comment line (`selfbench.patches.is_comment`);
+   (`selfbench._python_source`'s rule, but for the docstrings that may be behaviour:
+   `python_chores.strip_docstrings`) is unchanged; JavaScript's and TypeScript's tokens,
+   comments left out, are (the quality check's `documentation_only`);
 2. **typing** (`TYPING_ONLY`): Python's tree is unchanged once docstrings and typing are
-   removed (`selfbench.mine.python_chores.strip_typing`: annotations, typing imports,
-   `TYPE_CHECKING` blocks, overloads, casts, type variables …); TypeScript's tokens once its
-   types are (the quality check's `types_only`);
+   removed (`selfbench.mine.python_chores.strip_typing`: annotations where nothing reads
+   them, typing imports, `TYPE_CHECKING` blocks, overloads, casts, type variables …), or the
+   files are stubs (`*.pyi`, `*.d.ts`) and type-checker configuration;
 3. **translation wrapping** (`I18N_ONLY`): Python's tree is unchanged once docstrings are
    removed and each `_("…")`, `gettext("…")` … of a string literal is its string
    (`strip_translation`). A reworded message is work: a test sees it;
-4. **identifier renames** (`RENAME_ONLY`): each hunk's removed and added lines are the same
-   tokens but for identifiers, which follow one mapping over the whole change: each old name
-   becomes one new name and no two the same, no name is both renamed and a rename's target
-   (no swap, no chain), no keyword changes. And the rename is complete: no old name is left in
-   the new versions of the code files, no new name was in their old ones (`x = a` → `x = b`
-   uses another variable: work).
+4. **identifier renames** (`RENAME_ONLY`, Python only): each module's tokens (`tokenize`,
+   comments aside) are the same but for names, which follow one mapping over the whole
+   change: each old name becomes one new name and no two the same, no name is both renamed
+   and a rename's target (no swap, no chain), no keyword or built-in changes (`min` → `max`),
+   a string never (`c["timeout"]`). Each old name is defined in the old versions (a `def`, a
+   class, a parameter, an assignment, not an import: `from os import getcwd` → `getcwdb` is
+   work) and each new one in the new versions. And the rename is complete: no old name is
+   left in the new versions of the code files, no new name was in their old ones, in code,
+   strings or comments (`x = a` → `x = b` uses another variable: work).
 
 **Besides a few lines.** In Python, what is left once a rule's part is removed — the changed
 lines of the two stripped trees written out (`python_chores.changed_lines`) — may be a few
-lines: below the easy gate (`THRESHOLDS["easy"]`: too little to be a task of its own) and at
-most one in `_TOLERANCE` of the implementation's changed lines (a two-line fix beside a
-docstring rewritten is the fix: work). `enable deferred evaluation of annotations` (1,257
+lines: at most `BESIDES_MOST` and at most one in `_TOLERANCE` of the changed lines of code
+of the Python files read (the patch's, whitespace and blank lines ignored; a two-line fix
+beside a docstring rewritten is the fix: work). `enable deferred evaluation of annotations` (1,257
 lines) also renames the parameters of one `__exit__`. The reason then says so (`BESIDES`:
 `changes only type annotations, stubs or type-checker configuration, besides 2 lines of code
 (below the easy gate)`). The lines counted are those of the first rule the screen found
@@ -53,11 +60,11 @@ and blank lines ignored: what the `git diff-tree` of the whitespace rule prints,
 every implementation file is one these rules read, by name; the numbers and statement
 keywords of the changed lines of code stay the same (a regular expression over the patch's
 bytes: no rule changes them, most work does); and `screen`, reading the hunks line by line,
-finds at most one changed token in `_TOLERANCE` that a rule cannot explain (renames and the
-C-like comments: none). Only the changes left are read whole (one `git cat-file --batch` for
-all) and parsed by `judge`, and only with at most `MAX_CODE_FILES` code files of at most
-`MAX_TEXT_BYTES` each. Parsing is the cost that remains: a typing change over a whole package
-reads the package twice.
+finds at most one changed token in `_TOLERANCE` that a rule cannot explain (renames: none).
+Only the changes left are read whole (one `git cat-file --batch` for all) and parsed by
+`judge`, and only with at most `MAX_CODE_FILES` code files of at most `MAX_TEXT_BYTES` each.
+Parsing is the cost that remains: a typing change over a whole package reads the package
+twice. The patches are those of the readable files alone, and dropped once judged.
 """
 
 from __future__ import annotations
@@ -69,6 +76,7 @@ from posixpath import basename, splitext
 from typing import Final, Literal, NamedTuple
 
 from selfbench.mine._code_tokens import (
+    UNRENAMEABLE,
     Language,
     identifiers,
     misfits,
@@ -87,15 +95,18 @@ from selfbench.mine.chores import (
 from selfbench.mine.python_chores import (
     ModulePair,
     Strip,
+    defined_names,
+    name_mapping,
     strip_docstrings,
     strip_translation,
     strip_typing,
 )
 from selfbench.patches import Hunk, changed_hunks, parse_patch
-from selfbench.rules import THRESHOLDS
+from selfbench.quality._documentation import documentation_only
 
 __all__ = [
     "BESIDES",
+    "BESIDES_MOST",
     "CONFIGURATION_FILES",
     "MAX_CODE_FILES",
     "MAX_TEXT_BYTES",
@@ -120,7 +131,8 @@ _REASONS: Final[dict[Rule, str]] = {
 }
 BESIDES = "{reason}, besides {lines} lines of code (below the easy gate)"
 """A rule's reason when a few lines of code changed besides (see the module)."""
-_GATE = THRESHOLDS["easy"].changed_lines
+BESIDES_MOST = 3
+"""The most lines of code a rule's reason may leave aside."""
 _TOLERANCE = 50
 """A rule stays possible when at most one changed token in this many is no part of it."""
 
@@ -147,29 +159,21 @@ _LANGUAGES: Final[dict[str, Language]] = {
     **dict.fromkeys((".py", ".pyw"), "python"),
     **dict.fromkeys((".js", ".jsx", ".mjs", ".cjs"), "js"),
     **dict.fromkeys((".ts", ".tsx", ".mts", ".cts"), "ts"),
-    **dict.fromkeys(
-        (
-            ".go", ".rs", ".java", ".kt", ".kts", ".scala", ".c", ".h", ".cc", ".cpp", ".cxx",
-            ".hpp", ".hh", ".cs", ".swift",
-        ),
-        "c-like",
-    ),
-}  # fmt: skip
+}
 _STUB_SUFFIXES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
 
-FileKind = Literal["configuration", "type-checker", "stub", "python", "js", "ts", "c-like"]
+FileKind = Literal["configuration", "type-checker", "stub", "python", "js", "ts"]
 _RULES_OF: Final[dict[FileKind, frozenset[Rule]]] = {
     "python": frozenset(_RULES),
-    "js": frozenset({"comments", "rename"}),
-    "ts": frozenset({"comments", "typing", "rename"}),
-    "c-like": frozenset({"comments", "rename"}),
+    "js": frozenset({"comments"}),
+    "ts": frozenset({"comments"}),
     "stub": frozenset({"typing"}),
 }
 _READ_FOR: Final[dict[Rule, frozenset[FileKind]]] = {
     "comments": frozenset({"python", "js", "ts"}),
-    "typing": frozenset({"python", "ts"}),
+    "typing": frozenset({"python"}),
     "i18n": frozenset({"python"}),
-    "rename": frozenset({"python", "js", "ts", "c-like"}),
+    "rename": frozenset({"python"}),
 }
 """The code files a rule reads whole, by kind (the others are told by their patch or name)."""
 
@@ -228,16 +232,27 @@ Texts = Mapping[str, tuple[str, str]]
 def file_kind(path: str) -> FileKind | None:
     """What a changed implementation file is to these rules; None for one they cannot read."""
     name = basename(path)
-    if name in _TYPE_CHECKER_FILES:
-        return "type-checker"
-    if name in CONFIGURATION_FILES or is_pinning_path(path):
-        return "configuration"
     if name == "py.typed" or name.endswith(_STUB_SUFFIXES):
         return "stub"
-    return _LANGUAGES.get(splitext(name)[1].lower())
+    if name in _TYPE_CHECKER_FILES:
+        return "type-checker"
+    language = _LANGUAGES.get(splitext(name)[1].lower())
+    if name in CONFIGURATION_FILES and (language is None or "/" not in path):
+        return "configuration"  # `setup.py`, `noxfile.py` at the root: a module elsewhere
+    if language is not None:
+        return language
+    return "configuration" if is_pinning_path(path) else None
 
 
 # --- screening: the patch alone ------------------------------------------------------------------
+
+
+def _readable(file: CodeFile, kind: FileKind | None) -> bool:
+    """Whether the rules can tell anything of a file: known, not binary, and, when code, with
+    a hunk the patch shows (of a code file it shows nothing of, nothing says what it is)."""
+    if kind is None or file.binary:
+        return False
+    return kind not in _READ_FOR["comments"] or bool(file.hunks)
 
 
 def _possible(code: Sequence[tuple[CodeFile, FileKind]]) -> tuple[set[Rule], Rule | None]:
@@ -270,9 +285,9 @@ def screen(files: Sequence[CodeFile]) -> Screen | str | None:
     enough (configuration alone, stubs or comment lines alone), a `Screen` when the files
     must be read to tell, None when no rule can hold."""
     kinds = [(file, file_kind(file.path)) for file in files]
-    if not kinds or any(kind is None or file.binary for file, kind in kinds):
+    if not kinds or not all(_readable(file, kind) for file, kind in kinds):
         return None
-    code = [(f, k) for f, k in kinds if k in _RULES_OF and (f.hunks or k == "stub")]
+    code = [(f, k) for f, k in kinds if k in _RULES_OF]
     if not code:
         return TYPING_ONLY if any(k == "type-checker" for _, k in kinds) else PACKAGING_ONLY
     if len(code) > MAX_CODE_FILES:
@@ -294,10 +309,9 @@ def screen(files: Sequence[CodeFile]) -> Screen | str | None:
 # --- judging: the files read whole --------------------------------------------------------------
 
 
-def judge(found: Screen, texts: Texts, lines: int) -> str | None:
-    """The reason of the first rule every file read confirms; else of the rule whose part
-    leaves the fewest lines of code, when they are few (see the module) out of the `lines`
-    the implementation changed; None when no rule holds."""
+def judge(found: Screen, texts: Texts) -> str | None:
+    """The reason of the first rule every file read confirms; else of the closest rule, when
+    the lines of code its part leaves are few (see the module); None when no rule holds."""
     pairs = {
         path: ModulePair(old, new)
         for path, (old, new) in texts.items()
@@ -308,9 +322,21 @@ def judge(found: Screen, texts: Texts, lines: int) -> str | None:
             return _REASONS[rule]
     closest = found.closest
     left = None if closest is None else _left(closest, found, texts, pairs)
-    if closest is None or left is None or left * _TOLERANCE > lines:
+    if closest is None or left is None or left * _TOLERANCE > _code_lines(found):
         return None
     return BESIDES.format(reason=_REASONS[closest], lines=left)
+
+
+def _code_lines(found: Screen) -> int:
+    """The Python files' changed lines in the patch (whitespace and blank lines ignored)."""
+    return sum(
+        1
+        for file in found.files
+        if file_kind(file.path) == "python"
+        for hunk in file.hunks
+        for line in (*hunk.removed, *hunk.added)
+        if line.strip()
+    )
 
 
 _STRIPS: Final[dict[Rule, tuple[Strip, ...]]] = {
@@ -339,7 +365,7 @@ def _holds(rule: Rule, found: Screen, texts: Texts, pairs: Mapping[str, ModulePa
 
 
 def _left(rule: Rule, found: Screen, texts: Texts, pairs: Mapping[str, ModulePair]) -> int | None:
-    """The lines of Python code a rule leaves, when below the easy gate and every other file
+    """The lines of Python code a rule leaves, when at most `BESIDES_MOST` and every other file
     holds to it; None otherwise (and for renames, which are exact)."""
     if rule == "rename":
         return None
@@ -354,30 +380,37 @@ def _left(rule: Rule, found: Screen, texts: Texts, pairs: Mapping[str, ModulePai
         if lines is None:
             return None
         left += lines
-        if left >= _GATE:
+        if left > BESIDES_MOST:
             return None
     return left
 
 
 def _exact(rule: Rule, path: str, old: str, new: str) -> bool:
-    """JavaScript's and TypeScript's rules, by the quality check's own."""
-    from selfbench.quality._documentation import documentation_only  # noqa: PLC0415 - heavy
-    from selfbench.quality._types_only import types_only  # noqa: PLC0415 - heavy
-
-    if rule == "typing":
-        return types_only(path, old, new)
-    return old == new or documentation_only(path, old, new)
+    """JavaScript's and TypeScript's comments rule, by the quality check's own (no other rule
+    reads them)."""
+    return rule == "comments" and documentation_only(path, old, new)
 
 
 def _renamed(found: Screen, texts: Texts) -> bool:
-    """Whether the rename is complete: no old name left in the files' new versions, no new
-    name in their old ones."""
-    olds = {old for old, _ in found.renames}
-    news = {new for _, new in found.renames}
-    return all(
-        news.isdisjoint(identifiers(old)) and olds.isdisjoint(identifiers(new))
-        for _, old, new in _texts(found, texts, "rename")
-    )
+    """Whether the Python files differ only by a rename of names defined in them, complete (see
+    the module)."""
+    versions = [(old, new) for _, old, new in _texts(found, texts, "rename")]
+    mapping = name_mapping(versions)
+    if not mapping:
+        return False
+    olds, news = set(mapping), set(mapping.values())
+    if not olds.isdisjoint(news) or not UNRENAMEABLE.isdisjoint(olds | news):
+        return False
+    defined: tuple[set[str], set[str]] = (set(), set())
+    for old, new in versions:
+        names = (defined_names(old), defined_names(new))
+        if names[0] is None or names[1] is None:
+            return False
+        defined[0].update(names[0])
+        defined[1].update(names[1])
+        if not (news.isdisjoint(identifiers(old)) and olds.isdisjoint(identifiers(new))):
+            return False
+    return olds <= defined[0] and news <= defined[1]
 
 
 # --- over a walk's changes ----------------------------------------------------------------------
@@ -411,6 +444,8 @@ def _worth_reading(change: ChangeCode, sections: Mapping[str, bytes]) -> bool:
     reading is for the few changes left."""
     if not all(file_kind(file.path) is not None and not file.binary for file in change.files):
         return False
+    if any(file_kind(f.path) in _RULES_OF and f.path not in sections for f in change.files):
+        return False  # a code file the patch does not show: nothing says what it is
     return numbers_kept(
         sections[file.path]
         for file in change.files
@@ -436,8 +471,7 @@ def code_chore_reasons(
     for index, found in enumerate(screens):
         if isinstance(found, Screen):
             mine = _texts_of(index, found, texts)
-            lines = changes[index].lines
-            reasons.append(judge(found, mine, lines) if mine is not None else None)
+            reasons.append(judge(found, mine) if mine is not None else None)
         else:
             reasons.append(found)
     return reasons

@@ -482,8 +482,9 @@ class WhitespaceCheck:
     batches of 256).
     """
 
-    def __init__(self, repo: Path) -> None:
+    def __init__(self, repo: Path, *, keep: Callable[[str], bool] = lambda _: True) -> None:
         self._repo = repo
+        self._keep = keep
         self._process: subprocess.Popen[bytes] | None = None
         self._reader: threading.Thread | None = None
         self._errors: IO[bytes] | None = None
@@ -491,7 +492,8 @@ class WhitespaceCheck:
         self._commits: list[str] = []
         self._broken = False
         self.patches: dict[str, tuple[Section, ...]] = {}
-        """Each checked change's patch, by file section, once `result` has read them."""
+        """Each checked change's patch, by file section, once `result` has read them: the
+        sections of the paths `keep` keeps (the others are dropped as soon as read)."""
 
     def __enter__(self) -> Self:
         return self
@@ -555,8 +557,14 @@ class WhitespaceCheck:
         missing = next((commit for commit in self._commits if commit not in checked), None)
         if missing is not None:  # diff-tree skips a commit it cannot read, silently
             raise MineError(f"git diff-tree printed nothing for {missing}")
-        self.patches = checked
-        return {sha: _changed(sections) for sha, sections in checked.items()}
+        changed = {sha: _changed(sections) for sha, sections in checked.items()}
+        keep = self._keep
+        self.patches = {
+            sha: kept
+            for sha, sections in checked.items()
+            if (kept := tuple(section for section in sections if keep(section.path)))
+        }
+        return changed
 
     def _last_error(self) -> str:
         if self._errors is None:

@@ -5,11 +5,12 @@ Two versions of a module whose trees are equal once the same strips ran on both 
 what the strips removed (`selfbench.mine.code_chores`). `strip_typing` removes, in place:
 
 * every annotation: of parameters, returns and variables (`x: int = 1` becomes `x = 1`, a bare
-  `x: int` goes) — except in a class that reads them: a dataclass, an attrs class, a named
-  tuple or typed dict keeps its fields (whatever their types; `ClassVar`, `InitVar` and
-  `KW_ONLY` say what is a field), and a class with another decorator, a keyword
-  (`metaclass=`), a pydantic- or msgspec-like base (`BaseModel`, `Struct` …) or a base of the
-  same module that is such a class keeps its annotations whole;
+  `x: int` goes) — except where something may read them at run time: a class with any base,
+  keyword or decorator (a dataclass, a pydantic model, an SQLAlchemy model's `Mapped[…]`, a
+  named tuple …) keeps its own annotations whole; a function with a decorator other than
+  `_PLAIN_DECORATORS` (`staticmethod`, `property` …: `@app.get`, `@f.register` read them)
+  keeps its parameters' and return's; and a bare `x: int` in a function's body stays (it
+  makes `x` local);
 * `from __future__ import annotations`, every import from `typing`, `typing_extensions`,
   `mypy_extensions` or `_typeshed`, and any other import whose name only the removed typing
   mentioned (`from .core import Context` kept for an annotation);
@@ -35,18 +36,24 @@ from __future__ import annotations
 
 import ast
 import difflib
+import io
 import re
+import tokenize
 import warnings
 import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Final, Literal
 
+from selfbench._python_source import remove_docstrings, source_lines
+
 __all__ = [
     "TRANSLATION_CALLS",
     "TRANSLATION_NAMES",
     "ModulePair",
     "Strip",
+    "defined_names",
+    "name_mapping",
     "strip_docstrings",
     "strip_translation",
     "strip_typing",
@@ -55,12 +62,10 @@ __all__ = [
 _TYPING_MODULES: Final = frozenset({"typing", "typing_extensions", "mypy_extensions", "_typeshed"})
 _TYPE_FACTORIES: Final = frozenset({"TypeVar", "ParamSpec", "TypeVarTuple", "NewType"})
 _TYPING_DECORATORS: Final = frozenset({"final", "override", "type_check_only"})
-_FIELD_BASES: Final = frozenset({"NamedTuple", "TypedDict"})
-_FIELD_DECORATORS: Final = frozenset({"dataclass", "s", "attrs", "define", "frozen", "mutable"})
-_FIELD_MARKERS: Final = frozenset({"ClassVar", "InitVar", "KW_ONLY"})
-_TYPE_BASES: Final = frozenset(
-    {"BaseModel", "BaseSettings", "RootModel", "SQLModel", "Struct", "Schema", "Model", "Document"}
+_PLAIN_DECORATORS: Final = _TYPING_DECORATORS | frozenset(
+    {"staticmethod", "classmethod", "property", "setter", "getter", "deleter", "abstractmethod"}
 )
+"""Decorators that read no annotation: a function with another keeps its annotations."""
 TRANSLATION_CALLS: Final = frozenset(
     {
         "_", "gettext", "ugettext", "pgettext", "gettext_lazy", "ugettext_lazy",
@@ -71,9 +76,9 @@ TRANSLATION_CALLS: Final = frozenset(
 TRANSLATION_NAMES: Final = TRANSLATION_CALLS | {"ngettext", "npgettext", "ngettext_lazy"}
 """Every translation function's name, the plural ones too."""
 
-Reading = Literal["none", "fields", "types"]
-"""How a class reads its annotations: not at all, as a list of fields (the types do not
-matter), or their types too (see the module)."""
+Reading = Literal["none", "types", "local"]
+"""How a block's annotations may be read: not at all (stripped), at run time (kept whole), or
+as a function body's (a bare annotation makes a name local: kept)."""
 Strip = Callable[[ast.Module, str], None]
 """Removes something from a module's tree in place, given its source text."""
 _BODIES: Final = ("body", "orelse", "finalbody")
@@ -132,12 +137,22 @@ def _quoted_names(text: str) -> list[str]:
     return [node.id for node in ast.walk(tree) if isinstance(node, ast.Name)]
 
 
-def strip_docstrings(tree: ast.Module, _text: str = "") -> None:
-    """Remove the module's docstrings, in place (`selfbench.quality._documentation`'s rule:
-    the first string statement of each module, class and function)."""
-    from selfbench.quality._documentation import remove_docstrings  # noqa: PLC0415 - heavy
+def strip_docstrings(tree: ast.Module, text: str = "") -> None:
+    """Remove the module's docstrings, in place (the quality check's rule,
+    `selfbench._python_source`: the first string statement of each module, class and
+    function) — but those that may be behaviour: none when the module reads `__doc__`
+    (`description=__doc__`), not a decorated function's or class's (a click command's is its
+    `--help`), not one holding a doctest (`>>>`)."""
+    if "__doc__" in text:
+        return
+    remove_docstrings(tree, keep=_behaviour)
 
-    remove_docstrings(tree)
+
+def _behaviour(holder: ast.AST, docstring: ast.stmt) -> bool:
+    if getattr(holder, "decorator_list", None):
+        return True
+    value = docstring.value if isinstance(docstring, ast.Expr) else None
+    return isinstance(value, ast.Constant) and ">>>" in str(value.value)
 
 
 # --- typing ---------------------------------------------------------------------------------------
@@ -164,7 +179,7 @@ class _Module:
                 if node.module in _TYPING_MODULES:
                     self.imported.update(names)
             elif isinstance(node, ast.ClassDef):
-                self.readers[node.name] = _reading(node, self.readers)
+                self.readers[node.name] = _reading(node)
 
     def context(self) -> tuple[frozenset[str], frozenset[str], tuple[tuple[str, Reading], ...]]:
         """What a statement's strip reads of the rest of the module: typing names, classes."""
@@ -207,20 +222,13 @@ def _module_of(tree: ast.Module) -> _Module:
     return found
 
 
-def _reading(node: ast.ClassDef, known: dict[str, Reading]) -> Reading:
-    bases = [_final_name(b.value if isinstance(b, ast.Subscript) else b) for b in node.bases]
-    decorators = [
-        _final_name(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list
-    ]
-    inherited = {known.get(base or "", "none") for base in bases}
-    fields = not _FIELD_BASES.isdisjoint(bases)
-    if "types" in inherited or (node.keywords and not fields):
-        return "types"
-    if any(name not in _FIELD_DECORATORS for name in decorators):
-        return "types"
-    if decorators or fields or "fields" in inherited:
-        return "fields"
-    return "types" if not _TYPE_BASES.isdisjoint(bases) else "none"
+def _reading(node: ast.ClassDef) -> Reading:
+    """A class with any base, keyword or decorator may read its annotations (see the module)."""
+    return "types" if node.bases or node.keywords or node.decorator_list else "none"
+
+
+def _plain(decorator: ast.expr) -> bool:
+    return _final_name(decorator) in _PLAIN_DECORATORS
 
 
 class _TypingStrip:
@@ -274,13 +282,9 @@ class _TypingStrip:
             part.body = self.block(part.body, reading) or [_pass(node)]
 
     def annotated(self, node: ast.AnnAssign, reading: Reading) -> list[ast.stmt]:
-        marked = reading == "fields" and not _FIELD_MARKERS.isdisjoint(_names([node.annotation]))
-        if reading == "types" or marked:
+        if reading == "types" or (reading == "local" and node.value is None):
             return [node]
         self.drop(node.annotation)
-        if reading == "fields":  # a field all the same, of whatever type
-            node.annotation = ast.copy_location(ast.Constant(value="field"), node.annotation)
-            return [node]
         if node.value is None:
             return []
         assign = ast.Assign(targets=[node.target], value=node.value, type_comment=None)
@@ -291,9 +295,15 @@ class _TypingStrip:
         if any(module.names(d, frozenset({"overload"})) for d in node.decorator_list):
             self.drop(node)
             return []
+        if all(_plain(d) for d in node.decorator_list):
+            self.unannotate(node)
         node.decorator_list = [
             d for d in node.decorator_list if not module.names(d, _TYPING_DECORATORS)
         ]
+        self.inner(node, "local")
+        return [node]
+
+    def unannotate(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         arguments = node.args
         every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
         every += [arg for arg in (arguments.vararg, arguments.kwarg) if arg is not None]
@@ -301,8 +311,6 @@ class _TypingStrip:
         node.returns = None
         for arg in every:
             arg.annotation = None
-        self.inner(node, "none")
-        return [node]
 
     def bases(self, node: ast.ClassDef) -> None:
         kept = []
@@ -383,7 +391,7 @@ def _holding(tree: ast.Module, text: str, needle: str) -> Iterator[ast.stmt]:
     what an expression pass must visit (the rest it would only walk through)."""
     if needle not in text:
         return
-    lines = text.splitlines()
+    lines = source_lines(text)
 
     def holds(node: ast.stmt) -> bool:
         first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
@@ -488,7 +496,7 @@ class _Sources:
     strip depends on nothing else, is the same stripped (`_same_block`)."""
 
     def __init__(self, texts: tuple[str, str], *, context_free: bool) -> None:
-        self.lines = (texts[0].splitlines(), texts[1].splitlines())
+        self.lines = (source_lines(texts[0]), source_lines(texts[1]))
         self.context_free = context_free
 
     def text(self, side: int, node: ast.stmt) -> str | None:
@@ -584,11 +592,91 @@ class ModulePair:
         if trees is None:
             return None
         try:
-            lines = [ast.unparse(tree).splitlines() for tree in trees]
+            before, after = (ast.unparse(tree).split("\n") for tree in trees)
         except (ValueError, RecursionError, MemoryError):
             return None
-        matcher = difflib.SequenceMatcher(None, lines[0], lines[1], autojunk=False)
-        changed: int = sum(
-            (i2 - i1) + (j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
-        )
-        return changed
+        return _changed_count(before, after)
+
+
+def _changed_count(before: list[str], after: list[str]) -> int:
+    """How many lines a diff of the two lists changes: their common ends cut, then
+    `difflib`'s matching with its junk heuristic (quick; it may match fewer lines than could
+    be, never more, so a count is never below the true one)."""
+    start = 0
+    for left, right in zip(before, after, strict=False):
+        if left != right:
+            break
+        start += 1
+    end = 0
+    for left, right in zip(reversed(before[start:]), reversed(after[start:]), strict=False):
+        if left != right:
+            break
+        end += 1
+    before, after = before[start : len(before) - end], after[start : len(after) - end]
+    if not before or not after:
+        return len(before) + len(after)
+    matcher = difflib.SequenceMatcher(None, before, after)
+    matched = sum(block.size for block in matcher.get_matching_blocks())
+    return len(before) + len(after) - 2 * matched
+
+
+# --- renames --------------------------------------------------------------------------------------
+
+_LAYOUT_TOKENS: Final = frozenset({tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT})
+_SKIPPED_TOKENS: Final = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.ENCODING})
+
+
+def _code_tokens(text: str) -> list[tuple[int, str]] | None:
+    """The module's tokens as (type, text), comments and line breaks inside brackets left out
+    (a block's indentation by its kind alone); None when it does not tokenize."""
+    found = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type in _SKIPPED_TOKENS:
+                continue
+            found.append((token.type, "" if token.type in _LAYOUT_TOKENS else token.string))
+    except (tokenize.TokenError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return found
+
+
+def name_mapping(pairs: Iterable[tuple[str, str]]) -> dict[str, str] | None:
+    """The one mapping of names that turns each old module into its new one, token for token
+    (strings, numbers, operators and layout all the same, comments aside): each old name
+    becomes one new name and no two the same; None when there is none."""
+    forward: dict[str, str] = {}
+    backward: dict[str, str] = {}
+    for old, new in pairs:
+        before, after = _code_tokens(old), _code_tokens(new)
+        if before is None or after is None or len(before) != len(after):
+            return None
+        for (kind, left), (other, right) in zip(before, after, strict=True):
+            if kind != other or (left != right and kind != tokenize.NAME):
+                return None
+            if left == right:
+                continue
+            if forward.setdefault(left, right) != right or backward.setdefault(right, left) != left:
+                return None
+    return forward
+
+
+def defined_names(text: str) -> frozenset[str] | None:
+    """The names a module defines — functions, classes, parameters, assigned names and
+    attributes (`self.x = …`), not imports; None when it does not parse."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(node.name)
+        elif isinstance(node, ast.arg):
+            found.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            found.add(node.attr)
+    return frozenset(found)

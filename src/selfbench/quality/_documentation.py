@@ -14,13 +14,10 @@ from posixpath import splitext
 
 from tree_sitter import Node
 
+from selfbench._python_source import remove_docstrings
 from selfbench.quality._js_parser import is_js, parse
 
-__all__ = ["documentation_only", "remove_docstrings"]
-
-_BODIES = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
-_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
-"""What holds statements: a statement, an `except` clause, a `case`."""
+__all__ = ["documentation_only"]
 
 
 def documentation_only(path: str, before: str, after: str) -> bool:
@@ -48,29 +45,6 @@ def _python_code(text: str) -> str | None:
         return None
     remove_docstrings(tree)
     return ast.dump(tree, include_attributes=False)
-
-
-def remove_docstrings(tree: ast.AST) -> None:
-    """Remove the docstring of every module, class and function under `tree`, in place (a body
-    left empty gets `pass`, where the docstring was). Only statements are walked: no
-    expression holds a module, class or function."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, _BODIES) and node.body and _is_docstring(node.body[0]):
-            node.body = node.body[1:] or [ast.copy_location(ast.Pass(), node.body[0])]
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            inner = getattr(node, field, None)
-            if isinstance(inner, list):
-                stack.extend(item for item in inner if isinstance(item, _HOLDERS))
-
-
-def _is_docstring(statement: ast.stmt) -> bool:
-    return (
-        isinstance(statement, ast.Expr)
-        and isinstance(statement.value, ast.Constant)
-        and isinstance(statement.value.value, str)
-    )
 
 
 def _js_code(text: str, path: str) -> tuple[tuple[str, bytes], ...] | None:
