@@ -24,7 +24,7 @@ from selfbench.mine.chores import (
     RENAME_ONLY,
     TYPING_ONLY,
 )
-from selfbench.mine.code_chores import BESIDES, CodeFile, code_files, screen
+from selfbench.mine.code_chores import BESIDES, CodeFile, Screen, code_files, screen
 from selfbench.mine.python_chores import ModulePair, strip_docstrings, strip_typing
 from selfbench.patches import Hunk
 
@@ -104,6 +104,49 @@ JS = "".join(
     f"// add{i} adds {i}.\nexport function add{i}(x) {{ return x + {i}; }}\n" for i in range(24)
 )
 
+C_HEADER = "".join(f"#define N{i} 10\nint f{i}(int x) {{ return x + N{i}; }}\n" for i in range(N))
+RUST = "".join(f'#[serde(rename = "a{i}")]\npub struct S{i} {{ pub x: u8 }}\n' for i in range(N))
+TS = "".join(
+    f"// check{i} checks.\nexport function check{i}(x: boolean): boolean {{\n"
+    "  if (x) { return true; }\n  return false;\n}\n"
+    for i in range(N)
+)
+PYDANTIC = "import pydantic\n\n@pydantic.dataclasses.dataclass\nclass Point:\n"
+MODEL = "from .db import Base\n\nclass User(Base):\n"
+CLICK = "import click\n\n"
+FORM_FEED = 'A = "x\x0cy"\nB = f(1)\n\n'
+
+
+def bare(i: int) -> str:
+    return f"def f_{i}(value):\n    return value + COUNT\n\n"
+
+
+def local(i: int) -> str:
+    return f"def f_{i}(value):\n    COUNT: int\n    return value + COUNT\n\n"
+
+
+def dispatched(kind: str) -> Callable[[int], str]:
+    return lambda i: f"@f.register\ndef _(value: {kind}, n_{i}: {kind}):\n    return {i}\n\n"
+
+
+def routed(kind: str) -> Callable[[int], str]:
+    return lambda i: f'@app.get("/{i}")\ndef read_{i}(q: {kind}):\n    return q\n\n'
+
+
+def command(text: str) -> Callable[[int], str]:
+    return lambda i: f'@click.command()\ndef cli_{i}():\n    """{text} {i}."""\n\n'
+
+
+def doctested(result: str) -> Callable[[int], str]:
+    return lambda i: (
+        f'def f_{i}(value):\n    """\n    >>> f_{i}(1)\n    {result}\n    """\n    return value\n\n'
+    )
+
+
+def indexed(key: str) -> Callable[[int], str]:
+    return lambda i: f'def get_{i}(c):\n    return c["{key}"]\n\n'
+
+
 ROWS: list[tuple[str, Files, Files, str | None]] = [
     # typing: annotations, a TYPE_CHECKING block, casts, `from __future__ import annotations`
     ("typing", {"src/app.py": module(plain)}, {"src/app.py": module(typed, TYPING_HEADER)},
@@ -152,6 +195,53 @@ ROWS: list[tuple[str, Files, Files, str | None]] = [
      {"src/core.py": TWO + module(calls("b"))}, KEPT),
     ("swapped-names", {"src/core.py": module(swapped("a, b"))},
      {"src/core.py": module(swapped("b, a"))}, KEPT),
+    # what looks like a chore but changes behaviour: each stays a candidate
+    ("c-define", {"src/n.c": C_HEADER}, {"src/n.c": C_HEADER.replace(" 10", " 20")}, KEPT),
+    ("rust-attribute", {"src/s.rs": RUST}, {"src/s.rs": RUST.replace('"a', '"b')}, KEPT),
+    ("constraints-folder-code", {"src/app/constraints/solver.py": module(plain)},
+     {"src/app/constraints/solver.py": module(plain).replace(" + ", " - ")}, KEPT),
+    ("setup-module-in-a-package", {"src/app/setup.py": module(plain)},
+     {"src/app/setup.py": module(plain).replace(" + ", " - ")}, KEPT),
+    ("form-feed-before-a-change", {"src/app.py": module(plain, FORM_FEED)},
+     {"src/app.py": module(documented, FORM_FEED.replace("f(1)", "g(1)"))}, KEPT),
+    ("builtin-swapped", {"src/core.py": module(swapped("min(a, b)"))},
+     {"src/core.py": module(swapped("max(a, b)"))}, KEPT),
+    ("string-key-renamed", {"src/core.py": module(indexed("timeout"))},
+     {"src/core.py": module(indexed("deadline"))}, KEPT),
+    ("imported-name-renamed", {"src/core.py": "from os import getcwd\n" + module(calls("getcwd"))},
+     {"src/core.py": "from os import getcwdb\n" + module(calls("getcwdb"))}, KEPT),
+    ("pydantic-dataclass", {"src/point.py": PYDANTIC + FIELDS},
+     {"src/point.py": PYDANTIC + FIELDS.replace("int", "str")}, KEPT),
+    ("sqlalchemy-model", {"src/user.py": MODEL + FIELDS.replace("int", "Mapped[int]")},
+     {"src/user.py": MODEL + FIELDS.replace("int", "Mapped[str]")}, KEPT),
+    ("singledispatch", {"src/f.py": module(dispatched("int"))},
+     {"src/f.py": module(dispatched("str"))}, KEPT),
+    ("route-parameters", {"src/api.py": module(routed("int"))},
+     {"src/api.py": module(routed("str"))}, KEPT),
+    ("local-bare-annotation", {"src/app.py": module(bare)}, {"src/app.py": module(local)}, KEPT),
+    ("typescript-negation", {"src/check.ts": TS}, {"src/check.ts": TS.replace("(x)", "(!x)")},
+     KEPT),
+    ("typescript-comments", {"src/check.ts": TS},
+     {"src/check.ts": TS.replace(" checks.", " says whether.")}, COMMENTS_ONLY),
+    ("click-help", {"src/cli.py": module(command("Run"), CLICK)},
+     {"src/cli.py": module(command("Start"), CLICK)}, KEPT),
+    ("module-doc-read", {"src/cli.py": '"""Run it."""\nDESCRIPTION = __doc__\n' + module(plain)},
+     {"src/cli.py": '"""Start it."""\nDESCRIPTION = __doc__\n' + module(documented)}, KEPT),
+    ("doctest", {"src/app.py": module(doctested("1"))}, {"src/app.py": module(doctested("2"))},
+     KEPT),
+    ("typing-besides-four-lines", {"src/app.py": module(plain, count=200)},
+     {"src/app.py": module(typed, TYPING_HEADER, count=200)
+      .replace("value + 3)", "value - 3)").replace("value + 4)", "value - 4)")}, KEPT),
+    ("packaging-and-reindented-code", {"setup.cfg": "[x]\n", "src/app.py": "if x:\n  y = 1\n"},
+     {"setup.cfg": SETUP_CFG, "src/app.py": "if x:\n    y = 1\n"}, KEPT),
+    ("module-added", {"src/app.py": module(plain)},
+     {"src/app.py": module(documented), "src/new.py": '"""A module."""\n'}, KEPT),
+    ("module-deleted", {"src/app.py": module(plain), "src/old.py": '"""A module."""\n'},
+     {"src/app.py": module(documented), "src/old.py": None}, KEPT),
+    ("module-moved", {"src/old.py": module(plain)},
+     {"src/old.py": None, "src/new.py": module(documented)}, KEPT),
+    ("unparsable", {"src/app.py": module(plain) + "def broken(:\n"},
+     {"src/app.py": module(documented) + "def broken(:\n"}, KEPT),
 ]  # fmt: skip
 
 
@@ -191,7 +281,15 @@ def test_typing_strips_only_the_typing_modules_names() -> None:
 
 def test_a_binary_or_unknown_file_is_work() -> None:
     hunk = Hunk((b"x = 1",), (b"x = 1  # one",))
-    assert screen([CodeFile("src/app.py", "src/app.py", present=True, binary=False, hunks=(hunk,))])
+    found = screen(
+        [CodeFile("src/app.py", "src/app.py", present=True, binary=False, hunks=(hunk,))]
+    )
+    assert isinstance(found, Screen)
+    assert (found.rules, found.renames, found.closest) == (
+        ("comments", "typing", "i18n"),
+        (),
+        "comments",
+    )
     assert (
         screen([CodeFile("web/app.css", "web/app.css", present=True, binary=False, hunks=())])
         is None

@@ -16,8 +16,9 @@ Each file is first judged by its name (`file_kind`):
   manifests (`selfbench.patches`): a change of those alone had no implementation part already;
 * **stubs** (`*.pyi`, `py.typed`, `*.d.ts`): typing;
 * **code** (Python, JavaScript, TypeScript): judged by its parsed versions, below. A code file
-  the patch shows no hunk of (its diff is whitespace only, or it is not there to read) keeps
-  the change: nothing says what it is;
+  added, deleted or moved keeps the change (a module is imported anew, whatever it holds), so
+  does one the patch shows no hunk of (its diff is whitespace only, or it is not there to
+  read): nothing says what it is;
 * anything else (templates, data, styles, a binary file, Go, Rust, C … which no parser here
   reads) is work: the change stays.
 
@@ -248,11 +249,14 @@ def file_kind(path: str) -> FileKind | None:
 
 
 def _readable(file: CodeFile, kind: FileKind | None) -> bool:
-    """Whether the rules can tell anything of a file: known, not binary, and, when code, with
+    """Whether the rules can tell anything of a file: known, not binary, and, when code, kept
+    where it was (a module added, deleted or moved is imported anew, whatever it holds) with
     a hunk the patch shows (of a code file it shows nothing of, nothing says what it is)."""
     if kind is None or file.binary:
         return False
-    return kind not in _READ_FOR["comments"] or bool(file.hunks)
+    if kind not in _READ_FOR["comments"]:
+        return True
+    return file.present and file.old_path == file.path and bool(file.hunks)
 
 
 def _possible(code: Sequence[tuple[CodeFile, FileKind]]) -> tuple[set[Rule], Rule | None]:
