@@ -141,15 +141,16 @@ def strip_docstrings(tree: ast.Module, text: str = "") -> None:
     """Remove the module's docstrings, in place (the quality check's rule,
     `selfbench._python_source`: the first string statement of each module, class and
     function) — but those that may be behaviour: none when the module reads `__doc__`
-    (`description=__doc__`), not a decorated function's or class's (a click command's is its
-    `--help`), not one holding a doctest (`>>>`)."""
+    (`description=__doc__`), not the docstring of a function or class decorated otherwise than
+    `_PLAIN_DECORATORS` (a click command's is its `--help`), not one holding a doctest
+    (`>>>`)."""
     if "__doc__" in text:
         return
     remove_docstrings(tree, keep=_behaviour)
 
 
 def _behaviour(holder: ast.AST, docstring: ast.stmt) -> bool:
-    if getattr(holder, "decorator_list", None):
+    if not all(_plain(d) for d in getattr(holder, "decorator_list", ())):
         return True
     value = docstring.value if isinstance(docstring, ast.Expr) else None
     return isinstance(value, ast.Constant) and ">>>" in str(value.value)
