@@ -49,8 +49,8 @@ The code changes only in
 lines of the two stripped trees written out (`python_chores.changed_lines`) — may be a few
 lines: at most `BESIDES_MOST` and at most one in `_TOLERANCE` of the changed lines of code
 of the Python files read (the patch's, whitespace and blank lines ignored; a two-line fix
-beside a docstring rewritten is the fix: work). `enable deferred evaluation of annotations` (1,257
-lines) also renames the parameters of one `__exit__`. The reason then says so (`BESIDES`:
+beside a docstring rewritten is the fix: work): a large typing change may also rename the
+parameters of one `__exit__`. The reason then says so (`BESIDES`:
 `changes only type annotations, stubs or type-checker configuration, besides 2 lines of code
 (below the easy gate)`). The lines counted are those of the first rule the screen found
 within its tolerance (each rule strips what the ones before it do, and more).
