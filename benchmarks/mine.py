@@ -5,10 +5,13 @@ line of merged pull requests (a branch commit plus a `Merge pull request #N` mer
 merges (`Subject (#N)`), plain commits, reverts and docs-only changes, each editing a few of
 2,000 files. Then times, interleaved and repeated, the whole `selfbench mine --out` process and
 the floor, one `git log --first-parent --numstat` of the same range to /dev/null. Prints the
-medians, their ratio (target <= 1.5x) and mine's peak RSS (target < 300 MB).
+medians, their ratio (target <= 1.5x) and mine's peak RSS (target < 300 MB). With `--repo`,
+a real history instead: a clone's checked-out branch, as a user mines it (pallets/click's ~1,400
+first-parent commits is the issue's measure).
 
     .venv/bin/python benchmarks/mine.py                  # 20,000 commits
     .venv/bin/python benchmarks/mine.py --commits 2000   # a quick run
+    .venv/bin/python benchmarks/mine.py --repo CLONE     # a real history (a clone, not changed)
     .venv/bin/python benchmarks/mine.py --small          # for CI: 300 commits, one run
 """
 
@@ -174,33 +177,33 @@ def timed(command: list[str]) -> tuple[float, int, float]:
     return elapsed, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime
 
 
+def _generated(repo: Path, commits: int) -> Path:
+    """A generated history of `commits` commits at `repo`, its figures printed."""
+    started = time.perf_counter()
+    numbers = generate(repo, commits)
+    count = subprocess.run(
+        ["git", "-C", str(repo), "rev-list", "--count", "--all"], capture_output=True, check=True
+    )
+    took = time.perf_counter() - started
+    print(f"generated {count.stdout.decode().strip()} commits ({numbers} changes) in {took:.1f} s")
+    return repo
+
+
 def main() -> None:
     """Run the benchmark and print its figures."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--commits", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--repo", type=Path, help="a clone to mine instead of a generated history")
     args = parse_args(parser, commits=300, runs=1)
     with tempfile.TemporaryDirectory(prefix="selfbench-bench-") as temp:
         root = Path(temp)
-        started = time.perf_counter()
-        repo = root / "repo"
-        numbers = generate(repo, args.commits)
-        count = (
-            subprocess.run(
-                ["git", "-C", str(repo), "rev-list", "--count", "--all"],
-                capture_output=True,
-                check=True,
-            )
-            .stdout.decode()
-            .strip()
-        )
-        took = time.perf_counter() - started
-        print(f"generated {count} commits ({numbers} changes) in {took:.1f} s")
+        repo = args.repo if args.repo is not None else _generated(root / "repo", args.commits)
         out = root / "candidates.jsonl"
         own = root / "own-rss"
         mine = [sys.executable, "-c", _OWN_RSS, str(own), "mine", str(repo), "--no-sessions"]
         mine += ["--out", str(out)]
-        floor = ["git", "-C", str(repo), "log", "--first-parent", "--numstat", "main"]
+        floor = ["git", "-C", str(repo), "log", "--first-parent", "--numstat", "HEAD"]
         commands = {"selfbench mine": mine, "git log (floor)": floor}
         for command in commands.values():
             timed(command)  # warm-up: a cold page cache is not what we measure
