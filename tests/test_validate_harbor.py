@@ -36,6 +36,7 @@ from selfbench.contract import parse_definition
 from selfbench.errors import BundleError
 from selfbench.validate import validate
 from selfbench.validate.harbor import (
+    TRIAL_ERROR_CHARS,
     HarborError,
     HarborOptions,
     HarborRunner,
@@ -364,11 +365,11 @@ def test_reports_hold_the_verdicts(
 
     def no_reward(agent: str, task_id: str) -> str:
         where = trial_dir(agent, task_id) / "verifier"
-        return (
-            f"{agent}: harbor trial {trials[agent][task_id].trial_name} failed: "
-            f"RewardFileNotFoundError: No reward file found at {where}/reward.txt or "
-            f"{where}/reward.json"
-        )
+        detail = f"No reward file found at {where}/reward.txt or {where}/reward.json"
+        if len(detail) > TRIAL_ERROR_CHARS:  # a long temporary directory's path is cut
+            detail = detail[: TRIAL_ERROR_CHARS - 3] + "..."
+        name = trials[agent][task_id].trial_name
+        return f"{agent}: harbor trial {name} failed: RewardFileNotFoundError: {detail}"
 
     partial = trial_dir("nop", "partial") / "verifier" / "reward.json"
     assert {report.task_id: report.reason for report in reports} == {

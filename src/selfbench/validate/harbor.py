@@ -57,6 +57,7 @@ __all__ = [
     "AGENTS",
     "HARBOR_NAME",
     "HARBOR_TASK_PREFIX",
+    "TRIAL_ERROR_CHARS",
     "Agent",
     "HarborError",
     "HarborOptions",
@@ -80,7 +81,8 @@ _ENVIRONMENT_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:-]*")
 HARBOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/@+-]*")
 """A Harbor agent or model name (`claude-code`, `anthropic/claude-sonnet-4-5`): never starts
 with `-`, so it cannot be read as an option."""
-_TRIAL_ERROR_CHARS = 300
+TRIAL_ERROR_CHARS = 300
+"""The most characters of a trial's exception a report keeps (one line, cut with `...`)."""
 _REWARD = Path("verifier", "reward.json")
 _VERIFIER_LOG = Path("verifier", "test-stdout.txt")
 _RESULT = "result.json"
@@ -203,7 +205,7 @@ def _trial_result(path: Path) -> _TrialResult:
 
 def _one_line(text: str) -> str:
     line = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    return line if len(line) <= _TRIAL_ERROR_CHARS else line[: _TRIAL_ERROR_CHARS - 3] + "..."
+    return line if len(line) <= TRIAL_ERROR_CHARS else line[: TRIAL_ERROR_CHARS - 3] + "..."
 
 
 def _reward_or_error(trial_dir: Path, result: _TrialResult) -> tuple[Reward | None, str | None]:
