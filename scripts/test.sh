@@ -14,7 +14,7 @@ fi
 ./scripts/system-deps.sh
 ./scripts/setup.sh
 if [ "$quick" = 1 ]; then
-  exec .venv/bin/python -m pytest -n 2 -m "not sandbox and not network and not acceptance and not benchmark" "$@"
+  exec .venv/bin/python -m pytest -n 2 -m "not sandbox and not harbor and not network and not acceptance and not benchmark" "$@"
 fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .

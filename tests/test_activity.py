@@ -157,6 +157,7 @@ _BEAT = 0.5
 _LONGEST_SILENCE = 15.0
 
 
+@pytest.mark.sandbox
 def test_a_run_not_at_a_terminal_is_never_silent_and_status_reads_its_lines(
     tmp_path: Path,
 ) -> None:

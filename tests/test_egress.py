@@ -400,9 +400,9 @@ def holding_server() -> Iterator[tuple[int, list[socket.socket]]]:
                     pass
             connection.close()
 
-        def keep(connection: socket.socket) -> None:
-            held.append(connection)
+        def keep(connection: socket.socket) -> None:  # counted once its thread runs
             threading.Thread(target=hold, args=(connection,), daemon=True).start()
+            held.append(connection)
 
         _accepting(server, keep)
         yield server.getsockname()[1], held

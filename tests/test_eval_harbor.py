@@ -25,6 +25,8 @@ from selfbench.evaluate import EvalError, Usage, build_summary, read_results
 from selfbench.evaluate.harbor_trials import harbor_usage, read_harbor_agents
 from test_validate_harbor import FAKE_ENV, FAKE_ENVIRONMENT, NOP_OK, ORACLE_OK, reward_script
 
+pytestmark = pytest.mark.harbor
+
 CASES = {"alpha": "easy", "beta": "medium", "broken-build": "easy"}
 
 

@@ -24,6 +24,8 @@ from selfbench.validate.harbor import HarborTrial
 from test_eval_harbor import SOLVE, write_task
 from test_validate_harbor import FAKE_ENVIRONMENT
 
+pytestmark = pytest.mark.harbor
+
 TIMED_ENVIRONMENT = '''
 """The host-directory stand-in with its scripts run as subprocesses that Harbor's timeouts
 cancel (killed with their session), and the trial's model in $FAKE_MODEL."""

@@ -338,6 +338,7 @@ def test_verify_accepts_a_fresh_export(exported: Path, capsys: pytest.CaptureFix
     assert result["manifest"]["acceptedCount"] == 3
 
 
+@pytest.mark.harbor
 def test_extract_gives_a_harbor_tasks_directory(tmp_path: Path, exported: Path) -> None:
     out = tmp_path / "tasks"
     assert main(["extract", str(exported), "--out", str(out)]) == 0

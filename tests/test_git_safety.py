@@ -365,6 +365,7 @@ def test_mine_at_a_terminal_starts_no_pager_or_helper_the_repository_names(
     assert not hostile_sample.marker.exists(), "mine ran the repository's pager or helper"
 
 
+@pytest.mark.sandbox
 def test_draft_starts_no_pager_helper_or_merge_driver_the_repository_names(
     hostile_sample: HostileSample,
 ) -> None:
@@ -390,8 +391,6 @@ def test_an_author_that_arms_its_clone_gets_no_program_run_by_selfbench(
     from run_helpers import SCRIPTED_AUTHOR, sample  # noqa: PLC0415 - the run's fixtures
     from selfbench.run.author import AuthorJob, author_with_command  # noqa: PLC0415
 
-    if os.geteuid() != 0:
-        pytest.skip("the command sandbox's uid switch needs root")
     drafted = sample(tmp_path)
     marker = tmp_path / "MARKER"
     program = tmp_path / "evil.sh"

@@ -22,6 +22,8 @@ from selfbench.bundle import layout, render_bundle
 from selfbench.bundle.render_scripts import collect_command
 from selfbench.contract import TaskDefinition, parse_definition
 
+pytestmark = pytest.mark.harbor
+
 TOOLCHAIN_CASES = {
     "uv": ["uv"],
     "python": ["python"],

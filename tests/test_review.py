@@ -458,6 +458,7 @@ def _hand_to_harbor(clean: Path, tasks: Path) -> None:
     assert loaded.stdout == "['selfbench/slug-hostile', 'selfbench/slug-zeta']\n"
 
 
+@pytest.mark.harbor
 def test_review_in_chromium_drops_a_task_and_writes_a_verified_clean_export(
     tmp_path: Path, review_process: tuple[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -21,6 +21,7 @@ def _argv(repo: Path, out: Path, *extra: str) -> list[str]:
     return ["run", "--repo", str(repo), *budget, "--out", str(out), *extra]
 
 
+@pytest.mark.sandbox
 def test_every_candidate_drafts_with_the_given_configuration_and_a_resume_keeps_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -81,6 +82,7 @@ def test_a_resume_takes_no_configuration(
     )
 
 
+@pytest.mark.sandbox
 def test_a_candidate_past_its_time_is_stopped_and_rejected_saying_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -115,6 +117,7 @@ def test_a_candidate_time_that_is_no_positive_number_is_refused(
     assert not (tmp_path / "bench.run").exists()
 
 
+@pytest.mark.sandbox
 def test_with_the_draft_author_a_task_below_the_minimum_is_rejected_at_drafting(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -47,6 +47,8 @@ from selfbench.validate.harbor import (
 )
 from selfbench.validate.report import TaskReport
 
+pytestmark = pytest.mark.harbor
+
 FAKE_ENVIRONMENT = '''
 """A Harbor environment where a host directory plays the container (test stand-in)."""
 import os, re, shutil, subprocess, uuid

@@ -63,10 +63,10 @@ def splice(
             back.start()
             pipe(client, upstream)
             back.join()
-        finally:
+        finally:  # its place is free before its ends close: a peer that sees them close can
+            done()  # connect again at once
             client.close()
             upstream.close()
-            done()
 
     try:
         threading.Thread(target=both, daemon=True).start()
