@@ -63,8 +63,10 @@ def splice(
             back.start()
             pipe(client, upstream)
             back.join()
-        finally:  # its place is free before its ends close: a peer that sees them close can
-            done()  # connect again at once
+        finally:
+            # the place is freed before the ends close: a peer that sees them close may
+            # connect again at once
+            done()
             client.close()
             upstream.close()
 
