@@ -741,6 +741,7 @@ def _plan(
         frozenset(neighbours),
         coverage,
         runner.accepts_selector if runner is not None and runner.runs_named_tests else None,
+        runner.finished_line if runner is not None else "",
     )
 
 

@@ -143,6 +143,39 @@ FILE_LIMIT_FLOOR: Final = 60
 FILE_LIMIT_FACTOR: Final = 4
 """A file's limit after the base: this many times its slowest run at the base, plus the
 floor (a loaded machine may be that much slower; a hang costs minutes, not the hour)."""
+LINGER_SECONDS: Final = 60
+"""How long a file's run may stay quiet after its runner printed its final summary line
+(`Runner.finished_line`) before it is stopped: a test that leaves a thread blocked keeps the
+interpreter from exiting (the base of a fix for a hang: python-dotenv #586's FIFO writer), and
+its file's run would otherwise hold its whole limit, the per-command one at the base."""
+_WATCH_LINES = r"""
+selfbench_watch() {
+  local grace="$1" pattern="$2" out pid code size="" quiet=0 nap=0.05 last now; shift 2;
+  out="$(mktemp)" || { "$@"; return; };
+  "$@" >"$out" 2>&1 & pid=$!;
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep "$nap";
+    case "$nap" in 0.05) nap=0.1;; 0.1) nap=0.25;; 0.25) nap=0.5;; *) nap=1;; esac;
+    last="$(tail -n 4 -- "$out" | grep -v '^[[:space:]]*$' | tail -n 1)";
+    if ! printf '%s\n' "$last" | grep -Eq -- "$pattern"; then size=''; continue; fi;
+    now="$(wc -c <"$out")";
+    if [ "$size" != "$now" ]; then size="$now"; quiet=$SECONDS; continue; fi;
+    [ $((SECONDS - quiet)) -ge "$grace" ] || continue;
+    printf '\nselfbench: the run printed its summary and did not exit within %d s: stopped\n'
+      "$grace" >>"$out";
+    kill -TERM "$pid" 2>/dev/null;
+    for nap in 1 2 3 4 5; do kill -0 "$pid" 2>/dev/null || break; sleep 1; done;
+    kill -KILL -- "-$pid" 2>/dev/null; break;
+  done;
+  wait "$pid"; code=$?; cat -- "$out"; rm -f -- "$out"; return "$code";
+};
+"""
+_WATCH: Final = " ".join(line.strip() for line in _WATCH_LINES.strip().splitlines()) + " "
+"""Runs a file's run (`timeout …`, the process group leader) with its output in a temporary
+file, printed when it ends; stops it (TERM, then KILL to its group) once the last line that is
+not blank matches the runner's final summary (`$2`, an extended regular expression) and the
+output has not grown for `$1` seconds. Its status is the run's (143 when stopped: a failed run,
+read by its output as any other). The output's bytes are the same, only printed at the end."""
 _PROVISIONAL_ID = "draft-provisional"
 _LOG_CUT = "\nselfbench: log cut at "
 _PROVISIONAL_URL = "https://example.com/selfbench/draft"
@@ -176,6 +209,9 @@ class Plan:
     tests of one file in one process (`Runner.runs_named_tests`: pytest's node ids); None for
     one that runs whole files. The later gold runs then run only the tests of an unchanged file
     that matter (`partial_runs`)."""
+    finished_line: str = ""
+    """The runner's final summary line (`Runner.finished_line`; "" for none): a file's run
+    that printed it and lingers is stopped (`provisional_command`)."""
 
     @property
     def held_out(self) -> tuple[str, ...]:
@@ -267,7 +303,7 @@ def _split_key(key: str) -> tuple[str, str]:
 # --- the provisional task -------------------------------------------------------------------
 
 
-def provisional_command(
+def provisional_command(  # noqa: PLR0913 - each a choice of which runs the loop makes
     test_command: str,
     files: int,
     repeats: int = REPEATS,
@@ -275,6 +311,9 @@ def provisional_command(
     skipped: Collection[int] = (),
     once: Collection[int] = (),
     parts: Mapping[int, Sequence[str]] | None = None,
+    *,
+    finished: str = "",
+    linger: int = LINGER_SECONDS,
 ) -> str:
     """A test command that runs each selector (a file) on its own, `repeats` times in a row,
     between marker lines (each with the time: `file_seconds` reads how long each file took).
@@ -284,7 +323,9 @@ def provisional_command(
     with a `skip` marker in its place. The files at the indexes in `once` run in the first
     repeat only, a `skip` marker standing for each later one (its first run is read for it).
     The files at the keys of `parts` run only the tests named there (the runner's selectors,
-    given to the real command in the file's place), after a `part` marker.
+    given to the real command in the file's place), after a `part` marker. With `limits` and
+    `finished` (the runner's final summary line, an extended regular expression), a file's run
+    that printed it and then stays quiet for `linger` seconds is stopped (`_WATCH`).
 
     `{tests}` appears once, unquoted, as the loop's word list; inside, each file replaces the
     placeholder of the real command. The loop stops after the `files` selectors: the verifier
@@ -298,11 +339,15 @@ def provisional_command(
     # the file or its tests (`_part`); bash -c under `timeout` gets them as its arguments
     inner = test_command.replace(PLACEHOLDER, '"$@"' if parts else '"$selfbench_file"')
     run = f"( {inner} )"
+    watch = ""
     if limits:
+        if finished:
+            watch = f"selfbench_watch {int(linger)} {quote(finished)} "
         cases = " ".join(f"{index}) selfbench_limit={int(n)};;" for index, n in enumerate(limits))
         run = (
             f'case "$selfbench_index" in {cases} *) selfbench_limit={max(limits)};; esac; '
-            f'export selfbench_file; timeout -k 5 "$selfbench_limit" bash -c {quote(inner)}'
+            f"export selfbench_file; {watch}"
+            f'timeout -k 5 "$selfbench_limit" bash -c {quote(inner)}'
             + (' bash "$@"' if parts else "")
         )
     numbers = " ".join(str(n) for n in range(1, repeats + 1))
@@ -320,7 +365,7 @@ def provisional_command(
             "done; selfbench_index=$((selfbench_index + 1)); done; "
         )
     return (
-        "selfbench_status=0; selfbench_index=0; "
+        f"{_WATCH if watch else ''}selfbench_status=0; selfbench_index=0; "
         f"for selfbench_file in {PLACEHOLDER}; do "
         f"{skip}"
         f'[ "$selfbench_index" -lt {files} ] || break; '
@@ -401,6 +446,7 @@ def _provisional_definition(
             len(plan.test_files),
             limits=[one] * len(plan.test_files),
             once=once,
+            finished=plan.finished_line,
         ),
         "failToPass": list(plan.test_files),
         "passToPass": [],
@@ -643,12 +689,23 @@ class _GoldRuns(Mapping[int, VerifierVariant]):
         files = self.plan.test_files
         if number == 1:
             command = provisional_command(
-                self.plan.test_command, len(files), REPEATS, limits, once=self.once
+                self.plan.test_command,
+                len(files),
+                REPEATS,
+                limits,
+                once=self.once,
+                finished=self.plan.finished_line,
             )
             return _gold_run(self.definition, self.plan, self.patches, command)
         skipped = [i for i, file in enumerate(files) if file in self.skipped]
         command = provisional_command(
-            self.plan.test_command, len(files), 1, limits, skipped, parts=self.parts
+            self.plan.test_command,
+            len(files),
+            1,
+            limits,
+            skipped,
+            parts=self.parts,
+            finished=self.plan.finished_line,
         )
         return _gold_run(self.definition, self.plan, self.patches, command, skipped)
 
@@ -1350,7 +1407,12 @@ class _Alone:
         skipped = [index for index, file in enumerate(plan.test_files) if file not in files]
         limits = later_limits(plan, seconds, ceiling)
         command = provisional_command(
-            plan.test_command, len(plan.test_files), REPEATS, limits, skipped
+            plan.test_command,
+            len(plan.test_files),
+            REPEATS,
+            limits,
+            skipped,
+            finished=plan.finished_line,
         )
         patches = (self.test_patch, self.gold_patch)
         variant = _gold_run(self.located.definition, plan, patches, command, skipped)

@@ -332,6 +332,10 @@ class Runner:
     """Its command line runs the tests it is given by name, several of one file in one process
     (pytest's node ids): a draft's later runs of an unchanged file run only its tests that
     matter (`draft.run.partial_runs`)."""
+    finished_line: str = ""
+    """An extended regular expression matching the last line it prints once every test has
+    run ("" for none): a draft stops a file's run that printed it and then does not exit
+    (`draft.run.LINGER_SECONDS`)."""
     selects_by_name: bool = False
     """Its selectors are test-name filters (libtest's), not paths with a test name: the
     verifier's report must show each selector as a name."""

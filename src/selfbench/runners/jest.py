@@ -92,6 +92,11 @@ RUNNER = Runner(
     matches=_matches,
     parse=parse_jest,
     selector=by_file("jest"),
+    # its last words once every test ran, and those it prints when open handles keep it alive
+    finished_line=(
+        r"^Ran all test suites|^Jest did not exit one second after"
+        r"|Consider running Jest with .--detectOpenHandles. to troubleshoot"
+    ),
     names_carry_file=True,
     ecosystem="node",
     manifests=("package.json",),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Final
 
 from selfbench.runners._command import python_module
 from selfbench.runners._log import INDEX, Outcome, Result, Run, table
@@ -973,6 +974,13 @@ restore_shadowing_modules() {
 """
 
 
+FINISHED_LINE: Final = (
+    r"^(=+ )?[0-9a-z ,]*(no tests ran|passed|failed|errors?|skipped|deselected|xfailed|xpassed"
+    r"|warnings?|rerun)[0-9a-z ,]* in [0-9]+(\.[0-9]+)?(s| seconds)( \([0-9:]+\))?( =+)?$"
+)
+"""pytest's final summary line, in `-q` form too ("1 failed, 2 passed in 0.12s"), as an
+extended regular expression (`Runner.finished_line`)."""
+
 RUNNER = Runner(
     name="pytest",
     setting="pytest",
@@ -983,6 +991,7 @@ RUNNER = Runner(
     selector=lambda test_name: test_name,  # the node id itself
     accepts_selector=is_node_id,
     runs_named_tests=True,
+    finished_line=FINISHED_LINE,
     names_carry_file=False,
     ecosystem="python",
     manifests=("pyproject.toml", "setup.py", "setup.cfg"),

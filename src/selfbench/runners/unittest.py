@@ -29,6 +29,7 @@ RUNNER = Runner(
     parse=pytest.parse_pytest,
     selector=lambda test_name: test_name,  # pytest's node id
     accepts_selector=pytest.is_node_id,
+    finished_line=pytest.FINISHED_LINE,
     names_carry_file=False,
     ecosystem="python",
     manifests=pytest.RUNNER.manifests,

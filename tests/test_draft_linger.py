@@ -1,0 +1,161 @@
+"""A file's run that printed its runner's final summary and does not exit is stopped.
+
+python-dotenv #586 (reading `.env` from a FIFO): at the base, the new test's writer thread stays
+blocked opening the FIFO, so pytest prints `1 failed` and the interpreter never exits; the
+draft's first run of that file held its whole limit (900 s) and the candidate ran out of time.
+`provisional_command` now stops such a run `linger` seconds after the summary (`_WATCH`).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from selfbench.draft.run import provisional_command
+from selfbench.runners import Runner, runner_named
+
+
+def by_name(name: str) -> Runner:
+    runner = runner_named(name)
+    assert runner is not None, name
+    return runner
+
+
+PYTEST_LINE = by_name("pytest").finished_line
+JEST_LINE = by_name("jest").finished_line
+
+
+def _run(command: str, files: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], float]:
+    started = time.monotonic()
+    result = subprocess.run(
+        ["bash", "-c", command.replace("{tests}", files)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # one stream, as the verifier's log has it
+        text=True,
+        check=False,
+        timeout=120,
+        cwd=cwd,
+    )
+    return result, time.monotonic() - started
+
+
+def _matches(pattern: str, line: str) -> bool:
+    """Whether `grep -E` (the watch's matcher) matches the line."""
+    grep = ["grep", "-Eq", "--", pattern]
+    found = subprocess.run(grep, input=line + "\n", text=True, check=False)
+    return found.returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("pattern", "line", "final"),
+    [
+        (PYTEST_LINE, "============================== 1 failed in 4.73s ===============", True),
+        (PYTEST_LINE, "1 failed, 2 passed in 0.12s", True),
+        (PYTEST_LINE, "===== 2 failed, 3 passed, 1 warning in 61.20s (0:01:01) =====", True),
+        (PYTEST_LINE, "==== 1 passed, 4 deselected in 0.50s ====", True),
+        (PYTEST_LINE, "=== no tests ran in 0.01s ===", True),
+        (PYTEST_LINE, "=== 1 error in 0.10s ===", True),
+        (PYTEST_LINE, "=== 3 passed in 0.05 seconds ===", True),  # pytest before 5
+        (PYTEST_LINE, "=== 1 failed, 1 rerun in 1.00s ===", True),  # pytest-rerunfailures
+        (PYTEST_LINE, "tests/test_a.py::test_x PASSED", False),
+        (PYTEST_LINE, "=================== short test summary info ===================", False),
+        (PYTEST_LINE, "FAILED tests/test_a.py::test_x - assert 1 passed in 2s", False),
+        (PYTEST_LINE, "collected 3 items", False),
+        (PYTEST_LINE, "1 passed", False),
+        (JEST_LINE, "Ran all test suites matching /test_a.test.js/i.", True),
+        (JEST_LINE, "Jest did not exit one second after the test run has completed.", True),
+        (
+            JEST_LINE,
+            (
+                "asynchronous operations that weren't stopped in your tests. Consider running "
+                "Jest with `--detectOpenHandles` to troubleshoot this issue."
+            ),
+            True,
+        ),
+        (JEST_LINE, "Tests:       1 failed, 1 total", False),
+    ],
+)
+def test_a_runner_s_final_line_is_told_from_its_other_lines(
+    pattern: str, line: str, final: bool
+) -> None:
+    assert _matches(pattern, line) is final
+
+
+def test_runners_that_end_on_their_own_name_no_final_line() -> None:
+    """go's and cargo's test binaries exit after their tests; node's runner prints its summary
+    only once every file's process ended, so a lingering file never reaches it."""
+    assert [name for name in ("go", "cargo", "node") if by_name(name).finished_line] == []
+
+
+SUMMARY = "printf '%s\\n' '=== 1 failed in 0.01s ==='"
+
+
+def test_a_run_that_lingers_after_its_summary_is_stopped(tmp_path: Path) -> None:
+    command = provisional_command(
+        f"{SUMMARY}; sleep {{tests}}", 1, 1, limits=[100], finished=PYTEST_LINE, linger=1
+    )
+    result, seconds = _run(command, "90", tmp_path)
+    assert seconds < 15
+    assert "=== 1 failed in 0.01s ===" in result.stdout
+    assert "did not exit within 1 s: stopped" in result.stdout
+    assert "selfbench-draft: end 0 1 143 " in result.stdout
+    assert result.returncode == 1
+
+
+def test_a_run_that_goes_on_after_a_summary_like_line_is_not_stopped(tmp_path: Path) -> None:
+    """A line like the summary that more output follows (an inner session's, a test's print)
+    arms nothing: only a last line that stays the last for `linger` seconds does."""
+    inner = f"{SUMMARY}; sleep 0.3; echo 'still running'; sleep {{tests}}; echo done"
+    command = provisional_command(inner, 1, 1, limits=[100], finished=PYTEST_LINE, linger=1)
+    result, _ = _run(command, "3", tmp_path)
+    assert "stopped" not in result.stdout
+    assert "still running\ndone\n" in result.stdout
+    assert "selfbench-draft: end 0 1 0 " in result.stdout
+
+
+def test_the_watch_leaves_a_run_s_output_and_status_as_they_were(tmp_path: Path) -> None:
+    """Output on both streams, in order, and a failing status: the same bytes with the watch
+    as without it (only printed once the run ended)."""
+    inner = "echo out; echo err >&2; echo out2; printf 'no newline'; exit {tests}"
+    plain = provisional_command(inner, 1, 1, limits=[100])
+    watched = provisional_command(inner, 1, 1, limits=[100], finished=PYTEST_LINE)
+    without, _ = _run(plain, "3", tmp_path)
+    with_watch, _ = _run(watched, "3", tmp_path)
+
+    def body(output: str) -> list[str]:
+        return [line for line in output.splitlines() if not line.startswith("selfbench-draft:")]
+
+    assert body(with_watch.stdout) == body(without.stdout)
+    assert "out\nerr\nout2\nno newline" in with_watch.stdout
+    assert "selfbench-draft: end 0 1 3 " in with_watch.stdout
+    assert with_watch.returncode == without.returncode == 1
+
+
+def test_the_watch_needs_a_limit_and_a_final_line() -> None:
+    assert "selfbench_watch" not in provisional_command("t {tests}", 1, 1, finished=PYTEST_LINE)
+    assert "selfbench_watch" not in provisional_command("t {tests}", 1, 1, limits=[9])
+
+
+def test_a_real_pytest_run_whose_thread_keeps_the_interpreter_alive(tmp_path: Path) -> None:
+    """The case as python-dotenv #586 has it at the base: a test fails, its thread stays blocked
+    opening a FIFO nobody reads, and the interpreter waits for it at exit. The run is stopped
+    after the summary, and its outcome is read from its output as any failed run's."""
+    (tmp_path / "test_fifo.py").write_text(
+        "import os, threading\n\n\n"
+        "def test_reads_the_fifo(tmp_path):\n"
+        "    fifo = tmp_path / 'env'\n"
+        "    os.mkfifo(fifo)\n"
+        "    threading.Thread(target=lambda: open(fifo, 'w').close()).start()\n"
+        "    assert False, 'the FIFO was never read'\n"
+    )
+    test_command = f"{sys.executable} -m pytest -rA -p no:cacheprovider {{tests}}"
+    command = provisional_command(test_command, 1, 1, limits=[100], finished=PYTEST_LINE, linger=2)
+    result, seconds = _run(command, "test_fifo.py", tmp_path)
+    assert seconds < 60
+    assert "FAILED test_fifo.py::test_reads_the_fifo" in result.stdout
+    assert "did not exit within 2 s: stopped" in result.stdout
+    assert "selfbench-draft: end 0 1 143 " in result.stdout
