@@ -57,11 +57,7 @@ AUDIT_MODULES = [
     "selfbench.cli.common", "selfbench.cli.task", "selfbench.contract",
     "selfbench.environments", "selfbench.environments.spec", "selfbench.errors",
     "selfbench.patches", "selfbench.progress", "selfbench.rules", "selfbench.runners",
-    "selfbench.runners._command", "selfbench.runners._jest_family", "selfbench.runners._log",
-    "selfbench.runners._protocol", "selfbench.runners.bun", "selfbench.runners.cargo",
-    "selfbench.runners.go", "selfbench.runners.jest", "selfbench.runners.node",
-    "selfbench.runners.pytest", "selfbench.runners.unittest", "selfbench.runners.vitest",
-    "selfbench.task",
+    "selfbench.runners._command", "selfbench.runners._index", "selfbench.task",
 ]  # fmt: skip
 
 

@@ -32,6 +32,7 @@ from selfbench.runners import (
     detect,
     runner_named,
 )
+from selfbench.runners._index import ENTRIES, Entry
 from selfbench.runners._log import Result, Run
 
 SOURCE = Path(runners.__file__).resolve().parents[1]
@@ -42,6 +43,7 @@ RECORDS: dict[str, type[Any]] = {
     "VerifierParts": VerifierParts,
     "CoverageParts": CoverageParts,
     "CanaryParts": CanaryParts,
+    "Entry": Entry,
 }
 PROJECTS = {"python": "python", "node": "node", "go": "compiled", "rust": "compiled"}
 """The drafting sub-record each ecosystem's runners carry (and no other)."""
@@ -211,13 +213,17 @@ def test_names_and_settings_are_unique() -> None:
     assert len(set(settings)) == len(settings)
 
 
-def test_adding_a_runner_is_one_module() -> None:
-    """Every runner module of the package is listed in the registry, and nothing else is."""
+def test_adding_a_runner_is_one_module_and_its_entry() -> None:
+    """Every runner module of the package has its entry in the registry's table, named as the
+    module, and its runner is built from that entry; nothing else is listed."""
     modules = sorted(
         path.stem
         for path in Path(runners.__file__).parent.glob("*.py")
         if not path.stem.startswith("_")
     )
+    assert sorted(entry.name for entry in ENTRIES) == modules
+    for entry in ENTRIES:
+        assert import_module(f"selfbench.runners.{entry.name}").RUNNER.entry is entry
     found = [import_module(f"selfbench.runners.{name}").RUNNER for name in modules]
     assert sorted(found, key=lambda runner: runner.name) == sorted(
         RUNNERS, key=lambda runner: runner.name

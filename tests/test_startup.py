@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -90,6 +91,65 @@ def test_a_command_piped_loads_no_heavy_module_nor_rich(
     assert code == 0
     assert _heavy(modules) == []
     assert [name for name in modules if name.split(".")[0] == "rich"] == []
+
+
+# --- each command loads only the runners it uses ----------------------------------------------
+
+_RUNNERS = "selfbench.runners."
+_SHARED = ("_command", "_index")
+"""The registry's own modules every runner question may load: its table and the command reader."""
+
+
+def _runner_modules(modules: list[str]) -> list[str]:
+    """The runner modules loaded (`pytest`, `cargo`), and any other module of the package but
+    the registry's table and command reader (the protocol comes with a runner module)."""
+    names = [name.removeprefix(_RUNNERS) for name in modules if name.startswith(_RUNNERS)]
+    return sorted(name for name in names if name not in _SHARED)
+
+
+def _under(modules: list[str], *roots: str) -> list[str]:
+    return [name for name in modules if name.split(".")[0] in roots]
+
+
+@pytest.fixture(scope="module")
+def rust_task(sample: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample task run by cargo, a selector naming a unit test: its audit asks the runner."""
+    task = tmp_path_factory.mktemp("rust") / "task"
+    shutil.copytree(sample[0], task)
+    definition = json.loads((task / "definition.json").read_text())
+    definition |= {"testCommand": "cargo test {tests}", "toolchains": ["rust"]}
+    definition["failToPass"] = ["parser::tests::parses"]
+    (task / "definition.json").write_text(json.dumps(definition))
+    return task
+
+
+@pytest.mark.parametrize(
+    ("command", "runners"),
+    [
+        (["--version"], None),
+        (["mine", "--help"], None),
+        (["audit", "{task}"], []),
+        (["audit", "--json", "{task}"], []),
+        (["check", "{task}"], []),
+        (["check", "{task}/definition.json"], []),
+        (["audit", "{rust}"], ["_log", "_protocol", "cargo"]),
+        (["check", "{rust}"], ["_log", "_protocol", "cargo"]),
+    ],
+)
+def test_a_command_loads_only_the_runner_its_task_names(
+    sample: tuple[Path, Path], rust_task: Path, command: list[str], runners: list[str] | None
+) -> None:
+    """`--version` and `mine --help` load no runner module, no validation library and no MCP
+    SDK; `audit` and `check` load the registry's table, and a runner's module only when the task
+    needs its own rules (a cargo task's unit-test selector), that one only."""
+    argv = [word.format(task=sample[0], rust=rust_task) for word in command]
+    code, modules = _loaded(argv)
+    assert code in (0, 1)
+    assert _under(modules, "pydantic", "pydantic_core", "mcp") == []
+    if runners is None:
+        assert [name for name in modules if name.startswith("selfbench.runners")] == []
+    else:
+        assert _runner_modules(modules) == runners
 
 
 def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

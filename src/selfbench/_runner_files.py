@@ -20,7 +20,6 @@ from fnmatch import translate
 from functools import cache
 
 from selfbench.runners import (
-    COMMAND_RUNNERS,
     build_directories,
     builds_in_cache,
     control_directories,
@@ -29,6 +28,7 @@ from selfbench.runners import (
     package_directories,
     package_files,
     project_paths,
+    restored_by,
     shared_configuration_files,
 )
 
@@ -184,13 +184,9 @@ def runner_project(paths: Iterable[str]) -> str | None:
     return None
 
 
-def _restoring(manifest: str) -> tuple[str, ...]:
-    return tuple(runner.name for runner in COMMAND_RUNNERS if manifest in runner.restored_manifests)
-
-
 # The manifests in the order the verifier has always listed them (its scripts stay as they were).
 RESTORED_MANIFESTS: dict[str, tuple[str, ...]] = {
-    manifest: _restoring(manifest) for manifest in ("go.mod", "Cargo.toml", "package.json")
+    manifest: restored_by(manifest) for manifest in ("go.mod", "Cargo.toml", "package.json")
 }
 """Shared manifests whose runner-control part the verifier restores to the base when an agent
 changes it (the whole file, `bundle/evidence.py`), and the runners for which it does."""

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from selfbench._shell import split_words
 
 if TYPE_CHECKING:
-    from selfbench.runners._protocol import Runner
+    from selfbench.runners._index import Entry
 
 __all__ = ["commands", "installed", "js_bin", "python_module", "runner_of", "subcommand"]
 
@@ -52,12 +52,13 @@ _COVERAGE_VALUE_OPTIONS = frozenset(
 _MAX_SHELL_DEPTH = 3
 
 
-def runner_of(command: str, runners: Sequence[Runner]) -> Runner | None:
-    """The one runner of `runners` a shell command runs, or None when unknown or mixed."""
+def runner_of(command: str, runners: Sequence[Entry]) -> Entry | None:
+    """The entry of the one runner of `runners` a shell command runs, or None when unknown or
+    mixed."""
     return _detect(command, runners, 0)
 
 
-def _detect(command: str, runners: Sequence[Runner], depth: int) -> Runner | None:
+def _detect(command: str, runners: Sequence[Entry], depth: int) -> Entry | None:
     found = {_argv_runner(argv, runners, depth) for argv in commands(command)} - {None}
     return found.pop() if len(found) == 1 else None
 
@@ -75,7 +76,7 @@ def commands(source: str) -> list[list[str]]:
     return commands
 
 
-def _argv_runner(argv: Sequence[str], runners: Sequence[Runner], depth: int) -> Runner | None:
+def _argv_runner(argv: Sequence[str], runners: Sequence[Entry], depth: int) -> Entry | None:
     if not argv:
         return None
     name, args = argv[0].rsplit("/", 1)[-1], argv[1:]

@@ -1,7 +1,8 @@
 """What every test runner says about itself: one frozen value per runner module, `RUNNER`.
 
-A runner module (`pytest`, `node`, `go`, …) builds one `Runner` and the registry lists it; no
-module outside `selfbench.runners` names a runner. A runner states what applies to it: the
+A runner module (`pytest`, `node`, `go`, …) builds one `Runner` from its entry in the registry's
+table (`_index.py`), and the registry imports it when it is asked for that runner; no module
+outside `selfbench.runners` names a runner. A runner states what applies to it: the
 fields every runner has are required, the rest default to empty, and each ecosystem's drafting
 parts are one sub-record (`PythonProject`, `NodeProject`, `CompiledProject`) that only its
 runners carry; the verifier's evidence parts are one `VerifierParts`.
@@ -13,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from selfbench.errors import DraftError
+from selfbench.runners._index import Entry
 from selfbench.runners._log import Result, Run
 
 __all__ = [
@@ -277,19 +279,14 @@ class Runner:
 
     The fields without a default are what every runner says; the others are empty (None, "",
     False) for a runner they do not apply to. The drafting parts of one ecosystem are one
-    sub-record, set for that ecosystem's runners only (`python`, `node`, `compiled`)."""
+    sub-record, set for that ecosystem's runners only (`python`, `node`, `compiled`). What
+    is asked of every runner is its `entry` (`_index.py`), read here through properties."""
 
-    name: str
-    """The one spelling in code, in the verifier's scripts and in `Outcomes.runner`."""
-    setting: str
-    """Its spelling in `selfbench.toml`'s `runner` key and in draft records (`node-test`)."""
+    entry: Entry
+    """Its names, how its command is recognised and the paths it protects: what the registry
+    knows of it without importing this module."""
     label: str
     """How messages name the command (`node --test`, `go test`)."""
-    reads_as: str
-    """The runner whose command and log it runs under (unittest's tests run through pytest)."""
-    matches: Callable[[str, Sequence[str]], bool]
-    """Whether a simple command (its name, without directory, and its arguments, wrappers
-    removed) runs this runner; at most one runner matches a command."""
     parse: Callable[[Run], Result]
     """Per-test outcomes and counts from its log (its structured report when the log holds one)."""
     selector: Callable[[str], str]
@@ -297,18 +294,10 @@ class Runner:
     names_carry_file: bool
     """Whether the names its parser reports lead with the test's file (`file > suite > test`),
     and a selector is that file."""
-    ecosystem: str
-    """The language whose test files it runs (`python`, `node`, `go`, `rust`)."""
-    manifests: tuple[str, ...]
-    """The files that mark a project of its ecosystem (the nearest one is a draft's workdir)."""
-    toolchains: tuple[str, ...]
-    """The SPEC §1 toolchain layers a task run by it needs."""
     evidence: bool
     """The verifier reads its own structured report."""
     selects_files: bool
     """Its selectors name test files, protected like held-out ones when pass-to-pass."""
-    control_files: tuple[str, ...]
-    """Files that configure it or that it loads, protected at any depth (wildmatch patterns)."""
 
     python: PythonProject | None = None
     """A Python runner's drafting parts (None for another ecosystem's)."""
@@ -326,8 +315,6 @@ class Runner:
     test_globals: tuple[str, ...] = ()
     """Names its tests use that are its own, not the code under test's (`pytest`, jest's `jest`
     object): a test naming them asserts nothing about the gold patch."""
-    tooling_files: tuple[str, ...] = ()
-    """Its own settings files that a maintenance change may touch as tooling (`pytest.ini`)."""
     runs_named_tests: bool = False
     """Its command line runs the tests it is given by name, several of one file in one process
     (pytest's node ids): a draft's later runs of an unchanged file run only its tests that
@@ -341,27 +328,6 @@ class Runner:
     verifier's report must show each selector as a name."""
     report_arguments: str = ""
     """Shell words the verifier adds after the selectors to ask for its report ("" for none)."""
-    control_directories: tuple[str, ...] = ()
-    """Directories of its installed packages and caches, protected at any depth."""
-    package_directories: tuple[str, ...] = ()
-    """Directories named like its package (or its virtual environment): a new one would shadow
-    it, while one the base tracks is the project's own code (pytest's repository)."""
-    package_files: tuple[str, ...] = ()
-    """Modules named like its own, protected unless the base tracks them."""
-    build_directories: tuple[str, ...] = ()
-    """Its build's output directories (Cargo's `target`): protected in a project it builds."""
-    project_paths: tuple[str, ...] = ()
-    """Regular expressions of a directory of its own project's code (pytest's `_pytest`), each
-    with one group naming the project: a change there is a change to the runner itself."""
-    shared_configuration_files: tuple[str, ...] = ()
-    """Files holding much besides its configuration, whose part for it an agent may not change."""
-    manifest_keys: tuple[str, ...] = ()
-    """The keys of a restored JSON manifest (`package.json`) that decide how it runs."""
-    compiled_tests: tuple[str, ...] = ()
-    """Test files its build compiles with the code under test (Go's `*_test.go`): protected at
-    any depth, the base's and the held-out ones run, never an agent's."""
-    restored_manifests: tuple[str, ...] = ()
-    """Shared manifests whose runner-control part the verifier restores for it (`go.mod`)."""
     package_projects: tuple[str, ...] = ()
     """The projects whose own repositories track directories named like its package (pytest's,
     pluggy's): their code, which an agent's patch may change."""
@@ -388,6 +354,98 @@ class Runner:
     failed_status: int = 1
     """The exit status its command ends with when tests failed (libtest's 101): a run in which
     only the canaries failed, as they must, counts as exiting 0."""
+
+    # Its entry's facts, as every runner's (`Entry`'s fields).
+
+    @property
+    def name(self) -> str:
+        """`Entry.name`."""
+        return self.entry.name
+
+    @property
+    def setting(self) -> str:
+        """`Entry.setting`."""
+        return self.entry.setting
+
+    @property
+    def reads_as(self) -> str:
+        """`Entry.reads_as`."""
+        return self.entry.reads_as
+
+    @property
+    def matches(self) -> Callable[[str, Sequence[str]], bool]:
+        """`Entry.matches`."""
+        return self.entry.matches
+
+    @property
+    def ecosystem(self) -> str:
+        """`Entry.ecosystem`."""
+        return self.entry.ecosystem
+
+    @property
+    def manifests(self) -> tuple[str, ...]:
+        """`Entry.manifests`."""
+        return self.entry.manifests
+
+    @property
+    def toolchains(self) -> tuple[str, ...]:
+        """`Entry.toolchains`."""
+        return self.entry.toolchains
+
+    @property
+    def control_files(self) -> tuple[str, ...]:
+        """`Entry.control_files`."""
+        return self.entry.control_files
+
+    @property
+    def control_directories(self) -> tuple[str, ...]:
+        """`Entry.control_directories`."""
+        return self.entry.control_directories
+
+    @property
+    def package_directories(self) -> tuple[str, ...]:
+        """`Entry.package_directories`."""
+        return self.entry.package_directories
+
+    @property
+    def package_files(self) -> tuple[str, ...]:
+        """`Entry.package_files`."""
+        return self.entry.package_files
+
+    @property
+    def build_directories(self) -> tuple[str, ...]:
+        """`Entry.build_directories`."""
+        return self.entry.build_directories
+
+    @property
+    def project_paths(self) -> tuple[str, ...]:
+        """`Entry.project_paths`."""
+        return self.entry.project_paths
+
+    @property
+    def shared_configuration_files(self) -> tuple[str, ...]:
+        """`Entry.shared_configuration_files`."""
+        return self.entry.shared_configuration_files
+
+    @property
+    def manifest_keys(self) -> tuple[str, ...]:
+        """`Entry.manifest_keys`."""
+        return self.entry.manifest_keys
+
+    @property
+    def compiled_tests(self) -> tuple[str, ...]:
+        """`Entry.compiled_tests`."""
+        return self.entry.compiled_tests
+
+    @property
+    def restored_manifests(self) -> tuple[str, ...]:
+        """`Entry.restored_manifests`."""
+        return self.entry.restored_manifests
+
+    @property
+    def tooling_files(self) -> tuple[str, ...]:
+        """`Entry.tooling_files`."""
+        return self.entry.tooling_files
 
 
 _FILE_SEPARATORS = (" > ", " \u203a ")

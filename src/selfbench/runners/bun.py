@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from selfbench.runners._command import subcommand
+from selfbench.runners._index import BUN
 from selfbench.runners._jest_family import JS_SUFFIXES, canary_text
 from selfbench.runners._log import NO_MATCH, Outcome, Result, Run, table
 from selfbench.runners._protocol import (
@@ -59,10 +59,6 @@ def _bun_test(line: str) -> tuple[str, Outcome] | None:
         return None
     match = _BUN_DURATION_RE.fullmatch(rest)
     return (rest if match is None else match[1]), outcome
-
-
-def _matches(name: str, args: Sequence[str]) -> bool:
-    return name == "bun" and subcommand(args, frozenset({"--cwd"})) == "test"
 
 
 def _script_command(kept: Sequence[str], local: bool) -> list[str]:  # noqa: ARG001 - the shape
@@ -137,28 +133,20 @@ _TESTS = r"""
 _ENV = '\n    open_report_channel "$1" "$verifier_user"\n    evidence_env=()\n    ;;\n'
 
 RUNNER = Runner(
-    name="bun",
-    setting="bun",
+    entry=BUN,
     label="bun test",
-    reads_as="bun",
-    matches=_matches,
     parse=parse_bun,
     selector=by_file("bun"),
     names_carry_file=True,
-    ecosystem="node",
-    manifests=("package.json",),
     node=NodeProject(
         script_command=_script_command,
         kept_options=frozenset({"--preload", "--config", "-c"}),
         import_pattern=r"""from\s+['"]bun:test['"]""",
     ),
-    toolchains=("bun",),
     tamper_names=("--reporter-outfile", "--reporter=junit"),
     evidence=True,
     selects_files=False,
     report_arguments=f"--reporter=junit --reporter-outfile={REPORT_DESCRIPTOR_PATH}",
-    control_files=("bunfig.toml",),
-    control_directories=("node_modules",),
     canary=CanaryParts(
         text=canary_text("bun:test"),
         suffixes=JS_SUFFIXES,

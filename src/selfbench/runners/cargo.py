@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from selfbench.runners._command import subcommand
+from selfbench.runners._index import CARGO
 from selfbench.runners._log import Outcome, Result, Run, table
 from selfbench.runners._protocol import (
     REPORT_DESCRIPTOR,
@@ -67,11 +67,6 @@ def _cargo_test(line: str) -> tuple[str, Outcome] | None:
     if name != line and _CARGO_NAME_RE.fullmatch(name):
         return name, "failed"
     return None
-
-
-def _matches(name: str, args: Sequence[str]) -> bool:
-    value_options = frozenset({"-Z", "--config", "-C", "--color"})
-    return name == "cargo" and subcommand(args, value_options) in ("test", "t")
 
 
 _TEST_COMMAND = (
@@ -240,30 +235,19 @@ _CROSS_CHECK = r"""
 """
 
 RUNNER = Runner(
-    name="cargo",
-    setting="cargo",
+    entry=CARGO,
     label="cargo test",
-    reads_as="cargo",
-    matches=_matches,
     parse=parse_cargo,
     selector=lambda test_name: test_name,  # the test's full name, for `--exact`
     names_carry_file=False,
-    ecosystem="rust",
-    manifests=("Cargo.toml",),
     compiled=CompiledProject(
         setup_command="cargo fetch",
         test_command=_TEST_COMMAND,
     ),
-    toolchains=("rust",),
     tamper_names=("custom_test_frameworks", "run_tests_console", "reexport_test_harness_main"),
     evidence=True,
     selects_by_name=True,
     selects_files=False,  # its selectors name tests
-    control_files=("rust-toolchain", "rust-toolchain.toml", "build.rs"),
-    control_directories=(".cargo",),
-    build_directories=("target",),
-    compiled_tests=("tests/*.rs",),
-    restored_manifests=("Cargo.toml",),
     canary=CANARY,
     failed_status=101,
     verifier=VerifierParts(

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from selfbench.errors import DraftError
-from selfbench.runners._command import subcommand
+from selfbench.runners._index import GO
 from selfbench.runners._log import NO_MATCH, Outcome, Result, Run, table
 from selfbench.runners._protocol import (
     CanaryParts,
@@ -80,10 +80,6 @@ def _go_package(line: str, packages: _GoPackages) -> None:
         packages.no_tests_to_run += 1
     elif line.startswith("go: warning: ") and line.endswith("matched no packages"):
         packages.no_packages = True
-
-
-def _matches(name: str, args: Sequence[str]) -> bool:
-    return name == "go" and subcommand(args, frozenset({"-C"})) == "test"
 
 
 _GO_TEST_RE = re.compile(r"(?:Test|Example|Fuzz|Benchmark)\w*")
@@ -363,27 +359,18 @@ _CROSS_CHECK = r"""
 """
 
 RUNNER = Runner(
-    name="go",
-    setting="go",
+    entry=GO,
     label="go test",
-    reads_as="go",
-    matches=_matches,
     parse=parse_go,
     selector=_selector,
     names_carry_file=False,
-    ecosystem="go",
-    manifests=("go.mod",),
     compiled=CompiledProject(
         setup_command="go mod download",
         test_command=_TEST_COMMAND,
     ),
-    toolchains=("go",),
     tamper_names=("testing.MainStart", "-test.run", "-test.v"),
     evidence=True,
     selects_files=False,  # its selectors name packages, whose `_test.go` files are protected
-    control_files=("go.work", "go.work.sum", "go.env", "vendor/modules.txt"),
-    compiled_tests=("*_test.go",),
-    restored_manifests=("go.mod",),
     canary=CANARY,
     verifier=VerifierParts(
         report_passed=Part(1, _PASSED),

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from selfbench.runners._command import installed, js_bin
+from selfbench.runners._command import installed
+from selfbench.runners._index import JEST
 from selfbench.runners._jest_family import (
     GLOBAL_CANARY_TEXT,
     JS_SUFFIXES,
@@ -76,20 +77,13 @@ def _jest_line(line: str, suites: list[tuple[int, str]], result: Result) -> None
         suites.append((indent, text))
 
 
-def _matches(name: str, args: Sequence[str]) -> bool:
-    return js_bin(name, args) == "jest" and not (name in ("node", "nodejs") and "--test" in args)
-
-
 def _script_command(kept: Sequence[str], local: bool) -> list[str]:
     return [*installed("jest", local), "--ci", "--json", "--runTestsByPath", *kept]
 
 
 RUNNER = Runner(
-    name="jest",
-    setting="jest",
+    entry=JEST,
     label="jest",
-    reads_as="jest",
-    matches=_matches,
     parse=parse_jest,
     selector=by_file("jest"),
     # its last words once every test ran, and those it prints when open handles keep it alive
@@ -98,8 +92,6 @@ RUNNER = Runner(
         r"|Consider running Jest with .--detectOpenHandles. to troubleshoot"
     ),
     names_carry_file=True,
-    ecosystem="node",
-    manifests=("package.json",),
     node=NodeProject(
         script_command=_script_command,
         kept_options=frozenset(
@@ -120,14 +112,9 @@ RUNNER = Runner(
         "jest-reporter",
         "SELFBENCH_REPORTER",
     ),
-    toolchains=("node",),
     evidence=True,
     selects_files=True,
     report_arguments="--reporters=default --reporters=" + REPORTER_ARGUMENTS,
-    control_files=("jest.config.*", "jest.setup.*"),
-    project_paths=(r"packages/(jest)(?:-[^/]*)?",),
-    manifest_keys=("jest", "babel", "scripts"),  # its settings, its transform's, the scripts
-    restored_manifests=("package.json",),
     coverage=V8_COVERAGE,
     canary=CanaryParts(
         text=GLOBAL_CANARY_TEXT,

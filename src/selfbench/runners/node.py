@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from selfbench.runners._index import NODE
 from selfbench.runners._log import Outcome, Result, Run, table
 from selfbench.runners._protocol import (
     REPORT_DESCRIPTOR,
@@ -180,28 +181,9 @@ def _spec_name(text: str) -> tuple[str, str]:
     return (text, "") if match is None else (match[1], match[2] or "")
 
 
-def _matches(name: str, args: Sequence[str]) -> bool:
-    return name in ("node", "nodejs") and "--test" in args
-
-
 def _script_command(kept: Sequence[str], local: bool) -> list[str]:  # noqa: ARG001 - the shape
     return ["node", *kept, "--test"]  # the verifier adds its reporters (NODE_OPTIONS)
 
-
-CONTROL_FILES = (
-    # What any Node runner may load: transforms, mocha's settings, package managers'
-    # configuration (bun's too: `bun install` reads it), node's own options.
-    "babel.config.*",
-    ".babelrc",
-    ".babelrc.*",
-    ".mocharc*",
-    ".npmrc",
-    ".yarnrc",
-    ".yarnrc.yml",
-    ".pnpmfile.cjs",
-    "bunfig.toml",
-    ".node-options",
-)  # fmt: skip
 
 # The verifier's evidence for node --test (`Runner`'s `report_*` and `verifier_*` parts, text that
 # `bundle/evidence.py` puts together into `tests/test.sh`).
@@ -332,16 +314,11 @@ _ENV = r"""
 """
 
 RUNNER = Runner(
-    name="node",
-    setting="node-test",
+    entry=NODE,
     label="node --test",
-    reads_as="node",
-    matches=_matches,
     parse=parse_node,
     selector=by_file("node-test"),
     names_carry_file=True,
-    ecosystem="node",
-    manifests=("package.json",),
     node=NodeProject(
         script_command=_script_command,
         kept_options=frozenset(
@@ -349,12 +326,9 @@ RUNNER = Runner(
         ),
         import_pattern=r"""from\s+['"]node:test['"]|require\(\s*['"]node:test['"]\s*\)""",
     ),
-    toolchains=("node",),
     tamper_names=("node:test/reporters", "--test-reporter", "test:pass", "test:fail"),
     evidence=True,
     selects_files=True,
-    control_files=CONTROL_FILES,
-    control_directories=("node_modules",),
     coverage=V8_COVERAGE,
     canary=CANARY,
     verifier=VerifierParts(

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from selfbench.runners._command import python_module
+from selfbench.runners._index import PYTEST
 from selfbench.runners._log import INDEX, Outcome, Result, Run, table
 from selfbench.runners._protocol import (
     KEY_DESCRIPTOR,
@@ -22,22 +22,15 @@ from selfbench.runners._protocol import (
 )
 
 __all__ = [
-    "CONTROL_DIRECTORIES",
-    "CONTROL_FILES",
-    "PACKAGE_DIRECTORIES",
-    "PACKAGE_FILES",
-    "PROJECT_PATHS",
     "REPORTER",
     "REPORTER_MODULE",
     "RUNNER",
-    "SHARED_CONFIGURATION_FILES",
     "SIGNED_RECORDS",
     "SUMMARY_AGREES",
     "is_node_id",
     "parse_pytest",
 ]
 
-_NAMES = ("pytest", "py.test")
 
 _PYTEST_STATUS = table("PASSED XPASS", "FAILED ERROR", "SKIPPED XFAIL")
 _RUN_SECTIONS = ("", "test session starts")  # before any header (`-q`), or the session's own
@@ -198,24 +191,6 @@ def is_node_id(selector: str) -> bool:
     return _PATH_RE.fullmatch(path) is not None and all(_NAME_RE.fullmatch(name) for name in names)
 
 
-def _matches(name: str, args: Sequence[str]) -> bool:
-    return name in _NAMES or python_module(name, args) in _NAMES
-
-
-CONTROL_FILES = (
-    # configuration, plugins by conftest, modules Python loads first, bytecode caches
-    "conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml",
-    "sitecustomize.py", "usercustomize.py", "*.pth", "*.pyc", "*.pyo",
-    "_selfbench_evidence.py",  # the verifier's own pytest reporter (`REPORTER_MODULE`)
-)  # fmt: skip
-CONTROL_DIRECTORIES = (
-    "_selfbench_evidence",
-    "__pycache__",
-    ".pytest_cache",
-    ".venv",
-    "site-packages",
-)
-
 PACKAGE = "pytest"
 """The distribution a draft installs to run pytest (or unittest's tests, through it)."""
 PACKAGE_MAJORS = (
@@ -295,10 +270,6 @@ PACKAGE_TOO_OLD = (((6, 2, 5), (3, 10)),)
 """pytest before 6.2.5 does not run on 3.10 or newer (its assertion rewriting fails, `TypeError:
 required field "lineno" missing from alias`, pytest-dev/pytest#8539; 6.2.5's changelog adds
 Python 3.10)."""
-PACKAGE_DIRECTORIES = ("pytest", "_pytest", "pluggy", "venv")
-PACKAGE_FILES = ("pytest.py", "py.py")
-PROJECT_PATHS = (r"_?(pytest|pluggy)",)  # pytest's `src/_pytest/`, pluggy's `src/pluggy/`
-SHARED_CONFIGURATION_FILES = ("pyproject.toml", "setup.cfg", "tox.ini")
 
 # The verifier's evidence for pytest (`Runner`'s `report_*` and `verifier_*` parts, text that
 # `bundle/evidence.py` puts together into `tests/test.sh`).
@@ -955,7 +926,7 @@ restore_pytest_configuration() {
   done <"$1"
   rm -f -- "$base"
 }
-""".replace("@FILES@", "|".join(SHARED_CONFIGURATION_FILES))
+""".replace("@FILES@", "|".join(PYTEST.shared_configuration_files))
 
 _RESTORE_SHADOWING_MODULES = r"""
 # A module the agent adds at the top of the repository or the workdir, named like one of the
@@ -982,19 +953,14 @@ FINISHED_LINE: Final = (
 extended regular expression (`Runner.finished_line`)."""
 
 RUNNER = Runner(
-    name="pytest",
-    setting="pytest",
+    entry=PYTEST,
     label="pytest",
-    reads_as="pytest",
-    matches=_matches,
     parse=parse_pytest,
     selector=lambda test_name: test_name,  # the node id itself
     accepts_selector=is_node_id,
     runs_named_tests=True,
     finished_line=FINISHED_LINE,
     names_carry_file=False,
-    ecosystem="python",
-    manifests=("pyproject.toml", "setup.py", "setup.cfg"),
     python=PythonProject(
         package=PACKAGE,
         package_floor=PACKAGE_FLOOR,
@@ -1008,16 +974,8 @@ RUNNER = Runner(
         without_plugins=without_plugins,
     ),
     test_globals=("pytest",),
-    tooling_files=("pytest.ini",),
-    toolchains=("python",),
     evidence=True,
     selects_files=True,
-    control_files=CONTROL_FILES,
-    control_directories=CONTROL_DIRECTORIES,
-    package_directories=PACKAGE_DIRECTORIES,
-    package_files=PACKAGE_FILES,
-    project_paths=PROJECT_PATHS,
-    shared_configuration_files=SHARED_CONFIGURATION_FILES,
     package_projects=("pytest", "pluggy"),
     reporter_module=REPORTER_MODULE,
     tamper_names=(

@@ -8,31 +8,21 @@ own machinery (`TestCase.run` and `__call__`, pytest's `TestCaseFunction.runtest
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from selfbench.runners import pytest
+from selfbench.runners._index import UNITTEST
 from selfbench.runners._protocol import PythonProject, Runner
 
 __all__ = ["RUNNER"]
 
 
-def _matches(name: str, args: Sequence[str]) -> bool:  # noqa: ARG001 - the protocol's shape
-    return False  # its command is pytest's
-
-
 RUNNER = Runner(
-    name="unittest",
-    setting="unittest",
+    entry=UNITTEST,
     label="pytest",
-    reads_as="pytest",
-    matches=_matches,
     parse=pytest.parse_pytest,
     selector=lambda test_name: test_name,  # pytest's node id
     accepts_selector=pytest.is_node_id,
     finished_line=pytest.FINISHED_LINE,
     names_carry_file=False,
-    ecosystem="python",
-    manifests=pytest.RUNNER.manifests,
     python=PythonProject(
         package=pytest.PACKAGE,  # run through pytest
         package_floor=pytest.PACKAGE_FLOOR,
@@ -54,15 +44,8 @@ RUNNER = Runner(
         "wasSuccessful",
     ),
     assertion_classes=("unittest.TestCase", "unittest.case.TestCase"),
-    toolchains=("python",),
     evidence=True,
     selects_files=True,
-    control_files=pytest.CONTROL_FILES,
-    control_directories=pytest.CONTROL_DIRECTORIES,
-    package_directories=pytest.PACKAGE_DIRECTORIES,
-    package_files=pytest.PACKAGE_FILES,
-    project_paths=pytest.PROJECT_PATHS,
-    shared_configuration_files=pytest.SHARED_CONFIGURATION_FILES,
     coverage=pytest.COVERAGE,
     canary=pytest.CANARY,  # its tests run through pytest
 )

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from selfbench.runners._command import installed, js_bin
+from selfbench.runners._command import installed
+from selfbench.runners._index import VITEST
 from selfbench.runners._jest_family import (
     JS_SUFFIXES,
     NO_FILES,
@@ -54,33 +55,16 @@ def _vitest_text(run: Run) -> Result:
     return result
 
 
-def _matches(name: str, args: Sequence[str]) -> bool:
-    return js_bin(name, args) == "vitest" and not (name in ("node", "nodejs") and "--test" in args)
-
-
-CONTROL_FILES = (
-    "vitest.config.*",
-    "vitest.setup.*",
-    "vitest.workspace.*",
-    "vite.config.*",
-)  # fmt: skip
-
-
 def _script_command(kept: Sequence[str], local: bool) -> list[str]:
     return [*installed("vitest", local), "run", "--reporter=verbose", *kept]
 
 
 RUNNER = Runner(
-    name="vitest",
-    setting="vitest",
+    entry=VITEST,
     label="vitest",
-    reads_as="vitest",
-    matches=_matches,
     parse=parse_vitest,
     selector=by_file("vitest"),
     names_carry_file=True,
-    ecosystem="node",
-    manifests=("package.json",),
     node=NodeProject(
         script_command=_script_command,
         kept_options=frozenset(
@@ -99,14 +83,9 @@ RUNNER = Runner(
         "vitest-reporter",
         "SELFBENCH_REPORTER",
     ),
-    toolchains=("node",),
     evidence=True,
     selects_files=True,
     report_arguments="--reporter=default --reporter=" + REPORTER_ARGUMENTS,
-    control_files=CONTROL_FILES,
-    project_paths=(r"packages/(vitest)(?:-[^/]*)?",),
-    manifest_keys=("scripts",),
-    restored_manifests=("package.json",),
     coverage=V8_COVERAGE,
     canary=CanaryParts(
         text=canary_text("vitest"),
