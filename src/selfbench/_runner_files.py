@@ -244,10 +244,18 @@ _CLOSING_RE = re.compile(r"\s*[}\]]")
 # script, babel or jest setting reads so (`"dev": "next"`, `"maxWorkers": "50%"` and
 # `"testURL": "http://…"` do not).
 _VERSION = r"(?:[<>]=?|[~^=])?\s*v?(?:\d+|[xX*])(?:\.(?:\d+|[xX*])){0,2}(?:-[\w.-]+)?(?:\+[\w.-]+)?"
-_DEPENDENCY_RE = re.compile(
-    rf'\s*"@?[a-z0-9][a-z0-9._~/-]*"\s*:\s*"(?:{_VERSION}(?:\s*(?:\|\||-|\s)\s*{_VERSION})*'
-    r'|latest|(?:workspace|npm|file|link|portal|catalog|github|git\+\w+):[^"\s]*)"\s*,?\s*'
-)
+
+
+# Compiled on first use (a gold patch changing a `package.json`): compiling its nested
+# repetitions cost every audit's start-up milliseconds.
+@cache
+def _dependency_re() -> re.Pattern[str]:
+    return re.compile(
+        rf'\s*"@?[a-z0-9][a-z0-9._~/-]*"\s*:\s*"(?:{_VERSION}(?:\s*(?:\|\||-|\s)\s*{_VERSION})*'
+        r'|latest|(?:workspace|npm|file|link|portal|catalog|github|git\+\w+):[^"\s]*)"\s*,?\s*'
+    )
+
+
 _CONTROL_KEY_RE = re.compile("|".join(rf'"{key}"\s*:' for key in PACKAGE_JSON_CONTROL_KEYS))
 
 
@@ -326,6 +334,6 @@ def _changes_package_json_control(section: bytes) -> bool:
             if line_owner is not None:
                 if line_owner in PACKAGE_JSON_CONTROL_KEYS:
                     return True
-            elif indent > top and not _DEPENDENCY_RE.fullmatch(text):
+            elif indent > top and not _dependency_re().fullmatch(text):
                 return True
     return False
