@@ -3,7 +3,8 @@
 Each command runs in a fresh interpreter that then lists its modules: none of the heavy ones
 (a validation library, the terminal renderer for JSON output, the MCP and HTTP stacks, an
 installed-package scan, the compiler, validation, evaluation, the other commands' modules) may be
-among them. The timings are `benchmarks/startup.py`'s (docs/performance.md).
+among them, nor a runner's module the task does not need. The timings are
+`benchmarks/startup.py`'s (docs/performance.md).
 """
 
 from __future__ import annotations

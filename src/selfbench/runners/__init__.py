@@ -87,7 +87,8 @@ __all__ = [
     "tooling_files",
 ]
 
-# The names each module gives without building its runners: a name of these imports its module.
+# The protocol's and the log's names, re-exported here and imported on first use: building
+# `_protocol`'s records cost every start-up milliseconds, though `audit` needs none of them.
 _LAZY = {
     **dict.fromkeys(("NO_MATCH", "Outcome", "Result", "Run"), "_log"),
     **dict.fromkeys(
