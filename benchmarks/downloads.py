@@ -3,14 +3,14 @@
 Clones `--repo` (a git repository of a Node project with a `pnpm-lock.yaml`, or of any project
 with `--setup`), then runs its setup as a local setup stage runs it: in a fresh sandbox each
 time (as each candidate gets one), root, a network, root's home writable, `--setup` from the
-checkout, and one set of the process's download caches (`validate/downloads.py`):
+checkout, and one set of the process's download caches (`environments/local/downloads.py`):
 
 1. cold: the caches empty;
 2. warm: the caches the first setup filled (a fresh sandbox, a fresh checkout);
 3. offline: as 2, with the network cut, which succeeds only when the caches hold everything the
    setup downloads (Corepack's copy of the package manager included);
 4. seeded: as 2, the fresh checkout first given the warm setup's `.venv` and `node_modules` as
-   a dependency seed (`validate/seeds.py`: what a later candidate of the same manifests starts
+   a dependency seed (`environments/local/seeds.py`: what a later candidate of the same manifests starts
    from), the copy timed with the setup.
 
 Prints the seconds of each and the package manager's own last summary line. `--small` (the
@@ -37,11 +37,17 @@ import time
 from pathlib import Path
 
 from selfbench.draft._node import _COREPACK
+from selfbench.environments.local.downloads import Lease, download_caches
+from selfbench.environments.local.host_network import HostNetwork
+from selfbench.environments.local.sandbox import (
+    Mounts,
+    Sandbox,
+    copy_tree,
+    leased_users,
+    require_sandbox,
+)
+from selfbench.environments.local.seeds import SeedStore, Snapshot, seeded_directories
 from selfbench.toolchains import provision_task
-from selfbench.validate.downloads import Lease, download_caches
-from selfbench.validate.host_network import HostNetwork
-from selfbench.validate.sandbox import Mounts, Sandbox, copy_tree, leased_users, require_sandbox
-from selfbench.validate.seeds import SeedStore, Snapshot, seeded_directories
 
 _PNPM = f"{_COREPACK} pnpm install --frozen-lockfile --reporter=append-only"
 """What `draft` writes for a project with `pnpm-lock.yaml` (its log made line by line)."""

@@ -42,8 +42,8 @@ from selfbench.artifacts.compiled import locate_task
 from selfbench.bundle import layout
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.bundle.render_scripts import render_test_sh
+from selfbench.environments.local.host_network import HostNetwork
 from selfbench.patches import parse_patch
-from selfbench.validate.host_network import HostNetwork
 from selfbench.validate.local import LocalOptions, VerifierVariant, score_patches
 
 _SELFBENCH = [sys.executable, "-m", "selfbench"]

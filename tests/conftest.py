@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from selfbench.validate.uids import Users, leased_users
+from selfbench.environments.local.uids import Users, leased_users
 
 # The validation tests' sample projects run pytest from Debian's python3-pytest through
 # `--system-site-packages`, which the image's Python does not have: they validate with the host's
@@ -58,8 +58,8 @@ def _no_parked_workspaces() -> Iterator[None]:
     """Each test starts with no prepared workspace parked and no dependency seed kept by an
     earlier one (a test that reuses a preparation makes both within itself), and leaves none on
     disk."""
-    from selfbench.validate.seeds import seed_store  # noqa: PLC0415 - lazily, as the CLI
-    from selfbench.validate.workspaces import workspace_pool  # noqa: PLC0415 - as above
+    from selfbench.environments.local.seeds import seed_store  # noqa: PLC0415 - lazily, as the CLI
+    from selfbench.environments.local.workspaces import workspace_pool  # noqa: PLC0415 - as above
 
     workspace_pool().clear()
     seed_store().clear()

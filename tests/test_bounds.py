@@ -25,10 +25,10 @@ import pytest
 from helpers import task
 from selfbench._scratch import sweep_scratch
 from selfbench.cli import main
-from selfbench.validate.ceilings import Ceilings
-from selfbench.validate.cgroup import Limits
-from selfbench.validate.disk import IMAGE_NAME, mount_workspace, remove_workspace
-from selfbench.validate.sandbox import Mounts, Sandbox, Users, require_sandbox
+from selfbench.environments.local.ceilings import Ceilings
+from selfbench.environments.local.cgroup import Limits
+from selfbench.environments.local.disk import IMAGE_NAME, mount_workspace, remove_workspace
+from selfbench.environments.local.sandbox import Mounts, Sandbox, Users, require_sandbox
 
 needs_root = pytest.mark.sandbox
 
@@ -242,7 +242,7 @@ def test_a_killed_run_s_workspace_disk_is_unmounted_and_removed_by_the_next_run(
     mount_and_die = (
         "import os, signal, sys\n"
         "from pathlib import Path\n"
-        "from selfbench.validate.disk import mount_workspace\n"
+        "from selfbench.environments.local.disk import mount_workspace\n"
         "assert mount_workspace(Path(sys.argv[1]), 64) == ''\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"
     )

@@ -20,10 +20,10 @@ from projects import Project, build
 from run_history import generate
 from selfbench.cli import build_parser, main
 from selfbench.cli.common import CEILING_FLAGS
+from selfbench.environments.local.ceilings import Ceilings
 from selfbench.export import RunInfo, export_run
 from selfbench.run import RunDirectory, RunOptions
 from selfbench.run.driver import _apply_changes, load_options
-from selfbench.validate.ceilings import Ceilings
 
 needs_root = pytest.mark.sandbox
 

@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
+from selfbench.artifacts.report import Reward
 from selfbench.bundle.canaries import canary_plan
 from selfbench.bundle.render_scripts import render_test_sh
 from selfbench.contract import TaskDefinition
 from selfbench.evaluate.classify import TrialFacts, classify, reclassify
 from selfbench.evaluate.results import Recheck
 from selfbench.runners import CANARY_NAMES, runner_named
-from selfbench.validate.report import Reward
 from test_render import make_definition
 
 A, B = CANARY_NAMES

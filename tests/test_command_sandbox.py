@@ -26,10 +26,10 @@ import pytest
 
 import selfbench
 from run_helpers import SCRIPTED_AUTHOR, Sample, sample
+from selfbench.environments.local.uids import leased_users
 from selfbench.errors import SandboxError
 from selfbench.run.author import AuthorJob, author_with_command
 from selfbench.run.coupling import review_with_command
-from selfbench.validate.uids import leased_users
 
 pytestmark = [
     pytest.mark.sandbox,

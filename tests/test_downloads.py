@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from selfbench.validate.downloads import DOWNLOADS, MANAGERS, DownloadCaches
-from selfbench.validate.sandbox import SHARED_STATE
+from selfbench.environments.local.downloads import DOWNLOADS, MANAGERS, DownloadCaches
+from selfbench.environments.local.sandbox import SHARED_STATE
 
 
 def test_setups_at_once_hold_sets_of_their_own_and_a_later_one_reuses_a_set(

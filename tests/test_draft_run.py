@@ -29,6 +29,7 @@ from selfbench.artifacts.draft_record import (
     reruns_alone,
 )
 from selfbench.artifacts.quality_record import PassToPassBasis
+from selfbench.artifacts.report import Reward, RunReport
 from selfbench.bundle.evidence import REPORT_ARGUMENTS
 from selfbench.bundle.render_scripts import F2P_LABEL
 from selfbench.draft.api import DraftOptions, DraftResult, _sample_json, draft_candidate
@@ -60,7 +61,6 @@ from selfbench.mine.candidate import CandidateModel, find_candidate
 from selfbench.outcomes import Outcomes, parse_outcomes
 from selfbench.runners.pytest import failed_plugins, is_node_id, without_plugins
 from selfbench.validate.evidence import DraftProof
-from selfbench.validate.report import Reward, RunReport
 
 SANDBOX = pytest.mark.sandbox
 TIMEOUTS = {"setupSeconds": 300, "agentSeconds": 600, "testsSeconds": 120}

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from selfbench.artifacts.report import Reward
 from selfbench.evaluate import (
     AgentSpec,
     BuiltinAgent,
@@ -25,7 +26,6 @@ from selfbench.evaluate import (
 )
 from selfbench.evaluate.classify import Proof
 from selfbench.evaluate.results import Classification
-from selfbench.validate.report import Reward
 
 
 @pytest.mark.parametrize(

@@ -19,12 +19,18 @@ from typing import Any
 import pytest
 
 from projects import build
+from selfbench.environments.local import cgroup
+from selfbench.environments.local.phases import FULL_BYTES, AgentPatch, AgentPhase, limits_struck
+from selfbench.environments.local.sandbox import (
+    Mounts,
+    PhaseResult,
+    Sandbox,
+    Users,
+    require_sandbox,
+)
 from selfbench.evaluate import build_summary, read_results
 from selfbench.evaluate.local_trials import _agent_cause
 from selfbench.evaluate.results import TrialRecord
-from selfbench.validate import cgroup
-from selfbench.validate.phases import FULL_BYTES, AgentPatch, AgentPhase, limits_struck
-from selfbench.validate.sandbox import Mounts, PhaseResult, Sandbox, Users, require_sandbox
 from test_eval import _eval, project
 
 pytestmark = pytest.mark.sandbox

@@ -1,5 +1,5 @@
 """The host's network configuration reaches setup, and a setup the network failed stops the
-command instead of rejecting the candidate (`selfbench.validate.host_network`).
+command instead of rejecting the candidate (`selfbench.environments.local.host_network`).
 
 The sandbox tests serve a package index over HTTPS from a test host of their own: a network
 namespace joined to this one by a veth pair (198.18.0.0/15, the benchmarking range), its
@@ -31,10 +31,7 @@ from hypothesis import strategies as st
 
 from run_history import generate
 from selfbench.cli import main
-from selfbench.toolchains.install import PackageRegistries
-from selfbench.toolchains.model import components
-from selfbench.toolchains.resolve import toolchain_cache
-from selfbench.validate.host_network import (
+from selfbench.environments.local.host_network import (
     CA_DIRECTORY_VARIABLES,
     CA_FILE_VARIABLES,
     CONTAINER_CA_BUNDLE,
@@ -44,7 +41,10 @@ from selfbench.validate.host_network import (
     network_failure,
     parse_certificates,
 )
-from selfbench.validate.sandbox import Mounts, Sandbox, Users, require_sandbox
+from selfbench.environments.local.sandbox import Mounts, Sandbox, Users, require_sandbox
+from selfbench.toolchains.install import PackageRegistries
+from selfbench.toolchains.model import components
+from selfbench.toolchains.resolve import toolchain_cache
 
 # --- certificates ------------------------------------------------------------------------------
 
@@ -533,7 +533,7 @@ def test_a_run_whose_registry_the_sandbox_cannot_trust_stops_before_mining(
     assert "set SSL_CERT_FILE" in error
     assert not (tmp_path / "bench.run").exists()
 
-    from selfbench.validate.network_probe import ecosystems, probe_registries  # noqa: PLC0415
+    from selfbench.environments.local.network_probe import ecosystems, probe_registries  # noqa: PLC0415
 
     probes = ecosystems(history, "HEAD")
     assert [probe.name for probe in probes] == ["Python"]
@@ -558,7 +558,7 @@ def test_the_root_manifests_say_which_registries_are_probed(
     tmp_path: Path, files: list[str], probed: list[str]
 ) -> None:
     from run_history import git  # noqa: PLC0415
-    from selfbench.validate.network_probe import ecosystems  # noqa: PLC0415
+    from selfbench.environments.local.network_probe import ecosystems  # noqa: PLC0415
 
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -574,7 +574,7 @@ def test_the_root_manifests_say_which_registries_are_probed(
 @pytest.mark.sandbox
 @needs_ip
 def test_a_client_the_sandbox_lacks_is_not_the_networks_failure(tmp_path: Path) -> None:
-    from selfbench.validate.network_probe import Probe, probe_registries  # noqa: PLC0415
+    from selfbench.environments.local.network_probe import Probe, probe_registries  # noqa: PLC0415
 
     missing = Probe("Nothing", ("x",), "no-such-registry-client ping")
     probe_registries((missing,), host_network=HostNetwork())

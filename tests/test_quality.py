@@ -41,6 +41,7 @@ from selfbench.artifacts.quality_record import (
 from selfbench.cli import main
 from selfbench.compiler import compile_home
 from selfbench.contract import Difficulty
+from selfbench.environments.local.phases import LocalOptions
 from selfbench.patches import parse_patch
 from selfbench.quality.api import (
     QualityOptions,
@@ -64,7 +65,6 @@ from selfbench.quality.variants import (
     without,
 )
 from selfbench.quality.verdict import MIN_MUTANTS, judge
-from selfbench.validate.phases import LocalOptions
 
 SANDBOX = pytest.mark.sandbox
 

@@ -29,6 +29,8 @@ from selfbench.artifacts.quality_record import (
 )
 from selfbench.cli import build_parser, main
 from selfbench.contract import canonical_json, check_definition, definition_sha256, parse_definition
+from selfbench.environments.local.phases import TaskPhases
+from selfbench.environments.local.sandbox import Sandbox, Users, read_status, require_sandbox
 from selfbench.errors import DefinitionError, GitError
 from selfbench.mine import mine_repository, write_candidates
 from selfbench.quality.api import unjudged_manifests
@@ -42,8 +44,6 @@ from selfbench.quality.dependencies import (
 from selfbench.run.driver import RunOptions, load_options
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner
-from selfbench.validate.phases import TaskPhases
-from selfbench.validate.sandbox import Sandbox, Users, read_status, require_sandbox
 
 PYPROJECT = """\
 [project]

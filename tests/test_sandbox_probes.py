@@ -32,13 +32,13 @@ import pytest
 from projects import build
 from selfbench._fs import read_beneath
 from selfbench.artifacts.compiled import locate_task
+from selfbench.artifacts.report import TaskReport
+from selfbench.environments.local.disk import remove_workspace
+from selfbench.environments.local.downloads import DOWNLOADS, download_caches
+from selfbench.environments.local.uids import Users
 from selfbench.errors import RewardError
 from selfbench.validate import validate
-from selfbench.validate.disk import remove_workspace
-from selfbench.validate.downloads import DOWNLOADS, download_caches
 from selfbench.validate.local import LocalOptions, LocalRunner
-from selfbench.validate.report import TaskReport
-from selfbench.validate.uids import Users
 from test_validate import PY_BASE, PY_SETUP, PY_TEST_MUL, python_project
 
 pytestmark = pytest.mark.sandbox
@@ -374,7 +374,7 @@ def test_root_in_the_sandbox_cannot_reach_a_host_socket_by_its_path(
 ) -> None:
     """A host daemon's socket in a directory the sandbox shows (`/var/cache`, say): a network
     namespace does not cover a socket reached by its path, so the sandbox covers every socket."""
-    from selfbench.validate.sandbox import Mounts, Sandbox, require_sandbox  # noqa: PLC0415
+    from selfbench.environments.local.sandbox import Mounts, Sandbox, require_sandbox  # noqa: PLC0415
 
     directory = Path(tempfile.mkdtemp(prefix="selfbench-probe-", dir="/var/cache"))
     directory.chmod(0o755)
@@ -529,7 +529,7 @@ def test_one_sandboxs_process_flood_leaves_another_sandbox_able_to_fork(tmp_path
     for it: the first floods its `agent` to its process cap, the second's `agent` still forks."""
     import threading  # noqa: PLC0415
 
-    from selfbench.validate.sandbox import Mounts, Sandbox, leased_users, require_sandbox  # noqa: PLC0415
+    from selfbench.environments.local.sandbox import Mounts, Sandbox, leased_users, require_sandbox  # noqa: PLC0415
 
     shared = tmp_path / "flood"
     shared.mkdir()
@@ -601,9 +601,9 @@ def test_no_phase_can_plant_a_cargo_configuration_for_a_later_one(
     toolchain mount shared by every phase) with a `rustc-wrapper`, which a later phase ran.
     Cargo's home is root's now, its caches are each phase's own copy: neither the agent nor the
     verifier user can write the configuration, and what they cache reaches no later phase."""
+    from selfbench.environments.local.phases import TaskPhases  # noqa: PLC0415
+    from selfbench.environments.local.sandbox import Sandbox, read_status, require_sandbox  # noqa: PLC0415
     from selfbench.toolchains.model import Mount, Provisioned  # noqa: PLC0415
-    from selfbench.validate.phases import TaskPhases  # noqa: PLC0415
-    from selfbench.validate.sandbox import Sandbox, read_status, require_sandbox  # noqa: PLC0415
     from test_toolchains import shell_project  # noqa: PLC0415
 
     setup = "mkdir -p /usr/local/cargo/registry && touch /usr/local/cargo/registry/from-setup"
@@ -759,7 +759,7 @@ def test_every_user_of_a_phase_has_a_shared_memory_of_its_own(tmp_path: Path) ->
     """Finding: loguru #1069's tests create `multiprocessing.Lock()`, which failed with
     `PermissionError` in every phase: bubblewrap's `/dev/shm` was root's, mode 0755. Each phase
     has its own, every user may write it, and it is as large as a container's."""
-    from selfbench.validate.sandbox import (  # noqa: PLC0415
+    from selfbench.environments.local.sandbox import (  # noqa: PLC0415
         SHM_BYTES,
         Mounts,
         Sandbox,
@@ -792,7 +792,7 @@ def test_every_user_of_a_phase_has_a_shared_memory_of_its_own(tmp_path: Path) ->
 def test_shared_memory_has_a_size_where_bubblewrap_can_set_one(
     tmp_path: Path, help_text: str, sized: bool
 ) -> None:
-    from selfbench.validate.sandbox import SHM_BYTES, _shm_args  # noqa: PLC0415
+    from selfbench.environments.local.sandbox import SHM_BYTES, _shm_args  # noqa: PLC0415
 
     bwrap = tmp_path / "bwrap"
     bwrap.write_text(f"#!/bin/sh\nprintf '%s' '{help_text}'\n", encoding="utf-8")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from selfbench.validate.sandbox import (
+from selfbench.environments.local.sandbox import (
     SETUP_TRIES,
     Mounts,
     Sandbox,

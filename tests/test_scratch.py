@@ -16,9 +16,9 @@ from selfbench import _scratch
 from selfbench.demo import SampleRepository, build_sample_repository, sample_arguments
 from selfbench.draft import api as draft_api
 from selfbench.draft.api import DraftOptions
+from selfbench.environments.local.phases import LocalOptions
 from selfbench.submit import submit_task
 from selfbench.validate import local as validate_local
-from selfbench.validate.phases import LocalOptions
 
 _KILLS = 12
 

@@ -1,4 +1,4 @@
-"""Dependency seeds (validate/seeds.py): a setup of the same manifests starts from what the last
+"""Dependency seeds (environments/local/seeds.py): a setup of the same manifests starts from what the last
 one installed, never from what was built from a candidate's own code, and a seed that breaks a
 setup is dropped for that setup."""
 
@@ -20,15 +20,15 @@ import pytest
 
 from projects import build
 from selfbench.artifacts.compiled import locate_task
-from selfbench.validate import validate
-from selfbench.validate.local import LocalOptions, LocalRunner, score_patches
-from selfbench.validate.seeds import (
+from selfbench.environments.local.seeds import (
     SeedRefused,
     SeedStore,
     Snapshot,
     seed_store,
     seeded_directories,
 )
+from selfbench.validate import validate
+from selfbench.validate.local import LocalOptions, LocalRunner, score_patches
 from test_validate import PY_BASE, python_project
 
 needs_sandbox = pytest.mark.sandbox

@@ -1,10 +1,10 @@
-"""`validate.setup_cause`: a failed setup's reason names its failure, in one line of its output."""
+"""`environments.local.setup_cause`: a failed setup's reason names its failure, in one line of its output."""
 
 from __future__ import annotations
 
 import pytest
 
-from selfbench.validate.setup_cause import known_hint, setup_cause
+from selfbench.environments.local.setup_cause import known_hint, setup_cause
 
 PNPM_FAILED = (
     'ERR_PNPM_META_FETCH_FAIL GET https://npm.mirror.example/argparse: Value of "this" must be '

@@ -1,4 +1,4 @@
-"""`validate.sharing`: verifier runs share the machine; a run that must see a test alone holds it
+"""`environments.local.sharing`: verifier runs share the machine; a run that must see a test alone holds it
 whole, after the shared runs going on and before any that start later. Real threads."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from selfbench.validate.sharing import Machine
+from selfbench.environments.local.sharing import Machine
 
 WAIT = 10.0
 

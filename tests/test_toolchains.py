@@ -16,9 +16,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from projects import Project, build
+from selfbench.artifacts.report import RunReport, TaskReport
 from selfbench.bundle import layout
 from selfbench.cli import main
 from selfbench.cli.report import print_validation
+from selfbench.environments.local.sandbox import Mounts, Sandbox, Users, require_sandbox
 from selfbench.toolchains import PackageRegistries, provision, resolve, strict_refusal
 from selfbench.toolchains.model import (
     Component,
@@ -33,8 +35,6 @@ from selfbench.toolchains.model import satisfies as meets
 from selfbench.toolchains.provision import build_provisioned, host_tools_to_hide, visible_in_sandbox
 from selfbench.toolchains.resolve import Host, host_pythons, resolved_pythons, toolchain_cache
 from selfbench.validate import LocalOptions, LocalRunner, validate
-from selfbench.validate.report import RunReport, TaskReport
-from selfbench.validate.sandbox import Mounts, Sandbox, Users, require_sandbox
 
 needs_sandbox = pytest.mark.sandbox
 

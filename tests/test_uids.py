@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from selfbench.environments.local import uids
+from selfbench.environments.local.uids import FIRST_UID, leased_users
 from selfbench.errors import SandboxError
-from selfbench.validate import uids
-from selfbench.validate.uids import FIRST_UID, leased_users
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -27,7 +27,7 @@ pytestmark = [
 HOLDER = """
 import sys, time
 from pathlib import Path
-from selfbench.validate.uids import leased_users
+from selfbench.environments.local.uids import leased_users
 with leased_users(Path(sys.argv[1])) as users:
     print(users.agent, users.verifier, flush=True)
     time.sleep(600)

@@ -19,13 +19,13 @@ import pytest
 from projects import Project, build
 from selfbench import compiler
 from selfbench.artifacts.compiled import locate_task
+from selfbench.artifacts.report import REWARD_FIELDS, Reward, TaskReport
 from selfbench.cli import main
 from selfbench.compiler import compile_task
+from selfbench.environments.local.disk import remove_workspace
 from selfbench.errors import CompileError
 from selfbench.validate import validate
-from selfbench.validate.disk import remove_workspace
 from selfbench.validate.local import LocalOptions, LocalRunner, score_patch
-from selfbench.validate.report import REWARD_FIELDS, Reward, TaskReport
 
 pytestmark = pytest.mark.sandbox
 
@@ -567,9 +567,9 @@ def test_the_independent_rerun_check(
     tmp_path: Path, rerun: Reward | None, passed: bool, detail: str
 ) -> None:
     out = build(python_project("rerun-check"), tmp_path / "build")
-    from selfbench.validate.checks import VerifierRun  # noqa: PLC0415
+    from selfbench.environments.local.sandbox import PhaseResult, Sandbox, Users  # noqa: PLC0415
+    from selfbench.environments.local.verifier import VerifierRun  # noqa: PLC0415
     from selfbench.validate.local import _Validation  # noqa: PLC0415
-    from selfbench.validate.sandbox import PhaseResult, Sandbox, Users  # noqa: PLC0415
 
     log = tmp_path / "run.log"
     log.write_text("")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from helpers import task
+from selfbench.artifacts.report import REWARD_FIELDS, Reward
 from selfbench.bundle.render_scripts import (
     F2P_AGAIN_LABEL,
     F2P_LABEL,
@@ -20,8 +21,8 @@ from selfbench.bundle.render_scripts import (
     render_test_sh,
 )
 from selfbench.contract import TaskDefinition
-from selfbench.runners import CANARY_NAMES, CANARY_VALUES
-from selfbench.validate.checks import (
+from selfbench.environments.local.sandbox import PhaseResult
+from selfbench.environments.local.verifier import (
     VerifierRun,
     _segments,
     beyond_checks,
@@ -29,8 +30,7 @@ from selfbench.validate.checks import (
     run_phases,
     verifier_commands,
 )
-from selfbench.validate.report import REWARD_FIELDS, Reward
-from selfbench.validate.sandbox import PhaseResult
+from selfbench.runners import CANARY_NAMES, CANARY_VALUES
 
 PHASE = PhaseResult(exit_code=0, timed_out=False, seconds=1.0)
 

@@ -30,6 +30,7 @@ import pytest
 
 from harbor_env import harbor_venv
 from helpers import definition
+from selfbench.artifacts.report import TaskReport
 from selfbench.bundle import build_bundle_manifest, render_bundle_manifest
 from selfbench.cli import main
 from selfbench.contract import parse_definition
@@ -45,7 +46,6 @@ from selfbench.validate.harbor import (
     parse_harbor_job,
     validate_with_harbor,
 )
-from selfbench.validate.report import TaskReport
 
 pytestmark = pytest.mark.harbor
 

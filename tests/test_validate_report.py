@@ -7,7 +7,13 @@ from typing import Any
 
 import pytest
 
-from selfbench.validate.report import REWARD_FIELDS, Reward, RewardError, parity_reason, read_reward
+from selfbench.artifacts.report import (
+    REWARD_FIELDS,
+    Reward,
+    RewardError,
+    parity_reason,
+    read_reward,
+)
 
 NOP = {"reward": 0, "fail_to_pass": 0, "deterministic": 0, "fail_to_pass_exit_code": 1}
 

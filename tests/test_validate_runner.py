@@ -15,11 +15,11 @@ import pytest
 
 from projects import build
 from selfbench.artifacts.compiled import LocatedTask
+from selfbench.artifacts.report import RunReport, TaskReport
 from selfbench.cli import main
 from selfbench.environments.runner import OnDone, Runner
 from selfbench.errors import BundleError, SelfbenchError
 from selfbench.validate import HarborOptions, HarborRunner, LocalOptions, LocalRunner, validate
-from selfbench.validate.report import RunReport, TaskReport
 from test_validate import python_project
 
 

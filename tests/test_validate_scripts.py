@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from selfbench.validate import _scripts
+from selfbench.environments.local import _scripts
 
 
 @pytest.mark.parametrize("name", _scripts.__all__)

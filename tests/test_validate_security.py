@@ -26,9 +26,9 @@ import pytest
 
 from projects import build, git
 from selfbench.artifacts.compiled import locate_task
+from selfbench.environments.local.uids import Users
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner, score_patch
-from selfbench.validate.uids import Users
 from test_validate import PY_SETUP, PY_TEST_MUL, python_project
 
 pytestmark = pytest.mark.sandbox
@@ -257,7 +257,7 @@ print("opened" if fd >= 0 else f"errno {ctypes.get_errno()}")
 def test_root_in_the_sandbox_cannot_open_files_by_handle(
     tmp_path: Path, sandbox_users: Users
 ) -> None:
-    from selfbench.validate.sandbox import (  # noqa: PLC0415
+    from selfbench.environments.local.sandbox import (  # noqa: PLC0415
         Mounts,
         Sandbox,
         require_sandbox,
@@ -331,7 +331,7 @@ def test_setup_reaches_the_network_but_not_the_hosts_loopback(tmp_path: Path) ->
 
 
 def test_a_phase_that_prints_without_end_is_cut(tmp_path: Path, sandbox_users: Users) -> None:
-    from selfbench.validate.sandbox import (  # noqa: PLC0415
+    from selfbench.environments.local.sandbox import (  # noqa: PLC0415
         LOG_LIMIT,
         Mounts,
         Sandbox,
@@ -348,7 +348,7 @@ def test_a_phase_that_prints_without_end_is_cut(tmp_path: Path, sandbox_users: U
 
 
 def test_a_test_that_takes_more_than_the_tasks_memory_is_killed(tmp_path: Path) -> None:
-    from selfbench.validate.cgroup import Limits, PhaseCgroup  # noqa: PLC0415
+    from selfbench.environments.local.cgroup import Limits, PhaseCgroup  # noqa: PLC0415
 
     group, why = PhaseCgroup.create(Limits(cpus=1, memory_mb=64, pids=16))
     if group is None:

@@ -1,4 +1,4 @@
-"""Prepared workspaces reused within a process (validate/workspaces.py): a preparation with the
+"""Prepared workspaces reused within a process (environments/local/workspaces.py): a preparation with the
 same inputs runs no setup again, one with other inputs does, no run changes what is parked, and
 agents' trials never take part."""
 
@@ -10,10 +10,10 @@ import pytest
 
 from projects import build
 from selfbench.artifacts.compiled import locate_task
+from selfbench.environments.local.disk import remove_workspace
+from selfbench.environments.local.workspaces import Parked, WorkspacePool, workspace_pool
 from selfbench.validate import validate
-from selfbench.validate.disk import remove_workspace
 from selfbench.validate.local import LocalOptions, LocalRunner, score_patch, score_patches
-from selfbench.validate.workspaces import Parked, WorkspacePool, workspace_pool
 from test_validate import PY_SETUP, python_project
 
 needs_sandbox = pytest.mark.sandbox

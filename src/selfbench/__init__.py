@@ -31,6 +31,7 @@ from selfbench.errors import (
 )
 
 if TYPE_CHECKING:
+    from selfbench.artifacts.report import TaskReport
     from selfbench.artifacts.task_dir import read_definition
     from selfbench.audit import AuditReport, audit
     from selfbench.collect import collect_authoring
@@ -63,7 +64,6 @@ if TYPE_CHECKING:
         Runner,
         validate_bundles,
     )
-    from selfbench.validate.report import TaskReport
 
 __version__ = "0.1.0"
 
@@ -81,7 +81,7 @@ _LAZY = {
     "RunInfo": "selfbench.export",
     "Runner": "selfbench.validate",
     "TaskDefinition": "selfbench.contract",
-    "TaskReport": "selfbench.validate.report",
+    "TaskReport": "selfbench.artifacts.report",
     "audit": "selfbench.audit",
     "check_coupling_repair": "selfbench.repair",
     "check_definition": "selfbench.contract",

@@ -53,7 +53,7 @@ SNAPSHOT = "/tmp/selfbench-repo.tar.gz"  # noqa: S108 - a build input, removed a
 DEPENDENCY_PATCH = "/tmp/selfbench-dependency-setup.patch"  # noqa: S108 - as SNAPSHOT
 """Where the stage `dependencies` reads `tests/dependency-setup.patch`."""
 SEED = "/run/selfbench-seed"
-"""Where the stage `base` finds a dependency seed (`validate/seeds.py`): locally, and only when
+"""Where the stage `base` finds a dependency seed (`environments/local/seeds.py`): locally, and only when
 an earlier setup of the same manifests left one (`prepare_script(seeded=True)`); never in an
 image."""
 

@@ -52,8 +52,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from selfbench.validate.ceilings import Ceilings
-    from selfbench.validate.host_network import HostNetwork
+    from selfbench.environments.local.ceilings import Ceilings
+    from selfbench.environments.local.host_network import HostNetwork
 
 _T = TypeVar("_T")
 
@@ -234,7 +234,7 @@ and `quality` run each verifier once, so they take the others only."""
 
 def add_ceiling_options(parser: Any, *, reruns: bool = True) -> None:
     """`--max-cpus`, `--max-memory`, `--max-storage`, `--max-seconds` and, with `reruns`,
-    `--max-reruns`: the host's ceilings on what a task may ask for (`validate/ceilings.py`)."""
+    `--max-reruns`: the host's ceilings on what a task may ask for (`environments/local/ceilings.py`)."""
     for flag, _, metavar, kind, help_text in _CEILING_FLAGS:
         if reruns or flag != RERUNS_CEILING:
             parser.add_argument(flag, type=kind, metavar=metavar, help=help_text)
@@ -264,7 +264,7 @@ def ceilings(args: Any, *, jobs: int, workspace: Path | None) -> Ceilings:
     Raises:
         InputError: a `--max-*` value not above 0.
     """
-    from selfbench.validate.ceilings import Ceilings
+    from selfbench.environments.local.ceilings import Ceilings
 
     return Ceilings.for_host(jobs=jobs, workspace=workspace, given=given_ceilings(args))
 
@@ -290,7 +290,7 @@ def add_setup_options(parser: Any, *, setup_env_help: str = SETUP_ENV_HELP) -> N
 def announce_host_network(enabled: bool) -> HostNetwork:
     """The host's network configuration for setup (none when `enabled` is false); what it
     carries is said once on stderr, when a setup first uses it."""
-    from selfbench.validate.host_network import HostNetwork, announce_once
+    from selfbench.environments.local.host_network import HostNetwork, announce_once
 
     if not enabled:
         return HostNetwork()
@@ -317,7 +317,7 @@ def setup_options(args: Any) -> SetupSpec:
     Raises:
         InputError: a `--setup-env` name that is not a variable, or not set.
     """
-    from selfbench.validate.phases import setup_env_values
+    from selfbench.environments.local.phases import setup_env_values
 
     pairs = setup_env_values(args.setup_env or ())
     return SetupSpec(pairs, announce_host_network(not args.no_host_network_config))

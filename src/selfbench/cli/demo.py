@@ -26,7 +26,7 @@ def run_demo(
     cannot run the local sandbox).
     """
     from selfbench.cli.report import console
-    from selfbench.validate.sandbox import SandboxError, require_sandbox
+    from selfbench.environments.local.sandbox import SandboxError, require_sandbox
 
     workspace = Path(tempfile.mkdtemp(prefix="selfbench-demo-"))
     try:

@@ -78,9 +78,9 @@ def _request(args: argparse.Namespace) -> _Request:
     from selfbench.draft.api import DraftOptions
     from selfbench.draft.config import load_config
     from selfbench.environments.build import local_options
+    from selfbench.environments.local.sandbox import require_sandbox
     from selfbench.environments.spec import EnvironmentSpec
     from selfbench.validate.local import MIN_RERUNS, LocalOptions
-    from selfbench.validate.sandbox import require_sandbox
 
     workers = jobs(args)
     if args.reruns is not None and args.reruns < MIN_RERUNS:

@@ -52,9 +52,9 @@ def _check_inputs(task_dirs: list[Path], repo: Path) -> None:
 
 def _quality(args: argparse.Namespace) -> int:
     from selfbench.environments.build import local_options
+    from selfbench.environments.local.phases import LocalOptions
     from selfbench.environments.spec import EnvironmentSpec
     from selfbench.quality.api import QualityOptions, assess_task
-    from selfbench.validate.phases import LocalOptions
 
     workers = jobs(args) or 1
     host = ceilings(args, jobs=workers, workspace=None)

@@ -17,10 +17,10 @@ from selfbench._text import printable
 if TYPE_CHECKING:  # `check` and `audit` print without loading validation's modules
     from rich.console import Console
 
+    from selfbench.artifacts.report import TaskReport
     from selfbench.audit import AuditReport
     from selfbench.contract import CheckReport
     from selfbench.submit import TaskCheck
-    from selfbench.validate.report import TaskReport
 
     console: Console
 

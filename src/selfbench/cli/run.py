@@ -159,7 +159,7 @@ def _clean_up(console: Console) -> None:
     """Remove the prepared workspaces and the process's seeds and caches before the summary,
     saying so: they can take seconds to remove, which the exit would spend in silence."""
     from selfbench import _scratch
-    from selfbench.validate.workspaces import workspace_pool
+    from selfbench.environments.local.workspaces import workspace_pool
 
     pool = workspace_pool()
     if len(pool) or _scratch.process_scoped_count():

@@ -82,6 +82,7 @@ from selfbench.draft.run import (
     rejected_early,
 )
 from selfbench.draft.split import SplitChange, is_runnable_test, split_change
+from selfbench.environments.local.ceilings import Ceilings
 from selfbench.errors import DraftError, SandboxError, SelfbenchError, translating
 from selfbench.mine.candidate import CandidateModel
 from selfbench.patches import parse_patch
@@ -90,7 +91,6 @@ from selfbench.rules import THRESHOLDS
 from selfbench.runners import runner_named
 from selfbench.task import TaskVerdict, judge_task
 from selfbench.toolchains import sandbox_pythons
-from selfbench.validate.ceilings import Ceilings
 from selfbench.validate.evidence import OBSERVED_KEY, observed_inputs
 from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions
 

@@ -46,10 +46,10 @@ from selfbench._git import git
 from selfbench._paths import escapes_repository
 from selfbench.audit import NOT_ONCE, QUOTED, placeholder_is_argument_list
 from selfbench.contract import TOOLCHAINS
+from selfbench.environments.local.ceilings import CONFIG_CAPS
 from selfbench.errors import DraftError, GitError
 from selfbench.rules import PLACEHOLDER, error_location
 from selfbench.runners import settings
-from selfbench.validate.ceilings import CONFIG_CAPS
 
 __all__ = [
     "CONFIGURE",

@@ -48,11 +48,11 @@ from selfbench.bundle import layout
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.bundle.render_scripts import render_test_sh
 from selfbench.contract import TaskDefinition
+from selfbench.environments.local.phases import VerifierVariant
 from selfbench.errors import DraftError
 from selfbench.patches import parse_patch
 from selfbench.rules import PLACEHOLDER
 from selfbench.runners import CoverageParts
-from selfbench.validate.phases import VerifierVariant
 
 __all__ = [
     "LINES",

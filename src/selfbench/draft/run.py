@@ -79,6 +79,7 @@ from selfbench._shell import quote
 from selfbench.artifacts.compiled import LocatedTask
 from selfbench.artifacts.draft_record import AloneRerun, FlakyTest
 from selfbench.artifacts.quality_record import PassToPassBasis
+from selfbench.artifacts.report import RunReport
 from selfbench.artifacts.task_dir import write_task_files
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.bundle.render_scripts import F2P_AGAIN_LABEL, F2P_LABEL, render_test_sh
@@ -93,15 +94,14 @@ from selfbench.draft.coverage import (
     read_coverage,
 )
 from selfbench.draft.volatile import is_volatile, match_key
+from selfbench.environments.local.setup_cause import known_hint, setup_cause
+from selfbench.environments.local.verifier import command_segments
 from selfbench.errors import DraftError, GitError
 from selfbench.outcomes import Outcome, Outcomes, parse_outcomes
 from selfbench.patches import parse_patch
 from selfbench.rules import PLACEHOLDER, THRESHOLDS
 from selfbench.runners import CoverageParts
-from selfbench.validate.checks import command_segments
 from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions, VerifierVariant, score_patches
-from selfbench.validate.report import RunReport
-from selfbench.validate.setup_cause import known_hint, setup_cause
 
 __all__ = [
     "DEFAULT_P2P_CAP",
@@ -810,7 +810,7 @@ def read_samples(
 
 def _setup_failed(log: str) -> str:
     """The reason of a provisional task whose setup failed: the line of its log that names the
-    failure, and what to do when that is known (`validate.setup_cause`)."""
+    failure, and what to do when that is known (`environments.local.setup_cause`)."""
     try:
         data = read_bytes(Path(log), error=DraftError)
     except DraftError:
@@ -1382,7 +1382,7 @@ class _Alone:
     """`observe`'s last step (`settled_alone`): the files whose tests changed outcome between
     the runs at one place in a way the change may reach run `ALONE_RUNS` times more on the
     parked tree, without the other files, once per place, with the machine held whole
-    (`validate.sharing`: no other candidate's tests run meanwhile). A file steady in all of them
+    (`environments.local.sharing`: no other candidate's tests run meanwhile). A file steady in all of them
     (each test one outcome, one exit status) has those runs stand for its runs there, marked
     `alone`; one that still changes is flaky, and `decide` rejects the candidate on its runs as
     they were. Either way each changed test is recorded (`Observation.alone`)."""

@@ -7,12 +7,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from selfbench.environments.harbor import HarborOptions
+from selfbench.environments.local.host_network import HostNetwork
+from selfbench.environments.local.phases import LocalOptions
 from selfbench.environments.runner import Runner
 from selfbench.environments.spec import EnvironmentSpec
 from selfbench.validate.harbor import HarborRunner
-from selfbench.validate.host_network import HostNetwork
 from selfbench.validate.local import LocalRunner
-from selfbench.validate.phases import LocalOptions
 
 __all__ = ["build_runner", "harbor_options", "local_options"]
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # the validate package imports this protocol: no cycle at run time
     from selfbench.artifacts.compiled import LocatedTask
-    from selfbench.validate.report import TaskReport
+    from selfbench.artifacts.report import TaskReport
 
 __all__ = ["OnDone", "Runner"]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:  # the host's network is detected only by a command that runs setup
-    from selfbench.validate.host_network import HostNetwork
+    from selfbench.environments.local.host_network import HostNetwork
 
 __all__ = ["ENVIRONMENTS", "EnvironmentSpec", "Kind", "unused_option"]
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from selfbench.artifacts.report import Reward
+from selfbench.environments.local.phases import Limit
 from selfbench.evaluate.results import Classification, Recheck
-from selfbench.validate.phases import Limit
-from selfbench.validate.report import Reward
 
 __all__ = [
     "CAUSES",

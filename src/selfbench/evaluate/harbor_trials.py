@@ -29,13 +29,13 @@ from typing import Any
 from selfbench._json import loads_strict
 from selfbench.bundle import layout
 from selfbench.environments.harbor import HarborOptions, launch_harbor
+from selfbench.environments.local.verifier import forged_reason
 from selfbench.environments.process import run_captured
 from selfbench.errors import EvalError, JsonError, os_reason, translating
 from selfbench.evaluate.agents import HarborAgent, Usage
 from selfbench.evaluate.bench import BenchTask
 from selfbench.evaluate.classify import Proof, TrialFacts, classify, named_cause, oracle_proof
 from selfbench.evaluate.tamper import Finding, read_suspect
-from selfbench.validate.checks import forged_reason
 from selfbench.validate.harbor import (
     HarborError,
     HarborTrial,

@@ -36,7 +36,7 @@ The agent phase gets a private copy of the images' shared tool state (`/opt/uv-c
 what it writes there reaches neither the verifier nor a later trial.
 
 This module composes the local environment's phases through their public hook
-(`selfbench.validate.phases.TaskPhases`): the workspace, the collect step and the verifier are
+(`selfbench.environments.local.phases.TaskPhases`): the workspace, the collect step and the verifier are
 validation's own; only the agent phase's script is this module's. A setup that fails is tried
 once more in a fresh workspace before the task's trials fail as infrastructure.
 """
@@ -59,6 +59,33 @@ from selfbench.artifacts.compiled import read_bundle_file
 from selfbench.bundle import layout
 from selfbench.environments import _forward
 from selfbench.environments.egress import EGRESS_DIR, FORWARD_READY, RelayLog, plan_for, relayed
+from selfbench.environments.local.cgroup import Limits
+from selfbench.environments.local.disk import remove_workspace
+from selfbench.environments.local.phases import (
+    COLLECT_SECONDS,
+    AgentPatch,
+    AgentPhase,
+    Limit,
+    LocalOptions,
+    TaskPhases,
+    limits_struck,
+)
+from selfbench.environments.local.sandbox import (
+    LOG_LIMIT,
+    Sandbox,
+    Users,
+    leased_users,
+    read_status,
+    require_sandbox,
+)
+from selfbench.environments.local.verifier import (
+    VerifierRun,
+    forged_reason,
+    phase_reason,
+    run_outcomes,
+    verifier_commands,
+    verifier_timed_out,
+)
 from selfbench.environments.process import CalledProcessError
 from selfbench.errors import EvalError, SelfbenchError, SetupNetworkError
 from selfbench.evaluate.agents import (
@@ -93,33 +120,6 @@ from selfbench.evaluate.harnesses import (
 from selfbench.evaluate.tamper import Finding, read_suspect
 from selfbench.evaluate.trial_files import TRAJECTORY_LIMIT, TRAJECTORY_SUFFIXES
 from selfbench.toolchains import provision_task
-from selfbench.validate.cgroup import Limits
-from selfbench.validate.checks import (
-    VerifierRun,
-    forged_reason,
-    phase_reason,
-    run_outcomes,
-    verifier_commands,
-    verifier_timed_out,
-)
-from selfbench.validate.disk import remove_workspace
-from selfbench.validate.phases import (
-    COLLECT_SECONDS,
-    AgentPatch,
-    AgentPhase,
-    Limit,
-    LocalOptions,
-    TaskPhases,
-    limits_struck,
-)
-from selfbench.validate.sandbox import (
-    LOG_LIMIT,
-    Sandbox,
-    Users,
-    leased_users,
-    read_status,
-    require_sandbox,
-)
 
 __all__ = ["LOCAL_NETWORK", "LocalTrial", "PreparedTask", "prepared_task"]
 

@@ -23,6 +23,9 @@ from selfbench._shell import split_argv
 from selfbench.environments.build import harbor_options, local_options
 from selfbench.environments.egress import plan_for
 from selfbench.environments.harbor import HarborOptions
+from selfbench.environments.local.ceilings import Ceilings
+from selfbench.environments.local.phases import LocalOptions
+from selfbench.environments.local.sandbox import CONTAINER_PATH
 from selfbench.environments.process import run_captured
 from selfbench.environments.spec import EnvironmentSpec
 from selfbench.errors import EgressError, EvalError
@@ -56,9 +59,6 @@ from selfbench.evaluate.results import (
     read_results,
 )
 from selfbench.progress import Reporter, silent
-from selfbench.validate.ceilings import Ceilings
-from selfbench.validate.phases import LocalOptions
-from selfbench.validate.sandbox import CONTAINER_PATH
 
 __all__ = ["EvalOptions", "check_agents", "run_eval"]
 
@@ -83,7 +83,7 @@ class EvalOptions:
     trials are skipped either way (re-running an evaluation always resumes it)."""
     ceilings: Ceilings | None = None
     """The most a local trial's task may use (None: this host's defaults for `jobs` tasks at
-    once; see `validate/ceilings.py`). Harbor trials run with the task's own resources."""
+    once; see `environments/local/ceilings.py`). Harbor trials run with the task's own resources."""
 
 
 OnRecord = Callable[[TrialRecord], None]

@@ -65,6 +65,7 @@ from selfbench.artifacts.quality_record import (
 from selfbench.artifacts.task_dir import read_authored_task, write_task_files
 from selfbench.compiler import compile_home
 from selfbench.contract import DIFFICULTIES, Difficulty, TaskDefinition
+from selfbench.environments.local.phases import LocalOptions
 from selfbench.errors import QualityError, TaskFileError
 from selfbench.mine.rank import eligible_tiers
 from selfbench.patches import is_dependency_manifest, is_lockfile, parse_patch
@@ -91,7 +92,6 @@ from selfbench.quality.variants import (
 )
 from selfbench.quality.verdict import MIN_MUTANTS, REJECT_SCORE, WEAK_SCORE, judge
 from selfbench.runners import detect
-from selfbench.validate.phases import LocalOptions
 
 Mutator = Callable[[str, str, Collection[int]], list[Mutant]]
 """`(path, text, changed lines) -> mutants`, as `python_mutants` and `js_mutants` are."""

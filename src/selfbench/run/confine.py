@@ -2,7 +2,7 @@
 
 An agent command is a program selfbench did not write, steered by a model reading an untrusted
 repository, so it runs in bubblewrap (`bwrap`), built from the same parts as the validation
-sandbox (`selfbench.validate.sandbox`):
+sandbox (`selfbench.environments.local.sandbox`):
 
 * the host's system directories read-only, every entry in them that an unprivileged host user
   could not read covered (`/etc/shadow`, SSH host keys, daemons' sockets); no homes, no
@@ -54,8 +54,13 @@ from selfbench.environments.egress import (
     plan_for,
     relayed,
 )
+from selfbench.environments.local.sandbox import (
+    _SYSTEM_DIRS,
+    PrivateEntries,
+    _host_binds,
+    _proc_args,
+)
 from selfbench.errors import EgressError, SandboxError, translating
-from selfbench.validate.sandbox import _SYSTEM_DIRS, PrivateEntries, _host_binds, _proc_args
 
 __all__ = [
     "AGENT_HOME",

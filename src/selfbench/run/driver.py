@@ -30,6 +30,10 @@ from selfbench.artifacts.quality_record import Verdict, read_quality
 from selfbench.contract import AUTHORING_DEFAULTS, DIFFICULTIES
 from selfbench.draft.config import DraftConfig
 from selfbench.environments.build import build_runner
+from selfbench.environments.local.ceilings import Ceilings
+from selfbench.environments.local.host_network import HostNetwork, announce_once, network_failure
+from selfbench.environments.local.network_probe import ecosystems, probe_registries
+from selfbench.environments.local.phases import setup_env_values
 from selfbench.environments.spec import ENVIRONMENTS, EnvironmentSpec
 from selfbench.errors import (
     HarborError,
@@ -50,11 +54,7 @@ from selfbench.run.confine import AuthorNetwork, author_home_problem
 from selfbench.run.export import export_accepted
 from selfbench.run.state import DOING, STAGES, CandidateState, Pool, RunDirectory
 from selfbench.run.steps import StepContext, run_step
-from selfbench.validate.ceilings import Ceilings
-from selfbench.validate.host_network import HostNetwork, announce_once, network_failure
 from selfbench.validate.local import DEFAULT_RERUNS, MIN_RERUNS, LocalOptions
-from selfbench.validate.network_probe import ecosystems, probe_registries
-from selfbench.validate.phases import setup_env_values
 
 __all__ = [
     "ENVIRONMENTS",
@@ -113,7 +113,7 @@ class RunOptions:
     agent_allowed_hosts: tuple[str, ...] = ()
     """The hosts the agent may reach (`[agent] allowed_hosts`); empty: the compiler's default."""
     host_network_config: bool = True
-    """Carry the host's CA bundle and proxy variables into setup (`validate.host_network`)."""
+    """Carry the host's CA bundle and proxy variables into setup (`environments.local.host_network`)."""
     agent_dependencies: bool = False
     """`--deps agent`: drafted tasks set `agentDependencies` (in `inputs.json` only when true)."""
     quality: bool = True
@@ -672,7 +672,7 @@ def preflight(
         RunError: bad options, or no pull-request URL for the tasks to record.
         MineError: `--repo` is not a git repository, or it has no commit.
         SetupNetworkError: with the local environment, the sandbox cannot reach a registry
-            the repository's manifests need (`validate.network_probe`).
+            the repository's manifests need (`environments.local.network_probe`).
     """
 
     options.check()

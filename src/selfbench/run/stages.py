@@ -29,6 +29,8 @@ from selfbench.artifacts.validation import VALIDATION_FILE
 from selfbench.compiler import compile_home
 from selfbench.draft.api import DraftOptions, ProvenCheck, draft_candidate
 from selfbench.draft.config import DraftConfig
+from selfbench.environments.local.ceilings import Ceilings
+from selfbench.environments.local.host_network import HostNetwork
 from selfbench.errors import HarborError, SandboxError, SelfbenchError
 from selfbench.mine.candidate import CandidateModel
 from selfbench.run import author
@@ -42,8 +44,6 @@ from selfbench.run.coupling import (
 )
 from selfbench.task import judge_task
 from selfbench.validate import validate
-from selfbench.validate.ceilings import Ceilings
-from selfbench.validate.host_network import HostNetwork
 from selfbench.validate.local import LocalOptions
 
 __all__ = [

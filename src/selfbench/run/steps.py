@@ -24,12 +24,12 @@ from typing import Any
 
 from selfbench.artifacts.quality_record import Verdict
 from selfbench.draft.config import DraftConfig
+from selfbench.environments.local.ceilings import Ceilings
+from selfbench.environments.local.host_network import HostNetwork
 from selfbench.errors import RunError
 from selfbench.mine.candidate import CandidateModel
 from selfbench.run import stages
 from selfbench.run.state import CandidateState, RunDirectory, Stage
-from selfbench.validate.ceilings import Ceilings
-from selfbench.validate.host_network import HostNetwork
 
 __all__ = ["StepContext", "run_step"]
 
@@ -49,7 +49,7 @@ class StepContext:
     setup_env: tuple[tuple[str, str], ...] = ()
     """(name, value) pairs for the local sandbox's setup, in drafting and validation alike."""
     host_network: HostNetwork = field(default_factory=HostNetwork)
-    """The host's CA certificates and proxies for that setup (`validate.host_network`)."""
+    """The host's CA certificates and proxies for that setup (`environments.local.host_network`)."""
     agent_allowed_hosts: tuple[str, ...] = ()
     """The hosts a compiled task's agent may reach; empty: the compiler's default list."""
     agent_dependencies: bool = False

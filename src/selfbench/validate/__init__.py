@@ -23,9 +23,9 @@ from selfbench.progress import Reporter, silent
 from selfbench.validate.local import LocalRunner
 
 if TYPE_CHECKING:
+    from selfbench.artifacts.report import TaskReport
     from selfbench.validate.harbor import HarborOptions, HarborRunner
     from selfbench.validate.local import LocalOptions
-    from selfbench.validate.report import TaskReport
 
 __all__ = [
     "HarborOptions",

@@ -36,11 +36,11 @@ from typing import Any
 from selfbench._fs import read_bytes
 from selfbench.artifacts.compiled import LocatedTask
 from selfbench.artifacts.draft_record import DRAFT_FILE, dropped_flaky, read_draft_record
+from selfbench.artifacts.report import Check
 from selfbench.bundle import layout
 from selfbench.contract import TaskDefinition
 from selfbench.errors import BundleError, TaskFileError
 from selfbench.patches import parse_patch
-from selfbench.validate.report import Check
 
 __all__ = ["OBSERVED_KEY", "DraftProof", "draft_proof", "observed_inputs"]
 

@@ -40,11 +40,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from selfbench._fs import read_beneath, read_bytes
 from selfbench._json import loads_strict
 from selfbench.artifacts.compiled import LocatedTask, refuse_duplicates
-from selfbench.environments.harbor import HarborOptions, launch_harbor
-from selfbench.environments.runner import OnDone
-from selfbench.errors import HarborError, JsonError, translating
-from selfbench.rules import TASK_ID_PATTERN, describe_error, is_task_id
-from selfbench.validate.report import (
+from selfbench.artifacts.report import (
     Reward,
     RewardError,
     RunReport,
@@ -52,6 +48,10 @@ from selfbench.validate.report import (
     parity_reason,
     read_reward,
 )
+from selfbench.environments.harbor import HarborOptions, launch_harbor
+from selfbench.environments.runner import OnDone
+from selfbench.errors import HarborError, JsonError, translating
+from selfbench.rules import TASK_ID_PATTERN, describe_error, is_task_id
 
 __all__ = [
     "AGENTS",

@@ -34,23 +34,12 @@ from pathlib import Path
 from selfbench import activity
 from selfbench._scratch import kept_directory
 from selfbench.artifacts.compiled import LocatedTask, refuse_duplicates
+from selfbench.artifacts.report import Check, RunReport, TaskReport, parity_reason
 from selfbench.bundle import layout
 from selfbench.contract import TaskDefinition
-from selfbench.environments.process import CalledProcessError
-from selfbench.environments.runner import OnDone
-from selfbench.errors import BundleError, SelfbenchError
-from selfbench.toolchains import Provisioned, provision_task
-from selfbench.validate.ceilings import Ceilings
-from selfbench.validate.cgroup import Limits
-from selfbench.validate.checks import (
-    VerifierRun,
-    beyond_checks,
-    network_hint,
-    phase_reason,
-    precise_reason,
-)
-from selfbench.validate.evidence import DraftProof, draft_proof
-from selfbench.validate.phases import (
+from selfbench.environments.local.ceilings import Ceilings
+from selfbench.environments.local.cgroup import Limits
+from selfbench.environments.local.phases import (
     COLLECT_SECONDS,
     DEFAULT_RERUNS,
     MIN_RERUNS,
@@ -60,10 +49,26 @@ from selfbench.validate.phases import (
     TaskPhases,
     VerifierVariant,
 )
-from selfbench.validate.report import Check, RunReport, TaskReport, parity_reason
-from selfbench.validate.sandbox import PrivateEntries, Sandbox, leased_users, require_sandbox
-from selfbench.validate.sharing import MACHINE
-from selfbench.validate.workspaces import task_workspace
+from selfbench.environments.local.sandbox import (
+    PrivateEntries,
+    Sandbox,
+    leased_users,
+    require_sandbox,
+)
+from selfbench.environments.local.sharing import MACHINE
+from selfbench.environments.local.verifier import (
+    VerifierRun,
+    beyond_checks,
+    network_hint,
+    phase_reason,
+    precise_reason,
+)
+from selfbench.environments.local.workspaces import task_workspace
+from selfbench.environments.process import CalledProcessError
+from selfbench.environments.runner import OnDone
+from selfbench.errors import BundleError, SelfbenchError
+from selfbench.toolchains import Provisioned, provision_task
+from selfbench.validate.evidence import DraftProof, draft_proof
 
 __all__ = [
     "COLLECT_SECONDS",
@@ -313,7 +318,7 @@ def score_patches(
     never repeated: one prepared task serves every run). With `reuse`, the workspace is one
     parked with the same preparation when there is one, and is parked at the end
     (`workspaces.py`): only for patches no agent wrote. With `alone`, the runs (not the setup)
-    hold the machine whole (`validate.sharing`: no other verifier run of this process goes on
+    hold the machine whole (`environments.local.sharing`: no other verifier run of this process goes on
     meanwhile) and their logs are named `alone` instead of `agent` (with the run's index when
     there are several), so a later call on a parked workspace keeps an earlier one's logs.
 

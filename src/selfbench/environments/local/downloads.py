@@ -40,7 +40,7 @@ from pathlib import Path
 
 from selfbench._scratch import process_scoped
 from selfbench.bundle.render_prepare import CARGO_CACHES
-from selfbench.validate.sandbox import SHARED_STATE, copy_tree
+from selfbench.environments.local.sandbox import SHARED_STATE, copy_tree
 
 __all__ = ["DOWNLOADS", "MANAGERS", "DownloadCaches", "Lease", "download_caches"]
 

@@ -71,15 +71,15 @@ from typing import IO, ClassVar, Literal
 from selfbench import activity
 from selfbench._fs import read_beneath
 from selfbench.bundle import layout
+from selfbench.environments.local._gate import Gate
+from selfbench.environments.local.cgroup import USER_PROCESSES, Limits, PhaseCgroup
+from selfbench.environments.local.disk import mount_workspace, workspace_full
+from selfbench.environments.local.uids import Users, leased_users
 from selfbench.environments.process import run_captured, run_phase
 from selfbench.errors import BundleError, SandboxError, SelfbenchError, translating
 from selfbench.toolchains.model import Mount as ToolchainMount
 from selfbench.toolchains.model import Provisioned
 from selfbench.toolchains.provision import host_tools_to_hide
-from selfbench.validate._gate import Gate
-from selfbench.validate.cgroup import USER_PROCESSES, Limits, PhaseCgroup
-from selfbench.validate.disk import mount_workspace, workspace_full
-from selfbench.validate.uids import Users, leased_users
 
 __all__ = [
     "CONTAINER_PATH",

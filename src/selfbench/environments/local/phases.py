@@ -33,6 +33,7 @@ from selfbench import activity
 from selfbench._fs import read_beneath
 from selfbench._shell import substitute_tests
 from selfbench.artifacts.compiled import LocatedTask, read_bundle_file, read_collect_command
+from selfbench.artifacts.report import Reward, RewardError, RunReport, read_reward
 from selfbench.bundle import layout
 from selfbench.bundle.render_prepare import (
     DEPENDENCY_PATCH,
@@ -43,30 +44,15 @@ from selfbench.bundle.render_prepare import (
     prepare_script,
 )
 from selfbench.contract import TaskDefinition
-from selfbench.environments.process import CalledProcessError
-from selfbench.errors import (
-    BundleError,
-    InputError,
-    SelfbenchError,
-    translating,
-)
-from selfbench.toolchains.versions import expand_toolchains
-from selfbench.validate import _scripts
-from selfbench.validate.ceilings import Ceilings
-from selfbench.validate.checks import (
-    VerifierRun,
-    outcome_counts,
-    run_outcomes,
-    verifier_commands,
-)
-from selfbench.validate.downloads import download_caches
-from selfbench.validate.host_network import (
+from selfbench.environments.local import _scripts
+from selfbench.environments.local.ceilings import Ceilings
+from selfbench.environments.local.downloads import download_caches
+from selfbench.environments.local.host_network import (
     HostNetwork,
     failure_error,
     network_failure,
 )
-from selfbench.validate.report import Reward, RewardError, RunReport, read_reward
-from selfbench.validate.sandbox import (
+from selfbench.environments.local.sandbox import (
     LOG_LIMIT,
     Mounts,
     PhaseResult,
@@ -75,9 +61,29 @@ from selfbench.validate.sandbox import (
     read_status,
     read_workspace_text,
 )
-from selfbench.validate.seeds import SeedRefused, SeedStore, Snapshot, seed_key, seed_store
-from selfbench.validate.setup_cause import known_hint, setup_cause
-from selfbench.validate.sharing import MACHINE
+from selfbench.environments.local.seeds import (
+    SeedRefused,
+    SeedStore,
+    Snapshot,
+    seed_key,
+    seed_store,
+)
+from selfbench.environments.local.setup_cause import known_hint, setup_cause
+from selfbench.environments.local.sharing import MACHINE
+from selfbench.environments.local.verifier import (
+    VerifierRun,
+    outcome_counts,
+    run_outcomes,
+    verifier_commands,
+)
+from selfbench.environments.process import CalledProcessError
+from selfbench.errors import (
+    BundleError,
+    InputError,
+    SelfbenchError,
+    translating,
+)
+from selfbench.toolchains.versions import expand_toolchains
 
 __all__ = [
     "COLLECT_SECONDS",

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from selfbench._fs import open_file
+from selfbench.artifacts.report import Check, Reward
 from selfbench.bundle.render_scripts import (
     F2P_AGAIN_LABEL,
     F2P_LABEL,
@@ -29,10 +30,9 @@ from selfbench.bundle.render_scripts import (
     pass_to_pass_command,
 )
 from selfbench.contract import TaskDefinition
+from selfbench.environments.local.sandbox import PhaseResult
 from selfbench.errors import ValidateError
 from selfbench.outcomes import NO_MATCH, Outcomes, parse_outcomes
-from selfbench.validate.report import Check, Reward
-from selfbench.validate.sandbox import PhaseResult
 
 __all__ = [
     "VerifierRun",

@@ -15,8 +15,8 @@ import select
 from dataclasses import dataclass
 from typing import IO
 
+from selfbench.environments.local.cgroup import PhaseCgroup
 from selfbench.environments.process import Helper, start_helper
-from selfbench.validate.cgroup import PhaseCgroup
 
 __all__ = ["Gate"]
 

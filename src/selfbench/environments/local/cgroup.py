@@ -35,8 +35,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
+from selfbench.environments.local.ceilings import Ceilings, lowered
 from selfbench.errors import os_reason
-from selfbench.validate.ceilings import Ceilings, lowered
 
 if TYPE_CHECKING:
     from selfbench.contract import TaskDefinition

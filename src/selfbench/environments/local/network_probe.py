@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from selfbench._git import git
+from selfbench.environments.local.host_network import HostNetwork, describe_failure, network_failure
+from selfbench.environments.local.sandbox import Mounts, Sandbox, leased_users, require_sandbox
 from selfbench.errors import SetupNetworkError
-from selfbench.validate.host_network import HostNetwork, describe_failure, network_failure
-from selfbench.validate.sandbox import Mounts, Sandbox, leased_users, require_sandbox
 
 __all__ = ["PROBES", "Probe", "ecosystems", "probe_registries"]
 

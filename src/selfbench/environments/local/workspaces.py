@@ -36,12 +36,12 @@ from typing import TypeVar
 from selfbench._fs import file_sha256
 from selfbench.artifacts.compiled import LocatedTask
 from selfbench.bundle import layout
+from selfbench.environments.local.cgroup import Limits
+from selfbench.environments.local.disk import remove_workspace
+from selfbench.environments.local.phases import LocalOptions, TaskPhases
+from selfbench.environments.local.sandbox import Sandbox
+from selfbench.environments.local.seeds import inputs_digest, setup_inputs
 from selfbench.toolchains import Provisioned
-from selfbench.validate.cgroup import Limits
-from selfbench.validate.disk import remove_workspace
-from selfbench.validate.phases import LocalOptions, TaskPhases
-from selfbench.validate.sandbox import Sandbox
-from selfbench.validate.seeds import inputs_digest, setup_inputs
 
 __all__ = [
     "CAPACITY",

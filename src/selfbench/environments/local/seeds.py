@@ -63,10 +63,10 @@ from selfbench._text import printable
 from selfbench.artifacts.compiled import LocatedTask
 from selfbench.bundle import layout
 from selfbench.bundle.render_prepare import SEED, prepare_arguments
+from selfbench.environments.local.sandbox import copy_tree
 from selfbench.patches import is_dependency_manifest
 from selfbench.toolchains import Provisioned
 from selfbench.toolchains.versions import expand_toolchains
-from selfbench.validate.sandbox import copy_tree
 
 __all__ = [
     "CAPACITY",

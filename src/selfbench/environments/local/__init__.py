@@ -1,0 +1,1 @@
+"""The local environment: this machine's sandbox and everything it needs."""
