@@ -10,8 +10,8 @@ checkout, and one set of the process's download caches (`environments/local/down
 3. offline: as 2, with the network cut, which succeeds only when the caches hold everything the
    setup downloads (Corepack's copy of the package manager included);
 4. seeded: as 2, the fresh checkout first given the warm setup's `.venv` and `node_modules` as
-   a dependency seed (`environments/local/seeds.py`: what a later candidate of the same manifests starts
-   from), the copy timed with the setup.
+   a dependency seed (`environments/local/seeds.py`: what a later candidate of the same
+   manifests starts from), the copy timed with the setup.
 
 Prints the seconds of each and the package manager's own last summary line. `--small` (the
 suite's configuration) needs no `--repo`: one round, cold then warm, of a pip install of one

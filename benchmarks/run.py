@@ -43,8 +43,9 @@ from selfbench.bundle import layout
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.bundle.render_scripts import render_test_sh
 from selfbench.environments.local.host_network import HostNetwork
+from selfbench.environments.local.scoring import score_patches
 from selfbench.patches import parse_patch
-from selfbench.validate.local import LocalOptions, VerifierVariant, score_patches
+from selfbench.validate.local import LocalOptions, VerifierVariant
 
 _SELFBENCH = [sys.executable, "-m", "selfbench"]
 _SOURCE = "https://example.com/example/genkit"

@@ -13,11 +13,12 @@ import pytest
 
 from selfbench import _children
 from selfbench.cli import main
-from selfbench.environments.build import build_runner, harbor_options, local_options
+from selfbench.environments.build import harbor_options, local_options
 from selfbench.environments.harbor import HarborOptions
 from selfbench.environments.process import run_captured, run_logged, run_phase
 from selfbench.environments.spec import EnvironmentSpec
 from selfbench.validate import HarborRunner, LocalRunner
+from selfbench.validate.environment import build_runner
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "selfbench"
 

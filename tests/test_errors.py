@@ -178,7 +178,9 @@ HAND_TRANSLATIONS = {
     ),
     "mine/sessions.py": "an unreadable session file is a reported skip, not an error",
     "evaluate/harbor_trials.py": "a Harbor that cannot start fails its trials as infrastructure",
-    "environments/local/cgroup.py": "a control group that cannot be made or joined is a reported skip",
+    "environments/local/cgroup.py": (
+        "a control group that cannot be made or joined is a reported skip"
+    ),
     "environments/process.py": (
         "an author or reviewer command that cannot start is a reported outcome"
     ),

@@ -86,3 +86,46 @@ def test_the_graph_sees_function_level_imports() -> None:
 
 def test_no_import_cycles() -> None:
     assert _cycle(_graph()) == []
+
+
+STAGES = ("mine", "draft", "quality", "validate", "export", "evaluate", "review", "run", "cli")
+"""The pipeline's stages and its command line: what the environment serves, never imports."""
+USE_THE_ENVIRONMENT = ("draft", "quality", "evaluate")
+"""Stages that run in the environment and so import it, never validation."""
+STAGE_IMPORTS_ALLOWED = {
+    ("selfbench.draft.api", "selfbench.validate.evidence"): (
+        "the draft record's `observed` inputs, which validation compares: to the draft record"
+    ),
+    ("selfbench.evaluate.agents", "selfbench.validate.harbor"): (
+        "Harbor's name pattern: with Harbor's job layout, to `environments/harbor.py`"
+    ),
+    ("selfbench.evaluate.harbor_trials", "selfbench.validate.harbor"): (
+        "Harbor's job layout and `harbor run` arguments: to `environments/harbor.py`"
+    ),
+}
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(f"{package}.")
+
+
+def test_the_environment_imports_no_stage() -> None:
+    found = sorted(
+        f"{module} -> {target}"
+        for module, targets in _graph().items()
+        if _within(module, "selfbench.environments")
+        for target in targets
+        if any(_within(target, f"selfbench.{stage}") for stage in STAGES)
+    )
+    assert found == []
+
+
+def test_the_stages_that_run_tasks_import_the_environment_not_validation() -> None:
+    found = sorted(
+        (module, target)
+        for module, targets in _graph().items()
+        if any(_within(module, f"selfbench.{stage}") for stage in USE_THE_ENVIRONMENT)
+        for target in targets
+        if _within(target, "selfbench.validate")
+    )
+    assert found == sorted(STAGE_IMPORTS_ALLOWED)

@@ -18,11 +18,12 @@ from selfbench.artifacts.task_dir import read_authored_task
 from selfbench.audit import RUNNER_PROJECT
 from selfbench.compiler import compile_task
 from selfbench.draft.api import DraftOptions, draft_candidate
+from selfbench.environments.local.scoring import score_patch
 from selfbench.mine import mine_repository
 from selfbench.mine.candidate import CandidateModel
 from selfbench.task import judge_task
 from selfbench.validate import validate
-from selfbench.validate.local import LocalOptions, LocalRunner, score_patch
+from selfbench.validate.local import LocalOptions, LocalRunner
 
 pytestmark = pytest.mark.sandbox
 

@@ -17,8 +17,8 @@ from selfbench.demo import SampleRepository, build_sample_repository, sample_arg
 from selfbench.draft import api as draft_api
 from selfbench.draft.api import DraftOptions
 from selfbench.environments.local.phases import LocalOptions
+from selfbench.environments.local.scoring import logs_root
 from selfbench.submit import submit_task
-from selfbench.validate import local as validate_local
 
 _KILLS = 12
 
@@ -210,7 +210,7 @@ def test_draft_and_validate_keep_their_logs_in_the_scratch_home(
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     monkeypatch.setattr(_scratch, "_kept_entry", None)  # this process's own, made here
     home = tmp_path / f"selfbench-{os.geteuid()}-kept"
-    validate_logs = validate_local._logs_root(LocalOptions())  # noqa: SLF001
+    validate_logs = logs_root(LocalOptions())
     draft_logs = draft_api._logs_for(DraftOptions(), "pr-7")  # noqa: SLF001
     assert validate_logs.parent == draft_logs.parent  # this process's entry
     assert validate_logs.parent.parent == home

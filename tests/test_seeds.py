@@ -1,6 +1,6 @@
-"""Dependency seeds (environments/local/seeds.py): a setup of the same manifests starts from what the last
-one installed, never from what was built from a candidate's own code, and a seed that breaks a
-setup is dropped for that setup."""
+"""Dependency seeds (environments/local/seeds.py): a setup of the same manifests starts from what
+the last one installed, never from what was built from a candidate's own code, and a seed that
+breaks a setup is dropped for that setup."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import pytest
 
 from projects import build
 from selfbench.artifacts.compiled import locate_task
+from selfbench.environments.local.scoring import score_patches
 from selfbench.environments.local.seeds import (
     SeedRefused,
     SeedStore,
@@ -28,7 +29,7 @@ from selfbench.environments.local.seeds import (
     seeded_directories,
 )
 from selfbench.validate import validate
-from selfbench.validate.local import LocalOptions, LocalRunner, score_patches
+from selfbench.validate.local import LocalOptions, LocalRunner
 from test_validate import PY_BASE, python_project
 
 needs_sandbox = pytest.mark.sandbox

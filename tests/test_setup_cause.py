@@ -1,4 +1,5 @@
-"""`environments.local.setup_cause`: a failed setup's reason names its failure, in one line of its output."""
+"""`environments.local.setup_cause`: a failed setup's reason names its failure, in one line of
+its output."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""`environments.local.sharing`: verifier runs share the machine; a run that must see a test alone holds it
-whole, after the shared runs going on and before any that start later. Real threads."""
+"""`environments.local.sharing`: verifier runs share the machine; a run that must see a test
+alone holds it whole, after the shared runs going on and before any that start later. Real
+threads."""
 
 from __future__ import annotations
 

@@ -23,9 +23,10 @@ from selfbench.artifacts.report import REWARD_FIELDS, Reward, TaskReport
 from selfbench.cli import main
 from selfbench.compiler import compile_task
 from selfbench.environments.local.disk import remove_workspace
+from selfbench.environments.local.scoring import score_patch
 from selfbench.errors import CompileError
 from selfbench.validate import validate
-from selfbench.validate.local import LocalOptions, LocalRunner, score_patch
+from selfbench.validate.local import LocalOptions, LocalRunner
 
 pytestmark = pytest.mark.sandbox
 

@@ -24,13 +24,12 @@ from selfbench.contract import TaskDefinition
 from selfbench.environments.local.sandbox import PhaseResult
 from selfbench.environments.local.verifier import (
     VerifierRun,
-    _segments,
-    beyond_checks,
-    flaky_check,
+    command_segments,
     run_phases,
     verifier_commands,
 )
 from selfbench.runners import CANARY_NAMES, CANARY_VALUES
+from selfbench.validate.checks import beyond_checks, flaky_check
 
 PHASE = PhaseResult(exit_code=0, timed_out=False, seconds=1.0)
 
@@ -115,7 +114,7 @@ def _recorded_definition() -> TaskDefinition:
 def test_a_retried_command_is_read_from_its_last_attempt() -> None:
     text = RECORDED.read_text(encoding="utf-8")
     assert "selfbench: infrastructure error (exit 1); retrying in 10 s" in text
-    segments = _segments(text)
+    segments = command_segments(text)
     assert sorted(segments) == sorted(VERIFIER_LABELS)
     assert "ECONNRESET" not in segments[F2P_LABEL]
     assert "F [100%]" not in segments[F2P_LABEL]
@@ -133,7 +132,7 @@ a summary line that disagrees with its report): fail-to-pass ran twice, the reru
 
 
 def test_a_command_run_again_after_a_disagreement_is_read_from_its_rerun() -> None:
-    segments = _segments(RERUN.read_text(encoding="utf-8"))
+    segments = command_segments(RERUN.read_text(encoding="utf-8"))
     assert segments[F2P_LABEL].split()[:5] == [".", "[100%]", "1", "passed", "in"]
     assert "0.02s" in segments[F2P_LABEL]
     assert "7 passed" not in segments[F2P_LABEL]

@@ -26,9 +26,10 @@ import pytest
 
 from projects import build, git
 from selfbench.artifacts.compiled import locate_task
+from selfbench.environments.local.scoring import score_patch
 from selfbench.environments.local.uids import Users
 from selfbench.validate import validate
-from selfbench.validate.local import LocalOptions, LocalRunner, score_patch
+from selfbench.validate.local import LocalOptions, LocalRunner
 from test_validate import PY_SETUP, PY_TEST_MUL, python_project
 
 pytestmark = pytest.mark.sandbox

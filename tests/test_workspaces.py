@@ -1,6 +1,6 @@
-"""Prepared workspaces reused within a process (environments/local/workspaces.py): a preparation with the
-same inputs runs no setup again, one with other inputs does, no run changes what is parked, and
-agents' trials never take part."""
+"""Prepared workspaces reused within a process (environments/local/workspaces.py): a preparation
+with the same inputs runs no setup again, one with other inputs does, no run changes what is
+parked, and agents' trials never take part."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ import pytest
 from projects import build
 from selfbench.artifacts.compiled import locate_task
 from selfbench.environments.local.disk import remove_workspace
+from selfbench.environments.local.scoring import score_patch, score_patches
 from selfbench.environments.local.workspaces import Parked, WorkspacePool, workspace_pool
 from selfbench.validate import validate
-from selfbench.validate.local import LocalOptions, LocalRunner, score_patch, score_patches
+from selfbench.validate.local import LocalOptions, LocalRunner
 from test_validate import PY_SETUP, python_project
 
 needs_sandbox = pytest.mark.sandbox

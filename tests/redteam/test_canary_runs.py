@@ -17,7 +17,8 @@ from redteam_projects import RUST_TEST, rust_project
 from projects import Project, build
 from selfbench.artifacts.compiled import locate_task
 from selfbench.bundle.render_scripts import canary_names
-from selfbench.validate.local import LocalOptions, score_patches
+from selfbench.environments.local.scoring import score_patches
+from selfbench.validate.local import LocalOptions
 from test_validate import python_project
 
 pytestmark = pytest.mark.sandbox

@@ -19,7 +19,8 @@ from redteam_projects import JS_TEST_SUFFIX, js_package, js_package_lock, js_pro
 
 from projects import Project, build
 from selfbench.artifacts.compiled import locate_task
-from selfbench.validate.local import LocalOptions, score_patches
+from selfbench.environments.local.scoring import score_patches
+from selfbench.validate.local import LocalOptions
 
 pytestmark = pytest.mark.sandbox
 

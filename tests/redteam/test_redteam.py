@@ -19,8 +19,9 @@ from redteam_projects import bun_project, go_project, js_project, rust_project
 from projects import Project, build, git
 from selfbench.artifacts.compiled import locate_task
 from selfbench.bundle.render_scripts import canary_names
+from selfbench.environments.local.scoring import score_patches
 from selfbench.evaluate.tamper import scan_patch
-from selfbench.validate.local import LocalOptions, score_patches
+from selfbench.validate.local import LocalOptions
 from test_validate import PY_TEST_MUL, node_project, python_project
 
 pytestmark = pytest.mark.sandbox

@@ -18,7 +18,8 @@ from redteam_attacks import ATTACKS
 from projects import Project, build, git
 from selfbench.artifacts.compiled import locate_task
 from selfbench.bundle.render_scripts import LOG_PREFIX, RERUN_LABEL
-from selfbench.validate.local import LocalOptions, score_patches
+from selfbench.environments.local.scoring import score_patches
+from selfbench.validate.local import LocalOptions
 from test_validate import node_project, python_project
 
 pytestmark = pytest.mark.sandbox

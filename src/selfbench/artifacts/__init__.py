@@ -3,6 +3,8 @@
 * `task_dir`: an authored task directory (`definition.json`, `test.patch`, `gold.patch`);
 * `compiled`: a compiled task, its home (`harbor-task/` beside `definition.json`);
 * `validation`: a validation report (`validation.json`);
+* `report`: what a validation report holds (`TaskReport`, each run's `RunReport`) and the
+  verifier's `reward.json` (`Reward`);
 * `draft_record`: a draft's evidence (`draft.json`).
 
 The bundle's own paths are `selfbench.bundle.layout`'s, a run directory's `selfbench.run.state`'s

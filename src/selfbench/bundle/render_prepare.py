@@ -53,9 +53,9 @@ SNAPSHOT = "/tmp/selfbench-repo.tar.gz"  # noqa: S108 - a build input, removed a
 DEPENDENCY_PATCH = "/tmp/selfbench-dependency-setup.patch"  # noqa: S108 - as SNAPSHOT
 """Where the stage `dependencies` reads `tests/dependency-setup.patch`."""
 SEED = "/run/selfbench-seed"
-"""Where the stage `base` finds a dependency seed (`environments/local/seeds.py`): locally, and only when
-an earlier setup of the same manifests left one (`prepare_script(seeded=True)`); never in an
-image."""
+"""Where the stage `base` finds a dependency seed (`environments/local/seeds.py`): locally, and
+only when an earlier setup of the same manifests left one (`prepare_script(seeded=True)`); never
+in an image."""
 
 _APP = layout.CONTAINER_APP
 _CARGO_HOME = "/usr/local/cargo"

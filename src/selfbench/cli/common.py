@@ -234,7 +234,8 @@ and `quality` run each verifier once, so they take the others only."""
 
 def add_ceiling_options(parser: Any, *, reruns: bool = True) -> None:
     """`--max-cpus`, `--max-memory`, `--max-storage`, `--max-seconds` and, with `reruns`,
-    `--max-reruns`: the host's ceilings on what a task may ask for (`environments/local/ceilings.py`)."""
+    `--max-reruns`: the host's ceilings on what a task may ask for
+    (`environments/local/ceilings.py`)."""
     for flag, _, metavar, kind, help_text in _CEILING_FLAGS:
         if reruns or flag != RERUNS_CEILING:
             parser.add_argument(flag, type=kind, metavar=metavar, help=help_text)

@@ -54,7 +54,7 @@ _RUNNER_FLAGS = {
 
 def _runner(args: argparse.Namespace) -> Runner:
     """The runner `--env` names, with the options given for it."""
-    from selfbench.environments.build import build_runner
+    from selfbench.validate.environment import build_runner
     from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions
 
     spec = environment_spec(args, _RUNNER_FLAGS)

@@ -83,6 +83,7 @@ from selfbench.draft.run import (
 )
 from selfbench.draft.split import SplitChange, is_runnable_test, split_change
 from selfbench.environments.local.ceilings import Ceilings
+from selfbench.environments.local.phases import DEFAULT_RERUNS, LocalOptions
 from selfbench.errors import DraftError, SandboxError, SelfbenchError, translating
 from selfbench.mine.candidate import CandidateModel
 from selfbench.patches import parse_patch
@@ -92,7 +93,6 @@ from selfbench.runners import runner_named
 from selfbench.task import TaskVerdict, judge_task
 from selfbench.toolchains import sandbox_pythons
 from selfbench.validate.evidence import OBSERVED_KEY, observed_inputs
-from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions
 
 __all__ = [
     "DraftOptions",

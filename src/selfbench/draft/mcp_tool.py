@@ -22,10 +22,10 @@ from selfbench.artifacts.draft_record import read_draft_record
 from selfbench.artifacts.task_dir import read_task_files
 from selfbench.draft.api import DraftOptions, draft_candidate
 from selfbench.environments.local.ceilings import MAX_RERUNS
+from selfbench.environments.local.phases import DEFAULT_RERUNS, MIN_RERUNS
 from selfbench.errors import SelfbenchError
 from selfbench.mine.candidate import find_candidate
 from selfbench.mine.mcp_tool import CANDIDATES_ENV, TOOL_FILE_LIMIT
-from selfbench.validate.local import DEFAULT_RERUNS, MIN_RERUNS
 
 __all__ = [
     "DRAFT_TASK",

@@ -2,7 +2,7 @@
 
 `observe` proves nothing by itself: it writes a *provisional* task (the inferred commands, the
 affected test files as fail-to-pass), compiles it into a temporary bundle and hands it to the
-local environment's own verifier (`validate.local.score_patches`): setup once, then one run at
+local environment's own verifier (`environments.local.scoring`): setup once, then one run at
 the base (the test patch applied, an empty agent patch) and `reruns` runs with the gold patch,
 each on a fresh copy of the prepared tree. The provisional test command runs each affected file
 on its own between marker lines, so every test's outcome is read with its file, whatever the
@@ -94,6 +94,8 @@ from selfbench.draft.coverage import (
     read_coverage,
 )
 from selfbench.draft.volatile import is_volatile, match_key
+from selfbench.environments.local.phases import DEFAULT_RERUNS, LocalOptions, VerifierVariant
+from selfbench.environments.local.scoring import score_patches
 from selfbench.environments.local.setup_cause import known_hint, setup_cause
 from selfbench.environments.local.verifier import command_segments
 from selfbench.errors import DraftError, GitError
@@ -101,7 +103,6 @@ from selfbench.outcomes import Outcome, Outcomes, parse_outcomes
 from selfbench.patches import parse_patch
 from selfbench.rules import PLACEHOLDER, THRESHOLDS
 from selfbench.runners import CoverageParts
-from selfbench.validate.local import DEFAULT_RERUNS, LocalOptions, VerifierVariant, score_patches
 
 __all__ = [
     "DEFAULT_P2P_CAP",
@@ -1382,10 +1383,10 @@ class _Alone:
     """`observe`'s last step (`settled_alone`): the files whose tests changed outcome between
     the runs at one place in a way the change may reach run `ALONE_RUNS` times more on the
     parked tree, without the other files, once per place, with the machine held whole
-    (`environments.local.sharing`: no other candidate's tests run meanwhile). A file steady in all of them
-    (each test one outcome, one exit status) has those runs stand for its runs there, marked
-    `alone`; one that still changes is flaky, and `decide` rejects the candidate on its runs as
-    they were. Either way each changed test is recorded (`Observation.alone`)."""
+    (`environments.local.sharing`: no other candidate's tests run meanwhile). A file steady in
+    all of them (each test one outcome, one exit status) has those runs stand for its runs
+    there, marked `alone`; one that still changes is flaky, and `decide` rejects the candidate
+    on its runs as they were. Either way each changed test is recorded (`Observation.alone`)."""
 
     located: LocatedTask
     plan: Plan

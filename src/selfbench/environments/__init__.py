@@ -1,7 +1,9 @@
 """Where a task's stages run: this machine's sandbox (`local`) or Harbor (`harbor`).
 
-`runner` is the protocol both environments implement (`LocalRunner`, `HarborRunner`); `spec`
+A service the stages share, owned by none of them: drafting, quality, validation and evaluation
+import it, and it imports no stage. `local/` is this machine's sandbox and everything it needs;
+`runner` is the protocol validation's runners implement (`LocalRunner`, `HarborRunner`); `spec`
 is the environment a command chose, parsed once into an `EnvironmentSpec`; `build` turns a spec
-into the runner validation uses and the options evaluation's trials use; `process` starts every
-child process; `harbor` launches Harbor and holds its options.
+into the local sandbox's and Harbor's options; `process` starts every child process; `harbor`
+launches Harbor and holds its options; `egress` is a sandbox's network allow-list.
 """

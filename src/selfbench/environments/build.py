@@ -1,5 +1,6 @@
-"""One environment spec turned into what runs a task: the validation runner (`validate`, `run`)
-and the options of evaluation's local and Harbor trials (`eval`)."""
+"""One environment spec turned into the options of what runs a task: the local sandbox's and
+Harbor's, for validation's runner (`selfbench.validate.environment`), drafting, quality and
+evaluation's trials."""
 
 from __future__ import annotations
 
@@ -9,12 +10,9 @@ from pathlib import Path
 from selfbench.environments.harbor import HarborOptions
 from selfbench.environments.local.host_network import HostNetwork
 from selfbench.environments.local.phases import LocalOptions
-from selfbench.environments.runner import Runner
 from selfbench.environments.spec import EnvironmentSpec
-from selfbench.validate.harbor import HarborRunner
-from selfbench.validate.local import LocalRunner
 
-__all__ = ["build_runner", "harbor_options", "local_options"]
+__all__ = ["harbor_options", "local_options"]
 
 
 def local_options(
@@ -40,16 +38,3 @@ def harbor_options(
         logs=logs,
         concurrency=concurrency,
     )
-
-
-def build_runner(
-    spec: EnvironmentSpec,
-    *,
-    logs: Path | None,
-    jobs_dir: Path | None = None,
-    local: LocalOptions | None = None,
-) -> Runner:
-    """The validation runner of the spec's environment."""
-    if spec.kind == "harbor":
-        return HarborRunner(harbor_options(spec, jobs_dir=jobs_dir, logs=logs))
-    return LocalRunner(local_options(spec, logs=logs, local=local))

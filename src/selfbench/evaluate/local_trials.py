@@ -36,9 +36,10 @@ The agent phase gets a private copy of the images' shared tool state (`/opt/uv-c
 what it writes there reaches neither the verifier nor a later trial.
 
 This module composes the local environment's phases through their public hook
-(`selfbench.environments.local.phases.TaskPhases`): the workspace, the collect step and the verifier are
-validation's own; only the agent phase's script is this module's. A setup that fails is tried
-once more in a fresh workspace before the task's trials fail as infrastructure.
+(`selfbench.environments.local.phases.TaskPhases`): the workspace, the collect step and the
+verifier are the ones validation runs; only the agent phase's script is this module's. A setup
+that fails is tried once more in a fresh workspace before the task's trials fail as
+infrastructure.
 """
 
 from __future__ import annotations

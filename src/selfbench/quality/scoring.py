@@ -31,12 +31,12 @@ from selfbench.bundle.held_out import held_out_paths
 from selfbench.bundle.render_scripts import pass_to_pass_paths, render_test_sh
 from selfbench.contract import TaskDefinition
 from selfbench.environments.local.cgroup import Limits
+from selfbench.environments.local.phases import AgentPatch, LocalOptions, TaskPhases
 from selfbench.environments.local.sandbox import Sandbox, leased_users, require_sandbox
 from selfbench.environments.local.verifier import VerifierRun
 from selfbench.environments.local.workspaces import task_workspace
 from selfbench.patches import parse_patch
 from selfbench.toolchains import provision_task
-from selfbench.validate.local import AgentPatch, LocalOptions, TaskPhases
 
 __all__ = ["Scorer", "Stop", "VariantRun", "open_scorer", "score_variants"]
 
@@ -174,8 +174,8 @@ def open_scorer(
     located: LocatedTask, test_patch: bytes, *, options: LocalOptions
 ) -> Iterator[Scorer | str]:
     """The task prepared once (setup runs once), in a workspace parked with the same
-    preparation when there is one (`environments.local.workspaces`), parked again at the end; the reason
-    setup failed instead when it did.
+    preparation when there is one (`environments.local.workspaces`), parked again at the end;
+    the reason setup failed instead when it did.
 
     Raises:
         SandboxError: this machine cannot create the isolated workspace.

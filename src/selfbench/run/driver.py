@@ -29,7 +29,6 @@ from selfbench import activity
 from selfbench.artifacts.quality_record import Verdict, read_quality
 from selfbench.contract import AUTHORING_DEFAULTS, DIFFICULTIES
 from selfbench.draft.config import DraftConfig
-from selfbench.environments.build import build_runner
 from selfbench.environments.local.ceilings import Ceilings
 from selfbench.environments.local.host_network import HostNetwork, announce_once, network_failure
 from selfbench.environments.local.network_probe import ecosystems, probe_registries
@@ -54,6 +53,7 @@ from selfbench.run.confine import AuthorNetwork, author_home_problem
 from selfbench.run.export import export_accepted
 from selfbench.run.state import DOING, STAGES, CandidateState, Pool, RunDirectory
 from selfbench.run.steps import StepContext, run_step
+from selfbench.validate.environment import build_runner
 from selfbench.validate.local import DEFAULT_RERUNS, MIN_RERUNS, LocalOptions
 
 __all__ = [
@@ -113,7 +113,8 @@ class RunOptions:
     agent_allowed_hosts: tuple[str, ...] = ()
     """The hosts the agent may reach (`[agent] allowed_hosts`); empty: the compiler's default."""
     host_network_config: bool = True
-    """Carry the host's CA bundle and proxy variables into setup (`environments.local.host_network`)."""
+    """Carry the host's CA bundle and proxy variables into setup
+    (`environments.local.host_network`)."""
     agent_dependencies: bool = False
     """`--deps agent`: drafted tasks set `agentDependencies` (in `inputs.json` only when true)."""
     quality: bool = True

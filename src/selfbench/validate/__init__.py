@@ -1,9 +1,11 @@
 """Prove tasks (SPEC §7): nop must fail, the oracle must pass, twice; in `local` or `harbor`.
 
 `validate` is the entry point: it locates and digest-checks each task once and hands the tasks to
-a `Runner` (`runner`): `LocalRunner` (`local`, this machine's sandbox) or `HarborRunner`
-(`harbor run`), each with its own options object. The report model lives in `report`. The
-runners load on first use, so that `selfbench --help` never pays for them.
+a `Runner` (`environments.runner`): `LocalRunner` (`local`, on this machine's sandbox,
+`selfbench.environments.local`, with the Beyond `checks` and a draft's `evidence`) or
+`HarborRunner` (`harbor run`), each with its own options object; `environment` builds the one a
+command chose. The report model lives in `selfbench.artifacts.report`. The runners load on first
+use, so that `selfbench --help` never pays for them.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""The `local` environment: prove a bundle on this machine, with no Docker engine (SPEC §7).
+"""Validation in the `local` environment: prove a bundle on this machine, with no Docker engine
+(SPEC §7).
 
-Every phase runs the bundle's own scripts in the isolated workspace of `sandbox.py`, the way the
-two images and Harbor would:
+Every phase runs the bundle's own scripts in the isolated workspace of the local environment's
+sandbox (`environments/local/sandbox.py`), the way the two images and Harbor would:
 
 1. *prepare*: the images' own preparation script (`bundle/render_prepare.py`), stage by stage:
    unpack the snapshot into `/app`, commit it as the base, run `setupCommand` once; a copy is the
@@ -16,26 +17,24 @@ two images and Harbor would:
 Beyond the original (off with `parity=True`): each fail-to-pass selector proven on its own at the
 base and with the gold patch, the determinism rerun from a fresh copy, and "the suite really ran"
 from the runners' own output. This module orchestrates the phases; the scripts they run live in
-`_scripts.py`, and what their results prove is judged in `checks.py`.
+`environments/local/_scripts.py`, and what their results prove is judged in `checks.py`.
 
-The phases themselves, and the workspace they run in, are `phases.py`'s `TaskPhases`, the public
-hook `selfbench.evaluate` shares; this module adds validation's verdict and its entry points.
+The phases themselves, and the workspace they run in, are the local environment's `TaskPhases`
+(`environments/local/phases.py`), the public hook `selfbench.evaluate` shares; this module adds
+validation's verdict and its entry points.
 """
 
 from __future__ import annotations
 
-import contextlib
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from selfbench import activity
-from selfbench._scratch import kept_directory
 from selfbench.artifacts.compiled import LocatedTask, refuse_duplicates
 from selfbench.artifacts.report import Check, RunReport, TaskReport, parity_reason
-from selfbench.bundle import layout
 from selfbench.contract import TaskDefinition
 from selfbench.environments.local.ceilings import Ceilings
 from selfbench.environments.local.cgroup import Limits
@@ -55,19 +54,14 @@ from selfbench.environments.local.sandbox import (
     leased_users,
     require_sandbox,
 )
-from selfbench.environments.local.sharing import MACHINE
-from selfbench.environments.local.verifier import (
-    VerifierRun,
-    beyond_checks,
-    network_hint,
-    phase_reason,
-    precise_reason,
-)
+from selfbench.environments.local.scoring import logs_root
+from selfbench.environments.local.verifier import VerifierRun, phase_reason
 from selfbench.environments.local.workspaces import task_workspace
 from selfbench.environments.process import CalledProcessError
 from selfbench.environments.runner import OnDone
 from selfbench.errors import BundleError, SelfbenchError
 from selfbench.toolchains import Provisioned, provision_task
+from selfbench.validate.checks import beyond_checks, network_hint, precise_reason
 from selfbench.validate.evidence import DraftProof, draft_proof
 
 __all__ = [
@@ -80,8 +74,6 @@ __all__ = [
     "LocalRunner",
     "TaskPhases",
     "VerifierVariant",
-    "score_patch",
-    "score_patches",
     "validate_local",
 ]
 
@@ -174,10 +166,6 @@ def _proven_checks(
     return [by_name[check.name] for check in checks]
 
 
-def _logs_root(options: LocalOptions) -> Path:
-    return options.logs or kept_directory("selfbench-logs-")
-
-
 @dataclass(frozen=True, slots=True)
 class LocalRunner:
     """The `local` environment as a `Runner`: this machine's sandbox, with its own options."""
@@ -234,7 +222,7 @@ def validate_local(
     refuse_duplicates(tasks)
     ceilings = options.ceilings or Ceilings.for_host(jobs=jobs, workspace=options.workspace)
     private = PrivateEntries.find()
-    root_logs = _logs_root(options)
+    root_logs = logs_root(options)
     root_logs.mkdir(parents=True, exist_ok=True)
 
     def one(located: LocatedTask) -> TaskReport:
@@ -288,93 +276,3 @@ def validate_local(
 def _with_toolchains(task: _Validation, toolchains: Provisioned | None) -> TaskReport:
     report = task.validate()
     return replace(report, toolchains=toolchains.uses) if toolchains else report
-
-
-def score_patch(located: LocatedTask, patch: bytes | None, *, options: LocalOptions) -> RunReport:
-    """Run the verifier on an agent's patch (None: no patch collected), as Harbor would.
-
-    Raises:
-        SandboxError: this machine cannot create the isolated workspace.
-        ToolchainError: `options.strict_toolchains` and a toolchain is not the image's version.
-    """
-    return score_patches(located, [patch], options=options)[0]
-
-
-def score_patches(
-    located: LocatedTask,
-    patches: Sequence[bytes | None],
-    *,
-    options: LocalOptions,
-    variants: Mapping[int, VerifierVariant] | None = None,
-    stop: Callable[[Sequence[RunReport]], bool] | None = None,
-    reuse: bool = False,
-    alone: str | None = None,
-) -> list[RunReport]:
-    """`score_patch` for several patches, each on a fresh copy of one prepared task; the run of
-    `patches[i]` is `variants[i]`'s when given (its own test.sh and mounts).
-
-    `stop`, when given, is asked after each run but the last with the reports so far; when it
-    says True the patches left are not run and the reports so far are returned (the setup is
-    never repeated: one prepared task serves every run). With `reuse`, the workspace is one
-    parked with the same preparation when there is one, and is parked at the end
-    (`workspaces.py`): only for patches no agent wrote. With `alone`, the runs (not the setup)
-    hold the machine whole (`environments.local.sharing`: no other verifier run of this process goes on
-    meanwhile) and their logs are named `alone` instead of `agent` (with the run's index when
-    there are several), so a later call on a parked workspace keeps an earlier one's logs.
-
-    Raises:
-        SandboxError: this machine cannot create the isolated workspace.
-    """
-    bwrap = require_sandbox()
-    logs = _logs_root(options) / located.definition.taskId
-    logs.mkdir(parents=True, exist_ok=True)
-    toolchains = provision_task(located.definition.toolchains, options.strict_toolchains, logs)
-    limits = Limits.for_task(located.definition, options.ceilings)
-    with (
-        task_workspace(
-            located, options, toolchains=toolchains, limits=limits, reuse=reuse
-        ) as workspace,
-        leased_users() as users,  # the task's own uids: a process cap of its own
-    ):
-        sandbox = Sandbox(
-            workspace.root, users, bwrap, limits, toolchains, adopted=workspace.adopted
-        )
-        task = workspace.phases(_Validation(located, sandbox, logs, options))
-        if task.prepare() is not None:
-            return [RunReport(None, str(logs / "prepare.log")) for _ in patches]
-        if alone:
-            activity.step("waiting for the other test runs to end, to run alone")
-        with MACHINE.whole() if alone else contextlib.nullcontext():
-            return _scored(task, patches, variants, stop, alone or "agent")
-
-
-def _scored(
-    task: TaskPhases,
-    patches: Sequence[bytes | None],
-    variants: Mapping[int, VerifierVariant] | None,
-    stop: Callable[[Sequence[RunReport]], bool] | None,
-    label: str,
-) -> list[RunReport]:
-    """`score_patches`' runs on the prepared task."""
-    reports: list[RunReport] = []
-    for index, patch in enumerate(patches):
-        activity.step(f"test run {index + 1} of {len(patches)}")
-        name = label if len(patches) == 1 else f"{label}-{index}"
-        opt = task.fresh(f"{name}-collected")
-        if patch is not None:
-            (opt / Path(layout.CONTAINER_AGENT_PATCH).name).write_bytes(patch)
-        last = index == len(patches) - 1
-        variant = (variants or {}).get(index, VerifierVariant())
-        run = task.verifier(
-            name,
-            AgentPatch(opt),
-            (),
-            variant.test_sh,
-            last=last,
-            binds=variant.binds,
-            ro_binds=variant.ro_binds,
-        )
-        reports.append(task.run_report(run))
-        if not last and stop is not None and stop(tuple(reports)):
-            break
-    return reports

@@ -4,7 +4,7 @@ They do what Harbor's steps do (SPEC §5); the repository's preparation is not h
 `bundle/render_prepare.py`, the one script the images and the local prepare phase share. `AGENT`
 runs `solve.sh` (`$1` oracle or nop) and the collect command (`$2` seconds, `$3` command);
 `VERIFIER` runs `tests/test.sh`, then each per-selector command (`$1` seconds for test.sh, `$2`
-workdir, `$3` seconds each, `$4` log byte limit, then the commands). `local.py` decides what is
+workdir, `$3` seconds each, `$4` log byte limit, then the commands). `phases.py` decides what is
 mounted where and reads the results.
 """
 
