@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from selfbench.draft.coverage import coverage_command
 from selfbench.draft.run import provisional_command
-from selfbench.runners import Runner, runner_named
+from selfbench.runners import V8_COVERAGE, Runner, runner_named
 
 
 def by_name(name: str) -> Runner:
@@ -159,3 +160,25 @@ def test_a_real_pytest_run_whose_thread_keeps_the_interpreter_alive(tmp_path: Pa
     assert "FAILED test_fifo.py::test_reads_the_fifo" in result.stdout
     assert "did not exit within 2 s: stopped" in result.stdout
     assert "selfbench-draft: end 0 1 143 " in result.stdout
+
+
+def test_the_coverage_run_stops_a_lingering_file_too(tmp_path: Path) -> None:
+    """The coverage run is at the base too (the test patch, no gold): each file's run has the
+    per-command limit and the watch, and the next file still runs."""
+    data = tmp_path / "data"
+    data.mkdir()
+    inner = f"{SUMMARY}; sleep {{tests}}"
+    command = coverage_command(
+        inner, 2, V8_COVERAGE, limit=100, finished=PYTEST_LINE, linger=1
+    ).replace("/run/selfbench-coverage", str(data))
+    result, seconds = _run(command, "90 0", tmp_path)
+    assert seconds < 20
+    assert result.stdout.count("=== 1 failed in 0.01s ===") == 2
+    assert result.stdout.count("did not exit within 1 s: stopped") == 1
+    assert result.returncode == 1
+
+
+def test_a_coverage_run_without_a_limit_is_as_it_was() -> None:
+    command = coverage_command("t {tests}", 1, V8_COVERAGE, finished=PYTEST_LINE)
+    assert "timeout" not in command
+    assert "selfbench_watch" not in command

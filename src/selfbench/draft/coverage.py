@@ -43,11 +43,13 @@ from typing import Any, Final
 from urllib.parse import unquote
 
 from selfbench._fs import read_beneath, read_bytes
+from selfbench._shell import quote
 from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.bundle import layout
 from selfbench.bundle.held_out import held_out_paths
 from selfbench.bundle.render_scripts import render_test_sh
 from selfbench.contract import TaskDefinition
+from selfbench.draft._linger import LINGER_SECONDS, WATCH, watch_words
 from selfbench.environments.local.phases import VerifierVariant
 from selfbench.errors import DraftError
 from selfbench.patches import parse_patch
@@ -219,17 +221,30 @@ def choose_pass_to_pass(
 # --- the run ----------------------------------------------------------------------------------
 
 
-def coverage_command(test_command: str, files: int, parts: CoverageParts) -> str:
+def coverage_command(
+    test_command: str,
+    files: int,
+    parts: CoverageParts,
+    *,
+    limit: int = 0,
+    finished: str = "",
+    linger: int = LINGER_SECONDS,
+) -> str:
     """The coverage run's test command: each of the first `files` selectors (test files) run
     once on its own, measured by the runner's `parts` into the file's own directory
-    (`<data>/<index>`).
+    (`<data>/<index>`). With `limit` (seconds), each file's run stops there, and with the
+    runner's final summary line `finished` too once it printed it and stays quiet for `linger`
+    seconds (`_linger`): at the base, a test file may hang.
 
     It exits 1 whatever the tests do: the verifier repeats a command that passes, and this one
     needs one run.
     """
     inner = test_command.replace(PLACEHOLDER, '"$selfbench_file"')
+    watch = watch_words(finished, linger) if limit else ""
+    if limit:
+        inner = f"export selfbench_file; {watch}timeout -k 5 {int(limit)} bash -c {quote(inner)}"
     return (
-        "selfbench_index=0; "
+        f"{WATCH if watch else ''}selfbench_index=0; "
         f"for selfbench_file in {PLACEHOLDER}; do "
         f'[ "$selfbench_index" -lt {files} ] || break; '
         f'selfbench_data="{_DATA}/$selfbench_index"; mkdir -p "$selfbench_data"; '
@@ -265,10 +280,13 @@ class CoverageRun:
         files: int,
         test_patch: bytes,
         gold_patch: bytes,
+        limit: int = 0,
+        finished: str = "",
     ) -> VerifierVariant:
         """The verifier run of `definition`'s task with the coverage command (built from the
-        plain `test_command`) instead of its tests', and this run's mounts."""
-        command = coverage_command(test_command, files, self.parts)
+        plain `test_command`, each file's run limited as `coverage_command` says) instead of
+        its tests', and this run's mounts."""
+        command = coverage_command(test_command, files, self.parts, limit=limit, finished=finished)
         measured = definition.model_copy(update={"testCommand": command})
         protected = held_out_paths(measured, parse_patch(test_patch, lenient=True))
         test_sh = render_test_sh(measured, protected, gold_patch, repeat=False, evidence=False)

@@ -85,6 +85,7 @@ from selfbench.bundle.held_out import held_out_paths
 from selfbench.bundle.render_scripts import F2P_AGAIN_LABEL, F2P_LABEL, render_test_sh
 from selfbench.compiler import compile_home
 from selfbench.contract import AUTHORING_DEFAULTS, Difficulty, TaskDefinition
+from selfbench.draft._linger import LINGER_SECONDS, WATCH, watch_words
 from selfbench.draft.coverage import (
     CoverageRun,
     CoverageSeen,
@@ -144,39 +145,6 @@ FILE_LIMIT_FLOOR: Final = 60
 FILE_LIMIT_FACTOR: Final = 4
 """A file's limit after the base: this many times its slowest run at the base, plus the
 floor (a loaded machine may be that much slower; a hang costs minutes, not the hour)."""
-LINGER_SECONDS: Final = 60
-"""How long a file's run may stay quiet after its runner printed its final summary line
-(`Runner.finished_line`) before it is stopped: a test that leaves a thread blocked keeps the
-interpreter from exiting (the base of a fix for a hang: python-dotenv #586's FIFO writer), and
-its file's run would otherwise hold its whole limit, the per-command one at the base."""
-_WATCH_LINES = r"""
-selfbench_watch() {
-  local grace="$1" pattern="$2" out pid code size="" quiet=0 nap=0.05 last now; shift 2;
-  out="$(mktemp)" || { "$@"; return; };
-  "$@" >"$out" 2>&1 & pid=$!;
-  while kill -0 "$pid" 2>/dev/null; do
-    sleep "$nap";
-    case "$nap" in 0.05) nap=0.1;; 0.1) nap=0.25;; 0.25) nap=0.5;; *) nap=1;; esac;
-    last="$(tail -n 4 -- "$out" | grep -v '^[[:space:]]*$' | tail -n 1)";
-    if ! printf '%s\n' "$last" | grep -Eq -- "$pattern"; then size=''; continue; fi;
-    now="$(wc -c <"$out")";
-    if [ "$size" != "$now" ]; then size="$now"; quiet=$SECONDS; continue; fi;
-    [ $((SECONDS - quiet)) -ge "$grace" ] || continue;
-    printf '\nselfbench: the run printed its summary and did not exit within %d s: stopped\n'
-      "$grace" >>"$out";
-    kill -TERM "$pid" 2>/dev/null;
-    for nap in 1 2 3 4 5; do kill -0 "$pid" 2>/dev/null || break; sleep 1; done;
-    kill -KILL -- "-$pid" 2>/dev/null; break;
-  done;
-  wait "$pid"; code=$?; cat -- "$out"; rm -f -- "$out"; return "$code";
-};
-"""
-_WATCH: Final = " ".join(line.strip() for line in _WATCH_LINES.strip().splitlines()) + " "
-"""Runs a file's run (`timeout …`, the process group leader) with its output in a temporary
-file, printed when it ends; stops it (TERM, then KILL to its group) once the last line that is
-not blank matches the runner's final summary (`$2`, an extended regular expression) and the
-output has not grown for `$1` seconds. Its status is the run's (143 when stopped: a failed run,
-read by its output as any other). The output's bytes are the same, only printed at the end."""
 _PROVISIONAL_ID = "draft-provisional"
 _LOG_CUT = "\nselfbench: log cut at "
 _PROVISIONAL_URL = "https://example.com/selfbench/draft"
@@ -326,7 +294,7 @@ def provisional_command(  # noqa: PLR0913 - each a choice of which runs the loop
     The files at the keys of `parts` run only the tests named there (the runner's selectors,
     given to the real command in the file's place), after a `part` marker. With `limits` and
     `finished` (the runner's final summary line, an extended regular expression), a file's run
-    that printed it and then stays quiet for `linger` seconds is stopped (`_WATCH`).
+    that printed it and then stays quiet for `linger` seconds is stopped (`_linger.WATCH`).
 
     `{tests}` appears once, unquoted, as the loop's word list; inside, each file replaces the
     placeholder of the real command. The loop stops after the `files` selectors: the verifier
@@ -342,8 +310,7 @@ def provisional_command(  # noqa: PLR0913 - each a choice of which runs the loop
     run = f"( {inner} )"
     watch = ""
     if limits:
-        if finished:
-            watch = f"selfbench_watch {int(linger)} {quote(finished)} "
+        watch = watch_words(finished, linger)
         cases = " ".join(f"{index}) selfbench_limit={int(n)};;" for index, n in enumerate(limits))
         run = (
             f'case "$selfbench_index" in {cases} *) selfbench_limit={max(limits)};; esac; '
@@ -366,7 +333,7 @@ def provisional_command(  # noqa: PLR0913 - each a choice of which runs the loop
             "done; selfbench_index=$((selfbench_index + 1)); done; "
         )
     return (
-        f"{_WATCH if watch else ''}selfbench_status=0; selfbench_index=0; "
+        f"{WATCH if watch else ''}selfbench_status=0; selfbench_index=0; "
         f"for selfbench_file in {PLACEHOLDER}; do "
         f"{skip}"
         f'[ "$selfbench_index" -lt {files} ] || break; '
@@ -507,6 +474,8 @@ def observe(
                 files=len(plan.test_files),
                 test_patch=test_patch,
                 gold_patch=gold_patch,
+                limit=int(plan.timeouts["testsSeconds"]),
+                finished=plan.finished_line,
             )
         asking = None if settled is None else _asking(plan, settled, logs / _PROVISIONAL_ID)
         no_run = None
