@@ -7,13 +7,28 @@ import ast
 import io
 import tokenize
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from helpers import GOLD, TESTS, definition
 from selfbench.artifacts.compiled import BUNDLE_DIR, locate_task
-from selfbench.artifacts.draft_record import DRAFT_FILE, read_draft_record, render_draft_record
+from selfbench.artifacts.draft_record import (
+    DRAFT_FILE,
+    DraftCommands,
+    DraftEvidence,
+    FileRunRecord,
+    FlakyTest,
+    QualityNote,
+    RunRecord,
+    TaskInputs,
+    TierChange,
+    observed_inputs,
+    read_draft_record,
+    render_draft_record,
+)
+from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.artifacts.task_dir import (
     DEFINITION_FILE,
     GOLD_PATCH_FILE,
@@ -168,10 +183,60 @@ def test_a_bad_validation_file_is_refused_with_one_line(
 # --- the draft record, the run directory, the export manifest -----------------------------------
 
 
-def test_a_draft_record_round_trips(tmp_path: Path) -> None:
-    evidence: dict[str, object] = {"decision": {"difficulty": "easy"}, "runs": [], "reason": None}
+def _full_evidence() -> DraftEvidence:
+    """A draft's evidence with every member set, the optional ones too."""
+    commands = DraftCommands("make", "make test", ("python3.11",), "make", (("testCommand", "x"),))
+    tests = (("t.py::a", "passed"),)
+    carried = FileRunRecord("t.py", 1, tests, None, carried=True, carried_tests=2)
+    alone = FileRunRecord("u.py", 0, (), "no tests ran", alone=True)
+    observed = observed_inputs(
+        TaskInputs("0" * 40, ".", "make", "make test", ("python3.11",)),
+        b"",
+        b"diff --git a/x b/x\n",
+        gold_runs=2,
+    )
+    return DraftEvidence(
+        "pr-1",
+        commands,
+        ("t.py::a",),
+        (),
+        (RunRecord("base", (carried, alone)),),
+        None,
+        (FlakyTest(test="t.py: b", where="base", passed=1, runs=2),),
+        (),
+        "logs",
+        1.0,
+        basis=PassToPassBasis(basis="none", detail="d"),
+        python_retries=("under Python 3.12: x",),
+        observed=observed,
+        quality=QualityNote("ship", ("tox.ini",), TierChange("hard", None)),
+        total_seconds=2.5,
+        audit_warnings=(),
+    )
+
+
+def test_a_draft_record_keeps_its_keys_in_the_file_s_order(tmp_path: Path) -> None:
+    """`draft.json`'s members in the order drafts have always written them; optional ones only
+    when set (all are here), `reason` always."""
+    evidence = _full_evidence()
+    assert list(evidence.to_json()) == [
+        "schemaVersion", "draft", "note", "candidate", "commands", "selectors", "runs", "reason",
+        "droppedFlaky", "rerunAlone", "logs", "timings", "passToPassBasis", "pythonRetries",
+        "observed", "quality", "auditWarnings",
+    ]  # fmt: skip
+    runs = evidence.to_json()["runs"][0]["files"]
+    assert [list(run) for run in runs] == [
+        ["file", "exitCode", "tests", "noTests", "carried", "carriedTests"],
+        ["file", "exitCode", "tests", "noTests", "alone"],
+    ]
+    assert evidence.to_json()["timings"] == {"runSeconds": 1.0, "totalSeconds": 2.5}
+    assert evidence.to_json()["quality"]["difficulty"] == {"before": "hard", "after": None}
+    bare = replace(evidence, basis=None, python_retries=(), observed=None, quality=None)
+    bare = replace(bare, total_seconds=None, audit_warnings=None)
+    assert list(bare.to_json())[-1] == "timings"
+    assert bare.to_json()["timings"] == {"runSeconds": 1.0}
     (tmp_path / DRAFT_FILE).write_bytes(render_draft_record(evidence))
-    assert read_draft_record(tmp_path) == evidence
+    assert read_draft_record(tmp_path) == evidence.to_json()
     assert render_draft_record(evidence).endswith(b"}\n")
 
 

@@ -24,6 +24,7 @@ from selfbench.artifacts.quality_record import QUALITY_FILE, read_quality
 from selfbench.artifacts.task_dir import read_authored_task
 from selfbench.cli import main
 from selfbench.compiler import compile_task
+from selfbench.contract import TaskDefinition
 from selfbench.draft.api import DraftOptions, draft_candidate
 from selfbench.mine import mine_repository, write_candidates
 from selfbench.mine.candidate import CandidateModel, find_candidate
@@ -304,7 +305,8 @@ def test_no_quality_drafts_without_a_record(sample: tuple[Path, Path], tmp_path:
     assert sorted(path.name for path in result.task_dir.iterdir()) == sorted(
         ["definition.json", "test.patch", "gold.patch", DRAFT_FILE]
     )
-    assert "quality" not in result.evidence
+    assert result.evidence is not None
+    assert result.evidence.quality is None
 
 
 def test_a_proven_check_s_rejection_comes_before_any_quality_run(
@@ -314,10 +316,10 @@ def test_a_proven_check_s_rejection_comes_before_any_quality_run(
     task before its quality is checked: the check's reason rejects it, nothing is written."""
     repo, candidates = sample
     candidate = find_candidate(candidates, "pr-1")
-    given: list[tuple[dict[str, Any], bytes, bytes]] = []
+    given: list[tuple[TaskDefinition, bytes, bytes]] = []
 
-    def coupled(definition: Any, test_patch: bytes, gold_patch: bytes) -> str:
-        given.append((dict(definition), test_patch, gold_patch))
+    def coupled(definition: TaskDefinition, test_patch: bytes, gold_patch: bytes) -> str:
+        given.append((definition, test_patch, gold_patch))
         return "coupled: tests/test_x.py asserts hidden_name"
 
     options = DraftOptions(reruns=2, logs=tmp_path / "logs", proven_check=coupled)
@@ -325,11 +327,12 @@ def test_a_proven_check_s_rejection_comes_before_any_quality_run(
 
     assert not result.drafted
     assert result.reason == "coupled: tests/test_x.py asserts hidden_name"
-    assert "quality" not in result.evidence
+    assert result.evidence is not None
+    assert result.evidence.quality is None
     assert not (tmp_path / "tasks" / "pr-1").exists()
     [(definition, test_patch, gold_patch)] = given
-    assert definition["baseCommit"] == candidate.baseCommit
-    assert definition["prompt"]
+    assert definition.baseCommit == candidate.baseCommit
+    assert definition.prompt
     assert b"+++ b/tests/" in test_patch
     assert gold_patch
     assert b"+++ b/tests/" not in gold_patch

@@ -32,7 +32,7 @@ from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.artifacts.report import Reward, RunReport
 from selfbench.bundle.evidence import REPORT_ARGUMENTS
 from selfbench.bundle.render_scripts import F2P_LABEL
-from selfbench.draft.api import DraftOptions, DraftResult, _sample_json, draft_candidate
+from selfbench.draft.api import DraftOptions, DraftResult, _run_record, draft_candidate
 from selfbench.draft.coverage import LINES, CoverageSeen
 from selfbench.draft.run import (
     Decision,
@@ -1177,7 +1177,8 @@ def test_a_collection_error_is_retried_under_each_older_python_then_names_them(
         "the collection of tests/"
     )
     assert second.startswith("Python 3.11 (python3.11): ModuleNotFoundError: No module named ")
-    assert result.evidence["pythonRetries"] == result.reason.split("; ")
+    assert result.evidence is not None
+    assert list(result.evidence.python_retries) == result.reason.split("; ")
     assert (tmp_path / "logs" / "pr-1" / "python3.11").is_dir()
 
 
@@ -1209,7 +1210,8 @@ def test_an_ordinary_fail_to_pass_file_does_not_retry(
 
     assert setups == ["python3"]
     assert result.drafted, result.reason
-    assert "pythonRetries" not in result.evidence
+    assert result.evidence is not None
+    assert "pythonRetries" not in result.evidence.to_json()
 
 
 def _plugin_failure(plugin: str, deeper: str = "") -> str:
@@ -1369,7 +1371,8 @@ def test_a_task_drafted_with_a_plugin_blocked_keeps_it_and_says_why(
     assert result.task_dir is not None
     definition = json.loads((result.task_dir / "definition.json").read_text(encoding="utf-8"))
     assert "-m pytest -p no:anyio.pytest_plugin -p no:anyio -rA" in definition["testCommand"]
-    said = json.dumps(result.evidence)
+    assert result.evidence is not None
+    said = json.dumps(result.evidence.to_json())
     assert "anyio.pytest_plugin, anyio blocked: a plugin failed to load at start" in said
 
 
@@ -1713,6 +1716,6 @@ def test_the_draft_record_counts_the_tests_a_run_carried() -> None:
     """`draft.json` says how many of a file's tests a part run carried, and marks none else."""
     whole = _pytest_run("test_b.py", ["PASSED test_b.py::test_hit", "PASSED test_b.py::t"], 0)
     part = replace(whole, carried_tests=frozenset({"test_b.py::t"}))
-    files = _sample_json(_sample("gold-2", part, whole))["files"]
+    files = _run_record(_sample("gold-2", part, whole)).to_json()["files"]
     assert [file.get("carriedTests") for file in files] == [1, None]
     assert files[0]["tests"] == {"test_b.py::test_hit": "passed", "test_b.py::t": "passed"}

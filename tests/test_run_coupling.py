@@ -374,8 +374,9 @@ def test_coupling_blockers(name: str, tmp_path: Path) -> None:
     assert coupling_blockers(task, repo) == sorted(case.blockers)
     # a draft's proven task is checked by its parts, before its quality runs, alike
     authored = read_authored_task(task)
-    definition = authored.definition.model_dump()
-    early = stages.coupled_draft(repo)(definition, authored.test_patch, authored.gold_patch)
+    early = stages.coupled_draft(repo)(
+        authored.definition, authored.test_patch, authored.gold_patch
+    )
     assert early == (f"coupled: {'; '.join(sorted(case.blockers))}" if case.blockers else None)
     assert git(repo, "rev-parse", "HEAD") == head
     assert git(repo, "status", "--porcelain") == ""

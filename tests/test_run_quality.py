@@ -18,6 +18,7 @@ import pytest
 
 from export_helpers import quality_record
 from run_helpers import Sample, sample
+from selfbench.artifacts.draft_record import DraftCommands, DraftEvidence, QualityNote, TierChange
 from selfbench.artifacts.quality_record import (
     QUALITY_FILE,
     QualityRecord,
@@ -60,19 +61,11 @@ def test_the_flag_offers_the_stage_s_minimums() -> None:
 
 
 TIER_CHANGES = [
-    ({}, None),
-    ({"quality": {"verdict": "ship", "moved": []}}, None),
+    (None, None),
+    (QualityNote("ship", ()), None),
+    (QualityNote("ship", ("tox.ini",), TierChange("hard", "hard")), None),
     (
-        {"quality": {"moved": ["tox.ini"], "difficulty": {"before": "hard", "after": "hard"}}},
-        None,
-    ),
-    (
-        {
-            "quality": {
-                "moved": ["tox.ini", "examples/typing.py"],
-                "difficulty": {"before": "hard", "after": "medium"},
-            }
-        },
+        QualityNote("ship", ("tox.ini", "examples/typing.py"), TierChange("hard", "medium")),
         (
             "without the files no fail-to-pass test needs (tox.ini, examples/typing.py) the "
             "task is medium, not the hard task it was mined as"
@@ -81,12 +74,15 @@ TIER_CHANGES = [
 ]
 
 
-@pytest.mark.parametrize(("evidence", "reason"), TIER_CHANGES)
+@pytest.mark.parametrize(("quality", "reason"), TIER_CHANGES)
 def test_a_draft_moved_to_another_tier_leaves_the_run(
-    evidence: dict[str, object], reason: str | None
+    quality: QualityNote | None, reason: str | None
 ) -> None:
     """The run's budgets are per mined tier: a draft whose tier dropped is rejected, saying why."""
+    commands = DraftCommands("true", "true", (), "none", ())
+    evidence = DraftEvidence("t", commands, (), (), (), None, (), (), "logs", 0.0, quality=quality)
     assert stages.tier_change(evidence) == reason
+    assert stages.tier_change(None) is None
 
 
 # --- the stage, through run_step -----------------------------------------------------------------

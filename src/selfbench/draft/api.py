@@ -50,16 +50,21 @@ from selfbench._fs import atomic_directory
 from selfbench._git import git
 from selfbench._scratch import drop_kept, kept_directory
 from selfbench.artifacts.draft_record import (
-    ALONE_KEY,
-    BASIS_KEY,
     DRAFT_FILE,
-    DROPPED_FLAKY_KEY,
+    DraftCommands,
+    DraftEvidence,
+    FileRunRecord,
+    QualityNote,
+    RunRecord,
+    TaskInputs,
+    TierChange,
+    observed_inputs,
     render_draft_record,
 )
 from selfbench.artifacts.quality_record import QUALITY_FILE, QualityRecord, render_quality
 from selfbench.artifacts.task_dir import render_task_files
 from selfbench.audit import change_blockers
-from selfbench.contract import AUTHORING_DEFAULTS, Difficulty, parse_definition
+from selfbench.contract import AUTHORING_DEFAULTS, Difficulty, TaskDefinition, parse_definition
 from selfbench.draft._python import python_command
 from selfbench.draft.config import DraftConfig, merge_configs, repo_config
 from selfbench.draft.infer import (
@@ -92,7 +97,6 @@ from selfbench.rules import THRESHOLDS
 from selfbench.runners import runner_named
 from selfbench.task import TaskVerdict, judge_task
 from selfbench.toolchains import sandbox_pythons
-from selfbench.validate.evidence import OBSERVED_KEY, observed_inputs
 
 __all__ = [
     "DraftOptions",
@@ -103,10 +107,7 @@ __all__ = [
     "draft_evidence",
 ]
 
-DRAFT_SCHEMA_VERSION = 1
-
-
-ProvenCheck = Callable[[Mapping[str, Any], bytes, bytes], str | None]
+ProvenCheck = Callable[[TaskDefinition, bytes, bytes], str | None]
 """A check of a proven task: its definition, test patch and gold patch in; a rejection or None."""
 
 
@@ -160,8 +161,8 @@ class DraftResult:
     task_dir: Path | None = None
     logs: Path | None = None
     seconds: float = 0.0
-    evidence: dict[str, Any] = field(default_factory=dict)
-    """The sidecar's content (empty when rejected before anything ran)."""
+    evidence: DraftEvidence | None = None
+    """The sidecar's content (None when rejected before anything ran)."""
 
     @property
     def drafted(self) -> bool:
@@ -208,10 +209,10 @@ def _source(candidate: CandidateModel, base: str | None) -> tuple[int, str]:
 class _Rejected(Exception):  # noqa: N818 - a result, raised only inside this module
     """A candidate that cannot be drafted: the reason, and the evidence gathered so far."""
 
-    def __init__(self, reason: str, evidence: dict[str, Any] | None = None) -> None:
+    def __init__(self, reason: str, evidence: DraftEvidence | None = None) -> None:
         super().__init__(reason)
         self.reason = " ".join(reason.split())
-        self.evidence = evidence or {}
+        self.evidence = evidence
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,7 +344,7 @@ def _draft(
     options: DraftOptions,
     logs: Path,
     started: float,
-) -> dict[str, Any]:
+) -> DraftEvidence:
     """The steps of `draft_candidate`; the evidence written, or `_Rejected`."""
     if target.exists() and not options.replace:
         raise _Rejected(f"{target} already exists (--replace overwrites it)")
@@ -362,8 +363,7 @@ def _draft(
         repo, candidate, prepared, options, logs
     )
     evidence = draft_evidence(candidate, prepared.environment, observation, decision, logs)
-    if retries:
-        evidence["pythonRetries"] = list(retries)
+    evidence = replace(evidence, python_retries=tuple(retries))
     if decision.reason is not None:
         raise _Rejected(decision.reason, evidence)
     split = prepared.split
@@ -381,19 +381,25 @@ def _draft(
     if options.agent_dependencies:
         definition["agentDependencies"] = True
     gold_runs = len({sample.name.split()[0] for sample in observation.gold})
-    evidence[OBSERVED_KEY] = observed_inputs(
-        definition, split.test_patch, split.gold_patch, gold_runs=gold_runs
+    plan = prepared.plan
+    task = TaskInputs(
+        plan.base_commit, plan.workdir, plan.setup_command, plan.test_command, plan.toolchains
     )
+    observed = observed_inputs(task, split.test_patch, split.gold_patch, gold_runs=gold_runs)
+    evidence = replace(evidence, observed=observed)
     verdict = _check_proven(definition, split, options, evidence)
     quality = None
     if options.quality:
         quality = _assess_draft(repo, definition, split, options, evidence)
-        definition, split = _without_moved(definition, split, quality, evidence)
+        definition, split, evidence = _without_moved(definition, split, quality, evidence)
         verdict = judge_task(definition, split.test_patch, split.gold_patch)
         if verdict.blockers:
             raise _Rejected(_audit_reason(verdict.blockers), evidence)
-    evidence["timings"]["totalSeconds"] = round(time.monotonic() - started, 1)
-    evidence["auditWarnings"] = list(verdict.warnings)
+    evidence = replace(
+        evidence,
+        total_seconds=round(time.monotonic() - started, 1),
+        audit_warnings=tuple(verdict.warnings),
+    )
     try:
         _write_task(target, definition, split, evidence, quality, replace=options.replace)
     except DraftError as exc:
@@ -405,7 +411,7 @@ def _check_proven(
     definition: dict[str, Any],
     split: SplitChange,
     options: DraftOptions,
-    evidence: dict[str, Any],
+    evidence: DraftEvidence,
 ) -> TaskVerdict:
     """The static audit's verdict on the proven task; `_Rejected`, before its quality runs, on
     the audit's blockers or the caller's `proven_check`."""
@@ -413,7 +419,8 @@ def _check_proven(
     if verdict.blockers:
         raise _Rejected(_audit_reason(verdict.blockers), evidence)
     if options.proven_check is not None:
-        reason = options.proven_check(definition, split.test_patch, split.gold_patch)
+        proven = parse_definition(definition, mode="persisted").definition  # valid: no blockers
+        reason = options.proven_check(proven, split.test_patch, split.gold_patch)
         if reason is not None:
             raise _Rejected(reason, evidence)
     return verdict
@@ -433,7 +440,7 @@ def _assess_draft(
     definition: dict[str, Any],
     split: SplitChange,
     options: DraftOptions,
-    evidence: dict[str, Any],
+    evidence: DraftEvidence,
 ) -> QualityRecord:
     """The quality checks (`selfbench.quality.assess`) on the drafted task, in the local sandbox
     with the draft's own options, judged with what the draft observed (`evidence`: how its
@@ -451,7 +458,7 @@ def _assess_draft(
     try:
         loaded = parse_definition(definition, mode="persisted").definition
         seen = task_observations(
-            repo, loaded, split.test_patch, split.gold_patch, evidence=evidence
+            repo, loaded, split.test_patch, split.gold_patch, evidence=evidence.to_json()
         )
         return assess(
             repo,
@@ -475,11 +482,11 @@ def _without_moved(
     definition: dict[str, Any],
     split: SplitChange,
     record: QualityRecord,
-    evidence: dict[str, Any],
-) -> tuple[dict[str, Any], SplitChange]:
+    evidence: DraftEvidence,
+) -> tuple[dict[str, Any], SplitChange, DraftEvidence]:
     """The task with the gold files the quality record moves out left out of its gold patch and
-    its tier recomputed from what is left; the evidence records the moved files (`moved`, and
-    the tier before and after). `_Rejected` when what is left meets no tier."""
+    its tier recomputed from what is left, and the evidence recording the moved files (`moved`,
+    and the tier before and after). `_Rejected` when what is left meets no tier."""
     from selfbench.quality.api import (  # noqa: PLC0415 - with `_assess_draft`
         gold_without_moved,
         moved_out,
@@ -488,12 +495,13 @@ def _without_moved(
 
     moved = moved_out(record)
     before: Difficulty = definition["difficulty"]
-    evidence["quality"] = {"verdict": record.verdict, "moved": list(moved)}
+    evidence = replace(evidence, quality=QualityNote(record.verdict, tuple(moved)))
     if not moved:
-        return definition, split
+        return definition, split, evidence
     gold = gold_without_moved(split.gold_patch, record)
     after = recomputed_difficulty(gold, before)
-    evidence["quality"]["difficulty"] = {"before": before, "after": after}
+    note = QualityNote(record.verdict, tuple(moved), TierChange(before, after))
+    evidence = replace(evidence, quality=note)
     if after is None:
         files = ", ".join(moved)
         raise _Rejected(
@@ -502,7 +510,8 @@ def _without_moved(
             evidence,
         )
     kept = tuple(path for path in split.gold_files if path not in moved)
-    return {**definition, "difficulty": after}, replace(split, gold_patch=gold, gold_files=kept)
+    trimmed = replace(split, gold_patch=gold, gold_files=kept)
+    return {**definition, "difficulty": after}, trimmed, evidence
 
 
 def _decide(
@@ -775,22 +784,23 @@ def _definition(
     }
 
 
-def _sample_json(sample: RunSample) -> dict[str, Any]:
-    return {
-        "name": sample.name,
-        "files": [
-            {
-                "file": run.file,
-                "exitCode": run.exit_code,
-                "tests": dict(run.outcomes.tests),
-                "noTests": run.outcomes.no_tests,
-                **({"carried": True} if run.carried else {}),
-                **({"carriedTests": len(run.carried_tests)} if run.carried_tests else {}),
-                **({"alone": True} if run.alone else {}),
-            }
+def _run_record(sample: RunSample) -> RunRecord:
+    """A sample of the draft's runs as its evidence records it."""
+    return RunRecord(
+        sample.name,
+        tuple(
+            FileRunRecord(
+                run.file,
+                run.exit_code,
+                tuple(run.outcomes.tests),
+                run.outcomes.no_tests,
+                carried=run.carried,
+                carried_tests=len(run.carried_tests),
+                alone=run.alone,
+            )
             for run in sample.files
-        ],
-    }
+        ),
+    )
 
 
 def draft_evidence(
@@ -799,43 +809,34 @@ def draft_evidence(
     observation: Observation,
     decision: Decision,
     logs: Path,
-) -> dict[str, Any]:
+) -> DraftEvidence:
     """The sidecar's content: the draft marker, the commands and their sources, every run."""
-    return {
-        "schemaVersion": DRAFT_SCHEMA_VERSION,
-        "draft": True,
-        "note": "drafted by selfbench: the instruction is a draft for the author to rewrite",
-        "candidate": candidate.id,
-        "commands": {
-            "setupCommand": environment.setup_command,
-            "testCommand": environment.test_command,
-            "toolchains": list(environment.toolchains),
-            "runner": environment.runner,
-            "sources": dict(environment.sources),
-        },
-        "selectors": {
-            "failToPass": list(decision.fail_to_pass),
-            "passToPass": list(decision.pass_to_pass),
-        },
-        "runs": [_sample_json(sample) for sample in (*observation.base, *observation.gold)],
-        "reason": decision.reason,
-        DROPPED_FLAKY_KEY: [test.model_dump(mode="json") for test in decision.dropped_flaky],
-        ALONE_KEY: [test.model_dump(mode="json") for test in observation.alone],
-        "logs": str(logs),
-        "timings": {"runSeconds": round(observation.seconds, 1)},
-        **(
-            {BASIS_KEY: decision.basis.model_dump(mode="json")}
-            if decision.basis is not None
-            else {}
+    return DraftEvidence(
+        candidate=candidate.id,
+        commands=DraftCommands(
+            setup_command=environment.setup_command,
+            test_command=environment.test_command,
+            toolchains=tuple(environment.toolchains),
+            runner=environment.runner,
+            sources=tuple(environment.sources.items()),
         ),
-    }
+        fail_to_pass=tuple(decision.fail_to_pass),
+        pass_to_pass=tuple(decision.pass_to_pass),
+        runs=tuple(_run_record(sample) for sample in (*observation.base, *observation.gold)),
+        reason=decision.reason,
+        dropped_flaky=tuple(decision.dropped_flaky),
+        rerun_alone=tuple(observation.alone),
+        logs=str(logs),
+        run_seconds=round(observation.seconds, 1),
+        basis=decision.basis,
+    )
 
 
 def _write_task(
     target: Path,
     definition: dict[str, Any],
     split: SplitChange,
-    evidence: dict[str, Any],
+    evidence: DraftEvidence,
     quality: QualityRecord | None,
     *,
     replace: bool,

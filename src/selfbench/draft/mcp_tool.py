@@ -114,7 +114,7 @@ def draft_task(arguments: Mapping[str, Any]) -> dict[str, Any]:
                 "candidate": candidate.id,
                 "reason": result.reason,
                 "logs": None if result.logs is None else str(result.logs),
-                "evidence": result.evidence,
+                "evidence": {} if result.evidence is None else result.evidence.to_json(),
             }
         files = read_task_files(result.task_dir)
         evidence = read_draft_record(result.task_dir)

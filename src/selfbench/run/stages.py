@@ -10,13 +10,13 @@ checks (`selfbench.quality`).
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from selfbench._shell import split_argv
-from selfbench.artifacts.draft_record import DRAFT_FILE
+from selfbench.artifacts.draft_record import DRAFT_FILE, DraftEvidence
 from selfbench.artifacts.quality_record import (
     QUALITY_FILE,
     QualityRecord,
@@ -27,6 +27,7 @@ from selfbench.artifacts.quality_record import (
 from selfbench.artifacts.task_dir import AuthoredTask, read_authored_task
 from selfbench.artifacts.validation import VALIDATION_FILE
 from selfbench.compiler import compile_home
+from selfbench.contract import TaskDefinition
 from selfbench.draft.api import DraftOptions, ProvenCheck, draft_candidate
 from selfbench.draft.config import DraftConfig
 from selfbench.environments.local.ceilings import Ceilings
@@ -79,7 +80,12 @@ class StageResult:
 
     path: Path | None = None
     reason: str | None = None
-    detail: dict[str, Any] | None = None
+    quality: Path | None = None
+    """The quality record the stage wrote or judged (`quality`, or a draft's gate)."""
+    log: str | None = None
+    """The failing run's log of a rejected validation, for a repair."""
+    findings: tuple[str, ...] = ()
+    """A coupled task's findings, for a coupling repair."""
 
     @property
     def ok(self) -> bool:
@@ -165,8 +171,7 @@ def draft_stage(  # noqa: PLR0913 - one stage's inputs, as the step has them
         if gate is not None and recorded.is_file():
             below = quality_gate(read_quality(recorded), gate)
             if below is not None:  # the record is the verdict's: the summary counts it
-                detail = {"quality": str(recorded)}
-                return StageResult(reason=f"quality: {below}", detail=detail)
+                return StageResult(reason=f"quality: {below}", quality=recorded)
         return StageResult(path=Path(result.task_dir))
 
     return _guarded(run)
@@ -175,9 +180,9 @@ def draft_stage(  # noqa: PLR0913 - one stage's inputs, as the step has them
 def coupled_draft(repo: Path) -> ProvenCheck:
     """The coupling check's deterministic blockers of a proven draft, as its rejection."""
 
-    def check(definition: Mapping[str, Any], test_patch: bytes, gold_patch: bytes) -> str | None:
+    def check(definition: TaskDefinition, test_patch: bytes, gold_patch: bytes) -> str | None:
         findings = blockers_of(
-            repo, str(definition["baseCommit"]), str(definition["prompt"]), test_patch, gold_patch
+            repo, definition.baseCommit, definition.prompt, test_patch, gold_patch
         )
         return _coupled(findings) if findings else None
 
@@ -189,17 +194,18 @@ def _coupled(findings: Sequence[str]) -> str:
     return f"coupled: {'; '.join(findings)}"
 
 
-def tier_change(evidence: dict[str, Any]) -> str | None:
+def tier_change(evidence: DraftEvidence | None) -> str | None:
     """Why a drafted task no longer fills its candidate's tier (drafting moved gold files no
     test needs out and recomputed the tier lower), or None. A run's budgets are per mined tier,
     and its author must submit the candidate's tier."""
-    change = evidence.get("quality", {}).get("difficulty")
-    if not isinstance(change, dict) or change.get("after") == change.get("before"):
+    quality = None if evidence is None else evidence.quality
+    change = None if quality is None else quality.difficulty
+    if quality is None or change is None or change.after == change.before:
         return None
-    moved = ", ".join(evidence["quality"].get("moved", ()))
+    moved = ", ".join(quality.moved)
     return (
         f"without the files no fail-to-pass test needs ({moved}) the task is "
-        f"{change.get('after')}, not the {change.get('before')} task it was mined as"
+        f"{change.after}, not the {change.before} task it was mined as"
     )
 
 
@@ -347,7 +353,7 @@ RunnerFactory = Callable[[Path], Any]
 def validate_stage(home: Path, runner: Any) -> StageResult:
     """Validate the compiled task (nop, oracle, rerun); the report lands beside it.
 
-    A rejection's `detail` holds the failing run's log path (`log`), for a repair.
+    A rejection holds the failing run's log path (`log`), for a repair.
     """
 
     def run() -> StageResult:
@@ -355,9 +361,7 @@ def validate_stage(home: Path, runner: Any) -> StageResult:
         if report.accepted:
             return StageResult(path=home / VALIDATION_FILE)
         failing = report.nop if (report.reason or "").startswith("nop") else report.oracle
-        return StageResult(
-            reason=report.reason or "rejected by validation", detail={"log": failing.log}
-        )
+        return StageResult(reason=report.reason or "rejected by validation", log=failing.log)
 
     return _guarded(run)
 
@@ -384,7 +388,7 @@ def coupling_stage(
     """The coupling check: the deterministic blockers, then the reviewer's verdict if any (the
     reviewer runs under the author command's time limit, variables, home and network).
 
-    A coupled task is a rejection whose `detail` holds the findings (for a coupling repair).
+    A coupled task is a rejection holding the findings (for a coupling repair).
     """
 
     def run() -> StageResult:
@@ -403,7 +407,7 @@ def coupling_stage(
             if verdict.verdict == "coupled":
                 findings = list(verdict.findings) or ["the reviewer found the tests coupled"]
         if findings:
-            return StageResult(reason=_coupled(findings), detail={"findings": findings})
+            return StageResult(reason=_coupled(findings), findings=tuple(findings))
         return StageResult(path=task_dir)
 
     return _guarded(run)
@@ -513,14 +517,13 @@ def quality_stage(
 ) -> StageResult:
     """The final task's quality record (the draft's when it still holds, else `check`'s),
     written to `out/quality.json`, and the `--min-quality` gate on its verdict: a task below
-    `minimum` is rejected with `<verdict>: <first reason>`. Either way `detail` names the
+    `minimum` is rejected with `<verdict>: <first reason>`. Either way the result names the
     record (`quality`)."""
 
     def run() -> StageResult:
         out.mkdir(parents=True)
         record = reused_quality(task_dir, draft_dir) or check(task_dir, out)
         path = write_quality(out, record)
-        detail: dict[str, Any] = {"quality": str(path)}
-        return StageResult(path=path, reason=quality_gate(record, minimum), detail=detail)
+        return StageResult(path=path, reason=quality_gate(record, minimum), quality=path)
 
     return _guarded(run)

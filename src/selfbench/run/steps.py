@@ -245,20 +245,17 @@ def _next_state(
         path = run.relative(result.path) if result.path is not None else None
         return _on_success(state, stage, path, seconds, quality=context.quality is not None)
     reason = result.reason or "rejected"
-    detail = result.detail or {}
-    if stage in ("quality", "draft") and isinstance(detail.get("quality"), str):
-        state = replace(state, quality=run.relative(Path(detail["quality"])))
+    if stage in ("quality", "draft") and result.quality is not None:
+        state = replace(state, quality=run.relative(result.quality))
     if stage == "validate" and context.can_repair and state.repairs == 0:
-        failing = detail.get("log")
         return replace(
             state.advanced(stage, seconds, next="repair", label="validation-failed"),
-            failing_log=failing if isinstance(failing, str) else None,
+            failing_log=result.log,
             reason=None,
         )
     if stage == "coupling" and context.can_repair and state.coupling_repairs == 0:
-        findings = tuple(str(item) for item in detail.get("findings", ()))
         return state.advanced(
-            stage, seconds, next="coupling-repair", label="coupled", findings=findings
+            stage, seconds, next="coupling-repair", label="coupled", findings=result.findings
         )
     return state.rejected(stage, seconds, reason, label=_FOUND.get(stage))
 

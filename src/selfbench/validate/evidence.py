@@ -27,7 +27,6 @@ every selector one the draft chose. Anything else, and validation runs every che
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,47 +34,20 @@ from typing import Any
 
 from selfbench._fs import read_bytes
 from selfbench.artifacts.compiled import LocatedTask
-from selfbench.artifacts.draft_record import DRAFT_FILE, dropped_flaky, read_draft_record
+from selfbench.artifacts.draft_record import (
+    DRAFT_FILE,
+    OBSERVED_KEY,
+    TaskInputs,
+    dropped_flaky,
+    observed_inputs,
+    read_draft_record,
+)
 from selfbench.artifacts.report import Check
 from selfbench.bundle import layout
 from selfbench.contract import TaskDefinition
 from selfbench.errors import BundleError, TaskFileError
-from selfbench.patches import parse_patch
 
-__all__ = ["OBSERVED_KEY", "DraftProof", "draft_proof", "observed_inputs"]
-
-OBSERVED_KEY = "observed"
-"""The draft record's key for the inputs its runs were made with."""
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _gold_files(gold_patch: bytes) -> dict[str, str]:
-    """Each file's section of the gold patch, by its path, as a digest."""
-    parsed = parse_patch(gold_patch, lenient=True)
-    return {
-        str(change.new_path or change.old_path): _sha256(gold_patch[change.start : change.end])
-        for change in parsed.files
-    }
-
-
-def observed_inputs(
-    definition: Mapping[str, Any], test_patch: bytes, gold_patch: bytes, *, gold_runs: int
-) -> dict[str, Any]:
-    """What a draft's runs were made with (`definition`: the task's fields as drafted), for its
-    record; `gold_runs` is how many runs with the gold patch it made, each from a fresh copy."""
-    return {
-        "baseCommit": definition["baseCommit"],
-        "workdir": definition["workdir"],
-        "setupCommand": definition["setupCommand"],
-        "testCommand": definition["testCommand"],
-        "toolchains": list(definition["toolchains"]),
-        "testPatch": _sha256(test_patch),
-        "goldFiles": _gold_files(gold_patch),
-        "goldRuns": gold_runs,
-    }
+__all__ = ["DraftProof", "draft_proof"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,14 +159,14 @@ def _same_task(
     definition: TaskDefinition = located.definition
     test_patch = read_bytes(located.bundle / layout.TEST_PATCH, error=BundleError)
     gold_patch = read_bytes(located.bundle / layout.GOLD_PATCH, error=BundleError)
-    fields = {
-        "baseCommit": definition.baseCommit,
-        "workdir": definition.workdir,
-        "setupCommand": definition.setupCommand,
-        "testCommand": definition.testCommand,
-        "toolchains": definition.toolchains,
-    }
-    now = observed_inputs(fields, test_patch, gold_patch, gold_runs=0)
+    task = TaskInputs(
+        definition.baseCommit,
+        definition.workdir,
+        definition.setupCommand,
+        definition.testCommand,
+        definition.toolchains,
+    )
+    now = observed_inputs(task, test_patch, gold_patch, gold_runs=0).to_json()
     ran_gold = observed.get("goldFiles")
     if not isinstance(ran_gold, dict):
         return False
