@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from export_helpers import COMMIT, author_collected
+from selfbench.artifacts.provenance import ProvenanceTask, RunProvenance, ToolchainUse
 from selfbench.demo import SampleRepository, build_sample_repository
 from selfbench.errors import ArchiveError
 from selfbench.export import RunInfo, export_run, extract_export, verify_export, write_clean_export
@@ -18,17 +19,22 @@ from selfbench.export.manifest import parse_manifest
 from selfbench.review.data import load_review
 
 RUN = RunInfo("run-7", "https://example.com/acme/slugkit.git", COMMIT)
-PROVENANCE: dict[str, Any] = {
-    "selfbench": "0.0.0",
-    "author": "claude",
-    "reviewer": None,
-    "validation": {"environment": "local", "toolchains": [{"name": "uv", "found": "0.13.8"}]},
-    "tasks": {
-        "slug-a": {"candidate": "pr-1", "tier": "medium", "stages": ["mined", "accepted"]},
-        "slug-b": {"candidate": "pr-2", "tier": "medium", "stages": ["mined", "accepted"]},
-        "slug-gone": {"candidate": "pr-3", "tier": "easy", "stages": ["mined", "accepted"]},
-    },
-}
+PROVENANCE = RunProvenance(
+    version="0.0.0",
+    author="claude",
+    reviewer=None,
+    environment="local",
+    toolchains=(ToolchainUse("uv", None, "0.13.8"),),
+    budgets=(("easy", 1), ("medium", 2), ("hard", 0)),
+    tasks=tuple(
+        ProvenanceTask(task_id, candidate, tier, ("mined", "accepted"))
+        for task_id, candidate, tier in (
+            ("slug-a", "pr-1", "medium"),
+            ("slug-b", "pr-2", "medium"),
+            ("slug-gone", "pr-3", "easy"),
+        )
+    ),
+)
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +63,22 @@ def test_provenance_goes_last_cut_to_the_exported_tasks_and_verifies(
 
     raw = _manifest_json(out)
     assert list(raw)[-1] == "provenance"
-    assert sorted(raw["provenance"]["tasks"]) == ["slug-a", "slug-b"]
+    assert raw["provenance"] == {
+        "selfbench": "0.0.0",
+        "author": "claude",
+        "reviewer": None,
+        "validation": {
+            "environment": "local",
+            "toolchains": [{"name": "uv", "wanted": None, "found": "0.13.8"}],
+        },
+        "budgets": {"easy": 1, "medium": 2, "hard": 0},
+        "tasks": {
+            "slug-a": {"candidate": "pr-1", "tier": "medium", "stages": ["mined", "accepted"]},
+            "slug-b": {"candidate": "pr-2", "tier": "medium", "stages": ["mined", "accepted"]},
+        },
+    }
+    keys = ["selfbench", "author", "reviewer", "validation", "budgets", "tasks"]
+    assert list(raw["provenance"]) == keys
     manifest = verify_export(out).manifest
     assert manifest.provenance == raw["provenance"]
     review = load_review(out)

@@ -5,7 +5,8 @@
 * `validation`: a validation report (`validation.json`);
 * `report`: what a validation report holds (`TaskReport`, each run's `RunReport`) and the
   verifier's `reward.json` (`Reward`);
-* `draft_record`: a draft's evidence (`draft.json`).
+* `draft_record`: a draft's evidence (`draft.json`);
+* `provenance`: how a run built its export (the manifest's `provenance`).
 
 The bundle's own paths are `selfbench.bundle.layout`'s, a run directory's `selfbench.run.state`'s
 and an export's `selfbench.export.manifest`'s. Every file name is spelled in one module only.

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from selfbench.artifacts.provenance import RunProvenance
 from selfbench.export.reader import VerifiedExport, verify_export
 from selfbench.export.writer import ExportResult, RunInfo, export_run
 
@@ -41,7 +41,7 @@ def export_and_verify(
     run: RunInfo,
     out: Path,
     validation: Sequence[Path] | None = None,
-    provenance: dict[str, Any] | None = None,
+    provenance: RunProvenance | None = None,
     quality: Mapping[str, Path] | None = None,
 ) -> VerifiedRunExport:
     """Export `inputs` to `out`, verify what was written, and list the next commands.

@@ -24,12 +24,12 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from selfbench import __version__
 from selfbench._fs import atomic_file, open_file, read_bytes, staging_directory
 from selfbench._json import dumps_pretty
 from selfbench.artifacts.compiled import BUNDLE_DIR, LocatedTask, locate_task, refuse_duplicates
+from selfbench.artifacts.provenance import RunProvenance
 from selfbench.artifacts.quality_record import QUALITY_FILE, read_quality, render_quality
 from selfbench.artifacts.validation import (
     VALIDATION_FILE,
@@ -387,7 +387,7 @@ def export_run(  # noqa: PLR0913 - keyword-only options of one call
     reporter: Reporter = silent,
     require_validation: bool = False,
     skip_unvalidated: bool = False,
-    provenance: dict[str, Any] | None = None,
+    provenance: RunProvenance | None = None,
     quality: Mapping[str, Path] | None = None,
 ) -> ExportResult:
     """Pack and list every accepted task into one export at `out`, atomically.
@@ -432,7 +432,7 @@ def export_run(  # noqa: PLR0913 - keyword-only options of one call
             repository_commit=run.repository_commit,
             version=_version(),
             tasks=tuple(entry for _, entry in archives.values()),
-            provenance=provenance,
+            provenance=None if provenance is None else provenance.to_json(),
         ).keeping(frozenset(archives))
         _write_outer(out, manifest, {task_id: path for task_id, (path, _) in archives.items()})
     return ExportResult(out, manifest, tuple(left_out))

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from selfbench import __version__
 from selfbench._fs import read_bytes
 from selfbench._json import loads_strict
+from selfbench.artifacts.provenance import ProvenanceTask, RunProvenance, ToolchainUse
 from selfbench.artifacts.task_dir import DEFINITION_FILE
 from selfbench.artifacts.validation import VALIDATION_FILE, read_validation
 from selfbench.contract import DIFFICULTIES
@@ -91,17 +92,13 @@ def _task_id(run: RunDirectory, state: CandidateState) -> str:
     return str(task_id)
 
 
-def _toolchains(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    seen: dict[tuple[str, str], dict[str, Any]] = {}
+def _toolchains(reports: list[dict[str, Any]]) -> tuple[ToolchainUse, ...]:
+    seen: dict[tuple[str, str], ToolchainUse] = {}
     for report in reports:
         for use in report.get("toolchains", []):
             key = (str(use.get("name")), str(use.get("found")))
-            seen[key] = {
-                "name": use.get("name"),
-                "wanted": use.get("wanted"),
-                "found": use.get("found"),
-            }
-    return [seen[key] for key in sorted(seen)]
+            seen[key] = ToolchainUse(use.get("name"), use.get("wanted"), use.get("found"))
+    return tuple(seen[key] for key in sorted(seen))
 
 
 def tried(states: tuple[CandidateState, ...]) -> tuple[int, int, int]:
@@ -117,21 +114,22 @@ def provenance(
     accepted: list[CandidateState],
     task_ids: list[str],
     reports: list[dict[str, Any]],
-) -> dict[str, Any]:
+) -> RunProvenance:
     """How the export was built: the tool, author, reviewer, environment, per task its stages."""
 
     environment = options.env if options.env == "local" else f"harbor ({options.harbor_env})"
-    return {
-        "selfbench": __version__,
-        "author": stages.command_name(options.author),
-        "reviewer": stages.command_name(options.reviewer),
-        "validation": {"environment": environment, "toolchains": _toolchains(reports)},
-        "budgets": {tier: options.budgets.get(tier, 0) for tier in DIFFICULTIES},
-        "tasks": {
-            task_id: {"candidate": state.id, "tier": state.tier, "stages": list(state.history)}
+    return RunProvenance(
+        version=__version__,
+        author=stages.command_name(options.author),
+        reviewer=stages.command_name(options.reviewer),
+        environment=environment,
+        toolchains=_toolchains(reports),
+        budgets=tuple((tier, options.budgets.get(tier, 0)) for tier in DIFFICULTIES),
+        tasks=tuple(
+            ProvenanceTask(task_id, state.id, state.tier, tuple(state.history))
             for task_id, state in sorted(zip(task_ids, accepted, strict=True))
-        },
-    }
+        ),
+    )
 
 
 def export_accepted(
