@@ -3,12 +3,13 @@ local sandbox, authoring, audit, compile, validation, the coupling check, export
 history's run, with its rejections and every fallback, is the demo's (`test_demo.py`).
 
 The reference run fills `--easy 2` with `-j 2` from a history of two pull requests, each one
-easy task (`run_history.generate`). The kill test then runs the same inputs
-with `-j 1` in a new directory as a real process, kills it (`SIGKILL` to its process group) ten
-times, each at a random delay of up to 3 s after the run logged a new event (a resumed
-process's own start included, so kills land in start-up, between stages and inside them),
-resumes it each time, and requires the export to be byte-identical to the
-reference's and no finished step to have run twice. A failure names its random seed.
+easy task (`run_history.generate`). The kill test then runs the same inputs with `-j 1` in a
+new directory as a real process, stops it with Ctrl-C once a candidate has started and resumes
+it, then kills it (`SIGKILL` to its process group) ten times, each at a random delay of up to
+3 s after the run logged a new event (a resumed process's own start included, so kills land in
+start-up, between stages and inside them), resumes it each time, and requires the export to be
+byte-identical to the reference's and no finished step to have run twice. A failure names its
+random seed.
 """
 
 from __future__ import annotations
@@ -265,14 +266,30 @@ def _wait_for_progress(
     raise AssertionError("the run got no further in time")
 
 
-def test_kill_9_at_ten_random_points_then_resume_gives_the_same_bytes(
+def _interrupt_at_the_first_start(process: subprocess.Popen[str], run_dir: Path, out: Path) -> None:
+    """Ctrl-C once a candidate has started: the run stops cleanly (exit 130, no export) and says
+    how to resume."""
+    while not any(event["event"] == "start" for event in _events(run_dir)):
+        assert _wait_for_progress(run_dir, _progress(run_dir), process)  # a candidate started
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=_PROCESS_LIMIT)
+
+    assert process.returncode == 130, output
+    assert f"interrupted; resume with: selfbench run --resume {run_dir}" in output
+    assert not out.exists()
+
+
+def test_ctrl_c_then_kill_9_at_ten_random_points_then_resume_gives_the_same_bytes(
     history: Path, reference: tuple[Path, str], tmp_path: Path
 ) -> None:
+    """One run for both ways of stopping: Ctrl-C first (a clean stop), then ten kills, each
+    followed by a resume; the export is the uninterrupted run's, and no step ran twice."""
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
     out, run_dir = tmp_path / "bench.tar.gz", tmp_path / "bench.run"
     kills = 0
-    process = _start(history, out, run_dir, resume=False)
+    _interrupt_at_the_first_start(_start(history, out, run_dir, resume=False), run_dir, out)
+    process = _start(history, out, run_dir, resume=True)
     while kills < _KILLS:
         if not _wait_for_progress(run_dir, _progress(run_dir, _ANY), process, _ANY):
             break
@@ -286,37 +303,24 @@ def test_kill_9_at_ten_random_points_then_resume_gives_the_same_bytes(
     output, _ = process.communicate(timeout=_PROCESS_LIMIT)
     assert process.returncode == 0, output
 
-    assert kills >= 5, f"only {kills} kills landed before the run ended"
-    assert out.read_bytes() == reference[0].read_bytes()
+    assert kills >= 5, f"only {kills} kills landed before the run ended (seed {seed})"
+    assert out.read_bytes() == reference[0].read_bytes(), f"seed {seed}"
     steps = [
         (event["candidate"], event["step"])
         for event in _events(run_dir)
         if event["event"] == "step"
     ]
-    assert len(steps) == len(set(steps)), "a finished step ran again after a resume"
+    assert len(steps) == len(set(steps)), f"a finished step ran again after a resume (seed {seed})"
 
 
-def test_ctrl_c_stops_cleanly_says_how_to_resume_and_the_resumed_run_is_the_same(
-    history: Path, reference: tuple[Path, str], tmp_path: Path
-) -> None:
-    out, run_dir = tmp_path / "bench.tar.gz", tmp_path / "bench.run"
-    process = _start(history, out, run_dir, resume=False)
-    while not any(event["event"] == "start" for event in _events(run_dir)):
-        assert _wait_for_progress(run_dir, _progress(run_dir), process)  # a candidate started
-    process.send_signal(signal.SIGINT)
-    output, _ = process.communicate(timeout=_PROCESS_LIMIT)
-
-    assert process.returncode == 130, output
-    assert f"interrupted; resume with: selfbench run --resume {run_dir}" in output
-    assert not out.exists()
-    assert main(["run", "--resume", str(run_dir)]) == 0
-    assert out.read_bytes() == reference[0].read_bytes()
-
-
-def _start_run(argv: list[str], run_dir: Path, marker: str, sleeper: str) -> subprocess.Popen[str]:
-    """`selfbench run` in its own session, once `sleeper` (a stage's process) has started."""
+def _start_run(
+    argv: list[str], run_dir: Path | None, marker: str, sleeper: str
+) -> subprocess.Popen[str]:
+    """`selfbench run` (in `run_dir`; None: `argv` names it) in its own session, once `sleeper`
+    (a stage's process) has started."""
+    where = [] if run_dir is None else ["--run-dir", str(run_dir)]
     process = subprocess.Popen(
-        [sys.executable, "-m", "selfbench", *argv, "--run-dir", str(run_dir)],
+        [sys.executable, "-m", "selfbench", *argv, *where],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -346,61 +350,69 @@ def _running(marker: str) -> bool:
 _SLEEP = "import time; time.sleep(600)"
 
 
-@pytest.mark.parametrize("stage", ["draft", "author"])
-def test_ctrl_c_ends_the_running_stages_processes_and_stops_at_once(
-    history: Path, tmp_path: Path, stage: str
+def _interrupted_ends(
+    process: subprocess.Popen[str], run_dir: Path, marker: str, what: str, *, twice: bool = False
 ) -> None:
-    """A sandbox phase (here a setup that sleeps) and an author command each run in their own
-    session, out of the terminal's reach: the stop ends them (SIGTERM, SIGKILL after 2 s)
-    instead of waiting for their limits, and their stage stays undone."""
-    marker = f"selfbench-sleeping-{stage}-{os.getpid()}-{random.randrange(1 << 30)}"
-    out, run_dir = tmp_path / "bench.tar.gz", tmp_path / "bench.run"
-    if stage == "draft":
-        config = f"setupCommand = \"python3 -c '{_SLEEP}' {marker}\"\n"
-        argv = _argv(generate(tmp_path, 1, config=config), out, easy=1)
-    else:
-        sleeper = f"{sys.executable} -c '{_SLEEP}' {marker}"
-        argv = [*_argv(history, out, easy=1), "--author", sleeper]
-    process = _start_run(argv, run_dir, marker, f"the {stage} stage's sleeper")
+    """Ctrl-C (twice, 0.2 s apart, with `twice`) to a run whose `what` (a process with `marker`)
+    is running: the run exits 130 at once saying how to resume, and that process ends with it."""
     interrupted = time.monotonic()
     process.send_signal(signal.SIGINT)
+    if twice:
+        time.sleep(0.2)
+        process.send_signal(signal.SIGINT)
     output, _ = process.communicate(timeout=60)
 
     assert process.returncode == 130, output
     assert time.monotonic() - interrupted < 20, output
-    assert "stopping the running stages (Ctrl-C again: stop at once)" in output
-    assert f"interrupted; resume with: selfbench run --resume {run_dir}" in output
+    resume = f"resume with: selfbench run --resume {run_dir}"
+    if twice:
+        assert f"stopped at once; {resume}" in output or f"interrupted; {resume}" in output, output
+    else:
+        assert "stopping the running stages (Ctrl-C again: stop at once)" in output
+        assert f"interrupted; {resume}" in output
     deadline = time.monotonic() + 5
     while _running(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not _running(marker), f"the {stage} stage's process outlived the stopped run"
+    assert not _running(marker), f"{what} outlived the stopped run"
+
+
+def _next_step(run_dir: Path) -> tuple[str, str]:
     state = json.loads((run_dir / "candidates" / "pr-1.json").read_text())
-    assert (state["status"], state["next"]) == ("active", stage)
+    return state["status"], state["next"]
 
 
-def test_a_second_ctrl_c_kills_the_stages_and_exits_at_once(history: Path, tmp_path: Path) -> None:
-    """The second Ctrl-C does not wait for the grace period: the author's group is killed, and
-    the run exits 130 saying how to resume. The author's sandbox ends on the first signal
-    whatever its command does with SIGTERM (bwrap itself is stopped, and every process of its
-    PID namespace with it), so the run may already be stopping when the second one comes."""
-    marker = f"selfbench-sleeping-twice-{os.getpid()}-{random.randrange(1 << 30)}"
+def test_ctrl_c_ends_a_sleeping_setup_and_stops_at_once(tmp_path: Path) -> None:
+    """A sandbox phase (here a setup that sleeps) runs in its own session, out of the terminal's
+    reach: the stop ends it (SIGTERM, SIGKILL after 2 s) instead of waiting for its limit, and
+    the draft stays undone."""
+    marker = f"selfbench-sleeping-draft-{os.getpid()}-{random.randrange(1 << 30)}"
+    out, run_dir = tmp_path / "bench.tar.gz", tmp_path / "bench.run"
+    config = f"setupCommand = \"python3 -c '{_SLEEP}' {marker}\"\n"
+    argv = _argv(generate(tmp_path, 1, config=config), out, easy=1)
+    process = _start_run(argv, run_dir, marker, "the draft stage's sleeper")
+    _interrupted_ends(process, run_dir, marker, "the draft stage's process")
+    assert _next_step(run_dir) == ("active", "draft")
+
+
+def test_ctrl_c_ends_the_author_and_a_second_one_kills_it_at_once(
+    history: Path, tmp_path: Path
+) -> None:
+    """The author command runs in its own session too, here one that ignores SIGTERM: the
+    first Ctrl-C ends it all the same (bwrap itself is stopped, and every process of its PID
+    namespace with it) and the author stays undone. Resumed, the author starts again; the
+    second Ctrl-C then does not wait for the grace period: the author's group is killed, and
+    the run exits 130 saying how to resume (it may already be stopping when the second comes)."""
+    marker = f"selfbench-sleeping-author-{os.getpid()}-{random.randrange(1 << 30)}"
     out, run_dir = tmp_path / "bench.tar.gz", tmp_path / "bench.run"
     stubborn = f"import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN); {_SLEEP}"
     sleeper = f'{sys.executable} -c "{stubborn}" {marker}'  # only SIGKILL ends it
     argv = [*_argv(history, out, easy=1), "--author", sleeper]
     process = _start_run(argv, run_dir, marker, "the author's sleeper")
-    process.send_signal(signal.SIGINT)
-    time.sleep(0.2)
-    process.send_signal(signal.SIGINT)
-    output, _ = process.communicate(timeout=60)
+    _interrupted_ends(process, run_dir, marker, "the author's process")
+    assert _next_step(run_dir) == ("active", "author")
 
-    assert process.returncode == 130, output
-    resume = f"resume with: selfbench run --resume {run_dir}"
-    assert f"stopped at once; {resume}" in output or f"interrupted; {resume}" in output, output
-    deadline = time.monotonic() + 5
-    while _running(marker) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _running(marker), "the author's process outlived the run"
+    resumed = _start_run(["run", "--resume", str(run_dir)], None, marker, "the resumed author")
+    _interrupted_ends(resumed, run_dir, marker, "the author's process", twice=True)
 
 
 _AUTHORED = ["mined", "drafted", "authored", "audited", "compiled"]
