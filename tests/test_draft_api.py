@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -342,15 +343,57 @@ def _checks(report: Any) -> dict[str, Any]:
     return {check.name: check for check in report.checks}
 
 
-def test_validation_counts_the_drafts_runs_and_runs_only_the_bundles_test_sh(
+_NOT_THIS_TASKS: list[tuple[Callable[[dict[str, Any]], object], str]] = [
+    (lambda record: record.pop("observed"), "a record from before the inputs were kept"),
+    (
+        lambda record: record["observed"].update(testCommand="pytest -x {tests}"),
+        "another test command",
+    ),
+    (lambda record: record["observed"].update(goldRuns=1), "fewer runs than --reruns 3 asks"),
+    (
+        lambda record: record["selectors"].update(failToPass=[]),
+        "a selector the draft did not choose",
+    ),
+    (
+        lambda record: record["observed"]["goldFiles"].update(
+            dict.fromkeys(record["observed"]["goldFiles"], "0" * 64)
+        ),
+        "gold files other than the ones the draft ran",
+    ),
+    (
+        lambda record: record["runs"][-1]["files"][0].update(alone=True),
+        "a file's runs alone standing for runs that changed",
+    ),
+]
+"""Changes to a draft's record that make it another task's: each validates, running its own
+rerun."""
+
+
+def _validate_copy(
+    out: Path, repo: Path, task: Path, logs: Path, reruns: int, change: Any = None
+) -> Any:
+    """pr-3's draft copied to `task` (its draft record changed by `change`), compiled and
+    validated locally: its report."""
+    shutil.copytree(out / "pr-3", task)
+    if change is not None:
+        record = json.loads((task / DRAFT_FILE).read_text())
+        change(record)
+        (task / DRAFT_FILE).write_text(json.dumps(record))
+    compile_task(task, repo=repo)
+    options = LocalOptions(logs=logs) if reruns == 0 else LocalOptions(logs=logs, reruns=reruns)
+    [report] = validate([task], runner=LocalRunner(options))
+    return report
+
+
+def test_validation_counts_the_drafts_runs_and_a_record_not_of_this_task_is_not_evidence(
     drafted: tuple[Path, list[dict[str, Any]], int], sample: tuple[Path, Path], tmp_path: Path
 ) -> None:
+    """Validating the draft runs only the bundle's test.sh and counts the draft's runs; then each
+    of `_NOT_THIS_TASKS`, validated in turn (on the workspace the first validation prepared, as
+    one process validating the same task again takes it), runs its own rerun instead."""
     out, _, _ = drafted
     repo, _ = sample
-    task = tmp_path / "task"
-    shutil.copytree(out / "pr-3", task)
-    compile_task(task, repo=repo)
-    [report] = validate([task], runner=LocalRunner(LocalOptions(logs=tmp_path / "logs")))
+    report = _validate_copy(out, repo, tmp_path / "task", tmp_path / "logs", reruns=0)
     assert report.accepted, report.reason
     checks = _checks(report)
     seen = "in its file's own run, as the draft saw it (draft.json)"
@@ -378,51 +421,9 @@ def test_validation_counts_the_drafts_runs_and_runs_only_the_bundles_test_sh(
     logs = sorted(path.name for path in (tmp_path / "logs" / "pr-3").iterdir())
     assert logs == ["nop.log", "oracle.log", "prepare.log"]  # the bundle's test.sh, twice
 
-
-@pytest.mark.parametrize(
-    ("change", "why"),
-    [
-        (lambda record: record.pop("observed"), "a record from before the inputs were kept"),
-        (
-            lambda record: record["observed"].update(testCommand="pytest -x {tests}"),
-            "another test command",
-        ),
-        (lambda record: record["observed"].update(goldRuns=1), "fewer runs than --reruns 3 asks"),
-        (
-            lambda record: record["selectors"].update(failToPass=[]),
-            "a selector the draft did not choose",
-        ),
-        (
-            lambda record: record["observed"]["goldFiles"].update(
-                dict.fromkeys(record["observed"]["goldFiles"], "0" * 64)
-            ),
-            "gold files other than the ones the draft ran",
-        ),
-        (
-            lambda record: record["runs"][-1]["files"][0].update(alone=True),
-            "a file's runs alone standing for runs that changed",
-        ),
-    ],
-    ids=["no-inputs", "other-command", "too-few-runs", "unchosen-selector", "other-gold",
-         "ran-alone"],
-)  # fmt: skip
-def test_a_record_that_is_not_of_this_task_is_not_evidence(
-    drafted: tuple[Path, list[dict[str, Any]], int],
-    sample: tuple[Path, Path],
-    tmp_path: Path,
-    change: Any,
-    why: str,
-) -> None:
-    out, _, _ = drafted
-    repo, _ = sample
-    task = tmp_path / "task"
-    shutil.copytree(out / "pr-3", task)
-    record = json.loads((task / DRAFT_FILE).read_text())
-    change(record)
-    (task / DRAFT_FILE).write_text(json.dumps(record))
-    compile_task(task, repo=repo)
-    options = LocalOptions(logs=tmp_path / "logs", reruns=3)
-    [report] = validate([task], runner=LocalRunner(options))
-    assert report.accepted, (why, report.reason)
-    assert not _checks(report)["independent rerun"].detail, why  # run here, not taken
-    assert len(report.reruns) == 1, why
+    for index, (change, why) in enumerate(_NOT_THIS_TASKS):
+        where = tmp_path / f"changed-{index}"
+        report = _validate_copy(out, repo, where / "task", where / "logs", 3, change)
+        assert report.accepted, (why, report.reason)
+        assert not _checks(report)["independent rerun"].detail, why  # run here, not taken
+        assert len(report.reruns) == 1, why
