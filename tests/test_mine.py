@@ -7,6 +7,7 @@ import io
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -441,6 +442,27 @@ def test_cli_prints_one_line_per_candidate_when_piped(
     assert lines[7] == "pr-1\teasy\t70\t1\t30\tyes\t0\tAdd the widget parser"
     assert len(lines) == 9
     assert lines[-1] == "easy 5, medium 1, hard 1; 11 excluded"
+
+
+_LOADED = (
+    "import sys; from selfbench.cli import main; code = main(sys.argv[1:]); "
+    "print(code, *sorted(sys.modules), file=sys.stderr)"
+)
+
+
+def test_mining_without_metadata_loads_no_validation_or_javascript_parser(
+    tmp_path: Path, history: History
+) -> None:
+    """Mining pays for what it uses: pydantic only for `--prs`/`--github`, the JavaScript and
+    TypeScript parsers only for such a file read whole, the archive compressor never."""
+    argv = ["mine", str(history.path), "--no-sessions", "--out", str(tmp_path / "c.jsonl")]
+    result = subprocess.run(
+        [sys.executable, "-c", _LOADED, *argv], capture_output=True, text=True, check=False
+    )
+    code, *modules = result.stderr.split("\n")[-2].split(" ")
+    assert code == "0"
+    unpaid = ("pydantic", "pydantic_core", "tree_sitter", "selfbench._gzip", "selfbench.quality")
+    assert [name for name in modules if name.startswith(unpaid)] == []
 
 
 def test_a_terminal_gets_a_rich_table(mined: MineResult) -> None:

@@ -21,7 +21,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TypeVar
 
-from selfbench._gzip import compress_stream
 from selfbench._scratch import scratch_directory
 from selfbench.errors import GitError
 
@@ -220,6 +219,8 @@ def archive_tar(repo: Path, commit: str, target: Path) -> str:
     Raises:
         GitError: git archive failed.
     """
+    from selfbench._gzip import compress_stream  # noqa: PLC0415 - its thread pool: archives only
+
     argv, env = safe_command(repo, ("archive", "--format=tar", commit))
     with (
         target.open("wb") as raw,

@@ -103,7 +103,6 @@ from selfbench.mine.python_chores import (
     strip_typing,
 )
 from selfbench.patches import Hunk, changed_hunks, parse_patch
-from selfbench.quality._documentation import documentation_only
 
 __all__ = [
     "BESIDES",
@@ -392,7 +391,13 @@ def _left(rule: Rule, found: Screen, texts: Texts, pairs: Mapping[str, ModulePai
 def _exact(rule: Rule, path: str, old: str, new: str) -> bool:
     """JavaScript's and TypeScript's comments rule, by the quality check's own (no other rule
     reads them)."""
-    return rule == "comments" and documentation_only(path, old, new)
+    if rule != "comments":
+        return False
+    # The JavaScript and TypeScript parsers load here, with the first such file read whole:
+    # mining a history without one (most of Python's) never pays for them.
+    from selfbench.quality._documentation import documentation_only  # noqa: PLC0415
+
+    return documentation_only(path, old, new)
 
 
 def _renamed(found: Screen, texts: Texts) -> bool:

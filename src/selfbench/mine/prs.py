@@ -14,14 +14,14 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from selfbench._fs import read_given
-from selfbench.environments.process import run_captured
 from selfbench.errors import MineError
 from selfbench.rules import describe_error
+
+if TYPE_CHECKING:
+    from selfbench.mine._gh_models import MergeCommit
 
 __all__ = [
     "GH_FIELDS",
@@ -43,30 +43,6 @@ _GH_LIMIT = "10000"
 _GH_AUTH_REQUIRED = 4  # gh's documented exit code when no account is logged in
 
 
-class _Author(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
-    login: str | None = None
-    is_bot: bool = False
-
-
-class _MergeCommit(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
-    oid: str | None = None
-
-
-class _Entry(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
-    number: int
-    title: str | None = None
-    body: str | None = None
-    url: str | None = None
-    author: _Author | None = None
-    isDraft: bool = False  # noqa: N815 - gh's field name
-    mergeCommit: _MergeCommit | None = None  # noqa: N815
-    headRefName: str | None = None  # noqa: N815
-    mergedAt: str | None = None  # noqa: N815
-
-
 @dataclass(frozen=True, slots=True)
 class PullRequest:
     """One merged pull request as gh describes it."""
@@ -82,7 +58,7 @@ class PullRequest:
     head_branch: str | None
 
 
-def _oid(commit: _MergeCommit | None) -> str | None:
+def _oid(commit: MergeCommit | None) -> str | None:
     """The merge commit's SHA, lower-cased as git prints it; None when gh gave none."""
     return commit.oid.lower() if commit is not None and commit.oid else None
 
@@ -93,16 +69,22 @@ def parse_pull_requests(value: Any, *, source: str) -> tuple[PullRequest, ...]:
     Raises:
         MineError: not an array of objects with an integer `number`; the first problem named.
     """
+    # The validation library loads here, not with the module: mining without metadata never
+    # validates, and would pay a tenth of a second for it.
+    from pydantic import ValidationError  # noqa: PLC0415
+
+    from selfbench.mine._gh_models import Author, Entry  # noqa: PLC0415
+
     if not isinstance(value, list):
         raise MineError(f"{source}: expected a JSON array of pull requests")
     found = []
     for index, item in enumerate(value):
         try:
-            entry = _Entry.model_validate(item)
+            entry = Entry.model_validate(item)
         except ValidationError as exc:
             problem = describe_error(exc.errors()[0], prefix=f"[{index}]")
             raise MineError(f"{source}: {problem}") from exc
-        author = entry.author or _Author()
+        author = entry.author or Author()
         found.append(
             PullRequest(
                 number=entry.number,
@@ -144,6 +126,8 @@ def run_gh(repo: Path) -> tuple[PullRequest, ...]:
         MineError: gh is missing, not authenticated (its exit code 4), failed (its last stderr
             line), or printed something other than a JSON array of pull requests.
     """
+    from selfbench.environments.process import run_captured  # noqa: PLC0415 - `--github` only
+
     gh = shutil.which("gh")
     if gh is None:
         raise MineError("--github needs the gh command, which is not installed")
