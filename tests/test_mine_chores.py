@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,13 @@ from selfbench.mine.chores import (
     core_title,
     substantial,
 )
-from selfbench.mine.git_history import WhitespaceCheck, parse_substantive
+from selfbench.mine.git_history import (
+    Section,
+    WhitespaceCheck,
+    _Records,
+    parse_check,
+    parse_substantive,
+)
 from selfbench.mine.merged import REVERTED_BY, REVERTS
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -300,11 +307,15 @@ def test_a_revert_matches_one_older_change(tmp_path: Path) -> None:
     assert {e.commit: e.reason for e in result.excluded}[first].startswith("reverted later by")
 
 
+def _beyond(_: str, changed: frozenset[str], __: tuple[Section, ...]) -> frozenset[str]:
+    return changed
+
+
 @needs_git
 def test_the_whitespace_check_diffs_each_change_against_its_base(tmp_path: Path) -> None:
     h = _chore_history(tmp_path / "repo")
     group_base = h.git("rev-parse", f"{h.shas['indent']}~2")
-    with WhitespaceCheck(h.path) as check:
+    with WhitespaceCheck(h.path, _beyond) as check:
         check.add(h.shas["indent"], group_base)  # a rebase group: its code only whitespace
         check.add(h.shas["adapted"], h.git("rev-parse", f"{h.shas['bump']}^"))  # two changes
         check.add(h.shas["fix"], h.git("rev-parse", f"{h.shas['fix']}^"))
@@ -319,10 +330,54 @@ def test_the_whitespace_check_diffs_each_change_against_its_base(tmp_path: Path)
 
 
 @needs_git
+def test_the_whitespace_check_judges_each_change_as_git_prints_it(tmp_path: Path) -> None:
+    """Each change is judged in the reader thread once git has printed it whole (the next
+    change's record has started), before the walk ends: git gets each change as it is added,
+    and its output is read as it comes."""
+    h = _chore_history(tmp_path / "repo")
+    judged = threading.Event()
+
+    def judge(commit: str, changed: frozenset[str], sections: tuple[Section, ...]) -> str:
+        assert threading.current_thread() is not threading.main_thread()
+        judged.set()
+        return f"{sorted(changed)} {[section.path for section in sections]}"
+
+    with WhitespaceCheck(h.path, judge) as check:
+        check.add(h.shas["fix"], h.git("rev-parse", f"{h.shas['fix']}^"))
+        check.add(h.shas["indent"], h.git("rev-parse", f"{h.shas['indent']}~2"))
+        assert judged.wait(timeout=60)  # the check is still open: the walk would go on
+        found = check.result()
+    assert found == {
+        h.shas[
+            "fix"
+        ]: "['src/conn.py', 'tests/test_conn.py'] ['src/conn.py', 'tests/test_conn.py']",
+        h.shas["indent"]: "['tests/test_indent.py'] ['tests/test_indent.py']",
+    }
+
+
+@needs_git
+def test_what_a_judge_raises_is_raised_once_git_is_done(tmp_path: Path) -> None:
+    h = _chore_history(tmp_path / "repo")
+    seen: list[str] = []
+
+    def judge(commit: str, changed: frozenset[str], sections: tuple[Section, ...]) -> None:
+        seen.append(commit)
+        raise MineError(f"cannot judge {commit[:7]}")
+
+    with WhitespaceCheck(h.path, judge) as check:
+        check.add(h.shas["fix"], h.git("rev-parse", f"{h.shas['fix']}^"))
+        check.add(h.shas["indent"], h.git("rev-parse", f"{h.shas['indent']}~2"))
+        with pytest.raises(MineError) as err:
+            check.result()
+    assert str(err.value) == f"cannot judge {h.shas['fix'][:7]}"
+    assert seen == [h.shas["fix"]]  # the first failure stops the judging, not the reading
+
+
+@needs_git
 def test_the_whitespace_check_reports_a_commit_git_cannot_read(tmp_path: Path) -> None:
     h = _chore_history(tmp_path / "repo")
     missing = "0" * 40
-    with WhitespaceCheck(h.path) as check:
+    with WhitespaceCheck(h.path, _beyond) as check:
         check.add(missing, h.shas["fix"])
         with pytest.raises(MineError) as err:
             check.result()
@@ -332,7 +387,7 @@ def test_the_whitespace_check_reports_a_commit_git_cannot_read(tmp_path: Path) -
 @needs_git
 def test_closing_the_whitespace_check_stops_git(tmp_path: Path) -> None:
     h = _chore_history(tmp_path / "repo")
-    check = WhitespaceCheck(h.path)
+    check = WhitespaceCheck(h.path, _beyond)
     check.add(h.shas["fix"], h.shas["spacing"])
     check.close()  # as when the walk fails
     assert check.result() == {}
@@ -342,3 +397,33 @@ def test_a_line_diff_tree_echoes_is_unexpected() -> None:
     with pytest.raises(MineError) as err:
         parse_substantive(b"not a commit\n")
     assert str(err.value) == "unexpected git diff-tree output: 'not a commit\\n'"
+    with pytest.raises(MineError) as err:
+        parse_substantive(b"echoed\n\x1e" + b"a" * 40 + b"\0")
+    assert str(err.value) == "unexpected git diff-tree output: 'echoed\\n'"
+
+
+_OUTPUT = b"".join(
+    [
+        b"\x1e" + b"a" * 40 + b"\0",  # a commit that changed nothing
+        b"\x1e" + b"b" * 64 + b"\0\ndiff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n",
+        b"@@ -1 +1 @@\n-\x1e" + b"c" * 40 + b"\0\n+\x1ex\n",  # an RS in a line: no start
+        b"diff --git a/y b/y\nBinary files a/y and b/y differ\n",
+        b"\x1e" + b"d" * 40 + b"\0\ndiff --git a/z b/z\n--- a/z\n+++ b/z\n@@ -1 +0,0 @@\n-z\n",
+    ]
+)
+
+
+@pytest.mark.parametrize("size", [1, 2, 7, 40, 65, 66, 67, 100, len(_OUTPUT)])
+def test_records_read_in_pieces_are_the_records_read_whole(size: int) -> None:
+    """The reader thread parses diff-tree's output as it comes, in pieces of any size."""
+    whole = parse_check(_OUTPUT)
+    assert [(sha[:1], [s.path for s in sections]) for sha, sections in whole.items()] == [
+        ("a", []),
+        ("b", ["x.py", "y"]),
+        ("d", ["z"]),
+    ]
+    records = _Records()
+    pieces = []
+    for start in range(0, len(_OUTPUT), size):
+        pieces.extend(records.feed(_OUTPUT[start : start + size]))
+    assert dict([*pieces, *records.end()]) == whole

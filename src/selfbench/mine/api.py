@@ -56,6 +56,7 @@ from selfbench.mine.git_history import (
     Commit,
     FileStat,
     RepositoryInfo,
+    Section,
     WhitespaceCheck,
     diff_stats,
     present_paths,
@@ -198,14 +199,14 @@ class _Change:
 
 
 class _Walk:
-    """The state of one walk: exclusions so far, pending rebase groups, reverted commits."""
+    """The state of one walk: exclusions so far, pending rebase groups, reverted commits, and
+    the changes accepted, checked beside it (`whitespace`)."""
 
-    def __init__(
-        self, info: RepositoryInfo, options: MineOptions, whitespace: WhitespaceCheck
-    ) -> None:
+    def __init__(self, info: RepositoryInfo, options: MineOptions) -> None:
         self.info = info
         self.options = options
-        self.whitespace = whitespace
+        self.whitespace = WhitespaceCheck(info.path, self.judge)
+        self.checking: dict[str, _Change] = {}  # newest commit -> the change the check judges
         self.excluded: list[Excluded] = []
         self.changes: list[_Change] = []
         self.reverted: dict[str, str] = {}  # commit (as named) -> the revert's commit
@@ -300,7 +301,28 @@ class _Walk:
             self.exclude(newest, change.facts.number, reason)
             return
         self.changes.append(change)
+        self.checking[newest.sha] = change  # before git can print it
         self.whitespace.add(newest.sha, change.base)
+
+    def judge(
+        self, commit: str, beyond: frozenset[str], sections: tuple[Section, ...]
+    ) -> str | None:
+        """A checked change's reason once git printed its patch, whitespace ignored (in the
+        check's reader thread, while the walk goes on): `FORMATTING_ONLY` when none of its
+        implementation files changed beyond whitespace, else its code chore's, else None."""
+        change = self.checking.get(commit)
+        if change is None:
+            return None
+        classes = zip(change.files, change.classes, strict=True)
+        code = {stat.path for stat, (name, _) in classes if name == "implementation"}
+        if code.isdisjoint(beyond):
+            return FORMATTING_ONLY
+        patch = {section.path: section.data for section in sections if _readable_path(section.path)}
+        return code_chore_reasons(
+            [_change_code(change)],
+            [patch],
+            lambda names: read_texts(self.info.path, names, limit=_MAX_TEXT_BYTES),
+        )[0]
 
     def revert_reason(self, change: _Change, title: str, body: str) -> str | None:
         """A revert known by its request's title, or a change such a revert named."""
@@ -337,34 +359,23 @@ def _chore_reason(change: _Change, title: str) -> str | None:
     return chore_reason(title, ((stat.path, kind, stat.changed_lines) for stat, (_, kind) in files))
 
 
-def _without_formatting_only(walk: _Walk) -> None:
+def _without_formatting_only(walk: _Walk, reasons: Mapping[str, str | None]) -> None:
     """Exclude the changes whose implementation files changed only in whitespace."""
-    beyond = walk.whitespace.result()
     kept = []
     for change in walk.changes:
-        paths = beyond[change.newest.sha]
-        classes = zip(change.files, change.classes, strict=True)
-        code = {stat.path for stat, (name, _) in classes if name == "implementation"}
-        if code.isdisjoint(paths):
+        if reasons[change.newest.sha] == FORMATTING_ONLY:
             walk.exclude(change.newest, change.facts.number, FORMATTING_ONLY)
         else:
             kept.append(change)
     walk.changes = kept
 
 
-def _without_code_chores(walk: _Walk) -> None:
+def _without_code_chores(walk: _Walk, reasons: Mapping[str, str | None]) -> None:
     """Exclude the changes whose implementation files are upkeep (`code_chores`), judged from
     the whitespace check's patches and, for the few its screen leaves, the files' texts."""
-    patches = [dict(walk.whitespace.patches.get(c.newest.sha, ())) for c in walk.changes]
-    walk.whitespace.patches = {}  # read once
-    reasons = code_chore_reasons(
-        [_change_code(change) for change in walk.changes],
-        patches,
-        lambda names: read_texts(walk.info.path, names, limit=_MAX_TEXT_BYTES),
-    )
-    del patches
     kept = []
-    for change, reason in zip(walk.changes, reasons, strict=True):
+    for change in walk.changes:
+        reason = reasons[change.newest.sha]
         if reason is None:
             kept.append(change)
         else:
@@ -531,9 +542,8 @@ def mine_repository(
     if info.shallow:
         warnings.append(f"{repo} is a shallow clone: history ends early, older changes are missing")
     walked = 0
-    check = WhitespaceCheck(info.path, keep=_readable_path)
-    with _without_cycle_collection(), check as whitespace:
-        walk = _Walk(info, options, whitespace)
+    walk = _Walk(info, options)
+    with _without_cycle_collection(), walk.whitespace:
         for commit in read_history(
             repo,
             rev=info.head,
@@ -545,9 +555,11 @@ def mine_repository(
             walked += 1
             walk.visit(commit)
         walk.flush()
-        _without_formatting_only(walk)
+        reasons = walk.whitespace.result()
+        _without_formatting_only(walk, reasons)
         walk.span = _recency_span(change.newest.committed for change in walk.changes)
-        _without_code_chores(walk)  # after the span: a chore taken out moves no other's score
+        # after the span: a chore taken out moves no other's score
+        _without_code_chores(walk, reasons)
         return _result(walk, info, options, warnings, walked)
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 from queue import Queue
-from typing import IO, NamedTuple, Self, TypeVar
+from typing import IO, Generic, NamedTuple, Self, TypeVar
 
 from selfbench._git import blob_texts, git, git_stream, safe_command
 from selfbench.errors import GitError, MineError
@@ -59,6 +59,7 @@ _CHECK_ARGS = (
 )  # fmt: skip
 """The patch alone, no numstat: git would diff every file twice (a third more of its time)."""
 _RECORD_START_RE = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?\0")
+_RECORD_ENDS = frozenset(b"\0\n")
 _SECTION_RE = re.compile(rb"^diff --git ", re.MULTILINE)
 _CHANGED_MARKS = (b"\n@@ ", b"\nBinary files ", b"\nGIT binary patch")
 """What a section holds when its file changed: a hunk, or a binary file's line."""
@@ -381,6 +382,7 @@ def present_paths(repo: Path, commit: str, paths: Iterable[str]) -> frozenset[st
 
 
 _K = TypeVar("_K")
+_R = TypeVar("_R")
 
 
 def read_texts(repo: Path, names: Mapping[_K, str], *, limit: int) -> dict[_K, str | None]:
@@ -420,20 +422,6 @@ def _changed(sections: tuple[Section, ...]) -> frozenset[str]:
     )
 
 
-def _record_starts(output: bytes) -> list[int]:
-    """Where each record starts: at an RS that begins the output or follows the NUL or LF that
-    ends the record before, then a commit's id and a NUL (another RS, in a changed line of a
-    patch, is no start)."""
-    starts: list[int] = []
-    at = output.find(_RS)
-    while at >= 0:
-        follows = at == 0 or output[at - 1 : at] in (b"\0", b"\n")
-        if follows and _RECORD_START_RE.match(output, at + 1):
-            starts.append(at)
-        at = output.find(_RS, at + 1)
-    return starts
-
-
 def parse_check(output: bytes) -> dict[str, tuple[Section, ...]]:
     """Per commit of `git diff-tree -p --format=%x1e%H` output (see `parse_substantive`), its
     patch's file sections (each one copy of its bytes, nothing else kept).
@@ -441,19 +429,81 @@ def parse_check(output: bytes) -> dict[str, tuple[Section, ...]]:
     Raises:
         MineError: the output does not start with a commit.
     """
-    starts = _record_starts(output)
-    head = output[: starts[0]] if starts else output
-    if head:  # diff-tree echoes a line it cannot read as commits
-        raise MineError(f"unexpected git diff-tree output: {_decode(head)[:80]!r}")
-    found: dict[str, tuple[Section, ...]] = {}
-    for start, end in pairwise([*starts, len(output)]):
-        nul = output.find(b"\0", start, end)
-        nul = end if nul < 0 else nul
-        marks = [m.start() for m in _SECTION_RE.finditer(output, nul, end)]
-        found[_decode(output[start + 1 : nul])] = tuple(
-            _section(output[mark:stop]) for mark, stop in pairwise([*marks, end])
-        )
-    return found
+    records = _Records()
+    return dict([*records.feed(output), *records.end()])
+
+
+class _Records:
+    """`git diff-tree -p --format=%x1e%H -z` output read as it arrives: each commit's record, cut
+    into file sections, once it is whole (the next one has started, or the output ended).
+
+    A record starts at an RS that begins the output or follows the NUL or LF ending the record
+    before, then a commit's id and a NUL (another RS, in a changed line of a patch, is no
+    start). Pure: the bytes are fed in, the records come out.
+    """
+
+    _LONGEST_START = 1 + 64 + 1
+    """An RS, the longest commit id (SHA-256's) and its NUL: what tells a start."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        """The bytes of the record not yet whole (from its RS on), or of the head before one."""
+        self._open = False
+        self._at = 0  # where the next start may be
+
+    def feed(self, chunk: bytes) -> list[tuple[str, tuple[Section, ...]]]:
+        """The records `chunk` completes.
+
+        Raises:
+            MineError: the output does not start with a commit.
+        """
+        self._buffer += chunk
+        return self._take(final=False)
+
+    def end(self) -> list[tuple[str, tuple[Section, ...]]]:
+        """The last record, once the output has ended.
+
+        Raises:
+            MineError: the output does not start with a commit.
+        """
+        found = self._take(final=True)
+        if self._open:
+            found.append(_record(bytes(self._buffer)))
+        elif self._buffer:  # diff-tree echoes a line it cannot read as commits
+            raise _unexpected_check(bytes(self._buffer))
+        self._buffer, self._open = bytearray(), False
+        return found
+
+    def _take(self, *, final: bool) -> list[tuple[str, tuple[Section, ...]]]:
+        buffer, found = self._buffer, []
+        at = buffer.find(_RS, self._at)
+        while at >= 0:
+            if not final and len(buffer) - at < self._LONGEST_START:
+                break  # too few bytes yet to tell whether it starts a record
+            follows = at == 0 or buffer[at - 1] in _RECORD_ENDS
+            if follows and _RECORD_START_RE.match(buffer, at + 1):
+                if self._open:
+                    found.append(_record(bytes(buffer[:at])))
+                elif at:
+                    raise _unexpected_check(bytes(buffer[:at]))
+                del buffer[:at]
+                self._open, at = True, 0
+            at = buffer.find(_RS, at + 1)
+        self._at = len(buffer) if at < 0 else at
+        return found
+
+
+def _unexpected_check(head: bytes) -> MineError:
+    return MineError(f"unexpected git diff-tree output: {_decode(head)[:80]!r}")
+
+
+def _record(data: bytes) -> tuple[str, tuple[Section, ...]]:
+    """One record's commit and its file sections (`data` from its RS on)."""
+    nul = data.find(b"\0")
+    nul = len(data) if nul < 0 else nul
+    marks = [m.start() for m in _SECTION_RE.finditer(data, nul)]
+    sections = tuple(_section(data[mark:stop]) for mark, stop in pairwise([*marks, len(data)]))
+    return _decode(data[1:nul]), sections
 
 
 def _section(data: bytes) -> Section:
@@ -470,30 +520,36 @@ def _section(data: bytes) -> Section:
     return Section(parsed[0].path if parsed else _decode(line), data)
 
 
-class WhitespaceCheck:
+class WhitespaceCheck(Generic[_R]):
     """Which paths of each change differ by more than whitespace and blank lines, and how
-    (the patch without context, for `selfbench.mine.code_chores`).
+    (the patch without context), told to `judge` as git prints them.
 
     One `git diff-tree --stdin -w --ignore-blank-lines` runs beside the walk: each change the
     walk accepts is written to it as `<newest commit> <base>` (the commit diffed against that
-    base as its one parent, so a rebase group is one line too) and a thread drains its output,
-    so git's second look overlaps the walk instead of following it. One process for them all:
-    each new one would map the pack and fill its delta cache again (a third more CPU in
-    batches of 256).
+    base as its one parent, so a rebase group is one line too) and a thread reads its output,
+    so git's second look overlaps the walk instead of following it. The same thread hands each
+    change's record to `judge` once it is whole — its commit, the paths that changed beyond
+    whitespace, its file sections — so what is judged from the patch (the code chores, which
+    parse files) is done while the walk goes on too: the walk's own thread mostly waits for
+    `git log`. One process for them all: each new one would map the pack and fill its delta
+    cache again (a third more CPU in batches of 256).
     """
 
-    def __init__(self, repo: Path, *, keep: Callable[[str], bool] = lambda _: True) -> None:
+    def __init__(
+        self, repo: Path, judge: Callable[[str, frozenset[str], tuple[Section, ...]], _R]
+    ) -> None:
         self._repo = repo
-        self._keep = keep
+        self._judge = judge
         self._process: subprocess.Popen[bytes] | None = None
         self._reader: threading.Thread | None = None
         self._errors: IO[bytes] | None = None
-        self._chunks: list[bytes] = []
         self._commits: list[str] = []
         self._broken = False
-        self.patches: dict[str, tuple[Section, ...]] = {}
-        """Each checked change's patch, by file section, once `result` has read them: the
-        sections of the paths `keep` keeps (the others are dropped as soon as read)."""
+        self._stopped = False
+        self._printed: set[str] = set()
+        self._judged: dict[str, _R] = {}
+        self._unexpected: MineError | None = None
+        self._failure: Exception | None = None
 
     def __enter__(self) -> Self:
         return self
@@ -515,12 +571,16 @@ class WhitespaceCheck:
     def _start(self) -> subprocess.Popen[bytes]:
         self._errors = errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by `close`
         args, env = safe_command(self._repo, _CHECK_ARGS)
+        # Unbuffered both ways: each change reaches git as the walk accepts it, and each record
+        # the reader as git prints it (buffered, the first hundred changes waited for the
+        # hundred-and-first: a history of 1,400 commits was checked only once walked).
         self._process = process = subprocess.Popen(
-            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, env=env
+            args, bufsize=0, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, env=env
         )
         assert process.stdin is not None  # noqa: S101 - guaranteed by stdin=PIPE
         assert process.stdout is not None  # noqa: S101 - guaranteed by stdout=PIPE
         _widen_pipe(process.stdin)  # the walk writes ahead instead of waiting on git
+        _widen_pipe(process.stdout)  # git writes ahead while a change is judged
         self._reader = threading.Thread(
             target=self._drain, args=(process.stdout,), name="git-diff-tree-reader", daemon=True
         )
@@ -528,16 +588,43 @@ class WhitespaceCheck:
         return process
 
     def _drain(self, stream: IO[bytes]) -> None:
+        """Read git's output to its end, judging each record as it is whole (the reader thread).
+
+        git never waits on this thread for long: whatever a record's judging raises is kept for
+        `result`, and the output is read on without judging.
+        """
+        records: _Records | None = _Records()
         with contextlib.suppress(OSError, ValueError):  # closed under us: the walk failed
             while chunk := stream.read(_CHUNK):
-                self._chunks.append(chunk)
+                records = self._read(records, chunk)
+        self._read(records, None)
 
-    def result(self) -> dict[str, frozenset[str]]:
-        """Every change's substantive paths, once git has checked them all; its patch (`-U0`,
-        whitespace and blank lines ignored) is `patches`'s from then on.
+    def _read(self, records: _Records | None, chunk: bytes | None) -> _Records | None:
+        """Judge the records `chunk` completes (the last one when None); the records to read on,
+        or None once the output is unexpected or the check was closed."""
+        if records is None or self._stopped:
+            return None
+        try:
+            found = records.feed(chunk) if chunk is not None else records.end()
+        except MineError as exc:
+            self._unexpected = exc
+            return None
+        for commit, sections in found:
+            self._printed.add(commit)
+            if self._failure is not None or self._stopped:
+                continue
+            try:
+                self._judged[commit] = self._judge(commit, _changed(sections), sections)
+            except Exception as exc:  # noqa: BLE001 - raised by `result`, in the walk's thread
+                self._failure = exc
+        return records
+
+    def result(self) -> dict[str, _R]:
+        """What `judge` said of every change, once git has checked them all.
 
         Raises:
             MineError: git failed or printed something unexpected.
+            Exception: what `judge` raised (the first).
         """
         process = self._process
         if process is None:
@@ -550,21 +637,14 @@ class WhitespaceCheck:
         code = process.wait()
         if code != 0:
             raise MineError(f"git diff-tree failed: {self._last_error() or f'exit code {code}'}")
-        output = b"".join(self._chunks)
-        self._chunks = []
-        checked = parse_check(output)
-        del output
-        missing = next((commit for commit in self._commits if commit not in checked), None)
+        if self._unexpected is not None:
+            raise self._unexpected
+        missing = next((commit for commit in self._commits if commit not in self._printed), None)
         if missing is not None:  # diff-tree skips a commit it cannot read, silently
             raise MineError(f"git diff-tree printed nothing for {missing}")
-        changed = {sha: _changed(sections) for sha, sections in checked.items()}
-        keep = self._keep
-        self.patches = {
-            sha: kept
-            for sha, sections in checked.items()
-            if (kept := tuple(section for section in sections if keep(section.path)))
-        }
-        return changed
+        if self._failure is not None:
+            raise self._failure
+        return self._judged
 
     def _last_error(self) -> str:
         if self._errors is None:
@@ -577,6 +657,7 @@ class WhitespaceCheck:
         """Stop git if it still runs (the walk failed) and release its pipes."""
         process, self._process = self._process, None
         if process is not None:
+            self._stopped = True  # what is left of the output is read, not judged
             if process.poll() is None:
                 process.kill()
             with contextlib.suppress(OSError):
