@@ -238,8 +238,7 @@ def archive_tar(repo: Path, commit: str, target: Path) -> str:
 
 @contextmanager
 def git_stream(repo: Path, *args: str) -> Iterator[IO[bytes]]:
-    """Run `git -C repo args...` and yield its standard output as a stream, read as it comes
-    (unbuffered: a read returns what git has written so far, not a full buffer).
+    """Run `git -C repo args...` and yield its standard output as a stream, read as it comes.
 
     Raises:
         GitError: git exited non-zero (checked once the caller has read what it wanted).
@@ -247,9 +246,7 @@ def git_stream(repo: Path, *args: str) -> Iterator[IO[bytes]]:
     argv, env = safe_command(repo, args)
     with (
         tempfile.TemporaryFile() as errors,
-        subprocess.Popen(
-            argv, bufsize=0, stdout=subprocess.PIPE, stderr=errors, env=env
-        ) as process,
+        subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors, env=env) as process,
     ):
         assert process.stdout is not None  # noqa: S101 - guaranteed by stdout=PIPE
         try:

@@ -65,6 +65,7 @@ _CHANGED_MARKS = (b"\n@@ ", b"\nBinary files ", b"\nGIT binary patch")
 """What a section holds when its file changed: a hunk, or a binary file's line."""
 _FORMAT = "--format=%x1e%H%x1f%P%x1f%ct%x1f%an%x1f%ae%x1f%B"
 _CHUNK = 1 << 18
+_LOG_CHUNK = 1 << 15  # the walk follows git closely: what it accepts is checked early
 _AHEAD = 16
 _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)  # Linux's, named from Python 3.10 on
 _PIPE_BYTES = 1 << 20
@@ -213,7 +214,7 @@ def _chunks(stream: IO[bytes]) -> Iterator[bytes]:
 
     def pump() -> None:
         try:
-            while not stop.is_set() and (chunk := stream.read(_CHUNK)):
+            while not stop.is_set() and (chunk := stream.read(_LOG_CHUNK)):
                 queue.put(chunk)
         except (OSError, ValueError):  # the stream was closed under us: the consumer is gone
             pass
