@@ -9,10 +9,8 @@
 #     and the host's network namespace (image builds reach the package registries directly: no
 #     bridge, no address of a container is ever a target);
 #   - the image `localhost/selfbench-base:SUITE`: a minimal Debian rootfs (mmdebstrap, from the
-#     host's own apt sources) imported with `podman import`;
-#   - the image `localhost/selfbench-toolchains:python`: that base with the bundle's apt packages,
-#     Debian's python3, uv from PyPI at the image's version, and the host's CA bundle (so that
-#     setup reaches the registries through a TLS-inspecting proxy). It stays on this machine.
+#     host's own apt sources) imported with `podman import`: an exported bundle builds on it with
+#     `selfbench export --base-image localhost/selfbench-base:SUITE` (or `extract`).
 # Usage: scripts/base-image.sh [CACHE]   (default: .cache/containers of the repository)
 # Prints the environment to run podman and harbor with, one NAME=VALUE a line (with
 # PODMAN_COMPOSE_BIN to put first on PATH).
@@ -77,40 +75,10 @@ if ! podman run --rm --network none "$base" true >&2; then
   exit 3
 fi
 
-# --- the toolchains ------------------------------------------------------------------------------
-uv_version="$("$repo/.venv/bin/python" -c \
-  'from selfbench.toolchains.versions import UV_VERSION; print(UV_VERSION)')"
-apt_packages="$("$repo/.venv/bin/python" -c \
-  'from selfbench.bundle.render_docker import APT_PACKAGES; print(" ".join(APT_PACKAGES))')"
-toolchains="localhost/selfbench-toolchains:python"
-ca="${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}"
-stamp="$uv_version $apt_packages $(sha256sum "$ca" | cut -d' ' -f1)"
-if ! podman image exists "$toolchains" || [ "$(cat "$cache/toolchains.stamp" 2>/dev/null)" != "$stamp" ]; then
-  context="$(mktemp -d)"
-  trap 'rm -rf "$context"' EXIT
-  cp "$ca" "$context/host-ca.crt"
-  cat >"$context/Dockerfile" <<EOF
-FROM $base
-SHELL ["/bin/bash", "-o", "pipefail", "-c"]
-COPY host-ca.crt /usr/local/share/ca-certificates/selfbench-host-ca.crt
-RUN apt-get update \\
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \\
-       $apt_packages python3 python3-venv python3-pip \\
-    && rm -rf /var/lib/apt/lists/* \\
-    && update-ca-certificates
-RUN python3 -m pip install --quiet --no-cache-dir --break-system-packages uv==$uv_version \\
-    && ln -sf /usr/bin/python3 /usr/local/bin/python3 \\
-    && ln -sf python3 /usr/local/bin/python \\
-    && uv --version && python --version
-EOF
-  podman build --quiet --format docker --tag "$toolchains" "$context" >&2
-  printf '%s' "$stamp" >"$cache/toolchains.stamp"
-fi
-
 echo "CONTAINERS_CONF=$CONTAINERS_CONF"
 echo "CONTAINERS_STORAGE_CONF=$CONTAINERS_STORAGE_CONF"
 echo "PODMAN_COMPOSE_BIN=$cache/compose-venv/bin"
-echo "SELFBENCH_TOOLCHAINS_IMAGE=$toolchains"
+echo "SELFBENCH_BASE_IMAGE=$base"
 # Docker's image format: in the OCI one, podman build ignores a Dockerfile's SHELL (the bundles'
 # bash with pipefail) and runs RUN lines with /bin/sh.
 echo "BUILDAH_FORMAT=docker"
