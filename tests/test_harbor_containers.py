@@ -44,6 +44,8 @@ _NO_ENGINE = 3
 _SECONDS = 900
 _NO_PROXY_MARK = "selfbench-proxy-mark.invalid"
 """A `NO_PROXY` entry handed to the builds (harmless), looked for in the images afterwards."""
+_TRIAL_IMAGE = re.compile(r"__(env|verifier__trial)_main:")
+"""The tags podman-compose gives a trial's images (`--no-delete` keeps them; they share layers)."""
 _AGENT_ALLOWLIST = re.compile(
     r'(\[agent\][^\[]*?)network_mode = "allowlist"\nallowed_hosts = \[[^\]]*\]\n'
 )
@@ -139,8 +141,8 @@ def test_the_images_keep_neither_the_host_ca_nor_its_proxies(
     rewards: dict[str, dict[str, Any]], engine: dict[str, str]
 ) -> None:
     names = podman(engine, "images", "--format", "{{.Repository}}:{{.Tag}}").split()
-    built = [name for name in names if name.split("/")[-1].startswith("hb__")]
-    assert len(built) >= 4, names  # each task's agent and verifier images
+    built = [name for name in names if _TRIAL_IMAGE.search(name)]
+    assert len(built) >= 4, names  # each task's agent and verifier images, tagged per trial
     host_ca = Path(os.environ.get("SSL_CERT_FILE") or "/etc/ssl/certs/ca-certificates.crt")
     host_digest = hashlib.sha256(host_ca.read_bytes()).hexdigest()
     for image in built:
