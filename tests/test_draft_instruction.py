@@ -573,6 +573,9 @@ def test_a_squash_body_drafts_as_its_title(hard: Hard) -> None:
         ("export const a = new Set<string>(), b = 1", "export const a = new Set<string>(), b = 1"),
         ("a factory's call make()()", "a factory's call make()()"),
         ("an index x[0][]", "an index x[0][]"),
+        ("fixes the parser () .", "fixes the parser."),
+        ("Support reading .env from FIFOs (Unix)", "Support reading .env from FIFOs (Unix)"),
+        ("runs ./build first , then :memory:", "runs ./build first, then :memory:"),
     ],
 )
 def test_only_brackets_a_removal_left_empty_are_tidied_away(prose: str, tidied: str) -> None:

@@ -101,7 +101,9 @@ _GOLD_STAND_IN = "the relevant file"
 _EMPTY_BRACKETS_RE = re.compile(r"(?<![\w\])>])(?:\(\s*\)|\[\s*\])")
 """Brackets a removal left empty; not a call's (`f()`, `f()()`, `new Map<K, V>()`), nor an
 index's (`a[]`)."""
-_SPACE_BEFORE_PUNCTUATION_RE = re.compile(r"[ \t]+([.,;:!?])")
+_SPACE_BEFORE_PUNCTUATION_RE = re.compile(r"[ \t]+([.,;:!?])(?![\w/~])")
+"""A space a removal left before punctuation; not one before a name that starts with it
+(".env", "./run", ":memory:" read as words)."""
 _MAX_PASSES = 64
 _NOISE_LINE_RE = re.compile(
     r"^[ \t]*(?:merge (?:branch|pull request|remote-tracking branch|tag)\b|(?:fixup|squash|amend)!)"
@@ -185,8 +187,8 @@ def _scrub(text: str, gold: tuple[str, ...]) -> str:
 
 
 def _tidy(prose: str) -> str:
-    """Prose tidied after removals: brackets left empty, a space before punctuation, runs of
-    spaces."""
+    """Prose tidied after removals: brackets left empty, a space before punctuation (not
+    before a dotted name: "reading .env"), runs of spaces."""
     prose = _EMPTY_BRACKETS_RE.sub("", prose)
     prose = _SPACE_BEFORE_PUNCTUATION_RE.sub(r"\1", prose)
     return re.sub(r"[ \t]{2,}", " ", prose)
