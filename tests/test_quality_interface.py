@@ -233,6 +233,33 @@ PYTHON_CASES = [
         "assert 'a b'.split() == ['a', 'b']\n",
         [],
     ),
+    (
+        "a record class made by NamedTuple's call (python-dotenv #180's Binding)",
+        "",
+        (
+            "from typing import NamedTuple, Optional\n\n"
+            "Binding = NamedTuple('Binding', [('key', Optional[str]), ('original', str)])\n"
+        ),
+        "assert Binding(key='a', original='a=b').key == 'a'\n",
+        [("class", "Binding", "Binding(key: Optional[str], original: str)")],
+    ),
+    (
+        "a record class made by namedtuple's and TypedDict's calls",
+        "",
+        (
+            "from collections import namedtuple\nfrom typing import TypedDict\n\n"
+            "Point = namedtuple('Point', 'x, y')\nMovie = TypedDict('Movie', {'name': str})\n"
+        ),
+        "assert Point(1, 2).x == 1 and Movie(name='a')\n",
+        [("class", "Point", "Point(x, y)"), ("class", "Movie", "Movie(name: str)")],
+    ),
+    (
+        "a call whose fields are no literal is no record",
+        "",
+        "from typing import NamedTuple\n\nFIELDS = []\nRow = NamedTuple('Row', FIELDS)\n",
+        "assert Row\n",
+        [],
+    ),
 ]
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from tree_sitter import Node
@@ -172,6 +172,8 @@ def _python_definitions(text: str) -> dict[str, Definition]:
         elif isinstance(node, ast.ClassDef):
             defined[node.name] = _py_class(node)
             defined.update(_py_methods(node))
+        elif (record := _py_functional_class(node)) is not None:
+            defined[record.name] = record
         elif (constant := _py_constant(node)) is not None:
             defined[constant.name] = constant
         found.update(
@@ -322,6 +324,74 @@ def _py_class(node: ast.ClassDef) -> Definition:
         return Definition(node.name, "class", f"{node.name}({', '.join(shown)})", named, doc)
     heritage = f"({', '.join(bases)})" if bases else ""
     return Definition(node.name, "class", f"class {node.name}{heritage}", (), doc)
+
+
+def _py_functional_class(node: ast.stmt) -> Definition | None:
+    """A record class made by a call, shown with its fields as a constructor:
+    `Binding = NamedTuple("Binding", [("key", str), ...])` (`typing.NamedTuple`, `TypedDict`),
+    `Point = namedtuple("Point", ["x", "y"])` or `"x y"`, `"x, y"`; None for any other statement.
+    """
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+        return None
+    target, call = node.targets[0], node.value
+    if not (isinstance(target, ast.Name) and isinstance(call, ast.Call) and len(call.args) >= 2):
+        return None
+    kind = ast.unparse(call.func).split(".")[-1]
+    fields = _record_fields(kind, call.args[1])
+    if fields is None:
+        return None
+    shown = [f"{name}: {ast.unparse(kind_of)}" if kind_of else name for name, kind_of in fields]
+    names = tuple(name for name, _ in fields)
+    return Definition(target.id, "class", f"{target.id}({', '.join(shown)})", names)
+
+
+Fields = list[tuple[str, ast.expr | None]]
+
+
+def _record_fields(kind: str, spec: ast.expr) -> Fields | None:
+    """The fields a functional `NamedTuple`, `TypedDict` or `namedtuple` call names, in order;
+    None when `kind` is none of them or its fields are not literals."""
+    read = _FIELD_READERS.get(kind)
+    return None if read is None else read(spec)
+
+
+def _namedtuple_fields(spec: ast.expr) -> Fields | None:
+    if isinstance(spec, ast.Constant) and isinstance(spec.value, str):
+        return [(name, None) for name in spec.value.replace(",", " ").split()]
+    if not isinstance(spec, ast.List | ast.Tuple):
+        return None
+    names = [e.value for e in spec.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return [(name, None) for name in names] if len(names) == len(spec.elts) else None
+
+
+def _named_tuple_fields(spec: ast.expr) -> Fields | None:
+    if not isinstance(spec, ast.List | ast.Tuple):
+        return None
+    fields: Fields = []
+    for element in spec.elts:
+        if not (isinstance(element, ast.Tuple) and len(element.elts) == 2):
+            return None
+        key, annotation = element.elts
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return None
+        fields.append((key.value, annotation))
+    return fields
+
+
+def _typed_dict_fields(spec: ast.expr) -> Fields | None:
+    if not isinstance(spec, ast.Dict):
+        return None
+    keys = [k.value for k in spec.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    if len(keys) != len(spec.keys):
+        return None
+    return list(zip(keys, spec.values, strict=True))
+
+
+_FIELD_READERS: dict[str, Callable[[ast.expr], Fields | None]] = {
+    "namedtuple": _namedtuple_fields,
+    "NamedTuple": _named_tuple_fields,
+    "TypedDict": _typed_dict_fields,
+}
 
 
 def _py_constant(node: ast.stmt) -> Definition | None:
