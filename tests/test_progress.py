@@ -1,4 +1,5 @@
-"""The one `Reporter`: plain lines for a log, nothing from `silent`, chosen by stderr alone."""
+"""The one `Reporter`: plain lines for a log, nothing from `silent` or an event a subclass does not
+draw, a setup note once, chosen by stderr alone."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import io
 
 import pytest
 
-from selfbench.progress import PlainReporter, RichReporter, choose_reporter, silent
+from selfbench.progress import PlainReporter, Reporter, RichReporter, choose_reporter, silent, stage
 
 
 class _Terminal(io.StringIO):
@@ -17,22 +18,25 @@ class _Terminal(io.StringIO):
 def test_plain_writes_events_items_and_warnings_but_no_status(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    reporter = PlainReporter()
-    with reporter.working("compiling"), reporter.items(2, "validating", ("accepted", "rejected")):
-        reporter.status("packing task-a")
-        reporter.event("installing node 22")
-        reporter.done("task-a", ok=True, reason=None)
-        reporter.done("task-b", ok=False, reason="oracle failed")
+    reporter = PlainReporter(("accepted", "rejected"))
+    with stage(reporter, "compiling"), stage(reporter, "validating", total=2):
+        reporter.stage_progress("packing task-a")
+        reporter.download("installing node 22")
+        reporter.candidate_accepted("task-a")
+        reporter.candidate_rejected("task-b", "oracle failed")
     reporter.warning("shallow clone")
     lines = ["installing node 22", "task-a: accepted", "task-b: rejected: oracle failed"]
     assert capsys.readouterr() == ("", "\n".join([*lines, "warning: shallow clone", ""]))
 
 
 def test_silent_says_nothing(capsys: pytest.CaptureFixture[str]) -> None:
-    with silent.working("x"), silent.items(1, "drafting", ("drafted", "rejected")):
-        silent.status("x")
-        silent.event("x")
-        silent.done("x", ok=False, reason="y")
+    with stage(silent, "x"), stage(silent, "drafting", total=1):
+        silent.stage_progress("x")
+        silent.download("x")
+        silent.candidate_progress("x")
+        silent.candidate_started("x", "drafting")
+        silent.candidate_rejected("x", "y")
+        silent.note("x")
     silent.warning("x")
     assert capsys.readouterr() == ("", "")
 
@@ -43,5 +47,37 @@ def test_the_reporter_follows_stderr() -> None:
 
 
 def test_rich_status_without_a_spinner_is_a_line(capsys: pytest.CaptureFixture[str]) -> None:
-    RichReporter().status("packing task-a")
+    RichReporter().stage_progress("packing task-a")
     assert capsys.readouterr().err == "packing task-a\n"
+
+
+def test_a_setup_note_is_said_once_however_many_setups_carry_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    reporter = PlainReporter()
+    for _ in range(3):
+        reporter.setup_note(("setup trusts the host's CA", "setup uses the host's proxy"))
+    reporter.note("author commands may reach: api.example.test")
+    assert capsys.readouterr().err == (
+        "setup trusts the host's CA\nsetup uses the host's proxy\n"
+        "author commands may reach: api.example.test\n"
+    )
+
+
+def test_a_subclass_draws_the_events_it_names_and_no_others() -> None:
+    class Verdicts(Reporter):
+        def __init__(self) -> None:
+            super().__init__()
+            self.told: list[str] = []
+
+        def candidate_accepted(self, name: str, *, tier: str = "") -> None:
+            self.told.append(f"{name} ({tier}) accepted")
+
+        def candidate_rejected(self, name: str, reason: str | None, *, tier: str = "") -> None:
+            self.told.append(f"{name} ({tier}) rejected: {reason}")
+
+    reporter = Verdicts()
+    reporter.candidate_started("pr-1", "drafting", tier="easy")
+    reporter.candidate_finished("pr-1", accepted=True, reason=None, tier="easy")
+    reporter.candidate_finished("pr-2", accepted=False, reason="draft: no test", tier="hard")
+    assert reporter.told == ["pr-1 (easy) accepted", "pr-2 (hard) rejected: draft: no test"]

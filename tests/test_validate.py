@@ -25,6 +25,7 @@ from selfbench.compiler import compile_task
 from selfbench.environments.local.disk import remove_workspace
 from selfbench.environments.local.scoring import score_patch
 from selfbench.errors import CompileError
+from selfbench.progress import Reporter
 from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner
 
@@ -426,16 +427,31 @@ def test_no_agent_patch_scores_0(tmp_path: Path) -> None:
 # --- jobs ------------------------------------------------------------------------------------
 
 
+class Verdicts(Reporter):
+    """The candidates a reporter is told finished, in the order told."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.accepted: list[str] = []
+        self.rejected: list[tuple[str, str | None]] = []
+
+    def candidate_accepted(self, name: str, *, tier: str = "") -> None:
+        self.accepted.append(name)
+
+    def candidate_rejected(self, name: str, reason: str | None, *, tier: str = "") -> None:
+        self.rejected.append((name, reason))
+
+
 def test_several_tasks_in_parallel_keep_their_order(tmp_path: Path) -> None:
     outs = [
         build(python_project("first"), tmp_path / "a"),
         build(node_project("second"), tmp_path / "b"),
     ]
-    done: list[str] = []
+    told = Verdicts()
     runner = LocalRunner(LocalOptions(logs=tmp_path / "logs"))
-    reports = validate(outs, runner=runner, jobs=2, on_done=lambda r: done.append(r.task_id))
+    reports = validate(outs, runner=runner, jobs=2, reporter=told)
     assert [report.task_id for report in reports] == ["first", "second"]
-    assert sorted(done) == ["first", "second"]
+    assert sorted(told.accepted) == ["first", "second"]
     assert all(report.accepted for report in reports)
 
 

@@ -17,10 +17,11 @@ from projects import build
 from selfbench.artifacts.compiled import LocatedTask
 from selfbench.artifacts.report import RunReport, TaskReport
 from selfbench.cli import main
-from selfbench.environments.runner import OnDone, Runner
+from selfbench.environments.runner import Runner
 from selfbench.errors import BundleError, SelfbenchError
+from selfbench.progress import Reporter
 from selfbench.validate import HarborOptions, HarborRunner, LocalOptions, LocalRunner, validate
-from test_validate import python_project
+from test_validate import Verdicts, python_project
 
 
 class RecordingRunner:
@@ -41,7 +42,7 @@ class RecordingRunner:
             raise SelfbenchError(self.refuse)
 
     def run(
-        self, tasks: Sequence[LocatedTask], *, jobs: int, on_done: OnDone | None
+        self, tasks: Sequence[LocatedTask], *, jobs: int, reporter: Reporter
     ) -> list[TaskReport]:
         self.handed.append(list(tasks))
         empty = RunReport(reward=None, log="")
@@ -57,8 +58,7 @@ class RecordingRunner:
             for task in tasks
         ]
         for report in reports:
-            if on_done is not None:
-                on_done(report)
+            reporter.candidate_accepted(report.task_id)
         return reports
 
 
@@ -75,10 +75,9 @@ def test_the_runner_receives_each_task_located_once(tmp_path: Path) -> None:
     first = build(python_project("first"), tmp_path / "a")
     second = build(python_project("second"), tmp_path / "b")
     runner = RecordingRunner()
-    done: list[TaskReport] = []
-    reports = validate([first, second / "harbor-task"], runner=runner, on_done=done.append)
-    assert reports == done
-    assert [report.task_id for report in reports] == ["first", "second"]
+    told = Verdicts()
+    reports = validate([first, second / "harbor-task"], runner=runner, reporter=told)
+    assert [report.task_id for report in reports] == told.accepted == ["first", "second"]
     assert runner.checked == 1
     [handed] = runner.handed
     assert [(task.bundle, task.definition_path, task.definition.taskId) for task in handed] == [

@@ -1,18 +1,22 @@
-"""How long-running calls tell what they are doing: one `Reporter` protocol, two implementations.
+"""How long-running calls tell what they are doing: one `Reporter`, a method per event.
 
-The library reports through a `Reporter` it is given (draft, validate, export, mine) and never
-prints progress itself. `PlainReporter` writes lines to stderr, for logs and CI; `RichReporter`
-draws a spinner or a bar at a terminal. `choose_reporter` picks one, the only place that asks
-whether stderr is a terminal. Nothing here imports rich until a terminal needs it.
+The library reports through a `Reporter` it is given (mine, draft, validate, export, run, the
+toolchains, the host's network) and never prints progress itself. `Reporter` does nothing on any
+event (`silent` is one); whoever shows progress subclasses it and draws the events it cares about,
+as resolvelib's `BaseReporter` is meant to be used: `PlainReporter` writes lines to stderr, for
+logs and CI; `RichReporter` draws a spinner or a bar at a terminal; `selfbench run` draws its
+tiers' bars (`cli/run.py`); a task's toolchain downloads go to its `prepare.log` (`toolchains`).
+`choose_reporter` picks between the first two, the only place that asks whether stderr is a
+terminal. Nothing here imports rich until a terminal needs it.
 """
 
 from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from selfbench._text import markup_text, printable
 
@@ -20,153 +24,175 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
     from rich.status import Status
 
-__all__ = ["PlainReporter", "Reporter", "RichReporter", "choose_reporter", "silent"]
+__all__ = ["PlainReporter", "Reporter", "RichReporter", "choose_reporter", "silent", "stage"]
 
 
-class Reporter(Protocol):
-    """What a long-running call reports, and what a person or a log sees of it."""
+class Reporter:
+    """What a long-running call tells as it goes; every event is a no-op here (a subclass draws).
 
-    def working(self, message: str) -> AbstractContextManager[None]:
-        """A step that takes a while (`compiling X`): a spinner at a terminal, else nothing."""
-        ...
+    A stage is the work a command waits on (`walking history`, `validating`); a candidate is one
+    item of it (a mined change, a task), with the run's `tier` where it has one.
+    """
 
-    def status(self, message: str) -> None:
-        """Where the running step stands (`walking history: 1,200 commits`, `packing X`): the
-        spinner's text at a terminal (a line when none runs), nothing in a log."""
-        ...
+    def __init__(self) -> None:
+        self._noted = False
+        self._note_lock = threading.Lock()
 
-    def event(self, message: str) -> None:
-        """Something worth a line in a log (`installing node 22`): the spinner's text at a
-        terminal."""
-        ...
+    def stage_started(self, stage: str, *, total: int | None = None) -> None:
+        """A stage that takes a while begins (`compiling X`); with `total`, one that finishes
+        that many candidates (`validating`)."""
 
-    def items(
-        self, total: int, doing: str, verdicts: tuple[str, str]
-    ) -> AbstractContextManager[None]:
-        """`total` items to finish (`doing` names the work, `verdicts` a pass and a failure:
-        `accepted`, `rejected`): a bar at a terminal, a line per item in a log."""
-        ...
+    def stage_progress(self, line: str) -> None:
+        """Where the running stage stands (`walking history: 1,200 commits`, `packing X`)."""
 
-    def done(self, name: str, ok: bool, reason: str | None) -> None:
-        """One item of `items` finished: passed, or failed for `reason`."""
-        ...
+    def stage_finished(self, stage: str) -> None:
+        """The stage `stage_started` began has ended (however it ended)."""
+
+    def candidate_started(self, name: str, stage: str, *, tier: str = "") -> None:
+        """A candidate's next stage begins (`drafting`, `validating`)."""
+
+    def candidate_progress(self, line: str) -> None:
+        """A candidate's stage has been quiet for a while: where it stands
+        (`selfbench.activity.heartbeat`'s line)."""
+
+    def candidate_accepted(self, name: str, *, tier: str = "") -> None:
+        """A candidate passed its stage (validated, drafted, of enough quality)."""
+
+    def candidate_rejected(self, name: str, reason: str | None, *, tier: str = "") -> None:
+        """A candidate failed its stage, for `reason`."""
+
+    def download(self, line: str) -> None:
+        """A toolchain is installed from a package registry (`installing node 22`), or could
+        not be."""
+
+    def note(self, line: str) -> None:
+        """A setup note, always shown: what the host's network gives setup, what author
+        commands may reach."""
 
     def warning(self, line: str) -> None:
-        """A warning, always shown: `warning: LINE` on stderr."""
-        ...
+        """A warning, always shown (a shallow clone, a corrupt result line)."""
+
+    def candidate_finished(
+        self, name: str, *, accepted: bool, reason: str | None, tier: str = ""
+    ) -> None:
+        """`candidate_accepted` or `candidate_rejected`, as `accepted` says."""
+        if accepted:
+            self.candidate_accepted(name, tier=tier)
+        else:
+            self.candidate_rejected(name, reason, tier=tier)
+
+    def setup_note(self, lines: Sequence[str]) -> None:
+        """A setup carries the host's configuration (`HostNetwork.summary()`): its lines as
+        notes, the first time only (from any thread), however many setups follow."""
+        with self._note_lock:
+            if self._noted:
+                return
+            self._noted = True
+        for line in lines:
+            self.note(line)
+
+
+silent = Reporter()
+"""The reporter of a call given none: it says nothing."""
+
+
+@contextmanager
+def stage(reporter: Reporter, name: str, *, total: int | None = None) -> Iterator[None]:
+    """`reporter` is told the stage `name` started, and finished when the block ends."""
+    reporter.stage_started(name, total=total)
+    try:
+        yield
+    finally:
+        reporter.stage_finished(name)
 
 
 def _line(text: str) -> None:
     sys.stderr.write(f"{printable(text)}\n")
 
 
-class _Base:
-    """What both reporters share: the verdict words of the running `items`, warnings."""
+_VERDICTS = ("accepted", "rejected")
 
-    def __init__(self) -> None:
-        self._verdicts = ("done", "failed")
+
+class _Lines(Reporter):
+    """What both reporters of a command share: the words of its verdicts, notes and warnings
+    as lines on stderr."""
+
+    def __init__(self, verdicts: tuple[str, str] = _VERDICTS) -> None:
+        super().__init__()
+        self._verdicts = verdicts
+
+    def note(self, line: str) -> None:
+        _line(line)
+        sys.stderr.flush()
 
     def warning(self, line: str) -> None:
         _line(f"warning: {line}")
 
 
-class PlainReporter(_Base):
-    """Lines on stderr, for a log: events, finished items and warnings; no spinner, no bar."""
+class PlainReporter(_Lines):
+    """Lines on stderr, for a log: downloads, quiet candidates, finished candidates, notes and
+    warnings; no spinner, no bar. `verdicts` names a pass and a failure (`drafted`,
+    `rejected`)."""
 
-    @contextmanager
-    def working(self, message: str) -> Iterator[None]:  # noqa: ARG002 - a log needs no spinner
-        yield
+    def candidate_progress(self, line: str) -> None:
+        _line(line)
 
-    def status(self, message: str) -> None:
-        pass
+    def download(self, line: str) -> None:
+        _line(line)
 
-    def event(self, message: str) -> None:
-        _line(message)
+    def candidate_accepted(self, name: str, *, tier: str = "") -> None:  # noqa: ARG002
+        _line(f"{name}: {self._verdicts[0]}")
 
-    @contextmanager
-    def items(self, total: int, doing: str, verdicts: tuple[str, str]) -> Iterator[None]:  # noqa: ARG002
-        self._verdicts = verdicts
-        yield
-
-    def done(self, name: str, ok: bool, reason: str | None) -> None:
-        passed, failed = self._verdicts
-        _line(f"{name}: {passed if ok else f'{failed}: {reason}'}")
+    def candidate_rejected(self, name: str, reason: str | None, *, tier: str = "") -> None:  # noqa: ARG002
+        _line(f"{name}: {self._verdicts[1]}: {reason}")
 
 
-class _Silent(PlainReporter):
-    """Reports nothing: what a library call uses when given no reporter."""
+class RichReporter(_Lines):
+    """A spinner (a stage) or a bar (a stage of `total` candidates) on a terminal's stderr
+    (rich, imported on first use)."""
 
-    def event(self, message: str) -> None:
-        pass
-
-    def done(self, name: str, ok: bool, reason: str | None) -> None:
-        pass
-
-    def warning(self, line: str) -> None:
-        pass
-
-
-silent: Reporter = _Silent()
-"""The reporter of a call given none: it says nothing."""
-
-
-class RichReporter(_Base):
-    """A spinner and a bar on a terminal's stderr (rich, imported on first use)."""
-
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, verdicts: tuple[str, str] = _VERDICTS) -> None:
+        super().__init__(verdicts)
         self._spinner: Status | None = None
         self._bars: tuple[Progress, TaskID] | None = None
         self._lock = threading.Lock()
 
-    @contextmanager
-    def working(self, message: str) -> Iterator[None]:
+    def stage_started(self, stage: str, *, total: int | None = None) -> None:
         from rich.console import Console  # noqa: PLC0415 - start-up: rich costs 40 ms; only a terminal pays
 
-        with Console(stderr=True).status(markup_text(message)) as spinner:
-            self._spinner = spinner
-            try:
-                yield
-            finally:
-                self._spinner = None
-
-    def status(self, message: str) -> None:
-        if self._spinner is not None:
-            self._spinner.update(markup_text(message))
+        if total is None:
+            self._spinner = Console(stderr=True).status(markup_text(stage))
+            self._spinner.start()
         else:
-            _line(message)
+            self._bars = _bars(stage, total)
 
-    def event(self, message: str) -> None:
-        self.status(message)
+    def stage_finished(self, stage: str) -> None:  # noqa: ARG002 - one stage at a time
+        if self._spinner is not None:
+            spinner, self._spinner = self._spinner, None
+            spinner.stop()
+        elif self._bars is not None:
+            (bars, _), self._bars = self._bars, None
+            bars.stop()
 
-    @contextmanager
-    def items(self, total: int, doing: str, verdicts: tuple[str, str]) -> Iterator[None]:
-        from rich.console import Console  # noqa: PLC0415 - start-up: rich costs 40 ms; only a terminal pays
-        from rich.progress import (  # noqa: PLC0415
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            SpinnerColumn,
-            TextColumn,
-            TimeElapsedColumn,
-        )
+    def stage_progress(self, line: str) -> None:
+        if self._spinner is not None:
+            self._spinner.update(markup_text(line))
+        else:
+            _line(line)
 
-        self._verdicts = verdicts
-        columns = (
-            SpinnerColumn(),
-            TextColumn(markup_text(doing)),
-            BarColumn(),
-            MofNCompleteColumn(),
-        )
-        console = Console(stderr=True)
-        with Progress(*columns, TimeElapsedColumn(), console=console, transient=True) as bars:
-            self._bars = (bars, bars.add_task(doing, total=total))
-            try:
-                yield
-            finally:
-                self._bars = None
+    def candidate_progress(self, line: str) -> None:
+        self.stage_progress(line)
 
-    def done(self, name: str, ok: bool, reason: str | None) -> None:
+    def download(self, line: str) -> None:
+        self.stage_progress(line)
+
+    def candidate_accepted(self, name: str, *, tier: str = "") -> None:  # noqa: ARG002
+        self._finished(name, ok=True, reason=None)
+
+    def candidate_rejected(self, name: str, reason: str | None, *, tier: str = "") -> None:  # noqa: ARG002
+        self._finished(name, ok=False, reason=reason)
+
+    def _finished(self, name: str, *, ok: bool, reason: str | None) -> None:
         passed, failed = self._verdicts
         with self._lock:
             if self._bars is None:
@@ -178,8 +204,27 @@ class RichReporter(_Base):
             bars.advance(bar)
 
 
-def choose_reporter(stream: Any = None) -> Reporter:
-    """A `RichReporter` when `stream` (default: stderr) is a terminal, else a `PlainReporter`."""
+def _bars(doing: str, total: int) -> tuple[Progress, TaskID]:
+    """A started bar of `total` items labelled `doing`, on stderr, gone when it stops."""
+    from rich.console import Console  # noqa: PLC0415 - start-up: rich costs 40 ms; only a terminal pays
+    from rich.progress import (  # noqa: PLC0415
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    columns = (SpinnerColumn(), TextColumn(markup_text(doing)), BarColumn(), MofNCompleteColumn())
+    bars = Progress(*columns, TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+    bars.start()
+    return bars, bars.add_task(doing, total=total)
+
+
+def choose_reporter(stream: Any = None, *, verdicts: tuple[str, str] = _VERDICTS) -> Reporter:
+    """A `RichReporter` when `stream` (default: stderr) is a terminal, else a `PlainReporter`;
+    `verdicts` names a candidate's pass and failure (`accepted`, `rejected`)."""
     if (stream or sys.stderr).isatty():
-        return RichReporter()
-    return PlainReporter()
+        return RichReporter(verdicts)
+    return PlainReporter(verdicts)

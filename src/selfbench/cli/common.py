@@ -15,7 +15,7 @@ from selfbench._fs import read_given
 from selfbench._text import printable
 from selfbench.environments.spec import ENVIRONMENTS, EnvironmentSpec, Kind, unused_option
 from selfbench.errors import EXIT_REJECTED, InputError
-from selfbench.progress import choose_reporter
+from selfbench.progress import choose_reporter, stage
 
 __all__ = [
     "CEILING_FLAGS",
@@ -66,7 +66,7 @@ def read_input(path: str) -> bytes:
 @contextmanager
 def working(message: str) -> Iterator[None]:
     """A spinner on stderr while long work runs, for a person at a terminal only."""
-    with choose_reporter().working(message):
+    with stage(choose_reporter(), message):
         yield
 
 
@@ -83,9 +83,14 @@ def progress(
     passed and the reason when not; `verdicts` names a pass and a failure (`accepted`,
     `rejected`); `doing` is the bar's label (`validating`).
     """
-    reporter = choose_reporter()
-    with reporter.items(total, doing, verdicts):
-        yield lambda item: reporter.done(*judge(item))
+    reporter = choose_reporter(verdicts=verdicts)
+
+    def finished(item: _T) -> None:
+        name, accepted, reason = judge(item)
+        reporter.candidate_finished(name, accepted=accepted, reason=reason)
+
+    with stage(reporter, doing, total=total):
+        yield finished
 
 
 def rejected(reason: str) -> int:
@@ -291,16 +296,11 @@ def add_setup_options(parser: Any, *, setup_env_help: str = SETUP_ENV_HELP) -> N
 def announce_host_network(enabled: bool) -> HostNetwork:
     """The host's network configuration for setup (none when `enabled` is false); what it
     carries is said once on stderr, when a setup first uses it."""
-    from selfbench.environments.local.host_network import HostNetwork, announce_once
+    from selfbench.environments.local.host_network import HostNetwork
 
     if not enabled:
         return HostNetwork()
-    return HostNetwork.detect(on_first_use=announce_once(_say))
-
-
-def _say(line: str) -> None:
-    sys.stderr.write(f"{printable(line)}\n")
-    sys.stderr.flush()
+    return HostNetwork.detect(reporter=choose_reporter())
 
 
 class SetupSpec(NamedTuple):

@@ -30,7 +30,7 @@ from selfbench.cli.common import (
     setup_options,
 )
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, DraftError
-from selfbench.progress import choose_reporter
+from selfbench.progress import choose_reporter, stage
 
 if TYPE_CHECKING:
     from selfbench.draft.api import DraftOptions, DraftResult
@@ -115,8 +115,8 @@ def _draft(args: argparse.Namespace) -> int:
     from selfbench.draft.api import draft_candidates
 
     repo, candidates, options, workers = _request(args)
-    reporter = choose_reporter()
-    with reporter.items(len(candidates), "drafting", ("drafted", "rejected")):
+    reporter = choose_reporter(verdicts=("drafted", "rejected"))
+    with stage(reporter, "drafting", total=len(candidates)):
         results = draft_candidates(
             repo, candidates, Path(args.out), options, jobs=workers, reporter=reporter
         )

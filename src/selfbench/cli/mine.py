@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from selfbench._text import printable
 from selfbench.cli.common import add_json_option, add_source_url_option, print_json
 from selfbench.errors import EXIT_OK, translating
-from selfbench.progress import choose_reporter
+from selfbench.progress import choose_reporter, stage
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -97,7 +97,7 @@ def _mine(args: argparse.Namespace) -> int:
 
     options = _options(args)
     reporter = choose_reporter()
-    with reporter.working("walking history"):
+    with stage(reporter, "walking history"):
         result = mine_repository(Path(args.repo), options, reporter=reporter)
     for warning in result.warnings:
         reporter.warning(warning)

@@ -25,7 +25,7 @@ from selfbench.cli.common import (
     setup_options,
 )
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, InputError
-from selfbench.progress import choose_reporter
+from selfbench.progress import choose_reporter, stage
 
 if TYPE_CHECKING:
     from selfbench.artifacts.quality_record import QualityRecord
@@ -66,14 +66,15 @@ def _quality(args: argparse.Namespace) -> int:
     logs = Path(args.logs) if args.logs else None
     local = local_options(environment, logs=logs, local=LocalOptions(ceilings=host))
     options = QualityOptions(local=local, jobs=workers)
-    reporter = choose_reporter()
+    reporter = choose_reporter(verdicts=("ship or review", "reject"))
     records: list[QualityRecord] = []
-    items = reporter.items(len(task_dirs), "assessing", ("ship or review", "reject"))
-    with items, activity.heartbeat(reporter.event):
+    items = stage(reporter, "assessing", total=len(task_dirs))
+    with items, activity.heartbeat(reporter.candidate_progress):
         for task_dir in task_dirs:
             with activity.doing(task_dir.name, "checking quality"):
                 record = assess_task(task_dir, repo, options)
-            reporter.done(record.taskId, record.verdict != "reject", _reason(record))
+            accepted = record.verdict != "reject"
+            reporter.candidate_finished(record.taskId, accepted=accepted, reason=_reason(record))
             records.append(record)
     if args.json:
         print_json([record.model_dump(mode="json", by_alias=True) for record in records])

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from selfbench._text import markup_text
 from selfbench.cli.bundle import add_agent_hosts_option, agent_hosts
@@ -40,12 +40,13 @@ from selfbench.cli.common import (
     resume_dir,
 )
 from selfbench.errors import EXIT_OK, EXIT_REJECTED, RunError
+from selfbench.progress import Reporter
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
 
-    from selfbench.run import CandidateState, RunOptions, RunSummary
+    from selfbench.run import RunOptions, RunSummary
     from selfbench.run.status import RunStatus
 
 __all__ = ["AUTHOR_NETWORK_CHOICES", "EXIT_INTERRUPTED", "add_run_commands"]
@@ -78,25 +79,31 @@ def _tier_minutes() -> str:
     return ", ".join(f"{tier} {seconds / 60:g} min" for tier, seconds in CANDIDATE_SECONDS.items())
 
 
-def _doing() -> dict[str, str]:
-    from selfbench.run.state import DOING
+class _Candidate(NamedTuple):
+    """A candidate as the run's bars count it: its tier, and its stage or its verdict."""
 
-    return DOING
+    tier: str
+    doing: str | None = None
+    """The stage it is in (`drafting`), while it runs."""
+    status: str = "active"
+    """`accepted` or `rejected` once finished."""
 
 
-class _Watcher:
+class _RunReporter(Reporter):
     """Progress per tier (accepted of budget, each stage's running count, elapsed) and one line
-    per finished candidate. The bars are drawn only at a terminal."""
+    per candidate's stage and per finished candidate. The bars are drawn only at a terminal."""
 
     def __init__(self, console: Console, progress: Progress | None) -> None:
+        super().__init__()
         self.console = console
         self.progress = progress
         self.bars: dict[str, TaskID] = {}
-        self.states: dict[str, CandidateState] = {}
+        self.candidates: dict[str, _Candidate] = {}
         self.budgets: dict[str, int] = {}
         self.lock = threading.Lock()
 
     def start(self, options: RunOptions) -> None:
+        """Say how long each candidate may take, and draw a bar for each tier with a budget."""
         self.budgets = {tier: options.budgets.get(tier, 0) for tier in _TIERS}
         times = ", ".join(
             f"{tier} {options.candidate_seconds(tier) / 60:g} min"
@@ -113,39 +120,46 @@ class _Watcher:
             if self.budgets[tier]:
                 self.bars[tier] = self.progress.add_task(tier, total=self.budgets[tier])
 
-    def __call__(self, kind: str, state: CandidateState | None) -> None:
+    def stage_started(self, stage: str, *, total: int | None = None) -> None:  # noqa: ARG002
         with self.lock:
-            if kind == "mining":
-                self.console.print("mining the repository's history…")
-            if state is None:
-                return
-            self.states[state.id] = state
-            if state.finished:
-                self._finished(state)
-            elif state.next is not None and kind in ("start", "step"):
-                # each stage of each candidate is named as it starts: drafting alone runs setup
-                # and the tests several times, a minute or two of a real project's time
-                shown = markup_text(f"{state.id} ({state.tier})")
-                self.console.print(f"{_doing()[state.next]} {shown}…")
-            self._refresh(state.tier)
+            self.console.print(f"{stage}…")
 
-    def _finished(self, state: CandidateState) -> None:
-        if state.status == "accepted":
-            self.console.print(f"[green]accepted[/] {markup_text(f'{state.id} ({state.tier})')}")
-        else:
-            shown = markup_text(f"{state.id} ({state.tier}): {state.reason}")
-            self.console.print(f"[red]rejected[/] {shown}")
+    def candidate_started(self, name: str, stage: str, *, tier: str = "") -> None:
+        # each stage of each candidate is named as it starts: drafting alone runs setup and
+        # the tests several times, a minute or two of a real project's time
+        with self.lock:
+            self.candidates[name] = _Candidate(tier, doing=stage)
+            self.console.print(f"{stage} {markup_text(f'{name} ({tier})')}…")
+            self._refresh(tier)
+
+    def candidate_accepted(self, name: str, *, tier: str = "") -> None:
+        with self.lock:
+            self.candidates[name] = _Candidate(tier, status="accepted")
+            self.console.print(f"[green]accepted[/] {markup_text(f'{name} ({tier})')}")
+            self._refresh(tier)
+
+    def candidate_rejected(self, name: str, reason: str | None, *, tier: str = "") -> None:
+        with self.lock:
+            self.candidates[name] = _Candidate(tier, status="rejected")
+            self.console.print(f"[red]rejected[/] {markup_text(f'{name} ({tier}): {reason}')}")
+            self._refresh(tier)
+
+    def candidate_progress(self, line: str) -> None:
+        self.console.print(markup_text(line), highlight=False)
+
+    def note(self, line: str) -> None:
+        self.console.print(markup_text(line), highlight=False)
 
     def _refresh(self, tier: str) -> None:
         if self.progress is None or tier not in self.bars:
             return
-        states = [s for s in self.states.values() if s.tier == tier]
-        accepted = sum(s.status == "accepted" for s in states)
-        rejected = sum(s.status == "rejected" for s in states)
+        candidates = [c for c in self.candidates.values() if c.tier == tier]
+        accepted = sum(c.status == "accepted" for c in candidates)
+        rejected = sum(c.status == "rejected" for c in candidates)
         doing: dict[str, int] = {}
-        for s in states:
-            if not s.finished and s.next is not None:
-                doing[_doing()[s.next]] = doing.get(_doing()[s.next], 0) + 1
+        for c in candidates:
+            if c.doing is not None:
+                doing[c.doing] = doing.get(c.doing, 0) + 1
         busy = ", ".join(f"{name} {n}" for name, n in doing.items())
         label = f"{tier:<6} {accepted}/{self.budgets[tier]} accepted, {rejected} rejected"
         self.progress.update(
@@ -361,22 +375,14 @@ def _run(args: argparse.Namespace) -> int:
     interrupt = _stop_on_interrupt(stop, console, run_dir.absolute())
     with interrupt:  # a second Ctrl-C while cleaning up still stops at once
         with _progress(console) as progress:
-            watcher = _Watcher(console, progress)
+            reporter = _RunReporter(console, progress)
             if options is not None:
-                watcher.start(options)
+                reporter.start(options)
             else:
                 from selfbench.run.status import read_status
 
-                watcher.start(read_status(run_dir).options)
-            summary = run_benchmark(
-                run_dir,
-                options,
-                stop=stop,
-                on_event=watcher,
-                changes=changes,
-                announce=lambda line: console.print(markup_text(line), highlight=False),
-                heartbeat=lambda line: console.print(markup_text(line), highlight=False),
-            )
+                reporter.start(read_status(run_dir).options)
+            summary = run_benchmark(run_dir, options, stop=stop, reporter=reporter, changes=changes)
         _clean_up(console)
     if summary.interrupted:
         console.print(f"interrupted; resume with: {_resume_hint(summary.run_dir)}")

@@ -9,7 +9,7 @@ from typing import Any
 
 from selfbench.cli.common import add_json_option
 from selfbench.errors import EXIT_OK
-from selfbench.progress import choose_reporter
+from selfbench.progress import choose_reporter, stage
 
 __all__ = ["add_toolchains_command"]
 
@@ -36,8 +36,8 @@ def _toolchains(args: argparse.Namespace) -> int:
 
     registry = PackageRegistries() if args.install else None
     reporter = choose_reporter()  # a spinner naming each install, or a line per install
-    with reporter.working("resolving toolchains"):
-        resolved = resolve(TOOLCHAIN_ORDER, registry=registry, on_event=reporter.event)
+    with stage(reporter, "resolving toolchains"):
+        resolved = resolve(TOOLCHAIN_ORDER, registry=registry, reporter=reporter)
     uses = [item.use for item in resolved]
     if args.json:
         report = {"cache": str(toolchain_cache()), "toolchains": [u.to_json() for u in uses]}

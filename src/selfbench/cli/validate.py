@@ -26,7 +26,7 @@ from selfbench.cli.common import (
     print_json,
 )
 from selfbench.errors import EXIT_OK, EXIT_REJECTED
-from selfbench.progress import choose_reporter
+from selfbench.progress import choose_reporter, stage
 
 if TYPE_CHECKING:
     from selfbench.environments.runner import Runner
@@ -79,9 +79,9 @@ def _validate(args: argparse.Namespace) -> int:
     workers = jobs(args) or 1
     runner = _runner(args)
     paths = [Path(path) for path in args.bundles]
-    reporter = choose_reporter()
-    items = reporter.items(len(paths), "validating", ("accepted", "rejected"))
-    with items, activity.heartbeat(reporter.event):
+    reporter = choose_reporter(verdicts=("accepted", "rejected"))
+    items = stage(reporter, "validating", total=len(paths))
+    with items, activity.heartbeat(reporter.candidate_progress):
         reports = validate(
             paths,
             runner=runner,

@@ -880,11 +880,16 @@ def draft_candidates(
     def one(candidate: CandidateModel) -> DraftResult:
         with activity.doing(f"{candidate.id} ({candidate.difficulty})", "drafting"):
             result = draft_candidate(repo, candidate, out_dir, options)
-        reporter.done(result.candidate_id, result.drafted, result.reason)
+        reporter.candidate_finished(
+            result.candidate_id, accepted=result.drafted, reason=result.reason
+        )
         return result
 
     options = options or DraftOptions()
     if options.pythons is None:
         options = replace(options, pythons=sandbox_pythons())  # found once for every candidate
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, activity.heartbeat(reporter.event):
+    with (
+        ThreadPoolExecutor(max_workers=max(1, jobs)) as pool,
+        activity.heartbeat(reporter.candidate_progress),
+    ):
         return list(pool.map(one, candidates))

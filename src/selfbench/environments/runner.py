@@ -13,17 +13,15 @@ one environment cannot honour is not accepted by it at all.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # the validate package imports this protocol: no cycle at run time
     from selfbench.artifacts.compiled import LocatedTask
     from selfbench.artifacts.report import TaskReport
+    from selfbench.progress import Reporter
 
-__all__ = ["OnDone", "Runner"]
-
-OnDone = Callable[["TaskReport"], None]
-"""Called with each task's report as soon as it is known (progress)."""
+__all__ = ["Runner"]
 
 
 class Runner(Protocol):
@@ -43,9 +41,11 @@ class Runner(Protocol):
         ...
 
     def run(
-        self, tasks: Sequence[LocatedTask], *, jobs: int, on_done: OnDone | None
+        self, tasks: Sequence[LocatedTask], *, jobs: int, reporter: Reporter
     ) -> list[TaskReport]:
         """Validate `tasks` (located and digest-checked, each once); one report each, in order.
+        Each task is told to `reporter` (accepted, or rejected with its reason) as soon as its
+        report is known.
 
         Raises:
             SelfbenchError: the environment failed as a whole (not one task's verdict).

@@ -368,7 +368,7 @@ def _pack_all(
     archives: dict[str, tuple[Path, TaskEntry]] = {}
     for task in tasks:
         task_id = task.definition.taskId
-        reporter.status(f"packing {task_id}")
+        reporter.stage_progress(f"packing {task_id}")
         archive = staging / f"{task_id}.tar.gz"
         record = _quality(task, quality)
         review = _review_record(task, reports.get(task_id))

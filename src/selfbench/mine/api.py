@@ -549,7 +549,7 @@ def mine_repository(
             rev=info.head,
             since=options.since,
             max_commits=options.max_commits,
-            progress=lambda count: reporter.status(f"walking history: {count:,} commits"),
+            progress=lambda count: reporter.stage_progress(f"walking history: {count:,} commits"),
             unreadable=lambda commit, reason: _unreadable(walk, warnings, commit, reason),
         ):
             walked += 1

@@ -30,7 +30,7 @@ from selfbench.artifacts.quality_record import Verdict, read_quality
 from selfbench.contract import AUTHORING_DEFAULTS, DIFFICULTIES
 from selfbench.draft.config import DraftConfig
 from selfbench.environments.local.ceilings import Ceilings
-from selfbench.environments.local.host_network import HostNetwork, announce_once, network_failure
+from selfbench.environments.local.host_network import HostNetwork, network_failure
 from selfbench.environments.local.network_probe import ecosystems, probe_registries
 from selfbench.environments.local.phases import setup_env_values
 from selfbench.environments.spec import ENVIRONMENTS, EnvironmentSpec
@@ -47,6 +47,7 @@ from selfbench.mine.candidate import CandidateModel
 from selfbench.mine.git_history import read_repository
 from selfbench.mine.rank import DEFAULT_OVER_FETCH
 from selfbench.mine.source import check_source_url, repository_source
+from selfbench.progress import Reporter, silent, stage
 from selfbench.rules import CANDIDATE_SECONDS
 from selfbench.run import stages
 from selfbench.run.confine import AuthorNetwork, author_home_problem
@@ -72,9 +73,6 @@ _DEFAULT_INACTIVITY = 600.0
 SANDBOX_STAGES = frozenset({"draft", "validate", "quality"})
 """The stages a candidate's time counts: those that run its tests in the sandbox (an author
 or reviewer command has its own limits)."""
-
-OnEvent = Callable[[str, CandidateState | None], None]
-"""Told of each candidate step (`step`), start (`start`) and the run's phases, for progress."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,11 +354,10 @@ def _mine_pool(run: RunDirectory, options: RunOptions) -> Pool:
     return pool
 
 
-def _read_pool(run: RunDirectory, options: RunOptions, on_event: OnEvent | None) -> Pool:
+def _read_pool(run: RunDirectory, options: RunOptions, reporter: Reporter) -> Pool:
     if not run.pool_path.is_file():
-        if on_event is not None:
-            on_event("mining", None)
-        return _mine_pool(run, options)
+        with stage(reporter, "mining the repository's history"):
+            return _mine_pool(run, options)
     return run.read_pool()
 
 
@@ -438,9 +435,10 @@ def _process(
     state: CandidateState,
     candidate: CandidateModel,
     stop: threading.Event,
-    on_event: OnEvent | None,
+    reporter: Reporter,
 ) -> CandidateState:
-    """Run one candidate's stages until it is finished or the run stops.
+    """Run one candidate's stages until it is finished or the run stops, each step told to
+    `reporter`.
 
     A stage that was running when the stop came is not recorded: it may have been cut short
     (a stopped run ends the processes it started), so the resumed run does it again.
@@ -460,9 +458,19 @@ def _process(
             reason=after.reason,
         )
         state = after
-        if on_event is not None:
-            on_event("step", state)
+        _tell(reporter, state)
     return state
+
+
+def _tell(reporter: Reporter, state: CandidateState) -> None:
+    """Where the candidate now stands: finished, or its next stage begun."""
+    if state.finished:
+        accepted = state.status == "accepted"
+        reporter.candidate_finished(
+            state.id, accepted=accepted, reason=state.reason, tier=state.tier
+        )
+    elif state.next is not None:
+        reporter.candidate_started(state.id, DOING[state.next], tier=state.tier)
 
 
 def _step(
@@ -582,7 +590,7 @@ def _drive(
     context: StepContext,
     scheduler: _Scheduler,
     stop: threading.Event,
-    on_event: OnEvent | None,
+    reporter: Reporter,
 ) -> None:
     jobs = scheduler.options.jobs
     run = context.run
@@ -597,10 +605,9 @@ def _drive(
                         run.event("start", candidate=cid, tier=state.tier)
                     scheduler.states[cid] = state
                     scheduler.running.add(cid)
-                    if on_event is not None:
-                        on_event("start", state)
+                    _tell(reporter, state)
                     future = pool.submit(
-                        _process, context, state, scheduler.candidates[cid], stop, on_event
+                        _process, context, state, scheduler.candidates[cid], stop, reporter
                     )
                     running[future] = cid
             if not running:
@@ -664,10 +671,9 @@ def resume_command(run_dir: Path) -> str:
     return f"selfbench run --resume {run_dir}"
 
 
-def preflight(
-    options: RunOptions, *, on_first_use: Callable[[tuple[str, ...]], None] | None = None
-) -> None:
-    """Refuse, in seconds and before anything is written, a run that could export no task.
+def preflight(options: RunOptions, *, reporter: Reporter = silent) -> None:
+    """Refuse, in seconds and before anything is written, a run that could export no task
+    (what setup carries from the host's network is told to `reporter`).
 
     Raises:
         RunError: bad options, or no pull-request URL for the tasks to record.
@@ -686,23 +692,19 @@ def preflight(
     if options.env == "local":
         probe_registries(
             ecosystems(options.repo, "HEAD"),
-            host_network=_host_network(options, on_first_use),
+            host_network=_host_network(options, reporter),
             setup_env=setup_env_values(options.setup_env),
         )
 
 
-def _host_network(
-    options: RunOptions, on_first_use: Callable[[tuple[str, ...]], None] | None
-) -> HostNetwork:
+def _host_network(options: RunOptions, reporter: Reporter) -> HostNetwork:
     """The host's network configuration setup carries, unless the run turned it off."""
     if not options.host_network_config:
         return HostNetwork()
-    return HostNetwork.detect(on_first_use=on_first_use)
+    return HostNetwork.detect(reporter=reporter)
 
 
-def _say_network(
-    run: RunDirectory, options: RunOptions, announce: Callable[[str], None] | None
-) -> None:
+def _say_network(run: RunDirectory, options: RunOptions, reporter: Reporter) -> None:
     """Say once, and log, what author and reviewer commands may reach (when any runs).
 
     Raises:
@@ -712,8 +714,7 @@ def _say_network(
         return
     line = options.network.describe(options.author_env, os.environ)
     run.event("network", line=line)
-    if announce is not None:
-        announce(line)
+    reporter.note(line)
 
 
 def no_valid_run(run: RunDirectory, why: str) -> RunError:
@@ -853,7 +854,7 @@ def _start_or_resume(
 def _begin(
     run: RunDirectory,
     options: RunOptions | None,
-    on_event: OnEvent | None,
+    reporter: Reporter,
     *,
     created: bool,
     changes: Mapping[str, Any] | None = None,
@@ -862,7 +863,7 @@ def _begin(
     pool is removed again, so a bad input leaves nothing behind."""
     try:
         options = _start_or_resume(run, options, changes)
-        return options, _read_pool(run, options, on_event)
+        return options, _read_pool(run, options, reporter)
     except MineError as exc:
         if created:
             shutil.rmtree(run.path, ignore_errors=True)
@@ -879,19 +880,18 @@ def run_benchmark(
     options: RunOptions | None = None,
     *,
     stop: threading.Event | None = None,
-    on_event: OnEvent | None = None,
+    reporter: Reporter = silent,
     changes: Mapping[str, Any] | None = None,
-    announce: Callable[[str], None] | None = None,
-    heartbeat: Callable[[str], None] | None = None,
 ) -> RunSummary:
     """Run (or, with `options` None, resume) the run in `run_dir` until it is done or stopped.
 
     A resumed run takes `changes` to the options `RESUME_CHANGES` names, and tries again the
-    candidates whose setup failed on the network (`retry_network_rejections`). `announce` is
-    told, once, when a setup first carries the host's network configuration, what it carries,
-    and at the start, when author or reviewer commands run, what they may reach (the run's
-    events record that line too). `heartbeat` is given a line for each running stage quiet for
-    15 s (`selfbench.activity`); the run's events record each such line for `status`.
+    candidates whose setup failed on the network (`retry_network_rejections`). `reporter` is
+    told the mining, each candidate's stages and verdict, a line for each running stage quiet
+    for 15 s (`selfbench.activity`; the run's events record each such line for `status`), and
+    as notes: once, when a setup first carries the host's network configuration, what it
+    carries, and at the start, when author or reviewer commands run, what they may reach (the
+    run's events record that line too).
 
     Raises:
         RunError: the run directory is in use, holds another run or none, or bad options.
@@ -900,23 +900,20 @@ def run_benchmark(
         ExportError: the export cannot be written.
     """
     run = RunDirectory(run_dir)
-    told = announce_once(announce) if announce is not None else None
     if options is None:
         run.require_run()
     if options is not None:
-        preflight(options, on_first_use=told)
+        preflight(options, reporter=reporter)
     created = not run.path.exists()
     run.lock()
     try:
         resuming = options is None
-        options, pool = _begin(run, options, on_event, created=created, changes=changes)
+        options, pool = _begin(run, options, reporter, created=created, changes=changes)
         stop = stop or threading.Event()
         candidates = _candidates(pool)
         states = {state.id: state for state in run.states()}
         if resuming:
             states.update(retry_network_rejections(run, states))
-        if on_event is not None:
-            on_event("pool", None)
         settings = stages.AuthorSettings(
             options.author,
             options.author_time_limit,
@@ -925,9 +922,9 @@ def run_benchmark(
             options.author_home,
             options.network,
         )
-        _say_network(run, options, announce)
+        _say_network(run, options, reporter)
         setup_env = setup_env_values(options.setup_env)
-        host_network = _host_network(options, told)
+        host_network = _host_network(options, reporter)
         host = options.host_ceilings()
         runner = _runner_factory(options, setup_env, host_network, host)
         context = StepContext(
@@ -952,10 +949,10 @@ def run_benchmark(
         def record(entry: activity.Doing, line: str) -> None:
             run.event("doing", candidate=entry.key, line=line)
 
-        beating = activity.heartbeat(heartbeat or (lambda _line: None), on_line=record)
+        beating = activity.heartbeat(reporter.candidate_progress, on_line=record)
         try:
             with beating:
-                _drive(context, scheduler, stop, on_event)
+                _drive(context, scheduler, stop, reporter)
         except (SandboxError, HarborError) as exc:  # the machine's fault, not a candidate's
             run.event("stopped", error=str(exc))
             raise RunError(
@@ -969,8 +966,6 @@ def run_benchmark(
             return RunSummary(
                 run.path, tiers, None, interrupted=True, states=ordered, quality=quality
             )
-        if on_event is not None:
-            on_event("export", None)
         export = export_accepted(run, options, pool, run_id(pool, options), ordered)
         run.event("exported", path=str(export))
         return RunSummary(run.path, tiers, export, states=ordered, quality=quality)

@@ -9,10 +9,10 @@ system directories as they are (the behaviour before toolchains were provisioned
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 from selfbench.bundle.layout import CONTAINER_PATH
+from selfbench.progress import Reporter, silent
 from selfbench.toolchains.install import PackageRegistries
 from selfbench.toolchains.model import Provisioned, ToolchainError, ToolchainUse, strict_refusal
 from selfbench.toolchains.provision import build_provisioned
@@ -52,11 +52,12 @@ def provision(
     toolchains: tuple[str, ...] | list[str],
     *,
     install: bool = True,
-    on_event: Callable[[str], None] | None = None,
+    reporter: Reporter = silent,
 ) -> Provisioned:
-    """What the sandbox mounts for these toolchains, installing missing ones when `install`."""
+    """What the sandbox mounts for these toolchains, installing missing ones when `install`
+    (each install told to `reporter`)."""
     registry = PackageRegistries() if install else None
-    return build_provisioned(resolve(toolchains, registry=registry, on_event=on_event))
+    return build_provisioned(resolve(toolchains, registry=registry, reporter=reporter))
 
 
 def sandbox_pythons() -> dict[str, str]:
@@ -81,12 +82,19 @@ def provision_task(
     """
     if not provisioning_enabled():
         return None
-
-    def note(message: str) -> None:
-        with (logs / "prepare.log").open("a", encoding="utf-8") as handle:
-            handle.write(f"selfbench: toolchains: {message}\n")
-
-    provisioned = provision(toolchains, on_event=note)
+    provisioned = provision(toolchains, reporter=_PrepareLog(logs))
     if strict and (refusal := strict_refusal(provisioned.uses)) is not None:
         raise ToolchainError(refusal)
     return provisioned
+
+
+class _PrepareLog(Reporter):
+    """A task's toolchain downloads, as lines of its `prepare.log`."""
+
+    def __init__(self, logs: Path) -> None:
+        super().__init__()
+        self._log = logs / "prepare.log"
+
+    def download(self, line: str) -> None:
+        with self._log.open("a", encoding="utf-8") as handle:
+            handle.write(f"selfbench: toolchains: {line}\n")

@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from selfbench.progress import Reporter, silent
 from selfbench.toolchains.model import (
     Candidate,
     Component,
@@ -189,7 +190,7 @@ def _resolve_one(
     cache: Path,
     host: Host,
     registry: Registry | None,
-    on_event: Callable[[str], None],
+    reporter: Reporter,
 ) -> Resolved:
     cached = _found(component, _cached(component, cache), "cache")
     hosted = _found(component, _hosted(component, host), "host")
@@ -197,13 +198,13 @@ def _resolve_one(
         if satisfies(component.wanted, candidate.version):
             return _use(component, candidate)
     if registry is not None and registry.offers(component):
-        on_event(f"installing {component.name} {component.wanted}")
+        reporter.download(f"installing {component.name} {component.wanted}")
         entry = registry.install(component, cache)
         if entry is not None:
             installed = _found(component, iter([_entry_home(component, entry)]), "registry")
             if installed:
                 return _use(component, installed[0])
-        on_event(f"{component.name} {component.wanted}: could not be installed")
+        reporter.download(f"{component.name} {component.wanted}: could not be installed")
     others = {candidate.version: candidate for candidate in (*hosted, *cached)}
     best = nearest(component.wanted, list(others))
     return _use(component, others[best] if best is not None else None)
@@ -221,10 +222,11 @@ def resolve(
     cache: Path | None = None,
     host: Host | None = None,
     registry: Registry | None = None,
-    on_event: Callable[[str], None] | None = None,
+    reporter: Reporter = silent,
 ) -> tuple[Resolved, ...]:
     """Each part of the declared toolchains: from the cache, else the host, else installed from
-    `registry` (None: never install); where none has the image's version, the nearest found."""
+    `registry` (None: never install; each install told to `reporter`); where none has the
+    image's version, the nearest found."""
     where = cache if cache is not None else toolchain_cache()
     return tuple(
         _resolve_one(
@@ -232,7 +234,7 @@ def resolve(
             cache=where,
             host=host or Host(),
             registry=registry,
-            on_event=on_event or (lambda _: None),
+            reporter=reporter,
         )
         for component in components(toolchains)
     )

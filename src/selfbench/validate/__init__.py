@@ -19,7 +19,7 @@ from selfbench._scratch import scratch_directory
 from selfbench.artifacts.compiled import LocatedTask, locate_task, refuse_duplicates
 from selfbench.artifacts.validation import validation_record, write_validation
 from selfbench.compiler import compile_home
-from selfbench.environments.runner import OnDone, Runner
+from selfbench.environments.runner import Runner
 from selfbench.errors import BundleError
 from selfbench.progress import Reporter, silent
 from selfbench.validate.local import LocalRunner
@@ -54,7 +54,6 @@ def validate(
     runner: Runner | None = None,
     definition: Path | None = None,
     jobs: int = 1,
-    on_done: OnDone | None = None,
     repo: Path | None = None,
     reporter: Reporter = silent,
 ) -> list[TaskReport]:
@@ -64,8 +63,8 @@ def validate(
     bundle's manifest before `runner` (default: `LocalRunner()`) sees it. `definition` names the
     definition of a single bundle that has none beside it; `jobs` is how many tasks (Harbor:
     trials) run at once. With `repo`, each path is an authored task directory, compiled into a
-    temporary bundle first. Each report is told to `reporter` (accepted, or rejected with its
-    reason) and handed to `on_done` as soon as it is known.
+    temporary bundle first. Each task is told to `reporter` (accepted, or rejected with its
+    reason) as soon as its report is known.
 
     Each report is also written as `validation.json` beside the task's `definition.json` (with
     `repo`: in the task directory), where `export` looks for it.
@@ -81,20 +80,19 @@ def validate(
     if definition is not None and len(paths) != 1:
         raise BundleError("--definition names the definition of exactly one bundle")
     runner.check()  # before anything is created on disk
-    on_done = _reporting(reporter, on_done)
     if repo is not None:
         if definition is not None:
             raise BundleError("--definition names a bundle's definition; --repo takes task dirs")
         with scratch_directory("selfbench-compiled-") as scratch:
             bundles = _compile_all(paths, repo, Path(scratch))
-            reports = _validate_located(bundles, runner, jobs, on_done)
+            reports = _validate_located(bundles, runner, jobs, reporter)
             homes: list[Path | None] = list(paths)
     else:
         bundles = [
             locate_task(path, definition=definition, definition_option="--definition")
             for path in paths
         ]
-        reports = _validate_located(bundles, runner, jobs, on_done)
+        reports = _validate_located(bundles, runner, jobs, reporter)
         homes = [task.home for task in bundles]
     for home, task, report in zip(homes, bundles, reports, strict=True):
         if home is not None:
@@ -102,20 +100,11 @@ def validate(
     return reports
 
 
-def _reporting(reporter: Reporter, on_done: OnDone | None) -> OnDone:
-    def done(report: TaskReport) -> None:
-        reporter.done(report.task_id, report.accepted, report.reason)
-        if on_done is not None:
-            on_done(report)
-
-    return done
-
-
 def _validate_located(
-    tasks: list[LocatedTask], runner: Runner, jobs: int, on_done: OnDone | None
+    tasks: list[LocatedTask], runner: Runner, jobs: int, reporter: Reporter
 ) -> list[TaskReport]:
     refuse_duplicates(tasks)  # before the logs directory is made
-    return runner.run(tasks, jobs=jobs, on_done=on_done)
+    return runner.run(tasks, jobs=jobs, reporter=reporter)
 
 
 def _compile_all(task_dirs: Sequence[Path], repo: Path, scratch: Path) -> list[LocatedTask]:

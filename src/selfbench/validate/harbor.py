@@ -49,8 +49,8 @@ from selfbench.artifacts.report import (
     read_reward,
 )
 from selfbench.environments.harbor import HarborOptions, launch_harbor
-from selfbench.environments.runner import OnDone
 from selfbench.errors import HarborError, JsonError, translating
+from selfbench.progress import Reporter, silent
 from selfbench.rules import TASK_ID_PATTERN, describe_error, is_task_id
 
 __all__ = [
@@ -450,7 +450,7 @@ class HarborRunner:
         _require_environment(self.options.environment)
 
     def run(
-        self, tasks: Sequence[LocatedTask], *, jobs: int = 1, on_done: OnDone | None = None
+        self, tasks: Sequence[LocatedTask], *, jobs: int = 1, reporter: Reporter = silent
     ) -> list[TaskReport]:
         """Validate located tasks with Harbor, `jobs` trials at a time; see `validate_with_harbor`.
 
@@ -458,7 +458,8 @@ class HarborRunner:
             HarborError: see `validate_with_harbor`.
         """
         reports = validate_with_harbor(tasks, options=self.options, concurrency=jobs)
-        if on_done is not None:
-            for report in reports:
-                on_done(report)
+        for report in reports:
+            reporter.candidate_finished(
+                report.task_id, accepted=report.accepted, reason=report.reason
+            )
         return reports

@@ -58,8 +58,8 @@ from selfbench.environments.local.scoring import logs_root
 from selfbench.environments.local.verifier import VerifierRun, phase_reason
 from selfbench.environments.local.workspaces import task_workspace
 from selfbench.environments.process import CalledProcessError
-from selfbench.environments.runner import OnDone
 from selfbench.errors import BundleError, SelfbenchError
+from selfbench.progress import Reporter, silent
 from selfbench.toolchains import Provisioned, provision_task
 from selfbench.validate.checks import beyond_checks, network_hint, precise_reason
 from selfbench.validate.evidence import DraftProof, draft_proof
@@ -196,10 +196,10 @@ class LocalRunner:
             raise BundleError(f"--workspace {workspace}: not a directory")
 
     def run(
-        self, tasks: Sequence[LocatedTask], *, jobs: int = 1, on_done: OnDone | None = None
+        self, tasks: Sequence[LocatedTask], *, jobs: int = 1, reporter: Reporter = silent
     ) -> list[TaskReport]:
         """Validate located tasks in the sandbox; see `validate_local`."""
-        return validate_local(tasks, options=self.options, jobs=jobs, on_done=on_done)
+        return validate_local(tasks, options=self.options, jobs=jobs, reporter=reporter)
 
 
 def validate_local(
@@ -207,9 +207,10 @@ def validate_local(
     *,
     options: LocalOptions,
     jobs: int = 1,
-    on_done: OnDone | None = None,
+    reporter: Reporter = silent,
 ) -> list[TaskReport]:
-    """Validate bundles locally, `jobs` tasks at a time; reports in the order given.
+    """Validate bundles locally, `jobs` tasks at a time; reports in the order given, each told
+    to `reporter` as soon as it is known.
 
     A task whose bundle turns out broken while it runs is rejected with the reason; the others
     go on.
@@ -232,8 +233,7 @@ def validate_local(
         logs.mkdir(parents=True)
         with activity.doing(task_id, "validating"):
             report = _one_task(located, logs)
-        if on_done is not None:
-            on_done(report)
+        reporter.candidate_finished(task_id, accepted=report.accepted, reason=report.reason)
         return report
 
     def _one_task(located: LocatedTask, logs: Path) -> TaskReport:

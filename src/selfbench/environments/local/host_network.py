@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import os
 import re
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfbench.errors import SetupNetworkError
+from selfbench.progress import Reporter, silent
 
 __all__ = [
     "CA_DIRECTORY_VARIABLES",
@@ -36,7 +36,6 @@ __all__ = [
     "TRUST_VARIABLES",
     "HostNetwork",
     "NetworkFailure",
-    "announce_once",
     "describe_failure",
     "failure_error",
     "network_failure",
@@ -129,20 +128,19 @@ class HostNetwork:
     """The variables (as spelled on the host) whose files or directories gave a certificate."""
     proxies: tuple[tuple[str, str], ...] = ()
     """(name, value) for each proxy variable set on the host, in both spellings."""
-    on_first_use: Callable[[tuple[str, ...]], None] | None = field(
-        default=None, compare=False, repr=False
-    )
-    """Told `summary()` when a setup first carries it (a command says so once, and only when
-    setup runs: `announce_once`)."""
+    reporter: Reporter = field(default=silent, compare=False, repr=False)
+    """Told `summary()` whenever a setup carries it (`Reporter.setup_note`: a command says so
+    once, and only when setup runs)."""
 
     @classmethod
     def detect(
         cls,
         environ: Mapping[str, str] | None = None,
         *,
-        on_first_use: Callable[[tuple[str, ...]], None] | None = None,
+        reporter: Reporter = silent,
     ) -> HostNetwork:
-        """Read the host's variables (`os.environ` by default) and the files they name."""
+        """Read the host's variables (`os.environ` by default) and the files they name; what
+        setup carries is told to `reporter` when a setup first uses it."""
         environ = os.environ if environ is None else environ
         certificates: dict[bytes, None] = {}
         sources: list[str] = []
@@ -164,7 +162,7 @@ class HostNetwork:
             found = _lookup(environ, name)
             if found is not None:
                 proxies += [(name, found[1]), (name.lower(), found[1])]
-        return cls(tuple(certificates), tuple(sources), tuple(proxies), on_first_use)
+        return cls(tuple(certificates), tuple(sources), tuple(proxies), reporter)
 
     @property
     def empty(self) -> bool:
@@ -182,9 +180,9 @@ class HostNetwork:
         return variables
 
     def used(self) -> None:
-        """A setup carries this configuration: tell `on_first_use`, if any."""
-        if self.on_first_use is not None and not self.empty:
-            self.on_first_use(self.summary())
+        """A setup carries this configuration: tell the reporter (when it carries anything)."""
+        if not self.empty:
+            self.reporter.setup_note(self.summary())
 
     def mounts(self, bundle: Path) -> tuple[dict[str, str], dict[str, Path]]:
         """Setup's variables, and its read-only binds given the bundle's file on the host (made
@@ -296,19 +294,3 @@ def failure_error(failure: NetworkFailure, label: str, log: Path | None) -> Setu
         kind=failure.kind,
         failed=_failed(failure, label, log),
     )
-
-
-def announce_once(say: Callable[[str], None]) -> Callable[[tuple[str, ...]], None]:
-    """An `on_first_use` that says the summary's lines the first time only (from any thread)."""
-    lock = threading.Lock()
-    said: list[bool] = []
-
-    def tell(lines: tuple[str, ...]) -> None:
-        with lock:
-            if said:
-                return
-            said.append(True)
-        for line in lines:
-            say(line)
-
-    return tell
