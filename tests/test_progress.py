@@ -4,10 +4,15 @@ draw, a setup note once, chosen by stderr alone."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
+from rich.console import Console
+from rich.progress import Progress, TextColumn
 
+from selfbench.cli.run import _RunReporter
 from selfbench.progress import PlainReporter, Reporter, RichReporter, choose_reporter, silent, stage
+from selfbench.run import RunOptions
 
 
 class _Terminal(io.StringIO):
@@ -81,3 +86,29 @@ def test_a_subclass_draws_the_events_it_names_and_no_others() -> None:
     reporter.candidate_finished("pr-1", accepted=True, reason=None, tier="easy")
     reporter.candidate_finished("pr-2", accepted=False, reason="draft: no test", tier="hard")
     assert reporter.told == ["pr-1 (easy) accepted", "pr-2 (hard) rejected: draft: no test"]
+
+
+def test_the_run_draws_its_candidates_stages_and_verdicts_per_tier() -> None:
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    bars = Progress(TextColumn("{task.description}"), console=console, auto_refresh=False)
+    reporter = _RunReporter(console, bars)
+    reporter.start(RunOptions(repo=Path("r"), out=Path("o.tar.gz"), budgets={"easy": 2}))
+    with stage(reporter, "mining the repository's history"):
+        pass
+    reporter.candidate_started("pr-1", "drafting", tier="easy")
+    reporter.candidate_started("pr-2", "drafting", tier="easy")
+    reporter.candidate_accepted("pr-1", tier="easy")
+    reporter.candidate_rejected("pr-3", "draft: no test", tier="easy")
+    reporter.setup_note(["setup uses the host's proxy (HTTPS_PROXY)"])
+    reporter.setup_note(["setup uses the host's proxy (HTTPS_PROXY)"])
+    assert console.file.getvalue().splitlines() == [  # type: ignore[attr-defined]
+        "each candidate's sandbox stages may take: easy 20 min (--candidate-time)",
+        "mining the repository's history…",
+        "drafting pr-1 (easy)…",
+        "drafting pr-2 (easy)…",
+        "accepted pr-1 (easy)",
+        "rejected pr-3 (easy): draft: no test",
+        "setup uses the host's proxy (HTTPS_PROXY)",
+    ]
+    [bar] = bars.tasks
+    assert (bar.description, bar.completed) == ("easy   1/2 accepted, 1 rejected; drafting 1", 1)

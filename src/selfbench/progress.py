@@ -31,7 +31,8 @@ class Reporter:
     """What a long-running call tells as it goes; every event is a no-op here (a subclass draws).
 
     A stage is the work a command waits on (`walking history`, `validating`); a candidate is one
-    item of it (a mined change, a task), with the run's `tier` where it has one.
+    item of it (a mined change, a task), with the run's `tier` where it has one. A subclass that
+    defines `__init__` calls this one's (`setup_note` keeps its state here).
     """
 
     def __init__(self) -> None:
