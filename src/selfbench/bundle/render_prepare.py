@@ -1,8 +1,8 @@
 """The repository's preparation: one script for the images and the local environment. Pure.
 
 The two images' repository layers (`render_docker.py`) and the local environment's prepare
-phases (`validate/local.py`) run the same text, rendered here, with the same arguments, so their
-parity is structural. Three stages:
+phases (`environments/local/phases.py`) run the same text, rendered here, with the same
+arguments, so their parity is structural. Three stages:
 
 * `base`: unpack the snapshot into `/app`, commit it as one base commit (locally, when an
   earlier setup left a dependency seed, copy it in: `SEED`), run `setupCommand` with
