@@ -182,3 +182,23 @@ def test_a_coverage_run_without_a_limit_is_as_it_was() -> None:
     command = coverage_command("t {tests}", 1, V8_COVERAGE, finished=PYTEST_LINE)
     assert "timeout" not in command
     assert "selfbench_watch" not in command
+
+
+def test_the_watch_adds_nothing_of_its_own_to_a_run_s_output(tmp_path: Path) -> None:
+    """A run whose output holds a NUL byte (grep calls it binary) and a temporary directory
+    that cannot be written: the watch's own tools print nothing into the file's output, and
+    the summary after the NUL byte still stops a lingering run."""
+    inner = f"printf 'a\\000b\\n'; {SUMMARY}; sleep {{tests}}"
+    command = provisional_command(inner, 1, 1, limits=[100], finished=PYTEST_LINE, linger=1)
+    result, seconds = _run(command, "90", tmp_path)
+    assert seconds < 15
+    assert "grep" not in result.stdout
+    assert "a\0b\n=== 1 failed in 0.01s ===\n" in result.stdout
+    assert "selfbench-draft: end 0 1 143 " in result.stdout
+    unwritable = provisional_command(
+        "echo ran {tests}", 1, 1, limits=[100], finished=PYTEST_LINE, linger=1
+    )
+    result, _ = _run(f"export TMPDIR={tmp_path}/missing; {unwritable}", "x", tmp_path)
+    assert "mktemp" not in result.stdout
+    assert "ran x\n" in result.stdout
+    assert "selfbench-draft: end 0 1 0 " in result.stdout

@@ -20,13 +20,13 @@ its file's run would otherwise hold its whole limit, the per-command one at the 
 WATCH_LINES = r"""
 selfbench_watch() {
   local grace="$1" pattern="$2" out pid code size="" quiet=0 nap=0.05 last now; shift 2;
-  out="$(mktemp)" || { "$@"; return; };
+  out="$(mktemp 2>/dev/null)" || { "$@"; return; };
   "$@" >"$out" 2>&1 & pid=$!;
   while kill -0 "$pid" 2>/dev/null; do
     sleep "$nap";
     case "$nap" in 0.05) nap=0.1;; 0.1) nap=0.25;; 0.25) nap=0.5;; *) nap=1;; esac;
-    last="$(tail -n 4 -- "$out" | grep -v '^[[:space:]]*$' | tail -n 1)";
-    if ! printf '%s\n' "$last" | grep -Eq -- "$pattern"; then size=''; continue; fi;
+    last="$(tail -n 4 -- "$out" | tr -d '\000' | grep -av '^[[:space:]]*$' | tail -n 1)";
+    if ! printf '%s\n' "$last" | grep -Eaq -- "$pattern"; then size=''; continue; fi;
     now="$(wc -c <"$out")";
     if [ "$size" != "$now" ]; then size="$now"; quiet=$SECONDS; continue; fi;
     [ $((SECONDS - quiet)) -ge "$grace" ] || continue;
