@@ -202,3 +202,15 @@ def test_the_watch_adds_nothing_of_its_own_to_a_run_s_output(tmp_path: Path) -> 
     assert "mktemp" not in result.stdout
     assert "ran x\n" in result.stdout
     assert "selfbench-draft: end 0 1 0 " in result.stdout
+
+
+def test_what_a_stopped_run_prints_as_it_ends_follows_the_watch_s_line(tmp_path: Path) -> None:
+    """A run that says something when it is stopped (a handler of SIGTERM) writes after the
+    watch's line, not over it."""
+    inner = f"{SUMMARY}; trap 'echo stopping now; exit 3' TERM; sleep {{tests}} & wait"
+    command = provisional_command(inner, 1, 1, limits=[100], finished=PYTEST_LINE, linger=1)
+    result, seconds = _run(command, "90", tmp_path)
+    assert seconds < 15
+    stopped = "\nselfbench: the run printed its summary and did not exit within 1 s: stopped\n"
+    assert f"=== 1 failed in 0.01s ===\n{stopped}stopping now\n" in result.stdout
+    assert "selfbench-draft: end 0 1 3 " in result.stdout

@@ -21,7 +21,7 @@ WATCH_LINES = r"""
 selfbench_watch() {
   local grace="$1" pattern="$2" out pid code size="" quiet=0 nap=0.05 last now; shift 2;
   out="$(mktemp 2>/dev/null)" || { "$@"; return; };
-  "$@" >"$out" 2>&1 & pid=$!;
+  "$@" >>"$out" 2>&1 & pid=$!;
   while kill -0 "$pid" 2>/dev/null; do
     sleep "$nap";
     case "$nap" in 0.05) nap=0.1;; 0.1) nap=0.25;; 0.25) nap=0.5;; *) nap=1;; esac;
@@ -43,8 +43,10 @@ WATCH: Final = " ".join(line.strip() for line in WATCH_LINES.strip().splitlines(
 """Runs a file's run (`timeout …`, the process group leader) with its output in a temporary
 file, printed when it ends; stops it (TERM, then KILL to its group) once the last line that is
 not blank matches the runner's final summary (`$2`, an extended regular expression) and the
-output has not grown for `$1` seconds. Its status is the run's (143 when stopped: a failed run,
-read by its output as any other). The output's bytes are the same, only printed at the end."""
+output has not grown for `$1` seconds. Its status is the run's (143 when stopped, unless a
+handler of TERM exits otherwise: a failed run, read by its output as any other). The output's
+bytes are the same, only printed at the end; the run appends to its file, so what it prints as
+it is stopped follows the watch's line instead of overwriting it."""
 
 
 def watch_words(finished: str, linger: int = LINGER_SECONDS) -> str:
