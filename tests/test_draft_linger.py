@@ -67,6 +67,10 @@ def _matches(pattern: str, line: str) -> bool:
         (PYTEST_LINE, "FAILED tests/test_a.py::test_x - assert 1 passed in 2s", False),
         (PYTEST_LINE, "collected 3 items", False),
         (PYTEST_LINE, "1 passed", False),
+        (PYTEST_LINE, "=== 1 passed, 3 subtests passed in 0.20s ===", True),  # pytest-subtests
+        (PYTEST_LINE, "all checks passed in 2s", False),  # a test's own line, under -s
+        (PYTEST_LINE, "download failed in 3.5s", False),
+        (PYTEST_LINE, "=== 1 failed,2 passed in 0.1s ===", False),
         (JEST_LINE, "Ran all test suites matching /test_a.test.js/i.", True),
         (JEST_LINE, "Jest did not exit one second after the test run has completed.", True),
         (

@@ -322,7 +322,7 @@ class Runner:
     finished_line: str = ""
     """An extended regular expression matching the last line it prints once every test has
     run ("" for none): a draft stops a file's run that printed it and then does not exit
-    (`draft.run.LINGER_SECONDS`)."""
+    (`draft._linger.LINGER_SECONDS`)."""
     selects_by_name: bool = False
     """Its selectors are test-name filters (libtest's), not paths with a test name: the
     verifier's report must show each selector as a name."""
