@@ -3,7 +3,7 @@
 python-dotenv #586 (reading `.env` from a FIFO): at the base, the new test's writer thread stays
 blocked opening the FIFO, so pytest prints `1 failed` and the interpreter never exits; the
 draft's first run of that file held its whole limit (900 s) and the candidate ran out of time.
-`provisional_command` now stops such a run `linger` seconds after the summary (`_WATCH`).
+`provisional_command` now stops such a run `linger` seconds after the summary (`_linger.WATCH`).
 """
 
 from __future__ import annotations
