@@ -93,9 +93,6 @@ STAGES = ("mine", "draft", "quality", "validate", "export", "evaluate", "review"
 USE_THE_ENVIRONMENT = ("draft", "quality", "evaluate")
 """Stages that run in the environment and so import it, never validation."""
 STAGE_IMPORTS_ALLOWED = {
-    ("selfbench.draft.api", "selfbench.validate.evidence"): (
-        "the draft record's `observed` inputs, which validation compares: to the draft record"
-    ),
     ("selfbench.evaluate.agents", "selfbench.validate.harbor"): (
         "Harbor's name pattern: with Harbor's job layout, to `environments/harbor.py`"
     ),
