@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from selfbench.draft._linger import LINGER_SECONDS
 from selfbench.draft.coverage import coverage_command
-from selfbench.draft.run import provisional_command
+from selfbench.draft.run import Plan, _file_runs, provisional_command
 from selfbench.runners import V8_COVERAGE, Runner, runner_named
 
 
@@ -164,6 +165,19 @@ def test_a_real_pytest_run_whose_thread_keeps_the_interpreter_alive(tmp_path: Pa
     assert "FAILED test_fifo.py::test_reads_the_fifo" in result.stdout
     assert "did not exit within 2 s: stopped" in result.stdout
     assert "selfbench-draft: end 0 1 143 " in result.stdout
+
+    # read as the draft reads it: at the base, the file's run failed and its test with it;
+    # with the gold, a run the watch stopped is no run (the verifier, without one, would hang)
+    plan = Plan("0" * 40, ".", "true", test_command, (), ("test_fifo.py",))
+    runs = _file_runs(plan, result.stdout)
+    assert not isinstance(runs, str), runs
+    [[base]] = runs
+    assert base.exit_code == 143
+    assert dict(base.outcomes.tests) == {"test_fifo.py::test_reads_the_fifo": "failed"}
+    assert _file_runs(plan, result.stdout, gold=True) == (
+        f"test_fifo.py printed its summary and did not exit within {LINGER_SECONDS} s with the "
+        "gold patch (a thread or handle its tests leave keeps it running)"
+    )
 
 
 def test_the_coverage_run_stops_a_lingering_file_too(tmp_path: Path) -> None:

@@ -10,13 +10,15 @@ from typing import Final
 
 from selfbench._shell import quote
 
-__all__ = ["LINGER_SECONDS", "WATCH", "watch_words"]
+__all__ = ["LINGER_SECONDS", "STOPPED", "WATCH", "stopped_by_watch", "watch_words"]
 
 LINGER_SECONDS: Final = 60
 """How long a file's run may stay quiet after its runner printed its final summary line
 (`Runner.finished_line`) before it is stopped: a test that leaves a thread blocked keeps the
 interpreter from exiting (the base of a fix for a hang: python-dotenv #586's FIFO writer), and
 its file's run would otherwise hold its whole limit, the per-command one at the base."""
+STOPPED: Final = "selfbench: the run printed its summary and did not exit within "
+"""The start of the line the watch adds to a file's output when it stops the run."""
 WATCH_LINES = r"""
 selfbench_watch() {
   local grace="$1" pattern="$2" out pid code size="" quiet=0 nap=0.05 last now; shift 2;
@@ -47,6 +49,11 @@ output has not grown for `$1` seconds. Its status is the run's (143 when stopped
 handler of TERM exits otherwise: a failed run, read by its output as any other). The output's
 bytes are the same, only printed at the end; the run appends to its file, so what it prints as
 it is stopped follows the watch's line instead of overwriting it."""
+
+
+def stopped_by_watch(output: str) -> bool:
+    """Whether the watch stopped the run whose output this is."""
+    return f"\n{STOPPED}" in output
 
 
 def watch_words(finished: str, linger: int = LINGER_SECONDS) -> str:

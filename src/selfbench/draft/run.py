@@ -85,7 +85,7 @@ from selfbench.bundle.held_out import held_out_paths
 from selfbench.bundle.render_scripts import F2P_AGAIN_LABEL, F2P_LABEL, render_test_sh
 from selfbench.compiler import compile_home
 from selfbench.contract import AUTHORING_DEFAULTS, Difficulty, TaskDefinition
-from selfbench.draft._linger import LINGER_SECONDS, WATCH, watch_words
+from selfbench.draft._linger import LINGER_SECONDS, WATCH, stopped_by_watch, watch_words
 from selfbench.draft.coverage import (
     CoverageRun,
     CoverageSeen,
@@ -830,7 +830,8 @@ def _report_samples(
         segment = segments.get(label)
         if segment is None:
             continue
-        repeats = _file_runs(plan, segment, carried, parts or {})
+        gold = not name.startswith("base")
+        repeats = _file_runs(plan, segment, carried, parts or {}, gold=gold)
         if isinstance(repeats, str):
             return f"{name}{suffix}: {repeats} (log {report.log})"
         for repeat, files in enumerate(repeats, start=1):
@@ -846,11 +847,14 @@ def _file_runs(
     segment: str,
     carried: RunSample | None = None,
     parts: Mapping[int, Sequence[str]] | None = None,
+    *,
+    gold: bool = False,
 ) -> list[tuple[FileRun, ...]] | str:
     """Each repeat's file runs: every file's output between its marker lines, parsed with the
     real command; a file left out (`skip`) has its own first run of this command in a later
     repeat (a file run once), else `carried`'s run of it; a file that ran only the tests in
-    `parts` (after a `part` marker) has `carried`'s outcomes for the others."""
+    `parts` (after a `part` marker) has `carried`'s outcomes for the others. With the `gold`
+    patch, a run the linger watch stopped is no run (`_ended_run`)."""
     begun: dict[tuple[int, int], int] = {}
     partial: set[tuple[int, int]] = set()
     runs: dict[int, list[FileRun]] = {}
@@ -868,7 +872,8 @@ def _file_runs(
             found = _skipped_run(plan, runs.get(1, []), carried, index, repeat)
         elif (index, repeat) in begun and index < len(plan.test_files) and 1 <= repeat <= REPEATS:
             output = segment[begun.pop((index, repeat)) : match.start()]
-            found = _ended_run(plan.test_files[index], plan, int(match[4] or "-1"), output)
+            code = int(match[4] or "-1")
+            found = _ended_run(plan.test_files[index], plan, code, output, gold=gold)
             if isinstance(found, FileRun) and (index, repeat) in partial:
                 tests = (parts or {}).get(index)
                 if tests is None or carried is None or index >= len(carried.files):
@@ -895,11 +900,19 @@ def _skipped_run(
     return "the test command's output is garbled"
 
 
-def _ended_run(file: str, plan: Plan, code: int, output: str) -> FileRun | str:
+def _ended_run(
+    file: str, plan: Plan, code: int, output: str, *, gold: bool = False
+) -> FileRun | str:
     """A file's run from its output between its markers and its exit code, or why it is
-    none (its limit struck)."""
+    none: its limit struck, or, with the gold patch, the linger watch stopped it (the
+    verifier has no watch: its run would hang too; at the base, a hang is the test failing)."""
     if code == _TIMED_OUT:
         return f"{file} did not finish within its time limit (exit {code})"
+    if gold and stopped_by_watch(output):
+        return (
+            f"{file} printed its summary and did not exit within {LINGER_SECONDS} s "
+            "with the gold patch (a thread or handle its tests leave keeps it running)"
+        )
     command = plan.test_command.replace(PLACEHOLDER, quote(file))
     outcomes = parse_outcomes(command, output, code)
     return FileRun(file, code, outcomes, _collection_error(file, outcomes, output))
