@@ -215,6 +215,8 @@ class _Walk:
         self.pending: _Change | None = None
         self.seen: dict[str, str] = {}  # candidate id -> the newer change's commit
         self.span: tuple[int, int] | None = None  # recency's, set before the code chores go
+        self.last: dict[str, str] = {}  # candidate id -> why it is ranked last in its tier
+        self.typing: dict[str, str] = {}  # newest commit -> the same, from the reader thread
         self.by_commit = {pr.merge_commit: pr for pr in options.pull_requests if pr.merge_commit}
         self.by_number = {pr.number: pr for pr in options.pull_requests}
 
@@ -318,11 +320,17 @@ class _Walk:
         if code.isdisjoint(beyond):
             return FORMATTING_ONLY
         patch = {section.path: section.data for section in sections if _readable_path(section.path)}
-        return code_chore_reasons(
+        reason = code_chore_reasons(
             [_change_code(change)],
             [patch],
             lambda names: read_texts(self.info.path, names, limit=_MAX_TEXT_BYTES),
         )[0]
+        if reason is None:
+            every = {section.path: section.data for section in sections}
+            last = _typing_last(self, change, every)
+            if last is not None:
+                self.typing[commit] = last
+        return reason
 
     def revert_reason(self, change: _Change, title: str, body: str) -> str | None:
         """A revert known by its request's title, or a change such a revert named."""
@@ -372,7 +380,9 @@ def _without_formatting_only(walk: _Walk, reasons: Mapping[str, str | None]) -> 
 
 def _without_code_chores(walk: _Walk, reasons: Mapping[str, str | None]) -> None:
     """Exclude the changes whose implementation files are upkeep (`code_chores`), judged from
-    the whitespace check's patches and, for the few its screen leaves, the files' texts."""
+    the whitespace check's patches and, for the few its screen leaves, the files' texts; of
+    the others, those whose code is mostly typing are ranked last (`typing_share`, judged with
+    them in the check's reader thread)."""
     kept = []
     for change in walk.changes:
         reason = reasons[change.newest.sha]
@@ -381,6 +391,35 @@ def _without_code_chores(walk: _Walk, reasons: Mapping[str, str | None]) -> None
         else:
             walk.exclude(change.newest, change.facts.number, reason)
     walk.changes = kept
+    walk.last = {
+        change.id: walk.typing[change.newest.sha]
+        for change in kept
+        if change.newest.sha in walk.typing
+    }
+
+
+def _typing_last(walk: _Walk, change: _Change, patch: Mapping[str, bytes]) -> str | None:
+    """Why a change whose code is mostly typing is ranked last (`typing_share`), else None."""
+    from selfbench.mine.typing_share import (  # noqa: PLC0415 - only for changes still standing
+        MeasuredChange,
+        MeasuredFile,
+        typing_last_reasons,
+    )
+
+    measured = MeasuredChange(
+        change.base,
+        change.newest.sha,
+        tuple(
+            MeasuredFile(s.path, s.old_path, s.binary, s.changed_lines, name == "tests")
+            for s, (name, _) in zip(change.files, change.classes, strict=True)
+            if name in ("implementation", "tests")
+        ),
+    )
+    return typing_last_reasons(
+        [measured],
+        [dict(patch)],
+        lambda names: read_texts(walk.info.path, names, limit=_MAX_TEXT_BYTES),
+    )[0]
 
 
 def _readable_path(path: str) -> bool:
@@ -479,7 +518,11 @@ def _requests(links: tuple[Link, ...]) -> tuple[LinkedRequest, ...]:
 
 
 def _build(
-    change: _Change, assignment: Assignment, source: RepositorySource, links: tuple[Link, ...]
+    change: _Change,
+    assignment: Assignment,
+    source: RepositorySource,
+    links: tuple[Link, ...],
+    ranked_last: str | None,
 ) -> Candidate:
     number, pr = change.facts.number, change.pull_request
     url = pr.url if pr is not None and pr.url else None
@@ -510,6 +553,7 @@ def _build(
         totals={name: ClassTotal(*change.lines(name)) for name in FILE_CLASSES},
         files=_files(change),
         requests=_requests(links),
+        ranked_last=ranked_last,
     )
 
 
@@ -518,10 +562,10 @@ def _head_branch(change: _Change) -> str | None:
     return pr.head_branch if pr is not None and pr.head_branch else change.facts.branch
 
 
-def _rankable(change: _Change) -> Rankable:
+def _rankable(change: _Change, last: Mapping[str, str]) -> Rankable:
     files, lines = change.lines("implementation")
     tests = change.lines("tests")[0] > 0
-    return Rankable(change.id, change.newest.committed, files, lines, tests)
+    return Rankable(change.id, change.newest.committed, files, lines, tests, change.id in last)
 
 
 def mine_repository(
@@ -593,7 +637,7 @@ def _result(
 ) -> MineResult:
     changes = {change.id: change for change in walk.changes}
     assignments = assign_tiers(
-        tuple(_rankable(change) for change in walk.changes),
+        tuple(_rankable(change, walk.last) for change in walk.changes),
         budgets=options.budgets,
         over_fetch=options.over_fetch,
         span=walk.span,
@@ -609,7 +653,10 @@ def _result(
     )
     links = _links(walk.changes, options.requests) if options.requests else {}
     source = repository_source(info.origin, info.path, options.source_url)
-    candidates = tuple(_build(changes[a.id], a, source, links.get(a.id, ())) for a in assignments)
+    candidates = tuple(
+        _build(changes[a.id], a, source, links.get(a.id, ()), walk.last.get(a.id))
+        for a in assignments
+    )
     return MineResult(candidates, tuple(excluded), tuple(warnings), walked)
 
 

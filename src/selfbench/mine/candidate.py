@@ -105,6 +105,11 @@ class CandidateModel(BaseModel):
     totals: dict[Literal["implementation", "tests", "dependencies", "other"], ClassTotalsModel]
     files: tuple[CandidateFileModel, ...]
     requests: tuple[LinkedRequestModel, ...]
+    rankedLast: str | None = Field(  # noqa: N815
+        default=None,
+        description="why it comes after every other candidate of its tier (its code mostly"
+        " typing); absent otherwise",
+    )
 
 
 class ExcludedModel(BaseModel):

@@ -68,6 +68,7 @@ __all__ = [
     "FORMATTING",
     "FORMATTING_ONLY",
     "I18N_ONLY",
+    "MOSTLY_TYPING",
     "PACKAGING_ONLY",
     "RELEASE",
     "RENAME_ONLY",
@@ -96,6 +97,11 @@ PACKAGING_ONLY = "changes only packaging or build configuration"
 I18N_ONLY = "only wraps existing strings for translation"
 COMMENTS_ONLY = "changes only comments, docstrings or layout in its code"
 RENAME_ONLY = "only renames identifiers"
+MOSTLY_TYPING = (
+    "mostly type annotations, stubs or type-checker configuration: {typing} of {lines} changed"
+    " lines of code, {tests} in its tests"
+)
+"""Why a candidate is ranked last in its tier (`selfbench.mine.typing_share`), not excluded."""
 
 TOOLING_FILES = frozenset(
     {

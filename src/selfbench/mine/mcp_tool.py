@@ -49,7 +49,7 @@ _DEFAULT_LIMIT = 20
 
 
 def _summary(candidate: CandidateModel) -> dict[str, Any]:
-    return {
+    summary = {
         "id": candidate.id,
         "difficulty": candidate.difficulty,
         "sourcePr": candidate.sourcePr,
@@ -63,6 +63,9 @@ def _summary(candidate: CandidateModel) -> dict[str, Any]:
         "totals": {name: total.model_dump() for name, total in candidate.totals.items()},
         "requests": [request.text for request in candidate.requests],
     }
+    if candidate.rankedLast is not None:
+        summary["rankedLast"] = candidate.rankedLast
+    return summary
 
 
 def list_candidates(arguments: Mapping[str, Any]) -> dict[str, Any]:

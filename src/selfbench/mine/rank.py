@@ -9,7 +9,8 @@
 * recency, 30: `30 * (t - oldest) / (newest - oldest)` over the completed commits' times in the
   walk (30 for all when they are equal).
 
-Ties break by newer completed commit, then by id.
+Ties break by newer completed commit, then by id. A change ranked last (`Rankable.last`: its
+code mostly typing, `selfbench.mine.typing_share`) comes after every other of its tier.
 
 **Tiers.** Without budgets each candidate takes the highest tier whose gates it meets. With
 budgets (`--easy N --medium N --hard N`; a tier without one gets none), tiers are filled hardest
@@ -52,6 +53,7 @@ class Rankable:
     implementation_files: int
     implementation_lines: int
     tests_changed: bool
+    last: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,8 +106,8 @@ def score(item: Rankable, tier: Difficulty, span: tuple[int, int]) -> Assignment
     return Assignment(item.id, tier, _TESTS if item.tests_changed else 0, size, recency)
 
 
-def _order(item: Rankable, assignment: Assignment) -> tuple[int, int, str]:
-    return (-assignment.score, -item.merged, item.id)
+def _order(item: Rankable, assignment: Assignment) -> tuple[bool, int, int, str]:
+    return (item.last, -assignment.score, -item.merged, item.id)
 
 
 def assign_tiers(

@@ -114,10 +114,12 @@ class Candidate:
     totals: dict[str, ClassTotal]
     files: tuple[ChangedFile, ...]
     requests: tuple[LinkedRequest, ...]
+    ranked_last: str | None = None
+    """Why it comes after every other candidate of its tier, if it does."""
 
     def to_json(self) -> dict[str, Any]:
         """One line of candidates.jsonl (schema: `selfbench schema --candidate`)."""
-        return {
+        line = {
             "schemaVersion": 1,
             "id": self.id,
             "kind": self.kind,
@@ -161,6 +163,9 @@ class Candidate:
             ],
             "requests": [request.to_json() for request in self.requests],
         }
+        if self.ranked_last is not None:  # absent otherwise: every other line as it was
+            line["rankedLast"] = self.ranked_last
+        return line
 
 
 @dataclass(frozen=True, slots=True)

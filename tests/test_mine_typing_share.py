@@ -1,0 +1,119 @@
+"""Changes whose code is mostly typing: ranked last in their tier, the reason on the candidate.
+
+Each row commits a module and its tests, an older change of real work, then the row's change
+(newer: it would rank first), and says whether the row's change is ranked last (its reason)
+or keeps its place (KEPT): the counter-examples do work their tests check besides the typing.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from mine_history import Files, History, lines
+from selfbench.mine import mine_repository
+from selfbench.mine.chores import MOSTLY_TYPING
+from selfbench.mine.typing_share import MeasuredFile, judge_typing
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+KEPT = None
+N = 24
+HEADER = (
+    "from __future__ import annotations\n\nimport typing as t\n\n"
+    "if t.TYPE_CHECKING:\n    from .datastructures import Headers\n\n"
+)
+TESTS = "tests/test_http.py"
+
+
+def getter(typed: bool, *, default: str = "None") -> Callable[[int], str]:
+    head = (
+        "(headers: Headers, key: str, default: str | None = {d}) -> str | None:"
+        if typed
+        else "(headers, key, default={d}):"
+    )
+    return lambda i: (
+        f"def get_{i}" + head.format(d=default) + "\n"
+        f'    """Return the header {i}, or the default."""\n'
+        f"    rv = headers.get(key)\n    if rv is None:\n        return default\n"
+        "    return rv\n\n"
+    )
+
+
+def module(shape: Callable[[int], str], header: str = "", cast: int = 0) -> str:
+    """`cast` functions return `str(rv)`, as mypy wants of an `Any` (work, a little)."""
+    text = header + "".join(shape(i) for i in range(N))
+    return text.replace("    return rv\n", "    return str(rv)\n", cast)
+
+
+def suite(typed: bool, extra: str = "") -> str:
+    arrow = " -> None" if typed else ""
+    return (
+        "from app.http import get_0\n\n\n"
+        f"def test_get(){arrow}:\n    assert get_0({{'a': 'b'}}, 'a') == 'b'\n" + extra
+    )
+
+
+PLAIN = module(getter(typed=False))
+SWEEP = module(getter(typed=True), HEADER, cast=6)
+NEW_PARAMETER = SWEEP.replace(
+    "def get_0(headers: Headers, key: str, default: str | None = None)",
+    "def get_0(headers: Headers, key: str, default: str | None = None, *, strip: bool = False)",
+).replace("    return str(rv)\n", "    return str(rv).strip() if strip else str(rv)\n", 1)
+STRIP_TESTS = "".join(
+    f"\n\ndef test_strip_{i}() -> None:\n    headers = {{'a': ' b{i} '}}\n"
+    f"    assert get_0(headers, 'a', strip=True) == 'b{i}'\n"
+    f"    assert get_0(headers, 'a') == ' b{i} '\n"
+    for i in range(4)
+)
+NEW_DEFAULT = module(getter(typed=True, default='""'), HEADER, cast=6)
+DEFAULT_TESTS = "".join(
+    f"\n\ndef test_default_{i}() -> None:\n    assert get_0({{}}, 'missing') == ''\n"
+    f"    assert get_0({{'x': '{i}'}}, 'x') == '{i}'\n"
+    for i in range(6)
+)
+
+ROWS: list[tuple[str, Files, str | None]] = [
+    ("annotations-and-casts", {"src/app/http.py": SWEEP, TESTS: suite(typed=True)},
+     MOSTLY_TYPING.format(typing=101, lines=113, tests=0)),
+    ("annotations-and-a-tested-new-parameter",
+     {"src/app/http.py": NEW_PARAMETER, TESTS: suite(typed=True, extra=STRIP_TESTS)}, KEPT),
+    ("annotations-and-a-tested-new-default",
+     {"src/app/http.py": NEW_DEFAULT, TESTS: suite(typed=True, extra=DEFAULT_TESTS)}, KEPT),
+    ("stubs-and-py-typed",
+     {"src/app/http.py": module(getter(typed=True), HEADER), "src/app/py.typed": "",
+      "src/app/http.pyi": "".join(f"def get_{i}(h: Headers, key: str) -> str: ...\n"
+                                  for i in range(N)),
+      TESTS: suite(typed=True)}, None),
+]  # fmt: skip
+"""The last row is out already (typing alone, `TYPING_ONLY`): no candidate to rank."""
+
+
+@needs_git
+@pytest.mark.parametrize(
+    ("after", "reason"), [pytest.param(after, reason, id=name) for name, after, reason in ROWS]
+)
+def test_mostly_typing_is_ranked_last(tmp_path: Path, after: Files, reason: str | None) -> None:
+    h = History.create(tmp_path / "repo")
+    h.commit("Initial commit", {"src/app/http.py": PLAIN, TESTS: suite(typed=False)})
+    work = h.commit(
+        "Parse dates (#1)", {"src/app/dates.py": lines(40, "d"), "tests/test_dates.py": lines(4)}
+    )
+    change = h.commit("Add type annotations (#2)", after)
+    found = {c.completed_commit: c for c in mine_repository(h.path).candidates}
+    if change not in found:
+        assert reason is None
+        return
+    order = [c for c in found if found[c].difficulty == found[change].difficulty]
+    assert found[change].ranked_last == reason
+    assert order == ([work, change] if reason is not None else [change, work])
+
+
+def test_a_file_that_does_not_parse_keeps_the_rank() -> None:
+    file = MeasuredFile("src/app/http.py", None, binary=False, lines=72, test=False)
+    assert judge_typing([file], {file.path: (PLAIN, SWEEP)}) is not None
+    assert judge_typing([file], {file.path: (PLAIN + "def broken(:\n", SWEEP)}) is None
+    assert judge_typing([file], {}) is None
