@@ -491,7 +491,7 @@ def test_the_output_is_deterministic(tmp_path: Path, history: History) -> None:
     assert first.read_bytes() == second.read_bytes()
     # every line mining writes is a valid candidate of the published schema, read back unchanged
     parsed = parse_candidate_lines(first.read_bytes(), source="a")
-    assert [item.model_dump(mode="json") for item in parsed] == [
+    assert [item.model_dump(mode="json", exclude_unset=True) for item in parsed] == [
         candidate.to_json() for candidate in result.candidates
     ]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mine_history import Files, History, lines
-from selfbench.mine import mine_repository
+from selfbench.mine import CandidateModel, mine_repository
 from selfbench.mine.chores import MOSTLY_TYPING
 from selfbench.mine.typing_share import MeasuredFile, judge_typing
 
@@ -109,6 +109,9 @@ def test_mostly_typing_is_ranked_last(tmp_path: Path, after: Files, reason: str 
         return
     order = [c for c in found if found[c].difficulty == found[change].difficulty]
     assert found[change].ranked_last == reason
+    line = found[change].to_json()  # the key only where there is a reason, read back as written
+    assert line.get("rankedLast", None) == reason
+    assert CandidateModel.model_validate(line).model_dump(mode="json", exclude_unset=True) == line
     assert order == ([work, change] if reason is not None else [change, work])
 
 
