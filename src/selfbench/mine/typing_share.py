@@ -29,7 +29,7 @@ import ast
 from collections.abc import Mapping, Sequence
 from typing import Final, NamedTuple
 
-from selfbench._python_source import remove_docstrings
+from selfbench._python_source import remove_docstrings, source_lines
 from selfbench.mine._code_tokens import misfits
 from selfbench.mine.chores import MOSTLY_TYPING
 from selfbench.mine.code_chores import (
@@ -39,7 +39,7 @@ from selfbench.mine.code_chores import (
     code_files,
     file_kind,
 )
-from selfbench.mine.python_chores import ModulePair, Strip, strip_typing
+from selfbench.mine.python_chores import ModulePair, Strip, _changed_count, strip_typing
 
 __all__ = ["MOSTLY", "MeasuredChange", "MeasuredFile", "judge_typing", "typing_last_reasons"]
 
@@ -102,10 +102,62 @@ def _python(file: MeasuredFile) -> bool:
 def _lines(old: str, new: str) -> tuple[int, int] | None:
     """A Python file's changed lines of code that are typing, and those that are not."""
     pair = ModulePair(old, new)
-    code, work = pair.changed_lines(_CODE), pair.changed_lines(_WORK)
+    code = _changed(pair, _CODE)
+    work = None if code is None else _changed(pair, _WORK)
     if code is None or work is None:
         return None
     return max(code - work, 0), work
+
+
+def _changed(pair: ModulePair, strips: tuple[Strip, ...]) -> int | None:
+    """`ModulePair.changed_lines`, but a statement (at the top, or a class's) whose source is
+    the same on the other side is one line, not written out: only what changed is unparsed."""
+    same = pair.same(strips)
+    if same is None or same:
+        return None if same is None else 0
+    trees = pair.trees
+    if trees is None:
+        return None
+    sides = [source_lines(text) for text in pair.texts]
+    sources = [_sources(tree, lines) for tree, lines in zip(trees, sides, strict=True)]
+    try:
+        before, after = (
+            _rendered(tree.body, lines, sources[1 - side], pair.context_free)
+            for side, (tree, lines) in enumerate(zip(trees, sides, strict=True))
+        )
+        return _changed_count(list(before), list(after))
+    except (ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _source(node: ast.stmt, lines: list[str]) -> str:
+    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+    return "\n".join(lines[first - 1 : node.end_lineno or node.lineno])
+
+
+def _sources(tree: ast.Module, lines: list[str]) -> set[str]:
+    found = set()
+    for node in tree.body:
+        found.add(_source(node, lines))
+        if isinstance(node, ast.ClassDef):
+            found.update(_source(member, lines) for member in node.body)
+    return found
+
+
+def _rendered(
+    body: list[ast.stmt], lines: list[str], other: set[str], context_free: bool
+) -> list[str]:
+    out: list[str] = []
+    for node in body:
+        text = _source(node, lines)
+        if context_free and text in other and not isinstance(node, ast.Import | ast.ImportFrom):
+            out.append(text)
+        elif isinstance(node, ast.ClassDef):
+            out.append(f"class {node.name}")
+            out.extend(_rendered(node.body, lines, other, context_free))
+        else:
+            out.extend(ast.unparse(node).split("\n"))
+    return out
 
 
 def judge_typing(files: Sequence[MeasuredFile], texts: Texts) -> str | None:
