@@ -16,12 +16,11 @@ import pytest
 from mine_history import Files, History, lines
 from selfbench.mine import CandidateModel, mine_repository
 from selfbench.mine.chores import MOSTLY_TYPING
-from selfbench.mine.typing_share import MeasuredFile, judge_typing
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 KEPT = None
-N = 24
+N = 28
 HEADER = (
     "from __future__ import annotations\n\nimport typing as t\n\n"
     "if t.TYPE_CHECKING:\n    from .datastructures import Headers\n\n"
@@ -43,9 +42,14 @@ def getter(typed: bool, *, default: str = "None") -> Callable[[int], str]:
     )
 
 
-def module(shape: Callable[[int], str], header: str = "", cast: int = 0) -> str:
-    """`cast` functions return `str(rv)`, as mypy wants of an `Any` (work, a little)."""
-    text = header + "".join(shape(i) for i in range(N))
+def module(shape: Callable[[int], str], header: str = "", cast: int = 0, n: int = N) -> str:
+    """`cast` functions return `str(rv)`, as mypy wants of an `Any` (work, a little); the
+    first `n` functions are typed, the others as `PLAIN` has them."""
+    text = (
+        header
+        + "".join(shape(i) for i in range(n))
+        + "".join(getter(typed=False)(i) for i in range(n, N))
+    )
     return text.replace("    return rv\n", "    return str(rv)\n", cast)
 
 
@@ -78,7 +82,10 @@ DEFAULT_TESTS = "".join(
 
 ROWS: list[tuple[str, Files, str | None]] = [
     ("annotations-and-casts", {"src/app/http.py": SWEEP, TESTS: suite(typed=True)},
-     MOSTLY_TYPING.format(typing=88, lines=100, tests=0)),
+     MOSTLY_TYPING.format(typing=369, tokens=391, tests=0)),
+    ("a-sweep-too-small-to-judge",
+     {"src/app/http.py": module(getter(typed=True), HEADER, cast=6, n=N // 2),
+      TESTS: suite(typed=True)}, KEPT),
     ("annotations-and-a-tested-new-parameter",
      {"src/app/http.py": NEW_PARAMETER, TESTS: suite(typed=True, extra=STRIP_TESTS)}, KEPT),
     ("annotations-and-a-tested-new-default",
@@ -113,10 +120,3 @@ def test_mostly_typing_is_ranked_last(tmp_path: Path, after: Files, reason: str 
     assert line.get("rankedLast", None) == reason
     assert CandidateModel.model_validate(line).model_dump(mode="json", exclude_unset=True) == line
     assert order == ([work, change] if reason is not None else [change, work])
-
-
-def test_a_file_that_does_not_parse_keeps_the_rank() -> None:
-    file = MeasuredFile("src/app/http.py", None, binary=False, lines=72, test=False)
-    assert judge_typing([file], {file.path: (PLAIN, SWEEP)}) is not None
-    assert judge_typing([file], {file.path: (PLAIN + "def broken(:\n", SWEEP)}) is None
-    assert judge_typing([file], {}) is None

@@ -327,7 +327,7 @@ class _Walk:
         )[0]
         if reason is None:
             every = {section.path: section.data for section in sections}
-            last = _typing_last(self, change, every)
+            last = _typing_last(change, every)
             if last is not None:
                 self.typing[commit] = last
         return reason
@@ -398,7 +398,7 @@ def _without_code_chores(walk: _Walk, reasons: Mapping[str, str | None]) -> None
     }
 
 
-def _typing_last(walk: _Walk, change: _Change, patch: Mapping[str, bytes]) -> str | None:
+def _typing_last(change: _Change, patch: Mapping[str, bytes]) -> str | None:
     """Why a change whose code is mostly typing is ranked last (`typing_share`), else None."""
     from selfbench.mine.typing_share import (  # noqa: PLC0415 - only for changes still standing
         MeasuredChange,
@@ -415,11 +415,7 @@ def _typing_last(walk: _Walk, change: _Change, patch: Mapping[str, bytes]) -> st
             if name in ("implementation", "tests")
         ),
     )
-    return typing_last_reasons(
-        [measured],
-        [dict(patch)],
-        lambda names: read_texts(walk.info.path, names, limit=_MAX_TEXT_BYTES),
-    )[0]
+    return typing_last_reasons([measured], [dict(patch)])[0]
 
 
 def _readable_path(path: str) -> bool:

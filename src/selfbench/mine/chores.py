@@ -98,8 +98,8 @@ I18N_ONLY = "only wraps existing strings for translation"
 COMMENTS_ONLY = "changes only comments, docstrings or layout in its code"
 RENAME_ONLY = "only renames identifiers"
 MOSTLY_TYPING = (
-    "mostly type annotations, stubs or type-checker configuration: {typing} of {lines} changed"
-    " lines of code, {tests} in its tests"
+    "mostly type annotations, stubs or type-checker configuration: typing explains {typing} of"
+    " {tokens} changed code tokens, {tests} in its tests it does not"
 )
 """Why a candidate is ranked last in its tier (`selfbench.mine.typing_share`), not excluded."""
 
