@@ -65,20 +65,10 @@ class MeasuredChange(NamedTuple):
 def judge_typing(pairs: Sequence[tuple[MeasuredFile, CodeFile]]) -> str | None:
     """The reason a change is ranked last (see the module), or None; its tests are read only
     when its implementation is mostly typing."""
-    changed = unexplained = every = 0
-    for measured, code in pairs:
-        kind = file_kind(measured.path)
-        if measured.test or measured.binary or kind in ("configuration", "type-checker"):
-            continue
-        if kind not in ("python", "stub"):
-            return None  # other code: work these tokens cannot weigh
-        found = misfits("python", code.hunks)
-        if kind == "stub":
-            changed += found.tokens
-        else:
-            changed += found.comments or 0
-            unexplained += found.typing or 0
-            every += found.tokens
+    counted = _implementation(pairs)
+    if counted is None:
+        return None
+    changed, unexplained, every = counted
     least, of = MOSTLY
     typing = changed - unexplained
     if every < SWEEP or typing <= 0 or typing * of < changed * least:
@@ -95,6 +85,36 @@ def judge_typing(pairs: Sequence[tuple[MeasuredFile, CodeFile]]) -> str | None:
     return MOSTLY_TYPING.format(typing=typing, tokens=changed, tests=tests)
 
 
+def _implementation(pairs: Sequence[tuple[MeasuredFile, CodeFile]]) -> tuple[int, int, int] | None:
+    """The implementation's changed code tokens, those typing leaves unexplained, and every
+    token its Python files change; None as soon as typing cannot be two thirds: the largest
+    files first, the others' pieces (`_pieces`) bounding what they could add."""
+    code = []
+    for measured, file in pairs:
+        kind = file_kind(measured.path)
+        if measured.test or measured.binary or kind in ("configuration", "type-checker"):
+            continue
+        if kind not in ("python", "stub"):
+            return None  # other code: work these tokens cannot weigh
+        code.append((kind, file, _pieces(file)))
+    code.sort(key=lambda found: -found[2])
+    left = sum(pieces for _, _, pieces in code)
+    least, of = MOSTLY
+    changed = unexplained = every = 0
+    for kind, file, pieces in code:
+        found = misfits("python", file.hunks)
+        left -= pieces
+        if kind == "stub":
+            changed += found.tokens
+        else:
+            changed += found.comments or 0
+            unexplained += found.typing or 0
+            every += found.tokens
+        if unexplained * of > (changed + left) * (of - least):
+            return None
+    return changed, unexplained, every
+
+
 def typing_last_reasons(
     changes: Sequence[MeasuredChange], patches: Sequence[Mapping[str, bytes]]
 ) -> list[str | None]:
@@ -106,6 +126,13 @@ def typing_last_reasons(
         else None
         for change, sections in zip(changes, patches, strict=True)
     ]
+
+
+def _pieces(file: CodeFile) -> int:
+    """At least the tokens a file's hunks change (both sides)."""
+    return sum(
+        len(_PIECE_RE.findall(line)) for hunk in file.hunks for line in (*hunk.removed, *hunk.added)
+    )
 
 
 def _most_tokens(change: MeasuredChange, sections: Mapping[str, bytes]) -> int:
