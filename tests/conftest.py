@@ -53,16 +53,33 @@ def other_uid(request: pytest.FixtureRequest) -> int:
     return users.agent
 
 
-@pytest.fixture(autouse=True)
-def _no_parked_workspaces() -> Iterator[None]:
-    """Each test starts with no prepared workspace parked and no dependency seed kept by an
-    earlier one (a test that reuses a preparation makes both within itself), and leaves none on
-    disk."""
+def _clear_setups() -> None:
+    """Remove every prepared workspace parked and every dependency seed kept."""
     from selfbench.environments.local.seeds import seed_store  # noqa: PLC0415 - lazily, as the CLI
     from selfbench.environments.local.workspaces import workspace_pool  # noqa: PLC0415 - as above
 
     workspace_pool().clear()
     seed_store().clear()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _setups_kept_within_a_module() -> Iterator[None]:
+    """Each module starts with no prepared workspace parked and no dependency seed kept by an
+    earlier one, and leaves none on disk. Within a module a test may start from what an earlier
+    test of it prepared (a skipped setup, a seeded `.venv`), as a run's later candidates do: the
+    sandbox tests would otherwise install the same sample's dependencies afresh for each test.
+    A test that checks what a fresh setup does is marked `fresh_setup`."""
+    _clear_setups()
     yield
-    workspace_pool().clear()
-    seed_store().clear()
+    _clear_setups()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_setup(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A `fresh_setup` test starts with no prepared workspace and no seed, and leaves none."""
+    if request.node.get_closest_marker("fresh_setup") is None:
+        yield
+        return
+    _clear_setups()
+    yield
+    _clear_setups()

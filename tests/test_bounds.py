@@ -30,6 +30,8 @@ from selfbench.environments.local.cgroup import Limits
 from selfbench.environments.local.disk import IMAGE_NAME, mount_workspace, remove_workspace
 from selfbench.environments.local.sandbox import Mounts, Sandbox, Users, require_sandbox
 
+pytestmark = pytest.mark.fresh_setup  # bounds on setups that really run
+
 needs_root = pytest.mark.sandbox
 
 _HUGE = (1 << 53) - 1

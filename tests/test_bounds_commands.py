@@ -25,6 +25,8 @@ from selfbench.export import RunInfo, export_run
 from selfbench.run import RunDirectory, RunOptions
 from selfbench.run.driver import _apply_changes, load_options
 
+pytestmark = pytest.mark.fresh_setup  # bounds on setups that really run
+
 needs_root = pytest.mark.sandbox
 
 SOURCE = "https://example.com/example/genkit"

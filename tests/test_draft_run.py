@@ -284,6 +284,7 @@ def test_tests_already_passing_at_the_base_skip_every_gold_run(tmp_path: Path) -
 
 
 @SANDBOX
+@pytest.mark.fresh_setup  # it counts its own setup
 def test_an_accepted_candidate_runs_the_base_and_each_gold_run_once_after_one_setup(
     tmp_path: Path,
 ) -> None:

@@ -46,6 +46,8 @@ from selfbench.toolchains.install import PackageRegistries
 from selfbench.toolchains.model import components
 from selfbench.toolchains.resolve import toolchain_cache
 
+pytestmark = pytest.mark.fresh_setup  # the network reaches setups that really run
+
 # --- certificates ------------------------------------------------------------------------------
 
 _BODY = st.text(

@@ -41,7 +41,7 @@ from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner
 from test_validate import PY_BASE, PY_SETUP, PY_TEST_MUL, python_project
 
-pytestmark = pytest.mark.sandbox
+pytestmark = [pytest.mark.sandbox, pytest.mark.fresh_setup]  # every setup really runs
 
 _TUNABLES = (
     "/proc/sys/kernel/core_pattern",

@@ -14,7 +14,7 @@ from selfbench.environments.local.sandbox import (
     require_sandbox,
 )
 
-pytestmark = pytest.mark.sandbox
+pytestmark = [pytest.mark.sandbox, pytest.mark.fresh_setup]  # setups that really run
 
 BWRAP_ERROR = "bwrap: loopback: Failed RTM_NEWADDR: No child processes"
 

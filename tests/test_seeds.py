@@ -32,6 +32,9 @@ from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner
 from test_validate import PY_BASE, python_project
 
+# each test checks what its own setups seed, from none kept
+pytestmark = pytest.mark.fresh_setup
+
 needs_sandbox = pytest.mark.sandbox
 
 

@@ -36,6 +36,9 @@ from selfbench.toolchains.provision import build_provisioned, host_tools_to_hide
 from selfbench.toolchains.resolve import Host, host_pythons, resolved_pythons, toolchain_cache
 from selfbench.validate import LocalOptions, LocalRunner, validate
 
+# provisioning is checked on setups of its own
+pytestmark = pytest.mark.fresh_setup
+
 needs_sandbox = pytest.mark.sandbox
 
 

@@ -32,7 +32,7 @@ from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner
 from test_validate import PY_SETUP, PY_TEST_MUL, python_project
 
-pytestmark = pytest.mark.sandbox
+pytestmark = [pytest.mark.sandbox, pytest.mark.fresh_setup]  # every setup really runs
 
 _MARK = f"selfbench-hostile-{secrets.token_hex(6)}"
 """Names what the attacks leave (files, process names): unique to this run of the tests, so a

@@ -17,6 +17,9 @@ from selfbench.validate import validate
 from selfbench.validate.local import LocalOptions, LocalRunner
 from test_validate import PY_SETUP, python_project
 
+# each test checks which of its own preparations are parked and reused, from none parked
+pytestmark = pytest.mark.fresh_setup
+
 needs_sandbox = pytest.mark.sandbox
 
 MARKED_SETUP = f"{PY_SETUP} && echo setup-ran-$((6 * 7))"

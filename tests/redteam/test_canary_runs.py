@@ -21,7 +21,7 @@ from selfbench.environments.local.scoring import score_patches
 from selfbench.validate.local import LocalOptions
 from test_validate import python_project
 
-pytestmark = pytest.mark.sandbox
+pytestmark = [pytest.mark.sandbox, pytest.mark.fresh_setup]  # every setup really runs
 
 
 def _scores(project: Project, tmp_path: Path) -> list[tuple[int | None, int | None, bool]]:

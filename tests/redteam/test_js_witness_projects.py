@@ -22,7 +22,7 @@ from selfbench.artifacts.compiled import locate_task
 from selfbench.environments.local.scoring import score_patches
 from selfbench.validate.local import LocalOptions
 
-pytestmark = pytest.mark.sandbox
+pytestmark = [pytest.mark.sandbox, pytest.mark.fresh_setup]  # every setup really runs
 
 VITEST_CURRENT = "4.1.12"
 """A vitest release that no longer calls a reporter's `onFinished`."""

@@ -24,7 +24,7 @@ from selfbench.evaluate.tamper import scan_patch
 from selfbench.validate.local import LocalOptions
 from test_validate import PY_TEST_MUL, node_project, python_project
 
-pytestmark = pytest.mark.sandbox
+pytestmark = [pytest.mark.sandbox, pytest.mark.fresh_setup]  # every setup really runs
 
 _SANDBOX_PYTHON = "/usr/bin/python3"
 """The Python the sample's setup makes its venv with (the first `python3` on the sandbox PATH)."""

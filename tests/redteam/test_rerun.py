@@ -22,7 +22,7 @@ from selfbench.environments.local.scoring import score_patches
 from selfbench.validate.local import LocalOptions
 from test_validate import node_project, python_project
 
-pytestmark = pytest.mark.sandbox
+pytestmark = [pytest.mark.sandbox, pytest.mark.fresh_setup]  # every setup really runs
 
 _RERUN = f"{LOG_PREFIX}{RERUN_LABEL}: running the command once more, fresh"
 _PYTEST_RUN = "[100%]"

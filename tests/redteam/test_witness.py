@@ -28,6 +28,7 @@ from selfbench.runners._protocol import KEY_DESCRIPTOR, REPORT_DESCRIPTOR
 
 pytestmark = [
     pytest.mark.sandbox,
+    pytest.mark.fresh_setup,  # every setup really runs
     pytest.mark.skipif(
         os.geteuid() != 0 or shutil.which("runuser") is None or shutil.which("jq") is None,
         reason="the tests run as another user (root and runuser; CI runs as root) and need jq",
