@@ -1,11 +1,12 @@
 """Done when (issue 16): `selfbench eval` on a benchmark that `selfbench run` made.
 
-The benchmark is the sample history's, made by `selfbench run --author draft --easy 1` (the
-demo asks for every tier; one task keeps this test short). Two scripted agents are compared
-with the baselines: `first` applies the gold patch of the easy task (it reads the instruction
-file to know which), `second` crashes. The evaluation is killed with SIGKILL after some trials
-and re-run; every non-pass is classified, and `selfbench report --format html` is read in
-headless Chromium.
+The benchmark is made by `selfbench run --author draft --easy 1` from the sample history cut
+after its first pull request (the demo asks for every tier of the whole history; one task keeps
+this test short, and the cut leaves #1 the only candidate, so none is drafted and rejected
+first). Two scripted agents are compared with the baselines: `first` applies the gold patch of
+the easy task (it reads the instruction file to know which), `second` crashes. The evaluation
+is killed with SIGKILL after some trials and re-run; every non-pass is classified, and
+`selfbench report --format html` is read in headless Chromium.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import sync_playwright
 
+from projects import git
 from selfbench._sample_history import build_sample_history
 from selfbench.cli import main
 from selfbench.demo import DEMO_SOURCE_URL
@@ -36,9 +38,12 @@ TRIAL_LINE = re.compile(r"(\S+) (\S+) #(\d+): ")
 
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """The export `selfbench run` writes for the sample history, and its extracted tasks."""
+    """The export `selfbench run` writes for the sample history up to #1, and its extracted
+    tasks."""
     root = tmp_path_factory.mktemp("run-bench")
     repo = build_sample_history(root)
+    first = git(repo, "log", "--format=%H", "--fixed-strings", "--grep=(#1)")
+    git(repo, "reset", "--quiet", "--hard", first.strip())
     out = root / "bench.tar.gz"
     argv = ["run", "--repo", str(repo), "--easy", "1"]
     argv += ["--author", "draft", "--out", str(out), "--source-url", DEMO_SOURCE_URL]
