@@ -32,7 +32,7 @@ selfbench_watch() {
     now="$(wc -c <"$out")";
     if [ "$size" != "$now" ]; then size="$now"; quiet=$SECONDS; continue; fi;
     [ $((SECONDS - quiet)) -ge "$grace" ] || continue;
-    printf '\nselfbench: the run printed its summary and did not exit within %d s: stopped\n'
+    printf '\n@STOPPED@%d s: stopped\n'
       "$grace" >>"$out";
     kill -TERM "$pid" 2>/dev/null;
     for nap in 1 2 3 4 5; do kill -0 "$pid" 2>/dev/null || break; sleep 1; done;
@@ -41,7 +41,12 @@ selfbench_watch() {
   wait "$pid"; code=$?; cat -- "$out"; rm -f -- "$out"; return "$code";
 };
 """
-WATCH: Final = " ".join(line.strip() for line in WATCH_LINES.strip().splitlines()) + " "
+WATCH: Final = (
+    " ".join(line.strip() for line in WATCH_LINES.strip().splitlines()).replace(
+        "@STOPPED@", STOPPED
+    )
+    + " "
+)
 """Runs a file's run (`timeout …`, the process group leader) with its output in a temporary
 file, printed when it ends; stops it (TERM, then KILL to its group) once the last line that is
 not blank matches the runner's final summary (`$2`, an extended regular expression) and the
