@@ -4,11 +4,28 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeAlias
 
 from selfbench.errors import JsonError
 
-__all__ = ["dumps_pretty", "loads_strict", "normalize_numbers"]
+__all__ = [
+    "Json",
+    "JsonObject",
+    "JsonValue",
+    "dumps_pretty",
+    "loads_strict",
+    "normalize_numbers",
+]
+
+# What a parsed document holds: every container is a list or a dict of these. Readers narrow it
+# with isinstance, so a field of the wrong type is a checked case, not an AttributeError.
+JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
+# What may be written as JSON. Read-only container types, so a list[str], a tuple or a
+# dict[str, int] already is one without a copy (list and dict are invariant, these are not).
+Json: TypeAlias = bool | int | float | str | Sequence["Json"] | Mapping[str, "Json"] | None
+# One object to be written: what every to_json returns.
+JsonObject: TypeAlias = dict[str, Json]
 
 MAX_SAFE_INTEGER = 2**53 - 1
 # Python's own default cap on int(str) (sys.int_info.default_max_str_digits): converting longer
