@@ -1,5 +1,5 @@
-"""The runner-control rule (`_runner_files`): one compiled alternation, the same as each pattern,
-and the same first-match order as the verifier's `git apply` patterns."""
+"""The runner-control rule (`_runner_files`): a matcher that compiles no pattern, the same as each
+pattern, and the same first-match order as the verifier's `git apply` patterns."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from selfbench._runner_files import (
     PACKAGE_FILES,
     RUNNER_CONTROL_PATTERNS,
+    _Patterns,
     is_runner_control,
     package_directory_names,
     package_patterns,
@@ -25,7 +26,8 @@ from selfbench.bundle.render_scripts import git_exclude_pattern
 SEGMENTS = st.sampled_from(
     ["conftest.py", "pytest.ini", "src", "tests", "node_modules", ".venv", "target", "a.pth",
      "jest.config.js", "pytest", "pytestx", "x.py", "__pycache__", "lib", "go.work", "docs",
-     "pluggy", "_pytest", "py.py", "pytest.py", "venv", "a[1]"]
+     "pluggy", "_pytest", "py.py", "pytest.py", "venv", "a[1]", "x.rs", "x_test.go", "vendor",
+     "modules.txt", ".mocharc.yml", "a.pyc", "jest.config.d", "vite.config.ts", ".babelrc", ""]
 )  # fmt: skip
 PATHS = st.lists(SEGMENTS, min_size=1, max_size=5).map("/".join)
 
@@ -62,6 +64,11 @@ def _fnmatch(pattern: str) -> str:
 @given(PATHS, st.booleans())
 def test_the_compiled_rule_agrees_with_every_pattern(path: str, cargo: bool) -> None:
     assert is_runner_control(path, build_cache=cargo) == by_each_pattern(path, cargo=cargo)
+
+
+@given(st.lists(st.text("ab/*.?[]!", max_size=8), max_size=4), st.text("ab/.[]", max_size=8))
+def test_the_matcher_agrees_with_fnmatch_on_any_pattern(patterns: list[str], path: str) -> None:
+    assert _Patterns(patterns).match(path) == any(fnmatchcase(path, p) for p in patterns)
 
 
 @given(PATHS, st.lists(PATHS, max_size=4), st.booleans())

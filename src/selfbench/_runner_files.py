@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from fnmatch import translate
+from fnmatch import fnmatchcase
 from functools import cache
 
 from selfbench.runners import (
@@ -115,21 +115,122 @@ def package_patterns(*, build_cache: bool) -> tuple[str, ...]:
     return _at_any_depth(PACKAGE_FILES, package_directory_names(build_cache=build_cache))
 
 
-# One alternation of every pattern, as `fnmatch.translate` spells each: the audit asks this of every
-# path of a large gold patch, where matching ~90 patterns one by one dominated its time. Compiled
-# on first use, and only the one a task needs: compiling all four cost each start-up milliseconds.
-def _alternation(patterns: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{translate(p)})" for p in patterns))
+_GLOB_CHARS = frozenset("*?[")
+_FORMS = ("*/{}/*", "{}/*", "*/{}", "*/*{}", "*/{}*", "{}*", "*{}")
+"""The forms of a name at any depth that `_Patterns` answers by the path's components."""
+
+
+def _is_literal(pattern: str) -> bool:
+    return _GLOB_CHARS.isdisjoint(pattern)
+
+
+def _form(pattern: str) -> tuple[str, str] | None:
+    """The form of `pattern` among `_FORMS` and its name (no `/`, no glob character), or None."""
+    for form in _FORMS:
+        before, _, after = form.partition("{}")
+        name = pattern[len(before) : len(pattern) - len(after)]
+        if (
+            len(pattern) > len(before) + len(after)
+            and pattern.startswith(before)
+            and pattern.endswith(after)
+            and _is_literal(name)
+            and "/" not in name
+        ):
+            return form, name
+    return None
+
+
+def _star_match(path: str, pieces: tuple[str, ...]) -> bool:
+    """`path` matches the `*`-only pattern split at its stars into `pieces` (two or more), a
+    star matching any run of characters, `/` too: the leftmost fit of each middle piece
+    between the first and the last decides, as for any such pattern."""
+    first, last = pieces[0], pieces[-1]
+    end = len(path) - len(last)
+    if end < len(first) or not path.startswith(first) or not path.endswith(last):
+        return False
+    at = len(first)
+    for piece in pieces[1:-1]:
+        at = path.find(piece, at, end)
+        if at < 0:
+            return False
+        at += len(piece)
+    return True
+
+
+class _Patterns:
+    """Whether a path matches any of some patterns, as `fnmatch.fnmatchcase` says, without
+    compiling one: the audit asks this of every path of a gold patch, and one compiled
+    alternation of the runner-control patterns cost each start-up 5-25 ms to compile.
+
+    A pattern is a name at any depth (`conftest.py`, `*/conftest.py`, `node_modules/*`,
+    `*/node_modules/*`, `jest.config.*`, `*/jest.config.*`, `*.pth`, `*/*.pth`), answered by the
+    path's components (sets, and one `startswith` or `endswith` of a tuple), or any other
+    `*`-only pattern, by its pieces, or one with a `?` or a `[`, by `fnmatchcase` itself. A name
+    here holds no `/`, so `*/name` is the path's last component, `*/name*` a later component's
+    start, `*/*name` the last component's end; `*` matching `/` too, `name*` and `*name` are the
+    whole path's start and end.
+    """
+
+    __slots__ = (
+        "_ends",
+        "_exact",
+        "_first",
+        "_globs",
+        "_inner",
+        "_last",
+        "_last_ends",
+        "_later_starts",
+        "_stars",
+        "_starts",
+    )
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        kinds: dict[str, set[str]] = {form: set() for form in _FORMS}
+        exact: set[str] = set()
+        stars: list[tuple[str, ...]] = []
+        globs: list[str] = []
+        for pattern in patterns:
+            found = _form(pattern)
+            if _is_literal(pattern):
+                exact.add(pattern)
+            elif found is not None:
+                kinds[found[0]].add(found[1])
+            elif "?" in pattern or "[" in pattern:
+                globs.append(pattern)
+            else:
+                stars.append(tuple(pattern.split("*")))
+        self._exact, self._first = exact, kinds["{}/*"]
+        self._inner, self._last = kinds["*/{}/*"], kinds["*/{}"]
+        self._starts, self._ends = tuple(kinds["{}*"]), tuple(kinds["*{}"])
+        self._later_starts, self._last_ends = tuple(kinds["*/{}*"]), tuple(kinds["*/*{}"])
+        self._stars, self._globs = tuple(stars), tuple(globs)
+
+    def match(self, path: str) -> bool:
+        """True when `path` matches one of the patterns."""
+        if path in self._exact or path.startswith(self._starts) or path.endswith(self._ends):
+            return True
+        parts = path.split("/")
+        if len(parts) > 1 and (
+            parts[0] in self._first
+            or parts[-1] in self._last
+            or parts[-1].endswith(self._last_ends)
+            or not self._inner.isdisjoint(parts[1:-1])
+            or any(part.startswith(self._later_starts) for part in parts[1:])
+        ):
+            return True
+        return any(_star_match(path, pieces) for pieces in self._stars) or any(
+            fnmatchcase(path, pattern) for pattern in self._globs
+        )
 
 
 @cache
-def _control_re(*, build_cache: bool) -> re.Pattern[str]:
-    return _alternation(runner_control_patterns(build_cache=build_cache))
+def _control(*, build_cache: bool) -> _Patterns:
+    return _Patterns(runner_control_patterns(build_cache=build_cache))
 
 
 @cache
-def _package_re(*, build_cache: bool) -> re.Pattern[str]:
-    return _alternation(package_patterns(build_cache=build_cache))
+def _packages(*, build_cache: bool) -> _Patterns:
+    return _Patterns(package_patterns(build_cache=build_cache))
 
 
 def tracked_prefixes(paths: Iterable[str]) -> frozenset[str]:
@@ -162,9 +263,9 @@ def is_runner_control(
     directory or module it tracks, a path is the project's own code. `build_cache`: the project is a
     Cargo project, whose `target/` is its build cache wherever it is.
     """
-    if _control_re(build_cache=build_cache).match(path) is not None:
+    if _control(build_cache=build_cache).match(path):
         return True
-    if _package_re(build_cache=build_cache).match(path) is None:
+    if not _packages(build_cache=build_cache).match(path):
         return False
     return not _is_tracked_package(path, tracked, build_cache=build_cache)
 
@@ -179,7 +280,7 @@ def runner_project(paths: Iterable[str]) -> str | None:
     None: a path in a runner's package directory, not in an installed tree."""
     for path in paths:
         found = _RUNNER_PROJECT_RE.fullmatch(path)
-        if found is not None and _control_re(build_cache=False).match(path) is None:
+        if found is not None and not _control(build_cache=False).match(path):
             return next(name for name in found.groups() if name)
     return None
 
@@ -200,9 +301,11 @@ transform) and the scripts."""
 # `Cargo.toml` (targets, profiles, patches, workspace, build keys, paths): `bundle/evidence.py`
 # reads the files whole; the audit sees only a diff's lines, so it asks whether a changed line
 # could be one of them (a section header in the diff's context is not needed to say so).
+# The patterns here are compiled on their first use (`re` keeps them): only a gold patch changing
+# one of these manifests needs them, and compiling them cost every audit's start-up.
 _BUILD_CONTROL_LINES = {
-    "go.mod": re.compile(r"\s*(?:replace|toolchain)\b|.*=>"),
-    "Cargo.toml": re.compile(
+    "go.mod": r"\s*(?:replace|toolchain)\b|.*=>",
+    "Cargo.toml": (
         r"\s*\[+\s*(?:lib|test|bin|bench|example|workspace|replace|patch|profile)\b"
         r"|\s*\"?(?:build|autotests|autobins|autoexamples|autobenches|autolib|links|workspace"
         r"|harness|path|test|doctest|proc-macro|crate-type)\"?\s*="
@@ -230,16 +333,16 @@ def changes_build_control(path: str, section: bytes, runner: str | None) -> bool
     for line in section.decode("utf-8", "replace").splitlines():
         if line.startswith(("+++", "---")) or not line.startswith(("+", "-")):
             continue
-        if pattern.match(line[1:]):
+        if re.match(pattern, line[1:]):
             return True
     return False
 
 
 # package.json, read from a diff's hunks, which show a few lines around each change: a line's
 # top-level key is the nearest line above it, at the top level's indentation, that opens one.
-_HUNK_RE = re.compile(r"@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
-_KEY_RE = re.compile(r'(\s*)"((?:[^"\\]|\\.)*)"\s*:')
-_CLOSING_RE = re.compile(r"\s*[}\]]")
+_HUNK_RE = r"@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@"
+_KEY_RE = r'(\s*)"((?:[^"\\]|\\.)*)"\s*:'
+_CLOSING_RE = r"\s*[}\]]"
 # `"name": "<range>"`: a package (lower case) and a version range or a protocol's source; no
 # script, babel or jest setting reads so (`"dev": "next"`, `"maxWorkers": "50%"` and
 # `"testURL": "http://…"` do not).
@@ -256,7 +359,7 @@ def _dependency_re() -> re.Pattern[str]:
     )
 
 
-_CONTROL_KEY_RE = re.compile("|".join(rf'"{key}"\s*:' for key in PACKAGE_JSON_CONTROL_KEYS))
+_CONTROL_KEY_RE = "|".join(rf'"{key}"\s*:' for key in PACKAGE_JSON_CONTROL_KEYS)
 
 
 def _hunk_sides(section: str) -> list[tuple[int, list[tuple[str, bool]]]]:
@@ -266,7 +369,7 @@ def _hunk_sides(section: str) -> list[tuple[int, list[tuple[str, bool]]]]:
     new: list[tuple[str, bool]] = []
     in_hunk = False
     for line in section.splitlines():
-        header = _HUNK_RE.match(line)
+        header = re.match(_HUNK_RE, line)
         if header is not None:
             old, new = [], []
             sides.extend(((int(header[1]), old), (int(header[2]), new)))
@@ -300,7 +403,7 @@ def _top_level_indent(sides: list[tuple[int, list[tuple[str, bool]]]]) -> int:
         if first <= 1 and texts and texts[0].strip() == "{" and len(texts) > 1:
             return _indent(texts[1])
         tabs = tabs or any(text.startswith("\t") for text in texts)
-        keys.extend(_indent(text) for text in texts if _KEY_RE.match(text))
+        keys.extend(_indent(text) for text in texts if re.match(_KEY_RE, text))
     return min([1 if tabs else 2, *keys])
 
 
@@ -317,14 +420,14 @@ def _changes_package_json_control(section: bytes) -> bool:
         owner: str | None = None  # the top-level key the lines above are under, when seen
         for text, changed in lines:
             indent = _indent(text)
-            key = _KEY_RE.match(text)
+            key = re.match(_KEY_RE, text)
             if indent < top or not text.strip():
                 owner = None
-                if changed and _CONTROL_KEY_RE.search(text):
+                if changed and re.search(_CONTROL_KEY_RE, text):
                     return True  # the root's own line: a one-line package.json
                 continue
             if indent == top:
-                closing = _CLOSING_RE.match(text) is not None
+                closing = re.match(_CLOSING_RE, text) is not None
                 line_owner = owner if closing else (key[2] if key else None)
                 owner = None if closing else line_owner
             else:
