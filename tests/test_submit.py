@@ -362,7 +362,7 @@ def test_the_sample_patches_apply_with_git(tmp_path: Path) -> None:
 @pytest.mark.parametrize("native", [True, False], ids=["renameat2", "fallback"])
 def test_rename_no_replace(native: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if not native:
-        monkeypatch.setattr(_fs, "_RENAMEAT2", None)
+        monkeypatch.setattr(_fs, "_renameat2", lambda: None)
     source, full, empty = tmp_path / "source", tmp_path / "full", tmp_path / "empty"
     for directory in (source, full, empty):
         directory.mkdir()
@@ -406,13 +406,13 @@ def test_exchange_swaps_two_directories(tmp_path: Path) -> None:
 
 
 def test_exchange_says_when_unsupported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_fs, "_RENAMEAT2", None)
+    monkeypatch.setattr(_fs, "_renameat2", lambda: None)
 
     assert _fs.exchange(tmp_path, tmp_path) is False
 
 
 def test_exchange_of_a_missing_path_raises(tmp_path: Path) -> None:
-    if _fs._RENAMEAT2 is None:  # noqa: SLF001 - the probe is what decides support
+    if _fs._renameat2() is None:  # noqa: SLF001 - the probe is what decides support
         pytest.skip("renameat2 is not available here")
 
     with pytest.raises(FileNotFoundError):

@@ -21,15 +21,13 @@ than `STALE_AFTER_SECONDS` (its pid has been reused).
 
 from __future__ import annotations
 
-import ctypes
 import errno
-import hashlib
 import os
 import re
-import shutil
 import stat
 import time
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
@@ -67,7 +65,13 @@ _RENAME_NOREPLACE = 1
 _RENAME_EXCHANGE = 2
 
 
+# ctypes, shutil and hashlib are imported where they are used: `check`, `audit` and `--version`
+# read files only, and loading them (and libc through ctypes) cost every start-up milliseconds.
+@cache
 def _renameat2() -> Any:
+    """libc's renameat2, or None where it is missing: looked up on the first rename."""
+    import ctypes  # noqa: PLC0415 - see above
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
     except OSError:
@@ -75,7 +79,16 @@ def _renameat2() -> Any:
     return getattr(libc, "renameat2", None)
 
 
-_RENAMEAT2 = _renameat2()
+def _errno() -> int:
+    import ctypes  # noqa: PLC0415 - see `_renameat2`
+
+    return ctypes.get_errno()
+
+
+def _remove_tree(path: Path) -> None:
+    import shutil  # noqa: PLC0415 - see `_renameat2`
+
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def rename_no_replace(source: Path, target: Path) -> None:
@@ -89,13 +102,14 @@ def rename_no_replace(source: Path, target: Path) -> None:
         FileExistsError: `target` exists.
         OSError: the rename failed otherwise.
     """
-    if _RENAMEAT2 is not None:
-        result = _RENAMEAT2(
+    renameat2 = _renameat2()
+    if renameat2 is not None:
+        result = renameat2(
             _AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(target), _RENAME_NOREPLACE
         )
         if result == 0:
             return
-        code = ctypes.get_errno()
+        code = _errno()
         if code == errno.EEXIST:
             raise FileExistsError(code, os.strerror(code), str(target))
         if code not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
@@ -264,7 +278,7 @@ def remove_leftovers(directory: Path) -> tuple[str, ...]:
     for name in names:
         path = directory / name
         if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
+            _remove_tree(path)
         else:
             path.unlink(missing_ok=True)
     return tuple(names)
@@ -287,7 +301,7 @@ def staging_directory(target: Path) -> Iterator[Path]:
         yield staging
     finally:
         if staging.is_dir() and not staging.is_symlink():
-            shutil.rmtree(staging, ignore_errors=True)
+            _remove_tree(staging)
 
 
 @contextmanager
@@ -310,7 +324,7 @@ def atomic_directory(target: Path, *, replace: bool = False) -> Iterator[Path]:
             retired = target.parent / staging_name(target)
             target.rename(retired)
             staging.rename(target)
-            shutil.rmtree(retired, ignore_errors=True)
+            _remove_tree(retired)
 
 
 @contextmanager
@@ -363,14 +377,15 @@ def exchange(first: Path, second: Path) -> bool:
     Raises:
         OSError: the swap failed for a reason other than missing support.
     """
-    if _RENAMEAT2 is None:
+    renameat2 = _renameat2()
+    if renameat2 is None:
         return False
-    result = _RENAMEAT2(
+    result = renameat2(
         _AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE
     )
     if result == 0:
         return True
-    code = ctypes.get_errno()
+    code = _errno()
     if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
         return False
     raise OSError(code, os.strerror(code), str(first))
@@ -385,6 +400,8 @@ def file_sha256(path: Path) -> tuple[str, int]:
     Raises:
         OSError: the file cannot be read.
     """
+    import hashlib  # noqa: PLC0415 - see `_renameat2`
+
     digest = hashlib.sha256()
     size = 0
     with path.open("rb") as handle:
