@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
 from collections.abc import Callable, Sequence
 from importlib import import_module
 from pathlib import Path
@@ -135,12 +134,23 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    group = _GROUP_OF.get(command or "")
-    needed = () if group is None else _SHARED.get(command or "", (group,))
-    for registrar in [name for name in _GROUPS if name in needed] if needed else _GROUPS:
+    needed = _needed(command)
+    for registrar in _GROUPS if needed is None else [name for name in _GROUPS if name in needed]:
         _registrar(registrar)(commands)
-    parser.partial = bool(needed)
+    parser.partial = needed is not None
     return parser
+
+
+def _needed(command: str | None) -> tuple[str, ...] | None:
+    """The groups a run whose first word is `command` needs: the command's own; none for
+    `--version` (or its abbreviation), which argparse answers before it reads a command; None
+    for every group (`--help`, an unknown command, no words)."""
+    group = _GROUP_OF.get(command or "")
+    if group is not None:
+        return _SHARED.get(command or "", (group,))
+    if command is not None and len(command) > len("--") and "--version".startswith(command):
+        return ()
+    return None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -212,6 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in exc.lines:
             sys.stderr.write(f"error: {printable(line)}\n")
         if os.environ.get(DEBUG_VARIABLE):  # the chain of causes, for a bug report
+            import traceback  # only here: it loads textwrap and its patterns
+
             for line in "".join(traceback.format_exception(exc)).splitlines():
                 sys.stderr.write(f"{printable(line)}\n")
         return exc.exit_code

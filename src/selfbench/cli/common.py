@@ -13,9 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from selfbench._fs import read_given
 from selfbench._text import printable
-from selfbench.environments.spec import ENVIRONMENTS, EnvironmentSpec, Kind, unused_option
 from selfbench.errors import EXIT_REJECTED, InputError
-from selfbench.progress import choose_reporter, stage
 
 __all__ = [
     "CEILING_FLAGS",
@@ -51,9 +49,12 @@ __all__ = [
     "working",
 ]
 
+# The environment and progress modules are imported where an option or a spinner needs them:
+# `check`, `audit` and `--version` use neither, and their records and locks cost start-up.
 if TYPE_CHECKING:
     from selfbench.environments.local.ceilings import Ceilings
     from selfbench.environments.local.host_network import HostNetwork
+    from selfbench.environments.spec import EnvironmentSpec, Kind
 
 _T = TypeVar("_T")
 
@@ -66,6 +67,8 @@ def read_input(path: str) -> bytes:
 @contextmanager
 def working(message: str) -> Iterator[None]:
     """A spinner on stderr while long work runs, for a person at a terminal only."""
+    from selfbench.progress import choose_reporter, stage
+
     with stage(choose_reporter(), message):
         yield
 
@@ -83,6 +86,8 @@ def progress(
     passed and the reason when not; `verdicts` names a pass and a failure (`accepted`,
     `rejected`); `doing` is the bar's label (`validating`).
     """
+    from selfbench.progress import choose_reporter, stage
+
     reporter = choose_reporter(verdicts=verdicts)
 
     def finished(item: _T) -> None:
@@ -297,6 +302,7 @@ def announce_host_network(enabled: bool) -> HostNetwork:
     """The host's network configuration for setup (none when `enabled` is false); what it
     carries is said once on stderr, when a setup first uses it."""
     from selfbench.environments.local.host_network import HostNetwork
+    from selfbench.progress import choose_reporter
 
     if not enabled:
         return HostNetwork()
@@ -333,6 +339,8 @@ ENV_HELP = "local: this machine's sandbox (root); harbor: `harbor run` (default:
 
 def add_environment_option(parser: Any) -> None:
     """`--env local|harbor`."""
+    from selfbench.environments.spec import ENVIRONMENTS
+
     parser.add_argument("--env", choices=ENVIRONMENTS, help=ENV_HELP)
 
 
@@ -375,6 +383,8 @@ def refuse_unused(args: Any, kind: str, used: Mapping[str, tuple[str, ...]]) -> 
     Raises:
         InputError: such an option was given.
     """
+    from selfbench.environments.spec import unused_option
+
     given = {
         flag: getattr(args, flag[2:].replace("-", "_")) is not None
         for flags in used.values()
@@ -392,6 +402,8 @@ def environment_spec(args: Any, used: Mapping[str, tuple[str, ...]]) -> Environm
         InputError: an option the environment does not use, or a `--setup-env` variable that is
             not a name or not set.
     """
+    from selfbench.environments.spec import EnvironmentSpec
+
     kind = environment_kind(args)
     refuse_unused(args, kind, used)
     default = EnvironmentSpec()
