@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from selfbench import _runner_files
 from selfbench.audit import AuditReport
 from selfbench.cli import _GROUPS, _parser, build_parser, main, report
 from selfbench.contract import CheckReport
@@ -151,6 +153,63 @@ def test_a_command_loads_only_the_runner_its_task_names(
         assert [name for name in modules if name.startswith("selfbench.runners")] == []
     else:
         assert _runner_modules(modules) == runners
+
+
+# --- what only writing, a spinner or a bug report needs ----------------------------------------
+
+LATE = (
+    "ctypes", "hashlib", "threading", "traceback", "subprocess", "selfbench.progress",
+    "selfbench.environments",
+)  # fmt: skip
+"""Modules `check`, `audit` and `--version` do not load: a rename's libc call, a digest, a
+spinner's lock, a bug report's traceback, a child process, the environment records."""
+
+VERSION_ONLY = ("selfbench", "selfbench._text", "selfbench.cli", "selfbench.errors")
+"""The package's modules `--version` loads: no command group, no reader, no shared options."""
+
+
+def _among(modules: list[str], names: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if any(m == name or m.startswith(f"{name}.") for name in names)]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["audit", "{task}"],
+        ["audit", "--json", "{task}"],
+        ["check", "{task}"],
+        ["check", "--json", "{task}/definition.json"],
+    ],
+)
+def test_a_checker_loads_nothing_only_writing_or_a_bug_report_needs(
+    sample: tuple[Path, Path], command: list[str]
+) -> None:
+    code, modules = _loaded([word.format(task=sample[0]) for word in command])
+    assert code == 0
+    assert _among(modules, LATE) == []
+
+
+@pytest.mark.parametrize("flag", ["--version", "--vers"])
+def test_version_loads_no_command_group_nor_pathlib_or_json(flag: str) -> None:
+    code, modules = _loaded([flag])
+    assert code == 0
+    assert [name for name in modules if name.split(".")[0] == "selfbench"] == list(VERSION_ONLY)
+    assert _among(modules, (*LATE, "pathlib", "json")) == []
+
+
+def test_the_runner_control_rule_compiles_no_pattern(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its matcher answers from the path's components (tests/test_runner_files.py holds it to
+    `fnmatch`): compiling every pattern as one alternation cost each audit 5-25 ms."""
+    for matcher in (_runner_files._control, _runner_files._packages):  # noqa: SLF001
+        matcher.cache_clear()
+
+    def compiled(*args: object) -> None:
+        raise AssertionError(f"compiled {args[0]!r}")
+
+    monkeypatch.setattr(re, "_compile", compiled)
+    paths = ("src/app.py", "a/node_modules/b.js", "jest.config.ts", "x/tests/t.rs", "pluggy/x.py")
+    found = [_runner_files.is_runner_control(path, build_cache=True) for path in paths]
+    assert found == [False, True, True, True, True]
 
 
 def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

@@ -18,11 +18,9 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
-from pathlib import Path
 from typing import Any, NoReturn
 
 from selfbench._text import printable
-from selfbench.cli.common import add_json_option, add_repo_option, print_json
 from selfbench.errors import (
     DEBUG_VARIABLE,
     EXIT_INPUT,
@@ -32,6 +30,9 @@ from selfbench.errors import (
 )
 
 __all__ = ["build_parser", "main"]
+
+# What a command of this module needs (`pathlib`, the shared options and JSON printing) is
+# imported in it: `--version` needs none of it, and pathlib and json cost its start-up.
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,6 +59,9 @@ def _mcp(args: argparse.Namespace) -> int:
 
 
 def _import_swebench(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from selfbench.cli.common import print_json
     from selfbench.swebench import import_swebench
 
     report = import_swebench(
@@ -77,6 +81,8 @@ def _import_swebench(args: argparse.Namespace) -> int:
 
 
 def _export_swebench(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from selfbench.swebench import export_swebench
 
     count = export_swebench([Path(path) for path in args.task_dirs], out=Path(args.out))
@@ -85,6 +91,8 @@ def _export_swebench(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from selfbench.cli.demo import run_demo
 
     return run_demo(main, keep=args.keep, out=Path(args.out) if args.out else None)
@@ -171,6 +179,8 @@ def _add_agent_commands(commands: Any) -> None:
 
 
 def _add_mcp(parser: argparse.ArgumentParser) -> None:
+    from selfbench.cli.common import add_repo_option
+
     parser.add_argument("--output-root", metavar="DIR", help="instead of $SELFBENCH_TASK_OUTPUT")
     add_repo_option(
         parser,
@@ -188,6 +198,8 @@ def _add_mcp(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_swebench(commands: Any) -> None:
+    from selfbench.cli.common import add_json_option
+
     importer = commands.add_parser("import-swebench", help="SWE-bench instances to task dirs")
     importer.add_argument("instances", metavar="INSTANCES.jsonl")
     importer.add_argument("--out", required=True, metavar="DIR")
