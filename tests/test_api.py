@@ -54,10 +54,9 @@ AUDIT_MODULES = [
     "selfbench._shell", "selfbench._text", "selfbench.artifacts", "selfbench.artifacts.task_dir",
     "selfbench.audit",
     "selfbench.bundle", "selfbench.bundle.held_out", "selfbench.cli",
-    "selfbench.cli.common", "selfbench.cli.task", "selfbench.contract",
-    "selfbench.environments", "selfbench.environments.spec", "selfbench.errors",
-    "selfbench.patches", "selfbench.progress", "selfbench.rules", "selfbench.runners",
-    "selfbench.runners._command", "selfbench.runners._index", "selfbench.task",
+    "selfbench.cli.common", "selfbench.cli.task", "selfbench.contract", "selfbench.errors",
+    "selfbench.patches", "selfbench.rules", "selfbench.runners", "selfbench.runners._command",
+    "selfbench.runners._index", "selfbench.task",
 ]  # fmt: skip
 
 

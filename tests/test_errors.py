@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import os
+import pickle
 import re
 import signal
 import subprocess
@@ -30,6 +32,7 @@ from selfbench.errors import (
     GitError,
     HarborError,
     InputError,
+    Issue,
     JsonError,
     MineError,
     PackError,
@@ -303,3 +306,20 @@ def test_a_leftover_is_never_taken_for_a_task(tmp_path: Path) -> None:
     (tmp_path / "my-task").mkdir()
     _leftover(tmp_path, _dead_pid(), time.time(), name="other-task")
     assert find_authored_task(tmp_path) == tmp_path / "my-task"
+
+
+def test_an_issue_is_a_frozen_record() -> None:
+    """Written out rather than a dataclass (start-up), it keeps a frozen dataclass's manners."""
+    issue = Issue("$.taskId", "is required")
+    assert issue == Issue("$.taskId", "is required") != Issue("$.taskId", "x")
+    assert issue != ("$.taskId", "is required")
+    assert hash(issue) == hash(Issue("$.taskId", "is required"))
+    assert repr(issue) == "Issue(path='$.taskId', message='is required')"
+    assert str(issue) == "$.taskId: is required"
+    assert pickle.loads(pickle.dumps(issue)) == issue  # noqa: S301 - our own bytes
+    assert copy.copy(issue) == issue
+    with pytest.raises(AttributeError):
+        issue.path = "$"  # type: ignore[misc]
+    match issue:
+        case Issue(path, message):
+            assert (path, message) == ("$.taskId", "is required")

@@ -190,11 +190,12 @@ def test_a_checker_loads_nothing_only_writing_or_a_bug_report_needs(
 
 
 @pytest.mark.parametrize("flag", ["--version", "--vers"])
-def test_version_loads_no_command_group_nor_pathlib_or_json(flag: str) -> None:
+def test_version_loads_no_command_group_nor_typing_or_dataclasses(flag: str) -> None:
     code, modules = _loaded([flag])
     assert code == 0
     assert [name for name in modules if name.split(".")[0] == "selfbench"] == list(VERSION_ONLY)
-    assert _among(modules, (*LATE, "pathlib", "json")) == []
+    later = (*LATE, "pathlib", "json", "typing", "dataclasses", "inspect")
+    assert _among(modules, later) == []
 
 
 def test_the_runner_control_rule_compiles_no_pattern(monkeypatch: pytest.MonkeyPatch) -> None:

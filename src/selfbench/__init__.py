@@ -7,7 +7,6 @@ patch does not pay for the compiler, and `import selfbench` stays cheap.
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
 
 from selfbench.errors import (
     ArchiveError,
@@ -30,7 +29,10 @@ from selfbench.errors import (
     ValidateError,
 )
 
+TYPE_CHECKING = False  # typing is not loaded at run time: see `selfbench.errors`
 if TYPE_CHECKING:
+    from typing import Any
+
     from selfbench.artifacts.report import TaskReport
     from selfbench.artifacts.task_dir import read_definition
     from selfbench.audit import AuditReport, audit

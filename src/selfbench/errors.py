@@ -14,9 +14,10 @@ with `SELFBENCH_DEBUG` set, the chain under it.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+# Neither typing nor dataclasses at run time: every command, `--version` too, loads this module,
+# and they (with the `inspect` that dataclasses loads) cost its start-up about 10 ms.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -67,15 +68,45 @@ EXIT_REJECTED = 1
 EXIT_INPUT = 2
 
 
-@dataclass(frozen=True, slots=True)
 class Issue:
-    """One problem found in a JSON document: where it is and what is wrong."""
+    """One problem found in a JSON document: where it is and what is wrong.
 
-    path: str
-    message: str
+    A frozen record, as the core's dataclasses are, written out (see the imports above).
+    """
+
+    __slots__ = ("_message", "_path")
+    __match_args__ = ("path", "message")
+
+    def __init__(self, path: str, message: str) -> None:
+        self._path = path
+        self._message = message
+
+    @property
+    def path(self) -> str:
+        """Where the problem is (`$.timeouts.agentSeconds`, `definition.taskId`)."""
+        return self._path
+
+    @property
+    def message(self) -> str:
+        """What is wrong there."""
+        return self._message
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Issue) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self._path, self._message) == (other._path, other._message)
+
+    def __hash__(self) -> int:
+        return hash((self._path, self._message))
+
+    def __repr__(self) -> str:
+        return f"Issue(path={self._path!r}, message={self._message!r})"
+
+    def __reduce__(self) -> tuple[type[Issue], tuple[str, str]]:
+        return Issue, (self._path, self._message)
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
+        return f"{self._path}: {self._message}"
 
 
 class SelfbenchError(Exception):

@@ -18,7 +18,6 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
-from typing import Any, NoReturn
 
 from selfbench._text import printable
 from selfbench.errors import (
@@ -28,6 +27,10 @@ from selfbench.errors import (
     EXIT_REJECTED,
     SelfbenchError,
 )
+
+TYPE_CHECKING = False  # typing is not loaded at run time: see `selfbench.errors`
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 __all__ = ["build_parser", "main"]
 
