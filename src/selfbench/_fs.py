@@ -65,8 +65,8 @@ _RENAME_NOREPLACE = 1
 _RENAME_EXCHANGE = 2
 
 
-# ctypes, shutil and hashlib are imported where they are used: `check`, `audit` and `--version`
-# read files only, and loading them (and libc through ctypes) cost every start-up milliseconds.
+# ctypes, shutil and hashlib are imported where they are used: `check` and `audit` only read
+# files, and loading them (and libc through ctypes) cost every start-up milliseconds.
 @cache
 def _renameat2() -> Any:
     """libc's renameat2, or None where it is missing: looked up on the first rename."""
