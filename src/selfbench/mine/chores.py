@@ -68,6 +68,7 @@ __all__ = [
     "FORMATTING",
     "FORMATTING_ONLY",
     "I18N_ONLY",
+    "MOSTLY_LINT",
     "MOSTLY_TYPING",
     "PACKAGING_ONLY",
     "RELEASE",
@@ -102,6 +103,11 @@ MOSTLY_TYPING = (
     " {tokens} changed code tokens, {tests} in its tests it does not"
 )
 """Why a candidate is ranked last in its tier (`selfbench.mine.typing_share`), not excluded."""
+MOSTLY_LINT = (
+    "mostly layout and lint fixes: they explain {lint} of {tokens} changed code tokens,"
+    " {tests} in its tests they do not"
+)
+"""Why a candidate is ranked last in its tier (`selfbench.mine.lint_share`), not excluded."""
 
 TOOLING_FILES = frozenset(
     {

@@ -30,6 +30,7 @@ from typing import Final, NamedTuple
 from selfbench.mine._code_tokens import misfits
 from selfbench.mine.chores import MOSTLY_TYPING
 from selfbench.mine.code_chores import CodeFile, ImplementationFile, code_files, file_kind
+from selfbench.mine.lint_share import judge_lint
 
 __all__ = ["MOSTLY", "SWEEP", "MeasuredChange", "MeasuredFile", "typing_last_reasons"]
 
@@ -118,14 +119,19 @@ def _implementation(pairs: Sequence[tuple[MeasuredFile, CodeFile]]) -> tuple[int
 def typing_last_reasons(
     changes: Sequence[MeasuredChange], patches: Sequence[Mapping[str, bytes]]
 ) -> list[str | None]:
-    """Each change's reason to be ranked last, or None; `patches[i]`: change i's patch without
-    context, by file section."""
+    """Each change's reason to be ranked last, or None: mostly typing, else mostly layout and
+    lint (`selfbench.mine.lint_share`); `patches[i]`: change i's patch without context, by
+    file section."""
     return [
-        judge_typing(list(zip(change.files, _code_files(change, sections), strict=True)))
+        _last(list(zip(change.files, _code_files(change, sections), strict=True)))
         if _most_tokens(change, sections) >= SWEEP
         else None
         for change, sections in zip(changes, patches, strict=True)
     ]
+
+
+def _last(pairs: Sequence[tuple[MeasuredFile, CodeFile]]) -> str | None:
+    return judge_typing(pairs) or judge_lint(pairs, mostly=MOSTLY, sweep=SWEEP)
 
 
 def _pieces(file: CodeFile) -> int:

@@ -1,0 +1,295 @@
+"""Changes whose code is mostly layout and lint fixes: ranked last in their tier. Pure.
+
+A formatter run with a linter's fixes ("style: upgrade to use ruff": quotes, `u""` prefixes,
+trailing commas, a local named `list` renamed `list_values`) changes the syntax tree, so the
+code chores (`selfbench.mine.code_chores`) keep it, and its size ranks it among the hardest
+candidates though no instruction asks for it and no test checks it. Such a change stays a
+candidate, ranked after every other of its tier (`selfbench.mine.rank`), as a typing sweep is
+(`selfbench.mine.typing_share`, whose thresholds it shares), when
+
+1. layout and lint explain at least two thirds (`MOSTLY`) of its implementation's changed code
+   tokens;
+2. and its tests change no more code tokens they leave unexplained than its implementation does,
+   or than one in ten (`_TESTS_SHARE`) of their own changed tokens (tests reformatted with the
+   code; the sides of a large reformat's hunks do not always pair up token for token).
+
+Measured on the `-U0` patch alone, nothing parsed, hunk by hunk and in order (a reordered
+condition is work, not a move that cancels out). A hunk side's tokens are those of its lines,
+comment lines, trailing comments and imports left out (isort's order, an unused import
+dropped), each string literal one token. Its *changed* tokens are those a sequence match of the
+two sides leaves unmatched; the *unexplained* ones are those still unmatched once both sides are
+normalised:
+
+* a string's `u` prefix goes and its quotes are `"` (`'a'`, `u'a'`, `"a"` are one token; an
+  escaped quote is the quote) — but `b`, `f` and `r` stay: `b""` ↔ `""` and a new f-string are
+  work;
+* a trailing comma goes before `]` or `}`, or before `)` when it ends its line (a one-line `(x,)`
+  is a tuple);
+* `(object)` after a class's name goes;
+* a linter's rename of a name that shadowed a built-in is explained: tokens replaced one for one
+  by a name that holds the old one (`list` → `list_values`, `type` → `type_`; `min` → `max` is
+  work, and so is `items` → `limit`, which may be another variable), each old name by one new
+  name over the whole change and the reverse, the old name gone from the added lines and the
+  new one not in the removed lines, each defined there (`def`, `class`, an assignment, a
+  parameter).
+
+Only a sweep is judged (`typing_share.SWEEP` tokens of Python implementation), and only when
+every implementation file is Python or configuration.
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from difflib import SequenceMatcher
+from typing import TYPE_CHECKING, Final, NamedTuple
+
+from selfbench.mine.chores import MOSTLY_LINT
+from selfbench.mine.code_chores import file_kind
+from selfbench.patches import Hunk, is_comment
+
+if TYPE_CHECKING:
+    from selfbench.mine.code_chores import CodeFile
+    from selfbench.mine.typing_share import MeasuredFile
+
+__all__ = ["LintCount", "judge_lint", "lint_count"]
+
+_STRING = (
+    r"(?<!\w)[rRbBuUfF]{0,2}(?:\"\"\"(?:[^\"\\]|\\.|\"(?!\"\"))*\"\"\""
+    r"|'''(?:[^'\\]|\\.|'(?!''))*'''|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"
+)
+_TOKEN_RE: Final = re.compile(_STRING + r"|[^\W\d]\w*|\d[\w.]*|\S")
+_STRING_RE: Final = re.compile(r"([rRbBuUfF]*)(\"\"\"|'''|\"|')(.*)\2", re.DOTALL)
+_ESCAPE_RE: Final = re.compile(r"\\(.)", re.DOTALL)
+_COMMENT_TAIL_RE: Final = re.compile(r"#[^\"'\n]*$")
+_NAME_RE: Final = re.compile(r"[^\W\d]\w*")
+_HARD_KEYWORDS: Final = frozenset(keyword.kwlist)
+_KEYWORDS: Final = _HARD_KEYWORDS | frozenset(keyword.softkwlist)
+_BUILTINS: Final = frozenset(dir(builtins))
+_CLOSING: Final = frozenset(")]}")
+_TESTS_SHARE: Final = 10
+"""Tests reformatted beside the code may leave one changed token in this many unexplained."""
+
+
+class LintCount(NamedTuple):
+    """One Python file's hunks: each hunk's removed and added tokens normalised (see the
+    module), the changed code tokens (a floor: those that do not cancel out as written), every
+    token, and the code text of the removed and added lines."""
+
+    hunks: tuple[tuple[list[str], list[str]], ...]
+    changed: int
+    tokens: int
+    texts: tuple[str, str]
+
+
+def _side(lines: Sequence[bytes]) -> tuple[list[str], list[str], str]:
+    """One hunk side's tokens as written and normalised (see the module), and its code text."""
+    raw: list[str] = []
+    ends: list[bool] = []  # whether the token ends its line
+    kept: list[str] = []
+    importing = False
+    for line in lines:
+        if not line.strip() or is_comment(line):
+            continue
+        text = _COMMENT_TAIL_RE.sub("", line.decode("utf-8", "replace")).strip()
+        if importing or text.startswith(("import ", "from ")):
+            importing = text.count("(") > text.count(")") or (importing and ")" not in text)
+            continue
+        tokens = _TOKEN_RE.findall(text)
+        raw.extend(tokens)
+        ends.extend(index == len(tokens) - 1 for index in range(len(tokens)))
+        kept.append(text)
+    normal = _normalised([*raw, ""], [*ends, True])  # its closing bracket may be unchanged
+    return raw, normal, "\n".join(kept)
+
+
+def _normalised(tokens: list[str], ends: list[bool]) -> list[str]:
+    found: list[str] = []
+    grouping: list[bool] = []  # for each open `(`, whether it groups (no call's)
+    skip = 0
+    for index, piece in enumerate(tokens):
+        if skip:
+            skip -= 1
+            continue
+        following = tokens[index + 1] if index + 1 < len(tokens) else ""
+        closing = following in _CLOSING and (following != ")" or ends[index])
+        if piece == "," and (closing or (following == "" and ends[index])):
+            continue
+        if piece == "class" and tokens[index + 2 : index + 5] == ["(", "object", ")"]:
+            found.extend(tokens[index : index + 2])
+            skip = 4
+            continue
+        if piece == "(":
+            grouping.append(index == 0 or _groups(tokens[index - 1]))
+            if grouping[-1]:
+                continue
+        elif piece == ")" and grouping and grouping.pop():
+            continue
+        if piece:
+            found.append(_string(piece) if piece[-1] in "\"'" else piece)
+    return found
+
+
+def _groups(before: str) -> bool:
+    """Whether a `(` after this token groups or makes a tuple (not a call's, a definition's)."""
+    if before in _HARD_KEYWORDS:  # `return (`, `in (`; a soft one is a name: `_(`, `type(`
+        return True
+    return not (_NAME_RE.fullmatch(before) or before in (")", "]") or before[-1:] in ('"', "'"))
+
+
+def _string(token: str) -> str:
+    match = _STRING_RE.fullmatch(token)
+    if match is None:
+        return token
+    prefix, quote, body = match.groups()
+    kinds = "".join(sorted(set(prefix.lower()) - {"u"}))
+    if "r" not in kinds:
+        body = _ESCAPE_RE.sub(lambda m: m[1] if m[1] in "'\"" else m[0], body)
+    mark = '"""' if len(quote) == 3 else '"'
+    return f"{kinds}{mark}{body}{mark}"
+
+
+def _unmatched(before: list[str], after: list[str]) -> tuple[int, list[tuple[str, str]]]:
+    """The tokens a sequence match of the two leaves unmatched, and the one-for-one
+    replacements of names it found."""
+    if before == after:
+        return 0, []
+    matcher = SequenceMatcher(None, before, after, autojunk=False)
+    left = 0
+    pairs: list[tuple[str, str]] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        left += (i2 - i1) + (j2 - j1)
+        if tag == "replace" and i2 - i1 == j2 - j1:
+            pairs.extend(
+                (a, b)
+                for a, b in zip(before[i1:i2], after[j1:j2], strict=True)
+                if _NAME_RE.fullmatch(a) and _NAME_RE.fullmatch(b)
+            )
+    return left, pairs
+
+
+def lint_count(hunks: Sequence[Hunk]) -> LintCount:
+    """Read a Python file's hunks (see `LintCount`)."""
+    sides = []
+    raw: tuple[Counter[str], Counter[str]] = (Counter(), Counter())
+    texts: tuple[list[str], list[str]] = ([], [])
+    for hunk in hunks:
+        old, new = _side(hunk.removed), _side(hunk.added)
+        raw[0].update(old[0])
+        raw[1].update(new[0])
+        texts[0].append(old[2])
+        texts[1].append(new[2])
+        if old[1] != new[1]:
+            sides.append((old[1], new[1]))
+    changed = ((raw[0] - raw[1]) + (raw[1] - raw[0])).total()
+    tokens = raw[0].total() + raw[1].total()
+    return LintCount(tuple(sides), changed, tokens, ("\n".join(texts[0]), "\n".join(texts[1])))
+
+
+def _floor(found: LintCount) -> int:
+    """At least the tokens left unexplained but for renames: those that do not cancel out."""
+    old: Counter[str] = Counter(t for side, _ in found.hunks for t in side)
+    new: Counter[str] = Counter(t for _, side in found.hunks for t in side)
+    apart = (old - new) + (new - old)
+    return sum(n for token, n in apart.items() if not _NAME_RE.fullmatch(token))
+
+
+def _sequence(found: LintCount) -> tuple[int, list[tuple[str, str]]]:
+    """The tokens a sequence match leaves unmatched in the hunks that differ once normalised,
+    one after another (a formatter may move a token across an unchanged line)."""
+    old = [token for side, _ in found.hunks for token in side]
+    new = [token for _, side in found.hunks for token in side]
+    return _unmatched(old, new)
+
+
+def _renamed(replaced: Counter[tuple[str, str]], removed: str, added: str) -> int:
+    """The tokens a consistent rename explains (see the module)."""
+    forward: dict[str, set[str]] = {}
+    backward: dict[str, set[str]] = {}
+    for old, new in replaced:
+        forward.setdefault(old, set()).add(new)
+        backward.setdefault(new, set()).add(old)
+    names = (_names(removed), _names(added))
+    explained = 0
+    for (old, new), count in replaced.items():
+        if len(forward[old]) > 1 or len(backward[new]) > 1 or old in backward or new in forward:
+            continue
+        if old not in _BUILTINS or old not in new or new in _KEYWORDS or new in _BUILTINS:
+            continue  # not a built-in's shadowing undone
+        if names[1][old] or names[0][new]:
+            continue  # the old name still used, or the new one there before
+        if _defines(removed, old) and _defines(added, new):
+            explained += 2 * count
+    return explained
+
+
+def _names(text: str) -> Counter[str]:
+    """The names a code text uses, strings and comments left out."""
+    return Counter(t for t in _TOKEN_RE.findall(text) if _NAME_RE.fullmatch(t))
+
+
+def _defines(text: str, name: str) -> bool:
+    """Whether the lines define `name`: a `def`, a class, an assignment or a parameter."""
+    word = re.escape(name)
+    pattern = rf"\b(?:def|class)\s+{word}\b|^\s*{word}\s*(?::[^=]*)?=(?!=)|[(,]\s*{word}\s*[:=,)]"
+    return re.search(pattern, text, re.MULTILINE) is not None
+
+
+def _count(
+    files: Iterable[CodeFile], *, limit: Callable[[int], int]
+) -> tuple[int, int, int] | None:
+    """The files' changed tokens, those left unexplained, every token; None for none, or as
+    soon as more than `limit` are surely unexplained."""
+    counts = [lint_count(file.hunks) for file in files]
+    if not counts:
+        return None
+    changed = sum(found.changed for found in counts)
+    tokens = sum(found.tokens for found in counts)
+    if sum(_floor(found) for found in counts) > limit(changed):
+        return None
+    unexplained = 0
+    replaced: Counter[tuple[str, str]] = Counter()
+    for found in counts:
+        left, pairs = _sequence(found)
+        unexplained += left
+        replaced.update(pairs)
+    removed = "\n".join(found.texts[0] for found in counts)
+    added = "\n".join(found.texts[1] for found in counts)
+    unexplained = max(unexplained - _renamed(replaced, removed, added), 0)
+    return changed, unexplained, tokens
+
+
+def judge_lint(
+    pairs: Sequence[tuple[MeasuredFile, CodeFile]], *, mostly: tuple[int, int], sweep: int
+) -> str | None:
+    """The reason a change is ranked last (see the module), or None; its tests are read only
+    when its implementation is mostly layout and lint."""
+    code: list[CodeFile] = []
+    tests: list[CodeFile] = []
+    for measured, file in pairs:
+        kind = file_kind(measured.path)
+        if measured.binary or kind in ("configuration", "type-checker"):
+            continue
+        if kind != "python":
+            if measured.test:
+                continue
+            return None  # other code: work these tokens cannot weigh
+        (tests if measured.test else code).append(file)
+    least, of = mostly
+    counted = _count(code, limit=lambda changed: changed * (of - least) // of)
+    if counted is None:
+        return None
+    changed, unexplained, every = counted
+    explained = changed - unexplained
+    if every < sweep or explained <= 0 or explained * of < changed * least:
+        return None
+    tested = _count(tests, limit=lambda changed: max(unexplained, changed // _TESTS_SHARE))
+    left = 0 if tested is None else tested[1]
+    if tests and (tested is None or left > max(unexplained, tested[0] // _TESTS_SHARE)):
+        return None
+    return MOSTLY_LINT.format(lint=explained, tokens=changed, tests=left)
