@@ -59,9 +59,12 @@ __all__ = ["LintCount", "judge_lint", "lint_count"]
 
 _STRING = (
     r"(?<!\w)[rRbBuUfF]{0,2}(?:\"\"\"(?:[^\"\\]|\\.|\"(?!\"\"))*\"\"\""
-    r"|'''(?:[^'\\]|\\.|'(?!''))*'''|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"
+    r"|'''(?:[^'\\]|\\.|'(?!''))*'''|\"\"\"|'''"
+    r"|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"
 )
 _TOKEN_RE: Final = re.compile(_STRING + r"|[^\W\d]\w*|\d[\w.]*|\S")
+"""A line's tokens: a string literal, a triple quote that opens or closes one on another line,
+a name, a number, any other character."""
 _STRING_RE: Final = re.compile(r"([rRbBuUfF]*)(\"\"\"|'''|\"|')(.*)\2", re.DOTALL)
 _ESCAPE_RE: Final = re.compile(r"\\(.)", re.DOTALL)
 _COMMENT_TAIL_RE: Final = re.compile(r"#[^\"'\n]*$")
@@ -96,7 +99,8 @@ def _side(lines: Sequence[bytes]) -> tuple[list[str], list[str], str]:
             continue
         text = _COMMENT_TAIL_RE.sub("", line.decode("utf-8", "replace")).strip()
         if importing or text.startswith(("import ", "from ")):
-            importing = text.count("(") > text.count(")") or (importing and ")" not in text)
+            opened = text.count("(") > text.count(")") or (importing and ")" not in text)
+            importing = opened or text.endswith("\\")
             continue
         tokens = _TOKEN_RE.findall(text)
         raw.extend(tokens)
@@ -128,9 +132,19 @@ def _normalised(tokens: list[str], ends: list[bool]) -> list[str]:
                 continue
         elif piece == ")" and grouping and grouping.pop():
             continue
-        if piece:
-            found.append(_string(piece) if piece[-1] in "\"'" else piece)
+        if not piece or piece == "\\":  # a line continued: layout
+            continue
+        normal = _string(piece) if piece[-1] in "\"'" else piece
+        if _plain_string(normal) and found and _plain_string(found[-1]):
+            found[-1] = found[-1][:-1] + normal[1:]  # `"a " "b"` is `"a b"`
+        else:
+            found.append(normal)
     return found
+
+
+def _plain_string(normal: str) -> bool:
+    """Whether a normalised token is a one-line string without a prefix."""
+    return len(normal) >= 2 and normal[0] == normal[-1] == '"' and not normal.startswith('"""')
 
 
 def _groups(before: str) -> bool:
@@ -143,7 +157,7 @@ def _groups(before: str) -> bool:
 def _string(token: str) -> str:
     match = _STRING_RE.fullmatch(token)
     if match is None:
-        return token
+        return '"""' if token[-3:] in ('"""', "'''") else token
     prefix, quote, body = match.groups()
     kinds = "".join(sorted(set(prefix.lower()) - {"u"}))
     if "r" not in kinds:
