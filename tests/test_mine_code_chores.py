@@ -171,6 +171,9 @@ ROWS: list[tuple[str, Files, Files, str | None]] = [
     ("packaging", {"setup.py": "from setuptools import setup\nsetup()\n", "setup.cfg": "[x]\n"},
      {"setup.py": None, "setup.cfg": SETUP_CFG, "MANIFEST.in": "include LICENSE\n",
       "pyproject.toml": "[build-system]\nrequires = ['flit_core']\n"}, PACKAGING_ONLY),
+    ("devcontainer", {".devcontainer/on-create.sh": "uv sync\n", "setup.cfg": "[x]\n"},
+     {".devcontainer/on-create.sh": "uv sync --all-extras\n", "setup.cfg": SETUP_CFG},
+     PACKAGING_ONLY),
     ("packaging-and-code", {"setup.cfg": "[x]\n", "src/app.py": "x = 1\n"},
      {"setup.cfg": SETUP_CFG, "src/app.py": "x = 2\n"}, KEPT),
     # translation wrapping

@@ -9,7 +9,7 @@ Each file is first judged by its name (`file_kind`):
 * **configuration** (`CONFIGURATION_FILES`: `setup.py`, `setup.cfg`, `MANIFEST.in`, `tox.ini`,
   `mypy.ini`, `.flake8`, `Makefile`, `.gitignore` … and the pins, `requirements/*.in`,
   `constraints.txt`: `.txt` and `.in` files only; a name of code, `setup.py` or `noxfile.py`,
-  at the root only, a module elsewhere): it may
+  at the root only, a module elsewhere; every file under `.devcontainer/`): it may
   go with any chore (a typing change's `[mypy]` section). A change of such files alone is
   `PACKAGING_ONLY`, or `TYPING_ONLY` when one of them configures a type checker (`mypy.ini`,
   `.mypy.ini`, `pyrightconfig.json`). `pyproject.toml` and `package.json` are dependency
@@ -155,6 +155,9 @@ CONFIGURATION_FILES = (
 )  # fmt: skip
 """Packaging, build and tooling configuration, by file name (besides the pinning paths)."""
 
+_DEVELOPMENT_DIRECTORIES: Final = (".devcontainer/",)
+"""Where every file configures the contributors' environment, whatever its language."""
+
 _LANGUAGES: Final[dict[str, Language]] = {
     **dict.fromkeys((".py", ".pyw"), "python"),
     **dict.fromkeys((".js", ".jsx", ".mjs", ".cjs"), "js"),
@@ -241,7 +244,9 @@ def file_kind(path: str) -> FileKind | None:
         return "configuration"  # `setup.py`, `noxfile.py` at the root: a module elsewhere
     if language is not None:
         return language
-    return "configuration" if is_pinning_path(path) else None
+    if path.startswith(_DEVELOPMENT_DIRECTORIES) or is_pinning_path(path):
+        return "configuration"
+    return None
 
 
 # --- screening: the patch alone ------------------------------------------------------------------
