@@ -17,6 +17,8 @@ import pytest
 from mine_history import Files, History, lines
 from selfbench.mine import mine_repository
 from selfbench.mine.chores import MOSTLY_LINT
+from selfbench.mine.lint_share import lint_count
+from selfbench.patches import Hunk
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -110,3 +112,13 @@ def test_mostly_lint_is_ranked_last(tmp_path: Path, after: Files, reason: str | 
     order = [c for c in found if found[c].difficulty == found[change].difficulty]
     assert found[change].ranked_last == reason
     assert order == ([work, change] if reason is not None else [change, work])
+
+
+def test_a_line_of_starred_parameters_is_code() -> None:
+    """`*args,` opens no comment in Python (it would in C): a rewrapped signature's tokens all
+    count."""
+    old = (b"def f(", b"    value,", b"    *args,", b"    **kwargs,", b"):")
+    new = (b"def f(value, *rest, **kwargs):",)
+    found = lint_count((Hunk(old, new),))
+    assert (found.changed, found.tokens) == (3, 27)  # the trailing comma too, as written
+    assert [len(removed) + len(added) for removed, added in found.hunks] == [26]

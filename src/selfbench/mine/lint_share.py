@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 
 from selfbench.mine.chores import MOSTLY_LINT
 from selfbench.mine.code_chores import file_kind
-from selfbench.patches import Hunk, is_comment
+from selfbench.patches import Hunk
 
 if TYPE_CHECKING:
     from selfbench.mine.code_chores import CodeFile
@@ -95,7 +95,7 @@ def _side(lines: Sequence[bytes]) -> tuple[list[str], list[str], str]:
     kept: list[str] = []
     importing = False
     for line in lines:
-        if not line.strip() or is_comment(line):
+        if not line.strip() or line.lstrip().startswith(b"#"):  # Python: `*args` is code
             continue
         text = _COMMENT_TAIL_RE.sub("", line.decode("utf-8", "replace")).strip()
         if importing or text.startswith(("import ", "from ")):
@@ -158,12 +158,11 @@ def _string(token: str) -> str:
     match = _STRING_RE.fullmatch(token)
     if match is None:
         return '"""' if token[-3:] in ('"""', "'''") else token
-    prefix, quote, body = match.groups()
+    prefix, _, body = match.groups()
     kinds = "".join(sorted(set(prefix.lower()) - {"u"}))
     if "r" not in kinds:
         body = _ESCAPE_RE.sub(lambda m: m[1] if m[1] in "'\"" else m[0], body)
-    mark = '"""' if len(quote) == 3 else '"'
-    return f"{kinds}{mark}{body}{mark}"
+    return f'{kinds}"{body}"'  # `"""a"""` on one line is `"a"`
 
 
 def _unmatched(before: list[str], after: list[str]) -> tuple[int, list[tuple[str, str]]]:
