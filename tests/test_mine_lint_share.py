@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mine_history import Files, History, lines
 from selfbench.mine import mine_repository
@@ -122,3 +124,11 @@ def test_a_line_of_starred_parameters_is_code() -> None:
     found = lint_count((Hunk(old, new),))
     assert (found.changed, found.tokens) == (3, 27)  # the trailing comma too, as written
     assert [len(removed) + len(added) for removed, added in found.hunks] == [26]
+
+
+@given(st.lists(st.tuples(st.lists(st.binary(max_size=60)), st.lists(st.binary(max_size=60)))))
+def test_the_count_raises_nothing_on_any_input(
+    sides: list[tuple[list[bytes], list[bytes]]],
+) -> None:
+    found = lint_count(tuple(Hunk(tuple(old), tuple(new)) for old, new in sides))
+    assert 0 <= found.changed <= found.tokens
