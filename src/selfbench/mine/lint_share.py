@@ -13,18 +13,23 @@ candidate, ranked after every other of its tier (`selfbench.mine.rank`), as a ty
    or than one in ten (`_TESTS_SHARE`) of their own changed tokens (tests reformatted with the
    code; the sides of a large reformat's hunks do not always pair up token for token).
 
-Measured on the `-U0` patch alone, nothing parsed, hunk by hunk and in order (a reordered
-condition is work, not a move that cancels out). A hunk side's tokens are those of its lines,
-comment lines, trailing comments and imports left out (isort's order, an unused import
-dropped), each string literal one token. Its *changed* tokens are those a sequence match of the
-two sides leaves unmatched; the *unexplained* ones are those still unmatched once both sides are
-normalised:
+Measured on the `-U0` patch alone, nothing parsed. A file's removed lines, and its added ones,
+are each read as one sequence of tokens, hunk after hunk: comment lines, trailing comments and
+imports left out (isort's order, an unused import dropped), each string literal one token. Its
+*changed* tokens are those that do not cancel out as written (a floor: more changed tokens
+only make lint a larger share); the *unexplained* ones are those a sequence match of the two
+sides (`difflib`, in order: a reordered condition is work, not a move that cancels out) leaves
+once both are normalised:
 
-* a string's `u` prefix goes and its quotes are `"` (`'a'`, `u'a'`, `"a"` are one token; an
-  escaped quote is the quote) — but `b`, `f` and `r` stay: `b""` ↔ `""` and a new f-string are
-  work;
+* a string's `u` prefix goes and its quotes are `"` (`'a'`, `u'a'`, `"a"` and a one-line
+  triple-quoted `a` are one token; an escaped quote is the quote; adjacent strings are one; a
+  docstring's opening or closing triple quote is one token, whichever its quotes) — but `b`,
+  `f` and `r` stay: `b""` ↔ `""` and a new f-string are work;
 * a trailing comma goes before `]` or `}`, or before `)` when it ends its line (a one-line `(x,)`
-  is a tuple);
+  is a tuple), and at the end of a hunk (its closing bracket may be on a line left unchanged);
+* a grouping or tuple parenthesis goes (not a call's: `f(`, `_(`), and so does a line
+  continuation `\\`: a formatter adds and removes both (a precedence change made by
+  parentheses alone is explained too: the change is only ranked, never excluded);
 * `(object)` after a class's name goes;
 * a linter's rename of a name that shadowed a built-in is explained: tokens replaced one for one
   by a name that holds the old one (`list` → `list_values`, `type` → `type_`; `min` → `max` is
@@ -34,7 +39,9 @@ normalised:
   parameter).
 
 Only a sweep is judged (`typing_share.SWEEP` tokens of Python implementation), and only when
-every implementation file is Python or configuration.
+every implementation file is Python or configuration. What it costs: the tokenising of the
+largest files first, stopped as soon as the tokens no rename can explain (those that do not
+cancel out once normalised) make two thirds impossible; the sequence match only then.
 """
 
 from __future__ import annotations
