@@ -124,7 +124,9 @@ def test_a_run_exports_a_verified_benchmark_with_its_provenance(
     assert provenance is not None
     assert provenance["author"] == "draft"
     assert provenance["reviewer"] is None
-    assert provenance["validation"]["environment"] == "local"
+    validation = provenance["validation"]
+    assert isinstance(validation, dict)
+    assert validation["environment"] == "local"
     assert provenance["tasks"] == {
         f"pr-{n}": {"candidate": f"pr-{n}", "tier": "easy", "stages": STAGES} for n in (1, 2)
     }

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from selfbench._fs import read_bytes, write_atomic
+from selfbench._json import JsonObject, JsonValue
 from selfbench.errors import EvalError, translating
 from selfbench.evaluate.tamper import Finding, parse_finding
 
@@ -86,7 +87,7 @@ class TrialRecord:
     def key(self) -> TrialKey:
         return TrialKey(self.digest, self.agent, self.trial)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         value = {"kind": "trial", **asdict(self)}
         del value["suspect"]
         if self.suspect:
@@ -103,7 +104,7 @@ class Recheck:
     passed: bool
     reason: str | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"kind": "recheck", **asdict(self)}
 
 
@@ -116,7 +117,7 @@ class QualityNote:
     verdict: str
     reasons: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"kind": "quality", **asdict(self), "reasons": list(self.reasons)}
 
 
@@ -189,20 +190,22 @@ def _header(line: str, where: str) -> tuple[str, int]:
 _VERDICTS = ("ship", "review", "reject")
 
 
-def _quality(value: dict[str, Any]) -> QualityNote:
+def _quality(value: dict[str, JsonValue]) -> QualityNote:
     fields = {key: item for key, item in value.items() if key != "kind"}
     if set(fields) != {"task", "digest", "verdict", "reasons"}:
         raise ValueError("not a quality line (its fields differ)")
-    reasons = fields["reasons"]
-    checks = (
-        isinstance(fields["task"], str),
-        isinstance(fields["digest"], str),
-        fields["verdict"] in _VERDICTS,
-        isinstance(reasons, list) and all(isinstance(item, str) for item in reasons),
-    )
-    if not all(checks):
+    task, digest, verdict, reasons = (fields[k] for k in ("task", "digest", "verdict", "reasons"))
+    texts = [item for item in reasons if isinstance(item, str)] if isinstance(reasons, list) else []
+    if not (
+        isinstance(task, str)
+        and isinstance(digest, str)
+        and isinstance(verdict, str)
+        and verdict in _VERDICTS
+        and isinstance(reasons, list)
+        and len(texts) == len(reasons)
+    ):
         raise ValueError("not a quality line (a field has the wrong type)")
-    return QualityNote(fields["task"], fields["digest"], fields["verdict"], tuple(reasons))
+    return QualityNote(task, digest, verdict, tuple(texts))
 
 
 def _record(line: str) -> TrialRecord | Recheck | QualityNote:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Any
 
+from selfbench._json import JsonObject
 from selfbench.evaluate.agents import BUILTIN_AGENTS
 from selfbench.evaluate.classify import Verdict, reclassify
 from selfbench.evaluate.results import ResultsLog, TrialRecord
@@ -70,7 +70,7 @@ class AgentSummary:
     def pass_rate(self) -> float | None:
         return self.passes / self.counted if self.counted else None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "agent": self.name,
             "trials": self.counted,
@@ -139,7 +139,7 @@ class Suspect:
         """Each finding as `path:line rule`, `; ` between them."""
         return "; ".join(finding.mark for finding in self.findings)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "task": self.task,
             "agent": self.agent,
@@ -179,7 +179,7 @@ class Summary:
         """The statistical methods of this report, named once."""
         return describe_methods(several_trials=self.trials_per_task > 1)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         names = [agent.name for agent in self.agents]
         passed_by = self.passed_by or ((0, 0),) * len(self.matrix)
         return {
@@ -219,7 +219,7 @@ class Summary:
             **({"suspect": [item.to_json() for item in self.suspects]} if self.suspects else {}),
         }
 
-    def _quality_json(self) -> dict[str, Any]:
+    def _quality_json(self) -> JsonObject:
         """`quality`, per task its verdict and reasons, when the benchmark carries records."""
         if not self.quality:
             return {}
@@ -239,7 +239,7 @@ def _interval_json(interval: Interval | None) -> list[float] | None:
     return None if interval is None else [interval.low, interval.high]
 
 
-def _comparison_json(comparison: Comparison) -> dict[str, Any]:
+def _comparison_json(comparison: Comparison) -> JsonObject:
     return {
         "first": comparison.first,
         "second": comparison.second,

@@ -73,9 +73,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from posixpath import basename, splitext
-from typing import Any
 
 from selfbench._fs import read_beneath
+from selfbench._json import JsonObject
 from selfbench._runner_files import runner_project
 from selfbench._text import printable
 from selfbench.bundle.evidence import VERIFIER_NAMES
@@ -151,7 +151,7 @@ class Finding:
         """`path:line rule`, as the report lists it."""
         return f"{self.path}:{self.line} {self.rule}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "rule": self.rule,
             "path": self.path,
@@ -161,7 +161,7 @@ class Finding:
         }
 
 
-def parse_finding(value: Any) -> Finding:
+def parse_finding(value: object) -> Finding:
     """A finding from its JSON form (`Finding.to_json`).
 
     Raises:

@@ -16,10 +16,10 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
 from urllib.parse import quote
 
 from selfbench._fs import read_beneath
+from selfbench._json import JsonValue
 from selfbench.errors import EvalError
 from selfbench.evaluate.results import ResultsLog, TrialRecord
 
@@ -76,23 +76,28 @@ def _cap(text: str) -> str:
     return text if len(text) <= STEP_LIMIT else f"{text[:STEP_LIMIT]}… ({len(text)} characters)"
 
 
-def _text(value: Any) -> str:
+def _part_text(part: dict[str, JsonValue]) -> str:
+    """A content part's text, or `[image]` and the like for a part without one."""
+    text = part.get("text")
+    return text if isinstance(text, str) else f"[{part.get('type', 'part')}]"
+
+
+def _text(value: JsonValue) -> str:
     """Readable text of a JSON value: a string as it is, a list of content parts as their
     texts (`[image]` and the like for the others), anything else as compact JSON."""
     if isinstance(value, str):
         return value
-    if isinstance(value, list) and value and all(isinstance(part, dict) for part in value):
-        return "\n".join(
-            part["text"] if isinstance(part.get("text"), str) else f"[{part.get('type', 'part')}]"
-            for part in value
-        )
+    if isinstance(value, list) and value:
+        parts = [part for part in value if isinstance(part, dict)]
+        if len(parts) == len(value):
+            return "\n".join(_part_text(part) for part in parts)
     try:
         return json.dumps(value, ensure_ascii=False, sort_keys=True)
     except RecursionError:
         return "[nested too deeply]"
 
 
-def _atif_step(step: dict[str, Any]) -> Step:
+def _atif_step(step: dict[str, JsonValue]) -> Step:
     """An ATIF step: its message, each tool call (`name(arguments)`) and each observation."""
     parts = [_text(step[key]) for key in ("reasoning_content", "message") if step.get(key)]
     calls = step.get("tool_calls")
@@ -111,15 +116,16 @@ def _atif_step(step: dict[str, Any]) -> Step:
     return Step(_text(step.get("source", "step")), _cap("\n".join(parts)))
 
 
-def _loads(text: str) -> Any:
+def _loads(text: str) -> JsonValue:
     """The JSON value of `text`; None when it is not JSON or nests too deeply to parse."""
     try:
-        return json.loads(text)
+        value: JsonValue = json.loads(text)
     except (ValueError, RecursionError):
         return None
+    return value
 
 
-def _call(name: Any, arguments: Any) -> str:
+def _call(name: JsonValue, arguments: JsonValue) -> str:
     """A tool call as `→ name(arguments)`: a shell tool's `command` alone (its arguments given
     as an object or as JSON text), any other arguments as they are."""
     if isinstance(arguments, str):
@@ -129,11 +135,11 @@ def _call(name: Any, arguments: Any) -> str:
     return f"→ {_text(name)}({_text(arguments)})"
 
 
-def _message_step(message: dict[str, Any]) -> Step | None:
+def _message_step(message: dict[str, JsonValue]) -> Step | None:
     """A chat message of mini-swe-agent's trajectory (OpenAI's shape): its text, each tool call
     and, for a tool's reply, its raw output; its exit status at the end. None: an empty one."""
     found = message.get("extra")
-    extra: dict[str, Any] = found if isinstance(found, dict) else {}
+    extra: dict[str, JsonValue] = found if isinstance(found, dict) else {}
     role = _text(message.get("role", "message"))
     content = extra.get("raw_output") if role == "tool" and "raw_output" in extra else None
     parts = [f"← {_text(content)}"] if content is not None else []
@@ -149,7 +155,7 @@ def _message_step(message: dict[str, Any]) -> Step | None:
     return Step(role, _cap("\n".join(parts))) if parts else None
 
 
-def _codex_item(item: dict[str, Any]) -> tuple[str, str]:
+def _codex_item(item: dict[str, JsonValue]) -> tuple[str, str]:
     """A completed Codex item as (source, text): its message or reasoning, a command with its
     output, file changes, a tool call, an error; another kind as its fields."""
     what = _text(item.get("type", "item"))
@@ -174,7 +180,7 @@ def _codex_item(item: dict[str, Any]) -> tuple[str, str]:
     return what, _text({key: value for key, value in item.items() if key not in ("id", "type")})
 
 
-def _codex_step(event: dict[str, Any]) -> Step | None:
+def _codex_step(event: dict[str, JsonValue]) -> Step | None:
     """A Codex `--json` event: each completed item (`_codex_item`) and each failure; None for
     the rest (starts, usage)."""
     kind = event.get("type")
@@ -189,7 +195,7 @@ def _codex_step(event: dict[str, Any]) -> Step | None:
     return Step(source, _cap(text))
 
 
-def _block(block: Any) -> str:
+def _block(block: JsonValue) -> str:
     """A content block of a Claude message: text, thinking, a tool use or a tool's result."""
     if not isinstance(block, dict):
         return _text(block)
@@ -204,7 +210,7 @@ def _block(block: Any) -> str:
     return f"[{_text(kind)}]"
 
 
-def _claude_step(event: dict[str, Any]) -> Step | None:
+def _claude_step(event: dict[str, JsonValue]) -> Step | None:
     """A Claude Code `stream-json` line: an assistant message (text, tool uses), a user message
     (the tools' results: source `tool`), the final result; None for the rest (init)."""
     kind = event.get("type")
@@ -220,18 +226,18 @@ def _claude_step(event: dict[str, Any]) -> Step | None:
     return Step(source, _cap("\n".join(_block(block) for block in blocks)))
 
 
-def _opencode_step(event: dict[str, Any]) -> Step | None:
+def _opencode_step(event: dict[str, JsonValue]) -> Step | None:
     """An OpenCode `--format json` event: a text or reasoning part, a tool use (the call, its
     output, a non-zero exit or its error), the end of a model step (why, its tokens), an error
     (its message, else its name); None for the rest (a step's start)."""
     kind = event.get("type")
     found = event.get("part")
-    part: dict[str, Any] = found if isinstance(found, dict) else {}
+    part: dict[str, JsonValue] = found if isinstance(found, dict) else {}
     if kind in ("text", "reasoning"):
         return Step("assistant" if kind == "text" else "reasoning", _cap(_text(part.get("text"))))
     if kind == "tool_use":
         found = part.get("state")
-        state: dict[str, Any] = found if isinstance(found, dict) else {}
+        state: dict[str, JsonValue] = found if isinstance(found, dict) else {}
         metadata = state.get("metadata")
         code = metadata.get("exit") if isinstance(metadata, dict) else None
         status = f" (exit {_text(code)})" if code not in (0, None) else ""
@@ -256,7 +262,7 @@ def _opencode_step(event: dict[str, Any]) -> Step | None:
     return None
 
 
-def _gemini_step(event: dict[str, Any]) -> Step | None:
+def _gemini_step(event: dict[str, JsonValue]) -> Step | None:
     """A Gemini CLI `stream-json` event: a message (its role, its text), a tool use (the call),
     a tool's result (its output or error: source `tool`), the final result (its status or
     error); None for the rest (init). Its `error` events read as Codex's do (`_codex_step`)."""
@@ -278,7 +284,7 @@ def _gemini_step(event: dict[str, Any]) -> Step | None:
     return Step(source, _cap(text))
 
 
-def _line_step(value: dict[str, Any]) -> Step | None:
+def _line_step(value: dict[str, JsonValue]) -> Step | None:
     """A line of a harness's own JSON lines: Codex's events, Claude Code's stream, OpenCode's
     and Gemini CLI's events, else its role or type and its content. None: a line that shows
     nothing (a start, a usage count)."""
@@ -296,34 +302,36 @@ def _line_step(value: dict[str, Any]) -> Step | None:
     return Step(_text(source), _cap(_text(body)))
 
 
-def _document_steps(document: Any) -> list[Step] | None:
+def _document_steps(document: JsonValue) -> list[Step] | None:
     """The steps of a one-document trajectory: ATIF's `steps` or mini-swe-agent's `messages`;
     None for any other document."""
     if not isinstance(document, dict):
         return None
-    if isinstance(document.get("steps"), list):
-        return [_atif_step(step) for step in document["steps"] if isinstance(step, dict)]
-    if isinstance(document.get("messages"), list):
-        found = [_message_step(m) for m in document["messages"] if isinstance(m, dict)]
+    steps, messages = document.get("steps"), document.get("messages")
+    if isinstance(steps, list):
+        return [_atif_step(step) for step in steps if isinstance(step, dict)]
+    if isinstance(messages, list):
+        found = [_message_step(m) for m in messages if isinstance(m, dict)]
         return [step for step in found if step is not None]
     return None
 
 
-def _joined_deltas(values: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _joined_deltas(values: list[dict[str, JsonValue]]) -> list[dict[str, JsonValue]]:
     """The lines with each run of Gemini CLI's streamed pieces of one message (`delta`, one
     role) joined into one message."""
-    joined: list[dict[str, Any]] = []
+    joined: list[dict[str, JsonValue]] = []
     pieces: list[str] = []
     for value in values:
         delta = value.get("type") == "message" and value.get("delta") is True
-        if delta and isinstance(value.get("content"), str):
+        content = value.get("content")
+        if delta and isinstance(content, str):
             previous = joined[-1] if joined and pieces else None
             if previous is not None and previous.get("role") == value.get("role"):
-                pieces.append(value["content"])
+                pieces.append(content)
                 continue
             if previous is not None:
                 previous["content"] = "".join(pieces)
-            pieces = [value["content"]]
+            pieces = [content]
             joined.append(dict(value))
             continue
         if pieces:

@@ -12,10 +12,9 @@ types and counts that disagree are refused, each with a one-line message.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 from selfbench import rules
-from selfbench._json import dumps_pretty, loads_strict
+from selfbench._json import JsonObject, JsonValue, dumps_pretty, loads_strict
 from selfbench._text import has_control
 from selfbench.errors import ArchiveError, JsonError
 
@@ -72,7 +71,7 @@ class Manifest:
     repository_commit: str
     version: str
     tasks: tuple[TaskEntry, ...]
-    provenance: dict[str, Any] | None = None
+    provenance: JsonObject | None = None
     """How `selfbench run` built the export (absent from other exports); `tasks` in it is an
     object keyed by taskId."""
 
@@ -84,8 +83,9 @@ class Manifest:
     def keeping(self, task_ids: frozenset[str]) -> Manifest:
         """The same manifest listing only the tasks named (a clean export's manifest)."""
         provenance = self.provenance
-        if provenance is not None and isinstance(provenance.get("tasks"), dict):
-            kept = {key: value for key, value in provenance["tasks"].items() if key in task_ids}
+        tasks = None if provenance is None else provenance.get("tasks")
+        if provenance is not None and isinstance(tasks, dict):
+            kept = {key: value for key, value in tasks.items() if key in task_ids}
             provenance = {**provenance, "tasks": kept}
         return replace(
             self,
@@ -93,9 +93,9 @@ class Manifest:
             provenance=provenance,
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The manifest as JSON, keys in the spec's order (`provenance` last, when present)."""
-        result: dict[str, Any] = {
+        result: JsonObject = {
             "schemaVersion": SCHEMA_VERSION,
             "runId": self.run_id,
             "candidateCounts": dict(zip(DIFFICULTIES, self.candidate_counts, strict=True)),
@@ -134,8 +134,13 @@ def _fail(where: str, message: str) -> ArchiveError:
 
 
 def _object(
-    value: Any, keys: tuple[str, ...], where: str, path: str, *, optional: tuple[str, ...] = ()
-) -> dict[str, Any]:
+    value: JsonValue,
+    keys: tuple[str, ...],
+    where: str,
+    path: str,
+    *,
+    optional: tuple[str, ...] = (),
+) -> dict[str, JsonValue]:
     if not isinstance(value, dict):
         raise _fail(where, f"{path} must be an object")
     missing = [key for key in keys if key not in value]
@@ -147,13 +152,13 @@ def _object(
     return value
 
 
-def _string(value: Any, where: str, path: str) -> str:
+def _string(value: JsonValue, where: str, path: str) -> str:
     if not isinstance(value, str) or not value:
         raise _fail(where, f"{path} must be a non-empty string")
     return value
 
 
-def _name(value: Any, where: str, path: str) -> str:
+def _name(value: JsonValue, where: str, path: str) -> str:
     """A string that names something (the run, the repository): printed, so no controls."""
     text = _string(value, where, path)
     if has_control(text):
@@ -161,19 +166,19 @@ def _name(value: Any, where: str, path: str) -> str:
     return text
 
 
-def _count(value: Any, where: str, path: str) -> int:
+def _count(value: JsonValue, where: str, path: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise _fail(where, f"{path} must be a non-negative integer")
     return value
 
 
-def _digest(value: Any, where: str, path: str) -> str:
+def _digest(value: JsonValue, where: str, path: str) -> str:
     if not isinstance(value, str) or not rules.is_sha256_digest(value):
         raise _fail(where, f"{path} must be 64 lowercase hex digits")
     return value
 
 
-def _tasks(value: Any, where: str) -> tuple[TaskEntry, ...]:
+def _tasks(value: JsonValue, where: str) -> tuple[TaskEntry, ...]:
     if not isinstance(value, list):
         raise _fail(where, "tasks must be an array")
     entries: list[TaskEntry] = []
@@ -189,19 +194,19 @@ def _tasks(value: Any, where: str) -> tuple[TaskEntry, ...]:
             raise _fail(where, f"{path}.taskId: task {task_id} is listed twice")
         seen.add(task_id)
         digest = _digest(fields["sha256"], where, f"{path}.sha256")
-        quality = fields.get(_QUALITY_KEY)
-        if quality is not None:
-            quality = _digest(quality, where, f"{path}.{_QUALITY_KEY}")
+        found = fields.get(_QUALITY_KEY)
+        quality = None if found is None else _digest(found, where, f"{path}.{_QUALITY_KEY}")
         entries.append(TaskEntry(task_id, digest, quality))
     return tuple(entries)
 
 
-def _provenance(value: Any, where: str) -> dict[str, Any] | None:
+def _provenance(value: JsonValue, where: str) -> JsonObject | None:
     if value is None:
         return None
     if not isinstance(value, dict) or not isinstance(value.get("tasks", {}), dict):
         raise _fail(where, "provenance must be an object whose tasks is an object")
-    return value
+    provenance: JsonObject = dict(value)
+    return provenance
 
 
 def parse_manifest(data: bytes, *, where: str = MANIFEST_NAME) -> Manifest:
@@ -211,7 +216,7 @@ def parse_manifest(data: bytes, *, where: str = MANIFEST_NAME) -> Manifest:
         ArchiveError: not well-formed JSON, not the schema, or counts that disagree.
     """
     try:
-        value = loads_strict(data, source=where)
+        value: JsonValue = loads_strict(data, source=where)
     except JsonError as exc:
         raise ArchiveError(str(exc)) from exc
     fields = _object(value, (*_KEYS, "tasks"), where, "manifest", optional=(_PROVENANCE,))

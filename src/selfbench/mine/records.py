@@ -9,8 +9,9 @@ for the JSON Schema; a test proves every line these values write validates there
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+from selfbench._json import JsonObject
 from selfbench.contract import Difficulty
 
 __all__ = ["Candidate", "ChangedFile", "ClassTotal", "Excluded", "LinkedRequest", "Score"]
@@ -26,7 +27,7 @@ class ChangedFile(NamedTuple):
     changed_lines: int
     binary: bool
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The file as a candidate line holds it."""
         return {
             "path": self.path,
@@ -44,7 +45,7 @@ class ClassTotal(NamedTuple):
     files: int
     changed_lines: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The total as a candidate line holds it."""
         return {"files": self.files, "changedLines": self.changed_lines}
 
@@ -75,7 +76,7 @@ class LinkedRequest:
     branch: str | None
     paths: tuple[str, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The request as a candidate line holds it."""
         return {
             "tool": self.tool,
@@ -117,9 +118,9 @@ class Candidate:
     ranked_last: str | None = None
     """Why it comes after every other candidate of its tier, if it does."""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """One line of candidates.jsonl (schema: `selfbench schema --candidate`)."""
-        line = {
+        line: JsonObject = {
             "schemaVersion": 1,
             "id": self.id,
             "kind": self.kind,
@@ -177,7 +178,7 @@ class Excluded:
     subject: str
     reason: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """One line of the excluded file."""
         return {
             "commit": self.commit,

@@ -21,11 +21,10 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from selfbench._fs import open_file, read_bytes
-from selfbench._json import loads_strict
-from selfbench.artifacts.quality_record import QUALITY_FILE, parse_quality
+from selfbench._json import JsonObject, JsonValue, loads_strict
+from selfbench.artifacts.quality_record import QUALITY_FILE, QualityRecord, parse_quality
 from selfbench.bundle import layout
 from selfbench.errors import ExportError
 from selfbench.export._streams import BLOCK, Readable
@@ -98,17 +97,17 @@ class _Keeper:
         """Nothing to finish."""
 
 
-def _verdict(validation: Any) -> str:
+def _verdict(validation: JsonValue) -> str:
     if not isinstance(validation, dict):
         return "not validated"
     return "accepted" if validation.get("accepted") is True else "rejected"
 
 
-def _quality_verdict(quality: dict[str, Any] | None) -> dict[str, Any] | None:
+def _quality_verdict(quality: QualityRecord | None) -> JsonObject | None:
     """What the task list shows of a quality record: the verdict and its reasons."""
     if quality is None:
         return None
-    return {"verdict": quality["verdict"], "reasons": quality["reasons"]}
+    return {"verdict": quality.verdict, "reasons": list(quality.reasons)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,25 +124,36 @@ class ReviewData:
     def _file(self, task_id: str, relative: str) -> Path:
         return self.root / task_id / relative.replace("/", "__")
 
-    def record(self, task_id: str) -> dict[str, Any]:
-        """The task's review record: definition, validation (or None), audit."""
+    def record(self, task_id: str) -> dict[str, JsonValue]:
+        """The task's review record: definition, validation (or None), audit.
+
+        Raises:
+            ExportError: the kept file is not a JSON object (verify proved it is one).
+        """
         path = self._file(task_id, REVIEW_FILE)
-        value: dict[str, Any] = loads_strict(_read(path), source=str(path))
+        value: JsonValue = loads_strict(_read(path), source=str(path))
+        if not isinstance(value, dict):
+            raise ExportError(f"{path}: not a JSON object")
         return value
 
-    def quality(self, task_id: str) -> dict[str, Any] | None:
-        """The task's quality record as the page gets it (its own fields only), or None for a
-        task exported without one."""
+    def _quality_record(self, task_id: str) -> QualityRecord | None:
         path = self._file(task_id, QUALITY_FILE)
         if not path.is_file():
             return None
-        record = parse_quality(_read(path), source=str(path))
-        quality: dict[str, Any] = record.model_dump(mode="json", by_alias=True)
+        return parse_quality(_read(path), source=str(path))
+
+    def quality(self, task_id: str) -> JsonObject | None:
+        """The task's quality record as the page gets it (its own fields only), or None for a
+        task exported without one."""
+        record = self._quality_record(task_id)
+        if record is None:
+            return None
+        quality: JsonObject = record.model_dump(mode="json", by_alias=True)
         return quality
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> JsonObject:
         """The run and the task list, as the page's first request gets it."""
-        tasks = []
+        tasks: list[JsonObject] = []
         for entry in self.manifest.tasks:
             record = self.record(entry.task_id)
             validation = record.get("validation")
@@ -155,7 +165,7 @@ class ReviewData:
                     "verdict": _verdict(validation),
                     "reason": reason if isinstance(reason, str) else None,
                     "audit": record.get("audit"),
-                    "quality": _quality_verdict(self.quality(entry.task_id)),
+                    "quality": _quality_verdict(self._quality_record(entry.task_id)),
                 }
             )
         return {"file": self.export.name, "manifest": self.manifest.to_json(), "tasks": tasks}
@@ -168,11 +178,11 @@ class ReviewData:
             size = self.sizes.get((task_id, relative), os.fstat(handle.fileno()).st_size)
         return shown.decode("utf-8", errors="replace"), size, size - len(shown)
 
-    def _patch(self, task_id: str, relative: str) -> dict[str, Any]:
+    def _patch(self, task_id: str, relative: str) -> JsonObject:
         text, size, omitted = self._shown(task_id, relative)
         return {"text": text, "bytes": size, "omittedBytes": omitted}
 
-    def detail(self, task_id: str) -> dict[str, Any] | None:
+    def detail(self, task_id: str) -> JsonObject | None:
         """One task's quality record (None without one), prompt, recorded definition, validation
         and audit, both patches, what runs.
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Self
 from urllib.parse import unquote, urlsplit
 
+from selfbench._json import Json, JsonObject, JsonValue
 from selfbench.errors import ArchiveError, ExportError, SelfbenchError, translating
 from selfbench.export.reader import read_export
 from selfbench.export.writer import same_file, write_clean_export
@@ -97,7 +98,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def _json(self, value: Any, status: HTTPStatus = HTTPStatus.OK) -> None:
+    def _json(self, value: Json, status: HTTPStatus = HTTPStatus.OK) -> None:
         body = json.dumps(value, ensure_ascii=False).encode("utf-8")
         self._send(status, body, "application/json; charset=utf-8")
 
@@ -141,11 +142,12 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return length if 0 < length <= _MAX_BODY else None
 
-    def _body(self, length: int) -> Any:
+    def _body(self, length: int) -> JsonValue:
         try:
-            return json.loads(self.rfile.read(length))
+            value: JsonValue = json.loads(self.rfile.read(length))
         except ValueError:
             return None
+        return value
 
     def do_POST(self) -> None:
         token = self.headers.get(_TOKEN_HEADER, "")
@@ -162,11 +164,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         body = self._body(length)
         drop = body.get("drop") if isinstance(body, dict) else None
-        if not isinstance(drop, list) or not all(isinstance(item, str) for item in drop):
+        names = [item for item in drop if isinstance(item, str)] if isinstance(drop, list) else []
+        if not isinstance(drop, list) or len(names) != len(drop):
             self._error(HTTPStatus.BAD_REQUEST, 'expected {"drop": [taskId, ...]}')
             return
         try:
-            self._json(self.server.write_clean(frozenset(drop)))
+            self._json(self.server.write_clean(frozenset(names)))
         except ArchiveError as exc:  # the export on disk is no longer the one reviewed
             self._error(HTTPStatus.CONFLICT, str(exc))
         except SelfbenchError as exc:
@@ -184,7 +187,7 @@ class _Server(ThreadingHTTPServer):
         self.owner = os.geteuid()  # the uid the kernel lists for this process's sockets
         self._writing = threading.Lock()
 
-    def write_clean(self, drop: frozenset[str]) -> dict[str, Any]:
+    def write_clean(self, drop: frozenset[str]) -> JsonObject:
         """Write the clean export of what was reviewed, and verify it.
 
         Raises:
