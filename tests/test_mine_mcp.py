@@ -58,5 +58,5 @@ def test_the_default_path_comes_from_the_environment(
     assert str(err.value) == "list_candidates needs a path (or SELFBENCH_CANDIDATES)"
     monkeypatch.setenv(CANDIDATES_ENV, str(candidates))
     listing = list_candidates({})
-    assert listing["total"] == 7
-    assert [item["id"] for item in listing["candidates"]][:2] == ["pr-3", "pr-2"]
+    assert listing.total == 7
+    assert [item.id for item in listing.candidates][:2] == ["pr-3", "pr-2"]

@@ -11,8 +11,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from posixpath import basename
-from typing import Any
 
+from selfbench._json import JsonObject
 from selfbench._runner_files import (
     RESTORED_MANIFESTS,
     changes_build_control,
@@ -75,16 +75,21 @@ class AuditReport:
         """The reason given for a rejection: the blockers joined by `; `."""
         return "; ".join(self.blockers)
 
-    def to_json(self) -> dict[str, Any]:
+    @property
+    def metrics(self) -> dict[str, int]:
+        """The sizes the thresholds judge, as the CLI's JSON contract names them."""
+        return {
+            "implementationFiles": self.implementation_files,
+            "implementationChangedLines": self.implementation_changed_lines,
+            "testFiles": self.test_files,
+        }
+
+    def to_json(self) -> JsonObject:
         """The report as the CLI's JSON contract shapes it."""
         return {
             "accepted": self.accepted,
             "blockers": list(self.blockers),
-            "metrics": {
-                "implementationFiles": self.implementation_files,
-                "implementationChangedLines": self.implementation_changed_lines,
-                "testFiles": self.test_files,
-            },
+            "metrics": self.metrics,
             "warnings": list(self.warnings),
         }
 

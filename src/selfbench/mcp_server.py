@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from selfbench import __version__
 from selfbench._author_prompt import render_author_brief
+from selfbench._json import JsonObject
 from selfbench.contract import DIFFICULTIES, Difficulty, submission_json_schema
 from selfbench.draft.mcp_tool import (
     DRAFT_TASK,
@@ -65,7 +66,9 @@ _CHECK_DESCRIPTION = (
 # --- the MCP edge ------------------------------------------------------------------------------
 
 
-def _text_result(text: str, *, error: bool, structured: Any = None) -> mcp_types.CallToolResult:
+def _text_result(
+    text: str, *, error: bool, structured: JsonObject | None = None
+) -> mcp_types.CallToolResult:
     import mcp_types  # noqa: PLC0415 - start-up: the MCP SDK costs 570 ms to import
 
     return mcp_types.CallToolResult(
@@ -76,14 +79,14 @@ def _text_result(text: str, *, error: bool, structured: Any = None) -> mcp_types
 
 
 def _submit_result(
-    arguments: dict[str, Any], output_root: str | None, *, preflight: bool
+    arguments: Mapping[str, object], output_root: str | None, *, preflight: bool
 ) -> mcp_types.CallToolResult:
     try:
         message = submit_task(arguments, output_root=output_root, preflight=preflight)
     except PreflightError as exc:
         lines = [f"submit_task refused {exc.task_id}; nothing was written. Blockers:"]
         lines.extend(f"- {blocker}" for blocker in exc.blockers)
-        structured = {"submitted": False, "blockers": list(exc.blockers)}
+        structured: JsonObject = {"submitted": False, "blockers": list(exc.blockers)}
         return _text_result("\n".join(lines), error=True, structured=structured)
     except SelfbenchError as exc:
         structured = {"submitted": False, "blockers": list(exc.lines)}
@@ -92,21 +95,21 @@ def _submit_result(
 
 
 def _check_result(
-    arguments: dict[str, Any], output_root: str | None, *, preflight: bool
+    arguments: Mapping[str, object], output_root: str | None, *, preflight: bool
 ) -> mcp_types.CallToolResult:
     report = check_task(arguments, output_root=output_root, preflight=preflight)
     return _text_result(report.to_text(), error=False, structured=report.to_json())
 
 
-def _candidates_result(arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+def _candidates_result(arguments: Mapping[str, object]) -> mcp_types.CallToolResult:
     try:
         listing = list_candidates(arguments)
     except SelfbenchError as exc:
         return _text_result(str(exc), error=True)
-    return _text_result(list_candidates_text(listing), error=False, structured=listing)
+    return _text_result(list_candidates_text(listing), error=False, structured=listing.to_json())
 
 
-def _draft_result(arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+def _draft_result(arguments: Mapping[str, object]) -> mcp_types.CallToolResult:
     try:
         draft = draft_task(arguments)
     except SelfbenchError as exc:

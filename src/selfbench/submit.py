@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from selfbench._fs import atomic_directory
-from selfbench._json import loads_strict
+from selfbench._json import JsonObject, loads_strict
 from selfbench.artifacts.task_dir import render_task_files
 from selfbench.contract import Mode, check_definition, parse_definition, parse_submit_arguments
 from selfbench.errors import (
@@ -167,7 +167,12 @@ def write_submission_files(
 
 
 def _submit(
-    root: Path, definition: dict[str, Any], test_patch: bytes, gold_patch: bytes, *, preflight: bool
+    root: Path,
+    definition: Mapping[str, object],
+    test_patch: bytes,
+    gold_patch: bytes,
+    *,
+    preflight: bool,
 ) -> Submission:
     task_id = str(definition["taskId"])
     warnings: tuple[str, ...] = ()
@@ -181,7 +186,7 @@ def _submit(
 
 
 def preflight_blockers(
-    definition: dict[str, Any], test_patch: bytes, gold_patch: bytes
+    definition: Mapping[str, object], test_patch: bytes, gold_patch: bytes
 ) -> tuple[str, ...]:
     """Everything that would reject this task after submission, found now; empty when clean.
 
@@ -209,7 +214,7 @@ class TaskCheck:
         """True when `submit_task` with the same arguments would write the task."""
         return not self.issues and not self.blockers
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The report as the tool's structured result shapes it."""
         return {
             "taskId": self.task_id,
@@ -220,7 +225,7 @@ class TaskCheck:
             "metrics": self.metrics,
         }
 
-    def to_check_json(self) -> dict[str, Any]:
+    def to_check_json(self) -> JsonObject:
         """The report as `selfbench check --json` shapes it when given the patches."""
         found = self.to_json()
         return {"valid": self.accepted} | {
@@ -263,7 +268,7 @@ def _unshown(verdict: TaskVerdict, issues: tuple[Issue, ...]) -> list[str]:
 
 
 def _metrics(verdict: TaskVerdict) -> dict[str, int] | None:
-    return verdict.report.to_json()["metrics"] if verdict.report is not None else None
+    return verdict.report.metrics if verdict.report is not None else None
 
 
 def check_task(

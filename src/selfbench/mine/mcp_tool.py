@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from selfbench._fs import read_bytes
+from selfbench._json import JsonObject
 from selfbench.errors import MineError, SelfbenchError
 from selfbench.mine.candidate import CandidateModel, parse_candidate_lines
 
@@ -22,6 +23,7 @@ __all__ = [
     "LIST_CANDIDATES_DESCRIPTION",
     "LIST_CANDIDATES_SCHEMA",
     "TOOL_FILE_LIMIT",
+    "CandidateListing",
     "list_candidates",
     "list_candidates_text",
 ]
@@ -36,7 +38,7 @@ LIST_CANDIDATES_DESCRIPTION = (
     "then author it with check_task and submit_task using its sourcePr, baseCommit and "
     "difficulty."
 )
-LIST_CANDIDATES_SCHEMA: dict[str, Any] = {
+LIST_CANDIDATES_SCHEMA: JsonObject = {
     "type": "object",
     "properties": {
         "path": {"type": "string", "description": f"candidates.jsonl (default ${CANDIDATES_ENV})"},
@@ -48,8 +50,8 @@ LIST_CANDIDATES_SCHEMA: dict[str, Any] = {
 _DEFAULT_LIMIT = 20
 
 
-def _summary(candidate: CandidateModel) -> dict[str, Any]:
-    summary = {
+def _summary(candidate: CandidateModel) -> JsonObject:
+    summary: JsonObject = {
         "id": candidate.id,
         "difficulty": candidate.difficulty,
         "sourcePr": candidate.sourcePr,
@@ -68,7 +70,22 @@ def _summary(candidate: CandidateModel) -> dict[str, Any]:
     return summary
 
 
-def list_candidates(arguments: Mapping[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class CandidateListing:
+    """What a `list_candidates` call returns: how many candidates match, and those shown."""
+
+    total: int
+    candidates: tuple[CandidateModel, ...]
+
+    def to_json(self) -> JsonObject:
+        """The tool's structured result."""
+        return {
+            "total": self.total,
+            "candidates": [_summary(candidate) for candidate in self.candidates],
+        }
+
+
+def list_candidates(arguments: Mapping[str, object]) -> CandidateListing:
     """The candidates a `list_candidates` call asks for.
 
     Raises:
@@ -83,17 +100,14 @@ def list_candidates(arguments: Mapping[str, Any]) -> dict[str, Any]:
     chosen = [candidate for candidate in found if tier is None or candidate.difficulty == tier]
     limit = arguments.get("limit")
     limit = limit if isinstance(limit, int) and limit >= 1 else _DEFAULT_LIMIT
-    return {
-        "total": len(chosen),
-        "candidates": [_summary(candidate) for candidate in chosen[:limit]],
-    }
+    return CandidateListing(len(chosen), tuple(chosen[:limit]))
 
 
-def list_candidates_text(listing: Mapping[str, Any]) -> str:
+def list_candidates_text(listing: CandidateListing) -> str:
     """One line per candidate, for an agent reading the tool's text."""
-    lines = [f"{listing['total']} candidates; showing {len(listing['candidates'])}:"]
+    lines = [f"{listing.total} candidates; showing {len(listing.candidates)}:"]
     lines.extend(
-        f"- {item['id']} ({item['difficulty']}, score {item['score']}): {item['title']}"
-        for item in listing["candidates"]
+        f"- {item.id} ({item.difficulty}, score {item.score}): {item.title}"
+        for item in listing.candidates
     )
     return "\n".join(lines)

@@ -14,15 +14,16 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from selfbench._git import git, scratch_index
+from selfbench._json import Json, JsonObject, JsonValue
 from selfbench.errors import SelfbenchError
 from selfbench.submit import OUTPUT_ENV
 
 __all__ = [
     "INPUTS_DIR",
     "MCP_SERVER_NAME",
+    "McpServerEntry",
     "Workspace",
     "changed_paths",
     "mcp_server_entry",
@@ -51,13 +52,26 @@ class Workspace:
         return path
 
 
-def mcp_server_entry(out_dir: Path) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class McpServerEntry:
+    """How an agent starts the MCP server: the command, its arguments, its environment."""
+
+    command: str
+    args: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+
+    def to_json(self) -> JsonObject:
+        """The entry as the agents' MCP configuration files hold it."""
+        return {"command": self.command, "args": list(self.args), "env": dict(self.env)}
+
+
+def mcp_server_entry(out_dir: Path) -> McpServerEntry:
     """How to start `selfbench mcp` writing into `out_dir` (this interpreter, this selfbench)."""
-    return {
-        "command": sys.executable,
-        "args": ["-m", "selfbench", "mcp", "--output-root", str(out_dir)],
-        "env": {OUTPUT_ENV: str(out_dir)},
-    }
+    return McpServerEntry(
+        command=sys.executable,
+        args=("-m", "selfbench", "mcp", "--output-root", str(out_dir)),
+        env=((OUTPUT_ENV, str(out_dir)),),
+    )
 
 
 def open_workspace(repo: Path, commit: str, root: Path, out_dir: Path) -> Workspace:
@@ -73,7 +87,7 @@ def open_workspace(repo: Path, commit: str, root: Path, out_dir: Path) -> Worksp
     inputs.mkdir()
     entry = mcp_server_entry(out_dir)
     config = inputs / "mcp.json"
-    config.write_text(_dumps({"mcpServers": {MCP_SERVER_NAME: entry}}), encoding="utf-8")
+    config.write_text(_dumps({"mcpServers": {MCP_SERVER_NAME: entry.to_json()}}), encoding="utf-8")
     added = [f"/{INPUTS_DIR}/", *_write_agent_configs(clone, entry)]
     exclude = Path(git(clone, "rev-parse", "--git-common-dir").decode().strip())
     exclude = exclude if exclude.is_absolute() else clone / exclude
@@ -82,46 +96,51 @@ def open_workspace(repo: Path, commit: str, root: Path, out_dir: Path) -> Worksp
     return Workspace(clone, inputs, config, out_dir)
 
 
-def _dumps(value: Any) -> str:
+def _dumps(value: Json) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
-def _merged(path: Path, key: str, name: str, entry: dict[str, Any]) -> dict[str, Any] | None:
+def _merged(path: Path, key: str, name: str, entry: JsonObject) -> JsonObject | None:
     """The JSON config at `path` with our server under `key`; None if it cannot be merged."""
     if not path.exists():
         return {key: {name: entry}}
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        value: JsonValue = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None  # JSON with comments, or not ours to rewrite: leave the project's file
-    if not isinstance(value, dict) or not isinstance(value.get(key, {}), dict):
+    found = value.get(key, {}) if isinstance(value, dict) else None
+    if not isinstance(value, dict) or not isinstance(found, dict):
         return None
-    servers = dict(value.get(key, {}))
+    servers: JsonObject = dict(found)
     servers[name] = entry
     return {**value, key: servers}
 
 
-def _codex_toml(entry: dict[str, Any]) -> str:
+def _codex_toml(entry: McpServerEntry) -> str:
     # JSON strings and arrays of strings are valid TOML basic strings and arrays.
-    env = ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in entry["env"].items())
+    env = ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in entry.env)
     return (
         f"[mcp_servers.{MCP_SERVER_NAME}]\n"
-        f"command = {json.dumps(entry['command'])}\n"
-        f"args = {json.dumps(entry['args'])}\n"
+        f"command = {json.dumps(entry.command)}\n"
+        f"args = {json.dumps(list(entry.args))}\n"
         f"env = {{ {env} }}\n"
     )
 
 
-def _write_agent_configs(clone: Path, entry: dict[str, Any]) -> list[str]:
+def _write_agent_configs(clone: Path, entry: McpServerEntry) -> list[str]:
     """Declare the server where agents look for a project's MCP servers; the paths written."""
     name = MCP_SERVER_NAME
-    opencode = {"type": "local", "command": [entry["command"], *entry["args"]]}
-    opencode["environment"] = entry["env"]
-    configs: list[tuple[str, str, dict[str, Any]]] = [
-        (".mcp.json", "mcpServers", entry),  # Claude Code
-        (".cursor/mcp.json", "mcpServers", entry),  # Cursor
-        (".gemini/settings.json", "mcpServers", entry),  # Gemini CLI
-        (".vscode/mcp.json", "servers", {"type": "stdio", **entry}),  # VS Code, Copilot
+    server = entry.to_json()
+    opencode: JsonObject = {
+        "type": "local",
+        "command": [entry.command, *entry.args],
+        "environment": dict(entry.env),
+    }
+    configs: list[tuple[str, str, JsonObject]] = [
+        (".mcp.json", "mcpServers", server),  # Claude Code
+        (".cursor/mcp.json", "mcpServers", server),  # Cursor
+        (".gemini/settings.json", "mcpServers", server),  # Gemini CLI
+        (".vscode/mcp.json", "servers", {"type": "stdio", **server}),  # VS Code, Copilot
         ("opencode.json", "mcp", opencode),  # opencode
     ]
     written = []
