@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from helpers import GOLD, TESTS, definition
+from selfbench._json import Json
 from selfbench.artifacts.compiled import BUNDLE_DIR, locate_task
 from selfbench.artifacts.draft_record import (
     DRAFT_FILE,
@@ -245,14 +246,16 @@ def test_a_run_pool_round_trips(tmp_path: Path) -> None:
     pool = Pool(head="0" * 40, repository="owner/name", candidates=({"id": "pr-1"},))
     run.write_pool(pool)
     assert run.read_pool() == pool
-    assert list(run.read_json(run.pool_path)) == ["head", "repository", "candidates"]
+    value = run.read_json(run.pool_path)
+    assert isinstance(value, dict)
+    assert list(value) == ["head", "repository", "candidates"]
 
 
 @pytest.mark.parametrize(
     "value",
     [[], {"head": "h", "repository": "r"}, {"head": 1, "repository": "r", "candidates": []}],
 )
-def test_a_pool_that_is_not_one_is_refused(tmp_path: Path, value: object) -> None:
+def test_a_pool_that_is_not_one_is_refused(tmp_path: Path, value: Json) -> None:
     run = RunDirectory(tmp_path / "run")
     run.write_json(run.pool_path, value)
     with pytest.raises(RunError) as caught:

@@ -344,7 +344,7 @@ def test_the_run_says_once_what_authors_reach_and_keeps_the_options(
     assert [(e["option"], e["before"], e["after"]) for e in changed] == [
         ("author_network", "allow-list", "host")
     ]
-    said = [e["line"] for e in RunDirectory(run_dir).events() if e["event"] == "network"]
+    said = [str(e["line"]) for e in RunDirectory(run_dir).events() if e["event"] == "network"]
     assert said[1].startswith("author and reviewer commands use the host's network")
     assert len(said) == 2
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from selfbench._fs import read_bytes, write_atomic
-from selfbench._json import dumps_pretty, loads_strict
+from selfbench._json import Json, JsonObject, JsonValue, dumps_pretty, loads_strict
 from selfbench.errors import JsonError, RunError, translating
 from selfbench.rules import is_task_id
 
@@ -107,10 +107,10 @@ class Pool:
 
     head: str
     repository: str
-    candidates: tuple[Any, ...]
+    candidates: tuple[Json, ...]
     """Each candidate's JSON as mining wrote it, in the order they are tried."""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The pool as `pool.json` holds it."""
         return {
             "head": self.head,
@@ -181,7 +181,7 @@ class CandidateState:
             seconds=spent,
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The state file's content."""
         return {
             "id": self.id,
@@ -331,13 +331,13 @@ class RunDirectory:
 
     # --- inputs, pool, states --------------------------------------------------------------------
 
-    def write_json(self, path: Path, value: Any) -> None:
+    def write_json(self, path: Path, value: Json) -> None:
         """Write one of the run's JSON files atomically."""
         with translating(RunError, f"write {path}"):
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(path, dumps_pretty(value).encode("utf-8"))
 
-    def read_json(self, path: Path) -> Any:
+    def read_json(self, path: Path) -> JsonValue:
         """Read one of the run's JSON files.
 
         Raises:
@@ -345,9 +345,10 @@ class RunDirectory:
         """
         data = read_bytes(path, error=RunError)
         try:
-            return loads_strict(data, source=str(path))
+            value: JsonValue = loads_strict(data, source=str(path))
         except JsonError as exc:
             raise RunError(str(exc)) from exc
+        return value
 
     def write_pool(self, pool: Pool) -> None:
         """Write the run's mined pool, once."""
@@ -410,9 +411,9 @@ class RunDirectory:
 
     # --- events ----------------------------------------------------------------------------------
 
-    def event(self, kind: str, **fields: Any) -> None:
+    def event(self, kind: str, **fields: Json) -> None:
         """Append one event to the log (one line, written with one `write`)."""
-        record = {"time": round(time.time(), 3), "event": kind, **fields}
+        record: JsonObject = {"time": round(time.time(), 3), "event": kind, **fields}
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
         with translating(RunError, f"append to {self.events_path}"):
             fd = os.open(self.events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -421,14 +422,14 @@ class RunDirectory:
             finally:
                 os.close(fd)
 
-    def events(self) -> Iterator[dict[str, Any]]:
+    def events(self) -> Iterator[dict[str, JsonValue]]:
         """The events logged so far; a line torn by a kill is skipped."""
         if not self.events_path.is_file():
             return
         with self.events_path.open("rb") as handle:
             for line in handle:
                 try:
-                    value = json.loads(line)
+                    value: JsonValue = json.loads(line)
                 except ValueError:
                     continue
                 if isinstance(value, dict):

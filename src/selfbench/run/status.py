@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from selfbench._json import JsonObject, JsonValue
 from selfbench.contract import DIFFICULTIES
 from selfbench.errors import RunError
 from selfbench.mine.candidate import CandidateModel
@@ -55,7 +55,7 @@ class RunStatus:
         """The rejected candidates, by rank."""
         return tuple(state for state in self.states if state.status == "rejected")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """`selfbench status --json`."""
         return {
             "runDir": str(self.run_dir),
@@ -112,7 +112,7 @@ def _events(run: RunDirectory, *, running: bool) -> _Events:
     each candidate's heartbeat line not followed by a step of its."""
     first: float | None = None
     last: float | None = None
-    event: dict[str, Any] = {}
+    event: dict[str, JsonValue] = {}
     doing: dict[str, str] = {}
     for event in run.events():
         moment = event.get("time")
@@ -150,8 +150,7 @@ def read_status(run_dir: Path) -> RunStatus:
     mined = run.pool_path.is_file()
     candidates: dict[str, CandidateModel] = {}
     if mined:
-        pool = run.read_json(run.pool_path)
-        for value in pool.get("candidates", []) if isinstance(pool, dict) else []:
+        for value in run.read_pool().candidates:
             model = CandidateModel.model_validate(value)
             candidates[model.id] = model
     states = {state.id: state for state in run.states()}
