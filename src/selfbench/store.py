@@ -6,10 +6,11 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 from urllib.parse import unquote, urlsplit
 
 from selfbench._fs import file_sha256, staging_file
+from selfbench._json import JsonObject
 from selfbench.errors import StoreError, translating
 from selfbench.rules import is_task_id
 
@@ -27,7 +28,7 @@ class ArtifactRef:
     size: int
     content_type: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The reference as JSON."""
         return {
             "uri": self.uri,

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from selfbench._fs import read_bytes
+from selfbench._json import JsonObject, JsonValue
 from selfbench.errors import MineError
 from selfbench.rules import describe_error, sha_regex
 
@@ -122,9 +123,9 @@ class ExcludedModel(BaseModel):
     reason: str
 
 
-def candidate_json_schema() -> dict[str, Any]:
+def candidate_json_schema() -> JsonObject:
     """The JSON Schema (draft 2020-12) of one candidate line."""
-    schema = CandidateModel.model_json_schema(mode="serialization")
+    schema: JsonObject = CandidateModel.model_json_schema(mode="serialization")
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
 
 
@@ -150,8 +151,8 @@ def parse_candidate_lines(data: bytes, *, source: str) -> tuple[CandidateModel, 
     return tuple(found)
 
 
-def _lines(text: str, source: str) -> list[Any]:
-    values = []
+def _lines(text: str, source: str) -> list[JsonValue]:
+    values: list[JsonValue] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue

@@ -38,8 +38,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from posixpath import basename
-from typing import Any, Literal
+from typing import Literal
 
+from selfbench._json import JsonValue
 from selfbench.errors import os_reason
 from selfbench.mine.merged import MAIN_BRANCHES
 from selfbench.mine.redact import redact
@@ -101,7 +102,7 @@ class Link:
     paths: tuple[str, ...]
 
 
-def _time(value: Any) -> int | None:
+def _time(value: JsonValue) -> int | None:
     if isinstance(value, str):
         try:
             return int(datetime.fromisoformat(value).timestamp())
@@ -112,21 +113,23 @@ def _time(value: Any) -> int | None:
     return None
 
 
-def _texts(content: Any, kinds: frozenset[str]) -> list[str]:
+def _block_text(block: JsonValue, kinds: frozenset[str]) -> str | None:
+    if not isinstance(block, dict) or block.get("type") not in kinds:
+        return None
+    text = block.get("text")
+    return text if isinstance(text, str) else None
+
+
+def _texts(content: JsonValue, kinds: frozenset[str]) -> list[str]:
     if isinstance(content, str):
         return [content]
     if not isinstance(content, list):
         return []
-    return [
-        block["text"]
-        for block in content
-        if isinstance(block, dict)
-        and block.get("type") in kinds
-        and isinstance(block.get("text"), str)
-    ]
+    found = (_block_text(block, kinds) for block in content)
+    return [text for text in found if text is not None]
 
 
-def _object(value: Any) -> dict[str, Any]:
+def _object(value: JsonValue) -> dict[str, JsonValue]:
     return value if isinstance(value, dict) else {}
 
 
@@ -140,16 +143,16 @@ class _Reader:
     def __init__(self, name: str) -> None:
         self.name = name
         self.tool: Tool | None = None
-        self.cwd: str | None = None
-        self.branch: str | None = None
-        self.found: list[tuple[int, str | None, str | None, str]] = []
+        self.cwd: JsonValue = None
+        self.branch: JsonValue = None
+        self.found: list[tuple[int, JsonValue, JsonValue, str]] = []
 
-    def add(self, when: Any, texts: list[str], cwd: str | None, branch: str | None) -> None:
+    def add(self, when: JsonValue, texts: list[str], cwd: JsonValue, branch: JsonValue) -> None:
         stamp = _time(when)
         if stamp is not None:
             self.found.extend((stamp, cwd, branch, text) for text in texts)
 
-    def feed(self, item: dict[str, Any]) -> None:
+    def feed(self, item: dict[str, JsonValue]) -> None:
         kind = item.get("type")
         payload = _object(item.get("payload"))
         message = _object(item.get("message"))

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from selfbench import activity
+from selfbench._json import JsonObject
 from selfbench.artifacts.quality_record import Verdict, read_quality
 from selfbench.contract import AUTHORING_DEFAULTS, DIFFICULTIES
 from selfbench.draft.config import DraftConfig
@@ -181,7 +182,7 @@ class RunOptions:
         """What author and reviewer commands may reach."""
         return AuthorNetwork(self.author_network, self.author_allow)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The options as `inputs.json` holds them (paths absolute)."""
         return {
             "repo": str(self.repo.absolute()),
@@ -235,8 +236,9 @@ _CEILING_KEYS = {
 """Each `Ceilings` field and its key in `inputs.json`'s `ceilings`."""
 
 
-def _config_json(config: DraftConfig) -> dict[str, Any]:
-    return config.model_dump(mode="json", by_alias=True, exclude_none=True)
+def _config_json(config: DraftConfig) -> JsonObject:
+    dumped: JsonObject = config.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dumped
 
 
 def _ceilings_json(given: Mapping[str, float]) -> dict[str, float]:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from selfbench import __version__
 from selfbench._fs import read_bytes
-from selfbench._json import loads_strict
+from selfbench._json import JsonValue, loads_strict
 from selfbench.artifacts.provenance import ProvenanceTask, RunProvenance, ToolchainUse
 from selfbench.artifacts.task_dir import DEFINITION_FILE
 from selfbench.artifacts.validation import VALIDATION_FILE, read_validation
@@ -52,7 +52,7 @@ EXPORT_DIR = "export"
 reports)."""
 
 
-def _relative_logs(value: Any, root: str) -> Any:
+def _relative_logs(value: JsonValue, root: str) -> JsonValue:
     """The report with every string under the run directory made relative to it."""
     if isinstance(value, dict):
         return {key: _relative_logs(item, root) for key, item in value.items()}
@@ -74,15 +74,18 @@ _TOOLCHAIN_KEYS = ("name", "wanted", "found", "substitution")
 it or whether it was in the cache yet (which differs between a first run and a resumed one)."""
 
 
-def _report(run: RunDirectory, state: CandidateState) -> dict[str, Any]:
+def _report(run: RunDirectory, state: CandidateState) -> dict[str, JsonValue]:
     path = _home(run, state) / VALIDATION_FILE
-    report = dict(_relative_logs(read_validation(path), str(run.path)))
-    if isinstance(report.get("toolchains"), list):
-        report["toolchains"] = [
-            {key: use.get(key) for key in _TOOLCHAIN_KEYS}
-            for use in report["toolchains"]
-            if isinstance(use, dict)
+    found = _relative_logs(read_validation(path), str(run.path))
+    if not isinstance(found, dict):
+        raise RunError(f"{path}: not a validation report")
+    report = dict(found)
+    uses = report.get("toolchains")
+    if isinstance(uses, list):
+        kept: list[JsonValue] = [
+            {key: use.get(key) for key in _TOOLCHAIN_KEYS} for use in uses if isinstance(use, dict)
         ]
+        report["toolchains"] = kept
     return report
 
 
@@ -92,10 +95,13 @@ def _task_id(run: RunDirectory, state: CandidateState) -> str:
     return str(task_id)
 
 
-def _toolchains(reports: list[dict[str, Any]]) -> tuple[ToolchainUse, ...]:
+def _toolchains(reports: list[dict[str, JsonValue]]) -> tuple[ToolchainUse, ...]:
     seen: dict[tuple[str, str], ToolchainUse] = {}
     for report in reports:
-        for use in report.get("toolchains", []):
+        uses = report.get("toolchains", [])
+        for use in uses if isinstance(uses, list) else []:
+            if not isinstance(use, dict):
+                continue  # `_report` keeps only objects
             key = (str(use.get("name")), str(use.get("found")))
             seen[key] = ToolchainUse(use.get("name"), use.get("wanted"), use.get("found"))
     return tuple(seen[key] for key in sorted(seen))
@@ -113,7 +119,7 @@ def provenance(
     options: ExportOptions,
     accepted: list[CandidateState],
     task_ids: list[str],
-    reports: list[dict[str, Any]],
+    reports: list[dict[str, JsonValue]],
 ) -> RunProvenance:
     """How the export was built: the tool, author, reviewer, environment, per task its stages."""
 

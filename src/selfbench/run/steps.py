@@ -278,26 +278,28 @@ _AFTER: dict[Stage, Stage | None] = {
 """The stage that follows each one when it succeeds (None: accepted)."""
 
 
+_AUTHORED = ("draft", "author", "repair", "coupling-repair")
+"""The stages that write the candidate's task directory."""
+
+
 def _on_success(
     state: CandidateState, stage: Stage, path: str | None, seconds: float, *, quality: bool
 ) -> CandidateState:
-    changes: dict[str, Any] = {}
     after_stage = _AFTER[stage] if quality or stage != "coupling" else None
-    if stage in ("draft", "author", "repair", "coupling-repair"):
-        changes["task_dir"] = path
-    if stage == "draft":
-        changes["draft_dir"] = path
-    if stage == "repair":
-        changes["repairs"] = state.repairs + 1
-    if stage == "coupling-repair":
-        changes.update(coupling_repairs=state.coupling_repairs + 1, findings=())
-    if stage == "compile":
-        changes["bundle_home"] = path
-    if stage == "validate":
-        changes["validation"] = path
-    if stage == "quality":
-        changes["quality"] = path
-    after = state.advanced(stage, seconds, next=after_stage, **changes)
+    recoupled = stage == "coupling-repair"
+    after = state.advanced(
+        stage,
+        seconds,
+        next=after_stage,
+        task_dir=path if stage in _AUTHORED else state.task_dir,
+        draft_dir=path if stage == "draft" else state.draft_dir,
+        repairs=state.repairs + 1 if stage == "repair" else state.repairs,
+        coupling_repairs=state.coupling_repairs + 1 if recoupled else state.coupling_repairs,
+        findings=() if recoupled else state.findings,
+        bundle_home=path if stage == "compile" else state.bundle_home,
+        validation=path if stage == "validate" else state.validation,
+        quality=path if stage == "quality" else state.quality,
+    )
     if after.next is None:
         return replace(after, status="accepted", history=(*after.history, "accepted"))
     return after

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
+from selfbench._json import JsonObject
 from selfbench.errors import ToolchainError
 from selfbench.toolchains import versions
 from selfbench.toolchains.versions import expand_toolchains
@@ -135,7 +136,7 @@ class ToolchainUse:
         """One phrase for the text report: `node 22.14.0 (registry)`."""
         return self.substitution or f"{self.name} {self.found} ({self.source})"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "name": self.name,
             "wanted": self.wanted,
