@@ -84,7 +84,7 @@ def write_draft(directory: Path, arguments: dict[str, Any]) -> Path:
 def sample(tmp_path: Path, **changes: Any) -> Sample:
     """The sample repository under `tmp_path`, drafted, with definition fields changed."""
     repo = build_sample_repository(tmp_path)
-    arguments = sample_arguments(repo)
+    arguments: dict[str, Any] = json.loads(json.dumps(sample_arguments(repo)))  # as sent
     arguments["definition"].update(changes)
     draft = write_draft(tmp_path / "draft", arguments)
     return Sample(repo, draft, candidate_for(arguments["definition"], repo.head), arguments)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,7 +78,7 @@ def test_the_sample_repository_has_a_base_and_a_merged_change(sample: SampleRepo
 def test_the_sample_patches_apply_at_the_base_and_prove_the_change(
     sample: SampleRepository, tmp_path: Path
 ) -> None:
-    arguments = sample_arguments(sample)
+    arguments: dict[str, Any] = json.loads(json.dumps(sample_arguments(sample)))  # as sent
     definition = arguments["definition"]
     test_patch, gold_patch = tmp_path / "test.patch", tmp_path / "gold.patch"
     test_patch.write_text(arguments["testPatch"], encoding="utf-8")

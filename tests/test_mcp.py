@@ -6,6 +6,7 @@ protocol, the transport and the tool/prompt wiring are all the real thing.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -226,7 +227,7 @@ def test_the_author_task_prompt(root: Path, tmp_path: Path) -> None:
 
 def test_an_agent_authors_a_real_task_end_to_end(root: Path, tmp_path: Path) -> None:
     repo = build_sample_repository(tmp_path)
-    authored = sample_arguments(repo)
+    authored: dict[str, Any] = json.loads(json.dumps(sample_arguments(repo)))  # as sent
     task_id = authored["definition"]["taskId"]
 
     async def scenario(session: ClientSession) -> None:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from selfbench import _sample
 from selfbench._git import git
+from selfbench._json import JsonObject
 from selfbench._sample_history import build_sample_history
 from selfbench.artifacts.task_dir import read_authored_task
 from selfbench.audit import AuditReport
@@ -24,6 +25,7 @@ __all__ = [
     "DEMO_EXPORT",
     "DEMO_SOURCE_URL",
     "SampleRepository",
+    "SubmitArguments",
     "audit_task_dir",
     "build_sample_history",
     "build_sample_repository",
@@ -77,12 +79,20 @@ def build_sample_repository(parent: Path) -> SampleRepository:
     return SampleRepository(path, base, head)
 
 
-def sample_arguments(repo: SampleRepository) -> dict[str, Any]:
+class SubmitArguments(TypedDict):
+    """The `submit_task` tool's argument object."""
+
+    definition: JsonObject
+    testPatch: str
+    goldPatch: str
+
+
+def sample_arguments(repo: SampleRepository) -> SubmitArguments:
     """The `submit_task` arguments an author would send for the sample's pull request."""
     diff = ("diff", "--binary", "--no-color", "--no-ext-diff", repo.base, repo.head, "--")
     gold = git(repo.path, *diff, ".", f":(exclude){_TESTS_PATHSPEC}")
     tests = git(repo.path, *diff, _TESTS_PATHSPEC)
-    definition = {
+    definition: JsonObject = {
         "schemaVersion": 1,
         "difficulty": "medium",
         "taskId": f"slugkit-pr-{_sample.PR_NUMBER}",

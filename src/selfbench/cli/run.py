@@ -277,7 +277,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
     )
 
 
-def _resume_changes(args: argparse.Namespace) -> dict[str, Any]:
+def _resume_changes(args: argparse.Namespace) -> dict[str, object]:
     """The options given again with `--resume`, by `RunOptions` field."""
     given = {
         "setup_env": tuple(args.setup_env) if args.setup_env else None,
@@ -344,7 +344,7 @@ def _print_empty(console: Console, summary: RunSummary) -> None:
     )
 
 
-def _plan(args: argparse.Namespace) -> tuple[Path, RunOptions | None, dict[str, Any]]:
+def _plan(args: argparse.Namespace) -> tuple[Path, RunOptions | None, dict[str, object]]:
     """The run directory, a new run's options (None to resume) and the options given again.
 
     Raises:
