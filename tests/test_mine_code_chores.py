@@ -8,6 +8,7 @@ reason, or KEPT (a candidate) — the counter-examples that change behaviour bes
 from __future__ import annotations
 
 import shutil
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from mine_history import Files, History, lines
 from selfbench.mine import mine_repository
+from selfbench.mine._code_tokens import _apart
 from selfbench.mine.chores import (
     COMMENTS_ONLY,
     I18N_ONLY,
@@ -24,7 +26,15 @@ from selfbench.mine.chores import (
     RENAME_ONLY,
     TYPING_ONLY,
 )
-from selfbench.mine.code_chores import BESIDES, CodeFile, Screen, code_files, screen
+from selfbench.mine.code_chores import (
+    BESIDES,
+    CodeFile,
+    ImplementationFile,
+    Screen,
+    code_files,
+    file_hunks,
+    screen,
+)
 from selfbench.mine.python_chores import ModulePair, strip_docstrings, strip_typing
 from selfbench.patches import Hunk
 
@@ -304,10 +314,34 @@ def test_a_binary_or_unknown_file_is_work() -> None:
 
 @given(st.binary(max_size=400), st.text(max_size=200), st.text(max_size=200))
 def test_the_code_rules_raise_nothing_on_any_input(patch: bytes, old: str, new: str) -> None:
-    from selfbench.mine.code_chores import ImplementationFile  # noqa: PLC0415
-
     files = code_files(
         [ImplementationFile("src/app.py", None, binary=False)], {"src/app.py": patch}
     )
     screen(files)
     ModulePair(old, new).changed_lines((strip_docstrings, strip_typing))
+
+
+_SECTION_LINES = (
+    b"diff --git a/x.py b/x.py", b"--- a/x.py", b"+++ b/x.py", b"@@ -1 +1 @@", b"@@ -1,2 +0,0 @@",
+    b"-a: int = 1", b"+a = 1", b"+", b"-", b" x", b"\\ No newline", b"new file mode 100644",
+    b"deleted file mode 100644", b"diff --git a/x b/y", b"@@ -0,0 +1 @@", b"\r",
+)  # fmt: skip
+_SECTION = st.lists(st.sampled_from(_SECTION_LINES), max_size=12).map(b"\n".join)
+
+
+@given(st.none() | _SECTION | st.binary(max_size=200))
+def test_a_sections_hunks_alone_are_those_of_its_code_file(section: bytes | None) -> None:
+    """`file_hunks` (the typing share's) parses a section only when it has hunks, and gives
+    what `code_files` gives."""
+    patch = {} if section is None else {"x.py": section}
+    [whole] = code_files([ImplementationFile("x.py", None, binary=False)], patch)
+    assert file_hunks(section) == whole.hunks
+
+
+@given(
+    st.lists(st.sampled_from("ab:-()"), max_size=30), st.lists(st.sampled_from("abc:"), max_size=30)
+)
+def test_tokens_apart_are_the_counters_difference(removed: list[str], added: list[str]) -> None:
+    """The count at C speed is the size of the two sides' symmetric difference."""
+    left, right = Counter(removed), Counter(added)
+    assert _apart(left, right) == ((left - right) + (right - left)).total()

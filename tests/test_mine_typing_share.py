@@ -12,10 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mine_history import Files, History, lines
 from selfbench.mine import CandidateModel, mine_repository
 from selfbench.mine.chores import MOSTLY_TYPING
+from selfbench.mine.typing_share import _PIECE_RE, _count_pieces
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -120,3 +123,12 @@ def test_mostly_typing_is_ranked_last(tmp_path: Path, after: Files, reason: str 
     assert line.get("rankedLast", None) == reason
     assert CandidateModel.model_validate(line).model_dump(mode="json", exclude_unset=True) == line
     assert order == ([work, change] if reason is not None else [change, work])
+
+
+_PIECE_BYTES = st.sampled_from(list(b"ab_9 \t\n\v\f\r\x1c\x85:>-.,\xc3\xa9")) | st.integers(0, 255)
+
+
+@given(st.lists(_PIECE_BYTES, max_size=60).map(bytes))
+def test_pieces_are_counted_as_the_pattern_finds_them(data: bytes) -> None:
+    """The count at C speed is the pattern's, whatever the bytes (word, space, other, runs)."""
+    assert _count_pieces(data) == len(_PIECE_RE.findall(data))

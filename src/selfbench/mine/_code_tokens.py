@@ -53,6 +53,8 @@ _COMMENT_TAIL_RE = re.compile(rb"(?:#|//)[^\"'\n]*$", re.MULTILINE)
 _TOKEN_RE = re.compile(r"[^\W\d]\w*|\d[\w.]*|\S")
 _IDENTIFIER_RE = re.compile(r"[^\W\d]\w*")
 _BRACKETS: Final = frozenset({"(", ")", ","})
+_TRANSLATION_WORDS: Final = _BRACKETS | TRANSLATION_NAMES
+"""What translation wrapping adds: its calls' names and brackets."""
 
 
 _TYPING_KEYWORDS: Final = frozenset(
@@ -79,38 +81,53 @@ def _tokens(lines: Iterable[bytes]) -> list[str]:
     return _TOKEN_RE.findall("\n".join(line.decode("utf-8", "replace") for line in lines))
 
 
-def _apart(removed: Counter[str], added: Counter[str]) -> Counter[str]:
-    return (removed - added) + (added - removed)
+def _apart(removed: Counter[str], added: Counter[str]) -> int:
+    """How many tokens the two sides do not share: `(removed - added) + (added - removed)`
+    counted, each common token's smaller count taken once from both totals (at C speed)."""
+    common = removed.keys() & added.keys()
+    shared = sum(map(min, map(removed.__getitem__, common), map(added.__getitem__, common)))
+    return removed.total() + added.total() - 2 * shared
+
+
+def _without(tokens: list[str], left_out: Iterable[str]) -> Counter[str]:
+    """The tokens counted, those in `left_out` not (counted first, then dropped: at C speed)."""
+    counted = Counter(tokens)
+    for token in left_out:
+        counted.pop(token, None)
+    return counted
 
 
 class _Side(NamedTuple):
     """One side's tokens of a file's changed lines, comment lines and trailing comments left
-    out: every one, those of code lines, those of code lines but imports with annotations cut
-    (`_unannotated`), those of all lines but imports."""
+    out: how many in all, those of code lines, those of code lines but imports with annotations
+    cut (`_unannotated`), those of all lines but imports."""
 
-    every: list[str]
+    every: int
     code: list[str]
     unannotated: list[str]
     unimported: list[str]
 
 
 def _side(language: Language, lines: Iterable[bytes]) -> _Side:
-    side = _Side([], [], [], [])
+    every = 0
+    code_tokens: list[str] = []
+    unannotated: list[str] = []
+    unimported: list[str] = []
+    python = language == "python"
     for raw in lines:
         if not raw.strip() or is_comment(raw):
             continue
         text = _COMMENT_TAIL_RE.sub(b"", raw).decode("utf-8", "replace").strip()
         tokens = _TOKEN_RE.findall(text)
-        side.every.extend(tokens)
-        code = language != "python" or _CODE_RE.search(text) is not None
+        every += len(tokens)
         importing = text.startswith(("import ", "from "))
-        if code:
-            side.code.extend(tokens)
+        if not python or _CODE_RE.search(text) is not None:
+            code_tokens += tokens
             if not importing:
-                side.unannotated.extend(_unannotated(_uncast(tokens)))
+                unannotated += _unannotated(_uncast(tokens))
         if not importing:
-            side.unimported.extend(tokens)
-    return side
+            unimported += tokens
+    return _Side(every, code_tokens, unannotated, unimported)
 
 
 def misfits(language: Language, hunks: Sequence[Hunk]) -> Misfits:
@@ -118,20 +135,18 @@ def misfits(language: Language, hunks: Sequence[Hunk]) -> Misfits:
     module)."""
     removed = _side(language, (line for hunk in hunks for line in hunk.removed))
     added = _side(language, (line for hunk in hunks for line in hunk.added))
-    total = len(removed.every) + len(added.every)
-    code = _apart(Counter(removed.code), Counter(added.code)).total()
+    total = removed.every + added.every
+    code = _apart(Counter(removed.code), Counter(added.code))
     typed = translated = None
     if language == "python":
         typed = _apart(
-            Counter(t for t in removed.unannotated if t not in _TYPING_KEYWORDS),
-            Counter(t for t in added.unannotated if t not in _TYPING_KEYWORDS),
-        ).total()
+            _without(removed.unannotated, _TYPING_KEYWORDS),
+            _without(added.unannotated, _TYPING_KEYWORDS),
+        )
         translated = _apart(
-            Counter(t for t in removed.unimported if t not in _BRACKETS),
-            Counter(
-                t for t in added.unimported if t not in _BRACKETS and t not in TRANSLATION_NAMES
-            ),
-        ).total()
+            _without(removed.unimported, _BRACKETS),
+            _without(added.unimported, _TRANSLATION_WORDS),
+        )
     return Misfits(code, typed, translated, total)
 
 
@@ -147,6 +162,8 @@ def _unannotated(tokens: list[str]) -> list[str]:
     block's colon, last on its line, stays): annotations,
     cut alike from both versions of a line (a dict's values and a slice's ends go too; the
     trees judge those)."""
+    if not _annotated(tokens):
+        return tokens
     kept: list[str] = []
     index, end = 0, len(tokens)
     while index < end:
@@ -160,6 +177,15 @@ def _unannotated(tokens: list[str]) -> list[str]:
             kept.pop()
             index = _skip(tokens, index, stops=_ANNOTATION_STOPS)
     return kept
+
+
+def _annotated(tokens: list[str]) -> bool:
+    """Whether a line's tokens may hold an annotation `_unannotated` cuts: a `->`, or a `:`
+    before the last token (most lines hold neither: they are kept as they are)."""
+    colons = tokens.count(":")
+    if colons > 1 or (colons == 1 and tokens[-1] != ":"):
+        return True
+    return "-" in tokens and ">" in tokens
 
 
 def _uncast(tokens: list[str]) -> list[str]:

@@ -116,6 +116,7 @@ __all__ = [
     "Screen",
     "code_chore_reasons",
     "code_files",
+    "file_hunks",
     "file_kind",
     "judge",
     "screen",
@@ -450,6 +451,13 @@ def code_files(
         binary = file.binary or section.binary
         found.append(CodeFile(file.path, old, present=present, binary=binary, hunks=hunks))
     return tuple(found)
+
+
+def file_hunks(section: bytes | None) -> tuple[Hunk, ...]:
+    """The hunks `code_files` gives a file from its patch section (None: the patch has none),
+    the section parsed only when it has a hunk: none when it does not parse."""
+    hunks = changed_hunks(section) if section is not None else ()
+    return hunks if hunks and parse_patch(section or b"", lenient=True).files else ()
 
 
 def _worth_reading(change: ChangeCode, sections: Mapping[str, bytes]) -> bool:

@@ -29,7 +29,13 @@ from typing import Final, NamedTuple
 
 from selfbench.mine._code_tokens import misfits
 from selfbench.mine.chores import MOSTLY_TYPING
-from selfbench.mine.code_chores import CodeFile, ImplementationFile, code_files, file_kind
+from selfbench.mine.code_chores import (
+    CodeFile,
+    ImplementationFile,
+    code_files,
+    file_hunks,
+    file_kind,
+)
 from selfbench.mine.lint_share import judge_lint
 
 __all__ = ["MOSTLY", "SWEEP", "MeasuredChange", "MeasuredFile", "typing_last_reasons"]
@@ -42,6 +48,13 @@ SWEEP: Final = 1000
 
 _PIECE_RE: Final = re.compile(rb"\w+|\S")
 """Pieces of a patch section: at least as many as the tokens of its changed lines."""
+_WORD_BYTES: Final = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
+_SPACE_BYTES: Final = frozenset(b" \t\n\v\f\r")
+_PIECE_KINDS: Final = bytes(
+    ord("w") if byte in _WORD_BYTES else ord(" ") if byte in _SPACE_BYTES else ord("x")
+    for byte in range(256)
+)
+"""Each byte's kind to `_PIECE_RE` (`\\w` and `\\s` of a bytes pattern): word, space, other."""
 
 
 class MeasuredFile(NamedTuple):
@@ -63,9 +76,10 @@ class MeasuredChange(NamedTuple):
     files: tuple[MeasuredFile, ...]
 
 
-def judge_typing(pairs: Sequence[tuple[MeasuredFile, CodeFile]]) -> str | None:
-    """The reason a change is ranked last (see the module), or None; its tests are read only
-    when its implementation is mostly typing."""
+def judge_typing(pairs: Sequence[tuple[MeasuredFile, bytes | None]]) -> str | None:
+    """The reason a change is ranked last (see the module), or None, from each file and its
+    patch section (None when the patch has none); its tests are read only when its
+    implementation is mostly typing."""
     counted = _implementation(pairs)
     if counted is None:
         return None
@@ -75,35 +89,39 @@ def judge_typing(pairs: Sequence[tuple[MeasuredFile, CodeFile]]) -> str | None:
     if every < SWEEP or typing <= 0 or typing * of < changed * least:
         return None
     tests = 0
-    for measured, code in pairs:
+    for measured, section in pairs:
         kind = file_kind(measured.path)
         if not measured.test or measured.binary or kind in ("configuration", "type-checker"):
             continue
-        found = misfits("python", code.hunks)
+        found = misfits("python", file_hunks(section))
         tests += found.typing or 0 if kind == "python" else found.tokens
     if tests > unexplained:
         return None
     return MOSTLY_TYPING.format(typing=typing, tokens=changed, tests=tests)
 
 
-def _implementation(pairs: Sequence[tuple[MeasuredFile, CodeFile]]) -> tuple[int, int, int] | None:
+def _implementation(
+    pairs: Sequence[tuple[MeasuredFile, bytes | None]],
+) -> tuple[int, int, int] | None:
     """The implementation's changed code tokens, those typing leaves unexplained, and every
     token its Python files change; None as soon as typing cannot be two thirds: the largest
-    files first, the others' pieces (`_pieces`) bounding what they could add."""
+    files first, the others' sections' pieces (`_count_pieces`, at least their hunks' tokens)
+    bounding what they could add, so most sweeps read one file's hunks. The counts are sums,
+    the same in any order, and a stop is only ever where they would say None."""
     code = []
-    for measured, file in pairs:
+    for measured, section in pairs:
         kind = file_kind(measured.path)
         if measured.test or measured.binary or kind in ("configuration", "type-checker"):
             continue
         if kind not in ("python", "stub"):
             return None  # other code: work these tokens cannot weigh
-        code.append((kind, file, _pieces(file)))
+        code.append((kind, section, _count_pieces(section or b"")))
     code.sort(key=lambda found: -found[2])
     left = sum(pieces for _, _, pieces in code)
     least, of = MOSTLY
     changed = unexplained = every = 0
-    for kind, file, pieces in code:
-        found = misfits("python", file.hunks)
+    for kind, section, pieces in code:
+        found = misfits("python", file_hunks(section))
         left -= pieces
         if kind == "stub":
             changed += found.tokens
@@ -123,29 +141,32 @@ def typing_last_reasons(
     lint (`selfbench.mine.lint_share`); `patches[i]`: change i's patch without context, by
     file section."""
     return [
-        _last(list(zip(change.files, _code_files(change, sections), strict=True)))
-        if _most_tokens(change, sections) >= SWEEP
-        else None
+        _last(change, sections) if _most_tokens(change, sections) >= SWEEP else None
         for change, sections in zip(changes, patches, strict=True)
     ]
 
 
-def _last(pairs: Sequence[tuple[MeasuredFile, CodeFile]]) -> str | None:
-    return judge_typing(pairs) or judge_lint(pairs, mostly=MOSTLY, sweep=SWEEP)
+def _last(change: MeasuredChange, sections: Mapping[str, bytes]) -> str | None:
+    typing = judge_typing([(file, sections.get(file.path)) for file in change.files])
+    if typing is not None:
+        return typing
+    pairs = list(zip(change.files, _code_files(change, sections), strict=True))
+    return judge_lint(pairs, mostly=MOSTLY, sweep=SWEEP)
 
 
-def _pieces(file: CodeFile) -> int:
-    """At least the tokens a file's hunks change (both sides)."""
-    return sum(
-        len(_PIECE_RE.findall(line)) for hunk in file.hunks for line in (*hunk.removed, *hunk.added)
-    )
+def _count_pieces(data: bytes) -> int:
+    """`len(_PIECE_RE.findall(data))`, counted at C speed without making the pieces: each
+    byte that is neither word nor space is one, and so is each run of word bytes."""
+    kinds = data.translate(_PIECE_KINDS)
+    runs = kinds.count(b" w") + kinds.count(b"xw") + kinds.startswith(b"w")
+    return kinds.count(b"x") + runs
 
 
 def _most_tokens(change: MeasuredChange, sections: Mapping[str, bytes]) -> int:
     """At least the tokens its Python implementation changes, counted without reading hunks:
     most changes are too small to be judged, and cost no more than this."""
     return sum(
-        len(_PIECE_RE.findall(sections.get(file.path, b"")))
+        _count_pieces(sections.get(file.path, b""))
         for file in change.files
         if not file.test and not file.binary and file_kind(file.path) == "python"
     )
