@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from selfbench.contract import Difficulty
     from selfbench.mine import MineOptions, MineResult
+    from selfbench.mine.git_history import RepositoryInfo
 
 __all__ = ["add_mine_commands", "render_table"]
 
@@ -52,8 +53,9 @@ def _session_dirs(args: argparse.Namespace) -> list[Path]:
     return [Path.home() / folder for folder in DEFAULT_SESSION_DIRS]
 
 
-def _options(args: argparse.Namespace) -> MineOptions:
-    """The command line checked and read into `MineOptions` (pull requests, sessions: read).
+def _options(args: argparse.Namespace) -> tuple[MineOptions, RepositoryInfo]:
+    """The command line checked and read into `MineOptions` (pull requests, sessions: read),
+    and the repository as read to check it.
 
     Raises:
         MineError: a bad budget or option, not a repository, malformed `--prs`.
@@ -79,7 +81,7 @@ def _options(args: argparse.Namespace) -> MineOptions:
     requests, skipped = read_sessions(_session_dirs(args), worktrees=info.worktrees)
     for line in skipped:
         sys.stderr.write(f"warning: {printable(line)}\n")
-    return MineOptions(
+    options = MineOptions(
         rev=args.rev,
         since=args.since,
         max_commits=args.max,
@@ -90,15 +92,16 @@ def _options(args: argparse.Namespace) -> MineOptions:
         over_fetch=args.over_fetch,
         source_url=args.source_url,
     )
+    return options, info
 
 
 def _mine(args: argparse.Namespace) -> int:
     from selfbench.mine import mine_repository
 
-    options = _options(args)
+    options, info = _options(args)
     reporter = choose_reporter()
     with stage(reporter, "walking history"):
-        result = mine_repository(Path(args.repo), options, reporter=reporter)
+        result = mine_repository(Path(args.repo), options, reporter=reporter, info=info)
     for warning in result.warnings:
         reporter.warning(warning)
     if args.out:
