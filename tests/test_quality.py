@@ -33,6 +33,7 @@ from selfbench.artifacts.quality_record import (
     PassToPassBasis,
     QualityRecord,
     StatementAblation,
+    SurvivingMutant,
     UnneededStatement,
     parse_quality,
     read_quality,
@@ -98,6 +99,13 @@ SLUG = (
     '    return "-".join(words)\n'
 )
 POINT = '\n\ndef point(x, y):\n    return {"x": x, "y": y}\n'
+ADD_MORE = (
+    "def add(a, b, *more):\n"
+    "    total = a + b\n"
+    "    for value in more:\n"
+    "        total = total + value\n"
+    "    return total\n"
+)
 
 
 @dataclass(frozen=True)
@@ -176,6 +184,16 @@ SAMPLES = (
             )
         },
         prompt='Add `point(x, y)` to `calc`: the dict `{"x": x, "y": y}`.',
+    ),
+    Sample(  # its test adds to zeros: test_core's add(1, 2) == 3 tells `a + b` from `a - b`
+        "guarded",
+        {"calc/__init__.py": ADD_MORE + FILLER + SUB},
+        {
+            "tests/test_more.py": (
+                "from calc import add\n\n\ndef test_more():\n    assert add(0, 0, 4) == 4\n"
+            )
+        },
+        prompt="`add(a, b, *more)` in `calc` adds the numbers after the first two too.",
     ),
 )
 
@@ -322,6 +340,27 @@ def test_an_always_equal_result_survives_tests_that_only_compare_with_eq(
     assert [(m.line, m.operator, m.description) for m in record.mutation.survivors] == [
         (6, "always-equal", "return value → an always-equal object"),
     ]  # the strong sample checks its result's type too: there every mutant is killed
+
+
+@SANDBOX
+def test_a_mutant_pass_to_pass_fails_is_caught_and_the_verdict_counts_it_killed(
+    samples: Samples,
+) -> None:
+    record = assess_task(samples.tasks["guarded"], samples.repo, QualityOptions(jobs=2))
+    mutation = record.mutation
+    assert mutation is not None
+
+    def rows(found: tuple[SurvivingMutant, ...]) -> list[tuple[int, str]]:
+        return [(m.line, m.description) for m in found]
+
+    # `total = a + b` → `a - b` passes add(0, 0, 4) == 4 and fails add(1, 2) == 3; the
+    # always-equal result passes both, so it alone survives the verifier
+    assert rows(mutation.caught_by_pass_to_pass) == [(2, "+ → -")]
+    assert rows(mutation.survivors) == [(5, "return value → an always-equal object")]
+    assert (mutation.generated, mutation.killed) == (6, 4)
+    assert mutation.score == pytest.approx(4 / 6)  # fail-to-pass's own score, as before
+    assert mutation.verifier_score == pytest.approx(5 / 6)
+    assert "caughtByPassToPass" in record.model_dump(mode="json", by_alias=True)["mutation"]
 
 
 def test_no_tier_when_the_implementation_left_is_too_small() -> None:
@@ -597,6 +636,10 @@ def _with_statements(*unneeded: _Statement) -> Ablation:
 
 
 _STRONG = Mutation(generated=10, killed=9, score=0.9)
+_CAUGHT = tuple(
+    SurvivingMutant(path="a.py", line=n, operator="arithmetic", description="+ → -") for n in (1, 2)
+)
+_CAUGHT4 = _CAUGHT * 2
 _ATTRS = AddedDependency(manifest="pyproject.toml", name="attrs")
 
 
@@ -640,6 +683,16 @@ _ATTRS = AddedDependency(manifest="pyproject.toml", name="attrs")
             ("weak tests: 5 of 10 mutants survive",),
         ),
         ({"mutation": Mutation(generated=10, killed=6, score=0.6)}, "ship", ()),
+        (
+            {"mutation": Mutation(generated=10, killed=2, score=0.2, caughtByPassToPass=_CAUGHT)},
+            "review",
+            ("weak tests: 6 of 10 mutants survive (2 more caught by pass-to-pass only)",),
+        ),
+        (
+            {"mutation": Mutation(generated=10, killed=2, score=0.2, caughtByPassToPass=_CAUGHT4)},
+            "ship",
+            (),
+        ),
         ({"mutation": Mutation(generated=0, killed=0, score=None)}, "ship", ()),
         ({"mutation": Mutation(generated=4, killed=0, score=0.0)}, "ship", ()),
         (
@@ -724,7 +777,8 @@ _ATTRS = AddedDependency(manifest="pyproject.toml", name="attrs")
     ],
     ids=[
         "nothing-observed", "score-under-30", "nothing-needed", "coupled", "not-coupled",
-        "score-under-60", "score-60",
+        "score-under-60", "score-60", "caught-by-pass-to-pass-under-60",
+        "caught-by-pass-to-pass-60",
         "no-mutants", "too-few-mutants", "unneeded-hunk", "unneeded-config",
         "unneeded-statements", "many-unneeded-statements", "every-statement-needed", "instruction",
         "stray-title",

@@ -13,9 +13,9 @@ class _Timed(Scorer):
     """A scorer whose variant `b"N:S"` passes after S seconds (no sandbox: the order only)."""
 
     def __init__(self) -> None:
-        super().__init__(task=None, test_sh="")  # type: ignore[arg-type]
+        super().__init__(task=None, test_sh="", with_pass_to_pass=None)  # type: ignore[arg-type]
 
-    def _one(self, patch: bytes) -> VariantRun:
+    def _one(self, patch: bytes, pass_to_pass: bool) -> VariantRun:
         _, seconds = patch.decode().split(":")
         time.sleep(float(seconds))
         return VariantRun(result=True, ran=True)

@@ -133,9 +133,24 @@ class Mutation(_Record):
     stopped_early: bool = Field(default=False, alias="stoppedEarly")
     """The run stopped once the verdict could not change; `generated` counts those that ran."""
     survivors: tuple[SurvivingMutant, ...] = ()
+    """The mutants every fail-to-pass test passes and the pass-to-pass tests do not fail (or
+    were not run on)."""
+    caught_by_pass_to_pass: tuple[SurvivingMutant, ...] = Field(
+        default=(), alias="caughtByPassToPass"
+    )
+    """The mutants every fail-to-pass test passes and a pass-to-pass test fails: the verifier
+    scores them 0 all the same, so the verdict counts them killed (`score` does not)."""
     note: str = "equivalent mutants are not removed: a survivor may behave as the gold does"
 
     model_config = ConfigDict(strict=True, frozen=True, extra="forbid", populate_by_name=True)
+
+    @property
+    def verifier_score(self) -> float | None:
+        """The share of the mutants the whole verifier scores 0: killed by fail-to-pass, or
+        caught by pass-to-pass; None when nothing could be mutated."""
+        if not self.generated:
+            return None
+        return (self.killed + len(self.caught_by_pass_to_pass)) / self.generated
 
 
 class PassToPassBasis(_Record):

@@ -91,7 +91,9 @@ def _score_cell(record: QualityRecord) -> str:
     mutation = record.mutation
     if mutation is None or mutation.score is None:
         return "-"
-    return f"{mutation.score:.0%} ({mutation.killed}/{mutation.generated})"
+    cell = f"{mutation.score:.0%} ({mutation.killed}/{mutation.generated})"
+    caught = len(mutation.caught_by_pass_to_pass)
+    return f"{cell} +{caught} by pass-to-pass" if caught else cell
 
 
 def _print_table(records: list[QualityRecord]) -> None:

@@ -17,7 +17,9 @@ it once in the sandbox, and runs every variant of the gold patch there, fail-to-
    `random.Random(seed)`, each applied on top of the gold; a mutant is *killed* when a
    fail-to-pass test fails. The run stops once the verdict's mutation rows cannot change
    (`stoppedEarly`; `generated` then counts the mutants that ran). A mutant whose run cannot be
-   judged (a timeout, a patch that does not apply) is left out of the counts;
+   judged (a timeout, a patch that does not apply) is left out of the counts. Each survivor
+   then runs with pass-to-pass too (after the gold, once, the measure of its time limit): one a
+   pass-to-pass test fails is `caughtByPassToPass`, which the verdict counts killed;
 4. statement ablation (`statements`): each changed statement of the needed implementation
    removed on its own, or judged by the deletion mutant that is the same removal; not run
    (`skipped`) when the verdict is review or reject without it, since its row could only add
@@ -337,27 +339,69 @@ def _mutation(
         what="mutant",
     )
     ran = [(m, run.result) for m, run in zip(mutants, runs, strict=True) if run.ran]
-    return _mutation_record(mutants, runs, capped=total > len(mutants)), ran
+    surviving = [i for i, run in enumerate(runs) if run.ran and run.result is True]
+    caught = _caught_by_pass_to_pass(scorer, gold, [patches[i] for i in surviving], options.jobs)
+    record = _mutation_record(
+        mutants,
+        runs,
+        {i for i, hit in zip(surviving, caught, strict=True) if hit},
+        capped=total > len(mutants),
+    )
+    return record, ran
+
+
+def _caught_by_pass_to_pass(
+    scorer: Scorer, gold: bytes, survivors: Sequence[bytes], jobs: int
+) -> list[bool]:
+    """For each mutant fail-to-pass passed, whether a pass-to-pass test fails it: the verifier
+    scores it 0 as surely as a killed one (python-dotenv #586: seven mutants of its regular-file
+    branch pass the FIFO test, and its other tests fail each). Nothing is caught when the task
+    has no pass-to-pass tests, or when the gold does not pass them here (then they say nothing
+    of a mutant); a run that cannot be judged catches nothing."""
+    if not survivors or not scorer.has_pass_to_pass:
+        return [False for _ in survivors]
+    [baseline] = scorer.score([gold], pass_to_pass=True, what="the gold's run with pass-to-pass")
+    if baseline.result is not True:
+        return [False for _ in survivors]
+    scorer.pass_to_pass_limit = VARIANT_TIME_FACTOR * baseline.seconds
+    runs = scorer.score(
+        survivors, jobs=jobs, pass_to_pass=True, what="surviving mutant with pass-to-pass"
+    )
+    return [run.result is False for run in runs]
 
 
 def _mutation_record(
-    mutants: Sequence[Mutant], runs: Sequence[VariantRun], *, capped: bool
+    mutants: Sequence[Mutant],
+    runs: Sequence[VariantRun],
+    caught: Collection[int] = frozenset(),
+    *,
+    capped: bool,
 ) -> Mutation:
-    judged = [(m, run.result) for m, run in zip(mutants, runs, strict=True) if run.ran]
-    judged = [(m, result) for m, result in judged if result is not None]
-    killed = sum(result is False for _, result in judged)
-    survivors = tuple(
-        SurvivingMutant(path=m.path, line=m.line, operator=m.operator, description=m.description)
-        for m, result in judged
-        if result is True
-    )
+    """The record of the mutants' runs; `caught` holds the indexes of those pass-to-pass fails."""
+    judged = [
+        (i, m, run.result)
+        for i, (m, run) in enumerate(zip(mutants, runs, strict=True))
+        if run.ran and run.result is not None
+    ]
+    killed = sum(result is False for _, _, result in judged)
+
+    def surviving(*, of_caught: bool) -> tuple[SurvivingMutant, ...]:
+        return tuple(
+            SurvivingMutant(
+                path=m.path, line=m.line, operator=m.operator, description=m.description
+            )
+            for i, m, result in judged
+            if result is True and (i in caught) == of_caught
+        )
+
     return Mutation(
         generated=len(judged),
         killed=killed,
         score=killed / len(judged) if judged else None,
         capped=capped,
         stoppedEarly=not all(run.ran for run in runs),
-        survivors=survivors,
+        survivors=surviving(of_caught=False),
+        caughtByPassToPass=surviving(of_caught=True),
     )
 
 

@@ -9,6 +9,11 @@ say of fail-to-pass for that patch, without the runs only validation needs. A va
 * True: every fail-to-pass test passed (the variant is as good as the gold for these tests);
 * False: some fail-to-pass test failed (the tests noticed the change);
 * None: it could not be judged (the patch did not apply, the run timed out, no reward).
+
+A scorer also holds the verifier with pass-to-pass (still without the repeat), for the runs that
+ask for it (`score(..., pass_to_pass=True)`: a mutant fail-to-pass cannot tell from the gold).
+There a variant is True when pass-to-pass passes too, False when it fails, None when fail-to-pass
+itself failed this time or the run could not be judged.
 """
 
 from __future__ import annotations
@@ -69,30 +74,42 @@ def _fail_to_pass_only(definition: TaskDefinition) -> TaskDefinition:
 class Scorer:
     """A prepared task: `score` runs batches of variants on fresh copies of it."""
 
-    def __init__(self, task: TaskPhases, test_sh: str) -> None:
+    def __init__(self, task: TaskPhases, test_sh: str, with_pass_to_pass: str | None) -> None:
         self._task = task
         self._test_sh = test_sh
+        self._with_pass_to_pass = with_pass_to_pass
         self._lock = threading.Lock()
         self._count = 0
         self.limit: float | None = None
         """Seconds a variant may take (None: the task's own limits)."""
+        self.pass_to_pass_limit: float | None = None
+        """Seconds a variant may take with pass-to-pass (None: the task's own limits)."""
+
+    @property
+    def has_pass_to_pass(self) -> bool:
+        """The task names pass-to-pass tests, so `score(..., pass_to_pass=True)` runs them."""
+        return self._with_pass_to_pass is not None
 
     def _name(self) -> str:
         with self._lock:
             self._count += 1
             return f"variant-{self._count}"
 
-    def _one(self, patch: bytes) -> VariantRun:
+    def _one(self, patch: bytes, pass_to_pass: bool) -> VariantRun:
         task = self._task
         name = self._name()
         opt = task.fresh(f"{name}-collected")
         (opt / Path(layout.CONTAINER_AGENT_PATCH).name).write_bytes(patch)
-        run = _limited(task, self.limit).verifier(name, AgentPatch(opt), (), self._test_sh)
+        test_sh, limit = self._test_sh, self.limit
+        if pass_to_pass and self._with_pass_to_pass is not None:
+            test_sh, limit = self._with_pass_to_pass, self.pass_to_pass_limit
+        run = _limited(task, limit).verifier(name, AgentPatch(opt), (), test_sh)
         if not task.options.keep:
             shutil.rmtree(opt, ignore_errors=True)
             for suffix in ("tests", "opt", "logs"):
                 shutil.rmtree(task.sandbox.root / f"{name}-{suffix}", ignore_errors=True)
-        return VariantRun(_judge(run), ran=True, seconds=run.phase.seconds)
+        judged = _judge(run, pass_to_pass=pass_to_pass)
+        return VariantRun(judged, ran=True, seconds=run.phase.seconds)
 
     def score(
         self,
@@ -101,10 +118,11 @@ class Scorer:
         jobs: int = 1,
         stop: Stop = _never,
         what: str = "quality run",
+        pass_to_pass: bool = False,
     ) -> list[VariantRun]:
         """Run each variant, `jobs` at a time, until `stop` says so; in the variants' order
         (`ran` False for those skipped). `what` names the runs in the heartbeat's step
-        (`mutant 3 of 9`).
+        (`mutant 3 of 9`); with `pass_to_pass` (and pass-to-pass tests to run) each runs them too.
 
         `stop` is asked of the results in the variants' order only (the longest run of them
         finished from the first), and every variant after the point where it said so counts as
@@ -124,7 +142,8 @@ class Scorer:
                     if item is None:
                         break
                     activity.step(f"quality: {what} {item[0] + 1} of {len(variants)}")
-                    running[pool.submit(activity.carried(self._one), item[1])] = item[0]
+                    one = pool.submit(activity.carried(self._one), item[1], pass_to_pass)
+                    running[one] = item[0]
                 if not running:
                     break
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
@@ -160,13 +179,15 @@ def _limited(task: TaskPhases, limit: float | None) -> TaskPhases:
     return view
 
 
-def _judge(run: VerifierRun) -> bool | None:
+def _judge(run: VerifierRun, *, pass_to_pass: bool) -> bool | None:
     reward = run.reward
     if reward is None or run.phase.timed_out or run.agent_reason is not None:
         return None
     if not reward.patch_applied or not reward.setup_completed:
         return None
-    return bool(reward.fail_to_pass)
+    if not pass_to_pass:
+        return bool(reward.fail_to_pass)
+    return bool(reward.pass_to_pass) if reward.fail_to_pass else None
 
 
 @contextmanager
@@ -207,7 +228,12 @@ def open_scorer(
             )
             only = _fail_to_pass_only(definition)
             gold = read_bundle_file(located.bundle, layout.GOLD_PATCH)
-            yield Scorer(task, render_test_sh(only, tuple(protected), gold, repeat=False))
+            with_pass_to_pass = None
+            if definition.passToPass:
+                with_pass_to_pass = render_test_sh(definition, protected, gold, repeat=False)
+            yield Scorer(
+                task, render_test_sh(only, protected, gold, repeat=False), with_pass_to_pass
+            )
 
 
 def score_variants(

@@ -2,7 +2,8 @@
 
 `RULES` is the rule, one row per condition, judged in order: every row whose condition holds
 adds its one-line reason; the verdict is the worst row's (`reject` over `review`), `ship` when
-no row holds.
+no row holds. The mutation score the rows read is the verifier's (`Mutation.verifier_score`): a
+mutant fail-to-pass passes and a pass-to-pass test fails scores 0 like a killed one.
 
 | condition                                                       | verdict |
 |-----------------------------------------------------------------|---------|
@@ -79,9 +80,10 @@ def _score_in(low: float, high: float) -> Callable[[Observations], bool]:
 
     def holds(seen: Observations) -> bool:
         mutation = seen.mutation
-        if mutation is None or mutation.score is None or mutation.generated < MIN_MUTANTS:
+        if mutation is None or mutation.generated < MIN_MUTANTS:
             return False
-        return low <= mutation.score < high
+        score = mutation.verifier_score
+        return score is not None and low <= score < high
 
     return holds
 
@@ -89,7 +91,10 @@ def _score_in(low: float, high: float) -> Callable[[Observations], bool]:
 def _survivors(seen: Observations) -> str:
     mutation = seen.mutation
     assert mutation is not None  # noqa: S101 - the condition checked it
-    return f"{mutation.generated - mutation.killed} of {mutation.generated} mutants survive"
+    caught = len(mutation.caught_by_pass_to_pass)
+    left = mutation.generated - mutation.killed - caught
+    survive = f"{left} of {mutation.generated} mutants survive"
+    return f"{survive} ({caught} more caught by pass-to-pass only)" if caught else survive
 
 
 def _nothing_needed(seen: Observations) -> bool:

@@ -58,7 +58,9 @@ function mutationText(mutation) {
   const notes = [];
   if (mutation.capped) notes.push("a fixed-seed sample of the mutants");
   if (mutation.stoppedEarly) notes.push("stopped once the verdict could not change");
-  const text = `${mutation.killed}/${mutation.generated} killed (${percent(mutation.score)})`;
+  const caught = (mutation.caughtByPassToPass || []).length;
+  const killed = `${mutation.killed}/${mutation.generated} killed (${percent(mutation.score)})`;
+  const text = caught ? `${killed}, ${caught} more by pass-to-pass` : killed;
   return notes.length ? `${text}; ${notes.join("; ")}` : text;
 }
 
