@@ -100,11 +100,7 @@ SLUG = (
 )
 POINT = '\n\ndef point(x, y):\n    return {"x": x, "y": y}\n'
 ADD_MORE = (
-    "def add(a, b, *more):\n"
-    "    total = a + b\n"
-    "    for value in more:\n"
-    "        total = total + value\n"
-    "    return total\n"
+    "def add(a, b, *more):\n    if not more:\n        return a + b\n    return a + b + sum(more)\n"
 )
 
 
@@ -185,7 +181,7 @@ SAMPLES = (
         },
         prompt='Add `point(x, y)` to `calc`: the dict `{"x": x, "y": y}`.',
     ),
-    Sample(  # its test adds to zeros: test_core's add(1, 2) == 3 tells `a + b` from `a - b`
+    Sample(  # its test takes the new path only; test_core's add(1, 2) takes the old one
         "guarded",
         {"calc/__init__.py": ADD_MORE + FILLER + SUB},
         {
@@ -353,13 +349,19 @@ def test_a_mutant_pass_to_pass_fails_is_caught_and_the_verdict_counts_it_killed(
     def rows(found: tuple[SurvivingMutant, ...]) -> list[tuple[int, str]]:
         return [(m.line, m.description) for m in found]
 
-    # `total = a + b` → `a - b` passes add(0, 0, 4) == 4 and fails add(1, 2) == 3; the
-    # always-equal result passes both, so it alone survives the verifier
-    assert rows(mutation.caught_by_pass_to_pass) == [(2, "+ → -")]
-    assert rows(mutation.survivors) == [(5, "return value → an always-equal object")]
-    assert (mutation.generated, mutation.killed) == (6, 4)
-    assert mutation.score == pytest.approx(4 / 6)  # fail-to-pass's own score, as before
-    assert mutation.verifier_score == pytest.approx(5 / 6)
+    # line 3, `return a + b`, is the path without `more`: its test never takes it, test_core's
+    # add(1, 2) == 3 does; an always-equal result passes both, and so does line 4's `a - b`
+    # (its test adds to zeros, and pass-to-pass never passes `more`)
+    assert rows(mutation.caught_by_pass_to_pass) == [(3, "return → return None"), (3, "+ → -")]
+    assert rows(mutation.survivors) == [
+        (3, "return value → an always-equal object"),
+        (4, "return value → an always-equal object"),
+        (4, "+ → -"),
+    ]
+    assert (mutation.generated, mutation.killed) == (8, 3)
+    assert mutation.score == pytest.approx(3 / 8)  # fail-to-pass's own: "weak tests" alone
+    assert mutation.verifier_score == pytest.approx(5 / 8)  # what the verdict reads
+    assert not any(reason.startswith("weak tests") for reason in record.reasons)
     assert "caughtByPassToPass" in record.model_dump(mode="json", by_alias=True)["mutation"]
 
 
@@ -964,5 +966,9 @@ def test_the_files_that_are_no_implementation_are_reverted_together_first(
     record = assess_task(samples.tasks["unneeded"], samples.repo, options)
     assert record.ablation is not None
     assert moved_out(record) == ("docs/requirements.txt", "tox.ini")
-    # 15 when each of the three files ran on its own: the two reverted together are one run
-    assert len(list((tmp_path / "logs").rglob("variant-*.log"))) == 14
+    assert record.mutation is not None
+    assert (record.mutation.killed, len(record.mutation.survivors)) == (3, 3)
+    assert record.mutation.caught_by_pass_to_pass == ()  # test_core adds: it calls neither
+    # 15 when each of the three files ran on its own: the two reverted together are one run;
+    # then four with pass-to-pass (a score of 50% could rise to 60%): the gold, 3 survivors
+    assert len(list((tmp_path / "logs").rglob("variant-*.log"))) == 14 + 4

@@ -17,9 +17,10 @@ it once in the sandbox, and runs every variant of the gold patch there, fail-to-
    `random.Random(seed)`, each applied on top of the gold; a mutant is *killed* when a
    fail-to-pass test fails. The run stops once the verdict's mutation rows cannot change
    (`stoppedEarly`; `generated` then counts the mutants that ran). A mutant whose run cannot be
-   judged (a timeout, a patch that does not apply) is left out of the counts. Each survivor
-   then runs with pass-to-pass too (after the gold, once, the measure of its time limit): one a
-   pass-to-pass test fails is `caughtByPassToPass`, which the verdict counts killed;
+   judged (a timeout, a patch that does not apply) is left out of the counts. While the
+   verdict's rows could still change, the survivors then run with pass-to-pass too (after the
+   gold, once, the measure of their time limit): one a pass-to-pass test fails is
+   `caughtByPassToPass`, which the verdict counts killed;
 4. statement ablation (`statements`): each changed statement of the needed implementation
    removed on its own, or judged by the deletion mutant that is the same removal; not run
    (`skipped`) when the verdict is review or reject without it, since its row could only add
@@ -340,7 +341,10 @@ def _mutation(
     )
     ran = [(m, run.result) for m, run in zip(mutants, runs, strict=True) if run.ran]
     surviving = [i for i, run in enumerate(runs) if run.ran and run.result is True]
-    caught = _caught_by_pass_to_pass(scorer, gold, [patches[i] for i in surviving], options.jobs)
+    killed = sum(run.ran and run.result is False for run in runs)
+    caught = _caught_by_pass_to_pass(
+        scorer, gold, [patches[i] for i in surviving], killed, options.jobs
+    )
     record = _mutation_record(
         mutants,
         runs,
@@ -351,23 +355,40 @@ def _mutation(
 
 
 def _caught_by_pass_to_pass(
-    scorer: Scorer, gold: bytes, survivors: Sequence[bytes], jobs: int
+    scorer: Scorer, gold: bytes, survivors: Sequence[bytes], killed: int, jobs: int
 ) -> list[bool]:
     """For each mutant fail-to-pass passed, whether a pass-to-pass test fails it: the verifier
-    scores it 0 as surely as a killed one (python-dotenv #586: seven mutants of its regular-file
-    branch pass the FIFO test, and its other tests fail each). Nothing is caught when the task
-    has no pass-to-pass tests, or when the gold does not pass them here (then they say nothing
-    of a mutant); a run that cannot be judged catches nothing."""
-    if not survivors or not scorer.has_pass_to_pass:
-        return [False for _ in survivors]
+    scores it 0 as surely as a killed one (python-dotenv #586: three of its seven mutants break
+    its regular-file branch, which the FIFO test never reaches and its other tests do).
+
+    Run only while the verdict's mutation rows could still change (`killed` of all judged):
+    never when the score already ships, or too few mutants ran for any row to read it, and no
+    further once the rest cannot move it. Nothing is caught when the task has no pass-to-pass
+    tests, or when the gold does not pass them here (then they say nothing of a mutant); a run
+    that cannot be judged catches nothing."""
+    judged = killed + len(survivors)
+    nothing = [False for _ in survivors]
+    if not survivors or judged < MIN_MUTANTS or _bucket(killed / judged) == _bucket(1.0):
+        return nothing
+    if not scorer.has_pass_to_pass:
+        return nothing
     [baseline] = scorer.score([gold], pass_to_pass=True, what="the gold's run with pass-to-pass")
     if baseline.result is not True:
-        return [False for _ in survivors]
+        return nothing
     scorer.pass_to_pass_limit = VARIANT_TIME_FACTOR * baseline.seconds
+
+    def settled(finished: list[bool | None]) -> bool:
+        low = killed + finished.count(False)
+        return _bucket(low / judged) == _bucket((low + len(survivors) - len(finished)) / judged)
+
     runs = scorer.score(
-        survivors, jobs=jobs, pass_to_pass=True, what="surviving mutant with pass-to-pass"
+        survivors,
+        jobs=jobs,
+        stop=settled,
+        pass_to_pass=True,
+        what="surviving mutant with pass-to-pass",
     )
-    return [run.result is False for run in runs]
+    return [run.ran and run.result is False for run in runs]
 
 
 def _mutation_record(
