@@ -520,7 +520,7 @@ def test_the_report_names_the_toolchains_used(tmp_path: Path, provisioned_env: P
         "python3.11 3.11.99 (cache)",
         "python3.13 3.13.99 (cache)",
     ]
-    assert report.to_json()["toolchains"][1]["found"] == "3.12.99"
+    assert report.toolchains[1].found == "3.12.99"
     prepare = (tmp_path / "logs" / "python-versions" / "prepare.log").read_text()
     assert "Python 3.12.99\nuv 0.13.8\n" in prepare
 

@@ -8,7 +8,8 @@ keeps the object as it found it (`selfbench.export.manifest`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from selfbench._json import JsonObject, JsonValue
 
 __all__ = ["ProvenanceTask", "RunProvenance", "ToolchainUse"]
 
@@ -18,9 +19,9 @@ class ToolchainUse:
     """A toolchain the accepted tasks' validation used, as their reports name it: JSON values
     the reports hold (strings, or None where one says nothing)."""
 
-    name: object
-    wanted: object
-    found: object
+    name: JsonValue
+    wanted: JsonValue
+    found: JsonValue
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +49,7 @@ class RunProvenance:
     tasks: tuple[ProvenanceTask, ...]
     """In the order the manifest lists them (by taskId)."""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The manifest's `provenance` object."""
         return {
             "selfbench": self.version,

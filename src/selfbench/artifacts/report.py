@@ -7,11 +7,11 @@ SPEC §7 lives here once: nop must fail fail-to-pass and pass pass-to-pass; orac
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from selfbench._json import loads_strict
+from selfbench._json import JsonObject, loads_strict
 from selfbench.errors import JsonError, RewardError
 from selfbench.rules import describe_error
 
@@ -86,7 +86,7 @@ class Check:
     ran: bool = True
     """False when there was nothing to check (then `passed` is False too, never a pass)."""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"name": self.name, "ran": self.ran, "passed": self.passed, "detail": self.detail}
 
 
@@ -102,11 +102,11 @@ class RunReport:
     """Per phase (`fail-to-pass`, `fail-to-pass again`, `pass-to-pass`): passed, failed and
     skipped tests, where the runner's output gives them."""
 
-    def to_json(self) -> dict[str, Any]:
-        fields: dict[str, Any] = (
+    def to_json(self) -> JsonObject:
+        fields: JsonObject = (
             self.reward.model_dump() if self.reward else dict.fromkeys(REWARD_FIELDS)
         )
-        result = {**fields, "log": self.log}
+        result: JsonObject = {**fields, "log": self.log}
         if self.tests:
             result["tests"] = dict(self.tests)
         if self.counts:
@@ -130,8 +130,8 @@ class TaskReport:
     reruns: tuple[RunReport, ...] = ()
     """The oracle's reruns from fresh copies (`--reruns`), in order."""
 
-    def to_json(self) -> dict[str, Any]:
-        result = {
+    def to_json(self) -> JsonObject:
+        result: JsonObject = {
             "taskId": self.task_id,
             "accepted": self.accepted,
             "reason": self.reason,
