@@ -225,13 +225,13 @@ def test_a_draft_record_keeps_its_keys_in_the_file_s_order(tmp_path: Path) -> No
         "droppedFlaky", "rerunAlone", "logs", "timings", "passToPassBasis", "pythonRetries",
         "observed", "quality", "auditWarnings",
     ]  # fmt: skip
-    runs = evidence.to_json()["runs"][0]["files"]
-    assert [list(run) for run in runs] == [
+    assert [list(run.to_json()) for run in evidence.runs[0].files] == [
         ["file", "exitCode", "tests", "noTests", "carried", "carriedTests"],
         ["file", "exitCode", "tests", "noTests", "alone"],
     ]
     assert evidence.to_json()["timings"] == {"runSeconds": 1.0, "totalSeconds": 2.5}
-    assert evidence.to_json()["quality"]["difficulty"] == {"before": "hard", "after": None}
+    assert evidence.quality is not None
+    assert evidence.quality.to_json()["difficulty"] == {"before": "hard", "after": None}
     bare = replace(evidence, basis=None, python_retries=(), observed=None, quality=None)
     bare = replace(bare, total_seconds=None, audit_warnings=None)
     assert list(bare.to_json())[-1] == "timings"

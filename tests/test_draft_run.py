@@ -1717,6 +1717,6 @@ def test_the_draft_record_counts_the_tests_a_run_carried() -> None:
     """`draft.json` says how many of a file's tests a part run carried, and marks none else."""
     whole = _pytest_run("test_b.py", ["PASSED test_b.py::test_hit", "PASSED test_b.py::t"], 0)
     part = replace(whole, carried_tests=frozenset({"test_b.py::t"}))
-    files = _run_record(_sample("gold-2", part, whole)).to_json()["files"]
+    files = [file.to_json() for file in _run_record(_sample("gold-2", part, whole)).files]
     assert [file.get("carriedTests") for file in files] == [1, None]
     assert files[0]["tests"] == {"test_b.py::test_hit": "passed", "test_b.py::t": "passed"}

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from selfbench._fs import read_bytes
-from selfbench._json import dumps_pretty
+from selfbench._json import JsonObject, dumps_pretty
 from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.errors import TaskFileError
 from selfbench.patches import parse_patch
@@ -189,7 +189,7 @@ class ObservedInputs:
     gold_runs: int
     """How many runs with the gold patch the draft made, each from a fresh copy."""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The record's JSON form."""
         task = self.task
         return {
@@ -237,7 +237,7 @@ class DraftCommands:
     sources: tuple[tuple[str, str], ...]
     """Where each value came from, by definition key (`setupCommand`, …), in order."""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The record's JSON form."""
         return {
             "setupCommand": self.setup_command,
@@ -261,7 +261,7 @@ class FileRunRecord:
     carried_tests: int = 0
     alone: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The record's JSON form (`carried`, `carriedTests` and `alone` only when set)."""
         return {
             "file": self.file,
@@ -281,7 +281,7 @@ class RunRecord:
     name: str
     files: tuple[FileRunRecord, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The record's JSON form."""
         return {"name": self.name, "files": [run.to_json() for run in self.files]}
 
@@ -303,9 +303,9 @@ class QualityNote:
     moved: tuple[str, ...]
     difficulty: TierChange | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The record's JSON form."""
-        note: dict[str, Any] = {"verdict": self.verdict, "moved": list(self.moved)}
+        note: JsonObject = {"verdict": self.verdict, "moved": list(self.moved)}
         if (change := self.difficulty) is not None:
             note["difficulty"] = {"before": change.before, "after": change.after}
         return note
@@ -335,12 +335,12 @@ class DraftEvidence:
     total_seconds: float | None = None
     audit_warnings: tuple[str, ...] | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The record's JSON form, `draft.json`'s content: its keys in the file's order."""
-        timings = {"runSeconds": self.run_seconds}
+        timings: dict[str, float] = {"runSeconds": self.run_seconds}
         if self.total_seconds is not None:
             timings["totalSeconds"] = self.total_seconds
-        evidence: dict[str, Any] = {
+        evidence: JsonObject = {
             "schemaVersion": DRAFT_SCHEMA_VERSION,
             "draft": True,
             "note": _NOTE,

@@ -27,12 +27,12 @@ every selector one the draft chose. Anything else, and validation runs every che
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from selfbench._fs import read_bytes
+from selfbench._json import JsonValue
 from selfbench.artifacts.compiled import LocatedTask
 from selfbench.artifacts.draft_record import (
     DRAFT_FILE,
@@ -131,7 +131,20 @@ def draft_proof(located: LocatedTask, *, reruns: int) -> DraftProof | None:
     return DraftProof(path, base, gold_runs, gold, dropped)
 
 
-def _parts(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], list[Any]] | None:
+def _items(value: JsonValue) -> Iterable[JsonValue]:
+    """What iterating `value or ()` yields: a string's characters, an object's keys; a number
+    (or true) is not iterable, and raises as iterating it would."""
+    if not value:
+        return ()
+    if isinstance(value, bool | int | float):
+        raise TypeError(f"'{type(value).__name__}' object is not iterable")
+    return value
+
+
+_Parts = tuple[dict[str, JsonValue], dict[str, JsonValue], list[JsonValue]]
+
+
+def _parts(record: Mapping[str, JsonValue]) -> _Parts | None:
     """The record's observed inputs, selectors and runs; None when one is not of its type, or
     when a file's runs were run alone (`draft.run.settled_alone`): they stand for runs whose
     outcomes changed, from fewer fresh copies than the draft's gold runs, so they prove none of
@@ -147,14 +160,14 @@ def _parts(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], l
         return None
     alone = any(
         isinstance(run, dict)
-        and any(isinstance(file, dict) and file.get("alone") for file in run.get("files") or ())
+        and any(isinstance(file, dict) and file.get("alone") for file in _items(run.get("files")))
         for run in runs
     )
     return None if alone else (observed, selectors, runs)
 
 
 def _same_task(
-    located: LocatedTask, observed: Mapping[str, Any], selectors: Mapping[str, Any]
+    located: LocatedTask, observed: Mapping[str, JsonValue], selectors: Mapping[str, JsonValue]
 ) -> bool:
     definition: TaskDefinition = located.definition
     test_patch = read_bytes(located.bundle / layout.TEST_PATCH, error=BundleError)
@@ -166,12 +179,13 @@ def _same_task(
         definition.testCommand,
         definition.toolchains,
     )
-    now = observed_inputs(task, test_patch, gold_patch, gold_runs=0).to_json()
+    inputs = observed_inputs(task, test_patch, gold_patch, gold_runs=0)
+    now = inputs.to_json()
     ran_gold = observed.get("goldFiles")
     if not isinstance(ran_gold, dict):
         return False
     same = all(observed.get(key) == now[key] for key in now if key not in ("goldFiles", "goldRuns"))
-    gold_kept = all(ran_gold.get(path) == digest for path, digest in now["goldFiles"].items())
-    fail = set(definition.failToPass) <= set(selectors.get("failToPass") or ())
-    passing = set(definition.passToPass) <= set(selectors.get("passToPass") or ())
+    gold_kept = all(ran_gold.get(path) == digest for path, digest in inputs.gold_files)
+    fail = set(definition.failToPass) <= set(_items(selectors.get("failToPass")))
+    passing = set(definition.passToPass) <= set(_items(selectors.get("passToPass")))
     return same and gold_kept and fail and passing
