@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
-from selfbench._json import dumps_pretty, loads_strict
+from selfbench._json import JsonObject, JsonValue, dumps_pretty, loads_strict
 from selfbench.bundle import layout
 from selfbench.contract import DIFFICULTIES, Difficulty, TaskDefinition, definition_sha256
 from selfbench.errors import BundleError, JsonError
@@ -55,19 +55,19 @@ _SHOWN_KEY = 60
 """How much of an unknown key a message quotes."""
 
 
-def _positive_integer(value: Any) -> bool:
+def _positive_integer(value: JsonValue) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
-def _non_empty_string(value: Any) -> bool:
+def _non_empty_string(value: JsonValue) -> bool:
     return isinstance(value, str) and bool(value)
 
 
-def _digest(value: Any) -> bool:
+def _digest(value: JsonValue) -> bool:
     return isinstance(value, str) and is_sha256_digest(value)
 
 
-_RULES: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
+_RULES: tuple[tuple[str, Callable[[JsonValue], bool], str], ...] = (
     ("generator", lambda value: value == GENERATOR, f'must be "{GENERATOR}"'),
     ("harborSchemaVersion", _non_empty_string, "must be a non-empty string"),
     ("compilerRevision", _positive_integer, "must be a positive integer"),
@@ -95,7 +95,7 @@ class BundleManifest:
     compiler_revision: int = layout.COMPILER_REVISION
     harbor_schema_version: str = layout.HARBOR_SCHEMA_VERSION
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The manifest as JSON, keys in the grammar's order."""
         values = (
             GENERATOR,
@@ -133,7 +133,7 @@ def render_bundle_manifest(manifest: BundleManifest) -> bytes:
 # --- parsing -----------------------------------------------------------------------------------
 
 
-def _fields(value: Any, source: str) -> dict[str, Any]:
+def _fields(value: JsonValue, source: str) -> dict[str, JsonValue]:
     if not isinstance(value, dict):
         raise BundleError(f"{source}: not a selfbench manifest (a JSON object)")
     missing = [key for key in _KEYS if key not in value]
@@ -146,12 +146,21 @@ def _fields(value: Any, source: str) -> dict[str, Any]:
     return value
 
 
-def _problem(fields: dict[str, Any]) -> str | None:
+def _problem(fields: Mapping[str, JsonValue]) -> str | None:
     """The first field that breaks the grammar, as a message; None when every field obeys."""
     for key, obeys, rule in _RULES:
         if not obeys(fields[key]):
             return f"{key} {rule}"
-    return task_id_problem(fields["taskId"])
+    task_id = fields["taskId"]
+    return task_id_problem(task_id) if isinstance(task_id, str) else "taskId must be a string"
+
+
+def _text(fields: Mapping[str, JsonValue], key: str, source: str) -> str:
+    """A field `_problem` found a string (so never raises)."""
+    value = fields[key]
+    if not isinstance(value, str):
+        raise BundleError(f"{source}: {key} must be a string")
+    return value
 
 
 def parse_bundle_manifest(data: bytes, *, source: str) -> BundleManifest:
@@ -168,13 +177,16 @@ def parse_bundle_manifest(data: bytes, *, source: str) -> BundleManifest:
     problem = _problem(fields)
     if problem is not None:
         raise BundleError(f"{source}: {problem}")
+    revision = fields["compilerRevision"]
+    if not isinstance(revision, int):  # `_problem` found it one
+        raise BundleError(f"{source}: compilerRevision must be a positive integer")
     return BundleManifest(
-        task_id=fields["taskId"],
-        difficulty=fields["difficulty"],
-        definition_sha256=fields["definitionSha256"],
-        test_patch_sha256=fields["testPatchSha256"],
-        gold_patch_sha256=fields["goldPatchSha256"],
-        snapshot_sha256=fields["snapshotSha256"],
-        compiler_revision=fields["compilerRevision"],
-        harbor_schema_version=fields["harborSchemaVersion"],
+        task_id=_text(fields, "taskId", source),
+        difficulty=next(tier for tier in DIFFICULTIES if tier == fields["difficulty"]),
+        definition_sha256=_text(fields, "definitionSha256", source),
+        test_patch_sha256=_text(fields, "testPatchSha256", source),
+        gold_patch_sha256=_text(fields, "goldPatchSha256", source),
+        snapshot_sha256=_text(fields, "snapshotSha256", source),
+        compiler_revision=revision,
+        harbor_schema_version=_text(fields, "harborSchemaVersion", source),
     )

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import tomllib
-from typing import Any
 
 import tomli_w
 
+from selfbench._json import JsonObject
 from selfbench.bundle import layout
 from selfbench.bundle.render_scripts import collect_command
 from selfbench.contract import TaskDefinition
@@ -31,7 +31,7 @@ def _cpus(value: float) -> int | float:
     return int(value) if value.is_integer() else value
 
 
-def _environment(definition: TaskDefinition) -> dict[str, Any]:
+def _environment(definition: TaskDefinition) -> JsonObject:
     return {
         "network_mode": "public",
         "build_timeout_sec": float(definition.timeouts.setupSeconds + BUILD_TIMEOUT_EXTRA),
@@ -41,7 +41,7 @@ def _environment(definition: TaskDefinition) -> dict[str, Any]:
     }
 
 
-def _task(definition: TaskDefinition) -> dict[str, Any]:
+def _task(definition: TaskDefinition) -> JsonObject:
     task_id = definition.taskId
     return {
         "name": f"selfbench/{task_id}",
@@ -51,7 +51,7 @@ def _task(definition: TaskDefinition) -> dict[str, Any]:
     }
 
 
-def _metadata(definition: TaskDefinition) -> dict[str, Any]:
+def _metadata(definition: TaskDefinition) -> JsonObject:
     return {
         "selfbench_task_id": definition.taskId,
         "difficulty": definition.difficulty,
@@ -63,9 +63,9 @@ def _metadata(definition: TaskDefinition) -> dict[str, Any]:
     }
 
 
-def _verifier(definition: TaskDefinition) -> dict[str, Any]:
+def _verifier(definition: TaskDefinition) -> JsonObject:
     timeouts = definition.timeouts
-    collect = {
+    collect: JsonObject = {
         "service": "main",
         "user": "root",
         "timeout_sec": float(min(timeouts.testsSeconds, COLLECT_TIMEOUT_CAP)),
@@ -81,7 +81,7 @@ def _verifier(definition: TaskDefinition) -> dict[str, Any]:
     }
 
 
-def task_config(definition: TaskDefinition, allowed_hosts: tuple[str, ...]) -> dict[str, Any]:
+def task_config(definition: TaskDefinition, allowed_hosts: tuple[str, ...]) -> JsonObject:
     """The task.toml document as a plain value, keys in the order they are written."""
     return {
         "schema_version": layout.HARBOR_SCHEMA_VERSION,
