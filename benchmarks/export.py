@@ -68,8 +68,10 @@ def build_bundles(root: Path, *, bundles: int, size_mb: float) -> list[Path]:
         compile_task(task, repo=repo, out=out / "harbor-task")
         (out / "definition.json").write_bytes((task / "definition.json").read_bytes())
         manifest = hashlib.sha256((out / "harbor-task" / layout.MANIFEST).read_bytes()).hexdigest()
-        report = {"taskId": task.name, "accepted": True}
-        write_validation(out, validation_record(report, manifest_sha256=manifest))
+        report = validation_record(
+            {"taskId": task.name, "accepted": True}, manifest_sha256=manifest
+        )
+        write_validation(out, report)
         collected.append(out)
     return collected
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from helpers import GOLD, TESTS, definition
-from selfbench._json import Json
+from selfbench._json import Json, JsonValue
 from selfbench.artifacts.compiled import BUNDLE_DIR, locate_task
 from selfbench.artifacts.draft_record import (
     DRAFT_FILE,
@@ -130,7 +130,7 @@ def test_a_definition_named_elsewhere_has_no_home(tmp_path: Path, sample: Sample
 
 
 def test_a_validation_report_round_trips(tmp_path: Path) -> None:
-    report = {"taskId": "t-1", "accepted": False, "reason": "nop passed"}
+    report: dict[str, JsonValue] = {"taskId": "t-1", "accepted": False, "reason": "nop passed"}
     record = validation_record(report, manifest_sha256="ab" * 32)
     path = write_validation(tmp_path, record)
     assert path == tmp_path / VALIDATION_FILE
@@ -141,13 +141,16 @@ def test_a_validation_report_round_trips(tmp_path: Path) -> None:
             accepted=False,
             reason="nop passed",
             bundle_manifest_sha256="ab" * 32,
-            json=record,
+            json={**report, "bundleManifestSha256": "ab" * 32},
         ),
     )
 
 
 def test_a_list_of_reports_reads_as_records(tmp_path: Path) -> None:
-    reports = [{"taskId": "a", "accepted": True}, {"taskId": "b", "accepted": False, "reason": ""}]
+    reports: Json = [
+        {"taskId": "a", "accepted": True},
+        {"taskId": "b", "accepted": False, "reason": ""},
+    ]
     path = write_validation(tmp_path, reports)
     records = read_validation_records(path, error=ExportError)
     assert [(r.task_id, r.accepted, r.reason, r.bundle_manifest_sha256) for r in records] == [

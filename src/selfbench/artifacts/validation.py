@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from selfbench._fs import read_bytes, write_atomic
-from selfbench._json import dumps_pretty, loads_strict
+from selfbench._json import Json, JsonObject, JsonValue, dumps_pretty, loads_strict
 from selfbench.errors import BundleError, JsonError, SelfbenchError, translating
 
 __all__ = [
@@ -32,12 +32,12 @@ BUNDLE_BINDING = "bundleManifestSha256"
 """The record's field naming the bundle it speaks of: the SHA-256 of its manifest's bytes."""
 
 
-def validation_record(report: Mapping[str, Any], *, manifest_sha256: str) -> dict[str, Any]:
+def validation_record(report: Mapping[str, Json], *, manifest_sha256: str) -> JsonObject:
     """A task's report as written: its JSON form and the digest of the bundle it speaks of."""
     return {**report, BUNDLE_BINDING: manifest_sha256}
 
 
-def write_validation(directory: Path, record: Any) -> Path:
+def write_validation(directory: Path, record: Json) -> Path:
     """Write `record` (one report, or a list of them) as `directory/validation.json`, atomically.
 
     Raises:
@@ -78,12 +78,12 @@ class ValidationRecord:
     """The rejection's reason when the report gives a non-empty one."""
     bundle_manifest_sha256: object
     """The digest of the bundle the report speaks of, as the report records it (None: none)."""
-    json: Mapping[str, Any]
+    json: Mapping[str, JsonValue]
     """The report object as read; an export's review record carries it unchanged."""
 
 
 def parse_validation_records(
-    value: Any, *, where: str, error: type[SelfbenchError]
+    value: JsonValue, *, where: str, error: type[SelfbenchError]
 ) -> tuple[ValidationRecord, ...]:
     """The reports in a decoded validation file: one report object or a list of them.
 
@@ -93,18 +93,17 @@ def parse_validation_records(
     entries = value if isinstance(value, list) else [value]
     records = []
     for index, entry in enumerate(entries):
-        ok = (
-            isinstance(entry, dict)
-            and isinstance(entry.get("taskId"), str)
-            and isinstance(entry.get("accepted"), bool)
-        )
-        if not ok:
+        fields = entry if isinstance(entry, dict) else {}
+        task_id, accepted = fields.get("taskId"), fields.get("accepted")
+        if not (
+            isinstance(entry, dict) and isinstance(task_id, str) and isinstance(accepted, bool)
+        ):
             raise error(f"{where}: entry {index} is not a validation report (taskId, accepted)")
         reason = entry.get("reason")
         records.append(
             ValidationRecord(
-                task_id=entry["taskId"],
-                accepted=entry["accepted"],
+                task_id=task_id,
+                accepted=accepted,
                 reason=reason if isinstance(reason, str) and reason else None,
                 bundle_manifest_sha256=entry.get(BUNDLE_BINDING),
                 json=entry,
