@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from mine_history import History
+from selfbench._json import JsonValue
 from selfbench._shell import split_words, substitute_tests
 from selfbench.audit import command_blockers
 from selfbench.draft._node import _script_commands
@@ -1166,6 +1167,6 @@ def test_globs(path: str, patterns: list[str], matched: bool) -> None:
 def test_scripts_that_all_run_every_script_are_followed_once_each() -> None:
     """A hostile manifest: 200 scripts, each `run-p "*"`. Each script is expanded once (before,
     the depth-3 walk took about N⁴ steps: hours here); nothing they run is a test runner."""
-    scripts: dict[str, object] = {f"s{index}": 'run-p "*"' for index in range(200)}
+    scripts: dict[str, JsonValue] = {f"s{index}": 'run-p "*"' for index in range(200)}
     scripts["test"] = 'run-p "*"'
     assert _script_commands(scripts, "test") == []

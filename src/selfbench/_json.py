@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from selfbench.errors import JsonError
@@ -14,8 +14,10 @@ __all__ = [
     "JsonObject",
     "JsonValue",
     "dumps_pretty",
+    "iterated",
     "loads_strict",
     "normalize_numbers",
+    "table",
 ]
 
 # What a parsed document holds: every container is a list or a dict of these. Readers narrow it
@@ -170,3 +172,26 @@ def dumps_pretty(value: Any) -> str:
     return (
         json.dumps(normalize_numbers(value), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     )
+
+
+# --- reading a parsed document (JSON, or TOML as tomllib gives it) -----------------------------
+
+
+def table(document: object, *keys: str) -> dict[str, object]:
+    """The object (TOML table) at `keys` in a parsed document; empty when one is missing or not
+    an object."""
+    value = document
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def iterated(value: object) -> Iterable[object]:
+    """What `value or ()` iterates, for a member of a parsed document: an array's items, an
+    object's keys, a string's characters, nothing for a false value; a number (or true) is not
+    iterable and raises `TypeError`, as iterating it would."""
+    if not value:
+        return ()
+    if not isinstance(value, Iterable):
+        raise TypeError(f"'{type(value).__name__}' object is not iterable")
+    return value

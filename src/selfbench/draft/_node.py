@@ -28,10 +28,10 @@ script's configuration options (`--config FILE`, node's `--import X` and the lik
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from posixpath import dirname, join
-from typing import Any
 
+from selfbench._json import JsonValue
 from selfbench._shell import quote
 from selfbench.draft._inferred import Inferred, in_directory, shell_words
 from selfbench.draft._tree import Tree
@@ -183,7 +183,7 @@ def _dated(
 
 
 def _script_commands(
-    scripts: dict[str, Any], name: str, depth: int = 0, seen: set[str] | None = None
+    scripts: Mapping[str, JsonValue], name: str, depth: int = 0, seen: set[str] | None = None
 ) -> list[list[str]]:
     """The simple commands a script runs, scripts it runs by name followed (each once: a
     manifest whose every script runs `run-p "*"` costs one pass over them, not a power of
@@ -229,7 +229,7 @@ def _unwrapped(argv: list[str]) -> list[str]:
     return argv
 
 
-def _run_all_targets(argv: list[str], scripts: dict[str, Any]) -> list[str] | None:
+def _run_all_targets(argv: list[str], scripts: Mapping[str, JsonValue]) -> list[str] | None:
     """The scripts `npm-run-all`, `run-s` or `run-p` runs, in its order (`test:*` is every
     `test:` script one level down, `test:**` every one below), or None for another command."""
     if not argv or argv[0] not in _RUN_ALL:
@@ -247,7 +247,7 @@ def _run_all_targets(argv: list[str], scripts: dict[str, Any]) -> list[str] | No
     return found
 
 
-def _script_target(argv: list[str], scripts: dict[str, Any]) -> str | None:
+def _script_target(argv: list[str], scripts: Mapping[str, JsonValue]) -> str | None:
     """`npm run x`, `npm test`, `pnpm x`, `yarn x`, `bun run x`: the script named, or None."""
     if not argv or argv[0] not in _SCRIPT_RUNNERS:
         return None
@@ -259,7 +259,7 @@ def _script_target(argv: list[str], scripts: dict[str, Any]) -> str | None:
     return words[0] if words[0] in scripts else None
 
 
-def _from_scripts(package: dict[str, Any]) -> tuple[Runner, list[str]] | None:
+def _from_scripts(package: Mapping[str, JsonValue]) -> tuple[Runner, list[str]] | None:
     scripts = package.get("scripts")
     if not isinstance(scripts, dict):
         return None
@@ -270,7 +270,7 @@ def _from_scripts(package: dict[str, Any]) -> tuple[Runner, list[str]] | None:
     return None
 
 
-def _from_dependencies(package: dict[str, Any]) -> Runner | None:
+def _from_dependencies(package: Mapping[str, JsonValue]) -> Runner | None:
     for key in ("devDependencies", "dependencies"):
         declared = package.get(key)
         if isinstance(declared, dict):
@@ -364,11 +364,8 @@ def infer_node(tree: Tree, workdir: str, test_files: Sequence[str]) -> Inferred:
         runner = _from_imports(tree, test_files)
         source = "the test files' imports"
     if runner is None:
-        script = (
-            package.get("scripts", {}).get("test")
-            if isinstance(package.get("scripts"), dict)
-            else None
-        )
+        scripts = package.get("scripts")
+        script = scripts.get("test") if isinstance(scripts, dict) else None
         what = f"scripts.test is {quote(str(script))}" if script else "it has no test script"
         raise DraftError(
             f"cannot infer the test runner of {package_path}: {what}; selfbench reads {_READ} "

@@ -47,11 +47,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from posixpath import dirname, join, normpath
-from typing import Any, Final
+from typing import Final
 
+from selfbench._json import iterated, table
 from selfbench.draft._inferred import Inferred, in_directory, shell_words
 from selfbench.draft._pip_files import requirement_files, tox_lines
-from selfbench.draft._tree import Tree
+from selfbench.draft._tree import TomlDocument, Tree
 from selfbench.runners import RUNNERS, Runner, package_ceiling, python_project
 from selfbench.toolchains.versions import DEFAULT_PYTHON, PYTHON_VERSIONS
 
@@ -101,22 +102,17 @@ IMAGE_PYTHONS: Final = {
 """The image's Python commands and the version each runs (the Harbor image has them all)."""
 
 
-def _table(document: dict[str, Any] | None, *keys: str) -> dict[str, Any]:
-    value: Any = document or {}
-    for key in keys:
-        value = value.get(key) if isinstance(value, dict) else None
-    return value if isinstance(value, dict) else {}
-
-
-def _test_set(table: dict[str, Any]) -> str | None:
+def _test_set(table: Mapping[str, object]) -> str | None:
     """The first of `test`, `tests`, `testing`, `dev` that the table names."""
     return next((name for name in _TEST_SETS if isinstance(table.get(name), list)), None)
 
 
-def _group(groups: dict[str, Any], name: str, seen: frozenset[str] = frozenset()) -> list[str]:
+def _group(
+    groups: Mapping[str, object], name: str, seen: frozenset[str] = frozenset()
+) -> list[str]:
     """A PEP 735 group's requirement strings, its `include-group`s expanded (cycles cut)."""
     found: list[str] = []
-    for item in groups.get(name) or ():
+    for item in iterated(groups.get(name)):
         if isinstance(item, str):
             found.append(item)
         elif isinstance(item, dict) and isinstance(item.get("include-group"), str):
@@ -132,11 +128,11 @@ def _requirement_name(requirement: str) -> str:
 
 
 def _mentions(
-    runner: Runner, tree: Tree, workdir: str, pyproject: dict[str, Any] | None
+    runner: Runner, tree: Tree, workdir: str, pyproject: TomlDocument | None
 ) -> str | None:
     """Where the project says it uses the runner, or None."""
     project = python_project(runner)
-    if project.tool_table and _table(pyproject, "tool", project.tool_table):
+    if project.tool_table and table(pyproject, "tool", project.tool_table):
         return f"pyproject.toml [tool.{project.tool_table}]"
     for name, marker in project.mentions:
         text = tree.text(join(workdir, name))
@@ -161,7 +157,7 @@ class _Plan:
         return {_requirement_name(r) for r in self.requirements}
 
 
-def _pip_plan(tree: Tree, workdir: str, pyproject: dict[str, Any] | None, version: str) -> _Plan:
+def _pip_plan(tree: Tree, workdir: str, pyproject: TomlDocument | None, version: str) -> _Plan:
     """What pip installs for the tests under Python `version` (`3.12`)."""
     plan = _Plan()
     extra = _project(tree, workdir, pyproject, plan, version)
@@ -180,14 +176,14 @@ def _pip_plan(tree: Tree, workdir: str, pyproject: dict[str, Any] | None, versio
 
 
 def _project(
-    tree: Tree, workdir: str, pyproject: dict[str, Any] | None, plan: _Plan, version: str
+    tree: Tree, workdir: str, pyproject: TomlDocument | None, plan: _Plan, version: str
 ) -> str | None:
     """The project itself (editable, with its test extra and the extras its tox environment
     installs under Python `version`) or its test extra's requirements."""
-    plan.installable = bool(_table(pyproject, "build-system")) or any(
+    plan.installable = bool(table(pyproject, "build-system")) or any(
         tree.has(join(workdir, name)) for name in ("setup.py", "setup.cfg")
     )
-    extras = _table(pyproject, "project", "optional-dependencies")
+    extras = table(pyproject, "project", "optional-dependencies")
     extra = _test_set(extras)
     source = f"pyproject.toml [project.optional-dependencies].{extra}"
     if extra is None and plan.installable:
@@ -200,21 +196,21 @@ def _project(
         if more:
             plan.sources.append(f"tox.ini [testenv] extras {','.join(more)}")
     elif extra:
-        plan.requirements.extend(str(r) for r in extras[extra] if isinstance(r, str))
+        plan.requirements.extend(str(r) for r in iterated(extras[extra]) if isinstance(r, str))
         plan.sources.append(source)
     return extra
 
 
-def _groups(pyproject: dict[str, Any] | None, plan: _Plan) -> None:
+def _groups(pyproject: TomlDocument | None, plan: _Plan) -> None:
     """The test dependency group (PEP 735) or Poetry's test group."""
-    groups = _table(pyproject, "dependency-groups")
+    groups = table(pyproject, "dependency-groups")
     group = _test_set(groups)
     if group:
         plan.requirements.extend(_group(groups, group))
         plan.sources.append(f"pyproject.toml [dependency-groups].{group}")
-    poetry = _table(pyproject, "tool", "poetry", "group")
+    poetry = table(pyproject, "tool", "poetry", "group")
     for name in _TEST_SETS:
-        dependencies = _table(poetry, name, "dependencies")
+        dependencies = table(poetry, name, "dependencies")
         if dependencies:
             plan.requirements.extend(sorted(k for k in dependencies if k != "python"))
             plan.sources.append(f"pyproject.toml [tool.poetry.group.{name}.dependencies]")
@@ -360,23 +356,23 @@ def _tox_deps(tree: Tree, workdir: str, plan: _Plan, version: str) -> None:
         plan.sources.append(f"tox.ini [testenv] deps{note}")
 
 
-def _uv_setup(pyproject: dict[str, Any] | None) -> tuple[list[str], list[str], bool]:
+def _uv_setup(pyproject: TomlDocument | None) -> tuple[list[str], list[str], bool]:
     """`uv sync` words, their sources, and whether pytest is among what they install."""
     words = ["uv", "sync", "--frozen", "--no-default-groups"]
     sources = ["uv.lock"]
-    installed: list[str] = list(_table(pyproject, "project").get("dependencies") or ())
-    groups = _table(pyproject, "dependency-groups")
+    installed = list(iterated(table(pyproject, "project").get("dependencies")))
+    groups = table(pyproject, "dependency-groups")
     group = _test_set(groups)
     if group:
         words.extend(["--group", group])
         sources.append(f"pyproject.toml [dependency-groups].{group}")
         installed.extend(_group(groups, group))
-    extras = _table(pyproject, "project", "optional-dependencies")
+    extras = table(pyproject, "project", "optional-dependencies")
     extra = _test_set(extras)
     if extra:
         words.extend(["--extra", extra])
         sources.append(f"pyproject.toml [project.optional-dependencies].{extra}")
-        installed.extend(r for r in extras[extra] if isinstance(r, str))
+        installed.extend(r for r in iterated(extras[extra]) if isinstance(r, str))
     has_runner = _PROJECT.package in {_requirement_name(str(r)) for r in installed}
     return words, sources, has_runner
 
@@ -493,7 +489,7 @@ def _builds_extensions(tree: Tree, workdir: str) -> bool:
 
 
 def _runner(
-    tree: Tree, workdir: str, pyproject: dict[str, Any] | None, test_files: Sequence[str]
+    tree: Tree, workdir: str, pyproject: TomlDocument | None, test_files: Sequence[str]
 ) -> tuple[Runner, str]:
     said = _mentions(_DEFAULT, tree, workdir, pyproject)
     if said is not None:
@@ -507,15 +503,15 @@ def _runner(
 
 
 def _requirement_lines(
-    tree: Tree, workdir: str, plan: _Plan, pyproject: dict[str, Any] | None
+    tree: Tree, workdir: str, plan: _Plan, pyproject: TomlDocument | None
 ) -> list[str]:
     """The plan's requirements, the test extra's and those of its requirement files (their
     `-r` and `-c` too, a few levels deep)."""
     lines = list(plan.requirements)
-    extras = _table(pyproject, "project", "optional-dependencies")
+    extras = table(pyproject, "project", "optional-dependencies")
     extra = _test_set(extras)
     if extra is not None:
-        lines.extend(str(r) for r in extras[extra] if isinstance(r, str))
+        lines.extend(str(r) for r in iterated(extras[extra]) if isinstance(r, str))
     pending = [plan.options[at + 1] for at, word in enumerate(plan.options[:-1]) if word == "-r"]
     seen: set[str] = set()
     for _ in range(_MAX_INCLUDES):
@@ -535,7 +531,7 @@ def _requirement_lines(
     return lines
 
 
-def _uv(tree: Tree, workdir: str, lock: str, pyproject: dict[str, Any] | None) -> Inferred:
+def _uv(tree: Tree, workdir: str, lock: str, pyproject: TomlDocument | None) -> Inferred:
     words, sources, has_runner = _uv_setup(pyproject)
     setup = in_directory(shell_words(words), lock, workdir)
     if not has_runner:
@@ -556,7 +552,7 @@ def _uv(tree: Tree, workdir: str, lock: str, pyproject: dict[str, Any] | None) -
 def _pip(
     tree: Tree,
     workdir: str,
-    pyproject: dict[str, Any] | None,
+    pyproject: TomlDocument | None,
     local: Mapping[str, str],
     python: str | None,
 ) -> tuple[Inferred, bool]:
@@ -567,7 +563,7 @@ def _pip(
     compiled = _builds_extensions(tree, workdir)
     version = python or DEFAULT_PYTHON
     plan = _pip_plan(tree, workdir, pyproject, version)
-    requires = _table(pyproject, "project").get("requires-python")
+    requires = table(pyproject, "project").get("requires-python")
     requirements = _requirement_lines(tree, workdir, plan, pyproject)
     pythons, why = pythons_for(requires, requirements=requirements, local=local)
     if python is not None:
@@ -637,11 +633,11 @@ _SCM_BACKENDS = frozenset({"setuptools-scm", "hatch-vcs"})
 _SCM_VERSION = "SETUPTOOLS_SCM_PRETEND_VERSION"
 
 
-def _tag_release(tree: Tree, pyproject: dict[str, Any] | None) -> str | None:
+def _tag_release(tree: Tree, pyproject: TomlDocument | None) -> str | None:
     """The version a project that takes it from git tags gets in setup: the nearest tag's
     release, as the task's snapshot holds the base commit without its tags (setuptools-scm would
     say 0.1.dev1, below what the project's own dependencies require of it); None otherwise."""
-    requires = _table(pyproject, "build-system").get("requires")
+    requires = table(pyproject, "build-system").get("requires")
     if not isinstance(requires, list):
         return None
     if not _SCM_BACKENDS.intersection(_requirement_name(str(r)) for r in requires):

@@ -14,11 +14,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from posixpath import dirname, join, normpath
-from typing import Any
+from typing import TypeAlias
 
 from selfbench._git import git
+from selfbench._json import JsonValue
 
-__all__ = ["MAX_BYTES", "Tree"]
+__all__ = ["MAX_BYTES", "TomlDocument", "Tree"]
+
+TomlDocument: TypeAlias = dict[str, object]
+"""A TOML file as `tomllib` parses it: its tables are dicts, read with `_json.table`."""
 
 MAX_BYTES = 4 << 20
 _REGULAR = (b"100644", b"100755")
@@ -79,7 +83,7 @@ class Tree:
             return None
         return git(self.repo, "cat-file", "blob", found[0]).decode("utf-8", "replace")
 
-    def toml(self, path: str) -> dict[str, Any] | None:
+    def toml(self, path: str) -> TomlDocument | None:
         """The file as TOML; None when absent, too large or malformed."""
         text = self.text(path)
         if text is None:
@@ -89,7 +93,7 @@ class Tree:
         except tomllib.TOMLDecodeError:
             return None
 
-    def json(self, path: str) -> dict[str, Any] | None:
+    def json(self, path: str) -> dict[str, JsonValue] | None:
         """The file as a JSON object; None when absent, too large, malformed or not an object."""
         text = self.text(path)
         if text is None:

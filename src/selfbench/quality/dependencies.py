@@ -39,7 +39,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from fnmatch import fnmatchcase
 from pathlib import Path
 from posixpath import basename
-from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import (
@@ -51,6 +50,7 @@ from packaging.utils import (
 )
 
 from selfbench._git import base_texts, patched_texts
+from selfbench._json import table as _table
 from selfbench.artifacts.quality_record import AddedDependency, Dependencies
 from selfbench.draft._python import setup_cfg_requirements, setup_py_requirements
 from selfbench.patches import parse_patch
@@ -71,14 +71,7 @@ _EGG_RE = re.compile(r"#egg=([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
 _GO_REQUIRE_RE = re.compile(r"^require\s+(?:\(\s*$|(\S+)\s)")
 
 
-def _table(document: Any, *keys: str) -> dict[str, Any]:
-    value = document
-    for key in keys:
-        value = value.get(key) if isinstance(value, dict) else None
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
+def _list(value: object) -> list[object]:
     return value if isinstance(value, list) else []
 
 
@@ -121,7 +114,7 @@ def _distribution(location: str) -> str | None:
         return None
 
 
-def _names(requirements: Iterable[Any]) -> set[str]:
+def _names(requirements: Iterable[object]) -> set[str]:
     return {
         name
         for item in requirements
@@ -129,7 +122,7 @@ def _names(requirements: Iterable[Any]) -> set[str]:
     }
 
 
-def _toml(text: str) -> dict[str, Any] | None:
+def _toml(text: str) -> dict[str, object] | None:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError:
@@ -225,7 +218,7 @@ def _go_mod(text: str) -> set[str]:
     return found
 
 
-def _crates(table: dict[str, Any]) -> Iterator[str]:
+def _crates(table: dict[str, object]) -> Iterator[str]:
     for key, value in table.items():
         package = value.get("package") if isinstance(value, dict) else None
         yield package if isinstance(package, str) else key

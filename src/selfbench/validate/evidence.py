@@ -27,12 +27,12 @@ every selector one the draft chose. Anything else, and validation runs every che
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from selfbench._fs import read_bytes
-from selfbench._json import JsonValue
+from selfbench._json import JsonValue, iterated
 from selfbench.artifacts.compiled import LocatedTask
 from selfbench.artifacts.draft_record import (
     DRAFT_FILE,
@@ -131,16 +131,6 @@ def draft_proof(located: LocatedTask, *, reruns: int) -> DraftProof | None:
     return DraftProof(path, base, gold_runs, gold, dropped)
 
 
-def _items(value: JsonValue) -> Iterable[JsonValue]:
-    """What iterating `value or ()` yields: a string's characters, an object's keys; a number
-    (or true) is not iterable, and raises as iterating it would."""
-    if not value:
-        return ()
-    if isinstance(value, bool | int | float):
-        raise TypeError(f"'{type(value).__name__}' object is not iterable")
-    return value
-
-
 _Parts = tuple[dict[str, JsonValue], dict[str, JsonValue], list[JsonValue]]
 
 
@@ -160,7 +150,7 @@ def _parts(record: Mapping[str, JsonValue]) -> _Parts | None:
         return None
     alone = any(
         isinstance(run, dict)
-        and any(isinstance(file, dict) and file.get("alone") for file in _items(run.get("files")))
+        and any(isinstance(file, dict) and file.get("alone") for file in iterated(run.get("files")))
         for run in runs
     )
     return None if alone else (observed, selectors, runs)
@@ -186,6 +176,6 @@ def _same_task(
         return False
     same = all(observed.get(key) == now[key] for key in now if key not in ("goldFiles", "goldRuns"))
     gold_kept = all(ran_gold.get(path) == digest for path, digest in inputs.gold_files)
-    fail = set(definition.failToPass) <= set(_items(selectors.get("failToPass")))
-    passing = set(definition.passToPass) <= set(_items(selectors.get("passToPass")))
+    fail = set(definition.failToPass) <= set(iterated(selectors.get("failToPass")))
+    passing = set(definition.passToPass) <= set(iterated(selectors.get("passToPass")))
     return same and gold_kept and fail and passing
