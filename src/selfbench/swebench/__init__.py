@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from selfbench._fs import read_bytes, read_given, rename_no_replace, staging_directory, write_atomic
-from selfbench._json import dumps_pretty, loads_strict
+from selfbench._json import JsonObject, dumps_pretty, loads_strict
 from selfbench.artifacts.task_dir import DEFINITION_FILE, parse_task_files, read_task_files
+from selfbench.contract import DIFFICULTIES
 from selfbench.errors import (
     DefinitionError,
     PreflightError,
@@ -95,7 +96,7 @@ def load_swebench_specs() -> Mapping[str, Any] | None:
 
 
 def _submit_with_sidecar(
-    definition: dict[str, Any], tests: bytes, gold: bytes, sidecar: bytes, out: Path
+    definition: JsonObject, tests: bytes, gold: bytes, sidecar: bytes, out: Path
 ) -> None:
     """`submit_files` plus the sidecar, still one atomic rename of the whole task directory.
 
@@ -135,7 +136,8 @@ def _write_task(
         return SkippedInstance(instance.instance_id, exc.blockers)
     except (DefinitionError, SubmitError) as exc:
         return SkippedInstance(instance.instance_id, exc.lines)
-    return ImportedTask(instance.instance_id, definition["difficulty"], out / instance.instance_id)
+    difficulty = next(tier for tier in DIFFICULTIES if tier == definition["difficulty"])
+    return ImportedTask(instance.instance_id, difficulty, out / instance.instance_id)
 
 
 def _check_options(setup_command: str | None, test_command: str | None) -> None:
@@ -216,7 +218,7 @@ def _read_metadata(task_dir: Path) -> dict[str, str]:
     return known
 
 
-def _read_task(task_dir: Path) -> dict[str, Any]:
+def _read_task(task_dir: Path) -> JsonObject:
     files = read_task_files(task_dir)
     metadata = _read_metadata(task_dir)
     try:
@@ -249,10 +251,11 @@ def export_swebench(task_dirs: Sequence[Path], *, out: Path) -> int:
         except SelfbenchError as exc:
             problems.extend(exc.lines)
             continue
-        first = owners.get(instance["instance_id"])
+        task_id = str(instance["instance_id"])
+        first = owners.get(task_id)
         if first is not None:
-            problems.append(f"{task_dir}: taskId {instance['instance_id']} repeats {first}")
-        owners.setdefault(instance["instance_id"], task_dir)
+            problems.append(f"{task_dir}: taskId {task_id} repeats {first}")
+        owners.setdefault(task_id, task_dir)
         lines.append(json.dumps(instance, ensure_ascii=False) + "\n")
     if problems:
         raise SwebenchError("\n".join(problems))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from selfbench._json import loads_strict
+from selfbench._json import JsonObject, loads_strict
 from selfbench._shell import quote
 from selfbench.artifacts.task_dir import GOLD_PATCH_FILE, TEST_PATCH_FILE
 from selfbench.contract import AUTHORING_DEFAULTS, DIFFICULTIES, Difficulty, TaskDefinition
@@ -110,7 +110,7 @@ class ImportReport:
     imported: tuple[ImportedTask, ...]
     skipped: tuple[SkippedInstance, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The report as the CLI's JSON output shapes it."""
         return {
             "imported": [
@@ -300,7 +300,7 @@ def _no_gate(files: int, lines: int, pass_to_pass: int) -> str:
 
 def instance_definition(
     instance: SwebenchInstance, commands: Commands
-) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
+) -> tuple[JsonObject | None, tuple[str, ...]]:
     """The task definition an instance maps to, or None and every reason it cannot."""
     gold = parse_patch(instance.patch.encode("utf-8"), lenient=True)
     tests = parse_patch(instance.test_patch.encode("utf-8"), lenient=True)
@@ -429,7 +429,7 @@ def render_instance(
     test_patch: bytes,
     gold_patch: bytes,
     metadata: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """A task as a SWE-bench instance (test lists JSON-encoded, as the published datasets do).
 
     `metadata` is the task's sidecar (`created_at`, `version`); its fields are written when given.
