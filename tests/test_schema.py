@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import jsonschema
@@ -14,6 +14,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from jsonschema.protocols import Validator
 
+from selfbench._json import Json
 from selfbench._text import has_control
 from selfbench.cli import main
 from selfbench.contract import (
@@ -98,23 +99,32 @@ def test_schema_is_draft_2020_12() -> None:
     assert jsonschema.validators.validator_for(SCHEMA) is jsonschema.Draft202012Validator
 
 
+def _object(value: Json, *keys: str) -> Mapping[str, Json]:
+    """The schema object at `keys` below `value`."""
+    for key in keys:
+        assert isinstance(value, Mapping)
+        value = value[key]
+    assert isinstance(value, Mapping)
+    return value
+
+
 def test_schema_describes_the_submit_task_arguments() -> None:
-    definition = SCHEMA["$defs"]["TaskDefinition"]
+    definition = _object(SCHEMA, "$defs", "TaskDefinition")
     assert SCHEMA["type"] == "object"
     assert SCHEMA["required"] == ["definition", "testPatch", "goldPatch"]
-    assert list(definition["properties"]) == [*SPEC_FIELDS, "agentDependencies"]
+    assert list(_object(definition, "properties")) == [*SPEC_FIELDS, "agentDependencies"]
     assert definition["required"] == SPEC_FIELDS
-    assert definition["properties"]["agentDependencies"]["type"] == "boolean"
-    assert SCHEMA["$defs"]["Timeouts"]["required"] == [
+    assert _object(definition, "properties", "agentDependencies")["type"] == "boolean"
+    assert _object(SCHEMA, "$defs", "Timeouts")["required"] == [
         "setupSeconds",
         "agentSeconds",
         "testsSeconds",
     ]
-    assert SCHEMA["$defs"]["Resources"]["required"] == ["cpus", "memoryMb", "storageMb"]
+    assert _object(SCHEMA, "$defs", "Resources")["required"] == ["cpus", "memoryMb", "storageMb"]
     # Submission mode rejects unknown keys everywhere.
-    for node in (SCHEMA, *SCHEMA["$defs"].values()):
-        assert node["additionalProperties"] is False
-    assert definition["properties"]["taskId"]["pattern"] == TASK_ID_PATTERN
+    for node in (SCHEMA, *_object(SCHEMA, "$defs").values()):
+        assert _object(node)["additionalProperties"] is False
+    assert _object(definition, "properties", "taskId")["pattern"] == TASK_ID_PATTERN
 
 
 def test_schema_is_plain_json() -> None:

@@ -22,7 +22,14 @@ from inspect import cleandoc
 from typing import Any, ClassVar, Literal, Self, TypeVar, cast
 from urllib.parse import urlsplit
 
-from selfbench._json import MAX_SAFE_INTEGER, loads_strict, normalize_numbers
+from selfbench._json import (
+    MAX_SAFE_INTEGER,
+    Json,
+    JsonObject,
+    JsonValue,
+    loads_strict,
+    normalize_numbers,
+)
 from selfbench._text import CONTROL_CLASS, has_control
 from selfbench.errors import DefinitionError, Issue, JsonError
 from selfbench.rules import (
@@ -235,13 +242,13 @@ class _Type:
     """A field's type: its checks in order (each returns the value it passes on, or raises
     `_Invalid`), for an array its items' type and the checks after them, and its JSON Schema."""
 
-    schema: Mapping[str, Any]
+    schema: Mapping[str, Json]
     checks: tuple[_Check, ...] = ()
     items: _Type | None = None
     after: tuple[_Check, ...] = ()
 
     def refine(
-        self, *checks: Callable[[Any], Any], schema: Mapping[str, Any] | None = None
+        self, *checks: Callable[[Any], Any], schema: Mapping[str, Json] | None = None
     ) -> _Type:
         """This type with more checks after its own (and another JSON Schema, when given)."""
         more = tuple(_plain(check) for check in checks)
@@ -252,14 +259,16 @@ class _Type:
 
 def _array_of(items: _Type, *, at_least_one: bool) -> _Type:
     """A JSON array of `items`, or of at least one."""
-    schema = {"type": "array", "items": items.schema} | ({"minItems": 1} if at_least_one else {})
+    schema: JsonObject = {"type": "array", "items": items.schema}
+    if at_least_one:
+        schema["minItems"] = 1
     after = (_plain(_at_least_one),) if at_least_one else ()
     return _Type(schema, (_plain(_array),), items, after)
 
 
-_INTEGER_SCHEMA = {"type": "integer", "minimum": 1, "maximum": MAX_SAFE_INTEGER}
-_STRING_SCHEMA = {"type": "string", "minLength": 1}
-_NAME_SCHEMA = {"type": "string", "minLength": 1, "pattern": f"^[^{CONTROL_CLASS}]*$"}
+_INTEGER_SCHEMA: JsonObject = {"type": "integer", "minimum": 1, "maximum": MAX_SAFE_INTEGER}
+_STRING_SCHEMA: JsonObject = {"type": "string", "minLength": 1}
+_NAME_SCHEMA: JsonObject = {"type": "string", "minLength": 1, "pattern": f"^[^{CONTROL_CLASS}]*$"}
 
 _Str = _Type({"type": "string"}, (_plain(_string),))
 PositiveInt = _Type(_INTEGER_SCHEMA, (_plain(_integer), _plain(_positive_integer)))
@@ -351,11 +360,11 @@ class _Model:
 
     def model_dump(
         self, *, mode: Literal["python", "json"] = "python", exclude_none: bool = False
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """The fields in declaration order, nested models as dicts (arrays as lists in JSON
         mode); an optional field holding its default is left out, and so is a None when
         `exclude_none`."""
-        data: dict[str, Any] = {}
+        data: JsonObject = {}
         for name, info in self.model_fields.items():
             value = getattr(self, name)
             if (info.default is not _MISSING and value == info.default) or (
@@ -438,7 +447,7 @@ def _validate_model(
         issues.append((loc, _MESSAGES["model_type"]))
         return _MISSING
     found = len(issues)
-    values: dict[str, Any] = {}
+    values: dict[str, object] = {}
     for name, info in cls.model_fields.items():
         if name not in value:
             if info.is_required():
@@ -549,7 +558,7 @@ class LoadedDefinition:
     """A validated definition, the raw object it came from, and what loading warned about."""
 
     definition: TaskDefinition
-    raw: dict[str, Any]
+    raw: JsonObject
     warnings: tuple[str, ...]
 
 
@@ -561,7 +570,7 @@ class CheckReport:
     issues: tuple[Issue, ...]
     warnings: tuple[str, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The report as the CLI's JSON contract shapes it."""
         return {
             "valid": self.valid,
@@ -570,10 +579,10 @@ class CheckReport:
         }
 
 
-def _drop_unknown(raw: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
+def _drop_unknown(raw: dict[str, JsonValue]) -> tuple[dict[str, JsonValue], tuple[str, ...]]:
     """Drop keys the schema does not know, at every level, and say which (persisted mode)."""
     known = TaskDefinition.model_fields
-    kept: dict[str, Any] = {}
+    kept: dict[str, JsonValue] = {}
     dropped: list[str] = []
     for key, value in raw.items():
         if key not in known:
@@ -651,9 +660,9 @@ def definition_sha256(definition: TaskDefinition) -> str:
     return hashlib.sha256(canonical_json(definition)).hexdigest()
 
 
-def submission_json_schema() -> dict[str, Any]:
+def submission_json_schema() -> JsonObject:
     """The JSON Schema (draft 2020-12) of the `submit_task` arguments, submission mode."""
-    definitions: dict[str, Any] = {}
+    definitions: JsonObject = {}
     schema = _model_schema(SubmitArguments, definitions)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -663,9 +672,9 @@ def submission_json_schema() -> dict[str, Any]:
     }
 
 
-def _model_schema(cls: type[_Model], definitions: dict[str, Any]) -> dict[str, Any]:
+def _model_schema(cls: type[_Model], definitions: JsonObject) -> JsonObject:
     """A model's object schema; the models it nests go to `definitions` by name."""
-    properties: dict[str, Any] = {}
+    properties: JsonObject = {}
     for name, info in cls.model_fields.items():
         if isinstance(info.kind, _Type):
             field = _sorted_keys(info.kind.schema)
@@ -686,7 +695,7 @@ def _model_schema(cls: type[_Model], definitions: dict[str, Any]) -> dict[str, A
     }
 
 
-def _sorted_keys(schema: Mapping[str, Any]) -> dict[str, Any]:
+def _sorted_keys(schema: Mapping[str, Json]) -> JsonObject:
     """The schema with its keys in order, nested objects too, as JSON Schema tools print it."""
     return {
         key: _sorted_keys(value) if isinstance(value, Mapping) else value
