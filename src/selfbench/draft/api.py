@@ -43,11 +43,12 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from selfbench import activity
 from selfbench._fs import atomic_directory
 from selfbench._git import git
+from selfbench._json import JsonObject
 from selfbench._scratch import drop_kept, kept_directory
 from selfbench.artifacts.draft_record import (
     DRAFT_FILE,
@@ -169,7 +170,7 @@ class DraftResult:
         """True when a task directory was written."""
         return self.status == "drafted"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The result as `selfbench draft --json` prints it."""
         return {
             "candidate": self.candidate_id,
@@ -300,7 +301,7 @@ def _observe(
     rejection (`run.rejected_early`; `minimum` and `cap`: the tier's pass-to-pass)."""
     reruns = options.reruns or prepared.config.reruns or DEFAULT_RERUNS
     reruns = min(reruns, (options.local.ceilings or Ceilings.for_host()).reruns)
-    local = LocalOptions(**{**_local_fields(options.local), "reruns": reruns})
+    local = replace(options.local, reruns=reruns)
     environment = prepared.environment
 
     def settled(observation: Observation) -> bool:
@@ -391,7 +392,9 @@ def _draft(
     quality = None
     if options.quality:
         quality = _assess_draft(repo, definition, split, options, evidence)
-        definition, split, evidence = _without_moved(definition, split, quality, evidence)
+        definition, split, evidence = _without_moved(
+            definition, candidate.difficulty, split, quality, evidence
+        )
         verdict = judge_task(definition, split.test_patch, split.gold_patch)
         if verdict.blockers:
             raise _Rejected(_audit_reason(verdict.blockers), evidence)
@@ -408,7 +411,7 @@ def _draft(
 
 
 def _check_proven(
-    definition: dict[str, Any],
+    definition: JsonObject,
     split: SplitChange,
     options: DraftOptions,
     evidence: DraftEvidence,
@@ -437,7 +440,7 @@ _QUALITY_JOBS = 2
 
 def _assess_draft(
     repo: Path,
-    definition: dict[str, Any],
+    definition: JsonObject,
     split: SplitChange,
     options: DraftOptions,
     evidence: DraftEvidence,
@@ -479,14 +482,16 @@ def _assess_draft(
 
 
 def _without_moved(
-    definition: dict[str, Any],
+    definition: JsonObject,
+    before: Difficulty,
     split: SplitChange,
     record: QualityRecord,
     evidence: DraftEvidence,
-) -> tuple[dict[str, Any], SplitChange, DraftEvidence]:
+) -> tuple[JsonObject, SplitChange, DraftEvidence]:
     """The task with the gold files the quality record moves out left out of its gold patch and
-    its tier recomputed from what is left, and the evidence recording the moved files (`moved`,
-    and the tier before and after). `_Rejected` when what is left meets no tier."""
+    its tier (`before`, the definition's) recomputed from what is left, and the evidence
+    recording the moved files (`moved`, and the tier before and after). `_Rejected` when what
+    is left meets no tier."""
     from selfbench.quality.api import (  # noqa: PLC0415 - with `_assess_draft`
         gold_without_moved,
         moved_out,
@@ -494,7 +499,6 @@ def _without_moved(
     )
 
     moved = moved_out(record)
-    before: Difficulty = definition["difficulty"]
     evidence = replace(evidence, quality=QualityNote(record.verdict, tuple(moved)))
     if not moved:
         return definition, split, evidence
@@ -654,10 +658,6 @@ def _first(*values: int | None) -> int:
     return next(value for value in values if value is not None)
 
 
-def _local_fields(local: LocalOptions) -> dict[str, Any]:
-    return {name: getattr(local, name) for name in LocalOptions.__slots__}
-
-
 _NEIGHBOURS = 6
 """At most this many unchanged test files run beside the changed ones when the runner has a
 coverage measure (which decides whether any of their tests guards the change)."""
@@ -761,7 +761,7 @@ def _definition(
     prompt: str,
     number: int,
     url: str,
-) -> dict[str, Any]:
+) -> JsonObject:
     difficulty: Difficulty = candidate.difficulty
     return {
         "schemaVersion": 1,
@@ -834,7 +834,7 @@ def draft_evidence(
 
 def _write_task(
     target: Path,
-    definition: dict[str, Any],
+    definition: JsonObject,
     split: SplitChange,
     evidence: DraftEvidence,
     quality: QualityRecord | None,
