@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
 
 from pydantic import (
     BaseModel,
@@ -40,6 +39,7 @@ from pydantic import (
     ValidationError,
     field_validator,
 )
+from pydantic_core import ErrorDetails
 
 from selfbench._fs import read_given
 from selfbench._git import git
@@ -158,7 +158,7 @@ _MESSAGES = {
 }
 
 
-def _problem(error: dict[str, Any]) -> str:
+def _problem(error: ErrorDetails) -> str:
     where = error_location(tuple(error["loc"]), root="table")
     if error["type"] == "extra_forbidden":
         return f"unknown key {where!r}"
@@ -190,7 +190,7 @@ def parse_config(data: bytes, *, source: str) -> DraftConfig:
     try:
         return DraftConfig.model_validate(document)
     except ValidationError as exc:
-        problems = sorted({_problem(dict(error)) for error in exc.errors(include_url=False)})
+        problems = sorted({_problem(error) for error in exc.errors(include_url=False)})
         raise DraftError("\n".join(f"{source}: {problem}" for problem in problems)) from exc
 
 
@@ -229,8 +229,10 @@ def repo_config(repo: Path, commit: str) -> DraftConfig | None:
     return parse_config(data, source=CONFIG_FILE)
 
 
-def _overlay(base: BaseModel | None, top: BaseModel) -> dict[str, Any]:
-    merged = dict(base.model_dump(exclude_unset=True)) if base is not None else {}
+def _overlay(base: BaseModel | None, top: BaseModel) -> dict[str, object]:
+    merged: dict[str, object] = (
+        dict(base.model_dump(exclude_unset=True)) if base is not None else {}
+    )
     for name in top.model_fields_set:
         value = getattr(top, name)
         below = getattr(base, name, None) if base is not None else None

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from selfbench._json import JsonObject
 from selfbench.artifacts.draft_record import read_draft_record
 from selfbench.artifacts.task_dir import read_task_files
 from selfbench.draft.api import DraftOptions, draft_candidate
@@ -46,7 +47,7 @@ DRAFT_TASK_DESCRIPTION = (
     "to rewrite, and the evidence; or the reason the candidate cannot be drafted. Takes "
     "minutes."
 )
-DRAFT_TASK_SCHEMA: dict[str, Any] = {
+DRAFT_TASK_SCHEMA: JsonObject = {
     "type": "object",
     "properties": {
         "candidate": {"type": "string", "description": "the candidate's id (pr-<N>)"},
@@ -87,7 +88,7 @@ def _repository(given: str) -> Path:
     return path
 
 
-def draft_task(arguments: Mapping[str, Any]) -> dict[str, Any]:
+def draft_task(arguments: Mapping[str, Any]) -> JsonObject:
     """Draft the candidate a `draft_task` call names; the submit arguments and the evidence.
 
     Raises:
