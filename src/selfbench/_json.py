@@ -79,8 +79,8 @@ def _quoted_key(key: str) -> str:
     return text
 
 
-def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
+def _unique_object(pairs: list[tuple[str, JsonValue]]) -> dict[str, JsonValue]:
+    obj: dict[str, JsonValue] = {}
     for key, value in pairs:
         if key in obj:
             raise _Reject(f"duplicate key {_quoted_key(key)}")

@@ -69,11 +69,12 @@ import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from selfbench import activity
 from selfbench._fs import read_bytes
 from selfbench._git import git
+from selfbench._json import JsonObject
 from selfbench._scratch import scratch_directory
 from selfbench._shell import quote
 from selfbench.artifacts.compiled import LocatedTask
@@ -393,7 +394,7 @@ _MAX_PROVISIONAL_SECONDS = 3600
 
 def _provisional_definition(
     plan: Plan, difficulty: Difficulty, once: Collection[int] = ()
-) -> dict[str, Any]:
+) -> JsonObject:
     """The provisional task: every file runs `REPEATS` times in one command, so its time limit
     is the task's per-command limit for each run (at most an hour in all, unless one run
     already may take longer); each file's run stops at the per-command limit."""

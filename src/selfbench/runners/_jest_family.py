@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Mapping
 
+from selfbench._json import iterated
 from selfbench.runners._log import Outcome, Result, Run, table
 from selfbench.runners._protocol import Part, VerifierParts
 from selfbench.runners.node import REPORT_CHANNEL
@@ -61,13 +62,13 @@ def from_json(run: Run) -> Result | None:
     return None
 
 
-def _json_result(report: dict[str, Any]) -> Result:
+def _json_result(report: Mapping[str, object]) -> Result:
     result = Result(zero="no tests")
-    for suite in report.get("testResults") or ():
-        for test in (suite.get("assertionResults") or ()) if isinstance(suite, dict) else ():
+    for suite in iterated(report.get("testResults")):
+        for test in iterated(suite.get("assertionResults")) if isinstance(suite, dict) else ():
             if not isinstance(test, dict):
                 continue
-            titles = [*(test.get("ancestorTitles") or ()), test.get("title", "")]
+            titles = [*iterated(test.get("ancestorTitles")), test.get("title", "")]
             name = test.get("fullName") or " ".join(str(title) for title in titles)
             outcome = _JSON_STATUS.get(str(test.get("status")))
             if outcome is not None and isinstance(name, str):
