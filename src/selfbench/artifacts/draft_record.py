@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from selfbench._fs import read_bytes
-from selfbench._json import JsonObject, dumps_pretty
+from selfbench._json import JsonObject, dumps_pretty, iterated
 from selfbench.artifacts.quality_record import PassToPassBasis
 from selfbench.errors import TaskFileError
 from selfbench.patches import parse_patch
@@ -83,7 +83,7 @@ BASIS_KEY = "passToPassBasis"
 """The evidence's record of how pass-to-pass was chosen (a `PassToPassBasis`)."""
 
 
-def pass_to_pass_basis(evidence: Mapping[str, Any]) -> PassToPassBasis:
+def pass_to_pass_basis(evidence: Mapping[str, object]) -> PassToPassBasis:
     """How a draft chose its pass-to-pass tests, from its evidence (`draft.json`'s content);
     basis `none` when the draft recorded none (rejected first, or drafted before it was kept).
 
@@ -115,14 +115,15 @@ class FlakyTest(BaseModel):
     runs: int
 
 
-def dropped_flaky(evidence: Mapping[str, Any]) -> tuple[FlakyTest, ...]:
+def dropped_flaky(evidence: Mapping[str, object]) -> tuple[FlakyTest, ...]:
     """The flaky tests a draft left out of pass-to-pass, from its evidence (none when it
     recorded none).
 
     Raises:
         pydantic.ValidationError: a recorded entry is not one.
     """
-    return tuple(FlakyTest.model_validate(entry) for entry in evidence.get(DROPPED_FLAKY_KEY) or ())
+    entries = iterated(evidence.get(DROPPED_FLAKY_KEY))
+    return tuple(FlakyTest.model_validate(entry) for entry in entries)
 
 
 ALONE_KEY = "rerunAlone"
@@ -152,13 +153,13 @@ class AloneRerun(BaseModel):
         return 0 < self.alonePassed == self.aloneRuns
 
 
-def reruns_alone(evidence: Mapping[str, Any]) -> tuple[AloneRerun, ...]:
+def reruns_alone(evidence: Mapping[str, object]) -> tuple[AloneRerun, ...]:
     """The tests a draft ran again alone, from its evidence (none when it recorded none).
 
     Raises:
         pydantic.ValidationError: a recorded entry is not one.
     """
-    return tuple(AloneRerun.model_validate(entry) for entry in evidence.get(ALONE_KEY) or ())
+    return tuple(AloneRerun.model_validate(entry) for entry in iterated(evidence.get(ALONE_KEY)))
 
 
 OBSERVED_KEY = "observed"

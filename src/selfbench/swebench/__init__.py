@@ -23,7 +23,6 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from selfbench._fs import read_bytes, read_given, rename_no_replace, staging_directory, write_atomic
 from selfbench._json import JsonObject, dumps_pretty, loads_strict
@@ -81,7 +80,7 @@ __all__ = [
 ]
 
 
-def load_swebench_specs() -> Mapping[str, Any] | None:
+def load_swebench_specs() -> Mapping[str, object] | None:
     """The `swebench` package's per-repository specs, or None when it is not installed.
 
     Releases before 5.0 publish `swebench.harness.constants.MAP_REPO_VERSION_TO_SPECS`;
@@ -154,7 +153,7 @@ def import_swebench(
     out: Path,
     setup_command: str | None = None,
     test_command: str | None = None,
-    specs: Mapping[str, Any] | None = None,
+    specs: Mapping[str, object] | None = None,
 ) -> ImportReport:
     """Turn each instance of a JSON Lines file into a task directory under `out`.
 

@@ -126,7 +126,7 @@ class ImportReport:
 # --- parsing -----------------------------------------------------------------------------------
 
 
-def parse_test_list(value: Any) -> tuple[str, ...]:
+def parse_test_list(value: object) -> tuple[str, ...]:
     """`FAIL_TO_PASS` / `PASS_TO_PASS`: a list of strings, or a string holding one as JSON.
 
     Raises:
@@ -166,7 +166,7 @@ def _encodable(value: str) -> bool:
     return True
 
 
-def _pull_number(raw: Mapping[str, Any], problems: list[str]) -> int | None:
+def _pull_number(raw: Mapping[str, object], problems: list[str]) -> int | None:
     value = raw.get("pull_number")
     if value is None:
         return None
@@ -185,7 +185,7 @@ def _identity_problems(instance_id: str | None, base_commit: str | None) -> list
     return problems
 
 
-def parse_instance(value: Any) -> SwebenchInstance:
+def parse_instance(value: object) -> SwebenchInstance:
     """Validate one decoded instance object; unknown keys are ignored.
 
     Raises:
@@ -345,7 +345,7 @@ def instance_metadata(instance: SwebenchInstance) -> dict[str, str]:
 # --- commands from the swebench package ---------------------------------------------------------
 
 
-def _string_list(value: Any) -> list[str] | None:
+def _string_list(value: object) -> list[str] | None:
     if value is None:
         return []
     if isinstance(value, str):
@@ -355,7 +355,7 @@ def _string_list(value: Any) -> list[str] | None:
     return None
 
 
-def spec_commands(spec: Any) -> Commands | None:
+def spec_commands(spec: object) -> Commands | None:
     """Setup and test commands from one swebench spec; None when it does not say enough.
 
     Setup: the spec's `pre_install` steps, its `pip_packages`, then `install`, joined by `&&`.
@@ -389,7 +389,7 @@ def instance_commands(
     instance: SwebenchInstance,
     setup_command: str | None,
     test_command: str | None,
-    specs: Mapping[str, Any] | None,
+    specs: Mapping[str, object] | None,
 ) -> Commands | str:
     """The commands of an instance: the options, completed from its swebench spec.
 
