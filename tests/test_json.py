@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from selfbench._json import dumps_pretty, loads_strict, normalize_numbers
+from selfbench._json import dumps_pretty, iterated, loads_strict, normalize_numbers, table
 from selfbench.contract import parse_definition
 from selfbench.errors import EXIT_INPUT, DefinitionError, Issue, JsonError, SelfbenchError
 
@@ -321,3 +321,26 @@ def test_normalize_numbers_leaves_its_input_alone() -> None:
     value = {"a": [1.0, {"b": 2.0}]}
     assert normalize_numbers(value) == {"a": [1, {"b": 2}]}
     assert type(value["a"][0]) is float
+
+
+def test_table_walks_objects_and_gives_an_empty_one_for_anything_else() -> None:
+    document = {"tool": {"poetry": {"group": {"test": {}}}, "uv": []}}
+    assert table(document, "tool", "poetry") == {"group": {"test": {}}}
+    assert table(document, "tool", "uv") == {}  # an array, not a table
+    assert table(document, "tool", "missing", "deeper") == {}
+    assert table(None, "tool") == {}
+    assert table(document) == document
+
+
+@pytest.mark.parametrize(
+    ("value", "items"),
+    [(None, []), (0, []), ("", []), ([1, "a"], [1, "a"]), ({"k": 1}, ["k"]), ("ab", ["a", "b"])],
+)
+def test_iterated_is_what_value_or_nothing_iterates(value: object, items: list[object]) -> None:
+    assert list(iterated(value)) == items
+
+
+@pytest.mark.parametrize("value", [1, 2.5, True])
+def test_iterating_a_number_raises_as_python_would(value: object) -> None:
+    with pytest.raises(TypeError, match="is not iterable"):
+        iter(iterated(value))
