@@ -5,11 +5,13 @@ history's run, with its rejections and every fallback, is the demo's (`test_demo
 The reference run fills `--easy 2` with `-j 2` from a history of two pull requests, each one
 easy task (`run_history.generate`). The kill test then runs the same inputs with `-j 1` in a
 new directory as a real process, stops it with Ctrl-C once a candidate has started and resumes
-it, then kills it (`SIGKILL` to its process group) ten times, each at a random delay of up to
+it, then kills it (`SIGKILL` to its process group) five times, each at a random delay of up to
 3 s after the run logged a new event (a resumed process's own start included, so kills land in
-start-up, between stages and inside them), resumes it each time, and requires the export to be
-byte-identical to the reference's and no finished step to have run twice. A failure names its
-random seed.
+start-up, between stages and inside them), resumes it each time, and requires every kill to land
+before the run ends, the export to be byte-identical to the reference's and no finished step to
+have run twice. A failure names its random seed. (Five, not ten: each kill costs a resumed
+process's start-up and the step it interrupts, and ten attempts already counted five landed
+kills as enough.)
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from selfbench.evaluate.bench import open_benchmark
 from selfbench.export import extract_export, verify_export
 
 SOURCE = "https://example.com/example/genkit"
-_KILLS = 10
+_KILLS = 5
 _PROCESS_LIMIT = 600.0
 
 pytestmark = pytest.mark.sandbox
@@ -281,10 +283,10 @@ def _interrupt_at_the_first_start(process: subprocess.Popen[str], run_dir: Path,
     assert not out.exists()
 
 
-def test_ctrl_c_then_kill_9_at_ten_random_points_then_resume_gives_the_same_bytes(
+def test_ctrl_c_then_kill_9_at_five_random_points_then_resume_gives_the_same_bytes(
     history: Path, reference: tuple[Path, str], tmp_path: Path
 ) -> None:
-    """One run for both ways of stopping: Ctrl-C first (a clean stop), then ten kills, each
+    """One run for both ways of stopping: Ctrl-C first (a clean stop), then five kills, each
     followed by a resume; the export is the uninterrupted run's, and no step ran twice."""
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
@@ -305,7 +307,7 @@ def test_ctrl_c_then_kill_9_at_ten_random_points_then_resume_gives_the_same_byte
     output, _ = process.communicate(timeout=_PROCESS_LIMIT)
     assert process.returncode == 0, output
 
-    assert kills >= 5, f"only {kills} kills landed before the run ended (seed {seed})"
+    assert kills == _KILLS, f"only {kills} kills landed before the run ended (seed {seed})"
     assert out.read_bytes() == reference[0].read_bytes(), f"seed {seed}"
     steps = [
         (event["candidate"], event["step"])
