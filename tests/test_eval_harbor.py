@@ -123,6 +123,7 @@ def test_harbor_trials_are_read_from_the_job_directories(
     assert "RuntimeError: image build failed: fake-build-error" in broken.reason
     solver = next(r for r in log.trials.values() if r.agent == "solver" and r.task == "alpha")
     assert solver.agent_seconds is not None
+    assert solver.verifier_seconds is not None  # Harbor's `verifier` phase
     assert solver.log.endswith("verifier/test-stdout.txt")
 
 

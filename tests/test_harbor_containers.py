@@ -1,5 +1,7 @@
 """The real Harbor runs an exported Python task and a Node task in Podman containers: oracle earns
-1 on each, nop 0; the images keep neither the host's CA bundle nor its proxy settings.
+1 on each, nop 0; the images keep neither the host's CA bundle nor its proxy settings; and
+`selfbench eval --env harbor --harbor-env podman` scores each task and agent as the local sandbox
+does on the same export.
 
 Opt-in with `SELFBENCH_CONTAINERS=1`: `scripts/base-image.sh` installs Podman and builds the
 local base image once per machine (a few minutes the first time, cached after); the test is
@@ -20,6 +22,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -31,6 +34,7 @@ from harbor_env import REPO_ROOT, harbor_venv
 from projects import build
 from selfbench.cli import main
 from selfbench.demo import build_sample_repository
+from selfbench.evaluate import read_results
 from selfbench.export import RunInfo, export_run
 from test_validate import node_project
 
@@ -42,6 +46,8 @@ pytestmark = pytest.mark.skipif(
 PYTHON_TASK, NODE_TASK = "slug-a", "node-reverse"
 _NO_ENGINE = 3
 _SECONDS = 900
+_TRIALS_AT_ONCE = "2"
+"""Both tasks' trials at once: most of a trial's time is spent waiting on the engine."""
 _NO_PROXY_MARK = "selfbench-proxy-mark.invalid"
 """A `NO_PROXY` entry handed to the builds (harmless), looked for in the images afterwards."""
 _TRIAL_IMAGE = re.compile(r"__(env|verifier__trial)_main:")
@@ -103,7 +109,7 @@ def harbor_run(tasks: Path, agent: str, env: dict[str, str], jobs: Path) -> dict
     command = [str(harbor), "run", "--path", str(tasks), "--agent", agent, "--env", "podman"]
     # --no-delete keeps the images (not the containers): the next run and the next session
     # reuse them, and the images test reads them
-    command += ["--n-concurrent", "1", "--jobs-dir", str(jobs), "--no-delete", "--yes"]
+    command += ["--n-concurrent", _TRIALS_AT_ONCE, "--jobs-dir", str(jobs), "--no-delete", "--yes"]
     result = subprocess.run(
         command, env=env, capture_output=True, text=True, check=False, timeout=_SECONDS
     )
@@ -155,3 +161,41 @@ def test_the_images_keep_neither_the_host_ca_nor_its_proxies(
             engine, "run", "--rm", "--network", "none", "--user", "root", image, "sh", "-c", probe
         )
         assert inside.split()[0] != host_digest, image
+
+
+def selfbench_eval(
+    tasks: Path, results: Path, env: dict[str, str], *options: str
+) -> dict[tuple[str, str], tuple[int | None, bool, str | None]]:
+    """`selfbench eval` of oracle and nop on every task, as a user runs it: each trial's reward,
+    verdict and classification by task and agent, read back from its results."""
+    command = [sys.executable, "-m", "selfbench", "eval", str(tasks), "--agent", "oracle"]
+    command += ["--agent", "nop", "--results", str(results), "-j", _TRIALS_AT_ONCE, *options]
+    result = subprocess.run(
+        command, env=env, capture_output=True, text=True, check=False, timeout=_SECONDS
+    )
+    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+    trials = read_results(results).trials.values()
+    return {(t.task, t.agent): (t.reward, t.passed, t.classification) for t in trials}
+
+
+def test_eval_through_harbor_equals_the_local_sandbox(
+    tasks: Path,
+    engine: dict[str, str],
+    rewards: dict[str, dict[str, Any]],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """`selfbench eval --env harbor --harbor-env podman` gives each task and agent the reward
+    and verdict the local sandbox gives on the same export (after `rewards`' Harbor runs, so on
+    their cached layers)."""
+    results = tmp_path_factory.mktemp("eval")
+    local = selfbench_eval(tasks, results / "local", engine, "--env", "local")
+    harbor = str(harbor_venv() / "bin" / "harbor")
+    options = ("--env", "harbor", "--harbor-env", "podman", "--harbor", harbor)
+    through_harbor = selfbench_eval(tasks, results / "harbor", engine, *options)
+    expected = {
+        (task, agent): (1, True, None) if agent == "oracle" else (0, False, "agent")
+        for task in (PYTHON_TASK, NODE_TASK)
+        for agent in ("oracle", "nop")
+    }
+    assert local == expected, local
+    assert through_harbor == local

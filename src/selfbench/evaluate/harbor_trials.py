@@ -2,10 +2,11 @@
 number, and each trial's result read back from the job directory.
 
 The job layout is the one `selfbench.validate.harbor` documents and parses; beyond the reward
-this reads, leniently, the agent's run time (`agent_execution`), its token and cost counts
-(`agent_result.n_input_tokens`, `n_output_tokens`, `cost_usd`) and the type of the exception the
-trial raised (`exception_info.exception_type`) from the trial's `result.json`, and scans the
-agent's patch Harbor collected (`AGENT_PATCH_ARTIFACT`) for tampering (`evaluate.tamper`).
+this reads, leniently, the agent's and the verifier's run times (`agent_execution`, `verifier`),
+the agent's token and cost counts (`agent_result.n_input_tokens`, `n_output_tokens`,
+`cost_usd`) and the type of the exception the trial raised (`exception_info.exception_type`)
+from the trial's `result.json`, and scans the agent's patch Harbor collected
+(`AGENT_PATCH_ARTIFACT`) for tampering (`evaluate.tamper`).
 
 A trial without a verdict after the agent ran (its work is in the environment the verifier
 runs in) is not excused: as in the local environment (`selfbench.evaluate.classify`), Harbor's
@@ -96,6 +97,9 @@ class HarborOutcome:
     log: str
     suspect: tuple[Finding, ...] = ()
     """The tamper scan's findings on the agent's patch, as Harbor collected it."""
+    verifier_seconds: float | None = None
+    """Harbor's `verifier` phase: with the task's separate verifier environment, its build and
+    start too."""
 
 
 def _seconds(timing: Any) -> float | None:
@@ -169,7 +173,7 @@ def _outcome(
         result = json.loads((job_dir / trial.trial_name / "result.json").read_text())
     except (OSError, ValueError):
         result = {}
-    seconds = _seconds(result.get("agent_execution")) if isinstance(result, dict) else None
+    timings = result if isinstance(result, dict) else {}
     facts = _facts(trial, result, agent)
     suspect = read_suspect(
         job_dir / trial.trial_name,
@@ -177,7 +181,14 @@ def _outcome(
         held_out=task.held_out_paths(),
         gold_patch=task.gold_patch(),
     )
-    return HarborOutcome(facts, seconds, harbor_usage(result), trial.log, suspect)
+    return HarborOutcome(
+        facts,
+        _seconds(timings.get("agent_execution")),
+        harbor_usage(result),
+        trial.log,
+        suspect,
+        verifier_seconds=_seconds(timings.get("verifier")),
+    )
 
 
 def _failed(reason: str, log: str) -> HarborOutcome:

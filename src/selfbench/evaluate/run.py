@@ -350,7 +350,7 @@ def _harbor_agent(run: _Run, agent: AgentSpec) -> None:
             attempts = 2 if task.digest in again else 1
             run.record(
                 _record(task, agent, trial, outcome, attempts=attempts, environment="harbor",
-                        network=HARBOR_NETWORK)
+                        network=HARBOR_NETWORK, verifier_seconds=outcome.verifier_seconds)
             )  # fmt: skip
 
 
