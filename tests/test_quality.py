@@ -291,10 +291,10 @@ def test_an_unneeded_configuration_file_is_moved_and_the_tier_recomputed(
     ]
     assert record.verdict == "review"
     # `mul`'s test compares with `==` only: its always-equal mutant survives, and so do those
-    # of the change to `sub` no test calls; the run stops, in the mutants' order, once the
-    # verdict's mutation row cannot change
+    # of the change to `sub` no test calls; every mutant runs: the task has pass-to-pass tests,
+    # and a survivor they fail would count killed (3 of 7 could rise to 60%)
     assert record.reasons == (
-        "weak tests: 3 of 6 mutants survive",
+        "weak tests: 4 of 7 mutants survive",
         "implementation no fail-to-pass test needs: calc/__init__.py#1",
         "the instruction does not state: mul",
     )
@@ -586,6 +586,22 @@ def test_the_mutation_run_stops_once_the_verdict_cannot_change(
     total: int, finished: list[bool | None], settled: bool
 ) -> None:
     assert _settled(total, finished) is settled
+
+
+@pytest.mark.parametrize(
+    ("total", "finished", "settled"),
+    [
+        (10, [False] * 6, True),  # 6/10 at worst: pass-to-pass can only add to it
+        (10, [True] * 8, False),  # 2/10 by fail-to-pass, 100% if pass-to-pass fails them all
+        (10, [False, False, True, True, True, True, True, True], False),
+    ],
+)
+def test_the_mutation_run_stops_only_at_the_top_when_pass_to_pass_may_catch_survivors(
+    total: int, finished: list[bool | None], settled: bool
+) -> None:
+    # a survivor pass-to-pass fails counts killed in the verdict: the mutants left unrun could
+    # have been such survivors, so no bound under 60% settles the rows
+    assert _settled(total, finished, catchable=True) is settled
 
 
 # --- the command's input -------------------------------------------------------------------
@@ -967,8 +983,10 @@ def test_the_files_that_are_no_implementation_are_reverted_together_first(
     assert record.ablation is not None
     assert moved_out(record) == ("docs/requirements.txt", "tox.ini")
     assert record.mutation is not None
-    assert (record.mutation.killed, len(record.mutation.survivors)) == (3, 3)
+    assert (record.mutation.killed, len(record.mutation.survivors)) == (3, 4)
     assert record.mutation.caught_by_pass_to_pass == ()  # test_core adds: it calls neither
-    # 15 when each of the three files ran on its own: the two reverted together are one run;
-    # then four with pass-to-pass (a score of 50% could rise to 60%): the gold, 3 survivors
-    assert len(list((tmp_path / "logs").rglob("variant-*.log"))) == 14 + 4
+    # 16 when each of the three files ran on its own: the two reverted together are one run;
+    # every mutant ran (pass-to-pass could catch the survivors), then four with pass-to-pass
+    # (a score of 3/7 could rise to 60%): the gold, 3 of the 4 survivors (none caught, the last
+    # could not lift 3/7 to 60%)
+    assert len(list((tmp_path / "logs").rglob("variant-*.log"))) == 15 + 4

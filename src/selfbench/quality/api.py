@@ -16,11 +16,12 @@ it once in the sandbox, and runs every variant of the gold patch there, fail-to-
    down to `QualityOptions.cap` with
    `random.Random(seed)`, each applied on top of the gold; a mutant is *killed* when a
    fail-to-pass test fails. The run stops once the verdict's mutation rows cannot change
-   (`stoppedEarly`; `generated` then counts the mutants that ran). A mutant whose run cannot be
-   judged (a timeout, a patch that does not apply) is left out of the counts. While the
-   verdict's rows could still change, the survivors then run with pass-to-pass too (after the
-   gold, once, the measure of their time limit): one a pass-to-pass test fails is
-   `caughtByPassToPass`, which the verdict counts killed;
+   (`stoppedEarly`; `generated` then counts the mutants that ran), whatever pass-to-pass says
+   of the survivors: with pass-to-pass tests, only once the score reaches ship. A mutant
+   whose run cannot be judged (a timeout, a patch that does not apply) is left out of the
+   counts. While the verdict's rows could still change, the survivors then run with
+   pass-to-pass too (after the gold, once, the measure of their time limit): one a
+   pass-to-pass test fails is `caughtByPassToPass`, which the verdict counts killed;
 4. statement ablation (`statements`): each changed statement of the needed implementation
    removed on its own, or judged by the deletion mutant that is the same removal; not run
    (`skipped`) when the verdict is review or reject without it, since its row could only add
@@ -180,15 +181,17 @@ def _bucket(score: float) -> int:
     return (score >= REJECT_SCORE) + (score >= WEAK_SCORE)
 
 
-def _settled(total: int, finished: list[bool | None]) -> bool:
-    """Whether the mutation rows of the verdict are the same however the rest turn out."""
+def _settled(total: int, finished: list[bool | None], *, catchable: bool = False) -> bool:
+    """Whether the mutation rows of the verdict are the same however the rest turn out;
+    `catchable`: a survivor may yet be caught by pass-to-pass (counted killed), so the score
+    the rows read may rise as far as every mutant killed."""
     killed = finished.count(False)
     survived = finished.count(True)
     pending = total - len(finished)
     if pending == 0 or killed + survived < MIN_MUTANTS:  # fewer are never judged: run on
         return False
     low = killed / (killed + survived + pending)
-    high = (killed + pending) / (killed + survived + pending)
+    high = 1.0 if catchable else (killed + pending) / (killed + survived + pending)
     return _bucket(low) == _bucket(high)
 
 
@@ -336,7 +339,7 @@ def _mutation(
     runs = scorer.score(
         patches,
         jobs=options.jobs,
-        stop=lambda finished: _settled(len(patches), finished),
+        stop=lambda finished: _settled(len(patches), finished, catchable=scorer.has_pass_to_pass),
         what="mutant",
     )
     ran = [(m, run.result) for m, run in zip(mutants, runs, strict=True) if run.ran]
