@@ -320,6 +320,12 @@ def test_an_issue_is_a_frozen_record() -> None:
     assert copy.copy(issue) == issue
     with pytest.raises(AttributeError):
         issue.path = "$"  # type: ignore[misc]
+    for name in Issue.__slots__:  # its hash never changes under it
+        with pytest.raises(AttributeError):
+            setattr(issue, name, "$")
+        with pytest.raises(AttributeError):
+            delattr(issue, name)
+    assert (issue.path, issue.message) == ("$.taskId", "is required")
     match issue:
         case Issue(path, message):
             assert (path, message) == ("$.taskId", "is required")

@@ -76,10 +76,18 @@ class Issue:
 
     __slots__ = ("_message", "_path")
     __match_args__ = ("path", "message")
+    _path: str
+    _message: str
 
     def __init__(self, path: str, message: str) -> None:
-        self._path = path
-        self._message = message
+        object.__setattr__(self, "_path", path)
+        object.__setattr__(self, "_message", message)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")  # frozen: its hash stays
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
 
     @property
     def path(self) -> str:
