@@ -184,6 +184,8 @@ ROWS: list[tuple[str, Files, Files, str | None]] = [
     ("devcontainer", {".devcontainer/on-create.sh": "uv sync\n", "setup.cfg": "[x]\n"},
      {".devcontainer/on-create.sh": "uv sync --all-extras\n", "setup.cfg": SETUP_CFG},
      PACKAGING_ONLY),
+    ("devcontainer-python", {".devcontainer/on_create.py": "x = 1\n", "setup.cfg": "[x]\n"},
+     {".devcontainer/on_create.py": "x = 2\n", "setup.cfg": SETUP_CFG}, PACKAGING_ONLY),
     ("packaging-and-code", {"setup.cfg": "[x]\n", "src/app.py": "x = 1\n"},
      {"setup.cfg": SETUP_CFG, "src/app.py": "x = 2\n"}, KEPT),
     # translation wrapping

@@ -235,6 +235,8 @@ Texts = Mapping[str, tuple[str, str]]
 @lru_cache(maxsize=1 << 14)  # a history touches the same paths again and again
 def file_kind(path: str) -> FileKind | None:
     """What a changed implementation file is to these rules; None for one they cannot read."""
+    if path.startswith(_DEVELOPMENT_DIRECTORIES):
+        return "configuration"  # whatever its language
     name = basename(path)
     if name == "py.typed" or name.endswith(_STUB_SUFFIXES):
         return "stub"
@@ -245,9 +247,7 @@ def file_kind(path: str) -> FileKind | None:
         return "configuration"  # `setup.py`, `noxfile.py` at the root: a module elsewhere
     if language is not None:
         return language
-    if path.startswith(_DEVELOPMENT_DIRECTORIES) or is_pinning_path(path):
-        return "configuration"
-    return None
+    return "configuration" if is_pinning_path(path) else None
 
 
 # --- screening: the patch alone ------------------------------------------------------------------
