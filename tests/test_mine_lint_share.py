@@ -81,6 +81,10 @@ NEW_TESTS = LINTED_SUITE + "".join(
     for i in range(12)
 )
 
+CASES = "tests/cases/describe.txt"
+NEW_CASES = "".join(f"describe_0({i}, {i}) -> large 0: {i}\n" for i in range(12))
+"""Work in the tests' files that are not Python: a linter writes none of it."""
+
 ROWS: list[tuple[str, Files, str | None]] = [
     ("quotes-prefixes-commas-object-and-a-shadowing-renamed", {MODULE: module(linted)},
      MOSTLY_LINT.format(lint=640, tokens=640, tests=0)),
@@ -95,6 +99,8 @@ ROWS: list[tuple[str, Files, str | None]] = [
     ("renamed-to-another-variable", {MODULE: module(changed(
         (f"list = [{QUOTES[0]}", f"limit = [{QUOTES[1]}"), ("in list)", "in limit)")))}, KEPT),
     ("lint-and-tested-work", {MODULE: module(linted), TESTS: NEW_TESTS}, KEPT),
+    ("lint-and-tested-work-in-other-test-files", {MODULE: module(linted), CASES: NEW_CASES},
+     KEPT),
 ]  # fmt: skip
 
 

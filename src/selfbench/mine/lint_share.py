@@ -11,7 +11,9 @@ candidate, ranked after every other of its tier (`selfbench.mine.rank`), as a ty
    tokens;
 2. and its tests change no more code tokens they leave unexplained than its implementation does,
    or than one in ten (`_TESTS_SHARE`) of their own changed tokens (tests reformatted with the
-   code; the sides of a large reformat's hunks do not always pair up token for token).
+   code; the sides of a large reformat's hunks do not always pair up token for token); every
+   token of a test file not in Python is unexplained (a fixture, a test in another language),
+   as the typing share counts it.
 
 Measured on the `-U0` patch alone, nothing parsed. A file's removed lines, and its added ones,
 are each read as one sequence of tokens, hunk after hunk: comment lines, trailing comments and
@@ -312,14 +314,16 @@ def judge_lint(
     when its implementation is mostly layout and lint."""
     code: list[CodeFile] = []
     tests: list[CodeFile] = []
+    other_tests = 0  # the tokens of test files not Python: none explained (as typing_share)
     for measured, file in pairs:
         kind = file_kind(measured.path)
         if measured.binary or kind in ("configuration", "type-checker"):
             continue
         if kind != "python":
-            if measured.test:
-                continue
-            return None  # other code: work these tokens cannot weigh
+            if not measured.test:
+                return None  # other code: work these tokens cannot weigh
+            other_tests += lint_count(file.hunks).tokens
+            continue
         (tests if measured.test else code).append(file)
     least, of = mostly
     counted = _count(code, limit=lambda changed: changed * (of - least) // of)
@@ -330,7 +334,10 @@ def judge_lint(
     if every < sweep or explained <= 0 or explained * of < changed * least:
         return None
     tested = _count(tests, limit=lambda changed: max(unexplained, changed // _TESTS_SHARE))
-    left = 0 if tested is None else tested[1]
-    if tests and (tested is None or left > max(unexplained, tested[0] // _TESTS_SHARE)):
+    if tests and tested is None:
+        return None
+    tests_changed, left = (tested[0], tested[1]) if tested is not None else (0, 0)
+    left += other_tests
+    if left > max(unexplained, (tests_changed + other_tests) // _TESTS_SHARE):
         return None
     return MOSTLY_LINT.format(lint=explained, tokens=changed, tests=left)
