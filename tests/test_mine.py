@@ -28,7 +28,7 @@ from selfbench.mine import (
     write_candidates,
 )
 from selfbench.mine.candidate import parse_candidate_lines
-from selfbench.mine.git_history import Commit, read_history
+from selfbench.mine.git_history import Commit, read_history, start_history
 from selfbench.mine.prs import parse_pull_requests
 from selfbench.patches import parse_patch
 from selfbench.submit import submit_task
@@ -412,6 +412,26 @@ def test_a_candidate_without_a_pull_request_cannot_be_collected(
     with pytest.raises(MineError) as err:
         read_candidate(out, plain)
     assert str(err.value) == f"{out}: candidate {plain} has no pull request number to author"
+
+
+def test_a_walk_started_ahead_is_read_and_another_walk_starts_its_own(history: History) -> None:
+    every = [commit.sha for commit in read_history(history.path, rev="HEAD")]
+    started = start_history(history.path, rev="HEAD")
+    assert [commit.sha for commit in read_history(history.path, rev="HEAD", started=started)] == (
+        every
+    )
+    other = start_history(history.path, rev="HEAD", max_commits=2)  # not the walk read below
+    assert [c.sha for c in read_history(history.path, rev="HEAD", started=other)] == every
+    assert other.stdout.closed
+    started.close()  # a second close is harmless
+
+
+def test_the_walk_loads_before_the_rest_of_mining() -> None:
+    probe = "import sys, selfbench.mine.git_history; print('selfbench.mine.api' in sys.modules)"
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert loaded.stdout == "False\n"
 
 
 def test_cli_writes_both_files_and_prints_json(

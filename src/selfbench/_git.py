@@ -28,6 +28,7 @@ __all__ = [
     "DIFF_OPTIONS",
     "DRIVER_CONFIG",
     "SAFE_CONFIG",
+    "GitStream",
     "archive_tar",
     "base_texts",
     "blob_texts",
@@ -236,28 +237,51 @@ def archive_tar(repo: Path, commit: str, target: Path) -> str:
     return out.sha256.hexdigest()
 
 
-@contextmanager
-def git_stream(repo: Path, *args: str) -> Iterator[IO[bytes]]:
-    """Run `git -C repo args...` and yield its standard output as a stream, read as it comes.
+class GitStream:
+    """A git process started at once, its standard output read later: `with` it to read the
+    stream; leaving the block closes it and checks git's exit (see `git_stream`)."""
+
+    def __init__(self, repo: Path, args: Sequence[str]) -> None:
+        argv, env = safe_command(repo, args)
+        self.args = tuple(args)
+        self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by `close`
+        try:
+            self._process = subprocess.Popen(
+                argv, stdout=subprocess.PIPE, stderr=self._errors, env=env
+            )
+        except BaseException:
+            self._errors.close()
+            raise
+        self.stdout: IO[bytes] = self._process.stdout  # type: ignore[assignment] # stdout=PIPE
+
+    def __enter__(self) -> IO[bytes]:
+        return self.stdout
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        self.stdout.close()  # git, if it still writes, ends on a broken pipe
+        code = self._process.wait()
+        try:
+            if kind is None and code not in {0, -13}:  # -13: SIGPIPE, the caller stopped early
+                self._errors.seek(0)
+                lines = self._errors.read().decode("utf-8", "replace").strip().splitlines()
+                last = lines[-1] if lines else f"exit code {code}"
+                raise GitError(f"git {self.args[0]} failed: {last}")
+        finally:
+            self._errors.close()
+
+    def close(self) -> None:
+        """Stop git if it still runs and release its pipe (whether or not it was read)."""
+        self.__exit__(BaseException)
+
+
+def git_stream(repo: Path, *args: str) -> GitStream:
+    """Run `git -C repo args...` now; `with` the result to read its standard output as it
+    comes.
 
     Raises:
         GitError: git exited non-zero (checked once the caller has read what it wanted).
     """
-    argv, env = safe_command(repo, args)
-    with (
-        tempfile.TemporaryFile() as errors,
-        subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors, env=env) as process,
-    ):
-        assert process.stdout is not None  # noqa: S101 - guaranteed by stdout=PIPE
-        try:
-            yield process.stdout
-        finally:
-            process.stdout.close()
-        code = process.wait()
-        if code not in {0, -13}:  # -13: SIGPIPE, the caller stopped reading early
-            errors.seek(0)
-            lines = errors.read().decode("utf-8", "replace").strip().splitlines()
-            raise GitError(f"git {args[0]} failed: {lines[-1] if lines else f'exit code {code}'}")
+    return GitStream(repo, args)
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from selfbench._text import printable
 from selfbench.cli.common import add_json_option, add_source_url_option, print_json
-from selfbench.errors import EXIT_OK, translating
+from selfbench.errors import EXIT_OK, MineError, translating
 from selfbench.progress import choose_reporter, stage
 
 if TYPE_CHECKING:
@@ -33,7 +33,6 @@ _TABLE_ROWS = 50  # a person reads the best; --out and --json carry them all
 
 def _budgets(args: argparse.Namespace) -> dict[Difficulty, int] | None:
     from selfbench.contract import DIFFICULTIES
-    from selfbench.mine import MineError
 
     given = {tier: getattr(args, tier) for tier in DIFFICULTIES}
     given = {tier: value for tier, value in given.items() if value is not None}
@@ -53,55 +52,72 @@ def _session_dirs(args: argparse.Namespace) -> list[Path]:
     return [Path.home() / folder for folder in DEFAULT_SESSION_DIRS]
 
 
-def _options(args: argparse.Namespace) -> tuple[MineOptions, RepositoryInfo]:
-    """The command line checked and read into `MineOptions` (pull requests, sessions: read),
-    and the repository as read to check it.
+def _checked(args: argparse.Namespace) -> RepositoryInfo:
+    """The command line's options checked, and the repository read (light modules only: the
+    walk starts before the rest of mining loads).
 
     Raises:
-        MineError: a bad budget or option, not a repository, malformed `--prs`.
+        MineError: a bad budget or option, not a repository.
     """
-    from selfbench.mine import MineError, MineOptions
     from selfbench.mine.git_history import read_repository
-    from selfbench.mine.prs import read_pull_requests, run_gh
-    from selfbench.mine.sessions import read_sessions
     from selfbench.mine.source import check_source_url
 
-    repo = Path(args.repo)
     if args.max is not None and args.max < 1:
         raise MineError("--max must be at least 1")
     if not args.over_fetch >= 1:  # also refuses nan
         raise MineError("--over-fetch must be at least 1")
-    budgets = _budgets(args)
+    _budgets(args)
     if args.source_url is not None and (problem := check_source_url(args.source_url)):
         raise MineError(problem)
-    info = read_repository(repo, args.rev)
+    return read_repository(Path(args.repo), args.rev)
+
+
+def _options(args: argparse.Namespace, info: RepositoryInfo) -> MineOptions:
+    """The command line read into `MineOptions` (pull requests, sessions: read).
+
+    Raises:
+        MineError: malformed `--prs`, or gh failed.
+    """
+    from selfbench.mine import MineOptions
+    from selfbench.mine.prs import read_pull_requests, run_gh
+    from selfbench.mine.sessions import read_sessions
+
     prs = read_pull_requests(Path(args.prs)) if args.prs else ()
     if args.github:
-        prs = (*prs, *run_gh(repo))
+        prs = (*prs, *run_gh(Path(args.repo)))
     requests, skipped = read_sessions(_session_dirs(args), worktrees=info.worktrees)
     for line in skipped:
         sys.stderr.write(f"warning: {printable(line)}\n")
-    options = MineOptions(
+    return MineOptions(
         rev=args.rev,
         since=args.since,
         max_commits=args.max,
         plain=args.plain,
         pull_requests=prs,
         requests=requests,
-        budgets=budgets,
+        budgets=_budgets(args),
         over_fetch=args.over_fetch,
         source_url=args.source_url,
     )
-    return options, info
 
 
 def _mine(args: argparse.Namespace) -> int:
-    from selfbench.mine import mine_repository
+    from selfbench.mine.git_history import start_history
 
-    options, info = _options(args)
-    reporter = choose_reporter()
-    with stage(reporter, "walking history"):
-        result = mine_repository(Path(args.repo), options, reporter=reporter, info=info)
+    info = _checked(args)
+    # git walks while the rest of mining loads and the pull requests and sessions are read
+    started = start_history(info.path, rev=info.head, since=args.since, max_commits=args.max)
+    try:
+        options = _options(args, info)
+        from selfbench.mine import mine_repository
+
+        reporter = choose_reporter()
+        with stage(reporter, "walking history"):
+            result = mine_repository(
+                info.path, options, reporter=reporter, info=info, started=started
+            )
+    finally:
+        started.close()
     for warning in result.warnings:
         reporter.warning(warning)
     if args.out:
@@ -114,7 +130,7 @@ def _mine(args: argparse.Namespace) -> int:
 
 
 def _write(result: MineResult, out: Path) -> None:
-    from selfbench.mine import MineError, write_candidates
+    from selfbench.mine import write_candidates
 
     with translating(MineError, f"write {out}"):
         candidates, excluded = write_candidates(result, out)

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfbench._fs import write_atomic
+from selfbench._git import GitStream
 from selfbench.contract import Difficulty
 from selfbench.errors import MineError
 from selfbench.mine.chores import FORMATTING_ONLY, chore_reason
@@ -570,11 +571,13 @@ def mine_repository(
     *,
     reporter: Reporter = silent,
     info: RepositoryInfo | None = None,
+    started: GitStream | None = None,
 ) -> MineResult:
     """Find the merged changes of `repo` worth authoring, ranked, with the excluded ones; the
     commits walked so far are told to `reporter` as the walk goes. `info`: `repo` as
     `read_repository` read it for `options.rev` (read here when None; a caller that has read
-    it already saves git five runs).
+    it already saves git five runs). `started`: the walk's `git log` as `start_history`
+    started it for `info.head` and the options (the caller closes it), else started here.
 
     Raises:
         MineError: not a git repository, an unknown revision, or git failed.
@@ -594,6 +597,7 @@ def mine_repository(
             max_commits=options.max_commits,
             progress=lambda count: reporter.stage_progress(f"walking history: {count:,} commits"),
             unreadable=lambda commit, reason: _unreadable(walk, warnings, commit, reason),
+            started=started,
         ):
             walked += 1
             walk.visit(commit)

@@ -29,7 +29,7 @@ from pathlib import Path
 from queue import Queue
 from typing import IO, Generic, NamedTuple, Self, TypeVar
 
-from selfbench._git import blob_texts, git, git_stream, safe_command
+from selfbench._git import GitStream, blob_texts, git, git_stream, safe_command
 from selfbench.errors import GitError, MineError
 from selfbench.patches import parse_patch
 
@@ -47,6 +47,7 @@ __all__ = [
     "read_history",
     "read_repository",
     "read_texts",
+    "start_history",
 ]
 
 _RS = b"\x1e"
@@ -240,6 +241,18 @@ def _widen_pipe(stream: IO[bytes]) -> None:
         fcntl.fcntl(stream.fileno(), _F_SETPIPE_SZ, _PIPE_BYTES)
 
 
+def start_history(
+    repo: Path, *, rev: str, since: str | None = None, max_commits: int | None = None
+) -> GitStream:
+    """The walk's `git log` started now, for `read_history(started=...)` with the same
+    arguments: git walks while the caller prepares (imports, reads its other inputs). The
+    caller closes it.
+    """
+    stream = git_stream(repo, *_log_args(rev, since, max_commits))
+    _widen_pipe(stream.stdout)  # before git fills the pipe: it runs ahead while nobody reads
+    return stream
+
+
 def read_history(
     repo: Path,
     *,
@@ -248,8 +261,10 @@ def read_history(
     max_commits: int | None = None,
     progress: Callable[[int], None] | None = None,
     unreadable: Callable[[Commit, str], None] | None = None,
+    started: GitStream | None = None,
 ) -> Iterator[Commit]:
-    """Walk the first-parent history of `rev`, newest first, one commit at a time.
+    """Walk the first-parent history of `rev`, newest first, one commit at a time; from
+    `started`'s output when `start_history` started it with these arguments.
 
     A commit whose change git cannot read (an object missing from a damaged or partial clone)
     goes to `unreadable` with the reason, and the walk goes on from its first parent; without
@@ -258,13 +273,17 @@ def read_history(
     Raises:
         MineError: git failed or printed something unexpected.
     """
+    if started is not None and started.args != tuple(_log_args(rev, since, max_commits)):
+        started.close()  # another walk's: not this one's output
+        started = None
     count, start = 0, rev
     cap = max_commits if max_commits is not None else float("inf")
     while True:
         left = None if max_commits is None else max_commits - count
         told = (lambda n, at=count: progress(at + n)) if progress is not None else None
         try:
-            for commit in _walk(repo, start, since, left, told):
+            stream, started = started or git_stream(repo, *_log_args(start, since, left)), None
+            for commit in _walk(stream, told):
                 count += 1
                 yield commit
         except _Unreadable as stop:
@@ -293,17 +312,11 @@ class _Unreadable(Exception):  # noqa: N818 - a stop of the walk, caught in this
         self.cause, self.missing, self.last = cause, missing, last
 
 
-def _walk(
-    repo: Path,
-    start: str,
-    since: str | None,
-    left: int | None,
-    progress: Callable[[int], None] | None,
-) -> Iterator[Commit]:
-    """One `git log` from `start`; `_Unreadable` when git meets a missing object."""
+def _walk(started: GitStream, progress: Callable[[int], None] | None) -> Iterator[Commit]:
+    """One `git log`'s commits; `_Unreadable` when git meets a missing object."""
     count, buffer = 0, b""
     try:
-        with git_stream(repo, *_log_args(start, since, left)) as stream:
+        with started as stream:
             _widen_pipe(stream)
             for chunk in _chunks(stream):
                 records = (buffer + chunk).split(_RS)
