@@ -7,6 +7,7 @@ reason, or KEPT (a candidate) — the counter-examples that change behaviour bes
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from collections import Counter
 from collections.abc import Callable
@@ -33,6 +34,7 @@ from selfbench.mine.code_chores import (
     Screen,
     code_files,
     file_hunks,
+    judge,
     screen,
 )
 from selfbench.mine.python_chores import ModulePair, strip_docstrings, strip_typing
@@ -312,6 +314,36 @@ def test_a_binary_or_unknown_file_is_work() -> None:
     assert (
         screen([CodeFile("src/app.py", "src/app.py", present=True, binary=True, hunks=())]) is None
     )
+
+
+_ORDERED = {
+    "src/a.py": (module(plain), module(documented)),
+    "src/b.py": (module(plain, count=120), module(typed, TYPING_HEADER, count=120)),
+    "src/c.py": (module(plain), module(plain).replace("value + 3\n", "value - 3\n", 1)),
+    "src/d.py": (module(plain), module(typed).replace(" + ", " - ")),
+}
+"""Python files changed in their comments, their typing, a line of code, much code."""
+
+
+@pytest.mark.parametrize(
+    ("paths", "reason"),
+    [
+        (("src/a.py",), COMMENTS_ONLY),
+        (("src/a.py", "src/b.py"), TYPING_ONLY),
+        (("src/a.py", "src/b.py", "src/c.py"), BESIDES.format(reason=TYPING_ONLY, lines=2)),
+        (("src/a.py", "src/b.py", "src/c.py", "src/d.py"), KEPT),
+    ],
+)
+def test_judging_does_not_depend_on_the_files_order(
+    paths: tuple[str, ...], reason: str | None
+) -> None:
+    """The files are judged smallest first (the cheapest to fail first): the same answer."""
+    hunks = (Hunk((), (b"x = 1",) * 100),)  # the changed lines the leftover is weighed against
+    files = [CodeFile(path, path, present=True, binary=False, hunks=hunks) for path in paths]
+    texts = {path: _ORDERED[path] for path in paths}
+    for order in itertools.permutations(files):
+        found = Screen(("comments", "typing"), order, (), "typing")
+        assert judge(found, texts) == reason
 
 
 @given(st.binary(max_size=400), st.text(max_size=200), st.text(max_size=200))
