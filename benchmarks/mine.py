@@ -165,10 +165,12 @@ def _data(lines: list[str]) -> bytes:
     return f"data {len(data)}\n".encode() + data + b"\n"
 
 
-def timed(command: list[str]) -> tuple[float, int, float]:
+def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, int, float]:
     """Wall time, peak RSS (bytes) and CPU time (user + system, children included) of a child."""
     start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    )
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -205,15 +207,18 @@ def main() -> None:
         mine += ["--out", str(out)]
         floor = ["git", "-C", str(repo), "log", "--first-parent", "--numstat", "HEAD"]
         commands = {"selfbench mine": mine, "git log (floor)": floor}
+        # bytecode cached, as an installed tool's would be (the warm-up writes it)
+        env = {**os.environ, "PYTHONPYCACHEPREFIX": str(root / "pycache")}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         for command in commands.values():
-            timed(command)  # warm-up: a cold page cache is not what we measure
+            timed(command, env)  # warm-up: a cold page cache is not what we measure
         times: dict[str, list[float]] = {name: [] for name in commands}
         peaks: dict[str, list[int]] = {name: [] for name in commands}
         cpu: dict[str, list[float]] = {name: [] for name in commands}
         own_peaks: list[int] = []
         for _ in range(args.runs):
             for name, command in commands.items():
-                elapsed, peak, used = timed(command)
+                elapsed, peak, used = timed(command, env)
                 times[name].append(elapsed)
                 peaks[name].append(peak)
                 cpu[name].append(used)
