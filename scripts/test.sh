@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set everything up, then run the whole test suite with the project's standing checks:
-# ruff (lint and format), mypy --strict, and pytest on three workers. Exits non-zero if any fails.
+# ruff (lint and format), mypy --strict, and pytest on two workers. Exits non-zero if any fails.
 #
 # `--quick`: set up, then only the tests that start no sandbox, reach no registry and build
 # no real project (pytest's `-m` below): the inner loop's tier, in a few minutes.
@@ -21,8 +21,7 @@ fi
 .venv/bin/mypy
 # The acceptance suite's small configuration: one real PyPI project, fetched now (tests/acceptance);
 # the red team's: every runner but jest and vitest (tests/redteam/test_redteam.py); every benchmark's:
-# `--small`, untimed (tests/test_benchmarks.py). Three workers share the tests out one at a time
-# (`worksteal`) on two cores: many tests wait (a hung test's time limit, a registry, a sandbox's
-# disk), so a third keeps the cores busy; the slowest 25 are listed at the end.
+# `--small`, untimed (tests/test_benchmarks.py). Two workers share the tests out one at a time
+# (`worksteal`); the slowest 25 are listed at the end.
 SELFBENCH_ACCEPTANCE="${SELFBENCH_ACCEPTANCE-small}" SELFBENCH_REDTEAM="${SELFBENCH_REDTEAM-small}" \
-  .venv/bin/python -m pytest -n 3 --dist worksteal --durations=25 "$@"
+  .venv/bin/python -m pytest -n 2 --dist worksteal --durations=25 "$@"
