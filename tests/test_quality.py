@@ -972,6 +972,18 @@ def test_the_table_has_one_row_per_task(capsys: pytest.CaptureFixture[str]) -> N
     )
 
 
+def test_the_score_cell_counts_what_pass_to_pass_caught(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from selfbench.cli.quality import _print_table  # noqa: PLC0415 - the printer under test
+
+    monkeypatch.setenv("COLUMNS", "200")  # one line a row: the cell is read whole
+    mutation = Mutation(generated=10, killed=2, score=0.2, caughtByPassToPass=_CAUGHT)
+    _print_table([QualityRecord(taskId="t1", verdict="ship", mutation=mutation)])
+    words = " ".join(capsys.readouterr().out.split())
+    assert words.endswith("t1 ship 20% (2/10) +2 by pass-to-pass - - -")
+
+
 @SANDBOX
 def test_the_files_that_are_no_implementation_are_reverted_together_first(
     samples: Samples, tmp_path: Path
