@@ -953,6 +953,17 @@ def test_parts_are_files_and_the_hunks_of_files_with_several() -> None:
     assert changed_lines(gold) == {"a.py": frozenset({1, 21}), "tox.ini": frozenset({1})}
 
 
+@pytest.fixture
+def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's console, 200 columns wide whatever the terminal: one line a row."""
+    from rich.console import Console  # noqa: PLC0415 - only the printing tests need it
+
+    from selfbench.cli import report  # noqa: PLC0415 - the console the printers use
+
+    monkeypatch.setattr(report, "_console", lambda: Console(width=200, highlight=False))
+
+
+@pytest.mark.usefixtures("wide_console")
 def test_the_table_has_one_row_per_task(capsys: pytest.CaptureFixture[str]) -> None:
     from selfbench.cli.quality import _print_table  # noqa: PLC0415 - the printer under test
 
@@ -972,12 +983,12 @@ def test_the_table_has_one_row_per_task(capsys: pytest.CaptureFixture[str]) -> N
     )
 
 
+@pytest.mark.usefixtures("wide_console")
 def test_the_score_cell_counts_what_pass_to_pass_caught(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     from selfbench.cli.quality import _print_table  # noqa: PLC0415 - the printer under test
 
-    monkeypatch.setenv("COLUMNS", "200")  # one line a row: the cell is read whole
     mutation = Mutation(generated=10, killed=2, score=0.2, caughtByPassToPass=_CAUGHT)
     _print_table([QualityRecord(taskId="t1", verdict="ship", mutation=mutation)])
     words = " ".join(capsys.readouterr().out.split())
