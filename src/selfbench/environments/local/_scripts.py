@@ -6,6 +6,9 @@ runs `solve.sh` (`$1` oracle or nop) and the collect command (`$2` seconds, `$3`
 `VERIFIER` runs `tests/test.sh`, then each per-selector command (`$1` seconds for test.sh, `$2`
 workdir, `$3` seconds each, `$4` log byte limit, then the commands). `phases.py` decides what is
 mounted where and reads the results.
+
+`VERIFIER` makes `/app` the verifier's, as the verifier image's build does, changing only the
+entries that are not yet: an overlay's lower layer is already (`overlay.py`), so none is copied up.
 """
 
 __all__ = ["AGENT", "VERIFIER"]
@@ -30,7 +33,7 @@ echo "selfbench: collect exited $status"
 
 VERIFIER = r"""
 set -uo pipefail
-chown -R verifier:verifier /app
+find /app \( ! -user verifier -o ! -group verifier \) -exec chown -h verifier:verifier -- {} +
 chown -R root:root /tests
 chmod 0700 /tests
 chmod 0600 /tests/test.patch

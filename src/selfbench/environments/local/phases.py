@@ -24,6 +24,7 @@ import os
 import shutil
 import stat
 import tarfile
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,7 @@ from selfbench.environments.local.host_network import (
     failure_error,
     network_failure,
 )
+from selfbench.environments.local.overlay import Overlay, own_tree, supported
 from selfbench.environments.local.sandbox import (
     LOG_LIMIT,
     Mounts,
@@ -248,6 +250,8 @@ class TaskPhases:
     base_git: Path = field(init=False)
     ready: bool = field(init=False, default=False)
     """Whether `prepare` succeeded."""
+    _owning: threading.Lock = field(init=False, default_factory=threading.Lock, repr=False)
+    """Held while the verifier tree is made the verifier's (`_verifier_overlay`)."""
 
     LASTING: ClassVar[tuple[str, ...]] = ("prepared", _VERIFIER_TREE, "opt-base")
     """The prepared trees, relative to the workspace's root (the sandbox's are its own)."""
@@ -576,7 +580,7 @@ class TaskPhases:
         selector on its own. Of the agent phase, only `agent.patch` in `agent.opt` is used.
         `binds` (writable) and `ro_binds` are mounted besides the verifier's own."""
         app = self.sandbox.root / f"{name}-app"
-        _take_tree(self.verifier_base, app, last=last and self.reuse_key is None)
+        overlay = self._verifier_overlay(app, last=last and self.reuse_key is None)
         tests, opt, logs = (
             self.fresh(f"{name}-tests"),
             self.fresh(f"{name}-opt"),
@@ -618,6 +622,7 @@ class TaskPhases:
                         **(binds or {}),
                     },
                     ro_binds=dict(ro_binds or {}),
+                    overlays={app: overlay} if overlay is not None else {},
                     network=self.options.network,
                     hidden=self.hidden(),
                 ),
@@ -638,11 +643,27 @@ class TaskPhases:
             with log.open("a", encoding="utf-8") as handle:
                 handle.write(f"selfbench: selector {selector!r} exited {code}\n{output}")
         free = _free_bytes(app)
-        if not self.options.keep:
+        if overlay is not None:
+            overlay.remove(app)
+        elif not self.options.keep:
             shutil.rmtree(app, ignore_errors=True)
         test_sh_code = read_status(logs, "selfbench/test.sh.code")
         reason = agent_reason or reward_error
         return VerifierRun(name, reward, log, phase, tuple(results), reason, test_sh_code, free)
+
+    def _verifier_overlay(self, app: Path, *, last: bool) -> Overlay | None:
+        """The verifier tree shown at `app` as an overlay (`overlay.py`), its lower layer owned
+        by the verifier first, as the verifier script would make each copy; None when `app` is
+        the tree itself instead (its last user takes it, `keep` keeps each run's whole tree, or
+        this machine cannot mount overlays), then made here."""
+        base = self.verifier_base
+        if last or self.options.keep or not supported(self.sandbox.root, base, app):
+            _take_tree(base, app, last=last)
+            return None
+        users = self.sandbox.users
+        with self._owning:  # variants start together: the first owns the tree, once
+            own_tree(base, users.verifier, users.verifier)
+        return Overlay.beside(base, app)
 
     # --- the verdict ----------------------------------------------------------------------------
 

@@ -74,6 +74,7 @@ from selfbench.bundle import layout
 from selfbench.environments.local._gate import Gate
 from selfbench.environments.local.cgroup import USER_PROCESSES, Limits, PhaseCgroup
 from selfbench.environments.local.disk import mount_workspace, workspace_full
+from selfbench.environments.local.overlay import Overlay, mounting, supported
 from selfbench.environments.local.uids import Users, leased_users
 from selfbench.environments.process import run_captured, run_phase
 from selfbench.errors import BundleError, SandboxError, SelfbenchError, translating
@@ -178,6 +179,9 @@ class Mounts:
     """Root's home is writable (the setup phase), else read-only."""
     environment: Mapping[str, str] = field(default_factory=dict)
     """Variables added to the phase's environment (setup: `--setup-env`)."""
+    overlays: Mapping[Path, Overlay] = field(default_factory=dict)
+    """Host mount points → the copy-on-write tree shown there (`overlay.py`); a bind names the
+    mount point as it would name a copy."""
     tool_state: ToolState = "private"
     """The tool state setup prepares (`SHARED_STATE`, and a toolchain's own such as
     `/usr/local/cargo`): "setup" writes it in place (the preparation stages only); "private"
@@ -322,15 +326,22 @@ class Sandbox:
                 state[mount.target] = self._state(mount.target)
         return state
 
-    def _private_state(self) -> tuple[dict[str, Path], Path]:
-        """A copy of the tool state for one phase (`cp -a`, a reflink where the filesystem has
-        them), and the directory holding it, which the phase's end removes."""
+    def _private_state(self) -> tuple[dict[str, Path], Path, dict[Path, Overlay]]:
+        """A copy of the tool state for one phase, and the directory holding it, which the
+        phase's end removes: each an overlay of setup's (`overlay.py`) where this machine
+        mounts them, else a copy (`cp -a`, a reflink where the filesystem has them)."""
         holder = self.root / "phase-state" / str(next(self._copies))
         copies: dict[str, Path] = {}
-        for index, (target, source) in enumerate(sorted(self.tool_state().items())):
+        overlays: dict[Path, Overlay] = {}
+        state = sorted(self.tool_state().items())
+        layered = supported(self.root, *(source for _, source in state))
+        for index, (target, source) in enumerate(state):
             copies[target] = holder / f"{index}-{Path(target).name}"
-            copy_tree(source, copies[target])
-        return copies, holder
+            if layered:
+                overlays[copies[target]] = Overlay.beside(source, copies[target])
+            else:
+                copy_tree(source, copies[target])
+        return copies, holder, overlays
 
     def _state_args(self, mounts: Mounts, copies: Mapping[str, Path] | None) -> list[str]:
         """The shared tool state's binds (a toolchain's own are `_toolchain_args`')."""
@@ -508,14 +519,17 @@ class Sandbox:
     ) -> PhaseResult:
         for attempt in range(1, SETUP_TRIES + 1):
             start = log.stat().st_size if log.is_file() else 0
-            copies, holder = self._private_state() if mounts.tool_state == "private" else ({}, None)
+            copies, holder, overlays = (
+                self._private_state() if mounts.tool_state == "private" else ({}, None, {})
+            )
             gate = Gate.open(slirp=mounts.network and shutil.which("slirp4netns") is not None)
             cgroup, why = PhaseCgroup.create(self.limits) if self.limits else (None, "")
             if self.limits is not None and self.limits.seconds is not None:
                 timeout = min(timeout, self.limits.seconds)
             try:
                 result = self._run(script, args, mounts=mounts, log=log, timeout=timeout,
-                                   gate=gate, cgroup=cgroup, note=why, copies=copies)  # fmt: skip
+                                   gate=gate, cgroup=cgroup, note=why, copies=copies,
+                                   overlays=overlays)  # fmt: skip
                 started = gate.script_started()
             finally:
                 gate.close()
@@ -547,8 +561,10 @@ class Sandbox:
         cgroup: PhaseCgroup | None,
         note: str,
         copies: Mapping[str, Path],
+        overlays: Mapping[Path, Overlay],
     ) -> PhaseResult:
         argv = self.command(script, args, mounts, gate=gate, copies=copies)
+        argv = mounting(argv, {**mounts.overlays, **overlays})
         environment = {
             "PATH": CONTAINER_PATH,
             "HOME": "/root",

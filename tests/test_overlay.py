@@ -1,0 +1,100 @@
+"""A phase's tree as an overlay of the prepared one (`environments/local/overlay.py`): what the
+phase writes stays its own, the prepared tree is never written, and no mount outlives it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from selfbench.environments.local.overlay import Overlay, mounting, own_tree, supported
+
+pytestmark = pytest.mark.sandbox  # mounting takes root
+
+
+def _prepared(tmp_path: Path) -> Path:
+    lower = tmp_path / "prepared"
+    (lower / "src").mkdir(parents=True)
+    (lower / "src" / "code.py").write_text("answer = 42\n")
+    (lower / "shared").mkdir()
+    (lower / "shared").chmod(0o1777)  # setup opened it to every user, as the images' tool state
+    return lower
+
+
+def _run_in(overlay: Overlay, mount_point: Path, script: str, uid: int) -> str:
+    argv = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "sh", "-c", script]
+    completed = subprocess.run(
+        mounting(argv, {mount_point: overlay}),
+        cwd=mount_point.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout
+
+
+def test_a_phase_writes_its_own_layer_and_the_prepared_tree_stays_as_it_was(
+    tmp_path: Path, other_uid: int
+) -> None:
+    lower = _prepared(tmp_path)
+    own_tree(lower, other_uid, other_uid)
+    mount_point = tmp_path / "workspace" / "app"  # the test's own directory is root's alone
+    overlay = Overlay.beside(lower, mount_point)
+    script = (
+        "cat app/src/code.py && echo 'answer = 0' >app/src/code.py && rm app/src/code.py"
+        " && echo made >app/shared/new && mkdir app/cache && ls app"
+    )
+    shown = _run_in(overlay, mount_point, script, other_uid)
+
+    assert shown.splitlines() == ["answer = 42", "cache", "shared", "src"]
+    assert (lower / "src" / "code.py").read_text() == "answer = 42\n"
+    assert sorted(path.name for path in lower.rglob("*")) == ["code.py", "shared", "src"]
+    assert (overlay.upper / "shared" / "new").read_text() == "made\n"
+    assert not list(mount_point.iterdir())  # the mount ended with its namespace
+    assert str(mount_point) not in Path("/proc/self/mountinfo").read_text()
+    overlay.remove(mount_point)
+    assert not any(path.exists() for path in (mount_point, overlay.upper, overlay.work))
+
+
+def test_the_top_directory_shows_the_prepared_trees_owner_and_mode(
+    tmp_path: Path, other_uid: int
+) -> None:
+    lower = _prepared(tmp_path) / "shared"  # a tool state: 1777, root's
+    mount_point = tmp_path / "phase-state" / "0-uv-cache"
+    overlay = Overlay.beside(lower, mount_point)
+
+    _run_in(overlay, mount_point, f"echo written >{mount_point.name}/by-another-user", other_uid)
+
+    assert (overlay.upper / "by-another-user").read_text() == "written\n"
+    assert (overlay.upper.stat().st_mode & 0o7777, overlay.upper.stat().st_uid) == (0o1777, 0)
+
+
+@pytest.mark.parametrize("unsafe", [",", ":", "\\", "\n"])
+def test_a_path_the_mount_options_cannot_hold_is_copied_instead(
+    tmp_path: Path, unsafe: str
+) -> None:
+    assert supported(tmp_path)
+    assert not supported(tmp_path, tmp_path / f"variant{unsafe}1-app")
+
+
+def test_without_overlays_the_command_is_run_as_it_is() -> None:
+    argv = ["bwrap", "--", "/bin/bash", "-c", "true"]
+    assert mounting(argv, {}) == argv
+
+
+def test_own_tree_changes_every_entry_only_when_its_top_is_not_the_users(
+    tmp_path: Path, other_uid: int
+) -> None:
+    lower = _prepared(tmp_path)
+    (lower / "src" / "link").symlink_to("/etc/passwd")
+    own_tree(lower, other_uid, other_uid)
+    owners = {(path.lstat().st_uid, path.lstat().st_gid) for path in [lower, *lower.rglob("*")]}
+    assert owners == {(other_uid, other_uid)}
+    assert Path("/etc/passwd").stat().st_uid == 0  # a link's own owner changes, not its target's
+
+    os.chown(lower / "src" / "code.py", 0, 0)  # the top says the tree is the user's already
+    own_tree(lower, other_uid, other_uid)
+    assert (lower / "src" / "code.py").stat().st_uid == 0
