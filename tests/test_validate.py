@@ -152,6 +152,23 @@ def test_a_real_change_is_accepted(make: Any, tmp_path: Path) -> None:
     assert Path(report.oracle.log).is_file()
 
 
+@pytest.mark.parametrize("overlays", [True, False], ids=["overlays", "copies"])
+def test_each_run_sees_the_prepared_tree_as_an_overlay_or_as_a_copy_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overlays: bool
+) -> None:
+    """Where this machine cannot mount overlays (`environments/local/overlay.py`), every phase
+    copies its trees as before, to the same verdict."""
+    from selfbench.environments.local import phases, sandbox  # noqa: PLC0415 - patched below
+
+    if not overlays:
+        for module in (phases, sandbox):
+            monkeypatch.setattr(module, "supported", lambda *_: False)
+    report = run(python_project("overlay-or-copy"), tmp_path)
+    assert report.accepted, report.reason
+    rewards = [run.reward for run in (report.nop, report.oracle, *report.reruns)]
+    assert [reward.reward if reward else None for reward in rewards] == [0, 1, 1]
+
+
 def test_the_cli_prints_json_reports_and_exits_0(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

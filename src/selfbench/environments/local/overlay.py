@@ -18,7 +18,6 @@ phase copies the tree as before.
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import stat
@@ -92,13 +91,18 @@ def supported(root: Path, *paths: Path) -> bool:
     options cannot."""
     if any(_UNSAFE & set(str(path)) for path in (root, *paths)):
         return False
-    return _probe(root.stat().st_dev, root)
+    device = root.stat().st_dev
+    if device not in _PROBED:  # two threads may both probe: each finds the same
+        _PROBED[device] = _probe(root)
+    return _PROBED[device]
 
 
-@functools.cache
-def _probe(device: int, root: Path) -> bool:
-    """Mount an overlay of a one-file tree on `root`'s filesystem once (per filesystem)."""
-    del device  # the cache's key: one probe per filesystem
+_PROBED: dict[int, bool] = {}
+"""Each filesystem's probe: whether an overlay with its directories there mounts."""
+
+
+def _probe(root: Path) -> bool:
+    """Mount an overlay of a one-file tree on `root`'s filesystem."""
     if shutil.which("unshare") is None or shutil.which("mount") is None:
         return False
     with tempfile.TemporaryDirectory(prefix="selfbench-overlay-", dir=root) as temp:
