@@ -41,6 +41,9 @@ from selfbench.export import extract_export, verify_export
 
 SOURCE = "https://example.com/example/genkit"
 _KILLS = 5
+_NO_QUALITY = "--no-quality"
+"""For the tests of another stage: the quality checks run in the reference run, the kill test
+and `test_run_quality.py`, and would only add minutes here."""
 _PROCESS_LIMIT = 600.0
 
 pytestmark = pytest.mark.sandbox
@@ -410,7 +413,7 @@ def test_ctrl_c_ends_the_author_and_a_second_one_kills_it_at_once(
     out, run_dir = tmp_path / "bench.tar.gz", tmp_path / "bench.run"
     stubborn = f"import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN); {_SLEEP}"
     sleeper = f'{sys.executable} -c "{stubborn}" {marker}'  # only SIGKILL ends it
-    argv = [*_argv(history, out, easy=1), "--author", sleeper]
+    argv = [*_argv(history, out, _NO_QUALITY, easy=1), "--author", sleeper]
     process = _start_run(argv, run_dir, marker, "the author's sleeper")
     _interrupted_ends(process, run_dir, marker, "the author's process")
     assert _next_step(run_dir) == ("active", "author")
@@ -434,7 +437,8 @@ def test_a_scripted_mcp_author_authors_and_its_broken_task_is_repaired_once(
 ) -> None:
     out = tmp_path / "bench.tar.gz"
     author = f"{SCRIPTED_AUTHOR} --break"
-    assert main([*_argv(history, out, easy=1), "--author", author]) == 0, capsys.readouterr()
+    argv = [*_argv(history, out, _NO_QUALITY, easy=1), "--author", author]
+    assert main(argv) == 0, capsys.readouterr()
 
     provenance = _provenance(out)
     assert provenance["author"] == Path(sys.executable).name
@@ -446,7 +450,6 @@ def test_a_scripted_mcp_author_authors_and_its_broken_task_is_repaired_once(
         "compiled",
         "validated",
         "coupling-checked",
-        "quality-checked",
         "accepted",
     ]
     assert "--break" not in json.dumps(provenance)
@@ -466,7 +469,7 @@ def test_a_coupled_task_is_repaired_once_through_the_driver_and_then_accepted(
     rewritten = "assert describe_1([])"
     author = shlex.join([*shlex.split(SCRIPTED_AUTHOR), "--replace", exact, rewritten])
     reviewer = shlex.join([*shlex.split(SCRIPTED_REVIEWER), "coupled-if", exact])
-    argv = [*_argv(history, out, easy=1), "--author", author, "--reviewer", reviewer]
+    argv = [*_argv(history, out, _NO_QUALITY, easy=1), "--author", author, "--reviewer", reviewer]
     assert main(argv) == 0, capsys.readouterr()
 
     provenance = _provenance(out)
@@ -480,7 +483,6 @@ def test_a_coupled_task_is_repaired_once_through_the_driver_and_then_accepted(
         "compiled",
         "validated",
         "coupling-checked",
-        "quality-checked",
         "accepted",
     ]
     run_dir = tmp_path / "bench.run"
@@ -559,7 +561,7 @@ def test_a_harbor_that_cannot_run_stops_the_run_and_the_candidate_waits(
     monkeypatch.chdir(tmp_path)
     harbor = str(harbor_venv() / "bin" / "harbor")
     daytona = ["--env", "harbor", "--harbor-env", "daytona", "--harbor", harbor]
-    assert main([*_argv(history, out, easy=1), *daytona]) == 2
+    assert main([*_argv(history, out, _NO_QUALITY, easy=1), *daytona]) == 2
     error = capsys.readouterr().err
     assert error.startswith("error: harbor run failed (exit 1): Daytona requires "), error
     assert error.endswith(f"; the run stopped, resume with: selfbench run --resume {run_dir}\n")
