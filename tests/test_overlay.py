@@ -98,3 +98,57 @@ def test_own_tree_changes_every_entry_only_when_its_top_is_not_the_users(
     os.chown(lower / "src" / "code.py", 0, 0)  # the top says the tree is the user's already
     own_tree(lower, other_uid, other_uid)
     assert (lower / "src" / "code.py").stat().st_uid == 0
+
+
+def test_an_overlay_that_does_not_mount_stops_the_phase_with_mounts_own_words(
+    tmp_path: Path,
+) -> None:
+    """A mount that fails when the phase starts (a full disk, say) is the machine's failure,
+    never the task's: the phase's script does not run, and the sandbox raises with the line."""
+    from selfbench.environments.local.overlay import MOUNT_FAILED  # noqa: PLC0415
+    from selfbench.environments.local.sandbox import _mount_failed  # noqa: PLC0415
+
+    mount_point = tmp_path / "workspace" / "app"
+    lower = tmp_path / "prepared"
+    lower.mkdir()
+    overlay = Overlay.beside(lower, mount_point)
+    lower.rmdir()  # gone by the time the phase starts
+    log = tmp_path / "phase.log"
+    with log.open("wb") as output:
+        argv = mounting(["sh", "-c", "echo the script ran"], {mount_point: overlay})
+        code = subprocess.run(argv, stdout=output, stderr=subprocess.STDOUT, check=False)
+    assert code.returncode == 125
+    written = log.read_text()
+    assert "the script ran" not in written
+    failed = _mount_failed(log, 0)
+    assert failed is not None
+    assert failed.startswith(f"{MOUNT_FAILED}: {mount_point}: ")
+    assert "mount" in failed.removeprefix(f"{MOUNT_FAILED}: {mount_point}: ")
+
+
+def test_the_sandboxes_of_one_run_share_one_walk_of_the_hosts_private_entries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Within a command's scope every sandbox covers what the first walk found; outside one
+    (a library caller, a server) each walks anew, so an entry made since is covered."""
+    from selfbench.environments.local import _one_walk  # noqa: PLC0415
+    from selfbench.environments.local.sandbox import PrivateEntries  # noqa: PLC0415
+
+    walks: list[PrivateEntries] = []
+
+    def walk() -> PrivateEntries:
+        walks.append(PrivateEntries(files=(f"/etc/walk-{len(walks)}",)))
+        return walks[-1]
+
+    monkeypatch.setattr(PrivateEntries, "find", staticmethod(walk))
+    with _one_walk.scope():
+        first = PrivateEntries.for_run()
+        with _one_walk.scope():  # a stage inside the run
+            assert PrivateEntries.for_run() is first
+        assert PrivateEntries.for_run() is first
+    assert len(walks) == 1
+    assert PrivateEntries.for_run() is not first
+    assert PrivateEntries.for_run() is not PrivateEntries.for_run()
+    with _one_walk.scope():
+        assert PrivateEntries.for_run() is not first  # the next run walks again
+    assert len(walks) == 5

@@ -125,6 +125,10 @@ _GROUPS: dict[str, tuple[str, ...]] = {
 }
 _GROUP_OF = {command: group for group, commands in _GROUPS.items() for command in commands}
 # `mine` adds `schema candidate` to task's `schema`: either command builds both groups.
+_SANDBOXED = frozenset({"run", "draft", "quality", "validate", "eval", "demo"})
+"""The commands that start sandboxes as one run: their sandboxes share one walk of the host's
+private entries (`environments/local/_one_walk.py`). A server (`mcp`, `review`) is no one run."""
+
 _TOGETHER = ("task:add_task_commands", "mine:add_mine_commands")
 _SHARED = {"schema": _TOGETHER, "mine": _TOGETHER}
 
@@ -232,7 +236,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exit_.code if isinstance(exit_.code, int) else EXIT_INPUT
     command: _Command = args.run
     try:
-        return command(args)
+        if words[0] not in _SANDBOXED:
+            return command(args)
+        from selfbench.environments.local import _one_walk  # those commands' alone
+
+        with _one_walk.scope():  # one command is one run: its sandboxes share one walk
+            return command(args)
     except SelfbenchError as exc:
         for line in exc.lines:
             sys.stderr.write(f"error: {printable(line)}\n")

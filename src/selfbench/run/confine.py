@@ -30,7 +30,6 @@ sandbox (`selfbench.environments.local.sandbox`):
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import pwd
 import shutil
@@ -82,12 +81,6 @@ AGENT_HOME = "/home/agent"
 BASE_ENV = ("PATH", "LANG", "TERM")
 """The variables of selfbench's environment the command always gets (beside `HOME`)."""
 _FALLBACK_UID = 65534
-
-
-@functools.cache
-def _private_entries() -> PrivateEntries:
-    """The host's unreadable entries, walked once per process (a second or two)."""
-    return PrivateEntries.find()
 
 
 def _agent_ids() -> tuple[int, int]:
@@ -481,7 +474,7 @@ def confined(  # noqa: PLR0913 - the command, where, and what of the host it get
         args.append("--unshare-net")
     if not root:
         args.append("--unshare-user")
-    args += _host_binds(_private_entries())
+    args += _host_binds(PrivateEntries.for_run())
     args += [*_proc_args(), "--dev", "/dev"]
     args += ["--perms", "01777", "--tmpfs", "/tmp", "--tmpfs", "/run"]  # noqa: S108 - private tmpfs
     args += _resolver_binds()

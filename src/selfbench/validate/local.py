@@ -222,7 +222,7 @@ def validate_local(
     bwrap = require_sandbox()
     refuse_duplicates(tasks)
     ceilings = options.ceilings or Ceilings.for_host(jobs=jobs, workspace=options.workspace)
-    private = PrivateEntries.find()
+    private = PrivateEntries.for_run()
     root_logs = logs_root(options)
     root_logs.mkdir(parents=True, exist_ok=True)
 

@@ -18,6 +18,7 @@ phase copies the tree as before.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import stat
@@ -31,15 +32,23 @@ from selfbench.environments.process import run_captured
 
 __all__ = ["Overlay", "mounting", "own_tree", "supported"]
 
+MOUNT_FAILED = "selfbench: an overlay could not be mounted"
+"""What a phase's log says when an overlay did not mount (the sandbox raises on it)."""
+
 _MOUNT = (
-    'while [ "$1" != -- ]; do '
-    'mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3" -- "$4" || exit 125; '
+    'mount="$1"; shift; while [ "$1" != -- ]; do '
+    '"$mount" -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3" -- "$4" '
+    f'|| {{ echo "{MOUNT_FAILED}: $4" >&2; exit 125; }}; '
     'shift 4; done; shift; exec "$@"'
 )
-"""Mount each overlay (four arguments each, up to `--`), then become the command after it."""
+"""Mount each overlay (`$1` mount's path, then four arguments each, up to `--`), then become
+the command after it."""
 
-_UNSAFE = frozenset(",:\\\n")
-"""Characters a path cannot hold in the mount's options (its separators and escape)."""
+_UNSAFE = frozenset(',:\\\n"')
+"""Characters a path cannot hold in the mount's options (its separators, escape and quote)."""
+
+_OPTIONS_LIMIT = 4000
+"""The longest options a mount takes whole (the kernel reads one page of them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,8 +90,18 @@ def mounting(argv: Sequence[str], overlays: Mapping[Path, Overlay]) -> list[str]
     arguments: list[str] = []
     for mount_point, overlay in overlays.items():
         arguments += [str(overlay.lower), str(overlay.upper), str(overlay.work), str(mount_point)]
-    unshare = ["unshare", "--mount", "--propagation", "private", "--"]
-    return [*unshare, "/bin/sh", "-c", _MOUNT, "selfbench-overlay", *arguments, "--", *argv]
+    unshare, mount = _tools()
+    # slave: the host's unmounts (another task's workspace removed) still reach the phase,
+    # and nothing mounted here reaches the host
+    namespace = [unshare, "--mount", "--propagation", "slave", "--", "/bin/sh", "-c", _MOUNT]
+    return [*namespace, "selfbench-overlay", mount, *arguments, "--", *argv]
+
+
+@functools.cache
+def _tools() -> tuple[str, str]:
+    """`unshare` and `mount` as this host's paths, never looked up in a phase's PATH."""
+    unshare, mount = shutil.which("unshare"), shutil.which("mount")
+    return unshare or "/usr/bin/unshare", mount or "/usr/bin/mount"
 
 
 def supported(root: Path, *paths: Path) -> bool:
@@ -91,18 +110,23 @@ def supported(root: Path, *paths: Path) -> bool:
     options cannot."""
     if any(_UNSAFE & set(str(path)) for path in (root, *paths)):
         return False
+    if len(",".join(str(path) for path in (root, *paths)) * 2) > _OPTIONS_LIMIT:
+        return False  # a generous bound on the options of an overlay of these paths
     device = root.stat().st_dev
-    if device not in _PROBED:  # two threads may both probe: each finds the same
-        _PROBED[device] = _probe(root)
-    return _PROBED[device]
+    if device not in _MOUNTED:  # two threads may both probe: each finds the same
+        if not _probe(root):  # perhaps for now only (a full disk): probed again next time
+            return False
+        _MOUNTED.add(device)
+    return True
 
 
-_PROBED: dict[int, bool] = {}
-"""Each filesystem's probe: whether an overlay with its directories there mounts."""
+_MOUNTED: set[int] = set()
+"""The filesystems an overlay with its directories there was seen to mount on."""
 
 
 def _probe(root: Path) -> bool:
-    """Mount an overlay of a one-file tree on `root`'s filesystem."""
+    """Mount an overlay of a small tree on `root`'s filesystem; write, delete and make a
+    directory in it (whiteouts and opaque directories need the upper filesystem's xattrs)."""
     if shutil.which("unshare") is None or shutil.which("mount") is None:
         return False
     with tempfile.TemporaryDirectory(prefix="selfbench-overlay-", dir=root) as temp:
@@ -110,15 +134,23 @@ def _probe(root: Path) -> bool:
         lower = base / "lower"
         lower.mkdir()
         (lower / "probe").write_bytes(b"")
+        (lower / "directory").mkdir()
+        (lower / "directory" / "inside").write_bytes(b"")
         merged = base / "merged"
         overlay = Overlay.beside(lower, merged)
-        check = ["/bin/sh", "-c", 'test -e "$1/probe" && : >"$1/written"', "-", str(merged)]
+        script = (
+            'test -e "$1/probe" && : >"$1/written" && rm "$1/probe" && test ! -e "$1/probe"'
+            ' && rm -r "$1/directory" && mkdir "$1/directory" && test ! -e "$1/directory/inside"'
+        )
+        check = ["/bin/sh", "-c", script, "-", str(merged)]
         try:
             run_captured(mounting(check, {merged: overlay}), check=True)
         except (OSError, subprocess.CalledProcessError):
             return False
-        # the write went to the upper directory alone, and the mount did not outlive the probe
-        return (overlay.upper / "written").is_file() and not (lower / "written").exists()
+        # the writes went to the upper directory alone, and the mount ended with the probe
+        lower_kept = (lower / "probe").is_file() and (lower / "directory" / "inside").is_file()
+        unmounted = not any(merged.iterdir())
+        return (overlay.upper / "written").is_file() and lower_kept and unmounted
 
 
 def own_tree(tree: Path, uid: int, gid: int) -> None:

@@ -581,6 +581,26 @@ class TaskPhases:
         `binds` (writable) and `ro_binds` are mounted besides the verifier's own."""
         app = self.sandbox.root / f"{name}-app"
         overlay = self._verifier_overlay(app, last=last and self.reuse_key is None)
+        try:
+            layered = {app: overlay} if overlay is not None else {}
+            return self._verify(name, app, agent, selectors, test_sh, binds, ro_binds, layered)
+        finally:
+            if overlay is not None:
+                overlay.remove(app)
+            elif not self.options.keep:
+                shutil.rmtree(app, ignore_errors=True)
+
+    def _verify(  # noqa: PLR0913, PLR0917 - `verifier`'s arguments, and its tree at `app`
+        self,
+        name: str,
+        app: Path,
+        agent: AgentPatch,
+        selectors: Sequence[str],
+        test_sh: str | None,
+        binds: Mapping[str, Path] | None,
+        ro_binds: Mapping[str, Path] | None,
+        overlays: Mapping[Path, Overlay],
+    ) -> VerifierRun:
         tests, opt, logs = (
             self.fresh(f"{name}-tests"),
             self.fresh(f"{name}-opt"),
@@ -622,7 +642,7 @@ class TaskPhases:
                         **(binds or {}),
                     },
                     ro_binds=dict(ro_binds or {}),
-                    overlays={app: overlay} if overlay is not None else {},
+                    overlays=overlays,
                     network=self.options.network,
                     hidden=self.hidden(),
                 ),
@@ -643,10 +663,6 @@ class TaskPhases:
             with log.open("a", encoding="utf-8") as handle:
                 handle.write(f"selfbench: selector {selector!r} exited {code}\n{output}")
         free = _free_bytes(app)
-        if overlay is not None:
-            overlay.remove(app)
-        elif not self.options.keep:
-            shutil.rmtree(app, ignore_errors=True)
         test_sh_code = read_status(logs, "selfbench/test.sh.code")
         reason = agent_reason or reward_error
         return VerifierRun(name, reward, log, phase, tuple(results), reason, test_sh_code, free)

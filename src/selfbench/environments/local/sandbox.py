@@ -11,8 +11,9 @@ containers provide and nothing more. Each phase gets:
   where the solution may be seen;
 * the tool state setup prepares (the images' `/opt/uv-cache`, `/opt/go`, `/opt/corepack`, a
   toolchain's own such as `/usr/local/cargo`) written by the preparation stages alone; every
-  later phase that runs the agent's or the tests' code gets a copy of its own (`cp -a
-  --reflink=auto`), removed when it ends, and any other sees setup's read-only (`ToolState`):
+  later phase that runs the agent's or the tests' code gets a copy of its own (an overlay of
+  setup's, `overlay.py`, where the kernel mounts one; else `cp -a --reflink=auto`), removed
+  when it ends, and any other sees setup's read-only (`ToolState`):
   nothing one phase writes there reaches another phase or trial. The toolchains themselves are
   root's and read-only in every phase (cargo's home too: setup opens only its caches);
 * private `/tmp`, `/run`, `/dev` (only `null`, `zero`, `full`, `random`, `urandom`, `tty`, a
@@ -71,10 +72,11 @@ from typing import IO, ClassVar, Literal
 from selfbench import activity
 from selfbench._fs import read_beneath
 from selfbench.bundle import layout
+from selfbench.environments.local import _one_walk
 from selfbench.environments.local._gate import Gate
 from selfbench.environments.local.cgroup import USER_PROCESSES, Limits, PhaseCgroup
 from selfbench.environments.local.disk import mount_workspace, workspace_full
-from selfbench.environments.local.overlay import Overlay, mounting, supported
+from selfbench.environments.local.overlay import MOUNT_FAILED, Overlay, mounting, supported
 from selfbench.environments.local.uids import Users, leased_users
 from selfbench.environments.process import run_captured, run_phase
 from selfbench.errors import BundleError, SandboxError, SelfbenchError, translating
@@ -463,7 +465,7 @@ class Sandbox:
         if gate is not None:
             argv += ["--info-fd", str(gate.info_write), "--block-fd", str(gate.block_read)]
         if self.private is None:
-            self.private = PrivateEntries.find()
+            self.private = PrivateEntries.for_run()
         argv += _host_binds(self.private)
         if slirp:
             argv += ["--ro-bind", str(self._resolv_conf()), "/etc/resolv.conf"]
@@ -537,6 +539,8 @@ class Sandbox:
                     cgroup.close()
                 if holder is not None:
                     shutil.rmtree(holder, ignore_errors=True)
+            if not started and (failed := _mount_failed(log, start)):
+                raise SandboxError(f"{failed} (log {log})")
             if started or result.exit_code == 0 or result.timed_out or attempt == SETUP_TRIES:
                 break
             if not _bwrap_failed(log, start):
@@ -662,6 +666,19 @@ def _started(pid: int, gate: Gate, output: IO[bytes], cgroup: PhaseCgroup | None
     gate.release(output, bwrap=pid, cgroup=cgroup)
 
 
+def _mount_failed(log: Path, start: int) -> str | None:
+    """The line saying an overlay of the phase did not mount, in what it wrote to `log` from
+    `start` on (`overlay.mounting`), with mount's own message before it; None if none did."""
+    with log.open("rb") as handle:
+        handle.seek(start)
+        lines = handle.read(LOG_LIMIT).decode("utf-8", errors="replace").splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith(MOUNT_FAILED):
+            cause = lines[index - 1].strip() if index else ""
+            return f"{line}: {cause}" if cause else line
+    return None
+
+
 def _bwrap_failed(log: Path, start: int) -> bool:
     """Whether what the phase wrote to `log` from `start` on has bwrap's own error line."""
     with log.open("rb") as handle:
@@ -726,8 +743,18 @@ class PrivateEntries:
     """Files not world-readable, sockets, pipes and device nodes (covered by `/dev/null`)."""
 
     @classmethod
+    def for_run(cls) -> PrivateEntries:
+        """`find`'s entries, walked once per run where the command opened a scope for it
+        (`_one_walk.py`), else walked now.
+
+        Raises:
+            SandboxError: the host's directories cannot be walked.
+        """
+        return _one_walk.shared(cls.find)
+
+    @classmethod
     def find(cls) -> PrivateEntries:
-        """Walk the shown host directories (a second or two: once per run, see `Sandbox`).
+        """Walk the shown host directories (a second or two: once per run, see `for_run`).
 
         Raises:
             SandboxError: the host's directories cannot be walked.

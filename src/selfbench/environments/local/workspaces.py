@@ -9,10 +9,13 @@ key *takes* it and runs no setup stage, so a task proven by `run` is set up once
 What makes that sound: the key is a digest of every input of the preparation (the snapshot's and
 the dependency patch's bytes, not what a manifest claims of them; the stages' arguments; the
 toolchains mounted; the setup environment; the workspace's storage), and no phase ever writes
-the prepared state: every agent and verifier run works on a copy (`TaskPhases` takes no tree
-while a key is set), the tool state is copied or read-only after setup, and root's home is
-read-only after setup. Parking removes everything else the runs left (`Sandbox.LASTING`,
-`TaskPhases.LASTING` name what stays). Only drafting, quality and validation park and take;
+the prepared state: every agent and verifier run works on a copy or an overlay of it
+(`TaskPhases` takes no tree while a key is set), the tool state is copied, overlaid or
+read-only after setup, and root's home is read-only after setup. Only the verifier tree's
+owner changes: it is made the leased `verifier` uid's of the sandbox that shows it as an
+overlay's lower layer (`overlay.own_tree`), again by the next sandbox that takes it. Parking
+removes everything else the runs left (`Sandbox.LASTING`, `TaskPhases.LASTING` name what
+stays). Only drafting, quality and validation park and take;
 evaluation's trials, where agents run, never do.
 
 The pool holds at most `CAPACITY` workspaces, the oldest removed first; whatever it holds when
