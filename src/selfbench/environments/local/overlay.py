@@ -22,13 +22,12 @@ import functools
 import os
 import shutil
 import stat
-import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from selfbench.environments.process import run_captured
+from selfbench.environments.process import CalledProcessError, run_captured
 
 __all__ = ["Overlay", "mounting", "own_tree", "supported"]
 
@@ -145,7 +144,7 @@ def _probe(root: Path) -> bool:
         check = ["/bin/sh", "-c", script, "-", str(merged)]
         try:
             run_captured(mounting(check, {merged: overlay}), check=True)
-        except (OSError, subprocess.CalledProcessError):
+        except (OSError, CalledProcessError):
             return False
         # the writes went to the upper directory alone, and the mount ended with the probe
         lower_kept = (lower / "probe").is_file() and (lower / "directory" / "inside").is_file()
