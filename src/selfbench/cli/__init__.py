@@ -124,11 +124,12 @@ _GROUPS: dict[str, tuple[str, ...]] = {
     ":_add_demo": ("demo",),
 }
 _GROUP_OF = {command: group for group, commands in _GROUPS.items() for command in commands}
-# `mine` adds `schema candidate` to task's `schema`: either command builds both groups.
+
 _SANDBOXED = frozenset({"run", "draft", "quality", "validate", "eval", "demo"})
 """The commands that start sandboxes as one run: their sandboxes share one walk of the host's
 private entries (`environments/local/_one_walk.py`). A server (`mcp`, `review`) is no one run."""
 
+# `mine` adds `schema candidate` to task's `schema`: either command builds both groups.
 _TOGETHER = ("task:add_task_commands", "mine:add_mine_commands")
 _SHARED = {"schema": _TOGETHER, "mine": _TOGETHER}
 
