@@ -9,7 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from selfbench.environments.local.overlay import Overlay, mounting, own_tree, supported
+from selfbench.environments.local.overlay import (
+    MOUNT_FAILED,
+    Overlay,
+    mounting,
+    own_tree,
+    supported,
+)
+from selfbench.environments.local.sandbox import Mounts, Sandbox, require_sandbox
+from selfbench.environments.local.uids import Users
+from selfbench.errors import SandboxError
 
 pytestmark = pytest.mark.sandbox  # mounting takes root
 
@@ -80,6 +89,13 @@ def test_a_path_the_mount_options_cannot_hold_is_copied_instead(
     assert not supported(tmp_path, tmp_path / f"variant{unsafe}1-app")
 
 
+def test_paths_too_long_for_one_page_of_mount_options_are_copied_instead(
+    tmp_path: Path,
+) -> None:
+    assert supported(tmp_path, tmp_path / "variant-1-app")
+    assert not supported(tmp_path, tmp_path / ("d" * 200) / ("d" * 200) / ("long-" * 400))
+
+
 def test_without_overlays_the_command_is_run_as_it_is() -> None:
     argv = ["bwrap", "--", "/bin/bash", "-c", "true"]
     assert mounting(argv, {}) == argv
@@ -100,30 +116,26 @@ def test_own_tree_changes_every_entry_only_when_its_top_is_not_the_users(
     assert (lower / "src" / "code.py").stat().st_uid == 0
 
 
-def test_an_overlay_that_does_not_mount_stops_the_phase_with_mounts_own_words(
-    tmp_path: Path,
+def test_an_overlay_that_does_not_mount_stops_the_phase_as_the_machines_failure(
+    tmp_path: Path, sandbox_users: Users
 ) -> None:
     """A mount that fails when the phase starts (a full disk, say) is the machine's failure,
-    never the task's: the phase's script does not run, and the sandbox raises with the line."""
-    from selfbench.environments.local.overlay import MOUNT_FAILED  # noqa: PLC0415
-    from selfbench.environments.local.sandbox import _mount_failed  # noqa: PLC0415
-
-    mount_point = tmp_path / "workspace" / "app"
+    never the task's: the phase's script does not run, and the sandbox raises with mount's
+    own words."""
+    sandbox = Sandbox(tmp_path / "ws", sandbox_users, require_sandbox())
     lower = tmp_path / "prepared"
     lower.mkdir()
+    mount_point = sandbox.root / "variant-1-app"
     overlay = Overlay.beside(lower, mount_point)
     lower.rmdir()  # gone by the time the phase starts
     log = tmp_path / "phase.log"
-    with log.open("wb") as output:
-        argv = mounting(["sh", "-c", "echo the script ran"], {mount_point: overlay})
-        code = subprocess.run(argv, stdout=output, stderr=subprocess.STDOUT, check=False)
-    assert code.returncode == 125
-    written = log.read_text()
-    assert "the script ran" not in written
-    failed = _mount_failed(log, 0)
-    assert failed is not None
-    assert failed.startswith(f"{MOUNT_FAILED}: {mount_point}: ")
-    assert "mount" in failed.removeprefix(f"{MOUNT_FAILED}: {mount_point}: ")
+    mounts = Mounts(binds={"/app": mount_point}, overlays={mount_point: overlay})
+    with pytest.raises(SandboxError) as raised:
+        sandbox.run("echo the script ran", (), mounts=mounts, log=log, timeout=60)
+    message = str(raised.value)
+    assert message.startswith(f"{MOUNT_FAILED}: {mount_point}: mount")
+    assert message.endswith(f" (log {log})")
+    assert "the script ran" not in log.read_text()
 
 
 def test_the_sandboxes_of_one_run_share_one_walk_of_the_hosts_private_entries(
@@ -152,3 +164,30 @@ def test_the_sandboxes_of_one_run_share_one_walk_of_the_hosts_private_entries(
     with _one_walk.scope():
         assert PrivateEntries.for_run() is not first  # the next run walks again
     assert len(walks) == 5
+
+
+@pytest.mark.parametrize(
+    ("argv", "scoped"),
+    [
+        (["validate", "no-such-bundle"], True),
+        (["quality", "no-such-task", "--repo", "."], True),
+        (["audit", "no-such-task"], False),  # no sandbox
+        (["review", "no-such-export.tar.gz"], False),  # a server: each sandbox walks anew
+    ],
+)
+def test_a_sandboxed_command_is_one_run_and_a_server_is_not(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], scoped: bool
+) -> None:
+    from selfbench.cli import main  # noqa: PLC0415
+    from selfbench.environments.local import _one_walk  # noqa: PLC0415
+
+    entered: list[str] = []
+
+    class Recording(_one_walk.scope):
+        def __enter__(self) -> None:
+            entered.append(argv[0])
+            super().__enter__()
+
+    monkeypatch.setattr(_one_walk, "scope", Recording)
+    main(argv)  # each fails on its missing input, after the scope is entered or not
+    assert entered == ([argv[0]] if scoped else [])

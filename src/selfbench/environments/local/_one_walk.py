@@ -5,13 +5,13 @@ by a walk of the shown system directories that takes a second or so. One command
 run`, `draft`, `quality`, `validate`, `eval`, `demo`) starts dozens of sandboxes; within its
 `scope` they all cover what the first walk found, as the local environment's guide says ("found
 by one walk when the run starts"). Outside a scope (a library caller, a long-lived server) each
-sandbox walks for itself, so an entry made since is covered. This module imports nothing
-heavy: the CLI enters the scope before it knows whether the command starts a sandbox at all.
+sandbox walks for itself, so an entry made since is covered. The CLI opens the scope for those
+commands alone (`cli._SANDBOXED`); this module imports nothing heavy all the same.
 """
 
 from __future__ import annotations
 
-import _thread  # a lock without importing `threading`: every command the CLI runs loads this
+import _thread  # a lock without importing `threading`
 
 TYPE_CHECKING = False  # typing is not loaded at run time: see `selfbench.errors`
 

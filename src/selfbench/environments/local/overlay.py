@@ -126,7 +126,7 @@ _MOUNTED: set[int] = set()
 def _probe(root: Path) -> bool:
     """Mount an overlay of a small tree on `root`'s filesystem; write, delete and make a
     directory in it (whiteouts and opaque directories need the upper filesystem's xattrs)."""
-    if shutil.which("unshare") is None or shutil.which("mount") is None:
+    if not all(Path(tool).is_file() for tool in _tools()):
         return False
     with tempfile.TemporaryDirectory(prefix="selfbench-overlay-", dir=root) as temp:
         base = Path(temp)

@@ -674,7 +674,9 @@ def _mount_failed(log: Path, start: int) -> str | None:
         lines = handle.read(LOG_LIMIT).decode("utf-8", errors="replace").splitlines()
     for index, line in enumerate(lines):
         if line.startswith(MOUNT_FAILED):
-            cause = lines[index - 1].strip() if index else ""
+            said = [text.strip() for text in lines[max(0, index - 4) : index]]
+            starts = [at for at, text in enumerate(said) if text.startswith("mount:")]
+            cause = " ".join(said[starts[-1] :]) if starts else ""
             return f"{line}: {cause}" if cause else line
     return None
 
