@@ -31,6 +31,7 @@ from selfbench.mine.python_chores import TRANSLATION_NAMES
 from selfbench.patches import Hunk, is_comment
 
 __all__ = [
+    "CODE_RE",
     "UNRENAMEABLE",
     "Language",
     "Misfits",
@@ -44,7 +45,7 @@ Language = Literal["python", "js", "ts"]
 
 # A line that does something: an assignment or keyword argument, a call, a statement keyword, a
 # closing bracket starting the line. Prose in a docstring rarely reads so.
-_CODE_RE = re.compile(
+CODE_RE = re.compile(
     r"(?<![=!<>])=(?![=>])|[\w\])]\(|^[)\]}]"
     r"|^(?:return|raise|yield|del|assert|import|def|class|elif|try|except|finally|pass|break"
     r"|continue|global|nonlocal|lambda|await|async|while)\b|^(?:if|for|with|else)\b.*:$"
@@ -121,7 +122,7 @@ def _side(language: Language, lines: Iterable[bytes]) -> _Side:
         tokens = _TOKEN_RE.findall(text)
         every += len(tokens)
         importing = text.startswith(("import ", "from "))
-        if not python or _CODE_RE.search(text) is not None:
+        if not python or CODE_RE.search(text) is not None:
             code_tokens += tokens
             if not importing:
                 unannotated += _unannotated(_uncast(tokens))
@@ -236,7 +237,7 @@ def _skip(tokens: list[str], index: int, *, stops: frozenset[str]) -> int:
 
 # A changed line of code, for the numbers: not a comment line, and one that assigns, calls or
 # indexes, or starts with a statement's keyword (its sign, then its text).
-_CHANGED_CODE_RE = re.compile(
+_CHANGEDCODE_RE = re.compile(
     rb"^([-+])(?!-- |\+\+ )(?![ \t]*(?:#|//|/?\*))([ \t]*(?:(?:return|raise|yield|if|elif|else"
     rb"|for|while|with|try|except|finally|assert|del|import|from|def|class|lambda|await|async"
     rb"|pass|break|continue)\b[^\n]*|[^\n]*?(?:\w[(\[]|[^=!<>\n]=[^=])[^\n]*))",
@@ -263,7 +264,7 @@ def numbers_kept(sections: Iterable[bytes]) -> bool:
             if cut < 0 and len(section) > _MOST_BYTES:
                 return False
             section = section if cut < 0 else section[:cut]  # noqa: PLW2901 - its first part
-        lines = _CHANGED_CODE_RE.findall(section)
+        lines = _CHANGEDCODE_RE.findall(section)
         if not lines:
             continue
         removed = b"\n".join(text for sign, text in lines if sign == b"-")

@@ -68,6 +68,7 @@ __all__ = [
     "FORMATTING",
     "FORMATTING_ONLY",
     "I18N_ONLY",
+    "MOSTLY_COMMENTS",
     "MOSTLY_LINT",
     "MOSTLY_TYPING",
     "PACKAGING_ONLY",
@@ -108,6 +109,11 @@ MOSTLY_LINT = (
     " {tests} in its tests they do not"
 )
 """Why a candidate is ranked last in its tier (`selfbench.mine.lint_share`), not excluded."""
+MOSTLY_COMMENTS = (
+    "mostly comments and docstrings: they explain {comments} of {tokens} changed tokens,"
+    " {tests} in its tests they do not"
+)
+"""Why a candidate is ranked last in its tier (`selfbench.mine.comment_share`), not excluded."""
 
 TOOLING_FILES = frozenset(
     {

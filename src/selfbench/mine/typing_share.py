@@ -18,7 +18,14 @@ code tokens of its Python implementation (`_code_tokens.misfits`, tokens moved w
 cancel out) and of its stubs (all typing); typing explains those that are left once
 annotations, `typing` imports and casts are cut from both sides. Only a sweep is judged: a
 change whose Python implementation changes fewer than `SWEEP` tokens (both sides, comments
-and moves included) keeps its rank, as does one that changes another code file.
+and moves included) keeps its rank, as does one that changes another code file — unless it
+also sets up a type checker (a `mypy.ini`, or a configuration file's new `[mypy]`,
+`[tool.mypy]` or `[tool.pyright]` section: click's "Enable mypy checking and add minimal
+hints"), which is plainly typing at any size.
+
+A change that is not mostly typing may be mostly layout and lint (`selfbench.mine.lint_share`),
+else mostly comments and docstrings (`selfbench.mine.comment_share`); those two judge sweeps
+only.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from selfbench.mine.code_chores import (
     file_hunks,
     file_kind,
 )
+from selfbench.mine.comment_share import judge_comments
 from selfbench.mine.lint_share import judge_lint
 
 __all__ = ["MOSTLY", "SWEEP", "MeasuredChange", "MeasuredFile", "typing_last_reasons"]
@@ -55,6 +63,11 @@ _PIECE_KINDS: Final = bytes(
     for byte in range(256)
 )
 """Each byte's kind to `_PIECE_RE` (`\\w` and `\\s` of a bytes pattern): word, space, other."""
+_CHECKER_SECTION_RE: Final = re.compile(
+    rb"^\+[ \t]*\[(?:tool\.)?(?:mypy|pyright)[\].\-]", re.MULTILINE
+)
+"""A configuration file's new section that sets up a type checker."""
+_CHECKER_CONFIGURED: Final = ("configuration", "type-checker")
 
 
 class MeasuredFile(NamedTuple):
@@ -76,17 +89,19 @@ class MeasuredChange(NamedTuple):
     files: tuple[MeasuredFile, ...]
 
 
-def judge_typing(pairs: Sequence[tuple[MeasuredFile, bytes | None]]) -> str | None:
+def judge_typing(
+    pairs: Sequence[tuple[MeasuredFile, bytes | None]], *, sweep: int = SWEEP
+) -> str | None:
     """The reason a change is ranked last (see the module), or None, from each file and its
     patch section (None when the patch has none); its tests are read only when its
-    implementation is mostly typing."""
+    implementation is mostly typing, and only a change of at least `sweep` tokens is judged."""
     counted = _implementation(pairs)
     if counted is None:
         return None
     changed, unexplained, every = counted
     least, of = MOSTLY
     typing = changed - unexplained
-    if every < SWEEP or typing <= 0 or typing * of < changed * least:
+    if every < sweep or typing <= 0 or typing * of < changed * least:
         return None
     tests = 0
     for measured, section in pairs:
@@ -141,17 +156,42 @@ def typing_last_reasons(
     lint (`selfbench.mine.lint_share`); `patches[i]`: change i's patch without context, by
     file section."""
     return [
-        _last(change, sections) if _most_tokens(change, sections) >= SWEEP else None
+        _last(change, sections, sweep=_most_tokens(change, sections) >= SWEEP)
         for change, sections in zip(changes, patches, strict=True)
     ]
 
 
-def _last(change: MeasuredChange, sections: Mapping[str, bytes]) -> str | None:
-    typing = judge_typing([(file, sections.get(file.path)) for file in change.files])
-    if typing is not None:
+def _last(change: MeasuredChange, sections: Mapping[str, bytes], *, sweep: bool) -> str | None:
+    """A sweep's reason (typing, else lint, else comments); a smaller change's, typing's when
+    it sets up a type checker."""
+    checker = _sets_up_checker(change, sections)
+    if not sweep and not checker:
+        return None
+    files = [(file, sections.get(file.path)) for file in change.files]
+    typing = judge_typing(files, sweep=0 if checker else SWEEP)
+    if typing is not None or not sweep:
         return typing
     pairs = list(zip(change.files, _code_files(change, sections), strict=True))
-    return judge_lint(pairs, mostly=MOSTLY, sweep=SWEEP)
+    lint = judge_lint(pairs, mostly=MOSTLY, sweep=SWEEP)
+    if lint is not None:
+        return lint
+    return judge_comments(files, mostly=MOSTLY, sweep=SWEEP)
+
+
+def _sets_up_checker(change: MeasuredChange, sections: Mapping[str, bytes]) -> bool:
+    """Whether the change adds a type checker's configuration file, or a section of one to a
+    configuration file (`pyproject.toml`'s too: a manifest, no implementation file)."""
+    for file in change.files:
+        kind = file_kind(file.path)
+        if kind == "type-checker" and not file.test:
+            return True
+    for path, section in sections.items():
+        configured = path.rpartition("/")[2] == "pyproject.toml" or file_kind(path) in (
+            _CHECKER_CONFIGURED
+        )
+        if configured and _CHECKER_SECTION_RE.search(section) is not None:
+            return True
+    return False
 
 
 def _count_pieces(data: bytes) -> int:

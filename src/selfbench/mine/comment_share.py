@@ -1,0 +1,112 @@
+"""Changes whose code is mostly comments and docstrings: ranked last in their tier. Pure.
+
+The code chores (`selfbench.mine.code_chores`) take out a change whose code changes only in
+comments and docstrings, or besides a few lines. A larger documentation pass that also
+touches a little code (click's "Documentation & docstring fixes": two thousand tokens of
+prose, a local variable inlined, an example's `--help` text reworded) keeps its size, and ranks
+among the hardest candidates though no instruction asks for it and no test checks it. Such a
+change stays a candidate, ranked after every other of its tier (`selfbench.mine.rank`), as a
+typing sweep is (`selfbench.mine.typing_share`, whose thresholds it shares), when
+
+1. comments and docstrings explain at least two thirds (`MOSTLY`) of the tokens its Python
+   implementation's changed lines hold;
+2. and its tests change no more code tokens than its implementation does: a docstring whose
+   text is behaviour (read as `__doc__`, a command's `--help`) is checked by a test that
+   changes with it, and the change keeps its rank.
+
+Measured on the `-U0` patch alone, nothing parsed: the tokens of the changed lines, comment
+lines included; those the comments rule of the screens cannot explain (`_code_tokens.misfits`:
+lines of code whose tokens do not cancel out) are unexplained, and so is every token of a
+changed doctest line (`>>>`, `...`: a doctest runs). Of the tests, Python files count their
+code tokens that do not cancel out and their doctest lines; any other test file, every token.
+Only a sweep is judged (`SWEEP` tokens of Python implementation, comments included), and only
+when every implementation file is Python or configuration.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final
+
+from selfbench.mine._code_tokens import CODE_RE
+from selfbench.mine.chores import MOSTLY_COMMENTS
+from selfbench.mine.code_chores import FileKind, file_hunks, file_kind
+from selfbench.patches import Hunk
+
+if TYPE_CHECKING:
+    from selfbench.mine.typing_share import MeasuredFile
+
+__all__ = ["judge_comments"]
+
+_PIECE_RE: Final = re.compile(rb"\w+|\S")
+_DOCTEST: Final = (b">>>", b"...")
+_QUOTES: Final = frozenset({b'"', b"'"})
+_PROSE_WORDS: Final = 3
+"""The fewest pieces of a line read as prose (`@property`, `x.y` are code)."""
+
+
+def _counts(hunks: Sequence[Hunk]) -> tuple[int, int]:
+    """A Python file's changed tokens and those comments and docstrings leave unexplained:
+    every token of a line of code (see the module)."""
+    every = unexplained = 0
+    for hunk in hunks:
+        for line in (*hunk.removed, *hunk.added):
+            pieces = _PIECE_RE.findall(line)
+            every += len(pieces)
+            if not _prose(line, pieces):
+                unexplained += len(pieces)
+    return every, unexplained
+
+
+def _prose(line: bytes, pieces: list[bytes]) -> bool:
+    """Whether a changed line is a comment line or reads as prose: no code's mark
+    (`_code_tokens.CODE_RE`), at least `_PROSE_WORDS` pieces, three in four of them words or
+    numbers (quotes aside: a docstring's own)."""
+    stripped = line.strip()
+    if not stripped or stripped.startswith(_DOCTEST):
+        return not stripped
+    if stripped.startswith(b"#"):
+        return True
+    if len(pieces) < _PROSE_WORDS or CODE_RE.search(stripped.decode("utf-8", "replace")):
+        return False
+    text = [piece for piece in pieces if piece not in _QUOTES]  # a docstring's own quotes
+    words = sum(1 for piece in text if piece[:1].isalnum())
+    return 4 * words >= 3 * len(text)
+
+
+def judge_comments(
+    pairs: Sequence[tuple[MeasuredFile, bytes | None]], *, mostly: tuple[int, int], sweep: int
+) -> str | None:
+    """The reason a change is ranked last (see the module), or None, from each file and its
+    patch section (None when the patch has none); its tests are read only when its
+    implementation is mostly comments and docstrings."""
+    every = unexplained = 0
+    tests: list[tuple[FileKind | None, bytes | None]] = []
+    for measured, section in pairs:
+        kind = file_kind(measured.path)
+        if measured.binary or kind in ("configuration", "type-checker"):
+            continue
+        if measured.test:
+            tests.append((kind, section))
+            continue
+        if kind != "python":
+            return None  # other code: work these tokens cannot weigh
+        tokens, left = _counts(file_hunks(section))
+        every += tokens
+        unexplained += left
+    least, of = mostly
+    explained = every - unexplained
+    if every < sweep or explained <= 0 or explained * of < every * least:
+        return None
+    tested = 0
+    for kind, section in tests:
+        hunks = file_hunks(section)
+        if kind == "python":
+            tested += _counts(hunks)[1]
+        else:
+            lines = (line for hunk in hunks for line in (*hunk.removed, *hunk.added))
+            tested += sum(len(_PIECE_RE.findall(line)) for line in lines)
+        if tested > unexplained:
+            return None
+    return MOSTLY_COMMENTS.format(comments=explained, tokens=every, tests=tested)

@@ -1,0 +1,130 @@
+"""Changes whose code is mostly docstrings and comments, or a small typing change that sets up
+a type checker: ranked last in their tier, the reason on the candidate.
+
+Each row commits a module and its tests, an older change of real work, then the row's change
+(newer: it would rank first), and says whether the row's change is ranked last (its reason)
+or keeps its place (KEPT): the look-alikes change a docstring a test reads, or a doctest, or
+a default their tests check.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mine_history import Files, History, lines
+from selfbench.mine import mine_repository
+from selfbench.mine.chores import MOSTLY_COMMENTS, MOSTLY_TYPING
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+KEPT = None
+N = 28
+MODULE = "src/app/http.py"
+TESTS = "tests/test_http.py"
+PROSE = (
+    '    """Return the value of the header {i} the key names, or the default\n'
+    "    when the headers do not hold it: the lookup is exact, and the value\n"
+    '    is returned as the client sent it, its spaces kept.\n    """\n'
+)
+DOCTEST = (
+    "\n    >>> get_{i}({{'a': ' b '}}, 'a')\n    ' b '\n    >>> get_{i}({{}}, 'a', 'c')\n    'c'\n"
+)
+BODY = "    rv = headers.get(key)\n    if rv is None:\n        return default\n    return rv\n\n"
+INLINED = "    if key not in headers:\n        return default\n    return headers[key]\n\n"
+TYPED = "(headers: dict[str, str], key: str, default: str | None = None) -> str | None:\n"
+
+
+def getter(i: int, *, doc: str = "", body: str = BODY, head: str = "") -> str:
+    docstring = doc.format(i=i) or f'    """Return the header {i}, or the default."""\n'
+    return f"def get_{i}" + (head or "(headers, key, default=None):\n") + docstring + body
+
+
+def module(*, doc: str = "", documented: int = N, inlined: int = 0, typed: int = 0) -> str:
+    """`N` getters: the first `documented` with `doc`, the first `inlined` without their
+    local, the first `typed` annotated and returning `str(rv)`."""
+    parts = []
+    for i in range(N):
+        body = INLINED if i < inlined else BODY
+        if i < typed:
+            body = body.replace("    return rv\n", "    return str(rv)\n")
+        head = TYPED if i < typed else ""
+        parts.append(getter(i, doc=doc if i < documented else "", body=body, head=head))
+    return "".join(parts)
+
+
+def suite(extra: str = "", *, arrow: str = "") -> str:
+    return (
+        f"from app.http import get_0\n\n\ndef test_get(){arrow}:\n"
+        "    assert get_0({'a': 'b'}, 'a') == 'b'\n" + extra
+    )
+
+
+NOTED = suite("\n# The headers are read as the client sent them.\n")
+
+
+HELP = '"""Read headers."""\n\nHELP = __doc__\n\n'
+NEW_HELP = '"""Read the headers of a request, as the client sent them."""\n\nHELP = __doc__\n\n'
+HELP_TESTS = "".join(
+    f"\n\ndef test_help_{i}():\n    from app import http\n\n"
+    f"    assert http.HELP.startswith('Read the headers of a request')\n"
+    f"    assert 'as the client sent them' in http.HELP.split(',')[{i % 2}] + http.HELP\n"
+    for i in range(5)
+)
+MYPY = "[metadata]\nname = app\n\n[mypy]\nfiles = src/app\nstrict = True\n"
+DEFAULT_TESTS = "".join(
+    f"\n\ndef test_default_{i}():\n    assert get_0({{}}, 'missing') == ''\n"
+    f"    assert get_0({{'x': '{i}'}}, 'x') == '{i}'\n"
+    for i in range(6)
+)
+
+ROWS: list[tuple[str, Files, Files, str | None]] = [
+    ("docstrings-rewritten-and-a-few-locals-inlined",
+     {MODULE: module(), TESTS: suite()},
+     {MODULE: module(doc=PROSE, inlined=6), TESTS: NOTED},
+     MOSTLY_COMMENTS.format(comments=1764, tokens=1920, tests=0)),
+    ("docstrings-and-much-code-stays",
+     {MODULE: module(), TESTS: suite()},
+     {MODULE: module(doc=PROSE, documented=12, inlined=N), TESTS: NOTED}, KEPT),
+    ("a-docstring-read-as-help-its-tests-changed-stays",
+     {MODULE: HELP + module(), TESTS: suite()},
+     {MODULE: NEW_HELP + module(doc=PROSE, inlined=6), TESTS: suite(HELP_TESTS)}, KEPT),
+    ("doctests-added-to-docstrings-stay",
+     {MODULE: module(), TESTS: suite()},
+     {MODULE: module(doc=PROSE.replace('    """\n', DOCTEST + '    """\n'), inlined=6),
+      TESTS: NOTED}, KEPT),
+    ("a-type-checker-set-up-with-a-few-hints",
+     {MODULE: module(), TESTS: suite(), "setup.cfg": "[metadata]\nname = app\n"},
+     {MODULE: module(typed=8), "setup.cfg": MYPY, TESTS: suite(arrow=" -> None")},
+     MOSTLY_TYPING.format(typing=144, tokens=168, tests=0)),
+    ("a-few-hints-without-a-type-checker-stay",
+     {MODULE: module(), TESTS: suite(), "setup.cfg": "[metadata]\nname = app\n"},
+     {MODULE: module(typed=8), TESTS: suite(arrow=" -> None")}, KEPT),
+    ("a-type-checker-set-up-and-a-tested-default-stays",
+     {MODULE: module(), TESTS: suite(), "setup.cfg": "[metadata]\nname = app\n"},
+     {MODULE: module(typed=8).replace("default: str | None = None", 'default: str = ""', 1),
+      "setup.cfg": MYPY, TESTS: suite(DEFAULT_TESTS, arrow=" -> None")}, KEPT),
+]  # fmt: skip
+
+
+@needs_git
+@pytest.mark.parametrize(
+    ("before", "after", "reason"),
+    [pytest.param(before, after, reason, id=name) for name, before, after, reason in ROWS],
+)
+def test_mostly_a_chore_is_ranked_last(
+    tmp_path: Path, before: Files, after: Files, reason: str | None
+) -> None:
+    h = History.create(tmp_path / "repo")
+    h.commit("Initial commit", before)
+    work = h.commit(
+        "Parse dates (#1)", {"src/app/dates.py": lines(40, "d"), "tests/test_dates.py": lines(4)}
+    )
+    change = h.commit("Improve the headers module (#2)", after)
+    found = {c.completed_commit: c for c in mine_repository(h.path).candidates}
+    assert change in found
+    order = [c for c in found if found[c].difficulty == found[change].difficulty]
+    assert found[change].ranked_last == reason
+    assert order == ([work, change] if reason is not None else [change, work])
