@@ -1,5 +1,5 @@
-"""Changes whose code is mostly docstrings and comments, or a small typing change that sets up
-a type checker: ranked last in their tier, the reason on the candidate.
+"""Changes whose code is mostly translation wrapping, docstrings and comments, or a small typing
+change that sets up a type checker: ranked last in their tier, the reason on the candidate.
 
 Each row commits a module and its tests, an older change of real work, then the row's change
 (newer: it would rank first), and says whether the row's change is ranked last (its reason)
@@ -16,7 +16,7 @@ import pytest
 
 from mine_history import Files, History, lines
 from selfbench.mine import mine_repository
-from selfbench.mine.chores import MOSTLY_COMMENTS, MOSTLY_TYPING
+from selfbench.mine.chores import MOSTLY_COMMENTS, MOSTLY_I18N, MOSTLY_TYPING
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -80,7 +80,42 @@ DEFAULT_TESTS = "".join(
     for i in range(6)
 )
 
+CHECKS = "src/app/checks.py"
+CHECK_TESTS = "tests/test_checks.py"
+GETTEXT = "from gettext import gettext as _\n\n"
+
+
+def check(i: int, raised: str) -> str:
+    return f"def check_{i}(key, value):\n    if not value:\n        raise ValueError({raised})\n\n"
+
+
+def checks(raised: str, header: str = "") -> str:
+    return header + "".join(check(i, raised) for i in range(N))
+
+
+FSTRING = 'f"bad value {value!r} for the key {key}"'
+WRAPPED = '_("bad value {value!r} for the key {key}").format(value=value, key=key)'
+REWORDED = '_("Invalid value {value!r}: the key {key} needs one.").format(value=value, key=key)'
+CHECKED = "from app.checks import check_0\n\n\ndef test_check():\n    check_0('a', 'b')\n"
+REWORDED_TESTS = "".join(
+    f"\n\ndef test_message_{i}():\n    import pytest\n\n"
+    f"    with pytest.raises(ValueError, match='Invalid value None: the key k{i} needs one'):\n"
+    f"        check_{i}('k{i}', None)\n"
+    for i in range(N)
+)
+CHECKED_NOTED = CHECKED + "\n# The messages are translated.\n"
+
 ROWS: list[tuple[str, Files, Files, str | None]] = [
+    ("f-strings-wrapped-for-translation",
+     {CHECKS: checks(FSTRING), CHECK_TESTS: CHECKED},
+     {CHECKS: checks(WRAPPED, GETTEXT), CHECK_TESTS: CHECKED_NOTED},
+     MOSTLY_I18N.format(i18n=420, tokens=420, tests=0)),
+    ("f-strings-turned-into-format-calls-without-translation-stay",
+     {CHECKS: checks(FSTRING), CHECK_TESTS: CHECKED},
+     {CHECKS: checks(WRAPPED.replace("_(", "(")), CHECK_TESTS: CHECKED_NOTED}, KEPT),
+    ("f-strings-wrapped-and-reworded-as-tests-check-stays",
+     {CHECKS: checks(FSTRING), CHECK_TESTS: CHECKED},
+     {CHECKS: checks(REWORDED, GETTEXT), CHECK_TESTS: CHECKED + REWORDED_TESTS}, KEPT),
     ("docstrings-rewritten-and-a-few-locals-inlined",
      {MODULE: module(), TESTS: suite()},
      {MODULE: module(doc=PROSE, inlined=6), TESTS: NOTED},

@@ -69,6 +69,7 @@ __all__ = [
     "FORMATTING_ONLY",
     "I18N_ONLY",
     "MOSTLY_COMMENTS",
+    "MOSTLY_I18N",
     "MOSTLY_LINT",
     "MOSTLY_TYPING",
     "PACKAGING_ONLY",
@@ -114,6 +115,11 @@ MOSTLY_COMMENTS = (
     " {tests} in its tests they do not"
 )
 """Why a candidate is ranked last in its tier (`selfbench.mine.comment_share`), not excluded."""
+MOSTLY_I18N = (
+    "mostly translation wrapping: it explains {i18n} of {tokens} changed code tokens,"
+    " {tests} in its tests it does not"
+)
+"""Why a candidate is ranked last in its tier (`selfbench.mine.i18n_share`), not excluded."""
 
 TOOLING_FILES = frozenset(
     {

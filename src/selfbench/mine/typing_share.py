@@ -24,8 +24,8 @@ also sets up a type checker (a `mypy.ini`, or a configuration file's new `[mypy]
 hints"), which is plainly typing at any size.
 
 A change that is not mostly typing may be mostly layout and lint (`selfbench.mine.lint_share`),
-else mostly comments and docstrings (`selfbench.mine.comment_share`); those two judge sweeps
-only.
+else mostly translation wrapping (`selfbench.mine.i18n_share`), else mostly comments and
+docstrings (`selfbench.mine.comment_share`); those judge sweeps only.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from selfbench.mine.code_chores import (
     file_kind,
 )
 from selfbench.mine.comment_share import judge_comments
+from selfbench.mine.i18n_share import judge_i18n
 from selfbench.mine.lint_share import judge_lint
 
 __all__ = ["MOSTLY", "SWEEP", "MeasuredChange", "MeasuredFile", "typing_last_reasons"]
@@ -162,8 +163,8 @@ def typing_last_reasons(
 
 
 def _last(change: MeasuredChange, sections: Mapping[str, bytes], *, sweep: bool) -> str | None:
-    """A sweep's reason (typing, else lint, else comments); a smaller change's, typing's when
-    it sets up a type checker."""
+    """A sweep's reason (typing, else lint, else translation wrapping, else comments); a
+    smaller change's, typing's when it sets up a type checker."""
     checker = _sets_up_checker(change, sections)
     if not sweep and not checker:
         return None
@@ -175,6 +176,9 @@ def _last(change: MeasuredChange, sections: Mapping[str, bytes], *, sweep: bool)
     lint = judge_lint(pairs, mostly=MOSTLY, sweep=SWEEP)
     if lint is not None:
         return lint
+    i18n = judge_i18n(files, mostly=MOSTLY, sweep=SWEEP)
+    if i18n is not None:
+        return i18n
     return judge_comments(files, mostly=MOSTLY, sweep=SWEEP)
 
 

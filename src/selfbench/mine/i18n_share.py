@@ -1,0 +1,156 @@
+"""Changes whose code is mostly translation wrapping: ranked last in their tier. Pure.
+
+The code chores (`selfbench.mine.code_chores`) take out a change that only wraps string
+literals for translation (`"Aborted!"` → `_("Aborted!")`). Wrapping an f-string takes more: its
+placeholders become named ones filled by `.format` (`f"no such option: {name}"` →
+`_("No such option: {name}").format(name=name)`), a plural becomes `ngettext(…)`, and such a
+change over a whole package (click's "Wrapped public messages with gettext for i18n support")
+ranks among the hardest candidates though it is upkeep. It stays a candidate, ranked after
+every other of its tier (`selfbench.mine.rank`), as a typing sweep is
+(`selfbench.mine.typing_share`, whose thresholds it shares), when
+
+1. translation wrapping explains at least two thirds (`MOSTLY`) of its implementation's
+   changed code tokens, and it adds a translation call (`_(`, `gettext(`, `ngettext(` …) for
+   every `_PER_WRAP` of them at most (click's: 66 calls for 933 tokens; a reformat or a
+   reordering, whose tokens also cancel once quotes and brackets are dropped, adds none);
+2. and its tests change no more code tokens it leaves unexplained than its implementation
+   does: a reworded message is work a test sees, and tests that follow many rewordings keep
+   the change's rank.
+
+Measured on the `-U0` patch alone, nothing parsed, over each Python file's changed lines (comment
+lines, trailing comments and imports left out), tokens as the screens count them
+(`_code_tokens`: names, numbers, single characters; a string's words are tokens). The *changed*
+tokens are those that do not cancel out as written; the *unexplained* ones are those that do
+not cancel out once both sides lose what wrapping adds or moves: the translation functions'
+names, brackets, commas, quotes, braces, an f-string's `f`, a `.format(` and the names of its
+keyword arguments (each once more: the placeholder it fills). The words of a message stay: a
+reworded message is unexplained. Only a sweep is judged (`typing_share.SWEEP` tokens of
+Python implementation), and only when every implementation file is Python or configuration.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Final
+
+from selfbench.mine.chores import MOSTLY_I18N
+from selfbench.mine.code_chores import FileKind, file_hunks, file_kind
+from selfbench.mine.python_chores import TRANSLATION_NAMES
+from selfbench.patches import Hunk, is_comment
+
+if TYPE_CHECKING:
+    from selfbench.mine.typing_share import MeasuredFile
+
+__all__ = ["judge_i18n"]
+
+_TOKEN_RE: Final = re.compile(r"[^\W\d]\w*|\d[\w.]*|\S")
+_COMMENT_TAIL_RE: Final = re.compile(r"#[^\"'\n]*$")
+_PER_WRAP: Final = 20
+"""The most changed code tokens one translation call added may account for."""
+_NAME_RE: Final = re.compile(r"[^\W\d]\w*")
+_QUOTES: Final = frozenset({'"', "'"})
+_WRAPPING: Final = TRANSLATION_NAMES | frozenset({"(", ")", ",", "{", "}"}) | _QUOTES
+"""What wrapping adds or moves, once `.format(`'s own are gone (`_unwrapped`)."""
+
+
+def _side(lines: Iterable[bytes]) -> list[str]:
+    """One side's tokens: comment lines, trailing comments and imports left out."""
+    tokens: list[str] = []
+    for raw in lines:
+        if not raw.strip() or is_comment(raw):
+            continue
+        text = _COMMENT_TAIL_RE.sub("", raw.decode("utf-8", "replace")).strip()
+        if not text.startswith(("import ", "from ")):
+            tokens += _TOKEN_RE.findall(text)
+    return tokens
+
+
+def _unwrapped(tokens: list[str]) -> Counter[str]:
+    """The tokens without what wrapping adds or moves (see the module)."""
+    kept: list[str] = []
+    named: Counter[str] = Counter()
+    depth = 0  # the brackets open inside a `.format(` call, 0 outside one
+    index, end = 0, len(tokens)
+    while index < end:
+        piece = tokens[index]
+        if piece == "." and tokens[index + 1 : index + 3] == ["format", "("]:
+            depth, index = 1, index + 3
+            continue
+        if depth and piece in "([":
+            depth += 1
+        elif depth and piece in ")]":
+            depth -= 1
+        elif depth == 1 and _NAME_RE.fullmatch(piece) and _keyword(tokens, index):
+            named[piece] += 1  # a keyword argument's name, and the placeholder it fills
+            index += 2
+            continue
+        prefix = piece == "f" and tokens[index + 1 : index + 2] in (['"'], ["'"])
+        if not prefix and piece not in _WRAPPING:
+            kept.append(piece)
+        index += 1
+    counted = Counter(kept)
+    counted.subtract(named)
+    return +counted
+
+
+def _keyword(tokens: list[str], index: int) -> bool:
+    """Whether the name at `index` is a keyword argument's: `=` follows, not `==`."""
+    return tokens[index + 1 : index + 2] == ["="] and tokens[index + 2 : index + 3] != ["="]
+
+
+def _apart(removed: Counter[str], added: Counter[str]) -> int:
+    return ((removed - added) + (added - removed)).total()
+
+
+def _counts(hunks: Sequence[Hunk]) -> tuple[int, int, int, int]:
+    """A Python file's changed code tokens, those wrapping leaves unexplained, every one, and
+    the translation calls added (those removed taken away)."""
+    removed = _side(line for hunk in hunks for line in hunk.removed)
+    added = _side(line for hunk in hunks for line in hunk.added)
+    before, after = Counter(removed), Counter(added)
+    changed = _apart(before, after)
+    unexplained = _apart(_unwrapped(removed), _unwrapped(added))
+    wraps = sum(after[name] - before[name] for name in TRANSLATION_NAMES)
+    return changed, unexplained, len(removed) + len(added), wraps
+
+
+def judge_i18n(
+    pairs: Sequence[tuple[MeasuredFile, bytes | None]], *, mostly: tuple[int, int], sweep: int
+) -> str | None:
+    """The reason a change is ranked last (see the module), or None, from each file and its
+    patch section (None when the patch has none); its tests are read only when its
+    implementation is mostly translation wrapping; `sweep`: the fewest tokens judged."""
+    changed = unexplained = every = wraps = 0
+    tests: list[tuple[FileKind | None, bytes | None]] = []
+    for measured, section in pairs:
+        kind = file_kind(measured.path)
+        if measured.binary or kind in ("configuration", "type-checker"):
+            continue
+        if measured.test:
+            tests.append((kind, section))
+            continue
+        if kind != "python":
+            return None  # other code: work these tokens cannot weigh
+        found = _counts(file_hunks(section))
+        changed += found[0]
+        unexplained += found[1]
+        every += found[2]
+        wraps += found[3]
+    least, of = mostly
+    explained = changed - unexplained
+    if every < sweep or explained <= 0 or explained * of < changed * least:
+        return None
+    if wraps * _PER_WRAP < changed:
+        return None  # too few wraps for what changed: a reformat, a reordering
+    tested = 0
+    for kind, section in tests:
+        hunks = file_hunks(section)
+        if kind == "python":
+            tested += _counts(hunks)[1]
+        else:
+            tested += len(_side(line for hunk in hunks for line in (*hunk.removed, *hunk.added)))
+        if tested > unexplained:
+            return None
+    return MOSTLY_I18N.format(i18n=explained, tokens=changed, tests=tested)
