@@ -20,16 +20,17 @@ lines of code whose tokens do not cancel out) are unexplained, and so is every t
 changed doctest line (`>>>`, `...`: a doctest runs). Of the tests, Python files count their
 code tokens that do not cancel out and their doctest lines; any other test file, every token.
 Only a sweep is judged (`SWEEP` tokens of Python implementation, comments included), and only
-when every implementation file is Python or configuration.
+when every implementation file is Python or configuration. What it costs: a line-by-line
+reading of the largest files first, stopped once the unexplained tokens pass a third of the
+pieces (`\\w+` or one character) of every Python file's patch section.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from selfbench.mine._code_tokens import CODE_RE
+from selfbench.mine._code_tokens import CODE_RE, count_pieces, piece_kinds
 from selfbench.mine.chores import MOSTLY_COMMENTS
 from selfbench.mine.code_chores import FileKind, file_hunks, file_kind
 from selfbench.patches import Hunk
@@ -39,40 +40,41 @@ if TYPE_CHECKING:
 
 __all__ = ["judge_comments"]
 
-_PIECE_RE: Final = re.compile(rb"\w+|\S")
 _DOCTEST: Final = (b">>>", b"...")
-_QUOTES: Final = frozenset({b'"', b"'"})
 _PROSE_WORDS: Final = 3
 """The fewest pieces of a line read as prose (`@property`, `x.y` are code)."""
 
 
-def _counts(hunks: Sequence[Hunk]) -> tuple[int, int]:
+def _counts(hunks: Sequence[Hunk], limit: int | None = None) -> tuple[int, int] | None:
     """A Python file's changed tokens and those comments and docstrings leave unexplained:
-    every token of a line of code (see the module)."""
+    every token of a line of code (see the module); None as soon as more than `limit` are."""
     every = unexplained = 0
     for hunk in hunks:
         for line in (*hunk.removed, *hunk.added):
-            pieces = _PIECE_RE.findall(line)
-            every += len(pieces)
-            if not _prose(line, pieces):
-                unexplained += len(pieces)
+            runs, others = piece_kinds(line)
+            every += runs + others
+            if not _prose(line, runs, others):
+                unexplained += runs + others
+        if limit is not None and unexplained > limit:
+            return None
     return every, unexplained
 
 
-def _prose(line: bytes, pieces: list[bytes]) -> bool:
-    """Whether a changed line is a comment line or reads as prose: no code's mark
-    (`_code_tokens.CODE_RE`), at least `_PROSE_WORDS` pieces, three in four of them words or
-    numbers (quotes aside: a docstring's own)."""
+def _prose(line: bytes, runs: int, others: int) -> bool:
+    """Whether a changed line is a comment line or reads as prose: at least `_PROSE_WORDS`
+    pieces (`_code_tokens.PIECE_RE`), three in four of them runs of word characters (quotes
+    aside: a docstring's own), and no code's mark (`_code_tokens.CODE_RE`)."""
     stripped = line.strip()
     if not stripped or stripped.startswith(_DOCTEST):
         return not stripped
     if stripped.startswith(b"#"):
         return True
-    if len(pieces) < _PROSE_WORDS or CODE_RE.search(stripped.decode("utf-8", "replace")):
+    if runs + others < _PROSE_WORDS:
         return False
-    text = [piece for piece in pieces if piece not in _QUOTES]  # a docstring's own quotes
-    words = sum(1 for piece in text if piece[:1].isalnum())
-    return 4 * words >= 3 * len(text)
+    others -= stripped.count(b'"') + stripped.count(b"'")
+    if 4 * runs < 3 * (runs + others):
+        return False
+    return CODE_RE.search(stripped.decode("utf-8", "replace")) is None
 
 
 def judge_comments(
@@ -81,7 +83,7 @@ def judge_comments(
     """The reason a change is ranked last (see the module), or None, from each file and its
     patch section (None when the patch has none); its tests are read only when its
     implementation is mostly comments and docstrings."""
-    every = unexplained = 0
+    code: list[tuple[int, bytes | None]] = []
     tests: list[tuple[FileKind | None, bytes | None]] = []
     for measured, section in pairs:
         kind = file_kind(measured.path)
@@ -89,24 +91,41 @@ def judge_comments(
             continue
         if measured.test:
             tests.append((kind, section))
-            continue
-        if kind != "python":
+        elif kind != "python":
             return None  # other code: work these tokens cannot weigh
-        tokens, left = _counts(file_hunks(section))
-        every += tokens
-        unexplained += left
+        else:
+            code.append((count_pieces(section or b""), section))
     least, of = mostly
+    limit = sum(pieces for pieces, _ in code) * (of - least) // of  # at most every token's third
+    every = unexplained = 0
+    for _, section in sorted(code, key=lambda found: -found[0]):  # the largest first
+        counted = _counts(file_hunks(section), limit - unexplained)
+        if counted is None:
+            return None
+        every += counted[0]
+        unexplained += counted[1]
     explained = every - unexplained
     if every < sweep or explained <= 0 or explained * of < every * least:
         return None
+    tested = _tests_left(tests, unexplained)
+    if tested is None:
+        return None
+    return MOSTLY_COMMENTS.format(comments=explained, tokens=every, tests=tested)
+
+
+def _tests_left(tests: Sequence[tuple[FileKind | None, bytes | None]], most: int) -> int | None:
+    """The tokens the tests leave unexplained (see the module); None once more than `most`."""
     tested = 0
     for kind, section in tests:
         hunks = file_hunks(section)
         if kind == "python":
-            tested += _counts(hunks)[1]
+            counted = _counts(hunks, most - tested)
+            if counted is None:
+                return None
+            tested += counted[1]
         else:
             lines = (line for hunk in hunks for line in (*hunk.removed, *hunk.added))
-            tested += sum(len(_PIECE_RE.findall(line)) for line in lines)
-        if tested > unexplained:
+            tested += sum(count_pieces(line) for line in lines)
+        if tested > most:
             return None
-    return MOSTLY_COMMENTS.format(comments=explained, tokens=every, tests=tested)
+    return tested

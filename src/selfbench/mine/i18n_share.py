@@ -26,6 +26,9 @@ names, brackets, commas, quotes, braces, an f-string's `f`, a `.format(` and the
 keyword arguments (each once more: the placeholder it fills). The words of a message stay: a
 reworded message is unexplained. Only a sweep is judged (`typing_share.SWEEP` tokens of
 Python implementation), and only when every implementation file is Python or configuration.
+What it costs: a regular expression over the sections (no added line calls a translation
+function: no more), then the token count of the largest files first, stopped once the files
+left cannot make wrapping two thirds.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Final
 
+from selfbench.mine._code_tokens import count_pieces
 from selfbench.mine.chores import MOSTLY_I18N
 from selfbench.mine.code_chores import FileKind, file_hunks, file_kind
 from selfbench.mine.python_chores import TRANSLATION_NAMES
@@ -49,6 +53,8 @@ _TOKEN_RE: Final = re.compile(r"[^\W\d]\w*|\d[\w.]*|\S")
 _COMMENT_TAIL_RE: Final = re.compile(r"#[^\"'\n]*$")
 _PER_WRAP: Final = 20
 """The most changed code tokens one translation call added may account for."""
+_CALL_RE: Final = re.compile(rb"^\+[^\n]*?(?<![\w.])(?:_|N_|\w*gettext\w*)\(", re.MULTILINE)
+"""An added line that calls a translation function."""
 _NAME_RE: Final = re.compile(r"[^\W\d]\w*")
 _QUOTES: Final = frozenset({'"', "'"})
 _WRAPPING: Final = TRANSLATION_NAMES | frozenset({"(", ")", ",", "{", "}"}) | _QUOTES
@@ -122,7 +128,7 @@ def judge_i18n(
     """The reason a change is ranked last (see the module), or None, from each file and its
     patch section (None when the patch has none); its tests are read only when its
     implementation is mostly translation wrapping; `sweep`: the fewest tokens judged."""
-    changed = unexplained = every = wraps = 0
+    code: list[tuple[int, bytes]] = []
     tests: list[tuple[FileKind | None, bytes | None]] = []
     for measured, section in pairs:
         kind = file_kind(measured.path)
@@ -130,20 +136,28 @@ def judge_i18n(
             continue
         if measured.test:
             tests.append((kind, section))
-            continue
-        if kind != "python":
+        elif kind != "python":
             return None  # other code: work these tokens cannot weigh
-        found = _counts(file_hunks(section))
-        changed += found[0]
-        unexplained += found[1]
-        every += found[2]
-        wraps += found[3]
+        else:
+            code.append((count_pieces(section or b""), section or b""))
+    if not any(_CALL_RE.search(section) for _, section in code):
+        return None  # no translation call added: most changes, told at C speed
+    counted = _implementation(code, mostly)
+    if counted is None:
+        return None
+    changed, unexplained, every = counted
     least, of = mostly
     explained = changed - unexplained
     if every < sweep or explained <= 0 or explained * of < changed * least:
         return None
-    if wraps * _PER_WRAP < changed:
-        return None  # too few wraps for what changed: a reformat, a reordering
+    tested = _tests_left(tests, unexplained)
+    if tested is None:
+        return None
+    return MOSTLY_I18N.format(i18n=explained, tokens=changed, tests=tested)
+
+
+def _tests_left(tests: Sequence[tuple[FileKind | None, bytes | None]], most: int) -> int | None:
+    """The tokens the tests leave unexplained (see the module); None once more than `most`."""
     tested = 0
     for kind, section in tests:
         hunks = file_hunks(section)
@@ -151,6 +165,29 @@ def judge_i18n(
             tested += _counts(hunks)[1]
         else:
             tested += len(_side(line for hunk in hunks for line in (*hunk.removed, *hunk.added)))
-        if tested > unexplained:
+        if tested > most:
             return None
-    return MOSTLY_I18N.format(i18n=explained, tokens=changed, tests=tested)
+    return tested
+
+
+def _implementation(
+    code: Sequence[tuple[int, bytes]], mostly: tuple[int, int]
+) -> tuple[int, int, int] | None:
+    """The Python files' changed code tokens, those wrapping leaves unexplained, every token;
+    None as soon as wrapping cannot explain two thirds, or adds too few calls: the largest
+    files first, the others' pieces (at least their tokens) bounding what they could add."""
+    least, of = mostly
+    left = sum(pieces for pieces, _ in code)
+    changed = unexplained = every = wraps = 0
+    for pieces, section in sorted(code, key=lambda found: -found[0]):
+        found = _counts(file_hunks(section))
+        left -= pieces
+        changed += found[0]
+        unexplained += found[1]
+        every += found[2]
+        wraps += found[3]
+        if unexplained * of > (changed + left) * (of - least):
+            return None
+    if wraps * _PER_WRAP < changed:
+        return None  # too few wraps for what changed: a reformat, a reordering
+    return changed, unexplained, every
