@@ -106,10 +106,11 @@ REWORDED_TESTS = "".join(
 CHECKED_NOTED = CHECKED + "\n# The messages are translated.\n"
 
 ROWS: list[tuple[str, Files, Files, str | None]] = [
-    ("f-strings-wrapped-for-translation",
+    ("f-strings-wrapped-for-translation-and-a-few-checks-changed",
      {CHECKS: checks(FSTRING), CHECK_TESTS: CHECKED},
-     {CHECKS: checks(WRAPPED, GETTEXT), CHECK_TESTS: CHECKED_NOTED},
-     MOSTLY_I18N.format(i18n=420, tokens=420, tests=0)),
+     {CHECKS: checks(WRAPPED, GETTEXT).replace("if not value:", "if value is None:", 6),
+      CHECK_TESTS: CHECKED_NOTED},
+     MOSTLY_I18N.format(i18n=420, tokens=438, tests=0)),
     ("f-strings-turned-into-format-calls-without-translation-stay",
      {CHECKS: checks(FSTRING), CHECK_TESTS: CHECKED},
      {CHECKS: checks(WRAPPED.replace("_(", "(")), CHECK_TESTS: CHECKED_NOTED}, KEPT),

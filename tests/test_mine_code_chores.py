@@ -77,6 +77,20 @@ def translated(i: int) -> str:
     return f'def check_{i}(value):\n    if value:\n        raise ValueError(_("bad value {i}"))\n\n'
 
 
+def interpolated(i: int) -> str:
+    return (
+        f"def check_{i}(value):\n    if value:\n"
+        f'        raise ValueError(f"bad value {{value!r}} {i}")\n\n'
+    )
+
+
+def filled(call: str) -> Callable[[int], str]:
+    return lambda i: (
+        f"def check_{i}(value):\n    if value:\n"
+        f'        raise ValueError({call}("bad value {{v!r}} {i}").format(v=value))\n\n'
+    )
+
+
 def reworded(i: int) -> str:
     return (
         f'def check_{i}(value):\n    if value:\n        raise ValueError(_("Bad value {i}."))\n\n'
@@ -193,6 +207,10 @@ ROWS: list[tuple[str, Files, Files, str | None]] = [
     # translation wrapping
     ("i18n", {"src/errors.py": module(message)},
      {"src/errors.py": module(translated, "from gettext import gettext as _\n\n")}, I18N_ONLY),
+    ("i18n-f-strings-filled-by-name", {"src/errors.py": module(interpolated)},
+     {"src/errors.py": module(filled("_"), "from gettext import gettext as _\n\n")}, I18N_ONLY),
+    ("format-calls-without-translation", {"src/errors.py": module(interpolated)},
+     {"src/errors.py": module(filled(""))}, KEPT),
     ("i18n-reworded", {"src/errors.py": module(message)},
      {"src/errors.py": module(reworded, "from gettext import gettext as _\n\n")}, KEPT),
     # docstrings and comments

@@ -42,6 +42,7 @@ __all__ = [
     "numbers_kept",
     "piece_kinds",
     "rename_pairs",
+    "unformatted",
 ]
 
 Language = Literal["python", "js", "ts"]
@@ -173,10 +174,59 @@ def misfits(language: Language, hunks: Sequence[Hunk]) -> Misfits:
             _without(added.unannotated, _TYPING_KEYWORDS),
         )
         translated = _apart(
-            _without(removed.unimported, _BRACKETS),
-            _without(added.unimported, _TRANSLATION_WORDS),
+            _dropped(unformatted(removed.unimported), _BRACKETS),
+            _dropped(unformatted(added.unimported), _TRANSLATION_WORDS),
         )
     return Misfits(code, typed, translated, total)
+
+
+def _dropped(counted: Counter[str], left_out: Iterable[str]) -> Counter[str]:
+    for token in left_out:
+        counted.pop(token, None)
+    return counted
+
+
+_QUOTE_TOKENS: Final = frozenset({'"', "'"})
+
+
+def _keyword(tokens: list[str], index: int) -> bool:
+    """Whether the token at `index` names a keyword argument: a name, then `=` (not `==`)."""
+    if tokens[index + 1 : index + 2] != ["="] or tokens[index + 2 : index + 3] == ["="]:
+        return False
+    return _IDENTIFIER_RE.fullmatch(tokens[index]) is not None
+
+
+def unformatted(tokens: list[str]) -> Counter[str]:
+    """The tokens counted without what filling a template by name adds or an f-string has:
+    each `.format(`'s `.` and `format`, its keyword arguments' names and `=` (each name once
+    more: the placeholder it fills), an f-string's `f` (`f"{a}"` is `"{a}".format(a=a)`)."""
+    if "format" not in tokens and "f" not in tokens:
+        return Counter(tokens)  # most lines: counted at C speed
+    kept: list[str] = []
+    named: Counter[str] = Counter()
+    depth = 0  # the brackets open inside a `.format(` call, 0 outside one
+    index, end = 0, len(tokens)
+    while index < end:
+        piece = tokens[index]
+        following = tokens[index + 1 : index + 2]
+        if piece == "." and following == ["format"] and tokens[index + 2 : index + 3] == ["("]:
+            kept.append("(")
+            depth, index = 1, index + 3
+            continue
+        if depth and piece in "([":
+            depth += 1
+        elif depth and piece in ")]":
+            depth -= 1
+        elif depth == 1 and _keyword(tokens, index):
+            named[piece] += 1
+            index += 2
+            continue
+        if not (piece == "f" and following and following[0] in _QUOTE_TOKENS):
+            kept.append(piece)
+        index += 1
+    counted = Counter(kept)
+    counted.subtract(named)
+    return +counted
 
 
 _RETURN_STOPS: Final = frozenset({":"})

@@ -38,7 +38,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Final
 
-from selfbench.mine._code_tokens import count_pieces
+from selfbench.mine._code_tokens import count_pieces, unformatted
 from selfbench.mine.chores import MOSTLY_I18N
 from selfbench.mine.code_chores import FileKind, file_hunks, file_kind
 from selfbench.mine.python_chores import TRANSLATION_NAMES
@@ -55,7 +55,6 @@ _PER_WRAP: Final = 20
 """The most changed code tokens one translation call added may account for."""
 _CALL_RE: Final = re.compile(rb"^\+[^\n]*?(?<![\w.])(?:_|N_|\w*gettext\w*)\(", re.MULTILINE)
 """An added line that calls a translation function."""
-_NAME_RE: Final = re.compile(r"[^\W\d]\w*")
 _QUOTES: Final = frozenset({'"', "'"})
 _WRAPPING: Final = TRANSLATION_NAMES | frozenset({"(", ")", ",", "{", "}"}) | _QUOTES
 """What wrapping adds or moves, once `.format(`'s own are gone (`_unwrapped`)."""
@@ -75,35 +74,10 @@ def _side(lines: Iterable[bytes]) -> list[str]:
 
 def _unwrapped(tokens: list[str]) -> Counter[str]:
     """The tokens without what wrapping adds or moves (see the module)."""
-    kept: list[str] = []
-    named: Counter[str] = Counter()
-    depth = 0  # the brackets open inside a `.format(` call, 0 outside one
-    index, end = 0, len(tokens)
-    while index < end:
-        piece = tokens[index]
-        if piece == "." and tokens[index + 1 : index + 3] == ["format", "("]:
-            depth, index = 1, index + 3
-            continue
-        if depth and piece in "([":
-            depth += 1
-        elif depth and piece in ")]":
-            depth -= 1
-        elif depth == 1 and _NAME_RE.fullmatch(piece) and _keyword(tokens, index):
-            named[piece] += 1  # a keyword argument's name, and the placeholder it fills
-            index += 2
-            continue
-        prefix = piece == "f" and tokens[index + 1 : index + 2] in (['"'], ["'"])
-        if not prefix and piece not in _WRAPPING:
-            kept.append(piece)
-        index += 1
-    counted = Counter(kept)
-    counted.subtract(named)
-    return +counted
-
-
-def _keyword(tokens: list[str], index: int) -> bool:
-    """Whether the name at `index` is a keyword argument's: `=` follows, not `==`."""
-    return tokens[index + 1 : index + 2] == ["="] and tokens[index + 2 : index + 3] != ["="]
+    counted = unformatted(tokens)
+    for token in _WRAPPING:
+        counted.pop(token, None)
+    return counted
 
 
 def _apart(removed: Counter[str], added: Counter[str]) -> int:

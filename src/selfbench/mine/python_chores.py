@@ -25,7 +25,9 @@ Typing names are those the module imports from the typing modules (`import typin
 `# type:` comments are no part of a tree.
 
 `strip_translation` replaces each call `_("…")`, `gettext("…")`, `gettext_lazy("…")`,
-`pgettext(context, "…")` … of string literals by its string, and drops the imports and the
+`pgettext(context, "…")` … of string literals by its string, each such call of one string
+filled by name (`_("No such option: {name}").format(name=option)`) by the f-string it wraps
+(`f"No such option: {option}"`, every argument a field's), and drops the imports and the
 assignments of those names (`from gettext import gettext as _`, `_ = translation.gettext`).
 
 Trees are compared by their dumps, positions aside (`_same`), and the strips walk only the
@@ -38,6 +40,7 @@ import ast
 import difflib
 import io
 import re
+import string
 import tokenize
 import warnings
 import weakref
@@ -430,6 +433,9 @@ def _pruned(node: ast.stmt, unused: set[str]) -> bool:
 
 class _Translations(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> ast.AST:
+        filled = self.filled(node)
+        if filled is not None:
+            return filled
         self.generic_visit(node)
         name = _final_name(node.func) or ""
         if name not in TRANSLATION_CALLS or node.keywords or not node.args:
@@ -439,6 +445,65 @@ class _Translations(ast.NodeTransformer):
         if len(node.args) == 1 or (len(node.args) == 2 and "pgettext" in name):
             return node.args[-1]
         return node
+
+    def filled(self, node: ast.Call) -> ast.JoinedStr | None:
+        """`_("… {name!r} …").format(name=value)` as the f-string `f"… {value!r} …"`; None
+        for any other call (a positional or unused argument, an index or attribute in a
+        field, a nested format spec)."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "format") or node.args:
+            return None
+        template = _translated_literal(func.value)
+        if template is None or not node.keywords:
+            return None
+        values: dict[str, ast.expr] = {}
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                return None
+            values[keyword.arg] = self.visit(keyword.value)
+        return _joined(template, values, node)
+
+
+def _joined(template: str, values: dict[str, ast.expr], near: ast.AST) -> ast.JoinedStr | None:
+    """The f-string a template filled by name is (see `_Translations.filled`), or None."""
+    try:
+        fields = list(string.Formatter().parse(template))
+    except ValueError:
+        return None
+    parts: list[ast.expr] = []
+    used: set[str] = set()
+    for literal, name, spec, conversion in fields:
+        if literal:
+            parts.append(ast.Constant(literal))
+        if name is None:
+            continue
+        if name not in values or (spec and "{" in spec) or conversion not in _CONVERSIONS:
+            return None
+        used.add(name)
+        formatted = ast.FormattedValue(
+            value=values[name],
+            conversion=-1 if conversion is None else ord(conversion),
+            format_spec=ast.JoinedStr(values=[ast.Constant(spec)]) if spec else None,
+        )
+        parts.append(formatted)
+    if used != values.keys():
+        return None
+    return ast.copy_location(ast.JoinedStr(values=parts), near)
+
+
+_CONVERSIONS: Final = frozenset({None, "r", "s", "a"})
+
+
+def _translated_literal(node: ast.expr) -> str | None:
+    """The string a translation call of one string literal wraps (`_("…")`), else None."""
+    if not isinstance(node, ast.Call) or node.keywords or len(node.args) != 1:
+        return None
+    if (_final_name(node.func) or "") not in TRANSLATION_CALLS:
+        return None
+    literal = node.args[0]
+    if isinstance(literal, ast.Constant) and isinstance(literal.value, str):
+        return literal.value
+    return None
 
 
 def strip_translation(tree: ast.Module, text: str) -> None:
