@@ -11,7 +11,8 @@ explain (its *misfits*):
   annotation's `:` or `->` and each `cast(T, …)`'s type are cut and the keywords typing uses
   (`None`, `if` of `if TYPE_CHECKING:`, `def`, `class` …) left out, which must cancel;
 * i18n: the tokens once imports, translation calls' names, brackets and commas are dropped,
-  which must cancel.
+  and what filling a template by name adds (`unformatted`: `.format(`, its keyword arguments'
+  names, an f-string's `f`), which must cancel.
 
 Renames are exact: `rename_pairs` aligns each hunk's removed and added tokens one to one.
 Every count here is a gate before the files are read, never a verdict: the rules'

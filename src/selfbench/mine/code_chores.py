@@ -33,8 +33,9 @@ The code changes only in
    them, typing imports, `TYPE_CHECKING` blocks, overloads, casts, type variables …), or the
    files are stubs (`*.pyi`, `*.d.ts`) and type-checker configuration;
 3. **translation wrapping** (`I18N_ONLY`): Python's tree is unchanged once docstrings are
-   removed and each `_("…")`, `gettext("…")` … of a string literal is its string
-   (`strip_translation`). A reworded message is work: a test sees it;
+   removed and each `_("…")`, `gettext("…")` … of a string literal is its string, or, filled
+   by name (`.format(name=value)`), the f-string it wraps (`strip_translation`). A reworded
+   message is work: a test sees it;
 4. **identifier renames** (`RENAME_ONLY`, Python only): each module's tokens (`tokenize`,
    comments aside) are the same but for names, which follow one mapping over the whole
    change: each old name becomes one new name and no two the same, no name is both renamed
