@@ -85,6 +85,8 @@ _CLOSING: Final = frozenset(")]}")
 _PIECE_RE: Final = re.compile(rb"\w+|\S")
 _TESTS_SHARE: Final = 10
 """Tests reformatted beside the code may leave one changed token in this many unexplained."""
+_SPECIAL: Final = frozenset({",", "class", "(", ")", "\\", ""})
+"""The tokens `_normalised` may drop or rewrite besides strings; any other is kept as it is."""
 
 
 class LintCount(NamedTuple):
@@ -113,8 +115,10 @@ def _side(lines: Sequence[bytes]) -> tuple[list[str], list[str], str]:
             importing = opened or text.endswith("\\")
             continue
         tokens = _TOKEN_RE.findall(text)
-        raw.extend(tokens)
-        ends.extend(index == len(tokens) - 1 for index in range(len(tokens)))
+        if tokens:
+            raw += tokens
+            ends += [False] * (len(tokens) - 1)
+            ends.append(True)
         kept.append(text)
     normal = _normalised([*raw, ""], [*ends, True])  # its closing bracket may be unchanged
     return raw, normal, "\n".join(kept)
@@ -128,28 +132,41 @@ def _normalised(tokens: list[str], ends: list[bool]) -> list[str]:
         if skip:
             skip -= 1
             continue
+        if piece in _SPECIAL:  # most tokens are none of these: kept as they are
+            dropped = _layout(tokens, ends, index, grouping)
+            if dropped:
+                if dropped > 1:  # `class C(object)`: `class C` stays
+                    found.extend(tokens[index : index + 2])
+                skip = dropped - 1
+                continue
+        elif piece[-1] in "\"'":
+            normal = _string(piece)
+            if _plain_string(normal) and found and _plain_string(found[-1]):
+                found[-1] = found[-1][:-1] + normal[1:]  # `"a " "b"` is `"a b"`
+            else:
+                found.append(normal)
+            continue
+        found.append(piece)
+    return found
+
+
+def _layout(tokens: list[str], ends: list[bool], index: int, grouping: list[bool]) -> int:
+    """How many tokens from a `_SPECIAL` one at `index` on `_normalised` drops as layout: none,
+    one (a trailing comma, a grouping parenthesis, a line's continuation, the end), or the five
+    of `class C(object)` (of which `class C` stays)."""
+    piece = tokens[index]
+    if piece == ",":
         following = tokens[index + 1] if index + 1 < len(tokens) else ""
         closing = following in _CLOSING and (following != ")" or ends[index])
-        if piece == "," and (closing or (following == "" and ends[index])):
-            continue
-        if piece == "class" and tokens[index + 2 : index + 5] == ["(", "object", ")"]:
-            found.extend(tokens[index : index + 2])
-            skip = 4
-            continue
-        if piece == "(":
-            grouping.append(index == 0 or _groups(tokens[index - 1]))
-            if grouping[-1]:
-                continue
-        elif piece == ")" and grouping and grouping.pop():
-            continue
-        if not piece or piece == "\\":  # a line continued: layout
-            continue
-        normal = _string(piece) if piece[-1] in "\"'" else piece
-        if _plain_string(normal) and found and _plain_string(found[-1]):
-            found[-1] = found[-1][:-1] + normal[1:]  # `"a " "b"` is `"a b"`
-        else:
-            found.append(normal)
-    return found
+        return int(closing or (following == "" and ends[index]))
+    if piece == "class":
+        return 5 if tokens[index + 2 : index + 5] == ["(", "object", ")"] else 0
+    if piece == "(":
+        grouping.append(index == 0 or _groups(tokens[index - 1]))
+        return int(grouping[-1])
+    if piece == ")":
+        return int(bool(grouping) and grouping.pop())
+    return 1  # the end, or a line continued
 
 
 def _plain_string(normal: str) -> bool:
