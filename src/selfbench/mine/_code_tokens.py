@@ -34,6 +34,8 @@ __all__ = [
     "UNRENAMEABLE",
     "Language",
     "Misfits",
+    "apart",
+    "count_pieces",
     "identifiers",
     "misfits",
     "numbers_kept",
@@ -55,6 +57,15 @@ _IDENTIFIER_RE = re.compile(r"[^\W\d]\w*")
 _BRACKETS: Final = frozenset({"(", ")", ","})
 _TRANSLATION_WORDS: Final = _BRACKETS | TRANSLATION_NAMES
 """What translation wrapping adds: its calls' names and brackets."""
+_PIECE_RE: Final = re.compile(rb"\w+|\S")
+"""Pieces of patch lines: at least as many as the tokens of the lines (`count_pieces`)."""
+_WORD_BYTES: Final = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
+_SPACE_BYTES: Final = frozenset(b" \t\n\v\f\r")
+_PIECE_KINDS: Final = bytes(
+    ord("w") if byte in _WORD_BYTES else ord(" ") if byte in _SPACE_BYTES else ord("x")
+    for byte in range(256)
+)
+"""Each byte's kind to `_PIECE_RE` (`\\w` and `\\s` of a bytes pattern): word, space, other."""
 
 
 _TYPING_KEYWORDS: Final = frozenset(
@@ -81,12 +92,20 @@ def _tokens(lines: Iterable[bytes]) -> list[str]:
     return _TOKEN_RE.findall("\n".join(line.decode("utf-8", "replace") for line in lines))
 
 
-def _apart(removed: Counter[str], added: Counter[str]) -> int:
+def apart(removed: Counter[str], added: Counter[str]) -> int:
     """How many tokens the two sides do not share: `(removed - added) + (added - removed)`
     counted, each common token's smaller count taken once from both totals (at C speed)."""
     common = removed.keys() & added.keys()
     shared = sum(map(min, map(removed.__getitem__, common), map(added.__getitem__, common)))
     return removed.total() + added.total() - 2 * shared
+
+
+def count_pieces(data: bytes) -> int:
+    """`len(_PIECE_RE.findall(data))`, counted at C speed without making the pieces: each
+    byte that is neither word nor space is one, and so is each run of word bytes."""
+    kinds = data.translate(_PIECE_KINDS)
+    runs = kinds.count(b" w") + kinds.count(b"xw") + kinds.startswith(b"w")
+    return kinds.count(b"x") + runs
 
 
 def _without(tokens: list[str], left_out: Iterable[str]) -> Counter[str]:
@@ -136,14 +155,14 @@ def misfits(language: Language, hunks: Sequence[Hunk]) -> Misfits:
     removed = _side(language, (line for hunk in hunks for line in hunk.removed))
     added = _side(language, (line for hunk in hunks for line in hunk.added))
     total = removed.every + added.every
-    code = _apart(Counter(removed.code), Counter(added.code))
+    code = apart(Counter(removed.code), Counter(added.code))
     typed = translated = None
     if language == "python":
-        typed = _apart(
+        typed = apart(
             _without(removed.unannotated, _TYPING_KEYWORDS),
             _without(added.unannotated, _TYPING_KEYWORDS),
         )
-        translated = _apart(
+        translated = apart(
             _without(removed.unimported, _BRACKETS),
             _without(added.unimported, _TRANSLATION_WORDS),
         )

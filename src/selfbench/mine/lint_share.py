@@ -56,6 +56,7 @@ from collections.abc import Callable, Iterable, Sequence
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Final, NamedTuple
 
+from selfbench.mine._code_tokens import apart, count_pieces
 from selfbench.mine.chores import MOSTLY_LINT
 from selfbench.mine.code_chores import file_kind
 from selfbench.patches import Hunk
@@ -82,7 +83,6 @@ _HARD_KEYWORDS: Final = frozenset(keyword.kwlist)
 _KEYWORDS: Final = _HARD_KEYWORDS | frozenset(keyword.softkwlist)
 _BUILTINS: Final = frozenset(dir(builtins))
 _CLOSING: Final = frozenset(")]}")
-_PIECE_RE: Final = re.compile(rb"\w+|\S")
 _TESTS_SHARE: Final = 10
 """Tests reformatted beside the code may leave one changed token in this many unexplained."""
 _SPECIAL: Final = frozenset({",", "class", "(", ")", "\\", ""})
@@ -226,7 +226,7 @@ def lint_count(hunks: Sequence[Hunk]) -> LintCount:
         texts[1].append(new[2])
         if old[1] != new[1]:
             sides.append((old[1], new[1]))
-    changed = ((raw[0] - raw[1]) + (raw[1] - raw[0])).total()
+    changed = apart(*raw)
     tokens = raw[0].total() + raw[1].total()
     return LintCount(tuple(sides), changed, tokens, ("\n".join(texts[0]), "\n".join(texts[1])))
 
@@ -287,8 +287,8 @@ def _defines(text: str, name: str) -> bool:
 
 def _pieces(file: CodeFile) -> int:
     """At least the tokens a file's hunks change (both sides): pieces found at C speed."""
-    return sum(
-        len(_PIECE_RE.findall(line)) for hunk in file.hunks for line in (*hunk.removed, *hunk.added)
+    return count_pieces(
+        b"\n".join(line for hunk in file.hunks for line in (*hunk.removed, *hunk.added))
     )
 
 

@@ -23,11 +23,10 @@ and moves included) keeps its rank, as does one that changes another code file.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Final, NamedTuple
 
-from selfbench.mine._code_tokens import misfits
+from selfbench.mine._code_tokens import count_pieces, misfits
 from selfbench.mine.chores import MOSTLY_TYPING
 from selfbench.mine.code_chores import (
     CodeFile,
@@ -44,17 +43,6 @@ MOSTLY: Final = (2, 3)
 """The least share (numerator, denominator) of the changed code tokens typing explains."""
 SWEEP: Final = 1000
 """The fewest tokens a change's Python implementation changes for it to be judged a sweep."""
-
-
-_PIECE_RE: Final = re.compile(rb"\w+|\S")
-"""Pieces of a patch section: at least as many as the tokens of its changed lines."""
-_WORD_BYTES: Final = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
-_SPACE_BYTES: Final = frozenset(b" \t\n\v\f\r")
-_PIECE_KINDS: Final = bytes(
-    ord("w") if byte in _WORD_BYTES else ord(" ") if byte in _SPACE_BYTES else ord("x")
-    for byte in range(256)
-)
-"""Each byte's kind to `_PIECE_RE` (`\\w` and `\\s` of a bytes pattern): word, space, other."""
 
 
 class MeasuredFile(NamedTuple):
@@ -105,7 +93,7 @@ def _implementation(
 ) -> tuple[int, int, int] | None:
     """The implementation's changed code tokens, those typing leaves unexplained, and every
     token its Python files change; None as soon as typing cannot be two thirds: the largest
-    files first, the others' sections' pieces (`_count_pieces`, at least their hunks' tokens)
+    files first, the others' sections' pieces (`count_pieces`, at least their hunks' tokens)
     bounding what they could add, so most sweeps read one file's hunks. The counts are sums,
     the same in any order, and a stop is only ever where they would say None."""
     code = []
@@ -115,7 +103,7 @@ def _implementation(
             continue
         if kind not in ("python", "stub"):
             return None  # other code: work these tokens cannot weigh
-        code.append((kind, section, _count_pieces(section or b"")))
+        code.append((kind, section, count_pieces(section or b"")))
     code.sort(key=lambda found: -found[2])
     left = sum(pieces for _, _, pieces in code)
     least, of = MOSTLY
@@ -154,19 +142,11 @@ def _last(change: MeasuredChange, sections: Mapping[str, bytes]) -> str | None:
     return judge_lint(pairs, mostly=MOSTLY, sweep=SWEEP)
 
 
-def _count_pieces(data: bytes) -> int:
-    """`len(_PIECE_RE.findall(data))`, counted at C speed without making the pieces: each
-    byte that is neither word nor space is one, and so is each run of word bytes."""
-    kinds = data.translate(_PIECE_KINDS)
-    runs = kinds.count(b" w") + kinds.count(b"xw") + kinds.startswith(b"w")
-    return kinds.count(b"x") + runs
-
-
 def _most_tokens(change: MeasuredChange, sections: Mapping[str, bytes]) -> int:
     """At least the tokens its Python implementation changes, counted without reading hunks:
     most changes are too small to be judged, and cost no more than this."""
     return sum(
-        _count_pieces(sections.get(file.path, b""))
+        count_pieces(sections.get(file.path, b""))
         for file in change.files
         if not file.test and not file.binary and file_kind(file.path) == "python"
     )
