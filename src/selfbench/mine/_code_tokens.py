@@ -136,7 +136,9 @@ def _side(language: Language, lines: Iterable[bytes]) -> _Side:
     for raw in lines:
         if not raw.strip() or is_comment(raw):
             continue
-        text = _COMMENT_TAIL_RE.sub(b"", raw).decode("utf-8", "replace").strip()
+        if b"#" in raw or b"//" in raw:  # what a trailing comment starts with (most lines: none)
+            raw = _COMMENT_TAIL_RE.sub(b"", raw)  # noqa: PLW2901 - the line's code
+        text = raw.decode("utf-8", "replace").strip()
         tokens = _TOKEN_RE.findall(text)
         every += len(tokens)
         importing = text.startswith(("import ", "from "))

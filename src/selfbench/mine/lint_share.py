@@ -109,7 +109,10 @@ def _side(lines: Sequence[bytes]) -> tuple[list[str], list[str], str]:
     for line in lines:
         if not line.strip() or line.lstrip().startswith(b"#"):  # Python: `*args` is code
             continue
-        text = _COMMENT_TAIL_RE.sub("", line.decode("utf-8", "replace")).strip()
+        text = line.decode("utf-8", "replace")
+        if "#" in text:  # a trailing comment (most lines: none)
+            text = _COMMENT_TAIL_RE.sub("", text)
+        text = text.strip()
         if importing or text.startswith(("import ", "from ")):
             opened = text.count("(") > text.count(")") or (importing and ")" not in text)
             importing = opened or text.endswith("\\")
