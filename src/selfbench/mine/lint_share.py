@@ -134,28 +134,38 @@ def _normalised(tokens: list[str], ends: list[bool]) -> list[str]:
     for index, piece in enumerate(tokens):
         if skip:
             skip -= 1
-            continue
-        if piece in _SPECIAL:  # most tokens are none of these: kept as they are
-            dropped = _layout(tokens, ends, index, grouping)
-            if dropped:
-                if dropped > 1:  # `class C(object)`: `class C` stays
-                    found.extend(tokens[index : index + 2])
-                skip = dropped - 1
-                continue
-        elif piece[-1] in "\"'":
-            normal = _string(piece)
-            if _plain_string(normal) and found and _plain_string(found[-1]):
-                found[-1] = found[-1][:-1] + normal[1:]  # `"a " "b"` is `"a b"`
+        elif piece not in _SPECIAL:  # most tokens: kept as they are, but strings
+            if piece[-1] in "\"'":
+                _add_string(found, _string(piece))
             else:
-                found.append(normal)
-            continue
-        found.append(piece)
+                found.append(piece)
+        elif piece == "(":
+            grouping.append(index == 0 or _groups(tokens[index - 1]))
+            if not grouping[-1]:
+                found.append(piece)
+        elif piece == ")":
+            if not (grouping and grouping.pop()):
+                found.append(piece)
+        else:
+            dropped = _layout(tokens, ends, index)
+            if dropped != 1:  # none (kept), or `class C(object)`, of which `class C` stays
+                found.extend(tokens[index : index + (2 if dropped else 1)])
+            skip = max(dropped - 1, 0)
     return found
 
 
-def _layout(tokens: list[str], ends: list[bool], index: int, grouping: list[bool]) -> int:
-    """How many tokens from a `_SPECIAL` one at `index` on `_normalised` drops as layout: none,
-    one (a trailing comma, a grouping parenthesis, a line's continuation, the end), or the five
+def _add_string(found: list[str], normal: str) -> None:
+    """Add a normalised string token, joined to a plain string before it (`"a " "b"` is
+    `"a b"`)."""
+    if _plain_string(normal) and found and _plain_string(found[-1]):
+        found[-1] = found[-1][:-1] + normal[1:]
+    else:
+        found.append(normal)
+
+
+def _layout(tokens: list[str], ends: list[bool], index: int) -> int:
+    """How many tokens from a `_SPECIAL` one at `index` on, not a parenthesis, `_normalised`
+    drops as layout: none, one (a trailing comma, a line's continuation, the end), or the five
     of `class C(object)` (of which `class C` stays)."""
     piece = tokens[index]
     if piece == ",":
@@ -164,11 +174,6 @@ def _layout(tokens: list[str], ends: list[bool], index: int, grouping: list[bool
         return int(closing or (following == "" and ends[index]))
     if piece == "class":
         return 5 if tokens[index + 2 : index + 5] == ["(", "object", ")"] else 0
-    if piece == "(":
-        grouping.append(index == 0 or _groups(tokens[index - 1]))
-        return int(grouping[-1])
-    if piece == ")":
-        return int(bool(grouping) and grouping.pop())
     return 1  # the end, or a line continued
 
 
