@@ -873,3 +873,56 @@ def test_json_text_is_typed_as_json(literal: bytes, issues: list[dict[str, str]]
     data = _bytes(valid_definition()).replace(b'"sourcePr": 42', b'"sourcePr": ' + literal)
     assert literal in data
     assert check_definition(data).to_json()["issues"] == issues
+
+
+# --- a model behaves as the frozen dataclass it replaces -------------------------------------
+
+
+def test_a_model_is_built_by_position_or_by_name_and_holds_its_defaults() -> None:
+    assert Timeouts(1, 2, 3) == Timeouts(setupSeconds=1, agentSeconds=2, testsSeconds=3)
+    assert Timeouts(1, 2, testsSeconds=3).testsSeconds == 3
+    definition = TaskDefinition.model_validate(valid_definition())
+    assert definition.agentDependencies is False
+    assert repr(Timeouts(1, 2, 3)) == "Timeouts(setupSeconds=1, agentSeconds=2, testsSeconds=3)"
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "message"),
+    [
+        ((1, 2), {}, "Timeouts() is missing the argument 'testsSeconds'"),
+        ((1, 2, 3, 4), {}, "Timeouts() takes 3 arguments"),
+        ((1, 2, 3), {"setupSeconds": 1}, "Timeouts() got an unexpected argument 'setupSeconds'"),
+        ((1, 2, 3), {"minutes": 1}, "Timeouts() got an unexpected argument 'minutes'"),
+    ],
+)
+def test_a_model_built_wrong_raises_type_error(
+    args: tuple[int, ...], kwargs: dict[str, int], message: str
+) -> None:
+    with pytest.raises(TypeError) as raised:
+        Timeouts(*args, **kwargs)
+    assert str(raised.value) == message
+
+
+def test_a_model_is_frozen_hashable_and_equal_only_to_its_own_kind() -> None:
+    timeouts = Timeouts(1, 2, 3)
+    with pytest.raises(AttributeError):
+        timeouts.setupSeconds = 5  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del timeouts.setupSeconds
+    assert hash(timeouts) == hash(Timeouts(1, 2, 3))
+    assert len({timeouts, Timeouts(1, 2, 3), Timeouts(1, 2, 4)}) == 2
+    assert timeouts != (1, 2, 3)
+    assert Resources(1, 2, 3) != Timeouts(1, 2, 3)
+
+
+def test_a_model_copies_and_pickles_as_itself() -> None:
+    import pickle  # noqa: PLC0415 - this test's alone
+
+    definition = TaskDefinition.model_validate(valid_definition())
+    for copied in (copy.copy(definition), copy.deepcopy(definition)):
+        assert copied == definition
+        assert type(copied) is TaskDefinition
+    assert pickle.loads(pickle.dumps(definition)) == definition  # noqa: S301 - our own bytes
+    changed = definition.model_copy(update={"sourcePr": 7})
+    assert (changed.sourcePr, changed.taskId) == (7, definition.taskId)
+    assert definition.sourcePr != 7

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from mine_history import Files, History, lines
 from selfbench.mine import mine_repository
-from selfbench.mine._code_tokens import _apart
+from selfbench.mine._code_tokens import apart
 from selfbench.mine.chores import (
     COMMENTS_ONLY,
     I18N_ONLY,
@@ -396,4 +396,4 @@ def test_a_sections_hunks_alone_are_those_of_its_code_file(section: bytes | None
 def test_tokens_apart_are_the_counters_difference(removed: list[str], added: list[str]) -> None:
     """The count at C speed is the size of the two sides' symmetric difference."""
     left, right = Counter(removed), Counter(added)
-    assert _apart(left, right) == ((left - right) + (right - left)).total()
+    assert apart(left, right) == ((left - right) + (right - left)).total()

@@ -122,6 +122,25 @@ def test_mostly_lint_is_ranked_last(tmp_path: Path, after: Files, reason: str | 
     assert order == ([work, change] if reason is not None else [change, work])
 
 
+def test_layout_is_normalised_away_token_by_token() -> None:
+    """`(object)`, grouping parentheses, trailing commas before a closing bracket or at a
+    line's end, a continuation and string prefixes and quotes go; a call's parenthesis, a
+    one-line tuple's comma and adjacent strings (joined) stay."""
+    old = (
+        b"class C(object):",
+        b"    v = f((a + b), [1, 2,], u'x' \"y\", {k: 1,}) + \\",
+        b"    (c,)",
+        b"    g(d,",
+        b"    )",
+    )
+    [(removed, added)] = lint_count((Hunk(old, (b"class C:",)),)).hunks
+    assert removed == [
+        "class", "C", ":", "v", "=", "f", "(", "a", "+", "b", ",", "[", "1", ",", "2", "]",
+        ",", '"xy"', ",", "{", "k", ":", "1", "}", ")", "+", "c", ",", "g", "(", "d", ")",
+    ]  # fmt: skip
+    assert added == ["class", "C", ":"]
+
+
 def test_a_line_of_starred_parameters_is_code() -> None:
     """`*args,` opens no comment in Python (it would in C): a rewrapped signature's tokens all
     count."""

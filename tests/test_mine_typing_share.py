@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from mine_history import Files, History, lines
 from selfbench.mine import CandidateModel, mine_repository
-from selfbench.mine._code_tokens import PIECE_RE, count_pieces
+from selfbench.mine._code_tokens import _PIECE_RE, count_pieces
 from selfbench.mine.chores import MOSTLY_TYPING
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -133,4 +133,4 @@ _PIECE_BYTES = st.binary(max_size=80) | st.text(
 @given(_PIECE_BYTES)
 def test_pieces_are_counted_as_the_pattern_finds_them(data: bytes) -> None:
     """The count at C speed is the pattern's, whatever the bytes (word, space, other, runs)."""
-    assert count_pieces(data) == len(PIECE_RE.findall(data))
+    assert count_pieces(data) == len(_PIECE_RE.findall(data))

@@ -51,6 +51,13 @@ PROJECTS = {"python": "python", "node": "node", "go": "compiled", "rust": "compi
 
 def _fields(record: type[Any]) -> dict[str, tuple[str, bool]]:
     """Each field's type and whether it is required (has no default)."""
+    if issubclass(record, tuple):  # a NamedTuple
+        defaults = record._field_defaults  # type: ignore[attr-defined]
+        annotations = record.__annotations__
+        return {  # NamedTuple keeps a postponed annotation as a ForwardRef
+            name: (str(getattr(kind, "__forward_arg__", kind)), name not in defaults)
+            for name, kind in annotations.items()
+        }
     return {
         field.name: (str(field.type), field.default is dataclasses.MISSING)
         for field in dataclasses.fields(record)

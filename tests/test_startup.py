@@ -24,7 +24,7 @@ from rich.console import Console
 
 from selfbench import _runner_files
 from selfbench.audit import AuditReport
-from selfbench.cli import _GROUPS, _parser, build_parser, main, report
+from selfbench.cli import _GROUPS, _Parser, _parser, build_parser, main, report
 from selfbench.contract import CheckReport
 from selfbench.demo import build_sample_repository, sample_arguments
 from selfbench.errors import Issue
@@ -159,10 +159,12 @@ def test_a_command_loads_only_the_runner_its_task_names(
 
 LATE = (
     "ctypes", "hashlib", "threading", "traceback", "subprocess", "selfbench.progress",
-    "selfbench.environments",
+    "selfbench.environments", "dataclasses", "inspect", "shutil",
 )  # fmt: skip
 """Modules `check`, `audit` and `--version` do not load: a rename's libc call, a digest, a
-spinner's lock, a bug report's traceback, a child process, the environment records."""
+spinner's lock, a bug report's traceback, a child process, the environment records, the
+dataclass machinery (their records are NamedTuples and `contract`'s models), a terminal-width
+lookup through `shutil` (argparse's own)."""
 
 VERSION_ONLY = ("selfbench", "selfbench._text", "selfbench.cli", "selfbench.errors")
 """The package's modules `--version` loads: no command group, no reader, no shared options."""
@@ -194,7 +196,7 @@ def test_version_loads_no_command_group_nor_typing_or_dataclasses(flag: str) -> 
     code, modules = _loaded([flag])
     assert code == 0
     assert [name for name in modules if name.split(".")[0] == "selfbench"] == list(VERSION_ONLY)
-    later = (*LATE, "pathlib", "json", "typing", "dataclasses", "inspect")
+    later = (*LATE, "pathlib", "json", "typing")
     assert _among(modules, later) == []
 
 
@@ -297,3 +299,21 @@ def test_a_piped_report_is_what_rich_prints_piped(
     show()
     assert piped == buffer.getvalue()
     assert "\x1b[1m" not in piped
+
+
+@pytest.mark.parametrize("columns", ["40", "132", "0", "-3", "wide", None])
+def test_help_is_as_wide_as_argparse_s_own_formatter_makes_it(
+    monkeypatch: pytest.MonkeyPatch, columns: str | None
+) -> None:
+    """The parser reads the terminal's width itself, not through `shutil`, and prints the same
+    help at every width argparse's own formatter would."""
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    commands = ["audit", "eval", "run"]
+    ours = [build_parser().format_help(), *(_parser(name).format_help() for name in commands)]
+    stock_formatter = argparse.ArgumentParser._get_formatter  # noqa: SLF001 - what it replaces
+    monkeypatch.setattr(_Parser, "_get_formatter", stock_formatter)
+    stock = [build_parser().format_help(), *(_parser(name).format_help() for name in commands)]
+    assert ours == stock

@@ -8,7 +8,7 @@ characters were quoted, and the audit must know where each word came from and wh
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from selfbench.rules import PLACEHOLDER
 
@@ -20,8 +20,7 @@ _DOUBLE_QUOTE_ESCAPES = '$`"\\\n'
 _ASSIGNMENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 
 
-@dataclass(frozen=True, slots=True)
-class Word:
+class Word(NamedTuple):
     """One shell word: its value after quote removal, its source span, its place in a command.
 
     `index` counts a command's words from 0 (the command name); leading `NAME=value`
@@ -33,7 +32,7 @@ class Word:
     text: str
     start: int
     end: int
-    index: int
+    index: int  # type: ignore[assignment]  # shadows tuple.index: a Word is never searched
     quoted: bool
     assignment: bool
     redirect: bool = False

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from posixpath import basename
+from typing import NamedTuple
 
 from selfbench._json import JsonObject
 from selfbench._runner_files import (
@@ -55,8 +55,7 @@ _PIECE_BOUNDS = "/=:"
 _HEX_RUN_RE = re.compile(rf"(?<![0-9A-Za-z]){sha_regex(abbreviated=True)}(?![0-9A-Za-z])")
 
 
-@dataclass(frozen=True, slots=True)
-class AuditReport:
+class AuditReport(NamedTuple):
     """The audit's verdict: accepted exactly when there are no blockers."""
 
     blockers: tuple[str, ...]

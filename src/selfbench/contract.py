@@ -7,19 +7,19 @@ the original tool's whole-process time (0.071 s on a small task, issue 27), and 
 its plugin scan and these models' build alone took about 45 ms of it; the checks were already
 our own functions, so only their arrangement moved here (docs/performance.md). The models keep
 the small part of pydantic's model interface the rest of the code uses (`model_validate`,
-`model_dump`, `model_copy`, `model_construct`, `model_fields`).
+`model_dump`, `model_copy`, `model_construct`, `model_fields`). For the same reason the models and
+records here are not dataclasses: importing `dataclasses` (and the `inspect` it loads) and
+building a frozen, slotted dataclass cost `audit` about 20 ms of its start-up; a model's methods
+are the base class's own, and the records are NamedTuples.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from inspect import cleandoc
-from typing import Any, ClassVar, Literal, Self, TypeVar, cast
+from typing import Any, ClassVar, Literal, NamedTuple, Self, cast, dataclass_transform
 from urllib.parse import urlsplit
 
 from selfbench._json import (
@@ -237,8 +237,7 @@ def _plain(check: Callable[[Any], Any]) -> _Check:
     return lambda value, _mode: check(value)
 
 
-@dataclass(frozen=True, slots=True)
-class _Type:
+class _Type(NamedTuple):
     """A field's type: its checks in order (each returns the value it passes on, or raises
     `_Invalid`), for an array its items' type and the checks after them, and its JSON Schema."""
 
@@ -252,8 +251,8 @@ class _Type:
     ) -> _Type:
         """This type with more checks after its own (and another JSON Schema, when given)."""
         more = tuple(_plain(check) for check in checks)
-        return dataclasses.replace(
-            self, checks=self.checks + more, schema=self.schema if schema is None else schema
+        return self._replace(
+            checks=self.checks + more, schema=self.schema if schema is None else schema
         )
 
 
@@ -304,13 +303,7 @@ _MESSAGES = {
 }
 
 
-def _field(kind: _Type | type[_Model], doc: str = "", **default: Any) -> Any:
-    """A model field of type `kind` (a `_Type` or a nested model) described by `doc`."""
-    return dataclasses.field(metadata={"kind": kind, "doc": doc}, **default)
-
-
-@dataclass(frozen=True, slots=True)
-class FieldInfo:
+class FieldInfo(NamedTuple):
     """One model field as `model_fields` lists it."""
 
     kind: _Type | type[_Model]
@@ -322,16 +315,68 @@ class FieldInfo:
         return self.default is _MISSING
 
 
+def _field(kind: _Type | type[_Model], doc: str = "", *, default: Any = _MISSING) -> Any:
+    """A model field of type `kind` (a `_Type` or a nested model) described by `doc`."""
+    return FieldInfo(kind, doc, default)
+
+
+@dataclass_transform(eq_default=True, frozen_default=True, field_specifiers=(_field,))
 class _Model:
     """A strict, frozen JSON object: every field required unless it has a default, unknown keys
-    refused. Subclasses are frozen dataclasses whose fields are declared with `_field`."""
+    refused. A subclass declares its fields with `_field`, in order; it is built, compared,
+    hashed and printed as a frozen dataclass would be."""
 
     __slots__ = ()
     model_fields: ClassVar[dict[str, FieldInfo]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.model_fields = {}  # filled by `_fields_of` once the dataclass exists
+        cls.model_fields = {}
+        for name in cls.__dict__.get("__annotations__", {}):  # noqa: RUF063 - no `inspect`
+            info = cls.__dict__[name]
+            if not isinstance(info, FieldInfo):
+                raise TypeError(f"{cls.__name__}.{name} is not declared with _field")
+            cls.model_fields[name] = info
+            delattr(cls, name)  # an instance's own value, or none (`model_construct`)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        fields = self.model_fields
+        if len(args) > len(fields):
+            raise TypeError(f"{type(self).__name__}() takes {len(fields)} arguments")
+        values = dict(zip(fields, args, strict=False))
+        for name, value in kwargs.items():
+            if name not in fields or name in values:
+                raise TypeError(f"{type(self).__name__}() got an unexpected argument {name!r}")
+            values[name] = value
+        for name, info in fields.items():
+            value = values.get(name, info.default)
+            if value is _MISSING:
+                raise TypeError(f"{type(self).__name__}() is missing the argument {name!r}")
+            object.__setattr__(self, name, value)
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.model_fields)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.model_fields)
+        return f"{type(self).__qualname__}({shown})"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), self._values())
 
     @classmethod
     def model_validate(cls, value: Any, *, context: Mapping[str, Any] | None = None) -> Self:
@@ -387,18 +432,6 @@ class _Model:
                 value = getattr(self, name)
             object.__setattr__(copied, name, value)
         return copied
-
-
-_M = TypeVar("_M", bound="type[_Model]")
-
-
-def _fields_of(cls: _M) -> _M:
-    """Record the dataclass fields of a model class in `model_fields`."""
-    for item in dataclasses.fields(cast("Any", cls)):
-        default = _MISSING if item.default is dataclasses.MISSING else item.default
-        doc = item.metadata["doc"]
-        cls.model_fields[item.name] = FieldInfo(item.metadata["kind"], doc, default)
-    return cls
 
 
 def _validate_value(
@@ -461,8 +494,6 @@ def _validate_model(
     return cls(**values)
 
 
-@_fields_of
-@dataclass(frozen=True, slots=True)
 class Timeouts(_Model):
     """Setup, agent and test time limits, in seconds."""
 
@@ -471,8 +502,6 @@ class Timeouts(_Model):
     testsSeconds: int = _field(PositiveInt)
 
 
-@_fields_of
-@dataclass(frozen=True, slots=True)
 class Resources(_Model):
     """The container's CPU, memory and storage."""
 
@@ -481,8 +510,6 @@ class Resources(_Model):
     storageMb: int = _field(PositiveInt)
 
 
-@_fields_of
-@dataclass(frozen=True, slots=True)
 class TaskDefinition(_Model):
     """One authored task, schemaVersion 1."""
 
@@ -514,12 +541,8 @@ class TaskDefinition(_Model):
         NonEmptyStr,
         "Standalone instruction in the engineer's voice; names no PR, commit, test or solution.",
     )
-    timeouts: Timeouts = _field(  # noqa: RUF009 - a field specifier
-        Timeouts, "Defaults: 900 / 2400 / 900 seconds."
-    )
-    resources: Resources = _field(  # noqa: RUF009 - a field specifier
-        Resources, "Defaults: 4 cpus, 8192 MB memory, 20480 MB storage."
-    )
+    timeouts: Timeouts = _field(Timeouts, "Defaults: 900 / 2400 / 900 seconds.")
+    resources: Resources = _field(Resources, "Defaults: 4 cpus, 8192 MB memory, 20480 MB storage.")
     agentDependencies: bool = _field(
         Boolean,
         "Optional: the agent's environment also gets the dependencies the gold patch adds to its\n"
@@ -538,12 +561,10 @@ class TaskDefinition(_Model):
         return self.failToPass + self.passToPass
 
 
-@_fields_of
-@dataclass(frozen=True, slots=True)
 class SubmitArguments(_Model):
     """The whole argument object of the `submit_task` tool."""
 
-    definition: TaskDefinition = _field(TaskDefinition)  # noqa: RUF009 - a field specifier
+    definition: TaskDefinition = _field(TaskDefinition)
     testPatch: str = _field(Text)
     goldPatch: str = _field(Text)
 
@@ -553,8 +574,7 @@ class SubmitArguments(_Model):
 _NESTED: dict[str, type[_Model]] = {"timeouts": Timeouts, "resources": Resources}
 
 
-@dataclass(frozen=True, slots=True)
-class LoadedDefinition:
+class LoadedDefinition(NamedTuple):
     """A validated definition, the raw object it came from, and what loading warned about."""
 
     definition: TaskDefinition
@@ -562,8 +582,7 @@ class LoadedDefinition:
     warnings: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class CheckReport:
+class CheckReport(NamedTuple):
     """The outcome of `selfbench check`."""
 
     valid: bool
@@ -674,6 +693,8 @@ def submission_json_schema() -> JsonObject:
 
 def _model_schema(cls: type[_Model], definitions: JsonObject) -> JsonObject:
     """A model's object schema; the models it nests go to `definitions` by name."""
+    from inspect import cleandoc  # noqa: PLC0415 - start-up: `inspect` is not `check`'s to pay
+
     properties: JsonObject = {}
     for name, info in cls.model_fields.items():
         if isinstance(info.kind, _Type):

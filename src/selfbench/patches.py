@@ -33,11 +33,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import partial
 from posixpath import basename
-from typing import Literal, TypeVar
+from typing import Literal, NamedTuple, TypeVar
 
 from selfbench._text import printable
 from selfbench.errors import PatchError
@@ -113,8 +112,7 @@ _ESCAPES = {
 }  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
-class FileChange:
+class FileChange(NamedTuple):
     """One file section of a patch. A path is None where the patch says /dev/null."""
 
     old_path: str | None
@@ -137,8 +135,7 @@ class FileChange:
         return self.new_path or self.old_path or ""
 
 
-@dataclass(frozen=True, slots=True)
-class Patch:
+class Patch(NamedTuple):
     """A parsed patch: its bytes and its file sections, in order."""
 
     data: bytes
@@ -182,8 +179,7 @@ def added_lines(data: bytes) -> str:
     return "\n".join(lines)
 
 
-@dataclass(frozen=True, slots=True)
-class NewLine:
+class NewLine(NamedTuple):
     """One line of a hunk's new side: its 1-based number in the file the patch leaves, its text
     (without the leading `+` or space and the line ending), and whether the patch adds it."""
 
@@ -192,8 +188,7 @@ class NewLine:
     added: bool
 
 
-@dataclass(frozen=True, slots=True)
-class NewSide:
+class NewSide(NamedTuple):
     """One hunk's new side: the function context git writes after its header (`@@ -1,2 +1,3 @@
     def main(argv):` gives `def main(argv):`; empty when there is none) and its lines."""
 
@@ -248,8 +243,7 @@ def new_side_hunks(section: bytes) -> tuple[NewSide, ...]:
     return tuple(hunks)
 
 
-@dataclass(frozen=True, slots=True)
-class Hunk:
+class Hunk(NamedTuple):
     """One hunk's removed and added lines, in order, without their `-` or `+` and line ends."""
 
     removed: tuple[bytes, ...]

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from posixpath import basename
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from selfbench._paths import unsafe_patch_path
 
@@ -106,8 +105,7 @@ def is_sha256_digest(value: str) -> bool:
 # --- difficulty --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Threshold:
+class Threshold(NamedTuple):
     """The minimum size of a task at one difficulty."""
 
     files: int

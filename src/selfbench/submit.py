@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from selfbench._fs import atomic_directory
 from selfbench._json import JsonObject, loads_strict
@@ -48,8 +47,7 @@ NOT_CONFIGURED = f"{OUTPUT_ENV} is not configured"
 _PREFLIGHT_OFF = "not blocking (preflight is off): "
 
 
-@dataclass(frozen=True, slots=True)
-class Submission:
+class Submission(NamedTuple):
     """A written task: its id, and the warnings its preflight accepted (none without one)."""
 
     task_id: str
@@ -199,8 +197,7 @@ def preflight_blockers(
 # --- the dry run -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class TaskCheck:
+class TaskCheck(NamedTuple):
     """What `check_task` found: accepted exactly when there are no issues and no blockers."""
 
     task_id: str | None

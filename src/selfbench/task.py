@@ -8,8 +8,7 @@ demo and the export's review record all judge a task through it, so they agree b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from selfbench._paths import escaping_task_paths, unsafe_patch_path
 from selfbench.artifacts.task_dir import GOLD_PATCH_FILE, TEST_PATCH_FILE
@@ -31,8 +30,7 @@ __all__ = ["TaskVerdict", "judge_task"]
 # --- the judge (pure) --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class TaskVerdict:
+class TaskVerdict(NamedTuple):
     """Everything that blocks a task, and what only warns.
 
     `issues` are the definition's (persisted mode); `input_blockers` are compile's input checks

@@ -12,9 +12,8 @@ which refuses a symbolic link in its place (`<path>: a symbolic link; not read`)
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from selfbench._fs import read_bytes, write_atomic
 from selfbench._json import dumps_pretty, loads_strict
@@ -57,8 +56,7 @@ def read_definition(path: Path, *, mode: Mode = "persisted") -> LoadedDefinition
     return parse_definition(loads_strict(_read_bytes(path), source=str(path)), mode=mode)
 
 
-@dataclass(frozen=True, slots=True)
-class TaskFiles:
+class TaskFiles(NamedTuple):
     """The three files of an authored task directory, as bytes, unjudged."""
 
     directory: Path
@@ -86,8 +84,7 @@ def read_task_files(task_dir: Path) -> TaskFiles:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class AuthoredTask:
+class AuthoredTask(NamedTuple):
     """An authored task directory, read: the parsed definition and both patches' bytes."""
 
     loaded: LoadedDefinition

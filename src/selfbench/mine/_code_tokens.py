@@ -33,10 +33,10 @@ from selfbench.patches import Hunk, is_comment
 
 __all__ = [
     "CODE_RE",
-    "PIECE_RE",
     "UNRENAMEABLE",
     "Language",
     "Misfits",
+    "apart",
     "count_pieces",
     "identifiers",
     "misfits",
@@ -61,6 +61,15 @@ _IDENTIFIER_RE = re.compile(r"[^\W\d]\w*")
 _BRACKETS: Final = frozenset({"(", ")", ","})
 _TRANSLATION_WORDS: Final = _BRACKETS | TRANSLATION_NAMES
 """What translation wrapping adds: its calls' names and brackets."""
+_PIECE_RE: Final = re.compile(rb"\w+|\S")
+"""Pieces of patch lines: at least as many as the tokens of the lines (`count_pieces`)."""
+_WORD_BYTES: Final = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
+_SPACE_BYTES: Final = frozenset(b" \t\n\v\f\r")
+_PIECE_KINDS: Final = bytes(
+    ord("w") if byte in _WORD_BYTES else ord(" ") if byte in _SPACE_BYTES else ord("x")
+    for byte in range(256)
+)
+"""Each byte's kind to `_PIECE_RE` (`\\w` and `\\s` of a bytes pattern): word, space, other."""
 
 
 _TYPING_KEYWORDS: Final = frozenset(
@@ -71,31 +80,6 @@ UNRENAMEABLE: Final = (
     frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins))
 )
 """Names no rename may change: keywords and built-ins (`min` → `max` is work)."""
-
-
-PIECE_RE: Final = re.compile(rb"\w+|\S")
-"""Pieces of a patch section: at least as many as the tokens of its changed lines."""
-_WORD_BYTES: Final = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
-_SPACE_BYTES: Final = frozenset(b" \t\n\v\f\r")
-_PIECE_KINDS: Final = bytes(
-    ord("w") if byte in _WORD_BYTES else ord(" ") if byte in _SPACE_BYTES else ord("x")
-    for byte in range(256)
-)
-"""Each byte's kind to `PIECE_RE` (`\\w` and `\\s` of a bytes pattern): word, space, other."""
-
-
-def piece_kinds(data: bytes) -> tuple[int, int]:
-    """The pieces `PIECE_RE` finds, by kind: runs of word bytes, and other bytes (each one),
-    counted at C speed without making the pieces."""
-    kinds = data.translate(_PIECE_KINDS)
-    runs = kinds.count(b" w") + kinds.count(b"xw") + kinds.startswith(b"w")
-    return runs, kinds.count(b"x")
-
-
-def count_pieces(data: bytes) -> int:
-    """`len(PIECE_RE.findall(data))`, at C speed (`piece_kinds`)."""
-    runs, others = piece_kinds(data)
-    return runs + others
 
 
 class Misfits(NamedTuple):
@@ -112,12 +96,27 @@ def _tokens(lines: Iterable[bytes]) -> list[str]:
     return _TOKEN_RE.findall("\n".join(line.decode("utf-8", "replace") for line in lines))
 
 
-def _apart(removed: Counter[str], added: Counter[str]) -> int:
+def apart(removed: Counter[str], added: Counter[str]) -> int:
     """How many tokens the two sides do not share: `(removed - added) + (added - removed)`
     counted, each common token's smaller count taken once from both totals (at C speed)."""
     common = removed.keys() & added.keys()
     shared = sum(map(min, map(removed.__getitem__, common), map(added.__getitem__, common)))
     return removed.total() + added.total() - 2 * shared
+
+
+def piece_kinds(data: bytes) -> tuple[int, int]:
+    """The pieces `_PIECE_RE` finds, by kind: runs of word bytes, and other bytes (each one),
+    counted at C speed without making the pieces."""
+    kinds = data.translate(_PIECE_KINDS)
+    runs = kinds.count(b" w") + kinds.count(b"xw") + kinds.startswith(b"w")
+    return runs, kinds.count(b"x")
+
+
+def count_pieces(data: bytes) -> int:
+    """`len(_PIECE_RE.findall(data))`, counted at C speed without making the pieces: each
+    byte that is neither word nor space is one, and so is each run of word bytes."""
+    runs, others = piece_kinds(data)
+    return runs + others
 
 
 def _without(tokens: list[str], left_out: Iterable[str]) -> Counter[str]:
@@ -148,7 +147,9 @@ def _side(language: Language, lines: Iterable[bytes]) -> _Side:
     for raw in lines:
         if not raw.strip() or is_comment(raw):
             continue
-        text = _COMMENT_TAIL_RE.sub(b"", raw).decode("utf-8", "replace").strip()
+        if b"#" in raw or b"//" in raw:  # what a trailing comment starts with (most lines: none)
+            raw = _COMMENT_TAIL_RE.sub(b"", raw)  # noqa: PLW2901 - the line's code
+        text = raw.decode("utf-8", "replace").strip()
         tokens = _TOKEN_RE.findall(text)
         every += len(tokens)
         importing = text.startswith(("import ", "from "))
@@ -167,14 +168,14 @@ def misfits(language: Language, hunks: Sequence[Hunk]) -> Misfits:
     removed = _side(language, (line for hunk in hunks for line in hunk.removed))
     added = _side(language, (line for hunk in hunks for line in hunk.added))
     total = removed.every + added.every
-    code = _apart(Counter(removed.code), Counter(added.code))
+    code = apart(Counter(removed.code), Counter(added.code))
     typed = translated = None
     if language == "python":
-        typed = _apart(
+        typed = apart(
             _without(removed.unannotated, _TYPING_KEYWORDS),
             _without(added.unannotated, _TYPING_KEYWORDS),
         )
-        translated = _apart(
+        translated = apart(
             _dropped(unformatted(removed.unimported), _BRACKETS),
             _dropped(unformatted(added.unimported), _TRANSLATION_WORDS),
         )

@@ -103,7 +103,7 @@ from selfbench.mine.python_chores import (
     strip_translation,
     strip_typing,
 )
-from selfbench.patches import Hunk, changed_hunks, parse_patch
+from selfbench.patches import FileChange, Hunk, changed_hunks, parse_patch
 
 __all__ = [
     "BESIDES",
@@ -142,6 +142,8 @@ MAX_CODE_FILES = 50
 """A change with more code files is not read whole: a mass rename beyond it stays a candidate."""
 MAX_TEXT_BYTES = 1 << 19
 """A file version larger than this is not read: its change stays a candidate."""
+_SECTIONS_KEPT: Final = 64
+"""The file sections whose parse is kept (`_read_section`): a change's, asked for by each rule."""
 
 _TYPE_CHECKER_FILES = frozenset({"mypy.ini", ".mypy.ini", "pyrightconfig.json"})
 CONFIGURATION_FILES = (
@@ -446,14 +448,12 @@ def code_files(
     found = []
     for file in files:
         data = sections.get(file.path)
-        parsed = parse_patch(data, lenient=True).files if data is not None else ()
-        if not parsed:
+        section, hunks = _read_section(data) if data is not None else (None, ())
+        if section is None:
             old_path = file.old_path or file.path
             found.append(CodeFile(file.path, old_path, present=True, binary=file.binary, hunks=()))
             continue
-        section = parsed[0]
         old = None if section.status == "added" else (section.old_path or file.path)
-        hunks = changed_hunks(data or b"")
         present = section.status != "deleted"
         binary = file.binary or section.binary
         found.append(CodeFile(file.path, old, present=present, binary=binary, hunks=hunks))
@@ -463,8 +463,18 @@ def code_files(
 def file_hunks(section: bytes | None) -> tuple[Hunk, ...]:
     """The hunks `code_files` gives a file from its patch section (None: the patch has none),
     the section parsed only when it has a hunk: none when it does not parse."""
-    hunks = changed_hunks(section) if section is not None else ()
-    return hunks if hunks and parse_patch(section or b"", lenient=True).files else ()
+    if section is None:
+        return ()
+    parsed, hunks = _read_section(section)
+    return hunks if hunks and parsed is not None else ()
+
+
+@lru_cache(maxsize=_SECTIONS_KEPT)
+def _read_section(section: bytes) -> tuple[FileChange | None, tuple[Hunk, ...]]:
+    """A file section's first file as the patch parser reads it (None: none) and its hunks,
+    read once: the code chores, the typing share and the lint share each ask for them."""
+    parsed = parse_patch(section, lenient=True).files
+    return (parsed[0] if parsed else None), changed_hunks(section)
 
 
 def _worth_reading(change: ChangeCode, sections: Mapping[str, bytes]) -> bool:

@@ -38,7 +38,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Final
 
-from selfbench.mine._code_tokens import count_pieces, unformatted
+from selfbench.mine._code_tokens import apart, count_pieces, unformatted
 from selfbench.mine.chores import MOSTLY_I18N
 from selfbench.mine.code_chores import FileKind, file_hunks, file_kind
 from selfbench.mine.python_chores import TRANSLATION_NAMES
@@ -80,18 +80,14 @@ def _unwrapped(tokens: list[str]) -> Counter[str]:
     return counted
 
 
-def _apart(removed: Counter[str], added: Counter[str]) -> int:
-    return ((removed - added) + (added - removed)).total()
-
-
 def _counts(hunks: Sequence[Hunk]) -> tuple[int, int, int, int]:
     """A Python file's changed code tokens, those wrapping leaves unexplained, every one, and
     the translation calls added (those removed taken away)."""
     removed = _side(line for hunk in hunks for line in hunk.removed)
     added = _side(line for hunk in hunks for line in hunk.added)
     before, after = Counter(removed), Counter(added)
-    changed = _apart(before, after)
-    unexplained = _apart(_unwrapped(removed), _unwrapped(added))
+    changed = apart(before, after)
+    unexplained = apart(_unwrapped(removed), _unwrapped(added))
     wraps = sum(after[name] - before[name] for name in TRANSLATION_NAMES)
     return changed, unexplained, len(removed) + len(added), wraps
 

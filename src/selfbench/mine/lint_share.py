@@ -56,6 +56,7 @@ from collections.abc import Callable, Iterable, Sequence
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Final, NamedTuple
 
+from selfbench.mine._code_tokens import apart, count_pieces
 from selfbench.mine.chores import MOSTLY_LINT
 from selfbench.mine.code_chores import file_kind
 from selfbench.patches import Hunk
@@ -82,9 +83,10 @@ _HARD_KEYWORDS: Final = frozenset(keyword.kwlist)
 _KEYWORDS: Final = _HARD_KEYWORDS | frozenset(keyword.softkwlist)
 _BUILTINS: Final = frozenset(dir(builtins))
 _CLOSING: Final = frozenset(")]}")
-_PIECE_RE: Final = re.compile(rb"\w+|\S")
 _TESTS_SHARE: Final = 10
 """Tests reformatted beside the code may leave one changed token in this many unexplained."""
+_SPECIAL: Final = frozenset({",", "class", "(", ")", "\\", ""})
+"""The tokens `_normalised` may drop or rewrite besides strings; any other is kept as it is."""
 
 
 class LintCount(NamedTuple):
@@ -107,14 +109,19 @@ def _side(lines: Sequence[bytes]) -> tuple[list[str], list[str], str]:
     for line in lines:
         if not line.strip() or line.lstrip().startswith(b"#"):  # Python: `*args` is code
             continue
-        text = _COMMENT_TAIL_RE.sub("", line.decode("utf-8", "replace")).strip()
+        text = line.decode("utf-8", "replace")
+        if "#" in text:  # a trailing comment (most lines: none)
+            text = _COMMENT_TAIL_RE.sub("", text)
+        text = text.strip()
         if importing or text.startswith(("import ", "from ")):
             opened = text.count("(") > text.count(")") or (importing and ")" not in text)
             importing = opened or text.endswith("\\")
             continue
         tokens = _TOKEN_RE.findall(text)
-        raw.extend(tokens)
-        ends.extend(index == len(tokens) - 1 for index in range(len(tokens)))
+        if tokens:
+            raw += tokens
+            ends += [False] * (len(tokens) - 1)
+            ends.append(True)
         kept.append(text)
     normal = _normalised([*raw, ""], [*ends, True])  # its closing bracket may be unchanged
     return raw, normal, "\n".join(kept)
@@ -127,29 +134,47 @@ def _normalised(tokens: list[str], ends: list[bool]) -> list[str]:
     for index, piece in enumerate(tokens):
         if skip:
             skip -= 1
-            continue
+        elif piece not in _SPECIAL:  # most tokens: kept as they are, but strings
+            if piece[-1] in "\"'":
+                _add_string(found, _string(piece))
+            else:
+                found.append(piece)
+        elif piece == "(":
+            grouping.append(index == 0 or _groups(tokens[index - 1]))
+            if not grouping[-1]:
+                found.append(piece)
+        elif piece == ")":
+            if not (grouping and grouping.pop()):
+                found.append(piece)
+        else:
+            dropped = _layout(tokens, ends, index)
+            if dropped != 1:  # none (kept), or `class C(object)`, of which `class C` stays
+                found.extend(tokens[index : index + (2 if dropped else 1)])
+            skip = max(dropped - 1, 0)
+    return found
+
+
+def _add_string(found: list[str], normal: str) -> None:
+    """Add a normalised string token, joined to a plain string before it (`"a " "b"` is
+    `"a b"`)."""
+    if _plain_string(normal) and found and _plain_string(found[-1]):
+        found[-1] = found[-1][:-1] + normal[1:]
+    else:
+        found.append(normal)
+
+
+def _layout(tokens: list[str], ends: list[bool], index: int) -> int:
+    """How many tokens from a `_SPECIAL` one at `index` on, not a parenthesis, `_normalised`
+    drops as layout: none, one (a trailing comma, a line's continuation, the end), or the five
+    of `class C(object)` (of which `class C` stays)."""
+    piece = tokens[index]
+    if piece == ",":
         following = tokens[index + 1] if index + 1 < len(tokens) else ""
         closing = following in _CLOSING and (following != ")" or ends[index])
-        if piece == "," and (closing or (following == "" and ends[index])):
-            continue
-        if piece == "class" and tokens[index + 2 : index + 5] == ["(", "object", ")"]:
-            found.extend(tokens[index : index + 2])
-            skip = 4
-            continue
-        if piece == "(":
-            grouping.append(index == 0 or _groups(tokens[index - 1]))
-            if grouping[-1]:
-                continue
-        elif piece == ")" and grouping and grouping.pop():
-            continue
-        if not piece or piece == "\\":  # a line continued: layout
-            continue
-        normal = _string(piece) if piece[-1] in "\"'" else piece
-        if _plain_string(normal) and found and _plain_string(found[-1]):
-            found[-1] = found[-1][:-1] + normal[1:]  # `"a " "b"` is `"a b"`
-        else:
-            found.append(normal)
-    return found
+        return int(closing or (following == "" and ends[index]))
+    if piece == "class":
+        return 5 if tokens[index + 2 : index + 5] == ["(", "object", ")"] else 0
+    return 1  # the end, or a line continued
 
 
 def _plain_string(normal: str) -> bool:
@@ -209,7 +234,7 @@ def lint_count(hunks: Sequence[Hunk]) -> LintCount:
         texts[1].append(new[2])
         if old[1] != new[1]:
             sides.append((old[1], new[1]))
-    changed = ((raw[0] - raw[1]) + (raw[1] - raw[0])).total()
+    changed = apart(*raw)
     tokens = raw[0].total() + raw[1].total()
     return LintCount(tuple(sides), changed, tokens, ("\n".join(texts[0]), "\n".join(texts[1])))
 
@@ -270,8 +295,8 @@ def _defines(text: str, name: str) -> bool:
 
 def _pieces(file: CodeFile) -> int:
     """At least the tokens a file's hunks change (both sides): pieces found at C speed."""
-    return sum(
-        len(_PIECE_RE.findall(line)) for hunk in file.hunks for line in (*hunk.removed, *hunk.added)
+    return count_pieces(
+        b"\n".join(line for hunk in file.hunks for line in (*hunk.removed, *hunk.added))
     )
 
 

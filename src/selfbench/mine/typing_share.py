@@ -112,10 +112,9 @@ def _implementation(
 ) -> tuple[int, int, int] | None:
     """The implementation's changed code tokens, those typing leaves unexplained, and every
     token its Python files change; None as soon as typing cannot be two thirds: the largest
-    files first, the others' sections' pieces (`_code_tokens.count_pieces`, at least their
-    hunks' tokens) bounding what they could add, so most sweeps read one file's hunks. The
-    counts are sums, the same in any order, and a stop is only ever where they would say
-    None."""
+    files first, the others' sections' pieces (`count_pieces`, at least their hunks' tokens)
+    bounding what they could add, so most sweeps read one file's hunks. The counts are sums,
+    the same in any order, and a stop is only ever where they would say None."""
     code = []
     for measured, section in pairs:
         kind = file_kind(measured.path)
@@ -146,8 +145,9 @@ def typing_last_reasons(
     changes: Sequence[MeasuredChange], patches: Sequence[Mapping[str, bytes]]
 ) -> list[str | None]:
     """Each change's reason to be ranked last, or None: mostly typing, else mostly layout and
-    lint (`selfbench.mine.lint_share`); `patches[i]`: change i's patch without context, by
-    file section."""
+    lint (`selfbench.mine.lint_share`), translation wrapping (`selfbench.mine.i18n_share`) or
+    comments and docstrings (`selfbench.mine.comment_share`); `patches[i]`: change i's patch
+    without context, by file section."""
     return [
         _last(change, sections, sweep=_most_tokens(change, sections) >= SWEEP)
         for change, sections in zip(changes, patches, strict=True)

@@ -12,15 +12,14 @@ only its own. Pure.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from selfbench.runners._command import js_bin, python_module, subcommand
 
 __all__ = ["ENTRIES", "Entry"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Entry:
+class Entry(NamedTuple):
     """What a runner says that is asked of every runner (its `Runner`'s `entry`)."""
 
     name: str
