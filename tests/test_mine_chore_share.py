@@ -104,6 +104,32 @@ REWORDED_TESTS = "".join(
     for i in range(N)
 )
 CHECKED_NOTED = CHECKED + "\n# The messages are translated.\n"
+OLD_MESSAGE = "the value for key {i} is empty and it cannot be used by the header reader at all"
+NEW_MESSAGE = "Header number {i} needs a value: an empty one is refused by the reader of headers"
+
+
+def messages(message: str) -> str:
+    """`N` checks, each raising its message on a line of its own."""
+    return "".join(
+        f"def check_{i}(key, value):\n    if not value:\n        raise ValueError(\n"
+        f'            "{message.format(i=i)}"\n        )\n\n\n'
+        for i in range(N)
+    )
+
+
+def message_tests(message: str) -> str:
+    """A table of each check's exact message, as a test that checks them holds it."""
+    rows = "".join(f'        ({i}, "{message.format(i=i)}"),\n' for i in range(N))
+    return (
+        "import re\n\nimport pytest\n\nfrom app import checks\n\n\n"
+        '@pytest.mark.parametrize(\n    ("index", "message"),\n    [\n' + rows + "    ],\n)\n"
+        "def test_message(index, message):\n"
+        "    with pytest.raises(ValueError, match=re.escape(message)):\n"
+        '        getattr(checks, f"check_{index}")("k", "")\n'
+    )
+
+
+HELP_EXPECTED = NEW_HELP.replace("HELP = __doc__", "EXPECTED = HELP").split('"""')[1]
 
 ROWS: list[tuple[str, Files, Files, str | None]] = [
     ("f-strings-wrapped-for-translation-and-a-few-checks-changed",
@@ -127,6 +153,14 @@ ROWS: list[tuple[str, Files, Files, str | None]] = [
     ("a-docstring-read-as-help-its-tests-changed-stays",
      {MODULE: HELP + module(), TESTS: suite()},
      {MODULE: NEW_HELP + module(doc=PROSE, inlined=6), TESTS: suite(HELP_TESTS)}, KEPT),
+    ("messages-reworded-as-a-table-of-tests-checks-them-stay",
+     {CHECKS: messages(OLD_MESSAGE), CHECK_TESTS: message_tests(OLD_MESSAGE)},
+     {CHECKS: messages(NEW_MESSAGE), CHECK_TESTS: message_tests(NEW_MESSAGE)}, KEPT),
+    ("a-docstring-read-as-help-checked-whole-by-a-test-stays",
+     {MODULE: HELP + module(), TESTS: suite()},
+     {MODULE: NEW_HELP + module(doc=PROSE, inlined=6),
+      TESTS: suite(f'\n\ndef test_help():\n    from app import http\n\n'
+                   f'    assert http.HELP == """{HELP_EXPECTED}"""\n')}, KEPT),
     ("doctests-added-to-docstrings-stay",
      {MODULE: module(), TESTS: suite()},
      {MODULE: module(doc=PROSE.replace('    """\n', DOCTEST + '    """\n'), inlined=6),
@@ -135,6 +169,19 @@ ROWS: list[tuple[str, Files, Files, str | None]] = [
      {MODULE: module(), TESTS: suite(), "setup.cfg": "[metadata]\nname = app\n"},
      {MODULE: module(typed=8), "setup.cfg": MYPY, TESTS: suite(arrow=" -> None")},
      MOSTLY_TYPING.format(typing=144, tokens=168, tests=0)),
+    ("a-line-added-to-an-existing-mypy-configuration-is-no-set-up",
+     {MODULE: module(), TESTS: suite(), "mypy.ini": "[mypy]\nfiles = src/app\n"},
+     {MODULE: module(typed=8), "mypy.ini": "[mypy]\nfiles = src/app\nstrict = True\n",
+      TESTS: suite(arrow=" -> None")}, KEPT),
+    ("a-module-s-own-mypy-section-is-no-set-up",
+     {MODULE: module(), TESTS: suite(), "setup.cfg": MYPY},
+     {MODULE: module(typed=8),
+      "setup.cfg": MYPY + "\n[mypy-requests.*]\nignore_missing_imports = True\n",
+      TESTS: suite(arrow=" -> None")}, KEPT),
+    ("a-test-fixture-s-mypy-section-is-no-set-up",
+     {MODULE: module(), TESTS: suite(), "setup.cfg": "[metadata]\nname = app\n"},
+     {MODULE: module(typed=8), "tests/fixtures/setup.cfg": "[mypy]\nstrict = True\n",
+      TESTS: suite(arrow=" -> None")}, KEPT),
     ("a-few-hints-without-a-type-checker-stay",
      {MODULE: module(), TESTS: suite(), "setup.cfg": "[metadata]\nname = app\n"},
      {MODULE: module(typed=8), TESTS: suite(arrow=" -> None")}, KEPT),

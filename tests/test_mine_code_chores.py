@@ -397,3 +397,20 @@ def test_tokens_apart_are_the_counters_difference(removed: list[str], added: lis
     """The count at C speed is the size of the two sides' symmetric difference."""
     left, right = Counter(removed), Counter(added)
     assert apart(left, right) == ((left - right) + (right - left)).total()
+
+
+def test_only_a_small_section_s_parse_is_kept() -> None:
+    """The code chores and the shares read a file section once; a large one is read again
+    each time instead of held for the life of the process."""
+    from selfbench.mine import code_chores  # noqa: PLC0415 - its private cache
+
+    def section(count: int) -> bytes:
+        added = b"".join(b"+value_%d = %d\n" % (i, i) for i in range(count))
+        header = b"diff --git a/m.py b/m.py\nnew file mode 100644\n--- /dev/null\n+++ b/m.py\n"
+        return header + b"@@ -0,0 +1,%d @@\n" % count + added
+
+    code_chores._kept_section.cache_clear()  # noqa: SLF001
+    assert code_chores.file_hunks(section(20_000))
+    assert code_chores._kept_section.cache_info().currsize == 0  # noqa: SLF001
+    assert code_chores.file_hunks(section(20))
+    assert code_chores._kept_section.cache_info().currsize == 1  # noqa: SLF001

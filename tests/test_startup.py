@@ -317,3 +317,23 @@ def test_help_is_as_wide_as_argparse_s_own_formatter_makes_it(
     monkeypatch.setattr(_Parser, "_get_formatter", stock_formatter)
     stock = [build_parser().format_help(), *(_parser(name).format_help() for name in commands)]
     assert ours == stock
+
+
+@pytest.mark.parametrize(
+    ("run", "untranslated"),
+    [
+        ("", False),  # imported: argparse is the importer's
+        ("main(['--version'])", False),  # called with words, as a library or a test calls it
+        ("sys.argv = ['selfbench', '--version']\nmain()", True),  # the program
+    ],
+)
+def test_argparse_goes_untranslated_only_in_a_run_as_the_program(
+    run: str, untranslated: bool
+) -> None:
+    """Without a catalog for the current domain, argparse's words are its own: the program
+    skips its lookups; an importer's argparse is left as it is."""
+    probe = f"import argparse, sys\nfrom selfbench.cli import main\n{run}\nprint(argparse._ is str)"
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.splitlines()[-1] == str(untranslated)

@@ -40,15 +40,14 @@ __all__ = ["build_parser", "main"]
 
 
 def _untranslated_argparse() -> None:
-    """argparse passes each of its words through gettext, which looks for argparse's catalog
-    on disk on every call: 15 lookups, about 5 ms of `audit`'s start-up. Where one lookup finds
-    no catalog (Python ships none), argparse's words are its own, so they are used as they are.
+    """argparse passes each of its words through `gettext.gettext`, which looks for the current
+    domain's catalog on disk on every call: 15 lookups, about 5 ms of `audit`'s start-up. Where
+    one lookup finds no catalog, argparse's words are its own, so they are used as they are.
+    It changes argparse for the whole process: `main` does it only when it runs as the program.
     """
-    if gettext.find("argparse") is None:
+    domain = gettext.textdomain()
+    if gettext.find(domain, gettext.bindtextdomain(domain)) is None:
         argparse._ = str  # type: ignore[attr-defined]
-
-
-_untranslated_argparse()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -263,7 +262,10 @@ def _version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; return the exit code (0 ok, 1 checked and failed, 2 input rejected)."""
+    """Run the CLI; return the exit code (0 ok, 1 checked and failed, 2 input rejected).
+    Without `argv` it runs as the program, on `sys.argv`."""
+    if argv is None:
+        _untranslated_argparse()
     words = sys.argv[1:] if argv is None else list(argv)
     try:
         args = _parser(words[0] if words else None).parse_args(words)

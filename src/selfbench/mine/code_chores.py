@@ -144,6 +144,9 @@ MAX_TEXT_BYTES = 1 << 19
 """A file version larger than this is not read: its change stays a candidate."""
 _SECTIONS_KEPT: Final = 64
 """The file sections whose parse is kept (`_read_section`): a change's, asked for by each rule."""
+_SECTION_KEPT_BYTES: Final = 1 << 16
+"""A larger section's parse is not kept: the cache holds a few MB at most (its lines are kept
+apart, about three times the section's size) for as long as the process lives."""
 
 _TYPE_CHECKER_FILES = frozenset({"mypy.ini", ".mypy.ini", "pyrightconfig.json"})
 CONFIGURATION_FILES = (
@@ -469,12 +472,20 @@ def file_hunks(section: bytes | None) -> tuple[Hunk, ...]:
     return hunks if hunks and parsed is not None else ()
 
 
-@lru_cache(maxsize=_SECTIONS_KEPT)
 def _read_section(section: bytes) -> tuple[FileChange | None, tuple[Hunk, ...]]:
     """A file section's first file as the patch parser reads it (None: none) and its hunks,
-    read once: the code chores, the typing share and the lint share each ask for them."""
+    read once when the section is small: the code chores and the shares each ask for them."""
+    if len(section) > _SECTION_KEPT_BYTES:
+        return _parse_section(section)
+    return _kept_section(section)
+
+
+def _parse_section(section: bytes) -> tuple[FileChange | None, tuple[Hunk, ...]]:
     parsed = parse_patch(section, lenient=True).files
     return (parsed[0] if parsed else None), changed_hunks(section)
+
+
+_kept_section = lru_cache(maxsize=_SECTIONS_KEPT)(_parse_section)
 
 
 def _worth_reading(change: ChangeCode, sections: Mapping[str, bytes]) -> bool:

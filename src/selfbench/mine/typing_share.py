@@ -56,9 +56,12 @@ SWEEP: Final = 1000
 
 
 _CHECKER_SECTION_RE: Final = re.compile(
-    rb"^\+[ \t]*\[(?:tool\.)?(?:mypy|pyright)[\].\-]", re.MULTILINE
+    rb"^\+[ \t]*\[(?:tool\.)?(?:mypy|pyright)\][ \t]*$", re.MULTILINE
 )
-"""A configuration file's new section that sets up a type checker."""
+"""A configuration file's new section that sets up a type checker (not a module's own,
+`[mypy-requests.*]`, which comes with a new dependency)."""
+_NEW_FILE_RE: Final = re.compile(rb"^(?:new file mode |--- /dev/null$)", re.MULTILINE)
+"""A file section's header line that says the file is new."""
 _CHECKER_CONFIGURED: Final = ("configuration", "type-checker")
 
 
@@ -175,14 +178,16 @@ def _last(change: MeasuredChange, sections: Mapping[str, bytes], *, sweep: bool)
 
 
 def _sets_up_checker(change: MeasuredChange, sections: Mapping[str, bytes]) -> bool:
-    """Whether the change adds a type checker's configuration file, or a section of one to a
-    configuration file (`pyproject.toml`'s too: a manifest, no implementation file)."""
+    """Whether the change adds a type checker's configuration file, or its top-level section to
+    a configuration file (`pyproject.toml`'s too: a manifest, no implementation file); a test's
+    own files aside."""
     for file in change.files:
-        kind = file_kind(file.path)
-        if kind == "type-checker" and not file.test:
+        if file.test:
+            continue
+        section = sections.get(file.path, b"")
+        if file_kind(file.path) == "type-checker" and _NEW_FILE_RE.search(section) is not None:
             return True
-    for path, section in sections.items():
-        configured = path.rpartition("/")[2] == "pyproject.toml" or file_kind(path) in (
+        configured = file.path.rpartition("/")[2] == "pyproject.toml" or file_kind(file.path) in (
             _CHECKER_CONFIGURED
         )
         if configured and _CHECKER_SECTION_RE.search(section) is not None:
