@@ -75,11 +75,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from posixpath import basename, splitext
-from typing import Final, Literal, NamedTuple
+from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
 from selfbench.mine._code_tokens import (
     UNRENAMEABLE,
     Language,
+    count_pieces,
     identifiers,
     misfits,
     numbers_kept,
@@ -105,6 +106,9 @@ from selfbench.mine.python_chores import (
 )
 from selfbench.patches import FileChange, Hunk, changed_hunks, parse_patch
 
+if TYPE_CHECKING:
+    from selfbench.mine.typing_share import MeasuredFile
+
 __all__ = [
     "BESIDES",
     "BESIDES_MOST",
@@ -120,6 +124,7 @@ __all__ = [
     "file_hunks",
     "file_kind",
     "judge",
+    "python_sections",
     "screen",
 ]
 
@@ -486,6 +491,27 @@ def _parse_section(section: bytes) -> tuple[FileChange | None, tuple[Hunk, ...]]
 
 
 _kept_section = lru_cache(maxsize=_SECTIONS_KEPT)(_parse_section)
+
+
+def python_sections(
+    pairs: Sequence[tuple[MeasuredFile, bytes | None]],
+) -> tuple[list[tuple[int, bytes]], list[tuple[FileKind | None, bytes | None]]] | None:
+    """A change's Python implementation sections, each with its pieces (`count_pieces`), and
+    its tests' (kind, section), binary and configuration files aside; None when it changes
+    other code, work that Python's tokens cannot weigh (the shares' common first step)."""
+    code: list[tuple[int, bytes]] = []
+    tests: list[tuple[FileKind | None, bytes | None]] = []
+    for measured, section in pairs:
+        kind = file_kind(measured.path)
+        if measured.binary or kind in ("configuration", "type-checker"):
+            continue
+        if measured.test:
+            tests.append((kind, section))
+        elif kind != "python":
+            return None
+        else:
+            code.append((count_pieces(section or b""), section or b""))
+    return code, tests
 
 
 def _worth_reading(change: ChangeCode, sections: Mapping[str, bytes]) -> bool:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Final
 
 from selfbench.mine._code_tokens import CODE_RE, count_pieces, piece_kinds
 from selfbench.mine.chores import MOSTLY_COMMENTS
-from selfbench.mine.code_chores import FileKind, file_hunks, file_kind
+from selfbench.mine.code_chores import FileKind, file_hunks, python_sections
 from selfbench.patches import Hunk
 
 if TYPE_CHECKING:
@@ -84,18 +84,10 @@ def judge_comments(
     """The reason a change is ranked last (see the module), or None, from each file and its
     patch section (None when the patch has none); its tests are read only when its
     implementation is mostly comments and docstrings."""
-    code: list[tuple[int, bytes | None]] = []
-    tests: list[tuple[FileKind | None, bytes | None]] = []
-    for measured, section in pairs:
-        kind = file_kind(measured.path)
-        if measured.binary or kind in ("configuration", "type-checker"):
-            continue
-        if measured.test:
-            tests.append((kind, section))
-        elif kind != "python":
-            return None  # other code: work these tokens cannot weigh
-        else:
-            code.append((count_pieces(section or b""), section))
+    split = python_sections(pairs)
+    if split is None:
+        return None
+    code, tests = split
     least, of = mostly
     limit = sum(pieces for pieces, _ in code) * (of - least) // of  # at most every token's third
     every = unexplained = 0

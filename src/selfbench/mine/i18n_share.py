@@ -38,9 +38,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Final
 
-from selfbench.mine._code_tokens import apart, count_pieces, unformatted
+from selfbench.mine._code_tokens import apart, unformatted
 from selfbench.mine.chores import MOSTLY_I18N
-from selfbench.mine.code_chores import FileKind, file_hunks, file_kind
+from selfbench.mine.code_chores import FileKind, file_hunks, python_sections
 from selfbench.mine.python_chores import TRANSLATION_NAMES
 from selfbench.patches import Hunk, is_comment
 
@@ -98,18 +98,10 @@ def judge_i18n(
     """The reason a change is ranked last (see the module), or None, from each file and its
     patch section (None when the patch has none); its tests are read only when its
     implementation is mostly translation wrapping; `sweep`: the fewest tokens judged."""
-    code: list[tuple[int, bytes]] = []
-    tests: list[tuple[FileKind | None, bytes | None]] = []
-    for measured, section in pairs:
-        kind = file_kind(measured.path)
-        if measured.binary or kind in ("configuration", "type-checker"):
-            continue
-        if measured.test:
-            tests.append((kind, section))
-        elif kind != "python":
-            return None  # other code: work these tokens cannot weigh
-        else:
-            code.append((count_pieces(section or b""), section or b""))
+    split = python_sections(pairs)
+    if split is None:
+        return None
+    code, tests = split
     if not any(_CALL_RE.search(section) for _, section in code):
         return None  # no translation call added: most changes, told at C speed
     counted = _implementation(code, mostly)
