@@ -926,3 +926,14 @@ def test_a_model_copies_and_pickles_as_itself() -> None:
     changed = definition.model_copy(update={"sourcePr": 7})
     assert (changed.sourcePr, changed.taskId) == (7, definition.taskId)
     assert definition.sourcePr != 7
+
+
+def test_a_model_field_not_declared_with_field_is_refused_when_the_class_is_made() -> None:
+    from selfbench.contract import _Model  # noqa: PLC0415 - the base alone
+
+    with pytest.raises(TypeError) as raised:
+
+        class Broken(_Model):  # the base reads the class body
+            seconds: int = 5
+
+    assert str(raised.value) == "Broken.seconds is not declared with _field"

@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -337,3 +339,22 @@ def test_argparse_goes_untranslated_only_in_a_run_as_the_program(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )
     assert result.stdout.splitlines()[-1] == str(untranslated)
+
+
+def test_argparse_keeps_its_translation_where_the_domain_has_a_catalog(tmp_path: Path) -> None:
+    """A catalog for the domain argparse reads (an empty one will do): the program leaves
+    argparse's lookups as they are."""
+    catalog = tmp_path / "de" / "LC_MESSAGES" / "messages.mo"
+    catalog.parent.mkdir(parents=True)
+    # a GNU catalog of no message: magic, revision, count, both tables' offsets, no hash table
+    catalog.write_bytes(struct.pack("<7I", 0x950412DE, 0, 0, 28, 28, 0, 28))
+    probe = (
+        f"import argparse, gettext, sys\ngettext.bindtextdomain('messages', {str(tmp_path)!r})\n"
+        "from selfbench.cli import main\nsys.argv = ['selfbench', '--version']\nmain()\n"
+        "print(argparse._ is str)"
+    )
+    env = {**os.environ, "LANGUAGE": "de"}
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env
+    )
+    assert result.stdout.splitlines()[-1] == "False"
