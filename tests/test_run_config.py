@@ -82,6 +82,28 @@ def test_a_resume_takes_no_configuration(
     )
 
 
+@pytest.mark.parametrize(
+    ("given", "flag"),
+    [
+        (["--over-fetch", "3"], "--over-fetch"),
+        (["--easy", "4"], "--easy"),
+        (["--medium", "0"], "--medium"),
+        (["--hard", "2", "--over-fetch", "2"], "--hard"),
+    ],
+)
+def test_a_resume_refuses_a_budget_or_over_fetch_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], given: list[str], flag: str
+) -> None:
+    """The mined pool is sized once, by the run's own budgets and over-fetch: given again with
+    `--resume` they are refused before the run directory is read, not ignored."""
+    run_dir = tmp_path / "bench.run"
+    assert main(["run", "--resume", str(run_dir), *given]) == 2
+    assert capsys.readouterr().err == (
+        f"error: --resume keeps the run's budgets and --over-fetch; give no {flag}\n"
+    )
+    assert not run_dir.exists()
+
+
 @pytest.mark.sandbox
 def test_a_candidate_past_its_time_is_stopped_and_rejected_saying_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

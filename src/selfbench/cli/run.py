@@ -250,7 +250,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
     return RunOptions(
         repo=Path(args.repo),
         out=Path(args.out),
-        budgets={tier: getattr(args, tier) for tier in _TIERS},
+        budgets={tier: getattr(args, tier) or 0 for tier in _TIERS},
         author=args.author,
         reviewer=args.reviewer,
         jobs=1 if args.jobs is None else args.jobs,  # checked with the rest: options.check()
@@ -344,11 +344,28 @@ def _print_empty(console: Console, summary: RunSummary) -> None:
     )
 
 
+_WHAT_TO_FIND = (*(f"--{tier}" for tier in _TIERS), "--over-fetch")
+"""The options that size the run's mined pool: a resumed run keeps its own
+(`driver.RESUME_CHANGES`), so one given with `--resume` is refused, not ignored."""
+
+
+def _refuse_what_to_find(args: argparse.Namespace) -> None:
+    """Refuse a budget or `--over-fetch` given with `--resume`, naming the first given.
+
+    Raises:
+        RunError: such an option was given.
+    """
+    for flag in _WHAT_TO_FIND:
+        if getattr(args, flag[2:].replace("-", "_")) is not None:
+            raise RunError(f"--resume keeps the run's budgets and --over-fetch; give no {flag}")
+
+
 def _plan(args: argparse.Namespace) -> tuple[Path, RunOptions | None, dict[str, object]]:
     """The run directory, a new run's options (None to resume) and the options given again.
 
     Raises:
-        RunError: an option no run can use, or `--resume` with `--repo` or `--out`.
+        RunError: an option no run can use, or `--resume` with `--repo`, `--out`, `--config`,
+            a budget or `--over-fetch`.
         InputError: an option the chosen environment does not use.
     """
     resumed = resume_dir(args)
@@ -359,6 +376,7 @@ def _plan(args: argparse.Namespace) -> tuple[Path, RunOptions | None, dict[str, 
             raise RunError(
                 "--resume takes the run's own options; give no --repo, --out or --config"
             )
+        _refuse_what_to_find(args)
         return resumed, None, _resume_changes(args)
     options = _options(args)
     options.check()
@@ -447,7 +465,8 @@ def _add_run(commands: Any) -> None:
     run = commands.add_parser("run", help="mine, draft, author, prove and export, resumable")
     add_repo_option(run, required=False, help="the git repository to mine")
     for tier in _TIERS:
-        run.add_argument(f"--{tier}", type=int, default=0, metavar="N", help=f"{tier} tasks")
+        # default None, read as 0, so that one given with --resume can be refused
+        run.add_argument(f"--{tier}", type=int, metavar="N", help=f"{tier} tasks")
     run.add_argument("--out", metavar="BENCH.tar.gz", help="where the export goes")
     run.add_argument("--run-dir", metavar="DIR", help="the run's state (default: OUT's .run)")
     run.add_argument(
