@@ -1115,6 +1115,41 @@ def test_the_failing_import_is_read_from_a_run_that_names_no_test() -> None:
     assert BASE_A.error is None
 
 
+_COV = "unrecognized arguments: --cov=parse --cov-report=term-missing"
+_BANNER = "usage: __main__.py [options] [file_or_dir] [file_or_dir] [...]"
+
+
+@pytest.mark.parametrize(
+    ("output", "error"),
+    [
+        pytest.param(
+            "Plugin: helpconfig, Hook: pytest_cmdline_parse\n"
+            f"UsageError: {_BANNER}\n__main__.py: error: {_COV}\n  inifile: /app/.pytest.ini\n"
+            "  config = pluginmanager.hook.pytest_cmdline_parse(\n"
+            f"ERROR: {_BANNER}\n__main__.py: error: {_COV}\n  rootdir: /app\n",
+            f"UsageError: {_COV}",
+            id="under-a-plugin-warning",
+        ),
+        pytest.param(
+            f"ERROR: {_BANNER}\n__main__.py: error: {_COV}\n  inifile: /app/.pytest.ini\n",
+            f"UsageError: {_COV}",
+            id="pytest-alone",
+        ),
+        pytest.param(
+            f"UsageError: {_BANNER}\n", f"UsageError: {_BANNER}", id="no-cause-keeps-the-banner"
+        ),
+        pytest.param(
+            f"pkg: error: {_COV}\nValueError: bad\n", "ValueError: bad", id="no-banner-no-cause"
+        ),
+    ],
+)
+def test_a_usage_error_is_read_as_its_cause_not_its_banner(output: str, error: str) -> None:
+    """An ini file's `addopts` naming a plugin's option the environment lacks: the reason says
+    which arguments were refused, not pytest's usage line."""
+    outcomes = parse_outcomes(PYTEST.replace("{tests}", A), output, 4)
+    assert _collection_error(A, outcomes, output) == error
+
+
 def test_a_file_collected_nowhere_is_a_collection_error_one_missing_at_the_base_only_is_not() -> (
     None
 ):

@@ -152,6 +152,12 @@ _PROVISIONAL_URL = "https://example.com/selfbench/draft"
 _ERROR_LINE_RE = re.compile(
     r"(?:E\s+|ERROR \S+ - )?((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)(?:: .{1,200})?)"
 )
+_USAGE_RE = re.compile(r"(?:UsageError|ERROR): usage: .*")
+"""pytest's usage banner: the runner refused its command line (an ini file's `addopts` naming a
+plugin's option the environment lacks)."""
+_USAGE_CAUSE_RE = re.compile(r"\S+: error: (.{1,200})")
+"""The line after the banner that says what was refused (`__main__.py: error: unrecognized
+arguments: --cov=parse`), the usage error's cause."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -972,13 +978,19 @@ def later_limits(plan: Plan, seconds: Mapping[str, float], ceiling: int) -> tupl
 
 
 def _collection_error(file: str, outcomes: Outcomes, output: str) -> str | None:
-    """A failed run's last exception line when it named no test but the file itself."""
+    """A failed run's last exception line when it named no test but the file itself; for
+    pytest's usage error, the cause its banner is followed by rather than the banner."""
     if outcomes.exit_code == 0 or any(name != file for name, _ in outcomes.tests):
         return None
     found = None
+    usage = False
     for line in output.splitlines():
+        usage = usage or _USAGE_RE.fullmatch(line.strip()) is not None
+        cause = _USAGE_CAUSE_RE.fullmatch(line.strip()) if usage else None
         match = _ERROR_LINE_RE.fullmatch(line.strip())
-        if match is not None:
+        if cause is not None:
+            found = f"UsageError: {cause[1]}"
+        elif match is not None:
             found = match[1]
     return found or f"exit {outcomes.exit_code}"
 
