@@ -197,6 +197,20 @@ def _texts(
         (f"Add kelvin. Discussed in {_URL}.", "Add kelvin."),
         ("Add kelvin. Details: https://example.com/o/r/issues/3", "Add kelvin."),
         ("Add kelvin, see https://en.wikipedia.org/wiki/Kelvin", None),
+        (
+            (
+                "- Keep the scale if given (the fix for #3, see: https://example.com/o/r/issues/3);"
+                "\n- Add kelvin (setup for issue #3: https://example.com/o/r/issues/3, in part)."
+            ),
+            "- Keep the scale if given;\n- Add kelvin.",
+        ),
+        (f"Add kelvin (ported from {_URL}).", "Add kelvin."),
+        ("Add kelvin (see https://en.wikipedia.org/wiki/Kelvin).", None),
+        ("Add kelvin. Fixes case 2 in issue #3 (https://example.com/o/r/issues/3).", "Add kelvin."),
+        (
+            f"Add kelvin. Add it (see https://example.com/o/r/issues/3) as {_URL} did.",
+            "Add kelvin.",
+        ),
         ("Add kelvin, as {base7} did.", "Add kelvin, as did."),
         ("Add kelvin in src/unitkit/temperature.py.", "Add kelvin in the relevant file."),
         ("Add kelvin in `temperature.py`.", "Add kelvin in the relevant file."),

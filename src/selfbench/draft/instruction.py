@@ -20,7 +20,10 @@ cleaned:
   aside) goes: a squash body often repeats the commit list, a commit its title;
 * a sentence (or list item) that links to the forge (a pull request, issue, commit or
   comparison URL, or the source URL), or names a held-out test file, a fail-to-pass test or a
-  selector, goes whole: what is left must still read as prose;
+  selector, goes whole: what is left must still read as prose; but a link in a bracketed aside
+  goes with the aside alone when the rest links nowhere and names no pull request or issue
+  (`- Don't override the base if it was already specified (the fix for #65, see: https://…);`
+  keeps its requirement);
 * in what stays, `#N` and `PR N` references, commit-like hex runs, and gold file names (the path,
   or the name alone, which becomes "the relevant file") are replaced.
 
@@ -167,11 +170,34 @@ def _has_word(text: str, word: str) -> bool:
     return re.search(pattern, text, flags=re.IGNORECASE) is not None
 
 
+def _links_to_forge(text: str, source_url: str | None) -> bool:
+    """Whether `text` links to a pull request, issue, commit or comparison, or the source URL."""
+    return any(
+        _FORGE_PATH_RE.search(url) or (source_url and source_url.rstrip("/") in url)
+        for url in _URL_RE.findall(text)
+    )
+
+
 def _is_leaky(sentence: str, words: tuple[str, ...], source_url: str | None) -> bool:
-    for url in _URL_RE.findall(sentence):
-        if _FORGE_PATH_RE.search(url) or (source_url and source_url.rstrip("/") in url):
-            return True
-    return any(_has_word(sentence, word) for word in words)
+    return _links_to_forge(sentence, source_url) or any(_has_word(sentence, word) for word in words)
+
+
+_ASIDE_RE = re.compile(r"[ \t]*\([^()]*\)")
+
+
+def _without_linked_asides(unit: str, source_url: str | None) -> str:
+    """`unit` without the bracketed asides that link to the forge (`Keep the base (the fix for
+    #65, see: https://…/issues/65);`), when the rest links to it nowhere and names no pull
+    request or issue; else `unit` as it is, for the leak check to drop whole (`Fixes case 2 in
+    issue #102 (https://…)` is about the link)."""
+    rest = _ASIDE_RE.sub(
+        lambda aside: "" if _links_to_forge(aside[0], source_url) else aside[0], unit
+    )
+    if rest == unit or _links_to_forge(rest, source_url):
+        return unit
+    if _CLOSING_RE.search(rest) or _REFERENCE_RE.search(rest):
+        return unit
+    return rest
 
 
 def _scrub(text: str, gold: tuple[str, ...]) -> str:
@@ -256,7 +282,8 @@ def _clean_block(
         alone = len(units) == 1 or (joiner == " " and "\n" not in paragraph.strip())
         code = not any(joiner == " " or _LIST_RE.match(unit) for unit in units)
         kept = []
-        for unit in units:
+        for given in units:
+            unit = _without_linked_asides(given, candidate.sourceUrl)
             if _TASK_ITEM_RE.match(unit) or _is_leaky(unit, words, candidate.sourceUrl):
                 continue
             if chores and (alone or _LIST_RE.match(unit)) and _is_chore(unit):
