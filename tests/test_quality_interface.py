@@ -186,7 +186,21 @@ PYTHON_CASES = [
             "cache = {}\n"
         ),
         "assert core.MAX_DEPTH == 8 and core.LIMIT == 3 and TABLE and cache == {}\n",
-        [("constant", "MAX_DEPTH", "MAX_DEPTH: int = 8"), ("constant", "TABLE", "TABLE = ...")],
+        [
+            ("constant", "MAX_DEPTH", "MAX_DEPTH: int = 8"),
+            ("constant", "TABLE", "TABLE = ..."),
+            ("constant", "cache", "cache = {}"),
+        ],
+    ),
+    (
+        "added module-level table (parse #103's dt_format_to_regex)",
+        "def parse(text):\n    return text\n",
+        (
+            "dt_format_to_regex: dict[str, str] = {'%a': '(?:Sun|Mon)', '%d': '[0-9]{1,2}'}\n"
+            "first, rest = 1, ()\nparse.cache = {}\n\n\ndef parse(text):\n    return text\n"
+        ),
+        "assert dt_format_to_regex['%d'] and first == 1 and rest == () and parse.cache == {}\n",
+        [("constant", "dt_format_to_regex", "dt_format_to_regex: dict[str, str] = ...")],
     ),
     (
         "command-line flag (argparse)",

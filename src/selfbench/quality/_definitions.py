@@ -2,7 +2,9 @@
 
 Python through `ast`: top-level functions, classes (their signature is their constructor's:
 `__init__`, or a dataclass's or model's fields), their methods (`Class.method`, `self` left out),
-`UPPER_CASE` constants, and long flags (`--foo`) in `add_argument(...)`/`option(...)` calls.
+module-level names assigned one at a time (`MAX_DEPTH: int = 8`, or a table such as
+`dt_format_to_regex = {...}`: the tests may use either), and long flags (`--foo`) in
+`add_argument(...)`/`option(...)` calls.
 JavaScript and TypeScript through tree-sitter: exported functions, classes and the public
 methods of exported classes, exported consts, `export { name }` of a top-level declaration,
 CommonJS `module.exports` members, and commander's `.option("--foo ...")` flags.
@@ -22,7 +24,6 @@ from selfbench.quality._js_parser import is_js, parse
 __all__ = ["Definition", "definitions", "is_public", "module_doc"]
 
 _SHORT_DEFAULT = 24
-_CONSTANT_RE = re.compile(r"[A-Z][A-Z0-9_]*")
 _FLAG_RE = re.compile(r"(?<![\w-])--[A-Za-z0-9][\w-]*")
 _FLAG_CALLS = frozenset({"add_argument", "option", "Option", "requiredOption"})
 _DATACLASS_BASES = frozenset({"NamedTuple", "BaseModel", "TypedDict"})
@@ -404,8 +405,10 @@ def _py_constant(node: ast.stmt) -> Definition | None:
         target, annotation, value = node.target, node.annotation, node.value
     else:
         return None
-    if not isinstance(target, ast.Name) or not _CONSTANT_RE.fullmatch(target.id):
+    if not isinstance(target, ast.Name):  # `a, b = ...` or `obj.attr = ...` defines no one name
         return None
+    if isinstance(value, ast.Call) and ast.unparse(value.func).split(".")[-1] in _FIELD_READERS:
+        return None  # a record class whose fields are no literals: a class, not a value
     typed = f": {ast.unparse(annotation)}" if annotation is not None else ""
     assigned = f" = {_short(value)}" if value is not None else ""
     return Definition(target.id, "constant", f"{target.id}{typed}{assigned}")
