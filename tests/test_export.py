@@ -392,6 +392,18 @@ def test_extract_json_lists_the_tasks(
     assert _names(out) == list(IDS)
 
 
+def test_extract_says_how_many_tasks_it_extracted(
+    tmp_path: Path, exported: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three tasks here; one task, singular, in `test_export_signature`."""
+    out = tmp_path / "tasks"
+    assert main(["extract", str(exported), "--out", str(out)]) == 0
+    assert capsys.readouterr().out == (
+        f"Extracted 3 tasks into {out}\n"
+        f"Run them with Harbor: harbor run --path {out} --agent oracle\n"
+    )
+
+
 def test_a_failed_rename_rolls_back_the_tasks_already_moved(
     tmp_path: Path, exported: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -191,7 +191,7 @@ def test_extract_with_a_key_refuses_what_does_not_verify_and_writes_nothing(
     assert not target.exists()
 
     assert main(["extract", str(out), "--out", str(target), "--key", f"{owner}.pub"]) == 0
-    assert capsys.readouterr().out.startswith(f"Extracted 1 tasks into {target}\n")
+    assert capsys.readouterr().out.startswith(f"Extracted 1 task into {target}\n")
     assert (target / TASK / "task.toml").is_file()
 
 

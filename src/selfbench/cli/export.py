@@ -123,7 +123,8 @@ def _extract(args: argparse.Namespace) -> int:
         extracted = [entry.task_id for entry in verified.manifest.tasks]
         print_json({"extracted": extracted, "out": str(out)})
         return EXIT_OK
-    sys.stdout.write(f"Extracted {verified.manifest.accepted_count} tasks into {out}\n")
+    count = verified.manifest.accepted_count
+    sys.stdout.write(f"Extracted {count} task{'s' if count != 1 else ''} into {out}\n")
     sys.stdout.write(f"Run them with Harbor: harbor run --path {out} --agent oracle\n")
     return EXIT_OK
 
