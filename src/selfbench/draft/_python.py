@@ -571,12 +571,13 @@ def _pip(
         why = "a retry: the newer Pythons could not collect the changed tests"
     elif pythons[0] != version:
         plan = _pip_plan(tree, workdir, pyproject, pythons[0])
-    if _PROJECT.package not in plan.names():
-        plan.requirements.append(_PROJECT.package)
-        plan.sources.append(_PROJECT.package)
     date = tree.committed()
     ceiling = package_ceiling(_PROJECT, date)
+    if _PROJECT.package not in plan.names() and ceiling is None:
+        plan.requirements.append(_PROJECT.package)
+        plan.sources.append(_PROJECT.package)
     if ceiling is not None:  # pip's installs are not dated: the newest major would come
+        # (the ceiling names the package: a bare requirement beside it would say it twice)
         plan.requirements.append(ceiling)
         after = f"the first major release after the base, {date[:10]}, left out"
         plan.sources.append(f"{ceiling} ({after})")
