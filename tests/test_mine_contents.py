@@ -119,22 +119,45 @@ def test_drafting_reads_runnable_test_files_by_mining_s_rule() -> None:
     assert drafted is is_runnable_test
 
 
+UNCHANGED = lines(30, "t")
+"""The test file as the base holds it."""
+
+
 @pytest.mark.parametrize(
-    ("case", "test_file", "reason"),
+    ("case", "before", "test_file", "reason"),
     [
-        ("removes the test file", None, NO_RUNNABLE_TESTS),
-        ("only removes a test's marker", lines(20, "t"), KEPT),  # an xfail gone: fail-to-pass
-        ("adds to the test file", lines(40, "t"), KEPT),
+        ("removes the test file", "", None, NO_RUNNABLE_TESTS),
+        ("only removes a test's marker", "", lines(20, "t"), KEPT),  # an xfail gone: fail-to-pass
+        ("adds to the test file", "", lines(40, "t"), KEPT),
+        # parse's "modern packaging": its one test change was test_parse.py's mode
+        ("only changes the test file's mode", "chmod", UNCHANGED, NO_RUNNABLE_TESTS),
+        ("only renames the test file", "rename", None, NO_RUNNABLE_TESTS),
+        ("changes the test file's mode and adds to it", "chmod", lines(40, "t"), KEPT),
+        ("renames the test file and adds to it", "rename", lines(40, "t"), KEPT),
+        ("makes the test file binary", "", b"\0" + UNCHANGED.encode(), KEPT),  # numstat's `-`
     ],
-)
+)  # fmt: skip
 def test_a_change_that_removes_its_test_files_has_none_to_hold_out(
-    tmp_path: Path, case: str, test_file: str | None, reason: str | None
+    tmp_path: Path,
+    case: str,
+    before: str,
+    test_file: str | bytes | None,
+    reason: str | None,
 ) -> None:
     """commander's "Remove jest esm examples" removed its two spec files with the code, and
-    reached drafting with no test file to run."""
+    reached drafting with no test file to run; a test file whose lines are all as they were
+    holds no test either."""
     h = History.create(tmp_path / "repo")
-    h.commit("Initial commit", {"src/app.py": lines(30), "tests/test_app.py": lines(30, "t")})
-    files: Files = {"src/app.py": lines(30, "changed"), "tests/test_app.py": test_file}
+    h.commit("Initial commit", {"src/app.py": lines(30), "tests/test_app.py": UNCHANGED})
+    test_path = "tests/test_app.py"
+    if before == "chmod":
+        (h.path / test_path).chmod(0o755)
+    elif before == "rename":
+        h.git("mv", test_path, "tests/test_core.py")
+        test_path = "tests/test_core.py"
+    files: Files = {"src/app.py": lines(30, "changed")}
+    if test_file is not None or not before:
+        files[test_path] = test_file
     change = h.commit(f"{TITLE} (#1)", files)
     result = mine_repository(h.path)
     excluded = [e.reason for e in result.excluded if e.commit == change]

@@ -21,7 +21,8 @@ Exclusion reasons, one each, in the order they are checked:
 * `no implementation changes (only <kinds>)`
 * `below the easy gate: <f> implementation files, <n> changed implementation lines`
 * `no test file a known runner runs` (`selfbench.mine.classify.is_runnable_test`; or the
-  change removes every one it touches: no held-out test could be cut from it)
+  change removes every one it touches, or changes none of their lines, a mode change or a pure
+  rename: no held-out test could be cut from it)
 * `beyond the tier budgets`
 """
 
@@ -460,11 +461,15 @@ def _without_code(change: _Change) -> str:
 def _tests_reason(change: _Change, repo: Path) -> str | None:
     """A change none of whose test files a runner collects tests from, or that removes every
     one of those it changes (commander's "Remove jest esm examples"): nothing to hold out. A
-    file that only loses lines may stay (a removed `xfail` marker makes a fail-to-pass test):
+    file with no line changed (parse's "modern packaging" only made `test_parse.py` not
+    executable; a pure rename) holds no new test either; a binary one is not read, and counts.
+    A file that only loses lines may stay (a removed `xfail` marker makes a fail-to-pass test):
     git is asked only then."""
     classes = zip(change.files, change.classes, strict=True)
     runnable = [
-        stat for stat, (name, _) in classes if name == "tests" and is_runnable_test(stat.path)
+        stat
+        for stat, (name, _) in classes
+        if name == "tests" and (stat.changed_lines or stat.binary) and is_runnable_test(stat.path)
     ]
     if any(stat.added_lines for stat in runnable):
         return None
