@@ -150,6 +150,7 @@ _AFTER = {
     "node_modules/left/index.js": "module.exports = 1;\n",
     ".github/workflows/ci.yml": "on: push\n",
     "CHANGES.rst": "2.0\n",
+    ".gitignore": "dist/\n",  # housekeeping: classed other, but kept in the gold as before
 }
 
 
@@ -205,6 +206,7 @@ def test_every_kind_of_file_goes_where_it_belongs(mixed: tuple[History, Candidat
         "tests/data/blob.bin",
     )
     assert split.gold_files == (
+        ".gitignore",
         "package-lock.json",
         "package.json",
         "src/:(glob)*.py",

@@ -76,6 +76,25 @@ from selfbench.rules import THRESHOLDS, is_test_only_path
         (".github/workflows/test.yml", ("other", "ci")),  # runs the tests, holds none
         (".github/workflows/tests/matrix.yml", ("other", "ci")),
         (".gitlab-ci.yml", ("other", "ci")),
+        (".gitignore", ("other", "housekeeping")),
+        ("src/pkg/.gitignore", ("other", "housekeeping")),
+        (".git-blame-ignore-revs", ("other", "housekeeping")),
+        (".mailmap", ("other", "housekeeping")),
+        (".editorconfig", ("other", "housekeeping")),
+        (".pre-commit-config.yaml", ("other", "housekeeping")),
+        (".coveragerc", ("other", "housekeeping")),
+        ("codecov.yml", ("other", "housekeeping")),
+        (".codecov.yml", ("other", "housekeeping")),
+        (".github/codecov.yml", ("other", "ci")),
+        ("tests/.gitignore", ("tests", "tests")),
+        # what can change the build or how the tests run stays implementation
+        (".gitattributes", ("implementation", "implementation")),
+        ("tox.ini", ("implementation", "implementation")),
+        ("pytest.ini", ("implementation", "implementation")),
+        (".pytest.ini", ("implementation", "implementation")),
+        ("setup.cfg", ("implementation", "implementation")),
+        ("Makefile", ("implementation", "implementation")),
+        ("noxfile.py", ("implementation", "implementation")),
     ],
 )
 def test_file_classes(path: str, expected: tuple[str, str]) -> None:

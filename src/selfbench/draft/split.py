@@ -7,7 +7,9 @@ each section goes, byte for byte, to one part, by mining's classifier (`mine.cla
   `conftest.py`, snapshots under `__snapshots__/`), and any runner configuration the change
   touched (`jest.config.js`, `pytest.ini`, …): the audit refuses such a file in a gold patch,
   since the verifier leaves an agent's change to it out, and the tests are what it configures;
-* **gold** (`gold.patch`): implementation files and dependency manifests;
+* **gold** (`gold.patch`): implementation files, dependency manifests and the repository's
+  housekeeping (`.gitignore`, `.coveragerc` …: mining's tiers leave it out, but the gold is the
+  change as merged, and the quality check's ablation moves out what no test needs);
 * **left out**, each with its reason: docs, changelogs, CI, vendored or generated files,
   lockfiles outside SPEC §3's list, caches and installed files, and paths `git apply` refuses.
 
@@ -91,7 +93,7 @@ def _part_of(path: str, base: _Base) -> tuple[Part, str]:
         kind == "generated" and _SNAPSHOT_DIRECTORY in path.split("/")[:-1]
     ):
         return "tests", kind
-    if file_class in ("implementation", "dependencies"):
+    if file_class in ("implementation", "dependencies") or kind == "housekeeping":
         return "gold", file_class
     return "left-out", kind
 

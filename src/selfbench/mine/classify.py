@@ -21,7 +21,12 @@ One rule per class, checked in this order (the first that matches wins):
    …; Sphinx's `conf.py` lives under `docs/`).
 7. **other, ci**: `.github/`, `.circleci/`, `.buildkite/`, `.woodpecker/`, `.gitlab-ci.yml`,
    `.travis.yml`, `azure-pipelines.yml`, `appveyor.yml`, `Jenkinsfile`, `.drone.yml`, … .
-8. **implementation**: everything else.
+8. **other, housekeeping**: the repository's own upkeep, wherever it lives: `.gitignore`,
+   `.git-blame-ignore-revs`, `.mailmap`, `.editorconfig`, `.pre-commit-config.yaml`,
+   `.coveragerc`, `codecov.yml`. None changes what is built or how the tests run; what can
+   (`.gitattributes`, `tox.ini`, `pytest.ini`, `setup.cfg`, `Makefile`, `noxfile.py` …) is
+   implementation.
+9. **implementation**: everything else.
 
 `is_runnable_test` then tells, among the tests, the files a known runner collects tests from
 (not fixtures, helpers or data): a change holding none of them is no candidate.
@@ -52,7 +57,7 @@ __all__ = [
 FileClass = Literal["implementation", "tests", "dependencies", "other"]
 Kind = Literal[
     "implementation", "tests", "dependencies", "vendored", "generated", "lockfile", "changelog",
-    "docs", "ci",
+    "docs", "ci", "housekeeping",
 ]  # fmt: skip
 FILE_CLASSES: tuple[FileClass, ...] = ("implementation", "tests", "dependencies", "other")
 
@@ -92,6 +97,13 @@ _CI_NAMES = frozenset(
     {
         ".gitlab-ci.yml", ".travis.yml", "azure-pipelines.yml", "appveyor.yml", ".appveyor.yml",
         "Jenkinsfile", ".drone.yml", ".cirrus.yml", "bitbucket-pipelines.yml", ".woodpecker.yml",
+    }
+)  # fmt: skip
+_HOUSEKEEPING_NAMES = frozenset(
+    {
+        ".gitignore", ".git-blame-ignore-revs", ".mailmap", ".editorconfig",
+        ".pre-commit-config.yaml", ".coveragerc", "codecov.yml", ".codecov.yml", "codecov.yaml",
+        ".codecov.yaml",
     }
 )  # fmt: skip
 # The names runners collect tests from: pytest's and unittest's defaults, jest's, vitest's and
@@ -172,12 +184,15 @@ def _other_kind(path: str, name: str) -> Kind | None:
         return "lockfile"
     if _CHANGELOG_RE.fullmatch(name) or any(part in _CHANGELOG_SEGMENTS for part in folders):
         return "changelog"
-    if any(part in _DOC_SEGMENTS for part in folders) or _DOC_NAME_RE.fullmatch(name):
+    if (
+        any(part in _DOC_SEGMENTS for part in folders)
+        or _DOC_NAME_RE.fullmatch(name)
+        or name in _DOC_CONFIG_NAMES
+        or splitext(name)[1].lower() in DOCUMENTATION_EXTENSIONS
+    ):
         return "docs"
-    if name in _DOC_CONFIG_NAMES:
-        return "docs"
-    if splitext(name)[1].lower() in DOCUMENTATION_EXTENSIONS:
-        return "docs"
+    if name in _HOUSEKEEPING_NAMES:
+        return "housekeeping"
     return None
 
 

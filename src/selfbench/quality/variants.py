@@ -37,10 +37,9 @@ __all__ = [
 
 _CONFIGURATION_NAMES: Final = frozenset(
     {
-        "tox.ini", "setup.cfg", ".editorconfig", "makefile", "gnumakefile", ".flake8",
-        ".pylintrc", "pylintrc", "mypy.ini", ".mypy.ini", ".coveragerc", ".pre-commit-config.yaml",
-        ".pre-commit-hooks.yaml", ".gitignore", ".gitattributes", ".mailmap", ".readthedocs.yml",
-        ".readthedocs.yaml", "codecov.yml", ".codecov.yml", "renovate.json", ".prettierrc",
+        "tox.ini", "setup.cfg", "makefile", "gnumakefile", ".flake8", ".pylintrc", "pylintrc",
+        "mypy.ini", ".mypy.ini", ".pre-commit-hooks.yaml", ".gitattributes", ".readthedocs.yml",
+        ".readthedocs.yaml", "renovate.json", ".prettierrc",
         ".prettierignore", ".eslintignore", ".npmignore", ".nvmrc", ".python-version",
         ".ruff.toml", "ruff.toml", ".isort.cfg", ".markdownlint.json", ".yamllint",
         "noxfile.py", "justfile", ".bumpversion.cfg",
@@ -78,7 +77,8 @@ _NOT_IMPLEMENTATION: Final[tuple[tuple[str, Callable[[str], bool]], ...]] = (
     ("ci", _ci),
     ("examples", _example),
 )
-"""What `classify_path` calls implementation but a gold's change to it is not: (kind, rule)."""
+"""What `classify_path` calls implementation but a gold's change to it is not: (kind, rule).
+The repository's housekeeping (`.gitignore`, `.coveragerc` …) is its class `other` already."""
 
 
 def is_implementation(path: str) -> bool:
