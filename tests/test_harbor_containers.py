@@ -149,6 +149,8 @@ def harbor_keeping_images(directory: Path) -> Path:
 
 @dataclass(frozen=True)
 class Evaluations:
+    """The same export evaluated in the local sandbox and through Harbor."""
+
     local: Verdicts
     harbor: Verdicts
     jobs: Path
