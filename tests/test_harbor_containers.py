@@ -189,7 +189,8 @@ def harbor_rewards(evaluations: Evaluations, agent: str) -> dict[str, Any]:
     return rewards
 
 
-def test_oracle_earns_1_and_nop_0(evaluations: Evaluations) -> None:
+def check_oracle_earns_1_and_nop_0(evaluations: Evaluations) -> None:
+    """Harbor's own verdicts, as its verifier wrote them."""
     oracle = harbor_rewards(evaluations, "oracle")
     assert {task: reward["reward"] for task, reward in oracle.items()} == {
         PYTHON_TASK: 1,
@@ -199,7 +200,7 @@ def test_oracle_earns_1_and_nop_0(evaluations: Evaluations) -> None:
         assert (reward["reward"], reward["fail_to_pass"], reward["pass_to_pass"]) == (0, 0, 1), task
 
 
-def test_the_images_keep_neither_the_host_ca_nor_its_proxies(
+def check_the_images_keep_neither_the_host_ca_nor_its_proxies(
     evaluations: Evaluations, engine: dict[str, str]
 ) -> None:
     """Every image this run's trials started from (each trial's agent and verifier image)."""
@@ -231,7 +232,7 @@ def test_the_images_keep_neither_the_host_ca_nor_its_proxies(
         assert inside.split()[0] != host_digest, image
 
 
-def test_eval_through_harbor_equals_the_local_sandbox(evaluations: Evaluations) -> None:
+def check_eval_through_harbor_equals_the_local_sandbox(evaluations: Evaluations) -> None:
     """`selfbench eval --env harbor --harbor-env podman` gives each task and agent the reward
     and verdict the local sandbox gives on the same export."""
     expected = {
@@ -241,3 +242,14 @@ def test_eval_through_harbor_equals_the_local_sandbox(evaluations: Evaluations) 
     }
     assert evaluations.local == expected, evaluations.local
     assert evaluations.harbor == evaluations.local
+
+
+def test_harbor_runs_the_export_in_podman_and_grades_it_as_the_local_sandbox_does(
+    evaluations: Evaluations, engine: dict[str, str]
+) -> None:
+    """One test rather than one per check: `--dist worksteal` may hand a module's later tests to
+    the other worker, which would set the fixtures up again there and run every build and trial
+    twice at once."""
+    check_eval_through_harbor_equals_the_local_sandbox(evaluations)
+    check_oracle_earns_1_and_nop_0(evaluations)
+    check_the_images_keep_neither_the_host_ca_nor_its_proxies(evaluations, engine)
