@@ -23,8 +23,16 @@ def _no_sandbox() -> str | None:
     return None
 
 
+_FIRST = "test_harbor_containers.py"
+"""The module collected first: its Harbor runs in containers take minutes in one fixture, so
+started first (by the first worker: `--dist worksteal` hands each worker a contiguous half of the
+collection and steals from the end) they overlap the rest of the suite instead of ending it."""
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The one skip of the `sandbox` marker's tests, where the sandbox cannot start."""
+    """`_FIRST`'s tests first (the order is otherwise kept), and the one skip of the `sandbox`
+    marker's tests, where the sandbox cannot start."""
+    items.sort(key=lambda item: item.path.name != _FIRST)
     reason = _no_sandbox()
     if reason is None:
         return
