@@ -27,6 +27,7 @@ from selfbench.mine import (
     mine_repository,
     write_candidates,
 )
+from selfbench.mine.api import _Walk
 from selfbench.mine.candidate import parse_candidate_lines
 from selfbench.mine.git_history import Commit, find_revision, read_history, start_history
 from selfbench.mine.prs import parse_pull_requests
@@ -719,6 +720,20 @@ def test_the_cycle_collector_is_left_as_it_was(history: History) -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_walk_is_freed_when_mining_returns_without_the_cycle_collector(
+    history: History,
+) -> None:
+    """Nothing the walk read waits for the cycle collector (a full pass over it, at exit)."""
+    gc.collect()
+    gc.disable()
+    try:
+        mine_repository(history.path)
+        walks = [item for item in gc.get_objects() if isinstance(item, _Walk)]
+    finally:
+        gc.enable()
+    assert walks == []
 
 
 def test_a_pull_request_number_seen_twice_is_one_candidate(tmp_path: Path) -> None:
