@@ -32,7 +32,6 @@ from selfbench.mine.candidate import parse_candidate_lines
 from selfbench.mine.git_history import Commit, find_revision, read_history, start_history
 from selfbench.mine.prs import parse_pull_requests
 from selfbench.patches import parse_patch
-from selfbench.progress import Reporter
 from selfbench.submit import submit_task
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -721,31 +720,6 @@ def test_the_cycle_collector_is_left_as_it_was(history: History) -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
-
-
-def test_threads_take_turns_promptly_during_the_walk_only(history: History) -> None:
-    """While the walk's threads wait on their pipes, the lock is handed over within 0.5 ms
-    (Python's own interval is 5 ms); a shorter interval set by the caller stays."""
-
-    class Interval(Reporter):
-        def __init__(self) -> None:
-            self.seen: set[float] = set()
-
-        def stage_progress(self, line: str) -> None:
-            self.seen.add(sys.getswitchinterval())
-
-    before = sys.getswitchinterval()
-    try:
-        for interval in (0.005, 0.0002):
-            sys.setswitchinterval(interval)
-            own = sys.getswitchinterval()  # as Python keeps it (whole microseconds)
-            reporter = Interval()
-            mine_repository(history.path, reporter=reporter)
-            assert len(reporter.seen) == 1
-            assert reporter.seen.pop() == pytest.approx(min(own, 0.0005), abs=2e-6)
-            assert sys.getswitchinterval() == own
-    finally:
-        sys.setswitchinterval(before)
 
 
 def test_a_walk_is_freed_when_mining_returns_without_the_cycle_collector(

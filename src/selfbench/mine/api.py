@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import gc
 import json
-import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -590,7 +589,7 @@ def mine_repository(
         warnings.append(f"{repo} is a shallow clone: history ends early, older changes are missing")
     walked = 0
     walk = _Walk(info, options)
-    with _without_cycle_collection(), _prompt_thread_switches(), walk.whitespace:
+    with _without_cycle_collection(), walk.whitespace:
         for commit in read_history(
             repo,
             rev=info.head,
@@ -634,31 +633,6 @@ def _without_cycle_collection() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-_SWITCH_SECONDS = 0.0005
-"""How long a thread that waits for the interpreter's lock waits before it is handed over."""
-
-
-@contextmanager
-def _prompt_thread_switches() -> Iterator[None]:
-    """Hand the interpreter's lock over every `_SWITCH_SECONDS`, not every 5 ms (Python's own).
-
-    The walk's thread, the log's reader and the whitespace check's reader each wait on a pipe
-    (and drop the lock) many times a second, while judging keeps the lock busy: each of those
-    waits for the lock back, up to the switch interval each time. The walk of 20,000 commits
-    waited 0.6-0.8 s so, in its 3,400 writes to the check's git alone; with a 0.5 ms interval,
-    0.3 s.
-    """
-    before = sys.getswitchinterval()
-    if before <= _SWITCH_SECONDS:  # a shorter one set already: left as it is
-        yield
-        return
-    sys.setswitchinterval(_SWITCH_SECONDS)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(before)
 
 
 def _result(
