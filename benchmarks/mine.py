@@ -33,12 +33,13 @@ from _bench import parse_args
 _PATHS = 2000
 _MAX_LINES = 120
 _POOL = 8192
-# Runs the CLI, then records this process's own peak RSS (bytes): wait4 reports the largest of
-# a process and its children, which is git's, so the two are measured apart.
+# Runs the CLI as the program (as `selfbench` runs it, on sys.argv), then records this process's
+# own peak RSS (bytes): wait4 reports the largest of a process and its children, which is git's,
+# so the two are measured apart.
 _OWN_RSS = (
     "import resource, sys; from pathlib import Path; from selfbench.cli import main; "
-    "code = main(sys.argv[2:]); "
-    "Path(sys.argv[1]).write_text(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)); "
+    "own = Path(sys.argv[1]); sys.argv = ['selfbench', *sys.argv[2:]]; code = main(); "
+    "own.write_text(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)); "
     "sys.exit(code)"
 )
 _START = 1_700_000_000

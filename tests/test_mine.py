@@ -27,8 +27,9 @@ from selfbench.mine import (
     mine_repository,
     write_candidates,
 )
+from selfbench.mine.api import _Walk
 from selfbench.mine.candidate import parse_candidate_lines
-from selfbench.mine.git_history import Commit, read_history, start_history
+from selfbench.mine.git_history import Commit, find_revision, read_history, start_history
 from selfbench.mine.prs import parse_pull_requests
 from selfbench.patches import parse_patch
 from selfbench.submit import submit_task
@@ -434,6 +435,47 @@ def test_the_walk_loads_before_the_rest_of_mining() -> None:
     assert loaded.stdout == "False\n"
 
 
+def test_the_cli_starts_the_walk_after_one_git_run(
+    tmp_path: Path,
+    history: History,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before the walk's `git log`, one `rev-parse` checks the repository, finds the revision
+    and tells a shallow clone (each run after a `config --list`, `selfbench._git`); origin and
+    worktrees are read while git walks."""
+    ran: list[str] = []  # each git's command word (`subprocess.run` starts its own Popen)
+    real_popen = subprocess.Popen
+
+    def popen(argv: list[str], *args: object, **kwargs: object) -> object:
+        ran.append(argv[argv.index("-C") + 2])
+        return real_popen(argv, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    out = tmp_path / "candidates.jsonl"
+    assert main(["mine", str(history.path), "--no-sessions", "--out", str(out)]) == 0
+    capsys.readouterr()
+    before, after = ran[: ran.index("log")], ran[ran.index("log") + 1 :]
+    assert before == ["config", "rev-parse", "config"]  # each `config` lists the configuration
+    assert "worktree" in after
+
+
+def test_find_revision_tells_a_missing_repository_from_an_unknown_revision(
+    tmp_path: Path, history: History
+) -> None:
+    head = subprocess.run(
+        ["git", "-C", str(history.path), "rev-parse", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert find_revision(history.path, "HEAD") == (history.path, head, False)
+    with pytest.raises(MineError, match=r"^unknown revision: nope$"):
+        find_revision(history.path, "nope")
+    with pytest.raises(MineError, match=r"^not a git repository: "):
+        find_revision(tmp_path, "HEAD")
+
+
 def test_cli_writes_both_files_and_prints_json(
     tmp_path: Path, history: History, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -678,6 +720,20 @@ def test_the_cycle_collector_is_left_as_it_was(history: History) -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_walk_is_freed_when_mining_returns_without_the_cycle_collector(
+    history: History,
+) -> None:
+    """Nothing the walk read waits for the cycle collector (a full pass over it, at exit)."""
+    gc.collect()
+    gc.disable()
+    try:
+        mine_repository(history.path)
+        walks = [item for item in gc.get_objects() if isinstance(item, _Walk)]
+    finally:
+        gc.enable()
+    assert walks == []
 
 
 def test_a_pull_request_number_seen_twice_is_one_candidate(tmp_path: Path) -> None:

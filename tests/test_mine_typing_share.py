@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 
 from mine_history import Files, History, lines
 from selfbench.mine import CandidateModel, mine_repository
-from selfbench.mine._code_tokens import _PIECE_RE, count_pieces
+from selfbench.mine._code_tokens import _PIECE_RE, count_pieces, misfits
 from selfbench.mine.chores import MOSTLY_TYPING
+from selfbench.patches import Hunk
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -134,3 +135,30 @@ _PIECE_BYTES = st.binary(max_size=80) | st.text(
 def test_pieces_are_counted_as_the_pattern_finds_them(data: bytes) -> None:
     """The count at C speed is the pattern's, whatever the bytes (word, space, other, runs)."""
     assert count_pieces(data) == len(_PIECE_RE.findall(data))
+
+
+_HUNK_LINES = st.lists(
+    st.sampled_from(
+        [
+            b"def f(x: int) -> str:",
+            b'    return _("name {n}").format(n=x)',
+            b"from typing import cast",
+            b"y = cast(int, z)  # why",
+            b'msg = f"{a}"',
+            b"if TYPE_CHECKING:",
+            b"    pass",
+            b"# a comment",
+        ]
+    ),
+    max_size=6,
+)
+
+
+@given(_HUNK_LINES, _HUNK_LINES)
+def test_the_typing_share_counts_what_misfits_counts_without_translation(
+    removed: list[bytes], added: list[bytes]
+) -> None:
+    """Without `i18n`, `misfits` counts the rest alike and leaves translation's count out."""
+    hunks = [Hunk(tuple(removed), tuple(added))]
+    whole = misfits("python", hunks)
+    assert misfits("python", hunks, i18n=False) == whole._replace(i18n=None)

@@ -202,6 +202,20 @@ def test_version_loads_no_command_group_nor_typing_or_dataclasses(flag: str) -> 
     assert _among(modules, later) == []
 
 
+def test_a_run_as_the_program_leaves_what_is_left_to_the_exit() -> None:
+    """Run as the program, `main` freezes what the command left for the cycle collector (the
+    process ends with the command: its last passes need not look through it); called with
+    arguments, as a library, it does not."""
+    probe = (
+        "import gc, sys; from selfbench.cli import main; "
+        "main(['--version']); print(gc.get_freeze_count() > 0); "
+        "sys.argv = ['selfbench', '--version']; main(); print(gc.get_freeze_count() > 0)"
+    )
+    ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    frozen = [line for line in ran.stdout.splitlines() if line in ("False", "True")]
+    assert frozen == ["False", "True"]  # between them, `--version` printed its line
+
+
 def test_the_runner_control_rule_compiles_no_pattern(monkeypatch: pytest.MonkeyPatch) -> None:
     """Its matcher answers from the path's components (tests/test_runner_files.py holds it to
     `fnmatch`): compiling every pattern as one alternation cost each audit 5-25 ms."""

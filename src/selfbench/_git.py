@@ -11,7 +11,6 @@ every configuration file and reach the git processes git itself starts.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import subprocess
@@ -204,6 +203,8 @@ class _HashingWriter:
     """Writes through to a file, hashing every byte (SHA-256)."""
 
     def __init__(self, target: IO[bytes]) -> None:
+        import hashlib  # noqa: PLC0415 - OpenSSL's bindings load for archives only, not each git run
+
         self._target = target
         self.sha256 = hashlib.sha256()
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from selfbench.contract import Difficulty
     from selfbench.mine import MineOptions, MineResult
-    from selfbench.mine.git_history import RepositoryInfo
+    from selfbench.mine.git_history import RepositoryInfo, Revision
 
 __all__ = ["add_mine_commands", "render_table"]
 
@@ -52,24 +52,27 @@ def _session_dirs(args: argparse.Namespace) -> list[Path]:
     return [Path.home() / folder for folder in DEFAULT_SESSION_DIRS]
 
 
-def _checked(args: argparse.Namespace) -> RepositoryInfo:
-    """The command line's options checked, and the repository read (light modules only: the
-    walk starts before the rest of mining loads).
+def _checked(args: argparse.Namespace) -> Revision:
+    """The command line's options checked, and the revision found (light modules only and one
+    git run: the walk starts before the rest of mining loads and the rest of the repository is
+    read).
 
     Raises:
-        MineError: a bad budget or option, not a repository.
+        MineError: a bad budget or option, not a repository, an unknown revision.
     """
-    from selfbench.mine.git_history import read_repository
-    from selfbench.mine.source import check_source_url
+    from selfbench.mine.git_history import find_revision
 
     if args.max is not None and args.max < 1:
         raise MineError("--max must be at least 1")
     if not args.over_fetch >= 1:  # also refuses nan
         raise MineError("--over-fetch must be at least 1")
     _budgets(args)
-    if args.source_url is not None and (problem := check_source_url(args.source_url)):
-        raise MineError(problem)
-    return read_repository(Path(args.repo), args.rev)
+    if args.source_url is not None:
+        from selfbench.mine.source import check_source_url
+
+        if problem := check_source_url(args.source_url):
+            raise MineError(problem)
+    return find_revision(Path(args.repo), args.rev)
 
 
 def _options(args: argparse.Namespace, info: RepositoryInfo) -> MineOptions:
@@ -102,12 +105,14 @@ def _options(args: argparse.Namespace, info: RepositoryInfo) -> MineOptions:
 
 
 def _mine(args: argparse.Namespace) -> int:
-    from selfbench.mine.git_history import start_history
+    from selfbench.mine.git_history import read_repository, start_history
 
-    info = _checked(args)
-    # git walks while the rest of mining loads and the pull requests and sessions are read
-    started = start_history(info.path, rev=info.head, since=args.since, max_commits=args.max)
+    found = _checked(args)
+    # git walks while the rest of mining loads and the repository, pull requests and sessions
+    # are read
+    started = start_history(found.path, rev=found.head, since=args.since, max_commits=args.max)
     try:
+        info = read_repository(found.path, args.rev, found=found)
         options = _options(args, info)
         from selfbench.mine import mine_repository
 

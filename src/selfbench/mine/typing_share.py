@@ -103,7 +103,7 @@ def judge_typing(
         kind = file_kind(measured.path)
         if not measured.test or measured.binary or kind in ("configuration", "type-checker"):
             continue
-        found = misfits("python", file_hunks(section))
+        found = misfits("python", file_hunks(section), i18n=False)
         tests += found.typing or 0 if kind == "python" else found.tokens
     if tests > unexplained:
         return None
@@ -131,7 +131,7 @@ def _implementation(
     least, of = MOSTLY
     changed = unexplained = every = 0
     for kind, section, pieces in code:
-        found = misfits("python", file_hunks(section))
+        found = misfits("python", file_hunks(section), i18n=False)
         left -= pieces
         if kind == "stub":
             changed += found.tokens
