@@ -268,6 +268,24 @@ def test_each_driver_key_the_repository_sets_is_overridden(hostile: Hostile, key
     assert seen[-1] == expected, seen
 
 
+def test_within_a_listed_once_block_the_configuration_is_listed_once(hostile: Hostile) -> None:
+    """`mine` lists a repository's configuration once for all its git runs: a driver it set
+    before is overridden in every run; one set later (no agent runs while mine does) is not
+    listed again until the block ends, and every command outside it lists anew."""
+    from selfbench._git import DRIVER_CONFIG, configuration_listed_once  # noqa: PLC0415
+
+    (expected,) = {value for pattern, value in DRIVER_CONFIG if pattern.fullmatch("diff.external")}
+    hostile.config("diff.external", hostile.program)
+    with configuration_listed_once():
+        assert git(hostile.repo, "config", "--get", "diff.external").decode().strip() == expected
+        hostile.config("filter.evil.clean", hostile.program)
+        seen = git(hostile.repo, "config", "--get", "filter.evil.clean").decode().strip()
+        assert seen == hostile.program  # listed before it was set: not overridden in the block
+        assert git(hostile.repo, "config", "--get", "diff.external").decode().strip() == expected
+    (clean,) = {value for pattern, value in DRIVER_CONFIG if pattern.fullmatch("filter.evil.clean")}
+    assert git(hostile.repo, "config", "--get", "filter.evil.clean").decode().strip() == clean
+
+
 def test_a_transport_command_is_refused_where_a_remote_names_a_program(hostile: Hostile) -> None:
     hostile.config("remote.origin.url", str(hostile.repo))
     hostile.config("remote.origin.receivepack", hostile.program)

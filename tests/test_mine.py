@@ -442,13 +442,16 @@ def test_the_cli_starts_the_walk_after_one_git_run(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Before the walk's `git log`, one `rev-parse` checks the repository, finds the revision
-    and tells a shallow clone (each run after a `config --list`, `selfbench._git`); origin and
-    worktrees are read while git walks."""
+    and tells a shallow clone, after the one `config --list` of the whole command
+    (`selfbench._git`); origin and worktrees are read while git walks."""
     ran: list[str] = []  # each git's command word (`subprocess.run` starts its own Popen)
+    listed = 0
     real_popen = subprocess.Popen
 
     def popen(argv: list[str], *args: object, **kwargs: object) -> object:
+        nonlocal listed
         ran.append(argv[argv.index("-C") + 2])
+        listed += "--list" in argv
         return real_popen(argv, *args, **kwargs)  # type: ignore[call-overload]
 
     monkeypatch.setattr(subprocess, "Popen", popen)
@@ -456,8 +459,9 @@ def test_the_cli_starts_the_walk_after_one_git_run(
     assert main(["mine", str(history.path), "--no-sessions", "--out", str(out)]) == 0
     capsys.readouterr()
     before, after = ran[: ran.index("log")], ran[ran.index("log") + 1 :]
-    assert before == ["config", "rev-parse", "config"]  # each `config` lists the configuration
+    assert before == ["config", "rev-parse"]
     assert "worktree" in after
+    assert listed == 1, ran  # not once before each of its git runs
 
 
 def test_find_revision_tells_a_missing_repository_from_an_unknown_revision(

@@ -31,6 +31,7 @@ __all__ = [
     "archive_tar",
     "base_texts",
     "blob_texts",
+    "configuration_listed_once",
     "git",
     "git_stream",
     "patched_texts",
@@ -153,6 +154,44 @@ def _config_entries(entries: Sequence[tuple[str, str]]) -> dict[str, str]:
     return env
 
 
+_listed_once: dict[str, bytes] = {}
+"""Each repository's `git config --list` while `configuration_listed_once` holds, by `-C` path."""
+_holds = 0
+
+
+@contextmanager
+def configuration_listed_once() -> Iterator[None]:
+    """While the block runs, each repository's configuration is listed once, not before every
+    git command: for a command that runs no agent and changes no repository's configuration
+    while it holds (`selfbench mine`, whose eleven or more git runs each listed it again, 5 ms
+    apiece, several on the path to its last line). Outside it, every command lists anew (an
+    agent may have changed the configuration since)."""
+    global _holds  # noqa: PLW0603 - one count per process: the command's, not a thread's
+    _holds += 1
+    try:
+        yield
+    finally:
+        _holds -= 1
+        if not _holds:
+            _listed_once.clear()
+
+
+def _configuration(repo: Path, env: Mapping[str, str]) -> bytes:
+    """`repo`'s configuration and what it includes, listed (NUL-separated records)."""
+    if _holds and (kept := _listed_once.get(str(repo))) is not None:
+        return kept
+    listed = subprocess.run(
+        ["git", "--no-pager", "-C", str(repo), "config", "--null", "--list", "--includes"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=dict(env),
+        check=False,
+    ).stdout
+    if _holds:
+        _listed_once[str(repo)] = listed
+    return listed
+
+
 def _driver_entries(repo: Path, env: Mapping[str, str], command: str) -> list[tuple[str, str]]:
     """The overrides for every driver key (`DRIVER_CONFIG`) set in `repo`'s configuration or
     a file it includes. Listing the configuration runs no program; when it cannot be read,
@@ -162,15 +201,8 @@ def _driver_entries(repo: Path, env: Mapping[str, str], command: str) -> list[tu
         GitError: `command` is a transport command and the configuration names a remote's
             program (`_FIRST_WINS`).
     """
-    listed = subprocess.run(
-        ["git", "--no-pager", "-C", str(repo), "config", "--null", "--list", "--includes"],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        env=dict(env),
-        check=False,
-    )
     found: list[tuple[str, str]] = []
-    for record in listed.stdout.split(b"\0"):
+    for record in _configuration(repo, env).split(b"\0"):
         key = record.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
         folded = key.lower()
         if command in _TRANSPORT and _FIRST_WINS.fullmatch(folded):
@@ -187,7 +219,7 @@ def safe_command(
     """The argument list and environment that run `git -C repo args...` with no configuration
     that starts a program (`SAFE_CONFIG`, `DRIVER_CONFIG`), no pager, and `env` added: for a
     long-running git started elsewhere. Costs one `git config --list` of `repo`, read anew each
-    time (an agent may have changed it since).
+    time (an agent may have changed it since) unless `configuration_listed_once` holds.
 
     Raises:
         GitError: a transport command on a repository whose configuration names a remote's

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from selfbench.contract import Difficulty
     from selfbench.mine import MineOptions, MineResult
     from selfbench.mine.git_history import RepositoryInfo, Revision
+    from selfbench.progress import Reporter
 
 __all__ = ["add_mine_commands", "render_table"]
 
@@ -105,6 +106,28 @@ def _options(args: argparse.Namespace, info: RepositoryInfo) -> MineOptions:
 
 
 def _mine(args: argparse.Namespace) -> int:
+    from selfbench._git import configuration_listed_once
+
+    with configuration_listed_once():  # mining runs no agent and changes no configuration
+        result, reporter = _mined(args)
+    for warning in result.warnings:
+        reporter.warning(warning)
+    if args.out:
+        _write(result, Path(args.out))
+    if args.json:
+        print_json(result.to_json())
+    else:
+        _print_table(result)
+    return EXIT_OK
+
+
+def _mined(args: argparse.Namespace) -> tuple[MineResult, Reporter]:
+    """The repository of the command line mined, as its options say, and the reporter its walk
+    was told to (chosen once git walks: it may load rich).
+
+    Raises:
+        MineError: a bad option, not a repository, an unknown revision, or git failed.
+    """
     from selfbench.mine.git_history import read_repository, start_history
 
     found = _checked(args)
@@ -123,15 +146,7 @@ def _mine(args: argparse.Namespace) -> int:
             )
     finally:
         started.close()
-    for warning in result.warnings:
-        reporter.warning(warning)
-    if args.out:
-        _write(result, Path(args.out))
-    if args.json:
-        print_json(result.to_json())
-    else:
-        _print_table(result)
-    return EXIT_OK
+    return result, reporter
 
 
 def _write(result: MineResult, out: Path) -> None:
