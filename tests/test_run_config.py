@@ -82,25 +82,31 @@ def test_a_resume_takes_no_configuration(
     )
 
 
+_POOL, _AUTHOR = "budgets and --over-fetch", "author and reviewer"
+
+
 @pytest.mark.parametrize(
-    ("given", "flag"),
+    ("given", "kept", "flag"),
     [
-        (["--over-fetch", "3"], "--over-fetch"),
-        (["--easy", "4"], "--easy"),
-        (["--medium", "0"], "--medium"),
-        (["--hard", "2", "--over-fetch", "2"], "--hard"),
+        (["--over-fetch", "3"], _POOL, "--over-fetch"),
+        (["--easy", "4"], _POOL, "--easy"),
+        (["--medium", "0"], _POOL, "--medium"),
+        (["--hard", "2", "--over-fetch", "2"], _POOL, "--hard"),
+        (["--author", "draft"], _AUTHOR, "--author"),
+        (["--reviewer", "review-it"], _AUTHOR, "--reviewer"),
+        (["--author-time-limit", "60"], _AUTHOR, "--author-time-limit"),
+        (["--inactivity", "30"], _AUTHOR, "--inactivity"),
     ],
 )
-def test_a_resume_refuses_a_budget_or_over_fetch_naming_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], given: list[str], flag: str
+def test_a_resume_refuses_what_the_run_keeps_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], given: list[str], kept: str, flag: str
 ) -> None:
-    """The mined pool is sized once, by the run's own budgets and over-fetch: given again with
-    `--resume` they are refused before the run directory is read, not ignored."""
+    """The mined pool is sized once, by the run's own budgets and over-fetch, and its tasks are
+    authored and reviewed as it began: given again with `--resume`, those options are refused
+    before the run directory is read, not ignored."""
     run_dir = tmp_path / "bench.run"
     assert main(["run", "--resume", str(run_dir), *given]) == 2
-    assert capsys.readouterr().err == (
-        f"error: --resume keeps the run's budgets and --over-fetch; give no {flag}\n"
-    )
+    assert capsys.readouterr().err == f"error: --resume keeps the run's {kept}; give no {flag}\n"
     assert not run_dir.exists()
 
 

@@ -251,15 +251,15 @@ def _options(args: argparse.Namespace) -> RunOptions:
         repo=Path(args.repo),
         out=Path(args.out),
         budgets={tier: getattr(args, tier) or 0 for tier in _TIERS},
-        author=args.author,
+        author="draft" if args.author is None else args.author,
         reviewer=args.reviewer,
         jobs=1 if args.jobs is None else args.jobs,  # checked with the rest: options.check()
         env=args.env or "local",
         harbor_env=args.harbor_env or "docker",
         harbor="harbor" if args.harbor is None else args.harbor,
         **({} if args.over_fetch is None else {"over_fetch": args.over_fetch}),
-        author_time_limit=args.author_time_limit,
-        inactivity=args.inactivity,
+        **({} if args.author_time_limit is None else {"author_time_limit": args.author_time_limit}),
+        **({} if args.inactivity is None else {"inactivity": args.inactivity}),
         source_url=args.source_url,
         author_env=tuple(args.author_env or ()),
         author_home=None if args.author_home is None else Path(args.author_home).absolute(),
@@ -344,28 +344,33 @@ def _print_empty(console: Console, summary: RunSummary) -> None:
     )
 
 
-_WHAT_TO_FIND = (*(f"--{tier}" for tier in _TIERS), "--over-fetch")
-"""The options that size the run's mined pool: a resumed run keeps its own
-(`driver.RESUME_CHANGES`), so one given with `--resume` is refused, not ignored."""
+_KEPT_ON_RESUME: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("budgets and --over-fetch", (*(f"--{tier}" for tier in _TIERS), "--over-fetch")),
+    ("author and reviewer", ("--author", "--reviewer", "--author-time-limit", "--inactivity")),
+)
+"""What a resumed run keeps of its own (`driver.RESUME_CHANGES` names what it may change): the
+options that size its mined pool and those of who authors and reviews its tasks. Their defaults
+are None, so that one given with `--resume` is refused, naming it, not ignored."""
 
 
-def _refuse_what_to_find(args: argparse.Namespace) -> None:
-    """Refuse a budget or `--over-fetch` given with `--resume`, naming the first given.
+def _refuse_kept(args: argparse.Namespace) -> None:
+    """Refuse an option a resumed run keeps (`_KEPT_ON_RESUME`), naming the first given.
 
     Raises:
         RunError: such an option was given.
     """
-    for flag in _WHAT_TO_FIND:
-        if getattr(args, flag[2:].replace("-", "_")) is not None:
-            raise RunError(f"--resume keeps the run's budgets and --over-fetch; give no {flag}")
+    for what, flags in _KEPT_ON_RESUME:
+        for flag in flags:
+            if getattr(args, flag[2:].replace("-", "_")) is not None:
+                raise RunError(f"--resume keeps the run's {what}; give no {flag}")
 
 
 def _plan(args: argparse.Namespace) -> tuple[Path, RunOptions | None, dict[str, object]]:
     """The run directory, a new run's options (None to resume) and the options given again.
 
     Raises:
-        RunError: an option no run can use, or `--resume` with `--repo`, `--out`, `--config`,
-            a budget or `--over-fetch`.
+        RunError: an option no run can use, or `--resume` with `--repo`, `--out`, `--config`
+            or an option the run keeps (`_KEPT_ON_RESUME`).
         InputError: an option the chosen environment does not use.
     """
     resumed = resume_dir(args)
@@ -376,7 +381,7 @@ def _plan(args: argparse.Namespace) -> tuple[Path, RunOptions | None, dict[str, 
             raise RunError(
                 "--resume takes the run's own options; give no --repo, --out or --config"
             )
-        _refuse_what_to_find(args)
+        _refuse_kept(args)
         return resumed, None, _resume_changes(args)
     options = _options(args)
     options.check()
@@ -471,9 +476,8 @@ def _add_run(commands: Any) -> None:
     run.add_argument("--run-dir", metavar="DIR", help="the run's state (default: OUT's .run)")
     run.add_argument(
         "--author",
-        default="draft",
         metavar="draft|COMMAND",
-        help="draft: the drafted instruction as it is; else an agent command (MCP)",
+        help="draft (the default): the drafted instruction as it is; else an agent command (MCP)",
     )
     run.add_argument("--reviewer", metavar="COMMAND", help="a coupling reviewer command")
     run.add_argument(
@@ -518,8 +522,12 @@ def _add_run(commands: Any) -> None:
     run.add_argument(
         "--over-fetch", type=float, metavar="X", help="budget multiplier (default: mining's, 1.5)"
     )
-    run.add_argument("--author-time-limit", type=float, default=2400.0, metavar="SECONDS")
-    run.add_argument("--inactivity", type=float, default=600.0, metavar="SECONDS")
+    run.add_argument(
+        "--author-time-limit", type=float, metavar="SECONDS", help="the author's limit (2400)"
+    )
+    run.add_argument(
+        "--inactivity", type=float, metavar="SECONDS", help="the author's quiet limit (600)"
+    )
     run.add_argument(
         "--candidate-time",
         type=float,
