@@ -183,13 +183,18 @@ PYTHON_CASES = [
         "LIMIT = 3\n",
         (
             "LIMIT = 3\nMAX_DEPTH: int = 8\nTABLE = {'a': 1, 'b': 2, 'c': 3, 'd': 4, 'e': 5}\n"
-            "cache = {}\n"
+            "cache = {}\nUNITS = ('mg', 'g', 'oz', 'lb', 'kg', 'st', 't')\nPAIR = [1]\n"
         ),
-        "assert core.MAX_DEPTH == 8 and core.LIMIT == 3 and TABLE and cache == {}\n",
+        (
+            "assert core.MAX_DEPTH == 8 and core.LIMIT == 3 and TABLE and cache == {}\n"
+            "assert UNITS and PAIR\n"
+        ),
         [
             ("constant", "MAX_DEPTH", "MAX_DEPTH: int = 8"),
-            ("constant", "TABLE", "TABLE = ..."),
+            ("constant", "TABLE", "TABLE = {'a': ..., ...}"),  # a long table: its first key
             ("constant", "cache", "cache = {}"),
+            ("constant", "UNITS", "UNITS = ('mg', ...)"),
+            ("constant", "PAIR", "PAIR = [1]"),
         ],
     ),
     (
@@ -200,7 +205,13 @@ PYTHON_CASES = [
             "first, rest = 1, ()\nparse.cache = {}\n\n\ndef parse(text):\n    return text\n"
         ),
         "assert dt_format_to_regex['%d'] and first == 1 and rest == () and parse.cache == {}\n",
-        [("constant", "dt_format_to_regex", "dt_format_to_regex: dict[str, str] = ...")],
+        [
+            (
+                "constant",
+                "dt_format_to_regex",
+                "dt_format_to_regex: dict[str, str] = {'%a': ..., ...}",
+            )
+        ],
     ),
     (
         "command-line flag (argparse)",

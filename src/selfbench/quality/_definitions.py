@@ -245,6 +245,26 @@ def _short(node: ast.expr | None) -> str:
     return shown if (literal or empty) and len(shown) <= _SHORT_DEFAULT else "..."
 
 
+def _shape(node: ast.expr) -> str:
+    """A constant's value as the Interface shows it: `_short`'s, but a long container literal
+    shows its kind and first entry (`{'%a': ..., ...}`, `('mg', ...)`), so that a reader knows a
+    table from a list without the whole of it."""
+    shown = _short(node)
+    if shown != "..." or not isinstance(node, ast.Tuple | ast.List | ast.Set | ast.Dict):
+        return shown
+    whole = ast.unparse(node)
+    entries = [*node.keys, *node.values] if isinstance(node, ast.Dict) else node.elts
+    if len(whole) <= _SHORT_DEFAULT and all(
+        entry is not None and _short(entry) != "..." for entry in entries
+    ):
+        return whole  # short, of literals only: `[1]`, `{'a': 1}`
+    if isinstance(node, ast.Dict):
+        first = node.keys[0]
+        return "{...}" if first is None else f"{{{_short(first)}: ..., ...}}"
+    brackets = {ast.Tuple: "()", ast.List: "[]", ast.Set: "{}"}[type(node)]
+    return f"{brackets[0]}{_short(node.elts[0])}, ...{brackets[1]}"
+
+
 def _py_parameter(arg: ast.arg, default: ast.expr | None, *, has_default: bool) -> str:
     shown = arg.arg
     if arg.annotation is not None:
@@ -410,7 +430,7 @@ def _py_constant(node: ast.stmt) -> Definition | None:
     if isinstance(value, ast.Call) and ast.unparse(value.func).split(".")[-1] in _FIELD_READERS:
         return None  # a record class whose fields are no literals: a class, not a value
     typed = f": {ast.unparse(annotation)}" if annotation is not None else ""
-    assigned = f" = {_short(value)}" if value is not None else ""
+    assigned = f" = {_shape(value)}" if value is not None else ""
     return Definition(target.id, "constant", f"{target.id}{typed}{assigned}")
 
 

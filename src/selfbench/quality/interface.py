@@ -9,8 +9,9 @@ attribute or inside a string):
 * **option**: a parameter added to a function, method or constructor that exists at the base
   (the item's name is the parameter's, its signature the whole new signature);
 * **constant**: an added public module-level assignment of one name, with its annotation if
-  any (Python: `MAX_DEPTH: int = 8`, a table such as `dt_format_to_regex = ...`) or exported
-  `const` (JavaScript, TypeScript);
+  any and its value when short, else a long container's kind and first entry (Python:
+  `MAX_DEPTH: int = 8`, a table `dt_format_to_regex = {'%a': ..., ...}`, `UNITS = ('mg', ...)`)
+  or exported `const` (JavaScript, TypeScript);
 * **flag**: a long command-line flag (`--foo`) added as a string in an `add_argument(...)` or
   `option(...)` call (argparse, click, commander);
 * **module**: a file the gold adds that a test imports: dotted for Python (`pkg.parser`, a
