@@ -262,6 +262,9 @@ _NOISE = [
     "Bumps pytest from 7.0 to 8.0. Signed by dependabot[bot].",
     "fixup! Add kelvin",
     "Address review comments",
+    "* blacken again sorry",  # a squashed branch's commit list (parse #165)
+    "* doc update",
+    "* Reformat with black",
     "# Conflicts:\n#\tsrc/unitkit/convert.py",
     "Refs: https://example.com/example/unitkit/discussions/3",
 ]
@@ -297,6 +300,8 @@ _PROSE = [
     "Do not format negative zero as -0.",
     "Bumps the version to 0.2.0 and adds kelvin.",
     "The merge of two unit tables keeps the first unit's name.",
+    "- Use black as the default color",
+    "- update the docs' example output of `convert`",
 ]
 
 

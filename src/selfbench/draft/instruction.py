@@ -127,7 +127,8 @@ _CHORE_WORDS = frozenset(
         "documentation", "docstring", "docstrings", "comment", "comments", "note", "notes",
         "test", "tests", "testing", "pr", "typo", "typos", "lint", "linting", "linter", "format",
         "formatting", "formatted", "bump", "bumped", "bumps", "version", "ci", "mypy",
-        "pre-commit", "style", "review", "feedback", "nit", "nits", "wip",
+        "pre-commit", "style", "review", "feedback", "nit", "nits", "wip", "black", "blacken",
+        "blackened", "isort", "ruff", "prettier", "reformat", "reformatted",
     }
 )  # fmt: skip
 """Words that name a chore ("Add not about difference" reads `not` as `note`)."""
@@ -136,11 +137,25 @@ _CHORE_VERBS = frozenset(
         "add", "added", "adds", "update", "updated", "updates", "fix", "fixed", "fixes", "bump",
         "bumped", "run", "ran", "address", "addressed", "apply", "applied", "remove", "removed",
         "tweak", "improve", "improved", "write", "wrote", "document", "documented", "format",
-        "formatted", "lint", "clean", "cleanup", "more",
+        "formatted", "lint", "clean", "cleanup", "more", "blacken", "reformat", "reformatted",
     }
 )  # fmt: skip
 _CHORE_FILLER = frozenset(
-    {"a", "an", "the", "and", "to", "for", "of", "some", "new", "missing", "about"}
+    {
+        "a",
+        "an",
+        "the",
+        "and",
+        "to",
+        "for",
+        "of",
+        "some",
+        "new",
+        "missing",
+        "about",
+        "again",
+        "sorry",
+    }
 )
 _CHORE_MAX_WORDS = 6
 _WORD_RE = re.compile(r"[A-Za-z][\w'-]*")
@@ -251,8 +266,8 @@ def _is_chore(unit: str) -> bool:
     if not _CHORE_WORDS.intersection(found):
         return False
     return found[0] in _CHORE_VERBS or all(
-        word in _CHORE_WORDS or word in _CHORE_FILLER for word in found
-    )
+        word in _CHORE_WORDS or word in _CHORE_FILLER or word in _CHORE_VERBS for word in found
+    )  # a squashed branch's `doc update`, `blacken again sorry`
 
 
 def _key(text: str) -> str:
