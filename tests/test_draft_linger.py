@@ -116,7 +116,8 @@ def test_a_run_that_goes_on_after_a_summary_like_line_is_not_stopped(tmp_path: P
     """A line like the summary that more output follows (an inner session's, a test's print)
     arms nothing: only a last line that stays the last for `linger` seconds does."""
     inner = f"{SUMMARY}; sleep 0.3; echo 'still running'; sleep {{tests}}; echo done"
-    command = provisional_command(inner, 1, 1, limits=[100], finished=PYTEST_LINE, linger=1)
+    # the summary-like line is the last for 0.3 s: a linger of 3 s leaves a loaded machine room
+    command = provisional_command(inner, 1, 1, limits=[100], finished=PYTEST_LINE, linger=3)
     result, _ = _run(command, "3", tmp_path)
     assert "stopped" not in result.stdout
     assert "still running\ndone\n" in result.stdout
