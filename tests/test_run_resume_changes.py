@@ -36,6 +36,16 @@ def test_a_changed_environment_option_is_stored_and_logged(tmp_path: Path) -> No
     assert events == [("changed", "jobs", 1, 2), ("changed", "host_network_config", True, False)]
 
 
+def test_a_changed_harbor_executable_is_stored_and_read_back(tmp_path: Path) -> None:
+    """Where Harbor is installed is how the work is done: a resume may point elsewhere."""
+    run = RunDirectory(tmp_path / "run")
+    run.path.mkdir()
+    changed = _apply_changes(run, _options(tmp_path), {"harbor": "/opt/harbor/bin/harbor"})
+    assert changed.harbor == "/opt/harbor/bin/harbor"
+    stored = json.loads(run.inputs_path.read_text())
+    assert load_options(stored, "inputs.json").harbor == "/opt/harbor/bin/harbor"
+
+
 def test_a_changed_candidate_time_is_stored_and_read_back(tmp_path: Path) -> None:
     run = RunDirectory(tmp_path / "run")
     run.path.mkdir()
@@ -59,6 +69,10 @@ def test_nothing_is_written_when_nothing_changed(tmp_path: Path) -> None:
     ("changes", "message"),
     [
         ({"budgets": {"easy": 3}}, "--resume cannot change budgets"),
+        (
+            {"agent_allowed_hosts": ("api.example.com",)},
+            "--resume cannot change agent_allowed_hosts",
+        ),
         ({"jobs": 0}, "-j must be at least 1"),
         ({"candidate_time": 0.0}, "--candidate-time must be a positive number of seconds"),
     ],

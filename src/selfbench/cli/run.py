@@ -286,6 +286,8 @@ def _resume_changes(args: argparse.Namespace) -> dict[str, object]:
         "jobs": args.jobs,
         "env": args.env,
         "harbor_env": args.harbor_env,
+        "harbor": args.harbor,
+        "agent_allowed_hosts": agent_hosts(args),
         "author_env": tuple(args.author_env) if args.author_env else None,
         "author_home": None if args.author_home is None else Path(args.author_home).absolute(),
         "author_allow": tuple(args.author_allow) if args.author_allow else None,

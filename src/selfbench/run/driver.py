@@ -767,6 +767,7 @@ RESUME_CHANGES = (
     "jobs",
     "env",
     "harbor_env",
+    "harbor",
     "ceilings",
     "author_env",
     "author_home",
