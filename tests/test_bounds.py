@@ -27,7 +27,12 @@ from selfbench._scratch import sweep_scratch
 from selfbench.cli import main
 from selfbench.environments.local.ceilings import Ceilings
 from selfbench.environments.local.cgroup import Limits
-from selfbench.environments.local.disk import IMAGE_NAME, mount_workspace, remove_workspace
+from selfbench.environments.local.disk import (
+    IMAGE_NAME,
+    free_bytes,
+    mount_workspace,
+    remove_workspace,
+)
 from selfbench.environments.local.sandbox import Mounts, Sandbox, Users, require_sandbox
 
 pytestmark = pytest.mark.fresh_setup  # bounds on setups that really run
@@ -210,6 +215,30 @@ def test_the_workspace_disk_takes_only_what_is_written_and_goes_with_the_workspa
         remove_workspace(root)
     assert not _mounted(root)
     assert not root.exists()
+
+
+@needs_root
+def test_a_workspace_whose_host_disk_fills_first_reads_as_full(tmp_path: Path) -> None:
+    """A workspace's image takes 90% of its host's free space as it is made, sparse; once
+    something else on that host (another workspace's image) takes the rest, the image's own
+    filesystem still shows room, but the free space a phase's end reads (`free_bytes`) is the
+    host's: none."""
+    host = tmp_path / "host"
+    host.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(host)], check=True)
+    workspace = host / "workspace"
+    try:
+        assert mount_workspace(workspace, 1024) == ""
+        with (host / "other.bin").open("wb") as other:
+            # until the host is full: dd's own status is its failure to write more
+            dd = ["dd", "if=/dev/zero", "bs=1M"]
+            subprocess.run(dd, stdout=other, stderr=subprocess.DEVNULL, check=False)
+        assert shutil.disk_usage(workspace).free > 16 << 20  # its own filesystem: room
+        assert (free_bytes(workspace / "app") or 0) < 1 << 20  # the host's: none
+        assert free_bytes(host) == shutil.disk_usage(host).free  # no workspace: its own
+    finally:
+        remove_workspace(workspace)
+        subprocess.run(["umount", "-l", str(host)], check=False)
 
 
 @needs_root

@@ -31,7 +31,7 @@ from selfbench._scratch import MountNote, drop_note, note_mount
 from selfbench.environments.process import CalledProcessError, run_captured
 from selfbench.errors import os_reason
 
-__all__ = ["IMAGE_NAME", "mount_workspace", "remove_workspace", "workspace_full"]
+__all__ = ["IMAGE_NAME", "free_bytes", "mount_workspace", "remove_workspace", "workspace_full"]
 
 IMAGE_NAME = ".selfbench-disk.img"
 """The image's name in the workspace's root (hidden by the mount)."""
@@ -81,6 +81,23 @@ def workspace_full(root: Path) -> bool:
     with contextlib.suppress(OSError):
         return shutil.disk_usage(root).free < (_FULL_MB << 20)
     return False
+
+
+def free_bytes(path: Path) -> int | None:
+    """The free space a write at `path` can still use, as the host reads it (None when it
+    cannot be read): its filesystem's, and on a workspace's own disk the least of that and the
+    host filesystem's that holds the disk's image. A sparse image whose host fills first fails
+    the phase's writes with I/O errors, not "No space left", while its own filesystem still
+    shows room (another workspace's image on the same host filesystem may have taken it)."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        found.append(shutil.disk_usage(path).free)
+    with _LOCK:
+        roots = [root for root in _MOUNTED if root == path or root in path.parents]
+    for root in roots:
+        with contextlib.suppress(OSError):
+            found.append(shutil.disk_usage(root.parent).free)
+    return min(found) if found else None
 
 
 def remove_workspace(root: Path, *, keep: bool = False) -> None:

@@ -47,6 +47,7 @@ from selfbench.bundle.render_prepare import (
 from selfbench.contract import TaskDefinition
 from selfbench.environments.local import _scripts
 from selfbench.environments.local.ceilings import Ceilings
+from selfbench.environments.local.disk import free_bytes
 from selfbench.environments.local.downloads import download_caches
 from selfbench.environments.local.host_network import (
     HostNetwork,
@@ -530,7 +531,7 @@ class TaskPhases:
                     tool_state="private" if writable_app else "read-only",
                 ),
             )
-            free = _free_bytes(app if writable_app else opt)
+            free = free_bytes(app if writable_app else opt)
         finally:
             if not self.options.keep:
                 shutil.rmtree(app, ignore_errors=True)
@@ -662,7 +663,7 @@ class TaskPhases:
             results.append((selector, commands[index], code, output))
             with log.open("a", encoding="utf-8") as handle:
                 handle.write(f"selfbench: selector {selector!r} exited {code}\n{output}")
-        free = _free_bytes(app)
+        free = free_bytes(app)
         test_sh_code = read_status(logs, "selfbench/test.sh.code")
         reason = agent_reason or reward_error
         return VerifierRun(name, reward, log, phase, tuple(results), reason, test_sh_code, free)
@@ -724,13 +725,6 @@ def _take_tree(source: Path, target: Path, *, last: bool) -> None:
         source.rename(target)
     else:
         copy_tree(source, target)
-
-
-def _free_bytes(tree: Path) -> int | None:
-    """The free space on `tree`'s filesystem, read by the host (None when it cannot be read)."""
-    with contextlib.suppress(OSError):
-        return shutil.disk_usage(tree).free
-    return None
 
 
 def _log_since(log: Path, start: int) -> str:
