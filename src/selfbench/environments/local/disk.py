@@ -31,10 +31,24 @@ from selfbench._scratch import MountNote, drop_note, note_mount
 from selfbench.environments.process import CalledProcessError, run_captured
 from selfbench.errors import os_reason
 
-__all__ = ["IMAGE_NAME", "free_bytes", "mount_workspace", "remove_workspace", "workspace_full"]
+__all__ = [
+    "IMAGE_NAME",
+    "SMALLER_DISK",
+    "free_bytes",
+    "mount_workspace",
+    "remove_workspace",
+    "workspace_full",
+]
 
 IMAGE_NAME = ".selfbench-disk.img"
 """The image's name in the workspace's root (hidden by the mount)."""
+
+SMALLER_DISK = (
+    "the workspace's disk is {size} MB, not the {storage} MB asked: its host filesystem had "
+    "{free} MB free"
+)
+"""A phase log's note when the host could not hold the disk asked for (the space another
+workspace or another program took after the storage ceiling was read)."""
 
 _MOUNTED: dict[Path, MountNote | None] = {}
 """The workspaces this process mounted, each with its note in the scratch home (a later run
@@ -45,8 +59,9 @@ _FULL_MB = 1
 
 
 def mount_workspace(root: Path, storage_mb: int) -> str:
-    """Put the empty directory `root` on a filesystem of `storage_mb` MB; "" when done, else why
-    the workspace has no storage limit (a reported skip, never an error)."""
+    """Put the empty directory `root` on a filesystem of `storage_mb` MB; "" when done, else
+    what every phase's log says of it: why the workspace has no storage limit (a reported skip,
+    never an error), or that its disk is smaller than asked (`SMALLER_DISK`)."""
     image = root / IMAGE_NAME
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -54,7 +69,8 @@ def mount_workspace(root: Path, storage_mb: int) -> str:
             return "no storage limit: the workspace is not empty"
         # never larger than the host's free space: a sparse image that outgrows its host's disk
         # fails its writes with I/O errors (and ext4 turns read-only), not "No space left"
-        size = min(storage_mb << 20, shutil.disk_usage(root).free * 9 // 10)
+        free = shutil.disk_usage(root).free
+        size = min(storage_mb << 20, free * 9 // 10)
         with image.open("xb") as handle:
             handle.truncate(size)
         run_captured(
@@ -70,6 +86,8 @@ def mount_workspace(root: Path, storage_mb: int) -> str:
         _MOUNTED[root] = note
     root.chmod(0o700)
     (root / "lost+found").rmdir()
+    if size < (storage_mb << 20) * 9 // 10:  # more than the headroom kept below the host's free
+        return SMALLER_DISK.format(size=size >> 20, storage=storage_mb, free=free >> 20)
     return ""
 
 
