@@ -28,6 +28,7 @@ from selfbench.cli import main
 from selfbench.environments.local.ceilings import Ceilings
 from selfbench.environments.local.cgroup import Limits
 from selfbench.environments.local.disk import (
+    FULL_BYTES,
     IMAGE_NAME,
     SMALLER_DISK,
     free_bytes,
@@ -175,6 +176,32 @@ def test_a_phase_cannot_write_past_the_task_s_storage(tmp_path: Path, sandbox_us
     assert "selfbench: the workspace is full: the task's storage is 64 MB (storageMb)" in text
     assert not sandbox.root.exists()
     assert not _mounted(sandbox.root)
+
+
+@needs_root
+def test_the_free_space_a_phase_ends_with_is_read_before_its_own_files_go(
+    tmp_path: Path, sandbox_users: Users
+) -> None:
+    """A phase that fills its disk in its private tool state (`/opt/uv-cache`, removed as the
+    phase ends) ended with a full disk: its result says so, and so does its log, though the
+    space is free again once the phase is gone."""
+    definition = task(resources={"cpus": 1, "memoryMb": 256, "storageMb": 64})
+    limits = Limits.for_task(definition, Ceilings(cpus=1.0, memory_mb=256, storage_mb=1 << 20))
+    sandbox = Sandbox(tmp_path / "ws", sandbox_users, require_sandbox(), limits)
+    log = tmp_path / "agent.log"
+    fill = "dd if=/dev/zero of=/opt/uv-cache/big bs=1M status=none; echo dd exited $?"
+    try:
+        result = sandbox.run(fill, (), mounts=Mounts(tool_state="private"), log=log, timeout=60)
+        after = free_bytes(sandbox.root)
+    finally:
+        remove_workspace(sandbox.root)
+
+    assert "dd exited 1" in log.read_text()
+    assert result.free_bytes is not None
+    assert result.free_bytes < FULL_BYTES
+    assert after is not None
+    assert after > 32 << 20  # the private copy went with the phase
+    assert "selfbench: the workspace is full: the task's storage is 64 MB" in log.read_text()
 
 
 @needs_root

@@ -32,6 +32,7 @@ from selfbench.environments.process import CalledProcessError, run_captured
 from selfbench.errors import os_reason
 
 __all__ = [
+    "FULL_BYTES",
     "IMAGE_NAME",
     "SMALLER_DISK",
     "free_bytes",
@@ -54,8 +55,10 @@ _MOUNTED: dict[Path, MountNote | None] = {}
 """The workspaces this process mounted, each with its note in the scratch home (a later run
 unmounts it if this one is killed)."""
 _LOCK = threading.Lock()
-_FULL_MB = 1
-"""A workspace with less than this free is full (ext4 keeps a little for its own metadata)."""
+
+FULL_BYTES = 1 << 20
+"""Less free space than this as a phase ends: the phase filled its disk (ext4 keeps a little
+for its own metadata)."""
 
 
 def mount_workspace(root: Path, storage_mb: int) -> str:
@@ -91,14 +94,13 @@ def mount_workspace(root: Path, storage_mb: int) -> str:
     return ""
 
 
-def workspace_full(root: Path) -> bool:
-    """Whether `root` is a workspace's own filesystem with (almost) no space left."""
+def workspace_full(root: Path, free: int | None) -> bool:
+    """Whether `root` is a workspace's own filesystem with (almost) no space left, `free` as
+    `free_bytes(root)` read it."""
     with _LOCK:
         if root not in _MOUNTED:
             return False
-    with contextlib.suppress(OSError):
-        return shutil.disk_usage(root).free < (_FULL_MB << 20)
-    return False
+    return free is not None and free < FULL_BYTES
 
 
 def free_bytes(path: Path) -> int | None:

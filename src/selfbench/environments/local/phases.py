@@ -47,7 +47,7 @@ from selfbench.bundle.render_prepare import (
 from selfbench.contract import TaskDefinition
 from selfbench.environments.local import _scripts
 from selfbench.environments.local.ceilings import Ceilings
-from selfbench.environments.local.disk import free_bytes
+from selfbench.environments.local.disk import FULL_BYTES
 from selfbench.environments.local.downloads import download_caches
 from selfbench.environments.local.host_network import (
     HostNetwork,
@@ -117,9 +117,6 @@ Limit = Literal["time", "memory", "processes", "user-processes", "disk"]
 """A limit a phase (or a step of it) ran into, as the host reads it: never from the phase's
 output, which the code under test can write. "processes" is the phase's control group's cap,
 "user-processes" the per-user one (`ulimit -u`, `Limits.user_pids`)."""
-
-FULL_BYTES = 1 << 20
-"""Less free space than this on a workspace's filesystem as a phase ends: the phase filled it."""
 
 
 def limits_struck(
@@ -516,7 +513,6 @@ class TaskPhases:
             all_ro_binds["/solution"] = self.bundle / "solution"
         all_binds.update(binds or {})
         all_ro_binds.update(ro_binds or {})
-        free = None
         try:
             result = self.sandbox.run(
                 script,
@@ -531,11 +527,10 @@ class TaskPhases:
                     tool_state="private" if writable_app else "read-only",
                 ),
             )
-            free = free_bytes(app if writable_app else opt)
         finally:
             if not self.options.keep:
                 shutil.rmtree(app, ignore_errors=True)
-        return AgentPhase(AgentPatch(opt), status, result, log, free)
+        return AgentPhase(AgentPatch(opt), status, result, log, result.free_bytes)
 
     def agent(self, name: str, *, oracle: bool, last: bool = False) -> AgentPatch:
         """Run validation's agent phase (`solve.sh`, or nothing) and the collect step; where
@@ -663,10 +658,11 @@ class TaskPhases:
             results.append((selector, commands[index], code, output))
             with log.open("a", encoding="utf-8") as handle:
                 handle.write(f"selfbench: selector {selector!r} exited {code}\n{output}")
-        free = free_bytes(app)
         test_sh_code = read_status(logs, "selfbench/test.sh.code")
         reason = agent_reason or reward_error
-        return VerifierRun(name, reward, log, phase, tuple(results), reason, test_sh_code, free)
+        return VerifierRun(
+            name, reward, log, phase, tuple(results), reason, test_sh_code, phase.free_bytes
+        )
 
     def _verifier_overlay(self, app: Path, *, last: bool) -> Overlay | None:
         """The verifier tree shown at `app` as an overlay (`overlay.py`), its lower layer owned

@@ -75,7 +75,7 @@ from selfbench.bundle import layout
 from selfbench.environments.local import _one_walk
 from selfbench.environments.local._gate import Gate
 from selfbench.environments.local.cgroup import USER_PROCESSES, Limits, PhaseCgroup
-from selfbench.environments.local.disk import mount_workspace, workspace_full
+from selfbench.environments.local.disk import free_bytes, mount_workspace, workspace_full
 from selfbench.environments.local.overlay import MOUNT_FAILED, Overlay, mounting, supported
 from selfbench.environments.local.uids import Users, leased_users
 from selfbench.environments.process import run_captured, run_phase
@@ -205,6 +205,10 @@ class PhaseResult:
     """A process of the phase failed to fork at the phase's process cap."""
     user_process_limit: bool = False
     """A user of the phase reached its own process cap (`ulimit -u`), as the host counted it."""
+    free_bytes: int | None = None
+    """The free space a write in the workspace could still use as the phase's processes ended
+    (`disk.free_bytes`; None: unknown): read then, before anything of the phase is removed, so
+    the log's "workspace is full" and the limits a verdict names read the same."""
 
 
 @functools.cache
@@ -597,13 +601,14 @@ class Sandbox:
             )
             if timed_out:
                 output.write(f"\nselfbench: phase killed after {timeout:g} s\n".encode())
-            if self.limits is not None and workspace_full(self.root):
+            free = free_bytes(self.root)
+            if self.limits is not None and workspace_full(self.root, free):
                 output.write(f"\nselfbench: {self._storage_hint()}\n".encode())
         out_of_memory = cgroup is not None and cgroup.out_of_memory()
         process_limit = cgroup is not None and cgroup.process_limit_hit()
         user_limit = watch is not None and watch.reached
         seconds = time.monotonic() - start
-        return PhaseResult(code, timed_out, seconds, out_of_memory, process_limit, user_limit)
+        return PhaseResult(code, timed_out, seconds, out_of_memory, process_limit, user_limit, free)
 
 
 def copy_tree(source: Path, target: Path) -> None:
