@@ -1,9 +1,11 @@
-"""The hunks' token screens (`selfbench.mine._code_tokens`) read faster, and say the same.
+"""The hunks' token screens (`selfbench.mine._code_tokens`, `lint_share`) read faster, and say
+the same.
 
 Each fast path is held to the plain reading it replaced, kept here as the reference: a line's
 mark of code (`CODE_RE`), the changed lines of code the numbers are read from
 (`_CHANGEDCODE_RE`, whose marks are skipped to), and a side's tokens (`_side`, each line read
-once and kept).
+once and kept), a section's pieces (`section_pieces`, counted once), the lint share's side
+(each line read once and kept).
 """
 
 from __future__ import annotations
@@ -27,9 +29,16 @@ from selfbench.mine._code_tokens import (
     _side,
     _unannotated,
     _uncast,
+    count_pieces,
     is_code,
     numbers_kept,
+    section_pieces,
 )
+from selfbench.mine.lint_share import _COMMENT_TAIL_RE as _LINT_COMMENT_TAIL_RE
+from selfbench.mine.lint_share import _TOKEN_RE as _LINT_TOKEN_RE
+from selfbench.mine.lint_share import _UNQUOTED_TOKEN_RE, _normalised
+from selfbench.mine.lint_share import _read_lines as _lint_lines
+from selfbench.mine.lint_share import _side as _lint_side
 from selfbench.patches import is_comment
 
 _PLAIN_CHANGEDCODE_RE = re.compile(
@@ -182,3 +191,55 @@ def test_side_keeps_short_lines_only(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(_read_lines[True]) <= 2  # full: forgotten, then kept anew
     kept = ["c", "=", "3"]
     assert _side("python", [b"c = 3", b"import os"]) == (5, [*kept, "import", "os"], kept, kept)
+
+
+@given(st.lists(_LINE_BYTES, max_size=6).map(b"\n".join))
+def test_section_pieces_is_count_pieces(section: bytes) -> None:
+    assert section_pieces(section) == count_pieces(section)
+    assert section_pieces(section) == count_pieces(section)  # counted once, then kept
+
+
+_LINT_LINES = st.lists(
+    st.one_of(
+        _LINE_TEXT.map(lambda text: text.encode()),
+        st.sampled_from([b"import os", b"from a import (", b"    b,", b")", b"x = 'a' # c"]),
+    ),
+    max_size=8,
+)
+
+
+def _plain_lint_side(lines: list[bytes]) -> tuple[list[str], list[str], str]:
+    """`_lint_side` as it was first written: each line read in turn, none kept."""
+    raw: list[str] = []
+    ends: list[bool] = []
+    kept: list[str] = []
+    importing = False
+    for line in lines:
+        if not line.strip() or line.lstrip().startswith(b"#"):
+            continue
+        text = line.decode("utf-8", "replace")
+        if "#" in text:
+            text = _LINT_COMMENT_TAIL_RE.sub("", text)
+        text = text.strip()
+        if importing or text.startswith(("import ", "from ")):
+            opened = text.count("(") > text.count(")") or (importing and ")" not in text)
+            importing = opened or text.endswith("\\")
+            continue
+        quoted = '"' in text or "'" in text
+        pattern = _LINT_TOKEN_RE if quoted else _UNQUOTED_TOKEN_RE
+        tokens = pattern.findall(text)
+        if tokens:
+            raw += tokens
+            ends += [False] * (len(tokens) - 1)
+            ends.append(True)
+        kept.append(text)
+    normal = _normalised([*raw, ""], [*ends, True])
+    return raw, normal, "\n".join(kept)
+
+
+@given(_LINT_LINES)
+def test_lint_side_is_the_plain_reading(lines: list[bytes]) -> None:
+    expected = _plain_lint_side(lines)
+    _lint_lines.clear()
+    assert _lint_side(lines) == expected  # each line read anew
+    assert _lint_side(lines) == expected  # each line kept from the first time

@@ -46,6 +46,7 @@ __all__ = [
     "numbers_kept",
     "piece_kinds",
     "rename_pairs",
+    "section_pieces",
     "unformatted",
 ]
 
@@ -136,6 +137,27 @@ def count_pieces(data: bytes) -> int:
     byte that is neither word nor space is one, and so is each run of word bytes."""
     runs, others = piece_kinds(data)
     return runs + others
+
+
+_SECTIONS_COUNTED: Final = 64
+_SECTION_COUNTED_BYTES: Final = 1 << 18
+_counted_sections: dict[bytes, int] = {}
+"""The pieces of the file sections counted last (`section_pieces`): at most
+`_SECTIONS_COUNTED`, each of at most `_SECTION_COUNTED_BYTES` (a few MB in all)."""
+
+
+def section_pieces(section: bytes) -> int:
+    """`count_pieces` of a file section of a change's patch, counted once: the typing share
+    asks for each section's to tell a sweep, again to order its files, and the other shares
+    again to order theirs."""
+    counted = _counted_sections.get(section)
+    if counted is None:
+        counted = count_pieces(section)
+        if len(section) <= _SECTION_COUNTED_BYTES:
+            if len(_counted_sections) >= _SECTIONS_COUNTED:
+                _counted_sections.clear()  # the next change asks for its own
+            _counted_sections[section] = counted
+    return counted
 
 
 def _without(tokens: list[str], left_out: Iterable[str]) -> Counter[str]:
