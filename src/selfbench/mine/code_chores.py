@@ -80,11 +80,11 @@ from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 from selfbench.mine._code_tokens import (
     UNRENAMEABLE,
     Language,
-    count_pieces,
     identifiers,
     misfits,
     numbers_kept,
     rename_pairs,
+    section_pieces,
 )
 from selfbench.mine.chores import (
     COMMENTS_ONLY,
@@ -496,7 +496,7 @@ _kept_section = lru_cache(maxsize=_SECTIONS_KEPT)(_parse_section)
 def python_sections(
     pairs: Sequence[tuple[MeasuredFile, bytes | None]],
 ) -> tuple[list[tuple[int, bytes]], list[tuple[FileKind | None, bytes | None]]] | None:
-    """A change's Python implementation sections, each with its pieces (`count_pieces`), and
+    """A change's Python implementation sections, each with its pieces (`section_pieces`), and
     its tests' (kind, section), binary and configuration files aside; None when it changes
     other code, work that Python's tokens cannot weigh (the shares' common first step)."""
     code: list[tuple[int, bytes]] = []
@@ -510,7 +510,7 @@ def python_sections(
         elif kind != "python":
             return None
         else:
-            code.append((count_pieces(section or b""), section or b""))
+            code.append((section_pieces(section or b""), section or b""))
     return code, tests
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from selfbench.mine._code_tokens import CODE_RE, count_pieces, piece_kinds
+from selfbench.mine._code_tokens import count_pieces, is_code, piece_kinds
 from selfbench.mine.chores import MOSTLY_COMMENTS
 from selfbench.mine.code_chores import FileKind, file_hunks, python_sections
 from selfbench.patches import Hunk
@@ -75,7 +75,7 @@ def _prose(line: bytes, runs: int, others: int) -> bool:
     others -= stripped.count(b'"') + stripped.count(b"'")
     if 4 * runs < 3 * (runs + others):
         return False
-    return CODE_RE.search(stripped.decode("utf-8", "replace")) is None
+    return not is_code(stripped.decode("utf-8", "replace"))
 
 
 def judge_comments(

@@ -109,19 +109,18 @@ def _side(lines: Sequence[bytes]) -> tuple[list[str], list[str], str]:
     ends: list[bool] = []  # whether the token ends its line
     kept: list[str] = []
     importing = False
+    read = _read_lines
     for line in lines:
-        if not line.strip() or line.lstrip().startswith(b"#"):  # Python: `*args` is code
+        found = read.get(line, _UNREAD)
+        if found is _UNREAD:
+            found = _read_line(line)
+        if found is None:
             continue
-        text = line.decode("utf-8", "replace")
-        if "#" in text:  # a trailing comment (most lines: none)
-            text = _COMMENT_TAIL_RE.sub("", text)
-        text = text.strip()
+        text, tokens = found
         if importing or text.startswith(("import ", "from ")):
             opened = text.count("(") > text.count(")") or (importing and ")" not in text)
             importing = opened or text.endswith("\\")
             continue
-        quoted = '"' in text or "'" in text
-        tokens = (_TOKEN_RE if quoted else _UNQUOTED_TOKEN_RE).findall(text)
         if tokens:
             raw += tokens
             ends += [False] * (len(tokens) - 1)
@@ -129,6 +128,34 @@ def _side(lines: Sequence[bytes]) -> tuple[list[str], list[str], str]:
         kept.append(text)
     normal = _normalised([*raw, ""], [*ends, True])  # its closing bracket may be unchanged
     return raw, normal, "\n".join(kept)
+
+
+_UNREAD: Final[tuple[str, list[str]]] = ("", [])
+"""What `_read_lines` holds for a line not read yet (it holds None for a blank or comment
+line)."""
+_LINES_KEPT: Final = 1 << 13
+_LINE_KEPT_BYTES: Final = 256
+_read_lines: dict[bytes, tuple[str, list[str]] | None] = {}
+"""The lines read so far (`_read_line`), by their bytes: at most `_LINES_KEPT`, each of at most
+`_LINE_KEPT_BYTES` (a line is changed again and again: moved, taken away by a later change)."""
+
+
+def _read_line(line: bytes) -> tuple[str, list[str]] | None:
+    """A changed line's code text (its trailing comment cut) and its tokens, None for a blank or
+    comment line; kept for the next time it is read."""
+    found = None
+    if line.strip() and not line.lstrip().startswith(b"#"):  # Python: `*args` is code
+        text = line.decode("utf-8", "replace")
+        if "#" in text:  # a trailing comment (most lines: none)
+            text = _COMMENT_TAIL_RE.sub("", text)
+        text = text.strip()
+        quoted = '"' in text or "'" in text
+        found = text, (_TOKEN_RE if quoted else _UNQUOTED_TOKEN_RE).findall(text)
+    if len(line) <= _LINE_KEPT_BYTES:
+        if len(_read_lines) >= _LINES_KEPT:
+            _read_lines.clear()  # a walk's lines come again soon after, if ever
+        _read_lines[line] = found
+    return found
 
 
 def _normalised(tokens: list[str], ends: list[bool]) -> list[str]:

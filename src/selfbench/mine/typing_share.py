@@ -34,7 +34,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Final, NamedTuple
 
-from selfbench.mine._code_tokens import count_pieces, misfits
+from selfbench.mine._code_tokens import misfits, section_pieces
 from selfbench.mine.chores import MOSTLY_TYPING
 from selfbench.mine.code_chores import (
     CodeFile,
@@ -115,7 +115,7 @@ def _implementation(
 ) -> tuple[int, int, int] | None:
     """The implementation's changed code tokens, those typing leaves unexplained, and every
     token its Python files change; None as soon as typing cannot be two thirds: the largest
-    files first, the others' sections' pieces (`count_pieces`, at least their hunks' tokens)
+    files first, the others' sections' pieces (`section_pieces`, at least their hunks' tokens)
     bounding what they could add, so most sweeps read one file's hunks. The counts are sums,
     the same in any order, and a stop is only ever where they would say None."""
     code = []
@@ -125,7 +125,7 @@ def _implementation(
             continue
         if kind not in ("python", "stub"):
             return None  # other code: work these tokens cannot weigh
-        code.append((kind, section, count_pieces(section or b"")))
+        code.append((kind, section, section_pieces(section or b"")))
     code.sort(key=lambda found: -found[2])
     left = sum(pieces for _, _, pieces in code)
     least, of = MOSTLY
@@ -199,7 +199,7 @@ def _most_tokens(change: MeasuredChange, sections: Mapping[str, bytes]) -> int:
     """At least the tokens its Python implementation changes, counted without reading hunks:
     most changes are too small to be judged, and cost no more than this."""
     return sum(
-        count_pieces(sections.get(file.path, b""))
+        section_pieces(sections.get(file.path, b""))
         for file in change.files
         if not file.test and not file.binary and file_kind(file.path) == "python"
     )
