@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from itertools import chain
 from operator import itemgetter
-from typing import Final, Literal, NamedTuple
+from typing import Final, Literal, NamedTuple, TypeVar
 
 from selfbench.mine.python_chores import TRANSLATION_NAMES
 from selfbench.patches import Hunk, is_comment
@@ -42,6 +42,7 @@ __all__ = [
     "count_pieces",
     "identifiers",
     "is_code",
+    "keep_line",
     "misfits",
     "numbers_kept",
     "piece_kinds",
@@ -194,10 +195,23 @@ _NOTHING: Final = _Line(0, (), (), ())
 _LINES_KEPT: Final = 1 << 13
 _LINE_KEPT_BYTES: Final = 256
 _read_lines: Final[dict[bool, dict[bytes, _Line]]] = {True: {}, False: {}}
-"""The lines read so far (`_read_line`), of Python and of the other languages, by their bytes:
-at most `_LINES_KEPT` of each, each of at most `_LINE_KEPT_BYTES`. A line is changed again and
-again (moved, read by the screen and again by a share, taken away by a later change): about
-half the lines a walk reads, it has read before."""
+"""The lines read so far (`_read_line`), of Python and of the other languages, by their bytes
+(`keep_line`). A line is changed again and again (moved, read by the screen and again by a
+share, taken away by a later change): about half the lines a walk reads, it has read before."""
+
+_Read = TypeVar("_Read")
+
+
+def keep_line(kept: dict[bytes, _Read], line: bytes, read: _Read) -> None:
+    """Keep what a changed line read as, for the next time it is read: at most `_LINES_KEPT`
+    lines, each of at most `_LINE_KEPT_BYTES` (the memos of this module and of the lint share,
+    a few MB at most)."""
+    if len(line) <= _LINE_KEPT_BYTES:
+        if len(kept) >= _LINES_KEPT:
+            kept.clear()  # a walk's lines come again soon after, if ever
+        kept[line] = read
+
+
 _EVERY, _CODE, _UNANNOTATED, _UNIMPORTED = map(itemgetter, range(4))
 
 
@@ -231,11 +245,7 @@ def _read_line(python: bool, raw: bytes) -> _Line:
             line = _Line(len(tokens), tokens, _unannotated(_uncast(tokens)), tokens)
         else:  # each `:` and `-` is a token of its own: `_unannotated` and `_uncast` keep all
             line = _Line(len(tokens), tokens, tokens, tokens)
-    if len(raw) <= _LINE_KEPT_BYTES:
-        kept = _read_lines[python]
-        if len(kept) >= _LINES_KEPT:
-            kept.clear()  # a walk's lines come again soon after, if ever
-        kept[raw] = line
+    keep_line(_read_lines[python], raw, line)
     return line
 
 

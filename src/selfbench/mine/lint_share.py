@@ -57,7 +57,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 from typing import TYPE_CHECKING, Final, NamedTuple
 
-from selfbench.mine._code_tokens import apart, count_pieces
+from selfbench.mine._code_tokens import apart, count_pieces, keep_line
 from selfbench.mine.chores import MOSTLY_LINT
 from selfbench.mine.code_chores import file_kind
 from selfbench.patches import Hunk
@@ -133,11 +133,9 @@ def _side(lines: Sequence[bytes]) -> tuple[list[str], list[str], str]:
 _UNREAD: Final[tuple[str, list[str]]] = ("", [])
 """What `_read_lines` holds for a line not read yet (it holds None for a blank or comment
 line)."""
-_LINES_KEPT: Final = 1 << 13
-_LINE_KEPT_BYTES: Final = 256
 _read_lines: dict[bytes, tuple[str, list[str]] | None] = {}
-"""The lines read so far (`_read_line`), by their bytes: at most `_LINES_KEPT`, each of at most
-`_LINE_KEPT_BYTES` (a line is changed again and again: moved, taken away by a later change)."""
+"""The lines read so far (`_read_line`), by their bytes (`keep_line`: a line is changed again
+and again, moved, taken away by a later change)."""
 
 
 def _read_line(line: bytes) -> tuple[str, list[str]] | None:
@@ -151,10 +149,7 @@ def _read_line(line: bytes) -> tuple[str, list[str]] | None:
         text = text.strip()
         quoted = '"' in text or "'" in text
         found = text, (_TOKEN_RE if quoted else _UNQUOTED_TOKEN_RE).findall(text)
-    if len(line) <= _LINE_KEPT_BYTES:
-        if len(_read_lines) >= _LINES_KEPT:
-            _read_lines.clear()  # a walk's lines come again soon after, if ever
-        _read_lines[line] = found
+    keep_line(_read_lines, line, found)
     return found
 
 
